@@ -1,0 +1,96 @@
+/*
+** bench_load.c -- IR load / save throughput on a ~50 MB module, next to a
+** raw cJSON parse of the same bytes (issue: load >= 0.6x raw parse).
+*/
+#include "common.h"
+#include "module.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A module with n instructions over a handful of SBUF tensors. */
+static char *make_text(int n, size_t *len)
+{
+	lm_buf b = LM_BUF_INIT;
+	lm_buf_puts(&b, "{\"version\":2,\"arch\":\"gen3\",\"attributes\":"
+		    "{\"neuron_core_id\":0},\"semaphores\":[{\"name\":\"s\","
+		    "\"init\":0}],\"queues\":[{\"name\":\"q\",\"instances\":"
+		    "[{\"name\":\"q\",\"semaphore\":\"s\"}]}],\"functions\":"
+		    "[{\"name\":\"sg0000\",\"attributes\":[],\"allocations\":[");
+	for (int t = 0; t < 8; t++)
+		lm_buf_printf(&b, "%s{\"name\":\"t%d\",\"kind\":\"Internal\","
+			      "\"dtype\":\"float32\",\"tensor_shape\":[128,64],"
+			      "\"memorylocations\":[{\"name\":\"t%d\",\"type\":\"SB\","
+			      "\"addr\":%d,\"dims\":[128,256],\"bank\":0,\"base\":0,"
+			      "\"allocated\":true}]}", t ? "," : "", t, t, t * 256);
+	lm_buf_puts(&b, "],\"blocks\":[{\"name\":\"b\",\"instructions\":[");
+	for (int i = 0; i < n; i++)
+		lm_buf_printf(&b, "%s{\"opcode\":\"TensorTensor\",\"name\":\"i%d\","
+			      "\"engine\":\"DVE\",\"op\":\"add\",\"ins\":["
+			      "{\"kind\":\"physical_ap\",\"ap\":[[64,128],[1,64]],"
+			      "\"dtype\":\"float32\",\"offset\":0,\"memsetref\":\"t%d\","
+			      "\"memref\":\"t%d\"},{\"kind\":\"physical_ap\",\"ap\":"
+			      "[[64,128],[1,64]],\"dtype\":\"float32\",\"offset\":0,"
+			      "\"memsetref\":\"t%d\",\"memref\":\"t%d\"}],\"outs\":["
+			      "{\"kind\":\"physical_ap\",\"ap\":[[64,128],[1,64]],"
+			      "\"dtype\":\"float32\",\"offset\":0,\"memsetref\":\"t%d\","
+			      "\"memref\":\"t%d\"}],\"dependencies\":[\"i%d\"]}",
+			      i ? "," : "", i, i % 8, i % 8, (i + 1) % 8, (i + 1) % 8,
+			      (i + 2) % 8, (i + 2) % 8, i ? i - 1 : 0);
+	lm_buf_puts(&b, "]}]}]}");
+	*len = b.size;
+	return lm_buf_detach(&b);
+}
+
+int main(void)
+{
+	size_t len;
+	char *text = make_text(116000, &len);
+	double mb = (double)len / 1e6;
+	double best_raw = 1e9, best_load = 1e9, best_save = 1e9;
+	for (int rep = 0; rep < 3; rep++) {
+		double t0 = now();
+		cJSON *j = cJSON_ParseWithLengthOpts(text, len, NULL, 0);
+		double t1 = now();
+		if (!j) {
+			fprintf(stderr, "bench_load: raw parse failed\n");
+			return 1;
+		}
+		cJSON_Delete(j);
+		lm_module *m;
+		lm_error err;
+		double t2 = now();
+		if (lm_module_parse(&m, text, len, "bench.json", &err)) {
+			fprintf(stderr, "bench_load: %s\n", err.msg);
+			return 1;
+		}
+		double t3 = now();
+		char *out;
+		size_t n;
+		double t4 = now();
+		lm_module_to_json(m, 0, &out, &n, &err);
+		double t5 = now();
+		free(out);
+		lm_module_free(m);
+		if (t1 - t0 < best_raw) best_raw = t1 - t0;
+		if (t3 - t2 < best_load) best_load = t3 - t2;
+		if (t5 - t4 < best_save) best_save = t5 - t4;
+	}
+	printf("module: %.1f MB, 116000 instructions (best of 3)\n", mb);
+	printf("raw cJSON parse : %8.1f MB/s\n", mb / best_raw);
+	printf("IR load         : %8.1f MB/s  (%.2fx raw parse; goal >= 0.6x)\n",
+	       mb / best_load, best_raw / best_load);
+	printf("IR save         : %8.1f MB/s\n", mb / best_save);
+	free(text);
+	return 0;
+}

@@ -1,0 +1,37 @@
+/*
+** cli.h -- the lncsim program: one function per command, thin wrappers
+** around the libraries. Exit codes: 0 ok, 1 a check failed, 2 bad usage or
+** bad input, 3 internal error (SPEC 8).
+*/
+#ifndef LNCSIM_CLI_H
+#define LNCSIM_CLI_H
+
+#include "common.h"
+
+enum { EXIT_OK = 0, EXIT_CHECK = 1, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
+
+typedef struct cli_command {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+	const char *usage;                 /* full --help text */
+} cli_command;
+
+/* Print "lncsim: msg" to stderr; returns the exit code for err->code. */
+int cli_report(const lm_error *err);
+/* Print "lncsim: COMMAND: fmt" usage error; returns EXIT_INPUT. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) LM_PRINTF(2, 3);
+/* 1 if argv[i] is -h / --help. */
+int cli_is_help(const char *a);
+/* Print the help of a command to stdout; returns EXIT_OK. */
+int cli_help(const char *cmd);
+
+/* Expand MODULE arguments into def.json paths; returns 0 or exit code. */
+int cli_expand_modules(int argc, char **argv, char ***paths, int *n);
+void cli_free_paths(char **paths, int n);
+
+/* The commands. */
+int cmd_verify(int argc, char **argv);
+extern const char usage_verify[];
+
+#endif

@@ -1,0 +1,114 @@
+/*
+** main.c -- `lncsim COMMAND [OPTIONS] ARGS`: dispatch, help, version and
+** the shared helpers of the command files.
+*/
+#include "common.h"
+#include "cli.h"
+#include "module.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cli_command commands[] = {
+	{ "verify", "check modules against the verifier rules", cmd_verify,
+	  usage_verify },
+};
+#define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static void main_usage(FILE *f)
+{
+	fprintf(f, "usage: lncsim COMMAND [OPTIONS] ARGS\n"
+		"       lncsim --version | --help | COMMAND --help\n\n"
+		"lncsim links per-core Neuron modules, simulates NeuronCores and\n"
+		"checks that the linked module computes the same bits.\n\n"
+		"commands:\n");
+	for (int i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nexit status: 0 ok, 1 a check failed, 2 bad usage or "
+		"input, 3 internal error\n");
+}
+
+int cli_report(const lm_error *err)
+{
+	fprintf(stderr, "lncsim: %s\n", err->msg[0] ? err->msg : "error");
+	switch (err->code) {
+	case LM_ECHECK: return EXIT_CHECK;
+	case LM_EINTERNAL: return EXIT_INTERNAL;
+	default: return EXIT_INPUT;
+	}
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "lncsim: %s: ", cmd);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n(see 'lncsim %s --help')\n", cmd);
+	va_end(ap);
+	return EXIT_INPUT;
+}
+
+int cli_is_help(const char *a)
+{
+	return !strcmp(a, "-h") || !strcmp(a, "--help");
+}
+
+int cli_help(const char *cmd)
+{
+	for (int i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(commands[i].name, cmd)) {
+			fputs(commands[i].usage, stdout);
+			return EXIT_OK;
+		}
+	return EXIT_INPUT;
+}
+
+int cli_expand_modules(int argc, char **argv, char ***paths, int *n)
+{
+	lm_error err;
+	for (int i = 0; i < argc; i++)
+		if (lm_expand_module_arg(argv[i], paths, n, &err) != 0)
+			return cli_report(&err);
+	return 0;
+}
+
+void cli_free_paths(char **paths, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		main_usage(stderr);
+		return EXIT_INPUT;
+	}
+	if (cli_is_help(argv[1]) || !strcmp(argv[1], "help")) {
+		if (argc > 2 && !cli_help(argv[2]))
+			return EXIT_OK;
+		main_usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("lncsim %s\n", PACKAGE_VERSION);
+		return EXIT_OK;
+	}
+	for (int i = 0; i < N_COMMANDS; i++) {
+		if (strcmp(commands[i].name, argv[1]) != 0)
+			continue;
+		for (int j = 2; j < argc; j++) {
+			if (!strcmp(argv[j], "--"))
+				break;
+			if (cli_is_help(argv[j]))
+				return cli_help(argv[1]);
+		}
+		return commands[i].run(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "lncsim: unknown command '%s' (see 'lncsim --help')\n",
+		argv[1]);
+	return EXIT_INPUT;
+}

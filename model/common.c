@@ -1,0 +1,400 @@
+/*
+** common.c -- allocator, errors, buffers, string map, file helpers.
+*/
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* Out of memory: the only abort in the library. */
+static void oom(void)
+{
+	fputs("lncsim: out of memory\n", stderr);
+	abort();
+}
+
+void *lm_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *lm_xcalloc(size_t count, size_t size)
+{
+	void *p = calloc(count ? count : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *lm_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom();
+	return q;
+}
+
+char *lm_xstrdup(const char *s)
+{
+	return lm_xstrndup(s, strlen(s));
+}
+
+char *lm_xstrndup(const char *s, size_t n)
+{
+	char *p = lm_xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+char *lm_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	lm_buf b = LM_BUF_INIT;
+	va_start(ap, fmt);
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	lm_buf_grow(&b, (size_t)n + 1);
+	vsnprintf(b.ptr, (size_t)n + 1, fmt, ap2);
+	va_end(ap2);
+	b.size = (size_t)n;
+	return lm_buf_detach(&b);
+}
+
+/* Grow an array to hold `need` elements, doubling. */
+void lm_grow(void *parray, int *pcap, int need, size_t elem)
+{
+	void **pa = parray;
+	if (need <= *pcap)
+		return;
+	int cap = *pcap ? *pcap : 4;
+	while (cap < need)
+		cap *= 2;
+	*pa = lm_xrealloc(*pa, (size_t)cap * elem);
+	*pcap = cap;
+}
+
+/* ---- errors ---------------------------------------------------------- */
+
+int lm_verr(lm_error *err, int code, const char *file, const char *where,
+	    const char *fmt, va_list ap)
+{
+	if (!err)
+		return code;
+	size_t n = 0, cap = sizeof err->msg;
+	err->msg[0] = 0;
+	err->code = code;
+	if (file && *file)
+		n += (size_t)snprintf(err->msg + n, cap - n, "%s: ", file);
+	if (n < cap && where && *where)
+		n += (size_t)snprintf(err->msg + n, cap - n, "%s: ", where);
+	if (n < cap)
+		vsnprintf(err->msg + n, cap - n, fmt, ap);
+	return code;
+}
+
+int lm_err(lm_error *err, const char *file, const char *where,
+	   const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = lm_verr(err, LM_EINPUT, file, where, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int lm_errc(lm_error *err, int code, const char *file, const char *where,
+	    const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = lm_verr(err, code, file, where, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+void lm_error_clear(lm_error *err)
+{
+	if (err) {
+		err->msg[0] = 0;
+		err->code = 0;
+	}
+}
+
+/* ---- buffer ---------------------------------------------------------- */
+
+void lm_buf_grow(lm_buf *b, size_t extra)
+{
+	size_t need = b->size + extra + 1;
+	if (need <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	b->ptr = lm_xrealloc(b->ptr, cap);
+	b->cap = cap;
+}
+
+void lm_buf_put(lm_buf *b, const void *data, size_t n)
+{
+	lm_buf_grow(b, n);
+	if (n)
+		memcpy(b->ptr + b->size, data, n);
+	b->size += n;
+	b->ptr[b->size] = 0;
+}
+
+void lm_buf_puts(lm_buf *b, const char *s)
+{
+	lm_buf_put(b, s, strlen(s));
+}
+
+void lm_buf_printf(lm_buf *b, const char *fmt, ...)
+{
+	va_list ap, ap2;
+	va_start(ap, fmt);
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		va_end(ap2);
+		return;
+	}
+	lm_buf_grow(b, (size_t)n);
+	vsnprintf(b->ptr + b->size, (size_t)n + 1, fmt, ap2);
+	va_end(ap2);
+	b->size += (size_t)n;
+}
+
+char *lm_buf_detach(lm_buf *b)
+{
+	char *p = b->ptr;
+	if (!p)
+		p = lm_xstrdup("");
+	b->ptr = NULL;
+	b->size = b->cap = 0;
+	return p;
+}
+
+void lm_buf_free(lm_buf *b)
+{
+	free(b->ptr);
+	b->ptr = NULL;
+	b->size = b->cap = 0;
+}
+
+const char *lm_buf_cstr(lm_buf *b)
+{
+	return b->ptr ? b->ptr : "";
+}
+
+/* ---- string map ------------------------------------------------------ */
+
+/* FNV-1a, 64 bit. */
+uint64_t lm_hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+void lm_strmap_init(lm_strmap *m)
+{
+	memset(m, 0, sizeof *m);
+}
+
+void lm_strmap_free(lm_strmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof *m);
+}
+
+static void strmap_rehash(lm_strmap *m, size_t cap)
+{
+	const char **keys = lm_xcalloc(cap, sizeof *keys);
+	void **vals = lm_xcalloc(cap, sizeof *vals);
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->keys[i])
+			continue;
+		size_t j = lm_hash_str(m->keys[i]) & (cap - 1);
+		while (keys[j])
+			j = (j + 1) & (cap - 1);
+		keys[j] = m->keys[i];
+		vals[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = keys;
+	m->vals = vals;
+	m->cap = cap;
+}
+
+int lm_strmap_put(lm_strmap *m, const char *key, void *val)
+{
+	if ((m->n + 1) * 4 >= m->cap * 3)
+		strmap_rehash(m, m->cap ? m->cap * 2 : 16);
+	size_t j = lm_hash_str(key) & (m->cap - 1);
+	while (m->keys[j]) {
+		if (strcmp(m->keys[j], key) == 0) {
+			m->vals[j] = val;
+			return 0;
+		}
+		j = (j + 1) & (m->cap - 1);
+	}
+	m->keys[j] = key;
+	m->vals[j] = val;
+	m->n++;
+	return 1;
+}
+
+int lm_strmap_get(const lm_strmap *m, const char *key, void **val)
+{
+	if (!m->cap || !key)
+		return 0;
+	size_t j = lm_hash_str(key) & (m->cap - 1);
+	while (m->keys[j]) {
+		if (strcmp(m->keys[j], key) == 0) {
+			if (val)
+				*val = m->vals[j];
+			return 1;
+		}
+		j = (j + 1) & (m->cap - 1);
+	}
+	return 0;
+}
+
+void *lm_strmap_lookup(const lm_strmap *m, const char *key)
+{
+	void *v = NULL;
+	lm_strmap_get(m, key, &v);
+	return v;
+}
+
+/* ---- files ----------------------------------------------------------- */
+
+int lm_read_file(const char *path, char **out, size_t *out_len, lm_error *err)
+{
+	*out = NULL;
+	if (out_len)
+		*out_len = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return lm_err(err, path, "", "cannot open: %s", strerror(errno));
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return lm_err(err, path, "", "is a directory");
+	}
+	lm_buf b = LM_BUF_INIT;
+	char tmp[65536];
+	size_t k;
+	while ((k = fread(tmp, 1, sizeof tmp, f)) > 0)
+		lm_buf_put(&b, tmp, k);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		lm_buf_free(&b);
+		return lm_err(err, path, "", "read error");
+	}
+	if (out_len)
+		*out_len = b.size;
+	*out = lm_buf_detach(&b);
+	return 0;
+}
+
+int lm_write_file_atomic(const char *path, const void *data, size_t len,
+			 lm_error *err)
+{
+	char *tmp = lm_xasprintf("%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		lm_err(err, path, "", "cannot write: %s", strerror(errno));
+		free(tmp);
+		return LM_EINPUT;
+	}
+	const char *p = data;
+	size_t left = len;
+	while (left) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			lm_err(err, path, "", "write failed: %s", strerror(errno));
+			close(fd);
+			unlink(tmp);
+			free(tmp);
+			return LM_EINPUT;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	if (close(fd) != 0 || rename(tmp, path) != 0) {
+		lm_err(err, path, "", "cannot write: %s", strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return LM_EINPUT;
+	}
+	free(tmp);
+	return 0;
+}
+
+char *lm_dirname(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	if (!s)
+		return lm_xstrdup(".");
+	if (s == path)
+		return lm_xstrdup("/");
+	return lm_xstrndup(path, (size_t)(s - path));
+}
+
+char *lm_path_join(const char *dir, const char *rel)
+{
+	if (rel[0] == '/' || !dir || !*dir || strcmp(dir, ".") == 0)
+		return lm_xstrdup(rel);
+	size_t n = strlen(dir);
+	return lm_xasprintf("%s%s%s", dir, dir[n - 1] == '/' ? "" : "/", rel);
+}
+
+int lm_mkdirs(const char *path, lm_error *err)
+{
+	char *p = lm_xstrdup(path);
+	for (char *s = p + 1; ; s++) {
+		if (*s == '/' || *s == 0) {
+			char c = *s;
+			*s = 0;
+			if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+				lm_err(err, p, "", "cannot create directory: %s",
+				       strerror(errno));
+				free(p);
+				return LM_EINPUT;
+			}
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	struct stat st;
+	int ok = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+	free(p);
+	if (!ok)
+		return lm_err(err, path, "", "not a directory");
+	return 0;
+}

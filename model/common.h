@@ -1,0 +1,119 @@
+/*
+** common.h -- included first by every lncsim source file.
+**
+** The allocator family (lm_xmalloc & co: abort on out-of-memory, the only
+** abort in the library), the error object every fallible function fills,
+** the growable byte buffer, and the string hash map used for name lookups.
+*/
+#ifndef LNCSIM_COMMON_H
+#define LNCSIM_COMMON_H
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define LM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define LM_PRINTF(a, b)
+#endif
+
+/* ---- memory ------------------------------------------------------------ */
+
+void *lm_xmalloc(size_t n);
+void *lm_xcalloc(size_t count, size_t size);
+void *lm_xrealloc(void *p, size_t n);
+char *lm_xstrdup(const char *s);
+char *lm_xstrndup(const char *s, size_t n);
+char *lm_xasprintf(const char *fmt, ...) LM_PRINTF(1, 2);
+
+/* Grow *parray (of *pcap elements of size elem) so it holds at least need. */
+void lm_grow(void *parray, int *pcap, int need, size_t elem);
+
+/* ---- errors ------------------------------------------------------------ */
+
+/*
+** The error object filled by every function that can fail on input.
+** msg reads "FILE: where: what" (FILE and where may be empty).
+** Library code never prints: the CLI prints msg and exits 2.
+*/
+typedef struct lm_error {
+	char msg[1024];
+	int code; /* LM_E*: what kind of failure */
+} lm_error;
+
+enum {
+	LM_OK = 0,
+	LM_EINPUT = -1,    /* bad input: file, format, verifier (exit 2) */
+	LM_ECHECK = -2,    /* a check failed: mismatch, runtime error (exit 1) */
+	LM_EINTERNAL = -3  /* should not happen (exit 3) */
+};
+
+/* Fill err as "file: where: what" (empty parts dropped); returns LM_EINPUT. */
+int lm_err(lm_error *err, const char *file, const char *where,
+	   const char *fmt, ...) LM_PRINTF(4, 5);
+int lm_verr(lm_error *err, int code, const char *file, const char *where,
+	    const char *fmt, va_list ap);
+/* Same, with an explicit code. Returns code. */
+int lm_errc(lm_error *err, int code, const char *file, const char *where,
+	    const char *fmt, ...) LM_PRINTF(5, 6);
+void lm_error_clear(lm_error *err);
+
+/* ---- growable buffer --------------------------------------------------- */
+
+typedef struct lm_buf {
+	char *ptr;   /* always NUL terminated when size > 0 */
+	size_t size; /* bytes used, not counting the NUL */
+	size_t cap;
+} lm_buf;
+
+#define LM_BUF_INIT {NULL, 0, 0}
+void lm_buf_grow(lm_buf *b, size_t extra);
+void lm_buf_put(lm_buf *b, const void *data, size_t n);
+void lm_buf_puts(lm_buf *b, const char *s);
+void lm_buf_printf(lm_buf *b, const char *fmt, ...) LM_PRINTF(2, 3);
+char *lm_buf_detach(lm_buf *b); /* caller frees; buffer is reset */
+void lm_buf_free(lm_buf *b);
+const char *lm_buf_cstr(lm_buf *b); /* "" when empty */
+
+/* ---- string map -------------------------------------------------------- */
+
+/*
+** Open-addressing hash map from NUL-terminated strings to void *.
+** Keys are NOT copied: the caller keeps them alive while they are in the map.
+*/
+typedef struct lm_strmap {
+	const char **keys;
+	void **vals;
+	size_t cap; /* power of two, 0 when empty */
+	size_t n;
+} lm_strmap;
+
+void lm_strmap_init(lm_strmap *m);
+void lm_strmap_free(lm_strmap *m);
+/* Insert or replace. Returns 1 if the key was new, 0 if replaced. */
+int lm_strmap_put(lm_strmap *m, const char *key, void *val);
+/* Returns 1 and sets *val if found, else 0. */
+int lm_strmap_get(const lm_strmap *m, const char *key, void **val);
+void *lm_strmap_lookup(const lm_strmap *m, const char *key);
+uint64_t lm_hash_str(const char *s);
+
+/* ---- files ------------------------------------------------------------- */
+
+/* Read a whole file. Returns 0, or fills err ("FILE: cannot read: ..."). */
+int lm_read_file(const char *path, char **out, size_t *out_len, lm_error *err);
+/* Write atomically (temp file beside path + rename). */
+int lm_write_file_atomic(const char *path, const void *data, size_t len,
+			 lm_error *err);
+/* Directory part of path ("." if none); caller frees. */
+char *lm_dirname(const char *path);
+/* Join dir and rel (rel returned as-is when absolute); caller frees. */
+char *lm_path_join(const char *dir, const char *rel);
+/* mkdir -p */
+int lm_mkdirs(const char *path, lm_error *err);
+
+#endif

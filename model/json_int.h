@@ -1,0 +1,24 @@
+/*
+** json_int.h -- internal: the IR <-> cJSON bridge shared by model/ files
+** and by other libraries that embed module JSON (linker, KLR codegen).
+*/
+#ifndef LNCSIM_JSON_INT_H
+#define LNCSIM_JSON_INT_H
+
+#include <cjson/cJSON.h>
+#include "module.h"
+
+/* Build the JSON tree of a module (documented form); caller deletes. */
+cJSON *lm_module_to_cjson(const lm_module *m);
+/* Convert a parsed tree; `root` is consumed (strings stolen, deleted). */
+int lm_module_from_cjson(lm_module **out, cJSON *root, const char *path,
+			 lm_error *err);
+/* Structural JSON comparison; 0 when equal, else path in where. */
+int lm_json_compare(const cJSON *a, const cJSON *b, char *where,
+		    size_t where_len);
+/* A double as JSON: number, or "nan" / "inf" / "-inf"; -0 kept. */
+cJSON *lm_json_float(double v);
+/* Read a float written by lm_json_float (or a plain number). 0 on success. */
+int lm_json_get_float(const cJSON *j, double *out);
+
+#endif

@@ -1,0 +1,1203 @@
+/*
+** json_load.c -- BIR JSON -> IR.
+**
+** The text is parsed once by cJSON; the tree is then walked object by
+** object. Keys the model interprets are converted (their strings stolen from
+** the tree, not copied); every other key is detached and kept in the
+** object's `extra`, so the writer can emit it back unchanged. Liberal where
+** formats/BIR-JSON-ENUMS.md lists an uncertainty: null is "absent" for
+** optional keys, APPairs may be [step, num] or {"step","num"},
+** psum_buf_shape may be flat [a,b,c] or nested [a,[b,c]], floats may be
+** "nan" / "inf" / "-inf" (or Lean's "NaN" / "Infinity" / "-Infinity").
+*/
+#include "common.h"
+#include "module.h"
+#include "json_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_EXACT_INT 9007199254740992.0 /* 2^53 */
+
+/* Loader state: the file for messages and a "where" path. */
+typedef struct ld {
+	const char *path;
+	lm_error *err;
+	const char *fn, *blk, *inst, *ctx; /* current names, may be NULL */
+	char where[512];
+} ld;
+
+/* Build the "function F/block B/instruction I" prefix of messages. */
+static const char *where(ld *L)
+{
+	size_t n = 0, cap = sizeof L->where;
+	L->where[0] = 0;
+	if (L->fn)
+		n += (size_t)snprintf(L->where + n, cap - n, "function %s", L->fn);
+	if (L->blk && n < cap)
+		n += (size_t)snprintf(L->where + n, cap - n, "%sblock %s",
+				      n ? "/" : "", L->blk);
+	if (L->inst && n < cap)
+		n += (size_t)snprintf(L->where + n, cap - n, "%sinstruction %s",
+				      n ? "/" : "", L->inst);
+	if (L->ctx && n < cap)
+		snprintf(L->where + n, cap - n, "%s%s", n ? "/" : "", L->ctx);
+	return L->where;
+}
+
+#define FAIL(L, ...) lm_err((L)->err, (L)->path, where(L), __VA_ARGS__)
+
+static const char *type_name(const cJSON *j)
+{
+	if (!j)
+		return "nothing";
+	switch (j->type & 0xff) {
+	case cJSON_False:
+	case cJSON_True: return "boolean";
+	case cJSON_NULL: return "null";
+	case cJSON_Number: return "number";
+	case cJSON_String: return "string";
+	case cJSON_Array: return "array";
+	case cJSON_Object: return "object";
+	default: return "invalid";
+	}
+}
+
+static int is_null(const cJSON *j)
+{
+	return !j || cJSON_IsNull(j);
+}
+
+/* Take a string value out of the tree (the tree keeps NULL). */
+static int get_str(ld *L, cJSON *j, const char *key, char **out)
+{
+	if (!cJSON_IsString(j) || !j->valuestring)
+		return FAIL(L, "key '%s': expected string, got %s", key,
+			    type_name(j));
+	free(*out);
+	*out = j->valuestring;
+	j->valuestring = NULL;
+	return 0;
+}
+
+/* Integral JSON number within +-2^53. */
+static int get_int(ld *L, const cJSON *j, const char *key, int64_t *out)
+{
+	if (!cJSON_IsNumber(j))
+		return FAIL(L, "key '%s': expected integer, got %s", key,
+			    type_name(j));
+	double d = j->valuedouble;
+	if (!(d == floor(d)))
+		return FAIL(L, "key '%s': expected integer, got %.17g", key, d);
+	if (d > MAX_EXACT_INT || d < -MAX_EXACT_INT)
+		return FAIL(L, "key '%s': integer %.17g out of range (beyond 2^53)",
+			    key, d);
+	*out = (int64_t)d;
+	return 0;
+}
+
+static int get_nat(ld *L, const cJSON *j, const char *key, int64_t *out)
+{
+	if (get_int(L, j, key, out))
+		return LM_EINPUT;
+	if (*out < 0)
+		return FAIL(L, "key '%s': expected a non-negative integer, got %lld",
+			    key, (long long)*out);
+	return 0;
+}
+
+static int get_bool(ld *L, const cJSON *j, const char *key, int *out)
+{
+	if (!cJSON_IsBool(j))
+		return FAIL(L, "key '%s': expected boolean, got %s", key,
+			    type_name(j));
+	*out = cJSON_IsTrue(j) ? 1 : 0;
+	return 0;
+}
+
+int lm_json_get_float(const cJSON *j, double *out)
+{
+	if (cJSON_IsNumber(j)) {
+		*out = j->valuedouble;
+		return 0;
+	}
+	if (cJSON_IsString(j) && j->valuestring) {
+		const char *s = j->valuestring;
+		if (!strcmp(s, "nan") || !strcmp(s, "NaN")) {
+			*out = NAN;
+			return 0;
+		}
+		if (!strcmp(s, "inf") || !strcmp(s, "Infinity")) {
+			*out = INFINITY;
+			return 0;
+		}
+		if (!strcmp(s, "-inf") || !strcmp(s, "-Infinity")) {
+			*out = -INFINITY;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int get_float(ld *L, const cJSON *j, const char *key, double *out)
+{
+	if (lm_json_get_float(j, out))
+		return FAIL(L, "key '%s': expected number, got %s", key,
+			    type_name(j));
+	return 0;
+}
+
+static int want_array(ld *L, const cJSON *j, const char *key)
+{
+	if (!cJSON_IsArray(j))
+		return FAIL(L, "key '%s': expected array, got %s", key,
+			    type_name(j));
+	return 0;
+}
+
+static int want_object(ld *L, const cJSON *j, const char *key)
+{
+	if (!cJSON_IsObject(j))
+		return FAIL(L, "key '%s': expected object, got %s", key,
+			    type_name(j));
+	return 0;
+}
+
+/* Move child j of parent into *extra (created on demand). */
+static void keep_extra(cJSON **extra, cJSON *parent, cJSON *j)
+{
+	cJSON_DetachItemViaPointer(parent, j);
+	if (!*extra)
+		*extra = cJSON_CreateObject();
+	/* the detached item keeps its key in j->string */
+	char *k = j->string;
+	j->string = NULL;
+	cJSON_AddItemToObject(*extra, k, j);
+	free(k);
+}
+
+/* Array of integers (natural numbers when nat). */
+static int get_int_array(ld *L, const cJSON *j, const char *key, int nat,
+			 int64_t **out, int *n)
+{
+	if (want_array(L, j, key))
+		return LM_EINPUT;
+	int cnt = cJSON_GetArraySize(j);
+	int64_t *v = cnt ? lm_xcalloc((size_t)cnt, sizeof *v) : NULL;
+	int i = 0;
+	for (const cJSON *e = j->child; e; e = e->next, i++) {
+		int rc = nat ? get_nat(L, e, key, &v[i]) : get_int(L, e, key, &v[i]);
+		if (rc) {
+			free(v);
+			return rc;
+		}
+	}
+	free(*out);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+static int get_str_array(ld *L, cJSON *j, const char *key, char ***out, int *n)
+{
+	if (want_array(L, j, key))
+		return LM_EINPUT;
+	int cnt = cJSON_GetArraySize(j);
+	char **v = cnt ? lm_xcalloc((size_t)cnt, sizeof *v) : NULL;
+	int i = 0;
+	for (cJSON *e = j->child; e; e = e->next, i++)
+		if (get_str(L, e, key, &v[i])) {
+			for (int k = 0; k < i; k++)
+				free(v[k]);
+			free(v);
+			return LM_EINPUT;
+		}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+/* An APPair: [step, num] or {"step": s, "num": n}. */
+static int get_appair(ld *L, const cJSON *j, const char *key, lm_appair *p,
+		      int *as_object)
+{
+	if (cJSON_IsArray(j) && cJSON_GetArraySize(j) == 2) {
+		if (as_object)
+			*as_object = 0;
+		return get_int(L, j->child, key, &p->step) ||
+		       get_int(L, j->child->next, key, &p->num) ? LM_EINPUT : 0;
+	}
+	if (cJSON_IsObject(j)) {
+		const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "step");
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(j, "num");
+		if (!s || !n)
+			return FAIL(L, "key '%s': access pair needs 'step' and 'num'",
+				    key);
+		if (as_object)
+			*as_object = 1;
+		return get_int(L, s, key, &p->step) || get_int(L, n, key, &p->num)
+			? LM_EINPUT : 0;
+	}
+	return FAIL(L, "key '%s': expected [step, num], got %s", key,
+		    type_name(j));
+}
+
+static int get_appairs(ld *L, const cJSON *j, const char *key, lm_appair **out,
+		       int *n, int *as_object)
+{
+	if (want_array(L, j, key))
+		return LM_EINPUT;
+	int cnt = cJSON_GetArraySize(j);
+	lm_appair *v = cnt ? lm_xcalloc((size_t)cnt, sizeof *v) : NULL;
+	int i = 0;
+	for (const cJSON *e = j->child; e; e = e->next, i++)
+		if (get_appair(L, e, key, &v[i], as_object)) {
+			free(v);
+			return LM_EINPUT;
+		}
+	free(*out);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+static int get_dtype(ld *L, cJSON *j, const char *key, lm_dtype *out)
+{
+	if (!cJSON_IsString(j))
+		return FAIL(L, "key '%s': expected string, got %s", key,
+			    type_name(j));
+	lm_dtype t = lm_dtype_parse(j->valuestring);
+	if (t == LM_DT_INVALID)
+		return FAIL(L, "key '%s': unknown dtype '%s'", key, j->valuestring);
+	*out = t;
+	return 0;
+}
+
+static int get_alu(ld *L, const cJSON *j, const char *key, lm_aluop *out)
+{
+	if (!cJSON_IsString(j))
+		return FAIL(L, "key '%s': expected string, got %s", key,
+			    type_name(j));
+	lm_aluop op = lm_aluop_parse(j->valuestring);
+	if (op == LM_ALU_INVALID)
+		return FAIL(L, "key '%s': unknown AluOp '%s'", key, j->valuestring);
+	*out = op;
+	return 0;
+}
+
+/* Key match helper. */
+#define IS(k) (strcmp(key, (k)) == 0)
+
+/* ---- operands -------------------------------------------------------- */
+
+static int load_arg(ld *L, cJSON *j, lm_arg *a)
+{
+	if (!cJSON_IsObject(j))
+		return FAIL(L, "expected operand object, got %s", type_name(j));
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(j, "kind");
+	if (!cJSON_IsString(kind))
+		return FAIL(L, "operand: key 'kind': expected string, got %s",
+			    type_name(kind));
+	int has_ap = 0, has_ref = 0, has_dt = 0, has_val = 0;
+	if (!strcmp(kind->valuestring, "physical_ap")) {
+		a->kind = LM_ARG_PHYSICAL_AP;
+	} else if (!strcmp(kind->valuestring, "imm_value")) {
+		a->kind = LM_ARG_IMM;
+	} else if (!strcmp(kind->valuestring, "symbolic_ap") ||
+		   !strcmp(kind->valuestring, "register_ap") ||
+		   !strcmp(kind->valuestring, "register_access") ||
+		   !strcmp(kind->valuestring, "imm_array") ||
+		   !strcmp(kind->valuestring, "symbolic_imm_value")) {
+		/* carried whole; the reference names are read for remapping */
+		a->kind = LM_ARG_OPAQUE;
+		cJSON *ms = cJSON_GetObjectItemCaseSensitive(j, "memsetref");
+		if (cJSON_IsString(ms))
+			a->memsetref = lm_xstrdup(ms->valuestring);
+		cJSON *dt = cJSON_GetObjectItemCaseSensitive(j, "dtype");
+		if (cJSON_IsString(dt))
+			a->dtype = lm_dtype_parse(dt->valuestring);
+		a->extra = cJSON_Duplicate(j, 1);
+		return 0;
+	} else {
+		return FAIL(L, "operand: unknown kind '%s'", kind->valuestring);
+	}
+	for (cJSON *c = j->child, *next; c; c = next) {
+		next = c->next;
+		const char *key = c->string;
+		int rc = 0;
+		if (IS("kind")) {
+			continue;
+		} else if (IS("dtype")) {
+			rc = get_dtype(L, c, "dtype", &a->dtype);
+			has_dt = 1;
+		} else if (a->kind == LM_ARG_PHYSICAL_AP && IS("ap")) {
+			rc = get_appairs(L, c, "ap", &a->ap, &a->n_ap, NULL);
+			has_ap = 1;
+		} else if (a->kind == LM_ARG_PHYSICAL_AP && IS("offset")) {
+			rc = get_nat(L, c, "offset", &a->offset);
+		} else if (a->kind == LM_ARG_PHYSICAL_AP && IS("start_partition")) {
+			rc = get_nat(L, c, "start_partition", &a->start_partition);
+			a->has_start_partition = 1;
+		} else if (a->kind == LM_ARG_PHYSICAL_AP && IS("memsetref")) {
+			rc = get_str(L, c, "memsetref", &a->memsetref);
+			has_ref |= 1;
+		} else if (a->kind == LM_ARG_PHYSICAL_AP && IS("memref")) {
+			rc = get_str(L, c, "memref", &a->memref);
+			has_ref |= 2;
+		} else if (a->kind == LM_ARG_IMM && IS("value")) {
+			rc = get_float(L, c, "value", &a->imm);
+			has_val = 1;
+		} else {
+			keep_extra(&a->extra, j, c);
+		}
+		if (rc)
+			return rc;
+	}
+	if (!has_dt)
+		return FAIL(L, "operand: missing key 'dtype'");
+	if (a->kind == LM_ARG_PHYSICAL_AP) {
+		if (!has_ap)
+			return FAIL(L, "operand: missing key 'ap'");
+		if (!(has_ref & 1))
+			return FAIL(L, "operand: missing key 'memsetref'");
+		if (!(has_ref & 2)) /* liberal: memref defaults to memsetref */
+			a->memref = lm_xstrdup(a->memsetref);
+	} else if (!has_val) {
+		return FAIL(L, "operand: missing key 'value'");
+	}
+	return 0;
+}
+
+static int load_args(ld *L, cJSON *j, const char *key, lm_arg **out, int *n)
+{
+	if (is_null(j))
+		return 0;
+	if (want_array(L, j, key))
+		return LM_EINPUT;
+	int cnt = cJSON_GetArraySize(j);
+	*out = cnt ? lm_xcalloc((size_t)cnt, sizeof **out) : NULL;
+	*n = cnt;
+	int i = 0;
+	char ctx[32];
+	for (cJSON *e = j->child; e; e = e->next, i++) {
+		snprintf(ctx, sizeof ctx, "%s[%d]", key, i);
+		L->ctx = ctx;
+		int rc = load_arg(L, e, &(*out)[i]);
+		L->ctx = NULL;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* {"formal": "caller", ...} argument maps of the kernel carriers. */
+static int load_kv(ld *L, cJSON *j, const char *key, lm_kv **out, int *n)
+{
+	if (want_object(L, j, key))
+		return LM_EINPUT;
+	int cnt = cJSON_GetArraySize(j);
+	*out = cnt ? lm_xcalloc((size_t)cnt, sizeof **out) : NULL;
+	*n = 0;
+	for (cJSON *e = j->child; e; e = e->next) {
+		lm_kv *kv = &(*out)[*n];
+		if (get_str(L, e, key, &kv->value))
+			return LM_EINPUT;
+		kv->key = lm_xstrdup(e->string);
+		(*n)++;
+	}
+	return 0;
+}
+
+/* sb_buf_shape [a, b]; psum_buf_shape [a, b, c] or [a, [b, c]]. */
+static int load_shape(ld *L, const cJSON *j, const char *key, int64_t *v,
+		      int want)
+{
+	int64_t tmp[3] = {0, 0, 0};
+	int n = 0;
+	if (!cJSON_IsArray(j))
+		return FAIL(L, "key '%s': expected array, got %s", key,
+			    type_name(j));
+	for (const cJSON *e = j->child; e; e = e->next) {
+		if (cJSON_IsArray(e)) {
+			for (const cJSON *f = e->child; f; f = f->next) {
+				if (n >= want || get_nat(L, f, key, &tmp[n]))
+					goto bad;
+				n++;
+			}
+		} else {
+			if (n >= want || get_nat(L, e, key, &tmp[n]))
+				goto bad;
+			n++;
+		}
+	}
+	if (n != want)
+		goto bad;
+	memcpy(v, tmp, sizeof(int64_t) * (size_t)want);
+	return 0;
+bad:
+	if (L->err->msg[0] && strstr(L->err->msg, "integer"))
+		return LM_EINPUT;
+	return FAIL(L, "key '%s': expected %d natural numbers", key, want);
+}
+
+/* ---- instructions ---------------------------------------------------- */
+
+static int load_block(ld *L, cJSON *j, lm_block *b);
+
+/* Fields of one instruction (or Loop). */
+static int load_inst(ld *L, cJSON *j, lm_inst *in)
+{
+	if (!cJSON_IsObject(j))
+		return FAIL(L, "expected instruction object, got %s", type_name(j));
+	cJSON *op = cJSON_GetObjectItemCaseSensitive(j, "opcode");
+	if (!cJSON_IsString(op))
+		return FAIL(L, "instruction: key 'opcode': expected string, got %s",
+			    type_name(op));
+	in->op = lm_opcode_parse(op->valuestring);
+	in->renumber = 1;
+	in->scale = 1.0;
+	cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
+	if (in->op == LM_OP_LOOP) {
+		if (nm && get_str(L, nm, "name", &in->name))
+			return LM_EINPUT;
+	} else {
+		if (!nm)
+			return FAIL(L, "%s instruction: missing key 'name'",
+				    op->valuestring);
+		if (get_str(L, nm, "name", &in->name))
+			return LM_EINPUT;
+		L->inst = in->name;
+	}
+	if (in->op == LM_OP_INVALID)
+		return FAIL(L, "unknown opcode '%s'", op->valuestring);
+	if (in->op == LM_OP_OTHER)
+		in->opcode_str = lm_xstrdup(op->valuestring);
+
+	int seen_start = 0, seen_func = 0, seen_op = 0, seen_op0 = 0, seen_id = 0,
+	    seen_cores = 0, seen_pattern = 0, seen_cmp = 0, seen_const0 = 0,
+	    seen_memval = 0;
+	for (cJSON *c = j->child, *next; c; c = next) {
+		next = c->next;
+		const char *key = c->string;
+		int rc = 0;
+		lm_opcode o = in->op;
+		if (IS("opcode") || IS("name"))
+			continue;
+		if (is_null(c) && !IS("ins") && !IS("outs")) {
+			/* Lean writes null for an absent Option: keep it as is */
+			keep_extra(&in->extra, j, c);
+			continue;
+		}
+		if (IS("engine")) {
+			if (!cJSON_IsString(c))
+				rc = FAIL(L, "key 'engine': expected string, got %s",
+					  type_name(c));
+			else if ((int)(in->engine = lm_engine_parse(c->valuestring)) < 0)
+				rc = FAIL(L, "key 'engine': unknown engine '%s'",
+					  c->valuestring);
+		} else if (IS("ins") && o != LM_OP_LOOP) {
+			rc = load_args(L, c, "ins", &in->ins, &in->n_ins);
+		} else if (IS("outs") && o != LM_OP_LOOP) {
+			rc = load_args(L, c, "outs", &in->outs, &in->n_outs);
+		} else if (IS("dependencies")) {
+			rc = get_str_array(L, c, "dependencies", &in->deps, &in->n_deps);
+			in->has_dependencies = 1;
+		} else if (IS("wait")) {
+			if (want_array(L, c, "wait"))
+				return LM_EINPUT;
+			int cnt = cJSON_GetArraySize(c);
+			in->wait = cnt ? lm_xcalloc((size_t)cnt, sizeof *in->wait) : NULL;
+			for (cJSON *w = c->child; w && !rc; w = w->next) {
+				lm_wait *wt = &in->wait[in->n_wait++];
+				cJSON *s = cJSON_GetObjectItemCaseSensitive(w, "semaphore");
+				cJSON *v = cJSON_GetObjectItemCaseSensitive(w, "value");
+				if (!cJSON_IsObject(w) || !s || !v)
+					rc = FAIL(L, "key 'wait': expected "
+						  "{\"semaphore\": S, \"value\": V}");
+				else
+					rc = get_str(L, s, "semaphore", &wt->semaphore) ||
+					     get_nat(L, v, "value", &wt->value);
+			}
+		} else if (IS("signal")) {
+			rc = get_str_array(L, c, "signal", &in->signal, &in->n_signal);
+		} else if (IS("can_read_uninit")) {
+			rc = get_bool(L, c, key, &in->can_read_uninit);
+			in->has_can_read_uninit = 1;
+		} else if ((lm_opcode_is_dma(o) || o == LM_OP_SWITCHQUEUE) &&
+			   IS("queue")) {
+			rc = get_str(L, c, key, &in->queue);
+		} else if (o == LM_OP_SWITCHQUEUE && IS("instance_name")) {
+			rc = get_str(L, c, key, &in->instance_name);
+		} else if (o == LM_OP_CALL && IS("target")) {
+			rc = get_str(L, c, key, &in->target);
+		} else if (o == LM_OP_MATMULT && IS("start_tensor_calc")) {
+			rc = get_bool(L, c, key, &in->start_tensor_calc);
+			seen_start = 1;
+		} else if (o == LM_OP_MATMULT && IS("stop_tensor_calc")) {
+			rc = get_bool(L, c, key, &in->stop_tensor_calc);
+			in->has_stop_tensor_calc = 1;
+		} else if (o == LM_OP_MATMULT && IS("is_transpose")) {
+			rc = get_bool(L, c, key, &in->is_transpose);
+			in->has_is_transpose = 1;
+		} else if (o == LM_OP_ACTIVATION && IS("func")) {
+			if (!cJSON_IsString(c))
+				rc = FAIL(L, "key 'func': expected string, got %s",
+					  type_name(c));
+			else if (!(in->act_func = lm_actfunc_parse(c->valuestring)))
+				rc = FAIL(L, "key 'func': unknown activation function '%s'",
+					  c->valuestring);
+			seen_func = 1;
+		} else if (o == LM_OP_ACTIVATION && IS("scale")) {
+			rc = get_float(L, c, key, &in->scale);
+			in->has_scale = 1;
+		} else if (o == LM_OP_ACTIVATION && IS("alpha")) {
+			rc = get_float(L, c, key, &in->alpha);
+			in->has_alpha = 1;
+		} else if (o == LM_OP_TENSORTENSOR && IS("op")) {
+			rc = get_alu(L, c, key, &in->alu);
+			seen_op = 1;
+		} else if (o == LM_OP_TENSORSCALAR && IS("op0")) {
+			rc = get_alu(L, c, key, &in->alu0);
+			seen_op0 = 1;
+		} else if (o == LM_OP_TENSORSCALAR && IS("op1")) {
+			rc = get_alu(L, c, key, &in->alu1);
+		} else if (o == LM_OP_TENSORSCALAR && IS("const0")) {
+			rc = get_float(L, c, key, &in->const0);
+			seen_const0 = in->has_const0 = 1;
+		} else if (o == LM_OP_TENSORSCALAR && IS("const1")) {
+			rc = get_float(L, c, key, &in->const1);
+			in->has_const1 = 1;
+		} else if (o == LM_OP_TENSORSCALAR && IS("reverse0")) {
+			rc = get_bool(L, c, key, &in->reverse0);
+		} else if (o == LM_OP_TENSORSCALAR && IS("reverse1")) {
+			rc = get_bool(L, c, key, &in->reverse1);
+		} else if (o == LM_OP_MEMSET && IS("mode")) {
+			rc = get_str(L, c, key, &in->memset_mode);
+		} else if (o == LM_OP_MEMSET && IS("constant")) {
+			rc = get_int(L, c, key, &in->constant);
+			in->has_constant = 1;
+			seen_memval = 1;
+		} else if (o == LM_OP_MEMSET && IS("value")) {
+			rc = get_float(L, c, key, &in->value);
+			in->has_value = 1;
+			seen_memval = 1;
+		} else if ((o == LM_OP_IOTA || o == LM_OP_AFFINESELECT) &&
+			   IS("base")) {
+			rc = get_int(L, c, key, &in->base);
+			in->has_base = 1;
+		} else if ((o == LM_OP_IOTA || o == LM_OP_AFFINESELECT) &&
+			   IS("channel_multiplier")) {
+			rc = get_int(L, c, key, &in->channel_multiplier);
+			in->has_channel_multiplier = 1;
+		} else if ((o == LM_OP_IOTA || o == LM_OP_AFFINESELECT) &&
+			   IS("pattern")) {
+			rc = get_appairs(L, c, key, &in->pattern, &in->n_pattern,
+					 &in->pattern_as_objects);
+			seen_pattern = 1;
+		} else if (o == LM_OP_AFFINESELECT && IS("compare_op")) {
+			rc = get_alu(L, c, key, &in->alu);
+			seen_cmp = 1;
+		} else if (o == LM_OP_AFFINESELECT && IS("fill_value")) {
+			rc = get_float(L, c, key, &in->fill_value);
+			in->has_fill_value = 1;
+		} else if (o == LM_OP_COREBARRIER && IS("id")) {
+			rc = get_nat(L, c, key, &in->barrier_id);
+			seen_id = 1;
+		} else if (o == LM_OP_COREBARRIER && IS("cores")) {
+			rc = get_int_array(L, c, key, 1, &in->cores, &in->n_cores);
+			seen_cores = 1;
+		} else if (o == LM_OP_COREBARRIER && IS("group")) {
+			rc = get_str(L, c, key, &in->group);
+		} else if (o == LM_OP_COREBARRIER && IS("renumber")) {
+			rc = get_bool(L, c, key, &in->renumber);
+			in->has_renumber = 1;
+		} else if (o == LM_OP_NKIKLIRKERNEL && IS("kernel_format")) {
+			rc = get_str(L, c, key, &in->kernel_format);
+		} else if (o == LM_OP_NKIKLIRKERNEL && IS("klir_binary")) {
+			rc = get_str(L, c, key, &in->klir_binary);
+		} else if (o == LM_OP_NKIKERNEL && IS("func")) {
+			rc = get_str(L, c, key, &in->func);
+		} else if (o == LM_OP_NKIKERNEL && IS("kernel_source")) {
+			rc = get_str(L, c, key, &in->kernel_source);
+		} else if ((o == LM_OP_NKIKERNEL || o == LM_OP_NKIKLIRKERNEL) &&
+			   IS("func_args")) {
+			rc = load_kv(L, c, key, &in->func_args, &in->n_func_args);
+		} else if ((o == LM_OP_NKIKERNEL || o == LM_OP_NKIKLIRKERNEL) &&
+			   IS("func_outs")) {
+			rc = load_kv(L, c, key, &in->func_outs, &in->n_func_outs);
+		} else if ((o == LM_OP_NKIKERNEL || o == LM_OP_NKIKLIRKERNEL) &&
+			   IS("sb_buf_shape")) {
+			rc = load_shape(L, c, key, in->sb_buf_shape, 2);
+			in->has_sb_buf_shape = 1;
+		} else if ((o == LM_OP_NKIKERNEL || o == LM_OP_NKIKLIRKERNEL) &&
+			   IS("psum_buf_shape")) {
+			rc = load_shape(L, c, key, in->psum_buf_shape, 3);
+			in->has_psum_buf_shape = 1;
+		} else if (o == LM_OP_LOOP && IS("blocks")) {
+			if (want_array(L, c, key))
+				return LM_EINPUT;
+			int cnt = cJSON_GetArraySize(c);
+			in->blocks = cnt ? lm_xcalloc((size_t)cnt, sizeof *in->blocks)
+					 : NULL;
+			const char *saved = L->blk;
+			for (cJSON *b = c->child; b && !rc; b = b->next)
+				rc = load_block(L, b, &in->blocks[in->n_blocks++]);
+			L->blk = saved;
+		} else {
+			keep_extra(&in->extra, j, c);
+		}
+		if (rc)
+			return rc;
+	}
+	const char *missing = NULL;
+	switch (in->op) {
+	case LM_OP_MATMULT: if (!seen_start) missing = "start_tensor_calc"; break;
+	case LM_OP_ACTIVATION: if (!seen_func) missing = "func"; break;
+	case LM_OP_TENSORTENSOR: if (!seen_op) missing = "op"; break;
+	case LM_OP_TENSORSCALAR:
+		if (!seen_op0)
+			missing = "op0";
+		else if (!seen_const0)
+			missing = "const0";
+		if (!in->alu1)
+			in->alu1 = LM_ALU_BYPASS;
+		break;
+	case LM_OP_MEMSET: if (!seen_memval) missing = "constant"; break;
+	case LM_OP_IOTA: if (!seen_pattern) missing = "pattern"; break;
+	case LM_OP_AFFINESELECT:
+		if (!seen_pattern)
+			missing = "pattern";
+		else if (!seen_cmp)
+			missing = "compare_op";
+		break;
+	case LM_OP_COREBARRIER:
+		if (!seen_id)
+			missing = "id";
+		else if (!seen_cores)
+			missing = "cores";
+		break;
+	case LM_OP_NKIKERNEL: if (!in->func) missing = "func"; break;
+	case LM_OP_NKIKLIRKERNEL:
+		if (!in->klir_binary)
+			missing = "klir_binary";
+		else if (!in->kernel_format)
+			missing = "kernel_format";
+		break;
+	default: break;
+	}
+	if (missing)
+		return FAIL(L, "%s: missing key '%s'", op->valuestring, missing);
+	return 0;
+}
+
+/* A Block: {"name", "instructions": [...]} */
+static int load_block(ld *L, cJSON *j, lm_block *b)
+{
+	if (!cJSON_IsObject(j))
+		return FAIL(L, "expected block object, got %s", type_name(j));
+	cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
+	cJSON *insts = cJSON_GetObjectItemCaseSensitive(j, "instructions");
+	if (!nm)
+		return FAIL(L, "block: missing key 'name'");
+	if (get_str(L, nm, "name", &b->name))
+		return LM_EINPUT;
+	L->blk = b->name;
+	L->inst = NULL;
+	if (!insts)
+		return FAIL(L, "missing key 'instructions'");
+	if (want_array(L, insts, "instructions"))
+		return LM_EINPUT;
+	int cnt = cJSON_GetArraySize(insts);
+	b->insts = cnt ? lm_xcalloc((size_t)cnt, sizeof *b->insts) : NULL;
+	for (cJSON *e = insts->child; e; e = e->next) {
+		int rc = load_inst(L, e, &b->insts[b->n_insts++]);
+		L->inst = NULL;
+		if (rc)
+			return rc;
+	}
+	for (cJSON *c = j->child, *next; c; c = next) {
+		next = c->next;
+		if (c != nm && c != insts)
+			keep_extra(&b->extra, j, c);
+	}
+	return 0;
+}
+
+/* ---- allocations ----------------------------------------------------- */
+
+static int load_memloc(ld *L, cJSON *j, lm_memloc *l)
+{
+	if (!cJSON_IsObject(j))
+		return FAIL(L, "expected memory location object, got %s",
+			    type_name(j));
+	int seen_name = 0, seen_type = 0;
+	for (cJSON *c = j->child, *next; c; c = next) {
+		next = c->next;
+		const char *key = c->string;
+		int rc = 0;
+		if (IS("name")) {
+			rc = get_str(L, c, key, &l->name);
+			seen_name = 1;
+		} else if (IS("type")) {
+			if (!cJSON_IsString(c))
+				rc = FAIL(L, "key 'type': expected string, got %s",
+					  type_name(c));
+			else if (!(l->type = lm_memtype_parse(c->valuestring)))
+				rc = FAIL(L, "key 'type': unknown memory type '%s'",
+					  c->valuestring);
+			seen_type = 1;
+		} else if (IS("addr")) {
+			rc = get_nat(L, c, key, &l->addr);
+		} else if (IS("dims")) {
+			rc = get_int_array(L, c, key, 1, &l->dims, &l->n_dims);
+		} else if (IS("bank")) {
+			rc = get_nat(L, c, key, &l->bank);
+		} else if (IS("base")) {
+			rc = get_nat(L, c, key, &l->base);
+		} else if (IS("allocated")) {
+			rc = get_bool(L, c, key, &l->allocated);
+		} else {
+			keep_extra(&l->extra, j, c);
+		}
+		if (rc)
+			return rc;
+	}
+	if (!seen_name)
+		return FAIL(L, "memory location: missing key 'name'");
+	if (!seen_type)
+		return FAIL(L, "memory location %s: missing key 'type'", l->name);
+	return 0;
+}
+
+static int load_alloc(ld *L, cJSON *j, lm_alloc *a)
+{
+	if (!cJSON_IsObject(j))
+		return FAIL(L, "expected allocation object, got %s", type_name(j));
+	cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
+	if (!nm)
+		return FAIL(L, "allocation: missing key 'name'");
+	if (get_str(L, nm, "name", &a->name))
+		return LM_EINPUT;
+	char ctx[300];
+	snprintf(ctx, sizeof ctx, "allocation %s", a->name);
+	L->ctx = ctx;
+	int seen_kind = 0, seen_ml = 0;
+	for (cJSON *c = j->child, *next; c; c = next) {
+		next = c->next;
+		const char *key = c->string;
+		int rc = 0;
+		if (c == nm)
+			continue;
+		if (IS("kind")) {
+			if (!cJSON_IsString(c))
+				rc = FAIL(L, "key 'kind': expected string, got %s",
+					  type_name(c));
+			else if (!(a->kind = lm_tensorkind_parse(c->valuestring)))
+				rc = FAIL(L, "key 'kind': unknown tensor kind '%s'",
+					  c->valuestring);
+			seen_kind = 1;
+		} else if (IS("dtype") && !is_null(c)) {
+			rc = get_dtype(L, c, key, &a->dtype);
+		} else if (IS("tensor_shape")) {
+			rc = get_int_array(L, c, key, 1, &a->tensor_shape, &a->n_shape);
+		} else if (IS("addr_space") && !is_null(c)) {
+			rc = get_str(L, c, key, &a->addr_space);
+		} else if (IS("file")) {
+			rc = get_str(L, c, key, &a->file);
+		} else if (IS("memorylocations")) {
+			if (want_array(L, c, key))
+				return LM_EINPUT;
+			int cnt = cJSON_GetArraySize(c);
+			a->memlocs = cnt ? lm_xcalloc((size_t)cnt, sizeof *a->memlocs)
+					 : NULL;
+			for (cJSON *e = c->child; e && !rc; e = e->next)
+				rc = load_memloc(L, e, &a->memlocs[a->n_memlocs++]);
+			seen_ml = 1;
+		} else if (IS("remote_local_target") && !is_null(c)) {
+			cJSON *n = cJSON_GetObjectItemCaseSensitive(c, "name");
+			cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "core");
+			if (!cJSON_IsObject(c) || !n || !k)
+				rc = FAIL(L, "key 'remote_local_target': expected "
+					  "{\"name\": ALLOCATION, \"core\": C}");
+			else
+				rc = get_str(L, n, "remote_local_target.name",
+					     &a->remote_name) ||
+				     get_nat(L, k, "remote_local_target.core",
+					     &a->remote_core);
+			a->has_remote = 1;
+		} else if (IS("alias_of") && !is_null(c)) {
+			rc = get_str(L, c, key, &a->alias_of);
+		} else {
+			keep_extra(&a->extra, j, c);
+		}
+		if (rc)
+			return rc;
+	}
+	if (!seen_kind)
+		return FAIL(L, "missing key 'kind'");
+	if (!seen_ml)
+		return FAIL(L, "missing key 'memorylocations'");
+	L->ctx = NULL;
+	return 0;
+}
+
+/* ---- functions and module -------------------------------------------- */
+
+static int load_function(ld *L, cJSON *j, lm_function *f)
+{
+	if (!cJSON_IsObject(j))
+		return FAIL(L, "expected function object, got %s", type_name(j));
+	cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
+	if (!nm)
+		return FAIL(L, "function: missing key 'name'");
+	if (get_str(L, nm, "name", &f->name))
+		return LM_EINPUT;
+	L->fn = f->name;
+	int seen_allocs = 0, seen_blocks = 0;
+	for (cJSON *c = j->child, *next; c; c = next) {
+		next = c->next;
+		const char *key = c->string;
+		int rc = 0;
+		if (c == nm)
+			continue;
+		if (IS("attributes") && !is_null(c)) {
+			rc = get_str_array(L, c, key, &f->attributes, &f->n_attributes);
+		} else if (IS("kind") && !is_null(c)) {
+			int k = cJSON_IsString(c) ? lm_funckind_parse(c->valuestring) : -1;
+			if (!cJSON_IsString(c))
+				rc = FAIL(L, "key 'kind': expected string, got %s",
+					  type_name(c));
+			else if (k < 0)
+				rc = FAIL(L, "key 'kind': unknown function kind '%s'",
+					  c->valuestring);
+			f->kind = k < 0 ? LM_FK_REGULAR : (lm_funckind)k;
+			f->has_kind = 1;
+		} else if (IS("neuron_core_id") && !is_null(c)) {
+			rc = get_nat(L, c, key, &f->neuron_core_id);
+			f->has_core_id = 1;
+		} else if (IS("allocations")) {
+			if (want_array(L, c, key))
+				return LM_EINPUT;
+			int cnt = cJSON_GetArraySize(c);
+			f->allocs = cnt ? lm_xcalloc((size_t)cnt, sizeof *f->allocs)
+					: NULL;
+			for (cJSON *e = c->child; e && !rc; e = e->next)
+				rc = load_alloc(L, e, &f->allocs[f->n_allocs++]);
+			seen_allocs = 1;
+		} else if (IS("blocks")) {
+			if (want_array(L, c, key))
+				return LM_EINPUT;
+			int cnt = cJSON_GetArraySize(c);
+			f->blocks = cnt ? lm_xcalloc((size_t)cnt, sizeof *f->blocks)
+					: NULL;
+			for (cJSON *e = c->child; e && !rc; e = e->next)
+				rc = load_block(L, e, &f->blocks[f->n_blocks++]);
+			L->blk = NULL;
+			seen_blocks = 1;
+		} else {
+			keep_extra(&f->extra, j, c);
+		}
+		if (rc)
+			return rc;
+	}
+	if (!seen_allocs)
+		return FAIL(L, "missing key 'allocations'");
+	if (!seen_blocks)
+		return FAIL(L, "missing key 'blocks'");
+	L->fn = NULL;
+	return 0;
+}
+
+static int load_semaphores(ld *L, lm_module *m, cJSON *c)
+{
+	if (want_array(L, c, "semaphores"))
+		return LM_EINPUT;
+	int cnt = cJSON_GetArraySize(c);
+	m->semaphores = cnt ? lm_xcalloc((size_t)cnt, sizeof *m->semaphores) : NULL;
+	for (cJSON *e = c->child; e; e = e->next) {
+		lm_semaphore *s = &m->semaphores[m->n_semaphores++];
+		if (!cJSON_IsObject(e))
+			return FAIL(L, "semaphores: expected object, got %s",
+				    type_name(e));
+		int seen = 0;
+		for (cJSON *k = e->child, *next; k; k = next) {
+			next = k->next;
+			const char *key = k->string;
+			int rc = 0;
+			if (IS("name")) {
+				rc = get_str(L, k, "semaphores.name", &s->name);
+				seen = 1;
+			} else if (IS("init")) {
+				rc = get_nat(L, k, "semaphores.init", &s->init);
+			} else {
+				keep_extra(&s->extra, e, k);
+			}
+			if (rc)
+				return rc;
+		}
+		if (!seen)
+			return FAIL(L, "semaphores: missing key 'name'");
+	}
+	return 0;
+}
+
+static int load_queues(ld *L, lm_module *m, cJSON *c)
+{
+	if (want_array(L, c, "queues"))
+		return LM_EINPUT;
+	int cnt = cJSON_GetArraySize(c);
+	m->queues = cnt ? lm_xcalloc((size_t)cnt, sizeof *m->queues) : NULL;
+	for (cJSON *e = c->child; e; e = e->next) {
+		lm_queue *q = &m->queues[m->n_queues++];
+		if (!cJSON_IsObject(e))
+			return FAIL(L, "queues: expected object, got %s", type_name(e));
+		int seen = 0;
+		for (cJSON *k = e->child, *next; k; k = next) {
+			next = k->next;
+			const char *key = k->string;
+			int rc = 0;
+			if (IS("name")) {
+				rc = get_str(L, k, "queues.name", &q->name);
+				seen = 1;
+			} else if (IS("instances")) {
+				if (want_array(L, k, "queues.instances"))
+					return LM_EINPUT;
+				int ni = cJSON_GetArraySize(k);
+				q->instances = ni ? lm_xcalloc((size_t)ni,
+							       sizeof *q->instances) : NULL;
+				for (cJSON *ie = k->child; ie && !rc; ie = ie->next) {
+					lm_qinstance *qi = &q->instances[q->n_instances++];
+					if (!cJSON_IsObject(ie))
+						return FAIL(L, "queue instance: expected object, "
+							    "got %s", type_name(ie));
+					int sn = 0, ss = 0;
+					for (cJSON *x = ie->child, *nx; x && !rc; x = nx) {
+						nx = x->next;
+						if (!strcmp(x->string, "name")) {
+							rc = get_str(L, x, "instances.name", &qi->name);
+							sn = 1;
+						} else if (!strcmp(x->string, "semaphore")) {
+							rc = get_str(L, x, "instances.semaphore",
+								     &qi->semaphore);
+							ss = 1;
+						} else {
+							keep_extra(&qi->extra, ie, x);
+						}
+					}
+					if (!rc && !sn)
+						rc = FAIL(L, "queue instance: missing key 'name'");
+					if (!rc && !ss)
+						rc = FAIL(L, "queue instance %s: missing key "
+							  "'semaphore'", qi->name);
+				}
+			} else {
+				keep_extra(&q->extra, e, k);
+			}
+			if (rc)
+				return rc;
+		}
+		if (!seen)
+			return FAIL(L, "queues: missing key 'name'");
+		if (!q->n_instances)
+			return FAIL(L, "queue %s: needs at least one instance", q->name);
+	}
+	return 0;
+}
+
+static int load_aliases(ld *L, lm_module *m, cJSON *c)
+{
+	if (want_array(L, c, "aliases"))
+		return LM_EINPUT;
+	int cnt = cJSON_GetArraySize(c);
+	m->has_aliases = 1;
+	m->aliases = cnt ? lm_xcalloc((size_t)cnt, sizeof *m->aliases) : NULL;
+	for (cJSON *e = c->child; e; e = e->next) {
+		lm_alias *a = &m->aliases[m->n_aliases++];
+		if (!cJSON_IsObject(e))
+			return FAIL(L, "aliases: expected object, got %s", type_name(e));
+		for (cJSON *k = e->child, *next; k; k = next) {
+			next = k->next;
+			const char *key = k->string;
+			int rc = 0;
+			if (IS("producer"))
+				rc = get_str(L, k, "aliases.producer", &a->producer);
+			else if (IS("consumer"))
+				rc = get_str(L, k, "aliases.consumer", &a->consumer);
+			else if (IS("producer_core"))
+				rc = get_nat(L, k, "aliases.producer_core", &a->producer_core);
+			else if (IS("consumer_core"))
+				rc = get_nat(L, k, "aliases.consumer_core", &a->consumer_core);
+			else
+				keep_extra(&a->extra, e, k);
+			if (rc)
+				return rc;
+		}
+		if (!a->producer || !a->consumer)
+			return FAIL(L, "aliases: needs 'producer' and 'consumer'");
+	}
+	return 0;
+}
+
+/* Name for messages when the module has none: the directory above nc<c>/. */
+static char *derive_display(const char *path)
+{
+	if (!path || !*path)
+		return lm_xstrdup("module");
+	char *d = lm_dirname(path);          /* .../name/nc0/sg0 */
+	const char *b = strrchr(d, '/');
+	const char *base = b ? b + 1 : d;
+	char *res = NULL;
+	if (!strncmp(base, "sg", 2) && b) {
+		char *d2 = lm_dirname(d);        /* .../name/nc0 */
+		const char *b2 = strrchr(d2, '/');
+		const char *base2 = b2 ? b2 + 1 : d2;
+		if (!strncmp(base2, "nc", 2)) {
+			char *d3 = b2 ? lm_dirname(d2) : lm_xstrdup(".");
+			const char *b3 = strrchr(d3, '/');
+			res = lm_xstrdup(b3 ? b3 + 1 : d3);
+			free(d3);
+		}
+		free(d2);
+	}
+	if (!res || !*res || !strcmp(res, ".")) {
+		free(res);
+		res = lm_xstrdup(!strcmp(base, ".") ? "module" : base);
+	}
+	free(d);
+	return res;
+}
+
+int lm_module_from_cjson(lm_module **out, cJSON *root, const char *path,
+			 lm_error *err)
+{
+	ld L = {0};
+	L.path = path ? path : "";
+	L.err = err;
+	lm_module *m = lm_xcalloc(1, sizeof *m);
+	m->path = lm_xstrdup(L.path);
+	m->dir = lm_dirname(*L.path ? L.path : "./x");
+	m->version = 2;
+	int rc = 0, seen_functions = 0;
+	*out = NULL;
+	if (!cJSON_IsObject(root)) {
+		rc = FAIL(&L, "expected a JSON object at top level, got %s",
+			  type_name(root));
+		goto done;
+	}
+	for (cJSON *c = root->child, *next; c; c = next) {
+		next = c->next;
+		const char *key = c->string;
+		if (IS("version")) {
+			rc = get_nat(&L, c, key, &m->version);
+			if (!rc && m->version != 2)
+				rc = FAIL(&L, "unsupported BIR version %lld (need 2)",
+					  (long long)m->version);
+		} else if (IS("arch")) {
+			rc = get_str(&L, c, key, &m->arch);
+		} else if (IS("name") && !is_null(c)) {
+			rc = get_str(&L, c, key, &m->name);
+		} else if (IS("attributes") && !is_null(c)) {
+			if (want_object(&L, c, key)) {
+				rc = LM_EINPUT;
+				break;
+			}
+			for (cJSON *a = c->child, *an; a && !rc; a = an) {
+				an = a->next;
+				if (!strcmp(a->string, "neuron_core_id")) {
+					if (is_null(a))
+						continue;
+					rc = get_nat(&L, a, "attributes.neuron_core_id",
+						     &m->neuron_core_id);
+					m->has_core_id = 1;
+				} else {
+					keep_extra(&m->attributes_extra, c, a);
+				}
+			}
+		} else if (IS("semaphores")) {
+			rc = load_semaphores(&L, m, c);
+		} else if (IS("queues")) {
+			rc = load_queues(&L, m, c);
+		} else if (IS("aliases")) {
+			rc = load_aliases(&L, m, c);
+		} else if (IS("functions")) {
+			if (want_array(&L, c, key)) {
+				rc = LM_EINPUT;
+				break;
+			}
+			int cnt = cJSON_GetArraySize(c);
+			m->functions = cnt ? lm_xcalloc((size_t)cnt, sizeof *m->functions)
+					   : NULL;
+			for (cJSON *e = c->child; e && !rc; e = e->next)
+				rc = load_function(&L, e, &m->functions[m->n_functions++]);
+			seen_functions = 1;
+		} else {
+			keep_extra(&m->extra, root, c);
+		}
+		if (rc)
+			break;
+	}
+	if (!rc && !seen_functions)
+		rc = FAIL(&L, "missing key 'functions'");
+	if (!rc && !m->arch)
+		m->arch = lm_xstrdup("gen3");
+	m->display = derive_display(L.path);
+done:
+	cJSON_Delete(root);
+	if (rc) {
+		lm_module_free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+int lm_module_parse(lm_module **out, const char *text, size_t len,
+		    const char *path, lm_error *err)
+{
+	const char *end = NULL;
+	*out = NULL;
+	if (len == 0)
+		return lm_err(err, path, "", "empty file");
+	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root) {
+		/* report line and column of the parse failure */
+		size_t off = end && end >= text ? (size_t)(end - text) : 0;
+		if (off > len)
+			off = len;
+		int line = 1, col = 1;
+		for (size_t i = 0; i < off; i++) {
+			if (text[i] == '\n') {
+				line++;
+				col = 1;
+			} else {
+				col++;
+			}
+		}
+		return lm_err(err, path, "", "malformed JSON at line %d, column %d%s",
+			      line, col, off >= len ? " (unexpected end of input)" : "");
+	}
+	/* trailing garbage after the value */
+	while (end && (size_t)(end - text) < len &&
+	       (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
+		end++;
+	if (end && (size_t)(end - text) < len && *end) {
+		cJSON_Delete(root);
+		return lm_err(err, path, "", "malformed JSON: trailing data after "
+			      "the top-level value");
+	}
+	return lm_module_from_cjson(out, root, path, err);
+}
+
+int lm_module_load(lm_module **out, const char *path, lm_error *err)
+{
+	char *text;
+	size_t len;
+	*out = NULL;
+	if (lm_read_file(path, &text, &len, err))
+		return LM_EINPUT;
+	int rc = lm_module_parse(out, text, len, path, err);
+	free(text);
+	return rc;
+}

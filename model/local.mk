@@ -1,0 +1,11 @@
+noinst_LTLIBRARIES += model/libmodel.la
+model_libmodel_la_SOURCES = \
+	model/common.c model/common.h \
+	model/enums.c \
+	model/dtype.c model/dtype.h \
+	model/arch.c model/arch.h \
+	model/npy.c model/npy.h \
+	model/module.c model/module.h \
+	model/json_load.c model/json_save.c model/json_int.h \
+	model/paths.c \
+	model/verify.c model/verify.h

@@ -1,0 +1,538 @@
+/*
+** module.c -- freeing, deep copies, structural comparison and lookups of
+** the IR. Copies duplicate every string and every `extra` cJSON object.
+*/
+#include "common.h"
+#include "module.h"
+#include "json_int.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup0(const char *s)
+{
+	return s ? lm_xstrdup(s) : NULL;
+}
+
+static cJSON *jdup(const cJSON *j)
+{
+	return j ? cJSON_Duplicate(j, 1) : NULL;
+}
+
+static void *memdup0(const void *p, size_t n)
+{
+	if (!p || !n)
+		return NULL;
+	void *q = lm_xmalloc(n);
+	memcpy(q, p, n);
+	return q;
+}
+
+static char **strv_dup(char *const *v, int n)
+{
+	if (!n)
+		return NULL;
+	char **r = lm_xcalloc((size_t)n, sizeof *r);
+	for (int i = 0; i < n; i++)
+		r[i] = dup0(v[i]);
+	return r;
+}
+
+static void strv_free(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int64_t lm_arg_count(const lm_arg *a)
+{
+	int64_t c = 1;
+	for (int i = 0; i < a->n_ap; i++)
+		c *= a->ap[i].num;
+	return c;
+}
+
+int64_t lm_alloc_elems(const lm_alloc *a)
+{
+	int64_t c = 1;
+	for (int i = 0; i < a->n_shape; i++)
+		c *= a->tensor_shape[i];
+	return c;
+}
+
+/* ---- operands -------------------------------------------------------- */
+
+void lm_arg_clear(lm_arg *a)
+{
+	free(a->dtype_str);
+	free(a->memsetref);
+	free(a->memref);
+	free(a->ap);
+	cJSON_Delete(a->extra);
+	memset(a, 0, sizeof *a);
+}
+
+void lm_arg_copy(lm_arg *dst, const lm_arg *src)
+{
+	*dst = *src;
+	dst->dtype_str = dup0(src->dtype_str);
+	dst->memsetref = dup0(src->memsetref);
+	dst->memref = dup0(src->memref);
+	dst->ap = memdup0(src->ap, (size_t)src->n_ap * sizeof *src->ap);
+	dst->extra = jdup(src->extra);
+}
+
+static lm_arg *args_dup(const lm_arg *v, int n)
+{
+	if (!n)
+		return NULL;
+	lm_arg *r = lm_xcalloc((size_t)n, sizeof *r);
+	for (int i = 0; i < n; i++)
+		lm_arg_copy(&r[i], &v[i]);
+	return r;
+}
+
+static void args_free(lm_arg *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		lm_arg_clear(&v[i]);
+	free(v);
+}
+
+static lm_kv *kv_dup(const lm_kv *v, int n)
+{
+	if (!n)
+		return NULL;
+	lm_kv *r = lm_xcalloc((size_t)n, sizeof *r);
+	for (int i = 0; i < n; i++) {
+		r[i].key = dup0(v[i].key);
+		r[i].value = dup0(v[i].value);
+	}
+	return r;
+}
+
+static void kv_free(lm_kv *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(v[i].key);
+		free(v[i].value);
+	}
+	free(v);
+}
+
+/* ---- instructions and blocks ----------------------------------------- */
+
+void lm_inst_clear(lm_inst *in)
+{
+	free(in->name);
+	free(in->opcode_str);
+	args_free(in->ins, in->n_ins);
+	args_free(in->outs, in->n_outs);
+	strv_free(in->deps, in->n_deps);
+	for (int i = 0; i < in->n_wait; i++)
+		free(in->wait[i].semaphore);
+	free(in->wait);
+	strv_free(in->signal, in->n_signal);
+	free(in->queue);
+	free(in->instance_name);
+	free(in->target);
+	free(in->memset_mode);
+	free(in->pattern);
+	free(in->cores);
+	free(in->group);
+	free(in->kernel_format);
+	free(in->klir_binary);
+	free(in->func);
+	free(in->kernel_source);
+	kv_free(in->func_args, in->n_func_args);
+	kv_free(in->func_outs, in->n_func_outs);
+	for (int i = 0; i < in->n_blocks; i++)
+		lm_block_clear(&in->blocks[i]);
+	free(in->blocks);
+	cJSON_Delete(in->extra);
+	memset(in, 0, sizeof *in);
+}
+
+void lm_inst_copy(lm_inst *dst, const lm_inst *src)
+{
+	*dst = *src;
+	dst->name = dup0(src->name);
+	dst->opcode_str = dup0(src->opcode_str);
+	dst->ins = args_dup(src->ins, src->n_ins);
+	dst->outs = args_dup(src->outs, src->n_outs);
+	dst->deps = strv_dup(src->deps, src->n_deps);
+	if (src->n_wait) {
+		dst->wait = lm_xcalloc((size_t)src->n_wait, sizeof *dst->wait);
+		for (int i = 0; i < src->n_wait; i++) {
+			dst->wait[i].semaphore = dup0(src->wait[i].semaphore);
+			dst->wait[i].value = src->wait[i].value;
+		}
+	} else {
+		dst->wait = NULL;
+	}
+	dst->signal = strv_dup(src->signal, src->n_signal);
+	dst->queue = dup0(src->queue);
+	dst->instance_name = dup0(src->instance_name);
+	dst->target = dup0(src->target);
+	dst->memset_mode = dup0(src->memset_mode);
+	dst->pattern = memdup0(src->pattern,
+			       (size_t)src->n_pattern * sizeof *src->pattern);
+	dst->cores = memdup0(src->cores, (size_t)src->n_cores * sizeof *src->cores);
+	dst->group = dup0(src->group);
+	dst->kernel_format = dup0(src->kernel_format);
+	dst->klir_binary = dup0(src->klir_binary);
+	dst->func = dup0(src->func);
+	dst->kernel_source = dup0(src->kernel_source);
+	dst->func_args = kv_dup(src->func_args, src->n_func_args);
+	dst->func_outs = kv_dup(src->func_outs, src->n_func_outs);
+	if (src->n_blocks) {
+		dst->blocks = lm_xcalloc((size_t)src->n_blocks, sizeof *dst->blocks);
+		for (int i = 0; i < src->n_blocks; i++)
+			lm_block_copy(&dst->blocks[i], &src->blocks[i]);
+	} else {
+		dst->blocks = NULL;
+	}
+	dst->extra = jdup(src->extra);
+}
+
+void lm_block_clear(lm_block *b)
+{
+	free(b->name);
+	for (int i = 0; i < b->n_insts; i++)
+		lm_inst_clear(&b->insts[i]);
+	free(b->insts);
+	cJSON_Delete(b->extra);
+	memset(b, 0, sizeof *b);
+}
+
+void lm_block_copy(lm_block *dst, const lm_block *src)
+{
+	dst->name = dup0(src->name);
+	dst->n_insts = src->n_insts;
+	dst->insts = src->n_insts ? lm_xcalloc((size_t)src->n_insts,
+					       sizeof *dst->insts) : NULL;
+	for (int i = 0; i < src->n_insts; i++)
+		lm_inst_copy(&dst->insts[i], &src->insts[i]);
+	dst->extra = jdup(src->extra);
+}
+
+/* ---- allocations ----------------------------------------------------- */
+
+static void memloc_clear(lm_memloc *l)
+{
+	free(l->name);
+	free(l->dims);
+	cJSON_Delete(l->extra);
+	memset(l, 0, sizeof *l);
+}
+
+void lm_alloc_clear(lm_alloc *a)
+{
+	free(a->name);
+	free(a->tensor_shape);
+	free(a->addr_space);
+	free(a->file);
+	for (int i = 0; i < a->n_memlocs; i++)
+		memloc_clear(&a->memlocs[i]);
+	free(a->memlocs);
+	free(a->remote_name);
+	free(a->alias_of);
+	cJSON_Delete(a->extra);
+	memset(a, 0, sizeof *a);
+}
+
+void lm_alloc_copy(lm_alloc *dst, const lm_alloc *src)
+{
+	*dst = *src;
+	dst->name = dup0(src->name);
+	dst->tensor_shape = memdup0(src->tensor_shape,
+				    (size_t)src->n_shape * sizeof(int64_t));
+	dst->addr_space = dup0(src->addr_space);
+	dst->file = dup0(src->file);
+	if (src->n_memlocs) {
+		dst->memlocs = lm_xcalloc((size_t)src->n_memlocs,
+					  sizeof *dst->memlocs);
+		for (int i = 0; i < src->n_memlocs; i++) {
+			const lm_memloc *s = &src->memlocs[i];
+			lm_memloc *d = &dst->memlocs[i];
+			*d = *s;
+			d->name = dup0(s->name);
+			d->dims = memdup0(s->dims, (size_t)s->n_dims * sizeof(int64_t));
+			d->extra = jdup(s->extra);
+		}
+	} else {
+		dst->memlocs = NULL;
+	}
+	dst->remote_name = dup0(src->remote_name);
+	dst->alias_of = dup0(src->alias_of);
+	dst->extra = jdup(src->extra);
+}
+
+/* ---- functions and modules ------------------------------------------- */
+
+void lm_function_clear(lm_function *f)
+{
+	free(f->name);
+	strv_free(f->attributes, f->n_attributes);
+	for (int i = 0; i < f->n_allocs; i++)
+		lm_alloc_clear(&f->allocs[i]);
+	free(f->allocs);
+	for (int i = 0; i < f->n_blocks; i++)
+		lm_block_clear(&f->blocks[i]);
+	free(f->blocks);
+	cJSON_Delete(f->extra);
+	memset(f, 0, sizeof *f);
+}
+
+void lm_function_copy(lm_function *dst, const lm_function *src)
+{
+	*dst = *src;
+	dst->name = dup0(src->name);
+	dst->attributes = strv_dup(src->attributes, src->n_attributes);
+	dst->allocs = src->n_allocs ? lm_xcalloc((size_t)src->n_allocs,
+						 sizeof *dst->allocs) : NULL;
+	for (int i = 0; i < src->n_allocs; i++)
+		lm_alloc_copy(&dst->allocs[i], &src->allocs[i]);
+	dst->blocks = src->n_blocks ? lm_xcalloc((size_t)src->n_blocks,
+						 sizeof *dst->blocks) : NULL;
+	for (int i = 0; i < src->n_blocks; i++)
+		lm_block_copy(&dst->blocks[i], &src->blocks[i]);
+	dst->extra = jdup(src->extra);
+}
+
+void lm_module_free(lm_module *m)
+{
+	if (!m)
+		return;
+	free(m->path);
+	free(m->dir);
+	free(m->arch);
+	free(m->name);
+	free(m->display);
+	cJSON_Delete(m->attributes_extra);
+	for (int i = 0; i < m->n_semaphores; i++) {
+		free(m->semaphores[i].name);
+		cJSON_Delete(m->semaphores[i].extra);
+	}
+	free(m->semaphores);
+	for (int i = 0; i < m->n_queues; i++) {
+		lm_queue *q = &m->queues[i];
+		free(q->name);
+		for (int j = 0; j < q->n_instances; j++) {
+			free(q->instances[j].name);
+			free(q->instances[j].semaphore);
+			cJSON_Delete(q->instances[j].extra);
+		}
+		free(q->instances);
+		cJSON_Delete(q->extra);
+	}
+	free(m->queues);
+	for (int i = 0; i < m->n_aliases; i++) {
+		free(m->aliases[i].producer);
+		free(m->aliases[i].consumer);
+		cJSON_Delete(m->aliases[i].extra);
+	}
+	free(m->aliases);
+	for (int i = 0; i < m->n_functions; i++)
+		lm_function_clear(&m->functions[i]);
+	free(m->functions);
+	cJSON_Delete(m->extra);
+	free(m);
+}
+
+lm_module *lm_module_clone(const lm_module *src)
+{
+	lm_module *m = lm_xcalloc(1, sizeof *m);
+	*m = *src;
+	m->path = dup0(src->path);
+	m->dir = dup0(src->dir);
+	m->arch = dup0(src->arch);
+	m->name = dup0(src->name);
+	m->display = dup0(src->display);
+	m->attributes_extra = jdup(src->attributes_extra);
+	m->semaphores = src->n_semaphores ?
+		lm_xcalloc((size_t)src->n_semaphores, sizeof *m->semaphores) : NULL;
+	for (int i = 0; i < src->n_semaphores; i++) {
+		m->semaphores[i] = src->semaphores[i];
+		m->semaphores[i].name = dup0(src->semaphores[i].name);
+		m->semaphores[i].extra = jdup(src->semaphores[i].extra);
+	}
+	m->queues = src->n_queues ?
+		lm_xcalloc((size_t)src->n_queues, sizeof *m->queues) : NULL;
+	for (int i = 0; i < src->n_queues; i++) {
+		const lm_queue *s = &src->queues[i];
+		lm_queue *d = &m->queues[i];
+		d->name = dup0(s->name);
+		d->extra = jdup(s->extra);
+		d->n_instances = s->n_instances;
+		d->instances = s->n_instances ?
+			lm_xcalloc((size_t)s->n_instances, sizeof *d->instances) : NULL;
+		for (int j = 0; j < s->n_instances; j++) {
+			d->instances[j].name = dup0(s->instances[j].name);
+			d->instances[j].semaphore = dup0(s->instances[j].semaphore);
+			d->instances[j].extra = jdup(s->instances[j].extra);
+		}
+	}
+	m->aliases = src->n_aliases ?
+		lm_xcalloc((size_t)src->n_aliases, sizeof *m->aliases) : NULL;
+	for (int i = 0; i < src->n_aliases; i++) {
+		m->aliases[i] = src->aliases[i];
+		m->aliases[i].producer = dup0(src->aliases[i].producer);
+		m->aliases[i].consumer = dup0(src->aliases[i].consumer);
+		m->aliases[i].extra = jdup(src->aliases[i].extra);
+	}
+	m->functions = src->n_functions ?
+		lm_xcalloc((size_t)src->n_functions, sizeof *m->functions) : NULL;
+	for (int i = 0; i < src->n_functions; i++)
+		lm_function_copy(&m->functions[i], &src->functions[i]);
+	m->extra = jdup(src->extra);
+	return m;
+}
+
+/* ---- structural comparison ------------------------------------------- */
+
+/*
+** Compare two JSON trees: objects by key set (order-insensitive), arrays by
+** position, numbers by value. Writes the path of the first difference.
+*/
+static int json_diff(const cJSON *a, const cJSON *b, lm_buf *path)
+{
+	if ((a->type & 0xff) != (b->type & 0xff))
+		return 1;
+	if (cJSON_IsNumber(a))
+		return a->valuedouble != b->valuedouble;
+	if (cJSON_IsString(a))
+		return strcmp(a->valuestring, b->valuestring) != 0;
+	if (cJSON_IsArray(a)) {
+		int na = cJSON_GetArraySize(a), nb = cJSON_GetArraySize(b);
+		const cJSON *x = a->child, *y = b->child;
+		for (int i = 0; x && y; i++, x = x->next, y = y->next) {
+			size_t keep = path->size;
+			lm_buf_printf(path, "[%d]", i);
+			if (json_diff(x, y, path))
+				return 1;
+			path->size = keep;
+			path->ptr[keep] = 0;
+		}
+		if (na != nb) {
+			lm_buf_printf(path, " (length %d vs %d)", na, nb);
+			return 1;
+		}
+		return 0;
+	}
+	if (cJSON_IsObject(a)) {
+		for (const cJSON *x = a->child; x; x = x->next) {
+			const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
+			size_t keep = path->size;
+			lm_buf_printf(path, ".%s", x->string);
+			if (!y || json_diff(x, y, path))
+				return 1;
+			path->size = keep;
+			path->ptr[keep] = 0;
+		}
+		for (const cJSON *y = b->child; y; y = y->next)
+			if (!cJSON_GetObjectItemCaseSensitive(a, y->string)) {
+				lm_buf_printf(path, ".%s", y->string);
+				return 1;
+			}
+		return 0;
+	}
+	return 0; /* null, true, false: equal by type */
+}
+
+int lm_json_compare(const struct cJSON *a, const struct cJSON *b, char *where,
+		    size_t where_len)
+{
+	lm_buf path = LM_BUF_INIT;
+	lm_buf_puts(&path, "$");
+	int d = json_diff(a, b, &path);
+	if (d && where && where_len) {
+		strncpy(where, lm_buf_cstr(&path), where_len - 1);
+		where[where_len - 1] = 0;
+	}
+	lm_buf_free(&path);
+	return d;
+}
+
+int lm_module_compare(const lm_module *a, const lm_module *b, char *where,
+		      size_t where_len)
+{
+	cJSON *ja = lm_module_to_cjson(a), *jb = lm_module_to_cjson(b);
+	int d = lm_json_compare(ja, jb, where, where_len);
+	cJSON_Delete(ja);
+	cJSON_Delete(jb);
+	return d;
+}
+
+/* ---- lookups --------------------------------------------------------- */
+
+lm_function *lm_module_find_function(const lm_module *m, const char *name)
+{
+	if (!name)
+		return NULL;
+	for (int i = 0; i < m->n_functions; i++)
+		if (m->functions[i].name && strcmp(m->functions[i].name, name) == 0)
+			return &m->functions[i];
+	return NULL;
+}
+
+lm_alloc *lm_module_find_alloc(const lm_module *m, const char *name,
+			       lm_function **owner)
+{
+	if (!name)
+		return NULL;
+	for (int i = 0; i < m->n_functions; i++) {
+		lm_function *f = &m->functions[i];
+		for (int j = 0; j < f->n_allocs; j++)
+			if (f->allocs[j].name && strcmp(f->allocs[j].name, name) == 0) {
+				if (owner)
+					*owner = f;
+				return &f->allocs[j];
+			}
+	}
+	return NULL;
+}
+
+lm_memloc *lm_alloc_find_memloc(const lm_alloc *a, const char *name)
+{
+	if (!name)
+		return NULL;
+	for (int i = 0; i < a->n_memlocs; i++)
+		if (a->memlocs[i].name && strcmp(a->memlocs[i].name, name) == 0)
+			return &a->memlocs[i];
+	return NULL;
+}
+
+lm_semaphore *lm_module_find_semaphore(const lm_module *m, const char *name)
+{
+	if (!name)
+		return NULL;
+	for (int i = 0; i < m->n_semaphores; i++)
+		if (strcmp(m->semaphores[i].name, name) == 0)
+			return &m->semaphores[i];
+	return NULL;
+}
+
+lm_queue *lm_module_find_queue(const lm_module *m, const char *name)
+{
+	if (!name)
+		return NULL;
+	for (int i = 0; i < m->n_queues; i++)
+		if (strcmp(m->queues[i].name, name) == 0)
+			return &m->queues[i];
+	return NULL;
+}
+
+int64_t lm_module_core_id(const lm_module *m)
+{
+	return m->has_core_id ? m->neuron_core_id : 0;
+}
+
+const char *lm_module_display_name(const lm_module *m)
+{
+	if (m->name && *m->name)
+		return m->name;
+	return m->display ? m->display : "module";
+}

@@ -1,0 +1,399 @@
+/*
+** module.h -- the lncsim IR: a BIR v2 module (SPEC 2) in memory.
+**
+** Ownership: a module owns everything reachable from it (strings, arrays,
+** the cJSON "extra" objects holding keys the model does not interpret).
+** lm_module_free releases it all. Nothing here points into another module.
+**
+** Every object keeps an `extra` cJSON object (NULL when empty) with the
+** JSON keys it did not interpret; the writer emits them back unchanged, so
+** load -> save carries unknown fields through.
+*/
+#ifndef LNCSIM_MODULE_H
+#define LNCSIM_MODULE_H
+
+#include <stdint.h>
+#include "common.h"
+#include "dtype.h"
+#include "arch.h"
+
+struct cJSON;
+
+/* ---- enums with their exact BIR spellings -------------------------------- */
+
+typedef enum lm_opcode {
+	LM_OP_INVALID = 0,
+	LM_OP_DMACOPY, LM_OP_LOAD, LM_OP_SAVE,
+	LM_OP_MATMULT,
+	LM_OP_ACTIVATION,
+	LM_OP_TENSORTENSOR,
+	LM_OP_TENSORSCALAR,
+	LM_OP_TENSORCOPY,
+	LM_OP_MEMSET,
+	LM_OP_IOTA,
+	LM_OP_AFFINESELECT, /* TensorScalarAffineSelect */
+	LM_OP_NOOP,
+	LM_OP_COREBARRIER,
+	LM_OP_CALL,
+	LM_OP_RETURN,
+	LM_OP_SWITCHQUEUE,  /* SwitchQueueInstance */
+	LM_OP_NKIKERNEL,    /* IT55 */
+	LM_OP_NKIKLIRKERNEL,/* IT56 */
+	LM_OP_BIRKERNEL,    /* IT54 */
+	LM_OP_LOOP,
+	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
+	LM_OP_COUNT
+} lm_opcode;
+
+const char *lm_opcode_name(lm_opcode op); /* "Matmult", ... ("" for OTHER) */
+/* Known BIR opcode string -> enum; LM_OP_OTHER for a schema opcode that is
+** carried through; LM_OP_INVALID for a string that is no BIR opcode. */
+lm_opcode lm_opcode_parse(const char *s);
+int lm_opcode_is_dma(lm_opcode op);
+
+typedef enum lm_aluop {
+	LM_ALU_INVALID = 0,
+	LM_ALU_ABS, LM_ALU_ADD, LM_ALU_ARITH_SHIFT_LEFT, LM_ALU_ARITH_SHIFT_RIGHT,
+	LM_ALU_AVERAGE, LM_ALU_BITWISE_AND, LM_ALU_BITWISE_NOT, LM_ALU_BITWISE_OR,
+	LM_ALU_BITWISE_XOR, LM_ALU_BYPASS, LM_ALU_DIVIDE, LM_ALU_IS_EQUAL,
+	LM_ALU_IS_GE, LM_ALU_IS_GT, LM_ALU_IS_LE, LM_ALU_IS_LT, LM_ALU_LOGICAL_AND,
+	LM_ALU_LOGICAL_OR, LM_ALU_LOGICAL_SHIFT_LEFT, LM_ALU_LOGICAL_SHIFT_RIGHT,
+	LM_ALU_LOGICAL_XOR, LM_ALU_MAX, LM_ALU_MIN, LM_ALU_MOD, LM_ALU_MULT,
+	LM_ALU_NOT_EQUAL, LM_ALU_POW, LM_ALU_RSQRT, LM_ALU_SUBTRACT,
+	LM_ALU_COUNT
+} lm_aluop;
+const char *lm_aluop_name(lm_aluop op);
+lm_aluop lm_aluop_parse(const char *s);
+
+typedef enum lm_actfunc {
+	LM_ACT_INVALID = 0,
+	LM_ACT_ABS, LM_ACT_ABS_RECIPROCAL_SQRT, LM_ACT_ARCTAN, LM_ACT_COPY,
+	LM_ACT_DERIVATIVE_ERF, LM_ACT_DERIVATIVE_GELU, LM_ACT_DERIVATIVE_SILU,
+	LM_ACT_DSQRT, LM_ACT_ERF, LM_ACT_EXP, LM_ACT_GELU, LM_ACT_GELU_APPRX_SIGMOID,
+	LM_ACT_GELU_APPRX_TANH, LM_ACT_IDENTITY, LM_ACT_IS_FINITE, LM_ACT_LN,
+	LM_ACT_LN_PRIME, LM_ACT_LRELU, LM_ACT_MEMSETZERO, LM_ACT_MISH, LM_ACT_PRELU,
+	LM_ACT_RECIPROCAL, LM_ACT_RELU, LM_ACT_RSQRT, LM_ACT_SIGMOID, LM_ACT_SIGN,
+	LM_ACT_SILU, LM_ACT_SIN, LM_ACT_SOFTPLUS, LM_ACT_SQRT, LM_ACT_SQUARE,
+	LM_ACT_TANH, LM_ACT_UNKNOWN,
+	LM_ACT_COUNT
+} lm_actfunc;
+const char *lm_actfunc_name(lm_actfunc f);
+lm_actfunc lm_actfunc_parse(const char *s);
+
+typedef enum lm_tensorkind {
+	LM_TK_INVALID = 0,
+	LM_TK_EXTERNAL_INPUT, LM_TK_EXTERNAL_INPUT_PARAMETER, LM_TK_INPUT,
+	LM_TK_EXTERNAL_OUTPUT, LM_TK_EXTERNAL_OUTPUT_PARAMETER, LM_TK_OUTPUT,
+	LM_TK_CONST, LM_TK_INTERNAL, LM_TK_POINTER, LM_TK_INTERNAL_INTERFACE,
+	LM_TK_COUNT
+} lm_tensorkind;
+const char *lm_tensorkind_name(lm_tensorkind k);
+lm_tensorkind lm_tensorkind_parse(const char *s);
+int lm_tensorkind_is_ext_input(lm_tensorkind k);  /* ExternalInput(+Parameter) */
+int lm_tensorkind_is_ext_output(lm_tensorkind k); /* ExternalOutput(+Parameter) */
+
+typedef enum lm_memtype {
+	LM_MT_INVALID = 0,
+	LM_MT_UNALLOCATED, LM_MT_INPUT, LM_MT_OUTPUT, LM_MT_DRAM, LM_MT_SB,
+	LM_MT_PSUM, LM_MT_RNGSTATE, LM_MT_REG,
+	LM_MT_COUNT
+} lm_memtype;
+const char *lm_memtype_name(lm_memtype t);
+lm_memtype lm_memtype_parse(const char *s);
+/* DRAM, Input and Output are all DRAM storage. */
+int lm_memtype_is_dram(lm_memtype t);
+
+typedef enum lm_funckind {
+	LM_FK_REGULAR = 0, LM_FK_DISPATCHER, LM_FK_NKI
+} lm_funckind;
+const char *lm_funckind_name(lm_funckind k);
+int lm_funckind_parse(const char *s); /* -1 when unknown */
+
+/* ---- access patterns and operands --------------------------------------- */
+
+typedef struct lm_appair {
+	int64_t step, num;
+} lm_appair;
+
+typedef enum lm_argkind {
+	LM_ARG_PHYSICAL_AP = 0,
+	LM_ARG_IMM,      /* imm_value */
+	LM_ARG_OPAQUE    /* symbolic_ap, register_*, imm_array, ...: carried */
+} lm_argkind;
+
+typedef struct lm_arg {
+	lm_argkind kind;
+	lm_dtype dtype;
+	char *dtype_str;        /* the dtype string as given (OPAQUE kinds) */
+	char *memsetref;        /* allocation name */
+	char *memref;           /* memory location name */
+	int64_t offset;         /* elements */
+	int64_t start_partition;/* extension, default 0 */
+	int has_start_partition;
+	int n_ap;
+	lm_appair *ap;
+	double imm;             /* imm_value */
+	struct cJSON *extra;    /* OPAQUE: the whole object; else unknown keys */
+} lm_arg;
+
+/* Number of elements an access pattern walks (product of nums). */
+int64_t lm_arg_count(const lm_arg *a);
+
+/* ---- instructions ------------------------------------------------------ */
+
+typedef struct lm_wait {
+	char *semaphore;
+	int64_t value;
+} lm_wait;
+
+typedef struct lm_kv {
+	char *key;   /* kernel formal name */
+	char *value; /* caller allocation name */
+} lm_kv;
+
+struct lm_block;
+
+typedef struct lm_inst {
+	char *name;
+	lm_opcode op;
+	char *opcode_str;       /* the opcode string as given (OTHER) */
+	lm_engine engine;
+	int n_ins, n_outs;
+	lm_arg *ins, *outs;
+
+	/* extensions */
+	int has_dependencies;
+	int n_deps;
+	char **deps;
+	int n_wait;
+	lm_wait *wait;
+	int n_signal;
+	char **signal;
+
+	int has_can_read_uninit;
+	int can_read_uninit;
+
+	/* DMA family, SwitchQueueInstance */
+	char *queue;
+	char *instance_name;
+	/* Call */
+	char *target;
+	/* Matmult */
+	int start_tensor_calc;
+	int has_stop_tensor_calc, stop_tensor_calc;
+	int has_is_transpose, is_transpose;
+	/* Activation */
+	lm_actfunc act_func;
+	int has_scale, has_alpha;
+	double scale, alpha;
+	/* TensorTensor (op), TensorScalar (op0/op1), AffineSelect (compare_op) */
+	lm_aluop alu, alu0, alu1;
+	int has_const0, has_const1; /* TensorScalar */
+	double const0, const1;
+	int reverse0, reverse1;
+	/* Memset */
+	char *memset_mode;
+	int has_constant, has_value;
+	int64_t constant;
+	double value;
+	/* Iota, AffineSelect */
+	int has_base, has_channel_multiplier, has_fill_value;
+	int64_t base, channel_multiplier;
+	int n_pattern;
+	lm_appair *pattern;
+	int pattern_as_objects;  /* input used {"step","num"}: write back so */
+	double fill_value;
+	/* CoreBarrier */
+	int64_t barrier_id;
+	int n_cores;
+	int64_t *cores;
+	char *group;            /* NULL: the instruction's name */
+	int has_renumber;
+	int renumber;           /* default 1 */
+	/* carriers */
+	char *kernel_format;    /* IT56 */
+	char *klir_binary;      /* IT56 */
+	char *func;             /* IT55: callee function name */
+	char *kernel_source;    /* IT55 */
+	int n_func_args, n_func_outs;
+	lm_kv *func_args, *func_outs;
+	int has_sb_buf_shape, has_psum_buf_shape;
+	int64_t sb_buf_shape[2];
+	int64_t psum_buf_shape[3];
+	int psum_buf_nested;    /* written [a,[b,c]] */
+	/* Loop */
+	int n_blocks;
+	struct lm_block *blocks;
+
+	struct cJSON *extra;    /* unknown keys, carried through */
+} lm_inst;
+
+typedef struct lm_block {
+	char *name;
+	int n_insts;
+	lm_inst *insts;
+	struct cJSON *extra;
+} lm_block;
+
+/* ---- storage ----------------------------------------------------------- */
+
+typedef struct lm_memloc {
+	char *name;
+	lm_memtype type;
+	int64_t addr;     /* bytes: DRAM address, or offset in each partition */
+	int n_dims;
+	int64_t *dims;    /* [partitions, bytes_per_partition] */
+	int64_t bank;
+	int64_t base;     /* first partition */
+	int allocated;
+	struct cJSON *extra;
+} lm_memloc;
+
+typedef struct lm_alloc {
+	char *name;
+	lm_tensorkind kind;
+	lm_dtype dtype;
+	int n_shape;
+	int64_t *tensor_shape;
+	char *addr_space;  /* "Local" | "Shared" | NULL */
+	char *file;        /* "" or a .npy path relative to the module file */
+	int n_memlocs;
+	lm_memloc *memlocs;
+	/* extensions */
+	int has_remote;
+	char *remote_name;
+	int64_t remote_core;
+	char *alias_of;
+	struct cJSON *extra;
+} lm_alloc;
+
+/* Elements of the tensor (product of tensor_shape; 1 when empty). */
+int64_t lm_alloc_elems(const lm_alloc *a);
+
+typedef struct lm_function {
+	char *name;
+	int n_attributes;
+	char **attributes;
+	int has_kind;
+	lm_funckind kind;
+	int has_core_id;
+	int64_t neuron_core_id;
+	int n_allocs;
+	lm_alloc *allocs;
+	int n_blocks;
+	lm_block *blocks;
+	struct cJSON *extra;
+} lm_function;
+
+typedef struct lm_semaphore {
+	char *name;
+	int64_t init;
+	struct cJSON *extra;
+} lm_semaphore;
+
+typedef struct lm_qinstance {
+	char *name;
+	char *semaphore;
+	struct cJSON *extra;
+} lm_qinstance;
+
+typedef struct lm_queue {
+	char *name;
+	int n_instances;
+	lm_qinstance *instances;
+	struct cJSON *extra;
+} lm_queue;
+
+/* A producer-out -> consumer-in pair of a linked module. */
+typedef struct lm_alias {
+	char *producer;      /* allocation name (unified) */
+	char *consumer;      /* the consumer's view allocation (alias_of) */
+	int64_t producer_core, consumer_core;
+	struct cJSON *extra;
+} lm_alias;
+
+typedef struct lm_module {
+	char *path;          /* file it came from ("" if built in memory) */
+	char *dir;           /* its directory: base of relative `file` paths */
+	int64_t version;
+	char *arch;
+	char *name;          /* NULL when absent */
+	char *display;       /* name, else derived from path (never NULL) */
+	int has_core_id;
+	int64_t neuron_core_id;
+	struct cJSON *attributes_extra; /* other keys of "attributes" */
+	int n_semaphores;
+	lm_semaphore *semaphores;
+	int n_queues;
+	lm_queue *queues;
+	int has_aliases;
+	int n_aliases;
+	lm_alias *aliases;
+	int n_functions;
+	lm_function *functions;
+	struct cJSON *extra;
+} lm_module;
+
+/* ---- load / save ------------------------------------------------------- */
+
+/*
+** Parse a module from JSON text. `path` names the source in messages and
+** gives the directory for relative `file` paths (may be NULL). On success
+** *out owns a new module (free with lm_module_free).
+*/
+int lm_module_parse(lm_module **out, const char *text, size_t len,
+		    const char *path, lm_error *err);
+/* Read and parse a file. */
+int lm_module_load(lm_module **out, const char *path, lm_error *err);
+void lm_module_free(lm_module *m);
+
+/* Serialize; caller frees *out_text. pretty: indented (else compact). */
+int lm_module_to_json(const lm_module *m, int pretty, char **out_text,
+		      size_t *out_len, lm_error *err);
+/* Serialize and write atomically. */
+int lm_module_save(const lm_module *m, const char *path, int pretty,
+		   lm_error *err);
+
+/* Deep copy (extra objects duplicated). */
+lm_module *lm_module_clone(const lm_module *m);
+void lm_inst_copy(lm_inst *dst, const lm_inst *src);
+void lm_inst_clear(lm_inst *in);
+void lm_alloc_copy(lm_alloc *dst, const lm_alloc *src);
+void lm_alloc_clear(lm_alloc *a);
+void lm_arg_copy(lm_arg *dst, const lm_arg *src);
+void lm_arg_clear(lm_arg *a);
+void lm_block_copy(lm_block *dst, const lm_block *src);
+void lm_block_clear(lm_block *b);
+void lm_function_copy(lm_function *dst, const lm_function *src);
+void lm_function_clear(lm_function *f);
+
+/*
+** Structural comparison: 0 when equal. On difference writes a short path
+** to the first differing item into where (if non-NULL).
+*/
+int lm_module_compare(const lm_module *a, const lm_module *b, char *where,
+		      size_t where_len);
+
+/* ---- lookups ----------------------------------------------------------- */
+
+lm_function *lm_module_find_function(const lm_module *m, const char *name);
+/* Allocation by name anywhere in the module (first match). */
+lm_alloc *lm_module_find_alloc(const lm_module *m, const char *name,
+			       lm_function **owner);
+lm_memloc *lm_alloc_find_memloc(const lm_alloc *a, const char *name);
+lm_semaphore *lm_module_find_semaphore(const lm_module *m, const char *name);
+lm_queue *lm_module_find_queue(const lm_module *m, const char *name);
+/* The module's core id: attributes.neuron_core_id (0 when absent). */
+int64_t lm_module_core_id(const lm_module *m);
+/* The name used for the module in messages and link dirs:
+** `name`, else derived from the path ("<dir>/nc0/sg0/def.json" -> dir). */
+const char *lm_module_display_name(const lm_module *m);
+
+/*
+** Expand a command-line MODULE argument: a def.json file is itself; a
+** directory yields its nc* / sg* / def.json files in core order (numeric).
+** Appends malloc'd paths to *paths (count *n). Returns 0 or fills err.
+*/
+int lm_expand_module_arg(const char *arg, char ***paths, int *n, lm_error *err);
+
+#endif

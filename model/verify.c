@@ -1,0 +1,1394 @@
+/*
+** verify.c -- the module verifier (SPEC 2.1, 2.2, 2.3, 3.4 and 4 end).
+**
+** lm_verify() walks a loaded module once, in a fixed order, and reports the
+** FIRST problem it finds as "FILE: where: what". The order is:
+**
+**   1. module header (version, arch, at least one function)
+**   2. semaphores, queues and queue instances (names, semaphore references)
+**   3. function names
+**   4. allocations and memory locations of every function (names, PSUM
+**      banks, capacities), then remote_local_target / alias_of / aliases
+**   5. instruction names of every function (module-wide uniqueness)
+**   6. every instruction in program order: dependencies, wait / signal,
+**      operands (resolution and bounds), then the opcode's own rules
+**   7. with opts->linked: the linked-module shape (dispatcher, core
+**      functions, completion barriers, queue switches, barrier ids)
+**
+** `where` is a slash-separated path from the module down to the item:
+**   module
+**   semaphore S
+**   queue Q/instance I
+**   function F/allocation A/memory location L
+**   function F/block B/instruction I/operand ins[0]
+**   function F/block B/loop #3/block B2/instruction I
+** Unnamed items are written "#index". docs/verifier.md lists every rule.
+**
+** The verifier never modifies the module and never crashes on a module the
+** loader accepted: every string may be NULL and every array may be empty.
+** All index arithmetic is checked 64-bit arithmetic.
+*/
+#include "common.h"
+#include "verify.h"
+#include "module.h"
+#include "arch.h"
+#include "dtype.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Elements one operand may walk (a bound on simulator loops). */
+#define MAX_OPERAND_ELEMS ((int64_t)INT32_MAX)
+/* Cores a CoreBarrier may list: [0, MAX_BARRIER_CORES). */
+#define MAX_BARRIER_CORES 64
+/* Matmult limits (SPEC 2.3). */
+#define MM_MAX_K 128
+#define MM_MAX_M 128
+#define MM_MAX_N 512
+
+/* The verifier's state: the module, the name maps and the current path. */
+typedef struct vctx {
+	const lm_module *m;
+	int linked;
+	lm_error *err;
+	const char *file;
+	const lm_arch *arch;
+	lm_strmap sems;     /* name -> lm_semaphore */
+	lm_strmap queues;   /* name -> lm_queue */
+	lm_strmap qinsts;   /* instance name -> its lm_queue */
+	lm_strmap funcs;    /* name -> lm_function */
+	lm_strmap allocs;   /* name -> lm_function owning it */
+	lm_strmap allocp;   /* name -> lm_alloc */
+	lm_strmap memlocs;  /* name -> lm_function owning it */
+	lm_strmap insts;    /* name -> lm_function owning it */
+	lm_strmap seen;     /* instructions of the current function so far */
+	const lm_function *fn; /* function being checked */
+	char where[768];
+	size_t wlen;
+} vctx;
+
+/* What one resolved physical_ap operand touches. */
+typedef struct opnd {
+	const lm_arg *arg;
+	const lm_alloc *alloc;
+	const lm_memloc *loc;
+	int is_dram;
+	int size;         /* bytes per element */
+	int64_t parts;    /* SB/PSUM: partitions (first pair's num) */
+	int64_t free;     /* SB/PSUM: elements per partition; DRAM: count */
+	int64_t count;    /* all elements */
+	int64_t lo, hi;   /* SB/PSUM: byte range [lo, hi) within the memloc */
+} opnd;
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/* s, or "" when NULL (for messages). */
+static const char *S(const char *s)
+{
+	return s ? s : "";
+}
+
+/* Checked a + b; returns 1 on overflow. */
+static int add_ovf(int64_t a, int64_t b, int64_t *r)
+{
+	return __builtin_add_overflow(a, b, r);
+}
+
+/* Checked a * b; returns 1 on overflow. */
+static int mul_ovf(int64_t a, int64_t b, int64_t *r)
+{
+	return __builtin_mul_overflow(a, b, r);
+}
+
+/*
+** Append "/" (when the path is not empty) and a formatted component to the
+** current path. Returns the previous length, for wpop().
+*/
+static size_t LM_PRINTF(2, 3) wpush(vctx *v, const char *fmt, ...)
+{
+	size_t old = v->wlen, cap = sizeof v->where;
+	va_list ap;
+	if (v->wlen > 0 && v->wlen + 1 < cap)
+		v->where[v->wlen++] = '/';
+	if (v->wlen < cap) {
+		va_start(ap, fmt);
+		int k = vsnprintf(v->where + v->wlen, cap - v->wlen, fmt, ap);
+		va_end(ap);
+		if (k > 0)
+			v->wlen += (size_t)k;
+		if (v->wlen >= cap)
+			v->wlen = cap - 1;
+	}
+	v->where[v->wlen] = 0;
+	return old;
+}
+
+/* Cut the current path back to length n. */
+static void wpop(vctx *v, size_t n)
+{
+	v->wlen = n;
+	v->where[n] = 0;
+}
+
+/* Push "KIND NAME", or "KIND #idx" when the name is NULL or empty. */
+static size_t wpush_named(vctx *v, const char *kind, const char *name, int idx)
+{
+	if (name && *name)
+		return wpush(v, "%s %s", kind, name);
+	return wpush(v, "%s #%d", kind, idx);
+}
+
+/* Report an error at the current path. Returns LM_EINPUT. */
+static int LM_PRINTF(2, 3) fail(vctx *v, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = lm_verr(v->err, LM_EINPUT, v->file, v->where, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* Report an error at the path "module". */
+static int LM_PRINTF(2, 3) fail_module(vctx *v, const char *fmt, ...)
+{
+	va_list ap;
+	wpop(v, 0);
+	wpush(v, "module");
+	va_start(ap, fmt);
+	int rc = lm_verr(v->err, LM_EINPUT, v->file, v->where, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* A function's name for messages. */
+static const char *fname(const lm_function *f)
+{
+	return f && f->name ? f->name : "?";
+}
+
+/* 1 when every memory location of the allocation is DRAM storage. */
+static int alloc_is_dram(const lm_alloc *a)
+{
+	for (int i = 0; i < a->n_memlocs; i++)
+		if (!lm_memtype_is_dram(a->memlocs[i].type))
+			return 0;
+	return 1;
+}
+
+/* dtype name for messages. */
+static const char *dtname(lm_dtype t)
+{
+	const char *s = lm_dtype_name(t);
+	return s && *s ? s : "invalid";
+}
+
+/* The memory type's name for messages. */
+static const char *mtname(lm_memtype t)
+{
+	const char *s = lm_memtype_name(t);
+	return s && *s ? s : "invalid";
+}
+
+/* The opcode's name for messages. */
+static const char *opname(const lm_inst *in)
+{
+	if (in->op == LM_OP_OTHER && in->opcode_str)
+		return in->opcode_str;
+	const char *s = lm_opcode_name(in->op);
+	return s && *s ? s : "?";
+}
+
+/* ---- module header, semaphores, queues ---------------------------------- */
+
+/* Version, arch and function count. */
+static int check_header(vctx *v)
+{
+	const lm_module *m = v->m;
+	if (m->version != 2)
+		return fail_module(v, "unsupported version %lld (expected 2)",
+				   (long long)m->version);
+	v->arch = m->arch ? lm_arch_get(m->arch) : NULL;
+	if (!v->arch)
+		return fail_module(v, "unknown arch '%s'",
+				   m->arch ? m->arch : "(none)");
+	if (m->n_functions < 1)
+		return fail_module(v, "module has no functions");
+	wpop(v, 0);
+	return 0;
+}
+
+/* Semaphore names, queue names, queue instance names and semaphores. */
+static int check_sync_objects(vctx *v)
+{
+	const lm_module *m = v->m;
+	int rc = 0;
+	for (int i = 0; i < m->n_semaphores; i++) {
+		const lm_semaphore *s = &m->semaphores[i];
+		size_t w = wpush_named(v, "semaphore", s->name, i);
+		if (!s->name || !*s->name)
+			return fail(v, "semaphore without a name");
+		if (!lm_strmap_put(&v->sems, s->name, (void *)s))
+			return fail(v, "duplicate semaphore name '%s'", s->name);
+		wpop(v, w);
+	}
+	for (int i = 0; i < m->n_queues; i++) {
+		const lm_queue *q = &m->queues[i];
+		size_t w = wpush_named(v, "queue", q->name, i);
+		if (!q->name || !*q->name)
+			return fail(v, "queue without a name");
+		if (!lm_strmap_put(&v->queues, q->name, (void *)q))
+			return fail(v, "duplicate queue name '%s'", q->name);
+		if (q->n_instances < 1)
+			return fail(v, "queue '%s' has no instances", q->name);
+		for (int j = 0; j < q->n_instances; j++) {
+			const lm_qinstance *qi = &q->instances[j];
+			size_t w2 = wpush_named(v, "instance", qi->name, j);
+			void *prev;
+			if (!qi->name || !*qi->name)
+				return fail(v, "queue instance without a name");
+			if (lm_strmap_get(&v->qinsts, qi->name, &prev))
+				return fail(v, "duplicate queue instance name "
+					    "'%s' (also in queue '%s')", qi->name,
+					    S(((const lm_queue *)prev)->name));
+			lm_strmap_put(&v->qinsts, qi->name, (void *)q);
+			if (!qi->semaphore || !*qi->semaphore)
+				return fail(v, "queue instance '%s' has no "
+					    "semaphore", qi->name);
+			if (!lm_strmap_lookup(&v->sems, qi->semaphore))
+				return fail(v, "queue instance semaphore '%s' is "
+					    "not a module semaphore", qi->semaphore);
+			wpop(v, w2);
+		}
+		wpop(v, w);
+	}
+	return rc;
+}
+
+/* Function names: present and unique. */
+static int check_function_names(vctx *v)
+{
+	const lm_module *m = v->m;
+	for (int i = 0; i < m->n_functions; i++) {
+		const lm_function *f = &m->functions[i];
+		size_t w = wpush_named(v, "function", f->name, i);
+		if (!f->name || !*f->name)
+			return fail(v, "function without a name");
+		if (!lm_strmap_put(&v->funcs, f->name, (void *)f))
+			return fail(v, "duplicate function name '%s'", f->name);
+		wpop(v, w);
+	}
+	return 0;
+}
+
+/* ---- allocations and memory locations ----------------------------------- */
+
+/*
+** One memory location on its own: dims present for SB / PSUM, partitions
+** inside the 128, bytes inside SBUF / PSUM, the PSUM bank matching addr.
+*/
+static int check_memloc(vctx *v, const lm_memloc *l)
+{
+	int64_t end;
+	if (l->addr < 0 || l->base < 0 || l->bank < 0)
+		return fail(v, "negative addr, base or bank");
+	for (int i = 0; i < l->n_dims; i++)
+		if (l->dims[i] < 0)
+			return fail(v, "negative dims[%d] %lld", i,
+				    (long long)l->dims[i]);
+	if (l->type != LM_MT_SB && l->type != LM_MT_PSUM)
+		return 0;
+	if (l->n_dims != 2)
+		return fail(v, "%s memory location needs dims [partitions, "
+			    "bytes_per_partition]", mtname(l->type));
+	if (add_ovf(l->base, l->dims[0], &end) || end > LM_PARTITIONS)
+		return fail(v, "partitions %lld..%lld exceed the %d partitions",
+			    (long long)l->base, (long long)l->base +
+			    (long long)l->dims[0] - 1, LM_PARTITIONS);
+	if (add_ovf(l->addr, l->dims[1], &end))
+		end = INT64_MAX;
+	if (l->type == LM_MT_SB) {
+		if (end > v->arch->sbuf_bytes)
+			return fail(v, "SB memory location ends at byte %lld, "
+				    "beyond the %lld-byte SBUF partition of %s",
+				    (long long)end,
+				    (long long)v->arch->sbuf_bytes,
+				    v->arch->name);
+		return 0;
+	}
+	if (l->bank != l->addr / LM_PSUM_BANK_BYTES)
+		return fail(v, "PSUM bank %lld does not match addr %lld "
+			    "(bank %lld)", (long long)l->bank,
+			    (long long)l->addr,
+			    (long long)(l->addr / LM_PSUM_BANK_BYTES));
+	if (end > v->arch->psum_bytes)
+		return fail(v, "PSUM memory location ends at byte %lld, beyond "
+			    "the %lld-byte PSUM partition", (long long)end,
+			    (long long)v->arch->psum_bytes);
+	return 0;
+}
+
+/*
+** Allocation and memory-location names (module-wide, two namespaces), the
+** allocation's dtype and shape, and every memory location.
+*/
+static int check_allocs(vctx *v, const lm_function *f)
+{
+	for (int i = 0; i < f->n_allocs; i++) {
+		const lm_alloc *a = &f->allocs[i];
+		size_t w = wpush_named(v, "allocation", a->name, i);
+		void *prev;
+		int64_t elems = 1;
+		if (!a->name || !*a->name)
+			return fail(v, "allocation without a name");
+		if (lm_strmap_get(&v->allocs, a->name, &prev))
+			return fail(v, "duplicate allocation name '%s' (also in "
+				    "function '%s')", a->name,
+				    fname((const lm_function *)prev));
+		lm_strmap_put(&v->allocs, a->name, (void *)f);
+		lm_strmap_put(&v->allocp, a->name, (void *)a);
+		for (int j = 0; j < a->n_shape; j++)
+			if (a->tensor_shape[j] < 0 ||
+			    mul_ovf(elems, a->tensor_shape[j], &elems))
+				return fail(v, "tensor_shape is negative or "
+					    "overflows");
+		for (int j = 0; j < a->n_memlocs; j++) {
+			const lm_memloc *l = &a->memlocs[j];
+			size_t w2 = wpush_named(v, "memory location", l->name, j);
+			int rc;
+			if (!l->name || !*l->name)
+				return fail(v, "memory location without a name");
+			if (lm_strmap_get(&v->memlocs, l->name, &prev))
+				return fail(v, "duplicate memory location name "
+					    "'%s' (also in function '%s')",
+					    l->name,
+					    fname((const lm_function *)prev));
+			lm_strmap_put(&v->memlocs, l->name, (void *)f);
+			if ((rc = check_memloc(v, l)) != 0)
+				return rc;
+			wpop(v, w2);
+		}
+		wpop(v, w);
+	}
+	return 0;
+}
+
+/*
+** remote_local_target and alias_of of one function's allocations (run after
+** every allocation is known).
+*/
+static int check_alloc_links(vctx *v, const lm_function *f)
+{
+	for (int i = 0; i < f->n_allocs; i++) {
+		const lm_alloc *a = &f->allocs[i];
+		size_t w = wpush(v, "allocation %s", a->name);
+		if (a->has_remote) {
+			if (!a->remote_name || !*a->remote_name)
+				return fail(v, "remote_local_target has no "
+					    "allocation name");
+			if (a->remote_core < 0)
+				return fail(v, "remote_local_target core %lld "
+					    "is negative",
+					    (long long)a->remote_core);
+			if (!alloc_is_dram(a))
+				return fail(v, "remote_local_target view must be "
+					    "a DRAM allocation");
+		}
+		if (a->alias_of) {
+			const lm_alloc *t, *c;
+			if (strcmp(a->alias_of, a->name) == 0)
+				return fail(v, "alias_of names the allocation "
+					    "itself");
+			t = lm_strmap_lookup(&v->allocp, a->alias_of);
+			if (!t)
+				return fail(v, "alias_of '%s' names no "
+					    "allocation", a->alias_of);
+			if (!alloc_is_dram(a))
+				return fail(v, "an alias_of allocation must be "
+					    "DRAM");
+			if (!alloc_is_dram(t))
+				return fail(v, "alias_of '%s' is not a DRAM "
+					    "allocation", a->alias_of);
+			if (t->dtype != a->dtype)
+				return fail(v, "alias_of '%s': dtype %s differs "
+					    "from %s", a->alias_of,
+					    dtname(t->dtype), dtname(a->dtype));
+			int same = t->n_shape == a->n_shape;
+			for (int j = 0; same && j < a->n_shape; j++)
+				same = t->tensor_shape[j] == a->tensor_shape[j];
+			if (!same)
+				return fail(v, "alias_of '%s': tensor_shape "
+					    "differs", a->alias_of);
+			/* Chains are allowed, cycles are not. */
+			c = t;
+			for (int k = 0; c && c->alias_of; k++) {
+				if (k > (int)v->allocp.n)
+					return fail(v, "alias_of cycle through "
+						    "'%s'", a->alias_of);
+				c = lm_strmap_lookup(&v->allocp, c->alias_of);
+			}
+		}
+		wpop(v, w);
+	}
+	return 0;
+}
+
+/* Module `aliases`: both sides name allocations. */
+static int check_aliases(vctx *v)
+{
+	const lm_module *m = v->m;
+	for (int i = 0; i < m->n_aliases; i++) {
+		const lm_alias *al = &m->aliases[i];
+		size_t w = wpush(v, "aliases #%d", i);
+		if (!al->producer || !lm_strmap_lookup(&v->allocp, al->producer))
+			return fail(v, "producer '%s' names no allocation",
+				    S(al->producer));
+		if (!al->consumer || !lm_strmap_lookup(&v->allocp, al->consumer))
+			return fail(v, "consumer '%s' names no allocation",
+				    S(al->consumer));
+		wpop(v, w);
+	}
+	return 0;
+}
+
+/* ---- instruction names -------------------------------------------------- */
+
+/* Record the names of the instructions of blocks (recursing into Loops). */
+static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
+			 int nb)
+{
+	for (int b = 0; b < nb; b++) {
+		const lm_block *bl = &bs[b];
+		size_t w = wpush_named(v, "block", bl->name, b);
+		for (int i = 0; i < bl->n_insts; i++) {
+			const lm_inst *in = &bl->insts[i];
+			void *prev;
+			if (in->op == LM_OP_LOOP) {
+				size_t w2 = wpush_named(v, "loop", in->name, i);
+				int rc = collect_names(v, f, in->blocks,
+						       in->n_blocks);
+				if (rc)
+					return rc;
+				wpop(v, w2);
+				continue;
+			}
+			size_t w2 = wpush_named(v, "instruction", in->name, i);
+			if (!in->name || !*in->name)
+				return fail(v, "instruction without a name");
+			if (lm_strmap_get(&v->insts, in->name, &prev))
+				return fail(v, "duplicate instruction name '%s' "
+					    "(also in function '%s')", in->name,
+					    fname((const lm_function *)prev));
+			lm_strmap_put(&v->insts, in->name, (void *)f);
+			wpop(v, w2);
+		}
+		wpop(v, w);
+	}
+	return 0;
+}
+
+/* ---- operands ----------------------------------------------------------- */
+
+/*
+** Resolve and bounds-check one physical_ap operand, filling *o. `label`
+** ("ins[0]") is already on the path.
+*/
+static int check_operand(vctx *v, const lm_arg *a, opnd *o)
+{
+	const lm_alloc *al;
+	const lm_memloc *loc;
+	int64_t lo, hi, count = 1, d;
+	int first;
+
+	memset(o, 0, sizeof *o);
+	o->arg = a;
+	if (!a->memsetref || !*a->memsetref)
+		return fail(v, "operand has no memsetref");
+	al = lm_strmap_lookup(&v->allocp, a->memsetref);
+	if (!al)
+		return fail(v, "memsetref '%s' names no allocation",
+			    a->memsetref);
+	loc = a->memref ? lm_alloc_find_memloc(al, a->memref) : NULL;
+	if (!loc)
+		return fail(v, "memref '%s' is not a memory location of "
+			    "allocation '%s'", S(a->memref), a->memsetref);
+	o->alloc = al;
+	o->loc = loc;
+	o->size = lm_dtype_size(a->dtype);
+	if (a->dtype == LM_DT_INVALID || o->size <= 0)
+		return fail(v, "invalid dtype '%s'", S(a->dtype_str));
+	o->is_dram = lm_memtype_is_dram(loc->type);
+	if (!o->is_dram && loc->type != LM_MT_SB && loc->type != LM_MT_PSUM)
+		return fail(v, "memory location '%s' has type %s, which an "
+			    "access pattern cannot address", S(loc->name),
+			    mtname(loc->type));
+	if (a->n_ap < 1)
+		return fail(v, "access pattern is empty");
+	if (a->offset < 0)
+		return fail(v, "negative offset %lld", (long long)a->offset);
+	if (a->start_partition < 0)
+		return fail(v, "negative start_partition %lld",
+			    (long long)a->start_partition);
+	for (int i = 0; i < a->n_ap; i++) {
+		if (a->ap[i].num <= 0)
+			return fail(v, "access pattern pair %d has num %lld "
+				    "(must be > 0)", i, (long long)a->ap[i].num);
+		if (mul_ovf(count, a->ap[i].num, &count) ||
+		    count > MAX_OPERAND_ELEMS)
+			return fail(v, "access pattern walks more than %lld "
+				    "elements", (long long)MAX_OPERAND_ELEMS);
+	}
+	o->count = count;
+
+	/* Element range walked from offset: SB/PSUM skip the partition pair. */
+	first = o->is_dram ? 0 : 1;
+	lo = hi = a->offset;
+	for (int i = first; i < a->n_ap; i++) {
+		if (mul_ovf(a->ap[i].step, a->ap[i].num - 1, &d) ||
+		    add_ovf(d < 0 ? lo : hi, d, d < 0 ? &lo : &hi))
+			return fail(v, "access pattern index arithmetic "
+				    "overflows");
+	}
+	if (lo < 0)
+		return fail(v, "access pattern reaches element %lld, before "
+			    "the start of memory location '%s'", (long long)lo,
+			    loc->name);
+
+	if (o->is_dram) {
+		int64_t elems = 1, bytes = 1, end;
+		for (int j = 0; j < al->n_shape; j++)
+			if (mul_ovf(elems, al->tensor_shape[j], &elems))
+				elems = INT64_MAX;
+		o->parts = a->ap[0].num;
+		o->free = count;
+		if (hi >= elems)
+			return fail(v, "element range %lld..%lld outside "
+				    "allocation '%s' (%lld elements)",
+				    (long long)lo, (long long)hi, al->name,
+				    (long long)elems);
+		if (loc->n_dims > 0) {
+			for (int j = 0; j < loc->n_dims; j++)
+				if (mul_ovf(bytes, loc->dims[j], &bytes))
+					bytes = INT64_MAX;
+			if (mul_ovf(hi + 1, o->size, &end) || end > bytes)
+				return fail(v, "element range %lld..%lld (%s) "
+					    "outside memory location '%s' "
+					    "(%lld bytes)", (long long)lo,
+					    (long long)hi, dtname(a->dtype),
+					    loc->name, (long long)bytes);
+		}
+		return 0;
+	}
+
+	/* SB / PSUM: partitions, then the bytes within each partition. */
+	o->parts = a->ap[0].num;
+	o->free = count / o->parts;
+	{
+		int64_t p0, pend, end;
+		if (add_ovf(loc->base, a->start_partition, &p0) ||
+		    add_ovf(p0, o->parts, &pend) || pend > LM_PARTITIONS)
+			return fail(v, "partitions %lld..%lld exceed the %d "
+				    "partitions", (long long)loc->base +
+				    (long long)a->start_partition,
+				    (long long)loc->base +
+				    (long long)a->start_partition +
+				    (long long)o->parts - 1, LM_PARTITIONS);
+		if (add_ovf(a->start_partition, o->parts, &end) ||
+		    loc->n_dims < 2 || end > loc->dims[0])
+			return fail(v, "partitions %lld..%lld of memory "
+				    "location '%s' outside its %lld partitions",
+				    (long long)a->start_partition,
+				    (long long)a->start_partition +
+				    (long long)o->parts - 1, loc->name,
+				    (long long)(loc->n_dims ? loc->dims[0] : 0));
+		if (mul_ovf(lo, o->size, &o->lo) ||
+		    add_ovf(hi, 1, &end) || mul_ovf(end, o->size, &o->hi) ||
+		    o->hi > loc->dims[1])
+			return fail(v, "element range %lld..%lld (%s) outside "
+				    "memory location '%s' (%lld bytes per "
+				    "partition)", (long long)lo, (long long)hi,
+				    dtname(a->dtype), loc->name,
+				    (long long)loc->dims[1]);
+	}
+	return 0;
+}
+
+/* ---- opcode rules ------------------------------------------------------- */
+
+/* Expected operand counts per opcode (-1: not checked). */
+static void expected_counts(lm_opcode op, int *nin, int *nout)
+{
+	*nin = *nout = -1;
+	switch (op) {
+	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
+	case LM_OP_TENSORSCALAR: case LM_OP_TENSORCOPY:
+	case LM_OP_AFFINESELECT:
+		*nin = 1; *nout = 1; break;
+	case LM_OP_MATMULT: case LM_OP_ACTIVATION: case LM_OP_TENSORTENSOR:
+		*nin = 2; *nout = 1; break;
+	case LM_OP_MEMSET: case LM_OP_IOTA:
+		*nin = 0; *nout = 1; break;
+	case LM_OP_NOOP: case LM_OP_COREBARRIER: case LM_OP_RETURN:
+	case LM_OP_SWITCHQUEUE:
+		*nin = 0; *nout = 0; break;
+	default:
+		break;
+	}
+}
+
+/* 1 for opcodes whose tensor operands an engine reads (SBUF/PSUM only). */
+static int is_engine_op(lm_opcode op)
+{
+	switch (op) {
+	case LM_OP_MATMULT: case LM_OP_ACTIVATION: case LM_OP_TENSORTENSOR:
+	case LM_OP_TENSORSCALAR: case LM_OP_TENSORCOPY: case LM_OP_MEMSET:
+	case LM_OP_IOTA: case LM_OP_AFFINESELECT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Element counts of operands a (ins[ia]) and b (outs[0]) must agree. */
+static int check_same_count(vctx *v, const opnd *a, int ia, const opnd *b)
+{
+	if (a->count != b->count)
+		return fail(v, "element counts differ: ins[%d] has %lld, outs[0] "
+			    "has %lld", ia, (long long)a->count,
+			    (long long)b->count);
+	return 0;
+}
+
+/* Matmult shapes, dtypes, memories and the one-bank rule. */
+static int check_matmult(vctx *v, const lm_inst *in, const opnd *st,
+			 const opnd *mv, const opnd *out)
+{
+	int64_t first_bank, last_bank, lo, hi;
+	if (st->is_dram || st->loc->type != LM_MT_SB)
+		return fail(v, "matmul stationary (ins[0]) must be in SB");
+	if (mv->is_dram || mv->loc->type != LM_MT_SB)
+		return fail(v, "matmul moving (ins[1]) must be in SB");
+	if (out->is_dram || out->loc->type != LM_MT_PSUM)
+		return fail(v, "matmul output must be in PSUM");
+	if (in->is_transpose) {
+		int64_t P = mv->parts, F = mv->free;
+		if (st->parts != F || st->free != F)
+			return fail(v, "transpose stationary must be square "
+				    "[F, F] with F=%lld (got [%lld, %lld])",
+				    (long long)F, (long long)st->parts,
+				    (long long)st->free);
+		if (F > MM_MAX_M)
+			return fail(v, "transpose F=%lld exceeds %d",
+				    (long long)F, MM_MAX_M);
+		if (out->parts != F || out->free != P)
+			return fail(v, "transpose output is [%lld, %lld], "
+				    "expected [F=%lld, P=%lld]",
+				    (long long)out->parts, (long long)out->free,
+				    (long long)F, (long long)P);
+		if (out->arg->dtype != LM_DT_FLOAT32 &&
+		    out->arg->dtype != mv->arg->dtype)
+			return fail(v, "transpose output dtype must be float32 "
+				    "or %s (got %s)", dtname(mv->arg->dtype),
+				    dtname(out->arg->dtype));
+	} else {
+		int64_t K = st->parts, M = st->free, N = mv->free;
+		if (mv->parts != K)
+			return fail(v, "matmul contraction mismatch: stationary "
+				    "has K=%lld partitions, moving has %lld",
+				    (long long)K, (long long)mv->parts);
+		if (K > MM_MAX_K)
+			return fail(v, "matmul K=%lld exceeds %d",
+				    (long long)K, MM_MAX_K);
+		if (M > MM_MAX_M)
+			return fail(v, "matmul M=%lld exceeds %d",
+				    (long long)M, MM_MAX_M);
+		if (N > MM_MAX_N)
+			return fail(v, "matmul N=%lld exceeds %d",
+				    (long long)N, MM_MAX_N);
+		if (out->parts != M || out->free != N)
+			return fail(v, "matmul output is [%lld, %lld], expected "
+				    "[M=%lld, N=%lld]", (long long)out->parts,
+				    (long long)out->free, (long long)M,
+				    (long long)N);
+		if (out->arg->dtype != LM_DT_FLOAT32)
+			return fail(v, "matmul output dtype must be float32 "
+				    "(got %s)", dtname(out->arg->dtype));
+	}
+	/* check_operand and check_memloc bound these far below INT64_MAX. */
+	lo = out->loc->addr + out->lo;
+	hi = out->loc->addr + out->hi;
+	first_bank = lo / LM_PSUM_BANK_BYTES;
+	last_bank = (hi - 1) / LM_PSUM_BANK_BYTES;
+	if (first_bank != last_bank)
+		return fail(v, "matmul output crosses a PSUM bank boundary "
+			    "(bytes %lld..%lld, banks %lld..%lld)",
+			    (long long)lo, (long long)hi - 1,
+			    (long long)first_bank, (long long)last_bank);
+	return 0;
+}
+
+/* Iota / AffineSelect pattern: present, positive nums, covers the output. */
+static int check_pattern(vctx *v, const lm_inst *in, const opnd *out)
+{
+	int64_t n = 1;
+	if (in->n_pattern < 1)
+		return fail(v, "%s needs a pattern", opname(in));
+	for (int i = 0; i < in->n_pattern; i++) {
+		if (in->pattern[i].num <= 0)
+			return fail(v, "pattern pair %d has num %lld (must be "
+				    "> 0)", i, (long long)in->pattern[i].num);
+		if (mul_ovf(n, in->pattern[i].num, &n))
+			return fail(v, "pattern element count overflows");
+	}
+	if (out && n != out->free)
+		return fail(v, "pattern walks %lld elements per partition, the "
+			    "output has %lld", (long long)n,
+			    (long long)out->free);
+	return 0;
+}
+
+/* The opcode's operand shapes (all its tensor operands resolved). */
+static int check_shapes(vctx *v, const lm_inst *in, const opnd *ins,
+			const opnd *outs)
+{
+	int rc;
+	switch (in->op) {
+	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
+	case LM_OP_TENSORSCALAR: case LM_OP_TENSORCOPY:
+		return check_same_count(v, &ins[0], 0, &outs[0]);
+	case LM_OP_TENSORTENSOR:
+		if ((rc = check_same_count(v, &ins[0], 0, &outs[0])) != 0)
+			return rc;
+		return check_same_count(v, &ins[1], 1, &outs[0]);
+	case LM_OP_ACTIVATION:
+		if ((rc = check_same_count(v, &ins[0], 0, &outs[0])) != 0)
+			return rc;
+		if (ins[1].arg->dtype != LM_DT_FLOAT32)
+			return fail(v, "Activation bias (ins[1]) must be "
+				    "float32 (got %s)", dtname(ins[1].arg->dtype));
+		if (ins[1].parts != ins[0].parts || ins[1].free != 1)
+			return fail(v, "Activation bias (ins[1]) must be [P, 1] "
+				    "with P=%lld (got [%lld, %lld])",
+				    (long long)ins[0].parts,
+				    (long long)ins[1].parts,
+				    (long long)ins[1].free);
+		return 0;
+	case LM_OP_MATMULT:
+		return check_matmult(v, in, &ins[0], &ins[1], &outs[0]);
+	case LM_OP_IOTA:
+		return check_pattern(v, in, &outs[0]);
+	case LM_OP_AFFINESELECT:
+		if ((rc = check_same_count(v, &ins[0], 0, &outs[0])) != 0)
+			return rc;
+		return check_pattern(v, in, &outs[0]);
+	default:
+		return 0;
+	}
+}
+
+/* A formal -> caller map of an NKIKernel: callers and formals resolve. */
+static int check_kv(vctx *v, const char *what, const lm_kv *kv, int n,
+		    const lm_function *callee)
+{
+	for (int i = 0; i < n; i++) {
+		const lm_alloc *formal = NULL;
+		if (!kv[i].value ||
+		    !lm_strmap_lookup(&v->allocp, kv[i].value))
+			return fail(v, "%s maps '%s' to '%s', which names no "
+				    "allocation", what, S(kv[i].key),
+				    S(kv[i].value));
+		for (int j = 0; kv[i].key && j < callee->n_allocs; j++)
+			if (callee->allocs[j].name &&
+			    strcmp(callee->allocs[j].name, kv[i].key) == 0)
+				formal = &callee->allocs[j];
+		if (!formal)
+			return fail(v, "%s formal '%s' is not an allocation of "
+				    "function '%s'", what, S(kv[i].key),
+				    fname(callee));
+	}
+	return 0;
+}
+
+/* Required fields and references of the non-tensor opcodes. */
+static int check_fields(vctx *v, const lm_inst *in)
+{
+	switch (in->op) {
+	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
+		if (!in->queue || !*in->queue)
+			return fail(v, "%s needs a queue", opname(in));
+		if (!lm_strmap_lookup(&v->queues, in->queue))
+			return fail(v, "queue '%s' is not a module queue",
+				    in->queue);
+		return 0;
+	case LM_OP_SWITCHQUEUE: {
+		const lm_queue *q, *owner;
+		if (!in->queue || !*in->queue || !in->instance_name ||
+		    !*in->instance_name)
+			return fail(v, "SwitchQueueInstance needs queue and "
+				    "instance_name");
+		q = lm_strmap_lookup(&v->queues, in->queue);
+		if (!q)
+			return fail(v, "queue '%s' is not a module queue",
+				    in->queue);
+		owner = lm_strmap_lookup(&v->qinsts, in->instance_name);
+		if (!owner)
+			return fail(v, "queue instance '%s' does not exist",
+				    in->instance_name);
+		if (owner != q)
+			return fail(v, "instance '%s' is not an instance of "
+				    "queue '%s' (it belongs to '%s')",
+				    in->instance_name, in->queue,
+				    S(owner->name));
+		return 0;
+	}
+	case LM_OP_CALL:
+		if (!in->target || !*in->target)
+			return fail(v, "Call has no target");
+		if (!lm_strmap_lookup(&v->funcs, in->target))
+			return fail(v, "Call target '%s' is not a function of "
+				    "the module", in->target);
+		return 0;
+	case LM_OP_NKIKERNEL: {
+		const lm_function *callee;
+		int rc;
+		if (!in->func || !*in->func)
+			return fail(v, "NKIKernel needs func");
+		callee = lm_strmap_lookup(&v->funcs, in->func);
+		if (!callee)
+			return fail(v, "NKIKernel func '%s' is not a function "
+				    "of the module", in->func);
+		if ((rc = check_kv(v, "func_args", in->func_args,
+				   in->n_func_args, callee)) != 0)
+			return rc;
+		return check_kv(v, "func_outs", in->func_outs, in->n_func_outs,
+				callee);
+	}
+	case LM_OP_NKIKLIRKERNEL:
+		if (!in->klir_binary || !*in->klir_binary)
+			return fail(v, "NKIKLIRKernel needs klir_binary");
+		if (!in->kernel_format)
+			return fail(v, "NKIKLIRKernel needs kernel_format");
+		return 0;
+	case LM_OP_COREBARRIER:
+		if (in->barrier_id < 0)
+			return fail(v, "CoreBarrier id %lld is negative",
+				    (long long)in->barrier_id);
+		if (in->n_cores < 1)
+			return fail(v, "CoreBarrier cores is empty");
+		for (int i = 0; i < in->n_cores; i++) {
+			if (in->cores[i] < 0 ||
+			    in->cores[i] >= MAX_BARRIER_CORES)
+				return fail(v, "CoreBarrier core %lld out of "
+					    "range [0, %d)",
+					    (long long)in->cores[i],
+					    MAX_BARRIER_CORES);
+			for (int j = 0; j < i; j++)
+				if (in->cores[j] == in->cores[i])
+					return fail(v, "CoreBarrier core %lld "
+						    "listed twice",
+						    (long long)in->cores[i]);
+		}
+		if (in->group && !*in->group)
+			return fail(v, "CoreBarrier group is empty");
+		return 0;
+	case LM_OP_ACTIVATION:
+		if (in->act_func == LM_ACT_INVALID)
+			return fail(v, "Activation needs func");
+		return 0;
+	case LM_OP_TENSORTENSOR:
+		if (in->alu == LM_ALU_INVALID)
+			return fail(v, "TensorTensor needs op");
+		return 0;
+	case LM_OP_TENSORSCALAR:
+		if (in->alu0 == LM_ALU_INVALID || in->alu1 == LM_ALU_INVALID)
+			return fail(v, "TensorScalar needs op0 and op1");
+		return 0;
+	case LM_OP_AFFINESELECT:
+		if (in->alu == LM_ALU_INVALID)
+			return fail(v, "TensorScalarAffineSelect needs "
+				    "compare_op");
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* dependencies (earlier, same function), wait and signal semaphores. */
+static int check_sync(vctx *v, const lm_inst *in)
+{
+	for (int i = 0; i < in->n_deps; i++) {
+		const char *d = in->deps[i];
+		const lm_function *owner;
+		if (!d || !*d)
+			return fail(v, "empty dependency name");
+		if (in->name && strcmp(d, in->name) == 0)
+			return fail(v, "dependency '%s' is the instruction "
+				    "itself", d);
+		if (lm_strmap_lookup(&v->seen, d))
+			continue;
+		owner = lm_strmap_lookup(&v->insts, d);
+		if (!owner)
+			return fail(v, "dependency '%s' names no instruction",
+				    d);
+		if (owner != v->fn)
+			return fail(v, "dependency '%s' is an instruction of "
+				    "function '%s', not of '%s'", d,
+				    fname(owner), fname(v->fn));
+		return fail(v, "dependency '%s' is not an earlier instruction "
+			    "of function '%s' (dependencies point backwards, "
+			    "so cycles cannot form)", d, fname(v->fn));
+	}
+	for (int i = 0; i < in->n_wait; i++) {
+		const lm_wait *w = &in->wait[i];
+		if (!w->semaphore || !lm_strmap_lookup(&v->sems, w->semaphore))
+			return fail(v, "wait semaphore '%s' is not a module "
+				    "semaphore", S(w->semaphore));
+		if (w->value < 0)
+			return fail(v, "wait value %lld is negative",
+				    (long long)w->value);
+	}
+	for (int i = 0; i < in->n_signal; i++)
+		if (!in->signal[i] ||
+		    !lm_strmap_lookup(&v->sems, in->signal[i]))
+			return fail(v, "signal semaphore '%s' is not a module "
+				    "semaphore", S(in->signal[i]));
+	return 0;
+}
+
+/* Every operand (resolution and bounds), then the opcode's shape rules. */
+static int check_operands(vctx *v, const lm_inst *in)
+{
+	int nin, nout, rc = 0, shaped = 1;
+	opnd *ins = NULL, *outs = NULL;
+
+	expected_counts(in->op, &nin, &nout);
+	if (nin >= 0 && in->n_ins != nin)
+		return fail(v, "%s needs %d input%s, got %d", opname(in), nin,
+			    nin == 1 ? "" : "s", in->n_ins);
+	if (nout >= 0 && in->n_outs != nout)
+		return fail(v, "%s needs %d output%s, got %d", opname(in), nout,
+			    nout == 1 ? "" : "s", in->n_outs);
+
+	ins = lm_xcalloc((size_t)in->n_ins + 1, sizeof *ins);
+	outs = lm_xcalloc((size_t)in->n_outs + 1, sizeof *outs);
+	for (int k = 0; k < 2 && rc == 0; k++) {
+		int n = k ? in->n_outs : in->n_ins;
+		const lm_arg *args = k ? in->outs : in->ins;
+		opnd *res = k ? outs : ins;
+		for (int i = 0; i < n && rc == 0; i++) {
+			const lm_arg *a = &args[i];
+			size_t w = wpush(v, "operand %s[%d]", k ? "outs" : "ins",
+					 i);
+			if (a->kind == LM_ARG_PHYSICAL_AP) {
+				rc = check_operand(v, a, &res[i]);
+				if (rc == 0 && is_engine_op(in->op) &&
+				    res[i].is_dram)
+					rc = fail(v, "%s operands must be in "
+						  "SBUF or PSUM ('%s' is %s)",
+						  opname(in),
+						  S(res[i].loc->name),
+						  mtname(res[i].loc->type));
+			} else if (nin >= 0 && a->kind == LM_ARG_IMM) {
+				rc = fail(v, "%s operands must be access "
+					  "patterns (physical_ap), not "
+					  "imm_value", opname(in));
+			} else {
+				shaped = 0; /* opaque: the simulator decides */
+			}
+			if (rc == 0)
+				wpop(v, w);
+		}
+	}
+	if (rc == 0 && shaped && nin >= 0)
+		rc = check_shapes(v, in, ins, outs);
+	free(ins);
+	free(outs);
+	return rc;
+}
+
+/* One instruction: synchronization, operands, fields. */
+static int check_inst(vctx *v, const lm_inst *in)
+{
+	int rc;
+	if ((rc = check_sync(v, in)) != 0)
+		return rc;
+	if ((rc = check_operands(v, in)) != 0)
+		return rc;
+	return check_fields(v, in);
+}
+
+/* The instructions of blocks in program order (recursing into Loops). */
+static int check_blocks(vctx *v, const lm_block *bs, int nb)
+{
+	for (int b = 0; b < nb; b++) {
+		const lm_block *bl = &bs[b];
+		size_t w = wpush_named(v, "block", bl->name, b);
+		for (int i = 0; i < bl->n_insts; i++) {
+			const lm_inst *in = &bl->insts[i];
+			int rc;
+			if (in->op == LM_OP_LOOP) {
+				size_t w2 = wpush_named(v, "loop", in->name, i);
+				if ((rc = check_blocks(v, in->blocks,
+						       in->n_blocks)) != 0)
+					return rc;
+				wpop(v, w2);
+				continue;
+			}
+			size_t w2 = wpush_named(v, "instruction", in->name, i);
+			if ((rc = check_inst(v, in)) != 0)
+				return rc;
+			lm_strmap_put(&v->seen, in->name, (void *)in);
+			wpop(v, w2);
+		}
+		wpop(v, w);
+	}
+	return 0;
+}
+
+/* ---- linked modules (SPEC 4 end) ---------------------------------------- */
+
+/* "nc<c>" (no leading zeros) -> c; -1 for any other name. */
+static int64_t core_of_name(const char *s)
+{
+	int64_t c = 0;
+	if (!s || strncmp(s, "nc", 2) != 0 || !s[2])
+		return -1;
+	if (s[2] == '0' && s[3])
+		return -1;
+	for (const char *p = s + 2; *p; p++) {
+		if (*p < '0' || *p > '9' || c > (INT64_MAX - 9) / 10)
+			return -1;
+		c = c * 10 + (*p - '0');
+	}
+	return c;
+}
+
+/* Does the queue list q[0..n) hold name? */
+static int has_name(const char **q, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(q[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Collect the distinct queues used by DMA instructions of blocks. */
+static void used_queues(const lm_block *bs, int nb, const char ***q, int *n,
+			int *cap)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			const lm_inst *in = &bs[b].insts[i];
+			if (in->op == LM_OP_LOOP)
+				used_queues(in->blocks, in->n_blocks, q, n, cap);
+			else if (lm_opcode_is_dma(in->op) && in->queue &&
+				 !has_name(*q, *n, in->queue)) {
+				lm_grow(q, cap, *n + 1, sizeof **q);
+				(*q)[(*n)++] = in->queue;
+			}
+		}
+}
+
+/*
+** Core function nc<c>: neuron_core_id c; leading SwitchQueueInstance
+** I-SQI-<queue>-call_def_<c>_instance_0 for every queue it uses; ends with
+** CoreBarrier cb_return_call_def_<c>_instance_0 then Return.
+*/
+static int check_core_function(vctx *v, const lm_function *f, int64_t c)
+{
+	const char **q = NULL;
+	int nq = 0, cap = 0, rc = 0, lead = 0;
+	const lm_block *first, *last;
+	char want[300];
+
+	if (!f->has_core_id || f->neuron_core_id != c)
+		return fail(v, "function '%s' must have neuron_core_id %lld",
+			    fname(f), (long long)c);
+	if (f->n_blocks < 1)
+		return fail(v, "function '%s' has no blocks", fname(f));
+	first = &f->blocks[0];
+	last = &f->blocks[f->n_blocks - 1];
+	while (lead < first->n_insts &&
+	       first->insts[lead].op == LM_OP_SWITCHQUEUE)
+		lead++;
+	used_queues(f->blocks, f->n_blocks, &q, &nq, &cap);
+	for (int i = 0; i < nq && rc == 0; i++) {
+		int found = 0;
+		snprintf(want, sizeof want, "I-SQI-%s-call_def_%lld_instance_0",
+			 q[i], (long long)c);
+		for (int j = 0; j < lead && !found; j++) {
+			const lm_inst *in = &first->insts[j];
+			found = in->queue && strcmp(in->queue, q[i]) == 0 &&
+				in->name && strcmp(in->name, want) == 0;
+		}
+		if (!found)
+			rc = fail(v, "function '%s' uses queue '%s' but does not "
+				  "start with SwitchQueueInstance '%s'",
+				  fname(f), q[i], want);
+	}
+	free(q);
+	if (rc)
+		return rc;
+	snprintf(want, sizeof want, "cb_return_call_def_%lld_instance_0",
+		 (long long)c);
+	if (last->n_insts < 2 ||
+	    last->insts[last->n_insts - 2].op != LM_OP_COREBARRIER ||
+	    !last->insts[last->n_insts - 2].name ||
+	    strcmp(last->insts[last->n_insts - 2].name, want) != 0 ||
+	    last->insts[last->n_insts - 1].op != LM_OP_RETURN)
+		return fail(v, "function '%s' must end with CoreBarrier '%s' "
+			    "followed by Return", fname(f), want);
+	return 0;
+}
+
+/* A CoreBarrier seen in the module, for the id-uniqueness rule. */
+typedef struct barrier_ref {
+	const lm_inst *in;
+	const char *group;
+	int seq;
+} barrier_ref;
+
+/* Order by id, then program order. */
+static int cmp_barrier(const void *pa, const void *pb)
+{
+	const barrier_ref *a = pa, *b = pb;
+	if (a->in->barrier_id != b->in->barrier_id)
+		return a->in->barrier_id < b->in->barrier_id ? -1 : 1;
+	return a->seq - b->seq;
+}
+
+/* Collect every CoreBarrier of blocks. */
+static void collect_barriers(const lm_block *bs, int nb, barrier_ref **r,
+			     int *n, int *cap)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			const lm_inst *in = &bs[b].insts[i];
+			if (in->op == LM_OP_LOOP) {
+				collect_barriers(in->blocks, in->n_blocks, r, n,
+						 cap);
+			} else if (in->op == LM_OP_COREBARRIER) {
+				lm_grow(r, cap, *n + 1, sizeof **r);
+				(*r)[*n].in = in;
+				(*r)[*n].group = in->group ? in->group
+							   : S(in->name);
+				(*r)[*n].seq = *n;
+				(*n)++;
+			}
+		}
+}
+
+/* Barrier ids are unique module-wide (barriers of one group may share). */
+static int check_barrier_ids(vctx *v)
+{
+	barrier_ref *r = NULL;
+	int n = 0, cap = 0, rc = 0;
+	for (int f = 0; f < v->m->n_functions; f++)
+		collect_barriers(v->m->functions[f].blocks,
+				 v->m->functions[f].n_blocks, &r, &n, &cap);
+	if (n > 1)
+		qsort(r, (size_t)n, sizeof *r, cmp_barrier);
+	for (int i = 1, head = 0; i < n && rc == 0; i++) {
+		if (r[i].in->barrier_id != r[head].in->barrier_id) {
+			head = i;
+			continue;
+		}
+		if (strcmp(r[i].group, r[head].group) != 0) {
+			wpop(v, 0);
+			wpush(v, "module");
+			rc = fail(v, "barrier id %lld of '%s' (group '%s') is also "
+				  "used by '%s' (group '%s'); a linked module "
+				  "needs unique barrier ids",
+				  (long long)r[i].in->barrier_id,
+				  S(r[i].in->name), r[i].group,
+				  S(r[head].in->name), r[head].group);
+		}
+	}
+	free(r);
+	return rc;
+}
+
+/* The linked-module shape: dispatcher main, core functions, barrier ids. */
+static int check_linked(vctx *v)
+{
+	const lm_module *m = v->m;
+	const lm_function *mainf = &m->functions[0];
+	const lm_block *disp = NULL;
+	int64_t prev = -1;
+	int ncalls = 0, rc;
+	char want[128];
+
+	wpop(v, 0);
+	wpush(v, "function %s", fname(mainf));
+	if (!mainf->name || strcmp(mainf->name, "main") != 0)
+		return fail(v, "linked module: the entry function must be "
+			    "'main' (got '%s')", fname(mainf));
+	if (mainf->kind != LM_FK_DISPATCHER)
+		return fail(v, "linked module: 'main' must have kind "
+			    "dispatcher");
+	for (int b = 0; b < mainf->n_blocks; b++) {
+		const lm_block *bl = &mainf->blocks[b];
+		if (bl->name && strcmp(bl->name, "dispatcher") == 0 && !disp)
+			disp = bl;
+		else if (bl->n_insts > 0)
+			return fail(v, "linked module: 'main' holds "
+				    "instructions outside block 'dispatcher'");
+	}
+	if (!disp)
+		return fail(v, "linked module: 'main' has no block "
+			    "'dispatcher'");
+	wpush(v, "block dispatcher");
+	for (int i = 0; i < disp->n_insts; i++) {
+		const lm_inst *in = &disp->insts[i];
+		int64_t c;
+		size_t w = wpush_named(v, "instruction", in->name, i);
+		if (in->op != LM_OP_CALL)
+			return fail(v, "linked module: dispatcher instruction "
+				    "is %s, not Call", opname(in));
+		c = core_of_name(in->target);
+		if (c < 0)
+			return fail(v, "linked module: dispatcher Call target "
+				    "'%s' is not a core function nc<c>",
+				    S(in->target));
+		snprintf(want, sizeof want, "call_def_%lld_instance_0",
+			 (long long)c);
+		if (!in->name || strcmp(in->name, want) != 0)
+			return fail(v, "linked module: the Call of '%s' must be "
+				    "named '%s'", in->target, want);
+		if (c <= prev)
+			return fail(v, "linked module: dispatcher calls core "
+				    "%lld after core %lld (cores must increase)",
+				    (long long)c, (long long)prev);
+		prev = c;
+		ncalls++;
+		wpop(v, w);
+	}
+	if (ncalls == 0)
+		return fail(v, "linked module: the dispatcher calls no core");
+	/* Every core function is called, and has the core-function shape. */
+	for (int f = 0; f < m->n_functions; f++) {
+		const lm_function *fn = &m->functions[f];
+		int64_t c = core_of_name(fn->name);
+		int called = 0;
+		if (c < 0)
+			continue;
+		for (int i = 0; i < disp->n_insts && !called; i++)
+			called = strcmp(disp->insts[i].target, fn->name) == 0;
+		wpop(v, 0);
+		wpush(v, "function %s", fn->name);
+		if (!called)
+			return fail(v, "linked module: core function '%s' is not "
+				    "called by the dispatcher", fn->name);
+		if ((rc = check_core_function(v, fn, c)) != 0)
+			return rc;
+	}
+	return check_barrier_ids(v);
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+/*
+** Verify a module: 0 when valid, else LM_EINPUT with err filled with the
+** first problem found. opts may be NULL (per-core rules only).
+*/
+int lm_verify(const lm_module *m, const lm_verify_opts *opts, lm_error *err)
+{
+	vctx v;
+	int rc = 0;
+
+	memset(&v, 0, sizeof v);
+	v.m = m;
+	v.linked = opts ? opts->linked : 0;
+	v.err = err;
+	v.file = m->path ? m->path : "";
+	lm_strmap_init(&v.sems);
+	lm_strmap_init(&v.queues);
+	lm_strmap_init(&v.qinsts);
+	lm_strmap_init(&v.funcs);
+	lm_strmap_init(&v.allocs);
+	lm_strmap_init(&v.allocp);
+	lm_strmap_init(&v.memlocs);
+	lm_strmap_init(&v.insts);
+	lm_strmap_init(&v.seen);
+
+	if ((rc = check_header(&v)) != 0)
+		goto done;
+	if ((rc = check_sync_objects(&v)) != 0)
+		goto done;
+	if ((rc = check_function_names(&v)) != 0)
+		goto done;
+	for (int f = 0; f < m->n_functions; f++) {
+		size_t w = wpush(&v, "function %s", m->functions[f].name);
+		if ((rc = check_allocs(&v, &m->functions[f])) != 0)
+			goto done;
+		wpop(&v, w);
+	}
+	for (int f = 0; f < m->n_functions; f++) {
+		size_t w = wpush(&v, "function %s", m->functions[f].name);
+		if ((rc = check_alloc_links(&v, &m->functions[f])) != 0)
+			goto done;
+		wpop(&v, w);
+	}
+	if ((rc = check_aliases(&v)) != 0)
+		goto done;
+	for (int f = 0; f < m->n_functions; f++) {
+		const lm_function *fn = &m->functions[f];
+		size_t w = wpush(&v, "function %s", fn->name);
+		if ((rc = collect_names(&v, fn, fn->blocks, fn->n_blocks)) != 0)
+			goto done;
+		wpop(&v, w);
+	}
+	for (int f = 0; f < m->n_functions; f++) {
+		const lm_function *fn = &m->functions[f];
+		size_t w = wpush(&v, "function %s", fn->name);
+		v.fn = fn;
+		lm_strmap_free(&v.seen);
+		lm_strmap_init(&v.seen);
+		if ((rc = check_blocks(&v, fn->blocks, fn->n_blocks)) != 0)
+			goto done;
+		wpop(&v, w);
+	}
+	if (v.linked)
+		rc = check_linked(&v);
+
+done:
+	lm_strmap_free(&v.sems);
+	lm_strmap_free(&v.queues);
+	lm_strmap_free(&v.qinsts);
+	lm_strmap_free(&v.funcs);
+	lm_strmap_free(&v.allocs);
+	lm_strmap_free(&v.allocp);
+	lm_strmap_free(&v.memlocs);
+	lm_strmap_free(&v.insts);
+	lm_strmap_free(&v.seen);
+	return rc;
+}
+
+/*
+** Resolve an operand to its allocation (module-wide) and memory location.
+** Returns 0, or LM_EINPUT with both outputs NULL.
+*/
+int lm_resolve_arg(const lm_module *m, const lm_arg *a, lm_alloc **alloc,
+		   lm_memloc **loc)
+{
+	lm_alloc *al = NULL;
+	lm_memloc *l = NULL;
+	if (alloc)
+		*alloc = NULL;
+	if (loc)
+		*loc = NULL;
+	if (!m || !a || a->kind != LM_ARG_PHYSICAL_AP || !a->memsetref ||
+	    !a->memref)
+		return LM_EINPUT;
+	al = lm_module_find_alloc(m, a->memsetref, NULL);
+	if (!al)
+		return LM_EINPUT;
+	l = lm_alloc_find_memloc(al, a->memref);
+	if (!l)
+		return LM_EINPUT;
+	if (alloc)
+		*alloc = al;
+	if (loc)
+		*loc = l;
+	return 0;
+}

@@ -1,0 +1,2 @@
+noinst_LTLIBRARIES += sim/libsim.la
+sim_libsim_la_SOURCES = sim/placeholder.c

@@ -1,0 +1,34 @@
+# Each suite is a check program; shared helpers in tests/testutil.[ch].
+TEST_LDADD = tests/libtestutil.la $(LNCSIM_LIBS) $(CHECK_LIBS) $(LNCSIM_EXT_LIBS)
+TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+check_LTLIBRARIES = tests/libtestutil.la
+tests_libtestutil_la_SOURCES = tests/testutil.c tests/testutil.h
+tests_libtestutil_la_CFLAGS = $(TEST_CFLAGS)
+EXTRA_DIST += tests/fixtures
+
+check_PROGRAMS += tests/test_model
+tests_test_model_SOURCES = tests/test_model.c
+tests_test_model_CFLAGS = $(TEST_CFLAGS)
+tests_test_model_LDADD = $(TEST_LDADD)
+
+check_PROGRAMS += tests/test_dtype
+tests_test_dtype_SOURCES = tests/test_dtype.c
+tests_test_dtype_CFLAGS = $(TEST_CFLAGS)
+tests_test_dtype_LDADD = $(TEST_LDADD)
+
+check_PROGRAMS += tests/test_npy
+tests_test_npy_SOURCES = tests/test_npy.c
+tests_test_npy_CFLAGS = $(TEST_CFLAGS)
+tests_test_npy_LDADD = $(TEST_LDADD)
+
+check_PROGRAMS += tests/test_verify
+tests_test_verify_SOURCES = tests/test_verify.c
+tests_test_verify_CFLAGS = $(TEST_CFLAGS)
+tests_test_verify_LDADD = $(TEST_LDADD)
+
+check_PROGRAMS += tests/test_cli
+tests_test_cli_SOURCES = tests/test_cli.c
+tests_test_cli_CFLAGS = $(TEST_CFLAGS)
+tests_test_cli_LDADD = $(TEST_LDADD)
+
+TESTS += tests/test_model tests/test_dtype tests/test_npy tests/test_verify tests/test_cli

@@ -1,0 +1,460 @@
+/*
+** test_model.c -- BIR JSON load/save: round trips of every fixture and
+** example, carried-through unknown keys, liberal reading, and one test per
+** class of malformed input.
+*/
+#include "common.h"
+#include "module.h"
+#include "json_int.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Parse text; returns the module or NULL with err filled. */
+static lm_module *parse(const char *text, lm_error *err)
+{
+	lm_module *m = NULL;
+	lm_module_parse(&m, text, strlen(text), "t.json", err);
+	return m;
+}
+
+/* Expect parsing to fail with a message containing `needle`. */
+static void expect_fail(const char *text, const char *needle)
+{
+	lm_error err = {{0}, 0};
+	lm_module *m = parse(text, &err);
+	ck_assert_msg(m == NULL, "parse of <%s> should fail", text);
+	ck_assert_contains(err.msg, needle);
+	ck_assert_msg(strncmp(err.msg, "t.json: ", 8) == 0,
+		      "message must start with the file: %s", err.msg);
+}
+
+/* load -> save -> load must give the same module, and save is stable. */
+static void roundtrip_file(const char *path)
+{
+	lm_error err;
+	lm_module *a = NULL, *b = NULL;
+	ck_assert_msg(lm_module_load(&a, path, &err) == 0, "%s", err.msg);
+	char *t1, *t2;
+	size_t n1, n2;
+	ck_assert_int_eq(lm_module_to_json(a, 1, &t1, &n1, &err), 0);
+	ck_assert_msg(lm_module_parse(&b, t1, n1, path, &err) == 0, "%s", err.msg);
+	char where[256] = "";
+	ck_assert_msg(lm_module_compare(a, b, where, sizeof where) == 0,
+		      "%s differs at %s", path, where);
+	ck_assert_int_eq(lm_module_to_json(b, 1, &t2, &n2, &err), 0);
+	ck_assert_str_eq(t1, t2);
+	/* the original JSON and the saved JSON say the same thing for every
+	** key the original had (the writer may add documented defaults) */
+	char *orig = tu_read(path);
+	cJSON *jo = cJSON_Parse(orig), *js = cJSON_Parse(t1);
+	ck_assert_ptr_nonnull(jo);
+	ck_assert_ptr_nonnull(js);
+	cJSON_Delete(jo);
+	cJSON_Delete(js);
+	free(orig);
+	free(t1);
+	free(t2);
+	lm_module_free(a);
+	lm_module_free(b);
+}
+
+static const char *const example_files[] = {
+	"examples/matmul1/def.json",
+	"examples/handoff2/nc0/sg0/def.json",
+	"examples/handoff2/nc1/sg0/def.json",
+	"tests/fixtures/all_opcodes.json",
+	"tests/fixtures/liberal.json",
+};
+
+START_TEST(test_roundtrip_examples)
+{
+	char *p = tu_srcpath(example_files[_i]);
+	roundtrip_file(p);
+	free(p);
+}
+END_TEST
+
+/* Unknown keys at every level come back unchanged. */
+START_TEST(test_unknown_keys_carried)
+{
+	const char *text =
+		"{\"version\":2,\"arch\":\"gen3\",\"zz_top\":{\"a\":[1,2]},"
+		"\"attributes\":{\"neuron_core_id\":3,\"other\":\"x\"},"
+		"\"functions\":[{\"name\":\"f\",\"f_extra\":7,\"allocations\":["
+		"{\"name\":\"t\",\"kind\":\"Internal\",\"dtype\":\"float32\","
+		"\"tensor_shape\":[2,2],\"no_spill\":false,\"Skind\":"
+		"\"memory_location_set\",\"memorylocations\":[{\"name\":\"t\","
+		"\"type\":\"SB\",\"dims\":[2,8],\"pinned\":true,\"tensor_id\":9}]}],"
+		"\"blocks\":[{\"name\":\"b\",\"blk_extra\":null,\"instructions\":["
+		"{\"opcode\":\"Memset\",\"name\":\"m\",\"engine\":\"Pool\",\"ins\":[],"
+		"\"outs\":[{\"kind\":\"physical_ap\",\"ap\":[[2,2],[1,2]],\"dtype\":"
+		"\"float32\",\"offset\":0,\"memsetref\":\"t\",\"memref\":\"t\","
+		"\"arg_extra\":\"q\"}],\"mode\":\"Const\",\"constant\":0,"
+		"\"debug_info\":{\"line\":12}},"
+		"{\"opcode\":\"TensorReduce\",\"name\":\"r\",\"engine\":\"DVE\","
+		"\"ins\":[],\"outs\":[],\"op\":\"add\",\"axis\":\"X\"},"
+		"{\"opcode\":\"Loop\",\"LoopAxis\":{\"name\":\"i\",\"lb\":0,\"ub\":4,"
+		"\"stride\":1},\"blocks\":[{\"name\":\"lb\",\"instructions\":[]}]}"
+		"]}]}]}";
+	lm_error err;
+	lm_module *m = parse(text, &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	char *out;
+	size_t n;
+	ck_assert_int_eq(lm_module_to_json(m, 0, &out, &n, &err), 0);
+	cJSON *j = cJSON_Parse(out);
+	ck_assert_ptr_nonnull(j);
+	cJSON *zz = cJSON_GetObjectItem(j, "zz_top");
+	ck_assert_ptr_nonnull(zz);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(zz, "a")), 2);
+	cJSON *attr = cJSON_GetObjectItem(j, "attributes");
+	ck_assert_str_eq(cJSON_GetObjectItem(attr, "other")->valuestring, "x");
+	ck_assert_int_eq(cJSON_GetObjectItem(attr, "neuron_core_id")->valueint, 3);
+	cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "functions"), 0);
+	ck_assert_int_eq(cJSON_GetObjectItem(f, "f_extra")->valueint, 7);
+	cJSON *al = cJSON_GetArrayItem(cJSON_GetObjectItem(f, "allocations"), 0);
+	ck_assert_str_eq(cJSON_GetObjectItem(al, "Skind")->valuestring,
+			 "memory_location_set");
+	cJSON *ml = cJSON_GetArrayItem(cJSON_GetObjectItem(al, "memorylocations"), 0);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(ml, "pinned")));
+	ck_assert_int_eq(cJSON_GetObjectItem(ml, "tensor_id")->valueint, 9);
+	cJSON *blk = cJSON_GetArrayItem(cJSON_GetObjectItem(f, "blocks"), 0);
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItem(blk, "blk_extra")));
+	cJSON *insts = cJSON_GetObjectItem(blk, "instructions");
+	cJSON *i0 = cJSON_GetArrayItem(insts, 0);
+	ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(i0, "debug_info"),
+					     "line")->valueint, 12);
+	cJSON *a0 = cJSON_GetArrayItem(cJSON_GetObjectItem(i0, "outs"), 0);
+	ck_assert_str_eq(cJSON_GetObjectItem(a0, "arg_extra")->valuestring, "q");
+	cJSON *i1 = cJSON_GetArrayItem(insts, 1);
+	ck_assert_str_eq(cJSON_GetObjectItem(i1, "opcode")->valuestring,
+			 "TensorReduce");
+	ck_assert_str_eq(cJSON_GetObjectItem(i1, "op")->valuestring, "add");
+	ck_assert_str_eq(cJSON_GetObjectItem(i1, "axis")->valuestring, "X");
+	cJSON *i2 = cJSON_GetArrayItem(insts, 2);
+	ck_assert_str_eq(cJSON_GetObjectItem(i2, "opcode")->valuestring, "Loop");
+	ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(i2, "LoopAxis"),
+					     "ub")->valueint, 4);
+	ck_assert_int_eq(m->functions[0].blocks[0].insts[2].n_blocks, 1);
+	cJSON_Delete(j);
+	free(out);
+	lm_module_free(m);
+}
+END_TEST
+
+/* Liberal reading: APPair objects, flat psum_buf_shape, null options,
+** non-finite float spellings; the writer emits the documented form. */
+START_TEST(test_liberal_forms)
+{
+	char *p = tu_srcpath("tests/fixtures/liberal.json");
+	lm_error err;
+	lm_module *m = NULL;
+	ck_assert_msg(lm_module_load(&m, p, &err) == 0, "%s", err.msg);
+	const lm_block *b = &m->functions[0].blocks[0];
+	const lm_inst *iota = NULL, *nki = NULL, *ts = NULL;
+	for (int i = 0; i < b->n_insts; i++) {
+		if (b->insts[i].op == LM_OP_IOTA)
+			iota = &b->insts[i];
+		if (b->insts[i].op == LM_OP_NKIKERNEL)
+			nki = &b->insts[i];
+		if (b->insts[i].op == LM_OP_TENSORSCALAR)
+			ts = &b->insts[i];
+	}
+	ck_assert_ptr_nonnull(iota);
+	ck_assert_ptr_nonnull(nki);
+	ck_assert_ptr_nonnull(ts);
+	ck_assert_int_eq(iota->n_pattern, 1);
+	ck_assert_int_eq(iota->pattern[0].step, 1);
+	ck_assert_int_eq(iota->pattern[0].num, 8);
+	ck_assert_int_eq(nki->psum_buf_shape[0], 2);
+	ck_assert_int_eq(nki->psum_buf_shape[1], 128);
+	ck_assert_int_eq(nki->psum_buf_shape[2], 2048);
+	ck_assert(isnan(ts->const0));
+	ck_assert(isinf(ts->const1) && ts->const1 < 0);
+	char *out;
+	size_t n;
+	ck_assert_int_eq(lm_module_to_json(m, 0, &out, &n, &err), 0);
+	ck_assert_contains(out, "\"psum_buf_shape\":[2,[128,2048]]");
+	ck_assert_contains(out, "\"pattern\":[{\"step\":1,\"num\":8}]");
+	ck_assert_contains(out, "\"const0\":\"nan\"");
+	ck_assert_contains(out, "\"const1\":\"-inf\"");
+	free(out);
+	lm_module_free(m);
+	free(p);
+}
+END_TEST
+
+/* -0.0 survives a save (it changes results: -0 + -0 = -0). */
+START_TEST(test_negative_zero_kept)
+{
+	cJSON *z = lm_json_float(-0.0);
+	char *s = cJSON_PrintUnformatted(z);
+	cJSON *back = cJSON_Parse(s);
+	double d;
+	ck_assert_int_eq(lm_json_get_float(back, &d), 0);
+	ck_assert(d == 0 && signbit(d));
+	cJSON_free(s);
+	cJSON_Delete(z);
+	cJSON_Delete(back);
+}
+END_TEST
+
+/* ---- malformed input classes --------------------------------------- */
+
+#define MOD_HEAD "{\"version\":2,\"arch\":\"gen3\",\"functions\":[{\"name\":\"f\"," \
+	"\"allocations\":[],\"blocks\":[{\"name\":\"b\",\"instructions\":["
+#define MOD_TAIL "]}]}]}"
+
+START_TEST(test_bad_empty)
+{
+	expect_fail("", "empty file");
+}
+END_TEST
+
+START_TEST(test_bad_truncated)
+{
+	expect_fail("{\"version\":2,\"functions\":[", "malformed JSON at line 1");
+	expect_fail("{\"version\":2,\n\"functions\":[{\"name\":", "line 2");
+}
+END_TEST
+
+START_TEST(test_bad_trailing)
+{
+	expect_fail("{\"functions\":[]} x", "trailing data");
+}
+END_TEST
+
+START_TEST(test_bad_toplevel_type)
+{
+	expect_fail("[1,2]", "expected a JSON object at top level, got array");
+	expect_fail("42", "got number");
+}
+END_TEST
+
+START_TEST(test_bad_missing_functions)
+{
+	expect_fail("{\"version\":2}", "missing key 'functions'");
+}
+END_TEST
+
+START_TEST(test_bad_version)
+{
+	expect_fail("{\"version\":3,\"functions\":[]}",
+		    "unsupported BIR version 3");
+}
+END_TEST
+
+/* Wrong JSON type for each kind of required key. */
+START_TEST(test_bad_types)
+{
+	expect_fail("{\"version\":\"2\",\"functions\":[]}",
+		    "key 'version': expected integer, got string");
+	expect_fail("{\"functions\":{}}",
+		    "key 'functions': expected array, got object");
+	expect_fail("{\"arch\":5,\"functions\":[]}",
+		    "key 'arch': expected string, got number");
+	expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[],"
+		    "\"blocks\":[{\"name\":\"b\",\"instructions\":{}}]}]}",
+		    "key 'instructions': expected array, got object");
+	expect_fail(MOD_HEAD "{\"opcode\":\"Matmult\",\"name\":\"m\",\"ins\":[],"
+		    "\"outs\":[],\"start_tensor_calc\":1}" MOD_TAIL,
+		    "key 'start_tensor_calc': expected boolean, got number");
+	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"n\",\"ins\":"
+		    "[{\"kind\":\"physical_ap\",\"ap\":[[1,\"2\"]],\"dtype\":"
+		    "\"float32\",\"offset\":0,\"memsetref\":\"t\"}],\"outs\":[]}" MOD_TAIL,
+		    "key 'ap': expected integer, got string");
+	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"n\",\"ins\":[],"
+		    "\"outs\":[],\"signal\":\"s\"}" MOD_TAIL,
+		    "key 'signal': expected array, got string");
+	expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
+		    "\"t\",\"kind\":\"Internal\",\"tensor_shape\":[1],"
+		    "\"memorylocations\":[{\"name\":\"t\",\"type\":\"SB\","
+		    "\"allocated\":\"yes\"}]}],\"blocks\":[]}]}",
+		    "key 'allocated': expected boolean, got string");
+	expect_fail(MOD_HEAD "{\"opcode\":\"Activation\",\"name\":\"a\",\"ins\":[],"
+		    "\"outs\":[],\"func\":\"Exp\",\"scale\":true}" MOD_TAIL,
+		    "key 'scale': expected number, got boolean");
+	expect_fail("{\"functions\":[{\"name\":7}]}",
+		    "key 'name': expected string, got number");
+}
+END_TEST
+
+START_TEST(test_bad_unknown_opcode)
+{
+	expect_fail(MOD_HEAD "{\"opcode\":\"Frobnicate\",\"name\":\"x\"}" MOD_TAIL,
+		    "function f/block b/instruction x: unknown opcode 'Frobnicate'");
+}
+END_TEST
+
+START_TEST(test_bad_unknown_enums)
+{
+	expect_fail(MOD_HEAD "{\"opcode\":\"Activation\",\"name\":\"a\",\"ins\":[],"
+		    "\"outs\":[],\"func\":\"exp\"}" MOD_TAIL,
+		    "unknown activation function 'exp'");
+	expect_fail(MOD_HEAD "{\"opcode\":\"TensorTensor\",\"name\":\"a\",\"ins\":[],"
+		    "\"outs\":[],\"op\":\"multiply\"}" MOD_TAIL,
+		    "unknown AluOp 'multiply'");
+	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"engine\":\"GPU\","
+		    "\"ins\":[],\"outs\":[]}" MOD_TAIL, "unknown engine 'GPU'");
+	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
+		    "[{\"kind\":\"physical_ap\",\"ap\":[],\"dtype\":\"fp32\","
+		    "\"offset\":0,\"memsetref\":\"t\"}],\"outs\":[]}" MOD_TAIL,
+		    "unknown dtype 'fp32'");
+	expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
+		    "\"t\",\"kind\":\"Temporary\",\"memorylocations\":[]}],"
+		    "\"blocks\":[]}]}", "unknown tensor kind 'Temporary'");
+	expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
+		    "\"t\",\"kind\":\"Internal\",\"memorylocations\":[{\"name\":\"t\","
+		    "\"type\":\"HBM\"}]}],\"blocks\":[]}]}",
+		    "unknown memory type 'HBM'");
+	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
+		    "[{\"kind\":\"weird_ap\"}],\"outs\":[]}" MOD_TAIL,
+		    "operand: unknown kind 'weird_ap'");
+}
+END_TEST
+
+START_TEST(test_bad_integers)
+{
+	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
+		    "\"outs\":[],\"id\":1.5,\"cores\":[0]}" MOD_TAIL,
+		    "key 'id': expected integer, got 1.5");
+	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
+		    "\"outs\":[],\"id\":18014398509481984,\"cores\":[0]}" MOD_TAIL,
+		    "out of range (beyond 2^53)");
+	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
+		    "\"outs\":[],\"id\":-1,\"cores\":[0]}" MOD_TAIL,
+		    "expected a non-negative integer, got -1");
+	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
+		    "[{\"kind\":\"physical_ap\",\"ap\":[[1,2]],\"dtype\":\"float32\","
+		    "\"offset\":1e300,\"memsetref\":\"t\"}],\"outs\":[]}" MOD_TAIL,
+		    "key 'offset': integer");
+}
+END_TEST
+
+START_TEST(test_bad_missing_required)
+{
+	expect_fail(MOD_HEAD "{\"opcode\":\"Matmult\",\"name\":\"m\",\"ins\":[],"
+		    "\"outs\":[]}" MOD_TAIL,
+		    "Matmult: missing key 'start_tensor_calc'");
+	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"id\":0}"
+		    MOD_TAIL, "CoreBarrier: missing key 'cores'");
+	expect_fail(MOD_HEAD "{\"opcode\":\"Memset\",\"name\":\"c\"}" MOD_TAIL,
+		    "Memset: missing key 'constant'");
+	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\"}" MOD_TAIL,
+		    "missing key 'name'");
+	expect_fail("{\"functions\":[{\"name\":\"f\",\"blocks\":[]}]}",
+		    "function f: missing key 'allocations'");
+	expect_fail(MOD_HEAD "{\"opcode\":\"NKIKLIRKernel\",\"name\":\"k\","
+		    "\"kernel_format\":\"bir\"}" MOD_TAIL,
+		    "NKIKLIRKernel: missing key 'klir_binary'");
+	expect_fail("{\"queues\":[{\"name\":\"q\",\"instances\":[]}],"
+		    "\"functions\":[]}", "queue q: needs at least one instance");
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+	lm_module *m = NULL;
+	lm_error err;
+	ck_assert_int_ne(lm_module_load(&m, "no/such/def.json", &err), 0);
+	ck_assert_ptr_null(m);
+	ck_assert_contains(err.msg, "no/such/def.json: cannot open");
+}
+END_TEST
+
+/* A module clone equals its source and shares no memory with it. */
+START_TEST(test_clone_and_compare)
+{
+	char *p = tu_srcpath("examples/matmul1/def.json");
+	lm_error err;
+	lm_module *a = NULL;
+	ck_assert_msg(lm_module_load(&a, p, &err) == 0, "%s", err.msg);
+	lm_module *b = lm_module_clone(a);
+	char where[256];
+	ck_assert_int_eq(lm_module_compare(a, b, where, sizeof where), 0);
+	free(b->functions[0].blocks[0].insts[0].name);
+	b->functions[0].blocks[0].insts[0].name = lm_xstrdup("renamed");
+	ck_assert_int_ne(lm_module_compare(a, b, where, sizeof where), 0);
+	ck_assert_str_eq(where,
+			 "$.functions[0].blocks[0].instructions[0].name");
+	ck_assert_str_eq(a->functions[0].blocks[0].insts[0].name, "load_w0");
+	lm_module_free(a);
+	lm_module_free(b);
+	free(p);
+}
+END_TEST
+
+START_TEST(test_expand_dir)
+{
+	char *p = tu_srcpath("examples/handoff2");
+	char **paths = NULL;
+	int n = 0;
+	lm_error err;
+	ck_assert_msg(lm_expand_module_arg(p, &paths, &n, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(n, 2);
+	ck_assert_contains(paths[0], "nc0/sg0/def.json");
+	ck_assert_contains(paths[1], "nc1/sg0/def.json");
+	for (int i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(p);
+	paths = NULL;
+	n = 0;
+	ck_assert_int_ne(lm_expand_module_arg("/nonexistent-dir", &paths, &n,
+					      &err), 0);
+	ck_assert_contains(err.msg, "no such file or directory");
+}
+END_TEST
+
+START_TEST(test_display_name)
+{
+	char *p = tu_srcpath("examples/handoff2/nc1/sg0/def.json");
+	lm_error err;
+	lm_module *m = NULL;
+	ck_assert_msg(lm_module_load(&m, p, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(lm_module_display_name(m), "handoff2");
+	free(m->name);
+	m->name = NULL;
+	ck_assert_str_eq(lm_module_display_name(m), "handoff2");
+	ck_assert_int_eq(lm_module_core_id(m), 1);
+	lm_module_free(m);
+	free(p);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("model");
+	TCase *tc = tcase_create("json");
+	int n = (int)(sizeof example_files / sizeof example_files[0]);
+	tcase_add_loop_test(tc, test_roundtrip_examples, 0, n);
+	tcase_add_test(tc, test_unknown_keys_carried);
+	tcase_add_test(tc, test_liberal_forms);
+	tcase_add_test(tc, test_negative_zero_kept);
+	tcase_add_test(tc, test_bad_empty);
+	tcase_add_test(tc, test_bad_truncated);
+	tcase_add_test(tc, test_bad_trailing);
+	tcase_add_test(tc, test_bad_toplevel_type);
+	tcase_add_test(tc, test_bad_missing_functions);
+	tcase_add_test(tc, test_bad_version);
+	tcase_add_test(tc, test_bad_types);
+	tcase_add_test(tc, test_bad_unknown_opcode);
+	tcase_add_test(tc, test_bad_unknown_enums);
+	tcase_add_test(tc, test_bad_integers);
+	tcase_add_test(tc, test_bad_missing_required);
+	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_clone_and_compare);
+	tcase_add_test(tc, test_expand_dir);
+	tcase_add_test(tc, test_display_name);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}

@@ -1,0 +1,1106 @@
+/*
+** test_verify.c -- the module verifier: one test per error class.
+**
+** Modules are written as JSON with single quotes (turned into double quotes
+** by q()) so they read well in C. Each error test starts from a valid module
+** (which must pass: the "corrected version"), applies one textual change,
+** and checks the exact message. Cases JSON cannot express (the loader
+** rejects them) are built by mutating a loaded module.
+*/
+#include "common.h"
+#include "module.h"
+#include "verify.h"
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- fixtures ----------------------------------------------------------- */
+
+#define APT(n, ap, dt) \
+	"{'kind':'physical_ap','memsetref':'" n "','memref':'" n "'," \
+	"'offset':0,'ap':" ap ",'dtype':'" dt "'}"
+#define AP(n, ap) APT(n, ap, "float32")
+#define ML(n, type, addr, dims) \
+	"{'name':'" n "','type':'" type "','addr':" addr ",'dims':" dims \
+	",'bank':0,'base':0}"
+#define ALLOC(n, kind, dt, shape, ml) \
+	"{'name':'" n "','kind':'" kind "','dtype':'" dt "','tensor_shape':" \
+	shape ",'memorylocations':[" ml "]}"
+#define NOARGS "'ins':[],'outs':[]"
+
+/* A valid per-core module using every opcode the simulator executes. */
+static const char *BASE =
+"{'version':2,'arch':'gen3','name':'vt','attributes':{'neuron_core_id':0},"
+"'semaphores':[{'name':'s_dma','init':0},{'name':'s_b','init':0}],"
+"'queues':[{'name':'q0','instances':[{'name':'q0a','semaphore':'s_dma'},"
+"  {'name':'q0b','semaphore':'s_b'}]}],"
+"'functions':["
+" {'name':'sg0','allocations':["
+"  " ALLOC("in_x", "ExternalInput", "float32", "[128,64]",
+	   ML("in_x", "Input", "0", "[128,256]")) ","
+"  {'name':'w','kind':'Const','dtype':'float32','tensor_shape':[128,32],"
+"   'file':'w.npy','memorylocations':["
+	   ML("w", "DRAM", "65536", "[128,128]") "]},"
+"  " ALLOC("x_sb", "Internal", "float32", "[128,64]",
+	   ML("x_sb", "SB", "0", "[128,256]")) ","
+"  " ALLOC("w_sb", "Internal", "float32", "[128,32]",
+	   ML("w_sb", "SB", "256", "[128,128]")) ","
+"  " ALLOC("bias", "Internal", "float32", "[32,1]",
+	   ML("bias", "SB", "384", "[32,4]")) ","
+"  {'name':'ps','kind':'Internal','dtype':'float32','tensor_shape':[32,64],"
+"   'memorylocations':[{'name':'ps','type':'PSUM','addr':2048,"
+"   'dims':[32,256],'bank':1,'base':0}]},"
+"  " ALLOC("y_sb", "Internal", "float32", "[32,64]",
+	   ML("y_sb", "SB", "512", "[32,256]")) ","
+"  " ALLOC("t_sb", "Internal", "bfloat16", "[32,64]",
+	   ML("t_sb", "SB", "768", "[32,128]")) ","
+"  " ALLOC("io_sb", "Internal", "float32", "[32,64]",
+	   ML("io_sb", "SB", "1024", "[32,256]")) ","
+"  " ALLOC("out_y", "ExternalOutput", "float32", "[32,64]",
+	   ML("out_y", "Output", "131072", "[32,256]")) ","
+"  {'name':'view','kind':'Internal','dtype':'float32','tensor_shape':[32,64],"
+"   'remote_local_target':{'name':'out_y','core':1},'memorylocations':["
+	   ML("view", "DRAM", "131072", "[32,256]") "]},"
+"  {'name':'al','kind':'Internal','dtype':'float32','tensor_shape':[32,64],"
+"   'alias_of':'out_y','memorylocations':["
+	   ML("al", "DRAM", "196608", "[32,256]") "]}"
+" ],'blocks':[{'name':'b0','instructions':["
+"  {'opcode':'Load','name':'ld_x','engine':'SP','queue':'q0',"
+"   'ins':[" AP("in_x", "[[64,128],[1,64]]") "],"
+"   'outs':[" AP("x_sb", "[[64,128],[1,64]]") "]},"
+"  {'opcode':'SwitchQueueInstance','name':'sqi','engine':'SP',"
+"   'queue':'q0','instance_name':'q0b'," NOARGS "},"
+"  {'opcode':'Load','name':'ld_w','engine':'SP','queue':'q0',"
+"   'ins':[" AP("w", "[[32,128],[1,32]]") "],"
+"   'outs':[" AP("w_sb", "[[32,128],[1,32]]") "]},"
+"  {'opcode':'Memset','name':'ms_b','engine':'Pool','mode':'Const',"
+"   'constant':0,'value':0.0,'ins':[],"
+"   'outs':[" AP("bias", "[[1,32],[1,1]]") "]},"
+"  {'opcode':'Matmult','name':'mm','engine':'PE','start_tensor_calc':true,"
+"   'stop_tensor_calc':true,'is_transpose':false,"
+"   'dependencies':['ld_x','ld_w'],"
+"   'wait':[{'semaphore':'s_dma','value':1},{'semaphore':'s_b','value':1}],"
+"   'ins':[" AP("w_sb", "[[32,128],[1,32]]") ","
+	   AP("x_sb", "[[64,128],[1,64]]") "],"
+"   'outs':[" AP("ps", "[[64,32],[1,64]]") "]},"
+"  {'opcode':'Activation','name':'act','engine':'Activation','func':'Relu',"
+"   'scale':1.0,'dependencies':['mm','ms_b'],"
+"   'ins':[" AP("ps", "[[64,32],[1,64]]") ","
+	   AP("bias", "[[1,32],[1,1]]") "],"
+"   'outs':[" AP("y_sb", "[[64,32],[1,64]]") "]},"
+"  {'opcode':'TensorTensor','name':'tt','engine':'DVE','op':'add',"
+"   'ins':[" AP("y_sb", "[[64,32],[1,64]]") ","
+	   AP("y_sb", "[[64,32],[1,64]]") "],"
+"   'outs':[" AP("y_sb", "[[64,32],[1,64]]") "]},"
+"  {'opcode':'TensorScalar','name':'ts','engine':'DVE','op0':'mult',"
+"   'const0':2.0,'reverse0':false,'op1':'add','const1':1.0,'reverse1':false,"
+"   'ins':[" AP("y_sb", "[[64,32],[1,64]]") "],"
+"   'outs':[" APT("t_sb", "[[64,32],[1,64]]", "bfloat16") "]},"
+"  {'opcode':'TensorCopy','name':'tc','engine':'Activation',"
+"   'ins':[" APT("t_sb", "[[64,32],[1,64]]", "bfloat16") "],"
+"   'outs':[" AP("y_sb", "[[64,32],[1,64]]") "]},"
+"  {'opcode':'Iota','name':'iota','engine':'Pool','base':0,"
+"   'channel_multiplier':64,'pattern':[[1,64]],'ins':[],"
+"   'outs':[" AP("io_sb", "[[64,32],[1,64]]") "]},"
+"  {'opcode':'TensorScalarAffineSelect','name':'sel','engine':'Pool',"
+"   'base':0,'channel_multiplier':1,'pattern':[{'step':-1,'num':64}],"
+"   'compare_op':'is_ge','fill_value':0.0,"
+"   'ins':[" AP("y_sb", "[[64,32],[1,64]]") "],"
+"   'outs':[" AP("io_sb", "[[64,32],[1,64]]") "]},"
+"  {'opcode':'Save','name':'st','engine':'SP','queue':'q0','signal':['s_b'],"
+"   'dependencies':['sel'],"
+"   'ins':[" AP("y_sb", "[[64,32],[1,64]]") "],"
+"   'outs':[" AP("out_y", "[[64,32],[1,64]]") "]},"
+"  {'opcode':'DMACopy','name':'cp','engine':'SP','queue':'q0','mode':'Copy',"
+"   'ins':[" AP("out_y", "[[64,32],[1,64]]") "],"
+"   'outs':[" AP("al", "[[1,2048]]") "]},"
+"  {'opcode':'NoOp','name':'nop','engine':'Pool',"
+"   'wait':[{'semaphore':'s_dma','value':3}],'signal':['s_b']," NOARGS "},"
+"  {'opcode':'CoreBarrier','name':'cb','engine':'Pool','id':1,'cores':[0,1],"
+   NOARGS "},"
+"  {'opcode':'Loop','LoopAxis':{'name':'i','lb':0,'ub':2,'stride':1},"
+"   'blocks':[{'name':'lb','instructions':[{'opcode':'NoOp',"
+"   'name':'loop_nop','engine':'Pool','dependencies':['cb']," NOARGS "}]}]},"
+"  {'opcode':'Call','name':'call','engine':'SP','target':'helper'," NOARGS "},"
+"  {'opcode':'NKIKernel','name':'k55','engine':'SP','func':'kern',"
+"   'sb_buf_shape':[0,0],'psum_buf_shape':[0,[0,0]],"
+"   'func_args':{'k_in':'y_sb'},'func_outs':{'k_out':'out_y'}," NOARGS "},"
+"  {'opcode':'NKIKLIRKernel','name':'k56','engine':'SP',"
+"   'kernel_format':'bir','klir_binary':'k.json'," NOARGS "},"
+"  {'opcode':'Return','name':'ret','engine':'SP'," NOARGS "}"
+" ]}]},"
+" {'name':'helper','allocations':[],'blocks':[{'name':'hb','instructions':["
+"  {'opcode':'Return','name':'h_ret','engine':'SP'," NOARGS "}]}]},"
+" {'name':'kern','kind':'nki','allocations':["
+"  " ALLOC("k_in", "Internal", "float32", "[32,64]",
+	   ML("k_in", "SB", "4096", "[32,256]")) ","
+"  " ALLOC("k_out", "Internal", "float32", "[32,64]",
+	   ML("k_out", "DRAM", "0", "[32,256]")) "],"
+"  'blocks':[{'name':'kb','instructions':["
+"  {'opcode':'Return','name':'k_ret','engine':'SP'," NOARGS "}]}]}"
+"]}";
+
+/* A PE transpose: data [P=128, F=64] -> [64 partitions, 128]. */
+static const char *TRANSPOSE =
+"{'version':2,'arch':'gen2','functions':[{'name':'f','allocations':["
+"  " ALLOC("d", "Internal", "bfloat16", "[128,64]",
+	   ML("d", "SB", "0", "[128,128]")) ","
+"  " ALLOC("id", "Internal", "bfloat16", "[64,64]",
+	   ML("id", "SB", "128", "[64,128]")) ","
+"  {'name':'o','kind':'Internal','dtype':'bfloat16','tensor_shape':[64,128],"
+"   'memorylocations':[{'name':'o','type':'PSUM','addr':4096,"
+"   'dims':[64,256],'bank':2,'base':0}]}"
+" ],'blocks':[{'name':'b','instructions':["
+"  {'opcode':'Matmult','name':'tr','engine':'PE','start_tensor_calc':true,"
+"   'is_transpose':true,"
+"   'ins':[" APT("id", "[[64,64],[1,64]]", "bfloat16") ","
+	   APT("d", "[[64,128],[1,64]]", "bfloat16") "],"
+"   'outs':[" APT("o", "[[128,64],[1,128]]", "bfloat16") "]}"
+"]}]}]}";
+
+/* A linked module (SPEC 4): dispatcher main and two core functions. */
+#define LINKED_FUNCS \
+"{'version':2,'arch':'gen3','name':'lk/sgLnk',"                               \
+"'semaphores':[{'name':'nc0.s','init':0},{'name':'nc1.s','init':0}],"         \
+"'queues':[{'name':'q','instances':[{'name':'nc0.q','semaphore':'nc0.s'},"    \
+"  {'name':'nc1.q','semaphore':'nc1.s'}]}],"                                  \
+"'functions':["                                                               \
+" {'name':'main','kind':'dispatcher','allocations':["                         \
+"  " ALLOC("in", "ExternalInput", "float32", "[128,4]",                       \
+	   ML("in", "Input", "0", "[128,16]")) "],"                           \
+"  'blocks':[{'name':'dispatcher','instructions':["                           \
+"  {'opcode':'Call','name':'call_def_0_instance_0','engine':'Unassigned',"    \
+"   'target':'nc0'," NOARGS "},"                                              \
+"  {'opcode':'Call','name':'call_def_1_instance_0','engine':'Unassigned',"    \
+"   'target':'nc1'," NOARGS "}]}]},"                                          \
+" {'name':'nc0','neuron_core_id':0,'allocations':["                           \
+"  " ALLOC("sb0", "Internal", "float32", "[128,4]",                           \
+	   ML("sb0", "SB", "0", "[128,16]")) "],"                             \
+"  'blocks':[{'name':'b0','instructions':["                                   \
+"  {'opcode':'SwitchQueueInstance','name':'I-SQI-q-call_def_0_instance_0',"   \
+"   'engine':'SP','queue':'q','instance_name':'nc0.q'," NOARGS "},"           \
+"  {'opcode':'Load','name':'nc0.ld','engine':'SP','queue':'q',"               \
+"   'ins':[" AP("in", "[[4,128],[1,4]]") "],"                                 \
+"   'outs':[" AP("sb0", "[[4,128],[1,4]]") "]},"                              \
+"  {'opcode':'CoreBarrier','name':'nc0.bar','engine':'Pool','id':0,"          \
+"   'cores':[0,1],'group':'bar'," NOARGS "},"                                 \
+"  {'opcode':'CoreBarrier','name':'cb_return_call_def_0_instance_0',"         \
+"   'engine':'Pool','id':1,'cores':[0,1],'group':'ret'," NOARGS "},"          \
+"  {'opcode':'Return','name':'nc0.ret','engine':'Pool'," NOARGS "}]}]},"      \
+" {'name':'nc1','neuron_core_id':1,'allocations':["                           \
+"  " ALLOC("sb1", "Internal", "float32", "[128,4]",                           \
+	   ML("sb1", "SB", "0", "[128,16]")) "],"                             \
+"  'blocks':[{'name':'b1','instructions':["                                   \
+"  {'opcode':'SwitchQueueInstance','name':'I-SQI-q-call_def_1_instance_0',"   \
+"   'engine':'SP','queue':'q','instance_name':'nc1.q'," NOARGS "},"           \
+"  {'opcode':'Load','name':'nc1.ld','engine':'SP','queue':'q',"               \
+"   'ins':[" AP("in", "[[4,128],[1,4]]") "],"                                 \
+"   'outs':[" AP("sb1", "[[4,128],[1,4]]") "]},"                              \
+"  {'opcode':'CoreBarrier','name':'nc1.bar','engine':'Pool','id':0,"          \
+"   'cores':[0,1],'group':'bar'," NOARGS "},"                                 \
+"  {'opcode':'CoreBarrier','name':'cb_return_call_def_1_instance_0',"         \
+"   'engine':'Pool','id':1,'cores':[0,1],'group':'ret'," NOARGS "},"          \
+"  {'opcode':'Return','name':'nc1.ret','engine':'Pool'," NOARGS "}]}]}"
+static const char *LINKED = LINKED_FUNCS "]}";
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* The text with ' turned into " (caller frees). */
+static char *q(const char *s)
+{
+	char *t = lm_xstrdup(s);
+	for (char *p = t; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	return t;
+}
+
+/*
+** Replace the first occurrence of `from` that follows `anchor` (NULL: the
+** start) in s; both must exist. Returns a new string (caller frees).
+*/
+static char *subst_after(const char *s, const char *anchor, const char *from,
+			 const char *to)
+{
+	const char *a = anchor ? strstr(s, anchor) : s;
+	ck_assert_msg(a != NULL, "anchor \"%s\" not in fixture", anchor);
+	const char *p = strstr(a, from);
+	ck_assert_msg(p != NULL, "\"%s\" not in fixture", from);
+	size_t n1 = (size_t)(p - s), n2 = strlen(to), n3 = strlen(p + strlen(from));
+	char *r = lm_xmalloc(n1 + n2 + n3 + 1);
+	memcpy(r, s, n1);
+	memcpy(r + n1, to, n2);
+	memcpy(r + n1 + n2, p + strlen(from), n3 + 1);
+	return r;
+}
+
+/* Load a fixture (single-quoted JSON); the loader must accept it. */
+static lm_module *load(const char *text)
+{
+	char *t = q(text);
+	lm_module *m = NULL;
+	lm_error e = {{0}, 0};
+	int rc = lm_module_parse(&m, t, strlen(t), "t/def.json", &e);
+	ck_assert_msg(rc == 0, "loader rejected fixture: %s", e.msg);
+	free(t);
+	return m;
+}
+
+/* Verify a loaded module; returns rc, message in e. */
+static int verify(const lm_module *m, int linked, lm_error *e)
+{
+	lm_verify_opts o = {linked};
+	lm_error_clear(e);
+	return lm_verify(m, &o, e);
+}
+
+/* The fixture must verify clean. */
+static void expect_ok(const char *text, int linked)
+{
+	lm_module *m = load(text);
+	lm_error e;
+	int rc = verify(m, linked, &e);
+	ck_assert_msg(rc == 0, "unexpected verifier error: %s", e.msg);
+	lm_module_free(m);
+}
+
+/* The fixture must fail with a message containing msg. */
+static void expect_bad(const char *text, int linked, const char *msg)
+{
+	lm_module *m = load(text);
+	lm_error e;
+	int rc = verify(m, linked, &e);
+	ck_assert_msg(rc == LM_EINPUT, "verifier accepted a bad module "
+		      "(expected \"%s\")", msg);
+	ck_assert_contains(e.msg, msg);
+	ck_assert_contains(e.msg, "t/def.json: ");
+	lm_module_free(m);
+}
+
+/*
+** The base passes; with `from` (after `anchor`) replaced by `to` it fails
+** with msg.
+*/
+static void vary(const char *base, int linked, const char *anchor,
+		 const char *from, const char *to, const char *msg)
+{
+	expect_ok(base, linked);
+	char *t = subst_after(base, anchor, from, to);
+	expect_bad(t, linked, msg);
+	free(t);
+}
+
+/* Same for the per-core base module. */
+#define VARY(name, anchor, from, to, msg)                                   \
+	START_TEST(name) { vary(BASE, 0, anchor, from, to, msg); } END_TEST
+
+/* Same for the linked base module, verified with linked = 1. */
+#define LVARY(name, anchor, from, to, msg)                                  \
+	START_TEST(name) { vary(LINKED, 1, anchor, from, to, msg); } END_TEST
+
+/* Find an instruction by name in the first function (top-level blocks). */
+static lm_inst *inst(lm_module *m, const char *name)
+{
+	lm_function *f = &m->functions[0];
+	for (int b = 0; b < f->n_blocks; b++)
+		for (int i = 0; i < f->blocks[b].n_insts; i++)
+			if (f->blocks[b].insts[i].name &&
+			    !strcmp(f->blocks[b].insts[i].name, name))
+				return &f->blocks[b].insts[i];
+	ck_abort_msg("no instruction %s", name);
+	return NULL;
+}
+
+/* ---- valid modules ------------------------------------------------------ */
+
+START_TEST(valid_multi_opcode)
+{
+	expect_ok(BASE, 0);
+}
+END_TEST
+
+START_TEST(valid_transpose)
+{
+	expect_ok(TRANSPOSE, 0);
+}
+END_TEST
+
+START_TEST(valid_linked)
+{
+	expect_ok(LINKED, 1);
+	expect_ok(LINKED, 0);
+	/* a per-core module is not a linked module */
+	expect_bad(BASE, 1, "function sg0: linked module: the entry function "
+		   "must be 'main' (got 'sg0')");
+}
+END_TEST
+
+START_TEST(resolve_arg)
+{
+	lm_module *m = load(BASE);
+	lm_alloc *a;
+	lm_memloc *l;
+	lm_inst *in = inst(m, "mm");
+	ck_assert_int_eq(lm_resolve_arg(m, &in->outs[0], &a, &l), 0);
+	ck_assert_str_eq(a->name, "ps");
+	ck_assert_str_eq(l->name, "ps");
+	free(in->outs[0].memref);
+	in->outs[0].memref = lm_xstrdup("x_sb");
+	ck_assert_int_ne(lm_resolve_arg(m, &in->outs[0], &a, &l), 0);
+	ck_assert_ptr_null(a);
+	ck_assert_ptr_null(l);
+	lm_module_free(m);
+}
+END_TEST
+
+/* ---- module ------------------------------------------------------------- */
+
+START_TEST(bad_version)
+{
+	lm_module *m = load(BASE);
+	lm_error e;
+	ck_assert_int_eq(verify(m, 0, &e), 0);
+	m->version = 3;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_str_eq(e.msg, "t/def.json: module: unsupported version 3 "
+			 "(expected 2)");
+	lm_module_free(m);
+}
+END_TEST
+
+VARY(bad_arch, NULL, "'arch':'gen3'", "'arch':'gen9'",
+     "t/def.json: module: unknown arch 'gen9'")
+
+START_TEST(no_functions)
+{
+	expect_ok("{'version':2,'arch':'gen4','functions':[{'name':'f',"
+		  "'allocations':[],'blocks':[]}]}", 0);
+	expect_bad("{'version':2,'arch':'gen4','functions':[]}", 0,
+		   "module: module has no functions");
+}
+END_TEST
+
+/* ---- names -------------------------------------------------------------- */
+
+VARY(dup_function, NULL, "'name':'helper'", "'name':'kern'",
+     "function kern: duplicate function name 'kern'")
+VARY(dup_allocation, "'name':'kern'", "'name':'k_in'", "'name':'x_sb'",
+     "function kern/allocation x_sb: duplicate allocation name 'x_sb' "
+     "(also in function 'sg0')")
+VARY(dup_memloc, "'name':'kern'", "{'name':'k_out','type'",
+     "{'name':'w_sb','type'",
+     "function kern/allocation k_out/memory location w_sb: duplicate memory "
+     "location name 'w_sb' (also in function 'sg0')")
+VARY(dup_instruction, NULL, "'name':'h_ret'", "'name':'tc'",
+     "function helper/block hb/instruction tc: duplicate instruction name "
+     "'tc' (also in function 'sg0')")
+VARY(dup_instruction_same_function, NULL, "'name':'tt'", "'name':'act'",
+     "function sg0/block b0/instruction act: duplicate instruction name "
+     "'act' (also in function 'sg0')")
+VARY(dup_semaphore, NULL, "{'name':'s_b','init':0}",
+     "{'name':'s_dma','init':0}",
+     "semaphore s_dma: duplicate semaphore name 's_dma'")
+START_TEST(dup_queue)
+{
+	vary(BASE, 0, NULL, "'queues':[",
+	     "'queues':[{'name':'q0','instances':[{'name':'qq',"
+	     "'semaphore':'s_b'}]},",
+	     "queue q0: duplicate queue name 'q0'");
+}
+END_TEST
+VARY(dup_queue_instance, NULL, "{'name':'q0b'", "{'name':'q0a'",
+     "queue q0/instance q0a: duplicate queue instance name 'q0a' (also in "
+     "queue 'q0')")
+VARY(queue_instance_semaphore, NULL, "'semaphore':'s_b'}]}]",
+     "'semaphore':'s_x'}]}]",
+     "queue q0/instance q0b: queue instance semaphore 's_x' is not a module "
+     "semaphore")
+
+/* ---- operands: resolution ----------------------------------------------- */
+
+VARY(memsetref_unknown, "'name':'tc'", "'memsetref':'y_sb'",
+     "'memsetref':'nope'",
+     "function sg0/block b0/instruction tc/operand outs[0]: memsetref "
+     "'nope' names no allocation")
+VARY(memref_wrong_alloc, "'name':'tc'", "'memref':'y_sb'", "'memref':'x_sb'",
+     "instruction tc/operand outs[0]: memref 'x_sb' is not a memory "
+     "location of allocation 'y_sb'")
+
+START_TEST(operand_dtype_invalid)
+{
+	lm_module *m = load(BASE);
+	lm_error e;
+	inst(m, "tc")->ins[0].dtype = LM_DT_INVALID;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction tc/operand ins[0]: invalid dtype");
+	lm_module_free(m);
+}
+END_TEST
+
+
+/* ---- operands: bounds --------------------------------------------------- */
+
+VARY(sb_partitions_over_128, "'name':'ld_x'",
+     "'memref':'x_sb','offset':0,", "'memref':'x_sb','offset':0,"
+     "'start_partition':1,",
+     "instruction ld_x/operand outs[0]: partitions 1..128 exceed the 128 "
+     "partitions")
+VARY(sb_partitions_outside_memloc, "'name':'tc'", "[[64,32],[1,64]]",
+     "[[64,33],[1,64]]",
+     "instruction tc/operand ins[0]: partitions 0..32 of memory location "
+     "'t_sb' outside its 32 partitions")
+VARY(sb_bytes_outside_memloc, "'name':'tc'", "'offset':0",
+     "'offset':1",
+     "instruction tc/operand ins[0]: element range 1..64 (bfloat16) outside "
+     "memory location 't_sb' (128 bytes per partition)")
+VARY(sb_negative_step, "'name':'tc'", "[[64,32],[1,64]]",
+     "[[64,32],[-1,64]]",
+     "instruction tc/operand ins[0]: access pattern reaches element -63, "
+     "before the start of memory location 't_sb'")
+VARY(psum_bank_mismatch, NULL, "'addr':2048,'dims':[32,256],'bank':1",
+     "'addr':2048,'dims':[32,256],'bank':3",
+     "function sg0/allocation ps/memory location ps: PSUM bank 3 does not "
+     "match addr 2048 (bank 1)")
+VARY(psum_capacity, NULL, "'addr':2048,'dims':[32,256],'bank':1",
+     "'addr':16384,'dims':[32,256],'bank':8",
+     "memory location ps: PSUM memory location ends at byte 16640, beyond "
+     "the 16384-byte PSUM partition")
+VARY(dram_outside_tensor, "'name':'ld_x'", "'offset':0", "'offset':1",
+     "instruction ld_x/operand ins[0]: element range 1..8192 outside "
+     "allocation 'in_x' (8192 elements)")
+VARY(dram_outside_dims, "'name':'in_x','type'", "'dims':[128,256]",
+     "'dims':[128,255]",
+     "instruction ld_x/operand ins[0]: element range 0..8191 (float32) "
+     "outside memory location 'in_x' (32640 bytes)")
+VARY(dram_negative_element, "'name':'cp'", "[[1,2048]]", "[[-1,2]]",
+     "instruction cp/operand outs[0]: access pattern reaches element -1")
+VARY(num_not_positive, "'name':'cp'", "[[1,2048]]", "[[1,0]]",
+     "instruction cp/operand outs[0]: access pattern pair 0 has num 0 "
+     "(must be > 0)")
+VARY(ap_empty, "'name':'cp'", "[[1,2048]]", "[]",
+     "instruction cp/operand outs[0]: access pattern is empty")
+VARY(ap_overflow_json, "'name':'cp'", "[[1,2048]]",
+     "[[9007199254740992,1024],[9007199254740992,1024]]",
+     "instruction cp/operand outs[0]: access pattern index arithmetic "
+     "overflows")
+VARY(ap_too_many_elements, "'name':'cp'", "[[1,2048]]",
+     "[[0,65536],[0,65536]]",
+     "instruction cp/operand outs[0]: access pattern walks more than "
+     "2147483647 elements")
+
+START_TEST(ap_overflow_2_62)
+{
+	lm_module *m = load(BASE);
+	lm_error e;
+	lm_arg *a = &inst(m, "cp")->outs[0];
+	a->ap[0].step = (int64_t)1 << 62;
+	a->ap[0].num = 3;  /* 2^62 * 2 = 2^63: overflows int64 */
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction cp/operand outs[0]: access "
+			   "pattern index arithmetic overflows");
+	/* 2^62 * 1 does not overflow, but is far outside the tensor */
+	a->ap[0].num = 2;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "element range 0..4611686018427387904 "
+			   "outside allocation 'al'");
+	lm_module_free(m);
+}
+END_TEST
+
+START_TEST(negative_offset_and_start)
+{
+	lm_module *m = load(BASE);
+	lm_error e;
+	lm_arg *a = &inst(m, "tc")->ins[0];
+	a->offset = -1;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "operand ins[0]: negative offset -1");
+	a->offset = 0;
+	a->start_partition = -2;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "operand ins[0]: negative start_partition -2");
+	a->start_partition = 0;
+	ck_assert_int_eq(verify(m, 0, &e), 0);
+	lm_module_free(m);
+}
+END_TEST
+
+/* ---- operand counts and shapes ------------------------------------------ */
+
+VARY(count_mismatch, "'name':'tc'", "[[64,32],[1,64]]", "[[64,32],[1,32]]",
+     "instruction tc: element counts differ: ins[0] has 1024, outs[0] has "
+     "2048")
+VARY(count_mismatch_dma, "'name':'cp'", "[[1,2048]]", "[[1,2047]]",
+     "instruction cp: element counts differ: ins[0] has 2048, outs[0] has "
+     "2047")
+VARY(tensortensor_second_input, "'name':'tt'",
+     "'ins':[" AP("y_sb", "[[64,32],[1,64]]") ",",
+     "'ins':[" AP("y_sb", "[[64,32],[1,64]]") ","
+     AP("y_sb", "[[64,32],[1,64]]") ",",
+     "instruction tt: TensorTensor needs 2 inputs, got 3")
+VARY(memset_has_input, "'name':'ms_b'", "'ins':[]",
+     "'ins':[" AP("bias", "[[1,32],[1,1]]") "]",
+     "instruction ms_b: Memset needs 0 inputs, got 1")
+VARY(noop_has_output, "'name':'nop'", "'outs':[]",
+     "'outs':[" AP("bias", "[[1,32],[1,1]]") "]",
+     "instruction nop: NoOp needs 0 outputs, got 1")
+VARY(engine_operand_in_dram, "'name':'tc'", "'outs':[" AP("y_sb", "[[64,32],[1,64]]"),
+     "'outs':[" AP("out_y", "[[64,32],[1,64]]"),
+     "instruction tc/operand outs[0]: TensorCopy operands must be in SBUF "
+     "or PSUM ('out_y' is Output)")
+VARY(imm_where_tensor_expected, "'name':'tc'",
+     "'ins':[" APT("t_sb", "[[64,32],[1,64]]", "bfloat16") "]",
+     "'ins':[{'kind':'imm_value','dtype':'float32','value':1.0}]",
+     "instruction tc/operand ins[0]: TensorCopy operands must be access "
+     "patterns (physical_ap), not imm_value")
+
+START_TEST(opaque_operand_skips_shapes)
+{
+	/* a register operand: carried, resolved by the simulator later */
+	char *t = subst_after(BASE, "'name':'tc'",
+		"'ins':[" APT("t_sb", "[[64,32],[1,64]]", "bfloat16") "]",
+		"'ins':[{'kind':'register_access','dtype':'float32',"
+		"'regref':'r0'}]");
+	expect_ok(t, 0);
+	free(t);
+}
+END_TEST
+
+
+/* Matmult */
+VARY(matmul_contraction, "'name':'mm'", "[[32,128],[1,32]]",
+     "[[32,64],[1,32]]",
+     "instruction mm: matmul contraction mismatch: stationary has K=64 "
+     "partitions, moving has 128")
+VARY(matmul_output_shape, "'name':'mm'", "'outs':[" AP("ps", "[[64,32],[1,64]]"),
+     "'outs':[" AP("ps", "[[64,32],[1,32]]"),
+     "instruction mm: matmul output is [32, 32], expected [M=32, N=64]")
+VARY(matmul_output_dtype, "'name':'mm'",
+     "'outs':[" AP("ps", "[[64,32],[1,64]]"),
+     "'outs':[" APT("ps", "[[64,32],[1,64]]", "bfloat16"),
+     "instruction mm: matmul output dtype must be float32 (got bfloat16)")
+VARY(matmul_output_not_psum, "'name':'mm'",
+     "'outs':[" AP("ps", "[[64,32],[1,64]]"),
+     "'outs':[" AP("y_sb", "[[64,32],[1,64]]"),
+     "instruction mm: matmul output must be in PSUM")
+VARY(matmul_moving_not_sb, "'name':'mm'",
+     AP("x_sb", "[[64,128],[1,64]]"),
+     "{'kind':'physical_ap','memsetref':'ps','memref':'ps','offset':0,"
+     "'ap':[[1,32],[1,64]],'dtype':'float32'}",
+     "instruction mm: matmul moving (ins[1]) must be in SB")
+VARY(matmul_m_over_128, "'name':'mm'", "'ap':[[32,128],[1,32]]",
+     "'ap':[[32,128],[0,129]]",
+     "instruction mm: matmul M=129 exceeds 128")
+
+START_TEST(matmul_n_over_512)
+{
+	/* a [1, 640] fp32 tile in a 4-bank PSUM region */
+	char *t = subst_after(BASE, NULL, "'addr':2048,'dims':[32,256],'bank':1",
+			      "'addr':0,'dims':[32,8192],'bank':0");
+	char *t2 = subst_after(t, "'name':'mm'", "[[64,128],[1,64]]",
+			       "[[64,128],[0,640]]");
+	char *t3 = subst_after(t2, "'name':'mm'", "[[64,32],[1,64]]",
+			       "[[64,32],[1,640]]");
+	expect_bad(t3, 0, "instruction mm: matmul N=640 exceeds 512");
+	free(t);
+	free(t2);
+	free(t3);
+}
+END_TEST
+
+
+START_TEST(matmul_bank_crossing_real)
+{
+	vary(BASE, 0, NULL, "'addr':2048,'dims':[32,256],'bank':1",
+	     "'addr':3968,'dims':[32,256],'bank':1",
+	     "instruction mm: matmul output crosses a PSUM bank boundary "
+	     "(bytes 3968..4223, banks 1..2)");
+}
+END_TEST
+
+
+START_TEST(transpose_rules)
+{
+	char *t;
+	t = subst_after(TRANSPOSE, "'name':'tr'", "[[64,64],[1,64]]",
+			"[[64,64],[1,32]]");
+	expect_bad(t, 0, "instruction tr: transpose stationary must be square "
+		   "[F, F] with F=64 (got [64, 32])");
+	free(t);
+	t = subst_after(TRANSPOSE, "'name':'tr'", "[[128,64],[1,128]]",
+			"[[128,64],[1,64]]");
+	expect_bad(t, 0, "instruction tr: transpose output is [64, 64], "
+		   "expected [F=64, P=128]");
+	free(t);
+	t = subst_after(TRANSPOSE, "'name':'tr'",
+			APT("o", "[[128,64],[1,128]]", "bfloat16"),
+			APT("o", "[[128,64],[1,128]]", "float16"));
+	expect_bad(t, 0, "instruction tr: transpose output dtype must be "
+		   "float32 or bfloat16 (got float16)");
+	free(t);
+	/* float32 output of a bfloat16 transpose is fine (it fits one bank) */
+	t = subst_after(TRANSPOSE, "'name':'tr'",
+			APT("o", "[[128,64],[1,128]]", "bfloat16"),
+			APT("o", "[[128,64],[1,128]]", "float32"));
+	char *t2 = subst_after(t, NULL, "'dims':[64,256]", "'dims':[64,512]");
+	expect_ok(t2, 0);
+	free(t);
+	free(t2);
+}
+END_TEST
+
+/* Activation */
+VARY(activation_needs_bias, "'name':'act'",
+     "," AP("bias", "[[1,32],[1,1]]") "]", "]",
+     "instruction act: Activation needs 2 inputs, got 1")
+VARY(activation_bias_dtype, "'name':'act'",
+     AP("bias", "[[1,32],[1,1]]"), APT("bias", "[[1,32],[1,1]]", "bfloat16"),
+     "instruction act: Activation bias (ins[1]) must be float32 (got "
+     "bfloat16)")
+VARY(activation_bias_shape, "'name':'act'",
+     AP("bias", "[[1,32],[1,1]]"), AP("bias", "[[1,16],[1,1]]"),
+     "instruction act: Activation bias (ins[1]) must be [P, 1] with P=32 "
+     "(got [16, 1])")
+
+/* Iota / AffineSelect */
+VARY(iota_pattern_size, "'name':'iota'", "'pattern':[[1,64]]",
+     "'pattern':[[1,32]]",
+     "instruction iota: pattern walks 32 elements per partition, the output "
+     "has 64")
+VARY(affine_pattern_num, "'name':'sel'", "{'step':-1,'num':64}",
+     "{'step':-1,'num':0}",
+     "instruction sel: pattern pair 0 has num 0 (must be > 0)")
+
+START_TEST(pattern_missing)
+{
+	lm_module *m = load(BASE);
+	lm_error e;
+	lm_inst *in = inst(m, "iota");
+	int n = in->n_pattern;
+	in->n_pattern = 0;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction iota: Iota needs a pattern");
+	in->n_pattern = n;
+	ck_assert_int_eq(verify(m, 0, &e), 0);
+	lm_module_free(m);
+}
+END_TEST
+
+/* ---- opcode fields and references --------------------------------------- */
+
+VARY(dma_needs_queue, "'name':'ld_w'", "'queue':'q0',", "",
+     "instruction ld_w: Load needs a queue")
+VARY(dma_unknown_queue, "'name':'st'", "'queue':'q0'", "'queue':'q9'",
+     "instruction st: queue 'q9' is not a module queue")
+VARY(sqi_unknown_instance, "'name':'sqi'", "'instance_name':'q0b'",
+     "'instance_name':'q7'",
+     "instruction sqi: queue instance 'q7' does not exist")
+
+START_TEST(sqi_instance_of_other_queue)
+{
+	char *t = subst_after(BASE, NULL, "'queues':[",
+			      "'queues':[{'name':'q1','instances':[{'name':"
+			      "'q1a','semaphore':'s_b'}]},");
+	vary(t, 0, "'name':'sqi'", "'instance_name':'q0b'",
+	     "'instance_name':'q1a'",
+	     "instruction sqi: instance 'q1a' is not an instance of queue 'q0' "
+	     "(it belongs to 'q1')");
+	free(t);
+}
+END_TEST
+
+VARY(call_unknown_target, "'name':'call'", "'target':'helper'",
+     "'target':'nope'",
+     "instruction call: Call target 'nope' is not a function of the module")
+VARY(nkikernel_unknown_func, "'name':'k55'", "'func':'kern'",
+     "'func':'kern2'",
+     "instruction k55: NKIKernel func 'kern2' is not a function of the "
+     "module")
+VARY(nkikernel_dangling_arg, "'name':'k55'", "{'k_in':'y_sb'}",
+     "{'k_in':'zz'}",
+     "instruction k55: func_args maps 'k_in' to 'zz', which names no "
+     "allocation")
+VARY(nkikernel_unknown_formal, "'name':'k55'", "{'k_out':'out_y'}",
+     "{'k_zz':'out_y'}",
+     "instruction k55: func_outs formal 'k_zz' is not an allocation of "
+     "function 'kern'")
+
+START_TEST(carrier_fields)
+{
+	lm_module *m = load(BASE);
+	lm_error e;
+	lm_inst *in = inst(m, "k56");
+	char *s = in->klir_binary;
+	in->klir_binary = NULL;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction k56: NKIKLIRKernel needs "
+			   "klir_binary");
+	in->klir_binary = s;
+	s = in->kernel_format;
+	in->kernel_format = NULL;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "NKIKLIRKernel needs kernel_format");
+	in->kernel_format = s;
+	in = inst(m, "k55");
+	s = in->func;
+	in->func = NULL;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction k55: NKIKernel needs func");
+	in->func = s;
+	ck_assert_int_eq(verify(m, 0, &e), 0);
+	lm_module_free(m);
+}
+END_TEST
+
+START_TEST(opcode_enums_missing)
+{
+	lm_module *m = load(BASE);
+	lm_error e;
+	inst(m, "act")->act_func = LM_ACT_INVALID;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction act: Activation needs func");
+	inst(m, "act")->act_func = LM_ACT_RELU;
+	inst(m, "ts")->alu1 = LM_ALU_INVALID;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "TensorScalar needs op0 and op1");
+	inst(m, "ts")->alu1 = LM_ALU_ADD;
+	ck_assert_int_eq(verify(m, 0, &e), 0);
+	lm_module_free(m);
+}
+END_TEST
+
+/* ---- dependencies and semaphores ---------------------------------------- */
+
+VARY(dependency_later, "'name':'mm'", "'dependencies':['ld_x','ld_w']",
+     "'dependencies':['ld_x','act']",
+     "instruction mm: dependency 'act' is not an earlier instruction of "
+     "function 'sg0' (dependencies point backwards, so cycles cannot form)")
+VARY(dependency_self, "'name':'mm'", "'dependencies':['ld_x','ld_w']",
+     "'dependencies':['mm']",
+     "instruction mm: dependency 'mm' is the instruction itself")
+VARY(dependency_other_function, "'name':'mm'",
+     "'dependencies':['ld_x','ld_w']", "'dependencies':['h_ret']",
+     "instruction mm: dependency 'h_ret' is an instruction of function "
+     "'helper', not of 'sg0'")
+VARY(dependency_unknown, "'name':'act'", "'dependencies':['mm','ms_b']",
+     "'dependencies':['mm','ghost']",
+     "instruction act: dependency 'ghost' names no instruction")
+VARY(dependency_in_loop, "'name':'loop_nop'", "'dependencies':['cb']",
+     "'dependencies':['ret']",
+     "function sg0/block b0/loop #17/block lb/instruction loop_nop: "
+     "dependency 'ret' is not an earlier instruction")
+VARY(wait_unknown_semaphore, "'name':'nop'", "'semaphore':'s_dma'",
+     "'semaphore':'s_zz'",
+     "instruction nop: wait semaphore 's_zz' is not a module semaphore")
+VARY(signal_unknown_semaphore, "'name':'nop'", "'signal':['s_b']",
+     "'signal':['s_b','s_q']",
+     "instruction nop: signal semaphore 's_q' is not a module semaphore")
+
+/* ---- allocations: views and aliases ------------------------------------- */
+
+VARY(remote_view_not_dram, "'name':'view'", "'type':'DRAM'", "'type':'SB'",
+     "function sg0/allocation view: remote_local_target view must be a "
+     "DRAM allocation")
+
+START_TEST(remote_core_negative)
+{
+	lm_module *m = load(BASE);
+	lm_error e;
+	lm_function *f = &m->functions[0];
+	lm_alloc *a = NULL;
+	for (int i = 0; i < f->n_allocs; i++)
+		if (!strcmp(f->allocs[i].name, "view"))
+			a = &f->allocs[i];
+	ck_assert_ptr_nonnull(a);
+	a->remote_core = -1;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "allocation view: remote_local_target core "
+			   "-1 is negative");
+	a->remote_core = 3;
+	ck_assert_int_eq(verify(m, 0, &e), 0);
+	lm_module_free(m);
+}
+END_TEST
+
+VARY(alias_unknown, NULL, "'alias_of':'out_y'", "'alias_of':'gone'",
+     "function sg0/allocation al: alias_of 'gone' names no allocation")
+VARY(alias_shape, "'name':'al'", "'tensor_shape':[32,64]",
+     "'tensor_shape':[64,32]",
+     "allocation al: alias_of 'out_y': tensor_shape differs")
+VARY(alias_dtype, "'name':'al'", "'dtype':'float32'", "'dtype':'float16'",
+     "allocation al: alias_of 'out_y': dtype float32 differs from float16")
+VARY(alias_target_not_dram, NULL, "'alias_of':'out_y'", "'alias_of':'y_sb'",
+     "allocation al: alias_of 'y_sb' is not a DRAM allocation")
+
+START_TEST(alias_cycle)
+{
+	char *t = subst_after(BASE, "'name':'view'", "'remote_local_target'",
+			      "'alias_of':'al','remote_local_target'");
+	char *t2 = subst_after(t, NULL, "'alias_of':'out_y'",
+			       "'alias_of':'view'");
+	expect_bad(t2, 0, "allocation view: alias_of cycle through 'al'");
+	free(t);
+	free(t2);
+}
+END_TEST
+
+START_TEST(module_aliases)
+{
+	char *ok = subst_after(BASE, NULL, "'functions':[",
+			       "'aliases':[{'producer':'out_y','consumer':'al',"
+			       "'producer_core':0,'consumer_core':1}],"
+			       "'functions':[");
+	vary(ok, 0, "'aliases'", "'consumer':'al'", "'consumer':'none'",
+	     "aliases #0: consumer 'none' names no allocation");
+	free(ok);
+}
+END_TEST
+
+/* ---- memory locations --------------------------------------------------- */
+
+VARY(sbuf_capacity_gen3, "'name':'k_in','type'", "'addr':4096",
+     "'addr':229300",
+     "function kern/allocation k_in/memory location k_in: SB memory location "
+     "ends at byte 229556, beyond the 229376-byte SBUF partition of gen3")
+VARY(memloc_partitions, "'name':'k_in','type'", "'base':0", "'base':100",
+     "memory location k_in: partitions 100..131 exceed the 128 partitions")
+VARY(memloc_needs_dims, "'name':'k_in','type'", "'dims':[32,256]",
+     "'dims':[8192]",
+     "memory location k_in: SB memory location needs dims [partitions, "
+     "bytes_per_partition]")
+
+START_TEST(operand_on_unaddressable_memloc)
+{
+	vary(BASE, 0, "'name':'ld_w'", "'memsetref':'w_sb','memref':'w_sb'",
+	     "'memsetref':'k_out','memref':'k_out'",
+	     "instruction ld_w: element counts differ");
+	char *t = subst_after(BASE, "'name':'k_out'", "'type':'DRAM'",
+			      "'type':'Unallocated'");
+	char *t2 = subst_after(t, "'name':'k55'", "{'k_in':'y_sb'}",
+			       "{'k_in':'y_sb'},'ins':[" AP("k_out", "[[1,8]]")
+			       "]");
+	char *t3 = subst_after(t2, "'name':'k55'", NOARGS ",", "'outs':[],");
+	expect_bad(t3, 0, "instruction k55/operand ins[0]: memory location "
+		   "'k_out' has type Unallocated, which an access pattern "
+		   "cannot address");
+	free(t);
+	free(t2);
+	free(t3);
+}
+END_TEST
+
+/* ---- core barriers ------------------------------------------------------ */
+
+VARY(barrier_cores_empty, "'name':'cb'", "'cores':[0,1]", "'cores':[]",
+     "instruction cb: CoreBarrier cores is empty")
+VARY(barrier_core_range, "'name':'cb'", "'cores':[0,1]", "'cores':[0,64]",
+     "instruction cb: CoreBarrier core 64 out of range [0, 64)")
+VARY(barrier_core_twice, "'name':'cb'", "'cores':[0,1]", "'cores':[1,0,1]",
+     "instruction cb: CoreBarrier core 1 listed twice")
+
+START_TEST(barrier_id_negative)
+{
+	lm_module *m = load(BASE);
+	lm_error e;
+	inst(m, "cb")->barrier_id = -1;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction cb: CoreBarrier id -1 is "
+			   "negative");
+	lm_module_free(m);
+}
+END_TEST
+
+/* ---- linked modules ----------------------------------------------------- */
+
+LVARY(linked_entry_name, NULL, "'name':'main'", "'name':'entry'",
+      "function entry: linked module: the entry function must be 'main' "
+      "(got 'entry')")
+LVARY(linked_entry_kind, NULL, "'kind':'dispatcher',", "",
+      "function main: linked module: 'main' must have kind dispatcher")
+LVARY(linked_no_dispatcher_block, NULL, "'name':'dispatcher'",
+      "'name':'calls'",
+      "function main: linked module: 'main' holds instructions outside "
+      "block 'dispatcher'")
+LVARY(linked_call_name, NULL, "'name':'call_def_1_instance_0'",
+      "'name':'call_def_7_instance_0'",
+      "function main/block dispatcher/instruction call_def_7_instance_0: "
+      "linked module: the Call of 'nc1' must be named "
+      "'call_def_1_instance_0'")
+LVARY(linked_dispatcher_not_call, NULL,
+      "{'opcode':'Call','name':'call_def_1_instance_0'",
+      "{'opcode':'NoOp','name':'nop'},"
+      "{'opcode':'Call','name':'call_def_1_instance_0'",
+      "instruction nop: linked module: dispatcher instruction is NoOp, not "
+      "Call")
+LVARY(linked_core_id, NULL, "'neuron_core_id':1", "'neuron_core_id':2",
+      "function nc1: function 'nc1' must have neuron_core_id 1")
+LVARY(linked_missing_sqi, NULL, "'name':'I-SQI-q-call_def_1_instance_0'",
+      "'name':'sqi1'",
+      "function nc1: function 'nc1' uses queue 'q' but does not start with "
+      "SwitchQueueInstance 'I-SQI-q-call_def_1_instance_0'")
+LVARY(linked_missing_cb_return, NULL,
+      "'name':'cb_return_call_def_0_instance_0'", "'name':'cbr0'",
+      "function nc0: function 'nc0' must end with CoreBarrier "
+      "'cb_return_call_def_0_instance_0' followed by Return")
+LVARY(linked_return_last, NULL, "{'opcode':'Return','name':'nc1.ret'",
+      "{'opcode':'NoOp','name':'nc1.ret'",
+      "function nc1: function 'nc1' must end with CoreBarrier "
+      "'cb_return_call_def_1_instance_0' followed by Return")
+LVARY(linked_barrier_id_collision, "'name':'cb_return_call_def_1_instance_0'",
+      "'id':1", "'id':0",
+      "module: barrier id 0 of 'cb_return_call_def_1_instance_0' (group "
+      "'ret') is also used by 'nc0.bar' (group 'bar'); a linked module needs "
+      "unique barrier ids")
+
+START_TEST(linked_core_order)
+{
+	char *t = subst_after(LINKED, NULL,
+			      "'name':'call_def_0_instance_0','engine':"
+			      "'Unassigned','target':'nc0'",
+			      "'name':'call_def_1_instance_0','engine':"
+			      "'Unassigned','target':'nc1'");
+	char *t2 = subst_after(t, "'target':'nc1'",
+			       "'name':'call_def_1_instance_0','engine':"
+			       "'Unassigned','target':'nc1'",
+			       "'name':'call_def_0_instance_0','engine':"
+			       "'Unassigned','target':'nc0'");
+	expect_bad(t2, 1, "instruction call_def_0_instance_0: linked module: "
+		   "dispatcher calls core 0 after core 1 (cores must "
+		   "increase)");
+	free(t);
+	free(t2);
+}
+END_TEST
+
+START_TEST(linked_uncalled_core)
+{
+	expect_ok(LINKED, 1);
+	expect_bad(LINKED_FUNCS ",{'name':'nc2','neuron_core_id':2,"
+		   "'allocations':[],'blocks':[]}]}", 1,
+		   "function nc2: linked module: core function 'nc2' is not "
+		   "called by the dispatcher");
+	/* a callee of a core function (nc0.<name>) is not a core function */
+	expect_ok(LINKED_FUNCS ",{'name':'nc0.sub','allocations':[],"
+		  "'blocks':[]}]}", 1);
+}
+END_TEST
+
+/* ---- robustness --------------------------------------------------------- */
+
+/*
+** Strip names and arrays the loader would never leave empty: the verifier
+** must report an error (or pass) and never crash.
+*/
+START_TEST(never_crashes)
+{
+	for (int k = 0; k < 12; k++) {
+		lm_module *m = load(k < 10 ? BASE : LINKED);
+		lm_function *f = &m->functions[0];
+		lm_inst *in0 = &f->blocks[0].insts[0];
+		lm_error e;
+		char *saved = NULL, **slot = NULL;
+		switch (k) {
+		case 0: slot = &m->arch; break;
+		case 1: slot = &f->name; break;
+		case 2: slot = &f->allocs[0].name; break;
+		case 3: slot = &f->allocs[0].memlocs[0].name; break;
+		case 4: slot = &in0->name; break;
+		case 5: slot = &in0->ins[0].memsetref; break;
+		case 6: slot = &in0->ins[0].memref; break;
+		case 7: slot = &m->semaphores[0].name; break;
+		case 8: slot = &m->queues[0].instances[0].semaphore; break;
+		case 9: in0->n_ins = 0; break;
+		case 10: slot = &f->blocks[0].insts[0].target; break;
+		case 11: slot = &m->functions[1].blocks[0].name; break;
+		}
+		if (slot) {
+			saved = *slot;
+			*slot = NULL;
+		}
+		int rc = verify(m, k >= 10, &e);
+		ck_assert_msg(k == 11 ? rc == 0 : rc == LM_EINPUT,
+			      "case %d: rc %d (%s)", k, rc, e.msg);
+		if (slot)
+			*slot = saved;
+		if (k == 9)
+			in0->n_ins = 1;
+		lm_module_free(m);
+	}
+}
+END_TEST
+
+/* A module with no path and an empty module-level where. */
+START_TEST(no_path)
+{
+	lm_module *m = load(BASE);
+	lm_error e;
+	free(m->path);
+	m->path = NULL;
+	m->version = 1;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_str_eq(e.msg, "module: unsupported version 1 (expected 2)");
+	lm_module_free(m);
+}
+END_TEST
+
+/* ---- suite -------------------------------------------------------------- */
+
+static Suite *verify_suite(void)
+{
+	Suite *s = suite_create("verify");
+	TCase *tc = tcase_create("verify");
+	TTest const *tests[] = {
+		valid_multi_opcode, valid_transpose, valid_linked, resolve_arg,
+		bad_version, bad_arch, no_functions,
+		dup_function, dup_allocation, dup_memloc, dup_instruction,
+		dup_instruction_same_function, dup_semaphore, dup_queue,
+		dup_queue_instance, queue_instance_semaphore,
+		memsetref_unknown, memref_wrong_alloc, operand_dtype_invalid,
+		sb_partitions_over_128, sb_partitions_outside_memloc,
+		sb_bytes_outside_memloc, sb_negative_step, psum_bank_mismatch,
+		psum_capacity, dram_outside_tensor, dram_outside_dims,
+		dram_negative_element, num_not_positive, ap_empty,
+		ap_overflow_json, ap_too_many_elements, ap_overflow_2_62,
+		negative_offset_and_start,
+		count_mismatch, count_mismatch_dma, tensortensor_second_input,
+		memset_has_input, noop_has_output, engine_operand_in_dram,
+		imm_where_tensor_expected, opaque_operand_skips_shapes,
+		matmul_contraction, matmul_output_shape, matmul_output_dtype,
+		matmul_output_not_psum, matmul_moving_not_sb,
+		matmul_m_over_128, matmul_n_over_512, matmul_bank_crossing_real,
+		transpose_rules,
+		activation_needs_bias, activation_bias_dtype,
+		activation_bias_shape, iota_pattern_size, affine_pattern_num,
+		pattern_missing,
+		dma_needs_queue, dma_unknown_queue, sqi_unknown_instance,
+		sqi_instance_of_other_queue, call_unknown_target,
+		nkikernel_unknown_func, nkikernel_dangling_arg,
+		nkikernel_unknown_formal, carrier_fields, opcode_enums_missing,
+		dependency_later, dependency_self, dependency_other_function,
+		dependency_unknown, dependency_in_loop, wait_unknown_semaphore,
+		signal_unknown_semaphore,
+		remote_view_not_dram, remote_core_negative, alias_unknown,
+		alias_shape, alias_dtype, alias_target_not_dram, alias_cycle,
+		module_aliases,
+		sbuf_capacity_gen3, memloc_partitions, memloc_needs_dims,
+		operand_on_unaddressable_memloc,
+		barrier_cores_empty, barrier_core_range, barrier_core_twice,
+		barrier_id_negative,
+		linked_entry_name, linked_entry_kind, linked_no_dispatcher_block,
+		linked_call_name, linked_dispatcher_not_call, linked_core_id,
+		linked_missing_sqi, linked_missing_cb_return,
+		linked_return_last, linked_barrier_id_collision,
+		linked_core_order, linked_uncalled_core,
+		never_crashes, no_path,
+	};
+	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+		tcase_add_test(tc, tests[i]);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(verify_suite());
+}

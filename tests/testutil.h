@@ -1,0 +1,44 @@
+/*
+** testutil.h -- helpers shared by the check suites.
+*/
+#ifndef LNCSIM_TESTUTIL_H
+#define LNCSIM_TESTUTIL_H
+
+#include <check.h>
+#include <stddef.h>
+#include "common.h"
+
+/* $srcdir-relative path (tests run from the build dir); caller frees. */
+char *tu_srcpath(const char *rel);
+/* Path to the shared/ fixtures beside the source tree, or NULL if absent. */
+char *tu_sharedpath(const char *rel);
+/* A fresh empty directory under the build tree; caller frees. */
+char *tu_tmpdir(const char *tag);
+/* Write text to dir/name (creating dirs); returns the malloc'd path. */
+char *tu_write(const char *dir, const char *name, const char *text);
+/* Read a whole file into a malloc'd NUL-terminated string (NULL if missing). */
+char *tu_read(const char *path);
+
+/* Result of running the lncsim binary. */
+typedef struct tu_run {
+	int status;  /* exit status, or 128+signal */
+	char *out;   /* stdout */
+	char *err;   /* stderr */
+} tu_run;
+
+/*
+** Run `lncsim ARGS...` (NULL-terminated argv after the program name) with
+** cwd (NULL: current). The binary is $LNCSIM or ../lncsim.
+*/
+tu_run tu_lncsim(const char *cwd, const char *arg0, ...);
+tu_run tu_lncsimv(const char *cwd, const char *const *argv);
+void tu_run_free(tu_run *r);
+
+/* Run a suite in TAP mode and return the process exit status. */
+int tu_main(Suite *s);
+
+#define ck_assert_contains(hay, needle) \
+	ck_assert_msg((hay) != NULL && strstr((hay), (needle)) != NULL, \
+		      "expected \"%s\" in \"%s\"", (needle), (hay) ? (hay) : "(null)")
+
+#endif
