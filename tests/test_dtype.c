@@ -41,6 +41,7 @@ typedef struct ref_fmt {
 	float (*widen)(uint32_t);
 } ref_fmt;
 
+/* Adapters from the typed conversions to ref_fmt's uniform signatures. */
 static uint32_t nar_bf16(float f) { return lm_f32_to_bf16(f); }
 static float wid_bf16(uint32_t h) { return lm_bf16_to_f32((uint16_t)h); }
 static uint32_t nar_f16(float f) { return lm_f32_to_f16(f); }

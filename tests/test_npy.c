@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -109,7 +110,7 @@ START_TEST(test_roundtrip_all_dtypes)
 	for (t = LM_DT_INVALID + 1; t < LM_DT_COUNT; t++) {
 		for (k = 0; k < 5; k++) {
 			int64_t count = 1;
-			int es = lm_dtype_size((lm_dtype)t);
+			size_t es = (size_t)lm_dtype_size((lm_dtype)t);
 			unsigned char src[24 * 8], dst[24 * 8];
 			char *img;
 			size_t len, hdr;
@@ -192,6 +193,11 @@ START_TEST(test_write_read_file)
 	ck_assert_int_ne(lm_npy_write(path, LM_DT_FLOAT32, shape, 3, v, &err),
 			 0);
 	ck_assert_contains(err.msg, "t.npy");
+	free(path);
+
+	path = lm_xasprintf("%s/t.npy", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(rmdir(dir), 0); /* no temp file left behind */
 	free(path);
 	free(dir);
 }
