@@ -561,7 +561,7 @@ static int check_operand(vctx *v, const lm_arg *a, opnd *o)
 				elems = INT64_MAX;
 		o->parts = a->ap[0].num;
 		o->free = count;
-		if (hi >= elems)
+		if (al->n_shape > 0 && hi >= elems)
 			return fail(v, "element range %lld..%lld outside "
 				    "allocation '%s' (%lld elements)",
 				    (long long)lo, (long long)hi, al->name,
@@ -1102,10 +1102,11 @@ static int check_core_function(vctx *v, const lm_function *f, int64_t c)
 	char want[300];
 
 	if (!f->has_core_id || f->neuron_core_id != c)
-		return fail(v, "function '%s' must have neuron_core_id %lld",
-			    fname(f), (long long)c);
+		return fail(v, "linked module: function '%s' must have "
+			    "neuron_core_id %lld", fname(f), (long long)c);
 	if (f->n_blocks < 1)
-		return fail(v, "function '%s' has no blocks", fname(f));
+		return fail(v, "linked module: function '%s' has no blocks",
+			    fname(f));
 	first = &f->blocks[0];
 	last = &f->blocks[f->n_blocks - 1];
 	while (lead < first->n_insts &&
@@ -1122,8 +1123,9 @@ static int check_core_function(vctx *v, const lm_function *f, int64_t c)
 				in->name && strcmp(in->name, want) == 0;
 		}
 		if (!found)
-			rc = fail(v, "function '%s' uses queue '%s' but does not "
-				  "start with SwitchQueueInstance '%s'",
+			rc = fail(v, "linked module: function '%s' uses queue "
+				  "'%s' but does not start with "
+				  "SwitchQueueInstance '%s'",
 				  fname(f), q[i], want);
 	}
 	free(q);
@@ -1136,8 +1138,9 @@ static int check_core_function(vctx *v, const lm_function *f, int64_t c)
 	    !last->insts[last->n_insts - 2].name ||
 	    strcmp(last->insts[last->n_insts - 2].name, want) != 0 ||
 	    last->insts[last->n_insts - 1].op != LM_OP_RETURN)
-		return fail(v, "function '%s' must end with CoreBarrier '%s' "
-			    "followed by Return", fname(f), want);
+		return fail(v, "linked module: function '%s' must end with "
+			    "CoreBarrier '%s' followed by Return", fname(f),
+			    want);
 	return 0;
 }
 
