@@ -21,6 +21,52 @@
 
 #define MAX_EXACT_INT 9007199254740992.0 /* 2^53 */
 
+/*
+** The parse arena. cJSON allocates one block per node and per string; for a
+** large module malloc + free of those blocks cost more than the parse. While
+** lm_module_parse runs cJSON, its hooks point at this bump allocator; the
+** tree is then read (every string and carried object copied out with the
+** normal allocator) and the arena dropped whole. cJSON's hooks are global,
+** so module parsing is not thread-safe (lncsim parallelizes by process).
+*/
+typedef struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, cap;
+	max_align_t data[];
+} arena_chunk;
+
+static arena_chunk *arena_head;
+
+static void *arena_malloc(size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	if (!arena_head || arena_head->used + n > arena_head->cap) {
+		size_t cap = n > (8u << 20) ? n : (8u << 20);
+		arena_chunk *c = lm_xmalloc(sizeof *c + cap);
+		c->next = arena_head;
+		c->used = 0;
+		c->cap = cap;
+		arena_head = c;
+	}
+	void *p = (char *)arena_head->data + arena_head->used;
+	arena_head->used += n;
+	return p;
+}
+
+static void arena_free(void *p)
+{
+	(void)p;
+}
+
+static void arena_release(void)
+{
+	while (arena_head) {
+		arena_chunk *n = arena_head->next;
+		free(arena_head);
+		arena_head = n;
+	}
+}
+
 /* Loader state: the file for messages and a "where" path. */
 typedef struct ld {
 	const char *path;
@@ -70,15 +116,14 @@ static int is_null(const cJSON *j)
 	return !j || cJSON_IsNull(j);
 }
 
-/* Take a string value out of the tree (the tree keeps NULL). */
+/* Copy a string value out of the tree (the tree may live in an arena). */
 static int get_str(ld *L, cJSON *j, const char *key, char **out)
 {
 	if (!cJSON_IsString(j) || !j->valuestring)
 		return FAIL(L, "key '%s': expected string, got %s", key,
 			    type_name(j));
 	free(*out);
-	*out = j->valuestring;
-	j->valuestring = NULL;
+	*out = lm_xstrdup(j->valuestring);
 	return 0;
 }
 
@@ -165,17 +210,14 @@ static int want_object(ld *L, const cJSON *j, const char *key)
 	return 0;
 }
 
-/* Move child j of parent into *extra (created on demand). */
+/* Copy child j (of parent) into *extra (created on demand). The tree is
+** left intact: it may live in the parse arena. */
 static void keep_extra(cJSON **extra, cJSON *parent, cJSON *j)
 {
-	cJSON_DetachItemViaPointer(parent, j);
+	(void)parent;
 	if (!*extra)
 		*extra = cJSON_CreateObject();
-	/* the detached item keeps its key in j->string */
-	char *k = j->string;
-	j->string = NULL;
-	cJSON_AddItemToObject(*extra, k, j);
-	free(k);
+	cJSON_AddItemToObject(*extra, j->string, cJSON_Duplicate(j, 1));
 }
 
 /* Array of integers (natural numbers when nat). */
@@ -1069,8 +1111,9 @@ static char *derive_display(const char *path)
 	return res;
 }
 
-int lm_module_from_cjson(lm_module **out, cJSON *root, const char *path,
-			 lm_error *err)
+/* Read a module out of a tree; the tree is left for the caller to free. */
+static int from_tree(lm_module **out, cJSON *root, const char *path,
+		     lm_error *err)
 {
 	ld L = {0};
 	L.path = path ? path : "";
@@ -1144,13 +1187,20 @@ int lm_module_from_cjson(lm_module **out, cJSON *root, const char *path,
 		m->arch = lm_xstrdup("gen3");
 	m->display = derive_display(L.path);
 done:
-	cJSON_Delete(root);
 	if (rc) {
 		lm_module_free(m);
 		return rc;
 	}
 	*out = m;
 	return 0;
+}
+
+int lm_module_from_cjson(lm_module **out, cJSON *root, const char *path,
+			 lm_error *err)
+{
+	int rc = from_tree(out, root, path, err);
+	cJSON_Delete(root);
+	return rc;
 }
 
 int lm_module_parse(lm_module **out, const char *text, size_t len,
@@ -1160,8 +1210,12 @@ int lm_module_parse(lm_module **out, const char *text, size_t len,
 	*out = NULL;
 	if (len == 0)
 		return lm_err(err, path, "", "empty file");
+	cJSON_Hooks hooks = { arena_malloc, arena_free };
+	cJSON_InitHooks(&hooks);
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	cJSON_InitHooks(NULL);
 	if (!root) {
+		arena_release();
 		/* report line and column of the parse failure */
 		size_t off = end && end >= text ? (size_t)(end - text) : 0;
 		if (off > len)
@@ -1183,11 +1237,13 @@ int lm_module_parse(lm_module **out, const char *text, size_t len,
 	       (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
 		end++;
 	if (end && (size_t)(end - text) < len && *end) {
-		cJSON_Delete(root);
+		arena_release();
 		return lm_err(err, path, "", "malformed JSON: trailing data after "
 			      "the top-level value");
 	}
-	return lm_module_from_cjson(out, root, path, err);
+	int rc = from_tree(out, root, path, err);
+	arena_release();
+	return rc;
 }
 
 int lm_module_load(lm_module **out, const char *path, lm_error *err)
