@@ -42,6 +42,7 @@ typedef struct lm_arch {
 	int64_t barrier_latency_ps;
 	int64_t dma_latency_ps;    /* fixed per-transfer latency */
 	double dma_bytes_per_ps;   /* per queue */
+	int dma_issue_cycles;      /* issuing engine's share of a DMA (sim) */
 } lm_arch;
 
 /* Table lookup by name; NULL when unknown. */
