@@ -13,6 +13,10 @@
 static const cli_command commands[] = {
 	{ "verify", "check modules against the verifier rules", cmd_verify,
 	  usage_verify },
+	{ "gen", "write a random per-core module set", cmd_gen, usage_gen },
+	{ "report", "plot utilization reports from the run log", cmd_report,
+	  usage_report },
+	{ "db", "list or merge run-log databases", cmd_db, usage_db },
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

@@ -32,3 +32,9 @@ tests_test_cli_CFLAGS = $(TEST_CFLAGS)
 tests_test_cli_LDADD = $(TEST_LDADD)
 
 TESTS += tests/test_model tests/test_dtype tests/test_npy tests/test_verify tests/test_cli
+
+check_PROGRAMS += tests/test_gen
+tests_test_gen_SOURCES = tests/test_gen.c
+tests_test_gen_CFLAGS = $(TEST_CFLAGS)
+tests_test_gen_LDADD = $(TEST_LDADD)
+TESTS += tests/test_gen

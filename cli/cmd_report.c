@@ -1,0 +1,102 @@
+/*
+** cmd_report.c -- `lncsim report [--db FILE] [-o DIR] [--run ID]
+** [--format png|svg]`: plots from the run log (docs/reports.md).
+*/
+#include "common.h"
+#include "cli.h"
+#include "cli_db.h"
+#include "db.h"
+#include "report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char usage_report[] =
+	"usage: lncsim report [--db FILE] [-o DIR] [--run ID] [--format png|svg]\n\n"
+	"Plot the run log with gnuplot into DIR (default ./lncsim-report/):\n"
+	"per-core PE and MAC utilization of a run (reference next to linked),\n"
+	"a PE timeline per core, array fill by matmul shape over the database,\n"
+	"the history of the runs; each with its .tsv data and .gp script, and\n"
+	"index.html showing them with a table of the runs (docs/reports.md).\n\n"
+	"  --db FILE      the database (default $LNCSIM_DB, else ./lncsim.db)\n"
+	"  -o DIR         output directory\n"
+	"  --run ID       the run of the per-run plots (default: the latest run\n"
+	"                 that has an execution)\n"
+	"  --format FMT   png (default) or svg\n\n"
+	"gnuplot is taken from $LNCSIM_GNUPLOT, else the one configure found,\n"
+	"else PATH.\n\n"
+	"exit status: 0 ok, 2 bad usage, no database or run, gnuplot missing,\n"
+	"3 gnuplot failed\n";
+
+/* The value of an option: "--opt V" or "--opt=V"; NULL if not this one. */
+static const char *opt_value(const char *name, int argc, char **argv, int *i,
+			     int *missing)
+{
+	size_t n = strlen(name);
+	if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (strcmp(argv[*i], name) != 0)
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = 1;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+int cmd_report(int argc, char **argv)
+{
+	cli_db dbo = {0};
+	lr_options o = {0};
+	for (int i = 1; i < argc; i++) {
+		int k = cli_db_option(&dbo, "report", argc, argv, &i), missing = 0;
+		const char *v;
+		if (k < 0)
+			return EXIT_INPUT;
+		if (k > 0)
+			continue;
+		if ((v = opt_value("-o", argc, argv, &i, &missing)) ||
+		    (v = opt_value("--output", argc, argv, &i, &missing)))
+			o.out_dir = v;
+		else if ((v = opt_value("--format", argc, argv, &i, &missing)))
+			o.format = v;
+		else if ((v = opt_value("--run", argc, argv, &i, &missing))) {
+			char *end;
+			errno = 0;
+			long long id = strtoll(v, &end, 10);
+			if (errno || !*v || *end || id <= 0)
+				return cli_usage_error("report", "--run needs a "
+						       "run id, not '%s'", v);
+			o.run_id = id;
+		} else if (missing)
+			return cli_usage_error("report", "%s needs a value",
+					       argv[i]);
+		else
+			return cli_usage_error("report", "unknown argument "
+					       "'%s'", argv[i]);
+	}
+	if (dbo.disabled)
+		return cli_usage_error("report", "--no-db: a report needs the "
+				       "database");
+	if (o.format && strcmp(o.format, "png") && strcmp(o.format, "svg"))
+		return cli_usage_error("report", "unknown format '%s' (png or "
+				       "svg)", o.format);
+	lm_error err;
+	ldb *db = NULL;
+	lr_report rep;
+	if (ldb_open(&db, cli_db_path(&dbo), 0, &err) != 0 ||
+	    lr_write(db, &o, &rep, &err) != 0) {
+		ldb_close(db);
+		return cli_report(&err);
+	}
+	const char *dir = o.out_dir ? o.out_dir : LR_DEFAULT_DIR;
+	for (int i = 0; i < rep.n_images; i++)
+		printf("%s/%s\n", dir, rep.images[i]);
+	printf("%s/index.html: %d plot%s of run %lld\n", dir, rep.n_images,
+	       rep.n_images == 1 ? "" : "s", (long long)rep.run_id);
+	lr_report_free(&rep);
+	ldb_close(db);
+	return EXIT_OK;
+}

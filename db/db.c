@@ -1,0 +1,516 @@
+/*
+** db.c -- opening and migrating the run log, and logging runs into it.
+*/
+#include "common.h"
+#include "db_int.h"
+#include "dtype.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* How long a writer waits for another process's transaction, in ms. */
+#define BUSY_TIMEOUT_MS 60000
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_INS_RUN] =
+	"INSERT INTO runs(uuid, started_utc, command, module, arch, cores, "
+	"seed, status, message, tool_version, wall_seconds) "
+	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'error', 'incomplete', ?8, 0)",
+	[ST_UPD_RUN] =
+	"UPDATE runs SET status = ?1, message = ?2, wall_seconds = ?3 "
+	"WHERE id = ?4",
+	[ST_INS_EXEC] =
+	"INSERT INTO executions(run_id, mode, sim_time_ps, instructions) "
+	"VALUES (?1, ?2, ?3, ?4)",
+	[ST_INS_CORE] =
+	"INSERT INTO core_stats(execution_id, core, busy_pe_ps, busy_act_ps, "
+	"busy_dve_ps, busy_pool_ps, busy_sp_ps, instructions, matmuls, macs, "
+	"pe_util, mac_util, dma_bytes, dma_transfers, barrier_wait_ps, "
+	"semaphore_wait_ps, end_ps) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+	"?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+	[ST_INS_MATMUL] =
+	"INSERT INTO matmuls(execution_id, core, name, k, m, n, dtype, "
+	"start_ps, duration_ps, array_util) "
+	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	[ST_INS_TENSOR] =
+	"INSERT INTO tensors(run_id, name, equal, mismatches, first_index, "
+	"max_abs_diff) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+};
+
+/*
+** Fill err from the connection's last error: "PATH: where: message".
+*/
+int ldb_sqlerr(lm_error *err, ldb *db, const char *where)
+{
+	const char *msg = db && db->h ? sqlite3_errmsg(db->h) : "out of memory";
+	return lm_err(err, db ? db->path : "", where, "%s", msg);
+}
+
+/*
+** Run SQL text that returns no rows.
+*/
+int ldb_exec(ldb *db, const char *sql, const char *where, lm_error *err)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		lm_err(err, db->path, where, "%s",
+		       msg ? msg : sqlite3_errmsg(db->h));
+		sqlite3_free(msg);
+		return LM_EINPUT;
+	}
+	return 0;
+}
+
+/*
+** Read PRAGMA user_version into *v.
+*/
+static int read_version(ldb *db, int *v, lm_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*v = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+		return 0;
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
+		return lm_err(err, db->path, "", "not an lncsim database: %s",
+			      sqlite3_errstr(rc));
+	return ldb_sqlerr(err, db, "reading the schema version");
+}
+
+/*
+** Bring the schema to LDB_SCHEMA_VERSION: every missing migration, then
+** the new user_version, in one BEGIN IMMEDIATE transaction (a concurrent
+** opener waits, then sees the migrated schema and does nothing).
+*/
+static int migrate(ldb *db, lm_error *err)
+{
+	int v = 0;
+	if (read_version(db, &v, err) != 0)
+		return LM_EINPUT;
+	if (v == LDB_SCHEMA_VERSION)
+		return 0;
+	if (v > LDB_SCHEMA_VERSION || v < 0)
+		goto too_new;
+	if (ldb_exec(db, "BEGIN IMMEDIATE", "migrating", err) != 0)
+		return LM_EINPUT;
+	if (read_version(db, &v, err) != 0)
+		goto rollback;
+	if (v > LDB_SCHEMA_VERSION) {
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+		goto too_new;
+	}
+	for (; v < LDB_SCHEMA_VERSION; v++) {
+		char where[64];
+		snprintf(where, sizeof where, "migrating to schema %d", v + 1);
+		if (ldb_exec(db, ldb_migrations[v], where, err) != 0)
+			goto rollback;
+	}
+	char sql[64];
+	snprintf(sql, sizeof sql, "PRAGMA user_version = %d", LDB_SCHEMA_VERSION);
+	if (ldb_exec(db, sql, "migrating", err) != 0 ||
+	    ldb_exec(db, "COMMIT", "migrating", err) != 0)
+		goto rollback;
+	return 0;
+rollback:
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	return LM_EINPUT;
+too_new:
+	return lm_err(err, db->path, "", "schema version %d is newer than this "
+		      "lncsim supports (%d): use a newer lncsim", v,
+		      LDB_SCHEMA_VERSION);
+}
+
+/*
+** Open, configure (WAL, synchronous=NORMAL, foreign keys, busy timeout)
+** and migrate.
+*/
+int ldb_open(ldb **out, const char *path, int flags, lm_error *err)
+{
+	*out = NULL;
+	if (!path || !*path)
+		return lm_err(err, "", "", "empty database path");
+	if (!(flags & LDB_CREATE) && access(path, F_OK) != 0)
+		return lm_err(err, path, "", "no such database");
+	ldb *db = lm_xcalloc(1, sizeof *db);
+	db->path = lm_xstrdup(path);
+	int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+	if (flags & LDB_CREATE)
+		oflags |= SQLITE_OPEN_CREATE;
+	int rc = sqlite3_open_v2(path, &db->h, oflags, NULL);
+	if (rc != SQLITE_OK) {
+		lm_err(err, path, "", "cannot open database: %s",
+		       db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
+		goto fail;
+	}
+	sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
+	int v = 0;
+	if (read_version(db, &v, err) != 0)
+		goto fail;
+	/* WAL first: the setting is persistent, so only the first opener of
+	** a new file changes it. */
+	sqlite3_stmt *st = NULL;
+	rc = sqlite3_prepare_v2(db->h, "PRAGMA journal_mode = WAL", -1, &st,
+				NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW) {
+		ldb_sqlerr(err, db, "setting WAL mode");
+		goto fail;
+	}
+	if (ldb_exec(db, "PRAGMA synchronous = NORMAL; "
+		     "PRAGMA foreign_keys = ON", "configuring", err) != 0)
+		goto fail;
+	if (migrate(db, err) != 0)
+		goto fail;
+	*out = db;
+	return 0;
+fail:
+	ldb_close(db);
+	return LM_EINPUT;
+}
+
+/*
+** Roll back an open run, finalize the statements, close the connection.
+*/
+void ldb_close(ldb *db)
+{
+	if (!db)
+		return;
+	if (db->open_run)
+		ldb_run_abort(db->open_run);
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(db->st[i]);
+	sqlite3_close(db->h);
+	free(db->path);
+	free(db);
+}
+
+const char *ldb_path(const ldb *db)
+{
+	return db->path;
+}
+
+struct sqlite3 *ldb_sqlite(ldb *db)
+{
+	return db->h;
+}
+
+/*
+** The schema version of an existing file, read without migrating (for
+** tests and diagnostics).
+*/
+int ldb_file_version(const char *path, int *version, lm_error *err)
+{
+	ldb tmp = {0};
+	tmp.path = (char *)path;
+	if (access(path, F_OK) != 0)
+		return lm_err(err, path, "", "no such database");
+	if (sqlite3_open_v2(path, &tmp.h, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		ldb_sqlerr(err, &tmp, "opening");
+		sqlite3_close(tmp.h);
+		return LM_EINPUT;
+	}
+	int rc = read_version(&tmp, version, err);
+	sqlite3_close(tmp.h);
+	return rc;
+}
+
+/* ---- logging --------------------------------------------------------- */
+
+/*
+** The prepared statement i of db, reset and unbound, ready for binding.
+*/
+static sqlite3_stmt *stmt(ldb *db, int i, lm_error *err)
+{
+	if (!db->st[i]) {
+		if (sqlite3_prepare_v3(db->h, stmt_sql[i], -1,
+				       SQLITE_PREPARE_PERSISTENT, &db->st[i],
+				       NULL) != SQLITE_OK) {
+			ldb_sqlerr(err, db, "preparing");
+			return NULL;
+		}
+	}
+	sqlite3_reset(db->st[i]);
+	sqlite3_clear_bindings(db->st[i]);
+	return db->st[i];
+}
+
+/*
+** Step a bound insert/update to completion and reset it.
+*/
+static int step_done(ldb *db, sqlite3_stmt *st, const char *where,
+		     lm_error *err)
+{
+	int rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE) {
+		ldb_sqlerr(err, db, where);
+		sqlite3_reset(st);
+		return LM_EINPUT;
+	}
+	sqlite3_reset(st);
+	return 0;
+}
+
+/* Bind a real, NULL for NaN (SQLite would store NULL anyway). */
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+	if (isnan(v))
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_double(st, i, v);
+}
+
+/* Bind a string, "" for NULL. */
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_STATIC);
+}
+
+/*
+** A fresh random version-4 UUID in buf (37 bytes).
+*/
+static void make_uuid(char buf[40])
+{
+	unsigned char b[16];
+	sqlite3_randomness(sizeof b, b);
+	/* sqlite3_randomness is seeded per process from the OS; mix in the
+	** pid and the time too, so forked children never share a stream. */
+	uint64_t mix = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^
+		       (uint64_t)time(NULL);
+	for (int i = 0; i < 8; i++)
+		b[i] ^= (unsigned char)(mix >> (8 * i));
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(buf, 40, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
+		 b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+		 b[14], b[15]);
+}
+
+/*
+** Start the run's transaction and insert its runs row.
+*/
+int ldb_run_begin(ldb *db, const ldb_run_info *info, ldb_run **out,
+		  lm_error *err)
+{
+	*out = NULL;
+	if (db->open_run)
+		return lm_errc(err, LM_EINTERNAL, db->path, "logging",
+			       "a run is already open");
+	char uuid[40], started[32];
+	if (info->uuid && *info->uuid)
+		snprintf(uuid, sizeof uuid, "%s", info->uuid);
+	else
+		make_uuid(uuid);
+	time_t t = info->started ? info->started : time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+
+	if (ldb_exec(db, "BEGIN IMMEDIATE", "logging a run", err) != 0)
+		return LM_EINPUT;
+	sqlite3_stmt *st = stmt(db, ST_INS_RUN, err);
+	if (!st)
+		goto rollback;
+	bind_text(st, 1, uuid);
+	bind_text(st, 2, started);
+	bind_text(st, 3, info->command);
+	bind_text(st, 4, info->module);
+	bind_text(st, 5, info->arch);
+	sqlite3_bind_int(st, 6, info->cores);
+	sqlite3_bind_int64(st, 7, (int64_t)info->seed);
+	bind_text(st, 8, info->tool_version ? info->tool_version
+					    : PACKAGE_VERSION);
+	if (step_done(db, st, "logging a run", err) != 0)
+		goto rollback;
+	ldb_run *run = lm_xcalloc(1, sizeof *run);
+	run->db = db;
+	run->id = sqlite3_last_insert_rowid(db->h);
+	db->open_run = run;
+	*out = run;
+	return 0;
+rollback:
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	return LM_EINPUT;
+}
+
+int64_t ldb_run_id(const ldb_run *run)
+{
+	return run->id;
+}
+
+/*
+** Insert the executions row, the core_stats rows and the matmuls rows of
+** one simulated program.
+*/
+int ldb_log_execution(ldb_run *run, const char *mode, const ls_result *r,
+		      lm_error *err)
+{
+	ldb *db = run->db;
+	if (!mode || (strcmp(mode, "reference") && strcmp(mode, "linked") &&
+		      strcmp(mode, "single"))) {
+		run->failed = 1;
+		return lm_err(err, db->path, "logging",
+			      "unknown execution mode '%s' (reference, linked "
+			      "or single)", mode ? mode : "(null)");
+	}
+	if (r->n_cores < 0 || r->n_matmuls < 0 ||
+	    (r->n_cores && !r->cores) || (r->n_matmuls && !r->matmuls)) {
+		run->failed = 1;
+		return lm_errc(err, LM_EINTERNAL, db->path, "logging",
+			       "inconsistent result counts");
+	}
+	sqlite3_stmt *st = stmt(db, ST_INS_EXEC, err);
+	if (!st)
+		goto fail;
+	sqlite3_bind_int64(st, 1, run->id);
+	bind_text(st, 2, mode);
+	sqlite3_bind_int64(st, 3, r->sim_time_ps);
+	sqlite3_bind_int64(st, 4, r->instructions);
+	if (step_done(db, st, "logging an execution", err) != 0)
+		goto fail;
+	int64_t exec_id = sqlite3_last_insert_rowid(db->h);
+
+	if (!(st = stmt(db, ST_INS_CORE, err)))
+		goto fail;
+	for (int i = 0; i < r->n_cores; i++) {
+		const ls_core_stats *c = &r->cores[i];
+		sqlite3_bind_int64(st, 1, exec_id);
+		sqlite3_bind_int(st, 2, c->core);
+		for (int e = 0; e < LS_ENGINES; e++)
+			sqlite3_bind_int64(st, 3 + e, c->busy_ps[e]);
+		sqlite3_bind_int64(st, 8, c->instructions);
+		sqlite3_bind_int64(st, 9, c->matmuls);
+		sqlite3_bind_int64(st, 10, c->macs);
+		bind_real(st, 11, c->pe_util);
+		bind_real(st, 12, c->mac_util);
+		sqlite3_bind_int64(st, 13, c->dma_bytes);
+		sqlite3_bind_int64(st, 14, c->dma_transfers);
+		sqlite3_bind_int64(st, 15, c->barrier_wait_ps);
+		sqlite3_bind_int64(st, 16, c->semaphore_wait_ps);
+		sqlite3_bind_int64(st, 17, c->end_ps);
+		if (step_done(db, st, "logging core stats", err) != 0)
+			goto fail;
+	}
+
+	if (!(st = stmt(db, ST_INS_MATMUL, err)))
+		goto fail;
+	sqlite3_bind_int64(st, 1, exec_id);
+	for (int i = 0; i < r->n_matmuls; i++) {
+		const ls_matmul_rec *mm = &r->matmuls[i];
+		const char *dt = lm_dtype_name(mm->dtype);
+		sqlite3_bind_int(st, 2, mm->core);
+		bind_text(st, 3, mm->name);
+		sqlite3_bind_int(st, 4, mm->k);
+		sqlite3_bind_int(st, 5, mm->m);
+		sqlite3_bind_int(st, 6, mm->n);
+		bind_text(st, 7, dt ? dt : "");
+		sqlite3_bind_int64(st, 8, mm->start_ps);
+		sqlite3_bind_int64(st, 9, mm->duration_ps);
+		bind_real(st, 10, mm->array_util);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			ldb_sqlerr(err, db, "logging matmuls");
+			sqlite3_reset(st);
+			goto fail;
+		}
+		sqlite3_reset(st); /* bindings kept: only 2..10 change */
+	}
+	return 0;
+fail:
+	run->failed = 1;
+	return LM_EINPUT;
+}
+
+/*
+** Insert one tensors row.
+*/
+int ldb_log_tensor(ldb_run *run, const char *name, int equal,
+		   int64_t mismatches, int64_t first_index,
+		   double max_abs_diff, lm_error *err)
+{
+	ldb *db = run->db;
+	sqlite3_stmt *st = stmt(db, ST_INS_TENSOR, err);
+	if (!st)
+		goto fail;
+	sqlite3_bind_int64(st, 1, run->id);
+	bind_text(st, 2, name);
+	sqlite3_bind_int(st, 3, equal ? 1 : 0);
+	sqlite3_bind_int64(st, 4, mismatches);
+	sqlite3_bind_int64(st, 5, first_index);
+	bind_real(st, 6, max_abs_diff);
+	if (step_done(db, st, "logging a tensor", err) != 0)
+		goto fail;
+	return 0;
+fail:
+	run->failed = 1;
+	return LM_EINPUT;
+}
+
+/*
+** Unlink the run from its connection and free it.
+*/
+static void run_free(ldb_run *run)
+{
+	run->db->open_run = NULL;
+	free(run);
+}
+
+/*
+** Set the final status and COMMIT; on any failure roll everything back.
+*/
+int ldb_run_end(ldb_run *run, const char *status, const char *message,
+		double wall_seconds, int64_t *run_id, lm_error *err)
+{
+	ldb *db = run->db;
+	int64_t id = run->id;
+	if (run->failed) {
+		lm_err(err, db->path, "logging", "run not logged: an earlier "
+		       "logging call failed");
+		goto rollback;
+	}
+	if (!status || (strcmp(status, "pass") && strcmp(status, "fail") &&
+			strcmp(status, "error"))) {
+		lm_err(err, db->path, "logging", "unknown run status '%s' "
+		       "(pass, fail or error)", status ? status : "(null)");
+		goto rollback;
+	}
+	sqlite3_stmt *st = stmt(db, ST_UPD_RUN, err);
+	if (!st)
+		goto rollback;
+	bind_text(st, 1, status);
+	bind_text(st, 2, message);
+	bind_real(st, 3, wall_seconds);
+	sqlite3_bind_int64(st, 4, id);
+	if (step_done(db, st, "logging a run", err) != 0 ||
+	    ldb_exec(db, "COMMIT", "committing a run", err) != 0)
+		goto rollback;
+	run_free(run);
+	if (run_id)
+		*run_id = id;
+	return 0;
+rollback:
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	run_free(run);
+	return LM_EINPUT;
+}
+
+/*
+** Roll the run's transaction back: nothing of it is kept.
+*/
+void ldb_run_abort(ldb_run *run)
+{
+	if (!run)
+		return;
+	sqlite3_exec(run->db->h, "ROLLBACK", NULL, NULL, NULL);
+	run_free(run);
+}

@@ -1,0 +1,148 @@
+/*
+** db.h -- the SQLite run log (SPEC 7): schema, migrations, run logging,
+** shard merge and the queries the CLI and the reports use.
+**
+** A database is versioned with PRAGMA user_version and migrated forward
+** when it is opened (inside one BEGIN IMMEDIATE transaction); a database
+** written by a newer lncsim is refused. Connections use WAL,
+** synchronous=NORMAL, foreign keys and a busy timeout, so several processes
+** can log into one file at the same time.
+**
+** One run is ONE transaction: ldb_run_begin starts it (BEGIN IMMEDIATE and
+** the runs row), ldb_log_* add rows, ldb_run_end commits. A run that is
+** aborted, or a process that dies before ldb_run_end, leaves nothing. The
+** write lock is held from ldb_run_begin to ldb_run_end: call ldb_run_begin
+** after the simulation, right before logging its results (the start time is
+** taken from ldb_run_info.started).
+**
+** Ownership: ldb_open gives a handle the caller frees with ldb_close; an
+** ldb_run is freed by ldb_run_end or ldb_run_abort (exactly one of them).
+** The ls_result passed to ldb_log_execution is only read.
+*/
+#ifndef LNCSIM_DB_H
+#define LNCSIM_DB_H
+
+#include <stdint.h>
+#include <time.h>
+#include "common.h"
+#include "sim.h"
+
+/* The schema version this lncsim writes (PRAGMA user_version). */
+enum { LDB_SCHEMA_VERSION = 2 };
+
+/* The default database path, and the environment variable overriding it. */
+#define LDB_DEFAULT_PATH "lncsim.db"
+#define LDB_ENV "LNCSIM_DB"
+
+typedef struct ldb ldb;
+typedef struct ldb_run ldb_run;
+
+/* ldb_open flags */
+enum {
+	LDB_CREATE = 1 /* create the file when it does not exist */
+};
+
+/*
+** Open (and with LDB_CREATE create) the database at path, migrate it to
+** LDB_SCHEMA_VERSION. Errors: "PATH: no such database" (without
+** LDB_CREATE), "PATH: not an lncsim database: ...", "PATH: schema version N
+** is newer than this lncsim supports (2): ...". All LM_EINPUT.
+*/
+int ldb_open(ldb **out, const char *path, int flags, lm_error *err);
+/* Close; an open run is rolled back. NULL is allowed. */
+void ldb_close(ldb *db);
+/* The path the database was opened with. */
+const char *ldb_path(const ldb *db);
+/* The underlying connection (for the reports' read-only queries). */
+struct sqlite3 *ldb_sqlite(ldb *db);
+/* Schema version of the file at path without migrating it (0 if empty). */
+int ldb_file_version(const char *path, int *version, lm_error *err);
+
+/* ---- logging --------------------------------------------------------- */
+
+/* What a run was. Strings may be NULL (stored as ""). */
+typedef struct ldb_run_info {
+	const char *command;      /* the command line */
+	const char *module;       /* module names (comma separated) */
+	const char *arch;         /* arch name */
+	int cores;                /* core count */
+	uint64_t seed;            /* input seed (stored as a 64-bit pattern) */
+	const char *tool_version; /* NULL: this lncsim's version */
+	time_t started;           /* start time; 0: now */
+	const char *uuid;         /* NULL: a new random UUID (merge key) */
+} ldb_run_info;
+
+/*
+** Begin a run: BEGIN IMMEDIATE (waits up to the busy timeout for other
+** writers) and insert the runs row. Fails if a run is already open on db.
+*/
+int ldb_run_begin(ldb *db, const ldb_run_info *info, ldb_run **out,
+		  lm_error *err);
+/*
+** Log one simulated program of the run: mode "reference", "linked" or
+** "single"; one executions row, a core_stats row per core and a matmuls
+** row per matmul record. NaN reals are stored as NULL.
+*/
+int ldb_log_execution(ldb_run *run, const char *mode, const ls_result *r,
+		      lm_error *err);
+/* Log one compared tensor (first_index -1: none differ). */
+int ldb_log_tensor(ldb_run *run, const char *name, int equal,
+		   int64_t mismatches, int64_t first_index,
+		   double max_abs_diff, lm_error *err);
+/*
+** Finish the run: status "pass", "fail" or "error", message (NULL: ""),
+** wall time; COMMIT. *run_id (may be NULL) gets the runs.id. The run is
+** freed whether or not the commit succeeds (on failure nothing is kept).
+*/
+int ldb_run_end(ldb_run *run, const char *status, const char *message,
+		double wall_seconds, int64_t *run_id, lm_error *err);
+/* Roll the run back and free it. NULL is allowed. */
+void ldb_run_abort(ldb_run *run);
+/* The runs.id of an open run. */
+int64_t ldb_run_id(const ldb_run *run);
+
+/* ---- merge ----------------------------------------------------------- */
+
+typedef struct ldb_merge_stats {
+	int64_t runs, runs_skipped; /* added, already present (same uuid) */
+	int64_t executions, core_stats, matmuls, tensors;
+} ldb_merge_stats;
+
+/*
+** Merge every run of the database at in_path into db (one transaction):
+** ids re-keyed, runs whose uuid is already in db skipped, so merging the
+** same shard twice adds nothing. in_path is migrated to the current schema
+** first (like any lncsim command opening it). st (may be NULL) is
+** incremented.
+*/
+int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
+	      lm_error *err);
+
+/* ---- queries --------------------------------------------------------- */
+
+/* One row of the run list. */
+typedef struct ldb_run_row {
+	int64_t id;
+	char uuid[40];
+	char started_utc[32];
+	char *command, *module, *arch, *message, *tool_version;
+	int cores;
+	uint64_t seed;
+	char status[8];
+	double wall_seconds;
+	int n_executions;
+	int64_t sim_time_ps;   /* longest execution, -1 if none */
+	double pe_util;        /* mean over the cores of the executions, -1 */
+	double mac_util;       /* idem */
+	int64_t n_matmuls;
+} ldb_run_row;
+
+/*
+** The last `last` runs (0: all) in id order, oldest first. Caller frees
+** with ldb_run_rows_free.
+*/
+int ldb_query_runs(ldb *db, int last, ldb_run_row **rows, int *n,
+		   lm_error *err);
+void ldb_run_rows_free(ldb_run_row *rows, int n);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+** db_int.h -- internals shared by the files of db/.
+*/
+#ifndef LNCSIM_DB_INT_H
+#define LNCSIM_DB_INT_H
+
+#include <sqlite3.h>
+#include "db.h"
+
+/* The prepared statements of a connection, prepared once, reused. */
+enum {
+	ST_INS_RUN,
+	ST_UPD_RUN,
+	ST_INS_EXEC,
+	ST_INS_CORE,
+	ST_INS_MATMUL,
+	ST_INS_TENSOR,
+	ST_COUNT
+};
+
+struct ldb {
+	sqlite3 *h;
+	char *path;
+	ldb_run *open_run;          /* at most one */
+	sqlite3_stmt *st[ST_COUNT]; /* lazily prepared */
+};
+
+struct ldb_run {
+	ldb *db;
+	int64_t id;
+	int failed;                 /* a log call failed: end rolls back */
+};
+
+/* Fill err with "PATH: where: <sqlite message>" (LM_EINPUT). */
+int ldb_sqlerr(lm_error *err, ldb *db, const char *where);
+/* Execute SQL text (no result rows expected). */
+int ldb_exec(ldb *db, const char *sql, const char *where, lm_error *err);
+
+/* The forward migrations: ldb_migrations[v] takes version v to v + 1. */
+extern const char *const ldb_migrations[LDB_SCHEMA_VERSION];
+
+#endif

@@ -1,0 +1,169 @@
+/*
+** merge.c -- `lncsim db merge`: copy the runs of shard databases into one.
+**
+** Runs are identified by their uuid: a run already present is skipped, so
+** merging a shard twice adds nothing. Ids are re-keyed by offsets: a new
+** run gets id + max(runs.id) of the target, an execution id +
+** max(executions.id); matmuls and tensors get fresh ids.
+*/
+#include "common.h"
+#include "db_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/*
+** Run one INSERT ... SELECT with the two offsets bound as ?1 (runs) and ?2
+** (executions); add the number of rows inserted to *count.
+*/
+static int copy_rows(ldb *db, const char *sql, int64_t off_run,
+		     int64_t off_exec, int64_t *count, lm_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+		return ldb_sqlerr(err, db, "merging");
+	if (sqlite3_bind_parameter_count(st) >= 1)
+		sqlite3_bind_int64(st, 1, off_run);
+	if (sqlite3_bind_parameter_count(st) >= 2)
+		sqlite3_bind_int64(st, 2, off_exec);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return ldb_sqlerr(err, db, "merging");
+	if (count)
+		*count += sqlite3_changes(db->h);
+	return 0;
+}
+
+/*
+** One integer from a single-row query.
+*/
+static int query_int(ldb *db, const char *sql, int64_t *v, lm_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*v = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		return 0;
+	}
+	sqlite3_finalize(st);
+	return ldb_sqlerr(err, db, "merging");
+}
+
+/*
+** Merge the database at in_path into db.
+*/
+int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
+	      lm_error *err)
+{
+	ldb_merge_stats local = {0};
+	ldb *in = NULL;
+	int rc = 0;
+	if (db->open_run)
+		return lm_errc(err, LM_EINTERNAL, db->path, "merging",
+			       "a run is open");
+	/* validates the shard and brings it to the current schema */
+	if (ldb_open(&in, in_path, 0, err) != 0)
+		return LM_EINPUT;
+	ldb_close(in);
+
+	sqlite3_stmt *at = NULL;
+	if (sqlite3_prepare_v2(db->h, "ATTACH ?1 AS src", -1, &at, NULL) !=
+	    SQLITE_OK)
+		return ldb_sqlerr(err, db, "merging");
+	sqlite3_bind_text(at, 1, in_path, -1, SQLITE_STATIC);
+	rc = sqlite3_step(at);
+	sqlite3_finalize(at);
+	if (rc != SQLITE_DONE)
+		return lm_err(err, in_path, "", "cannot attach: %s",
+			      sqlite3_errmsg(db->h));
+	rc = 0;
+
+	int64_t off_run = 0, off_exec = 0;
+	if (ldb_exec(db, "BEGIN IMMEDIATE", "merging", err) != 0) {
+		rc = LM_EINPUT;
+		goto detach;
+	}
+	if (query_int(db, "SELECT coalesce(max(id), 0) FROM main.runs",
+		      &off_run, err) != 0 ||
+	    query_int(db, "SELECT coalesce(max(id), 0) FROM main.executions",
+		      &off_exec, err) != 0 ||
+	    ldb_exec(db, "DROP TABLE IF EXISTS temp.merge_runs;"
+		     "CREATE TEMP TABLE merge_runs(id INTEGER PRIMARY KEY);"
+		     "INSERT INTO temp.merge_runs SELECT id FROM src.runs "
+		     "WHERE uuid NOT IN (SELECT uuid FROM main.runs)",
+		     "merging", err) != 0)
+		goto rollback;
+	int64_t n_src = 0, n_new = 0;
+	if (query_int(db, "SELECT count(*) FROM src.runs", &n_src, err) != 0 ||
+	    query_int(db, "SELECT count(*) FROM temp.merge_runs", &n_new,
+		      err) != 0)
+		goto rollback;
+	local.runs_skipped = n_src - n_new;
+	if (copy_rows(db,
+		      "INSERT INTO main.runs(id, uuid, started_utc, command, "
+		      "module, arch, cores, seed, status, message, "
+		      "tool_version, wall_seconds) "
+		      "SELECT id + ?1, uuid, started_utc, command, module, arch, "
+		      "cores, seed, status, message, tool_version, wall_seconds "
+		      "FROM src.runs WHERE id IN temp.merge_runs ORDER BY id",
+		      off_run, off_exec, &local.runs, err) != 0 ||
+	    copy_rows(db,
+		      "INSERT INTO main.executions(id, run_id, mode, "
+		      "sim_time_ps, instructions) "
+		      "SELECT id + ?2, run_id + ?1, mode, sim_time_ps, "
+		      "instructions FROM src.executions "
+		      "WHERE run_id IN temp.merge_runs ORDER BY id",
+		      off_run, off_exec, &local.executions, err) != 0 ||
+	    copy_rows(db,
+		      "INSERT INTO main.core_stats(execution_id, core, "
+		      "busy_pe_ps, busy_act_ps, busy_dve_ps, busy_pool_ps, "
+		      "busy_sp_ps, instructions, matmuls, macs, pe_util, "
+		      "mac_util, dma_bytes, dma_transfers, barrier_wait_ps, "
+		      "semaphore_wait_ps, end_ps) "
+		      "SELECT c.execution_id + ?2, c.core, c.busy_pe_ps, "
+		      "c.busy_act_ps, c.busy_dve_ps, c.busy_pool_ps, "
+		      "c.busy_sp_ps, c.instructions, c.matmuls, c.macs, "
+		      "c.pe_util, c.mac_util, c.dma_bytes, c.dma_transfers, "
+		      "c.barrier_wait_ps, c.semaphore_wait_ps, c.end_ps "
+		      "FROM src.core_stats c JOIN src.executions e "
+		      "ON c.execution_id = e.id "
+		      "WHERE e.run_id IN temp.merge_runs "
+		      "ORDER BY c.execution_id, c.core",
+		      off_run, off_exec, &local.core_stats, err) != 0 ||
+	    copy_rows(db,
+		      "INSERT INTO main.matmuls(execution_id, core, name, k, m, "
+		      "n, dtype, start_ps, duration_ps, array_util) "
+		      "SELECT x.execution_id + ?2, x.core, x.name, x.k, x.m, "
+		      "x.n, x.dtype, x.start_ps, x.duration_ps, x.array_util "
+		      "FROM src.matmuls x JOIN src.executions e "
+		      "ON x.execution_id = e.id "
+		      "WHERE e.run_id IN temp.merge_runs ORDER BY x.id",
+		      off_run, off_exec, &local.matmuls, err) != 0 ||
+	    copy_rows(db,
+		      "INSERT INTO main.tensors(run_id, name, equal, "
+		      "mismatches, first_index, max_abs_diff) "
+		      "SELECT run_id + ?1, name, equal, mismatches, "
+		      "first_index, max_abs_diff FROM src.tensors "
+		      "WHERE run_id IN temp.merge_runs ORDER BY id",
+		      off_run, off_exec, &local.tensors, err) != 0 ||
+	    ldb_exec(db, "DROP TABLE temp.merge_runs", "merging", err) != 0 ||
+	    ldb_exec(db, "COMMIT", "merging", err) != 0)
+		goto rollback;
+	if (st) {
+		st->runs += local.runs;
+		st->runs_skipped += local.runs_skipped;
+		st->executions += local.executions;
+		st->core_stats += local.core_stats;
+		st->matmuls += local.matmuls;
+		st->tensors += local.tensors;
+	}
+	goto detach;
+rollback:
+	rc = LM_EINPUT;
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+detach:
+	sqlite3_exec(db->h, "DETACH src", NULL, NULL, NULL);
+	return rc;
+}

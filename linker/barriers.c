@@ -1,0 +1,204 @@
+/*
+** barriers.c -- steps 10 and 11 of the link (seed 7): the global CoreBarrier
+** id renumbering over the merged module, and the static check that cores
+** meet the barrier groups they share in the same order.
+*/
+#include "common.h"
+#include "lk_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct idset {
+	int64_t *ids;
+	int n, cap;
+} idset;
+
+static void note_kept(lk_ctx *x, int ci, lm_inst *in, void *arg)
+{
+	idset *s = arg;
+	(void)x;
+	(void)ci;
+	if (in->op != LM_OP_COREBARRIER || !(in->has_renumber && !in->renumber))
+		return;
+	lm_grow(&s->ids, &s->cap, s->n + 1, sizeof *s->ids);
+	s->ids[s->n++] = in->barrier_id;
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+typedef struct renum {
+	const idset *kept;
+	int k;          /* next kept id not below ctr */
+	int64_t ctr;
+	int n;
+} renum;
+
+static void renumber_one(lk_ctx *x, int ci, lm_inst *in, void *arg)
+{
+	renum *r = arg;
+	(void)x;
+	(void)ci;
+	if (in->op != LM_OP_COREBARRIER || (in->has_renumber && !in->renumber))
+		return;
+	/* skip ids held by renumber: false barriers (kept is sorted) */
+	while (r->k < r->kept->n && r->kept->ids[r->k] <= r->ctr) {
+		if (r->kept->ids[r->k] == r->ctr)
+			r->ctr++;
+		r->k++;
+	}
+	in->barrier_id = r->ctr++;
+	r->n++;
+}
+
+/*
+** Step 10 (seed renumberCoreBarriers): one counter over the whole module,
+** functions in order, instructions in order (into Loops); every CoreBarrier
+** with renumber true gets the next id. Ids held by renumber: false barriers
+** are skipped, so the result is globally unique (the seed can collide).
+*/
+int renumber_core_barriers(lk_ctx *x)
+{
+	idset kept = {0};
+	renum r;
+	lm_module *o = x->out;
+	for (int f = 0; f < o->n_functions; f++)
+		lk_walk_blocks(x, -1, o->functions[f].blocks,
+			       o->functions[f].n_blocks, note_kept, &kept);
+	if (kept.n > 1)
+		qsort(kept.ids, (size_t)kept.n, sizeof *kept.ids, cmp_i64);
+	memset(&r, 0, sizeof r);
+	r.kept = &kept;
+	for (int f = 0; f < o->n_functions; f++)
+		lk_walk_blocks(x, -1, o->functions[f].blocks,
+			       o->functions[f].n_blocks, renumber_one, &r);
+	x->rep->n_renumbered = r.n;
+	x->rep->n_kept_ids = kept.n;
+	if (r.n)
+		lk_log(x, "renumber_core_barriers: %d barrier%s renumbered "
+		       "(ids 0..%lld), %d id%s kept by renumber: false", r.n,
+		       r.n == 1 ? "" : "s", (long long)(r.ctr - 1), kept.n,
+		       kept.n == 1 ? "" : "s");
+	else
+		lk_log(x, "renumber_core_barriers: 0 barriers renumbered, %d "
+		       "id%s kept by renumber: false", kept.n,
+		       kept.n == 1 ? "" : "s");
+	free(kept.ids);
+	return 0;
+}
+
+/* The barrier groups one core reaches, in program order. */
+typedef struct gseq {
+	const char **g;
+	const lm_inst **in;
+	int n, cap;
+} gseq;
+
+static void seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
+		       gseq *s, int depth);
+
+/* Follow a Call into a function of the same core (bounded depth). */
+static void seq_call(lk_ctx *x, int ci, const char *target, gseq *s, int depth)
+{
+	const lk_core *c = &x->cores[ci];
+	if (depth > 8 || !target)
+		return;
+	for (int k = 0; k < c->n_funcs; k++) {
+		const lm_function *f = &x->out->functions[c->first_func + k];
+		if (f->name && strcmp(f->name, target) == 0) {
+			seq_blocks(x, ci, f->blocks, f->n_blocks, s, depth + 1);
+			return;
+		}
+	}
+}
+
+static void seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
+		       gseq *s, int depth)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			const lm_inst *in = &bs[b].insts[i];
+			if (in->op == LM_OP_LOOP) {
+				seq_blocks(x, ci, in->blocks, in->n_blocks, s, depth);
+			} else if (in->op == LM_OP_CALL) {
+				seq_call(x, ci, in->target, s, depth);
+			} else if (in->op == LM_OP_COREBARRIER) {
+				lm_grow(&s->g, &s->cap, s->n + 1, sizeof *s->g);
+				s->in = lm_xrealloc(s->in, (size_t)s->cap *
+						    sizeof *s->in);
+				s->in[s->n] = in;
+				s->g[s->n++] = in->group ? in->group
+					: (in->name ? in->name : "");
+			}
+		}
+}
+
+/*
+** Step 11: the barrier groups shared by two cores must be met in the same
+** relative order on both, else the linked program deadlocks statically:
+** "barrier order mismatch: core A reaches group 'X' before 'Y' but core B
+** reaches 'Y' before 'X' (static deadlock)". Each core's sequence is its
+** function nc<c> in program order, following Calls into its own functions.
+*/
+int check_barrier_order(lk_ctx *x)
+{
+	gseq *seqs = lm_xcalloc((size_t)x->n, sizeof *seqs);
+	lm_strmap *pos = lm_xcalloc((size_t)x->n, sizeof *pos);
+	lm_strmap groups;
+	int rc = 0;
+	lm_strmap_init(&groups);
+	for (int ci = 0; ci < x->n; ci++) {
+		lm_function *f = lk_core_function(x, ci);
+		lm_strmap_init(&pos[ci]);
+		if (!f)
+			continue;
+		seq_blocks(x, ci, f->blocks, f->n_blocks, &seqs[ci], 0);
+		for (int i = seqs[ci].n - 1; i >= 0; i--) {
+			/* first occurrence wins (reached twice: the sim's job) */
+			lm_strmap_put(&pos[ci], seqs[ci].g[i], (void *)(intptr_t)(i + 1));
+			lm_strmap_put(&groups, seqs[ci].g[i], NULL);
+		}
+	}
+	for (int a = 0; a < x->n && !rc; a++)
+		for (int b = a + 1; b < x->n && !rc; b++) {
+			/* b's shared groups must appear in increasing a-order */
+			intptr_t prev = 0;
+			const char *prev_g = NULL;
+			for (int i = 0; i < seqs[b].n && !rc; i++) {
+				intptr_t p = (intptr_t)lm_strmap_lookup(&pos[a],
+								seqs[b].g[i]);
+				if (!p)
+					continue;
+				if (p < prev)
+					rc = lm_err(x->err, "", "module", "barrier "
+						"order mismatch: core %lld reaches "
+						"group '%s' before '%s' but core "
+						"%lld reaches '%s' before '%s' "
+						"(static deadlock)",
+						(long long)x->cores[a].core,
+						seqs[b].g[i], prev_g,
+						(long long)x->cores[b].core,
+						prev_g, seqs[b].g[i]);
+				prev = p;
+				prev_g = seqs[b].g[i];
+			}
+		}
+	x->rep->n_groups_checked = (int)groups.n;
+	if (!rc)
+		lk_log(x, "check_barrier_order: %d barrier group%s, same "
+		       "relative order on all %d core%s", (int)groups.n,
+		       groups.n == 1 ? "" : "s", x->n, x->n == 1 ? "" : "s");
+	for (int ci = 0; ci < x->n; ci++) {
+		free(seqs[ci].g);
+		free(seqs[ci].in);
+		lm_strmap_free(&pos[ci]);
+	}
+	free(seqs);
+	free(pos);
+	lm_strmap_free(&groups);
+	return rc;
+}

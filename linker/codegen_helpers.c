@@ -1,0 +1,491 @@
+/*
+** codegen_helpers.c -- the shared helpers of the KLR -> BIR codegen (seed
+** 003 part 1) and the small IR-building utilities of the provision code.
+**
+**   lk_cg_zero_bias   getActBiasTensor: ONE cached float32 zero bias
+**                     [partitions, 1] per kernel, named
+**                     COMPILER-GENERATED-zero_bias_act_<id> and zeroed by
+**                     COMPILER-GENERATED-memset_zero_bias_<id>
+**   lk_cg_identity    getIdentityMatrix: one 128x128 SBUF identity per
+**                     dtype, COMPILER-GENERATED-id.<dtype>, built at most
+**                     once (memset 0 + affine select filling 1.0 on the
+**                     diagonal); the performance warning once per run
+**   lk_cg_bank_id     getBankId: PSUM bank of an address (addr / 2048)
+**
+** plus instruction emission with dependency tracking (the codegen emits
+** BIR for a sequential KLR program; instructions on different engines only
+** stay ordered through `dependencies`) and tensor placement.
+*/
+#include "common.h"
+#include "provision_int.h"
+#include "arch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Alignment of the tensors the codegen places itself (bytes). */
+#define PLACE_ALIGN 64
+
+/* ---- IR building utilities ------------------------------------------------ */
+
+void lk_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
+	   int64_t start_partition, const lm_appair *pairs, int n)
+{
+	memset(a, 0, sizeof *a);
+	a->kind = LM_ARG_PHYSICAL_AP;
+	a->dtype = dt;
+	a->memsetref = lm_xstrdup(alloc);
+	a->memref = lm_xstrdup(alloc);
+	a->offset = offset;
+	a->start_partition = start_partition;
+	a->has_start_partition = start_partition != 0;
+	a->n_ap = n;
+	a->ap = lm_xcalloc((size_t)n, sizeof *a->ap);
+	memcpy(a->ap, pairs, (size_t)n * sizeof *pairs);
+}
+
+void lk_block_append(lm_block *b, lm_inst *in)
+{
+	b->insts = lm_xrealloc(b->insts, (size_t)(b->n_insts + 1) *
+			       sizeof *b->insts);
+	b->insts[b->n_insts++] = *in;
+	memset(in, 0, sizeof *in);
+}
+
+int lk_function_add_alloc(lm_function *f, lm_alloc *a)
+{
+	f->allocs = lm_xrealloc(f->allocs, (size_t)(f->n_allocs + 1) *
+				sizeof *f->allocs);
+	f->allocs[f->n_allocs] = *a;
+	memset(a, 0, sizeof *a);
+	return f->n_allocs++;
+}
+
+char *lk_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b)
+{
+	char *s = lm_xstrdup(name);
+	for (int k = 1; (a && lm_strmap_lookup(a, s)) ||
+			(b && lm_strmap_lookup(b, s)); k++) {
+		free(s);
+		s = lm_xasprintf("%s_%d", name, k);
+	}
+	return s;
+}
+
+void lk_inst_add_dep(lm_inst *in, const char *name)
+{
+	for (int i = 0; i < in->n_deps; i++)
+		if (strcmp(in->deps[i], name) == 0)
+			return;
+	in->deps = lm_xrealloc(in->deps, (size_t)(in->n_deps + 1) *
+			       sizeof *in->deps);
+	in->deps[in->n_deps++] = lm_xstrdup(name);
+	in->has_dependencies = 1;
+}
+
+/* ---- codegen context ------------------------------------------------------ */
+
+void lk_cg_init(lk_cg *cg, lk_lower_ctx *lc, const char *path, lm_error *err)
+{
+	const lm_arch *arch = lm_arch_get(lc->m->arch ? lc->m->arch : "gen3");
+	memset(cg, 0, sizeof *cg);
+	cg->lc = lc;
+	cg->path = path;
+	cg->err = err;
+	cg->f = lm_xcalloc(1, sizeof *cg->f);
+	cg->n_partitions = LM_PARTITIONS;
+	cg->sbuf_bytes = arch ? arch->sbuf_bytes : 224 * 1024;
+	cg->psum_max_bank = -1;
+	lm_strmap_init(&cg->tensors);
+	lm_strmap_init(&cg->hazards);
+	lm_strmap_init(&cg->inst_names);
+}
+
+/* Free a hazard record. */
+static void hazard_free(cg_hazard *h)
+{
+	free(h->writer);
+	for (int i = 0; i < h->n_readers; i++)
+		free(h->readers[i]);
+	free(h->readers);
+	free(h);
+}
+
+void lk_cg_free(lk_cg *cg)
+{
+	for (size_t i = 0; i < cg->hazards.cap; i++)
+		if (cg->hazards.keys && cg->hazards.keys[i])
+			hazard_free(cg->hazards.vals[i]);
+	lm_strmap_free(&cg->hazards);
+	lm_strmap_free(&cg->tensors);
+	lm_strmap_free(&cg->inst_names);
+	if (cg->f) {
+		lm_function_clear(cg->f);
+		free(cg->f);
+	}
+	free(cg->kname);
+	free(cg->zero_bias);
+	free(cg->transpose_psum);
+	free(cg->queue);
+	free(cg->unplaced);
+	memset(cg, 0, sizeof *cg);
+}
+
+char *lk_cg_inst_name(lk_cg *cg, const char *base)
+{
+	return lk_unique_name(base, &cg->inst_names, NULL);
+}
+
+/* The hazard record of an allocation (created on first use). */
+static cg_hazard *hazard(lk_cg *cg, const char *alloc)
+{
+	cg_hazard *h = lm_strmap_lookup(&cg->hazards, alloc);
+	int idx;
+	if (h)
+		return h;
+	/* key: the allocation's own name string, alive as long as f */
+	idx = (int)(intptr_t)lm_strmap_lookup(&cg->tensors, alloc) - 1;
+	h = lm_xcalloc(1, sizeof *h);
+	lm_strmap_put(&cg->hazards, idx >= 0 ? cg->f->allocs[idx].name
+					     : lm_xstrdup(alloc), h);
+	return h;
+}
+
+/* Dependencies of one instruction from its operands, then record it. */
+void lk_cg_emit(lk_cg *cg, lm_inst *in)
+{
+	for (int i = 0; i < in->n_ins; i++) {
+		cg_hazard *h;
+		if (in->ins[i].kind != LM_ARG_PHYSICAL_AP)
+			continue;
+		h = hazard(cg, in->ins[i].memsetref);
+		if (h->writer)
+			lk_inst_add_dep(in, h->writer);
+	}
+	for (int i = 0; i < in->n_outs; i++) {
+		cg_hazard *h = hazard(cg, in->outs[i].memsetref);
+		if (h->writer)
+			lk_inst_add_dep(in, h->writer);
+		for (int k = 0; k < h->n_readers; k++)
+			lk_inst_add_dep(in, h->readers[k]);
+	}
+	for (int i = 0; i < in->n_ins; i++) {
+		cg_hazard *h;
+		int seen = 0;
+		if (in->ins[i].kind != LM_ARG_PHYSICAL_AP)
+			continue;
+		h = hazard(cg, in->ins[i].memsetref);
+		for (int k = 0; k < h->n_readers && !seen; k++)
+			seen = strcmp(h->readers[k], in->name) == 0;
+		if (!seen) {
+			lm_grow(&h->readers, &h->cap_readers, h->n_readers + 1,
+				sizeof *h->readers);
+			h->readers[h->n_readers++] = lm_xstrdup(in->name);
+		}
+	}
+	for (int i = 0; i < in->n_outs; i++) {
+		cg_hazard *h = hazard(cg, in->outs[i].memsetref);
+		free(h->writer);
+		h->writer = lm_xstrdup(in->name);
+		for (int k = 0; k < h->n_readers; k++)
+			free(h->readers[k]);
+		h->n_readers = 0;
+	}
+	/* a dependency on itself (in-place ops) is not one */
+	for (int i = 0; i < in->n_deps; i++)
+		if (strcmp(in->deps[i], in->name) == 0) {
+			free(in->deps[i]);
+			in->deps[i] = in->deps[--in->n_deps];
+			i--;
+		}
+	in->has_dependencies = in->n_deps > 0;
+	lk_block_append(cg->blk, in);
+	lm_strmap_put(&cg->inst_names, cg->blk->insts[cg->blk->n_insts - 1].name,
+		      (void *)1);
+	cg->n_insts_made++;
+}
+
+int lk_cg_add_tensor(lk_cg *cg, const char *name, lm_tensorkind kind,
+		     lm_dtype dt, lm_memtype mt, const int64_t *shape,
+		     int n_shape, int64_t partitions, int64_t bytes_pp,
+		     int placed, int64_t addr, int64_t base)
+{
+	lm_alloc a;
+	lm_memloc *l;
+	int idx;
+	memset(&a, 0, sizeof a);
+	a.name = lm_xstrdup(name);
+	a.kind = kind;
+	a.dtype = dt;
+	a.n_shape = n_shape;
+	a.tensor_shape = lm_xcalloc((size_t)n_shape + 1, sizeof *a.tensor_shape);
+	memcpy(a.tensor_shape, shape, (size_t)n_shape * sizeof *shape);
+	a.addr_space = lm_xstrdup("Shared");
+	a.file = lm_xstrdup("");
+	a.n_memlocs = 1;
+	a.memlocs = lm_xcalloc(1, sizeof *a.memlocs);
+	l = &a.memlocs[0];
+	l->name = lm_xstrdup(name);
+	l->type = mt;
+	l->addr = addr;
+	l->n_dims = 2;
+	l->dims = lm_xcalloc(2, sizeof *l->dims);
+	l->dims[0] = partitions;
+	l->dims[1] = bytes_pp;
+	l->base = base;
+	l->bank = mt == LM_MT_PSUM ? lk_cg_bank_id(addr) : 0;
+	l->allocated = placed;
+	idx = lk_function_add_alloc(cg->f, &a);
+	lm_strmap_put(&cg->tensors, cg->f->allocs[idx].name,
+		      (void *)(intptr_t)(idx + 1));
+	if (!placed && (mt == LM_MT_SB || mt == LM_MT_PSUM)) {
+		lm_grow(&cg->unplaced, &cg->cap_unplaced, cg->n_unplaced + 1,
+			sizeof *cg->unplaced);
+		cg->unplaced[cg->n_unplaced++] = idx;
+	}
+	return idx;
+}
+
+/* getBankId */
+int64_t lk_cg_bank_id(int64_t addr)
+{
+	return addr / LM_PSUM_BANK_BYTES;
+}
+
+/* A Memset of value v over a whole [p, n] tensor. */
+static void emit_memset(lk_cg *cg, const char *name, const char *alloc,
+			lm_dtype dt, int64_t p, int64_t n)
+{
+	lm_inst in;
+	lm_appair ap[2] = { { n, p }, { 1, n } };
+	memset(&in, 0, sizeof in);
+	in.name = lm_xstrdup(name);
+	in.op = LM_OP_MEMSET;
+	in.engine = LM_ENG_POOL;
+	in.n_outs = 1;
+	in.outs = lm_xcalloc(1, sizeof *in.outs);
+	lk_ap(&in.outs[0], alloc, dt, 0, 0, ap, 2);
+	in.memset_mode = lm_xstrdup("Const");
+	in.has_constant = 1;
+	in.has_value = 1;
+	in.renumber = 1;
+	lk_cg_emit(cg, &in);
+}
+
+/* getActBiasTensor */
+const char *lk_cg_zero_bias(lk_cg *cg)
+{
+	int64_t shape[2] = { cg->n_partitions, 1 };
+	int id;
+	char *name, *mname;
+	if (cg->zero_bias)
+		return cg->zero_bias;
+	id = cg->lc->next_id++;
+	name = lm_xasprintf("COMPILER-GENERATED-zero_bias_act_%d", id);
+	mname = lm_xasprintf("COMPILER-GENERATED-memset_zero_bias_%d", id);
+	/* the dtype is float32 whatever the activation's data dtype */
+	lk_cg_add_tensor(cg, name, LM_TK_INTERNAL, LM_DT_FLOAT32, LM_MT_SB,
+			 shape, 2, cg->n_partitions, 4, 0, 0, 0);
+	emit_memset(cg, mname, name, LM_DT_FLOAT32, cg->n_partitions, 1);
+	free(mname);
+	cg->zero_bias = name;
+	return name;
+}
+
+/* getIdentityMatrix */
+const char *lk_cg_identity(lk_cg *cg, lm_dtype dt)
+{
+	char name[96], buf[160];
+	int64_t shape[2] = { 128, 128 };
+	lm_appair full[2] = { { 128, 128 }, { 1, 128 } };
+	lm_inst in;
+	int idx;
+
+	snprintf(name, sizeof name, "COMPILER-GENERATED-id.%s",
+		 lm_dtype_name(dt));
+	idx = (int)(intptr_t)lm_strmap_lookup(&cg->tensors, name) - 1;
+	if (idx >= 0)
+		return cg->f->allocs[idx].name;
+	if (!cg->lc->warned_identity) {
+		lk_warn(cg->lc->warn, "%s: Emitting dynamic Identity matrix "
+			"generation code, this might affect performance. You "
+			"can bypass this by pass in an explicit identity matrix "
+			"and use nc_matmul for transpose", cg->path);
+		cg->lc->warned_identity = 1;
+	}
+	idx = lk_cg_add_tensor(cg, name, LM_TK_INTERNAL, dt, LM_MT_SB, shape, 2,
+			       128, 128 * lm_dtype_size(dt), 0, 0, 0);
+	snprintf(buf, sizeof buf, "%s_memset", name);
+	emit_memset(cg, buf, name, dt, 128, 128);
+	/* out[p, e] = (e - p != 0) ? out[p, e] : 1.0 */
+	memset(&in, 0, sizeof in);
+	snprintf(buf, sizeof buf, "%s=IDAffineSelect(mask,fill=1)", name);
+	in.name = lm_xstrdup(buf);
+	in.op = LM_OP_AFFINESELECT;
+	in.engine = LM_ENG_POOL;
+	in.n_ins = in.n_outs = 1;
+	in.ins = lm_xcalloc(1, sizeof *in.ins);
+	in.outs = lm_xcalloc(1, sizeof *in.outs);
+	lk_ap(&in.ins[0], name, dt, 0, 0, full, 2);
+	lk_ap(&in.outs[0], name, dt, 0, 0, full, 2);
+	in.alu = LM_ALU_NOT_EQUAL;
+	in.has_fill_value = 1;
+	in.fill_value = 1.0;
+	in.has_base = in.has_channel_multiplier = 1;
+	in.base = 0;
+	in.channel_multiplier = -1;
+	in.n_pattern = 1;
+	in.pattern = lm_xcalloc(1, sizeof *in.pattern);
+	in.pattern[0].step = 1;
+	in.pattern[0].num = 128;
+	in.pattern_as_objects = 1;
+	in.renumber = 1;
+	lk_cg_emit(cg, &in);
+	return cg->f->allocs[idx].name;
+}
+
+/* One PSUM bank of float32 for transposes into SBUF. */
+const char *lk_cg_transpose_psum(lk_cg *cg)
+{
+	int64_t shape[2] = { 128, LM_PSUM_BANK_BYTES / 4 };
+	if (cg->transpose_psum)
+		return cg->transpose_psum;
+	cg->transpose_psum = lm_xasprintf("COMPILER-GENERATED-transpose_psum_%d",
+					  cg->lc->next_id++);
+	lk_cg_add_tensor(cg, cg->transpose_psum, LM_TK_INTERNAL, LM_DT_FLOAT32,
+			 LM_MT_PSUM, shape, 2, 128, LM_PSUM_BANK_BYTES, 0, 0, 0);
+	return cg->transpose_psum;
+}
+
+/* Names of a list of module objects, for uniqueness checks. */
+static void name_set(lm_strmap *s, const void *base, int n, size_t size,
+		     size_t name_off)
+{
+	for (int i = 0; i < n; i++) {
+		char *const *p = (char *const *)((const char *)base +
+						 (size_t)i * size + name_off);
+		if (*p)
+			lm_strmap_put(s, *p, (void *)1);
+	}
+}
+
+/* The kernel's own DMA queue (its semaphore counts only kernel DMAs). */
+const char *lk_cg_queue(lk_cg *cg)
+{
+	lm_module *m = cg->lc->m;
+	lm_strmap sems, queues, insts;
+	char *base, *qname, *sname;
+	lm_queue *q;
+
+	if (cg->queue)
+		return cg->queue;
+	lm_strmap_init(&sems);
+	lm_strmap_init(&queues);
+	lm_strmap_init(&insts);
+	name_set(&sems, m->semaphores, m->n_semaphores, sizeof *m->semaphores,
+		 offsetof(lm_semaphore, name));
+	name_set(&queues, m->queues, m->n_queues, sizeof *m->queues,
+		 offsetof(lm_queue, name));
+	for (int i = 0; i < m->n_queues; i++)
+		name_set(&insts, m->queues[i].instances,
+			 m->queues[i].n_instances, sizeof(lm_qinstance),
+			 offsetof(lm_qinstance, name));
+	base = lm_xasprintf("qNKI_%s", cg->kname ? cg->kname : "kernel");
+	qname = lk_unique_name(base, &queues, &insts);
+	free(base);
+	base = lm_xasprintf("s_nki_%s", cg->kname ? cg->kname : "kernel");
+	sname = lk_unique_name(base, &sems, NULL);
+	free(base);
+	lm_strmap_free(&sems);
+	lm_strmap_free(&queues);
+	lm_strmap_free(&insts);
+
+	m->semaphores = lm_xrealloc(m->semaphores, (size_t)(m->n_semaphores +
+				    1) * sizeof *m->semaphores);
+	memset(&m->semaphores[m->n_semaphores], 0, sizeof *m->semaphores);
+	m->semaphores[m->n_semaphores++].name = lm_xstrdup(sname);
+	m->queues = lm_xrealloc(m->queues, (size_t)(m->n_queues + 1) *
+				sizeof *m->queues);
+	q = &m->queues[m->n_queues++];
+	memset(q, 0, sizeof *q);
+	q->name = lm_xstrdup(qname);
+	q->n_instances = 1;
+	q->instances = lm_xcalloc(1, sizeof *q->instances);
+	q->instances[0].name = lm_xstrdup(qname);
+	q->instances[0].semaphore = sname;
+	cg->queue = qname;
+	return qname;
+}
+
+/* Round up to a multiple of a (a power of two). */
+static int64_t align_up(int64_t v, int64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/*
+** Place the tensors whose KLR address left the offsets to the compiler
+** (the section 9 identity, the helpers): SBUF tensors after the highest
+** placed SBUF byte, PSUM tensors in whole banks after the highest placed
+** PSUM bank. Then the budget: SBUF high-water mark and last PSUM bank.
+*/
+int lk_cg_place(lk_cg *cg)
+{
+	lm_function *f = cg->f;
+	int64_t sb_end = 0, ps_end = 0;
+	for (int i = 0; i < f->n_allocs; i++) {
+		lm_memloc *l = &f->allocs[i].memlocs[0];
+		if (f->allocs[i].n_memlocs < 1 || !l->allocated)
+			continue;
+		if (l->type == LM_MT_SB && l->addr + l->dims[1] > sb_end)
+			sb_end = l->addr + l->dims[1];
+		if (l->type == LM_MT_PSUM && l->addr + l->dims[1] > ps_end)
+			ps_end = l->addr + l->dims[1];
+	}
+	sb_end = align_up(sb_end, PLACE_ALIGN);
+	ps_end = align_up(ps_end, LM_PSUM_BANK_BYTES);
+	for (int k = 0; k < cg->n_unplaced; k++) {
+		lm_alloc *a = &f->allocs[cg->unplaced[k]];
+		lm_memloc *l = &a->memlocs[0];
+		if (l->type == LM_MT_SB) {
+			l->addr = sb_end;
+			sb_end = align_up(sb_end + l->dims[1], PLACE_ALIGN);
+			if (l->addr + l->dims[1] > cg->sbuf_bytes)
+				return lm_err(cg->err, cg->path, "placement",
+					      "kernel SBUF tensors need %lld "
+					      "bytes per partition, more than "
+					      "the %lld of the arch",
+					      (long long)(l->addr + l->dims[1]),
+					      (long long)cg->sbuf_bytes);
+		} else {
+			l->addr = ps_end;
+			ps_end = align_up(ps_end + l->dims[1],
+					  LM_PSUM_BANK_BYTES);
+			if (l->addr + l->dims[1] > (int64_t)LM_PSUM_BANKS *
+			    LM_PSUM_BANK_BYTES)
+				return lm_err(cg->err, cg->path, "placement",
+					      "kernel PSUM tensors need more "
+					      "than the %d PSUM banks",
+					      LM_PSUM_BANKS);
+			l->bank = lk_cg_bank_id(l->addr);
+		}
+		l->base = 0;
+		l->allocated = 1;
+	}
+	cg->sb_max = 0;
+	cg->psum_max_bank = -1;
+	for (int i = 0; i < f->n_allocs; i++) {
+		lm_memloc *l = &f->allocs[i].memlocs[0];
+		if (f->allocs[i].n_memlocs < 1)
+			continue;
+		if (l->type == LM_MT_SB && l->addr + l->dims[1] > cg->sb_max)
+			cg->sb_max = l->addr + l->dims[1];
+		if (l->type == LM_MT_PSUM && l->dims[1] > 0) {
+			int64_t last = lk_cg_bank_id(l->addr + l->dims[1] - 1);
+			if (last > cg->psum_max_bank)
+				cg->psum_max_bank = last;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,172 @@
+/*
+** fpass.c -- step 3, the function passes of the seed (runFunctionPasses):
+** fpass_insert_returns closes each core function with its completion
+** barrier and a Return; fpass_insert_switch_queue_instances opens it with
+** one SwitchQueueInstance per queue the core uses.
+*/
+#include "common.h"
+#include "lk_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The group every completion barrier meets in (docs/linker.md). */
+#define COMPLETION_GROUP "sgLnk.completion"
+
+/* Remember the last named top-level instruction of each engine. */
+static void last_per_engine(const lm_function *f, const char **last)
+{
+	for (int b = 0; b < f->n_blocks; b++)
+		for (int i = 0; i < f->blocks[b].n_insts; i++) {
+			const lm_inst *in = &f->blocks[b].insts[i];
+			if (in->op == LM_OP_LOOP || in->op == LM_OP_RETURN ||
+			    !in->name || (int)in->engine < 0 ||
+			    in->engine >= LM_ENG_COUNT)
+				continue;
+			last[in->engine] = in->name;
+		}
+}
+
+/*
+** Step 3a (seed fpassInsertReturns): at the end of core function nc<c>
+** a CoreBarrier cb_return_call_def_<c>_instance_0 (cores: every linked core,
+** group sgLnk.completion, renumbered; it depends on the last instruction of
+** each engine so every core finishes its work first), then a Return
+** return_call_def_<c>_instance_0. A function that already ends with a
+** Return gets the barrier just before it.
+*/
+int fpass_insert_returns(lk_ctx *x)
+{
+	for (int ci = 0; ci < x->n; ci++) {
+		lm_function *f = lk_core_function(x, ci);
+		const char *last[LM_ENG_COUNT] = {0};
+		long long c = (long long)x->cores[ci].core;
+		lm_block *bl;
+		lm_inst *in;
+		int pos, nd = 0;
+		if (!f)
+			continue;
+		last_per_engine(f, last);
+		if (f->n_blocks == 0) {
+			f->blocks = lm_xcalloc(1, sizeof *f->blocks);
+			f->n_blocks = 1;
+			f->blocks[0].name = lm_xstrdup("ret");
+		}
+		bl = &f->blocks[f->n_blocks - 1];
+		pos = bl->n_insts;
+		if (pos > 0 && bl->insts[pos - 1].op == LM_OP_RETURN)
+			pos--;
+		in = lk_block_insert(bl, pos);
+		in->name = lm_xasprintf("cb_return_call_def_%lld_instance_0", c);
+		in->op = LM_OP_COREBARRIER;
+		in->engine = LM_ENG_POOL;
+		in->n_cores = x->n;
+		in->cores = lm_xcalloc((size_t)x->n, sizeof *in->cores);
+		for (int k = 0; k < x->n; k++)
+			in->cores[k] = x->cores[k].core;
+		in->group = lm_xstrdup(COMPLETION_GROUP);
+		in->renumber = 1;
+		for (int e = 0; e < LM_ENG_COUNT; e++)
+			nd += last[e] != NULL;
+		if (nd) {
+			in->deps = lm_xcalloc((size_t)nd, sizeof *in->deps);
+			in->has_dependencies = 1;
+			for (int e = 0; e < LM_ENG_COUNT; e++)
+				if (last[e])
+					in->deps[in->n_deps++] = lm_xstrdup(last[e]);
+		}
+		if (pos == bl->n_insts - 1) {
+			in = lk_block_insert(bl, bl->n_insts);
+			in->name = lm_xasprintf("return_call_def_%lld_instance_0",
+						c);
+			in->op = LM_OP_RETURN;
+			in->engine = LM_ENG_POOL;
+			in->renumber = 1;
+		}
+		x->rep->n_returns++;
+	}
+	lk_log(x, "fpass_insert_returns: %d completion barrier%s "
+	       "cb_return_call_def_<c>_instance_0 (group " COMPLETION_GROUP
+	       ", all %d cores) + Return", x->rep->n_returns,
+	       x->rep->n_returns == 1 ? "" : "s", x->n);
+	return 0;
+}
+
+/* A queue used by a core, with the engine of its first DMA. */
+typedef struct used_queue {
+	const char *name;
+	lm_engine engine;
+} used_queue;
+
+typedef struct used_set {
+	used_queue *q;
+	int n, cap;
+	lm_strmap seen;
+} used_set;
+
+static void note_queue(lk_ctx *x, int ci, lm_inst *in, void *arg)
+{
+	used_set *u = arg;
+	(void)x;
+	(void)ci;
+	if (!lm_opcode_is_dma(in->op) || !in->queue ||
+	    lm_strmap_lookup(&u->seen, in->queue))
+		return;
+	lm_strmap_put(&u->seen, in->queue, in);
+	lm_grow(&u->q, &u->cap, u->n + 1, sizeof *u->q);
+	u->q[u->n].name = in->queue;
+	u->q[u->n++].engine = in->engine;
+}
+
+/*
+** Step 3b (seed fpassInsertSwitchQueueInstances): at the head of core
+** function nc<c>, one SwitchQueueInstance I-SQI-<queue>-call_def_<c>_instance_0
+** per queue used by a DMA of any of the core's functions (first-use order),
+** selecting the core's first instance of that queue (renamed
+** nc<c>.<instance> by init_queues). Its engine is the engine that issues the
+** queue's first DMA, so it runs before that DMA in the engine's stream.
+*/
+int fpass_insert_switch_queue_instances(lk_ctx *x)
+{
+	for (int ci = 0; ci < x->n; ci++) {
+		lk_core *c = &x->cores[ci];
+		lm_function *f = lk_core_function(x, ci);
+		used_set u;
+		if (!f)
+			continue;
+		memset(&u, 0, sizeof u);
+		lm_strmap_init(&u.seen);
+		for (int k = 0; k < c->n_funcs; k++) {
+			lm_function *g = &x->out->functions[c->first_func + k];
+			lk_walk_blocks(x, ci, g->blocks, g->n_blocks, note_queue,
+				       &u);
+		}
+		if (u.n && f->n_blocks == 0) {
+			f->blocks = lm_xcalloc(1, sizeof *f->blocks);
+			f->n_blocks = 1;
+			f->blocks[0].name = lm_xstrdup("entry");
+		}
+		for (int k = 0, pos = 0; k < u.n; k++) {
+			const lm_queue *q = lm_module_find_queue(c->src,
+								 u.q[k].name);
+			lm_inst *in;
+			if (!q || q->n_instances < 1)
+				continue; /* the verifier reports it */
+			in = lk_block_insert(&f->blocks[0], pos++);
+			in->name = lm_xasprintf("I-SQI-%s-call_def_%lld_instance_0",
+						q->name, (long long)c->core);
+			in->op = LM_OP_SWITCHQUEUE;
+			in->engine = u.q[k].engine;
+			in->queue = lm_xstrdup(q->name);
+			in->instance_name = lm_xstrdup(q->instances[0].name);
+			in->renumber = 1;
+			x->rep->n_switches++;
+		}
+		free(u.q);
+		lm_strmap_free(&u.seen);
+	}
+	lk_log(x, "fpass_insert_switch_queue_instances: %d I-SQI- "
+	       "SwitchQueueInstance%s inserted", x->rep->n_switches,
+	       x->rep->n_switches == 1 ? "" : "s");
+	return 0;
+}

@@ -1,0 +1,507 @@
+/*
+** klr_read.c -- decoding KLR CBOR files (formats/KLR-CBOR.md).
+**
+** A recursive-descent reader driven by the schema of klr_schema.c: every
+** value is decoded against the field type the schema expects, so the three
+** structures whose array header counts proof fields that are never written
+** (TensorName, Slice, AccessBasic) decode correctly. The reader accepts the
+** longer integer forms, checks every length against the bytes that remain
+** before allocating, bounds the nesting depth, and reports the first
+** problem with its byte offset. It never reads past the buffer.
+*/
+#include "common.h"
+#include "klr.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Deepest value nesting accepted (a real kernel stays far below). */
+#define MAX_DEPTH 96
+/* Longest string accepted (the generated C++ reader stops at 64 KiB). */
+#define MAX_STRING 65536
+
+typedef struct rd {
+	const uint8_t *p;
+	size_t n, pos;
+	const char *path;
+	lm_error *err;
+	int depth;
+	char what[160];   /* what is being read, for messages */
+} rd;
+
+/* Report a problem at the current offset. Returns LM_EINPUT. */
+static int LM_PRINTF(2, 3) bad(rd *r, const char *fmt, ...)
+{
+	char where[200], msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	snprintf(where, sizeof where, "byte %zu%s%s", r->pos,
+		 r->what[0] ? " in " : "", r->what);
+	return lm_err(r->err, r->path, where, "%s", msg);
+}
+
+/* Truncation error. */
+static int truncated(rd *r, size_t need)
+{
+	return bad(r, "truncated CBOR: %zu more byte%s needed, %zu left", need,
+		   need == 1 ? "" : "s", r->n - r->pos);
+}
+
+/* Free a value's contents. */
+void lk_kval_clear(lk_kval *v)
+{
+	if (!v)
+		return;
+	free(v->s);
+	for (int i = 0; i < v->n; i++)
+		lk_kval_clear(&v->items[i]);
+	free(v->items);
+	memset(v, 0, sizeof *v);
+}
+
+void lk_kval_free(lk_kval *v)
+{
+	lk_kval_clear(v);
+	free(v);
+}
+
+void lk_klr_file_free(lk_klr_file *f)
+{
+	if (!f)
+		return;
+	free(f->format);
+	lk_kval_clear(&f->contents);
+	memset(f, 0, sizeof *f);
+}
+
+/*
+** Read a CBOR head: major type (0..7) and argument. Indefinite lengths and
+** reserved additional-information values are errors. For major 7 the raw
+** additional information is returned in *ai (floats, true/false).
+*/
+static int head(rd *r, int *major, uint64_t *arg, int *ai)
+{
+	uint8_t b;
+	int k, len;
+	if (r->pos >= r->n)
+		return truncated(r, 1);
+	b = r->p[r->pos];
+	*major = b >> 5;
+	k = b & 31;
+	*ai = k;
+	if (k < 24) {
+		r->pos++;
+		*arg = (uint64_t)k;
+		return 0;
+	}
+	if (k > 27)
+		return bad(r, "unsupported CBOR item 0x%02x (indefinite length or "
+			   "reserved)", b);
+	len = 1 << (k - 24);
+	if (r->n - r->pos < (size_t)len + 1)
+		return truncated(r, (size_t)len + 1 - (r->n - r->pos));
+	r->pos++;
+	*arg = 0;
+	for (int i = 0; i < len; i++)
+		*arg = (*arg << 8) | r->p[r->pos++];
+	return 0;
+}
+
+/* Expect a major type with its argument. */
+static int expect(rd *r, int want, const char *name, uint64_t *arg)
+{
+	size_t at = r->pos;
+	int major, ai, rc;
+	if ((rc = head(r, &major, arg, &ai)) != 0)
+		return rc;
+	if (major != want) {
+		r->pos = at;
+		return bad(r, "expected %s, found CBOR item 0x%02x", name,
+			   r->p[at]);
+	}
+	return 0;
+}
+
+/* A definite-length array header; its count must fit in what remains. */
+static int array_head(rd *r, uint64_t *count)
+{
+	size_t at = r->pos;
+	int rc = expect(r, 4, "an array", count);
+	if (rc)
+		return rc;
+	if (*count > r->n - r->pos) {
+		r->pos = at;
+		return bad(r, "array of %llu items cannot fit in the %zu bytes "
+			   "left", (unsigned long long)*count, r->n - r->pos);
+	}
+	return 0;
+}
+
+/* Check that s[0..n) is valid UTF-8 without NUL bytes. */
+static int valid_utf8(const uint8_t *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		uint8_t c = s[i];
+		int k;
+		uint32_t cp;
+		if (c == 0)
+			return 0;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if ((c & 0xe0) == 0xc0) { k = 1; cp = c & 0x1f; }
+		else if ((c & 0xf0) == 0xe0) { k = 2; cp = c & 0x0f; }
+		else if ((c & 0xf8) == 0xf0) { k = 3; cp = c & 0x07; }
+		else return 0;
+		if (n - i <= (size_t)k)
+			return 0;
+		for (int j = 1; j <= k; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (s[i + j] & 0x3f);
+		}
+		if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) ||
+		    (k == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		i += (size_t)k + 1;
+	}
+	return 1;
+}
+
+/* A definite-length UTF-8 text string. */
+static int read_string(rd *r, char **out)
+{
+	uint64_t len;
+	size_t at = r->pos;
+	int rc = expect(r, 3, "a string", &len);
+	if (rc)
+		return rc;
+	if (len > MAX_STRING) {
+		r->pos = at;
+		return bad(r, "string of %llu bytes is longer than %d",
+			   (unsigned long long)len, MAX_STRING);
+	}
+	if (len > r->n - r->pos)
+		return truncated(r, (size_t)len - (r->n - r->pos));
+	if (!valid_utf8(r->p + r->pos, (size_t)len)) {
+		r->pos = at;
+		return bad(r, "string is not valid UTF-8 (or holds a NUL byte)");
+	}
+	*out = lm_xstrndup((const char *)r->p + r->pos, (size_t)len);
+	r->pos += (size_t)len;
+	return 0;
+}
+
+/* A tagged-object head "d9 TT CC 8N": returns type, ctor and count. */
+static int object_head(rd *r, int *type, int *ctor, int *count)
+{
+	size_t at = r->pos;
+	uint64_t tag, cnt;
+	int rc;
+	if ((rc = expect(r, 6, "a tagged KLR object (d9 TT CC)", &tag)) != 0)
+		return rc;
+	if (r->p[at] != 0xd9) {
+		r->pos = at;
+		return bad(r, "expected a 16-bit tag d9 TT CC, found CBOR item "
+			   "0x%02x", r->p[at]);
+	}
+	*type = (int)(tag >> 8);
+	*ctor = (int)(tag & 0xff);
+	at = r->pos;
+	if ((rc = expect(r, 4, "a field array", &cnt)) != 0)
+		return rc;
+	if (cnt >= 24 || r->p[at] != (0x80 | cnt)) {
+		r->pos = at;
+		return bad(r, "object field count must be one byte 0x80..0x97, "
+			   "found 0x%02x", r->p[at]);
+	}
+	*count = (int)cnt;
+	return 0;
+}
+
+static int read_value(rd *r, const char *type, lk_kval *v);
+
+/* An object of type tag `want` (any constructor of it). */
+static int read_object(rd *r, int want, lk_kval *v)
+{
+	const lk_ktype *t = lk_klr_type(want);
+	const lk_kctor *c;
+	int type, ctor, count, rc;
+	size_t at = r->pos;
+	char saved[sizeof r->what];
+
+	if ((rc = object_head(r, &type, &ctor, &count)) != 0)
+		return rc;
+	if (type != want) {
+		const lk_ktype *got = lk_klr_type(type);
+		r->pos = at;
+		return bad(r, "expected %s (type tag %d), found type tag %d%s%s",
+			   t ? t->name : "?", want, type, got ? " " : "",
+			   got ? got->name : "");
+	}
+	c = lk_klr_ctor(t, ctor);
+	if (!c) {
+		r->pos = at;
+		return bad(r, "unknown constructor %d of %s", ctor, t->name);
+	}
+	if (c->n_fields < 0) {
+		r->pos = at;
+		if (want == LK_T_CONTENTS)
+			return bad(r, "Wrong KLIR content type: contents "
+				   "constructor %d '%s' (the lowering needs "
+				   "'lnc', 3)", ctor, c->name);
+		return bad(r, "%s '%s' (constructor %d) is not supported by "
+			   "lncsim", t->name, c->name, ctor);
+	}
+	if (count != c->wire_count) {
+		r->pos = at;
+		return bad(r, "%s.%s: the array header counts %d fields, "
+			   "expected %d", t->name, c->name, count,
+			   c->wire_count);
+	}
+	v->kind = LK_KV_OBJ;
+	v->type_tag = type;
+	v->ctor = ctor;
+	v->n = c->n_fields;
+	v->items = c->n_fields ? lm_xcalloc((size_t)c->n_fields,
+					    sizeof *v->items) : NULL;
+	memcpy(saved, r->what, sizeof saved);
+	for (int i = 0; i < c->n_fields; i++) {
+		snprintf(r->what, sizeof r->what, "%s.%s", t->name,
+			 c->fields[i].name);
+		if ((rc = read_value(r, c->fields[i].type, &v->items[i])) != 0)
+			return rc;
+	}
+	memcpy(r->what, saved, sizeof saved);
+	return 0;
+}
+
+/* One value of field type `type` (see klr.h). */
+static int read_value(rd *r, const char *type, lk_kval *v)
+{
+	uint64_t arg;
+	int major, ai, rc = 0;
+	size_t at = r->pos;
+
+	if (++r->depth > MAX_DEPTH) {
+		r->depth--;
+		return bad(r, "values nested deeper than %d", MAX_DEPTH);
+	}
+	switch (type[0]) {
+	case 'n':
+		v->kind = LK_KV_NAT;
+		rc = expect(r, 0, "a Nat (unsigned integer)", &v->u);
+		break;
+	case 'i':
+		v->kind = LK_KV_INT;
+		if ((rc = head(r, &major, &arg, &ai)) != 0)
+			break;
+		if (major == 0 && arg <= (uint64_t)INT64_MAX) {
+			v->i = (int64_t)arg;
+		} else if (major == 1 && arg <= (uint64_t)INT64_MAX) {
+			v->i = -1 - (int64_t)arg;
+		} else {
+			r->pos = at;
+			rc = bad(r, major <= 1 ? "Int does not fit in 64 bits"
+				 : "expected an Int, found CBOR item 0x%02x",
+				 r->p[at]);
+		}
+		break;
+	case 'b':
+		v->kind = LK_KV_BOOL;
+		if (r->pos >= r->n) {
+			rc = truncated(r, 1);
+		} else if (r->p[r->pos] == 0xf4 || r->p[r->pos] == 0xf5) {
+			v->b = r->p[r->pos++] == 0xf5;
+		} else {
+			rc = bad(r, "expected a Bool (f4/f5), found CBOR item "
+				 "0x%02x", r->p[r->pos]);
+		}
+		break;
+	case 's':
+		v->kind = LK_KV_STR;
+		rc = read_string(r, &v->s);
+		break;
+	case 'f':
+		v->kind = LK_KV_F32;
+		if (r->pos >= r->n) {
+			rc = truncated(r, 1);
+		} else if (r->p[r->pos] != 0xfa) {
+			rc = bad(r, "expected a Float32 (fa + 4 bytes), found "
+				 "CBOR item 0x%02x", r->p[r->pos]);
+		} else if (r->n - r->pos < 5) {
+			rc = truncated(r, 5 - (r->n - r->pos));
+		} else {
+			const uint8_t *q = r->p + r->pos + 1;
+			v->fbits = (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 |
+				   (uint32_t)q[2] << 8 | q[3];
+			r->pos += 5;
+		}
+		break;
+	case '[':
+		v->kind = LK_KV_LIST;
+		if ((rc = array_head(r, &arg)) != 0)
+			break;
+		v->items = arg ? lm_xcalloc((size_t)arg, sizeof *v->items)
+			       : NULL;
+		for (uint64_t i = 0; i < arg && rc == 0; i++) {
+			v->n++;
+			rc = read_value(r, type + 1, &v->items[i]);
+		}
+		break;
+	case '?': {
+		int t, c, cnt;
+		v->kind = LK_KV_OPTION;
+		if ((rc = object_head(r, &t, &c, &cnt)) != 0)
+			break;
+		if (t != LK_T_OPTION || c > 1 || cnt != c) {
+			r->pos = at;
+			rc = bad(r, "expected an Option (d9 ff 00 80 or "
+				 "d9 ff 01 81), found d9 %02x %02x %02x", t, c,
+				 0x80 | cnt);
+			break;
+		}
+		if (c == 1) {
+			v->items = lm_xcalloc(1, sizeof *v->items);
+			v->n = 1;
+			rc = read_value(r, type + 1, &v->items[0]);
+		}
+		break;
+	}
+	case 'T':
+		rc = read_object(r, atoi(type + 1), v);
+		break;
+	default:
+		rc = lm_errc(r->err, LM_EINTERNAL, r->path, "",
+			     "bad schema type '%s'", type);
+	}
+	r->depth--;
+	return rc;
+}
+
+/* The file header "d9 d9 f7 83 M m p" and the version check. */
+static int read_header(rd *r, lk_klr_file *f)
+{
+	uint64_t cnt;
+	int rc;
+	size_t k = r->n < 3 ? r->n : 3;
+	if (r->n == 0)
+		return bad(r, "empty file: not a KLR file");
+	if (memcmp(r->p, "\xd9\xd9\xf7", k) != 0)
+		return bad(r, "not a KLR file: it does not start with the KLR "
+			   "header d9 d9 f7");
+	if (r->n < 4)
+		return truncated(r, 4 - r->n);
+	r->pos = 3;
+	snprintf(r->what, sizeof r->what, "KLRFile header");
+	if ((rc = array_head(r, &cnt)) != 0)
+		return rc;
+	if (cnt != 3)
+		return bad(r, "KLRFile header has %llu fields, expected 3",
+			   (unsigned long long)cnt);
+	for (int i = 0; i < 3; i++)
+		if ((rc = expect(r, 0, "a version number", &f->version[i])) != 0)
+			return rc;
+	if (f->version[0] != LK_KLR_MAJOR || f->version[1] != LK_KLR_MINOR ||
+	    f->version[2] != LK_KLR_PATCH)
+		return lm_err(r->err, r->path, "KLRFile header",
+			      "Wrong KLR version %llu.%llu.%llu (lncsim reads "
+			      "%d.%d.%d)", (unsigned long long)f->version[0],
+			      (unsigned long long)f->version[1],
+			      (unsigned long long)f->version[2], LK_KLR_MAJOR,
+			      LK_KLR_MINOR, LK_KLR_PATCH);
+	return 0;
+}
+
+/* Decode header, metadata and contents; nothing may follow. */
+int lk_klr_decode_file(lk_klr_file *out, const uint8_t *p, size_t n,
+		       const char *path, lm_error *err)
+{
+	rd r;
+	lk_kval meta;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	memset(&r, 0, sizeof r);
+	memset(&meta, 0, sizeof meta);
+	r.p = p;
+	r.n = n;
+	r.path = path ? path : "";
+	r.err = err;
+	if ((rc = read_header(&r, out)) != 0)
+		goto fail;
+	r.what[0] = 0;
+	if ((rc = read_value(&r, "T235", &meta)) != 0)
+		goto fail;
+	out->format = meta.items[0].s;
+	meta.items[0].s = NULL;
+	lk_kval_clear(&meta);
+	r.what[0] = 0;
+	if ((rc = read_value(&r, "T236", &out->contents)) != 0)
+		goto fail;
+	if (r.pos != r.n) {
+		r.what[0] = 0;
+		rc = bad(&r, "%zu trailing byte%s after the KLR contents",
+			 r.n - r.pos, r.n - r.pos == 1 ? "" : "s");
+		goto fail;
+	}
+	return 0;
+fail:
+	lk_kval_clear(&meta);
+	lk_klr_file_free(out);
+	return rc;
+}
+
+/* Read and decode a .klr file. */
+int lk_klr_read(lk_klr_file *out, const char *path, lm_error *err)
+{
+	char *data = NULL;
+	size_t n = 0;
+	FILE *fp;
+	lm_error e2;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	fp = fopen(path, "rb");
+	if (!fp)
+		return lm_err(err, path, "", "fail to locate KLIR artifact (%s)",
+			      strerror(errno));
+	fclose(fp);
+	if (lm_read_file(path, &data, &n, &e2) != 0)
+		return lm_err(err, path, "", "fail to locate KLIR artifact "
+			      "(cannot read it)");
+	rc = lk_klr_decode_file(out, (const uint8_t *)data, n, path, err);
+	free(data);
+	return rc;
+}
+
+/* Decode one value spanning the whole buffer. */
+int lk_klr_decode_value(lk_kval **out, const char *type, const uint8_t *p,
+			size_t n, lm_error *err)
+{
+	rd r;
+	lk_kval *v = lm_xcalloc(1, sizeof *v);
+	int rc;
+	memset(&r, 0, sizeof r);
+	r.p = p;
+	r.n = n;
+	r.path = "";
+	r.err = err;
+	rc = read_value(&r, type, v);
+	if (rc == 0 && r.pos != r.n)
+		rc = bad(&r, "%zu trailing byte%s", r.n - r.pos,
+			 r.n - r.pos == 1 ? "" : "s");
+	if (rc) {
+		lk_kval_free(v);
+		v = NULL;
+	}
+	*out = v;
+	return rc;
+}

@@ -1,0 +1,531 @@
+/*
+** klr_schema.c -- the KLR types of the subset lncsim reads and writes:
+** type tags, constructor tags, field names and field types, in wire order
+** (formats/KLR-CBOR.md sections 4-8, HEAD 7ccd18c). One table drives the
+** CBOR reader and writer and the JSON rendering.
+**
+** Field type strings: "n" Nat, "i" Int, "b" Bool, "s" String, "f" Float32,
+** "[X" List X, "?X" Option X, "T<tag>" an object of that type.
+*/
+#include "common.h"
+#include "klr.h"
+
+#include <string.h>
+
+/* An enum constructor without fields. */
+#define E(tag, name) { tag, name, 0, NULL, 0 }
+/* An Operator constructor whose payload struct is in the subset. */
+#define P(tag, name, T) { tag, name, 1, w##T, 1 }
+/* An Operator constructor outside the subset (recognised, not decoded). */
+#define U(tag, name) { tag, name, -1, NULL, 0 }
+/* The single constructor (tag 0) of a structure. */
+#define NF(a) ((int)(sizeof a / sizeof a[0]))
+#define S(fields) { 0, "mk", NF(fields), fields, NF(fields) }
+/* A constructor with one field of type ty. */
+#define C1(tag, name, fname, ty) { tag, name, 1, (const lk_kfield[]){ { fname, ty } }, 1 }
+
+static const lk_kfield w148[] = { { "op", "T148" } };
+static const lk_kfield w149[] = { { "op", "T149" } };
+static const lk_kfield w150[] = { { "op", "T150" } };
+static const lk_kfield w151[] = { { "op", "T151" } };
+static const lk_kfield w152[] = { { "op", "T152" } };
+static const lk_kfield w153[] = { { "op", "T153" } };
+static const lk_kfield w154[] = { { "op", "T154" } };
+static const lk_kfield w155[] = { { "op", "T155" } };
+static const lk_kfield w158[] = { { "op", "T158" } };
+static const lk_kfield w159[] = { { "op", "T159" } };
+static const lk_kfield w160[] = { { "op", "T160" } };
+static const lk_kfield w161[] = { { "op", "T161" } };
+static const lk_kfield w177[] = { { "op", "T177" } };
+static const lk_kfield w178[] = { { "op", "T178" } };
+static const lk_kfield w180[] = { { "op", "T180" } };
+static const lk_kfield w182[] = { { "op", "T182" } };
+static const lk_kfield w183[] = { { "op", "T183" } };
+static const lk_kfield w204[] = { { "op", "T204" } };
+
+static const lk_kctor c_Memory[] = {
+	E(0, "hbm"), E(1, "sbuf"), E(2, "psum"), E(3, "reg"), E(4, "shared_hbm"),
+	E(5, "private_hbm")
+};
+static const lk_kctor c_Dtype[] = {
+	E(0, "bfloat16"), E(1, "float8e3"), E(2, "float8e4"), E(3, "float8e5"),
+	E(4, "float16"), E(5, "float32"), E(6, "float32r"), E(7, "int8"),
+	E(8, "int16"), E(9, "int64"), E(10, "int32"), E(11, "uint8"),
+	E(12, "uint16"), E(13, "uint32"), E(14, "uint64"), E(15, "float8_e4m3"),
+	E(16, "float8_e4m3fn"), E(17, "float8_e5m2_x4"), E(18, "float8_e4m3fn_x4"),
+	E(19, "float4_e2m1fn_x4")
+};
+static const lk_kctor c_MatmulPerfMode[] = {
+	E(0, "None"), E(1, "DoubleRow"), E(2, "DoubleRowSwInterleave")
+};
+static const lk_kctor c_Engine[] = {
+	E(0, "unassigned"), E(1, "act"), E(2, "dma"), E(3, "dve"), E(4, "pe"),
+	E(5, "pool"), E(6, "sp")
+};
+static const lk_kctor c_AluOp[] = {
+	E(0, "abs"), E(1, "add"), E(2, "arith_shift_left"),
+	E(3, "arith_shift_right"), E(4, "average"), E(5, "bitwise_and"),
+	E(6, "bitwise_not"), E(7, "bitwise_or"), E(8, "bitwise_xor"),
+	E(9, "bypass"), E(10, "divide"), E(11, "is_equal"), E(12, "is_ge"),
+	E(13, "is_gt"), E(14, "is_le"), E(15, "is_lt"), E(16, "logical_and"),
+	E(17, "logical_or"), E(18, "logical_shift_left"),
+	E(19, "logical_shift_right"), E(20, "logical_xor"), E(21, "max"),
+	E(22, "min"), E(23, "mod"), E(24, "mult"), E(25, "not_equal"), E(26, "pow"),
+	E(27, "rsqrt"), E(28, "subtract")
+};
+static const lk_kctor c_AccumCmd[] = {
+	E(0, "Idle"), E(1, "Zero"), E(2, "Accumulate"), E(3, "ZeroAccumulate"),
+	E(4, "LoadAccumulate")
+};
+static const lk_kctor c_ActivationFunc[] = {
+	E(0, "abs"), E(1, "arctan"), E(2, "copy"), E(3, "erf"), E(4, "erf_dx"),
+	E(5, "exp"), E(6, "gelu"), E(7, "gelu_apprx_tanh"), E(8, "gelu_dx"),
+	E(9, "log"), E(10, "mish"), E(11, "reciprocal"), E(12, "relu"),
+	E(13, "rsqrt"), E(14, "sigmoid"), E(15, "sign"), E(16, "silu"),
+	E(17, "silu_dx"), E(18, "sin"), E(19, "softplus"), E(20, "sqrt"),
+	E(21, "square"), E(22, "tanh"), E(23, "gelu_apprx_sigmoid"),
+	E(24, "gelu_apprx_sigmoid_dx")
+};
+static const lk_kctor c_AffineSelectCmp[] = {
+	E(0, "GreaterThan"), E(1, "GreaterThanEq"), E(2, "Eq"), E(3, "NotEq")
+};
+static const lk_kctor c_DgeComputeOp[] = {
+	E(0, "none"), E(1, "add")
+};
+static const lk_kctor c_TensorScalarReverseOps[] = {
+	E(0, "none"), E(1, "first"), E(2, "second"), E(3, "both")
+};
+static const lk_kctor c_TensorSubDim[] = {
+	E(0, "X"), E(1, "XY"), E(2, "XYZ"), E(3, "XYZW")
+};
+static const lk_kctor c_TransposeOps[] = {
+	E(0, "None"), E(1, "WZXY"), E(2, "WXZY"), E(3, "WYXZ"), E(4, "ZWYX"),
+	E(5, "ZYWX"), E(6, "ZYXW"), E(7, "YXWZ"), E(8, "YXZW"), E(9, "YWZX"),
+	E(10, "XWZY"), E(11, "XZYW"), E(12, "XYZW"), E(13, "XYWZ")
+};
+static const lk_kctor c_Operator[] = {
+	P(0, "activate", 148),
+	P(1, "ncActivate", 149),
+	P(2, "activationReduce", 149),
+	P(3, "affineSelect", 150),
+	P(4, "ncAffineSelect", 151),
+	U(5, "batchNormAggregate"),
+	U(6, "batchNormStats"),
+	P(7, "copy", 177),
+	P(8, "ncCopy", 178),
+	U(9, "copyPredicated"),
+	P(10, "dmaCopy", 152),
+	P(11, "ncDmaCopy", 153),
+	P(12, "dmaTranspose", 154),
+	U(13, "dropout"),
+	U(14, "findIndex8"),
+	P(15, "iota", 159),
+	U(16, "loadMaskRegister"),
+	P(17, "loadStationary", 160),
+	U(18, "localGather"),
+	U(19, "ncLocalGather"),
+	P(20, "matMul", 161),
+	P(21, "ncMatMul", 183),
+	U(22, "matchReplace8"),
+	U(23, "matchValueLoad"),
+	U(24, "max8"),
+	P(25, "memSet", 158),
+	U(26, "rangeSelect"),
+	U(27, "ncRangeSelect"),
+	U(28, "reciprocal"),
+	U(29, "scalarTensorTensor"),
+	U(30, "ncScalarTensorTensor"),
+	U(31, "shuffle"),
+	U(32, "tensorReduce"),
+	P(33, "tensorScalar", 180),
+	P(34, "tensorTensor", 182),
+	U(35, "tensorTensorScan"),
+	U(36, "tensorPartitionReduce"),
+	U(37, "tensorScalarReduce"),
+	P(38, "transpose", 155),
+	U(39, "selectReduce"),
+	U(40, "sequenceBounds"),
+	U(41, "sendRecv"),
+	U(42, "sendRecvCompute"),
+	U(43, "tensorLoad"),
+	U(44, "tensorStore"),
+	U(45, "registerMove"),
+	U(46, "cmpBranch"),
+	U(47, "registerAluOp"),
+	U(48, "quantizeMX"),
+	U(49, "ncMatMulMX"),
+	U(50, "dmaCompute"),
+	U(51, "allReduce"),
+	U(52, "allGather"),
+	U(53, "reduceScatter"),
+	U(54, "collectivePermute"),
+	U(55, "collectivePermuteImplicit"),
+	U(56, "collectivePermuteImplicitReduce"),
+	U(57, "broadcast"),
+	U(58, "allToAll"),
+	U(59, "rankId"),
+	U(60, "currentProcessingRankId"),
+	U(61, "send"),
+	U(62, "recv"),
+	P(63, "coreBarrier", 204),
+	U(64, "rng"),
+	U(65, "rand2"),
+	U(66, "randGetState"),
+	U(67, "setRngSeed"),
+	U(68, "randSetState"),
+	U(69, "extendedInst"),
+	U(70, "tensorScalarCumulative"),
+	U(71, "ncNGather"),
+	U(72, "nonzeroWithCount"),
+	U(73, "devicePrint"),
+	U(74, "exponential"),
+	U(75, "activate2"),
+};
+
+/* ---- containers ---------------------------------------------------------- */
+
+static const lk_kfield f_Pos[] = {
+	{ "line", "n" }, { "column", "n" }, { "lineEnd", "?n" },
+	{ "columnEnd", "?n" }, { "filename", "?s" }
+};
+static const lk_kfield f_Stmt[] = {
+	{ "op", "T218" }, { "name", "?s" }, { "pos", "T100" }
+};
+static const lk_kfield f_Block[] = {
+	{ "label", "s" }, { "noReorder", "b" }, { "body", "[T103" }
+};
+static const lk_kfield f_Kernel[] = {
+	{ "name", "s" }, { "inputs", "[T114" }, { "outputs", "[T114" },
+	{ "body", "[T104" }
+};
+static const lk_kfield f_SharedConst[] = {
+	{ "name", "s" }, { "fileName", "s" }
+};
+static const lk_kfield f_Edges[] = {
+	{ "fromEdge", "s" }, { "toEdges", "[s" }
+};
+static const lk_kfield f_LncKernel[] = {
+	{ "name", "s" }, { "inputs", "[T114" }, { "outputs", "[T114" },
+	{ "bodies", "[[T104" }, { "sharedConstants", "[T106" },
+	{ "sharedBuffers", "[T114" }, { "edges", "[T107" }
+};
+
+/* ---- tensors and access patterns ---------------------------------------- */
+
+static const lk_kfield f_Shape[] = {
+	{ "parDim", "n" }, { "freeDims", "[n" }
+};
+static const lk_kfield f_Address[] = {
+	{ "name", "s" }, { "memory", "T110" }, { "parSize", "n" },
+	{ "freeSize", "n" }, { "parOffset", "?n" }, { "freeOffset", "?n" },
+	{ "isShared", "b" }
+};
+static const lk_kfield f_TensorName[] = {
+	{ "name", "s" }, { "dtype", "T111" }, { "shape", "T112" },
+	{ "address", "T113" }, { "freeElements", "n" },
+	{ "addressRotation", "b" }
+};
+static const lk_kfield f_Slice[] = {
+	{ "l", "n" }, { "u", "n" }, { "step", "i" }
+};
+static const lk_kfield f_AccessBasic[] = {
+	{ "tensor", "T114" }, { "indexes", "[T117" }
+};
+static const lk_kfield f_APPair[] = {
+	{ "step", "i" }, { "num", "n" }, { "offset", "n" }
+};
+static const lk_kfield f_AccessPattern[] = {
+	{ "tensor", "T114" }, { "parNum", "n" }, { "pattern", "[T119" },
+	{ "parOffset", "n" }, { "freeOffset", "n" }, { "fixedAxis", "[n" }
+};
+static const lk_kfield f_BirAP[] = {
+	{ "tensor", "T114" }, { "offset", "n" }, { "pattern", "[T119" },
+	{ "scalarOffset", "?T123" }, { "vectorOffset", "?T125" },
+	{ "indirectDim", "i" }, { "dtypeOverride", "?T111" }
+};
+static const lk_kfield f_TensorHbm[] = {
+	{ "name", "s" }, { "dtype", "T111" }, { "address", "n" },
+	{ "dims", "[T119" }
+};
+static const lk_kfield f_TensorSram[] = {
+	{ "name", "s" }, { "dtype", "T111" }, { "parNum", "n" },
+	{ "pattern", "[T119" }, { "parOffset", "n" }, { "freeOffset", "n" }
+};
+static const lk_kfield f_DataPattern[] = {
+	{ "offset", "i" }, { "pattern", "[T119" }, { "channelMultiplier", "i" }
+};
+
+/* ---- operator payloads ---------------------------------------------------- */
+
+static const lk_kfield f_Activate[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "accumulatorCmd", "T137" },
+	{ "activationFunc", "T138" }, { "scale", "T131" }, { "bias", "T131" },
+	{ "imm", "T131" }
+};
+static const lk_kfield f_NcActivate[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "accumulatorCmd", "T137" },
+	{ "activationFunc", "T138" }, { "scale", "T133" }, { "bias", "?T128" },
+	{ "reduceOp", "?T135" }, { "reduceRes", "?T128" }, { "dtype", "?T111" }
+};
+static const lk_kfield f_AffineSelect[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "fillMode", "T139" },
+	{ "fillReg", "n" }, { "maskPattern", "T134" }
+};
+static const lk_kfield f_NcAffineSelect[] = {
+	{ "dst", "T128" }, { "pred", "T134" }, { "onTrueTile", "T128" },
+	{ "onFalseValue", "T131" }, { "dtype", "?T111" }, { "cmpOp", "T135" }
+};
+static const lk_kfield f_DmaCopy[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "compute_op", "T140" },
+	{ "dstBoundsCheck", "T141" }, { "srcBoundsCheck", "T141" }
+};
+static const lk_kfield f_NcDmaCopy[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "compute_op", "T140" },
+	{ "oobMode", "T141" }, { "dgeMode", "n" }, { "uniqueIndices", "b" },
+	{ "priority", "?n" }, { "engine", "T130" }
+};
+static const lk_kfield f_DmaTranspose[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "axes", "T146" },
+	{ "dtype", "?T111" }, { "dgeMode", "n" }, { "oobMode", "T141" },
+	{ "priority", "?n" }
+};
+static const lk_kfield f_Transpose[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "dtype", "?T111" },
+	{ "engine", "T130" }
+};
+static const lk_kfield f_MemSet[] = {
+	{ "dst", "T128" }, { "value", "T131" }, { "dtype", "T111" },
+	{ "engine", "T130" }
+};
+static const lk_kfield f_Iota[] = {
+	{ "dst", "T128" }, { "pattern", "T134" }, { "dtype", "?T111" }
+};
+static const lk_kfield f_LoadStationary[] = {
+	{ "src", "T128" }, { "isTranspose", "b" }
+};
+static const lk_kfield f_MatMul[] = {
+	{ "dst", "T128" }, { "moving", "T128" }
+};
+static const lk_kfield f_Copy[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "opDim", "?T145" }
+};
+static const lk_kfield f_NcCopy[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "dtype", "?T111" },
+	{ "engine", "T130" }
+};
+static const lk_kfield f_TensorScalar[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "imm0", "T133" },
+	{ "op0", "T135" }, { "imm1", "?T133" }, { "op1", "?T135" },
+	{ "reverse", "T144" }, { "engine", "T130" }, { "dtype", "?T111" }
+};
+static const lk_kfield f_TensorTensor[] = {
+	{ "dst", "T128" }, { "src0", "T128" }, { "src1", "T128" },
+	{ "op", "T135" }, { "dtype", "?T111" }, { "engine", "T130" }
+};
+static const lk_kfield f_NcMatMul[] = {
+	{ "dst", "T128" }, { "stationary", "T128" }, { "moving", "T128" },
+	{ "isStationaryOneZero", "b" }, { "isMovingZero", "b" },
+	{ "isTranspose", "b" }, { "tilePosition", "[n" }, { "tileSize", "[n" },
+	{ "perfMode", "T129" }
+};
+static const lk_kfield f_CoreBarrier[] = {
+	{ "data", "T128" }, { "cores", "[i" }, { "engine", "T130" }
+};
+static const lk_kfield f_Meta[] = { { "format", "s" } };
+
+/* ---- constructors of the sum types ---------------------------------------- */
+
+static const lk_kctor c_Pos[] = { S(f_Pos) };
+static const lk_kctor c_Stmt[] = { { 0, "oper", NF(f_Stmt), f_Stmt, NF(f_Stmt) } };
+static const lk_kctor c_Block[] = { S(f_Block) };
+static const lk_kctor c_Kernel[] = { S(f_Kernel) };
+static const lk_kctor c_SharedConst[] = { S(f_SharedConst) };
+static const lk_kctor c_Edges[] = { S(f_Edges) };
+static const lk_kctor c_LncKernel[] = { S(f_LncKernel) };
+static const lk_kctor c_Shape[] = { S(f_Shape) };
+static const lk_kctor c_Address[] = { S(f_Address) };
+/* Two proof fields are counted in the header but never written. */
+static const lk_kctor c_TensorName[] = {
+	{ 0, "mk", NF(f_TensorName), f_TensorName, NF(f_TensorName) + 2 }
+};
+static const lk_kctor c_Slice[] = {
+	{ 0, "mk", NF(f_Slice), f_Slice, NF(f_Slice) + 1 }
+};
+static const lk_kctor c_Index[] = {
+	C1(0, "coord", "i", "n"), C1(1, "slice", "s", "T115")
+};
+static const lk_kctor c_AccessBasic[] = {
+	{ 0, "mk", NF(f_AccessBasic), f_AccessBasic, NF(f_AccessBasic) + 1 }
+};
+static const lk_kctor c_APPair[] = { S(f_APPair) };
+static const lk_kctor c_AccessPattern[] = { S(f_AccessPattern) };
+static const lk_kctor c_ScalarOffset[] = {
+	C1(0, "reg", "r", "s"), C1(1, "acc", "a", "T125")
+};
+static const lk_kctor c_BirAP[] = { S(f_BirAP) };
+static const lk_kctor c_Access[] = {
+	C1(0, "simple", "t", "T114"), C1(1, "basic", "a", "T118"),
+	C1(2, "pattern", "a", "T120"), C1(3, "birPattern", "a", "T124")
+};
+static const lk_kctor c_TensorHbm[] = { S(f_TensorHbm) };
+static const lk_kctor c_TensorSram[] = { S(f_TensorSram) };
+static const lk_kctor c_TensorRef[] = {
+	C1(0, "abstract", "a", "T125"), C1(1, "sbuf", "t", "T127"),
+	C1(2, "psum", "t", "T127"), C1(3, "hbm", "t", "T126"),
+	C1(4, "register", "r", "n")
+};
+static const lk_kctor c_Immediate[] = {
+	C1(0, "register", "r", "n"), E(1, "pointer"), C1(2, "int", "i", "i"),
+	C1(3, "float", "f", "f")
+};
+static const lk_kctor c_Operand[] = {
+	C1(0, "imm", "i", "T131"), C1(1, "tile", "t", "T128")
+};
+static const lk_kctor c_DataPattern[] = { S(f_DataPattern) };
+static const lk_kctor c_DmaBounds[] = {
+	E(0, "skip"), E(1, "error"), C1(2, "reg", "r", "n")
+};
+static const lk_kctor c_Activate[] = { S(f_Activate) };
+static const lk_kctor c_NcActivate[] = { S(f_NcActivate) };
+static const lk_kctor c_AffineSelect[] = { S(f_AffineSelect) };
+static const lk_kctor c_NcAffineSelect[] = { S(f_NcAffineSelect) };
+static const lk_kctor c_DmaCopy[] = { S(f_DmaCopy) };
+static const lk_kctor c_NcDmaCopy[] = { S(f_NcDmaCopy) };
+static const lk_kctor c_DmaTranspose[] = { S(f_DmaTranspose) };
+static const lk_kctor c_Transpose[] = { S(f_Transpose) };
+static const lk_kctor c_MemSet[] = { S(f_MemSet) };
+static const lk_kctor c_Iota[] = { S(f_Iota) };
+static const lk_kctor c_LoadStationary[] = { S(f_LoadStationary) };
+static const lk_kctor c_MatMul[] = { S(f_MatMul) };
+static const lk_kctor c_Copy[] = { S(f_Copy) };
+static const lk_kctor c_NcCopy[] = { S(f_NcCopy) };
+static const lk_kctor c_TensorScalar[] = { S(f_TensorScalar) };
+static const lk_kctor c_TensorTensor[] = { S(f_TensorTensor) };
+static const lk_kctor c_NcMatMul[] = { S(f_NcMatMul) };
+static const lk_kctor c_CoreBarrier[] = { S(f_CoreBarrier) };
+static const lk_kctor c_Meta[] = { S(f_Meta) };
+static const lk_kctor c_Contents[] = {
+	U(0, "python"), U(1, "nki"), C1(2, "kernel", "k", "T105"),
+	C1(3, "lnc", "k", "T108"), C1(4, "hlo", "s", "s")
+};
+
+#define T(tag, name, ctors) { tag, name, NF(ctors), ctors }
+
+static const lk_ktype types[] = {
+	T(100, "Pos", c_Pos),
+	T(103, "Stmt", c_Stmt),
+	T(104, "Block", c_Block),
+	T(105, "Kernel", c_Kernel),
+	T(106, "SharedConstantFile", c_SharedConst),
+	T(107, "Edges", c_Edges),
+	T(108, "LncKernel", c_LncKernel),
+	T(110, "Memory", c_Memory),
+	T(111, "Dtype", c_Dtype),
+	T(112, "Shape", c_Shape),
+	T(113, "Address", c_Address),
+	T(114, "TensorName", c_TensorName),
+	T(115, "Slice", c_Slice),
+	T(117, "Index", c_Index),
+	T(118, "AccessBasic", c_AccessBasic),
+	T(119, "APPair", c_APPair),
+	T(120, "AccessPattern", c_AccessPattern),
+	T(123, "ScalarOffset", c_ScalarOffset),
+	T(124, "BirAccessPattern", c_BirAP),
+	T(125, "Access", c_Access),
+	T(126, "TensorHbm", c_TensorHbm),
+	T(127, "TensorSram", c_TensorSram),
+	T(128, "TensorRef", c_TensorRef),
+	T(129, "MatmulPerfMode", c_MatmulPerfMode),
+	T(130, "Engine", c_Engine),
+	T(131, "Immediate", c_Immediate),
+	T(133, "Operand", c_Operand),
+	T(134, "DataPattern", c_DataPattern),
+	T(135, "AluOp", c_AluOp),
+	T(137, "AccumCmd", c_AccumCmd),
+	T(138, "ActivationFunc", c_ActivationFunc),
+	T(139, "AffineSelectCmp", c_AffineSelectCmp),
+	T(140, "DgeComputeOp", c_DgeComputeOp),
+	T(141, "DmaBounds", c_DmaBounds),
+	T(144, "TensorScalarReverseOps", c_TensorScalarReverseOps),
+	T(145, "TensorSubDim", c_TensorSubDim),
+	T(146, "TransposeOps", c_TransposeOps),
+	T(148, "Activate", c_Activate),
+	T(149, "NcActivate", c_NcActivate),
+	T(150, "AffineSelect", c_AffineSelect),
+	T(151, "NcAffineSelect", c_NcAffineSelect),
+	T(152, "DmaCopy", c_DmaCopy),
+	T(153, "NcDmaCopy", c_NcDmaCopy),
+	T(154, "DmaTranspose", c_DmaTranspose),
+	T(155, "Transpose", c_Transpose),
+	T(158, "MemSet", c_MemSet),
+	T(159, "Iota", c_Iota),
+	T(160, "LoadStationary", c_LoadStationary),
+	T(161, "MatMul", c_MatMul),
+	T(177, "Copy", c_Copy),
+	T(178, "NcCopy", c_NcCopy),
+	T(180, "TensorScalar", c_TensorScalar),
+	T(182, "TensorTensor", c_TensorTensor),
+	T(183, "NcMatMul", c_NcMatMul),
+	T(204, "CoreBarrier", c_CoreBarrier),
+	T(218, "Operator", c_Operator),
+	T(235, "KLRMetaData", c_Meta),
+	T(236, "Contents", c_Contents),
+};
+
+/* The schema entry of a type tag (linear scan of a short table). */
+const lk_ktype *lk_klr_type(int tag)
+{
+	for (int i = 0; i < NF(types); i++)
+		if (types[i].tag == tag)
+			return &types[i];
+	return NULL;
+}
+
+/* A constructor by wire tag. */
+const lk_kctor *lk_klr_ctor(const lk_ktype *t, int ctor)
+{
+	for (int i = 0; t && i < t->n_ctors; i++)
+		if (t->ctors[i].tag == ctor)
+			return &t->ctors[i];
+	return NULL;
+}
+
+/* A constructor by name. */
+const lk_kctor *lk_klr_ctor_by_name(const lk_ktype *t, const char *name)
+{
+	for (int i = 0; t && name && i < t->n_ctors; i++)
+		if (strcmp(t->ctors[i].name, name) == 0)
+			return &t->ctors[i];
+	return NULL;
+}
+
+/* Single-constructor types are rendered as structures. */
+int lk_klr_is_struct(const lk_ktype *t)
+{
+	return t && t->n_ctors == 1 && t->ctors[0].n_fields > 0;
+}
+
+/* Field of an object by name. */
+lk_kval *lk_kval_field(const lk_kval *obj, const char *name)
+{
+	const lk_kctor *c;
+	if (!obj || obj->kind != LK_KV_OBJ)
+		return NULL;
+	c = lk_klr_ctor(lk_klr_type(obj->type_tag), obj->ctor);
+	if (!c)
+		return NULL;
+	for (int i = 0; i < c->n_fields && i < obj->n; i++)
+		if (strcmp(c->fields[i].name, name) == 0)
+			return &obj->items[i];
+	return NULL;
+}
+
+/* Constructor name of an object. */
+const char *lk_kval_ctor_name(const lk_kval *obj)
+{
+	const lk_kctor *c;
+	if (!obj || obj->kind != LK_KV_OBJ)
+		return "?";
+	c = lk_klr_ctor(lk_klr_type(obj->type_tag), obj->ctor);
+	return c ? c->name : "?";
+}

@@ -1,0 +1,488 @@
+/*
+** link.c -- lk_link, the driver of the bir_linker model (seed 2, run()):
+** checks the inputs, makes the new "<name>/sgLnk" module with its
+** dispatcher function, runs the steps of SPEC 4 in order (each one can be
+** skipped), verifies the result. Also the shared context helpers.
+*/
+#include "common.h"
+#include "lk_int.h"
+#include "verify.h"
+
+#include <cjson/cJSON.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const step_names[LK_N_STEPS] = {
+	"copy_modules_as_functions",
+	"copy_allocs",
+	"fpass_insert_returns",
+	"fpass_insert_switch_queue_instances",
+	"build_main_memlocs",
+	"build_main_aliases",
+	"fix_output_kind",
+	"build_main_tensor_map",
+	"init_queues",
+	"add_fn_call",
+	"setup_link_dir",
+	"renumber_core_barriers",
+	"check_barrier_order",
+	"post_link_mmt_report",
+	"verify",
+};
+
+const char *lk_step_name(lk_step s)
+{
+	return (int)s >= 0 && s < LK_N_STEPS ? step_names[s] : NULL;
+}
+
+/* Comma-separated step names -> skip bits. */
+int lk_parse_skip(const char *list, unsigned *mask, lm_error *err)
+{
+	const char *p = list ? list : "";
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		int found = 0;
+		if (len == strlen("run_function_passes") &&
+		    !strncmp(p, "run_function_passes", len)) {
+			*mask |= LK_SKIP(LK_STEP_FPASS_INSERT_RETURNS) |
+				LK_SKIP(LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES);
+			found = 1;
+		}
+		for (int s = 0; s < LK_N_STEPS && !found; s++)
+			if (strlen(step_names[s]) == len &&
+			    !strncmp(p, step_names[s], len)) {
+				*mask |= LK_SKIP(s);
+				found = 1;
+			}
+		if (!found && len > 0) {
+			lm_buf b = LM_BUF_INIT;
+			for (int s = 0; s < LK_N_STEPS; s++)
+				lm_buf_printf(&b, "%s%s", s ? ", " : "",
+					      step_names[s]);
+			lm_err(err, "", "", "unknown step '%.*s' (steps: %s, "
+			       "run_function_passes)", (int)len, p,
+			       lm_buf_cstr(&b));
+			lm_buf_free(&b);
+			return LM_EINPUT;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+/* ---- context helpers --------------------------------------------------- */
+
+char *lk_str(lk_ctx *x, const char *fmt, ...)
+{
+	va_list ap;
+	lm_buf b = LM_BUF_INIT;
+	va_start(ap, fmt);
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	lm_buf_grow(&b, (size_t)(n > 0 ? n : 0) + 1);
+	vsnprintf(b.ptr, (size_t)(n > 0 ? n : 0) + 1, fmt, ap2);
+	va_end(ap2);
+	b.size = (size_t)(n > 0 ? n : 0);
+	lm_grow(&x->strs, &x->cap_strs, x->n_strs + 1, sizeof *x->strs);
+	return x->strs[x->n_strs++] = lm_buf_detach(&b);
+}
+
+void lk_set(char **p, const char *v)
+{
+	char *nv = v ? lm_xstrdup(v) : NULL;
+	free(*p);
+	*p = nv;
+}
+
+void lk_log(lk_ctx *x, const char *fmt, ...)
+{
+	va_list ap;
+	if (!x->log)
+		return;
+	va_start(ap, fmt);
+	char tmp[2048];
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	lm_buf_puts(x->log, tmp);
+	lm_buf_puts(x->log, "\n");
+}
+
+int lk_core_index(const lk_ctx *x, int64_t core)
+{
+	for (int i = 0; i < x->n; i++)
+		if (x->cores[i].core == core)
+			return i;
+	return -1;
+}
+
+lm_inst *lk_block_insert(lm_block *b, int pos)
+{
+	b->insts = lm_xrealloc(b->insts, (size_t)(b->n_insts + 1) *
+			       sizeof *b->insts);
+	memmove(&b->insts[pos + 1], &b->insts[pos], (size_t)(b->n_insts - pos) *
+		sizeof *b->insts);
+	b->n_insts++;
+	memset(&b->insts[pos], 0, sizeof b->insts[pos]);
+	return &b->insts[pos];
+}
+
+lm_function *lk_core_function(lk_ctx *x, int i)
+{
+	const lk_core *c = &x->cores[i];
+	if (c->first_func < 0 || c->first_func >= x->out->n_functions)
+		return NULL;
+	return &x->out->functions[c->first_func];
+}
+
+int lk_function_core(const lk_ctx *x, const lm_function *f)
+{
+	if (!f->has_core_id || f->kind == LM_FK_DISPATCHER)
+		return -1;
+	return lk_core_index(x, f->neuron_core_id);
+}
+
+void lk_walk_blocks(lk_ctx *x, int ci, lm_block *bs, int nb, lk_inst_fn fn,
+		    void *arg)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			lm_inst *in = &bs[b].insts[i];
+			if (in->op == LM_OP_LOOP)
+				lk_walk_blocks(x, ci, in->blocks, in->n_blocks,
+					       fn, arg);
+			else
+				fn(x, ci, in, arg);
+		}
+}
+
+int lk_path_is_safe(const char *s)
+{
+	if (!s || !*s || s[0] == '/')
+		return 0;
+	for (const char *p = s; *p; ) {
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return 0;
+		p += len;
+		if (*p == '/')
+			p++;
+	}
+	return 1;
+}
+
+/* ---- report ------------------------------------------------------------ */
+
+void lk_mmt_report_free(lk_mmt_report *r)
+{
+	if (!r)
+		return;
+	free(r->arch);
+	for (int i = 0; i < r->n_rows; i++)
+		free(r->rows[i].function);
+	free(r->rows);
+	free(r->total.function);
+	memset(r, 0, sizeof *r);
+}
+
+void lk_report_free(lk_report *r)
+{
+	if (!r)
+		return;
+	free(r->name);
+	free(r->base_name);
+	free(r->cores);
+	free(r->collisions);
+	for (int i = 0; i < r->n_tensors; i++) {
+		lk_tensor_entry *t = &r->tensors[i];
+		free(t->layer_name);
+		free(t->sim_format);
+		free(t->sim_shape);
+		free(t->tf_file);
+		free(t->cores);
+	}
+	free(r->tensors);
+	for (int i = 0; i < r->n_artifacts; i++) {
+		free(r->artifacts[i].src);
+		free(r->artifacts[i].dst);
+	}
+	free(r->artifacts);
+	lk_mmt_report_free(&r->mmt);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- inputs ------------------------------------------------------------ */
+
+static int cmp_core(const void *pa, const void *pb)
+{
+	const lk_core *a = pa, *b = pb;
+	return a->core < b->core ? -1 : a->core > b->core;
+}
+
+static const char *mpath(const lm_module *m)
+{
+	return m->path && *m->path ? m->path : lm_module_display_name(m);
+}
+
+/*
+** The inputs (seed initDefInfo): each passes the per-core verifier, none is
+** already linked, the arch agrees, and with N > 1 every module carries a
+** distinct neuron_core_id. Fills x->cores in core order.
+*/
+static int check_inputs(lk_ctx *x, lm_module *const *mods, int n)
+{
+	if (n < 1)
+		return lm_err(x->err, "", "", "no modules to link");
+	if (n > 64)
+		return lm_err(x->err, "", "", "cannot link %d modules (at most "
+			      "64 cores)", n);
+	x->cores = lm_xcalloc((size_t)n, sizeof *x->cores);
+	x->n = n;
+	for (int i = 0; i < n; i++) {
+		const lm_module *m = mods[i];
+		if (!m)
+			return lm_errc(x->err, LM_EINTERNAL, "", "",
+				       "module %d is NULL", i);
+		if (lm_verify(m, NULL, x->err) != 0)
+			return LM_EINPUT;
+		for (int f = 0; f < m->n_functions; f++)
+			if (m->functions[f].kind == LM_FK_DISPATCHER)
+				return lm_err(x->err, mpath(m), "", "function "
+					      "%s: module is already linked "
+					      "(kind dispatcher)",
+					      m->functions[f].name);
+		if (n > 1 && !m->has_core_id)
+			return lm_err(x->err, mpath(m), "module", "neuron_core_id"
+				      " is missing (required to link %d modules)",
+				      n);
+		if (lm_module_core_id(m) < 0 || lm_module_core_id(m) >= 64)
+			return lm_err(x->err, mpath(m), "module", "neuron_core_id"
+				      " %lld is out of range [0, 64)",
+				      (long long)lm_module_core_id(m));
+		if (strcmp(m->arch, mods[0]->arch) != 0)
+			return lm_err(x->err, mpath(m), "module", "arch '%s' "
+				      "differs from '%s' of %s", m->arch,
+				      mods[0]->arch, mpath(mods[0]));
+		for (int j = 0; j < i; j++)
+			if (lm_module_core_id(mods[j]) == lm_module_core_id(m))
+				return lm_err(x->err, mpath(m), "module",
+					      "duplicate neuron_core_id %lld "
+					      "(also in %s)",
+					      (long long)lm_module_core_id(m),
+					      mpath(mods[j]));
+		x->cores[i].src = m;
+		x->cores[i].core = lm_module_core_id(m);
+		x->cores[i].first_func = -1;
+	}
+	qsort(x->cores, (size_t)n, sizeof *x->cores, cmp_core);
+	for (int i = 0; i < n; i++)
+		x->cores[i].idx = i;
+	return 0;
+}
+
+/*
+** The seed's initCallGraphModule: a NEW module named "<name>/sgLnk" (the
+** first core's name) whose entry function main (kind dispatcher) holds the
+** empty block `dispatcher`.
+*/
+static void init_call_graph_module(lk_ctx *x)
+{
+	const lm_module *m0 = x->cores[0].src;
+	lm_module *o = lm_xcalloc(1, sizeof *o);
+	const char *base = lm_module_display_name(m0);
+	const char *od = x->opts->out_dir ? x->opts->out_dir : ".";
+
+	o->version = 2;
+	o->arch = lm_xstrdup(m0->arch);
+	o->name = lm_xasprintf("%s/sgLnk", base);
+	o->display = lm_xstrdup(o->name);
+	o->attributes_extra = m0->attributes_extra ?
+		cJSON_Duplicate(m0->attributes_extra, 1) : NULL;
+	o->extra = m0->extra ? cJSON_Duplicate(m0->extra, 1) : NULL;
+	o->dir = lm_xasprintf("%s/%s/sgLnk", od, base);
+	o->path = x->opts->out_dir ? lm_xasprintf("%s/def.json", o->dir)
+		: lm_xstrdup("");
+	o->n_functions = 1;
+	o->functions = lm_xcalloc(1, sizeof *o->functions);
+	lm_function *mf = &o->functions[0];
+	mf->name = lm_xstrdup("main");
+	mf->has_kind = 1;
+	mf->kind = LM_FK_DISPATCHER;
+	mf->n_blocks = 1;
+	mf->blocks = lm_xcalloc(1, sizeof *mf->blocks);
+	mf->blocks[0].name = lm_xstrdup("dispatcher");
+	x->out = o;
+
+	x->rep->name = lm_xstrdup(o->name);
+	x->rep->base_name = lm_xstrdup(base);
+	x->rep->n_cores = x->n;
+	x->rep->cores = lm_xcalloc((size_t)x->n, sizeof *x->rep->cores);
+	x->rep->collisions = lm_xcalloc((size_t)x->n, sizeof(int));
+	for (int i = 0; i < x->n; i++)
+		x->rep->cores[i] = x->cores[i].core;
+}
+
+/*
+** Step 8 (seed addFnCall): the dispatcher block of main holds one Call
+** call_def_<c>_instance_0 -> nc<c> per core, in core order.
+*/
+int add_fn_call(lk_ctx *x)
+{
+	lm_block *d = &x->out->functions[0].blocks[0];
+	for (int i = 0; i < x->n; i++) {
+		lm_inst *in = lk_block_insert(d, d->n_insts);
+		in->name = lm_xasprintf("call_def_%lld_instance_0",
+					(long long)x->cores[i].core);
+		in->op = LM_OP_CALL;
+		in->engine = LM_ENG_UNASSIGNED;
+		in->target = lm_xasprintf("nc%lld", (long long)x->cores[i].core);
+		in->renumber = 1;
+		x->rep->n_calls++;
+	}
+	lk_log(x, "add_fn_call: %d Call%s in block dispatcher of main "
+	       "(call_def_<c>_instance_0 -> nc<c>)", x->rep->n_calls,
+	       x->rep->n_calls == 1 ? "" : "s");
+	return 0;
+}
+
+/* Steps 3a + 3b (seed runFunctionPasses). */
+int run_function_passes(lk_ctx *x)
+{
+	int rc = 0;
+	if (!(x->opts->skip & LK_SKIP(LK_STEP_FPASS_INSERT_RETURNS)))
+		rc = fpass_insert_returns(x);
+	if (!rc && !(x->opts->skip &
+		     LK_SKIP(LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES)))
+		rc = fpass_insert_switch_queue_instances(x);
+	return rc;
+}
+
+/* The final check: the linked module passes lm_verify with linked rules. */
+static int verify_linked(lk_ctx *x)
+{
+	lm_verify_opts vo = { 1 };
+	lm_error e;
+	if (lm_verify(x->out, &vo, &e) != 0)
+		return lm_errc(x->err, LM_ECHECK, "", "", "linked module "
+			       "fails the verifier: %s", e.msg);
+	lk_log(x, "verify: the linked module passes lm_verify (linked rules)");
+	return 0;
+}
+
+static int count_insts(const lm_block *bs, int nb)
+{
+	int n = 0;
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++)
+			n += bs[b].insts[i].op == LM_OP_LOOP ?
+				count_insts(bs[b].insts[i].blocks,
+					    bs[b].insts[i].n_blocks) : 1;
+	return n;
+}
+
+typedef int (*step_fn)(lk_ctx *x);
+
+int lk_link(lm_module *const *mods, int n, const lk_options *opts,
+	    lm_module **out, lk_report *rep, lm_error *err)
+{
+	static const lk_options defaults;
+	lk_report local;
+	lk_ctx x;
+	int rc;
+	step_fn steps[LK_N_STEPS] = {
+		copy_modules_as_functions, NULL /* inside step 1 */,
+		NULL, NULL /* run_function_passes */,
+		build_main_memlocs, build_main_aliases, fix_output_kind,
+		build_main_tensor_map, init_queues, add_fn_call, setup_link_dir,
+		renumber_core_barriers, check_barrier_order,
+		post_link_mmt_report, verify_linked,
+	};
+
+	*out = NULL;
+	if (!rep)
+		rep = &local;
+	memset(rep, 0, sizeof *rep);
+	memset(&x, 0, sizeof x);
+	x.opts = opts ? opts : &defaults;
+	x.rep = rep;
+	x.err = err;
+	x.log = x.opts->log;
+	lm_strmap_init(&x.main_origin);
+
+	rc = check_inputs(&x, mods, n);
+	if (rc)
+		goto done;
+	init_call_graph_module(&x);
+	for (int s = 0; s < LK_N_STEPS && rc == 0; s++) {
+		if (s == LK_STEP_FPASS_INSERT_RETURNS) {
+			rc = run_function_passes(&x);
+			for (int k = s; k <= s + 1; k++)
+				if (x.opts->skip & LK_SKIP(k))
+					lk_log(&x, "%s: skipped", step_names[k]);
+				else
+					rep->ran |= LK_SKIP(k);
+			s++;
+			continue;
+		}
+		if (x.opts->skip & LK_SKIP(s)) {
+			/* copy_allocs logs from step 1; a skipped init_queues
+			   still folds the pools by name (see docs/linker.md) */
+			if (s == LK_STEP_INIT_QUEUES)
+				rc = init_queues(&x);
+			else if (s != LK_STEP_COPY_ALLOCS)
+				lk_log(&x, "%s: skipped", step_names[s]);
+			continue;
+		}
+		if (s == LK_STEP_COPY_ALLOCS) {
+			rep->ran |= LK_SKIP(s);
+			continue;
+		}
+		rc = steps[s](&x);
+		if (rc == 0)
+			rep->ran |= LK_SKIP(s);
+	}
+	if (rc)
+		goto done;
+	rep->n_functions = x.out->n_functions;
+	rep->n_insts = 0;
+	for (int f = 0; f < x.out->n_functions; f++)
+		rep->n_insts += count_insts(x.out->functions[f].blocks,
+					    x.out->functions[f].n_blocks);
+	if (!x.opts->dry_run) {
+		*out = x.out;
+		x.out = NULL;
+	}
+done:
+	lm_module_free(x.out);
+	for (int i = 0; i < x.n; i++) {
+		lk_core *c = &x.cores[i];
+		lm_strmap_free(&c->alloc_self);
+		lm_strmap_free(&c->alloc_view);
+		lm_strmap_free(&c->memloc_self);
+		lm_strmap_free(&c->memloc_view);
+		lm_strmap_free(&c->insts);
+		lm_strmap_free(&c->funcs);
+		lm_strmap_free(&c->allocs_by_name);
+		if (x.file_maps)
+			lm_strmap_free(&x.file_maps[i]);
+	}
+	free(x.file_maps);
+	free(x.cores);
+	for (int i = 0; i < x.n_strs; i++)
+		free(x.strs[i]);
+	free(x.strs);
+	free(x.views);
+	lm_strmap_free(&x.main_origin);
+	free(x.decls);
+	if (rep == &local)
+		lk_report_free(&local);
+	return rc;
+}

@@ -1,0 +1,168 @@
+/*
+** linker.h -- the bir_linker reference model (SPEC 4, seed 000 2-8):
+** N finished per-core modules -> ONE new module "<name>/sgLnk", its link
+** directory and tensor map, and the static post-link matmul report.
+**
+** The linker never mutates its inputs: it builds a new lm_module by cloning
+** every function and instruction (lm_inst_copy) and rewriting references
+** through explicit per-core name maps (LLVM IRMover / ValueMapper style).
+**
+** Every step of SPEC 4 is one function in linker/ named as in the seed and
+** can be switched off through lk_options.skip, so a differential checker can
+** prove it would notice each step missing. docs/linker.md describes the
+** steps, the names they make and the choices the spec left open.
+**
+** Ownership: lk_link returns a module the caller frees with lm_module_free
+** and fills a report the caller frees with lk_report_free.
+*/
+#ifndef LNCSIM_LINKER_H
+#define LNCSIM_LINKER_H
+
+#include "common.h"
+#include "module.h"
+
+/* The steps, in the order lk_link runs them (names for --skip and -v). */
+typedef enum lk_step {
+	LK_STEP_COPY_MODULES_AS_FUNCTIONS = 0, /* 1: clone cores as functions */
+	LK_STEP_COPY_ALLOCS,                   /* 2: inpMap/outMap/memMap */
+	LK_STEP_FPASS_INSERT_RETURNS,          /* 3: cb_return_ barrier + Return */
+	LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES, /* 3: I-SQI- switches */
+	LK_STEP_BUILD_MAIN_MEMLOCS,            /* 4: external I/O into main */
+	LK_STEP_BUILD_MAIN_ALIASES,            /* 4: module aliases */
+	LK_STEP_FIX_OUTPUT_KIND,               /* 5: demote hand-off outputs */
+	LK_STEP_BUILD_MAIN_TENSOR_MAP,         /* 6: unified tensor map */
+	LK_STEP_INIT_QUEUES,                   /* 7: queue + semaphore pool */
+	LK_STEP_ADD_FN_CALL,                   /* 8: dispatcher Calls */
+	LK_STEP_SETUP_LINK_DIR,                /* 9: artifacts, file fields */
+	LK_STEP_RENUMBER_CORE_BARRIERS,        /* 10: global barrier ids */
+	LK_STEP_CHECK_BARRIER_ORDER,           /* 11: static deadlock check */
+	LK_STEP_POST_LINK_MMT_REPORT,          /* 12: matmul report */
+	LK_STEP_VERIFY,                        /* lm_verify(linked) on the result */
+	LK_N_STEPS
+} lk_step;
+
+#define LK_SKIP(step) (1u << (step))
+
+/* "copy_modules_as_functions", ...; NULL when out of range. */
+const char *lk_step_name(lk_step s);
+/*
+** Parse a comma-separated step list into a skip mask (or-ed into *mask).
+** "run_function_passes" names both fpass_ steps. Unknown name: LM_EINPUT
+** with "unknown step 'x' (steps: ...)".
+*/
+int lk_parse_skip(const char *list, unsigned *mask, lm_error *err);
+
+typedef struct lk_options {
+	unsigned skip;        /* LK_SKIP(step) bits: steps switched off */
+	int dry_run;          /* run every check, keep no module (*out = NULL) */
+	const char *out_dir;  /* where the link dir will go (NULL: ".");
+				 sets the linked module's path and dir */
+	int abs_file_paths;   /* in-memory use without a link dir: `file`
+				 fields become absolute source paths */
+	lm_buf *log;          /* -v: one line per step appended (may be NULL) */
+} lk_options;
+
+/* One tensor-map entry (SPEC 4 step 6). */
+typedef struct lk_tensor_entry {
+	char *layer_name;     /* the allocation name in the linked module */
+	char *sim_format;     /* layout letters, see docs/linker.md */
+	int n_shape;
+	int64_t *sim_shape;
+	char *tf_file;        /* "<layer_name>.npy" */
+	int sbuf_compatible;
+	int verified;
+	int is_output;        /* 0 input, 1 output */
+	lm_dtype dtype;
+	int n_cores;          /* cores that declared it */
+	int64_t *cores;
+} lk_tensor_entry;
+
+/* One link-directory artifact (SPEC 4 step 9). */
+typedef struct lk_artifact {
+	char *src;            /* absolute path of the core's file */
+	char *dst;            /* path relative to the link dir */
+	int copy;             /* 1: copied (host file), 0: symlinked */
+	int64_t core;
+} lk_artifact;
+
+/* One row of the static matmul report (per function, plus a total). */
+typedef struct lk_mmt_row {
+	char *function;
+	int64_t core;         /* -1 when the function has no neuron_core_id */
+	int64_t matmuls, macs, pe_cycles;
+	double fill_num, fill_den; /* sum(K*M*N), sum(128*128*N*passes) */
+} lk_mmt_row;
+
+typedef struct lk_mmt_report {
+	char *arch;
+	int n_rows;
+	lk_mmt_row *rows;
+	lk_mmt_row total;
+} lk_mmt_report;
+
+typedef struct lk_report {
+	char *name;           /* "<name>/sgLnk" */
+	char *base_name;      /* "<name>" */
+	int n_cores;
+	int64_t *cores;       /* core ids in core order */
+	unsigned ran;         /* LK_SKIP(step) bits of steps that ran */
+
+	/* counts in the seed's vocabulary */
+	int n_input_insts, n_insts;          /* cloned / in the linked module */
+	int n_functions;
+	int n_allocs;
+	int *collisions;     /* per core (core order): names renamed nc<c>. */
+	int n_views;         /* remote_local_target views resolved */
+	int n_shared_inputs; /* external inputs unified across cores */
+	int n_main_allocs;   /* allocations held by main */
+	int n_aliases, n_demoted;
+	int n_returns, n_switches, n_calls;
+	int n_queues_copied, n_new_queues, n_instances_existing, n_semaphores;
+	int n_renumbered, n_kept_ids, n_groups_checked;
+
+	int n_tensors;
+	lk_tensor_entry *tensors;
+	int n_artifacts;
+	lk_artifact *artifacts;
+	lk_mmt_report mmt;
+} lk_report;
+
+void lk_report_free(lk_report *r);
+
+/*
+** Link n per-core modules (any order; linked in core order) into a new
+** module. On success *out owns it (NULL with opts->dry_run) and *rep is
+** filled (rep may be NULL). On failure returns LM_EINPUT / LM_ECHECK /
+** LM_EINTERNAL with err filled; *out is NULL. The inputs are not modified.
+*/
+int lk_link(lm_module *const *mods, int n, const lk_options *opts,
+	    lm_module **out, lk_report *rep, lm_error *err);
+
+/*
+** Write the link directory <out_dir>/<rep->base_name>/sgLnk/: def.json
+** (the linked module), tensor-map.json (when the tensor map was built), the
+** artifacts of rep, and the manifest .lncsim-link-manifest listing what was
+** written. An existing sgLnk/ is refused unless force, which removes only
+** the entries of the previous manifest. Never writes outside out_dir.
+*/
+int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
+		      const char *out_dir, int force, lm_error *err);
+
+/* The tensor map as JSON text (caller frees). */
+char *lk_tensor_map_json(const lk_report *rep);
+
+/*
+** Static matmul report of a module (step 12; also `lncsim mmt`): per
+** function matmul count, MACs (K*M*N), PE cycles (N*passes + matmul_fixed of
+** the module's arch) and array fill sum(K*M*N) / sum(128*128*N*passes).
+** Free with lk_mmt_report_free.
+*/
+int lk_matmul_report(const lm_module *m, lk_mmt_report *out, lm_error *err);
+void lk_mmt_report_free(lk_mmt_report *r);
+/* Fill in [0, 1] of a row (0 when there is no matmul). */
+double lk_mmt_fill(const lk_mmt_row *row);
+/* The report as an aligned text table / as JSON (caller frees). */
+void lk_mmt_format_table(const lk_mmt_report *r, lm_buf *b);
+char *lk_mmt_json(const lk_mmt_report *r);
+
+#endif

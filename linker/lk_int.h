@@ -1,0 +1,110 @@
+/*
+** lk_int.h -- internal: the link context shared by the step files of the
+** bir_linker model (copy.c, fpass.c, memlocs.c, queues.c, barriers.c,
+** linkdir.c, tensormap.c, link.c).
+*/
+#ifndef LNCSIM_LK_INT_H
+#define LNCSIM_LK_INT_H
+
+#include "common.h"
+#include "module.h"
+#include "linker.h"
+
+/* Per-core state: the source module and its name maps (orig -> new). */
+typedef struct lk_core {
+	const lm_module *src;
+	int64_t core;        /* neuron_core_id */
+	int idx;             /* position in core order */
+	/* name maps; values are ctx-owned strings, keys live in src */
+	lm_strmap alloc_self;  /* allocation renamed nc<c>. on collision */
+	lm_strmap alloc_view;  /* view allocation -> unified producer */
+	lm_strmap memloc_self; /* memory location renamed on collision */
+	lm_strmap memloc_view; /* view memory location -> producer's */
+	lm_strmap insts;      /* instruction name -> new name (collisions) */
+	lm_strmap funcs;      /* function name -> new name (always) */
+	lm_strmap allocs_by_name; /* name -> const lm_alloc * of src */
+	int first_func;      /* index of nc<c> in out->functions (-1: none) */
+	int n_funcs;
+	int n_collisions;
+} lk_core;
+
+/* A resolved remote_local_target view (for aliases and fix_output_kind). */
+typedef struct lk_view {
+	char *producer;      /* unified producer allocation (ctx-owned) */
+	char *consumer;      /* the view's name in the linked module */
+	int64_t producer_core, consumer_core;
+} lk_view;
+
+/* An external allocation held by main: which cores declared it. */
+typedef struct lk_decl {
+	const char *name;    /* linked name (ctx-owned) */
+	const char *orig;    /* the name in the declaring cores */
+	uint64_t core_mask;  /* bit i: core index i declared it */
+} lk_decl;
+
+typedef struct lk_ctx {
+	lk_core *cores;      /* core order */
+	int n;
+	const lk_options *opts;
+	lk_report *rep;
+	lm_module *out;
+	lm_buf *log;
+	lm_error *err;
+	/* ctx-owned strings (map values) */
+	char **strs;
+	int n_strs, cap_strs;
+	lk_view *views;
+	int n_views, cap_views;
+	/* allocation name in main -> its lk_decl (build_main_memlocs) */
+	lm_strmap main_origin;
+	struct lk_decl *decls;
+	int n_decls;
+	struct census *census; /* during copy_modules_as_functions (NULL:
+				  copy_allocs skipped) */
+	/* link-dir plan per core: source `file` string -> link-dir path */
+	lm_strmap *file_maps;
+} lk_ctx;
+
+/* A ctx-owned copy of a formatted string (freed with the context). */
+char *lk_str(lk_ctx *x, const char *fmt, ...) LM_PRINTF(2, 3);
+/* Replace *p (freeing it) by a copy of v. */
+void lk_set(char **p, const char *v);
+/* One -v line. */
+void lk_log(lk_ctx *x, const char *fmt, ...) LM_PRINTF(2, 3);
+/* Core index (core order) of a core id; -1 when not linked. */
+int lk_core_index(const lk_ctx *x, int64_t core);
+/* Append an instruction slot to a block at position pos; returns it zeroed. */
+lm_inst *lk_block_insert(lm_block *b, int pos);
+/* The out function of core index i ("nc<c>"), or NULL. */
+lm_function *lk_core_function(lk_ctx *x, int i);
+/* Core index of an out function (from its neuron_core_id); -1 for none. */
+int lk_function_core(const lk_ctx *x, const lm_function *f);
+
+/* The steps (one per seed step). Each returns 0 or an LM_E* code. */
+int copy_modules_as_functions(lk_ctx *x);
+int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src);
+int resolve_remote_targets(lk_ctx *x);
+int copy_instrs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src);
+int run_function_passes(lk_ctx *x);
+int fpass_insert_returns(lk_ctx *x);
+int fpass_insert_switch_queue_instances(lk_ctx *x);
+int build_main_memlocs(lk_ctx *x);
+int build_main_aliases(lk_ctx *x);
+int fix_output_kind(lk_ctx *x);
+int build_main_tensor_map(lk_ctx *x);
+int init_queues(lk_ctx *x);
+int add_fn_call(lk_ctx *x);
+int setup_link_dir(lk_ctx *x);
+int renumber_core_barriers(lk_ctx *x);
+int check_barrier_order(lk_ctx *x);
+int post_link_mmt_report(lk_ctx *x);
+
+/* Walk every instruction of blocks (recursing into Loops). */
+typedef void (*lk_inst_fn)(lk_ctx *x, int ci, lm_inst *in, void *arg);
+void lk_walk_blocks(lk_ctx *x, int ci, lm_block *bs, int nb, lk_inst_fn fn,
+		    void *arg);
+
+/* Is s a safe relative path (not absolute, no ".." component)? */
+int lk_path_is_safe(const char *s);
+
+#endif

@@ -1,0 +1,113 @@
+/*
+** provision_int.h -- internals shared by the kernel-provision files:
+** the KLR -> BIR codegen context (klr_codegen.c), its helpers
+** (codegen_helpers.c), and the small IR-building utilities the driver
+** (provision.c) and the inliner (inline.c) also use.
+*/
+#ifndef LNCSIM_PROVISION_INT_H
+#define LNCSIM_PROVISION_INT_H
+
+#include "common.h"
+#include "module.h"
+#include "provision.h"
+#include "klr.h"
+
+/* State shared by all carriers of one lk_lower run. */
+typedef struct lk_lower_ctx {
+	lm_module *m;            /* the module being lowered (the copy) */
+	const lk_lower_opts *opts;
+	lk_warnings *warn;
+	int next_id;             /* helper-name ids, monotonic per run */
+	int warned_identity;     /* the identity performance warning is given */
+} lk_lower_ctx;
+
+/* Hazard record of one allocation: last writer and readers since. */
+typedef struct cg_hazard {
+	char *writer;
+	int n_readers, cap_readers;
+	char **readers;
+} cg_hazard;
+
+/*
+** The codegen context of one KLR kernel (KlirToBirCodegen): the function
+** being built, the caches of the helpers, and the budget.
+*/
+typedef struct lk_cg {
+	lk_lower_ctx *lc;
+	const char *path;        /* KLR file, for messages */
+	char *kname;             /* kernel name */
+	lm_function *f;          /* the function being built (not yet in m) */
+	lm_block *blk;           /* current block of f */
+	lm_error *err;
+	char where[256];         /* statement being lowered, for messages */
+	int n_partitions;        /* arch partition count (128) */
+	int64_t sbuf_bytes;      /* arch SBUF bytes per partition */
+	/* helper caches */
+	char *zero_bias;         /* allocation name, NULL until built */
+	char *transpose_psum;    /* PSUM scratch of DVE-style transposes */
+	char *queue;             /* DMA queue of the kernel, NULL until used */
+	/* tensors: allocation name -> index + 1 into f->allocs */
+	lm_strmap tensors;
+	int n_unplaced, cap_unplaced;
+	int *unplaced;           /* indexes of allocations to place later */
+	lm_strmap hazards;       /* allocation name -> cg_hazard */
+	lm_strmap inst_names;    /* instruction names used in f */
+	int n_insts_made;
+	/* budget (getSbufMaxBytes / getPsumMaxBankId) */
+	int64_t sb_max;
+	int64_t psum_max_bank;   /* -1 when no PSUM tensor */
+} lk_cg;
+
+/* ---- IR building utilities (codegen_helpers.c) ------------------------ */
+
+/* A physical_ap operand on allocation `alloc` (memory location of the same
+** name); pairs is n [step, num] pairs. */
+void lk_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
+	   int64_t start_partition, const lm_appair *pairs, int n);
+/* Append instruction *in (moved: *in is zeroed) to block b. */
+void lk_block_append(lm_block *b, lm_inst *in);
+/* Append an allocation (moved) to f; returns its index. */
+int lk_function_add_alloc(lm_function *f, lm_alloc *a);
+/* name, or name_1, name_2, ... : the first not in any of the maps. */
+char *lk_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b);
+/* Add a dependency name to an instruction (no duplicates). */
+void lk_inst_add_dep(lm_inst *in, const char *name);
+
+/* ---- the codegen and its helpers -------------------------------------- */
+
+void lk_cg_init(lk_cg *cg, lk_lower_ctx *lc, const char *path,
+		lm_error *err);
+void lk_cg_free(lk_cg *cg);
+/* Instruction name unique in the function: base, base.1, ... */
+char *lk_cg_inst_name(lk_cg *cg, const char *base);
+/*
+** Append *in to the current block: computes its dependencies from the
+** hazards of its operands (RAW, WAW, WAR per allocation), records it, and
+** zeroes *in.
+*/
+void lk_cg_emit(lk_cg *cg, lm_inst *in);
+/*
+** Create an allocation with one memory location of the same name.
+** placed: addr/base are given; else the tensor is placed after the walk.
+*/
+int lk_cg_add_tensor(lk_cg *cg, const char *name, lm_tensorkind kind,
+		     lm_dtype dt, lm_memtype mt, const int64_t *shape,
+		     int n_shape, int64_t partitions, int64_t bytes_pp,
+		     int placed, int64_t addr, int64_t base);
+/* getBankId: the PSUM bank of a byte address within the partition. */
+int64_t lk_cg_bank_id(int64_t addr);
+/* getActBiasTensor: the cached fp32 zero bias [partitions, 1]. */
+const char *lk_cg_zero_bias(lk_cg *cg);
+/* getIdentityMatrix: the cached 128x128 identity of dtype dt. */
+const char *lk_cg_identity(lk_cg *cg, lm_dtype dt);
+/* A PSUM scratch bank for transposes whose destination is not PSUM. */
+const char *lk_cg_transpose_psum(lk_cg *cg);
+/* The kernel's DMA queue (created in the module on first use). */
+const char *lk_cg_queue(lk_cg *cg);
+/* Give addresses to the unplaced tensors; compute the budget. */
+int lk_cg_place(lk_cg *cg);
+
+/* Lower the LncKernel `lnc` (body for `core`) into cg->f (klr_codegen.c). */
+int lk_codegen_lnc(lk_cg *cg, const lk_kval *lnc, int64_t core);
+
+#endif

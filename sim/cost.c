@@ -1,0 +1,82 @@
+/*
+** cost.c -- the cost model (SPEC 3.1): how long an instruction keeps its
+** engine, from its shape only (never from values). All figures come from
+** the arch table (model/arch.[ch]); docs/cost-model.md explains them.
+**
+**   Matmult                N * passes(moving dtype) + matmul_fixed   PE cycles
+**   ACT / DVE / Pool ops   elements per partition + elem_fixed[eng]  own clock
+**   DMA (issuing engine)   dma_issue_cycles                          own clock
+**   DMA (transfer)         latency + bytes / bandwidth               ps
+**   NoOp, Call, Return, SwitchQueueInstance   sem_op_cycles          own clock
+**   CoreBarrier            release barrier_latency_ps after the last arrival
+*/
+#include "common.h"
+#include "sim_int.h"
+#include "arch.h"
+
+/* lm_engine of an engine index 0..4. */
+static lm_engine engine_of(int eng)
+{
+	return (lm_engine)(eng + LM_ENG_PE);
+}
+
+int64_t ls_cost_dma_ps(const lm_arch *a, int64_t bytes)
+{
+	double ps = (double)bytes / a->dma_bytes_per_ps;
+	int64_t r = (int64_t)ps;
+	if ((double)r < ps)
+		r++;
+	return r;
+}
+
+void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
+{
+	lm_engine e = engine_of(si->eng);
+	int64_t cyc = a->sem_op_cycles > 0 ? a->sem_op_cycles : 1;
+
+	si->dma_bytes = 0;
+	switch (si->op) {
+	case LM_OP_MATMULT:
+		if (si->n_ins == 2 && si->n_outs == 1 &&
+		    si->ins[0].space && si->ins[1].space && si->outs[0].space) {
+			const ls_opnd *st = &si->ins[0], *mv = &si->ins[1];
+			const ls_opnd *out = &si->outs[0];
+			if (si->in->is_transpose) {
+				/* out[f][p] = mv[p][f] through an F x F identity */
+				si->mm_k = (int)st->parts;
+				si->mm_m = (int)st->free;
+				si->mm_n = (int)out->free;
+			} else {
+				si->mm_k = (int)st->parts;
+				si->mm_m = (int)st->free;
+				si->mm_n = (int)mv->free;
+			}
+			cyc = (int64_t)si->mm_n * lm_arch_pe_passes(mv->dtype) +
+			      a->matmul_fixed;
+		}
+		break;
+	case LM_OP_ACTIVATION: case LM_OP_TENSORTENSOR: case LM_OP_TENSORSCALAR:
+	case LM_OP_TENSORCOPY: case LM_OP_MEMSET: case LM_OP_IOTA:
+	case LM_OP_AFFINESELECT:
+		if (si->n_outs >= 1 && si->outs[0].space)
+			cyc = si->outs[0].free + a->elem_fixed[e];
+		else
+			cyc = a->elem_fixed[e];
+		break;
+	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
+		cyc = a->dma_issue_cycles > 0 ? a->dma_issue_cycles : 1;
+		if (si->n_ins >= 1 && si->n_outs >= 1 && si->ins[0].space &&
+		    si->outs[0].space) {
+			int es = si->ins[0].esize > si->outs[0].esize ?
+				 si->ins[0].esize : si->outs[0].esize;
+			si->dma_bytes = si->outs[0].count * es;
+		}
+		break;
+	default:
+		break;
+	}
+	if (cyc < 1)
+		cyc = 1;
+	si->cycles = cyc;
+	si->dur_ps = lm_arch_cycles_ps(a, e, cyc);
+}

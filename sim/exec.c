@@ -1,0 +1,504 @@
+/*
+** exec.c -- instruction semantics (SPEC 2.3): one exec_* function per
+** opcode family, reached through one table. Each reads its inputs (the
+** instruction's start), computes in float32 and stages its write in
+** x->pend, rounded to the destination dtype (RNE); the scheduler commits
+** the staged write when the instruction completes. Nothing here knows
+** about time, engines or synchronization.
+**
+** Reading bytes no instruction or host wrote is an error naming the
+** instruction and the region, unless the instruction has can_read_uninit
+** (then such elements read as NaN).
+*/
+#include "common.h"
+#include "sim_int.h"
+#include "dtype.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int (*exec_fn)(ls_exec *x);
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static const char *mod_path(const ls_exec *x)
+{
+	return x->mc->mods[x->mc->fns[x->si->fn].mod].path;
+}
+
+/* An LM_ECHECK error at the current instruction. */
+static int LM_PRINTF(2, 3) fail(ls_exec *x, const char *fmt, ...)
+{
+	char where[512], what[700];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	ls_where(x->mc, x->core, x->si, where, sizeof where);
+	return lm_errc(x->err, LM_ECHECK, mod_path(x), where, "%s (%s)", what,
+		       lm_opcode_name(x->si->op));
+}
+
+static float *grow_f(float **p, size_t *cap, int64_t n)
+{
+	if ((size_t)n > *cap) {
+		*cap = (size_t)n + (size_t)n / 2 + 16;
+		free(*p);
+		*p = lm_xmalloc(*cap * sizeof(float));
+	}
+	return *p;
+}
+
+static uint8_t *grow_b(uint8_t **p, size_t *cap, int64_t n)
+{
+	if ((size_t)n > *cap) {
+		*cap = (size_t)n + (size_t)n / 2 + 64;
+		free(*p);
+		*p = lm_xmalloc(*cap);
+	}
+	return *p;
+}
+
+static int can_read_uninit(const ls_exec *x)
+{
+	return x->si->in->has_can_read_uninit && x->si->in->can_read_uninit;
+}
+
+static int uninit_error(ls_exec *x, const char *label, const ls_opnd *o,
+			const uint8_t *p)
+{
+	char region[300];
+	ls_describe_byte(x->mc, x->core, o, p, region, sizeof region);
+	return fail(x, "reads uninitialized memory: %s %s was never written "
+		    "(can_read_uninit is not set)", label, region);
+}
+
+/* Gather input operand i as float32 into out. */
+static int read_f32(ls_exec *x, int i, float *out)
+{
+	ls_view v;
+	const uint8_t *bad;
+	char label[32];
+	ls_bind(x->mc, x->core, &x->si->ins[i], &v);
+	bad = ls_gather_f32(&v, out, can_read_uninit(x));
+	if (!bad)
+		return 0;
+	snprintf(label, sizeof label, "ins[%d]", i);
+	return uninit_error(x, label, &x->si->ins[i], bad);
+}
+
+/* Gather operand o (label for messages) as raw element bytes. */
+static int read_raw(ls_exec *x, const ls_opnd *o, const char *label,
+		    void *out)
+{
+	ls_view v;
+	const uint8_t *bad;
+	ls_bind(x->mc, x->core, o, &v);
+	bad = ls_gather_raw(&v, out, can_read_uninit(x));
+	return bad ? uninit_error(x, label, o, bad) : 0;
+}
+
+/* The staging buffer of outs[0], bound and sized. */
+static uint8_t *stage_buf(ls_exec *x)
+{
+	const ls_opnd *o = &x->si->outs[0];
+	ls_pending *p = x->pend;
+	ls_bind(x->mc, x->core, o, &p->dst);
+	grow_b(&p->buf, &p->cap, o->count * o->esize);
+	p->active = 1;
+	return p->buf;
+}
+
+/* Stage float32 values for outs[0], rounded to its dtype. */
+static void stage_f32(ls_exec *x, const float *vals)
+{
+	uint8_t *b = stage_buf(x);
+	ls_f32_to_dtype(x->si->outs[0].dtype, vals, b, x->si->outs[0].count);
+}
+
+int ls_alu(lm_aluop op, float a, float b, float *r)
+{
+	switch (op) {
+	case LM_ALU_ADD: *r = a + b; return 1;
+	case LM_ALU_SUBTRACT: *r = a - b; return 1;
+	case LM_ALU_MULT: *r = a * b; return 1;
+	case LM_ALU_DIVIDE: *r = a / b; return 1;
+	case LM_ALU_MAX:
+		*r = isnan(a) ? a : isnan(b) ? b : (a > b ? a : b);
+		return 1;
+	case LM_ALU_MIN:
+		*r = isnan(a) ? a : isnan(b) ? b : (a < b ? a : b);
+		return 1;
+	case LM_ALU_BYPASS: *r = a; return 1;
+	case LM_ALU_ABS: *r = fabsf(a); return 1;
+	case LM_ALU_POW: *r = powf(a, b); return 1;
+	case LM_ALU_MOD: *r = fmodf(a, b); return 1;
+	case LM_ALU_AVERAGE: *r = (a + b) * 0.5f; return 1;
+	case LM_ALU_RSQRT: *r = 1.0f / sqrtf(a); return 1;
+	case LM_ALU_IS_EQUAL: *r = a == b ? 1.0f : 0.0f; return 1;
+	case LM_ALU_NOT_EQUAL: *r = a != b ? 1.0f : 0.0f; return 1;
+	case LM_ALU_IS_GE: *r = a >= b ? 1.0f : 0.0f; return 1;
+	case LM_ALU_IS_GT: *r = a > b ? 1.0f : 0.0f; return 1;
+	case LM_ALU_IS_LE: *r = a <= b ? 1.0f : 0.0f; return 1;
+	case LM_ALU_IS_LT: *r = a < b ? 1.0f : 0.0f; return 1;
+	default: return 0;
+	}
+}
+
+/* ---- the opcode families ------------------------------------------------ */
+
+/* DMACopy / Load / Save: copy with dtype conversion (bit copy if equal). */
+static int exec_dma(ls_exec *x)
+{
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	if (src->dtype == dst->dtype)
+		return read_raw(x, src, "ins[0]", stage_buf(x));
+	float *f = grow_f(&x->fa, &x->cap_a, src->count);
+	int rc = read_f32(x, 0, f);
+	if (rc)
+		return rc;
+	stage_f32(x, f);
+	return 0;
+}
+
+/* TensorCopy: as DMA, on an engine. */
+static int exec_copy(ls_exec *x)
+{
+	return exec_dma(x);
+}
+
+/* PE transpose: out[f][p] = mv[p][f] bit-exactly, stationary = identity. */
+static int exec_transpose(ls_exec *x)
+{
+	const ls_opnd *st = &x->si->ins[0], *mv = &x->si->ins[1];
+	const ls_opnd *out = &x->si->outs[0];
+	int64_t F = st->parts, P = mv->parts, Fm = mv->free;
+	float *id = grow_f(&x->fa, &x->cap_a, st->count);
+	int rc = read_f32(x, 0, id);
+	int es = mv->esize;
+	uint8_t *raw, *dst;
+
+	if (rc)
+		return rc;
+	for (int64_t i = 0; i < F; i++)
+		for (int64_t j = 0; j < st->free; j++) {
+			float want = i == j ? 1.0f : 0.0f;
+			float got = id[i * st->free + j];
+			if (!(got == want))
+				return fail(x, "is_transpose: the stationary "
+					    "operand is not an identity matrix "
+					    "(element [%lld][%lld] is %g, "
+					    "expected %g)", (long long)i,
+					    (long long)j, (double)got,
+					    (double)want);
+		}
+	raw = grow_b(&x->raw, &x->cap_raw, mv->count * es);
+	if ((rc = read_raw(x, mv, "ins[1]", raw)) != 0)
+		return rc;
+	dst = stage_buf(x);
+	if (out->dtype == mv->dtype) {
+		for (int64_t p = 0; p < P; p++)
+			for (int64_t f = 0; f < Fm; f++)
+				memcpy(dst + (f * P + p) * es,
+				       raw + (p * Fm + f) * es, (size_t)es);
+	} else {
+		/* widening to float32 is exact, NaN payloads included */
+		for (int64_t p = 0; p < P; p++)
+			for (int64_t f = 0; f < Fm; f++) {
+				float v = lm_load_elem(mv->dtype,
+						       raw + (p * Fm + f) * es);
+				lm_store_elem(out->dtype,
+					      dst + (f * P + p) * out->esize, v);
+			}
+	}
+	return 0;
+}
+
+/* Matmult: acc = start ? 0 : dst; acc = fmaf(st[k][m], mv[k][n], acc). */
+static int exec_matmult(ls_exec *x)
+{
+	const ls_opnd *st = &x->si->ins[0], *mv = &x->si->ins[1];
+	const ls_opnd *out = &x->si->outs[0];
+	int K = (int)st->parts, M = (int)st->free, N = (int)mv->free;
+	float *a, *b, *c;
+	int rc;
+
+	if (x->si->in->is_transpose)
+		return exec_transpose(x);
+	a = grow_f(&x->fa, &x->cap_a, st->count);
+	b = grow_f(&x->fb, &x->cap_b, mv->count);
+	if ((rc = read_f32(x, 0, a)) != 0 || (rc = read_f32(x, 1, b)) != 0)
+		return rc;
+	c = (float *)(void *)stage_buf(x); /* dst is float32 (verified) */
+	if (x->si->in->start_tensor_calc) {
+		memset(c, 0, (size_t)M * (size_t)N * sizeof(float));
+	} else {
+		ls_view v;
+		const uint8_t *bad;
+		ls_bind(x->mc, x->core, out, &v);
+		bad = ls_gather_f32(&v, c, can_read_uninit(x));
+		if (bad)
+			return uninit_error(x, "outs[0] (accumulator)", out, bad);
+	}
+	ls_mm_kernel(K, M, N, a, b, c);
+	return 0;
+}
+
+/* Activation: dst = func(fmaf(src, scale, bias[p])). */
+static int exec_activation(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const ls_opnd *src = &x->si->ins[0];
+	float scale = in->has_scale ? (float)in->scale : 1.0f;
+	float alpha = in->has_alpha ? (float)in->alpha : 0.0f;
+	int64_t n = src->count, fr = src->free > 0 ? src->free : 1;
+	float *s, *bias;
+	int rc;
+
+	if (!ls_act_supported(in->act_func))
+		return fail(x, "activation function '%s' is not supported",
+			    lm_actfunc_name(in->act_func));
+	s = grow_f(&x->fa, &x->cap_a, n);
+	bias = grow_f(&x->fb, &x->cap_b, x->si->ins[1].count);
+	if ((rc = read_f32(x, 0, s)) != 0 || (rc = read_f32(x, 1, bias)) != 0)
+		return rc;
+	for (int64_t i = 0; i < n; i++)
+		s[i] = ls_act_apply(in->act_func, fmaf(s[i], scale, bias[i / fr]),
+				    alpha);
+	stage_f32(x, s);
+	return 0;
+}
+
+/* TensorTensor: dst = a op b. */
+static int exec_tensortensor(ls_exec *x)
+{
+	lm_aluop op = x->si->in->alu;
+	int64_t n = x->si->outs[0].count;
+	float *a = grow_f(&x->fa, &x->cap_a, n);
+	float *b = grow_f(&x->fb, &x->cap_b, n);
+	int rc;
+	float r;
+
+	if (!ls_alu(op, 1.0f, 1.0f, &r))
+		return fail(x, "ALU op '%s' is not supported on float data",
+			    lm_aluop_name(op));
+	if ((rc = read_f32(x, 0, a)) != 0 || (rc = read_f32(x, 1, b)) != 0)
+		return rc;
+	for (int64_t i = 0; i < n; i++)
+		ls_alu(op, a[i], b[i], &a[i]);
+	stage_f32(x, a);
+	return 0;
+}
+
+/* TensorScalar: (src op0 const0) op1 const1, each step fp32; reverse swaps. */
+static int exec_tensorscalar(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	int64_t n = x->si->outs[0].count;
+	float c0 = in->has_const0 ? (float)in->const0 : 0.0f;
+	float c1 = in->has_const1 ? (float)in->const1 : 0.0f;
+	float *a = grow_f(&x->fa, &x->cap_a, n);
+	float r;
+	int rc;
+
+	if (!ls_alu(in->alu0, 1.0f, 1.0f, &r))
+		return fail(x, "ALU op0 '%s' is not supported on float data",
+			    lm_aluop_name(in->alu0));
+	if (!ls_alu(in->alu1, 1.0f, 1.0f, &r))
+		return fail(x, "ALU op1 '%s' is not supported on float data",
+			    lm_aluop_name(in->alu1));
+	if ((rc = read_f32(x, 0, a)) != 0)
+		return rc;
+	for (int64_t i = 0; i < n; i++) {
+		float v = a[i];
+		if (in->reverse0)
+			ls_alu(in->alu0, c0, v, &v);
+		else
+			ls_alu(in->alu0, v, c0, &v);
+		if (in->reverse1)
+			ls_alu(in->alu1, c1, v, &v);
+		else
+			ls_alu(in->alu1, v, c1, &v);
+		a[i] = v;
+	}
+	stage_f32(x, a);
+	return 0;
+}
+
+/* Memset: every element = value (else constant). */
+static int exec_memset(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	int64_t n = x->si->outs[0].count;
+	float v = in->has_value ? (float)in->value : (float)in->constant;
+	float *a = grow_f(&x->fa, &x->cap_a, n);
+	for (int64_t i = 0; i < n; i++)
+		a[i] = v;
+	stage_f32(x, a);
+	return 0;
+}
+
+/*
+** v[i] = base + channel_multiplier * p + sum(step_k * idx_k) in int32
+** (wrapping), p the partition within the output, idx the row-major
+** position of the element in `pattern`.
+*/
+static void iota_values(const lm_inst *in, int64_t parts, int64_t fr,
+			int32_t *v)
+{
+	int64_t idx[64] = {0};
+	int np = in->n_pattern > 64 ? 64 : in->n_pattern;
+	for (int64_t p = 0; p < parts; p++) {
+		uint32_t pv = (uint32_t)in->base +
+			      (uint32_t)in->channel_multiplier * (uint32_t)p;
+		memset(idx, 0, sizeof idx);
+		for (int64_t j = 0; j < fr; j++) {
+			uint32_t s = pv;
+			for (int k = 0; k < np; k++)
+				s += (uint32_t)in->pattern[k].step *
+				     (uint32_t)idx[k];
+			v[p * fr + j] = (int32_t)s;
+			for (int k = np - 1; k >= 0; k--) {
+				if (++idx[k] < in->pattern[k].num)
+					break;
+				idx[k] = 0;
+			}
+		}
+	}
+}
+
+static int is_int_dtype(lm_dtype t)
+{
+	return t >= LM_DT_INT8 && t <= LM_DT_UINT64;
+}
+
+/* Store int32 values into the staging buffer of outs[0]. */
+static void stage_i32(ls_exec *x, const int32_t *v, float *tmp)
+{
+	const ls_opnd *o = &x->si->outs[0];
+	if (is_int_dtype(o->dtype)) {
+		uint8_t *b = stage_buf(x);
+		for (int64_t i = 0; i < o->count; i++) {
+			int64_t w = v[i];
+			memcpy(b + i * o->esize, &w, (size_t)o->esize); /* LE */
+		}
+		return;
+	}
+	for (int64_t i = 0; i < o->count; i++)
+		tmp[i] = (float)v[i];
+	stage_f32(x, tmp);
+}
+
+/* Iota: the int32 pattern value, converted to the dst dtype. */
+static int exec_iota(ls_exec *x)
+{
+	const ls_opnd *o = &x->si->outs[0];
+	int32_t *v = lm_xmalloc((size_t)o->count * sizeof *v + 4);
+	float *tmp = grow_f(&x->fa, &x->cap_a, o->count);
+	iota_values(x->si->in, o->parts, o->free, v);
+	stage_i32(x, v, tmp);
+	free(v);
+	return 0;
+}
+
+/* Does compare_op(v, 0) hold? */
+static int compare0(lm_aluop op, int32_t v, int *ok)
+{
+	*ok = 1;
+	switch (op) {
+	case LM_ALU_IS_EQUAL: return v == 0;
+	case LM_ALU_NOT_EQUAL: return v != 0;
+	case LM_ALU_IS_GE: return v >= 0;
+	case LM_ALU_IS_GT: return v > 0;
+	case LM_ALU_IS_LE: return v <= 0;
+	case LM_ALU_IS_LT: return v < 0;
+	default: *ok = 0; return 0;
+	}
+}
+
+/* TensorScalarAffineSelect: dst = compare_op(v, 0) ? src : fill_value. */
+static int exec_affine_select(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const ls_opnd *o = &x->si->outs[0];
+	float fill = (float)in->fill_value;
+	float *a = grow_f(&x->fa, &x->cap_a, o->count);
+	int32_t *v;
+	int ok, rc;
+
+	compare0(in->alu, 0, &ok);
+	if (!ok)
+		return fail(x, "compare_op '%s' is not a comparison",
+			    lm_aluop_name(in->alu));
+	if ((rc = read_f32(x, 0, a)) != 0)
+		return rc;
+	v = lm_xmalloc((size_t)o->count * sizeof *v + 4);
+	iota_values(in, o->parts, o->free, v);
+	for (int64_t i = 0; i < o->count; i++)
+		if (!compare0(in->alu, v[i], &ok))
+			a[i] = fill;
+	free(v);
+	stage_f32(x, a);
+	return 0;
+}
+
+/* ---- dispatch ----------------------------------------------------------- */
+
+static const exec_fn exec_table[LM_OP_COUNT] = {
+	[LM_OP_DMACOPY] = exec_dma,
+	[LM_OP_LOAD] = exec_dma,
+	[LM_OP_SAVE] = exec_dma,
+	[LM_OP_MATMULT] = exec_matmult,
+	[LM_OP_ACTIVATION] = exec_activation,
+	[LM_OP_TENSORTENSOR] = exec_tensortensor,
+	[LM_OP_TENSORSCALAR] = exec_tensorscalar,
+	[LM_OP_TENSORCOPY] = exec_copy,
+	[LM_OP_MEMSET] = exec_memset,
+	[LM_OP_IOTA] = exec_iota,
+	[LM_OP_AFFINESELECT] = exec_affine_select,
+};
+
+int ls_exec_start(ls_exec *x)
+{
+	exec_fn fn;
+	x->pend->active = 0;
+	if (x->si->fault)
+		return fail(x, "%s", x->si->fault);
+	fn = exec_table[x->si->op];
+	if (!fn)
+		return 0; /* no data effect */
+	for (int i = 0; i < x->si->n_ins; i++)
+		if (x->si->ins[i].space == LS_SP_NONE)
+			return fail(x, "ins[%d] is not a tensor operand", i);
+	if (x->si->n_outs < 1 || x->si->outs[0].space == LS_SP_NONE)
+		return fail(x, "outs[0] is not a tensor operand");
+	return fn(x);
+}
+
+void ls_exec_commit(ls_pending *p)
+{
+	if (!p->active)
+		return;
+	ls_scatter_raw(&p->dst, p->buf);
+	p->active = 0;
+}
+
+void ls_pending_free(ls_pending *p)
+{
+	free(p->buf);
+	p->buf = NULL;
+	p->cap = 0;
+	p->active = 0;
+}
+
+void ls_exec_free(ls_exec *x)
+{
+	free(x->fa);
+	free(x->fb);
+	free(x->fc);
+	free(x->raw);
+	x->fa = x->fb = x->fc = NULL;
+	x->raw = NULL;
+	x->cap_a = x->cap_b = x->cap_c = x->cap_raw = 0;
+}

@@ -1,0 +1,862 @@
+/*
+** gen.c -- the random multi-core program generator (`lncsim gen`).
+**
+** Race freedom by construction: every instruction names, as `dependencies`
+** or as a semaphore `wait`, the last writer of each tile it reads (RAW), the
+** last writer of each tile it writes (WAW) and every reader of those tiles
+** since their last write (WAR). A DMA-produced tile is waited for through
+** its queue instance's semaphore (the completion count of that instance;
+** instances complete in FIFO order), everything else through dependencies.
+** Cross-core hand-offs go through DRAM: the producer saves, then meets the
+** consumer at a barrier that depends on the save; the consumer loads after
+** the barrier. Barriers follow one global order on every core, so shared
+** groups appear in the same relative order everywhere (no deadlock).
+**
+** Per-core barrier ids are local (1, 2, ... in program order, as separate
+** compilations would number them), and cores have different barrier sets
+** (solo barriers, hand-offs with different partners), so that a linked
+** module whose barriers were not renumbered collides. A few hand-off groups
+** are renumber:false with one fixed id on both cores.
+*/
+#include "common.h"
+#include "gen.h"
+#include "json_int.h"
+#include "npy.h"
+#include "verify.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- random numbers (splitmix64) ------------------------------------- */
+
+typedef struct rng {
+	uint64_t s;
+} rng;
+
+static uint64_t rnext(rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform integer in [0, n). */
+static int rint_(rng *r, int n)
+{
+	return n <= 1 ? 0 : (int)(rnext(r) % (uint64_t)n);
+}
+
+/* 1 with probability pct/100. */
+static int chance(rng *r, int pct)
+{
+	return rint_(r, 100) < pct;
+}
+
+/* Uniform float in [-1, 1). */
+static float runif(rng *r)
+{
+	return (float)((double)(rnext(r) >> 11) * (1.0 / 9007199254740992.0) * 2.0
+		       - 1.0);
+}
+
+/* ---- per-core builder state ------------------------------------------ */
+
+enum { MAX_READERS = 64, MAX_TILES = 32, MAX_INST_DEPS = 80 };
+
+/* A tile the generator tracks for ordering. */
+typedef struct tile {
+	char name[40];
+	int parts, elems;       /* [parts, elems] */
+	lm_dtype dtype;
+	int is_psum;
+	char writer[48];        /* last writer ("" none) */
+	int writer_inst;        /* DMA writer: queue instance index, else -1 */
+	int writer_count;       /* that instance's completion count */
+	int n_readers;
+	char readers[MAX_READERS][48];
+} tile;
+
+/* A queue instance of the core's module. */
+typedef struct qinst {
+	const char *queue, *name, *sem;
+	int issued;             /* DMAs issued on it so far */
+} qinst;
+
+typedef struct core_b {
+	int core;
+	cJSON *allocs, *insts;
+	tile tiles[MAX_TILES];
+	int n_tiles;
+	int64_t sb_addr;        /* bump allocator, bytes per partition */
+	int psum_bank;
+	qinst qi[3];            /* qSyncIO0, qAux_a, qAux_b */
+	int aux_active;         /* 1 or 2: active instance of qAux */
+	int uses_aux;
+	int n_inst;             /* for names */
+	int next_barrier_id;
+	char last_barrier[48];
+} core_b;
+
+/* The whole set being built. */
+typedef struct gen {
+	rng r;
+	int n;
+	int M, N, T;            /* matmul shape: out [M, N], T K-tiles */
+	int segments;
+	int64_t dram_addr;
+	const char *name;
+	core_b *cores;
+	ls_gen_file *files;
+	int n_files, cap_files;
+	const char *out_dir;
+} gen;
+
+/* ---- JSON helpers ---------------------------------------------------- */
+
+static cJSON *ap2(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+	cJSON *ap = cJSON_CreateArray();
+	cJSON *p = cJSON_CreateArray();
+	cJSON_AddItemToArray(p, cJSON_CreateNumber((double)a));
+	cJSON_AddItemToArray(p, cJSON_CreateNumber((double)b));
+	cJSON_AddItemToArray(ap, p);
+	p = cJSON_CreateArray();
+	cJSON_AddItemToArray(p, cJSON_CreateNumber((double)c));
+	cJSON_AddItemToArray(p, cJSON_CreateNumber((double)d));
+	cJSON_AddItemToArray(ap, p);
+	return ap;
+}
+
+/* A physical_ap over [parts, elems] of allocation name, from offset. */
+static cJSON *operand(const char *name, lm_dtype dt, int64_t row_len,
+		      int parts, int elems, int64_t offset)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "kind", "physical_ap");
+	cJSON_AddItemToObject(o, "ap", ap2(row_len, parts, 1, elems));
+	cJSON_AddStringToObject(o, "dtype", lm_dtype_name(dt));
+	cJSON_AddNumberToObject(o, "offset", (double)offset);
+	cJSON_AddStringToObject(o, "memsetref", name);
+	cJSON_AddStringToObject(o, "memref", name);
+	return o;
+}
+
+static cJSON *tile_operand(const tile *t)
+{
+	return operand(t->name, t->dtype, t->elems, t->parts, t->elems, 0);
+}
+
+static void add_alloc(core_b *c, const char *name, const char *kind,
+		      lm_dtype dt, int64_t rows, int64_t cols, const char *mtype,
+		      int64_t addr, int bank, const char *file,
+		      const char *remote, int remote_core)
+{
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "name", name);
+	cJSON_AddStringToObject(a, "kind", kind);
+	cJSON_AddStringToObject(a, "dtype", lm_dtype_name(dt));
+	cJSON *sh = cJSON_CreateArray();
+	cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)rows));
+	cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)cols));
+	cJSON_AddItemToObject(a, "tensor_shape", sh);
+	cJSON_AddStringToObject(a, "addr_space", "Shared");
+	cJSON_AddStringToObject(a, "file", file ? file : "");
+	cJSON *ml = cJSON_CreateArray();
+	cJSON *l = cJSON_CreateObject();
+	cJSON_AddStringToObject(l, "name", name);
+	cJSON_AddStringToObject(l, "type", mtype);
+	cJSON_AddNumberToObject(l, "addr", (double)addr);
+	cJSON *dims = cJSON_CreateArray();
+	cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)rows));
+	cJSON_AddItemToArray(dims, cJSON_CreateNumber(
+		(double)(cols * lm_dtype_size(dt))));
+	cJSON_AddItemToObject(l, "dims", dims);
+	cJSON_AddNumberToObject(l, "bank", bank);
+	cJSON_AddNumberToObject(l, "base", 0);
+	cJSON_AddBoolToObject(l, "allocated", 1);
+	cJSON_AddItemToArray(ml, l);
+	cJSON_AddItemToObject(a, "memorylocations", ml);
+	if (remote) {
+		cJSON *rt = cJSON_CreateObject();
+		cJSON_AddStringToObject(rt, "name", remote);
+		cJSON_AddNumberToObject(rt, "core", remote_core);
+		cJSON_AddItemToObject(a, "remote_local_target", rt);
+	}
+	cJSON_AddItemToArray(c->allocs, a);
+}
+
+/* Find or create a tracked SB/PSUM tile. */
+static tile *get_tile(core_b *c, const char *name, int parts, int elems,
+		      lm_dtype dt, int is_psum)
+{
+	for (int i = 0; i < c->n_tiles; i++)
+		if (!strcmp(c->tiles[i].name, name))
+			return &c->tiles[i];
+	assert(c->n_tiles < MAX_TILES); /* the generator uses ~14 tiles */
+	tile *t = &c->tiles[c->n_tiles++];
+	memset(t, 0, sizeof *t);
+	snprintf(t->name, sizeof t->name, "%s", name);
+	t->parts = parts;
+	t->elems = elems;
+	t->dtype = dt;
+	t->is_psum = is_psum;
+	t->writer_inst = -1;
+	if (is_psum) {
+		int bank = c->psum_bank++ % LM_PSUM_BANKS;
+		add_alloc(c, name, "Internal", dt, parts, elems, "PSUM",
+			  (int64_t)bank * LM_PSUM_BANK_BYTES, bank, NULL, NULL, 0);
+	} else {
+		int64_t bytes = (int64_t)elems * lm_dtype_size(dt);
+		add_alloc(c, name, "Internal", dt, parts, elems, "SB", c->sb_addr, 0,
+			  NULL, NULL, 0);
+		c->sb_addr += (bytes + 63) & ~(int64_t)63;
+	}
+	return t;
+}
+
+/* Dependency / wait list under construction for one instruction. */
+typedef struct deps {
+	int n;
+	char names[MAX_INST_DEPS][48];
+	int n_wait;
+	int wait_inst[3];
+	int wait_val[3];
+} deps;
+
+static void dep_add(deps *d, const char *name)
+{
+	if (!name || !*name)
+		return;
+	for (int i = 0; i < d->n; i++)
+		if (!strcmp(d->names[i], name))
+			return;
+	if (d->n < MAX_INST_DEPS)
+		snprintf(d->names[d->n++], sizeof d->names[0], "%s", name);
+}
+
+static void wait_add(deps *d, int inst, int val)
+{
+	for (int i = 0; i < d->n_wait; i++)
+		if (d->wait_inst[i] == inst) {
+			if (val > d->wait_val[i])
+				d->wait_val[i] = val;
+			return;
+		}
+	d->wait_inst[d->n_wait] = inst;
+	d->wait_val[d->n_wait++] = val;
+}
+
+/* RAW: wait for the last writer of a tile read by the new instruction. */
+static void need_read(gen *g, deps *d, const tile *t)
+{
+	if (!t->writer[0])
+		return;
+	if (t->writer_inst >= 0 && chance(&g->r, 80))
+		wait_add(d, t->writer_inst, t->writer_count);
+	else
+		dep_add(d, t->writer);
+}
+
+/* WAW + WAR for a tile the new instruction writes. */
+static void need_write(deps *d, const tile *t)
+{
+	dep_add(d, t->writer);
+	for (int i = 0; i < t->n_readers; i++)
+		dep_add(d, t->readers[i]);
+}
+
+static void note_read(tile *t, const char *inst)
+{
+	for (int i = 0; i < t->n_readers; i++)
+		if (!strcmp(t->readers[i], inst))
+			return;
+	if (t->n_readers < MAX_READERS)
+		snprintf(t->readers[t->n_readers++], sizeof t->readers[0], "%s", inst);
+}
+
+static void note_write(tile *t, const char *inst, int dma_inst, int count)
+{
+	snprintf(t->writer, sizeof t->writer, "%s", inst);
+	t->writer_inst = dma_inst;
+	t->writer_count = count;
+	t->n_readers = 0;
+}
+
+/* New instruction object with name prefix; fills its name into out. */
+static cJSON *new_inst(core_b *c, const char *opcode, const char *engine,
+		       const char *prefix, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s_%d", prefix, c->n_inst++);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "opcode", opcode);
+	cJSON_AddStringToObject(o, "name", out);
+	cJSON_AddStringToObject(o, "engine", engine);
+	cJSON_AddItemToObject(o, "ins", cJSON_CreateArray());
+	cJSON_AddItemToObject(o, "outs", cJSON_CreateArray());
+	return o;
+}
+
+/* Attach dependencies and waits, then append to the core's program. */
+static void finish_inst(core_b *c, cJSON *o, const deps *d)
+{
+	if (d->n) {
+		cJSON *a = cJSON_CreateArray();
+		for (int i = 0; i < d->n; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(d->names[i]));
+		cJSON_AddItemToObject(o, "dependencies", a);
+	}
+	if (d->n_wait) {
+		cJSON *w = cJSON_CreateArray();
+		for (int i = 0; i < d->n_wait; i++) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "semaphore", c->qi[d->wait_inst[i]].sem);
+			cJSON_AddNumberToObject(e, "value", d->wait_val[i]);
+			cJSON_AddItemToArray(w, e);
+		}
+		cJSON_AddItemToObject(o, "wait", w);
+	}
+	cJSON_AddItemToArray(c->insts, o);
+}
+
+static const char *dma_engine(gen *g)
+{
+	static const char *const e[] = {"SP", "SP", "SP", "Activation", "Pool"};
+	return e[rint_(&g->r, 5)];
+}
+
+/* Pick the queue instance for a DMA: qSyncIO0, or qAux's active one. */
+static int pick_qi(gen *g, core_b *c)
+{
+	if (c->uses_aux && chance(&g->r, 40))
+		return c->aux_active;
+	return 0;
+}
+
+/*
+** DMA from DRAM tensor `src` (rows x cols, read rows [row0, row0+parts),
+** all cols) into SB tile t. extra_dep: an instruction that must complete
+** first (a barrier), or NULL.
+*/
+static void dma_load(gen *g, core_b *c, const char *src, lm_dtype sdt,
+		     int64_t cols, int64_t row0, tile *t, const char *extra_dep)
+{
+	char nm[48];
+	int qi = pick_qi(g, c);
+	cJSON *o = new_inst(c, "DMACopy", dma_engine(g), "ld", nm, sizeof nm);
+	deps d = {0};
+	need_write(&d, t);
+	dep_add(&d, extra_dep);
+	cJSON_AddItemToArray(cJSON_GetObjectItem(o, "ins"),
+			     operand(src, sdt, cols, t->parts, t->elems,
+				     row0 * cols));
+	cJSON_AddItemToArray(cJSON_GetObjectItem(o, "outs"), tile_operand(t));
+	cJSON_AddStringToObject(o, "queue", c->qi[qi].queue);
+	cJSON_AddStringToObject(o, "mode", "Copy");
+	finish_inst(c, o, &d);
+	c->qi[qi].issued++;
+	note_write(t, nm, qi, c->qi[qi].issued);
+}
+
+/* DMA from SB tile t to DRAM tensor dst (t's shape). */
+static void dma_store(gen *g, core_b *c, tile *t, const char *dst, char *nm,
+		      size_t nmlen)
+{
+	int qi = pick_qi(g, c);
+	cJSON *o = new_inst(c, "DMACopy", dma_engine(g), "st", nm, nmlen);
+	deps d = {0};
+	need_read(g, &d, t);
+	cJSON_AddItemToArray(cJSON_GetObjectItem(o, "ins"), tile_operand(t));
+	cJSON_AddItemToArray(cJSON_GetObjectItem(o, "outs"),
+			     operand(dst, t->dtype, t->elems, t->parts, t->elems, 0));
+	cJSON_AddStringToObject(o, "queue", c->qi[qi].queue);
+	cJSON_AddStringToObject(o, "mode", "Copy");
+	finish_inst(c, o, &d);
+	c->qi[qi].issued++;
+	note_read(t, nm);
+}
+
+/* A compute instruction over tiles: ins read, out written. */
+static cJSON *compute(gen *g, core_b *c, const char *opcode, const char *engine,
+		      tile **ins, int n_ins, tile *out, const char *prefix,
+		      char *nm, size_t nmlen, deps *d)
+{
+	cJSON *o = new_inst(c, opcode, engine, prefix, nm, nmlen);
+	for (int i = 0; i < n_ins; i++) {
+		need_read(g, d, ins[i]);
+		cJSON_AddItemToArray(cJSON_GetObjectItem(o, "ins"),
+				     tile_operand(ins[i]));
+	}
+	if (out) {
+		need_write(d, out);
+		cJSON_AddItemToArray(cJSON_GetObjectItem(o, "outs"),
+				     tile_operand(out));
+	}
+	return o;
+}
+
+/* Record reads/writes of a finished compute instruction. */
+static void compute_done(core_b *c, cJSON *o, deps *d, tile **ins, int n_ins,
+			 tile *out, const char *nm)
+{
+	finish_inst(c, o, d);
+	for (int i = 0; i < n_ins; i++)
+		note_read(ins[i], nm);
+	if (out)
+		note_write(out, nm, -1, 0);
+}
+
+static void barrier(gen *g, core_b *c, const char *group, const int *cores,
+		    int n_cores, int fixed_id, const char *dep, char *nm,
+		    size_t nmlen)
+{
+	(void)g;
+	cJSON *o = new_inst(c, "CoreBarrier", "Pool", "cb", nm, nmlen);
+	deps d = {0};
+	dep_add(&d, dep);
+	if (fixed_id >= 0) {
+		cJSON_AddNumberToObject(o, "id", fixed_id);
+		cJSON_AddBoolToObject(o, "renumber", 0);
+	} else {
+		cJSON_AddNumberToObject(o, "id", c->next_barrier_id++);
+	}
+	cJSON *cs = cJSON_CreateArray();
+	for (int i = 0; i < n_cores; i++)
+		cJSON_AddItemToArray(cs, cJSON_CreateNumber(cores[i]));
+	cJSON_AddItemToObject(o, "cores", cs);
+	cJSON_AddStringToObject(o, "group", group);
+	finish_inst(c, o, &d);
+	snprintf(c->last_barrier, sizeof c->last_barrier, "%s", nm);
+}
+
+/* ---- const files ----------------------------------------------------- */
+
+/* Random tensor of dtype dt written as an .npy under core c's directory. */
+static void const_file(gen *g, int core, const char *fname, lm_dtype dt,
+		       int64_t rows, int64_t cols)
+{
+	int64_t n = rows * cols;
+	size_t es = (size_t)lm_dtype_size(dt);
+	char *data = lm_xmalloc((size_t)n * es);
+	for (int64_t i = 0; i < n; i++)
+		lm_store_elem(dt, data + (size_t)i * es, runif(&g->r));
+	int64_t shape[2] = {rows, cols};
+	lm_error err;
+	lm_grow(&g->files, &g->cap_files, g->n_files + 1, sizeof *g->files);
+	ls_gen_file *f = &g->files[g->n_files++];
+	f->relpath = lm_xasprintf("%s/nc%d/sg0/%s", g->name, core, fname);
+	if (lm_npy_serialize(dt, shape, 2, data, &f->bytes, &f->len, &err)) {
+		f->bytes = NULL;
+		f->len = 0;
+	}
+	free(data);
+}
+
+/* ---- the program ----------------------------------------------------- */
+
+typedef struct handoff {
+	int prod, cons, seg, fixed_id;
+} handoff;
+
+static const char *const act_funcs[] = {
+	"Identity", "Relu", "Tanh", "Sigmoid", "Copy", "Silu", "Gelu_apprx_tanh",
+	"Square",
+};
+static const char *const tt_ops[] = {"add", "max", "subtract", "mult", "min"};
+
+/* One matmul segment: K-tile loads, accumulation group, evacuation,
+** elementwise combine into acc. */
+static void segment(gen *g, core_b *c, int seg, const char *xin,
+		    lm_dtype wdt, int bias_mode)
+{
+	char nm[48];
+	int M = g->M, N = g->N, T = 1 + rint_(&g->r, g->T);
+	if (c->uses_aux && chance(&g->r, 50)) {
+		/* switch qAux to its other instance */
+		c->aux_active = c->aux_active == 1 ? 2 : 1;
+		cJSON *o = new_inst(c, "SwitchQueueInstance", "SP", "sqi", nm,
+				    sizeof nm);
+		cJSON_AddStringToObject(o, "queue", "qAux");
+		cJSON_AddStringToObject(o, "instance_name", c->qi[c->aux_active].name);
+		deps d = {0};
+		finish_inst(c, o, &d);
+	}
+	char psname[16];
+	snprintf(psname, sizeof psname, "ps%d", seg % 2);
+	tile *ps = get_tile(c, psname, M, N, LM_DT_FLOAT32, 1);
+	for (int t = 0; t < T; t++) {
+		char wn[16], xn[16];
+		snprintf(wn, sizeof wn, "w%d", t);
+		snprintf(xn, sizeof xn, "x%d", t);
+		tile *wt = get_tile(c, wn, 128, M, wdt, 0);
+		tile *xt = get_tile(c, xn, 128, N, LM_DT_FLOAT32, 0);
+		dma_load(g, c, "w", wdt, M, (int64_t)t * 128, wt, NULL);
+		dma_load(g, c, xin, LM_DT_FLOAT32, N, (int64_t)t * 128, xt, NULL);
+		tile *ins[2] = {wt, xt};
+		deps d = {0};
+		cJSON *o = compute(g, c, "Matmult", "PE", ins, 2, ps, "mm", nm,
+				   sizeof nm, &d);
+		cJSON_AddBoolToObject(o, "start_tensor_calc", t == 0);
+		cJSON_AddBoolToObject(o, "stop_tensor_calc", t == T - 1);
+		compute_done(c, o, &d, ins, 2, ps, nm);
+	}
+	/* evacuate PSUM -> r */
+	lm_dtype rdt = chance(&g->r, 30) ? LM_DT_BFLOAT16 : LM_DT_FLOAT32;
+	char rn[16];
+	snprintf(rn, sizeof rn, "r_%s", lm_dtype_name(rdt));
+	tile *r = get_tile(c, rn, M, N, rdt, 0);
+	if (chance(&g->r, 75)) {
+		tile *bias;
+		if (bias_mode == 1) {
+			bias = get_tile(c, "bias", M, 1, LM_DT_FLOAT32, 0);
+			if (!bias->writer[0])
+				dma_load(g, c, "b", LM_DT_FLOAT32, 1, 0, bias, NULL);
+		} else {
+			bias = get_tile(c, "zero_bias", M, 1, LM_DT_FLOAT32, 0);
+			if (!bias->writer[0]) {
+				deps d = {0};
+				cJSON *o = compute(g, c, "Memset",
+						   chance(&g->r, 50) ? "Pool" : "DVE",
+						   NULL, 0, bias, "ms", nm, sizeof nm, &d);
+				cJSON_AddStringToObject(o, "mode", "Const");
+				cJSON_AddNumberToObject(o, "constant", 0);
+				compute_done(c, o, &d, NULL, 0, bias, nm);
+			}
+		}
+		tile *ins[2] = {ps, bias};
+		deps d = {0};
+		cJSON *o = compute(g, c, "Activation", "Activation", ins, 2, r, "act",
+				   nm, sizeof nm, &d);
+		cJSON_AddStringToObject(o, "func",
+					act_funcs[rint_(&g->r, (int)(sizeof act_funcs /
+								    sizeof act_funcs[0]))]);
+		cJSON_AddItemToObject(o, "scale",
+				      lm_json_float(chance(&g->r, 50) ? 1.0 : 0.125));
+		compute_done(c, o, &d, ins, 2, r, nm);
+	} else {
+		tile *ins[1] = {ps};
+		deps d = {0};
+		cJSON *o = compute(g, c, "TensorCopy",
+				   chance(&g->r, 50) ? "DVE" : "Activation", ins, 1,
+				   r, "cp", nm, sizeof nm, &d);
+		compute_done(c, o, &d, ins, 1, r, nm);
+	}
+	/* combine into acc */
+	tile *acc = get_tile(c, "acc", M, N, LM_DT_FLOAT32, 0);
+	if (!acc->writer[0]) {
+		tile *ins[1] = {r};
+		deps d = {0};
+		cJSON *o = compute(g, c, "TensorScalar", "DVE", ins, 1, acc, "ts", nm,
+				   sizeof nm, &d);
+		cJSON_AddStringToObject(o, "op0", "mult");
+		cJSON_AddItemToObject(o, "const0", lm_json_float(0.5));
+		cJSON_AddBoolToObject(o, "reverse0", 0);
+		cJSON_AddStringToObject(o, "op1", chance(&g->r, 50) ? "add" : "subtract");
+		cJSON_AddItemToObject(o, "const1", lm_json_float(0.25));
+		cJSON_AddBoolToObject(o, "reverse1", chance(&g->r, 50));
+		compute_done(c, o, &d, ins, 1, acc, nm);
+	} else {
+		tile *ins[2] = {acc, r};
+		deps d = {0};
+		cJSON *o = compute(g, c, "TensorTensor",
+				   chance(&g->r, 70) ? "DVE" : "Pool", ins, 2, acc,
+				   "tt", nm, sizeof nm, &d);
+		cJSON_AddStringToObject(o, "op", tt_ops[rint_(&g->r, 5)]);
+		compute_done(c, o, &d, ins, 2, acc, nm);
+	}
+}
+
+/* Hand-off i on the producer side: save acc to DRAM, then the barrier. */
+static void handoff_produce(gen *g, core_b *c, const handoff *h, int i)
+{
+	char dst[32], st[48], grp[32], nm[48];
+	snprintf(dst, sizeof dst, "h%d", i);
+	snprintf(grp, sizeof grp, "hx%d", i);
+	tile *acc = get_tile(c, "acc", g->M, g->N, LM_DT_FLOAT32, 0);
+	add_alloc(c, dst, "ExternalOutput", LM_DT_FLOAT32, g->M, g->N, "DRAM",
+		  g->dram_addr + (int64_t)i * 0x100000, 0, NULL, NULL, 0);
+	dma_store(g, c, acc, dst, st, sizeof st);
+	int cores[2] = {h->prod < h->cons ? h->prod : h->cons,
+			h->prod < h->cons ? h->cons : h->prod};
+	barrier(g, c, grp, cores, 2, h->fixed_id, st, nm, sizeof nm);
+}
+
+/* Hand-off i on the consumer side: barrier, load the view, combine. */
+static void handoff_consume(gen *g, core_b *c, const handoff *h, int i)
+{
+	char view[32], src[32], grp[32], nm[48], bar[48];
+	snprintf(view, sizeof view, "h%d_in", i);
+	snprintf(src, sizeof src, "h%d", i);
+	snprintf(grp, sizeof grp, "hx%d", i);
+	add_alloc(c, view, "Internal", LM_DT_FLOAT32, g->M, g->N, "DRAM",
+		  g->dram_addr + (int64_t)i * 0x100000, 0, NULL, src, h->prod);
+	int cores[2] = {h->prod < h->cons ? h->prod : h->cons,
+			h->prod < h->cons ? h->cons : h->prod};
+	barrier(g, c, grp, cores, 2, h->fixed_id, NULL, bar, sizeof bar);
+	tile *hin = get_tile(c, "hin", g->M, g->N, LM_DT_FLOAT32, 0);
+	dma_load(g, c, view, LM_DT_FLOAT32, g->N, 0, hin, bar);
+	tile *acc = get_tile(c, "acc", g->M, g->N, LM_DT_FLOAT32, 0);
+	tile *ins[2] = {acc, hin};
+	deps d = {0};
+	cJSON *o = compute(g, c, "TensorTensor", "DVE", ins, 2, acc, "tt", nm,
+			   sizeof nm, &d);
+	cJSON_AddStringToObject(o, "op", "add");
+	compute_done(c, o, &d, ins, 2, acc, nm);
+}
+
+int ls_gen_size_parse(const char *s)
+{
+	if (!strcmp(s, "small"))
+		return LS_GEN_SMALL;
+	if (!strcmp(s, "medium"))
+		return LS_GEN_MEDIUM;
+	if (!strcmp(s, "large"))
+		return LS_GEN_LARGE;
+	return -1;
+}
+
+void ls_gen_files_free(ls_gen_file *files, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(files[i].relpath);
+		free(files[i].bytes);
+	}
+	free(files);
+}
+
+int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
+	   ls_gen_file **files, int *n_files, lm_error *err)
+{
+	*mods_out = NULL;
+	*files = NULL;
+	*n_files = 0;
+	if (o->cores < 1 || o->cores > 64)
+		return lm_err(err, "", "gen", "--cores must be within 1..64, got %d",
+			      o->cores);
+	gen g;
+	memset(&g, 0, sizeof g);
+	char *name = o->name ? lm_xstrdup(o->name)
+			     : lm_xasprintf("gen%llu", (unsigned long long)o->seed);
+	g.name = name;
+	g.out_dir = out_dir ? out_dir : ".";
+	g.r.s = o->seed * 0x2545f4914f6cdd1dULL + 0x1234567ULL;
+	g.n = o->cores;
+	static const int Ms[] = {32, 64, 128};
+	static const int Ns[] = {32, 64, 96, 128, 256};
+	g.M = Ms[rint_(&g.r, 3)];
+	g.N = Ns[rint_(&g.r, 5)];
+	g.T = 3;
+	g.segments = (o->size == LS_GEN_SMALL ? 2 : o->size == LS_GEN_MEDIUM ? 5
+										: 16)
+		     + rint_(&g.r, 2);
+	g.dram_addr = 0x10000000;
+	g.cores = lm_xcalloc((size_t)g.n, sizeof *g.cores);
+
+	/* which cores share the external input "x_shared" */
+	int *shares = lm_xcalloc((size_t)g.n, sizeof *shares);
+	if (g.n >= 2) {
+		int cnt = 0;
+		for (int c = 0; c < g.n; c++)
+			if ((shares[c] = chance(&g.r, 60)))
+				cnt++;
+		if (cnt < 2) {
+			shares[0] = shares[1] = 1;
+		}
+	}
+	/* hand-offs in one global order, each assigned to a segment */
+	int n_h = g.n >= 2 ? g.n - 1 + rint_(&g.r, g.n + 1) : 0;
+	handoff *hs = n_h ? lm_xcalloc((size_t)n_h, sizeof *hs) : NULL;
+	for (int i = 0; i < n_h; i++) {
+		hs[i].prod = rint_(&g.r, g.n);
+		do
+			hs[i].cons = rint_(&g.r, g.n);
+		while (hs[i].cons == hs[i].prod);
+		hs[i].seg = rint_(&g.r, g.segments);
+		hs[i].fixed_id = chance(&g.r, 20) ? 500 + i : -1;
+	}
+	/* sort by segment, keeping the order stable (insertion sort) */
+	for (int i = 1; i < n_h; i++)
+		for (int j = i; j > 0 && hs[j].seg < hs[j - 1].seg; j--) {
+			handoff t = hs[j];
+			hs[j] = hs[j - 1];
+			hs[j - 1] = t;
+		}
+
+	for (int ci = 0; ci < g.n; ci++) {
+		core_b *c = &g.cores[ci];
+		c->core = ci;
+		c->allocs = cJSON_CreateArray();
+		c->insts = cJSON_CreateArray();
+		c->next_barrier_id = 1;
+		c->qi[0] = (qinst){"qSyncIO0", "qSyncIO0", "s_dma", 0};
+		c->qi[1] = (qinst){"qAux", "qAux_a", "s_aux_a", 0};
+		c->qi[2] = (qinst){"qAux", "qAux_b", "s_aux_b", 0};
+		c->uses_aux = chance(&g.r, 60);
+		c->aux_active = 1;
+	}
+	for (int ci = 0; ci < g.n; ci++) {
+		core_b *c = &g.cores[ci];
+		char nm[48];
+		lm_dtype wdt = chance(&g.r, 40) ? LM_DT_BFLOAT16 : LM_DT_FLOAT32;
+		int bias_mode = chance(&g.r, 50);
+		const char *xin = shares[ci] ? "x_shared" : NULL;
+		char own[32];
+		if (!xin) {
+			snprintf(own, sizeof own, "x_nc%d", ci);
+			xin = own;
+		}
+		add_alloc(c, xin, "ExternalInput", LM_DT_FLOAT32, 128 * g.T, g.N,
+			  "DRAM", shares[ci] ? 0 : 0x01000000 + (int64_t)ci * 0x100000,
+			  0, NULL, NULL, 0);
+		add_alloc(c, "w", "Const", wdt, 128 * g.T, g.M, "DRAM",
+			  0x02000000 + (int64_t)ci * 0x100000, 0, "w.npy", NULL, 0);
+		const_file(&g, ci, "w.npy", wdt, 128 * g.T, g.M);
+		if (bias_mode == 1) {
+			add_alloc(c, "b", "Const", LM_DT_FLOAT32, g.M, 1, "DRAM",
+				  0x03000000 + (int64_t)ci * 0x100000, 0, "b.npy",
+				  NULL, 0);
+			const_file(&g, ci, "b.npy", LM_DT_FLOAT32, g.M, 1);
+		}
+		int solo_at = g.n >= 2 && chance(&g.r, 50) ? rint_(&g.r, g.segments)
+							   : -1;
+		for (int s = 0; s < g.segments; s++) {
+			if (s == solo_at) {
+				int me[1] = {ci};
+				char grp[32];
+				snprintf(grp, sizeof grp, "solo%d", ci);
+				barrier(&g, c, grp, me, 1, -1, NULL, nm, sizeof nm);
+			}
+			segment(&g, c, s, xin, wdt, bias_mode);
+			for (int i = 0; i < n_h; i++) {
+				if (hs[i].seg != s)
+					continue;
+				if (hs[i].prod == ci)
+					handoff_produce(&g, c, &hs[i], i);
+				else if (hs[i].cons == ci)
+					handoff_consume(&g, c, &hs[i], i);
+			}
+		}
+		/* final result */
+		char yname[32], st[48];
+		snprintf(yname, sizeof yname, "y_nc%d", ci);
+		tile *acc = get_tile(c, "acc", g.M, g.N, LM_DT_FLOAT32, 0);
+		add_alloc(c, yname, "ExternalOutput", LM_DT_FLOAT32, g.M, g.N, "DRAM",
+			  0x04000000 + (int64_t)ci * 0x100000, 0, NULL, NULL, 0);
+		dma_store(&g, c, acc, yname, st, sizeof st);
+	}
+
+	lm_module **mods = lm_xcalloc((size_t)g.n, sizeof *mods);
+	int rc = 0;
+	for (int ci = 0; ci < g.n && !rc; ci++) {
+		core_b *c = &g.cores[ci];
+		cJSON *m = cJSON_CreateObject();
+		cJSON_AddNumberToObject(m, "version", 2);
+		cJSON_AddStringToObject(m, "arch", o->arch ? o->arch : "gen3");
+		cJSON_AddStringToObject(m, "name", name);
+		cJSON *at = cJSON_CreateObject();
+		cJSON_AddNumberToObject(at, "neuron_core_id", ci);
+		cJSON_AddItemToObject(m, "attributes", at);
+		cJSON *sems = cJSON_CreateArray();
+		cJSON *queues = cJSON_CreateArray();
+		int nq = c->uses_aux ? 3 : 1;
+		for (int q = 0; q < nq; q++) {
+			cJSON *s = cJSON_CreateObject();
+			cJSON_AddStringToObject(s, "name", c->qi[q].sem);
+			cJSON_AddNumberToObject(s, "init", 0);
+			cJSON_AddItemToArray(sems, s);
+		}
+		for (int q = 0; q < nq; q += (q == 0 ? 1 : 2)) {
+			cJSON *qo = cJSON_CreateObject();
+			cJSON_AddStringToObject(qo, "name", c->qi[q].queue);
+			cJSON *ia = cJSON_CreateArray();
+			for (int k = q; k < (q == 0 ? 1 : 3); k++) {
+				cJSON *ie = cJSON_CreateObject();
+				cJSON_AddStringToObject(ie, "name", c->qi[k].name);
+				cJSON_AddStringToObject(ie, "semaphore", c->qi[k].sem);
+				cJSON_AddItemToArray(ia, ie);
+			}
+			cJSON_AddItemToObject(qo, "instances", ia);
+			cJSON_AddItemToArray(queues, qo);
+		}
+		cJSON_AddItemToObject(m, "semaphores", sems);
+		cJSON_AddItemToObject(m, "queues", queues);
+		cJSON *fa = cJSON_CreateArray();
+		cJSON *f = cJSON_CreateObject();
+		cJSON_AddStringToObject(f, "name", "sg0000");
+		cJSON_AddItemToObject(f, "attributes", cJSON_CreateArray());
+		cJSON_AddItemToObject(f, "allocations", c->allocs);
+		cJSON *blocks = cJSON_CreateArray();
+		cJSON *b = cJSON_CreateObject();
+		cJSON_AddStringToObject(b, "name", "Block1");
+		cJSON_AddItemToObject(b, "instructions", c->insts);
+		cJSON_AddItemToArray(blocks, b);
+		cJSON_AddItemToObject(f, "blocks", blocks);
+		cJSON_AddItemToArray(fa, f);
+		cJSON_AddItemToObject(m, "functions", fa);
+		c->allocs = c->insts = NULL;
+		char *path = lm_xasprintf("%s/%s/nc%d/sg0/def.json", g.out_dir, name,
+					  ci);
+		rc = lm_module_from_cjson(&mods[ci], m, path, err);
+		free(path);
+		if (!rc) {
+			lm_verify_opts vo = {0};
+			if (lm_verify(mods[ci], &vo, err))
+				rc = lm_errc(err, LM_EINTERNAL, "", "gen",
+					     "generated module fails the verifier "
+					     "(seed %llu, core %d): %s",
+					     (unsigned long long)o->seed, ci, err->msg);
+		}
+	}
+	for (int i = 0; i < g.n_files && !rc; i++)
+		if (!g.files[i].bytes)
+			rc = lm_errc(err, LM_EINTERNAL, "", "gen",
+				     "cannot serialize %s", g.files[i].relpath);
+	for (int ci = 0; ci < g.n; ci++) {
+		cJSON_Delete(g.cores[ci].allocs);
+		cJSON_Delete(g.cores[ci].insts);
+	}
+	free(g.cores);
+	free(shares);
+	free(hs);
+	free(name);
+	if (rc) {
+		for (int ci = 0; ci < o->cores; ci++)
+			lm_module_free(mods[ci]);
+		free(mods);
+		ls_gen_files_free(g.files, g.n_files);
+		return rc;
+	}
+	*mods_out = mods;
+	*files = g.files;
+	*n_files = g.n_files;
+	return 0;
+}
+
+int ls_gen_write(const ls_gen_opts *o, const char *out_dir, lm_error *err)
+{
+	lm_module **mods;
+	ls_gen_file *files;
+	int n_files;
+	int rc = ls_gen(o, out_dir, &mods, &files, &n_files, err);
+	if (rc)
+		return rc;
+	for (int c = 0; c < o->cores && !rc; c++) {
+		char *d = lm_dirname(mods[c]->path);
+		rc = lm_mkdirs(d, err);
+		free(d);
+		if (!rc)
+			rc = lm_module_save(mods[c], mods[c]->path, 1, err);
+	}
+	for (int i = 0; i < n_files && !rc; i++) {
+		char *p = lm_path_join(out_dir ? out_dir : ".", files[i].relpath);
+		rc = lm_write_file_atomic(p, files[i].bytes, files[i].len, err);
+		free(p);
+	}
+	for (int c = 0; c < o->cores; c++)
+		lm_module_free(mods[c]);
+	free(mods);
+	ls_gen_files_free(files, n_files);
+	return rc;
+}

@@ -1,0 +1,53 @@
+/*
+** gen.h -- the random multi-core program generator (SPEC 5, `lncsim gen`).
+**
+** A generated set is N per-core modules, race-free by construction, that
+** exercises every linker step: DMA loads through queues with semaphore
+** waits, matmul accumulation groups over several K tiles, PSUM evacuation
+** through Activation with and without bias, elementwise ops, cross-core
+** hand-offs through DRAM guarded by barriers, per-core barrier sets that
+** differ (unrenumbered ids collide), renumber:false barriers, external
+** inputs shared by several cores, name collisions across cores, const
+** tensors from .npy files, queue-instance switches. Same options, same bytes.
+*/
+#ifndef LNCSIM_GEN_H
+#define LNCSIM_GEN_H
+
+#include <stdint.h>
+#include "common.h"
+#include "module.h"
+
+typedef enum ls_gen_size { LS_GEN_SMALL = 0, LS_GEN_MEDIUM, LS_GEN_LARGE } ls_gen_size;
+
+typedef struct ls_gen_opts {
+	int cores;          /* 1..64 */
+	uint64_t seed;
+	ls_gen_size size;
+	const char *name;   /* set name; NULL: "gen<seed>" */
+	const char *arch;   /* NULL: "gen3" */
+} ls_gen_opts;
+
+/* Parse "small" / "medium" / "large"; -1 when unknown. */
+int ls_gen_size_parse(const char *s);
+
+/*
+** Generate a set in memory. *mods receives `cores` modules (caller frees
+** each with lm_module_free and the array with free). Each module's path is
+** "<out_dir>/<name>/nc<c>/sg0/def.json" (out_dir may be NULL: ".").
+** Const tensors are returned as files to write: *n_files pairs of
+** (relative path under out_dir, npy bytes); free with ls_gen_files_free.
+*/
+typedef struct ls_gen_file {
+	char *relpath;
+	char *bytes;
+	size_t len;
+} ls_gen_file;
+
+int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods,
+	   ls_gen_file **files, int *n_files, lm_error *err);
+void ls_gen_files_free(ls_gen_file *files, int n);
+
+/* Generate and write everything under out_dir (atomic file writes). */
+int ls_gen_write(const ls_gen_opts *o, const char *out_dir, lm_error *err);
+
+#endif

@@ -1,0 +1,872 @@
+/*
+** machine.c -- the machine of one run: per-core SBUF and PSUM, the DRAM
+** storages, and the prepared form of every module (SPEC 2.1, 2.2, 3.2).
+**
+** Preparation resolves every name once (semaphores, queues, instances,
+** functions, dependencies, barrier groups: to indices) and every tensor
+** operand to an ls_opnd byte pattern, so the run never looks a name up.
+**
+** DRAM is storage per allocation, not raw addresses: each root allocation
+** (neither alias_of nor remote_local_target) owns a storage; an alias_of
+** allocation shares its target's; a remote_local_target view shares the
+** storage of allocation `name` of the module of core `core`. When both the
+** view and the producer carry an allocated address, the addresses must be
+** equal (address identity). In a side-by-side run, an ExternalInput
+** declared by several modules is one storage (one host tensor).
+*/
+#include "common.h"
+#include "sim_int.h"
+#include "npy.h"
+#include "dtype.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static const char *S(const char *s)
+{
+	return s ? s : "";
+}
+
+static int smap_get(const lm_strmap *m, const char *k)
+{
+	void *v;
+	if (!k || !lm_strmap_get(m, k, &v))
+		return -1;
+	return (int)(intptr_t)v - 1;
+}
+
+static void smap_put(lm_strmap *m, const char *k, int i)
+{
+	lm_strmap_put(m, k, (void *)(intptr_t)(i + 1));
+}
+
+/* Engine index of an instruction (its field, else the opcode's home). */
+static int engine_index(const lm_inst *in)
+{
+	switch (in->engine) {
+	case LM_ENG_PE: return 0;
+	case LM_ENG_ACT: return 1;
+	case LM_ENG_DVE: return 2;
+	case LM_ENG_POOL: return 3;
+	case LM_ENG_SP: return 4;
+	default: break;
+	}
+	switch (in->op) {
+	case LM_OP_MATMULT: return 0;
+	case LM_OP_ACTIVATION: return 1;
+	case LM_OP_TENSORTENSOR: case LM_OP_TENSORSCALAR: case LM_OP_TENSORCOPY:
+	case LM_OP_MEMSET:
+		return 2;
+	case LM_OP_IOTA: case LM_OP_AFFINESELECT: case LM_OP_COREBARRIER:
+		return 3;
+	default:
+		return 4;
+	}
+}
+
+const char *ls_engine_name(int eng)
+{
+	static const char *const names[] = { "PE", "Activation", "DVE", "Pool",
+					     "SP" };
+	return eng >= 0 && eng < 5 ? names[eng] : "?";
+}
+
+void ls_where(const ls_machine *mc, int core, const ls_sinst *si, char *buf,
+	      size_t n)
+{
+	const ls_sfunc *f = &mc->fns[si->fn];
+	if (core < 0)
+		snprintf(buf, n, "host/function %s/instruction %s",
+			 S(f->f->name), S(si->in->name));
+	else
+		snprintf(buf, n, "core %d/function %s/instruction %s", core,
+			 S(f->f->name), S(si->in->name));
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+ls_core_mem *ls_core_memory(ls_machine *mc, int core)
+{
+	ls_core_mem *cm = &mc->mem[core];
+	if (!cm->sb) {
+		size_t sb = (size_t)LM_PARTITIONS * (size_t)mc->sb_part_bytes;
+		size_t ps = (size_t)LM_PARTITIONS * (size_t)mc->psum_part_bytes;
+		cm->sb = lm_xcalloc(sb, 1);
+		cm->sb_init = lm_xcalloc(sb, 1);
+		cm->psum = lm_xcalloc(ps, 1);
+		cm->psum_init = lm_xcalloc(ps, 1);
+	}
+	return cm;
+}
+
+void ls_bind(ls_machine *mc, int core, const ls_opnd *o, ls_view *v)
+{
+	v->o = o;
+	if (o->space == LS_SP_DRAM) {
+		ls_storage *s = &mc->storages[o->storage];
+		v->data = s->data + o->off;
+		v->init = s->init + o->off;
+	} else {
+		ls_core_mem *cm = ls_core_memory(mc, core);
+		if (o->space == LS_SP_SB) {
+			v->data = cm->sb + o->off;
+			v->init = cm->sb_init + o->off;
+		} else {
+			v->data = cm->psum + o->off;
+			v->init = cm->psum_init + o->off;
+		}
+	}
+}
+
+void ls_describe_byte(ls_machine *mc, int core, const ls_opnd *o,
+		      const uint8_t *p, char *buf, size_t n)
+{
+	if (o->space == LS_SP_DRAM) {
+		ls_storage *s = &mc->storages[o->storage];
+		int64_t off = p - s->data;
+		int64_t es = o->alloc_esize > 0 ? o->alloc_esize : 1;
+		snprintf(buf, n, "'%s' (DRAM storage '%s', element %lld, byte "
+			 "%lld)", S(o->alloc), S(s->name),
+			 (long long)(off / es), (long long)off);
+	} else {
+		ls_core_mem *cm = ls_core_memory(mc, core);
+		int is_sb = o->space == LS_SP_SB;
+		int64_t pb = is_sb ? mc->sb_part_bytes : mc->psum_part_bytes;
+		int64_t off = p - (is_sb ? cm->sb : cm->psum);
+		snprintf(buf, n, "'%s' (%s partition %lld, byte %lld)",
+			 S(o->alloc), is_sb ? "SB" : "PSUM",
+			 (long long)(off / pb), (long long)(off % pb));
+	}
+}
+
+/* ---- operands ----------------------------------------------------------- */
+
+/*
+** Resolve one operand of module mi. Problems the verifier does not rule
+** out (an opaque operand kind, too many dimensions) become a fault message
+** reported when the instruction is reached.
+*/
+static void prep_opnd(ls_machine *mc, int mi, const lm_arg *a, ls_opnd *o,
+		      char **fault)
+{
+	ls_smod *sm = &mc->mods[mi];
+	const lm_alloc *al;
+	const lm_memloc *loc;
+	int64_t st[64], nm[64];
+	int nd = 0;
+
+	memset(o, 0, sizeof *o);
+	if (a->kind == LM_ARG_IMM)
+		return; /* space NONE: an immediate */
+	if (a->kind != LM_ARG_PHYSICAL_AP) {
+		if (!*fault)
+			*fault = lm_xasprintf("operand kind is not supported "
+					      "by the simulator (only "
+					      "physical_ap)");
+		return;
+	}
+	al = lm_strmap_lookup(&sm->allocs, a->memsetref);
+	loc = al ? lm_alloc_find_memloc(al, a->memref) : NULL;
+	if (!al || !loc || a->n_ap < 1 || a->n_ap > 64) {
+		if (!*fault)
+			*fault = lm_xasprintf("operand '%s' does not resolve",
+					      S(a->memsetref));
+		return;
+	}
+	o->dtype = a->dtype;
+	o->esize = lm_dtype_size(a->dtype);
+	o->alloc = al->name;
+	o->alloc_esize = lm_dtype_size(al->dtype);
+	o->count = lm_arg_count(a);
+	o->parts = a->ap[0].num;
+	o->free = o->parts > 0 ? o->count / o->parts : 0;
+	if (lm_memtype_is_dram(loc->type)) {
+		o->space = LS_SP_DRAM;
+		o->storage = smap_get(&sm->storages, al->name);
+		o->off = a->offset * o->esize;
+		for (int i = 0; i < a->n_ap; i++) {
+			st[nd] = a->ap[i].step * o->esize;
+			nm[nd++] = a->ap[i].num;
+		}
+		if (o->storage < 0) {
+			o->space = LS_SP_NONE;
+			if (!*fault)
+				*fault = lm_xasprintf("DRAM allocation '%s' has no "
+					      "storage", S(al->name));
+			return;
+		}
+	} else {
+		int64_t pb;
+		o->space = loc->type == LM_MT_SB ? LS_SP_SB : LS_SP_PSUM;
+		pb = o->space == LS_SP_SB ? mc->sb_part_bytes
+					  : mc->psum_part_bytes;
+		o->off = (loc->base + a->start_partition) * pb + loc->addr +
+			 a->offset * o->esize;
+		st[nd] = pb;
+		nm[nd++] = a->ap[0].num;
+		for (int i = 1; i < a->n_ap; i++) {
+			st[nd] = a->ap[i].step * o->esize;
+			nm[nd++] = a->ap[i].num;
+		}
+	}
+	/* Drop unit dimensions, merge contiguous neighbours. */
+	for (int i = 0; i < nd; i++) {
+		if (nm[i] == 1 && nd > 1) {
+			memmove(&st[i], &st[i + 1], (size_t)(nd - i - 1) * 8);
+			memmove(&nm[i], &nm[i + 1], (size_t)(nd - i - 1) * 8);
+			nd--;
+			i--;
+		}
+	}
+	for (int i = nd - 1; i > 0; i--) {
+		if (st[i - 1] == st[i] * nm[i]) {
+			nm[i - 1] *= nm[i];
+			st[i - 1] = st[i];
+			memmove(&st[i], &st[i + 1], (size_t)(nd - i - 1) * 8);
+			memmove(&nm[i], &nm[i + 1], (size_t)(nd - i - 1) * 8);
+			nd--;
+		}
+	}
+	if (nd > LS_MAX_DIMS) {
+		o->space = LS_SP_NONE;
+		if (!*fault)
+			*fault = lm_xasprintf("access pattern of '%s' has %d "
+					      "non-contiguous dimensions (the "
+					      "simulator handles %d)",
+					      S(al->name), nd, LS_MAX_DIMS);
+		return;
+	}
+	o->ndim = nd;
+	memcpy(o->stride, st, (size_t)nd * 8);
+	memcpy(o->num, nm, (size_t)nd * 8);
+}
+
+/* ---- registration ------------------------------------------------------- */
+
+static int add_group(ls_machine *mc, const char *name)
+{
+	int g = smap_get(&mc->group_index, name);
+	if (g >= 0)
+		return g;
+	lm_grow(&mc->groups, &mc->cap_groups, mc->n_groups + 1,
+		sizeof *mc->groups);
+	mc->groups[mc->n_groups] = lm_xstrdup(name);
+	smap_put(&mc->group_index, mc->groups[mc->n_groups], mc->n_groups);
+	return mc->n_groups++;
+}
+
+/* Semaphores, queues and instances of module mi. */
+static void register_sync(ls_machine *mc, int mi)
+{
+	ls_smod *sm = &mc->mods[mi];
+	const lm_module *m = sm->m;
+	sm->sem_base = mc->n_sems;
+	sm->n_sems = m->n_semaphores;
+	for (int i = 0; i < m->n_semaphores; i++) {
+		lm_grow(&mc->sems, &mc->cap_sems, mc->n_sems + 1,
+			sizeof *mc->sems);
+		mc->sems[mc->n_sems].name = m->semaphores[i].name;
+		mc->sems[mc->n_sems].mod = mi;
+		mc->sems[mc->n_sems].value = m->semaphores[i].init;
+		smap_put(&sm->sems, m->semaphores[i].name, mc->n_sems);
+		mc->n_sems++;
+	}
+	sm->queue_base = mc->n_queues;
+	sm->n_queues = m->n_queues;
+	for (int i = 0; i < m->n_queues; i++) {
+		const lm_queue *q = &m->queues[i];
+		ls_squeue *sq;
+		lm_grow(&mc->queues, &mc->cap_queues, mc->n_queues + 1,
+			sizeof *mc->queues);
+		sq = &mc->queues[mc->n_queues];
+		memset(sq, 0, sizeof *sq);
+		sq->name = q->name;
+		sq->mod = mi;
+		sq->n_inst = q->n_instances;
+		sq->insts = lm_xcalloc((size_t)q->n_instances + 1, sizeof(int));
+		for (int j = 0; j < q->n_instances; j++) {
+			ls_sqinst *qi;
+			lm_grow(&mc->qinsts, &mc->cap_qinsts, mc->n_qinsts + 1,
+				sizeof *mc->qinsts);
+			qi = &mc->qinsts[mc->n_qinsts];
+			memset(qi, 0, sizeof *qi);
+			qi->name = q->instances[j].name;
+			qi->queue = mc->n_queues;
+			qi->sem = smap_get(&sm->sems, q->instances[j].semaphore);
+			smap_put(&sm->qinsts, qi->name, mc->n_qinsts);
+			sq->insts[j] = mc->n_qinsts++;
+		}
+		smap_put(&sm->queues, q->name, mc->n_queues);
+		mc->n_queues++;
+	}
+}
+
+static int is_dram_alloc(const lm_alloc *a)
+{
+	for (int i = 0; i < a->n_memlocs; i++)
+		if (lm_memtype_is_dram(a->memlocs[i].type))
+			return 1;
+	return 0;
+}
+
+/* Bytes a DRAM allocation needs: its tensor, or its memory location. */
+static int64_t alloc_bytes(const lm_alloc *a)
+{
+	int64_t b = lm_alloc_elems(a) * lm_dtype_size(a->dtype);
+	for (int i = 0; i < a->n_memlocs; i++) {
+		int64_t lb = 1;
+		if (a->memlocs[i].n_dims == 0)
+			continue;
+		for (int j = 0; j < a->memlocs[i].n_dims; j++)
+			lb *= a->memlocs[i].dims[j];
+		if (lb > b)
+			b = lb;
+	}
+	return b;
+}
+
+static int new_storage(ls_machine *mc, int mi, const lm_alloc *a)
+{
+	ls_storage *s;
+	lm_grow(&mc->storages, &mc->cap_storages, mc->n_storages + 1,
+		sizeof *mc->storages);
+	s = &mc->storages[mc->n_storages];
+	memset(s, 0, sizeof *s);
+	s->name = a->name;
+	s->mod = mi;
+	s->alloc = a;
+	s->bytes = alloc_bytes(a);
+	s->data = lm_xcalloc((size_t)s->bytes + 1, 1);
+	s->init = lm_xcalloc((size_t)s->bytes + 1, 1);
+	return mc->n_storages++;
+}
+
+/* The first allocated memory location's address, or -1. */
+static int64_t alloc_addr(const lm_alloc *a)
+{
+	for (int i = 0; i < a->n_memlocs; i++)
+		if (a->memlocs[i].allocated)
+			return a->memlocs[i].addr;
+	return -1;
+}
+
+/* Module of core c, or -1. */
+static int module_of_core(const ls_machine *mc, int64_t c)
+{
+	for (int i = 0; i < mc->n_mods; i++)
+		if (mc->mods[i].core == c)
+			return i;
+	return -1;
+}
+
+/*
+** Storage of allocation a of module mi, resolving views (depth-bounded).
+** Returns the storage index or fills err.
+*/
+static int resolve_storage(ls_machine *mc, int mi, const lm_alloc *a,
+			   int depth, lm_error *err)
+{
+	ls_smod *sm = &mc->mods[mi];
+	int s = smap_get(&sm->storages, a->name);
+	if (s >= 0)
+		return s;
+	if (depth > 64)
+		return lm_err(err, sm->path, a->name, "alias_of / "
+			      "remote_local_target chain is too long or "
+			      "cyclic");
+	if (a->alias_of) {
+		const lm_alloc *t = lm_strmap_lookup(&sm->allocs, a->alias_of);
+		if (!t)
+			return lm_err(err, sm->path, a->name, "alias_of '%s' "
+				      "names no allocation", a->alias_of);
+		s = resolve_storage(mc, mi, t, depth + 1, err);
+		if (s < 0)
+			return s;
+	} else if (a->has_remote) {
+		int pm = module_of_core(mc, a->remote_core);
+		const lm_alloc *t;
+		int64_t va, pa;
+		if (pm < 0)
+			return lm_errc(err, LM_EINPUT, sm->path, a->name,
+				       "remote_local_target names allocation "
+				       "'%s' of core %lld, which is not part "
+				       "of this run", S(a->remote_name),
+				       (long long)a->remote_core);
+		t = lm_strmap_lookup(&mc->mods[pm].allocs, a->remote_name);
+		if (!t || !is_dram_alloc(t))
+			return lm_err(err, sm->path, a->name,
+				      "remote_local_target '%s' is not a DRAM "
+				      "allocation of core %lld",
+				      S(a->remote_name),
+				      (long long)a->remote_core);
+		va = alloc_addr(a);
+		pa = alloc_addr(t);
+		if (va >= 0 && pa >= 0 && va != pa)
+			return lm_err(err, sm->path, a->name, "address identity "
+				      "violated: view '%s' has addr %lld but "
+				      "its producer '%s' of core %lld has "
+				      "addr %lld", a->name, (long long)va,
+				      t->name, (long long)a->remote_core,
+				      (long long)pa);
+		s = resolve_storage(mc, pm, t, depth + 1, err);
+		if (s < 0)
+			return s;
+	} else {
+		return lm_errc(err, LM_EINTERNAL, sm->path, a->name,
+			       "root allocation without storage");
+	}
+	if (alloc_bytes(a) > mc->storages[s].bytes)
+		return lm_err(err, sm->path, a->name, "view needs %lld bytes "
+			      "but its storage '%s' has %lld",
+			      (long long)alloc_bytes(a), mc->storages[s].name,
+			      (long long)mc->storages[s].bytes);
+	smap_put(&sm->storages, a->name, s);
+	return s;
+}
+
+/* Fill storage s from a host tensor or .npy contents. */
+static void fill_storage(ls_storage *s, const void *data, int64_t bytes)
+{
+	if (bytes > s->bytes)
+		bytes = s->bytes;
+	memcpy(s->data, data, (size_t)bytes);
+	memset(s->init, 1, (size_t)bytes);
+}
+
+/* Load a Const allocation's .npy file (relative to the module's dir). */
+static int load_const(ls_machine *mc, int mi, int s, lm_error *err)
+{
+	ls_smod *sm = &mc->mods[mi];
+	ls_storage *st = &mc->storages[s];
+	const lm_alloc *a = st->alloc;
+	lm_npy arr;
+	char *path;
+	int rc;
+	void *buf;
+
+	if (!a->file || !*a->file)
+		return lm_err(err, sm->path, a->name, "Const allocation has no "
+			      "file");
+	path = lm_path_join(sm->m->dir ? sm->m->dir : ".", a->file);
+	rc = lm_npy_read(path, &arr, err);
+	if (rc) {
+		free(path);
+		return rc;
+	}
+	if (arr.count != lm_alloc_elems(a)) {
+		rc = lm_err(err, path, a->name, "Const file has %lld elements, "
+			    "the allocation %lld", (long long)arr.count,
+			    (long long)lm_alloc_elems(a));
+		goto done;
+	}
+	buf = lm_xmalloc((size_t)arr.count * (size_t)lm_dtype_size(a->dtype) +
+			 1);
+	rc = lm_npy_convert(&arr, a->dtype, buf, path, err);
+	if (rc == 0)
+		fill_storage(st, buf, arr.count * lm_dtype_size(a->dtype));
+	free(buf);
+done:
+	lm_npy_free(&arr);
+	free(path);
+	return rc;
+}
+
+/* Bind an external input storage to its host tensor. */
+static int bind_input(ls_machine *mc, int s, const ls_tensors *inputs,
+		      lm_error *err)
+{
+	ls_storage *st = &mc->storages[s];
+	const lm_alloc *a = st->alloc;
+	const char *path = mc->mods[st->mod].path;
+	ls_tensor *t = inputs ? ls_tensors_find(inputs, a->name) : NULL;
+	int64_t n = lm_alloc_elems(a);
+	int es = lm_dtype_size(a->dtype);
+
+	if (!t)
+		return lm_err(err, path, a->name, "missing input '%s'",
+			      a->name);
+	if (t->count != n)
+		return lm_err(err, path, a->name, "input '%s' has %lld "
+			      "elements, the allocation %lld", a->name,
+			      (long long)t->count, (long long)n);
+	if (t->dtype == a->dtype) {
+		fill_storage(st, t->data, n * es);
+	} else if (t->dtype == LM_DT_FLOAT32 && lm_dtype_is_float(a->dtype)) {
+		uint8_t *buf = lm_xmalloc((size_t)(n * es) + 1);
+		ls_f32_to_dtype(a->dtype, t->data, buf, n);
+		fill_storage(st, buf, n * es);
+		free(buf);
+	} else {
+		return lm_err(err, path, a->name, "input '%s' is %s, the "
+			      "allocation %s", a->name,
+			      lm_dtype_name(t->dtype), lm_dtype_name(a->dtype));
+	}
+	return 0;
+}
+
+/* All DRAM storages: roots, shared inputs, views, inputs, consts. */
+static int setup_storages(ls_machine *mc, const ls_tensors *inputs,
+			  lm_error *err)
+{
+	lm_strmap in_by_name, out_by_name;
+	int rc = 0;
+
+	lm_strmap_init(&in_by_name);
+	lm_strmap_init(&out_by_name);
+	for (int mi = 0; mi < mc->n_mods && !rc; mi++) {
+		ls_smod *sm = &mc->mods[mi];
+		for (int f = 0; f < sm->m->n_functions && !rc; f++) {
+			const lm_function *fn = &sm->m->functions[f];
+			for (int i = 0; i < fn->n_allocs && !rc; i++) {
+				const lm_alloc *a = &fn->allocs[i];
+				int s;
+				if (!is_dram_alloc(a) || a->alias_of ||
+				    a->has_remote)
+					continue;
+				if (lm_tensorkind_is_ext_input(a->kind)) {
+					s = smap_get(&in_by_name, a->name);
+					if (s >= 0) {
+						const lm_alloc *o =
+							mc->storages[s].alloc;
+						int same = o->dtype == a->dtype &&
+							lm_alloc_elems(o) ==
+							lm_alloc_elems(a);
+						if (!same)
+							rc = lm_err(err, sm->path,
+								a->name,
+								"external input "
+								"'%s' is declared "
+								"with another "
+								"dtype or shape "
+								"by %s", a->name,
+								mc->mods[mc->storages[s].mod].path);
+						else
+							smap_put(&sm->storages,
+								 a->name, s);
+						continue;
+					}
+					s = new_storage(mc, mi, a);
+					mc->storages[s].is_input = 1;
+					smap_put(&in_by_name, a->name, s);
+				} else {
+					s = new_storage(mc, mi, a);
+				}
+				smap_put(&sm->storages, a->name, s);
+				if (lm_tensorkind_is_ext_output(a->kind)) {
+					int o = smap_get(&out_by_name, a->name);
+					if (o >= 0) {
+						rc = lm_err(err, sm->path,
+							    a->name, "external "
+							    "output '%s' is "
+							    "also declared by "
+							    "%s", a->name,
+							    mc->mods[mc->storages[o].mod].path);
+						continue;
+					}
+					smap_put(&out_by_name, a->name, s);
+					mc->storages[s].is_output = 1;
+				}
+				if (a->kind == LM_TK_CONST)
+					rc = load_const(mc, mi, s, err);
+			}
+		}
+	}
+	for (int mi = 0; mi < mc->n_mods && !rc; mi++) {
+		ls_smod *sm = &mc->mods[mi];
+		for (int f = 0; f < sm->m->n_functions && !rc; f++) {
+			const lm_function *fn = &sm->m->functions[f];
+			for (int i = 0; i < fn->n_allocs && !rc; i++)
+				if (is_dram_alloc(&fn->allocs[i]) &&
+				    resolve_storage(mc, mi, &fn->allocs[i], 0,
+						    err) < 0)
+					rc = err->code ? err->code : LM_EINPUT;
+		}
+	}
+	for (int s = 0; s < mc->n_storages && !rc; s++)
+		if (mc->storages[s].is_input)
+			rc = bind_input(mc, s, inputs, err);
+	lm_strmap_free(&in_by_name);
+	lm_strmap_free(&out_by_name);
+	return rc;
+}
+
+/* ---- functions ---------------------------------------------------------- */
+
+static void count_insts(const lm_block *bs, int nb, int *n)
+{
+	for (int b = 0; b < nb; b++)
+		*n += bs[b].n_insts;
+}
+
+/* Prepare one instruction of function fi (module mi). */
+static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
+		      ls_sinst *si)
+{
+	ls_smod *sm = &mc->mods[mi];
+	ls_sfunc *sf = &mc->fns[fi];
+
+	memset(si, 0, sizeof *si);
+	si->in = in;
+	si->op = in->op;
+	si->fn = fi;
+	si->eng = engine_index(in);
+	si->queue = si->qinst = si->target = si->group = -1;
+	si->n_ins = in->n_ins;
+	si->n_outs = in->n_outs;
+	si->ins = lm_xcalloc((size_t)in->n_ins + 1, sizeof *si->ins);
+	si->outs = lm_xcalloc((size_t)in->n_outs + 1, sizeof *si->outs);
+	if (in->op != LM_OP_LOOP && in->op != LM_OP_NKIKLIRKERNEL &&
+	    in->op != LM_OP_BIRKERNEL && in->op != LM_OP_OTHER &&
+	    in->op != LM_OP_NKIKERNEL) {
+		for (int i = 0; i < in->n_ins; i++)
+			prep_opnd(mc, mi, &in->ins[i], &si->ins[i], &si->fault);
+		for (int i = 0; i < in->n_outs; i++)
+			prep_opnd(mc, mi, &in->outs[i], &si->outs[i],
+				  &si->fault);
+	}
+	si->n_deps = in->n_deps;
+	si->deps = lm_xcalloc((size_t)in->n_deps + 1, sizeof(int));
+	for (int i = 0; i < in->n_deps; i++) {
+		si->deps[i] = smap_get(&sf->index, in->deps[i]);
+		if (si->deps[i] < 0 && !si->fault)
+			si->fault = lm_xasprintf("dependency '%s' is not an "
+						 "instruction the simulator "
+						 "runs in this function",
+						 S(in->deps[i]));
+	}
+	si->n_wait = in->n_wait;
+	si->wait_sem = lm_xcalloc((size_t)in->n_wait + 1, sizeof(int));
+	si->wait_val = lm_xcalloc((size_t)in->n_wait + 1, sizeof(int64_t));
+	for (int i = 0; i < in->n_wait; i++) {
+		si->wait_sem[i] = smap_get(&sm->sems, in->wait[i].semaphore);
+		si->wait_val[i] = in->wait[i].value;
+	}
+	si->n_signal = in->n_signal;
+	si->signal_sem = lm_xcalloc((size_t)in->n_signal + 1, sizeof(int));
+	for (int i = 0; i < in->n_signal; i++)
+		si->signal_sem[i] = smap_get(&sm->sems, in->signal[i]);
+	if (in->queue)
+		si->queue = smap_get(&sm->queues, in->queue);
+	if (in->op == LM_OP_SWITCHQUEUE)
+		si->qinst = smap_get(&sm->qinsts, in->instance_name);
+	if (in->op == LM_OP_CALL)
+		si->target = smap_get(&sm->funcs, in->target);
+	if (in->op == LM_OP_NKIKERNEL)
+		si->target = smap_get(&sm->funcs, in->func);
+	if (in->op == LM_OP_COREBARRIER)
+		si->group = add_group(mc, in->group ? in->group : S(in->name));
+	for (int i = 0; i < si->n_wait; i++)
+		if (si->wait_sem[i] < 0 && !si->fault)
+			si->fault = lm_xasprintf("wait semaphore '%s' is unknown",
+						 S(in->wait[i].semaphore));
+	for (int i = 0; i < si->n_signal; i++)
+		if (si->signal_sem[i] < 0 && !si->fault)
+			si->fault = lm_xasprintf("signal semaphore '%s' is "
+						 "unknown", S(in->signal[i]));
+	if (lm_opcode_is_dma(in->op) && si->queue < 0 && !si->fault)
+		si->fault = lm_xasprintf("queue '%s' is unknown", S(in->queue));
+	ls_cost_prepare(mc->arch, si);
+}
+
+/* Flatten and prepare the functions of module mi. */
+static void prep_functions(ls_machine *mc, int mi)
+{
+	ls_smod *sm = &mc->mods[mi];
+	for (int f = 0; f < sm->m->n_functions; f++) {
+		const lm_function *fn = &sm->m->functions[f];
+		ls_sfunc *sf = &mc->fns[sm->fn_base + f];
+		int n = 0, k = 0;
+		count_insts(fn->blocks, fn->n_blocks, &n);
+		sf->n = n;
+		sf->insts = lm_xcalloc((size_t)n + 1, sizeof *sf->insts);
+		for (int b = 0; b < fn->n_blocks; b++)
+			for (int i = 0; i < fn->blocks[b].n_insts; i++)
+				if (fn->blocks[b].insts[i].name)
+					smap_put(&sf->index,
+						 fn->blocks[b].insts[i].name,
+						 k++);
+				else
+					k++;
+		k = 0;
+		for (int b = 0; b < fn->n_blocks; b++)
+			for (int i = 0; i < fn->blocks[b].n_insts; i++)
+				prep_inst(mc, mi, sm->fn_base + f,
+					  &fn->blocks[b].insts[i],
+					  &sf->insts[k++]);
+	}
+}
+
+/* ---- the machine -------------------------------------------------------- */
+
+int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
+		   const ls_tensors *inputs, lm_error *err)
+{
+	ls_machine *mc;
+	int rc = 0;
+
+	*out = NULL;
+	if (n_mods < 1)
+		return lm_err(err, "", "", "no module to run");
+	mc = lm_xcalloc(1, sizeof *mc);
+	lm_strmap_init(&mc->group_index);
+	mc->arch = lm_arch_get(mods[0]->arch);
+	if (!mc->arch) {
+		rc = lm_err(err, mods[0]->path, "module", "unknown arch '%s'",
+			    S(mods[0]->arch));
+		goto fail;
+	}
+	mc->sb_part_bytes = mc->arch->sbuf_bytes;
+	mc->psum_part_bytes = mc->arch->psum_bytes;
+	mc->n_mods = n_mods;
+	mc->mods = lm_xcalloc((size_t)n_mods, sizeof *mc->mods);
+	for (int mi = 0; mi < n_mods; mi++) {
+		ls_smod *sm = &mc->mods[mi];
+		const lm_module *m = mods[mi];
+		sm->m = m;
+		sm->path = m->path && *m->path ? m->path : lm_module_display_name(m);
+		sm->core = lm_module_core_id(m);
+		lm_strmap_init(&sm->sems);
+		lm_strmap_init(&sm->queues);
+		lm_strmap_init(&sm->qinsts);
+		lm_strmap_init(&sm->funcs);
+		lm_strmap_init(&sm->storages);
+		lm_strmap_init(&sm->allocs);
+		if (lm_arch_get(m->arch) != mc->arch) {
+			rc = lm_err(err, sm->path, "module", "arch '%s' differs "
+				    "from '%s' of %s", S(m->arch),
+				    mc->arch->name, mc->mods[0].path);
+			goto fail;
+		}
+		if (sm->core < 0 || sm->core >= LS_MAX_CORES) {
+			rc = lm_err(err, sm->path, "module", "neuron_core_id "
+				    "%lld is outside [0, %d)",
+				    (long long)sm->core, LS_MAX_CORES);
+			goto fail;
+		}
+		for (int j = 0; j < mi && n_mods > 1; j++)
+			if (mc->mods[j].core == sm->core) {
+				rc = lm_err(err, sm->path, "module", "core %lld "
+					    "is also the core of %s",
+					    (long long)sm->core,
+					    mc->mods[j].path);
+				goto fail;
+			}
+		register_sync(mc, mi);
+		sm->fn_base = mc->n_fns;
+		sm->n_fns = m->n_functions;
+		for (int f = 0; f < m->n_functions; f++) {
+			const lm_function *fn = &m->functions[f];
+			ls_sfunc *sf;
+			lm_grow(&mc->fns, &mc->cap_fns, mc->n_fns + 1,
+				sizeof *mc->fns);
+			sf = &mc->fns[mc->n_fns];
+			memset(sf, 0, sizeof *sf);
+			sf->f = fn;
+			sf->mod = mi;
+			sf->core = fn->has_core_id ? fn->neuron_core_id : -1;
+			sf->is_dispatcher = fn->kind == LM_FK_DISPATCHER;
+			lm_strmap_init(&sf->index);
+			smap_put(&sm->funcs, fn->name, mc->n_fns);
+			mc->n_fns++;
+			for (int i = 0; i < fn->n_allocs; i++)
+				lm_strmap_put(&sm->allocs, fn->allocs[i].name,
+					      (void *)&fn->allocs[i]);
+		}
+	}
+	if ((rc = setup_storages(mc, inputs, err)) != 0)
+		goto fail;
+	for (int mi = 0; mi < n_mods; mi++)
+		prep_functions(mc, mi);
+	*out = mc;
+	return 0;
+fail:
+	ls_machine_free(mc);
+	return rc;
+}
+
+void ls_machine_free(ls_machine *mc)
+{
+	if (!mc)
+		return;
+	for (int f = 0; f < mc->n_fns; f++) {
+		ls_sfunc *sf = &mc->fns[f];
+		for (int i = 0; i < sf->n; i++) {
+			ls_sinst *si = &sf->insts[i];
+			free(si->ins);
+			free(si->outs);
+			free(si->deps);
+			free(si->wait_sem);
+			free(si->wait_val);
+			free(si->signal_sem);
+			free(si->fault);
+		}
+		free(sf->insts);
+		lm_strmap_free(&sf->index);
+	}
+	free(mc->fns);
+	for (int mi = 0; mi < mc->n_mods; mi++) {
+		ls_smod *sm = &mc->mods[mi];
+		lm_strmap_free(&sm->sems);
+		lm_strmap_free(&sm->queues);
+		lm_strmap_free(&sm->qinsts);
+		lm_strmap_free(&sm->funcs);
+		lm_strmap_free(&sm->storages);
+		lm_strmap_free(&sm->allocs);
+		free(sm->slot_id);
+		free(sm->slot_group);
+		free(sm->slot_inst_fn);
+		free(sm->slot_inst_idx);
+	}
+	free(mc->mods);
+	free(mc->sems);
+	for (int q = 0; q < mc->n_queues; q++)
+		free(mc->queues[q].insts);
+	free(mc->queues);
+	free(mc->qinsts);
+	for (int s = 0; s < mc->n_storages; s++) {
+		free(mc->storages[s].data);
+		free(mc->storages[s].init);
+	}
+	free(mc->storages);
+	for (int g = 0; g < mc->n_groups; g++)
+		free(mc->groups[g]);
+	free(mc->groups);
+	lm_strmap_free(&mc->group_index);
+	for (int c = 0; c < LS_MAX_CORES; c++) {
+		free(mc->mem[c].sb);
+		free(mc->mem[c].sb_init);
+		free(mc->mem[c].psum);
+		free(mc->mem[c].psum_init);
+	}
+	free(mc);
+}
+
+int ls_collect_outputs(ls_machine *mc, ls_tensors *out, lm_error *err)
+{
+	(void)err;
+	for (int s = 0; s < mc->n_storages; s++) {
+		ls_storage *st = &mc->storages[s];
+		const lm_alloc *a = st->alloc;
+		int64_t shape[8], n = lm_alloc_elems(a);
+		int nd = a->n_shape > 8 ? 8 : a->n_shape;
+		int64_t bytes = n * lm_dtype_size(a->dtype);
+		uint8_t *buf;
+		if (!st->is_output)
+			continue;
+		for (int i = 0; i < nd; i++)
+			shape[i] = a->tensor_shape[i];
+		if (a->n_shape > 8) { /* fold extra dims into the last */
+			for (int i = 8; i < a->n_shape; i++)
+				shape[7] *= a->tensor_shape[i];
+		}
+		buf = lm_xmalloc((size_t)bytes + 1);
+		for (int64_t i = 0; i < bytes && i < st->bytes; i++)
+			buf[i] = st->init[i] ? st->data[i] : 0xff;
+		ls_tensors_add(out, a->name, a->dtype, shape, nd, buf);
+		free(buf);
+	}
+	return 0;
+}

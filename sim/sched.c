@@ -1,0 +1,975 @@
+/*
+** sched.c -- the event scheduler (SPEC 3.2 - 3.5) and the two entry
+** points ls_run / ls_run_multi.
+**
+** Time is integer picoseconds. Each core has five in-order engine streams
+** (PE, Activation, DVE, Pool, SP). Launching a function walks it in program
+** order and appends each instruction to its engine's stream (stopping at
+** the first Return); the walk also applies SwitchQueueInstance to the
+** core's active queue instances and binds each DMA to the instance active
+** at its place in program order. An engine starts its head instruction when
+** its previous one finished, every dependency completed and every wait
+** holds; the semantics (exec.c) read memory then, and the staged write is
+** committed when the instruction completes. A DMA frees its issuing engine
+** after the issue cost and completes when its transfer ends; transfers of
+** one queue instance share its bandwidth and complete in FIFO order.
+** CoreBarrier arrivals are matched by group across cores; the id slot
+** tables (one per module) catch collisions. A run ends when no event is
+** left: anything still queued then is a deadlock.
+**
+** The scheduler knows opcode semantics only through ls_exec_start /
+** ls_exec_commit, and costs only through the prepared cycles (cost.c).
+*/
+#include "common.h"
+#include "sim_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { EV_ENG = 0, EV_DMA, EV_BAR };
+
+typedef struct event {
+	int64_t t;
+	uint64_t key;
+	int kind, a, b;
+} event;
+
+/* A launched function on a core. */
+typedef struct act {
+	int fn, core;
+	uint8_t *done;
+	int *qinst;     /* DMA: the instance bound at walk time */
+	int remaining;
+} act;
+
+typedef struct item {
+	int act, idx;
+} item;
+
+typedef struct engine {
+	item *q;
+	int head, n, cap;
+	int busy;
+	item cur;
+	int cur_completes;   /* engine-done completes the instruction */
+	int is_blocked;
+	int64_t block_since;
+	int block_on_sem;
+	ls_pending pend;
+} engine;
+
+typedef struct core {
+	int used;
+	engine eng[LS_ENGINES];
+	int *active;         /* per global queue: active instance */
+	ls_core_stats st;
+} core;
+
+typedef struct dma {
+	int act, idx, core, qinst, next_free;
+	int64_t start;
+	ls_pending pend;
+} dma;
+
+typedef struct arrival {
+	int core, eng, act, idx, mod;
+	int64_t t;
+} arrival;
+
+typedef struct group {
+	int n_cores;
+	int64_t cores[LS_MAX_CORES];
+	int first_act, first_idx;
+	int n_arr;
+	arrival arr[LS_MAX_CORES];
+	uint64_t arrived;
+	int released;
+} group;
+
+typedef struct sim {
+	ls_machine *mc;
+	ls_options opt;
+	lm_error *err;
+	int rc;
+	core cores[LS_MAX_CORES];
+	act *acts;
+	int n_acts, cap_acts;
+	dma *dmas;
+	int n_dmas, cap_dmas, free_dma;
+	group *groups;
+	event *heap;
+	int nh, cap_h;
+	uint64_t seq;
+	int64_t now, last;
+	int64_t n_instr;
+	int *blocked;        /* core * LS_ENGINES + eng */
+	int n_blocked, cap_blocked;
+	int dirty;
+	ls_exec x;
+	ls_trace trace;
+	int tracing;
+	ls_matmul_rec *mm;
+	int n_mm, cap_mm;
+} sim;
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static uint64_t mix64(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* A latency under the run's perturbation: up to +50%, seeded. */
+static int64_t perturb(sim *s, int64_t d)
+{
+	uint64_t h;
+	if (!s->opt.perturb_seed || d <= 0)
+		return d;
+	h = mix64(s->opt.perturb_seed ^ mix64(s->seq * 2 + 1));
+	return d + (int64_t)((double)d * (double)(h % 1024) / 2048.0);
+}
+
+static const char *S(const char *x)
+{
+	return x ? x : "";
+}
+
+static ls_sinst *sinst_of(sim *s, item it)
+{
+	act *a = &s->acts[it.act];
+	return &s->mc->fns[a->fn].insts[it.idx];
+}
+
+static const char *path_of(sim *s, const ls_sinst *si)
+{
+	return s->mc->mods[s->mc->fns[si->fn].mod].path;
+}
+
+/* An LM_ECHECK error at instruction si on core c. */
+static int LM_PRINTF(4, 5) fail_at(sim *s, int c, const ls_sinst *si,
+				   const char *fmt, ...)
+{
+	char where[512], what[800];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	ls_where(s->mc, c, si, where, sizeof where);
+	s->rc = lm_errc(s->err, LM_ECHECK, path_of(s, si), where, "%s", what);
+	return s->rc;
+}
+
+/* ---- the event heap ----------------------------------------------------- */
+
+static int ev_less(const event *a, const event *b)
+{
+	return a->t < b->t || (a->t == b->t && a->key < b->key);
+}
+
+static void push(sim *s, int64_t t, int kind, int a, int b)
+{
+	event e;
+	int i;
+	e.t = t;
+	e.key = s->opt.perturb_seed ? mix64(s->opt.perturb_seed + s->seq)
+				    : s->seq;
+	s->seq++;
+	e.kind = kind;
+	e.a = a;
+	e.b = b;
+	lm_grow(&s->heap, &s->cap_h, s->nh + 1, sizeof *s->heap);
+	i = s->nh++;
+	while (i > 0) {
+		int p = (i - 1) / 2;
+		if (!ev_less(&e, &s->heap[p]))
+			break;
+		s->heap[i] = s->heap[p];
+		i = p;
+	}
+	s->heap[i] = e;
+}
+
+static event pop(sim *s)
+{
+	event top = s->heap[0], last = s->heap[--s->nh];
+	int i = 0;
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, m = i;
+		const event *mv = &last;
+		if (l < s->nh && ev_less(&s->heap[l], mv)) {
+			m = l;
+			mv = &s->heap[l];
+		}
+		if (r < s->nh && ev_less(&s->heap[r], mv))
+			m = r;
+		if (m == i)
+			break;
+		s->heap[i] = s->heap[m];
+		i = m;
+	}
+	if (s->nh > 0)
+		s->heap[i] = last;
+	return top;
+}
+
+/* ---- cores, launches ---------------------------------------------------- */
+
+static core *use_core(sim *s, int c)
+{
+	core *k = &s->cores[c];
+	if (!k->used) {
+		k->used = 1;
+		k->st.core = c;
+		k->active = lm_xcalloc((size_t)s->mc->n_queues + 1, sizeof(int));
+		for (int q = 0; q < s->mc->n_queues; q++)
+			k->active[q] = s->mc->queues[q].n_inst > 0 ?
+				       s->mc->queues[q].insts[0] : -1;
+	}
+	return k;
+}
+
+static void try_start(sim *s, int c, int e);
+
+/*
+** Launch function fn on core c now: walk it in program order into the
+** engine streams (up to the first Return).
+*/
+static void launch(sim *s, int fn, int c)
+{
+	const ls_sfunc *sf = &s->mc->fns[fn];
+	core *k = use_core(s, c);
+	act *a;
+	int ai;
+
+	lm_grow(&s->acts, &s->cap_acts, s->n_acts + 1, sizeof *s->acts);
+	ai = s->n_acts++;
+	a = &s->acts[ai];
+	a->fn = fn;
+	a->core = c;
+	a->done = lm_xcalloc((size_t)sf->n + 1, 1);
+	a->qinst = lm_xcalloc((size_t)sf->n + 1, sizeof(int));
+	a->remaining = 0;
+	for (int i = 0; i < sf->n; i++) {
+		const ls_sinst *si = &sf->insts[i];
+		engine *E = &k->eng[si->eng];
+		if (si->op == LM_OP_SWITCHQUEUE && si->queue >= 0 &&
+		    si->qinst >= 0)
+			k->active[si->queue] = si->qinst;
+		a->qinst[i] = si->queue >= 0 ? k->active[si->queue] : -1;
+		if (E->n == E->cap && E->head > 0) {
+			memmove(E->q, E->q + E->head,
+				(size_t)(E->n - E->head) * sizeof *E->q);
+			E->n -= E->head;
+			E->head = 0;
+		}
+		lm_grow(&E->q, &E->cap, E->n + 1, sizeof *E->q);
+		E->q[E->n].act = ai;
+		E->q[E->n].idx = i;
+		E->n++;
+		a->remaining++;
+		if (si->op == LM_OP_RETURN)
+			break;
+	}
+	for (int e = 0; e < LS_ENGINES && !s->rc; e++)
+		try_start(s, c, e);
+}
+
+/* ---- completion --------------------------------------------------------- */
+
+static void complete(sim *s, item it)
+{
+	act *a = &s->acts[it.act];
+	const ls_sinst *si = &s->mc->fns[a->fn].insts[it.idx];
+	core *k = &s->cores[a->core];
+	a->done[it.idx] = 1;
+	a->remaining--;
+	for (int i = 0; i < si->n_signal; i++)
+		s->mc->sems[si->signal_sem[i]].value++;
+	if (s->now > k->st.end_ps)
+		k->st.end_ps = s->now;
+	s->dirty = 1;
+}
+
+static void set_blocked(sim *s, int c, int e, int on_sem)
+{
+	engine *E = &s->cores[c].eng[e];
+	if (!E->is_blocked) {
+		E->is_blocked = 1;
+		E->block_since = s->now;
+		lm_grow(&s->blocked, &s->cap_blocked, s->n_blocked + 1,
+			sizeof *s->blocked);
+		s->blocked[s->n_blocked++] = c * LS_ENGINES + e;
+	}
+	if (on_sem)
+		E->block_on_sem = 1;
+}
+
+/* ---- barriers ----------------------------------------------------------- */
+
+static int same_cores(const group *g, const lm_inst *in)
+{
+	if (g->n_cores != in->n_cores)
+		return 0;
+	for (int i = 0; i < in->n_cores; i++) {
+		int found = 0;
+		for (int j = 0; j < g->n_cores && !found; j++)
+			found = g->cores[j] == in->cores[i];
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
+static void cores_str(const int64_t *cs, int n, char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (int i = 0; i < n && o + 24 < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? ", " : "",
+				      (long long)cs[i]);
+}
+
+/* The core's arrival at a CoreBarrier (the instruction started). */
+static int barrier_arrive(sim *s, int c, int e, item it)
+{
+	const ls_sinst *si = sinst_of(s, it);
+	const lm_inst *in = si->in;
+	group *g = &s->groups[si->group];
+	const char *gname = s->mc->groups[si->group];
+	int mi = s->mc->fns[si->fn].mod;
+	ls_smod *sm = &s->mc->mods[mi];
+	char a1[300], a2[300];
+	int in_list = 0, slot = -1;
+
+	if (g->n_arr == 0 && !g->released) {
+		g->n_cores = in->n_cores;
+		for (int i = 0; i < in->n_cores; i++)
+			g->cores[i] = in->cores[i];
+		g->first_act = it.act;
+		g->first_idx = it.idx;
+	} else if (!same_cores(g, in)) {
+		const ls_sinst *f = sinst_of(s, (item){g->first_act,
+						       g->first_idx});
+		cores_str(in->cores, in->n_cores, a1, sizeof a1);
+		cores_str(g->cores, g->n_cores, a2, sizeof a2);
+		return fail_at(s, c, si, "barrier group '%s' reached with "
+			       "differing core lists: '%s' lists [%s] but "
+			       "'%s' (core %d) lists [%s]", gname, S(in->name),
+			       a1, S(f->in->name),
+			       s->acts[g->first_act].core, a2);
+	}
+	if (g->arrived & (1ull << c))
+		return fail_at(s, c, si, "barrier group '%s' reached twice by "
+			       "core %d ('%s')", gname, c, S(in->name));
+	for (int i = 0; i < g->n_cores; i++)
+		in_list |= g->cores[i] == c;
+	if (!in_list) {
+		cores_str(g->cores, g->n_cores, a1, sizeof a1);
+		return fail_at(s, c, si, "core %d reached barrier '%s' (group "
+			       "'%s') whose cores [%s] do not include it", c,
+			       S(in->name), gname, a1);
+	}
+	/* the module's slot table */
+	for (int i = 0; i < sm->n_slots; i++)
+		if (sm->slot_id[i] == in->barrier_id)
+			slot = i;
+	if (slot < 0) {
+		int cap = sm->cap_slots;
+		lm_grow(&sm->slot_id, &cap, sm->n_slots + 1,
+			sizeof *sm->slot_id);
+		cap = sm->cap_slots;
+		lm_grow(&sm->slot_group, &cap, sm->n_slots + 1,
+			sizeof *sm->slot_group);
+		cap = sm->cap_slots;
+		lm_grow(&sm->slot_inst_fn, &cap, sm->n_slots + 1,
+			sizeof *sm->slot_inst_fn);
+		cap = sm->cap_slots;
+		lm_grow(&sm->slot_inst_idx, &cap, sm->n_slots + 1,
+			sizeof *sm->slot_inst_idx);
+		sm->cap_slots = cap;
+		slot = sm->n_slots++;
+		sm->slot_id[slot] = in->barrier_id;
+		sm->slot_group[slot] = -1;
+	}
+	if (sm->slot_group[slot] >= 0 && sm->slot_group[slot] != si->group) {
+		const ls_sinst *h = &s->mc->fns[sm->slot_inst_fn[slot]]
+					     .insts[sm->slot_inst_idx[slot]];
+		return fail_at(s, c, si, "barrier ID collision: '%s' (group "
+			       "'%s') arrives at barrier id %lld, which is "
+			       "held by '%s' (group '%s')", S(in->name), gname,
+			       (long long)in->barrier_id, S(h->in->name),
+			       s->mc->groups[sm->slot_group[slot]]);
+	}
+	if (sm->slot_group[slot] < 0) {
+		sm->slot_group[slot] = si->group;
+		sm->slot_inst_fn[slot] = si->fn;
+		sm->slot_inst_idx[slot] = it.idx;
+	}
+	g->arrived |= 1ull << c;
+	g->arr[g->n_arr].core = c;
+	g->arr[g->n_arr].eng = e;
+	g->arr[g->n_arr].act = it.act;
+	g->arr[g->n_arr].idx = it.idx;
+	g->arr[g->n_arr].mod = mi;
+	g->arr[g->n_arr].t = s->now;
+	g->n_arr++;
+	if (g->n_arr == g->n_cores)
+		push(s, s->now + perturb(s, s->mc->arch->barrier_latency_ps),
+		     EV_BAR, si->group, 0);
+	return 0;
+}
+
+static void barrier_release(sim *s, int gi)
+{
+	group *g = &s->groups[gi];
+	g->released = 1;
+	for (int i = 0; i < g->n_arr; i++) {
+		arrival *ar = &g->arr[i];
+		core *k = &s->cores[ar->core];
+		engine *E = &k->eng[ar->eng];
+		ls_smod *sm = &s->mc->mods[ar->mod];
+		for (int j = 0; j < sm->n_slots; j++)
+			if (sm->slot_group[j] == gi)
+				sm->slot_group[j] = -1;
+		k->st.barrier_wait_ps += s->now - ar->t;
+		if (s->tracing)
+			ls_trace_add(&s->trace, ar->core, ar->eng,
+				     sinst_of(s, E->cur)->in->name,
+				     "CoreBarrier", ar->t, s->now - ar->t);
+		E->busy = 0;
+		complete(s, E->cur);
+	}
+	for (int i = 0; i < g->n_arr && !s->rc; i++)
+		try_start(s, g->arr[i].core, g->arr[i].eng);
+}
+
+/* ---- starting instructions ---------------------------------------------- */
+
+static dma *new_dma(sim *s, int *di)
+{
+	if (s->free_dma >= 0) {
+		*di = s->free_dma;
+		s->free_dma = s->dmas[*di].next_free;
+	} else {
+		lm_grow(&s->dmas, &s->cap_dmas, s->n_dmas + 1, sizeof *s->dmas);
+		*di = s->n_dmas++;
+		memset(&s->dmas[*di], 0, sizeof s->dmas[*di]);
+	}
+	return &s->dmas[*di];
+}
+
+/* Start instruction it on engine e of core c at s->now. */
+static void start_inst(sim *s, int c, int e, item it)
+{
+	core *k = &s->cores[c];
+	engine *E = &k->eng[e];
+	act *a = &s->acts[it.act];
+	const ls_sinst *si = &s->mc->fns[a->fn].insts[it.idx];
+	int64_t dur = perturb(s, si->dur_ps);
+
+	s->n_instr++;
+	k->st.instructions++;
+	if (s->opt.max_instructions > 0 &&
+	    s->n_instr > s->opt.max_instructions) {
+		fail_at(s, c, si, "more than %lld instructions executed "
+			"(--max-instructions) at t=%lld ps",
+			(long long)s->opt.max_instructions, (long long)s->now);
+		return;
+	}
+	E->busy = 1;
+	E->cur = it;
+	E->cur_completes = 1;
+	switch (si->op) {
+	case LM_OP_LOOP:
+		fail_at(s, c, si, "Loop reached: executing loops is not "
+			"supported by the simulator");
+		return;
+	case LM_OP_NKIKLIRKERNEL:
+	case LM_OP_BIRKERNEL:
+		fail_at(s, c, si, "kernel carrier %s (%s) reached: carriers "
+			"must be lowered before a run (lncsim lower)",
+			lm_opcode_name(si->op),
+			si->op == LM_OP_BIRKERNEL ? "IT54" : "IT56");
+		return;
+	case LM_OP_NKIKERNEL:
+		fail_at(s, c, si, "NKIKernel (IT55) call of '%s' reached: "
+			"carrier/IT55 not yet executed by the simulator "
+			"(inline it with lncsim lower --inline)",
+			S(si->in->func));
+		return;
+	case LM_OP_OTHER:
+	case LM_OP_INVALID:
+		fail_at(s, c, si, "opcode '%s' is not supported by the "
+			"simulator", S(si->in->opcode_str));
+		return;
+	case LM_OP_COREBARRIER:
+		if (si->fault) {
+			fail_at(s, c, si, "%s", si->fault);
+			return;
+		}
+		barrier_arrive(s, c, e, it);
+		return; /* completes at release */
+	case LM_OP_CALL: {
+		int tc;
+		if (si->target < 0) {
+			fail_at(s, c, si, "Call target '%s' is not a function",
+				S(si->in->target));
+			return;
+		}
+		tc = s->mc->fns[si->target].core >= 0 ?
+		     (int)s->mc->fns[si->target].core : c;
+		if (tc < 0 || tc >= LS_MAX_CORES) {
+			fail_at(s, c, si, "Call target core %d is out of range",
+				tc);
+			return;
+		}
+		launch(s, si->target, tc);
+		if (s->rc)
+			return;
+		break;
+	}
+	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE: {
+		int di, qi = a->qinst[it.idx];
+		dma *d = new_dma(s, &di);
+		ls_sqinst *q;
+		int64_t xs, xfer, done;
+		if (qi < 0) {
+			fail_at(s, c, si, "queue '%s' has no instance",
+				S(si->in->queue));
+			return;
+		}
+		s->x.core = c;
+		s->x.si = si;
+		s->x.pend = &d->pend;
+		if (ls_exec_start(&s->x)) {
+			s->rc = s->err->code;
+			return;
+		}
+		q = &s->mc->qinsts[qi];
+		xs = s->now > q->bw_free_ps ? s->now : q->bw_free_ps;
+		xfer = perturb(s, ls_cost_dma_ps(s->mc->arch, si->dma_bytes));
+		q->bw_free_ps = xs + xfer;
+		done = xs + xfer + perturb(s, s->mc->arch->dma_latency_ps);
+		if (done < q->last_done_ps)
+			done = q->last_done_ps;
+		q->last_done_ps = done;
+		d->act = it.act;
+		d->idx = it.idx;
+		d->core = c;
+		d->qinst = qi;
+		d->start = xs;
+		push(s, done, EV_DMA, di, 0);
+		k->st.dma_bytes += si->dma_bytes;
+		k->st.dma_transfers++;
+		E->cur_completes = 0;
+		break;
+	}
+	default:
+		s->x.core = c;
+		s->x.si = si;
+		s->x.pend = &E->pend;
+		if (ls_exec_start(&s->x)) {
+			s->rc = s->err->code;
+			return;
+		}
+		if (si->op == LM_OP_MATMULT) {
+			ls_matmul_rec *r;
+			lm_grow(&s->mm, &s->cap_mm, s->n_mm + 1, sizeof *s->mm);
+			r = &s->mm[s->n_mm++];
+			r->core = c;
+			r->name = lm_xstrdup(S(si->in->name));
+			r->k = si->mm_k;
+			r->m = si->mm_m;
+			r->n = si->mm_n;
+			r->dtype = si->ins[1].dtype;
+			r->start_ps = s->now;
+			r->duration_ps = dur;
+			r->array_util = (double)si->mm_k * si->mm_m /
+					(double)(LM_PE_ROWS * LM_PE_COLS);
+			k->st.matmuls++;
+			k->st.macs += (int64_t)si->mm_k * si->mm_m * si->mm_n;
+		}
+		break;
+	}
+	k->st.busy_ps[e] += dur;
+	if (s->tracing)
+		ls_trace_add(&s->trace, c, e, si->in->name,
+			     lm_opcode_name(si->op), s->now, dur);
+	push(s, s->now + dur, EV_ENG, c, e);
+}
+
+/* Start engine e's head instruction if it may start now. */
+static void try_start(sim *s, int c, int e)
+{
+	engine *E = &s->cores[c].eng[e];
+	item it;
+	const act *a;
+	const ls_sinst *si;
+
+	if (E->busy || E->head == E->n || s->rc)
+		return;
+	it = E->q[E->head];
+	a = &s->acts[it.act];
+	si = &s->mc->fns[a->fn].insts[it.idx];
+	for (int i = 0; i < si->n_deps; i++)
+		if (si->deps[i] >= 0 && !a->done[si->deps[i]]) {
+			set_blocked(s, c, e, 0);
+			return;
+		}
+	for (int i = 0; i < si->n_wait; i++)
+		if (si->wait_sem[i] >= 0 &&
+		    s->mc->sems[si->wait_sem[i]].value < si->wait_val[i]) {
+			set_blocked(s, c, e, 1);
+			return;
+		}
+	if (si->fault && si->op != LM_OP_COREBARRIER) {
+		/* reported by the semantics (operands) or here */
+		if (si->op == LM_OP_CALL || si->op == LM_OP_NOOP ||
+		    si->op == LM_OP_RETURN || si->op == LM_OP_SWITCHQUEUE) {
+			fail_at(s, c, si, "%s", si->fault);
+			return;
+		}
+	}
+	if (E->is_blocked) {
+		if (E->block_on_sem)
+			s->cores[c].st.semaphore_wait_ps += s->now -
+							    E->block_since;
+		E->is_blocked = 0;
+		E->block_on_sem = 0;
+	}
+	E->head++;
+	start_inst(s, c, e, it);
+}
+
+/* Retry every blocked engine (after a completion or a signal). */
+static void rescan(sim *s)
+{
+	int n = s->n_blocked, w = 0;
+	s->dirty = 0;
+	for (int i = 0; i < n && !s->rc; i++) {
+		int id = s->blocked[i];
+		try_start(s, id / LS_ENGINES, id % LS_ENGINES);
+	}
+	/* keep the ones still blocked (new ones were appended past n) */
+	for (int i = 0; i < s->n_blocked; i++) {
+		int id = s->blocked[i];
+		engine *E = &s->cores[id / LS_ENGINES].eng[id % LS_ENGINES];
+		int dup = 0;
+		if (!E->is_blocked)
+			continue;
+		for (int j = 0; j < w && !dup; j++)
+			dup = s->blocked[j] == id;
+		if (!dup)
+			s->blocked[w++] = id;
+	}
+	s->n_blocked = w;
+}
+
+/* ---- the deadlock report ------------------------------------------------ */
+
+static void describe_engine(sim *s, int c, int e, lm_buf *b)
+{
+	engine *E = &s->cores[c].eng[e];
+	const ls_sinst *si;
+	const act *a;
+	if (E->busy) {
+		si = sinst_of(s, E->cur);
+		if (si->op == LM_OP_COREBARRIER) {
+			const group *g = &s->groups[si->group];
+			char want[300], got[300];
+			int64_t arr[LS_MAX_CORES];
+			int na = 0;
+			cores_str(g->cores, g->n_cores, want, sizeof want);
+			for (int i = 0; i < g->n_arr; i++)
+				arr[na++] = g->arr[i].core;
+			cores_str(arr, na, got, sizeof got);
+			lm_buf_printf(b, "; core %d %s: '%s' (CoreBarrier) waits "
+				      "at barrier group '%s' for cores [%s] "
+				      "(arrived: [%s])", c, ls_engine_name(e),
+				      S(si->in->name), s->mc->groups[si->group],
+				      want, got);
+		}
+		return;
+	}
+	if (E->head == E->n)
+		return;
+	a = &s->acts[E->q[E->head].act];
+	si = sinst_of(s, E->q[E->head]);
+	for (int i = 0; i < si->n_deps; i++)
+		if (si->deps[i] >= 0 && !a->done[si->deps[i]]) {
+			lm_buf_printf(b, "; core %d %s: '%s' (%s) waits for "
+				      "instruction '%s' to complete", c,
+				      ls_engine_name(e), S(si->in->name),
+				      lm_opcode_name(si->op),
+				      S(si->in->deps[i]));
+			return;
+		}
+	for (int i = 0; i < si->n_wait; i++) {
+		const ls_ssem *sem = &s->mc->sems[si->wait_sem[i]];
+		if (sem->value < si->wait_val[i]) {
+			lm_buf_printf(b, "; core %d %s: '%s' (%s) waits for "
+				      "semaphore '%s' >= %lld (value %lld)", c,
+				      ls_engine_name(e), S(si->in->name),
+				      lm_opcode_name(si->op), S(sem->name),
+				      (long long)si->wait_val[i],
+				      (long long)sem->value);
+			return;
+		}
+	}
+	lm_buf_printf(b, "; core %d %s: '%s' (%s) never started", c,
+		      ls_engine_name(e), S(si->in->name),
+		      lm_opcode_name(si->op));
+}
+
+/* Anything left after the last event? Then report the deadlock. */
+static int check_finished(sim *s)
+{
+	lm_buf b = LM_BUF_INIT;
+	int stuck = 0;
+	for (int c = 0; c < LS_MAX_CORES; c++) {
+		if (!s->cores[c].used)
+			continue;
+		for (int e = 0; e < LS_ENGINES; e++) {
+			engine *E = &s->cores[c].eng[e];
+			if (E->busy || E->head < E->n) {
+				stuck++;
+				describe_engine(s, c, e, &b);
+			}
+		}
+	}
+	if (stuck) {
+		s->rc = lm_errc(s->err, LM_ECHECK, s->mc->mods[0].path, "",
+				"deadlock at t=%lld ps: no engine can make "
+				"progress; %d blocked engine%s%s", (long long)s->now,
+				stuck, stuck == 1 ? "" : "s", lm_buf_cstr(&b));
+	}
+	lm_buf_free(&b);
+	return s->rc;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+static void handle(sim *s, const event *ev)
+{
+	switch (ev->kind) {
+	case EV_ENG: {
+		core *k = &s->cores[ev->a];
+		engine *E = &k->eng[ev->b];
+		E->busy = 0;
+		if (E->cur_completes) {
+			ls_exec_commit(&E->pend);
+			complete(s, E->cur);
+		} else if (s->now > k->st.end_ps) {
+			k->st.end_ps = s->now;
+		}
+		try_start(s, ev->a, ev->b);
+		break;
+	}
+	case EV_DMA: {
+		dma *d = &s->dmas[ev->a];
+		const ls_sqinst *q = &s->mc->qinsts[d->qinst];
+		ls_exec_commit(&d->pend);
+		if (q->sem >= 0)
+			s->mc->sems[q->sem].value++;
+		if (s->tracing)
+			ls_trace_add(&s->trace, d->core, LS_ENGINES + d->qinst,
+				     sinst_of(s, (item){d->act, d->idx})->in->name,
+				     "DMA", d->start, s->now - d->start);
+		complete(s, (item){d->act, d->idx});
+		d->next_free = s->free_dma;
+		s->free_dma = ev->a;
+		break;
+	}
+	case EV_BAR:
+		barrier_release(s, ev->a);
+		break;
+	}
+}
+
+/* Launch the entry functions: a dispatcher's Calls, or each module's entry. */
+static int launch_entries(sim *s, int multi)
+{
+	ls_machine *mc = s->mc;
+	for (int mi = 0; mi < mc->n_mods && !s->rc; mi++) {
+		ls_smod *sm = &mc->mods[mi];
+		ls_sfunc *entry;
+		if (sm->n_fns < 1)
+			continue;
+		entry = &mc->fns[sm->fn_base];
+		if (!entry->is_dispatcher) {
+			launch(s, sm->fn_base, (int)sm->core);
+			continue;
+		}
+		if (multi)
+			return s->rc = lm_err(s->err, sm->path, "module",
+					      "a side-by-side run takes "
+					      "per-core modules, not a linked "
+					      "module (entry '%s' is a "
+					      "dispatcher)", S(entry->f->name));
+		for (int i = 0; i < entry->n && !s->rc; i++) {
+			const ls_sinst *si = &entry->insts[i];
+			int tc;
+			if (si->op == LM_OP_RETURN)
+				break;
+			if (si->op == LM_OP_NOOP)
+				continue;
+			if (si->op != LM_OP_CALL || si->target < 0)
+				return fail_at(s, -1, si, "dispatcher "
+					       "instruction %s cannot run on "
+					       "the host (only Call)",
+					       lm_opcode_name(si->op));
+			tc = (int)mc->fns[si->target].core;
+			if (tc < 0 || tc >= LS_MAX_CORES)
+				return fail_at(s, -1, si, "Call target '%s' "
+					       "has no neuron_core_id in "
+					       "[0, %d)",
+					       S(si->in->target), LS_MAX_CORES);
+			launch(s, si->target, tc);
+		}
+	}
+	return s->rc;
+}
+
+static void sim_free(sim *s)
+{
+	for (int c = 0; c < LS_MAX_CORES; c++) {
+		for (int e = 0; e < LS_ENGINES; e++) {
+			free(s->cores[c].eng[e].q);
+			ls_pending_free(&s->cores[c].eng[e].pend);
+		}
+		free(s->cores[c].active);
+	}
+	for (int i = 0; i < s->n_acts; i++) {
+		free(s->acts[i].done);
+		free(s->acts[i].qinst);
+	}
+	free(s->acts);
+	for (int i = 0; i < s->n_dmas; i++)
+		ls_pending_free(&s->dmas[i].pend);
+	free(s->dmas);
+	free(s->groups);
+	free(s->heap);
+	free(s->blocked);
+	ls_exec_free(&s->x);
+	ls_trace_free(&s->trace);
+	for (int i = 0; i < s->n_mm; i++)
+		free(s->mm[i].name);
+	free(s->mm);
+}
+
+/* Move the statistics into out. */
+static void collect(sim *s, ls_result *out)
+{
+	const lm_arch *ar = s->mc->arch;
+	int n = 0;
+	double pe_cycles = (double)s->last * ar->clock_ghz[LM_ENG_PE] / 1000.0;
+	for (int c = 0; c < LS_MAX_CORES; c++)
+		n += s->cores[c].used;
+	out->n_cores = n;
+	out->cores = lm_xcalloc((size_t)n + 1, sizeof *out->cores);
+	out->sim_time_ps = s->last;
+	out->instructions = s->n_instr;
+	n = 0;
+	for (int c = 0; c < LS_MAX_CORES; c++) {
+		ls_core_stats *st;
+		if (!s->cores[c].used)
+			continue;
+		st = &out->cores[n++];
+		*st = s->cores[c].st;
+		st->pe_util = s->last > 0 ? (double)st->busy_ps[0] /
+					    (double)s->last : 0.0;
+		st->mac_util = pe_cycles > 0 ? (double)st->macs /
+				(LM_PE_ROWS * LM_PE_COLS * pe_cycles) : 0.0;
+	}
+	out->n_matmuls = s->n_mm;
+	out->matmuls = s->mm;
+	s->mm = NULL;
+	s->n_mm = 0;
+}
+
+/* Build, run, collect. */
+static int run(lm_module *const *mods, int n_mods, int multi,
+	       const ls_tensors *inputs, const ls_options *opts,
+	       ls_result *out, lm_error *err)
+{
+	sim *s;
+	int rc;
+	ls_machine *mc = NULL;
+
+	memset(out, 0, sizeof *out);
+	lm_error_clear(err);
+	rc = ls_machine_new(&mc, mods, n_mods, inputs, err);
+	if (rc)
+		return rc;
+	s = lm_xcalloc(1, sizeof *s);
+	s->mc = mc;
+	if (opts)
+		s->opt = *opts;
+	s->err = err;
+	s->free_dma = -1;
+	s->groups = lm_xcalloc((size_t)mc->n_groups + 1, sizeof *s->groups);
+	s->tracing = s->opt.trace_path != NULL;
+	s->x.mc = mc;
+	s->x.err = err;
+
+	launch_entries(s, multi);
+	if (!s->rc && s->dirty)
+		rescan(s);
+	while (!s->rc && s->nh > 0) {
+		event ev = pop(s);
+		if (s->opt.max_time_ps > 0 && ev.t > s->opt.max_time_ps) {
+			s->rc = lm_errc(err, LM_ECHECK, mc->mods[0].path, "",
+					"simulated time exceeded --max-time "
+					"%lld ps (next event at %lld ps)",
+					(long long)s->opt.max_time_ps,
+					(long long)ev.t);
+			break;
+		}
+		s->now = ev.t;
+		s->last = ev.t;
+		handle(s, &ev);
+		if (s->dirty && !s->rc)
+			rescan(s);
+	}
+	if (!s->rc)
+		check_finished(s);
+	rc = s->rc;
+	if (s->tracing) {
+		lm_error terr;
+		int trc = ls_trace_write(&s->trace, mc, s->opt.trace_path,
+					 &terr);
+		if (trc && !rc) {
+			*err = terr;
+			rc = trc;
+		}
+	}
+	if (!rc) {
+		collect(s, out);
+		rc = ls_collect_outputs(mc, &out->outputs, err);
+	}
+	if (rc && !err->code)
+		err->code = rc;
+	sim_free(s);
+	free(s);
+	ls_machine_free(mc);
+	if (rc)
+		ls_result_free(out);
+	return rc;
+}
+
+int ls_run(const lm_module *m, const ls_tensors *inputs, const ls_options *opts,
+	   ls_result *out, lm_error *err)
+{
+	lm_module *mods[1];
+	mods[0] = (lm_module *)m; /* only read */
+	return run(mods, 1, 0, inputs, opts, out, err);
+}
+
+int ls_run_multi(lm_module *const *mods, int n_mods, const ls_tensors *inputs,
+		 const ls_options *opts, ls_result *out, lm_error *err)
+{
+	return run(mods, n_mods, 1, inputs, opts, out, err);
+}

@@ -1,0 +1,130 @@
+/*
+** sim.h -- the NeuronCore simulator: public API (SPEC 2.3, 3).
+**
+** A run takes either ONE module (a per-core module, or a linked module whose
+** entry is a dispatcher) or N per-core modules side by side on an N-core
+** machine (the reference run of the differential checker). It returns the
+** external outputs, per-core statistics and one record per executed
+** Matmult. Runs are deterministic: same inputs and options, same bits and
+** same times.
+**
+** Ownership: ls_result and everything in it belong to the caller after
+** ls_run returns; free with ls_result_free. The modules are only read.
+*/
+#ifndef LNCSIM_SIM_H
+#define LNCSIM_SIM_H
+
+#include <stdint.h>
+#include "common.h"
+#include "module.h"
+
+/* ---- host tensors ---------------------------------------------------- */
+
+/* One host tensor: an external input or output, bound by allocation name. */
+typedef struct ls_tensor {
+	char *name;          /* allocation name (tensor-map layer_name) */
+	lm_dtype dtype;
+	int ndim;
+	int64_t shape[8];
+	int64_t count;       /* elements */
+	void *data;          /* count * lm_dtype_size(dtype) bytes */
+} ls_tensor;
+
+/* A set of host tensors. */
+typedef struct ls_tensors {
+	int n;
+	ls_tensor *t;
+} ls_tensors;
+
+void ls_tensors_free(ls_tensors *ts);
+ls_tensor *ls_tensors_find(const ls_tensors *ts, const char *name);
+/* Add a copy of the data (caller keeps its buffer). */
+ls_tensor *ls_tensors_add(ls_tensors *ts, const char *name, lm_dtype t,
+			  const int64_t *shape, int ndim, const void *data);
+
+/*
+** Build the host inputs of the modules: every ExternalInput allocation
+** (declared once or by several modules: one tensor) from DIR/<name>.npy
+** when inputs_dir is non-NULL, else generated from seed (uniform in
+** [-1, 1), rounded to the tensor dtype; the stream for a tensor depends
+** only on the seed and the tensor name, so every run sees the same data).
+** Missing file: error "missing input 'NAME'".
+*/
+int ls_make_inputs(lm_module *const *mods, int n_mods, const char *inputs_dir,
+		   uint64_t seed, ls_tensors *out, lm_error *err);
+/* Write every tensor as DIR/<name>.npy. */
+int ls_write_outputs(const ls_tensors *ts, const char *dir, lm_error *err);
+
+/* ---- options --------------------------------------------------------- */
+
+typedef struct ls_options {
+	int64_t max_time_ps;       /* 0: no limit */
+	int64_t max_instructions;  /* 0: no limit */
+	uint64_t perturb_seed;     /* 0: the plain cost model; else a seeded
+				      perturbation of latencies and tie-breaks */
+	const char *trace_path;    /* Chrome trace-event JSON, or NULL */
+} ls_options;
+
+/* ---- statistics ------------------------------------------------------ */
+
+enum { LS_ENGINES = 5 }; /* PE, ACT, DVE, POOL, SP (index = lm_engine - 1) */
+
+typedef struct ls_core_stats {
+	int core;
+	int64_t busy_ps[LS_ENGINES];
+	int64_t instructions;
+	int64_t matmuls;
+	int64_t macs;              /* sum K*M*N over executed Matmults */
+	double pe_util;            /* PE busy / makespan */
+	double mac_util;           /* MACs / (128*128 * PE cycles of makespan) */
+	int64_t dma_bytes;
+	int64_t dma_transfers;
+	int64_t barrier_wait_ps;
+	int64_t semaphore_wait_ps;
+	int64_t end_ps;            /* when the core's last work completed */
+} ls_core_stats;
+
+typedef struct ls_matmul_rec {
+	int core;
+	char *name;                /* instruction name */
+	int k, m, n;
+	lm_dtype dtype;            /* moving dtype */
+	int64_t start_ps, duration_ps;
+	double array_util;         /* K*M / 128^2 */
+} ls_matmul_rec;
+
+typedef struct ls_result {
+	int n_cores;
+	int64_t sim_time_ps;       /* makespan */
+	int64_t instructions;      /* executed, all cores */
+	ls_core_stats *cores;      /* n_cores */
+	int n_matmuls;
+	ls_matmul_rec *matmuls;
+	ls_tensors outputs;        /* external outputs of the run */
+} ls_result;
+
+void ls_result_free(ls_result *r);
+
+/* ---- running --------------------------------------------------------- */
+
+/*
+** Run one module: a per-core module on its own core (core id from its
+** attributes), or a linked module whose entry function is a dispatcher.
+** The module must have passed lm_verify. Runtime errors (deadlock, barrier
+** collision, uninitialized read, carrier reached, limits) return LM_ECHECK
+** with err naming the instruction and core; bad input returns LM_EINPUT.
+*/
+int ls_run(const lm_module *m, const ls_tensors *inputs,
+	   const ls_options *opts, ls_result *out, lm_error *err);
+
+/*
+** Run N per-core modules side by side on an N-core machine: core of each
+** module from its neuron_core_id; per-module semaphore, queue and barrier
+** namespaces; one DRAM (a remote_local_target view reads the producer
+** core's allocation). External inputs declared by several modules are one
+** host tensor; an external output declared by two modules is an error.
+*/
+int ls_run_multi(lm_module *const *mods, int n_mods, const ls_tensors *inputs,
+		 const ls_options *opts, ls_result *out, lm_error *err);
+
+#endif

@@ -1,0 +1,300 @@
+/*
+** sim_int.h -- the simulator's internal types, shared by the files of sim/.
+**
+** The simulator has three rooms:
+**   machine.c   the machine: per-core SBUF / PSUM, DRAM storages, the
+**               prepared form of every module (operands resolved to byte
+**               patterns, names resolved to indices), host I/O binding;
+**   exec.c      the semantics: one exec_* function per opcode family,
+**               reading memory at an instruction's start and staging its
+**               writes (committed later by the scheduler); no time here;
+**   sched.c     the scheduler: events in integer picoseconds, in-order
+**               engine streams, dependencies / wait / signal, DMA queues,
+**               core barriers, calls, deadlock detection; no semantics.
+** Hot loops live apart: apiter.c (access-pattern element loops and dtype
+** conversions) and mmkernel.c (the Matmult kernel), actfunc.c (activation
+** formulas), cost.c (the cost model), trace.c (Chrome trace output).
+*/
+#ifndef LNCSIM_SIM_INT_H
+#define LNCSIM_SIM_INT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "common.h"
+#include "module.h"
+#include "sim.h"
+
+/* Byte-pattern dimensions one operand may have after merging. */
+#define LS_MAX_DIMS 8
+/* Core ids a machine may have (the verifier's CoreBarrier bound). */
+#define LS_MAX_CORES 64
+
+typedef enum ls_space {
+	LS_SP_NONE = 0, LS_SP_SB, LS_SP_PSUM, LS_SP_DRAM
+} ls_space;
+
+/*
+** A resolved tensor operand, independent of the core it runs on: a byte
+** offset from the start of the space (SB / PSUM: of the core's array laid
+** out [partition][bytes]; DRAM: of the storage) and a row-major walk of
+** byte strides. Adjacent dimensions that are contiguous are merged.
+*/
+typedef struct ls_opnd {
+	ls_space space;
+	lm_dtype dtype;
+	int esize;
+	int storage;            /* DRAM: storage index */
+	int64_t off;            /* bytes */
+	int ndim;
+	int64_t stride[LS_MAX_DIMS]; /* bytes */
+	int64_t num[LS_MAX_DIMS];
+	int64_t count;          /* elements */
+	int64_t parts;          /* first AP pair's num */
+	int64_t free;           /* count / parts */
+	const char *alloc;      /* allocation name (messages) */
+	int64_t alloc_esize;    /* DRAM: element size of the allocation */
+} ls_opnd;
+
+/* An operand bound to memory: what the element loops walk. */
+typedef struct ls_view {
+	uint8_t *data;          /* first element */
+	uint8_t *init;          /* its shadow byte ("written" map) */
+	const ls_opnd *o;
+} ls_view;
+
+/* A staged write: committed into memory when the instruction completes. */
+typedef struct ls_pending {
+	int active;
+	ls_view dst;
+	uint8_t *buf;           /* count elements of dst dtype, raw */
+	size_t cap;
+} ls_pending;
+
+/* One instruction, prepared. Indices are global to the machine. */
+typedef struct ls_sinst {
+	const lm_inst *in;
+	lm_opcode op;
+	int eng;                /* 0..4: PE ACT DVE POOL SP */
+	int fn;                 /* owning function (index in mach->fns) */
+	int n_ins, n_outs;
+	ls_opnd *ins, *outs;
+	int n_deps;
+	int *deps;              /* instruction indices within the function */
+	int n_wait;
+	int *wait_sem;
+	int64_t *wait_val;
+	int n_signal;
+	int *signal_sem;
+	int queue;              /* DMA / SwitchQueueInstance: global queue */
+	int qinst;              /* SwitchQueueInstance: global instance */
+	int target;             /* Call / NKIKernel: function index */
+	int group;              /* CoreBarrier: barrier group index */
+	int64_t cycles;         /* cost in cycles of the engine's clock */
+	int64_t dur_ps;         /* cost in ps (DMA: issue cost) */
+	int64_t dma_bytes;
+	int mm_k, mm_m, mm_n;
+	char *fault;            /* set: reaching this instruction is an error */
+} ls_sinst;
+
+/* A function, prepared: instructions flattened in program order. */
+typedef struct ls_sfunc {
+	const lm_function *f;
+	int mod;
+	int n;
+	ls_sinst *insts;
+	int64_t core;           /* neuron_core_id, or -1 */
+	int is_dispatcher;
+	lm_strmap index;        /* instruction name -> index + 1 */
+} ls_sfunc;
+
+typedef struct ls_squeue {
+	const char *name;
+	int mod;
+	int n_inst;
+	int *insts;             /* global instance indices */
+} ls_squeue;
+
+typedef struct ls_sqinst {
+	const char *name;
+	int queue;
+	int sem;
+	int64_t bw_free_ps;     /* when the instance's bandwidth is free */
+	int64_t last_done_ps;   /* last completion (FIFO order) */
+} ls_sqinst;
+
+typedef struct ls_ssem {
+	const char *name;
+	int mod;
+	int64_t value;
+} ls_ssem;
+
+/* DRAM storage: one per root allocation. */
+typedef struct ls_storage {
+	const char *name;
+	int mod;
+	const lm_alloc *alloc;
+	int64_t bytes;
+	uint8_t *data, *init;
+	int is_output;
+	int is_input;
+} ls_storage;
+
+/* A module of the run. */
+typedef struct ls_smod {
+	const lm_module *m;
+	const char *path;
+	int64_t core;
+	int fn_base, n_fns;
+	int sem_base, n_sems;
+	int queue_base, n_queues;
+	lm_strmap sems;         /* name -> global index + 1 */
+	lm_strmap queues;       /* name -> global index + 1 */
+	lm_strmap qinsts;       /* name -> global index + 1 */
+	lm_strmap funcs;        /* name -> global index + 1 */
+	lm_strmap storages;     /* DRAM allocation name -> storage index + 1 */
+	lm_strmap allocs;       /* allocation name -> lm_alloc */
+	/* the barrier slot table: id -> holding group */
+	int n_slots, cap_slots;
+	int64_t *slot_id;
+	int *slot_group;        /* -1: free */
+	int *slot_inst_fn, *slot_inst_idx; /* first arrival (messages) */
+} ls_smod;
+
+/* Per-core memory. */
+typedef struct ls_core_mem {
+	uint8_t *sb, *sb_init;
+	uint8_t *psum, *psum_init;
+} ls_core_mem;
+
+/* The machine: everything prepared for one run. */
+typedef struct ls_machine {
+	const lm_arch *arch;
+	int n_mods;
+	ls_smod *mods;
+	int n_fns, cap_fns;
+	ls_sfunc *fns;
+	int n_sems, cap_sems;
+	ls_ssem *sems;
+	int n_queues, cap_queues;
+	ls_squeue *queues;
+	int n_qinsts, cap_qinsts;
+	ls_sqinst *qinsts;
+	int n_storages, cap_storages;
+	ls_storage *storages;
+	int n_groups, cap_groups;
+	char **groups;          /* barrier group names */
+	lm_strmap group_index;  /* name -> index + 1 */
+	ls_core_mem mem[LS_MAX_CORES];
+	int64_t sb_part_bytes, psum_part_bytes;
+} ls_machine;
+
+/* ---- machine.c ---------------------------------------------------------- */
+
+/* Build the machine for n modules (verified); inputs bound to storages. */
+int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
+		   const ls_tensors *inputs, lm_error *err);
+void ls_machine_free(ls_machine *mc);
+/* Core memory, allocated on first use. */
+ls_core_mem *ls_core_memory(ls_machine *mc, int core);
+/* Bind an operand to memory of core. */
+void ls_bind(ls_machine *mc, int core, const ls_opnd *o, ls_view *v);
+/* Describe the element at byte p of view v's space ("'x' partition 3 byte 12"). */
+void ls_describe_byte(ls_machine *mc, int core, const ls_opnd *o,
+		      const uint8_t *p, char *buf, size_t n);
+/* Copy the external outputs into out. */
+int ls_collect_outputs(ls_machine *mc, ls_tensors *out, lm_error *err);
+/* "core C/function F/instruction I" */
+void ls_where(const ls_machine *mc, int core, const ls_sinst *si, char *buf,
+	      size_t n);
+
+/* ---- apiter.c ----------------------------------------------------------- */
+
+/*
+** Gather the view's elements (row-major order) converted to float32 into
+** out. Returns NULL, or a pointer to the first element whose bytes were
+** never written (when allow_uninit, such elements read as NaN instead).
+*/
+const uint8_t *ls_gather_f32(const ls_view *v, float *out, int allow_uninit);
+/* Gather raw element bytes (count * esize); uninit as above (0xff bytes). */
+const uint8_t *ls_gather_raw(const ls_view *v, void *out, int allow_uninit);
+/* Scatter raw element bytes into the view and mark them written. */
+void ls_scatter_raw(const ls_view *v, const void *in);
+/* Contiguous conversions (RNE on narrowing). */
+void ls_f32_to_dtype(lm_dtype t, const float *in, void *out, int64_t n);
+void ls_dtype_to_f32(lm_dtype t, const void *in, float *out, int64_t n);
+
+/* ---- mmkernel.c --------------------------------------------------------- */
+
+/*
+** acc[m][n] = fmaf(st[k][m], mv[k][n], acc[m][n]) for k = 0..K-1 in order;
+** st is [K][M], mv is [K][N], acc is [M][N], all row-major float32.
+*/
+void ls_mm_kernel(int K, int M, int N, const float *st, const float *mv,
+		  float *acc);
+/* The kernel variant chosen at run time ("avx512", "avx2", "generic"). */
+const char *ls_mm_kernel_name(void);
+/* Force a variant (tests / bench): "generic", "avx2", "avx512", NULL=auto. */
+void ls_mm_kernel_force(const char *name);
+
+/* ---- actfunc.c ---------------------------------------------------------- */
+
+/* 1 if the simulator implements activation function f. */
+int ls_act_supported(lm_actfunc f);
+/* f(x) in float32 (alpha: Lrelu / Prelu slope). */
+float ls_act_apply(lm_actfunc f, float x, float alpha);
+
+/* ---- exec.c ------------------------------------------------------------- */
+
+/* What the semantics of one instruction see. */
+typedef struct ls_exec {
+	ls_machine *mc;
+	int core;
+	const ls_sinst *si;
+	ls_pending *pend;       /* the write to stage */
+	lm_error *err;
+	/* scratch (owned by the caller, grown as needed) */
+	float *fa, *fb, *fc;
+	size_t cap_a, cap_b, cap_c;
+	uint8_t *raw;
+	size_t cap_raw;
+} ls_exec;
+
+/* Run the read-and-compute half of si; its write is staged in x->pend. */
+int ls_exec_start(ls_exec *x);
+/* Commit a staged write into memory. */
+void ls_exec_commit(ls_pending *p);
+void ls_exec_free(ls_exec *x);
+void ls_pending_free(ls_pending *p);
+/* Float ALU of TensorTensor / TensorScalar; 0 when op is unsupported. */
+int ls_alu(lm_aluop op, float a, float b, float *r);
+
+/* ---- cost.c ------------------------------------------------------------- */
+
+/* Fill si->cycles / dur_ps / dma_bytes / mm_* from shapes. */
+void ls_cost_prepare(const lm_arch *a, ls_sinst *si);
+/* DMA transfer time of n bytes (latency excluded). */
+int64_t ls_cost_dma_ps(const lm_arch *a, int64_t bytes);
+
+/* ---- trace.c ------------------------------------------------------------ */
+
+typedef struct ls_trace_ev {
+	int core, track;        /* track: 0..4 engines, 5 + qinst: DMA */
+	const char *name, *cat;
+	int64_t start, dur;
+} ls_trace_ev;
+
+typedef struct ls_trace {
+	int n, cap;
+	ls_trace_ev *ev;
+} ls_trace;
+
+void ls_trace_add(ls_trace *t, int core, int track, const char *name,
+		  const char *cat, int64_t start, int64_t dur);
+int ls_trace_write(const ls_trace *t, const ls_machine *mc, const char *path,
+		   lm_error *err);
+void ls_trace_free(ls_trace *t);
+
+/* Engine index names ("PE", "Activation", ...). */
+const char *ls_engine_name(int eng);
+
+#endif

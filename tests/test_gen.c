@@ -1,0 +1,215 @@
+/*
+** test_gen.c -- the random program generator: determinism, validity, and
+** that across seeds it produces every feature the linker steps need.
+*/
+#include "common.h"
+#include "gen.h"
+#include "verify.h"
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Serialize every module of a set into one string (for byte comparison). */
+static char *set_text(int cores, uint64_t seed, ls_gen_size size)
+{
+	ls_gen_opts o = {cores, seed, size, NULL, NULL};
+	lm_module **mods;
+	ls_gen_file *files;
+	int nf;
+	lm_error err;
+	ck_assert_msg(ls_gen(&o, "out", &mods, &files, &nf, &err) == 0, "%s",
+		      err.msg);
+	lm_buf b = LM_BUF_INIT;
+	for (int c = 0; c < cores; c++) {
+		char *t;
+		size_t n;
+		ck_assert_int_eq(lm_module_to_json(mods[c], 0, &t, &n, &err), 0);
+		lm_buf_puts(&b, mods[c]->path);
+		lm_buf_puts(&b, t);
+		free(t);
+		lm_module_free(mods[c]);
+	}
+	for (int i = 0; i < nf; i++) {
+		lm_buf_puts(&b, files[i].relpath);
+		lm_buf_put(&b, files[i].bytes, files[i].len);
+	}
+	free(mods);
+	ls_gen_files_free(files, nf);
+	return lm_buf_detach(&b);
+}
+
+START_TEST(test_same_seed_same_bytes)
+{
+	char *a = set_text(4, 77, LS_GEN_SMALL);
+	char *b = set_text(4, 77, LS_GEN_SMALL);
+	char *c = set_text(4, 78, LS_GEN_SMALL);
+	ck_assert_str_eq(a, b);
+	ck_assert_str_ne(a, c);
+	free(a);
+	free(b);
+	free(c);
+}
+END_TEST
+
+/* Feature counters over one generated set. */
+typedef struct feats {
+	int shared_inputs, views, fixed_ids, solo, matmul_groups, bias_act,
+	    nobias_act, waits, sqi, consts, bf16, collisions;
+} feats;
+
+static void count(lm_module **mods, int n, feats *f)
+{
+	int shared = 0;
+	for (int c = 0; c < n; c++) {
+		const lm_function *fn = &mods[c]->functions[0];
+		for (int a = 0; a < fn->n_allocs; a++) {
+			const lm_alloc *al = &fn->allocs[a];
+			if (!strcmp(al->name, "x_shared"))
+				shared++;
+			if (al->has_remote)
+				f->views++;
+			if (al->kind == LM_TK_CONST)
+				f->consts++;
+			if (c > 0 && !strcmp(al->name, "acc"))
+				f->collisions++;
+		}
+		const lm_block *b = &fn->blocks[0];
+		for (int i = 0; i < b->n_insts; i++) {
+			const lm_inst *in = &b->insts[i];
+			if (in->op == LM_OP_COREBARRIER && !in->renumber)
+				f->fixed_ids++;
+			if (in->op == LM_OP_COREBARRIER && in->n_cores == 1)
+				f->solo++;
+			if (in->op == LM_OP_MATMULT && !in->start_tensor_calc)
+				f->matmul_groups++;
+			if (in->op == LM_OP_ACTIVATION) {
+				if (strstr(in->ins[1].memsetref, "zero"))
+					f->nobias_act++;
+				else
+					f->bias_act++;
+			}
+			if (in->n_wait)
+				f->waits++;
+			if (in->op == LM_OP_SWITCHQUEUE)
+				f->sqi++;
+			for (int k = 0; k < in->n_outs; k++)
+				if (in->outs[k].dtype == LM_DT_BFLOAT16)
+					f->bf16++;
+		}
+	}
+	if (shared >= 2)
+		f->shared_inputs++;
+}
+
+START_TEST(test_valid_and_featureful)
+{
+	feats f;
+	memset(&f, 0, sizeof f);
+	for (int seed = 1; seed <= 40; seed++) {
+		int cores = 1 + seed % 16;
+		ls_gen_opts o = {cores, (uint64_t)seed, LS_GEN_SMALL, NULL, NULL};
+		lm_module **mods;
+		ls_gen_file *files;
+		int nf;
+		lm_error err;
+		ck_assert_msg(ls_gen(&o, NULL, &mods, &files, &nf, &err) == 0,
+			      "seed %d: %s", seed, err.msg);
+		for (int c = 0; c < cores; c++) {
+			lm_verify_opts vo = {0};
+			ck_assert_msg(lm_verify(mods[c], &vo, &err) == 0,
+				      "seed %d core %d: %s", seed, c, err.msg);
+			ck_assert_int_eq(lm_module_core_id(mods[c]), c);
+		}
+		count(mods, cores, &f);
+		for (int c = 0; c < cores; c++)
+			lm_module_free(mods[c]);
+		free(mods);
+		ls_gen_files_free(files, nf);
+	}
+	ck_assert_int_gt(f.shared_inputs, 10);
+	ck_assert_int_gt(f.views, 10);
+	ck_assert_int_gt(f.fixed_ids, 2);
+	ck_assert_int_gt(f.solo, 2);
+	ck_assert_int_gt(f.matmul_groups, 10);
+	ck_assert_int_gt(f.bias_act, 5);
+	ck_assert_int_gt(f.nobias_act, 5);
+	ck_assert_int_gt(f.waits, 10);
+	ck_assert_int_gt(f.sqi, 2);
+	ck_assert_int_gt(f.consts, 10);
+	ck_assert_int_gt(f.bf16, 5);
+	ck_assert_int_gt(f.collisions, 10);
+}
+END_TEST
+
+START_TEST(test_bad_cores)
+{
+	ls_gen_opts o = {0, 1, LS_GEN_SMALL, NULL, NULL};
+	lm_module **mods;
+	ls_gen_file *files;
+	int nf;
+	lm_error err;
+	ck_assert_int_ne(ls_gen(&o, NULL, &mods, &files, &nf, &err), 0);
+	ck_assert_contains(err.msg, "--cores must be within 1..64");
+}
+END_TEST
+
+START_TEST(test_cli_gen)
+{
+	char *d = tu_tmpdir("gen");
+	tu_run r = tu_lncsim(d, "gen", "--cores", "3", "--seed", "5", "-o", "out",
+			     NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	char *p = lm_xasprintf("%s/out/gen5/nc2/sg0/def.json", d);
+	char *w = lm_xasprintf("%s/out/gen5/nc0/sg0/w.npy", d);
+	char *t = tu_read(p), *wt = tu_read(w);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(wt);
+	free(t);
+	free(wt);
+	r = tu_lncsim(d, "verify", "out/gen5", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	/* existing set refused without --force */
+	r = tu_lncsim(d, "gen", "--cores", "3", "--seed", "5", "-o", "out", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "already exists");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "gen", "--cores", "0", "-o", "out", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "--cores must be within 1..64");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "gen", "--seed", "x", "-o", "out", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "is not an integer");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "gen", "--size", "huge", "-o", "out", NULL);
+	ck_assert_int_eq(r.status, 2);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "gen", "--name", "../evil", "-o", "out", NULL);
+	ck_assert_int_eq(r.status, 2);
+	tu_run_free(&r);
+	free(p);
+	free(w);
+	free(d);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("gen");
+	TCase *tc = tcase_create("gen");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_same_seed_same_bytes);
+	tcase_add_test(tc, test_valid_and_featureful);
+	tcase_add_test(tc, test_bad_cores);
+	tcase_add_test(tc, test_cli_gen);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}
