@@ -33,8 +33,12 @@ void cli_free_paths(char **paths, int n);
 /* The commands. */
 int cmd_verify(int argc, char **argv);
 extern const char usage_verify[];
+int cmd_run(int argc, char **argv);
+extern const char usage_run[];
 int cmd_gen(int argc, char **argv);
 extern const char usage_gen[];
+int cmd_diff(int argc, char **argv);
+extern const char usage_diff[];
 int cmd_report(int argc, char **argv);
 extern const char usage_report[];
 int cmd_db(int argc, char **argv);

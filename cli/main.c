@@ -13,6 +13,7 @@
 static const cli_command commands[] = {
 	{ "verify", "check modules against the verifier rules", cmd_verify,
 	  usage_verify },
+	{ "run", "simulate modules on NeuronCores", cmd_run, usage_run },
 	{ "gen", "write a random per-core module set", cmd_gen, usage_gen },
 	{ "report", "plot utilization reports from the run log", cmd_report,
 	  usage_report },

@@ -36,6 +36,11 @@ float ls_act_apply(lm_actfunc f, float x, float alpha)
 	const float two_over_sqrt_pi = 1.1283791670955126f;
 	const float inv_sqrt_2pi = 0.3989422804014327f;
 
+	/* x * (something -> 0) at -Inf: the limit, not Inf * 0 = NaN */
+	if (isinf(x) && (f == LM_ACT_SILU || f == LM_ACT_GELU ||
+			 f == LM_ACT_GELU_APPRX_TANH ||
+			 f == LM_ACT_GELU_APPRX_SIGMOID || f == LM_ACT_MISH))
+		return x > 0.0f ? x : -0.0f;
 	switch (f) {
 	case LM_ACT_IDENTITY:
 	case LM_ACT_COPY:

@@ -96,6 +96,7 @@ typedef struct core_b {
 	int aux_active;         /* 1 or 2: active instance of qAux */
 	int uses_aux;
 	int n_inst;             /* for names */
+	const char *dma_engine; /* issuing engine of the core's qSyncIO0 DMAs */
 	int next_barrier_id;
 	char last_barrier[48];
 } core_b;
@@ -327,7 +328,14 @@ static const char *dma_engine(gen *g)
 	return e[rint_(&g->r, 5)];
 }
 
-/* Pick the queue instance for a DMA: qSyncIO0, or qAux's active one. */
+/*
+** Pick the queue instance for a DMA: qSyncIO0, or qAux's active one.
+** Waits count completions of an instance, and an instance completes in
+** issue order, so all DMAs of one instance must be issued in program
+** order: every qSyncIO0 DMA of a core comes from one engine (chosen per
+** core), and qAux DMAs and the SwitchQueueInstance of qAux all from SP
+** (a DMA captures the active instance when it is issued).
+*/
 static int pick_qi(gen *g, core_b *c)
 {
 	if (c->uses_aux && chance(&g->r, 40))
@@ -345,7 +353,8 @@ static void dma_load(gen *g, core_b *c, const char *src, lm_dtype sdt,
 {
 	char nm[48];
 	int qi = pick_qi(g, c);
-	cJSON *o = new_inst(c, "DMACopy", dma_engine(g), "ld", nm, sizeof nm);
+	cJSON *o = new_inst(c, "DMACopy", qi ? "SP" : c->dma_engine, "ld", nm,
+			    sizeof nm);
 	deps d = {0};
 	need_write(&d, t);
 	dep_add(&d, extra_dep);
@@ -365,7 +374,8 @@ static void dma_store(gen *g, core_b *c, tile *t, const char *dst, char *nm,
 		      size_t nmlen)
 {
 	int qi = pick_qi(g, c);
-	cJSON *o = new_inst(c, "DMACopy", dma_engine(g), "st", nm, nmlen);
+	cJSON *o = new_inst(c, "DMACopy", qi ? "SP" : c->dma_engine, "st", nm,
+			    nmlen);
 	deps d = {0};
 	need_read(g, &d, t);
 	cJSON_AddItemToArray(cJSON_GetObjectItem(o, "ins"), tile_operand(t));
@@ -694,6 +704,7 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 		c->qi[1] = (qinst){"qAux", "qAux_a", "s_aux_a", 0};
 		c->qi[2] = (qinst){"qAux", "qAux_b", "s_aux_b", 0};
 		c->uses_aux = chance(&g.r, 60);
+		c->dma_engine = dma_engine(&g);
 		c->aux_active = 1;
 	}
 	for (int ci = 0; ci < g.n; ci++) {

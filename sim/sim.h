@@ -127,4 +127,12 @@ int ls_run(const lm_module *m, const ls_tensors *inputs,
 int ls_run_multi(lm_module *const *mods, int n_mods, const ls_tensors *inputs,
 		 const ls_options *opts, ls_result *out, lm_error *err);
 
+/* ---- additions (sim issue) --------------------------------------------- */
+
+/*
+** Append the per-core statistics table of r (what `lncsim run --stats`
+** prints) to b.
+*/
+void ls_format_stats(const ls_result *r, lm_buf *b);
+
 #endif

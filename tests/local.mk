@@ -38,3 +38,12 @@ tests_test_gen_SOURCES = tests/test_gen.c
 tests_test_gen_CFLAGS = $(TEST_CFLAGS)
 tests_test_gen_LDADD = $(TEST_LDADD)
 TESTS += tests/test_gen
+
+check_PROGRAMS += tests/test_db tests/test_report
+tests_test_db_SOURCES = tests/test_db.c
+tests_test_db_CFLAGS = $(TEST_CFLAGS)
+tests_test_db_LDADD = $(TEST_LDADD)
+tests_test_report_SOURCES = tests/test_report.c
+tests_test_report_CFLAGS = $(TEST_CFLAGS)
+tests_test_report_LDADD = $(TEST_LDADD)
+TESTS += tests/test_db tests/test_report

@@ -1,0 +1,304 @@
+/*
+** cmd_diff.c -- `lncsim diff`: link the per-core modules in memory (or take
+** --linked FILE), run the reference and the linked module with the same
+** inputs, compare bit for bit, log the run.
+*/
+#include "common.h"
+#include "cli.h"
+#include "cli_db.h"
+#include "diff.h"
+#include "linker.h"
+#include "verify.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char usage_diff[] =
+	"usage: lncsim diff [--inputs DIR | --seed N] [--linked FILE]\n"
+	"                   [--schedules K] [--save-io DIR] [--skip=STEP,...]\n"
+	"                   [--max-time PS] [--max-instructions N] [-q]\n"
+	"                   [--db FILE | --no-db] MODULE...\n\n"
+	"Differential check of the linker: the per-core modules run side by\n"
+	"side on an N-core machine (the reference) and the linked module run\n"
+	"with the same host inputs must produce exactly the reference's\n"
+	"external outputs minus the cross-core hand-offs, bit for bit.\n\n"
+	"  --inputs DIR      host inputs as DIR/<name>.npy\n"
+	"  --seed N          generate inputs from seed N (default 1)\n"
+	"  --linked FILE     compare against this linked module instead of\n"
+	"                    linking in memory\n"
+	"  --schedules K     repeat both runs under K perturbed cost models;\n"
+	"                    every schedule must give the same bits\n"
+	"  --save-io DIR     write inputs/, reference/, linked/ (.npy) and the\n"
+	"                    linked module linked.json into DIR\n"
+	"  --skip=STEPS      link with these linker steps switched off (to test\n"
+	"                    the checker; see 'lncsim link --help')\n"
+	"  --max-time PS, --max-instructions N   bound each run\n"
+	"  -q                print only failures\n"
+	"  --db FILE, --no-db  run log (default ./lncsim.db or $LNCSIM_DB)\n\n"
+	"exit status: 0 pass, 1 the check failed (mismatch, output set, a run\n"
+	"error, a linked module that fails the verifier), 2 bad input\n";
+
+/* Parse a non-negative integer option; returns 0 or prints usage. */
+static int num_opt(const char *opt, const char *v, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!v || !*v || *v == '-')
+		return cli_usage_error("diff", "%s needs a non-negative integer", opt);
+	unsigned long long x = strtoull(v, &end, 10);
+	if (*end || errno)
+		return cli_usage_error("diff", "%s: '%s' is not an integer", opt, v);
+	*out = x;
+	return 0;
+}
+
+/* Write the run's inputs, both output sets and the linked module. */
+static int save_io(const char *dir, const ls_tensors *in,
+		   const ls_diff_result *r, const lm_module *linked)
+{
+	lm_error err;
+	char *p;
+	int rc = lm_mkdirs(dir, &err);
+	p = lm_path_join(dir, "inputs");
+	if (!rc)
+		rc = lm_mkdirs(p, &err) || ls_write_outputs(in, p, &err);
+	free(p);
+	p = lm_path_join(dir, "reference");
+	if (!rc)
+		rc = lm_mkdirs(p, &err) || ls_write_outputs(&r->ref.outputs, p, &err);
+	free(p);
+	p = lm_path_join(dir, "linked");
+	if (!rc)
+		rc = lm_mkdirs(p, &err) ||
+		     ls_write_outputs(&r->linked.outputs, p, &err);
+	free(p);
+	p = lm_path_join(dir, "linked.json");
+	if (!rc)
+		rc = lm_module_save(linked, p, 1, &err);
+	free(p);
+	return rc ? cli_report(&err) : 0;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	const char *inputs_dir = NULL, *linked_path = NULL, *save_dir = NULL;
+	uint64_t seed = 1, schedules = 0, x;
+	unsigned skip = 0;
+	int quiet = 0, nmods_arg = 0;
+	ls_diff_opts dopts;
+	cli_db dbo = {0};
+	char **margs = lm_xcalloc((size_t)argc, sizeof *margs);
+	memset(&dopts, 0, sizeof dopts);
+	lm_error err;
+	int rc = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int k = cli_db_option(&dbo, "diff", argc, argv, &i);
+		if (k < 0) {
+			rc = EXIT_INPUT;
+			goto done;
+		}
+		if (k > 0)
+			continue;
+		if (!strcmp(a, "--inputs") && v) {
+			inputs_dir = v;
+			i++;
+		} else if (!strcmp(a, "--seed")) {
+			if ((rc = num_opt(a, v, &seed)))
+				goto done;
+			i++;
+		} else if (!strcmp(a, "--linked") && v) {
+			linked_path = v;
+			i++;
+		} else if (!strcmp(a, "--schedules")) {
+			if ((rc = num_opt(a, v, &schedules)))
+				goto done;
+			if (schedules > 1000) {
+				rc = cli_usage_error("diff", "--schedules at most 1000");
+				goto done;
+			}
+			i++;
+		} else if (!strcmp(a, "--save-io") && v) {
+			save_dir = v;
+			i++;
+		} else if (!strncmp(a, "--skip=", 7)) {
+			if (lk_parse_skip(a + 7, &skip, &err)) {
+				rc = cli_usage_error("diff", "%s", err.msg);
+				goto done;
+			}
+		} else if (!strcmp(a, "--max-time")) {
+			if ((rc = num_opt(a, v, &x)))
+				goto done;
+			dopts.run.max_time_ps = (int64_t)x;
+			i++;
+		} else if (!strcmp(a, "--max-instructions")) {
+			if ((rc = num_opt(a, v, &x)))
+				goto done;
+			dopts.run.max_instructions = (int64_t)x;
+			i++;
+		} else if (!strcmp(a, "-q")) {
+			quiet = 1;
+		} else if (a[0] == '-' && a[1]) {
+			rc = cli_usage_error("diff", "unknown or incomplete option '%s'",
+					     a);
+			goto done;
+		} else {
+			margs[nmods_arg++] = argv[i];
+		}
+	}
+	if (!nmods_arg) {
+		rc = cli_usage_error("diff", "no MODULE given");
+		goto done;
+	}
+	if (inputs_dir && seed != 1) {
+		rc = cli_usage_error("diff", "--inputs and --seed exclude each other");
+		goto done;
+	}
+	dopts.schedules = (int)schedules;
+
+	char **paths = NULL;
+	int n = 0;
+	lm_module **mods = NULL;
+	lm_module *linked = NULL;
+	ls_tensors inputs = {0, NULL};
+	ls_diff_result res;
+	memset(&res, 0, sizeof res);
+	ldb *db = NULL;
+	int check_failed = 0;
+	char failmsg[1200] = "";
+	double t0 = cli_db_now();
+
+	if ((rc = cli_expand_modules(nmods_arg, margs, &paths, &n)))
+		goto out;
+	mods = lm_xcalloc((size_t)n, sizeof *mods);
+	for (int i = 0; i < n; i++) {
+		lm_verify_opts vo = {0};
+		if (lm_module_load(&mods[i], paths[i], &err) ||
+		    lm_verify(mods[i], &vo, &err)) {
+			rc = cli_report(&err);
+			goto out;
+		}
+	}
+	if ((rc = cli_db_open(&dbo, &db)))
+		goto out;
+
+	/* the linked module: given, or linked here */
+	if (linked_path) {
+		if (lm_module_load(&linked, linked_path, &err)) {
+			rc = cli_report(&err);
+			goto out;
+		}
+	} else {
+		lk_options lo;
+		memset(&lo, 0, sizeof lo);
+		lo.skip = skip;
+		lo.abs_file_paths = 1;
+		int lr = lk_link(mods, n, &lo, &linked, NULL, &err);
+		if (lr == LM_EINPUT) {
+			rc = cli_report(&err);
+			goto out;
+		}
+		if (lr) {
+			check_failed = 1;
+			snprintf(failmsg, sizeof failmsg, "link failed: %.1100s", err.msg);
+		}
+	}
+	if (!check_failed) {
+		lm_verify_opts vo = {1};
+		if (lm_verify(linked, &vo, &err)) {
+			check_failed = 1;
+			snprintf(failmsg, sizeof failmsg,
+				 "verifier: the linked module is invalid: %.1100s",
+				 err.msg);
+		}
+	}
+	if (ls_make_inputs(mods, n, inputs_dir, seed, &inputs, &err)) {
+		rc = cli_report(&err);
+		goto out;
+	}
+	if (!check_failed) {
+		if (ls_diff(mods, n, linked, &inputs, &dopts, &res, &err)) {
+			rc = cli_report(&err);
+			goto out;
+		}
+		if (res.status != LS_DIFF_PASS) {
+			check_failed = 1;
+			snprintf(failmsg, sizeof failmsg, "%s", res.message);
+		}
+	}
+	if (save_dir && linked && (rc = save_io(save_dir, &inputs, &res, linked)))
+		goto out;
+
+	/* report */
+	const char *name = lm_module_display_name(mods[0]);
+	if (check_failed) {
+		printf("FAIL %s (%d core%s): %s\n", name, n, n == 1 ? "" : "s",
+		       failmsg);
+	} else if (!quiet) {
+		printf("PASS %s (%d core%s): %d output%s bit-identical, %d "
+		       "hand-off%s, %d schedule%s; reference %.3f us, linked "
+		       "%.3f us\n", name, n, n == 1 ? "" : "s", res.n_expected,
+		       res.n_expected == 1 ? "" : "s", res.n_handoffs,
+		       res.n_handoffs == 1 ? "" : "s", res.schedules_run,
+		       res.schedules_run == 1 ? "" : "s",
+		       (double)res.ref.sim_time_ps / 1e6,
+		       (double)res.linked.sim_time_ps / 1e6);
+	}
+
+	/* log */
+	if (db) {
+		char *cmdline = cli_db_cmdline(argc + 1, argv - 1);
+		lm_buf names = LM_BUF_INIT;
+		for (int i = 0; i < n; i++)
+			lm_buf_printf(&names, "%s%s", i ? "," : "", paths[i]);
+		ldb_run_info info;
+		memset(&info, 0, sizeof info);
+		info.command = cmdline;
+		info.module = lm_buf_cstr(&names);
+		info.arch = mods[0]->arch;
+		info.cores = n;
+		info.seed = inputs_dir ? 0 : seed;
+		ldb_run *run = NULL;
+		int lrc = ldb_run_begin(db, &info, &run, &err);
+		if (!lrc && res.schedules_run) {
+			lrc = ldb_log_execution(run, "reference", &res.ref, &err);
+			if (!lrc && res.linked.n_cores)
+				lrc = ldb_log_execution(run, "linked", &res.linked, &err);
+			for (int i = 0; !lrc && i < res.n_cmp; i++)
+				if (res.cmp[i].schedule == 0)
+					lrc = ldb_log_tensor(run, res.cmp[i].name,
+							     res.cmp[i].equal,
+							     res.cmp[i].mismatches,
+							     res.cmp[i].first_index,
+							     res.cmp[i].max_abs_diff, &err);
+		}
+		if (!lrc)
+			lrc = ldb_run_end(run, check_failed ? "fail" : "pass",
+					  check_failed ? failmsg : "",
+					  cli_db_now() - t0, NULL, &err);
+		else
+			ldb_run_abort(run);
+		free(cmdline);
+		lm_buf_free(&names);
+		if (lrc) {
+			rc = cli_report(&err);
+			goto out;
+		}
+	}
+	rc = check_failed ? EXIT_CHECK : EXIT_OK;
+out:
+	ldb_close(db);
+	ls_diff_result_free(&res);
+	ls_tensors_free(&inputs);
+	lm_module_free(linked);
+	for (int i = 0; mods && i < n; i++)
+		lm_module_free(mods[i]);
+	free(mods);
+	cli_free_paths(paths, n);
+done:
+	free(margs);
+	return rc;
+}

@@ -1,0 +1,174 @@
+/*
+** cmd_run.c -- `lncsim run [OPTIONS] MODULE...`: simulate one module (a
+** per-core module, or a linked module with a dispatcher) or several
+** per-core modules side by side (SPEC 3, 8).
+**
+** The steps, in order: parse options -> load -> verify -> inputs -> run ->
+** outputs -> print.
+*/
+#include "common.h"
+#include "cli.h"
+#include "module.h"
+#include "verify.h"
+#include "sim.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char usage_run[] =
+	"usage: lncsim run [--inputs DIR | --seed N] [--outputs DIR] [--stats]\n"
+	"                  [--trace FILE] [--max-time PS] [--max-instructions N]\n"
+	"                  [--perturb SEED] MODULE...\n\n"
+	"Simulate modules on NeuronCores (SPEC 3). One MODULE runs alone (a\n"
+	"per-core module on its core, or a linked module through its\n"
+	"dispatcher); several per-core modules (or a directory holding\n"
+	"nc*/sg*/def.json) run side by side on one machine. Every module is\n"
+	"verified first.\n\n"
+	"  --inputs DIR          external inputs from DIR/<name>.npy\n"
+	"  --seed N              generate inputs uniform in [-1, 1) (default 0)\n"
+	"  --outputs DIR         write the external outputs as DIR/<name>.npy\n"
+	"  --stats               print the per-core statistics table\n"
+	"  --trace FILE          write a Chrome trace-event JSON (Perfetto)\n"
+	"  --max-time PS         stop with an error after PS simulated ps\n"
+	"  --max-instructions N  stop with an error after N instructions\n"
+	"  --perturb SEED        perturb latencies and tie-breaks (seeded)\n\n"
+	"exit status: 0 ok, 1 runtime error (deadlock, barrier collision,\n"
+	"uninitialized read, limits), 2 bad usage or input, 3 internal error\n";
+
+/* Parse a non-negative 64-bit integer option value. */
+static int parse_i64(const char *opt, const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < 0)
+		return cli_usage_error("run", "%s needs a non-negative integer, "
+				       "got '%s'", opt, s);
+	*out = v;
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *inputs_dir = NULL, *outputs_dir = NULL;
+	int64_t seed = 0, perturb = 0;
+	int stats = 0, has_seed = 0, first = 1, rc = 0, n = 0;
+	ls_options opts;
+	char **paths = NULL;
+	lm_module **mods = NULL;
+	ls_tensors inputs = {0, NULL};
+	ls_result res;
+	lm_error err;
+
+	/* options */
+	memset(&opts, 0, sizeof opts);
+	memset(&res, 0, sizeof res);
+	for (; first < argc && argv[first][0] == '-'; first++) {
+		const char *a = argv[first];
+		const char *v = first + 1 < argc ? argv[first + 1] : NULL;
+		int takes = strcmp(a, "--stats") != 0 && strcmp(a, "--") != 0;
+		if (takes && !v)
+			return cli_usage_error("run", "%s needs a value", a);
+		if (!strcmp(a, "--"))  {
+			first++;
+			break;
+		} else if (!strcmp(a, "--stats")) {
+			stats = 1;
+			continue;
+		} else if (!strcmp(a, "--inputs")) {
+			inputs_dir = v;
+		} else if (!strcmp(a, "--outputs")) {
+			outputs_dir = v;
+		} else if (!strcmp(a, "--trace")) {
+			opts.trace_path = v;
+		} else if (!strcmp(a, "--seed")) {
+			if (parse_i64(a, v, &seed))
+				return EXIT_INPUT;
+			has_seed = 1;
+		} else if (!strcmp(a, "--max-time")) {
+			if (parse_i64(a, v, &opts.max_time_ps))
+				return EXIT_INPUT;
+		} else if (!strcmp(a, "--max-instructions")) {
+			if (parse_i64(a, v, &opts.max_instructions))
+				return EXIT_INPUT;
+		} else if (!strcmp(a, "--perturb")) {
+			if (parse_i64(a, v, &perturb))
+				return EXIT_INPUT;
+			opts.perturb_seed = (uint64_t)perturb;
+		} else {
+			return cli_usage_error("run", "unknown option '%s'", a);
+		}
+		first++;
+	}
+	if (inputs_dir && has_seed)
+		return cli_usage_error("run", "--inputs and --seed exclude each "
+				       "other");
+	if (first >= argc)
+		return cli_usage_error("run", "no MODULE given");
+
+	/* load and verify */
+	if ((rc = cli_expand_modules(argc - first, argv + first, &paths, &n)))
+		return rc;
+	mods = lm_xcalloc((size_t)n + 1, sizeof *mods);
+	for (int i = 0; i < n && !rc; i++) {
+		if (lm_module_load(&mods[i], paths[i], &err) != 0 ||
+		    lm_verify(mods[i], NULL, &err) != 0)
+			rc = cli_report(&err);
+	}
+	if (rc)
+		goto done;
+
+	/* inputs, run */
+	if (ls_make_inputs(mods, n, inputs_dir, (uint64_t)seed, &inputs,
+			   &err) != 0) {
+		rc = cli_report(&err);
+		goto done;
+	}
+	if ((n == 1 ? ls_run(mods[0], &inputs, &opts, &res, &err)
+		    : ls_run_multi(mods, n, &inputs, &opts, &res, &err)) != 0) {
+		rc = cli_report(&err);
+		goto done;
+	}
+
+	/* outputs */
+	if (outputs_dir && ls_write_outputs(&res.outputs, outputs_dir, &err)) {
+		rc = cli_report(&err);
+		goto done;
+	}
+
+	/* print */
+	printf("%s: %d module%s, %d core%s, %lld instructions, %.3f us "
+	       "simulated\n", n == 1 ? paths[0] : argv[first], n,
+	       n == 1 ? "" : "s", res.n_cores, res.n_cores == 1 ? "" : "s",
+	       (long long)res.instructions, (double)res.sim_time_ps / 1e6);
+	for (int i = 0; i < res.outputs.n; i++) {
+		const ls_tensor *t = &res.outputs.t[i];
+		printf("output %s: %s [", t->name, lm_dtype_name(t->dtype));
+		for (int d = 0; d < t->ndim; d++)
+			printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
+		if (outputs_dir)
+			printf("] -> %s/%s.npy\n", outputs_dir, t->name);
+		else
+			printf("]\n");
+	}
+	if (stats) {
+		lm_buf b = LM_BUF_INIT;
+		ls_format_stats(&res, &b);
+		fputs(lm_buf_cstr(&b), stdout);
+		lm_buf_free(&b);
+	}
+	if (opts.trace_path)
+		printf("trace: %s\n", opts.trace_path);
+
+done:
+	ls_result_free(&res);
+	ls_tensors_free(&inputs);
+	for (int i = 0; i < n; i++)
+		lm_module_free(mods ? mods[i] : NULL);
+	free(mods);
+	cli_free_paths(paths, n);
+	return rc;
+}

@@ -1,0 +1,195 @@
+/*
+** tensormap.c -- step 6 of the link (seed 5e: buildMainTensorMap,
+** copyTensorMap, verifyTensorMap): one tensor map for the linked module's
+** external I/O, verified against every core's declarations, written as
+** tensor-map.json into the link directory.
+*/
+#include "common.h"
+#include "lk_int.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Row-major layout letters: the trailing `rank` letters of NCHW. */
+static const char *layout(int rank)
+{
+	static const char *const f[] = { "", "W", "HW", "CHW", "NCHW" };
+	return rank >= 0 && rank <= 4 ? f[rank] : "ND";
+}
+
+/* [shape[0] partitions, the rest per partition] fits the SBUF? */
+static int sbuf_ok(const lm_alloc *a, const lm_arch *arch)
+{
+	int64_t bytes = lm_dtype_size(a->dtype);
+	if (a->n_shape < 1 || a->tensor_shape[0] < 1 ||
+	    a->tensor_shape[0] > LM_PARTITIONS || !arch)
+		return 0;
+	for (int i = 1; i < a->n_shape; i++) {
+		if (a->tensor_shape[i] > 0 &&
+		    bytes > arch->sbuf_bytes / a->tensor_shape[i])
+			return 0;
+		bytes *= a->tensor_shape[i];
+	}
+	return bytes <= arch->sbuf_bytes;
+}
+
+static int popcount64(uint64_t v)
+{
+	int n = 0;
+	for (; v; v &= v - 1)
+		n++;
+	return n;
+}
+
+/*
+** verifyTensorMap: every layer name once; each entry agrees (dtype, shape)
+** with every core that declared it; every core's external input is covered
+** (exactly once, counting shared inputs once per declaring core).
+*/
+static int verify_tensor_map(lk_ctx *x, const lk_decl **decls)
+{
+	lk_report *r = x->rep;
+	lm_strmap names;
+	int rc = 0, covered = 0, declared = 0;
+	lm_strmap_init(&names);
+	for (int i = 0; i < r->n_tensors && !rc; i++) {
+		lk_tensor_entry *t = &r->tensors[i];
+		const lk_decl *d = decls[i];
+		if (!lm_strmap_put(&names, t->layer_name, t)) {
+			rc = lm_errc(x->err, LM_EINTERNAL, "", "tensor map",
+				     "layer '%s' appears twice", t->layer_name);
+			break;
+		}
+		t->verified = 1;
+		if (!d)
+			continue;
+		if (!t->is_output)
+			covered += popcount64(d->core_mask);
+		for (int ci = 0; ci < x->n && !rc; ci++) {
+			const lm_alloc *sa;
+			int same;
+			if (!(d->core_mask & (1ull << ci)))
+				continue;
+			sa = lm_strmap_lookup(&x->cores[ci].allocs_by_name, d->orig);
+			same = sa && sa->dtype == t->dtype && sa->n_shape == t->n_shape;
+			for (int k = 0; same && k < t->n_shape; k++)
+				same = sa->tensor_shape[k] == t->sim_shape[k];
+			if (!same)
+				rc = lm_errc(x->err, LM_EINTERNAL, "", "tensor map",
+					     "layer '%s' does not match core %lld's "
+					     "declaration of '%s'", t->layer_name,
+					     (long long)x->cores[ci].core, d->orig);
+		}
+	}
+	if (!rc && x->n_decls > 0) {
+		for (int ci = 0; ci < x->n; ci++) {
+			const lm_module *m = x->cores[ci].src;
+			for (int f = 0; f < m->n_functions; f++)
+				for (int a = 0; a < m->functions[f].n_allocs; a++)
+					declared += lm_tensorkind_is_ext_input(
+						m->functions[f].allocs[a].kind);
+		}
+		if (covered != declared)
+			rc = lm_errc(x->err, LM_EINTERNAL, "", "tensor map",
+				     "covers %d external input declarations of "
+				     "%d", covered, declared);
+	}
+	lm_strmap_free(&names);
+	return rc;
+}
+
+/*
+** Step 6 (seed buildMainTensorMap): an entry per external allocation of the
+** linked module (ExternalInput* / ExternalOutput*; outputs demoted by
+** fix_output_kind are gone): layer_name, sim_format, sim_shape, tf_file,
+** sbuf_compatible, then verified.
+*/
+int build_main_tensor_map(lk_ctx *x)
+{
+	const lm_arch *arch = lm_arch_get(x->out->arch);
+	lk_report *r = x->rep;
+	const lk_decl **decls = NULL;
+	int n_in = 0, rc;
+	for (int f = 0; f < x->out->n_functions; f++) {
+		const lm_function *fn = &x->out->functions[f];
+		for (int a = 0; a < fn->n_allocs; a++) {
+			const lm_alloc *al = &fn->allocs[a];
+			int is_in = lm_tensorkind_is_ext_input(al->kind);
+			const lk_decl *d = NULL;
+			lk_tensor_entry *t;
+			if (!is_in && !lm_tensorkind_is_ext_output(al->kind))
+				continue;
+			r->tensors = lm_xrealloc(r->tensors, (size_t)(r->n_tensors
+						 + 1) * sizeof *r->tensors);
+			decls = lm_xrealloc(decls, (size_t)(r->n_tensors + 1) *
+					    sizeof *decls);
+			t = &r->tensors[r->n_tensors];
+			memset(t, 0, sizeof *t);
+			t->layer_name = lm_xstrdup(al->name);
+			t->sim_format = lm_xstrdup(layout(al->n_shape));
+			t->n_shape = al->n_shape;
+			t->sim_shape = lm_xcalloc((size_t)(al->n_shape ? al->n_shape
+							   : 1), sizeof(int64_t));
+			for (int k = 0; k < al->n_shape; k++)
+				t->sim_shape[k] = al->tensor_shape[k];
+			t->tf_file = lm_xasprintf("%s.npy", al->name);
+			t->sbuf_compatible = sbuf_ok(al, arch);
+			t->is_output = !is_in;
+			t->dtype = al->dtype;
+			if (fn->kind == LM_FK_DISPATCHER)
+				d = lm_strmap_lookup(&x->main_origin, al->name);
+			t->cores = lm_xcalloc((size_t)x->n, sizeof *t->cores);
+			for (int ci = 0; ci < x->n; ci++)
+				if (d ? (d->core_mask & (1ull << ci)) != 0
+				      : lk_function_core(x, fn) == ci)
+					t->cores[t->n_cores++] = x->cores[ci].core;
+			decls[r->n_tensors++] = d;
+			n_in += is_in;
+		}
+	}
+	rc = verify_tensor_map(x, decls);
+	free(decls);
+	if (rc)
+		return rc;
+	lk_log(x, "build_main_tensor_map: %d entr%s (%d input%s, %d "
+	       "output%s), verified", r->n_tensors,
+	       r->n_tensors == 1 ? "y" : "ies", n_in, n_in == 1 ? "" : "s",
+	       r->n_tensors - n_in, r->n_tensors - n_in == 1 ? "" : "s");
+	return 0;
+}
+
+char *lk_tensor_map_json(const lk_report *r)
+{
+	cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+	char *s, *out;
+	cJSON_AddStringToObject(root, "name", r->name ? r->name : "");
+	cJSON_AddItemToObject(root, "tensors", arr);
+	for (int i = 0; i < r->n_tensors; i++) {
+		const lk_tensor_entry *t = &r->tensors[i];
+		cJSON *e = cJSON_CreateObject(), *sh = cJSON_CreateArray(),
+			*cs = cJSON_CreateArray();
+		cJSON_AddStringToObject(e, "layer_name", t->layer_name);
+		cJSON_AddStringToObject(e, "kind", t->is_output ? "output"
+					: "input");
+		cJSON_AddStringToObject(e, "dtype", lm_dtype_name(t->dtype));
+		cJSON_AddStringToObject(e, "sim_format", t->sim_format);
+		for (int k = 0; k < t->n_shape; k++)
+			cJSON_AddItemToArray(sh, cJSON_CreateNumber(
+				(double)t->sim_shape[k]));
+		cJSON_AddItemToObject(e, "sim_shape", sh);
+		cJSON_AddStringToObject(e, "tf_file", t->tf_file);
+		cJSON_AddBoolToObject(e, "sbuf_compatible", t->sbuf_compatible);
+		cJSON_AddBoolToObject(e, "verified", t->verified);
+		for (int k = 0; k < t->n_cores; k++)
+			cJSON_AddItemToArray(cs, cJSON_CreateNumber(
+				(double)t->cores[k]));
+		cJSON_AddItemToObject(e, "cores", cs);
+		cJSON_AddItemToArray(arr, e);
+	}
+	s = cJSON_Print(root);
+	cJSON_Delete(root);
+	out = lm_xasprintf("%s\n", s ? s : "{}");
+	free(s);
+	return out;
+}

@@ -1,0 +1,325 @@
+/*
+** diff.c -- the differential checker: reference (per-core modules side by
+** side) vs linked module, same inputs, bit-identical outputs, optionally
+** under K perturbed schedules.
+*/
+#include "common.h"
+#include "diff.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void strv_free(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int ls_expected_outputs(lm_module *const *mods, int n_mods, char ***expected,
+			int *n_expected, char ***handoffs, int *n_handoffs,
+			lm_error *err)
+{
+	lm_strmap seen;
+	lm_strmap_init(&seen);
+	char **exp = NULL, **hand = NULL;
+	int ne = 0, nh = 0, cap_e = 0, cap_h = 0, rc = 0;
+	*expected = *handoffs = NULL;
+	*n_expected = *n_handoffs = 0;
+	for (int i = 0; i < n_mods && !rc; i++) {
+		const lm_module *m = mods[i];
+		int64_t core = lm_module_core_id(m);
+		for (int f = 0; f < m->n_functions && !rc; f++) {
+			const lm_function *fn = &m->functions[f];
+			for (int a = 0; a < fn->n_allocs; a++) {
+				const lm_alloc *al = &fn->allocs[a];
+				if (!lm_tensorkind_is_ext_output(al->kind))
+					continue;
+				if (lm_strmap_get(&seen, al->name, NULL)) {
+					rc = lm_err(err, m->path, "",
+						    "external output '%s' is declared by "
+						    "two modules", al->name);
+					break;
+				}
+				lm_strmap_put(&seen, al->name, NULL);
+				/* a hand-off: another module views it remotely */
+				int is_handoff = 0;
+				for (int j = 0; j < n_mods && !is_handoff; j++) {
+					if (j == i)
+						continue;
+					const lm_module *o = mods[j];
+					for (int g = 0; g < o->n_functions && !is_handoff; g++)
+						for (int b = 0; b < o->functions[g].n_allocs; b++) {
+							const lm_alloc *v = &o->functions[g].allocs[b];
+							if (v->has_remote && v->remote_core == core &&
+							    !strcmp(v->remote_name, al->name)) {
+								is_handoff = 1;
+								break;
+							}
+						}
+				}
+				if (is_handoff) {
+					lm_grow(&hand, &cap_h, nh + 1, sizeof *hand);
+					hand[nh++] = lm_xstrdup(al->name);
+				} else {
+					lm_grow(&exp, &cap_e, ne + 1, sizeof *exp);
+					exp[ne++] = lm_xstrdup(al->name);
+				}
+			}
+		}
+	}
+	lm_strmap_free(&seen);
+	if (rc) {
+		strv_free(exp, ne);
+		strv_free(hand, nh);
+		return rc;
+	}
+	if (ne)
+		qsort(exp, (size_t)ne, sizeof *exp, cmp_str);
+	if (nh)
+		qsort(hand, (size_t)nh, sizeof *hand, cmp_str);
+	*expected = exp;
+	*n_expected = ne;
+	*handoffs = hand;
+	*n_handoffs = nh;
+	return 0;
+}
+
+void ls_diff_result_free(ls_diff_result *r)
+{
+	strv_free(r->expected, r->n_expected);
+	strv_free(r->handoffs, r->n_handoffs);
+	for (int i = 0; i < r->n_cmp; i++)
+		free(r->cmp[i].name);
+	free(r->cmp);
+	ls_result_free(&r->ref);
+	ls_result_free(&r->linked);
+	memset(r, 0, sizeof *r);
+}
+
+/* Raw bits of element i of t (zero-extended). */
+static uint32_t elem_bits(const ls_tensor *t, int64_t i)
+{
+	int es = lm_dtype_size(t->dtype);
+	const unsigned char *p = (const unsigned char *)t->data + i * es;
+	uint32_t u = 0;
+	for (int k = 0; k < es && k < 4; k++)
+		u |= (uint32_t)p[k] << (8 * k);
+	return u;
+}
+
+/* Compare two tensors bit for bit; fills c. */
+static void compare_tensor(const ls_tensor *ref, const ls_tensor *got,
+			   int schedule, ls_tensor_cmp *c)
+{
+	memset(c, 0, sizeof *c);
+	c->name = lm_xstrdup(ref->name);
+	c->schedule = schedule;
+	c->first_index = -1;
+	if (ref->dtype != got->dtype || ref->count != got->count) {
+		c->mismatches = ref->count > got->count ? ref->count : got->count;
+		c->first_index = 0;
+		c->max_abs_diff = INFINITY;
+		return;
+	}
+	int es = lm_dtype_size(ref->dtype);
+	int floaty = lm_dtype_is_float(ref->dtype);
+	for (int64_t i = 0; i < ref->count; i++) {
+		const char *a = (const char *)ref->data + i * es;
+		const char *b = (const char *)got->data + i * es;
+		if (memcmp(a, b, (size_t)es) == 0)
+			continue;
+		double va = floaty ? lm_load_elem(ref->dtype, a) : 0;
+		double vb = floaty ? lm_load_elem(got->dtype, b) : 0;
+		if (c->mismatches++ == 0) {
+			c->first_index = i;
+			c->ref_bits = elem_bits(ref, i);
+			c->got_bits = elem_bits(got, i);
+			c->ref_value = va;
+			c->got_value = vb;
+		}
+		double d = fabs(va - vb);
+		if (isnan(d))
+			d = INFINITY;
+		if (d > c->max_abs_diff)
+			c->max_abs_diff = d;
+	}
+	c->equal = c->mismatches == 0;
+}
+
+static void add_cmp(ls_diff_result *r, int *cap, const ls_tensor_cmp *c)
+{
+	lm_grow(&r->cmp, cap, r->n_cmp + 1, sizeof *r->cmp);
+	r->cmp[r->n_cmp++] = *c;
+}
+
+/* Element count -> index text "[i, j, k]" of a row-major shape. */
+static void index_text(const ls_tensor *t, int64_t i, char *buf, size_t n)
+{
+	int64_t idx[8];
+	for (int d = t->ndim - 1; d >= 0; d--) {
+		int64_t s = t->shape[d] ? t->shape[d] : 1;
+		idx[d] = i % s;
+		i /= s;
+	}
+	size_t k = (size_t)snprintf(buf, n, "[");
+	for (int d = 0; d < t->ndim && k < n; d++)
+		k += (size_t)snprintf(buf + k, n - k, "%s%lld", d ? ", " : "",
+				      (long long)idx[d]);
+	if (k < n)
+		snprintf(buf + k, n - k, "]");
+}
+
+/*
+** Compare the linked outputs against the reference's expected outputs.
+** Returns the status for this schedule and writes a message on failure.
+*/
+static ls_diff_status compare_runs(ls_diff_result *r, int *cap,
+				   const ls_result *ref, const ls_result *lin,
+				   int schedule)
+{
+	ls_diff_status st = LS_DIFF_PASS;
+	/* output set: linked outputs must be exactly the expected names */
+	for (int i = 0; i < lin->outputs.n; i++) {
+		const char *nm = lin->outputs.t[i].name;
+		if (!bsearch(&nm, r->expected, (size_t)r->n_expected,
+			     sizeof *r->expected, cmp_str)) {
+			snprintf(r->message, sizeof r->message,
+				 "output set: the linked module has an unexpected "
+				 "external output '%s'%s", nm,
+				 bsearch(&nm, r->handoffs, (size_t)r->n_handoffs,
+					 sizeof *r->handoffs, cmp_str)
+				 ? " (a cross-core hand-off)" : "");
+			return LS_DIFF_OUTPUT_SET;
+		}
+	}
+	for (int i = 0; i < r->n_expected; i++) {
+		const ls_tensor *a = ls_tensors_find(&ref->outputs, r->expected[i]);
+		const ls_tensor *b = ls_tensors_find(&lin->outputs, r->expected[i]);
+		if (!b) {
+			snprintf(r->message, sizeof r->message,
+				 "output set: expected output '%s' is missing from "
+				 "the linked module", r->expected[i]);
+			return LS_DIFF_OUTPUT_SET;
+		}
+		if (!a) {
+			snprintf(r->message, sizeof r->message,
+				 "output set: the reference run produced no output "
+				 "'%s'", r->expected[i]);
+			return LS_DIFF_OUTPUT_SET;
+		}
+		ls_tensor_cmp c;
+		compare_tensor(a, b, schedule, &c);
+		if (!c.equal && st == LS_DIFF_PASS) {
+			char idx[128];
+			index_text(a, c.first_index, idx, sizeof idx);
+			snprintf(r->message, sizeof r->message,
+				 "mismatch: tensor '%s'%s: %lld of %lld elements differ; "
+				 "first at %s (element %lld): reference 0x%0*x (%.9g), "
+				 "linked 0x%0*x (%.9g)", c.name,
+				 schedule ? " (perturbed schedule)" : "",
+				 (long long)c.mismatches, (long long)a->count, idx,
+				 (long long)c.first_index,
+				 lm_dtype_size(a->dtype) * 2, (unsigned)c.ref_bits,
+				 c.ref_value, lm_dtype_size(a->dtype) * 2,
+				 (unsigned)c.got_bits, c.got_value);
+			st = LS_DIFF_MISMATCH;
+		}
+		add_cmp(r, cap, &c);
+	}
+	return st;
+}
+
+int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
+	    const ls_tensors *inputs, const ls_diff_opts *opts,
+	    ls_diff_result *out, lm_error *err)
+{
+	memset(out, 0, sizeof *out);
+	int rc = ls_expected_outputs(mods, n_mods, &out->expected,
+				     &out->n_expected, &out->handoffs,
+				     &out->n_handoffs, err);
+	if (rc)
+		return rc;
+	int cap = 0;
+	int schedules = opts && opts->schedules > 0 ? opts->schedules : 0;
+	ls_options run = opts ? opts->run : (ls_options){0};
+	for (int s = 0; s <= schedules; s++) {
+		ls_result ref, lin;
+		lm_error e;
+		memset(&ref, 0, sizeof ref);
+		memset(&lin, 0, sizeof lin);
+		run.perturb_seed = s ? (uint64_t)s * 0x9e3779b97f4a7c15ULL : 0;
+		if (s)
+			run.trace_path = NULL;
+		rc = ls_run_multi(mods, n_mods, inputs, &run, &ref, &e);
+		if (rc == LM_EINPUT) {
+			*err = e;
+			return rc;
+		}
+		if (rc) {
+			out->status = LS_DIFF_REF_ERROR;
+			snprintf(out->message, sizeof out->message,
+				 "reference run%s failed: %.900s",
+				 s ? " (perturbed schedule)" : "", e.msg);
+			ls_result_free(&ref);
+			break;
+		}
+		rc = ls_run(linked, inputs, &run, &lin, &e);
+		if (rc) {
+			out->status = LS_DIFF_LINKED_ERROR;
+			snprintf(out->message, sizeof out->message,
+				 "linked run%s failed: %.900s",
+				 s ? " (perturbed schedule)" : "", e.msg);
+			if (s == 0)
+				out->ref = ref;
+			else
+				ls_result_free(&ref);
+			ls_result_free(&lin);
+			break;
+		}
+		ls_diff_status st = compare_runs(out, &cap, &ref, &lin, s);
+		if (s == 0) {
+			out->ref = ref;
+			out->linked = lin;
+		} else {
+			/* the perturbed reference must also equal the plain one */
+			if (st == LS_DIFF_PASS) {
+				for (int i = 0; i < out->n_expected; i++) {
+					const ls_tensor *a = ls_tensors_find(
+						&out->ref.outputs, out->expected[i]);
+					const ls_tensor *b = ls_tensors_find(
+						&ref.outputs, out->expected[i]);
+					ls_tensor_cmp c;
+					if (!a || !b)
+						continue;
+					compare_tensor(a, b, s, &c);
+					if (!c.equal) {
+						snprintf(out->message, sizeof out->message,
+							 "mismatch: tensor '%s' of the reference "
+							 "run differs under perturbed schedule %d "
+							 "(%lld elements): the per-core program is "
+							 "not race-free", c.name, s,
+							 (long long)c.mismatches);
+						st = LS_DIFF_MISMATCH;
+					}
+					add_cmp(out, &cap, &c);
+				}
+			}
+			ls_result_free(&ref);
+			ls_result_free(&lin);
+		}
+		out->schedules_run = s + 1;
+		if (st != LS_DIFF_PASS) {
+			out->status = st;
+			break;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,1010 @@
+/*
+** test_db.c -- the SQLite run log: migrations, logging round trip, errors,
+** concurrent writers, a writer killed mid-run, merge, `lncsim db`.
+*/
+#include "common.h"
+#include "testutil.h"
+#include "db.h"
+#include "dtype.h"
+
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- helpers --------------------------------------------------------- */
+
+/*
+** A hand-made simulator result: n_cores cores, n_mm matmul records, the
+** numbers derived from tag so two results differ.
+*/
+static ls_result make_result(int n_cores, int n_mm, int tag)
+{
+	ls_result r;
+	memset(&r, 0, sizeof r);
+	r.n_cores = n_cores;
+	r.sim_time_ps = 1000000 + tag * 1000 + n_mm;
+	r.instructions = 100 * n_cores + tag;
+	r.cores = lm_xcalloc((size_t)n_cores, sizeof *r.cores);
+	for (int i = 0; i < n_cores; i++) {
+		ls_core_stats *c = &r.cores[i];
+		c->core = i;
+		for (int e = 0; e < LS_ENGINES; e++)
+			c->busy_ps[e] = 1000 * tag + 100 * i + e + 1;
+		c->instructions = 50 + i + tag;
+		c->matmuls = n_mm / (n_cores ? n_cores : 1);
+		c->macs = (int64_t)1 << 40 | (int64_t)(i + tag);
+		c->pe_util = 0.25 + 0.125 * i + 0.001 * tag;
+		c->mac_util = 0.1 + 0.0625 * i;
+		c->dma_bytes = 4096 * (i + 1);
+		c->dma_transfers = 3 + i;
+		c->barrier_wait_ps = 77 * i;
+		c->semaphore_wait_ps = 99 * i + tag;
+		c->end_ps = r.sim_time_ps - i;
+	}
+	r.n_matmuls = n_mm;
+	r.matmuls = n_mm ? lm_xcalloc((size_t)n_mm, sizeof *r.matmuls) : NULL;
+	static const int ks[] = { 128, 64, 32, 128 }, ms[] = { 128, 128, 32, 64 };
+	for (int j = 0; j < n_mm; j++) {
+		ls_matmul_rec *m = &r.matmuls[j];
+		m->core = j % (n_cores ? n_cores : 1);
+		m->name = lm_xasprintf("mm_%d_%d", tag, j);
+		m->k = ks[j % 4];
+		m->m = ms[j % 4];
+		m->n = 512;
+		m->dtype = j % 2 ? LM_DT_BFLOAT16 : LM_DT_FLOAT32;
+		m->start_ps = (int64_t)j * 900;
+		m->duration_ps = 800 + j % 7;
+		m->array_util = (double)m->k * m->m / 16384.0;
+	}
+	return r;
+}
+
+static void free_result(ls_result *r)
+{
+	for (int j = 0; j < r->n_matmuls; j++)
+		free(r->matmuls[j].name);
+	free(r->matmuls);
+	free(r->cores);
+	memset(r, 0, sizeof *r);
+}
+
+/* One integer from a query on a separate connection. */
+static int64_t sql_int(const char *path, const char *sql)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL),
+			 SQLITE_OK);
+	sqlite3_busy_timeout(h, 10000);
+	ck_assert_msg(sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK,
+		      "%s: %s", sql, sqlite3_errmsg(h));
+	ck_assert_msg(sqlite3_step(st) == SQLITE_ROW, "%s: no row", sql);
+	int64_t v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return v;
+}
+
+/* One text value (malloc'd) from a query on a separate connection. */
+static char *sql_text(const char *path, const char *sql)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL),
+			 SQLITE_OK);
+	ck_assert_msg(sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK,
+		      "%s: %s", sql, sqlite3_errmsg(h));
+	ck_assert_msg(sqlite3_step(st) == SQLITE_ROW, "%s: no row", sql);
+	const unsigned char *s = sqlite3_column_text(st, 0);
+	char *out = lm_xstrdup(s ? (const char *)s : "(null)");
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return out;
+}
+
+/* Run raw SQL on a file (creating it). */
+static void sql_exec(const char *path, const char *sql)
+{
+	sqlite3 *h = NULL;
+	ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+	char *msg = NULL;
+	ck_assert_msg(sqlite3_exec(h, sql, NULL, NULL, &msg) == SQLITE_OK,
+		      "%s", msg ? msg : "?");
+	sqlite3_close(h);
+}
+
+/*
+** Log one run: n_exec executions of make_result(cores, n_mm, tag + i),
+** two tensors, the given status. Returns the run id.
+*/
+static int64_t log_run(ldb *db, int n_exec, int cores, int n_mm, int tag,
+		       const char *status)
+{
+	static const char *const modes[] = { "reference", "linked", "single" };
+	lm_error err;
+	ldb_run_info info = {
+		.command = "lncsim diff examples/handoff2",
+		.module = "examples/handoff2/nc0/sg0/def.json,nc1",
+		.arch = "trn2", .cores = cores,
+		.seed = 0xfedcba9876543210ull + (uint64_t)tag,
+	};
+	ldb_run *run = NULL;
+	ck_assert_msg(ldb_run_begin(db, &info, &run, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < n_exec; i++) {
+		ls_result r = make_result(cores, n_mm, tag + i);
+		ck_assert_msg(ldb_log_execution(run, modes[n_exec == 1 ? 2 : i],
+						&r, &err) == 0, "%s", err.msg);
+		free_result(&r);
+	}
+	ck_assert_int_eq(ldb_log_tensor(run, "out", 1, 0, -1, 0.0, &err), 0);
+	ck_assert_int_eq(ldb_log_tensor(run, "h", 0, 3, 17, NAN, &err), 0);
+	int64_t id = 0;
+	ck_assert_msg(ldb_run_end(run, status, status[0] == 'p' ? "" : "boom",
+				  1.5, &id, &err) == 0, "%s", err.msg);
+	return id;
+}
+
+/* The schema of version 1, as lncsim 0.1 wrote it (a fixture). */
+static const char v1_schema[] =
+	"CREATE TABLE runs(id INTEGER PRIMARY KEY, started_utc TEXT NOT NULL,"
+	" command TEXT NOT NULL, module TEXT NOT NULL, arch TEXT NOT NULL,"
+	" cores INTEGER NOT NULL, seed INTEGER NOT NULL, status TEXT NOT NULL"
+	" CHECK (status IN ('pass', 'fail', 'error')), message TEXT NOT NULL,"
+	" tool_version TEXT NOT NULL, wall_seconds REAL) STRICT;"
+	"CREATE TABLE executions(id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL"
+	" REFERENCES runs(id) ON DELETE CASCADE, mode TEXT NOT NULL CHECK (mode"
+	" IN ('reference', 'linked', 'single')), sim_time_ps INTEGER NOT NULL,"
+	" instructions INTEGER NOT NULL) STRICT;"
+	"CREATE TABLE core_stats(execution_id INTEGER NOT NULL REFERENCES"
+	" executions(id) ON DELETE CASCADE, core INTEGER NOT NULL, busy_pe_ps"
+	" INTEGER NOT NULL, busy_act_ps INTEGER NOT NULL, busy_dve_ps INTEGER"
+	" NOT NULL, busy_pool_ps INTEGER NOT NULL, busy_sp_ps INTEGER NOT NULL,"
+	" instructions INTEGER NOT NULL, matmuls INTEGER NOT NULL, macs INTEGER"
+	" NOT NULL, pe_util REAL, mac_util REAL, dma_bytes INTEGER NOT NULL,"
+	" barrier_wait_ps INTEGER NOT NULL, semaphore_wait_ps INTEGER NOT NULL,"
+	" PRIMARY KEY (execution_id, core)) STRICT;"
+	"CREATE TABLE matmuls(id INTEGER PRIMARY KEY, execution_id INTEGER NOT"
+	" NULL REFERENCES executions(id) ON DELETE CASCADE, core INTEGER NOT"
+	" NULL, name TEXT NOT NULL, k INTEGER NOT NULL, m INTEGER NOT NULL, n"
+	" INTEGER NOT NULL, dtype TEXT NOT NULL, start_ps INTEGER NOT NULL,"
+	" duration_ps INTEGER NOT NULL, array_util REAL) STRICT;"
+	"CREATE TABLE tensors(id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL"
+	" REFERENCES runs(id) ON DELETE CASCADE, name TEXT NOT NULL, equal"
+	" INTEGER NOT NULL, mismatches INTEGER NOT NULL, first_index INTEGER"
+	" NOT NULL, max_abs_diff REAL) STRICT;"
+	"INSERT INTO runs VALUES (1, '2024-01-01T00:00:00Z', 'lncsim run a',"
+	" 'a', 'trn2', 1, 7, 'pass', '', '0.0.9', 0.5);"
+	"INSERT INTO runs VALUES (2, '2024-01-02T00:00:00Z', 'lncsim run b',"
+	" 'b', 'trn2', 1, 8, 'error', 'deadlock', '0.0.9', 0.25);"
+	"INSERT INTO executions VALUES (1, 1, 'single', 5000, 12);"
+	"INSERT INTO core_stats VALUES (1, 0, 10, 20, 30, 40, 50, 12, 1,"
+	" 2097152, 0.5, 0.25, 1024, 0, 0);"
+	"INSERT INTO matmuls VALUES (1, 1, 0, 'mm0', 128, 128, 128, 'bfloat16',"
+	" 100, 2000, 1.0);"
+	"INSERT INTO tensors VALUES (1, 1, 'out', 1, 0, -1, 0.0);"
+	"PRAGMA user_version = 1;";
+
+/* ---- opening and migrating ------------------------------------------- */
+
+START_TEST(test_open_new)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "new.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_msg(ldb_open(&db, path, LDB_CREATE, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(ldb_path(db), path);
+	ldb_close(db);
+	int v = -1;
+	ck_assert_int_eq(ldb_file_version(path, &v, &err), 0);
+	ck_assert_int_eq(v, LDB_SCHEMA_VERSION);
+	char *jm = sql_text(path, "PRAGMA journal_mode");
+	ck_assert_str_eq(jm, "wal");
+	free(jm);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM pragma_table_list "
+				 "WHERE schema = 'main' AND strict = 1 AND name IN "
+				 "('runs', 'executions', 'core_stats', 'matmuls', "
+				 "'tensors')"), 5);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_master "
+				 "WHERE type = 'index' AND name IN ('runs_uuid', "
+				 "'executions_run', 'matmuls_execution', "
+				 "'tensors_run')"), 4);
+	/* a zero-byte file is an empty database */
+	char *empty = tu_write(d, "empty.db", "");
+	ck_assert_msg(ldb_open(&db, empty, 0, &err) == 0, "%s", err.msg);
+	ldb_close(db);
+	ck_assert_int_eq(sql_int(empty, "PRAGMA user_version"),
+			 LDB_SCHEMA_VERSION);
+	/* opening again changes nothing */
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	ldb_close(db);
+	free(empty);
+	free(path);
+	free(d);
+}
+END_TEST
+
+START_TEST(test_migrate_v1)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "v1.db");
+	sql_exec(path, v1_schema);
+	int v = -1;
+	lm_error err;
+	ck_assert_int_eq(ldb_file_version(path, &v, &err), 0);
+	ck_assert_int_eq(v, 1);
+	ldb *db = NULL;
+	ck_assert_msg(ldb_open(&db, path, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"),
+			 LDB_SCHEMA_VERSION);
+	/* old rows kept, uuids backfilled (distinct, v4 shape) */
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 2);
+	ck_assert_int_eq(sql_int(path, "SELECT count(DISTINCT uuid) FROM runs "
+				 "WHERE length(uuid) = 36 AND "
+				 "substr(uuid, 15, 1) = '4' AND "
+				 "substr(uuid, 9, 1) = '-'"), 2);
+	ck_assert_int_eq(sql_int(path, "SELECT macs FROM core_stats"), 2097152);
+	ck_assert_int_eq(sql_int(path, "SELECT dma_transfers + end_ps FROM "
+				 "core_stats"), 0);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM matmuls WHERE "
+				 "name = 'mm0' AND duration_ps = 2000"), 1);
+	/* and the migrated file takes new runs */
+	int64_t id = log_run(db, 1, 2, 10, 1, "pass");
+	ck_assert_int_eq(id, 3);
+	ldb_run_row *rows = NULL;
+	int n = 0;
+	ck_assert_int_eq(ldb_query_runs(db, 0, &rows, &n, &err), 0);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(rows[0].command, "lncsim run a");
+	ck_assert_int_eq(rows[0].sim_time_ps, 5000);
+	ck_assert_int_eq(rows[1].n_executions, 0);
+	ck_assert_int_eq(rows[1].sim_time_ps, -1);
+	ck_assert_str_eq(rows[1].message, "deadlock");
+	ldb_run_rows_free(rows, n);
+	ldb_close(db);
+	free(path);
+	free(d);
+}
+END_TEST
+
+START_TEST(test_newer_refused)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "future.db");
+	sql_exec(path, "CREATE TABLE runs(x); PRAGMA user_version = 99;");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), LM_EINPUT);
+	ck_assert_ptr_null(db);
+	ck_assert_contains(err.msg, "future.db: schema version 99 is newer "
+			   "than this lncsim supports (2)");
+	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 99);
+	/* the CLI says the same and exits 2 */
+	tu_run r = tu_lncsim(NULL, "db", "runs", "--db", path, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "schema version 99 is newer");
+	tu_run_free(&r);
+	free(path);
+	free(d);
+}
+END_TEST
+
+START_TEST(test_bad_files)
+{
+	char *d = tu_tmpdir("db");
+	lm_error err;
+	ldb *db = NULL;
+	char *garbage = tu_write(d, "garbage.db", "this is not a database at "
+				 "all, not even close; just some text.\n");
+	ck_assert_int_eq(ldb_open(&db, garbage, LDB_CREATE, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "garbage.db: not an lncsim database");
+	char *missing = lm_path_join(d, "missing.db");
+	ck_assert_int_eq(ldb_open(&db, missing, 0, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "missing.db: no such database");
+	ck_assert_int_eq(access(missing, F_OK), -1);
+	ck_assert_int_eq(ldb_open(&db, d, LDB_CREATE, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "cannot open database");
+	char *nodir = lm_path_join(d, "no/such/dir/x.db");
+	ck_assert_int_eq(ldb_open(&db, nodir, LDB_CREATE, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "cannot open database");
+	ck_assert_int_eq(ldb_open(&db, "", LDB_CREATE, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "empty database path");
+	/* somebody else's SQLite file: the migration fails, nothing changes */
+	char *other = lm_path_join(d, "other.db");
+	sql_exec(other, "CREATE TABLE runs(a, b); INSERT INTO runs VALUES (1, 2)");
+	ck_assert_int_eq(ldb_open(&db, other, 0, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "other.db: migrating to schema 1: table "
+			   "runs already exists");
+	ck_assert_int_eq(sql_int(other, "PRAGMA user_version"), 0);
+	ck_assert_int_eq(sql_int(other, "SELECT count(*) FROM sqlite_master"), 1);
+	/* a truncated database */
+	char *good = lm_path_join(d, "good.db");
+	ck_assert_int_eq(ldb_open(&db, good, LDB_CREATE, &err), 0);
+	log_run(db, 2, 2, 2000, 1, "pass");
+	ldb_close(db);
+	FILE *f = fopen(good, "r+b");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ftruncate(fileno(f), 8192), 0);
+	fclose(f);
+	int rc = ldb_open(&db, good, 0, &err);
+	if (rc == 0) {
+		/* the header survived: reading must then fail cleanly */
+		ldb_run_row *rows = NULL;
+		int n = 0;
+		rc = ldb_query_runs(db, 0, &rows, &n, &err);
+		ldb_run_rows_free(rows, n);
+		ldb_close(db);
+	}
+	ck_assert_int_eq(rc, LM_EINPUT);
+	ck_assert_contains(err.msg, "good.db: ");
+	free(good);
+	free(other);
+	free(nodir);
+	free(missing);
+	free(garbage);
+	free(d);
+}
+END_TEST
+
+/* ---- logging --------------------------------------------------------- */
+
+START_TEST(test_log_roundtrip)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "rt.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	ldb_run_info info = {
+		.command = "lncsim run 'a b'", .module = "m1,m2",
+		.arch = "trn2", .cores = 3, .seed = 0xffffffffffffffffull,
+		.tool_version = "9.9.9", .started = 86400 * 365,
+		.uuid = "0000aaaa-0000-4000-8000-000000000001",
+	};
+	ldb_run *run = NULL;
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ls_result r = make_result(3, 25, 5);
+	r.cores[1].pe_util = NAN;
+	r.matmuls[3].array_util = NAN;
+	ck_assert_int_eq(ldb_log_execution(run, "single", &r, &err), 0);
+	ck_assert_int_eq(ldb_log_tensor(run, "out", 0, 12, 40, 0.5, &err), 0);
+	int64_t id = 0;
+	ck_assert_int_eq(ldb_run_end(run, "fail", "out differs", 2.25, &id,
+				     &err), 0);
+	ck_assert_int_eq(id, 1);
+
+	/* every number written equals the result passed in */
+	sqlite3 *h = NULL;
+	ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+	sqlite3_stmt *st = NULL;
+	ck_assert_int_eq(sqlite3_prepare_v2(h,
+		"SELECT uuid, started_utc, command, module, arch, cores, seed, "
+		"status, message, tool_version, wall_seconds FROM runs", -1, &st,
+		NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), info.uuid);
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 1),
+			 "1971-01-01T00:00:00Z");
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 2),
+			 "lncsim run 'a b'");
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 3), "m1,m2");
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 4), "trn2");
+	ck_assert_int_eq(sqlite3_column_int(st, 5), 3);
+	ck_assert_uint_eq((uint64_t)sqlite3_column_int64(st, 6), info.seed);
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 7), "fail");
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 8),
+			 "out differs");
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 9), "9.9.9");
+	ck_assert_double_eq(sqlite3_column_double(st, 10), 2.25);
+	sqlite3_finalize(st);
+
+	ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT id, run_id, mode, "
+		"sim_time_ps, instructions FROM executions", -1, &st, NULL),
+		SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	int64_t exec_id = sqlite3_column_int64(st, 0);
+	ck_assert_int_eq(sqlite3_column_int64(st, 1), 1);
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 2), "single");
+	ck_assert_int_eq(sqlite3_column_int64(st, 3), r.sim_time_ps);
+	ck_assert_int_eq(sqlite3_column_int64(st, 4), r.instructions);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+
+	ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT execution_id, core, "
+		"busy_pe_ps, busy_act_ps, busy_dve_ps, busy_pool_ps, busy_sp_ps, "
+		"instructions, matmuls, macs, pe_util, mac_util, dma_bytes, "
+		"dma_transfers, barrier_wait_ps, semaphore_wait_ps, end_ps "
+		"FROM core_stats ORDER BY core", -1, &st, NULL), SQLITE_OK);
+	for (int i = 0; i < r.n_cores; i++) {
+		const ls_core_stats *c = &r.cores[i];
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		ck_assert_int_eq(sqlite3_column_int64(st, 0), exec_id);
+		ck_assert_int_eq(sqlite3_column_int(st, 1), c->core);
+		for (int e = 0; e < LS_ENGINES; e++)
+			ck_assert_int_eq(sqlite3_column_int64(st, 2 + e),
+					 c->busy_ps[e]);
+		ck_assert_int_eq(sqlite3_column_int64(st, 7), c->instructions);
+		ck_assert_int_eq(sqlite3_column_int64(st, 8), c->matmuls);
+		ck_assert_int_eq(sqlite3_column_int64(st, 9), c->macs);
+		if (isnan(c->pe_util))
+			ck_assert_int_eq(sqlite3_column_type(st, 10), SQLITE_NULL);
+		else
+			ck_assert_double_eq(sqlite3_column_double(st, 10),
+					    c->pe_util);
+		ck_assert_double_eq(sqlite3_column_double(st, 11), c->mac_util);
+		ck_assert_int_eq(sqlite3_column_int64(st, 12), c->dma_bytes);
+		ck_assert_int_eq(sqlite3_column_int64(st, 13), c->dma_transfers);
+		ck_assert_int_eq(sqlite3_column_int64(st, 14),
+				 c->barrier_wait_ps);
+		ck_assert_int_eq(sqlite3_column_int64(st, 15),
+				 c->semaphore_wait_ps);
+		ck_assert_int_eq(sqlite3_column_int64(st, 16), c->end_ps);
+	}
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+
+	ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT execution_id, core, name, "
+		"k, m, n, dtype, start_ps, duration_ps, array_util FROM matmuls "
+		"ORDER BY id", -1, &st, NULL), SQLITE_OK);
+	for (int j = 0; j < r.n_matmuls; j++) {
+		const ls_matmul_rec *m = &r.matmuls[j];
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		ck_assert_int_eq(sqlite3_column_int64(st, 0), exec_id);
+		ck_assert_int_eq(sqlite3_column_int(st, 1), m->core);
+		ck_assert_str_eq((const char *)sqlite3_column_text(st, 2),
+				 m->name);
+		ck_assert_int_eq(sqlite3_column_int(st, 3), m->k);
+		ck_assert_int_eq(sqlite3_column_int(st, 4), m->m);
+		ck_assert_int_eq(sqlite3_column_int(st, 5), m->n);
+		ck_assert_str_eq((const char *)sqlite3_column_text(st, 6),
+				 lm_dtype_name(m->dtype));
+		ck_assert_int_eq(sqlite3_column_int64(st, 7), m->start_ps);
+		ck_assert_int_eq(sqlite3_column_int64(st, 8), m->duration_ps);
+		if (isnan(m->array_util))
+			ck_assert_int_eq(sqlite3_column_type(st, 9), SQLITE_NULL);
+		else
+			ck_assert_double_eq(sqlite3_column_double(st, 9),
+					    m->array_util);
+	}
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+
+	ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT run_id, name, equal, "
+		"mismatches, first_index, max_abs_diff FROM tensors", -1, &st,
+		NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int64(st, 0), 1);
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 1), "out");
+	ck_assert_int_eq(sqlite3_column_int(st, 2), 0);
+	ck_assert_int_eq(sqlite3_column_int64(st, 3), 12);
+	ck_assert_int_eq(sqlite3_column_int64(st, 4), 40);
+	ck_assert_double_eq(sqlite3_column_double(st, 5), 0.5);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+
+	/* the run list aggregates the same numbers */
+	ldb_run_row *rows = NULL;
+	int n = 0;
+	ck_assert_int_eq(ldb_query_runs(db, 0, &rows, &n, &err), 0);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(rows[0].n_executions, 1);
+	ck_assert_int_eq(rows[0].sim_time_ps, r.sim_time_ps);
+	ck_assert_int_eq(rows[0].n_matmuls, 25);
+	ck_assert_double_eq_tol(rows[0].pe_util,
+				(r.cores[0].pe_util + r.cores[2].pe_util) / 2,
+				1e-12);
+	ck_assert_uint_eq(rows[0].seed, info.seed);
+	ck_assert_str_eq(rows[0].status, "fail");
+	ldb_run_rows_free(rows, n);
+	free_result(&r);
+
+	/* the same uuid twice is refused, and nothing of it is kept */
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "UNIQUE constraint failed: runs.uuid");
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 1);
+	ldb_close(db);
+	free(path);
+	free(d);
+}
+END_TEST
+
+START_TEST(test_log_errors)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "err.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	ldb_run_info info = { .command = "c", .cores = 1 };
+	ldb_run *run = NULL, *run2 = NULL;
+	ls_result r = make_result(1, 4, 1);
+
+	/* a bad mode fails the call and then the whole run */
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_execution(run, "sideways", &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "unknown execution mode 'sideways'");
+	ck_assert_int_eq(ldb_run_end(run, "pass", NULL, 0, NULL, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "run not logged");
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 0);
+
+	/* a bad status */
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_execution(run, "single", &r, &err), 0);
+	ck_assert_int_eq(ldb_run_end(run, "great", NULL, 0, NULL, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "unknown run status 'great'");
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM executions"), 0);
+
+	/* one run at a time per connection; abort keeps nothing */
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run2, &err), LM_EINTERNAL);
+	ck_assert_contains(err.msg, "a run is already open");
+	ck_assert_int_eq(ldb_log_execution(run, "single", &r, &err), 0);
+	ldb_run_abort(run);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM matmuls"), 0);
+
+	/* inconsistent counts */
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ls_result bad = r;
+	bad.matmuls = NULL;
+	ck_assert_int_eq(ldb_log_execution(run, "single", &bad, &err),
+			 LM_EINTERNAL);
+	ck_assert_contains(err.msg, "inconsistent result counts");
+	ldb_run_abort(run);
+
+	/* closing with an open run rolls it back */
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_execution(run, "single", &r, &err), 0);
+	ldb_close(db);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 0);
+
+	/* and the connection still works after all that */
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	log_run(db, 1, 1, 4, 1, "pass");
+	ldb_close(db);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 1);
+	free_result(&r);
+	free(path);
+	free(d);
+}
+END_TEST
+
+/* ---- concurrency and crashes ----------------------------------------- */
+
+enum { N_PROCS = 4, RUNS_PER_PROC = 8, MM_PER_RUN = 500 };
+
+START_TEST(test_concurrent_writers)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "conc.db");
+	pid_t pids[N_PROCS];
+	/* every child creates and migrates the file itself: opening races too */
+	for (int p = 0; p < N_PROCS; p++) {
+		pids[p] = fork();
+		ck_assert_int_ge(pids[p], 0);
+		if (pids[p] == 0) {
+			ldb *db = NULL;
+			lm_error err;
+			if (ldb_open(&db, path, LDB_CREATE, &err) != 0) {
+				fprintf(stderr, "child %d: %s\n", p, err.msg);
+				_exit(1);
+			}
+			for (int i = 0; i < RUNS_PER_PROC; i++) {
+				ldb_run_info info = { .command = "conc",
+						      .cores = 2, .seed = (uint64_t)p };
+				ldb_run *run = NULL;
+				ls_result r = make_result(2, MM_PER_RUN, p * 100 + i);
+				if (ldb_run_begin(db, &info, &run, &err) != 0 ||
+				    ldb_log_execution(run, "single", &r, &err) != 0 ||
+				    ldb_run_end(run, "pass", NULL, 0, NULL, &err)) {
+					fprintf(stderr, "child %d: %s\n", p, err.msg);
+					_exit(1);
+				}
+				free_result(&r);
+			}
+			ldb_close(db);
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < N_PROCS; p++) {
+		int st = 0;
+		ck_assert_int_eq(waitpid(pids[p], &st, 0), pids[p]);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			      "writer %d failed", p);
+	}
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"),
+			 N_PROCS * RUNS_PER_PROC);
+	ck_assert_int_eq(sql_int(path, "SELECT count(DISTINCT uuid) FROM runs"),
+			 N_PROCS * RUNS_PER_PROC);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM matmuls"),
+			 N_PROCS * RUNS_PER_PROC * MM_PER_RUN);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM core_stats"),
+			 N_PROCS * RUNS_PER_PROC * 2);
+	for (int p = 0; p < N_PROCS; p++) {
+		char sql[128];
+		snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE "
+			 "seed = %d", p);
+		ck_assert_int_eq(sql_int(path, sql), RUNS_PER_PROC);
+	}
+	char *ic = sql_text(path, "PRAGMA integrity_check");
+	ck_assert_str_eq(ic, "ok");
+	free(ic);
+	free(path);
+	free(d);
+}
+END_TEST
+
+START_TEST(test_killed_writer)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "kill.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	log_run(db, 2, 2, 1000, 1, "pass");
+	ldb_close(db);
+
+	for (int round = 0; round < 2; round++) {
+		int fds[2];
+		ck_assert_int_eq(pipe(fds), 0);
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			close(fds[0]);
+			ldb_run_info info = { .command = "doomed", .cores = 4 };
+			ldb_run *run = NULL;
+			ls_result a = make_result(4, 20000, 7);
+			ls_result b = make_result(4, 400000, 8);
+			if (ldb_open(&db, path, 0, &err) != 0 ||
+			    ldb_run_begin(db, &info, &run, &err) != 0 ||
+			    ldb_log_execution(run, "reference", &a, &err) != 0)
+				_exit(1);
+			/* round 0: killed while idle in the open transaction;
+			** round 1: killed while inserting the second half */
+			if (round == 0) {
+				if (write(fds[1], "x", 1) != 1)
+					_exit(1);
+				pause();
+			}
+			if (write(fds[1], "x", 1) != 1)
+				_exit(1);
+			ldb_log_execution(run, "linked", &b, &err);
+			pause();
+			_exit(0);
+		}
+		close(fds[1]);
+		char c;
+		ck_assert_int_eq(read(fds[0], &c, 1), 1);
+		close(fds[0]);
+		ck_assert_int_eq(kill(pid, SIGKILL), 0);
+		int st = 0;
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+
+		char *ic = sql_text(path, "PRAGMA integrity_check");
+		ck_assert_str_eq(ic, "ok");
+		free(ic);
+		ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"),
+				 1 + round);
+		ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs WHERE "
+					 "command = 'doomed'"), 0);
+		ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM executions"),
+				 2 * (1 + round));
+		ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM matmuls"),
+				 2000 * (1 + round));
+		ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM core_stats "
+					 "WHERE core = 3"), 0);
+		/* the file takes new runs at once (no stale lock) */
+		ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+		log_run(db, 2, 2, 1000, 10 + round, "pass");
+		ldb_close(db);
+	}
+	free(path);
+	free(d);
+}
+END_TEST
+
+/* ---- merge ----------------------------------------------------------- */
+
+/* qsort comparator of strings. */
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+** Every row of a database as text keyed by run uuid instead of ids, one
+** line per row, sorted: equal dumps mean nothing was lost or changed.
+*/
+static char *dump(const char *path)
+{
+	static const char *const q[] = {
+		"SELECT 'run|' || uuid || '|' || started_utc || '|' || command || "
+		"'|' || module || '|' || arch || '|' || cores || '|' || seed || "
+		"'|' || status || '|' || message || '|' || tool_version || '|' || "
+		"wall_seconds FROM runs",
+		"SELECT 'exec|' || r.uuid || '|' || e.mode || '|' || "
+		"e.sim_time_ps || '|' || e.instructions FROM executions e "
+		"JOIN runs r ON e.run_id = r.id",
+		"SELECT 'core|' || r.uuid || '|' || e.mode || '|' || c.core || "
+		"'|' || c.busy_pe_ps || '|' || c.busy_sp_ps || '|' || c.macs || "
+		"'|' || quote(c.pe_util) || '|' || c.mac_util || '|' || "
+		"c.dma_transfers || '|' || c.semaphore_wait_ps || '|' || c.end_ps "
+		"FROM core_stats c JOIN executions e ON c.execution_id = e.id "
+		"JOIN runs r ON e.run_id = r.id",
+		"SELECT 'mm|' || r.uuid || '|' || e.mode || '|' || x.core || '|' "
+		"|| x.name || '|' || x.k || 'x' || x.m || 'x' || x.n || '|' || "
+		"x.dtype || '|' || x.start_ps || '|' || x.duration_ps || '|' || "
+		"quote(x.array_util) FROM matmuls x JOIN executions e ON "
+		"x.execution_id = e.id JOIN runs r ON e.run_id = r.id",
+		"SELECT 'tensor|' || r.uuid || '|' || t.name || '|' || t.equal || "
+		"'|' || t.mismatches || '|' || t.first_index || '|' || "
+		"quote(t.max_abs_diff) FROM tensors t JOIN runs r ON "
+		"t.run_id = r.id",
+	};
+	sqlite3 *h = NULL;
+	ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL),
+			 SQLITE_OK);
+	char **lines = NULL;
+	int n = 0, cap = 0;
+	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+		sqlite3_stmt *st = NULL;
+		ck_assert_msg(sqlite3_prepare_v2(h, q[i], -1, &st, NULL) ==
+			      SQLITE_OK, "%s", sqlite3_errmsg(h));
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			lm_grow(&lines, &cap, n + 1, sizeof *lines);
+			lines[n++] = lm_xstrdup((const char *)
+						sqlite3_column_text(st, 0));
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(h);
+	qsort(lines, (size_t)n, sizeof *lines, cmp_line);
+	lm_buf b = LM_BUF_INIT;
+	for (int i = 0; i < n; i++) {
+		lm_buf_puts(&b, lines[i]);
+		lm_buf_puts(&b, "\n");
+		free(lines[i]);
+	}
+	free(lines);
+	return lm_buf_detach(&b);
+}
+
+/* Equal dumps; on a difference, both are left in files for diff. */
+#define ck_assert_dump_eq(a, b) \
+	do { \
+		if (strcmp((a), (b)) != 0) { \
+			lm_error e_; \
+			lm_write_file_atomic("dump-got.txt", (a), strlen(a), &e_); \
+			lm_write_file_atomic("dump-want.txt", (b), strlen(b), &e_); \
+			ck_abort_msg("dumps differ: see dump-got.txt, " \
+				     "dump-want.txt"); \
+		} \
+	} while (0)
+
+/* The sorted lines of two dumps together. */
+static char *dump_union(const char *a, const char *b)
+{
+	char *all = lm_xasprintf("%s%s", a, b);
+	char **lines = NULL;
+	int n = 0, cap = 0;
+	for (char *s = strtok(all, "\n"); s; s = strtok(NULL, "\n")) {
+		lm_grow(&lines, &cap, n + 1, sizeof *lines);
+		lines[n++] = s;
+	}
+	qsort(lines, (size_t)n, sizeof *lines, cmp_line);
+	lm_buf out = LM_BUF_INIT;
+	for (int i = 0; i < n; i++) {
+		lm_buf_puts(&out, lines[i]);
+		lm_buf_puts(&out, "\n");
+	}
+	free(lines);
+	free(all);
+	return lm_buf_detach(&out);
+}
+
+START_TEST(test_merge)
+{
+	char *d = tu_tmpdir("db");
+	char *pa = lm_path_join(d, "a.db"), *pb = lm_path_join(d, "b.db");
+	char *po = lm_path_join(d, "out.db");
+	ldb *a = NULL, *b = NULL, *o = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&a, pa, LDB_CREATE, &err), 0);
+	ck_assert_int_eq(ldb_open(&b, pb, LDB_CREATE, &err), 0);
+	log_run(a, 2, 2, 300, 1, "pass");
+	log_run(a, 1, 1, 10, 2, "fail");
+	ldb_run *run = NULL;
+	ldb_run_info info = { .command = "err", .cores = 1 };
+	ck_assert_int_eq(ldb_run_begin(a, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_run_end(run, "error", "deadlock", 0, NULL, &err), 0);
+	log_run(b, 2, 4, 500, 3, "pass");
+	log_run(b, 1, 2, 0, 4, "pass");
+	ldb_close(a);
+	ldb_close(b);
+	/* out already holds a run of its own: ids must be re-keyed */
+	ck_assert_int_eq(ldb_open(&o, po, LDB_CREATE, &err), 0);
+	log_run(o, 1, 3, 20, 5, "pass");
+	char *da = dump(pa), *db_ = dump(pb), *d0 = dump(po);
+
+	ldb_merge_stats st = {0};
+	ck_assert_msg(ldb_merge(o, pa, &st, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(st.runs, 3);
+	ck_assert_int_eq(st.runs_skipped, 0);
+	ck_assert_int_eq(st.executions, 3);
+	ck_assert_int_eq(st.matmuls, 610);
+	ck_assert_int_eq(st.tensors, 4);
+	ck_assert_int_eq(ldb_merge(o, pb, &st, &err), 0);
+	ck_assert_int_eq(st.runs, 5);
+	ck_assert_int_eq(st.core_stats, 2 * 2 + 1 + 2 * 4 + 2);
+	char *d1 = dump(po);
+	char *ab = dump_union(da, db_), *want = dump_union(ab, d0);
+	ck_assert_dump_eq(d1, want);
+	ck_assert_int_eq(sql_int(po, "SELECT count(*) FROM runs"), 6);
+
+	/* twice: nothing added */
+	memset(&st, 0, sizeof st);
+	ck_assert_int_eq(ldb_merge(o, pa, &st, &err), 0);
+	ck_assert_int_eq(ldb_merge(o, pb, &st, &err), 0);
+	ck_assert_int_eq(st.runs, 0);
+	ck_assert_int_eq(st.runs_skipped, 5);
+	ck_assert_int_eq(st.matmuls, 0);
+	char *d2 = dump(po);
+	ck_assert_dump_eq(d2, d1);
+	/* into itself: nothing added */
+	ck_assert_int_eq(ldb_merge(o, po, &st, &err), 0);
+	ck_assert_int_eq(st.runs, 0);
+	/* a bad shard: error, out unchanged */
+	char *junk = tu_write(d, "junk.db", "not a database, really not\n");
+	ck_assert_int_eq(ldb_merge(o, junk, &st, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "junk.db: not an lncsim database");
+	char *none = lm_path_join(d, "none.db");
+	ck_assert_int_eq(ldb_merge(o, none, &st, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "none.db: no such database");
+	ldb_close(o);
+	char *d3 = dump(po);
+	ck_assert_dump_eq(d3, d1);
+	ck_assert_int_eq(sql_int(po, "SELECT count(*) FROM "
+				 "pragma_foreign_key_check"), 0);
+
+	/* the CLI: merge twice, then list */
+	char *pc = lm_path_join(d, "cli.db");
+	tu_run r = tu_lncsim(NULL, "db", "merge", pc, pa, pb, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "a.db: 3 runs merged, 0 already present");
+	ck_assert_contains(r.out, "b.db: 2 runs merged, 0 already present "
+			   "(3 executions, 10 core stats, 1000 matmuls, "
+			   "4 tensors)");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "db", "merge", pc, pa, pb, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "a.db: 0 runs merged, 3 already present");
+	tu_run_free(&r);
+	char *dc = dump(pc);
+	ck_assert_dump_eq(dc, ab);
+	r = tu_lncsim(NULL, "db", "merge", pc, junk, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: ");
+	ck_assert_contains(r.err, "junk.db: not an lncsim database");
+	tu_run_free(&r);
+
+	free(dc);
+	free(pc);
+	free(none);
+	free(junk);
+	free(d3);
+	free(d2);
+	free(want);
+	free(ab);
+	free(d1);
+	free(d0);
+	free(db_);
+	free(da);
+	free(po);
+	free(pb);
+	free(pa);
+	free(d);
+}
+END_TEST
+
+/* ---- the CLI --------------------------------------------------------- */
+
+START_TEST(test_cli_runs)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "cli.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	log_run(db, 2, 2, 100, 1, "pass");
+	log_run(db, 1, 1, 10, 2, "fail");
+	ldb_close(db);
+
+	tu_run r = tu_lncsim(NULL, "db", "runs", "--db", path, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "ID  STARTED (UTC)");
+	ck_assert_contains(r.out, "\n    1  ");
+	ck_assert_contains(r.out, "pass");
+	ck_assert_contains(r.out, "fail");
+	ck_assert_contains(r.out, "-- boom");
+	ck_assert_contains(r.out, "examples/handoff2/nc0/sg0/def.json,nc1");
+	tu_run_free(&r);
+
+	r = tu_lncsim(NULL, "db", "runs", "--db=" , NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "--db needs a FILE");
+	tu_run_free(&r);
+
+	/* --last, and LNCSIM_DB instead of --db */
+	setenv("LNCSIM_DB", path, 1);
+	r = tu_lncsim(d, "db", "runs", "--last", "1", NULL);
+	unsetenv("LNCSIM_DB");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "\n    1  ") == NULL, "%s", r.out);
+	ck_assert_contains(r.out, "\n    2  ");
+	tu_run_free(&r);
+
+	/* default ./lncsim.db: absent in d's subdirectory */
+	char *sub = lm_path_join(d, "sub");
+	lm_mkdirs(sub, &err);
+	r = tu_lncsim(sub, "db", "runs", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: lncsim.db: no such database");
+	tu_run_free(&r);
+
+	static const struct { const char *a[6], *msg; } bad[] = {
+		{ { "db", NULL }, "need a subcommand" },
+		{ { "db", "frob", NULL }, "unknown subcommand 'frob'" },
+		{ { "db", "runs", "--last", "0", NULL }, "--last needs a "
+		  "positive number" },
+		{ { "db", "runs", "--last", NULL }, "--last needs a positive" },
+		{ { "db", "runs", "--no-db", NULL }, "--no-db" },
+		{ { "db", "runs", "extra", NULL }, "unknown argument 'extra'" },
+		{ { "db", "merge", "x.db", NULL }, "need OUT.db and at least" },
+		{ { "db", "merge", "x.db", "--bad", NULL }, "unknown option" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		r = tu_lncsimv(sub, bad[i].a);
+		ck_assert_int_eq(r.status, 2);
+		ck_assert_contains(r.err, bad[i].msg);
+		tu_run_free(&r);
+	}
+	r = tu_lncsim(NULL, "db", "--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "usage: lncsim db runs");
+	tu_run_free(&r);
+	free(sub);
+	free(path);
+	free(d);
+}
+END_TEST
+
+static Suite *db_suite(void)
+{
+	Suite *s = suite_create("db");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_open_new);
+	tcase_add_test(tc, test_migrate_v1);
+	tcase_add_test(tc, test_newer_refused);
+	tcase_add_test(tc, test_bad_files);
+	tcase_add_test(tc, test_log_roundtrip);
+	tcase_add_test(tc, test_log_errors);
+	tcase_add_test(tc, test_concurrent_writers);
+	tcase_add_test(tc, test_killed_writer);
+	tcase_add_test(tc, test_merge);
+	tcase_add_test(tc, test_cli_runs);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(db_suite());
+}
