@@ -3,3 +3,16 @@ BENCH_PROGS += bench/bench_load
 bench_bench_load_SOURCES = bench/bench_load.c
 bench_bench_load_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
 CLEANFILES += $(BENCH_PROGS)
+EXTRA_PROGRAMS += bench/bench_db
+BENCH_PROGS += bench/bench_db
+bench_bench_db_SOURCES = bench/bench_db.c
+bench_bench_db_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
+
+EXTRA_PROGRAMS += bench/bench_sim
+BENCH_PROGS += bench/bench_sim
+bench_bench_sim_SOURCES = bench/bench_sim.c
+bench_bench_sim_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
+if HAVE_OPENBLAS
+bench_bench_sim_CPPFLAGS = $(AM_CPPFLAGS) -DLNCSIM_BENCH_OPENBLAS
+bench_bench_sim_LDADD += -lopenblas
+endif

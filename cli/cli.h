@@ -39,9 +39,19 @@ int cmd_gen(int argc, char **argv);
 extern const char usage_gen[];
 int cmd_diff(int argc, char **argv);
 extern const char usage_diff[];
+int cmd_fuzz(int argc, char **argv);
+extern const char usage_fuzz[];
 int cmd_report(int argc, char **argv);
 extern const char usage_report[];
 int cmd_db(int argc, char **argv);
 extern const char usage_db[];
+int cmd_link(int argc, char **argv);
+extern const char usage_link[];
+int cmd_mmt(int argc, char **argv);
+extern const char usage_mmt[];
+int cmd_lower(int argc, char **argv);
+extern const char usage_lower[];
+int cmd_klr(int argc, char **argv);
+extern const char usage_klr[];
 
 #endif

@@ -6,7 +6,7 @@
 #include "common.h"
 #include "cli.h"
 #include "cli_db.h"
-#include "diff.h"
+#include "diff_case.h"
 #include "linker.h"
 #include "verify.h"
 
@@ -157,18 +157,14 @@ int cmd_diff(int argc, char **argv)
 		rc = cli_usage_error("diff", "--inputs and --seed exclude each other");
 		goto done;
 	}
-	dopts.schedules = (int)schedules;
 
 	char **paths = NULL;
 	int n = 0;
 	lm_module **mods = NULL;
-	lm_module *linked = NULL;
-	ls_tensors inputs = {0, NULL};
-	ls_diff_result res;
-	memset(&res, 0, sizeof res);
+	lm_module *given = NULL;
 	ldb *db = NULL;
-	int check_failed = 0;
-	char failmsg[1200] = "";
+	diff_case dc;
+	memset(&dc, 0, sizeof dc);
 	double t0 = cli_db_now();
 
 	if ((rc = cli_expand_modules(nmods_arg, margs, &paths, &n)))
@@ -182,73 +178,41 @@ int cmd_diff(int argc, char **argv)
 			goto out;
 		}
 	}
-	if ((rc = cli_db_open(&dbo, &db)))
-		goto out;
-
-	/* the linked module: given, or linked here */
-	if (linked_path) {
-		if (lm_module_load(&linked, linked_path, &err)) {
-			rc = cli_report(&err);
-			goto out;
-		}
-	} else {
-		lk_options lo;
-		memset(&lo, 0, sizeof lo);
-		lo.skip = skip;
-		lo.abs_file_paths = 1;
-		int lr = lk_link(mods, n, &lo, &linked, NULL, &err);
-		if (lr == LM_EINPUT) {
-			rc = cli_report(&err);
-			goto out;
-		}
-		if (lr) {
-			check_failed = 1;
-			snprintf(failmsg, sizeof failmsg, "link failed: %.1100s", err.msg);
-		}
-	}
-	if (!check_failed) {
-		lm_verify_opts vo = {1};
-		if (lm_verify(linked, &vo, &err)) {
-			check_failed = 1;
-			snprintf(failmsg, sizeof failmsg,
-				 "verifier: the linked module is invalid: %.1100s",
-				 err.msg);
-		}
-	}
-	if (ls_make_inputs(mods, n, inputs_dir, seed, &inputs, &err)) {
+	if (linked_path && lm_module_load(&given, linked_path, &err)) {
 		rc = cli_report(&err);
 		goto out;
 	}
-	if (!check_failed) {
-		if (ls_diff(mods, n, linked, &inputs, &dopts, &res, &err)) {
-			rc = cli_report(&err);
-			goto out;
-		}
-		if (res.status != LS_DIFF_PASS) {
-			check_failed = 1;
-			snprintf(failmsg, sizeof failmsg, "%s", res.message);
-		}
+	if ((rc = cli_db_open(&dbo, &db)))
+		goto out;
+	dc.skip = skip;
+	dc.schedules = (int)schedules;
+	dc.run = dopts.run;
+	dc.inputs_dir = inputs_dir;
+	dc.seed = seed;
+	if (diff_case_run(&dc, mods, n, given, &err)) {
+		rc = cli_report(&err);
+		goto out;
 	}
-	if (save_dir && linked && (rc = save_io(save_dir, &inputs, &res, linked)))
+	if (save_dir && dc.linked &&
+	    (rc = save_io(save_dir, &dc.inputs, &dc.res, dc.linked)))
 		goto out;
 
 	/* report */
 	const char *name = lm_module_display_name(mods[0]);
-	if (check_failed) {
+	const ls_diff_result *res = &dc.res;
+	if (dc.failed) {
 		printf("FAIL %s (%d core%s): %s\n", name, n, n == 1 ? "" : "s",
-		       failmsg);
+		       dc.message);
 	} else if (!quiet) {
 		printf("PASS %s (%d core%s): %d output%s bit-identical, %d "
 		       "hand-off%s, %d schedule%s; reference %.3f us, linked "
-		       "%.3f us\n", name, n, n == 1 ? "" : "s", res.n_expected,
-		       res.n_expected == 1 ? "" : "s", res.n_handoffs,
-		       res.n_handoffs == 1 ? "" : "s", res.schedules_run,
-		       res.schedules_run == 1 ? "" : "s",
-		       (double)res.ref.sim_time_ps / 1e6,
-		       (double)res.linked.sim_time_ps / 1e6);
+		       "%.3f us\n", name, n, n == 1 ? "" : "s", res->n_expected,
+		       res->n_expected == 1 ? "" : "s", res->n_handoffs,
+		       res->n_handoffs == 1 ? "" : "s", res->schedules_run,
+		       res->schedules_run == 1 ? "" : "s",
+		       (double)res->ref.sim_time_ps / 1e6,
+		       (double)res->linked.sim_time_ps / 1e6);
 	}
-
-	/* log */
 	if (db) {
 		char *cmdline = cli_db_cmdline(argc + 1, argv - 1);
 		lm_buf names = LM_BUF_INIT;
@@ -261,26 +225,7 @@ int cmd_diff(int argc, char **argv)
 		info.arch = mods[0]->arch;
 		info.cores = n;
 		info.seed = inputs_dir ? 0 : seed;
-		ldb_run *run = NULL;
-		int lrc = ldb_run_begin(db, &info, &run, &err);
-		if (!lrc && res.schedules_run) {
-			lrc = ldb_log_execution(run, "reference", &res.ref, &err);
-			if (!lrc && res.linked.n_cores)
-				lrc = ldb_log_execution(run, "linked", &res.linked, &err);
-			for (int i = 0; !lrc && i < res.n_cmp; i++)
-				if (res.cmp[i].schedule == 0)
-					lrc = ldb_log_tensor(run, res.cmp[i].name,
-							     res.cmp[i].equal,
-							     res.cmp[i].mismatches,
-							     res.cmp[i].first_index,
-							     res.cmp[i].max_abs_diff, &err);
-		}
-		if (!lrc)
-			lrc = ldb_run_end(run, check_failed ? "fail" : "pass",
-					  check_failed ? failmsg : "",
-					  cli_db_now() - t0, NULL, &err);
-		else
-			ldb_run_abort(run);
+		int lrc = diff_case_log(db, &info, &dc, cli_db_now() - t0, &err);
 		free(cmdline);
 		lm_buf_free(&names);
 		if (lrc) {
@@ -288,12 +233,11 @@ int cmd_diff(int argc, char **argv)
 			goto out;
 		}
 	}
-	rc = check_failed ? EXIT_CHECK : EXIT_OK;
+	rc = dc.failed ? EXIT_CHECK : EXIT_OK;
 out:
 	ldb_close(db);
-	ls_diff_result_free(&res);
-	ls_tensors_free(&inputs);
-	lm_module_free(linked);
+	diff_case_free(&dc);
+	lm_module_free(given);
 	for (int i = 0; mods && i < n; i++)
 		lm_module_free(mods[i]);
 	free(mods);

@@ -11,6 +11,7 @@
 #include "module.h"
 #include "verify.h"
 #include "sim.h"
+#include "cli_db.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@
 const char usage_run[] =
 	"usage: lncsim run [--inputs DIR | --seed N] [--outputs DIR] [--stats]\n"
 	"                  [--trace FILE] [--max-time PS] [--max-instructions N]\n"
-	"                  [--perturb SEED] MODULE...\n\n"
+	"                  [--perturb SEED] [--db FILE | --no-db] MODULE...\n\n"
 	"Simulate modules on NeuronCores (SPEC 3). One MODULE runs alone (a\n"
 	"per-core module on its core, or a linked module through its\n"
 	"dispatcher); several per-core modules (or a directory holding\n"
@@ -33,7 +34,10 @@ const char usage_run[] =
 	"  --trace FILE          write a Chrome trace-event JSON (Perfetto)\n"
 	"  --max-time PS         stop with an error after PS simulated ps\n"
 	"  --max-instructions N  stop with an error after N instructions\n"
-	"  --perturb SEED        perturb latencies and tie-breaks (seeded)\n\n"
+	"  --perturb SEED        perturb latencies and tie-breaks (seeded)\n"
+	"  --db FILE             log the run into FILE (default $LNCSIM_DB, else\n"
+	"                        ./lncsim.db; docs/database.md)\n"
+	"  --no-db               do not log the run\n\n"
 	"exit status: 0 ok, 1 runtime error (deadlock, barrier collision,\n"
 	"uninitialized read, limits), 2 bad usage or input, 3 internal error\n";
 
@@ -51,6 +55,41 @@ static int parse_i64(const char *opt, const char *s, int64_t *out)
 	return 0;
 }
 
+/*
+** Log the run (cli_db.h): one execution, "single" for one module and
+** "reference" for several side by side; status pass, or error with the
+** message. Returns rc, or the logging failure's exit code.
+*/
+static int log_run(ldb *db, int argc, char **argv, int first,
+		   lm_module **mods, int64_t seed, const ls_result *res, int rc,
+		   const lm_error *err, double wall)
+{
+	if (!db)
+		return rc;
+	int n_mods = 0;
+	while (mods && mods[n_mods])
+		n_mods++;
+	char *cmd = cli_db_cmdline(argc, argv);
+	lm_buf mod = LM_BUF_INIT;
+	for (int i = first; i < argc; i++) {
+		if (i > first)
+			lm_buf_puts(&mod, ",");
+		lm_buf_puts(&mod, argv[i]);
+	}
+	const char *mode = n_mods > 1 ? "reference" : "single";
+	ldb_run_info info = {
+		.command = cmd, .module = lm_buf_cstr(&mod),
+		.arch = n_mods && mods[0]->arch ? mods[0]->arch : "",
+		.cores = res ? res->n_cores : n_mods, .seed = (uint64_t)seed,
+	};
+	int lrc = cli_db_log(db, &info, res ? 1 : 0, &mode, &res,
+			     rc ? "error" : "pass", rc ? err->msg : "", wall,
+			     NULL);
+	lm_buf_free(&mod);
+	free(cmd);
+	return rc ? rc : lrc;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *inputs_dir = NULL, *outputs_dir = NULL;
@@ -62,12 +101,21 @@ int cmd_run(int argc, char **argv)
 	ls_tensors inputs = {0, NULL};
 	ls_result res;
 	lm_error err;
+	cli_db dbo = {0};
+	ldb *db = NULL;
+	double t0 = cli_db_now();
+	int ran = 0;
 
 	/* options */
 	memset(&opts, 0, sizeof opts);
 	memset(&res, 0, sizeof res);
 	for (; first < argc && argv[first][0] == '-'; first++) {
 		const char *a = argv[first];
+		int dbk = cli_db_option(&dbo, "run", argc, argv, &first);
+		if (dbk < 0)
+			return EXIT_INPUT;
+		if (dbk > 0)
+			continue;
 		const char *v = first + 1 < argc ? argv[first + 1] : NULL;
 		int takes = strcmp(a, "--stats") != 0 && strcmp(a, "--") != 0;
 		if (takes && !v)
@@ -112,6 +160,8 @@ int cmd_run(int argc, char **argv)
 	/* load and verify */
 	if ((rc = cli_expand_modules(argc - first, argv + first, &paths, &n)))
 		return rc;
+	if ((rc = cli_db_open(&dbo, &db)))
+		goto done;
 	mods = lm_xcalloc((size_t)n + 1, sizeof *mods);
 	for (int i = 0; i < n && !rc; i++) {
 		if (lm_module_load(&mods[i], paths[i], &err) != 0 ||
@@ -132,6 +182,7 @@ int cmd_run(int argc, char **argv)
 		rc = cli_report(&err);
 		goto done;
 	}
+	ran = 1;
 
 	/* outputs */
 	if (outputs_dir && ls_write_outputs(&res.outputs, outputs_dir, &err)) {
@@ -164,6 +215,9 @@ int cmd_run(int argc, char **argv)
 		printf("trace: %s\n", opts.trace_path);
 
 done:
+	rc = log_run(db, argc, argv, first, mods, seed, ran ? &res : NULL, rc,
+		     &err, cli_db_now() - t0);
+	ldb_close(db);
 	ls_result_free(&res);
 	ls_tensors_free(&inputs);
 	for (int i = 0; i < n; i++)

@@ -15,9 +15,19 @@ static const cli_command commands[] = {
 	  usage_verify },
 	{ "run", "simulate modules on NeuronCores", cmd_run, usage_run },
 	{ "gen", "write a random per-core module set", cmd_gen, usage_gen },
+	{ "diff", "check a linked module against the per-core modules",
+	  cmd_diff, usage_diff },
+	{ "fuzz", "gen + diff over many seeds", cmd_fuzz, usage_fuzz },
 	{ "report", "plot utilization reports from the run log", cmd_report,
 	  usage_report },
 	{ "db", "list or merge run-log databases", cmd_db, usage_db },
+	{ "link", "link per-core modules into one <name>/sgLnk module",
+	  cmd_link, usage_link },
+	{ "mmt", "static matmul report (matmuls, MACs, PE cycles, fill)",
+	  cmd_mmt, usage_mmt },
+	{ "lower", "kernel provision: NKI carriers -> functions and calls",
+	  cmd_lower, usage_lower },
+	{ "klr", "dump or pack KLR kernel files (CBOR)", cmd_klr, usage_klr },
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

@@ -233,9 +233,23 @@ int ldb_file_version(const char *path, int *version, lm_error *err)
 static sqlite3_stmt *stmt(ldb *db, int i, lm_error *err)
 {
 	if (!db->st[i]) {
-		if (sqlite3_prepare_v3(db->h, stmt_sql[i], -1,
-				       SQLITE_PREPARE_PERSISTENT, &db->st[i],
-				       NULL) != SQLITE_OK) {
+		lm_buf sql = LM_BUF_INIT;
+		if (i == ST_INS_MATMUL_BATCH) {
+			/* the single-row INSERT with MATMUL_BATCH value rows */
+			const char *v = strstr(stmt_sql[ST_INS_MATMUL], "VALUES");
+			lm_buf_put(&sql, stmt_sql[ST_INS_MATMUL],
+				   (size_t)(v - stmt_sql[ST_INS_MATMUL]));
+			lm_buf_puts(&sql, "VALUES ");
+			for (int r = 0; r < MATMUL_BATCH; r++)
+				lm_buf_printf(&sql, "%s(?,?,?,?,?,?,?,?,?,?)",
+					      r ? "," : "");
+		} else
+			lm_buf_puts(&sql, stmt_sql[i]);
+		int rc = sqlite3_prepare_v3(db->h, sql.ptr, -1,
+					    SQLITE_PREPARE_PERSISTENT,
+					    &db->st[i], NULL);
+		lm_buf_free(&sql);
+		if (rc != SQLITE_OK) {
 			ldb_sqlerr(err, db, "preparing");
 			return NULL;
 		}
@@ -350,6 +364,25 @@ int64_t ldb_run_id(const ldb_run *run)
 }
 
 /*
+** Bind one matmul record to parameters base+1 .. base+10.
+*/
+static void bind_matmul(sqlite3_stmt *st, int base, int64_t exec_id,
+			const ls_matmul_rec *mm)
+{
+	const char *dt = lm_dtype_name(mm->dtype);
+	sqlite3_bind_int64(st, base + 1, exec_id);
+	sqlite3_bind_int(st, base + 2, mm->core);
+	bind_text(st, base + 3, mm->name);
+	sqlite3_bind_int(st, base + 4, mm->k);
+	sqlite3_bind_int(st, base + 5, mm->m);
+	sqlite3_bind_int(st, base + 6, mm->n);
+	bind_text(st, base + 7, dt ? dt : "");
+	sqlite3_bind_int64(st, base + 8, mm->start_ps);
+	sqlite3_bind_int64(st, base + 9, mm->duration_ps);
+	bind_real(st, base + 10, mm->array_util);
+}
+
+/*
 ** Insert the executions row, the core_stats rows and the matmuls rows of
 ** one simulated program.
 */
@@ -403,27 +436,33 @@ int ldb_log_execution(ldb_run *run, const char *mode, const ls_result *r,
 			goto fail;
 	}
 
-	if (!(st = stmt(db, ST_INS_MATMUL, err)))
+	/* whole batches of MATMUL_BATCH rows, then the rest one by one */
+	int i = 0;
+	if (r->n_matmuls >= MATMUL_BATCH) {
+		if (!(st = stmt(db, ST_INS_MATMUL_BATCH, err)))
+			goto fail;
+		for (; i + MATMUL_BATCH <= r->n_matmuls; i += MATMUL_BATCH) {
+			for (int j = 0; j < MATMUL_BATCH; j++)
+				bind_matmul(st, 10 * j, exec_id,
+					    &r->matmuls[i + j]);
+			if (sqlite3_step(st) != SQLITE_DONE) {
+				ldb_sqlerr(err, db, "logging matmuls");
+				sqlite3_reset(st);
+				goto fail;
+			}
+			sqlite3_reset(st);
+		}
+	}
+	if (i < r->n_matmuls && !(st = stmt(db, ST_INS_MATMUL, err)))
 		goto fail;
-	sqlite3_bind_int64(st, 1, exec_id);
-	for (int i = 0; i < r->n_matmuls; i++) {
-		const ls_matmul_rec *mm = &r->matmuls[i];
-		const char *dt = lm_dtype_name(mm->dtype);
-		sqlite3_bind_int(st, 2, mm->core);
-		bind_text(st, 3, mm->name);
-		sqlite3_bind_int(st, 4, mm->k);
-		sqlite3_bind_int(st, 5, mm->m);
-		sqlite3_bind_int(st, 6, mm->n);
-		bind_text(st, 7, dt ? dt : "");
-		sqlite3_bind_int64(st, 8, mm->start_ps);
-		sqlite3_bind_int64(st, 9, mm->duration_ps);
-		bind_real(st, 10, mm->array_util);
+	for (; i < r->n_matmuls; i++) {
+		bind_matmul(st, 0, exec_id, &r->matmuls[i]);
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			ldb_sqlerr(err, db, "logging matmuls");
 			sqlite3_reset(st);
 			goto fail;
 		}
-		sqlite3_reset(st); /* bindings kept: only 2..10 change */
+		sqlite3_reset(st);
 	}
 	return 0;
 fail:

@@ -7,6 +7,9 @@
 #include <sqlite3.h>
 #include "db.h"
 
+/* Matmul rows inserted per multi-row INSERT (fewer VM round trips). */
+enum { MATMUL_BATCH = 64 };
+
 /* The prepared statements of a connection, prepared once, reused. */
 enum {
 	ST_INS_RUN,
@@ -14,6 +17,7 @@ enum {
 	ST_INS_EXEC,
 	ST_INS_CORE,
 	ST_INS_MATMUL,
+	ST_INS_MATMUL_BATCH,   /* MATMUL_BATCH rows per statement */
 	ST_INS_TENSOR,
 	ST_COUNT
 };

@@ -1,3 +1,6 @@
 noinst_LTLIBRARIES += db/libdb.la
 db_libdb_la_SOURCES = db/db.h db/db_int.h db/db.c db/schema.c db/merge.c \
 	db/query.c
+# the default run log that `lncsim run` writes in the build directory
+# when the test suites run it
+CLEANFILES += lncsim.db lncsim.db-wal lncsim.db-shm

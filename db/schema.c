@@ -85,6 +85,6 @@ const char *const ldb_migrations[LDB_SCHEMA_VERSION] = {
 	"ALTER TABLE core_stats ADD COLUMN dma_transfers INTEGER NOT NULL DEFAULT 0;\n"
 	"ALTER TABLE core_stats ADD COLUMN end_ps INTEGER NOT NULL DEFAULT 0;\n"
 	"CREATE INDEX executions_run ON executions(run_id);\n"
-	"CREATE INDEX matmuls_execution ON matmuls(execution_id, core, start_ps);\n"
+	"CREATE INDEX matmuls_execution ON matmuls(execution_id);\n"
 	"CREATE INDEX tensors_run ON tensors(run_id);\n",
 };

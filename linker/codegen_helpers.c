@@ -29,7 +29,7 @@
 
 /* ---- IR building utilities ------------------------------------------------ */
 
-void lk_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
+void lk_pv_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
 	   int64_t start_partition, const lm_appair *pairs, int n)
 {
 	memset(a, 0, sizeof *a);
@@ -45,7 +45,7 @@ void lk_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
 	memcpy(a->ap, pairs, (size_t)n * sizeof *pairs);
 }
 
-void lk_block_append(lm_block *b, lm_inst *in)
+void lk_pv_block_append(lm_block *b, lm_inst *in)
 {
 	b->insts = lm_xrealloc(b->insts, (size_t)(b->n_insts + 1) *
 			       sizeof *b->insts);
@@ -53,7 +53,7 @@ void lk_block_append(lm_block *b, lm_inst *in)
 	memset(in, 0, sizeof *in);
 }
 
-int lk_function_add_alloc(lm_function *f, lm_alloc *a)
+int lk_pv_add_alloc(lm_function *f, lm_alloc *a)
 {
 	f->allocs = lm_xrealloc(f->allocs, (size_t)(f->n_allocs + 1) *
 				sizeof *f->allocs);
@@ -62,7 +62,7 @@ int lk_function_add_alloc(lm_function *f, lm_alloc *a)
 	return f->n_allocs++;
 }
 
-char *lk_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b)
+char *lk_pv_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b)
 {
 	char *s = lm_xstrdup(name);
 	for (int k = 1; (a && lm_strmap_lookup(a, s)) ||
@@ -73,7 +73,7 @@ char *lk_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b)
 	return s;
 }
 
-void lk_inst_add_dep(lm_inst *in, const char *name)
+void lk_pv_add_dep(lm_inst *in, const char *name)
 {
 	for (int i = 0; i < in->n_deps; i++)
 		if (strcmp(in->deps[i], name) == 0)
@@ -134,7 +134,7 @@ void lk_cg_free(lk_cg *cg)
 
 char *lk_cg_inst_name(lk_cg *cg, const char *base)
 {
-	return lk_unique_name(base, &cg->inst_names, NULL);
+	return lk_pv_unique_name(base, &cg->inst_names, NULL);
 }
 
 /* The hazard record of an allocation (created on first use). */
@@ -148,7 +148,7 @@ static cg_hazard *hazard(lk_cg *cg, const char *alloc)
 	idx = (int)(intptr_t)lm_strmap_lookup(&cg->tensors, alloc) - 1;
 	h = lm_xcalloc(1, sizeof *h);
 	lm_strmap_put(&cg->hazards, idx >= 0 ? cg->f->allocs[idx].name
-					     : lm_xstrdup(alloc), h);
+					     : alloc, h);
 	return h;
 }
 
@@ -161,14 +161,14 @@ void lk_cg_emit(lk_cg *cg, lm_inst *in)
 			continue;
 		h = hazard(cg, in->ins[i].memsetref);
 		if (h->writer)
-			lk_inst_add_dep(in, h->writer);
+			lk_pv_add_dep(in, h->writer);
 	}
 	for (int i = 0; i < in->n_outs; i++) {
 		cg_hazard *h = hazard(cg, in->outs[i].memsetref);
 		if (h->writer)
-			lk_inst_add_dep(in, h->writer);
+			lk_pv_add_dep(in, h->writer);
 		for (int k = 0; k < h->n_readers; k++)
-			lk_inst_add_dep(in, h->readers[k]);
+			lk_pv_add_dep(in, h->readers[k]);
 	}
 	for (int i = 0; i < in->n_ins; i++) {
 		cg_hazard *h;
@@ -200,7 +200,7 @@ void lk_cg_emit(lk_cg *cg, lm_inst *in)
 			i--;
 		}
 	in->has_dependencies = in->n_deps > 0;
-	lk_block_append(cg->blk, in);
+	lk_pv_block_append(cg->blk, in);
 	lm_strmap_put(&cg->inst_names, cg->blk->insts[cg->blk->n_insts - 1].name,
 		      (void *)1);
 	cg->n_insts_made++;
@@ -236,7 +236,7 @@ int lk_cg_add_tensor(lk_cg *cg, const char *name, lm_tensorkind kind,
 	l->base = base;
 	l->bank = mt == LM_MT_PSUM ? lk_cg_bank_id(addr) : 0;
 	l->allocated = placed;
-	idx = lk_function_add_alloc(cg->f, &a);
+	idx = lk_pv_add_alloc(cg->f, &a);
 	lm_strmap_put(&cg->tensors, cg->f->allocs[idx].name,
 		      (void *)(intptr_t)(idx + 1));
 	if (!placed && (mt == LM_MT_SB || mt == LM_MT_PSUM)) {
@@ -265,7 +265,7 @@ static void emit_memset(lk_cg *cg, const char *name, const char *alloc,
 	in.engine = LM_ENG_POOL;
 	in.n_outs = 1;
 	in.outs = lm_xcalloc(1, sizeof *in.outs);
-	lk_ap(&in.outs[0], alloc, dt, 0, 0, ap, 2);
+	lk_pv_ap(&in.outs[0], alloc, dt, 0, 0, ap, 2);
 	in.memset_mode = lm_xstrdup("Const");
 	in.has_constant = 1;
 	in.has_value = 1;
@@ -327,8 +327,8 @@ const char *lk_cg_identity(lk_cg *cg, lm_dtype dt)
 	in.n_ins = in.n_outs = 1;
 	in.ins = lm_xcalloc(1, sizeof *in.ins);
 	in.outs = lm_xcalloc(1, sizeof *in.outs);
-	lk_ap(&in.ins[0], name, dt, 0, 0, full, 2);
-	lk_ap(&in.outs[0], name, dt, 0, 0, full, 2);
+	lk_pv_ap(&in.ins[0], name, dt, 0, 0, full, 2);
+	lk_pv_ap(&in.outs[0], name, dt, 0, 0, full, 2);
 	in.alu = LM_ALU_NOT_EQUAL;
 	in.has_fill_value = 1;
 	in.fill_value = 1.0;
@@ -392,10 +392,10 @@ const char *lk_cg_queue(lk_cg *cg)
 			 m->queues[i].n_instances, sizeof(lm_qinstance),
 			 offsetof(lm_qinstance, name));
 	base = lm_xasprintf("qNKI_%s", cg->kname ? cg->kname : "kernel");
-	qname = lk_unique_name(base, &queues, &insts);
+	qname = lk_pv_unique_name(base, &queues, &insts);
 	free(base);
 	base = lm_xasprintf("s_nki_%s", cg->kname ? cg->kname : "kernel");
-	sname = lk_unique_name(base, &sems, NULL);
+	sname = lk_pv_unique_name(base, &sems, NULL);
 	free(base);
 	lm_strmap_free(&sems);
 	lm_strmap_free(&queues);

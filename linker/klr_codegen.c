@@ -147,7 +147,7 @@ static int tensor(lk_cg *cg, const lk_kval *tn, const lk_kval *lnc,
 	const char *name = F(tn, "name")->s;
 	const lk_kval *shape = F(tn, "shape"), *addr = F(tn, "address");
 	const lk_kval *fd = F(shape, "freeDims");
-	int64_t dims[9], par, psize, fsize, felems = 1, off, base = 0;
+	int64_t dims[9], par = 0, psize = 0, fsize = 0, felems = 1, off, base = 0;
 	int n = 0, idx, rc, placed, mem = F(addr, "memory")->ctor;
 	lm_dtype dt;
 	lm_memtype mt;
@@ -257,7 +257,7 @@ static int pairs_of(lk_cg *cg, const lk_kval *list, lm_appair *p, int *n)
 			       "supported)", list->n);
 	for (int i = 0; i < list->n; i++) {
 		const lk_kval *st = F(&list->items[i], "step");
-		int64_t num;
+		int64_t num = 0;
 		int rc = nat(cg, F(&list->items[i], "num"), MAX_DIM, "num",
 			     &num);
 		if (rc)
@@ -363,7 +363,7 @@ static int operand(lk_cg *cg, const lk_kval *tr, const lk_kval *lnc,
 		break;
 	case 2: { /* pattern */
 		const lk_kval *ap = &acc->items[0];
-		int64_t po, fo;
+		int64_t po = 0, fo = 0;
 		tn = F(ap, "tensor");
 		if ((rc = tensor(cg, tn, lnc, ti)) != 0 ||
 		    (rc = pairs_of(cg, F(ap, "pattern"), p, &np)) != 0 ||
@@ -403,7 +403,7 @@ static int operand(lk_cg *cg, const lk_kval *tr, const lk_kval *lnc,
 		sp = offset / ti->free_elems;
 		offset %= ti->free_elems;
 	}
-	lk_ap(a, ti->alloc, dt, offset, sp, p, np);
+	lk_pv_ap(a, ti->alloc, dt, offset, sp, p, np);
 	return 0;
 }
 
@@ -532,7 +532,7 @@ static int cg_activate(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 			rc = cg_fail(cg, "activation over %lld partitions",
 				     (long long)parts);
 		else
-			lk_ap(&in.ins[1], lk_cg_zero_bias(cg), LM_DT_FLOAT32, 0,
+			lk_pv_ap(&in.ins[1], lk_cg_zero_bias(cg), LM_DT_FLOAT32, 0,
 			      0, bp, 2);
 	}
 	return finish(cg, &in, rc);
@@ -727,7 +727,7 @@ static int cg_transpose(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 	mm.has_is_transpose = mm.is_transpose = 1;
 	{
 		lm_appair ip[2] = { { 128, Fr }, { 1, Fr } };
-		lk_ap(&mm.ins[0], lk_cg_identity(cg, src.dtype), src.dtype, 0,
+		lk_pv_ap(&mm.ins[0], lk_cg_identity(cg, src.dtype), src.dtype, 0,
 		      0, ip, 2);
 	}
 	lm_arg_copy(&mm.ins[1], &src);
@@ -745,14 +745,14 @@ static int cg_transpose(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 				     "fit one PSUM bank", (long long)P);
 			goto done;
 		}
-		lk_ap(&mm.outs[0], ps, src.dtype, 0, 0, tp, 2);
+		lk_pv_ap(&mm.outs[0], ps, src.dtype, 0, 0, tp, 2);
 		inst_init(&cp, "", LM_OP_TENSORCOPY,
 			  map_engine(F(op, "engine"), LM_ENG_DVE), 1, 1);
 		free(cp.name);
 		n2 = lm_xasprintf("%s.evac", name);
 		cp.name = lk_cg_inst_name(cg, n2);
 		free(n2);
-		lk_ap(&cp.ins[0], ps, src.dtype, 0, 0, tp, 2);
+		lk_pv_ap(&cp.ins[0], ps, src.dtype, 0, 0, tp, 2);
 		lm_arg_copy(&cp.outs[0], &dst);
 		lk_cg_emit(cg, &mm);
 		lk_cg_emit(cg, &cp);

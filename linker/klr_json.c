@@ -110,13 +110,13 @@ static void render_one(lm_buf *b, const lk_kval *v, const char *type,
 {
 	switch (v->kind) {
 	case LK_KV_NAT:
-		if ((double)v->u > EXACT_INT)
+		if (v->u > ((uint64_t)1 << 53))
 			lm_buf_printf(b, "\"%llu\"", (unsigned long long)v->u);
 		else
 			lm_buf_printf(b, "%llu", (unsigned long long)v->u);
 		return;
 	case LK_KV_INT:
-		if (fabs((double)v->i) > EXACT_INT)
+		if (v->i > ((int64_t)1 << 53) || v->i < -((int64_t)1 << 53))
 			lm_buf_printf(b, "\"%lld\"", (long long)v->i);
 		else
 			lm_buf_printf(b, "%lld", (long long)v->i);

@@ -62,16 +62,25 @@ typedef struct lk_cg {
 
 /* A physical_ap operand on allocation `alloc` (memory location of the same
 ** name); pairs is n [step, num] pairs. */
-void lk_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
+void lk_pv_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
 	   int64_t start_partition, const lm_appair *pairs, int n);
 /* Append instruction *in (moved: *in is zeroed) to block b. */
-void lk_block_append(lm_block *b, lm_inst *in);
+void lk_pv_block_append(lm_block *b, lm_inst *in);
 /* Append an allocation (moved) to f; returns its index. */
-int lk_function_add_alloc(lm_function *f, lm_alloc *a);
+int lk_pv_add_alloc(lm_function *f, lm_alloc *a);
 /* name, or name_1, name_2, ... : the first not in any of the maps. */
-char *lk_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b);
+char *lk_pv_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b);
+/* Call fn on every instruction of blocks (inside Loops too). */
+typedef void (*lk_pv_inst_fn)(lm_inst *in, void *ud);
+void lk_pv_walk(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud);
+/*
+** Make f's allocation, memory-location, instruction and function names
+** unique against module m without its function `skip` (-1: none):
+** colliding names become NAME_1, NAME_2, ... and f's references follow.
+*/
+void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f);
 /* Add a dependency name to an instruction (no duplicates). */
-void lk_inst_add_dep(lm_inst *in, const char *name);
+void lk_pv_add_dep(lm_inst *in, const char *name);
 
 /* ---- the codegen and its helpers -------------------------------------- */
 

@@ -443,10 +443,40 @@ static int check_aliases(vctx *v)
 		if (!al->producer || !lm_strmap_lookup(&v->allocp, al->producer))
 			return fail(v, "producer '%s' names no allocation",
 				    S(al->producer));
-		if (!al->consumer || !lm_strmap_lookup(&v->allocp, al->consumer))
+		const lm_alloc *c = al->consumer ?
+			lm_strmap_lookup(&v->allocp, al->consumer) : NULL;
+		if (!c)
 			return fail(v, "consumer '%s' names no allocation",
 				    S(al->consumer));
+		if (v->linked && (!c->alias_of || strcmp(c->alias_of, al->producer)))
+			return fail(v, "consumer '%s' is not an alias_of view of "
+				    "producer '%s'", al->consumer, al->producer);
 		wpop(v, w);
+	}
+	if (!v->linked)
+		return 0;
+	/* linked modules: every alias_of view is listed in `aliases` */
+	for (int f = 0; f < m->n_functions; f++) {
+		const lm_function *fn = &m->functions[f];
+		for (int a = 0; a < fn->n_allocs; a++) {
+			const lm_alloc *al = &fn->allocs[a];
+			int found = 0;
+			if (!al->alias_of)
+				continue;
+			for (int i = 0; i < m->n_aliases && !found; i++)
+				found = m->aliases[i].consumer &&
+					!strcmp(m->aliases[i].consumer, al->name);
+			if (!found) {
+				size_t w = wpush_named(v, "function", fn->name, f);
+				size_t w2 = wpush_named(v, "allocation", al->name, a);
+				int rc = fail(v, "linked module: alias_of view of '%s' "
+					      "has no entry in module aliases",
+					      al->alias_of);
+				wpop(v, w2);
+				wpop(v, w);
+				return rc;
+			}
+		}
 	}
 	return 0;
 }

@@ -168,7 +168,12 @@ static void prep_opnd(ls_machine *mc, int mi, const lm_arg *a, ls_opnd *o,
 					      "physical_ap)");
 		return;
 	}
-	al = lm_strmap_lookup(&sm->allocs, a->memsetref);
+	if (sm->last_alloc && a->memsetref &&
+	    strcmp(sm->last_alloc->name, a->memsetref) == 0)
+		al = sm->last_alloc;
+	else
+		al = lm_strmap_lookup(&sm->allocs, a->memsetref);
+	sm->last_alloc = al;
 	loc = al ? lm_alloc_find_memloc(al, a->memref) : NULL;
 	if (!al || !loc || a->n_ap < 1 || a->n_ap > 64) {
 		if (!*fault)
@@ -601,9 +606,28 @@ static void count_insts(const lm_block *bs, int nb, int *n)
 		*n += bs[b].n_insts;
 }
 
+/*
+** Per-function storage of the instructions' arrays: one allocation per
+** element type, carved in program order (preparation is O(instructions)
+** with few mallocs; a module may hold hundreds of thousands).
+*/
+typedef struct arena {
+	ls_opnd *opnds;
+	int *ints;
+	int64_t *i64s;
+	size_t n_opnds, n_ints, n_i64s;
+} arena;
+
+static void *carve(void *base, size_t *used, size_t n, size_t size)
+{
+	void *p = (char *)base + *used * size;
+	*used += n;
+	return p;
+}
+
 /* Prepare one instruction of function fi (module mi). */
 static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
-		      ls_sinst *si)
+		      ls_sinst *si, arena *ar)
 {
 	ls_smod *sm = &mc->mods[mi];
 	ls_sfunc *sf = &mc->fns[fi];
@@ -616,8 +640,10 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	si->queue = si->qinst = si->target = si->group = -1;
 	si->n_ins = in->n_ins;
 	si->n_outs = in->n_outs;
-	si->ins = lm_xcalloc((size_t)in->n_ins + 1, sizeof *si->ins);
-	si->outs = lm_xcalloc((size_t)in->n_outs + 1, sizeof *si->outs);
+	si->ins = carve(ar->opnds, &ar->n_opnds, (size_t)in->n_ins,
+			sizeof *si->ins);
+	si->outs = carve(ar->opnds, &ar->n_opnds, (size_t)in->n_outs,
+			 sizeof *si->outs);
 	if (in->op != LM_OP_LOOP && in->op != LM_OP_NKIKLIRKERNEL &&
 	    in->op != LM_OP_BIRKERNEL && in->op != LM_OP_OTHER &&
 	    in->op != LM_OP_NKIKERNEL) {
@@ -628,7 +654,7 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 				  &si->fault);
 	}
 	si->n_deps = in->n_deps;
-	si->deps = lm_xcalloc((size_t)in->n_deps + 1, sizeof(int));
+	si->deps = carve(ar->ints, &ar->n_ints, (size_t)in->n_deps, sizeof(int));
 	for (int i = 0; i < in->n_deps; i++) {
 		si->deps[i] = smap_get(&sf->index, in->deps[i]);
 		if (si->deps[i] < 0 && !si->fault)
@@ -638,14 +664,17 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 						 S(in->deps[i]));
 	}
 	si->n_wait = in->n_wait;
-	si->wait_sem = lm_xcalloc((size_t)in->n_wait + 1, sizeof(int));
-	si->wait_val = lm_xcalloc((size_t)in->n_wait + 1, sizeof(int64_t));
+	si->wait_sem = carve(ar->ints, &ar->n_ints, (size_t)in->n_wait,
+			     sizeof(int));
+	si->wait_val = carve(ar->i64s, &ar->n_i64s, (size_t)in->n_wait,
+			     sizeof(int64_t));
 	for (int i = 0; i < in->n_wait; i++) {
 		si->wait_sem[i] = smap_get(&sm->sems, in->wait[i].semaphore);
 		si->wait_val[i] = in->wait[i].value;
 	}
 	si->n_signal = in->n_signal;
-	si->signal_sem = lm_xcalloc((size_t)in->n_signal + 1, sizeof(int));
+	si->signal_sem = carve(ar->ints, &ar->n_ints, (size_t)in->n_signal,
+			       sizeof(int));
 	for (int i = 0; i < in->n_signal; i++)
 		si->signal_sem[i] = smap_get(&sm->sems, in->signal[i]);
 	if (in->queue)
@@ -678,24 +707,37 @@ static void prep_functions(ls_machine *mc, int mi)
 	for (int f = 0; f < sm->m->n_functions; f++) {
 		const lm_function *fn = &sm->m->functions[f];
 		ls_sfunc *sf = &mc->fns[sm->fn_base + f];
-		int n = 0, k = 0;
+		size_t no = 0, ni = 0, n64 = 0;
+		int n = 0, k = 0, has_deps = 0;
+		arena ar;
 		count_insts(fn->blocks, fn->n_blocks, &n);
+		for (int b = 0; b < fn->n_blocks; b++)
+			for (int i = 0; i < fn->blocks[b].n_insts; i++) {
+				const lm_inst *in = &fn->blocks[b].insts[i];
+				no += (size_t)in->n_ins + (size_t)in->n_outs;
+				ni += (size_t)in->n_deps + (size_t)in->n_wait +
+				      (size_t)in->n_signal;
+				n64 += (size_t)in->n_wait;
+				has_deps |= in->n_deps > 0;
+			}
+		memset(&ar, 0, sizeof ar);
 		sf->n = n;
 		sf->insts = lm_xcalloc((size_t)n + 1, sizeof *sf->insts);
-		for (int b = 0; b < fn->n_blocks; b++)
-			for (int i = 0; i < fn->blocks[b].n_insts; i++)
+		sf->opnds = ar.opnds = lm_xcalloc(no + 1, sizeof *ar.opnds);
+		sf->ints = ar.ints = lm_xcalloc(ni + 1, sizeof *ar.ints);
+		sf->i64s = ar.i64s = lm_xcalloc(n64 + 1, sizeof *ar.i64s);
+		/* the name index is only needed to resolve dependencies */
+		for (int b = 0; has_deps && b < fn->n_blocks; b++)
+			for (int i = 0; i < fn->blocks[b].n_insts; i++, k++)
 				if (fn->blocks[b].insts[i].name)
 					smap_put(&sf->index,
-						 fn->blocks[b].insts[i].name,
-						 k++);
-				else
-					k++;
+						 fn->blocks[b].insts[i].name, k);
 		k = 0;
 		for (int b = 0; b < fn->n_blocks; b++)
 			for (int i = 0; i < fn->blocks[b].n_insts; i++)
 				prep_inst(mc, mi, sm->fn_base + f,
 					  &fn->blocks[b].insts[i],
-					  &sf->insts[k++]);
+					  &sf->insts[k++], &ar);
 	}
 }
 
@@ -794,16 +836,12 @@ void ls_machine_free(ls_machine *mc)
 	for (int f = 0; f < mc->n_fns; f++) {
 		ls_sfunc *sf = &mc->fns[f];
 		for (int i = 0; i < sf->n; i++) {
-			ls_sinst *si = &sf->insts[i];
-			free(si->ins);
-			free(si->outs);
-			free(si->deps);
-			free(si->wait_sem);
-			free(si->wait_val);
-			free(si->signal_sem);
-			free(si->fault);
+			free(sf->insts[i].fault);
 		}
 		free(sf->insts);
+		free(sf->opnds);
+		free(sf->ints);
+		free(sf->i64s);
 		lm_strmap_free(&sf->index);
 	}
 	free(mc->fns);

@@ -24,6 +24,8 @@
 #include "sim_int.h"
 
 #include <stdlib.h>
+#include <stdio.h>
+#include <time.h>
 #include <string.h>
 
 enum { EV_ENG = 0, EV_DMA, EV_BAR };
@@ -553,8 +555,10 @@ static void start_inst(sim *s, int c, int e, item it)
 		xfer = perturb(s, ls_cost_dma_ps(s->mc->arch, si->dma_bytes));
 		q->bw_free_ps = xs + xfer;
 		done = xs + xfer + perturb(s, s->mc->arch->dma_latency_ps);
-		if (done < q->last_done_ps)
-			done = q->last_done_ps;
+		/* FIFO per instance, strictly: equal times would let the
+		** (perturbed) tie-break complete a later DMA first */
+		if (done <= q->last_done_ps)
+			done = q->last_done_ps + 1;
 		q->last_done_ps = done;
 		d->act = it.act;
 		d->idx = it.idx;
@@ -915,6 +919,7 @@ static int run(lm_module *const *mods, int n_mods, int multi,
 	s->x.mc = mc;
 	s->x.err = err;
 
+	if (getenv("LS_PROF")) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); fprintf(stderr, "prep done %f\n", ts.tv_sec + ts.tv_nsec*1e-9); }
 	launch_entries(s, multi);
 	if (!s->rc && s->dirty)
 		rescan(s);
@@ -934,6 +939,7 @@ static int run(lm_module *const *mods, int n_mods, int multi,
 		if (s->dirty && !s->rc)
 			rescan(s);
 	}
+	if (getenv("LS_PROF")) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); fprintf(stderr, "loop done %f\n", ts.tv_sec + ts.tv_nsec*1e-9); }
 	if (!s->rc)
 		check_finished(s);
 	rc = s->rc;

@@ -105,6 +105,9 @@ typedef struct ls_sfunc {
 	int64_t core;           /* neuron_core_id, or -1 */
 	int is_dispatcher;
 	lm_strmap index;        /* instruction name -> index + 1 */
+	ls_opnd *opnds;         /* storage of the instructions' arrays */
+	int *ints;
+	int64_t *i64s;
 } ls_sfunc;
 
 typedef struct ls_squeue {
@@ -153,6 +156,7 @@ typedef struct ls_smod {
 	lm_strmap funcs;        /* name -> global index + 1 */
 	lm_strmap storages;     /* DRAM allocation name -> storage index + 1 */
 	lm_strmap allocs;       /* allocation name -> lm_alloc */
+	const lm_alloc *last_alloc; /* lookup cache (preparation) */
 	/* the barrier slot table: id -> holding group */
 	int n_slots, cap_slots;
 	int64_t *slot_id;

@@ -47,3 +47,36 @@ tests_test_report_SOURCES = tests/test_report.c
 tests_test_report_CFLAGS = $(TEST_CFLAGS)
 tests_test_report_LDADD = $(TEST_LDADD)
 TESTS += tests/test_db tests/test_report
+
+check_PROGRAMS += tests/test_sim tests/test_sched tests/test_run_cli
+tests_test_sim_SOURCES = tests/test_sim.c tests/simtb.h
+tests_test_sim_CFLAGS = $(TEST_CFLAGS)
+tests_test_sim_LDADD = $(TEST_LDADD)
+tests_test_sched_SOURCES = tests/test_sched.c tests/simtb.h
+tests_test_sched_CFLAGS = $(TEST_CFLAGS)
+tests_test_sched_LDADD = $(TEST_LDADD)
+tests_test_run_cli_SOURCES = tests/test_run_cli.c
+tests_test_run_cli_CFLAGS = $(TEST_CFLAGS)
+tests_test_run_cli_LDADD = $(TEST_LDADD)
+TESTS += tests/test_sim tests/test_sched tests/test_run_cli
+
+check_PROGRAMS += tests/test_diff
+tests_test_diff_SOURCES = tests/test_diff.c
+tests_test_diff_CFLAGS = $(TEST_CFLAGS)
+tests_test_diff_LDADD = $(TEST_LDADD)
+TESTS += tests/test_diff
+
+check_PROGRAMS += tests/test_linker
+tests_test_linker_SOURCES = tests/test_linker.c
+tests_test_linker_CFLAGS = $(TEST_CFLAGS)
+tests_test_linker_LDADD = $(TEST_LDADD)
+TESTS += tests/test_linker
+
+check_PROGRAMS += tests/test_klr tests/test_provision
+tests_test_klr_SOURCES = tests/test_klr.c
+tests_test_klr_CFLAGS = $(TEST_CFLAGS)
+tests_test_klr_LDADD = $(TEST_LDADD)
+tests_test_provision_SOURCES = tests/test_provision.c
+tests_test_provision_CFLAGS = $(TEST_CFLAGS)
+tests_test_provision_LDADD = $(TEST_LDADD)
+TESTS += tests/test_klr tests/test_provision

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -661,8 +662,13 @@ START_TEST(test_killed_writer)
 			ldb_run *run = NULL;
 			ls_result a = make_result(4, 20000, 7);
 			ls_result b = make_result(4, 400000, 8);
-			if (ldb_open(&db, path, 0, &err) != 0 ||
-			    ldb_run_begin(db, &info, &run, &err) != 0 ||
+			if (ldb_open(&db, path, 0, &err) != 0)
+				_exit(1);
+			/* a tiny page cache: the open transaction spills
+			** its pages into the WAL before any commit */
+			sqlite3_exec(ldb_sqlite(db), "PRAGMA cache_size = 16",
+				     NULL, NULL, NULL);
+			if (ldb_run_begin(db, &info, &run, &err) != 0 ||
 			    ldb_log_execution(run, "reference", &a, &err) != 0)
 				_exit(1);
 			/* round 0: killed while idle in the open transaction;
@@ -687,6 +693,12 @@ START_TEST(test_killed_writer)
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 		ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 
+		/* uncommitted pages of the dead run did reach the WAL */
+		char *wal = lm_xasprintf("%s-wal", path);
+		struct stat sb;
+		ck_assert_int_eq(stat(wal, &sb), 0);
+		ck_assert_int_gt(sb.st_size, 500000);
+		free(wal);
 		char *ic = sql_text(path, "PRAGMA integrity_check");
 		ck_assert_str_eq(ic, "ok");
 		free(ic);
@@ -985,6 +997,130 @@ START_TEST(test_cli_runs)
 }
 END_TEST
 
+/* ---- end to end: `lncsim run` logs what --stats prints ----------------- */
+
+START_TEST(test_run_logs_stats)
+{
+	char *d = tu_tmpdir("db");
+	char *ex0 = tu_srcpath("examples/matmul1");
+	char *ex = realpath(ex0, NULL); /* the runs below change directory */
+	free(ex0);
+	ck_assert_ptr_nonnull(ex);
+	char *path = lm_path_join(d, "e2e.db");
+	tu_run r = tu_lncsim(d, "run", "--stats", "--db", path, "--seed", "3",
+			     ex, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	/* "simulated time X us (N ps), I instructions, M matmuls" */
+	const char *p = strstr(r.out, "simulated time ");
+	ck_assert_ptr_nonnull(p);
+	p = strchr(p, '(');
+	long long ps = 0, instrs = 0;
+	int n_mm = 0;
+	ck_assert_int_eq(sscanf(p, "(%lld ps), %lld instructions, %d matmuls",
+				&ps, &instrs, &n_mm), 3);
+	ck_assert_int_gt(n_mm, 0);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs WHERE status "
+				 "= 'pass' AND seed = 3 AND cores = 1"), 1);
+	ck_assert_int_eq(sql_int(path, "SELECT sim_time_ps FROM executions "
+				 "WHERE mode = 'single'"), ps);
+	ck_assert_int_eq(sql_int(path, "SELECT instructions FROM executions"),
+			 instrs);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM matmuls"), n_mm);
+	/* the core line of the table */
+	p = strstr(r.out, "end_us\n");
+	ck_assert_ptr_nonnull(p);
+	p += 7;
+	int core = -1;
+	long long ci = 0, cm = 0, macs = 0, dma = 0;
+	double pe, mac, busy[5], barr, sem, end;
+	ck_assert_int_eq(sscanf(p, "%d %lld %lld %lld %lf %lf %lf %lf %lf %lf "
+				"%lf %lld %lf %lf %lf", &core, &ci, &cm, &macs,
+				&pe, &mac, &busy[0], &busy[1], &busy[2],
+				&busy[3], &busy[4], &dma, &barr, &sem, &end), 15);
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM core_stats WHERE "
+		 "core = %d AND instructions = %lld AND matmuls = %lld AND "
+		 "macs = %lld AND dma_bytes = %lld", core, ci, cm, macs, dma);
+	ck_assert_int_eq(sql_int(path, sql), 1);
+	static const char *const cols[] = { "busy_pe_ps", "busy_act_ps",
+		"busy_dve_ps", "busy_pool_ps", "busy_sp_ps" };
+	for (int e = 0; e < 5; e++) {
+		snprintf(sql, sizeof sql, "SELECT %s FROM core_stats", cols[e]);
+		ck_assert_double_eq_tol((double)sql_int(path, sql) / 1e6,
+					busy[e], 0.0006);
+	}
+	ck_assert_double_eq_tol((double)sql_int(path, "SELECT barrier_wait_ps "
+				"FROM core_stats") / 1e6, barr, 0.0006);
+	ck_assert_double_eq_tol((double)sql_int(path, "SELECT "
+				"semaphore_wait_ps FROM core_stats") / 1e6,
+				sem, 0.0006);
+	ck_assert_double_eq_tol((double)sql_int(path, "SELECT end_ps FROM "
+				"core_stats") / 1e6, end, 0.0006);
+	ck_assert_double_eq_tol((double)sql_int(path, "SELECT "
+				"CAST(pe_util * 1e6 AS INTEGER) FROM "
+				"core_stats") / 1e6, pe, 0.0006);
+	ck_assert_double_eq_tol((double)sql_int(path, "SELECT "
+				"CAST(mac_util * 1e7 AS INTEGER) FROM "
+				"core_stats") / 1e7, mac, 0.00006);
+	ck_assert_int_eq(sql_int(path, "SELECT sum(k * m * n) FROM matmuls"),
+			 macs);
+	tu_run_free(&r);
+
+	/* a runtime error is logged as an error run with its message */
+	r = tu_lncsim(d, "run", "--db", path, "--max-time", "1000", ex, NULL);
+	ck_assert_int_eq(r.status, 1);
+	tu_run_free(&r);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs WHERE status "
+				 "= 'error' AND message LIKE '%max-time%'"), 1);
+
+	/* default ./lncsim.db, LNCSIM_DB, --no-db */
+	r = tu_lncsim(d, "run", ex, NULL);
+	ck_assert_int_eq(r.status, 0);
+	tu_run_free(&r);
+	char *def = lm_path_join(d, "lncsim.db");
+	ck_assert_int_eq(sql_int(def, "SELECT count(*) FROM runs"), 1);
+	setenv("LNCSIM_DB", path, 1);
+	r = tu_lncsim(d, "run", ex, NULL);
+	ck_assert_int_eq(r.status, 0);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "run", "--no-db", ex, NULL);
+	unsetenv("LNCSIM_DB");
+	ck_assert_int_eq(r.status, 0);
+	tu_run_free(&r);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 3);
+	ck_assert_int_eq(sql_int(def, "SELECT count(*) FROM runs"), 1);
+	char *sub = lm_path_join(d, "fresh");
+	lm_error err;
+	lm_mkdirs(sub, &err);
+	r = tu_lncsim(sub, "run", "--no-db", ex, NULL);
+	ck_assert_int_eq(r.status, 0);
+	tu_run_free(&r);
+	char *fresh_db = lm_path_join(sub, "lncsim.db");
+	ck_assert_int_eq(access(fresh_db, F_OK), -1);
+	/* option and database errors */
+	r = tu_lncsim(sub, "run", ex, "--db", NULL);
+	ck_assert_int_eq(r.status, 2);
+	tu_run_free(&r);
+	r = tu_lncsim(sub, "run", "--db", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "--db needs a FILE");
+	tu_run_free(&r);
+	char *junk = tu_write(d, "junk.db", "definitely not sqlite\n");
+	r = tu_lncsim(sub, "run", "--db", junk, ex, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "junk.db: not an lncsim database");
+	ck_assert_contains(r.err, "--no-db");
+	tu_run_free(&r);
+	free(junk);
+	free(fresh_db);
+	free(sub);
+	free(def);
+	free(path);
+	free(ex);
+	free(d);
+}
+END_TEST
+
 static Suite *db_suite(void)
 {
 	Suite *s = suite_create("db");
@@ -1000,6 +1136,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_killed_writer);
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_cli_runs);
+	tcase_add_test(tc, test_run_logs_stats);
 	suite_add_tcase(s, tc);
 	return s;
 }

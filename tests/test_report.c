@@ -1,1 +1,439 @@
-int main(void){return 0;}
+/*
+** test_report.c -- `lncsim report`: every plot rendered from a database
+** filled by hand, the HTML, the re-plot files, and the error paths.
+** Tests that render need gnuplot: without it they pass with a "# skip"
+** note (CI installs gnuplot-nox, so they run there).
+*/
+#include "common.h"
+#include "testutil.h"
+#include "db.h"
+#include "dtype.h"
+#include "report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* 1 if gnuplot can be found; else print a TAP-visible note. */
+static int have_gnuplot(void)
+{
+	char *p = NULL;
+	lm_error err;
+	if (lr_find_gnuplot(NULL, &p, &err) == 0) {
+		free(p);
+		return 1;
+	}
+	printf("# skip: %s\n", err.msg);
+	return 0;
+}
+
+/* A result with n_cores cores and n_mm matmuls spread over time. */
+static ls_result make_result(int n_cores, int n_mm, double util)
+{
+	ls_result r;
+	memset(&r, 0, sizeof r);
+	r.n_cores = n_cores;
+	r.sim_time_ps = 2000000;
+	r.instructions = 10 * n_mm;
+	r.cores = lm_xcalloc((size_t)n_cores, sizeof *r.cores);
+	for (int i = 0; i < n_cores; i++) {
+		r.cores[i].core = i;
+		r.cores[i].busy_ps[0] = (int64_t)(util * 2000000);
+		r.cores[i].pe_util = util - 0.1 * i;
+		r.cores[i].mac_util = (util - 0.1 * i) / 2;
+		r.cores[i].matmuls = n_mm / n_cores;
+	}
+	r.n_matmuls = n_mm;
+	r.matmuls = lm_xcalloc((size_t)n_mm, sizeof *r.matmuls);
+	static const int ks[] = { 128, 128, 64, 32, 128 };
+	static const int ms[] = { 128, 64, 128, 32, 96 };
+	for (int j = 0; j < n_mm; j++) {
+		ls_matmul_rec *m = &r.matmuls[j];
+		m->core = j % n_cores;
+		m->name = lm_xasprintf("mm%d", j);
+		m->k = ks[j % 5];
+		m->m = ms[j % 5];
+		m->n = 512;
+		m->dtype = LM_DT_BFLOAT16;
+		/* busy in the first half on core 0, all along on the others */
+		int per = n_mm / n_cores;
+		int64_t span = m->core == 0 ? 1000000 : 2000000;
+		m->start_ps = (j / n_cores) * span / (per ? per : 1);
+		m->duration_ps = span / (per ? per : 1) * 3 / 4;
+		m->array_util = (double)m->k * m->m / 16384.0;
+	}
+	return r;
+}
+
+static void free_result(ls_result *r)
+{
+	for (int j = 0; j < r->n_matmuls; j++)
+		free(r->matmuls[j].name);
+	free(r->matmuls);
+	free(r->cores);
+}
+
+/* Log a run with the given executions ("reference,linked" etc.). */
+static void add_run(ldb *db, const char *modes, int cores, int n_mm,
+		    const char *status, const char *module)
+{
+	lm_error err;
+	ldb_run_info info = { .command = "lncsim test", .module = module,
+			      .arch = "trn2", .cores = cores, .seed = 1 };
+	ldb_run *run = NULL;
+	ck_assert_msg(ldb_run_begin(db, &info, &run, &err) == 0, "%s", err.msg);
+	char *m = lm_xstrdup(modes);
+	double util = 0.8;
+	for (char *t = strtok(m, ","); t; t = strtok(NULL, ",")) {
+		ls_result r = make_result(cores, n_mm, util);
+		ck_assert_int_eq(ldb_log_execution(run, t, &r, &err), 0);
+		free_result(&r);
+		util -= 0.05;
+	}
+	free(m);
+	ck_assert_int_eq(ldb_run_end(run, status, status[0] == 'p' ? "" :
+				     "x_y <b>", 0.5, NULL, &err), 0);
+}
+
+/* A database with four runs: ref+linked, single, error, fail. */
+static char *make_db(const char *dir)
+{
+	char *path = lm_path_join(dir, "rep.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	add_run(db, "reference,linked", 4, 400, "pass", "examples/handoff2");
+	add_run(db, "single", 1, 50, "pass", "examples/matmul1");
+	add_run(db, "", 2, 0, "error", "broken_module");
+	add_run(db, "single", 2, 60, "fail", "m_2");
+	ldb_close(db);
+	return path;
+}
+
+/* Check a PNG: signature, IHDR width, file size. */
+static void check_png(const char *dir, const char *name, int width)
+{
+	char *p = lm_path_join(dir, name);
+	char *data = NULL;
+	size_t n = 0;
+	lm_error err;
+	ck_assert_msg(lm_read_file(p, &data, &n, &err) == 0, "%s", err.msg);
+	ck_assert_msg(n > 8000, "%s: only %zu bytes", name, n);
+	ck_assert_msg(memcmp(data, "\x89PNG\r\n\x1a\n", 8) == 0,
+		      "%s: not a PNG", name);
+	ck_assert_msg(memcmp(data + 12, "IHDR", 4) == 0, "%s: no IHDR", name);
+	const unsigned char *u = (const unsigned char *)data + 16;
+	int w = u[0] << 24 | u[1] << 16 | u[2] << 8 | u[3];
+	ck_assert_int_eq(w, width);
+	free(data);
+	free(p);
+}
+
+/* 1 if dir/name exists. */
+static int exists(const char *dir, const char *name)
+{
+	char *p = lm_path_join(dir, name);
+	int ok = access(p, R_OK) == 0;
+	free(p);
+	return ok;
+}
+
+START_TEST(test_report_png)
+{
+	if (!have_gnuplot())
+		return;
+	char *d = tu_tmpdir("rep");
+	char *db_path = make_db(d);
+	char *out = lm_path_join(d, "out");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, db_path, 0, &err), 0);
+	lr_options o = { .out_dir = out, .run_id = 1 };
+	lr_report rep;
+	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(rep.run_id, 1);
+	static const char *const images[] = {
+		"util.png", "timeline-reference.png", "timeline-linked.png",
+		"shapes.png", "history.png",
+	};
+	ck_assert_int_eq(rep.n_images, 5);
+	for (int i = 0; i < 5; i++) {
+		ck_assert_str_eq(rep.images[i], images[i]);
+		check_png(out, images[i], 1000);
+	}
+	/* the data and scripts beside them */
+	static const char *const files[] = {
+		"util.gp", "timeline.gp", "shapes.gp", "history.gp",
+		"util.tsv", "timeline-reference.tsv", "timeline-linked.tsv",
+		"shapes.tsv", "history.tsv", "replot.sh", "index.html",
+	};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		ck_assert_msg(exists(out, files[i]), "missing %s", files[i]);
+	char *p = lm_path_join(out, "util.tsv");
+	char *t = tu_read(p);
+	ck_assert_contains(t, "core\tPE reference\tPE linked\tMAC reference\t"
+			   "MAC linked\n0\t80.0000\t75.0000\t40.0000\t37.5000\n");
+	free(t);
+	free(p);
+	/* core 0 busy only in the first half of the timeline */
+	p = lm_path_join(out, "timeline-reference.tsv");
+	t = tu_read(p);
+	ck_assert_contains(t, "start (µs)\tend (µs)\tcore 0\tcore 1\tcore 2\t"
+			   "core 3\n0\t0.02\t0.7500\t0.7500\t");
+	ck_assert_contains(t, "\n1.98\t2\t0.0000\t");
+	free(t);
+	free(p);
+	p = lm_path_join(out, "shapes.tsv");
+	t = tu_read(p);
+	ck_assert_contains(t, "128x128 (");
+	ck_assert_contains(t, "\t100.0000\t");
+	ck_assert_contains(t, "32x32 (");
+	ck_assert_contains(t, "\t6.2500\t");
+	free(t);
+	free(p);
+	p = lm_path_join(out, "history.tsv");
+	t = tu_read(p);
+	ck_assert_contains(t, "\n3\terror\tNaN\tNaN\tNaN\n");
+	ck_assert_contains(t, "\n4\tfail\t2\t");
+	free(t);
+	free(p);
+
+	/* index.html references every image, escapes text, lists the runs */
+	p = lm_path_join(out, "index.html");
+	t = tu_read(p);
+	for (int i = 0; i < 5; i++) {
+		char *ref = lm_xasprintf("<img src=\"%s\"", images[i]);
+		ck_assert_contains(t, ref);
+		free(ref);
+	}
+	ck_assert_contains(t, "<a href=\"util.tsv\">");
+	ck_assert_contains(t, "<a href=\"history.gp\">");
+	ck_assert_contains(t, "x_y &lt;b&gt;");
+	ck_assert_contains(t, "broken_module");
+	ck_assert_contains(t, "<tr class=\"focus\"><td class=\"num\">1</td>");
+	ck_assert_contains(t, "gnuplot -c 'util.gp' 'util.tsv' 'util.png' "
+			   "'png' 'Per-core utilization, run 1: "
+			   "examples/handoff2 (pass)' '2'");
+	free(t);
+	free(p);
+	lr_report_free(&rep);
+
+	/* re-plotting from the directory alone gives the same kind of file */
+	p = lm_path_join(out, "util.png");
+	ck_assert_int_eq(unlink(p), 0);
+	char *cmd = lm_xasprintf("sh '%s/replot.sh' >/dev/null 2>&1", out);
+	ck_assert_int_eq(system(cmd), 0);
+	check_png(out, "util.png", 1000);
+	free(cmd);
+	free(p);
+
+	/* default run: the latest with an execution (4, single mode) */
+	char *out2 = lm_path_join(d, "out2");
+	lr_options o2 = { .out_dir = out2 };
+	ck_assert_msg(lr_write(db, &o2, &rep, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(rep.run_id, 4);
+	ck_assert_int_eq(rep.n_images, 4);
+	ck_assert_str_eq(rep.images[1], "timeline-single.png");
+	lr_report_free(&rep);
+	ldb_close(db);
+	free(out2);
+	free(out);
+	free(db_path);
+	free(d);
+}
+END_TEST
+
+START_TEST(test_report_svg_cli)
+{
+	if (!have_gnuplot())
+		return;
+	char *d = tu_tmpdir("rep");
+	char *db_path = make_db(d);
+	char *out = lm_path_join(d, "svg");
+	tu_run r = tu_lncsim(NULL, "report", "--db", db_path, "-o", out,
+			     "--format", "svg", "--run", "2", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "/util.svg\n");
+	ck_assert_contains(r.out, "index.html: 4 plots of run 2");
+	tu_run_free(&r);
+	static const char *const images[] = {
+		"util.svg", "timeline-single.svg", "shapes.svg", "history.svg",
+	};
+	char *p = lm_path_join(out, "index.html");
+	char *html = tu_read(p);
+	for (int i = 0; i < 4; i++) {
+		char *q = lm_path_join(out, images[i]);
+		char *t = tu_read(q);
+		ck_assert_msg(t != NULL, "missing %s", images[i]);
+		ck_assert_contains(t, "<svg");
+		ck_assert_contains(t, "</svg>");
+		char *ref = lm_xasprintf("<img src=\"%s\"", images[i]);
+		ck_assert_contains(html, ref);
+		free(ref);
+		free(t);
+		free(q);
+	}
+	free(html);
+	free(p);
+	/* LNCSIM_DB and the default directory */
+	setenv("LNCSIM_DB", db_path, 1);
+	r = tu_lncsim(d, "report", NULL);
+	unsetenv("LNCSIM_DB");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "lncsim-report/index.html: 4 plots of run 4");
+	ck_assert(exists(d, "lncsim-report/history.png"));
+	tu_run_free(&r);
+	free(out);
+	free(db_path);
+	free(d);
+}
+END_TEST
+
+/* The embedded scripts are the committed reports/gp files. */
+START_TEST(test_scripts_embedded)
+{
+	int n = 0;
+	for (const lr_gp_script *s = lr_gp_scripts; s->name; s++, n++) {
+		char *rel = lm_xasprintf("reports/gp/%s", s->name);
+		char *p = tu_srcpath(rel);
+		char *t = tu_read(p);
+		ck_assert_msg(t != NULL, "%s missing", rel);
+		ck_assert_msg(strcmp(t, s->text) == 0, "%s differs from the "
+			      "embedded copy", rel);
+		free(t);
+		free(p);
+		free(rel);
+	}
+	ck_assert_int_eq(n, 4);
+}
+END_TEST
+
+START_TEST(test_report_errors)
+{
+	char *d = tu_tmpdir("rep");
+	lm_error err;
+	ldb *db = NULL;
+	lr_report rep;
+	/* an empty database */
+	char *empty = lm_path_join(d, "empty.db");
+	ck_assert_int_eq(ldb_open(&db, empty, LDB_CREATE, &err), 0);
+	lr_options o = { .out_dir = d };
+	ck_assert_int_eq(lr_write(db, &o, &rep, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "empty.db: report: no runs in the database");
+	ck_assert_int_eq(rep.n_images, 0);
+	/* only an error run: nothing to plot */
+	add_run(db, "", 1, 0, "error", "x");
+	ck_assert_int_eq(lr_write(db, &o, &rep, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "no run in the database has an execution");
+	ldb_close(db);
+
+	char *path = make_db(d);
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	o.run_id = 42;
+	ck_assert_int_eq(lr_write(db, &o, &rep, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "rep.db: report: no run with id 42");
+	o.run_id = 3;
+	ck_assert_int_eq(lr_write(db, &o, &rep, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "run 3 has no execution to plot");
+	o.run_id = 0;
+	o.format = "bmp";
+	ck_assert_int_eq(lr_write(db, &o, &rep, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "unknown format 'bmp'");
+	o.format = NULL;
+	o.gnuplot = "/nonexistent/gnuplot";
+	ck_assert_int_eq(lr_write(db, &o, &rep, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "gnuplot not found at '/nonexistent/gnuplot'");
+	o.gnuplot = "no-such-gnuplot-program";
+	ck_assert_int_eq(lr_write(db, &o, &rep, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "gnuplot not found");
+	/* gnuplot failing: its exit status is checked */
+	o.gnuplot = "/bin/false";
+	if (access(o.gnuplot, X_OK) == 0) {
+		ck_assert_int_eq(lr_write(db, &o, &rep, &err), LM_EINTERNAL);
+		ck_assert_contains(err.msg, "util.gp: gnuplot: exit status 1");
+	}
+	/* an output directory that cannot be made */
+	o.gnuplot = NULL;
+	if (have_gnuplot()) {
+		char *file = tu_write(d, "plain", "x");
+		char *bad = lm_path_join(file, "sub");
+		o.out_dir = bad;
+		ck_assert_int_eq(lr_write(db, &o, &rep, &err), LM_EINPUT);
+		ck_assert_contains(err.msg, "plain");
+		free(bad);
+		free(file);
+	}
+	ldb_close(db);
+	free(path);
+	free(empty);
+	free(d);
+}
+END_TEST
+
+START_TEST(test_report_cli_errors)
+{
+	char *d = tu_tmpdir("rep");
+	char *path = make_db(d);
+	static const struct { const char *a[8], *msg; int status; } cases[] = {
+		{ { "report", "--db", "nope.db", NULL },
+		  "lncsim: nope.db: no such database", 2 },
+		{ { "report", "--db", "rep.db", "--run", "42", NULL },
+		  "lncsim: rep.db: report: no run with id 42", 2 },
+		{ { "report", "--db", "rep.db", "--run", "abc", NULL },
+		  "--run needs a run id, not 'abc'", 2 },
+		{ { "report", "--db", "rep.db", "--format", "gif", NULL },
+		  "unknown format 'gif'", 2 },
+		{ { "report", "--db", "rep.db", "-o", NULL },
+		  "-o needs a value", 2 },
+		{ { "report", "--no-db", NULL }, "a report needs the database", 2 },
+		{ { "report", "--frob", NULL }, "unknown argument '--frob'", 2 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tu_run r = tu_lncsimv(d, cases[i].a);
+		ck_assert_int_eq(r.status, cases[i].status);
+		ck_assert_contains(r.err, cases[i].msg);
+		tu_run_free(&r);
+	}
+	/* gnuplot missing: exit 2 with a clear message */
+	setenv(LR_GNUPLOT_ENV, "/nonexistent/gnuplot", 1);
+	tu_run r = tu_lncsim(d, "report", "--db", "rep.db", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "gnuplot not found at '/nonexistent/gnuplot' "
+			   "(from LNCSIM_GNUPLOT)");
+	tu_run_free(&r);
+	/* gnuplot failing: exit 3 */
+	setenv(LR_GNUPLOT_ENV, "/bin/false", 1);
+	r = tu_lncsim(d, "report", "--db", "rep.db", NULL);
+	unsetenv(LR_GNUPLOT_ENV);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_contains(r.err, "gnuplot: exit status 1");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "report", "--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "usage: lncsim report");
+	tu_run_free(&r);
+	free(path);
+	free(d);
+}
+END_TEST
+
+static Suite *report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_report_png);
+	tcase_add_test(tc, test_report_svg_cli);
+	tcase_add_test(tc, test_scripts_embedded);
+	tcase_add_test(tc, test_report_errors);
+	tcase_add_test(tc, test_report_cli_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(report_suite());
+}

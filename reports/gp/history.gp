@@ -38,7 +38,8 @@ plot ARG1 using 1:(strcol(2) eq "pass" ? $3 : NaN) with points pt 7 ps 1.3 lc rg
 set title "mean utilization per run"
 set ylabel "utilization (%)"
 set xlabel "run id"
-set yrange [0:105]
+set yrange [0:*]
+set offsets 0, 0, graph 0.1, 0
 plot ARG1 using 1:4 with linespoints pt 7 lc rgb "#4575b4" title "PE util", \
 	'' using 1:5 with linespoints pt 5 lc rgb "#f46d43" title "MAC util"
 unset multiplot

@@ -21,8 +21,10 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set grid ytics lc rgb "#dddddd"
-set yrange [0:119]
-set ytics 0,20,100
+# the y axis follows the data (low utilization stays readable), with room
+# above the bars for the legend
+set yrange [0:*]
+set offsets 0, 0, graph 0.2, 0
 set xlabel "core"
 set ylabel "utilization (%)"
 set key top center horizontal

@@ -1,0 +1,462 @@
+/*
+** cmd_fuzz.c -- `lncsim fuzz`: gen + diff over many seeds, in parallel
+** processes, with a progress bar on a terminal, failing cases kept with a
+** one-line repro command, and every case and the summary logged.
+*/
+#define _XOPEN_SOURCE 700
+#include "common.h"
+#include "cli.h"
+#include "cli_db.h"
+#include "diff_case.h"
+#include "gen.h"
+#include "linker.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char usage_fuzz[] =
+	"usage: lncsim fuzz [--cores A-B] [--count K] [--seed S] [--jobs J]\n"
+	"                   [--size small|medium|large] [--schedules K]\n"
+	"                   [--keep-failures DIR] [--skip=STEP,...] [--stop]\n"
+	"                   [-q] [--db FILE | --no-db]\n\n"
+	"Generate K random per-core module sets (seeds S, S+1, ...; core count\n"
+	"drawn from A..B per case) and run the differential check on each,\n"
+	"J cases at a time in separate processes.\n\n"
+	"  --cores A-B        core-count range, or one number (default 1-4)\n"
+	"  --count K          number of cases (default 100)\n"
+	"  --seed S           first seed (default 1)\n"
+	"  --jobs J           parallel processes (default: online CPUs)\n"
+	"  --size SZ          program size (default small)\n"
+	"  --schedules K      perturbed schedules per case (default 0)\n"
+	"  --keep-failures DIR  keep each failing case as DIR/case-<seed>/ with\n"
+	"                     its repro command in DIR/case-<seed>/REPRO\n"
+	"  --skip=STEPS       link with these steps switched off\n"
+	"  --stop             stop launching cases after the first failure\n"
+	"  -q                 no progress output, only failures and the summary\n"
+	"  --db FILE, --no-db run log (each case and a summary run)\n\n"
+	"exit status: 0 every case passed, 1 some case failed, 2 bad usage\n";
+
+/* Remove a directory tree (our own temporary case directories only). */
+static int rm_entry(const char *p, const struct stat *st, int flag,
+		    struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	remove(p);
+	return 0;
+}
+
+static void rm_rf(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static uint64_t mix(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+typedef struct fuzz_cfg {
+	int lo, hi, count, jobs, schedules, quiet, stop;
+	uint64_t seed;
+	ls_gen_size size;
+	unsigned skip;
+	const char *skip_text;
+	const char *keep;
+	cli_db dbo;
+	char *cmdline;
+} fuzz_cfg;
+
+/* The core count of case seed s. */
+static int case_cores(const fuzz_cfg *c, uint64_t s)
+{
+	return c->lo + (int)(mix(s) % (uint64_t)(c->hi - c->lo + 1));
+}
+
+/*
+** One case, in a child process: generate into a directory, load, check,
+** log. Writes "kind\tmessage\n" to fd; exit 0 pass, 1 fail, 2 error.
+*/
+static int run_case(const fuzz_cfg *c, uint64_t s, int fd)
+{
+	lm_error err;
+	int cores = case_cores(c, s);
+	char *dir;
+	if (c->keep)
+		dir = lm_xasprintf("%s/case-%llu", c->keep, (unsigned long long)s);
+	else {
+		const char *tmp = getenv("TMPDIR");
+		char *t = lm_xasprintf("%s/lncsim-fuzz-XXXXXX",
+				       tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(t)) {
+			dprintf(fd, "error\tcannot make a temporary directory: %s\n",
+				strerror(errno));
+			return 2;
+		}
+		dir = t;
+	}
+	ls_gen_opts go = {cores, s, c->size, NULL, NULL};
+	int status = 2;
+	lm_module **mods = NULL;
+	int n = 0;
+	ldb *db = NULL;
+	diff_case dc;
+	memset(&dc, 0, sizeof dc);
+	double t0 = cli_db_now();
+	if (lm_mkdirs(dir, &err) || ls_gen_write(&go, dir, &err)) {
+		dprintf(fd, "error\t%s\n", err.msg);
+		goto out;
+	}
+	mods = lm_xcalloc((size_t)cores, sizeof *mods);
+	for (n = 0; n < cores; n++) {
+		char *p = lm_xasprintf("%s/gen%llu/nc%d/sg0/def.json", dir,
+				       (unsigned long long)s, n);
+		int rc = lm_module_load(&mods[n], p, &err);
+		free(p);
+		if (rc) {
+			dprintf(fd, "error\t%s\n", err.msg);
+			goto out;
+		}
+	}
+	dc.skip = c->skip;
+	dc.schedules = c->schedules;
+	dc.seed = s;
+	if (diff_case_run(&dc, mods, n, NULL, &err)) {
+		dprintf(fd, "error\t%s\n", err.msg);
+		goto out;
+	}
+	status = dc.failed ? 1 : 0;
+	dprintf(fd, "%s\t%s\n", dc.failed ? dc.kind : "pass", dc.message);
+	/* log the case as its own run */
+	if (cli_db_path(&c->dbo)) {
+		lm_error e2;
+		const char *path = cli_db_path(&c->dbo);
+		if (ldb_open(&db, path, 0, &e2) == 0) {
+			char *cmd = lm_xasprintf("lncsim gen --cores %d --seed %llu "
+						 "--size %s && lncsim diff%s%s --seed "
+						 "%llu gen%llu", cores,
+						 (unsigned long long)s,
+						 c->size == LS_GEN_SMALL ? "small" :
+						 c->size == LS_GEN_MEDIUM ? "medium" : "large",
+						 c->skip_text ? " --skip=" : "",
+						 c->skip_text ? c->skip_text : "",
+						 (unsigned long long)s,
+						 (unsigned long long)s);
+			char *mod = lm_xasprintf("gen%llu", (unsigned long long)s);
+			ldb_run_info info;
+			memset(&info, 0, sizeof info);
+			info.command = cmd;
+			info.module = mod;
+			info.arch = mods[0]->arch;
+			info.cores = cores;
+			info.seed = s;
+			diff_case_log(db, &info, &dc, cli_db_now() - t0, &e2);
+			free(cmd);
+			free(mod);
+		}
+	}
+out:
+	ldb_close(db);
+	diff_case_free(&dc);
+	for (int i = 0; i < n; i++)
+		lm_module_free(mods[i]);
+	free(mods);
+	if (!c->keep || status == 0)
+		rm_rf(dir);
+	else {
+		char *repro = lm_xasprintf("%s/REPRO", dir);
+		char *line = lm_xasprintf("lncsim diff%s%s --seed %llu %s/gen%llu\n",
+					  c->skip_text ? " --skip=" : "",
+					  c->skip_text ? c->skip_text : "",
+					  (unsigned long long)s, dir,
+					  (unsigned long long)s);
+		lm_write_file_atomic(repro, line, strlen(line), &err);
+		free(repro);
+		free(line);
+	}
+	free(dir);
+	return status;
+}
+
+typedef struct slot {
+	pid_t pid;
+	int fd;
+	uint64_t seed;
+	lm_buf out;
+} slot;
+
+/* Redraw the progress line on stderr. */
+static void progress(int done, int total, int failed, double t0)
+{
+	double el = cli_db_now() - t0;
+	double rate = el > 0 ? done / el : 0;
+	double eta = rate > 0 ? (total - done) / rate : 0;
+	int w = 30, fill = total ? done * w / total : w;
+	char bar[64];
+	for (int i = 0; i < w; i++)
+		bar[i] = i < fill ? '#' : '.';
+	bar[w] = 0;
+	fprintf(stderr, "\r[%s] %d/%d  %.1f cases/s  ETA %.0fs  failed %d ",
+		bar, done, total, rate, eta, failed);
+	fflush(stderr);
+}
+
+/* Parse "A-B" or "N". */
+static int parse_range(const char *v, int *lo, int *hi)
+{
+	char *end;
+	long a = strtol(v, &end, 10), b = a;
+	if (end == v)
+		return -1;
+	if (*end == '-') {
+		const char *q = end + 1;
+		b = strtol(q, &end, 10);
+		if (end == q)
+			return -1;
+	}
+	if (*end || a < 1 || b < a || b > 64)
+		return -1;
+	*lo = (int)a;
+	*hi = (int)b;
+	return 0;
+}
+
+static int num(const char *opt, const char *v, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	if (!v)
+		return cli_usage_error("fuzz", "%s needs a value", opt);
+	long x = strtol(v, &end, 10);
+	if (*end || errno || x < lo || x > hi)
+		return cli_usage_error("fuzz", "%s must be an integer in %ld..%ld",
+				       opt, lo, hi);
+	*out = x;
+	return 0;
+}
+
+int cmd_fuzz(int argc, char **argv)
+{
+	fuzz_cfg c;
+	memset(&c, 0, sizeof c);
+	c.lo = 1;
+	c.hi = 4;
+	c.count = 100;
+	c.seed = 1;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	c.jobs = ncpu > 0 ? (int)ncpu : 1;
+	lm_error err;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		long x;
+		int k = cli_db_option(&c.dbo, "fuzz", argc, argv, &i);
+		if (k < 0)
+			return EXIT_INPUT;
+		if (k > 0)
+			continue;
+		if (!strcmp(a, "--cores")) {
+			if (!v || parse_range(v, &c.lo, &c.hi))
+				return cli_usage_error("fuzz", "--cores needs A-B or N "
+						       "within 1..64");
+			i++;
+		} else if (!strcmp(a, "--count")) {
+			if (num(a, v, 1, 10000000, &x))
+				return EXIT_INPUT;
+			c.count = (int)x;
+			i++;
+		} else if (!strcmp(a, "--seed")) {
+			if (num(a, v, 0, 0x7fffffffffffffffL, &x))
+				return EXIT_INPUT;
+			c.seed = (uint64_t)x;
+			i++;
+		} else if (!strcmp(a, "--jobs") || !strcmp(a, "-j")) {
+			if (num(a, v, 1, 256, &x))
+				return EXIT_INPUT;
+			c.jobs = (int)x;
+			i++;
+		} else if (!strcmp(a, "--schedules")) {
+			if (num(a, v, 0, 1000, &x))
+				return EXIT_INPUT;
+			c.schedules = (int)x;
+			i++;
+		} else if (!strcmp(a, "--size")) {
+			int s = v ? ls_gen_size_parse(v) : -1;
+			if (s < 0)
+				return cli_usage_error("fuzz", "--size must be small, "
+						       "medium or large");
+			c.size = (ls_gen_size)s;
+			i++;
+		} else if (!strcmp(a, "--keep-failures")) {
+			if (!v)
+				return cli_usage_error("fuzz", "--keep-failures needs "
+						       "a directory");
+			c.keep = v;
+			i++;
+		} else if (!strncmp(a, "--skip=", 7)) {
+			if (lk_parse_skip(a + 7, &c.skip, &err))
+				return cli_usage_error("fuzz", "%s", err.msg);
+			c.skip_text = a + 7;
+		} else if (!strcmp(a, "--stop")) {
+			c.stop = 1;
+		} else if (!strcmp(a, "-q")) {
+			c.quiet = 1;
+		} else {
+			return cli_usage_error("fuzz", "unknown argument '%s'", a);
+		}
+	}
+	if (c.keep && lm_mkdirs(c.keep, &err))
+		return cli_report(&err);
+	/* create / migrate the database once before the children use it */
+	ldb *db = NULL;
+	int rc = cli_db_open(&c.dbo, &db);
+	if (rc)
+		return rc;
+	ldb_close(db);
+	db = NULL;
+
+	int tty = !c.quiet && isatty(2);
+	slot *slots = lm_xcalloc((size_t)c.jobs, sizeof *slots);
+	int next = 0, done = 0, failed = 0, errors = 0, running = 0;
+	double t0 = cli_db_now();
+	lm_buf fails = LM_BUF_INIT;
+	fflush(stdout);
+	fflush(stderr);
+	while (done < next || (next < c.count && !(c.stop && (failed || errors)))) {
+		/* launch */
+		while (running < c.jobs && next < c.count &&
+		       !(c.stop && (failed || errors))) {
+			int p[2];
+			if (pipe(p) != 0) {
+				perror("lncsim: fuzz: pipe");
+				return EXIT_INTERNAL;
+			}
+			uint64_t s = c.seed + (uint64_t)next;
+			pid_t pid = fork();
+			if (pid < 0) {
+				perror("lncsim: fuzz: fork");
+				return EXIT_INTERNAL;
+			}
+			if (pid == 0) {
+				close(p[0]);
+				int st = run_case(&c, s, p[1]);
+				close(p[1]);
+				_exit(st);
+			}
+			close(p[1]);
+			for (int k = 0; k < c.jobs; k++)
+				if (!slots[k].pid) {
+					slots[k].pid = pid;
+					slots[k].fd = p[0];
+					slots[k].seed = s;
+					break;
+				}
+			running++;
+			next++;
+		}
+		if (!running)
+			break;
+		/* reap one */
+		int st;
+		pid_t pid = wait(&st);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int k = 0; k < c.jobs; k++) {
+			slot *sl = &slots[k];
+			if (sl->pid != pid)
+				continue;
+			char tmp[4096];
+			ssize_t r;
+			while ((r = read(sl->fd, tmp, sizeof tmp)) > 0)
+				lm_buf_put(&sl->out, tmp, (size_t)r);
+			close(sl->fd);
+			int code = WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+			const char *msg = lm_buf_cstr(&sl->out);
+			if (code != 0) {
+				if (code == 1)
+					failed++;
+				else
+					errors++;
+				int cores = case_cores(&c, sl->seed);
+				if (tty)
+					fputc('\n', stderr);
+				const char *tab = strchr(msg, '\t');
+				int klen = tab ? (int)(tab - msg) : 0;
+				const char *text = tab ? tab + 1 : msg;
+				char *line = lm_xasprintf(
+					"FAIL seed %llu (%d core%s) [%.*s]: %.*s\n  repro: "
+					"lncsim gen --cores %d --seed %llu%s -o DIR && "
+					"lncsim diff%s%s --seed %llu DIR/gen%llu\n",
+					(unsigned long long)sl->seed, cores,
+					cores == 1 ? "" : "s", klen, msg,
+					(int)(strlen(text) ? strlen(text) - 1 : 0), text, cores,
+					(unsigned long long)sl->seed,
+					c.size == LS_GEN_SMALL ? "" :
+					c.size == LS_GEN_MEDIUM ? " --size medium"
+								: " --size large",
+					c.skip_text ? " --skip=" : "",
+					c.skip_text ? c.skip_text : "",
+					(unsigned long long)sl->seed,
+					(unsigned long long)sl->seed);
+				fputs(line, stdout);
+				fflush(stdout);
+				lm_buf_puts(&fails, line);
+				free(line);
+			}
+			lm_buf_free(&sl->out);
+			memset(sl, 0, sizeof *sl);
+			running--;
+			done++;
+			break;
+		}
+		if (tty)
+			progress(done, c.count, failed + errors, t0);
+		else if (!c.quiet && done % 50 == 0)
+			fprintf(stderr, "fuzz: %d/%d cases, %d failed\n", done, c.count,
+				failed + errors);
+	}
+	if (tty)
+		fputc('\n', stderr);
+	double el = cli_db_now() - t0;
+	printf("fuzz: %d case%s, %d passed, %d failed, %d error%s in %.2f s "
+	       "(%.1f cases/s, %d job%s)\n", done, done == 1 ? "" : "s",
+	       done - failed - errors, failed, errors, errors == 1 ? "" : "s", el,
+	       el > 0 ? done / el : 0.0, c.jobs, c.jobs == 1 ? "" : "s");
+	/* the summary run */
+	if (cli_db_path(&c.dbo) && (rc = cli_db_open(&c.dbo, &db)) == 0 && db) {
+		char *cmd = cli_db_cmdline(argc + 1, argv - 1);
+		char *msg = lm_xasprintf("%d cases, %d failed, %d errors", done,
+					 failed, errors);
+		ldb_run_info info;
+		memset(&info, 0, sizeof info);
+		info.command = cmd;
+		info.module = "fuzz";
+		info.cores = c.hi;
+		info.seed = c.seed;
+		ldb_run *run = NULL;
+		if (ldb_run_begin(db, &info, &run, &err) ||
+		    ldb_run_end(run, failed || errors ? "fail" : "pass", msg, el,
+				NULL, &err))
+			cli_report(&err);
+		free(cmd);
+		free(msg);
+		ldb_close(db);
+	}
+	lm_buf_free(&fails);
+	free(slots);
+	return failed || errors ? EXIT_CHECK : EXIT_OK;
+}

@@ -1,0 +1,47 @@
+/*
+** diff_case.h -- one differential check, shared by `lncsim diff` and
+** `lncsim fuzz`: link in memory (or take a given linked module), verify the
+** result, make the inputs, run both sides, compare.
+*/
+#ifndef LNCSIM_DIFF_CASE_H
+#define LNCSIM_DIFF_CASE_H
+
+#include "common.h"
+#include "diff.h"
+
+typedef struct diff_case {
+	/* in */
+	unsigned skip;            /* linker steps switched off */
+	int schedules;
+	ls_options run;
+	const char *inputs_dir;   /* NULL: generate from seed */
+	uint64_t seed;
+	/* out (free with diff_case_free) */
+	lm_module *linked;
+	ls_tensors inputs;
+	ls_diff_result res;
+	int failed;               /* the check failed */
+	char kind[32];            /* link, verifier, mismatch, output-set,
+				     reference-error, linked-error */
+	char message[1200];
+} diff_case;
+
+/*
+** Run the check. given: a linked module to use (borrowed; copied), or NULL
+** to link here. Returns 0 when the check ran (dc->failed tells the
+** verdict), or LM_EINPUT with err filled for bad input.
+*/
+int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
+		  const lm_module *given, lm_error *err);
+void diff_case_free(diff_case *dc);
+
+struct ldb;
+struct ldb_run_info;
+/*
+** Log the case as one run (status pass / fail, both executions, one row
+** per compared tensor of the plain schedule). db NULL: nothing.
+*/
+int diff_case_log(struct ldb *db, const struct ldb_run_info *info,
+		  const diff_case *dc, double wall_seconds, lm_error *err);
+
+#endif

@@ -1,0 +1,916 @@
+/*
+** provision.c -- TranslateNKIASTToBIR (seed 003 part 2, SPEC 6): find
+** every NKIKLIRKernel (IT56) carrier in every block of every function
+** (collect, then remove), lower each by its kernel_format:
+**
+**   "bir"  Mechanism B (lowerFromBirJson): the BIR-JSON file's
+**          functions[neuron_core_id] becomes the kernel function, behind
+**          the LNC gate; argument maps by name in one shot; kernel_source
+**          Beta3; scratchpad budget from a re-scan of the function's SB /
+**          PSUM allocations; Const files localized.
+**   else   Mechanism A (lowerKernelInst): the KLR CBOR file is read and
+**          lowered by the codegen; argument maps per pair; kernel_source
+**          Beta2; budget from the codegen context.
+**
+** Both mint the NKIKernel (IT55) call site "inst__<name>" in the carrier's
+** place, pointing at the new function of kind nki, with the carrier's
+** operands, dependencies and semaphores. Names of the new function's
+** allocations, memory locations and instructions that collide with names
+** already in the module are renamed NAME_1, NAME_2, ... (docs/provision.md).
+*/
+#include "common.h"
+#include "provision_int.h"
+#include "klr.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- warnings ----------------------------------------------------------- */
+
+void lk_warn(lk_warnings *w, const char *fmt, ...)
+{
+	va_list ap;
+	lm_buf b = LM_BUF_INIT;
+	char tmp[1024];
+	if (!w)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	lm_buf_puts(&b, tmp);
+	lm_grow(&w->msgs, &w->cap, w->n + 1, sizeof *w->msgs);
+	w->msgs[w->n++] = lm_buf_detach(&b);
+}
+
+void lk_warnings_free(lk_warnings *w)
+{
+	if (!w)
+		return;
+	for (int i = 0; i < w->n; i++)
+		free(w->msgs[i]);
+	free(w->msgs);
+	memset(w, 0, sizeof *w);
+}
+
+/* ---- walking instructions ------------------------------------------------ */
+
+/* Call fn on every instruction of blocks (inside Loops too). */
+void lk_pv_walk(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			lm_inst *in = &bs[b].insts[i];
+			if (in->op == LM_OP_LOOP)
+				lk_pv_walk(in->blocks, in->n_blocks, fn, ud);
+			else
+				fn(in, ud);
+		}
+}
+
+/* Replace *s by the mapped name when the map has it. */
+static void remap(char **s, const lm_strmap *map)
+{
+	const char *n;
+	if (!*s || !(n = lm_strmap_lookup(map, *s)))
+		return;
+	free(*s);
+	*s = lm_xstrdup(n);
+}
+
+/* ---- module name sets ------------------------------------------------------ */
+
+/* Every allocation, memory-location and instruction name of the module. */
+typedef struct names {
+	lm_strmap allocs, memlocs, insts, funcs;
+} names;
+
+static void collect_inst(lm_inst *in, void *ud)
+{
+	names *n = ud;
+	if (in->name)
+		lm_strmap_put(&n->insts, in->name, (void *)1);
+}
+
+/* Fill n from module m, skipping function index `skip` (-1: none). */
+static void names_of(names *n, lm_module *m, int skip)
+{
+	lm_strmap_init(&n->allocs);
+	lm_strmap_init(&n->memlocs);
+	lm_strmap_init(&n->insts);
+	lm_strmap_init(&n->funcs);
+	for (int f = 0; f < m->n_functions; f++) {
+		lm_function *fn = &m->functions[f];
+		if (f == skip)
+			continue;
+		if (fn->name)
+			lm_strmap_put(&n->funcs, fn->name, (void *)1);
+		for (int a = 0; a < fn->n_allocs; a++) {
+			if (fn->allocs[a].name)
+				lm_strmap_put(&n->allocs, fn->allocs[a].name,
+					      (void *)1);
+			for (int l = 0; l < fn->allocs[a].n_memlocs; l++)
+				if (fn->allocs[a].memlocs[l].name)
+					lm_strmap_put(&n->memlocs,
+						      fn->allocs[a].memlocs[l].name,
+						      (void *)1);
+		}
+		lk_pv_walk(fn->blocks, fn->n_blocks, collect_inst, n);
+	}
+}
+
+static void names_free(names *n)
+{
+	lm_strmap_free(&n->allocs);
+	lm_strmap_free(&n->memlocs);
+	lm_strmap_free(&n->insts);
+	lm_strmap_free(&n->funcs);
+}
+
+/* ---- renaming a function's names ------------------------------------------ */
+
+/* Old name -> new name maps of one function, and the strings they own. */
+typedef struct renames {
+	lm_strmap allocs, memlocs, insts;
+	int n, cap;
+	char **owned;
+} renames;
+
+static void renames_init(renames *r)
+{
+	memset(r, 0, sizeof *r);
+	lm_strmap_init(&r->allocs);
+	lm_strmap_init(&r->memlocs);
+	lm_strmap_init(&r->insts);
+}
+
+static void renames_free(renames *r)
+{
+	lm_strmap_free(&r->allocs);
+	lm_strmap_free(&r->memlocs);
+	lm_strmap_free(&r->insts);
+	for (int i = 0; i < r->n; i++)
+		free(r->owned[i]);
+	free(r->owned);
+}
+
+/* Keep s alive until r is freed; returns s. */
+static char *own(renames *r, char *s)
+{
+	lm_grow(&r->owned, &r->cap, r->n + 1, sizeof *r->owned);
+	r->owned[r->n++] = s;
+	return s;
+}
+
+/* Rewrite the references of one instruction (operands, dependencies). */
+static void rewrite_refs(lm_inst *in, void *ud)
+{
+	renames *r = ud;
+	for (int k = 0; k < 2; k++) {
+		lm_arg *args = k ? in->outs : in->ins;
+		int n = k ? in->n_outs : in->n_ins;
+		for (int i = 0; i < n; i++) {
+			remap(&args[i].memsetref, &r->allocs);
+			remap(&args[i].memref, &r->memlocs);
+		}
+	}
+	for (int i = 0; i < in->n_deps; i++)
+		remap(&in->deps[i], &r->insts);
+}
+
+/* Pick new names for colliding instructions (first pass). */
+typedef struct inst_pick {
+	names *mod;
+	lm_strmap *own_names;
+	renames *r;
+} inst_pick;
+
+static void pick_inst(lm_inst *in, void *ud)
+{
+	inst_pick *p = ud;
+	if (in->name && lm_strmap_lookup(&p->mod->insts, in->name)) {
+		char *nn = own(p->r, lk_pv_unique_name(in->name, &p->mod->insts,
+						    p->own_names));
+		lm_strmap_put(p->own_names, nn, (void *)1);
+		lm_strmap_put(&p->r->insts, in->name, nn);
+	}
+}
+
+static void rename_inst(lm_inst *in, void *ud)
+{
+	remap(&in->name, &((renames *)ud)->insts);
+}
+
+static void collect_inst_map(lm_inst *in, void *ud)
+{
+	if (in->name)
+		lm_strmap_put(ud, in->name, (void *)1);
+}
+
+/*
+** Make f's allocation, memory-location and instruction names (and its own
+** name) unique against module m (whose functions f is about to join, or,
+** for the inliner, against m without function `skip`).
+*/
+void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f)
+{
+	names mod;
+	lm_strmap fa, fl, fi;
+	renames r;
+	inst_pick pick;
+
+	names_of(&mod, m, skip);
+	lm_strmap_init(&fa);
+	lm_strmap_init(&fl);
+	lm_strmap_init(&fi);
+	renames_init(&r);
+	for (int a = 0; a < f->n_allocs; a++) {
+		lm_strmap_put(&fa, f->allocs[a].name, (void *)1);
+		for (int l = 0; l < f->allocs[a].n_memlocs; l++)
+			lm_strmap_put(&fl, f->allocs[a].memlocs[l].name,
+				      (void *)1);
+	}
+	lk_pv_walk(f->blocks, f->n_blocks, collect_inst_map, &fi);
+	for (int a = 0; a < f->n_allocs; a++) {
+		lm_alloc *al = &f->allocs[a];
+		if (lm_strmap_lookup(&mod.allocs, al->name)) {
+			char *nn = own(&r, lk_pv_unique_name(al->name, &mod.allocs,
+							  &fa));
+			lm_strmap_put(&fa, nn, (void *)1);
+			lm_strmap_put(&r.allocs, al->name, nn);
+		}
+		for (int l = 0; l < al->n_memlocs; l++) {
+			lm_memloc *ml = &al->memlocs[l];
+			if (lm_strmap_lookup(&mod.memlocs, ml->name)) {
+				char *nn = own(&r, lk_pv_unique_name(ml->name,
+						&mod.memlocs, &fl));
+				lm_strmap_put(&fl, nn, (void *)1);
+				lm_strmap_put(&r.memlocs, ml->name, nn);
+			}
+		}
+	}
+	pick.mod = &mod;
+	pick.own_names = &fi;
+	pick.r = &r;
+	lk_pv_walk(f->blocks, f->n_blocks, pick_inst, &pick);
+	/* references first (they still hold the old strings), then names */
+	lk_pv_walk(f->blocks, f->n_blocks, rewrite_refs, &r);
+	lk_pv_walk(f->blocks, f->n_blocks, rename_inst, &r);
+	for (int a = 0; a < f->n_allocs; a++) {
+		for (int l = 0; l < f->allocs[a].n_memlocs; l++)
+			remap(&f->allocs[a].memlocs[l].name, &r.memlocs);
+		remap(&f->allocs[a].name, &r.allocs);
+	}
+	if (f->name && lm_strmap_lookup(&mod.funcs, f->name)) {
+		char *nn = lk_pv_unique_name(f->name, &mod.funcs, NULL);
+		free(f->name);
+		f->name = nn;
+	}
+	renames_free(&r);
+	lm_strmap_free(&fa);
+	lm_strmap_free(&fl);
+	lm_strmap_free(&fi);
+	names_free(&mod);
+}
+
+/* Index of f's allocation named `name` (or owning a memory location of
+** that name); -1 when none. */
+static int find_formal(const lm_function *f, const char *name)
+{
+	for (int a = 0; a < f->n_allocs; a++)
+		if (f->allocs[a].name && !strcmp(f->allocs[a].name, name))
+			return a;
+	for (int a = 0; a < f->n_allocs; a++)
+		for (int l = 0; l < f->allocs[a].n_memlocs; l++)
+			if (f->allocs[a].memlocs[l].name &&
+			    !strcmp(f->allocs[a].memlocs[l].name, name))
+				return a;
+	return -1;
+}
+
+/* ---- Const files ---------------------------------------------------------- */
+
+/* Copy file src to dst (directories created). */
+static int copy_file(const char *src, const char *dst, lm_error *err)
+{
+	char *data = NULL, *dir;
+	size_t n;
+	int rc;
+	if ((rc = lm_read_file(src, &data, &n, err)) != 0)
+		return rc;
+	dir = lm_dirname(dst);
+	rc = lm_mkdirs(dir, err);
+	free(dir);
+	if (!rc)
+		rc = lm_write_file_atomic(dst, data, n, err);
+	free(data);
+	return rc;
+}
+
+/* Last path component. */
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* A relative path without ".." components (safe below a directory). */
+static int safe_rel(const char *p)
+{
+	if (!*p || p[0] == '/')
+		return 0;
+	for (const char *s = p; *s; ) {
+		const char *e = strchr(s, '/');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		if (n == 2 && s[0] == '.' && s[1] == '.')
+			return 0;
+		s += n + (e ? 1 : 0);
+		if (!e)
+			break;
+	}
+	return 1;
+}
+
+/*
+** copyConstFileToArtifact: the Const allocations of kernel function f
+** name files relative to kdir (the kernel file's directory, as written in
+** the module: rel_kdir is it relative to the module's directory). With an
+** output directory the files are copied to <out>/<tag>.const/ and the
+** `file` fields point there; without one the paths are rewritten relative
+** to the module's directory.
+*/
+static int localize_consts(lk_lower_ctx *lc, lm_function *f, const char *kdir,
+			   const char *rel_kdir, const char *tag,
+			   lm_error *err)
+{
+	lm_strmap used;
+	int rc = 0;
+	lm_strmap_init(&used);
+	for (int a = 0; a < f->n_allocs && !rc; a++) {
+		lm_alloc *al = &f->allocs[a];
+		char *src, *rel, *dst, *want;
+		if (al->kind != LM_TK_CONST || !al->file || !al->file[0])
+			continue;
+		if (!lc->opts->out_dir) {
+			rel = lm_path_join(rel_kdir, al->file);
+			free(al->file);
+			al->file = rel;
+			continue;
+		}
+		src = lm_path_join(kdir, al->file);
+		want = lm_xasprintf("%s.const/%s", tag, base_name(al->file));
+		rel = lk_pv_unique_name(want, &used, NULL);
+		free(want);
+		dst = lm_path_join(lc->opts->out_dir, rel);
+		rc = copy_file(src, dst, err);
+		free(src);
+		free(dst);
+		free(al->file);
+		al->file = rel;
+		lm_strmap_put(&used, al->file, (void *)1);
+	}
+	lm_strmap_free(&used);
+	return rc;
+}
+
+/*
+** The module's own Const files when the output goes to another directory:
+** copied to the same relative path there (or consts/<name> when the path
+** leaves its directory).
+*/
+static int copy_module_consts(lk_lower_ctx *lc, int nfun, lm_error *err)
+{
+	lm_module *m = lc->m;
+	char a[PATH_MAX], b[PATH_MAX];
+	int rc = 0;
+	if (!lc->opts->out_dir || !realpath(lc->opts->out_dir, a) ||
+	    (realpath(m->dir ? m->dir : ".", b) && !strcmp(a, b)))
+		return 0;
+	for (int f = 0; f < nfun && !rc; f++)
+		for (int i = 0; i < m->functions[f].n_allocs && !rc; i++) {
+			lm_alloc *al = &m->functions[f].allocs[i];
+			char *src, *dst, *rel;
+			if (al->kind != LM_TK_CONST || !al->file || !al->file[0])
+				continue;
+			src = lm_path_join(m->dir, al->file);
+			rel = safe_rel(al->file) ? lm_xstrdup(al->file)
+				: lm_xasprintf("consts/%s", base_name(al->file));
+			dst = lm_path_join(lc->opts->out_dir, rel);
+			rc = copy_file(src, dst, err);
+			free(al->file);
+			al->file = rel;
+			free(src);
+			free(dst);
+		}
+	return rc;
+}
+
+/* ---- the IT55 call site ---------------------------------------------------- */
+
+/* The scratchpad budget written on the call. */
+typedef struct budget {
+	int allocated;
+	int64_t sb_max;     /* sb_per_partition_size */
+	int64_t max_bank;   /* last PSUM bank used, -1 for none */
+} budget;
+
+/* A copy of a kv list. */
+static lm_kv *kv_copy(const lm_kv *v, int n)
+{
+	lm_kv *r = n ? lm_xcalloc((size_t)n, sizeof *r) : NULL;
+	for (int i = 0; i < n; i++) {
+		r[i].key = lm_xstrdup(v[i].key ? v[i].key : "");
+		r[i].value = lm_xstrdup(v[i].value ? v[i].value : "");
+	}
+	return r;
+}
+
+/*
+** lowerKLIRToNKI / the tail of lowerFromBirJson: the NKIKernel call site
+** "inst__<fname>" replacing the carrier, with the carrier's operands and
+** synchronization, the argument maps (formal -> caller) and the budget.
+*/
+static void mint_call(lm_module *m, lm_inst *call, const lm_inst *carrier,
+		      const char *fname, lm_kv *args, int n_args,
+		      lm_kv *outs, int n_outs, const char *source,
+		      const budget *bg)
+{
+	names mod;
+	char *want = lm_xasprintf("inst__%s", fname);
+	lm_inst tmp;
+
+	names_of(&mod, m, -1);
+	/* copy everything the carrier has (operands, sync, extra keys) */
+	lm_inst_copy(&tmp, carrier);
+	*call = tmp;
+	free(call->name);
+	call->name = lk_pv_unique_name(want, &mod.insts, NULL);
+	free(want);
+	names_free(&mod);
+	call->op = LM_OP_NKIKERNEL;
+	free(call->kernel_format);
+	free(call->klir_binary);
+	call->kernel_format = call->klir_binary = NULL;
+	for (int i = 0; i < call->n_func_args; i++) {
+		free(call->func_args[i].key);
+		free(call->func_args[i].value);
+	}
+	for (int i = 0; i < call->n_func_outs; i++) {
+		free(call->func_outs[i].key);
+		free(call->func_outs[i].value);
+	}
+	free(call->func_args);
+	free(call->func_outs);
+	call->func_args = args;
+	call->n_func_args = n_args;
+	call->func_outs = outs;
+	call->n_func_outs = n_outs;
+	call->func = lm_xstrdup(fname);
+	free(call->kernel_source);
+	call->kernel_source = lm_xstrdup(source);
+	if (bg->allocated) {
+		call->has_sb_buf_shape = call->has_psum_buf_shape = 1;
+		call->sb_buf_shape[0] = bg->sb_max;
+		call->sb_buf_shape[1] = LM_PARTITIONS;
+		call->psum_buf_shape[0] = LM_PARTITIONS;
+		call->psum_buf_shape[1] = LM_PSUM_BANK_BYTES;
+		call->psum_buf_shape[2] = bg->max_bank + 1;
+		call->psum_buf_nested = 1;
+	}
+}
+
+/* ---- argument maps ------------------------------------------------------------ */
+
+/*
+** Resolve the carrier's func_args / func_outs against the kernel function f
+** (formal names: allocation or memory-location names of f) and the module
+** (caller allocation names). *idx receives the formal allocation indexes.
+*/
+static int map_args(lk_lower_ctx *lc, const lm_function *f, const lm_kv *kv,
+		    int n, const char *dir, int **idx, lm_error *err)
+{
+	*idx = n ? lm_xcalloc((size_t)n, sizeof **idx) : NULL;
+	for (int i = 0; i < n; i++) {
+		const char *formal = kv[i].key ? kv[i].key : "";
+		(*idx)[i] = find_formal(f, formal);
+		if ((*idx)[i] < 0)
+			return lm_err(err, "", "", "%s %s cannot be found (no "
+				      "tensor of kernel '%s' has this name)",
+				      formal, dir, f->name);
+		if (!kv[i].value || !lm_module_find_alloc(lc->m, kv[i].value,
+							  NULL))
+			return lm_err(err, "", "", "func_%s maps '%s' to '%s', "
+				      "which is not an allocation of the "
+				      "module", strcmp(dir, "input") ? "outs"
+				      : "args", formal,
+				      kv[i].value ? kv[i].value : "");
+	}
+	return 0;
+}
+
+/* The IT55 map: f's formal allocation names (after renaming) -> caller. */
+static lm_kv *final_map(const lm_function *f, const lm_kv *kv, int n,
+			const int *idx)
+{
+	lm_kv *r = kv_copy(kv, n);
+	for (int i = 0; i < n; i++) {
+		free(r[i].key);
+		r[i].key = lm_xstrdup(f->allocs[idx[i]].name);
+	}
+	return r;
+}
+
+/* ---- Mechanism B ------------------------------------------------------------- */
+
+/* The core id that selects functions[] / bodies[]; 0 when unset. */
+static int core_of(const lk_lower_ctx *lc, int fi, int *has)
+{
+	const lm_function *fn = &lc->m->functions[fi];
+	if (fn->has_core_id) {
+		*has = 1;
+		return (int)(fn->neuron_core_id > INT_MAX ? INT_MAX
+			     : fn->neuron_core_id);
+	}
+	*has = lc->m->has_core_id;
+	return (int)(lc->m->neuron_core_id > INT_MAX ? INT_MAX
+		     : lc->m->neuron_core_id);
+}
+
+/* Rename a semaphore reference through map. */
+static void sync_refs(lm_inst *in, void *ud)
+{
+	lm_strmap *const *maps = ud;   /* [0] semaphores, [1] queues,
+					  [2] queue instances */
+	for (int i = 0; i < in->n_wait; i++)
+		remap(&in->wait[i].semaphore, maps[0]);
+	for (int i = 0; i < in->n_signal; i++)
+		remap(&in->signal[i], maps[0]);
+	remap(&in->queue, maps[1]);
+	remap(&in->instance_name, maps[2]);
+}
+
+/*
+** The kernel file's semaphores and queues join the module, renamed when
+** their names are taken; f's references follow.
+*/
+static void merge_sync(lm_module *m, const lm_module *km, lm_function *f)
+{
+	lm_strmap sems, queues, qinsts, rs, rq, ri;
+	lm_strmap *maps[3] = { &rs, &rq, &ri };
+
+	lm_strmap_init(&sems);
+	lm_strmap_init(&queues);
+	lm_strmap_init(&qinsts);
+	lm_strmap_init(&rs);
+	lm_strmap_init(&rq);
+	lm_strmap_init(&ri);
+	for (int i = 0; i < m->n_semaphores; i++)
+		lm_strmap_put(&sems, m->semaphores[i].name, (void *)1);
+	for (int i = 0; i < m->n_queues; i++) {
+		lm_strmap_put(&queues, m->queues[i].name, (void *)1);
+		for (int j = 0; j < m->queues[i].n_instances; j++)
+			lm_strmap_put(&qinsts, m->queues[i].instances[j].name,
+				      (void *)1);
+	}
+	m->semaphores = lm_xrealloc(m->semaphores, (size_t)(m->n_semaphores +
+				    km->n_semaphores + 1) * sizeof *m->semaphores);
+	for (int i = 0; i < km->n_semaphores; i++) {
+		lm_semaphore *s = &m->semaphores[m->n_semaphores++];
+		memset(s, 0, sizeof *s);
+		s->name = lk_pv_unique_name(km->semaphores[i].name, &sems, NULL);
+		s->init = km->semaphores[i].init;
+		lm_strmap_put(&sems, s->name, (void *)1);
+		if (strcmp(s->name, km->semaphores[i].name))
+			lm_strmap_put(&rs, km->semaphores[i].name, s->name);
+	}
+	m->queues = lm_xrealloc(m->queues, (size_t)(m->n_queues +
+				km->n_queues + 1) * sizeof *m->queues);
+	for (int i = 0; i < km->n_queues; i++) {
+		const lm_queue *kq = &km->queues[i];
+		lm_queue *q = &m->queues[m->n_queues++];
+		memset(q, 0, sizeof *q);
+		q->name = lk_pv_unique_name(kq->name, &queues, &qinsts);
+		lm_strmap_put(&queues, q->name, (void *)1);
+		if (strcmp(q->name, kq->name))
+			lm_strmap_put(&rq, kq->name, q->name);
+		q->n_instances = kq->n_instances;
+		q->instances = lm_xcalloc((size_t)kq->n_instances + 1,
+					  sizeof *q->instances);
+		for (int j = 0; j < kq->n_instances; j++) {
+			const lm_qinstance *ki = &kq->instances[j];
+			lm_qinstance *qi = &q->instances[j];
+			const char *sn = lm_strmap_lookup(&rs, ki->semaphore);
+			qi->name = lk_pv_unique_name(ki->name, &qinsts, &queues);
+			lm_strmap_put(&qinsts, qi->name, (void *)1);
+			if (strcmp(qi->name, ki->name))
+				lm_strmap_put(&ri, ki->name, qi->name);
+			qi->semaphore = lm_xstrdup(sn ? sn : ki->semaphore);
+		}
+	}
+	lk_pv_walk(f->blocks, f->n_blocks, sync_refs, maps);
+	lm_strmap_free(&sems);
+	lm_strmap_free(&queues);
+	lm_strmap_free(&qinsts);
+	lm_strmap_free(&rs);
+	lm_strmap_free(&rq);
+	lm_strmap_free(&ri);
+}
+
+/* Re-scan the allocations: SBUF high-water mark, PSUM banks, allocated. */
+static void rescan_budget(const lm_function *f, budget *bg)
+{
+	memset(bg, 0, sizeof *bg);
+	bg->max_bank = -1;
+	for (int a = 0; a < f->n_allocs; a++)
+		for (int l = 0; l < f->allocs[a].n_memlocs; l++) {
+			const lm_memloc *ml = &f->allocs[a].memlocs[l];
+			int64_t size = ml->n_dims >= 2 ? ml->dims[1] : 0;
+			if (!ml->allocated)
+				continue;
+			if (ml->type == LM_MT_SB) {
+				bg->allocated = 1;
+				if (ml->addr + size > bg->sb_max)
+					bg->sb_max = ml->addr + size;
+			} else if (ml->type == LM_MT_PSUM) {
+				int64_t last = lk_cg_bank_id(ml->addr +
+							     (size ? size - 1 : 0));
+				bg->allocated = 1;
+				if (last > bg->max_bank)
+					bg->max_bank = last;
+			}
+		}
+}
+
+/* Append function *f (moved) to the module. */
+static void add_function(lm_module *m, lm_function *f)
+{
+	m->functions = lm_xrealloc(m->functions, (size_t)(m->n_functions + 1) *
+				   sizeof *m->functions);
+	m->functions[m->n_functions++] = *f;
+	memset(f, 0, sizeof *f);
+}
+
+/*
+** lowerFromBirJson. *made is 0 when the LNC gate skipped the kernel.
+** Errors are reported without location (the caller adds it).
+*/
+static int lower_bir(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
+		     lm_inst *call, int *made, lm_error *err)
+{
+	lm_module *km = NULL;
+	lm_function f;
+	lm_error e2;
+	char *path = lm_path_join(lc->m->dir, carrier->klir_binary);
+	char *rel_kdir = lm_dirname(carrier->klir_binary);
+	int has_core, core = core_of(lc, fi, &has_core), rc;
+	int *ia = NULL, *io = NULL;
+	budget bg;
+
+	memset(&f, 0, sizeof f);
+	*made = 0;
+	if ((rc = lm_module_load(&km, path, &e2)) != 0) {
+		rc = lm_err(err, "", "", "cannot load the BIR JSON kernel: %s",
+			    e2.msg);
+		goto done;
+	}
+	if (km->n_functions < 1) {
+		rc = lm_err(err, "", "", "BIR JSON kernel '%s' has no functions",
+			    path);
+		goto done;
+	}
+	/* the LNC-sharding gate */
+	if (!has_core && km->n_functions > 1) {
+		rc = lm_err(err, "", "", "NeuronCoreId must be set when the LNC "
+			    "count is greater than 1");
+		goto done;
+	}
+	if (has_core && core >= km->n_functions) {
+		lk_warn(lc->warn, "%s: The kernel is compiled for LNC count "
+			"lower than the current core_id %d skip lowering",
+			carrier->klir_binary, core);
+		goto done;
+	}
+	lm_function_copy(&f, &km->functions[has_core ? core : 0]);
+	f.has_kind = 1;
+	f.kind = LM_FK_NKI;
+	f.has_core_id = 0;
+	if ((rc = map_args(lc, &f, carrier->func_args, carrier->n_func_args,
+			   "input", &ia, err)) != 0 ||
+	    (rc = map_args(lc, &f, carrier->func_outs, carrier->n_func_outs,
+			   "output", &io, err)) != 0)
+		goto done;
+	merge_sync(lc->m, km, &f);
+	rescan_budget(&f, &bg);
+	lk_pv_adopt_names(lc->m, -1, &f);
+	if ((rc = localize_consts(lc, &f, km->dir, rel_kdir, f.name, err)) != 0)
+		goto done;
+	mint_call(lc->m, call, carrier, f.name,
+		  final_map(&f, carrier->func_args, carrier->n_func_args, ia),
+		  carrier->n_func_args,
+		  final_map(&f, carrier->func_outs, carrier->n_func_outs, io),
+		  carrier->n_func_outs, "Beta3", &bg);
+	add_function(lc->m, &f);
+	*made = 1;
+done:
+	lm_function_clear(&f);
+	lm_module_free(km);
+	free(ia);
+	free(io);
+	free(path);
+	free(rel_kdir);
+	return rc;
+}
+
+/* ---- Mechanism A ------------------------------------------------------------- */
+
+/* lowerKernelInst for a KLR file. */
+static int lower_klr(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
+		     lm_inst *call, lm_error *err)
+{
+	lk_klr_file kf;
+	lk_cg cg;
+	lm_function *f;
+	char *path = lm_path_join(lc->m->dir, carrier->klir_binary);
+	char *kdir = lm_dirname(path), *rel_kdir;
+	int has_core, core = core_of(lc, fi, &has_core), rc;
+	int *ia = NULL, *io = NULL;
+	budget bg;
+
+	memset(&cg, 0, sizeof cg);
+	rel_kdir = lm_dirname(carrier->klir_binary);
+	if ((rc = lk_klr_read(&kf, path, err)) != 0)
+		goto done;
+	if (kf.contents.ctor != LK_CONTENTS_LNC) {
+		rc = lm_err(err, path, "", "Wrong KLIR content type: the "
+			    "contents are '%s', the lowering needs 'lnc'",
+			    lk_kval_ctor_name(&kf.contents));
+		goto done;
+	}
+	lk_cg_init(&cg, lc, path, err);
+	if ((rc = lk_codegen_lnc(&cg, &kf.contents.items[0], core)) != 0)
+		goto done;
+	f = cg.f;
+	if ((rc = map_args(lc, f, carrier->func_args, carrier->n_func_args,
+			   "input", &ia, err)) != 0 ||
+	    (rc = map_args(lc, f, carrier->func_outs, carrier->n_func_outs,
+			   "output", &io, err)) != 0)
+		goto done;
+	bg.allocated = 1;   /* every tensor has its place after lk_cg_place */
+	bg.sb_max = cg.sb_max;
+	bg.max_bank = cg.psum_max_bank;
+	lk_pv_adopt_names(lc->m, -1, f);
+	if ((rc = localize_consts(lc, f, kdir, rel_kdir, f->name, err)) != 0)
+		goto done;
+	mint_call(lc->m, call, carrier, f->name,
+		  final_map(f, carrier->func_args, carrier->n_func_args, ia),
+		  carrier->n_func_args,
+		  final_map(f, carrier->func_outs, carrier->n_func_outs, io),
+		  carrier->n_func_outs, "Beta2", &bg);
+	add_function(lc->m, f);
+done:
+	lk_cg_free(&cg);
+	lk_klr_file_free(&kf);
+	free(ia);
+	free(io);
+	free(path);
+	free(kdir);
+	free(rel_kdir);
+	return rc;
+}
+
+/* ---- the driver ---------------------------------------------------------------- */
+
+/* Carrier name -> call name ("" when the carrier was skipped). */
+typedef struct carriers {
+	lm_strmap map;
+	int n, cap;
+	char **owned;
+} carriers;
+
+/* Lower every carrier of the blocks of function fi (recursing into Loops). */
+static int lower_blocks(lk_lower_ctx *lc, int fi, lm_block *bs, int nb,
+			carriers *cs, lm_error *err)
+{
+	for (int b = 0; b < nb; b++) {
+		lm_block *bl = &bs[b];
+		lm_inst *out = lm_xcalloc((size_t)bl->n_insts + 1, sizeof *out);
+		int n = 0, rc = 0, i;
+		for (i = 0; i < bl->n_insts && !rc; i++) {
+			lm_inst *in = &bl->insts[i];
+			lm_inst call;
+			int made = 1;
+			lm_error e2;
+			if (in->op == LM_OP_LOOP) {
+				rc = lower_blocks(lc, fi, in->blocks,
+						  in->n_blocks, cs, err);
+				out[n++] = *in;
+				continue;
+			}
+			if (in->op != LM_OP_NKIKLIRKERNEL) {
+				out[n++] = *in;
+				continue;
+			}
+			memset(&call, 0, sizeof call);
+			if (in->kernel_format && !strcmp(in->kernel_format, "bir"))
+				rc = lower_bir(lc, fi, in, &call, &made, &e2);
+			else
+				rc = lower_klr(lc, fi, in, &call, &e2);
+			if (rc) {
+				char where[512];
+				snprintf(where, sizeof where,
+					 "function %s/block %s/instruction %s",
+					 lc->m->functions[fi].name,
+					 bl->name ? bl->name : "?",
+					 in->name ? in->name : "?");
+				rc = lm_err(err, lc->m->path, where, "%s", e2.msg);
+				out[n++] = *in;
+				continue;
+			}
+			{
+				char *key = in->name ? in->name : lm_xstrdup("");
+				char *val = lm_xstrdup(made ? call.name : "");
+				in->name = NULL;
+				lm_grow(&cs->owned, &cs->cap, cs->n + 2,
+					sizeof *cs->owned);
+				cs->owned[cs->n++] = key;
+				cs->owned[cs->n++] = val;
+				lm_strmap_put(&cs->map, key, val);
+			}
+			if (made)
+				out[n++] = call;
+			lm_inst_clear(in);
+		}
+		for (; i < bl->n_insts; i++)
+			out[n++] = bl->insts[i];
+		free(bl->insts);
+		bl->insts = out;
+		bl->n_insts = n;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Dependencies on a carrier now name its call (or vanish when skipped). */
+static void redirect_deps(lm_inst *in, void *ud)
+{
+	const lm_strmap *map = ud;
+	for (int i = 0; i < in->n_deps; i++) {
+		const char *to = lm_strmap_lookup(map, in->deps[i]);
+		if (!to)
+			continue;
+		free(in->deps[i]);
+		if (*to) {
+			in->deps[i] = lm_xstrdup(to);
+		} else {
+			in->deps[i] = in->deps[--in->n_deps];
+			i--;
+		}
+	}
+}
+
+int lk_lower(lm_module **out, const lm_module *in, const lk_lower_opts *opts,
+	     lk_warnings *warn, lm_error *err)
+{
+	static const lk_lower_opts dflt;
+	lk_lower_ctx lc;
+	int nfun, rc = 0;
+
+	*out = NULL;
+	memset(&lc, 0, sizeof lc);
+	lc.m = lm_module_clone(in);
+	lc.opts = opts ? opts : &dflt;
+	lc.warn = warn;
+	nfun = lc.m->n_functions;
+	for (int fi = 0; fi < nfun && !rc; fi++) {
+		carriers cs;
+		memset(&cs, 0, sizeof cs);
+		lm_strmap_init(&cs.map);
+		rc = lower_blocks(&lc, fi, lc.m->functions[fi].blocks,
+				  lc.m->functions[fi].n_blocks, &cs, err);
+		if (!rc)
+			lk_pv_walk(lc.m->functions[fi].blocks,
+			     lc.m->functions[fi].n_blocks, redirect_deps,
+			     &cs.map);
+		lm_strmap_free(&cs.map);
+		for (int i = 0; i < cs.n; i++)
+			free(cs.owned[i]);
+		free(cs.owned);
+	}
+	if (!rc)
+		rc = copy_module_consts(&lc, nfun, err);
+	if (!rc && lc.opts->out_dir) {
+		free(lc.m->dir);
+		lc.m->dir = lm_xstrdup(lc.opts->out_dir);
+	}
+	if (!rc && lc.opts->inline_kernels)
+		rc = lk_inline_nki(lc.m, err);
+	if (rc) {
+		lm_module_free(lc.m);
+		return rc;
+	}
+	*out = lc.m;
+	return 0;
+}

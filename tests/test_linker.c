@@ -1,0 +1,1488 @@
+/*
+** test_linker.c -- the bir_linker model (linker/): one test per step on
+** small hand-built inputs, the error messages, the link directory, the
+** matmul report, N = 1, --skip, and the lncsim link / mmt commands.
+** Every link goes through do_link, which also proves the inputs unchanged.
+*/
+#include "common.h"
+#include "testutil.h"
+#include "module.h"
+#include "linker.h"
+#include "verify.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- string helpers (freed by S_free at the end of each test) ---------- */
+
+static char *strs[4096];
+static int n_strs;
+
+static const char *S(const char *fmt, ...) LM_PRINTF(1, 2);
+static const char *S(const char *fmt, ...)
+{
+	va_list ap, ap2;
+	char *p;
+	int n;
+	va_start(ap, fmt);
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	p = lm_xmalloc((size_t)n + 1);
+	vsnprintf(p, (size_t)n + 1, fmt, ap2);
+	va_end(ap2);
+	ck_assert_int_lt(n_strs, 4096);
+	return strs[n_strs++] = p;
+}
+
+static void S_free(void)
+{
+	for (int i = 0; i < n_strs; i++)
+		free(strs[i]);
+	n_strs = 0;
+}
+
+/* ---- module builders (JSON text) --------------------------------------- */
+
+static const char *ap(const char *alloc)
+{
+	return S("{\"kind\":\"physical_ap\",\"memsetref\":\"%s\",\"memref\":"
+		 "\"%s\",\"offset\":0,\"ap\":[[64,128],[1,64]],\"dtype\":"
+		 "\"float32\"}", alloc, alloc);
+}
+
+static const char *dram(const char *name, const char *kind, int addr,
+			const char *more)
+{
+	return S("{\"name\":\"%s\",\"kind\":\"%s\",\"dtype\":\"float32\","
+		 "\"tensor_shape\":[128,64],\"memorylocations\":[{\"name\":\"%s\","
+		 "\"type\":\"DRAM\",\"addr\":%d,\"dims\":[128,256],\"allocated\":"
+		 "true}]%s}", name, kind, name, addr, more ? more : "");
+}
+
+static const char *sb(const char *name, int addr)
+{
+	return S("{\"name\":\"%s\",\"kind\":\"Internal\",\"dtype\":\"float32\","
+		 "\"tensor_shape\":[128,64],\"memorylocations\":[{\"name\":\"%s\","
+		 "\"type\":\"SB\",\"addr\":%d,\"dims\":[128,256],\"allocated\":"
+		 "true}]}", name, name, addr);
+}
+
+static const char *dma(const char *name, const char *src, const char *dst,
+		       const char *q, const char *more)
+{
+	return S("{\"opcode\":\"DMACopy\",\"name\":\"%s\",\"engine\":\"SP\","
+		 "\"ins\":[%s],\"outs\":[%s],\"queue\":\"%s\"%s}", name, ap(src),
+		 ap(dst), q, more ? more : "");
+}
+
+static const char *tt(const char *name, const char *a, const char *b,
+		      const char *o, const char *more)
+{
+	return S("{\"opcode\":\"TensorTensor\",\"name\":\"%s\",\"engine\":"
+		 "\"DVE\",\"op\":\"add\",\"ins\":[%s,%s],\"outs\":[%s]%s}", name,
+		 ap(a), ap(b), ap(o), more ? more : "");
+}
+
+static const char *bar(const char *name, int id, const char *group,
+		       const char *more)
+{
+	return S("{\"opcode\":\"CoreBarrier\",\"name\":\"%s\",\"engine\":"
+		 "\"Pool\",\"ins\":[],\"outs\":[],\"id\":%d,\"cores\":[0,1]%s%s%s%s}",
+		 name, id, group ? ",\"group\":\"" : "", group ? group : "",
+		 group ? "\"" : "", more ? more : "");
+}
+
+static const char *func(const char *name, const char *allocs,
+			const char *insts)
+{
+	return S("{\"name\":\"%s\",\"attributes\":[],\"allocations\":[%s],"
+		 "\"blocks\":[{\"name\":\"b\",\"instructions\":[%s]}]}", name,
+		 allocs, insts);
+}
+
+/* A module; core < 0: no neuron_core_id. */
+static const char *modj(int core, const char *arch, const char *funcs)
+{
+	return S("{\"version\":2,\"arch\":\"%s\",\"name\":\"t\",\"attributes\":"
+		 "{%s}, \"semaphores\":[{\"name\":\"s\",\"init\":0},{\"name\":"
+		 "\"s2\",\"init\":3}],\"queues\":[{\"name\":\"q\",\"instances\":"
+		 "[{\"name\":\"qi\",\"semaphore\":\"s\"},{\"name\":\"qj\","
+		 "\"semaphore\":\"s2\"}]},{\"name\":\"q2\",\"instances\":[{\"name\":"
+		 "\"q2i\",\"semaphore\":\"s2\"}]}],\"functions\":[%s]}", arch,
+		 core < 0 ? "" : S("\"neuron_core_id\":%d", core), funcs);
+}
+
+static lm_module *parse(const char *json, const char *path)
+{
+	lm_module *m = NULL;
+	lm_error e;
+	int rc = lm_module_parse(&m, json, strlen(json), path, &e);
+	ck_assert_msg(rc == 0, "parse %s: %s", path, e.msg);
+	return m;
+}
+
+/* The standard pair: core 0 produces h, core 1 reads it through h_in. */
+static const char *core0_json(const char *x_more, const char *extra_insts)
+{
+	return modj(0, "gen3", func("sg0", S("%s,%s,%s,%s",
+		dram("x", "ExternalInput", 0, x_more),
+		dram("w", "Internal", 4096, NULL), sb("t", 0),
+		dram("h", "ExternalOutput", 65536, NULL)),
+		S("%s,%s,%s%s",
+		  dma("ld", "x", "t", "q", NULL),
+		  dma("st", "t", "h", "q", ",\"dependencies\":[\"ld\"],"
+		      "\"wait\":[{\"semaphore\":\"s\",\"value\":1}]"),
+		  bar("bar", 1, "g1", ",\"dependencies\":[\"st\"]"),
+		  extra_insts ? extra_insts : "")));
+}
+
+static const char *core1_json(const char *x_more, const char *view_more)
+{
+	return modj(1, "gen3", func("sg0", S("%s,%s,%s,%s",
+		dram("x", "ExternalInput", 0, x_more), sb("t", 0),
+		dram("h_in", "Internal", 65536, view_more ? view_more :
+		     ",\"remote_local_target\":{\"name\":\"h\",\"core\":0}"),
+		dram("y", "ExternalOutput", 131072, NULL)),
+		S("%s,%s,%s,%s",
+		  bar("bar", 1, "g1", NULL),
+		  dma("ld", "h_in", "t", "q", ",\"dependencies\":[\"bar\"]"),
+		  dma("ld2", "x", "t", "q", NULL),
+		  dma("st", "t", "y", "q", ",\"signal\":[\"s2\"],\"wait\":[{"
+		      "\"semaphore\":\"s\",\"value\":2}]"))));
+}
+
+/* ---- linking ----------------------------------------------------------- */
+
+/*
+** Link with the given skip mask; asserts every input compares equal to a
+** clone taken before (lm_module_compare). Returns lk_link's code.
+*/
+static int do_link(lm_module **mods, int n, unsigned skip, lm_module **out,
+		   lk_report *rep, lm_error *err)
+{
+	lm_module *before[16];
+	lk_options o;
+	char where[256];
+	int rc;
+	memset(&o, 0, sizeof o);
+	o.skip = skip;
+	for (int i = 0; i < n; i++)
+		before[i] = lm_module_clone(mods[i]);
+	rc = lk_link(mods, n, &o, out, rep, err);
+	for (int i = 0; i < n; i++) {
+		ck_assert_msg(lm_module_compare(before[i], mods[i], where,
+						sizeof where) == 0,
+			      "input %d mutated at %s", i, where);
+		lm_module_free(before[i]);
+	}
+	return rc;
+}
+
+static lm_module *mods2[2];
+
+static void load2(const char *j0, const char *j1)
+{
+	mods2[0] = parse(j0, "c0.json");
+	mods2[1] = parse(j1, "c1.json");
+}
+
+static void free2(void)
+{
+	lm_module_free(mods2[0]);
+	lm_module_free(mods2[1]);
+	mods2[0] = mods2[1] = NULL;
+}
+
+/* Link the standard pair with a skip mask; must succeed. */
+static lm_module *link2(unsigned skip, lk_report *rep)
+{
+	lm_module *out = NULL;
+	lm_error e;
+	load2(core0_json(NULL, NULL), core1_json(NULL, NULL));
+	int rc = do_link(mods2, 2, skip, &out, rep, &e);
+	ck_assert_msg(rc == 0, "link: %s", e.msg);
+	ck_assert_ptr_nonnull(out);
+	return out;
+}
+
+/* Link the pair given as JSON; expect failure with msg. */
+static void link2_fails(const char *j0, const char *j1, const char *msg)
+{
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	load2(j0, j1);
+	int rc = do_link(mods2, 2, 0, &out, &rep, &e);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_ptr_null(out);
+	ck_assert_contains(e.msg, msg);
+	lk_report_free(&rep);
+	free2();
+}
+
+static lm_function *fn(const lm_module *m, const char *name)
+{
+	lm_function *f = lm_module_find_function(m, name);
+	ck_assert_msg(f != NULL, "no function %s", name);
+	return f;
+}
+
+static lm_alloc *alloc_in(const lm_function *f, const char *name)
+{
+	for (int i = 0; i < f->n_allocs; i++)
+		if (!strcmp(f->allocs[i].name, name))
+			return &f->allocs[i];
+	ck_abort_msg("no allocation %s in %s", name, f->name);
+	return NULL;
+}
+
+static int has_alloc(const lm_function *f, const char *name)
+{
+	for (int i = 0; i < f->n_allocs; i++)
+		if (!strcmp(f->allocs[i].name, name))
+			return 1;
+	return 0;
+}
+
+static lm_inst *inst(const lm_function *f, const char *name)
+{
+	for (int b = 0; b < f->n_blocks; b++)
+		for (int i = 0; i < f->blocks[b].n_insts; i++)
+			if (f->blocks[b].insts[i].name &&
+			    !strcmp(f->blocks[b].insts[i].name, name))
+				return &f->blocks[b].insts[i];
+	ck_abort_msg("no instruction %s in %s", name, f->name);
+	return NULL;
+}
+
+static int has_inst(const lm_function *f, const char *name)
+{
+	for (int b = 0; b < f->n_blocks; b++)
+		for (int i = 0; i < f->blocks[b].n_insts; i++)
+			if (f->blocks[b].insts[i].name &&
+			    !strcmp(f->blocks[b].insts[i].name, name))
+				return 1;
+	return 0;
+}
+
+static void assert_verifies(const lm_module *m)
+{
+	lm_verify_opts vo = { 1 };
+	lm_error e;
+	ck_assert_msg(lm_verify(m, &vo, &e) == 0, "verify: %s", e.msg);
+}
+
+/* ---- step 1: copy_modules_as_functions ---------------------------------- */
+
+START_TEST(test_copy_modules_as_functions)
+{
+	/* core 0 has a second function called from its entry */
+	const char *sub = func("helper", sb("u", 1024),
+			       tt("add", "u", "u", "u", NULL));
+	const char *j0 = modj(0, "gen3", S("%s,%s", func("sg0", S("%s,%s",
+		dram("x", "ExternalInput", 0, NULL), sb("t", 0)),
+		S("%s,%s,%s", dma("ld", "x", "t", "q", NULL),
+		  "{\"opcode\":\"Call\",\"name\":\"call_helper\",\"target\":"
+		  "\"helper\"}", bar("sync", 1, NULL, ",\"dependencies\":"
+				      "[\"ld\"]"))), sub));
+	const char *j1 = modj(1, "gen3", func("sg0", S("%s,%s",
+		dram("x1", "ExternalInput", 0, NULL), sb("t", 0)),
+		S("%s,%s", dma("ld", "x1", "t", "q", NULL),
+		  bar("sync", 1, NULL, NULL))));
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	load2(j0, j1);
+	ck_assert_int_eq(do_link(mods2, 2, 0, &out, &rep, &e), 0);
+	assert_verifies(out);
+	ck_assert_str_eq(out->name, "t/sgLnk");
+	ck_assert_int_eq(out->n_functions, 4);
+	ck_assert_str_eq(out->functions[0].name, "main");
+	ck_assert_int_eq(out->functions[0].kind, LM_FK_DISPATCHER);
+	ck_assert_str_eq(out->functions[1].name, "nc0");
+	ck_assert_str_eq(out->functions[2].name, "nc0.helper");
+	ck_assert_str_eq(out->functions[3].name, "nc1");
+	ck_assert_int_eq(out->functions[1].kind, LM_FK_REGULAR);
+	ck_assert(out->functions[1].has_kind);
+	ck_assert_int_eq(out->functions[3].neuron_core_id, 1);
+	ck_assert(out->functions[3].has_core_id);
+	ck_assert_int_eq(out->functions[2].neuron_core_id, 0);
+	/* call targets follow the rename */
+	ck_assert_str_eq(inst(fn(out, "nc0"), "call_helper")->target,
+			 "nc0.helper");
+	/* colliding instruction names renamed, dependencies follow */
+	ck_assert(has_inst(fn(out, "nc0"), "nc0.ld"));
+	ck_assert(has_inst(fn(out, "nc1"), "nc1.ld"));
+	ck_assert_str_eq(inst(fn(out, "nc0"), "nc0.sync")->deps[0], "nc0.ld");
+	/* unique names kept */
+	ck_assert(has_inst(fn(out, "nc0.helper"), "add"));
+	/* a renamed barrier keeps meeting its default group */
+	ck_assert_str_eq(inst(fn(out, "nc0"), "nc0.sync")->group, "sync");
+	ck_assert_str_eq(inst(fn(out, "nc1"), "nc1.sync")->group, "sync");
+	ck_assert_int_eq(rep.n_input_insts, 6);
+	ck_assert_int_eq(rep.collisions[0], 3); /* t, ld, sync */
+	ck_assert(rep.ran & LK_SKIP(LK_STEP_COPY_MODULES_AS_FUNCTIONS));
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* ---- step 2: copy_allocs ------------------------------------------------- */
+
+START_TEST(test_copy_allocs)
+{
+	lk_report rep;
+	lm_module *out = link2(0, &rep);
+	lm_function *n0 = fn(out, "nc0"), *n1 = fn(out, "nc1");
+	assert_verifies(out);
+	/* collisions renamed nc<c>. (allocation and memory location) */
+	ck_assert(has_alloc(n0, "nc0.t"));
+	ck_assert_str_eq(alloc_in(n0, "nc0.t")->memlocs[0].name, "nc0.t");
+	ck_assert(has_alloc(n1, "nc1.t"));
+	/* unique name kept */
+	ck_assert(has_alloc(n0, "w"));
+	/* references rewritten */
+	ck_assert_str_eq(inst(n0, "nc0.ld")->outs[0].memsetref, "nc0.t");
+	ck_assert_str_eq(inst(n0, "nc0.ld")->outs[0].memref, "nc0.t");
+	/* the remote view: consumer reads the producer's unified allocation */
+	ck_assert_str_eq(inst(n1, "nc1.ld")->ins[0].memsetref, "h");
+	ck_assert_str_eq(inst(n1, "nc1.ld")->ins[0].memref, "h");
+	lm_alloc *v = alloc_in(n1, "h_in");
+	ck_assert_str_eq(v->alias_of, "h");
+	ck_assert(!v->has_remote);
+	ck_assert_int_eq(rep.n_views, 1);
+	ck_assert_int_eq(rep.collisions[1], 5); /* t, bar, ld, st + x */
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* A producer renamed on collision: views follow; opaque operands, kernels. */
+START_TEST(test_copy_allocs_renamed_producer)
+{
+	const char *opq = "{\"opcode\":\"Iota\",\"name\":\"io\",\"engine\":"
+		"\"Pool\",\"ins\":[],\"outs\":[{\"kind\":\"symbolic_ap\","
+		"\"memsetref\":\"p\",\"memref\":\"p\",\"expr\":\"i\"}],"
+		"\"pattern\":[[1,64]],\"base\":0,\"channel_multiplier\":0}";
+	const char *j0 = modj(0, "gen3", S("%s,%s", func("sg0", S("%s,%s",
+		dram("p", "Internal", 0, NULL), sb("k", 0)),
+		S("%s,%s", opq, "{\"opcode\":\"NKIKernel\",\"name\":\"call_k\","
+		  "\"func\":\"kern\",\"func_args\":{\"kin\":\"p\"},"
+		  "\"func_outs\":{}}")),
+		func("kern", dram("kin", "Input", 8192, NULL), "")));
+	const char *j1 = modj(1, "gen3", func("sg0", S("%s,%s",
+		dram("p", "Internal", 0, NULL),
+		dram("pv", "Internal", 0, ",\"remote_local_target\":{\"name\":"
+		     "\"p\",\"core\":0}")), dma("rd", "pv", "p", "q", NULL)));
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	load2(j0, j1);
+	ck_assert_int_eq(do_link(mods2, 2, 0, &out, &rep, &e), 0);
+	lm_function *n0 = fn(out, "nc0"), *n1 = fn(out, "nc1");
+	ck_assert(has_alloc(n0, "nc0.p"));
+	ck_assert(has_alloc(n1, "nc1.p"));
+	ck_assert_str_eq(alloc_in(n1, "pv")->alias_of, "nc0.p");
+	ck_assert_str_eq(inst(n1, "rd")->ins[0].memsetref, "nc0.p");
+	ck_assert_str_eq(inst(n1, "rd")->outs[0].memsetref, "nc1.p");
+	/* the opaque operand's JSON is rewritten too */
+	lm_arg *oa = &inst(n0, "io")->outs[0];
+	ck_assert_str_eq(oa->memsetref, "nc0.p");
+	char *txt = NULL;
+	size_t len;
+	ck_assert_int_eq(lm_module_to_json(out, 0, &txt, &len, &e), 0);
+	ck_assert_contains(txt, "\"memsetref\":\"nc0.p\",\"memref\":\"nc0.p\","
+			   "\"expr\"");
+	free(txt);
+	lm_inst *k = inst(n0, "call_k");
+	ck_assert_str_eq(k->func, "nc0.kern");
+	ck_assert_str_eq(k->func_args[0].key, "kin");
+	ck_assert_str_eq(k->func_args[0].value, "nc0.p");
+	ck_assert_str_eq(out->aliases[0].producer, "nc0.p");
+	ck_assert_str_eq(out->aliases[0].consumer, "pv");
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* ---- step 3: function passes --------------------------------------------- */
+
+START_TEST(test_fpass_insert_returns)
+{
+	lk_report rep;
+	lm_module *out = link2(0, &rep);
+	for (int c = 0; c < 2; c++) {
+		lm_function *f = fn(out, c ? "nc1" : "nc0");
+		lm_block *b = &f->blocks[f->n_blocks - 1];
+		lm_inst *cb = &b->insts[b->n_insts - 2];
+		ck_assert_int_eq(cb->op, LM_OP_COREBARRIER);
+		ck_assert_str_eq(cb->name, c ? "cb_return_call_def_1_instance_0"
+				 : "cb_return_call_def_0_instance_0");
+		ck_assert_int_eq(cb->n_cores, 2);
+		ck_assert_int_eq(cb->cores[0], 0);
+		ck_assert_int_eq(cb->cores[1], 1);
+		ck_assert_str_eq(cb->group, "sgLnk.completion");
+		ck_assert(cb->renumber);
+		ck_assert_int_eq(b->insts[b->n_insts - 1].op, LM_OP_RETURN);
+		ck_assert_str_eq(b->insts[b->n_insts - 1].name, c ?
+				 "return_call_def_1_instance_0" :
+				 "return_call_def_0_instance_0");
+	}
+	/* it waits for the last instruction of each engine */
+	lm_inst *cb0 = inst(fn(out, "nc0"), "cb_return_call_def_0_instance_0");
+	ck_assert_int_eq(cb0->n_deps, 2);
+	ck_assert_str_eq(cb0->deps[0], "nc0.bar");  /* Pool */
+	ck_assert_str_eq(cb0->deps[1], "nc0.st");   /* SP */
+	ck_assert_int_eq(rep.n_returns, 2);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* A function already ending with Return gets the barrier before it. */
+START_TEST(test_fpass_existing_return)
+{
+	lm_module *m = parse(modj(-1, "gen3", func("sg0", sb("t", 0),
+		S("%s,{\"opcode\":\"Return\",\"name\":\"ret\"}",
+		  tt("a", "t", "t", "t", NULL)))), "one.json");
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	ck_assert_int_eq(do_link(&m, 1, 0, &out, &rep, &e), 0);
+	lm_block *b = &fn(out, "nc0")->blocks[0];
+	ck_assert_int_eq(b->n_insts, 3);
+	ck_assert_str_eq(b->insts[1].name, "cb_return_call_def_0_instance_0");
+	ck_assert_str_eq(b->insts[2].name, "ret");
+	lm_module_free(out);
+	lm_module_free(m);
+	lk_report_free(&rep);
+	S_free();
+}
+END_TEST
+
+START_TEST(test_fpass_insert_switch_queue_instances)
+{
+	lk_report rep;
+	lm_module *out = link2(0, &rep);
+	for (int c = 0; c < 2; c++) {
+		lm_function *f = fn(out, c ? "nc1" : "nc0");
+		lm_inst *s = &f->blocks[0].insts[0];
+		ck_assert_int_eq(s->op, LM_OP_SWITCHQUEUE);
+		ck_assert_str_eq(s->name, c ? "I-SQI-q-call_def_1_instance_0"
+				 : "I-SQI-q-call_def_0_instance_0");
+		ck_assert_str_eq(s->queue, "q");
+		/* the core's first instance of q, renamed by init_queues */
+		ck_assert_str_eq(s->instance_name, c ? "nc1.qi" : "nc0.qi");
+		ck_assert_int_eq(s->engine, LM_ENG_SP);
+		/* only the queues used: q2 is not */
+		ck_assert_int_ne(f->blocks[0].insts[1].op, LM_OP_SWITCHQUEUE);
+	}
+	ck_assert_int_eq(rep.n_switches, 2);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* ---- step 4: main memlocs and aliases ------------------------------------ */
+
+START_TEST(test_build_main_memlocs)
+{
+	lk_report rep;
+	lm_module *out = link2(0, &rep);
+	lm_function *m = &out->functions[0];
+	/* core order: core 0's x, h; core 1's y (its x is the same input) */
+	ck_assert_int_eq(m->n_allocs, 3);
+	ck_assert_str_eq(m->allocs[0].name, "x");
+	ck_assert_str_eq(m->allocs[0].memlocs[0].name, "x");
+	ck_assert_str_eq(m->allocs[1].name, "h");
+	ck_assert_str_eq(m->allocs[2].name, "y");
+	ck_assert(!has_alloc(fn(out, "nc0"), "nc0.x"));
+	ck_assert(!has_alloc(fn(out, "nc1"), "nc1.x"));
+	/* both cores' references now read the one x */
+	ck_assert_str_eq(inst(fn(out, "nc0"), "nc0.ld")->ins[0].memsetref, "x");
+	ck_assert_str_eq(inst(fn(out, "nc1"), "ld2")->ins[0].memsetref, "x");
+	ck_assert_str_eq(inst(fn(out, "nc1"), "ld2")->ins[0].memref, "x");
+	ck_assert_int_eq(rep.n_shared_inputs, 1);
+	ck_assert_int_eq(rep.n_main_allocs, 3);
+	assert_verifies(out);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+START_TEST(test_build_main_aliases)
+{
+	lk_report rep;
+	lm_module *out = link2(0, &rep);
+	ck_assert(out->has_aliases);
+	ck_assert_int_eq(out->n_aliases, 1);
+	ck_assert_str_eq(out->aliases[0].producer, "h");
+	ck_assert_str_eq(out->aliases[0].consumer, "h_in");
+	ck_assert_int_eq(out->aliases[0].producer_core, 0);
+	ck_assert_int_eq(out->aliases[0].consumer_core, 1);
+	ck_assert_int_eq(rep.n_aliases, 1);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* ---- step 5: fix_output_kind --------------------------------------------- */
+
+START_TEST(test_fix_output_kind)
+{
+	lk_report rep;
+	lm_module *out = link2(0, &rep);
+	lm_function *m = &out->functions[0];
+	ck_assert_int_eq(alloc_in(m, "h")->kind, LM_TK_INTERNAL);
+	ck_assert_int_eq(alloc_in(m, "y")->kind, LM_TK_EXTERNAL_OUTPUT);
+	ck_assert_int_eq(rep.n_demoted, 1);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	/* skipped: h stays a host output */
+	out = link2(LK_SKIP(LK_STEP_FIX_OUTPUT_KIND), &rep);
+	ck_assert_int_eq(alloc_in(&out->functions[0], "h")->kind,
+			 LM_TK_EXTERNAL_OUTPUT);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* ---- step 6: tensor map --------------------------------------------------- */
+
+START_TEST(test_build_main_tensor_map)
+{
+	lk_report rep;
+	lm_module *out = link2(0, &rep);
+	ck_assert_int_eq(rep.n_tensors, 2);
+	lk_tensor_entry *x = &rep.tensors[0], *y = &rep.tensors[1];
+	ck_assert_str_eq(x->layer_name, "x");
+	ck_assert(!x->is_output);
+	ck_assert_str_eq(x->sim_format, "HW");
+	ck_assert_int_eq(x->n_shape, 2);
+	ck_assert_int_eq(x->sim_shape[0], 128);
+	ck_assert_int_eq(x->sim_shape[1], 64);
+	ck_assert_str_eq(x->tf_file, "x.npy");
+	ck_assert(x->sbuf_compatible);
+	ck_assert(x->verified);
+	ck_assert_int_eq(x->n_cores, 2);
+	ck_assert_str_eq(y->layer_name, "y");
+	ck_assert(y->is_output);
+	ck_assert_int_eq(y->n_cores, 1);
+	ck_assert_int_eq(y->cores[0], 1);
+	char *j = lk_tensor_map_json(&rep);
+	ck_assert_contains(j, "\"layer_name\":\t\"x\"");
+	ck_assert_contains(j, "\"sim_format\":\t\"HW\"");
+	ck_assert_contains(j, "\"tf_file\":\t\"y.npy\"");
+	ck_assert_contains(j, "\"sbuf_compatible\":\ttrue");
+	ck_assert_contains(j, "\"verified\":\ttrue");
+	ck_assert(strstr(j, "\"h\"") == NULL); /* demoted: not a host output */
+	free(j);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* ---- step 7: queues and semaphores ---------------------------------------- */
+
+START_TEST(test_init_queues)
+{
+	lk_report rep;
+	lm_module *out = link2(0, &rep);
+	/* semaphores: sum of the cores' (2 + 2), renamed nc<c>. */
+	ck_assert_int_eq(out->n_semaphores, 4);
+	ck_assert_str_eq(out->semaphores[0].name, "nc0.s");
+	ck_assert_str_eq(out->semaphores[1].name, "nc0.s2");
+	ck_assert_int_eq(out->semaphores[1].init, 3);
+	ck_assert_str_eq(out->semaphores[3].name, "nc1.s2");
+	/* one queue per name; instances nc<c>.<instance> */
+	ck_assert_int_eq(out->n_queues, 2);
+	lm_queue *q = lm_module_find_queue(out, "q");
+	ck_assert_int_eq(q->n_instances, 4);
+	ck_assert_str_eq(q->instances[0].name, "nc0.qi");
+	ck_assert_str_eq(q->instances[0].semaphore, "nc0.s");
+	ck_assert_str_eq(q->instances[3].name, "nc1.qj");
+	ck_assert_str_eq(q->instances[3].semaphore, "nc1.s2");
+	ck_assert_str_eq(lm_module_find_queue(out, "q2")->instances[1].name,
+			 "nc1.q2i");
+	/* waits and signals follow */
+	ck_assert_str_eq(inst(fn(out, "nc0"), "nc0.st")->wait[0].semaphore,
+			 "nc0.s");
+	ck_assert_str_eq(inst(fn(out, "nc1"), "nc1.st")->wait[0].semaphore,
+			 "nc1.s");
+	ck_assert_str_eq(inst(fn(out, "nc1"), "nc1.st")->signal[0], "nc1.s2");
+	ck_assert_int_eq(rep.n_queues_copied, 4);
+	ck_assert_int_eq(rep.n_new_queues, 2);
+	ck_assert_int_eq(rep.n_instances_existing, 3);
+	ck_assert_int_eq(rep.n_semaphores, 4);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	/* skipped: folded by name, shared */
+	out = link2(LK_SKIP(LK_STEP_INIT_QUEUES), &rep);
+	ck_assert_int_eq(out->n_semaphores, 2);
+	ck_assert_str_eq(out->semaphores[0].name, "s");
+	ck_assert_int_eq(lm_module_find_queue(out, "q")->n_instances, 2);
+	ck_assert_str_eq(inst(fn(out, "nc1"), "nc1.st")->wait[0].semaphore, "s");
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* ---- step 8: dispatcher ---------------------------------------------------- */
+
+START_TEST(test_add_fn_call)
+{
+	lm_module *out = NULL, *rev[2];
+	lk_report rep;
+	lm_error e;
+	load2(core0_json(NULL, NULL), core1_json(NULL, NULL));
+	rev[0] = mods2[1]; /* given in reverse: linked in core order */
+	rev[1] = mods2[0];
+	ck_assert_int_eq(do_link(rev, 2, 0, &out, &rep, &e), 0);
+	lm_function *m = &out->functions[0];
+	ck_assert_int_eq(m->n_blocks, 1);
+	ck_assert_str_eq(m->blocks[0].name, "dispatcher");
+	ck_assert_int_eq(m->blocks[0].n_insts, 2);
+	ck_assert_int_eq(m->blocks[0].insts[0].op, LM_OP_CALL);
+	ck_assert_str_eq(m->blocks[0].insts[0].name, "call_def_0_instance_0");
+	ck_assert_str_eq(m->blocks[0].insts[0].target, "nc0");
+	ck_assert_str_eq(m->blocks[0].insts[1].name, "call_def_1_instance_0");
+	ck_assert_str_eq(m->blocks[0].insts[1].target, "nc1");
+	ck_assert_str_eq(out->functions[1].name, "nc0");
+	ck_assert_int_eq(rep.n_calls, 2);
+	ck_assert_int_eq(rep.cores[0], 0);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* ---- step 10: renumber core barriers ------------------------------------- */
+
+START_TEST(test_renumber_core_barriers)
+{
+	/* renumber:false barriers hold ids 0 and 2: the counter skips them */
+	const char *keep = bar("keep", 0, "k", ",\"renumber\":false");
+	const char *keep2 = bar("keep2", 2, "k2", ",\"renumber\":false");
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	load2(core0_json(NULL, S(",%s,%s", keep, keep2)),
+	      core1_json(NULL, NULL));
+	ck_assert_int_eq(do_link(mods2, 2, 0, &out, &rep, &e), 0);
+	lm_function *n0 = fn(out, "nc0"), *n1 = fn(out, "nc1");
+	ck_assert_int_eq(inst(n0, "nc0.bar")->barrier_id, 1);
+	ck_assert_int_eq(inst(n0, "keep")->barrier_id, 0);
+	ck_assert_int_eq(inst(n0, "keep2")->barrier_id, 2);
+	ck_assert_int_eq(inst(n0, "cb_return_call_def_0_instance_0")->barrier_id, 3);
+	ck_assert_int_eq(inst(n1, "nc1.bar")->barrier_id, 4);
+	ck_assert_int_eq(inst(n1, "cb_return_call_def_1_instance_0")->barrier_id, 5);
+	ck_assert_int_eq(rep.n_renumbered, 4);
+	ck_assert_int_eq(rep.n_kept_ids, 2);
+	assert_verifies(out);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* ---- step 11: barrier order ---------------------------------------------- */
+
+START_TEST(test_check_barrier_order)
+{
+	const char *a = bar("ba", 1, "A", NULL), *b = bar("bb", 2, "B", NULL);
+	const char *j0 = modj(0, "gen3", func("sg0", sb("t", 0),
+					       S("%s,%s", a, b)));
+	const char *ok = modj(1, "gen3", func("sg0", sb("t", 0),
+					       S("%s,%s", a, b)));
+	const char *bad = modj(1, "gen3", func("sg0", sb("t", 0),
+						S("%s,%s", b, a)));
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	load2(j0, ok);
+	ck_assert_int_eq(do_link(mods2, 2, 0, &out, &rep, &e), 0);
+	ck_assert_int_eq(rep.n_groups_checked, 3); /* A, B, completion */
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	link2_fails(j0, bad, "module: barrier order mismatch: core 0 reaches "
+		    "group 'A' before 'B' but core 1 reaches 'B' before 'A' "
+		    "(static deadlock)");
+	/* skipped: the mismatch is not noticed */
+	load2(j0, bad);
+	ck_assert_int_eq(do_link(mods2, 2, LK_SKIP(LK_STEP_CHECK_BARRIER_ORDER),
+				 &out, &rep, &e), 0);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* ---- step 12: matmul report ----------------------------------------------- */
+
+START_TEST(test_mmt)
+{
+	/* K=128 (stationary partitions), M=64, N=512 fp32 moving: passes 4 */
+	const char *st = "{\"kind\":\"physical_ap\",\"memsetref\":\"a\","
+		"\"memref\":\"a\",\"offset\":0,\"ap\":[[64,128],[1,64]],"
+		"\"dtype\":\"float32\"}";
+	const char *mv = "{\"kind\":\"physical_ap\",\"memsetref\":\"b\","
+		"\"memref\":\"b\",\"offset\":0,\"ap\":[[512,128],[1,512]],"
+		"\"dtype\":\"float32\"}";
+	const char *ps = "{\"kind\":\"physical_ap\",\"memsetref\":\"p\","
+		"\"memref\":\"p\",\"offset\":0,\"ap\":[[512,64],[1,512]],"
+		"\"dtype\":\"float32\"}";
+	const char *allocs = S("%s,{\"name\":\"b\",\"kind\":\"Internal\","
+		"\"dtype\":\"float32\",\"tensor_shape\":[128,512],"
+		"\"memorylocations\":[{\"name\":\"b\",\"type\":\"SB\",\"addr\":"
+		"4096,\"dims\":[128,2048]}]},{\"name\":\"p\",\"kind\":"
+		"\"Internal\",\"dtype\":\"float32\",\"tensor_shape\":[64,512],"
+		"\"memorylocations\":[{\"name\":\"p\",\"type\":\"PSUM\",\"addr\":"
+		"0,\"bank\":0,\"dims\":[64,2048]}]}", sb("a", 0));
+	const char *mm = S("{\"opcode\":\"Matmult\",\"name\":\"mm\",\"engine\":"
+		"\"PE\",\"ins\":[%s,%s],\"outs\":[%s],\"start_tensor_calc\":"
+		"true}", st, mv, ps);
+	lm_module *m = parse(modj(-1, "gen3", func("sg0", allocs,
+		S("%s,%s", mm, S("{\"opcode\":\"Matmult\",\"name\":\"mm2\","
+		  "\"engine\":\"PE\",\"ins\":[%s,%s],\"outs\":[%s],"
+		  "\"start_tensor_calc\":false}", st, mv,
+		  ps)))), "mm.json");
+	lk_mmt_report r;
+	lm_error e;
+	ck_assert_int_eq(lk_matmul_report(m, &r, &e), 0);
+	ck_assert_int_eq(r.n_rows, 1);
+	ck_assert_int_eq(r.rows[0].matmuls, 2);
+	ck_assert_int_eq(r.rows[0].macs, 2LL * 128 * 64 * 512);
+	ck_assert_int_eq(r.rows[0].pe_cycles, 2 * (512 * 4 + 64));
+	ck_assert_double_eq_tol(lk_mmt_fill(&r.rows[0]),
+				(128.0 * 64) / (128.0 * 128 * 4), 1e-12);
+	ck_assert_int_eq(r.total.matmuls, 2);
+	lm_buf b = LM_BUF_INIT;
+	lk_mmt_format_table(&r, &b);
+	ck_assert_contains(lm_buf_cstr(&b), "array fill");
+	ck_assert_contains(lm_buf_cstr(&b), "12.5%");
+	lm_buf_free(&b);
+	char *j = lk_mmt_json(&r);
+	ck_assert_contains(j, "\"macs\":\t8388608");
+	ck_assert_contains(j, "\"array_fill\":\t0.125");
+	free(j);
+	lk_mmt_report_free(&r);
+	/* the post-link report of the same module linked (N = 1) */
+	lm_module *out = NULL;
+	lk_report rep;
+	ck_assert_int_eq(do_link(&m, 1, 0, &out, &rep, &e), 0);
+	ck_assert_int_eq(rep.mmt.total.matmuls, 2);
+	ck_assert_str_eq(rep.mmt.rows[1].function, "nc0");
+	ck_assert_int_eq(rep.mmt.rows[1].core, 0);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	lm_module_free(m);
+	S_free();
+}
+END_TEST
+
+/* ---- N = 1 ----------------------------------------------------------------- */
+
+START_TEST(test_single_core)
+{
+	lm_module *m = parse(modj(-1, "gen3", func("sg0", S("%s,%s",
+		dram("x", "ExternalInput", 0, NULL), sb("t", 0)),
+		dma("ld", "x", "t", "q", NULL))), "one.json");
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	ck_assert_int_eq(do_link(&m, 1, 0, &out, &rep, &e), 0);
+	assert_verifies(out);
+	ck_assert_int_eq(out->n_functions, 2);
+	lm_block *d = &out->functions[0].blocks[0];
+	ck_assert_int_eq(d->n_insts, 1);
+	ck_assert_str_eq(d->insts[0].name, "call_def_0_instance_0");
+	ck_assert_str_eq(d->insts[0].target, "nc0");
+	ck_assert_int_eq(fn(out, "nc0")->neuron_core_id, 0);
+	ck_assert(has_inst(fn(out, "nc0"), "ld")); /* no collision: kept */
+	ck_assert_str_eq(out->semaphores[0].name, "nc0.s");
+	ck_assert_str_eq(inst(fn(out, "nc0"), "I-SQI-q-call_def_0_instance_0")
+			 ->instance_name, "nc0.qi");
+	lm_inst *cb = inst(fn(out, "nc0"), "cb_return_call_def_0_instance_0");
+	ck_assert_int_eq(cb->n_cores, 1);
+	ck_assert_int_eq(rep.n_cores, 1);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	lm_module_free(m);
+	S_free();
+}
+END_TEST
+
+/* ---- errors --------------------------------------------------------------- */
+
+START_TEST(test_error_core_ids)
+{
+	const char *nocore = modj(-1, "gen3", func("sg0", sb("t", 0), ""));
+	link2_fails(core0_json(NULL, NULL), nocore, "c1.json: module: "
+		    "neuron_core_id is missing (required to link 2 modules)");
+	link2_fails(core0_json(NULL, NULL), core0_json(NULL, NULL),
+		    "c1.json: module: duplicate neuron_core_id 0 (also in "
+		    "c0.json)");
+	link2_fails(core0_json(NULL, NULL), modj(1, "gen2", func("sg0",
+		    sb("t", 0), "")), "c1.json: module: arch 'gen2' differs "
+		    "from 'gen3' of c0.json");
+	link2_fails(core0_json(NULL, NULL), modj(70, "gen3", func("sg0",
+		    sb("t", 0), "")), "c1.json: module: neuron_core_id 70 is "
+		    "out of range [0, 64)");
+	lm_module *out = NULL;
+	lm_error e;
+	ck_assert_int_eq(lk_link(NULL, 0, NULL, &out, NULL, &e), LM_EINPUT);
+	ck_assert_str_eq(e.msg, "no modules to link");
+	S_free();
+}
+END_TEST
+
+START_TEST(test_error_remote)
+{
+	link2_fails(core0_json(NULL, NULL), core1_json(NULL,
+		",\"remote_local_target\":{\"name\":\"h\",\"core\":5}"),
+		"c1.json: function sg0/allocation h_in: remote_local_target "
+		"producer 'h' not found: core 5 is not linked");
+	link2_fails(core0_json(NULL, NULL), core1_json(NULL,
+		",\"remote_local_target\":{\"name\":\"nope\",\"core\":0}"),
+		"c1.json: function sg0/allocation h_in: remote_local_target "
+		"producer 'nope' not found in core 0");
+	/* address identity: the view sits at 65536, move the producer */
+	const char *j0 = S("%s", core0_json(NULL, NULL));
+	char *p = strstr((char *)j0, "\"addr\":65536");
+	ck_assert_ptr_nonnull(p);
+	memcpy(p, "\"addr\":65540", 12);
+	link2_fails(j0, core1_json(NULL, NULL), "c1.json: function "
+		    "sg0/allocation h_in: address identity violated: view "
+		    "'h_in' (core 1) is at addr 65536 but producer 'h' (core 0) "
+		    "is at addr 65540");
+	S_free();
+}
+END_TEST
+
+START_TEST(test_error_shared_input)
+{
+	const char *bf = S("%s", core1_json(NULL, NULL));
+	char *p = strstr((char *)bf, "\"float32\"");
+	memcpy(p, "\"float16\"", 9);
+	link2_fails(core0_json(NULL, NULL), bf, "c1.json: function "
+		    "sg0/allocation x: external input 'x' is declared by core 0 "
+		    "and core 1 with different dtype (float32 vs float16)");
+	const char *sh = S("%s", core1_json(NULL, NULL));
+	p = strstr((char *)sh, "[128,64]");
+	memcpy(p, "[64,128]", 8);
+	link2_fails(core0_json(NULL, NULL), sh, "c1.json: function "
+		    "sg0/allocation x: external input 'x' is declared by core 0 "
+		    "and core 1 with different tensor_shape ([128,64] vs "
+		    "[64,128])");
+	const char *ad = S("%s", core1_json(NULL, NULL));
+	p = strstr((char *)ad, "\"addr\":0,");
+	memcpy(p, "\"addr\":8,", 9);
+	link2_fails(core0_json(NULL, NULL), ad, "c1.json: function "
+		    "sg0/allocation x: external input 'x' is declared by core 0 "
+		    "and core 1 with different address (0 vs 8)");
+	/* an external output declared twice */
+	const char *y0 = modj(0, "gen3", func("sg0", dram("y", "ExternalOutput",
+						     0, NULL), ""));
+	const char *y1 = modj(1, "gen3", func("sg0", dram("y", "ExternalOutput",
+						     0, NULL), ""));
+	link2_fails(y0, y1, "c1.json: function sg0/allocation y: external "
+		    "output 'y' is also declared by core 0");
+	S_free();
+}
+END_TEST
+
+START_TEST(test_error_already_linked)
+{
+	lk_report rep;
+	lm_module *out = link2(0, &rep), *again = NULL;
+	lm_error e;
+	free2();
+	ck_assert_int_ne(lk_link(&out, 1, NULL, &again, NULL, &e), 0);
+	ck_assert_contains(e.msg, "function main: module is already linked "
+			   "(kind dispatcher)");
+	lm_module_free(out);
+	lk_report_free(&rep);
+	S_free();
+}
+END_TEST
+
+START_TEST(test_parse_skip)
+{
+	unsigned m = 0;
+	lm_error e;
+	ck_assert_int_eq(lk_parse_skip("init_queues,verify", &m, &e), 0);
+	ck_assert_uint_eq(m, LK_SKIP(LK_STEP_INIT_QUEUES) | LK_SKIP(LK_STEP_VERIFY));
+	m = 0;
+	ck_assert_int_eq(lk_parse_skip("run_function_passes", &m, &e), 0);
+	ck_assert_uint_eq(m, LK_SKIP(LK_STEP_FPASS_INSERT_RETURNS) |
+			  LK_SKIP(LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES));
+	ck_assert_int_eq(lk_parse_skip("frob", &m, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "unknown step 'frob' (steps: "
+			   "copy_modules_as_functions, copy_allocs,");
+	for (int s = 0; s < LK_N_STEPS; s++) {
+		m = 0;
+		ck_assert_int_eq(lk_parse_skip(lk_step_name(s), &m, &e), 0);
+		ck_assert_uint_eq(m, LK_SKIP(s));
+	}
+	ck_assert_ptr_null(lk_step_name(LK_N_STEPS));
+}
+END_TEST
+
+/*
+** Every step can be switched off on its own: it does not run, the others
+** do, the inputs stay untouched, and a step that shapes the module makes a
+** different module (the checker's teeth need that).
+*/
+START_TEST(test_skip_each_step)
+{
+	lk_report full_rep;
+	lm_module *full = link2(0, &full_rep);
+	char *full_txt = NULL;
+	size_t len;
+	lm_error e;
+	ck_assert_int_eq(lm_module_to_json(full, 0, &full_txt, &len, &e), 0);
+	free2();
+	for (int s = 0; s < LK_N_STEPS; s++) {
+		lm_module *out = NULL;
+		lk_report rep;
+		char *txt = NULL;
+		load2(core0_json(NULL, NULL), core1_json(NULL, NULL));
+		int rc = do_link(mods2, 2, LK_SKIP(s), &out, &rep, &e);
+		/* without verify the module always comes back */
+		if (rc != 0) {
+			ck_assert_int_eq(rc, LM_ECHECK);
+			ck_assert_contains(e.msg, "linked module fails the "
+					   "verifier");
+			lk_report_free(&rep);
+			free2();
+			load2(core0_json(NULL, NULL), core1_json(NULL, NULL));
+			rc = do_link(mods2, 2, LK_SKIP(s) |
+				     LK_SKIP(LK_STEP_VERIFY), &out, &rep, &e);
+		}
+		ck_assert_msg(rc == 0, "skip %s: %s", lk_step_name(s), e.msg);
+		ck_assert_msg(!(rep.ran & LK_SKIP(s)), "%s ran", lk_step_name(s));
+		ck_assert_int_eq(lm_module_to_json(out, 0, &txt, &len, &e), 0);
+		int changes = s != LK_STEP_CHECK_BARRIER_ORDER &&
+			s != LK_STEP_POST_LINK_MMT_REPORT &&
+			s != LK_STEP_VERIFY &&
+			s != LK_STEP_BUILD_MAIN_TENSOR_MAP &&
+			s != LK_STEP_SETUP_LINK_DIR; /* no file fields here */
+		if (changes)
+			ck_assert_msg(strcmp(txt, full_txt) != 0,
+				      "skipping %s changes nothing",
+				      lk_step_name(s));
+		else
+			ck_assert_str_eq(txt, full_txt);
+		free(txt);
+		lm_module_free(out);
+		lk_report_free(&rep);
+		free2();
+	}
+	free(full_txt);
+	lm_module_free(full);
+	lk_report_free(&full_rep);
+	S_free();
+}
+END_TEST
+
+/* ---- dry run and -v ------------------------------------------------------- */
+
+START_TEST(test_dry_run_and_log)
+{
+	lm_module *out = (lm_module *)1;
+	lk_report rep;
+	lk_options o;
+	lm_buf log = LM_BUF_INIT;
+	lm_error e;
+	memset(&o, 0, sizeof o);
+	o.dry_run = 1;
+	o.log = &log;
+	load2(core0_json(NULL, NULL), core1_json(NULL, NULL));
+	ck_assert_int_eq(lk_link(mods2, 2, &o, &out, &rep, &e), 0);
+	ck_assert_ptr_null(out);
+	ck_assert_int_eq(rep.n_aliases, 1);
+	const char *l = lm_buf_cstr(&log);
+	for (int s = 0; s < LK_N_STEPS; s++)
+		ck_assert_contains(l, S("%s: ", lk_step_name(s)));
+	ck_assert_contains(l, "copy_allocs: 8 allocations copied; collisions "
+			   "resolved per core");
+	ck_assert_contains(l, "remote_local_target views resolved (inpMap): 1");
+	ck_assert_contains(l, "init_queues: 4 queues copied; 2 new queues; 3 "
+			   "instances added to an existing queue; 4 semaphores");
+	ck_assert_contains(l, "build_main_aliases: 1 alias (producer-out -> "
+			   "consumer-in): h (core 0) -> h_in (core 1)");
+	ck_assert_contains(l, "renumber_core_barriers: 4 barriers renumbered");
+	lm_buf_free(&log);
+	lk_report_free(&rep);
+	/* a failing check fails the dry run too */
+	free2();
+	o.log = NULL;
+	const char *a = bar("ba", 1, "A", NULL), *b = bar("bb", 2, "B", NULL);
+	load2(modj(0, "gen3", func("sg0", sb("t", 0), S("%s,%s", a, b))),
+	      modj(1, "gen3", func("sg0", sb("t", 0), S("%s,%s", b, a))));
+	ck_assert_int_ne(lk_link(mods2, 2, &o, &out, &rep, &e), 0);
+	ck_assert_contains(e.msg, "barrier order mismatch");
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* ---- handoff2 end to end -------------------------------------------------- */
+
+static int load_dir(const char *dir, lm_module ***mods)
+{
+	char **paths = NULL;
+	int n = 0;
+	lm_error e;
+	ck_assert_msg(lm_expand_module_arg(dir, &paths, &n, &e) == 0, "%s", e.msg);
+	*mods = lm_xcalloc((size_t)n, sizeof **mods);
+	for (int i = 0; i < n; i++) {
+		ck_assert_msg(lm_module_load(&(*mods)[i], paths[i], &e) == 0,
+			      "%s", e.msg);
+		free(paths[i]);
+	}
+	free(paths);
+	return n;
+}
+
+static void free_mods(lm_module **mods, int n)
+{
+	for (int i = 0; i < n; i++)
+		lm_module_free(mods[i]);
+	free(mods);
+}
+
+START_TEST(test_handoff2)
+{
+	char *src = tu_srcpath("examples/handoff2");
+	lm_module **mods, *out = NULL;
+	lk_report rep;
+	lm_error e;
+	int n = load_dir(src, &mods);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(do_link(mods, n, 0, &out, &rep, &e), 0);
+	assert_verifies(out);
+	ck_assert_str_eq(out->name, "handoff2/sgLnk");
+	/* shared names renamed per core */
+	ck_assert(has_alloc(fn(out, "nc0"), "nc0.t0"));
+	ck_assert(has_alloc(fn(out, "nc1"), "nc1.t2"));
+	ck_assert(has_alloc(fn(out, "nc0"), "nc0.wc"));
+	ck_assert(has_alloc(fn(out, "nc1"), "nc1.wc"));
+	ck_assert_str_eq(out->semaphores[0].name, "nc0.s_dma");
+	ck_assert_str_eq(out->semaphores[1].name, "nc1.s_dma");
+	ck_assert_str_eq(out->queues[0].name, "qSyncIO0");
+	ck_assert_str_eq(out->queues[0].instances[1].name, "nc1.qSyncIO0");
+	/* h_in is a view of core 0's h */
+	ck_assert_str_eq(alloc_in(fn(out, "nc1"), "h_in")->alias_of, "h");
+	ck_assert_str_eq(inst(fn(out, "nc1"), "ld_h")->ins[0].memsetref, "h");
+	ck_assert_str_eq(out->aliases[0].producer, "h");
+	ck_assert_int_eq(alloc_in(&out->functions[0], "h")->kind, LM_TK_INTERNAL);
+	/* the two barriers of group handoff_h still meet */
+	ck_assert_str_eq(inst(fn(out, "nc0"), "nc0.bar_h")->group, "handoff_h");
+	ck_assert_str_eq(inst(fn(out, "nc1"), "nc1.bar_h")->group, "handoff_h");
+	ck_assert_int_ne(inst(fn(out, "nc0"), "nc0.bar_h")->barrier_id,
+			 inst(fn(out, "nc1"), "nc1.bar_h")->barrier_id);
+	/* the const files: renamed on collision, fields rewritten */
+	ck_assert_int_eq(rep.n_artifacts, 2);
+	ck_assert_str_eq(rep.artifacts[0].dst, "nc0.wc.npy");
+	ck_assert_str_eq(rep.artifacts[1].dst, "nc1.wc.npy");
+	ck_assert(!rep.artifacts[0].copy);
+	ck_assert_contains(rep.artifacts[1].src, "nc1/sg0/wc.npy");
+	ck_assert_str_eq(alloc_in(fn(out, "nc1"), "nc1.wc")->file, "nc1.wc.npy");
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free_mods(mods, n);
+	free(src);
+}
+END_TEST
+
+/* ---- step 9: the link directory ------------------------------------------- */
+
+/* A core module directory with a const file, a host file and a kernel. */
+static void make_core_dir(const char *root, int c, const char *wfile,
+			  const char *hostfile)
+{
+	const char *d = S("%s/nc%d/sg0", root, c);
+	const char *allocs = S("%s,%s,%s",
+		dram(S("w%d", c), "Const", 0, S(",\"file\":\"%s\"", wfile)),
+		dram("hostin", "Internal", 32768, S(",\"file\":\"%s\"", hostfile)),
+		sb("t", 0));
+	char *p = tu_write(d, "def.json", modj(c, "gen3", func("sg0", allocs,
+		dma("ld", S("w%d", c), "t", "q", NULL))));
+	free(p);
+	p = tu_write(d, wfile, S("weights of core %d", c));
+	free(p);
+	p = tu_write(d, hostfile, S("host data of core %d", c));
+	free(p);
+}
+
+static int is_link(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+static int is_file(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+START_TEST(test_setup_link_dir)
+{
+	char *root = tu_tmpdir("lkdir");
+	const char *mdir = S("%s/model", root), *od = S("%s/out", root);
+	lm_module **mods, *out = NULL;
+	lk_report rep;
+	lk_options o;
+	lm_error e;
+	make_core_dir(mdir, 0, "sub/w.npy", "host.bin");
+	make_core_dir(mdir, 1, "sub/w.npy", "host.bin");
+	int n = load_dir(mdir, &mods);
+	memset(&o, 0, sizeof o);
+	o.out_dir = od;
+	ck_assert_int_eq(lk_link(mods, n, &o, &out, &rep, &e), 0);
+	assert_verifies(out);
+	/* Const -> symlink, other file -> copy; same path, different files:
+	   renamed nc<c>. */
+	ck_assert_int_eq(rep.n_artifacts, 4);
+	ck_assert_str_eq(rep.artifacts[0].dst, "sub/nc0.w.npy");
+	ck_assert(!rep.artifacts[0].copy);
+	ck_assert_str_eq(rep.artifacts[1].dst, "nc0.host.bin");
+	ck_assert(rep.artifacts[1].copy);
+	ck_assert_str_eq(rep.artifacts[2].dst, "sub/nc1.w.npy");
+	ck_assert_str_eq(alloc_in(fn(out, "nc1"), "w1")->file, "sub/nc1.w.npy");
+	ck_assert_str_eq(alloc_in(fn(out, "nc0"), "nc0.hostin")->file,
+			 "nc0.host.bin");
+	ck_assert_str_eq(out->dir, S("%s/t/sgLnk", od));
+	ck_assert_int_eq(lk_write_link_dir(out, &rep, od, 0, &e), 0);
+	const char *ld = S("%s/t/sgLnk", od);
+	ck_assert(is_file(S("%s/def.json", ld)));
+	ck_assert(is_file(S("%s/tensor-map.json", ld)));
+	ck_assert(is_link(S("%s/sub/nc0.w.npy", ld)));
+	ck_assert(is_link(S("%s/sub/nc1.w.npy", ld)));
+	ck_assert(is_file(S("%s/nc1.host.bin", ld)));
+	char *t = tu_read(S("%s/sub/nc1.w.npy", ld));
+	ck_assert_str_eq(t, "weights of core 1");
+	free(t);
+	t = tu_read(S("%s/nc0.host.bin", ld));
+	ck_assert_str_eq(t, "host data of core 0");
+	free(t);
+	/* the written module loads back and its files resolve from there */
+	lm_module *back = NULL;
+	ck_assert_msg(lm_module_load(&back, S("%s/def.json", ld), &e) == 0,
+		      "%s", e.msg);
+	ck_assert_int_eq(lm_module_compare(back, out, NULL, 0), 0);
+	lm_module_free(back);
+	t = tu_read(S("%s/.lncsim-link-manifest", ld));
+	ck_assert_contains(t, "link sub/nc0.w.npy\n");
+	ck_assert_contains(t, "copy nc0.host.bin\n");
+	ck_assert_contains(t, "dir sub\n");
+	ck_assert_contains(t, "file def.json\n");
+	free(t);
+	/* again: refused without force */
+	ck_assert_int_ne(lk_write_link_dir(out, &rep, od, 0, &e), 0);
+	ck_assert_str_eq(e.msg, S("%s: link directory exists (use --force to "
+				  "replace it)", ld));
+	/* --force replaces what we wrote, keeps a user's file */
+	free(tu_write(ld, "notes.txt", "mine"));
+	ck_assert_int_eq(lk_write_link_dir(out, &rep, od, 1, &e), 0);
+	t = tu_read(S("%s/notes.txt", ld));
+	ck_assert_str_eq(t, "mine");
+	free(t);
+	ck_assert(is_link(S("%s/sub/nc0.w.npy", ld)));
+	/* a user's file where we would write: refused, not replaced */
+	unlink(S("%s/.lncsim-link-manifest", ld));
+	ck_assert_int_ne(lk_write_link_dir(out, &rep, od, 1, &e), 0);
+	ck_assert_contains(e.msg, "refusing to replace a file not written by "
+			   "lncsim link");
+	lm_module_free(out);
+	lk_report_free(&rep);
+	/* abs_file_paths: in-memory use without a link dir */
+	o.abs_file_paths = 1;
+	o.out_dir = NULL;
+	ck_assert_int_eq(lk_link(mods, n, &o, &out, &rep, &e), 0);
+	ck_assert_str_eq(alloc_in(fn(out, "nc1"), "w1")->file,
+			 rep.artifacts[2].src);
+	ck_assert_int_eq(alloc_in(fn(out, "nc1"), "w1")->file[0], '/');
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free_mods(mods, n);
+	free(root);
+	S_free();
+}
+END_TEST
+
+/* The same file reached by two cores is one artifact. */
+START_TEST(test_link_dir_shared_file)
+{
+	char *root = tu_tmpdir("lkshare");
+	const char *allocs = S("%s,%s", dram("w", "Const", 0,
+				",\"file\":\"w.npy\""), sb("t", 0));
+	free(tu_write(root, "w.npy", "w"));
+	free(tu_write(root, "c0.json", modj(0, "gen3", func("sg0", allocs, ""))));
+	free(tu_write(root, "c1.json", modj(1, "gen3", func("sg0", allocs, ""))));
+	lm_module *m[2], *out = NULL;
+	lk_report rep;
+	lm_error e;
+	ck_assert_int_eq(lm_module_load(&m[0], S("%s/c0.json", root), &e), 0);
+	ck_assert_int_eq(lm_module_load(&m[1], S("%s/c1.json", root), &e), 0);
+	ck_assert_int_eq(do_link(m, 2, 0, &out, &rep, &e), 0);
+	ck_assert_int_eq(rep.n_artifacts, 1);
+	ck_assert_str_eq(rep.artifacts[0].dst, "w.npy");
+	ck_assert_str_eq(alloc_in(fn(out, "nc0"), "nc0.w")->file, "w.npy");
+	ck_assert_str_eq(alloc_in(fn(out, "nc1"), "nc1.w")->file, "w.npy");
+	lm_module_free(out);
+	lk_report_free(&rep);
+	lm_module_free(m[0]);
+	lm_module_free(m[1]);
+	free(root);
+	S_free();
+}
+END_TEST
+
+START_TEST(test_error_paths)
+{
+	const char *up = modj(0, "gen3", func("sg0", dram("w", "Const", 0,
+		",\"file\":\"../w.npy\""), ""));
+	lm_module *m = parse(up, "c0.json"), *out = NULL;
+	lm_error e;
+	ck_assert_int_ne(do_link(&m, 1, 0, &out, NULL, &e), 0);
+	ck_assert_str_eq(e.msg, "c0.json: function sg0/allocation w: file "
+			 "'../w.npy' contains '..' (path traversal refused)");
+	lm_module_free(m);
+	m = parse(modj(0, "gen3", func("sg0", dram("w", "Const", 0,
+		",\"file\":\"/etc/passwd\""), "")), "c0.json");
+	ck_assert_int_ne(do_link(&m, 1, 0, &out, NULL, &e), 0);
+	ck_assert_str_eq(e.msg, "c0.json: function sg0/allocation w: file "
+			 "'/etc/passwd' is an absolute path (artifacts must be "
+			 "relative to the module)");
+	/* a skipped setup_link_dir neither checks nor rewrites */
+	ck_assert_int_eq(do_link(&m, 1, LK_SKIP(LK_STEP_SETUP_LINK_DIR), &out,
+				 NULL, &e), 0);
+	ck_assert_str_eq(alloc_in(fn(out, "nc0"), "w")->file, "/etc/passwd");
+	lm_module_free(out);
+	lm_module_free(m);
+	m = parse(modj(0, "gen3", func("sg0", dram("w", "Const", 0,
+		",\"file\":\"missing.npy\""), "")), "c0.json");
+	ck_assert_int_ne(do_link(&m, 1, 0, &out, NULL, &e), 0);
+	ck_assert_contains(e.msg, "c0.json: function sg0/allocation w: file "
+			   "'missing.npy' not found");
+	lm_module_free(m);
+	/* a module name that would leave the output directory */
+	const char *j = modj(0, "gen3", func("sg0", sb("t", 0), ""));
+	char *bad = lm_xstrdup(j);
+	char *p = strstr(bad, "\"name\":\"t\"");
+	ck_assert_ptr_nonnull(p);
+	char *fixed = lm_xasprintf("%.*s\"name\":\"../x\"%s", (int)(p - bad),
+				   bad, p + strlen("\"name\":\"t\""));
+	m = parse(fixed, "c0.json");
+	ck_assert_int_ne(do_link(&m, 1, 0, &out, NULL, &e), 0);
+	ck_assert_str_eq(e.msg, "c0.json: module: module name '../x' cannot "
+			 "name a link directory (absolute or contains '..')");
+	lm_module_free(m);
+	free(bad);
+	free(fixed);
+	S_free();
+}
+END_TEST
+
+/* ---- the commands ---------------------------------------------------------- */
+
+START_TEST(test_cli_link)
+{
+	char *src = tu_srcpath("examples/handoff2");
+	char *od = tu_tmpdir("clilink");
+	tu_run r = tu_lncsim(NULL, "link", "--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "usage: lncsim link");
+	for (int s = 0; s < LK_N_STEPS; s++)
+		ck_assert_contains(r.out, lk_step_name(s));
+	tu_run_free(&r);
+
+	r = tu_lncsim(NULL, "link", "-v", "-o", od, src, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "copy_modules_as_functions: 2 modules");
+	ck_assert_contains(r.out, "build_main_aliases: 1 alias");
+	ck_assert_contains(r.out, "handoff2/sgLnk: 2 cores -> 3 functions");
+	ck_assert_contains(r.out, "wrote ");
+	tu_run_free(&r);
+	const char *ld = S("%s/handoff2/sgLnk", od);
+	ck_assert(is_file(S("%s/def.json", ld)));
+	ck_assert(is_link(S("%s/nc1.wc.npy", ld)));
+	/* the written module verifies with the linked rules */
+	r = tu_lncsim(NULL, "verify", "--linked", S("%s/def.json", ld), NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	/* existing: exit 2 with the message; --force replaces */
+	r = tu_lncsim(NULL, "link", "-o", od, src, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, S("lncsim: %s: link directory exists (use "
+				    "--force to replace it)", ld));
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "link", "--force", "-o", od, src, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	/* dry run: the report, nothing written */
+	const char *od2 = S("%s/dry", od);
+	r = tu_lncsim(NULL, "link", "--dry-run", "-o", od2, src, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "dry run: nothing written");
+	ck_assert_contains(r.out, "tensor input a [float32] a.npy");
+	ck_assert_contains(r.out, "array fill");
+	ck_assert(access(od2, F_OK) != 0);
+	tu_run_free(&r);
+	/* --skip: a step off, the verifier notices (exit 1) */
+	r = tu_lncsim(NULL, "link", "--dry-run", "--skip=fpass_insert_returns",
+		      src, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.err, "linked module fails the verifier");
+	ck_assert_contains(r.err, "must end with CoreBarrier "
+			   "'cb_return_call_def_0_instance_0' followed by Return");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "link", "--dry-run", "-v", "--skip",
+		      "renumber_core_barriers,verify", src, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "renumber_core_barriers: skipped");
+	ck_assert_contains(r.out, "verify: skipped");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "link", "--skip=bogus", src, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "unknown step 'bogus'");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "link", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "no MODULE given");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "link", "--frob", src, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "unknown option '--frob'");
+	tu_run_free(&r);
+	free(src);
+	free(od);
+	S_free();
+}
+END_TEST
+
+START_TEST(test_cli_link_errors)
+{
+	char *d = tu_tmpdir("clierr");
+	char *a = tu_write(d, "a/def.json", core0_json(NULL, NULL));
+	char *b = tu_write(d, "b/def.json", core0_json(NULL, NULL));
+	tu_run r = tu_lncsim(NULL, "link", "--dry-run", a, b, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "b/def.json: module: duplicate neuron_core_id "
+			   "0 (also in ");
+	tu_run_free(&r);
+	free(a);
+	free(b);
+	free(d);
+	S_free();
+}
+END_TEST
+
+START_TEST(test_cli_mmt)
+{
+	char *src = tu_srcpath("examples/matmul1/def.json");
+	tu_run r = tu_lncsim(NULL, "mmt", src, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "function");
+	ck_assert_contains(r.out, "PE cycles");
+	ck_assert_contains(r.out, "total");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "mmt", "--json", src, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "\"arch\":");
+	ck_assert_contains(r.out, "\"array_fill\":");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "mmt", NULL);
+	ck_assert_int_eq(r.status, 2);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "mmt", "/no/such.json", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: /no/such.json:");
+	tu_run_free(&r);
+	free(src);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("linker");
+	TCase *tc = tcase_create("steps");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_copy_modules_as_functions);
+	tcase_add_test(tc, test_copy_allocs);
+	tcase_add_test(tc, test_copy_allocs_renamed_producer);
+	tcase_add_test(tc, test_fpass_insert_returns);
+	tcase_add_test(tc, test_fpass_existing_return);
+	tcase_add_test(tc, test_fpass_insert_switch_queue_instances);
+	tcase_add_test(tc, test_build_main_memlocs);
+	tcase_add_test(tc, test_build_main_aliases);
+	tcase_add_test(tc, test_fix_output_kind);
+	tcase_add_test(tc, test_build_main_tensor_map);
+	tcase_add_test(tc, test_init_queues);
+	tcase_add_test(tc, test_add_fn_call);
+	tcase_add_test(tc, test_setup_link_dir);
+	tcase_add_test(tc, test_link_dir_shared_file);
+	tcase_add_test(tc, test_renumber_core_barriers);
+	tcase_add_test(tc, test_check_barrier_order);
+	tcase_add_test(tc, test_mmt);
+	tcase_add_test(tc, test_single_core);
+	tcase_add_test(tc, test_handoff2);
+	tcase_add_test(tc, test_skip_each_step);
+	tcase_add_test(tc, test_dry_run_and_log);
+	tcase_add_test(tc, test_parse_skip);
+	suite_add_tcase(s, tc);
+	TCase *te = tcase_create("errors");
+	tcase_add_test(te, test_error_core_ids);
+	tcase_add_test(te, test_error_remote);
+	tcase_add_test(te, test_error_shared_input);
+	tcase_add_test(te, test_error_already_linked);
+	tcase_add_test(te, test_error_paths);
+	suite_add_tcase(s, te);
+	TCase *tcli = tcase_create("cli");
+	tcase_set_timeout(tcli, 60);
+	tcase_add_test(tcli, test_cli_link);
+	tcase_add_test(tcli, test_cli_link_errors);
+	tcase_add_test(tcli, test_cli_mmt);
+	suite_add_tcase(s, tcli);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}

@@ -1,0 +1,156 @@
+/*
+** test_run_cli.c -- `lncsim run`: the README commands, outputs, stats,
+** trace, and the exit codes and messages of its errors.
+*/
+#include "common.h"
+#include "testutil.h"
+#include "npy.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+START_TEST(test_run_stats_matmul1)
+{
+	char *ex = tu_srcpath("examples/matmul1");
+	tu_run r = tu_lncsim(NULL, "run", "--stats", ex, NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_contains(r.out, "1 module, 1 core, 9 instructions");
+	ck_assert_contains(r.out, "output y: float32 [128, 64]");
+	ck_assert_contains(r.out, "core   instrs matmuls");
+	ck_assert_contains(r.out, "pe_util mac_util");
+	ck_assert_contains(r.out, "\n0           9       2      2097152 ");
+	tu_run_free(&r);
+	free(ex);
+}
+END_TEST
+
+START_TEST(test_run_outputs_and_trace)
+{
+	char *ex = tu_srcpath("examples/handoff2");
+	char *dir = tu_tmpdir("runcli");
+	char *out = lm_path_join(dir, "out");
+	char *tr = lm_path_join(dir, "trace.json");
+	char *z = lm_path_join(out, "z.npy");
+	char *text;
+	cJSON *j, *e;
+	int tracks = 0, slices = 0, dma = 0;
+	lm_npy a;
+	lm_error err;
+	tu_run r = tu_lncsim(NULL, "run", "--seed", "5", "--outputs", out,
+			     "--trace", tr, ex, NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_contains(r.out, "2 modules, 2 cores");
+	ck_assert_contains(r.out, "output z: float32 [128, 64] -> ");
+	ck_assert_int_eq(lm_npy_read(z, &a, &err), 0);
+	ck_assert_int_eq(a.count, 128 * 64);
+	ck_assert_str_eq(a.descr, "<f4");
+	lm_npy_free(&a);
+	text = tu_read(tr);
+	ck_assert(text != NULL);
+	j = cJSON_Parse(text);
+	ck_assert(j != NULL);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "traceEvents")) {
+		const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+		const char *nm = cJSON_GetObjectItem(e, "name")->valuestring;
+		if (!strcmp(ph, "M") && !strcmp(nm, "thread_name"))
+			tracks++;
+		if (!strcmp(ph, "X")) {
+			slices++;
+			dma += !strcmp(cJSON_GetObjectItem(e, "cat")->valuestring,
+				       "DMA");
+		}
+	}
+	/* 12 instructions + 6 DMA transfers; per core SP, DVE, Pool, queue
+	   (+ Activation on core 1) */
+	ck_assert_int_eq(slices, 18);
+	ck_assert_int_eq(dma, 6);
+	ck_assert_int_eq(tracks, 9);
+	cJSON_Delete(j);
+	free(text);
+	tu_run_free(&r);
+
+	/* --inputs from a directory lacking a file */
+	r = tu_lncsim(NULL, "run", "--inputs", dir, ex, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "missing input 'a'");
+	tu_run_free(&r);
+	free(ex);
+	free(dir);
+	free(out);
+	free(tr);
+	free(z);
+}
+END_TEST
+
+START_TEST(test_run_errors)
+{
+	char *ex = tu_srcpath("examples/matmul1");
+	tu_run r = tu_lncsim(NULL, "run", "--max-instructions", "3", ex, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.err, "lncsim: ");
+	ck_assert_contains(r.err, "more than 3 instructions executed");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--max-time", "5000", ex, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.err, "exceeded --max-time 5000 ps");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--max-time", "x", ex, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "--max-time needs a non-negative integer");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--seed", "1", "--inputs", "d", ex, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "exclude each other");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--frob", ex, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "unknown option '--frob'");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "no MODULE given");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "usage: lncsim run");
+	tu_run_free(&r);
+	free(ex);
+}
+END_TEST
+
+START_TEST(test_run_verifies_first)
+{
+	char *dir = tu_tmpdir("runcli-bad");
+	char *p = tu_write(dir, "def.json",
+			   "{\"version\":2,\"arch\":\"gen3\",\"functions\":[{"
+			   "\"name\":\"f\",\"allocations\":[],\"blocks\":[{"
+			   "\"name\":\"b\",\"instructions\":[{\"opcode\":"
+			   "\"NoOp\",\"name\":\"n\",\"dependencies\":[\"zz\"]}"
+			   "]}]}]}");
+	tu_run r = tu_lncsim(NULL, "run", p, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "dependency 'zz' names no instruction");
+	tu_run_free(&r);
+	free(p);
+	free(dir);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("run_cli");
+	TCase *tc = tcase_create("run");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_run_stats_matmul1);
+	tcase_add_test(tc, test_run_outputs_and_trace);
+	tcase_add_test(tc, test_run_errors);
+	tcase_add_test(tc, test_run_verifies_first);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}

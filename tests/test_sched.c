@@ -1,0 +1,717 @@
+/*
+** test_sched.c -- the simulator's scheduler and machine (SPEC 3): engine
+** order, dependencies, DMA queue FIFO per instance, semaphores, barriers
+** across 3 cores, every runtime error, determinism, the dispatcher, and
+** the two examples checked against values computed here.
+*/
+#include "common.h"
+#include "testutil.h"
+#include "simtb.h"
+#include "npy.h"
+
+#include <cjson/cJSON.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* A trace file's slice (name, cat) -> start / duration in ps. */
+static int trace_slice(const char *path, const char *name, const char *cat,
+		       int64_t *start, int64_t *dur)
+{
+	char *text = tu_read(path);
+	cJSON *j, *evs, *e;
+	int found = 0;
+	ck_assert_msg(text != NULL, "no trace %s", path);
+	j = cJSON_Parse(text);
+	ck_assert_msg(j != NULL, "trace is not JSON");
+	evs = cJSON_GetObjectItem(j, "traceEvents");
+	cJSON_ArrayForEach(e, evs) {
+		cJSON *n = cJSON_GetObjectItem(e, "name");
+		cJSON *c = cJSON_GetObjectItem(e, "cat");
+		if (!cJSON_IsString(n) || !cJSON_IsString(c) ||
+		    strcmp(n->valuestring, name) || strcmp(c->valuestring, cat))
+			continue;
+		*start = llround(cJSON_GetObjectItem(e, "ts")->valuedouble * 1e6);
+		*dur = llround(cJSON_GetObjectItem(e, "dur")->valuedouble * 1e6);
+		found = 1;
+		break;
+	}
+	cJSON_Delete(j);
+	free(text);
+	return found;
+}
+
+static int64_t t_start(const char *tr, const char *name, const char *cat)
+{
+	int64_t s, d;
+	ck_assert_msg(trace_slice(tr, name, cat, &s, &d), "no slice %s/%s",
+		      name, cat);
+	return s;
+}
+
+static int64_t t_end(const char *tr, const char *name, const char *cat)
+{
+	int64_t s, d;
+	ck_assert_msg(trace_slice(tr, name, cat, &s, &d), "no slice %s/%s",
+		      name, cat);
+	return s + d;
+}
+
+static char *tmpdir;
+
+static char *trace_path(const char *tag)
+{
+	char *f = lm_xasprintf("%s.json", tag);
+	char *p = lm_path_join(tmpdir, f);
+	free(f);
+	return p;
+}
+
+/* Run modules (1: ls_run, else side by side) with x if given. */
+static int run_mods(lm_module **m, int n, const float *x, int P, int F,
+		    const ls_options *o, ls_result *r, lm_error *err)
+{
+	ls_tensors in = {0, NULL};
+	int64_t shape[2] = {P, F};
+	int rc;
+	if (x)
+		ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	rc = n == 1 ? ls_run(m[0], &in, o, r, err)
+		    : ls_run_multi(m, n, &in, o, r, err);
+	ls_tensors_free(&in);
+	return rc;
+}
+
+static void free_mods(lm_module **m, int n)
+{
+	for (int i = 0; i < n; i++)
+		lm_module_free(m[i]);
+}
+
+/* ---- order, dependencies, queues, semaphores ---------------------------- */
+
+START_TEST(test_engine_order_and_dependencies)
+{
+	tb t;
+	ls_result r;
+	lm_error err;
+	ls_options o = {0};
+	char *tr = trace_path("order");
+	lm_module *m;
+
+	tb_init(&t);
+	tb_sb(&t, "a", "float32", 4, 64);
+	tb_sb(&t, "b", "float32", 4, 64);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m1\",\"engine\":\"DVE\","
+		"\"outs\":[%s],\"value\":1}", AP("a", "float32", 4, 64, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"c2\",\"engine\":\"Pool\","
+		"\"outs\":[%s],\"value\":3}", AP("b", "float32", 4, 32, 32));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m2\",\"engine\":\"DVE\","
+		"\"outs\":[%s],\"value\":2}", AP("b", "float32", 4, 32, 0));
+	tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"c1\",\"engine\":"
+		"\"Activation\",\"ins\":[%s,%s],\"outs\":[%s],\"func\":\"Copy\","
+		"\"dependencies\":[\"m2\",\"m1\"]}", AP("b", "float32", 4, 32, 0),
+		AP("a", "float32", 4, 1, 0), AP("a", "float32", 4, 32, 0));
+	m = tb_module(&t, 0);
+	o.trace_path = tr;
+	ck_assert_msg(ls_run(m, NULL, &o, &r, &err) == 0, "%s", err.msg);
+	/* same engine: in program order, back to back */
+	ck_assert_int_eq(t_start(tr, "m1", "Memset"), 0);
+	ck_assert_int_eq(t_start(tr, "m2", "Memset"), t_end(tr, "m1", "Memset"));
+	/* another engine, no dependency: from time 0 */
+	ck_assert_int_eq(t_start(tr, "c2", "Memset"), 0);
+	/* across engines: after its last dependency completes */
+	ck_assert_int_eq(t_start(tr, "c1", "Activation"),
+			 t_end(tr, "m2", "Memset"));
+	/* (64 elements + 58 fixed) DVE cycles at 0.96 GHz */
+	ck_assert_int_eq(t_end(tr, "m1", "Memset"), 127084);
+	ck_assert_int_eq(r.cores[0].instructions, 4);
+	ck_assert_int_eq(r.cores[0].busy_ps[2], 2 * 127084 - 33334);
+	ck_assert_int_eq(r.sim_time_ps, t_end(tr, "c1", "Activation"));
+	ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+	free(tr);
+}
+END_TEST
+
+/* big then small DMA on queue q1; with switch, small goes to instance q1b. */
+static void dma_pair(int two_instances, int64_t *big_end, int64_t *small_end,
+		     ls_result *r)
+{
+	enum { P = 128, F = 512 };
+	tb t;
+	lm_error err;
+	ls_options o = {0};
+	char *tr = trace_path(two_instances ? "dma2" : "dma1");
+	float *x = calloc(P * F, sizeof(float));
+	lm_module *m;
+
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", P, F);
+	tb_sb(&t, "xs", "float32", P, F);
+	tb_sb(&t, "one", "float32", 1, 1);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"big\",\"engine\":\"SP\","
+		"\"queue\":\"q1\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", P, F, 0), AP("xs", "float32", P, F, 0));
+	if (two_instances)
+		tb_inst(&t, "{\"opcode\":\"SwitchQueueInstance\",\"name\":"
+			"\"sw\",\"engine\":\"SP\",\"queue\":\"q1\","
+			"\"instance_name\":\"q1b\"}");
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"small\",\"engine\":"
+		"\"SP\",\"queue\":\"q1\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", 1, 1, 0), AP("one", "float32", 1, 1, 0));
+	/* waits on the instance semaphores: both transfers counted */
+	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"w\",\"engine\":\"Pool\","
+		"\"wait\":[{\"semaphore\":\"%s\",\"value\":%d}]}",
+		two_instances ? "s2" : "s1", two_instances ? 1 : 2);
+	m = tb_module(&t, 0);
+	o.trace_path = tr;
+	ck_assert_msg(run_mods(&m, 1, x, P, F, &o, r, &err) == 0, "%s", err.msg);
+	*big_end = t_end(tr, "big", "DMA");
+	*small_end = t_end(tr, "small", "DMA");
+	/* the waiting NoOp starts exactly at the counted completion */
+	ck_assert_int_eq(t_start(tr, "w", "NoOp"), *small_end);
+	lm_module_free(m);
+	tb_free(&t);
+	free(tr);
+	free(x);
+}
+
+START_TEST(test_dma_fifo_one_instance_vs_two)
+{
+	int64_t b1, s1, b2, s2;
+	ls_result r;
+	dma_pair(0, &b1, &s1, &r);
+	ck_assert_msg(s1 >= b1, "one instance: small (%lld) completed before "
+		      "big (%lld)", (long long)s1, (long long)b1);
+	ck_assert_int_eq(r.cores[0].dma_transfers, 2);
+	ck_assert_int_eq(r.cores[0].dma_bytes, 128 * 512 * 4 + 4);
+	ck_assert_int_gt(r.cores[0].semaphore_wait_ps, 0);
+	ls_result_free(&r);
+	dma_pair(1, &b2, &s2, &r);
+	ck_assert_msg(s2 < b2, "two instances: small (%lld) should overtake "
+		      "big (%lld)", (long long)s2, (long long)b2);
+	ck_assert_int_eq(b1, b2);
+	ls_result_free(&r);
+}
+END_TEST
+
+/* ---- barriers ----------------------------------------------------------- */
+
+/* Core c: a Pool Memset of len elements, then barrier, then a NoOp. */
+static lm_module *barrier_core(int c, int len, const char *group, int id,
+			       const char *cores, int twice)
+{
+	tb t;
+	lm_module *m;
+	tb_init(&t);
+	tb_sb(&t, "a", "float32", 1, 4096);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"pre%d\",\"engine\":"
+		"\"Pool\",\"outs\":[%s],\"value\":1}", c,
+		AP("a", "float32", 1, len, 0));
+	tb_inst(&t, "{\"opcode\":\"CoreBarrier\",\"name\":\"bar%d\",\"engine\":"
+		"\"Pool\",\"id\":%d,\"cores\":[%s],\"group\":\"%s\"}", c, id,
+		cores, group);
+	if (twice)
+		tb_inst(&t, "{\"opcode\":\"CoreBarrier\",\"name\":\"again%d\","
+			"\"engine\":\"Pool\",\"id\":%d,\"cores\":[%s],"
+			"\"group\":\"%s\"}", c, id, cores, group);
+	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"post%d\",\"engine\":\"DVE\","
+		"\"dependencies\":[\"bar%d\"]}", c, c);
+	m = tb_module(&t, c);
+	tb_free(&t);
+	return m;
+}
+
+START_TEST(test_barrier_rendezvous_three_cores)
+{
+	lm_module *m[3];
+	ls_result r;
+	lm_error err;
+	ls_options o = {0};
+	char *tr = trace_path("bar3");
+	int64_t rel;
+	m[0] = barrier_core(0, 16, "g", 5, "0,1,2", 0);
+	m[1] = barrier_core(1, 2000, "g", 5, "0,1,2", 0);
+	m[2] = barrier_core(2, 4000, "g", 5, "0,1,2", 0);
+	o.trace_path = tr;
+	ck_assert_msg(run_mods(m, 3, NULL, 0, 0, &o, &r, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(r.n_cores, 3);
+	rel = t_end(tr, "pre2", "Memset") + 500000; /* last arrival + latency */
+	for (int c = 0; c < 3; c++) {
+		char b[16], p[16];
+		snprintf(b, sizeof b, "bar%d", c);
+		snprintf(p, sizeof p, "post%d", c);
+		ck_assert_int_eq(t_end(tr, b, "CoreBarrier"), rel);
+		ck_assert_int_eq(t_start(tr, p, "NoOp"), rel);
+		ck_assert_int_eq(r.cores[c].barrier_wait_ps,
+				 rel - t_end(tr, c == 0 ? "pre0" : c == 1 ?
+					     "pre1" : "pre2", "Memset"));
+	}
+	ck_assert_int_gt(r.cores[0].barrier_wait_ps, r.cores[2].barrier_wait_ps);
+	ls_result_free(&r);
+	free_mods(m, 3);
+	free(tr);
+}
+END_TEST
+
+START_TEST(test_barrier_errors)
+{
+	lm_module *m[2];
+	ls_result r;
+	lm_error err;
+	tb t;
+
+	/* collision: two groups hold id 1 of one module's slot table */
+	tb_init(&t);
+	tb_inst(&t, "{\"opcode\":\"CoreBarrier\",\"name\":\"A\",\"engine\":"
+		"\"Pool\",\"id\":1,\"cores\":[0,1],\"group\":\"gA\"}");
+	tb_inst(&t, "{\"opcode\":\"CoreBarrier\",\"name\":\"B\",\"engine\":"
+		"\"SP\",\"id\":1,\"cores\":[0],\"group\":\"gB\"}");
+	m[0] = tb_module(&t, 0);
+	tb_free(&t);
+	ck_assert_int_eq(run_mods(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "core 0/function sg0000/instruction B");
+	ck_assert_contains(err.msg, "barrier ID collision: 'B' (group 'gB') "
+			   "arrives at barrier id 1, which is held by 'A' "
+			   "(group 'gA')");
+	free_mods(m, 1);
+
+	/* per-module tables: the same id in two modules is no collision */
+	m[0] = barrier_core(0, 8, "g", 1, "0,1", 0);
+	m[1] = barrier_core(1, 8, "g", 1, "0,1", 0);
+	ck_assert_msg(run_mods(m, 2, NULL, 0, 0, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	ls_result_free(&r);
+	free_mods(m, 2);
+
+	/* a group reached twice by one core */
+	m[0] = barrier_core(0, 8, "g", 1, "0", 1);
+	ck_assert_int_eq(run_mods(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "instruction again0");
+	ck_assert_contains(err.msg, "barrier group 'g' reached twice by core 0");
+	free_mods(m, 1);
+
+	/* differing core lists */
+	m[0] = barrier_core(0, 8, "g", 1, "0,1", 0);
+	m[1] = barrier_core(1, 800, "g", 1, "1,0,2", 0);
+	ck_assert_int_eq(run_mods(m, 2, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "core 1/function sg0000/instruction bar1");
+	ck_assert_contains(err.msg, "differing core lists: 'bar1' lists [1, 0, "
+			   "2] but 'bar0' (core 0) lists [0, 1]");
+	free_mods(m, 2);
+}
+END_TEST
+
+/* ---- deadlock, limits, inputs ------------------------------------------- */
+
+START_TEST(test_deadlock_lists_blocked_engines)
+{
+	lm_module *m[2];
+	ls_result r;
+	lm_error err;
+	tb t;
+
+	tb_init(&t);
+	tb_sb(&t, "a", "float32", 1, 4);
+	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"w\",\"engine\":\"SP\","
+		"\"wait\":[{\"semaphore\":\"s3\",\"value\":1}]}");
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"d\",\"engine\":\"DVE\","
+		"\"outs\":[%s],\"value\":0,\"dependencies\":[\"w\"]}",
+		AP("a", "float32", 1, 4, 0));
+	m[0] = tb_module(&t, 0);
+	tb_free(&t);
+	ck_assert_int_eq(run_mods(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "deadlock at t=0 ps");
+	ck_assert_contains(err.msg, "2 blocked engines");
+	ck_assert_contains(err.msg, "core 0 SP: 'w' (NoOp) waits for semaphore "
+			   "'s3' >= 1 (value 0)");
+	ck_assert_contains(err.msg, "core 0 DVE: 'd' (Memset) waits for "
+			   "instruction 'w' to complete");
+	free_mods(m, 1);
+
+	/* a barrier one core never reaches */
+	m[0] = barrier_core(0, 8, "g", 1, "0,1", 0);
+	tb_init(&t);
+	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"idle\",\"engine\":\"SP\"}");
+	m[1] = tb_module(&t, 1);
+	tb_free(&t);
+	ck_assert_int_eq(run_mods(m, 2, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "deadlock");
+	ck_assert_contains(err.msg, "core 0 Pool: 'bar0' (CoreBarrier) waits at "
+			   "barrier group 'g' for cores [0, 1] (arrived: [0])");
+	ck_assert_contains(err.msg, "core 0 DVE: 'post0' (NoOp) waits for "
+			   "instruction 'bar0'");
+	free_mods(m, 2);
+}
+END_TEST
+
+START_TEST(test_limits)
+{
+	lm_module *m = barrier_core(0, 8, "g", 1, "0", 0);
+	ls_result r;
+	lm_error err;
+	ls_options o = {0};
+	o.max_time_ps = 1000;
+	ck_assert_int_eq(ls_run(m, NULL, &o, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "simulated time exceeded --max-time 1000 ps");
+	o.max_time_ps = 0;
+	o.max_instructions = 2;
+	ck_assert_int_eq(ls_run(m, NULL, &o, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "more than 2 instructions executed "
+			   "(--max-instructions)");
+	ck_assert_contains(err.msg, "instruction post0");
+	o.max_instructions = 3;
+	ck_assert_int_eq(ls_run(m, NULL, &o, &r, &err), 0);
+	ls_result_free(&r);
+	lm_module_free(m);
+}
+END_TEST
+
+START_TEST(test_missing_input)
+{
+	tb t;
+	lm_module *m;
+	ls_result r;
+	ls_tensors in;
+	lm_error err;
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", 1, 4);
+	m = tb_module(&t, 0);
+	tb_free(&t);
+	ck_assert_int_eq(ls_run(m, NULL, NULL, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "missing input 'x'");
+	ck_assert_int_eq(ls_make_inputs(&m, 1, tmpdir, 0, &in, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "missing input 'x'");
+	/* seeded inputs: uniform in [-1, 1), the same for the same seed */
+	ck_assert_int_eq(ls_make_inputs(&m, 1, NULL, 42, &in, &err), 0);
+	ck_assert_int_eq(in.n, 1);
+	ck_assert_int_eq(in.t[0].count, 4);
+	for (int i = 0; i < 4; i++) {
+		float v = ((float *)in.t[0].data)[i];
+		ck_assert(v >= -1.0f && v < 1.0f);
+	}
+	{
+		ls_tensors in2;
+		ck_assert_int_eq(ls_make_inputs(&m, 1, NULL, 42, &in2, &err), 0);
+		ck_assert(memcmp(in.t[0].data, in2.t[0].data, 16) == 0);
+		ls_tensors_free(&in2);
+	}
+	ls_tensors_free(&in);
+	lm_module_free(m);
+}
+END_TEST
+
+/* ---- the examples ------------------------------------------------------- */
+
+static void load_example(const char *rel, lm_module **m, int *n)
+{
+	char *dir = tu_srcpath(rel);
+	char **paths = NULL;
+	lm_error err;
+	*n = 0;
+	ck_assert_msg(lm_expand_module_arg(dir, &paths, n, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < *n; i++) {
+		ck_assert_msg(lm_module_load(&m[i], paths[i], &err) == 0, "%s",
+			      err.msg);
+		ck_assert_msg(lm_verify(m[i], NULL, &err) == 0, "%s", err.msg);
+		free(paths[i]);
+	}
+	free(paths);
+	free(dir);
+}
+
+static const float *tensor_f(const ls_tensors *ts, const char *name)
+{
+	const ls_tensor *t = ls_tensors_find(ts, name);
+	ck_assert_msg(t != NULL && t->dtype == LM_DT_FLOAT32, "tensor %s", name);
+	return t->data;
+}
+
+START_TEST(test_example_matmul1)
+{
+	lm_module *m[1];
+	int n;
+	ls_tensors in;
+	ls_result r;
+	lm_error err;
+	const float *x, *w, *b, *y;
+	load_example("examples/matmul1", m, &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(ls_make_inputs(m, 1, NULL, 7, &in, &err), 0);
+	ck_assert_msg(ls_run(m[0], &in, NULL, &r, &err) == 0, "%s", err.msg);
+	x = tensor_f(&in, "x");   /* [256, 64] */
+	w = tensor_f(&in, "w");   /* [256, 128] */
+	b = tensor_f(&in, "b");   /* [128, 1] */
+	y = tensor_f(&r.outputs, "y"); /* [128, 64] */
+	/* y[m][n] = relu(fmaf(sum_k w[k][m] x[k][n] (fmaf chain), 1, b[m])) */
+	for (int mm = 0; mm < 128; mm++)
+		for (int nn = 0; nn < 64; nn++) {
+			float acc = 0.0f, v;
+			for (int k = 0; k < 256; k++)
+				acc = fmaf(w[k * 128 + mm], x[k * 64 + nn], acc);
+			v = fmaf(acc, 1.0f, b[mm]);
+			v = v > 0.0f ? v : 0.0f;
+			ck_assert_same_f(y[mm * 64 + nn], v);
+		}
+	ck_assert_int_eq(r.n_matmuls, 2);
+	ck_assert_int_eq(r.cores[0].matmuls, 2);
+	ck_assert_int_eq(r.cores[0].macs, 2LL * 128 * 128 * 64);
+	ck_assert(r.cores[0].pe_util > 0 && r.cores[0].pe_util < 1);
+	ck_assert(r.cores[0].mac_util > 0 && r.cores[0].mac_util < 1);
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	lm_module_free(m[0]);
+}
+END_TEST
+
+/* Read a float32 .npy from the source tree. */
+static float *read_npy_f(const char *rel, int64_t count)
+{
+	char *p = tu_srcpath(rel);
+	lm_npy a;
+	lm_error err;
+	float *v;
+	ck_assert_msg(lm_npy_read(p, &a, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(a.count, count);
+	v = malloc(sizeof(float) * (size_t)count);
+	ck_assert_int_eq(lm_npy_convert(&a, LM_DT_FLOAT32, v, p, &err), 0);
+	lm_npy_free(&a);
+	free(p);
+	return v;
+}
+
+START_TEST(test_example_handoff2)
+{
+	lm_module *m[2];
+	int n;
+	ls_tensors in;
+	ls_result r;
+	lm_error err;
+	float *wc0 = read_npy_f("examples/handoff2/nc0/sg0/wc.npy", 128 * 64);
+	float *wc1 = read_npy_f("examples/handoff2/nc1/sg0/wc.npy", 128 * 64);
+	const float *a, *h, *z;
+	load_example("examples/handoff2", m, &n);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(ls_make_inputs(m, 2, NULL, 3, &in, &err), 0);
+	ck_assert_msg(ls_run_multi(m, 2, &in, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	a = tensor_f(&in, "a");
+	h = tensor_f(&r.outputs, "h");
+	z = tensor_f(&r.outputs, "z");
+	for (int i = 0; i < 128 * 64; i++) {
+		float hv = a[i] * wc0[i];
+		ck_assert_same_f(h[i], hv);
+		ck_assert_same_f(z[i], tanhf(fmaf(hv + wc1[i], 1.0f, 0.0f)));
+	}
+	ck_assert_int_eq(r.n_cores, 2);
+	ck_assert_int_gt(r.cores[1].barrier_wait_ps, 0);
+
+	/* core 1 alone: its remote_local_target producer is not in the run */
+	ls_result_free(&r);
+	ck_assert_int_eq(ls_run(m[1], &in, NULL, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "remote_local_target names allocation 'h' "
+			   "of core 0, which is not part of this run");
+
+	/* address identity: the view's address must be the producer's */
+	m[1]->functions[0].allocs[0].memlocs[0].addr += 4;
+	ck_assert_int_eq(ls_run_multi(m, 2, &in, NULL, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "address identity violated: view 'h_in' "
+			   "has addr 65540 but its producer 'h' of core 0 has "
+			   "addr 65536");
+	m[1]->functions[0].allocs[0].memlocs[0].addr -= 4;
+
+	/* an external output declared by two modules */
+	free(m[1]->functions[0].allocs[2].name);
+	m[1]->functions[0].allocs[2].name = lm_xstrdup("h");
+	ck_assert_int_eq(ls_run_multi(m, 2, &in, NULL, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "external output 'h' is also declared by");
+
+	ls_tensors_free(&in);
+	free_mods(m, 2);
+	free(wc0);
+	free(wc1);
+}
+END_TEST
+
+START_TEST(test_determinism)
+{
+	lm_module *m[2];
+	int n;
+	ls_tensors in;
+	ls_result r1, r2, rp;
+	lm_error err;
+	ls_options o = {0};
+	load_example("examples/handoff2", m, &n);
+	ck_assert_int_eq(ls_make_inputs(m, 2, NULL, 9, &in, &err), 0);
+	ck_assert_int_eq(ls_run_multi(m, 2, &in, NULL, &r1, &err), 0);
+	ck_assert_int_eq(ls_run_multi(m, 2, &in, NULL, &r2, &err), 0);
+	ck_assert_int_eq(r1.sim_time_ps, r2.sim_time_ps);
+	ck_assert(memcmp(r1.cores, r2.cores, sizeof *r1.cores * 2) == 0);
+	for (int i = 0; i < r1.outputs.n; i++)
+		ck_assert(memcmp(r1.outputs.t[i].data, r2.outputs.t[i].data,
+				 (size_t)r1.outputs.t[i].count * 4) == 0);
+	/* perturbed schedules: other times, the same bits */
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		int64_t t1;
+		o.perturb_seed = seed;
+		ck_assert_int_eq(ls_run_multi(m, 2, &in, &o, &rp, &err), 0);
+		t1 = rp.sim_time_ps;
+		ck_assert_int_ne(t1, r1.sim_time_ps);
+		for (int i = 0; i < r1.outputs.n; i++)
+			ck_assert(memcmp(r1.outputs.t[i].data,
+					 rp.outputs.t[i].data,
+					 (size_t)r1.outputs.t[i].count * 4) == 0);
+		ls_result_free(&rp);
+		ck_assert_int_eq(ls_run_multi(m, 2, &in, &o, &rp, &err), 0);
+		ck_assert_int_eq(rp.sim_time_ps, t1);
+		ls_result_free(&rp);
+	}
+	ls_result_free(&r1);
+	ls_result_free(&r2);
+	ls_tensors_free(&in);
+	free_mods(m, 2);
+}
+END_TEST
+
+/* ---- a linked module: dispatcher, Calls, queue instances ---------------- */
+
+static const char linked_json[] =
+	"{\"version\":2,\"arch\":\"gen3\",\"name\":\"l/sgLnk\","
+	"\"semaphores\":[{\"name\":\"nc0.s\",\"init\":0},{\"name\":\"nc1.s\","
+	"\"init\":0}],\"queues\":[{\"name\":\"q\",\"instances\":["
+	"{\"name\":\"nc0.q\",\"semaphore\":\"nc0.s\"},"
+	"{\"name\":\"nc1.q\",\"semaphore\":\"nc1.s\"}]}],"
+	"\"functions\":["
+	"{\"name\":\"main\",\"kind\":\"dispatcher\",\"attributes\":[],"
+	" \"allocations\":["
+	"  {\"name\":\"x\",\"kind\":\"ExternalInput\",\"dtype\":\"float32\","
+	"   \"tensor_shape\":[2,4],\"memorylocations\":[{\"name\":\"x\","
+	"   \"type\":\"DRAM\",\"addr\":0,\"dims\":[2,16],\"allocated\":true}]},"
+	"  {\"name\":\"y\",\"kind\":\"ExternalOutput\",\"dtype\":\"float32\","
+	"   \"tensor_shape\":[2,4],\"memorylocations\":[{\"name\":\"y\","
+	"   \"type\":\"DRAM\",\"addr\":64,\"dims\":[2,16],\"allocated\":true}]}],"
+	" \"blocks\":[{\"name\":\"dispatcher\",\"instructions\":["
+	"  {\"opcode\":\"Call\",\"name\":\"call_def_0_instance_0\","
+	"   \"target\":\"nc0\"},"
+	"  {\"opcode\":\"Call\",\"name\":\"call_def_1_instance_0\","
+	"   \"target\":\"nc1\"}]}]},"
+	"%s,%s]}";
+
+/* Core function c: load row c of x, add c+1, store row c of y. */
+static char *linked_core(int c)
+{
+	return lm_xasprintf(
+		"{\"name\":\"nc%d\",\"neuron_core_id\":%d,\"attributes\":[],"
+		"\"allocations\":[{\"name\":\"nc%d.t\",\"kind\":\"Internal\","
+		"\"dtype\":\"float32\",\"tensor_shape\":[1,4],"
+		"\"memorylocations\":[{\"name\":\"nc%d.t\",\"type\":\"SB\","
+		"\"addr\":0,\"dims\":[1,16],\"bank\":0,\"base\":0,"
+		"\"allocated\":true}]}],"
+		"\"blocks\":[{\"name\":\"b\",\"instructions\":["
+		"{\"opcode\":\"SwitchQueueInstance\",\"name\":"
+		"\"I-SQI-q-call_def_%d_instance_0\",\"engine\":\"SP\","
+		"\"queue\":\"q\",\"instance_name\":\"nc%d.q\"},"
+		"{\"opcode\":\"DMACopy\",\"name\":\"nc%d.ld\",\"engine\":\"SP\","
+		"\"queue\":\"q\",\"ins\":[{\"kind\":\"physical_ap\",\"memsetref\":"
+		"\"x\",\"memref\":\"x\",\"offset\":%d,\"ap\":[[4,1],[1,4]],"
+		"\"dtype\":\"float32\"}],\"outs\":[{\"kind\":\"physical_ap\","
+		"\"memsetref\":\"nc%d.t\",\"memref\":\"nc%d.t\",\"offset\":0,"
+		"\"ap\":[[4,1],[1,4]],\"dtype\":\"float32\"}]},"
+		"{\"opcode\":\"TensorScalar\",\"name\":\"nc%d.add\",\"engine\":"
+		"\"DVE\",\"op0\":\"add\",\"const0\":%d,\"op1\":\"bypass\","
+		"\"ins\":[{\"kind\":\"physical_ap\",\"memsetref\":\"nc%d.t\","
+		"\"memref\":\"nc%d.t\",\"offset\":0,\"ap\":[[4,1],[1,4]],"
+		"\"dtype\":\"float32\"}],\"outs\":[{\"kind\":\"physical_ap\","
+		"\"memsetref\":\"nc%d.t\",\"memref\":\"nc%d.t\",\"offset\":0,"
+		"\"ap\":[[4,1],[1,4]],\"dtype\":\"float32\"}],\"wait\":[{"
+		"\"semaphore\":\"nc%d.s\",\"value\":1}]},"
+		"{\"opcode\":\"DMACopy\",\"name\":\"nc%d.st\",\"engine\":\"SP\","
+		"\"queue\":\"q\",\"ins\":[{\"kind\":\"physical_ap\",\"memsetref\":"
+		"\"nc%d.t\",\"memref\":\"nc%d.t\",\"offset\":0,\"ap\":[[4,1],"
+		"[1,4]],\"dtype\":\"float32\"}],\"outs\":[{\"kind\":"
+		"\"physical_ap\",\"memsetref\":\"y\",\"memref\":\"y\",\"offset\":%d,"
+		"\"ap\":[[4,1],[1,4]],\"dtype\":\"float32\"}],\"dependencies\":"
+		"[\"nc%d.add\"]},"
+		"{\"opcode\":\"CoreBarrier\",\"name\":"
+		"\"cb_return_call_def_%d_instance_0\",\"engine\":\"Pool\","
+		"\"id\":%d,\"cores\":[%d],\"dependencies\":[\"nc%d.st\"]},"
+		"{\"opcode\":\"Return\",\"name\":\"nc%d.ret\",\"engine\":\"Pool\"}"
+		"]}]}", c, c, c, c, c, c, c, 4 * c, c, c, c, c + 1, c, c, c, c, c,
+		c, c, c, 4 * c, c, c, c, c, c, c);
+}
+
+START_TEST(test_linked_module_dispatcher)
+{
+	char *c0 = linked_core(0), *c1 = linked_core(1);
+	char *j = lm_xasprintf(linked_json, c0, c1);
+	lm_module *m;
+	lm_error err;
+	ls_result r;
+	lm_verify_opts vo = {1};
+	float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	ck_assert_msg(lm_module_parse(&m, j, strlen(j), "linked.json", &err) == 0,
+		      "%s", err.msg);
+	ck_assert_msg(lm_verify(m, &vo, &err) == 0, "%s", err.msg);
+	ck_assert_msg(run_mods(&m, 1, x, 2, 4, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(r.n_cores, 2);
+	for (int i = 0; i < 8; i++)
+		ck_assert_same_f(tb_out(&r, "y", i), x[i] + (float)(i / 4 + 1));
+	ck_assert_int_eq(r.cores[1].dma_transfers, 2);
+	ls_result_free(&r);
+	lm_module_free(m);
+	free(j);
+	free(c0);
+	free(c1);
+
+	/* without its queue switch, core 1's load (issued first: core 0
+	   spends a cycle on its switch) counts on nc0.s, so core 0's add
+	   starts before its own load landed */
+	c0 = linked_core(0);
+	c1 = linked_core(1);
+	{
+		char *p = strstr(c1, "{\"opcode\":\"SwitchQueueInstance\"");
+		char *q = strstr(p, "},") + 2;
+		memmove(p, q, strlen(q) + 1);
+	}
+	j = lm_xasprintf(linked_json, c0, c1);
+	ck_assert_int_eq(lm_module_parse(&m, j, strlen(j), "linked.json", &err),
+			 0);
+	ck_assert_int_eq(run_mods(&m, 1, x, 2, 4, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "core 0/function nc0/instruction nc0.add: "
+			   "reads uninitialized memory: ins[0] 'nc0.t'");
+	lm_module_free(m);
+	free(j);
+	free(c0);
+	free(c1);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("sched");
+	TCase *tc = tcase_create("scheduler");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_engine_order_and_dependencies);
+	tcase_add_test(tc, test_dma_fifo_one_instance_vs_two);
+	tcase_add_test(tc, test_barrier_rendezvous_three_cores);
+	tcase_add_test(tc, test_barrier_errors);
+	tcase_add_test(tc, test_deadlock_lists_blocked_engines);
+	tcase_add_test(tc, test_limits);
+	tcase_add_test(tc, test_missing_input);
+	tcase_add_test(tc, test_example_matmul1);
+	tcase_add_test(tc, test_example_handoff2);
+	tcase_add_test(tc, test_determinism);
+	tcase_add_test(tc, test_linked_module_dispatcher);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	tmpdir = tu_tmpdir("sched");
+	return tu_main(suite());
+}

@@ -1,0 +1,687 @@
+/*
+** test_sim.c -- instruction semantics of the simulator (SPEC 2.3): every
+** opcode against hand-computed or independently computed values, with the
+** edge cases (bf16 rounding, three K tiles, NaN/Inf through a transpose,
+** the identity check, divide by zero, Activation at +-Inf/NaN), and the
+** matmul kernel variants against each other.
+*/
+#include "common.h"
+#include "testutil.h"
+#include "simtb.h"
+#include "sim_int.h"
+
+/* Run a module built by t with input x; asserts success. */
+static void run_ok(tb *t, const float *x, int P, int F, ls_result *r)
+{
+	lm_module *m = tb_module(t, 0);
+	lm_error err;
+	int rc = tb_run1(m, x, P, F, NULL, r, &err);
+	ck_assert_msg(rc == 0, "run: %s", err.msg);
+	lm_module_free(m);
+}
+
+/* Run expecting a runtime error; returns the message (static). */
+static const char *run_err(tb *t, const float *x, int P, int F)
+{
+	static lm_error err;
+	lm_module *m = tb_module(t, 0);
+	ls_result r;
+	int rc = tb_run1(m, x, P, F, NULL, &r, &err);
+	ck_assert_msg(rc != 0, "run unexpectedly succeeded");
+	lm_module_free(m);
+	return err.msg;
+}
+
+/* ---- Matmult ------------------------------------------------------------ */
+
+/*
+** y = sum over three K tiles (K = 128 each) of st^T mv, accumulated in one
+** PSUM bank, evacuated to SB (float32 or bfloat16), compared with a naive
+** loop doing the same fmaf chain.
+*/
+static void matmul3(const char *in_dt, const char *out_dt)
+{
+	enum { K = 128, M = 64, N = 96, T = 3 };
+	tb t;
+	ls_result r;
+	float *st = malloc(sizeof(float) * T * K * M);
+	float *mv = malloc(sizeof(float) * T * K * N);
+	float *x = calloc((size_t)K * (T * M + T * N), sizeof(float));
+	int F = T * M + T * N;
+
+	tb_fill(st, T * K * M, 1);
+	tb_fill(mv, T * K * N, 2);
+	/* x[k][tile*M + m] = st, then x[k][T*M + tile*N + n] = mv */
+	for (int tl = 0; tl < T; tl++)
+		for (int k = 0; k < K; k++) {
+			for (int m = 0; m < M; m++)
+				x[k * F + tl * M + m] = st[(tl * K + k) * M + m];
+			for (int n = 0; n < N; n++)
+				x[k * F + T * M + tl * N + n] =
+					mv[(tl * K + k) * N + n];
+		}
+	/* the test computes in the input dtype's values */
+	for (int i = 0; i < K * F; i++)
+		x[i] = lm_round_to(lm_dtype_parse(in_dt), x[i]);
+
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", in_dt, K, F);
+	tb_dram(&t, "y", "ExternalOutput", out_dt, M, N);
+	tb_sb(&t, "xs", in_dt, K, F);
+	tb_sb(&t, "ys", out_dt, M, N);
+	tb_psum(&t, "acc", M, N, 2);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", in_dt, K, F, 0), AP("xs", in_dt, K, F, 0));
+	for (int tl = 0; tl < T; tl++) {
+		char st_ap[400], mv_ap[400];
+		snprintf(st_ap, sizeof st_ap, "{\"kind\":\"physical_ap\","
+			 "\"memsetref\":\"xs\",\"memref\":\"xs\",\"offset\":%d,"
+			 "\"ap\":[[%d,%d],[1,%d]],\"dtype\":\"%s\"}", tl * M, F,
+			 K, M, in_dt);
+		snprintf(mv_ap, sizeof mv_ap, "{\"kind\":\"physical_ap\","
+			 "\"memsetref\":\"xs\",\"memref\":\"xs\",\"offset\":%d,"
+			 "\"ap\":[[%d,%d],[1,%d]],\"dtype\":\"%s\"}",
+			 T * M + tl * N, F, K, N, in_dt);
+		tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"mm%d\",\"engine\":"
+			"\"PE\",\"ins\":[%s,%s],\"outs\":[%s],"
+			"\"start_tensor_calc\":%s,\"wait\":[{\"semaphore\":\"s0\","
+			"\"value\":1}]}", tl, st_ap, mv_ap,
+			AP("acc", "float32", M, N, 0), tl ? "false" : "true");
+	}
+	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"ev\",\"engine\":"
+		"\"Activation\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"mm2\"]}", AP("acc", "float32", M, N, 0),
+		AP("ys", out_dt, M, N, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"ev\"]}", AP("ys", out_dt, M, N, 0), AP("y", out_dt, M, N, 0));
+	run_ok(&t, x, K, F, &r);
+
+	for (int m = 0; m < M; m++)
+		for (int n = 0; n < N; n++) {
+			float acc = 0.0f;
+			for (int tl = 0; tl < T; tl++)
+				for (int k = 0; k < K; k++)
+					acc = fmaf(x[k * F + tl * M + m],
+						   x[k * F + T * M + tl * N + n],
+						   acc);
+			ck_assert_same_f(tb_out(&r, "y", m * N + n),
+					 lm_round_to(lm_dtype_parse(out_dt), acc));
+		}
+	ck_assert_int_eq(r.n_matmuls, 3);
+	ck_assert_int_eq(r.matmuls[0].k, K);
+	ck_assert_int_eq(r.matmuls[0].m, M);
+	ck_assert_int_eq(r.matmuls[0].n, N);
+	ck_assert_int_eq(r.cores[0].macs, (int64_t)T * K * M * N);
+	ck_assert(fabs(r.matmuls[0].array_util - (double)K * M / 16384) < 1e-12);
+	ls_result_free(&r);
+	tb_free(&t);
+	free(st);
+	free(mv);
+	free(x);
+}
+
+START_TEST(test_matmul_three_k_tiles_f32)
+{
+	matmul3("float32", "float32");
+}
+END_TEST
+
+START_TEST(test_matmul_bf16_inputs_and_bf16_result)
+{
+	matmul3("bfloat16", "bfloat16");
+}
+END_TEST
+
+START_TEST(test_matmul_psum_bank_boundary_rejected)
+{
+	/* [64, 512] float32 from byte 1024 of bank 0 crosses into bank 1 */
+	tb t;
+	char *j;
+	lm_module *m;
+	lm_error err;
+	tb_init(&t);
+	tb_sb(&t, "a", "float32", 64, 64);
+	tb_sb(&t, "b", "float32", 64, 512);
+	lm_buf_printf(&t.al, ",{\"name\":\"acc\",\"kind\":\"Internal\","
+		      "\"dtype\":\"float32\",\"tensor_shape\":[64,768],\"file\":"
+		      "\"\",\"memorylocations\":[{\"name\":\"acc\",\"type\":"
+		      "\"PSUM\",\"addr\":0,\"dims\":[64,4096],\"bank\":0,"
+		      "\"base\":0,\"allocated\":true}]}");
+	tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"mm\",\"engine\":\"PE\","
+		"\"ins\":[%s,%s],\"outs\":[{\"kind\":\"physical_ap\","
+		"\"memsetref\":\"acc\",\"memref\":\"acc\",\"offset\":256,\"ap\":"
+		"[[768,64],[1,512]],\"dtype\":\"float32\"}],"
+		"\"start_tensor_calc\":true}", AP("a", "float32", 64, 64, 0),
+		AP("b", "float32", 64, 512, 0));
+	j = tb_json(&t, 0);
+	ck_assert_int_eq(lm_module_parse(&m, j, strlen(j), "bank.json", &err), 0);
+	ck_assert_int_ne(lm_verify(m, NULL, &err), 0);
+	ck_assert_contains(err.msg, "PSUM bank boundary");
+	lm_module_free(m);
+	free(j);
+	tb_free(&t);
+}
+END_TEST
+
+/*
+** Identity [F, F] built as the codegen does: Memset 0 then an
+** AffineSelect with v = p - j, not_equal -> keep, else fill 1.0.
+*/
+static void build_identity(tb *t, const char *name, const char *dt, int F)
+{
+	tb_sb(t, name, dt, F, F);
+	tb_inst(t, "{\"opcode\":\"Memset\",\"name\":\"%s_zero\",\"engine\":"
+		"\"Pool\",\"outs\":[%s],\"constant\":0}", name,
+		AP(name, dt, F, F, 0));
+	tb_inst(t, "{\"opcode\":\"TensorScalarAffineSelect\",\"name\":\"%s_sel\","
+		"\"engine\":\"Pool\",\"ins\":[%s],\"outs\":[%s],\"pattern\":"
+		"[[-1,%d]],\"channel_multiplier\":1,\"base\":0,\"compare_op\":"
+		"\"not_equal\",\"fill_value\":1.0}", name, AP(name, dt, F, F, 0),
+		AP(name, dt, F, F, 0), F);
+}
+
+/* PE transpose: [P, F] -> [F, P], bit-exact, NaN / Inf / -0 preserved. */
+static void transpose_case(const char *dt, int break_identity, const char **msg)
+{
+	enum { P = 8, F = 5 };
+	float x[P * F];
+	tb t;
+	ls_result r;
+
+	for (int i = 0; i < P * F; i++)
+		x[i] = (float)i * 0.25f - 3.0f;
+	x[3] = NAN;
+	x[7] = INFINITY;
+	x[11] = -INFINITY;
+	x[13] = -0.0f;
+	x[20] = lm_bits_f32(0x7fc12345u); /* NaN with a payload */
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", dt, P, F);
+	tb_dram(&t, "y", "ExternalOutput", dt, F, P);
+	tb_sb(&t, "xs", dt, P, F);
+	tb_sb(&t, "ys", dt, F, P);
+	tb_psum(&t, "tp", F, P, 0);
+	build_identity(&t, "ident", dt, F);
+	if (break_identity)
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"spoil\","
+			"\"engine\":\"Pool\",\"outs\":[{\"kind\":\"physical_ap\","
+			"\"memsetref\":\"ident\",\"memref\":\"ident\",\"offset\":"
+			"2,\"ap\":[[%d,1],[1,1]],\"dtype\":\"%s\"}],\"value\":0.5}",
+			F, dt);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", dt, P, F, 0), AP("xs", dt, P, F, 0));
+	tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"tr\",\"engine\":\"PE\","
+		"\"ins\":[%s,%s],\"outs\":[%s],\"is_transpose\":true,"
+		"\"start_tensor_calc\":true,\"wait\":[{\"semaphore\":\"s0\","
+		"\"value\":1}],\"dependencies\":[\"%s\"]}",
+		AP("ident", dt, F, F, 0), AP("xs", dt, P, F, 0),
+		AP("tp", dt, F, P, 0), break_identity ? "spoil" : "ident_sel");
+	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"ev\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":[\"tr\"]}",
+		AP("tp", dt, F, P, 0), AP("ys", dt, F, P, 0));
+	tb_io_end(&t, dt, F, P, "ev");
+	if (msg) {
+		*msg = run_err(&t, x, P, F);
+		tb_free(&t);
+		return;
+	}
+	run_ok(&t, x, P, F, &r);
+	{
+		const ls_tensor *y = ls_tensors_find(&r.outputs, "y");
+		int es = lm_dtype_size(y->dtype);
+		for (int p = 0; p < P; p++)
+			for (int f = 0; f < F; f++) {
+				uint8_t want[4];
+				lm_store_elem(y->dtype, want, x[p * F + f]);
+				ck_assert_msg(memcmp((char *)y->data +
+						     (f * P + p) * es, want,
+						     (size_t)es) == 0,
+					      "transpose differs at [%d][%d]", f,
+					      p);
+			}
+	}
+	ls_result_free(&r);
+	tb_free(&t);
+}
+
+START_TEST(test_transpose_nan_inf_bit_exact)
+{
+	transpose_case("float32", 0, NULL);
+	transpose_case("bfloat16", 0, NULL);
+}
+END_TEST
+
+START_TEST(test_transpose_identity_check_fails)
+{
+	const char *msg;
+	transpose_case("float32", 1, &msg);
+	ck_assert_contains(msg, "instruction tr");
+	ck_assert_contains(msg, "not an identity matrix");
+	ck_assert_contains(msg, "element [0][2] is 0.5");
+}
+END_TEST
+
+/* ---- Activation --------------------------------------------------------- */
+
+/* y = func(fmaf(x, scale, bias[p])) for x over one partition row. */
+static void act_run(const char *func, const float *x, int F, float scale,
+		    float *y)
+{
+	tb t;
+	ls_result r;
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", 1, F);
+	tb_sb(&t, "bias", "float32", 1, 1);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"zb\",\"engine\":\"Pool\","
+		"\"outs\":[%s],\"value\":0}", AP("bias", "float32", 1, 1, 0));
+	tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"act\",\"engine\":"
+		"\"Activation\",\"ins\":[%s,%s],\"outs\":[%s],\"func\":\"%s\","
+		"\"scale\":%.9g,\"wait\":[{\"semaphore\":\"s0\",\"value\":1}],"
+		"\"dependencies\":[\"zb\"]}", AP("xs", "float32", 1, F, 0),
+		AP("bias", "float32", 1, 1, 0), AP("ys", "float32", 1, F, 0),
+		func, (double)scale);
+	tb_io_end(&t, "float32", 1, F, "act");
+	run_ok(&t, x, 1, F, &r);
+	for (int i = 0; i < F; i++)
+		y[i] = tb_out(&r, "y", i);
+	ls_result_free(&r);
+	tb_free(&t);
+}
+
+START_TEST(test_activation_functions)
+{
+	const float inf = INFINITY, nan = NAN;
+	float x[6] = {-inf, -1.0f, 0.0f, 0.5f, inf, nan};
+	float y[6];
+	struct { const char *f; float want[6]; } cases[] = {
+		{ "Identity", {-inf, -1.0f, 0.0f, 0.5f, inf, nan} },
+		{ "Copy", {-inf, -1.0f, 0.0f, 0.5f, inf, nan} },
+		{ "Relu", {0.0f, 0.0f, 0.0f, 0.5f, inf, nan} },
+		{ "Exp", {0.0f, expf(-1.0f), 1.0f, expf(0.5f), inf, nan} },
+		{ "Tanh", {-1.0f, tanhf(-1.0f), 0.0f, tanhf(0.5f), 1.0f, nan} },
+		{ "Sigmoid", {0.0f, 1.0f / (1.0f + expf(1.0f)), 0.5f,
+			      1.0f / (1.0f + expf(-0.5f)), 1.0f, nan} },
+		{ "Silu", {-0.0f, -1.0f / (1.0f + expf(1.0f)), 0.0f,
+			   0.5f / (1.0f + expf(-0.5f)), inf, nan} },
+		{ "Square", {inf, 1.0f, 0.0f, 0.25f, inf, nan} },
+		{ "Sqrt", {nan, nan, 0.0f, sqrtf(0.5f), inf, nan} },
+		{ "Rsqrt", {nan, nan, inf, 1.0f / sqrtf(0.5f), 0.0f, nan} },
+		{ "Reciprocal", {-0.0f, -1.0f, inf, 2.0f, 0.0f, nan} },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		act_run(cases[c].f, x, 6, 1.0f, y);
+		for (int i = 0; i < 6; i++)
+			ck_assert_msg((isnan(y[i]) && isnan(cases[c].want[i])) ||
+				      tb_bits(y[i]) == tb_bits(cases[c].want[i]),
+				      "%s(%g) = %.9g, expected %.9g", cases[c].f,
+				      (double)x[i], (double)y[i],
+				      (double)cases[c].want[i]);
+	}
+	/* Gelu_apprx_tanh: the documented formula, and its limits */
+	act_run("Gelu_apprx_tanh", x, 6, 1.0f, y);
+	{
+		float v = -1.0f;
+		float g = 0.5f * v * (1.0f + tanhf(0.7978845608028654f *
+					   (v + 0.044715f * (v * v * v))));
+		ck_assert_same_f(y[1], g);
+		ck_assert_same_f(y[0], -0.0f);
+		ck_assert_same_f(y[2], 0.0f);
+		ck_assert_same_f(y[4], inf);
+		ck_assert(isnan(y[5]));
+	}
+}
+END_TEST
+
+START_TEST(test_activation_scale_bias)
+{
+	enum { P = 4, F = 3 };
+	float x[P * F];
+	tb t;
+	ls_result r;
+	tb_fill(x, P * F, 7);
+	tb_init(&t);
+	tb_io(&t, "float32", "bfloat16", P, F);
+	tb_sb(&t, "bias", "float32", P, 1);
+	tb_inst(&t, "{\"opcode\":\"Iota\",\"name\":\"bi\",\"engine\":\"Pool\","
+		"\"outs\":[%s],\"pattern\":[[0,1]],\"channel_multiplier\":3,"
+		"\"base\":-5}", AP("bias", "float32", P, 1, 0));
+	tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"act\",\"engine\":"
+		"\"Activation\",\"ins\":[%s,%s],\"outs\":[%s],\"func\":"
+		"\"Identity\",\"scale\":1.7,\"wait\":[{\"semaphore\":\"s0\","
+		"\"value\":1}],\"dependencies\":[\"bi\"]}",
+		AP("xs", "float32", P, F, 0), AP("bias", "float32", P, 1, 0),
+		AP("ys", "bfloat16", P, F, 0));
+	tb_io_end(&t, "bfloat16", P, F, "act");
+	run_ok(&t, x, P, F, &r);
+	for (int p = 0; p < P; p++)
+		for (int f = 0; f < F; f++) {
+			float want = fmaf(x[p * F + f], 1.7f, (float)(-5 + 3 * p));
+			ck_assert_same_f(tb_out(&r, "y", p * F + f),
+					 lm_bf16_to_f32(lm_f32_to_bf16(want)));
+		}
+	ls_result_free(&r);
+	tb_free(&t);
+}
+END_TEST
+
+/* ---- elementwise -------------------------------------------------------- */
+
+/* TensorTensor op over pairs (a[i], b[i]) -> out. */
+static void tt_run(const char *op, const float *a, const float *b, int F,
+		   float *out)
+{
+	float x[2 * 16];
+	tb t;
+	ls_result r;
+	for (int i = 0; i < F; i++) {
+		x[i] = a[i];
+		x[F + i] = b[i];
+	}
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 2, F);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 1, F);
+	tb_sb(&t, "xs", "float32", 1, 2 * F);
+	tb_sb(&t, "ys", "float32", 1, F);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[{\"kind\":\"physical_ap\","
+		"\"memsetref\":\"x\",\"memref\":\"x\",\"offset\":0,\"ap\":"
+		"[[%d,1],[1,%d]],\"dtype\":\"float32\"}],\"outs\":[%s]}", 2 * F,
+		2 * F, AP("xs", "float32", 1, 2 * F, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorTensor\",\"name\":\"tt\",\"engine\":"
+		"\"DVE\",\"op\":\"%s\",\"ins\":[%s,%s],\"outs\":[%s],\"wait\":"
+		"[{\"semaphore\":\"s0\",\"value\":1}]}", op,
+		AP("xs", "float32", 1, F, 0), AP("xs", "float32", 1, F, F),
+		AP("ys", "float32", 1, F, 0));
+	tb_io_end(&t, "float32", 1, F, "tt");
+	run_ok(&t, x, 2, F, &r);
+	for (int i = 0; i < F; i++)
+		out[i] = tb_out(&r, "y", i);
+	ls_result_free(&r);
+	tb_free(&t);
+}
+
+START_TEST(test_tensortensor_ops)
+{
+	float a[5] = {1.0f, -1.0f, 0.0f, 3.0f, NAN};
+	float b[5] = {0.0f, 0.0f, 0.0f, 1.5f, 2.0f};
+	float y[5];
+	tt_run("divide", a, b, 5, y);
+	ck_assert_same_f(y[0], INFINITY);
+	ck_assert_same_f(y[1], -INFINITY);
+	ck_assert(isnan(y[2]));
+	ck_assert_same_f(y[3], 2.0f);
+	ck_assert(isnan(y[4]));
+	tt_run("add", a, b, 5, y);
+	ck_assert_same_f(y[3], 4.5f);
+	tt_run("subtract", a, b, 5, y);
+	ck_assert_same_f(y[3], 1.5f);
+	tt_run("mult", a, b, 5, y);
+	ck_assert_same_f(y[3], 4.5f);
+	ck_assert_same_f(y[1], -0.0f);
+	tt_run("max", a, b, 5, y);
+	ck_assert_same_f(y[1], 0.0f);
+	ck_assert_same_f(y[3], 3.0f);
+	ck_assert(isnan(y[4])); /* NaN propagates */
+	tt_run("min", a, b, 5, y);
+	ck_assert_same_f(y[1], -1.0f);
+	ck_assert_same_f(y[3], 1.5f);
+}
+END_TEST
+
+/* TensorScalar with op0/op1 and reverse flags. */
+static void ts_run(const char *fields, const float *x, int F, float *y)
+{
+	tb t;
+	ls_result r;
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", 1, F);
+	tb_inst(&t, "{\"opcode\":\"TensorScalar\",\"name\":\"ts\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],%s,\"wait\":[{\"semaphore\":"
+		"\"s0\",\"value\":1}]}", AP("xs", "float32", 1, F, 0),
+		AP("ys", "float32", 1, F, 0), fields);
+	tb_io_end(&t, "float32", 1, F, "ts");
+	run_ok(&t, x, 1, F, &r);
+	for (int i = 0; i < F; i++)
+		y[i] = tb_out(&r, "y", i);
+	ls_result_free(&r);
+	tb_free(&t);
+}
+
+START_TEST(test_tensorscalar_reverse)
+{
+	float x[3] = {2.0f, 0.0f, -4.0f}, y[3];
+	ts_run("\"op0\":\"subtract\",\"const0\":1,\"op1\":\"mult\",\"const1\":3",
+	       x, 3, y);
+	ck_assert_same_f(y[0], 3.0f);
+	ck_assert_same_f(y[2], -15.0f);
+	ts_run("\"op0\":\"subtract\",\"const0\":1,\"reverse0\":true,\"op1\":"
+	       "\"divide\",\"const1\":8,\"reverse1\":true", x, 3, y);
+	ck_assert_same_f(y[0], -8.0f);        /* 8 / (1 - 2) */
+	ck_assert_same_f(y[1], 8.0f);         /* 8 / (1 - 0) */
+	ck_assert_same_f(y[2], 1.6f);         /* 8 / 5 */
+	/* each step rounds to fp32: (x + 2^-30) - 1 loses the tiny term */
+	x[0] = 1.0f;
+	ts_run("\"op0\":\"add\",\"const0\":9.313225746154785e-10,\"op1\":"
+	       "\"subtract\",\"const1\":1", x, 1, y);
+	ck_assert_same_f(y[0], 0.0f);
+}
+END_TEST
+
+START_TEST(test_memset_bf16_rounding)
+{
+	/* 1 + 2^-8 is a tie in bf16 (-> 1.0, even); 1 + 3*2^-8 -> 1 + 2^-6 */
+	tb t;
+	ls_result r;
+	tb_init(&t);
+	tb_dram(&t, "y", "ExternalOutput", "bfloat16", 1, 4);
+	tb_sb(&t, "ys", "bfloat16", 1, 4);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m0\",\"engine\":\"DVE\","
+		"\"outs\":[%s],\"value\":1.00390625}", AP("ys", "bfloat16", 1, 2, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m1\",\"engine\":\"DVE\","
+		"\"outs\":[%s],\"value\":1.01171875}", AP("ys", "bfloat16", 1, 1, 2));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m2\",\"engine\":\"Pool\","
+		"\"outs\":[%s],\"mode\":\"Const\",\"constant\":-3}",
+		AP("ys", "bfloat16", 1, 1, 3));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"m1\",\"m2\"]}", AP("ys", "bfloat16", 1, 4, 0),
+		AP("y", "bfloat16", 1, 4, 0));
+	run_ok(&t, NULL, 0, 0, &r);
+	ck_assert_same_f(tb_out(&r, "y", 0), 1.0f);
+	ck_assert_same_f(tb_out(&r, "y", 1), 1.0f);
+	ck_assert_same_f(tb_out(&r, "y", 2), 1.015625f);
+	ck_assert_same_f(tb_out(&r, "y", 3), -3.0f);
+	ls_result_free(&r);
+	tb_free(&t);
+}
+END_TEST
+
+START_TEST(test_iota_and_affine_select)
+{
+	enum { P = 3, F = 6 };
+	float x[P * F];
+	tb t;
+	ls_result r;
+	tb_fill(x, P * F, 3);
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", P, F);
+	tb_dram(&t, "io", "ExternalOutput", "int32", P, F);
+	tb_sb(&t, "ios", "int32", P, F);
+	/* v = 5 + 10p + 100*i + j over pattern [[100,2],[1,3]] */
+	tb_inst(&t, "{\"opcode\":\"Iota\",\"name\":\"io1\",\"engine\":\"Pool\","
+		"\"outs\":[%s],\"pattern\":[[100,2],[1,3]],\"channel_multiplier\":"
+		"10,\"base\":5}", AP("ios", "int32", P, F, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st_io\",\"engine\":"
+		"\"SP\",\"queue\":\"q1\",\"ins\":[%s],\"outs\":[%s],"
+		"\"dependencies\":[\"io1\"]}", AP("ios", "int32", P, F, 0),
+		AP("io", "int32", P, F, 0));
+	/* keep x where j - 2p >= 0 (upper band), else -7.5 */
+	tb_inst(&t, "{\"opcode\":\"TensorScalarAffineSelect\",\"name\":\"sel\","
+		"\"engine\":\"Pool\",\"ins\":[%s],\"outs\":[%s],\"pattern\":"
+		"[[1,%d]],\"channel_multiplier\":-2,\"base\":0,\"compare_op\":"
+		"\"is_ge\",\"fill_value\":-7.5,\"wait\":[{\"semaphore\":\"s0\","
+		"\"value\":1}]}", AP("xs", "float32", P, F, 0),
+		AP("ys", "float32", P, F, 0), F);
+	tb_io_end(&t, "float32", P, F, "sel");
+	run_ok(&t, x, P, F, &r);
+	{
+		const ls_tensor *io = ls_tensors_find(&r.outputs, "io");
+		const int32_t *v = io->data;
+		for (int p = 0; p < P; p++)
+			for (int j = 0; j < F; j++) {
+				ck_assert_int_eq(v[p * F + j], 5 + 10 * p +
+						 100 * (j / 3) + j % 3);
+				ck_assert_same_f(tb_out(&r, "y", p * F + j),
+						 j - 2 * p >= 0 ? x[p * F + j]
+								: -7.5f);
+			}
+	}
+	ls_result_free(&r);
+	tb_free(&t);
+}
+END_TEST
+
+/* ---- uninitialized reads, unsupported instructions ---------------------- */
+
+START_TEST(test_uninit_read_error_and_allowed)
+{
+	tb t;
+	ls_result r;
+	const char *msg;
+	/* ys is never written: the store reads it */
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", 2, 4);
+	tb_io_end(&t, "float32", 2, 4, "ld");
+	msg = run_err(&t, (float[8]){0}, 2, 4);
+	ck_assert_contains(msg, "instruction st");
+	ck_assert_contains(msg, "reads uninitialized memory");
+	ck_assert_contains(msg, "'ys' (SB partition 0, byte 16)");
+	tb_free(&t);
+
+	/* the same with can_read_uninit: NaN */
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", 2, 4);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"can_read_uninit\":"
+		"true,\"dependencies\":[\"ld\"]}", AP("ys", "float32", 2, 4, 0),
+		AP("y", "float32", 2, 4, 0));
+	run_ok(&t, (float[8]){0}, 2, 4, &r);
+	ck_assert(isnan(tb_out(&r, "y", 5)));
+	ls_result_free(&r);
+	tb_free(&t);
+
+	/* PSUM accumulation into never-written PSUM */
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", 4, 4);
+	tb_psum(&t, "acc", 4, 4, 1);
+	tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"mm\",\"engine\":\"PE\","
+		"\"ins\":[%s,%s],\"outs\":[%s],\"start_tensor_calc\":false,"
+		"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}]}",
+		AP("xs", "float32", 4, 4, 0), AP("xs", "float32", 4, 4, 0),
+		AP("acc", "float32", 4, 4, 0));
+	msg = run_err(&t, (float[16]){0}, 4, 4);
+	ck_assert_contains(msg, "instruction mm");
+	ck_assert_contains(msg, "outs[0] (accumulator) 'acc' (PSUM partition 0, "
+			   "byte 2048)");
+	tb_free(&t);
+}
+END_TEST
+
+START_TEST(test_carriers_and_loop_reached)
+{
+	tb t;
+	const char *msg;
+	tb_init(&t);
+	tb_inst(&t, "{\"opcode\":\"NKIKLIRKernel\",\"name\":\"k56\",\"engine\":"
+		"\"Pool\",\"kernel_format\":\"bir\",\"klir_binary\":\"k.json\","
+		"\"ins\":[],\"outs\":[]}");
+	msg = run_err(&t, NULL, 0, 0);
+	ck_assert_contains(msg, "core 0/function sg0000/instruction k56");
+	ck_assert_contains(msg, "IT56");
+	ck_assert_contains(msg, "must be lowered");
+	tb_free(&t);
+
+	tb_init(&t);
+	tb_inst(&t, "{\"opcode\":\"Loop\",\"name\":\"lp\",\"engine\":\"SP\","
+		"\"blocks\":[]}");
+	msg = run_err(&t, NULL, 0, 0);
+	ck_assert_contains(msg, "instruction lp");
+	ck_assert_contains(msg, "Loop reached");
+	tb_free(&t);
+}
+END_TEST
+
+/* ---- the matmul kernel variants ----------------------------------------- */
+
+START_TEST(test_mm_kernel_variants_identical)
+{
+	static const int shapes[][3] = {
+		{128, 128, 512}, {3, 5, 17}, {128, 7, 100}, {1, 128, 1},
+		{64, 130, 65},
+	};
+	const char *variants[] = {"avx2", "avx512"};
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		int K = shapes[s][0], M = shapes[s][1], N = shapes[s][2];
+		float *st = malloc(sizeof(float) * K * M);
+		float *mv = malloc(sizeof(float) * K * N);
+		float *c0 = malloc(sizeof(float) * M * N);
+		float *c1 = malloc(sizeof(float) * M * N);
+		float *ref = malloc(sizeof(float) * M * N);
+		tb_fill(st, K * M, 11);
+		tb_fill(mv, K * N, 12);
+		tb_fill(c0, M * N, 13);
+		memcpy(ref, c0, sizeof(float) * M * N);
+		for (int m = 0; m < M; m++)
+			for (int n = 0; n < N; n++)
+				for (int k = 0; k < K; k++)
+					ref[m * N + n] = fmaf(st[k * M + m],
+							      mv[k * N + n],
+							      ref[m * N + n]);
+		for (int v = -1; v < 2; v++) {
+			ls_mm_kernel_force(v < 0 ? "generic" : variants[v]);
+			memcpy(c1, c0, sizeof(float) * M * N);
+			ls_mm_kernel(K, M, N, st, mv, c1);
+			ck_assert_msg(memcmp(c1, ref, sizeof(float) * M * N) == 0,
+				      "kernel %s differs for %dx%dx%d",
+				      ls_mm_kernel_name(), K, M, N);
+		}
+		ls_mm_kernel_force(NULL);
+		free(st);
+		free(mv);
+		free(c0);
+		free(c1);
+		free(ref);
+	}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("sim");
+	TCase *tc = tcase_create("semantics");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_matmul_three_k_tiles_f32);
+	tcase_add_test(tc, test_matmul_bf16_inputs_and_bf16_result);
+	tcase_add_test(tc, test_matmul_psum_bank_boundary_rejected);
+	tcase_add_test(tc, test_transpose_nan_inf_bit_exact);
+	tcase_add_test(tc, test_transpose_identity_check_fails);
+	tcase_add_test(tc, test_activation_functions);
+	tcase_add_test(tc, test_activation_scale_bias);
+	tcase_add_test(tc, test_tensortensor_ops);
+	tcase_add_test(tc, test_tensorscalar_reverse);
+	tcase_add_test(tc, test_memset_bf16_rounding);
+	tcase_add_test(tc, test_iota_and_affine_select);
+	tcase_add_test(tc, test_uninit_read_error_and_allowed);
+	tcase_add_test(tc, test_carriers_and_loop_reached);
+	tcase_add_test(tc, test_mm_kernel_variants_identical);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}
