@@ -16,3 +16,8 @@ if HAVE_OPENBLAS
 bench_bench_sim_CPPFLAGS = $(AM_CPPFLAGS) -DLNCSIM_BENCH_OPENBLAS
 bench_bench_sim_LDADD += -lopenblas
 endif
+
+EXTRA_PROGRAMS += bench/bench_link
+BENCH_PROGS += bench/bench_link
+bench_bench_link_SOURCES = bench/bench_link.c
+bench_bench_link_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)

@@ -99,6 +99,7 @@ char *cli_db_cmdline(int argc, char **argv)
 	return lm_buf_detach(&b);
 }
 
+/* Monotonic seconds. */
 double cli_db_now(void)
 {
 	struct timespec ts;

@@ -142,6 +142,9 @@ static int db_merge(int argc, char **argv)
 	return rc;
 }
 
+/*
+** `lncsim db SUBCOMMAND`: dispatch to runs or merge.
+*/
 int cmd_db(int argc, char **argv)
 {
 	if (argc < 2)

@@ -46,6 +46,10 @@ static const char *opt_value(const char *name, int argc, char **argv, int *i,
 	return argv[++*i];
 }
 
+/*
+** `lncsim report`: parse the options, open the database (never
+** created), write the report, print the files written.
+*/
 int cmd_report(int argc, char **argv)
 {
 	cli_db dbo = {0};

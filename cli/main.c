@@ -84,8 +84,13 @@ int cli_expand_modules(int argc, char **argv, char ***paths, int *n)
 {
 	lm_error err;
 	for (int i = 0; i < argc; i++)
-		if (lm_expand_module_arg(argv[i], paths, n, &err) != 0)
+		if (lm_expand_module_arg(argv[i], paths, n, &err) != 0) {
+			/* nothing is returned on error: callers just return */
+			cli_free_paths(*paths, *n);
+			*paths = NULL;
+			*n = 0;
 			return cli_report(&err);
+		}
 	return 0;
 }
 

@@ -194,11 +194,13 @@ void ldb_close(ldb *db)
 	free(db);
 }
 
+/* The path given to ldb_open. */
 const char *ldb_path(const ldb *db)
 {
 	return db->path;
 }
 
+/* The connection, for read-only queries of the reports. */
 struct sqlite3 *ldb_sqlite(ldb *db)
 {
 	return db->h;
@@ -358,6 +360,7 @@ rollback:
 	return LM_EINPUT;
 }
 
+/* The runs.id of an open run (visible to this connection only). */
 int64_t ldb_run_id(const ldb_run *run)
 {
 	return run->id;

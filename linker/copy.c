@@ -87,8 +87,7 @@ static void map_insts(lk_ctx *x, census *cs, int ci, const lm_block *bs,
 			} else if (in->name && lm_strmap_lookup(&cs->insts,
 								in->name) == COLLIDED) {
 				lm_strmap_put(&c->insts, in->name,
-					      lk_str(x, "nc%lld.%s",
-						     (long long)c->core, in->name));
+					      lk_nc(x, c->core, in->name));
 				c->n_collisions++;
 			}
 		}
@@ -117,8 +116,7 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 		if (!do_allocs)
 			continue;
 		if (lm_strmap_lookup(&cs->allocs, sa->name) == COLLIDED) {
-			char *nn = lk_str(x, "nc%lld.%s", (long long)c->core,
-					  sa->name);
+			char *nn = lk_nc(x, c->core, sa->name);
 			lm_strmap_put(&c->alloc_self, sa->name, nn);
 			lk_set(&da->name, nn);
 			c->n_collisions++;
@@ -127,7 +125,7 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 			const char *ln = sa->memlocs[l].name;
 			if (lm_strmap_lookup(&cs->memlocs, ln) != COLLIDED)
 				continue;
-			char *nn = lk_str(x, "nc%lld.%s", (long long)c->core, ln);
+			char *nn = lk_nc(x, c->core, ln);
 			lm_strmap_put(&c->memloc_self, ln, nn);
 			lk_set(&da->memlocs[l].name, nn);
 		}
@@ -400,7 +398,7 @@ int copy_modules_as_functions(lk_ctx *x)
 			const lm_function *sf = &c->src->functions[f];
 			lm_function *df = &x->out->functions[k];
 			df->name = f == 0 ? lk_str(x, "nc%lld", (long long)c->core)
-				: lk_str(x, "nc%lld.%s", (long long)c->core, sf->name);
+				: lk_nc(x, c->core, sf->name);
 			lm_strmap_put(&c->funcs, sf->name, df->name);
 			df->name = lm_xstrdup(df->name);
 			df->n_attributes = sf->n_attributes;

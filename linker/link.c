@@ -78,21 +78,55 @@ int lk_parse_skip(const char *list, unsigned *mask, lm_error *err)
 
 /* ---- context helpers --------------------------------------------------- */
 
+/* Bump allocation of n bytes from the context's arena (freed with it). */
+static char *arena_alloc(lk_ctx *x, size_t n)
+{
+	if (n > x->arena_left) {
+		size_t sz = n > 65536 ? n : 65536;
+		lm_grow(&x->strs, &x->cap_strs, x->n_strs + 1, sizeof *x->strs);
+		x->arena = x->strs[x->n_strs++] = lm_xmalloc(sz);
+		x->arena_left = sz;
+	}
+	char *p = x->arena;
+	x->arena += n;
+	x->arena_left -= n;
+	return p;
+}
+
 char *lk_str(lk_ctx *x, const char *fmt, ...)
 {
-	va_list ap;
-	lm_buf b = LM_BUF_INIT;
+	va_list ap, ap2;
 	va_start(ap, fmt);
-	va_list ap2;
 	va_copy(ap2, ap);
 	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	lm_buf_grow(&b, (size_t)(n > 0 ? n : 0) + 1);
-	vsnprintf(b.ptr, (size_t)(n > 0 ? n : 0) + 1, fmt, ap2);
+	if (n < 0)
+		n = 0;
+	char *p = arena_alloc(x, (size_t)n + 1);
+	vsnprintf(p, (size_t)n + 1, fmt, ap2);
 	va_end(ap2);
-	b.size = (size_t)(n > 0 ? n : 0);
-	lm_grow(&x->strs, &x->cap_strs, x->n_strs + 1, sizeof *x->strs);
-	return x->strs[x->n_strs++] = lm_buf_detach(&b);
+	return p;
+}
+
+/* "nc<core>.<name>" without printf (the hot rename of the link). */
+char *lk_nc(lk_ctx *x, int64_t core, const char *name)
+{
+	char digits[24];
+	int nd = 0;
+	uint64_t v = core < 0 ? 0 : (uint64_t)core;
+	size_t ln = strlen(name);
+	do {
+		digits[nd++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	char *p = arena_alloc(x, 3 + (size_t)nd + ln + 1), *q = p;
+	*q++ = 'n';
+	*q++ = 'c';
+	while (nd)
+		*q++ = digits[--nd];
+	*q++ = '.';
+	memcpy(q, name, ln + 1);
+	return p;
 }
 
 void lk_set(char **p, const char *v)
@@ -251,8 +285,10 @@ static int check_inputs(lk_ctx *x, lm_module *const *mods, int n)
 		if (!m)
 			return lm_errc(x->err, LM_EINTERNAL, "", "",
 				       "module %d is NULL", i);
-		if (lm_verify(m, NULL, x->err) != 0)
+		if (!x->opts->trust_inputs && lm_verify(m, NULL, x->err) != 0)
 			return LM_EINPUT;
+		if (!m->arch)
+			return lm_err(x->err, mpath(m), "module", "no arch");
 		for (int f = 0; f < m->n_functions; f++)
 			if (m->functions[f].kind == LM_FK_DISPATCHER)
 				return lm_err(x->err, mpath(m), "", "function "

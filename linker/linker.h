@@ -60,6 +60,10 @@ typedef struct lk_options {
 	int abs_file_paths;   /* in-memory use without a link dir: `file`
 				 fields become absolute source paths */
 	lm_buf *log;          /* -v: one line per step appended (may be NULL) */
+	int trust_inputs;     /* the caller already ran lm_verify on every
+				 input: skip it here (else every input is
+				 verified first; a bad input is undefined
+				 behaviour with this set) */
 } lk_options;
 
 /* One tensor-map entry (SPEC 4 step 6). */

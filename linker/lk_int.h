@@ -50,9 +50,11 @@ typedef struct lk_ctx {
 	lm_module *out;
 	lm_buf *log;
 	lm_error *err;
-	/* ctx-owned strings (map values) */
+	/* ctx-owned strings (map values): arena chunks */
 	char **strs;
 	int n_strs, cap_strs;
+	char *arena;
+	size_t arena_left;
 	lk_view *views;
 	int n_views, cap_views;
 	/* allocation name in main -> its lk_decl (build_main_memlocs) */
@@ -67,6 +69,8 @@ typedef struct lk_ctx {
 
 /* A ctx-owned copy of a formatted string (freed with the context). */
 char *lk_str(lk_ctx *x, const char *fmt, ...) LM_PRINTF(2, 3);
+/* A ctx-owned "nc<core>.<name>". */
+char *lk_nc(lk_ctx *x, int64_t core, const char *name);
 /* Replace *p (freeing it) by a copy of v. */
 void lk_set(char **p, const char *v);
 /* One -v line. */

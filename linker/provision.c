@@ -194,7 +194,7 @@ static void pick_inst(lm_inst *in, void *ud)
 		char *nn = own(p->r, lk_pv_unique_name(in->name, &p->mod->insts,
 						    p->own_names));
 		lm_strmap_put(p->own_names, nn, (void *)1);
-		lm_strmap_put(&p->r->insts, in->name, nn);
+		lm_strmap_put(&p->r->insts, own(p->r, lm_xstrdup(in->name)), nn);
 	}
 }
 
@@ -239,7 +239,7 @@ void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f)
 			char *nn = own(&r, lk_pv_unique_name(al->name, &mod.allocs,
 							  &fa));
 			lm_strmap_put(&fa, nn, (void *)1);
-			lm_strmap_put(&r.allocs, al->name, nn);
+			lm_strmap_put(&r.allocs, own(&r, lm_xstrdup(al->name)), nn);
 		}
 		for (int l = 0; l < al->n_memlocs; l++) {
 			lm_memloc *ml = &al->memlocs[l];
@@ -247,7 +247,8 @@ void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f)
 				char *nn = own(&r, lk_pv_unique_name(ml->name,
 						&mod.memlocs, &fl));
 				lm_strmap_put(&fl, nn, (void *)1);
-				lm_strmap_put(&r.memlocs, ml->name, nn);
+				lm_strmap_put(&r.memlocs,
+					      own(&r, lm_xstrdup(ml->name)), nn);
 			}
 		}
 	}

@@ -138,12 +138,11 @@ int init_queues(lk_ctx *x)
 	for (int ci = 0; ci < x->n; ci++) {
 		const lk_core *c = &x->cores[ci];
 		const lm_module *m = c->src;
-		long long cc = (long long)c->core;
 		qmaps q;
 		lm_strmap_init(&q.sems);
 		lm_strmap_init(&q.qinsts);
 		for (int s = 0; s < m->n_semaphores; s++) {
-			char *nn = lk_str(x, "nc%lld.%s", cc, m->semaphores[s].name);
+			char *nn = lk_nc(x, c->core, m->semaphores[s].name);
 			add_semaphore(o, nn, &m->semaphores[s]);
 			lm_strmap_put(&q.sems, m->semaphores[s].name, nn);
 		}
@@ -161,7 +160,7 @@ int init_queues(lk_ctx *x)
 				const lm_qinstance *qi = &sq->instances[i];
 				const char *sem = lm_strmap_lookup(&q.sems,
 								   qi->semaphore);
-				char *nn = lk_str(x, "nc%lld.%s", cc, qi->name);
+				char *nn = lk_nc(x, c->core, qi->name);
 				add_instance(uq, nn, sem ? sem : qi->semaphore,
 					     qi->extra);
 				lm_strmap_put(&q.qinsts, qi->name, nn);

@@ -453,9 +453,15 @@ static int check_aliases(vctx *v)
 				    "producer '%s'", al->consumer, al->producer);
 		wpop(v, w);
 	}
-	if (!v->linked)
-		return 0;
-	/* linked modules: every alias_of view is listed in `aliases` */
+	return 0;
+}
+
+
+/* Linked modules: every alias_of view is listed in module `aliases`. */
+static int check_linked_aliases(vctx *v)
+{
+	const lm_module *m = v->m;
+	wpop(v, 0);
 	for (int f = 0; f < m->n_functions; f++) {
 		const lm_function *fn = &m->functions[f];
 		for (int a = 0; a < fn->n_allocs; a++) {
@@ -1383,6 +1389,8 @@ int lm_verify(const lm_module *m, const lm_verify_opts *opts, lm_error *err)
 	}
 	if (v.linked)
 		rc = check_linked(&v);
+	if (!rc && v.linked)
+		rc = check_linked_aliases(&v);
 
 done:
 	lm_strmap_free(&v.sems);

@@ -21,10 +21,19 @@
 /* 1 if the n shadow bytes at p are all set. */
 static int all_set(const uint8_t *p, int64_t n)
 {
-	uint64_t w;
+	uint64_t w[4], x;
+	while (n >= 32) { /* four words per step, one branch */
+		memcpy(w, p, 32);
+		x = (w[0] ^ ONES64) | (w[1] ^ ONES64) | (w[2] ^ ONES64) |
+		    (w[3] ^ ONES64);
+		if (x)
+			return 0;
+		p += 32;
+		n -= 32;
+	}
 	while (n >= 8) {
-		memcpy(&w, p, 8);
-		if (w != ONES64)
+		memcpy(w, p, 8);
+		if (w[0] != ONES64)
 			return 0;
 		p += 8;
 		n -= 8;

@@ -158,7 +158,7 @@ static void prep_opnd(ls_machine *mc, int mi, const lm_arg *a, ls_opnd *o,
 	int64_t st[64], nm[64];
 	int nd = 0;
 
-	memset(o, 0, sizeof *o);
+	/* o is zeroed (calloc) */
 	if (a->kind == LM_ARG_IMM)
 		return; /* space NONE: an immediate */
 	if (a->kind != LM_ARG_PHYSICAL_AP) {

@@ -157,31 +157,48 @@ static void mm_avx2(int K, int M, int N, const float *st, const float *mv,
 	mm_blocked(K, M, N, st, mv, acc, 4, 16, micro_avx2);
 }
 
-/* AVX-512: 4 rows x 64 columns (16 zmm accumulators). */
+/* AVX-512: 4 rows x 64 columns (16 zmm accumulators, kept in registers). */
+#define LD4(i) \
+	__m512 c##i##0 = _mm512_loadu_ps(c + (size_t)(i) * ldc); \
+	__m512 c##i##1 = _mm512_loadu_ps(c + (size_t)(i) * ldc + 16); \
+	__m512 c##i##2 = _mm512_loadu_ps(c + (size_t)(i) * ldc + 32); \
+	__m512 c##i##3 = _mm512_loadu_ps(c + (size_t)(i) * ldc + 48)
+#define FMA4(i) do { \
+	__m512 a_ = _mm512_set1_ps(a[i]); \
+	c##i##0 = _mm512_fmadd_ps(a_, b0, c##i##0); \
+	c##i##1 = _mm512_fmadd_ps(a_, b1, c##i##1); \
+	c##i##2 = _mm512_fmadd_ps(a_, b2, c##i##2); \
+	c##i##3 = _mm512_fmadd_ps(a_, b3, c##i##3); \
+} while (0)
+#define ST4(i) do { \
+	_mm512_storeu_ps(c + (size_t)(i) * ldc, c##i##0); \
+	_mm512_storeu_ps(c + (size_t)(i) * ldc + 16, c##i##1); \
+	_mm512_storeu_ps(c + (size_t)(i) * ldc + 32, c##i##2); \
+	_mm512_storeu_ps(c + (size_t)(i) * ldc + 48, c##i##3); \
+} while (0)
+
 __attribute__((target("avx512f")))
 static void micro_avx512(int K, const float *stp, const float *mvp, float *c,
 			 int ldc)
 {
-	__m512 r[4][4];
-	for (int i = 0; i < 4; i++)
-		for (int j = 0; j < 4; j++)
-			r[i][j] = _mm512_loadu_ps(c + (size_t)i * ldc + 16 * j);
+	LD4(0);
+	LD4(1);
+	LD4(2);
+	LD4(3);
 	for (int k = 0; k < K; k++) {
 		const float *a = stp + 4 * k;
 		const float *b = mvp + 64 * k;
 		__m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 		__m512 b2 = _mm512_loadu_ps(b + 32), b3 = _mm512_loadu_ps(b + 48);
-		for (int i = 0; i < 4; i++) {
-			__m512 ai = _mm512_set1_ps(a[i]);
-			r[i][0] = _mm512_fmadd_ps(ai, b0, r[i][0]);
-			r[i][1] = _mm512_fmadd_ps(ai, b1, r[i][1]);
-			r[i][2] = _mm512_fmadd_ps(ai, b2, r[i][2]);
-			r[i][3] = _mm512_fmadd_ps(ai, b3, r[i][3]);
-		}
+		FMA4(0);
+		FMA4(1);
+		FMA4(2);
+		FMA4(3);
 	}
-	for (int i = 0; i < 4; i++)
-		for (int j = 0; j < 4; j++)
-			_mm512_storeu_ps(c + (size_t)i * ldc + 16 * j, r[i][j]);
+	ST4(0);
+	ST4(1);
+	ST4(2);
+	ST4(3);
 }
 
 static void mm_avx512(int K, int M, int N, const float *st, const float *mv,

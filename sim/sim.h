@@ -101,6 +101,8 @@ typedef struct ls_result {
 	int n_matmuls;
 	ls_matmul_rec *matmuls;
 	ls_tensors outputs;        /* external outputs of the run */
+	double wall_run_s;         /* host seconds in the event loop (added;
+				      excludes preparation and teardown) */
 } ls_result;
 
 void ls_result_free(ls_result *r);

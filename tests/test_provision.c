@@ -1,4 +1,970 @@
+/*
+** test_provision.c -- kernel provision (SPEC 6): TranslateNKIASTToBIR by
+** both mechanisms, the LNC gate, the argument maps and every error
+** message, the codegen helpers' caching, InlineNKIKernel, and the lowered
+** + inlined modules running in the simulator with outputs checked against
+** values computed here independently. Plus `lncsim lower`.
+*/
 #include "common.h"
 #include "testutil.h"
-static Suite *suite(void){ Suite *s = suite_create("provision"); return s; }
-int main(void){ return tu_main(suite()); }
+#include "module.h"
+#include "verify.h"
+#include "dtype.h"
+#include "provision.h"
+#include "klr.h"
+#include "sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+/* Path of a provision fixture; caller frees. */
+static char *fx(const char *name)
+{
+	char *r = lm_xasprintf("tests/fixtures/provision/%s", name);
+	char *p = tu_srcpath(r);
+	free(r);
+	return p;
+}
+
+static lm_module *load(const char *path)
+{
+	lm_module *m = NULL;
+	lm_error err;
+	ck_assert_msg(lm_module_load(&m, path, &err) == 0, "%s", err.msg);
+	return m;
+}
+
+static lm_module *load_fx(const char *name)
+{
+	char *p = fx(name);
+	lm_module *m = load(p);
+	free(p);
+	return m;
+}
+
+/* Copy a file into dir (same base name). */
+static void copy_to(const char *src, const char *dir, const char *name)
+{
+	char *data = NULL, *dst = lm_xasprintf("%s/%s", dir, name);
+	size_t n;
+	lm_error err;
+	ck_assert_msg(lm_read_file(src, &data, &n, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(lm_write_file_atomic(dst, data, n, &err), 0);
+	free(data);
+	free(dst);
+}
+
+static void copy_fx(const char *name, const char *dir)
+{
+	char *p = fx(name);
+	copy_to(p, dir, name);
+	free(p);
+}
+
+/* Pack tests/fixtures/klr/<name>.json into dir/<name>.klr, with an
+** optional replacement of the version string. */
+static void pack_klr(const char *name, const char *dir, const char *version)
+{
+	char *rel = lm_xasprintf("tests/fixtures/klr/%s.json", name);
+	char *p = tu_srcpath(rel), *t = tu_read(p);
+	char *out = lm_xasprintf("%s/%s.klr", dir, name);
+	lk_klr_file f;
+	lm_buf b = LM_BUF_INIT;
+	lm_error err;
+	ck_assert(t != NULL);
+	ck_assert_msg(lk_klr_from_json(&f, t, strlen(t), p, &err) == 0, "%s",
+		      err.msg);
+	if (version)
+		sscanf(version, "%llu.%llu.%llu",
+		       (unsigned long long *)&f.version[0],
+		       (unsigned long long *)&f.version[1],
+		       (unsigned long long *)&f.version[2]);
+	ck_assert_int_eq(lk_klr_encode_file(&f, &b, &err), 0);
+	ck_assert_int_eq(lm_write_file_atomic(out, b.ptr, b.size, &err), 0);
+	lm_buf_free(&b);
+	lk_klr_file_free(&f);
+	free(rel);
+	free(p);
+	free(t);
+	free(out);
+}
+
+/* A module ready for Mechanism A: caller fixture + packed kernel in dir. */
+static lm_module *setup_a(const char *dir, const char *caller,
+			  const char *kernel)
+{
+	char *p = lm_xasprintf("%s/%s", dir, caller);
+	lm_module *m;
+	copy_fx(caller, dir);
+	pack_klr(kernel, dir, NULL);
+	m = load(p);
+	free(p);
+	return m;
+}
+
+/* Lower (and verify); fails the test on error. */
+static lm_module *lower_ok(const lm_module *m, int do_inline,
+			   lk_warnings *w)
+{
+	lm_module *out = NULL;
+	lk_lower_opts o;
+	lm_error err;
+	memset(&o, 0, sizeof o);
+	o.inline_kernels = do_inline;
+	ck_assert_msg(lk_lower(&out, m, &o, w, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "lowered module does "
+		      "not verify: %s", err.msg);
+	return out;
+}
+
+/* Lower expecting an error containing want. */
+static void lower_fails(const lm_module *m, const char *want)
+{
+	lm_module *out = NULL;
+	lm_error err;
+	lk_warnings w = { 0, 0, NULL };
+	ck_assert_int_ne(lk_lower(&out, m, NULL, &w, &err), 0);
+	ck_assert_ptr_null(out);
+	ck_assert_contains(err.msg, want);
+	lk_warnings_free(&w);
+}
+
+/* The instruction named name (top-level blocks), or NULL. */
+static lm_inst *find_inst(const lm_module *m, const char *name,
+			  lm_function **owner)
+{
+	for (int f = 0; f < m->n_functions; f++)
+		for (int b = 0; b < m->functions[f].n_blocks; b++)
+			for (int i = 0; i < m->functions[f].blocks[b].n_insts;
+			     i++) {
+				lm_inst *in = &m->functions[f].blocks[b].insts[i];
+				if (in->name && !strcmp(in->name, name)) {
+					if (owner)
+						*owner = &m->functions[f];
+					return in;
+				}
+			}
+	return NULL;
+}
+
+/* Number of instructions of opcode op in the module. */
+static int count_op(const lm_module *m, lm_opcode op)
+{
+	int n = 0;
+	for (int f = 0; f < m->n_functions; f++)
+		for (int b = 0; b < m->functions[f].n_blocks; b++)
+			for (int i = 0; i < m->functions[f].blocks[b].n_insts; i++)
+				n += m->functions[f].blocks[b].insts[i].op == op;
+	return n;
+}
+
+/* Number of allocations (and of instructions) whose name starts with p. */
+static int count_prefix(const lm_function *f, const char *p, int insts)
+{
+	int n = 0;
+	size_t k = strlen(p);
+	if (!insts) {
+		for (int a = 0; a < f->n_allocs; a++)
+			n += !strncmp(f->allocs[a].name, p, k);
+		return n;
+	}
+	for (int b = 0; b < f->n_blocks; b++)
+		for (int i = 0; i < f->blocks[b].n_insts; i++)
+			n += !strncmp(f->blocks[b].insts[i].name, p, k);
+	return n;
+}
+
+static const char *kv_get(const lm_kv *kv, int n, const char *key)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(kv[i].key, key))
+			return kv[i].value;
+	return NULL;
+}
+
+static int has_dep(const lm_inst *in, const char *name)
+{
+	for (int i = 0; i < in->n_deps; i++)
+		if (!strcmp(in->deps[i], name))
+			return 1;
+	return 0;
+}
+
+/* The input x of the fixtures: exact small values plus a few odd bits. */
+static float xval(int p, int j)
+{
+	return (float)((p * 7 + j * 3) % 23 - 11) / 8.0f +
+	       (float)(p % 3) * 0.001f;
+}
+
+/* Run m with input x [P, Fr]; returns the result (caller frees). */
+static void run(const lm_module *m, int P, int Fr, ls_result *res)
+{
+	ls_tensors in = { 0, NULL };
+	ls_options o;
+	lm_error err;
+	int64_t shape[2] = { P, Fr };
+	float *x = lm_xmalloc((size_t)P * (size_t)Fr * sizeof *x);
+	for (int p = 0; p < P; p++)
+		for (int j = 0; j < Fr; j++)
+			x[p * Fr + j] = xval(p, j);
+	ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	memset(&o, 0, sizeof o);
+	memset(res, 0, sizeof *res);
+	ck_assert_msg(ls_run(m, &in, &o, res, &err) == 0, "run: %s", err.msg);
+	ls_tensors_free(&in);
+	free(x);
+}
+
+/* Output element i as float32. */
+static float out_at(const ls_result *r, const char *name, int64_t i)
+{
+	const ls_tensor *t = ls_tensors_find(&r->outputs, name);
+	ck_assert_msg(t != NULL, "no output %s", name);
+	ck_assert(i < t->count);
+	return lm_load_elem(t->dtype, (const char *)t->data +
+			    i * lm_dtype_size(t->dtype));
+}
+
+/* s with every occurrence of a replaced by b; caller frees. */
+static char *replace_all(const char *s, const char *a, const char *b)
+{
+	lm_buf o = LM_BUF_INIT;
+	size_t na = strlen(a);
+	const char *p;
+	while ((p = strstr(s, a)) != NULL) {
+		lm_buf_put(&o, s, (size_t)(p - s));
+		lm_buf_puts(&o, b);
+		s = p + na;
+	}
+	lm_buf_puts(&o, s);
+	return lm_buf_detach(&o);
+}
+
+/* ---- Mechanism B ---------------------------------------------------------------- */
+
+START_TEST(test_bir_lower_structure)
+{
+	lm_module *m = load_fx("b_caller.json"), *lo;
+	lm_function *kf = NULL;
+	lm_inst *call, *after;
+	lk_warnings w = { 0, 0, NULL };
+
+	lo = lower_ok(m, 0, &w);
+	ck_assert_int_eq(w.n, 0);
+	ck_assert_int_eq(count_op(lo, LM_OP_NKIKLIRKERNEL), 0);
+	ck_assert_ptr_null(find_inst(lo, "kern", NULL));
+	call = find_inst(lo, "inst__relu_k", NULL);
+	ck_assert_ptr_nonnull(call);
+	ck_assert_int_eq(call->op, LM_OP_NKIKERNEL);
+	ck_assert_str_eq(call->func, "relu_k");
+	ck_assert_str_eq(call->kernel_source, "Beta3");
+	ck_assert_str_eq(kv_get(call->func_args, call->n_func_args, "kin"), "x");
+	ck_assert_str_eq(kv_get(call->func_outs, call->n_func_outs, "kout"), "y");
+	ck_assert_int_eq(call->n_ins, 1);
+	ck_assert_str_eq(call->ins[0].memsetref, "x");
+	ck_assert_str_eq(call->outs[0].memsetref, "y");
+	ck_assert(has_dep(call, "caller_ms"));
+	/* budget from the re-scan: SB high-water 512 + 4, no PSUM */
+	ck_assert(call->has_sb_buf_shape);
+	ck_assert_int_eq((int)call->sb_buf_shape[0], 516);
+	ck_assert_int_eq((int)call->sb_buf_shape[1], 128);
+	ck_assert_int_eq((int)call->psum_buf_shape[2], 0);
+	/* the call site stands where the carrier stood */
+	ck_assert_str_eq(lo->functions[0].blocks[0].insts[1].name,
+			 "inst__relu_k");
+	after = find_inst(lo, "after", NULL);
+	ck_assert(has_dep(after, "inst__relu_k"));
+	/* the new function: kind nki, names made unique, sync merged */
+	kf = lm_module_find_function(lo, "relu_k");
+	ck_assert_ptr_nonnull(kf);
+	ck_assert(kf->has_kind && kf->kind == LM_FK_NKI);
+	ck_assert_ptr_nonnull(lm_module_find_alloc(lo, "t_1", NULL));
+	ck_assert_ptr_nonnull(lm_module_find_queue(lo, "qSyncIO0_1"));
+	ck_assert_ptr_nonnull(lm_module_find_semaphore(lo, "s_dma_1"));
+	ck_assert_str_eq(find_inst(lo, "relu_k_ld", NULL)->queue, "qSyncIO0_1");
+	/* the Const file, relative to the module's directory */
+	ck_assert_str_eq(lm_module_find_alloc(lo, "w", NULL)->file, "w.npy");
+	/* the input is untouched */
+	ck_assert_int_eq(count_op(m, LM_OP_NKIKLIRKERNEL), 1);
+	ck_assert_int_eq(m->n_functions, 1);
+	lm_module_free(lo);
+	lm_module_free(m);
+	lk_warnings_free(&w);
+}
+END_TEST
+
+START_TEST(test_bir_inline_runs)
+{
+	lm_module *m = load_fx("b_caller.json"), *lo;
+	ls_result r;
+	lo = lower_ok(m, 1, NULL);
+	ck_assert_int_eq(lo->n_functions, 1);
+	ck_assert_int_eq(count_op(lo, LM_OP_NKIKERNEL), 0);
+	/* the call's name survives as the closing NoOp */
+	ck_assert_int_eq(find_inst(lo, "inst__relu_k", NULL)->op, LM_OP_NOOP);
+	ck_assert(has_dep(find_inst(lo, "relu_k_ld", NULL), "caller_ms"));
+	run(lo, 128, 64, &r);
+	for (int p = 0; p < 128; p++)
+		for (int j = 0; j < 64; j++) {
+			float v = fmaf(xval(p, j), 2.0f, (float)(p % 8) / 4.0f);
+			float want = v > 0 ? v : 0.0f;
+			ck_assert_msg(out_at(&r, "y", p * 64 + j) == want,
+				      "y[%d][%d] = %g, want %g", p, j,
+				      out_at(&r, "y", p * 64 + j), want);
+		}
+	ls_result_free(&r);
+	lm_module_free(lo);
+	lm_module_free(m);
+}
+END_TEST
+
+START_TEST(test_bir_const_copied)
+{
+	char *dir = tu_tmpdir("prov-const");
+	lm_module *m = load_fx("b_caller.json"), *lo = NULL;
+	lk_lower_opts o;
+	lm_error err;
+	char *w;
+	memset(&o, 0, sizeof o);
+	o.out_dir = dir;
+	ck_assert_msg(lk_lower(&lo, m, &o, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(lm_module_find_alloc(lo, "w", NULL)->file,
+			 "relu_k.const/w.npy");
+	w = lm_xasprintf("%s/relu_k.const/w.npy", dir);
+	ck_assert_int_eq(access(w, R_OK), 0);
+	free(w);
+	lm_module_free(lo);
+	lm_module_free(m);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_lnc_gate)
+{
+	lm_module *m = load_fx("b_caller_lnc2.json"), *lo;
+	lk_warnings w = { 0, 0, NULL };
+	ls_result r;
+
+	/* unset core id, two functions: error */
+	ck_assert(!m->has_core_id);
+	lower_fails(m, "NeuronCoreId must be set when the LNC count is "
+		    "greater than 1");
+	lower_fails(m, "function sg0000/block main/instruction kern");
+	/* core 1 picks functions[1] (scale 3) */
+	m->has_core_id = 1;
+	m->neuron_core_id = 1;
+	lo = lower_ok(m, 0, &w);
+	ck_assert_ptr_nonnull(lm_module_find_function(lo, "lnc_k1"));
+	ck_assert_ptr_null(lm_module_find_function(lo, "lnc_k0"));
+	lm_module_free(lo);
+	lo = lower_ok(m, 1, &w);
+	ck_assert_int_eq(w.n, 0);
+	run(lo, 128, 64, &r);
+	for (int i = 0; i < 128 * 64; i += 7) {
+		float v = fmaf(xval(i / 64, i % 64), 3.0f, 0.0f);
+		ck_assert(out_at(&r, "y", i) == (v > 0 ? v : 0.0f));
+	}
+	ls_result_free(&r);
+	lm_module_free(lo);
+	/* core 0 picks functions[0] */
+	m->neuron_core_id = 0;
+	lo = lower_ok(m, 0, &w);
+	ck_assert_ptr_nonnull(lm_module_find_function(lo, "lnc_k0"));
+	lm_module_free(lo);
+	/* core 2 >= count: skipped with the seed's message, not an error */
+	m->neuron_core_id = 2;
+	lo = lower_ok(m, 0, &w);
+	ck_assert_int_eq(w.n, 1);
+	ck_assert_contains(w.msgs[0], "The kernel is compiled for LNC count "
+			   "lower than the current core_id 2 skip lowering");
+	ck_assert_int_eq(lo->n_functions, 1);
+	ck_assert_int_eq(count_op(lo, LM_OP_NKIKLIRKERNEL), 0);
+	ck_assert_int_eq(count_op(lo, LM_OP_NKIKERNEL), 0);
+	/* the dependency on the skipped carrier is gone, nothing dangles */
+	ck_assert_int_eq(find_inst(lo, "after", NULL)->n_deps, 0);
+	lm_module_free(lo);
+	/* a function's own core id wins over the module's */
+	m->functions[0].has_core_id = 1;
+	m->functions[0].neuron_core_id = 1;
+	lo = lower_ok(m, 0, &w);
+	ck_assert_ptr_nonnull(lm_module_find_function(lo, "lnc_k1"));
+	lm_module_free(lo);
+	lm_module_free(m);
+	lk_warnings_free(&w);
+}
+END_TEST
+
+START_TEST(test_bir_single_function_without_core)
+{
+	lm_module *m = load_fx("b_caller.json"), *lo;
+	m->has_core_id = 0;   /* one function: no core id needed */
+	lo = lower_ok(m, 0, NULL);
+	ck_assert_ptr_nonnull(lm_module_find_function(lo, "relu_k"));
+	lm_module_free(lo);
+	lm_module_free(m);
+}
+END_TEST
+
+START_TEST(test_bir_errors)
+{
+	lm_module *m = load_fx("b_caller.json");
+	lm_inst *k = find_inst(m, "kern", NULL);
+	char *save = k->klir_binary;
+	k->klir_binary = lm_xstrdup("missing.json");
+	lower_fails(m, "cannot load the BIR JSON kernel");
+	lower_fails(m, "missing.json");
+	free(k->klir_binary);
+	k->klir_binary = save;
+	/* a formal the kernel does not have */
+	free(k->func_args[0].key);
+	k->func_args[0].key = lm_xstrdup("nope");
+	lower_fails(m, "nope input cannot be found ");
+	free(k->func_args[0].key);
+	k->func_args[0].key = lm_xstrdup("kin");
+	free(k->func_outs[0].key);
+	k->func_outs[0].key = lm_xstrdup("nope");
+	lower_fails(m, "nope output cannot be found ");
+	free(k->func_outs[0].key);
+	k->func_outs[0].key = lm_xstrdup("kout");
+	/* a caller allocation that does not exist */
+	free(k->func_args[0].value);
+	k->func_args[0].value = lm_xstrdup("zzz");
+	lower_fails(m, "func_args maps 'kin' to 'zzz', which is not an "
+		    "allocation of the module");
+	lm_module_free(m);
+}
+END_TEST
+
+/* ---- Mechanism A ---------------------------------------------------------------- */
+
+START_TEST(test_klr_lower_structure)
+{
+	char *dir = tu_tmpdir("prov-a");
+	lm_module *m = setup_a(dir, "a_caller.json", "k_all"), *lo;
+	lk_warnings w = { 0, 0, NULL };
+	lm_function *kf;
+	lm_inst *call;
+	lm_alloc *a;
+
+	lo = lower_ok(m, 0, &w);
+	call = find_inst(lo, "inst__k_all", NULL);
+	ck_assert_ptr_nonnull(call);
+	ck_assert_str_eq(call->kernel_source, "Beta2");
+	ck_assert_str_eq(call->func, "k_all");
+	ck_assert_str_eq(kv_get(call->func_args, call->n_func_args, "a"), "x");
+	ck_assert_str_eq(kv_get(call->func_outs, call->n_func_outs, "o4"), "y4");
+	kf = lm_module_find_function(lo, "k_all");
+	ck_assert(kf->has_kind && kf->kind == LM_FK_NKI);
+	/* formals */
+	ck_assert_int_eq(lm_module_find_alloc(lo, "a", NULL)->kind, LM_TK_INPUT);
+	ck_assert_int_eq(lm_module_find_alloc(lo, "o1", NULL)->kind,
+			 LM_TK_OUTPUT);
+	/* two bias-less activations -> one zero-bias tensor and memset */
+	ck_assert_int_eq(count_prefix(kf, "COMPILER-GENERATED-zero_bias_act_",
+				      0), 1);
+	ck_assert_int_eq(count_prefix(kf, "COMPILER-GENERATED-memset_zero_"
+				      "bias_", 1), 1);
+	a = lm_module_find_alloc(lo, "COMPILER-GENERATED-zero_bias_act_0", NULL);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(a->dtype, LM_DT_FLOAT32);
+	ck_assert_int_eq((int)a->tensor_shape[0], 128);
+	ck_assert_int_eq((int)a->tensor_shape[1], 1);
+	/* two float32 transposes -> one identity; bfloat16 -> a second */
+	ck_assert_int_eq(count_prefix(kf, "COMPILER-GENERATED-id.", 0), 2);
+	ck_assert_ptr_nonnull(lm_module_find_alloc(lo,
+				"COMPILER-GENERATED-id.float32", NULL));
+	ck_assert_ptr_nonnull(lm_module_find_alloc(lo,
+				"COMPILER-GENERATED-id.bfloat16", NULL));
+	ck_assert_int_eq(count_prefix(kf, "COMPILER-GENERATED-id.float32_"
+				      "memset", 1), 1);
+	ck_assert_int_eq(count_prefix(kf, "COMPILER-GENERATED-id.float32="
+				      "IDAffineSelect(mask,fill=1)", 1), 1);
+	{
+		lm_inst *sel = find_inst(lo, "COMPILER-GENERATED-id.float32="
+					 "IDAffineSelect(mask,fill=1)", NULL);
+		ck_assert_int_eq(sel->op, LM_OP_AFFINESELECT);
+		ck_assert(sel->fill_value == 1.0);
+		ck_assert_int_eq(sel->alu, LM_ALU_NOT_EQUAL);
+		ck_assert_int_eq((int)sel->channel_multiplier, -1);
+	}
+	/* the transposes are PE Matmults in transpose mode */
+	ck_assert(find_inst(lo, "tr_a", NULL)->is_transpose);
+	ck_assert_int_eq(find_inst(lo, "tr_a", NULL)->op, LM_OP_MATMULT);
+	/* the performance warning, once */
+	ck_assert_int_eq(w.n, 1);
+	ck_assert_contains(w.msgs[0], "Emitting dynamic Identity matrix "
+			   "generation code, this might affect performance.");
+	/* PSUM bank ids */
+	ck_assert_int_eq((int)lm_module_find_alloc(lo, "pt", NULL)->memlocs[0].bank,
+			 1);
+	a = lm_module_find_alloc(lo, "COMPILER-GENERATED-transpose_psum_1", NULL);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq((int)a->memlocs[0].bank, 2);
+	ck_assert_int_eq((int)a->memlocs[0].addr, 4096);
+	/* budget from the codegen context */
+	ck_assert_int_eq((int)call->psum_buf_shape[2], 3);
+	ck_assert_int_eq((int)call->sb_buf_shape[1], 128);
+	ck_assert_int_gt((int)call->sb_buf_shape[0], 1664);
+	/* the empty KLR block is pruned; the section 9 I is placed */
+	ck_assert_int_eq(kf->n_blocks, 2);
+	ck_assert(lm_module_find_alloc(lo, "I", NULL)->memlocs[0].allocated);
+	lm_module_free(lo);
+	lm_module_free(m);
+	lk_warnings_free(&w);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_klr_inline_runs)
+{
+	char *dir = tu_tmpdir("prov-a-run");
+	lm_module *m = setup_a(dir, "a_caller.json", "k_all"), *lo;
+	float a[64][32], tt[64][32];
+	ls_result r;
+
+	lo = lower_ok(m, 1, NULL);
+	ck_assert_int_eq(lo->n_functions, 1);
+	run(lo, 64, 32, &r);
+	/* the kernel's program, computed here */
+	for (int p = 0; p < 64; p++)
+		for (int j = 0; j < 32; j++) {
+			float v, s;
+			a[p][j] = xval(p, j);
+			v = fmaf(a[p][j], 2.0f, 0.0f);
+			v = v > 0 ? v : 0.0f;          /* relu, scale 2 */
+			v = fmaf(v, 1.0f, 0.0f);       /* copy */
+			s = v * 0.5f;
+			s = s + 1.0f;                  /* tensor_scalar */
+			tt[p][j] = s + (float)(p + j); /* + iota */
+		}
+	for (int p = 0; p < 64; p++)
+		for (int j = 0; j < 32; j++)
+			ck_assert_msg(out_at(&r, "y1", p * 32 + j) == tt[p][j],
+				      "y1[%d][%d]", p, j);
+	for (int mm = 0; mm < 32; mm++)
+		for (int n = 0; n < 32; n++) {
+			float acc = 0.0f;
+			for (int k = 0; k < 64; k++)
+				acc = fmaf(tt[k][mm], a[k][n], acc);
+			ck_assert_msg(out_at(&r, "y_mm", mm * 32 + n) == acc,
+				      "y_mm[%d][%d] = %g want %g", mm, n,
+				      out_at(&r, "y_mm", mm * 32 + n), acc);
+		}
+	for (int f = 0; f < 32; f++)
+		for (int p = 0; p < 64; p++) {
+			int i = f * 64 + p;
+			ck_assert(out_at(&r, "y2", i) == a[p][f]);
+			ck_assert(out_at(&r, "y3", i) == a[p][f]);
+			ck_assert(out_at(&r, "y4", i) ==
+				  lm_round_to(LM_DT_BFLOAT16, a[p][f]));
+			ck_assert(out_at(&r, "y5", i) == tt[p][f]);
+		}
+	ls_result_free(&r);
+	lm_module_free(lo);
+	lm_module_free(m);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_two_kernels_one_module)
+{
+	char *dir = tu_tmpdir("prov-two");
+	lm_module *m = setup_a(dir, "a_caller_small.json", "k_small"), *lo;
+	lm_function *f = &m->functions[0];
+	lm_block *b = &f->blocks[0];
+	lm_alloc y2;
+	lm_inst k2;
+	ls_result r;
+
+	/* a second carrier of the same kernel writing y2 */
+	lm_alloc_copy(&y2, lm_module_find_alloc(m, "y", NULL));
+	free(y2.name);
+	free(y2.memlocs[0].name);
+	y2.name = lm_xstrdup("y2");
+	y2.memlocs[0].name = lm_xstrdup("y2");
+	f->allocs = lm_xrealloc(f->allocs, (size_t)(f->n_allocs + 1) *
+				sizeof *f->allocs);
+	f->allocs[f->n_allocs++] = y2;
+	lm_inst_copy(&k2, find_inst(m, "kern", NULL));
+	free(k2.name);
+	k2.name = lm_xstrdup("kern2");
+	free(k2.func_outs[0].value);
+	k2.func_outs[0].value = lm_xstrdup("y2");
+	free(k2.outs[0].memsetref);
+	free(k2.outs[0].memref);
+	k2.outs[0].memsetref = lm_xstrdup("y2");
+	k2.outs[0].memref = lm_xstrdup("y2");
+	b->insts = lm_xrealloc(b->insts, (size_t)(b->n_insts + 1) *
+			       sizeof *b->insts);
+	b->insts[b->n_insts++] = k2;
+
+	lo = lower_ok(m, 0, NULL);
+	ck_assert_ptr_nonnull(lm_module_find_function(lo, "k_small"));
+	ck_assert_ptr_nonnull(lm_module_find_function(lo, "k_small_1"));
+	ck_assert_ptr_nonnull(find_inst(lo, "inst__k_small", NULL));
+	ck_assert_ptr_nonnull(find_inst(lo, "inst__k_small_1", NULL));
+	/* each kernel has its own zero bias, with distinct ids */
+	ck_assert_ptr_nonnull(lm_module_find_alloc(lo,
+				"COMPILER-GENERATED-zero_bias_act_0", NULL));
+	ck_assert_ptr_nonnull(lm_module_find_alloc(lo,
+				"COMPILER-GENERATED-zero_bias_act_1", NULL));
+	/* colliding kernel names were renamed */
+	ck_assert_ptr_nonnull(lm_module_find_alloc(lo, "t_1", NULL));
+	ck_assert_ptr_nonnull(lm_module_find_alloc(lo, "kin_1", NULL));
+	ck_assert_str_eq(kv_get(find_inst(lo, "inst__k_small_1", NULL)->func_args,
+				1, "kin_1"), "x");
+	lm_module_free(lo);
+
+	lo = lower_ok(m, 1, NULL);
+	run(lo, 128, 64, &r);
+	for (int i = 0; i < 128 * 64; i += 5) {
+		float v = fmaf(xval(i / 64, i % 64), 3.0f, 0.0f);
+		v = v > 0 ? v : 0.0f;
+		ck_assert(out_at(&r, "y", i) == v);
+		ck_assert(out_at(&r, "y2", i) == v);
+	}
+	ls_result_free(&r);
+	lm_module_free(lo);
+	lm_module_free(m);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_klr_errors)
+{
+	char *dir = tu_tmpdir("prov-a-err");
+	lm_module *m = setup_a(dir, "a_caller_small.json", "k_small");
+	lm_inst *k = find_inst(m, "kern", NULL);
+	char *p;
+	lm_error err;
+
+	/* missing file */
+	free(k->klir_binary);
+	k->klir_binary = lm_xstrdup("nope.klr");
+	lower_fails(m, "fail to locate KLIR artifact");
+	lower_fails(m, "function sg0000/block main/instruction kern");
+	/* wrong version */
+	pack_klr("k_small", dir, "0.0.11");
+	free(k->klir_binary);
+	k->klir_binary = lm_xstrdup("k_small.klr");
+	lower_fails(m, "Wrong KLR version 0.0.11");
+	pack_klr("k_small", dir, NULL);
+	/* wrong content type: an hlo payload */
+	{
+		const char *t = "{\"contents\": {\"hlo\": \"h\"}}";
+		lk_klr_file f;
+		lm_buf b = LM_BUF_INIT;
+		ck_assert_int_eq(lk_klr_from_json(&f, t, strlen(t), "h", &err), 0);
+		ck_assert_int_eq(lk_klr_encode_file(&f, &b, &err), 0);
+		p = lm_xasprintf("%s/hlo.klr", dir);
+		ck_assert_int_eq(lm_write_file_atomic(p, b.ptr, b.size, &err), 0);
+		/* truncated too */
+		free(p);
+		p = lm_xasprintf("%s/trunc.klr", dir);
+		ck_assert_int_eq(lm_write_file_atomic(p, b.ptr, b.size - 1,
+						      &err), 0);
+		free(p);
+		lm_buf_free(&b);
+		lk_klr_file_free(&f);
+	}
+	free(k->klir_binary);
+	k->klir_binary = lm_xstrdup("hlo.klr");
+	lower_fails(m, "Wrong KLIR content type");
+	free(k->klir_binary);
+	k->klir_binary = lm_xstrdup("trunc.klr");
+	lower_fails(m, "truncated CBOR");
+	free(k->klir_binary);
+	k->klir_binary = lm_xstrdup("k_small.klr");
+	/* argument maps, per pair */
+	free(k->func_args[0].key);
+	k->func_args[0].key = lm_xstrdup("q");
+	lower_fails(m, "q input cannot be found ");
+	free(k->func_args[0].key);
+	k->func_args[0].key = lm_xstrdup("kin");
+	free(k->func_outs[0].key);
+	k->func_outs[0].key = lm_xstrdup("r");
+	lower_fails(m, "r output cannot be found ");
+	free(k->func_outs[0].key);
+	k->func_outs[0].key = lm_xstrdup("kout");
+	free(k->func_outs[0].value);
+	k->func_outs[0].value = lm_xstrdup("nowhere");
+	lower_fails(m, "func_outs maps 'kout' to 'nowhere'");
+	free(k->func_outs[0].value);
+	k->func_outs[0].value = lm_xstrdup("y");
+	/* an operator the codegen does not lower */
+	pack_klr("k_unsupported", dir, NULL);
+	free(k->klir_binary);
+	k->klir_binary = lm_xstrdup("k_unsupported.klr");
+	lower_fails(m, "operator 'dmaTranspose' is not supported by the KLR "
+		    "lowering");
+	lower_fails(m, "kernel k_unsup/block main/statement #0 dt");
+	lm_module_free(m);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_inline_errors)
+{
+	lm_module *m = load_fx("b_caller.json"), *lo;
+	lm_inst *call;
+	lm_error err;
+	lo = lower_ok(m, 0, NULL);
+	call = find_inst(lo, "inst__relu_k", NULL);
+	/* bind the DRAM formal to the caller's SB tensor */
+	free(call->func_args[0].value);
+	call->func_args[0].value = lm_xstrdup("t");
+	ck_assert_int_ne(lk_inline_nki(lo, &err), 0);
+	ck_assert_contains(err.msg, "cannot bind formal 'kin'");
+	lm_module_free(lo);
+	lo = lower_ok(m, 0, NULL);
+	call = find_inst(lo, "inst__relu_k", NULL);
+	free(call->func);
+	call->func = lm_xstrdup("ghost");
+	ck_assert_int_ne(lk_inline_nki(lo, &err), 0);
+	ck_assert_contains(err.msg, "NKIKernel calls 'ghost', which is not a "
+			   "function of the module");
+	lm_module_free(lo);
+	lm_module_free(m);
+}
+END_TEST
+
+START_TEST(test_called_form_in_simulator)
+{
+	/* The simulator does not execute IT55 yet: the called form is a
+	** clear error, the inlined form runs (test_*_inline_runs). */
+	lm_module *m = load_fx("b_caller.json"), *lo = lower_ok(m, 0, NULL);
+	ls_tensors in = { 0, NULL };
+	ls_options o;
+	ls_result r;
+	lm_error err;
+	int64_t shape[2] = { 128, 64 };
+	float *x = lm_xcalloc(128 * 64, sizeof *x);
+	int rc;
+	ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	memset(&o, 0, sizeof o);
+	memset(&r, 0, sizeof r);
+	rc = ls_run(lo, &in, &o, &r, &err);
+	if (rc != 0)
+		ck_assert_contains(err.msg, "NKIKernel");
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	free(x);
+	lm_module_free(lo);
+	lm_module_free(m);
+}
+END_TEST
+
+/* ---- the command ----------------------------------------------------------------- */
+
+START_TEST(test_cli_lower)
+{
+	char *dir = tu_tmpdir("prov-cli");
+	char *out, *t;
+	tu_run r;
+	copy_fx("b_caller.json", dir);
+	copy_fx("b_kernel.json", dir);
+	copy_fx("w.npy", dir);
+	copy_fx("b_caller_lnc2.json", dir);
+	copy_fx("b_lnc2.json", dir);
+
+	/* default output beside the input */
+	r = tu_lncsim(dir, "lower", "b_caller.json", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "b_caller.lowered.json: 1 kernel carrier: 1 "
+			   "lowered, 0 skipped");
+	tu_run_free(&r);
+	out = lm_xasprintf("%s/b_caller.lowered.json", dir);
+	t = tu_read(out);
+	ck_assert_contains(t, "\"inst__relu_k\"");
+	ck_assert_contains(t, "\"Beta3\"");
+	free(t);
+	free(out);
+	r = tu_lncsim(dir, "verify", "b_caller.lowered.json", NULL);
+	ck_assert_int_eq(r.status, 0);
+	tu_run_free(&r);
+
+	/* -o elsewhere with --inline; the result runs */
+	r = tu_lncsim(dir, "lower", "--inline", "-o", "sub/low.json",
+		      "b_caller.json", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "lowered and inlined");
+	tu_run_free(&r);
+	out = lm_xasprintf("%s/sub/relu_k.const/w.npy", dir);
+	ck_assert_int_eq(access(out, R_OK), 0);
+	free(out);
+	r = tu_lncsim(dir, "run", "--no-db", "--seed", "2", "sub/low.json",
+		      NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+
+	/* the LNC gate from the command line */
+	r = tu_lncsim(dir, "lower", "b_caller_lnc2.json", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: b_caller_lnc2.json: function sg0000"
+			   "/block main/instruction kern: NeuronCoreId must be "
+			   "set when the LNC count is greater than 1");
+	tu_run_free(&r);
+
+	/* per-core directories: core 0 and core 1 of the LNC=2 kernel, and
+	** core 2 skipped with a warning */
+	for (int c = 0; c < 3; c++) {
+		char *sub = lm_xasprintf("cores/nc%d/sg0", c);
+		char *full = lm_xasprintf("%s/%s", dir, sub), *json;
+		lm_module *m;
+		lm_error err;
+		ck_assert_int_eq(lm_mkdirs(full, &err), 0);
+		m = load_fx("b_caller_lnc2.json");
+		m->has_core_id = 1;
+		m->neuron_core_id = c;
+		free(find_inst(m, "kern", NULL)->klir_binary);
+		find_inst(m, "kern", NULL)->klir_binary =
+			lm_xstrdup("../../../b_lnc2.json");
+		json = lm_xasprintf("%s/def.json", full);
+		ck_assert_int_eq(lm_module_save(m, json, 1, &err), 0);
+		lm_module_free(m);
+		free(json);
+		free(sub);
+		free(full);
+	}
+	r = tu_lncsim(dir, "lower", "-o", "lowered", "cores", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "lowered/nc0/sg0/def.json: 1 kernel carrier: "
+			   "1 lowered, 0 skipped");
+	ck_assert_contains(r.out, "lowered/nc2/sg0/def.json: 1 kernel carrier: "
+			   "0 lowered, 1 skipped");
+	ck_assert_contains(r.err, "lncsim: warning: ../../../b_lnc2.json: The "
+			   "kernel is compiled for LNC count lower than the "
+			   "current core_id 2 skip lowering");
+	tu_run_free(&r);
+	out = lm_xasprintf("%s/lowered/nc1/sg0/def.json", dir);
+	t = tu_read(out);
+	ck_assert_contains(t, "\"lnc_k1\"");
+	free(t);
+	free(out);
+
+	/* errors */
+	r = tu_lncsim(dir, "lower", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "no MODULE given");
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "lower", "--frob", "b_caller.json", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "unknown option '--frob'");
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "lower", "nothere.json", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "nothere.json");
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "lower", "--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "usage: lncsim lower");
+	tu_run_free(&r);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_cli_lower_klr)
+{
+	char *dir = tu_tmpdir("prov-cli-a");
+	tu_run r;
+	copy_fx("a_caller.json", dir);
+	pack_klr("k_all", dir, NULL);
+	r = tu_lncsim(dir, "lower", "--inline", "-o", "a.json",
+		      "a_caller.json", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.err, "lncsim: warning: ");
+	ck_assert_contains(r.err, "Emitting dynamic Identity matrix");
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "run", "--no-db", "--seed", "5", "a.json", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	/* a missing kernel file */
+	pack_klr("k_all", dir, NULL);
+	unlink("k_all.klr");
+	{
+		char *k = lm_xasprintf("%s/k_all.klr", dir);
+		unlink(k);
+		free(k);
+	}
+	r = tu_lncsim(dir, "lower", "a_caller.json", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "fail to locate KLIR artifact");
+	tu_run_free(&r);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_cli_two_cores_link_diff)
+{
+	/* core 0 carries a BIR-JSON kernel, core 1 a KLR kernel; both lower,
+	** inline, link and pass the differential check */
+	char *dir = tu_tmpdir("prov-two-cores");
+	const char *callers[2] = { "b_caller.json", "a_caller_small.json" };
+	const char *kern[2] = { "\"b_kernel.json\"", "\"k_small.klr\"" };
+	tu_run r;
+	copy_fx("b_kernel.json", dir);
+	copy_fx("w.npy", dir);
+	pack_klr("k_small", dir, NULL);
+	for (int c = 0; c < 2; c++) {
+		char *p = fx(callers[c]), *t = tu_read(p), *t2, *t3, *t4;
+		char *sub = lm_xasprintf("cores/nc%d/sg0", c);
+		char *yname = lm_xasprintf("\"y%d\"", c);
+		char *kpath = lm_xasprintf("\"../../../%.*s\"",
+					   (int)strlen(kern[c]) - 2, kern[c] + 1);
+		char *core = lm_xasprintf("\"neuron_core_id\": %d", c);
+		char *path;
+		t2 = replace_all(t, "\"y\"", yname);
+		t3 = replace_all(t2, kern[c], kpath);
+		t4 = replace_all(t3, "\"neuron_core_id\": 0", core);
+		path = lm_xasprintf("%s/def.json", sub);
+		free(tu_write(dir, path, t4));
+		free(path);
+		free(p); free(t); free(t2); free(t3); free(t4);
+		free(sub); free(yname); free(kpath); free(core);
+	}
+	r = tu_lncsim(dir, "lower", "--inline", "-o", "low", "cores", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "diff", "--no-db", "low", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "PASS");
+	ck_assert_contains(r.out, "2 outputs bit-identical");
+	tu_run_free(&r);
+	free(dir);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("provision");
+	TCase *c = tcase_create("core");
+	tcase_add_test(c, test_bir_lower_structure);
+	tcase_add_test(c, test_bir_inline_runs);
+	tcase_add_test(c, test_bir_const_copied);
+	tcase_add_test(c, test_lnc_gate);
+	tcase_add_test(c, test_bir_single_function_without_core);
+	tcase_add_test(c, test_bir_errors);
+	tcase_add_test(c, test_klr_lower_structure);
+	tcase_add_test(c, test_klr_inline_runs);
+	tcase_add_test(c, test_two_kernels_one_module);
+	tcase_add_test(c, test_klr_errors);
+	tcase_add_test(c, test_inline_errors);
+	tcase_add_test(c, test_called_form_in_simulator);
+	tcase_add_test(c, test_cli_lower);
+	tcase_add_test(c, test_cli_lower_klr);
+	tcase_add_test(c, test_cli_two_cores_link_diff);
+	tcase_set_timeout(c, 120);
+	suite_add_tcase(s, c);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}

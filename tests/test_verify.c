@@ -983,6 +983,36 @@ START_TEST(linked_uncalled_core)
 }
 END_TEST
 
+
+/* Linked modules: an alias_of view must be listed in module `aliases`,
+** and every alias entry's consumer must be a view of its producer. */
+START_TEST(linked_alias_listing)
+{
+	const char *view = ALLOC("sb1", "Internal", "float32", "[128,4]",
+				 ML("sb1", "SB", "0", "[128,16]"));
+	const char *with_view = ALLOC("sb1", "Internal", "float32", "[128,4]",
+		ML("sb1", "SB", "0", "[128,16]")) ","
+		"{'name':'in_view','kind':'Internal','dtype':'float32',"
+		"'tensor_shape':[128,4],'alias_of':'in','memorylocations':["
+		ML("in_view", "DRAM", "0", "[128,16]") "]}";
+	char *t = subst_after(LINKED, "'name':'nc1'", view, with_view);
+	expect_bad(t, 1, "function nc1/allocation in_view: linked module: "
+		   "alias_of view of 'in' has no entry in module aliases");
+	expect_ok(t, 0);
+	char *t2 = subst_after(t, NULL, "'semaphores':",
+			       "'aliases':[{'producer':'in','consumer':'in_view',"
+			       "'producer_core':0,'consumer_core':1}],'semaphores':");
+	expect_ok(t2, 1);
+	char *t3 = subst_after(t2, NULL, "'consumer':'in_view'",
+			       "'consumer':'sb1'");
+	expect_bad(t3, 1, "aliases #0: consumer 'sb1' is not an alias_of view "
+		   "of producer 'in'");
+	free(t);
+	free(t2);
+	free(t3);
+}
+END_TEST
+
 /* ---- robustness --------------------------------------------------------- */
 
 /*
@@ -1049,6 +1079,7 @@ static Suite *verify_suite(void)
 	TCase *tc = tcase_create("verify");
 	TTest const *tests[] = {
 		valid_multi_opcode, valid_transpose, valid_linked, resolve_arg,
+		linked_alias_listing,
 		bad_version, bad_arch, no_functions,
 		dup_function, dup_allocation, dup_memloc, dup_instruction,
 		dup_instruction_same_function, dup_semaphore, dup_queue,

@@ -16,10 +16,12 @@
 
 char *tu_srcpath(const char *rel)
 {
+	/* absolute, so it stays valid when a test runs lncsim elsewhere */
 	const char *s = getenv("srcdir");
-	if (!s || !*s)
-		s = LNCSIM_SRCDIR;
-	return lm_xasprintf("%s/%s", s, rel);
+	char *abs = s && *s ? realpath(s, NULL) : NULL;
+	char *p = lm_xasprintf("%s/%s", abs ? abs : LNCSIM_SRCDIR, rel);
+	free(abs);
+	return p;
 }
 
 char *tu_sharedpath(const char *rel)

@@ -1,0 +1,180 @@
+/*
+** bench_link.c -- linker throughput (issue 4): link N = 8 generated cores of
+** 100k instructions each (goal >= 1M instructions linked per second, the
+** verifier included), then a table for N = 1, 2, 4, ... 64 at a fixed
+** instruction count per core, to show the time grows linearly with N.
+**
+** The generated cores collide on every name (allocations, instructions,
+** semaphores, queue instances), share an external input, hand a tensor to
+** the next core through a remote_local_target view and meet in barriers:
+** every step has work to do.
+*/
+#include "common.h"
+#include "module.h"
+#include "linker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void ap(lm_buf *b, const char *t)
+{
+	lm_buf_printf(b, "{\"kind\":\"physical_ap\",\"ap\":[[64,128],[1,64]],"
+		      "\"dtype\":\"float32\",\"offset\":0,\"memsetref\":\"%s\","
+		      "\"memref\":\"%s\"}", t, t);
+}
+
+static void dram(lm_buf *b, const char *name, const char *kind, int addr,
+		 const char *more)
+{
+	lm_buf_printf(b, ",{\"name\":\"%s\",\"kind\":\"%s\",\"dtype\":"
+		      "\"float32\",\"tensor_shape\":[128,64],\"memorylocations\":"
+		      "[{\"name\":\"%s\",\"type\":\"DRAM\",\"addr\":%d,\"dims\":"
+		      "[128,256],\"allocated\":true}]%s}", name, kind, name, addr,
+		      more);
+}
+
+/* Core c of n: n_inst instructions. */
+static lm_module *make_core(int c, int n, int n_inst)
+{
+	lm_buf b = LM_BUF_INIT;
+	lm_module *m = NULL;
+	lm_error e;
+	char t[32], view[128], hn[32];
+	int last_dma = ((n_inst - 1) / 100) * 100;
+	lm_buf_printf(&b, "{\"version\":2,\"arch\":\"gen3\",\"name\":\"bench\","
+		      "\"attributes\":{\"neuron_core_id\":%d},\"semaphores\":["
+		      "{\"name\":\"s\",\"init\":0}],\"queues\":[{\"name\":\"q\","
+		      "\"instances\":[{\"name\":\"qi\",\"semaphore\":\"s\"}]}],"
+		      "\"functions\":[{\"name\":\"sg0000\",\"attributes\":[],"
+		      "\"allocations\":[", c);
+	for (int k = 0; k < 8; k++)
+		lm_buf_printf(&b, "%s{\"name\":\"t%d\",\"kind\":\"Internal\","
+			      "\"dtype\":\"float32\",\"tensor_shape\":[128,64],"
+			      "\"memorylocations\":[{\"name\":\"t%d\",\"type\":"
+			      "\"SB\",\"addr\":%d,\"dims\":[128,256],\"bank\":0,"
+			      "\"base\":0,\"allocated\":true}]}", k ? "," : "", k,
+			      k, k * 256);
+	dram(&b, "x", "ExternalInput", 0, "");
+	snprintf(hn, sizeof hn, "h%d", c);
+	dram(&b, hn, "ExternalOutput", 65536 * (c + 1), "");
+	snprintf(view, sizeof view, ",\"remote_local_target\":{\"name\":"
+		 "\"h%d\",\"core\":%d}", c - 1, c - 1);
+	if (c > 0)
+		dram(&b, "hv", "Internal", 65536 * c, view);
+	lm_buf_puts(&b, "],\"blocks\":[{\"name\":\"b\",\"instructions\":[");
+	for (int i = 0; i < n_inst; i++) {
+		if (i)
+			lm_buf_puts(&b, ",");
+		if (i % 1000 == 500) {
+			lm_buf_printf(&b, "{\"opcode\":\"CoreBarrier\",\"name\":"
+				      "\"i%d\",\"engine\":\"Pool\",\"id\":%d,"
+				      "\"group\":\"g%d\",\"cores\":[", i, i / 1000,
+				      i / 1000);
+			for (int k = 0; k < n; k++)
+				lm_buf_printf(&b, "%s%d", k ? "," : "", k);
+			lm_buf_puts(&b, "]}");
+		} else if (i % 100 == 0) {
+			const char *src = i == 0 ? "x" : c > 0 && i == 100 ? "hv"
+				: "t0";
+			lm_buf_printf(&b, "{\"opcode\":\"DMACopy\",\"name\":\"i%d\","
+				      "\"engine\":\"SP\",\"queue\":\"q\",\"ins\":[",
+				      i);
+			ap(&b, src);
+			lm_buf_puts(&b, "],\"outs\":[");
+			ap(&b, i == last_dma && i > 0 ? hn : "t1");
+			lm_buf_printf(&b, "],\"wait\":[{\"semaphore\":\"s\","
+				      "\"value\":%d}]}", i / 100);
+		} else {
+			lm_buf_printf(&b, "{\"opcode\":\"TensorTensor\",\"name\":"
+				      "\"i%d\",\"engine\":\"DVE\",\"op\":\"add\","
+				      "\"ins\":[", i);
+			snprintf(t, sizeof t, "t%d", i % 8);
+			ap(&b, t);
+			lm_buf_puts(&b, ",");
+			snprintf(t, sizeof t, "t%d", (i + 1) % 8);
+			ap(&b, t);
+			lm_buf_puts(&b, "],\"outs\":[");
+			snprintf(t, sizeof t, "t%d", (i + 2) % 8);
+			ap(&b, t);
+			lm_buf_printf(&b, "],\"dependencies\":[\"i%d\"]}", i - 1);
+		}
+	}
+	lm_buf_puts(&b, "]}]}]}");
+	if (lm_module_parse(&m, b.ptr, b.size, "bench.json", &e) != 0) {
+		fprintf(stderr, "bench_link: %s\n", e.msg);
+		exit(1);
+	}
+	lm_buf_free(&b);
+	return m;
+}
+
+/* Link n cores of k instructions; returns seconds (best of reps). */
+static double time_link(int n, int k, unsigned skip, int trust, int reps,
+			int *n_out)
+{
+	lm_module **mods = lm_xcalloc((size_t)n, sizeof *mods);
+	double best = 1e30;
+	for (int c = 0; c < n; c++)
+		mods[c] = make_core(c, n, k);
+	for (int r = 0; r < reps; r++) {
+		lk_options o;
+		lk_report rep;
+		lm_module *out = NULL;
+		lm_error e;
+		memset(&o, 0, sizeof o);
+		o.skip = skip;
+		o.trust_inputs = trust;
+		double t0 = now();
+		if (lk_link(mods, n, &o, &out, &rep, &e) != 0) {
+			fprintf(stderr, "bench_link: %s\n", e.msg);
+			exit(1);
+		}
+		double t = now() - t0;
+		if (t < best)
+			best = t;
+		*n_out = rep.n_insts;
+		lm_module_free(out);
+		lk_report_free(&rep);
+	}
+	for (int c = 0; c < n; c++)
+		lm_module_free(mods[c]);
+	free(mods);
+	return best;
+}
+
+int main(int argc, char **argv)
+{
+	int per_core = argc > 1 ? atoi(argv[1]) : 100000;
+	int table_k = argc > 2 ? atoi(argv[2]) : 10000;
+	int nout = 0;
+	double t = time_link(8, per_core, 0, 0, 3, &nout);
+	double tv = time_link(8, per_core, LK_SKIP(LK_STEP_VERIFY), 0, 3, &nout);
+	double tl = time_link(8, per_core, LK_SKIP(LK_STEP_VERIFY), 1, 3, &nout);
+	double rate = 8.0 * per_core / tl;
+	printf("link N=8 x %d instructions (linked module: %d):\n", per_core,
+	       nout);
+	printf("  link steps (inputs trusted, no final verify): %.3f s, "
+	       "%.2f M instructions/s (goal >= 1 M/s: %s)\n", tl, rate / 1e6,
+	       rate >= 1e6 ? "met" : "NOT met");
+	printf("  + verifying the inputs:                      %.3f s, "
+	       "%.2f M instructions/s\n", tv, 8.0 * per_core / tv / 1e6);
+	printf("  + verifying the linked module (lk_link default): %.3f s, "
+	       "%.2f M instructions/s\n", t, 8.0 * per_core / t / 1e6);
+	printf("\n%5s %12s %10s %14s\n", "N", "instructions", "seconds",
+	       "us/instruction");
+	for (int n = 1; n <= 64; n *= 2) {
+		double tn = time_link(n, table_k, 0, 0, 3, &nout);
+		printf("%5d %12d %10.4f %14.3f\n", n, n * table_k, tn,
+		       tn * 1e6 / ((double)n * table_k));
+	}
+	return 0;
+}
