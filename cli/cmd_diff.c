@@ -215,9 +215,12 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (db) {
 		char *cmdline = cli_db_cmdline(argc + 1, argv - 1);
+		/* module: the set's name and where it came from */
 		lm_buf names = LM_BUF_INIT;
-		for (int i = 0; i < n; i++)
-			lm_buf_printf(&names, "%s%s", i ? "," : "", paths[i]);
+		char *where = lm_dirname(paths[0]);
+		lm_buf_printf(&names, "%s (%s%s)", name, where,
+			      n > 1 ? ", ..." : "");
+		free(where);
 		ldb_run_info info;
 		memset(&info, 0, sizeof info);
 		info.command = cmdline;

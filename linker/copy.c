@@ -117,7 +117,7 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 			continue;
 		if (lm_strmap_lookup(&cs->allocs, sa->name) == COLLIDED) {
 			char *nn = lk_nc(x, c->core, sa->name);
-			lm_strmap_put(&c->alloc_self, sa->name, nn);
+			lm_strmap_put(&c->alloc_ref, sa->name, nn);
 			lk_set(&da->name, nn);
 			c->n_collisions++;
 		}
@@ -126,23 +126,27 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 			if (lm_strmap_lookup(&cs->memlocs, ln) != COLLIDED)
 				continue;
 			char *nn = lk_nc(x, c->core, ln);
-			lm_strmap_put(&c->memloc_self, ln, nn);
+			lm_strmap_put(&c->memloc_ref, ln, nn);
 			lk_set(&da->memlocs[l].name, nn);
 		}
 	}
 	return 0;
 }
 
-/* The linked name of core ci's (non-view) allocation / memory location. */
+/*
+** The linked name of core ci's (non-view) allocation / memory location.
+** Views are in the same maps, but a producer is never a view (chains are
+** followed to their root), so this gives the producer's own name.
+*/
 static const char *self_alloc(const lk_core *c, const char *name)
 {
-	const char *v = lm_strmap_lookup(&c->alloc_self, name);
+	const char *v = lm_strmap_lookup(&c->alloc_ref, name);
 	return v ? v : name;
 }
 
 static const char *self_memloc(const lk_core *c, const char *name)
 {
-	const char *v = lm_strmap_lookup(&c->memloc_self, name);
+	const char *v = lm_strmap_lookup(&c->memloc_ref, name);
 	return v ? v : name;
 }
 
@@ -220,11 +224,11 @@ int resolve_remote_targets(lk_ctx *x)
 				/* cur: the root producer in core pci */
 				const lk_core *pc = &x->cores[pci];
 				const char *root = self_alloc(pc, cur->name);
-				lm_strmap_put(&c->alloc_view, view->name, (void *)root);
+				lm_strmap_put(&c->alloc_ref, view->name, (void *)root);
 				for (int l = 0; l < view->n_memlocs &&
 					     cur->n_memlocs > 0; l++) {
 					int pl = l < cur->n_memlocs ? l : 0;
-					lm_strmap_put(&c->memloc_view,
+					lm_strmap_put(&c->memloc_ref,
 						      view->memlocs[l].name,
 						      (void *)self_memloc(pc,
 							cur->memlocs[pl].name));
@@ -249,124 +253,149 @@ int resolve_remote_targets(lk_ctx *x)
 	return 0;
 }
 
-/* Reference rewriting: view first, then collision rename. */
-static void ref_alloc(const lk_core *c, char **p)
+/* The name to reference for name in core c (a map value or name itself). */
+static char *mapped(const lm_strmap *m, char *name)
 {
-	const char *v;
-	if (!*p)
-		return;
-	if ((v = lm_strmap_lookup(&c->alloc_view, *p)) != NULL ||
-	    (v = lm_strmap_lookup(&c->alloc_self, *p)) != NULL)
-		lk_set(p, v);
-}
-
-static void ref_memloc(const lk_core *c, char **p)
-{
-	const char *v;
-	if (!*p)
-		return;
-	if ((v = lm_strmap_lookup(&c->memloc_view, *p)) != NULL ||
-	    (v = lm_strmap_lookup(&c->memloc_self, *p)) != NULL)
-		lk_set(p, v);
+	char *v;
+	if (name && m->n && (v = lm_strmap_lookup(m, name)) != NULL)
+		return v;
+	return name;
 }
 
 /* Rewrite a string member of an opaque operand's JSON object. */
-static void ref_json(cJSON *o, const char *key, const lk_core *c, int is_loc)
+static void ref_json(cJSON *o, const char *key, const lm_strmap *m)
 {
 	cJSON *j = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-	char *s;
-	if (!cJSON_IsString(j))
-		return;
-	s = lm_xstrdup(j->valuestring);
-	if (is_loc)
-		ref_memloc(c, &s);
-	else
-		ref_alloc(c, &s);
-	if (strcmp(s, j->valuestring) != 0)
-		cJSON_SetValuestring(j, s);
-	free(s);
-}
-
-static void remap_args(const lk_core *c, lm_arg *as, int n)
-{
-	for (int i = 0; i < n; i++) {
-		lm_arg *a = &as[i];
-		if (a->kind == LM_ARG_IMM)
-			continue;
-		ref_alloc(c, &a->memsetref);
-		ref_memloc(c, &a->memref);
-		if (a->kind == LM_ARG_OPAQUE) {
-			ref_json(a->extra, "memsetref", c, 0);
-			ref_json(a->extra, "memref", c, 1);
-		}
-	}
-}
-
-/* Clone-side remap of one instruction (already a copy) of core c. */
-static void remap_inst(const lk_core *c, lm_inst *in)
-{
 	const char *v;
-	if (in->op == LM_OP_LOOP) {
-		for (int b = 0; b < in->n_blocks; b++)
-			for (int i = 0; i < in->blocks[b].n_insts; i++)
-				remap_inst(c, &in->blocks[b].insts[i]);
-		return;
-	}
-	if (in->name && (v = lm_strmap_lookup(&c->insts, in->name)) != NULL) {
-		/* a renamed barrier keeps meeting its group */
-		if (in->op == LM_OP_COREBARRIER && !in->group)
-			in->group = in->name;
-		else
-			free(in->name);
-		in->name = lm_xstrdup(v);
-	}
-	for (int i = 0; i < in->n_deps; i++)
-		if ((v = lm_strmap_lookup(&c->insts, in->deps[i])) != NULL)
-			lk_set(&in->deps[i], v);
-	remap_args(c, in->ins, in->n_ins);
-	remap_args(c, in->outs, in->n_outs);
-	if (in->target && (v = lm_strmap_lookup(&c->funcs, in->target)) != NULL)
-		lk_set(&in->target, v);
-	if (in->func && (v = lm_strmap_lookup(&c->funcs, in->func)) != NULL)
-		lk_set(&in->func, v);
-	for (int i = 0; i < in->n_func_args; i++) {
-		if (in->func_args[i].key)
-			lk_set(&in->func_args[i].key,
-			       self_alloc(c, in->func_args[i].key));
-		ref_alloc(c, &in->func_args[i].value);
-	}
-	for (int i = 0; i < in->n_func_outs; i++) {
-		if (in->func_outs[i].key)
-			lk_set(&in->func_outs[i].key,
-			       self_alloc(c, in->func_outs[i].key));
-		ref_alloc(c, &in->func_outs[i].value);
-	}
+	if (cJSON_IsString(j) && (v = lm_strmap_lookup(m, j->valuestring)))
+		cJSON_SetValuestring(j, v);
+}
+
+/* Grow a scratch array of copy_instrs. */
+static void *scratch(void *parray, int *cap, int need, size_t elem)
+{
+	lm_grow(parray, cap, need, elem);
+	return *(void **)parray;
 }
 
 /*
-** The seed's copyInstrs2BB: clone every block and instruction of src into
-** dst and rewrite the clone's references through core ci's maps.
+** Remapped operands: shallow copies of src's operands whose reference
+** pointers are swapped for the mapped names (lm_inst_copy then makes the
+** deep copy, so each string is duplicated once).
 */
-int copy_instrs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
+static lm_arg *map_args(const lk_core *c, lm_arg *dst, const lm_arg *src,
+			int n)
 {
-	const lk_core *c = &x->cores[ci];
-	dst->n_blocks = src->n_blocks;
-	dst->blocks = src->n_blocks ? lm_xcalloc((size_t)src->n_blocks,
+	for (int i = 0; i < n; i++) {
+		dst[i] = src[i];
+		if (src[i].kind == LM_ARG_IMM)
+			continue;
+		dst[i].memsetref = mapped(&c->alloc_ref, src[i].memsetref);
+		dst[i].memref = mapped(&c->memloc_ref, src[i].memref);
+	}
+	return n ? dst : NULL;
+}
+
+static lm_kv *map_kvs(const lk_core *c, lm_kv *dst, const lm_kv *src, int n)
+{
+	for (int i = 0; i < n; i++) {
+		dst[i].key = mapped(&c->alloc_ref, src[i].key);
+		dst[i].value = mapped(&c->alloc_ref, src[i].value);
+	}
+	return n ? dst : NULL;
+}
+
+/* After the copy: opaque operands carry their references in JSON. */
+static void map_opaque(const lk_core *c, lm_arg *as, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (as[i].kind == LM_ARG_OPAQUE) {
+			ref_json(as[i].extra, "memsetref", &c->alloc_ref);
+			ref_json(as[i].extra, "memref", &c->memloc_ref);
+		}
+}
+
+static void clone_blocks(lk_ctx *x, const lk_core *c, lm_block *dst,
+			 const lm_block *src, int nb);
+
+/*
+** The seed's fullClone + remap of one instruction of core c: references
+** (allocations and memory locations, dependencies, the instruction's own
+** name on collision, call targets, kernel functions and argument maps) go
+** through the core's maps. A renamed CoreBarrier without a group keeps
+** meeting its old name's group.
+*/
+static void clone_inst(lk_ctx *x, const lk_core *c, lm_inst *dst,
+		       const lm_inst *src)
+{
+	lm_inst t = *src;
+	int nargs = src->n_ins + src->n_outs;
+	if (src->op == LM_OP_LOOP) {
+		t.n_blocks = 0;
+		t.blocks = NULL;
+		lm_inst_copy(dst, &t);
+		dst->n_blocks = src->n_blocks;
+		dst->blocks = src->n_blocks ? lm_xcalloc((size_t)src->n_blocks,
 						 sizeof *dst->blocks) : NULL;
-	for (int b = 0; b < src->n_blocks; b++) {
-		const lm_block *sb = &src->blocks[b];
-		lm_block *db = &dst->blocks[b];
+		clone_blocks(x, c, dst->blocks, src->blocks, src->n_blocks);
+		return;
+	}
+	t.name = mapped(&c->insts, src->name);
+	if (t.name != src->name && src->op == LM_OP_COREBARRIER && !src->group)
+		t.group = src->name;
+	if (src->n_deps) {
+		char **d = scratch(&x->s_strs, &x->cap_strs_s, src->n_deps,
+				   sizeof *d);
+		for (int i = 0; i < src->n_deps; i++)
+			d[i] = mapped(&c->insts, src->deps[i]);
+		t.deps = d;
+	}
+	if (nargs) {
+		lm_arg *a = scratch(&x->s_args, &x->cap_args, nargs, sizeof *a);
+		t.ins = map_args(c, a, src->ins, src->n_ins);
+		t.outs = map_args(c, a + src->n_ins, src->outs, src->n_outs);
+	}
+	t.target = mapped(&c->funcs, src->target);
+	t.func = mapped(&c->funcs, src->func);
+	if (src->n_func_args + src->n_func_outs) {
+		lm_kv *k = scratch(&x->s_kvs, &x->cap_kvs, src->n_func_args +
+				   src->n_func_outs, sizeof *k);
+		t.func_args = map_kvs(c, k, src->func_args, src->n_func_args);
+		t.func_outs = map_kvs(c, k + src->n_func_args, src->func_outs,
+				      src->n_func_outs);
+	}
+	lm_inst_copy(dst, &t);
+	map_opaque(c, dst->ins, dst->n_ins);
+	map_opaque(c, dst->outs, dst->n_outs);
+}
+
+static void clone_blocks(lk_ctx *x, const lk_core *c, lm_block *dst,
+			 const lm_block *src, int nb)
+{
+	for (int b = 0; b < nb; b++) {
+		const lm_block *sb = &src[b];
+		lm_block *db = &dst[b];
 		db->name = sb->name ? lm_xstrdup(sb->name) : NULL;
 		db->extra = sb->extra ? cJSON_Duplicate(sb->extra, 1) : NULL;
 		db->n_insts = sb->n_insts;
 		db->insts = sb->n_insts ? lm_xmalloc((size_t)sb->n_insts *
 						     sizeof *db->insts) : NULL;
-		for (int i = 0; i < sb->n_insts; i++) {
-			lm_inst_copy(&db->insts[i], &sb->insts[i]);
-			remap_inst(c, &db->insts[i]);
-		}
+		for (int i = 0; i < sb->n_insts; i++)
+			clone_inst(x, c, &db->insts[i], &sb->insts[i]);
 		x->rep->n_input_insts += sb->n_insts;
 	}
+}
+
+/*
+** The seed's copyInstrs2BB: clone every block and instruction of src into
+** dst, each instruction's references rewritten through core ci's maps.
+*/
+int copy_instrs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
+{
+	dst->n_blocks = src->n_blocks;
+	dst->blocks = src->n_blocks ? lm_xcalloc((size_t)src->n_blocks,
+						 sizeof *dst->blocks) : NULL;
+	clone_blocks(x, &x->cores[ci], dst->blocks, src->blocks, src->n_blocks);
 	return 0;
 }
 

@@ -500,10 +500,8 @@ done:
 	lm_module_free(x.out);
 	for (int i = 0; i < x.n; i++) {
 		lk_core *c = &x.cores[i];
-		lm_strmap_free(&c->alloc_self);
-		lm_strmap_free(&c->alloc_view);
-		lm_strmap_free(&c->memloc_self);
-		lm_strmap_free(&c->memloc_view);
+		lm_strmap_free(&c->alloc_ref);
+		lm_strmap_free(&c->memloc_ref);
 		lm_strmap_free(&c->insts);
 		lm_strmap_free(&c->funcs);
 		lm_strmap_free(&c->allocs_by_name);
@@ -518,6 +516,9 @@ done:
 	free(x.views);
 	lm_strmap_free(&x.main_origin);
 	free(x.decls);
+	free(x.s_args);
+	free(x.s_strs);
+	free(x.s_kvs);
 	if (rep == &local)
 		lk_report_free(&local);
 	return rc;

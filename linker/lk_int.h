@@ -15,11 +15,12 @@ typedef struct lk_core {
 	const lm_module *src;
 	int64_t core;        /* neuron_core_id */
 	int idx;             /* position in core order */
-	/* name maps; values are ctx-owned strings, keys live in src */
-	lm_strmap alloc_self;  /* allocation renamed nc<c>. on collision */
-	lm_strmap alloc_view;  /* view allocation -> unified producer */
-	lm_strmap memloc_self; /* memory location renamed on collision */
-	lm_strmap memloc_view; /* view memory location -> producer's */
+	/* name maps (orig -> the name to reference in the linked module);
+	   values are ctx-owned strings, keys live in src. A name renamed
+	   nc<c>. on collision maps to its new name; a remote_local_target
+	   view maps to its unified producer. */
+	lm_strmap alloc_ref;
+	lm_strmap memloc_ref;
 	lm_strmap insts;      /* instruction name -> new name (collisions) */
 	lm_strmap funcs;      /* function name -> new name (always) */
 	lm_strmap allocs_by_name; /* name -> const lm_alloc * of src */
@@ -65,6 +66,11 @@ typedef struct lk_ctx {
 				  copy_allocs skipped) */
 	/* link-dir plan per core: source `file` string -> link-dir path */
 	lm_strmap *file_maps;
+	/* scratch of copy_instrs (shallow remapped operands) */
+	lm_arg *s_args;
+	char **s_strs;
+	lm_kv *s_kvs;
+	int cap_args, cap_strs_s, cap_kvs;
 } lk_ctx;
 
 /* A ctx-owned copy of a formatted string (freed with the context). */

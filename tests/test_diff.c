@@ -21,6 +21,18 @@ START_TEST(test_diff_handoff2_passes)
 }
 END_TEST
 
+START_TEST(test_diff_mlp4_passes)
+{
+	char *ex = tu_srcpath("examples/mlp4");
+	tu_run r = tu_lncsim(NULL, "diff", "--no-db", "--schedules", "2", ex, NULL);
+	ck_assert_msg(r.status == 0, "out %s err %s", r.out, r.err);
+	ck_assert_contains(r.out, "PASS mlp4 (4 cores): 4 outputs bit-identical, "
+			   "4 hand-offs, 3 schedules");
+	tu_run_free(&r);
+	free(ex);
+}
+END_TEST
+
 /* A linked module with a changed op: the mismatch report names the tensor,
 ** the count, the first index and both values in hex and decimal. */
 START_TEST(test_diff_reports_mismatch)
@@ -154,7 +166,7 @@ START_TEST(test_diff_logged)
 	r = tu_lncsim(d, "db", "runs", "--db", "t.db", NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_contains(r.out, "pass");
-	ck_assert_contains(r.out, "handoff2/nc1/sg0/def.json");
+	ck_assert_contains(r.out, "handoff2 (");
 	tu_run_free(&r);
 	free(ex);
 	free(d);
@@ -281,6 +293,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("diff");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_diff_handoff2_passes);
+	tcase_add_test(tc, test_diff_mlp4_passes);
 	tcase_add_test(tc, test_diff_reports_mismatch);
 	tcase_add_test(tc, test_diff_output_set);
 	tcase_add_test(tc, test_diff_detects_race);

@@ -65,6 +65,7 @@ static const char *const example_files[] = {
 	"examples/matmul1/def.json",
 	"examples/handoff2/nc0/sg0/def.json",
 	"examples/handoff2/nc1/sg0/def.json",
+	"examples/mlp4/nc3/sg0/def.json",
 	"tests/fixtures/all_opcodes.json",
 	"tests/fixtures/liberal.json",
 };
