@@ -104,6 +104,7 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 	lk_core *c = &x->cores[ci];
 	const census *cs = x->census;
 	int do_allocs = cs != NULL;
+	const lk_merge *mg;
 	dst->n_allocs = src->n_allocs;
 	dst->allocs = src->n_allocs ? lm_xcalloc((size_t)src->n_allocs,
 						 sizeof *dst->allocs) : NULL;
@@ -115,6 +116,23 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 		x->rep->n_allocs++;
 		if (!do_allocs)
 			continue;
+		mg = lm_tensorkind_is_ext_input(sa->kind) ?
+			lm_strmap_lookup(&x->merged, sa->name) : NULL;
+		if (mg) {
+			/* one input of several cores: its declared name, the
+			   first declarer's memory location names */
+			for (int l = 0; l < sa->n_memlocs &&
+				     mg->first->n_memlocs > 0; l++) {
+				const lm_memloc *fl = &mg->first->memlocs[
+					l < mg->first->n_memlocs ? l : 0];
+				if (strcmp(fl->name, sa->memlocs[l].name) == 0)
+					continue;
+				lm_strmap_put(&c->memloc_ref, sa->memlocs[l].name,
+					      (void *)fl->name);
+				lk_set(&da->memlocs[l].name, fl->name);
+			}
+			continue;
+		}
 		if (lm_strmap_lookup(&cs->allocs, sa->name) == COLLIDED) {
 			char *nn = lk_nc(x, c->core, sa->name);
 			lm_strmap_put(&c->alloc_ref, sa->name, nn);
@@ -446,6 +464,9 @@ int copy_modules_as_functions(lk_ctx *x)
 	}
 	x->out->n_functions = total;
 
+	if (!(x->opts->skip & LK_SKIP(LK_STEP_BUILD_MAIN_MEMLOCS)) &&
+	    (rc = plan_main_memlocs(x)) != 0)
+		return rc;
 	take_census(x, &cs, do_allocs);
 	x->census = do_allocs ? &cs : NULL;
 	for (int ci = 0; ci < x->n && rc == 0; ci++) {

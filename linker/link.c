@@ -452,6 +452,7 @@ int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 	x.err = err;
 	x.log = x.opts->log;
 	lm_strmap_init(&x.main_origin);
+	lm_strmap_init(&x.merged);
 
 	rc = check_inputs(&x, mods, n);
 	if (rc)
@@ -516,6 +517,8 @@ done:
 	free(x.views);
 	lm_strmap_free(&x.main_origin);
 	free(x.decls);
+	free(x.merges);
+	lm_strmap_free(&x.merged);
 	free(x.s_args);
 	free(x.s_strs);
 	free(x.s_kvs);

@@ -135,9 +135,12 @@ void lk_report_free(lk_report *r);
 
 /*
 ** Link n per-core modules (any order; linked in core order) into a new
-** module. On success *out owns it (NULL with opts->dry_run) and *rep is
-** filled (rep may be NULL). On failure returns LM_EINPUT / LM_ECHECK /
-** LM_EINTERNAL with err filled; *out is NULL. The inputs are not modified.
+** module. On success *out owns it (NULL with opts->dry_run). *rep (may be
+** NULL) is filled as far as the link got: free it with lk_report_free in
+** every case. On failure returns LM_EINPUT (bad input), LM_ECHECK (the
+** result fails the verifier or the tensor-map check: only with skipped
+** steps) or LM_EINTERNAL with err filled; *out is NULL. opts may be NULL.
+** The inputs are not modified.
 */
 int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 	    lm_module **out, lk_report *rep, lm_error *err);

@@ -36,6 +36,13 @@ typedef struct lk_view {
 	int64_t producer_core, consumer_core;
 } lk_view;
 
+/* An external input several cores declare (plan_main_memlocs). */
+typedef struct lk_merge {
+	const lm_alloc *first;  /* the first declarer's allocation (src) */
+	int first_ci;
+	uint64_t core_mask;     /* bit i: core index i declared it */
+} lk_merge;
+
 /* An external allocation held by main: which cores declared it. */
 typedef struct lk_decl {
 	const char *name;    /* linked name (ctx-owned) */
@@ -62,6 +69,10 @@ typedef struct lk_ctx {
 	lm_strmap main_origin;
 	struct lk_decl *decls;
 	int n_decls;
+	/* declared name -> lk_merge of a shared external input */
+	lm_strmap merged;
+	lk_merge *merges;
+	int n_merges;
 	struct census *census; /* during copy_modules_as_functions (NULL:
 				  copy_allocs skipped) */
 	/* link-dir plan per core: source `file` string -> link-dir path */
@@ -98,6 +109,7 @@ int copy_instrs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src);
 int run_function_passes(lk_ctx *x);
 int fpass_insert_returns(lk_ctx *x);
 int fpass_insert_switch_queue_instances(lk_ctx *x);
+int plan_main_memlocs(lk_ctx *x);
 int build_main_memlocs(lk_ctx *x);
 int build_main_aliases(lk_ctx *x);
 int fix_output_kind(lk_ctx *x);

@@ -76,98 +76,25 @@ static int check_agree(lk_ctx *x, const ext_ref *r0, const ext_ref *r)
 	return 0;
 }
 
-/* Global rename (linked name -> unified name) of the merged inputs. */
-typedef struct renames {
-	lm_strmap allocs, memlocs;
-} renames;
-
-static void rn(const lm_strmap *m, char **p)
-{
-	const char *v;
-	if (*p && (v = lm_strmap_lookup(m, *p)) != NULL)
-		lk_set(p, v);
-}
-
-static void rn_json(const lm_strmap *m, cJSON *o, const char *key)
-{
-	cJSON *j = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-	const char *v;
-	if (cJSON_IsString(j) && (v = lm_strmap_lookup(m, j->valuestring)))
-		cJSON_SetValuestring(j, v);
-}
-
-static void rename_args(const renames *r, lm_arg *as, int n)
-{
-	for (int i = 0; i < n; i++) {
-		rn(&r->allocs, &as[i].memsetref);
-		rn(&r->memlocs, &as[i].memref);
-		if (as[i].kind == LM_ARG_OPAQUE) {
-			rn_json(&r->allocs, as[i].extra, "memsetref");
-			rn_json(&r->memlocs, as[i].extra, "memref");
-		}
-	}
-}
-
-static void rename_inst(lk_ctx *x, int ci, lm_inst *in, void *arg)
-{
-	const renames *r = arg;
-	(void)x;
-	(void)ci;
-	rename_args(r, in->ins, in->n_ins);
-	rename_args(r, in->outs, in->n_outs);
-	for (int i = 0; i < in->n_func_args; i++)
-		rn(&r->allocs, &in->func_args[i].value);
-	for (int i = 0; i < in->n_func_outs; i++)
-		rn(&r->allocs, &in->func_outs[i].value);
-}
-
-/* Apply the renames to every reference of the out module. */
-static void apply_renames(lk_ctx *x, const renames *r)
-{
-	lm_module *o = x->out;
-	for (int f = 0; f < o->n_functions; f++) {
-		lm_function *fn = &o->functions[f];
-		for (int a = 0; a < fn->n_allocs; a++)
-			rn(&r->allocs, &fn->allocs[a].alias_of);
-		lk_walk_blocks(x, -1, fn->blocks, fn->n_blocks, rename_inst,
-			       (void *)r);
-	}
-	for (int i = 0; i < x->n_views; i++) {
-		const char *v = lm_strmap_lookup(&r->allocs, x->views[i].producer);
-		if (v)
-			x->views[i].producer = (char *)v;
-	}
-}
-
 /*
-** Step 4a (seed buildMainMemlocs): main holds the unified external I/O.
-** Every ExternalInput / ExternalOutput allocation of the core functions moves
-** to main, in core order. An external input declared by several cores
-** becomes ONE allocation under its own name (shape, dtype and address must
-** agree); the cores' references are rewritten to it. Two cores declaring the
-** same external output is an error.
+** The plan of step 4a, made before step 1 copies anything so that every
+** reference is written once: the external I/O census by declared name.
+** An external input declared by several cores is merged (shape, dtype and
+** address must agree) -- copy_allocs then gives every declarer's copy the
+** declared name instead of nc<c>.<name>; two cores declaring one external
+** output is an error. Only when build_main_memlocs runs.
 */
-int build_main_memlocs(lk_ctx *x)
+int plan_main_memlocs(lk_ctx *x)
 {
-	lm_module *o = x->out;
-	lm_function *mf = &o->functions[0];
 	ext_ref *refs = NULL;
-	int nr = 0, cap = 0, rc = 0, n_in = 0, n_out = 0, ri = 0;
+	int nr = 0, cap = 0, rc = 0;
 	lm_strmap first;
-	renames r;
-	lm_buf shared = LM_BUF_INIT;
-
 	lm_strmap_init(&first);
-	lm_strmap_init(&r.allocs);
-	lm_strmap_init(&r.memlocs);
-	/* the census, by the name each core declared */
-	for (int ci = 0; ci < x->n; ci++) {
+	for (int ci = 0; ci < x->n && !rc; ci++) {
 		const lk_core *c = &x->cores[ci];
-		if (c->first_func < 0)
-			continue;
-		for (int f = 0; f < c->n_funcs; f++) {
+		for (int f = 0; f < c->src->n_functions && !rc; f++) {
 			const lm_function *sf = &c->src->functions[f];
-			for (int a = 0; a < sf->n_allocs; a++) {
+			for (int a = 0; a < sf->n_allocs && !rc; a++) {
 				const lm_alloc *sa = &sf->allocs[a];
 				void *v;
 				if (!lm_tensorkind_is_ext_input(sa->kind) &&
@@ -175,100 +102,108 @@ int build_main_memlocs(lk_ctx *x)
 					continue;
 				lm_grow(&refs, &cap, nr + 1, sizeof *refs);
 				refs[nr] = (ext_ref){ ci, f, a, sa, nr, 1 };
-				if (lm_strmap_get(&first, sa->name, &v)) {
-					ext_ref *r0 = &refs[(intptr_t)v - 1];
-					int both_in = lm_tensorkind_is_ext_input(
-						r0->src->kind) &&
-						lm_tensorkind_is_ext_input(sa->kind);
-					if (!both_in) {
-						rc = lm_err(x->err, srcpath(c), "",
-							"function %s/allocation %s: "
-							"external %s '%s' is also "
-							"declared by core %lld",
-							sf->name, sa->name,
-							lm_tensorkind_is_ext_input(
-								sa->kind) ? "input"
-								: "output", sa->name,
-							(long long)x->cores[r0->ci].core);
-						goto done;
-					}
-					if ((rc = check_agree(x, r0, &refs[nr])) != 0)
-						goto done;
-					refs[nr].group = r0->group;
-					r0->n_group++;
-				} else {
+				if (!lm_strmap_get(&first, sa->name, &v)) {
 					lm_strmap_put(&first, sa->name,
 						      (void *)(intptr_t)(nr + 1));
+					nr++;
+					continue;
 				}
+				ext_ref *r0 = &refs[(intptr_t)v - 1];
+				if (!lm_tensorkind_is_ext_input(r0->src->kind) ||
+				    !lm_tensorkind_is_ext_input(sa->kind))
+					rc = lm_err(x->err, srcpath(c), "",
+						"function %s/allocation %s: external "
+						"%s '%s' is also declared by core "
+						"%lld", sf->name, sa->name,
+						lm_tensorkind_is_ext_input(sa->kind)
+						? "input" : "output", sa->name,
+						(long long)x->cores[r0->ci].core);
+				else
+					rc = check_agree(x, r0, &refs[nr]);
+				if (rc)
+					break;
+				refs[nr].group = r0->group;
+				r0->n_group++;
 				nr++;
 			}
 		}
 	}
-	x->decls = lm_xcalloc((size_t)(nr ? nr : 1), sizeof *x->decls);
-	/* the unified names of shared inputs: each core's linked name ->
-	   the declared name; memory locations by position */
-	for (int i = 0; i < nr; i++) {
-		const ext_ref *r0 = &refs[refs[i].group];
-		const lm_alloc *da, *d0;
-		if (r0->n_group < 2)
-			continue;
-		da = &o->functions[x->cores[refs[i].ci].first_func +
-				   refs[i].f].allocs[refs[i].a];
-		d0 = r0->src;
-		if (strcmp(da->name, r0->src->name) != 0)
-			lm_strmap_put(&r.allocs, lk_str(x, "%s", da->name),
-				      lk_str(x, "%s", r0->src->name));
-		for (int l = 0; l < da->n_memlocs && d0->n_memlocs > 0; l++) {
-			int k = l < d0->n_memlocs ? l : 0;
-			if (strcmp(da->memlocs[l].name, d0->memlocs[k].name))
-				lm_strmap_put(&r.memlocs, lk_str(x, "%s",
-					      da->memlocs[l].name),
-					      lk_str(x, "%s", d0->memlocs[k].name));
+	if (!rc) {
+		x->merges = lm_xcalloc((size_t)(nr ? nr : 1), sizeof *x->merges);
+		for (int i = 0; i < nr; i++) {
+			const ext_ref *r = &refs[i], *r0 = &refs[r->group];
+			lk_merge *mg;
+			if (r0->n_group < 2)
+				continue;
+			if (r->group == i) {
+				mg = &x->merges[x->n_merges++];
+				mg->first = r->src;
+				mg->first_ci = r->ci;
+				lm_strmap_put(&x->merged, r->src->name, mg);
+			}
+			mg = lm_strmap_lookup(&x->merged, r->src->name);
+			mg->core_mask |= 1ull << r->ci;
 		}
 	}
-	/* move: first declarers to main (renamed), other declarers dropped */
+	free(refs);
+	lm_strmap_free(&first);
+	return rc;
+}
+
+/*
+** Step 4a (seed buildMainMemlocs): main holds the unified external I/O.
+** Every ExternalInput / ExternalOutput allocation of the core functions moves
+** to main, in core order; an external input several cores declared (merged
+** by plan_main_memlocs, all references already name it) is moved once, the
+** other declarers' copies dropped.
+*/
+int build_main_memlocs(lk_ctx *x)
+{
+	lm_module *o = x->out;
+	lm_function *mf = &o->functions[0];
+	int n_in = 0, n_out = 0, total = 0;
+	lm_buf shared = LM_BUF_INIT;
+
+	for (int ci = 0; ci < x->n; ci++)
+		for (int f = 0; x->cores[ci].first_func >= 0 &&
+			     f < x->cores[ci].n_funcs; f++)
+			total += o->functions[x->cores[ci].first_func + f].n_allocs;
+	x->decls = lm_xcalloc((size_t)(total ? total : 1), sizeof *x->decls);
 	for (int ci = 0; ci < x->n; ci++) {
 		const lk_core *c = &x->cores[ci];
 		if (c->first_func < 0)
 			continue;
 		for (int f = 0; f < c->n_funcs; f++) {
 			lm_function *df = &o->functions[c->first_func + f];
+			const lm_function *sf = &c->src->functions[f];
 			int keep = 0;
 			for (int a = 0; a < df->n_allocs; a++) {
 				lm_alloc *da = &df->allocs[a];
-				const ext_ref *ref = NULL;
-				/* refs were made in this same order */
-				if (ri < nr && refs[ri].ci == ci &&
-				    refs[ri].f == f && refs[ri].a == a)
-					ref = &refs[ri++];
-				if (!ref) {
+				const lm_alloc *sa = &sf->allocs[a];
+				const lk_merge *mg = NULL;
+				lk_decl *d;
+				if (!lm_tensorkind_is_ext_input(da->kind) &&
+				    !lm_tensorkind_is_ext_output(da->kind)) {
 					df->allocs[keep++] = *da;
 					continue;
 				}
-				const ext_ref *r0 = &refs[ref->group];
-				if (ref->group != (int)(ref - refs)) {
-					lk_decl *d = lm_strmap_lookup(&x->main_origin,
-						r0->src->name);
-					if (d)
-						d->core_mask |= 1ull << ci;
-					lm_alloc_clear(da);
+				if (lm_tensorkind_is_ext_input(sa->kind))
+					mg = lm_strmap_lookup(&x->merged, sa->name);
+				if (mg && mg->first != sa) {
+					lm_alloc_clear(da); /* the same input */
 					continue;
 				}
-				if (r0->n_group > 1) {
-					lk_set(&da->name, r0->src->name);
-					for (int l = 0; l < da->n_memlocs; l++)
-						lk_set(&da->memlocs[l].name,
-						       r0->src->memlocs[l].name);
+				d = &x->decls[x->n_decls++];
+				d->name = lk_str(x, "%s", da->name);
+				d->orig = sa->name;
+				d->core_mask = mg ? mg->core_mask : 1ull << ci;
+				lm_strmap_put(&x->main_origin, d->name, d);
+				if (mg) {
 					lm_buf_printf(&shared, "%s%s",
 						      shared.size ? ", " : "",
 						      da->name);
 					x->rep->n_shared_inputs++;
 				}
-				lk_decl *d = &x->decls[x->n_decls++];
-				d->name = lk_str(x, "%s", da->name);
-				d->orig = r0->src->name;
-				d->core_mask = 1ull << ci;
-				lm_strmap_put(&x->main_origin, d->name, d);
 				if (lm_tensorkind_is_ext_input(da->kind))
 					n_in++;
 				else
@@ -280,8 +215,6 @@ int build_main_memlocs(lk_ctx *x)
 			df->n_allocs = keep;
 		}
 	}
-	if (r.allocs.n || r.memlocs.n)
-		apply_renames(x, &r);
 	x->rep->n_main_allocs = mf->n_allocs;
 	lk_log(x, "build_main_memlocs: %d external allocation%s in main (%d "
 	       "input%s, %d output%s); %d external input%s declared by "
@@ -291,13 +224,8 @@ int build_main_memlocs(lk_ctx *x)
 	       x->rep->n_shared_inputs == 1 ? "" : "s",
 	       shared.size ? " (" : "", lm_buf_cstr(&shared),
 	       shared.size ? ")" : "");
-done:
-	free(refs);
 	lm_buf_free(&shared);
-	lm_strmap_free(&first);
-	lm_strmap_free(&r.allocs);
-	lm_strmap_free(&r.memlocs);
-	return rc;
+	return 0;
 }
 
 /*

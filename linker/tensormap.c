@@ -57,7 +57,7 @@ static int verify_tensor_map(lk_ctx *x, const lk_decl **decls)
 		lk_tensor_entry *t = &r->tensors[i];
 		const lk_decl *d = decls[i];
 		if (!lm_strmap_put(&names, t->layer_name, t)) {
-			rc = lm_errc(x->err, LM_EINTERNAL, "", "tensor map",
+			rc = lm_errc(x->err, LM_ECHECK, "", "tensor map",
 				     "layer '%s' appears twice", t->layer_name);
 			break;
 		}
@@ -76,7 +76,7 @@ static int verify_tensor_map(lk_ctx *x, const lk_decl **decls)
 			for (int k = 0; same && k < t->n_shape; k++)
 				same = sa->tensor_shape[k] == t->sim_shape[k];
 			if (!same)
-				rc = lm_errc(x->err, LM_EINTERNAL, "", "tensor map",
+				rc = lm_errc(x->err, LM_ECHECK, "", "tensor map",
 					     "layer '%s' does not match core %lld's "
 					     "declaration of '%s'", t->layer_name,
 					     (long long)x->cores[ci].core, d->orig);
@@ -91,7 +91,7 @@ static int verify_tensor_map(lk_ctx *x, const lk_decl **decls)
 						m->functions[f].allocs[a].kind);
 		}
 		if (covered != declared)
-			rc = lm_errc(x->err, LM_EINTERNAL, "", "tensor map",
+			rc = lm_errc(x->err, LM_ECHECK, "", "tensor map",
 				     "covers %d external input declarations of "
 				     "%d", covered, declared);
 	}

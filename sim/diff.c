@@ -163,7 +163,7 @@ static void add_cmp(ls_diff_result *r, int *cap, const ls_tensor_cmp *c)
 /* Element count -> index text "[i, j, k]" of a row-major shape. */
 static void index_text(const ls_tensor *t, int64_t i, char *buf, size_t n)
 {
-	int64_t idx[8];
+	int64_t idx[8] = {0};
 	for (int d = t->ndim - 1; d >= 0; d--) {
 		int64_t s = t->shape[d] ? t->shape[d] : 1;
 		idx[d] = i % s;

@@ -86,7 +86,7 @@ void ls_where(const ls_machine *mc, int core, const ls_sinst *si, char *buf,
 			 S(f->f->name), S(si->in->name));
 }
 
-/* ---- memory ------------------------------------------------------------- */
+/* ---- memory ------------------------------------------------------------ */
 
 ls_core_mem *ls_core_memory(ls_machine *mc, int core)
 {
@@ -94,9 +94,11 @@ ls_core_mem *ls_core_memory(ls_machine *mc, int core)
 	if (!cm->sb) {
 		size_t sb = (size_t)LM_PARTITIONS * (size_t)mc->sb_part_bytes;
 		size_t ps = (size_t)LM_PARTITIONS * (size_t)mc->psum_part_bytes;
-		cm->sb = lm_xcalloc(sb, 1);
+		/* data is only read where its shadow says written: no need
+		** to clear it */
+		cm->sb = lm_xmalloc(sb);
 		cm->sb_init = lm_xcalloc(sb, 1);
-		cm->psum = lm_xcalloc(ps, 1);
+		cm->psum = lm_xmalloc(ps);
 		cm->psum_init = lm_xcalloc(ps, 1);
 	}
 	return cm;
@@ -121,6 +123,15 @@ void ls_bind(ls_machine *mc, int core, const ls_opnd *o, ls_view *v)
 	}
 }
 
+/* The arch byte of compact in-partition byte x of layout l. */
+static int64_t layout_unmap(const ls_layout *l, int64_t x)
+{
+	for (int i = 0; i < l->n; i++)
+		if (x >= l->base[i] && x < l->base[i] + (l->hi[i] - l->lo[i]))
+			return l->lo[i] + (x - l->base[i]);
+	return x;
+}
+
 void ls_describe_byte(ls_machine *mc, int core, const ls_opnd *o,
 		      const uint8_t *p, char *buf, size_t n)
 {
@@ -134,31 +145,132 @@ void ls_describe_byte(ls_machine *mc, int core, const ls_opnd *o,
 	} else {
 		ls_core_mem *cm = ls_core_memory(mc, core);
 		int is_sb = o->space == LS_SP_SB;
-		int64_t pb = is_sb ? mc->sb_part_bytes : mc->psum_part_bytes;
+		const ls_layout *l = is_sb ? &mc->sb_layout : &mc->psum_layout;
 		int64_t off = p - (is_sb ? cm->sb : cm->psum);
 		snprintf(buf, n, "'%s' (%s partition %lld, byte %lld)",
 			 S(o->alloc), is_sb ? "SB" : "PSUM",
-			 (long long)(off / pb), (long long)(off % pb));
+			 (long long)(off / l->pb),
+			 (long long)layout_unmap(l, off % l->pb));
 	}
+}
+
+/* ---- the compact SB / PSUM layout ----------------------------------------- */
+
+/* Record that some operand touches bytes [lo, hi) of partitions of l. */
+static void layout_note(ls_layout *l, int64_t lo, int64_t hi)
+{
+	uint64_t h = ((uint64_t)lo * 0x9e3779b97f4a7c15ull) ^ (uint64_t)hi;
+	int64_t *e = l->seen[(h ^ (h >> 29)) & 63];
+	if (e[0] == lo && e[1] == hi)
+		return;
+	e[0] = lo;
+	e[1] = hi;
+	lm_grow(&l->ext, &l->cap_ext, 2 * (l->n_ext + 1), sizeof *l->ext);
+	l->ext[2 * l->n_ext] = lo;
+	l->ext[2 * l->n_ext + 1] = hi;
+	l->n_ext++;
+}
+
+static int cmp_ext(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0;
+}
+
+/* Merge the collected extents into intervals and place them. */
+static void layout_build(ls_layout *l)
+{
+	int64_t at = 0;
+	if (l->n_ext > 1)
+		qsort(l->ext, (size_t)l->n_ext, 2 * sizeof *l->ext, cmp_ext);
+	l->lo = lm_xcalloc((size_t)l->n_ext + 1, sizeof *l->lo);
+	l->hi = lm_xcalloc((size_t)l->n_ext + 1, sizeof *l->hi);
+	l->base = lm_xcalloc((size_t)l->n_ext + 1, sizeof *l->base);
+	l->n = 0;
+	for (int i = 0; i < l->n_ext; i++) {
+		int64_t lo = l->ext[2 * i], hi = l->ext[2 * i + 1];
+		if (l->n > 0 && lo <= l->hi[l->n - 1]) {
+			if (hi > l->hi[l->n - 1])
+				l->hi[l->n - 1] = hi;
+			continue;
+		}
+		l->lo[l->n] = lo;
+		l->hi[l->n++] = hi;
+	}
+	for (int i = 0; i < l->n; i++) {
+		/* keep the address modulo 64 (vector alignment) */
+		at = (at + 63) & ~(int64_t)63;
+		l->base[i] = at + (l->lo[i] & 63);
+		at = l->base[i] + (l->hi[i] - l->lo[i]);
+	}
+	l->pb = (at + 63) & ~(int64_t)63;
+	if (l->pb < 64)
+		l->pb = 64;
+	if (l->pb >= l->arch_pb) { /* nothing to gain: the arch layout */
+		l->n = 1;
+		l->lo[0] = l->base[0] = 0;
+		l->hi[0] = l->arch_pb;
+		l->pb = l->arch_pb;
+	}
+	free(l->ext);
+	l->ext = NULL;
+	l->n_ext = l->cap_ext = 0;
+}
+
+/* Compact in-partition byte of arch byte x (inside a collected extent). */
+static int64_t layout_map(const ls_layout *l, int64_t x)
+{
+	int a = 0, b = l->n - 1;
+	while (a < b) { /* the last interval with lo <= x */
+		int m = (a + b + 1) / 2;
+		if (l->lo[m] <= x)
+			a = m;
+		else
+			b = m - 1;
+	}
+	return l->base[a] + (x - l->lo[a]);
+}
+
+/* Place an SB / PSUM operand in the compact layout. */
+static void layout_apply(ls_machine *mc, ls_opnd *o)
+{
+	const ls_layout *l = o->space == LS_SP_SB ? &mc->sb_layout
+						   : &mc->psum_layout;
+	o->off = o->part * l->pb + layout_map(l, o->pstart);
+	if (o->pdim >= 0)
+		o->stride[o->pdim] = l->pb;
+}
+
+static void layout_free(ls_layout *l)
+{
+	free(l->lo);
+	free(l->hi);
+	free(l->base);
+	free(l->ext);
 }
 
 /* ---- operands ----------------------------------------------------------- */
 
 /*
-** Resolve one operand of module mi. Problems the verifier does not rule
-** out (an opaque operand kind, too many dimensions) become a fault message
-** reported when the instruction is reached.
+** Resolve one operand of module mi in function sf (whose bindings apply
+** when sf is an NKI call site). Problems the verifier does not rule out
+** (an opaque operand kind, too many dimensions, a binding that puts an
+** access outside the memory) become a fault message reported when the
+** instruction is reached. SB / PSUM operands are resolved against the
+** arch layout here and placed in the compact layout later (layout_apply).
 */
-static void prep_opnd(ls_machine *mc, int mi, const lm_arg *a, ls_opnd *o,
-		      char **fault)
+static void prep_opnd(ls_machine *mc, int mi, const ls_sfunc *sf,
+		      const lm_arg *a, ls_opnd *o, char **fault)
 {
 	ls_smod *sm = &mc->mods[mi];
 	const lm_alloc *al;
 	const lm_memloc *loc;
+	const char *aname = a->memsetref, *lname = a->memref;
 	int64_t st[64], nm[64];
-	int nd = 0;
+	int nd = 0, pdim = -1;
 
 	/* o is zeroed (calloc) */
+	o->pdim = -1;
 	if (a->kind == LM_ARG_IMM)
 		return; /* space NONE: an immediate */
 	if (a->kind != LM_ARG_PHYSICAL_AP) {
@@ -168,17 +280,27 @@ static void prep_opnd(ls_machine *mc, int mi, const lm_arg *a, ls_opnd *o,
 					      "physical_ap)");
 		return;
 	}
-	if (sm->last_alloc && a->memsetref &&
-	    strcmp(sm->last_alloc->name, a->memsetref) == 0)
+	if (sf->is_callsite && aname) {
+		const char *r = lm_strmap_lookup(&sf->bind_allocs, aname);
+		if (r) {
+			aname = r;
+			r = lname ? lm_strmap_lookup(&sf->bind_locs, lname)
+				  : NULL;
+			if (r)
+				lname = r;
+		}
+	}
+	if (sm->last_alloc && aname &&
+	    strcmp(sm->last_alloc->name, aname) == 0)
 		al = sm->last_alloc;
 	else
-		al = lm_strmap_lookup(&sm->allocs, a->memsetref);
+		al = lm_strmap_lookup(&sm->allocs, aname);
 	sm->last_alloc = al;
-	loc = al ? lm_alloc_find_memloc(al, a->memref) : NULL;
+	loc = al ? lm_alloc_find_memloc(al, lname) : NULL;
 	if (!al || !loc || a->n_ap < 1 || a->n_ap > 64) {
 		if (!*fault)
 			*fault = lm_xasprintf("operand '%s' does not resolve",
-					      S(a->memsetref));
+					      S(aname));
 		return;
 	}
 	o->dtype = a->dtype;
@@ -204,24 +326,56 @@ static void prep_opnd(ls_machine *mc, int mi, const lm_arg *a, ls_opnd *o,
 			return;
 		}
 	} else {
-		int64_t pb;
+		int64_t pb, lo, hi;
+		ls_layout *l;
 		o->space = loc->type == LM_MT_SB ? LS_SP_SB : LS_SP_PSUM;
-		pb = o->space == LS_SP_SB ? mc->sb_part_bytes
-					  : mc->psum_part_bytes;
-		o->off = (loc->base + a->start_partition) * pb + loc->addr +
-			 a->offset * o->esize;
+		l = o->space == LS_SP_SB ? &mc->sb_layout : &mc->psum_layout;
+		pb = l->arch_pb;
+		o->part = loc->base + a->start_partition;
+		o->pstart = loc->addr + a->offset * o->esize;
+		o->off = o->part * pb + o->pstart;
+		lo = o->pstart;
+		hi = o->pstart + o->esize;
+		pdim = 0;
 		st[nd] = pb;
 		nm[nd++] = a->ap[0].num;
 		for (int i = 1; i < a->n_ap; i++) {
 			st[nd] = a->ap[i].step * o->esize;
 			nm[nd++] = a->ap[i].num;
+			if (a->ap[i].num > 0) {
+				int64_t span = st[nd - 1] * (a->ap[i].num - 1);
+				if (span < 0)
+					lo += span;
+				else
+					hi += span;
+			}
 		}
+		if (o->part < 0 || o->part + o->parts > LM_PARTITIONS ||
+		    lo < 0 || hi > pb) {
+			o->space = LS_SP_NONE;
+			if (!*fault)
+				*fault = lm_xasprintf("access of '%s' is "
+					      "outside %s (partitions %lld..%lld, "
+					      "bytes %lld..%lld of %lld)",
+					      S(al->name), loc->type == LM_MT_SB
+					      ? "SB" : "PSUM", (long long)o->part,
+					      (long long)(o->part + o->parts - 1),
+					      (long long)lo, (long long)hi - 1,
+					      (long long)pb);
+			return;
+		}
+		if (o->count > 0)
+			layout_note(l, lo, hi);
 	}
 	/* Drop unit dimensions, merge contiguous neighbours. */
 	for (int i = 0; i < nd; i++) {
 		if (nm[i] == 1 && nd > 1) {
 			memmove(&st[i], &st[i + 1], (size_t)(nd - i - 1) * 8);
 			memmove(&nm[i], &nm[i + 1], (size_t)(nd - i - 1) * 8);
+			if (pdim == i)
+				pdim = -1;
+			else if (pdim > i)
+				pdim--;
 			nd--;
 			i--;
 		}
@@ -232,6 +386,13 @@ static void prep_opnd(ls_machine *mc, int mi, const lm_arg *a, ls_opnd *o,
 			st[i - 1] = st[i];
 			memmove(&st[i], &st[i + 1], (size_t)(nd - i - 1) * 8);
 			memmove(&nm[i], &nm[i + 1], (size_t)(nd - i - 1) * 8);
+			/* the partition dimension merged with its rows: the
+			** operand spans whole partitions, so its extent made
+			** the layout the arch's (the stride stays right) */
+			if (pdim == i - 1 || pdim == i)
+				pdim = -1;
+			else if (pdim > i)
+				pdim--;
 			nd--;
 		}
 	}
@@ -245,6 +406,7 @@ static void prep_opnd(ls_machine *mc, int mi, const lm_arg *a, ls_opnd *o,
 		return;
 	}
 	o->ndim = nd;
+	o->pdim = pdim;
 	memcpy(o->stride, st, (size_t)nd * 8);
 	memcpy(o->num, nm, (size_t)nd * 8);
 }
@@ -648,9 +810,10 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	    in->op != LM_OP_BIRKERNEL && in->op != LM_OP_OTHER &&
 	    in->op != LM_OP_NKIKERNEL) {
 		for (int i = 0; i < in->n_ins; i++)
-			prep_opnd(mc, mi, &in->ins[i], &si->ins[i], &si->fault);
+			prep_opnd(mc, mi, sf, &in->ins[i], &si->ins[i],
+				  &si->fault);
 		for (int i = 0; i < in->n_outs; i++)
-			prep_opnd(mc, mi, &in->outs[i], &si->outs[i],
+			prep_opnd(mc, mi, sf, &in->outs[i], &si->outs[i],
 				  &si->fault);
 	}
 	si->n_deps = in->n_deps;
@@ -683,8 +846,10 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 		si->qinst = smap_get(&sm->qinsts, in->instance_name);
 	if (in->op == LM_OP_CALL)
 		si->target = smap_get(&sm->funcs, in->target);
-	if (in->op == LM_OP_NKIKERNEL)
+	if (in->op == LM_OP_NKIKERNEL) {
 		si->target = smap_get(&sm->funcs, in->func);
+		sf->n_callsites++;
+	}
 	if (in->op == LM_OP_COREBARRIER)
 		si->group = add_group(mc, in->group ? in->group : S(in->name));
 	for (int i = 0; i < si->n_wait; i++)
@@ -700,45 +865,197 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	ls_cost_prepare(mc->arch, si);
 }
 
+/* Flatten and prepare function fi (module mi) from sf->f. */
+static void prep_function(ls_machine *mc, int mi, int fi)
+{
+	ls_sfunc *sf = &mc->fns[fi];
+	const lm_function *fn = sf->f;
+	size_t no = 0, ni = 0, n64 = 0;
+	int n = 0, k = 0, has_deps = 0;
+	arena ar;
+	count_insts(fn->blocks, fn->n_blocks, &n);
+	for (int b = 0; b < fn->n_blocks; b++)
+		for (int i = 0; i < fn->blocks[b].n_insts; i++) {
+			const lm_inst *in = &fn->blocks[b].insts[i];
+			no += (size_t)in->n_ins + (size_t)in->n_outs;
+			ni += (size_t)in->n_deps + (size_t)in->n_wait +
+			      (size_t)in->n_signal;
+			n64 += (size_t)in->n_wait;
+			has_deps |= in->n_deps > 0;
+		}
+	memset(&ar, 0, sizeof ar);
+	sf->n = n;
+	sf->insts = lm_xcalloc((size_t)n + 1, sizeof *sf->insts);
+	sf->opnds = ar.opnds = lm_xcalloc(no + 1, sizeof *ar.opnds);
+	sf->ints = ar.ints = lm_xcalloc(ni + 1, sizeof *ar.ints);
+	sf->i64s = ar.i64s = lm_xcalloc(n64 + 1, sizeof *ar.i64s);
+	/* the name index is only needed to resolve dependencies */
+	for (int b = 0; has_deps && b < fn->n_blocks; b++)
+		for (int i = 0; i < fn->blocks[b].n_insts; i++, k++)
+			if (fn->blocks[b].insts[i].name)
+				smap_put(&sf->index,
+					 fn->blocks[b].insts[i].name, k);
+	k = 0;
+	for (int b = 0; b < fn->n_blocks; b++)
+		for (int i = 0; i < fn->blocks[b].n_insts; i++)
+			prep_inst(mc, mi, fi, &fn->blocks[b].insts[i],
+				  &sf->insts[k++], &ar);
+}
+
 /* Flatten and prepare the functions of module mi. */
 static void prep_functions(ls_machine *mc, int mi)
 {
 	ls_smod *sm = &mc->mods[mi];
-	for (int f = 0; f < sm->m->n_functions; f++) {
-		const lm_function *fn = &sm->m->functions[f];
-		ls_sfunc *sf = &mc->fns[sm->fn_base + f];
-		size_t no = 0, ni = 0, n64 = 0;
-		int n = 0, k = 0, has_deps = 0;
-		arena ar;
-		count_insts(fn->blocks, fn->n_blocks, &n);
-		for (int b = 0; b < fn->n_blocks; b++)
-			for (int i = 0; i < fn->blocks[b].n_insts; i++) {
-				const lm_inst *in = &fn->blocks[b].insts[i];
-				no += (size_t)in->n_ins + (size_t)in->n_outs;
-				ni += (size_t)in->n_deps + (size_t)in->n_wait +
-				      (size_t)in->n_signal;
-				n64 += (size_t)in->n_wait;
-				has_deps |= in->n_deps > 0;
-			}
-		memset(&ar, 0, sizeof ar);
-		sf->n = n;
-		sf->insts = lm_xcalloc((size_t)n + 1, sizeof *sf->insts);
-		sf->opnds = ar.opnds = lm_xcalloc(no + 1, sizeof *ar.opnds);
-		sf->ints = ar.ints = lm_xcalloc(ni + 1, sizeof *ar.ints);
-		sf->i64s = ar.i64s = lm_xcalloc(n64 + 1, sizeof *ar.i64s);
-		/* the name index is only needed to resolve dependencies */
-		for (int b = 0; has_deps && b < fn->n_blocks; b++)
-			for (int i = 0; i < fn->blocks[b].n_insts; i++, k++)
-				if (fn->blocks[b].insts[i].name)
-					smap_put(&sf->index,
-						 fn->blocks[b].insts[i].name, k);
-		k = 0;
-		for (int b = 0; b < fn->n_blocks; b++)
-			for (int i = 0; i < fn->blocks[b].n_insts; i++)
-				prep_inst(mc, mi, sm->fn_base + f,
-					  &fn->blocks[b].insts[i],
-					  &sf->insts[k++], &ar);
+	for (int f = 0; f < sm->m->n_functions; f++)
+		prep_function(mc, mi, sm->fn_base + f);
+}
+
+/* ---- NKI call sites (IT55) ------------------------------------------------ */
+
+/* Deepest nesting of NKI kernels calling kernels that is prepared. */
+#define MAX_NKI_DEPTH 32
+
+/* Storage class of an allocation: 0 DRAM, 1 SB, 2 PSUM, 3 other. */
+static int alloc_class(const lm_alloc *a)
+{
+	if (a->n_memlocs < 1)
+		return 3;
+	if (lm_memtype_is_dram(a->memlocs[0].type))
+		return 0;
+	return a->memlocs[0].type == LM_MT_SB ? 1
+	       : a->memlocs[0].type == LM_MT_PSUM ? 2 : 3;
+}
+
+/*
+** Bind the formals of call si (an IT55 of function cf) in the new call
+** site nf: formal allocation -> caller allocation, formal memory location
+** -> the caller's memory location at the same position (as
+** InlineNKIKernel rebinds). When cf is itself a call site, the caller's
+** names go through cf's bindings first. Returns NULL or a fault message.
+*/
+static char *bind_formals(ls_machine *mc, int cf, const ls_sinst *si,
+			  ls_sfunc *nf)
+{
+	const ls_sfunc *caller = &mc->fns[cf];
+	ls_smod *sm = &mc->mods[caller->mod];
+	const lm_function *k = nf->f;
+	const lm_inst *in = si->in;
+	int n = in->n_func_args + in->n_func_outs;
+
+	for (int i = 0; i < n; i++) {
+		const lm_kv *kv = i < in->n_func_args ? &in->func_args[i]
+			: &in->func_outs[i - in->n_func_args];
+		const lm_alloc *fa = NULL, *ca;
+		const char *cname = kv->value, *r;
+		for (int a = 0; kv->key && a < k->n_allocs; a++)
+			if (k->allocs[a].name &&
+			    strcmp(k->allocs[a].name, kv->key) == 0)
+				fa = &k->allocs[a];
+		if (!fa)
+			return lm_xasprintf("formal '%s' is not an allocation "
+					    "of function '%s'", S(kv->key),
+					    S(k->name));
+		if (caller->is_callsite && cname &&
+		    (r = lm_strmap_lookup(&caller->bind_allocs, cname)))
+			cname = r;
+		ca = cname ? lm_strmap_lookup(&sm->allocs, cname) : NULL;
+		if (!ca)
+			return lm_xasprintf("caller allocation '%s' of formal "
+					    "'%s' does not exist", S(cname),
+					    S(kv->key));
+		if (fa->dtype != ca->dtype ||
+		    lm_alloc_elems(fa) != lm_alloc_elems(ca) ||
+		    alloc_class(fa) != alloc_class(ca) || ca->n_memlocs < 1)
+			return lm_xasprintf("cannot bind formal '%s' (%s, %lld "
+					    "elements) to '%s' (%s, %lld "
+					    "elements): dtype, size or memory "
+					    "differ", S(kv->key),
+					    lm_dtype_name(fa->dtype),
+					    (long long)lm_alloc_elems(fa),
+					    S(ca->name), lm_dtype_name(ca->dtype),
+					    (long long)lm_alloc_elems(ca));
+		lm_strmap_put(&nf->bind_allocs, fa->name, (void *)ca->name);
+		for (int l = 0; l < fa->n_memlocs; l++)
+			lm_strmap_put(&nf->bind_locs, fa->memlocs[l].name,
+				      (void *)ca->memlocs[l < ca->n_memlocs ? l
+							  : 0].name);
 	}
+	return NULL;
+}
+
+/*
+** Give every IT55 its own prepared copy of the kernel function (a call
+** site) with the call's argument maps applied, and point the call's
+** target at it. Call sites inside call sites are handled as the loop
+** reaches them (mc->fns grows while it runs).
+*/
+static void prep_callsites(ls_machine *mc)
+{
+	for (int f = 0; f < mc->n_fns; f++) {
+		if (mc->fns[f].n_callsites == 0)
+			continue;
+		for (int i = 0; i < mc->fns[f].n; i++) {
+			ls_sinst *si = &mc->fns[f].insts[i]; /* array is stable */
+			int mi = mc->fns[f].mod, depth = mc->fns[f].depth;
+			ls_sfunc *nf;
+			char *why;
+			int nfi;
+			if (si->op != LM_OP_NKIKERNEL || si->fault)
+				continue;
+			if (si->target < 0) {
+				si->fault = lm_xasprintf("NKIKernel func '%s' "
+					"is not a function of the module",
+					S(si->in->func));
+				continue;
+			}
+			if (depth >= MAX_NKI_DEPTH) {
+				si->fault = lm_xasprintf("NKI kernels call "
+					"each other more than %d levels deep",
+					MAX_NKI_DEPTH);
+				continue;
+			}
+			lm_grow(&mc->fns, &mc->cap_fns, mc->n_fns + 1,
+				sizeof *mc->fns);
+			nfi = mc->n_fns++;
+			nf = &mc->fns[nfi];
+			memset(nf, 0, sizeof *nf);
+			nf->f = mc->fns[si->target].f;
+			nf->mod = mi;
+			nf->core = -1;
+			nf->is_callsite = 1;
+			nf->depth = depth + 1;
+			lm_strmap_init(&nf->index);
+			lm_strmap_init(&nf->bind_allocs);
+			lm_strmap_init(&nf->bind_locs);
+			why = bind_formals(mc, f, si, nf);
+			if (why) {
+				si->fault = why;
+				continue; /* nf stays empty (n = 0) */
+			}
+			prep_function(mc, mi, nfi);
+			si->target = nfi;
+		}
+	}
+}
+
+/* Place every SB / PSUM operand of the run in the compact layouts. */
+static void apply_layouts(ls_machine *mc)
+{
+	layout_build(&mc->sb_layout);
+	layout_build(&mc->psum_layout);
+	mc->sb_part_bytes = mc->sb_layout.pb;
+	mc->psum_part_bytes = mc->psum_layout.pb;
+	for (int f = 0; f < mc->n_fns; f++)
+		for (int i = 0; i < mc->fns[f].n; i++) {
+			ls_sinst *si = &mc->fns[f].insts[i];
+			for (int k = 0; k < si->n_ins + si->n_outs; k++) {
+				ls_opnd *o = k < si->n_ins ? &si->ins[k]
+					     : &si->outs[k - si->n_ins];
+				if (o->space == LS_SP_SB ||
+				    o->space == LS_SP_PSUM)
+					layout_apply(mc, o);
+			}
+		}
 }
 
 /* ---- the machine -------------------------------------------------------- */
@@ -760,6 +1077,8 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 			    S(mods[0]->arch));
 		goto fail;
 	}
+	mc->sb_layout.arch_pb = mc->arch->sbuf_bytes;
+	mc->psum_layout.arch_pb = mc->arch->psum_bytes;
 	mc->sb_part_bytes = mc->arch->sbuf_bytes;
 	mc->psum_part_bytes = mc->arch->psum_bytes;
 	mc->n_mods = n_mods;
@@ -811,6 +1130,8 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 			sf->core = fn->has_core_id ? fn->neuron_core_id : -1;
 			sf->is_dispatcher = fn->kind == LM_FK_DISPATCHER;
 			lm_strmap_init(&sf->index);
+			lm_strmap_init(&sf->bind_allocs);
+			lm_strmap_init(&sf->bind_locs);
 			smap_put(&sm->funcs, fn->name, mc->n_fns);
 			mc->n_fns++;
 			for (int i = 0; i < fn->n_allocs; i++)
@@ -822,6 +1143,8 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 		goto fail;
 	for (int mi = 0; mi < n_mods; mi++)
 		prep_functions(mc, mi);
+	prep_callsites(mc);
+	apply_layouts(mc);
 	*out = mc;
 	return 0;
 fail:
@@ -843,6 +1166,8 @@ void ls_machine_free(ls_machine *mc)
 		free(sf->ints);
 		free(sf->i64s);
 		lm_strmap_free(&sf->index);
+		lm_strmap_free(&sf->bind_allocs);
+		lm_strmap_free(&sf->bind_locs);
 	}
 	free(mc->fns);
 	for (int mi = 0; mi < mc->n_mods; mi++) {
@@ -873,6 +1198,8 @@ void ls_machine_free(ls_machine *mc)
 		free(mc->groups[g]);
 	free(mc->groups);
 	lm_strmap_free(&mc->group_index);
+	layout_free(&mc->sb_layout);
+	layout_free(&mc->psum_layout);
 	for (int c = 0; c < LS_MAX_CORES; c++) {
 		free(mc->mem[c].sb);
 		free(mc->mem[c].sb_init);
@@ -880,6 +1207,27 @@ void ls_machine_free(ls_machine *mc)
 		free(mc->mem[c].psum_init);
 	}
 	free(mc);
+}
+
+/* dst[i] = src[i] wherever init[i] is set (n bytes), 8 at a time. */
+static void copy_written(uint8_t *dst, const uint8_t *src,
+			 const uint8_t *init, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, init + i, 8);
+		if (w == 0x0101010101010101ull) {
+			memcpy(dst + i, src + i, 8);
+			continue;
+		}
+		for (int j = 0; j < 8; j++)
+			if (init[i + j])
+				dst[i + j] = src[i + j];
+	}
+	for (; i < n; i++)
+		if (init[i])
+			dst[i] = src[i];
 }
 
 int ls_collect_outputs(ls_machine *mc, ls_tensors *out, lm_error *err)
@@ -901,8 +1249,9 @@ int ls_collect_outputs(ls_machine *mc, ls_tensors *out, lm_error *err)
 				shape[7] *= a->tensor_shape[i];
 		}
 		buf = lm_xmalloc((size_t)bytes + 1);
-		for (int64_t i = 0; i < bytes && i < st->bytes; i++)
-			buf[i] = st->init[i] ? st->data[i] : 0xff;
+		memset(buf, 0xff, (size_t)bytes);
+		copy_written(buf, st->data, st->init,
+			     bytes < st->bytes ? bytes : st->bytes);
 		ls_tensors_add(out, a->name, a->dtype, shape, nd, buf);
 		free(buf);
 	}

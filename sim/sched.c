@@ -35,12 +35,21 @@ typedef struct event {
 	int kind, a, b;
 } event;
 
-/* A launched function on a core. */
+/*
+** A launched function on a core, or the body of an NKIKernel (IT55) call:
+** then parent_act / parent_idx name the call, the body's instructions may
+** not start before the call has started (gate_open), and the call
+** completes when its issue is done and the body's last item completed.
+*/
 typedef struct act {
 	int fn, core;
 	uint8_t *done;
 	int *qinst;     /* DMA: the instance bound at walk time */
+	int *sub;       /* IT55: the body's act (NULL without calls) */
 	int remaining;
+	int parent_act, parent_idx;
+	int gate_open;
+	int issue_done;
 } act;
 
 typedef struct item {
@@ -234,11 +243,18 @@ static core *use_core(sim *s, int c)
 
 static void try_start(sim *s, int c, int e);
 
+/* Deepest nesting of IT55 bodies walked (machine.c bounds it too). */
+#define MAX_WALK_DEPTH 64
+
 /*
-** Launch function fn on core c now: walk it in program order into the
-** engine streams (up to the first Return).
+** Walk function fn for core c in program order into the engine streams
+** (up to the first Return) as a new act; returns its index. An NKIKernel
+** (IT55) is followed at once by its body, walked the same way as a child
+** act whose gate opens when the call starts: the body takes the call's
+** place in every engine's program order, as the inlined form would.
 */
-static void launch(sim *s, int fn, int c)
+static int walk(sim *s, int fn, int c, int parent_act, int parent_idx,
+		int depth)
 {
 	const ls_sfunc *sf = &s->mc->fns[fn];
 	core *k = use_core(s, c);
@@ -248,18 +264,24 @@ static void launch(sim *s, int fn, int c)
 	lm_grow(&s->acts, &s->cap_acts, s->n_acts + 1, sizeof *s->acts);
 	ai = s->n_acts++;
 	a = &s->acts[ai];
+	memset(a, 0, sizeof *a);
 	a->fn = fn;
 	a->core = c;
 	a->done = lm_xcalloc((size_t)sf->n + 1, 1);
 	a->qinst = lm_xcalloc((size_t)sf->n + 1, sizeof(int));
-	a->remaining = 0;
+	a->sub = sf->n_callsites ? lm_xcalloc((size_t)sf->n + 1, sizeof(int))
+				 : NULL;
+	a->parent_act = parent_act;
+	a->parent_idx = parent_idx;
+	a->gate_open = parent_act < 0;
 	for (int i = 0; i < sf->n; i++) {
 		const ls_sinst *si = &sf->insts[i];
 		engine *E = &k->eng[si->eng];
 		if (si->op == LM_OP_SWITCHQUEUE && si->queue >= 0 &&
 		    si->qinst >= 0)
 			k->active[si->queue] = si->qinst;
-		a->qinst[i] = si->queue >= 0 ? k->active[si->queue] : -1;
+		s->acts[ai].qinst[i] = si->queue >= 0 ? k->active[si->queue]
+						       : -1;
 		if (E->n == E->cap && E->head > 0) {
 			memmove(E->q, E->q + E->head,
 				(size_t)(E->n - E->head) * sizeof *E->q);
@@ -270,10 +292,24 @@ static void launch(sim *s, int fn, int c)
 		E->q[E->n].act = ai;
 		E->q[E->n].idx = i;
 		E->n++;
-		a->remaining++;
+		s->acts[ai].remaining++;
+		if (si->op == LM_OP_NKIKERNEL && !si->fault &&
+		    si->target >= 0 && depth < MAX_WALK_DEPTH) {
+			int sub = walk(s, si->target, c, ai, i, depth + 1);
+			s->acts[ai].sub[i] = sub; /* s->acts may have moved */
+		} else if (si->op == LM_OP_NKIKERNEL && sf->n_callsites) {
+			s->acts[ai].sub[i] = -1;
+		}
 		if (si->op == LM_OP_RETURN)
 			break;
 	}
+	return ai;
+}
+
+/* Launch function fn on core c now. */
+static void launch(sim *s, int fn, int c)
+{
+	walk(s, fn, c, -1, -1, 0);
 	for (int e = 0; e < LS_ENGINES && !s->rc; e++)
 		try_start(s, c, e);
 }
@@ -292,6 +328,19 @@ static void complete(sim *s, item it)
 	if (s->now > k->st.end_ps)
 		k->st.end_ps = s->now;
 	s->dirty = 1;
+	/* the last item of an IT55 body completes the call */
+	if (a->remaining == 0 && a->parent_act >= 0 && a->issue_done)
+		complete(s, (item){a->parent_act, a->parent_idx});
+}
+
+/* The issue of IT55 call it ended on its engine. */
+static void call_issued(sim *s, item it)
+{
+	int sub = s->acts[it.act].sub[it.idx];
+	act *b = &s->acts[sub];
+	b->issue_done = 1;
+	if (b->remaining == 0)
+		complete(s, it);
 }
 
 static void set_blocked(sim *s, int c, int e, int on_sem)
@@ -496,11 +545,17 @@ static void start_inst(sim *s, int c, int e, item it)
 			si->op == LM_OP_BIRKERNEL ? "IT54" : "IT56");
 		return;
 	case LM_OP_NKIKERNEL:
-		fail_at(s, c, si, "NKIKernel (IT55) call of '%s' reached: "
-			"carrier/IT55 not yet executed by the simulator "
-			"(inline it with lncsim lower --inline)",
-			S(si->in->func));
-		return;
+		if (si->fault || !a->sub || a->sub[it.idx] < 0) {
+			fail_at(s, c, si, "NKIKernel (IT55) call of '%s': %s",
+				S(si->in->func), si->fault ? si->fault :
+				"kernels nested too deeply");
+			return;
+		}
+		/* the body may start; the call completes with it */
+		s->acts[a->sub[it.idx]].gate_open = 1;
+		s->dirty = 1;
+		E->cur_completes = 0;
+		break;
 	case LM_OP_OTHER:
 	case LM_OP_INVALID:
 		fail_at(s, c, si, "opcode '%s' is not supported by the "
@@ -617,6 +672,10 @@ static void try_start(sim *s, int c, int e)
 	it = E->q[E->head];
 	a = &s->acts[it.act];
 	si = &s->mc->fns[a->fn].insts[it.idx];
+	if (!a->gate_open) {
+		set_blocked(s, c, e, 0);
+		return;
+	}
 	for (int i = 0; i < si->n_deps; i++)
 		if (si->deps[i] >= 0 && !a->done[si->deps[i]]) {
 			set_blocked(s, c, e, 0);
@@ -701,6 +760,15 @@ static void describe_engine(sim *s, int c, int e, lm_buf *b)
 		return;
 	a = &s->acts[E->q[E->head].act];
 	si = sinst_of(s, E->q[E->head]);
+	if (!a->gate_open) {
+		const ls_sinst *call = sinst_of(s, (item){a->parent_act,
+							  a->parent_idx});
+		lm_buf_printf(b, "; core %d %s: '%s' (%s) waits for the "
+			      "NKIKernel call '%s' to start", c,
+			      ls_engine_name(e), S(si->in->name),
+			      lm_opcode_name(si->op), S(call->in->name));
+		return;
+	}
 	for (int i = 0; i < si->n_deps; i++)
 		if (si->deps[i] >= 0 && !a->done[si->deps[i]]) {
 			lm_buf_printf(b, "; core %d %s: '%s' (%s) waits for "
@@ -765,8 +833,11 @@ static void handle(sim *s, const event *ev)
 		if (E->cur_completes) {
 			ls_exec_commit(&E->pend);
 			complete(s, E->cur);
-		} else if (s->now > k->st.end_ps) {
-			k->st.end_ps = s->now;
+		} else {
+			if (s->now > k->st.end_ps)
+				k->st.end_ps = s->now;
+			if (sinst_of(s, E->cur)->op == LM_OP_NKIKERNEL)
+				call_issued(s, E->cur);
 		}
 		try_start(s, ev->a, ev->b);
 		break;
@@ -848,6 +919,7 @@ static void sim_free(sim *s)
 	for (int i = 0; i < s->n_acts; i++) {
 		free(s->acts[i].done);
 		free(s->acts[i].qinst);
+		free(s->acts[i].sub);
 	}
 	free(s->acts);
 	for (int i = 0; i < s->n_dmas; i++)

@@ -53,6 +53,11 @@ typedef struct ls_opnd {
 	int64_t free;           /* count / parts */
 	const char *alloc;      /* allocation name (messages) */
 	int64_t alloc_esize;    /* DRAM: element size of the allocation */
+	/* SB / PSUM: where the operand sits in the arch's layout, before the
+	** machine's compact layout (ls_layout) is applied to off / stride */
+	int64_t part;           /* first partition */
+	int64_t pstart;         /* byte of the first element in its partition */
+	int pdim;               /* index of the partition dimension, or -1 */
 } ls_opnd;
 
 /* An operand bound to memory: what the element loops walk. */
@@ -108,6 +113,13 @@ typedef struct ls_sfunc {
 	ls_opnd *opnds;         /* storage of the instructions' arrays */
 	int *ints;
 	int64_t *i64s;
+	/* an NKI call site (IT55): this copy of the kernel function runs with
+	** its formal allocations / memory locations bound to the caller's */
+	int is_callsite;
+	int depth;              /* nesting of call sites (0: a module function) */
+	lm_strmap bind_allocs;  /* formal allocation -> caller allocation */
+	lm_strmap bind_locs;    /* formal memory location -> caller's */
+	int n_callsites;        /* IT55 instructions in this function */
 } ls_sfunc;
 
 typedef struct ls_squeue {
@@ -164,6 +176,25 @@ typedef struct ls_smod {
 	int *slot_inst_fn, *slot_inst_idx; /* first arrival (messages) */
 } ls_smod;
 
+/*
+** The compact layout of one per-core space (SB or PSUM). Only the byte
+** ranges of a partition that some operand of the run can touch are backed:
+** the union of every operand's in-partition extent, as sorted disjoint
+** intervals [lo, hi) of the arch's partition, each placed at `base` of a
+** compact partition of `pb` bytes (alignment modulo 64 kept). Operands are
+** prepared against it; messages map back to arch addresses.
+*/
+typedef struct ls_layout {
+	int64_t arch_pb;        /* the arch's bytes per partition */
+	int64_t pb;             /* compact bytes per partition */
+	int n;
+	int64_t *lo, *hi, *base;
+	/* extents collected during preparation */
+	int n_ext, cap_ext;
+	int64_t *ext;           /* pairs lo, hi */
+	int64_t seen[64][2];    /* recently added extents (dedup) */
+} ls_layout;
+
 /* Per-core memory. */
 typedef struct ls_core_mem {
 	uint8_t *sb, *sb_init;
@@ -189,7 +220,8 @@ typedef struct ls_machine {
 	char **groups;          /* barrier group names */
 	lm_strmap group_index;  /* name -> index + 1 */
 	ls_core_mem mem[LS_MAX_CORES];
-	int64_t sb_part_bytes, psum_part_bytes;
+	ls_layout sb_layout, psum_layout;
+	int64_t sb_part_bytes, psum_part_bytes; /* compact (the layouts' pb) */
 } ls_machine;
 
 /* ---- machine.c ---------------------------------------------------------- */

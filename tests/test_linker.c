@@ -358,7 +358,7 @@ START_TEST(test_copy_allocs)
 	ck_assert_str_eq(v->alias_of, "h");
 	ck_assert(!v->has_remote);
 	ck_assert_int_eq(rep.n_views, 1);
-	ck_assert_int_eq(rep.collisions[1], 5); /* t, bar, ld, st + x */
+	ck_assert_int_eq(rep.collisions[1], 4); /* t, bar, ld, st (x: merged) */
 	lm_module_free(out);
 	lk_report_free(&rep);
 	free2();
@@ -1273,6 +1273,37 @@ START_TEST(test_link_dir_shared_file)
 }
 END_TEST
 
+/* An IT56 carrier's klir_binary is a custom-op artifact: symlinked. */
+START_TEST(test_link_dir_klir_binary)
+{
+	char *root = tu_tmpdir("lkklir");
+	const char *k = "{\"opcode\":\"NKIKLIRKernel\",\"name\":\"kern\","
+		"\"kernel_format\":\"klir\",\"klir_binary\":\"k.klr\","
+		"\"func_args\":{},\"func_outs\":{}}";
+	for (int c = 0; c < 2; c++) {
+		const char *d = S("%s/nc%d/sg0", root, c);
+		free(tu_write(d, "k.klr", S("kernel %d", c)));
+		free(tu_write(d, "def.json", modj(c, "gen3", func("sg0",
+			sb("t", 0), k))));
+	}
+	lm_module **mods, *out = NULL;
+	lk_report rep;
+	lm_error e;
+	int n = load_dir(root, &mods);
+	ck_assert_int_eq(do_link(mods, n, 0, &out, &rep, &e), 0);
+	ck_assert_int_eq(rep.n_artifacts, 2);
+	ck_assert_str_eq(rep.artifacts[1].dst, "nc1.k.klr");
+	ck_assert(!rep.artifacts[1].copy);
+	ck_assert_str_eq(inst(fn(out, "nc1"), "nc1.kern")->klir_binary,
+			 "nc1.k.klr");
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free_mods(mods, n);
+	free(root);
+	S_free();
+}
+END_TEST
+
 START_TEST(test_error_paths)
 {
 	const char *up = modj(0, "gen3", func("sg0", dram("w", "Const", 0,
@@ -1457,6 +1488,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_add_fn_call);
 	tcase_add_test(tc, test_setup_link_dir);
 	tcase_add_test(tc, test_link_dir_shared_file);
+	tcase_add_test(tc, test_link_dir_klir_binary);
 	tcase_add_test(tc, test_renumber_core_barriers);
 	tcase_add_test(tc, test_check_barrier_order);
 	tcase_add_test(tc, test_mmt);

@@ -1,0 +1,655 @@
+/*
+** test_it55.c -- the simulator executes NKIKernel (IT55) calls (SPEC 6,
+** issue 7 "Simulator"): the called form of a lowered module (kernel
+** functions of kind nki, not inlined) gives bit-identical outputs to the
+** inlined form, for kernels of both mechanisms (B: BIR JSON, A: KLR);
+** a call completes only when its whole body (DMAs included) completed;
+** SB formals, a kernel called twice and kernels calling kernels are
+** rebound through the argument maps; a two-core program whose cores each
+** carry a kernel lowers, links and passes the differential check; and a
+** lowered-not-inlined module runs through `lncsim run` / `lncsim diff`.
+*/
+#include "common.h"
+#include "testutil.h"
+#include "module.h"
+#include "verify.h"
+#include "dtype.h"
+#include "provision.h"
+#include "linker.h"
+#include "klr.h"
+#include "sim.h"
+#include "diff.h"
+#include "simtb.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static char *fx(const char *name)
+{
+	char *r = lm_xasprintf("tests/fixtures/provision/%s", name);
+	char *p = tu_srcpath(r);
+	free(r);
+	return p;
+}
+
+static lm_module *load(const char *path)
+{
+	lm_module *m = NULL;
+	lm_error err;
+	ck_assert_msg(lm_module_load(&m, path, &err) == 0, "%s", err.msg);
+	return m;
+}
+
+static void copy_fx(const char *name, const char *dir)
+{
+	char *src = fx(name), *data = NULL, *dst = lm_xasprintf("%s/%s", dir,
+								 name);
+	size_t n;
+	lm_error err;
+	ck_assert_msg(lm_read_file(src, &data, &n, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(lm_write_file_atomic(dst, data, n, &err), 0);
+	free(data);
+	free(dst);
+	free(src);
+}
+
+/* tests/fixtures/klr/<name>.json packed into dir/<name>.klr. */
+static void pack_klr(const char *name, const char *dir)
+{
+	char *rel = lm_xasprintf("tests/fixtures/klr/%s.json", name);
+	char *p = tu_srcpath(rel), *t = tu_read(p);
+	char *out = lm_xasprintf("%s/%s.klr", dir, name);
+	lk_klr_file f;
+	lm_buf b = LM_BUF_INIT;
+	lm_error err;
+	ck_assert(t != NULL);
+	ck_assert_msg(lk_klr_from_json(&f, t, strlen(t), p, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(lk_klr_encode_file(&f, &b, &err), 0);
+	ck_assert_int_eq(lm_write_file_atomic(out, b.ptr, b.size, &err), 0);
+	lm_buf_free(&b);
+	lk_klr_file_free(&f);
+	free(rel);
+	free(p);
+	free(t);
+	free(out);
+}
+
+static int count_op(const lm_module *m, lm_opcode op)
+{
+	int n = 0;
+	for (int f = 0; f < m->n_functions; f++)
+		for (int b = 0; b < m->functions[f].n_blocks; b++)
+			for (int i = 0; i < m->functions[f].blocks[b].n_insts; i++)
+				n += m->functions[f].blocks[b].insts[i].op == op;
+	return n;
+}
+
+/* Lower m (inlined or not) and verify the result. */
+static lm_module *lower(const lm_module *m, int do_inline)
+{
+	lm_module *out = NULL;
+	lk_lower_opts o;
+	lk_warnings w = { 0, 0, NULL };
+	lm_error err;
+	memset(&o, 0, sizeof o);
+	o.inline_kernels = do_inline;
+	ck_assert_msg(lk_lower(&out, m, &o, &w, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "%s", err.msg);
+	lk_warnings_free(&w);
+	return out;
+}
+
+/* Every tensor of a also in b with the same bytes (and the same sets). */
+static void same_outputs(const ls_tensors *a, const ls_tensors *b)
+{
+	ck_assert_int_eq(a->n, b->n);
+	ck_assert_int_gt(a->n, 0);
+	for (int i = 0; i < a->n; i++) {
+		const ls_tensor *x = &a->t[i];
+		const ls_tensor *y = ls_tensors_find(b, x->name);
+		ck_assert_msg(y != NULL, "output %s missing", x->name);
+		ck_assert_int_eq(x->dtype, y->dtype);
+		ck_assert_int_eq(x->count, y->count);
+		ck_assert_msg(memcmp(x->data, y->data, (size_t)x->count *
+				     (size_t)lm_dtype_size(x->dtype)) == 0,
+			      "output %s differs", x->name);
+	}
+}
+
+/* Run m with seeded inputs under perturbation seed ps. */
+static void run_seeded(const lm_module *m, uint64_t seed, uint64_t ps,
+		       ls_result *r)
+{
+	ls_tensors in = { 0, NULL };
+	ls_options o;
+	lm_error err;
+	lm_module *mods[1];
+	mods[0] = (lm_module *)m;
+	memset(&o, 0, sizeof o);
+	o.perturb_seed = ps;
+	ck_assert_msg(ls_make_inputs(mods, 1, NULL, seed, &in, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_msg(ls_run(m, &in, &o, r, &err) == 0, "run: %s", err.msg);
+	ls_tensors_free(&in);
+}
+
+/* The called and the inlined lowering of m give the same bits, under the
+** plain cost model and two perturbed schedules. */
+static void called_equals_inlined(const lm_module *m, int n_calls)
+{
+	lm_module *called = lower(m, 0), *inl = lower(m, 1);
+	ck_assert_int_eq(count_op(called, LM_OP_NKIKERNEL), n_calls);
+	ck_assert_int_eq(count_op(inl, LM_OP_NKIKERNEL), 0);
+	for (uint64_t ps = 0; ps < 3; ps++) {
+		ls_result rc, ri;
+		run_seeded(called, 7, ps, &rc);
+		run_seeded(inl, 7, ps, &ri);
+		same_outputs(&rc.outputs, &ri.outputs);
+		ck_assert_int_gt(rc.instructions, 0);
+		ls_result_free(&rc);
+		ls_result_free(&ri);
+	}
+	lm_module_free(called);
+	lm_module_free(inl);
+}
+
+/* ---- both mechanisms: called == inlined --------------------------------------- */
+
+START_TEST(test_bir_called_equals_inlined)
+{
+	char *p = fx("b_caller.json");
+	lm_module *m = load(p);
+	called_equals_inlined(m, 1);
+	lm_module_free(m);
+	free(p);
+}
+END_TEST
+
+START_TEST(test_klr_called_equals_inlined)
+{
+	/* k_all: activation, copy, tensor_scalar, iota, tensor_tensor,
+	** matmul, transposes through the cached identity, DMAs */
+	const char *k[2] = { "k_all", "k_small" };
+	const char *c[2] = { "a_caller.json", "a_caller_small.json" };
+	for (int i = 0; i < 2; i++) {
+		char *dir = tu_tmpdir("it55-klr"), *p;
+		lm_module *m;
+		copy_fx(c[i], dir);
+		pack_klr(k[i], dir);
+		p = lm_xasprintf("%s/%s", dir, c[i]);
+		m = load(p);
+		called_equals_inlined(m, 1);
+		lm_module_free(m);
+		free(p);
+		free(dir);
+	}
+}
+END_TEST
+
+START_TEST(test_called_values)
+{
+	/* the called form's values, computed here (Mechanism B: relu(2x +
+	** bias[p]) with the kernel's Const bias) */
+	char *p = fx("b_caller.json");
+	lm_module *m = load(p), *lo = lower(m, 0);
+	ls_tensors in = { 0, NULL };
+	ls_result r;
+	lm_error err;
+	int64_t shape[2] = { 128, 64 };
+	float *x = lm_xmalloc(128 * 64 * sizeof *x);
+	for (int i = 0; i < 128 * 64; i++)
+		x[i] = (float)(i % 29 - 14) / 8.0f;
+	ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	ck_assert_msg(ls_run(lo, &in, NULL, &r, &err) == 0, "%s", err.msg);
+	for (int pp = 0; pp < 128; pp++)
+		for (int j = 0; j < 64; j++) {
+			float v = fmaf(x[pp * 64 + j], 2.0f,
+				       (float)(pp % 8) / 4.0f);
+			float want = v > 0 ? v : 0.0f;
+			ck_assert(tb_out(&r, "y", pp * 64 + j) == want);
+		}
+	/* statistics count the call and the body */
+	ck_assert_int_ge(r.instructions, 2 + 5);
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	free(x);
+	lm_module_free(lo);
+	lm_module_free(m);
+	free(p);
+}
+END_TEST
+
+/* ---- hand-written kernels: SB formals, two calls, nesting, sync ----------- */
+
+/* A function of kind nki around allocations and instructions. */
+static void nki_fn(lm_buf *b, const char *name, tb *k)
+{
+	lm_buf_printf(b, ",{\"name\":\"%s\",\"kind\":\"nki\",\"attributes\":[],"
+		      "\"allocations\":[%s],\"blocks\":[{\"name\":\"b\","
+		      "\"instructions\":[%s]}]}", name, lm_buf_cstr(&k->al),
+		      lm_buf_cstr(&k->in));
+}
+
+#define P_ 8
+#define F_ 16
+
+/*
+** caller:  call0 = kload(src: x -> dst: xs)          (a DMA in the body)
+**          call1 = k1(ka: xs -> kb: ys1)             after call0
+**          call2 = k1(ka: ys1 -> kb: ys2)            after call1
+**          st: ys2 -> y                               after call2
+** k1:      ts: tmp = ka * 2 + 1; inner = k2(ja: tmp -> jb: tmp2);
+**          cp: kb = tmp2; Return
+** k2:      tt: jb = ja + ja; Return
+** so ys1 = 2 (2x + 1) = 4x + 2 and y = 2 (2 ys1 + 1) = 16x + 10.
+** wait_sem: a semaphore call1 waits for (NULL: none). once: without
+** call2, st stores ys1 (every kernel called once: lk_inline_nki cannot
+** inline one function twice into one block, see docs/simulator.md).
+*/
+static lm_module *hand_module(const char *wait_sem, const char *ys1_dt,
+			      int once)
+{
+	tb c, k0, k1, k2;
+	lm_buf b = LM_BUF_INIT;
+	lm_module *m = NULL;
+	lm_error err;
+	char *main_json, *wait;
+	tb_init(&c);
+	tb_init(&k0);
+	tb_init(&k1);
+	tb_init(&k2);
+	tb_dram(&c, "x", "ExternalInput", "float32", P_, F_);
+	tb_dram(&c, "y", "ExternalOutput", "float32", P_, F_);
+	tb_sb(&c, "xs", "float32", P_, F_);
+	tb_sb(&c, "ys1", ys1_dt, P_, F_);
+	tb_sb(&c, "ys2", "float32", P_, F_);
+	wait = wait_sem ? lm_xasprintf(",\"wait\":[{\"semaphore\":\"%s\","
+				       "\"value\":1}]", wait_sem)
+			: lm_xstrdup("");
+	tb_inst(&c, "{\"opcode\":\"NKIKernel\",\"name\":\"call0\",\"engine\":"
+		"\"SP\",\"func\":\"kload\",\"func_args\":{\"src\":\"x\"},"
+		"\"func_outs\":{\"dst\":\"xs\"},\"kernel_source\":\"Beta3\"}");
+	tb_inst(&c, "{\"opcode\":\"NKIKernel\",\"name\":\"call1\",\"engine\":"
+		"\"Pool\",\"func\":\"k1\",\"func_args\":{\"ka\":\"xs\"},"
+		"\"func_outs\":{\"kb\":\"ys1\"},\"dependencies\":[\"call0\"]%s}",
+		wait);
+	if (!once)
+		tb_inst(&c, "{\"opcode\":\"NKIKernel\",\"name\":\"call2\","
+			"\"engine\":\"SP\",\"func\":\"k1\",\"func_args\":"
+			"{\"ka\":\"ys1\"},\"func_outs\":{\"kb\":\"ys2\"},"
+			"\"dependencies\":[\"call1\"]}");
+	tb_inst(&c, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"dependencies\":[\"%s\"]}",
+		AP(once ? "ys1" : "ys2", "float32", P_, F_, 0),
+		AP("y", "float32", P_, F_, 0), once ? "call1" : "call2");
+	/* kload: a DMA, then a Return that does not wait for it */
+	k0.sb_addr = 4096;
+	tb_dram(&k0, "src", "Input", "float32", P_, F_);
+	tb_sb(&k0, "dst", "float32", P_, F_);
+	tb_inst(&k0, "{\"opcode\":\"DMACopy\",\"name\":\"kl_dma\",\"engine\":"
+		"\"SP\",\"queue\":\"q1\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("src", "float32", P_, F_, 0), AP("dst", "float32", P_, F_, 0));
+	tb_inst(&k0, "{\"opcode\":\"Return\",\"name\":\"kl_ret\",\"engine\":"
+		"\"SP\"}");
+	/* k1 (the inner call binds k1's own tensors: lk_inline_nki does
+	** not rebind the maps of a nested call, see docs/simulator.md) */
+	k1.sb_addr = 8192;
+	tb_sb(&k1, "ka", "float32", P_, F_);
+	tb_sb(&k1, "kb", ys1_dt, P_, F_);
+	tb_sb(&k1, "tmp", "float32", P_, F_);
+	tb_sb(&k1, "tmp2", "float32", P_, F_);
+	tb_inst(&k1, "{\"opcode\":\"TensorScalar\",\"name\":\"ts\",\"engine\":"
+		"\"DVE\",\"op0\":\"mult\",\"const0\":2,\"op1\":\"add\","
+		"\"const1\":1,\"ins\":[%s],\"outs\":[%s]}",
+		AP("ka", "float32", P_, F_, 0), AP("tmp", "float32", P_, F_, 0));
+	tb_inst(&k1, "{\"opcode\":\"NKIKernel\",\"name\":\"inner\",\"engine\":"
+		"\"Activation\",\"func\":\"k2\",\"func_args\":{\"ja\":\"tmp\"},"
+		"\"func_outs\":{\"jb\":\"tmp2\"},\"dependencies\":[\"ts\"]}");
+	tb_inst(&k1, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":"
+		"\"Activation\",\"ins\":[%s],\"outs\":[%s],"
+		"\"dependencies\":[\"inner\"]}", AP("tmp2", "float32", P_, F_, 0),
+		AP("kb", ys1_dt, P_, F_, 0));
+	tb_inst(&k1, "{\"opcode\":\"Return\",\"name\":\"k1_ret\",\"engine\":"
+		"\"SP\",\"dependencies\":[\"cp\"]}");
+	/* k2 */
+	k2.sb_addr = 16384;
+	tb_sb(&k2, "ja", "float32", P_, F_);
+	tb_sb(&k2, "jb", "float32", P_, F_);
+	tb_inst(&k2, "{\"opcode\":\"TensorTensor\",\"name\":\"tt\",\"engine\":"
+		"\"Pool\",\"op\":\"add\",\"ins\":[%s,%s],\"outs\":[%s]}",
+		AP("ja", "float32", P_, F_, 0), AP("ja", "float32", P_, F_, 0),
+		AP("jb", "float32", P_, F_, 0));
+	tb_inst(&k2, "{\"opcode\":\"Return\",\"name\":\"k2_ret\",\"engine\":"
+		"\"Pool\"}");
+
+	main_json = tb_json(&c, 0);
+	/* splice the kernels after the caller function */
+	{
+		size_t n = strlen(main_json);
+		ck_assert(n > 2 && main_json[n - 1] == '}' &&
+			  main_json[n - 2] == ']');
+		lm_buf_put(&b, main_json, n - 2);
+		nki_fn(&b, "kload", &k0);
+		nki_fn(&b, "k1", &k1);
+		nki_fn(&b, "k2", &k2);
+		lm_buf_puts(&b, "]}");
+	}
+	if (lm_module_parse(&m, b.ptr, b.size, "it55.json", &err) != 0)
+		ck_abort_msg("parse: %s", err.msg);
+	if (lm_verify(m, NULL, &err) != 0)
+		ck_abort_msg("verify: %s", err.msg);
+	free(main_json);
+	free(wait);
+	lm_buf_free(&b);
+	tb_free(&c);
+	tb_free(&k0);
+	tb_free(&k1);
+	tb_free(&k2);
+	return m;
+}
+
+static float hx(int i)
+{
+	return (float)(i % 13 - 6) * 0.25f;
+}
+
+START_TEST(test_nested_sb_formals)
+{
+	lm_module *m = hand_module(NULL, "float32", 0), *m1, *inl;
+	float x[P_ * F_];
+	lm_error err;
+	ls_result r, ri;
+	for (int i = 0; i < P_ * F_; i++)
+		x[i] = hx(i);
+	/* k1 called twice (each call with its own bindings), k2 nested */
+	ck_assert_msg(tb_run1(m, x, P_, F_, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < P_ * F_; i++)
+		ck_assert_msg(tb_out(&r, "y", i) == 16.0f * x[i] + 10.0f,
+			      "y[%d] = %g", i, (double)tb_out(&r, "y", i));
+	/* 4 caller + 2 kload + 2 * (4 k1 + 2 k2) */
+	ck_assert_int_eq(r.instructions, 4 + 2 + 2 * 6);
+	ls_result_free(&r);
+	/* perturbed schedules: same bits */
+	for (uint64_t ps = 1; ps <= 4; ps++) {
+		ls_options o;
+		memset(&o, 0, sizeof o);
+		o.perturb_seed = ps;
+		ck_assert_msg(tb_run1(m, x, P_, F_, &o, &r, &err) == 0, "%s",
+			      err.msg);
+		for (int i = 0; i < P_ * F_; i++)
+			ck_assert(tb_out(&r, "y", i) == 16.0f * x[i] + 10.0f);
+		ls_result_free(&r);
+	}
+	/* every kernel once: the inlined form (nested kernels too) gives
+	** the same bits as the called form */
+	m1 = hand_module(NULL, "float32", 1);
+	ck_assert_msg(tb_run1(m1, x, P_, F_, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < P_ * F_; i++)
+		ck_assert(tb_out(&r, "y", i) == 4.0f * x[i] + 2.0f);
+	inl = lm_module_clone(m1);
+	ck_assert_msg(lk_inline_nki(inl, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lm_verify(inl, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(count_op(inl, LM_OP_NKIKERNEL), 0);
+	ck_assert_msg(tb_run1(inl, x, P_, F_, NULL, &ri, &err) == 0, "%s",
+		      err.msg);
+	same_outputs(&r.outputs, &ri.outputs);
+	ls_result_free(&r);
+	ls_result_free(&ri);
+	lm_module_free(inl);
+	lm_module_free(m1);
+	lm_module_free(m);
+}
+END_TEST
+
+START_TEST(test_call_waits_for_body_dma)
+{
+	/* call1 reads xs, which only kload's DMA writes: had call0 completed
+	** at the DMA's issue (or at the body's Return), call1 would read
+	** uninitialized memory. The body's DMA must be done first, and the
+	** call's completion is at least the DMA latency after time 0. */
+	lm_module *m = hand_module(NULL, "float32", 0);
+	float x[P_ * F_];
+	ls_options o;
+	lm_error err;
+	ls_result r;
+	char *dir = tu_tmpdir("it55-trace"), *tp = lm_xasprintf("%s/t.json",
+								 dir);
+	char *t, *ts;
+	double dma_end = 0, ts_start = 0;
+	for (int i = 0; i < P_ * F_; i++)
+		x[i] = hx(i);
+	memset(&o, 0, sizeof o);
+	o.trace_path = tp;
+	ck_assert_msg(tb_run1(m, x, P_, F_, &o, &r, &err) == 0, "%s", err.msg);
+	ls_result_free(&r);
+	/* from the trace: kl_dma's transfer ends before the first ts starts */
+	t = tu_read(tp);
+	ck_assert_ptr_nonnull(t);
+	{
+		char *d = strstr(t, "\"name\":\"kl_dma\",\"cat\":\"DMA\"");
+		double dts = 0, ddur = 0;
+		ck_assert_msg(d != NULL, "no DMA slice in %s", t);
+		ck_assert(sscanf(strstr(d, "\"ts\":") + 5, "%lf", &dts) == 1);
+		ck_assert(sscanf(strstr(d, "\"dur\":") + 6, "%lf", &ddur) == 1);
+		dma_end = dts + ddur;
+	}
+	ts = strstr(t, "\"name\":\"ts\"");
+	ck_assert_ptr_nonnull(ts);
+	ck_assert(sscanf(strstr(ts, "\"ts\":") + 5, "%lf", &ts_start) == 1);
+	ck_assert_msg(ts_start >= dma_end, "ts starts at %f us, the body DMA "
+		      "ends at %f us", ts_start, dma_end);
+	free(t);
+	free(tp);
+	free(dir);
+	lm_module_free(m);
+}
+END_TEST
+
+START_TEST(test_call_errors)
+{
+	lm_module *m;
+	float x[P_ * F_] = { 0 };
+	lm_error err;
+	ls_result r;
+	/* bindings whose dtypes differ: k1's kb and ys1 are bfloat16, so
+	** call2 binds ka (float32) to ys1 */
+	m = hand_module(NULL, "bfloat16", 0);
+	ck_assert_int_ne(tb_run1(m, x, P_, F_, NULL, &r, &err), 0);
+	ck_assert_contains(err.msg, "instruction call2");
+	ck_assert_contains(err.msg, "NKIKernel (IT55) call of 'k1': cannot "
+			   "bind formal 'ka' (float32, 128 elements) to 'ys1' "
+			   "(bfloat16, 128 elements)");
+	lm_module_free(m);
+	/* a call that never starts: its body waits for it; the deadlock
+	** report says so */
+	m = hand_module("s3", "float32", 0);
+	ck_assert_int_ne(tb_run1(m, x, P_, F_, NULL, &r, &err), 0);
+	ck_assert_contains(err.msg, "deadlock");
+	ck_assert_contains(err.msg, "'call1' (NKIKernel) waits for semaphore "
+			   "'s3' >= 1");
+	ck_assert_contains(err.msg, "'ts' (TensorScalar) waits for the "
+			   "NKIKernel call 'call1' to start");
+	lm_module_free(m);
+}
+END_TEST
+
+/* ---- two cores, each with a kernel: lower, link, diff --------------------- */
+
+/* s with every occurrence of a replaced by b; caller frees. */
+static char *replace_all(const char *s, const char *a, const char *b)
+{
+	lm_buf o = LM_BUF_INIT;
+	size_t na = strlen(a);
+	const char *p;
+	while ((p = strstr(s, a)) != NULL) {
+		lm_buf_put(&o, s, (size_t)(p - s));
+		lm_buf_puts(&o, b);
+		s = p + na;
+	}
+	lm_buf_puts(&o, s);
+	return lm_buf_detach(&o);
+}
+
+/* dir/cores/nc<c>/sg0/def.json: core 0 a BIR-JSON kernel, core 1 a KLR
+** kernel (each beside its module), outputs y0 / y1. */
+static void two_core_dir(const char *dir)
+{
+	const char *callers[2] = { "b_caller.json", "a_caller_small.json" };
+	for (int c = 0; c < 2; c++) {
+		char *p = fx(callers[c]), *t = tu_read(p), *t2, *t3;
+		char *yname = lm_xasprintf("\"y%d\"", c);
+		char *core = lm_xasprintf("\"neuron_core_id\": %d", c);
+		char *sub = lm_xasprintf("%s/cores/nc%d/sg0", dir, c);
+		t2 = replace_all(t, "\"y\"", yname);
+		t3 = replace_all(t2, "\"neuron_core_id\": 0", core);
+		free(tu_write(sub, "def.json", t3));
+		if (c == 0) {
+			copy_fx("b_kernel.json", sub);
+			copy_fx("w.npy", sub);
+		} else {
+			pack_klr("k_small", sub);
+		}
+		free(p); free(t); free(t2); free(t3);
+		free(yname); free(core); free(sub);
+	}
+}
+
+START_TEST(test_two_cores_link_diff)
+{
+	char *dir = tu_tmpdir("it55-two");
+	lm_module *src[2], *called[2], *inl[2], *linked = NULL;
+	lk_options lo;
+	lk_report rep;
+	ls_tensors in = { 0, NULL };
+	ls_diff_opts dopt;
+	ls_diff_result dr;
+	ls_result ri;
+	lm_error err;
+
+	two_core_dir(dir);
+	for (int c = 0; c < 2; c++) {
+		char *p = lm_xasprintf("%s/cores/nc%d/sg0/def.json", dir, c);
+		src[c] = load(p);
+		called[c] = lower(src[c], 0);
+		inl[c] = lower(src[c], 1);
+		ck_assert_int_eq(count_op(called[c], LM_OP_NKIKERNEL), 1);
+		free(p);
+	}
+	memset(&lo, 0, sizeof lo);
+	memset(&rep, 0, sizeof rep);
+	lo.abs_file_paths = 1;
+	ck_assert_msg(lk_link(called, 2, &lo, &linked, &rep, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(count_op(linked, LM_OP_NKIKERNEL), 2);
+	ck_assert_msg(ls_make_inputs(called, 2, NULL, 11, &in, &err) == 0,
+		      "%s", err.msg);
+	/* reference = the per-core called modules side by side; linked =
+	** lk_link's output, still calling the kernels */
+	memset(&dopt, 0, sizeof dopt);
+	dopt.schedules = 2;
+	ck_assert_msg(ls_diff(called, 2, linked, &in, &dopt, &dr, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_msg(dr.status == LS_DIFF_PASS, "%s", dr.message);
+	ck_assert_int_eq(dr.n_expected, 2);
+	/* and the inlined per-core modules agree with the called ones */
+	ck_assert_msg(ls_run_multi(inl, 2, &in, NULL, &ri, &err) == 0, "%s",
+		      err.msg);
+	same_outputs(&dr.ref.outputs, &ri.outputs);
+	ls_result_free(&ri);
+	ls_diff_result_free(&dr);
+	ls_tensors_free(&in);
+	lk_report_free(&rep);
+	lm_module_free(linked);
+	for (int c = 0; c < 2; c++) {
+		lm_module_free(src[c]);
+		lm_module_free(called[c]);
+		lm_module_free(inl[c]);
+	}
+	free(dir);
+}
+END_TEST
+
+/* ---- the command line ------------------------------------------------------ */
+
+START_TEST(test_cli_run_called_form)
+{
+	char *dir = tu_tmpdir("it55-cli");
+	tu_run r;
+	char *a, *b;
+	copy_fx("b_caller.json", dir);
+	copy_fx("b_kernel.json", dir);
+	copy_fx("w.npy", dir);
+	r = tu_lncsim(dir, "lower", "-o", "called.json", "b_caller.json",
+		      NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "lower", "--inline", "-o", "inl.json",
+		      "b_caller.json", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "run", "--no-db", "--seed", "3", "--outputs",
+		      "out_called", "called.json", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "run", "--no-db", "--seed", "3", "--outputs",
+		      "out_inl", "inl.json", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	a = lm_xasprintf("%s/out_called/y.npy", dir);
+	b = lm_xasprintf("%s/out_inl/y.npy", dir);
+	{
+		char *ta = NULL, *tb2 = NULL;
+		size_t na, nb;
+		lm_error err;
+		ck_assert_int_eq(lm_read_file(a, &ta, &na, &err), 0);
+		ck_assert_int_eq(lm_read_file(b, &tb2, &nb, &err), 0);
+		ck_assert_int_eq(na, nb);
+		ck_assert(memcmp(ta, tb2, na) == 0);
+		free(ta);
+		free(tb2);
+	}
+	free(a);
+	free(b);
+
+	/* per-core directories lowered without --inline: lncsim diff */
+	two_core_dir(dir);
+	r = tu_lncsim(dir, "lower", "-o", "low", "cores", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "diff", "--no-db", "--schedules", "2", "low", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "PASS");
+	ck_assert_contains(r.out, "2 outputs bit-identical");
+	tu_run_free(&r);
+	free(dir);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("it55");
+	TCase *c = tcase_create("core");
+	tcase_add_test(c, test_bir_called_equals_inlined);
+	tcase_add_test(c, test_klr_called_equals_inlined);
+	tcase_add_test(c, test_called_values);
+	tcase_add_test(c, test_nested_sb_formals);
+	tcase_add_test(c, test_call_waits_for_body_dma);
+	tcase_add_test(c, test_call_errors);
+	tcase_add_test(c, test_two_cores_link_diff);
+	tcase_add_test(c, test_cli_run_called_form);
+	tcase_set_timeout(c, 120);
+	suite_add_tcase(s, c);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}
