@@ -203,7 +203,11 @@ const char *lm_buf_cstr(lm_buf *b)
 
 /* ---- string map ------------------------------------------------------ */
 
-/* FNV-1a, 64 bit. */
+/*
+** FNV-1a, 64 bit, with a final mix: FNV's multiplications only carry bits
+** upwards, so without it the low bits the table indexes with depend on
+** few input bits and names like "i1234" / "i1334" cluster.
+*/
 uint64_t lm_hash_str(const char *s)
 {
 	uint64_t h = 1469598103934665603ULL;
@@ -211,6 +215,9 @@ uint64_t lm_hash_str(const char *s)
 		h ^= (unsigned char)*s;
 		h *= 1099511628211ULL;
 	}
+	h ^= h >> 32;
+	h *= 0xd6e8feb86659fd93ULL;
+	h ^= h >> 32;
 	return h;
 }
 

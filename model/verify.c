@@ -131,12 +131,54 @@ static void wpop(vctx *v, size_t n)
 	v->where[n] = 0;
 }
 
-/* Push "KIND NAME", or "KIND #idx" when the name is NULL or empty. */
+/* Append n bytes of s to the path (truncating at its capacity). */
+static void wput(vctx *v, const char *s, size_t n)
+{
+	size_t room = sizeof v->where - 1 - v->wlen;
+	if (n > room)
+		n = room;
+	memcpy(v->where + v->wlen, s, n);
+	v->wlen += n;
+	v->where[v->wlen] = 0;
+}
+
+/*
+** Push "KIND NAME", or "KIND #idx" when the name is NULL or empty. This
+** runs for every block, instruction and operand: plain copies, no printf.
+*/
 static size_t wpush_named(vctx *v, const char *kind, const char *name, int idx)
 {
-	if (name && *name)
-		return wpush(v, "%s %s", kind, name);
-	return wpush(v, "%s #%d", kind, idx);
+	size_t old = v->wlen;
+	char num[24];
+	if (!name || !*name) {
+		snprintf(num, sizeof num, "#%d", idx);
+		name = num;
+	}
+	if (v->wlen > 0)
+		wput(v, "/", 1);
+	wput(v, kind, strlen(kind));
+	wput(v, " ", 1);
+	wput(v, name, strlen(name));
+	return old;
+}
+
+/* Push "operand ins[i]" / "operand outs[i]". */
+static size_t wpush_operand(vctx *v, int is_out, int i)
+{
+	size_t old = v->wlen;
+	char num[16];
+	int k = 0;
+	if (v->wlen > 0)
+		wput(v, "/", 1);
+	wput(v, is_out ? "operand outs[" : "operand ins[", is_out ? 13 : 12);
+	if (i < 10) {
+		num[k++] = (char)('0' + i);
+	} else {
+		k = snprintf(num, sizeof num, "%d", i);
+	}
+	num[k++] = ']';
+	wput(v, num, (size_t)k);
+	return old;
 }
 
 /* Report an error at the current path. Returns LM_EINPUT. */
@@ -1013,8 +1055,7 @@ static int check_operands(vctx *v, const lm_inst *in)
 		opnd *res = k ? outs : ins;
 		for (int i = 0; i < n && rc == 0; i++) {
 			const lm_arg *a = &args[i];
-			size_t w = wpush(v, "operand %s[%d]", k ? "outs" : "ins",
-					 i);
+			size_t w = wpush_operand(v, k, i);
 			if (a->kind == LM_ARG_PHYSICAL_AP) {
 				rc = check_operand(v, a, &res[i]);
 				if (rc == 0 && is_engine_op(in->op) &&
