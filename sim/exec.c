@@ -62,7 +62,7 @@ static uint8_t *grow_b(uint8_t **p, size_t *cap, int64_t n)
 
 static int can_read_uninit(const ls_exec *x)
 {
-	return x->si->in->has_can_read_uninit && x->si->in->can_read_uninit;
+	return x->si->can_read_uninit;
 }
 
 static int uninit_error(ls_exec *x, const char *label, const ls_opnd *o,
@@ -146,6 +146,70 @@ int ls_alu(lm_aluop op, float a, float b, float *r)
 	}
 }
 
+/*
+** Element loops of the ALU with the op switch hoisted out (the common ops
+** vectorize); every other op goes through ls_alu per element. Same
+** formulas as ls_alu, so the bits are the same.
+*/
+#define ALU_LOOP(EXPR) do { \
+	for (int64_t i_ = 0; i_ < n; i_++) { \
+		const float x = a[i_], y = B(i_); \
+		out[i_] = (EXPR); \
+	} \
+} while (0)
+#define ALU_OPS() \
+	switch (op) { \
+	case LM_ALU_ADD: ALU_LOOP(x + y); return; \
+	case LM_ALU_SUBTRACT: ALU_LOOP(x - y); return; \
+	case LM_ALU_MULT: ALU_LOOP(x * y); return; \
+	case LM_ALU_DIVIDE: ALU_LOOP(x / y); return; \
+	case LM_ALU_MAX: \
+		ALU_LOOP(isnan(x) ? x : isnan(y) ? y : (x > y ? x : y)); \
+		return; \
+	case LM_ALU_MIN: \
+		ALU_LOOP(isnan(x) ? x : isnan(y) ? y : (x < y ? x : y)); \
+		return; \
+	default: \
+		for (int64_t i_ = 0; i_ < n; i_++) \
+			ls_alu(op, a[i_], B(i_), &out[i_]); \
+		return; \
+	}
+
+/* out[i] = a[i] op b[i] (out may be a). */
+static void alu_vv(lm_aluop op, const float *a, const float *b, float *out,
+		   int64_t n)
+{
+#define B(i) b[i]
+	ALU_OPS()
+#undef B
+}
+
+/* out[i] = a[i] op c (out may be a). */
+static void alu_vs(lm_aluop op, const float *a, float c, float *out,
+		   int64_t n)
+{
+#define B(i) c
+	ALU_OPS()
+#undef B
+}
+
+/* out[i] = c op b[i] (out may be b). */
+static void alu_sv(lm_aluop op, float c, const float *b, float *out,
+		   int64_t n)
+{
+	/* add and mult commute (with a non-NaN constant, NaN payloads
+	** included) */
+	if ((op == LM_ALU_ADD || op == LM_ALU_MULT) && !isnan(c)) {
+		alu_vs(op, b, c, out, n);
+		return;
+	}
+	for (int64_t i = 0; i < n; i++)
+		ls_alu(op, c, b[i], &out[i]);
+}
+
+#undef ALU_OPS
+#undef ALU_LOOP
+
 /* ---- the opcode families ------------------------------------------------ */
 
 /* DMACopy / Load / Save: copy with dtype conversion (bit copy if equal). */
@@ -215,21 +279,70 @@ static int exec_transpose(ls_exec *x)
 	return 0;
 }
 
+/*
+** Matmult operand i read in place: float32 or bfloat16, each partition's
+** free elements contiguous, every byte written (checked per row). Else 0:
+** the caller gathers a float32 copy (which reports never-written bytes,
+** or reads them as NaN under can_read_uninit).
+*/
+static int mm_in_place(ls_exec *x, int i, ls_mm_src *src)
+{
+	const ls_opnd *o = &x->si->ins[i];
+	int64_t ld, rb;
+	ls_view v;
+
+	if (o->dtype != LM_DT_FLOAT32 && o->dtype != LM_DT_FLOAT32R &&
+	    o->dtype != LM_DT_BFLOAT16)
+		return 0;
+	if (o->parts < 1 || o->free < 1 || o->parts * o->free != o->count)
+		return 0;
+	if (o->ndim == 2 && o->stride[1] == o->esize && o->num[1] == o->free &&
+	    o->num[0] == o->parts && o->stride[0] > 0 &&
+	    o->stride[0] % o->esize == 0)
+		ld = o->stride[0] / o->esize;
+	else if (o->ndim == 1 && o->stride[0] == o->esize)
+		ld = o->free;
+	else
+		return 0;
+	ls_bind(x->mc, x->core, o, &v);
+	rb = o->free * o->esize;
+	for (int64_t r = 0; r < o->parts; r++)
+		if (!ls_all_written(v.init + r * ld * o->esize, rb))
+			return 0;
+	src->p = v.data;
+	src->ld = ld;
+	src->is_bf16 = o->dtype == LM_DT_BFLOAT16;
+	return 1;
+}
+
 /* Matmult: acc = start ? 0 : dst; acc = fmaf(st[k][m], mv[k][n], acc). */
 static int exec_matmult(ls_exec *x)
 {
 	const ls_opnd *st = &x->si->ins[0], *mv = &x->si->ins[1];
 	const ls_opnd *out = &x->si->outs[0];
 	int K = (int)st->parts, M = (int)st->free, N = (int)mv->free;
-	float *a, *b, *c;
+	ls_mm_src sa, sb;
+	float *c;
 	int rc;
 
 	if (x->si->in->is_transpose)
 		return exec_transpose(x);
-	a = grow_f(&x->fa, &x->cap_a, st->count);
-	b = grow_f(&x->fb, &x->cap_b, mv->count);
-	if ((rc = read_f32(x, 0, a)) != 0 || (rc = read_f32(x, 1, b)) != 0)
-		return rc;
+	if (!mm_in_place(x, 0, &sa)) {
+		float *a = grow_f(&x->fa, &x->cap_a, st->count);
+		if ((rc = read_f32(x, 0, a)) != 0)
+			return rc;
+		sa.p = a;
+		sa.ld = M;
+		sa.is_bf16 = 0;
+	}
+	if (!mm_in_place(x, 1, &sb)) {
+		float *b = grow_f(&x->fb, &x->cap_b, mv->count);
+		if ((rc = read_f32(x, 1, b)) != 0)
+			return rc;
+		sb.p = b;
+		sb.ld = N;
+		sb.is_bf16 = 0;
+	}
 	c = (float *)(void *)stage_buf(x); /* dst is float32 (verified) */
 	if (x->si->in->start_tensor_calc) {
 		memset(c, 0, (size_t)M * (size_t)N * sizeof(float));
@@ -241,7 +354,7 @@ static int exec_matmult(ls_exec *x)
 		if (bad)
 			return uninit_error(x, "outs[0] (accumulator)", out, bad);
 	}
-	ls_mm_kernel(K, M, N, a, b, c);
+	ls_mm_kernel_src(K, M, N, &sa, &sb, c);
 	return 0;
 }
 
@@ -285,8 +398,7 @@ static int exec_tensortensor(ls_exec *x)
 			    lm_aluop_name(op));
 	if ((rc = read_f32(x, 0, a)) != 0 || (rc = read_f32(x, 1, b)) != 0)
 		return rc;
-	for (int64_t i = 0; i < n; i++)
-		ls_alu(op, a[i], b[i], &a[i]);
+	alu_vv(op, a, b, a, n);
 	stage_f32(x, a);
 	return 0;
 }
@@ -310,18 +422,16 @@ static int exec_tensorscalar(ls_exec *x)
 			    lm_aluop_name(in->alu1));
 	if ((rc = read_f32(x, 0, a)) != 0)
 		return rc;
-	for (int64_t i = 0; i < n; i++) {
-		float v = a[i];
-		if (in->reverse0)
-			ls_alu(in->alu0, c0, v, &v);
-		else
-			ls_alu(in->alu0, v, c0, &v);
-		if (in->reverse1)
-			ls_alu(in->alu1, c1, v, &v);
-		else
-			ls_alu(in->alu1, v, c1, &v);
-		a[i] = v;
-	}
+	/* step by step over the whole tile: each step is rounded to fp32
+	** either way */
+	if (in->reverse0)
+		alu_sv(in->alu0, c0, a, a, n);
+	else
+		alu_vs(in->alu0, a, c0, a, n);
+	if (in->reverse1)
+		alu_sv(in->alu1, c1, a, a, n);
+	else
+		alu_vs(in->alu1, a, c1, a, n);
 	stage_f32(x, a);
 	return 0;
 }

@@ -92,11 +92,17 @@ static void gen_uniform(uint64_t seed, const char *name, lm_dtype t,
 {
 	uint64_t st = mix64(seed ^ lm_hash_str(name));
 	int es = lm_dtype_size(t);
-	for (int64_t i = 0; i < n; i++) {
-		uint64_t z = mix64(st + (uint64_t)i);
-		float f = (float)(int64_t)(z >> 40) * (1.0f / 16777216.0f);
-		f = 2.0f * f - 1.0f;
-		lm_store_elem(t, (uint8_t *)out + es * i, f);
+	float f[1024];
+	/* in blocks, converted by the simulator's block conversion */
+	for (int64_t i0 = 0; i0 < n; i0 += 1024) {
+		int64_t m = n - i0 < 1024 ? n - i0 : 1024;
+		for (int64_t j = 0; j < m; j++) {
+			uint64_t z = mix64(st + (uint64_t)(i0 + j));
+			float v = (float)(int64_t)(z >> 40) *
+				  (1.0f / 16777216.0f);
+			f[j] = 2.0f * v - 1.0f;
+		}
+		ls_f32_to_dtype(t, f, (uint8_t *)out + es * i0, m);
 	}
 }
 

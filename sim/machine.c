@@ -22,6 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -88,18 +91,61 @@ void ls_where(const ls_machine *mc, int core, const ls_sinst *si, char *buf,
 
 /* ---- memory ------------------------------------------------------------ */
 
+/* Blocks up to this size are populated at once (see mem_block). */
+#define POPULATE_MAX ((size_t)8 << 20)
+
+/*
+** One block per core holds its SB, PSUM and their shadows, zeroed. On
+** Linux it is mapped with MAP_POPULATE when small (the compact layout of
+** a short program): the kernel hands over zeroed pages in one call instead
+** of one page fault per page first touched, and such a run touches most
+** of them. A large block (a program spread over the whole SBUF) is mapped
+** lazily: only the pages touched cost.
+*/
+static uint8_t *mem_block(size_t n, int *mapped)
+{
+	*mapped = 0;
+#if defined(__linux__) && defined(MAP_POPULATE)
+	{
+		int pop = n <= POPULATE_MAX ? MAP_POPULATE : 0;
+		void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | pop, -1, 0);
+		if (p != MAP_FAILED) {
+			*mapped = 1;
+			return p;
+		}
+	}
+#endif
+	return lm_xcalloc(n, 1);
+}
+
+static void mem_block_free(uint8_t *p, size_t n, int mapped)
+{
+	if (!p)
+		return;
+#if defined(__linux__) && defined(MAP_POPULATE)
+	if (mapped) {
+		munmap(p, n);
+		return;
+	}
+#endif
+	(void)n;
+	(void)mapped;
+	free(p);
+}
+
 ls_core_mem *ls_core_memory(ls_machine *mc, int core)
 {
 	ls_core_mem *cm = &mc->mem[core];
 	if (!cm->sb) {
 		size_t sb = (size_t)LM_PARTITIONS * (size_t)mc->sb_part_bytes;
 		size_t ps = (size_t)LM_PARTITIONS * (size_t)mc->psum_part_bytes;
-		/* data is only read where its shadow says written: no need
-		** to clear it */
-		cm->sb = lm_xmalloc(sb);
-		cm->sb_init = lm_xcalloc(sb, 1);
-		cm->psum = lm_xmalloc(ps);
-		cm->psum_init = lm_xcalloc(ps, 1);
+		cm->bytes = 2 * sb + 2 * ps;
+		cm->block = mem_block(cm->bytes, &cm->mapped);
+		cm->sb = cm->block;
+		cm->sb_init = cm->sb + sb;
+		cm->psum = cm->sb_init + sb;
+		cm->psum_init = cm->psum + ps;
 	}
 	return cm;
 }
@@ -506,7 +552,8 @@ static int new_storage(ls_machine *mc, int mi, const lm_alloc *a)
 	s->mod = mi;
 	s->alloc = a;
 	s->bytes = alloc_bytes(a);
-	s->data = lm_xcalloc((size_t)s->bytes + 1, 1);
+	/* data is only read where its shadow says written */
+	s->data = lm_xmalloc((size_t)s->bytes + 1);
 	s->init = lm_xcalloc((size_t)s->bytes + 1, 1);
 	return mc->n_storages++;
 }
@@ -799,6 +846,7 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	si->op = in->op;
 	si->fn = fi;
 	si->eng = engine_index(in);
+	si->can_read_uninit = in->has_can_read_uninit && in->can_read_uninit;
 	si->queue = si->qinst = si->target = si->group = -1;
 	si->n_ins = in->n_ins;
 	si->n_outs = in->n_outs;
@@ -1200,12 +1248,9 @@ void ls_machine_free(ls_machine *mc)
 	lm_strmap_free(&mc->group_index);
 	layout_free(&mc->sb_layout);
 	layout_free(&mc->psum_layout);
-	for (int c = 0; c < LS_MAX_CORES; c++) {
-		free(mc->mem[c].sb);
-		free(mc->mem[c].sb_init);
-		free(mc->mem[c].psum);
-		free(mc->mem[c].psum_init);
-	}
+	for (int c = 0; c < LS_MAX_CORES; c++)
+		mem_block_free(mc->mem[c].block, mc->mem[c].bytes,
+			       mc->mem[c].mapped);
 	free(mc);
 }
 

@@ -12,7 +12,10 @@
 ** Layout: st is packed into MR-row panels [k][MR] and mv into NR-column
 ** panels [k][NR] (zero padded), which keeps the inner loop in L1 and makes
 ** every shape take the same path; when M or N is not a multiple of the
-** block, the accumulator is padded too.
+** block, the accumulator is padded too. The operands are read where they
+** are (a row stride per operand, ls_mm_src), float32 or bfloat16: the
+** packing widens bfloat16 exactly, so the simulator does not gather
+** contiguous tiles into a float32 copy first.
 */
 #include "common.h"
 #include "sim_int.h"
@@ -26,43 +29,101 @@
 #define HAVE_X86_KERNELS 1
 #endif
 
-typedef void (*mm_fn)(int K, int M, int N, const float *st, const float *mv,
-		      float *acc);
+typedef void (*mm_fn)(int K, int M, int N, const ls_mm_src *st,
+		      const ls_mm_src *mv, float *acc);
+
+/* Element [k][j] of src, widened to float32 (exact). */
+static inline float src_at(const ls_mm_src *s, int k, int j)
+{
+	size_t i = (size_t)k * (size_t)s->ld + (size_t)j;
+	if (s->is_bf16) {
+		uint16_t h;
+		uint32_t u;
+		memcpy(&h, (const uint8_t *)s->p + 2 * i, 2);
+		u = (uint32_t)h << 16;
+		float f;
+		memcpy(&f, &u, 4);
+		return f;
+	}
+	return ((const float *)s->p)[i];
+}
 
 /* The portable kernel: plain loops, libm fmaf. */
-static void mm_generic(int K, int M, int N, const float *st, const float *mv,
-		       float *acc)
+static void mm_generic(int K, int M, int N, const ls_mm_src *st,
+		       const ls_mm_src *mv, float *acc)
 {
 	for (int k = 0; k < K; k++)
 		for (int m = 0; m < M; m++) {
-			const float a = st[(size_t)k * M + m];
-			const float *b = mv + (size_t)k * N;
+			const float a = src_at(st, k, m);
 			float *c = acc + (size_t)m * N;
 			for (int n = 0; n < N; n++)
-				c[n] = fmaf(a, b[n], c[n]);
+				c[n] = fmaf(a, src_at(mv, k, n), c[n]);
 		}
 }
 
-/* st [K][M] -> panels of MR rows: out[(mb * K + k) * MR + r]. */
-static void pack_st(int K, int M, const float *st, int MR, float *out)
+/* n elements of row k of src from column j0 -> float32 out. */
+static void src_row(const ls_mm_src *s, int k, int j0, int n, float *out)
 {
-	int nmb = (M + MR - 1) / MR;
-	for (int mb = 0; mb < nmb; mb++)
-		for (int k = 0; k < K; k++)
-			for (int r = 0; r < MR; r++) {
-				int m = mb * MR + r;
-				out[((size_t)mb * K + k) * MR + r] =
-					m < M ? st[(size_t)k * M + m] : 0.0f;
-			}
+	size_t i = (size_t)k * (size_t)s->ld + (size_t)j0;
+	if (!s->is_bf16) {
+		memcpy(out, (const float *)s->p + i, (size_t)n * sizeof(float));
+		return;
+	}
+	{
+		/* bfloat16 -> float32 is a 16-bit shift: 8 at a time */
+		typedef uint16_t v8h __attribute__((vector_size(16)));
+		typedef uint32_t v8w __attribute__((vector_size(32)));
+		const uint8_t *h = (const uint8_t *)s->p + 2 * i;
+		uint8_t *o = (uint8_t *)out;
+		int j = 0;
+		for (; j + 8 <= n; j += 8) {
+			v8h x;
+			v8w w;
+			memcpy(&x, h + 2 * j, 16);
+			w = __builtin_convertvector(x, v8w) << 16;
+			memcpy(o + 4 * j, &w, 32);
+		}
+		for (; j < n; j++) {
+			uint16_t x;
+			uint32_t w;
+			memcpy(&x, h + 2 * j, 2);
+			w = (uint32_t)x << 16;
+			memcpy(o + 4 * j, &w, 4);
+		}
+	}
+}
+
+/*
+** st [K][M] -> panels of MR rows: out[(mb * K + k) * MR + r], zero
+** padded; row is scratch for MR * ceil(M / MR) floats.
+*/
+static void pack_st(int K, int M, const ls_mm_src *st, int MR, float *out,
+		    float *row)
+{
+	int nmb = (M + MR - 1) / MR, Mp = nmb * MR;
+	for (int m = M; m < Mp; m++)
+		row[m] = 0.0f;
+	for (int k = 0; k < K; k++) {
+		src_row(st, k, 0, M, row);
+		if (MR == 4) {
+			for (int mb = 0; mb < nmb; mb++)
+				memcpy(out + ((size_t)mb * K + k) * 4,
+				       row + 4 * mb, 4 * sizeof(float));
+			continue;
+		}
+		for (int mb = 0; mb < nmb; mb++)
+			memcpy(out + ((size_t)mb * K + k) * MR, row + MR * mb,
+			       (size_t)MR * sizeof(float));
+	}
 }
 
 /* Columns n0..n0+NR-1 of mv [K][N] -> out[k * NR + j], zero padded. */
-static void pack_mv(int K, int N, const float *mv, int n0, int NR, float *out)
+static void pack_mv(int K, int N, const ls_mm_src *mv, int n0, int NR,
+		    float *out)
 {
 	int w = N - n0 < NR ? N - n0 : NR;
 	for (int k = 0; k < K; k++) {
-		memcpy(out + (size_t)k * NR, mv + (size_t)k * N + n0,
-		       (size_t)w * sizeof(float));
+		src_row(mv, k, n0, w, out + (size_t)k * NR);
 		for (int j = w; j < NR; j++)
 			out[(size_t)k * NR + j] = 0.0f;
 	}
@@ -75,12 +136,13 @@ static void pack_mv(int K, int N, const float *mv, int n0, int NR, float *out)
 typedef void (*micro_fn)(int K, const float *stp, const float *mvp, float *c,
 			 int ldc);
 
-static void mm_blocked(int K, int M, int N, const float *st, const float *mv,
-		       float *acc, int MR, int NR, micro_fn micro)
+static void mm_blocked(int K, int M, int N, const ls_mm_src *st,
+		       const ls_mm_src *mv, float *acc, int MR, int NR,
+		       micro_fn micro)
 {
 	int nmb = (M + MR - 1) / MR, nnb = (N + NR - 1) / NR;
 	int Mp = nmb * MR, Np = nnb * NR;
-	float *stp = malloc((size_t)Mp * K * sizeof(float) + 64);
+	float *stp = malloc(((size_t)Mp * K + (size_t)Mp) * sizeof(float) + 64);
 	float *mvp = malloc((size_t)NR * K * sizeof(float) + 64);
 	float *c = acc;
 	int ldc = N;
@@ -94,7 +156,7 @@ static void mm_blocked(int K, int M, int N, const float *st, const float *mv,
 			       (size_t)N * sizeof(float));
 		ldc = Np;
 	}
-	pack_st(K, M, st, MR, stp);
+	pack_st(K, M, st, MR, stp, stp + (size_t)Mp * K);
 	for (int nb = 0; nb < nnb; nb++) {
 		pack_mv(K, N, mv, nb * NR, NR, mvp);
 		for (int mb = 0; mb < nmb; mb++)
@@ -151,8 +213,8 @@ static void micro_avx2(int K, const float *stp, const float *mvp, float *c,
 	_mm256_storeu_ps(c + 3 * ldc + 8, c31);
 }
 
-static void mm_avx2(int K, int M, int N, const float *st, const float *mv,
-		    float *acc)
+static void mm_avx2(int K, int M, int N, const ls_mm_src *st,
+		    const ls_mm_src *mv, float *acc)
 {
 	mm_blocked(K, M, N, st, mv, acc, 4, 16, micro_avx2);
 }
@@ -201,8 +263,8 @@ static void micro_avx512(int K, const float *stp, const float *mvp, float *c,
 	ST4(3);
 }
 
-static void mm_avx512(int K, int M, int N, const float *st, const float *mv,
-		      float *acc)
+static void mm_avx512(int K, int M, int N, const ls_mm_src *st,
+		      const ls_mm_src *mv, float *acc)
 {
 	mm_blocked(K, M, N, st, mv, acc, 4, 64, micro_avx512);
 }
@@ -259,12 +321,19 @@ const char *ls_mm_kernel_name(void)
 	return chosen_name;
 }
 
-void ls_mm_kernel(int K, int M, int N, const float *st, const float *mv,
-		  float *acc)
+void ls_mm_kernel_src(int K, int M, int N, const ls_mm_src *st,
+		      const ls_mm_src *mv, float *acc)
 {
 	if (!chosen)
 		choose();
 	if (K <= 0 || M <= 0 || N <= 0)
 		return;
 	chosen(K, M, N, st, mv, acc);
+}
+
+void ls_mm_kernel(int K, int M, int N, const float *st, const float *mv,
+		  float *acc)
+{
+	ls_mm_src a = { st, M, 0 }, b = { mv, N, 0 };
+	ls_mm_kernel_src(K, M, N, &a, &b, acc);
 }

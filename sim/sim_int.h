@@ -98,6 +98,8 @@ typedef struct ls_sinst {
 	int64_t dur_ps;         /* cost in ps (DMA: issue cost) */
 	int64_t dma_bytes;
 	int mm_k, mm_m, mm_n;
+	int can_read_uninit;    /* the instruction's flag (kept here: the hot
+				   path does not touch the lm_inst) */
 	char *fault;            /* set: reaching this instruction is an error */
 } ls_sinst;
 
@@ -199,6 +201,9 @@ typedef struct ls_layout {
 typedef struct ls_core_mem {
 	uint8_t *sb, *sb_init;
 	uint8_t *psum, *psum_init;
+	uint8_t *block;         /* one zeroed block holding the four */
+	size_t bytes;
+	int mapped;             /* block is an mmap (else calloc) */
 } ls_core_mem;
 
 /* The machine: everything prepared for one run. */
@@ -253,6 +258,8 @@ void ls_where(const ls_machine *mc, int core, const ls_sinst *si, char *buf,
 const uint8_t *ls_gather_f32(const ls_view *v, float *out, int allow_uninit);
 /* Gather raw element bytes (count * esize); uninit as above (0xff bytes). */
 const uint8_t *ls_gather_raw(const ls_view *v, void *out, int allow_uninit);
+/* 1 if the n shadow bytes at init all say written. */
+int ls_all_written(const uint8_t *init, int64_t n);
 /* Scatter raw element bytes into the view and mark them written. */
 void ls_scatter_raw(const ls_view *v, const void *in);
 /* Contiguous conversions (RNE on narrowing). */
@@ -267,6 +274,16 @@ void ls_dtype_to_f32(lm_dtype t, const void *in, float *out, int64_t n);
 */
 void ls_mm_kernel(int K, int M, int N, const float *st, const float *mv,
 		  float *acc);
+/* A Matmult operand read in place: row k starts ld elements after row
+** k-1; float32, or bfloat16 when is_bf16 (widened exactly). */
+typedef struct ls_mm_src {
+	const void *p;
+	int64_t ld;
+	int is_bf16;
+} ls_mm_src;
+/* The same product over in-place operands (st [K][M], mv [K][N]). */
+void ls_mm_kernel_src(int K, int M, int N, const ls_mm_src *st,
+		      const ls_mm_src *mv, float *acc);
 /* The kernel variant chosen at run time ("avx512", "avx2", "generic"). */
 const char *ls_mm_kernel_name(void);
 /* Force a variant (tests / bench): "generic", "avx2", "avx512", NULL=auto. */

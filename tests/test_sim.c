@@ -658,6 +658,169 @@ START_TEST(test_mm_kernel_variants_identical)
 }
 END_TEST
 
+/* ---- the compact SB / PSUM layout and in-place Matmult operands ---------- */
+
+/* An SB allocation [parts, free] float32 at byte addr of every partition. */
+static void sb_at(tb *t, const char *name, int parts, int free, int addr)
+{
+	char buf[600];
+	snprintf(buf, sizeof buf, "{\"name\":\"%s\",\"kind\":\"Internal\","
+		 "\"dtype\":\"float32\",\"tensor_shape\":[%d,%d],\"file\":\"\","
+		 "\"memorylocations\":[{\"name\":\"%s\",\"type\":\"SB\","
+		 "\"addr\":%d,\"dims\":[%d,%d],\"bank\":0,\"base\":0,"
+		 "\"allocated\":true}]}", name, parts, free, name, addr, parts,
+		 free * 4);
+	tb_alloc_raw(t, buf);
+}
+
+START_TEST(test_layout_far_apart_addresses)
+{
+	/* tensors near both ends of the SB partition and in the last PSUM
+	** bank: values right, and messages name arch addresses */
+	tb t;
+	ls_result r;
+	const char *msg;
+	float x[16];
+	for (int i = 0; i < 16; i++)
+		x[i] = (float)i - 5.5f;
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", 4, 4);
+	sb_at(&t, "hi", 4, 4, 229376 - 16);   /* the last 16 bytes */
+	sb_at(&t, "mid", 4, 4, 100000);
+	tb_psum(&t, "acc", 4, 4, 7);
+	tb_inst(&t, "{\"opcode\":\"TensorScalar\",\"name\":\"ts\",\"engine\":"
+		"\"DVE\",\"op0\":\"mult\",\"const0\":2,\"op1\":\"add\","
+		"\"const1\":0.5,\"ins\":[%s],\"outs\":[%s],\"wait\":[{"
+		"\"semaphore\":\"s0\",\"value\":1}]}", AP("xs", "float32", 4, 4, 0),
+		AP("hi", "float32", 4, 4, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":[\"ts\"]}",
+		AP("hi", "float32", 4, 4, 0), AP("acc", "float32", 4, 4, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"ev\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":[\"cp\"]}",
+		AP("acc", "float32", 4, 4, 0), AP("ys", "float32", 4, 4, 0));
+	tb_io_end(&t, "float32", 4, 4, "ev");
+	run_ok(&t, x, 4, 4, &r);
+	for (int i = 0; i < 16; i++)
+		ck_assert(tb_out(&r, "y", i) == x[i] * 2.0f + 0.5f);
+	ls_result_free(&r);
+	tb_free(&t);
+
+	/* reading never-written bytes far up the partition */
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", 4, 4);
+	sb_at(&t, "hi", 4, 4, 229376 - 16);
+	sb_at(&t, "mid", 4, 4, 100000);
+	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s]}",
+		"{\"kind\":\"physical_ap\",\"memsetref\":\"hi\",\"memref\":\"hi\","
+		"\"offset\":1,\"ap\":[[4,3],[1,3]],\"dtype\":\"float32\"}",
+		AP("mid", "float32", 3, 3, 0));
+	msg = run_err(&t, x, 4, 4);
+	ck_assert_contains(msg, "instruction cp");
+	ck_assert_contains(msg, "ins[0] 'hi' (SB partition 0, byte 229364)");
+	tb_free(&t);
+}
+END_TEST
+
+START_TEST(test_matmul_operand_paths)
+{
+	/* moving operand strided (every other column: gathered), stationary
+	** contiguous (read in place); bfloat16 and float32; then moving
+	** partly never written: the error, and NaN with can_read_uninit */
+	enum { K = 8, M = 4, N = 6, F = 2 * N + M };
+	const char *dts[2] = { "float32", "bfloat16" };
+	for (int d = 0; d < 2; d++) {
+		tb t;
+		ls_result r;
+		float x[K * F];
+		char mv_ap[300];
+		const char *dt = dts[d];
+		tb_fill(x, K * F, 5 + d);
+		for (int i = 0; i < K * F; i++)
+			x[i] = lm_round_to(lm_dtype_parse(dt), x[i]);
+		snprintf(mv_ap, sizeof mv_ap, "{\"kind\":\"physical_ap\","
+			 "\"memsetref\":\"xs\",\"memref\":\"xs\",\"offset\":%d,"
+			 "\"ap\":[[%d,%d],[2,%d]],\"dtype\":\"%s\"}", M, F, K, N,
+			 dt);
+		tb_init(&t);
+		tb_dram(&t, "x", "ExternalInput", dt, K, F);
+		tb_dram(&t, "y", "ExternalOutput", "float32", M, N);
+		tb_sb(&t, "xs", dt, K, F);
+		tb_sb(&t, "ys", "float32", M, N);
+		tb_psum(&t, "acc", M, N, 3);
+		tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":"
+			"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+			AP("x", dt, K, F, 0), AP("xs", dt, K, F, 0));
+		tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"mm\",\"engine\":"
+			"\"PE\",\"ins\":[{\"kind\":\"physical_ap\",\"memsetref\":"
+			"\"xs\",\"memref\":\"xs\",\"offset\":0,\"ap\":[[%d,%d],"
+			"[1,%d]],\"dtype\":\"%s\"},%s],\"outs\":[%s],"
+			"\"start_tensor_calc\":true,\"dependencies\":[\"ld\"]}",
+			F, K, M, dt, mv_ap, AP("acc", "float32", M, N, 0));
+		tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"ev\","
+			"\"engine\":\"Activation\",\"ins\":[%s],\"outs\":[%s],"
+			"\"dependencies\":[\"mm\"]}", AP("acc", "float32", M, N, 0),
+			AP("ys", "float32", M, N, 0));
+		tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":"
+			"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+			"\"dependencies\":[\"ev\"]}", AP("ys", "float32", M, N, 0),
+			AP("y", "float32", M, N, 0));
+		run_ok(&t, x, K, F, &r);
+		for (int m = 0; m < M; m++)
+			for (int n = 0; n < N; n++) {
+				float acc = 0.0f;
+				for (int k = 0; k < K; k++)
+					acc = fmaf(x[k * F + m],
+						   x[k * F + M + 2 * n], acc);
+				ck_assert_same_f(tb_out(&r, "y", m * N + n), acc);
+			}
+		ls_result_free(&r);
+		tb_free(&t);
+	}
+	/* the stationary operand partly never written (in-place check fails,
+	** the gather reports it), then allowed: NaN in the rows it reaches */
+	for (int allow = 0; allow < 2; allow++) {
+		tb t;
+		ls_result r;
+		float x[16];
+		tb_fill(x, 16, 9);
+		tb_init(&t);
+		tb_io(&t, "float32", "float32", 4, 4);
+		sb_at(&t, "st", 4, 4, 4096);
+		tb_psum(&t, "acc", 4, 4, 0);
+		/* only partitions 0..1 of st are written */
+		tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"w\",\"engine\":"
+			"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"wait\":[{"
+			"\"semaphore\":\"s0\",\"value\":1}]}",
+			AP("xs", "float32", 2, 4, 0), AP("st", "float32", 2, 4, 0));
+		tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"mm\",\"engine\":"
+			"\"PE\",\"ins\":[%s,%s],\"outs\":[%s],\"start_tensor_calc\":"
+			"true,\"dependencies\":[\"w\"]%s}",
+			AP("st", "float32", 4, 4, 0), AP("xs", "float32", 4, 4, 0),
+			AP("acc", "float32", 4, 4, 0),
+			allow ? ",\"can_read_uninit\":true" : "");
+		tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"ev\",\"engine\":"
+			"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+			"[\"mm\"]}", AP("acc", "float32", 4, 4, 0),
+			AP("ys", "float32", 4, 4, 0));
+		tb_io_end(&t, "float32", 4, 4, "ev");
+		if (!allow) {
+			const char *msg = run_err(&t, x, 4, 4);
+			ck_assert_contains(msg, "instruction mm");
+			ck_assert_contains(msg, "ins[0] 'st' (SB partition 2, "
+					   "byte 4096)");
+		} else {
+			run_ok(&t, x, 4, 4, &r);
+			for (int i = 0; i < 16; i++)
+				ck_assert(isnan(tb_out(&r, "y", i)));
+			ls_result_free(&r);
+		}
+		tb_free(&t);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -677,6 +840,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_uninit_read_error_and_allowed);
 	tcase_add_test(tc, test_carriers_and_loop_reached);
 	tcase_add_test(tc, test_mm_kernel_variants_identical);
+	tcase_add_test(tc, test_layout_far_apart_addresses);
+	tcase_add_test(tc, test_matmul_operand_paths);
 	suite_add_tcase(s, tc);
 	return s;
 }
