@@ -79,6 +79,19 @@ static void rebind_inst(lm_inst *in, void *ud)
 			}
 		}
 	}
+	/* a nested call passes the formals on: its maps name them too */
+	for (int k = 0; k < 2; k++) {
+		lm_kv *kv = k ? in->func_outs : in->func_args;
+		int n = k ? in->n_func_outs : in->n_func_args;
+		for (int i = 0; i < n; i++) {
+			const char *a = kv[i].value ?
+				lm_strmap_lookup(&r->allocs, kv[i].value) : NULL;
+			if (a) {
+				free(kv[i].value);
+				kv[i].value = lm_xstrdup(a);
+			}
+		}
+	}
 }
 
 /* Describe an allocation for messages. */
@@ -321,8 +334,26 @@ static int inline_blocks(lm_module *m, int ci, lm_block *bs, int nb,
 				continue;
 			}
 			*found = 1;
-			if ((rc = expand(m, ci, in, &out, callees, cnames, n_cn,
-					 cap_cn, err)) != 0)
+			/*
+			** While expanding, the block must read as it stands now
+			** (spliced so far + the rest), so that the renaming of
+			** the kernel's names sees earlier splices of this block.
+			*/
+			lm_inst *saved = bs[b].insts;
+			int saved_n = bs[b].n_insts, nv = out.n + saved_n - i;
+			lm_inst *view = lm_xmalloc((size_t)nv * sizeof *view);
+			if (out.n)
+				memcpy(view, out.v, (size_t)out.n * sizeof *view);
+			memcpy(view + out.n, saved + i,
+			       (size_t)(saved_n - i) * sizeof *view);
+			bs[b].insts = view;
+			bs[b].n_insts = nv;
+			rc = expand(m, ci, in, &out, callees, cnames, n_cn, cap_cn,
+				    err);
+			bs[b].insts = saved;
+			bs[b].n_insts = saved_n;
+			free(view);
+			if (rc)
 				ilist_push(&out, in);
 		}
 		for (; i < bs[b].n_insts; i++)

@@ -247,8 +247,7 @@ static void nki_fn(lm_buf *b, const char *name, tb *k)
 ** k2:      tt: jb = ja + ja; Return
 ** so ys1 = 2 (2x + 1) = 4x + 2 and y = 2 (2 ys1 + 1) = 16x + 10.
 ** wait_sem: a semaphore call1 waits for (NULL: none). once: without
-** call2, st stores ys1 (every kernel called once: lk_inline_nki cannot
-** inline one function twice into one block, see docs/simulator.md).
+** call2, st stores ys1 (every kernel called once).
 */
 static lm_module *hand_module(const char *wait_sem, const char *ys1_dt,
 			      int once)
@@ -296,8 +295,7 @@ static lm_module *hand_module(const char *wait_sem, const char *ys1_dt,
 		AP("src", "float32", P_, F_, 0), AP("dst", "float32", P_, F_, 0));
 	tb_inst(&k0, "{\"opcode\":\"Return\",\"name\":\"kl_ret\",\"engine\":"
 		"\"SP\"}");
-	/* k1 (the inner call binds k1's own tensors: lk_inline_nki does
-	** not rebind the maps of a nested call, see docs/simulator.md) */
+	/* k1 (the inner call binds k1's own tensors) */
 	k1.sb_addr = 8192;
 	tb_sb(&k1, "ka", "float32", P_, F_);
 	tb_sb(&k1, "kb", ys1_dt, P_, F_);
@@ -394,6 +392,20 @@ START_TEST(test_nested_sb_formals)
 	for (int i = 0; i < P_ * F_; i++)
 		ck_assert(tb_out(&r, "y", i) == 4.0f * x[i] + 2.0f);
 	inl = lm_module_clone(m1);
+	ck_assert_msg(lk_inline_nki(inl, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lm_verify(inl, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(count_op(inl, LM_OP_NKIKERNEL), 0);
+	ck_assert_msg(tb_run1(inl, x, P_, F_, NULL, &ri, &err) == 0, "%s",
+		      err.msg);
+	same_outputs(&r.outputs, &ri.outputs);
+	ls_result_free(&r);
+	ls_result_free(&ri);
+	lm_module_free(inl);
+	/* k1 twice in one block: the second splice is renamed, the inlined
+	** module verifies and gives the called form's bits */
+	ck_assert_msg(tb_run1(m, x, P_, F_, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	inl = lm_module_clone(m);
 	ck_assert_msg(lk_inline_nki(inl, &err) == 0, "%s", err.msg);
 	ck_assert_msg(lm_verify(inl, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(count_op(inl, LM_OP_NKIKERNEL), 0);
