@@ -2,7 +2,7 @@
 TEST_LDADD = tests/libtestutil.la $(LNCSIM_LIBS) $(CHECK_LIBS) $(LNCSIM_EXT_LIBS)
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 check_LTLIBRARIES = tests/libtestutil.la
-tests_libtestutil_la_SOURCES = tests/testutil.c tests/testutil.h
+tests_libtestutil_la_SOURCES = tests/util.c tests/testutil.h
 tests_libtestutil_la_CFLAGS = $(TEST_CFLAGS)
 EXTRA_DIST += tests/fixtures
 

@@ -1,5 +1,5 @@
 /*
-** testutil.c -- helpers shared by the check suites.
+** util.c -- helpers shared by the check suites.
 */
 #include "common.h"
 #include "testutil.h"
