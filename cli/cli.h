@@ -21,6 +21,13 @@ typedef struct cli_command {
 int cli_report(const lm_error *err);
 /* Print "lncsim: COMMAND: fmt" usage error; returns EXIT_INPUT. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) LM_PRINTF(2, 3);
+/*
+** Parse a non-negative decimal option value v of option opt of command
+** cmd into *out. Returns 0, or prints the usage error and returns
+** EXIT_INPUT.
+*/
+int cli_parse_u64(const char *cmd, const char *opt, const char *v,
+		  uint64_t *out);
 /* 1 if argv[i] is -h / --help. */
 int cli_is_help(const char *a);
 /* Print the help of a command to stdout; returns EXIT_OK. */

@@ -41,19 +41,6 @@ const char usage_diff[] =
 	"exit status: 0 pass, 1 the check failed (mismatch, output set, a run\n"
 	"error, a linked module that fails the verifier), 2 bad input\n";
 
-/* Parse a non-negative integer option; returns 0 or prints usage. */
-static int num_opt(const char *opt, const char *v, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!v || !*v || *v == '-')
-		return cli_usage_error("diff", "%s needs a non-negative integer", opt);
-	unsigned long long x = strtoull(v, &end, 10);
-	if (*end || errno)
-		return cli_usage_error("diff", "%s: '%s' is not an integer", opt, v);
-	*out = x;
-	return 0;
-}
 
 /* Write the run's inputs, both output sets and the linked module. */
 static int save_io(const char *dir, const ls_tensors *in,
@@ -107,14 +94,14 @@ int cmd_diff(int argc, char **argv)
 			inputs_dir = v;
 			i++;
 		} else if (!strcmp(a, "--seed")) {
-			if ((rc = num_opt(a, v, &seed)))
+			if ((rc = cli_parse_u64("diff", a, v, &seed)))
 				goto done;
 			i++;
 		} else if (!strcmp(a, "--linked") && v) {
 			linked_path = v;
 			i++;
 		} else if (!strcmp(a, "--schedules")) {
-			if ((rc = num_opt(a, v, &schedules)))
+			if ((rc = cli_parse_u64("diff", a, v, &schedules)))
 				goto done;
 			if (schedules > 1000) {
 				rc = cli_usage_error("diff", "--schedules at most 1000");
@@ -130,12 +117,12 @@ int cmd_diff(int argc, char **argv)
 				goto done;
 			}
 		} else if (!strcmp(a, "--max-time")) {
-			if ((rc = num_opt(a, v, &x)))
+			if ((rc = cli_parse_u64("diff", a, v, &x)))
 				goto done;
 			dopts.run.max_time_ps = (int64_t)x;
 			i++;
 		} else if (!strcmp(a, "--max-instructions")) {
-			if ((rc = num_opt(a, v, &x)))
+			if ((rc = cli_parse_u64("diff", a, v, &x)))
 				goto done;
 			dopts.run.max_instructions = (int64_t)x;
 			i++;

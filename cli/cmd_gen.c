@@ -26,19 +26,6 @@ const char usage_gen[] =
 	"              refused unless --force)\n"
 	"  --force     overwrite an existing generated set\n";
 
-/* Parse a non-negative integer option value. */
-static int parse_u64(const char *opt, const char *v, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!v || !*v || *v == '-')
-		return cli_usage_error("gen", "%s needs a non-negative integer", opt);
-	unsigned long long x = strtoull(v, &end, 10);
-	if (*end || errno)
-		return cli_usage_error("gen", "%s: '%s' is not an integer", opt, v);
-	*out = x;
-	return 0;
-}
 
 int cmd_gen(int argc, char **argv)
 {
@@ -50,7 +37,7 @@ int cmd_gen(int argc, char **argv)
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		uint64_t x;
 		if (!strcmp(a, "--cores")) {
-			if (parse_u64(a, v, &x))
+			if (cli_parse_u64("gen", a, v, &x))
 				return EXIT_INPUT;
 			if (x < 1 || x > 64)
 				return cli_usage_error("gen", "--cores must be within "
@@ -58,7 +45,7 @@ int cmd_gen(int argc, char **argv)
 			o.cores = (int)x;
 			i++;
 		} else if (!strcmp(a, "--seed")) {
-			if (parse_u64(a, v, &o.seed))
+			if (cli_parse_u64("gen", a, v, &o.seed))
 				return EXIT_INPUT;
 			i++;
 		} else if (!strcmp(a, "--size")) {

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "module.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,20 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	fprintf(stderr, "\n(see 'lncsim %s --help')\n", cmd);
 	va_end(ap);
 	return EXIT_INPUT;
+}
+
+int cli_parse_u64(const char *cmd, const char *opt, const char *v,
+		  uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!v || !*v || *v == '-')
+		return cli_usage_error(cmd, "%s needs a non-negative integer", opt);
+	unsigned long long x = strtoull(v, &end, 10);
+	if (*end || errno)
+		return cli_usage_error(cmd, "%s: '%s' is not an integer", opt, v);
+	*out = x;
+	return 0;
 }
 
 int cli_is_help(const char *a)

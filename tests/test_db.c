@@ -65,15 +65,6 @@ static ls_result make_result(int n_cores, int n_mm, int tag)
 	return r;
 }
 
-static void free_result(ls_result *r)
-{
-	for (int j = 0; j < r->n_matmuls; j++)
-		free(r->matmuls[j].name);
-	free(r->matmuls);
-	free(r->cores);
-	memset(r, 0, sizeof *r);
-}
-
 /* One integer from a query on a separate connection. */
 static int64_t sql_int(const char *path, const char *sql)
 {
@@ -140,7 +131,7 @@ static int64_t log_run(ldb *db, int n_exec, int cores, int n_mm, int tag,
 		ls_result r = make_result(cores, n_mm, tag + i);
 		ck_assert_msg(ldb_log_execution(run, modes[n_exec == 1 ? 2 : i],
 						&r, &err) == 0, "%s", err.msg);
-		free_result(&r);
+		ls_result_free(&r);
 	}
 	ck_assert_int_eq(ldb_log_tensor(run, "out", 1, 0, -1, 0.0, &err), 0);
 	ck_assert_int_eq(ldb_log_tensor(run, "h", 0, 3, 17, NAN, &err), 0);
@@ -505,7 +496,7 @@ START_TEST(test_log_roundtrip)
 	ck_assert_uint_eq(rows[0].seed, info.seed);
 	ck_assert_str_eq(rows[0].status, "fail");
 	ldb_run_rows_free(rows, n);
-	free_result(&r);
+	ls_result_free(&r);
 
 	/* the same uuid twice is refused, and nothing of it is kept */
 	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), LM_EINPUT);
@@ -573,7 +564,7 @@ START_TEST(test_log_errors)
 	log_run(db, 1, 1, 4, 1, "pass");
 	ldb_close(db);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 1);
-	free_result(&r);
+	ls_result_free(&r);
 	free(path);
 	free(d);
 }
@@ -610,7 +601,7 @@ START_TEST(test_concurrent_writers)
 					fprintf(stderr, "child %d: %s\n", p, err.msg);
 					_exit(1);
 				}
-				free_result(&r);
+				ls_result_free(&r);
 			}
 			ldb_close(db);
 			_exit(0);

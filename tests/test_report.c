@@ -67,14 +67,6 @@ static ls_result make_result(int n_cores, int n_mm, double util)
 	return r;
 }
 
-static void free_result(ls_result *r)
-{
-	for (int j = 0; j < r->n_matmuls; j++)
-		free(r->matmuls[j].name);
-	free(r->matmuls);
-	free(r->cores);
-}
-
 /* Log a run with the given executions ("reference,linked" etc.). */
 static void add_run(ldb *db, const char *modes, int cores, int n_mm,
 		    const char *status, const char *module)
@@ -89,7 +81,7 @@ static void add_run(ldb *db, const char *modes, int cores, int n_mm,
 	for (char *t = strtok(m, ","); t; t = strtok(NULL, ",")) {
 		ls_result r = make_result(cores, n_mm, util);
 		ck_assert_int_eq(ldb_log_execution(run, t, &r, &err), 0);
-		free_result(&r);
+		ls_result_free(&r);
 		util -= 0.05;
 	}
 	free(m);
