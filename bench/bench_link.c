@@ -18,13 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void ap(lm_buf *b, const char *t)
 {
 	lm_buf_printf(b, "{\"kind\":\"physical_ap\",\"ap\":[[64,128],[1,64]],"
@@ -118,6 +111,8 @@ static lm_module *make_core(int c, int n, int n_inst)
 }
 
 /* Link n cores of k instructions; returns seconds (best of reps). */
+static double best_steps[LK_N_STEPS + 1]; /* of the best rep */
+
 static double time_link(int n, int k, unsigned skip, int trust, int reps,
 			int *n_out)
 {
@@ -133,14 +128,16 @@ static double time_link(int n, int k, unsigned skip, int trust, int reps,
 		memset(&o, 0, sizeof o);
 		o.skip = skip;
 		o.trust_inputs = trust;
-		double t0 = now();
+		double t0 = lm_seconds();
 		if (lk_link(mods, n, &o, &out, &rep, &e) != 0) {
 			fprintf(stderr, "bench_link: %s\n", e.msg);
 			exit(1);
 		}
-		double t = now() - t0;
-		if (t < best)
+		double t = lm_seconds() - t0;
+		if (t < best) {
 			best = t;
+			memcpy(best_steps, rep.seconds, sizeof best_steps);
+		}
 		*n_out = rep.n_insts;
 		lm_module_free(out);
 		lk_report_free(&rep);
@@ -151,11 +148,34 @@ static double time_link(int n, int k, unsigned skip, int trust, int reps,
 	return best;
 }
 
+/* Where the time of the last best link went. */
+static void print_steps(void)
+{
+	printf("    %-44s %8.1f ms\n", "(checking the inputs)",
+	       best_steps[LK_N_STEPS] * 1e3);
+	for (int s = 0; s < LK_N_STEPS; s++)
+		if (best_steps[s] > 0)
+			printf("    %-44s %8.1f ms\n", lk_step_name((lk_step)s),
+			       best_steps[s] * 1e3);
+}
+
 int main(int argc, char **argv)
 {
+	/* bench_link [PER_CORE [TABLE_K [steps|inputs|all [REPS]]]] */
 	int per_core = argc > 1 ? atoi(argv[1]) : 100000;
 	int table_k = argc > 2 ? atoi(argv[2]) : 10000;
 	int nout = 0;
+	if (argc > 3) {
+		/* one configuration only (for profilers): steps | inputs | all */
+		unsigned sk = strcmp(argv[3], "all") ? LK_SKIP(LK_STEP_VERIFY) : 0;
+		int reps = argc > 4 ? atoi(argv[4]) : 3;
+		double tt = time_link(8, per_core, sk, !strcmp(argv[3], "steps"),
+				      reps > 0 ? reps : 1, &nout);
+		printf("%s: %.3f s, %.2f M instructions/s\n", argv[3], tt,
+		       8.0 * per_core / tt / 1e6);
+		print_steps();
+		return 0;
+	}
 	double t = time_link(8, per_core, 0, 0, 3, &nout);
 	double tv = time_link(8, per_core, LK_SKIP(LK_STEP_VERIFY), 0, 3, &nout);
 	double tl = time_link(8, per_core, LK_SKIP(LK_STEP_VERIFY), 1, 3, &nout);

@@ -99,14 +99,6 @@ char *cli_db_cmdline(int argc, char **argv)
 	return lm_buf_detach(&b);
 }
 
-/* Monotonic seconds. */
-double cli_db_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /*
 ** Log one finished run with its executions, all or nothing.
 */

@@ -11,10 +11,10 @@
 **         if (k > 0) continue;            (consumed, i advanced)
 **     ldb *db = NULL;
 **     if ((rc = cli_db_open(&dbo, &db)) != 0) return rc;  (db NULL: --no-db)
-**     double t0 = cli_db_now();
+**     double t0 = lm_seconds();
 **     ... simulate ...
 **     rc2 = cli_db_log(db, &info, 1, modes, results, status, msg,
-**                      cli_db_now() - t0, NULL);
+**                      lm_seconds() - t0, NULL);
 **     ldb_close(db);
 */
 #ifndef LNCSIM_CLI_DB_H
@@ -43,8 +43,6 @@ int cli_db_open(const cli_db *o, ldb **db);
 /* The command line as one string (arguments with spaces quoted); caller
 ** frees. */
 char *cli_db_cmdline(int argc, char **argv);
-/* Monotonic seconds, for wall times. */
-double cli_db_now(void);
 /*
 ** Log a finished run in one transaction: n executions (modes[i],
 ** results[i]), then status/message/wall time. db NULL: nothing. Returns 0

@@ -152,7 +152,7 @@ int cmd_diff(int argc, char **argv)
 	ldb *db = NULL;
 	diff_case dc;
 	memset(&dc, 0, sizeof dc);
-	double t0 = cli_db_now();
+	double t0 = lm_seconds();
 
 	if ((rc = cli_expand_modules(nmods_arg, margs, &paths, &n)))
 		goto out;
@@ -215,7 +215,7 @@ int cmd_diff(int argc, char **argv)
 		info.arch = mods[0]->arch;
 		info.cores = n;
 		info.seed = inputs_dir ? 0 : seed;
-		int lrc = diff_case_log(db, &info, &dc, cli_db_now() - t0, &err);
+		int lrc = diff_case_log(db, &info, &dc, lm_seconds() - t0, &err);
 		free(cmdline);
 		lm_buf_free(&names);
 		if (lrc) {

@@ -114,7 +114,7 @@ static int run_case(const fuzz_cfg *c, uint64_t s, int fd)
 	ldb *db = NULL;
 	diff_case dc;
 	memset(&dc, 0, sizeof dc);
-	double t0 = cli_db_now();
+	double t0 = lm_seconds();
 	if (lm_mkdirs(dir, &err) || ls_gen_write(&go, dir, &err)) {
 		dprintf(fd, "error\t%s\n", err.msg);
 		goto out;
@@ -162,7 +162,7 @@ static int run_case(const fuzz_cfg *c, uint64_t s, int fd)
 			info.arch = mods[0]->arch;
 			info.cores = cores;
 			info.seed = s;
-			diff_case_log(db, &info, &dc, cli_db_now() - t0, &e2);
+			diff_case_log(db, &info, &dc, lm_seconds() - t0, &e2);
 			free(cmd);
 			free(mod);
 		}
@@ -200,7 +200,7 @@ typedef struct slot {
 /* Redraw the progress line on stderr. */
 static void progress(int done, int total, int failed, double t0)
 {
-	double el = cli_db_now() - t0;
+	double el = lm_seconds() - t0;
 	double rate = el > 0 ? done / el : 0;
 	double eta = rate > 0 ? (total - done) / rate : 0;
 	int w = 30, fill = total ? done * w / total : w;
@@ -329,7 +329,7 @@ int cmd_fuzz(int argc, char **argv)
 	int tty = !c.quiet && isatty(2);
 	slot *slots = lm_xcalloc((size_t)c.jobs, sizeof *slots);
 	int next = 0, done = 0, failed = 0, errors = 0, running = 0;
-	double t0 = cli_db_now();
+	double t0 = lm_seconds();
 	lm_buf fails = LM_BUF_INIT;
 	fflush(stdout);
 	fflush(stderr);
@@ -431,7 +431,7 @@ int cmd_fuzz(int argc, char **argv)
 	}
 	if (tty)
 		fputc('\n', stderr);
-	double el = cli_db_now() - t0;
+	double el = lm_seconds() - t0;
 	printf("fuzz: %d case%s, %d passed, %d failed, %d error%s in %.2f s "
 	       "(%.1f cases/s, %d job%s)\n", done, done == 1 ? "" : "s",
 	       done - failed - errors, failed, errors, errors == 1 ? "" : "s", el,

@@ -103,7 +103,7 @@ int cmd_run(int argc, char **argv)
 	lm_error err;
 	cli_db dbo = {0};
 	ldb *db = NULL;
-	double t0 = cli_db_now();
+	double t0 = lm_seconds();
 	int ran = 0;
 
 	/* options */
@@ -216,7 +216,7 @@ int cmd_run(int argc, char **argv)
 
 done:
 	rc = log_run(db, argc, argv, first, mods, seed, ran ? &res : NULL, rc,
-		     &err, cli_db_now() - t0);
+		     &err, lm_seconds() - t0);
 	ldb_close(db);
 	ls_result_free(&res);
 	ls_tensors_free(&inputs);

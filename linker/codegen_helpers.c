@@ -75,6 +75,7 @@ char *lk_pv_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b
 
 void lk_pv_add_dep(lm_inst *in, const char *name)
 {
+	lm_inst_unpack(in);
 	for (int i = 0; i < in->n_deps; i++)
 		if (strcmp(in->deps[i], name) == 0)
 			return;
@@ -114,9 +115,10 @@ static void hazard_free(cg_hazard *h)
 
 void lk_cg_free(lk_cg *cg)
 {
-	for (size_t i = 0; i < cg->hazards.cap; i++)
-		if (cg->hazards.keys && cg->hazards.keys[i])
-			hazard_free(cg->hazards.vals[i]);
+	size_t pos = 0;
+	void *h;
+	while (lm_strmap_next(&cg->hazards, &pos, NULL, &h))
+		hazard_free(h);
 	lm_strmap_free(&cg->hazards);
 	lm_strmap_free(&cg->tensors);
 	lm_strmap_free(&cg->inst_names);

@@ -16,9 +16,18 @@
 
 #define COLLIDED ((void *)(intptr_t)-1)
 
-/* Name census over all cores: name -> first core index + 1, or COLLIDED. */
+/*
+** Name census over all cores. Allocations and memory locations: name ->
+** first core index + 1, or COLLIDED. Instructions: name -> 1 + an index
+** into masks, the set of core indexes declaring the name (bit i: core
+** index i); each core also keeps the index of each of its instructions in
+** visiting order (lk_core.name_seq), so cloning an instruction finds
+** whether its own name is renamed without another lookup.
+*/
 typedef struct census {
 	lm_strmap allocs, memlocs, insts;
+	uint64_t *masks;
+	int n_masks, cap_masks;
 } census;
 
 /* Record one name seen in core index ci. */
@@ -33,16 +42,32 @@ static void census_add(lm_strmap *m, const char *name, int ci)
 		lm_strmap_put(m, name, COLLIDED);
 }
 
-/* Instruction names of blocks, recursing into Loops. */
-static void census_blocks(census *cs, const lm_block *bs, int nb, int ci)
+/* Instruction names of blocks, recursing into Loops (the order
+** clone_blocks visits them). */
+static void census_blocks(census *cs, lk_core *c, const lm_block *bs, int nb)
 {
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP)
-				census_blocks(cs, in->blocks, in->n_blocks, ci);
-			else
-				census_add(&cs->insts, in->name, ci);
+			int idx = -1;
+			if (in->op == LM_OP_LOOP) {
+				census_blocks(cs, c, in->blocks, in->n_blocks);
+				continue;
+			}
+			if (in->name) {
+				void **v = lm_strmap_ref(&cs->insts, in->name);
+				if (!*v) {
+					lm_grow(&cs->masks, &cs->cap_masks,
+						cs->n_masks + 1, sizeof *cs->masks);
+					cs->masks[cs->n_masks] = 0;
+					*v = (void *)(intptr_t)++cs->n_masks;
+				}
+				idx = (int)(intptr_t)*v - 1;
+				cs->masks[idx] |= (uint64_t)1 << c->idx;
+			}
+			lm_grow(&c->name_seq, &c->cap_name_seq, c->n_name_seq + 1,
+				sizeof *c->name_seq);
+			c->name_seq[c->n_name_seq++] = idx;
 		}
 }
 
@@ -52,6 +77,8 @@ static void take_census(lk_ctx *x, census *cs, int do_allocs)
 	lm_strmap_init(&cs->allocs);
 	lm_strmap_init(&cs->memlocs);
 	lm_strmap_init(&cs->insts);
+	cs->masks = NULL;
+	cs->n_masks = cs->cap_masks = 0;
 	for (int ci = 0; ci < x->n; ci++) {
 		const lm_module *m = x->cores[ci].src;
 		for (int f = 0; f < m->n_functions; f++) {
@@ -62,7 +89,7 @@ static void take_census(lk_ctx *x, census *cs, int do_allocs)
 					census_add(&cs->memlocs,
 						   fn->allocs[a].memlocs[l].name, ci);
 			}
-			census_blocks(cs, fn->blocks, fn->n_blocks, ci);
+			census_blocks(cs, &x->cores[ci], fn->blocks, fn->n_blocks);
 		}
 	}
 }
@@ -72,25 +99,7 @@ static void census_free(census *cs)
 	lm_strmap_free(&cs->allocs);
 	lm_strmap_free(&cs->memlocs);
 	lm_strmap_free(&cs->insts);
-}
-
-/* Fill core ci's instruction map with the names that collide. */
-static void map_insts(lk_ctx *x, census *cs, int ci, const lm_block *bs,
-		      int nb)
-{
-	lk_core *c = &x->cores[ci];
-	for (int b = 0; b < nb; b++)
-		for (int i = 0; i < bs[b].n_insts; i++) {
-			const lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP) {
-				map_insts(x, cs, ci, in->blocks, in->n_blocks);
-			} else if (in->name && lm_strmap_lookup(&cs->insts,
-								in->name) == COLLIDED) {
-				lm_strmap_put(&c->insts, in->name,
-					      lk_nc(x, c->core, in->name));
-				c->n_collisions++;
-			}
-		}
+	free(cs->masks);
 }
 
 /*
@@ -103,7 +112,7 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 {
 	lk_core *c = &x->cores[ci];
 	const census *cs = x->census;
-	int do_allocs = cs != NULL;
+	int do_allocs = !(x->opts->skip & LK_SKIP(LK_STEP_COPY_ALLOCS));
 	const lk_merge *mg;
 	dst->n_allocs = src->n_allocs;
 	dst->allocs = src->n_allocs ? lm_xcalloc((size_t)src->n_allocs,
@@ -333,8 +342,53 @@ static void map_opaque(const lk_core *c, lm_arg *as, int n)
 		}
 }
 
-static void clone_blocks(lk_ctx *x, const lk_core *c, lm_block *dst,
+static void clone_blocks(lk_ctx *x, lk_core *c, lm_block *dst,
 			 const lm_block *src, int nb);
+
+/* Is the instruction name with census index idx renamed in core c
+** (declared by c and by another core)? */
+static int idx_renamed(const lk_ctx *x, const lk_core *c, int idx)
+{
+	uint64_t m;
+	if (idx < 0)
+		return 0;
+	m = x->census->masks[idx];
+	return (m >> c->idx & 1) && (m & (m - 1));
+}
+
+/*
+** Is the dependency name renamed in core c? Dependencies mostly name
+** instructions cloned shortly before: a small cache of the latest names
+** (by hash) answers those from hot memory; others go to the census.
+*/
+static int dep_renamed(const lk_ctx *x, lk_core *c, const char *name)
+{
+	uint64_t h = lm_hash_str(name);
+	const lk_recent *r = &c->recent[h & (LK_RECENT - 1)];
+	if (r->name && r->hash == h && strcmp(r->name, name) == 0)
+		return idx_renamed(x, c, r->idx);
+	return idx_renamed(x, c, (int)(intptr_t)lm_strmap_lookup_h(
+				   &x->census->insts, name, h) - 1);
+}
+
+/* Write "nc<core>.<name>" at p; returns the end (after the NUL). */
+static char *put_nc(char *p, int64_t core, const char *name)
+{
+	char d[24];
+	int n = 0;
+	uint64_t v = (uint64_t)core;
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	*p++ = 'n';
+	*p++ = 'c';
+	while (n)
+		*p++ = d[--n];
+	*p++ = '.';
+	size_t len = strlen(name) + 1;
+	memcpy(p, name, len);
+	return p + len;
+}
 
 /*
 ** The seed's fullClone + remap of one instruction of core c: references
@@ -343,7 +397,7 @@ static void clone_blocks(lk_ctx *x, const lk_core *c, lm_block *dst,
 ** through the core's maps. A renamed CoreBarrier without a group keeps
 ** meeting its old name's group.
 */
-static void clone_inst(lk_ctx *x, const lk_core *c, lm_inst *dst,
+static void clone_inst(lk_ctx *x, lk_core *c, lm_inst *dst,
 		       const lm_inst *src)
 {
 	lm_inst t = *src;
@@ -351,22 +405,54 @@ static void clone_inst(lk_ctx *x, const lk_core *c, lm_inst *dst,
 	if (src->op == LM_OP_LOOP) {
 		t.n_blocks = 0;
 		t.blocks = NULL;
-		lm_inst_copy(dst, &t);
+		lm_inst_copy_packed(dst, &t, &x->pool);
 		dst->n_blocks = src->n_blocks;
 		dst->blocks = src->n_blocks ? lm_xcalloc((size_t)src->n_blocks,
 						 sizeof *dst->blocks) : NULL;
 		clone_blocks(x, c, dst->blocks, src->blocks, src->n_blocks);
 		return;
 	}
-	t.name = mapped(&c->insts, src->name);
-	if (t.name != src->name && src->op == LM_OP_COREBARRIER && !src->group)
-		t.group = src->name;
-	if (src->n_deps) {
-		char **d = scratch(&x->s_strs, &x->cap_strs_s, src->n_deps,
-				   sizeof *d);
+	/* the own name and dependencies: nc<c>.<name> when the name is
+	   declared by several cores (formatted into scratch; the packed copy
+	   below copies them) */
+	{
+		int idx = c->name_pos < c->n_name_seq ?
+			c->name_seq[c->name_pos++] : -1;
+		int rn = idx_renamed(x, c, idx);
+		size_t need = rn ? strlen(src->name) + 24 : 0;
+		char **d = NULL, *p;
+		if (src->n_deps) {
+			d = scratch(&x->s_strs, &x->cap_strs_s, src->n_deps,
+				    sizeof *d);
+			for (int i = 0; i < src->n_deps; i++) {
+				int r = src->deps[i] &&
+					dep_renamed(x, c, src->deps[i]);
+				d[i] = r ? NULL : src->deps[i];
+				need += r ? strlen(src->deps[i]) + 24 : 0;
+			}
+			t.deps = d;
+		}
+		p = need ? scratch(&x->s_names, &x->cap_names, (int)need, 1)
+			 : NULL;
+		if (rn) {
+			t.name = p;
+			p = put_nc(p, c->core, src->name);
+			c->n_collisions++;
+			if (src->op == LM_OP_COREBARRIER && !src->group)
+				t.group = src->name;
+		}
 		for (int i = 0; i < src->n_deps; i++)
-			d[i] = mapped(&c->insts, src->deps[i]);
-		t.deps = d;
+			if (!d[i]) {
+				d[i] = p;
+				p = put_nc(p, c->core, src->deps[i]);
+			}
+		if (src->name) {
+			uint64_t h = lm_hash_str(src->name);
+			lk_recent *r = &c->recent[h & (LK_RECENT - 1)];
+			r->hash = h;
+			r->name = src->name;
+			r->idx = idx;
+		}
 	}
 	if (nargs) {
 		lm_arg *a = scratch(&x->s_args, &x->cap_args, nargs, sizeof *a);
@@ -382,26 +468,34 @@ static void clone_inst(lk_ctx *x, const lk_core *c, lm_inst *dst,
 		t.func_outs = map_kvs(c, k + src->n_func_args, src->func_outs,
 				      src->n_func_outs);
 	}
-	lm_inst_copy(dst, &t);
+	lm_inst_copy_packed(dst, &t, &x->pool);
 	map_opaque(c, dst->ins, dst->n_ins);
 	map_opaque(c, dst->outs, dst->n_outs);
 }
 
-static void clone_blocks(lk_ctx *x, const lk_core *c, lm_block *dst,
-			 const lm_block *src, int nb)
+/* spare[b]: extra instruction slots to allocate for block b (or NULL) */
+static void clone_blocks_spare(lk_ctx *x, lk_core *c, lm_block *dst,
+			       const lm_block *src, int nb, const int *spare)
 {
 	for (int b = 0; b < nb; b++) {
 		const lm_block *sb = &src[b];
 		lm_block *db = &dst[b];
+		size_t cap = (size_t)sb->n_insts + (spare ? (size_t)spare[b] : 0);
 		db->name = sb->name ? lm_xstrdup(sb->name) : NULL;
 		db->extra = sb->extra ? cJSON_Duplicate(sb->extra, 1) : NULL;
 		db->n_insts = sb->n_insts;
-		db->insts = sb->n_insts ? lm_xmalloc((size_t)sb->n_insts *
-						     sizeof *db->insts) : NULL;
+		db->insts = cap ? lm_xmalloc(cap * sizeof *db->insts) : NULL;
+		lm_advise_huge(db->insts, cap * sizeof *db->insts);
 		for (int i = 0; i < sb->n_insts; i++)
 			clone_inst(x, c, &db->insts[i], &sb->insts[i]);
 		x->rep->n_input_insts += sb->n_insts;
 	}
+}
+
+static void clone_blocks(lk_ctx *x, lk_core *c, lm_block *dst,
+			 const lm_block *src, int nb)
+{
+	clone_blocks_spare(x, c, dst, src, nb, NULL);
 }
 
 /*
@@ -410,10 +504,29 @@ static void clone_blocks(lk_ctx *x, const lk_core *c, lm_block *dst,
 */
 int copy_instrs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 {
-	dst->n_blocks = src->n_blocks;
-	dst->blocks = src->n_blocks ? lm_xcalloc((size_t)src->n_blocks,
-						 sizeof *dst->blocks) : NULL;
-	clone_blocks(x, &x->cores[ci], dst->blocks, src->blocks, src->n_blocks);
+	lk_core *c = &x->cores[ci];
+	int nb = src->n_blocks, *spare = NULL;
+	dst->n_blocks = nb;
+	dst->blocks = nb ? lm_xcalloc((size_t)nb, sizeof *dst->blocks) : NULL;
+	if (nb && dst == &x->out->functions[c->first_func]) {
+		/* room for step 3: the switches at the head of the first block
+		   (at most one per declared queue), barrier + Return at the end
+		   of the last, so the passes do not move the arrays */
+		spare = lm_xcalloc((size_t)nb, sizeof *spare);
+		if (!(x->opts->skip &
+		      LK_SKIP(LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES)))
+			spare[0] += c->src->n_queues;
+		if (!(x->opts->skip & LK_SKIP(LK_STEP_FPASS_INSERT_RETURNS)))
+			spare[nb - 1] += 2;
+	}
+	clone_blocks_spare(x, c, dst->blocks, src->blocks, nb, spare);
+	if (spare) {
+		c->slack[0] = dst->blocks[0].insts;
+		c->slack_cap[0] = dst->blocks[0].n_insts + spare[0];
+		c->slack[1] = dst->blocks[nb - 1].insts;
+		c->slack_cap[1] = dst->blocks[nb - 1].n_insts + spare[nb - 1];
+		free(spare);
+	}
 	return 0;
 }
 
@@ -468,15 +581,12 @@ int copy_modules_as_functions(lk_ctx *x)
 	    (rc = plan_main_memlocs(x)) != 0)
 		return rc;
 	take_census(x, &cs, do_allocs);
-	x->census = do_allocs ? &cs : NULL;
+	x->census = &cs;
 	for (int ci = 0; ci < x->n && rc == 0; ci++) {
 		lk_core *c = &x->cores[ci];
 		for (int f = 0; f < c->n_funcs; f++)
 			copy_allocs(x, ci, &x->out->functions[c->first_func + f],
 				    &c->src->functions[f]);
-		for (int f = 0; f < c->n_funcs; f++)
-			map_insts(x, &cs, ci, c->src->functions[f].blocks,
-				  c->src->functions[f].n_blocks);
 	}
 	if (do_allocs)
 		rc = resolve_remote_targets(x);

@@ -56,7 +56,7 @@ int fpass_insert_returns(lk_ctx *x)
 		pos = bl->n_insts;
 		if (pos > 0 && bl->insts[pos - 1].op == LM_OP_RETURN)
 			pos--;
-		in = lk_block_insert(bl, pos);
+		in = lk_block_insert(x, bl, pos, 1);
 		in->name = lm_xasprintf("cb_return_call_def_%lld_instance_0", c);
 		in->op = LM_OP_COREBARRIER;
 		in->engine = LM_ENG_POOL;
@@ -76,7 +76,7 @@ int fpass_insert_returns(lk_ctx *x)
 					in->deps[in->n_deps++] = lm_xstrdup(last[e]);
 		}
 		if (pos == bl->n_insts - 1) {
-			in = lk_block_insert(bl, bl->n_insts);
+			in = lk_block_insert(x, bl, bl->n_insts, 1);
 			in->name = lm_xasprintf("return_call_def_%lld_instance_0",
 						c);
 			in->op = LM_OP_RETURN;
@@ -146,13 +146,21 @@ int fpass_insert_switch_queue_instances(lk_ctx *x)
 			f->n_blocks = 1;
 			f->blocks[0].name = lm_xstrdup("entry");
 		}
-		for (int k = 0, pos = 0; k < u.n; k++) {
+		/* one insertion for all switches: the block is moved once */
+		int ns = 0, pos = 0;
+		for (int k = 0; k < u.n; k++) {
+			const lm_queue *q = lm_module_find_queue(c->src,
+								 u.q[k].name);
+			ns += q && q->n_instances >= 1;
+		}
+		lm_inst *at = ns ? lk_block_insert(x, &f->blocks[0], 0, ns) : NULL;
+		for (int k = 0; k < u.n; k++) {
 			const lm_queue *q = lm_module_find_queue(c->src,
 								 u.q[k].name);
 			lm_inst *in;
 			if (!q || q->n_instances < 1)
 				continue; /* the verifier reports it */
-			in = lk_block_insert(&f->blocks[0], pos++);
+			in = &at[pos++];
 			in->name = lm_xasprintf("I-SQI-%s-call_def_%lld_instance_0",
 						q->name, (long long)c->core);
 			in->op = LM_OP_SWITCHQUEUE;

@@ -187,6 +187,7 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 	char **sinks = NULL;
 	int n_sinks = 0, cap_sinks = 0;
 
+	lm_inst_unpack(call); /* its fields move to the closing NoOp */
 	if (ki < 0)
 		return lm_err(err, m->path, call->name, "NKIKernel calls '%s', "
 			      "which is not a function of the module",

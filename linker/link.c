@@ -157,14 +157,20 @@ int lk_core_index(const lk_ctx *x, int64_t core)
 	return -1;
 }
 
-lm_inst *lk_block_insert(lm_block *b, int pos)
+lm_inst *lk_block_insert(lk_ctx *x, lm_block *b, int pos, int count)
 {
-	b->insts = lm_xrealloc(b->insts, (size_t)(b->n_insts + 1) *
-			       sizeof *b->insts);
-	memmove(&b->insts[pos + 1], &b->insts[pos], (size_t)(b->n_insts - pos) *
-		sizeof *b->insts);
-	b->n_insts++;
-	memset(&b->insts[pos], 0, sizeof b->insts[pos]);
+	int room = 0;
+	for (int i = 0; i < x->n && !room; i++)
+		for (int k = 0; k < 2 && !room; k++)
+			room = b->insts && b->insts == x->cores[i].slack[k] &&
+				b->n_insts + count <= x->cores[i].slack_cap[k];
+	if (!room)
+		b->insts = lm_xrealloc(b->insts, (size_t)(b->n_insts + count) *
+				       sizeof *b->insts);
+	memmove(&b->insts[pos + count], &b->insts[pos],
+		(size_t)(b->n_insts - pos) * sizeof *b->insts);
+	b->n_insts += count;
+	memset(&b->insts[pos], 0, (size_t)count * sizeof b->insts[pos]);
 	return &b->insts[pos];
 }
 
@@ -374,7 +380,7 @@ int add_fn_call(lk_ctx *x)
 {
 	lm_block *d = &x->out->functions[0].blocks[0];
 	for (int i = 0; i < x->n; i++) {
-		lm_inst *in = lk_block_insert(d, d->n_insts);
+		lm_inst *in = lk_block_insert(x, d, d->n_insts, 1);
 		in->name = lm_xasprintf("call_def_%lld_instance_0",
 					(long long)x->cores[i].core);
 		in->op = LM_OP_CALL;
@@ -393,11 +399,16 @@ int add_fn_call(lk_ctx *x)
 int run_function_passes(lk_ctx *x)
 {
 	int rc = 0;
+	double t0 = lm_seconds(), t1;
 	if (!(x->opts->skip & LK_SKIP(LK_STEP_FPASS_INSERT_RETURNS)))
 		rc = fpass_insert_returns(x);
+	t1 = lm_seconds();
+	x->rep->seconds[LK_STEP_FPASS_INSERT_RETURNS] = t1 - t0;
 	if (!rc && !(x->opts->skip &
 		     LK_SKIP(LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES)))
 		rc = fpass_insert_switch_queue_instances(x);
+	x->rep->seconds[LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES] =
+		lm_seconds() - t1;
 	return rc;
 }
 
@@ -433,6 +444,7 @@ int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 	lk_report local;
 	lk_ctx x;
 	int rc;
+	double t0;
 	step_fn steps[LK_N_STEPS] = {
 		copy_modules_as_functions, NULL /* inside step 1 */,
 		NULL, NULL /* run_function_passes */,
@@ -454,11 +466,14 @@ int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 	lm_strmap_init(&x.main_origin);
 	lm_strmap_init(&x.merged);
 
+	t0 = lm_seconds();
 	rc = check_inputs(&x, mods, n);
+	rep->seconds[LK_N_STEPS] = lm_seconds() - t0;
 	if (rc)
 		goto done;
 	init_call_graph_module(&x);
 	for (int s = 0; s < LK_N_STEPS && rc == 0; s++) {
+		t0 = lm_seconds();
 		if (s == LK_STEP_FPASS_INSERT_RETURNS) {
 			rc = run_function_passes(&x);
 			for (int k = s; k <= s + 1; k++)
@@ -483,6 +498,7 @@ int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 			continue;
 		}
 		rc = steps[s](&x);
+		rep->seconds[s] = lm_seconds() - t0;
 		if (rc == 0)
 			rep->ran |= LK_SKIP(s);
 	}
@@ -503,8 +519,8 @@ done:
 		lk_core *c = &x.cores[i];
 		lm_strmap_free(&c->alloc_ref);
 		lm_strmap_free(&c->memloc_ref);
-		lm_strmap_free(&c->insts);
 		lm_strmap_free(&c->funcs);
+		free(c->name_seq);
 		lm_strmap_free(&c->allocs_by_name);
 		if (x.file_maps)
 			lm_strmap_free(&x.file_maps[i]);
@@ -522,6 +538,8 @@ done:
 	free(x.s_args);
 	free(x.s_strs);
 	free(x.s_kvs);
+	lm_pool_done(&x.pool);
+	free(x.s_names);
 	if (rep == &local)
 		lk_report_free(&local);
 	return rc;

@@ -139,7 +139,7 @@ static void rewrite_klir(lk_ctx *x, int ci, lm_inst *in, void *arg)
 	const char *v;
 	if (ci >= 0 && in->klir_binary && *in->klir_binary &&
 	    (v = lm_strmap_lookup(&x->file_maps[ci], in->klir_binary)))
-		lk_set(&in->klir_binary, v);
+		lm_inst_set_str(in, &in->klir_binary, v);
 }
 
 /*

@@ -129,6 +129,9 @@ typedef struct lk_report {
 	int n_artifacts;
 	lk_artifact *artifacts;
 	lk_mmt_report mmt;
+
+	/* wall-clock seconds per step; [LK_N_STEPS]: checking the inputs */
+	double seconds[LK_N_STEPS + 1];
 } lk_report;
 
 void lk_report_free(lk_report *r);

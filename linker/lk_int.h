@@ -10,6 +10,15 @@
 #include "module.h"
 #include "linker.h"
 
+/* A recently cloned instruction name (copy.c's dependency cache). */
+typedef struct lk_recent {
+	uint64_t hash;
+	const char *name;    /* in the source module; NULL: empty */
+	int idx;             /* census index */
+} lk_recent;
+
+#define LK_RECENT 64
+
 /* Per-core state: the source module and its name maps (orig -> new). */
 typedef struct lk_core {
 	const lm_module *src;
@@ -21,12 +30,21 @@ typedef struct lk_core {
 	   view maps to its unified producer. */
 	lm_strmap alloc_ref;
 	lm_strmap memloc_ref;
-	lm_strmap insts;      /* instruction name -> new name (collisions) */
 	lm_strmap funcs;      /* function name -> new name (always) */
 	lm_strmap allocs_by_name; /* name -> const lm_alloc * of src */
 	int first_func;      /* index of nc<c> in out->functions (-1: none) */
+	/* instruction arrays copy_instrs allocated with spare slots for the
+	   function passes (lk_block_insert uses them while the block still
+	   holds that array) */
+	lm_inst *slack[2];
+	int slack_cap[2];
 	int n_funcs;
 	int n_collisions;
+	/* copy_modules_as_functions: census index of each instruction in
+	   visiting order, and the latest names cloned */
+	int *name_seq;
+	int n_name_seq, cap_name_seq, name_pos;
+	lk_recent recent[LK_RECENT];
 } lk_core;
 
 /* A resolved remote_local_target view (for aliases and fix_output_kind). */
@@ -73,15 +91,16 @@ typedef struct lk_ctx {
 	lm_strmap merged;
 	lk_merge *merges;
 	int n_merges;
-	struct census *census; /* during copy_modules_as_functions (NULL:
-				  copy_allocs skipped) */
+	struct census *census; /* during copy_modules_as_functions */
 	/* link-dir plan per core: source `file` string -> link-dir path */
 	lm_strmap *file_maps;
 	/* scratch of copy_instrs (shallow remapped operands) */
 	lm_arg *s_args;
 	char **s_strs;
 	lm_kv *s_kvs;
-	int cap_args, cap_strs_s, cap_kvs;
+	char *s_names;
+	lm_pool pool;        /* packed instructions of the linked module */
+	int cap_args, cap_strs_s, cap_kvs, cap_names;
 } lk_ctx;
 
 /* A ctx-owned copy of a formatted string (freed with the context). */
@@ -94,8 +113,9 @@ void lk_set(char **p, const char *v);
 void lk_log(lk_ctx *x, const char *fmt, ...) LM_PRINTF(2, 3);
 /* Core index (core order) of a core id; -1 when not linked. */
 int lk_core_index(const lk_ctx *x, int64_t core);
-/* Append an instruction slot to a block at position pos; returns it zeroed. */
-lm_inst *lk_block_insert(lm_block *b, int pos);
+/* Open count zeroed instruction slots in a block at position pos; returns
+** the first. Uses the spare slots copy_instrs reserved when it can. */
+lm_inst *lk_block_insert(lk_ctx *x, lm_block *b, int pos, int count);
 /* The out function of core index i ("nc<c>"), or NULL. */
 lm_function *lk_core_function(lk_ctx *x, int i);
 /* Core index of an out function (from its neuron_core_id); -1 for none. */

@@ -858,6 +858,7 @@ static int lower_blocks(lk_lower_ctx *lc, int fi, lm_block *bs, int nb,
 static void redirect_deps(lm_inst *in, void *ud)
 {
 	const lm_strmap *map = ud;
+	lm_inst_unpack(in);
 	for (int i = 0; i < in->n_deps; i++) {
 		const char *to = lm_strmap_lookup(map, in->deps[i]);
 		if (!to)

@@ -23,13 +23,13 @@ static void rewrite_sync(lk_ctx *x, int ci, lm_inst *in, void *arg)
 	(void)ci;
 	for (int i = 0; i < in->n_wait; i++)
 		if ((v = lm_strmap_lookup(&q->sems, in->wait[i].semaphore)))
-			lk_set(&in->wait[i].semaphore, v);
+			lm_inst_set_str(in, &in->wait[i].semaphore, v);
 	for (int i = 0; i < in->n_signal; i++)
 		if ((v = lm_strmap_lookup(&q->sems, in->signal[i])))
-			lk_set(&in->signal[i], v);
+			lm_inst_set_str(in, &in->signal[i], v);
 	if (in->op == LM_OP_SWITCHQUEUE && in->instance_name &&
 	    (v = lm_strmap_lookup(&q->qinsts, in->instance_name)))
-		lk_set(&in->instance_name, v);
+		lm_inst_set_str(in, &in->instance_name, v);
 }
 
 static cJSON *jdup(const cJSON *j)

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Out of memory: the only abort in the library. */
@@ -221,6 +223,92 @@ uint64_t lm_hash_str(const char *s)
 	return h;
 }
 
+void lm_advise_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+	uintptr_t b = ((uintptr_t)p + n) & ~(huge - 1);
+	if (p && n >= 4 * huge && b > a)
+		(void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)n;
+#endif
+}
+
+/* ---- pool ---------------------------------------------------------------- */
+
+typedef struct lm_chunk {
+	size_t refs;         /* live blocks, + 1 while the pool's current */
+	size_t used, cap;    /* bytes of data[] */
+	uint64_t data[];
+} lm_chunk;
+
+#define POOL_CHUNK ((size_t)16 << 20)
+
+static lm_chunk *chunk_new(size_t cap)
+{
+	lm_chunk *c = lm_xmalloc(sizeof *c + cap);
+	c->refs = 0;
+	c->used = 0;
+	c->cap = cap;
+	lm_advise_huge(c, sizeof *c + cap);
+	return c;
+}
+
+static void chunk_unref(lm_chunk *c)
+{
+	if (--c->refs == 0)
+		free(c);
+}
+
+void *lm_pool_alloc(lm_pool *pool, size_t n)
+{
+	/* each block: the chunk pointer, then the data */
+	size_t need = sizeof(lm_chunk *) + ((n + 7) & ~(size_t)7);
+	lm_chunk *c;
+	if (!pool || need > POOL_CHUNK / 8) {
+		c = chunk_new(need);
+	} else {
+		if (!pool->cur || pool->cur->cap - pool->cur->used < need) {
+			if (pool->cur)
+				chunk_unref(pool->cur);
+			pool->cur = chunk_new(POOL_CHUNK - sizeof *c);
+			pool->cur->refs = 1;
+		}
+		c = pool->cur;
+	}
+	char *p = (char *)c->data + c->used;
+	c->used += need;
+	c->refs++;
+	memcpy(p, &c, sizeof c);
+	return p + sizeof c;
+}
+
+void lm_pool_release(void *p)
+{
+	lm_chunk *c;
+	if (!p)
+		return;
+	memcpy(&c, (char *)p - sizeof c, sizeof c);
+	chunk_unref(c);
+}
+
+void lm_pool_done(lm_pool *pool)
+{
+	if (pool->cur)
+		chunk_unref(pool->cur);
+	pool->cur = NULL;
+}
+
+double lm_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 void lm_strmap_init(lm_strmap *m)
 {
 	memset(m, 0, sizeof *m);
@@ -228,63 +316,81 @@ void lm_strmap_init(lm_strmap *m)
 
 void lm_strmap_free(lm_strmap *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->e);
 	memset(m, 0, sizeof *m);
 }
 
 static void strmap_rehash(lm_strmap *m, size_t cap)
 {
-	const char **keys = lm_xcalloc(cap, sizeof *keys);
-	void **vals = lm_xcalloc(cap, sizeof *vals);
+	lm_strent *e = lm_xcalloc(cap, sizeof *e);
 	for (size_t i = 0; i < m->cap; i++) {
-		if (!m->keys[i])
+		if (!m->e[i].key)
 			continue;
-		size_t j = lm_hash_str(m->keys[i]) & (cap - 1);
-		while (keys[j])
+		size_t j = m->e[i].hash & (cap - 1);
+		while (e[j].key)
 			j = (j + 1) & (cap - 1);
-		keys[j] = m->keys[i];
-		vals[j] = m->vals[i];
+		e[j] = m->e[i];
 	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
+	free(m->e);
+	m->e = e;
 	m->cap = cap;
+}
+
+/* The slot holding key (hash h), or the empty slot where it would go. */
+static lm_strent *strmap_slot(const lm_strmap *m, const char *key, uint64_t h)
+{
+	size_t j = h & (m->cap - 1);
+	lm_strent *e;
+	while ((e = &m->e[j])->key) {
+		if (e->hash == h && (e->key == key || strcmp(e->key, key) == 0))
+			return e;
+		j = (j + 1) & (m->cap - 1);
+	}
+	return e;
 }
 
 int lm_strmap_put(lm_strmap *m, const char *key, void *val)
 {
 	if ((m->n + 1) * 4 >= m->cap * 3)
 		strmap_rehash(m, m->cap ? m->cap * 2 : 16);
-	size_t j = lm_hash_str(key) & (m->cap - 1);
-	while (m->keys[j]) {
-		if (strcmp(m->keys[j], key) == 0) {
-			m->vals[j] = val;
-			return 0;
-		}
-		j = (j + 1) & (m->cap - 1);
+	uint64_t h = lm_hash_str(key);
+	lm_strent *e = strmap_slot(m, key, h);
+	if (e->key) {
+		e->val = val;
+		return 0;
 	}
-	m->keys[j] = key;
-	m->vals[j] = val;
+	e->key = key;
+	e->val = val;
+	e->hash = h;
 	m->n++;
 	return 1;
 }
 
+void **lm_strmap_ref(lm_strmap *m, const char *key)
+{
+	if ((m->n + 1) * 4 >= m->cap * 3)
+		strmap_rehash(m, m->cap ? m->cap * 2 : 16);
+	uint64_t h = lm_hash_str(key);
+	lm_strent *e = strmap_slot(m, key, h);
+	if (!e->key) {
+		e->key = key;
+		e->val = NULL;
+		e->hash = h;
+		m->n++;
+	}
+	return &e->val;
+}
+
 int lm_strmap_get(const lm_strmap *m, const char *key, void **val)
 {
-	if (!m->cap || !key)
+	if (!m->n || !key)
 		return 0;
-	size_t j = lm_hash_str(key) & (m->cap - 1);
-	while (m->keys[j]) {
-		if (strcmp(m->keys[j], key) == 0) {
-			if (val)
-				*val = m->vals[j];
-			return 1;
-		}
-		j = (j + 1) & (m->cap - 1);
-	}
-	return 0;
+	lm_strent *e = strmap_slot(m, key, lm_hash_str(key));
+	if (!e->key)
+		return 0;
+	if (val)
+		*val = e->val;
+	return 1;
 }
 
 void *lm_strmap_lookup(const lm_strmap *m, const char *key)
@@ -292,6 +398,28 @@ void *lm_strmap_lookup(const lm_strmap *m, const char *key)
 	void *v = NULL;
 	lm_strmap_get(m, key, &v);
 	return v;
+}
+
+void *lm_strmap_lookup_h(const lm_strmap *m, const char *key, uint64_t h)
+{
+	if (!m->n || !key)
+		return NULL;
+	return strmap_slot(m, key, h)->val; /* NULL in an empty slot */
+}
+
+int lm_strmap_next(const lm_strmap *m, size_t *pos, const char **key,
+		   void **val)
+{
+	for (; *pos < m->cap; (*pos)++)
+		if (m->e[*pos].key) {
+			if (key)
+				*key = m->e[*pos].key;
+			if (val)
+				*val = m->e[*pos].val;
+			(*pos)++;
+			return 1;
+		}
+	return 0;
 }
 
 /* ---- files ----------------------------------------------------------- */

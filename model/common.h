@@ -80,15 +80,49 @@ char *lm_buf_detach(lm_buf *b); /* caller frees; buffer is reset */
 void lm_buf_free(lm_buf *b);
 const char *lm_buf_cstr(lm_buf *b); /* "" when empty */
 
+/*
+** Hint that the n bytes at p (a fresh allocation about to be filled) are
+** best backed by huge pages: fewer page faults for big arrays. Only the
+** whole 2 MiB pages inside the range are advised; small ranges and
+** systems without transparent huge pages: no effect.
+*/
+void lm_advise_huge(void *p, size_t n);
+
+/*
+** A pool of reference-counted chunks for many small blocks that live about
+** as long as each other (the packed instructions of a linked module).
+** Each block is released on its own with lm_pool_release; a chunk goes
+** back to malloc when its last block is released and the pool has moved
+** on (lm_pool_done drops the pool's hold on its current chunk). Not
+** thread-safe: a chunk's blocks are released from one thread.
+*/
+typedef struct lm_pool {
+	struct lm_chunk *cur;
+} lm_pool;
+
+#define LM_POOL_INIT { NULL }
+/* n bytes, 8-aligned. pool NULL: a block of its own. */
+void *lm_pool_alloc(lm_pool *pool, size_t n);
+void lm_pool_release(void *p);
+void lm_pool_done(lm_pool *pool);
+
+/* Monotonic wall-clock seconds (for timings and benchmarks). */
+double lm_seconds(void);
+
 /* ---- string map -------------------------------------------------------- */
 
 /*
 ** Open-addressing hash map from NUL-terminated strings to void *.
 ** Keys are NOT copied: the caller keeps them alive while they are in the map.
 */
+typedef struct lm_strent {
+	const char *key;    /* NULL: empty slot */
+	void *val;
+	uint64_t hash;      /* lm_hash_str(key): probes compare it first */
+} lm_strent;
+
 typedef struct lm_strmap {
-	const char **keys;
-	void **vals;
+	lm_strent *e;
 	size_t cap; /* power of two, 0 when empty */
 	size_t n;
 } lm_strmap;
@@ -97,9 +131,17 @@ void lm_strmap_init(lm_strmap *m);
 void lm_strmap_free(lm_strmap *m);
 /* Insert or replace. Returns 1 if the key was new, 0 if replaced. */
 int lm_strmap_put(lm_strmap *m, const char *key, void *val);
+/* The value slot of key, inserted (value NULL) when absent; valid until the
+** next insertion. One probe for a read-modify-write. */
+void **lm_strmap_ref(lm_strmap *m, const char *key);
 /* Returns 1 and sets *val if found, else 0. */
 int lm_strmap_get(const lm_strmap *m, const char *key, void **val);
 void *lm_strmap_lookup(const lm_strmap *m, const char *key);
+/* lm_strmap_lookup with h == lm_hash_str(key) already computed. */
+void *lm_strmap_lookup_h(const lm_strmap *m, const char *key, uint64_t h);
+/* Iterate: *pos starts at 0; returns 0 when done. Order is unspecified. */
+int lm_strmap_next(const lm_strmap *m, size_t *pos, const char **key,
+		   void **val);
 uint64_t lm_hash_str(const char *s);
 
 /* ---- files ------------------------------------------------------------- */

@@ -94,13 +94,6 @@ static lm_arg *args_dup(const lm_arg *v, int n)
 	return r;
 }
 
-static void args_free(lm_arg *v, int n)
-{
-	for (int i = 0; i < n; i++)
-		lm_arg_clear(&v[i]);
-	free(v);
-}
-
 static lm_kv *kv_dup(const lm_kv *v, int n)
 {
 	if (!n)
@@ -113,51 +106,115 @@ static lm_kv *kv_dup(const lm_kv *v, int n)
 	return r;
 }
 
-static void kv_free(lm_kv *v, int n)
+/* ---- instructions and blocks ----------------------------------------- */
+
+static void copy_blocks_extra(lm_inst *dst, const lm_inst *src)
 {
-	for (int i = 0; i < n; i++) {
-		free(v[i].key);
-		free(v[i].value);
+	if (src->n_blocks) {
+		dst->blocks = lm_xcalloc((size_t)src->n_blocks, sizeof *dst->blocks);
+		for (int i = 0; i < src->n_blocks; i++)
+			lm_block_copy(&dst->blocks[i], &src->blocks[i]);
+	} else {
+		dst->blocks = NULL;
 	}
-	free(v);
+	dst->extra = jdup(src->extra);
 }
 
-/* ---- instructions and blocks ----------------------------------------- */
+int lm_inst_owns(const lm_inst *in, const void *p)
+{
+	const char *c = p;
+	return in->slab && c >= in->slab && c < in->slab + in->slab_len;
+}
+
+/* free(p) unless it lies in in's packed block. */
+static void ifree(const lm_inst *in, void *p)
+{
+	if (!lm_inst_owns(in, p))
+		free(p);
+}
+
+static void iargs_free(const lm_inst *in, lm_arg *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		ifree(in, v[i].dtype_str);
+		ifree(in, v[i].memsetref);
+		ifree(in, v[i].memref);
+		ifree(in, v[i].ap);
+		cJSON_Delete(v[i].extra);
+	}
+	ifree(in, v);
+}
+
+static void istrv_free(const lm_inst *in, char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		ifree(in, v[i]);
+	ifree(in, v);
+}
+
+static void ikv_free(const lm_inst *in, lm_kv *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		ifree(in, v[i].key);
+		ifree(in, v[i].value);
+	}
+	ifree(in, v);
+}
 
 void lm_inst_clear(lm_inst *in)
 {
-	free(in->name);
-	free(in->opcode_str);
-	args_free(in->ins, in->n_ins);
-	args_free(in->outs, in->n_outs);
-	strv_free(in->deps, in->n_deps);
+	ifree(in, in->name);
+	ifree(in, in->opcode_str);
+	iargs_free(in, in->ins, in->n_ins);
+	iargs_free(in, in->outs, in->n_outs);
+	istrv_free(in, in->deps, in->n_deps);
 	for (int i = 0; i < in->n_wait; i++)
-		free(in->wait[i].semaphore);
-	free(in->wait);
-	strv_free(in->signal, in->n_signal);
-	free(in->queue);
-	free(in->instance_name);
-	free(in->target);
-	free(in->memset_mode);
-	free(in->pattern);
-	free(in->cores);
-	free(in->group);
-	free(in->kernel_format);
-	free(in->klir_binary);
-	free(in->func);
-	free(in->kernel_source);
-	kv_free(in->func_args, in->n_func_args);
-	kv_free(in->func_outs, in->n_func_outs);
+		ifree(in, in->wait[i].semaphore);
+	ifree(in, in->wait);
+	istrv_free(in, in->signal, in->n_signal);
+	ifree(in, in->queue);
+	ifree(in, in->instance_name);
+	ifree(in, in->target);
+	ifree(in, in->memset_mode);
+	ifree(in, in->pattern);
+	ifree(in, in->cores);
+	ifree(in, in->group);
+	ifree(in, in->kernel_format);
+	ifree(in, in->klir_binary);
+	ifree(in, in->func);
+	ifree(in, in->kernel_source);
+	ikv_free(in, in->func_args, in->n_func_args);
+	ikv_free(in, in->func_outs, in->n_func_outs);
 	for (int i = 0; i < in->n_blocks; i++)
 		lm_block_clear(&in->blocks[i]);
 	free(in->blocks);
 	cJSON_Delete(in->extra);
+	lm_pool_release(in->slab);
 	memset(in, 0, sizeof *in);
+}
+
+void lm_inst_set_str(lm_inst *in, char **field, const char *v)
+{
+	char *old = *field;
+	*field = dup0(v);
+	ifree(in, old);
+}
+
+void lm_inst_unpack(lm_inst *in)
+{
+	lm_inst t;
+	if (!in->slab)
+		return;
+	lm_inst_copy(&t, in);
+	lm_inst_clear(in);
+	*in = t;
 }
 
 void lm_inst_copy(lm_inst *dst, const lm_inst *src)
 {
 	*dst = *src;
+	dst->slab = NULL;
+	dst->slab_len = 0;
 	dst->name = dup0(src->name);
 	dst->opcode_str = dup0(src->opcode_str);
 	dst->ins = args_dup(src->ins, src->n_ins);
@@ -187,14 +244,136 @@ void lm_inst_copy(lm_inst *dst, const lm_inst *src)
 	dst->kernel_source = dup0(src->kernel_source);
 	dst->func_args = kv_dup(src->func_args, src->n_func_args);
 	dst->func_outs = kv_dup(src->func_outs, src->n_func_outs);
-	if (src->n_blocks) {
-		dst->blocks = lm_xcalloc((size_t)src->n_blocks, sizeof *dst->blocks);
-		for (int i = 0; i < src->n_blocks; i++)
-			lm_block_copy(&dst->blocks[i], &src->blocks[i]);
-	} else {
-		dst->blocks = NULL;
+	copy_blocks_extra(dst, src);
+}
+
+/*
+** The packer behind lm_inst_copy_packed: run once with base == NULL to
+** measure (returns NULL for every piece), then again over the allocated
+** block to fill it. Both runs take the same pieces in the same order.
+*/
+typedef struct packer {
+	char *base;
+	size_t off;
+} packer;
+
+static void *pk_mem(packer *k, const void *src, size_t len)
+{
+	char *p;
+	if (!src || !len)
+		return NULL;
+	k->off = (k->off + 7) & ~(size_t)7;
+	p = k->base ? k->base + k->off : NULL;
+	if (p)
+		memcpy(p, src, len);
+	k->off += len;
+	return p;
+}
+
+static char *pk_str(packer *k, const char *s)
+{
+	size_t len;
+	char *p;
+	if (!s)
+		return NULL;
+	len = strlen(s) + 1;
+	p = k->base ? k->base + k->off : NULL;
+	if (p)
+		memcpy(p, s, len);
+	k->off += len;
+	return p;
+}
+
+static lm_arg *pk_args(packer *k, const lm_arg *v, int n)
+{
+	lm_arg *d = pk_mem(k, v, (size_t)n * sizeof *v);
+	for (int i = 0; i < n; i++) {
+		lm_appair *ap = pk_mem(k, v[i].ap, (size_t)v[i].n_ap *
+				       sizeof *v[i].ap);
+		char *t = pk_str(k, v[i].dtype_str);
+		char *s = pk_str(k, v[i].memsetref);
+		char *r = pk_str(k, v[i].memref);
+		if (d) {
+			d[i].ap = ap;
+			d[i].dtype_str = t;
+			d[i].memsetref = s;
+			d[i].memref = r;
+			d[i].extra = jdup(v[i].extra);
+		}
 	}
-	dst->extra = jdup(src->extra);
+	return d;
+}
+
+static char **pk_strv(packer *k, char *const *v, int n)
+{
+	char **d = pk_mem(k, v, (size_t)n * sizeof *v);
+	for (int i = 0; i < n; i++) {
+		char *s = pk_str(k, v[i]);
+		if (d)
+			d[i] = s;
+	}
+	return d;
+}
+
+static lm_kv *pk_kvs(packer *k, const lm_kv *v, int n)
+{
+	lm_kv *d = pk_mem(k, v, (size_t)n * sizeof *v);
+	for (int i = 0; i < n; i++) {
+		char *a = pk_str(k, v[i].key), *b = pk_str(k, v[i].value);
+		if (d) {
+			d[i].key = a;
+			d[i].value = b;
+		}
+	}
+	return d;
+}
+
+/* Every string and array of src into k (dst written when k->base). */
+static void pk_inst(packer *k, lm_inst *dst, const lm_inst *src)
+{
+	lm_wait *w;
+	dst->ins = pk_args(k, src->ins, src->n_ins);
+	dst->outs = pk_args(k, src->outs, src->n_outs);
+	dst->deps = pk_strv(k, src->deps, src->n_deps);
+	dst->signal = pk_strv(k, src->signal, src->n_signal);
+	w = pk_mem(k, src->wait, (size_t)src->n_wait * sizeof *src->wait);
+	for (int i = 0; i < src->n_wait; i++) {
+		char *s = pk_str(k, src->wait[i].semaphore);
+		if (w)
+			w[i].semaphore = s;
+	}
+	dst->wait = w;
+	dst->pattern = pk_mem(k, src->pattern, (size_t)src->n_pattern *
+			      sizeof *src->pattern);
+	dst->cores = pk_mem(k, src->cores, (size_t)src->n_cores *
+			    sizeof *src->cores);
+	dst->func_args = pk_kvs(k, src->func_args, src->n_func_args);
+	dst->func_outs = pk_kvs(k, src->func_outs, src->n_func_outs);
+	dst->name = pk_str(k, src->name);
+	dst->opcode_str = pk_str(k, src->opcode_str);
+	dst->queue = pk_str(k, src->queue);
+	dst->instance_name = pk_str(k, src->instance_name);
+	dst->target = pk_str(k, src->target);
+	dst->memset_mode = pk_str(k, src->memset_mode);
+	dst->group = pk_str(k, src->group);
+	dst->kernel_format = pk_str(k, src->kernel_format);
+	dst->klir_binary = pk_str(k, src->klir_binary);
+	dst->func = pk_str(k, src->func);
+	dst->kernel_source = pk_str(k, src->kernel_source);
+}
+
+void lm_inst_copy_packed(lm_inst *dst, const lm_inst *src, lm_pool *pool)
+{
+	packer k = { NULL, 0 };
+	*dst = *src;
+	pk_inst(&k, dst, src);
+	dst->slab_len = k.off;
+	dst->slab = k.off ? lm_pool_alloc(pool, k.off) : NULL;
+	k.base = dst->slab;
+	k.off = 0;
+	if (k.base)
+		pk_inst(&k, dst, src);
+	copy_blocks_extra(dst, src);
 }
 
 void lm_block_clear(lm_block *b)

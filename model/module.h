@@ -226,6 +226,13 @@ typedef struct lm_inst {
 	struct lm_block *blocks;
 
 	struct cJSON *extra;    /* unknown keys, carried through */
+
+	/* Packed storage (lm_inst_copy_packed): one lm_pool block holding
+	   the strings and arrays above, NULL when every field is its own
+	   allocation. A field may be replaced later (lm_inst_set_str or a
+	   fresh allocation); lm_inst_clear frees only what lies outside. */
+	char *slab;
+	size_t slab_len;
 } lm_inst;
 
 typedef struct lm_block {
@@ -357,6 +364,22 @@ int lm_module_save(const lm_module *m, const char *path, int pretty,
 /* Deep copy (extra objects duplicated). */
 lm_module *lm_module_clone(const lm_module *m);
 void lm_inst_copy(lm_inst *dst, const lm_inst *src);
+/*
+** The same deep copy with every string and array (operands, their access
+** patterns, dependencies, waits, signals, kernel argument maps, ...) in
+** one block from pool (NULL: its own allocation). Loop blocks and `extra`
+** objects are still separate.
+** Code that replaces a field frees the old value only if
+** !lm_inst_owns(in, old) (lm_inst_set_str does), and code that reallocs or
+** moves fields between instructions calls lm_inst_unpack first.
+*/
+void lm_inst_copy_packed(lm_inst *dst, const lm_inst *src, lm_pool *pool);
+int lm_inst_owns(const lm_inst *in, const void *p);
+/* Replace the string *field of in by a copy of v (NULL allowed). */
+void lm_inst_set_str(lm_inst *in, char **field, const char *v);
+/* Turn a packed instruction into one whose fields are all separate
+** allocations (no-op when it is not packed). */
+void lm_inst_unpack(lm_inst *in);
 void lm_inst_clear(lm_inst *in);
 void lm_alloc_copy(lm_alloc *dst, const lm_alloc *src);
 void lm_alloc_clear(lm_alloc *a);

@@ -965,14 +965,6 @@ static void collect(sim *s, ls_result *out)
 	s->n_mm = 0;
 }
 
-/* Host wall-clock seconds (for the dispatch-rate benchmark only). */
-static double wall_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Build, run, collect. */
 static int run(lm_module *const *mods, int n_mods, int multi,
 	       const ls_tensors *inputs, const ls_options *opts,
@@ -999,7 +991,7 @@ static int run(lm_module *const *mods, int n_mods, int multi,
 	s->x.mc = mc;
 	s->x.err = err;
 
-	t0 = wall_now();
+	t0 = lm_seconds();
 	launch_entries(s, multi);
 	if (!s->rc && s->dirty)
 		rescan(s);
@@ -1019,7 +1011,7 @@ static int run(lm_module *const *mods, int n_mods, int multi,
 		if (s->dirty && !s->rc)
 			rescan(s);
 	}
-	t1 = wall_now();
+	t1 = lm_seconds();
 	if (!s->rc)
 		check_finished(s);
 	rc = s->rc;
