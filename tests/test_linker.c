@@ -19,7 +19,7 @@
 
 /* ---- string helpers (freed by S_free at the end of each test) ---------- */
 
-static char *strs[4096];
+static char *strs[65536];
 static int n_strs;
 
 static const char *S(const char *fmt, ...) LM_PRINTF(1, 2);
@@ -35,7 +35,7 @@ static const char *S(const char *fmt, ...)
 	p = lm_xmalloc((size_t)n + 1);
 	vsnprintf(p, (size_t)n + 1, fmt, ap2);
 	va_end(ap2);
-	ck_assert_int_lt(n_strs, 4096);
+	ck_assert_int_lt(n_strs, 65536);
 	return strs[n_strs++] = p;
 }
 
@@ -329,6 +329,67 @@ START_TEST(test_copy_modules_as_functions)
 	ck_assert(rep.ran & LK_SKIP(LK_STEP_COPY_MODULES_AS_FUNCTIONS));
 	lm_module_free(out);
 	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/*
+** Many instructions: names declared by both cores are renamed, names of one
+** core are kept, and every dependency follows its target, near or far
+** back (beyond copy.c's cache of recent names), in either case.
+*/
+START_TEST(test_copy_many_names)
+{
+	enum { K = 400 };
+	lm_buf b0 = LM_BUF_INIT, b1 = LM_BUF_INIT;
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	for (int k = 0; k < K; k++) {
+		/* core 0: i<k>, every 7th u<k> (its own); core 1: i<k> */
+		const char *n0 = k % 7 == 3 ? S("u%d", k) : S("i%d", k);
+		const char *deps = k < 3 ? "" : S(",\"dependencies\":[\"%s\","
+			"\"%s\"]", (k - 1) % 7 == 3 ? S("u%d", k - 1) :
+			S("i%d", k - 1), (k / 3) % 7 == 3 ? S("u%d", k / 3) :
+			S("i%d", k / 3));
+		lm_buf_printf(&b0, "%s%s", k ? "," : "",
+			      tt(n0, "t", "t", "t", deps));
+		lm_buf_printf(&b1, "%s%s", k ? "," : "",
+			      tt(S("i%d", k), "t", "t", "t", k ? S(
+				 ",\"dependencies\":[\"i%d\"]", k / 5) : ""));
+	}
+	load2(modj(0, "gen3", func("sg0", sb("t", 0), lm_buf_cstr(&b0))),
+	      modj(1, "gen3", func("sg0", sb("t", 0), lm_buf_cstr(&b1))));
+	ck_assert_int_eq(do_link(mods2, 2, 0, &out, &rep, &e), 0);
+	assert_verifies(out);
+	const lm_function *f0 = fn(out, "nc0"), *f1 = fn(out, "nc1");
+	int renamed0 = 0;
+	for (int k = 0; k < K; k++) {
+		int own = k % 7 == 3;
+		const char *n0 = own ? S("u%d", k) : S("nc0.i%d", k);
+		const lm_inst *in = inst(f0, n0);
+		renamed0 += !own;
+		if (k >= 3) {
+			ck_assert_int_eq(in->n_deps, 2);
+			ck_assert_str_eq(in->deps[0], (k - 1) % 7 == 3 ?
+					 S("u%d", k - 1) : S("nc0.i%d", k - 1));
+			ck_assert_str_eq(in->deps[1], (k / 3) % 7 == 3 ?
+					 S("u%d", k / 3) : S("nc0.i%d", k / 3));
+		}
+		/* core 1's i<k> collides only where core 0 has i<k> too */
+		in = inst(f1, own ? S("i%d", k) : S("nc1.i%d", k));
+		if (k) {
+			int t = k / 5;
+			ck_assert_str_eq(in->deps[0], t % 7 == 3 ? S("i%d", t) :
+					 S("nc1.i%d", t));
+		}
+	}
+	ck_assert_int_eq(rep.collisions[0], renamed0 + 1); /* + t */
+	lm_module_free(out);
+	lk_report_free(&rep);
+	lm_buf_free(&b0);
+	lm_buf_free(&b1);
 	free2();
 	S_free();
 }
@@ -1475,6 +1536,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("steps");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_copy_modules_as_functions);
+	tcase_add_test(tc, test_copy_many_names);
 	tcase_add_test(tc, test_copy_allocs);
 	tcase_add_test(tc, test_copy_allocs_renamed_producer);
 	tcase_add_test(tc, test_fpass_insert_returns);

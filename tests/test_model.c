@@ -9,6 +9,8 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -388,6 +390,168 @@ START_TEST(test_clone_and_compare)
 }
 END_TEST
 
+/* Replace every top-level instruction of m by a packed copy from pool. */
+static void pack_all(lm_module *m, lm_pool *pool)
+{
+	for (int f = 0; f < m->n_functions; f++)
+		for (int b = 0; b < m->functions[f].n_blocks; b++) {
+			lm_block *bl = &m->functions[f].blocks[b];
+			for (int i = 0; i < bl->n_insts; i++) {
+				lm_inst t;
+				lm_inst_copy_packed(&t, &bl->insts[i], pool);
+				lm_inst_clear(&bl->insts[i]);
+				bl->insts[i] = t;
+			}
+		}
+}
+
+/* Packed copies (every opcode's fields) equal the original; fields
+** replaced afterwards are owned separately; unpack keeps the content. */
+START_TEST(test_packed_copy)
+{
+	char *p = tu_srcpath("tests/fixtures/all_opcodes.json");
+	lm_error err;
+	lm_module *a = NULL;
+	lm_pool pool = LM_POOL_INIT;
+	char where[256] = "";
+	ck_assert_msg(lm_module_load(&a, p, &err) == 0, "%s", err.msg);
+	lm_module *b = lm_module_clone(a), *c = lm_module_clone(a);
+	pack_all(b, &pool);
+	pack_all(c, NULL); /* without a pool: each its own block */
+	ck_assert_msg(lm_module_compare(a, b, where, sizeof where) == 0,
+		      "packed copy differs at %s", where);
+	ck_assert_msg(lm_module_compare(a, c, where, sizeof where) == 0,
+		      "packed copy differs at %s", where);
+	/* the pool outlives nothing: drop it while b still lives */
+	lm_pool_done(&pool);
+
+	lm_block *bl = &b->functions[0].blocks[0];
+	int packed = 0;
+	for (int i = 0; i < bl->n_insts; i++) {
+		lm_inst *in = &bl->insts[i];
+		if (!in->slab)
+			continue;
+		packed++;
+		ck_assert(lm_inst_owns(in, in->name));
+		ck_assert(!lm_inst_owns(in, a));
+		if (in->n_ins && in->ins[0].memsetref)
+			ck_assert(lm_inst_owns(in, in->ins[0].memsetref));
+		/* replace a packed string: the new one is separate */
+		lm_inst_set_str(in, &in->name, "renamed");
+		ck_assert(!lm_inst_owns(in, in->name));
+		ck_assert_str_eq(in->name, "renamed");
+		lm_inst_set_str(in, &in->name, "twice"); /* frees "renamed" */
+		ck_assert_str_eq(in->name, "twice");
+	}
+	ck_assert_int_gt(packed, 10);
+	ck_assert_int_ne(lm_module_compare(a, b, where, sizeof where), 0);
+	ck_assert_ptr_nonnull(strstr(where, ".name"));
+
+	/* unpack: every field its own allocation, content unchanged */
+	for (int i = 0; i < c->functions[0].blocks[0].n_insts; i++) {
+		lm_inst *in = &c->functions[0].blocks[0].insts[i];
+		lm_inst_unpack(in);
+		ck_assert_ptr_null(in->slab);
+		if (in->n_deps) { /* now reallocatable */
+			in->deps = lm_xrealloc(in->deps, (size_t)(in->n_deps + 1)
+					       * sizeof *in->deps);
+			in->deps[in->n_deps++] = lm_xstrdup("extra");
+			free(in->deps[--in->n_deps]);
+		}
+	}
+	ck_assert_msg(lm_module_compare(a, c, where, sizeof where) == 0,
+		      "unpacked copy differs at %s", where);
+	lm_module_free(a);
+	lm_module_free(b);
+	lm_module_free(c);
+	free(p);
+}
+END_TEST
+
+/* Pool blocks: aligned, distinct, released in any order (the chunk goes
+** when its last block and the pool are gone: ASan/valgrind see leaks). */
+START_TEST(test_pool)
+{
+	lm_pool pool = LM_POOL_INIT;
+	enum { N = 40000 };
+	static char *blk[N];
+	for (int i = 0; i < N; i++) {
+		size_t n = (size_t)(i % 997) + 1;
+		if (i % 5000 == 7)
+			n = (size_t)3 << 20; /* bigger than a chunk's share */
+		blk[i] = lm_pool_alloc(&pool, n);
+		ck_assert_int_eq((int)((uintptr_t)blk[i] % 8), 0);
+		memset(blk[i], i & 0xff, n);
+	}
+	for (int i = 0; i < N; i++) {
+		size_t n = (size_t)(i % 997) + 1;
+		ck_assert_int_eq((unsigned char)blk[i][0], i & 0xff);
+		ck_assert_int_eq((unsigned char)blk[i][n - 1], i & 0xff);
+	}
+	/* release odd ones, drop the pool, then the rest */
+	for (int i = 1; i < N; i += 2)
+		lm_pool_release(blk[i]);
+	lm_pool_done(&pool);
+	lm_pool_done(&pool); /* twice: no effect */
+	for (int i = 0; i < N; i += 2)
+		lm_pool_release(blk[i]);
+	lm_pool_release(NULL);
+	ck_assert_ptr_nonnull(lm_pool_alloc(NULL, 0));
+}
+END_TEST
+
+/* lm_strmap: put/get/ref/lookup_h/next over enough keys to rehash. */
+START_TEST(test_strmap)
+{
+	lm_strmap m;
+	enum { N = 5000 };
+	static char keys[N][16];
+	lm_strmap_init(&m);
+	ck_assert_ptr_null(lm_strmap_lookup(&m, "a"));
+	ck_assert_ptr_null(lm_strmap_lookup(&m, NULL));
+	for (int i = 0; i < N; i++) {
+		snprintf(keys[i], sizeof keys[i], "k%d", i);
+		ck_assert_int_eq(lm_strmap_put(&m, keys[i], (void *)(intptr_t)
+					       (i + 1)), 1);
+	}
+	ck_assert_int_eq((int)m.n, N);
+	for (int i = 0; i < N; i++) {
+		char probe[16]; /* another pointer, same text */
+		snprintf(probe, sizeof probe, "k%d", i);
+		ck_assert_int_eq((int)(intptr_t)lm_strmap_lookup(&m, probe), i + 1);
+		ck_assert_int_eq((int)(intptr_t)lm_strmap_lookup_h(&m, probe,
+			lm_hash_str(probe)), i + 1);
+	}
+	ck_assert_ptr_null(lm_strmap_lookup(&m, "k-1"));
+	ck_assert_ptr_null(lm_strmap_lookup_h(&m, "k-1", lm_hash_str("k-1")));
+	/* replace; ref reads and writes in one probe, inserts NULL */
+	ck_assert_int_eq(lm_strmap_put(&m, "k7", (void *)99), 0);
+	ck_assert_int_eq((int)(intptr_t)lm_strmap_lookup(&m, keys[7]), 99);
+	void **r = lm_strmap_ref(&m, "k8");
+	ck_assert_int_eq((int)(intptr_t)*r, 9);
+	*r = (void *)42;
+	ck_assert_int_eq((int)(intptr_t)lm_strmap_lookup(&m, "k8"), 42);
+	r = lm_strmap_ref(&m, "new");
+	ck_assert_ptr_null(*r);
+	ck_assert_int_eq((int)m.n, N + 1);
+	/* next visits every entry once */
+	size_t pos = 0;
+	const char *k;
+	void *v;
+	int seen = 0;
+	long sum = 0;
+	while (lm_strmap_next(&m, &pos, &k, &v)) {
+		seen++;
+		sum += (long)(intptr_t)v;
+	}
+	ck_assert_int_eq(seen, N + 1);
+	ck_assert_int_eq(sum, (long)N * (N + 1) / 2 - 8 - 9 + 99 + 42);
+	lm_strmap_free(&m);
+	pos = 0;
+	ck_assert_int_eq(lm_strmap_next(&m, &pos, &k, &v), 0);
+}
+END_TEST
+
 START_TEST(test_expand_dir)
 {
 	char *p = tu_srcpath("examples/handoff2");
@@ -449,6 +613,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_bad_missing_required);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_clone_and_compare);
+	tcase_add_test(tc, test_packed_copy);
+	tcase_add_test(tc, test_pool);
+	tcase_add_test(tc, test_strmap);
 	tcase_add_test(tc, test_expand_dir);
 	tcase_add_test(tc, test_display_name);
 	suite_add_tcase(s, tc);
