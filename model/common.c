@@ -323,6 +323,7 @@ void lm_strmap_free(lm_strmap *m)
 static void strmap_rehash(lm_strmap *m, size_t cap)
 {
 	lm_strent *e = lm_xcalloc(cap, sizeof *e);
+	lm_advise_huge(e, cap * sizeof *e); /* big tables: fewer TLB misses */
 	for (size_t i = 0; i < m->cap; i++) {
 		if (!m->e[i].key)
 			continue;
@@ -349,9 +350,18 @@ static lm_strent *strmap_slot(const lm_strmap *m, const char *key, uint64_t h)
 	return e;
 }
 
+void lm_strmap_reserve(lm_strmap *m, size_t n)
+{
+	size_t cap = m->cap ? m->cap : 16;
+	while ((n + 1) * 2 >= cap)
+		cap *= 2;
+	if (cap != m->cap)
+		strmap_rehash(m, cap);
+}
+
 int lm_strmap_put(lm_strmap *m, const char *key, void *val)
 {
-	if ((m->n + 1) * 4 >= m->cap * 3)
+	if ((m->n + 1) * 2 >= m->cap)
 		strmap_rehash(m, m->cap ? m->cap * 2 : 16);
 	uint64_t h = lm_hash_str(key);
 	lm_strent *e = strmap_slot(m, key, h);
@@ -368,7 +378,7 @@ int lm_strmap_put(lm_strmap *m, const char *key, void *val)
 
 void **lm_strmap_ref(lm_strmap *m, const char *key)
 {
-	if ((m->n + 1) * 4 >= m->cap * 3)
+	if ((m->n + 1) * 2 >= m->cap)
 		strmap_rehash(m, m->cap ? m->cap * 2 : 16);
 	uint64_t h = lm_hash_str(key);
 	lm_strent *e = strmap_slot(m, key, h);

@@ -131,6 +131,8 @@ void lm_strmap_init(lm_strmap *m);
 void lm_strmap_free(lm_strmap *m);
 /* Insert or replace. Returns 1 if the key was new, 0 if replaced. */
 int lm_strmap_put(lm_strmap *m, const char *key, void *val);
+/* Room for n entries in all: no rehash until there are more. */
+void lm_strmap_reserve(lm_strmap *m, size_t n);
 /* The value slot of key, inserted (value NULL) when absent; valid until the
 ** next insertion. One probe for a read-modify-write. */
 void **lm_strmap_ref(lm_strmap *m, const char *key);

@@ -47,6 +47,15 @@
 #define MM_MAX_M 128
 #define MM_MAX_N 512
 
+/* One component of the current path (see wpush). */
+enum { WF_TEXT, WF_NAMED, WF_IN, WF_OUT };
+typedef struct wframe {
+	int type;
+	const char *kind, *name; /* WF_NAMED */
+	int idx;                 /* index; WF_TEXT: offset in vctx.text */
+	size_t text_len;         /* vctx.tlen before this frame */
+} wframe;
+
 /* The verifier's state: the module, the name maps and the current path. */
 typedef struct vctx {
 	const lm_module *m;
@@ -62,9 +71,18 @@ typedef struct vctx {
 	lm_strmap allocp;   /* name -> lm_alloc */
 	lm_strmap memlocs;  /* name -> lm_function owning it */
 	lm_strmap insts;    /* name -> lm_function owning it */
-	lm_strmap seen;     /* instructions of the current function so far */
+	/* insts values: 1 + index into inst_at, in visiting order; check_blocks
+	   visits the same order, so "an earlier instruction of this
+	   function" is an index below v->pos with the same function */
+	const lm_function **inst_at;
+	int n_inst_at, cap_inst_at, pos;
 	const lm_function *fn; /* function being checked */
-	char where[768];
+	wframe *frames;     /* the current path */
+	int depth, cap_frames;
+	char *text;         /* WF_TEXT components */
+	size_t tlen;
+	int cap_text;
+	char where[768];    /* the rendered path of an error */
 	size_t wlen;
 } vctx;
 
@@ -102,39 +120,73 @@ static int mul_ovf(int64_t a, int64_t b, int64_t *r)
 }
 
 /*
-** Append "/" (when the path is not empty) and a formatted component to the
-** current path. Returns the previous length, for wpop().
+** The path is a stack of frames, rendered into text only when an error is
+** reported: pushing costs a few stores for every block, instruction and
+** operand. wpush* return the previous depth, for wpop().
 */
+static wframe *wframe_new(vctx *v, int type)
+{
+	wframe *f;
+	lm_grow(&v->frames, &v->cap_frames, v->depth + 1, sizeof *v->frames);
+	f = &v->frames[v->depth++];
+	f->type = type;
+	f->text_len = v->tlen;
+	return f;
+}
+
+/* A formatted component ("function F", "allocation A", ...). */
 static size_t LM_PRINTF(2, 3) wpush(vctx *v, const char *fmt, ...)
 {
-	size_t old = v->wlen, cap = sizeof v->where;
-	va_list ap;
-	if (v->wlen > 0 && v->wlen + 1 < cap)
-		v->where[v->wlen++] = '/';
-	if (v->wlen < cap) {
-		va_start(ap, fmt);
-		int k = vsnprintf(v->where + v->wlen, cap - v->wlen, fmt, ap);
-		va_end(ap);
-		if (k > 0)
-			v->wlen += (size_t)k;
-		if (v->wlen >= cap)
-			v->wlen = cap - 1;
-	}
-	v->where[v->wlen] = 0;
+	size_t old = (size_t)v->depth;
+	va_list ap, ap2;
+	wframe *f = wframe_new(v, WF_TEXT);
+	va_start(ap, fmt);
+	va_copy(ap2, ap);
+	int k = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		k = 0;
+	lm_grow(&v->text, &v->cap_text, (int)(v->tlen + (size_t)k + 1), 1);
+	vsnprintf(v->text + v->tlen, (size_t)k + 1, fmt, ap2);
+	va_end(ap2);
+	f->idx = (int)v->tlen;
+	v->tlen += (size_t)k + 1;
 	return old;
 }
 
-/* Cut the current path back to length n. */
+/* Cut the path back to depth n. */
 static void wpop(vctx *v, size_t n)
 {
-	v->wlen = n;
-	v->where[n] = 0;
+	if ((int)n < v->depth) {
+		v->tlen = v->frames[n].text_len;
+		v->depth = (int)n;
+	}
 }
 
-/* Append n bytes of s to the path (truncating at its capacity). */
-static void wput(vctx *v, const char *s, size_t n)
+/* "KIND NAME", or "KIND #idx" when the name is NULL or empty. */
+static size_t wpush_named(vctx *v, const char *kind, const char *name, int idx)
 {
-	size_t room = sizeof v->where - 1 - v->wlen;
+	size_t old = (size_t)v->depth;
+	wframe *f = wframe_new(v, WF_NAMED);
+	f->kind = kind;
+	f->name = name;
+	f->idx = idx;
+	return old;
+}
+
+/* "operand ins[i]" / "operand outs[i]". */
+static size_t wpush_operand(vctx *v, int is_out, int i)
+{
+	size_t old = (size_t)v->depth;
+	wframe *f = wframe_new(v, is_out ? WF_OUT : WF_IN);
+	f->idx = i;
+	return old;
+}
+
+/* Append to v->where, truncating at its capacity. */
+static void wput(vctx *v, const char *s)
+{
+	size_t n = strlen(s), room = sizeof v->where - 1 - v->wlen;
 	if (n > room)
 		n = room;
 	memcpy(v->where + v->wlen, s, n);
@@ -142,43 +194,38 @@ static void wput(vctx *v, const char *s, size_t n)
 	v->where[v->wlen] = 0;
 }
 
-/*
-** Push "KIND NAME", or "KIND #idx" when the name is NULL or empty. This
-** runs for every block, instruction and operand: plain copies, no printf.
-*/
-static size_t wpush_named(vctx *v, const char *kind, const char *name, int idx)
+/* Render the frames into v->where. */
+static const char *wrender(vctx *v)
 {
-	size_t old = v->wlen;
-	char num[24];
-	if (!name || !*name) {
-		snprintf(num, sizeof num, "#%d", idx);
-		name = num;
+	char num[32];
+	v->wlen = 0;
+	v->where[0] = 0;
+	for (int i = 0; i < v->depth; i++) {
+		const wframe *f = &v->frames[i];
+		if (i)
+			wput(v, "/");
+		switch (f->type) {
+		case WF_TEXT:
+			wput(v, v->text + f->idx);
+			break;
+		case WF_NAMED:
+			wput(v, f->kind);
+			wput(v, " ");
+			if (f->name && *f->name) {
+				wput(v, f->name);
+			} else {
+				snprintf(num, sizeof num, "#%d", f->idx);
+				wput(v, num);
+			}
+			break;
+		default:
+			snprintf(num, sizeof num, "operand %s[%d]",
+				 f->type == WF_OUT ? "outs" : "ins", f->idx);
+			wput(v, num);
+			break;
+		}
 	}
-	if (v->wlen > 0)
-		wput(v, "/", 1);
-	wput(v, kind, strlen(kind));
-	wput(v, " ", 1);
-	wput(v, name, strlen(name));
-	return old;
-}
-
-/* Push "operand ins[i]" / "operand outs[i]". */
-static size_t wpush_operand(vctx *v, int is_out, int i)
-{
-	size_t old = v->wlen;
-	char num[16];
-	int k = 0;
-	if (v->wlen > 0)
-		wput(v, "/", 1);
-	wput(v, is_out ? "operand outs[" : "operand ins[", is_out ? 13 : 12);
-	if (i < 10) {
-		num[k++] = (char)('0' + i);
-	} else {
-		k = snprintf(num, sizeof num, "%d", i);
-	}
-	num[k++] = ']';
-	wput(v, num, (size_t)k);
-	return old;
+	return v->where;
 }
 
 /* Report an error at the current path. Returns LM_EINPUT. */
@@ -186,7 +233,7 @@ static int LM_PRINTF(2, 3) fail(vctx *v, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int rc = lm_verr(v->err, LM_EINPUT, v->file, v->where, fmt, ap);
+	int rc = lm_verr(v->err, LM_EINPUT, v->file, wrender(v), fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -198,7 +245,7 @@ static int LM_PRINTF(2, 3) fail_module(vctx *v, const char *fmt, ...)
 	wpop(v, 0);
 	wpush(v, "module");
 	va_start(ap, fmt);
-	int rc = lm_verr(v->err, LM_EINPUT, v->file, v->where, fmt, ap);
+	int rc = lm_verr(v->err, LM_EINPUT, v->file, wrender(v), fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -553,11 +600,17 @@ static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 			size_t w2 = wpush_named(v, "instruction", in->name, i);
 			if (!in->name || !*in->name)
 				return fail(v, "instruction without a name");
-			if (lm_strmap_get(&v->insts, in->name, &prev))
+			void **slot = lm_strmap_ref(&v->insts, in->name);
+			if (*slot) {
+				prev = (void *)v->inst_at[(intptr_t)*slot - 1];
 				return fail(v, "duplicate instruction name '%s' "
 					    "(also in function '%s')", in->name,
 					    fname((const lm_function *)prev));
-			lm_strmap_put(&v->insts, in->name, (void *)f);
+			}
+			lm_grow(&v->inst_at, &v->cap_inst_at, v->n_inst_at + 1,
+				sizeof *v->inst_at);
+			v->inst_at[v->n_inst_at++] = f;
+			*slot = (void *)(intptr_t)v->n_inst_at;
 			wpop(v, w2);
 		}
 		wpop(v, w);
@@ -1002,9 +1055,10 @@ static int check_sync(vctx *v, const lm_inst *in)
 		if (in->name && strcmp(d, in->name) == 0)
 			return fail(v, "dependency '%s' is the instruction "
 				    "itself", d);
-		if (lm_strmap_lookup(&v->seen, d))
+		intptr_t at = (intptr_t)lm_strmap_lookup(&v->insts, d) - 1;
+		owner = at >= 0 ? v->inst_at[at] : NULL;
+		if (owner == v->fn && at < v->pos)
 			continue;
-		owner = lm_strmap_lookup(&v->insts, d);
 		if (!owner)
 			return fail(v, "dependency '%s' names no instruction",
 				    d);
@@ -1037,7 +1091,7 @@ static int check_sync(vctx *v, const lm_inst *in)
 static int check_operands(vctx *v, const lm_inst *in)
 {
 	int nin, nout, rc = 0, shaped = 1;
-	opnd *ins = NULL, *outs = NULL;
+	opnd *ins = NULL, *outs = NULL, small[8];
 
 	expected_counts(in->op, &nin, &nout);
 	if (nin >= 0 && in->n_ins != nin)
@@ -1047,8 +1101,15 @@ static int check_operands(vctx *v, const lm_inst *in)
 		return fail(v, "%s needs %d output%s, got %d", opname(in), nout,
 			    nout == 1 ? "" : "s", in->n_outs);
 
-	ins = lm_xcalloc((size_t)in->n_ins + 1, sizeof *ins);
-	outs = lm_xcalloc((size_t)in->n_outs + 1, sizeof *outs);
+	if (in->n_ins + in->n_outs + 2 <= 8) {
+		memset(small, 0, (size_t)(in->n_ins + in->n_outs + 2) *
+		       sizeof *small);
+		ins = small;
+		outs = small + in->n_ins + 1;
+	} else {
+		ins = lm_xcalloc((size_t)in->n_ins + 1, sizeof *ins);
+		outs = lm_xcalloc((size_t)in->n_outs + 1, sizeof *outs);
+	}
 	for (int k = 0; k < 2 && rc == 0; k++) {
 		int n = k ? in->n_outs : in->n_ins;
 		const lm_arg *args = k ? in->outs : in->ins;
@@ -1078,8 +1139,10 @@ static int check_operands(vctx *v, const lm_inst *in)
 	}
 	if (rc == 0 && shaped && nin >= 0)
 		rc = check_shapes(v, in, ins, outs);
-	free(ins);
-	free(outs);
+	if (ins != small) {
+		free(ins);
+		free(outs);
+	}
 	return rc;
 }
 
@@ -1114,7 +1177,7 @@ static int check_blocks(vctx *v, const lm_block *bs, int nb)
 			size_t w2 = wpush_named(v, "instruction", in->name, i);
 			if ((rc = check_inst(v, in)) != 0)
 				return rc;
-			lm_strmap_put(&v->seen, in->name, (void *)in);
+			v->pos++;
 			wpop(v, w2);
 		}
 		wpop(v, w);
@@ -1389,7 +1452,6 @@ int lm_verify(const lm_module *m, const lm_verify_opts *opts, lm_error *err)
 	lm_strmap_init(&v.allocp);
 	lm_strmap_init(&v.memlocs);
 	lm_strmap_init(&v.insts);
-	lm_strmap_init(&v.seen);
 
 	if ((rc = check_header(&v)) != 0)
 		goto done;
@@ -1411,6 +1473,13 @@ int lm_verify(const lm_module *m, const lm_verify_opts *opts, lm_error *err)
 	}
 	if ((rc = check_aliases(&v)) != 0)
 		goto done;
+	{
+		size_t n = 0; /* top-level instructions: enough, mostly */
+		for (int f = 0; f < m->n_functions; f++)
+			for (int b = 0; b < m->functions[f].n_blocks; b++)
+				n += (size_t)m->functions[f].blocks[b].n_insts;
+		lm_strmap_reserve(&v.insts, n);
+	}
 	for (int f = 0; f < m->n_functions; f++) {
 		const lm_function *fn = &m->functions[f];
 		size_t w = wpush(&v, "function %s", fn->name);
@@ -1422,8 +1491,6 @@ int lm_verify(const lm_module *m, const lm_verify_opts *opts, lm_error *err)
 		const lm_function *fn = &m->functions[f];
 		size_t w = wpush(&v, "function %s", fn->name);
 		v.fn = fn;
-		lm_strmap_free(&v.seen);
-		lm_strmap_init(&v.seen);
 		if ((rc = check_blocks(&v, fn->blocks, fn->n_blocks)) != 0)
 			goto done;
 		wpop(&v, w);
@@ -1442,7 +1509,9 @@ done:
 	lm_strmap_free(&v.allocp);
 	lm_strmap_free(&v.memlocs);
 	lm_strmap_free(&v.insts);
-	lm_strmap_free(&v.seen);
+	free(v.inst_at);
+	free(v.frames);
+	free(v.text);
 	return rc;
 }
 
