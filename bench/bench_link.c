@@ -12,6 +12,7 @@
 #include "common.h"
 #include "module.h"
 #include "linker.h"
+#include "verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,10 +162,35 @@ static void print_steps(void)
 
 int main(int argc, char **argv)
 {
-	/* bench_link [PER_CORE [TABLE_K [steps|inputs|all [REPS]]]] */
+	/* bench_link [PER_CORE [TABLE_K [steps|inputs|all|verify [REPS]]]] */
 	int per_core = argc > 1 ? atoi(argv[1]) : 100000;
 	int table_k = argc > 2 ? atoi(argv[2]) : 10000;
 	int nout = 0;
+	if (argc > 3 && !strcmp(argv[3], "verify")) {
+		/* lm_verify alone over the 8 input modules */
+		int reps = argc > 4 ? atoi(argv[4]) : 3;
+		lm_module *mods[8];
+		double best = 1e30;
+		for (int c = 0; c < 8; c++)
+			mods[c] = make_core(c, 8, per_core);
+		for (int r = 0; r < (reps > 0 ? reps : 1); r++) {
+			double t0 = lm_seconds();
+			for (int c = 0; c < 8; c++) {
+				lm_error e;
+				if (lm_verify(mods[c], NULL, &e) != 0) {
+					fprintf(stderr, "bench_link: %s\n", e.msg);
+					return 1;
+				}
+			}
+			double t = lm_seconds() - t0;
+			best = t < best ? t : best;
+		}
+		printf("verify: %.3f s, %.2f M instructions/s\n", best,
+		       8.0 * per_core / best / 1e6);
+		for (int c = 0; c < 8; c++)
+			lm_module_free(mods[c]);
+		return 0;
+	}
 	if (argc > 3) {
 		/* one configuration only (for profilers): steps | inputs | all */
 		unsigned sk = strcmp(argv[3], "all") ? LK_SKIP(LK_STEP_VERIFY) : 0;

@@ -91,28 +91,47 @@ int renumber_core_barriers(lk_ctx *x)
 	return 0;
 }
 
-/* The barrier groups one core reaches, in program order. */
+/*
+** The barrier groups one core reaches, in program order. Calls into the
+** core's own functions are followed (a call reached again while its
+** function is still being walked, i.e. recursion, is not re-entered);
+** CALL_DEPTH nested calls and SEQ_MAX barriers bound the walk, and a
+** truncated sequence is reported in the -v line.
+*/
+#define CALL_DEPTH 256
+#define SEQ_MAX (1 << 24)
+
 typedef struct gseq {
 	const char **g;
 	const lm_inst **in;
 	int n, cap;
+	unsigned char *active; /* per core function: on the call path */
+	int truncated;
 } gseq;
 
 static void seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
 		       gseq *s, int depth);
 
-/* Follow a Call into a function of the same core (bounded depth). */
+/* Follow a Call into a function of the same core. */
 static void seq_call(lk_ctx *x, int ci, const char *target, gseq *s, int depth)
 {
 	const lk_core *c = &x->cores[ci];
-	if (depth > 8 || !target)
+	if (!target)
 		return;
 	for (int k = 0; k < c->n_funcs; k++) {
 		const lm_function *f = &x->out->functions[c->first_func + k];
-		if (f->name && strcmp(f->name, target) == 0) {
-			seq_blocks(x, ci, f->blocks, f->n_blocks, s, depth + 1);
+		if (!f->name || strcmp(f->name, target) != 0)
+			continue;
+		if (s->active[k])
+			return; /* recursion */
+		if (depth >= CALL_DEPTH) {
+			s->truncated = 1;
 			return;
 		}
+		s->active[k] = 1;
+		seq_blocks(x, ci, f->blocks, f->n_blocks, s, depth + 1);
+		s->active[k] = 0;
+		return;
 	}
 }
 
@@ -127,6 +146,10 @@ static void seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
 			} else if (in->op == LM_OP_CALL) {
 				seq_call(x, ci, in->target, s, depth);
 			} else if (in->op == LM_OP_COREBARRIER) {
+				if (s->n >= SEQ_MAX) {
+					s->truncated = 1;
+					return;
+				}
 				lm_grow(&s->g, &s->cap, s->n + 1, sizeof *s->g);
 				s->in = lm_xrealloc(s->in, (size_t)s->cap *
 						    sizeof *s->in);
@@ -149,14 +172,18 @@ int check_barrier_order(lk_ctx *x)
 	gseq *seqs = lm_xcalloc((size_t)x->n, sizeof *seqs);
 	lm_strmap *pos = lm_xcalloc((size_t)x->n, sizeof *pos);
 	lm_strmap groups;
-	int rc = 0;
+	int rc = 0, n_trunc = 0;
 	lm_strmap_init(&groups);
 	for (int ci = 0; ci < x->n; ci++) {
 		lm_function *f = lk_core_function(x, ci);
 		lm_strmap_init(&pos[ci]);
 		if (!f)
 			continue;
+		seqs[ci].active = lm_xcalloc((size_t)x->cores[ci].n_funcs + 1, 1);
+		seqs[ci].active[0] = 1; /* nc<c> itself */
 		seq_blocks(x, ci, f->blocks, f->n_blocks, &seqs[ci], 0);
+		if (seqs[ci].truncated)
+			n_trunc++;
 		for (int i = seqs[ci].n - 1; i >= 0; i--) {
 			/* first occurrence wins (reached twice: the sim's job) */
 			lm_strmap_put(&pos[ci], seqs[ci].g[i], (void *)(intptr_t)(i + 1));
@@ -190,11 +217,14 @@ int check_barrier_order(lk_ctx *x)
 	x->rep->n_groups_checked = (int)groups.n;
 	if (!rc)
 		lk_log(x, "check_barrier_order: %d barrier group%s, same "
-		       "relative order on all %d core%s", (int)groups.n,
-		       groups.n == 1 ? "" : "s", x->n, x->n == 1 ? "" : "s");
+		       "relative order on all %d core%s%s", (int)groups.n,
+		       groups.n == 1 ? "" : "s", x->n, x->n == 1 ? "" : "s",
+		       n_trunc ? " (checked up to 256 nested calls / 16M "
+		       "barriers per core; deeper ones not followed)" : "");
 	for (int ci = 0; ci < x->n; ci++) {
 		free(seqs[ci].g);
 		free(seqs[ci].in);
+		free(seqs[ci].active);
 		lm_strmap_free(&pos[ci]);
 	}
 	free(seqs);

@@ -809,6 +809,44 @@ START_TEST(test_check_barrier_order)
 }
 END_TEST
 
+/*
+** Calls are followed at any depth (here 12 nested functions, the barrier
+** at the bottom) and recursion does not loop: core 0 reaches A (deep in
+** f12, which calls itself and f1 again) before B.
+*/
+START_TEST(test_check_barrier_order_calls)
+{
+	enum { D = 12 };
+	lm_buf fs = LM_BUF_INIT;
+	const char *a = bar("ba", 1, "A", NULL), *b = bar("bb", 2, "B", NULL);
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	lm_buf_puts(&fs, func("sg0", sb("t", 0), S("{\"opcode\":\"Call\","
+		"\"name\":\"c0\",\"target\":\"f1\"},%s", b)));
+	for (int k = 1; k <= D; k++)
+		lm_buf_puts(&fs, S(",%s", func(S("f%d", k), "", k < D ?
+			S("{\"opcode\":\"Call\",\"name\":\"c%d\",\"target\":"
+			  "\"f%d\"}", k, k + 1) :
+			S("%s,{\"opcode\":\"Call\",\"name\":\"self\",\"target\":"
+			  "\"f%d\"},{\"opcode\":\"Call\",\"name\":\"again\","
+			  "\"target\":\"f1\"}", a, D))));
+	const char *j0 = modj(0, "gen3", lm_buf_cstr(&fs));
+	load2(j0, modj(1, "gen3", func("sg0", sb("t", 0), S("%s,%s", a, b))));
+	ck_assert_int_eq(do_link(mods2, 2, 0, &out, &rep, &e), 0);
+	ck_assert_int_eq(rep.n_groups_checked, 3);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	link2_fails(j0, modj(1, "gen3", func("sg0", sb("t", 0),
+					     S("%s,%s", b, a))),
+		    "module: barrier order mismatch: core 0 reaches group 'A' "
+		    "before 'B' but core 1 reaches 'B' before 'A'");
+	lm_buf_free(&fs);
+	S_free();
+}
+END_TEST
+
 /* ---- step 12: matmul report ----------------------------------------------- */
 
 START_TEST(test_mmt)
@@ -1553,6 +1591,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_link_dir_klir_binary);
 	tcase_add_test(tc, test_renumber_core_barriers);
 	tcase_add_test(tc, test_check_barrier_order);
+	tcase_add_test(tc, test_check_barrier_order_calls);
 	tcase_add_test(tc, test_mmt);
 	tcase_add_test(tc, test_single_core);
 	tcase_add_test(tc, test_handoff2);
