@@ -26,6 +26,7 @@
 */
 typedef struct census {
 	lm_strmap allocs, memlocs, insts;
+	lm_strmap queues;    /* of the core being counted */
 	uint64_t *masks;
 	int n_masks, cap_masks;
 } census;
@@ -53,6 +54,12 @@ static void census_blocks(census *cs, lk_core *c, const lm_block *bs, int nb)
 			if (in->op == LM_OP_LOOP) {
 				census_blocks(cs, c, in->blocks, in->n_blocks);
 				continue;
+			}
+			if (lm_opcode_is_dma(in->op) && in->queue &&
+			    lm_strmap_put(&cs->queues, in->queue, NULL)) {
+				const lm_queue *q = lm_module_find_queue(c->src,
+									 in->queue);
+				c->sqi_gap += q && q->n_instances >= 1;
 			}
 			if (in->name) {
 				void **v = lm_strmap_ref(&cs->insts, in->name);
@@ -92,6 +99,8 @@ static void take_census(lk_ctx *x, census *cs, int do_allocs)
 	cs->n_masks = cs->cap_masks = 0;
 	for (int ci = 0; ci < x->n; ci++) {
 		const lm_module *m = x->cores[ci].src;
+		lm_strmap_init(&cs->queues);
+		x->cores[ci].sqi_gap = 0;
 		for (int f = 0; f < m->n_functions; f++) {
 			const lm_function *fn = &m->functions[f];
 			for (int a = 0; do_allocs && a < fn->n_allocs; a++) {
@@ -102,6 +111,10 @@ static void take_census(lk_ctx *x, census *cs, int do_allocs)
 			}
 			census_blocks(cs, &x->cores[ci], fn->blocks, fn->n_blocks);
 		}
+		lm_strmap_free(&cs->queues);
+		if (x->opts->skip &
+		    LK_SKIP(LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES))
+			x->cores[ci].sqi_gap = 0;
 	}
 }
 
@@ -484,21 +497,29 @@ static void clone_inst(lk_ctx *x, lk_core *c, lm_inst *dst,
 	map_opaque(c, dst->outs, dst->n_outs);
 }
 
-/* spare[b]: extra instruction slots to allocate for block b (or NULL) */
+/*
+** spare[b]: extra instruction slots to allocate for block b (or NULL);
+** head: zeroed slots before block 0's instructions (counted in n_insts).
+*/
 static void clone_blocks_spare(lk_ctx *x, lk_core *c, lm_block *dst,
-			       const lm_block *src, int nb, const int *spare)
+			       const lm_block *src, int nb, const int *spare,
+			       int head)
 {
 	for (int b = 0; b < nb; b++) {
 		const lm_block *sb = &src[b];
 		lm_block *db = &dst[b];
-		size_t cap = (size_t)sb->n_insts + (spare ? (size_t)spare[b] : 0);
+		int h = b == 0 ? head : 0;
+		size_t cap = (size_t)sb->n_insts + (size_t)h +
+			(spare ? (size_t)spare[b] : 0);
 		db->name = sb->name ? lm_xstrdup(sb->name) : NULL;
 		db->extra = sb->extra ? cJSON_Duplicate(sb->extra, 1) : NULL;
-		db->n_insts = sb->n_insts;
+		db->n_insts = sb->n_insts + h;
 		db->insts = cap ? lm_xmalloc(cap * sizeof *db->insts) : NULL;
 		lm_advise_huge(db->insts, cap * sizeof *db->insts);
+		if (h)
+			memset(db->insts, 0, (size_t)h * sizeof *db->insts);
 		for (int i = 0; i < sb->n_insts; i++)
-			clone_inst(x, c, &db->insts[i], &sb->insts[i]);
+			clone_inst(x, c, &db->insts[h + i], &sb->insts[i]);
 		x->rep->n_input_insts += sb->n_insts;
 	}
 }
@@ -506,7 +527,7 @@ static void clone_blocks_spare(lk_ctx *x, lk_core *c, lm_block *dst,
 static void clone_blocks(lk_ctx *x, lk_core *c, lm_block *dst,
 			 const lm_block *src, int nb)
 {
-	clone_blocks_spare(x, c, dst, src, nb, NULL);
+	clone_blocks_spare(x, c, dst, src, nb, NULL, 0);
 }
 
 /*
@@ -516,21 +537,22 @@ static void clone_blocks(lk_ctx *x, lk_core *c, lm_block *dst,
 int copy_instrs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 {
 	lk_core *c = &x->cores[ci];
-	int nb = src->n_blocks, *spare = NULL;
+	int nb = src->n_blocks, *spare = NULL, head = 0;
 	dst->n_blocks = nb;
 	dst->blocks = nb ? lm_xcalloc((size_t)nb, sizeof *dst->blocks) : NULL;
 	if (nb && dst == &x->out->functions[c->first_func]) {
-		/* room for step 3: the switches at the head of the first block
-		   (at most one per declared queue), barrier + Return at the end
-		   of the last, so the passes do not move the arrays */
+		/* room for step 3, so the passes do not move the arrays: the
+		   census counted the switches step 3b will put at the head of
+		   the first block (zeroed slots until then, c->sqi_gap), and
+		   the completion barrier + Return go at the end of the last */
 		spare = lm_xcalloc((size_t)nb, sizeof *spare);
-		if (!(x->opts->skip &
-		      LK_SKIP(LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES)))
-			spare[0] += c->src->n_queues;
+		head = c->sqi_gap;
 		if (!(x->opts->skip & LK_SKIP(LK_STEP_FPASS_INSERT_RETURNS)))
 			spare[nb - 1] += 2;
+	} else if (dst == &x->out->functions[c->first_func]) {
+		c->sqi_gap = 0; /* no block: step 3b makes one */
 	}
-	clone_blocks_spare(x, c, dst->blocks, src->blocks, nb, spare);
+	clone_blocks_spare(x, c, dst->blocks, src->blocks, nb, spare, head);
 	if (spare) {
 		c->slack[0] = dst->blocks[0].insts;
 		c->slack_cap[0] = dst->blocks[0].n_insts + spare[0];

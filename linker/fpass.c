@@ -153,7 +153,21 @@ int fpass_insert_switch_queue_instances(lk_ctx *x)
 								 u.q[k].name);
 			ns += q && q->n_instances >= 1;
 		}
-		lm_inst *at = ns ? lk_block_insert(x, &f->blocks[0], 0, ns) : NULL;
+		lm_inst *at;
+		if (c->sqi_gap && c->sqi_gap != ns) {
+			/* not the count copy_instrs reserved: close the gap */
+			lm_block *b0 = &f->blocks[0];
+			memmove(b0->insts, b0->insts + c->sqi_gap,
+				(size_t)(b0->n_insts - c->sqi_gap) *
+				sizeof *b0->insts);
+			b0->n_insts -= c->sqi_gap;
+			c->sqi_gap = 0;
+		}
+		if (c->sqi_gap)
+			at = f->blocks[0].insts; /* the reserved slots */
+		else
+			at = ns ? lk_block_insert(x, &f->blocks[0], 0, ns) : NULL;
+		c->sqi_gap = 0;
 		for (int k = 0; k < u.n; k++) {
 			const lm_queue *q = lm_module_find_queue(c->src,
 								 u.q[k].name);

@@ -37,6 +37,7 @@ typedef struct cand {
 typedef struct plan {
 	cand *c;
 	int n, cap;
+	int n_klir;  /* instructions with a klir_binary (0: nothing to rewrite) */
 } plan;
 
 static const char *mpath(const lk_core *c)
@@ -88,6 +89,7 @@ static int plan_blocks(lk_ctx *x, plan *p, lm_strmap *seen, int ci,
 				rc = plan_blocks(x, p, seen, ci, f, in->blocks,
 						 in->n_blocks);
 			} else if (in->klir_binary && *in->klir_binary) {
+				p->n_klir++;
 				snprintf(where, sizeof where,
 					 "function %s/instruction %s", f->name,
 					 in->name ? in->name : "?");
@@ -233,8 +235,9 @@ int setup_link_dir(lk_ctx *x)
 			if ((v = lm_strmap_lookup(&x->file_maps[ci], al->file)))
 				lk_set(&al->file, v);
 		}
-		lk_walk_blocks(x, fci, fn->blocks, fn->n_blocks, rewrite_klir,
-			       NULL);
+		if (p.n_klir)
+			lk_walk_blocks(x, fci, fn->blocks, fn->n_blocks,
+				       rewrite_klir, NULL);
 	}
 	lk_log(x, "setup_link_dir: %s/sgLnk: %d artifact%s (%d symlink%s, %d "
 	       "cop%s), %d renamed on collision", base, x->rep->n_artifacts,

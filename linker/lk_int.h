@@ -38,6 +38,9 @@ typedef struct lk_core {
 	   holds that array) */
 	lm_inst *slack[2];
 	int slack_cap[2];
+	/* zeroed slots copy_instrs left at the head of nc<c>'s first block
+	   for the queue switches of step 3b (census count) */
+	int sqi_gap;
 	int n_funcs;
 	int n_collisions;
 	/* copy_modules_as_functions: census index of each instruction in
