@@ -85,15 +85,21 @@ static void take_census(lk_ctx *x, census *cs, int do_allocs)
 	lm_strmap_init(&cs->memlocs);
 	lm_strmap_init(&cs->insts);
 	{
-		size_t n = 0; /* top-level instructions: enough, mostly */
-		for (int ci = 0; ci < x->n; ci++)
+		/* the biggest core's top-level instruction count: per-core
+		   modules mostly use the same names, and an oversized table
+		   costs a cache miss per probe */
+		size_t most = 0;
+		for (int ci = 0; ci < x->n; ci++) {
+			size_t n = 0;
 			for (int f = 0; f < x->cores[ci].src->n_functions; f++) {
 				const lm_function *fn =
 					&x->cores[ci].src->functions[f];
 				for (int b = 0; b < fn->n_blocks; b++)
 					n += (size_t)fn->blocks[b].n_insts;
 			}
-		lm_strmap_reserve(&cs->insts, n);
+			most = n > most ? n : most;
+		}
+		lm_strmap_reserve(&cs->insts, most);
 	}
 	cs->masks = NULL;
 	cs->n_masks = cs->cap_masks = 0;

@@ -229,7 +229,7 @@ void lm_advise_huge(void *p, size_t n)
 	const uintptr_t huge = (uintptr_t)2 << 20;
 	uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
 	uintptr_t b = ((uintptr_t)p + n) & ~(huge - 1);
-	if (p && n >= 4 * huge && b > a)
+	if (p && n >= 2 * huge && b > a)
 		(void)madvise((void *)a, b - a, MADV_HUGEPAGE);
 #else
 	(void)p;
@@ -281,6 +281,35 @@ void *lm_pool_alloc(lm_pool *pool, size_t n)
 	}
 	char *p = (char *)c->data + c->used;
 	c->used += need;
+	c->refs++;
+	memcpy(p, &c, sizeof c);
+	return p + sizeof c;
+}
+
+#define POOL_TAIL_MIN 4096
+
+void *lm_pool_tail(lm_pool *pool, size_t *avail)
+{
+	lm_chunk *c;
+	*avail = 0;
+	if (!pool)
+		return NULL;
+	c = pool->cur;
+	if (!c || c->cap - c->used < POOL_TAIL_MIN + sizeof(lm_chunk *)) {
+		if (c)
+			chunk_unref(c);
+		c = pool->cur = chunk_new(POOL_CHUNK - sizeof *c);
+		c->refs = 1;
+	}
+	*avail = c->cap - c->used - sizeof(lm_chunk *);
+	return (char *)c->data + c->used + sizeof(lm_chunk *);
+}
+
+void *lm_pool_commit(lm_pool *pool, size_t n)
+{
+	lm_chunk *c = pool->cur;
+	char *p = (char *)c->data + c->used;
+	c->used += sizeof(lm_chunk *) + ((n + 7) & ~(size_t)7);
 	c->refs++;
 	memcpy(p, &c, sizeof c);
 	return p + sizeof c;

@@ -104,6 +104,12 @@ typedef struct lm_pool {
 /* n bytes, 8-aligned. pool NULL: a block of its own. */
 void *lm_pool_alloc(lm_pool *pool, size_t n);
 void lm_pool_release(void *p);
+/* Writing a block before its size is known: the free space at the end of
+** the current chunk (a fresh chunk when little is left; NULL when pool is
+** NULL), *avail bytes; then lm_pool_commit makes its first n bytes (n <=
+** *avail) a block, or nothing happens if the writer gives up. */
+void *lm_pool_tail(lm_pool *pool, size_t *avail);
+void *lm_pool_commit(lm_pool *pool, size_t n);
 void lm_pool_done(lm_pool *pool);
 
 /* Monotonic wall-clock seconds (for timings and benchmarks). */

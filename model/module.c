@@ -248,39 +248,47 @@ void lm_inst_copy(lm_inst *dst, const lm_inst *src)
 }
 
 /*
-** The packer behind lm_inst_copy_packed: run once with base == NULL to
-** measure (returns NULL for every piece), then again over the allocated
-** block to fill it. Both runs take the same pieces in the same order.
+** The packer behind lm_inst_copy_packed. With base == NULL it only
+** measures. With a base it writes up to lim bytes; past that it keeps
+** measuring (over is set), so a failed write pass still gives the size.
+** Both kinds of pass take the same pieces in the same order.
 */
 typedef struct packer {
 	char *base;
-	size_t off;
+	size_t off, lim;
+	int over;
 } packer;
 
 static void *pk_mem(packer *k, const void *src, size_t len)
 {
-	char *p;
+	char *p = NULL;
 	if (!src || !len)
 		return NULL;
 	k->off = (k->off + 7) & ~(size_t)7;
-	p = k->base ? k->base + k->off : NULL;
-	if (p)
+	if (k->base && k->off + len <= k->lim) {
+		p = k->base + k->off;
 		memcpy(p, src, len);
+	} else if (k->base) {
+		k->over = 1;
+	}
 	k->off += len;
 	return p;
 }
 
 static char *pk_str(packer *k, const char *s)
 {
-	size_t len;
-	char *p;
+	size_t n;
+	char *p = NULL;
 	if (!s)
 		return NULL;
-	len = strlen(s) + 1;
-	p = k->base ? k->base + k->off : NULL;
-	if (p)
-		memcpy(p, s, len);
-	k->off += len;
+	n = strlen(s) + 1;
+	if (k->base && k->off + n <= k->lim) {
+		p = k->base + k->off;
+		memcpy(p, s, n);
+	} else if (k->base) {
+		k->over = 1;
+	}
+	k->off += n;
 	return p;
 }
 
@@ -298,7 +306,6 @@ static lm_arg *pk_args(packer *k, const lm_arg *v, int n)
 			d[i].dtype_str = t;
 			d[i].memsetref = s;
 			d[i].memref = r;
-			d[i].extra = jdup(v[i].extra);
 		}
 	}
 	return d;
@@ -364,15 +371,32 @@ static void pk_inst(packer *k, lm_inst *dst, const lm_inst *src)
 
 void lm_inst_copy_packed(lm_inst *dst, const lm_inst *src, lm_pool *pool)
 {
-	packer k = { NULL, 0 };
+	packer k = { NULL, 0, 0, 0 };
 	*dst = *src;
-	pk_inst(&k, dst, src);
-	dst->slab_len = k.off;
-	dst->slab = k.off ? lm_pool_alloc(pool, k.off) : NULL;
-	k.base = dst->slab;
-	k.off = 0;
-	if (k.base)
+	dst->slab = NULL;
+	/* with a pool: write straight into its free tail, one pass */
+	if (pool && (k.base = lm_pool_tail(pool, &k.lim)) != NULL) {
 		pk_inst(&k, dst, src);
+		if (!k.over)
+			dst->slab = k.off ? lm_pool_commit(pool, k.off) : NULL;
+	} else {
+		pk_inst(&k, dst, src); /* measure */
+	}
+	if (k.over || !k.base) {
+		/* did not fit (or no pool): a block of the measured size */
+		size_t n = k.off;
+		dst->slab = n ? lm_pool_alloc(pool, n) : NULL;
+		k.base = dst->slab;
+		k.off = 0;
+		k.lim = n;
+		k.over = 0;
+		pk_inst(&k, dst, src);
+	}
+	dst->slab_len = k.off;
+	for (int i = 0; i < src->n_ins; i++)
+		dst->ins[i].extra = jdup(src->ins[i].extra);
+	for (int i = 0; i < src->n_outs; i++)
+		dst->outs[i].extra = jdup(src->outs[i].extra);
 	copy_blocks_extra(dst, src);
 }
 

@@ -422,6 +422,29 @@ START_TEST(test_packed_copy)
 		      "packed copy differs at %s", where);
 	ck_assert_msg(lm_module_compare(a, c, where, sizeof where) == 0,
 		      "packed copy differs at %s", where);
+	/* blocks that do not fit the pool's free tail: a long name (written
+	** partly, then again in a fresh chunk: 4000 x 5 KB fill several
+	** 16 MiB chunks) and names bigger than a chunk (a block of their own) */
+	{
+		lm_inst big, cp;
+		size_t lens[] = { 4000, 5000, 6000, 4001, (size_t)20 << 20 };
+		for (int r = 0; r < 4000; r++) {
+			size_t len = lens[r % 1000 == 999 ? 4 : r % 4];
+			memset(&big, 0, sizeof big);
+			big.op = LM_OP_NOOP;
+			big.name = lm_xmalloc(len + 1);
+			memset(big.name, 'a' + r % 26, len);
+			big.name[len] = 0;
+			big.kernel_source = lm_xstrdup(r % 2 ? "" : "src");
+			lm_inst_copy_packed(&cp, &big, &pool);
+			ck_assert_str_eq(cp.name, big.name);
+			ck_assert_str_eq(cp.kernel_source, big.kernel_source);
+			ck_assert(lm_inst_owns(&cp, cp.name));
+			ck_assert_int_ge((long)cp.slab_len, (long)len + 1);
+			lm_inst_clear(&cp);
+			lm_inst_clear(&big);
+		}
+	}
 	/* the pool outlives nothing: drop it while b still lives */
 	lm_pool_done(&pool);
 
