@@ -18,6 +18,11 @@ int lm_json_compare(const cJSON *a, const cJSON *b, char *where,
 		    size_t where_len);
 /* A double as JSON: number, or "nan" / "inf" / "-inf"; -0 kept. */
 cJSON *lm_json_float(double v);
+/* The text cJSON prints for a number item (d, its valueint): the writer
+** uses it, tests compare it with cJSON. Returns the length (< 32). */
+int lm_json_number_text(char buf[32], double d, int valueint);
+/* cJSON_CreateNumber's valueint of d (saturated). */
+int lm_json_sat_int(double d);
 /* Read a float written by lm_json_float (or a plain number). 0 on success. */
 int lm_json_get_float(const cJSON *j, double *out);
 

@@ -9,7 +9,10 @@
 #include "module.h"
 #include "json_int.h"
 
+#include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,398 +27,733 @@ cJSON *lm_json_float(double v)
 	return cJSON_CreateNumber(v);
 }
 
-static void add_float(cJSON *o, const char *k, double v)
+/* ---- the writer ----------------------------------------------------------
+**
+** Modules are written by streaming, not by building a cJSON tree and
+** printing it (that allocated every value and printed every number with
+** sprintf + sscanf). The bytes are the ones cJSON_Print /
+** cJSON_PrintUnformatted would give for the tree of the same keys in the
+** same order: tab indentation, "key":<TAB>value, arrays on one line with
+** ", ", numbers as cJSON prints them (tests/test_model.c compares the two
+** on every fixture and on random values).
+*/
+
+typedef struct jlevel {
+	int obj;            /* object (else array) */
+	int n;              /* items written */
+	const char **keys;  /* keys written (for add_extra's "o wins") */
+	int n_keys, cap_keys;
+} jlevel;
+
+typedef struct jw {
+	char *p;            /* buffer */
+	size_t len, cap;
+	int pretty;
+	int depth;          /* open containers */
+	jlevel *lv;
+	int cap_lv;
+} jw;
+
+static void jw_need(jw *w, size_t n)
 {
-	cJSON_AddItemToObject(o, k, lm_json_float(v));
+	if (w->len + n + 1 > w->cap) {
+		size_t c = w->cap ? w->cap : 4096;
+		while (w->len + n + 1 > c)
+			c *= 2;
+		w->p = lm_xrealloc(w->p, c);
+		w->cap = c;
+	}
 }
 
-static void add_int(cJSON *o, const char *k, int64_t v)
+static void jw_put(jw *w, const char *s, size_t n)
 {
-	cJSON_AddItemToObject(o, k, cJSON_CreateNumber((double)v));
+	jw_need(w, n);
+	memcpy(w->p + w->len, s, n);
+	w->len += n;
 }
 
-static void add_str(cJSON *o, const char *k, const char *s)
+static void jw_tabs(jw *w, int n)
 {
-	cJSON_AddItemToObject(o, k, s ? cJSON_CreateString(s) : cJSON_CreateNull());
+	jw_need(w, (size_t)n);
+	memset(w->p + w->len, '\t', (size_t)n);
+	w->len += (size_t)n;
 }
 
-static void add_bool(cJSON *o, const char *k, int b)
+/* A string literal as cJSON writes it (NULL: ""). */
+static void jw_string(jw *w, const char *s)
 {
-	cJSON_AddItemToObject(o, k, cJSON_CreateBool(b));
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)(s ? s : "");
+	size_t n = 0, esc = 0;
+	for (; u[n]; n++)
+		if (u[n] < 32 || u[n] == '"' || u[n] == '\\')
+			esc++;
+	jw_need(w, n + 6 * esc + 2);
+	char *o = w->p + w->len;
+	*o++ = '"';
+	if (!esc) {
+		memcpy(o, u, n);
+		o += n;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			unsigned char c = u[i];
+			if (c >= 32 && c != '"' && c != '\\') {
+				*o++ = (char)c;
+				continue;
+			}
+			*o++ = '\\';
+			switch (c) {
+			case '"': *o++ = '"'; break;
+			case '\\': *o++ = '\\'; break;
+			case '\b': *o++ = 'b'; break;
+			case '\f': *o++ = 'f'; break;
+			case '\n': *o++ = 'n'; break;
+			case '\r': *o++ = 'r'; break;
+			case '\t': *o++ = 't'; break;
+			default:
+				*o++ = 'u';
+				*o++ = '0';
+				*o++ = '0';
+				*o++ = hex[c >> 4];
+				*o++ = hex[c & 15];
+				break;
+			}
+		}
+	}
+	*o++ = '"';
+	w->len = (size_t)(o - w->p);
 }
 
-static cJSON *int_array(const int64_t *v, int n)
+/* Before a value: the separator of the enclosing array. */
+static void jw_item(jw *w)
 {
-	cJSON *a = cJSON_CreateArray();
+	jlevel *l;
+	if (!w->depth)
+		return;
+	l = &w->lv[w->depth - 1];
+	if (!l->obj && l->n++)
+		jw_put(w, w->pretty ? ", " : ",", w->pretty ? 2 : 1);
+}
+
+/* A key of the innermost object (NULL: nothing is written, as cJSON
+** refuses to add an item without a key). Returns 0 when skipped. */
+static int jw_key(jw *w, const char *k)
+{
+	jlevel *l = &w->lv[w->depth - 1];
+	if (!k)
+		return 0;
+	if (l->n++)
+		jw_put(w, w->pretty ? ",\n" : ",", w->pretty ? 2 : 1);
+	if (w->pretty)
+		jw_tabs(w, w->depth);
+	jw_string(w, k);
+	jw_put(w, w->pretty ? ":\t" : ":", w->pretty ? 2 : 1);
+	lm_grow(&l->keys, &l->cap_keys, l->n_keys + 1, sizeof *l->keys);
+	l->keys[l->n_keys++] = k;
+	return 1;
+}
+
+static void jw_open(jw *w, int obj)
+{
+	jlevel *l;
+	jw_item(w);
+	if (w->depth + 1 > w->cap_lv) {
+		int old = w->cap_lv;
+		lm_grow(&w->lv, &w->cap_lv, w->depth + 1, sizeof *w->lv);
+		memset(&w->lv[old], 0, (size_t)(w->cap_lv - old) *
+		       sizeof *w->lv);
+	}
+	l = &w->lv[w->depth++];
+	l->obj = obj;
+	l->n = 0;
+	l->n_keys = 0;
+	if (obj)
+		jw_put(w, w->pretty ? "{\n" : "{", w->pretty ? 2 : 1);
+	else
+		jw_put(w, "[", 1);
+}
+
+static void jw_close(jw *w)
+{
+	jlevel *l = &w->lv[--w->depth];
+	if (!l->obj) {
+		jw_put(w, "]", 1);
+		return;
+	}
+	if (w->pretty) {
+		if (l->n)
+			jw_put(w, "\n", 1);
+		jw_tabs(w, w->depth);
+	}
+	jw_put(w, "}", 1);
+}
+
+int lm_json_number_text(char buf[32], double d, int valueint)
+{
+	int n;
+	if (isnan(d) || isinf(d)) {
+		n = snprintf(buf, 32, "null");
+	} else if (d == (double)valueint) {
+		/* integers: the common case, no printf */
+		char t[16];
+		unsigned v = valueint < 0 ? 0u - (unsigned)valueint
+					  : (unsigned)valueint;
+		int k = 0;
+		do
+			t[k++] = (char)('0' + v % 10);
+		while ((v /= 10) != 0);
+		n = 0;
+		if (valueint < 0)
+			buf[n++] = '-';
+		while (k)
+			buf[n++] = t[--k];
+	} else {
+		double test = 0;
+		n = snprintf(buf, 32, "%1.15g", d);
+		if (sscanf(buf, "%lg", &test) != 1 ||
+		    !(fabs(test - d) <= fmax(fabs(test), fabs(d)) * DBL_EPSILON))
+			n = snprintf(buf, 32, "%1.17g", d);
+	}
+	return n;
+}
+
+static void jw_number(jw *w, double d, int valueint)
+{
+	char buf[32];
+	jw_put(w, buf, (size_t)lm_json_number_text(buf, d, valueint));
+}
+
+int lm_json_sat_int(double d)
+{
+	if (d >= INT_MAX)
+		return INT_MAX;
+	if (d <= (double)INT_MIN)
+		return INT_MIN;
+	return (int)d;
+}
+
+static void jw_int(jw *w, int64_t v)
+{
+	jw_item(w);
+	jw_number(w, (double)v, lm_json_sat_int((double)v));
+}
+
+/* A float as lm_json_float writes it. */
+static void jw_float(jw *w, double v)
+{
+	jw_item(w);
+	if (isnan(v))
+		jw_string(w, "nan");
+	else if (isinf(v))
+		jw_string(w, v > 0 ? "inf" : "-inf");
+	else if (v == 0 && signbit(v))
+		jw_put(w, "-0.0", 4);
+	else
+		jw_number(w, v, lm_json_sat_int(v));
+}
+
+static void jw_str(jw *w, const char *s)
+{
+	jw_item(w);
+	if (s)
+		jw_string(w, s);
+	else
+		jw_put(w, "null", 4);
+}
+
+static void jw_bool(jw *w, int b)
+{
+	jw_item(w);
+	jw_put(w, b ? "true" : "false", b ? 4 : 5);
+}
+
+/* Any cJSON value (carried `extra` keys, opaque operands). */
+static void jw_cjson(jw *w, const cJSON *j)
+{
+	if (cJSON_IsObject(j)) {
+		jw_open(w, 1);
+		for (const cJSON *c = j->child; c; c = c->next) {
+			/* cJSON prints a key-less member with key "" */
+			jlevel *l = &w->lv[w->depth - 1];
+			if (l->n++)
+				jw_put(w, w->pretty ? ",\n" : ",", w->pretty ? 2 : 1);
+			if (w->pretty)
+				jw_tabs(w, w->depth);
+			jw_string(w, c->string);
+			jw_put(w, w->pretty ? ":\t" : ":", w->pretty ? 2 : 1);
+			jw_cjson(w, c);
+		}
+		jw_close(w);
+		return;
+	}
+	if (cJSON_IsArray(j)) {
+		jw_open(w, 0);
+		for (const cJSON *c = j->child; c; c = c->next)
+			jw_cjson(w, c);
+		jw_close(w);
+		return;
+	}
+	jw_item(w);
+	if (cJSON_IsString(j))
+		jw_string(w, j->valuestring);
+	else if (cJSON_IsNumber(j))
+		jw_number(w, j->valuedouble, j->valueint);
+	else if (cJSON_IsRaw(j))
+		jw_put(w, j->valuestring ? j->valuestring : "",
+		       j->valuestring ? strlen(j->valuestring) : 0);
+	else if (cJSON_IsTrue(j))
+		jw_put(w, "true", 4);
+	else if (cJSON_IsFalse(j))
+		jw_put(w, "false", 5);
+	else
+		jw_put(w, "null", 4);
+}
+
+/* key + value helpers (the value is skipped with its key, as cJSON does
+** for a key-less item) */
+static void kstr(jw *w, const char *k, const char *s)
+{
+	if (jw_key(w, k))
+		jw_str(w, s);
+}
+
+static void kint(jw *w, const char *k, int64_t v)
+{
+	if (jw_key(w, k))
+		jw_int(w, v);
+}
+
+static void kfloat(jw *w, const char *k, double v)
+{
+	if (jw_key(w, k))
+		jw_float(w, v);
+}
+
+static void kbool(jw *w, const char *k, int b)
+{
+	if (jw_key(w, k))
+		jw_bool(w, b);
+}
+
+static void int_array(jw *w, const int64_t *v, int n)
+{
+	jw_open(w, 0);
 	for (int i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
-	return a;
+		jw_int(w, v[i]);
+	jw_close(w);
 }
 
-static cJSON *str_array(char *const *v, int n)
+/* Strings; NULL entries are left out (cJSON_CreateString(NULL) fails). */
+static void str_array(jw *w, char *const *v, int n)
 {
-	cJSON *a = cJSON_CreateArray();
+	jw_open(w, 0);
 	for (int i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
-	return a;
+		if (v[i])
+			jw_str(w, v[i]);
+	jw_close(w);
 }
 
-/* Append a copy of every key of extra to o (keys o already has win). */
-static void add_extra(cJSON *o, const cJSON *extra)
+/* Every key of extra the innermost object does not have yet (keys already
+** written win; the first of duplicate extra keys wins). */
+static void add_extra(jw *w, const cJSON *extra)
 {
 	if (!extra)
 		return;
-	for (const cJSON *c = extra->child; c; c = c->next)
-		if (!cJSON_GetObjectItemCaseSensitive(o, c->string))
-			cJSON_AddItemToObject(o, c->string, cJSON_Duplicate(c, 1));
+	for (const cJSON *c = extra->child; c; c = c->next) {
+		jlevel *l = &w->lv[w->depth - 1];
+		int have = !c->string;
+		for (int i = 0; i < l->n_keys && !have; i++)
+			have = strcmp(l->keys[i], c->string) == 0;
+		if (!have && jw_key(w, c->string))
+			jw_cjson(w, c);
+	}
 }
 
-static cJSON *appairs(const lm_appair *p, int n, int as_objects)
+static void appairs(jw *w, const lm_appair *p, int n, int as_objects)
 {
-	cJSON *a = cJSON_CreateArray();
+	jw_open(w, 0);
 	for (int i = 0; i < n; i++) {
-		cJSON *e;
 		if (as_objects) {
-			e = cJSON_CreateObject();
-			add_int(e, "step", p[i].step);
-			add_int(e, "num", p[i].num);
+			jw_open(w, 1);
+			kint(w, "step", p[i].step);
+			kint(w, "num", p[i].num);
 		} else {
-			e = cJSON_CreateArray();
-			cJSON_AddItemToArray(e, cJSON_CreateNumber((double)p[i].step));
-			cJSON_AddItemToArray(e, cJSON_CreateNumber((double)p[i].num));
+			jw_open(w, 0);
+			jw_int(w, p[i].step);
+			jw_int(w, p[i].num);
 		}
-		cJSON_AddItemToArray(a, e);
+		jw_close(w);
 	}
-	return a;
+	jw_close(w);
 }
 
-static cJSON *arg_json(const lm_arg *a)
+static void arg_json(jw *w, const lm_arg *a)
 {
-	if (a->kind == LM_ARG_OPAQUE)
-		return cJSON_Duplicate(a->extra, 1);
-	cJSON *o = cJSON_CreateObject();
+	if (a->kind == LM_ARG_OPAQUE) {
+		if (a->extra) /* a NULL one is left out, as before */
+			jw_cjson(w, a->extra);
+		return;
+	}
+	jw_open(w, 1);
 	if (a->kind == LM_ARG_PHYSICAL_AP) {
-		add_str(o, "kind", "physical_ap");
-		cJSON_AddItemToObject(o, "ap", appairs(a->ap, a->n_ap, 0));
-		add_str(o, "dtype", lm_dtype_name(a->dtype));
-		add_int(o, "offset", a->offset);
-		add_str(o, "memsetref", a->memsetref);
-		add_str(o, "memref", a->memref);
+		kstr(w, "kind", "physical_ap");
+		jw_key(w, "ap");
+		appairs(w, a->ap, a->n_ap, 0);
+		kstr(w, "dtype", lm_dtype_name(a->dtype));
+		kint(w, "offset", a->offset);
+		kstr(w, "memsetref", a->memsetref);
+		kstr(w, "memref", a->memref);
 		if (a->has_start_partition)
-			add_int(o, "start_partition", a->start_partition);
+			kint(w, "start_partition", a->start_partition);
 	} else {
-		add_str(o, "kind", "imm_value");
-		add_str(o, "dtype", lm_dtype_name(a->dtype));
-		add_float(o, "value", a->imm);
+		kstr(w, "kind", "imm_value");
+		kstr(w, "dtype", lm_dtype_name(a->dtype));
+		kfloat(w, "value", a->imm);
 	}
-	add_extra(o, a->extra);
-	return o;
+	add_extra(w, a->extra);
+	jw_close(w);
 }
 
-static cJSON *args_json(const lm_arg *v, int n)
+static void args_json(jw *w, const char *k, const lm_arg *v, int n)
 {
-	cJSON *a = cJSON_CreateArray();
+	jw_key(w, k);
+	jw_open(w, 0);
 	for (int i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, arg_json(&v[i]));
-	return a;
+		arg_json(w, &v[i]);
+	jw_close(w);
 }
 
-static cJSON *kv_json(const lm_kv *v, int n)
+static void kv_json(jw *w, const char *k, const lm_kv *v, int n)
 {
-	cJSON *o = cJSON_CreateObject();
+	jw_key(w, k);
+	jw_open(w, 1);
 	for (int i = 0; i < n; i++)
-		add_str(o, v[i].key, v[i].value);
-	return o;
+		kstr(w, v[i].key, v[i].value);
+	jw_close(w);
 }
 
-static cJSON *block_json(const lm_block *b);
+static void block_json(jw *w, const lm_block *b);
 
-static cJSON *inst_json(const lm_inst *in)
+static void inst_json(jw *w, const lm_inst *in)
 {
-	cJSON *o = cJSON_CreateObject();
 	const char *opname = in->op == LM_OP_OTHER ? in->opcode_str
 						    : lm_opcode_name(in->op);
-	add_str(o, "opcode", opname);
+	jw_open(w, 1);
+	kstr(w, "opcode", opname);
 	if (in->op == LM_OP_LOOP) {
 		if (in->name)
-			add_str(o, "name", in->name);
-		cJSON *bl = cJSON_CreateArray();
+			kstr(w, "name", in->name);
+		jw_key(w, "blocks");
+		jw_open(w, 0);
 		for (int i = 0; i < in->n_blocks; i++)
-			cJSON_AddItemToArray(bl, block_json(&in->blocks[i]));
-		cJSON_AddItemToObject(o, "blocks", bl);
-		add_extra(o, in->extra);
-		return o;
+			block_json(w, &in->blocks[i]);
+		jw_close(w);
+		add_extra(w, in->extra);
+		jw_close(w);
+		return;
 	}
-	add_str(o, "name", in->name);
-	add_str(o, "engine", lm_engine_name(in->engine));
-	cJSON_AddItemToObject(o, "ins", args_json(in->ins, in->n_ins));
-	cJSON_AddItemToObject(o, "outs", args_json(in->outs, in->n_outs));
-	if (in->has_dependencies)
-		cJSON_AddItemToObject(o, "dependencies",
-				      str_array(in->deps, in->n_deps));
+	kstr(w, "name", in->name);
+	kstr(w, "engine", lm_engine_name(in->engine));
+	args_json(w, "ins", in->ins, in->n_ins);
+	args_json(w, "outs", in->outs, in->n_outs);
+	if (in->has_dependencies) {
+		jw_key(w, "dependencies");
+		str_array(w, in->deps, in->n_deps);
+	}
 	if (in->n_wait) {
-		cJSON *w = cJSON_CreateArray();
+		jw_key(w, "wait");
+		jw_open(w, 0);
 		for (int i = 0; i < in->n_wait; i++) {
-			cJSON *e = cJSON_CreateObject();
-			add_str(e, "semaphore", in->wait[i].semaphore);
-			add_int(e, "value", in->wait[i].value);
-			cJSON_AddItemToArray(w, e);
+			jw_open(w, 1);
+			kstr(w, "semaphore", in->wait[i].semaphore);
+			kint(w, "value", in->wait[i].value);
+			jw_close(w);
 		}
-		cJSON_AddItemToObject(o, "wait", w);
+		jw_close(w);
 	}
-	if (in->n_signal)
-		cJSON_AddItemToObject(o, "signal", str_array(in->signal, in->n_signal));
+	if (in->n_signal) {
+		jw_key(w, "signal");
+		str_array(w, in->signal, in->n_signal);
+	}
 	if (in->has_can_read_uninit)
-		add_bool(o, "can_read_uninit", in->can_read_uninit);
+		kbool(w, "can_read_uninit", in->can_read_uninit);
 	switch (in->op) {
 	case LM_OP_DMACOPY:
 	case LM_OP_LOAD:
 	case LM_OP_SAVE:
 		if (in->queue)
-			add_str(o, "queue", in->queue);
+			kstr(w, "queue", in->queue);
 		break;
 	case LM_OP_SWITCHQUEUE:
-		add_str(o, "queue", in->queue);
-		add_str(o, "instance_name", in->instance_name);
+		kstr(w, "queue", in->queue);
+		kstr(w, "instance_name", in->instance_name);
 		break;
 	case LM_OP_CALL:
-		add_str(o, "target", in->target);
+		kstr(w, "target", in->target);
 		break;
 	case LM_OP_MATMULT:
-		add_bool(o, "start_tensor_calc", in->start_tensor_calc);
+		kbool(w, "start_tensor_calc", in->start_tensor_calc);
 		if (in->has_stop_tensor_calc)
-			add_bool(o, "stop_tensor_calc", in->stop_tensor_calc);
+			kbool(w, "stop_tensor_calc", in->stop_tensor_calc);
 		if (in->has_is_transpose)
-			add_bool(o, "is_transpose", in->is_transpose);
+			kbool(w, "is_transpose", in->is_transpose);
 		break;
 	case LM_OP_ACTIVATION:
-		add_str(o, "func", lm_actfunc_name(in->act_func));
-		add_float(o, "scale", in->scale);
+		kstr(w, "func", lm_actfunc_name(in->act_func));
+		kfloat(w, "scale", in->scale);
 		if (in->has_alpha)
-			add_float(o, "alpha", in->alpha);
+			kfloat(w, "alpha", in->alpha);
 		break;
 	case LM_OP_TENSORTENSOR:
-		add_str(o, "op", lm_aluop_name(in->alu));
+		kstr(w, "op", lm_aluop_name(in->alu));
 		break;
 	case LM_OP_TENSORSCALAR:
-		add_str(o, "op0", lm_aluop_name(in->alu0));
-		add_float(o, "const0", in->const0);
-		add_bool(o, "reverse0", in->reverse0);
-		add_str(o, "op1", lm_aluop_name(in->alu1));
-		add_float(o, "const1", in->const1);
-		add_bool(o, "reverse1", in->reverse1);
+		kstr(w, "op0", lm_aluop_name(in->alu0));
+		kfloat(w, "const0", in->const0);
+		kbool(w, "reverse0", in->reverse0);
+		kstr(w, "op1", lm_aluop_name(in->alu1));
+		kfloat(w, "const1", in->const1);
+		kbool(w, "reverse1", in->reverse1);
 		break;
 	case LM_OP_MEMSET:
-		add_str(o, "mode", in->memset_mode ? in->memset_mode : "Const");
-		add_int(o, "constant", in->has_constant ? in->constant : 0);
+		kstr(w, "mode", in->memset_mode ? in->memset_mode : "Const");
+		kint(w, "constant", in->has_constant ? in->constant : 0);
 		if (in->has_value)
-			add_float(o, "value", in->value);
+			kfloat(w, "value", in->value);
 		break;
 	case LM_OP_AFFINESELECT:
-		add_str(o, "compare_op", lm_aluop_name(in->alu));
-		add_float(o, "fill_value", in->fill_value);
+		kstr(w, "compare_op", lm_aluop_name(in->alu));
+		kfloat(w, "fill_value", in->fill_value);
 		/* fall through */
 	case LM_OP_IOTA:
-		add_int(o, "base", in->base);
-		add_int(o, "channel_multiplier", in->channel_multiplier);
-		cJSON_AddItemToObject(o, "pattern",
-				      appairs(in->pattern, in->n_pattern, 1));
+		kint(w, "base", in->base);
+		kint(w, "channel_multiplier", in->channel_multiplier);
+		jw_key(w, "pattern");
+		appairs(w, in->pattern, in->n_pattern, 1);
 		break;
 	case LM_OP_COREBARRIER:
-		add_int(o, "id", in->barrier_id);
-		cJSON_AddItemToObject(o, "cores", int_array(in->cores, in->n_cores));
+		kint(w, "id", in->barrier_id);
+		jw_key(w, "cores");
+		int_array(w, in->cores, in->n_cores);
 		if (in->group)
-			add_str(o, "group", in->group);
+			kstr(w, "group", in->group);
 		if (in->has_renumber || !in->renumber)
-			add_bool(o, "renumber", in->renumber);
+			kbool(w, "renumber", in->renumber);
 		break;
 	case LM_OP_NKIKLIRKERNEL:
-		add_str(o, "kernel_format", in->kernel_format);
-		add_str(o, "klir_binary", in->klir_binary);
+		kstr(w, "kernel_format", in->kernel_format);
+		kstr(w, "klir_binary", in->klir_binary);
 		/* fall through */
 	case LM_OP_NKIKERNEL:
 		if (in->op == LM_OP_NKIKERNEL) {
-			add_str(o, "func", in->func);
+			kstr(w, "func", in->func);
 			if (in->kernel_source)
-				add_str(o, "kernel_source", in->kernel_source);
+				kstr(w, "kernel_source", in->kernel_source);
 		}
-		cJSON_AddItemToObject(o, "func_args",
-				      kv_json(in->func_args, in->n_func_args));
-		cJSON_AddItemToObject(o, "func_outs",
-				      kv_json(in->func_outs, in->n_func_outs));
-		if (in->has_sb_buf_shape)
-			cJSON_AddItemToObject(o, "sb_buf_shape",
-					      int_array(in->sb_buf_shape, 2));
+		kv_json(w, "func_args", in->func_args, in->n_func_args);
+		kv_json(w, "func_outs", in->func_outs, in->n_func_outs);
+		if (in->has_sb_buf_shape) {
+			jw_key(w, "sb_buf_shape");
+			int_array(w, in->sb_buf_shape, 2);
+		}
 		if (in->has_psum_buf_shape) {
-			cJSON *p = cJSON_CreateArray();
-			cJSON_AddItemToArray(p, cJSON_CreateNumber(
-				(double)in->psum_buf_shape[0]));
-			cJSON_AddItemToArray(p, int_array(in->psum_buf_shape + 1, 2));
-			cJSON_AddItemToObject(o, "psum_buf_shape", p);
+			jw_key(w, "psum_buf_shape");
+			jw_open(w, 0);
+			jw_int(w, in->psum_buf_shape[0]);
+			int_array(w, in->psum_buf_shape + 1, 2);
+			jw_close(w);
 		}
 		break;
 	default:
 		break;
 	}
-	add_extra(o, in->extra);
-	return o;
+	add_extra(w, in->extra);
+	jw_close(w);
 }
 
-static cJSON *block_json(const lm_block *b)
+static void block_json(jw *w, const lm_block *b)
 {
-	cJSON *o = cJSON_CreateObject();
-	add_str(o, "name", b->name);
-	cJSON *a = cJSON_CreateArray();
+	jw_open(w, 1);
+	kstr(w, "name", b->name);
+	jw_key(w, "instructions");
+	jw_open(w, 0);
 	for (int i = 0; i < b->n_insts; i++)
-		cJSON_AddItemToArray(a, inst_json(&b->insts[i]));
-	cJSON_AddItemToObject(o, "instructions", a);
-	add_extra(o, b->extra);
-	return o;
+		inst_json(w, &b->insts[i]);
+	jw_close(w);
+	add_extra(w, b->extra);
+	jw_close(w);
 }
 
-static cJSON *alloc_json(const lm_alloc *al)
+static void alloc_json(jw *w, const lm_alloc *al)
 {
-	cJSON *o = cJSON_CreateObject();
-	add_str(o, "name", al->name);
-	add_str(o, "kind", lm_tensorkind_name(al->kind));
+	jw_open(w, 1);
+	kstr(w, "name", al->name);
+	kstr(w, "kind", lm_tensorkind_name(al->kind));
 	if (al->dtype)
-		add_str(o, "dtype", lm_dtype_name(al->dtype));
-	cJSON_AddItemToObject(o, "tensor_shape",
-			      int_array(al->tensor_shape, al->n_shape));
+		kstr(w, "dtype", lm_dtype_name(al->dtype));
+	jw_key(w, "tensor_shape");
+	int_array(w, al->tensor_shape, al->n_shape);
 	if (al->addr_space)
-		add_str(o, "addr_space", al->addr_space);
-	add_str(o, "file", al->file ? al->file : "");
-	cJSON *ml = cJSON_CreateArray();
+		kstr(w, "addr_space", al->addr_space);
+	kstr(w, "file", al->file ? al->file : "");
+	jw_key(w, "memorylocations");
+	jw_open(w, 0);
 	for (int i = 0; i < al->n_memlocs; i++) {
 		const lm_memloc *l = &al->memlocs[i];
-		cJSON *e = cJSON_CreateObject();
-		add_str(e, "name", l->name);
-		add_str(e, "type", lm_memtype_name(l->type));
-		add_int(e, "addr", l->addr);
-		cJSON_AddItemToObject(e, "dims", int_array(l->dims, l->n_dims));
-		add_int(e, "bank", l->bank);
-		add_int(e, "base", l->base);
-		add_bool(e, "allocated", l->allocated);
-		add_extra(e, l->extra);
-		cJSON_AddItemToArray(ml, e);
+		jw_open(w, 1);
+		kstr(w, "name", l->name);
+		kstr(w, "type", lm_memtype_name(l->type));
+		kint(w, "addr", l->addr);
+		jw_key(w, "dims");
+		int_array(w, l->dims, l->n_dims);
+		kint(w, "bank", l->bank);
+		kint(w, "base", l->base);
+		kbool(w, "allocated", l->allocated);
+		add_extra(w, l->extra);
+		jw_close(w);
 	}
-	cJSON_AddItemToObject(o, "memorylocations", ml);
+	jw_close(w);
 	if (al->has_remote) {
-		cJSON *r = cJSON_CreateObject();
-		add_str(r, "name", al->remote_name);
-		add_int(r, "core", al->remote_core);
-		cJSON_AddItemToObject(o, "remote_local_target", r);
+		jw_key(w, "remote_local_target");
+		jw_open(w, 1);
+		kstr(w, "name", al->remote_name);
+		kint(w, "core", al->remote_core);
+		jw_close(w);
 	}
 	if (al->alias_of)
-		add_str(o, "alias_of", al->alias_of);
-	add_extra(o, al->extra);
-	return o;
+		kstr(w, "alias_of", al->alias_of);
+	add_extra(w, al->extra);
+	jw_close(w);
 }
 
-static cJSON *function_json(const lm_function *f)
+static void function_json(jw *w, const lm_function *f)
 {
-	cJSON *o = cJSON_CreateObject();
-	add_str(o, "name", f->name);
-	cJSON_AddItemToObject(o, "attributes",
-			      str_array(f->attributes, f->n_attributes));
+	jw_open(w, 1);
+	kstr(w, "name", f->name);
+	jw_key(w, "attributes");
+	str_array(w, f->attributes, f->n_attributes);
 	if (f->has_kind)
-		add_str(o, "kind", lm_funckind_name(f->kind));
+		kstr(w, "kind", lm_funckind_name(f->kind));
 	if (f->has_core_id)
-		add_int(o, "neuron_core_id", f->neuron_core_id);
-	cJSON *al = cJSON_CreateArray();
+		kint(w, "neuron_core_id", f->neuron_core_id);
+	jw_key(w, "allocations");
+	jw_open(w, 0);
 	for (int i = 0; i < f->n_allocs; i++)
-		cJSON_AddItemToArray(al, alloc_json(&f->allocs[i]));
-	cJSON_AddItemToObject(o, "allocations", al);
-	cJSON *bl = cJSON_CreateArray();
+		alloc_json(w, &f->allocs[i]);
+	jw_close(w);
+	jw_key(w, "blocks");
+	jw_open(w, 0);
 	for (int i = 0; i < f->n_blocks; i++)
-		cJSON_AddItemToArray(bl, block_json(&f->blocks[i]));
-	cJSON_AddItemToObject(o, "blocks", bl);
-	add_extra(o, f->extra);
-	return o;
+		block_json(w, &f->blocks[i]);
+	jw_close(w);
+	add_extra(w, f->extra);
+	jw_close(w);
+}
+
+static void module_json(jw *w, const lm_module *m)
+{
+	jw_open(w, 1);
+	kint(w, "version", m->version);
+	kstr(w, "arch", m->arch ? m->arch : "gen3");
+	if (m->name)
+		kstr(w, "name", m->name);
+	jw_key(w, "attributes");
+	jw_open(w, 1);
+	if (m->has_core_id)
+		kint(w, "neuron_core_id", m->neuron_core_id);
+	add_extra(w, m->attributes_extra);
+	jw_close(w);
+	if (m->n_semaphores) {
+		jw_key(w, "semaphores");
+		jw_open(w, 0);
+		for (int i = 0; i < m->n_semaphores; i++) {
+			jw_open(w, 1);
+			kstr(w, "name", m->semaphores[i].name);
+			kint(w, "init", m->semaphores[i].init);
+			add_extra(w, m->semaphores[i].extra);
+			jw_close(w);
+		}
+		jw_close(w);
+	}
+	if (m->n_queues) {
+		jw_key(w, "queues");
+		jw_open(w, 0);
+		for (int i = 0; i < m->n_queues; i++) {
+			const lm_queue *q = &m->queues[i];
+			jw_open(w, 1);
+			kstr(w, "name", q->name);
+			jw_key(w, "instances");
+			jw_open(w, 0);
+			for (int j = 0; j < q->n_instances; j++) {
+				jw_open(w, 1);
+				kstr(w, "name", q->instances[j].name);
+				kstr(w, "semaphore", q->instances[j].semaphore);
+				add_extra(w, q->instances[j].extra);
+				jw_close(w);
+			}
+			jw_close(w);
+			add_extra(w, q->extra);
+			jw_close(w);
+		}
+		jw_close(w);
+	}
+	if (m->has_aliases || m->n_aliases) {
+		jw_key(w, "aliases");
+		jw_open(w, 0);
+		for (int i = 0; i < m->n_aliases; i++) {
+			const lm_alias *a = &m->aliases[i];
+			jw_open(w, 1);
+			kstr(w, "producer", a->producer);
+			kstr(w, "consumer", a->consumer);
+			kint(w, "producer_core", a->producer_core);
+			kint(w, "consumer_core", a->consumer_core);
+			add_extra(w, a->extra);
+			jw_close(w);
+		}
+		jw_close(w);
+	}
+	jw_key(w, "functions");
+	jw_open(w, 0);
+	for (int i = 0; i < m->n_functions; i++)
+		function_json(w, &m->functions[i]);
+	jw_close(w);
+	add_extra(w, m->extra);
+	jw_close(w);
+}
+
+/* The module's JSON text plus a newline; caller frees. */
+static char *module_text(const lm_module *m, int pretty, size_t *len)
+{
+	jw w;
+	memset(&w, 0, sizeof w);
+	w.pretty = pretty;
+	module_json(&w, m);
+	jw_put(&w, "\n", 1);
+	w.p[w.len] = 0;
+	for (int i = 0; i < w.cap_lv; i++)
+		free(w.lv[i].keys);
+	free(w.lv);
+	*len = w.len;
+	return w.p;
 }
 
 cJSON *lm_module_to_cjson(const lm_module *m)
 {
-	cJSON *o = cJSON_CreateObject();
-	add_int(o, "version", m->version);
-	add_str(o, "arch", m->arch ? m->arch : "gen3");
-	if (m->name)
-		add_str(o, "name", m->name);
-	cJSON *at = cJSON_CreateObject();
-	if (m->has_core_id)
-		add_int(at, "neuron_core_id", m->neuron_core_id);
-	add_extra(at, m->attributes_extra);
-	cJSON_AddItemToObject(o, "attributes", at);
-	if (m->n_semaphores) {
-		cJSON *s = cJSON_CreateArray();
-		for (int i = 0; i < m->n_semaphores; i++) {
-			cJSON *e = cJSON_CreateObject();
-			add_str(e, "name", m->semaphores[i].name);
-			add_int(e, "init", m->semaphores[i].init);
-			add_extra(e, m->semaphores[i].extra);
-			cJSON_AddItemToArray(s, e);
-		}
-		cJSON_AddItemToObject(o, "semaphores", s);
-	}
-	if (m->n_queues) {
-		cJSON *qa = cJSON_CreateArray();
-		for (int i = 0; i < m->n_queues; i++) {
-			const lm_queue *q = &m->queues[i];
-			cJSON *e = cJSON_CreateObject();
-			add_str(e, "name", q->name);
-			cJSON *ia = cJSON_CreateArray();
-			for (int j = 0; j < q->n_instances; j++) {
-				cJSON *ie = cJSON_CreateObject();
-				add_str(ie, "name", q->instances[j].name);
-				add_str(ie, "semaphore", q->instances[j].semaphore);
-				add_extra(ie, q->instances[j].extra);
-				cJSON_AddItemToArray(ia, ie);
-			}
-			cJSON_AddItemToObject(e, "instances", ia);
-			add_extra(e, q->extra);
-			cJSON_AddItemToArray(qa, e);
-		}
-		cJSON_AddItemToObject(o, "queues", qa);
-	}
-	if (m->has_aliases || m->n_aliases) {
-		cJSON *aa = cJSON_CreateArray();
-		for (int i = 0; i < m->n_aliases; i++) {
-			const lm_alias *a = &m->aliases[i];
-			cJSON *e = cJSON_CreateObject();
-			add_str(e, "producer", a->producer);
-			add_str(e, "consumer", a->consumer);
-			add_int(e, "producer_core", a->producer_core);
-			add_int(e, "consumer_core", a->consumer_core);
-			add_extra(e, a->extra);
-			cJSON_AddItemToArray(aa, e);
-		}
-		cJSON_AddItemToObject(o, "aliases", aa);
-	}
-	cJSON *fa = cJSON_CreateArray();
-	for (int i = 0; i < m->n_functions; i++)
-		cJSON_AddItemToArray(fa, function_json(&m->functions[i]));
-	cJSON_AddItemToObject(o, "functions", fa);
-	add_extra(o, m->extra);
-	return o;
+	size_t n;
+	char *s = module_text(m, 0, &n);
+	cJSON *j = cJSON_ParseWithLength(s, n);
+	free(s);
+	return j;
 }
 
 int lm_module_to_json(const lm_module *m, int pretty, char **out_text,
 		      size_t *out_len, lm_error *err)
 {
-	cJSON *o = lm_module_to_cjson(m);
-	char *s = pretty ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!s)
-		return lm_errc(err, LM_EINTERNAL, m->path, "", "cannot serialize");
-	size_t n = strlen(s);
-	char *r = lm_xmalloc(n + 2);
-	memcpy(r, s, n);
-	r[n] = '\n';
-	r[n + 1] = 0;
-	cJSON_free(s);
-	*out_text = r;
+	size_t n;
+	(void)err; /* writing cannot fail (allocation failure aborts) */
+	*out_text = module_text(m, pretty, &n);
 	if (out_len)
-		*out_len = n + 1;
+		*out_len = n;
 	return 0;
 }
 

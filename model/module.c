@@ -7,6 +7,7 @@
 #include "json_int.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -604,8 +605,9 @@ static int json_diff(const cJSON *a, const cJSON *b, lm_buf *path)
 {
 	if ((a->type & 0xff) != (b->type & 0xff))
 		return 1;
-	if (cJSON_IsNumber(a))
-		return a->valuedouble != b->valuedouble;
+	if (cJSON_IsNumber(a)) /* -0.0 and 0 differ */
+		return a->valuedouble != b->valuedouble ||
+		       !signbit(a->valuedouble) != !signbit(b->valuedouble);
 	if (cJSON_IsString(a))
 		return strcmp(a->valuestring, b->valuestring) != 0;
 	if (cJSON_IsArray(a)) {

@@ -390,6 +390,138 @@ START_TEST(test_clone_and_compare)
 }
 END_TEST
 
+/* ---- the streaming writer prints what cJSON would -------------------- */
+
+static uint64_t rng_state = 88172645463325252ULL;
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* Numbers: the writer's text is cJSON's, for integers of every size,
+** fractions, tiny and huge values and random bit patterns. */
+START_TEST(test_writer_numbers)
+{
+	static const double special[] = {
+		0, 1, -1, 0.5, -0.5, 0.1, 1e-7, 123456789012345.0,
+		1234567890123456.0, 9007199254740993.0, 2147483647.0,
+		2147483648.0, -2147483648.0, -2147483649.0, 4294967296.0,
+		1e15, 1e16, 1e17, 1e300, -1e-300, 5e-324, 1.7976931348623157e308,
+		0.125, 3.14159265358979, 2.0 / 3.0, 1e21, 65536.0 * 65536.0 * 4096,
+	};
+	int n_special = (int)(sizeof special / sizeof special[0]);
+	for (int i = 0; i < 200000; i++) {
+		double d;
+		uint64_t r = rnd();
+		switch (i < n_special ? -1 : i % 5) {
+		case -1: d = special[i]; break;
+		case 0: d = (double)(int64_t)r; break;
+		case 1: d = (double)((int64_t)r >> (r % 63)); break;
+		case 2: memcpy(&d, &r, sizeof d); break;
+		case 3: d = (double)(int64_t)(r % 2000001) / 1000.0 - 1000; break;
+		default: d = ldexp((double)(r >> 11), (int)(r % 200) - 150); break;
+		}
+		if (isnan(d) || isinf(d))
+			continue;
+		char mine[32];
+		int n = lm_json_number_text(mine, d, lm_json_sat_int(d));
+		mine[n] = 0;
+		cJSON *j = cJSON_CreateNumber(d);
+		char *theirs = cJSON_PrintUnformatted(j);
+		ck_assert_msg(strcmp(mine, theirs) == 0, "%.17g: writer '%s', "
+			      "cJSON '%s'", d, mine, theirs);
+		cJSON_free(theirs);
+		cJSON_Delete(j);
+	}
+}
+END_TEST
+
+/* A random JSON value: nested objects/arrays, awkward strings, numbers. */
+static cJSON *random_json(int depth)
+{
+	uint64_t r = rnd();
+	switch (depth > 3 ? 2 + r % 4 : r % 6) {
+	case 0: {
+		cJSON *o = cJSON_CreateObject();
+		for (int i = 0, n = (int)(rnd() % 4); i < n; i++) {
+			char k[8];
+			snprintf(k, sizeof k, "k%d", (int)(rnd() % 5));
+			cJSON_AddItemToObject(o, k, random_json(depth + 1));
+		}
+		return o;
+	}
+	case 1: {
+		cJSON *a = cJSON_CreateArray();
+		for (int i = 0, n = (int)(rnd() % 4); i < n; i++)
+			cJSON_AddItemToArray(a, random_json(depth + 1));
+		return a;
+	}
+	case 2: {
+		char s[24];
+		int n = (int)(rnd() % 20);
+		for (int i = 0; i < n; i++)
+			s[i] = (char)(1 + rnd() % 255); /* every byte but NUL */
+		s[n] = 0;
+		return cJSON_CreateString(s);
+	}
+	case 3:
+		return cJSON_CreateNumber((double)(int64_t)(rnd() % 100000) /
+					  (rnd() % 2 ? 1 : 7));
+	case 4:
+		return rnd() % 2 ? cJSON_CreateTrue() : cJSON_CreateFalse();
+	default:
+		return cJSON_CreateNull();
+	}
+}
+
+/* Whole modules, with random carried keys at several levels: the text is
+** exactly what cJSON prints for the same tree, pretty and compact. */
+START_TEST(test_writer_matches_cjson)
+{
+	for (int f = 0; f < (int)(sizeof example_files / sizeof example_files[0]);
+	     f++) {
+		char *p = tu_srcpath(example_files[f]);
+		lm_error err;
+		lm_module *m = NULL;
+		ck_assert_msg(lm_module_load(&m, p, &err) == 0, "%s", err.msg);
+		for (int round = 0; round < 20; round++) {
+			cJSON **slots[] = { &m->extra, &m->functions[0].extra,
+				&m->functions[0].blocks[0].extra,
+				&m->functions[0].blocks[0].insts[0].extra };
+			for (int s = 0; s < 4; s++) {
+				if (!*slots[s])
+					*slots[s] = cJSON_CreateObject();
+				cJSON_AddItemToObject(*slots[s], round % 2 ?
+					"name" : "x_extra", random_json(0));
+			}
+			for (int pretty = 0; pretty < 2; pretty++) {
+				char *t;
+				size_t n;
+				ck_assert_int_eq(lm_module_to_json(m, pretty, &t, &n,
+								   &err), 0);
+				ck_assert_int_eq(t[n - 1], '\n');
+				t[n - 1] = 0;
+				cJSON *j = cJSON_Parse(t);
+				ck_assert_ptr_nonnull(j);
+				char *c = pretty ? cJSON_Print(j) :
+					cJSON_PrintUnformatted(j);
+				ck_assert_msg(strcmp(t, c) == 0, "%s: writer and "
+					      "cJSON differ (pretty %d)",
+					      example_files[f], pretty);
+				cJSON_free(c);
+				cJSON_Delete(j);
+				free(t);
+			}
+		}
+		lm_module_free(m);
+		free(p);
+	}
+}
+END_TEST
+
 /* Replace every top-level instruction of m by a packed copy from pool. */
 static void pack_all(lm_module *m, lm_pool *pool)
 {
@@ -638,6 +770,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_bad_missing_required);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_clone_and_compare);
+	tcase_add_test(tc, test_writer_numbers);
+	tcase_add_test(tc, test_writer_matches_cjson);
 	tcase_add_test(tc, test_packed_copy);
 	tcase_add_test(tc, test_pool);
 	tcase_add_test(tc, test_strmap);
