@@ -164,21 +164,25 @@ void lm_buf_puts(lm_buf *b, const char *s)
 	lm_buf_put(b, s, strlen(s));
 }
 
+void lm_buf_vprintf(lm_buf *b, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		return;
+	lm_buf_grow(b, (size_t)n);
+	vsnprintf(b->ptr + b->size, (size_t)n + 1, fmt, ap);
+	b->size += (size_t)n;
+}
+
 void lm_buf_printf(lm_buf *b, const char *fmt, ...)
 {
-	va_list ap, ap2;
+	va_list ap;
 	va_start(ap, fmt);
-	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap);
+	lm_buf_vprintf(b, fmt, ap);
 	va_end(ap);
-	if (n < 0) {
-		va_end(ap2);
-		return;
-	}
-	lm_buf_grow(b, (size_t)n);
-	vsnprintf(b->ptr + b->size, (size_t)n + 1, fmt, ap2);
-	va_end(ap2);
-	b->size += (size_t)n;
 }
 
 char *lm_buf_detach(lm_buf *b)

@@ -76,6 +76,7 @@ void lm_buf_grow(lm_buf *b, size_t extra);
 void lm_buf_put(lm_buf *b, const void *data, size_t n);
 void lm_buf_puts(lm_buf *b, const char *s);
 void lm_buf_printf(lm_buf *b, const char *fmt, ...) LM_PRINTF(2, 3);
+void lm_buf_vprintf(lm_buf *b, const char *fmt, va_list ap);
 char *lm_buf_detach(lm_buf *b); /* caller frees; buffer is reset */
 void lm_buf_free(lm_buf *b);
 const char *lm_buf_cstr(lm_buf *b); /* "" when empty */

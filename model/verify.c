@@ -53,7 +53,7 @@ typedef struct wframe {
 	int type;
 	const char *kind, *name; /* WF_NAMED */
 	int idx;                 /* index; WF_TEXT: offset in vctx.text */
-	size_t text_len;         /* vctx.tlen before this frame */
+	size_t text_len;         /* vctx.text.size before this frame */
 } wframe;
 
 /* The verifier's state: the module, the name maps and the current path. */
@@ -79,9 +79,7 @@ typedef struct vctx {
 	const lm_function *fn; /* function being checked */
 	wframe *frames;     /* the current path */
 	int depth, cap_frames;
-	char *text;         /* WF_TEXT components */
-	size_t tlen;
-	int cap_text;
+	lm_buf text;        /* WF_TEXT components, each NUL-terminated */
 	char where[768];    /* the rendered path of an error */
 	size_t wlen;
 } vctx;
@@ -130,7 +128,7 @@ static wframe *wframe_new(vctx *v, int type)
 	lm_grow(&v->frames, &v->cap_frames, v->depth + 1, sizeof *v->frames);
 	f = &v->frames[v->depth++];
 	f->type = type;
-	f->text_len = v->tlen;
+	f->text_len = v->text.size;
 	return f;
 }
 
@@ -138,19 +136,13 @@ static wframe *wframe_new(vctx *v, int type)
 static size_t LM_PRINTF(2, 3) wpush(vctx *v, const char *fmt, ...)
 {
 	size_t old = (size_t)v->depth;
-	va_list ap, ap2;
+	va_list ap;
 	wframe *f = wframe_new(v, WF_TEXT);
+	f->idx = (int)v->text.size;
 	va_start(ap, fmt);
-	va_copy(ap2, ap);
-	int k = vsnprintf(NULL, 0, fmt, ap);
+	lm_buf_vprintf(&v->text, fmt, ap);
 	va_end(ap);
-	if (k < 0)
-		k = 0;
-	lm_grow(&v->text, &v->cap_text, (int)(v->tlen + (size_t)k + 1), 1);
-	vsnprintf(v->text + v->tlen, (size_t)k + 1, fmt, ap2);
-	va_end(ap2);
-	f->idx = (int)v->tlen;
-	v->tlen += (size_t)k + 1;
+	lm_buf_put(&v->text, "", 1); /* the component's NUL */
 	return old;
 }
 
@@ -158,7 +150,7 @@ static size_t LM_PRINTF(2, 3) wpush(vctx *v, const char *fmt, ...)
 static void wpop(vctx *v, size_t n)
 {
 	if ((int)n < v->depth) {
-		v->tlen = v->frames[n].text_len;
+		v->text.size = v->frames[n].text_len;
 		v->depth = (int)n;
 	}
 }
@@ -206,7 +198,7 @@ static const char *wrender(vctx *v)
 			wput(v, "/");
 		switch (f->type) {
 		case WF_TEXT:
-			wput(v, v->text + f->idx);
+			wput(v, v->text.ptr + f->idx);
 			break;
 		case WF_NAMED:
 			wput(v, f->kind);
@@ -1511,7 +1503,7 @@ done:
 	lm_strmap_free(&v.insts);
 	free(v.inst_at);
 	free(v.frames);
-	free(v.text);
+	lm_buf_free(&v.text);
 	return rc;
 }
 
