@@ -249,7 +249,10 @@ typedef struct lm_chunk {
 	uint64_t data[];
 } lm_chunk;
 
+/* chunks grow from 256 KiB (small links stay small) to 16 MiB */
+#define POOL_FIRST ((size_t)256 << 10)
 #define POOL_CHUNK ((size_t)16 << 20)
+
 
 static lm_chunk *chunk_new(size_t cap)
 {
@@ -267,20 +270,28 @@ static void chunk_unref(lm_chunk *c)
 		free(c);
 }
 
+/* Retire the pool's current chunk and start the next, bigger one. */
+static lm_chunk *pool_next_chunk(lm_pool *pool)
+{
+	size_t sz = pool->next ? pool->next : POOL_FIRST;
+	if (pool->cur)
+		chunk_unref(pool->cur);
+	pool->cur = chunk_new(sz - sizeof(lm_chunk));
+	pool->cur->refs = 1;
+	pool->next = sz < POOL_CHUNK ? 2 * sz : POOL_CHUNK;
+	return pool->cur;
+}
+
 void *lm_pool_alloc(lm_pool *pool, size_t n)
 {
 	/* each block: the chunk pointer, then the data */
 	size_t need = sizeof(lm_chunk *) + ((n + 7) & ~(size_t)7);
 	lm_chunk *c;
-	if (!pool || need > POOL_CHUNK / 8) {
+	if (!pool || need > POOL_FIRST / 8) {
 		c = chunk_new(need);
 	} else {
-		if (!pool->cur || pool->cur->cap - pool->cur->used < need) {
-			if (pool->cur)
-				chunk_unref(pool->cur);
-			pool->cur = chunk_new(POOL_CHUNK - sizeof *c);
-			pool->cur->refs = 1;
-		}
+		if (!pool->cur || pool->cur->cap - pool->cur->used < need)
+			pool_next_chunk(pool);
 		c = pool->cur;
 	}
 	char *p = (char *)c->data + c->used;
@@ -299,12 +310,8 @@ void *lm_pool_tail(lm_pool *pool, size_t *avail)
 	if (!pool)
 		return NULL;
 	c = pool->cur;
-	if (!c || c->cap - c->used < POOL_TAIL_MIN + sizeof(lm_chunk *)) {
-		if (c)
-			chunk_unref(c);
-		c = pool->cur = chunk_new(POOL_CHUNK - sizeof *c);
-		c->refs = 1;
-	}
+	if (!c || c->cap - c->used < POOL_TAIL_MIN + sizeof(lm_chunk *))
+		c = pool_next_chunk(pool);
 	*avail = c->cap - c->used - sizeof(lm_chunk *);
 	return (char *)c->data + c->used + sizeof(lm_chunk *);
 }
@@ -333,6 +340,7 @@ void lm_pool_done(lm_pool *pool)
 	if (pool->cur)
 		chunk_unref(pool->cur);
 	pool->cur = NULL;
+	pool->next = 0;
 }
 
 double lm_seconds(void)

@@ -99,9 +99,10 @@ void lm_advise_huge(void *p, size_t n);
 */
 typedef struct lm_pool {
 	struct lm_chunk *cur;
+	size_t next;   /* size of the next chunk (0: the first, 256 KiB) */
 } lm_pool;
 
-#define LM_POOL_INIT { NULL }
+#define LM_POOL_INIT { NULL, 0 }
 /* n bytes, 8-aligned. pool NULL: a block of its own. */
 void *lm_pool_alloc(lm_pool *pool, size_t n);
 void lm_pool_release(void *p);
