@@ -157,22 +157,29 @@ int ldb_open(ldb **out, const char *path, int flags, lm_error *err)
 	/* WAL first: the setting is persistent, so only the first opener of
 	** a new file changes it. Switching needs the file to itself, and
 	** SQLite does not always wait through its busy handler for that (two
-	** processes creating the file at once): retry while it is busy. */
-	for (int waited = 0;; waited += 10) {
-		sqlite3_stmt *st = NULL;
-		rc = sqlite3_prepare_v2(db->h, "PRAGMA journal_mode = WAL", -1,
-					&st, NULL);
-		if (rc == SQLITE_OK)
-			rc = sqlite3_step(st);
-		sqlite3_finalize(st);
-		if (rc == SQLITE_ROW)
-			break;
-		if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) ||
-		    waited >= BUSY_TIMEOUT_MS) {
-			ldb_sqlerr(err, db, "setting WAL mode");
-			goto fail;
+	** processes creating the file at once): retry while it is busy, for
+	** the busy timeout in all (SQLite's own waiting off meanwhile, so
+	** the deadline holds). */
+	{
+		double deadline = lm_seconds() + BUSY_TIMEOUT_MS / 1000.0;
+		sqlite3_busy_timeout(db->h, 0);
+		for (;;) {
+			sqlite3_stmt *st = NULL;
+			rc = sqlite3_prepare_v2(db->h, "PRAGMA journal_mode = WAL",
+						-1, &st, NULL);
+			if (rc == SQLITE_OK)
+				rc = sqlite3_step(st);
+			sqlite3_finalize(st);
+			if (rc == SQLITE_ROW)
+				break;
+			if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) ||
+			    lm_seconds() >= deadline) {
+				ldb_sqlerr(err, db, "setting WAL mode");
+				goto fail;
+			}
+			sqlite3_sleep(10);
 		}
-		sqlite3_sleep(10);
+		sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
 	}
 	if (ldb_exec(db, "PRAGMA synchronous = NORMAL; "
 		     "PRAGMA foreign_keys = ON", "configuring", err) != 0)

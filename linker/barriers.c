@@ -94,18 +94,23 @@ int renumber_core_barriers(lk_ctx *x)
 /*
 ** The barrier groups one core reaches, in program order. Calls into the
 ** core's own functions are followed (a call reached again while its
-** function is still being walked, i.e. recursion, is not re-entered);
-** CALL_DEPTH nested calls and SEQ_MAX barriers bound the walk, and a
-** truncated sequence is reported in the -v line.
+** function is still being walked, i.e. recursion, is not re-entered). A
+** function whose walk met no barrier (and cut no recursion) is not walked
+** again, so helpers called many times cost one walk. CALL_DEPTH nested
+** calls, SEQ_MAX barriers and VISIT_MAX instructions visited bound the
+** walk; a truncated sequence is reported in the -v line.
 */
 #define CALL_DEPTH 256
-#define SEQ_MAX (1 << 24)
+#define SEQ_MAX (1 << 20)
+#define VISIT_MAX ((long)1 << 24)
 
 typedef struct gseq {
 	const char **g;
 	const lm_inst **in;
 	int n, cap;
 	unsigned char *active; /* per core function: on the call path */
+	unsigned char *nobar;  /* per core function: walked, no barrier */
+	long visits, cuts;
 	int truncated;
 } gseq;
 
@@ -122,15 +127,23 @@ static void seq_call(lk_ctx *x, int ci, const char *target, gseq *s, int depth)
 		const lm_function *f = &x->out->functions[c->first_func + k];
 		if (!f->name || strcmp(f->name, target) != 0)
 			continue;
-		if (s->active[k])
-			return; /* recursion */
+		if (s->nobar[k])
+			return;
+		if (s->active[k]) {
+			s->cuts++; /* recursion */
+			return;
+		}
 		if (depth >= CALL_DEPTH) {
 			s->truncated = 1;
 			return;
 		}
+		int n0 = s->n;
+		long cuts0 = s->cuts;
 		s->active[k] = 1;
 		seq_blocks(x, ci, f->blocks, f->n_blocks, s, depth + 1);
 		s->active[k] = 0;
+		if (s->n == n0 && s->cuts == cuts0 && !s->truncated)
+			s->nobar[k] = 1;
 		return;
 	}
 }
@@ -141,6 +154,12 @@ static void seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
+			if (s->truncated)
+				return;
+			if (++s->visits > VISIT_MAX) {
+				s->truncated = 1;
+				return;
+			}
 			if (in->op == LM_OP_LOOP) {
 				seq_blocks(x, ci, in->blocks, in->n_blocks, s, depth);
 			} else if (in->op == LM_OP_CALL) {
@@ -180,6 +199,7 @@ int check_barrier_order(lk_ctx *x)
 		if (!f)
 			continue;
 		seqs[ci].active = lm_xcalloc((size_t)x->cores[ci].n_funcs + 1, 1);
+		seqs[ci].nobar = lm_xcalloc((size_t)x->cores[ci].n_funcs + 1, 1);
 		seqs[ci].active[0] = 1; /* nc<c> itself */
 		seq_blocks(x, ci, f->blocks, f->n_blocks, &seqs[ci], 0);
 		if (seqs[ci].truncated)
@@ -219,12 +239,14 @@ int check_barrier_order(lk_ctx *x)
 		lk_log(x, "check_barrier_order: %d barrier group%s, same "
 		       "relative order on all %d core%s%s", (int)groups.n,
 		       groups.n == 1 ? "" : "s", x->n, x->n == 1 ? "" : "s",
-		       n_trunc ? " (checked up to 256 nested calls / 16M "
-		       "barriers per core; deeper ones not followed)" : "");
+		       n_trunc ? " (checked up to 256 nested calls, 1M "
+		       "barriers or 16M instructions walked per core; the rest "
+		       "not followed)" : "");
 	for (int ci = 0; ci < x->n; ci++) {
 		free(seqs[ci].g);
 		free(seqs[ci].in);
 		free(seqs[ci].active);
+		free(seqs[ci].nobar);
 		lm_strmap_free(&pos[ci]);
 	}
 	free(seqs);

@@ -472,7 +472,7 @@ static void clone_inst(lk_ctx *x, lk_core *c, lm_inst *dst,
 				t.group = src->name;
 		}
 		for (int i = 0; i < src->n_deps; i++)
-			if (!d[i]) {
+			if (!d[i] && src->deps[i]) { /* renamed (NULL kept) */
 				d[i] = p;
 				p = put_nc(p, c->core, src->deps[i]);
 			}

@@ -187,7 +187,7 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 	char **sinks = NULL;
 	int n_sinks = 0, cap_sinks = 0;
 
-	lm_inst_unpack(call); /* its fields move to the closing NoOp */
+	lm_inst_unpack(call); /* no-op: inline_blocks did it (fields move) */
 	if (ki < 0)
 		return lm_err(err, m->path, call->name, "NKIKernel calls '%s', "
 			      "which is not a function of the module",
@@ -335,6 +335,9 @@ static int inline_blocks(lm_module *m, int ci, lm_block *bs, int nb,
 				continue;
 			}
 			*found = 1;
+			/* its fields move to the closing NoOp: own them first,
+			   before the view below copies the struct */
+			lm_inst_unpack(in);
 			/*
 			** While expanding, the block must read as it stands now
 			** (spliced so far + the rest), so that the renaming of

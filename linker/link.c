@@ -164,9 +164,15 @@ lm_inst *lk_block_insert(lk_ctx *x, lm_block *b, int pos, int count)
 		for (int k = 0; k < 2 && !room; k++)
 			room = b->insts && b->insts == x->cores[i].slack[k] &&
 				b->n_insts + count <= x->cores[i].slack_cap[k];
-	if (!room)
+	if (!room) {
+		/* the array moves: its spare-slot record (if any) goes */
+		for (int i = 0; i < x->n; i++)
+			for (int k = 0; k < 2; k++)
+				if (x->cores[i].slack[k] == b->insts)
+					x->cores[i].slack[k] = NULL;
 		b->insts = lm_xrealloc(b->insts, (size_t)(b->n_insts + count) *
 				       sizeof *b->insts);
+	}
 	memmove(&b->insts[pos + count], &b->insts[pos],
 		(size_t)(b->n_insts - pos) * sizeof *b->insts);
 	b->n_insts += count;
@@ -409,6 +415,11 @@ int run_function_passes(lk_ctx *x)
 		rc = fpass_insert_switch_queue_instances(x);
 	x->rep->seconds[LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES] =
 		lm_seconds() - t1;
+	/* the spare slots were for these two passes only */
+	for (int i = 0; i < x->n; i++) {
+		x->cores[i].slack[0] = x->cores[i].slack[1] = NULL;
+		x->cores[i].sqi_gap = 0;
+	}
 	return rc;
 }
 

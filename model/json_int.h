@@ -8,8 +8,11 @@
 #include <cjson/cJSON.h>
 #include "module.h"
 
-/* Build the JSON tree of a module (documented form); caller deletes. */
+/* Build the JSON tree of a module (documented form, every number exact);
+** caller deletes. NULL when nested deeper than cJSON parses (1000). */
 cJSON *lm_module_to_cjson(const lm_module *m);
+/* Compact text with every number exact (%.17g); caller frees. */
+char *lm_module_exact_text(const lm_module *m, size_t *len);
 /* Convert a parsed tree; `root` is consumed (strings stolen, deleted). */
 int lm_module_from_cjson(lm_module **out, cJSON *root, const char *path,
 			 lm_error *err);

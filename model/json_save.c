@@ -49,6 +49,7 @@ typedef struct jw {
 	char *p;            /* buffer */
 	size_t len, cap;
 	int pretty;
+	int exact;          /* numbers as %.17g (for lm_module_compare) */
 	int depth;          /* open containers */
 	jlevel *lv;
 	int cap_lv;
@@ -220,7 +221,10 @@ int lm_json_number_text(char buf[32], double d, int valueint)
 static void jw_number(jw *w, double d, int valueint)
 {
 	char buf[32];
-	jw_put(w, buf, (size_t)lm_json_number_text(buf, d, valueint));
+	if (w->exact && d != (double)valueint && !isnan(d) && !isinf(d))
+		jw_put(w, buf, (size_t)snprintf(buf, sizeof buf, "%.17g", d));
+	else
+		jw_put(w, buf, (size_t)lm_json_number_text(buf, d, valueint));
 }
 
 int lm_json_sat_int(double d)
@@ -722,11 +726,13 @@ static void module_json(jw *w, const lm_module *m)
 }
 
 /* The module's JSON text plus a newline; caller frees. */
-static char *module_text(const lm_module *m, int pretty, size_t *len)
+static char *module_text(const lm_module *m, int pretty, int exact,
+			 size_t *len)
 {
 	jw w;
 	memset(&w, 0, sizeof w);
 	w.pretty = pretty;
+	w.exact = exact;
 	module_json(&w, m);
 	jw_put(&w, "\n", 1);
 	w.p[w.len] = 0;
@@ -737,10 +743,15 @@ static char *module_text(const lm_module *m, int pretty, size_t *len)
 	return w.p;
 }
 
+char *lm_module_exact_text(const lm_module *m, size_t *len)
+{
+	return module_text(m, 0, 1, len);
+}
+
 cJSON *lm_module_to_cjson(const lm_module *m)
 {
 	size_t n;
-	char *s = module_text(m, 0, &n);
+	char *s = lm_module_exact_text(m, &n);
 	cJSON *j = cJSON_ParseWithLength(s, n);
 	free(s);
 	return j;
@@ -751,7 +762,7 @@ int lm_module_to_json(const lm_module *m, int pretty, char **out_text,
 {
 	size_t n;
 	(void)err; /* writing cannot fail (allocation failure aborts) */
-	*out_text = module_text(m, pretty, &n);
+	*out_text = module_text(m, pretty, 0, &n);
 	if (out_len)
 		*out_len = n;
 	return 0;

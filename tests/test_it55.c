@@ -588,6 +588,66 @@ START_TEST(test_two_cores_link_diff)
 }
 END_TEST
 
+/*
+** Inlining a linked module: the linker's packed calls (one with a 400 KB
+** kernel_source, which gets a block of its own) are unpacked before their
+** fields move; the inlined linked module still matches the per-core ones.
+*/
+START_TEST(test_inline_linked)
+{
+	char *dir = tu_tmpdir("it55-inl");
+	lm_module *called[2], *linked = NULL;
+	lk_options lo;
+	lk_report rep;
+	ls_tensors in = { 0, NULL };
+	ls_diff_opts dopt;
+	ls_diff_result dr;
+	lm_error err;
+
+	two_core_dir(dir);
+	for (int c = 0; c < 2; c++) {
+		char *p = lm_xasprintf("%s/cores/nc%d/sg0/def.json", dir, c);
+		lm_module *src = load(p);
+		called[c] = lower(src, 0);
+		lm_module_free(src);
+		free(p);
+	}
+	for (int f = 0; f < called[0]->n_functions; f++)
+		for (int b = 0; b < called[0]->functions[f].n_blocks; b++)
+			for (int i = 0; i < called[0]->functions[f].blocks[b].n_insts;
+			     i++) {
+				lm_inst *k = &called[0]->functions[f].blocks[b].insts[i];
+				if (k->op != LM_OP_NKIKERNEL)
+					continue;
+				free(k->kernel_source);
+				k->kernel_source = lm_xmalloc(400001);
+				memset(k->kernel_source, '#', 400000);
+				k->kernel_source[400000] = 0;
+			}
+	memset(&lo, 0, sizeof lo);
+	memset(&rep, 0, sizeof rep);
+	lo.abs_file_paths = 1;
+	ck_assert_msg(lk_link(called, 2, &lo, &linked, &rep, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(count_op(linked, LM_OP_NKIKERNEL), 2);
+	ck_assert_msg(lk_inline_nki(linked, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(count_op(linked, LM_OP_NKIKERNEL), 0);
+	ck_assert_msg(ls_make_inputs(called, 2, NULL, 5, &in, &err) == 0,
+		      "%s", err.msg);
+	memset(&dopt, 0, sizeof dopt);
+	ck_assert_msg(ls_diff(called, 2, linked, &in, &dopt, &dr, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_msg(dr.status == LS_DIFF_PASS, "%s", dr.message);
+	ls_diff_result_free(&dr);
+	ls_tensors_free(&in);
+	lk_report_free(&rep);
+	lm_module_free(linked);
+	for (int c = 0; c < 2; c++)
+		lm_module_free(called[c]);
+	free(dir);
+}
+END_TEST
+
 /* ---- the command line ------------------------------------------------------ */
 
 START_TEST(test_cli_run_called_form)
@@ -655,6 +715,7 @@ static Suite *suite(void)
 	tcase_add_test(c, test_call_waits_for_body_dma);
 	tcase_add_test(c, test_call_errors);
 	tcase_add_test(c, test_two_cores_link_diff);
+	tcase_add_test(c, test_inline_linked);
 	tcase_add_test(c, test_cli_run_called_form);
 	tcase_set_timeout(c, 120);
 	suite_add_tcase(s, c);

@@ -847,6 +847,80 @@ START_TEST(test_check_barrier_order_calls)
 }
 END_TEST
 
+/*
+** Calls that fan out (f0 calls f1 twice, f1 calls f2 twice, ... 40 deep,
+** no barriers): 2^40 paths, but each helper is walked once, so the link
+** finishes at once. A chain that does meet barriers that often is cut and
+** said so in the -v line.
+*/
+START_TEST(test_check_barrier_order_fanout)
+{
+	enum { D = 40 };
+	lm_buf fs = LM_BUF_INIT, log = LM_BUF_INIT;
+	const char *a = bar("ba", 1, "A", NULL);
+	lm_module *out = NULL;
+	lk_report rep;
+	lk_options o;
+	lm_error e;
+	for (int with_bar = 0; with_bar < 2; with_bar++) {
+		lm_buf_free(&fs);
+		lm_buf_puts(&fs, func("sg0", sb("t", 0), S("{\"opcode\":\"Call\","
+			"\"name\":\"c0\",\"target\":\"f1\"},%s", a)));
+		for (int k = 1; k <= D; k++)
+			lm_buf_puts(&fs, S(",%s", func(S("f%d", k), "", k < D ?
+				S("{\"opcode\":\"Call\",\"name\":\"c%da\","
+				  "\"target\":\"f%d\"},{\"opcode\":\"Call\","
+				  "\"name\":\"c%db\",\"target\":\"f%d\"}",
+				  k, k + 1, k, k + 1) :
+				with_bar ? bar("deep", 2, "B", NULL) :
+				S("{\"opcode\":\"NoOp\",\"name\":\"n\","
+				  "\"engine\":\"SP\"}"))));
+		load2(modj(0, "gen3", lm_buf_cstr(&fs)),
+		      modj(1, "gen3", func("sg0", sb("t", 0), a)));
+		memset(&o, 0, sizeof o);
+		o.log = &log;
+		ck_assert_msg(lk_link(mods2, 2, &o, &out, &rep, &e) == 0, "%s",
+			      e.msg);
+		if (with_bar)
+			ck_assert_contains(lm_buf_cstr(&log), "the rest not "
+					   "followed");
+		else
+			ck_assert_ptr_null(strstr(lm_buf_cstr(&log),
+						  "not followed"));
+		lm_module_free(out);
+		lk_report_free(&rep);
+		free2();
+		lm_buf_free(&log);
+	}
+	lm_buf_free(&fs);
+	S_free();
+}
+END_TEST
+
+/* A NULL dependency (only reachable with trust_inputs) is kept, not
+** renamed: the link does not crash; the verifier reports it. */
+START_TEST(test_null_dependency_trusted)
+{
+	lm_module *out = NULL;
+	lk_report rep;
+	lk_options o;
+	lm_error e;
+	load2(core0_json(NULL, NULL), core1_json(NULL, NULL));
+	lm_inst *st = inst(&mods2[0]->functions[0], "st");
+	ck_assert_int_eq(st->n_deps, 1);
+	free(st->deps[0]);
+	st->deps[0] = NULL;
+	memset(&o, 0, sizeof o);
+	o.trust_inputs = 1;
+	ck_assert_int_ne(lk_link(mods2, 2, &o, &out, &rep, &e), 0);
+	ck_assert_ptr_null(out);
+	ck_assert_contains(e.msg, "empty dependency name");
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
 /* ---- step 12: matmul report ----------------------------------------------- */
 
 START_TEST(test_mmt)
@@ -1592,6 +1666,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_renumber_core_barriers);
 	tcase_add_test(tc, test_check_barrier_order);
 	tcase_add_test(tc, test_check_barrier_order_calls);
+	tcase_add_test(tc, test_check_barrier_order_fanout);
+	tcase_add_test(tc, test_null_dependency_trusted);
 	tcase_add_test(tc, test_mmt);
 	tcase_add_test(tc, test_single_core);
 	tcase_add_test(tc, test_handoff2);

@@ -384,6 +384,37 @@ START_TEST(test_clone_and_compare)
 	ck_assert_str_eq(where,
 			 "$.functions[0].blocks[0].instructions[0].name");
 	ck_assert_str_eq(a->functions[0].blocks[0].insts[0].name, "load_w0");
+	/* numbers compare exactly (one ulp apart differ; -0.0 is not 0) */
+	lm_module_free(b);
+	b = lm_module_clone(a);
+	lm_alloc *al = &b->functions[0].allocs[0];
+	ck_assert_int_ge(al->n_memlocs, 1);
+	al->memlocs[0].addr = 9007199254740991LL;
+	lm_module *c = lm_module_clone(b);
+	ck_assert_int_eq(lm_module_compare(b, c, where, sizeof where), 0);
+	c->functions[0].allocs[0].memlocs[0].addr = 9007199254740990LL;
+	ck_assert_int_ne(lm_module_compare(b, c, where, sizeof where), 0);
+	ck_assert_ptr_nonnull(strstr(where, ".addr"));
+	lm_module_free(c);
+	lm_inst *act = NULL;
+	for (int i = 0; i < b->functions[0].blocks[0].n_insts; i++)
+		if (b->functions[0].blocks[0].insts[i].op == LM_OP_ACTIVATION)
+			act = &b->functions[0].blocks[0].insts[i];
+	ck_assert_ptr_nonnull(act);
+	act->scale = 0.1 + 0.2;
+	c = lm_module_clone(b);
+	c->functions[0].blocks[0].insts[act - b->functions[0].blocks[0].insts]
+		.scale = 0.3;
+	ck_assert_int_ne(lm_module_compare(b, c, where, sizeof where), 0);
+	ck_assert_ptr_nonnull(strstr(where, ".scale"));
+	c->functions[0].blocks[0].insts[act - b->functions[0].blocks[0].insts]
+		.scale = 0.1 + 0.2;
+	ck_assert_int_eq(lm_module_compare(b, c, where, sizeof where), 0);
+	act->scale = -0.0;
+	c->functions[0].blocks[0].insts[act - b->functions[0].blocks[0].insts]
+		.scale = 0.0;
+	ck_assert_int_ne(lm_module_compare(b, c, where, sizeof where), 0);
+	lm_module_free(c);
 	lm_module_free(a);
 	lm_module_free(b);
 	free(p);
