@@ -97,12 +97,13 @@ int renumber_core_barriers(lk_ctx *x)
 ** function is still being walked, i.e. recursion, is not re-entered). A
 ** function whose walk met no barrier (and cut no recursion) is not walked
 ** again, so helpers called many times cost one walk. CALL_DEPTH nested
-** calls, SEQ_MAX barriers and VISIT_MAX instructions visited bound the
+** calls, SEQ_MAX barriers and VISIT_MIN instructions visited (or 16 times
+** the core's instructions, when more) bound the
 ** walk; a truncated sequence is reported in the -v line.
 */
 #define CALL_DEPTH 256
-#define SEQ_MAX (1 << 20)
-#define VISIT_MAX ((long)1 << 24)
+#define SEQ_MAX (1 << 18)
+#define VISIT_MIN ((long)1 << 22)
 
 typedef struct gseq {
 	const char **g;
@@ -110,7 +111,7 @@ typedef struct gseq {
 	int n, cap;
 	unsigned char *active; /* per core function: on the call path */
 	unsigned char *nobar;  /* per core function: walked, no barrier */
-	long visits, cuts;
+	long visits, cuts, max_visits;
 	int truncated;
 } gseq;
 
@@ -156,7 +157,7 @@ static void seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
 			const lm_inst *in = &bs[b].insts[i];
 			if (s->truncated)
 				return;
-			if (++s->visits > VISIT_MAX) {
+			if (++s->visits > s->max_visits) {
 				s->truncated = 1;
 				return;
 			}
@@ -169,9 +170,12 @@ static void seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
 					s->truncated = 1;
 					return;
 				}
-				lm_grow(&s->g, &s->cap, s->n + 1, sizeof *s->g);
-				s->in = lm_xrealloc(s->in, (size_t)s->cap *
-						    sizeof *s->in);
+				if (s->n + 1 > s->cap) {
+					lm_grow(&s->g, &s->cap, s->n + 1,
+						sizeof *s->g);
+					s->in = lm_xrealloc(s->in, (size_t)s->cap *
+							    sizeof *s->in);
+				}
 				s->in[s->n] = in;
 				s->g[s->n++] = in->group ? in->group
 					: (in->name ? in->name : "");
@@ -200,6 +204,18 @@ int check_barrier_order(lk_ctx *x)
 			continue;
 		seqs[ci].active = lm_xcalloc((size_t)x->cores[ci].n_funcs + 1, 1);
 		seqs[ci].nobar = lm_xcalloc((size_t)x->cores[ci].n_funcs + 1, 1);
+		seqs[ci].max_visits = VISIT_MIN;
+		{
+			long n = 0;
+			for (int k = 0; k < x->cores[ci].n_funcs; k++) {
+				const lm_function *g = &x->out->functions[
+					x->cores[ci].first_func + k];
+				for (int b = 0; b < g->n_blocks; b++)
+					n += g->blocks[b].n_insts;
+			}
+			if (16 * n > seqs[ci].max_visits)
+				seqs[ci].max_visits = 16 * n;
+		}
 		seqs[ci].active[0] = 1; /* nc<c> itself */
 		seq_blocks(x, ci, f->blocks, f->n_blocks, &seqs[ci], 0);
 		if (seqs[ci].truncated)
@@ -239,9 +255,9 @@ int check_barrier_order(lk_ctx *x)
 		lk_log(x, "check_barrier_order: %d barrier group%s, same "
 		       "relative order on all %d core%s%s", (int)groups.n,
 		       groups.n == 1 ? "" : "s", x->n, x->n == 1 ? "" : "s",
-		       n_trunc ? " (checked up to 256 nested calls, 1M "
-		       "barriers or 16M instructions walked per core; the rest "
-		       "not followed)" : "");
+		       n_trunc ? " (checked up to 256 nested calls, 256k "
+		       "barriers or max(4M, 16 x its instructions) walked per "
+		       "core; the rest not followed)" : "");
 	for (int ci = 0; ci < x->n; ci++) {
 		free(seqs[ci].g);
 		free(seqs[ci].in);
