@@ -117,6 +117,7 @@ static lm_module *make_core(int c, int n, int n_inst)
 
 /* Link n cores of k instructions; returns seconds (best of reps). */
 static double best_steps[LK_N_STEPS + 1]; /* of the best rep */
+static int bench_threads;  /* lk_options.threads (LNCSIM_LINK_THREADS) */
 
 static double time_link(int n, int k, unsigned skip, int trust, int reps,
 			int *n_out)
@@ -133,6 +134,7 @@ static double time_link(int n, int k, unsigned skip, int trust, int reps,
 		memset(&o, 0, sizeof o);
 		o.skip = skip;
 		o.trust_inputs = trust;
+		o.threads = bench_threads;
 		double t0 = lm_seconds();
 		if (lk_link(mods, n, &o, &out, &rep, &e) != 0) {
 			fprintf(stderr, "bench_link: %s\n", e.msg);
@@ -170,6 +172,8 @@ int main(int argc, char **argv)
 	int per_core = argc > 1 ? atoi(argv[1]) : 100000;
 	int table_k = argc > 2 ? atoi(argv[2]) : 10000;
 	int nout = 0;
+	if (getenv("LNCSIM_LINK_THREADS"))
+		bench_threads = atoi(getenv("LNCSIM_LINK_THREADS"));
 	if (argc > 3 && !strcmp(argv[3], "verify")) {
 		/* lm_verify alone over the 8 input modules */
 		int reps = argc > 4 ? atoi(argv[4]) : 3;

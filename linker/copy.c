@@ -10,9 +10,12 @@
 #include "lk_int.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define COLLIDED ((void *)(intptr_t)-1)
 
@@ -372,7 +375,7 @@ static void map_opaque(const lk_core *c, lm_arg *as, int n)
 		}
 }
 
-static void clone_blocks(lk_ctx *x, lk_core *c, lm_block *dst,
+static void clone_blocks(lk_copier *cp, lk_core *c, lm_block *dst,
 			 const lm_block *src, int nb);
 
 /* Is the instruction name with census index idx renamed in core c
@@ -427,19 +430,20 @@ static char *put_nc(char *p, int64_t core, const char *name)
 ** through the core's maps. A renamed CoreBarrier without a group keeps
 ** meeting its old name's group.
 */
-static void clone_inst(lk_ctx *x, lk_core *c, lm_inst *dst,
+static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 		       const lm_inst *src)
 {
+	const lk_ctx *x = cp->x;
 	lm_inst t = *src;
 	int nargs = src->n_ins + src->n_outs;
 	if (src->op == LM_OP_LOOP) {
 		t.n_blocks = 0;
 		t.blocks = NULL;
-		lm_inst_copy_packed(dst, &t, &x->pool);
+		lm_inst_copy_packed(dst, &t, &cp->pool);
 		dst->n_blocks = src->n_blocks;
 		dst->blocks = src->n_blocks ? lm_xcalloc((size_t)src->n_blocks,
 						 sizeof *dst->blocks) : NULL;
-		clone_blocks(x, c, dst->blocks, src->blocks, src->n_blocks);
+		clone_blocks(cp, c, dst->blocks, src->blocks, src->n_blocks);
 		return;
 	}
 	/* the own name and dependencies: nc<c>.<name> when the name is
@@ -452,7 +456,7 @@ static void clone_inst(lk_ctx *x, lk_core *c, lm_inst *dst,
 		size_t need = rn ? strlen(src->name) + 24 : 0;
 		char **d = NULL, *p;
 		if (src->n_deps) {
-			d = scratch(&x->s_strs, &x->cap_strs_s, src->n_deps,
+			d = scratch(&cp->s_strs, &cp->cap_strs_s, src->n_deps,
 				    sizeof *d);
 			for (int i = 0; i < src->n_deps; i++) {
 				int r = src->deps[i] &&
@@ -462,7 +466,7 @@ static void clone_inst(lk_ctx *x, lk_core *c, lm_inst *dst,
 			}
 			t.deps = d;
 		}
-		p = need ? scratch(&x->s_names, &x->cap_names, (int)need, 1)
+		p = need ? scratch(&cp->s_names, &cp->cap_names, (int)need, 1)
 			 : NULL;
 		if (rn) {
 			t.name = p;
@@ -485,20 +489,20 @@ static void clone_inst(lk_ctx *x, lk_core *c, lm_inst *dst,
 		}
 	}
 	if (nargs) {
-		lm_arg *a = scratch(&x->s_args, &x->cap_args, nargs, sizeof *a);
+		lm_arg *a = scratch(&cp->s_args, &cp->cap_args, nargs, sizeof *a);
 		t.ins = map_args(c, a, src->ins, src->n_ins);
 		t.outs = map_args(c, a + src->n_ins, src->outs, src->n_outs);
 	}
 	t.target = mapped(&c->funcs, src->target);
 	t.func = mapped(&c->funcs, src->func);
 	if (src->n_func_args + src->n_func_outs) {
-		lm_kv *k = scratch(&x->s_kvs, &x->cap_kvs, src->n_func_args +
+		lm_kv *k = scratch(&cp->s_kvs, &cp->cap_kvs, src->n_func_args +
 				   src->n_func_outs, sizeof *k);
 		t.func_args = map_kvs(c, k, src->func_args, src->n_func_args);
 		t.func_outs = map_kvs(c, k + src->n_func_args, src->func_outs,
 				      src->n_func_outs);
 	}
-	lm_inst_copy_packed(dst, &t, &x->pool);
+	lm_inst_copy_packed(dst, &t, &cp->pool);
 	map_opaque(c, dst->ins, dst->n_ins);
 	map_opaque(c, dst->outs, dst->n_outs);
 }
@@ -507,7 +511,7 @@ static void clone_inst(lk_ctx *x, lk_core *c, lm_inst *dst,
 ** spare[b]: extra instruction slots to allocate for block b (or NULL);
 ** head: zeroed slots before block 0's instructions (counted in n_insts).
 */
-static void clone_blocks_spare(lk_ctx *x, lk_core *c, lm_block *dst,
+static void clone_blocks_spare(lk_copier *cp, lk_core *c, lm_block *dst,
 			       const lm_block *src, int nb, const int *spare,
 			       int head)
 {
@@ -525,23 +529,25 @@ static void clone_blocks_spare(lk_ctx *x, lk_core *c, lm_block *dst,
 		if (h)
 			memset(db->insts, 0, (size_t)h * sizeof *db->insts);
 		for (int i = 0; i < sb->n_insts; i++)
-			clone_inst(x, c, &db->insts[h + i], &sb->insts[i]);
-		x->rep->n_input_insts += sb->n_insts;
+			clone_inst(cp, c, &db->insts[h + i], &sb->insts[i]);
+		cp->n_insts += sb->n_insts;
 	}
 }
 
-static void clone_blocks(lk_ctx *x, lk_core *c, lm_block *dst,
+static void clone_blocks(lk_copier *cp, lk_core *c, lm_block *dst,
 			 const lm_block *src, int nb)
 {
-	clone_blocks_spare(x, c, dst, src, nb, NULL, 0);
+	clone_blocks_spare(cp, c, dst, src, nb, NULL, 0);
 }
 
 /*
 ** The seed's copyInstrs2BB: clone every block and instruction of src into
 ** dst, each instruction's references rewritten through core ci's maps.
 */
-int copy_instrs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
+int copy_instrs(lk_copier *cp, int ci, lm_function *dst,
+		const lm_function *src)
 {
+	lk_ctx *x = cp->x;
 	lk_core *c = &x->cores[ci];
 	int nb = src->n_blocks, *spare = NULL, head = 0;
 	dst->n_blocks = nb;
@@ -558,7 +564,7 @@ int copy_instrs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 	} else if (dst == &x->out->functions[c->first_func]) {
 		c->sqi_gap = 0; /* no block: step 3b makes one */
 	}
-	clone_blocks_spare(x, c, dst->blocks, src->blocks, nb, spare, head);
+	clone_blocks_spare(cp, c, dst->blocks, src->blocks, nb, spare, head);
 	if (spare) {
 		c->slack[0] = dst->blocks[0].insts;
 		c->slack_cap[0] = dst->blocks[0].n_insts + spare[0];
@@ -567,6 +573,75 @@ int copy_instrs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 		free(spare);
 	}
 	return 0;
+}
+
+/* A copy worker: takes the next core not taken yet, clones it, repeats. */
+static void *copier_main(void *arg)
+{
+	lk_copier *cp = arg;
+	lk_ctx *x = cp->x;
+	int ci;
+	while ((ci = atomic_fetch_add(cp->next_core, 1)) < x->n) {
+		lk_core *c = &x->cores[ci];
+		for (int f = 0; f < c->n_funcs; f++)
+			copy_instrs(cp, ci, &x->out->functions[c->first_func + f],
+				    &c->src->functions[f]);
+	}
+	return NULL;
+}
+
+/* Workers for copy_all_instrs: opts->threads, else one per online CPU;
+** never more than cores to clone or LK_MAX_THREADS. */
+static int copy_workers(const lk_ctx *x)
+{
+	long n = x->opts->threads;
+	if (n <= 0) {
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+		if (n < 1)
+			n = 1;
+	}
+	if (n > x->n)
+		n = x->n;
+	return n > LK_MAX_THREADS ? LK_MAX_THREADS : (int)n;
+}
+
+/*
+** Clone every core's instructions (copy_instrs), the cores in parallel:
+** each core is cloned by one worker with its own scratch and pool, and
+** only reads what is shared (the census, the sources, the maps). The
+** result does not depend on the number of workers.
+*/
+static void copy_all_instrs(lk_ctx *x)
+{
+	lk_copier cps[LK_MAX_THREADS];
+	pthread_t th[LK_MAX_THREADS];
+	int started[LK_MAX_THREADS] = { 0 };
+	int nw = copy_workers(x);
+	atomic_int next;
+	atomic_init(&next, 0);
+	memset(cps, 0, sizeof cps);
+	for (int t = 0; t < nw; t++) {
+		cps[t].x = x;
+		cps[t].next_core = &next;
+	}
+	for (int t = 1; t < nw; t++)
+		started[t] = pthread_create(&th[t], NULL, copier_main,
+					    &cps[t]) == 0;
+	copier_main(&cps[0]); /* also takes the cores of a worker that
+				 could not start */
+	for (int t = 1; t < nw; t++)
+		if (started[t])
+			pthread_join(th[t], NULL);
+	for (int t = 0; t < nw; t++) {
+		lk_copier *cp = &cps[t];
+		x->rep->n_input_insts += (int)cp->n_insts;
+		free(cp->s_args);
+		free(cp->s_strs);
+		free(cp->s_kvs);
+		free(cp->s_names);
+		lm_pool_done(&cp->pool);
+	}
+	x->rep->copy_workers = nw;
 }
 
 /*
@@ -629,12 +704,8 @@ int copy_modules_as_functions(lk_ctx *x)
 	}
 	if (do_allocs)
 		rc = resolve_remote_targets(x);
-	for (int ci = 0; ci < x->n && rc == 0; ci++) {
-		lk_core *c = &x->cores[ci];
-		for (int f = 0; f < c->n_funcs; f++)
-			copy_instrs(x, ci, &x->out->functions[c->first_func + f],
-				    &c->src->functions[f]);
-	}
+	if (rc == 0)
+		copy_all_instrs(x);
 	x->census = NULL;
 	census_free(&cs);
 	if (rc)

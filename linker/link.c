@@ -546,11 +546,7 @@ done:
 	free(x.decls);
 	free(x.merges);
 	lm_strmap_free(&x.merged);
-	free(x.s_args);
-	free(x.s_strs);
-	free(x.s_kvs);
-	lm_pool_done(&x.pool);
-	free(x.s_names);
+
 	if (rep == &local)
 		lk_report_free(&local);
 	return rc;

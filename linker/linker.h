@@ -64,6 +64,9 @@ typedef struct lk_options {
 				 input: skip it here (else every input is
 				 verified first; a bad input is undefined
 				 behaviour with this set) */
+	int threads;          /* workers cloning the cores: 0 = one per
+				 online CPU (at most 8), 1 = no threads;
+				 the result is the same */
 } lk_options;
 
 /* One tensor-map entry (SPEC 4 step 6). */
@@ -130,6 +133,7 @@ typedef struct lk_report {
 	lk_artifact *artifacts;
 	lk_mmt_report mmt;
 
+	int copy_workers;     /* threads that cloned the cores */
 	/* wall-clock seconds per step; [LK_N_STEPS]: checking the inputs */
 	double seconds[LK_N_STEPS + 1];
 } lk_report;

@@ -97,14 +97,26 @@ typedef struct lk_ctx {
 	struct census *census; /* during copy_modules_as_functions */
 	/* link-dir plan per core: source `file` string -> link-dir path */
 	lm_strmap *file_maps;
-	/* scratch of copy_instrs (shallow remapped operands) */
+} lk_ctx;
+
+/*
+** One worker of copy_instrs (the cores are cloned in parallel, each core
+** by one worker): its scratch (shallow remapped operands, renamed names),
+** its pool for the packed instructions, its count.
+*/
+typedef struct lk_copier {
+	lk_ctx *x;
 	lm_arg *s_args;
 	char **s_strs;
 	lm_kv *s_kvs;
 	char *s_names;
-	lm_pool pool;        /* packed instructions of the linked module */
 	int cap_args, cap_strs_s, cap_kvs, cap_names;
-} lk_ctx;
+	lm_pool pool;
+	long n_insts;        /* instructions cloned */
+	_Atomic int *next_core; /* shared: the next core index to clone */
+} lk_copier;
+
+#define LK_MAX_THREADS 8
 
 /* A ctx-owned copy of a formatted string (freed with the context). */
 char *lk_str(lk_ctx *x, const char *fmt, ...) LM_PRINTF(2, 3);
@@ -128,7 +140,8 @@ int lk_function_core(const lk_ctx *x, const lm_function *f);
 int copy_modules_as_functions(lk_ctx *x);
 int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src);
 int resolve_remote_targets(lk_ctx *x);
-int copy_instrs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src);
+int copy_instrs(lk_copier *cp, int ci, lm_function *dst,
+		const lm_function *src);
 int run_function_passes(lk_ctx *x);
 int fpass_insert_returns(lk_ctx *x);
 int fpass_insert_switch_queue_instances(lk_ctx *x);

@@ -1257,6 +1257,48 @@ static void free_mods(lm_module **mods, int n)
 	free(mods);
 }
 
+/* The cores are cloned by parallel workers: 1, 2, 3 or 8 of them give the
+** same module, byte for byte (examples/mlp4: 4 cores). */
+START_TEST(test_threads_same_result)
+{
+	char *src = tu_srcpath("examples/mlp4");
+	lm_module **mods;
+	char *ref = NULL;
+	int n = load_dir(src, &mods);
+	ck_assert_int_eq(n, 4);
+	for (int t = 1; t <= 8; t++) {
+		lk_options o;
+		lk_report rep;
+		lm_module *out = NULL;
+		lm_error e;
+		char *txt;
+		size_t len;
+		if (t > 3 && t < 8)
+			continue;
+		memset(&o, 0, sizeof o);
+		o.threads = t;
+		ck_assert_msg(lk_link(mods, n, &o, &out, &rep, &e) == 0, "%s",
+			      e.msg);
+		ck_assert_int_eq(rep.copy_workers, t < n ? t : n);
+		ck_assert_int_eq(lm_module_to_json(out, 0, &txt, &len, &e), 0);
+		if (!ref)
+			ref = txt;
+		else {
+			ck_assert_msg(strcmp(ref, txt) == 0, "%d workers differ",
+				      t);
+			free(txt);
+		}
+		lm_module_free(out);
+		lk_report_free(&rep);
+	}
+	free(ref);
+	for (int i = 0; i < n; i++)
+		lm_module_free(mods[i]);
+	free(mods);
+	free(src);
+}
+END_TEST
+
 START_TEST(test_handoff2)
 {
 	char *src = tu_srcpath("examples/handoff2");
@@ -1671,6 +1713,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_mmt);
 	tcase_add_test(tc, test_single_core);
 	tcase_add_test(tc, test_handoff2);
+	tcase_add_test(tc, test_threads_same_result);
 	tcase_add_test(tc, test_skip_each_step);
 	tcase_add_test(tc, test_dry_run_and_log);
 	tcase_add_test(tc, test_parse_skip);
