@@ -590,13 +590,21 @@ static void *copier_main(void *arg)
 	return NULL;
 }
 
-/* Workers for copy_all_instrs: opts->threads, else one per online CPU;
-** never more than cores to clone or LK_MAX_THREADS. */
+/* Workers for copy_all_instrs: opts->threads, else one per online CPU
+** (one for small links, where a thread costs more than it saves); never
+** more than cores to clone or LK_MAX_THREADS. */
 static int copy_workers(const lk_ctx *x)
 {
 	long n = x->opts->threads;
 	if (n <= 0) {
-		n = sysconf(_SC_NPROCESSORS_ONLN);
+		long insts = 0;
+		for (int ci = 0; ci < x->n; ci++)
+			for (int f = 0; f < x->cores[ci].src->n_functions; f++)
+				for (int b = 0; b < x->cores[ci].src->functions[f]
+					     .n_blocks; b++)
+					insts += x->cores[ci].src->functions[f]
+						.blocks[b].n_insts;
+		n = insts < 16384 ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
 		if (n < 1)
 			n = 1;
 	}

@@ -65,8 +65,9 @@ typedef struct lk_options {
 				 verified first; a bad input is undefined
 				 behaviour with this set) */
 	int threads;          /* workers cloning the cores: 0 = one per
-				 online CPU (at most 8), 1 = no threads;
-				 the result is the same */
+				 online CPU (at most 8; one under 16k
+				 instructions), 1 = no threads; the result
+				 is the same */
 } lk_options;
 
 /* One tensor-map entry (SPEC 4 step 6). */
