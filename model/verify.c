@@ -579,7 +579,6 @@ static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 		size_t w = wpush_named(v, "block", bl->name, b);
 		for (int i = 0; i < bl->n_insts; i++) {
 			const lm_inst *in = &bl->insts[i];
-			void *prev;
 			if (in->op == LM_OP_LOOP) {
 				size_t w2 = wpush_named(v, "loop", in->name, i);
 				int rc = collect_names(v, f, in->blocks,
@@ -593,12 +592,10 @@ static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 			if (!in->name || !*in->name)
 				return fail(v, "instruction without a name");
 			void **slot = lm_strmap_ref(&v->insts, in->name);
-			if (*slot) {
-				prev = (void *)v->inst_at[(intptr_t)*slot - 1];
+			if (*slot)
 				return fail(v, "duplicate instruction name '%s' "
 					    "(also in function '%s')", in->name,
-					    fname((const lm_function *)prev));
-			}
+					    fname(v->inst_at[(intptr_t)*slot - 1]));
 			lm_grow(&v->inst_at, &v->cap_inst_at, v->n_inst_at + 1,
 				sizeof *v->inst_at);
 			v->inst_at[v->n_inst_at++] = f;
