@@ -131,11 +131,10 @@ int cmd_link(int argc, char **argv)
 	if (rc)
 		goto done;
 	mods = lm_xcalloc((size_t)n, sizeof *mods);
-	for (int i = 0; i < n && !rc; i++)
-		if (lm_module_load(&mods[i], paths[i], &err) != 0)
-			rc = cli_report(&err);
-	if (rc)
+	if (lm_modules_load(paths, n, mods, &err) != 0) {
+		rc = cli_report(&err);
 		goto done;
+	}
 	opts.out_dir = od;
 	opts.log = verbose ? &log : NULL;
 	rc = lk_link(mods, n, &opts, &out, &rep, &err);

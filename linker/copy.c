@@ -8,6 +8,7 @@
 */
 #include "common.h"
 #include "lk_int.h"
+#include "json_int.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -627,6 +628,7 @@ static void copy_all_instrs(lk_ctx *x)
 	int nw = copy_workers(x);
 	atomic_int next;
 	atomic_init(&next, 0);
+	lm_json_hooks(); /* cJSON's hooks fixed before any worker uses cJSON */
 	memset(cps, 0, sizeof cps);
 	for (int t = 0; t < nw; t++) {
 		cps[t].x = x;

@@ -8,6 +8,9 @@
 #include <cjson/cJSON.h>
 #include "module.h"
 
+/* Install lncsim's cJSON allocation hooks (once; thread-safe). They send a
+** parsing thread's allocations to its arena and the rest to malloc. */
+void lm_json_hooks(void);
 /* Build the JSON tree of a module (documented form, every number exact);
 ** caller deletes. NULL when nested deeper than cJSON parses (1000). */
 cJSON *lm_module_to_cjson(const lm_module *m);

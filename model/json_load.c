@@ -15,19 +15,25 @@
 #include "json_int.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_EXACT_INT 9007199254740992.0 /* 2^53 */
 
 /*
 ** The parse arena. cJSON allocates one block per node and per string; for a
 ** large module malloc + free of those blocks cost more than the parse. While
-** lm_module_parse runs cJSON, its hooks point at this bump allocator; the
-** tree is then read (every string and carried object copied out with the
-** normal allocator) and the arena dropped whole. cJSON's hooks are global,
-** so module parsing is not thread-safe (lncsim parallelizes by process).
+** lm_module_parse runs cJSON, cJSON's allocations in that thread come from
+** this bump allocator; the tree is then read (every string and carried
+** object copied out with the normal allocator) and the arena dropped whole.
+** cJSON's hooks are global, so they are installed once and for all
+** (lm_json_hooks): they use the calling thread's arena while it parses and
+** malloc / free otherwise, so modules may be parsed in several threads.
 */
 typedef struct arena_chunk {
 	struct arena_chunk *next;
@@ -35,7 +41,8 @@ typedef struct arena_chunk {
 	max_align_t data[];
 } arena_chunk;
 
-static arena_chunk *arena_head;
+static _Thread_local arena_chunk *arena_head;
+static _Thread_local int arena_on; /* this thread is parsing a module */
 
 static void *arena_malloc(size_t n)
 {
@@ -53,9 +60,27 @@ static void *arena_malloc(size_t n)
 	return p;
 }
 
-static void arena_free(void *p)
+static void *hook_malloc(size_t n)
 {
-	(void)p;
+	return arena_on ? arena_malloc(n) : malloc(n);
+}
+
+static void hook_free(void *p)
+{
+	if (!arena_on) /* arena blocks go with the arena */
+		free(p);
+}
+
+static void install_hooks(void)
+{
+	cJSON_Hooks hooks = { hook_malloc, hook_free };
+	cJSON_InitHooks(&hooks);
+}
+
+void lm_json_hooks(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, install_hooks);
 }
 
 static void arena_release(void)
@@ -1210,10 +1235,10 @@ int lm_module_parse(lm_module **out, const char *text, size_t len,
 	*out = NULL;
 	if (len == 0)
 		return lm_err(err, path, "", "empty file");
-	cJSON_Hooks hooks = { arena_malloc, arena_free };
-	cJSON_InitHooks(&hooks);
+	lm_json_hooks();
+	arena_on = 1;
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-	cJSON_InitHooks(NULL);
+	arena_on = 0;
 	if (!root) {
 		arena_release();
 		/* report line and column of the parse failure */
@@ -1255,5 +1280,77 @@ int lm_module_load(lm_module **out, const char *path, lm_error *err)
 		return LM_EINPUT;
 	int rc = lm_module_parse(out, text, len, path, err);
 	free(text);
+	return rc;
+}
+
+/* ---- several files at once ------------------------------------------------ */
+
+typedef struct loader {
+	char *const *paths;
+	int n;
+	lm_module **mods;
+	lm_error *errs;
+	int *rcs;
+	atomic_int next;
+} loader;
+
+static void *loader_main(void *arg)
+{
+	loader *l = arg;
+	int i;
+	while ((i = atomic_fetch_add(&l->next, 1)) < l->n)
+		l->rcs[i] = lm_module_load(&l->mods[i], l->paths[i], &l->errs[i]);
+	return NULL;
+}
+
+int lm_modules_load(char *const *paths, int n, lm_module **mods, lm_error *err)
+{
+	enum { MAX_THREADS = 8 };
+	pthread_t th[MAX_THREADS];
+	int started[MAX_THREADS] = { 0 };
+	loader l;
+	long nt = sysconf(_SC_NPROCESSORS_ONLN);
+	off_t bytes = 0;
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		mods[i] = NULL;
+		if (stat(paths[i], &st) == 0)
+			bytes += st.st_size;
+	}
+	/* threads only pay for themselves on big inputs */
+	if (bytes < ((off_t)8 << 20) || nt < 2)
+		nt = 1;
+	if (nt > n)
+		nt = n;
+	if (nt > MAX_THREADS)
+		nt = MAX_THREADS;
+	l.paths = paths;
+	l.n = n;
+	l.mods = mods;
+	l.errs = lm_xcalloc((size_t)n + 1, sizeof *l.errs);
+	l.rcs = lm_xcalloc((size_t)n + 1, sizeof *l.rcs);
+	atomic_init(&l.next, 0);
+	lm_json_hooks(); /* before any thread parses */
+	for (int t = 1; t < nt; t++)
+		started[t] = pthread_create(&th[t], NULL, loader_main, &l) == 0;
+	loader_main(&l);
+	for (int t = 1; t < nt; t++)
+		if (started[t])
+			pthread_join(th[t], NULL);
+	/* the first failure in path order, as a loop would report it */
+	for (int i = 0; i < n && !rc; i++)
+		if (l.rcs[i]) {
+			rc = l.rcs[i];
+			if (err)
+				*err = l.errs[i];
+		}
+	if (rc)
+		for (int i = 0; i < n; i++) {
+			lm_module_free(mods[i]);
+			mods[i] = NULL;
+		}
+	free(l.errs);
+	free(l.rcs);
 	return rc;
 }

@@ -352,6 +352,11 @@ int lm_module_parse(lm_module **out, const char *text, size_t len,
 		    const char *path, lm_error *err);
 /* Read and parse a file. */
 int lm_module_load(lm_module **out, const char *path, lm_error *err);
+/* Load n files into mods[0..n) (in parallel threads when they are big).
+** On failure every mods[i] is NULL and err holds the first failure in
+** path order (what loading them one by one would report). */
+int lm_modules_load(char *const *paths, int n, lm_module **mods,
+		    lm_error *err);
 void lm_module_free(lm_module *m);
 
 /* Serialize; caller frees *out_text. pretty: indented (else compact). */

@@ -740,6 +740,60 @@ START_TEST(test_strmap)
 }
 END_TEST
 
+/* Several big files load in parallel threads: the same modules as one by
+** one; a bad file gives the error loading it alone gives, nothing kept. */
+START_TEST(test_load_many)
+{
+	char *src = tu_srcpath("examples/handoff2/nc0/sg0/def.json");
+	char *dir = tu_tmpdir("loadmany");
+	char *text = tu_read(src);
+	char *paths[4];
+	lm_module *mods[4], *one;
+	lm_error err, err1;
+	lm_buf b = LM_BUF_INIT;
+	char where[256];
+	/* a 9 MB module: the original with a long carried key */
+	char *brace = strchr(text, '{');
+	ck_assert_ptr_nonnull(brace);
+	lm_buf_puts(&b, "{\"x_pad\": \"");
+	for (int i = 0; i < 9 << 20; i += 64)
+		lm_buf_puts(&b, "0123456789abcdef0123456789abcdef0123456789abcdef"
+			    "0123456789abcdef");
+	lm_buf_puts(&b, "\",");
+	lm_buf_puts(&b, brace + 1);
+	for (int i = 0; i < 4; i++)
+		paths[i] = lm_xasprintf("%s/m%d.json", dir, i);
+	ck_assert_int_eq(lm_write_file_atomic(paths[0], b.ptr, b.size, &err), 0);
+	ck_assert_int_eq(lm_write_file_atomic(paths[1], b.ptr, b.size, &err), 0);
+	ck_assert_int_eq(lm_write_file_atomic(paths[2], b.ptr, b.size / 2, &err),
+			 0); /* truncated */
+	ck_assert_int_eq(lm_write_file_atomic(paths[3], b.ptr, b.size, &err), 0);
+
+	char *good[3] = { paths[0], paths[1], paths[3] };
+	ck_assert_msg(lm_modules_load(good, 3, mods, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_msg(lm_module_load(&one, good[i], &err) == 0, "%s",
+			      err.msg);
+		ck_assert_msg(lm_module_compare(one, mods[i], where,
+						sizeof where) == 0, "%s", where);
+		ck_assert_ptr_nonnull(cJSON_GetObjectItem(mods[i]->extra, "x_pad"));
+		lm_module_free(one);
+		lm_module_free(mods[i]);
+	}
+	ck_assert_int_ne(lm_modules_load(paths, 4, mods, &err), 0);
+	ck_assert_int_ne(lm_module_load(&one, paths[2], &err1), 0);
+	ck_assert_str_eq(err.msg, err1.msg);
+	for (int i = 0; i < 4; i++)
+		ck_assert_ptr_null(mods[i]);
+	for (int i = 0; i < 4; i++)
+		free(paths[i]);
+	lm_buf_free(&b);
+	free(text);
+	free(src);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_expand_dir)
 {
 	char *p = tu_srcpath("examples/handoff2");
@@ -806,6 +860,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_packed_copy);
 	tcase_add_test(tc, test_pool);
 	tcase_add_test(tc, test_strmap);
+	tcase_add_test(tc, test_load_many);
 	tcase_add_test(tc, test_expand_dir);
 	tcase_add_test(tc, test_display_name);
 	suite_add_tcase(s, tc);
