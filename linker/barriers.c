@@ -204,18 +204,9 @@ int check_barrier_order(lk_ctx *x)
 			continue;
 		seqs[ci].active = lm_xcalloc((size_t)x->cores[ci].n_funcs + 1, 1);
 		seqs[ci].nobar = lm_xcalloc((size_t)x->cores[ci].n_funcs + 1, 1);
-		seqs[ci].max_visits = VISIT_MIN;
-		{
-			long n = 0;
-			for (int k = 0; k < x->cores[ci].n_funcs; k++) {
-				const lm_function *g = &x->out->functions[
-					x->cores[ci].first_func + k];
-				for (int b = 0; b < g->n_blocks; b++)
-					n += g->blocks[b].n_insts;
-			}
-			if (16 * n > seqs[ci].max_visits)
-				seqs[ci].max_visits = 16 * n;
-		}
+		seqs[ci].max_visits = 16 * lk_top_insts(f, x->cores[ci].n_funcs);
+		if (seqs[ci].max_visits < VISIT_MIN)
+			seqs[ci].max_visits = VISIT_MIN;
 		seqs[ci].active[0] = 1; /* nc<c> itself */
 		seq_blocks(x, ci, f->blocks, f->n_blocks, &seqs[ci], 0);
 		if (seqs[ci].truncated)

@@ -92,18 +92,13 @@ static void take_census(lk_ctx *x, census *cs, int do_allocs)
 		/* the biggest core's top-level instruction count: per-core
 		   modules mostly use the same names, and an oversized table
 		   costs a cache miss per probe */
-		size_t most = 0;
+		long most = 0;
 		for (int ci = 0; ci < x->n; ci++) {
-			size_t n = 0;
-			for (int f = 0; f < x->cores[ci].src->n_functions; f++) {
-				const lm_function *fn =
-					&x->cores[ci].src->functions[f];
-				for (int b = 0; b < fn->n_blocks; b++)
-					n += (size_t)fn->blocks[b].n_insts;
-			}
+			long n = lk_top_insts(x->cores[ci].src->functions,
+					      x->cores[ci].src->n_functions);
 			most = n > most ? n : most;
 		}
-		lm_strmap_reserve(&cs->insts, most);
+		lm_strmap_reserve(&cs->insts, (size_t)most);
 	}
 	cs->masks = NULL;
 	cs->n_masks = cs->cap_masks = 0;
@@ -600,11 +595,8 @@ static int copy_workers(const lk_ctx *x)
 	if (n <= 0) {
 		long insts = 0;
 		for (int ci = 0; ci < x->n; ci++)
-			for (int f = 0; f < x->cores[ci].src->n_functions; f++)
-				for (int b = 0; b < x->cores[ci].src->functions[f]
-					     .n_blocks; b++)
-					insts += x->cores[ci].src->functions[f]
-						.blocks[b].n_insts;
+			insts += lk_top_insts(x->cores[ci].src->functions,
+					      x->cores[ci].src->n_functions);
 		n = insts < 16384 ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
 		if (n < 1)
 			n = 1;

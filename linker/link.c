@@ -435,6 +435,15 @@ static int verify_linked(lk_ctx *x)
 	return 0;
 }
 
+long lk_top_insts(const lm_function *fs, int n)
+{
+	long k = 0;
+	for (int f = 0; f < n; f++)
+		for (int b = 0; b < fs[f].n_blocks; b++)
+			k += fs[f].blocks[b].n_insts;
+	return k;
+}
+
 static int count_insts(const lm_block *bs, int nb)
 {
 	int n = 0;

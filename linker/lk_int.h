@@ -162,6 +162,10 @@ typedef void (*lk_inst_fn)(lk_ctx *x, int ci, lm_inst *in, void *arg);
 void lk_walk_blocks(lk_ctx *x, int ci, lm_block *bs, int nb, lk_inst_fn fn,
 		    void *arg);
 
+/* Top-level instructions of n functions (Loop bodies not counted): a
+** cheap size for sizing tables and budgets. */
+long lk_top_insts(const lm_function *fs, int n);
+
 /* Is s a safe relative path (not absolute, no ".." component)? */
 int lk_path_is_safe(const char *s);
 
