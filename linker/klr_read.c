@@ -16,11 +16,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Deepest value nesting accepted (a real kernel stays far below). */
 #define MAX_DEPTH 96
 /* Longest string accepted (the generated C++ reader stops at 64 KiB). */
 #define MAX_STRING 65536
+/*
+** Largest KLR file read: 64 MiB. A KLR file is the instruction tree of one
+** kernel, no tensor data (real kernels are kilobytes to a few MB), and
+** every CBOR item decodes into a value of ~50 bytes: 64 MiB can already
+** cost gigabytes decoded.
+*/
+#define MAX_FILE ((int64_t)64 << 20)
+/* Bytes holding the longest header d9 d9 f7 + array head + 3 integers. */
+#define HEAD_BYTES 64
 
 typedef struct rd {
 	const uint8_t *p;
@@ -459,25 +470,55 @@ fail:
 	return rc;
 }
 
-/* Read and decode a .klr file. */
+/*
+** Read and decode a .klr file. Only a regular file is opened (a FIFO or a
+** device is refused at once), of at most MAX_FILE bytes (from its size,
+** before reading), and its first bytes must be a KLR header with the
+** right version before the rest is read.
+*/
 int lk_klr_read(lk_klr_file *out, const char *path, lm_error *err)
 {
-	char *data = NULL;
-	size_t n = 0;
-	FILE *fp;
-	lm_error e2;
-	int rc;
+	uint8_t *data = NULL;
+	int64_t size;
+	size_t head;
+	struct stat st;
+	int fd = -1, rc;
+	rd r;
 
 	memset(out, 0, sizeof *out);
-	fp = fopen(path, "rb");
-	if (!fp)
+	/* stat first: the bir_linker message for a file that is not there */
+	if (stat(path, &st) != 0)
 		return lm_err(err, path, "", "fail to locate KLIR artifact (%s)",
 			      strerror(errno));
-	fclose(fp);
-	if (lm_read_file(path, &data, &n, &e2) != 0)
-		return lm_err(err, path, "", "fail to locate KLIR artifact "
-			      "(cannot read it)");
-	rc = lk_klr_decode_file(out, (const uint8_t *)data, n, path, err);
+	if ((rc = lm_open_regular(path, &fd, &size, err)) != 0)
+		return rc;
+	if (size > MAX_FILE) {
+		close(fd);
+		return lm_err(err, path, "", "KLR file too large: %lld bytes "
+			      "(at most %lld)", (long long)size,
+			      (long long)MAX_FILE);
+	}
+	data = lm_xmalloc((size_t)size + 1);
+	head = (size_t)size < HEAD_BYTES ? (size_t)size : HEAD_BYTES;
+	if ((rc = lm_read_full(fd, data, head, path, err)) != 0)
+		goto done;
+	/* the header alone: it fits in HEAD_BYTES, so its errors are the
+	 * ones a decode of the whole file would give */
+	memset(&r, 0, sizeof r);
+	r.p = data;
+	r.n = head;
+	r.path = path;
+	r.err = err;
+	if ((rc = read_header(&r, out)) != 0)
+		goto done;
+	if ((rc = lm_read_full(fd, data + head, (size_t)size - head, path,
+			       err)) != 0)
+		goto done;
+	rc = lk_klr_decode_file(out, data, (size_t)size, path, err);
+done:
+	if (rc)
+		memset(out, 0, sizeof *out);
+	close(fd);
 	free(data);
 	return rc;
 }

@@ -475,34 +475,123 @@ int lm_strmap_next(const lm_strmap *m, size_t *pos, const char **key,
 
 /* ---- files ----------------------------------------------------------- */
 
-int lm_read_file(const char *path, char **out, size_t *out_len, lm_error *err)
+/* What a non-regular file is, for messages. */
+static const char *file_kind(mode_t m)
 {
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a file";
+}
+
+int lm_open_regular(const char *path, int *fd, int64_t *size, lm_error *err)
+{
+	struct stat st;
+	int f, fl;
+
+	*fd = -1;
+	*size = 0;
+	do
+		f = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	while (f < 0 && errno == EINTR);
+	if (f < 0)
+		return lm_err(err, path, "", "cannot open: %s", strerror(errno));
+	if (fstat(f, &st) != 0) {
+		int e = errno;
+		close(f);
+		return lm_err(err, path, "", "cannot open: %s", strerror(e));
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(f);
+		return lm_err(err, path, "", "is a directory");
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(f);
+		return lm_err(err, path, "", "not a regular file (%s)",
+			      file_kind(st.st_mode));
+	}
+	fl = fcntl(f, F_GETFL);
+	if (fl < 0 || fcntl(f, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+		int e = errno;
+		close(f);
+		return lm_err(err, path, "", "cannot open: %s", strerror(e));
+	}
+	*fd = f;
+	*size = (int64_t)st.st_size;
+	return 0;
+}
+
+int lm_read_full(int fd, void *buf, size_t n, const char *path,
+		 lm_error *err)
+{
+	char *p = buf;
+	while (n) {
+		/* at most 1 GiB per call: Linux returns at most ~2 GiB */
+		size_t want = n < ((size_t)1 << 30) ? n : (size_t)1 << 30;
+		ssize_t k = read(fd, p, want);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return lm_err(err, path, "", "read error: %s",
+				      strerror(errno));
+		if (k == 0)
+			return lm_err(err, path, "", "file shrank while being "
+				      "read");
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int lm_read_file_max(const char *path, int64_t max, char **out,
+		     size_t *out_len, lm_error *err)
+{
+	int64_t size;
+	int fd, rc;
+	char *buf, extra;
+	ssize_t k;
+
 	*out = NULL;
 	if (out_len)
 		*out_len = 0;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return lm_err(err, path, "", "cannot open: %s", strerror(errno));
-	struct stat st;
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(f);
-		return lm_err(err, path, "", "is a directory");
+	if ((rc = lm_open_regular(path, &fd, &size, err)) != 0)
+		return rc;
+	if (size > max || (uint64_t)size >= SIZE_MAX) {
+		close(fd);
+		return lm_err(err, path, "", "file too large: %lld bytes (at "
+			      "most %lld)", (long long)size, (long long)max);
 	}
-	lm_buf b = LM_BUF_INIT;
-	char tmp[65536];
-	size_t k;
-	while ((k = fread(tmp, 1, sizeof tmp, f)) > 0)
-		lm_buf_put(&b, tmp, k);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		lm_buf_free(&b);
-		return lm_err(err, path, "", "read error");
+	buf = lm_xmalloc((size_t)size + 1);
+	rc = lm_read_full(fd, buf, (size_t)size, path, err);
+	/* a file that grew since fstat: refuse rather than read on */
+	while (!rc && (k = read(fd, &extra, 1)) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		rc = k < 0 ? lm_err(err, path, "", "read error: %s",
+				    strerror(errno))
+			   : lm_err(err, path, "", "file grew while being "
+				    "read");
 	}
+	close(fd);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	buf[size] = 0;
 	if (out_len)
-		*out_len = b.size;
-	*out = lm_buf_detach(&b);
+		*out_len = (size_t)size;
+	*out = buf;
 	return 0;
+}
+
+int lm_read_file(const char *path, char **out, size_t *out_len, lm_error *err)
+{
+	return lm_read_file_max(path, LM_READ_MAX, out, out_len, err);
 }
 
 int lm_write_file_atomic(const char *path, const void *data, size_t len,

@@ -156,7 +156,38 @@ uint64_t lm_hash_str(const char *s);
 
 /* ---- files ------------------------------------------------------------- */
 
-/* Read a whole file. Returns 0, or fills err ("FILE: cannot read: ..."). */
+/*
+** Largest file lm_read_file reads: 2 GiB. It bounds module JSON (the
+** biggest linked modules are a few hundred MB; cJSON's tree of a 2 GiB
+** text is already several times that in memory), tensor maps, manifests
+** and the files the linker copies. A bigger file is refused by its size
+** before a byte is read.
+*/
+#define LM_READ_MAX ((int64_t)2 << 30)
+
+/*
+** Open path for reading, refusing everything but a regular file: a FIFO,
+** a character device such as /dev/zero (endless), a socket, a directory.
+** The open is non-blocking (a FIFO without a writer cannot hang it); the
+** descriptor is blocking again on return. Returns 0 with *fd open and
+** *size the file's size in bytes, or fills err: "FILE: cannot open:
+** why", "FILE: is a directory", "FILE: not a regular file (a FIFO)".
+*/
+int lm_open_regular(const char *path, int *fd, int64_t *size, lm_error *err);
+/*
+** Read exactly n bytes from fd into buf. Returns 0, or fills err
+** ("FILE: read error: why", "FILE: file shrank while being read").
+*/
+int lm_read_full(int fd, void *buf, size_t n, const char *path,
+		 lm_error *err);
+/*
+** Read a whole regular file of at most max bytes (lm_open_regular's
+** refusals; "FILE: file too large: N bytes (at most MAX)" from its size,
+** before reading). *out is NUL terminated; caller frees.
+*/
+int lm_read_file_max(const char *path, int64_t max, char **out,
+		     size_t *out_len, lm_error *err);
+/* lm_read_file_max with LM_READ_MAX. */
 int lm_read_file(const char *path, char **out, size_t *out_len, lm_error *err);
 /* Write atomically (temp file beside path + rename). */
 int lm_write_file_atomic(const char *path, const void *data, size_t len,

@@ -19,9 +19,11 @@
 #include "common.h"
 #include "npy.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "npy.c assumes a little-endian host"
@@ -32,6 +34,12 @@
 #define NPY_ALIGN 64
 /* Largest payload accepted or written: 16 GiB. */
 #define NPY_MAX_BYTES ((int64_t)1 << 34)
+/*
+** Longest header accepted: 10000 bytes, NumPy's own default
+** (np.load refuses a longer one unless given max_header_size). A header
+** of the dtypes and at most 16 dimensions read here is under 600 bytes.
+*/
+#define NPY_MAX_HEADER 10000
 /* NumPy's GROWTH_AXIS_MAX_DIGITS: spare room for the first axis. */
 #define NPY_GROWTH_DIGITS 21
 
@@ -349,27 +357,32 @@ static int parse_dict(hscan *s, lm_npy *a)
 /* ---- reading ----------------------------------------------------------- */
 
 /*
-** Parse a whole .npy image (bytes, len). On success *out owns a copy of
-** the payload; on failure *out is empty and err says why.
+** Parse the prefix and header of a .npy image of total bytes, of which the
+** first avail are at b (avail covers the whole header whenever its length
+** is within NPY_MAX_HEADER). Fills a (no data) and *data_off, and checks
+** that the payload has exactly the bytes the shape needs, so a reader can
+** refuse a file before reading its payload.
 */
-int lm_npy_parse(const void *bytes, size_t len, const char *path, lm_npy *out,
-		 lm_error *err)
+static int parse_head(const unsigned char *b, size_t avail, uint64_t total,
+		      const char *path, lm_npy *a, size_t *data_off,
+		      lm_error *err)
 {
-	const unsigned char *b = bytes;
-	size_t prefix, hlen, data_len, need;
+	size_t prefix, hlen;
+	uint64_t data_len, need;
 	hscan s;
 	char sh[400];
 	int major, minor;
 
-	memset(out, 0, sizeof *out);
+	memset(a, 0, sizeof *a);
 	s.path = path;
 	s.err = err;
-	if (len == 0)
+	if (total == 0)
 		return HERR(&s, "truncated header (empty file)");
-	if (memcmp(b, NPY_MAGIC, len < NPY_MAGIC_LEN ? len : NPY_MAGIC_LEN))
+	if (memcmp(b, NPY_MAGIC, avail < NPY_MAGIC_LEN ? avail : NPY_MAGIC_LEN))
 		return HERR(&s, "bad magic (not a .npy file)");
-	if (len < NPY_MAGIC_LEN + 2)
-		return HERR(&s, "truncated header (file has %zu bytes)", len);
+	if (total < NPY_MAGIC_LEN + 2)
+		return HERR(&s, "truncated header (file has %llu bytes)",
+			    (unsigned long long)total);
 	major = b[6];
 	minor = b[7];
 	if (major == 1 && minor == 0) {
@@ -379,50 +392,115 @@ int lm_npy_parse(const void *bytes, size_t len, const char *path, lm_npy *out,
 	} else {
 		return HERR(&s, "unsupported version %d.%d", major, minor);
 	}
-	if (len < prefix)
-		return HERR(&s, "truncated header (file has %zu bytes)", len);
+	if (total < prefix)
+		return HERR(&s, "truncated header (file has %llu bytes)",
+			    (unsigned long long)total);
 	hlen = (size_t)b[8] | (size_t)b[9] << 8;
 	if (prefix == 12)
 		hlen |= (size_t)b[10] << 16 | (size_t)b[11] << 24;
-	if (hlen > len - prefix)
+	if (hlen > total - prefix)
 		return HERR(&s, "header length %zu beyond end of file "
-			    "(%zu bytes)", hlen, len);
+			    "(%llu bytes)", hlen, (unsigned long long)total);
+	if (hlen > NPY_MAX_HEADER)
+		return HERR(&s, "header length %zu exceeds the limit of %d "
+			    "bytes", hlen, NPY_MAX_HEADER);
+	if (prefix + hlen > avail) /* callers pass the whole header */
+		return lm_errc(err, LM_EINTERNAL, path, "npy header",
+			       "header not in the buffer");
 	s.p = (const char *)b + prefix;
 	s.end = s.p + hlen;
-	if (parse_dict(&s, out))
-		goto fail;
-
-	data_len = len - prefix - hlen;
-	need = (size_t)out->count * (size_t)out->elem_size;
-	if (data_len != need) {
-		format_shape(sh, sizeof sh, out->shape, out->ndim);
-		lm_err(err, path, "npy data", "data too %s: shape %s of '%s' "
-		       "needs %zu bytes, file has %zu",
-		       data_len < need ? "short" : "long", sh, out->descr,
-		       need, data_len);
-		goto fail;
+	if (parse_dict(&s, a)) {
+		memset(a, 0, sizeof *a);
+		return LM_EINPUT;
 	}
-	out->data = lm_xmalloc(need ? need : 1);
-	memcpy(out->data, b + prefix + hlen, need);
+	data_len = total - prefix - hlen;
+	need = (uint64_t)a->count * (uint64_t)a->elem_size;
+	if (data_len != need) {
+		format_shape(sh, sizeof sh, a->shape, a->ndim);
+		lm_err(err, path, "npy data", "data too %s: shape %s of '%s' "
+		       "needs %llu bytes, file has %llu",
+		       data_len < need ? "short" : "long", sh, a->descr,
+		       (unsigned long long)need, (unsigned long long)data_len);
+		memset(a, 0, sizeof *a);
+		return LM_EINPUT;
+	}
+	*data_off = prefix + hlen;
 	return 0;
+}
 
-fail:
+/*
+** Parse a whole .npy image (bytes, len). On success *out owns a copy of
+** the payload; on failure *out is empty and err says why.
+*/
+int lm_npy_parse(const void *bytes, size_t len, const char *path, lm_npy *out,
+		 lm_error *err)
+{
+	size_t off, need;
+	int rc = parse_head(bytes, len, len, path, out, &off, err);
+	if (rc)
+		return rc;
+	need = (size_t)out->count * (size_t)out->elem_size;
+	out->data = lm_xmalloc(need ? need : 1);
+	memcpy(out->data, (const unsigned char *)bytes + off, need);
+	return 0;
+}
+
+/*
+** Open path (a regular file only) and parse its header; *fd is left open
+** at the start of the payload. Reads at most the prefix and NPY_MAX_HEADER
+** bytes: a huge header or payload is refused from the file's size and the
+** header's word before it is read.
+*/
+static int open_head(const char *path, lm_npy *out, int *fd, lm_error *err)
+{
+	unsigned char head[12 + NPY_MAX_HEADER];
+	int64_t size;
+	size_t want, off;
+	int rc;
+
 	memset(out, 0, sizeof *out);
-	return LM_EINPUT;
+	if ((rc = lm_open_regular(path, fd, &size, err)) != 0)
+		return rc;
+	want = (uint64_t)size < sizeof head ? (size_t)size : sizeof head;
+	rc = lm_read_full(*fd, head, want, path, err);
+	if (!rc)
+		rc = parse_head(head, want, (uint64_t)size, path, out, &off,
+				err);
+	if (!rc && lseek(*fd, (off_t)off, SEEK_SET) != (off_t)off)
+		rc = lm_err(err, path, "", "cannot seek: %s", strerror(errno));
+	if (rc) {
+		close(*fd);
+		*fd = -1;
+		memset(out, 0, sizeof *out);
+	}
+	return rc;
+}
+
+/* The header of the file at path only (out->data stays NULL). */
+int lm_npy_read_header(const char *path, lm_npy *out, lm_error *err)
+{
+	int fd;
+	int rc = open_head(path, out, &fd, err);
+	if (!rc)
+		close(fd);
+	return rc;
 }
 
 /* Read and parse the file at path; see lm_npy_parse. */
 int lm_npy_read(const char *path, lm_npy *out, lm_error *err)
 {
-	char *buf;
-	size_t len;
-	int rc;
-
-	memset(out, 0, sizeof *out);
-	if (lm_read_file(path, &buf, &len, err))
-		return LM_EINPUT;
-	rc = lm_npy_parse(buf, len, path, out, err);
-	free(buf);
+	size_t need;
+	int fd;
+	int rc = open_head(path, out, &fd, err);
+	if (rc)
+		return rc;
+	need = (size_t)out->count * (size_t)out->elem_size;
+	out->data = lm_xmalloc(need ? need : 1);
+	lm_advise_huge(out->data, need);
+	rc = lm_read_full(fd, out->data, need, path, err);
+	close(fd);
+	if (rc)
+		lm_npy_free(out);
 	return rc;
 }
 

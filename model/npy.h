@@ -23,8 +23,17 @@ typedef struct lm_npy {
 	void *data;         /* count * elem_size bytes, little-endian, C order */
 } lm_npy;
 
-/* Read a file; *out is filled (free with lm_npy_free). */
+/*
+** Read a file; *out is filled (free with lm_npy_free). Only a regular file
+** is opened (a FIFO or a device is refused at once); the header is at most
+** 10000 bytes (NumPy's default limit), and the payload must have exactly
+** the bytes the header's shape needs (at most 16 GiB), both checked before
+** the payload is read.
+*/
 int lm_npy_read(const char *path, lm_npy *out, lm_error *err);
+/* The header only (descr, shape, count; data stays NULL): to check a file
+** against what it must hold before reading its payload. */
+int lm_npy_read_header(const char *path, lm_npy *out, lm_error *err);
 /* Parse from memory (path used in messages only). */
 int lm_npy_parse(const void *bytes, size_t len, const char *path, lm_npy *out,
 		 lm_error *err);

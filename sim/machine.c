@@ -665,7 +665,11 @@ static int load_const(ls_machine *mc, int mi, int s, lm_error *err)
 		return lm_err(err, sm->path, a->name, "Const allocation has no "
 			      "file");
 	path = lm_path_join(sm->m->dir ? sm->m->dir : ".", a->file);
-	rc = lm_npy_read(path, &arr, err);
+	/* the element count from the header first: no payload is read for
+	 * a file of the wrong size */
+	rc = lm_npy_read_header(path, &arr, err);
+	if (!rc && arr.count == lm_alloc_elems(a))
+		rc = lm_npy_read(path, &arr, err);
 	if (rc) {
 		free(path);
 		return rc;

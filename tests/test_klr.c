@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* KLR-CBOR.md section 10, example 1 (152 bytes). */
 static const char EX1[] =
@@ -388,6 +390,81 @@ START_TEST(test_read_missing_file)
 }
 END_TEST
 
+/* Write n bytes to dir/name; returns the path. */
+static char *write_file(const char *dir, const char *name, const void *b,
+			size_t n)
+{
+	char *p = lm_path_join(dir, name);
+	FILE *fp = fopen(p, "wb");
+	ck_assert(fp != NULL);
+	ck_assert_uint_eq(fwrite(b, 1, n, fp), n);
+	ck_assert_int_eq(fclose(fp), 0);
+	return p;
+}
+
+/*
+** lk_klr_read on files: example 1 reads; a truncated copy is a clean
+** error; /dev/zero and a FIFO are refused at once; a file over 64 MiB
+** (sparse) is refused by its size, and a big file that is not KLR by its
+** first bytes, neither read whole.
+*/
+START_TEST(test_read_files_and_limits)
+{
+	char *dir = tu_tmpdir("klr-files");
+	char *p, msg[600];
+	size_t n;
+	uint8_t *b = unhex(EX1, &n);
+	lk_klr_file f;
+	lm_error err;
+
+	p = write_file(dir, "ex1.klr", b, n);
+	ck_assert_msg(lk_klr_read(&f, p, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(f.format, "NKI");
+	lk_klr_file_free(&f);
+	free(p);
+
+	p = write_file(dir, "cut.klr", b, n - 5);
+	ck_assert_int_eq(lk_klr_read(&f, p, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "truncated CBOR");
+	free(p);
+	p = write_file(dir, "hdr.klr", b, 5);
+	ck_assert_int_eq(lk_klr_read(&f, p, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "hdr.klr: byte 3 in KLRFile header: "
+			   "array of 3 items cannot fit in the 2 bytes left");
+	free(p);
+
+	ck_assert_int_eq(lk_klr_read(&f, "/dev/zero", &err), LM_EINPUT);
+	ck_assert_str_eq(err.msg, "/dev/zero: not a regular file (a "
+			 "character device)");
+	p = lm_path_join(dir, "fifo.klr");
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	ck_assert_int_eq(lk_klr_read(&f, p, &err), LM_EINPUT);
+	snprintf(msg, sizeof msg, "%s: not a regular file (a FIFO)", p);
+	ck_assert_str_eq(err.msg, msg);
+	free(p);
+
+	p = write_file(dir, "big.klr", b, n);
+	ck_assert_int_eq(truncate(p, ((off_t)64 << 20) + 1), 0);
+	ck_assert_int_eq(lk_klr_read(&f, p, &err), LM_EINPUT);
+	snprintf(msg, sizeof msg, "%s: KLR file too large: 67108865 bytes "
+		 "(at most 67108864)", p);
+	ck_assert_str_eq(err.msg, msg);
+	free(p);
+
+	p = write_file(dir, "zeros.klr", "", 0);
+	ck_assert_int_eq(truncate(p, (off_t)32 << 20), 0);
+	ck_assert_int_eq(lk_klr_read(&f, p, &err), LM_EINPUT);
+	snprintf(msg, sizeof msg, "%s: byte 0: not a KLR file: it does not "
+		 "start with the KLR header d9 d9 f7", p);
+	ck_assert_str_eq(err.msg, msg);
+	free(p);
+
+	free(b);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* pack (JSON -> CBOR) of a text; fails the test on error. */
 static void pack_text(const char *text, lm_buf *out)
 {
@@ -615,6 +692,7 @@ static Suite *suite(void)
 	tcase_add_test(c, test_corruption_fuzz);
 	tcase_add_test(c, test_decode_errors);
 	tcase_add_test(c, test_read_missing_file);
+	tcase_add_test(c, test_read_files_and_limits);
 	tcase_add_test(c, test_pack_dump_round_trip);
 	tcase_add_test(c, test_round_trip_special_values);
 	tcase_add_test(c, test_json_errors);

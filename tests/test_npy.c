@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- helpers -------------------------------------------------------------- */
@@ -273,9 +274,9 @@ START_TEST(test_v2_v3_headers)
 		lm_npy_free(&a);
 		free(b);
 	}
-	/* A v2.0 header longer than 65535 bytes (spaces). */
+	/* A v2.0 header of 10000 bytes (spaces): NumPy's limit, accepted. */
 	{
-		size_t n = 70000;
+		size_t n = 10000;
 		char *big = lm_xmalloc(n + 1);
 		memset(big, ' ', n);
 		memcpy(big, h, strlen(h) - 1);
@@ -288,6 +289,147 @@ START_TEST(test_v2_v3_headers)
 		free(b);
 		free(big);
 	}
+}
+END_TEST
+
+/*
+** Headers over 10000 bytes are refused, as NumPy's np.load does by
+** default: a valid dict padded to 10001 and to 70000 bytes (the latter
+** needs a v2.0 length field).
+*/
+START_TEST(test_err_header_too_long)
+{
+	const char *h = "{'descr': '<f4', 'fortran_order': False, "
+			"'shape': (3,), }";
+	static const size_t sizes[2] = { 10001, 70000 };
+	float v[3] = {1.5f, -2.0f, 0.25f};
+	lm_error err;
+	lm_npy a;
+	char msg[200];
+
+	for (int i = 0; i < 2; i++) {
+		size_t n = sizes[i], len;
+		char *big = lm_xmalloc(n + 1), *b;
+		memset(big, ' ', n);
+		memcpy(big, h, strlen(h));
+		big[n - 1] = '\n';
+		big[n] = 0;
+		b = craft(2, big, v, sizeof v, &len);
+		ck_assert_int_eq(lm_npy_parse(b, len, "x.npy", &a, &err),
+				 LM_EINPUT);
+		snprintf(msg, sizeof msg, "x.npy: npy header: header length "
+			 "%zu exceeds the limit of 10000 bytes", n);
+		ck_assert_str_eq(err.msg, msg);
+		ck_assert_ptr_null(a.data);
+		free(b);
+		free(big);
+	}
+}
+END_TEST
+
+/* Write len bytes to dir/name; returns the path. */
+static char *write_bytes(const char *dir, const char *name, const void *b,
+			 size_t len)
+{
+	char *p = lm_path_join(dir, name);
+	FILE *f = fopen(p, "wb");
+	ck_assert(f != NULL);
+	ck_assert_uint_eq(fwrite(b, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+	return p;
+}
+
+/*
+** lm_npy_read opens regular files only: /dev/zero, a FIFO (no writer: the
+** open must not wait) and a directory fail at once, exit-2 errors.
+*/
+START_TEST(test_read_special_files)
+{
+	char *dir = tu_tmpdir("npy-special");
+	char *fifo = lm_path_join(dir, "f.npy");
+	char msg[600];
+	lm_error err;
+	lm_npy a;
+
+	ck_assert_int_eq(lm_npy_read("/dev/zero", &a, &err), LM_EINPUT);
+	ck_assert_str_eq(err.msg, "/dev/zero: not a regular file (a "
+			 "character device)");
+	ck_assert_ptr_null(a.data);
+	ck_assert_int_eq(lm_npy_read_header("/dev/zero", &a, &err), LM_EINPUT);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(lm_npy_read(fifo, &a, &err), LM_EINPUT);
+	snprintf(msg, sizeof msg, "%s: not a regular file (a FIFO)", fifo);
+	ck_assert_str_eq(err.msg, msg);
+	ck_assert_int_eq(lm_npy_read(dir, &a, &err), LM_EINPUT);
+	snprintf(msg, sizeof msg, "%s: is a directory", dir);
+	ck_assert_str_eq(err.msg, msg);
+	free(fifo);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+** Sizes are checked from the file's size and the header before anything
+** big is read: a 64 MiB header (a sparse file), a header length beyond
+** the end, a payload of the wrong size; lm_npy_read_header reads the
+** header only.
+*/
+START_TEST(test_read_checks_sizes_first)
+{
+	char *dir = tu_tmpdir("npy-sizes");
+	char *p, msg[600];
+	unsigned char pre[12] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0 };
+	const size_t hl = (size_t)64 << 20;
+	float v[3] = {1.5f, -2.0f, 0.25f};
+	lm_error err;
+	lm_npy a;
+	size_t len;
+	char *b;
+
+	pre[8] = (unsigned char)(hl & 0xff);
+	pre[9] = (unsigned char)(hl >> 8 & 0xff);
+	pre[10] = (unsigned char)(hl >> 16 & 0xff);
+	pre[11] = (unsigned char)(hl >> 24 & 0xff);
+	p = write_bytes(dir, "hdr.npy", pre, sizeof pre);
+	ck_assert_int_eq(truncate(p, (off_t)(sizeof pre + hl)), 0);
+	ck_assert_int_eq(lm_npy_read(p, &a, &err), LM_EINPUT);
+	snprintf(msg, sizeof msg, "%s: npy header: header length %zu exceeds "
+		 "the limit of 10000 bytes", p, hl);
+	ck_assert_str_eq(err.msg, msg);
+	free(p);
+
+	pre[8] = pre[9] = pre[10] = pre[11] = 0xff;
+	p = write_bytes(dir, "beyond.npy", pre, sizeof pre);
+	ck_assert_int_eq(lm_npy_read(p, &a, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "npy header: header length 4294967295 "
+			   "beyond end of file (12 bytes)");
+	free(p);
+
+	/* 3 floats declared, a 1 GiB payload (sparse) */
+	b = craft(1, "{'descr': '<f4', 'fortran_order': False, "
+		  "'shape': (3,), }", v, sizeof v, &len);
+	p = write_bytes(dir, "long.npy", b, len);
+	ck_assert_int_eq(truncate(p, (off_t)len + ((off_t)1 << 30)), 0);
+	ck_assert_int_eq(lm_npy_read(p, &a, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "npy data: data too long: shape (3,) of "
+			   "'<f4' needs 12 bytes, file has 1073741836");
+	ck_assert_int_eq(lm_npy_read_header(p, &a, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "data too long");
+	free(p);
+
+	p = write_bytes(dir, "ok.npy", b, len);
+	ck_assert_int_eq(lm_npy_read_header(p, &a, &err), 0);
+	ck_assert_int_eq(a.count, 3);
+	ck_assert_str_eq(a.descr, "<f4");
+	ck_assert_ptr_null(a.data);
+	ck_assert_int_eq(lm_npy_read(p, &a, &err), 0);
+	ck_assert(memcmp(a.data, v, sizeof v) == 0);
+	lm_npy_free(&a);
+	free(p);
+	free(b);
+	tu_rmtree(dir);
+	free(dir);
 }
 END_TEST
 
@@ -793,6 +935,9 @@ static Suite *npy_suite(void)
 	tcase_add_test(tc, test_write_read_file);
 	tcase_add_test(tc, test_numpy_golden);
 	tcase_add_test(tc, test_v2_v3_headers);
+	tcase_add_test(tc, test_err_header_too_long);
+	tcase_add_test(tc, test_read_special_files);
+	tcase_add_test(tc, test_read_checks_sizes_first);
 	tcase_add_test(tc, test_header_syntax_variants);
 	tcase_add_test(tc, test_err_bad_magic);
 	tcase_add_test(tc, test_err_version);

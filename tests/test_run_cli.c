@@ -7,8 +7,11 @@
 #include "npy.h"
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 START_TEST(test_run_stats_matmul1)
 {
@@ -137,6 +140,124 @@ START_TEST(test_run_verifies_first)
 }
 END_TEST
 
+/* ---- limits: special files ----------------------------------------------- */
+
+/* Remove a test's temporary directory and everything in it. */
+static void rm_tree(char *dir)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* Make dir/name a FIFO. */
+static char *make_fifo(const char *dir, const char *name)
+{
+	char *p = lm_path_join(dir, name);
+	ck_assert_msg(mkfifo(p, 0600) == 0, "mkfifo %s", p);
+	return p;
+}
+
+/* Make dir/name a symlink to /dev/zero. */
+static char *make_zero(const char *dir, const char *name)
+{
+	char *p = lm_path_join(dir, name);
+	ck_assert_msg(symlink("/dev/zero", p) == 0, "symlink %s", p);
+	return p;
+}
+
+/* Run `lncsim run --no-db [opt val] module`; asserts exit 2 and msg. */
+static void run_fails(const char *opt, const char *val, const char *mod,
+		      const char *msg)
+{
+	tu_run r = opt ? tu_lncsim(NULL, "run", "--no-db", opt, val, mod, NULL)
+		       : tu_lncsim(NULL, "run", "--no-db", mod, NULL);
+	ck_assert_msg(r.status == 2, "status %d, stderr: %s", r.status, r.err);
+	ck_assert_contains(r.err, msg);
+	tu_run_free(&r);
+}
+
+/* An input .npy that is /dev/zero or a FIFO: refused at once, exit 2. */
+START_TEST(test_run_special_input_files)
+{
+	char *ex = tu_srcpath("examples/matmul1");
+	char *dir = tu_tmpdir("runcli-special");
+	char *p = make_zero(dir, "x.npy");
+	char *msg = lm_xasprintf("lncsim: %s: not a regular file (a "
+				 "character device)", p);
+	run_fails("--inputs", dir, ex, msg);
+	free(msg);
+	unlink(p);
+	free(p);
+	p = make_fifo(dir, "x.npy");
+	msg = lm_xasprintf("lncsim: %s: not a regular file (a FIFO)", p);
+	run_fails("--inputs", dir, ex, msg);
+	free(msg);
+	free(p);
+	free(ex);
+	rm_tree(dir);
+}
+END_TEST
+
+/* A Const allocation's file that is /dev/zero or a FIFO. */
+START_TEST(test_run_special_const_files)
+{
+	char *src = tu_srcpath("examples/handoff2/nc0/sg0/def.json");
+	char *text = tu_read(src);
+	char *dir = tu_tmpdir("runcli-const");
+	char *mod = tu_write(dir, "def.json", text);
+	char *p = make_zero(dir, "wc.npy");
+	char *msg = lm_xasprintf("lncsim: %s: not a regular file (a "
+				 "character device)", p);
+	run_fails(NULL, NULL, mod, msg);
+	free(msg);
+	unlink(p);
+	free(p);
+	p = make_fifo(dir, "wc.npy");
+	msg = lm_xasprintf("lncsim: %s: not a regular file (a FIFO)", p);
+	run_fails(NULL, NULL, mod, msg);
+	free(msg);
+	free(p);
+	free(mod);
+	free(text);
+	free(src);
+	rm_tree(dir);
+}
+END_TEST
+
+/* A module file that is a FIFO, /dev/zero, or over the 2 GiB limit. */
+START_TEST(test_run_special_module_files)
+{
+	char *dir = tu_tmpdir("runcli-mod");
+	char *fifo = make_fifo(dir, "fifo.json");
+	char *zero = make_zero(dir, "zero.json");
+	char *big = lm_path_join(dir, "big.json");
+	char *msg;
+	tu_run r = tu_lncsim(NULL, "verify", fifo, NULL);
+	ck_assert_int_eq(r.status, 2);
+	msg = lm_xasprintf("lncsim: %s: not a regular file (a FIFO)", fifo);
+	ck_assert_contains(r.err, msg);
+	free(msg);
+	tu_run_free(&r);
+	msg = lm_xasprintf("lncsim: %s: not a regular file (a character "
+			   "device)", zero);
+	run_fails(NULL, NULL, zero, msg);
+	free(msg);
+	/* sparse: no disk and, with the limit, no memory */
+	int fd = open(big, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert(fd >= 0);
+	ck_assert_int_eq(ftruncate(fd, ((off_t)2 << 30) + 1), 0);
+	close(fd);
+	msg = lm_xasprintf("lncsim: %s: file too large: 2147483649 bytes (at "
+			   "most 2147483648)", big);
+	run_fails(NULL, NULL, big, msg);
+	free(msg);
+	free(fifo);
+	free(zero);
+	free(big);
+	rm_tree(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("run_cli");
@@ -146,6 +267,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_run_outputs_and_trace);
 	tcase_add_test(tc, test_run_errors);
 	tcase_add_test(tc, test_run_verifies_first);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("limits");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_run_special_input_files);
+	tcase_add_test(tc, test_run_special_const_files);
+	tcase_add_test(tc, test_run_special_module_files);
 	suite_add_tcase(s, tc);
 	return s;
 }

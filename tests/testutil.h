@@ -16,6 +16,9 @@ char *tu_sharedpath(const char *rel);
 char *tu_tmpdir(const char *tag);
 /* Write text to dir/name (creating dirs); returns the malloc'd path. */
 char *tu_write(const char *dir, const char *name, const char *text);
+/* Remove path and, for a directory, everything below it (no symlink is
+** followed). */
+void tu_rmtree(const char *path);
 /* Read a whole file into a malloc'd NUL-terminated string (NULL if missing). */
 char *tu_read(const char *path);
 
