@@ -28,6 +28,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) LM_PRINTF(2, 3);
 */
 int cli_parse_u64(const char *cmd, const char *opt, const char *v,
 		  uint64_t *out);
+/*
+** Parse a size in bytes: a positive decimal integer, optionally followed
+** by K, M, G or T (powers of 1024; "KiB" & co. accepted too), at most
+** INT64_MAX. Returns 0, or prints the usage error and returns EXIT_INPUT.
+*/
+int cli_parse_bytes(const char *cmd, const char *opt, const char *v,
+		    int64_t *out);
 /* 1 if argv[i] is -h / --help. */
 int cli_is_help(const char *a);
 /* Print the help of a command to stdout; returns EXIT_OK. */

@@ -19,7 +19,8 @@
 const char usage_diff[] =
 	"usage: lncsim diff [--inputs DIR | --seed N] [--linked FILE]\n"
 	"                   [--schedules K] [--save-io DIR] [--skip=STEP,...]\n"
-	"                   [--max-time PS] [--max-instructions N] [-q]\n"
+	"                   [--max-time PS] [--max-instructions N]\n"
+	"                   [--max-memory BYTES] [-q]\n"
 	"                   [--db FILE | --no-db] MODULE...\n\n"
 	"Differential check of the linker: the per-core modules run side by\n"
 	"side on an N-core machine (the reference) and the linked module run\n"
@@ -36,6 +37,8 @@ const char usage_diff[] =
 	"  --skip=STEPS      link with these linker steps switched off (to test\n"
 	"                    the checker; see 'lncsim link --help')\n"
 	"  --max-time PS, --max-instructions N   bound each run\n"
+	"  --max-memory BYTES  simulated memory of each run (suffix K, M, G,\n"
+	"                    T; default 4G)\n"
 	"  -q                print only failures\n"
 	"  --db FILE, --no-db  run log (default ./lncsim.db or $LNCSIM_DB)\n\n"
 	"exit status: 0 pass, 1 the check failed (mismatch, output set, a run\n"
@@ -125,6 +128,11 @@ int cmd_diff(int argc, char **argv)
 			if ((rc = cli_parse_u64("diff", a, v, &x)))
 				goto done;
 			dopts.run.max_instructions = (int64_t)x;
+			i++;
+		} else if (!strcmp(a, "--max-memory")) {
+			if ((rc = cli_parse_bytes("diff", a, v,
+						  &dopts.run.max_memory)))
+				goto done;
 			i++;
 		} else if (!strcmp(a, "-q")) {
 			quiet = 1;

@@ -3,8 +3,8 @@
 ** per-core module, or a linked module with a dispatcher) or several
 ** per-core modules side by side (SPEC 3, 8).
 **
-** The steps, in order: parse options -> load -> verify -> inputs -> run ->
-** outputs -> print.
+** The steps, in order: parse options -> load -> verify -> memory check ->
+** inputs -> run -> outputs -> print.
 */
 #include "common.h"
 #include "cli.h"
@@ -21,7 +21,8 @@
 const char usage_run[] =
 	"usage: lncsim run [--inputs DIR | --seed N] [--outputs DIR] [--stats]\n"
 	"                  [--trace FILE] [--max-time PS] [--max-instructions N]\n"
-	"                  [--perturb SEED] [--db FILE | --no-db] MODULE...\n\n"
+	"                  [--perturb SEED] [--max-memory BYTES]\n"
+	"                  [--db FILE | --no-db] MODULE...\n\n"
 	"Simulate modules on NeuronCores (SPEC 3). One MODULE runs alone (a\n"
 	"per-core module on its core, or a linked module through its\n"
 	"dispatcher); several per-core modules (or a directory holding\n"
@@ -35,6 +36,8 @@ const char usage_run[] =
 	"  --max-time PS         stop with an error after PS simulated ps\n"
 	"  --max-instructions N  stop with an error after N instructions\n"
 	"  --perturb SEED        perturb latencies and tie-breaks (seeded)\n"
+	"  --max-memory BYTES    refuse a run needing more simulated memory\n"
+	"                        (suffix K, M, G, T; default 4G)\n"
 	"  --db FILE             log the run into FILE (default $LNCSIM_DB, else\n"
 	"                        ./lncsim.db; docs/database.md)\n"
 	"  --no-db               do not log the run\n\n"
@@ -142,6 +145,9 @@ int cmd_run(int argc, char **argv)
 		} else if (!strcmp(a, "--max-instructions")) {
 			if (parse_i64(a, v, &opts.max_instructions))
 				return EXIT_INPUT;
+		} else if (!strcmp(a, "--max-memory")) {
+			if (cli_parse_bytes("run", a, v, &opts.max_memory))
+				return EXIT_INPUT;
 		} else if (!strcmp(a, "--perturb")) {
 			if (parse_i64(a, v, &perturb))
 				return EXIT_INPUT;
@@ -171,7 +177,11 @@ int cmd_run(int argc, char **argv)
 	if (rc)
 		goto done;
 
-	/* inputs, run */
+	/* memory (the inputs count), inputs, run */
+	if (ls_check_memory(mods, n, opts.max_memory, &err) != 0) {
+		rc = cli_report(&err);
+		goto done;
+	}
 	if (ls_make_inputs(mods, n, inputs_dir, (uint64_t)seed, &inputs,
 			   &err) != 0) {
 		rc = cli_report(&err);

@@ -176,6 +176,11 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 	free(tm);
 	cJSON_Delete(tm_json);
 	lk_report_free(&rep);
+	/* the inputs are part of a run's memory: checked before they exist */
+	if (ls_check_memory(mods, n, dc->run.max_memory, err) ||
+	    (dc->linked && ls_check_memory(&dc->linked, 1, dc->run.max_memory,
+					   err)))
+		return LM_EINPUT;
 	if (ls_make_inputs(mods, n, dc->inputs_dir, dc->seed, &dc->inputs, err))
 		return LM_EINPUT;
 	if (dc->failed)

@@ -80,6 +80,38 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *v,
 	return 0;
 }
 
+int cli_parse_bytes(const char *cmd, const char *opt, const char *v,
+		    int64_t *out)
+{
+	char *end;
+	unsigned long long x;
+	int shift = 0;
+	errno = 0;
+	if (!v || *v < '0' || *v > '9')
+		return cli_usage_error(cmd, "%s needs a size in bytes (a "
+				       "positive integer, optionally with K, M, "
+				       "G or T)", opt);
+	x = strtoull(v, &end, 10);
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: break;
+	}
+	if (shift && (*end == 'i' || *end == 'I') && (end[1] == 'B' ||
+						     end[1] == 'b'))
+		end += 2;
+	if (*end || errno || x == 0)
+		return cli_usage_error(cmd, "%s: '%s' is not a size in bytes "
+				       "(a positive integer, optionally with K, "
+				       "M, G or T)", opt, v);
+	if (x > (unsigned long long)INT64_MAX >> shift)
+		return cli_usage_error(cmd, "%s: '%s' is too large", opt, v);
+	*out = (int64_t)(x << shift);
+	return 0;
+}
+
 int cli_is_help(const char *a)
 {
 	return !strcmp(a, "-h") || !strcmp(a, "--help");

@@ -48,11 +48,15 @@ static void strv_free(char **v, int n)
 	free(v);
 }
 
+/* Products of input numbers saturate: INT64_MAX when they overflow (the
+** verifier refuses such shapes; the saturation keeps unverified callers
+** free of undefined behaviour). */
 int64_t lm_arg_count(const lm_arg *a)
 {
 	int64_t c = 1;
 	for (int i = 0; i < a->n_ap; i++)
-		c *= a->ap[i].num;
+		if (__builtin_mul_overflow(c, a->ap[i].num, &c))
+			return INT64_MAX;
 	return c;
 }
 
@@ -60,7 +64,8 @@ int64_t lm_alloc_elems(const lm_alloc *a)
 {
 	int64_t c = 1;
 	for (int i = 0; i < a->n_shape; i++)
-		c *= a->tensor_shape[i];
+		if (__builtin_mul_overflow(c, a->tensor_shape[i], &c))
+			return INT64_MAX;
 	return c;
 }
 

@@ -274,7 +274,8 @@ typedef struct lm_alloc {
 	struct cJSON *extra;
 } lm_alloc;
 
-/* Elements of the tensor (product of tensor_shape; 1 when empty). */
+/* Elements of the tensor (product of tensor_shape; 1 when empty;
+** INT64_MAX when the product overflows). */
 int64_t lm_alloc_elems(const lm_alloc *a);
 
 typedef struct lm_function {

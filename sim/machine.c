@@ -525,20 +525,150 @@ static int is_dram_alloc(const lm_alloc *a)
 	return 0;
 }
 
-/* Bytes a DRAM allocation needs: its tensor, or its memory location. */
-static int64_t alloc_bytes(const lm_alloc *a)
+/* Bytes of the tensor of a (elements * dtype size), or -1 on overflow. */
+static int64_t tensor_bytes(const lm_alloc *a)
 {
-	int64_t b = lm_alloc_elems(a) * lm_dtype_size(a->dtype);
+	int64_t b;
+	if (__builtin_mul_overflow(lm_alloc_elems(a),
+				   (int64_t)lm_dtype_size(a->dtype), &b) ||
+	    b == INT64_MAX)
+		return -1;
+	return b;
+}
+
+/*
+** Bytes a DRAM allocation needs: its tensor, or its largest memory
+** location (product of dims); -1 when a product overflows int64.
+*/
+static int64_t alloc_bytes_checked(const lm_alloc *a)
+{
+	int64_t b = tensor_bytes(a);
+	if (b < 0)
+		return -1;
 	for (int i = 0; i < a->n_memlocs; i++) {
 		int64_t lb = 1;
 		if (a->memlocs[i].n_dims == 0)
 			continue;
 		for (int j = 0; j < a->memlocs[i].n_dims; j++)
-			lb *= a->memlocs[i].dims[j];
+			if (__builtin_mul_overflow(lb, a->memlocs[i].dims[j],
+						   &lb))
+				return -1;
 		if (lb > b)
 			b = lb;
 	}
 	return b;
+}
+
+/* alloc_bytes_checked after ls_check_memory (which refused overflows). */
+static int64_t alloc_bytes(const lm_alloc *a)
+{
+	int64_t b = alloc_bytes_checked(a);
+	return b < 0 ? INT64_MAX : b;
+}
+
+/* a + b, saturating at INT64_MAX (both non-negative). */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/*
+** The simulated memory a run of mods will allocate, against max_bytes
+** (0: LS_MAX_MEMORY_DEFAULT). Walks the allocations the way setup_storages
+** does: every root DRAM allocation is a storage of its bytes plus as many
+** for the initialization shadow; an external input (one per name across
+** the modules) or output adds its host copy, a Const allocation the
+** contents of its file. SBUF and PSUM are fixed by the architecture and
+** not counted. One allocation over the limit is named; else the total.
+*/
+int ls_check_memory(lm_module *const *mods, int n_mods, int64_t max_bytes,
+		    lm_error *err)
+{
+	const int64_t limit = max_bytes > 0 ? max_bytes : LS_MAX_MEMORY_DEFAULT;
+	int64_t total = 0, big = -1;
+	const char *big_name = NULL, *path0 = "";
+	lm_strmap inputs;
+	int rc = 0;
+
+	lm_strmap_init(&inputs);
+	for (int mi = 0; mi < n_mods && !rc; mi++) {
+		const lm_module *m = mods[mi];
+		const char *path = m->path && *m->path ? m->path
+			: lm_module_display_name(m);
+		if (mi == 0)
+			path0 = path;
+		for (int f = 0; f < m->n_functions && !rc; f++) {
+			const lm_function *fn = &m->functions[f];
+			for (int i = 0; i < fn->n_allocs && !rc; i++) {
+				const lm_alloc *a = &fn->allocs[i];
+				int64_t b, tb, need = 0;
+				int dram = is_dram_alloc(a), host = 0;
+				if (a->alias_of || a->has_remote)
+					continue;
+				b = alloc_bytes_checked(a);
+				tb = tensor_bytes(a);
+				if (b < 0 || tb < 0) {
+					rc = lm_err(err, path, S(a->name),
+						    "the size of the allocation "
+						    "overflows int64 (tensor_"
+						    "shape or memory location "
+						    "dims)");
+					break;
+				}
+				if (lm_tensorkind_is_ext_input(a->kind)) {
+					/* one host tensor and storage per name */
+					if (a->name && lm_strmap_get(&inputs,
+								     a->name,
+								     NULL))
+						continue;
+					if (a->name)
+						lm_strmap_put(&inputs, a->name,
+							      NULL);
+					need = tb;
+					host = 1;
+				} else if (dram &&
+					   (lm_tensorkind_is_ext_output(a->kind) ||
+					    a->kind == LM_TK_CONST)) {
+					need = tb;
+					host = 1;
+				}
+				if (dram)
+					need = sat_add(need, sat_add(b, b));
+				if (need > limit) {
+					rc = lm_err(err, path, S(a->name),
+						    "the allocation needs %lld "
+						    "bytes of simulated memory "
+						    "(%s), over the memory "
+						    "limit of %lld bytes "
+						    "(--max-memory)",
+						    (long long)need,
+						    !dram ? "its host copy"
+						    : host
+						    ? "DRAM storage, "
+						      "initialization shadow "
+						      "and host copy"
+						    : "DRAM storage and "
+						      "initialization shadow",
+						    (long long)limit);
+					break;
+				}
+				if (need > big) {
+					big = need;
+					big_name = a->name;
+				}
+				total = sat_add(total, need);
+			}
+		}
+	}
+	lm_strmap_free(&inputs);
+	if (!rc && total > limit)
+		rc = lm_err(err, path0, "", "the run needs %lld bytes of "
+			    "simulated memory in all (the largest allocation, "
+			    "'%s', %lld), over the memory limit of %lld bytes "
+			    "(--max-memory)", (long long)total, S(big_name),
+			    (long long)big, (long long)limit);
+	return rc;
 }
 
 static int new_storage(ls_machine *mc, int mi, const lm_alloc *a)

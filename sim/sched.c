@@ -977,7 +977,9 @@ static int run(lm_module *const *mods, int n_mods, int multi,
 
 	memset(out, 0, sizeof *out);
 	lm_error_clear(err);
-	rc = ls_machine_new(&mc, mods, n_mods, inputs, err);
+	rc = ls_check_memory(mods, n_mods, opts ? opts->max_memory : 0, err);
+	if (!rc)
+		rc = ls_machine_new(&mc, mods, n_mods, inputs, err);
 	if (rc)
 		return rc;
 	s = lm_xcalloc(1, sizeof *s);

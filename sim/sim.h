@@ -63,7 +63,27 @@ typedef struct ls_options {
 	uint64_t perturb_seed;     /* 0: the plain cost model; else a seeded
 				      perturbation of latencies and tie-breaks */
 	const char *trace_path;    /* Chrome trace-event JSON, or NULL */
+	int64_t max_memory;        /* bytes of simulated memory a run may
+				      allocate; 0: LS_MAX_MEMORY_DEFAULT */
 } ls_options;
+
+/* The default limit of simulated memory of a run: 4 GiB. */
+#define LS_MAX_MEMORY_DEFAULT ((int64_t)4 << 30)
+
+/*
+** Check the simulated memory a run of mods would allocate against
+** max_bytes (0: the default) before anything is allocated: every root
+** DRAM allocation counts its bytes twice (the storage and its
+** initialization shadow) plus, for an external input (once per name),
+** an external output or a Const, its host copy. Returns 0, or LM_EINPUT
+** with err naming the allocation over the limit ("FILE: NAME: needs N
+** bytes of simulated memory ..., over the memory limit of M bytes") or
+** the total, or an allocation whose size overflows int64. ls_run and
+** ls_run_multi run this check with opts->max_memory first; a caller
+** that makes the inputs (ls_make_inputs) runs it before them.
+*/
+int ls_check_memory(lm_module *const *mods, int n_mods, int64_t max_bytes,
+		    lm_error *err);
 
 /* ---- statistics ------------------------------------------------------ */
 

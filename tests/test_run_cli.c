@@ -140,7 +140,7 @@ START_TEST(test_run_verifies_first)
 }
 END_TEST
 
-/* ---- limits: special files ----------------------------------------------- */
+/* ---- limits: special files, huge shapes, --max-memory -------------------- */
 
 /* Remove a test's temporary directory and everything in it. */
 static void rm_tree(char *dir)
@@ -162,6 +162,41 @@ static char *make_zero(const char *dir, const char *name)
 {
 	char *p = lm_path_join(dir, name);
 	ck_assert_msg(symlink("/dev/zero", p) == 0, "symlink %s", p);
+	return p;
+}
+
+/*
+** examples/matmul1 with allocation `name`'s tensor_shape (when shape is
+** non-NULL) or its memory location's dims (when dims is non-NULL) replaced,
+** written as dir/def.json; returns its path.
+*/
+static char *matmul1_with(const char *dir, const char *name,
+			  const double *shape, const double *dims)
+{
+	char *src = tu_srcpath("examples/matmul1/def.json");
+	char *text = tu_read(src), *out, *p;
+	cJSON *j, *a;
+	ck_assert(text != NULL);
+	j = cJSON_Parse(text);
+	ck_assert(j != NULL);
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(cJSON_GetArrayItem(
+		cJSON_GetObjectItem(j, "functions"), 0), "allocations")) {
+		if (strcmp(cJSON_GetObjectItem(a, "name")->valuestring, name))
+			continue;
+		if (shape)
+			cJSON_ReplaceItemInObject(a, "tensor_shape",
+				cJSON_CreateDoubleArray(shape, 2));
+		if (dims)
+			cJSON_ReplaceItemInObject(cJSON_GetArrayItem(
+				cJSON_GetObjectItem(a, "memorylocations"), 0),
+				"dims", cJSON_CreateDoubleArray(dims, 2));
+	}
+	out = cJSON_Print(j);
+	p = tu_write(dir, "def.json", out);
+	cJSON_free(out);
+	cJSON_Delete(j);
+	free(text);
+	free(src);
 	return p;
 }
 
@@ -258,6 +293,92 @@ START_TEST(test_run_special_module_files)
 }
 END_TEST
 
+/* 2^40 elements, 2^40 DRAM bytes, int64 overflows: exit 2, no abort. */
+START_TEST(test_run_huge_shapes)
+{
+	const double big_shape[2] = { 1048576, 1048576 };
+	const double ovf_shape[2] = { 2147483648.0, 2147483648.0 };
+	const double ovf_dims[2] = { 4294967296.0, 4294967296.0 };
+	char *dir = tu_tmpdir("runcli-huge");
+	char *p = matmul1_with(dir, "x", big_shape, NULL);
+	tu_run r = tu_lncsim(NULL, "verify", p, NULL);
+	ck_assert_msg(r.status == 0, "verify: %s", r.err);
+	tu_run_free(&r);
+	run_fails(NULL, NULL, p, "def.json: x: the allocation needs "
+		  "13194139533312 bytes of simulated memory (DRAM storage, "
+		  "initialization shadow and host copy), over the memory "
+		  "limit of 4294967296 bytes (--max-memory)");
+	free(p);
+	p = matmul1_with(dir, "x", NULL, big_shape);
+	run_fails(NULL, NULL, p, "def.json: x: the allocation needs "
+		  "2199023321088 bytes of simulated memory (DRAM storage, "
+		  "initialization shadow and host copy), over the memory "
+		  "limit of 4294967296 bytes (--max-memory)");
+	free(p);
+	/* 2^62 elements of 4 bytes, and dims whose product is 2^64 */
+	p = matmul1_with(dir, "x", ovf_shape, NULL);
+	run_fails(NULL, NULL, p, "def.json: x: the size of the allocation "
+		  "overflows int64");
+	free(p);
+	p = matmul1_with(dir, "y", NULL, ovf_dims);
+	run_fails(NULL, NULL, p, "def.json: y: the size of the allocation "
+		  "overflows int64");
+	free(p);
+	rm_tree(dir);
+}
+END_TEST
+
+/* --max-memory: one allocation over it, the total over it, the syntax. */
+START_TEST(test_run_max_memory)
+{
+	char *ex = tu_srcpath("examples/matmul1");
+	char *hx = tu_srcpath("examples/handoff2");
+	tu_run r = tu_lncsim(NULL, "run", "--no-db", "--max-memory", "1M", ex,
+			     NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	run_fails("--max-memory", "100K", ex, "def.json: x: the allocation "
+		  "needs 196608 bytes of simulated memory (DRAM storage, "
+		  "initialization shadow and host copy), over the memory limit "
+		  "of 102400 bytes (--max-memory)");
+	run_fails("--max-memory", "512000", ex, "def.json: the run needs "
+		  "689664 bytes of simulated memory in all (the largest "
+		  "allocation, 'w', 393216), over the memory limit of 512000 "
+		  "bytes (--max-memory)");
+	run_fails("--max-memory", "0", ex, "--max-memory: '0' is not a size "
+		  "in bytes");
+	run_fails("--max-memory", "12Q", ex, "--max-memory: '12Q' is not a "
+		  "size in bytes");
+	run_fails("--max-memory", "-5", ex, "--max-memory needs a size in "
+		  "bytes");
+	run_fails("--max-memory", "9000000T", ex, "--max-memory: '9000000T' "
+		  "is too large");
+	r = tu_lncsim(NULL, "run", "--no-db", "--max-memory", "1GiB", ex,
+		      NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--help", NULL);
+	ck_assert_contains(r.out, "--max-memory BYTES");
+	tu_run_free(&r);
+	/* diff: both runs of the check under the limit */
+	r = tu_lncsim(NULL, "diff", "--no-db", "-q", hx, NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--no-db", "--max-memory", "64K", hx,
+		      NULL);
+	ck_assert_msg(r.status == 2, "status %d, stderr: %s", r.status,
+		      r.err);
+	ck_assert_contains(r.err, "over the memory limit of 65536 bytes "
+			   "(--max-memory)");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--help", NULL);
+	ck_assert_contains(r.out, "--max-memory BYTES");
+	tu_run_free(&r);
+	free(ex);
+	free(hx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("run_cli");
@@ -273,6 +394,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_run_special_input_files);
 	tcase_add_test(tc, test_run_special_const_files);
 	tcase_add_test(tc, test_run_special_module_files);
+	tcase_add_test(tc, test_run_huge_shapes);
+	tcase_add_test(tc, test_run_max_memory);
 	suite_add_tcase(s, tc);
 	return s;
 }

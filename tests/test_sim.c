@@ -821,6 +821,64 @@ START_TEST(test_matmul_operand_paths)
 }
 END_TEST
 
+/* ---- simulated memory --------------------------------------------------- */
+
+/*
+** The library refuses a run whose simulated memory is over the limit
+** before allocating it: a 2^40-element tensor, a 2^40-byte DRAM location
+** and a small opts.max_memory give LM_EINPUT (not an abort), with the
+** allocation named; ls_check_memory counts matmul1 exactly.
+*/
+START_TEST(test_run_memory_limit)
+{
+	char *path = tu_srcpath("examples/matmul1/def.json");
+	lm_module *m;
+	lm_alloc *x;
+	lm_error err;
+	ls_result r;
+	ls_options o;
+	int64_t shape[2], dims[2];
+
+	ck_assert_msg(lm_module_load(&m, path, &err) == 0, "%s", err.msg);
+	x = &m->functions[0].allocs[0];
+	ck_assert_str_eq(x->name, "x");
+	ck_assert_int_eq(ls_check_memory(&m, 1, 0, &err), 0);
+	ck_assert_int_eq(ls_check_memory(&m, 1, 689664, &err), 0);
+	ck_assert_int_eq(ls_check_memory(&m, 1, 689663, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "the run needs 689664 bytes of simulated "
+			   "memory in all");
+
+	memset(&o, 0, sizeof o);
+	o.max_memory = 100000;
+	ck_assert_int_eq(ls_run(m, NULL, &o, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "def.json: x: the allocation needs 196608 "
+			   "bytes of simulated memory");
+	ck_assert_contains(err.msg, "over the memory limit of 100000 bytes");
+
+	memcpy(shape, x->tensor_shape, sizeof shape);
+	x->tensor_shape[0] = x->tensor_shape[1] = (int64_t)1 << 20;
+	ck_assert_int_eq(ls_run(m, NULL, NULL, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "x: the allocation needs 13194139533312 "
+			   "bytes of simulated memory");
+	ck_assert_contains(err.msg, "limit of 4294967296 bytes");
+	x->tensor_shape[0] = x->tensor_shape[1] = (int64_t)1 << 40;
+	ck_assert_int_eq(ls_run(m, NULL, NULL, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "x: the size of the allocation overflows "
+			   "int64");
+	memcpy(x->tensor_shape, shape, sizeof shape);
+
+	memcpy(dims, x->memlocs[0].dims, sizeof dims);
+	x->memlocs[0].dims[0] = x->memlocs[0].dims[1] = (int64_t)1 << 20;
+	ck_assert_int_eq(ls_run(m, NULL, NULL, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "x: the allocation needs 2199023321088 "
+			   "bytes");
+	memcpy(x->memlocs[0].dims, dims, sizeof dims);
+	ck_assert_int_eq(ls_check_memory(&m, 1, 0, &err), 0);
+	lm_module_free(m);
+	free(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -842,6 +900,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_mm_kernel_variants_identical);
 	tcase_add_test(tc, test_layout_far_apart_addresses);
 	tcase_add_test(tc, test_matmul_operand_paths);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("memory");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_run_memory_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }
