@@ -5,6 +5,7 @@
 #include "common.h"
 #include "safeio.h"
 #include "testutil.h"
+#include "gen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -249,6 +250,29 @@ START_TEST(test_write_beneath)
 }
 END_TEST
 
+/* lncsim gen writes its set beneath -o: a core directory planted as a
+** symlink to an outside directory is refused, nothing lands there. */
+START_TEST(test_gen_symlinked_core_dir)
+{
+	scratch s;
+	lm_error e;
+	ls_gen_opts o = {2, 5, LS_GEN_SMALL, "set", NULL};
+	scratch_new(&s, "sio-gen");
+	ck_assert_int_eq(mkdir(KA("%s/set", s.in), 0755), 0);
+	ck_assert_int_eq(symlink(s.outside, KA("%s/set/nc1", s.in)), 0);
+	ck_assert_int_ne(ls_gen_write(&o, s.in, &e), 0);
+	ck_assert_str_eq(e.msg, KA("%s/set/nc1: is a symlink; refusing to go "
+				   "through it", s.in));
+	assert_outside_untouched(&s);
+	ck_assert_int_ne(access(KA("%s/sg0", s.outside), F_OK), 0);
+	/* without the plant the set is written */
+	ck_assert_int_eq(unlink(KA("%s/set/nc1", s.in)), 0);
+	ck_assert_msg(ls_gen_write(&o, s.in, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(access(KA("%s/set/nc1/sg0/def.json", s.in), R_OK), 0);
+	scratch_free(&s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("safeio");
@@ -259,6 +283,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_atomic_target_kinds);
 	tcase_add_test(tc, test_dir_open_beneath);
 	tcase_add_test(tc, test_write_beneath);
+	tcase_add_test(tc, test_gen_symlinked_core_dir);
 	suite_add_tcase(s, tc);
 	return s;
 }
