@@ -273,6 +273,27 @@ START_TEST(test_gen_symlinked_core_dir)
 }
 END_TEST
 
+/* diff --save-io DIR: a subdirectory planted as a symlink is refused. */
+START_TEST(test_diff_save_io_symlinked)
+{
+	scratch s;
+	char *ex = tu_srcpath("examples/handoff2");
+	scratch_new(&s, "sio-diff");
+	ck_assert_int_eq(mkdir(KA("%s/io", s.in), 0755), 0);
+	ck_assert_int_eq(symlink(s.outside, KA("%s/io/reference", s.in)), 0);
+	tu_run r = tu_lncsim(s.in, "diff", "--no-db", "--save-io", "io", ex,
+			     NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: io/reference: is a symlink; "
+			   "refusing to go through it");
+	tu_run_free(&r);
+	assert_outside_untouched(&s);
+	ck_assert_int_ne(access(KA("%s/z.npy", s.outside), F_OK), 0);
+	free(ex);
+	scratch_free(&s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("safeio");
@@ -284,6 +305,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dir_open_beneath);
 	tcase_add_test(tc, test_write_beneath);
 	tcase_add_test(tc, test_gen_symlinked_core_dir);
+	tcase_add_test(tc, test_diff_save_io_symlinked);
 	suite_add_tcase(s, tc);
 	return s;
 }
