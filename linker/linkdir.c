@@ -9,7 +9,8 @@
 ** the same path for different files -- and the linked module's fields are
 ** rewritten to it. lk_write_link_dir then makes the directory: def.json,
 ** tensor-map.json, the symlinks and copies, and the manifest of what it
-** wrote, every file written atomically (temp + rename).
+** wrote, in a scratch directory swapped in at the end; every file beneath
+** an open directory fd, never through a symlink (safeio.h).
 */
 #include "common.h"
 #include "lk_int.h"
