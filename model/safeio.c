@@ -201,6 +201,52 @@ static int replaceable(int dirfd, const char *name, const char *what,
 	return 0;
 }
 
+int lm_temp_at(int *fd, char **tmp, int dirfd, const char *dir_name,
+	       const char *name, unsigned mode, lm_error *err)
+{
+	*fd = -1;
+	*tmp = NULL;
+	if (!lm_path_component_ok(name)) {
+		char *what = dir_name ? lm_path_join(dir_name, name)
+			: lm_xstrdup(name);
+		lm_err(err, what, "", "not a plain file name");
+		free(what);
+		return LM_EINPUT;
+	}
+	for (int tries = 0; *fd < 0 && tries < 100; tries++) {
+		free(*tmp);
+		*tmp = temp_name(name);
+		*fd = openat(dirfd, *tmp, O_WRONLY | O_CREAT | O_EXCL |
+			     O_NOFOLLOW | O_CLOEXEC, (mode_t)(mode & 0777));
+		if (*fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (*fd < 0) {
+		int e = errno;
+		char *what = dir_name ? lm_path_join(dir_name, name)
+			: lm_xstrdup(name);
+		lm_err(err, what, "", "cannot write: %s", strerror(e));
+		free(what);
+		free(*tmp);
+		*tmp = NULL;
+		return LM_EINPUT;
+	}
+	return 0;
+}
+
+int lm_replace_at(int dirfd, const char *dir_name, const char *tmp,
+		  const char *name, lm_error *err)
+{
+	char *what = dir_name ? lm_path_join(dir_name, name) : lm_xstrdup(name);
+	int rc = replaceable(dirfd, name, what, err);
+	if (!rc && renameat(dirfd, tmp, dirfd, name) != 0)
+		rc = lm_err(err, what, "", "cannot write: %s", strerror(errno));
+	if (rc)
+		unlinkat(dirfd, tmp, 0);
+	free(what);
+	return rc;
+}
+
 int lm_write_at(int dirfd, const char *dir_name, const char *name,
 		const void *data, size_t len, unsigned mode, lm_error *err)
 {
@@ -214,18 +260,8 @@ int lm_write_at(int dirfd, const char *dir_name, const char *name,
 	}
 	if ((rc = replaceable(dirfd, name, what, err)) != 0)
 		goto done;
-	for (int tries = 0; fd < 0 && tries < 100; tries++) {
-		free(tmp);
-		tmp = temp_name(name);
-		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			    O_CLOEXEC, (mode_t)(mode & 0777));
-		if (fd < 0 && errno != EEXIST)
-			break;
-	}
-	if (fd < 0) {
-		rc = lm_err(err, what, "", "cannot write: %s", strerror(errno));
+	if ((rc = lm_temp_at(&fd, &tmp, dirfd, dir_name, name, mode, err)) != 0)
 		goto done;
-	}
 	for (size_t left = len; left; ) {
 		ssize_t w = write(fd, p, left);
 		if (w < 0) {

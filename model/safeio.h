@@ -53,6 +53,18 @@ int lm_dir_open_beneath(int *out, int rootfd, const char *root_name,
 int lm_write_at(int dirfd, const char *dir_name, const char *name,
 		const void *data, size_t len, unsigned mode, lm_error *err);
 
+/*
+** The two halves of lm_write_at, for a file another program fills: a
+** fresh temporary beside name (created O_EXCL | O_NOFOLLOW, permission
+** bits mode less the umask; *fd open for writing, *tmp its name, caller
+** frees), then lm_replace_at renames it over name (replacing like
+** lm_write_at; on failure the temporary is removed).
+*/
+int lm_temp_at(int *fd, char **tmp, int dirfd, const char *dir_name,
+	       const char *name, unsigned mode, lm_error *err);
+int lm_replace_at(int dirfd, const char *dir_name, const char *tmp,
+		  const char *name, lm_error *err);
+
 /* Make name in dirfd a symlink to target, atomically (temp + renameat);
 ** replaces like lm_write_at. */
 int lm_symlink_at(int dirfd, const char *dir_name, const char *name,
