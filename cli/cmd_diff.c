@@ -9,8 +9,10 @@
 #include "diff_case.h"
 #include "linker.h"
 #include "verify.h"
+#include "safeio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,24 +47,42 @@ const char usage_diff[] =
 	"error, a linked module that fails the verifier), 2 bad input\n";
 
 
+/* dir/name as a plain directory beneath dir (made when missing; a symlink
+** there is refused); its path in *path (caller frees). */
+static int plain_subdir(const char *dir, const char *name, char **path,
+			lm_error *err)
+{
+	int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, rc;
+	*path = lm_path_join(dir, name);
+	if (root < 0)
+		return lm_err(err, dir, "", "cannot open directory: %s",
+			      strerror(errno));
+	rc = lm_dir_open_beneath(&fd, root, dir, name, 1, NULL, err);
+	if (!rc)
+		close(fd);
+	close(root);
+	return rc;
+}
+
 /* Write the run's inputs, both output sets and the linked module. */
 static int save_io(const char *dir, const ls_tensors *in,
 		   const ls_diff_result *r, const lm_module *linked)
 {
 	lm_error err;
-	char *p;
+	char *p = NULL;
 	int rc = lm_mkdirs(dir, &err);
-	p = lm_path_join(dir, "inputs");
 	if (!rc)
-		rc = lm_mkdirs(p, &err) || ls_write_outputs(in, p, &err);
+		rc = plain_subdir(dir, "inputs", &p, &err) ||
+		     ls_write_outputs(in, p, &err);
 	free(p);
-	p = lm_path_join(dir, "reference");
+	p = NULL;
 	if (!rc)
-		rc = lm_mkdirs(p, &err) || ls_write_outputs(&r->ref.outputs, p, &err);
+		rc = plain_subdir(dir, "reference", &p, &err) ||
+		     ls_write_outputs(&r->ref.outputs, p, &err);
 	free(p);
-	p = lm_path_join(dir, "linked");
+	p = NULL;
 	if (!rc)
-		rc = lm_mkdirs(p, &err) ||
+		rc = plain_subdir(dir, "linked", &p, &err) ||
 		     ls_write_outputs(&r->linked.outputs, p, &err);
 	free(p);
 	p = lm_path_join(dir, "linked.json");

@@ -9,17 +9,22 @@
 ** the same path for different files -- and the linked module's fields are
 ** rewritten to it. lk_write_link_dir then makes the directory: def.json,
 ** tensor-map.json, the symlinks and copies, and the manifest of what it
-** wrote, every file written atomically (temp + rename).
+** wrote, in a scratch directory swapped in at the end; every file beneath
+** an open directory fd, never through a symlink (safeio.h).
 */
 #include "common.h"
 #include "lk_int.h"
+#include "safeio.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,6 +66,10 @@ static int add_cand(lk_ctx *x, plan *p, lm_strmap *seen, int ci,
 	if (!lk_path_is_safe(rel))
 		return lm_err(x->err, mpath(c), where, "file '%s' contains '..' "
 			      "(path traversal refused)", rel);
+	if (!lm_rel_path_ok(rel))
+		return lm_err(x->err, mpath(c), where, "file '%s' is not a plain "
+			      "relative path (an empty or '.' component, or a "
+			      "control character)", rel);
 	full = lm_path_join(c->src->dir ? c->src->dir : ".", rel);
 	rp = realpath(full, NULL);
 	if (!rp) {
@@ -71,6 +80,23 @@ static int add_cand(lk_ctx *x, plan *p, lm_strmap *seen, int ci,
 		return LM_EINPUT;
 	}
 	free(full);
+	/* a symlink on the way may not lead out of the module's directory */
+	{
+		char *md = realpath(c->src->dir && *c->src->dir ? c->src->dir
+				    : ".", NULL);
+		size_t n = md ? strlen(md) : 0;
+		int inside = md && strncmp(rp, md, n) == 0 &&
+			(rp[n] == '/' || (n == 1 && md[0] == '/'));
+		if (!inside) {
+			lm_err(x->err, mpath(c), where, "file '%s' resolves to "
+			       "'%s', outside the module's directory (a symlink "
+			       "leaving it is refused)", rel, rp);
+			free(md);
+			free(rp);
+			return LM_EINPUT;
+		}
+		free(md);
+	}
 	lm_strmap_put(seen, rel, (void *)rel);
 	lm_grow(&p->c, &p->cap, p->n + 1, sizeof *p->c);
 	p->c[p->n++] = (cand){ ci, rel, rp, copy };
@@ -157,10 +183,10 @@ int setup_link_dir(lk_ctx *x)
 	int rc = 0, n_copy = 0, n_renamed = 0;
 	const char *base = x->rep->base_name;
 
-	if (!lk_path_is_safe(base))
+	if (!lm_rel_path_ok(base))
 		return lm_err(x->err, mpath(&x->cores[0]), "module", "module "
-			      "name '%s' cannot name a link directory (absolute "
-			      "or contains '..')", base);
+			      "name '%s' cannot name a link directory (absolute, "
+			      "or an empty, '.' or '..' component)", base);
 	x->file_maps = lm_xcalloc((size_t)x->n, sizeof *x->file_maps);
 	lm_strmap_init(&dst);
 	for (int ci = 0; ci < x->n && !rc; ci++) {
@@ -254,195 +280,354 @@ done:
 
 /* ---- writing ----------------------------------------------------------- */
 
+/*
+** The link directory is built under a fresh name beside the old one
+** (OUT/<name>/.sgLnk.new.<random>) and swapped in with one rename, holding
+** an flock on OUT/<name> from the first look at the old directory to the
+** last clean-up: a failed link leaves the previous one as it was, and
+** concurrent links of one name run one after the other. Every file and
+** directory is made beneath an open directory fd, never through a symlink
+** (safeio.h).
+*/
+
+#define STAGE_PREFIX ".sgLnk.new."
+#define OLD_PREFIX ".sgLnk.old."
+
 typedef struct wctx {
-	const char *ld;      /* the link dir */
+	int fd;              /* the directory being written */
+	const char *ld;      /* its final path OUT/<name>/sgLnk (messages) */
 	lm_buf manifest;
 	lm_error *err;
 } wctx;
 
-/*
-** Make the directories of rel (relative to root) one by one, refusing a
-** symlinked component (it could lead outside the output directory).
-** `last`: also the final component. Records made dirs in the manifest.
-*/
-static int make_dirs(wctx *w, const char *root, const char *rel, int last,
-		     lm_buf *made)
+/* Number of components of a relative path. */
+static int n_components(const char *rel)
 {
-	char *path = lm_xstrdup(root);
-	const char *p = rel;
-	int rc = 0;
-	while (*p && !rc) {
-		const char *e = strchr(p, '/');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		struct stat st;
-		char *next;
-		if (!e && !last)
-			break;
-		next = lm_xasprintf("%s/%.*s", path, (int)len, p);
-		free(path);
-		path = next;
-		if (lstat(path, &st) == 0) {
-			if (S_ISLNK(st.st_mode))
-				rc = lm_err(w->err, path, "", "is a symlink; "
-					    "refusing to write through it");
-			else if (!S_ISDIR(st.st_mode))
-				rc = lm_err(w->err, path, "", "not a directory");
-		} else if (mkdir(path, 0755) != 0) {
-			rc = lm_err(w->err, path, "", "cannot create directory: "
-				    "%s", strerror(errno));
-		} else if (made) {
-			lm_buf_printf(made, "dir %s\n",
-				      path + strlen(w->ld) + 1);
-		}
-		p += len;
-		if (*p == '/')
-			p++;
+	int n = 1;
+	for (const char *p = rel; *p; p++)
+		n += *p == '/';
+	return n;
+}
+
+/*
+** Open the parent directory of rel beneath w->fd, making the missing ones
+** (recorded in the manifest, parents first). *shown: its path for
+** messages.
+*/
+static int open_parent(wctx *w, const char *rel, int *dfd, char **shown)
+{
+	const char *slash = strrchr(rel, '/');
+	char *dir = slash ? lm_xstrndup(rel, (size_t)(slash - rel)) : NULL;
+	int made = 0, rc;
+	*shown = NULL;
+	rc = lm_dir_open_beneath(dfd, w->fd, w->ld, dir, 1, &made, w->err);
+	if (!rc && made > 0) {
+		int total = n_components(dir), k = 0;
+		for (const char *p = dir; ; p++)
+			if (*p == '/' || !*p) {
+				if (++k > total - made)
+					lm_buf_printf(&w->manifest, "dir %.*s\n",
+						      (int)(p - dir), dir);
+				if (!*p)
+					break;
+			}
 	}
-	free(path);
+	if (!rc)
+		*shown = dir ? lm_path_join(w->ld, dir) : lm_xstrdup(w->ld);
+	free(dir);
 	return rc;
 }
 
-/* Refuse to replace anything at path (not ours: the old manifest is gone). */
-static int must_be_free(wctx *w, const char *path)
+static const char *last_component(const char *rel)
 {
-	struct stat st;
-	if (lstat(path, &st) == 0)
-		return lm_err(w->err, path, "", "refusing to replace a file not "
-			      "written by lncsim link");
-	return 0;
+	const char *s = strrchr(rel, '/');
+	return s ? s + 1 : rel;
 }
 
-static int write_text(wctx *w, const char *rel, const char *text, size_t len,
-		      const char *kind)
+/* A host file copied with its permission bits (less the umask). */
+static int copy_into(wctx *w, const lk_artifact *a, int dfd,
+		     const char *shown)
 {
-	char *path = lm_xasprintf("%s/%s", w->ld, rel);
-	int rc = must_be_free(w, path);
-	if (!rc)
-		rc = lm_write_file_atomic(path, text, len, w->err);
-	if (!rc)
-		lm_buf_printf(&w->manifest, "%s %s\n", kind, rel);
-	free(path);
+	struct stat st;
+	char *data = NULL;
+	size_t len;
+	int rc, sfd = open(a->src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0)
+		return lm_err(w->err, a->src, "", "cannot open: %s",
+			      strerror(errno));
+	if (fstat(sfd, &st) != 0 || !S_ISREG(st.st_mode))
+		rc = lm_err(w->err, a->src, "", "not a regular file");
+	else if ((rc = lm_read_fd(sfd, a->src, &data, &len, w->err)) == 0)
+		rc = lm_write_at(dfd, shown, last_component(a->dst), data, len,
+				 (unsigned)st.st_mode & 0777, w->err);
+	close(sfd);
+	free(data);
 	return rc;
 }
 
 static int write_artifact(wctx *w, const lk_artifact *a)
 {
-	char *path, *tmp;
-	int rc;
-	if (!lk_path_is_safe(a->dst))
-		return lm_err(w->err, a->dst, "", "unsafe artifact path");
-	if ((rc = make_dirs(w, w->ld, a->dst, 0, &w->manifest)) != 0)
+	char *shown;
+	int dfd, rc;
+	if (!lm_rel_path_ok(a->dst) || is_reserved(a->dst))
+		return lm_err(w->err, w->ld, "", "unsafe artifact path '%s'",
+			      a->dst);
+	if ((rc = open_parent(w, a->dst, &dfd, &shown)) != 0)
 		return rc;
-	path = lm_xasprintf("%s/%s", w->ld, a->dst);
-	if ((rc = must_be_free(w, path)) != 0)
-		goto out;
-	if (a->copy) {
-		char *data;
-		size_t len;
-		if ((rc = lm_read_file(a->src, &data, &len, w->err)) != 0)
-			goto out;
-		rc = lm_write_file_atomic(path, data, len, w->err);
-		free(data);
-		if (!rc)
-			lm_buf_printf(&w->manifest, "copy %s\n", a->dst);
-		goto out;
-	}
-	tmp = lm_xasprintf("%s.tmp.%ld", path, (long)getpid());
-	if (symlink(a->src, tmp) != 0) {
-		rc = lm_err(w->err, path, "", "cannot create symlink: %s",
-			    strerror(errno));
-	} else if (rename(tmp, path) != 0) {
-		rc = lm_err(w->err, path, "", "cannot create symlink: %s",
-			    strerror(errno));
-		unlink(tmp);
-	} else {
-		lm_buf_printf(&w->manifest, "link %s\n", a->dst);
-	}
-	free(tmp);
-out:
-	free(path);
+	if (a->copy)
+		rc = copy_into(w, a, dfd, shown);
+	else
+		rc = lm_symlink_at(dfd, shown, last_component(a->dst), a->src,
+				   w->err);
+	if (!rc)
+		lm_buf_printf(&w->manifest, "%s %s\n", a->copy ? "copy" : "link",
+			      a->dst);
+	close(dfd);
+	free(shown);
 	return rc;
 }
 
-/*
-** --force: remove what the previous link wrote (listed in its manifest):
-** our symlinks and files, then our directories when empty. Anything else --
-** a user's file -- stays; writing over it later is refused.
-*/
-static int remove_previous(wctx *w)
+static int write_text(wctx *w, const char *name, const char *text,
+		      size_t len)
 {
-	char *mpath_ = lm_xasprintf("%s/" MANIFEST, w->ld), *text = NULL;
-	size_t len;
+	int rc = lm_write_at(w->fd, w->ld, name, text, len, 0644, w->err);
+	if (!rc)
+		lm_buf_printf(&w->manifest, "file %s\n", name);
+	return rc;
+}
+
+/* ---- the previous link directory --------------------------------------- */
+
+typedef struct oldlink {
+	int fd;              /* the previous sgLnk/ */
+	char *text;          /* its manifest (ours' keys point into it) */
+	lm_strmap ours;      /* path -> kind letter (l, f, c, d) */
+	char **user;         /* entries its manifest does not list */
+	int n_user, cap_user;
+} oldlink;
+
+/* The previous manifest (none: nothing in the directory is ours). */
+static void read_manifest(oldlink *o)
+{
 	lm_error e;
-	char **dirs = NULL;
-	int nd = 0, cap = 0;
-	if (lm_read_file(mpath_, &text, &len, &e) != 0) {
-		free(mpath_);
-		return 0; /* nothing of ours */
+	size_t len;
+	int fd = openat(o->fd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	lm_strmap_init(&o->ours);
+	if (fd < 0)
+		return;
+	if (lm_read_fd(fd, MANIFEST, &o->text, &len, &e) != 0) {
+		close(fd);
+		return;
 	}
-	for (char *line = text, *nl; line && *line; line = nl) {
-		char *sp, *path;
-		struct stat st;
+	close(fd);
+	lm_strmap_put(&o->ours, MANIFEST, (void *)(intptr_t)'f');
+	for (char *line = o->text, *nl; line && *line; line = nl) {
+		char *sp;
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl++ = 0;
 		sp = strchr(line, ' ');
-		if (!sp || line[0] == '#' || !lk_path_is_safe(sp + 1))
+		if (!sp || line[0] == '#')
 			continue;
 		*sp = 0;
-		path = lm_xasprintf("%s/%s", w->ld, sp + 1);
-		if (!strcmp(line, "dir")) {
-			lm_grow(&dirs, &cap, nd + 1, sizeof *dirs);
-			dirs[nd++] = path;
+		if (strcmp(line, "dir") && strcmp(line, "link") &&
+		    strcmp(line, "file") && strcmp(line, "copy"))
 			continue;
+		lm_strmap_put(&o->ours, sp + 1, (void *)(intptr_t)line[0]);
+	}
+}
+
+/* Is the entry rel (of type mode) one the previous link wrote? */
+static int is_ours(const oldlink *o, const char *rel, mode_t mode)
+{
+	intptr_t k = (intptr_t)lm_strmap_lookup(&o->ours, rel);
+	return (k == 'l' && S_ISLNK(mode)) || (k == 'd' && S_ISDIR(mode)) ||
+		((k == 'f' || k == 'c') && S_ISREG(mode));
+}
+
+/*
+** Walk directory fd (path prefix) of the previous link, never following a
+** symlink. remove: unlink our entries (our directories when empty);
+** otherwise list the others in o->user (a foreign directory as one entry).
+*/
+static void walk_old(oldlink *o, int fd, const char *prefix, int remove)
+{
+	int dfd = dup(fd);
+	DIR *d;
+	struct dirent *e;
+	/* the dup shares fd's offset: an earlier walk moved it */
+	if (dfd >= 0)
+		lseek(dfd, 0, SEEK_SET);
+	d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		struct stat st;
+		char *rel;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		rel = prefix ? lm_xasprintf("%s/%s", prefix, e->d_name)
+			: lm_xstrdup(e->d_name);
+		if (!is_ours(o, rel, st.st_mode)) {
+			if (!remove) {
+				lm_grow(&o->user, &o->cap_user, o->n_user + 1,
+					sizeof *o->user);
+				o->user[o->n_user++] = rel;
+				rel = NULL;
+			}
+		} else if (S_ISDIR(st.st_mode)) {
+			int sub = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY |
+					 O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				walk_old(o, sub, rel, remove);
+				close(sub);
+			}
+			if (remove)
+				unlinkat(fd, e->d_name, AT_REMOVEDIR);
+		} else if (remove) {
+			unlinkat(fd, e->d_name, 0);
 		}
-		if (lstat(path, &st) == 0 &&
-		    ((!strcmp(line, "link") && S_ISLNK(st.st_mode)) ||
-		     ((!strcmp(line, "file") || !strcmp(line, "copy")) &&
-		      S_ISREG(st.st_mode))))
-			unlink(path);
-		free(path);
+		free(rel);
 	}
-	for (int i = nd - 1; i >= 0; i--) {
-		rmdir(dirs[i]); /* only when empty */
-		free(dirs[i]);
+	closedir(d);
+}
+
+/*
+** The parent directory of rel (components from readdir: no '/', no ".",
+** "..") beneath root, never through a symlink; create: make missing ones.
+** -1 with errno on failure.
+*/
+static int parent_of(int root, const char *rel, int create)
+{
+	int fd = dup(root);
+	for (const char *p = rel, *s; fd >= 0 && (s = strchr(p, '/')); p = s + 1) {
+		char *comp = lm_xstrndup(p, (size_t)(s - p));
+		int nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				 O_CLOEXEC);
+		if (nfd < 0 && errno == ENOENT && create &&
+		    (mkdirat(fd, comp, 0755) == 0 || errno == EEXIST))
+			nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY |
+				     O_NOFOLLOW | O_CLOEXEC);
+		int en = errno;
+		free(comp);
+		close(fd);
+		fd = nfd;
+		errno = en;
 	}
-	free(dirs);
-	unlink(mpath_);
-	free(mpath_);
+	return fd;
+}
+
+/* Does the new link directory already hold something at rel (or a
+** non-directory on the way)? */
+static int taken(int newfd, const char *rel)
+{
+	struct stat st;
+	int fd = parent_of(newfd, rel, 0), r;
+	if (fd < 0)
+		return errno != ENOENT;
+	r = fstatat(fd, last_component(rel), &st, AT_SYMLINK_NOFOLLOW) == 0;
+	close(fd);
+	return r;
+}
+
+/* Move the user's entry rel from the previous link dir into the new one. */
+static int move_user(int oldfd, int newfd, const char *rel)
+{
+	int ofd = parent_of(oldfd, rel, 0), nfd = parent_of(newfd, rel, 1);
+	int rc = ofd >= 0 && nfd >= 0 &&
+		renameat(ofd, last_component(rel), nfd,
+			 last_component(rel)) == 0 ? 0 : -1;
+	if (ofd >= 0)
+		close(ofd);
+	if (nfd >= 0)
+		close(nfd);
+	return rc;
+}
+
+static void oldlink_free(oldlink *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	lm_strmap_free(&o->ours);
+	free(o->text);
+	for (int i = 0; i < o->n_user; i++)
+		free(o->user[i]);
+	free(o->user);
+}
+
+/* Fill the new link directory w->fd: artifacts, def.json, tensor map,
+** manifest. */
+static int write_contents(wctx *w, const lm_module *linked,
+			  const lk_report *rep)
+{
+	char *text = NULL;
+	size_t len;
+	int rc = 0;
+	lm_buf_puts(&w->manifest, "# written by lncsim link; --force removes "
+		    "exactly these entries\n");
+	for (int i = 0; i < rep->n_artifacts && !rc; i++)
+		rc = write_artifact(w, &rep->artifacts[i]);
+	if (!rc && (rc = lm_module_to_json(linked, 1, &text, &len,
+					   w->err)) == 0)
+		rc = write_text(w, "def.json", text, len);
 	free(text);
-	return 0;
+	text = NULL;
+	if (!rc && (rep->ran & LK_SKIP(LK_STEP_BUILD_MAIN_TENSOR_MAP))) {
+		text = lk_tensor_map_json(rep);
+		rc = write_text(w, "tensor-map.json", text, strlen(text));
+		free(text);
+	}
+	if (!rc)
+		rc = lm_write_at(w->fd, w->ld, MANIFEST, w->manifest.ptr,
+				 w->manifest.size, 0644, w->err);
+	return rc;
 }
 
 int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 		      const char *out_dir, int force, lm_error *err)
 {
 	wctx w;
-	char *rel, *ld, *text = NULL;
-	size_t len;
+	oldlink old;
+	char *ld = NULL, *pshown = NULL, *stage = NULL, *gone = NULL;
 	struct stat st;
-	int rc;
+	int odfd = -1, pfd = -1, rc, has_old = 0;
 	const char *od = out_dir && *out_dir ? out_dir : ".";
 
+	memset(&w, 0, sizeof w);
+	memset(&old, 0, sizeof old);
+	w.fd = old.fd = -1;
+	w.err = err;
+	lm_strmap_init(&old.ours);
 	if (!linked || !rep || !rep->base_name)
 		return lm_errc(err, LM_EINTERNAL, "", "", "nothing to write");
-	if (!lk_path_is_safe(rep->base_name))
+	if (!lm_rel_path_ok(rep->base_name))
 		return lm_err(err, rep->base_name, "", "module name cannot name a "
-			      "link directory (absolute or contains '..')");
+			      "link directory (absolute, or an empty, '.' or "
+			      "'..' component)");
 	if ((rc = lm_mkdirs(od, err)) != 0)
 		return rc;
-	memset(&w, 0, sizeof w);
-	w.err = err;
-	rel = lm_xasprintf("%s/sgLnk", rep->base_name);
-	ld = lm_xasprintf("%s/%s", od, rel);
+	odfd = open(od, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (odfd < 0)
+		return lm_err(err, od, "", "cannot open directory: %s",
+			      strerror(errno));
+	ld = lm_xasprintf("%s/%s/sgLnk", od, rep->base_name);
+	pshown = lm_xasprintf("%s/%s", od, rep->base_name);
 	w.ld = ld;
-	lm_buf_puts(&w.manifest, "# written by lncsim link; --force removes "
-		    "exactly these entries\n");
-	/* the parents of sgLnk: plain directories under out_dir */
-	if ((rc = make_dirs(&w, od, rel, 0, NULL)) != 0)
+	/* OUT/<name>: plain directories beneath OUT, locked while we work */
+	if ((rc = lm_dir_open_beneath(&pfd, odfd, od, rep->base_name, 1, NULL,
+				      err)) != 0)
 		goto done;
-	if (lstat(ld, &st) == 0) {
-		if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+	if (flock(pfd, LOCK_EX) != 0) {
+		rc = lm_err(err, pshown, "", "cannot lock: %s", strerror(errno));
+		goto done;
+	}
+	if (fstatat(pfd, "sgLnk", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
 			rc = lm_err(err, ld, "", "exists and is not a directory; "
 				    "refusing to replace it");
 			goto done;
@@ -452,38 +637,103 @@ int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 				    "--force to replace it)");
 			goto done;
 		}
-		remove_previous(&w);
-	} else if (mkdir(ld, 0755) != 0) {
+		old.fd = openat(pfd, "sgLnk", O_RDONLY | O_DIRECTORY |
+				O_NOFOLLOW | O_CLOEXEC);
+		if (old.fd < 0) {
+			rc = lm_err(err, ld, "", "cannot open directory: %s",
+				    strerror(errno));
+			goto done;
+		}
+		has_old = 1;
+	}
+	/* the new directory, beside the old one */
+	if ((rc = lm_mkdtemp_at(pfd, pshown, STAGE_PREFIX, &stage, err)) != 0)
+		goto done;
+	w.fd = openat(pfd, stage, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		      O_CLOEXEC);
+	if (w.fd < 0 || fchmod(w.fd, 0755) != 0) {
 		rc = lm_err(err, ld, "", "cannot create directory: %s",
 			    strerror(errno));
 		goto done;
 	}
-	for (int i = 0; i < rep->n_artifacts && !rc; i++)
-		rc = write_artifact(&w, &rep->artifacts[i]);
-	if (rc)
+	if ((rc = write_contents(&w, linked, rep)) != 0)
 		goto done;
-	if ((rc = lm_module_to_json(linked, 1, &text, &len, err)) != 0)
-		goto done;
-	if ((rc = write_text(&w, "def.json", text, len, "file")) != 0)
-		goto done;
-	free(text);
-	text = NULL;
-	if (rep->ran & LK_SKIP(LK_STEP_BUILD_MAIN_TENSOR_MAP)) {
-		text = lk_tensor_map_json(rep);
-		if ((rc = write_text(&w, "tensor-map.json", text, strlen(text),
-				     "file")) != 0)
+	/* the user's entries of the old directory move over, unless the new
+	   link writes there */
+	if (has_old) {
+		read_manifest(&old);
+		walk_old(&old, old.fd, NULL, 0);
+		for (int i = 0; i < old.n_user; i++)
+			if (taken(w.fd, old.user[i])) {
+				rc = lm_err(err, ld, old.user[i], "refusing to "
+					    "replace a file not written by "
+					    "lncsim link");
+				goto done;
+			}
+	}
+	/* swap it in */
+	if (!has_old) {
+		if (renameat(pfd, stage, pfd, "sgLnk") != 0) {
+			rc = errno == EEXIST || errno == ENOTEMPTY
+				? lm_err(err, ld, "", "link directory exists "
+					 "(use --force to replace it)")
+				: lm_err(err, ld, "", "cannot create: %s",
+					 strerror(errno));
 			goto done;
+		}
+		free(stage);
+		stage = NULL;
+		goto synced;
 	}
-	{
-		char *mp = lm_xasprintf("%s/" MANIFEST, ld);
-		rc = lm_write_file_atomic(mp, w.manifest.ptr, w.manifest.size,
-					  err);
-		free(mp);
+	if (lm_exchange_at(pfd, stage, "sgLnk") == 0) {
+		gone = stage;      /* the old directory now has the new's name */
+		stage = NULL;
+	} else if (errno == ENOSYS || errno == EINVAL || errno == ENOTSUP) {
+		gone = lm_xasprintf(OLD_PREFIX "%s", stage + strlen(STAGE_PREFIX));
+		if (renameat(pfd, "sgLnk", pfd, gone) != 0) {
+			rc = lm_err(err, ld, "", "cannot replace: %s",
+				    strerror(errno));
+			goto done;
+		}
+		if (renameat(pfd, stage, pfd, "sgLnk") != 0) {
+			rc = lm_err(err, ld, "", "cannot replace: %s",
+				    strerror(errno));
+			renameat(pfd, gone, pfd, "sgLnk");
+			goto done;
+		}
+		free(stage);
+		stage = NULL;
+	} else {
+		rc = lm_err(err, ld, "", "cannot replace: %s", strerror(errno));
+		goto done;
 	}
+	for (int i = 0; i < old.n_user && !rc; i++)
+		if (move_user(old.fd, w.fd, old.user[i]) != 0)
+			rc = lm_err(err, pshown, "", "%s/%s: cannot move the "
+				    "user's file into the new link directory "
+				    "(%s); it stays there", gone, old.user[i],
+				    strerror(errno));
+	walk_old(&old, old.fd, NULL, 1);
+	if (unlinkat(pfd, gone, AT_REMOVEDIR) != 0 && !rc)
+		rc = lm_err(err, pshown, "", "%s: the previous link directory "
+			    "still holds files lncsim did not write (%s); the "
+			    "new link is in place", gone, strerror(errno));
+synced:
+	fsync(pfd);
 done:
-	free(text);
-	free(rel);
+	if (stage && pfd >= 0)
+		lm_remove_tree_at(pfd, stage);
+	oldlink_free(&old);
+	if (w.fd >= 0)
+		close(w.fd);
+	if (pfd >= 0)
+		close(pfd); /* drops the lock */
+	if (odfd >= 0)
+		close(odfd);
+	free(stage);
+	free(gone);
 	free(ld);
+	free(pshown);
 	lm_buf_free(&w.manifest);
 	return rc;
 }

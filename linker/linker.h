@@ -157,8 +157,12 @@ int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 ** Write the link directory <out_dir>/<rep->base_name>/sgLnk/: def.json
 ** (the linked module), tensor-map.json (when the tensor map was built), the
 ** artifacts of rep, and the manifest .lncsim-link-manifest listing what was
-** written. An existing sgLnk/ is refused unless force, which removes only
-** the entries of the previous manifest. Never writes outside out_dir.
+** written. The directory is built beside the old one and swapped in under
+** an flock on <out_dir>/<name>: a failure leaves the previous link intact.
+** An existing sgLnk/ is refused unless force; then the previous manifest's
+** entries are removed and the user's entries moved into the new directory
+** (refused when the new link writes there). Never writes, follows a
+** symlink or deletes outside out_dir (docs/linker.md, docs/files.md).
 */
 int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 		      const char *out_dir, int force, lm_error *err);

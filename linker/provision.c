@@ -20,6 +20,7 @@
 */
 #include "common.h"
 #include "provision_int.h"
+#include "safeio.h"
 #include "klr.h"
 
 #include <errno.h>
@@ -293,19 +294,18 @@ static int find_formal(const lm_function *f, const char *name)
 
 /* ---- Const files ---------------------------------------------------------- */
 
-/* Copy file src to dst (directories created). */
-static int copy_file(const char *src, const char *dst, lm_error *err)
+/* Copy file src to rel beneath the output directory out (directories made
+** beneath it, never through a symlink). */
+static int copy_file(const char *src, const char *out, const char *rel,
+		     lm_error *err)
 {
-	char *data = NULL, *dir;
+	char *data = NULL;
 	size_t n;
 	int rc;
 	if ((rc = lm_read_file(src, &data, &n, err)) != 0)
 		return rc;
-	dir = lm_dirname(dst);
-	rc = lm_mkdirs(dir, err);
-	free(dir);
-	if (!rc)
-		rc = lm_write_file_atomic(dst, data, n, err);
+	if ((rc = lm_mkdirs(out, err)) == 0)
+		rc = lm_write_beneath(out, rel, data, n, 0644, err);
 	free(data);
 	return rc;
 }
@@ -315,23 +315,6 @@ static const char *base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
 	return s ? s + 1 : p;
-}
-
-/* A relative path without ".." components (safe below a directory). */
-static int safe_rel(const char *p)
-{
-	if (!*p || p[0] == '/')
-		return 0;
-	for (const char *s = p; *s; ) {
-		const char *e = strchr(s, '/');
-		size_t n = e ? (size_t)(e - s) : strlen(s);
-		if (n == 2 && s[0] == '.' && s[1] == '.')
-			return 0;
-		s += n + (e ? 1 : 0);
-		if (!e)
-			break;
-	}
-	return 1;
 }
 
 /*
@@ -351,7 +334,7 @@ static int localize_consts(lk_lower_ctx *lc, lm_function *f, const char *kdir,
 	lm_strmap_init(&used);
 	for (int a = 0; a < f->n_allocs && !rc; a++) {
 		lm_alloc *al = &f->allocs[a];
-		char *src, *rel, *dst, *want;
+		char *src, *rel, *want;
 		if (al->kind != LM_TK_CONST || !al->file || !al->file[0])
 			continue;
 		if (!lc->opts->out_dir) {
@@ -360,14 +343,25 @@ static int localize_consts(lk_lower_ctx *lc, lm_function *f, const char *kdir,
 			al->file = rel;
 			continue;
 		}
+		/* both become path components under the output directory */
+		if (!lm_path_component_ok(tag) || strlen(tag) > 200) {
+			rc = lm_err(err, "", "", "kernel function name '%s' cannot "
+				    "name a directory under the output directory "
+				    "(it must be one plain path component)", tag);
+			break;
+		}
+		if (!lm_path_component_ok(base_name(al->file))) {
+			rc = lm_err(err, "", "", "Const file '%s' of allocation "
+				    "'%s' has no plain file name", al->file,
+				    al->name ? al->name : "?");
+			break;
+		}
 		src = lm_path_join(kdir, al->file);
 		want = lm_xasprintf("%s.const/%s", tag, base_name(al->file));
 		rel = lk_pv_unique_name(want, &used, NULL);
 		free(want);
-		dst = lm_path_join(lc->opts->out_dir, rel);
-		rc = copy_file(src, dst, err);
+		rc = copy_file(src, lc->opts->out_dir, rel, err);
 		free(src);
-		free(dst);
 		free(al->file);
 		al->file = rel;
 		lm_strmap_put(&used, al->file, (void *)1);
@@ -392,18 +386,24 @@ static int copy_module_consts(lk_lower_ctx *lc, int nfun, lm_error *err)
 	for (int f = 0; f < nfun && !rc; f++)
 		for (int i = 0; i < m->functions[f].n_allocs && !rc; i++) {
 			lm_alloc *al = &m->functions[f].allocs[i];
-			char *src, *dst, *rel;
+			char *src, *rel;
 			if (al->kind != LM_TK_CONST || !al->file || !al->file[0])
 				continue;
+			if (!lm_rel_path_ok(al->file) &&
+			    !lm_path_component_ok(base_name(al->file))) {
+				rc = lm_err(err, "", "", "Const file '%s' of "
+					    "allocation '%s' has no plain file "
+					    "name", al->file,
+					    al->name ? al->name : "?");
+				break;
+			}
 			src = lm_path_join(m->dir, al->file);
-			rel = safe_rel(al->file) ? lm_xstrdup(al->file)
+			rel = lm_rel_path_ok(al->file) ? lm_xstrdup(al->file)
 				: lm_xasprintf("consts/%s", base_name(al->file));
-			dst = lm_path_join(lc->opts->out_dir, rel);
-			rc = copy_file(src, dst, err);
+			rc = copy_file(src, lc->opts->out_dir, rel, err);
 			free(al->file);
 			al->file = rel;
 			free(src);
-			free(dst);
 		}
 	return rc;
 }

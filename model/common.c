@@ -2,6 +2,7 @@
 ** common.c -- allocator, errors, buffers, string map, file helpers.
 */
 #include "common.h"
+#include "safeio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -594,40 +595,33 @@ int lm_read_file(const char *path, char **out, size_t *out_len, lm_error *err)
 	return lm_read_file_max(path, LM_READ_MAX, out, out_len, err);
 }
 
+/*
+** The directory part of path is the caller's (opened as given); the file
+** itself is written beneath it by lm_write_at: a unique O_EXCL |
+** O_NOFOLLOW temporary, fsync, rename. A symlink at path is replaced, not
+** followed; a directory or special file at path is an error.
+*/
 int lm_write_file_atomic(const char *path, const void *data, size_t len,
 			 lm_error *err)
 {
-	char *tmp = lm_xasprintf("%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
-		lm_err(err, path, "", "cannot write: %s", strerror(errno));
-		free(tmp);
-		return LM_EINPUT;
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int dfd, rc;
+	if (!*path || (slash && !slash[1]))
+		return lm_err(err, path, "", "cannot write: not a file name");
+	dir = slash ? (slash == path ? lm_xstrdup("/")
+		       : lm_xstrndup(path, (size_t)(slash - path)))
+		: lm_xstrdup(".");
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		rc = lm_err(err, path, "", "cannot write: %s", strerror(errno));
+	} else {
+		rc = lm_write_at(dfd, slash ? dir : NULL, slash ? slash + 1 : path,
+				 data, len, 0644, err);
+		close(dfd);
 	}
-	const char *p = data;
-	size_t left = len;
-	while (left) {
-		ssize_t w = write(fd, p, left);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			lm_err(err, path, "", "write failed: %s", strerror(errno));
-			close(fd);
-			unlink(tmp);
-			free(tmp);
-			return LM_EINPUT;
-		}
-		p += w;
-		left -= (size_t)w;
-	}
-	if (close(fd) != 0 || rename(tmp, path) != 0) {
-		lm_err(err, path, "", "cannot write: %s", strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return LM_EINPUT;
-	}
-	free(tmp);
-	return 0;
+	free(dir);
+	return rc;
 }
 
 char *lm_dirname(const char *path)

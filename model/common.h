@@ -189,7 +189,9 @@ int lm_read_file_max(const char *path, int64_t max, char **out,
 		     size_t *out_len, lm_error *err);
 /* lm_read_file_max with LM_READ_MAX. */
 int lm_read_file(const char *path, char **out, size_t *out_len, lm_error *err);
-/* Write atomically (temp file beside path + rename). */
+/* Write atomically: a random O_EXCL | O_NOFOLLOW temporary beside path,
+** fsync, rename (safeio.h lm_write_at). A symlink at path is replaced,
+** not followed; a directory or special file there is an error. */
 int lm_write_file_atomic(const char *path, const void *data, size_t len,
 			 lm_error *err);
 /* Directory part of path ("." if none); caller frees. */

@@ -1,6 +1,7 @@
 noinst_LTLIBRARIES += model/libmodel.la
 model_libmodel_la_SOURCES = \
 	model/common.c model/common.h \
+	model/safeio.c model/safeio.h \
 	model/enums.c \
 	model/dtype.c model/dtype.h \
 	model/arch.c model/arch.h \

@@ -10,8 +10,10 @@
 */
 #include "common.h"
 #include "report_int.h"
+#include "safeio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Bounds that keep the plots readable and input-proof. */
 #define MAX_MODES 3
@@ -165,24 +168,44 @@ static int plot(ctx *c, const char *script, const char *data,
 		const char *heading, const char *caption)
 {
 	const char *args[16];
-	int n = 0;
+	int n = 0, dfd, fd, rc;
+	char *tmp;
+	struct stat sb;
+	/* gnuplot fills a fresh O_EXCL temporary that is renamed over the
+	   image: a symlink planted at the image's name is replaced, never
+	   written through (docs/files.md) */
+	dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return lm_err(c->err, c->dir, "", "cannot open directory: %s",
+			      strerror(errno));
+	if ((rc = lm_temp_at(&fd, &tmp, dfd, c->dir, image, 0644, c->err))) {
+		close(dfd);
+		return rc;
+	}
+	close(fd);
 	args[n++] = script;
 	args[n++] = data;
-	args[n++] = image;
+	args[n++] = tmp;
 	args[n++] = c->fmt;
 	args[n++] = title;
 	for (int i = 0; extra && extra[i] && n < 15; i++)
 		args[n++] = extra[i];
 	args[n] = NULL;
 	if (lr_run_gnuplot(c->gnuplot, c->dir, args, c->err) != 0)
-		return c->err->code ? c->err->code : LM_EINTERNAL;
-	char *path = lm_path_join(c->dir, image);
-	struct stat sb;
-	int ok = stat(path, &sb) == 0 && sb.st_size > 0;
-	free(path);
-	if (!ok)
-		return lm_errc(c->err, LM_EINTERNAL, script, "gnuplot",
-			       "no image written to %s", image);
+		rc = c->err->code ? c->err->code : LM_EINTERNAL;
+	else if (fstatat(dfd, tmp, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+		 !S_ISREG(sb.st_mode) || sb.st_size == 0)
+		rc = lm_errc(c->err, LM_EINTERNAL, script, "gnuplot",
+			     "no image written to %s", image);
+	else
+		rc = lm_replace_at(dfd, c->dir, tmp, image, c->err);
+	if (rc)
+		unlinkat(dfd, tmp, 0);
+	close(dfd);
+	free(tmp);
+	if (rc)
+		return rc;
+	args[2] = image; /* the re-plot script writes the image itself */
 	add_file(c, image, 1);
 
 	lm_buf_puts(&c->replot, "gnuplot -c");

@@ -22,6 +22,7 @@
 #include "gen.h"
 #include "json_int.h"
 #include "npy.h"
+#include "safeio.h"
 #include "verify.h"
 
 #include <assert.h>
@@ -853,18 +854,21 @@ int ls_gen_write(const ls_gen_opts *o, const char *out_dir, lm_error *err)
 	int rc = ls_gen(o, out_dir, &mods, &files, &n_files, err);
 	if (rc)
 		return rc;
+	/* beneath out_dir, never through a symlink (safeio.h); the modules'
+	   paths are <out_dir>/<name>/nc<c>/sg0/def.json */
+	const char *od = out_dir ? out_dir : ".";
+	rc = lm_mkdirs(od, err);
 	for (int c = 0; c < o->cores && !rc; c++) {
-		char *d = lm_dirname(mods[c]->path);
-		rc = lm_mkdirs(d, err);
-		free(d);
-		if (!rc)
-			rc = lm_module_save(mods[c], mods[c]->path, 1, err);
+		char *text = NULL;
+		size_t len;
+		if ((rc = lm_module_to_json(mods[c], 1, &text, &len, err)) == 0)
+			rc = lm_write_beneath(od, mods[c]->path + strlen(od) + 1,
+					      text, len, 0644, err);
+		free(text);
 	}
-	for (int i = 0; i < n_files && !rc; i++) {
-		char *p = lm_path_join(out_dir ? out_dir : ".", files[i].relpath);
-		rc = lm_write_file_atomic(p, files[i].bytes, files[i].len, err);
-		free(p);
-	}
+	for (int i = 0; i < n_files && !rc; i++)
+		rc = lm_write_beneath(od, files[i].relpath, files[i].bytes,
+				      files[i].len, 0644, err);
 	for (int c = 0; c < o->cores; c++)
 		lm_module_free(mods[c]);
 	free(mods);

@@ -87,3 +87,9 @@ tests_test_it55_SOURCES = tests/test_it55.c tests/simtb.h
 tests_test_it55_CFLAGS = $(TEST_CFLAGS)
 tests_test_it55_LDADD = $(TEST_LDADD)
 TESTS += tests/test_it55
+
+check_PROGRAMS += tests/test_safeio
+tests_test_safeio_SOURCES = tests/test_safeio.c
+tests_test_safeio_CFLAGS = $(TEST_CFLAGS)
+tests_test_safeio_LDADD = $(TEST_LDADD)
+TESTS += tests/test_safeio

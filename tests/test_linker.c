@@ -9,12 +9,15 @@
 #include "module.h"
 #include "linker.h"
 #include "verify.h"
+#include "safeio.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- string helpers (freed by S_free at the end of each test) ---------- */
@@ -1557,10 +1560,193 @@ START_TEST(test_error_paths)
 	m = parse(fixed, "c0.json");
 	ck_assert_int_ne(do_link(&m, 1, 0, &out, NULL, &e), 0);
 	ck_assert_str_eq(e.msg, "c0.json: module: module name '../x' cannot "
-			 "name a link directory (absolute or contains '..')");
+			 "name a link directory (absolute, or an empty, '.' or "
+			 "'..' component)");
 	lm_module_free(m);
 	free(bad);
 	free(fixed);
+	S_free();
+}
+END_TEST
+
+/* ---- the link directory is hostile ground ---------------------------------- */
+
+/* Link the single core of model dir mdir (made by make_core_dir) into od. */
+static int link_into(const char *mdir, const char *od, int force,
+		     lm_error *e)
+{
+	lm_module **mods, *out = NULL;
+	lk_report rep;
+	lk_options o;
+	int n = load_dir(mdir, &mods), rc;
+	memset(&o, 0, sizeof o);
+	o.out_dir = od;
+	rc = lk_link(mods, n, &o, &out, &rep, e);
+	if (rc == 0)
+		rc = lk_write_link_dir(out, &rep, od, force, e);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free_mods(mods, n);
+	return rc;
+}
+
+static void append_to(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "ab");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void assert_text(const char *path, const char *want)
+{
+	char *t = tu_read(path);
+	ck_assert_msg(t != NULL, "%s is missing", path);
+	ck_assert_str_eq(t, want);
+	free(t);
+}
+
+/* No .sgLnk.new.* / .sgLnk.old.* left beside sgLnk. */
+static void assert_no_leftovers(const char *dir)
+{
+	FILE *p = popen(S("ls -A '%s'", dir), "r");
+	char line[1024];
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof line, p))
+		ck_assert_msg(!strcmp(line, "sgLnk\n"), "left in %s: %s", dir,
+			      line);
+	pclose(p);
+}
+
+/* --force never deletes through a symlink: neither our directory replaced
+** by a symlink to an outside directory, nor a manifest line that goes
+** through a symlinked component. */
+START_TEST(test_link_dir_force_symlinks)
+{
+	char *root = tu_tmpdir("lkforce");
+	const char *mdir = S("%s/model", root), *od = S("%s/out", root);
+	const char *outside = S("%s/outside", root);
+	const char *ld = S("%s/t/sgLnk", od);
+	lm_error e;
+	make_core_dir(mdir, 0, "w.npy", "sub/h.bin");
+	free(tu_write(outside, "h.bin", "precious"));
+	free(tu_write(outside, "victim", "precious too"));
+	ck_assert_msg(link_into(mdir, od, 0, &e) == 0, "%s", e.msg);
+	assert_text(S("%s/sub/h.bin", ld), "host data of core 0");
+	/* our sub/ replaced by a symlink to an outside directory */
+	ck_assert_int_eq(unlink(S("%s/sub/h.bin", ld)), 0);
+	ck_assert_int_eq(rmdir(S("%s/sub", ld)), 0);
+	ck_assert_int_eq(symlink(outside, S("%s/sub", ld)), 0);
+	ck_assert_int_ne(link_into(mdir, od, 1, &e), 0);
+	assert_text(S("%s/h.bin", outside), "precious");
+	assert_text(S("%s/victim", outside), "precious too");
+	ck_assert_str_eq(e.msg, S("%s: sub: refusing to replace a file not "
+				  "written by lncsim link", ld));
+	ck_assert(is_file(S("%s/def.json", ld)));
+	ck_assert(is_link(S("%s/sub", ld)));
+	assert_no_leftovers(S("%s/t", od));
+	/* a manifest line through a symlinked component */
+	ck_assert_int_eq(unlink(S("%s/sub", ld)), 0);
+	ck_assert_int_eq(mkdir(S("%s/sub", ld), 0755), 0);
+	free(tu_write(ld, "sub/h.bin", "host data of core 0"));
+	ck_assert_int_eq(symlink(outside, S("%s/evil", ld)), 0);
+	append_to(S("%s/.lncsim-link-manifest", ld),
+		  "dir evil\ncopy evil/victim\nfile evil/h.bin\n");
+	ck_assert_msg(link_into(mdir, od, 1, &e) == 0, "%s", e.msg);
+	assert_text(S("%s/h.bin", outside), "precious");
+	assert_text(S("%s/victim", outside), "precious too");
+	/* evil is the user's: moved into the new link directory as it was */
+	ck_assert(is_link(S("%s/evil", ld)));
+	ck_assert(is_file(S("%s/def.json", ld)));
+	assert_text(S("%s/sub/h.bin", ld), "host data of core 0");
+	assert_no_leftovers(S("%s/t", od));
+	lm_remove_tree_at(AT_FDCWD, root);
+	free(root);
+	S_free();
+}
+END_TEST
+
+/* A refused --force leaves the previous link as it was, and a later
+** --force works; copies keep their mode. */
+START_TEST(test_link_dir_force_atomic)
+{
+	char *root = tu_tmpdir("lkatomic");
+	const char *m1 = S("%s/m1", root), *m2 = S("%s/m2", root);
+	const char *od = S("%s/out", root), *ld = S("%s/t/sgLnk", od);
+	struct stat st;
+	lm_error e;
+	char *def1, *man1;
+	make_core_dir(m1, 0, "w.npy", "h.bin");
+	make_core_dir(m2, 0, "w.npy", "h2.bin");
+	ck_assert_int_eq(chmod(S("%s/nc0/sg0/h2.bin", m2), 0600), 0);
+	ck_assert_msg(link_into(m1, od, 0, &e) == 0, "%s", e.msg);
+	def1 = tu_read(S("%s/def.json", ld));
+	man1 = tu_read(S("%s/.lncsim-link-manifest", ld));
+	/* the user's file where the new link writes: refused, nothing changed */
+	free(tu_write(ld, "h2.bin", "mine"));
+	ck_assert_int_ne(link_into(m2, od, 1, &e), 0);
+	assert_text(S("%s/def.json", ld), def1);
+	ck_assert_str_eq(e.msg, S("%s: h2.bin: refusing to replace a file not "
+				  "written by lncsim link", ld));
+	assert_text(S("%s/.lncsim-link-manifest", ld), man1);
+	assert_text(S("%s/h.bin", ld), "host data of core 0");
+	assert_text(S("%s/h2.bin", ld), "mine");
+	ck_assert(is_link(S("%s/w.npy", ld)));
+	assert_no_leftovers(S("%s/t", od));
+	/* again, refused the same way (the old manifest is still there) */
+	ck_assert_int_ne(link_into(m2, od, 1, &e), 0);
+	ck_assert_contains(e.msg, "refusing to replace a file not written");
+	assert_text(S("%s/def.json", ld), def1);
+	/* the user moves the file away: --force works */
+	ck_assert_int_eq(unlink(S("%s/h2.bin", ld)), 0);
+	free(tu_write(ld, "notes.txt", "kept"));
+	ck_assert_msg(link_into(m2, od, 1, &e) == 0, "%s", e.msg);
+	assert_text(S("%s/h2.bin", ld), "host data of core 0");
+	ck_assert_int_eq(lstat(S("%s/h2.bin", ld), &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_ne(access(S("%s/h.bin", ld), F_OK), 0);
+	assert_text(S("%s/notes.txt", ld), "kept");
+	char *def2 = tu_read(S("%s/def.json", ld));
+	ck_assert_str_ne(def2, def1);
+	ck_assert_ptr_nonnull(strstr(def2, "h2.bin"));
+	assert_no_leftovers(S("%s/t", od));
+	free(def1);
+	free(def2);
+	free(man1);
+	lm_remove_tree_at(AT_FDCWD, root);
+	free(root);
+	S_free();
+}
+END_TEST
+
+/* A file reached through a symlink that leaves the module's directory is
+** refused; one that stays inside is fine. */
+START_TEST(test_link_dir_symlink_outside_module)
+{
+	char *root = tu_tmpdir("lkout");
+	const char *mdir = S("%s/model", root), *od = S("%s/out", root);
+	const char *victim = S("%s/outside/passwd", root);
+	const char *host = S("%s/nc0/sg0/h.bin", mdir);
+	lm_error e;
+	make_core_dir(mdir, 0, "w.npy", "h.bin");
+	free(tu_write(S("%s/outside", root), "passwd", "root:x:0:0"));
+	ck_assert_int_eq(unlink(host), 0);
+	ck_assert_int_eq(symlink(victim, host), 0);
+	ck_assert_int_ne(link_into(mdir, od, 0, &e), 0);
+	ck_assert_str_eq(e.msg, S("%s/nc0/sg0/def.json: function sg0/allocation "
+				  "hostin: file 'h.bin' resolves to '%s', outside "
+				  "the module's directory (a symlink leaving it is "
+				  "refused)", mdir, victim));
+	ck_assert_int_ne(access(S("%s/t/sgLnk", od), F_OK), 0);
+	/* a symlink inside the module's directory */
+	ck_assert_int_eq(unlink(host), 0);
+	free(tu_write(S("%s/nc0/sg0/real", mdir), "h.bin", "inside"));
+	ck_assert_int_eq(symlink("real/h.bin", host), 0);
+	ck_assert_msg(link_into(mdir, od, 0, &e) == 0, "%s", e.msg);
+	assert_text(S("%s/t/sgLnk/h.bin", od), "inside");
+	assert_text(victim, "root:x:0:0");
+	lm_remove_tree_at(AT_FDCWD, root);
+	free(root);
 	S_free();
 }
 END_TEST
@@ -1642,6 +1828,55 @@ START_TEST(test_cli_link)
 }
 END_TEST
 
+/* Concurrent `lncsim link --force` of one name: every run succeeds and the
+** link directory ends complete (manifest, a def.json that verifies). */
+START_TEST(test_cli_link_concurrent_force)
+{
+	char *src = tu_srcpath("examples/handoff2");
+	char *od = tu_tmpdir("cliconc");
+	const char *ld = S("%s/handoff2/sgLnk", od);
+	tu_run r = tu_lncsim(NULL, "link", "-o", od, src, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	for (int round = 0; round < 3; round++) {
+		pid_t kids[3];
+		for (int k = 0; k < 3; k++) {
+			kids[k] = fork();
+			ck_assert_int_ge(kids[k], 0);
+			if (kids[k] == 0) {
+				tu_run c = tu_lncsim(NULL, "link", "--force",
+						     "-o", od, src, NULL);
+				if (c.status != 0)
+					fprintf(stderr, "%s", c.err);
+				_exit(c.status);
+			}
+		}
+		for (int k = 0; k < 3; k++) {
+			int st;
+			ck_assert_int_eq(waitpid(kids[k], &st, 0), kids[k]);
+			ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+				      "round %d: a concurrent link failed "
+				      "(status %d)", round, st);
+		}
+		char *man = tu_read(S("%s/.lncsim-link-manifest", ld));
+		ck_assert_ptr_nonnull(man);
+		ck_assert_contains(man, "file def.json\n");
+		ck_assert_contains(man, "link nc1.wc.npy\n");
+		free(man);
+		ck_assert(is_link(S("%s/nc1.wc.npy", ld)));
+		r = tu_lncsim(NULL, "verify", "--linked", S("%s/def.json", ld),
+			      NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		assert_no_leftovers(S("%s/handoff2", od));
+	}
+	lm_remove_tree_at(AT_FDCWD, od);
+	free(src);
+	free(od);
+	S_free();
+}
+END_TEST
+
 START_TEST(test_cli_link_errors)
 {
 	char *d = tu_tmpdir("clierr");
@@ -1705,6 +1940,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_setup_link_dir);
 	tcase_add_test(tc, test_link_dir_shared_file);
 	tcase_add_test(tc, test_link_dir_klir_binary);
+	tcase_add_test(tc, test_link_dir_force_symlinks);
+	tcase_add_test(tc, test_link_dir_force_atomic);
+	tcase_add_test(tc, test_link_dir_symlink_outside_module);
 	tcase_add_test(tc, test_renumber_core_barriers);
 	tcase_add_test(tc, test_check_barrier_order);
 	tcase_add_test(tc, test_check_barrier_order_calls);
@@ -1719,6 +1957,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_parse_skip);
 	suite_add_tcase(s, tc);
 	TCase *te = tcase_create("errors");
+	tcase_set_timeout(te, 60);
 	tcase_add_test(te, test_error_core_ids);
 	tcase_add_test(te, test_error_remote);
 	tcase_add_test(te, test_error_shared_input);
@@ -1726,8 +1965,9 @@ static Suite *suite(void)
 	tcase_add_test(te, test_error_paths);
 	suite_add_tcase(s, te);
 	TCase *tcli = tcase_create("cli");
-	tcase_set_timeout(tcli, 60);
+	tcase_set_timeout(tcli, 180);
 	tcase_add_test(tcli, test_cli_link);
+	tcase_add_test(tcli, test_cli_link_concurrent_force);
 	tcase_add_test(tcli, test_cli_link_errors);
 	tcase_add_test(tcli, test_cli_mmt);
 	suite_add_tcase(s, tcli);

@@ -12,12 +12,15 @@
 #include "dtype.h"
 #include "provision.h"
 #include "klr.h"
+#include "safeio.h"
 #include "sim.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -341,6 +344,85 @@ START_TEST(test_bir_const_copied)
 	free(w);
 	lm_module_free(lo);
 	lm_module_free(m);
+	free(dir);
+}
+END_TEST
+
+/* A kernel function name that would leave the output directory: `lower
+** -o` refuses it and writes nothing outside. */
+START_TEST(test_cli_lower_hostile_function_name)
+{
+	char *dir = tu_tmpdir("prov-hostile");
+	char *kp = fx("b_kernel.json"), *k = tu_read(kp), *bad;
+	char *outside = lm_xasprintf("%s/outside", dir);
+	char *od = lm_xasprintf("%s/o1/o2", dir);
+	tu_run r;
+	ck_assert_ptr_nonnull(k);
+	bad = replace_all(k, "\"relu_k\"", "\"../../outside/pwn\"");
+	ck_assert_ptr_nonnull(strstr(bad, "../../outside/pwn"));
+	copy_fx("b_caller.json", dir);
+	copy_fx("w.npy", dir);
+	free(tu_write(dir, "b_kernel.json", bad));
+	r = tu_lncsim(dir, "lower", "-o", "o1/o2/", "b_caller.json", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "kernel function name '../../outside/pwn' "
+			   "cannot name a directory under the output directory "
+			   "(it must be one plain path component)");
+	tu_run_free(&r);
+	ck_assert_int_ne(access(outside, F_OK), 0);
+	/* the library says the same */
+	{
+		char *cp = lm_xasprintf("%s/b_caller.json", dir);
+		lm_module *m = load(cp), *lo = NULL;
+		lk_lower_opts o;
+		lm_error err;
+		memset(&o, 0, sizeof o);
+		o.out_dir = od;
+		ck_assert_int_ne(lk_lower(&lo, m, &o, NULL, &err), 0);
+		ck_assert_contains(err.msg, "kernel function name "
+				   "'../../outside/pwn' cannot name a directory");
+		ck_assert_ptr_null(lo);
+		ck_assert_int_ne(access(outside, F_OK), 0);
+		lm_module_free(m);
+		free(cp);
+	}
+	lm_remove_tree_at(AT_FDCWD, dir);
+	free(kp);
+	free(k);
+	free(bad);
+	free(outside);
+	free(od);
+	free(dir);
+}
+END_TEST
+
+/* The output directory's subdirectory planted as a symlink: the Const
+** copy is refused, the outside directory stays empty. */
+START_TEST(test_bir_const_symlinked_out)
+{
+	char *dir = tu_tmpdir("prov-const-lnk");
+	char *outside = lm_xasprintf("%s/outside", dir);
+	char *od = lm_xasprintf("%s/out", dir);
+	char *lnk = lm_xasprintf("%s/relu_k.const", od);
+	char *w = lm_xasprintf("%s/w.npy", outside);
+	lm_module *m = load_fx("b_caller.json"), *lo = NULL;
+	lk_lower_opts o;
+	lm_error err;
+	ck_assert_int_eq(mkdir(outside, 0755), 0);
+	ck_assert_int_eq(mkdir(od, 0755), 0);
+	ck_assert_int_eq(symlink(outside, lnk), 0);
+	memset(&o, 0, sizeof o);
+	o.out_dir = od;
+	ck_assert_int_ne(lk_lower(&lo, m, &o, NULL, &err), 0);
+	ck_assert_contains(err.msg, "relu_k.const: is a symlink; refusing to go "
+			   "through it");
+	ck_assert_int_ne(access(w, F_OK), 0);
+	lm_module_free(m);
+	lm_remove_tree_at(AT_FDCWD, dir);
+	free(outside);
+	free(od);
+	free(lnk);
+	free(w);
 	free(dir);
 }
 END_TEST
@@ -946,6 +1028,8 @@ static Suite *suite(void)
 	tcase_add_test(c, test_bir_lower_structure);
 	tcase_add_test(c, test_bir_inline_runs);
 	tcase_add_test(c, test_bir_const_copied);
+	tcase_add_test(c, test_bir_const_symlinked_out);
+	tcase_add_test(c, test_cli_lower_hostile_function_name);
 	tcase_add_test(c, test_lnc_gate);
 	tcase_add_test(c, test_bir_single_function_without_core);
 	tcase_add_test(c, test_bir_errors);

@@ -283,6 +283,46 @@ START_TEST(test_report_svg_cli)
 }
 END_TEST
 
+/* Symlinks planted at the report's file names (an image gnuplot writes,
+** index.html) are replaced, never written through. */
+START_TEST(test_report_planted_symlinks)
+{
+	if (!have_gnuplot())
+		return;
+	char *d = tu_tmpdir("rep-lnk");
+	char *db_path = make_db(d);
+	char *out = lm_path_join(d, "out");
+	char *victim = tu_write(d, "outside/victim", "precious");
+	char *img = lm_path_join(out, "util.svg");
+	char *idx = lm_path_join(out, "index.html");
+	struct stat st;
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	ck_assert_int_eq(symlink(victim, img), 0);
+	ck_assert_int_eq(symlink(victim, idx), 0);
+	tu_run r = tu_lncsim(NULL, "report", "--db", db_path, "-o", out,
+			     "--format", "svg", "--run", "2", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	char *t = tu_read(victim);
+	ck_assert_msg(t && !strcmp(t, "precious"), "the outside file was "
+		      "written through a planted symlink");
+	free(t);
+	ck_assert_int_eq(lstat(img, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(lstat(idx, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	t = tu_read(img);
+	ck_assert_contains(t, "<svg");
+	free(t);
+	free(victim);
+	free(img);
+	free(idx);
+	free(out);
+	free(db_path);
+	free(d);
+}
+END_TEST
+
 /* The embedded scripts are the committed reports/gp files. */
 START_TEST(test_scripts_embedded)
 {
@@ -418,6 +458,7 @@ static Suite *report_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_report_png);
 	tcase_add_test(tc, test_report_svg_cli);
+	tcase_add_test(tc, test_report_planted_symlinks);
 	tcase_add_test(tc, test_scripts_embedded);
 	tcase_add_test(tc, test_report_errors);
 	tcase_add_test(tc, test_report_cli_errors);
