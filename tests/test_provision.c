@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -939,6 +940,288 @@ START_TEST(test_cli_two_cores_link_diff)
 }
 END_TEST
 
+/* ---- PSUM accumulation groups ---------------------------------------------- */
+
+/* Remove the test's temporary directory (files only) and free its name. */
+static void rm_tmpdir(char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		char *p;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		p = lm_xasprintf("%s/%s", dir, e->d_name);
+		ck_assert_msg(unlink(p) == 0, "cannot remove %s", p);
+		free(p);
+	}
+	closedir(d);
+	ck_assert_int_eq(rmdir(dir), 0);
+	free(dir);
+}
+
+/* A TensorName of kernel k_small's shape conventions (float32, 2-D). */
+static char *tn(const char *name, const char *mem, int par, int fr)
+{
+	return lm_xasprintf("{\"name\": \"%s\", \"dtype\": \"float32\", "
+			    "\"shape\": {\"parDim\": %d, \"freeDims\": [%d]}, "
+			    "\"address\": {\"name\": \"%s\", \"memory\": \"%s\", "
+			    "\"parSize\": 128, \"freeSize\": %d}}", name, par,
+			    fr, name, mem, strcmp(mem, "hbm") ? fr * 4 : 256);
+}
+
+/* A birPattern operand: [par x fr] at element offset off, row step. */
+static char *opnd(const char *tensor, int off, int step, int par, int fr)
+{
+	return lm_xasprintf("{\"abstract\": {\"birPattern\": {\"tensor\": %s, "
+			    "\"offset\": %d, \"pattern\": [{\"step\": %d, "
+			    "\"num\": %d}, {\"step\": 1, \"num\": %d}]}}}",
+			    tensor, off, step, par, fr);
+}
+
+/*
+** The accumulation kernels read kin = x [128, 64] into SBUF xs; K tile t
+** (t = 0, 1, 2) is A_t = xs[:, 16t : 16t+16] (stationary) and B_t =
+** xs[:, 16t+16 : 16t+32] (moving), so one group over the three tiles is
+** A^T B with A, B of 384 rows. `flag` is "" or a ", \"psumAccumulateFlag\":
+** N" member for the matmuls (the schema generation that carried it).
+*/
+static char *mm_stmt(const char *name, const char *dst, int t,
+		     const char *flag)
+{
+	char *xs = tn("xs", "sbuf", 128, 64);
+	char *st = opnd(xs, 16 * t, 64, 128, 16);
+	char *mv = opnd(xs, 16 * t + 16, 64, 128, 16);
+	char *r = lm_xasprintf("{\"name\": \"%s\", \"op\": {\"ncMatMul\": "
+			       "{\"dst\": %s, \"stationary\": %s, \"moving\": "
+			       "%s%s}}}", name, dst, st, mv, flag);
+	free(xs);
+	free(st);
+	free(mv);
+	return r;
+}
+
+/* ncCopy psum tile -> sbuf tile ys, then DMA ys -> kout[0:16, col:col+16]. */
+static char *evac_stmts(const char *tag, const char *psum, const char *ys,
+			int col)
+{
+	char *pt = tn(psum, "psum", 16, 16), *st = tn(ys, "sbuf", 16, 16);
+	char *ko = tn("kout", "hbm", 128, 64);
+	char *src = opnd(pt, 0, 16, 16, 16), *dst = opnd(st, 0, 16, 16, 16);
+	char *hb = opnd(ko, col, 64, 16, 16);
+	char *r = lm_xasprintf("{\"name\": \"cp_%s\", \"op\": {\"ncCopy\": "
+			       "{\"dst\": %s, \"src\": %s}}}, {\"name\": "
+			       "\"st_%s\", \"op\": {\"ncDmaCopy\": {\"dst\": "
+			       "%s, \"src\": %s}}}", tag, dst, src, tag, hb,
+			       dst);
+	free(pt); free(st); free(ko); free(src); free(dst); free(hb);
+	return r;
+}
+
+/* The whole kernel JSON around the statements `body` (after the load). */
+static char *acc_kernel(const char *body)
+{
+	char *kin = tn("kin", "hbm", 128, 64), *kout = tn("kout", "hbm", 128, 64);
+	char *xs = tn("xs", "sbuf", 128, 64);
+	char *ld_dst = opnd(xs, 0, 64, 128, 64), *ld_src = opnd(kin, 0, 64, 128, 64);
+	char *r = lm_xasprintf("{\"contents\": {\"lnc\": {\"name\": \"k_acc\", "
+			       "\"inputs\": [%s], \"outputs\": [%s], "
+			       "\"bodies\": [[{\"label\": \"main\", \"body\": "
+			       "[{\"name\": \"ld\", \"op\": {\"ncDmaCopy\": "
+			       "{\"dst\": %s, \"src\": %s}}}, %s]}]]}}}", kin,
+			       kout, ld_dst, ld_src, body);
+	free(kin); free(kout); free(xs); free(ld_dst); free(ld_src);
+	return r;
+}
+
+/* The matmul dst operand on PSUM tile `psum` [16, 16]. */
+static char *ps_dst(const char *psum)
+{
+	char *pt = tn(psum, "psum", 16, 16), *r = opnd(pt, 0, 16, 16, 16);
+	free(pt);
+	return r;
+}
+
+/* Three K tiles into one PSUM tile, then its evacuation to kout[:, 0:16]. */
+static char *acc3_kernel(const char *flag)
+{
+	char *d = ps_dst("ps"), *m0 = mm_stmt("mm0", d, 0, flag);
+	char *m1 = mm_stmt("mm1", d, 1, flag), *m2 = mm_stmt("mm2", d, 2, flag);
+	char *ev = evac_stmts("a", "ps", "ys", 0);
+	char *body = lm_xasprintf("%s, %s, %s, %s", m0, m1, m2, ev);
+	char *r = acc_kernel(body);
+	free(d); free(m0); free(m1); free(m2); free(ev); free(body);
+	return r;
+}
+
+/*
+** Separate groups: mm0 -> ps, read (cp_a), mm1 -> ps again (flag1 on it),
+** read (cp_b); then mm2 -> ps2, mm3 -> ps3, mm4 -> ps2 (interleaved groups
+** on two tiles), both read. kout[:, 0:16] = ps after mm0, [16:32] = ps
+** after mm1, [32:48] = ps2, [48:64] = ps3.
+*/
+static char *sep_kernel(const char *flag1)
+{
+	char *d = ps_dst("ps"), *d2 = ps_dst("ps2"), *d3 = ps_dst("ps3");
+	char *m0 = mm_stmt("mm0", d, 0, ""), *m1 = mm_stmt("mm1", d, 1, flag1);
+	char *m2 = mm_stmt("mm2", d2, 2, ""), *m3 = mm_stmt("mm3", d3, 0, "");
+	char *m4 = mm_stmt("mm4", d2, 1, "");
+	char *ea = evac_stmts("a", "ps", "ys", 0);
+	char *eb = evac_stmts("b", "ps", "ys1", 16);
+	char *ec = evac_stmts("c", "ps2", "ys2", 32);
+	char *ed = evac_stmts("d", "ps3", "ys3", 48);
+	char *body = lm_xasprintf("%s, %s, %s, %s, %s, %s, %s, %s, %s", m0, ea,
+				  m1, eb, m2, m3, m4, ec, ed);
+	char *r = acc_kernel(body);
+	free(d); free(d2); free(d3); free(m0); free(m1); free(m2); free(m3);
+	free(m4); free(ea); free(eb); free(ec); free(ed); free(body);
+	return r;
+}
+
+/* Pack kernel JSON text as dir/k_small.klr (the name the caller uses). */
+static void pack_text(const char *json, const char *dir)
+{
+	char *out = lm_xasprintf("%s/k_small.klr", dir);
+	lk_klr_file f;
+	lm_buf b = LM_BUF_INIT;
+	lm_error err;
+	ck_assert_msg(lk_klr_from_json(&f, json, strlen(json), "k_acc.json",
+				       &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(lk_klr_encode_file(&f, &b, &err), 0);
+	ck_assert_int_eq(lm_write_file_atomic(out, b.ptr, b.size, &err), 0);
+	lm_buf_free(&b);
+	lk_klr_file_free(&f);
+	free(out);
+}
+
+/* Caller a_caller_small.json + kernel JSON text, ready to lower. */
+static lm_module *setup_text(const char *dir, const char *json)
+{
+	char *p = lm_xasprintf("%s/a_caller_small.json", dir);
+	lm_module *m;
+	copy_fx("a_caller_small.json", dir);
+	pack_text(json, dir);
+	m = load(p);
+	free(p);
+	return m;
+}
+
+/* acc[m][n] continued over K tiles t of the list, k = 0..127 in order. */
+static float mm_ref(const int *tiles, int n_tiles, int m, int n)
+{
+	float acc = 0.0f;
+	for (int i = 0; i < n_tiles; i++)
+		for (int k = 0; k < 128; k++)
+			acc = fmaf(xval(k, 16 * tiles[i] + m),
+				   xval(k, 16 * tiles[i] + 16 + n), acc);
+	return acc;
+}
+
+/* kout[0:16, col:col+16] equals the chain over tiles, bit for bit. */
+static void check_block(const ls_result *r, int col, const int *tiles,
+			int n_tiles)
+{
+	for (int m = 0; m < 16; m++)
+		for (int n = 0; n < 16; n++) {
+			float got = out_at(r, "y", m * 64 + col + n);
+			float want = mm_ref(tiles, n_tiles, m, n);
+			ck_assert_msg(got == want, "y[%d][%d] = %.9g, want %.9g",
+				      m, col + n, got, want);
+		}
+}
+
+/* start / stop bits of the Matmult named name. */
+static void check_bits(const lm_module *lo, const char *name, int start,
+		       int stop)
+{
+	lm_inst *in = find_inst(lo, name, NULL);
+	ck_assert_msg(in != NULL, "no instruction %s", name);
+	ck_assert_int_eq(in->op, LM_OP_MATMULT);
+	ck_assert_msg(in->start_tensor_calc == start, "%s start_tensor_calc "
+		      "%d, want %d", name, in->start_tensor_calc, start);
+	ck_assert(in->has_stop_tensor_calc);
+	ck_assert_msg(in->stop_tensor_calc == stop, "%s stop_tensor_calc %d, "
+		      "want %d", name, in->stop_tensor_calc, stop);
+}
+
+START_TEST(test_klr_psum_accumulate_3_tiles)
+{
+	/* with no flag (KLR at HEAD) and with the tracer's default flag 3 */
+	const char *flags[2] = { "", ", \"psumAccumulateFlag\": 3" };
+	const int all[3] = { 0, 1, 2 };
+	for (int v = 0; v < 2; v++) {
+		char *dir = tu_tmpdir("prov-acc3"), *k = acc3_kernel(flags[v]);
+		lm_module *m = setup_text(dir, k), *lo;
+		ls_result r;
+		lo = lower_ok(m, 0, NULL);
+		check_bits(lo, "mm0", 1, 0);
+		check_bits(lo, "mm1", 0, 0);
+		check_bits(lo, "mm2", 0, 1);
+		lm_module_free(lo);
+		lo = lower_ok(m, 1, NULL);
+		run(lo, 128, 64, &r);
+		/* one fmaf chain over the 384-deep contraction, as here */
+		check_block(&r, 0, all, 3);
+		ls_result_free(&r);
+		lm_module_free(lo);
+		lm_module_free(m);
+		free(k);
+		rm_tmpdir(dir);
+	}
+}
+END_TEST
+
+START_TEST(test_klr_psum_separate_groups)
+{
+	const int t0[1] = { 0 }, t1[1] = { 1 }, t01[2] = { 0, 1 };
+	const int t21[2] = { 2, 1 };
+	for (int v = 0; v < 2; v++) {
+		/* v = 1: mm1 says '+=' (flag 128) and accumulates after the read */
+		char *dir = tu_tmpdir("prov-sep");
+		char *k = sep_kernel(v ? ", \"psumAccumulateFlag\": 128" : "");
+		lm_module *m = setup_text(dir, k), *lo;
+		ls_result r;
+		lo = lower_ok(m, 0, NULL);
+		check_bits(lo, "mm0", 1, 1);
+		check_bits(lo, "mm1", v ? 0 : 1, 1);
+		check_bits(lo, "mm2", 1, 0);
+		check_bits(lo, "mm3", 1, 1);
+		check_bits(lo, "mm4", 0, 1);
+		lm_module_free(lo);
+		lo = lower_ok(m, 1, NULL);
+		run(lo, 128, 64, &r);
+		check_block(&r, 0, t0, 1);
+		if (v)
+			check_block(&r, 16, t01, 2);
+		else
+			check_block(&r, 16, t1, 1);
+		check_block(&r, 32, t21, 2);
+		check_block(&r, 48, t0, 1);
+		ls_result_free(&r);
+		lm_module_free(lo);
+		lm_module_free(m);
+		free(k);
+		rm_tmpdir(dir);
+	}
+}
+END_TEST
+
+START_TEST(test_klr_psum_flag_refused)
+{
+	char *dir = tu_tmpdir("prov-flag"), *k;
+	lm_module *m;
+	k = acc3_kernel(", \"psumAccumulateFlag\": 5");
+	m = setup_text(dir, k);
+	lower_fails(m, "ncMatMul psumAccumulateFlag 5 is not modelled "
+		    "(lncsim models 3, the default, and 128, the '+=' form)");
+	lower_fails(m, "kernel k_acc/block main/statement #1 mm0");
+	lm_module_free(m);
+	free(k);
+	rm_tmpdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("provision");
@@ -959,6 +1242,12 @@ static Suite *suite(void)
 	tcase_add_test(c, test_cli_lower_klr);
 	tcase_add_test(c, test_cli_two_cores_link_diff);
 	tcase_set_timeout(c, 120);
+	suite_add_tcase(s, c);
+	c = tcase_create("psum_groups");
+	tcase_add_test(c, test_klr_psum_accumulate_3_tiles);
+	tcase_add_test(c, test_klr_psum_separate_groups);
+	tcase_add_test(c, test_klr_psum_flag_refused);
+	tcase_set_timeout(c, 180);
 	suite_add_tcase(s, c);
 	return s;
 }
