@@ -1222,6 +1222,217 @@ START_TEST(test_klr_psum_flag_refused)
 }
 END_TEST
 
+/* ---- NaN and Inf through each operator class ------------------------------ */
+
+/* A TensorName of any dtype. */
+static char *tnd(const char *name, const char *mem, const char *dt, int par,
+		 int fr)
+{
+	int es = !strcmp(dt, "float32") ? 4 : !strcmp(dt, "bfloat16") ? 2 : 1;
+	return lm_xasprintf("{\"name\": \"%s\", \"dtype\": \"%s\", "
+			    "\"shape\": {\"parDim\": %d, \"freeDims\": [%d]}, "
+			    "\"address\": {\"name\": \"%s\", \"memory\": \"%s\", "
+			    "\"parSize\": 128, \"freeSize\": %d}}", name, dt,
+			    par, fr, name, mem, strcmp(mem, "hbm") ? fr * es
+								    : 256);
+}
+
+/* Operand: [16 x 16] block at (row, col) of a [par, 64] float32 tile. */
+static char *blk64(const char *name, const char *mem, int par, int row,
+		   int col)
+{
+	char *t = tnd(name, mem, "float32", par, 64);
+	char *r = opnd(t, row * 64 + col, 64, 16, 16);
+	free(t);
+	return r;
+}
+
+/* Operand: a whole [16 x 16] tile of dtype dt. */
+static char *tile16(const char *name, const char *mem, const char *dt)
+{
+	char *t = tnd(name, mem, dt, 16, 16), *r = opnd(t, 0, 16, 16, 16);
+	free(t);
+	return r;
+}
+
+/* One statement {"name": name, "op": {op: {fields}}}; frees fields. */
+static char *stmt(const char *name, const char *op, char *fields)
+{
+	char *r = lm_xasprintf("{\"name\": \"%s\", \"op\": {\"%s\": {%s}}}",
+			       name, op, fields);
+	free(fields);
+	return r;
+}
+
+/*
+** The NaN kernel: xs = kin [128, 64] in SBUF; A = xs[0:16, 0:16] holds the
+** specials, B = xs[0:16, 16:32] is finite. Each operator class writes one
+** 16 x 16 block of ys [48, 64] (blocks numbered row-major, 4 per row
+** band); ys goes to kout[0:48, :].
+*/
+static char *nan_kernel(void)
+{
+	char *A = blk64("xs", "sbuf", 128, 0, 0), *B = blk64("xs", "sbuf", 128, 0, 16);
+	char *ys[12], *st[20], *body, *r;
+	char *xb = tile16("xb", "sbuf", "bfloat16");
+	char *x8 = tile16("x8", "sbuf", "float8e4");
+	char *pm = tile16("pm", "psum", "float32");
+	char *kin = tnd("kin", "hbm", "float32", 128, 64);
+	char *kout = tnd("kout", "hbm", "float32", 128, 64);
+	char *xs = tnd("xs", "sbuf", "float32", 128, 64);
+	char *ysf = tnd("ys", "sbuf", "float32", 48, 64);
+	char *xs_all = opnd(xs, 0, 64, 128, 64), *kin_all = opnd(kin, 0, 64, 128, 64);
+	char *ys_all = opnd(ysf, 0, 64, 48, 64), *kout48 = opnd(kout, 0, 64, 48, 64);
+	const char *one = "\"scale\": {\"imm\": {\"float\": 1.0}}";
+	lm_buf b = LM_BUF_INIT;
+	int n = 0;
+
+	for (int i = 0; i < 12; i++)
+		ys[i] = blk64("ys", "sbuf", 48, 16 * (i / 4), 16 * (i % 4));
+	st[n++] = stmt("ld", "ncDmaCopy", lm_xasprintf("\"dst\": %s, \"src\": "
+						      "%s", xs_all, kin_all));
+	/* 0: DMA, same dtype */
+	st[n++] = stmt("dma", "ncDmaCopy", lm_xasprintf("\"dst\": %s, \"src\": "
+						       "%s", ys[0], A));
+	/* 1: DMA to bfloat16 and back */
+	st[n++] = stmt("dma_bf", "ncDmaCopy", lm_xasprintf("\"dst\": %s, "
+							  "\"src\": %s", xb, A));
+	st[n++] = stmt("dma_bf2", "ncDmaCopy", lm_xasprintf("\"dst\": %s, "
+							   "\"src\": %s", ys[1], xb));
+	/* 2: tensor copy cast to float8e4 and back */
+	st[n++] = stmt("cp8", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						     x8, A));
+	st[n++] = stmt("cp8b", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						      ys[2], x8));
+	/* 3, 4: activation copy, relu */
+	st[n++] = stmt("act", "ncActivate", lm_xasprintf(
+		"\"dst\": %s, \"src\": %s, \"activationFunc\": \"copy\", %s",
+		ys[3], A, one));
+	st[n++] = stmt("relu", "ncActivate", lm_xasprintf(
+		"\"dst\": %s, \"src\": %s, \"activationFunc\": \"relu\", %s",
+		ys[4], A, one));
+	/* 5, 6, 10: tensor-tensor add, max, is_equal */
+	st[n++] = stmt("tt_add", "tensorTensor", lm_xasprintf(
+		"\"dst\": %s, \"src0\": %s, \"src1\": %s, \"op\": \"add\"",
+		ys[5], A, B));
+	st[n++] = stmt("tt_max", "tensorTensor", lm_xasprintf(
+		"\"dst\": %s, \"src0\": %s, \"src1\": %s, \"op\": \"max\"",
+		ys[6], A, B));
+	st[n++] = stmt("tt_eq", "tensorTensor", lm_xasprintf(
+		"\"dst\": %s, \"src0\": %s, \"src1\": %s, \"op\": \"is_equal\"",
+		ys[10], A, A));
+	/* 7: tensor-scalar mult by -2; 11: tensor-scalar max with 0 */
+	st[n++] = stmt("ts_mul", "tensorScalar", lm_xasprintf(
+		"\"dst\": %s, \"src\": %s, \"imm0\": {\"imm\": {\"float\": "
+		"-2.0}}, \"op0\": \"mult\"", ys[7], A));
+	st[n++] = stmt("ts_max", "tensorScalar", lm_xasprintf(
+		"\"dst\": %s, \"src\": %s, \"imm0\": {\"imm\": {\"float\": "
+		"0.0}}, \"op0\": \"max\"", ys[11], A));
+	/* 8: transpose; 9: matmul A^T B */
+	st[n++] = stmt("tr", "transpose", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						       ys[8], A));
+	st[n++] = stmt("mm", "ncMatMul", lm_xasprintf(
+		"\"dst\": %s, \"stationary\": %s, \"moving\": %s", pm, A, B));
+	st[n++] = stmt("mm_cp", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						       ys[9], pm));
+	st[n++] = stmt("st", "ncDmaCopy", lm_xasprintf("\"dst\": %s, \"src\": "
+						      "%s", kout48, ys_all));
+	for (int i = 0; i < n; i++) {
+		lm_buf_puts(&b, i ? ", " : "");
+		lm_buf_puts(&b, st[i]);
+		free(st[i]);
+	}
+	body = lm_buf_detach(&b);
+	r = lm_xasprintf("{\"contents\": {\"lnc\": {\"name\": \"k_nan\", "
+			 "\"inputs\": [%s], \"outputs\": [%s], \"bodies\": "
+			 "[[{\"label\": \"main\", \"body\": [%s]}]]}}}", kin, kout,
+			 body);
+	for (int i = 0; i < 12; i++)
+		free(ys[i]);
+	free(A); free(B); free(xb); free(x8); free(pm); free(kin); free(kout);
+	free(xs); free(ysf); free(xs_all); free(kin_all); free(ys_all);
+	free(kout48); free(body);
+	return r;
+}
+
+/* Bits of kout[row][col]. */
+static uint32_t out_bits(const ls_result *r, int row, int col)
+{
+	return lm_f32_bits(out_at(r, "y", row * 64 + col));
+}
+
+/*
+** NaN and Inf through each operator class, as docs/dtypes.md states:
+** data movement is bit for bit; conversions quiet the NaN and keep its
+** sign (payload cut to the narrow format); arithmetic returns the NaN
+** operand quieted; max / min return it as it is; comparisons say unequal.
+*/
+START_TEST(test_klr_nan_per_operator)
+{
+	/* the specials, on the diagonal of block A */
+	static const uint32_t sp[5] = { 0x7fc12345u, 0xffc00001u, 0x7f800123u,
+					0x7f800000u, 0xff800000u };
+	char *dir = tu_tmpdir("prov-nan"), *k = nan_kernel();
+	lm_module *m = setup_text(dir, k), *lo;
+	ls_tensors in = { 0, NULL };
+	ls_options o;
+	ls_result r;
+	lm_error err;
+	int64_t shape[2] = { 128, 64 };
+	float *x = lm_xmalloc(128 * 64 * sizeof *x);
+
+	for (int p = 0; p < 128; p++)
+		for (int j = 0; j < 64; j++)
+			x[p * 64 + j] = xval(p, j);
+	for (int i = 0; i < 5; i++)
+		x[i * 64 + i] = lm_bits_f32(sp[i]);
+	lo = lower_ok(m, 1, NULL);
+	ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	memset(&o, 0, sizeof o);
+	ck_assert_msg(ls_run(lo, &in, &o, &r, &err) == 0, "run: %s", err.msg);
+	for (int i = 0; i < 5; i++) {
+		uint32_t v = sp[i], sgn = v & 0x80000000u, q = v | 0x00400000u;
+		int nan = (v & 0x7fffffffu) > 0x7f800000u, neg = sgn != 0;
+		uint32_t bv = lm_f32_bits(xval(i, 16 + i));
+		/* data movement: bit for bit, a signalling NaN included */
+		ck_assert_uint_eq(out_bits(&r, i, i), v);               /* DMA */
+		ck_assert_uint_eq(out_bits(&r, 32 + i, i), v);          /* transpose */
+		/* DMA through bfloat16: quiet, payload cut to 7 bits, sign kept */
+		ck_assert_uint_eq(out_bits(&r, i, 16 + i),
+				  nan ? ((v & 0xffff0000u) | 0x00400000u) : v);
+		/* cast through float8e4: the NaN of the sign; Inf saturates */
+		ck_assert_uint_eq(out_bits(&r, i, 32 + i),
+				  nan ? sgn | 0x7fc00000u : sgn | 0x43e00000u);
+		/* arithmetic: the NaN operand, quieted, sign and payload kept */
+		ck_assert_uint_eq(out_bits(&r, i, 48 + i), nan ? q : v);      /* act copy */
+		ck_assert_uint_eq(out_bits(&r, 16 + i, 16 + i), nan ? q : v); /* add */
+		ck_assert_uint_eq(out_bits(&r, 16 + i, 48 + i),              /* * -2 */
+				  nan ? q : v ^ 0x80000000u);
+		ck_assert_uint_eq(out_bits(&r, 16 + i, i),                   /* relu */
+				  nan ? q : neg ? 0u : v);
+		/* max: the NaN operand itself (a signalling NaN stays so) */
+		ck_assert_uint_eq(out_bits(&r, 16 + i, 32 + i),
+				  nan || !neg ? v : bv);
+		ck_assert_uint_eq(out_bits(&r, 32 + i, 48 + i),
+				  nan || !neg ? v : 0u);
+		/* comparisons: a NaN is unequal to itself */
+		ck_assert_uint_eq(out_bits(&r, 32 + i, 32 + i),
+				  nan ? 0u : 0x3f800000u);
+		/* matmul: a NaN of the stationary reaches its whole output row,
+		** quieted, sign and payload kept */
+		for (int c = 0; nan && c < 16; c++)
+			ck_assert_uint_eq(out_bits(&r, 32 + i, 16 + c), q);
+	}
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	free(x);
+	lm_module_free(lo);
+	lm_module_free(m);
+	free(k);
+	rm_tmpdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("provision");
@@ -1243,10 +1454,11 @@ static Suite *suite(void)
 	tcase_add_test(c, test_cli_two_cores_link_diff);
 	tcase_set_timeout(c, 120);
 	suite_add_tcase(s, c);
-	c = tcase_create("psum_groups");
+	c = tcase_create("klr_kernels");
 	tcase_add_test(c, test_klr_psum_accumulate_3_tiles);
 	tcase_add_test(c, test_klr_psum_separate_groups);
 	tcase_add_test(c, test_klr_psum_flag_refused);
+	tcase_add_test(c, test_klr_nan_per_operator);
 	tcase_set_timeout(c, 180);
 	suite_add_tcase(s, c);
 	return s;
