@@ -60,7 +60,7 @@ typedef struct tinfo {
 
 /* An open PSUM accumulation group: its region and its last Matmult. */
 typedef struct mm_group {
-	lm_arg dst;            /* the region (a copy of the Matmult's outs[0]) */
+	lm_arg dst;            /* the region (copy of the Matmult's outs[0]) */
 	int64_t lo, hi;        /* bytes within a partition, inclusive */
 	int blk, inst;         /* the group's last Matmult in cg->f */
 } mm_group;
@@ -69,7 +69,7 @@ typedef struct mm_group {
 typedef struct mm_groups {
 	int n, cap;
 	mm_group *g;
-	int accumulate;        /* the statement's ncMatMul says '+=' (flag 128) */
+	int accumulate;        /* this statement's ncMatMul says '+=' (128) */
 } mm_groups;
 
 /* Error at the statement being lowered. */
@@ -585,9 +585,10 @@ static int cg_matmul(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 		if (flag->u == PSUM_FLAG_ACCUMULATE)
 			mg->accumulate = 1;
 		else if (flag->u != PSUM_FLAG_WHOLE)
-			return cg_fail(cg, "ncMatMul psumAccumulateFlag %llu is "
-				       "not modelled (lncsim models 3, the "
-				       "default, and 128, the '+=' form)",
+			return cg_fail(cg, "ncMatMul psumAccumulateFlag "
+				       "%llu is not modelled (lncsim models "
+				       "3, the default, and 128, the '+=' "
+				       "form)",
 				       (unsigned long long)flag->u);
 	}
 	inst_init(&in, name, LM_OP_MATMULT, LM_ENG_PE, 2, 1);
@@ -969,9 +970,8 @@ static int cg_stmt(lk_cg *cg, const lk_kval *stmt, const lk_kval *lnc,
 			     "lowering", opname);
 	}
 	free(name);
-	if (!rc)
-		for (int k = n_before; k < cg->blk->n_insts; k++)
-			mm_group_inst(cg, mg, (int)(cg->blk - cg->f->blocks), k);
+	for (int k = n_before; !rc && k < cg->blk->n_insts; k++)
+		mm_group_inst(cg, mg, (int)(cg->blk - cg->f->blocks), k);
 	mg->accumulate = 0;
 	return rc;
 }

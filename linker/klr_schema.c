@@ -22,7 +22,8 @@
 #define NF(a) ((int)(sizeof a / sizeof a[0]))
 #define S(fields) { 0, "mk", NF(fields), fields, NF(fields), NULL }
 /* A constructor with one field of type ty. */
-#define C1(tag, name, fname, ty) { tag, name, 1, (const lk_kfield[]){ { fname, ty } }, 1, NULL }
+#define C1(tag, name, fname, ty) \
+	{ tag, name, 1, (const lk_kfield[]){ { fname, ty } }, 1, NULL }
 
 static const lk_kfield w148[] = { { "op", "T148" } };
 static const lk_kfield w149[] = { { "op", "T149" } };
@@ -349,7 +350,9 @@ static const lk_kfield f_Meta[] = { { "format", "s" } };
 /* ---- constructors of the sum types ---------------------------------------- */
 
 static const lk_kctor c_Pos[] = { S(f_Pos) };
-static const lk_kctor c_Stmt[] = { { 0, "oper", NF(f_Stmt), f_Stmt, NF(f_Stmt), NULL } };
+static const lk_kctor c_Stmt[] = {
+	{ 0, "oper", NF(f_Stmt), f_Stmt, NF(f_Stmt), NULL }
+};
 static const lk_kctor c_Block[] = { S(f_Block) };
 static const lk_kctor c_Kernel[] = { S(f_Kernel) };
 static const lk_kctor c_SharedConst[] = { S(f_SharedConst) };
