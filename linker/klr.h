@@ -95,6 +95,12 @@ typedef struct lk_kctor {
 	int n_fields;          /* -1: payload not in the subset */
 	const lk_kfield *fields;
 	int wire_count;        /* count in the array header (proof fields) */
+	/*
+	 * Another wire layout of the same constructor, told apart by the
+	 * header count (a field that one generation of the KLR schema
+	 * carried); NULL for most constructors.
+	 */
+	const struct lk_kctor *alt;
 } lk_kctor;
 
 typedef struct lk_ktype {
@@ -109,6 +115,13 @@ const lk_ktype *lk_klr_type(int tag);
 /* The constructor of a type by wire tag or by name; NULL when unknown. */
 const lk_kctor *lk_klr_ctor(const lk_ktype *t, int ctor);
 const lk_kctor *lk_klr_ctor_by_name(const lk_ktype *t, const char *name);
+/*
+** The layout of constructor c with `wire_count` fields in its header (c or
+** c->alt); c itself when neither matches (the caller reports the count).
+*/
+const lk_kctor *lk_klr_layout_for_count(const lk_kctor *c, int wire_count);
+/* The layout of c whose field count is n (an object's items). */
+const lk_kctor *lk_klr_layout_for_n(const lk_kctor *c, int n);
 /* 1 when the type has exactly one constructor (rendered as a structure). */
 int lk_klr_is_struct(const lk_ktype *t);
 /* Field of an object by name (NULL when the object has no such field). */

@@ -17,6 +17,13 @@
 **
 ** Ordering: the KLR program is sequential; lk_cg_emit adds dependencies
 ** from the per-allocation hazards so the engines keep that order.
+**
+** PSUM accumulation: KLR at HEAD carries no accumulate flag on ncMatMul, so
+** the matmuls of a kernel are grouped the way the compiler infers them
+** (psum_note, docs/provision.md "PSUM accumulation groups"): a matmul into
+** exactly the region the previous matmul of an open group wrote, with no
+** access to that region in between, accumulates; any other matmul starts a
+** group.
 */
 #include "common.h"
 #include "provision_int.h"
@@ -50,6 +57,20 @@ typedef struct tinfo {
 	int64_t free_elems;    /* elements per partition row */
 	int64_t par_dim;
 } tinfo;
+
+/* An open PSUM accumulation group: its region and its last Matmult. */
+typedef struct mm_group {
+	lm_arg dst;            /* the region (copy of the Matmult's outs[0]) */
+	int64_t lo, hi;        /* bytes within a partition, inclusive */
+	int blk, inst;         /* the group's last Matmult in cg->f */
+} mm_group;
+
+/* The groups of the kernel being lowered, in program order. */
+typedef struct mm_groups {
+	int n, cap;
+	mm_group *g;
+	int accumulate;        /* this statement's ncMatMul says '+=' (128) */
+} mm_groups;
 
 /* Error at the statement being lowered. */
 static int LM_PRINTF(2, 3) cg_fail(lk_cg *cg, const char *fmt, ...)
@@ -538,13 +559,38 @@ static int cg_activate(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 	return finish(cg, &in, rc);
 }
 
-/* nisa.nc_matmul: Matmult (transpose mode when isTranspose). */
+/* psumAccumulateFlag values the lowering models (docs/provision.md). */
+enum { PSUM_FLAG_WHOLE = 3, PSUM_FLAG_ACCUMULATE = 1 << 7 };
+
+/*
+** nisa.nc_matmul: Matmult (transpose mode when isTranspose). The start /
+** stop bits are set by the group inference after the statement (psum_note);
+** a psumAccumulateFlag (the schema generation that carried it) is checked
+** here: 3, the tracer's default, leaves the decision to the inference; 128,
+** the '+=' form, makes the matmul accumulate; anything else is refused.
+*/
 static int cg_matmul(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
-		     const char *name)
+		     const char *name, mm_groups *mg)
 {
+	const lk_kval *flag = lk_kval_field(op, "psumAccumulateFlag");
 	lm_inst in;
 	tinfo ti;
 	int rc;
+	mg->accumulate = 0;
+	if (flag) {
+		if (flag->u == PSUM_FLAG_ACCUMULATE && F(op, "isTranspose")->b)
+			return cg_fail(cg, "ncMatMul psumAccumulateFlag %llu "
+				       "('+=') on a transpose is not modelled",
+				       (unsigned long long)flag->u);
+		if (flag->u == PSUM_FLAG_ACCUMULATE)
+			mg->accumulate = 1;
+		else if (flag->u != PSUM_FLAG_WHOLE)
+			return cg_fail(cg, "ncMatMul psumAccumulateFlag "
+				       "%llu is not modelled (lncsim models "
+				       "3, the default, and 128, the '+=' "
+				       "form)",
+				       (unsigned long long)flag->u);
+	}
 	inst_init(&in, name, LM_OP_MATMULT, LM_ENG_PE, 2, 1);
 	in.start_tensor_calc = 1;
 	in.has_stop_tensor_calc = in.stop_tensor_calc = 1;
@@ -763,15 +809,132 @@ done:
 	return rc;
 }
 
+/* ---- PSUM accumulation groups ----------------------------------------- */
+
+/*
+** psum_note: which ncMatMuls accumulate. Program order is block order,
+** then statement order (the subset has no control flow). A Matmult that is
+** not a transpose is a group member:
+**   - its dst region equals the region of an open group (same allocation,
+**     dtype, start partition, offset and access pattern): it accumulates
+**     (start_tensor_calc false) and becomes the group's last Matmult;
+**   - else it starts a group (start_tensor_calc true), after closing every
+**     open group its region overlaps; with psumAccumulateFlag 128 ('+=') it
+**     accumulates instead, and opens the group all the same.
+** Every other operand of every instruction (a read or a write, a transpose
+** included) closes the open groups it overlaps. Overlap is judged per
+** allocation on the byte interval within a partition that the pattern's
+** free pairs span, for all partitions (conservative). stop_tensor_calc is
+** true on the last Matmult of each group only.
+*/
+
+/* Byte interval within a partition that operand a spans. */
+static void mm_span(const lm_arg *a, int64_t *lo, int64_t *hi)
+{
+	int64_t l = a->offset, h = a->offset, es = lm_dtype_size(a->dtype);
+	for (int i = 1; i < a->n_ap; i++) {
+		int64_t d = a->ap[i].step * (a->ap[i].num > 0 ? a->ap[i].num - 1
+							      : 0);
+		if (d < 0)
+			l += d;
+		else
+			h += d;
+	}
+	if (es < 1)
+		es = 1;
+	*lo = l * es;
+	*hi = (h + 1) * es - 1;
+}
+
+/* Same region: allocation, dtype, start partition, offset, pattern. */
+static int mm_same(const lm_arg *a, const lm_arg *b)
+{
+	if (strcmp(a->memsetref, b->memsetref) || a->dtype != b->dtype ||
+	    a->start_partition != b->start_partition ||
+	    a->offset != b->offset || a->n_ap != b->n_ap)
+		return 0;
+	for (int i = 0; i < a->n_ap; i++)
+		if (a->ap[i].step != b->ap[i].step ||
+		    a->ap[i].num != b->ap[i].num)
+			return 0;
+	return 1;
+}
+
+/* Close the open groups operand a overlaps (all but `keep`, -1: none). */
+static void mm_close(mm_groups *mg, const lm_arg *a, int keep)
+{
+	int64_t lo, hi;
+	if (a->kind != LM_ARG_PHYSICAL_AP || !a->memsetref)
+		return;
+	mm_span(a, &lo, &hi);
+	for (int i = 0; i < mg->n; i++) {
+		mm_group *g = &mg->g[i];
+		if (i == keep || strcmp(g->dst.memsetref, a->memsetref) ||
+		    hi < g->lo || lo > g->hi)
+			continue;
+		lm_arg_clear(&g->dst);
+		if (keep == mg->n - 1)
+			keep = i;
+		mg->g[i] = mg->g[--mg->n];
+		i--;
+	}
+}
+
+/* Apply the rule to instruction k of block b (emitted in program order). */
+static void mm_group_inst(lk_cg *cg, mm_groups *mg, int b, int k)
+{
+	lm_inst *in = &cg->f->blocks[b].insts[k];
+	int i, member = in->op == LM_OP_MATMULT && !in->is_transpose &&
+			in->n_outs == 1;
+
+	for (i = 0; i < in->n_ins; i++)
+		mm_close(mg, &in->ins[i], -1);
+	if (!member) {
+		for (i = 0; i < in->n_outs; i++)
+			mm_close(mg, &in->outs[i], -1);
+		return;
+	}
+	for (i = 0; i < mg->n && !mm_same(&mg->g[i].dst, &in->outs[0]); i++)
+		;
+	mm_close(mg, &in->outs[0], i < mg->n ? i : -1);
+	for (i = 0; i < mg->n && !mm_same(&mg->g[i].dst, &in->outs[0]); i++)
+		;
+	in->has_stop_tensor_calc = in->stop_tensor_calc = 1;
+	if (i < mg->n) {
+		mm_group *g = &mg->g[i];
+		cg->f->blocks[g->blk].insts[g->inst].stop_tensor_calc = 0;
+		in->start_tensor_calc = 0;
+		g->blk = b;
+		g->inst = k;
+		return;
+	}
+	in->start_tensor_calc = !mg->accumulate;
+	lm_grow(&mg->g, &mg->cap, mg->n + 1, sizeof *mg->g);
+	mm_group *g = &mg->g[mg->n++];
+	lm_arg_copy(&g->dst, &in->outs[0]);
+	mm_span(&g->dst, &g->lo, &g->hi);
+	g->blk = b;
+	g->inst = k;
+}
+
+/* Free the group list. */
+static void mm_groups_clear(mm_groups *mg)
+{
+	for (int i = 0; i < mg->n; i++)
+		lm_arg_clear(&mg->g[i].dst);
+	free(mg->g);
+	memset(mg, 0, sizeof *mg);
+}
+
 /* One statement: its name, then the operator's codegen function. */
 static int cg_stmt(lk_cg *cg, const lk_kval *stmt, const lk_kval *lnc,
-		   const char *label, int index)
+		   const char *label, int index, mm_groups *mg)
 {
 	const lk_kval *op = F(stmt, "op"), *nm = some(F(stmt, "name"));
 	const lk_kval *payload = op->n == 1 ? &op->items[0] : NULL;
 	const char *opname = lk_kval_ctor_name(op);
 	char *base, *name;
-	int rc;
+	int rc, n_before = cg->blk->n_insts;
 
 	snprintf(cg->where, sizeof cg->where, "kernel %s/block %s/statement "
 		 "#%d%s%s", cg->kname, label, index, nm ? " " : "",
@@ -785,7 +948,7 @@ static int cg_stmt(lk_cg *cg, const lk_kval *stmt, const lk_kval *lnc,
 	free(base);
 	switch (payload ? op->ctor : -1) {
 	case OP_NCACTIVATE: rc = cg_activate(cg, payload, lnc, name); break;
-	case OP_NCMATMUL: rc = cg_matmul(cg, payload, lnc, name); break;
+	case OP_NCMATMUL: rc = cg_matmul(cg, payload, lnc, name, mg); break;
 	case OP_DMACOPY:
 	case OP_NCDMACOPY: rc = cg_dma(cg, payload, lnc, name); break;
 	case OP_TENSORTENSOR:
@@ -807,6 +970,9 @@ static int cg_stmt(lk_cg *cg, const lk_kval *stmt, const lk_kval *lnc,
 			     "lowering", opname);
 	}
 	free(name);
+	for (int k = n_before; !rc && k < cg->blk->n_insts; k++)
+		mm_group_inst(cg, mg, (int)(cg->blk - cg->f->blocks), k);
+	mg->accumulate = 0;
 	return rc;
 }
 
@@ -817,8 +983,10 @@ static int cg_stmt(lk_cg *cg, const lk_kval *stmt, const lk_kval *lnc,
 int lk_codegen_lnc(lk_cg *cg, const lk_kval *lnc, int64_t core)
 {
 	const lk_kval *bodies = F(lnc, "bodies"), *body;
+	mm_groups mg;
 	int rc;
 
+	memset(&mg, 0, sizeof mg);
 	cg->kname = lm_xstrdup(F(lnc, "name")->s ? F(lnc, "name")->s : "");
 	snprintf(cg->where, sizeof cg->where, "kernel %s", cg->kname);
 	if (!cg->kname[0])
@@ -856,8 +1024,11 @@ int lk_codegen_lnc(lk_cg *cg, const lk_kval *lnc, int64_t core)
 		cg->blk = nb;
 		for (int s = 0; s < stmts->n; s++)
 			if ((rc = cg_stmt(cg, &stmts->items[s], lnc, label,
-					  s)) != 0)
+					  s, &mg)) != 0) {
+				mm_groups_clear(&mg);
 				return rc;
+			}
 	}
+	mm_groups_clear(&mg);
 	return lk_cg_place(cg);
 }

@@ -150,7 +150,8 @@ static void render_one(lm_buf *b, const lk_kval *v, const char *type,
 		return;
 	case LK_KV_OBJ: {
 		const lk_ktype *t = lk_klr_type(v->type_tag);
-		const lk_kctor *c = lk_klr_ctor(t, v->ctor);
+		const lk_kctor *c = lk_klr_layout_for_n(lk_klr_ctor(t, v->ctor),
+						      v->n);
 		if (!c) {
 			lm_buf_puts(b, "null");
 			return;
@@ -393,6 +394,18 @@ static int parse_fields(jp *p, const cJSON *j, const lk_ktype *t,
 	if (!cJSON_IsObject(j))
 		return jfail(p, "%s.%s: expected an object with its fields, "
 			     "got %s", t->name, c->name, jtype(j));
+	/* a key only the other layout has selects that layout */
+	for (const cJSON *k = j->child; c->alt && k; k = k->next) {
+		int in_c = 0, in_alt = 0;
+		for (int i = 0; i < c->n_fields; i++)
+			in_c |= !strcmp(c->fields[i].name, k->string);
+		for (int i = 0; i < c->alt->n_fields; i++)
+			in_alt |= !strcmp(c->alt->fields[i].name, k->string);
+		if (!in_c && in_alt) {
+			c = c->alt;
+			break;
+		}
+	}
 	for (const cJSON *k = j->child; k; k = k->next) {
 		int known = 0;
 		for (int i = 0; i < c->n_fields && !known; i++)

@@ -271,6 +271,7 @@ static int read_object(rd *r, int want, lk_kval *v)
 		return bad(r, "%s '%s' (constructor %d) is not supported by "
 			   "lncsim", t->name, c->name, ctor);
 	}
+	c = lk_klr_layout_for_count(c, count);
 	if (count != c->wire_count) {
 		r->pos = at;
 		return bad(r, "%s.%s: the array header counts %d fields, "

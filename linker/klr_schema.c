@@ -13,16 +13,17 @@
 #include <string.h>
 
 /* An enum constructor without fields. */
-#define E(tag, name) { tag, name, 0, NULL, 0 }
+#define E(tag, name) { tag, name, 0, NULL, 0, NULL }
 /* An Operator constructor whose payload struct is in the subset. */
-#define P(tag, name, T) { tag, name, 1, w##T, 1 }
+#define P(tag, name, T) { tag, name, 1, w##T, 1, NULL }
 /* An Operator constructor outside the subset (recognised, not decoded). */
-#define U(tag, name) { tag, name, -1, NULL, 0 }
+#define U(tag, name) { tag, name, -1, NULL, 0, NULL }
 /* The single constructor (tag 0) of a structure. */
 #define NF(a) ((int)(sizeof a / sizeof a[0]))
-#define S(fields) { 0, "mk", NF(fields), fields, NF(fields) }
+#define S(fields) { 0, "mk", NF(fields), fields, NF(fields), NULL }
 /* A constructor with one field of type ty. */
-#define C1(tag, name, fname, ty) { tag, name, 1, (const lk_kfield[]){ { fname, ty } }, 1 }
+#define C1(tag, name, fname, ty) \
+	{ tag, name, 1, (const lk_kfield[]){ { fname, ty } }, 1, NULL }
 
 static const lk_kfield w148[] = { { "op", "T148" } };
 static const lk_kfield w149[] = { { "op", "T149" } };
@@ -328,6 +329,19 @@ static const lk_kfield f_NcMatMul[] = {
 	{ "isTranspose", "b" }, { "tilePosition", "[n" }, { "tileSize", "[n" },
 	{ "perfMode", "T129" }
 };
+/*
+** KLR between 2025-11-20 (perfMode added) and 2025-12-12 (the field
+** removed, leanprover/KLR dd15e1b) wrote NcMatMul with a tenth field,
+** psumAccumulateFlag : Nat, before perfMode. Its header counts 10, so the
+** reader tells the layouts apart; docs/klr.md and docs/provision.md say
+** what the lowering does with the flag.
+*/
+static const lk_kfield f_NcMatMulFlag[] = {
+	{ "dst", "T128" }, { "stationary", "T128" }, { "moving", "T128" },
+	{ "isStationaryOneZero", "b" }, { "isMovingZero", "b" },
+	{ "isTranspose", "b" }, { "tilePosition", "[n" }, { "tileSize", "[n" },
+	{ "psumAccumulateFlag", "n" }, { "perfMode", "T129" }
+};
 static const lk_kfield f_CoreBarrier[] = {
 	{ "data", "T128" }, { "cores", "[i" }, { "engine", "T130" }
 };
@@ -336,7 +350,9 @@ static const lk_kfield f_Meta[] = { { "format", "s" } };
 /* ---- constructors of the sum types ---------------------------------------- */
 
 static const lk_kctor c_Pos[] = { S(f_Pos) };
-static const lk_kctor c_Stmt[] = { { 0, "oper", NF(f_Stmt), f_Stmt, NF(f_Stmt) } };
+static const lk_kctor c_Stmt[] = {
+	{ 0, "oper", NF(f_Stmt), f_Stmt, NF(f_Stmt), NULL }
+};
 static const lk_kctor c_Block[] = { S(f_Block) };
 static const lk_kctor c_Kernel[] = { S(f_Kernel) };
 static const lk_kctor c_SharedConst[] = { S(f_SharedConst) };
@@ -346,16 +362,18 @@ static const lk_kctor c_Shape[] = { S(f_Shape) };
 static const lk_kctor c_Address[] = { S(f_Address) };
 /* Two proof fields are counted in the header but never written. */
 static const lk_kctor c_TensorName[] = {
-	{ 0, "mk", NF(f_TensorName), f_TensorName, NF(f_TensorName) + 2 }
+	{ 0, "mk", NF(f_TensorName), f_TensorName, NF(f_TensorName) + 2,
+	  NULL }
 };
 static const lk_kctor c_Slice[] = {
-	{ 0, "mk", NF(f_Slice), f_Slice, NF(f_Slice) + 1 }
+	{ 0, "mk", NF(f_Slice), f_Slice, NF(f_Slice) + 1, NULL }
 };
 static const lk_kctor c_Index[] = {
 	C1(0, "coord", "i", "n"), C1(1, "slice", "s", "T115")
 };
 static const lk_kctor c_AccessBasic[] = {
-	{ 0, "mk", NF(f_AccessBasic), f_AccessBasic, NF(f_AccessBasic) + 1 }
+	{ 0, "mk", NF(f_AccessBasic), f_AccessBasic, NF(f_AccessBasic) + 1,
+	  NULL }
 };
 static const lk_kctor c_APPair[] = { S(f_APPair) };
 static const lk_kctor c_AccessPattern[] = { S(f_AccessPattern) };
@@ -401,7 +419,10 @@ static const lk_kctor c_Copy[] = { S(f_Copy) };
 static const lk_kctor c_NcCopy[] = { S(f_NcCopy) };
 static const lk_kctor c_TensorScalar[] = { S(f_TensorScalar) };
 static const lk_kctor c_TensorTensor[] = { S(f_TensorTensor) };
-static const lk_kctor c_NcMatMul[] = { S(f_NcMatMul) };
+static const lk_kctor c_NcMatMulFlag = S(f_NcMatMulFlag);
+static const lk_kctor c_NcMatMul[] = {
+	{ 0, "mk", NF(f_NcMatMul), f_NcMatMul, NF(f_NcMatMul), &c_NcMatMulFlag }
+};
 static const lk_kctor c_CoreBarrier[] = { S(f_CoreBarrier) };
 static const lk_kctor c_Meta[] = { S(f_Meta) };
 static const lk_kctor c_Contents[] = {
@@ -499,6 +520,23 @@ const lk_kctor *lk_klr_ctor_by_name(const lk_ktype *t, const char *name)
 	return NULL;
 }
 
+/* The layout of c whose header counts wire_count fields. */
+const lk_kctor *lk_klr_layout_for_count(const lk_kctor *c, int wire_count)
+{
+	if (c && c->wire_count != wire_count && c->alt &&
+	    c->alt->wire_count == wire_count)
+		return c->alt;
+	return c;
+}
+
+/* The layout of c with n fields. */
+const lk_kctor *lk_klr_layout_for_n(const lk_kctor *c, int n)
+{
+	if (c && c->n_fields != n && c->alt && c->alt->n_fields == n)
+		return c->alt;
+	return c;
+}
+
 /* Single-constructor types are rendered as structures. */
 int lk_klr_is_struct(const lk_ktype *t)
 {
@@ -511,7 +549,8 @@ lk_kval *lk_kval_field(const lk_kval *obj, const char *name)
 	const lk_kctor *c;
 	if (!obj || obj->kind != LK_KV_OBJ)
 		return NULL;
-	c = lk_klr_ctor(lk_klr_type(obj->type_tag), obj->ctor);
+	c = lk_klr_layout_for_n(lk_klr_ctor(lk_klr_type(obj->type_tag),
+					    obj->ctor), obj->n);
 	if (!c)
 		return NULL;
 	for (int i = 0; i < c->n_fields && i < obj->n; i++)

@@ -67,7 +67,7 @@ static int put_object(const lk_kval *v, int want, lm_buf *b, lm_error *err,
 		      int depth)
 {
 	const lk_ktype *t = lk_klr_type(want);
-	const lk_kctor *c = lk_klr_ctor(t, v->ctor);
+	const lk_kctor *c = lk_klr_layout_for_n(lk_klr_ctor(t, v->ctor), v->n);
 	int rc;
 	if (v->kind != LK_KV_OBJ || v->type_tag != want || !c ||
 	    c->n_fields < 0 || v->n != c->n_fields)

@@ -13,8 +13,9 @@
 **     payload that truncates to zero never turns into Inf);
 **   - widening is exact, NaN payload and quiet bit included;
 **   - IEEE-like formats (bfloat16, float16, float8e5, float8e3) overflow to
-**     +-Inf; float8e4 (e4m3fn, no Inf) saturates finite overflow to +-448
-**     and maps +-Inf to NaN (0x7f / 0xff with the sign kept).
+**     +-Inf; float8e4 (e4m3fn, no Inf) saturates: finite overflow and +-Inf
+**     become +-448 (0x7e / 0xfe), the saturating conversion of the OCP
+**     OFP8 specification; only NaN becomes the NaN pattern 0x7f / 0xff.
 */
 #include "common.h"
 #include "dtype.h"
@@ -170,11 +171,8 @@ static uint32_t narrow_bits(uint32_t x, const minifloat_fmt *fmt)
 		return sign | (expmax << m) | (1u << (m - 1)) |
 		       ((ax & 0x7fffffu) >> (23 - m));
 	}
-	if (ax == 0x7f800000u) {               /* Inf */
-		if (!fmt->has_inf)
-			return sign | (expmax << m) | ((1u << m) - 1);
-		return sign | (expmax << m);
-	}
+	if (ax == 0x7f800000u)                 /* Inf: saturates in fn */
+		return sign | (fmt->has_inf ? (expmax << m) : maxfin);
 
 	/* ax = sig * 2^(e - 23), sig without the implicit bit if subnormal. */
 	if (ax >> 23) {
@@ -274,7 +272,7 @@ float lm_f16_to_f32(uint16_t h)
 	return lm_bits_f32(widen_bits(h, &FMT_F16));
 }
 
-/* float32 -> float8e4 (e4m3fn) pattern, RNE; saturating; Inf -> NaN. */
+/* float32 -> float8e4 (e4m3fn) pattern, RNE; saturating (Inf -> +-448). */
 uint8_t lm_f32_to_f8e4(float f)
 {
 	return (uint8_t)narrow_bits(lm_f32_bits(f), &FMT_E4M3);

@@ -4,7 +4,8 @@
 ** Every conversion from float32 rounds to nearest, ties to even, and is
 ** correct for NaN (quiet NaN kept, payload truncated, never turned into Inf),
 ** +-Inf, subnormals (gradual underflow) and overflow (to Inf, or to the
-** largest finite value for the float8e4 "fn" format that has no Inf).
+** largest finite value for the float8e4 "fn" format that has no Inf; its
+** +-Inf saturates too).
 */
 #ifndef LNCSIM_DTYPE_H
 #define LNCSIM_DTYPE_H

@@ -420,7 +420,7 @@ START_TEST(test_overflow_thresholds)
 	ck_assert_uint_eq(lm_f32_to_f8e5(INFINITY), 0x7c);
 	ck_assert(isinf(lm_f8e5_to_f32(0x7c)) && lm_f8e5_to_f32(0x7c) > 0);
 	ck_assert(isinf(lm_f8e5_to_f32(0xfc)) && lm_f8e5_to_f32(0xfc) < 0);
-	/* float8e4 (e4m3fn): saturates at 448; Inf becomes NaN. */
+	/* float8e4 (e4m3fn): saturates at 448, Inf included. */
 	ck_assert(lm_f8e4_to_f32(0x7e) == 448.0f);
 	ck_assert(lm_f8e4_to_f32(0xfe) == -448.0f);
 	ck_assert_uint_eq(lm_f32_to_f8e4(448.0f), 0x7e);
@@ -429,13 +429,53 @@ START_TEST(test_overflow_thresholds)
 	ck_assert_uint_eq(lm_f32_to_f8e4(1e30f), 0x7e);
 	ck_assert_uint_eq(lm_f32_to_f8e4(FLT_MAX), 0x7e);
 	ck_assert_uint_eq(lm_f32_to_f8e4(-1e30f), 0xfe);
-	ck_assert_uint_eq(lm_f32_to_f8e4(INFINITY), 0x7f);
-	ck_assert_uint_eq(lm_f32_to_f8e4(-INFINITY), 0xff);
+	ck_assert_uint_eq(lm_f32_to_f8e4(INFINITY), 0x7e);
+	ck_assert_uint_eq(lm_f32_to_f8e4(-INFINITY), 0xfe);
 	ck_assert(isnan(lm_f8e4_to_f32(0x7f)) && isnan(lm_f8e4_to_f32(0xff)));
 	ck_assert(!signbit(lm_f8e4_to_f32(0x7f)) && signbit(lm_f8e4_to_f32(0xff)));
 	/* 0x78..0x7e are normal numbers in e4m3fn (256..448). */
 	ck_assert(lm_f8e4_to_f32(0x78) == 256.0f);
 	ck_assert(lm_f8e4_to_f32(0x7d) == 416.0f);
+}
+END_TEST
+
+/*
+** float8e4 (e4m3fn) at the top of its range: the saturating conversion
+** (docs/dtypes.md). The grid there is 256 * (1 + m/8): ..., 416, 448; 432
+** is the tie between them (even mantissa: 448); 464 is the midpoint above
+** 448, where a non-saturating cast (OCP "overflow to NaN", ml_dtypes)
+** starts giving NaN; here everything above saturates.
+*/
+START_TEST(test_f8e4_saturation)
+{
+	static const struct { float f; uint8_t want; } cases[] = {
+		{ 416.0f, 0x7d }, { 431.99997f, 0x7d }, { 432.0f, 0x7e },
+		{ 447.99997f, 0x7e }, { 448.0f, 0x7e }, { 448.00003f, 0x7e },
+		{ 463.99997f, 0x7e }, { 464.0f, 0x7e }, { 464.00003f, 0x7e },
+		{ 465.0f, 0x7e }, { 480.0f, 0x7e }, { 1e6f, 0x7e },
+		{ FLT_MAX, 0x7e }, { INFINITY, 0x7e },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		float f = cases[i].f;
+		uint8_t b;
+		ck_assert_msg(lm_f32_to_f8e4(f) == cases[i].want, "%.9g -> 0x%02x",
+			      f, lm_f32_to_f8e4(f));
+		ck_assert_msg(lm_f32_to_f8e4(-f) == (cases[i].want | 0x80),
+			      "%.9g -> 0x%02x", -f, lm_f32_to_f8e4(-f));
+		/* the element store and lm_round_to agree */
+		lm_store_elem(LM_DT_FLOAT8E4, &b, f);
+		ck_assert_uint_eq(b, cases[i].want);
+		ck_assert(lm_round_to(LM_DT_FLOAT8E4, -f) ==
+			  lm_f8e4_to_f32(cases[i].want | 0x80));
+	}
+	ck_assert(lm_round_to(LM_DT_FLOAT8E4, INFINITY) == 448.0f);
+	ck_assert(lm_round_to(LM_DT_FLOAT8E4, -INFINITY) == -448.0f);
+	/* NaN, of either sign and any payload, is the NaN pattern of its sign */
+	ck_assert_uint_eq(lm_f32_to_f8e4(NAN), 0x7f);
+	ck_assert_uint_eq(lm_f32_to_f8e4(-NAN), 0xff);
+	ck_assert_uint_eq(lm_f32_to_f8e4(lm_bits_f32(0x7f800001u)), 0x7f);
+	ck_assert_uint_eq(lm_f32_to_f8e4(lm_bits_f32(0xffbfffffu)), 0xff);
+	ck_assert(isnan(lm_round_to(LM_DT_FLOAT8E4, NAN)));
 }
 END_TEST
 
@@ -672,6 +712,7 @@ static Suite *dtype_suite(void)
 	tcase_add_test(tc, test_sweep_f16_compiler);
 #endif
 	tcase_add_test(tc, test_overflow_thresholds);
+	tcase_add_test(tc, test_f8e4_saturation);
 	tcase_add_test(tc, test_subnormals);
 	tcase_add_test(tc, test_signed_zero);
 	tcase_add_test(tc, test_nan_payloads);

@@ -536,6 +536,87 @@ START_TEST(test_round_trip_special_values)
 }
 END_TEST
 
+/* Offset of the byte string pat in buf, or -1. */
+static long find_bytes(const lm_buf *b, const uint8_t *pat, size_t n)
+{
+	for (size_t i = 0; i + n <= b->size; i++)
+		if (!memcmp((const uint8_t *)b->ptr + i, pat, n))
+			return (long)i;
+	return -1;
+}
+
+START_TEST(test_ncmatmul_flag_layout)
+{
+	/* NcMatMul with the field psumAccumulateFlag (10 in the header) and
+	** without (9, KLR at HEAD): both decode, dump and pack back */
+	static const uint8_t h9[] = { 0xd9, 0xb7, 0x00, 0x89 };
+	static const uint8_t h10[] = { 0xd9, 0xb7, 0x00, 0x8a };
+	for (int v = 0; v < 2; v++) {
+		char *t = lm_xasprintf(
+			"{\"contents\": {\"lnc\": {\"name\": \"k\", \"bodies\": "
+			"[[{\"label\": \"m\", \"body\": [{\"op\": {\"ncMatMul\": "
+			"{\"dst\": {\"register\": 1}, \"stationary\": "
+			"{\"register\": 2}, \"moving\": {\"register\": 3}%s, "
+			"\"perfMode\": \"DoubleRow\"}}}]}]]}}}",
+			v ? ", \"psumAccumulateFlag\": 128" : "");
+		lm_buf b = LM_BUF_INIT, j = LM_BUF_INIT;
+		lk_klr_file f;
+		lm_error err;
+		const lk_kval *op, *fl;
+		pack_text(t, &b);
+		ck_assert_int_ge(find_bytes(&b, v ? h10 : h9, 4), 0);
+		ck_assert_int_lt(find_bytes(&b, v ? h9 : h10, 4), 0);
+		ck_assert_msg(lk_klr_decode_file(&f, (const uint8_t *)b.ptr,
+						 b.size, "b", &err) == 0, "%s",
+			      err.msg);
+		op = &lnc_of(&f)->items[3].items[0].items[0].items[2]
+			      .items[0].items[0].items[0];
+		ck_assert_int_eq(op->type_tag, 183);
+		ck_assert_int_eq(op->n, v ? 10 : 9);
+		fl = lk_kval_field(op, "psumAccumulateFlag");
+		if (v) {
+			ck_assert_ptr_nonnull(fl);
+			ck_assert_uint_eq(fl->u, 128);
+		} else {
+			ck_assert_ptr_null(fl);
+		}
+		/* perfMode is found in both layouts */
+		ck_assert_int_eq(lk_kval_field(op, "perfMode")->ctor, 1);
+		lk_klr_to_json(&f, &j);
+		if (v)
+			ck_assert_contains(lm_buf_cstr(&j),
+					   "\"psumAccumulateFlag\": 128");
+		else
+			ck_assert(!strstr(lm_buf_cstr(&j), "psumAccumulateFlag"));
+		lk_klr_file_free(&f);
+		round_trip(t);
+		lm_buf_free(&b);
+		lm_buf_free(&j);
+		free(t);
+	}
+	/* a header count that is neither layout */
+	{
+		lm_buf b = LM_BUF_INIT;
+		lk_klr_file f;
+		lm_error err;
+		long at;
+		pack_text("{\"contents\": {\"lnc\": {\"name\": \"k\", \"bodies\": "
+			  "[[{\"label\": \"m\", \"body\": [{\"op\": {\"ncMatMul\": "
+			  "{\"dst\": {\"register\": 1}, \"stationary\": "
+			  "{\"register\": 2}, \"moving\": {\"register\": 3}}}}]}]]}}}",
+			  &b);
+		at = find_bytes(&b, h9, 4);
+		ck_assert_int_ge(at, 0);
+		((uint8_t *)b.ptr)[at + 3] = 0x8b;
+		ck_assert_int_ne(lk_klr_decode_file(&f, (const uint8_t *)b.ptr,
+						    b.size, "b", &err), 0);
+		ck_assert_contains(err.msg, "NcMatMul.mk: the array header "
+				   "counts 11 fields, expected 9");
+		lm_buf_free(&b);
+	}
+}
+END_TEST
+
 /* pack of a text expecting an error containing want. */
 static void bad_json(const char *text, const char *want)
 {
@@ -695,6 +776,7 @@ static Suite *suite(void)
 	tcase_add_test(c, test_read_files_and_limits);
 	tcase_add_test(c, test_pack_dump_round_trip);
 	tcase_add_test(c, test_round_trip_special_values);
+	tcase_add_test(c, test_ncmatmul_flag_layout);
 	tcase_add_test(c, test_json_errors);
 	tcase_add_test(c, test_cli_klr);
 	tcase_add_test(c, test_shared_doc_vectors);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <unistd.h>
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -1021,6 +1022,499 @@ START_TEST(test_cli_two_cores_link_diff)
 }
 END_TEST
 
+/* ---- PSUM accumulation groups ---------------------------------------------- */
+
+/* Remove the test's temporary directory (files only) and free its name. */
+static void rm_tmpdir(char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		char *p;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		p = lm_xasprintf("%s/%s", dir, e->d_name);
+		ck_assert_msg(unlink(p) == 0, "cannot remove %s", p);
+		free(p);
+	}
+	closedir(d);
+	ck_assert_int_eq(rmdir(dir), 0);
+	free(dir);
+}
+
+/* A TensorName of kernel k_small's shape conventions (float32, 2-D). */
+static char *tn(const char *name, const char *mem, int par, int fr)
+{
+	return lm_xasprintf("{\"name\": \"%s\", \"dtype\": \"float32\", "
+			    "\"shape\": {\"parDim\": %d, \"freeDims\": [%d]}, "
+			    "\"address\": {\"name\": \"%s\", \"memory\": \"%s\", "
+			    "\"parSize\": 128, \"freeSize\": %d}}", name, par,
+			    fr, name, mem, strcmp(mem, "hbm") ? fr * 4 : 256);
+}
+
+/* A birPattern operand: [par x fr] at element offset off, row step. */
+static char *opnd(const char *tensor, int off, int step, int par, int fr)
+{
+	return lm_xasprintf("{\"abstract\": {\"birPattern\": {\"tensor\": %s, "
+			    "\"offset\": %d, \"pattern\": [{\"step\": %d, "
+			    "\"num\": %d}, {\"step\": 1, \"num\": %d}]}}}",
+			    tensor, off, step, par, fr);
+}
+
+/*
+** The accumulation kernels read kin = x [128, 64] into SBUF xs; K tile t
+** (t = 0, 1, 2) is A_t = xs[:, 16t : 16t+16] (stationary) and B_t =
+** xs[:, 16t+16 : 16t+32] (moving), so one group over the three tiles is
+** A^T B with A, B of 384 rows. `flag` is "" or a ", \"psumAccumulateFlag\":
+** N" member for the matmuls (the schema generation that carried it).
+*/
+static char *mm_stmt(const char *name, const char *dst, int t,
+		     const char *flag)
+{
+	char *xs = tn("xs", "sbuf", 128, 64);
+	char *st = opnd(xs, 16 * t, 64, 128, 16);
+	char *mv = opnd(xs, 16 * t + 16, 64, 128, 16);
+	char *r = lm_xasprintf("{\"name\": \"%s\", \"op\": {\"ncMatMul\": "
+			       "{\"dst\": %s, \"stationary\": %s, \"moving\": "
+			       "%s%s}}}", name, dst, st, mv, flag);
+	free(xs);
+	free(st);
+	free(mv);
+	return r;
+}
+
+/* ncCopy psum tile -> sbuf tile ys, then DMA ys -> kout[0:16, col:col+16]. */
+static char *evac_stmts(const char *tag, const char *psum, const char *ys,
+			int col)
+{
+	char *pt = tn(psum, "psum", 16, 16), *st = tn(ys, "sbuf", 16, 16);
+	char *ko = tn("kout", "hbm", 128, 64);
+	char *src = opnd(pt, 0, 16, 16, 16), *dst = opnd(st, 0, 16, 16, 16);
+	char *hb = opnd(ko, col, 64, 16, 16);
+	char *r = lm_xasprintf("{\"name\": \"cp_%s\", \"op\": {\"ncCopy\": "
+			       "{\"dst\": %s, \"src\": %s}}}, {\"name\": "
+			       "\"st_%s\", \"op\": {\"ncDmaCopy\": {\"dst\": "
+			       "%s, \"src\": %s}}}", tag, dst, src, tag, hb,
+			       dst);
+	free(pt); free(st); free(ko); free(src); free(dst); free(hb);
+	return r;
+}
+
+/* The whole kernel JSON around the statements `body` (after the load). */
+static char *acc_kernel(const char *body)
+{
+	char *kin = tn("kin", "hbm", 128, 64), *kout = tn("kout", "hbm", 128, 64);
+	char *xs = tn("xs", "sbuf", 128, 64);
+	char *ld_dst = opnd(xs, 0, 64, 128, 64), *ld_src = opnd(kin, 0, 64, 128, 64);
+	char *r = lm_xasprintf("{\"contents\": {\"lnc\": {\"name\": \"k_acc\", "
+			       "\"inputs\": [%s], \"outputs\": [%s], "
+			       "\"bodies\": [[{\"label\": \"main\", \"body\": "
+			       "[{\"name\": \"ld\", \"op\": {\"ncDmaCopy\": "
+			       "{\"dst\": %s, \"src\": %s}}}, %s]}]]}}}", kin,
+			       kout, ld_dst, ld_src, body);
+	free(kin); free(kout); free(xs); free(ld_dst); free(ld_src);
+	return r;
+}
+
+/* The matmul dst operand on PSUM tile `psum` [16, 16]. */
+static char *ps_dst(const char *psum)
+{
+	char *pt = tn(psum, "psum", 16, 16), *r = opnd(pt, 0, 16, 16, 16);
+	free(pt);
+	return r;
+}
+
+/* Three K tiles into one PSUM tile, then its evacuation to kout[:, 0:16]. */
+static char *acc3_kernel(const char *flag)
+{
+	char *d = ps_dst("ps"), *m0 = mm_stmt("mm0", d, 0, flag);
+	char *m1 = mm_stmt("mm1", d, 1, flag), *m2 = mm_stmt("mm2", d, 2, flag);
+	char *ev = evac_stmts("a", "ps", "ys", 0);
+	char *body = lm_xasprintf("%s, %s, %s, %s", m0, m1, m2, ev);
+	char *r = acc_kernel(body);
+	free(d); free(m0); free(m1); free(m2); free(ev); free(body);
+	return r;
+}
+
+/*
+** Separate groups: mm0 -> ps, read (cp_a), mm1 -> ps again (flag1 on it),
+** read (cp_b); then mm2 -> ps2, mm3 -> ps3, mm4 -> ps2 (interleaved groups
+** on two tiles), both read. kout[:, 0:16] = ps after mm0, [16:32] = ps
+** after mm1, [32:48] = ps2, [48:64] = ps3.
+*/
+static char *sep_kernel(const char *flag1)
+{
+	char *d = ps_dst("ps"), *d2 = ps_dst("ps2"), *d3 = ps_dst("ps3");
+	char *m0 = mm_stmt("mm0", d, 0, ""), *m1 = mm_stmt("mm1", d, 1, flag1);
+	char *m2 = mm_stmt("mm2", d2, 2, ""), *m3 = mm_stmt("mm3", d3, 0, "");
+	char *m4 = mm_stmt("mm4", d2, 1, "");
+	char *ea = evac_stmts("a", "ps", "ys", 0);
+	char *eb = evac_stmts("b", "ps", "ys1", 16);
+	char *ec = evac_stmts("c", "ps2", "ys2", 32);
+	char *ed = evac_stmts("d", "ps3", "ys3", 48);
+	char *body = lm_xasprintf("%s, %s, %s, %s, %s, %s, %s, %s, %s", m0, ea,
+				  m1, eb, m2, m3, m4, ec, ed);
+	char *r = acc_kernel(body);
+	free(d); free(d2); free(d3); free(m0); free(m1); free(m2); free(m3);
+	free(m4); free(ea); free(eb); free(ec); free(ed); free(body);
+	return r;
+}
+
+/* Pack kernel JSON text as dir/k_small.klr (the name the caller uses). */
+static void pack_text(const char *json, const char *dir)
+{
+	char *out = lm_xasprintf("%s/k_small.klr", dir);
+	lk_klr_file f;
+	lm_buf b = LM_BUF_INIT;
+	lm_error err;
+	ck_assert_msg(lk_klr_from_json(&f, json, strlen(json), "k_acc.json",
+				       &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(lk_klr_encode_file(&f, &b, &err), 0);
+	ck_assert_int_eq(lm_write_file_atomic(out, b.ptr, b.size, &err), 0);
+	lm_buf_free(&b);
+	lk_klr_file_free(&f);
+	free(out);
+}
+
+/* Caller a_caller_small.json + kernel JSON text, ready to lower. */
+static lm_module *setup_text(const char *dir, const char *json)
+{
+	char *p = lm_xasprintf("%s/a_caller_small.json", dir);
+	lm_module *m;
+	copy_fx("a_caller_small.json", dir);
+	pack_text(json, dir);
+	m = load(p);
+	free(p);
+	return m;
+}
+
+/* acc[m][n] continued over K tiles t of the list, k = 0..127 in order. */
+static float mm_ref(const int *tiles, int n_tiles, int m, int n)
+{
+	float acc = 0.0f;
+	for (int i = 0; i < n_tiles; i++)
+		for (int k = 0; k < 128; k++)
+			acc = fmaf(xval(k, 16 * tiles[i] + m),
+				   xval(k, 16 * tiles[i] + 16 + n), acc);
+	return acc;
+}
+
+/* kout[0:16, col:col+16] equals the chain over tiles, bit for bit. */
+static void check_block(const ls_result *r, int col, const int *tiles,
+			int n_tiles)
+{
+	for (int m = 0; m < 16; m++)
+		for (int n = 0; n < 16; n++) {
+			float got = out_at(r, "y", m * 64 + col + n);
+			float want = mm_ref(tiles, n_tiles, m, n);
+			ck_assert_msg(got == want, "y[%d][%d] = %.9g, want %.9g",
+				      m, col + n, got, want);
+		}
+}
+
+/* start / stop bits of the Matmult named name. */
+static void check_bits(const lm_module *lo, const char *name, int start,
+		       int stop)
+{
+	lm_inst *in = find_inst(lo, name, NULL);
+	ck_assert_msg(in != NULL, "no instruction %s", name);
+	ck_assert_int_eq(in->op, LM_OP_MATMULT);
+	ck_assert_msg(in->start_tensor_calc == start, "%s start_tensor_calc "
+		      "%d, want %d", name, in->start_tensor_calc, start);
+	ck_assert(in->has_stop_tensor_calc);
+	ck_assert_msg(in->stop_tensor_calc == stop, "%s stop_tensor_calc %d, "
+		      "want %d", name, in->stop_tensor_calc, stop);
+}
+
+START_TEST(test_klr_psum_accumulate_3_tiles)
+{
+	/* with no flag (KLR at HEAD) and with the tracer's default flag 3 */
+	const char *flags[2] = { "", ", \"psumAccumulateFlag\": 3" };
+	const int all[3] = { 0, 1, 2 };
+	for (int v = 0; v < 2; v++) {
+		char *dir = tu_tmpdir("prov-acc3"), *k = acc3_kernel(flags[v]);
+		lm_module *m = setup_text(dir, k), *lo;
+		ls_result r;
+		lo = lower_ok(m, 0, NULL);
+		check_bits(lo, "mm0", 1, 0);
+		check_bits(lo, "mm1", 0, 0);
+		check_bits(lo, "mm2", 0, 1);
+		lm_module_free(lo);
+		lo = lower_ok(m, 1, NULL);
+		run(lo, 128, 64, &r);
+		/* one fmaf chain over the 384-deep contraction, as here */
+		check_block(&r, 0, all, 3);
+		ls_result_free(&r);
+		lm_module_free(lo);
+		lm_module_free(m);
+		free(k);
+		rm_tmpdir(dir);
+	}
+}
+END_TEST
+
+START_TEST(test_klr_psum_separate_groups)
+{
+	const int t0[1] = { 0 }, t1[1] = { 1 }, t01[2] = { 0, 1 };
+	const int t21[2] = { 2, 1 };
+	for (int v = 0; v < 2; v++) {
+		/* v = 1: mm1 says '+=' (flag 128) and accumulates after the read */
+		char *dir = tu_tmpdir("prov-sep");
+		char *k = sep_kernel(v ? ", \"psumAccumulateFlag\": 128" : "");
+		lm_module *m = setup_text(dir, k), *lo;
+		ls_result r;
+		lo = lower_ok(m, 0, NULL);
+		check_bits(lo, "mm0", 1, 1);
+		check_bits(lo, "mm1", v ? 0 : 1, 1);
+		check_bits(lo, "mm2", 1, 0);
+		check_bits(lo, "mm3", 1, 1);
+		check_bits(lo, "mm4", 0, 1);
+		lm_module_free(lo);
+		lo = lower_ok(m, 1, NULL);
+		run(lo, 128, 64, &r);
+		check_block(&r, 0, t0, 1);
+		if (v)
+			check_block(&r, 16, t01, 2);
+		else
+			check_block(&r, 16, t1, 1);
+		check_block(&r, 32, t21, 2);
+		check_block(&r, 48, t0, 1);
+		ls_result_free(&r);
+		lm_module_free(lo);
+		lm_module_free(m);
+		free(k);
+		rm_tmpdir(dir);
+	}
+}
+END_TEST
+
+START_TEST(test_klr_psum_flag_refused)
+{
+	char *dir = tu_tmpdir("prov-flag"), *k;
+	lm_module *m;
+	k = acc3_kernel(", \"psumAccumulateFlag\": 5");
+	m = setup_text(dir, k);
+	lower_fails(m, "ncMatMul psumAccumulateFlag 5 is not modelled "
+		    "(lncsim models 3, the default, and 128, the '+=' form)");
+	lower_fails(m, "kernel k_acc/block main/statement #1 mm0");
+	lm_module_free(m);
+	free(k);
+	rm_tmpdir(dir);
+}
+END_TEST
+
+/* ---- NaN and Inf through each operator class ------------------------------ */
+
+/* A TensorName of any dtype. */
+static char *tnd(const char *name, const char *mem, const char *dt, int par,
+		 int fr)
+{
+	int es = !strcmp(dt, "float32") ? 4 : !strcmp(dt, "bfloat16") ? 2 : 1;
+	return lm_xasprintf("{\"name\": \"%s\", \"dtype\": \"%s\", "
+			    "\"shape\": {\"parDim\": %d, \"freeDims\": [%d]}, "
+			    "\"address\": {\"name\": \"%s\", \"memory\": \"%s\", "
+			    "\"parSize\": 128, \"freeSize\": %d}}", name, dt,
+			    par, fr, name, mem, strcmp(mem, "hbm") ? fr * es
+								    : 256);
+}
+
+/* Operand: [16 x 16] block at (row, col) of a [par, 64] float32 tile. */
+static char *blk64(const char *name, const char *mem, int par, int row,
+		   int col)
+{
+	char *t = tnd(name, mem, "float32", par, 64);
+	char *r = opnd(t, row * 64 + col, 64, 16, 16);
+	free(t);
+	return r;
+}
+
+/* Operand: a whole [16 x 16] tile of dtype dt. */
+static char *tile16(const char *name, const char *mem, const char *dt)
+{
+	char *t = tnd(name, mem, dt, 16, 16), *r = opnd(t, 0, 16, 16, 16);
+	free(t);
+	return r;
+}
+
+/* One statement {"name": name, "op": {op: {fields}}}; frees fields. */
+static char *stmt(const char *name, const char *op, char *fields)
+{
+	char *r = lm_xasprintf("{\"name\": \"%s\", \"op\": {\"%s\": {%s}}}",
+			       name, op, fields);
+	free(fields);
+	return r;
+}
+
+/*
+** The NaN kernel: xs = kin [128, 64] in SBUF; A = xs[0:16, 0:16] holds the
+** specials, B = xs[0:16, 16:32] is finite. Each operator class writes one
+** 16 x 16 block of ys [48, 64] (blocks numbered row-major, 4 per row
+** band); ys goes to kout[0:48, :].
+*/
+static char *nan_kernel(void)
+{
+	char *A = blk64("xs", "sbuf", 128, 0, 0), *B = blk64("xs", "sbuf", 128, 0, 16);
+	char *ys[12], *st[20], *body, *r;
+	char *xb = tile16("xb", "sbuf", "bfloat16");
+	char *x8 = tile16("x8", "sbuf", "float8e4");
+	char *pm = tile16("pm", "psum", "float32");
+	char *kin = tnd("kin", "hbm", "float32", 128, 64);
+	char *kout = tnd("kout", "hbm", "float32", 128, 64);
+	char *xs = tnd("xs", "sbuf", "float32", 128, 64);
+	char *ysf = tnd("ys", "sbuf", "float32", 48, 64);
+	char *xs_all = opnd(xs, 0, 64, 128, 64), *kin_all = opnd(kin, 0, 64, 128, 64);
+	char *ys_all = opnd(ysf, 0, 64, 48, 64), *kout48 = opnd(kout, 0, 64, 48, 64);
+	const char *one = "\"scale\": {\"imm\": {\"float\": 1.0}}";
+	lm_buf b = LM_BUF_INIT;
+	int n = 0;
+
+	for (int i = 0; i < 12; i++)
+		ys[i] = blk64("ys", "sbuf", 48, 16 * (i / 4), 16 * (i % 4));
+	st[n++] = stmt("ld", "ncDmaCopy", lm_xasprintf("\"dst\": %s, \"src\": "
+						      "%s", xs_all, kin_all));
+	/* 0: DMA, same dtype */
+	st[n++] = stmt("dma", "ncDmaCopy", lm_xasprintf("\"dst\": %s, \"src\": "
+						       "%s", ys[0], A));
+	/* 1: DMA to bfloat16 and back */
+	st[n++] = stmt("dma_bf", "ncDmaCopy", lm_xasprintf("\"dst\": %s, "
+							  "\"src\": %s", xb, A));
+	st[n++] = stmt("dma_bf2", "ncDmaCopy", lm_xasprintf("\"dst\": %s, "
+							   "\"src\": %s", ys[1], xb));
+	/* 2: tensor copy cast to float8e4 and back */
+	st[n++] = stmt("cp8", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						     x8, A));
+	st[n++] = stmt("cp8b", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						      ys[2], x8));
+	/* 3, 4: activation copy, relu */
+	st[n++] = stmt("act", "ncActivate", lm_xasprintf(
+		"\"dst\": %s, \"src\": %s, \"activationFunc\": \"copy\", %s",
+		ys[3], A, one));
+	st[n++] = stmt("relu", "ncActivate", lm_xasprintf(
+		"\"dst\": %s, \"src\": %s, \"activationFunc\": \"relu\", %s",
+		ys[4], A, one));
+	/* 5, 6, 10: tensor-tensor add, max, is_equal */
+	st[n++] = stmt("tt_add", "tensorTensor", lm_xasprintf(
+		"\"dst\": %s, \"src0\": %s, \"src1\": %s, \"op\": \"add\"",
+		ys[5], A, B));
+	st[n++] = stmt("tt_max", "tensorTensor", lm_xasprintf(
+		"\"dst\": %s, \"src0\": %s, \"src1\": %s, \"op\": \"max\"",
+		ys[6], A, B));
+	st[n++] = stmt("tt_eq", "tensorTensor", lm_xasprintf(
+		"\"dst\": %s, \"src0\": %s, \"src1\": %s, \"op\": \"is_equal\"",
+		ys[10], A, A));
+	/* 7: tensor-scalar mult by -2; 11: tensor-scalar max with 0 */
+	st[n++] = stmt("ts_mul", "tensorScalar", lm_xasprintf(
+		"\"dst\": %s, \"src\": %s, \"imm0\": {\"imm\": {\"float\": "
+		"-2.0}}, \"op0\": \"mult\"", ys[7], A));
+	st[n++] = stmt("ts_max", "tensorScalar", lm_xasprintf(
+		"\"dst\": %s, \"src\": %s, \"imm0\": {\"imm\": {\"float\": "
+		"0.0}}, \"op0\": \"max\"", ys[11], A));
+	/* 8: transpose; 9: matmul A^T B */
+	st[n++] = stmt("tr", "transpose", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						       ys[8], A));
+	st[n++] = stmt("mm", "ncMatMul", lm_xasprintf(
+		"\"dst\": %s, \"stationary\": %s, \"moving\": %s", pm, A, B));
+	st[n++] = stmt("mm_cp", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						       ys[9], pm));
+	st[n++] = stmt("st", "ncDmaCopy", lm_xasprintf("\"dst\": %s, \"src\": "
+						      "%s", kout48, ys_all));
+	for (int i = 0; i < n; i++) {
+		lm_buf_puts(&b, i ? ", " : "");
+		lm_buf_puts(&b, st[i]);
+		free(st[i]);
+	}
+	body = lm_buf_detach(&b);
+	r = lm_xasprintf("{\"contents\": {\"lnc\": {\"name\": \"k_nan\", "
+			 "\"inputs\": [%s], \"outputs\": [%s], \"bodies\": "
+			 "[[{\"label\": \"main\", \"body\": [%s]}]]}}}", kin, kout,
+			 body);
+	for (int i = 0; i < 12; i++)
+		free(ys[i]);
+	free(A); free(B); free(xb); free(x8); free(pm); free(kin); free(kout);
+	free(xs); free(ysf); free(xs_all); free(kin_all); free(ys_all);
+	free(kout48); free(body);
+	return r;
+}
+
+/* Bits of kout[row][col]. */
+static uint32_t out_bits(const ls_result *r, int row, int col)
+{
+	return lm_f32_bits(out_at(r, "y", row * 64 + col));
+}
+
+/*
+** NaN and Inf through each operator class, as docs/dtypes.md states:
+** data movement is bit for bit; conversions quiet the NaN and keep its
+** sign (payload cut to the narrow format); arithmetic returns the NaN
+** operand quieted; max / min return it as it is; comparisons say unequal.
+*/
+START_TEST(test_klr_nan_per_operator)
+{
+	/* the specials, on the diagonal of block A */
+	static const uint32_t sp[5] = { 0x7fc12345u, 0xffc00001u, 0x7f800123u,
+					0x7f800000u, 0xff800000u };
+	char *dir = tu_tmpdir("prov-nan"), *k = nan_kernel();
+	lm_module *m = setup_text(dir, k), *lo;
+	ls_tensors in = { 0, NULL };
+	ls_options o;
+	ls_result r;
+	lm_error err;
+	int64_t shape[2] = { 128, 64 };
+	float *x = lm_xmalloc(128 * 64 * sizeof *x);
+
+	for (int p = 0; p < 128; p++)
+		for (int j = 0; j < 64; j++)
+			x[p * 64 + j] = xval(p, j);
+	for (int i = 0; i < 5; i++)
+		x[i * 64 + i] = lm_bits_f32(sp[i]);
+	lo = lower_ok(m, 1, NULL);
+	ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	memset(&o, 0, sizeof o);
+	ck_assert_msg(ls_run(lo, &in, &o, &r, &err) == 0, "run: %s", err.msg);
+	for (int i = 0; i < 5; i++) {
+		uint32_t v = sp[i], sgn = v & 0x80000000u, q = v | 0x00400000u;
+		int nan = (v & 0x7fffffffu) > 0x7f800000u, neg = sgn != 0;
+		uint32_t bv = lm_f32_bits(xval(i, 16 + i));
+		/* data movement: bit for bit, a signalling NaN included */
+		ck_assert_uint_eq(out_bits(&r, i, i), v);               /* DMA */
+		ck_assert_uint_eq(out_bits(&r, 32 + i, i), v);          /* transpose */
+		/* DMA through bfloat16: quiet, payload cut to 7 bits, sign kept */
+		ck_assert_uint_eq(out_bits(&r, i, 16 + i),
+				  nan ? ((v & 0xffff0000u) | 0x00400000u) : v);
+		/* cast through float8e4: the NaN of the sign; Inf saturates */
+		ck_assert_uint_eq(out_bits(&r, i, 32 + i),
+				  nan ? sgn | 0x7fc00000u : sgn | 0x43e00000u);
+		/* arithmetic: the NaN operand, quieted, sign and payload kept */
+		ck_assert_uint_eq(out_bits(&r, i, 48 + i), nan ? q : v);      /* act copy */
+		ck_assert_uint_eq(out_bits(&r, 16 + i, 16 + i), nan ? q : v); /* add */
+		ck_assert_uint_eq(out_bits(&r, 16 + i, 48 + i),              /* * -2 */
+				  nan ? q : v ^ 0x80000000u);
+		ck_assert_uint_eq(out_bits(&r, 16 + i, i),                   /* relu */
+				  nan ? q : neg ? 0u : v);
+		/* max: the NaN operand itself (a signalling NaN stays so) */
+		ck_assert_uint_eq(out_bits(&r, 16 + i, 32 + i),
+				  nan || !neg ? v : bv);
+		ck_assert_uint_eq(out_bits(&r, 32 + i, 48 + i),
+				  nan || !neg ? v : 0u);
+		/* comparisons: a NaN is unequal to itself */
+		ck_assert_uint_eq(out_bits(&r, 32 + i, 32 + i),
+				  nan ? 0u : 0x3f800000u);
+		/* matmul: a NaN of the stationary reaches its whole output row,
+		** quieted, sign and payload kept */
+		for (int c = 0; nan && c < 16; c++)
+			ck_assert_uint_eq(out_bits(&r, 32 + i, 16 + c), q);
+	}
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	free(x);
+	lm_module_free(lo);
+	lm_module_free(m);
+	free(k);
+	rm_tmpdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("provision");
@@ -1043,6 +1537,13 @@ static Suite *suite(void)
 	tcase_add_test(c, test_cli_lower_klr);
 	tcase_add_test(c, test_cli_two_cores_link_diff);
 	tcase_set_timeout(c, 120);
+	suite_add_tcase(s, c);
+	c = tcase_create("klr_kernels");
+	tcase_add_test(c, test_klr_psum_accumulate_3_tiles);
+	tcase_add_test(c, test_klr_psum_separate_groups);
+	tcase_add_test(c, test_klr_psum_flag_refused);
+	tcase_add_test(c, test_klr_nan_per_operator);
+	tcase_set_timeout(c, 180);
 	suite_add_tcase(s, c);
 	return s;
 }
