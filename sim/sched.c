@@ -116,6 +116,8 @@ typedef struct sim {
 	int64_t now, last;
 	int64_t n_instr;
 	int64_t n_walked;    /* items queued by all walks */
+	uint8_t *xread;      /* per storage: an external output another
+				module's instruction read */
 	int *blocked;        /* core * LS_ENGINES + eng */
 	int n_blocked, cap_blocked;
 	int dirty;
@@ -538,6 +540,24 @@ static dma *new_dma(sim *s, int *di)
 	return &s->dmas[*di];
 }
 
+/*
+** Note the reads of si (at its start, where the semantics read) that fall
+** on an external output of another module: in a side-by-side run these
+** are the reads through remote_local_target views, which the differential
+** checker uses to tell hand-offs from host outputs.
+*/
+static void note_reads(sim *s, const ls_sinst *si)
+{
+	int mi = s->mc->fns[si->fn].mod;
+	for (int i = 0; i < si->n_ins; i++) {
+		const ls_opnd *o = &si->ins[i];
+		if (o->space == LS_SP_DRAM && o->storage >= 0 &&
+		    s->mc->storages[o->storage].is_output &&
+		    s->mc->storages[o->storage].mod != mi)
+			s->xread[o->storage] = 1;
+	}
+}
+
 /* Start instruction it on engine e of core c at s->now. */
 static void start_inst(sim *s, int c, int e, item it)
 {
@@ -634,6 +654,7 @@ static void start_inst(sim *s, int c, int e, item it)
 		s->x.core = c;
 		s->x.si = si;
 		s->x.pend = &d->pend;
+		note_reads(s, si);
 		if (ls_exec_start(&s->x)) {
 			s->rc = s->err->code;
 			return;
@@ -663,6 +684,7 @@ static void start_inst(sim *s, int c, int e, item it)
 		s->x.core = c;
 		s->x.si = si;
 		s->x.pend = &E->pend;
+		note_reads(s, si);
 		if (ls_exec_start(&s->x)) {
 			s->rc = s->err->code;
 			return;
@@ -965,6 +987,7 @@ static void sim_free(sim *s)
 	free(s->groups);
 	free(s->heap);
 	free(s->blocked);
+	free(s->xread);
 	ls_exec_free(&s->x);
 	ls_trace_free(&s->trace);
 	for (int i = 0; i < s->n_mm; i++)
@@ -1024,6 +1047,7 @@ static int run(lm_module *const *mods, int n_mods, int multi,
 	s->err = err;
 	s->free_dma = -1;
 	s->groups = lm_xcalloc((size_t)mc->n_groups + 1, sizeof *s->groups);
+	s->xread = lm_xcalloc((size_t)mc->n_storages + 1, 1);
 	s->tracing = s->opt.trace_path != NULL;
 	s->x.mc = mc;
 	s->x.err = err;
@@ -1065,6 +1089,15 @@ static int run(lm_module *const *mods, int n_mods, int multi,
 		collect(s, out);
 		out->wall_run_s = t1 - t0;
 		rc = ls_collect_outputs(mc, &out->outputs, err);
+		for (int i = 0; i < mc->n_storages && !rc; i++) {
+			ls_tensor *t;
+			if (!s->xread[i])
+				continue;
+			t = ls_tensors_find(&out->outputs,
+					    mc->storages[i].alloc->name);
+			if (t)
+				t->read_by_other_module = 1;
+		}
 	}
 	if (rc && !err->code)
 		err->code = rc;
