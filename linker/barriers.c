@@ -95,7 +95,8 @@ int renumber_core_barriers(lk_ctx *x)
 ** The barrier groups one core reaches, in program order. A Call into the
 ** core's own functions runs its target synchronously at the call's place
 ** (the simulator's semantics, after the BIR simulator's visitInstCall), so
-** the callee's barriers are expanded in place, and a function's walk ends
+** the callee's barriers are expanded in place (an NKIKernel's body too: the
+** simulator runs it in place the same way), and a function's walk ends
 ** at its first Return, as the simulator's walk does (a call reached again
 ** while its function is still being walked, i.e. recursion, is not
 ** re-entered). A
@@ -175,6 +176,8 @@ static int seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
 					return 1;
 			} else if (in->op == LM_OP_CALL) {
 				seq_call(x, ci, in->target, s, depth);
+			} else if (in->op == LM_OP_NKIKERNEL) {
+				seq_call(x, ci, in->func, s, depth);
 			} else if (in->op == LM_OP_COREBARRIER) {
 				if (s->n >= SEQ_MAX) {
 					s->truncated = 1;

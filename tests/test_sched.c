@@ -806,6 +806,37 @@ START_TEST(test_call_barrier_order_agrees)
 	ck_assert_contains(xe.msg, "deadlock at t=");
 	free_mods(m, 2);
 
+	/* the same with an NKIKernel (IT55) call of a kernel function */
+	{
+		char *k0 = lm_xasprintf(
+			"{\"opcode\":\"NoOp\",\"name\":\"pre\",\"engine\":\"SP\"},"
+			"{\"opcode\":\"NKIKernel\",\"name\":\"c\",\"engine\":"
+			"\"SP\",\"func\":\"k\"},%s", bb);
+		char *kf = lm_xasprintf("{\"name\":\"k\",\"kind\":\"nki\","
+					"\"attributes\":[],\"allocations\":[],"
+					"\"blocks\":[{\"name\":\"b\","
+					"\"instructions\":[%s]}]}", ba);
+		char *kg = fn_json("sg0", k0);
+		char *kfs = lm_xasprintf("%s,%s", kg, kf);
+		m[0] = calls_module(0, kfs);
+		m[1] = calls_module(1, g_ab);
+		ck_assert_msg(link_and_run(m, &le, &ref_rc, &re, &lin_rc,
+					   &xe) == 0, "%s", le.msg);
+		ck_assert_msg(ref_rc == 0, "reference: %s", re.msg);
+		ck_assert_msg(lin_rc == 0, "linked: %s", xe.msg);
+		lm_module_free(m[1]);
+		m[1] = calls_module(1, g_ba);
+		ck_assert_int_ne(link_and_run(m, &le, &ref_rc, &re, &lin_rc,
+					      &xe), 0);
+		ck_assert_contains(le.msg, "barrier order mismatch: core 0 "
+				   "reaches group 'A' before 'B'");
+		ck_assert_int_eq(ref_rc, LM_ECHECK);
+		ck_assert_contains(re.msg, "deadlock at t=");
+		ck_assert_int_eq(lin_rc, LM_ECHECK);
+		free_mods(m, 2);
+		free(k0); free(kf); free(kg); free(kfs);
+	}
+
 	free(ba); free(bb); free(i0); free(f0); free(ff); free(fs0);
 	free(ab); free(ba_); free(g_ab); free(g_ba);
 }
