@@ -92,9 +92,14 @@ int renumber_core_barriers(lk_ctx *x)
 }
 
 /*
-** The barrier groups one core reaches, in program order. Calls into the
-** core's own functions are followed (a call reached again while its
-** function is still being walked, i.e. recursion, is not re-entered). A
+** The barrier groups one core reaches, in program order. A Call into the
+** core's own functions runs its target synchronously at the call's place
+** (the simulator's semantics, after the BIR simulator's visitInstCall), so
+** the callee's barriers are expanded in place (an NKIKernel's body too: the
+** simulator runs it in place the same way), and a function's walk ends
+** at its first Return, as the simulator's walk does (a call reached again
+** while its function is still being walked, i.e. recursion, is not
+** re-entered). A
 ** function whose walk met no barrier (and cut no recursion) is not walked
 ** again, so helpers called many times cost one walk. CALL_DEPTH nested
 ** calls, SEQ_MAX barriers and VISIT_MIN instructions visited (or 16 times
@@ -115,8 +120,8 @@ typedef struct gseq {
 	int truncated;
 } gseq;
 
-static void seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
-		       gseq *s, int depth);
+static int seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
+		      gseq *s, int depth);
 
 /* Follow a Call into a function of the same core. */
 static void seq_call(lk_ctx *x, int ci, const char *target, gseq *s, int depth)
@@ -149,26 +154,34 @@ static void seq_call(lk_ctx *x, int ci, const char *target, gseq *s, int depth)
 	}
 }
 
-static void seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
-		       gseq *s, int depth)
+/* Walk blocks in program order; returns 1 when a Return ended the walk
+** (or it was cut), so the enclosing function stops there too. */
+static int seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
+		      gseq *s, int depth)
 {
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
 			if (s->truncated)
-				return;
+				return 1;
 			if (++s->visits > s->max_visits) {
 				s->truncated = 1;
-				return;
+				return 1;
 			}
+			if (in->op == LM_OP_RETURN)
+				return 1;
 			if (in->op == LM_OP_LOOP) {
-				seq_blocks(x, ci, in->blocks, in->n_blocks, s, depth);
+				if (seq_blocks(x, ci, in->blocks, in->n_blocks,
+					       s, depth))
+					return 1;
 			} else if (in->op == LM_OP_CALL) {
 				seq_call(x, ci, in->target, s, depth);
+			} else if (in->op == LM_OP_NKIKERNEL) {
+				seq_call(x, ci, in->func, s, depth);
 			} else if (in->op == LM_OP_COREBARRIER) {
 				if (s->n >= SEQ_MAX) {
 					s->truncated = 1;
-					return;
+					return 1;
 				}
 				if (s->n + 1 > s->cap) {
 					lm_grow(&s->g, &s->cap, s->n + 1,
@@ -181,6 +194,7 @@ static void seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
 					: (in->name ? in->name : "");
 			}
 		}
+	return 0;
 }
 
 /*
@@ -188,7 +202,8 @@ static void seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
 ** relative order on both, else the linked program deadlocks statically:
 ** "barrier order mismatch: core A reaches group 'X' before 'Y' but core B
 ** reaches 'Y' before 'X' (static deadlock)". Each core's sequence is its
-** function nc<c> in program order, following Calls into its own functions.
+** function nc<c> in program order up to its first Return, with Calls into
+** its own functions expanded in place (synchronous calls).
 */
 int check_barrier_order(lk_ctx *x)
 {

@@ -263,37 +263,232 @@ int build_main_aliases(lk_ctx *x)
 	return 0;
 }
 
+/* A hand-off candidate of fix_output_kind: an ExternalOutput that a core
+** other than its producer holds a remote_local_target view of. */
+typedef struct out_cand {
+	lm_alloc *a;
+	uint64_t viewers;    /* bit i: core index i holds a view of it */
+	uint64_t readers;    /* bit i: core index i (a viewer) reads it */
+} out_cand;
+
+typedef struct reader_scan {
+	lm_strmap leads;     /* candidate name, or an alias_of chain to one
+				-> out_cand */
+	lm_strmap funcs;     /* linked function name -> index + 1 */
+	int lo, hi;          /* the scanned core's functions [lo, hi) */
+	unsigned char *queued; /* per function of the module */
+	int *work;           /* functions to scan, in call order */
+	int n_work;
+	uint64_t bit;        /* the scanned core index's bit */
+	int n_left;          /* candidates it views and has not read yet */
+} reader_scan;
+
+/* The scanned core reads allocation name. */
+static void note_read(reader_scan *r, const char *name)
+{
+	out_cand *oc = name ? lm_strmap_lookup(&r->leads, name) : NULL;
+	if (oc && (oc->viewers & r->bit) && !(oc->readers & r->bit)) {
+		oc->readers |= r->bit;
+		r->n_left--;
+	}
+}
+
+/* A Call / NKIKernel of the scanned core reaches function name. */
+static void note_call(reader_scan *r, const char *name)
+{
+	void *v;
+	int f;
+	if (!name || !lm_strmap_get(&r->funcs, name, &v))
+		return;
+	f = (int)(intptr_t)v - 1;
+	if (f < r->lo || f >= r->hi || r->queued[f])
+		return;
+	r->queued[f] = 1;
+	r->work[r->n_work++] = f;
+}
+
+enum { SCAN_ON, SCAN_RETURN, SCAN_DONE };
+
 /*
-** Step 5 (seed fixOutputKind): an ExternalOutput that another core reads
-** (the producer of a remote_local_target view of a different core) is
-** demoted to Internal: it is a hand-off, not a host output of the link.
+** The seed's hasRealReaders, over one function of the scanned core, in
+** program order up to its first Return (what runs): a real reader reads
+** the tensor through an input operand (ins) or passes it to an NKI kernel
+** as an argument (func_args); the functions it calls are queued. Returns
+** SCAN_DONE once the core read everything it views.
+*/
+static int scan_reads(reader_scan *r, const lm_block *bs, int nb)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			const lm_inst *in = &bs[b].insts[i];
+			int rc;
+			if (in->op == LM_OP_RETURN)
+				return SCAN_RETURN;
+			if (in->op == LM_OP_LOOP &&
+			    (rc = scan_reads(r, in->blocks, in->n_blocks)) !=
+			    SCAN_ON)
+				return rc;
+			if (in->op == LM_OP_CALL)
+				note_call(r, in->target);
+			if (in->op == LM_OP_NKIKERNEL)
+				note_call(r, in->func);
+			for (int k = 0; k < in->n_ins; k++)
+				if (in->ins[k].kind != LM_ARG_IMM)
+					note_read(r, in->ins[k].memsetref);
+			for (int k = 0; k < in->n_func_args; k++)
+				note_read(r, in->func_args[k].value);
+			if (r->n_left == 0)
+				return SCAN_DONE;
+		}
+	return SCAN_ON;
+}
+
+/* Bound to the host-boundary output buffer (a memory location of type
+** Output)? Then it is a model output of the program. */
+static int is_host_boundary(const lm_alloc *a)
+{
+	for (int l = 0; l < a->n_memlocs; l++)
+		if (a->memlocs[l].type == LM_MT_OUTPUT)
+			return 1;
+	return 0;
+}
+
+/*
+** Step 5 (seed fixOutputKind, hasRealReaders): an ExternalOutput that an
+** instruction of another core reads (through that core's
+** remote_local_target view, resolved by copy_allocs to the producer; the
+** instructions that run: nc<c> and the functions it calls, each up to its
+** first Return) is a hand-off, not a host output of the link: it is
+** demoted to Internal.
+** Kept as ExternalOutput: an output whose views no instruction reads (the
+** per-core program hands it to the host, so the linked one does too), and
+** a model output -- bound to the host-boundary buffer (memory location
+** type Output) -- that another core also reads. Nothing is erased.
 */
 int fix_output_kind(lk_ctx *x)
 {
-	lm_strmap byname;
-	lm_buf b = LM_BUF_INIT;
+	reader_scan r;
+	lm_strmap byname, cidx;
+	out_cand *cands = NULL;
+	int n_cands = 0, cap = 0, n_unread = 0, n_model = 0;
+	lm_buf b = LM_BUF_INIT, unread = LM_BUF_INIT, model = LM_BUF_INIT;
+	memset(&r, 0, sizeof r);
+	lm_strmap_init(&r.leads);
+	lm_strmap_init(&r.funcs);
 	lm_strmap_init(&byname);
+	lm_strmap_init(&cidx);
 	for (int f = 0; f < x->out->n_functions; f++) {
 		lm_function *fn = &x->out->functions[f];
 		for (int a = 0; a < fn->n_allocs; a++)
-			lm_strmap_put(&byname, fn->allocs[a].name, &fn->allocs[a]);
+			lm_strmap_put(&byname, fn->allocs[a].name,
+				      &fn->allocs[a]);
 	}
 	for (int i = 0; i < x->n_views; i++) {
 		const lk_view *v = &x->views[i];
 		lm_alloc *p = lm_strmap_lookup(&byname, v->producer);
+		void *kv;
+		int k;
 		if (!p || v->producer_core == v->consumer_core ||
 		    !lm_tensorkind_is_ext_output(p->kind))
 			continue;
+		if (lm_strmap_get(&cidx, p->name, &kv)) {
+			k = (int)(intptr_t)kv - 1;
+		} else {
+			lm_grow(&cands, &cap, n_cands + 1, sizeof *cands);
+			k = n_cands++;
+			cands[k] = (out_cand){ p, 0, 0 };
+			lm_strmap_put(&cidx, p->name, (void *)(intptr_t)(k + 1));
+		}
+		for (int ci = 0; ci < x->n; ci++)
+			if (x->cores[ci].core == v->consumer_core)
+				cands[k].viewers |= 1ull << ci;
+	}
+	for (int i = 0; i < n_cands; i++)
+		lm_strmap_put(&r.leads, cands[i].a->name, &cands[i]);
+	/* names that reach a candidate through alias_of also read it */
+	for (int f = 0; n_cands && f < x->out->n_functions; f++) {
+		const lm_function *fn = &x->out->functions[f];
+		for (int a = 0; a < fn->n_allocs; a++) {
+			const lm_alloc *al = &fn->allocs[a];
+			const char *t = al->alias_of;
+			out_cand *oc = NULL;
+			for (int hop = 0; t && !oc && hop < 64; hop++) {
+				const lm_alloc *ta;
+				oc = lm_strmap_lookup(&r.leads, t);
+				ta = oc ? NULL : lm_strmap_lookup(&byname, t);
+				t = ta ? ta->alias_of : NULL;
+			}
+			if (oc)
+				lm_strmap_put(&r.leads, al->name, oc);
+		}
+	}
+	/* each viewing core from its entry nc<c>, following its calls */
+	r.queued = lm_xcalloc((size_t)x->out->n_functions + 1, 1);
+	r.work = lm_xcalloc((size_t)x->out->n_functions + 1, sizeof *r.work);
+	for (int f = 0; n_cands && f < x->out->n_functions; f++)
+		if (x->out->functions[f].name)
+			lm_strmap_put(&r.funcs, x->out->functions[f].name,
+				      (void *)(intptr_t)(f + 1));
+	for (int ci = 0; ci < x->n; ci++) {
+		const lk_core *c = &x->cores[ci];
+		r.bit = 1ull << ci;
+		r.n_left = 0;
+		for (int i = 0; i < n_cands; i++)
+			r.n_left += (cands[i].viewers & r.bit) != 0;
+		if (!r.n_left || c->first_func < 0 || c->n_funcs < 1)
+			continue;
+		r.lo = c->first_func;
+		r.hi = c->first_func + c->n_funcs;
+		memset(r.queued + r.lo, 0, (size_t)c->n_funcs);
+		r.n_work = 0;
+		r.queued[r.lo] = 1;
+		r.work[r.n_work++] = r.lo;
+		for (int w = 0; w < r.n_work; w++) {
+			const lm_function *fn = &x->out->functions[r.work[w]];
+			if (scan_reads(&r, fn->blocks, fn->n_blocks) == SCAN_DONE)
+				break;
+		}
+	}
+	free(r.queued);
+	free(r.work);
+	for (int i = 0; i < n_cands; i++) {
+		lm_alloc *p = cands[i].a;
+		if (!cands[i].readers) {
+			lm_buf_printf(&unread, "%s%s", n_unread++ ? ", " : "",
+				      p->name);
+			continue;
+		}
+		if (is_host_boundary(p)) {
+			lm_buf_printf(&model, "%s%s", n_model++ ? ", " : "",
+				      p->name);
+			continue;
+		}
 		p->kind = LM_TK_INTERNAL;
 		x->rep->n_demoted++;
 		lm_buf_printf(&b, "%s%s", b.size ? ", " : " (", p->name);
 	}
 	if (b.size)
 		lm_buf_puts(&b, ")");
+	if (n_unread || n_model)
+		lm_buf_puts(&b, "; kept as host outputs:");
+	if (n_unread)
+		lm_buf_printf(&b, " %d viewed but not read by another core "
+			      "(%s)%s", n_unread, lm_buf_cstr(&unread),
+			      n_model ? "," : "");
+	if (n_model)
+		lm_buf_printf(&b, " %d model output%s (type Output) read by "
+			      "another core (%s)", n_model,
+			      n_model == 1 ? "" : "s", lm_buf_cstr(&model));
 	lk_log(x, "fix_output_kind: %d intermediate output%s demoted "
 	       "ExternalOutput -> Internal%s", x->rep->n_demoted,
 	       x->rep->n_demoted == 1 ? "" : "s", lm_buf_cstr(&b));
 	lm_buf_free(&b);
+	lm_buf_free(&unread);
+	lm_buf_free(&model);
+	free(cands);
 	lm_strmap_free(&byname);
+	lm_strmap_free(&cidx);
+	lm_strmap_free(&r.leads);
+	lm_strmap_free(&r.funcs);
 	return 0;
 }

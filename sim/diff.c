@@ -1,7 +1,9 @@
 /*
 ** diff.c -- the differential checker: reference (per-core modules side by
 ** side) vs linked module, same inputs, bit-identical outputs, optionally
-** under K perturbed schedules.
+** under K perturbed schedules. The expected output set comes from the
+** per-core modules and the reads the reference run observed, never from
+** the linker's rule.
 */
 #include "common.h"
 #include "diff.h"
@@ -23,7 +25,18 @@ static void strv_free(char **v, int n)
 	free(v);
 }
 
-int ls_expected_outputs(lm_module *const *mods, int n_mods, char ***expected,
+/* Is the allocation bound to the host-boundary output buffer (a memory
+** location of type Output)? Then it is a model output. */
+static int is_host_boundary(const lm_alloc *a)
+{
+	for (int l = 0; l < a->n_memlocs; l++)
+		if (a->memlocs[l].type == LM_MT_OUTPUT)
+			return 1;
+	return 0;
+}
+
+int ls_expected_outputs(lm_module *const *mods, int n_mods,
+			const ls_tensors *ref_outputs, char ***expected,
 			int *n_expected, char ***handoffs, int *n_handoffs,
 			lm_error *err)
 {
@@ -35,11 +48,11 @@ int ls_expected_outputs(lm_module *const *mods, int n_mods, char ***expected,
 	*n_expected = *n_handoffs = 0;
 	for (int i = 0; i < n_mods && !rc; i++) {
 		const lm_module *m = mods[i];
-		int64_t core = lm_module_core_id(m);
 		for (int f = 0; f < m->n_functions && !rc; f++) {
 			const lm_function *fn = &m->functions[f];
 			for (int a = 0; a < fn->n_allocs; a++) {
 				const lm_alloc *al = &fn->allocs[a];
+				const ls_tensor *t;
 				if (!lm_tensorkind_is_ext_output(al->kind))
 					continue;
 				if (lm_strmap_get(&seen, al->name, NULL)) {
@@ -49,22 +62,11 @@ int ls_expected_outputs(lm_module *const *mods, int n_mods, char ***expected,
 					break;
 				}
 				lm_strmap_put(&seen, al->name, NULL);
-				/* a hand-off: another module views it remotely */
-				int is_handoff = 0;
-				for (int j = 0; j < n_mods && !is_handoff; j++) {
-					if (j == i)
-						continue;
-					const lm_module *o = mods[j];
-					for (int g = 0; g < o->n_functions && !is_handoff; g++)
-						for (int b = 0; b < o->functions[g].n_allocs; b++) {
-							const lm_alloc *v = &o->functions[g].allocs[b];
-							if (v->has_remote && v->remote_core == core &&
-							    !strcmp(v->remote_name, al->name)) {
-								is_handoff = 1;
-								break;
-							}
-						}
-				}
+				/* a hand-off: the reference run saw another
+				** module read it, and it is no model output */
+				t = ls_tensors_find(ref_outputs, al->name);
+				int is_handoff = t && t->read_by_other_module &&
+						 !is_host_boundary(al);
 				if (is_handoff) {
 					lm_grow(&hand, &cap_h, nh + 1, sizeof *hand);
 					hand[nh++] = lm_xstrdup(al->name);
@@ -242,11 +244,7 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 	    ls_diff_result *out, lm_error *err)
 {
 	memset(out, 0, sizeof *out);
-	int rc = ls_expected_outputs(mods, n_mods, &out->expected,
-				     &out->n_expected, &out->handoffs,
-				     &out->n_handoffs, err);
-	if (rc)
-		return rc;
+	int rc;
 	int cap = 0;
 	int schedules = opts && opts->schedules > 0 ? opts->schedules : 0;
 	ls_options run = opts ? opts->run : (ls_options){0};
@@ -270,6 +268,13 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 				 s ? " (perturbed schedule)" : "", e.msg);
 			ls_result_free(&ref);
 			break;
+		}
+		/* the expected set, from the reads the plain reference saw */
+		if (s == 0 && (rc = ls_expected_outputs(mods, n_mods,
+				&ref.outputs, &out->expected, &out->n_expected,
+				&out->handoffs, &out->n_handoffs, err)) != 0) {
+			ls_result_free(&ref);
+			return rc;
 		}
 		rc = ls_run(linked, inputs, &run, &lin, &e);
 		if (rc) {

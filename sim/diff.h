@@ -4,9 +4,12 @@
 ** every compared tensor bit-identical.
 **
 ** The checker never links: it receives the linked module. The expected set
-** of linked outputs is computed here from the per-core modules alone: every
-** ExternalOutput of every core minus the cross-core hand-offs (an output
-** some other core's remote_local_target view names).
+** of linked outputs is computed here from the per-core modules and the
+** reference run: every ExternalOutput of every core minus the cross-core
+** hand-offs -- outputs that an instruction of another core read in the
+** reference run (through a remote_local_target view), unless bound to the
+** host-boundary output buffer (a memory location of type Output: a model
+** output another core also reads stays a host output).
 */
 #ifndef LNCSIM_DIFF_H
 #define LNCSIM_DIFF_H
@@ -63,8 +66,11 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 	    ls_diff_result *out, lm_error *err);
 
 /* The expected linked output names and the hand-offs, computed from the
-** per-core modules (caller frees both arrays and their strings). */
-int ls_expected_outputs(lm_module *const *mods, int n_mods, char ***expected,
+** per-core modules and the outputs of their side-by-side run (ref_outputs,
+** whose read_by_other_module flags name the outputs another module read;
+** NULL: none read). The caller frees both arrays and their strings. */
+int ls_expected_outputs(lm_module *const *mods, int n_mods,
+			const ls_tensors *ref_outputs, char ***expected,
 			int *n_expected, char ***handoffs, int *n_handoffs,
 			lm_error *err);
 

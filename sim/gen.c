@@ -16,7 +16,8 @@
 ** compilations would number them), and cores have different barrier sets
 ** (solo barriers, hand-offs with different partners), so that a linked
 ** module whose barriers were not renumbered collides. A few hand-off groups
-** are renumber:false with one fixed id on both cores.
+** are renumber:false with one fixed id on both cores. Some hand-offs are
+** also model outputs, and a core may hold a view it never reads.
 */
 #include "common.h"
 #include "gen.h"
@@ -469,6 +470,7 @@ static void const_file(gen *g, int core, const char *fname, lm_dtype dt,
 
 typedef struct handoff {
 	int prod, cons, seg, fixed_id;
+	int model_out;  /* h<i> is also a model output (location type Output) */
 } handoff;
 
 static const char *const act_funcs[] = {
@@ -586,7 +588,8 @@ static void handoff_produce(gen *g, core_b *c, const handoff *h, int i)
 	snprintf(dst, sizeof dst, "h%d", i);
 	snprintf(grp, sizeof grp, "hx%d", i);
 	tile *acc = get_tile(c, "acc", g->M, g->N, LM_DT_FLOAT32, 0);
-	add_alloc(c, dst, "ExternalOutput", LM_DT_FLOAT32, g->M, g->N, "DRAM",
+	add_alloc(c, dst, "ExternalOutput", LM_DT_FLOAT32, g->M, g->N,
+		  h->model_out ? "Output" : "DRAM",
 		  g->dram_addr + (int64_t)i * 0x100000, 0, NULL, NULL, 0);
 	dma_store(g, c, acc, dst, st, sizeof st);
 	int cores[2] = {h->prod < h->cons ? h->prod : h->cons,
@@ -687,6 +690,24 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 		hs[i].seg = rint_(&g.r, g.segments);
 		hs[i].fixed_id = chance(&g.r, 20) ? 500 + i : -1;
 	}
+	/*
+	** Output-kind cases, from a stream of their own (so every other
+	** choice of a seed stays as it was): some hand-offs are also model
+	** outputs (their location is the host-boundary type Output: the
+	** linked module must keep them as host outputs), and one core may
+	** declare a view of another core's final output y_nc<p> that it never
+	** reads (the output stays a host output).
+	*/
+	rng side = { o->seed * 0x9e3779b97f4a7c15ULL + 0x51ed27ULL };
+	for (int i = 0; i < n_h; i++)
+		hs[i].model_out = chance(&side, 25);
+	int peek_core = -1, peek_of = -1;
+	if (g.n >= 2 && chance(&side, 40)) {
+		peek_core = rint_(&side, g.n);
+		do
+			peek_of = rint_(&side, g.n);
+		while (peek_of == peek_core);
+	}
 	/* sort by segment, keeping the order stable (insertion sort) */
 	for (int i = 1; i < n_h; i++)
 		for (int j = i; j > 0 && hs[j].seg < hs[j - 1].seg; j--) {
@@ -757,6 +778,14 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 		add_alloc(c, yname, "ExternalOutput", LM_DT_FLOAT32, g.M, g.N, "DRAM",
 			  0x04000000 + (int64_t)ci * 0x100000, 0, NULL, NULL, 0);
 		dma_store(&g, c, acc, yname, st, sizeof st);
+		if (ci == peek_core) {
+			char peek[48], of[32];
+			snprintf(of, sizeof of, "y_nc%d", peek_of);
+			snprintf(peek, sizeof peek, "y_nc%d_peek", peek_of);
+			add_alloc(c, peek, "Internal", LM_DT_FLOAT32, g.M, g.N,
+				  "DRAM", 0x04000000 + (int64_t)peek_of * 0x100000,
+				  0, NULL, of, peek_of);
+		}
 	}
 
 	lm_module **mods = lm_xcalloc((size_t)g.n, sizeof *mods);

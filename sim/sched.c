@@ -7,7 +7,9 @@
 ** order and appends each instruction to its engine's stream (stopping at
 ** the first Return); the walk also applies SwitchQueueInstance to the
 ** core's active queue instances and binds each DMA to the instance active
-** at its place in program order. An engine starts its head instruction when
+** at its place in program order; a Call on a core (and an NKIKernel) is
+** followed at once by its callee's body, so the callee runs synchronously
+** in the call's place. An engine starts its head instruction when
 ** its previous one finished, every dependency completed and every wait
 ** holds; the semantics (exec.c) read memory then, and the staged write is
 ** committed when the instruction completes. A DMA frees its issuing engine
@@ -36,16 +38,17 @@ typedef struct event {
 } event;
 
 /*
-** A launched function on a core, or the body of an NKIKernel (IT55) call:
-** then parent_act / parent_idx name the call, the body's instructions may
-** not start before the call has started (gate_open), and the call
-** completes when its issue is done and the body's last item completed.
+** A launched function on a core, or the body of a Call or NKIKernel (IT55)
+** on a core: then parent_act / parent_idx name the call, the body's
+** instructions may not start before the call has started (gate_open), and
+** the call completes when its issue is done and the body's last item
+** completed.
 */
 typedef struct act {
 	int fn, core;
 	uint8_t *done;
 	int *qinst;     /* DMA: the instance bound at walk time */
-	int *sub;       /* IT55: the body's act (NULL without calls) */
+	int *sub;       /* Call / IT55: the body's act (NULL without calls) */
 	int remaining;
 	int parent_act, parent_idx;
 	int gate_open;
@@ -112,6 +115,9 @@ typedef struct sim {
 	uint64_t seq;
 	int64_t now, last;
 	int64_t n_instr;
+	int64_t n_walked;    /* items queued by all walks */
+	uint8_t *xread;      /* per storage: an external output another
+				module's instruction read */
 	int *blocked;        /* core * LS_ENGINES + eng */
 	int n_blocked, cap_blocked;
 	int dirty;
@@ -243,15 +249,33 @@ static core *use_core(sim *s, int c)
 
 static void try_start(sim *s, int c, int e);
 
-/* Deepest nesting of IT55 bodies walked (machine.c bounds it too). */
+/* Deepest nesting of Call / IT55 bodies walked (machine.c bounds IT55
+** nesting too), and the most instructions all walks of a run may queue
+** (a Call body is queued once per call: a call tree that fans out could
+** otherwise exhaust memory before the first instruction runs). */
 #define MAX_WALK_DEPTH 64
+#define MAX_WALKED ((int64_t)1 << 25)
+
+/*
+** Does the Call si on core c run its target in place? A Call on a core
+** runs its target synchronously on that core, at its place in program
+** order (the BIR simulator's visitInstCall recurses into the callee where
+** the call stands); a target tagged with another core cannot run here.
+*/
+static int call_in_place(const sim *s, const ls_sinst *si, int c)
+{
+	return si->op == LM_OP_CALL && !si->fault && si->target >= 0 &&
+	       (s->mc->fns[si->target].core < 0 ||
+		s->mc->fns[si->target].core == c);
+}
 
 /*
 ** Walk function fn for core c in program order into the engine streams
-** (up to the first Return) as a new act; returns its index. An NKIKernel
-** (IT55) is followed at once by its body, walked the same way as a child
-** act whose gate opens when the call starts: the body takes the call's
-** place in every engine's program order, as the inlined form would.
+** (up to the first Return) as a new act; returns its index. A Call of a
+** function of the same core and an NKIKernel (IT55) are followed at once
+** by the callee's body, walked the same way as a child act whose gate
+** opens when the call starts: the body takes the call's place in every
+** engine's program order, as an inlined copy would.
 */
 static int walk(sim *s, int fn, int c, int parent_act, int parent_idx,
 		int depth)
@@ -269,8 +293,7 @@ static int walk(sim *s, int fn, int c, int parent_act, int parent_idx,
 	a->core = c;
 	a->done = lm_xcalloc((size_t)sf->n + 1, 1);
 	a->qinst = lm_xcalloc((size_t)sf->n + 1, sizeof(int));
-	a->sub = sf->n_callsites ? lm_xcalloc((size_t)sf->n + 1, sizeof(int))
-				 : NULL;
+	a->sub = NULL; /* allocated at the first call */
 	a->parent_act = parent_act;
 	a->parent_idx = parent_idx;
 	a->gate_open = parent_act < 0;
@@ -293,11 +316,17 @@ static int walk(sim *s, int fn, int c, int parent_act, int parent_idx,
 		E->q[E->n].idx = i;
 		E->n++;
 		s->acts[ai].remaining++;
-		if (si->op == LM_OP_NKIKERNEL && !si->fault &&
-		    si->target >= 0 && depth < MAX_WALK_DEPTH) {
+		s->n_walked++;
+		if ((si->op == LM_OP_NKIKERNEL || si->op == LM_OP_CALL) &&
+		    !s->acts[ai].sub)
+			s->acts[ai].sub = lm_xcalloc((size_t)sf->n + 1,
+						     sizeof(int));
+		if (((si->op == LM_OP_NKIKERNEL && !si->fault &&
+		      si->target >= 0) || call_in_place(s, si, c)) &&
+		    depth < MAX_WALK_DEPTH && s->n_walked < MAX_WALKED) {
 			int sub = walk(s, si->target, c, ai, i, depth + 1);
 			s->acts[ai].sub[i] = sub; /* s->acts may have moved */
-		} else if (si->op == LM_OP_NKIKERNEL && sf->n_callsites) {
+		} else if (si->op == LM_OP_NKIKERNEL || si->op == LM_OP_CALL) {
 			s->acts[ai].sub[i] = -1;
 		}
 		if (si->op == LM_OP_RETURN)
@@ -333,7 +362,7 @@ static void complete(sim *s, item it)
 		complete(s, (item){a->parent_act, a->parent_idx});
 }
 
-/* The issue of IT55 call it ended on its engine. */
+/* The issue of Call / IT55 call it ended on its engine. */
 static void call_issued(sim *s, item it)
 {
 	int sub = s->acts[it.act].sub[it.idx];
@@ -511,6 +540,24 @@ static dma *new_dma(sim *s, int *di)
 	return &s->dmas[*di];
 }
 
+/*
+** Note the reads of si (at its start, where the semantics read) that fall
+** on an external output of another module: in a side-by-side run these
+** are the reads through remote_local_target views, which the differential
+** checker uses to tell hand-offs from host outputs.
+*/
+static void note_reads(sim *s, const ls_sinst *si)
+{
+	int mi = s->mc->fns[si->fn].mod;
+	for (int i = 0; i < si->n_ins; i++) {
+		const ls_opnd *o = &si->ins[i];
+		if (o->space == LS_SP_DRAM && o->storage >= 0 &&
+		    s->mc->storages[o->storage].is_output &&
+		    s->mc->storages[o->storage].mod != mi)
+			s->xread[o->storage] = 1;
+	}
+}
+
 /* Start instruction it on engine e of core c at s->now. */
 static void start_inst(sim *s, int c, int e, item it)
 {
@@ -568,25 +615,32 @@ static void start_inst(sim *s, int c, int e, item it)
 		}
 		barrier_arrive(s, c, e, it);
 		return; /* completes at release */
-	case LM_OP_CALL: {
-		int tc;
+	case LM_OP_CALL:
 		if (si->target < 0) {
 			fail_at(s, c, si, "Call target '%s' is not a function",
 				S(si->in->target));
 			return;
 		}
-		tc = s->mc->fns[si->target].core >= 0 ?
-		     (int)s->mc->fns[si->target].core : c;
-		if (tc < 0 || tc >= LS_MAX_CORES) {
-			fail_at(s, c, si, "Call target core %d is out of range",
-				tc);
+		if (!call_in_place(s, si, c)) {
+			fail_at(s, c, si, "Call target '%s' belongs to core %lld: "
+				"a Call on a core runs its target on that core "
+				"(only the dispatcher starts other cores)",
+				S(si->in->target),
+				(long long)s->mc->fns[si->target].core);
 			return;
 		}
-		launch(s, si->target, tc);
-		if (s->rc)
+		if (!a->sub || a->sub[it.idx] < 0) {
+			fail_at(s, c, si, "Call of '%s': calls nested more than "
+				"%d deep or more than %lld instructions queued "
+				"(recursion?)", S(si->in->target),
+				MAX_WALK_DEPTH, (long long)MAX_WALKED);
 			return;
+		}
+		/* the body may start; the call completes with it */
+		s->acts[a->sub[it.idx]].gate_open = 1;
+		s->dirty = 1;
+		E->cur_completes = 0;
 		break;
-	}
 	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE: {
 		int di, qi = a->qinst[it.idx];
 		dma *d = new_dma(s, &di);
@@ -600,6 +654,7 @@ static void start_inst(sim *s, int c, int e, item it)
 		s->x.core = c;
 		s->x.si = si;
 		s->x.pend = &d->pend;
+		note_reads(s, si);
 		if (ls_exec_start(&s->x)) {
 			s->rc = s->err->code;
 			return;
@@ -629,6 +684,7 @@ static void start_inst(sim *s, int c, int e, item it)
 		s->x.core = c;
 		s->x.si = si;
 		s->x.pend = &E->pend;
+		note_reads(s, si);
 		if (ls_exec_start(&s->x)) {
 			s->rc = s->err->code;
 			return;
@@ -764,9 +820,11 @@ static void describe_engine(sim *s, int c, int e, lm_buf *b)
 		const ls_sinst *call = sinst_of(s, (item){a->parent_act,
 							  a->parent_idx});
 		lm_buf_printf(b, "; core %d %s: '%s' (%s) waits for the "
-			      "NKIKernel call '%s' to start", c,
+			      "%s '%s' to start", c,
 			      ls_engine_name(e), S(si->in->name),
-			      lm_opcode_name(si->op), S(call->in->name));
+			      lm_opcode_name(si->op),
+			      call->op == LM_OP_CALL ? "Call" : "NKIKernel call",
+			      S(call->in->name));
 		return;
 	}
 	for (int i = 0; i < si->n_deps; i++)
@@ -836,7 +894,8 @@ static void handle(sim *s, const event *ev)
 		} else {
 			if (s->now > k->st.end_ps)
 				k->st.end_ps = s->now;
-			if (sinst_of(s, E->cur)->op == LM_OP_NKIKERNEL)
+			if (sinst_of(s, E->cur)->op == LM_OP_NKIKERNEL ||
+			    sinst_of(s, E->cur)->op == LM_OP_CALL)
 				call_issued(s, E->cur);
 		}
 		try_start(s, ev->a, ev->b);
@@ -928,6 +987,7 @@ static void sim_free(sim *s)
 	free(s->groups);
 	free(s->heap);
 	free(s->blocked);
+	free(s->xread);
 	ls_exec_free(&s->x);
 	ls_trace_free(&s->trace);
 	for (int i = 0; i < s->n_mm; i++)
@@ -989,6 +1049,7 @@ static int run(lm_module *const *mods, int n_mods, int multi,
 	s->err = err;
 	s->free_dma = -1;
 	s->groups = lm_xcalloc((size_t)mc->n_groups + 1, sizeof *s->groups);
+	s->xread = lm_xcalloc((size_t)mc->n_storages + 1, 1);
 	s->tracing = s->opt.trace_path != NULL;
 	s->x.mc = mc;
 	s->x.err = err;
@@ -1030,6 +1091,15 @@ static int run(lm_module *const *mods, int n_mods, int multi,
 		collect(s, out);
 		out->wall_run_s = t1 - t0;
 		rc = ls_collect_outputs(mc, &out->outputs, err);
+		for (int i = 0; i < mc->n_storages && !rc; i++) {
+			ls_tensor *t;
+			if (!s->xread[i])
+				continue;
+			t = ls_tensors_find(&out->outputs,
+					    mc->storages[i].alloc->name);
+			if (t)
+				t->read_by_other_module = 1;
+		}
 	}
 	if (rc && !err->code)
 		err->code = rc;

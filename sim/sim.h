@@ -28,6 +28,9 @@ typedef struct ls_tensor {
 	int64_t shape[8];
 	int64_t count;       /* elements */
 	void *data;          /* count * lm_dtype_size(dtype) bytes */
+	int read_by_other_module; /* an output of a side-by-side run that an
+				     instruction of another module read (through
+				     a remote_local_target view) */
 } ls_tensor;
 
 /* A set of host tensors. */

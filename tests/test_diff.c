@@ -5,7 +5,13 @@
 */
 #include "common.h"
 #include "testutil.h"
+#include "module.h"
+#include "verify.h"
+#include "linker.h"
+#include "diff.h"
+#include "gen.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,6 +179,233 @@ START_TEST(test_diff_logged)
 }
 END_TEST
 
+/* ---- the expected output set: reads, not views --------------------------- */
+
+/* Strings of one test, freed by g_free. */
+static char *g_strs[64];
+static int g_n;
+
+static const char *G(char *p)
+{
+	ck_assert_int_lt(g_n, 64);
+	return g_strs[g_n++] = p;
+}
+
+static void g_free(void)
+{
+	while (g_n > 0)
+		free(g_strs[--g_n]);
+}
+
+/* A [1, 4] float32 allocation (memory type mt: DRAM, Output or SB). */
+static const char *t14(const char *name, const char *kind, const char *mt,
+		       int addr, const char *more)
+{
+	return G(lm_xasprintf("{\"name\":\"%s\",\"kind\":\"%s\",\"dtype\":"
+			      "\"float32\",\"tensor_shape\":[1,4],"
+			      "\"memorylocations\":[{\"name\":\"%s\",\"type\":"
+			      "\"%s\",\"addr\":%d,\"dims\":[1,16],\"bank\":0,"
+			      "\"base\":0,\"allocated\":true}]%s}", name, kind,
+			      name, mt, addr, more ? more : ""));
+}
+
+static const char *dma14(const char *name, const char *src, const char *dst,
+			 const char *more)
+{
+	return G(lm_xasprintf("{\"opcode\":\"DMACopy\",\"name\":\"%s\","
+			      "\"engine\":\"SP\",\"queue\":\"q\",\"ins\":[{"
+			      "\"kind\":\"physical_ap\",\"memsetref\":\"%s\","
+			      "\"memref\":\"%s\",\"offset\":0,\"ap\":[[4,1],"
+			      "[1,4]],\"dtype\":\"float32\"}],\"outs\":[{\"kind\":"
+			      "\"physical_ap\",\"memsetref\":\"%s\",\"memref\":"
+			      "\"%s\",\"offset\":0,\"ap\":[[4,1],[1,4]],\"dtype\":"
+			      "\"float32\"}]%s}", name, src, src, dst, dst,
+			      more ? more : ""));
+}
+
+static lm_module *mod14(int core, const char *allocs, const char *insts)
+{
+	char *j = lm_xasprintf(
+		"{\"version\":2,\"arch\":\"gen3\",\"name\":\"reads\","
+		"\"attributes\":{\"neuron_core_id\":%d},\"semaphores\":[{"
+		"\"name\":\"s\",\"init\":0}],\"queues\":[{\"name\":\"q\","
+		"\"instances\":[{\"name\":\"qi\",\"semaphore\":\"s\"}]}],"
+		"\"functions\":[{\"name\":\"sg0\",\"attributes\":[],"
+		"\"allocations\":[%s],\"blocks\":[{\"name\":\"b\","
+		"\"instructions\":[%s]}]}]}", core, allocs, insts);
+	char path[64];
+	lm_module *m = NULL;
+	lm_error e;
+	snprintf(path, sizeof path, "reads/nc%d/sg0/def.json", core);
+	if (lm_module_parse(&m, j, strlen(j), path, &e) != 0 ||
+	    lm_verify(m, NULL, &e) != 0)
+		ck_abort_msg("%s\n%s", e.msg, j);
+	free(j);
+	return m;
+}
+
+/*
+** Core 0 copies x into h and u (ExternalOutputs; h's memory location of
+** type h_type) and then meets core 1 at a barrier; core 1 holds views h_in
+** and u_in but reads only h_in (into its output z).
+*/
+static void reads_pair(const char *h_type, lm_module **m)
+{
+	const char *wait = ",\"wait\":[{\"semaphore\":\"s\",\"value\":1}]";
+	m[0] = mod14(0, G(lm_xasprintf("%s,%s,%s,%s",
+			t14("x", "ExternalInput", "DRAM", 0, NULL),
+			t14("h", "ExternalOutput", h_type, 64, NULL),
+			t14("u", "ExternalOutput", "DRAM", 128, NULL),
+			t14("t", "Internal", "SB", 0, NULL))),
+		G(lm_xasprintf("%s,%s,%s,{\"opcode\":\"CoreBarrier\",\"name\":"
+			"\"bar\",\"engine\":\"Pool\",\"id\":1,\"cores\":[0,1],"
+			"\"group\":\"g\",\"dependencies\":[\"st_h\",\"st_u\"]}",
+			dma14("ld", "x", "t", NULL),
+			dma14("st_h", "t", "h", wait),
+			dma14("st_u", "t", "u", wait))));
+	m[1] = mod14(1, G(lm_xasprintf("%s,%s,%s,%s",
+			t14("h_in", "Internal", "DRAM", 64,
+			    ",\"remote_local_target\":{\"name\":\"h\",\"core\":0}"),
+			t14("u_in", "Internal", "DRAM", 128,
+			    ",\"remote_local_target\":{\"name\":\"u\",\"core\":0}"),
+			t14("z", "ExternalOutput", "DRAM", 192, NULL),
+			t14("t", "Internal", "SB", 0, NULL))),
+		G(lm_xasprintf("{\"opcode\":\"CoreBarrier\",\"name\":\"bar\","
+			"\"engine\":\"Pool\",\"id\":1,\"cores\":[0,1],\"group\":"
+			"\"g\"},%s,%s",
+			dma14("ld", "h_in", "t", ",\"dependencies\":[\"bar\"]"),
+			dma14("st", "t", "z", wait))));
+}
+
+/* Link the pair and diff it (the linked module altered by demote, a name
+** to demote by hand as a linker demoting on views would). */
+static void link_diff(lm_module **m, const char *demote, ls_diff_result *dr)
+{
+	lk_options o;
+	lk_report rep;
+	lm_module *lk = NULL;
+	ls_tensors in = {0, NULL};
+	int64_t shape[2] = {1, 4};
+	float x[4] = {1, 2, 3, 4};
+	lm_error e;
+	memset(&o, 0, sizeof o);
+	ck_assert_msg(lk_link(m, 2, &o, &lk, &rep, &e) == 0, "%s", e.msg);
+	lk_report_free(&rep);
+	if (demote) {
+		lm_function *mf = &lk->functions[0];
+		for (int a = 0; a < mf->n_allocs; a++)
+			if (!strcmp(mf->allocs[a].name, demote))
+				mf->allocs[a].kind = LM_TK_INTERNAL;
+	}
+	ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	ck_assert_msg(ls_diff(m, 2, lk, &in, NULL, dr, &e) == 0, "%s", e.msg);
+	ls_tensors_free(&in);
+	lm_module_free(lk);
+}
+
+static int has_name(char **v, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(v[i], name))
+			return 1;
+	return 0;
+}
+
+/*
+** A view nobody reads does not make a hand-off: u stays an expected host
+** output (the reference run hands it to the host), h -- read by core 1 --
+** is the hand-off. A linker demoting on views (u) fails the check.
+*/
+START_TEST(test_diff_unread_view)
+{
+	lm_module *m[2];
+	ls_diff_result dr;
+	reads_pair("DRAM", m);
+	link_diff(m, NULL, &dr);
+	ck_assert_msg(dr.status == LS_DIFF_PASS, "%s", dr.message);
+	ck_assert_int_eq(dr.n_expected, 2);
+	ck_assert(has_name(dr.expected, dr.n_expected, "u"));
+	ck_assert(has_name(dr.expected, dr.n_expected, "z"));
+	ck_assert_int_eq(dr.n_handoffs, 1);
+	ck_assert_str_eq(dr.handoffs[0], "h");
+	ls_diff_result_free(&dr);
+	link_diff(m, "u", &dr);
+	ck_assert_int_eq(dr.status, LS_DIFF_OUTPUT_SET);
+	ck_assert_str_eq(dr.message, "output set: expected output 'u' is "
+			 "missing from the linked module");
+	ls_diff_result_free(&dr);
+	lm_module_free(m[0]);
+	lm_module_free(m[1]);
+	g_free();
+}
+END_TEST
+
+/*
+** h is a model output (memory location of type Output) that core 1 also
+** reads: it stays an expected host output, and the linker keeps it; a
+** linker that demoted it fails the check.
+*/
+START_TEST(test_diff_handoff_model_output)
+{
+	lm_module *m[2];
+	ls_diff_result dr;
+	reads_pair("Output", m);
+	link_diff(m, NULL, &dr);
+	ck_assert_msg(dr.status == LS_DIFF_PASS, "%s", dr.message);
+	ck_assert_int_eq(dr.n_expected, 3);
+	ck_assert(has_name(dr.expected, dr.n_expected, "h"));
+	ck_assert_int_eq(dr.n_handoffs, 0);
+	ls_diff_result_free(&dr);
+	link_diff(m, "h", &dr);
+	ck_assert_int_eq(dr.status, LS_DIFF_OUTPUT_SET);
+	ck_assert_str_eq(dr.message, "output set: expected output 'h' is "
+			 "missing from the linked module");
+	ls_diff_result_free(&dr);
+	lm_module_free(m[0]);
+	lm_module_free(m[1]);
+	g_free();
+}
+END_TEST
+
+/*
+** The generator exercises both output-kind cases the checker must tell
+** apart from hand-offs: a view of another core's output that is never read
+** (y_nc<p>_peek) and a hand-off that is also a model output (location type
+** Output). lncsim fuzz catches a linker that demotes either.
+*/
+START_TEST(test_gen_output_kind_cases)
+{
+	int n_peek = 0, n_model = 0;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		ls_gen_opts o = {2 + (int)(seed % 3), seed, LS_GEN_SMALL, NULL,
+				 NULL};
+		lm_module **mods;
+		ls_gen_file *files;
+		int nf;
+		lm_error e;
+		ck_assert_msg(ls_gen(&o, "out", &mods, &files, &nf, &e) == 0,
+			      "%s", e.msg);
+		for (int c = 0; c < o.cores; c++) {
+			const lm_function *f = &mods[c]->functions[0];
+			for (int a = 0; a < f->n_allocs; a++) {
+				const lm_alloc *al = &f->allocs[a];
+				if (al->has_remote &&
+				    !strncmp(al->remote_name, "y_nc", 4))
+					n_peek++;
+				if (lm_tensorkind_is_ext_output(al->kind) &&
+				    al->memlocs[0].type == LM_MT_OUTPUT)
+					n_model++;
+			}
+			lm_module_free(mods[c]);
+		}
+		free(mods);
+		ls_gen_files_free(files, nf);
+	}
+	ck_assert_int_gt(n_peek, 0);
+	ck_assert_int_gt(n_model, 0);
+}
+END_TEST
+
 /* ---- teeth ---------------------------------------------------------- */
 
 static const struct {
@@ -292,6 +525,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_diff_bad_input);
 	tcase_add_test(tc, test_diff_save_io);
 	tcase_add_test(tc, test_diff_logged);
+	tcase_add_test(tc, test_diff_unread_view);
+	tcase_add_test(tc, test_diff_handoff_model_output);
+	tcase_add_test(tc, test_gen_output_kind_cases);
 	tcase_add_loop_test(tc, test_teeth, 0,
 			    (int)(sizeof teeth / sizeof teeth[0]));
 	tcase_add_test(tc, test_no_effect_steps);

@@ -633,6 +633,118 @@ START_TEST(test_fix_output_kind)
 }
 END_TEST
 
+/* Core 1 of the standard pair with its reads of the view h_in given (the
+** view is always declared). */
+static const char *core1_reads(const char *reads)
+{
+	return modj(1, "gen3", S("%s,%s", func("sg0", S("%s,%s,%s,%s",
+		dram("x", "ExternalInput", 0, NULL), sb("t", 0),
+		dram("h_in", "Internal", 65536,
+		     ",\"remote_local_target\":{\"name\":\"h\",\"core\":0}"),
+		dram("y", "ExternalOutput", 131072, NULL)),
+		S("%s,%s%s,%s",
+		  bar("bar", 1, "g1", NULL), reads ? reads : "",
+		  dma("ld2", "x", "t", "q", NULL),
+		  dma("st", "t", "y", "q", ",\"signal\":[\"s2\"],\"wait\":[{"
+		      "\"semaphore\":\"s\",\"value\":1}]"))),
+		func("helper", "", "{\"opcode\":\"NoOp\",\"name\":\"n\","
+		     "\"engine\":\"SP\"}")));
+}
+
+/* Link core 0 (h's memory location of type h_type) with core1; log. */
+static lm_module *link_reads(const char *h_type, const char *core1,
+			     lk_report *rep, lm_buf *log)
+{
+	lm_module *out = NULL;
+	lk_options o;
+	lm_error e;
+	const char *j0 = core0_json(NULL, NULL);
+	const char *p = strstr(j0, "\"name\":\"h\",\"kind\":\"ExternalOutput\"");
+	ck_assert_ptr_nonnull(p);
+	p = strstr(p, "\"type\":\"DRAM\"") + 8; /* the type's value */
+	load2(S("%.*s%s%s", (int)(p - j0), j0, h_type, p + 4), core1);
+	memset(&o, 0, sizeof o);
+	o.log = log;
+	ck_assert_msg(lk_link(mods2, 2, &o, &out, rep, &e) == 0, "%s", e.msg);
+	assert_verifies(out);
+	return out;
+}
+
+/*
+** hasRealReaders: a view nobody reads keeps its producer a host output
+** (as does a read in a function nobody calls); a read in code the
+** consumer core runs (here in a helper it calls) demotes it; a model
+** output (location type Output) that another core reads stays a host
+** output, listed in the tensor map.
+*/
+START_TEST(test_fix_output_kind_reads)
+{
+	lk_report rep;
+	lm_buf log = LM_BUF_INIT;
+	const char *rd = dma("ld", "h_in", "t", "q",
+			     ",\"dependencies\":[\"bar\"]");
+	lm_module *out = link_reads("DRAM", core1_reads(NULL), &rep, &log);
+	ck_assert_int_eq(alloc_in(&out->functions[0], "h")->kind,
+			 LM_TK_EXTERNAL_OUTPUT);
+	ck_assert_int_eq(rep.n_demoted, 0);
+	ck_assert_contains(lm_buf_cstr(&log), "fix_output_kind: 0 intermediate "
+			   "outputs demoted ExternalOutput -> Internal; kept as "
+			   "host outputs: 1 viewed but not read by another core "
+			   "(h)\n");
+	ck_assert_int_eq(rep.n_tensors, 3); /* x, h, y */
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	lm_buf_free(&log);
+
+	/* read only in a function nobody calls: no reader */
+	{
+		const char *c1 = core1_reads(NULL);
+		const char *q = strstr(strstr(c1, "\"name\":\"helper\""),
+				       "{\"opcode\":\"NoOp\"");
+		out = link_reads("DRAM", S("%.*s%s]}]}]}", (int)(q - c1), c1,
+					   dma("ld", "h_in", "t", "q", NULL)),
+				 &rep, &log);
+		ck_assert_int_eq(rep.n_demoted, 0);
+		lm_module_free(out);
+		lk_report_free(&rep);
+		free2();
+		lm_buf_free(&log);
+	}
+
+	/* read in a function the core calls */
+	const char *c1 = core1_reads(S("{\"opcode\":\"Call\",\"name\":\"c\","
+				       "\"target\":\"helper\",\"dependencies\":"
+				       "[\"bar\"]},"));
+	const char *q = strstr(strstr(c1, "\"name\":\"helper\""),
+			       "{\"opcode\":\"NoOp\"");
+	out = link_reads("DRAM", S("%.*s%s]}]}]}", (int)(q - c1), c1,
+				   dma("ld", "h_in", "t", "q", NULL)),
+			 &rep, &log);
+	ck_assert_int_eq(alloc_in(&out->functions[0], "h")->kind,
+			 LM_TK_INTERNAL);
+	ck_assert_int_eq(rep.n_demoted, 1);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	lm_buf_free(&log);
+
+	/* a model output that core 1 reads stays a host output */
+	out = link_reads("Output", core1_reads(S("%s,", rd)), &rep, &log);
+	ck_assert_int_eq(alloc_in(&out->functions[0], "h")->kind,
+			 LM_TK_EXTERNAL_OUTPUT);
+	ck_assert_int_eq(rep.n_demoted, 0);
+	ck_assert_contains(lm_buf_cstr(&log), "kept as host outputs: 1 model "
+			   "output (type Output) read by another core (h)");
+	ck_assert_int_eq(rep.n_tensors, 3);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	lm_buf_free(&log);
+	S_free();
+}
+END_TEST
+
 /* ---- step 6: tensor map --------------------------------------------------- */
 
 START_TEST(test_build_main_tensor_map)
@@ -1934,6 +2046,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_build_main_memlocs);
 	tcase_add_test(tc, test_build_main_aliases);
 	tcase_add_test(tc, test_fix_output_kind);
+	tcase_add_test(tc, test_fix_output_kind_reads);
 	tcase_add_test(tc, test_build_main_tensor_map);
 	tcase_add_test(tc, test_init_queues);
 	tcase_add_test(tc, test_add_fn_call);

@@ -8,6 +8,7 @@
 #include "testutil.h"
 #include "simtb.h"
 #include "npy.h"
+#include "linker.h"
 
 #include <cjson/cJSON.h>
 
@@ -690,6 +691,246 @@ START_TEST(test_linked_module_dispatcher)
 }
 END_TEST
 
+/* ---- Calls on a core: synchronous, in place ----------------------------- */
+
+/* A CoreBarrier of group g for cores 0 and 1 (JSON). */
+static char *cb_json(const char *name, const char *g)
+{
+	return lm_xasprintf("{\"opcode\":\"CoreBarrier\",\"name\":\"%s\","
+			    "\"engine\":\"Pool\",\"id\":%d,\"cores\":[0,1],"
+			    "\"group\":\"%s\"}", name, g[0] == 'A' ? 1 : 2, g);
+}
+
+/* A per-core module whose functions are given as JSON (caller frees). */
+static lm_module *calls_module(int core, const char *funcs)
+{
+	char *j = lm_xasprintf(
+		"{\"version\":2,\"arch\":\"gen3\",\"name\":\"calls\","
+		"\"attributes\":{\"neuron_core_id\":%d},\"semaphores\":[],"
+		"\"queues\":[],\"functions\":[%s]}", core, funcs);
+	char path[64];
+	lm_module *m = NULL;
+	lm_error err;
+	snprintf(path, sizeof path, "calls/nc%d/sg0/def.json", core);
+	if (lm_module_parse(&m, j, strlen(j), path, &err) != 0 ||
+	    lm_verify(m, NULL, &err) != 0)
+		ck_abort_msg("%s\n%s", err.msg, j);
+	free(j);
+	return m;
+}
+
+static char *fn_json(const char *name, const char *insts)
+{
+	return lm_xasprintf("{\"name\":\"%s\",\"attributes\":[],"
+			    "\"allocations\":[],\"blocks\":[{\"name\":\"b\","
+			    "\"instructions\":[%s]}]}", name, insts);
+}
+
+/*
+** Link the pair (check_barrier_order on unless skip_check), run the
+** per-core modules side by side and the linked module. Returns the link
+** code; *ref_rc / *lin_rc the runs' codes (the linked run uses the module
+** linked with the check skipped when the check refused it).
+*/
+static int link_and_run(lm_module **m, lm_error *lerr, int *ref_rc,
+			lm_error *rerr, int *lin_rc, lm_error *xerr)
+{
+	lk_options o;
+	lk_report rep;
+	lm_module *lk = NULL;
+	ls_result r;
+	int rc;
+	memset(&o, 0, sizeof o);
+	rc = lk_link(m, 2, &o, &lk, &rep, lerr);
+	lk_report_free(&rep);
+	if (rc) {
+		o.skip = LK_SKIP(LK_STEP_CHECK_BARRIER_ORDER);
+		ck_assert_msg(lk_link(m, 2, &o, &lk, &rep, xerr) == 0, "%s",
+			      xerr->msg);
+		lk_report_free(&rep);
+	}
+	*ref_rc = ls_run_multi(m, 2, NULL, NULL, &r, rerr);
+	if (!*ref_rc)
+		ls_result_free(&r);
+	*lin_rc = ls_run(lk, NULL, NULL, &r, xerr);
+	if (!*lin_rc)
+		ls_result_free(&r);
+	lm_module_free(lk);
+	return rc;
+}
+
+/*
+** Core 0's entry calls f, which meets barrier group A, and meets B after
+** the call; NoOps stand around the call. A Call runs its target in place
+** (synchronously), so core 0 meets A then B: with core 1 meeting A then B
+** the static check and both runs accept; with core 1 meeting B then A the
+** static check reports the order mismatch and both runs deadlock. (Were the
+** callee queued behind the caller's instructions, core 0 would meet B
+** first, and each verdict would flip in the simulator only.)
+*/
+START_TEST(test_call_barrier_order_agrees)
+{
+	char *ba = cb_json("bA", "A"), *bb = cb_json("bB", "B");
+	char *i0 = lm_xasprintf(
+		"{\"opcode\":\"NoOp\",\"name\":\"pre\",\"engine\":\"SP\"},"
+		"{\"opcode\":\"Call\",\"name\":\"c\",\"target\":\"f\"},"
+		"{\"opcode\":\"NoOp\",\"name\":\"mid\",\"engine\":\"Pool\"},"
+		"%s,{\"opcode\":\"NoOp\",\"name\":\"post\",\"engine\":\"SP\"}", bb);
+	char *f0 = fn_json("sg0", i0);
+	char *ff = fn_json("f", ba);
+	char *fs0 = lm_xasprintf("%s,%s", f0, ff);
+	char *ab = lm_xasprintf("%s,%s", ba, bb), *ba_ = lm_xasprintf("%s,%s", bb, ba);
+	char *g_ab = fn_json("sg0", ab), *g_ba = fn_json("sg0", ba_);
+	lm_module *m[2];
+	lm_error le, re, xe;
+	int ref_rc, lin_rc;
+
+	m[0] = calls_module(0, fs0);
+	m[1] = calls_module(1, g_ab);
+	ck_assert_msg(link_and_run(m, &le, &ref_rc, &re, &lin_rc, &xe) == 0,
+		      "%s", le.msg);
+	ck_assert_msg(ref_rc == 0, "reference: %s", re.msg);
+	ck_assert_msg(lin_rc == 0, "linked: %s", xe.msg);
+	lm_module_free(m[1]);
+
+	m[1] = calls_module(1, g_ba);
+	ck_assert_int_ne(link_and_run(m, &le, &ref_rc, &re, &lin_rc, &xe), 0);
+	ck_assert_contains(le.msg, "barrier order mismatch: core 0 reaches "
+			   "group 'A' before 'B' but core 1 reaches 'B' before "
+			   "'A' (static deadlock)");
+	ck_assert_int_eq(ref_rc, LM_ECHECK);
+	ck_assert_contains(re.msg, "deadlock at t=");
+	ck_assert_contains(re.msg, "core 0 Pool: 'bA' (CoreBarrier) waits at "
+			   "barrier group 'A'");
+	ck_assert_int_eq(lin_rc, LM_ECHECK);
+	ck_assert_contains(xe.msg, "deadlock at t=");
+	free_mods(m, 2);
+
+	/* the same with an NKIKernel (IT55) call of a kernel function */
+	{
+		char *k0 = lm_xasprintf(
+			"{\"opcode\":\"NoOp\",\"name\":\"pre\",\"engine\":\"SP\"},"
+			"{\"opcode\":\"NKIKernel\",\"name\":\"c\",\"engine\":"
+			"\"SP\",\"func\":\"k\"},%s", bb);
+		char *kf = lm_xasprintf("{\"name\":\"k\",\"kind\":\"nki\","
+					"\"attributes\":[],\"allocations\":[],"
+					"\"blocks\":[{\"name\":\"b\","
+					"\"instructions\":[%s]}]}", ba);
+		char *kg = fn_json("sg0", k0);
+		char *kfs = lm_xasprintf("%s,%s", kg, kf);
+		m[0] = calls_module(0, kfs);
+		m[1] = calls_module(1, g_ab);
+		ck_assert_msg(link_and_run(m, &le, &ref_rc, &re, &lin_rc,
+					   &xe) == 0, "%s", le.msg);
+		ck_assert_msg(ref_rc == 0, "reference: %s", re.msg);
+		ck_assert_msg(lin_rc == 0, "linked: %s", xe.msg);
+		lm_module_free(m[1]);
+		m[1] = calls_module(1, g_ba);
+		ck_assert_int_ne(link_and_run(m, &le, &ref_rc, &re, &lin_rc,
+					      &xe), 0);
+		ck_assert_contains(le.msg, "barrier order mismatch: core 0 "
+				   "reaches group 'A' before 'B'");
+		ck_assert_int_eq(ref_rc, LM_ECHECK);
+		ck_assert_contains(re.msg, "deadlock at t=");
+		ck_assert_int_eq(lin_rc, LM_ECHECK);
+		free_mods(m, 2);
+		free(k0); free(kf); free(kg); free(kfs);
+	}
+
+	free(ba); free(bb); free(i0); free(f0); free(ff); free(fs0);
+	free(ab); free(ba_); free(g_ab); free(g_ba);
+}
+END_TEST
+
+/*
+** A function's walk ends at its first Return, in the static check as in
+** the simulator: f's barrier after its Return is never met, so core 0
+** meets A then B like core 1 (the check used to count f's B first).
+*/
+START_TEST(test_call_return_ends_walk)
+{
+	char *ba = cb_json("bA", "A"), *bb = cb_json("bB", "B");
+	char *bb2 = cb_json("bB2", "B");
+	char *fi = lm_xasprintf("{\"opcode\":\"Return\",\"name\":\"r\","
+				"\"engine\":\"SP\"},%s", bb2);
+	char *i0 = lm_xasprintf("{\"opcode\":\"Call\",\"name\":\"c\","
+				"\"target\":\"f\"},%s,%s", ba, bb);
+	char *f0 = fn_json("sg0", i0), *ff = fn_json("f", fi);
+	char *fs0 = lm_xasprintf("%s,%s", f0, ff);
+	char *ab = lm_xasprintf("%s,%s", ba, bb), *g1 = fn_json("sg0", ab);
+	lm_module *m[2];
+	lm_error le, re, xe;
+	int ref_rc, lin_rc;
+	m[0] = calls_module(0, fs0);
+	m[1] = calls_module(1, g1);
+	ck_assert_msg(link_and_run(m, &le, &ref_rc, &re, &lin_rc, &xe) == 0,
+		      "%s", le.msg);
+	ck_assert_msg(ref_rc == 0, "reference: %s", re.msg);
+	ck_assert_msg(lin_rc == 0, "linked: %s", xe.msg);
+	free_mods(m, 2);
+	free(ba); free(bb); free(bb2); free(fi); free(i0); free(f0); free(ff); free(fs0);
+	free(ab); free(g1);
+}
+END_TEST
+
+/* The body of a Call starts only when the call does; recursion and a
+** Call of another core's function are runtime errors. */
+START_TEST(test_call_errors)
+{
+	char *self = fn_json("sg0", "{\"opcode\":\"Call\",\"name\":\"c\","
+			     "\"target\":\"sg0\"}");
+	char *gate = fn_json("sg0",
+		"{\"opcode\":\"NoOp\",\"name\":\"w\",\"engine\":\"SP\","
+		"\"wait\":[{\"semaphore\":\"s\",\"value\":1}]},"
+		"{\"opcode\":\"Call\",\"name\":\"c\",\"target\":\"f\","
+		"\"engine\":\"SP\"}");
+	char *f = fn_json("f", "{\"opcode\":\"NoOp\",\"name\":\"n\","
+			  "\"engine\":\"DVE\"}");
+	char *fs = lm_xasprintf("%s,%s", gate, f);
+	char *j;
+	lm_module *m;
+	ls_result r;
+	lm_error err;
+
+	m = calls_module(0, self);
+	ck_assert_int_eq(ls_run(m, NULL, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "Call of 'sg0': calls nested more than 64 "
+			   "deep");
+	lm_module_free(m);
+
+	j = lm_xasprintf("{\"version\":2,\"arch\":\"gen3\",\"name\":\"calls\","
+			 "\"attributes\":{\"neuron_core_id\":0},\"semaphores\":"
+			 "[{\"name\":\"s\",\"init\":0}],\"queues\":[],"
+			 "\"functions\":[%s]}", fs);
+	ck_assert_int_eq(lm_module_parse(&m, j, strlen(j), "g.json", &err), 0);
+	ck_assert_int_eq(ls_run(m, NULL, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "core 0 DVE: 'n' (NoOp) waits for the Call "
+			   "'c' to start");
+	free(j);
+	lm_module_free(m);
+
+	/* f tagged with core 1, called on core 0 */
+	j = lm_xasprintf("{\"version\":2,\"arch\":\"gen3\",\"name\":\"calls\","
+			 "\"attributes\":{\"neuron_core_id\":0},\"semaphores\":"
+			 "[],\"queues\":[],\"functions\":[{\"name\":\"sg0\","
+			 "\"attributes\":[],\"allocations\":[],\"blocks\":[{"
+			 "\"name\":\"b\",\"instructions\":[{\"opcode\":\"Call\","
+			 "\"name\":\"c\",\"target\":\"f\"}]}]},{\"name\":\"f\","
+			 "\"neuron_core_id\":1,\"attributes\":[],\"allocations\":"
+			 "[],\"blocks\":[{\"name\":\"b\",\"instructions\":[]}]}]}");
+	ck_assert_int_eq(lm_module_parse(&m, j, strlen(j), "x.json", &err), 0);
+	ck_assert_int_eq(ls_run(m, NULL, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "Call target 'f' belongs to core 1: a Call "
+			   "on a core runs its target on that core");
+	free(j);
+	lm_module_free(m);
+	free(self);
+	free(gate);
+	free(f);
+	free(fs);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sched");
@@ -706,6 +947,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_example_handoff2);
 	tcase_add_test(tc, test_determinism);
 	tcase_add_test(tc, test_linked_module_dispatcher);
+	tcase_add_test(tc, test_call_barrier_order_agrees);
+	tcase_add_test(tc, test_call_return_ends_walk);
+	tcase_add_test(tc, test_call_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }
