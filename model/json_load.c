@@ -437,6 +437,39 @@ static int load_arg(ld *L, cJSON *j, lm_arg *a)
 	return 0;
 }
 
+/* ---- register references in carried JSON ------------------------------ */
+
+/* Is key a wire spelling of a register name? */
+static int is_regref_key(const char *key)
+{
+	return key && (!strcmp(key, "regref") || !strcmp(key, "reg_ap_offset") ||
+		       !strcmp(key, "reg_sub_tensor_id"));
+}
+
+int lm_json_each_regref(cJSON *j, lm_regref_fn fn, void *arg)
+{
+	int in_object = cJSON_IsObject(j);
+	if (!in_object && !cJSON_IsArray(j))
+		return 0;
+	for (cJSON *c = j->child; c; c = c->next) {
+		int rc;
+		if (in_object && is_regref_key(c->string)) {
+			if (!cJSON_IsNull(c) && (rc = fn(c, arg)) != 0)
+				return rc;
+			continue;
+		}
+		/* the tree is at most as deep as cJSON parses (1000) */
+		if ((rc = lm_json_each_regref(c, fn, arg)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int lm_arg_each_regref(const lm_arg *a, lm_regref_fn fn, void *arg)
+{
+	return a->extra ? lm_json_each_regref(a->extra, fn, arg) : 0;
+}
+
 static int load_args(ld *L, cJSON *j, const char *key, lm_arg **out, int *n)
 {
 	if (is_null(j))
