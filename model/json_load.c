@@ -1380,6 +1380,36 @@ int lm_module_from_cjson(lm_module **out, cJSON *root, const char *path,
 	return rc;
 }
 
+/*
+** Did cJSON stop at off because the nesting limit was reached? It refuses
+** the array or object that would open level CJSON_NESTING_LIMIT + 1, and
+** stops on its bracket: count the levels open before off (brackets inside
+** strings do not count).
+*/
+static int nesting_exceeded(const char *text, size_t off, size_t len)
+{
+	long depth = 0;
+	int in_str = 0;
+	if (off >= len || (text[off] != '[' && text[off] != '{'))
+		return 0;
+	for (size_t i = 0; i < off; i++) {
+		char ch = text[i];
+		if (in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_str = 0;
+		} else if (ch == '"') {
+			in_str = 1;
+		} else if (ch == '[' || ch == '{') {
+			depth++;
+		} else if (ch == ']' || ch == '}') {
+			depth--;
+		}
+	}
+	return !in_str && depth >= CJSON_NESTING_LIMIT;
+}
+
 int lm_module_parse(lm_module **out, const char *text, size_t len,
 		    const char *path, lm_error *err)
 {
@@ -1406,6 +1436,10 @@ int lm_module_parse(lm_module **out, const char *text, size_t len,
 				col++;
 			}
 		}
+		if (nesting_exceeded(text, off, len))
+			return lm_err(err, path, "", "JSON nested deeper than %d "
+				      "levels at line %d, column %d",
+				      CJSON_NESTING_LIMIT, line, col);
 		return lm_err(err, path, "", "malformed JSON at line %d, column %d%s",
 			      line, col, off >= len ? " (unexpected end of input)" : "");
 	}

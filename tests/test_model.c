@@ -833,6 +833,67 @@ START_TEST(test_display_name)
 }
 END_TEST
 
+/* A module carrying under "deep" arrays nested so that the document is
+** `levels` deep (the module object is level 1); caller frees. With
+** broken, the document stops inside the deepest array. */
+static char *nested_module(int levels, const char *prefix)
+{
+	lm_buf b = LM_BUF_INIT;
+	lm_buf_puts(&b, prefix);
+	lm_buf_puts(&b, "{\"functions\":[],\"deep\":");
+	for (int i = 1; i < levels; i++)
+		lm_buf_puts(&b, "[");
+	for (int i = 1; i < levels; i++)
+		lm_buf_puts(&b, "]");
+	lm_buf_puts(&b, "}");
+	lm_buf_put(&b, "", 1);
+	return lm_buf_detach(&b);
+}
+
+/* Deeper than cJSON's nesting limit: the message says so, with the
+** position of the bracket that opens the level too many. */
+START_TEST(test_bad_nesting)
+{
+	lm_error err;
+	lm_module *m;
+	char *t = nested_module(1001, "");
+	m = parse(t, &err);
+	ck_assert_ptr_null(m);
+	ck_assert_str_eq(err.msg, "t.json: JSON nested deeper than 1000 levels "
+			 "at line 1, column 1023");
+	free(t);
+	/* a bare 1001-deep array, on line 2; brackets in strings don't count */
+	{
+		lm_buf b = LM_BUF_INIT;
+		lm_buf_puts(&b, "\n");
+		for (int i = 0; i < 1001; i++)
+			lm_buf_puts(&b, i == 1 ? "[\"[[{\"," : "[");
+		lm_buf_put(&b, "", 1);
+		m = parse(b.ptr, &err);
+		ck_assert_ptr_null(m);
+		ck_assert_str_eq(err.msg, "t.json: JSON nested deeper than 1000 "
+				 "levels at line 2, column 1007");
+		lm_buf_free(&b);
+	}
+	/* 999 and 1000 levels load (and the nesting is carried) */
+	for (int levels = 999; levels <= 1000; levels++) {
+		t = nested_module(levels, "");
+		m = parse(t, &err);
+		ck_assert_msg(m != NULL, "%d levels: %s", levels, err.msg);
+		ck_assert_ptr_nonnull(cJSON_GetObjectItem(m->extra, "deep"));
+		lm_module_free(m);
+		free(t);
+	}
+	/* other malformed input keeps its message */
+	t = nested_module(999, "");
+	t[strlen(t) - 2] = ',';
+	m = parse(t, &err);
+	ck_assert_ptr_null(m);
+	ck_assert_contains(err.msg, "malformed JSON at line 1, column");
+	free(t);
+}
+END_TEST
+
 /* ---- repeated keys ------------------------------------------------------ */
 
 /*
@@ -1039,6 +1100,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_bad_empty);
 	tcase_add_test(tc, test_bad_truncated);
 	tcase_add_test(tc, test_bad_trailing);
+	tcase_add_test(tc, test_bad_nesting);
 	tcase_add_test(tc, test_bad_toplevel_type);
 	tcase_add_test(tc, test_bad_missing_functions);
 	tcase_add_test(tc, test_bad_version);
