@@ -10,7 +10,7 @@
 ** psum_buf_shape may be flat [a,b,c] or nested [a,[b,c]], floats may be
 ** "nan" / "inf" / "-inf" (or Lean's "NaN" / "Infinity" / "-Infinity"); a
 ** key given twice in one object counts once, with its last value
-** (drop_repeated_keys, before anything is read).
+** (unique_keys, before each object is read).
 */
 #include "common.h"
 #include "module.h"
