@@ -32,4 +32,21 @@ int lm_json_sat_int(double d);
 /* Read a float written by lm_json_float (or a plain number). 0 on success. */
 int lm_json_get_float(const cJSON *j, double *out);
 
+/*
+** Register references inside carried JSON: every member, at any depth,
+** whose key is one of the wire spellings of a register name -- "regref"
+** (register_ap, register_access, and the IntRuntimeValueKind expression
+** nodes of symbolic_ap / symbolic_pwap / symbolic_imm_value operands,
+** dynamic_ap_info and loop axes), "reg_ap_offset" and "reg_sub_tensor_id"
+** (register_ap). fn gets each such member in document order (a register
+** name when cJSON_IsString; null members, an absent Option, are skipped);
+** a non-zero return stops the walk and is returned. The linker renames
+** through it and the verifier resolves through it: one walk for both.
+*/
+typedef int (*lm_regref_fn)(cJSON *member, void *arg);
+int lm_json_each_regref(cJSON *j, lm_regref_fn fn, void *arg);
+/* The same over an operand's carried JSON (an opaque operand's whole
+** object; the unknown keys of the others). */
+int lm_arg_each_regref(const lm_arg *a, lm_regref_fn fn, void *arg);
+
 #endif

@@ -8,7 +8,9 @@
 ** formats/BIR-JSON-ENUMS.md lists an uncertainty: null is "absent" for
 ** optional keys, APPairs may be [step, num] or {"step","num"},
 ** psum_buf_shape may be flat [a,b,c] or nested [a,[b,c]], floats may be
-** "nan" / "inf" / "-inf" (or Lean's "NaN" / "Infinity" / "-Infinity").
+** "nan" / "inf" / "-inf" (or Lean's "NaN" / "Infinity" / "-Infinity"); a
+** key given twice in one object counts once, with its last value
+** (unique_keys, before each object is read).
 */
 #include "common.h"
 #include "module.h"
@@ -96,9 +98,94 @@ static void arena_release(void)
 typedef struct ld {
 	const char *path;
 	lm_error *err;
+	int owned; /* the tree is malloc'd, not the parse arena's */
 	const char *fn, *blk, *inst, *ctx; /* current names, may be NULL */
 	char where[512];
 } ld;
+
+/*
+** A key given twice in one object: the last one counts (as in JavaScript's
+** JSON.parse and Python's json). Every object the loader reads goes
+** through unique_keys first, which unlinks the earlier members of a
+** repeated key, so each getter sees one member per key; an object kept
+** in `extra` is copied through drop_repeated_keys, which does the same at
+** every depth. Unlinked members of an arena tree go with the arena, those
+** of a malloc'd tree (owned) are deleted. A 64-bit filter of cheap key
+** fingerprints (first and last byte, length) finds the objects worth a
+** closer look: small ones compare their keys pairwise, big ones go
+** through a map.
+*/
+static void dedupe_object(cJSON *j, int owned)
+{
+	uint64_t seen = 0;
+	int maybe = 0, n = 0;
+	for (cJSON *c = j->child; c; c = c->next, n++) {
+		const unsigned char *k = (const unsigned char *)
+			(c->string ? c->string : "");
+		unsigned len = 0, f;
+		uint64_t bit;
+		while (k[len]) /* keys are short: no call */
+			len++;
+		f = k[0] * 3u + len * 5u + (len ? k[len - 1] : 0u);
+		bit = (uint64_t)1 << (f & 63);
+		maybe |= (seen & bit) != 0;
+		seen |= bit;
+	}
+	if (!maybe)
+		return;
+	if (n <= 16) {
+		for (cJSON *c = j->child, *next; c; c = next) {
+			next = c->next;
+			for (cJSON *d = next; d; d = d->next)
+				if (c->string && d->string &&
+				    !strcmp(c->string, d->string)) {
+					cJSON_DetachItemViaPointer(j, c);
+					if (owned)
+						cJSON_Delete(c);
+					break;
+				}
+		}
+		return;
+	}
+	/* the map holds each key's last member (its key string is the first
+	   member's: deletions wait for the end) */
+	lm_strmap last;
+	cJSON *gone = owned ? cJSON_CreateArray() : NULL;
+	lm_strmap_init(&last);
+	lm_strmap_reserve(&last, (size_t)n);
+	for (cJSON *c = j->child; c; c = c->next)
+		if (c->string)
+			lm_strmap_put(&last, c->string, c);
+	for (cJSON *c = j->child, *next; c; c = next) {
+		next = c->next;
+		if (!c->string || lm_strmap_lookup(&last, c->string) == c)
+			continue;
+		cJSON_DetachItemViaPointer(j, c);
+		if (gone)
+			cJSON_AddItemToArray(gone, c);
+	}
+	lm_strmap_free(&last);
+	cJSON_Delete(gone);
+}
+
+/* An object the loader reads: one member per key. */
+static void unique_keys(ld *L, cJSON *j)
+{
+	if (cJSON_IsObject(j))
+		dedupe_object(j, L->owned);
+}
+
+/* Every object of a tree, at every depth (a carried copy: owned). */
+static void drop_repeated_keys(cJSON *j, int owned)
+{
+	if (cJSON_IsObject(j))
+		dedupe_object(j, owned);
+	/* the tree is at most as deep as cJSON parses (1000) */
+	for (cJSON *c = cJSON_IsObject(j) || cJSON_IsArray(j) ? j->child : NULL;
+	     c; c = c->next)
+		if (c->child)
+			drop_repeated_keys(c, owned);
+}
 
 /* Build the "function F/block B/instruction I" prefix of messages. */
 static const char *where(ld *L)
@@ -240,9 +327,11 @@ static int want_object(ld *L, const cJSON *j, const char *key)
 static void keep_extra(cJSON **extra, cJSON *parent, cJSON *j)
 {
 	(void)parent;
+	cJSON *copy = cJSON_Duplicate(j, 1);
+	drop_repeated_keys(copy, 1);
 	if (!*extra)
 		*extra = cJSON_CreateObject();
-	cJSON_AddItemToObject(*extra, j->string, cJSON_Duplicate(j, 1));
+	cJSON_AddItemToObject(*extra, j->string, copy);
 }
 
 /* Array of integers (natural numbers when nat). */
@@ -281,13 +370,16 @@ static int get_str_array(ld *L, cJSON *j, const char *key, char ***out, int *n)
 			free(v);
 			return LM_EINPUT;
 		}
+	for (int k = 0; k < *n; k++) /* what it replaces */
+		free((*out)[k]);
+	free(*out);
 	*out = v;
 	*n = cnt;
 	return 0;
 }
 
 /* An APPair: [step, num] or {"step": s, "num": n}. */
-static int get_appair(ld *L, const cJSON *j, const char *key, lm_appair *p,
+static int get_appair(ld *L, cJSON *j, const char *key, lm_appair *p,
 		      int *as_object)
 {
 	if (cJSON_IsArray(j) && cJSON_GetArraySize(j) == 2) {
@@ -297,6 +389,7 @@ static int get_appair(ld *L, const cJSON *j, const char *key, lm_appair *p,
 		       get_int(L, j->child->next, key, &p->num) ? LM_EINPUT : 0;
 	}
 	if (cJSON_IsObject(j)) {
+		unique_keys(L, j);
 		const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "step");
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(j, "num");
 		if (!s || !n)
@@ -319,7 +412,7 @@ static int get_appairs(ld *L, const cJSON *j, const char *key, lm_appair **out,
 	int cnt = cJSON_GetArraySize(j);
 	lm_appair *v = cnt ? lm_xcalloc((size_t)cnt, sizeof *v) : NULL;
 	int i = 0;
-	for (const cJSON *e = j->child; e; e = e->next, i++)
+	for (cJSON *e = j->child; e; e = e->next, i++)
 		if (get_appair(L, e, key, &v[i], as_object)) {
 			free(v);
 			return LM_EINPUT;
@@ -363,6 +456,7 @@ static int load_arg(ld *L, cJSON *j, lm_arg *a)
 {
 	if (!cJSON_IsObject(j))
 		return FAIL(L, "expected operand object, got %s", type_name(j));
+	unique_keys(L, j);
 	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(j, "kind");
 	if (!cJSON_IsString(kind))
 		return FAIL(L, "operand: key 'kind': expected string, got %s",
@@ -386,6 +480,7 @@ static int load_arg(ld *L, cJSON *j, lm_arg *a)
 		if (cJSON_IsString(dt))
 			a->dtype = lm_dtype_parse(dt->valuestring);
 		a->extra = cJSON_Duplicate(j, 1);
+		drop_repeated_keys(a->extra, 1);
 		return 0;
 	} else {
 		return FAIL(L, "operand: unknown kind '%s'", kind->valuestring);
@@ -437,6 +532,39 @@ static int load_arg(ld *L, cJSON *j, lm_arg *a)
 	return 0;
 }
 
+/* ---- register references in carried JSON ------------------------------ */
+
+/* Is key a wire spelling of a register name? */
+static int is_regref_key(const char *key)
+{
+	return key && (!strcmp(key, "regref") || !strcmp(key, "reg_ap_offset") ||
+		       !strcmp(key, "reg_sub_tensor_id"));
+}
+
+int lm_json_each_regref(cJSON *j, lm_regref_fn fn, void *arg)
+{
+	int in_object = cJSON_IsObject(j);
+	if (!in_object && !cJSON_IsArray(j))
+		return 0;
+	for (cJSON *c = j->child; c; c = c->next) {
+		int rc;
+		if (in_object && is_regref_key(c->string)) {
+			if (!cJSON_IsNull(c) && (rc = fn(c, arg)) != 0)
+				return rc;
+			continue;
+		}
+		/* the tree is at most as deep as cJSON parses (1000) */
+		if ((rc = lm_json_each_regref(c, fn, arg)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int lm_arg_each_regref(const lm_arg *a, lm_regref_fn fn, void *arg)
+{
+	return a->extra ? lm_json_each_regref(a->extra, fn, arg) : 0;
+}
+
 static int load_args(ld *L, cJSON *j, const char *key, lm_arg **out, int *n)
 {
 	if (is_null(j))
@@ -444,6 +572,9 @@ static int load_args(ld *L, cJSON *j, const char *key, lm_arg **out, int *n)
 	if (want_array(L, j, key))
 		return LM_EINPUT;
 	int cnt = cJSON_GetArraySize(j);
+	for (int k = 0; k < *n; k++) /* what it replaces */
+		lm_arg_clear(&(*out)[k]);
+	free(*out);
 	*out = cnt ? lm_xcalloc((size_t)cnt, sizeof **out) : NULL;
 	*n = cnt;
 	int i = 0;
@@ -464,7 +595,13 @@ static int load_kv(ld *L, cJSON *j, const char *key, lm_kv **out, int *n)
 {
 	if (want_object(L, j, key))
 		return LM_EINPUT;
+	unique_keys(L, j);
 	int cnt = cJSON_GetArraySize(j);
+	for (int k = 0; k < *n; k++) { /* what it replaces */
+		free((*out)[k].key);
+		free((*out)[k].value);
+	}
+	free(*out);
 	*out = cnt ? lm_xcalloc((size_t)cnt, sizeof **out) : NULL;
 	*n = 0;
 	for (cJSON *e = j->child; e; e = e->next) {
@@ -518,6 +655,7 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 {
 	if (!cJSON_IsObject(j))
 		return FAIL(L, "expected instruction object, got %s", type_name(j));
+	unique_keys(L, j);
 	cJSON *op = cJSON_GetObjectItemCaseSensitive(j, "opcode");
 	if (!cJSON_IsString(op))
 		return FAIL(L, "instruction: key 'opcode': expected string, got %s",
@@ -578,6 +716,7 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			in->wait = cnt ? lm_xcalloc((size_t)cnt, sizeof *in->wait) : NULL;
 			for (cJSON *w = c->child; w && !rc; w = w->next) {
 				lm_wait *wt = &in->wait[in->n_wait++];
+				unique_keys(L, w);
 				cJSON *s = cJSON_GetObjectItemCaseSensitive(w, "semaphore");
 				cJSON *v = cJSON_GetObjectItemCaseSensitive(w, "value");
 				if (!cJSON_IsObject(w) || !s || !v)
@@ -764,6 +903,7 @@ static int load_block(ld *L, cJSON *j, lm_block *b)
 {
 	if (!cJSON_IsObject(j))
 		return FAIL(L, "expected block object, got %s", type_name(j));
+	unique_keys(L, j);
 	cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
 	cJSON *insts = cJSON_GetObjectItemCaseSensitive(j, "instructions");
 	if (!nm)
@@ -799,6 +939,7 @@ static int load_memloc(ld *L, cJSON *j, lm_memloc *l)
 	if (!cJSON_IsObject(j))
 		return FAIL(L, "expected memory location object, got %s",
 			    type_name(j));
+	unique_keys(L, j);
 	int seen_name = 0, seen_type = 0;
 	for (cJSON *c = j->child, *next; c; c = next) {
 		next = c->next;
@@ -842,6 +983,7 @@ static int load_alloc(ld *L, cJSON *j, lm_alloc *a)
 {
 	if (!cJSON_IsObject(j))
 		return FAIL(L, "expected allocation object, got %s", type_name(j));
+	unique_keys(L, j);
 	cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
 	if (!nm)
 		return FAIL(L, "allocation: missing key 'name'");
@@ -883,6 +1025,7 @@ static int load_alloc(ld *L, cJSON *j, lm_alloc *a)
 				rc = load_memloc(L, e, &a->memlocs[a->n_memlocs++]);
 			seen_ml = 1;
 		} else if (IS("remote_local_target") && !is_null(c)) {
+			unique_keys(L, c);
 			cJSON *n = cJSON_GetObjectItemCaseSensitive(c, "name");
 			cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "core");
 			if (!cJSON_IsObject(c) || !n || !k)
@@ -916,6 +1059,7 @@ static int load_function(ld *L, cJSON *j, lm_function *f)
 {
 	if (!cJSON_IsObject(j))
 		return FAIL(L, "expected function object, got %s", type_name(j));
+	unique_keys(L, j);
 	cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
 	if (!nm)
 		return FAIL(L, "function: missing key 'name'");
@@ -988,6 +1132,7 @@ static int load_semaphores(ld *L, lm_module *m, cJSON *c)
 		if (!cJSON_IsObject(e))
 			return FAIL(L, "semaphores: expected object, got %s",
 				    type_name(e));
+		unique_keys(L, e);
 		int seen = 0;
 		for (cJSON *k = e->child, *next; k; k = next) {
 			next = k->next;
@@ -1020,6 +1165,7 @@ static int load_queues(ld *L, lm_module *m, cJSON *c)
 		lm_queue *q = &m->queues[m->n_queues++];
 		if (!cJSON_IsObject(e))
 			return FAIL(L, "queues: expected object, got %s", type_name(e));
+		unique_keys(L, e);
 		int seen = 0;
 		for (cJSON *k = e->child, *next; k; k = next) {
 			next = k->next;
@@ -1039,6 +1185,7 @@ static int load_queues(ld *L, lm_module *m, cJSON *c)
 					if (!cJSON_IsObject(ie))
 						return FAIL(L, "queue instance: expected object, "
 							    "got %s", type_name(ie));
+					unique_keys(L, ie);
 					int sn = 0, ss = 0;
 					for (cJSON *x = ie->child, *nx; x && !rc; x = nx) {
 						nx = x->next;
@@ -1084,6 +1231,7 @@ static int load_aliases(ld *L, lm_module *m, cJSON *c)
 		lm_alias *a = &m->aliases[m->n_aliases++];
 		if (!cJSON_IsObject(e))
 			return FAIL(L, "aliases: expected object, got %s", type_name(e));
+		unique_keys(L, e);
 		for (cJSON *k = e->child, *next; k; k = next) {
 			next = k->next;
 			const char *key = k->string;
@@ -1136,13 +1284,15 @@ static char *derive_display(const char *path)
 	return res;
 }
 
-/* Read a module out of a tree; the tree is left for the caller to free. */
+/* Read a module out of a tree; the tree is left for the caller to free.
+** owned: the tree is malloc'd (not the parse arena's). */
 static int from_tree(lm_module **out, cJSON *root, const char *path,
-		     lm_error *err)
+		     int owned, lm_error *err)
 {
 	ld L = {0};
 	L.path = path ? path : "";
 	L.err = err;
+	L.owned = owned;
 	lm_module *m = lm_xcalloc(1, sizeof *m);
 	m->path = lm_xstrdup(L.path);
 	m->dir = lm_dirname(*L.path ? L.path : "./x");
@@ -1154,6 +1304,7 @@ static int from_tree(lm_module **out, cJSON *root, const char *path,
 			  type_name(root));
 		goto done;
 	}
+	unique_keys(&L, root);
 	for (cJSON *c = root->child, *next; c; c = next) {
 		next = c->next;
 		const char *key = c->string;
@@ -1171,6 +1322,7 @@ static int from_tree(lm_module **out, cJSON *root, const char *path,
 				rc = LM_EINPUT;
 				break;
 			}
+			unique_keys(&L, c);
 			for (cJSON *a = c->child, *an; a && !rc; a = an) {
 				an = a->next;
 				if (!strcmp(a->string, "neuron_core_id")) {
@@ -1223,9 +1375,39 @@ done:
 int lm_module_from_cjson(lm_module **out, cJSON *root, const char *path,
 			 lm_error *err)
 {
-	int rc = from_tree(out, root, path, err);
+	int rc = from_tree(out, root, path, 1, err);
 	cJSON_Delete(root);
 	return rc;
+}
+
+/*
+** Did cJSON stop at off because the nesting limit was reached? It refuses
+** the array or object that would open level CJSON_NESTING_LIMIT + 1, and
+** stops on its bracket: count the levels open before off (brackets inside
+** strings do not count).
+*/
+static int nesting_exceeded(const char *text, size_t off, size_t len)
+{
+	long depth = 0;
+	int in_str = 0;
+	if (off >= len || (text[off] != '[' && text[off] != '{'))
+		return 0;
+	for (size_t i = 0; i < off; i++) {
+		char ch = text[i];
+		if (in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_str = 0;
+		} else if (ch == '"') {
+			in_str = 1;
+		} else if (ch == '[' || ch == '{') {
+			depth++;
+		} else if (ch == ']' || ch == '}') {
+			depth--;
+		}
+	}
+	return !in_str && depth >= CJSON_NESTING_LIMIT;
 }
 
 int lm_module_parse(lm_module **out, const char *text, size_t len,
@@ -1254,6 +1436,10 @@ int lm_module_parse(lm_module **out, const char *text, size_t len,
 				col++;
 			}
 		}
+		if (nesting_exceeded(text, off, len))
+			return lm_err(err, path, "", "JSON nested deeper than %d "
+				      "levels at line %d, column %d",
+				      CJSON_NESTING_LIMIT, line, col);
 		return lm_err(err, path, "", "malformed JSON at line %d, column %d%s",
 			      line, col, off >= len ? " (unexpected end of input)" : "");
 	}
@@ -1266,7 +1452,7 @@ int lm_module_parse(lm_module **out, const char *text, size_t len,
 		return lm_err(err, path, "", "malformed JSON: trailing data after "
 			      "the top-level value");
 	}
-	int rc = from_tree(out, root, path, err);
+	int rc = from_tree(out, root, path, 0, err);
 	arena_release();
 	return rc;
 }

@@ -11,7 +11,8 @@
 **      banks, capacities), then remote_local_target / alias_of / aliases
 **   5. instruction names of every function (module-wide uniqueness)
 **   6. every instruction in program order: dependencies, wait / signal,
-**      operands (resolution and bounds), then the opcode's own rules
+**      operands (resolution and bounds), register references, then the
+**      opcode's own rules
 **   7. with opts->linked: the linked-module shape (dispatcher, core
 **      functions, completion barriers, queue switches, barrier ids)
 **
@@ -33,6 +34,7 @@
 #include "module.h"
 #include "arch.h"
 #include "dtype.h"
+#include "json_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -1135,13 +1137,63 @@ static int check_operands(vctx *v, const lm_inst *in)
 	return rc;
 }
 
-/* One instruction: synchronization, operands, fields. */
+/* ---- register references ------------------------------------------------ */
+
+/* One register reference (lm_json_each_regref): it names an allocation
+** with a REG memory location. */
+static int check_regref(cJSON *j, void *arg)
+{
+	vctx *v = arg;
+	const lm_alloc *al;
+	if (!cJSON_IsString(j) || !j->valuestring)
+		return fail(v, "%s: expected a register name (string)",
+			    j->string);
+	al = lm_strmap_lookup(&v->allocp, j->valuestring);
+	if (!al)
+		return fail(v, "%s '%s' names no register allocation",
+			    j->string, j->valuestring);
+	for (int i = 0; i < al->n_memlocs; i++)
+		if (al->memlocs[i].type == LM_MT_REG)
+			return 0;
+	return fail(v, "%s '%s' names allocation '%s', which is not a "
+		    "register (no REG memory location)", j->string,
+		    j->valuestring, al->name);
+}
+
+/*
+** Every register reference of an instruction resolves: those of each
+** operand (path .../operand ins[i]) and those among the instruction's
+** carried keys (a Loop's too).
+*/
+static int check_registers(vctx *v, const lm_inst *in)
+{
+	int rc;
+	for (int k = 0; k < 2; k++) {
+		int n = k ? in->n_outs : in->n_ins;
+		const lm_arg *args = k ? in->outs : in->ins;
+		for (int i = 0; i < n; i++) {
+			size_t w;
+			if (!args[i].extra)
+				continue;
+			w = wpush_operand(v, k, i);
+			if ((rc = lm_arg_each_regref(&args[i], check_regref,
+						     v)) != 0)
+				return rc;
+			wpop(v, w);
+		}
+	}
+	return in->extra ? lm_json_each_regref(in->extra, check_regref, v) : 0;
+}
+
+/* One instruction: synchronization, operands, registers, fields. */
 static int check_inst(vctx *v, const lm_inst *in)
 {
 	int rc;
 	if ((rc = check_sync(v, in)) != 0)
 		return rc;
 	if ((rc = check_operands(v, in)) != 0)
+		return rc;
+	if ((rc = check_registers(v, in)) != 0)
 		return rc;
 	return check_fields(v, in);
 }
@@ -1157,7 +1209,8 @@ static int check_blocks(vctx *v, const lm_block *bs, int nb)
 			int rc;
 			if (in->op == LM_OP_LOOP) {
 				size_t w2 = wpush_named(v, "loop", in->name, i);
-				if ((rc = check_blocks(v, in->blocks,
+				if ((rc = check_registers(v, in)) != 0 ||
+				    (rc = check_blocks(v, in->blocks,
 						       in->n_blocks)) != 0)
 					return rc;
 				wpop(v, w2);

@@ -10,6 +10,7 @@
 #include "linker.h"
 #include "verify.h"
 #include "safeio.h"
+#include "json_int.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -473,6 +474,88 @@ START_TEST(test_copy_allocs_renamed_producer)
 	ck_assert_str_eq(k->func_args[0].value, "nc0.p");
 	ck_assert_str_eq(out->aliases[0].producer, "nc0.p");
 	ck_assert_str_eq(out->aliases[0].consumer, "pv");
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* A register r: an allocation whose memory location has type REG. */
+static const char *reg(const char *r)
+{
+	return S("{\"name\":\"%s\",\"kind\":\"Internal\",\"dtype\":"
+		 "\"int32\",\"tensor_shape\":[1],\"memorylocations\":[{"
+		 "\"name\":\"%s\",\"type\":\"REG\",\"addr\":0}]}", r, r);
+}
+
+/* A core using register r0 through every spelling of a register name. */
+static const char *reg_core(int core)
+{
+	const char *rap = "{\"opcode\":\"TensorCopy\",\"name\":\"rap\","
+		"\"engine\":\"DVE\",\"ins\":[{\"kind\":\"register_ap\","
+		"\"memsetref\":\"t\",\"memref\":\"t\",\"dtype\":\"float32\","
+		"\"ap\":[[64,128],[1,64]],\"regref\":\"r0\","
+		"\"reg_ap_offset\":\"r0\",\"reg_sub_tensor_id\":\"r0\"}],"
+		"\"outs\":[%s]}";
+	const char *acc = "{\"opcode\":\"TensorScalar\",\"name\":\"acc\","
+		"\"engine\":\"DVE\",\"op0\":\"add\",\"const0\":1.0,"
+		"\"ins\":[{\"kind\":\"register_access\",\"dtype\":\"int32\","
+		"\"regref\":\"r0\"}],\"outs\":[%s]}";
+	const char *sym = "{\"opcode\":\"TensorCopy\",\"name\":\"sym\","
+		"\"engine\":\"DVE\",\"ins\":[{\"kind\":\"symbolic_ap\","
+		"\"memsetref\":\"t\",\"dtype\":\"float32\",\"addrs\":[{"
+		"\"kind\":\"SumExpr\",\"terms\":[{\"kind\":\"AffineIV\","
+		"\"var\":\"i\"},{\"kind\":\"IntRuntimeValueKind\","
+		"\"regref\":\"r0\"}],\"c\":0}]}],\"outs\":[%s]}";
+	return modj(core, "gen3", func("sg0", S("%s,%s", sb("t", 0), reg("r0")),
+		S("%s,%s,%s", S(rap, ap("t")), S(acc, ap("t")),
+		  S(sym, ap("t")))));
+}
+
+/* Collects the register names of a walk. */
+typedef struct reg_names {
+	const char *names[8];
+	int n;
+} reg_names;
+
+static int collect_reg(cJSON *j, void *arg)
+{
+	reg_names *r = arg;
+	ck_assert(cJSON_IsString(j));
+	ck_assert_int_lt(r->n, 8);
+	r->names[r->n++] = j->valuestring;
+	return 0;
+}
+
+/* Registers renamed on collision: every reference (regref, reg_ap_offset,
+** reg_sub_tensor_id, runtime-value expressions) names its own core's. */
+START_TEST(test_copy_allocs_registers)
+{
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	static const struct { const char *inst; int n; } uses[] = {
+		{ "rap", 3 }, { "acc", 1 }, { "sym", 1 },
+	};
+	load2(reg_core(0), reg_core(1));
+	ck_assert_msg(do_link(mods2, 2, 0, &out, &rep, &e) == 0, "link: %s",
+		      e.msg);
+	for (int c = 0; c < 2; c++) {
+		lm_function *f = fn(out, S("nc%d", c));
+		const char *own = S("nc%d.r0", c);
+		ck_assert(has_alloc(f, own));
+		ck_assert_str_eq(alloc_in(f, own)->memlocs[0].name, own);
+		for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++) {
+			reg_names r = { { NULL }, 0 };
+			lm_inst *in = inst(f, S("nc%d.%s", c, uses[i].inst));
+			lm_arg_each_regref(&in->ins[0], collect_reg, &r);
+			ck_assert_int_eq(r.n, uses[i].n);
+			for (int k = 0; k < r.n; k++)
+				ck_assert_str_eq(r.names[k], own);
+		}
+	}
+	assert_verifies(out);
 	lm_module_free(out);
 	lk_report_free(&rep);
 	free2();
@@ -2040,6 +2123,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_copy_many_names);
 	tcase_add_test(tc, test_copy_allocs);
 	tcase_add_test(tc, test_copy_allocs_renamed_producer);
+	tcase_add_test(tc, test_copy_allocs_registers);
 	tcase_add_test(tc, test_fpass_insert_returns);
 	tcase_add_test(tc, test_fpass_existing_return);
 	tcase_add_test(tc, test_fpass_insert_switch_queue_instances);

@@ -833,10 +833,265 @@ START_TEST(test_display_name)
 }
 END_TEST
 
+/* A module carrying under "deep" arrays nested so that the document is
+** `levels` deep (the module object is level 1); caller frees. With
+** broken, the document stops inside the deepest array. */
+static char *nested_module(int levels, const char *prefix)
+{
+	lm_buf b = LM_BUF_INIT;
+	lm_buf_puts(&b, prefix);
+	lm_buf_puts(&b, "{\"functions\":[],\"deep\":");
+	for (int i = 1; i < levels; i++)
+		lm_buf_puts(&b, "[");
+	for (int i = 1; i < levels; i++)
+		lm_buf_puts(&b, "]");
+	lm_buf_puts(&b, "}");
+	lm_buf_put(&b, "", 1);
+	return lm_buf_detach(&b);
+}
+
+/* Deeper than cJSON's nesting limit: the message says so, with the
+** position of the bracket that opens the level too many. */
+START_TEST(test_bad_nesting)
+{
+	lm_error err;
+	lm_module *m;
+	char *t = nested_module(1001, "");
+	m = parse(t, &err);
+	ck_assert_ptr_null(m);
+	ck_assert_str_eq(err.msg, "t.json: JSON nested deeper than 1000 levels "
+			 "at line 1, column 1023");
+	free(t);
+	/* a bare 1001-deep array, on line 2; brackets in strings don't count */
+	{
+		lm_buf b = LM_BUF_INIT;
+		lm_buf_puts(&b, "\n");
+		for (int i = 0; i < 1001; i++)
+			lm_buf_puts(&b, i == 1 ? "[\"[[{\"," : "[");
+		lm_buf_put(&b, "", 1);
+		m = parse(b.ptr, &err);
+		ck_assert_ptr_null(m);
+		ck_assert_str_eq(err.msg, "t.json: JSON nested deeper than 1000 "
+				 "levels at line 2, column 1007");
+		lm_buf_free(&b);
+	}
+	/* 999 and 1000 levels load (and the nesting is carried) */
+	for (int levels = 999; levels <= 1000; levels++) {
+		t = nested_module(levels, "");
+		m = parse(t, &err);
+		ck_assert_msg(m != NULL, "%d levels: %s", levels, err.msg);
+		ck_assert_ptr_nonnull(cJSON_GetObjectItem(m->extra, "deep"));
+		lm_module_free(m);
+		free(t);
+	}
+	/* other malformed input keeps its message */
+	t = nested_module(999, "");
+	t[strlen(t) - 2] = ',';
+	m = parse(t, &err);
+	ck_assert_ptr_null(m);
+	ck_assert_contains(err.msg, "malformed JSON at line 1, column");
+	free(t);
+}
+END_TEST
+
+/* ---- repeated keys ------------------------------------------------------ */
+
+/*
+** b with every member of every object, at every depth, preceded by a
+** member of the same key: a's value under that key when a has one, else
+** a copy of b's own. Arrays pair their elements with a's.
+*/
+static cJSON *interleave(const cJSON *a, const cJSON *b)
+{
+	if (cJSON_IsObject(b)) {
+		cJSON *o = cJSON_CreateObject();
+		for (const cJSON *c = b->child; c; c = c->next) {
+			const cJSON *d = cJSON_IsObject(a) ?
+				cJSON_GetObjectItemCaseSensitive(a, c->string) : NULL;
+			cJSON_AddItemToObject(o, c->string,
+					      cJSON_Duplicate(d ? d : c, 1));
+			cJSON_AddItemToObject(o, c->string, interleave(d, c));
+		}
+		return o;
+	}
+	if (cJSON_IsArray(b)) {
+		cJSON *r = cJSON_CreateArray();
+		const cJSON *d = cJSON_IsArray(a) ? a->child : NULL;
+		for (const cJSON *c = b->child; c; c = c->next) {
+			cJSON_AddItemToArray(r, interleave(d, c));
+			d = d ? d->next : NULL;
+		}
+		return r;
+	}
+	return cJSON_Duplicate(b, 1);
+}
+
+/* b with every leaf changed: strings get a suffix, numbers grow by one,
+** booleans flip. */
+static cJSON *mutate(const cJSON *b)
+{
+	cJSON *r;
+	if (cJSON_IsObject(b) || cJSON_IsArray(b)) {
+		r = cJSON_IsObject(b) ? cJSON_CreateObject() : cJSON_CreateArray();
+		for (const cJSON *c = b->child; c; c = c->next) {
+			if (cJSON_IsObject(b))
+				cJSON_AddItemToObject(r, c->string, mutate(c));
+			else
+				cJSON_AddItemToArray(r, mutate(c));
+		}
+		return r;
+	}
+	if (cJSON_IsString(b)) {
+		char *v = lm_xasprintf("%s_first", b->valuestring);
+		r = cJSON_CreateString(v);
+		free(v);
+		return r;
+	}
+	if (cJSON_IsNumber(b))
+		return cJSON_CreateNumber(b->valuedouble + 1);
+	if (cJSON_IsBool(b))
+		return cJSON_CreateBool(!cJSON_IsTrue(b));
+	return cJSON_Duplicate(b, 1);
+}
+
+/* all_opcodes.json with the keys it lacks (aliases, remote_local_target,
+** alias_of, start_partition, carried keys of a semaphore, a queue instance
+** and an operand) so every level of the loader has something to read. */
+static cJSON *rich_fixture(void)
+{
+	char *p = tu_srcpath("tests/fixtures/all_opcodes.json");
+	char *text = tu_read(p);
+	cJSON *root, *f0, *a0, *in0;
+	ck_assert_ptr_nonnull(text);
+	root = cJSON_Parse(text);
+	ck_assert_ptr_nonnull(root);
+	cJSON_AddItemToObject(root, "aliases", cJSON_Parse(
+		"[{\"producer\":\"p\",\"consumer\":\"c\",\"producer_core\":0,"
+		"\"consumer_core\":1,\"note\":\"n\"}]"));
+	cJSON_AddStringToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(root,
+		"semaphores"), 0), "note", "s");
+	cJSON_AddStringToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(root, "queues"), 0),
+		"instances"), 0), "note", "qi");
+	f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "functions"), 0);
+	a0 = cJSON_GetArrayItem(cJSON_GetObjectItem(f0, "allocations"), 0);
+	cJSON_AddItemToObject(a0, "remote_local_target", cJSON_Parse(
+		"{\"name\":\"elsewhere\",\"core\":1}"));
+	cJSON_AddStringToObject(a0, "alias_of", "other");
+	in0 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(f0,
+		"blocks"), 0), "instructions"), 0), "ins"), 0);
+	ck_assert_ptr_nonnull(in0);
+	cJSON_AddNumberToObject(in0, "start_partition", 0);
+	cJSON_AddItemToObject(in0, "note", cJSON_Parse("{\"k\":[1,{\"j\":2}]}"));
+	free(text);
+	free(p);
+	return root;
+}
+
+/* Load a tree's text; the loader must accept it. */
+static lm_module *load_tree(const cJSON *t)
+{
+	char *text = cJSON_PrintUnformatted(t);
+	lm_error err;
+	lm_module *m = parse(text, &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	free(text);
+	return m;
+}
+
+/*
+** Every key of every object given twice: the last one counts, nothing of
+** the first stays behind (the sanitizer build checks that the dropped
+** members leak nothing), and the carried keys are not repeated on save.
+*/
+START_TEST(test_repeated_keys_last_wins)
+{
+	cJSON *b = rich_fixture(), *decoy = mutate(b);
+	cJSON *same = interleave(NULL, b), *other = interleave(decoy, b);
+	lm_module *want = load_tree(b), *m1 = load_tree(same);
+	lm_module *m2 = load_tree(other);
+	char where[256] = "", *t0, *t1, *t2;
+	size_t n0, n1, n2;
+	lm_error err;
+	ck_assert_msg(lm_module_compare(want, m1, where, sizeof where) == 0,
+		      "repeated keys (same values) differ at %s", where);
+	ck_assert_msg(lm_module_compare(want, m2, where, sizeof where) == 0,
+		      "repeated keys (first values differ) differ at %s",
+		      where);
+	ck_assert_str_eq(m2->name, want->name);
+	ck_assert_str_eq(m2->functions[0].blocks[0].insts[0].name,
+			 want->functions[0].blocks[0].insts[0].name);
+	ck_assert_str_eq(m2->functions[0].allocs[0].alias_of, "other");
+	ck_assert_str_eq(m2->functions[0].allocs[0].remote_name, "elsewhere");
+	ck_assert_int_eq(m2->n_aliases, 1);
+	ck_assert_str_eq(m2->aliases[0].producer, "p");
+	ck_assert_int_eq(m2->aliases[0].consumer_core, 1);
+	/* saved, the carried keys appear once */
+	ck_assert_int_eq(lm_module_to_json(want, 0, &t0, &n0, &err), 0);
+	ck_assert_int_eq(lm_module_to_json(m1, 0, &t1, &n1, &err), 0);
+	ck_assert_int_eq(lm_module_to_json(m2, 0, &t2, &n2, &err), 0);
+	ck_assert_str_eq(t1, t0);
+	ck_assert_str_eq(t2, t0);
+	/* the first values (every string leaf changed) are nowhere */
+	ck_assert_ptr_null(strstr(t2, "_first"));
+	free(t0);
+	free(t1);
+	free(t2);
+	/* a tree handed over whole takes the same path */
+	{
+		lm_module *m3 = NULL;
+		ck_assert_int_eq(lm_module_from_cjson(&m3, cJSON_Duplicate(other,
+						1), "t.json", &err), 0);
+		ck_assert_msg(lm_module_compare(want, m3, where, sizeof where)
+			      == 0, "from_cjson differs at %s", where);
+		lm_module_free(m3);
+	}
+	lm_module_free(want);
+	lm_module_free(m1);
+	lm_module_free(m2);
+	cJSON_Delete(b);
+	cJSON_Delete(decoy);
+	cJSON_Delete(same);
+	cJSON_Delete(other);
+}
+END_TEST
+
+/* A big object (a kernel argument map of 40 keys, each given twice). */
+START_TEST(test_repeated_keys_big_object)
+{
+	lm_buf b = LM_BUF_INIT;
+	lm_error err;
+	lm_module *m;
+	lm_buf_puts(&b, "{\"functions\":[{\"name\":\"f\",\"allocations\":[],"
+		    "\"blocks\":[{\"name\":\"b\",\"instructions\":[{\"opcode\":"
+		    "\"NKIKernel\",\"name\":\"k\",\"func\":\"g\",\"func_args\":{");
+	for (int i = 0; i < 40; i++)
+		lm_buf_printf(&b, "%s\"a%d\":\"first%d\",\"a%d\":\"v%d\"",
+			      i ? "," : "", i, i, i, i);
+	lm_buf_puts(&b, "}}]}]}]}");
+	lm_buf_put(&b, "", 1);
+	m = parse(b.ptr, &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	const lm_inst *k = &m->functions[0].blocks[0].insts[0];
+	ck_assert_int_eq(k->n_func_args, 40);
+	for (int i = 0; i < 40; i++) {
+		char want[16];
+		snprintf(want, sizeof want, "a%d", i);
+		ck_assert_str_eq(k->func_args[i].key, want);
+		snprintf(want, sizeof want, "v%d", i);
+		ck_assert_str_eq(k->func_args[i].value, want);
+	}
+	lm_module_free(m);
+	lm_buf_free(&b);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("model");
 	TCase *tc = tcase_create("json");
+	tcase_set_timeout(tc, 300);
 	int n = (int)(sizeof example_files / sizeof example_files[0]);
 	tcase_add_loop_test(tc, test_roundtrip_examples, 0, n);
 	tcase_add_test(tc, test_unknown_keys_carried);
@@ -845,6 +1100,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_bad_empty);
 	tcase_add_test(tc, test_bad_truncated);
 	tcase_add_test(tc, test_bad_trailing);
+	tcase_add_test(tc, test_bad_nesting);
 	tcase_add_test(tc, test_bad_toplevel_type);
 	tcase_add_test(tc, test_bad_missing_functions);
 	tcase_add_test(tc, test_bad_version);
@@ -863,6 +1119,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_load_many);
 	tcase_add_test(tc, test_expand_dir);
 	tcase_add_test(tc, test_display_name);
+	tcase_add_test(tc, test_repeated_keys_last_wins);
+	tcase_add_test(tc, test_repeated_keys_big_object);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -12,6 +12,7 @@
 #include "verify.h"
 #include "testutil.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -555,15 +556,116 @@ VARY(imm_where_tensor_expected, "'name':'tc'",
      "instruction tc/operand ins[0]: TensorCopy operands must be access "
      "patterns (physical_ap), not imm_value")
 
+/* A register: an allocation whose memory location has type REG. */
+#define REG_ALLOC(n) \
+	"{'name':'" n "','kind':'Internal','dtype':'int32','tensor_shape':[1]," \
+	"'memorylocations':[{'name':'" n "','type':'REG','addr':0}]}"
+
+/* BASE with registers r0, r1 in sg0 and tc's input replaced by operand. */
+static char *with_reg_operand(const char *operand)
+{
+	char *t = subst_after(BASE, NULL, "'allocations':[",
+			      "'allocations':[" REG_ALLOC("r0") ","
+			      REG_ALLOC("r1") ",");
+	char *t2 = subst_after(t, "'name':'tc'",
+		"'ins':[" APT("t_sb", "[[64,32],[1,64]]", "bfloat16") "]",
+		operand);
+	free(t);
+	return t2;
+}
+
 START_TEST(opaque_operand_skips_shapes)
 {
 	/* a register operand: carried, resolved by the simulator later */
-	char *t = subst_after(BASE, "'name':'tc'",
-		"'ins':[" APT("t_sb", "[[64,32],[1,64]]", "bfloat16") "]",
-		"'ins':[{'kind':'register_access','dtype':'float32',"
-		"'regref':'r0'}]");
+	char *t = with_reg_operand("'ins':[{'kind':'register_access',"
+				   "'dtype':'float32','regref':'r0'}]");
 	expect_ok(t, 0);
 	free(t);
+}
+END_TEST
+
+/* Every spelling of a register name resolves to a register allocation;
+** the exact message names the operand and the key. */
+START_TEST(register_reference_dangling)
+{
+	static const char *const ok[] = {
+		"'ins':[{'kind':'register_access','dtype':'float32',"
+		"'regref':'r0'}]",
+		"'ins':[{'kind':'register_ap','memsetref':'t_sb','dtype':"
+		"'bfloat16','ap':[[64,32],[1,64]],'regref':'r0',"
+		"'reg_ap_offset':'r1','reg_sub_tensor_id':'r0',"
+		"'const_ap_offset':0,'is_regloc_offset':false}]",
+		"'ins':[{'kind':'symbolic_ap','memsetref':'t_sb','dtype':"
+		"'bfloat16','addrs':[{'kind':'SumExpr','terms':[{'kind':"
+		"'IntRuntimeValueKind','regref':'r1'}],'c':0}]}]",
+		"'ins':[{'kind':'register_ap','memsetref':'t_sb','dtype':"
+		"'bfloat16','regref':'r0','reg_ap_offset':null}]",
+	};
+	static const struct { const char *operand, *what; } bad[] = {
+		{ "'ins':[{'kind':'register_access','dtype':'float32',"
+		  "'regref':'r9'}]",
+		  "regref 'r9' names no register allocation" },
+		{ "'ins':[{'kind':'register_ap','memsetref':'t_sb','dtype':"
+		  "'bfloat16','regref':'r0','reg_ap_offset':'r7'}]",
+		  "reg_ap_offset 'r7' names no register allocation" },
+		{ "'ins':[{'kind':'register_ap','memsetref':'t_sb','dtype':"
+		  "'bfloat16','regref':'r0','reg_sub_tensor_id':'rs'}]",
+		  "reg_sub_tensor_id 'rs' names no register allocation" },
+		{ "'ins':[{'kind':'symbolic_ap','memsetref':'t_sb','dtype':"
+		  "'bfloat16','addrs':[{'kind':'SumExpr','terms':[{'kind':"
+		  "'AffineIV','var':'i'},{'kind':'IntRuntimeValueKind',"
+		  "'regref':'r5'}]}]}]",
+		  "regref 'r5' names no register allocation" },
+		{ "'ins':[{'kind':'register_access','dtype':'float32',"
+		  "'regref':'t_sb'}]",
+		  "regref 't_sb' names allocation 't_sb', which is not a "
+		  "register (no REG memory location)" },
+		{ "'ins':[{'kind':'register_access','dtype':'float32',"
+		  "'regref':3}]",
+		  "regref: expected a register name (string)" },
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		char *t = with_reg_operand(ok[i]);
+		expect_ok(t, 0);
+		free(t);
+	}
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char *t = with_reg_operand(bad[i].operand);
+		lm_module *m = load(t);
+		lm_error e;
+		char want[512];
+		snprintf(want, sizeof want, "t/def.json: function sg0/block "
+			 "b0/instruction tc/operand ins[0]: %s", bad[i].what);
+		ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+		ck_assert_str_eq(e.msg, want);
+		lm_module_free(m);
+		free(t);
+	}
+}
+END_TEST
+
+/* Register names among an instruction's carried keys: a Loop's axis. */
+START_TEST(register_reference_in_loop_axis)
+{
+	char *t = with_reg_operand("'ins':[{'kind':'register_access','dtype':"
+				   "'float32','regref':'r0'}]");
+	char *ok = subst_after(t, "'opcode':'Loop'", "'ub':2",
+			       "'ub':{'kind':'IntRuntimeValueKind',"
+			       "'regref':'r1'}");
+	char *bad = subst_after(t, "'opcode':'Loop'", "'ub':2",
+				"'ub':{'kind':'IntRuntimeValueKind',"
+				"'regref':'nc0.r1'}");
+	lm_module *m;
+	lm_error e;
+	expect_ok(ok, 0);
+	m = load(bad);
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_str_eq(e.msg, "t/def.json: function sg0/block b0/loop #15: "
+			 "regref 'nc0.r1' names no register allocation");
+	lm_module_free(m);
+	free(t);
+	free(ok);
+	free(bad);
 }
 END_TEST
 
@@ -1077,6 +1179,7 @@ static Suite *verify_suite(void)
 {
 	Suite *s = suite_create("verify");
 	TCase *tc = tcase_create("verify");
+	tcase_set_timeout(tc, 120);
 	TTest const *tests[] = {
 		valid_multi_opcode, valid_transpose, valid_linked, resolve_arg,
 		linked_alias_listing,
@@ -1094,6 +1197,7 @@ static Suite *verify_suite(void)
 		count_mismatch, count_mismatch_dma, tensortensor_second_input,
 		memset_has_input, noop_has_output, engine_operand_in_dram,
 		imm_where_tensor_expected, opaque_operand_skips_shapes,
+		register_reference_dangling, register_reference_in_loop_axis,
 		matmul_contraction, matmul_output_shape, matmul_output_dtype,
 		matmul_output_not_psum, matmul_moving_not_sb,
 		matmul_m_over_128, matmul_n_over_512, matmul_bank_crossing_real,
