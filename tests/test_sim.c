@@ -604,6 +604,18 @@ START_TEST(test_carriers_and_loop_reached)
 	ck_assert_contains(msg, "must be lowered");
 	tb_free(&t);
 
+	/* IT54: lower does not lower it either, and the message says so */
+	tb_init(&t);
+	tb_inst(&t, "{\"opcode\":\"BIRKernel\",\"name\":\"k54\",\"engine\":"
+		"\"SP\",\"kernel_name\":\"k\",\"ins\":[],\"outs\":[]}");
+	msg = run_err(&t, NULL, 0, 0);
+	ck_assert_contains(msg, "core 0/function sg0000/instruction k54: "
+			   "kernel carrier BIRKernel (IT54) reached: BIRKernel "
+			   "(IT54) carriers are not executed or lowered by "
+			   "lncsim");
+	ck_assert(strstr(msg, "lncsim lower") == NULL);
+	tb_free(&t);
+
 	tb_init(&t);
 	tb_inst(&t, "{\"opcode\":\"Loop\",\"name\":\"lp\",\"engine\":\"SP\","
 		"\"blocks\":[]}");
