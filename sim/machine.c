@@ -16,6 +16,7 @@
 */
 #include "common.h"
 #include "sim_int.h"
+#include "simcheck.h"
 #include "npy.h"
 #include "dtype.h"
 
@@ -1117,6 +1118,10 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 	*out = NULL;
 	if (n_mods < 1)
 		return lm_err(err, "", "", "no module to run");
+	/* refuse every key that would change a result and is not modelled */
+	for (int mi = 0; mi < n_mods; mi++)
+		if ((rc = ls_check_module(mods[mi], err)) != 0)
+			return rc;
 	mc = lm_xcalloc(1, sizeof *mc);
 	lm_strmap_init(&mc->group_index);
 	mc->arch = lm_arch_get(mods[0]->arch);

@@ -7,8 +7,11 @@
 #include "npy.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 START_TEST(test_run_stats_matmul1)
 {
@@ -137,6 +140,114 @@ START_TEST(test_run_verifies_first)
 }
 END_TEST
 
+/* Remove the tree at path (a test's temp dir; never follows symlinks). */
+static void rm_tree(const char *path)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	if (lstat(path, &st) != 0)
+		return;
+	if (!S_ISDIR(st.st_mode)) {
+		unlink(path);
+		return;
+	}
+	if ((d = opendir(path)) != NULL) {
+		while ((e = readdir(d)) != NULL) {
+			char *p;
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			p = lm_path_join(path, e->d_name);
+			rm_tree(p);
+			free(p);
+		}
+		closedir(d);
+	}
+	rmdir(path);
+}
+
+/* A one-core module: x -> xs -> (Activation with extra keys kv) -> ys -> y. */
+static char *act_module(const char *dir, const char *kv)
+{
+	char *text = lm_xasprintf(
+		"{\"version\":2,\"arch\":\"gen3\",\"semaphores\":[{\"name\":"
+		"\"s0\",\"init\":0}],\"queues\":[{\"name\":\"q0\",\"instances\":"
+		"[{\"name\":\"q0\",\"semaphore\":\"s0\"}]}],\"functions\":[{"
+		"\"name\":\"f\",\"allocations\":["
+		"%s,%s,%s,%s,%s],\"blocks\":[{\"name\":\"b\",\"instructions\":["
+		"{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]},"
+		"{\"opcode\":\"Memset\",\"name\":\"mb\",\"engine\":\"DVE\","
+		"\"outs\":[%s],\"value\":0},"
+		"{\"opcode\":\"Activation\",\"name\":\"act\",\"engine\":"
+		"\"Activation\",\"func\":\"Relu\",\"ins\":[%s,%s],\"outs\":[%s],"
+		"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}],\"dependencies\":"
+		"[\"mb\"]%s},"
+		"{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"act\"]}]}]}]}",
+#define AL(n, k, t, sh, dims) "{\"name\":\"" n "\",\"kind\":\"" k "\"," \
+	"\"dtype\":\"float32\",\"tensor_shape\":" sh ",\"file\":\"\"," \
+	"\"memorylocations\":[{\"name\":\"" n "\",\"type\":\"" t "\"," \
+	"\"addr\":" dims "}]}"
+		AL("x", "ExternalInput", "DRAM", "[2,4]",
+		   "0,\"dims\":[2,16],\"bank\":0,\"base\":0,\"allocated\":true"),
+		AL("y", "ExternalOutput", "DRAM", "[2,4]",
+		   "64,\"dims\":[2,16],\"bank\":0,\"base\":0,\"allocated\":true"),
+		AL("xs", "Internal", "SB", "[2,4]",
+		   "0,\"dims\":[2,16],\"bank\":0,\"base\":0,\"allocated\":true"),
+		AL("ys", "Internal", "SB", "[2,4]",
+		   "16,\"dims\":[2,16],\"bank\":0,\"base\":0,\"allocated\":true"),
+		AL("bias", "Internal", "SB", "[2,1]",
+		   "32,\"dims\":[2,4],\"bank\":0,\"base\":0,\"allocated\":true"),
+#undef AL
+#define OP(n, p, f) "{\"kind\":\"physical_ap\",\"memsetref\":\"" n "\"," \
+	"\"memref\":\"" n "\",\"offset\":0,\"ap\":[[" f "," p "],[1," f "]]," \
+	"\"dtype\":\"float32\"}"
+		OP("x", "2", "4"), OP("xs", "2", "4"), OP("bias", "2", "1"),
+		OP("xs", "2", "4"), OP("bias", "2", "1"), OP("ys", "2", "4"), kv,
+		OP("ys", "2", "4"), OP("y", "2", "4"));
+#undef OP
+	char *p = tu_write(dir, "def.json", text);
+	free(text);
+	return p;
+}
+
+/* verify --sim and run refuse a key the simulator does not model. */
+START_TEST(test_run_refuses_unmodelled_key)
+{
+	char *dir = tu_tmpdir("runcli-key");
+	char *p = act_module(dir, ",\"acc\":\"Accumulate\"");
+	const char *want = "def.json: function f/block b/instruction act: "
+		"opcode 'Activation' key 'acc' = \"Accumulate\" is not modelled "
+		"by the simulator";
+	tu_run r = tu_lncsim(NULL, "verify", p, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err); /* a valid module */
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "verify", "--sim", p, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, want);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--no-db", p, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, want);
+	tu_run_free(&r);
+	free(p);
+	/* at its default the key is allowed */
+	p = act_module(dir, ",\"acc\":\"Idle\",\"op0\":\"bypass\"");
+	r = tu_lncsim(NULL, "verify", "--sim", "-q", p, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--no-db", p, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "output y: float32 [2, 4]");
+	tu_run_free(&r);
+	free(p);
+	rm_tree(dir);
+	free(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("run_cli");
@@ -146,6 +257,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_run_outputs_and_trace);
 	tcase_add_test(tc, test_run_errors);
 	tcase_add_test(tc, test_run_verifies_first);
+	tcase_add_test(tc, test_run_refuses_unmodelled_key);
 	suite_add_tcase(s, tc);
 	return s;
 }
