@@ -248,6 +248,39 @@ START_TEST(test_run_refuses_unmodelled_key)
 }
 END_TEST
 
+/* An ExternalOutput nothing wrote: run fails (exit 1), writes no outputs. */
+START_TEST(test_run_unwritten_output)
+{
+	char *dir = tu_tmpdir("runcli-unw");
+	char *p = tu_write(dir, "def.json",
+			   "{\"version\":2,\"arch\":\"gen3\",\"functions\":[{"
+			   "\"name\":\"f\",\"allocations\":[{\"name\":\"y\","
+			   "\"kind\":\"ExternalOutput\",\"dtype\":\"float32\","
+			   "\"tensor_shape\":[2,4],\"file\":\"\","
+			   "\"memorylocations\":[{\"name\":\"y\",\"type\":"
+			   "\"DRAM\",\"addr\":0,\"dims\":[2,16],\"bank\":0,"
+			   "\"base\":0,\"allocated\":true}]}],\"blocks\":[{"
+			   "\"name\":\"b\",\"instructions\":[{\"opcode\":"
+			   "\"NoOp\",\"name\":\"n\",\"engine\":\"SP\"}]}]}]}");
+	char *out = lm_path_join(dir, "out");
+	char *y = lm_path_join(out, "y.npy");
+	struct stat st;
+	tu_run r = tu_lncsim(NULL, "run", "--no-db", "--outputs", out, p, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.err, "def.json: function f/allocation y: external "
+			   "output 'y' is not fully written: element [0, 0] "
+			   "(flat index 0) was never written (8 of 8 elements "
+			   "unwritten");
+	ck_assert(lstat(y, &st) != 0);
+	tu_run_free(&r);
+	free(y);
+	free(out);
+	free(p);
+	rm_tree(dir);
+	free(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("run_cli");
@@ -258,6 +291,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_run_errors);
 	tcase_add_test(tc, test_run_verifies_first);
 	tcase_add_test(tc, test_run_refuses_unmodelled_key);
+	tcase_add_test(tc, test_run_unwritten_output);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -866,6 +866,79 @@ START_TEST(test_unmodelled_object_keys)
 }
 END_TEST
 
+/* ---- external outputs no instruction (fully) wrote ---------------------- */
+
+START_TEST(test_unwritten_output_refused)
+{
+	tb t;
+	ls_result r;
+	lm_error err;
+	lm_module *m;
+	const ls_tensor *y;
+
+	/* y is never written */
+	tb_init(&t);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 2, 4);
+	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"n\",\"engine\":\"SP\"}");
+	m = tb_module(&t, 0);
+	ck_assert_int_eq(tb_run1(m, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "tb-core0.json: function sg0000/allocation "
+			   "y: external output 'y' is not fully written: "
+			   "element [0, 0] (flat index 0) was never written "
+			   "(8 of 8 elements unwritten");
+	lm_module_free(m);
+	tb_free(&t);
+
+	/* only its first row: the first hole is [1, 0] */
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", 2, 4);
+	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"wait\":[{\"semaphore\":"
+		"\"s0\",\"value\":1}]}", AP("xs", "float32", 2, 4, 0),
+		AP("ys", "float32", 2, 4, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"cp\"]}", AP("ys", "float32", 1, 4, 0),
+		AP("y", "float32", 1, 4, 0));
+	m = tb_module(&t, 0);
+	ck_assert_int_eq(tb_run1(m, (float[8]){0}, 2, 4, NULL, &r, &err),
+			 LM_ECHECK);
+	ck_assert_contains(err.msg, "external output 'y' is not fully written: "
+			   "element [1, 0] (flat index 4) was never written (4 "
+			   "of 8 elements unwritten");
+	lm_module_free(m);
+	tb_free(&t);
+
+	/* the same with "partial_output": true: the hole reads 0xff bytes */
+	tb_init(&t);
+	tb_alloc_raw(&t, "{\"name\":\"y\",\"kind\":\"ExternalOutput\","
+		     "\"dtype\":\"float32\",\"tensor_shape\":[2,4],\"file\":"
+		     "\"\",\"partial_output\":true,\"memorylocations\":[{"
+		     "\"name\":\"y\",\"type\":\"DRAM\",\"addr\":0,\"dims\":"
+		     "[2,16],\"bank\":0,\"base\":0,\"allocated\":true}]}");
+	tb_dram(&t, "x", "ExternalInput", "float32", 2, 4);
+	tb_sb(&t, "xs", "float32", 2, 4);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", 2, 4, 0), AP("xs", "float32", 2, 4, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"wait\":[{"
+		"\"semaphore\":\"s0\",\"value\":1}]}",
+		AP("xs", "float32", 1, 4, 0), AP("y", "float32", 1, 4, 0));
+	m = tb_module(&t, 0);
+	ck_assert_msg(tb_run1(m, (float[8]){1, 2, 3, 4, 5, 6, 7, 8}, 2, 4, NULL,
+			      &r, &err) == 0, "%s", err.msg);
+	y = ls_tensors_find(&r.outputs, "y");
+	ck_assert_ptr_nonnull(y);
+	ck_assert_same_f(tb_out(&r, "y", 3), 4.0f);
+	for (int i = 4; i < 8; i++)
+		ck_assert_uint_eq(((const uint32_t *)y->data)[i], 0xffffffffu);
+	ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+}
+END_TEST
+
 /* ---- the matmul kernel variants ----------------------------------------- */
 
 START_TEST(test_mm_kernel_variants_identical)
@@ -1101,6 +1174,7 @@ static Suite *suite(void)
 			    (int)(sizeof key_cases / sizeof *key_cases));
 	tcase_add_test(tc, test_alpha_modelled_for_lrelu);
 	tcase_add_test(tc, test_unmodelled_object_keys);
+	tcase_add_test(tc, test_unwritten_output_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
