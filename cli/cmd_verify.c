@@ -1,33 +1,38 @@
 /*
-** cmd_verify.c -- `lncsim verify [--linked] [-q] FILE|DIR...`
+** cmd_verify.c -- `lncsim verify [--linked] [--sim] [-q] FILE|DIR...`
 */
 #include "common.h"
 #include "cli.h"
 #include "module.h"
 #include "verify.h"
+#include "simcheck.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char usage_verify[] =
-	"usage: lncsim verify [--linked] [-q] MODULE...\n\n"
+	"usage: lncsim verify [--linked] [--sim] [-q] MODULE...\n\n"
 	"Load each module and run the verifier (SPEC 2.1-2.3): unique names,\n"
 	"references that resolve, access-pattern bounds, per-opcode operand\n"
 	"rules. MODULE is a def.json file or a directory holding\n"
 	"nc*/sg*/def.json (each found file is checked).\n\n"
 	"  --linked   also check the linked-module rules (dispatcher, completion\n"
 	"             barriers, unique barrier ids)\n"
+	"  --sim      also refuse every key whose value the simulator does not\n"
+	"             model (what 'lncsim run' refuses before running)\n"
 	"  -q         print nothing on success\n\n"
 	"exit status: 0 all valid, 2 a module is invalid or unreadable\n";
 
 int cmd_verify(int argc, char **argv)
 {
 	lm_verify_opts opts = {0};
-	int quiet = 0, first = 1;
+	int quiet = 0, sim = 0, first = 1;
 	for (; first < argc && argv[first][0] == '-'; first++) {
 		if (!strcmp(argv[first], "--linked"))
 			opts.linked = 1;
+		else if (!strcmp(argv[first], "--sim"))
+			sim = 1;
 		else if (!strcmp(argv[first], "-q"))
 			quiet = 1;
 		else if (!strcmp(argv[first], "--")) {
@@ -45,7 +50,8 @@ int cmd_verify(int argc, char **argv)
 		lm_module *m = NULL;
 		lm_error err;
 		if (lm_module_load(&m, paths[i], &err) != 0 ||
-		    lm_verify(m, &opts, &err) != 0) {
+		    lm_verify(m, &opts, &err) != 0 ||
+		    (sim && ls_check_module(m, &err) != 0)) {
 			rc = cli_report(&err);
 		} else if (!quiet) {
 			int ninst = 0;

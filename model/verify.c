@@ -932,6 +932,23 @@ static int check_kv(vctx *v, const char *what, const lm_kv *kv, int n,
 }
 
 /* Required fields and references of the non-tensor opcodes. */
+/*
+** NKIKernel kernel_source: one of the KernelSource names (KernelSource2string
+** has no other value and fails with "Unknown KernelSource"). Absent is
+** allowed.
+*/
+static int check_kernel_source(vctx *v, const lm_inst *in)
+{
+	static const char *const names[] = { "Beta1", "Beta2", "Beta3" };
+	if (!in->kernel_source)
+		return 0;
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(in->kernel_source, names[i]) == 0)
+			return 0;
+	return fail(v, "Unknown KernelSource '%s' (kernel_source must be "
+		    "Beta1, Beta2 or Beta3)", in->kernel_source);
+}
+
 static int check_fields(vctx *v, const lm_inst *in)
 {
 	switch (in->op) {
@@ -979,7 +996,8 @@ static int check_fields(vctx *v, const lm_inst *in)
 		if (!callee)
 			return fail(v, "NKIKernel func '%s' is not a function "
 				    "of the module", in->func);
-		if ((rc = check_kv(v, "func_args", in->func_args,
+		if ((rc = check_kernel_source(v, in)) != 0 ||
+		    (rc = check_kv(v, "func_args", in->func_args,
 				   in->n_func_args, callee)) != 0)
 			return rc;
 		return check_kv(v, "func_outs", in->func_outs, in->n_func_outs,

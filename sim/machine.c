@@ -16,8 +16,11 @@
 */
 #include "common.h"
 #include "sim_int.h"
+#include "simcheck.h"
 #include "npy.h"
 #include "dtype.h"
+
+#include <cjson/cJSON.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -1251,6 +1254,10 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 	*out = NULL;
 	if (n_mods < 1)
 		return lm_err(err, "", "", "no module to run");
+	/* refuse every key that would change a result and is not modelled */
+	for (int mi = 0; mi < n_mods; mi++)
+		if ((rc = ls_check_module(mods[mi], err)) != 0)
+			return rc;
 	mc = lm_xcalloc(1, sizeof *mc);
 	lm_strmap_init(&mc->group_index);
 	mc->arch = lm_arch_get(mods[0]->arch);
@@ -1409,9 +1416,62 @@ static void copy_written(uint8_t *dst, const uint8_t *src,
 			dst[i] = src[i];
 }
 
+/* Does allocation a say its unwritten elements are allowed? */
+static int is_partial_output(const lm_alloc *a)
+{
+	const cJSON *p = a->extra ? cJSON_GetObjectItemCaseSensitive(
+		a->extra, "partial_output") : NULL;
+	return cJSON_IsTrue(p);
+}
+
+/*
+** An external output with elements no instruction wrote: the error names
+** the tensor, the first such element (row-major index into its shape)
+** and how many there are. LM_ECHECK, like an uninitialized read.
+*/
+static int unwritten_output(ls_machine *mc, const ls_storage *st,
+			    int64_t bytes, const uint8_t *first,
+			    lm_error *err)
+{
+	const lm_alloc *a = st->alloc;
+	const lm_module *m = mc->mods[st->mod].m;
+	const char *fname = "?";
+	int es = lm_dtype_size(a->dtype);
+	int64_t e = (first - st->init) / es, n = bytes / es, left = 0, r = e;
+	int64_t idx[64];
+	char where[300], at[300];
+	size_t k;
+
+	for (int f = 0; f < m->n_functions; f++)
+		if (a >= m->functions[f].allocs &&
+		    a < m->functions[f].allocs + m->functions[f].n_allocs)
+			fname = S(m->functions[f].name);
+	for (int64_t i = e; i < n; i++)
+		if (!ls_all_written(st->init + i * es, es))
+			left++;
+	for (int d = a->n_shape - 1; d >= 0 && d < 64; d--) {
+		int64_t sz = a->tensor_shape[d] > 0 ? a->tensor_shape[d] : 1;
+		idx[d] = r % sz;
+		r /= sz;
+	}
+	k = (size_t)snprintf(at, sizeof at, "[");
+	for (int d = 0; d < a->n_shape && d < 64 && k < sizeof at; d++)
+		k += (size_t)snprintf(at + k, sizeof at - k, "%s%lld",
+				      d ? ", " : "", (long long)idx[d]);
+	if (k < sizeof at)
+		snprintf(at + k, sizeof at - k, "]");
+	snprintf(where, sizeof where, "function %s/allocation %s", fname,
+		 S(a->name));
+	return lm_errc(err, LM_ECHECK, mc->mods[st->mod].path, where,
+		       "external output '%s' is not fully written: element "
+		       "%s (flat index %lld) was never written (%lld of %lld "
+		       "elements unwritten; an allocation with "
+		       "\"partial_output\": true may be partial)", S(a->name),
+		       at, (long long)e, (long long)left, (long long)n);
+}
+
 int ls_collect_outputs(ls_machine *mc, ls_tensors *out, lm_error *err)
 {
-	(void)err;
 	for (int s = 0; s < mc->n_storages; s++) {
 		ls_storage *st = &mc->storages[s];
 		const lm_alloc *a = st->alloc;
@@ -1427,6 +1487,17 @@ int ls_collect_outputs(ls_machine *mc, ls_tensors *out, lm_error *err)
 			for (int i = 8; i < a->n_shape; i++)
 				shape[7] *= a->tensor_shape[i];
 		}
+		if (!is_partial_output(a) && bytes > 0) {
+			/* the storage holds at least the tensor's bytes; an
+			** element is written when all its bytes are */
+			const uint8_t *hole = memchr(st->init, 0,
+						     (size_t)bytes);
+			if (hole)
+				return unwritten_output(mc, st, bytes, hole,
+							err);
+		}
+		/* partial: never-written bytes are 0xff (NaN in every
+		** float format), the uninitialized pattern */
 		buf = lm_xmalloc((size_t)bytes + 1);
 		memset(buf, 0xff, (size_t)bytes);
 		copy_written(buf, st->data, st->init,

@@ -585,11 +585,14 @@ static void start_inst(sim *s, int c, int e, item it)
 			"supported by the simulator");
 		return;
 	case LM_OP_NKIKLIRKERNEL:
+		fail_at(s, c, si, "kernel carrier NKIKLIRKernel (IT56) "
+			"reached: carriers must be lowered before a run "
+			"(lncsim lower)");
+		return;
 	case LM_OP_BIRKERNEL:
-		fail_at(s, c, si, "kernel carrier %s (%s) reached: carriers "
-			"must be lowered before a run (lncsim lower)",
-			lm_opcode_name(si->op),
-			si->op == LM_OP_BIRKERNEL ? "IT54" : "IT56");
+		fail_at(s, c, si, "kernel carrier BIRKernel (IT54) reached: "
+			"BIRKernel (IT54) carriers are not executed or lowered "
+			"by lncsim");
 		return;
 	case LM_OP_NKIKERNEL:
 		if (si->fault || !a->sub || a->sub[it.idx] < 0) {

@@ -11,9 +11,12 @@
 #include "diff.h"
 #include "gen.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 START_TEST(test_diff_handoff2_passes)
 {
@@ -425,6 +428,116 @@ static const struct {
 	{ "renumber_core_barriers", "[verifier]" },
 };
 
+/* Copy the Const file src to dir/nc<c>/sg0/wc.npy (bytes). */
+static void copy_file(const char *src, const char *dir, int c)
+{
+	char *rel = lm_xasprintf("nc%d/sg0/wc.npy", c);
+	char *dst = lm_path_join(dir, rel);
+	char buf[4096];
+	size_t n;
+	FILE *in = fopen(src, "rb"), *out;
+	free(tu_write(dir, rel, "")); /* creates the directories */
+	out = fopen(dst, "wb");
+	ck_assert(in && out);
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+		ck_assert(fwrite(buf, 1, n, out) == n);
+	fclose(in);
+	ck_assert(fclose(out) == 0);
+	free(dst);
+	free(rel);
+}
+
+/*
+** handoff2 copied into dir/nc<c>/sg0/def.json with an ExternalOutput 'w'
+** on core 1 that no instruction writes (its allocation ends with w_keys).
+*/
+static void handoff_with_w(const char *dir, const char *w_keys)
+{
+	for (int c = 0; c < 2; c++) {
+		char *rel = lm_xasprintf("examples/handoff2/nc%d/sg0/def.json", c);
+		char *src = tu_srcpath(rel);
+		char *wc = tu_srcpath("examples/handoff2/nc0/sg0/wc.npy");
+		char *text = tu_read(src), *out, *name;
+		cJSON *j, *a, *al;
+		ck_assert_ptr_nonnull(text);
+		j = cJSON_Parse(text);
+		ck_assert_ptr_nonnull(j);
+		al = cJSON_GetObjectItem(cJSON_GetArrayItem(
+			cJSON_GetObjectItem(j, "functions"), 0), "allocations");
+		(void)a;
+		copy_file(wc, dir, c);
+		if (c == 1) {
+			char *w = lm_xasprintf(
+				"{\"name\":\"w\",\"kind\":\"ExternalOutput\","
+				"\"dtype\":\"float32\",\"tensor_shape\":[4,4],"
+				"\"file\":\"\",\"memorylocations\":[{\"name\":"
+				"\"w\",\"type\":\"DRAM\",\"addr\":262144,"
+				"\"dims\":[4,16],\"bank\":0,\"base\":0,"
+				"\"allocated\":true}]%s}", w_keys);
+			cJSON_AddItemToArray(al, cJSON_Parse(w));
+			free(w);
+		}
+		out = cJSON_Print(j);
+		name = lm_xasprintf("nc%d/sg0/def.json", c);
+		free(tu_write(dir, name, out));
+		free(name);
+		cJSON_free(out);
+		cJSON_Delete(j);
+		free(text);
+		free(wc);
+		free(src);
+		free(rel);
+	}
+}
+
+/* An output neither run writes fails the check; "partial_output" allows it. */
+START_TEST(test_diff_unwritten_output)
+{
+	char *d = tu_tmpdir("diffunw");
+	char *mods = lm_path_join(d, "m");
+	tu_run r;
+
+	handoff_with_w(mods, "");
+	r = tu_lncsim(NULL, "diff", "--no-db", mods, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.out, "FAIL ");
+	ck_assert_contains(r.out, "reference run failed: ");
+	ck_assert_contains(r.out, "external output 'w' is not fully written: "
+			   "element [0, 0] (flat index 0) was never written "
+			   "(16 of 16 elements unwritten");
+	tu_run_free(&r);
+
+	/* declared partial: both runs leave it 0xff, which compares equal */
+	handoff_with_w(mods, ",\"partial_output\":true");
+	r = tu_lncsim(NULL, "diff", "--no-db", mods, NULL);
+	ck_assert_msg(r.status == 0, "out %s err %s", r.out, r.err);
+	ck_assert_contains(r.out, "2 outputs bit-identical");
+	tu_run_free(&r);
+
+	/* the linked module alone leaves it unwritten */
+	r = tu_lncsim(d, "link", "-o", "lk", "m", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	char *p = lm_path_join(d, "lk/handoff2/sgLnk/def.json");
+	char *t = tu_read(p), *at;
+	ck_assert_ptr_nonnull(t);
+	at = strstr(t, "\"partial_output\":\ttrue");
+	ck_assert_msg(at != NULL, "no partial_output in the linked module");
+	memcpy(at, "\"partial_output\":\tnull", 22);
+	free(tu_write(d, "lk/handoff2/sgLnk/def.json", t));
+	r = tu_lncsim(NULL, "diff", "--no-db", "--linked", p, mods, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.out, "linked run failed: ");
+	ck_assert_contains(r.out, "external output 'w' is not fully written");
+	tu_run_free(&r);
+	free(t);
+	free(p);
+	free(mods);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
 /*
 ** Each step switched off (and the linker's own verify with it, so the
 ** checker alone must notice) makes diff fail within 50 generated seeds,
@@ -528,6 +641,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_diff_unread_view);
 	tcase_add_test(tc, test_diff_handoff_model_output);
 	tcase_add_test(tc, test_gen_output_kind_cases);
+	tcase_add_test(tc, test_diff_unwritten_output);
 	tcase_add_loop_test(tc, test_teeth, 0,
 			    (int)(sizeof teeth / sizeof teeth[0]));
 	tcase_add_test(tc, test_no_effect_steps);

@@ -379,6 +379,121 @@ START_TEST(test_run_max_memory)
 }
 END_TEST
 
+/* A one-core module: x -> xs -> (Activation with extra keys kv) -> ys -> y. */
+static char *act_module(const char *dir, const char *kv)
+{
+	char *text = lm_xasprintf(
+		"{\"version\":2,\"arch\":\"gen3\",\"semaphores\":[{\"name\":"
+		"\"s0\",\"init\":0}],\"queues\":[{\"name\":\"q0\",\"instances\":"
+		"[{\"name\":\"q0\",\"semaphore\":\"s0\"}]}],\"functions\":[{"
+		"\"name\":\"f\",\"allocations\":["
+		"%s,%s,%s,%s,%s],\"blocks\":[{\"name\":\"b\",\"instructions\":["
+		"{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]},"
+		"{\"opcode\":\"Memset\",\"name\":\"mb\",\"engine\":\"DVE\","
+		"\"outs\":[%s],\"value\":0},"
+		"{\"opcode\":\"Activation\",\"name\":\"act\",\"engine\":"
+		"\"Activation\",\"func\":\"Relu\",\"ins\":[%s,%s],\"outs\":[%s],"
+		"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}],\"dependencies\":"
+		"[\"mb\"]%s},"
+		"{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"act\"]}]}]}]}",
+#define AL(n, k, t, sh, dims) "{\"name\":\"" n "\",\"kind\":\"" k "\"," \
+	"\"dtype\":\"float32\",\"tensor_shape\":" sh ",\"file\":\"\"," \
+	"\"memorylocations\":[{\"name\":\"" n "\",\"type\":\"" t "\"," \
+	"\"addr\":" dims "}]}"
+		AL("x", "ExternalInput", "DRAM", "[2,4]",
+		   "0,\"dims\":[2,16],\"bank\":0,\"base\":0,\"allocated\":true"),
+		AL("y", "ExternalOutput", "DRAM", "[2,4]",
+		   "64,\"dims\":[2,16],\"bank\":0,\"base\":0,\"allocated\":true"),
+		AL("xs", "Internal", "SB", "[2,4]",
+		   "0,\"dims\":[2,16],\"bank\":0,\"base\":0,\"allocated\":true"),
+		AL("ys", "Internal", "SB", "[2,4]",
+		   "16,\"dims\":[2,16],\"bank\":0,\"base\":0,\"allocated\":true"),
+		AL("bias", "Internal", "SB", "[2,1]",
+		   "32,\"dims\":[2,4],\"bank\":0,\"base\":0,\"allocated\":true"),
+#undef AL
+#define OP(n, p, f) "{\"kind\":\"physical_ap\",\"memsetref\":\"" n "\"," \
+	"\"memref\":\"" n "\",\"offset\":0,\"ap\":[[" f "," p "],[1," f "]]," \
+	"\"dtype\":\"float32\"}"
+		OP("x", "2", "4"), OP("xs", "2", "4"), OP("bias", "2", "1"),
+		OP("xs", "2", "4"), OP("bias", "2", "1"), OP("ys", "2", "4"), kv,
+		OP("ys", "2", "4"), OP("y", "2", "4"));
+#undef OP
+	char *p = tu_write(dir, "def.json", text);
+	free(text);
+	return p;
+}
+
+/* verify --sim and run refuse a key the simulator does not model. */
+START_TEST(test_run_refuses_unmodelled_key)
+{
+	char *dir = tu_tmpdir("runcli-key");
+	char *p = act_module(dir, ",\"acc\":\"Accumulate\"");
+	const char *want = "def.json: function f/block b/instruction act: "
+		"opcode 'Activation' key 'acc' = \"Accumulate\" is not modelled "
+		"by the simulator";
+	tu_run r = tu_lncsim(NULL, "verify", p, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err); /* a valid module */
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "verify", "--sim", p, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, want);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--no-db", p, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, want);
+	tu_run_free(&r);
+	free(p);
+	/* at its default the key is allowed */
+	p = act_module(dir, ",\"acc\":\"Idle\",\"op0\":\"bypass\"");
+	r = tu_lncsim(NULL, "verify", "--sim", "-q", p, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--no-db", p, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "output y: float32 [2, 4]");
+	tu_run_free(&r);
+	free(p);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* An ExternalOutput nothing wrote: run fails (exit 1), writes no outputs. */
+START_TEST(test_run_unwritten_output)
+{
+	char *dir = tu_tmpdir("runcli-unw");
+	char *p = tu_write(dir, "def.json",
+			   "{\"version\":2,\"arch\":\"gen3\",\"functions\":[{"
+			   "\"name\":\"f\",\"allocations\":[{\"name\":\"y\","
+			   "\"kind\":\"ExternalOutput\",\"dtype\":\"float32\","
+			   "\"tensor_shape\":[2,4],\"file\":\"\","
+			   "\"memorylocations\":[{\"name\":\"y\",\"type\":"
+			   "\"DRAM\",\"addr\":0,\"dims\":[2,16],\"bank\":0,"
+			   "\"base\":0,\"allocated\":true}]}],\"blocks\":[{"
+			   "\"name\":\"b\",\"instructions\":[{\"opcode\":"
+			   "\"NoOp\",\"name\":\"n\",\"engine\":\"SP\"}]}]}]}");
+	char *out = lm_path_join(dir, "out");
+	char *y = lm_path_join(out, "y.npy");
+	struct stat st;
+	tu_run r = tu_lncsim(NULL, "run", "--no-db", "--outputs", out, p, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.err, "def.json: function f/allocation y: external "
+			   "output 'y' is not fully written: element [0, 0] "
+			   "(flat index 0) was never written (8 of 8 elements "
+			   "unwritten");
+	ck_assert(lstat(y, &st) != 0);
+	tu_run_free(&r);
+	free(y);
+	free(out);
+	free(p);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("run_cli");
@@ -388,6 +503,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_run_outputs_and_trace);
 	tcase_add_test(tc, test_run_errors);
 	tcase_add_test(tc, test_run_verifies_first);
+	tcase_add_test(tc, test_run_refuses_unmodelled_key);
+	tcase_add_test(tc, test_run_unwritten_output);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("limits");
 	tcase_set_timeout(tc, 120);

@@ -604,12 +604,337 @@ START_TEST(test_carriers_and_loop_reached)
 	ck_assert_contains(msg, "must be lowered");
 	tb_free(&t);
 
+	/* IT54: lower does not lower it either, and the message says so */
+	tb_init(&t);
+	tb_inst(&t, "{\"opcode\":\"BIRKernel\",\"name\":\"k54\",\"engine\":"
+		"\"SP\",\"kernel_name\":\"k\",\"ins\":[],\"outs\":[]}");
+	msg = run_err(&t, NULL, 0, 0);
+	ck_assert_contains(msg, "core 0/function sg0000/instruction k54: "
+			   "kernel carrier BIRKernel (IT54) reached: BIRKernel "
+			   "(IT54) carriers are not executed or lowered by "
+			   "lncsim");
+	ck_assert(strstr(msg, "lncsim lower") == NULL);
+	tb_free(&t);
+
 	tb_init(&t);
 	tb_inst(&t, "{\"opcode\":\"Loop\",\"name\":\"lp\",\"engine\":\"SP\","
 		"\"blocks\":[]}");
 	msg = run_err(&t, NULL, 0, 0);
 	ck_assert_contains(msg, "instruction lp");
 	ck_assert_contains(msg, "Loop reached");
+	tb_free(&t);
+}
+END_TEST
+
+/* ---- keys the simulator does not model ---------------------------------- */
+
+/*
+** Run a program around one instruction 'i' of kind op whose JSON ends with
+** the extra keys kv (",\"acc\":\"Idle\"" or ""). Returns ls_run's status.
+*/
+static int key_run(const char *op, const char *kv, lm_error *err)
+{
+	enum { P = 4, F = 4 };
+	float x[P * F];
+	const char *src = AP("xs", "float32", P, F, 0);
+	const char *dst = AP("ys", "float32", P, F, 0);
+	const char *wait = "\"wait\":[{\"semaphore\":\"s0\",\"value\":1}]";
+	const char *last = "i";
+	tb t;
+	ls_result r;
+	lm_module *m;
+	int rc;
+
+	tb_fill(x, P * F, 3);
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", P, F);
+	if (!strcmp(op, "Activation") || !strcmp(op, "Lrelu")) {
+		tb_sb(&t, "bias", "float32", P, 1);
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"mb\",\"engine\":"
+			"\"DVE\",\"outs\":[%s],\"value\":0}",
+			AP("bias", "float32", P, 1, 0));
+		tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"i\",\"engine\":"
+			"\"Activation\",\"func\":\"%s\",\"ins\":[%s,%s],\"outs\":"
+			"[%s],\"dependencies\":[\"mb\"],%s%s}",
+			!strcmp(op, "Lrelu") ? "Lrelu" : "Relu", src,
+			AP("bias", "float32", P, 1, 0), dst, wait, kv);
+	} else if (!strcmp(op, "DMACopy")) {
+		tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"i\",\"engine\":"
+			"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],%s%s}",
+			src, dst, wait, kv);
+	} else if (!strcmp(op, "Memset")) {
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"i\",\"engine\":"
+			"\"DVE\",\"outs\":[%s],\"constant\":2%s}", dst, kv);
+	} else if (!strcmp(op, "Matmult")) {
+		tb_psum(&t, "acc", P, F, 0);
+		tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"i\",\"engine\":"
+			"\"PE\",\"ins\":[%s,%s],\"outs\":[%s],\"start_tensor_calc\":"
+			"true,\"stop_tensor_calc\":true,%s%s}", src, src,
+			AP("acc", "float32", P, F, 0), wait, kv);
+		tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"ev\",\"engine\":"
+			"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+			"[\"i\"]}", AP("acc", "float32", P, F, 0), dst);
+		last = "ev";
+	} else if (!strcmp(op, "TensorTensor")) {
+		tb_inst(&t, "{\"opcode\":\"TensorTensor\",\"name\":\"i\","
+			"\"engine\":\"DVE\",\"op\":\"add\",\"ins\":[%s,%s],"
+			"\"outs\":[%s],%s%s}", src, src, dst, wait, kv);
+	} else if (!strcmp(op, "TensorCopy")) {
+		tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"i\",\"engine\":"
+			"\"DVE\",\"ins\":[%s],\"outs\":[%s],%s%s}", src, dst, wait,
+			kv);
+	} else {
+		/* a data-less instruction beside a copy */
+		if (!strcmp(op, "SwitchQueueInstance"))
+			tb_inst(&t, "{\"opcode\":\"SwitchQueueInstance\",\"name\":"
+				"\"i\",\"engine\":\"SP\",\"queue\":\"q1\","
+				"\"instance_name\":\"q1b\"%s}", kv);
+		else if (!strcmp(op, "CoreBarrier"))
+			tb_inst(&t, "{\"opcode\":\"CoreBarrier\",\"name\":\"i\","
+				"\"engine\":\"Pool\",\"id\":1,\"cores\":[0]%s}", kv);
+		else
+			ck_abort_msg("key_run: no program for %s", op);
+		tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\","
+			"\"engine\":\"DVE\",\"ins\":[%s],\"outs\":[%s],%s}", src,
+			dst, wait);
+		last = "cp";
+	}
+	tb_io_end(&t, "float32", P, F, last);
+	m = tb_module(&t, 0);
+	rc = tb_run1(m, x, P, F, NULL, &r, err);
+	if (rc == 0)
+		ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+/* A key at a value the simulator does not model, and one it accepts. */
+typedef struct key_case {
+	const char *op, *key, *bad, *good;
+} key_case;
+
+static const key_case key_cases[] = {
+	/* the reported ones */
+	{ "Activation", "op0", "\"add\"", "\"bypass\"" },
+	{ "Activation", "op1", "\"mult\"", "\"bypass\"" },
+	{ "Activation", "reduce_op", "\"max\"", "\"bypass\"" },
+	{ "Activation", "acc", "\"Accumulate\"", "\"Idle\"" },
+	{ "Activation", "is_activate2", "true", "false" },
+	{ "Activation", "alpha", "0.5", "0" },
+	{ "Activation", "reverse0", "true", "false" },
+	{ "DMACopy", "mode", "\"Transpose\"", "\"Copy\"" },
+	{ "Memset", "mode", "\"Random\"", "\"Const\"" },
+	/* the rest of the table, one row per kind */
+	{ "DMACopy", "transpose_op", "\"WZXY\"", "\"None\"" },
+	{ "DMACopy", "cce_op", "\"add\"", "\"bypass\"" },
+	{ "DMACopy", "constants", "[1.5]", "[]" },
+	{ "DMACopy", "duplicate", "true", "false" },
+	{ "DMACopy", "dge_type", NULL, "\"HWDGE\"" },
+	{ "Matmult", "perf_mode", "\"DoubleRow\"", "\"None\"" },
+	{ "Matmult", "psum_zero_region", "1", "0" },
+	{ "Matmult", "accumulation_flag", "3", "null" },
+	{ "Matmult", "tile_position", NULL, "[0, 0]" },
+	{ "TensorTensor", "acc", "\"ZeroAccumulate\"", "\"Idle\"" },
+	{ "TensorCopy", "predicates", "[{\"a\":1}]", "[]" },
+	{ "TensorCopy", "sync_info", "{\"wait_mode\":1}", "{}" },
+	{ "TensorCopy", "indirection_ins", "[{}]", "[]" },
+	{ "TensorCopy", "frobnicate", "7", NULL },
+	{ "TensorCopy", "debug", NULL, "{\"file\": \"k.py\", \"line\": 3}" },
+	{ "TensorCopy", "_comment", NULL, "\"why\"" },
+	{ "SwitchQueueInstance", "no_rearm", "true", "false" },
+	{ "CoreBarrier", "runtime_semaphore", NULL, "5" },
+};
+
+START_TEST(test_unmodelled_key_refused)
+{
+	const key_case *k = &key_cases[_i];
+	lm_error err;
+	char kv[200], want[300];
+	int rc;
+	if (k->bad) {
+		snprintf(kv, sizeof kv, ",\"%s\":%s", k->key, k->bad);
+		rc = key_run(k->op, kv, &err);
+		ck_assert_msg(rc == LM_EINPUT, "%s %s=%s: rc %d (%s)", k->op,
+			      k->key, k->bad, rc, err.msg);
+		snprintf(want, sizeof want, "tb-core0.json: function sg0000/"
+			 "block b/instruction i: opcode '%s' key '%s' = %s is "
+			 "not modelled by the simulator",
+			 !strcmp(k->op, "Lrelu") ? "Activation" : k->op, k->key,
+			 k->bad);
+		ck_assert_contains(err.msg, want);
+	}
+	if (k->good) {
+		snprintf(kv, sizeof kv, ",\"%s\":%s", k->key, k->good);
+		rc = key_run(k->op, kv, &err);
+		ck_assert_msg(rc == 0, "%s %s=%s: %s", k->op, k->key, k->good,
+			      err.msg);
+	}
+}
+END_TEST
+
+/* alpha is modelled where it is used (Lrelu / Prelu) */
+START_TEST(test_alpha_modelled_for_lrelu)
+{
+	lm_error err;
+	int rc = key_run("Lrelu", ",\"alpha\":0.25", &err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
+	rc = key_run("Activation", ",\"alpha\":0.25", &err);
+	ck_assert_int_eq(rc, LM_EINPUT);
+	ck_assert_contains(err.msg, "opcode 'Activation' key 'alpha' = 0.25 is "
+			   "not modelled by the simulator (alpha is modelled "
+			   "for Lrelu and Prelu only)");
+}
+END_TEST
+
+/* Operand, allocation and memory-location keys. */
+START_TEST(test_unmodelled_object_keys)
+{
+	tb t;
+	lm_error err;
+	ls_result r;
+	lm_module *m;
+	const char *cases[][2] = {
+		/* allocation JSON tail, expected message */
+		{ ",\"tensor_class\":\"NeuronTensor\"", NULL },
+		{ ",\"frob\":1", "function sg0000/allocation zz: allocation key "
+		  "'frob' = 1 is not modelled by the simulator" },
+		{ ",\"partial_output\":true", "function sg0000/allocation zz: "
+		  "allocation key 'partial_output' = true is only meaningful "
+		  "on an ExternalOutput (this is Internal)" },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		char al[600];
+		tb_init(&t);
+		snprintf(al, sizeof al, "{\"name\":\"zz\",\"kind\":\"Internal\","
+			 "\"dtype\":\"float32\",\"tensor_shape\":[1,4],"
+			 "\"file\":\"\",\"memorylocations\":[{\"name\":\"zz\","
+			 "\"type\":\"DRAM\",\"addr\":4096,\"dims\":[1,16],"
+			 "\"bank\":0,\"base\":0,\"allocated\":true}]%s}",
+			 cases[c][0]);
+		tb_alloc_raw(&t, al);
+		tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"n\",\"engine\":"
+			"\"SP\"}");
+		m = tb_module(&t, 0);
+		int rc = tb_run1(m, NULL, 0, 0, NULL, &r, &err);
+		if (cases[c][1]) {
+			ck_assert_int_eq(rc, LM_EINPUT);
+			ck_assert_contains(err.msg, cases[c][1]);
+		} else {
+			ck_assert_msg(rc == 0, "%s", err.msg);
+			ls_result_free(&r);
+		}
+		lm_module_free(m);
+		tb_free(&t);
+	}
+
+	/* a memory-location alias edge */
+	tb_init(&t);
+	tb_alloc_raw(&t, "{\"name\":\"zz\",\"kind\":\"Internal\",\"dtype\":"
+		     "\"float32\",\"tensor_shape\":[1,4],\"file\":\"\","
+		     "\"memorylocations\":[{\"name\":\"zm\",\"type\":\"DRAM\","
+		     "\"addr\":0,\"dims\":[1,16],\"bank\":0,\"base\":0,"
+		     "\"allocated\":true,\"tensor_id\":3,\"alias\":[[\"x\",\"x\","
+		     "1]]}]}");
+	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"n\",\"engine\":\"SP\"}");
+	m = tb_module(&t, 0);
+	ck_assert_int_eq(tb_run1(m, NULL, 0, 0, NULL, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "function sg0000/allocation zz/memory "
+			   "location zm: memory location key 'alias' = "
+			   "[[\"x\",\"x\",1]] is not modelled by the simulator");
+	lm_module_free(m);
+	tb_free(&t);
+
+	/* an operand with an indirect access pattern */
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", 2, 4);
+	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":"
+		"\"DVE\",\"ins\":[{\"kind\":\"physical_ap\",\"memsetref\":\"xs\","
+		"\"memref\":\"xs\",\"offset\":0,\"ap\":[[4,2],[1,4]],\"dtype\":"
+		"\"float32\",\"access_shape\":[2,4],\"dynamic_ap_info\":"
+		"{\"indirect_dim\":1}}],\"outs\":[%s],\"wait\":[{\"semaphore\":"
+		"\"s0\",\"value\":1}]}", AP("ys", "float32", 2, 4, 0));
+	tb_io_end(&t, "float32", 2, 4, "cp");
+	m = tb_module(&t, 0);
+	ck_assert_int_eq(tb_run1(m, (float[8]){0}, 2, 4, NULL, &r, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "instruction cp/operand ins[0]: opcode "
+			   "'TensorCopy' operand key 'dynamic_ap_info' = "
+			   "{\"indirect_dim\":1} is not modelled by the simulator");
+	lm_module_free(m);
+	tb_free(&t);
+}
+END_TEST
+
+/* ---- external outputs no instruction (fully) wrote ---------------------- */
+
+START_TEST(test_unwritten_output_refused)
+{
+	tb t;
+	ls_result r;
+	lm_error err;
+	lm_module *m;
+	const ls_tensor *y;
+
+	/* y is never written */
+	tb_init(&t);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 2, 4);
+	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"n\",\"engine\":\"SP\"}");
+	m = tb_module(&t, 0);
+	ck_assert_int_eq(tb_run1(m, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "tb-core0.json: function sg0000/allocation "
+			   "y: external output 'y' is not fully written: "
+			   "element [0, 0] (flat index 0) was never written "
+			   "(8 of 8 elements unwritten");
+	lm_module_free(m);
+	tb_free(&t);
+
+	/* only its first row: the first hole is [1, 0] */
+	tb_init(&t);
+	tb_io(&t, "float32", "float32", 2, 4);
+	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"wait\":[{\"semaphore\":"
+		"\"s0\",\"value\":1}]}", AP("xs", "float32", 2, 4, 0),
+		AP("ys", "float32", 2, 4, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"cp\"]}", AP("ys", "float32", 1, 4, 0),
+		AP("y", "float32", 1, 4, 0));
+	m = tb_module(&t, 0);
+	ck_assert_int_eq(tb_run1(m, (float[8]){0}, 2, 4, NULL, &r, &err),
+			 LM_ECHECK);
+	ck_assert_contains(err.msg, "external output 'y' is not fully written: "
+			   "element [1, 0] (flat index 4) was never written (4 "
+			   "of 8 elements unwritten");
+	lm_module_free(m);
+	tb_free(&t);
+
+	/* the same with "partial_output": true: the hole reads 0xff bytes */
+	tb_init(&t);
+	tb_alloc_raw(&t, "{\"name\":\"y\",\"kind\":\"ExternalOutput\","
+		     "\"dtype\":\"float32\",\"tensor_shape\":[2,4],\"file\":"
+		     "\"\",\"partial_output\":true,\"memorylocations\":[{"
+		     "\"name\":\"y\",\"type\":\"DRAM\",\"addr\":0,\"dims\":"
+		     "[2,16],\"bank\":0,\"base\":0,\"allocated\":true}]}");
+	tb_dram(&t, "x", "ExternalInput", "float32", 2, 4);
+	tb_sb(&t, "xs", "float32", 2, 4);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", 2, 4, 0), AP("xs", "float32", 2, 4, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"wait\":[{"
+		"\"semaphore\":\"s0\",\"value\":1}]}",
+		AP("xs", "float32", 1, 4, 0), AP("y", "float32", 1, 4, 0));
+	m = tb_module(&t, 0);
+	ck_assert_msg(tb_run1(m, (float[8]){1, 2, 3, 4, 5, 6, 7, 8}, 2, 4, NULL,
+			      &r, &err) == 0, "%s", err.msg);
+	y = ls_tensors_find(&r.outputs, "y");
+	ck_assert_ptr_nonnull(y);
+	ck_assert_same_f(tb_out(&r, "y", 3), 4.0f);
+	for (int i = 4; i < 8; i++)
+		ck_assert_uint_eq(((const uint32_t *)y->data)[i], 0xffffffffu);
+	ls_result_free(&r);
+	lm_module_free(m);
 	tb_free(&t);
 }
 END_TEST
@@ -904,6 +1229,15 @@ static Suite *suite(void)
 	tc = tcase_create("memory");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_run_memory_limit);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("refuse");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_unmodelled_key_refused, 0,
+			    (int)(sizeof key_cases / sizeof *key_cases));
+	tcase_add_test(tc, test_alpha_modelled_for_lrelu);
+	tcase_add_test(tc, test_unmodelled_object_keys);
+	tcase_add_test(tc, test_unwritten_output_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -855,6 +855,30 @@ START_TEST(carrier_fields)
 }
 END_TEST
 
+/* kernel_source is one of the KernelSource names (or absent) */
+START_TEST(nkikernel_kernel_source)
+{
+	lm_module *m = load(BASE);
+	lm_error e;
+	lm_inst *in = inst(m, "k55");
+	const char *ok[] = { "Beta1", "Beta2", "Beta3", NULL };
+	for (int i = 0; i < 4; i++) {
+		lm_inst_set_str(in, &in->kernel_source, ok[i]);
+		ck_assert_msg(verify(m, 0, &e) == 0, "%s: %s",
+			      ok[i] ? ok[i] : "absent", e.msg);
+	}
+	lm_inst_set_str(in, &in->kernel_source, "Beta4");
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction k55: Unknown KernelSource "
+			   "'Beta4' (kernel_source must be Beta1, Beta2 or "
+			   "Beta3)");
+	lm_inst_set_str(in, &in->kernel_source, "");
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "Unknown KernelSource ''");
+	lm_module_free(m);
+}
+END_TEST
+
 START_TEST(opcode_enums_missing)
 {
 	lm_module *m = load(BASE);
@@ -1208,7 +1232,8 @@ static Suite *verify_suite(void)
 		dma_needs_queue, dma_unknown_queue, sqi_unknown_instance,
 		sqi_instance_of_other_queue, call_unknown_target,
 		nkikernel_unknown_func, nkikernel_dangling_arg,
-		nkikernel_unknown_formal, carrier_fields, opcode_enums_missing,
+		nkikernel_unknown_formal, carrier_fields,
+		nkikernel_kernel_source, opcode_enums_missing,
 		dependency_later, dependency_self, dependency_other_function,
 		dependency_unknown, dependency_in_loop, wait_unknown_semaphore,
 		signal_unknown_semaphore,
