@@ -318,15 +318,6 @@ static char *mapped(const lm_strmap *m, char *name)
 	return name;
 }
 
-/* Rewrite a string member of an opaque operand's JSON object. */
-static void ref_json(cJSON *o, const char *key, const lm_strmap *m)
-{
-	cJSON *j = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-	const char *v;
-	if (cJSON_IsString(j) && (v = lm_strmap_lookup(m, j->valuestring)))
-		cJSON_SetValuestring(j, v);
-}
-
 /* Grow a scratch array of copy_instrs. */
 static void *scratch(void *parray, int *cap, int need, size_t elem)
 {
@@ -361,39 +352,12 @@ static lm_kv *map_kvs(const lk_core *c, lm_kv *dst, const lm_kv *src, int n)
 	return n ? dst : NULL;
 }
 
-/* One register reference (lm_json_each_regref): a register is an
-** allocation, renamed with the allocations (alloc_ref). */
-static int map_regref(cJSON *j, void *arg)
+/* After the copy: the names an instruction carries in JSON (opaque
+** operands' references, registers in any operand and in its carried
+** keys), renamed with the allocations and memory locations. */
+static void map_json_refs(const lk_core *c, lm_inst *in)
 {
-	const lm_strmap *m = arg;
-	const char *v;
-	if (cJSON_IsString(j) && m->n &&
-	    (v = lm_strmap_lookup(m, j->valuestring)) != NULL)
-		cJSON_SetValuestring(j, v);
-	return 0;
-}
-
-/* After the copy: opaque operands carry their references in JSON, and
-** any operand may carry register references (regref, reg_ap_offset,
-** reg_sub_tensor_id, runtime-value expression nodes). */
-static void map_opaque(const lk_core *c, lm_arg *as, int n)
-{
-	for (int i = 0; i < n; i++) {
-		if (as[i].kind == LM_ARG_OPAQUE) {
-			ref_json(as[i].extra, "memsetref", &c->alloc_ref);
-			ref_json(as[i].extra, "memref", &c->memloc_ref);
-		}
-		lm_arg_each_regref(&as[i], map_regref, (void *)&c->alloc_ref);
-	}
-}
-
-/* Register references among an instruction's carried keys (loop axes,
-** the fields of opcodes the model carries). */
-static void map_inst_regrefs(const lk_core *c, lm_inst *in)
-{
-	if (in->extra)
-		lm_json_each_regref(in->extra, map_regref,
-				    (void *)&c->alloc_ref);
+	lm_inst_rename_json_refs(in, &c->alloc_ref, &c->memloc_ref);
 }
 
 static void clone_blocks(lk_copier *cp, lk_core *c, lm_block *dst,
@@ -465,7 +429,7 @@ static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 		dst->blocks = src->n_blocks ? lm_xcalloc((size_t)src->n_blocks,
 						 sizeof *dst->blocks) : NULL;
 		clone_blocks(cp, c, dst->blocks, src->blocks, src->n_blocks);
-		map_inst_regrefs(c, dst);
+		map_json_refs(c, dst);
 		return;
 	}
 	/* the own name and dependencies: nc<c>.<name> when the name is
@@ -525,9 +489,7 @@ static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 				      src->n_func_outs);
 	}
 	lm_inst_copy_packed(dst, &t, &cp->pool);
-	map_opaque(c, dst->ins, dst->n_ins);
-	map_opaque(c, dst->outs, dst->n_outs);
-	map_inst_regrefs(c, dst);
+	map_json_refs(c, dst);
 }
 
 /*

@@ -19,6 +19,7 @@
 */
 #include "common.h"
 #include "provision_int.h"
+#include "json_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,9 @@ static void rebind_inst(lm_inst *in, void *ud)
 			}
 		}
 	}
+	/* a formal named inside an opaque operand or as a register (any
+	   depth, a Loop's axes too): the same rule as the link's copy */
+	lm_inst_rename_json_refs(in, &r->allocs, &r->memlocs);
 	/* a nested call passes the formals on: its maps name them too */
 	for (int k = 0; k < 2; k++) {
 		lm_kv *kv = k ? in->func_outs : in->func_args;
@@ -216,7 +220,7 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 				      b[i].caller->memlocs[l <
 				      b[i].caller->n_memlocs ? l : 0].name);
 	}
-	lk_pv_walk(k.blocks, k.n_blocks, rebind_inst, &rb);
+	lk_pv_walk_loops(k.blocks, k.n_blocks, rebind_inst, &rb);
 	lm_strmap_free(&rb.allocs);
 	lm_strmap_free(&rb.memlocs);
 

@@ -20,6 +20,7 @@
 */
 #include "common.h"
 #include "provision_int.h"
+#include "json_int.h"
 #include "safeio.h"
 #include "klr.h"
 
@@ -68,6 +69,18 @@ void lk_pv_walk(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud)
 				lk_pv_walk(in->blocks, in->n_blocks, fn, ud);
 			else
 				fn(in, ud);
+		}
+}
+
+void lk_pv_walk_loops(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			lm_inst *in = &bs[b].insts[i];
+			fn(in, ud);
+			if (in->op == LM_OP_LOOP)
+				lk_pv_walk_loops(in->blocks, in->n_blocks, fn,
+						 ud);
 		}
 }
 
@@ -165,7 +178,13 @@ static char *own(renames *r, char *s)
 	return s;
 }
 
-/* Rewrite the references of one instruction (operands, dependencies). */
+/*
+** Rewrite the references of one instruction (a Loop's too): operands,
+** the names carried in JSON (opaque operands, registers anywhere:
+** lm_inst_rename_json_refs, the rule the link's copy follows), the
+** caller side of a nested call's argument maps (the keys are the callee's
+** formals), dependencies.
+*/
 static void rewrite_refs(lm_inst *in, void *ud)
 {
 	renames *r = ud;
@@ -177,6 +196,11 @@ static void rewrite_refs(lm_inst *in, void *ud)
 			remap(&args[i].memref, &r->memlocs);
 		}
 	}
+	lm_inst_rename_json_refs(in, &r->allocs, &r->memlocs);
+	for (int i = 0; i < in->n_func_args; i++)
+		remap(&in->func_args[i].value, &r->allocs);
+	for (int i = 0; i < in->n_func_outs; i++)
+		remap(&in->func_outs[i].value, &r->allocs);
 	for (int i = 0; i < in->n_deps; i++)
 		remap(&in->deps[i], &r->insts);
 }
@@ -258,7 +282,7 @@ void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f)
 	pick.r = &r;
 	lk_pv_walk(f->blocks, f->n_blocks, pick_inst, &pick);
 	/* references first (they still hold the old strings), then names */
-	lk_pv_walk(f->blocks, f->n_blocks, rewrite_refs, &r);
+	lk_pv_walk_loops(f->blocks, f->n_blocks, rewrite_refs, &r);
 	lk_pv_walk(f->blocks, f->n_blocks, rename_inst, &r);
 	for (int a = 0; a < f->n_allocs; a++) {
 		for (int l = 0; l < f->allocs[a].n_memlocs; l++)

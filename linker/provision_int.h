@@ -73,6 +73,9 @@ char *lk_pv_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b
 /* Call fn on every instruction of blocks (inside Loops too). */
 typedef void (*lk_pv_inst_fn)(lm_inst *in, void *ud);
 void lk_pv_walk(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud);
+/* The same, and fn on each Loop too (before its body): for the walks
+** that rename references, which a Loop's axes may hold. */
+void lk_pv_walk_loops(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud);
 /*
 ** Make f's allocation, memory-location, instruction and function names
 ** unique against module m without its function `skip` (-1: none):

@@ -49,4 +49,18 @@ int lm_json_each_regref(cJSON *j, lm_regref_fn fn, void *arg);
 ** object; the unknown keys of the others). */
 int lm_arg_each_regref(const lm_arg *a, lm_regref_fn fn, void *arg);
 
+/*
+** Rename the allocation names an instruction carries in JSON: an opaque
+** operand's "memsetref" (through allocs) and "memref" (through memlocs),
+** and every register reference (lm_json_each_regref) of its operands and
+** of its own carried keys, a Loop's axes included (through allocs: a
+** register is an allocation). Map values are the new names (char *); a
+** name a map lacks is kept; a NULL or empty map renames nothing. The
+** operands' struct members (memsetref, memref) are the caller's to
+** rename. Every renamer of the linker (the link's copy, kernel provision,
+** inlining) goes through it, so they agree on what a reference is.
+*/
+void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
+			      const lm_strmap *memlocs);
+
 #endif

@@ -565,6 +565,50 @@ int lm_arg_each_regref(const lm_arg *a, lm_regref_fn fn, void *arg)
 	return a->extra ? lm_json_each_regref(a->extra, fn, arg) : 0;
 }
 
+/* A string member renamed through m (lm_inst_rename_json_refs). */
+static void rename_string(cJSON *j, const lm_strmap *m)
+{
+	const char *v;
+	if (cJSON_IsString(j) && j->valuestring &&
+	    (v = lm_strmap_lookup(m, j->valuestring)) != NULL)
+		cJSON_SetValuestring(j, v);
+}
+
+/* One register reference (lm_json_each_regref), renamed through arg. */
+static int rename_regref(cJSON *j, void *arg)
+{
+	rename_string(j, arg);
+	return 0;
+}
+
+void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
+			      const lm_strmap *memlocs)
+{
+	int by_alloc = allocs && allocs->n, by_memloc = memlocs && memlocs->n;
+	if (!by_alloc && !by_memloc)
+		return;
+	for (int k = 0; k < 2; k++) {
+		lm_arg *as = k ? in->outs : in->ins;
+		int n = k ? in->n_outs : in->n_ins;
+		for (int i = 0; i < n; i++) {
+			cJSON *o = as[i].extra;
+			if (!o)
+				continue;
+			if (as[i].kind == LM_ARG_OPAQUE && by_alloc)
+				rename_string(cJSON_GetObjectItemCaseSensitive(
+						      o, "memsetref"), allocs);
+			if (as[i].kind == LM_ARG_OPAQUE && by_memloc)
+				rename_string(cJSON_GetObjectItemCaseSensitive(
+						      o, "memref"), memlocs);
+			if (by_alloc)
+				lm_json_each_regref(o, rename_regref,
+						    (void *)allocs);
+		}
+	}
+	if (by_alloc && in->extra)
+		lm_json_each_regref(in->extra, rename_regref, (void *)allocs);
+}
+
 static int load_args(ld *L, cJSON *j, const char *key, lm_arg **out, int *n)
 {
 	if (is_null(j))

@@ -11,6 +11,7 @@
 #include "verify.h"
 #include "dtype.h"
 #include "provision.h"
+#include "json_int.h"
 #include "klr.h"
 #include "safeio.h"
 #include "sim.h"
@@ -1527,6 +1528,288 @@ START_TEST(test_klr_nan_per_operator)
 }
 END_TEST
 
+/* ---- registers and opaque operands through provision and inlining -------- */
+
+/* JSON text written with ' for "; caller frees. */
+static char *dq(const char *s)
+{
+	return replace_all(s, "'", "\"");
+}
+
+/* A physical operand on the whole [128, 64] float32 tensor t. */
+#define REG_AP(t) "{'kind':'physical_ap','ap':[[64,128],[1,64]],"       \
+	"'dtype':'float32','offset':0,'memsetref':'" t "','memref':'" t "'}"
+/* [128, 64] float32 tensors and a register (REG memory location). */
+#define REG_DRAM(n, k) "{'name':'" n "','kind':'" k "','dtype':'float32',"  \
+	"'tensor_shape':[128,64],'addr_space':'Shared','file':'',"         \
+	"'memorylocations':[{'name':'" n "','type':'DRAM','addr':0,"       \
+	"'dims':[128,256],'bank':0,'base':0,'allocated':true}]}"
+#define REG_SB(n) "{'name':'" n "','kind':'Internal','dtype':'float32',"    \
+	"'tensor_shape':[128,64],'addr_space':'Shared','file':'',"         \
+	"'memorylocations':[{'name':'" n "','type':'SB','addr':0,"         \
+	"'dims':[128,256],'bank':0,'base':0,'allocated':true}]}"
+#define REG_REG(n) "{'name':'" n "','kind':'Internal','dtype':'int32',"     \
+	"'tensor_shape':[1],'memorylocations':[{'name':'" n "',"           \
+	"'type':'REG','addr':0}]}"
+
+/*
+** A BIR-JSON kernel reg_k naming registers through every spelling
+** (regref, reg_ap_offset, reg_sub_tensor_id, a symbolic_ap's runtime-value
+** node, a Loop axis) and tensors inside symbolic_ap operands. t and r0
+** collide with the caller's; kin / kout / kr are formals (kr a register).
+*/
+static const char reg_kernel[] =
+	"{'version':2,'arch':'gen3','functions':[{'name':'reg_k',"
+	"'attributes':[],'allocations':[" REG_DRAM("kin", "Input") ","
+	REG_DRAM("kout", "Output") "," REG_SB("t") "," REG_REG("r0") ","
+	REG_REG("kr") "],'blocks':[{'name':'b0','instructions':["
+	"{'opcode':'TensorCopy','name':'k_rap','engine':'DVE','ins':[{"
+	"'kind':'register_ap','memsetref':'t','memref':'t','dtype':'float32',"
+	"'ap':[[64,128],[1,64]],'regref':'r0','reg_ap_offset':'r0',"
+	"'reg_sub_tensor_id':'kr'}],'outs':[" REG_AP("t") "]},"
+	"{'opcode':'TensorScalar','name':'k_acc','engine':'DVE','op0':'add',"
+	"'const0':1.0,'ins':[{'kind':'register_access','dtype':'int32',"
+	"'regref':'kr'}],'outs':[" REG_AP("t") "],'dependencies':['k_rap']},"
+	"{'opcode':'TensorCopy','name':'k_sym','engine':'DVE','ins':[{"
+	"'kind':'symbolic_ap','memsetref':'t','memref':'t','dtype':'float32',"
+	"'addrs':[{'kind':'SumExpr','terms':[{'kind':'AffineIV','var':'i'},"
+	"{'kind':'IntRuntimeValueKind','regref':'r0'}],'c':0}]}],"
+	"'outs':[" REG_AP("t") "],'dependencies':['k_acc']},"
+	"{'opcode':'TensorCopy','name':'k_symf','engine':'DVE','ins':[{"
+	"'kind':'symbolic_ap','memsetref':'kin','memref':'kin','dtype':"
+	"'float32','addrs':[{'kind':'AffineIV','var':'i'}]}],"
+	"'outs':[" REG_AP("t") "],'dependencies':['k_sym']}%s]}]}]}";
+
+/* reg_kernel's Loop, a register in its axis. Not in the inlined kernel:
+** the inliner's closing NoOp would depend on the Loop by name, which no
+** dependency may name. */
+static const char reg_loop[] =
+	",{'opcode':'Loop','name':'k_loop','engine':'SP','LoopAxis':{"
+	"'name':'i','lb':0,'ub':{'kind':'IntRuntimeValueKind','regref':'r0'},"
+	"'stride':1},'blocks':[{'name':'lb','instructions':[]}]}";
+
+/* The caller: its own t and r0 (used), the register rc bound to kr. */
+static const char reg_caller[] =
+	"{'version':2,'arch':'gen3','name':'rcall','functions':[{"
+	"'name':'sg0000','attributes':[],'allocations':["
+	REG_DRAM("x", "ExternalInput") "," REG_DRAM("y", "ExternalOutput") ","
+	REG_SB("t") "," REG_REG("r0") "," REG_REG("rc") "],"
+	"'blocks':[{'name':'main','instructions':["
+	"{'opcode':'TensorScalar','name':'caller_acc','engine':'DVE',"
+	"'op0':'add','const0':1.0,'ins':[{'kind':'register_access',"
+	"'dtype':'int32','regref':'r0'}],'outs':[" REG_AP("t") "]},"
+	"{'opcode':'NKIKLIRKernel','name':'kern','engine':'SP',"
+	"'ins':[" REG_AP("x") "],'outs':[" REG_AP("y") "],"
+	"'kernel_format':'bir','klir_binary':'reg_kernel.json',"
+	"'func_args':{'kin':'x','kr':'rc'},'func_outs':{'kout':'y'},"
+	"'dependencies':['caller_acc']}]}]}],"
+	"'attributes':{'neuron_core_id':0}}";
+
+/* The caller module of reg_kernel (with_loop: and its Loop) in a fresh
+** directory *dir. */
+static lm_module *reg_setup(char **dir, int with_loop)
+{
+	char *kt = lm_xasprintf(reg_kernel, with_loop ? reg_loop : "");
+	char *k = dq(kt), *c = dq(reg_caller), *pk, *pc;
+	lm_module *m;
+	free(kt);
+	*dir = tu_tmpdir("prov-regs");
+	pk = tu_write(*dir, "reg_kernel.json", k);
+	pc = tu_write(*dir, "reg_caller.json", c);
+	m = load(pc);
+	free(k);
+	free(c);
+	free(pk);
+	free(pc);
+	return m;
+}
+
+/* The register names of a walk, joined by ',' (a static buffer). */
+typedef struct reg_list {
+	char s[256];
+} reg_list;
+
+static int add_reg(cJSON *j, void *arg)
+{
+	reg_list *r = arg;
+	size_t n = strlen(r->s);
+	ck_assert(cJSON_IsString(j));
+	snprintf(r->s + n, sizeof r->s - n, "%s%s", n ? "," : "",
+		 j->valuestring);
+	return 0;
+}
+
+/* Registers named by operand ins[0] of instruction name ("" if none). */
+static const char *regs_of(const lm_module *m, const char *name)
+{
+	static reg_list r;
+	lm_inst *in = find_inst(m, name, NULL);
+	ck_assert_msg(in != NULL, "no instruction %s", name);
+	r.s[0] = 0;
+	if (in->op == LM_OP_LOOP)
+		lm_json_each_regref(in->extra, add_reg, &r);
+	else
+		lm_arg_each_regref(&in->ins[0], add_reg, &r);
+	return r.s;
+}
+
+/* The string member key of instruction name's opaque ins[0]. */
+static const char *opaque_key(const lm_module *m, const char *name,
+			      const char *key)
+{
+	lm_inst *in = find_inst(m, name, NULL);
+	cJSON *j;
+	ck_assert_msg(in != NULL, "no instruction %s", name);
+	ck_assert_int_eq(in->ins[0].kind, LM_ARG_OPAQUE);
+	j = cJSON_GetObjectItemCaseSensitive(in->ins[0].extra, key);
+	ck_assert_msg(cJSON_IsString(j), "%s: no %s", name, key);
+	return j->valuestring;
+}
+
+/* The lowered module written and read back still verifies (the names in
+** the carried JSON are the ones the file holds). */
+static void reg_round_trip(const lm_module *lo)
+{
+	char *txt = NULL;
+	size_t len;
+	lm_module *back = NULL;
+	lm_error err;
+	ck_assert_int_eq(lm_module_to_json(lo, 0, &txt, &len, &err), 0);
+	ck_assert_msg(lm_module_parse(&back, txt, len, "lowered.json",
+				      &err) == 0, "%s", err.msg);
+	ck_assert_msg(lm_verify(back, NULL, &err) == 0, "%s", err.msg);
+	lm_module_free(back);
+	free(txt);
+}
+
+/* Mechanism B: the kernel's colliding register and tensor are renamed
+** (r0_1, t_1) and so is every reference to them, at any depth of the
+** opaque operands and in the Loop's axis; the caller's r0 is untouched. */
+START_TEST(test_bir_lower_registers_renamed)
+{
+	char *dir;
+	lm_module *m = reg_setup(&dir, 1), *lo = lower_ok(m, 0, NULL);
+	lm_function *kf = lm_module_find_function(lo, "reg_k");
+	lm_inst *call = find_inst(lo, "inst__reg_k", NULL);
+	ck_assert_ptr_nonnull(kf);
+	ck_assert_int_eq(count_prefix(kf, "r0_1", 0), 1);
+	ck_assert_int_eq(count_prefix(kf, "t_1", 0), 1);
+	ck_assert_str_eq(regs_of(lo, "k_rap"), "r0_1,r0_1,kr");
+	ck_assert_str_eq(opaque_key(lo, "k_rap", "memsetref"), "t_1");
+	ck_assert_str_eq(opaque_key(lo, "k_rap", "memref"), "t_1");
+	ck_assert_str_eq(find_inst(lo, "k_rap", NULL)->ins[0].memsetref, "t_1");
+	ck_assert_str_eq(regs_of(lo, "k_acc"), "kr");
+	ck_assert_str_eq(regs_of(lo, "k_sym"), "r0_1");
+	ck_assert_str_eq(opaque_key(lo, "k_sym", "memsetref"), "t_1");
+	ck_assert_str_eq(opaque_key(lo, "k_sym", "memref"), "t_1");
+	ck_assert_str_eq(opaque_key(lo, "k_symf", "memsetref"), "kin");
+	ck_assert_str_eq(regs_of(lo, "k_loop"), "r0_1");
+	ck_assert_str_eq(regs_of(lo, "caller_acc"), "r0");
+	ck_assert_str_eq(kv_get(call->func_args, call->n_func_args, "kr"), "rc");
+	reg_round_trip(lo);
+	lm_module_free(lo);
+	lm_module_free(m);
+	rm_tmpdir(dir);
+}
+END_TEST
+
+/* lower --inline: the formals met inside opaque operands and as registers
+** are rebound to the caller's (kin -> x, kr -> rc), the kernel's own
+** renamed ones (r0_1, t_1) move into the caller with their references. */
+START_TEST(test_bir_inline_registers_rebound)
+{
+	char *dir;
+	lm_module *m = reg_setup(&dir, 0), *lo = lower_ok(m, 1, NULL);
+	lm_function *f = &lo->functions[0];
+	ck_assert_int_eq(lo->n_functions, 1);
+	ck_assert_int_eq(count_op(lo, LM_OP_NKIKERNEL), 0);
+	ck_assert_ptr_nonnull(lm_module_find_alloc(lo, "r0_1", NULL));
+	ck_assert_ptr_nonnull(lm_module_find_alloc(lo, "t_1", NULL));
+	ck_assert_ptr_null(lm_module_find_alloc(lo, "kr", NULL));
+	ck_assert_ptr_null(lm_module_find_alloc(lo, "kin", NULL));
+	ck_assert_int_eq(count_prefix(f, "r0", 0), 2);
+	ck_assert_str_eq(regs_of(lo, "k_rap"), "r0_1,r0_1,rc");
+	ck_assert_str_eq(opaque_key(lo, "k_rap", "memsetref"), "t_1");
+	ck_assert_str_eq(regs_of(lo, "k_acc"), "rc");
+	ck_assert_str_eq(regs_of(lo, "k_sym"), "r0_1");
+	ck_assert_str_eq(opaque_key(lo, "k_sym", "memsetref"), "t_1");
+	ck_assert_str_eq(opaque_key(lo, "k_symf", "memsetref"), "x");
+	ck_assert_str_eq(opaque_key(lo, "k_symf", "memref"), "x");
+	ck_assert_str_eq(find_inst(lo, "k_symf", NULL)->ins[0].memsetref, "x");
+	ck_assert_str_eq(regs_of(lo, "caller_acc"), "r0");
+	reg_round_trip(lo);
+	lm_module_free(lo);
+	lm_module_free(m);
+	rm_tmpdir(dir);
+}
+END_TEST
+
+/* A Memset of the whole SB tensor t, after dependency dep ("" for none). */
+#define REG_MS(name, t, deps) "{'opcode':'Memset','name':'" name "',"       \
+	"'engine':'DVE','ins':[],'outs':[" REG_AP(t) "],'mode':'Const',"   \
+	"'constant':0,'value':0.0,'dependencies':[" deps "]}"
+
+/* Memsets of function f writing allocation name. */
+static int memsets_on(const lm_function *f, const char *name)
+{
+	int n = 0;
+	for (int b = 0; b < f->n_blocks; b++)
+		for (int i = 0; i < f->blocks[b].n_insts; i++) {
+			const lm_inst *in = &f->blocks[b].insts[i];
+			n += in->op == LM_OP_MEMSET && in->n_outs == 1 &&
+			     !strcmp(in->outs[0].memsetref, name);
+		}
+	return n;
+}
+
+/*
+** A kernel k1 passing its own tensor t on to a kernel k2, inlined twice:
+** the second copy's t is renamed t_1 (the first took t), and the caller
+** side of its nested call's argument map follows, so that copy's k2
+** writes t_1, not the first copy's t.
+*/
+START_TEST(test_inline_nested_map_renamed)
+{
+	static const char text[] =
+		"{'version':2,'arch':'gen3','name':'nest','functions':["
+		"{'name':'sg0000','attributes':[],'allocations':["
+		REG_DRAM("x", "ExternalInput") "," REG_DRAM("y", "ExternalOutput")
+		"],'blocks':[{'name':'main','instructions':["
+		"{'opcode':'NKIKernel','name':'call1','engine':'SP','func':'k1',"
+		"'func_args':{'a':'x'},'func_outs':{'b':'y'},'ins':[" REG_AP("x")
+		"],'outs':[" REG_AP("y") "]},"
+		"{'opcode':'NKIKernel','name':'call1b','engine':'SP','func':'k1',"
+		"'func_args':{'a':'x'},'func_outs':{'b':'y'},'ins':[" REG_AP("x")
+		"],'outs':[" REG_AP("y") "],'dependencies':['call1']}]}]},"
+		"{'name':'k1','kind':'nki','attributes':[],'allocations':["
+		REG_DRAM("a", "Input") "," REG_DRAM("b", "Output") "," REG_SB("t")
+		"],'blocks':[{'name':'b0','instructions':["
+		REG_MS("k1_ms", "t", "") ","
+		"{'opcode':'NKIKernel','name':'call2','engine':'SP','func':'k2',"
+		"'func_args':{'c':'t'},'func_outs':{},'ins':[" REG_AP("t") "],"
+		"'outs':[],'dependencies':['k1_ms']}]}]},"
+		"{'name':'k2','kind':'nki','attributes':[],'allocations':["
+		REG_SB("c") "],'blocks':[{'name':'b0','instructions':["
+		REG_MS("k2_ms", "c", "") "]}]}]}";
+	char *t = dq(text);
+	lm_module *m = NULL;
+	lm_error err;
+	ck_assert_msg(lm_module_parse(&m, t, strlen(t), "nest.json", &err) == 0,
+		      "%s", err.msg);
+	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lk_inline_nki(m, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(m->n_functions, 1);
+	ck_assert_int_eq(count_op(m, LM_OP_NKIKERNEL), 0);
+	ck_assert_ptr_nonnull(lm_module_find_alloc(m, "t_1", NULL));
+	/* each copy: k1's Memset and k2's, on that copy's tensor */
+	ck_assert_int_eq(memsets_on(&m->functions[0], "t"), 2);
+	ck_assert_int_eq(memsets_on(&m->functions[0], "t_1"), 2);
+	lm_module_free(m);
+	free(t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("provision");
@@ -1548,6 +1831,9 @@ static Suite *suite(void)
 	tcase_add_test(c, test_cli_lower);
 	tcase_add_test(c, test_cli_lower_klr);
 	tcase_add_test(c, test_cli_two_cores_link_diff);
+	tcase_add_test(c, test_bir_lower_registers_renamed);
+	tcase_add_test(c, test_bir_inline_registers_rebound);
+	tcase_add_test(c, test_inline_nested_map_renamed);
 	tcase_set_timeout(c, 120);
 	suite_add_tcase(s, c);
 	c = tcase_create("klr_kernels");
