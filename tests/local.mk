@@ -87,3 +87,10 @@ tests_test_it55_SOURCES = tests/test_it55.c tests/simtb.h
 tests_test_it55_CFLAGS = $(TEST_CFLAGS)
 tests_test_it55_LDADD = $(TEST_LDADD)
 TESTS += tests/test_it55
+
+# the rules every suite keeps (timeouts, scratch directories, ./lncsim.db)
+check_PROGRAMS += tests/test_hygiene
+tests_test_hygiene_SOURCES = tests/test_hygiene.c
+tests_test_hygiene_CFLAGS = $(TEST_CFLAGS)
+tests_test_hygiene_LDADD = $(TEST_LDADD)
+TESTS += tests/test_hygiene

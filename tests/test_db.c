@@ -1067,7 +1067,11 @@ START_TEST(test_run_logs_stats)
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs WHERE status "
 				 "= 'error' AND message LIKE '%max-time%'"), 1);
 
-	/* default ./lncsim.db, LNCSIM_DB, --no-db */
+	/* default ./lncsim.db (in d), LNCSIM_DB, --no-db; the suite's own
+	** LNCSIM_DB (tu_main) is put back at the end */
+	char *suite_db = getenv("LNCSIM_DB") ? lm_xstrdup(getenv("LNCSIM_DB"))
+					      : NULL;
+	unsetenv("LNCSIM_DB");
 	r = tu_lncsim(d, "run", ex, NULL);
 	ck_assert_int_eq(r.status, 0);
 	tu_run_free(&r);
@@ -1106,6 +1110,9 @@ START_TEST(test_run_logs_stats)
 	ck_assert_contains(r.err, "--no-db");
 	tu_run_free(&r);
 	free(junk);
+	if (suite_db)
+		setenv("LNCSIM_DB", suite_db, 1);
+	free(suite_db);
 	free(fresh_db);
 	free(sub);
 	free(def);

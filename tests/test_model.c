@@ -837,6 +837,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("model");
 	TCase *tc = tcase_create("json");
+	tcase_set_timeout(tc, 300);
 	int n = (int)(sizeof example_files / sizeof example_files[0]);
 	tcase_add_loop_test(tc, test_roundtrip_examples, 0, n);
 	tcase_add_test(tc, test_unknown_keys_carried);

@@ -1077,6 +1077,7 @@ static Suite *verify_suite(void)
 {
 	Suite *s = suite_create("verify");
 	TCase *tc = tcase_create("verify");
+	tcase_set_timeout(tc, 120);
 	TTest const *tests[] = {
 		valid_multi_opcode, valid_transpose, valid_linked, resolve_arg,
 		linked_alias_listing,

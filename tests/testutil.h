@@ -12,8 +12,15 @@
 char *tu_srcpath(const char *rel);
 /* Path to the shared/ fixtures beside the source tree, or NULL if absent. */
 char *tu_sharedpath(const char *rel);
-/* A fresh empty directory under the build tree; caller frees. */
+/*
+** A fresh empty directory inside the suite's scratch directory
+** (./tmp-SUITE-PID-XXXXXX in the build tree); caller frees the string.
+** tu_main removes the scratch directory when the suite passed and keeps it
+** when a case failed; it also points LNCSIM_DB into it.
+*/
 char *tu_tmpdir(const char *tag);
+/* Remove a directory tree without following symbolic links; 0 or -1. */
+int tu_rm_tree(const char *dir);
 /* Write text to dir/name (creating dirs); returns the malloc'd path. */
 char *tu_write(const char *dir, const char *name, const char *text);
 /* Read a whole file into a malloc'd NUL-terminated string (NULL if missing). */
@@ -34,7 +41,12 @@ tu_run tu_lncsim(const char *cwd, const char *arg0, ...);
 tu_run tu_lncsimv(const char *cwd, const char *const *argv);
 void tu_run_free(tu_run *r);
 
-/* Run a suite in TAP mode and return the process exit status. */
+/*
+** Run a suite in TAP mode and return the process exit status. LNCSIM_DB
+** is set to a file in the scratch directory for the whole suite; a suite
+** that changes ./lncsim.db fails ("Bail out!"), a passing suite leaves
+** nothing behind.
+*/
 int tu_main(Suite *s);
 
 #define ck_assert_contains(hay, needle) \

@@ -4,6 +4,7 @@
 #include "common.h"
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,16 +40,92 @@ char *tu_sharedpath(const char *rel)
 	return NULL;
 }
 
-char *tu_tmpdir(const char *tag)
+/*
+** The suite's scratch directory: ./tmp-SUITE-PID-XXXXXX in the build tree,
+** made by tu_main before the test cases fork (so every case shares it) or
+** on first use. Every tu_tmpdir lives inside it; tu_main removes it when
+** the suite passed and keeps it for a look when a case failed.
+*/
+static char *scratch_root;
+
+static const char *scratch(void)
 {
-	char *t = lm_xasprintf("tmp-%s-%ld-XXXXXX", tag, (long)getpid());
+	if (scratch_root)
+		return scratch_root;
+	char exe[4096];
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[k > 0 ? k : 0] = 0;
+	const char *name = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	if (!strncmp(name, "lt-", 3))
+		name += 3;
+	char *t = lm_xasprintf("tmp-%s-%ld-XXXXXX", *name ? name : "suite",
+			       (long)getpid());
 	if (!mkdtemp(t)) {
 		perror("mkdtemp");
 		abort();
 	}
-	char *abs = realpath(t, NULL);
+	scratch_root = realpath(t, NULL);
 	free(t);
-	return abs;
+	if (!scratch_root)
+		abort();
+	return scratch_root;
+}
+
+char *tu_tmpdir(const char *tag)
+{
+	char *t = lm_xasprintf("%s/%s-XXXXXX", scratch(), tag);
+	if (!mkdtemp(t)) {
+		perror("mkdtemp");
+		abort();
+	}
+	return t;
+}
+
+/*
+** Remove the entries of the directory open at dfd, recursively, never
+** following a symbolic link (a test may leave one pointing anywhere).
+*/
+static int rm_entries(int dfd)
+{
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -1;
+	}
+	int rc = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			rc = -1;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			/* a case may have left it without write or search bits */
+			fchmodat(dirfd(d), e->d_name, 0700, 0);
+			int sub = openat(dirfd(d), e->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+			if (sub < 0 || rm_entries(sub) != 0 ||
+			    unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0)
+				rc = -1;
+		} else if (unlinkat(dirfd(d), e->d_name, 0) != 0)
+			rc = -1;
+	}
+	closedir(d);
+	return rc;
+}
+
+int tu_rm_tree(const char *dir)
+{
+	chmod(dir, 0700);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (rm_entries(fd) != 0)
+		return -1;
+	return rmdir(dir);
 }
 
 char *tu_write(const char *dir, const char *name, const char *text)
@@ -153,11 +230,68 @@ void tu_run_free(tu_run *r)
 	r->out = r->err = NULL;
 }
 
+/* What ./lncsim.db (or its WAL) looks like, to notice a suite writing it. */
+typedef struct db_seen {
+	int exists;
+	struct stat st;
+} db_seen;
+
+static void look_db(db_seen *s, const char *name)
+{
+	memset(s, 0, sizeof *s);
+	s->exists = stat(name, &s->st) == 0;
+}
+
+static int db_changed(const db_seen *a, const db_seen *b)
+{
+	if (a->exists != b->exists)
+		return 1;
+	return a->exists &&
+	       (a->st.st_ino != b->st.st_ino || a->st.st_size != b->st.st_size ||
+		a->st.st_mtim.tv_sec != b->st.st_mtim.tv_sec ||
+		a->st.st_mtim.tv_nsec != b->st.st_mtim.tv_nsec);
+}
+
 int tu_main(Suite *s)
 {
+	/* Every lncsim the cases start logs into the scratch directory unless
+	** it says --db or --no-db: never into a database of the user's, be
+	** it ./lncsim.db or one named by their own LNCSIM_DB. */
+	char *db = lm_xasprintf("%s/lncsim.db", scratch());
+	setenv("LNCSIM_DB", db, 1);
+	free(db);
+	static const char *const user_db[] = { "lncsim.db", "lncsim.db-wal" };
+	db_seen before[2], after[2];
+	for (int i = 0; i < 2; i++)
+		look_db(&before[i], user_db[i]);
+
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+
+	fflush(stdout);
+	for (int i = 0; i < 2; i++) {
+		look_db(&after[i], user_db[i]);
+		if (db_changed(&before[i], &after[i])) {
+			/* the TAP driver counts this as an error of the suite */
+			printf("Bail out! the suite wrote ./%s (tests pass --db "
+			       "or --no-db, or run lncsim in a tu_tmpdir)\n",
+			       user_db[i]);
+			failed++;
+			break;
+		}
+	}
+	if (!failed) {
+		if (tu_rm_tree(scratch_root) != 0) {
+			printf("Bail out! cannot remove %s: %s\n", scratch_root,
+			       strerror(errno));
+			failed++;
+		}
+	} else
+		fprintf(stderr, "# scratch directory kept: %s\n", scratch_root);
+	fflush(stdout);
+	free(scratch_root);
+	scratch_root = NULL;
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
