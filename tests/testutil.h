@@ -39,6 +39,20 @@ typedef struct tu_run {
 */
 tu_run tu_lncsim(const char *cwd, const char *arg0, ...);
 tu_run tu_lncsimv(const char *cwd, const char *const *argv);
+
+/* How tu_lncsimo runs lncsim. */
+typedef struct tu_opts {
+	int unprivileged;      /* as user nobody when root (file modes count:
+				  root writes read-only files) */
+	long long fsize_limit; /* > 0: RLIMIT_FSIZE in bytes, SIGXFSZ ignored:
+				  writes past it fail as on a full disk */
+} tu_opts;
+#define TU_OPTS_INIT { 0, 0 }
+/* tu_lncsimv with options; status 125 when they cannot be applied (the
+** caller skips). */
+tu_run tu_lncsimo(const tu_opts *o, const char *cwd, const char *const *argv);
+/* Whether tu_opts.unprivileged can work here. */
+int tu_can_drop_root(void);
 void tu_run_free(tu_run *r);
 
 /*

@@ -7,9 +7,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -167,6 +171,16 @@ static char *slurp_fd(int fd)
 
 tu_run tu_lncsimv(const char *cwd, const char *const *argv)
 {
+	return tu_lncsimo(NULL, cwd, argv);
+}
+
+int tu_can_drop_root(void)
+{
+	return geteuid() != 0 || getpwnam("nobody") != NULL;
+}
+
+tu_run tu_lncsimo(const tu_opts *o, const char *cwd, const char *const *argv)
+{
 	tu_run r = {-1, NULL, NULL};
 	const char *bin = getenv("LNCSIM");
 	char *binpath = bin && *bin ? lm_xstrdup(bin) : realpath("../lncsim", NULL);
@@ -191,8 +205,26 @@ tu_run tu_lncsimv(const char *cwd, const char *const *argv)
 		dup2(nul, 0);
 		dup2(ofd, 1);
 		dup2(efd, 2);
+		if (o && o->fsize_limit > 0) {
+			/* writes past the limit fail (EFBIG), as on a full disk;
+			** the ignored SIGXFSZ stays ignored across exec */
+			struct rlimit rl = { (rlim_t)o->fsize_limit,
+					     (rlim_t)o->fsize_limit };
+			signal(SIGXFSZ, SIG_IGN);
+			if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+				_exit(125);
+		}
+		if (o && o->unprivileged && geteuid() == 0) {
+			/* root writes any file whatever its mode: be nobody */
+			struct passwd *pw = getpwnam("nobody");
+			if (!pw || setgroups(0, NULL) != 0 ||
+			    setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0)
+				_exit(125);
+		}
 		if (cwd && chdir(cwd) != 0)
 			_exit(126);
+		if (access(binpath, X_OK) != 0)
+			_exit(125);
 		execv(binpath, (char *const *)av);
 		_exit(127);
 	}
