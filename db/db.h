@@ -1,5 +1,5 @@
 /*
-** db.h -- the SQLite run log (SPEC 7): schema, migrations, run logging,
+** db.h -- the SQLite run log: schema, migrations, run logging,
 ** shard merge and the queries the CLI and the reports use.
 **
 ** A database is versioned with PRAGMA user_version and migrated forward
