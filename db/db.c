@@ -356,8 +356,16 @@ static int connect_read(ldb *db, int *v, lm_error *err)
 	if (connect(db, "mode=ro", SQLITE_OPEN_READONLY, err) != 0)
 		return LM_EINPUT;
 	int rc = version_rc(db, v);
-	if (((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN) &&
-	    !wal_has_frames(db->path)) {
+	if ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN) {
+		/* no -shm and none can be made: the main file is all there
+		** is, unless the WAL holds frames (reading without them would
+		** hide the newest runs) */
+		if (wal_has_frames(db->path))
+			return lm_err(err, db->path, "", "cannot read: its -wal "
+				      "file holds runs but it has no -shm file, "
+				      "and none can be made (read-only "
+				      "directory); make the directory writable "
+				      "for one lncsim command");
 		if (connect(db, "mode=ro&immutable=1", SQLITE_OPEN_READONLY,
 			    err) != 0)
 			return LM_EINPUT;

@@ -1287,11 +1287,21 @@ START_TEST(test_read_only_database)
 		tu_run_free(&r);
 	}
 
+	/* a -wal with frames but no -shm, none can be made: refused, not
+	** read without the newest runs */
+	char *wal = lm_xasprintf("%s-wal", path), *shm = lm_xasprintf("%s-shm",
+								       path);
+	ck_assert_int_gt(file_size(wal), 0);
+	ck_assert_int_eq(unlink(shm), 0);
+	r = lncsim_opts(&ro, d, "db", "runs", "--db", path, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "ro.db: cannot read: its -wal file holds "
+			   "runs but it has no -shm file");
+	tu_run_free(&r);
+
 	/* no -wal/-shm left (a plain SQLite connection closing last
 	** checkpoints and removes them): db runs reads it immutable */
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 1);
-	char *wal = lm_xasprintf("%s-wal", path), *shm = lm_xasprintf("%s-shm",
-								       path);
 	ck_assert_int_eq(access(wal, F_OK), -1);
 	ck_assert_int_eq(access(shm, F_OK), -1);
 	r = lncsim_opts(&ro, d, "db", "runs", "--db", path, NULL);
