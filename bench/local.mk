@@ -21,3 +21,8 @@ EXTRA_PROGRAMS += bench/bench_link
 BENCH_PROGS += bench/bench_link
 bench_bench_link_SOURCES = bench/bench_link.c
 bench_bench_link_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
+
+EXTRA_PROGRAMS += bench/bench_db_open
+BENCH_PROGS += bench/bench_db_open
+bench_bench_db_open_SOURCES = bench/bench_db_open.c
+bench_bench_db_open_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)

@@ -1,6 +1,6 @@
 /*
-** cmd_db.c -- `lncsim db runs [--db FILE] [--last N]` and
-** `lncsim db merge OUT.db IN.db...`.
+** cmd_db.c -- `lncsim db runs [--db FILE] [--last N]`,
+** `lncsim db merge OUT.db IN.db...` and `lncsim db check [--db FILE]`.
 */
 #include "common.h"
 #include "cli.h"
@@ -14,15 +14,20 @@
 
 const char usage_db[] =
 	"usage: lncsim db runs [--db FILE] [--last N]\n"
-	"       lncsim db merge OUT.db IN.db...\n\n"
+	"       lncsim db merge OUT.db IN.db...\n"
+	"       lncsim db check [--db FILE]\n\n"
 	"The SQLite run log (docs/database.md).\n\n"
-	"  runs    print the logged runs as a table, oldest first\n"
+	"  runs    print the logged runs as a table, oldest first (only reads:\n"
+	"          works on a read-only database)\n"
 	"          --db FILE  the database (default $LNCSIM_DB, else ./lncsim.db)\n"
 	"          --last N   only the N most recent runs\n"
 	"  merge   copy every run of the IN databases into OUT (created if\n"
 	"          missing); ids are re-keyed, a run already in OUT (same\n"
-	"          uuid) is skipped, so merging twice adds nothing\n\n"
-	"exit status: 0 ok, 2 bad usage or a database that cannot be read\n";
+	"          uuid) is skipped, so merging twice adds nothing\n"
+	"  check   read every page of the database (PRAGMA integrity_check)\n"
+	"          and print what is damaged\n\n"
+	"exit status: 0 ok, 1 check found damage, 2 bad usage or a database\n"
+	"that cannot be read or written\n";
 
 /*
 ** Parse a positive count.
@@ -71,7 +76,7 @@ static int db_runs(int argc, char **argv)
 	ldb *db = NULL;
 	ldb_run_row *rows = NULL;
 	int n = 0;
-	if (ldb_open(&db, cli_db_path(&dbo), 0, &err) != 0 ||
+	if (ldb_open(&db, cli_db_path(&dbo), LDB_READ, &err) != 0 ||
 	    ldb_query_runs(db, last, &rows, &n, &err) != 0) {
 		ldb_close(db);
 		return cli_report(&err);
@@ -143,16 +148,53 @@ static int db_merge(int argc, char **argv)
 }
 
 /*
-** `lncsim db SUBCOMMAND`: dispatch to runs or merge.
+** `db check [--db FILE]`: the full integrity check.
+*/
+static int db_check(int argc, char **argv)
+{
+	cli_db dbo = {0};
+	for (int i = 1; i < argc; i++) {
+		int k = cli_db_option(&dbo, "db check", argc, argv, &i);
+		if (k < 0)
+			return EXIT_INPUT;
+		if (k == 0)
+			return cli_usage_error("db check", "unknown argument "
+					       "'%s'", argv[i]);
+	}
+	if (dbo.disabled)
+		return cli_usage_error("db check", "--no-db: there is nothing "
+				       "to check");
+	const char *path = cli_db_path(&dbo);
+	lm_error err;
+	char *problems = NULL;
+	if (ldb_check_file(path, &problems, &err) != 0)
+		return cli_report(&err);
+	int rc = EXIT_OK;
+	if (!problems[0])
+		printf("%s: ok\n", path);
+	else {
+		printf("%s: damaged (PRAGMA integrity_check):\n%s", path,
+		       problems);
+		rc = EXIT_CHECK;
+	}
+	free(problems);
+	return rc;
+}
+
+/*
+** `lncsim db SUBCOMMAND`: dispatch to runs, merge or check.
 */
 int cmd_db(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error("db", "need a subcommand: runs or merge");
+		return cli_usage_error("db", "need a subcommand: runs, merge or "
+				       "check");
 	if (!strcmp(argv[1], "runs"))
 		return db_runs(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "merge"))
 		return db_merge(argc - 1, argv + 1);
-	return cli_usage_error("db", "unknown subcommand '%s' (runs or merge)",
-			       argv[1]);
+	if (!strcmp(argv[1], "check"))
+		return db_check(argc - 1, argv + 1);
+	return cli_usage_error("db", "unknown subcommand '%s' (runs, merge or "
+			       "check)", argv[1]);
 }

@@ -42,7 +42,8 @@ const char usage_fuzz[] =
 	"  --stop             stop launching cases after the first failure\n"
 	"  -q                 no progress output, only failures and the summary\n"
 	"  --db FILE, --no-db run log (each case and a summary run)\n\n"
-	"exit status: 0 every case passed, 1 some case failed, 2 bad usage\n";
+	"exit status: 0 every case passed, 1 some case failed, 2 bad usage or\n"
+	"a run that could not be logged (fuzz stops launching cases then)\n";
 
 /* Remove a directory tree (our own temporary case directories only). */
 static int rm_entry(const char *p, const struct stat *st, int flag,
@@ -86,8 +87,58 @@ static int case_cores(const fuzz_cfg *c, uint64_t s)
 }
 
 /*
+** Log case s as its own run: pass / fail with the executions and tensors
+** of the check (dc), or error with msg when the check could not run. A
+** failure to log is written to fd as "log\tmessage\n".
+*/
+static void log_case(const fuzz_cfg *c, uint64_t s, int cores,
+		     lm_module **mods, int n_mods, const diff_case *dc,
+		     int status, const char *msg, double wall, int fd)
+{
+	const char *path = cli_db_path(&c->dbo);
+	if (!path)
+		return;
+	lm_error err;
+	ldb *db = NULL;
+	if (ldb_open(&db, path, 0, &err) != 0) {
+		dprintf(fd, "log\t%s\n", err.msg);
+		return;
+	}
+	char *cmd = lm_xasprintf("lncsim gen --cores %d --seed %llu --size %s && "
+				 "lncsim diff%s%s --seed %llu gen%llu", cores,
+				 (unsigned long long)s,
+				 c->size == LS_GEN_SMALL ? "small" :
+				 c->size == LS_GEN_MEDIUM ? "medium" : "large",
+				 c->skip_text ? " --skip=" : "",
+				 c->skip_text ? c->skip_text : "",
+				 (unsigned long long)s, (unsigned long long)s);
+	char *mod = lm_xasprintf("gen%llu", (unsigned long long)s);
+	ldb_run_info info;
+	memset(&info, 0, sizeof info);
+	info.command = cmd;
+	info.module = mod;
+	info.arch = n_mods > 0 && mods[0]->arch ? mods[0]->arch : "";
+	info.cores = cores;
+	info.seed = s;
+	int rc;
+	if (status == 2) {
+		ldb_run *run = NULL;
+		rc = ldb_run_begin(db, &info, &run, &err);
+		if (rc == 0)
+			rc = ldb_run_end(run, "error", msg, wall, NULL, &err);
+	} else
+		rc = diff_case_log(db, &info, dc, wall, &err);
+	if (rc != 0)
+		dprintf(fd, "log\t%s\n", err.msg);
+	free(cmd);
+	free(mod);
+	ldb_close(db);
+}
+
+/*
 ** One case, in a child process: generate into a directory, load, check,
-** log. Writes "kind\tmessage\n" to fd; exit 0 pass, 1 fail, 2 error.
+** log. Writes "kind\tmessage\n" to fd, then "log\tmessage\n" if the run
+** could not be logged; exit 0 pass, 1 fail, 2 error.
 */
 static int run_case(const fuzz_cfg *c, uint64_t s, int fd)
 {
@@ -111,7 +162,6 @@ static int run_case(const fuzz_cfg *c, uint64_t s, int fd)
 	int status = 2;
 	lm_module **mods = NULL;
 	int n = 0;
-	ldb *db = NULL;
 	diff_case dc;
 	memset(&dc, 0, sizeof dc);
 	double t0 = lm_seconds();
@@ -139,36 +189,10 @@ static int run_case(const fuzz_cfg *c, uint64_t s, int fd)
 	}
 	status = dc.failed ? 1 : 0;
 	dprintf(fd, "%s\t%s\n", dc.failed ? dc.kind : "pass", dc.message);
-	/* log the case as its own run */
-	if (cli_db_path(&c->dbo)) {
-		lm_error e2;
-		const char *path = cli_db_path(&c->dbo);
-		if (ldb_open(&db, path, 0, &e2) == 0) {
-			char *cmd = lm_xasprintf("lncsim gen --cores %d --seed %llu "
-						 "--size %s && lncsim diff%s%s --seed "
-						 "%llu gen%llu", cores,
-						 (unsigned long long)s,
-						 c->size == LS_GEN_SMALL ? "small" :
-						 c->size == LS_GEN_MEDIUM ? "medium" : "large",
-						 c->skip_text ? " --skip=" : "",
-						 c->skip_text ? c->skip_text : "",
-						 (unsigned long long)s,
-						 (unsigned long long)s);
-			char *mod = lm_xasprintf("gen%llu", (unsigned long long)s);
-			ldb_run_info info;
-			memset(&info, 0, sizeof info);
-			info.command = cmd;
-			info.module = mod;
-			info.arch = mods[0]->arch;
-			info.cores = cores;
-			info.seed = s;
-			diff_case_log(db, &info, &dc, lm_seconds() - t0, &e2);
-			free(cmd);
-			free(mod);
-		}
-	}
 out:
-	ldb_close(db);
+	/* every case is a run of its own, an error too */
+	log_case(c, s, cores, mods, n, &dc, status, status == 2 ? err.msg : "",
+		 lm_seconds() - t0, fd);
 	diff_case_free(&dc);
 	for (int i = 0; i < n; i++)
 		lm_module_free(mods[i]);
@@ -329,13 +353,15 @@ int cmd_fuzz(int argc, char **argv)
 	int tty = !c.quiet && isatty(2);
 	slot *slots = lm_xcalloc((size_t)c.jobs, sizeof *slots);
 	int next = 0, done = 0, failed = 0, errors = 0, running = 0;
+	int unlogged = 0; /* runs the run log did not take: stop launching */
 	double t0 = lm_seconds();
 	lm_buf fails = LM_BUF_INIT;
 	fflush(stdout);
 	fflush(stderr);
-	while (done < next || (next < c.count && !(c.stop && (failed || errors)))) {
+	while (done < next || (next < c.count && !unlogged &&
+			       !(c.stop && (failed || errors)))) {
 		/* launch */
-		while (running < c.jobs && next < c.count &&
+		while (running < c.jobs && next < c.count && !unlogged &&
 		       !(c.stop && (failed || errors))) {
 			int p[2];
 			if (pipe(p) != 0) {
@@ -386,6 +412,22 @@ int cmd_fuzz(int argc, char **argv)
 			close(sl->fd);
 			int code = WIFEXITED(st) ? WEXITSTATUS(st) : 3;
 			const char *msg = lm_buf_cstr(&sl->out);
+			/* the verdict line, then "log\t..." lines: runs the
+			** run log did not take */
+			for (const char *l = strchr(msg, '\n'); l && l[1];
+			     l = strchr(l + 1, '\n')) {
+				if (strncmp(l + 1, "log\t", 4))
+					continue;
+				const char *e = strchr(l + 1, '\n');
+				if (tty)
+					fputc('\n', stderr);
+				fprintf(stderr, "lncsim: fuzz: seed %llu: %.*s (run "
+					"not logged)\n",
+					(unsigned long long)sl->seed,
+					(int)(e ? e - (l + 5) : (long)strlen(l + 5)),
+					l + 5);
+				unlogged++;
+			}
 			if (code != 0) {
 				if (code == 1)
 					failed++;
@@ -403,7 +445,9 @@ int cmd_fuzz(int argc, char **argv)
 					"lncsim diff%s%s --seed %llu DIR/gen%llu\n",
 					(unsigned long long)sl->seed, cores,
 					cores == 1 ? "" : "s", klen, msg,
-					(int)(strlen(text) ? strlen(text) - 1 : 0), text, cores,
+					(int)(strchr(text, '\n') ? strchr(text, '\n') - text
+								 : (long)strlen(text)),
+					text, cores,
 					(unsigned long long)sl->seed,
 					c.size == LS_GEN_SMALL ? "" :
 					c.size == LS_GEN_MEDIUM ? " --size medium"
@@ -436,8 +480,14 @@ int cmd_fuzz(int argc, char **argv)
 	       "(%.1f cases/s, %d job%s)\n", done, done == 1 ? "" : "s",
 	       done - failed - errors, failed, errors, errors == 1 ? "" : "s", el,
 	       el > 0 ? done / el : 0.0, c.jobs, c.jobs == 1 ? "" : "s");
+	if (unlogged)
+		printf("fuzz: %d run%s not logged into %s: stopped launching "
+		       "cases\n", unlogged, unlogged == 1 ? "" : "s",
+		       cli_db_path(&c.dbo));
 	/* the summary run */
-	if (cli_db_path(&c.dbo) && (rc = cli_db_open(&c.dbo, &db)) == 0 && db) {
+	if (cli_db_path(&c.dbo) && cli_db_open(&c.dbo, &db) != 0)
+		unlogged++;
+	else if (db) {
 		char *cmd = cli_db_cmdline(argc + 1, argv - 1);
 		char *msg = lm_xasprintf("%d cases, %d failed, %d errors", done,
 					 failed, errors);
@@ -450,13 +500,17 @@ int cmd_fuzz(int argc, char **argv)
 		ldb_run *run = NULL;
 		if (ldb_run_begin(db, &info, &run, &err) ||
 		    ldb_run_end(run, failed || errors ? "fail" : "pass", msg, el,
-				NULL, &err))
-			cli_report(&err);
+				NULL, &err)) {
+			fprintf(stderr, "lncsim: %s (run not logged)\n", err.msg);
+			unlogged++;
+		}
 		free(cmd);
 		free(msg);
 		ldb_close(db);
 	}
 	lm_buf_free(&fails);
 	free(slots);
+	if (unlogged)
+		return EXIT_INPUT;
 	return failed || errors ? EXIT_CHECK : EXIT_OK;
 }

@@ -90,7 +90,7 @@ int cmd_report(int argc, char **argv)
 	lm_error err;
 	ldb *db = NULL;
 	lr_report rep;
-	if (ldb_open(&db, cli_db_path(&dbo), 0, &err) != 0 ||
+	if (ldb_open(&db, cli_db_path(&dbo), LDB_READ, &err) != 0 ||
 	    lr_write(db, &o, &rep, &err) != 0) {
 		ldb_close(db);
 		return cli_report(&err);

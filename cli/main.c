@@ -21,7 +21,7 @@ static const cli_command commands[] = {
 	{ "fuzz", "gen + diff over many seeds", cmd_fuzz, usage_fuzz },
 	{ "report", "plot utilization reports from the run log", cmd_report,
 	  usage_report },
-	{ "db", "list or merge run-log databases", cmd_db, usage_db },
+	{ "db", "list, merge or check run-log databases", cmd_db, usage_db },
 	{ "link", "link per-core modules into one <name>/sgLnk module",
 	  cmd_link, usage_link },
 	{ "mmt", "static matmul report (matmuls, MACs, PE cycles, fill)",

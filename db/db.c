@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* How long a writer waits for another process's transaction, in ms. */
@@ -43,12 +44,71 @@ static const char *const stmt_sql[ST_COUNT] = {
 };
 
 /*
+** The first problem PRAGMA quick_check finds, into buf ("" if it cannot
+** run or finds none). It reads every page (about 0.6 s for 100 MB), so it
+** runs only once SQLite has reported the file corrupt.
+*/
+static void first_problem(ldb *db, char *buf, size_t n)
+{
+	sqlite3_stmt *st = NULL;
+	buf[0] = 0;
+	if (sqlite3_prepare_v2(db->h, "PRAGMA quick_check(1)", -1, &st,
+			       NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		static const char head[] = "*** in database main ***";
+		if (t && !strncmp(t, head, sizeof head - 1))
+			t += sizeof head - 1;
+		while (t && (*t == '\n' || *t == ' '))
+			t++;
+		if (t && strcmp(t, "ok"))
+			snprintf(buf, n, "%s", t);
+		for (char *p = buf; *p; p++)
+			if (*p == '\n')
+				*p = ' ';
+	}
+	sqlite3_finalize(st);
+}
+
+/*
+** err for a failure with SQLite result code rc and message msg: a corrupt
+** file and a read-only one get their own words, the rest "PATH: where:
+** msg".
+*/
+static int sql_fail(lm_error *err, ldb *db, const char *where, int rc,
+		    const char *sqlmsg)
+{
+	char msg[300]; /* sqlmsg may be the connection's, which a query resets */
+	snprintf(msg, sizeof msg, "%s", sqlmsg);
+	switch (rc & 0xff) {
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB: {
+		char problem[200];
+		first_problem(db, problem, sizeof problem);
+		return lm_err(err, db->path, where, "database is corrupt (%s%s%s):"
+			      " lncsim does not write to it; recover it (sqlite3 "
+			      "%s .recover) or start a new one", msg,
+			      problem[0] ? "; quick_check: " : "", problem,
+			      db->path);
+	}
+	case SQLITE_READONLY:
+		return lm_err(err, db->path, where, "database is read-only (%s): "
+			      "the file, its -wal/-shm files or its directory "
+			      "are not writable", msg);
+	default:
+		return lm_err(err, db->path, where, "%s", msg);
+	}
+}
+
+/*
 ** Fill err from the connection's last error: "PATH: where: message".
 */
 int ldb_sqlerr(lm_error *err, ldb *db, const char *where)
 {
-	const char *msg = db && db->h ? sqlite3_errmsg(db->h) : "out of memory";
-	return lm_err(err, db ? db->path : "", where, "%s", msg);
+	if (!db || !db->h)
+		return lm_err(err, db ? db->path : "", where, "out of memory");
+	return sql_fail(err, db, where, sqlite3_extended_errcode(db->h),
+			sqlite3_errmsg(db->h));
 }
 
 /*
@@ -57,32 +117,76 @@ int ldb_sqlerr(lm_error *err, ldb *db, const char *where)
 int ldb_exec(ldb *db, const char *sql, const char *where, lm_error *err)
 {
 	char *msg = NULL;
-	if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		lm_err(err, db->path, where, "%s",
-		       msg ? msg : sqlite3_errmsg(db->h));
+	int rc = sqlite3_exec(db->h, sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		char text[300];
+		snprintf(text, sizeof text, "%s", msg ? msg : sqlite3_errmsg(db->h));
 		sqlite3_free(msg);
+		sql_fail(err, db, where, sqlite3_extended_errcode(db->h), text);
 		return LM_EINPUT;
 	}
 	return 0;
 }
 
 /*
-** Read PRAGMA user_version into *v.
+** Read PRAGMA user_version into *v: SQLITE_OK or SQLite's result code.
 */
-static int read_version(ldb *db, int *v, lm_error *err)
+static int version_rc(ldb *db, int *v)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL);
 	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		*v = sqlite3_column_int(st, 0);
-		sqlite3_finalize(st);
-		return 0;
-	}
+		rc = SQLITE_OK;
+	} else
+		rc = sqlite3_extended_errcode(db->h);
 	sqlite3_finalize(st);
-	if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
+	return rc;
+}
+
+/*
+** Read PRAGMA user_version into *v. The first read of the file: a file
+** that is no SQLite database at all is "not an lncsim database".
+*/
+static int read_version(ldb *db, int *v, lm_error *err)
+{
+	int rc = version_rc(db, v);
+	if (rc == SQLITE_OK)
+		return 0;
+	if (rc == SQLITE_NOTADB)
 		return lm_err(err, db->path, "", "not an lncsim database: %s",
 			      sqlite3_errstr(rc));
 	return ldb_sqlerr(err, db, "reading the schema version");
+}
+
+/*
+** The cheap corruption check of an existing file, run by every open: the
+** rightmost path of every table and index a run is appended to (the
+** pages the next run writes), plus what SQLite checks when it loads a
+** page. A full PRAGMA quick_check reads every page (0.6 s for 100 MB);
+** this reads a handful (docs/database.md, "Damaged databases").
+*/
+static int probe(ldb *db, lm_error *err)
+{
+	static const char sql[] =
+		"SELECT (SELECT max(id) FROM runs), (SELECT max(uuid) FROM runs),"
+		" (SELECT max(started_utc) FROM runs),"
+		" (SELECT max(id) FROM executions),"
+		" (SELECT max(run_id) FROM executions),"
+		" (SELECT max(rowid) FROM core_stats),"
+		" (SELECT max(execution_id) FROM core_stats),"
+		" (SELECT max(id) FROM matmuls),"
+		" (SELECT max(execution_id) FROM matmuls),"
+		" (SELECT max(id) FROM tensors), (SELECT max(run_id) FROM tensors),"
+		" (SELECT count(*) FROM sqlite_schema)";
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	return ldb_sqlerr(err, db, "checking the database");
 }
 
 /*
@@ -129,71 +233,250 @@ too_new:
 }
 
 /*
-** Open, configure (WAL, synchronous=NORMAL, foreign keys, busy timeout)
-** and migrate.
+** The "file:" URI naming path (every byte but [A-Za-z0-9/._~-]
+** percent-encoded, so no path is taken for a URI or a query), with query q
+** (NULL: none).
+*/
+static char *file_uri(const char *path, const char *q)
+{
+	lm_buf b = LM_BUF_INIT;
+	lm_buf_puts(&b, path[0] == '/' ? "file://" : "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		int c = *p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || strchr("/._~-", c))
+			lm_buf_put(&b, p, 1);
+		else
+			lm_buf_printf(&b, "%%%02X", c);
+	}
+	if (q)
+		lm_buf_printf(&b, "?%s", q);
+	return lm_buf_detach(&b);
+}
+
+/*
+** Open db->h on the URI for db->path with query q and the open flags.
+*/
+static int connect(ldb *db, const char *q, int oflags, lm_error *err)
+{
+	sqlite3_close(db->h);
+	db->h = NULL;
+	free(db->uri);
+	db->uri = file_uri(db->path, q);
+	int rc = sqlite3_open_v2(db->uri, &db->h, oflags | SQLITE_OPEN_URI |
+				 SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK)
+		return lm_err(err, db->path, "", "cannot open database: %s",
+			      db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
+	sqlite3_extended_result_codes(db->h, 1);
+	sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
+	return 0;
+}
+
+/*
+** Set WAL mode. The setting is persistent, so only the first opener of a
+** new file changes it. Switching needs the file to itself, and SQLite does
+** not always wait through its busy handler for that (two processes
+** creating the file at once): retry while it is busy, for the busy timeout
+** in all (SQLite's own waiting off meanwhile, so the deadline holds).
+*/
+static int set_wal(ldb *db, lm_error *err)
+{
+	double deadline = lm_seconds() + BUSY_TIMEOUT_MS / 1000.0;
+	int rc;
+	sqlite3_busy_timeout(db->h, 0);
+	for (;;) {
+		sqlite3_stmt *st = NULL;
+		rc = sqlite3_prepare_v2(db->h, "PRAGMA journal_mode = WAL", -1,
+					&st, NULL);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc == SQLITE_ROW)
+			break;
+		if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) ||
+		    lm_seconds() >= deadline)
+			return ldb_sqlerr(err, db, "setting WAL mode");
+		sqlite3_sleep(10);
+	}
+	sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
+	return 0;
+}
+
+/*
+** Open for writing: WAL, synchronous=NORMAL, foreign keys, busy timeout;
+** refuse a file SQLite can only read; migrate; check an existing file.
+*/
+static int open_write(ldb *db, int flags, int is_new, lm_error *err)
+{
+	int oflags = SQLITE_OPEN_READWRITE;
+	if (flags & LDB_CREATE)
+		oflags |= SQLITE_OPEN_CREATE;
+	int v = 0;
+	if (connect(db, NULL, oflags, err) != 0 ||
+	    read_version(db, &v, err) != 0)
+		return LM_EINPUT;
+	/* SQLite opens a file it may not write read-only without a word; the
+	** first write would fail after the simulation */
+	if (sqlite3_db_readonly(db->h, "main") == 1)
+		return lm_err(err, db->path, "", "database is read-only: the "
+			      "file or its directory is not writable");
+	if (set_wal(db, err) != 0 ||
+	    ldb_exec(db, "PRAGMA synchronous = NORMAL; "
+		     "PRAGMA foreign_keys = ON", "configuring", err) != 0)
+		return LM_EINPUT;
+	/* no checkpoint (and fsync) at every close: the WAL is folded in by
+	** SQLite's automatic checkpoints, amortized over runs */
+	sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	if (migrate(db, err) != 0)
+		return LM_EINPUT;
+	return is_new ? 0 : probe(db, err);
+}
+
+/* Whether path's write-ahead log exists and is not empty. */
+static int wal_has_frames(const char *path)
+{
+	char *wal = lm_xasprintf("%s-wal", path);
+	struct stat st;
+	int has = stat(wal, &st) == 0 && st.st_size > 0;
+	free(wal);
+	return has;
+}
+
+/*
+** Open for reading only (mode=ro). A WAL database needs its -shm file;
+** when it cannot be created (read-only directory) and the log holds no
+** frames, the main file is all there is and is opened immutable (no locks,
+** no -shm). A database that still needs migrating is opened for writing
+** (it has to be writable then). *reopen is set when open_write should take
+** over.
+*/
+static int connect_read(ldb *db, int *v, lm_error *err)
+{
+	if (connect(db, "mode=ro", SQLITE_OPEN_READONLY, err) != 0)
+		return LM_EINPUT;
+	int rc = version_rc(db, v);
+	if ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN) {
+		/* no -shm and none can be made: the main file is all there
+		** is, unless the WAL holds frames (reading without them would
+		** hide the newest runs) */
+		if (wal_has_frames(db->path))
+			return lm_err(err, db->path, "", "cannot read: its -wal "
+				      "file holds runs but it has no -shm file, "
+				      "and none can be made (read-only "
+				      "directory); make the directory writable "
+				      "for one lncsim command");
+		if (connect(db, "mode=ro&immutable=1", SQLITE_OPEN_READONLY,
+			    err) != 0)
+			return LM_EINPUT;
+		rc = version_rc(db, v);
+	}
+	if (rc == SQLITE_OK)
+		return 0;
+	if (rc == SQLITE_NOTADB)
+		return lm_err(err, db->path, "", "not an lncsim database: %s",
+			      sqlite3_errstr(rc));
+	return ldb_sqlerr(err, db, "reading the schema version");
+}
+
+static int open_read(ldb *db, int *reopen, lm_error *err)
+{
+	int v = 0;
+	*reopen = 0;
+	if (connect_read(db, &v, err) != 0)
+		return LM_EINPUT;
+	if (v > LDB_SCHEMA_VERSION || v < 0)
+		return lm_err(err, db->path, "", "schema version %d is newer than "
+			      "this lncsim supports (%d): use a newer lncsim", v,
+			      LDB_SCHEMA_VERSION);
+	if (v < LDB_SCHEMA_VERSION) {
+		*reopen = 1;
+		return 0;
+	}
+	return probe(db, err);
+}
+
+/*
+** Open (creating with LDB_CREATE, read-only with LDB_READ), migrate, check.
 */
 int ldb_open(ldb **out, const char *path, int flags, lm_error *err)
 {
 	*out = NULL;
 	if (!path || !*path)
 		return lm_err(err, "", "", "empty database path");
-	if (!(flags & LDB_CREATE) && access(path, F_OK) != 0)
+	struct stat st;
+	int exists = stat(path, &st) == 0;
+	if (!(flags & LDB_CREATE) && !exists)
 		return lm_err(err, path, "", "no such database");
+	int is_new = !exists || (S_ISREG(st.st_mode) && st.st_size == 0);
 	ldb *db = lm_xcalloc(1, sizeof *db);
 	db->path = lm_xstrdup(path);
-	int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-	if (flags & LDB_CREATE)
-		oflags |= SQLITE_OPEN_CREATE;
-	int rc = sqlite3_open_v2(path, &db->h, oflags, NULL);
-	if (rc != SQLITE_OK) {
-		lm_err(err, path, "", "cannot open database: %s",
-		       db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
-		goto fail;
-	}
-	sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
-	int v = 0;
-	if (read_version(db, &v, err) != 0)
-		goto fail;
-	/* WAL first: the setting is persistent, so only the first opener of
-	** a new file changes it. Switching needs the file to itself, and
-	** SQLite does not always wait through its busy handler for that (two
-	** processes creating the file at once): retry while it is busy, for
-	** the busy timeout in all (SQLite's own waiting off meanwhile, so
-	** the deadline holds). */
-	{
-		double deadline = lm_seconds() + BUSY_TIMEOUT_MS / 1000.0;
-		sqlite3_busy_timeout(db->h, 0);
-		for (;;) {
-			sqlite3_stmt *st = NULL;
-			rc = sqlite3_prepare_v2(db->h, "PRAGMA journal_mode = WAL",
-						-1, &st, NULL);
-			if (rc == SQLITE_OK)
-				rc = sqlite3_step(st);
-			sqlite3_finalize(st);
-			if (rc == SQLITE_ROW)
-				break;
-			if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) ||
-			    lm_seconds() >= deadline) {
-				ldb_sqlerr(err, db, "setting WAL mode");
-				goto fail;
-			}
-			sqlite3_sleep(10);
+	int reopen = 1;
+	if (flags & LDB_READ) {
+		if (open_read(db, &reopen, err) != 0)
+			goto fail;
+		if (reopen && open_write(db, 0, is_new, err) != 0) {
+			char why[sizeof err->msg];
+			snprintf(why, sizeof why, "%s", err->msg);
+			lm_err(err, path, "", "the schema must be migrated to "
+			       "version %d first, which needs writing: %s",
+			       LDB_SCHEMA_VERSION, why);
+			goto fail;
 		}
-		sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
-	}
-	if (ldb_exec(db, "PRAGMA synchronous = NORMAL; "
-		     "PRAGMA foreign_keys = ON", "configuring", err) != 0)
-		goto fail;
-	/* no checkpoint (and fsync) at every close: the WAL is folded in by
-	** SQLite's automatic checkpoints, amortized over runs */
-	sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
-	if (migrate(db, err) != 0)
+	} else if (open_write(db, flags, is_new, err) != 0)
 		goto fail;
 	*out = db;
 	return 0;
 fail:
 	ldb_close(db);
 	return LM_EINPUT;
+}
+
+/*
+** PRAGMA integrity_check on a read-only connection of its own (no
+** migration, no probe: it must work on the file ldb_open refuses).
+*/
+int ldb_check_file(const char *path, char **problems, lm_error *err)
+{
+	*problems = NULL;
+	if (!path || !*path)
+		return lm_err(err, "", "", "empty database path");
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return lm_err(err, path, "", "no such database");
+	ldb tmp = {0};
+	tmp.path = (char *)path;
+	int v = 0, rc = LM_EINPUT;
+	sqlite3_stmt *q = NULL;
+	lm_buf b = LM_BUF_INIT;
+	if (connect_read(&tmp, &v, err) != 0)
+		goto done;
+	if (sqlite3_prepare_v2(tmp.h, "PRAGMA integrity_check", -1, &q,
+			       NULL) != SQLITE_OK) {
+		/* a schema SQLite cannot even parse */
+		lm_buf_printf(&b, "%s\n", sqlite3_errmsg(tmp.h));
+		rc = 0;
+		goto done;
+	}
+	int s;
+	while ((s = sqlite3_step(q)) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(q, 0);
+		if (t && strcmp(t, "ok"))
+			lm_buf_printf(&b, "%s\n", t);
+	}
+	if (s != SQLITE_DONE)
+		lm_buf_printf(&b, "%s\n", sqlite3_errmsg(tmp.h));
+	rc = 0;
+done:
+	sqlite3_finalize(q);
+	sqlite3_close(tmp.h);
+	free(tmp.uri);
+	if (rc == 0) {
+		lm_buf_put(&b, "", 0);
+		*problems = lm_buf_detach(&b);
+	} else
+		lm_buf_free(&b);
+	return rc;
 }
 
 /*
@@ -208,6 +491,7 @@ void ldb_close(ldb *db)
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(db->st[i]);
 	sqlite3_close(db->h);
+	free(db->uri);
 	free(db->path);
 	free(db);
 }

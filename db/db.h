@@ -1,5 +1,5 @@
 /*
-** db.h -- the SQLite run log (SPEC 7): schema, migrations, run logging,
+** db.h -- the SQLite run log: schema, migrations, run logging,
 ** shard merge and the queries the CLI and the reports use.
 **
 ** A database is versioned with PRAGMA user_version and migrated forward
@@ -39,16 +39,31 @@ typedef struct ldb_run ldb_run;
 
 /* ldb_open flags */
 enum {
-	LDB_CREATE = 1 /* create the file when it does not exist */
+	LDB_CREATE = 1, /* create the file when it does not exist */
+	LDB_READ = 2    /* only read (reports, db runs): works on a read-only
+			   file in a read-only directory */
 };
 
 /*
 ** Open (and with LDB_CREATE create) the database at path, migrate it to
 ** LDB_SCHEMA_VERSION. Errors: "PATH: no such database" (without
 ** LDB_CREATE), "PATH: not an lncsim database: ...", "PATH: schema version N
-** is newer than this lncsim supports (2): ...". All LM_EINPUT.
+** is newer than this lncsim supports (2): ...", "PATH: database is
+** read-only: ..." (without LDB_READ: nothing could be logged), "PATH:
+** ...: database is corrupt (...)" (an existing file's pages that the next
+** run writes are checked; docs/database.md). All LM_EINPUT.
+**
+** With LDB_READ the connection is read-only (mode=ro; immutable when the
+** directory is read-only and the WAL is empty); a file that still needs
+** migrating is opened for writing, or refused when it cannot be written.
 */
 int ldb_open(ldb **out, const char *path, int flags, lm_error *err);
+/*
+** The full check of the file at path (PRAGMA integrity_check, every page;
+** no migration): *problems gets SQLite's findings one a line, "" when the
+** file is sound (caller frees). Returns 0 when the check ran.
+*/
+int ldb_check_file(const char *path, char **problems, lm_error *err);
 /* Close; an open run is rolled back. NULL is allowed. */
 void ldb_close(ldb *db);
 /* The path the database was opened with. */

@@ -25,6 +25,7 @@ enum {
 struct ldb {
 	sqlite3 *h;
 	char *path;
+	char *uri;                  /* the URI it was opened with */
 	ldb_run *open_run;          /* at most one */
 	sqlite3_stmt *st[ST_COUNT]; /* lazily prepared */
 };

@@ -10,6 +10,7 @@
 #include "db_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -64,9 +65,11 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 	if (db->open_run)
 		return lm_errc(err, LM_EINTERNAL, db->path, "merging",
 			       "a run is open");
-	/* validates the shard and brings it to the current schema */
-	if (ldb_open(&in, in_path, 0, err) != 0)
+	/* validates the shard and brings it to the current schema (a current
+	** shard is only read: it may be read-only); attached by the same URI */
+	if (ldb_open(&in, in_path, LDB_READ, err) != 0)
 		return LM_EINPUT;
+	char *in_uri = lm_xstrdup(in->uri);
 	ldb_close(in);
 	/* a database merged into itself: every run is already there (and
 	** attaching it would deadlock on its own write lock) */
@@ -74,20 +77,26 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 	if (stat(in_path, &sa) == 0 && stat(db->path, &sb) == 0 &&
 	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino) {
 		int64_t n = 0;
-		if (query_int(db, "SELECT count(*) FROM main.runs", &n, err))
+		if (query_int(db, "SELECT count(*) FROM main.runs", &n, err)) {
+			free(in_uri);
 			return LM_EINPUT;
+		}
 		if (st)
 			st->runs_skipped += n;
+		free(in_uri);
 		return 0;
 	}
 
 	sqlite3_stmt *at = NULL;
 	if (sqlite3_prepare_v2(db->h, "ATTACH ?1 AS src", -1, &at, NULL) !=
-	    SQLITE_OK)
+	    SQLITE_OK) {
+		free(in_uri);
 		return ldb_sqlerr(err, db, "merging");
-	sqlite3_bind_text(at, 1, in_path, -1, SQLITE_STATIC);
+	}
+	sqlite3_bind_text(at, 1, in_uri, -1, SQLITE_STATIC);
 	rc = sqlite3_step(at);
 	sqlite3_finalize(at);
+	free(in_uri);
 	if (rc != SQLITE_DONE)
 		return lm_err(err, in_path, "", "cannot attach: %s",
 			      sqlite3_errmsg(db->h));

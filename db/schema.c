@@ -15,7 +15,7 @@
 	"lower(hex(randomblob(6)))"
 
 const char *const ldb_migrations[LDB_SCHEMA_VERSION] = {
-	/* 0 -> 1: the tables of SPEC 7 */
+	/* 0 -> 1: the five tables */
 	"CREATE TABLE runs(\n"
 	"  id INTEGER PRIMARY KEY,\n"
 	"  started_utc TEXT NOT NULL,\n"

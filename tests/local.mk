@@ -81,7 +81,7 @@ tests_test_provision_CFLAGS = $(TEST_CFLAGS)
 tests_test_provision_LDADD = $(TEST_LDADD)
 TESTS += tests/test_klr tests/test_provision
 
-# NKIKernel (IT55) execution in the simulator (sim issue 7)
+# NKIKernel (IT55) execution in the simulator
 check_PROGRAMS += tests/test_it55
 tests_test_it55_SOURCES = tests/test_it55.c tests/simtb.h
 tests_test_it55_CFLAGS = $(TEST_CFLAGS)
@@ -93,3 +93,9 @@ tests_test_safeio_SOURCES = tests/test_safeio.c
 tests_test_safeio_CFLAGS = $(TEST_CFLAGS)
 tests_test_safeio_LDADD = $(TEST_LDADD)
 TESTS += tests/test_safeio
+# the rules every suite keeps (timeouts, scratch directories, ./lncsim.db)
+check_PROGRAMS += tests/test_hygiene
+tests_test_hygiene_SOURCES = tests/test_hygiene.c
+tests_test_hygiene_CFLAGS = $(TEST_CFLAGS)
+tests_test_hygiene_LDADD = $(TEST_LDADD)
+TESTS += tests/test_hygiene

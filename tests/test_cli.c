@@ -100,6 +100,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("cli");
 	TCase *tc = tcase_create("cli");
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_version);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_unknown_command);

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1067,7 +1068,11 @@ START_TEST(test_run_logs_stats)
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs WHERE status "
 				 "= 'error' AND message LIKE '%max-time%'"), 1);
 
-	/* default ./lncsim.db, LNCSIM_DB, --no-db */
+	/* default ./lncsim.db (in d), LNCSIM_DB, --no-db; the suite's own
+	** LNCSIM_DB (tu_main) is put back at the end */
+	char *suite_db = getenv("LNCSIM_DB") ? lm_xstrdup(getenv("LNCSIM_DB"))
+					      : NULL;
+	unsetenv("LNCSIM_DB");
 	r = tu_lncsim(d, "run", ex, NULL);
 	ck_assert_int_eq(r.status, 0);
 	tu_run_free(&r);
@@ -1106,6 +1111,9 @@ START_TEST(test_run_logs_stats)
 	ck_assert_contains(r.err, "--no-db");
 	tu_run_free(&r);
 	free(junk);
+	if (suite_db)
+		setenv("LNCSIM_DB", suite_db, 1);
+	free(suite_db);
 	free(fresh_db);
 	free(sub);
 	free(def);
@@ -1115,11 +1123,312 @@ START_TEST(test_run_logs_stats)
 }
 END_TEST
 
+/* ---- a run log that cannot be written, read-only, damaged ------------ */
+
+/* The size of a file (-1: none). */
+static long long file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* `lncsim ARGS` with options; NULL-terminated. */
+static tu_run lncsim_opts(const tu_opts *o, const char *cwd, ...)
+{
+	const char *argv[32];
+	int n = 0;
+	va_list ap;
+	va_start(ap, cwd);
+	for (const char *a; n < 31 && (a = va_arg(ap, const char *));)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	return tu_lncsimo(o, cwd, argv);
+}
+
+/*
+** A full disk, for real: RLIMIT_FSIZE at the current size of the
+** database's WAL (every write of a run appends frames to it, and lncsim's
+** connections do not checkpoint it away), well above the files `fuzz`
+** generates. Each command that logs must say the run was not logged and
+** exit non-zero; `fuzz` used to exit 0 and drop the rows.
+*/
+START_TEST(test_log_failure_reported)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "full.db");
+	char *wal = lm_path_join(d, "full.db-wal");
+	lm_error err;
+	ldb *db = NULL;
+	ck_assert_msg(ldb_open(&db, path, LDB_CREATE, &err) == 0, "%s", err.msg);
+	for (int i = 0; file_size(wal) < 1024 * 1024; i++)
+		log_run(db, 2, 2, 2000, i, "pass");
+	ldb_close(db);
+	long long w = file_size(wal);
+	ck_assert_int_lt(w, 3 * 1024 * 1024); /* no automatic checkpoint */
+	/* counted through lncsim's own connection: a plain one closing last
+	** would checkpoint the WAL away */
+	int64_t runs = 0;
+	{
+		sqlite3_stmt *st = NULL;
+		ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+		ck_assert_int_eq(sqlite3_prepare_v2(ldb_sqlite(db), "SELECT "
+						    "count(*) FROM runs", -1,
+						    &st, NULL), SQLITE_OK);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		runs = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		ldb_close(db);
+	}
+	ck_assert_int_gt(runs, 0);
+	ck_assert_int_eq(file_size(wal), w);
+
+	tu_opts full = TU_OPTS_INIT;
+	full.fsize_limit = w;
+	char *ex = tu_srcpath("examples/handoff2");
+
+	tu_run r = lncsim_opts(&full, d, "fuzz", "--count", "3", "--jobs", "1",
+			       "-q", "--db", path, NULL);
+	ck_assert_msg(r.status == 2, "status %d: %s%s", r.status, r.out, r.err);
+	ck_assert_contains(r.err, "lncsim: fuzz: seed 1: ");
+	ck_assert_contains(r.err, "full.db: ");
+	ck_assert_contains(r.err, "(run not logged)");
+	ck_assert_contains(r.out, "fuzz: 1 case, 1 passed");
+	ck_assert_contains(r.out, "fuzz: 1 run not logged into ");
+	ck_assert_contains(r.out, "stopped launching cases");
+	tu_run_free(&r);
+
+	r = lncsim_opts(&full, d, "run", "--db", path, ex, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "full.db: ");
+	ck_assert_contains(r.err, "(run not logged)");
+	tu_run_free(&r);
+
+	r = lncsim_opts(&full, d, "diff", "--db", path, ex, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: ");
+	ck_assert_contains(r.err, "full.db: ");
+	tu_run_free(&r);
+
+	char *shard = lm_path_join(d, "shard.db");
+	ck_assert_int_eq(ldb_open(&db, shard, LDB_CREATE, &err), 0);
+	log_run(db, 1, 1, 10, 99, "pass");
+	ldb_close(db);
+	r = lncsim_opts(&full, d, "db", "merge", path, shard, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "full.db: ");
+	tu_run_free(&r);
+
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), runs);
+	/* with room again, fuzz logs every case and its summary */
+	r = tu_lncsim(d, "fuzz", "--count", "3", "--jobs", "2", "-q", "--db",
+		      path, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), runs + 4);
+	free(shard);
+	free(ex);
+	free(wal);
+	free(path);
+	free(d);
+}
+END_TEST
+
+/*
+** A read-only database: every command that logs refuses it before
+** simulating; `db runs` reads it, in a read-only directory too, with and
+** without its -wal/-shm files. As root (which writes read-only files) the
+** commands run as nobody.
+*/
+START_TEST(test_read_only_database)
+{
+	if (!tu_can_drop_root()) {
+		fprintf(stderr, "# skipped: no user nobody to drop root to\n");
+		return;
+	}
+	char *d = tu_tmpdir("dbro");
+	char *root = lm_dirname(d);
+	ck_assert_int_eq(chmod(root, 0755), 0);
+	char *path = lm_path_join(d, "ro.db");
+	char *ex = tu_srcpath("examples/matmul1");
+	char *ex2 = tu_srcpath("examples/handoff2");
+	tu_run r = tu_lncsim(d, "run", "--db", path, ex, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(chmod(path, 0444), 0);
+	ck_assert_int_eq(chmod(d, 0555), 0);
+
+	tu_opts ro = TU_OPTS_INIT;
+	ro.unprivileged = 1;
+	r = lncsim_opts(&ro, d, "db", "runs", "--db", path, NULL);
+	if (r.status == 125) {
+		fprintf(stderr, "# skipped: cannot run lncsim as nobody here\n");
+		tu_run_free(&r);
+		goto done;
+	}
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "\n    1  ");
+	tu_run_free(&r);
+
+	const char *cmds[][10] = {
+		{ "run", "--stats", "--db", path, ex, NULL },
+		{ "diff", "--db", path, ex2, NULL },
+		{ "fuzz", "--count", "2", "-q", "--db", path, NULL },
+	};
+	for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+		const char *const *argv = cmds[c];
+		r = tu_lncsimo(&ro, d, argv);
+		ck_assert_msg(r.status == 2, "%s: %d %s", argv[0], r.status,
+			      r.err);
+		ck_assert_contains(r.err, "ro.db: database is read-only");
+		ck_assert_contains(r.err, "--no-db");
+		/* refused before anything ran */
+		ck_assert_msg(r.out[0] == 0, "%s printed: %s", argv[0], r.out);
+		tu_run_free(&r);
+	}
+
+	/* a -wal with frames but no -shm, none can be made: refused, not
+	** read without the newest runs */
+	char *wal = lm_xasprintf("%s-wal", path), *shm = lm_xasprintf("%s-shm",
+								       path);
+	ck_assert_int_gt(file_size(wal), 0);
+	ck_assert_int_eq(unlink(shm), 0);
+	r = lncsim_opts(&ro, d, "db", "runs", "--db", path, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "ro.db: cannot read: its -wal file holds "
+			   "runs but it has no -shm file");
+	tu_run_free(&r);
+
+	/* no -wal/-shm left (a plain SQLite connection closing last
+	** checkpoints and removes them): db runs reads it immutable */
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 1);
+	ck_assert_int_eq(access(wal, F_OK), -1);
+	ck_assert_int_eq(access(shm, F_OK), -1);
+	r = lncsim_opts(&ro, d, "db", "runs", "--db", path, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "\n    1  ");
+	tu_run_free(&r);
+	ck_assert_int_eq(access(shm, F_OK), -1);
+	r = lncsim_opts(&ro, d, "db", "check", "--db", path, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "ro.db: ok");
+	tu_run_free(&r);
+	/* a shard that is only read can be merged */
+	char *outdir = lm_path_join(root, "dbro-out");
+	ck_assert_int_eq(mkdir(outdir, 0777), 0);
+	ck_assert_int_eq(chmod(outdir, 0777), 0);
+	char *out = lm_path_join(outdir, "out.db");
+	r = lncsim_opts(&ro, d, "db", "merge", out, path, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "1 run merged");
+	tu_run_free(&r);
+	free(out);
+	free(outdir);
+	free(wal);
+	free(shm);
+done:
+	chmod(d, 0755);
+	free(ex2);
+	free(ex);
+	free(path);
+	free(root);
+	free(d);
+}
+END_TEST
+
+/* Overwrite n bytes at page pgno (1-based) + off of a database file. */
+static void damage(const char *path, int64_t pgno, int off, int n)
+{
+	int64_t psz = sql_int(path, "PRAGMA page_size");
+	FILE *f = fopen(path, "r+b");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, (long)((pgno - 1) * psz + off), SEEK_SET), 0);
+	for (int i = 0; i < n; i++)
+		fputc(0xa5, f);
+	fclose(f);
+}
+
+/*
+** A damaged page where the next run is appended: refused at open, before
+** simulating, with a clear message. A damaged page elsewhere is not read
+** when a run is appended: `db check` finds it.
+*/
+START_TEST(test_corrupt_database)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "bad.db");
+	lm_error err;
+	ldb *db = NULL;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	for (int i = 0; i < 3; i++)
+		log_run(db, 2, 2, 3000, i, "pass");
+	ldb_close(db);
+	/* into the main file, -wal and -shm removed */
+	sql_int(path, "PRAGMA wal_checkpoint(TRUNCATE)");
+	tu_run r = tu_lncsim(d, "db", "check", "--db", path, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "bad.db: ok");
+	tu_run_free(&r);
+
+	/* a matmuls leaf page in the middle: not on the path of an append */
+	int64_t mid = 0;
+	{
+		sqlite3 *h = NULL;
+		sqlite3_stmt *st = NULL;
+		ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+		if (sqlite3_prepare_v2(h, "SELECT pageno FROM dbstat WHERE name = "
+				       "'matmuls' AND pagetype = 'leaf' ORDER BY "
+				       "pageno LIMIT 1 OFFSET 3", -1, &st,
+				       NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			mid = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		sqlite3_close(h);
+	}
+	if (mid > 0) {
+		damage(path, mid, 0, 12); /* the page header */
+		r = tu_lncsim(d, "db", "check", "--db", path, NULL);
+		ck_assert_int_eq(r.status, 1);
+		ck_assert_contains(r.out, "bad.db: damaged (PRAGMA "
+				   "integrity_check):\n");
+		tu_run_free(&r);
+	} else
+		fprintf(stderr, "# no dbstat: the middle page is not damaged\n");
+
+	/* the root page of runs, which every run is added to */
+	int64_t root = sql_int(path, "SELECT rootpage FROM sqlite_schema "
+			       "WHERE name = 'runs'");
+	damage(path, root, 0, 12);
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "bad.db: checking the database: database "
+			   "is corrupt (database disk image is malformed");
+	ck_assert_contains(err.msg, "quick_check: ");
+	ck_assert_contains(err.msg, "lncsim does not write to it");
+	ck_assert_int_eq(ldb_open(&db, path, LDB_READ, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "database is corrupt");
+	char *ex = tu_srcpath("examples/matmul1");
+	r = tu_lncsim(d, "run", "--stats", "--db", path, ex, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: ");
+	ck_assert_contains(r.err, "bad.db: checking the database: database is "
+			   "corrupt");
+	ck_assert_msg(r.out[0] == 0, "simulated: %s", r.out);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "db", "check", "--db", path, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.out, "bad.db: damaged");
+	tu_run_free(&r);
+	free(ex);
+	free(path);
+	free(d);
+}
+END_TEST
+
 static Suite *db_suite(void)
 {
 	Suite *s = suite_create("db");
 	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_open_new);
 	tcase_add_test(tc, test_migrate_v1);
 	tcase_add_test(tc, test_newer_refused);
@@ -1131,6 +1440,9 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_cli_runs);
 	tcase_add_test(tc, test_run_logs_stats);
+	tcase_add_test(tc, test_log_failure_reported);
+	tcase_add_test(tc, test_read_only_database);
+	tcase_add_test(tc, test_corrupt_database);
 	suite_add_tcase(s, tc);
 	return s;
 }

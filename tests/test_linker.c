@@ -2154,7 +2154,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_parse_skip);
 	suite_add_tcase(s, tc);
 	TCase *te = tcase_create("errors");
-	tcase_set_timeout(te, 60);
+	tcase_set_timeout(te, 120);
 	tcase_add_test(te, test_error_core_ids);
 	tcase_add_test(te, test_error_remote);
 	tcase_add_test(te, test_error_shared_input);

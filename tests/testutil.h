@@ -12,8 +12,15 @@
 char *tu_srcpath(const char *rel);
 /* Path to the shared/ fixtures beside the source tree, or NULL if absent. */
 char *tu_sharedpath(const char *rel);
-/* A fresh empty directory under the build tree; caller frees. */
+/*
+** A fresh empty directory inside the suite's scratch directory
+** (./tmp-SUITE-PID-XXXXXX in the build tree); caller frees the string.
+** tu_main removes the scratch directory when the suite passed and keeps it
+** when a case failed; it also points LNCSIM_DB into it.
+*/
 char *tu_tmpdir(const char *tag);
+/* Remove a directory tree without following symbolic links; 0 or -1. */
+int tu_rm_tree(const char *dir);
 /* Write text to dir/name (creating dirs); returns the malloc'd path. */
 char *tu_write(const char *dir, const char *name, const char *text);
 /* Remove path and, for a directory, everything below it (no symlink is
@@ -35,9 +42,28 @@ typedef struct tu_run {
 */
 tu_run tu_lncsim(const char *cwd, const char *arg0, ...);
 tu_run tu_lncsimv(const char *cwd, const char *const *argv);
+
+/* How tu_lncsimo runs lncsim. */
+typedef struct tu_opts {
+	int unprivileged;      /* as user nobody when root (file modes count:
+				  root writes read-only files) */
+	long long fsize_limit; /* > 0: RLIMIT_FSIZE in bytes, SIGXFSZ ignored:
+				  writes past it fail as on a full disk */
+} tu_opts;
+#define TU_OPTS_INIT { 0, 0 }
+/* tu_lncsimv with options; status 125 when they cannot be applied (the
+** caller skips). */
+tu_run tu_lncsimo(const tu_opts *o, const char *cwd, const char *const *argv);
+/* Whether tu_opts.unprivileged can work here. */
+int tu_can_drop_root(void);
 void tu_run_free(tu_run *r);
 
-/* Run a suite in TAP mode and return the process exit status. */
+/*
+** Run a suite in TAP mode and return the process exit status. LNCSIM_DB
+** is set to a file in the scratch directory for the whole suite; a suite
+** that changes ./lncsim.db fails ("Bail out!"), a passing suite leaves
+** nothing behind.
+*/
 int tu_main(Suite *s);
 
 #define ck_assert_contains(hay, needle) \

@@ -7,9 +7,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -40,16 +44,92 @@ char *tu_sharedpath(const char *rel)
 	return NULL;
 }
 
-char *tu_tmpdir(const char *tag)
+/*
+** The suite's scratch directory: ./tmp-SUITE-PID-XXXXXX in the build tree,
+** made by tu_main before the test cases fork (so every case shares it) or
+** on first use. Every tu_tmpdir lives inside it; tu_main removes it when
+** the suite passed and keeps it for a look when a case failed.
+*/
+static char *scratch_root;
+
+static const char *scratch(void)
 {
-	char *t = lm_xasprintf("tmp-%s-%ld-XXXXXX", tag, (long)getpid());
+	if (scratch_root)
+		return scratch_root;
+	char exe[4096];
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[k > 0 ? k : 0] = 0;
+	const char *name = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	if (!strncmp(name, "lt-", 3))
+		name += 3;
+	char *t = lm_xasprintf("tmp-%s-%ld-XXXXXX", *name ? name : "suite",
+			       (long)getpid());
 	if (!mkdtemp(t)) {
 		perror("mkdtemp");
 		abort();
 	}
-	char *abs = realpath(t, NULL);
+	scratch_root = realpath(t, NULL);
 	free(t);
-	return abs;
+	if (!scratch_root)
+		abort();
+	return scratch_root;
+}
+
+char *tu_tmpdir(const char *tag)
+{
+	char *t = lm_xasprintf("%s/%s-XXXXXX", scratch(), tag);
+	if (!mkdtemp(t)) {
+		perror("mkdtemp");
+		abort();
+	}
+	return t;
+}
+
+/*
+** Remove the entries of the directory open at dfd, recursively, never
+** following a symbolic link (a test may leave one pointing anywhere).
+*/
+static int rm_entries(int dfd)
+{
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -1;
+	}
+	int rc = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			rc = -1;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			/* a case may have left it without write or search bits */
+			fchmodat(dirfd(d), e->d_name, 0700, 0);
+			int sub = openat(dirfd(d), e->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+			if (sub < 0 || rm_entries(sub) != 0 ||
+			    unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0)
+				rc = -1;
+		} else if (unlinkat(dirfd(d), e->d_name, 0) != 0)
+			rc = -1;
+	}
+	closedir(d);
+	return rc;
+}
+
+int tu_rm_tree(const char *dir)
+{
+	chmod(dir, 0700);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (rm_entries(fd) != 0)
+		return -1;
+	return rmdir(dir);
 }
 
 char *tu_write(const char *dir, const char *name, const char *text)
@@ -91,6 +171,16 @@ static char *slurp_fd(int fd)
 
 tu_run tu_lncsimv(const char *cwd, const char *const *argv)
 {
+	return tu_lncsimo(NULL, cwd, argv);
+}
+
+int tu_can_drop_root(void)
+{
+	return geteuid() != 0 || getpwnam("nobody") != NULL;
+}
+
+tu_run tu_lncsimo(const tu_opts *o, const char *cwd, const char *const *argv)
+{
 	tu_run r = {-1, NULL, NULL};
 	const char *bin = getenv("LNCSIM");
 	char *binpath = bin && *bin ? lm_xstrdup(bin) : realpath("../lncsim", NULL);
@@ -115,8 +205,26 @@ tu_run tu_lncsimv(const char *cwd, const char *const *argv)
 		dup2(nul, 0);
 		dup2(ofd, 1);
 		dup2(efd, 2);
+		if (o && o->fsize_limit > 0) {
+			/* writes past the limit fail (EFBIG), as on a full disk;
+			** the ignored SIGXFSZ stays ignored across exec */
+			struct rlimit rl = { (rlim_t)o->fsize_limit,
+					     (rlim_t)o->fsize_limit };
+			signal(SIGXFSZ, SIG_IGN);
+			if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+				_exit(125);
+		}
+		if (o && o->unprivileged && geteuid() == 0) {
+			/* root writes any file whatever its mode: be nobody */
+			struct passwd *pw = getpwnam("nobody");
+			if (!pw || setgroups(0, NULL) != 0 ||
+			    setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0)
+				_exit(125);
+		}
 		if (cwd && chdir(cwd) != 0)
 			_exit(126);
+		if (access(binpath, X_OK) != 0)
+			_exit(125);
 		execv(binpath, (char *const *)av);
 		_exit(127);
 	}
@@ -154,12 +262,69 @@ void tu_run_free(tu_run *r)
 	r->out = r->err = NULL;
 }
 
+/* What ./lncsim.db (or its WAL) looks like, to notice a suite writing it. */
+typedef struct db_seen {
+	int exists;
+	struct stat st;
+} db_seen;
+
+static void look_db(db_seen *s, const char *name)
+{
+	memset(s, 0, sizeof *s);
+	s->exists = stat(name, &s->st) == 0;
+}
+
+static int db_changed(const db_seen *a, const db_seen *b)
+{
+	if (a->exists != b->exists)
+		return 1;
+	return a->exists &&
+	       (a->st.st_ino != b->st.st_ino || a->st.st_size != b->st.st_size ||
+		a->st.st_mtim.tv_sec != b->st.st_mtim.tv_sec ||
+		a->st.st_mtim.tv_nsec != b->st.st_mtim.tv_nsec);
+}
+
 int tu_main(Suite *s)
 {
+	/* Every lncsim the cases start logs into the scratch directory unless
+	** it says --db or --no-db: never into a database of the user's, be
+	** it ./lncsim.db or one named by their own LNCSIM_DB. */
+	char *db = lm_xasprintf("%s/lncsim.db", scratch());
+	setenv("LNCSIM_DB", db, 1);
+	free(db);
+	static const char *const user_db[] = { "lncsim.db", "lncsim.db-wal" };
+	db_seen before[2], after[2];
+	for (int i = 0; i < 2; i++)
+		look_db(&before[i], user_db[i]);
+
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+
+	fflush(stdout);
+	for (int i = 0; i < 2; i++) {
+		look_db(&after[i], user_db[i]);
+		if (db_changed(&before[i], &after[i])) {
+			/* the TAP driver counts this as an error of the suite */
+			printf("Bail out! the suite wrote ./%s (tests pass --db "
+			       "or --no-db, or run lncsim in a tu_tmpdir)\n",
+			       user_db[i]);
+			failed++;
+			break;
+		}
+	}
+	if (!failed) {
+		if (tu_rm_tree(scratch_root) != 0) {
+			printf("Bail out! cannot remove %s: %s\n", scratch_root,
+			       strerror(errno));
+			failed++;
+		}
+	} else
+		fprintf(stderr, "# scratch directory kept: %s\n", scratch_root);
+	fflush(stdout);
+	free(scratch_root);
+	scratch_root = NULL;
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
