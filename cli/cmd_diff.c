@@ -28,7 +28,8 @@ const char usage_diff[] =
 	"side on an N-core machine (the reference) and the linked module run\n"
 	"with the same host inputs must produce exactly the reference's\n"
 	"external outputs minus the cross-core hand-offs, bit for bit.\n\n"
-	"  --inputs DIR      host inputs as DIR/<name>.npy\n"
+	"  --inputs DIR      host inputs as DIR/<name>.npy ('/' in a name\n"
+	"                    as %2F, '%' as %25)\n"
 	"  --seed N          generate inputs from seed N (default 1)\n"
 	"  --linked FILE     compare against this linked module instead of\n"
 	"                    linking in memory\n"
@@ -47,20 +48,24 @@ const char usage_diff[] =
 	"error, a linked module that fails the verifier), 2 bad input\n";
 
 
-/* dir/name as a plain directory beneath dir (made when missing; a symlink
-** there is refused); its path in *path (caller frees). */
-static int plain_subdir(const char *dir, const char *name, char **path,
-			lm_error *err)
+/* Write ts into dir/name, a plain directory beneath dir (made when
+** missing; a symlink there is refused), without following symlinks. */
+static int save_set(const char *dir, const char *name, const ls_tensors *ts,
+		    lm_error *err)
 {
 	int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, rc;
-	*path = lm_path_join(dir, name);
+	char *path;
 	if (root < 0)
 		return lm_err(err, dir, "", "cannot open directory: %s",
 			      strerror(errno));
 	rc = lm_dir_open_beneath(&fd, root, dir, name, 1, NULL, err);
-	if (!rc)
-		close(fd);
 	close(root);
+	if (rc)
+		return rc;
+	path = lm_path_join(dir, name);
+	rc = ls_write_outputs_at(fd, path, ts, err);
+	free(path);
+	close(fd);
 	return rc;
 }
 
@@ -69,22 +74,14 @@ static int save_io(const char *dir, const ls_tensors *in,
 		   const ls_diff_result *r, const lm_module *linked)
 {
 	lm_error err;
-	char *p = NULL;
+	char *p;
 	int rc = lm_mkdirs(dir, &err);
 	if (!rc)
-		rc = plain_subdir(dir, "inputs", &p, &err) ||
-		     ls_write_outputs(in, p, &err);
-	free(p);
-	p = NULL;
+		rc = save_set(dir, "inputs", in, &err);
 	if (!rc)
-		rc = plain_subdir(dir, "reference", &p, &err) ||
-		     ls_write_outputs(&r->ref.outputs, p, &err);
-	free(p);
-	p = NULL;
+		rc = save_set(dir, "reference", &r->ref.outputs, &err);
 	if (!rc)
-		rc = plain_subdir(dir, "linked", &p, &err) ||
-		     ls_write_outputs(&r->linked.outputs, p, &err);
-	free(p);
+		rc = save_set(dir, "linked", &r->linked.outputs, &err);
 	p = lm_path_join(dir, "linked.json");
 	if (!rc)
 		rc = lm_module_save(linked, p, 1, &err);

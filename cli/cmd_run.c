@@ -28,9 +28,11 @@ const char usage_run[] =
 	"dispatcher); several per-core modules (or a directory holding\n"
 	"nc*/sg*/def.json) run side by side on one machine. Every module is\n"
 	"verified first.\n\n"
-	"  --inputs DIR          external inputs from DIR/<name>.npy\n"
+	"  --inputs DIR          external inputs from DIR/<name>.npy ('/' in a\n"
+	"                        name as %2F, '%' as %25)\n"
 	"  --seed N              generate inputs uniform in [-1, 1) (default 0)\n"
 	"  --outputs DIR         write the external outputs as DIR/<name>.npy\n"
+	"                        (named as for --inputs)\n"
 	"  --stats               print the per-core statistics table\n"
 	"  --trace FILE          write a Chrome trace-event JSON (Perfetto)\n"
 	"  --max-time PS         stop with an error after PS simulated ps\n"
@@ -210,10 +212,14 @@ int cmd_run(int argc, char **argv)
 		printf("output %s: %s [", t->name, lm_dtype_name(t->dtype));
 		for (int d = 0; d < t->ndim; d++)
 			printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
-		if (outputs_dir)
-			printf("] -> %s/%s.npy\n", outputs_dir, t->name);
-		else
+		if (outputs_dir) {
+			char *f = NULL;
+			ls_tensor_file_name(&f, t->name, outputs_dir, &err);
+			printf("] -> %s/%s\n", outputs_dir, f ? f : "?");
+			free(f);
+		} else {
 			printf("]\n");
+		}
 	}
 	if (stats) {
 		lm_buf b = LM_BUF_INIT;

@@ -490,41 +490,84 @@ static const char *file_kind(mode_t m)
 	return "not a file";
 }
 
-int lm_open_regular(const char *path, int *fd, int64_t *size, lm_error *err)
+/*
+** Open name relative to dirfd (AT_FDCWD: the current directory) for
+** reading, refusing everything but a regular file; with nofollow a symlink
+** at name is refused too. path names the file in errors. On failure errno
+** is that of the failing step (ENOENT: nothing at name).
+*/
+static int open_regular(int dirfd, const char *name, int nofollow,
+			const char *path, int *fd, int64_t *size,
+			lm_error *err)
 {
 	struct stat st;
-	int f, fl;
+	int f, fl, e;
 
 	*fd = -1;
 	*size = 0;
 	do
-		f = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		f = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
+			   O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
 	while (f < 0 && errno == EINTR);
-	if (f < 0)
-		return lm_err(err, path, "", "cannot open: %s", strerror(errno));
+	if (f < 0) {
+		e = errno;
+		if (nofollow && e == ELOOP)
+			lm_err(err, path, "", "is a symlink; refusing to "
+			       "follow it");
+		else
+			lm_err(err, path, "", "cannot open: %s", strerror(e));
+		errno = e;
+		return LM_EINPUT;
+	}
 	if (fstat(f, &st) != 0) {
-		int e = errno;
+		e = errno;
 		close(f);
-		return lm_err(err, path, "", "cannot open: %s", strerror(e));
+		lm_err(err, path, "", "cannot open: %s", strerror(e));
+		errno = e;
+		return LM_EINPUT;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		close(f);
-		return lm_err(err, path, "", "is a directory");
+		lm_err(err, path, "", "is a directory");
+		errno = EISDIR;
+		return LM_EINPUT;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(f);
-		return lm_err(err, path, "", "not a regular file (%s)",
-			      file_kind(st.st_mode));
+		lm_err(err, path, "", "not a regular file (%s)",
+		       file_kind(st.st_mode));
+		errno = EINVAL;
+		return LM_EINPUT;
 	}
 	fl = fcntl(f, F_GETFL);
 	if (fl < 0 || fcntl(f, F_SETFL, fl & ~O_NONBLOCK) != 0) {
-		int e = errno;
+		e = errno;
 		close(f);
-		return lm_err(err, path, "", "cannot open: %s", strerror(e));
+		lm_err(err, path, "", "cannot open: %s", strerror(e));
+		errno = e;
+		return LM_EINPUT;
 	}
 	*fd = f;
 	*size = (int64_t)st.st_size;
 	return 0;
+}
+
+int lm_open_regular(const char *path, int *fd, int64_t *size, lm_error *err)
+{
+	return open_regular(AT_FDCWD, path, 0, path, fd, size, err);
+}
+
+int lm_open_regular_at(int dirfd, const char *name, const char *path,
+		       int *fd, int64_t *size, lm_error *err)
+{
+	*fd = -1;
+	*size = 0;
+	if (!lm_path_component_ok(name)) {
+		lm_err(err, path, "", "not a plain file name");
+		errno = EINVAL;
+		return LM_EINPUT;
+	}
+	return open_regular(dirfd, name, 1, path, fd, size, err);
 }
 
 int lm_read_full(int fd, void *buf, size_t n, const char *path,

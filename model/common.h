@@ -175,6 +175,15 @@ uint64_t lm_hash_str(const char *s);
 */
 int lm_open_regular(const char *path, int *fd, int64_t *size, lm_error *err);
 /*
+** lm_open_regular for the file name (one plain component,
+** lm_path_component_ok) of the directory dirfd, never through a symlink:
+** a symlink at name is "PATH: is a symlink; refusing to follow it". path
+** names the file in errors. On failure errno is that of the failing step
+** (ENOENT: no such file).
+*/
+int lm_open_regular_at(int dirfd, const char *name, const char *path,
+		       int *fd, int64_t *size, lm_error *err);
+/*
 ** Read exactly n bytes from fd into buf. Returns 0, or fills err
 ** ("FILE: read error: why", "FILE: file shrank while being read").
 */

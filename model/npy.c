@@ -446,12 +446,15 @@ int lm_npy_parse(const void *bytes, size_t len, const char *path, lm_npy *out,
 }
 
 /*
-** Open path (a regular file only) and parse its header; *fd is left open
-** at the start of the payload. Reads at most the prefix and NPY_MAX_HEADER
-** bytes: a huge header or payload is refused from the file's size and the
-** header's word before it is read.
+** Open the file (a regular file only) and parse its header; *fd is left
+** open at the start of the payload. name NULL: the file at path; else the
+** file name beneath the directory dirfd, a symlink refused
+** (lm_open_regular_at), path naming it in errors. Reads at most the prefix
+** and NPY_MAX_HEADER bytes: a huge header or payload is refused from the
+** file's size and the header's word before it is read.
 */
-static int open_head(const char *path, lm_npy *out, int *fd, lm_error *err)
+static int open_head(int dirfd, const char *name, const char *path,
+		     lm_npy *out, int *fd, lm_error *err)
 {
 	unsigned char head[12 + NPY_MAX_HEADER];
 	int64_t size;
@@ -459,7 +462,9 @@ static int open_head(const char *path, lm_npy *out, int *fd, lm_error *err)
 	int rc;
 
 	memset(out, 0, sizeof *out);
-	if ((rc = lm_open_regular(path, fd, &size, err)) != 0)
+	rc = name ? lm_open_regular_at(dirfd, name, path, fd, &size, err)
+		  : lm_open_regular(path, fd, &size, err);
+	if (rc)
 		return rc;
 	want = (uint64_t)size < sizeof head ? (size_t)size : sizeof head;
 	rc = lm_read_full(*fd, head, want, path, err);
@@ -476,22 +481,24 @@ static int open_head(const char *path, lm_npy *out, int *fd, lm_error *err)
 	return rc;
 }
 
-/* The header of the file at path only (out->data stays NULL). */
-int lm_npy_read_header(const char *path, lm_npy *out, lm_error *err)
+/* The header only (out->data stays NULL); see open_head for name. */
+static int read_header(int dirfd, const char *name, const char *path,
+		       lm_npy *out, lm_error *err)
 {
 	int fd;
-	int rc = open_head(path, out, &fd, err);
+	int rc = open_head(dirfd, name, path, out, &fd, err);
 	if (!rc)
 		close(fd);
 	return rc;
 }
 
-/* Read and parse the file at path; see lm_npy_parse. */
-int lm_npy_read(const char *path, lm_npy *out, lm_error *err)
+/* Read and parse the whole file; see open_head for name. */
+static int read_npy(int dirfd, const char *name, const char *path,
+		    lm_npy *out, lm_error *err)
 {
 	size_t need;
 	int fd;
-	int rc = open_head(path, out, &fd, err);
+	int rc = open_head(dirfd, name, path, out, &fd, err);
 	if (rc)
 		return rc;
 	need = (size_t)out->count * (size_t)out->elem_size;
@@ -502,6 +509,28 @@ int lm_npy_read(const char *path, lm_npy *out, lm_error *err)
 	if (rc)
 		lm_npy_free(out);
 	return rc;
+}
+
+int lm_npy_read_header(const char *path, lm_npy *out, lm_error *err)
+{
+	return read_header(-1, NULL, path, out, err);
+}
+
+int lm_npy_read(const char *path, lm_npy *out, lm_error *err)
+{
+	return read_npy(-1, NULL, path, out, err);
+}
+
+int lm_npy_read_header_at(int dirfd, const char *name, const char *path,
+			  lm_npy *out, lm_error *err)
+{
+	return read_header(dirfd, name, path, out, err);
+}
+
+int lm_npy_read_at(int dirfd, const char *name, const char *path,
+		   lm_npy *out, lm_error *err)
+{
+	return read_npy(dirfd, name, path, out, err);
 }
 
 /* Free the payload of a; a is left empty (freeing twice is harmless). */

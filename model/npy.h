@@ -34,6 +34,14 @@ int lm_npy_read(const char *path, lm_npy *out, lm_error *err);
 /* The header only (descr, shape, count; data stays NULL): to check a file
 ** against what it must hold before reading its payload. */
 int lm_npy_read_header(const char *path, lm_npy *out, lm_error *err);
+/* lm_npy_read_header and lm_npy_read of the file name (one plain
+** component) of the directory dirfd, never through a symlink
+** (lm_open_regular_at: "PATH: is a symlink; refusing to follow it"). path
+** names the file in errors. */
+int lm_npy_read_header_at(int dirfd, const char *name, const char *path,
+			  lm_npy *out, lm_error *err);
+int lm_npy_read_at(int dirfd, const char *name, const char *path,
+		   lm_npy *out, lm_error *err);
 /* Parse from memory (path used in messages only). */
 int lm_npy_parse(const void *bytes, size_t len, const char *path, lm_npy *out,
 		 lm_error *err);

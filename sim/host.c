@@ -7,11 +7,15 @@
 #include "sim_int.h"
 #include "npy.h"
 #include "dtype.h"
+#include "safeio.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- tensor sets -------------------------------------------------------- */
 
@@ -77,6 +81,41 @@ void ls_result_free(ls_result *r)
 	memset(r, 0, sizeof *r);
 }
 
+/* ---- file names ------------------------------------------------------- */
+
+/*
+** One mapping, used for reading inputs and writing outputs alike: every
+** byte kept, except '%', '/', backslash and the control bytes, which become
+** "%XX" (two upper-case hex digits), then ".npy". No two names share a
+** file, and the name comes back by undoing the escapes.
+*/
+int ls_tensor_file_name(char **out, const char *name, const char *dir,
+			lm_error *err)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	lm_buf b = LM_BUF_INIT;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		if (*p == '%' || *p == '/' || *p == '\\' || *p < 0x20 ||
+		    *p == 0x7f) {
+			char e[3] = { '%', hex[*p >> 4], hex[*p & 15] };
+			lm_buf_put(&b, e, 3);
+		} else {
+			lm_buf_put(&b, p, 1);
+		}
+	}
+	lm_buf_puts(&b, ".npy");
+	*out = NULL;
+	if (!lm_path_component_ok(lm_buf_cstr(&b))) {
+		int rc = lm_err(err, dir, "", "tensor '%s': its file name "
+				"would be %zu bytes (at most 255)", name,
+				b.size);
+		lm_buf_free(&b);
+		return rc;
+	}
+	*out = lm_buf_detach(&b);
+	return 0;
+}
+
 /* ---- inputs ------------------------------------------------------------- */
 
 static uint64_t mix64(uint64_t z)
@@ -107,35 +146,39 @@ static void gen_uniform(uint64_t seed, const char *name, lm_dtype t,
 	}
 }
 
-/* Load one input from dir/<name>.npy. */
-static int load_input(const lm_module *m, const lm_alloc *a, const char *dir,
-		      ls_tensors *out, lm_error *err)
+/*
+** Load one input from its file (ls_tensor_file_name) in the directory
+** dirfd (dir names it), never through a symlink.
+*/
+static int load_input(const lm_module *m, const lm_alloc *a, int dirfd,
+		      const char *dir, ls_tensors *out, lm_error *err)
 {
-	char *fname = lm_xasprintf("%s.npy", a->name);
-	char *path = lm_path_join(dir, fname);
+	char *fname, *path;
 	int64_t n = lm_alloc_elems(a);
 	lm_npy arr;
 	int rc;
 	void *buf;
 	struct stat st;
 
-	free(fname);
-	/* stat, not open: opening a FIFO would wait for a writer */
-	if (stat(path, &st) != 0) {
+	if ((rc = ls_tensor_file_name(&fname, a->name, dir, err)) != 0)
+		return rc;
+	path = lm_path_join(dir, fname);
+	/* missing? fstatat, not open: (without O_NONBLOCK) opening a FIFO
+	 * would wait for a writer */
+	if (fstatat(dirfd, fname, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
+	    errno == ENOENT) {
 		rc = lm_err(err, m->path, "", "missing input '%s' (no %s)",
 			    a->name, path);
-		free(path);
-		return rc;
+		goto fail;
 	}
 	/* the element count from the header first: no payload is read for
-	 * a file of the wrong size (a FIFO or a device is refused here) */
-	rc = lm_npy_read_header(path, &arr, err);
+	 * a file of the wrong size (a symlink, a FIFO or a device is
+	 * refused here) */
+	rc = lm_npy_read_header_at(dirfd, fname, path, &arr, err);
 	if (!rc && arr.count == n)
-		rc = lm_npy_read(path, &arr, err);
-	if (rc) {
-		free(path);
-		return rc;
-	}
+		rc = lm_npy_read_at(dirfd, fname, path, &arr, err);
+	if (rc)
+		goto fail;
 	if (arr.count != n) {
 		rc = lm_err(err, path, "", "input '%s' has %lld elements, the "
 			    "allocation %lld", a->name, (long long)arr.count,
@@ -150,6 +193,8 @@ static int load_input(const lm_module *m, const lm_alloc *a, const char *dir,
 	free(buf);
 done:
 	lm_npy_free(&arr);
+fail:
+	free(fname);
 	free(path);
 	return rc;
 }
@@ -157,8 +202,15 @@ done:
 int ls_make_inputs(lm_module *const *mods, int n_mods, const char *inputs_dir,
 		   uint64_t seed, ls_tensors *out, lm_error *err)
 {
-	int rc = 0;
+	int rc = 0, dirfd = -1;
 	memset(out, 0, sizeof *out);
+	/* the directory is the user's: opened as given */
+	if (inputs_dir) {
+		dirfd = open(inputs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dirfd < 0)
+			return lm_err(err, inputs_dir, "", "cannot open "
+				      "directory: %s", strerror(errno));
+	}
 	for (int mi = 0; mi < n_mods && !rc; mi++) {
 		const lm_module *m = mods[mi];
 		for (int f = 0; f < m->n_functions && !rc; f++) {
@@ -188,8 +240,8 @@ int ls_make_inputs(lm_module *const *mods, int n_mods, const char *inputs_dir,
 					continue;
 				}
 				if (inputs_dir) {
-					rc = load_input(m, a, inputs_dir, out,
-							err);
+					rc = load_input(m, a, dirfd, inputs_dir,
+							out, err);
 				} else {
 					int64_t n = lm_alloc_elems(a);
 					t = ls_tensors_add(out, a->name, a->dtype,
@@ -201,26 +253,46 @@ int ls_make_inputs(lm_module *const *mods, int n_mods, const char *inputs_dir,
 			}
 		}
 	}
+	if (dirfd >= 0)
+		close(dirfd);
 	if (rc)
 		ls_tensors_free(out);
 	return rc;
 }
 
-int ls_write_outputs(const ls_tensors *ts, const char *dir, lm_error *err)
+int ls_write_outputs_at(int dirfd, const char *dir, const ls_tensors *ts,
+			lm_error *err)
 {
-	int rc = lm_mkdirs(dir, err);
+	int rc = 0;
 	for (int i = 0; i < ts->n && !rc; i++) {
 		const ls_tensor *t = &ts->t[i];
-		char *fname = lm_xasprintf("%s.npy", t->name), *path;
-		for (char *p = fname; *p; p++)
-			if (*p == '/' || *p == '\\')
-				*p = '_';
-		path = lm_path_join(dir, fname);
-		rc = lm_npy_write(path, t->dtype, t->shape, t->ndim, t->data,
-				  err);
+		char *fname, *img = NULL;
+		size_t len = 0;
+		if ((rc = ls_tensor_file_name(&fname, t->name, dir, err)) != 0)
+			break;
+		rc = lm_npy_serialize(t->dtype, t->shape, t->ndim, t->data,
+				      &img, &len, err);
+		if (!rc)
+			rc = lm_write_at(dirfd, dir, fname, img, len, 0644,
+					 err);
+		free(img);
 		free(fname);
-		free(path);
 	}
+	return rc;
+}
+
+int ls_write_outputs(const ls_tensors *ts, const char *dir, lm_error *err)
+{
+	int rc = lm_mkdirs(dir, err), dirfd;
+	if (rc)
+		return rc;
+	/* the directory is the user's: opened as given */
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return lm_err(err, dir, "", "cannot open directory: %s",
+			      strerror(errno));
+	rc = ls_write_outputs_at(dirfd, dir, ts, err);
+	close(dirfd);
 	return rc;
 }
 

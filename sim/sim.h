@@ -46,17 +46,35 @@ ls_tensor *ls_tensors_add(ls_tensors *ts, const char *name, lm_dtype t,
 			  const int64_t *shape, int ndim, const void *data);
 
 /*
+** The file name of tensor name in an --inputs / --outputs directory: the
+** name with '%', '/', backslash and control bytes written as %XX (upper-case
+** hex: "a/b" -> "a%2Fb.npy", "50%" -> "50%25.npy"), then ".npy". Injective,
+** one plain path component, the same for reading and writing. *out caller
+** frees. Error (dir names the directory) when the result would be longer
+** than 255 bytes.
+*/
+int ls_tensor_file_name(char **out, const char *name, const char *dir,
+			lm_error *err);
+
+/*
 ** Build the host inputs of the modules: every ExternalInput allocation
-** (declared once or by several modules: one tensor) from DIR/<name>.npy
-** when inputs_dir is non-NULL, else generated from seed (uniform in
+** (declared once or by several modules: one tensor) from the file
+** ls_tensor_file_name gives it in inputs_dir when inputs_dir is non-NULL
+** (opened as given; the file beneath it is opened without following a
+** symlink and must be a regular file), else generated from seed (uniform in
 ** [-1, 1), rounded to the tensor dtype; the stream for a tensor depends
 ** only on the seed and the tensor name, so every run sees the same data).
 ** Missing file: error "missing input 'NAME'".
 */
 int ls_make_inputs(lm_module *const *mods, int n_mods, const char *inputs_dir,
 		   uint64_t seed, ls_tensors *out, lm_error *err);
-/* Write every tensor as DIR/<name>.npy. */
+/* Write every tensor as its ls_tensor_file_name in dir (made when missing,
+** opened as given), by lm_write_at: a symlink there is replaced, never
+** followed. */
 int ls_write_outputs(const ls_tensors *ts, const char *dir, lm_error *err);
+/* ls_write_outputs into the open directory dirfd (dir names it). */
+int ls_write_outputs_at(int dirfd, const char *dir, const ls_tensors *ts,
+			lm_error *err);
 
 /* ---- options --------------------------------------------------------- */
 

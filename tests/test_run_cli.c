@@ -4,6 +4,7 @@
 */
 #include "common.h"
 #include "testutil.h"
+#include "simtb.h"
 #include "npy.h"
 
 #include <cjson/cJSON.h>
@@ -79,6 +80,7 @@ START_TEST(test_run_outputs_and_trace)
 	ck_assert_contains(r.err, "missing input 'a'");
 	tu_run_free(&r);
 	free(ex);
+	tu_rmtree(dir);
 	free(dir);
 	free(out);
 	free(tr);
@@ -136,6 +138,7 @@ START_TEST(test_run_verifies_first)
 	ck_assert_contains(r.err, "dependency 'zz' names no instruction");
 	tu_run_free(&r);
 	free(p);
+	tu_rmtree(dir);
 	free(dir);
 }
 END_TEST
@@ -211,14 +214,15 @@ static void run_fails(const char *opt, const char *val, const char *mod,
 	tu_run_free(&r);
 }
 
-/* An input .npy that is /dev/zero or a FIFO: refused at once, exit 2. */
+/* An input .npy that is a symlink (to /dev/zero) or a FIFO: refused at
+** once, exit 2. */
 START_TEST(test_run_special_input_files)
 {
 	char *ex = tu_srcpath("examples/matmul1");
 	char *dir = tu_tmpdir("runcli-special");
 	char *p = make_zero(dir, "x.npy");
-	char *msg = lm_xasprintf("lncsim: %s: not a regular file (a "
-				 "character device)", p);
+	char *msg = lm_xasprintf("lncsim: %s: is a symlink; refusing to "
+				 "follow it", p);
 	run_fails("--inputs", dir, ex, msg);
 	free(msg);
 	unlink(p);
@@ -494,6 +498,296 @@ START_TEST(test_run_unwritten_output)
 }
 END_TEST
 
+/* ---- host I/O file names ------------------------------------------------ */
+
+/*
+** dir/def.json: a module that copies each ExternalInput names[2i] (float32
+** [2, 4], DRAM to DRAM) into the ExternalOutput names[2i + 1]; returns its
+** path.
+*/
+static char *copy_module(const char *dir, const char *const *names, int n)
+{
+	tb t;
+	char *j, *p;
+	tb_init(&t);
+	for (int i = 0; i < n; i += 2) {
+		tb_dram(&t, names[i], "ExternalInput", "float32", 2, 4);
+		tb_dram(&t, names[i + 1], "ExternalOutput", "float32", 2, 4);
+		tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"c%d\",\"engine\":"
+			"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}", i,
+			AP(names[i], "float32", 2, 4, 0),
+			AP(names[i + 1], "float32", 2, 4, 0));
+	}
+	j = tb_json(&t, 0);
+	p = tu_write(dir, "def.json", j);
+	free(j);
+	tb_free(&t);
+	return p;
+}
+
+/* dir/name: a float32 [2, 4] .npy holding v, v + 1, ...; returns its path. */
+static char *write_npy(const char *dir, const char *name, float v)
+{
+	const int64_t shape[2] = { 2, 4 };
+	float x[8];
+	char *p = lm_path_join(dir, name);
+	lm_error err;
+	for (int i = 0; i < 8; i++)
+		x[i] = v + (float)i;
+	ck_assert_msg(lm_npy_write(p, LM_DT_FLOAT32, shape, 2, x, &err) == 0,
+		      "%s", err.msg);
+	return p;
+}
+
+/* Element 0 of the float32 .npy at dir/name (asserting it reads). */
+static float npy_first(const char *dir, const char *name)
+{
+	char *p = lm_path_join(dir, name);
+	lm_npy a;
+	lm_error err;
+	float v;
+	ck_assert_msg(lm_npy_read(p, &a, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(a.descr, "<f4");
+	memcpy(&v, a.data, sizeof v);
+	lm_npy_free(&a);
+	free(p);
+	return v;
+}
+
+/* Run `lncsim run --no-db --inputs in [--outputs out] mod`. */
+static tu_run run_io(const char *in, const char *out, const char *mod)
+{
+	return out ? tu_lncsim(NULL, "run", "--no-db", "--inputs", in,
+			       "--outputs", out, mod, NULL)
+		   : tu_lncsim(NULL, "run", "--no-db", "--inputs", in, mod,
+			       NULL);
+}
+
+/*
+** Input names that would leave --inputs DIR ("../x", an absolute path)
+** are looked up under their escaped file names inside DIR; a file planted
+** where the raw name points is never read.
+*/
+START_TEST(test_run_inputs_hostile_names)
+{
+	char *dir = tu_tmpdir("runcli-hostile");
+	char *in = lm_path_join(dir, "in"), *out = lm_path_join(dir, "out");
+	char *secret = lm_path_join(dir, "secret");
+	char *planted1 = write_npy(dir, "x.npy", 100.0f);
+	char *planted2 = write_npy(dir, "secret.npy", 200.0f);
+	const char *names[4] = { "../x", "y", secret, "z" };
+	char *mod, *msg, *p;
+	tu_run r;
+
+	ck_assert_int_eq(mkdir(in, 0755), 0);
+	mod = copy_module(dir, names, 4);
+	/* "../x" is not DIR/../x.npy: missing, under its escaped name */
+	r = run_io(in, NULL, mod);
+	ck_assert_msg(r.status == 2, "status %d, out: %s, err: %s", r.status,
+		      r.out, r.err);
+	msg = lm_xasprintf("missing input '../x' (no %s/..%%2Fx.npy)", in);
+	ck_assert_contains(r.err, msg);
+	free(msg);
+	tu_run_free(&r);
+	/* the absolute name is not the planted file either */
+	p = write_npy(in, "..%2Fx.npy", 1.0f);
+	free(p);
+	r = run_io(in, NULL, mod);
+	ck_assert_int_eq(r.status, 2);
+	msg = lm_xasprintf("missing input '%s' (no %s/", secret, in);
+	ck_assert_contains(r.err, msg);
+	free(msg);
+	ck_assert_contains(r.err, "%2Fsecret.npy)");
+	tu_run_free(&r);
+	/* with the escaped files in DIR, those are what the run reads */
+	{
+		lm_buf b = LM_BUF_INIT;
+		for (const char *c = secret; *c; c++)
+			if (*c == '/')
+				lm_buf_puts(&b, "%2F");
+			else
+				lm_buf_put(&b, c, 1);
+		lm_buf_puts(&b, ".npy");
+		p = write_npy(in, lm_buf_cstr(&b), 3.0f);
+		free(p);
+		lm_buf_free(&b);
+	}
+	p = write_npy(in, "y.npy", 2.0f);
+	free(p);
+	r = run_io(in, out, mod);
+	ck_assert_msg(r.status == 0, "err: %s", r.err);
+	ck_assert_contains(r.out, "output y: float32 [2, 4] -> ");
+	tu_run_free(&r);
+	ck_assert(npy_first(out, "y.npy") == 1.0f);
+	ck_assert(npy_first(out, "z.npy") == 3.0f);
+	/* the planted files are untouched */
+	ck_assert(npy_first(dir, "x.npy") == 100.0f);
+	ck_assert(npy_first(dir, "secret.npy") == 200.0f);
+	free(mod);
+	free(planted1);
+	free(planted2);
+	free(secret);
+	free(in);
+	free(out);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* A symlink in --inputs DIR (here to a valid .npy outside it) is refused. */
+START_TEST(test_run_inputs_symlink_refused)
+{
+	char *dir = tu_tmpdir("runcli-insym");
+	char *in = lm_path_join(dir, "in");
+	char *outside = write_npy(dir, "outside.npy", 7.0f);
+	const char *names[2] = { "x", "y" };
+	char *mod = copy_module(dir, names, 2);
+	char *link = lm_path_join(in, "x.npy"), *msg;
+	tu_run r;
+
+	ck_assert_int_eq(mkdir(in, 0755), 0);
+	ck_assert_int_eq(symlink(outside, link), 0);
+	r = run_io(in, NULL, mod);
+	ck_assert_msg(r.status == 2, "status %d, out: %s", r.status, r.out);
+	msg = lm_xasprintf("lncsim: %s: is a symlink; refusing to follow it",
+			   link);
+	ck_assert_contains(r.err, msg);
+	free(msg);
+	tu_run_free(&r);
+	/* DIR itself must be a directory */
+	r = run_io(outside, NULL, mod);
+	ck_assert_int_eq(r.status, 2);
+	msg = lm_xasprintf("lncsim: %s: cannot open directory: Not a "
+			   "directory", outside);
+	ck_assert_contains(r.err, msg);
+	free(msg);
+	tu_run_free(&r);
+	/* a relative link that stays inside is refused just the same */
+	ck_assert_int_eq(unlink(link), 0);
+	free(write_npy(in, "real.npy", 1.0f));
+	ck_assert_int_eq(symlink("real.npy", link), 0);
+	r = run_io(in, NULL, mod);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "is a symlink; refusing to follow it");
+	tu_run_free(&r);
+	free(mod);
+	free(outside);
+	free(link);
+	free(in);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+** Outputs "a/b" and "a_b" (and "a%2Fb", the escape itself) are three
+** files; a symlink at an output's name is replaced, its target untouched;
+** `--outputs` of one run is `--inputs` of the next.
+*/
+START_TEST(test_run_outputs_distinct_round_trip)
+{
+	char *dir = tu_tmpdir("runcli-outnames");
+	char *in = lm_path_join(dir, "in"), *o1 = lm_path_join(dir, "o1");
+	char *o2 = lm_path_join(dir, "o2");
+	char *d1 = lm_path_join(dir, "m1"), *d2 = lm_path_join(dir, "m2");
+	const char *n1[6] = { "i/1", "a/b", "i_1", "a_b", "i%1", "a%2Fb" };
+	const char *n2[6] = { "a/b", "p", "a_b", "q", "a%2Fb", "r" };
+	char *m1, *m2, *victim, *link, *text;
+	struct stat st;
+	tu_run r;
+
+	ck_assert_int_eq(mkdir(in, 0755), 0);
+	ck_assert_int_eq(mkdir(o1, 0755), 0);
+	ck_assert_int_eq(mkdir(d1, 0755), 0);
+	ck_assert_int_eq(mkdir(d2, 0755), 0);
+	m1 = copy_module(d1, n1, 6);
+	m2 = copy_module(d2, n2, 6);
+	/* seeded: three outputs, three files, three different tensors */
+	r = tu_lncsim(NULL, "run", "--no-db", "--seed", "4", "--outputs", o1,
+		      m1, NULL);
+	ck_assert_msg(r.status == 0, "err: %s", r.err);
+	tu_run_free(&r);
+	{
+		float a = npy_first(o1, "a%2Fb.npy");
+		float b = npy_first(o1, "a_b.npy");
+		float c = npy_first(o1, "a%252Fb.npy");
+		ck_assert(a != b && b != c && a != c);
+	}
+	tu_rmtree(o1);
+	ck_assert_int_eq(mkdir(o1, 0755), 0);
+	free(write_npy(in, "i%2F1.npy", 10.0f));
+	free(write_npy(in, "i_1.npy", 20.0f));
+	free(write_npy(in, "i%251.npy", 30.0f));
+	/* a symlink planted at an output's file name */
+	victim = tu_write(dir, "victim", "keep");
+	link = lm_path_join(o1, "a_b.npy");
+	ck_assert_int_eq(symlink(victim, link), 0);
+	r = run_io(in, o1, m1);
+	ck_assert_msg(r.status == 0, "err: %s", r.err);
+	text = lm_xasprintf("output a/b: float32 [2, 4] -> %s/a%%2Fb.npy", o1);
+	ck_assert_contains(r.out, text);
+	free(text);
+	tu_run_free(&r);
+	ck_assert(npy_first(o1, "a%2Fb.npy") == 10.0f);
+	ck_assert(npy_first(o1, "a_b.npy") == 20.0f);
+	ck_assert(npy_first(o1, "a%252Fb.npy") == 30.0f);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	text = tu_read(victim);
+	ck_assert_str_eq(text, "keep");
+	free(text);
+	/* round trip: the outputs read back as inputs under the same names */
+	r = run_io(o1, o2, m2);
+	ck_assert_msg(r.status == 0, "err: %s", r.err);
+	tu_run_free(&r);
+	ck_assert(npy_first(o2, "p.npy") == 10.0f);
+	ck_assert(npy_first(o2, "q.npy") == 20.0f);
+	ck_assert(npy_first(o2, "r.npy") == 30.0f);
+	free(m1);
+	free(m2);
+	free(victim);
+	free(link);
+	free(in);
+	free(o1);
+	free(o2);
+	free(d1);
+	free(d2);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* diff --save-io writes the escaped names, and its inputs/ feed --inputs. */
+START_TEST(test_diff_save_io_names)
+{
+	char *dir = tu_tmpdir("runcli-saveio");
+	char *sv = lm_path_join(dir, "sv"), *sin = lm_path_join(sv, "inputs");
+	char *ref = lm_path_join(sv, "reference");
+	const char *names[4] = { "../i", "a/b", "i_", "a_b" };
+	char *mod = copy_module(dir, names, 4);
+	float v1, v2;
+	tu_run r = tu_lncsim(NULL, "diff", "--no-db", "-q", "--save-io", sv,
+			     mod, NULL);
+	ck_assert_msg(r.status == 0, "err: %s", r.err);
+	tu_run_free(&r);
+	v1 = npy_first(sin, "..%2Fi.npy");
+	v2 = npy_first(sin, "i_.npy");
+	ck_assert(v1 != v2);
+	ck_assert(npy_first(ref, "a%2Fb.npy") == v1);
+	ck_assert(npy_first(ref, "a_b.npy") == v2);
+	r = tu_lncsim(NULL, "diff", "--no-db", "-q", "--inputs", sin, mod,
+		      NULL);
+	ck_assert_msg(r.status == 0, "err: %s", r.err);
+	tu_run_free(&r);
+	free(mod);
+	free(sv);
+	free(sin);
+	free(ref);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("run_cli");
@@ -513,6 +807,13 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_run_special_module_files);
 	tcase_add_test(tc, test_run_huge_shapes);
 	tcase_add_test(tc, test_run_max_memory);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("host_io_names");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_run_inputs_hostile_names);
+	tcase_add_test(tc, test_run_inputs_symlink_refused);
+	tcase_add_test(tc, test_run_outputs_distinct_round_trip);
+	tcase_add_test(tc, test_diff_save_io_names);
 	suite_add_tcase(s, tc);
 	return s;
 }

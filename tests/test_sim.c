@@ -1204,6 +1204,45 @@ START_TEST(test_run_memory_limit)
 }
 END_TEST
 
+/* The host file name of a tensor: '%', '/', backslash and control bytes
+** escaped as %XX, one plain component, too long refused. */
+START_TEST(test_tensor_file_names)
+{
+	static const char *const cases[][2] = {
+		{ "x", "x.npy" },
+		{ "a/b", "a%2Fb.npy" },
+		{ "a_b", "a_b.npy" },
+		{ "a%2Fb", "a%252Fb.npy" },
+		{ "../../etc/x", "..%2F..%2Fetc%2Fx.npy" },
+		{ "/abs", "%2Fabs.npy" },
+		{ "..", "...npy" },
+		{ "w\\v\n\x7f", "w%5Cv%0A%7F.npy" },
+		{ "layer:0 (out)", "layer:0 (out).npy" },
+	};
+	char *f, long_name[260];
+	lm_error err;
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		ck_assert_int_eq(ls_tensor_file_name(&f, cases[i][0], "D",
+						     &err), 0);
+		ck_assert_str_eq(f, cases[i][1]);
+		free(f);
+	}
+	/* 251 bytes + ".npy" = 255: the longest file name */
+	memset(long_name, 'n', 251);
+	long_name[251] = 0;
+	ck_assert_int_eq(ls_tensor_file_name(&f, long_name, "D", &err), 0);
+	ck_assert_int_eq(strlen(f), 255);
+	free(f);
+	long_name[250] = '/';
+	ck_assert_int_eq(ls_tensor_file_name(&f, long_name, "D", &err),
+			 LM_EINPUT);
+	ck_assert(f == NULL);
+	ck_assert_contains(err.msg, "D: tensor 'nnn");
+	ck_assert_contains(err.msg, "': its file name would be 257 bytes "
+			   "(at most 255)");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -1229,6 +1268,10 @@ static Suite *suite(void)
 	tc = tcase_create("memory");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_run_memory_limit);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("host_io");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_tensor_file_names);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("refuse");
