@@ -1,5 +1,5 @@
 /*
-** bench_db.c -- run-log overhead (issue 5): the wall time of simulating a
+** bench_db.c -- run-log overhead: the wall time of simulating a
 ** matmul-heavy module (examples/matmul1 with its accumulation group
 ** repeated to >= 10 000 Matmults) with and without logging the result,
 ** measured in this one process; goal: logging adds <= 3 %.

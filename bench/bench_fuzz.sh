@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench_fuzz.sh -- lncsim fuzz throughput: cases/s for 4-core small
 # generated programs (~50 instructions per core) with the default jobs
-# (one per CPU). Goal (issue 6): >= 50 cases/s on a 2-core machine.
+# (one per CPU). Goal: >= 50 cases/s on a 2-core machine.
 # usage: bench_fuzz.sh [LNCSIM] [COUNT]
 lncsim=${1:-./lncsim}
 count=${2:-200}

@@ -1,5 +1,5 @@
 /*
-** bench_sim.c -- simulator throughput (issue 3):
+** bench_sim.c -- simulator throughput:
 **   1. Matmult: simulated GFLOP/s of 128x128x512 tiles (float32 and
 **      bfloat16 operands) run through ls_run, next to OpenBLAS
 **      cblas_sgemm single-threaded on the same shape in the same run

@@ -1,7 +1,7 @@
 /*
 ** cli.h -- the lncsim program: one function per command, thin wrappers
 ** around the libraries. Exit codes: 0 ok, 1 a check failed, 2 bad usage or
-** bad input, 3 internal error (SPEC 8).
+** bad input, 3 internal error.
 */
 #ifndef LNCSIM_CLI_H
 #define LNCSIM_CLI_H

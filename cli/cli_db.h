@@ -1,7 +1,7 @@
 /*
 ** cli_db.h -- the run-log options every command that runs something takes
 ** (`--db FILE`, `--no-db`, env LNCSIM_DB; default ./lncsim.db) and the
-** helpers that open the database and log a finished run (SPEC 7).
+** helpers that open the database and log a finished run.
 **
 ** Use in a command:
 **     cli_db dbo = {0};

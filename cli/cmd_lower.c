@@ -1,6 +1,6 @@
 /*
 ** cmd_lower.c -- `lncsim lower [--inline] [-o OUT] MODULE`: kernel
-** provision (SPEC 6) over one module or a per-core directory.
+** provision over one module or a per-core directory.
 */
 #include "common.h"
 #include "cli.h"

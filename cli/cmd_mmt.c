@@ -13,8 +13,8 @@
 
 const char usage_mmt[] =
 	"usage: lncsim mmt [--json] MODULE...\n\n"
-	"Static matmul report of each module (the linker's post-link report,\n"
-	"SPEC 4 step 12): per function the Matmult count, MACs (K*M*N), PE\n"
+	"Static matmul report of each module (the linker's post-link\n"
+	"report): per function the Matmult count, MACs (K*M*N), PE\n"
 	"cycles from the arch cost model (N*passes + fixed overhead; fp32 makes\n"
 	"4 passes) and the PE-array fill sum(K*M*N) / sum(128*128*N*passes).\n"
 	"K is the stationary operand's partitions, M and N the output's\n"

@@ -13,7 +13,7 @@
 
 const char usage_verify[] =
 	"usage: lncsim verify [--linked] [--sim] [-q] MODULE...\n\n"
-	"Load each module and run the verifier (SPEC 2.1-2.3): unique names,\n"
+	"Load each module and run the verifier: unique names,\n"
 	"references that resolve, access-pattern bounds, per-opcode operand\n"
 	"rules. MODULE is a def.json file or a directory holding\n"
 	"nc*/sg*/def.json (each found file is checked).\n\n"

@@ -209,7 +209,7 @@ static const char *self_memloc(const lk_core *c, const char *name)
 /*
 ** The inpMap of the seed: every remote_local_target view of a consumer core
 ** resolves to its producer's unified allocation (following chains of views).
-** Address identity (SPEC 2.1) is checked on each hop. The consumer's
+** Address identity is checked on each hop. The consumer's
 ** references are mapped to the producer; the view stays as an alias_of
 ** allocation without its remote_local_target.
 */

@@ -741,7 +741,7 @@ static int cg_affine_select(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 
 /*
 ** transpose (DVE-style nc_transpose): a transpose-mode PE Matmult against
-** the cached identity of the data dtype (SPEC 2.3), through a PSUM scratch
+** the cached identity of the data dtype, through a PSUM scratch
 ** bank and a TensorCopy when the destination is not in PSUM.
 */
 static int cg_transpose(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,

@@ -1,7 +1,7 @@
 /*
 ** link.c -- lk_link, the driver of the bir_linker model (seed 2, run()):
 ** checks the inputs, makes the new "<name>/sgLnk" module with its
-** dispatcher function, runs the steps of SPEC 4 in order (each one can be
+** dispatcher function, runs the link steps in order (each one can be
 ** skipped), verifies the result. Also the shared context helpers.
 */
 #include "common.h"

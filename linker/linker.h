@@ -1,5 +1,5 @@
 /*
-** linker.h -- the bir_linker reference model (SPEC 4, seed 000 2-8):
+** linker.h -- the bir_linker reference model:
 ** N finished per-core modules -> ONE new module "<name>/sgLnk", its link
 ** directory and tensor map, and the static post-link matmul report.
 **
@@ -7,7 +7,7 @@
 ** every function and instruction (lm_inst_copy) and rewriting references
 ** through explicit per-core name maps (LLVM IRMover / ValueMapper style).
 **
-** Every step of SPEC 4 is one function in linker/ named as in the seed and
+** Every link step is one function in linker/ named as in the seed and
 ** can be switched off through lk_options.skip, so a differential checker can
 ** prove it would notice each step missing. docs/linker.md describes the
 ** steps, the names they make and the choices the spec left open.
@@ -70,7 +70,7 @@ typedef struct lk_options {
 				 is the same */
 } lk_options;
 
-/* One tensor-map entry (SPEC 4 step 6). */
+/* One tensor-map entry. */
 typedef struct lk_tensor_entry {
 	char *layer_name;     /* the allocation name in the linked module */
 	char *sim_format;     /* layout letters, see docs/linker.md */
@@ -85,7 +85,7 @@ typedef struct lk_tensor_entry {
 	int64_t *cores;
 } lk_tensor_entry;
 
-/* One link-directory artifact (SPEC 4 step 9). */
+/* One link-directory artifact. */
 typedef struct lk_artifact {
 	char *src;            /* absolute path of the core's file */
 	char *dst;            /* path relative to the link dir */

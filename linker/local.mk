@@ -1,6 +1,6 @@
 noinst_LTLIBRARIES += linker/liblinker.la
 linker_liblinker_la_SOURCES =
-# bir_linker (issue 4): one file per group of seed steps
+# bir_linker: one file per group of seed steps
 linker_liblinker_la_SOURCES += linker/linker.h
 linker_liblinker_la_SOURCES += linker/lk_int.h
 linker_liblinker_la_SOURCES += linker/link.c
@@ -12,7 +12,7 @@ linker_liblinker_la_SOURCES += linker/barriers.c
 linker_liblinker_la_SOURCES += linker/tensormap.c
 linker_liblinker_la_SOURCES += linker/linkdir.c
 linker_liblinker_la_SOURCES += linker/mmt.c
-# kernel provision (issue 7): TranslateNKIASTToBIR, KLR reader/writer/codegen, inliner
+# kernel provision: TranslateNKIASTToBIR, KLR reader/writer/codegen, inliner
 linker_liblinker_la_SOURCES += linker/provision.h
 linker_liblinker_la_SOURCES += linker/provision_int.h
 linker_liblinker_la_SOURCES += linker/provision.c

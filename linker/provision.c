@@ -1,5 +1,5 @@
 /*
-** provision.c -- TranslateNKIASTToBIR (seed 003 part 2, SPEC 6): find
+** provision.c -- TranslateNKIASTToBIR (seed 003 part 2): find
 ** every NKIKLIRKernel (IT56) carrier in every block of every function
 ** (collect, then remove), lower each by its kernel_format:
 **

@@ -1,5 +1,5 @@
 /*
-** provision.h -- kernel provision (SPEC 6, seed 003): TranslateNKIASTToBIR
+** provision.h -- kernel provision: TranslateNKIASTToBIR
 ** turns every NKIKLIRKernel (IT56) carrier into a new function of kind nki
 ** plus an NKIKernel (IT55) call site, by one of two mechanisms:
 **

@@ -1,5 +1,5 @@
 /*
-** arch.c -- the gen2 / gen3 / gen4 tables (SPEC 3.1). Approximate by design;
+** arch.c -- the gen2 / gen3 / gen4 tables. Approximate by design;
 ** docs/cost-model.md says where each figure comes from.
 */
 #include "common.h"

@@ -1,5 +1,5 @@
 /*
-** arch.h -- the gen2 / gen3 / gen4 machine tables (SPEC 3.1), in one place.
+** arch.h -- the gen2 / gen3 / gen4 machine tables, in one place.
 **
 ** Every figure here is approximate: a cost model good enough to compare
 ** schedules and utilization, not a cycle-accurate description of silicon.

@@ -1,5 +1,5 @@
 /*
-** module.h -- the lncsim IR: a BIR v2 module (SPEC 2) in memory.
+** module.h -- the lncsim IR: a BIR v2 module in memory.
 **
 ** Ownership: a module owns everything reachable from it (strings, arrays,
 ** the cJSON "extra" objects holding keys the model does not interpret).

@@ -1,6 +1,6 @@
 /*
 ** paths.c -- expanding a MODULE command-line argument: a def.json file, or
-** a directory laid out as nc<c>/sg<s>/def.json (SPEC 8).
+** a directory laid out as nc<c>/sg<s>/def.json.
 */
 #include "common.h"
 #include "module.h"

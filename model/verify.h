@@ -1,5 +1,5 @@
 /*
-** verify.h -- the module verifier (SPEC 2.1, 2.2 and the opcode rules).
+** verify.h -- the module verifier.
 **
 ** Run before any simulation and on every linked result. The first problem
 ** found is reported as "FILE: function/block/instruction/operand: what".
@@ -10,7 +10,7 @@
 #include "module.h"
 
 typedef struct lm_verify_opts {
-	int linked;   /* also check the linked-module rules (SPEC 4 end) */
+	int linked;   /* also check the linked-module rules */
 } lm_verify_opts;
 
 /* Returns 0 when the module is valid; else LM_EINPUT with err filled. */

@@ -1,6 +1,6 @@
 /*
 ** report.h -- utilization reports plotted with gnuplot from the run log
-** (SPEC 7, docs/reports.md).
+** (docs/reports.md).
 **
 ** lr_write writes into one directory: for each plot the .tsv data it was
 ** made from, the .gp script (the committed reports/gp/NAME.gp, embedded in the

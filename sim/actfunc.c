@@ -1,5 +1,5 @@
 /*
-** actfunc.c -- the Activation functions (SPEC 2.3), in float32 with libm's
+** actfunc.c -- the Activation functions, in float32 with libm's
 ** float functions. docs/activation.md lists every formula; each operation
 ** below is one float32 operation (the build uses -ffp-contract=off, so
 ** nothing is fused behind our back) and results are deterministic on one

@@ -1,5 +1,5 @@
 /*
-** cost.c -- the cost model (SPEC 3.1): how long an instruction keeps its
+** cost.c -- the cost model: how long an instruction keeps its
 ** engine, from its shape only (never from values). All figures come from
 ** the arch table (model/arch.[ch]); docs/cost-model.md explains them.
 **

@@ -1,5 +1,5 @@
 /*
-** diff.h -- the differential checker (SPEC 5): the N per-core modules run
+** diff.h -- the differential checker: the N per-core modules run
 ** side by side (the reference) against the linked module, same host inputs,
 ** every compared tensor bit-identical.
 **

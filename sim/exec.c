@@ -1,5 +1,5 @@
 /*
-** exec.c -- instruction semantics (SPEC 2.3): one exec_* function per
+** exec.c -- instruction semantics: one exec_* function per
 ** opcode family, reached through one table. Each reads its inputs (the
 ** instruction's start), computes in float32 and stages its write in
 ** x->pend, rounded to the destination dtype (RNE); the scheduler commits

@@ -1,5 +1,5 @@
 /*
-** gen.h -- the random multi-core program generator (SPEC 5, `lncsim gen`).
+** gen.h -- the random multi-core program generator.
 **
 ** A generated set is N per-core modules, race-free by construction, that
 ** exercises every linker step: DMA loads through queues with semaphore

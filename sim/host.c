@@ -1,5 +1,5 @@
 /*
-** host.c -- host tensors (SPEC 3.6): the input set of a run (from .npy
+** host.c -- host tensors: the input set of a run (from .npy
 ** files or a seed), writing outputs, freeing results, and the per-core
 ** statistics table printed by `lncsim run --stats`.
 */

@@ -1,6 +1,6 @@
 /*
 ** machine.c -- the machine of one run: per-core SBUF and PSUM, the DRAM
-** storages, and the prepared form of every module (SPEC 2.1, 2.2, 3.2).
+** storages, and the prepared form of every module.
 **
 ** Preparation resolves every name once (semaphores, queues, instances,
 ** functions, dependencies, barrier groups: to indices) and every tensor

@@ -1,6 +1,6 @@
 /*
 ** mmkernel.c -- the Matmult kernel: acc[m][n] = fmaf(st[k][m], mv[k][n],
-** acc[m][n]) for k = 0..K-1 in order (SPEC 2.3).
+** acc[m][n]) for k = 0..K-1 in order.
 **
 ** Each output element is one in-order chain of fused multiply-adds, so the
 ** result is bit-exact whatever the blocking: the vector variants only

@@ -1,5 +1,5 @@
 /*
-** sched.c -- the event scheduler (SPEC 3.2 - 3.5) and the two entry
+** sched.c -- the event scheduler and the two entry
 ** points ls_run / ls_run_multi.
 **
 ** Time is integer picoseconds. Each core has five in-order engine streams

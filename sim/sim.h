@@ -1,5 +1,5 @@
 /*
-** sim.h -- the NeuronCore simulator: public API (SPEC 2.3, 3).
+** sim.h -- the NeuronCore simulator: public API.
 **
 ** A run takes either ONE module (a per-core module, or a linked module whose
 ** entry is a dispatcher) or N per-core modules side by side on an N-core
