@@ -8,9 +8,11 @@
 #include "verify.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Mark the case failed with a kind and a message. */
@@ -95,19 +97,33 @@ static tm_entry *entries_from_report(const lk_report *r, int *n)
 	return e;
 }
 
-/* Entries from a tensor-map.json (NULL if the file is absent or bad). */
-static tm_entry *entries_from_file(const char *path, cJSON **keep, int *n)
+/*
+** Entries from the tensor-map.json at path. NULL with msg empty when there
+** is no such file (a --linked module need not have one); NULL with msg
+** saying why when the file is there but cannot be read or is not a tensor
+** map.
+*/
+static tm_entry *entries_from_file(const char *path, cJSON **keep, int *n,
+				   char *msg, size_t len)
 {
 	char *text;
-	size_t len;
+	size_t tlen;
 	lm_error err;
-	if (access(path, R_OK) != 0 || lm_read_file(path, &text, &len, &err))
+	struct stat st;
+	msg[0] = 0;
+	if (lstat(path, &st) != 0 && errno == ENOENT)
 		return NULL;
-	cJSON *j = cJSON_ParseWithLengthOpts(text, len, NULL, 0);
+	if (lm_read_file(path, &text, &tlen, &err)) {
+		snprintf(msg, len, "tensor-map: %.1000s", err.msg);
+		return NULL;
+	}
+	cJSON *j = cJSON_ParseWithLengthOpts(text, tlen, NULL, 0);
 	free(text);
 	cJSON *ts = j ? cJSON_GetObjectItemCaseSensitive(j, "tensors") : NULL;
 	if (!cJSON_IsArray(ts)) {
 		cJSON_Delete(j);
+		snprintf(msg, len, "tensor-map: %.900s: %s", path, j ?
+			 "no \"tensors\" array" : "malformed JSON");
 		return NULL;
 	}
 	int cnt = cJSON_GetArraySize(ts), i = 0;
@@ -120,8 +136,19 @@ static tm_entry *entries_from_file(const char *path, cJSON **keep, int *n)
 		e[i].is_output = cJSON_IsString(kd) && !strcmp(kd->valuestring,
 							       "output");
 		for (cJSON *d = cJSON_IsArray(sh) ? sh->child : NULL;
-		     d && e[i].n_shape < 8; d = d->next)
-			e[i].shape[e[i].n_shape++] = (int64_t)d->valuedouble;
+		     d && e[i].n_shape < 8; d = d->next) {
+			double v = cJSON_IsNumber(d) ? d->valuedouble : -1;
+			if (!(v >= 0 && v <= 9007199254740992.0) ||
+			    v != (double)(int64_t)v) {
+				snprintf(msg, len, "tensor-map: %.900s: entry "
+					 "'%.200s': sim_shape must hold whole "
+					 "numbers >= 0", path, e[i].name);
+				free(e);
+				cJSON_Delete(j);
+				return NULL;
+			}
+			e[i].shape[e[i].n_shape++] = (int64_t)v;
+		}
 	}
 	*keep = j;
 	*n = cnt;
@@ -142,8 +169,10 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 	if (given) {
 		dc->linked = lm_module_clone(given);
 		char *p = lm_path_join(given->dir, "tensor-map.json");
-		tm = entries_from_file(p, &tm_json, &n_tm);
+		tm = entries_from_file(p, &tm_json, &n_tm, buf, sizeof buf);
 		free(p);
+		if (!tm && buf[0])
+			fail(dc, "tensor-map", buf);
 	} else {
 		lk_options lo;
 		memset(&lo, 0, sizeof lo);

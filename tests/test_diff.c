@@ -72,6 +72,50 @@ START_TEST(test_diff_reports_mismatch)
 }
 END_TEST
 
+/* --linked with a tensor-map.json beside it that is not a readable tensor
+** map: the check fails as tensor-map, it is not skipped. */
+START_TEST(test_diff_linked_bad_tensor_map)
+{
+	char *d = tu_tmpdir("difftm");
+	char *ex = tu_srcpath("examples/handoff2");
+	tu_run r = tu_lncsim(d, "link", "-o", "lk", ex, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	char *p = lm_xasprintf("%s/lk/handoff2/sgLnk/def.json", d);
+	char *tm = lm_xasprintf("%s/lk/handoff2/sgLnk/tensor-map.json", d);
+	/* the good map passes */
+	r = tu_lncsim(d, "diff", "--no-db", "--linked", p, ex, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	const char *bad[] = { "{\"tensors\": 3}", "{ nope", NULL };
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(unlink(tm), 0);
+		if (bad[i])
+			free(tu_write(d, "lk/handoff2/sgLnk/tensor-map.json",
+				      bad[i]));
+		else
+			ck_assert_int_eq(mkfifo(tm, 0600), 0);
+		r = tu_lncsim(d, "diff", "--no-db", "--linked", p, ex, NULL);
+		ck_assert_msg(r.status == 1, "case %d: %s%s", i, r.out, r.err);
+		ck_assert_contains(r.out, "FAIL handoff2 (2 cores): tensor-map: ");
+		ck_assert_contains(r.out, i == 0 ? "no \"tensors\" array" :
+				   i == 1 ? "malformed JSON" :
+				   "not a regular file (a FIFO)");
+		tu_run_free(&r);
+	}
+	/* no map at all: nothing to check */
+	ck_assert_int_eq(unlink(tm), 0);
+	r = tu_lncsim(d, "diff", "--no-db", "--linked", p, ex, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	free(tm);
+	free(p);
+	free(ex);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
 START_TEST(test_diff_output_set)
 {
 	char *ex = tu_srcpath("examples/handoff2");
@@ -633,6 +677,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_diff_handoff2_passes);
 	tcase_add_test(tc, test_diff_mlp4_passes);
 	tcase_add_test(tc, test_diff_reports_mismatch);
+	tcase_add_test(tc, test_diff_linked_bad_tensor_map);
 	tcase_add_test(tc, test_diff_output_set);
 	tcase_add_test(tc, test_diff_detects_race);
 	tcase_add_test(tc, test_diff_bad_input);
