@@ -75,8 +75,9 @@ int lm_arg_each_tensorref(const lm_arg *a, lm_tensorref_fn fn, void *arg);
 ** Loop's axes included (through allocs: a register is an allocation).
 ** Map values are the new names (char *); a name a map lacks is kept; a
 ** NULL or empty map renames nothing. The operands' struct members
-** (memsetref, memref) are the caller's to rename. Every renamer of the linker (the link's copy, kernel provision,
-** inlining) goes through it, so they agree on what a reference is.
+** (memsetref, memref) are the caller's to rename. Every renamer of the
+** linker (the link's copy, kernel provision, inlining) goes through it,
+** so they agree on what a reference is.
 */
 void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
 			      const lm_strmap *memlocs);
