@@ -16,6 +16,8 @@
 **   - a NoOp carrying the call's NAME and signals, depending on every
 **     inlined instruction no other inlined instruction depends on, ends the
 **     splice, so dependencies on the call still mean "the kernel is done".
+**     A Loop among them is represented by the sinks of its body (no
+**     dependency may name a Loop).
 */
 #include "common.h"
 #include "provision_int.h"
@@ -162,6 +164,44 @@ static void add_name(char ***v, int *n, int *cap, const char *name)
 	(*v)[(*n)++] = lm_xstrdup(name);
 }
 
+/* Record the dependencies of n instructions, a Loop's own and its
+** body's (at any depth), in used. */
+static void note_deps(lm_strmap *used, const lm_inst *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		for (int d = 0; d < v[i].n_deps; d++)
+			if (v[i].deps[d])
+				lm_strmap_put(used, v[i].deps[d], (void *)1);
+		if (v[i].op == LM_OP_LOOP)
+			for (int b = 0; b < v[i].n_blocks; b++)
+				note_deps(used, v[i].blocks[b].insts,
+					  v[i].blocks[b].n_insts);
+	}
+}
+
+/*
+** The sinks among n spliced instructions: those no dependency in used
+** names. A Loop is no sink itself (no dependency may name a Loop, and a
+** Loop may have no name): it stands for the sinks of its body, at any
+** depth, which the verifier accepts as earlier instructions. A Loop whose
+** body holds no instruction contributes nothing.
+*/
+static void add_sinks(char ***sinks, int *n_sinks, int *cap,
+		      const lm_strmap *used, const lm_inst *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (v[i].op == LM_OP_LOOP) {
+			for (int b = 0; b < v[i].n_blocks; b++)
+				add_sinks(sinks, n_sinks, cap, used,
+					  v[i].blocks[b].insts,
+					  v[i].blocks[b].n_insts);
+			continue;
+		}
+		if (v[i].name && !lm_strmap_lookup(used, v[i].name))
+			add_name(sinks, n_sinks, cap, v[i].name);
+	}
+}
+
 /* Output list of one block being rebuilt. */
 typedef struct ilist {
 	lm_inst *v;
@@ -186,7 +226,7 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 	lm_function k;
 	binding *b = NULL;
 	rebind rb;
-	lm_strmap dropped;
+	lm_strmap dropped, used;
 	lm_inst nop;
 	char **sinks = NULL;
 	int n_sinks = 0, cap_sinks = 0;
@@ -272,14 +312,11 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 	}
 
 	/* the closing NoOp: the call's name, signals, and the sinks */
-	for (int i = start; i < out->n; i++) {
-		int used = 0;
-		for (int j = start; j < out->n && !used; j++)
-			for (int d = 0; d < out->v[j].n_deps && !used; d++)
-				used = !strcmp(out->v[j].deps[d], out->v[i].name);
-		if (!used && out->v[i].name)
-			add_name(&sinks, &n_sinks, &cap_sinks, out->v[i].name);
-	}
+	lm_strmap_init(&used);
+	note_deps(&used, out->v + start, out->n - start);
+	add_sinks(&sinks, &n_sinks, &cap_sinks, &used, out->v + start,
+		  out->n - start);
+	lm_strmap_free(&used);
 	memset(&nop, 0, sizeof nop);
 	nop.name = call->name;
 	call->name = NULL;
@@ -287,8 +324,9 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 	nop.engine = call->engine != LM_ENG_UNASSIGNED ? call->engine
 						       : LM_ENG_SP;
 	nop.renumber = 1;
-	if (out->n == start) {
-		/* an empty kernel: the NoOp is the whole call */
+	if (n_sinks == 0) {
+		/* an empty kernel (or only empty Loops): the NoOp is the
+		   whole call */
 		nop.deps = call->deps;
 		nop.n_deps = call->n_deps;
 		nop.wait = call->wait;

@@ -565,6 +565,38 @@ int lm_arg_each_regref(const lm_arg *a, lm_regref_fn fn, void *arg)
 	return a->extra ? lm_json_each_regref(a->extra, fn, arg) : 0;
 }
 
+/* ---- tensor references in carried JSON -------------------------------- */
+
+/* obj's member key, or NULL when absent or null (an absent Option). */
+static cJSON *present_member(cJSON *obj, const char *key)
+{
+	cJSON *c = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return c && !cJSON_IsNull(c) ? c : NULL;
+}
+
+int lm_json_each_tensorref(cJSON *j, lm_tensorref_fn fn, void *arg)
+{
+	int rc;
+	if (cJSON_IsObject(j)) {
+		cJSON *ms = present_member(j, "memsetref");
+		cJSON *mr = present_member(j, "memref");
+		if ((ms || mr) && (rc = fn(j, ms, mr, arg)) != 0)
+			return rc;
+	} else if (!cJSON_IsArray(j)) {
+		return 0;
+	}
+	/* the tree is at most as deep as cJSON parses (1000) */
+	for (cJSON *c = j->child; c; c = c->next)
+		if (c->child && (rc = lm_json_each_tensorref(c, fn, arg)) != 0)
+			return rc;
+	return 0;
+}
+
+int lm_arg_each_tensorref(const lm_arg *a, lm_tensorref_fn fn, void *arg)
+{
+	return a->extra ? lm_json_each_tensorref(a->extra, fn, arg) : 0;
+}
+
 /* A string member renamed through m (lm_inst_rename_json_refs). */
 static void rename_string(cJSON *j, const lm_strmap *m)
 {
@@ -581,10 +613,30 @@ static int rename_regref(cJSON *j, void *arg)
 	return 0;
 }
 
+/* The two maps of one rename (lm_inst_rename_json_refs). */
+typedef struct rename_maps {
+	const lm_strmap *allocs, *memlocs;
+} rename_maps;
+
+/* One tensor reference (lm_json_each_tensorref), renamed through arg. */
+static int rename_tensorref(cJSON *obj, cJSON *memsetref, cJSON *memref,
+			    void *arg)
+{
+	const rename_maps *r = arg;
+	(void)obj;
+	if (memsetref && r->allocs)
+		rename_string(memsetref, r->allocs);
+	if (memref && r->memlocs)
+		rename_string(memref, r->memlocs);
+	return 0;
+}
+
 void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
 			      const lm_strmap *memlocs)
 {
 	int by_alloc = allocs && allocs->n, by_memloc = memlocs && memlocs->n;
+	rename_maps r = { by_alloc ? allocs : NULL,
+			  by_memloc ? memlocs : NULL };
 	if (!by_alloc && !by_memloc)
 		return;
 	for (int k = 0; k < 2; k++) {
@@ -594,12 +646,7 @@ void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
 			cJSON *o = as[i].extra;
 			if (!o)
 				continue;
-			if (as[i].kind == LM_ARG_OPAQUE && by_alloc)
-				rename_string(cJSON_GetObjectItemCaseSensitive(
-						      o, "memsetref"), allocs);
-			if (as[i].kind == LM_ARG_OPAQUE && by_memloc)
-				rename_string(cJSON_GetObjectItemCaseSensitive(
-						      o, "memref"), memlocs);
+			lm_json_each_tensorref(o, rename_tensorref, &r);
 			if (by_alloc)
 				lm_json_each_regref(o, rename_regref,
 						    (void *)allocs);

@@ -11,8 +11,8 @@
 **      banks, capacities), then remote_local_target / alias_of / aliases
 **   5. instruction names of every function (module-wide uniqueness)
 **   6. every instruction in program order: dependencies, wait / signal,
-**      operands (resolution and bounds), register references, then the
-**      opcode's own rules
+**      operands (resolution and bounds), tensor and register references
+**      carried in JSON, then the opcode's own rules
 **   7. with opts->linked: the linked-module shape (dispatcher, core
 **      functions, completion barriers, queue switches, barrier ids)
 **
@@ -1203,6 +1203,69 @@ static int check_registers(vctx *v, const lm_inst *in)
 	return in->extra ? lm_json_each_regref(in->extra, check_regref, v) : 0;
 }
 
+/* ---- tensor references in carried JSON ---------------------------------- */
+
+/*
+** One tensor reference (lm_json_each_tensorref) of an operand's carried
+** JSON: its memsetref names an allocation of the module and its memref a
+** memory location of that allocation (of any allocation when the object
+** has no memsetref).
+*/
+static int check_tensorref(cJSON *obj, cJSON *ms, cJSON *mr, void *arg)
+{
+	vctx *v = arg;
+	const lm_alloc *al = NULL;
+	(void)obj;
+	if (ms) {
+		if (!cJSON_IsString(ms) || !ms->valuestring)
+			return fail(v, "memsetref: expected an allocation name "
+				    "(string)");
+		al = lm_strmap_lookup(&v->allocp, ms->valuestring);
+		if (!al)
+			return fail(v, "memsetref '%s' names no allocation",
+				    ms->valuestring);
+	}
+	if (!mr)
+		return 0;
+	if (!cJSON_IsString(mr) || !mr->valuestring)
+		return fail(v, "memref: expected a memory location name "
+			    "(string)");
+	if (al && !lm_alloc_find_memloc(al, mr->valuestring))
+		return fail(v, "memref '%s' is not a memory location of "
+			    "allocation '%s'", mr->valuestring, al->name);
+	if (!al && !lm_strmap_lookup(&v->memlocs, mr->valuestring))
+		return fail(v, "memref '%s' names no memory location",
+			    mr->valuestring);
+	return 0;
+}
+
+/*
+** The tensor references an instruction's operands carry in JSON resolve
+** (an opaque operand's memsetref / memref, nested access patterns); path
+** .../operand ins[i]. The struct members of physical_ap operands are
+** check_operand's.
+*/
+static int check_tensorrefs(vctx *v, const lm_inst *in)
+{
+	int rc;
+	for (int k = 0; k < 2; k++) {
+		int n = k ? in->n_outs : in->n_ins;
+		const lm_arg *args = k ? in->outs : in->ins;
+		for (int i = 0; i < n; i++) {
+			size_t w;
+			if (!args[i].extra)
+				continue;
+			w = wpush_operand(v, k, i);
+			if ((rc = lm_arg_each_tensorref(&args[i],
+							check_tensorref,
+							v)) != 0)
+				return rc;
+			wpop(v, w);
+		}
+	}
+	return 0;
+}
+
 /* One instruction: synchronization, operands, registers, fields. */
 static int check_inst(vctx *v, const lm_inst *in)
 {
@@ -1211,7 +1274,8 @@ static int check_inst(vctx *v, const lm_inst *in)
 		return rc;
 	if ((rc = check_operands(v, in)) != 0)
 		return rc;
-	if ((rc = check_registers(v, in)) != 0)
+	if ((rc = check_tensorrefs(v, in)) != 0 ||
+	    (rc = check_registers(v, in)) != 0)
 		return rc;
 	return check_fields(v, in);
 }
@@ -1227,7 +1291,8 @@ static int check_blocks(vctx *v, const lm_block *bs, int nb)
 			int rc;
 			if (in->op == LM_OP_LOOP) {
 				size_t w2 = wpush_named(v, "loop", in->name, i);
-				if ((rc = check_registers(v, in)) != 0 ||
+				if ((rc = check_tensorrefs(v, in)) != 0 ||
+				    (rc = check_registers(v, in)) != 0 ||
 				    (rc = check_blocks(v, in->blocks,
 						       in->n_blocks)) != 0)
 					return rc;

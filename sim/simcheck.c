@@ -248,6 +248,51 @@ static int chk_memset_mode(const lm_inst *in, char *val, size_t n,
 	return q(val, n, in->memset_mode);
 }
 
+/* "kind 'tensor'" of a Call's first operand, for the message. */
+static void call_operand(const lm_arg *a, int n, char *val, size_t vn)
+{
+	const char *kind = a->kind == LM_ARG_PHYSICAL_AP ? "physical_ap"
+			   : a->kind == LM_ARG_IMM ? "imm_value" : NULL;
+	if (!kind) {
+		const cJSON *k = a->extra ? cJSON_GetObjectItemCaseSensitive(
+			a->extra, "kind") : NULL;
+		kind = cJSON_IsString(k) ? k->valuestring : "?";
+	}
+	snprintf(val, vn, "%d operand%s (%.32s%s%.32s%s%s)", n,
+		 n == 1 ? "" : "s", kind, a->memsetref ? " '" : "",
+		 a->memsetref ? a->memsetref : "", a->memsetref ? "'" : "",
+		 n > 1 ? ", ..." : "");
+}
+
+/*
+** A Call's own operands: the wire form binds a call's tensors through
+** its 'arguments' map (refused unless empty, above), the linker's Calls
+** have none, and what an operand on a Call would mean is not modelled.
+*/
+static const char *const call_operands_why =
+	"a Call runs its target on the tensors the target names; operands "
+	"on the call itself are not modelled";
+
+static int chk_call_ins(const lm_inst *in, char *val, size_t n,
+			const char **why)
+{
+	if (in->n_ins == 0)
+		return 0;
+	call_operand(&in->ins[0], in->n_ins, val, n);
+	*why = call_operands_why;
+	return 1;
+}
+
+static int chk_call_outs(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	if (in->n_outs == 0)
+		return 0;
+	call_operand(&in->outs[0], in->n_outs, val, n);
+	*why = call_operands_why;
+	return 1;
+}
+
 static const field_rule checks[] = {
 	{ OP(ACTIVATION), "func", chk_act_func },
 	{ OP(ACTIVATION), "alpha", chk_alpha },
@@ -256,6 +301,8 @@ static const field_rule checks[] = {
 	{ OP(TENSORSCALAR), "op1", chk_op1 },
 	{ OP(AFFINESELECT), "compare_op", chk_compare_op },
 	{ OP(MEMSET), "mode", chk_memset_mode },
+	{ OP(CALL), "ins", chk_call_ins },
+	{ OP(CALL), "outs", chk_call_outs },
 };
 
 /* ---- the walk ----------------------------------------------------------- */

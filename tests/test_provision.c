@@ -1580,9 +1580,7 @@ static const char reg_kernel[] =
 	"'float32','addrs':[{'kind':'AffineIV','var':'i'}]}],"
 	"'outs':[" REG_AP("t") "],'dependencies':['k_sym']}%s]}]}]}";
 
-/* reg_kernel's Loop, a register in its axis. Not in the inlined kernel:
-** the inliner's closing NoOp would depend on the Loop by name, which no
-** dependency may name. */
+/* reg_kernel's Loop, a register in its axis, with an empty body. */
 static const char reg_loop[] =
 	",{'opcode':'Loop','name':'k_loop','engine':'SP','LoopAxis':{"
 	"'name':'i','lb':0,'ub':{'kind':'IntRuntimeValueKind','regref':'r0'},"
@@ -1715,11 +1713,14 @@ END_TEST
 
 /* lower --inline: the formals met inside opaque operands and as registers
 ** are rebound to the caller's (kin -> x, kr -> rc), the kernel's own
-** renamed ones (r0_1, t_1) move into the caller with their references. */
+** renamed ones (r0_1, t_1) move into the caller with their references, a
+** Loop's axis too. The Loop (empty body) adds no dependency to the
+** closing NoOp. */
 START_TEST(test_bir_inline_registers_rebound)
 {
 	char *dir;
-	lm_module *m = reg_setup(&dir, 0), *lo = lower_ok(m, 1, NULL);
+	lm_module *m = reg_setup(&dir, 1), *lo = lower_ok(m, 1, NULL);
+	lm_inst *nop = find_inst(lo, "inst__reg_k", NULL);
 	lm_function *f = &lo->functions[0];
 	ck_assert_int_eq(lo->n_functions, 1);
 	ck_assert_int_eq(count_op(lo, LM_OP_NKIKERNEL), 0);
@@ -1737,6 +1738,10 @@ START_TEST(test_bir_inline_registers_rebound)
 	ck_assert_str_eq(opaque_key(lo, "k_symf", "memref"), "x");
 	ck_assert_str_eq(find_inst(lo, "k_symf", NULL)->ins[0].memsetref, "x");
 	ck_assert_str_eq(regs_of(lo, "caller_acc"), "r0");
+	ck_assert_str_eq(regs_of(lo, "k_loop"), "r0_1");
+	ck_assert_ptr_nonnull(nop);
+	ck_assert_int_eq(nop->n_deps, 1);
+	ck_assert_str_eq(nop->deps[0], "k_symf");
 	reg_round_trip(lo);
 	lm_module_free(lo);
 	lm_module_free(m);
@@ -1810,6 +1815,90 @@ START_TEST(test_inline_nested_map_renamed)
 }
 END_TEST
 
+/*
+** A BIR-JSON kernel whose last instruction is a Loop (named, or unnamed
+** when name is ""): a Memset, then the Loop, its body two TensorCopies,
+** the first after the Memset. Its caller runs a Memset "pre" first, so
+** the inlined Memset inherits a dependency.
+*/
+static const char loop_kernel[] =
+	"{'version':2,'arch':'gen3','functions':[{'name':'loop_k',"
+	"'attributes':[],'allocations':[" REG_DRAM("kin", "Input") ","
+	REG_DRAM("kout", "Output") "," REG_SB("lt") "],'blocks':[{'name':"
+	"'b0','instructions':[" REG_MS("lk_ms", "lt", "") ","
+	"{'opcode':'Loop',%s'engine':'SP','LoopAxis':{'name':'i','lb':0,"
+	"'ub':2,'stride':1},'blocks':[{'name':'lb','instructions':["
+	"{'opcode':'TensorCopy','name':'lk_cp','engine':'DVE','ins':["
+	REG_AP("lt") "],'outs':[" REG_AP("lt") "],'dependencies':['lk_ms']},"
+	"{'opcode':'TensorCopy','name':'lk_cp2','engine':'DVE','ins':["
+	REG_AP("lt") "],'outs':[" REG_AP("lt") "],'dependencies':['lk_cp']}"
+	"]}]}]}]}]}";
+
+static const char loop_caller[] =
+	"{'version':2,'arch':'gen3','name':'lcall','functions':[{"
+	"'name':'sg0000','attributes':[],'allocations':["
+	REG_DRAM("x", "ExternalInput") "," REG_DRAM("y", "ExternalOutput")
+	"," REG_SB("ct") "],'blocks':[{'name':'main','instructions':["
+	REG_MS("pre", "ct", "") ","
+	"{'opcode':'NKIKLIRKernel','name':'kern','engine':'SP',"
+	"'ins':[" REG_AP("x") "],'outs':[" REG_AP("y") "],"
+	"'kernel_format':'bir','klir_binary':'loop_kernel.json',"
+	"'func_args':{'kin':'x'},'func_outs':{'kout':'y'},"
+	"'dependencies':['pre']},"
+	"{'opcode':'NoOp','name':'after','engine':'SP','ins':[],'outs':[],"
+	"'dependencies':['kern']}]}]}],'attributes':{'neuron_core_id':0}}";
+
+/*
+** lower --inline of a kernel ending in a Loop, named and unnamed: no
+** crash, and the closing NoOp (the call inst__loop_k) depends on the sink of the Loop's
+** body (lk_cp2; lk_ms and lk_cp are used), never on the Loop, so the
+** module verifies, also written and read back.
+*/
+START_TEST(test_inline_kernel_ending_in_loop)
+{
+	static const char *const names[] = { "", "'name':'lk_loop'," };
+	for (size_t v = 0; v < sizeof names / sizeof names[0]; v++) {
+		char *kt = lm_xasprintf(loop_kernel, names[v]);
+		char *k = dq(kt), *c = dq(loop_caller), *dir, *pc;
+		lm_module *m, *lo;
+		lm_inst *nop;
+		lm_function *f;
+		free(kt);
+		dir = tu_tmpdir("prov-loop");
+		free(tu_write(dir, "loop_kernel.json", k));
+		pc = tu_write(dir, "loop_caller.json", c);
+		m = load(pc);
+		/* lowered only: the kernel function keeps its Loop */
+		lo = lower_ok(m, 0, NULL);
+		lm_module_free(lo);
+		lo = lower_ok(m, 1, NULL);
+		ck_assert_int_eq(lo->n_functions, 1);
+		f = &lo->functions[0];
+		ck_assert_int_eq(f->n_blocks, 1);
+		ck_assert_int_eq(f->blocks[0].n_insts, 5);
+		ck_assert_int_eq(f->blocks[0].insts[2].op, LM_OP_LOOP);
+		if (*names[v])
+			ck_assert_str_eq(f->blocks[0].insts[2].name, "lk_loop");
+		else
+			ck_assert_ptr_null(f->blocks[0].insts[2].name);
+		ck_assert_str_eq(find_inst(lo, "lk_ms", NULL)->deps[0], "pre");
+		nop = find_inst(lo, "inst__loop_k", NULL);
+		ck_assert_ptr_nonnull(nop);
+		ck_assert_int_eq(nop->op, LM_OP_NOOP);
+		ck_assert_int_eq(nop->n_deps, 1);
+		ck_assert_str_eq(nop->deps[0], "lk_cp2");
+		reg_round_trip(lo);
+		lm_module_free(lo);
+		lm_module_free(m);
+		free(k);
+		free(c);
+		free(pc);
+		ck_assert_int_eq(tu_rm_tree(dir), 0);
+		free(dir);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("provision");
@@ -1834,6 +1923,7 @@ static Suite *suite(void)
 	tcase_add_test(c, test_bir_lower_registers_renamed);
 	tcase_add_test(c, test_bir_inline_registers_rebound);
 	tcase_add_test(c, test_inline_nested_map_renamed);
+	tcase_add_test(c, test_inline_kernel_ending_in_loop);
 	tcase_set_timeout(c, 120);
 	suite_add_tcase(s, c);
 	c = tcase_create("klr_kernels");

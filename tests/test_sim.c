@@ -866,6 +866,76 @@ START_TEST(test_unmodelled_object_keys)
 }
 END_TEST
 
+/*
+** A Call carrying operands: the call runs its target, and what operands
+** on the call itself would mean is not modelled, so the run is refused
+** by instruction and key (ins, outs, any operand kind); the same Call
+** without operands runs.
+*/
+START_TEST(test_call_operands_refused)
+{
+	static const struct { const char *args, *want; } cases[] = {
+		{ "\"ins\":[],\"outs\":[]", NULL },
+		{ "\"ins\":[{\"kind\":\"physical_ap\",\"memsetref\":\"zs\","
+		  "\"memref\":\"zs\",\"offset\":0,\"ap\":[[4,2],[1,4]],"
+		  "\"dtype\":\"float32\"}],\"outs\":[]",
+		  "key 'ins' = 1 operand (physical_ap 'zs')" },
+		{ "\"ins\":[],\"outs\":[{\"kind\":\"physical_ap\","
+		  "\"memsetref\":\"zs\",\"memref\":\"zs\",\"offset\":0,"
+		  "\"ap\":[[4,2],[1,4]],\"dtype\":\"float32\"},{\"kind\":"
+		  "\"imm_value\",\"dtype\":\"float32\",\"value\":1.0}]",
+		  "key 'outs' = 2 operands (physical_ap 'zs', ...)" },
+		{ "\"ins\":[{\"kind\":\"imm_value\",\"dtype\":\"float32\","
+		  "\"value\":2.0}]",
+		  "key 'ins' = 1 operand (imm_value)" },
+		{ "\"ins\":[{\"kind\":\"symbolic_ap\",\"memsetref\":\"zs\","
+		  "\"dtype\":\"float32\"}]",
+		  "key 'ins' = 1 operand (symbolic_ap 'zs')" },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		char *j = lm_xasprintf(
+			"{\"version\":2,\"arch\":\"gen3\",\"name\":\"c\","
+			"\"attributes\":{\"neuron_core_id\":0},\"semaphores\":[],"
+			"\"queues\":[],\"functions\":[{\"name\":\"sg0000\","
+			"\"attributes\":[],\"allocations\":[{\"name\":\"zs\","
+			"\"kind\":\"Internal\",\"dtype\":\"float32\","
+			"\"tensor_shape\":[2,4],\"memorylocations\":[{\"name\":"
+			"\"zs\",\"type\":\"SB\",\"addr\":0,\"dims\":[2,16],"
+			"\"bank\":0,\"base\":0}]}],\"blocks\":[{\"name\":\"b\","
+			"\"instructions\":[{\"opcode\":\"Call\",\"name\":\"c\","
+			"\"engine\":\"SP\",\"target\":\"f\",%s}]}]},"
+			"{\"name\":\"f\",\"attributes\":[],\"allocations\":[],"
+			"\"blocks\":[{\"name\":\"b\",\"instructions\":[{"
+			"\"opcode\":\"NoOp\",\"name\":\"n\",\"engine\":\"SP\"}"
+			"]}]}]}", cases[c].args);
+		lm_module *m = NULL;
+		lm_error err;
+		ls_result r;
+		char want[400];
+		int rc;
+		ck_assert_msg(lm_module_parse(&m, j, strlen(j), "c.json",
+					      &err) == 0, "%s", err.msg);
+		ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+		rc = ls_run(m, NULL, NULL, &r, &err);
+		if (!cases[c].want) {
+			ck_assert_msg(rc == 0, "%s", err.msg);
+			ls_result_free(&r);
+		} else {
+			snprintf(want, sizeof want, "c.json: function sg0000/"
+				 "block b/instruction c: opcode 'Call' %s is "
+				 "not modelled by the simulator (a Call runs "
+				 "its target on the tensors the target names; "
+				 "operands on the call itself are not "
+				 "modelled)", cases[c].want);
+			ck_assert_int_eq(rc, LM_EINPUT);
+			ck_assert_str_eq(err.msg, want);
+		}
+		lm_module_free(m);
+		free(j);
+	}
+}
+END_TEST
+
 /* ---- external outputs no instruction (fully) wrote ---------------------- */
 
 START_TEST(test_unwritten_output_refused)
@@ -1280,6 +1350,7 @@ static Suite *suite(void)
 			    (int)(sizeof key_cases / sizeof *key_cases));
 	tcase_add_test(tc, test_alpha_modelled_for_lrelu);
 	tcase_add_test(tc, test_unmodelled_object_keys);
+	tcase_add_test(tc, test_call_operands_refused);
 	tcase_add_test(tc, test_unwritten_output_refused);
 	suite_add_tcase(s, tc);
 	return s;

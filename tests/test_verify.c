@@ -10,6 +10,7 @@
 #include "common.h"
 #include "module.h"
 #include "verify.h"
+#include "json_int.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -644,6 +645,109 @@ START_TEST(register_reference_dangling)
 }
 END_TEST
 
+/* An opaque operand's memsetref / memref (at its top or in an access
+** pattern nested in it, or in another operand's carried keys) names an
+** allocation and one of its memory locations; the exact message names
+** the operand and the key. */
+START_TEST(tensor_reference_dangling)
+{
+	static const char *const ok[] = {
+		"'ins':[{'kind':'symbolic_ap','memsetref':'t_sb','dtype':"
+		"'bfloat16','ap':[[64,32],[1,64]]}]",
+		"'ins':[{'kind':'symbolic_ap','memsetref':'t_sb','memref':"
+		"'t_sb','dtype':'bfloat16'}]",
+		"'ins':[{'kind':'symbolic_ap','memsetref':null,'dtype':"
+		"'bfloat16'}]",
+		"'ins':[{'kind':'register_ap','memsetref':'t_sb','dtype':"
+		"'bfloat16','regref':'r0','dynamic_ap_info':{'index':{'kind':"
+		"'physical_ap','memsetref':'x_sb','memref':'x_sb'}}}]",
+		"'ins':[{'kind':'imm_array','dtype':'float32','src':{"
+		"'memref':'w'}}]",
+	};
+	static const struct { const char *operand, *what; } bad[] = {
+		{ "'ins':[{'kind':'symbolic_ap','memsetref':'x','dtype':"
+		  "'bfloat16','ap':[[64,32],[1,64]]}]",
+		  "memsetref 'x' names no allocation" },
+		{ "'ins':[{'kind':'register_ap','memsetref':'nc1.t_sb',"
+		  "'dtype':'bfloat16','regref':'r0'}]",
+		  "memsetref 'nc1.t_sb' names no allocation" },
+		{ "'ins':[{'kind':'symbolic_ap','memsetref':'t_sb','memref':"
+		  "'x_sb','dtype':'bfloat16'}]",
+		  "memref 'x_sb' is not a memory location of allocation "
+		  "'t_sb'" },
+		{ "'ins':[{'kind':'register_ap','memsetref':'t_sb','dtype':"
+		  "'bfloat16','regref':'r0','dynamic_ap_info':{'index':{"
+		  "'kind':'physical_ap','memsetref':'gone','memref':'gone'}}}]",
+		  "memsetref 'gone' names no allocation" },
+		{ "'ins':[{'kind':'imm_array','dtype':'float32','src':{"
+		  "'memref':'nowhere'}}]",
+		  "memref 'nowhere' names no memory location" },
+		{ "'ins':[{'kind':'symbolic_ap','memsetref':3,'dtype':"
+		  "'bfloat16'}]",
+		  "memsetref: expected an allocation name (string)" },
+		{ "'ins':[{'kind':'symbolic_ap','memsetref':'t_sb','memref':"
+		  "['t_sb'],'dtype':'bfloat16'}]",
+		  "memref: expected a memory location name (string)" },
+		/* a physical_ap's carried keys are walked too */
+		{ "'ins':[{'kind':'physical_ap','memsetref':'t_sb','memref':"
+		  "'t_sb','offset':0,'ap':[[64,32],[1,64]],'dtype':'bfloat16',"
+		  "'dynamic_ap_info':{'index':{'memsetref':'gone2'}}}]",
+		  "memsetref 'gone2' names no allocation" },
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		char *t = with_reg_operand(ok[i]);
+		expect_ok(t, 0);
+		free(t);
+	}
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char *t = with_reg_operand(bad[i].operand);
+		lm_module *m = load(t);
+		lm_error e;
+		char want[512];
+		snprintf(want, sizeof want, "t/def.json: function sg0/block "
+			 "b0/instruction tc/operand ins[0]: %s", bad[i].what);
+		ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+		ck_assert_str_eq(e.msg, want);
+		lm_module_free(m);
+		free(t);
+	}
+}
+END_TEST
+
+/* The renamers and the verifier see the same tensor references: a rename
+** through lm_inst_rename_json_refs reaches the nested reference the
+** verifier then resolves (and a name renamed away dangles). */
+START_TEST(tensor_reference_renamed_like_verified)
+{
+	char *t = with_reg_operand(
+		"'ins':[{'kind':'symbolic_ap','memsetref':'t_sb','dtype':"
+		"'bfloat16','addrs':[{'kind':'physical_ap','memsetref':"
+		"'x_sb','memref':'x_sb'}]}]");
+	lm_module *m = load(t);
+	lm_strmap allocs, memlocs;
+	lm_inst *tc = NULL;
+	lm_error e;
+	lm_block *b = &m->functions[0].blocks[0];
+	for (int i = 0; i < b->n_insts; i++)
+		if (b->insts[i].name && !strcmp(b->insts[i].name, "tc"))
+			tc = &b->insts[i];
+	ck_assert_ptr_nonnull(tc);
+	lm_strmap_init(&allocs);
+	lm_strmap_init(&memlocs);
+	lm_strmap_put(&allocs, "x_sb", (void *)"x_sb2");
+	lm_strmap_put(&memlocs, "x_sb", (void *)"x_sb3");
+	lm_inst_rename_json_refs(tc, &allocs, &memlocs);
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_str_eq(e.msg, "t/def.json: function sg0/block b0/"
+			 "instruction tc/operand ins[0]: memsetref 'x_sb2' "
+			 "names no allocation");
+	lm_strmap_free(&allocs);
+	lm_strmap_free(&memlocs);
+	lm_module_free(m);
+	free(t);
+}
+END_TEST
+
 /* Register names among an instruction's carried keys: a Loop's axis. */
 START_TEST(register_reference_in_loop_axis)
 {
@@ -1222,6 +1326,7 @@ static Suite *verify_suite(void)
 		memset_has_input, noop_has_output, engine_operand_in_dram,
 		imm_where_tensor_expected, opaque_operand_skips_shapes,
 		register_reference_dangling, register_reference_in_loop_axis,
+		tensor_reference_dangling, tensor_reference_renamed_like_verified,
 		matmul_contraction, matmul_output_shape, matmul_output_dtype,
 		matmul_output_not_psum, matmul_moving_not_sb,
 		matmul_m_over_128, matmul_n_over_512, matmul_bank_crossing_real,
