@@ -120,14 +120,8 @@ static void log_case(const fuzz_cfg *c, uint64_t s, int cores,
 	info.arch = n_mods > 0 && mods[0]->arch ? mods[0]->arch : "";
 	info.cores = cores;
 	info.seed = s;
-	int rc;
-	if (status == 2) {
-		ldb_run *run = NULL;
-		rc = ldb_run_begin(db, &info, &run, &err);
-		if (rc == 0)
-			rc = ldb_run_end(run, "error", msg, wall, NULL, &err);
-	} else
-		rc = diff_case_log(db, &info, dc, wall, &err);
+	int rc = diff_case_log(db, &info, status == 2 ? NULL : dc,
+			       status == 2 ? msg : NULL, wall, &err);
 	if (rc != 0)
 		dprintf(fd, "log\t%s\n", err.msg);
 	free(cmd);
