@@ -69,9 +69,11 @@ static int save_set(const char *dir, const char *name, const ls_tensors *ts,
 	return rc;
 }
 
-/* Write the run's inputs, both output sets and the linked module. */
+/* Write the run's inputs, both output sets and the linked module; on
+** failure *out says why. */
 static int save_io(const char *dir, const ls_tensors *in,
-		   const ls_diff_result *r, const lm_module *linked)
+		   const ls_diff_result *r, const lm_module *linked,
+		   lm_error *out)
 {
 	lm_error err;
 	char *p;
@@ -86,7 +88,45 @@ static int save_io(const char *dir, const ls_tensors *in,
 	if (!rc)
 		rc = lm_module_save(linked, p, 1, &err);
 	free(p);
-	return rc ? cli_report(&err) : 0;
+	if (rc)
+		*out = err;
+	return rc ? LM_EINPUT : 0;
+}
+
+/*
+** Log the diff as one run: the check's verdict, or status error with
+** error when the command failed (dc NULL: the check did not run). db
+** NULL: nothing. Returns 0, or the exit code after printing
+** "lncsim: FILE: ...: ... (run not logged)".
+*/
+static int log_diff(ldb *db, int argc, char **argv, lm_module **mods,
+		    char **paths, int n, const char *inputs_dir, uint64_t seed,
+		    const diff_case *dc, const char *error, double wall)
+{
+	if (!db)
+		return 0;
+	char *cmdline = cli_db_cmdline(argc + 1, argv - 1);
+	/* module: the set's name and where it came from */
+	lm_buf names = LM_BUF_INIT;
+	char *where = lm_dirname(paths[0]);
+	lm_buf_printf(&names, "%s (%s%s)", lm_module_display_name(mods[0]),
+		      where, n > 1 ? ", ..." : "");
+	free(where);
+	ldb_run_info info;
+	memset(&info, 0, sizeof info);
+	info.command = cmdline;
+	info.module = lm_buf_cstr(&names);
+	info.arch = mods[0]->arch;
+	info.cores = n;
+	info.seed = inputs_dir ? 0 : seed;
+	lm_error err;
+	int rc = diff_case_log(db, &info, dc, error, wall, &err);
+	free(cmdline);
+	lm_buf_free(&names);
+	if (!rc)
+		return 0;
+	fprintf(stderr, "lncsim: %s (run not logged)\n", err.msg);
+	return err.code == LM_EINTERNAL ? EXIT_INTERNAL : EXIT_INPUT;
 }
 
 int cmd_diff(int argc, char **argv)
@@ -201,18 +241,27 @@ int cmd_diff(int argc, char **argv)
 	dc.run = dopts.run;
 	dc.inputs_dir = inputs_dir;
 	dc.seed = seed;
+	/* from here on every outcome is logged, a failure as an error run */
+	const char *error = NULL;
+	int ran = 0;
 	if (diff_case_run(&dc, mods, n, given, &err)) {
 		rc = cli_report(&err);
-		goto out;
+		error = err.msg;
+	} else {
+		ran = 1;
+		if (save_dir && dc.linked &&
+		    save_io(save_dir, &dc.inputs, &dc.res, dc.linked, &err)) {
+			rc = cli_report(&err);
+			error = err.msg;
+		}
 	}
-	if (save_dir && dc.linked &&
-	    (rc = save_io(save_dir, &dc.inputs, &dc.res, dc.linked)))
-		goto out;
 
 	/* report */
 	const char *name = lm_module_display_name(mods[0]);
 	const ls_diff_result *res = &dc.res;
-	if (dc.failed) {
+	if (error) {
+		/* cli_report printed why */
+	} else if (dc.failed) {
 		printf("FAIL %s (%d core%s): %s\n", name, n, n == 1 ? "" : "s",
 		       dc.message);
 	} else if (!quiet) {
@@ -225,30 +274,13 @@ int cmd_diff(int argc, char **argv)
 		       (double)res->ref.sim_time_ps / 1e6,
 		       (double)res->linked.sim_time_ps / 1e6);
 	}
-	if (db) {
-		char *cmdline = cli_db_cmdline(argc + 1, argv - 1);
-		/* module: the set's name and where it came from */
-		lm_buf names = LM_BUF_INIT;
-		char *where = lm_dirname(paths[0]);
-		lm_buf_printf(&names, "%s (%s%s)", name, where,
-			      n > 1 ? ", ..." : "");
-		free(where);
-		ldb_run_info info;
-		memset(&info, 0, sizeof info);
-		info.command = cmdline;
-		info.module = lm_buf_cstr(&names);
-		info.arch = mods[0]->arch;
-		info.cores = n;
-		info.seed = inputs_dir ? 0 : seed;
-		int lrc = diff_case_log(db, &info, &dc, lm_seconds() - t0, &err);
-		free(cmdline);
-		lm_buf_free(&names);
-		if (lrc) {
-			rc = cli_report(&err);
-			goto out;
-		}
-	}
-	rc = dc.failed ? EXIT_CHECK : EXIT_OK;
+	if (!error)
+		rc = dc.failed ? EXIT_CHECK : EXIT_OK;
+	/* a run the log did not take exits 2 whatever the verdict */
+	int lrc = log_diff(db, argc, argv, mods, paths, n, inputs_dir, seed,
+			   ran ? &dc : NULL, error, lm_seconds() - t0);
+	if (lrc && (rc == EXIT_OK || rc == EXIT_CHECK))
+		rc = lrc;
 out:
 	ldb_close(db);
 	diff_case_free(&dc);

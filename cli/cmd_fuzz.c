@@ -10,9 +10,10 @@
 #include "diff_case.h"
 #include "gen.h"
 #include "linker.h"
+#include "safeio.h"
 
 #include <errno.h>
-#include <ftw.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,29 +38,14 @@ const char usage_fuzz[] =
 	"  --size SZ          program size (default small)\n"
 	"  --schedules K      perturbed schedules per case (default 0)\n"
 	"  --keep-failures DIR  keep each failing case as DIR/case-<seed>/ with\n"
-	"                     its repro command in DIR/case-<seed>/REPRO\n"
+	"                     its repro command in DIR/case-<seed>/REPRO (a name\n"
+	"                     already taken: DIR/case-<seed>.2/, .3, ...)\n"
 	"  --skip=STEPS       link with these steps switched off\n"
 	"  --stop             stop launching cases after the first failure\n"
 	"  -q                 no progress output, only failures and the summary\n"
 	"  --db FILE, --no-db run log (each case and a summary run)\n\n"
 	"exit status: 0 every case passed, 1 some case failed, 2 bad usage or\n"
 	"a run that could not be logged (fuzz stops launching cases then)\n";
-
-/* Remove a directory tree (our own temporary case directories only). */
-static int rm_entry(const char *p, const struct stat *st, int flag,
-		    struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	remove(p);
-	return 0;
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static uint64_t mix(uint64_t z)
 {
@@ -68,6 +54,9 @@ static uint64_t mix(uint64_t z)
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
 }
+
+/* How many names "case-<seed>", "case-<seed>.2", ... a kept case tries. */
+#define MAX_CASE_NAMES 1000
 
 typedef struct fuzz_cfg {
 	int lo, hi, count, jobs, schedules, quiet, stop;
@@ -120,14 +109,8 @@ static void log_case(const fuzz_cfg *c, uint64_t s, int cores,
 	info.arch = n_mods > 0 && mods[0]->arch ? mods[0]->arch : "";
 	info.cores = cores;
 	info.seed = s;
-	int rc;
-	if (status == 2) {
-		ldb_run *run = NULL;
-		rc = ldb_run_begin(db, &info, &run, &err);
-		if (rc == 0)
-			rc = ldb_run_end(run, "error", msg, wall, NULL, &err);
-	} else
-		rc = diff_case_log(db, &info, dc, wall, &err);
+	int rc = diff_case_log(db, &info, status == 2 ? NULL : dc,
+			       status == 2 ? msg : NULL, wall, &err);
 	if (rc != 0)
 		dprintf(fd, "log\t%s\n", err.msg);
 	free(cmd);
@@ -136,60 +119,136 @@ static void log_case(const fuzz_cfg *c, uint64_t s, int cores,
 }
 
 /*
+** The directory of case s. With --keep-failures: "case-<s>" beneath it,
+** or "case-<s>.<k>" (k = 2, 3, ...) when that name is taken -- whatever
+** holds a name (the user's directory, a file, a symlink) is never reused,
+** replaced or followed; without: a fresh "lncsim-fuzz-<random>" in
+** $TMPDIR (else /tmp). *rootfd: the parent (caller closes), *root its
+** path, *name the entry in it (caller frees), *fd the case directory
+** opened without following symlinks (caller closes).
+*/
+static int make_case_dir(const fuzz_cfg *c, uint64_t s, int *rootfd,
+			 const char **root, char **name, int *fd,
+			 lm_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	const char *r = c->keep ? c->keep : tmp && *tmp ? tmp : "/tmp";
+	int rc = 0;
+	*fd = -1;
+	*name = NULL;
+	*root = r;
+	*rootfd = open(r, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*rootfd < 0)
+		return lm_err(err, r, "", "cannot open directory: %s",
+			      strerror(errno));
+	if (!c->keep) {
+		rc = lm_mkdtemp_at(*rootfd, r, "lncsim-fuzz-", name, err);
+	} else {
+		for (int k = 1; k <= MAX_CASE_NAMES && !*name; k++) {
+			char *nm = k == 1
+				? lm_xasprintf("case-%llu", (unsigned long long)s)
+				: lm_xasprintf("case-%llu.%d",
+					       (unsigned long long)s, k);
+			if (mkdirat(*rootfd, nm, 0755) == 0) {
+				*name = nm;
+				break;
+			}
+			int e = errno;
+			if (e != EEXIST) {
+				char *w = lm_path_join(r, nm);
+				rc = lm_err(err, w, "", "cannot create directory: %s",
+					    strerror(e));
+				free(w);
+				free(nm);
+				return rc;
+			}
+			free(nm);
+		}
+		if (!*name) {
+			char *w = lm_xasprintf("%s/case-%llu", r,
+					       (unsigned long long)s);
+			rc = lm_err(err, w, "", "this name and its numbered "
+				    "alternatives up to .%d are taken",
+				    MAX_CASE_NAMES);
+			free(w);
+		}
+	}
+	if (rc)
+		return rc;
+	return lm_dir_open_beneath(fd, *rootfd, r, *name, 0, NULL, err);
+}
+
+/*
 ** One case, in a child process: generate into a directory, load, check,
-** log. Writes "kind\tmessage\n" to fd, then "log\tmessage\n" if the run
-** could not be logged; exit 0 pass, 1 fail, 2 error.
+** log. Writes "kind\tmessage\n" to fd, then "kept\tDIR\n" for a kept
+** case and "log\tmessage\n" if the run could not be logged; exit 0 pass,
+** 1 fail, 2 error.
 */
 static int run_case(const fuzz_cfg *c, uint64_t s, int fd)
 {
 	lm_error err;
 	int cores = case_cores(c, s);
-	char *dir;
-	if (c->keep)
-		dir = lm_xasprintf("%s/case-%llu", c->keep, (unsigned long long)s);
-	else {
-		const char *tmp = getenv("TMPDIR");
-		char *t = lm_xasprintf("%s/lncsim-fuzz-XXXXXX",
-				       tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(t)) {
-			dprintf(fd, "error\tcannot make a temporary directory: %s\n",
-				strerror(errno));
-			return 2;
-		}
-		dir = t;
-	}
+	int rootfd = -1, casefd = -1, kept = 0;
+	const char *root = NULL;
+	char *name = NULL, *dir = NULL;
 	ls_gen_opts go = {cores, s, c->size, NULL, NULL};
 	int status = 2;
 	lm_module **mods = NULL;
 	int n = 0;
 	diff_case dc;
 	memset(&dc, 0, sizeof dc);
+	err.msg[0] = 0;
 	double t0 = lm_seconds();
-	if (lm_mkdirs(dir, &err) || ls_gen_write(&go, dir, &err)) {
-		dprintf(fd, "error\t%s\n", err.msg);
+	if (make_case_dir(c, s, &rootfd, &root, &name, &casefd, &err))
 		goto out;
-	}
+	/* every file of the case is written beneath casefd */
+	dir = lm_path_join(root, name);
+	if (ls_gen_write_at(&go, casefd, dir, &err))
+		goto out;
 	mods = lm_xcalloc((size_t)cores, sizeof *mods);
 	for (n = 0; n < cores; n++) {
 		char *p = lm_xasprintf("%s/gen%llu/nc%d/sg0/def.json", dir,
 				       (unsigned long long)s, n);
 		int rc = lm_module_load(&mods[n], p, &err);
 		free(p);
-		if (rc) {
-			dprintf(fd, "error\t%s\n", err.msg);
+		if (rc)
 			goto out;
-		}
 	}
 	dc.skip = c->skip;
 	dc.schedules = c->schedules;
 	dc.seed = s;
-	if (diff_case_run(&dc, mods, n, NULL, &err)) {
-		dprintf(fd, "error\t%s\n", err.msg);
+	if (diff_case_run(&dc, mods, n, NULL, &err))
 		goto out;
-	}
 	status = dc.failed ? 1 : 0;
-	dprintf(fd, "%s\t%s\n", dc.failed ? dc.kind : "pass", dc.message);
 out:
+	if (c->keep && casefd >= 0 && status != 0) {
+		/* the kept case says how to reproduce it */
+		lm_error werr;
+		char *line = lm_xasprintf("lncsim diff%s%s --seed %llu %s/gen%llu\n",
+					  c->skip_text ? " --skip=" : "",
+					  c->skip_text ? c->skip_text : "",
+					  (unsigned long long)s, dir,
+					  (unsigned long long)s);
+		kept = 1;
+		if (lm_write_at(casefd, dir, "REPRO", line, strlen(line), 0644,
+				&werr)) {
+			if (status == 2) {
+				size_t k = strlen(err.msg);
+				snprintf(err.msg + k, sizeof err.msg - k,
+					 " (and %s)", werr.msg);
+			} else {
+				err = werr;
+				status = 2;
+			}
+		}
+		free(line);
+	}
+	if (status == 2)
+		dprintf(fd, "error\t%s\n", err.msg);
+	else
+		dprintf(fd, "%s\t%s\n", dc.failed ? dc.kind : "pass", dc.message);
+	if (kept)
+		dprintf(fd, "kept\t%s\n", dir);
 	/* every case is a run of its own, an error too */
 	log_case(c, s, cores, mods, n, &dc, status, status == 2 ? err.msg : "",
 		 lm_seconds() - t0, fd);
@@ -197,19 +256,13 @@ out:
 	for (int i = 0; i < n; i++)
 		lm_module_free(mods[i]);
 	free(mods);
-	if (!c->keep || status == 0)
-		rm_rf(dir);
-	else {
-		char *repro = lm_xasprintf("%s/REPRO", dir);
-		char *line = lm_xasprintf("lncsim diff%s%s --seed %llu %s/gen%llu\n",
-					  c->skip_text ? " --skip=" : "",
-					  c->skip_text ? c->skip_text : "",
-					  (unsigned long long)s, dir,
-					  (unsigned long long)s);
-		lm_write_file_atomic(repro, line, strlen(line), &err);
-		free(repro);
-		free(line);
-	}
+	if (casefd >= 0)
+		close(casefd);
+	if (name && !kept)
+		lm_remove_tree_at(rootfd, name);
+	if (rootfd >= 0)
+		close(rootfd);
+	free(name);
 	free(dir);
 	return status;
 }
@@ -412,10 +465,19 @@ int cmd_fuzz(int argc, char **argv)
 			close(sl->fd);
 			int code = WIFEXITED(st) ? WEXITSTATUS(st) : 3;
 			const char *msg = lm_buf_cstr(&sl->out);
-			/* the verdict line, then "log\t..." lines: runs the
-			** run log did not take */
+			/* the verdict line, then "kept\tDIR" (where the case
+			** was kept) and "log\t..." lines: runs the run log did
+			** not take */
+			const char *kept = NULL;
+			int kept_len = 0;
 			for (const char *l = strchr(msg, '\n'); l && l[1];
 			     l = strchr(l + 1, '\n')) {
+				if (!strncmp(l + 1, "kept\t", 5)) {
+					const char *e = strchr(l + 6, '\n');
+					kept = l + 6;
+					kept_len = (int)(e ? e - kept
+							   : (long)strlen(kept));
+				}
 				if (strncmp(l + 1, "log\t", 4))
 					continue;
 				const char *e = strchr(l + 1, '\n');
@@ -457,6 +519,8 @@ int cmd_fuzz(int argc, char **argv)
 					(unsigned long long)sl->seed,
 					(unsigned long long)sl->seed);
 				fputs(line, stdout);
+				if (kept)
+					printf("  kept: %.*s\n", kept_len, kept);
 				fflush(stdout);
 				lm_buf_puts(&fails, line);
 				free(line);

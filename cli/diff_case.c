@@ -237,7 +237,7 @@ void diff_case_free(diff_case *dc)
 }
 
 int diff_case_log(ldb *db, const ldb_run_info *info, const diff_case *dc,
-		  double wall_seconds, lm_error *err)
+		  const char *error, double wall_seconds, lm_error *err)
 {
 	if (!db)
 		return 0;
@@ -245,6 +245,9 @@ int diff_case_log(ldb *db, const ldb_run_info *info, const diff_case *dc,
 	int rc = ldb_run_begin(db, info, &run, err);
 	if (rc)
 		return rc;
+	if (!dc)
+		return ldb_run_end(run, "error", error ? error : "", wall_seconds,
+				   NULL, err);
 	const ls_diff_result *r = &dc->res;
 	if (r->schedules_run || r->ref.n_cores)
 		rc = ldb_log_execution(run, "reference", &r->ref, err);
@@ -260,6 +263,8 @@ int diff_case_log(ldb *db, const ldb_run_info *info, const diff_case *dc,
 		ldb_run_abort(run);
 		return rc;
 	}
+	if (error)
+		return ldb_run_end(run, "error", error, wall_seconds, NULL, err);
 	return ldb_run_end(run, dc->failed ? "fail" : "pass",
 			   dc->failed ? dc->message : "", wall_seconds, NULL, err);
 }

@@ -39,9 +39,13 @@ struct ldb;
 struct ldb_run_info;
 /*
 ** Log the case as one run (status pass / fail, both executions, one row
-** per compared tensor of the plain schedule). db NULL: nothing.
+** per compared tensor of the plain schedule). error non-NULL: the command
+** failed, status error with this message; dc (NULL: the check did not
+** run) still gives the executions and tensors that were compared. db
+** NULL: nothing.
 */
 int diff_case_log(struct ldb *db, const struct ldb_run_info *info,
-		  const diff_case *dc, double wall_seconds, lm_error *err);
+		  const diff_case *dc, const char *error, double wall_seconds,
+		  lm_error *err);
 
 #endif

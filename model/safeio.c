@@ -336,37 +336,51 @@ done:
 	return rc;
 }
 
-int lm_write_beneath(const char *root, const char *rel, const void *data,
-		     size_t len, unsigned mode, lm_error *err)
+int lm_write_beneath_at(int rootfd, const char *root_name, const char *rel,
+			const void *data, size_t len, unsigned mode,
+			lm_error *err)
 {
-	const char *slash = strrchr(rel, '/');
-	char *dir = slash ? lm_xstrndup(rel, (size_t)(slash - rel)) : NULL;
-	char *shown_dir = NULL;
-	int rootfd, dfd = -1, rc;
+	const char *slash;
+	char *dir, *shown_dir;
+	int dfd = -1, rc;
 	if (!lm_rel_path_ok(rel)) {
-		char *w = lm_path_join(root, rel);
+		char *w = root_name ? lm_path_join(root_name, rel)
+			: lm_xstrdup(rel ? rel : "");
 		rc = lm_err(err, w, "", "not a plain relative path (absolute, "
 			    "or an empty, '.' or '..' component)");
 		free(w);
-		free(dir);
 		return rc;
 	}
-	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0) {
-		free(dir);
-		return lm_err(err, root, "", "cannot open directory: %s",
-			      strerror(errno));
-	}
-	rc = lm_dir_open_beneath(&dfd, rootfd, root, dir, 1, NULL, err);
+	slash = strrchr(rel, '/');
+	dir = slash ? lm_xstrndup(rel, (size_t)(slash - rel)) : NULL;
+	rc = lm_dir_open_beneath(&dfd, rootfd, root_name, dir, 1, NULL, err);
 	if (!rc) {
-		shown_dir = dir ? lm_path_join(root, dir) : lm_xstrdup(root);
+		if (dir)
+			shown_dir = root_name ? lm_path_join(root_name, dir)
+				: lm_xstrdup(dir);
+		else
+			shown_dir = root_name ? lm_xstrdup(root_name) : NULL;
 		rc = lm_write_at(dfd, shown_dir, slash ? slash + 1 : rel, data,
 				 len, mode, err);
+		free(shown_dir);
 		close(dfd);
 	}
-	close(rootfd);
-	free(shown_dir);
 	free(dir);
+	return rc;
+}
+
+int lm_write_beneath(const char *root, const char *rel, const void *data,
+		     size_t len, unsigned mode, lm_error *err)
+{
+	int rootfd, rc;
+	if (!lm_rel_path_ok(rel))
+		return lm_write_beneath_at(-1, root, rel, data, len, mode, err);
+	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return lm_err(err, root, "", "cannot open directory: %s",
+			      strerror(errno));
+	rc = lm_write_beneath_at(rootfd, root, rel, data, len, mode, err);
+	close(rootfd);
 	return rc;
 }
 

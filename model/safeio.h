@@ -77,6 +77,11 @@ int lm_symlink_at(int dirfd, const char *dir_name, const char *name,
 */
 int lm_write_beneath(const char *root, const char *rel, const void *data,
 		     size_t len, unsigned mode, lm_error *err);
+/* lm_write_beneath below an open directory rootfd (root_name names it in
+** errors; NULL: none). */
+int lm_write_beneath_at(int rootfd, const char *root_name, const char *rel,
+			const void *data, size_t len, unsigned mode,
+			lm_error *err);
 
 /*
 ** Remove name in dirfd and, if it is a directory, everything below it,

@@ -27,9 +27,12 @@
 #include "verify.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- random numbers (splitmix64) ------------------------------------- */
 
@@ -875,32 +878,48 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 	return 0;
 }
 
-int ls_gen_write(const ls_gen_opts *o, const char *out_dir, lm_error *err)
+int ls_gen_write_at(const ls_gen_opts *o, int dirfd, const char *dir_name,
+		    lm_error *err)
 {
 	lm_module **mods;
 	ls_gen_file *files;
 	int n_files;
-	int rc = ls_gen(o, out_dir, &mods, &files, &n_files, err);
+	int rc = ls_gen(o, dir_name, &mods, &files, &n_files, err);
 	if (rc)
 		return rc;
-	/* beneath out_dir, never through a symlink (safeio.h); the modules'
-	   paths are <out_dir>/<name>/nc<c>/sg0/def.json */
-	const char *od = out_dir ? out_dir : ".";
-	rc = lm_mkdirs(od, err);
+	/* beneath dirfd, never through a symlink (safeio.h); the modules'
+	   paths are <dir_name>/<name>/nc<c>/sg0/def.json */
+	const char *od = dir_name ? dir_name : ".";
 	for (int c = 0; c < o->cores && !rc; c++) {
 		char *text = NULL;
 		size_t len;
 		if ((rc = lm_module_to_json(mods[c], 1, &text, &len, err)) == 0)
-			rc = lm_write_beneath(od, mods[c]->path + strlen(od) + 1,
-					      text, len, 0644, err);
+			rc = lm_write_beneath_at(dirfd, od,
+						 mods[c]->path + strlen(od) + 1,
+						 text, len, 0644, err);
 		free(text);
 	}
 	for (int i = 0; i < n_files && !rc; i++)
-		rc = lm_write_beneath(od, files[i].relpath, files[i].bytes,
-				      files[i].len, 0644, err);
+		rc = lm_write_beneath_at(dirfd, od, files[i].relpath,
+					 files[i].bytes, files[i].len, 0644, err);
 	for (int c = 0; c < o->cores; c++)
 		lm_module_free(mods[c]);
 	free(mods);
 	ls_gen_files_free(files, n_files);
+	return rc;
+}
+
+int ls_gen_write(const ls_gen_opts *o, const char *out_dir, lm_error *err)
+{
+	const char *od = out_dir ? out_dir : ".";
+	int fd, rc = lm_mkdirs(od, err);
+	if (rc)
+		return rc;
+	fd = open(od, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return lm_err(err, od, "", "cannot open directory: %s",
+			      strerror(errno));
+	rc = ls_gen_write_at(o, fd, od, err);
+	close(fd);
 	return rc;
 }

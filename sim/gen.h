@@ -49,5 +49,10 @@ void ls_gen_files_free(ls_gen_file *files, int n);
 
 /* Generate and write everything under out_dir (atomic file writes). */
 int ls_gen_write(const ls_gen_opts *o, const char *out_dir, lm_error *err);
+/* The same beneath the open directory dirfd (dir_name: its path, the
+** prefix of the modules' paths; NULL: "."); nothing above dirfd is
+** opened. */
+int ls_gen_write_at(const ls_gen_opts *o, int dirfd, const char *dir_name,
+		    lm_error *err);
 
 #endif

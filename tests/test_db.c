@@ -1424,6 +1424,62 @@ START_TEST(test_corrupt_database)
 }
 END_TEST
 
+/*
+** A command that fails on bad input after the database is open leaves
+** exactly one error run with the message: diff with a missing input (the
+** check cannot run), diff whose --save-io cannot be written (the check
+** ran: its executions stay with the error run), run with a missing input.
+*/
+START_TEST(test_failed_runs_logged)
+{
+	char *d = tu_tmpdir("dberr");
+	char *path = lm_path_join(d, "err.db");
+	char *ex = tu_srcpath("examples/handoff2");
+	char *empty = lm_path_join(d, "empty");
+	ck_assert_int_eq(mkdir(empty, 0755), 0);
+
+	tu_run r = tu_lncsim(d, "diff", "--db", path, "--inputs", empty, ex,
+			     NULL);
+	ck_assert_msg(r.status == 2, "status %d: %s", r.status, r.err);
+	ck_assert_contains(r.err, "missing input 'a'");
+	tu_run_free(&r);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 1);
+	char *t = sql_text(path, "SELECT status || '|' || message FROM runs");
+	ck_assert_contains(t, "error|");
+	ck_assert_contains(t, "missing input 'a' (no ");
+	free(t);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM executions"), 0);
+
+	/* --save-io into a regular file */
+	free(tu_write(d, "io", "not a directory\n"));
+	r = tu_lncsim(d, "diff", "--db", path, "--save-io", "io", ex, NULL);
+	ck_assert_msg(r.status == 2, "status %d: %s", r.status, r.err);
+	ck_assert_contains(r.err, "lncsim: io: ");
+	tu_run_free(&r);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 2);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs WHERE id = "
+				 "(SELECT max(id) FROM runs) AND status = "
+				 "'error' AND message LIKE 'io: %'"), 1);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM executions WHERE "
+				 "run_id = (SELECT max(id) FROM runs)"), 2);
+
+	r = tu_lncsim(d, "run", "--db", path, "--inputs", empty, ex, NULL);
+	ck_assert_msg(r.status == 2, "status %d: %s", r.status, r.err);
+	ck_assert_contains(r.err, "missing input 'a'");
+	tu_run_free(&r);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 3);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs WHERE id = "
+				 "(SELECT max(id) FROM runs) AND status = "
+				 "'error' AND message LIKE '%missing input ''a''%'"),
+			 1);
+	tu_rmtree(d);
+	free(empty);
+	free(ex);
+	free(path);
+	free(d);
+}
+END_TEST
+
 static Suite *db_suite(void)
 {
 	Suite *s = suite_create("db");
@@ -1443,6 +1499,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_log_failure_reported);
 	tcase_add_test(tc, test_read_only_database);
 	tcase_add_test(tc, test_corrupt_database);
+	tcase_add_test(tc, test_failed_runs_logged);
 	suite_add_tcase(s, tc);
 	return s;
 }

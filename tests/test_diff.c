@@ -12,6 +12,7 @@
 #include "gen.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -654,6 +655,80 @@ START_TEST(test_fuzz_keep_failures)
 }
 END_TEST
 
+/*
+** --keep-failures DIR: every file of a case is created beneath DIR without
+** following symlinks, and a name already there is never reused: a
+** symlink planted at DIR/case-1 (and at DIR/case-1.2) and a directory of
+** the user's at DIR/case-2 stay as they are, the cases go to case-1.3 and
+** case-2.2, and the symlinks' target stays empty.
+*/
+START_TEST(test_fuzz_keep_hostile)
+{
+	char *d = tu_tmpdir("fuzzhostile");
+	char *kept = lm_path_join(d, "kept");
+	char *outside = lm_path_join(d, "outside");
+	char *l1 = lm_path_join(kept, "case-1");
+	char *l12 = lm_path_join(kept, "case-1.2");
+	char *mine = lm_path_join(kept, "case-2");
+	ck_assert_int_eq(mkdir(kept, 0755), 0);
+	ck_assert_int_eq(mkdir(outside, 0755), 0);
+	ck_assert_int_eq(symlink("../outside", l1), 0);
+	ck_assert_int_eq(symlink(outside, l12), 0);
+	free(tu_write(mine, "notes", "the user's\n"));
+	tu_run r = tu_lncsim(d, "fuzz", "--no-db", "-q", "--count", "2",
+			     "--cores", "2", "--keep-failures", "kept",
+			     "--skip=fix_output_kind,verify", NULL);
+	ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+	/* nothing went through the symlinks */
+	DIR *dp = opendir(outside);
+	struct dirent *e;
+	int n = 0;
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(dp);
+	ck_assert_int_eq(n, 0);
+	struct stat st;
+	ck_assert_int_eq(lstat(l1, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(lstat(l12, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_contains(r.out, "2 failed, 0 errors");
+	ck_assert_contains(r.out, "  kept: kept/case-1.3\n");
+	ck_assert_contains(r.out, "  kept: kept/case-2.2\n");
+	tu_run_free(&r);
+	/* the user's directory is untouched */
+	char *p = lm_path_join(mine, "gen2");
+	ck_assert_int_ne(lstat(p, &st), 0);
+	free(p);
+	p = lm_path_join(mine, "REPRO");
+	ck_assert_int_ne(lstat(p, &st), 0);
+	free(p);
+	p = lm_path_join(mine, "notes");
+	char *t = tu_read(p);
+	ck_assert_str_eq(t, "the user's\n");
+	free(t);
+	free(p);
+	/* the cases are where fuzz said, with their REPRO */
+	p = lm_path_join(kept, "case-1.3/REPRO");
+	t = tu_read(p);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_contains(t, "--seed 1 kept/case-1.3/gen1\n");
+	free(t);
+	free(p);
+	p = lm_path_join(kept, "case-2.2/gen2/nc1/sg0/def.json");
+	ck_assert_int_eq(lstat(p, &st), 0);
+	free(p);
+	tu_rmtree(d);
+	free(mine);
+	free(l12);
+	free(l1);
+	free(outside);
+	free(kept);
+	free(d);
+}
+END_TEST
+
 START_TEST(test_fuzz_bad_usage)
 {
 	tu_run r = tu_lncsim(NULL, "fuzz", "--cores", "5-2", NULL);
@@ -692,6 +767,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_no_effect_steps);
 	tcase_add_test(tc, test_fuzz_200_pass);
 	tcase_add_test(tc, test_fuzz_keep_failures);
+	tcase_add_test(tc, test_fuzz_keep_hostile);
 	tcase_add_test(tc, test_fuzz_bad_usage);
 	suite_add_tcase(s, tc);
 	return s;
