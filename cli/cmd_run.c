@@ -1,7 +1,7 @@
 /*
 ** cmd_run.c -- `lncsim run [OPTIONS] MODULE...`: simulate one module (a
 ** per-core module, or a linked module with a dispatcher) or several
-** per-core modules side by side (SPEC 3, 8).
+** per-core modules side by side.
 **
 ** The steps, in order: parse options -> load -> verify -> memory check ->
 ** inputs -> run -> outputs -> print.
@@ -23,7 +23,7 @@ const char usage_run[] =
 	"                  [--trace FILE] [--max-time PS] [--max-instructions N]\n"
 	"                  [--perturb SEED] [--max-memory BYTES]\n"
 	"                  [--db FILE | --no-db] MODULE...\n\n"
-	"Simulate modules on NeuronCores (SPEC 3). One MODULE runs alone (a\n"
+	"Simulate modules on NeuronCores. One MODULE runs alone (a\n"
 	"per-core module on its core, or a linked module through its\n"
 	"dispatcher); several per-core modules (or a directory holding\n"
 	"nc*/sg*/def.json) run side by side on one machine. Every module is\n"
