@@ -130,14 +130,23 @@ static int plan_blocks(lk_ctx *x, plan *p, lm_strmap *seen, int ci,
 	return 0;
 }
 
-/* "sub/wc.npy" -> "sub/nc1.wc.npy" */
-static char *renamed(const char *rel, int64_t core)
+/*
+** "sub/wc.npy" -> "sub/nc1.wc.npy", or "sub/nc1_2.wc.npy", "sub/nc1_3...",
+** the first that is not in taken (every path the plan uses: the artifacts'
+** own paths, the reserved names and the names given so far).
+*/
+static char *renamed(const char *rel, int64_t core, const lm_strmap *taken)
 {
 	const char *s = strrchr(rel, '/');
-	if (!s)
-		return lm_xasprintf("nc%lld.%s", (long long)core, rel);
-	return lm_xasprintf("%.*s/nc%lld.%s", (int)(s - rel), rel,
-			    (long long)core, s + 1);
+	int dl = s ? (int)(s - rel) + 1 : 0;
+	const char *b = s ? s + 1 : rel;
+	char *d = lm_xasprintf("%.*snc%lld.%s", dl, rel, (long long)core, b);
+	for (int k = 2; lm_strmap_lookup(taken, d); k++) {
+		free(d);
+		d = lm_xasprintf("%.*snc%lld_%d.%s", dl, rel, (long long)core,
+				 k, b);
+	}
+	return d;
 }
 
 static int is_reserved(const char *rel)
@@ -179,7 +188,7 @@ static void rewrite_klir(lk_ctx *x, int ci, lm_inst *in, void *arg)
 int setup_link_dir(lk_ctx *x)
 {
 	plan p = {0};
-	lm_strmap dst;
+	lm_strmap dst, taken;
 	int rc = 0, n_copy = 0, n_renamed = 0;
 	const char *base = x->rep->base_name;
 
@@ -189,6 +198,7 @@ int setup_link_dir(lk_ctx *x)
 			      "or an empty, '.' or '..' component)", base);
 	x->file_maps = lm_xcalloc((size_t)x->n, sizeof *x->file_maps);
 	lm_strmap_init(&dst);
+	lm_strmap_init(&taken);
 	for (int ci = 0; ci < x->n && !rc; ci++) {
 		const lm_module *m = x->cores[ci].src;
 		lm_strmap seen;
@@ -225,12 +235,21 @@ int setup_link_dir(lk_ctx *x)
 			 strcmp(p.c[(intptr_t)v - 1].src, p.c[i].src) != 0)
 			lm_strmap_put(&dst, p.c[i].rel, COLLIDED);
 	}
+	/* a new name may take none of the paths in the plan */
+	lm_strmap_put(&taken, "def.json", (void *)1);
+	lm_strmap_put(&taken, "tensor-map.json", (void *)1);
+	lm_strmap_put(&taken, MANIFEST, (void *)1);
+	for (int i = 0; i < p.n; i++)
+		lm_strmap_put(&taken, p.c[i].rel, (void *)1);
 	for (int i = 0; i < p.n; i++) {
 		const cand *c = &p.c[i];
 		void *v = lm_strmap_lookup(&dst, c->rel);
 		int shared = v != COLLIDED && (intptr_t)v != i + 1;
-		char *d = v == COLLIDED ? renamed(c->rel, x->cores[c->ci].core)
+		char *d = v == COLLIDED
+			? renamed(c->rel, x->cores[c->ci].core, &taken)
 			: lm_xstrdup(c->rel);
+		if (v == COLLIDED)
+			lm_strmap_put(&taken, d, (void *)1);
 		lm_strmap_put(&x->file_maps[c->ci], c->rel, x->opts->abs_file_paths
 			      ? lk_str(x, "%s", c->src) : lk_str(x, "%s", d));
 		if (shared) { /* same file as an earlier core's: one entry */
@@ -242,6 +261,14 @@ int setup_link_dir(lk_ctx *x)
 		x->rep->artifacts = lm_xrealloc(x->rep->artifacts,
 			(size_t)(x->rep->n_artifacts + 1) *
 			sizeof *x->rep->artifacts);
+		for (int j = 0; j < x->rep->n_artifacts; j++)
+			if (!strcmp(x->rep->artifacts[j].dst, d)) {
+				rc = lm_errc(x->err, LM_EINTERNAL, mpath(&x->cores
+					     [c->ci]), "", "internal error: two "
+					     "artifacts planned at '%s'", d);
+				free(d);
+				goto done;
+			}
 		lk_artifact *ar = &x->rep->artifacts[x->rep->n_artifacts++];
 		ar->src = lm_xstrdup(c->src);
 		ar->dst = d;
@@ -275,6 +302,7 @@ done:
 		free(p.c[i].src);
 	free(p.c);
 	lm_strmap_free(&dst);
+	lm_strmap_free(&taken);
 	return rc;
 }
 
@@ -367,6 +395,7 @@ static int copy_into(wctx *w, const lk_artifact *a, int dfd,
 
 static int write_artifact(wctx *w, const lk_artifact *a)
 {
+	struct stat st;
 	char *shown;
 	int dfd, rc;
 	if (!lm_rel_path_ok(a->dst) || is_reserved(a->dst))
@@ -374,7 +403,13 @@ static int write_artifact(wctx *w, const lk_artifact *a)
 			      a->dst);
 	if ((rc = open_parent(w, a->dst, &dfd, &shown)) != 0)
 		return rc;
-	if (a->copy)
+	/* the directory is new: an entry there is another artifact's */
+	if (fstatat(dfd, last_component(a->dst), &st, AT_SYMLINK_NOFOLLOW)
+	    == 0)
+		rc = lm_errc(w->err, LM_EINTERNAL, w->ld, "", "internal error: "
+			     "two artifacts at '%s'; refusing to replace one "
+			     "with the other", a->dst);
+	else if (a->copy)
 		rc = copy_into(w, a, dfd, shown);
 	else
 		rc = lm_symlink_at(dfd, shown, last_component(a->dst), a->src,

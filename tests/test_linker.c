@@ -2072,6 +2072,82 @@ START_TEST(test_cli_link_concurrent_force)
 }
 END_TEST
 
+/* The first occurrence of old in s replaced by new (malloc'd copy). */
+static char *replace_first(const char *s, const char *old, const char *new)
+{
+	const char *p = strstr(s, old);
+	ck_assert_msg(p != NULL, "'%s' not found", old);
+	return lm_xasprintf("%.*s%s%s", (int)(p - s), s, new, p + strlen(old));
+}
+
+/*
+** Two cores use wc.npy for different files, and core 0 also has a file
+** literally named nc1.wc.npy (Const wc2): the renamed core-1 file may not
+** take that name, or core 0's wc2 would read core 1's data.
+*/
+START_TEST(test_cli_link_rename_taken)
+{
+	char *src = tu_srcpath("examples/handoff2");
+	char *root = tu_tmpdir("clitaken");
+	const char *col = S("%s/col", root), *od = S("%s/out", root);
+	const char *d0 = S("%s/nc0/sg0", col);
+	const char *ld = S("%s/handoff2/sgLnk", od);
+	char *txt, *p, *blk, *b1, *b2, *b3, *b4, *q, *all, *man, buf[4096];
+	char *tgt = buf;
+	ssize_t n;
+	ck_assert_int_eq(system(S("cp -r '%s' '%s'", src, col)), 0);
+	p = tu_write(S("%s/nc1/sg0", col), "wc.npy", "core 1's weights");
+	free(p);
+	p = tu_write(d0, "nc1.wc.npy", "core 0's second weights");
+	free(p);
+	/* wc2: a copy of core 0's Const wc with its own file and location */
+	txt = tu_read(S("%s/def.json", d0));
+	ck_assert_ptr_nonnull(txt);
+	p = strstr(txt, "    {\n     \"name\": \"wc\",\n     \"kind\": \"Const\"");
+	ck_assert_ptr_nonnull(p);
+	q = strstr(p, "\n    },");
+	ck_assert_ptr_nonnull(q);
+	q += strlen("\n    },");
+	blk = lm_xstrndup(p, (size_t)(q - p));
+	b1 = replace_first(blk, "\"name\": \"wc\"", "\"name\": \"wc2\"");
+	b2 = replace_first(b1, "\"name\": \"wc\"", "\"name\": \"wc2\"");
+	b3 = replace_first(b2, "\"file\": \"wc.npy\"", "\"file\": \"nc1.wc.npy\"");
+	b4 = replace_first(b3, "\"addr\": 32768", "\"addr\": 1048576");
+	all = lm_xasprintf("%.*s\n%s%s", (int)(q - txt), txt, b4, q);
+	p = tu_write(d0, "def.json", all);
+	free(p);
+
+	tu_run r = tu_lncsim(NULL, "link", "-o", od, col, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	man = tu_read(S("%s/.lncsim-link-manifest", ld));
+	ck_assert_ptr_nonnull(man);
+	ck_assert_contains(man, "link nc0.wc.npy\nlink nc1.wc.npy\n"
+			   "link nc1_2.wc.npy\n");
+	/* each name leads to its own file */
+	n = readlink(S("%s/nc1.wc.npy", ld), tgt, sizeof buf - 1);
+	ck_assert_int_gt(n, 0);
+	tgt[n] = 0;
+	ck_assert_contains(tgt, "nc0/sg0/nc1.wc.npy");
+	n = readlink(S("%s/nc1_2.wc.npy", ld), tgt, sizeof buf - 1);
+	ck_assert_int_gt(n, 0);
+	tgt[n] = 0;
+	ck_assert_contains(tgt, "nc1/sg0/wc.npy");
+	free(man);
+	free(txt);
+	free(blk);
+	free(b1);
+	free(b2);
+	free(b3);
+	free(b4);
+	free(all);
+	lm_remove_tree_at(AT_FDCWD, root);
+	free(root);
+	free(src);
+	S_free();
+}
+END_TEST
+
 START_TEST(test_cli_link_errors)
 {
 	char *d = tu_tmpdir("clierr");
@@ -2166,6 +2242,7 @@ static Suite *suite(void)
 	tcase_add_test(tcli, test_cli_link);
 	tcase_add_test(tcli, test_cli_link_concurrent_force);
 	tcase_add_test(tcli, test_cli_link_errors);
+	tcase_add_test(tcli, test_cli_link_rename_taken);
 	tcase_add_test(tcli, test_cli_mmt);
 	suite_add_tcase(s, tcli);
 	return s;

@@ -223,6 +223,11 @@ tu_run tu_lncsimo(const tu_opts *o, const char *cwd, const char *const *argv)
 		}
 		if (cwd && chdir(cwd) != 0)
 			_exit(126);
+		if (o && o->timeout_s > 0) {
+			/* the alarm survives exec */
+			signal(SIGALRM, SIG_DFL);
+			alarm(o->timeout_s);
+		}
 		if (access(binpath, X_OK) != 0)
 			_exit(125);
 		execv(binpath, (char *const *)av);
