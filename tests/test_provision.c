@@ -391,6 +391,46 @@ START_TEST(test_cli_lower_kernel_const_traversal)
 }
 END_TEST
 
+/* `lower -o DIR` of a per-core directory: a symlink planted below DIR
+** (DIR/nc0 -> elsewhere) is refused, nothing is written through it. */
+START_TEST(test_cli_lower_dir_symlink_below_out)
+{
+	char *src = tu_srcpath("examples/handoff2");
+	char *dir = tu_tmpdir("prov-lo-lnk");
+	char *lo = lm_xasprintf("%s/lo", dir);
+	char *elsewhere = lm_xasprintf("%s/elsewhere", dir);
+	char *lnk = lm_xasprintf("%s/nc0", lo);
+	char *planted = lm_xasprintf("%s/sg0", elsewhere);
+	char *want = lm_xasprintf("lncsim: %s: is a symlink; refusing to go "
+				  "through it", lnk);
+	tu_run r;
+	ck_assert_int_eq(mkdir(lo, 0755), 0);
+	ck_assert_int_eq(mkdir(elsewhere, 0755), 0);
+	ck_assert_int_eq(symlink(elsewhere, lnk), 0);
+	r = tu_lncsim(NULL, "lower", "-o", lo, src, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, want);
+	tu_run_free(&r);
+	ck_assert_int_ne(access(planted, F_OK), 0);
+	/* without the symlink the same command writes the layout */
+	ck_assert_int_eq(unlink(lnk), 0);
+	r = tu_lncsim(NULL, "lower", "-o", lo, src, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	free(planted);
+	planted = lm_xasprintf("%s/nc0/sg0/def.json", lo);
+	ck_assert_int_eq(access(planted, R_OK), 0);
+	lm_remove_tree_at(AT_FDCWD, dir);
+	free(src);
+	free(dir);
+	free(lo);
+	free(elsewhere);
+	free(lnk);
+	free(planted);
+	free(want);
+}
+END_TEST
+
 /* Make allocation a of the caller's first function a Const of file. */
 static void make_const(lm_module *m, int a, const char *file)
 {
@@ -1931,6 +1971,7 @@ static Suite *suite(void)
 	tcase_add_test(c, test_bir_const_copied);
 	tcase_add_test(c, test_cli_lower_kernel_const_traversal);
 	tcase_add_test(c, test_lower_module_const_rule);
+	tcase_add_test(c, test_cli_lower_dir_symlink_below_out);
 	tcase_add_test(c, test_bir_const_symlinked_out);
 	tcase_add_test(c, test_cli_lower_hostile_function_name);
 	tcase_add_test(c, test_lnc_gate);
