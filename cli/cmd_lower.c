@@ -7,11 +7,16 @@
 #include "module.h"
 #include "verify.h"
 #include "provision.h"
+#include "safeio.h"
+
+#include <errno.h>
+#include <fcntl.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char usage_lower[] =
 	"usage: lncsim lower [--inline] [-o OUT] MODULE\n\n"
@@ -74,8 +79,14 @@ static char *default_out(const char *path)
 	return lm_xasprintf("%s.lowered.json", path);
 }
 
-/* Lower one module file into out_path. */
-static int lower_one(const char *path, const char *out_path, int do_inline)
+/*
+** Lower one module file into out_path. outfd >= 0: out_path's directory,
+** already open (made beneath the -o directory); everything is written
+** beneath it, never through a symlink. Else the directory of out_path is
+** the user's, made and opened as given.
+*/
+static int lower_one(const char *path, const char *out_path, int do_inline,
+		     int outfd)
 {
 	lm_module *m = NULL, *lo = NULL;
 	lk_warnings warn = { 0, 0, NULL };
@@ -86,8 +97,11 @@ static int lower_one(const char *path, const char *out_path, int do_inline)
 
 	memset(&opts, 0, sizeof opts);
 	opts.out_dir = dir;
+	opts.has_out_dirfd = outfd >= 0;
+	opts.out_dirfd = outfd;
 	if (lm_module_load(&m, path, &err) != 0 ||
-	    lm_verify(m, NULL, &err) != 0 || lm_mkdirs(dir, &err) != 0) {
+	    lm_verify(m, NULL, &err) != 0 ||
+	    (outfd < 0 && lm_mkdirs(dir, &err) != 0)) {
 		rc = cli_report(&err);
 		goto done;
 	}
@@ -111,7 +125,19 @@ static int lower_one(const char *path, const char *out_path, int do_inline)
 		rc = cli_report(&err);
 		goto done;
 	}
-	if (lm_module_save(lo, out_path, 1, &err) != 0) {
+	if (outfd >= 0) {
+		char *text = NULL;
+		size_t len;
+		const char *base = strrchr(out_path, '/');
+		if (lm_module_to_json(lo, 1, &text, &len, &err) != 0 ||
+		    lm_write_at(outfd, dir, base ? base + 1 : out_path, text,
+				len, 0644, &err) != 0) {
+			free(text);
+			rc = cli_report(&err);
+			goto done;
+		}
+		free(text);
+	} else if (lm_module_save(lo, out_path, 1, &err) != 0) {
 		rc = cli_report(&err);
 		goto done;
 	}
@@ -158,19 +184,56 @@ int cmd_lower(int argc, char **argv)
 		char *o = !out ? default_out(paths[0])
 			  : is_dir(out) || out[strlen(out) - 1] == '/'
 			  ? lm_path_join(out, "def.json") : lm_xstrdup(out);
-		rc = lower_one(paths[0], o, do_inline);
+		rc = lower_one(paths[0], o, do_inline, -1);
 		free(o);
 	} else {
 		size_t pre = strlen(argv[first]);
+		int ofd = -1;
+		lm_error err;
+		/* -o DIR is the user's; the nc<c>/sg<n> directories are made
+		   beneath its fd, never through a symlink */
+		err.msg[0] = 0;
+		if (out && (lm_mkdirs(out, &err) != 0 ||
+			    (ofd = open(out, O_RDONLY | O_DIRECTORY |
+					O_CLOEXEC)) < 0)) {
+			if (ofd < 0 && !err.msg[0])
+				lm_err(&err, out, "", "cannot open directory: %s",
+				       strerror(errno));
+			rc = cli_report(&err);
+		}
 		for (int i = 0; i < n && !rc; i++) {
-			const char *rel = paths[i] + pre;
-			char *o;
+			const char *rel = paths[i] + pre, *slash;
+			char *o, *sub;
+			int dfd = -1;
 			while (*rel == '/')
 				rel++;
-			o = out ? lm_path_join(out, rel) : default_out(paths[i]);
-			rc = lower_one(paths[i], o, do_inline);
-			free(o);
+			if (!out) {
+				o = default_out(paths[i]);
+				rc = lower_one(paths[i], o, do_inline, -1);
+				free(o);
+				continue;
+			}
+			slash = strrchr(rel, '/');
+			sub = slash ? lm_xstrndup(rel, (size_t)(slash - rel))
+				: NULL;
+			if (!lm_rel_path_ok(rel)) {
+				lm_err(&err, paths[i], "", "cannot name a path "
+				       "under %s", out);
+				rc = cli_report(&err);
+			} else if (lm_dir_open_beneath(&dfd, ofd, out, sub, 1, NULL,
+						     &err) != 0)
+				rc = cli_report(&err);
+			if (!rc) {
+				o = lm_path_join(out, rel);
+				rc = lower_one(paths[i], o, do_inline, dfd);
+				free(o);
+			}
+			if (dfd >= 0)
+				close(dfd);
+			free(sub);
 		}
+		if (ofd >= 0)
+			close(ofd);
 	}
 	cli_free_paths(paths, n);
 	return rc;

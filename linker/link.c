@@ -258,6 +258,7 @@ void lk_report_free(lk_report *r)
 	free(r->tensors);
 	for (int i = 0; i < r->n_artifacts; i++) {
 		free(r->artifacts[i].src);
+		free(r->artifacts[i].root);
 		free(r->artifacts[i].dst);
 	}
 	free(r->artifacts);

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MANIFEST ".lncsim-link-manifest"
@@ -36,6 +37,7 @@ typedef struct cand {
 	int ci;
 	const char *rel;     /* the field's text (in the source module) */
 	char *src;           /* realpath */
+	char *root;          /* the module directory's realpath */
 	int copy;
 } cand;
 
@@ -51,55 +53,118 @@ static const char *mpath(const lk_core *c)
 		: lm_module_display_name(c->src);
 }
 
+int lk_module_file(const char *dir, const char *rel, const char *file,
+		   const char *where, char **real, char **root, lm_error *err)
+{
+	const char *d = dir && *dir ? dir : ".";
+	char *full, *rp, *md;
+	size_t n;
+	*real = *root = NULL;
+	if (rel[0] == '/')
+		return lm_err(err, file, where, "file '%s' is an absolute "
+			      "path (artifacts must be relative to the module)",
+			      rel);
+	if (!lk_path_is_safe(rel))
+		return lm_err(err, file, where, "file '%s' contains '..' "
+			      "(path traversal refused)", rel);
+	if (!lm_rel_path_ok(rel))
+		return lm_err(err, file, where, "file '%s' is not a plain "
+			      "relative path (an empty or '.' component, or a "
+			      "control character)", rel);
+	full = lm_path_join(d, rel);
+	rp = realpath(full, NULL);
+	if (!rp) {
+		int e = errno;
+		lm_err(err, file, where, "file '%s' not found (%s): %s", rel,
+		       full, strerror(e));
+		free(full);
+		return LM_EINPUT;
+	}
+	free(full);
+	/* a symlink on the way may not lead out of the directory */
+	md = realpath(d, NULL);
+	n = md ? strlen(md) : 0;
+	if (!md || strncmp(rp, md, n) != 0 ||
+	    !(rp[n] == '/' || (n == 1 && md[0] == '/'))) {
+		lm_err(err, file, where, "file '%s' resolves to '%s', outside "
+		       "the module's directory (a symlink leaving it is "
+		       "refused)", rel, rp);
+		free(md);
+		free(rp);
+		return LM_EINPUT;
+	}
+	*real = rp;
+	*root = md;
+	return 0;
+}
+
+int lk_module_file_read(const char *root, const char *real, char **out,
+			size_t *len, unsigned *mode, lm_error *err)
+{
+	size_t n = strlen(root);
+	const char *rel = real + (n == 1 ? 1 : n + 1);
+	const char *slash;
+	char *dir = NULL, *data = NULL;
+	struct stat st;
+	int64_t size;
+	int rfd = -1, dfd = -1, fd = -1, rc;
+	*out = NULL;
+	if (strncmp(real, root, n) != 0 || (n > 1 && real[n] != '/'))
+		return lm_errc(err, LM_EINTERNAL, real, "", "internal error: "
+			       "not beneath '%s'", root);
+	rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return lm_err(err, root, "", "cannot open directory: %s",
+			      strerror(errno));
+	slash = strrchr(rel, '/');
+	if (slash)
+		dir = lm_xstrndup(rel, (size_t)(slash - rel));
+	if ((rc = lm_dir_open_beneath(&dfd, rfd, root, dir, 0, NULL,
+				      err)) != 0)
+		goto done;
+	if ((rc = lm_open_regular_at(dfd, slash ? slash + 1 : rel, real, &fd,
+				     &size, err)) != 0)
+		goto done;
+	if (size > LM_READ_MAX || (uint64_t)size >= SIZE_MAX) {
+		rc = lm_err(err, real, "", "file too large: %lld bytes (at "
+			    "most %lld)", (long long)size,
+			    (long long)LM_READ_MAX);
+		goto done;
+	}
+	if (fstat(fd, &st) != 0) {
+		rc = lm_err(err, real, "", "cannot stat: %s", strerror(errno));
+		goto done;
+	}
+	if ((rc = lm_read_fd(fd, real, LM_READ_MAX, &data, len, err)) != 0)
+		goto done;
+	if (mode)
+		*mode = (unsigned)st.st_mode & 0777;
+	*out = data;
+done:
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	close(rfd);
+	free(dir);
+	return rc;
+}
+
 /* Validate one file field and add it to the plan (once per core). */
 static int add_cand(lk_ctx *x, plan *p, lm_strmap *seen, int ci,
 		    const char *rel, int copy, const char *where)
 {
 	const lk_core *c = &x->cores[ci];
-	char *full, *rp;
+	char *rp, *md;
+	int rc;
 	if (lm_strmap_lookup(seen, rel))
 		return 0;
-	if (rel[0] == '/')
-		return lm_err(x->err, mpath(c), where, "file '%s' is an absolute "
-			      "path (artifacts must be relative to the module)",
-			      rel);
-	if (!lk_path_is_safe(rel))
-		return lm_err(x->err, mpath(c), where, "file '%s' contains '..' "
-			      "(path traversal refused)", rel);
-	if (!lm_rel_path_ok(rel))
-		return lm_err(x->err, mpath(c), where, "file '%s' is not a plain "
-			      "relative path (an empty or '.' component, or a "
-			      "control character)", rel);
-	full = lm_path_join(c->src->dir ? c->src->dir : ".", rel);
-	rp = realpath(full, NULL);
-	if (!rp) {
-		int e = errno;
-		lm_err(x->err, mpath(c), where, "file '%s' not found (%s): %s",
-		       rel, full, strerror(e));
-		free(full);
-		return LM_EINPUT;
-	}
-	free(full);
-	/* a symlink on the way may not lead out of the module's directory */
-	{
-		char *md = realpath(c->src->dir && *c->src->dir ? c->src->dir
-				    : ".", NULL);
-		size_t n = md ? strlen(md) : 0;
-		int inside = md && strncmp(rp, md, n) == 0 &&
-			(rp[n] == '/' || (n == 1 && md[0] == '/'));
-		if (!inside) {
-			lm_err(x->err, mpath(c), where, "file '%s' resolves to "
-			       "'%s', outside the module's directory (a symlink "
-			       "leaving it is refused)", rel, rp);
-			free(md);
-			free(rp);
-			return LM_EINPUT;
-		}
-		free(md);
-	}
+	if ((rc = lk_module_file(c->src->dir, rel, mpath(c), where, &rp, &md,
+				 x->err)) != 0)
+		return rc;
 	lm_strmap_put(seen, rel, (void *)rel);
 	lm_grow(&p->c, &p->cap, p->n + 1, sizeof *p->c);
-	p->c[p->n++] = (cand){ ci, rel, rp, copy };
+	p->c[p->n++] = (cand){ ci, rel, rp, md, copy };
 	return 0;
 }
 
@@ -130,14 +195,23 @@ static int plan_blocks(lk_ctx *x, plan *p, lm_strmap *seen, int ci,
 	return 0;
 }
 
-/* "sub/wc.npy" -> "sub/nc1.wc.npy" */
-static char *renamed(const char *rel, int64_t core)
+/*
+** "sub/wc.npy" -> "sub/nc1.wc.npy", or "sub/nc1_2.wc.npy", "sub/nc1_3...",
+** the first that is not in taken (every path the plan uses: the artifacts'
+** own paths, the reserved names and the names given so far).
+*/
+static char *renamed(const char *rel, int64_t core, const lm_strmap *taken)
 {
 	const char *s = strrchr(rel, '/');
-	if (!s)
-		return lm_xasprintf("nc%lld.%s", (long long)core, rel);
-	return lm_xasprintf("%.*s/nc%lld.%s", (int)(s - rel), rel,
-			    (long long)core, s + 1);
+	int dl = s ? (int)(s - rel) + 1 : 0;
+	const char *b = s ? s + 1 : rel;
+	char *d = lm_xasprintf("%.*snc%lld.%s", dl, rel, (long long)core, b);
+	for (int k = 2; lm_strmap_lookup(taken, d); k++) {
+		free(d);
+		d = lm_xasprintf("%.*snc%lld_%d.%s", dl, rel, (long long)core,
+				 k, b);
+	}
+	return d;
 }
 
 static int is_reserved(const char *rel)
@@ -179,7 +253,7 @@ static void rewrite_klir(lk_ctx *x, int ci, lm_inst *in, void *arg)
 int setup_link_dir(lk_ctx *x)
 {
 	plan p = {0};
-	lm_strmap dst;
+	lm_strmap dst, taken;
 	int rc = 0, n_copy = 0, n_renamed = 0;
 	const char *base = x->rep->base_name;
 
@@ -189,6 +263,7 @@ int setup_link_dir(lk_ctx *x)
 			      "or an empty, '.' or '..' component)", base);
 	x->file_maps = lm_xcalloc((size_t)x->n, sizeof *x->file_maps);
 	lm_strmap_init(&dst);
+	lm_strmap_init(&taken);
 	for (int ci = 0; ci < x->n && !rc; ci++) {
 		const lm_module *m = x->cores[ci].src;
 		lm_strmap seen;
@@ -225,12 +300,21 @@ int setup_link_dir(lk_ctx *x)
 			 strcmp(p.c[(intptr_t)v - 1].src, p.c[i].src) != 0)
 			lm_strmap_put(&dst, p.c[i].rel, COLLIDED);
 	}
+	/* a new name may take none of the paths in the plan */
+	lm_strmap_put(&taken, "def.json", (void *)1);
+	lm_strmap_put(&taken, "tensor-map.json", (void *)1);
+	lm_strmap_put(&taken, MANIFEST, (void *)1);
+	for (int i = 0; i < p.n; i++)
+		lm_strmap_put(&taken, p.c[i].rel, (void *)1);
 	for (int i = 0; i < p.n; i++) {
 		const cand *c = &p.c[i];
 		void *v = lm_strmap_lookup(&dst, c->rel);
 		int shared = v != COLLIDED && (intptr_t)v != i + 1;
-		char *d = v == COLLIDED ? renamed(c->rel, x->cores[c->ci].core)
+		char *d = v == COLLIDED
+			? renamed(c->rel, x->cores[c->ci].core, &taken)
 			: lm_xstrdup(c->rel);
+		if (v == COLLIDED)
+			lm_strmap_put(&taken, d, (void *)1);
 		lm_strmap_put(&x->file_maps[c->ci], c->rel, x->opts->abs_file_paths
 			      ? lk_str(x, "%s", c->src) : lk_str(x, "%s", d));
 		if (shared) { /* same file as an earlier core's: one entry */
@@ -242,8 +326,17 @@ int setup_link_dir(lk_ctx *x)
 		x->rep->artifacts = lm_xrealloc(x->rep->artifacts,
 			(size_t)(x->rep->n_artifacts + 1) *
 			sizeof *x->rep->artifacts);
+		for (int j = 0; j < x->rep->n_artifacts; j++)
+			if (!strcmp(x->rep->artifacts[j].dst, d)) {
+				rc = lm_errc(x->err, LM_EINTERNAL, mpath(&x->cores
+					     [c->ci]), "", "internal error: two "
+					     "artifacts planned at '%s'", d);
+				free(d);
+				goto done;
+			}
 		lk_artifact *ar = &x->rep->artifacts[x->rep->n_artifacts++];
 		ar->src = lm_xstrdup(c->src);
+		ar->root = lm_xstrdup(c->root);
 		ar->dst = d;
 		ar->copy = c->copy;
 		ar->core = x->cores[c->ci].core;
@@ -271,10 +364,13 @@ int setup_link_dir(lk_ctx *x)
 	       x->rep->n_artifacts - n_copy == 1 ? "" : "s", n_copy,
 	       n_copy == 1 ? "y" : "ies", n_renamed);
 done:
-	for (int i = 0; i < p.n; i++)
+	for (int i = 0; i < p.n; i++) {
 		free(p.c[i].src);
+		free(p.c[i].root);
+	}
 	free(p.c);
 	lm_strmap_free(&dst);
+	lm_strmap_free(&taken);
 	return rc;
 }
 
@@ -344,29 +440,26 @@ static const char *last_component(const char *rel)
 	return s ? s + 1 : rel;
 }
 
-/* A host file copied with its permission bits (less the umask). */
+/* A host file copied with its permission bits (less the umask), read
+** beneath its module directory. */
 static int copy_into(wctx *w, const lk_artifact *a, int dfd,
 		     const char *shown)
 {
-	struct stat st;
 	char *data = NULL;
 	size_t len;
-	int rc, sfd = open(a->src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (sfd < 0)
-		return lm_err(w->err, a->src, "", "cannot open: %s",
-			      strerror(errno));
-	if (fstat(sfd, &st) != 0 || !S_ISREG(st.st_mode))
-		rc = lm_err(w->err, a->src, "", "not a regular file");
-	else if ((rc = lm_read_fd(sfd, a->src, &data, &len, w->err)) == 0)
+	unsigned mode;
+	int rc = lk_module_file_read(a->root, a->src, &data, &len, &mode,
+				     w->err);
+	if (!rc)
 		rc = lm_write_at(dfd, shown, last_component(a->dst), data, len,
-				 (unsigned)st.st_mode & 0777, w->err);
-	close(sfd);
+				 mode, w->err);
 	free(data);
 	return rc;
 }
 
 static int write_artifact(wctx *w, const lk_artifact *a)
 {
+	struct stat st;
 	char *shown;
 	int dfd, rc;
 	if (!lm_rel_path_ok(a->dst) || is_reserved(a->dst))
@@ -374,7 +467,13 @@ static int write_artifact(wctx *w, const lk_artifact *a)
 			      a->dst);
 	if ((rc = open_parent(w, a->dst, &dfd, &shown)) != 0)
 		return rc;
-	if (a->copy)
+	/* the directory is new: an entry there is another artifact's */
+	if (fstatat(dfd, last_component(a->dst), &st, AT_SYMLINK_NOFOLLOW)
+	    == 0)
+		rc = lm_errc(w->err, LM_EINTERNAL, w->ld, "", "internal error: "
+			     "two artifacts at '%s'; refusing to replace one "
+			     "with the other", a->dst);
+	else if (a->copy)
 		rc = copy_into(w, a, dfd, shown);
 	else
 		rc = lm_symlink_at(dfd, shown, last_component(a->dst), a->src,
@@ -406,20 +505,33 @@ typedef struct oldlink {
 	int n_user, cap_user;
 } oldlink;
 
-/* The previous manifest (none: nothing in the directory is ours). */
-static void read_manifest(oldlink *o)
+/*
+** The previous manifest (none: nothing in the directory is ours). It must
+** be a regular file (opened non-blocking: a FIFO there cannot hang the
+** link) of at most LM_READ_MAX bytes; anything else is an error.
+*/
+static int read_manifest(oldlink *o, const char *ld, lm_error *err)
 {
-	lm_error e;
+	char *shown = lm_path_join(ld, MANIFEST);
 	size_t len;
-	int fd = openat(o->fd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	lm_strmap_init(&o->ours);
-	if (fd < 0)
-		return;
-	if (lm_read_fd(fd, MANIFEST, &o->text, &len, &e) != 0) {
-		close(fd);
-		return;
+	int64_t size;
+	int fd, rc;
+	rc = lm_open_regular_at(o->fd, MANIFEST, shown, &fd, &size, err);
+	if (rc && errno == ENOENT) {
+		free(shown);
+		return 0;
 	}
-	close(fd);
+	if (!rc && size > LM_READ_MAX)
+		rc = lm_err(err, shown, "", "file too large: %lld bytes (at "
+			    "most %lld)", (long long)size,
+			    (long long)LM_READ_MAX);
+	if (!rc)
+		rc = lm_read_fd(fd, shown, LM_READ_MAX, &o->text, &len, err);
+	if (fd >= 0)
+		close(fd);
+	free(shown);
+	if (rc)
+		return rc;
 	lm_strmap_put(&o->ours, MANIFEST, (void *)(intptr_t)'f');
 	for (char *line = o->text, *nl; line && *line; line = nl) {
 		char *sp;
@@ -435,6 +547,7 @@ static void read_manifest(oldlink *o)
 			continue;
 		lm_strmap_put(&o->ours, sp + 1, (void *)(intptr_t)line[0]);
 	}
+	return 0;
 }
 
 /* Is the entry rel (of type mode) one the previous link wrote? */
@@ -588,6 +701,31 @@ static int write_contents(wctx *w, const lm_module *linked,
 	return rc;
 }
 
+/*
+** flock OUT/<name>, waiting at most LOCK_WAIT_S seconds for another link
+** of the name to finish (polled every 50 ms with LOCK_NB: a link that
+** hangs cannot block the next one forever).
+*/
+#define LOCK_WAIT_S 60
+static int lock_dir(int fd, const char *shown, lm_error *err)
+{
+	struct timespec t0, now, nap = { 0, 50 * 1000 * 1000 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return lm_err(err, shown, "", "cannot lock: %s",
+				      strerror(errno));
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= LOCK_WAIT_S)
+			return lm_err(err, shown, "", "another lncsim link holds "
+				      "the lock on %s (waited %d s)", shown,
+				      LOCK_WAIT_S);
+		nanosleep(&nap, NULL);
+	}
+}
+
 int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 		      const char *out_dir, int force, lm_error *err)
 {
@@ -622,10 +760,8 @@ int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 	if ((rc = lm_dir_open_beneath(&pfd, odfd, od, rep->base_name, 1, NULL,
 				      err)) != 0)
 		goto done;
-	if (flock(pfd, LOCK_EX) != 0) {
-		rc = lm_err(err, pshown, "", "cannot lock: %s", strerror(errno));
+	if ((rc = lock_dir(pfd, pshown, err)) != 0)
 		goto done;
-	}
 	if (fstatat(pfd, "sgLnk", &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISDIR(st.st_mode)) {
 			rc = lm_err(err, ld, "", "exists and is not a directory; "
@@ -661,7 +797,8 @@ int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 	/* the user's entries of the old directory move over, unless the new
 	   link writes there */
 	if (has_old) {
-		read_manifest(&old);
+		if ((rc = read_manifest(&old, ld, err)) != 0)
+			goto done;
 		walk_old(&old, old.fd, NULL, 0);
 		for (int i = 0; i < old.n_user; i++)
 			if (taken(w.fd, old.user[i])) {

@@ -88,6 +88,8 @@ typedef struct lk_tensor_entry {
 /* One link-directory artifact. */
 typedef struct lk_artifact {
 	char *src;            /* absolute path of the core's file */
+	char *root;           /* its module directory (realpath): src is
+				 read beneath it */
 	char *dst;            /* path relative to the link dir */
 	int copy;             /* 1: copied (host file), 0: symlinked */
 	int64_t core;

@@ -20,11 +20,14 @@
 */
 #include "common.h"
 #include "provision_int.h"
+#include "lk_int.h"
 #include "json_int.h"
 #include "safeio.h"
 #include "klr.h"
 
 #include <errno.h>
+#include <unistd.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,19 +321,53 @@ static int find_formal(const lm_function *f, const char *name)
 
 /* ---- Const files ---------------------------------------------------------- */
 
-/* Copy file src to rel beneath the output directory out (directories made
-** beneath it, never through a symlink). */
-static int copy_file(const char *src, const char *out, const char *rel,
-		     lm_error *err)
+/*
+** Copy the module file real (checked by lk_module_file, read beneath
+** root) to rel beneath the output directory: directories made beneath
+** it, never through a symlink; the output directory itself is
+** opts->out_dirfd, or opts->out_dir opened as given.
+*/
+static int copy_file(lk_lower_ctx *lc, const char *root, const char *real,
+		     const char *rel, lm_error *err)
 {
-	char *data = NULL;
+	const char *out = lc->opts->out_dir;
+	const char *slash = strrchr(rel, '/');
+	char *data = NULL, *dir = NULL, *shown = NULL;
 	size_t n;
-	int rc;
-	if ((rc = lm_read_file(src, &data, &n, err)) != 0)
-		return rc;
-	if ((rc = lm_mkdirs(out, err)) == 0)
-		rc = lm_write_beneath(out, rel, data, n, 0644, err);
+	int ofd = -1, dfd = -1, rc;
+	if ((rc = lk_module_file_read(root, real, &data, &n, NULL, err)) != 0)
+		goto done;
+	if (lc->opts->has_out_dirfd) {
+		ofd = dup(lc->opts->out_dirfd);
+	} else {
+		if ((rc = lm_mkdirs(out, err)) != 0)
+			goto done;
+		ofd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (ofd < 0) {
+		rc = lm_err(err, out, "", "cannot open directory: %s",
+			    strerror(errno));
+		goto done;
+	}
+	if (!lm_rel_path_ok(rel)) {
+		rc = lm_errc(err, LM_EINTERNAL, out, "", "internal error: "
+			     "unsafe path '%s'", rel);
+		goto done;
+	}
+	dir = slash ? lm_xstrndup(rel, (size_t)(slash - rel)) : NULL;
+	if ((rc = lm_dir_open_beneath(&dfd, ofd, out, dir, 1, NULL, err)) != 0)
+		goto done;
+	shown = dir ? lm_path_join(out, dir) : lm_xstrdup(out);
+	rc = lm_write_at(dfd, shown, slash ? slash + 1 : rel, data, n, 0644,
+			 err);
+done:
+	if (dfd >= 0)
+		close(dfd);
+	if (ofd >= 0)
+		close(ofd);
 	free(data);
+	free(dir);
+	free(shown);
 	return rc;
 }
 
@@ -343,22 +380,22 @@ static const char *base_name(const char *p)
 
 /*
 ** copyConstFileToArtifact: the Const allocations of kernel function f
-** name files relative to kdir (the kernel file's directory, as written in
-** the module: rel_kdir is it relative to the module's directory). With an
-** output directory the files are copied to <out>/<tag>.const/ and the
-** `file` fields point there; without one the paths are rewritten relative
-** to the module's directory.
+** (read from the file kpath) name files relative to kdir (the kernel
+** file's directory, as written in the module: rel_kdir is it relative to
+** the module's directory). With an output directory each file must pass
+** lk_module_file against kdir; it is copied to <out>/<tag>.const/<base>
+** (made unique against every path the lowering writes there) and `file`
+** points there; without one the paths are rewritten relative to the
+** module's directory.
 */
 static int localize_consts(lk_lower_ctx *lc, lm_function *f, const char *kdir,
 			   const char *rel_kdir, const char *tag,
-			   lm_error *err)
+			   const char *kpath, lm_error *err)
 {
-	lm_strmap used;
 	int rc = 0;
-	lm_strmap_init(&used);
 	for (int a = 0; a < f->n_allocs && !rc; a++) {
 		lm_alloc *al = &f->allocs[a];
-		char *src, *rel, *want;
+		char *real, *root, *rel, *want, where[512];
 		if (al->kind != LM_TK_CONST || !al->file || !al->file[0])
 			continue;
 		if (!lc->opts->out_dir) {
@@ -374,30 +411,42 @@ static int localize_consts(lk_lower_ctx *lc, lm_function *f, const char *kdir,
 				    "(it must be one plain path component)", tag);
 			break;
 		}
-		if (!lm_path_component_ok(base_name(al->file))) {
-			rc = lm_err(err, "", "", "Const file '%s' of allocation "
-				    "'%s' has no plain file name", al->file,
-				    al->name ? al->name : "?");
+		snprintf(where, sizeof where, "function %s/allocation %s", tag,
+			 al->name ? al->name : "?");
+		if ((rc = lk_module_file(kdir, al->file, kpath, where, &real,
+					 &root, err)) != 0)
 			break;
-		}
-		src = lm_path_join(kdir, al->file);
 		want = lm_xasprintf("%s.const/%s", tag, base_name(al->file));
-		rel = lk_pv_unique_name(want, &used, NULL);
+		rel = lk_pv_unique_name(want, &lc->files, NULL);
 		free(want);
-		rc = copy_file(src, lc->opts->out_dir, rel, err);
-		free(src);
+		lm_strmap_put(&lc->files, rel, (void *)1);
+		rc = copy_file(lc, root, real, rel, err);
+		free(real);
+		free(root);
 		free(al->file);
 		al->file = rel;
-		lm_strmap_put(&used, al->file, (void *)1);
 	}
-	lm_strmap_free(&used);
 	return rc;
+}
+
+/* Record the module's own Const files (they keep their paths) before any
+** kernel's file is given a name under the output directory. */
+static void reserve_module_consts(lk_lower_ctx *lc, int nfun)
+{
+	lm_module *m = lc->m;
+	for (int f = 0; f < nfun; f++)
+		for (int i = 0; i < m->functions[f].n_allocs; i++) {
+			const lm_alloc *al = &m->functions[f].allocs[i];
+			if (al->kind == LM_TK_CONST && al->file && al->file[0])
+				lm_strmap_put(&lc->files, al->file, (void *)1);
+		}
 }
 
 /*
 ** The module's own Const files when the output goes to another directory:
-** copied to the same relative path there (or consts/<name> when the path
-** leaves its directory).
+** each must pass lk_module_file (relative, no "..", inside the module's
+** directory) and is copied to the same relative path there; the kernels'
+** copies were named around these paths (reserve_module_consts).
 */
 static int copy_module_consts(lk_lower_ctx *lc, int nfun, lm_error *err)
 {
@@ -410,24 +459,18 @@ static int copy_module_consts(lk_lower_ctx *lc, int nfun, lm_error *err)
 	for (int f = 0; f < nfun && !rc; f++)
 		for (int i = 0; i < m->functions[f].n_allocs && !rc; i++) {
 			lm_alloc *al = &m->functions[f].allocs[i];
-			char *src, *rel;
+			char *real, *root, where[512];
 			if (al->kind != LM_TK_CONST || !al->file || !al->file[0])
 				continue;
-			if (!lm_rel_path_ok(al->file) &&
-			    !lm_path_component_ok(base_name(al->file))) {
-				rc = lm_err(err, "", "", "Const file '%s' of "
-					    "allocation '%s' has no plain file "
-					    "name", al->file,
-					    al->name ? al->name : "?");
+			snprintf(where, sizeof where, "function %s/allocation %s",
+				 m->functions[f].name, al->name ? al->name : "?");
+			if ((rc = lk_module_file(m->dir, al->file, m->path ?
+						 m->path : "", where, &real, &root,
+						 err)) != 0)
 				break;
-			}
-			src = lm_path_join(m->dir, al->file);
-			rel = lm_rel_path_ok(al->file) ? lm_xstrdup(al->file)
-				: lm_xasprintf("consts/%s", base_name(al->file));
-			rc = copy_file(src, lc->opts->out_dir, rel, err);
-			free(al->file);
-			al->file = rel;
-			free(src);
+			rc = copy_file(lc, root, real, al->file, err);
+			free(real);
+			free(root);
 		}
 	return rc;
 }
@@ -729,7 +772,8 @@ static int lower_bir(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
 	merge_sync(lc->m, km, &f);
 	rescan_budget(&f, &bg);
 	lk_pv_adopt_names(lc->m, -1, &f);
-	if ((rc = localize_consts(lc, &f, km->dir, rel_kdir, f.name, err)) != 0)
+	if ((rc = localize_consts(lc, &f, km->dir, rel_kdir, f.name, path,
+				  err)) != 0)
 		goto done;
 	mint_call(lc->m, call, carrier, f.name,
 		  final_map(&f, carrier->func_args, carrier->n_func_args, ia),
@@ -786,7 +830,8 @@ static int lower_klr(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
 	bg.sb_max = cg.sb_max;
 	bg.max_bank = cg.psum_max_bank;
 	lk_pv_adopt_names(lc->m, -1, f);
-	if ((rc = localize_consts(lc, f, kdir, rel_kdir, f->name, err)) != 0)
+	if ((rc = localize_consts(lc, f, kdir, rel_kdir, f->name, path,
+				  err)) != 0)
 		goto done;
 	mint_call(lc->m, call, carrier, f->name,
 		  final_map(f, carrier->func_args, carrier->n_func_args, ia),
@@ -909,7 +954,9 @@ int lk_lower(lm_module **out, const lm_module *in, const lk_lower_opts *opts,
 	lc.m = lm_module_clone(in);
 	lc.opts = opts ? opts : &dflt;
 	lc.warn = warn;
+	lm_strmap_init(&lc.files);
 	nfun = lc.m->n_functions;
+	reserve_module_consts(&lc, nfun);
 	for (int fi = 0; fi < nfun && !rc; fi++) {
 		carriers cs;
 		memset(&cs, 0, sizeof cs);
@@ -933,6 +980,7 @@ int lk_lower(lm_module **out, const lm_module *in, const lk_lower_opts *opts,
 	}
 	if (!rc && lc.opts->inline_kernels)
 		rc = lk_inline_nki(lc.m, err);
+	lm_strmap_free(&lc.files);
 	if (rc) {
 		lm_module_free(lc.m);
 		return rc;

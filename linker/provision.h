@@ -39,6 +39,13 @@ typedef struct lk_lower_opts {
 	** paths are rewritten relative to the module's own directory.
 	*/
 	const char *out_dir;
+	/*
+	** has_out_dirfd: out_dirfd is out_dir already open (the caller made
+	** it beneath a directory of its own); the files are written beneath
+	** it, never through a symlink. Else out_dir is opened as given.
+	*/
+	int has_out_dirfd;
+	int out_dirfd;
 } lk_lower_opts;
 
 /*

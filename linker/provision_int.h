@@ -19,6 +19,7 @@ typedef struct lk_lower_ctx {
 	lk_warnings *warn;
 	int next_id;             /* helper-name ids, monotonic per run */
 	int warned_identity;     /* the identity performance warning is given */
+	lm_strmap files;         /* paths taken under the output directory */
 } lk_lower_ctx;
 
 /* Hazard record of one allocation: last writer and readers since. */

@@ -407,8 +407,8 @@ int lm_remove_tree_at(int at, const char *name)
 	return unlinkat(at, name, 0) == 0 ? 0 : -1;
 }
 
-int lm_read_fd(int fd, const char *name, char **out, size_t *out_len,
-	       lm_error *err)
+int lm_read_fd(int fd, const char *name, int64_t max, char **out,
+	       size_t *out_len, lm_error *err)
 {
 	lm_buf b = LM_BUF_INIT;
 	char tmp[65536];
@@ -427,6 +427,11 @@ int lm_read_fd(int fd, const char *name, char **out, size_t *out_len,
 		}
 		if (k == 0)
 			break;
+		if ((int64_t)(b.size + (size_t)k) > max) {
+			lm_buf_free(&b);
+			return lm_err(err, name, "", "file too large: more than "
+				      "%lld bytes", (long long)max);
+		}
 		lm_buf_put(&b, tmp, (size_t)k);
 	}
 	if (out_len)

@@ -91,9 +91,10 @@ int lm_write_beneath_at(int rootfd, const char *root_name, const char *rel,
 int lm_remove_tree_at(int dirfd, const char *name);
 
 /* Read all of fd (an open regular file) into *out (NUL terminated, caller
-** frees). name is for errors. */
-int lm_read_fd(int fd, const char *name, char **out, size_t *out_len,
-	       lm_error *err);
+** frees), at most max bytes: more is "NAME: file too large: more than MAX
+** bytes", refused before the buffer grows past max. name is for errors. */
+int lm_read_fd(int fd, const char *name, int64_t max, char **out,
+	       size_t *out_len, lm_error *err);
 
 /* A fresh directory named <prefix><random> in dirfd (mode 0700); its name
 ** in *name (caller frees). */

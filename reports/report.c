@@ -169,11 +169,13 @@ static int plot(ctx *c, const char *script, const char *data,
 {
 	const char *args[16];
 	int n = 0, dfd, fd, rc;
-	char *tmp;
-	struct stat sb;
+	char *tmp, out[32];
+	struct stat sb, sn;
 	/* gnuplot fills a fresh O_EXCL temporary that is renamed over the
 	   image: a symlink planted at the image's name is replaced, never
-	   written through (docs/files.md) */
+	   written through. gnuplot gets the open temporary as /dev/fd/N, so
+	   what it writes goes to the file created here, whatever happens to
+	   the name meanwhile (docs/files.md) */
 	dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return lm_err(c->err, c->dir, "", "cannot open directory: %s",
@@ -182,10 +184,15 @@ static int plot(ctx *c, const char *script, const char *data,
 		close(dfd);
 		return rc;
 	}
-	close(fd);
+	if (fcntl(fd, F_SETFD, 0) != 0) {   /* gnuplot inherits it */
+		rc = lm_errc(c->err, LM_EINTERNAL, c->dir, "report", "fcntl: "
+			     "%s", strerror(errno));
+		goto done;
+	}
+	snprintf(out, sizeof out, "/dev/fd/%d", fd);
 	args[n++] = script;
 	args[n++] = data;
-	args[n++] = tmp;
+	args[n++] = out;
 	args[n++] = c->fmt;
 	args[n++] = title;
 	for (int i = 0; extra && extra[i] && n < 15; i++)
@@ -193,14 +200,20 @@ static int plot(ctx *c, const char *script, const char *data,
 	args[n] = NULL;
 	if (lr_run_gnuplot(c->gnuplot, c->dir, args, c->err) != 0)
 		rc = c->err->code ? c->err->code : LM_EINTERNAL;
-	else if (fstatat(dfd, tmp, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
-		 !S_ISREG(sb.st_mode) || sb.st_size == 0)
+	else if (fstat(fd, &sb) != 0 || sb.st_size == 0)
 		rc = lm_errc(c->err, LM_EINTERNAL, script, "gnuplot",
 			     "no image written to %s", image);
+	else if (fstatat(dfd, tmp, &sn, AT_SYMLINK_NOFOLLOW) != 0 ||
+		 sn.st_dev != sb.st_dev || sn.st_ino != sb.st_ino)
+		rc = lm_err(c->err, c->dir, "report", "the temporary file of "
+			    "%s (%s) was replaced while gnuplot ran; refusing "
+			    "it", image, tmp);
 	else
 		rc = lm_replace_at(dfd, c->dir, tmp, image, c->err);
+done:
 	if (rc)
 		unlinkat(dfd, tmp, 0);
+	close(fd);
 	close(dfd);
 	free(tmp);
 	if (rc)

@@ -2072,6 +2072,149 @@ START_TEST(test_cli_link_concurrent_force)
 }
 END_TEST
 
+/* The first occurrence of old in s replaced by new (malloc'd copy). */
+static char *replace_first(const char *s, const char *old, const char *new)
+{
+	const char *p = strstr(s, old);
+	ck_assert_msg(p != NULL, "'%s' not found", old);
+	return lm_xasprintf("%.*s%s%s", (int)(p - s), s, new, p + strlen(old));
+}
+
+/*
+** Two cores use wc.npy for different files, and core 0 also has a file
+** literally named nc1.wc.npy (Const wc2): the renamed core-1 file may not
+** take that name, or core 0's wc2 would read core 1's data.
+*/
+START_TEST(test_cli_link_rename_taken)
+{
+	char *src = tu_srcpath("examples/handoff2");
+	char *root = tu_tmpdir("clitaken");
+	const char *col = S("%s/col", root), *od = S("%s/out", root);
+	const char *d0 = S("%s/nc0/sg0", col);
+	const char *ld = S("%s/handoff2/sgLnk", od);
+	char *txt, *p, *blk, *b1, *b2, *b3, *b4, *q, *all, *man, buf[4096];
+	char *tgt = buf;
+	ssize_t n;
+	ck_assert_int_eq(system(S("cp -r '%s' '%s'", src, col)), 0);
+	p = tu_write(S("%s/nc1/sg0", col), "wc.npy", "core 1's weights");
+	free(p);
+	p = tu_write(d0, "nc1.wc.npy", "core 0's second weights");
+	free(p);
+	/* wc2: a copy of core 0's Const wc with its own file and location */
+	txt = tu_read(S("%s/def.json", d0));
+	ck_assert_ptr_nonnull(txt);
+	p = strstr(txt, "    {\n     \"name\": \"wc\",\n     \"kind\": \"Const\"");
+	ck_assert_ptr_nonnull(p);
+	q = strstr(p, "\n    },");
+	ck_assert_ptr_nonnull(q);
+	q += strlen("\n    },");
+	blk = lm_xstrndup(p, (size_t)(q - p));
+	b1 = replace_first(blk, "\"name\": \"wc\"", "\"name\": \"wc2\"");
+	b2 = replace_first(b1, "\"name\": \"wc\"", "\"name\": \"wc2\"");
+	b3 = replace_first(b2, "\"file\": \"wc.npy\"", "\"file\": \"nc1.wc.npy\"");
+	b4 = replace_first(b3, "\"addr\": 32768", "\"addr\": 1048576");
+	all = lm_xasprintf("%.*s\n%s%s", (int)(q - txt), txt, b4, q);
+	p = tu_write(d0, "def.json", all);
+	free(p);
+
+	tu_run r = tu_lncsim(NULL, "link", "-o", od, col, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	man = tu_read(S("%s/.lncsim-link-manifest", ld));
+	ck_assert_ptr_nonnull(man);
+	ck_assert_contains(man, "link nc0.wc.npy\nlink nc1.wc.npy\n"
+			   "link nc1_2.wc.npy\n");
+	/* each name leads to its own file */
+	n = readlink(S("%s/nc1.wc.npy", ld), tgt, sizeof buf - 1);
+	ck_assert_int_gt(n, 0);
+	tgt[n] = 0;
+	ck_assert_contains(tgt, "nc0/sg0/nc1.wc.npy");
+	n = readlink(S("%s/nc1_2.wc.npy", ld), tgt, sizeof buf - 1);
+	ck_assert_int_gt(n, 0);
+	tgt[n] = 0;
+	ck_assert_contains(tgt, "nc1/sg0/wc.npy");
+	free(man);
+	free(txt);
+	free(blk);
+	free(b1);
+	free(b2);
+	free(b3);
+	free(b4);
+	free(all);
+	lm_remove_tree_at(AT_FDCWD, root);
+	free(root);
+	free(src);
+	S_free();
+}
+END_TEST
+
+/* --force with a FIFO where the manifest was: refused at once (exit 2),
+** not a hang holding the lock; no scratch directory left. */
+START_TEST(test_cli_link_fifo_manifest)
+{
+	char *src = tu_srcpath("examples/handoff2");
+	char *od = tu_tmpdir("clififo");
+	const char *ld = S("%s/handoff2/sgLnk", od);
+	const char *man = S("%s/.lncsim-link-manifest", ld);
+	const char *av[] = { "link", "--force", "-o", od, src, NULL };
+	tu_opts o = TU_OPTS_INIT;
+	tu_run r = tu_lncsim(NULL, "link", "-o", od, src, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(unlink(man), 0);
+	ck_assert_int_eq(mkfifo(man, 0644), 0);
+	o.timeout_s = 30;
+	r = tu_lncsimo(&o, NULL, av);
+	ck_assert_msg(r.status == 2, "status %d: %s", r.status, r.err);
+	ck_assert_contains(r.err, S("lncsim: %s: not a regular file (a FIFO)",
+				    man));
+	tu_run_free(&r);
+	assert_no_leftovers(S("%s/handoff2", od));
+	lm_remove_tree_at(AT_FDCWD, od);
+	free(od);
+	free(src);
+	S_free();
+}
+END_TEST
+
+/* A host file over LM_READ_MAX (sparse) is refused by its size: exit 2,
+** nothing read, no scratch directory left. */
+START_TEST(test_cli_link_host_file_too_large)
+{
+	char *src = tu_srcpath("examples/handoff2");
+	char *root = tu_tmpdir("clibig");
+	const char *col = S("%s/col", root), *od = S("%s/out", root);
+	const char *d0 = S("%s/nc0/sg0", col);
+	char *txt, *all, *p;
+	int fd;
+	ck_assert_int_eq(system(S("cp -r '%s' '%s'", src, col)), 0);
+	fd = open(S("%s/big.bin", d0), O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)LM_READ_MAX + 1), 0);
+	close(fd);
+	txt = tu_read(S("%s/def.json", d0));
+	ck_assert_ptr_nonnull(txt);
+	all = replace_first(txt, "\"file\": \"\"", "\"file\": \"big.bin\"");
+	p = tu_write(d0, "def.json", all);
+	free(p);
+	tu_run r = tu_lncsim(NULL, "link", "-o", od, col, NULL);
+	ck_assert_msg(r.status == 2, "status %d: %s", r.status, r.err);
+	ck_assert_contains(r.err, S("nc0/sg0/big.bin: file too large: %lld "
+				    "bytes (at most %lld)",
+				    (long long)LM_READ_MAX + 1,
+				    (long long)LM_READ_MAX));
+	tu_run_free(&r);
+	ck_assert(access(S("%s/handoff2/sgLnk", od), F_OK) != 0);
+	assert_no_leftovers(S("%s/handoff2", od));
+	free(txt);
+	free(all);
+	lm_remove_tree_at(AT_FDCWD, root);
+	free(root);
+	free(src);
+	S_free();
+}
+END_TEST
+
 START_TEST(test_cli_link_errors)
 {
 	char *d = tu_tmpdir("clierr");
@@ -2166,6 +2309,9 @@ static Suite *suite(void)
 	tcase_add_test(tcli, test_cli_link);
 	tcase_add_test(tcli, test_cli_link_concurrent_force);
 	tcase_add_test(tcli, test_cli_link_errors);
+	tcase_add_test(tcli, test_cli_link_rename_taken);
+	tcase_add_test(tcli, test_cli_link_fifo_manifest);
+	tcase_add_test(tcli, test_cli_link_host_file_too_large);
 	tcase_add_test(tcli, test_cli_mmt);
 	suite_add_tcase(s, tcli);
 	return s;

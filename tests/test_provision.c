@@ -252,6 +252,15 @@ static char *replace_all(const char *s, const char *a, const char *b)
 	return lm_buf_detach(&o);
 }
 
+/* The file at path holds exactly text. */
+static void assert_file_text(const char *path, const char *text)
+{
+	char *t = tu_read(path);
+	ck_assert_msg(t != NULL, "%s missing", path);
+	ck_assert_str_eq(t, text);
+	free(t);
+}
+
 /* ---- Mechanism B ---------------------------------------------------------------- */
 
 START_TEST(test_bir_lower_structure)
@@ -347,6 +356,149 @@ START_TEST(test_bir_const_copied)
 	free(w);
 	lm_module_free(lo);
 	lm_module_free(m);
+	free(dir);
+}
+END_TEST
+
+/* A kernel's Const file reached through "..": `lower -o` refuses it (the
+** rule `link` applies) and copies nothing. */
+START_TEST(test_cli_lower_kernel_const_traversal)
+{
+	char *dir = tu_tmpdir("prov-trav");
+	char *kp = fx("b_kernel.json"), *k = tu_read(kp), *bad;
+	char *leak = lm_xasprintf("%s/pvout/relu_k.const/passwd", dir);
+	tu_run r;
+	ck_assert_ptr_nonnull(k);
+	bad = replace_all(k, "\"file\": \"w.npy\"", "\"file\": \"../../../../../"
+			  "../../../../../../../../../../../etc/passwd\"");
+	ck_assert_ptr_nonnull(strstr(bad, "etc/passwd"));
+	copy_fx("b_caller.json", dir);
+	free(tu_write(dir, "b_kernel.json", bad));
+	r = tu_lncsim(dir, "lower", "-o", "pvout/", "b_caller.json", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "b_kernel.json: function relu_k/allocation w: "
+			   "file '../../../../../../../../../../../../../../../"
+			   "../etc/passwd' contains '..' (path traversal "
+			   "refused)");
+	tu_run_free(&r);
+	ck_assert_int_ne(access(leak, F_OK), 0);
+	lm_remove_tree_at(AT_FDCWD, dir);
+	free(kp);
+	free(k);
+	free(bad);
+	free(leak);
+	free(dir);
+}
+END_TEST
+
+/* `lower -o DIR` of a per-core directory: a symlink planted below DIR
+** (DIR/nc0 -> elsewhere) is refused, nothing is written through it. */
+START_TEST(test_cli_lower_dir_symlink_below_out)
+{
+	char *src = tu_srcpath("examples/handoff2");
+	char *dir = tu_tmpdir("prov-lo-lnk");
+	char *lo = lm_xasprintf("%s/lo", dir);
+	char *elsewhere = lm_xasprintf("%s/elsewhere", dir);
+	char *lnk = lm_xasprintf("%s/nc0", lo);
+	char *planted = lm_xasprintf("%s/sg0", elsewhere);
+	char *want = lm_xasprintf("lncsim: %s: is a symlink; refusing to go "
+				  "through it", lnk);
+	tu_run r;
+	ck_assert_int_eq(mkdir(lo, 0755), 0);
+	ck_assert_int_eq(mkdir(elsewhere, 0755), 0);
+	ck_assert_int_eq(symlink(elsewhere, lnk), 0);
+	r = tu_lncsim(NULL, "lower", "-o", lo, src, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, want);
+	tu_run_free(&r);
+	ck_assert_int_ne(access(planted, F_OK), 0);
+	/* without the symlink the same command writes the layout */
+	ck_assert_int_eq(unlink(lnk), 0);
+	r = tu_lncsim(NULL, "lower", "-o", lo, src, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	free(planted);
+	planted = lm_xasprintf("%s/nc0/sg0/def.json", lo);
+	ck_assert_int_eq(access(planted, R_OK), 0);
+	lm_remove_tree_at(AT_FDCWD, dir);
+	free(src);
+	free(dir);
+	free(lo);
+	free(elsewhere);
+	free(lnk);
+	free(planted);
+	free(want);
+}
+END_TEST
+
+/* Make allocation a of the caller's first function a Const of file. */
+static void make_const(lm_module *m, int a, const char *file)
+{
+	lm_alloc *al = &m->functions[0].allocs[a];
+	ck_assert_int_lt(a, m->functions[0].n_allocs);
+	al->kind = LM_TK_CONST;
+	free(al->file);
+	al->file = lm_xstrdup(file);
+}
+
+/*
+** The module's own Consts under `lower -o` follow the same rule: "../A"
+** is refused (it was copied to consts/wc.npy, where "../B/wc.npy"
+** overwrote it); a module Const at the path a kernel's copy would take
+** keeps it, and the kernel's copy gets another name.
+*/
+START_TEST(test_lower_module_const_rule)
+{
+	char *dir = tu_tmpdir("prov-modconst");
+	char *md = lm_xasprintf("%s/mod", dir), *od = lm_xasprintf("%s/out",
+								  dir);
+	char *cp, *t;
+	lm_module *m, *lo = NULL;
+	lk_lower_opts o;
+	lm_error err;
+	const lm_alloc *w;
+	ck_assert_int_eq(mkdir(md, 0755), 0);
+	copy_fx("b_caller.json", md);
+	copy_fx("b_kernel.json", md);
+	copy_fx("w.npy", md);
+	free(tu_write(dir, "A/wc.npy", "A's weights"));
+	free(tu_write(dir, "B/wc.npy", "B's weights"));
+	free(tu_write(md, "relu_k.const/w.npy", "the module's own"));
+	cp = lm_xasprintf("%s/b_caller.json", md);
+	memset(&o, 0, sizeof o);
+	o.out_dir = od;
+
+	m = load(cp);
+	make_const(m, 0, "../A/wc.npy");
+	make_const(m, 1, "../B/wc.npy");
+	ck_assert_int_ne(lk_lower(&lo, m, &o, NULL, &err), 0);
+	ck_assert_contains(err.msg, "/allocation ");
+	ck_assert_contains(err.msg, ": file '../A/wc.npy' contains '..' (path "
+			   "traversal refused)");
+	ck_assert_ptr_null(lo);
+	t = lm_xasprintf("%s/consts/wc.npy", od);
+	ck_assert_int_ne(access(t, F_OK), 0);
+	free(t);
+	lm_module_free(m);
+
+	m = load(cp);
+	make_const(m, 0, "relu_k.const/w.npy");
+	ck_assert_msg(lk_lower(&lo, m, &o, NULL, &err) == 0, "%s", err.msg);
+	w = lm_module_find_alloc(lo, "w", NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_str_eq(w->file, "relu_k.const/w.npy_1");
+	t = lm_xasprintf("%s/relu_k.const/w.npy", od);
+	assert_file_text(t, "the module's own");
+	free(t);
+	t = lm_xasprintf("%s/relu_k.const/w.npy_1", od);
+	ck_assert_int_eq(access(t, R_OK), 0);
+	free(t);
+	lm_module_free(lo);
+	lm_module_free(m);
+	lm_remove_tree_at(AT_FDCWD, dir);
+	free(cp);
+	free(md);
+	free(od);
 	free(dir);
 }
 END_TEST
@@ -1906,6 +2058,9 @@ static Suite *suite(void)
 	tcase_add_test(c, test_bir_lower_structure);
 	tcase_add_test(c, test_bir_inline_runs);
 	tcase_add_test(c, test_bir_const_copied);
+	tcase_add_test(c, test_cli_lower_kernel_const_traversal);
+	tcase_add_test(c, test_lower_module_const_rule);
+	tcase_add_test(c, test_cli_lower_dir_symlink_below_out);
 	tcase_add_test(c, test_bir_const_symlinked_out);
 	tcase_add_test(c, test_cli_lower_hostile_function_name);
 	tcase_add_test(c, test_lnc_gate);

@@ -323,6 +323,45 @@ START_TEST(test_report_planted_symlinks)
 }
 END_TEST
 
+/*
+** The image's temporary swapped for a symlink while gnuplot runs (a stand-in
+** gnuplot does the swap, then writes its output argument): gnuplot writes
+** to the file lncsim created (/dev/fd/N), never through the swapped name;
+** the swap is refused.
+*/
+START_TEST(test_report_temp_swapped)
+{
+	char *d = tu_tmpdir("rep-swap");
+	char *db_path = make_db(d);
+	char *out = lm_path_join(d, "out");
+	char *victim = tu_write(d, "outside/victim", "precious");
+	char *script = lm_xasprintf("#!/bin/sh\n"
+		"for t in .*.tmp; do rm -f \"$t\"; ln -s '%s' \"$t\"; done\n"
+		"printf '<svg>fake</svg>\\n' > \"$4\"\n", victim);
+	char *fake = tu_write(d, "fake-gnuplot", script);
+	ck_assert_int_eq(chmod(fake, 0755), 0);
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	ck_assert_int_eq(setenv(LR_GNUPLOT_ENV, fake, 1), 0);
+	tu_run r = tu_lncsim(NULL, "report", "--db", db_path, "-o", out,
+			     "--format", "svg", "--run", "2", NULL);
+	unsetenv(LR_GNUPLOT_ENV);
+	char *t = tu_read(victim);
+	ck_assert_msg(t && !strcmp(t, "precious"), "gnuplot wrote through the "
+		      "swapped temporary: victim holds '%s'", t ? t : "");
+	free(t);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "was replaced while gnuplot ran; refusing it");
+	tu_run_free(&r);
+	free(script);
+	free(fake);
+	free(victim);
+	free(out);
+	free(db_path);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
 /* The embedded scripts are the committed reports/gp files. */
 START_TEST(test_scripts_embedded)
 {
@@ -459,6 +498,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_report_png);
 	tcase_add_test(tc, test_report_svg_cli);
 	tcase_add_test(tc, test_report_planted_symlinks);
+	tcase_add_test(tc, test_report_temp_swapped);
 	tcase_add_test(tc, test_scripts_embedded);
 	tcase_add_test(tc, test_report_errors);
 	tcase_add_test(tc, test_report_cli_errors);

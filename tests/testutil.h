@@ -49,8 +49,10 @@ typedef struct tu_opts {
 				  root writes read-only files) */
 	long long fsize_limit; /* > 0: RLIMIT_FSIZE in bytes, SIGXFSZ ignored:
 				  writes past it fail as on a full disk */
+	unsigned timeout_s;    /* > 0: SIGALRM after that many seconds (a
+				  hung run ends with status 128+14) */
 } tu_opts;
-#define TU_OPTS_INIT { 0, 0 }
+#define TU_OPTS_INIT { 0, 0, 0 }
 /* tu_lncsimv with options; status 125 when they cannot be applied (the
 ** caller skips). */
 tu_run tu_lncsimo(const tu_opts *o, const char *cwd, const char *const *argv);

@@ -226,6 +226,11 @@ tu_run tu_lncsimo(const tu_opts *o, const char *cwd, const char *const *argv)
 			/* unprivileged, a private build tree is out of reach:
 			** the caller skips, as when nobody cannot run lncsim */
 			_exit(dropped ? 125 : 126);
+		if (o && o->timeout_s > 0) {
+			/* the alarm survives exec */
+			signal(SIGALRM, SIG_DFL);
+			alarm(o->timeout_s);
+		}
 		if (access(binpath, X_OK) != 0)
 			_exit(125);
 		execv(binpath, (char *const *)av);
