@@ -353,6 +353,20 @@ static int is_host_boundary(const lm_alloc *a)
 	return 0;
 }
 
+/* A demoted output has no host output left to be partial: its
+** "partial_output" key goes with the ExternalOutput kind (an extra object
+** left empty becomes NULL, as the loader keeps it). */
+static void drop_partial_output(lm_alloc *a)
+{
+	if (!a->extra)
+		return;
+	cJSON_DeleteItemFromObjectCaseSensitive(a->extra, "partial_output");
+	if (!a->extra->child) {
+		cJSON_Delete(a->extra);
+		a->extra = NULL;
+	}
+}
+
 /*
 ** Step 5 (seed fixOutputKind, hasRealReaders): an ExternalOutput that an
 ** instruction of another core reads (through that core's
@@ -464,6 +478,7 @@ int fix_output_kind(lk_ctx *x)
 			continue;
 		}
 		p->kind = LM_TK_INTERNAL;
+		drop_partial_output(p);
 		x->rep->n_demoted++;
 		lm_buf_printf(&b, "%s%s", b.size ? ", " : " (", p->name);
 	}

@@ -13,7 +13,8 @@
 **   6. every instruction in program order: dependencies, wait / signal,
 **      operands (resolution and bounds), tensor and register references
 **      carried in JSON, then the opcode's own rules
-**   7. with opts->linked: the linked-module shape (dispatcher, core
+**   7. no function reaches itself through Calls / NKIKernel calls
+**   8. with opts->linked: the linked-module shape (dispatcher, core
 **      functions, completion barriers, queue switches, barrier ids)
 **
 ** `where` is a slash-separated path from the module down to the item:
@@ -1310,6 +1311,135 @@ static int check_blocks(vctx *v, const lm_block *bs, int nb)
 	return 0;
 }
 
+/* ---- call cycles ---------------------------------------------------------- */
+
+/* A Call or NKIKernel of a function: its callee and the instruction. */
+typedef struct call_edge {
+	int to;                 /* index of the callee in m->functions */
+	const lm_inst *in;
+} call_edge;
+
+/* Append the calls of blocks (Loops' bodies included) to *e. */
+static void collect_calls(vctx *v, const lm_block *bs, int nb,
+			  call_edge **e, int *n, int *cap)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			const lm_inst *in = &bs[b].insts[i];
+			const char *t = in->op == LM_OP_CALL ? in->target :
+				in->op == LM_OP_NKIKERNEL ? in->func : NULL;
+			const lm_function *f;
+			if (in->op == LM_OP_LOOP)
+				collect_calls(v, in->blocks, in->n_blocks, e, n,
+					      cap);
+			if (!t || !(f = lm_strmap_lookup(&v->funcs, t)))
+				continue;
+			lm_grow(e, cap, *n + 1, sizeof **e);
+			(*e)[*n].to = (int)(f - v->m->functions);
+			(*e)[*n].in = in;
+			(*n)++;
+		}
+}
+
+/* Push the path of instruction want within blocks; 1 when found. */
+static int push_inst_path(vctx *v, const lm_block *bs, int nb,
+			  const lm_inst *want)
+{
+	for (int b = 0; b < nb; b++) {
+		size_t w = wpush_named(v, "block", bs[b].name, b);
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			const lm_inst *in = &bs[b].insts[i];
+			if (in == want) {
+				wpush_named(v, "instruction", in->name, i);
+				return 1;
+			}
+			if (in->op == LM_OP_LOOP) {
+				size_t w2 = wpush_named(v, "loop", in->name, i);
+				if (push_inst_path(v, in->blocks, in->n_blocks,
+						   want))
+					return 1;
+				wpop(v, w2);
+			}
+		}
+		wpop(v, w);
+	}
+	return 0;
+}
+
+/*
+** No function reaches itself through Calls and NKIKernel calls (in any
+** block, Loop bodies included): the simulator expands a call in place, so
+** a cycle never ends. Depth-first over the call graph with an explicit
+** stack; the first cycle found is reported at the call of its first
+** function: "function f/block b/instruction c: Call cycle f -> g -> f".
+*/
+static int check_call_cycles(vctx *v)
+{
+	const lm_module *m = v->m;
+	int nf = m->n_functions, n_e = 0, cap_e = 0, rc = 0;
+	call_edge *e = NULL;
+	int *start = lm_xcalloc((size_t)nf + 1, sizeof *start);
+	unsigned char *color = lm_xcalloc((size_t)nf + 1, 1);
+	int *stk_fn = lm_xcalloc((size_t)nf + 1, sizeof *stk_fn);
+	int *stk_next = lm_xcalloc((size_t)nf + 1, sizeof *stk_next);
+
+	for (int f = 0; f < nf; f++) {
+		start[f] = n_e;
+		collect_calls(v, m->functions[f].blocks,
+			      m->functions[f].n_blocks, &e, &n_e, &cap_e);
+	}
+	start[nf] = n_e;
+	for (int root = 0; root < nf && !rc; root++) {
+		int sp = 0;
+		if (color[root])
+			continue;
+		color[root] = 1;
+		stk_fn[sp] = root;
+		stk_next[sp++] = start[root];
+		while (sp > 0 && !rc) {
+			int f = stk_fn[sp - 1], k;
+			const call_edge *ce;
+			if (stk_next[sp - 1] >= start[f + 1]) {
+				color[f] = 2;
+				sp--;
+				continue;
+			}
+			ce = &e[stk_next[sp - 1]++];
+			if (color[ce->to] == 0) {
+				color[ce->to] = 1;
+				stk_fn[sp] = ce->to;
+				stk_next[sp++] = start[ce->to];
+				continue;
+			}
+			if (color[ce->to] != 1)
+				continue;
+			/* a cycle: stk_fn[k..sp-1], back to stk_fn[k] */
+			for (k = 0; stk_fn[k] != ce->to; k++)
+				;
+			{
+				const lm_function *cf = &m->functions[stk_fn[k]];
+				lm_buf b = LM_BUF_INIT;
+				size_t w = wpush(v, "function %s", cf->name);
+				push_inst_path(v, cf->blocks, cf->n_blocks,
+					       e[stk_next[k] - 1].in);
+				for (int j = k; j < sp; j++)
+					lm_buf_printf(&b, "%s -> ",
+						      fname(&m->functions[stk_fn[j]]));
+				lm_buf_puts(&b, fname(cf));
+				rc = fail(v, "Call cycle %s", lm_buf_cstr(&b));
+				lm_buf_free(&b);
+				wpop(v, w);
+			}
+		}
+	}
+	free(e);
+	free(start);
+	free(color);
+	free(stk_fn);
+	free(stk_next);
+	return rc;
+}
+
 /* ---- linked modules (SPEC 4 end) ---------------------------------------- */
 
 /* "nc<c>" (no leading zeros) -> c; -1 for any other name. */
@@ -1620,6 +1750,8 @@ int lm_verify(const lm_module *m, const lm_verify_opts *opts, lm_error *err)
 			goto done;
 		wpop(&v, w);
 	}
+	if ((rc = check_call_cycles(&v)) != 0)
+		goto done;
 	if (v.linked)
 		rc = check_linked(&v);
 	if (!rc && v.linked)

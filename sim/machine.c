@@ -1438,8 +1438,10 @@ static int unwritten_output(ls_machine *mc, const ls_storage *st,
 	const char *fname = "?";
 	int es = lm_dtype_size(a->dtype);
 	int64_t e = (first - st->init) / es, n = bytes / es, left = 0, r = e;
-	int64_t idx[64];
+	int64_t *idx = lm_xcalloc((size_t)(a->n_shape > 0 ? a->n_shape : 1),
+				  sizeof *idx);
 	char where[300], at[300];
+	int rc;
 	size_t k;
 
 	for (int f = 0; f < m->n_functions; f++)
@@ -1449,25 +1451,31 @@ static int unwritten_output(ls_machine *mc, const ls_storage *st,
 	for (int64_t i = e; i < n; i++)
 		if (!ls_all_written(st->init + i * es, es))
 			left++;
-	for (int d = a->n_shape - 1; d >= 0 && d < 64; d--) {
+	/* the row-major index over every dimension, whatever the rank (a
+	** long one is cut short in the message with "...") */
+	for (int d = a->n_shape - 1; d >= 0; d--) {
 		int64_t sz = a->tensor_shape[d] > 0 ? a->tensor_shape[d] : 1;
 		idx[d] = r % sz;
 		r /= sz;
 	}
 	k = (size_t)snprintf(at, sizeof at, "[");
-	for (int d = 0; d < a->n_shape && d < 64 && k < sizeof at; d++)
+	for (int d = 0; d < a->n_shape && k < sizeof at; d++)
 		k += (size_t)snprintf(at + k, sizeof at - k, "%s%lld",
 				      d ? ", " : "", (long long)idx[d]);
-	if (k < sizeof at)
+	if (k < sizeof at - 1)
 		snprintf(at + k, sizeof at - k, "]");
+	else
+		memcpy(at + sizeof at - 5, "...]", 5);
+	free(idx);
 	snprintf(where, sizeof where, "function %s/allocation %s", fname,
 		 S(a->name));
-	return lm_errc(err, LM_ECHECK, mc->mods[st->mod].path, where,
+	rc = lm_errc(err, LM_ECHECK, mc->mods[st->mod].path, where,
 		       "external output '%s' is not fully written: element "
 		       "%s (flat index %lld) was never written (%lld of %lld "
 		       "elements unwritten; an allocation with "
 		       "\"partial_output\": true may be partial)", S(a->name),
 		       at, (long long)e, (long long)left, (long long)n);
+	return rc;
 }
 
 int ls_collect_outputs(ls_machine *mc, ls_tensors *out, lm_error *err)

@@ -25,6 +25,7 @@
 #include "common.h"
 #include "sim_int.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
@@ -335,9 +336,120 @@ static int walk(sim *s, int fn, int c, int parent_act, int parent_idx,
 	return ai;
 }
 
+/* Bytes of simulator memory one queued item of a walk takes, about (its
+** engine stream slot, act flags, queue instance and call slots, the act
+** records and the growth slack of the arrays: ~57 measured). */
+#define WALK_ITEM_BYTES 64
+
+/* a + b, saturating at INT64_MAX (both non-negative). */
+static int64_t sat_add64(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* What walk(fn, c) would queue, found without queueing anything. */
+typedef struct walk_size {
+	int64_t items;  /* instructions queued, saturating at INT64_MAX */
+	int depth;      /* deepest nesting of bodies below (0: no calls) */
+} walk_size;
+
+/*
+** The items walk(s, fn, c, ...) queues and the nesting it reaches,
+** following the same calls (memo per function: memo[fn].depth -1 unknown,
+** -2 being sized). A call cycle (unverified input: the verifier refuses
+** it) sizes as INT64_MAX at nesting INT_MAX.
+*/
+static walk_size size_walk(const sim *s, int fn, int c, walk_size *memo)
+{
+	const ls_sfunc *sf = &s->mc->fns[fn];
+	walk_size w = { 0, 0 };
+	if (memo[fn].depth == -2)
+		return (walk_size){ INT64_MAX, INT_MAX };
+	if (memo[fn].depth >= 0)
+		return memo[fn];
+	memo[fn].depth = -2;
+	for (int i = 0; i < sf->n; i++) {
+		const ls_sinst *si = &sf->insts[i];
+		w.items = sat_add64(w.items, 1);
+		if ((si->op == LM_OP_NKIKERNEL && !si->fault &&
+		     si->target >= 0) || call_in_place(s, si, c)) {
+			walk_size sub = size_walk(s, si->target, c, memo);
+			w.items = sat_add64(w.items, sub.items);
+			if (sub.depth >= w.depth)
+				w.depth = sub.depth == INT_MAX ? INT_MAX
+							       : sub.depth + 1;
+		}
+		if (si->op == LM_OP_RETURN)
+			break;
+	}
+	memo[fn] = w;
+	return w;
+}
+
+/*
+** Before fn is walked on core c: refuse a call tree whose in-place
+** expansion nests deeper than MAX_WALK_DEPTH, or queues more items than
+** MAX_WALKED or the memory limit holds (each item WALK_ITEM_BYTES), or --
+** when it has calls -- more than --max-instructions (each queued item
+** runs once), so that a fan-out is refused at once instead of after
+** queueing gigabytes.
+*/
+static int check_walk(sim *s, int fn, int c)
+{
+	const ls_sfunc *sf = &s->mc->fns[fn];
+	const char *path = s->mc->mods[sf->mod].path;
+	int64_t limit = s->opt.max_memory > 0 ? s->opt.max_memory
+					      : LS_MAX_MEMORY_DEFAULT;
+	walk_size *memo = lm_xcalloc((size_t)s->mc->n_fns + 1, sizeof *memo);
+	walk_size w;
+	int64_t total, cap;
+	char where[300];
+
+	for (int i = 0; i < s->mc->n_fns; i++)
+		memo[i].depth = -1;
+	w = size_walk(s, fn, c, memo);
+	free(memo);
+	total = sat_add64(s->n_walked, w.items);
+	snprintf(where, sizeof where, "function %s", S(sf->f->name));
+	if (w.depth == INT_MAX)
+		return s->rc = lm_errc(s->err, LM_EINPUT, path, where,
+				       "Call cycle: the calls reach '%s' "
+				       "again", S(sf->f->name));
+	if (w.depth > MAX_WALK_DEPTH)
+		return s->rc = lm_errc(s->err, LM_EINPUT, path, where,
+				       "calls nested %d deep on core %d, more "
+				       "than %d", w.depth, c, MAX_WALK_DEPTH);
+	cap = limit / WALK_ITEM_BYTES < MAX_WALKED ? limit / WALK_ITEM_BYTES
+						   : MAX_WALKED;
+	if (total > cap)
+		return s->rc = lm_errc(s->err, LM_EINPUT, path, where,
+				       "the calls expand to %s%lld instructions "
+				       "queued before time 0, more than the "
+				       "limit of %lld (the lesser of %lld and "
+				       "the memory limit of %lld bytes at %d "
+				       "bytes an instruction)",
+				       total == INT64_MAX ? "over " : "",
+				       (long long)total, (long long)cap,
+				       (long long)MAX_WALKED, (long long)limit,
+				       WALK_ITEM_BYTES);
+	/* without calls the run's own counter says the same, later */
+	if (w.depth > 0 && s->opt.max_instructions > 0 &&
+	    total > s->opt.max_instructions)
+		return s->rc = lm_errc(s->err, LM_ECHECK, path, where,
+				       "the calls expand to %s%lld instructions, "
+				       "more than --max-instructions %lld",
+				       total == INT64_MAX ? "over " : "",
+				       (long long)total,
+				       (long long)s->opt.max_instructions);
+	return 0;
+}
+
 /* Launch function fn on core c now. */
 static void launch(sim *s, int fn, int c)
 {
+	if (check_walk(s, fn, c))
+		return;
 	walk(s, fn, c, -1, -1, 0);
 	for (int e = 0; e < LS_ENGINES && !s->rc; e++)
 		try_start(s, c, e);

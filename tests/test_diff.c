@@ -584,6 +584,81 @@ START_TEST(test_diff_unwritten_output)
 END_TEST
 
 /*
+** "partial_output": true on the hand-off h: the linker demotes h to
+** Internal and drops the key with the kind (an Internal allocation has no
+** host output to be partial), so the linked module runs and diff passes.
+*/
+START_TEST(test_diff_partial_handoff)
+{
+	char *d = tu_tmpdir("diffpho");
+	char *mods = lm_path_join(d, "m");
+	lm_module *lk = NULL;
+	lm_error e;
+	tu_run r;
+
+	for (int c = 0; c < 2; c++) {
+		char *rel = lm_xasprintf("examples/handoff2/nc%d/sg0/def.json", c);
+		char *src = tu_srcpath(rel);
+		char *wc = tu_srcpath("examples/handoff2/nc0/sg0/wc.npy");
+		char *text = tu_read(src), *out, *name;
+		cJSON *j, *al, *h = NULL;
+		ck_assert_ptr_nonnull(text);
+		j = cJSON_Parse(text);
+		ck_assert_ptr_nonnull(j);
+		al = cJSON_GetObjectItem(cJSON_GetArrayItem(
+			cJSON_GetObjectItem(j, "functions"), 0), "allocations");
+		cJSON_ArrayForEach(h, al)
+			if (!strcmp(cJSON_GetStringValue(
+				    cJSON_GetObjectItem(h, "name")), "h"))
+				break;
+		if (c == 0) {
+			ck_assert_ptr_nonnull(h);
+			cJSON_AddTrueToObject(h, "partial_output");
+		}
+		copy_file(wc, mods, c);
+		out = cJSON_Print(j);
+		name = lm_xasprintf("nc%d/sg0/def.json", c);
+		free(tu_write(mods, name, out));
+		free(name);
+		cJSON_free(out);
+		cJSON_Delete(j);
+		free(text);
+		free(wc);
+		free(src);
+		free(rel);
+	}
+	r = tu_lncsim(NULL, "diff", "--no-db", mods, NULL);
+	ck_assert_msg(r.status == 0, "out %s err %s", r.out, r.err);
+	ck_assert_contains(r.out, "1 output bit-identical, 1 hand-off");
+	tu_run_free(&r);
+
+	r = tu_lncsim(d, "link", "-o", "lk", "m", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	char *p = lm_path_join(d, "lk/handoff2/sgLnk/def.json");
+	ck_assert_msg(lm_module_load(&lk, p, &e) == 0, "%s", e.msg);
+	int seen = 0;
+	for (int f = 0; f < lk->n_functions; f++)
+		for (int a = 0; a < lk->functions[f].n_allocs; a++) {
+			const lm_alloc *al = &lk->functions[f].allocs[a];
+			if (strcmp(al->name, "h"))
+				continue;
+			seen++;
+			ck_assert_int_eq(al->kind, LM_TK_INTERNAL);
+			ck_assert_msg(!al->extra || !cJSON_GetObjectItem(
+				al->extra, "partial_output"),
+				"partial_output kept on the demoted h");
+		}
+	ck_assert_int_eq(seen, 1);
+	lm_module_free(lk);
+	free(p);
+	free(mods);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
+/*
 ** Each step switched off (and the linker's own verify with it, so the
 ** checker alone must notice) makes diff fail within 50 generated seeds,
 ** with the expected kind of failure.
@@ -762,6 +837,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_diff_handoff_model_output);
 	tcase_add_test(tc, test_gen_output_kind_cases);
 	tcase_add_test(tc, test_diff_unwritten_output);
+	tcase_add_test(tc, test_diff_partial_handoff);
 	tcase_add_loop_test(tc, test_teeth, 0,
 			    (int)(sizeof teeth / sizeof teeth[0]));
 	tcase_add_test(tc, test_no_effect_steps);

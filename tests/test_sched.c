@@ -701,8 +701,8 @@ static char *cb_json(const char *name, const char *g)
 			    "\"group\":\"%s\"}", name, g[0] == 'A' ? 1 : 2, g);
 }
 
-/* A per-core module whose functions are given as JSON (caller frees). */
-static lm_module *calls_module(int core, const char *funcs)
+/* A per-core module whose functions are given as JSON, parsed only. */
+static lm_module *parse_calls(int core, const char *funcs)
 {
 	char *j = lm_xasprintf(
 		"{\"version\":2,\"arch\":\"gen3\",\"name\":\"calls\","
@@ -712,10 +712,19 @@ static lm_module *calls_module(int core, const char *funcs)
 	lm_module *m = NULL;
 	lm_error err;
 	snprintf(path, sizeof path, "calls/nc%d/sg0/def.json", core);
-	if (lm_module_parse(&m, j, strlen(j), path, &err) != 0 ||
-	    lm_verify(m, NULL, &err) != 0)
+	if (lm_module_parse(&m, j, strlen(j), path, &err) != 0)
 		ck_abort_msg("%s\n%s", err.msg, j);
 	free(j);
+	return m;
+}
+
+/* The same, verified (caller frees). */
+static lm_module *calls_module(int core, const char *funcs)
+{
+	lm_module *m = parse_calls(core, funcs);
+	lm_error err;
+	if (lm_verify(m, NULL, &err) != 0)
+		ck_abort_msg("%s\n%s", err.msg, funcs);
 	return m;
 }
 
@@ -873,8 +882,8 @@ START_TEST(test_call_return_ends_walk)
 }
 END_TEST
 
-/* The body of a Call starts only when the call does; recursion and a
-** Call of another core's function are runtime errors. */
+/* The body of a Call starts only when the call does; a Call of another
+** core's function is a runtime error, recursion is refused at time 0. */
 START_TEST(test_call_errors)
 {
 	char *self = fn_json("sg0", "{\"opcode\":\"Call\",\"name\":\"c\","
@@ -892,10 +901,11 @@ START_TEST(test_call_errors)
 	ls_result r;
 	lm_error err;
 
-	m = calls_module(0, self);
-	ck_assert_int_eq(ls_run(m, NULL, NULL, &r, &err), LM_ECHECK);
-	ck_assert_contains(err.msg, "Call of 'sg0': calls nested more than 64 "
-			   "deep");
+	/* refused before time 0 (the verifier refuses it first) */
+	m = parse_calls(0, self);
+	ck_assert_int_eq(ls_run(m, NULL, NULL, &r, &err), LM_EINPUT);
+	ck_assert_str_eq(err.msg, "calls/nc0/sg0/def.json: function sg0: Call "
+			 "cycle: the calls reach 'sg0' again");
 	lm_module_free(m);
 
 	j = lm_xasprintf("{\"version\":2,\"arch\":\"gen3\",\"name\":\"calls\","
@@ -931,6 +941,137 @@ START_TEST(test_call_errors)
 }
 END_TEST
 
+/* ---- call trees refused before time 0 ------------------------------------ */
+
+/* "Call NAME -> TARGET" (JSON). */
+static char *call_json(const char *name, const char *target)
+{
+	return lm_xasprintf("{\"opcode\":\"Call\",\"name\":\"%s\",\"engine\":"
+			    "\"SP\",\"target\":\"%s\"}", name, target);
+}
+
+/*
+** sg0 calls f0; f<i> calls f<i+1> twice, levels deep; f<levels> returns
+** (4 * 2^levels - 2 instructions queued in all). Caller frees.
+*/
+static char *fanout_json(int levels)
+{
+	lm_buf b = LM_BUF_INIT;
+	char *c = call_json("c", "f0"), *fn = fn_json("sg0", c), *out;
+	lm_buf_puts(&b, fn);
+	free(c);
+	free(fn);
+	for (int i = 0; i < levels; i++) {
+		char *t = lm_xasprintf("f%d", i + 1), *n = lm_xasprintf("f%d", i);
+		char *a = lm_xasprintf("%s.a", n), *bb = lm_xasprintf("%s.b", n);
+		char *ca = call_json(a, t), *cb = call_json(bb, t);
+		char *body = lm_xasprintf("%s,%s,{\"opcode\":\"Return\",\"name\":"
+					  "\"%s.r\",\"engine\":\"SP\"}", ca, cb, n);
+		fn = fn_json(n, body);
+		lm_buf_printf(&b, ",%s", fn);
+		free(fn); free(body); free(ca); free(cb); free(a); free(bb);
+		free(t); free(n);
+	}
+	fn = lm_xasprintf("f%d", levels);
+	c = lm_xasprintf("{\"opcode\":\"Return\",\"name\":\"%s.r\",\"engine\":"
+			 "\"SP\"}", fn);
+	out = fn_json(fn, c);
+	lm_buf_printf(&b, ",%s", out);
+	free(out); free(c); free(fn);
+	out = lm_xstrdup(lm_buf_cstr(&b));
+	lm_buf_free(&b);
+	return out;
+}
+
+/*
+** A call cycle -- through a Loop's block, or a function calling itself
+** twice -- is refused by the verifier, at the call of the cycle's first
+** function; the verifier used to pass it and the run to queue 2^25
+** instructions (10 s, 2 GB) before refusing.
+*/
+START_TEST(test_call_cycle_refused)
+{
+	char *cg = call_json("cg", "g"), *cf = call_json("cf", "f");
+	char *lp = lm_xasprintf("{\"opcode\":\"NoOp\",\"name\":\"n\",\"engine\":"
+				"\"SP\"},{\"opcode\":\"Loop\",\"name\":\"lp\","
+				"\"engine\":\"SP\",\"blocks\":[{\"name\":\"lb\","
+				"\"instructions\":[%s]}]}", cg);
+	char *g1 = call_json("g.c1", "g"), *g2 = call_json("g.c2", "g");
+	char *gb = lm_xasprintf("%s,%s,{\"opcode\":\"Return\",\"name\":\"g.r\","
+				"\"engine\":\"SP\"}", g1, g2);
+	char *c0 = call_json("c0", "f");
+	char *f0 = fn_json("sg0", c0), *ff = fn_json("f", lp), *s0;
+	char *fg = fn_json("g", cf), *gg = fn_json("g", gb);
+	char *fs = lm_xasprintf("%s,%s,%s", f0, ff, fg);
+	char *fs2 = lm_xasprintf("%s,%s", (s0 = fn_json("sg0", cg)), gg);
+	lm_module *m;
+	lm_error err;
+	ls_result r;
+
+	m = parse_calls(0, fs);
+	ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
+	ck_assert_str_eq(err.msg, "calls/nc0/sg0/def.json: function f/block "
+			 "b/loop lp/block lb/instruction cg: Call cycle f -> g "
+			 "-> f");
+	lm_module_free(m);
+
+	m = parse_calls(0, fs2);
+	ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
+	ck_assert_str_eq(err.msg, "calls/nc0/sg0/def.json: function g/block "
+			 "b/instruction g.c1: Call cycle g -> g");
+	/* unverified, the run refuses it before time 0 */
+	ck_assert_int_eq(ls_run(m, NULL, NULL, &r, &err), LM_EINPUT);
+	ck_assert_str_eq(err.msg, "calls/nc0/sg0/def.json: function sg0: Call "
+			 "cycle: the calls reach 'sg0' again");
+	lm_module_free(m);
+	free(cg); free(cf); free(lp); free(g1); free(g2); free(gb); free(f0);
+	free(ff); free(fg); free(gg); free(fs); free(fs2); free(c0); free(s0);
+}
+END_TEST
+
+/*
+** A call tree that fans out (no cycle) verifies, and the run refuses it
+** at once from its static size: 30 levels against the queue limit, 8
+** levels against a small --max-memory and --max-instructions; 8 levels
+** within the limits run.
+*/
+START_TEST(test_call_fanout_refused)
+{
+	char *j30 = fanout_json(30), *j8 = fanout_json(8);
+	lm_module *m = calls_module(0, j30);
+	ls_options o = {0};
+	ls_result r;
+	lm_error err;
+
+	ck_assert_int_eq(ls_run(m, NULL, NULL, &r, &err), LM_EINPUT);
+	ck_assert_str_eq(err.msg, "calls/nc0/sg0/def.json: function sg0: the "
+			 "calls expand to 4294967294 instructions queued "
+			 "before time 0, more than the limit of 33554432 (the "
+			 "lesser of 33554432 and the memory limit of "
+			 "4294967296 bytes at 64 bytes an instruction)");
+	lm_module_free(m);
+
+	m = calls_module(0, j8);
+	o.max_memory = 64 * 512;
+	ck_assert_int_eq(ls_run(m, NULL, &o, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "the calls expand to 1022 instructions "
+			   "queued before time 0, more than the limit of 512 ");
+	o.max_memory = 0;
+	o.max_instructions = 1000;
+	ck_assert_int_eq(ls_run(m, NULL, &o, &r, &err), LM_ECHECK);
+	ck_assert_str_eq(err.msg, "calls/nc0/sg0/def.json: function sg0: the "
+			 "calls expand to 1022 instructions, more than "
+			 "--max-instructions 1000");
+	o.max_instructions = 1022;
+	ck_assert_msg(ls_run(m, NULL, &o, &r, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(r.instructions, 1022);
+	ls_result_free(&r);
+	lm_module_free(m);
+	free(j30);
+	free(j8);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sched");
@@ -950,6 +1091,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_call_barrier_order_agrees);
 	tcase_add_test(tc, test_call_return_ends_walk);
 	tcase_add_test(tc, test_call_errors);
+	suite_add_tcase(s, tc);
+	/* a refusal that queues the call tree first takes seconds */
+	tc = tcase_create("call_trees");
+	tcase_set_timeout(tc, 8);
+	tcase_add_test(tc, test_call_cycle_refused);
+	tcase_add_test(tc, test_call_fanout_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1009,6 +1009,53 @@ START_TEST(test_unwritten_output_refused)
 }
 END_TEST
 
+/* A rank above 64: the first hole's index is computed over every
+** dimension (not read from uninitialized stack). */
+START_TEST(test_unwritten_output_high_rank)
+{
+	tb t;
+	ls_result r;
+	lm_error err;
+	lm_module *m;
+	lm_buf shape = LM_BUF_INIT, want = LM_BUF_INIT;
+
+	lm_buf_puts(&shape, "2,4");
+	lm_buf_puts(&want, "element [1, 0");
+	for (int d = 2; d < 66; d++) {
+		lm_buf_puts(&shape, ",1");
+		lm_buf_puts(&want, ", 0");
+	}
+	lm_buf_puts(&want, "] (flat index 4) was never written (4 of 8 "
+		    "elements unwritten");
+	char *y = lm_xasprintf("{\"name\":\"y\",\"kind\":\"ExternalOutput\","
+		"\"dtype\":\"float32\",\"tensor_shape\":[%s],\"file\":"
+		"\"\",\"memorylocations\":[{\"name\":\"y\",\"type\":"
+		"\"DRAM\",\"addr\":0,\"dims\":[2,16],\"bank\":0,\"base\":"
+		"0,\"allocated\":true}]}", lm_buf_cstr(&shape));
+	tb_init(&t);
+	tb_alloc_raw(&t, y);
+	free(y);
+	tb_dram(&t, "x", "ExternalInput", "float32", 2, 4);
+	tb_sb(&t, "xs", "float32", 2, 4);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", 2, 4, 0), AP("xs", "float32", 2, 4, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"wait\":[{"
+		"\"semaphore\":\"s0\",\"value\":1}]}",
+		AP("xs", "float32", 1, 4, 0), AP("y", "float32", 1, 4, 0));
+	m = tb_module(&t, 0);
+	ck_assert_int_eq(tb_run1(m, (float[8]){0}, 2, 4, NULL, &r, &err),
+			 LM_ECHECK);
+	ck_assert_contains(err.msg, "external output 'y' is not fully written: ");
+	ck_assert_contains(err.msg, lm_buf_cstr(&want));
+	lm_module_free(m);
+	tb_free(&t);
+	lm_buf_free(&shape);
+	lm_buf_free(&want);
+}
+END_TEST
+
 /* ---- the matmul kernel variants ----------------------------------------- */
 
 START_TEST(test_mm_kernel_variants_identical)
@@ -1352,6 +1399,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_unmodelled_object_keys);
 	tcase_add_test(tc, test_call_operands_refused);
 	tcase_add_test(tc, test_unwritten_output_refused);
+	tcase_add_test(tc, test_unwritten_output_high_rank);
 	suite_add_tcase(s, tc);
 	return s;
 }
