@@ -1,5 +1,5 @@
 /*
-** verify.c -- the module verifier (SPEC 2.1, 2.2, 2.3, 3.4 and 4 end).
+** verify.c -- the module verifier.
 **
 ** lm_verify() walks a loaded module once, in a fixed order, and reports the
 ** FIRST problem it finds as "FILE: where: what". The order is:
@@ -45,7 +45,7 @@
 #define MAX_OPERAND_ELEMS ((int64_t)INT32_MAX)
 /* Cores a CoreBarrier may list: [0, MAX_BARRIER_CORES). */
 #define MAX_BARRIER_CORES 64
-/* Matmult limits (SPEC 2.3). */
+/* Matmult limits. */
 #define MM_MAX_K 128
 #define MM_MAX_M 128
 #define MM_MAX_N 512
@@ -1440,7 +1440,7 @@ static int check_call_cycles(vctx *v)
 	return rc;
 }
 
-/* ---- linked modules (SPEC 4 end) ---------------------------------------- */
+/* ---- linked modules ---------------------------------------- */
 
 /* "nc<c>" (no leading zeros) -> c; -1 for any other name. */
 static int64_t core_of_name(const char *s)

@@ -1,6 +1,5 @@
 /*
-** test_it55.c -- the simulator executes NKIKernel (IT55) calls (SPEC 6,
-** issue 7 "Simulator"): the called form of a lowered module (kernel
+** test_it55.c -- the simulator executes NKIKernel (IT55) calls: the called form of a lowered module (kernel
 ** functions of kind nki, not inlined) gives bit-identical outputs to the
 ** inlined form, for kernels of both mechanisms (B: BIR JSON, A: KLR);
 ** a call completes only when its whole body (DMAs included) completed;

@@ -1,5 +1,5 @@
 /*
-** test_provision.c -- kernel provision (SPEC 6): TranslateNKIASTToBIR by
+** test_provision.c -- kernel provision: TranslateNKIASTToBIR by
 ** both mechanisms, the LNC gate, the argument maps and every error
 ** message, the codegen helpers' caching, InlineNKIKernel, and the lowered
 ** + inlined modules running in the simulator with outputs checked against

@@ -1,5 +1,5 @@
 /*
-** test_sched.c -- the simulator's scheduler and machine (SPEC 3): engine
+** test_sched.c -- the simulator's scheduler and machine: engine
 ** order, dependencies, DMA queue FIFO per instance, semaphores, barriers
 ** across 3 cores, every runtime error, determinism, the dispatcher, and
 ** the two examples checked against values computed here.

@@ -1,5 +1,5 @@
 /*
-** test_sim.c -- instruction semantics of the simulator (SPEC 2.3): every
+** test_sim.c -- instruction semantics of the simulator: every
 ** opcode against hand-computed or independently computed values, with the
 ** edge cases (bf16 rounding, three K tiles, NaN/Inf through a transpose,
 ** the identity check, divide by zero, Activation at +-Inf/NaN), and the

@@ -161,7 +161,7 @@ static const char *TRANSPOSE =
 "   'outs':[" APT("o", "[[128,64],[1,128]]", "bfloat16") "]}"
 "]}]}]}";
 
-/* A linked module (SPEC 4): dispatcher main and two core functions. */
+/* A linked module: dispatcher main and two core functions. */
 #define LINKED_FUNCS \
 "{'version':2,'arch':'gen3','name':'lk/sgLnk',"                               \
 "'semaphores':[{'name':'nc0.s','init':0},{'name':'nc1.s','init':0}],"         \
