@@ -170,7 +170,7 @@ int ls_run(const lm_module *m, const ls_tensors *inputs,
 int ls_run_multi(lm_module *const *mods, int n_mods, const ls_tensors *inputs,
 		 const ls_options *opts, ls_result *out, lm_error *err);
 
-/* ---- additions (sim issue) --------------------------------------------- */
+/* ---- statistics, limits and host files -------------------------------- */
 
 /*
 ** Append the per-core statistics table of r (what `lncsim run --stats`
