@@ -1,0 +1,20 @@
+/*
+** fuzz_klr.c -- libFuzzer harness for the KLR (CBOR) kernel reader
+** (lk_klr_decode_file): header, version, content type, every tagged
+** operator record. Built and run by tests/fuzz/run.sh.
+*/
+#include "common.h"
+#include "klr.h"
+
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	lk_klr_file f;
+	lm_error err;
+	if (lk_klr_decode_file(&f, data, size, "fuzz.klr", &err) == 0)
+		lk_klr_file_free(&f);
+	return 0;
+}
