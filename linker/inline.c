@@ -5,7 +5,8 @@
 **
 ** For one call of kernel K from function C:
 **   - each formal allocation of K named by func_args / func_outs is bound
-**     to its caller allocation: operands on the formal are rewritten to the
+**     to its caller allocation (lm_it55_bind, the rule the simulator's
+**     call sites share): operands on the formal are rewritten to the
 **     caller's allocation (memsetref) and memory location (memref, matched
 **     by position); the formal allocations disappear;
 **   - K's other allocations move into C; names that collide with names of
@@ -39,22 +40,8 @@ static int func_index(const lm_module *m, const char *name)
 	return -1;
 }
 
-/* Storage class of an allocation: 0 DRAM, 1 SB, 2 PSUM, 3 other. */
-static int storage(const lm_alloc *a)
-{
-	if (a->n_memlocs < 1)
-		return 3;
-	if (lm_memtype_is_dram(a->memlocs[0].type))
-		return 0;
-	return a->memlocs[0].type == LM_MT_SB ? 1
-	       : a->memlocs[0].type == LM_MT_PSUM ? 2 : 3;
-}
-
-/* One formal -> caller binding. */
-typedef struct binding {
-	int formal;              /* allocation index in the kernel copy */
-	const lm_alloc *caller;
-} binding;
+/* One formal -> caller binding (lm_it55_bind). */
+typedef lm_it55_binding binding;
 
 /* The operand rewrite of one call: formal names -> caller names. */
 typedef struct rebind {
@@ -106,51 +93,41 @@ static void describe(const lm_alloc *a, char *buf, size_t n)
 	static const char *const cls[] = { "DRAM", "SB", "PSUM", "other" };
 	snprintf(buf, n, "%s, %lld elements, %s",
 		 lm_dtype_name(a->dtype)[0] ? lm_dtype_name(a->dtype) : "?",
-		 (long long)lm_alloc_elems(a), cls[storage(a)]);
+		 (long long)lm_alloc_elems(a), cls[lm_alloc_class(a)]);
 }
 
-/* Resolve the bindings of a call's maps; checks the two sides agree. */
+static const lm_alloc *find_alloc(void *m, const char *name)
+{
+	return lm_module_find_alloc(m, name, NULL);
+}
+
+/* Resolve the bindings of a call's maps (lm_it55_bind: the rule the
+** simulator's call sites share); checks the two sides agree. */
 static int bindings(lm_module *m, const lm_inst *call, const lm_function *k,
 		    binding **out, int *n_out, lm_error *err)
 {
-	int n = call->n_func_args + call->n_func_outs;
+	int n = call->n_func_args + call->n_func_outs, nb, rc;
 	binding *b = n ? lm_xcalloc((size_t)n, sizeof *b) : NULL;
+	char *why = NULL;
 	*out = b;
 	*n_out = 0;
-	for (int i = 0; i < n; i++) {
-		const lm_kv *kv = i < call->n_func_args ? &call->func_args[i]
-			: &call->func_outs[i - call->n_func_args];
-		const lm_alloc *fa = NULL;
+	rc = lm_it55_bind(call, k, find_alloc, m, b, &nb, &why);
+	if (rc == LM_IT55_MISMATCH) {
+		const lm_kv *kv = nb < call->n_func_args ? &call->func_args[nb]
+			: &call->func_outs[nb - call->n_func_args];
 		char d1[128], d2[128];
-		b[i].formal = -1;
-		for (int a = 0; kv->key && a < k->n_allocs; a++)
-			if (!strcmp(k->allocs[a].name, kv->key)) {
-				b[i].formal = a;
-				fa = &k->allocs[a];
-			}
-		if (!fa)
-			return lm_err(err, m->path, call->name, "formal '%s' is "
-				      "not an allocation of function '%s'",
-				      kv->key ? kv->key : "", k->name);
-		b[i].caller = kv->value ? lm_module_find_alloc(m, kv->value,
-							       NULL) : NULL;
-		if (!b[i].caller)
-			return lm_err(err, m->path, call->name, "caller "
-				      "allocation '%s' of formal '%s' does not "
-				      "exist", kv->value ? kv->value : "",
-				      kv->key);
-		if (fa->dtype != b[i].caller->dtype ||
-		    lm_alloc_elems(fa) != lm_alloc_elems(b[i].caller) ||
-		    storage(fa) != storage(b[i].caller) ||
-		    b[i].caller->n_memlocs < 1) {
-			describe(fa, d1, sizeof d1);
-			describe(b[i].caller, d2, sizeof d2);
-			return lm_err(err, m->path, call->name, "cannot bind "
-				      "formal '%s' (%s) to '%s' (%s)", kv->key,
-				      d1, kv->value, d2);
-		}
-		(*n_out)++;
+		describe(&k->allocs[b[nb].formal], d1, sizeof d1);
+		describe(b[nb].caller, d2, sizeof d2);
+		return lm_err(err, m->path, call->name, "cannot bind "
+			      "formal '%s' (%s) to '%s' (%s)", kv->key,
+			      d1, kv->value, d2);
 	}
+	if (rc) {
+		rc = lm_err(err, m->path, call->name, "%s", why);
+		free(why);
+		return rc;
+	}
+	*n_out = nb;
 	return 0;
 }
 

@@ -27,24 +27,28 @@ static void dims(const lm_arg *a, int64_t *part, int64_t *free_)
 }
 
 /*
-** One Matmult: K = the stationary operand's partitions, M and N = the
-** output's partitions and free size (for is_transpose too: [F, P]).
+** One Matmult: K, M, N and PE cycles from lm_matmult_pe_cost (model/arch.h),
+** the rule the simulator's cost model uses too. No moving operand: fp32.
 */
 static void count_matmul(const lm_arch *arch, const lm_inst *in, lk_mmt_row *r)
 {
-	int64_t k = 0, m = 0, n = 0, tmp;
-	int passes;
+	int64_t st_p = 0, st_f = 0, mv_p = 0, mv_f = 0, out_p = 0, out_f = 0;
+	lm_matmult_cost mc;
 	if (in->n_ins >= 1)
-		dims(&in->ins[0], &k, &tmp);
+		dims(&in->ins[0], &st_p, &st_f);
+	if (in->n_ins >= 2)
+		dims(&in->ins[1], &mv_p, &mv_f);
 	if (in->n_outs >= 1)
-		dims(&in->outs[0], &m, &n);
-	passes = lm_arch_pe_passes(in->n_ins >= 2 ? in->ins[1].dtype
-				   : LM_DT_FLOAT32);
+		dims(&in->outs[0], &out_p, &out_f);
+	lm_matmult_pe_cost(arch, st_p, st_f, mv_f, out_f,
+			   in->n_ins >= 2 ? in->ins[1].dtype : LM_DT_FLOAT32,
+			   in->is_transpose, &mc);
 	r->matmuls++;
-	r->macs += k * m * n;
-	r->pe_cycles += n * passes + arch->matmul_fixed;
-	r->fill_num += (double)k * (double)m * (double)n;
-	r->fill_den += (double)LM_PE_ROWS * LM_PE_COLS * (double)n * passes;
+	r->macs += mc.k * mc.m * mc.n;
+	r->pe_cycles += mc.pe_cycles;
+	r->fill_num += (double)mc.k * (double)mc.m * (double)mc.n;
+	r->fill_den += (double)LM_PE_ROWS * LM_PE_COLS * (double)mc.n *
+		       mc.passes;
 }
 
 static void scan(const lm_arch *arch, const lm_block *bs, int nb, lk_mmt_row *r)

@@ -44,6 +44,17 @@ int lm_arch_pe_passes(lm_dtype moving)
 	return (moving == LM_DT_FLOAT32 || moving == LM_DT_FLOAT32R) ? 4 : 1;
 }
 
+void lm_matmult_pe_cost(const lm_arch *a, int64_t st_parts, int64_t st_free,
+			int64_t mv_free, int64_t out_free, lm_dtype moving,
+			int is_transpose, lm_matmult_cost *c)
+{
+	c->k = st_parts;
+	c->m = st_free;
+	c->n = is_transpose ? out_free : mv_free;
+	c->passes = lm_arch_pe_passes(moving);
+	c->pe_cycles = c->n * c->passes + a->matmul_fixed;
+}
+
 int64_t lm_arch_cycles_ps(const lm_arch *a, lm_engine e, int64_t cycles)
 {
 	double ghz = a->clock_ghz[e];

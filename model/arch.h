@@ -49,6 +49,23 @@ typedef struct lm_arch {
 const lm_arch *lm_arch_get(const char *name);
 /* PE passes over the array per column for a dtype (fp32: 4, others: 1). */
 int lm_arch_pe_passes(lm_dtype moving);
+/*
+** Matmult shape and PE cost, the one rule the matmul report (linker/mmt.c)
+** and the simulator's cost model (sim/cost.c) share. Inputs: partitions and
+** free size of the stationary (ins[0]), moving (ins[1]) and output operand.
+**   K = stationary partitions, M = stationary free size,
+**   N = moving free size, or for is_transpose (out[f][p] = mv[p][f] through
+**       an F x F identity) the output's free size P;
+**   pe_cycles = N * passes(moving dtype) + matmul_fixed.
+*/
+typedef struct lm_matmult_cost {
+	int64_t k, m, n;
+	int passes;                /* lm_arch_pe_passes(moving dtype) */
+	int64_t pe_cycles;
+} lm_matmult_cost;
+void lm_matmult_pe_cost(const lm_arch *a, int64_t st_parts, int64_t st_free,
+			int64_t mv_free, int64_t out_free, lm_dtype moving,
+			int is_transpose, lm_matmult_cost *c);
 /* Picoseconds of n cycles at the engine's clock (rounded up). */
 int64_t lm_arch_cycles_ps(const lm_arch *a, lm_engine e, int64_t cycles);
 

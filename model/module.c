@@ -719,6 +719,61 @@ lm_alloc *lm_module_find_alloc(const lm_module *m, const char *name,
 	return NULL;
 }
 
+int lm_alloc_class(const lm_alloc *a)
+{
+	if (a->n_memlocs < 1)
+		return 3;
+	if (lm_memtype_is_dram(a->memlocs[0].type))
+		return 0;
+	return a->memlocs[0].type == LM_MT_SB ? 1
+	       : a->memlocs[0].type == LM_MT_PSUM ? 2 : 3;
+}
+
+int lm_it55_bind(const lm_inst *call, const lm_function *k,
+		 lm_alloc_find_fn find, void *ctx, lm_it55_binding *b,
+		 int *n_bound, char **why)
+{
+	int n = call->n_func_args + call->n_func_outs;
+	*n_bound = 0;
+	*why = NULL;
+	for (int i = 0; i < n; i++) {
+		const lm_kv *kv = i < call->n_func_args ? &call->func_args[i]
+			: &call->func_outs[i - call->n_func_args];
+		const lm_alloc *fa = NULL, *ca;
+		b[i].formal = -1;
+		b[i].caller = NULL;
+		for (int a = 0; kv->key && a < k->n_allocs; a++)
+			if (k->allocs[a].name &&
+			    strcmp(k->allocs[a].name, kv->key) == 0) {
+				b[i].formal = a;
+				fa = &k->allocs[a];
+			}
+		if (!fa) {
+			*why = lm_xasprintf("formal '%s' is not an allocation "
+					    "of function '%s'",
+					    kv->key ? kv->key : "",
+					    k->name ? k->name : "");
+			return LM_IT55_NO_FORMAL;
+		}
+		ca = kv->value ? find(ctx, kv->value) : NULL;
+		if (!ca) {
+			*why = lm_xasprintf("caller allocation '%s' of formal "
+					    "'%s' does not exist",
+					    kv->value ? kv->value : "",
+					    kv->key);
+			return LM_IT55_NO_CALLER;
+		}
+		b[i].caller = ca;
+		if (fa->dtype != ca->dtype ||
+		    lm_alloc_elems(fa) != lm_alloc_elems(ca) ||
+		    lm_alloc_class(fa) != lm_alloc_class(ca) ||
+		    ca->n_memlocs < 1)
+			return LM_IT55_MISMATCH;
+		(*n_bound)++;
+	}
+	return 0;
+}
+
 lm_memloc *lm_alloc_find_memloc(const lm_alloc *a, const char *name)
 {
 	if (!name)

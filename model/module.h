@@ -410,6 +410,39 @@ lm_function *lm_module_find_function(const lm_module *m, const char *name);
 lm_alloc *lm_module_find_alloc(const lm_module *m, const char *name,
 			       lm_function **owner);
 lm_memloc *lm_alloc_find_memloc(const lm_alloc *a, const char *name);
+
+/* ---- NKIKernel (IT55) formal binding ----------------------------------- */
+
+/*
+** The one binding rule of an IT55 call, shared by InlineNKIKernel
+** (linker/inline.c) and the simulator's call sites (sim/machine.c). For
+** each entry of call->func_args, then call->func_outs (key = formal,
+** value = caller allocation):
+**   - the key names an allocation of kernel k (the last of that name),
+**     else LM_IT55_NO_FORMAL, *why = "formal 'x' is not an allocation of
+**     function 'k'";
+**   - find(ctx, value) resolves the caller allocation (the caller decides
+**     where names live), else LM_IT55_NO_CALLER, *why = "caller allocation
+**     'y' of formal 'x' does not exist";
+**   - both sides agree in dtype, element count and storage class
+**     (lm_alloc_class) and the caller has a memory location, else
+**     LM_IT55_MISMATCH (*why NULL: each user words it with its own detail).
+** b holds n_func_args + n_func_outs entries; on failure *n_bound entries
+** are bound and b[*n_bound] is the failing one (caller NULL unless
+** resolved). Returns 0 when every entry is bound; *why is malloc'd.
+** Callee lookup and what a binding rewrites stay with the users.
+*/
+typedef struct lm_it55_binding {
+	int formal;                /* allocation index in k */
+	const lm_alloc *caller;
+} lm_it55_binding;
+enum { LM_IT55_NO_FORMAL = 1, LM_IT55_NO_CALLER, LM_IT55_MISMATCH };
+typedef const lm_alloc *(*lm_alloc_find_fn)(void *ctx, const char *name);
+/* Storage class of an allocation: 0 DRAM, 1 SB, 2 PSUM, 3 other. */
+int lm_alloc_class(const lm_alloc *a);
+int lm_it55_bind(const lm_inst *call, const lm_function *k,
+		 lm_alloc_find_fn find, void *ctx, lm_it55_binding *b,
+		 int *n_bound, char **why);
 lm_semaphore *lm_module_find_semaphore(const lm_module *m, const char *name);
 lm_queue *lm_module_find_queue(const lm_module *m, const char *name);
 /* The module's core id: attributes.neuron_core_id (0 when absent). */

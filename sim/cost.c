@@ -4,6 +4,7 @@
 ** the arch table (model/arch.[ch]); docs/cost-model.md explains them.
 **
 **   Matmult                N * passes(moving dtype) + matmul_fixed   PE cycles
+**                          (lm_matmult_pe_cost, shared with linker/mmt.c)
 **   ACT / DVE / Pool ops   elements per partition + elem_fixed[eng]  own clock
 **   DMA (issuing engine)   dma_issue_cycles                          own clock
 **   DMA (transfer)         latency + bytes / bandwidth               ps
@@ -40,19 +41,14 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		if (si->n_ins == 2 && si->n_outs == 1 &&
 		    si->ins[0].space && si->ins[1].space && si->outs[0].space) {
 			const ls_opnd *st = &si->ins[0], *mv = &si->ins[1];
-			const ls_opnd *out = &si->outs[0];
-			if (si->in->is_transpose) {
-				/* out[f][p] = mv[p][f] through an F x F identity */
-				si->mm_k = (int)st->parts;
-				si->mm_m = (int)st->free;
-				si->mm_n = (int)out->free;
-			} else {
-				si->mm_k = (int)st->parts;
-				si->mm_m = (int)st->free;
-				si->mm_n = (int)mv->free;
-			}
-			cyc = (int64_t)si->mm_n * lm_arch_pe_passes(mv->dtype) +
-			      a->matmul_fixed;
+			lm_matmult_cost mc;
+			lm_matmult_pe_cost(a, st->parts, st->free, mv->free,
+					   si->outs[0].free, mv->dtype,
+					   si->in->is_transpose, &mc);
+			si->mm_k = (int)mc.k;
+			si->mm_m = (int)mc.m;
+			si->mm_n = (int)mc.n;
+			cyc = mc.pe_cycles;
 		}
 		break;
 	case LM_OP_ACTIVATION: case LM_OP_TENSORTENSOR: case LM_OP_TENSORSCALAR:

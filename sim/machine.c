@@ -1100,15 +1100,21 @@ static void prep_functions(ls_machine *mc, int mi)
 /* Deepest nesting of NKI kernels calling kernels that is prepared. */
 #define MAX_NKI_DEPTH 32
 
-/* Storage class of an allocation: 0 DRAM, 1 SB, 2 PSUM, 3 other. */
-static int alloc_class(const lm_alloc *a)
+typedef struct caller_names {
+	const ls_sfunc *caller;
+	const ls_smod *sm;
+} caller_names;
+
+/* A caller allocation by name, through the caller's own bindings when it
+** is a call site. */
+static const lm_alloc *find_caller_alloc(void *ctx, const char *name)
 {
-	if (a->n_memlocs < 1)
-		return 3;
-	if (lm_memtype_is_dram(a->memlocs[0].type))
-		return 0;
-	return a->memlocs[0].type == LM_MT_SB ? 1
-	       : a->memlocs[0].type == LM_MT_PSUM ? 2 : 3;
+	const caller_names *c = ctx;
+	const char *r;
+	if (c->caller->is_callsite &&
+	    (r = lm_strmap_lookup(&c->caller->bind_allocs, name)))
+		name = r;
+	return lm_strmap_lookup(&c->sm->allocs, name);
 }
 
 /*
@@ -1116,56 +1122,47 @@ static int alloc_class(const lm_alloc *a)
 ** site nf: formal allocation -> caller allocation, formal memory location
 ** -> the caller's memory location at the same position (as
 ** InlineNKIKernel rebinds). When cf is itself a call site, the caller's
-** names go through cf's bindings first. Returns NULL or a fault message.
+** names go through cf's bindings first. The rule is lm_it55_bind's, the
+** one InlineNKIKernel applies. Returns NULL or a fault message.
 */
 static char *bind_formals(ls_machine *mc, int cf, const ls_sinst *si,
 			  ls_sfunc *nf)
 {
-	const ls_sfunc *caller = &mc->fns[cf];
-	ls_smod *sm = &mc->mods[caller->mod];
+	caller_names cn;
 	const lm_function *k = nf->f;
 	const lm_inst *in = si->in;
-	int n = in->n_func_args + in->n_func_outs;
+	int n = in->n_func_args + in->n_func_outs, nb, rc;
+	lm_it55_binding *b = n ? lm_xcalloc((size_t)n, sizeof *b) : NULL;
+	char *why = NULL;
 
-	for (int i = 0; i < n; i++) {
-		const lm_kv *kv = i < in->n_func_args ? &in->func_args[i]
-			: &in->func_outs[i - in->n_func_args];
-		const lm_alloc *fa = NULL, *ca;
-		const char *cname = kv->value, *r;
-		for (int a = 0; kv->key && a < k->n_allocs; a++)
-			if (k->allocs[a].name &&
-			    strcmp(k->allocs[a].name, kv->key) == 0)
-				fa = &k->allocs[a];
-		if (!fa)
-			return lm_xasprintf("formal '%s' is not an allocation "
-					    "of function '%s'", S(kv->key),
-					    S(k->name));
-		if (caller->is_callsite && cname &&
-		    (r = lm_strmap_lookup(&caller->bind_allocs, cname)))
-			cname = r;
-		ca = cname ? lm_strmap_lookup(&sm->allocs, cname) : NULL;
-		if (!ca)
-			return lm_xasprintf("caller allocation '%s' of formal "
-					    "'%s' does not exist", S(cname),
-					    S(kv->key));
-		if (fa->dtype != ca->dtype ||
-		    lm_alloc_elems(fa) != lm_alloc_elems(ca) ||
-		    alloc_class(fa) != alloc_class(ca) || ca->n_memlocs < 1)
-			return lm_xasprintf("cannot bind formal '%s' (%s, %lld "
-					    "elements) to '%s' (%s, %lld "
-					    "elements): dtype, size or memory "
-					    "differ", S(kv->key),
-					    lm_dtype_name(fa->dtype),
-					    (long long)lm_alloc_elems(fa),
-					    S(ca->name), lm_dtype_name(ca->dtype),
-					    (long long)lm_alloc_elems(ca));
+	cn.caller = &mc->fns[cf];
+	cn.sm = &mc->mods[cn.caller->mod];
+	rc = lm_it55_bind(in, k, find_caller_alloc, &cn, b, &nb, &why);
+	if (rc == LM_IT55_MISMATCH) {
+		const lm_kv *kv = nb < in->n_func_args ? &in->func_args[nb]
+			: &in->func_outs[nb - in->n_func_args];
+		const lm_alloc *fa = &k->allocs[b[nb].formal];
+		const lm_alloc *ca = b[nb].caller;
+		why = lm_xasprintf("cannot bind formal '%s' (%s, %lld "
+				   "elements) to '%s' (%s, %lld "
+				   "elements): dtype, size or memory "
+				   "differ", S(kv->key),
+				   lm_dtype_name(fa->dtype),
+				   (long long)lm_alloc_elems(fa),
+				   S(ca->name), lm_dtype_name(ca->dtype),
+				   (long long)lm_alloc_elems(ca));
+	}
+	for (int i = 0; !rc && i < nb; i++) {
+		const lm_alloc *fa = &k->allocs[b[i].formal];
+		const lm_alloc *ca = b[i].caller;
 		lm_strmap_put(&nf->bind_allocs, fa->name, (void *)ca->name);
 		for (int l = 0; l < fa->n_memlocs; l++)
 			lm_strmap_put(&nf->bind_locs, fa->memlocs[l].name,
 				      (void *)ca->memlocs[l < ca->n_memlocs ? l
 							  : 0].name);
 	}
-	return NULL;
+	free(b);
+	return why;
 }
 
 /*
