@@ -72,10 +72,11 @@ static void print_report(const lk_report *rep, const char *od, int dry)
 			fputs(lm_buf_cstr(&b), stdout);
 		}
 		lm_buf_free(&b);
-		printf("dry run: nothing written (would write %s/%s/sgLnk/)\n",
-		       od, rep->base_name);
+		printf("dry run: nothing written (would write %s/%s/"
+		       LM_LINKED_DIR "/)\n", od, rep->base_name);
 	} else {
-		printf("wrote %s/%s/sgLnk/def.json\n", od, rep->base_name);
+		printf("wrote %s/%s/" LM_LINKED_DIR "/def.json\n", od,
+		       rep->base_name);
 	}
 }
 

@@ -389,25 +389,6 @@ static int dep_renamed(const lk_ctx *x, lk_core *c, const char *name)
 				   &x->census->insts, name, h) - 1);
 }
 
-/* Write "nc<core>.<name>" at p; returns the end (after the NUL). */
-static char *put_nc(char *p, int64_t core, const char *name)
-{
-	char d[24];
-	int n = 0;
-	uint64_t v = (uint64_t)core;
-	do
-		d[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	*p++ = 'n';
-	*p++ = 'c';
-	while (n)
-		*p++ = d[--n];
-	*p++ = '.';
-	size_t len = strlen(name) + 1;
-	memcpy(p, name, len);
-	return p + len;
-}
-
 /*
 ** The seed's fullClone + remap of one instruction of core c: references
 ** (allocations and memory locations, dependencies, the instruction's own
@@ -456,7 +437,7 @@ static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 			 : NULL;
 		if (rn) {
 			t.name = p;
-			p = put_nc(p, c->core, src->name);
+			p = lm_core_scoped(p, c->core, src->name);
 			c->n_collisions++;
 			if (src->op == LM_OP_COREBARRIER && !src->group)
 				t.group = src->name;
@@ -464,7 +445,7 @@ static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 		for (int i = 0; i < src->n_deps; i++)
 			if (!d[i] && src->deps[i]) { /* renamed (NULL kept) */
 				d[i] = p;
-				p = put_nc(p, c->core, src->deps[i]);
+				p = lm_core_scoped(p, c->core, src->deps[i]);
 			}
 		if (src->name) {
 			uint64_t h = lm_hash_str(src->name);
@@ -646,6 +627,7 @@ int copy_modules_as_functions(lk_ctx *x)
 {
 	int do_allocs = !(x->opts->skip & LK_SKIP(LK_STEP_COPY_ALLOCS));
 	int total = x->out->n_functions, k, rc = 0;
+	char nm[LM_LINKED_NAME_MAX];
 	census cs;
 
 	for (int ci = 0; ci < x->n; ci++)
@@ -662,7 +644,8 @@ int copy_modules_as_functions(lk_ctx *x)
 		for (int f = 0; f < c->src->n_functions; f++, k++) {
 			const lm_function *sf = &c->src->functions[f];
 			lm_function *df = &x->out->functions[k];
-			df->name = f == 0 ? lk_str(x, "nc%lld", (long long)c->core)
+			df->name = f == 0 ? lk_str(x, "%s",
+						   lm_core_name(nm, c->core))
 				: lk_nc(x, c->core, sf->name);
 			lm_strmap_put(&c->funcs, sf->name, df->name);
 			df->name = lm_xstrdup(df->name);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* The group every completion barrier meets in (docs/linker.md). */
-#define COMPLETION_GROUP "sgLnk.completion"
+#define COMPLETION_GROUP LM_LINKED_COMPLETION_GROUP
 
 /* Remember the last named top-level instruction of each engine. */
 static void last_per_engine(const lm_function *f, const char **last)
@@ -37,6 +37,7 @@ static void last_per_engine(const lm_function *f, const char **last)
 */
 int fpass_insert_returns(lk_ctx *x)
 {
+	char nm[LM_LINKED_NAME_MAX];
 	for (int ci = 0; ci < x->n; ci++) {
 		lm_function *f = lk_core_function(x, ci);
 		const char *last[LM_ENG_COUNT] = {0};
@@ -57,7 +58,7 @@ int fpass_insert_returns(lk_ctx *x)
 		if (pos > 0 && bl->insts[pos - 1].op == LM_OP_RETURN)
 			pos--;
 		in = lk_block_insert(x, bl, pos, 1);
-		in->name = lm_xasprintf("cb_return_call_def_%lld_instance_0", c);
+		in->name = lm_xstrdup(lm_linked_barrier_name(nm, c));
 		in->op = LM_OP_COREBARRIER;
 		in->engine = LM_ENG_POOL;
 		in->n_cores = x->n;
@@ -77,8 +78,7 @@ int fpass_insert_returns(lk_ctx *x)
 		}
 		if (pos == bl->n_insts - 1) {
 			in = lk_block_insert(x, bl, bl->n_insts, 1);
-			in->name = lm_xasprintf("return_call_def_%lld_instance_0",
-						c);
+			in->name = lm_xstrdup(lm_linked_return_name(nm, c));
 			in->op = LM_OP_RETURN;
 			in->engine = LM_ENG_POOL;
 			in->renumber = 1;
@@ -175,8 +175,10 @@ int fpass_insert_switch_queue_instances(lk_ctx *x)
 			if (!q || q->n_instances < 1)
 				continue; /* the verifier reports it */
 			in = &at[pos++];
-			in->name = lm_xasprintf("I-SQI-%s-call_def_%lld_instance_0",
-						q->name, (long long)c->core);
+			int len = lm_linked_sqi_name(NULL, 0, q->name, c->core);
+			in->name = lm_xmalloc((size_t)len + 1);
+			lm_linked_sqi_name(in->name, (size_t)len + 1, q->name,
+					   c->core);
 			in->op = LM_OP_SWITCHQUEUE;
 			in->engine = u.q[k].engine;
 			in->queue = lm_xstrdup(q->name);

@@ -111,21 +111,13 @@ char *lk_str(lk_ctx *x, const char *fmt, ...)
 /* "nc<core>.<name>" without printf (the hot rename of the link). */
 char *lk_nc(lk_ctx *x, int64_t core, const char *name)
 {
-	char digits[24];
-	int nd = 0;
-	uint64_t v = core < 0 ? 0 : (uint64_t)core;
+	char pre[24];
+	size_t np = (size_t)(lm_core_prefix(pre, core) - pre);
 	size_t ln = strlen(name);
-	do {
-		digits[nd++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	char *p = arena_alloc(x, 3 + (size_t)nd + ln + 1), *q = p;
-	*q++ = 'n';
-	*q++ = 'c';
-	while (nd)
-		*q++ = digits[--nd];
-	*q++ = '.';
-	memcpy(q, name, ln + 1);
+	char *p = arena_alloc(x, np + 1 + ln + 1);
+	memcpy(p, pre, np);
+	p[np] = '.';
+	memcpy(p + np + 1, name, ln + 1);
 	return p;
 }
 
@@ -351,23 +343,23 @@ static void init_call_graph_module(lk_ctx *x)
 
 	o->version = 2;
 	o->arch = lm_xstrdup(m0->arch);
-	o->name = lm_xasprintf("%s/sgLnk", base);
+	o->name = lm_linked_module_name(base);
 	o->display = lm_xstrdup(o->name);
 	o->attributes_extra = m0->attributes_extra ?
 		cJSON_Duplicate(m0->attributes_extra, 1) : NULL;
 	o->extra = m0->extra ? cJSON_Duplicate(m0->extra, 1) : NULL;
-	o->dir = lm_xasprintf("%s/%s/sgLnk", od, base);
+	o->dir = lm_xasprintf("%s/%s", od, o->name);
 	o->path = x->opts->out_dir ? lm_xasprintf("%s/def.json", o->dir)
 		: lm_xstrdup("");
 	o->n_functions = 1;
 	o->functions = lm_xcalloc(1, sizeof *o->functions);
 	lm_function *mf = &o->functions[0];
-	mf->name = lm_xstrdup("main");
+	mf->name = lm_xstrdup(LM_LINKED_MAIN);
 	mf->has_kind = 1;
 	mf->kind = LM_FK_DISPATCHER;
 	mf->n_blocks = 1;
 	mf->blocks = lm_xcalloc(1, sizeof *mf->blocks);
-	mf->blocks[0].name = lm_xstrdup("dispatcher");
+	mf->blocks[0].name = lm_xstrdup(LM_LINKED_DISPATCHER);
 	x->out = o;
 
 	x->rep->name = lm_xstrdup(o->name);
@@ -386,13 +378,13 @@ static void init_call_graph_module(lk_ctx *x)
 int add_fn_call(lk_ctx *x)
 {
 	lm_block *d = &x->out->functions[0].blocks[0];
+	char nm[LM_LINKED_NAME_MAX];
 	for (int i = 0; i < x->n; i++) {
 		lm_inst *in = lk_block_insert(x, d, d->n_insts, 1);
-		in->name = lm_xasprintf("call_def_%lld_instance_0",
-					(long long)x->cores[i].core);
+		in->name = lm_xstrdup(lm_linked_call_name(nm, x->cores[i].core));
 		in->op = LM_OP_CALL;
 		in->engine = LM_ENG_UNASSIGNED;
-		in->target = lm_xasprintf("nc%lld", (long long)x->cores[i].core);
+		in->target = lm_xstrdup(lm_core_name(nm, x->cores[i].core));
 		in->renumber = 1;
 		x->rep->n_calls++;
 	}

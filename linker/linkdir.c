@@ -358,8 +358,9 @@ int setup_link_dir(lk_ctx *x)
 			lk_walk_blocks(x, fci, fn->blocks, fn->n_blocks,
 				       rewrite_klir, NULL);
 	}
-	lk_log(x, "setup_link_dir: %s/sgLnk: %d artifact%s (%d symlink%s, %d "
-	       "cop%s), %d renamed on collision", base, x->rep->n_artifacts,
+	lk_log(x, "setup_link_dir: %s/" LM_LINKED_DIR ": %d artifact%s "
+	       "(%d symlink%s, %d cop%s), %d renamed on collision", base,
+	       x->rep->n_artifacts,
 	       x->rep->n_artifacts == 1 ? "" : "s", x->rep->n_artifacts - n_copy,
 	       x->rep->n_artifacts - n_copy == 1 ? "" : "s", n_copy,
 	       n_copy == 1 ? "y" : "ies", n_renamed);
@@ -386,8 +387,8 @@ done:
 ** (safeio.h).
 */
 
-#define STAGE_PREFIX ".sgLnk.new."
-#define OLD_PREFIX ".sgLnk.old."
+#define STAGE_PREFIX "." LM_LINKED_DIR ".new."
+#define OLD_PREFIX "." LM_LINKED_DIR ".old."
 
 typedef struct wctx {
 	int fd;              /* the directory being written */
@@ -753,7 +754,7 @@ int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 	if (odfd < 0)
 		return lm_err(err, od, "", "cannot open directory: %s",
 			      strerror(errno));
-	ld = lm_xasprintf("%s/%s/sgLnk", od, rep->base_name);
+	ld = lm_xasprintf("%s/%s/" LM_LINKED_DIR, od, rep->base_name);
 	pshown = lm_xasprintf("%s/%s", od, rep->base_name);
 	w.ld = ld;
 	/* OUT/<name>: plain directories beneath OUT, locked while we work */
@@ -762,7 +763,7 @@ int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 		goto done;
 	if ((rc = lock_dir(pfd, pshown, err)) != 0)
 		goto done;
-	if (fstatat(pfd, "sgLnk", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (fstatat(pfd, LM_LINKED_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISDIR(st.st_mode)) {
 			rc = lm_err(err, ld, "", "exists and is not a directory; "
 				    "refusing to replace it");
@@ -773,7 +774,7 @@ int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 				    "--force to replace it)");
 			goto done;
 		}
-		old.fd = openat(pfd, "sgLnk", O_RDONLY | O_DIRECTORY |
+		old.fd = openat(pfd, LM_LINKED_DIR, O_RDONLY | O_DIRECTORY |
 				O_NOFOLLOW | O_CLOEXEC);
 		if (old.fd < 0) {
 			rc = lm_err(err, ld, "", "cannot open directory: %s",
@@ -810,7 +811,7 @@ int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 	}
 	/* swap it in */
 	if (!has_old) {
-		if (renameat(pfd, stage, pfd, "sgLnk") != 0) {
+		if (renameat(pfd, stage, pfd, LM_LINKED_DIR) != 0) {
 			rc = errno == EEXIST || errno == ENOTEMPTY
 				? lm_err(err, ld, "", "link directory exists "
 					 "(use --force to replace it)")
@@ -822,20 +823,20 @@ int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 		stage = NULL;
 		goto synced;
 	}
-	if (lm_exchange_at(pfd, stage, "sgLnk") == 0) {
+	if (lm_exchange_at(pfd, stage, LM_LINKED_DIR) == 0) {
 		gone = stage;      /* the old directory now has the new's name */
 		stage = NULL;
 	} else if (errno == ENOSYS || errno == EINVAL || errno == ENOTSUP) {
 		gone = lm_xasprintf(OLD_PREFIX "%s", stage + strlen(STAGE_PREFIX));
-		if (renameat(pfd, "sgLnk", pfd, gone) != 0) {
+		if (renameat(pfd, LM_LINKED_DIR, pfd, gone) != 0) {
 			rc = lm_err(err, ld, "", "cannot replace: %s",
 				    strerror(errno));
 			goto done;
 		}
-		if (renameat(pfd, stage, pfd, "sgLnk") != 0) {
+		if (renameat(pfd, stage, pfd, LM_LINKED_DIR) != 0) {
 			rc = lm_err(err, ld, "", "cannot replace: %s",
 				    strerror(errno));
-			renameat(pfd, gone, pfd, "sgLnk");
+			renameat(pfd, gone, pfd, LM_LINKED_DIR);
 			goto done;
 		}
 		free(stage);

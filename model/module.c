@@ -815,3 +815,84 @@ const char *lm_module_display_name(const lm_module *m)
 		return m->name;
 	return m->display ? m->display : "module";
 }
+
+/* ---- names the linked module uses ---------------------------------------- */
+
+char *lm_core_prefix(char *p, int64_t core)
+{
+	char d[24];
+	int n = 0;
+	uint64_t v = core < 0 ? 0 : (uint64_t)core;
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	*p++ = LM_CORE_PREFIX[0];
+	*p++ = LM_CORE_PREFIX[1];
+	while (n)
+		*p++ = d[--n];
+	return p;
+}
+
+char *lm_core_scoped(char *p, int64_t core, const char *name)
+{
+	size_t len = strlen(name) + 1;
+	p = lm_core_prefix(p, core);
+	*p++ = '.';
+	memcpy(p, name, len);
+	return p + len;
+}
+
+int64_t lm_core_of_name(const char *s)
+{
+	const size_t np = sizeof LM_CORE_PREFIX - 1;
+	int64_t c = 0;
+	if (!s || strncmp(s, LM_CORE_PREFIX, np) != 0 || !s[np])
+		return -1;
+	if (s[np] == '0' && s[np + 1])
+		return -1;
+	for (const char *p = s + np; *p; p++) {
+		if (*p < '0' || *p > '9' || c > (INT64_MAX - 9) / 10)
+			return -1;
+		c = c * 10 + (*p - '0');
+	}
+	return c;
+}
+
+char *lm_core_name(char *buf, int64_t core)
+{
+	*lm_core_prefix(buf, core) = '\0';
+	return buf;
+}
+
+#define LM_CALL_FMT "call_def_%lld_instance_0"
+
+char *lm_linked_call_name(char *buf, int64_t core)
+{
+	snprintf(buf, LM_LINKED_NAME_MAX, LM_CALL_FMT, (long long)core);
+	return buf;
+}
+
+char *lm_linked_return_name(char *buf, int64_t core)
+{
+	snprintf(buf, LM_LINKED_NAME_MAX, "return_" LM_CALL_FMT,
+		 (long long)core);
+	return buf;
+}
+
+char *lm_linked_barrier_name(char *buf, int64_t core)
+{
+	snprintf(buf, LM_LINKED_NAME_MAX, "cb_return_" LM_CALL_FMT,
+		 (long long)core);
+	return buf;
+}
+
+int lm_linked_sqi_name(char *buf, size_t n, const char *queue, int64_t core)
+{
+	return snprintf(buf, n, "I-SQI-%s-" LM_CALL_FMT, queue,
+			(long long)core);
+}
+
+char *lm_linked_module_name(const char *base)
+{
+	return lm_xasprintf("%s/" LM_LINKED_DIR, base);
+}

@@ -452,6 +452,43 @@ int64_t lm_module_core_id(const lm_module *m);
 const char *lm_module_display_name(const lm_module *m);
 
 /*
+** ---- names the linked module uses (each rule once) -----------------------
+** The linked module "<name>/sgLnk" has the entry function "main" (kind
+** dispatcher) with the block "dispatcher" holding one Call per core c
+** "call_def_<c>_instance_0" to the core function "nc<c>"; a core's other
+** functions, and its names that collide with another core's, become
+** "nc<c>.<name>"; a core function starts with one SwitchQueueInstance
+** "I-SQI-<queue>-call_def_<c>_instance_0" per queue it uses and ends with
+** the CoreBarrier "cb_return_call_def_<c>_instance_0" (group
+** "sgLnk.completion") and the Return "return_call_def_<c>_instance_0".
+** The formatters write into buf (LM_LINKED_NAME_MAX bytes are always
+** enough, except for lm_linked_sqi_name, which is sized by its caller:
+** snprintf-like, it returns the full length) and return buf.
+*/
+#define LM_LINKED_DIR        "sgLnk"      /* "<name>/sgLnk", OUT/<name>/sgLnk/ */
+#define LM_LINKED_MAIN       "main"
+#define LM_LINKED_DISPATCHER "dispatcher"
+#define LM_LINKED_COMPLETION_GROUP LM_LINKED_DIR ".completion"
+#define LM_CORE_PREFIX       "nc"
+enum { LM_LINKED_NAME_MAX = 64 };
+/* Write "nc<core>" at p (no NUL, no leading zeros, negative as 0); returns
+** the end. At most 22 bytes. The one core-prefix rule, printf-free for the
+** linker's hot renames. */
+char *lm_core_prefix(char *p, int64_t core);
+/* Write "nc<core>.<name>" with its NUL at p; returns the end (after the
+** NUL). p needs 24 + strlen(name) bytes. */
+char *lm_core_scoped(char *p, int64_t core, const char *name);
+/* "nc<c>" (no leading zeros) -> c; -1 for any other name. */
+int64_t lm_core_of_name(const char *s);
+char *lm_core_name(char *buf, int64_t core);          /* "nc<c>" */
+char *lm_linked_call_name(char *buf, int64_t core);   /* call_def_<c>_instance_0 */
+char *lm_linked_return_name(char *buf, int64_t core); /* return_call_def_... */
+char *lm_linked_barrier_name(char *buf, int64_t core); /* cb_return_call_def_... */
+int lm_linked_sqi_name(char *buf, size_t n, const char *queue, int64_t core);
+/* "<base>/sgLnk", malloc'd. */
+char *lm_linked_module_name(const char *base);
+
+/*
 ** Expand a command-line MODULE argument: a def.json file is itself; a
 ** directory yields its nc* / sg* / def.json files in core order (numeric).
 ** Appends malloc'd paths to *paths (count *n). Returns 0 or fills err.

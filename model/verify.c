@@ -1442,22 +1442,6 @@ static int check_call_cycles(vctx *v)
 
 /* ---- linked modules ---------------------------------------- */
 
-/* "nc<c>" (no leading zeros) -> c; -1 for any other name. */
-static int64_t core_of_name(const char *s)
-{
-	int64_t c = 0;
-	if (!s || strncmp(s, "nc", 2) != 0 || !s[2])
-		return -1;
-	if (s[2] == '0' && s[3])
-		return -1;
-	for (const char *p = s + 2; *p; p++) {
-		if (*p < '0' || *p > '9' || c > (INT64_MAX - 9) / 10)
-			return -1;
-		c = c * 10 + (*p - '0');
-	}
-	return c;
-}
-
 /* Does the queue list q[0..n) hold name? */
 static int has_name(const char **q, int n, const char *name)
 {
@@ -1510,8 +1494,7 @@ static int check_core_function(vctx *v, const lm_function *f, int64_t c)
 	used_queues(f->blocks, f->n_blocks, &q, &nq, &cap);
 	for (int i = 0; i < nq && rc == 0; i++) {
 		int found = 0;
-		snprintf(want, sizeof want, "I-SQI-%s-call_def_%lld_instance_0",
-			 q[i], (long long)c);
+		lm_linked_sqi_name(want, sizeof want, q[i], c);
 		for (int j = 0; j < lead && !found; j++) {
 			const lm_inst *in = &first->insts[j];
 			found = in->queue && strcmp(in->queue, q[i]) == 0 &&
@@ -1526,8 +1509,7 @@ static int check_core_function(vctx *v, const lm_function *f, int64_t c)
 	free(q);
 	if (rc)
 		return rc;
-	snprintf(want, sizeof want, "cb_return_call_def_%lld_instance_0",
-		 (long long)c);
+	lm_linked_barrier_name(want, c);
 	if (last->n_insts < 2 ||
 	    last->insts[last->n_insts - 2].op != LM_OP_COREBARRIER ||
 	    !last->insts[last->n_insts - 2].name ||
@@ -1618,24 +1600,26 @@ static int check_linked(vctx *v)
 
 	wpop(v, 0);
 	wpush(v, "function %s", fname(mainf));
-	if (!mainf->name || strcmp(mainf->name, "main") != 0)
+	if (!mainf->name || strcmp(mainf->name, LM_LINKED_MAIN) != 0)
 		return fail(v, "linked module: the entry function must be "
-			    "'main' (got '%s')", fname(mainf));
+			    "'" LM_LINKED_MAIN "' (got '%s')", fname(mainf));
 	if (mainf->kind != LM_FK_DISPATCHER)
-		return fail(v, "linked module: 'main' must have kind "
-			    "dispatcher");
+		return fail(v, "linked module: '" LM_LINKED_MAIN "' must "
+			    "have kind dispatcher");
 	for (int b = 0; b < mainf->n_blocks; b++) {
 		const lm_block *bl = &mainf->blocks[b];
-		if (bl->name && strcmp(bl->name, "dispatcher") == 0 && !disp)
+		if (bl->name && !disp &&
+		    strcmp(bl->name, LM_LINKED_DISPATCHER) == 0)
 			disp = bl;
 		else if (bl->n_insts > 0)
-			return fail(v, "linked module: 'main' holds "
-				    "instructions outside block 'dispatcher'");
+			return fail(v, "linked module: '" LM_LINKED_MAIN
+				    "' holds instructions outside block '"
+				    LM_LINKED_DISPATCHER "'");
 	}
 	if (!disp)
-		return fail(v, "linked module: 'main' has no block "
-			    "'dispatcher'");
-	wpush(v, "block dispatcher");
+		return fail(v, "linked module: '" LM_LINKED_MAIN "' has no "
+			    "block '" LM_LINKED_DISPATCHER "'");
+	wpush(v, "block " LM_LINKED_DISPATCHER);
 	for (int i = 0; i < disp->n_insts; i++) {
 		const lm_inst *in = &disp->insts[i];
 		int64_t c;
@@ -1643,13 +1627,12 @@ static int check_linked(vctx *v)
 		if (in->op != LM_OP_CALL)
 			return fail(v, "linked module: dispatcher instruction "
 				    "is %s, not Call", opname(in));
-		c = core_of_name(in->target);
+		c = lm_core_of_name(in->target);
 		if (c < 0)
 			return fail(v, "linked module: dispatcher Call target "
 				    "'%s' is not a core function nc<c>",
 				    S(in->target));
-		snprintf(want, sizeof want, "call_def_%lld_instance_0",
-			 (long long)c);
+		lm_linked_call_name(want, c);
 		if (!in->name || strcmp(in->name, want) != 0)
 			return fail(v, "linked module: the Call of '%s' must be "
 				    "named '%s'", in->target, want);
@@ -1666,7 +1649,7 @@ static int check_linked(vctx *v)
 	/* Every core function is called, and has the core-function shape. */
 	for (int f = 0; f < m->n_functions; f++) {
 		const lm_function *fn = &m->functions[f];
-		int64_t c = core_of_name(fn->name);
+		int64_t c = lm_core_of_name(fn->name);
 		int called = 0;
 		if (c < 0)
 			continue;

@@ -1005,6 +1005,45 @@ static lm_module *load_tree(const cJSON *t)
 ** the first stays behind (the sanitizer build checks that the dropped
 ** members leak nothing), and the carried keys are not repeated on save.
 */
+/* Each name the linked module uses, spelled by its one rule. */
+START_TEST(test_linked_names)
+{
+	char b[LM_LINKED_NAME_MAX], big[64];
+	char *p;
+
+	ck_assert_str_eq(lm_core_name(b, 0), "nc0");
+	ck_assert_str_eq(lm_core_name(b, 63), "nc63");
+	ck_assert_str_eq(lm_core_name(b, INT64_MAX), "nc9223372036854775807");
+	p = lm_core_scoped(big, 12, "w.x");
+	ck_assert_str_eq(big, "nc12.w.x");
+	ck_assert_ptr_eq(p, big + strlen("nc12.w.x") + 1);
+	ck_assert_int_eq(lm_core_of_name("nc0"), 0);
+	ck_assert_int_eq(lm_core_of_name("nc17"), 17);
+	ck_assert_int_eq(lm_core_of_name("nc07"), -1);
+	ck_assert_int_eq(lm_core_of_name("nc"), -1);
+	ck_assert_int_eq(lm_core_of_name("nc1.a"), -1);
+	ck_assert_int_eq(lm_core_of_name("main"), -1);
+	ck_assert_int_eq(lm_core_of_name(NULL), -1);
+	ck_assert_str_eq(lm_linked_call_name(b, 3), "call_def_3_instance_0");
+	ck_assert_str_eq(lm_linked_return_name(b, 3),
+			 "return_call_def_3_instance_0");
+	ck_assert_str_eq(lm_linked_barrier_name(b, 3),
+			 "cb_return_call_def_3_instance_0");
+	ck_assert_str_eq(lm_linked_barrier_name(b, INT64_MAX),
+			 "cb_return_call_def_9223372036854775807_instance_0");
+	ck_assert_int_eq(lm_linked_sqi_name(NULL, 0, "q0", 2),
+			 (int)strlen("I-SQI-q0-call_def_2_instance_0"));
+	lm_linked_sqi_name(big, sizeof big, "q0", 2);
+	ck_assert_str_eq(big, "I-SQI-q0-call_def_2_instance_0");
+	p = lm_linked_module_name("mlp");
+	ck_assert_str_eq(p, "mlp/sgLnk");
+	free(p);
+	ck_assert_str_eq(LM_LINKED_MAIN, "main");
+	ck_assert_str_eq(LM_LINKED_DISPATCHER, "dispatcher");
+	ck_assert_str_eq(LM_LINKED_COMPLETION_GROUP, "sgLnk.completion");
+}
+END_TEST
+
 START_TEST(test_repeated_keys_last_wins)
 {
 	cJSON *b = rich_fixture(), *decoy = mutate(b);
@@ -1121,6 +1160,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_display_name);
 	tcase_add_test(tc, test_repeated_keys_last_wins);
 	tcase_add_test(tc, test_repeated_keys_big_object);
+	tcase_add_test(tc, test_linked_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
