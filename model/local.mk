@@ -7,6 +7,6 @@ model_libmodel_la_SOURCES = \
 	model/arch.c model/arch.h \
 	model/npy.c model/npy.h \
 	model/module.c model/module.h \
-	model/json_load.c model/json_save.c model/json_int.h \
+	model/json_load.c model/json_save.c model/json_int.h model/json.h \
 	model/paths.c \
 	model/verify.c model/verify.h
