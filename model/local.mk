@@ -1,4 +1,6 @@
 noinst_LTLIBRARIES += model/libmodel.la
+# model uses no other library
+model_libmodel_la_CPPFLAGS = -I$(srcdir)/model
 model_libmodel_la_SOURCES = \
 	model/common.c model/common.h \
 	model/safeio.c model/safeio.h \
