@@ -1,4 +1,6 @@
 bin_PROGRAMS += lncsim
+# the program uses every library
+lncsim_CPPFLAGS = -I$(srcdir)/cli $(LNCSIM_ALL_INCLUDES)
 lncsim_SOURCES = cli/main.c cli/cli.h cli/cmd_verify.c
 lncsim_SOURCES += cli/cli_db.h cli/cli_db.c cli/cmd_db.c cli/cmd_report.c
 lncsim_SOURCES += cli/cmd_gen.c cli/cmd_diff.c cli/cmd_fuzz.c \

@@ -8,7 +8,7 @@
 */
 #include "common.h"
 #include "lk_int.h"
-#include "json_int.h"
+#include "json.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>

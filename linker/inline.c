@@ -22,7 +22,7 @@
 */
 #include "common.h"
 #include "provision_int.h"
-#include "json_int.h"
+#include "json.h"
 
 #include <stdio.h>
 #include <stdlib.h>

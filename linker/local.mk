@@ -1,4 +1,6 @@
 noinst_LTLIBRARIES += linker/liblinker.la
+# linker uses model only
+linker_liblinker_la_CPPFLAGS = -I$(srcdir)/linker -I$(srcdir)/model
 linker_liblinker_la_SOURCES =
 # bir_linker: one file per group of seed steps
 linker_liblinker_la_SOURCES += linker/linker.h

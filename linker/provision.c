@@ -21,7 +21,7 @@
 #include "common.h"
 #include "provision_int.h"
 #include "lk_int.h"
-#include "json_int.h"
+#include "json.h"
 #include "safeio.h"
 #include "klr.h"
 

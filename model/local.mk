@@ -1,4 +1,6 @@
 noinst_LTLIBRARIES += model/libmodel.la
+# model uses no other library
+model_libmodel_la_CPPFLAGS = -I$(srcdir)/model
 model_libmodel_la_SOURCES = \
 	model/common.c model/common.h \
 	model/safeio.c model/safeio.h \
@@ -7,6 +9,6 @@ model_libmodel_la_SOURCES = \
 	model/arch.c model/arch.h \
 	model/npy.c model/npy.h \
 	model/module.c model/module.h \
-	model/json_load.c model/json_save.c model/json_int.h \
+	model/json_load.c model/json_save.c model/json_int.h model/json.h \
 	model/paths.c \
 	model/verify.c model/verify.h

@@ -1,4 +1,7 @@
 noinst_LTLIBRARIES += reports/libreports.la
+# reports uses db (and what db.h needs: sim.h, model)
+reports_libreports_la_CPPFLAGS = -I$(srcdir)/reports -I$(srcdir)/db \
+	-I$(srcdir)/sim -I$(srcdir)/model
 reports_libreports_la_SOURCES = reports/report.h reports/report_int.h \
 	reports/report.c reports/gnuplot.c
 nodist_reports_libreports_la_SOURCES = reports/gp_scripts.c

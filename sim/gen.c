@@ -21,7 +21,7 @@
 */
 #include "common.h"
 #include "gen.h"
-#include "json_int.h"
+#include "json.h"
 #include "npy.h"
 #include "safeio.h"
 #include "verify.h"

@@ -1,4 +1,6 @@
 noinst_LTLIBRARIES += sim/libsim.la
+# sim uses model only (never linker)
+sim_libsim_la_CPPFLAGS = -I$(srcdir)/sim -I$(srcdir)/model
 sim_libsim_la_SOURCES = sim/sim.h sim/sim_int.h sim/machine.c sim/apiter.c \
 	sim/mmkernel.c sim/actfunc.c sim/exec.c sim/cost.c sim/sched.c \
 	sim/trace.c sim/host.c

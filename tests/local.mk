@@ -1,6 +1,11 @@
 # Each suite is a check program; shared helpers in tests/testutil.[ch].
 TEST_LDADD = tests/libtestutil.la $(LNCSIM_LIBS) $(CHECK_LIBS) $(LNCSIM_EXT_LIBS)
-TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+# Suites use every library, private headers included where they test
+# internals. The include path rides in TEST_CFLAGS, which every suite
+# names already, so a new suite needs no _CPPFLAGS line of its own.
+TEST_CPPFLAGS = -I$(srcdir)/tests $(LNCSIM_ALL_INCLUDES) \
+	-DLNCSIM_SRCDIR='"$(abs_top_srcdir)"'
+TEST_CFLAGS = $(TEST_CPPFLAGS) $(AM_CFLAGS) $(CHECK_CFLAGS)
 check_LTLIBRARIES = tests/libtestutil.la
 tests_libtestutil_la_SOURCES = tests/util.c tests/testutil.h
 tests_libtestutil_la_CFLAGS = $(TEST_CFLAGS)

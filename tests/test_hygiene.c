@@ -2,7 +2,8 @@
 ** test_hygiene.c -- the rules every check suite keeps: each test case has
 ** a timeout sized for the sanitizer build on a busy machine, a passing
 ** suite leaves no scratch directory behind, and no suite writes the
-** user's ./lncsim.db.
+** user's ./lncsim.db. And the rule the libraries keep: an #include never
+** crosses the layering (docs/build.md).
 **
 ** The scratch and database rules are tested on this program itself: run
 ** with --inner MODE it is a small suite of its own (MODE pass, fail or
@@ -71,6 +72,143 @@ START_TEST(test_every_tcase_has_timeout)
 		      "tcase_set_timeout:%s", lm_buf_cstr(&missing));
 	lm_buf_free(&missing);
 	free(dir);
+}
+END_TEST
+
+/* ---- the libraries keep the layering ---------------------------------- */
+
+/*
+** What each source directory may include besides its own headers: a
+** directory (its public headers) or one header of it ("sim/sim.h"). A
+** private header (*_int.h) is for its own directory only. tests/ and
+** bench/ may use everything and are not looked at. The build enforces the
+** same through each library's include path (docs/build.md); this case
+** names the crossing file before anyone builds.
+*/
+static const struct layer {
+	const char *dir;
+	const char *may[5];
+} layers[] = {
+	{ "model", { NULL } },
+	{ "linker", { "model", NULL } },
+	{ "sim", { "model", NULL } },
+	{ "db", { "model", "sim/sim.h", NULL } },
+	{ "reports", { "model", "db", "sim/sim.h", NULL } },
+	{ "cli", { "model", "linker", "sim", "db", "reports" } },
+};
+#define NLAYERS (sizeof layers / sizeof layers[0])
+
+/* The layer directory holding header `name`, or NULL. */
+static const char *header_dir(const char *name)
+{
+	for (size_t i = 0; i < NLAYERS; i++) {
+		char *rel = lm_xasprintf("%s/%s", layers[i].dir, name);
+		char *p = tu_srcpath(rel);
+		int found = access(p, F_OK) == 0;
+		free(p);
+		free(rel);
+		if (found)
+			return layers[i].dir;
+	}
+	return NULL;
+}
+
+/* Why `from` may not include `inc` ("dir/name"), or NULL when it may. */
+static const char *include_refused(const struct layer *from,
+				   const char *dir, const char *name)
+{
+	if (!strcmp(dir, from->dir))
+		return NULL;
+	size_t n = strlen(name);
+	if (n >= 6 && !strcmp(name + n - 6, "_int.h"))
+		return "a private header of another directory";
+	for (size_t i = 0; i < 5 && from->may[i]; i++) {
+		const char *m = from->may[i], *slash = strchr(m, '/');
+		if (!slash && !strcmp(m, dir))
+			return NULL;
+		if (slash && (size_t)(slash - m) == strlen(dir) &&
+		    !strncmp(m, dir, strlen(dir)) && !strcmp(slash + 1, name))
+			return NULL;
+	}
+	return "a layer it may not use";
+}
+
+/* Every `#include "..."` of one file checked; crossings into bad. */
+static int check_includes(const struct layer *from, const char *file,
+			  const char *text, lm_buf *bad)
+{
+	int count = 0;
+	for (const char *q = text; (q = strstr(q, "#include \"")); q++) {
+		if (q != text && q[-1] != '\n')
+			continue;
+		const char *beg = q + 10, *end = strchr(beg, '"');
+		const char *nl = strchr(beg, '\n');
+		if (!end || (nl && nl < end))
+			continue;
+		char *inc = lm_xasprintf("%.*s", (int)(end - beg), beg);
+		const char *slash = strrchr(inc, '/');
+		char *dir = NULL;
+		const char *name = inc, *why;
+		count++;
+		if (slash) {
+			dir = lm_xasprintf("%.*s", (int)(slash - inc), inc);
+			name = slash + 1;
+			char *p = tu_srcpath(inc);
+			if (access(p, F_OK))
+				why = "a header no source directory has";
+			else
+				why = include_refused(from, dir, name);
+			free(p);
+		} else {
+			const char *d = header_dir(inc);
+			if (d)
+				why = include_refused(from, d, name);
+			else if (!strcmp(inc, "config.h"))
+				why = NULL; /* made by configure */
+			else
+				why = "a header no library directory has";
+			dir = lm_xstrdup(d ? d : "?");
+		}
+		if (why)
+			lm_buf_printf(bad, " %s/%s includes %s/%s (%s);",
+				      from->dir, file, dir, name, why);
+		free(dir);
+		free(inc);
+	}
+	return count;
+}
+
+START_TEST(test_includes_keep_the_layering)
+{
+	int files = 0, includes = 0;
+	lm_buf bad = LM_BUF_INIT;
+	for (size_t i = 0; i < NLAYERS; i++) {
+		char *dir = tu_srcpath(layers[i].dir);
+		DIR *d = opendir(dir);
+		ck_assert_msg(d != NULL, "%s", dir);
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			size_t n = strlen(e->d_name);
+			if (n < 3 || (strcmp(e->d_name + n - 2, ".c") &&
+				      strcmp(e->d_name + n - 2, ".h")))
+				continue;
+			char *p = lm_path_join(dir, e->d_name);
+			char *text = tu_read(p);
+			ck_assert_msg(text != NULL, "%s", p);
+			files++;
+			includes += check_includes(&layers[i], e->d_name, text,
+						   &bad);
+			free(text);
+			free(p);
+		}
+		closedir(d);
+		free(dir);
+	}
+	ck_assert_int_gt(files, 50);
+	ck_assert_int_gt(includes, files);
+	ck_assert_msg(bad.size == 0, "includes crossing the layering:%s",
+		      lm_buf_cstr(&bad));
+	lm_buf_free(&bad);
 }
 END_TEST
 
@@ -273,6 +411,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("rules");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_every_tcase_has_timeout);
+	tcase_add_test(tc, test_includes_keep_the_layering);
 	tcase_add_test(tc, test_passing_suite_leaves_nothing);
 	tcase_add_test(tc, test_failing_suite_keeps_scratch);
 	tcase_add_test(tc, test_suite_writing_user_db_fails);

@@ -10,7 +10,7 @@
 #include "linker.h"
 #include "verify.h"
 #include "safeio.h"
-#include "json_int.h"
+#include "json.h"
 
 #include <fcntl.h>
 #include <stdarg.h>

@@ -11,7 +11,7 @@
 #include "verify.h"
 #include "dtype.h"
 #include "provision.h"
-#include "json_int.h"
+#include "json.h"
 #include "klr.h"
 #include "safeio.h"
 #include "sim.h"

@@ -10,7 +10,7 @@
 #include "common.h"
 #include "module.h"
 #include "verify.h"
-#include "json_int.h"
+#include "json.h"
 #include "testutil.h"
 
 #include <stdio.h>
