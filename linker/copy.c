@@ -11,8 +11,6 @@
 #include "json.h"
 
 #include <cjson/cJSON.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -541,19 +539,15 @@ int copy_instrs(lk_copier *cp, int ci, lm_function *dst,
 	return 0;
 }
 
-/* A copy worker: takes the next core not taken yet, clones it, repeats. */
-static void *copier_main(void *arg)
+/* One item of copy_all_instrs: worker clones core ci with its own copier. */
+static void copy_core(void *arg, int worker, int ci)
 {
-	lk_copier *cp = arg;
+	lk_copier *cp = &((lk_copier *)arg)[worker];
 	lk_ctx *x = cp->x;
-	int ci;
-	while ((ci = atomic_fetch_add(cp->next_core, 1)) < x->n) {
-		lk_core *c = &x->cores[ci];
-		for (int f = 0; f < c->n_funcs; f++)
-			copy_instrs(cp, ci, &x->out->functions[c->first_func + f],
-				    &c->src->functions[f]);
-	}
-	return NULL;
+	lk_core *c = &x->cores[ci];
+	for (int f = 0; f < c->n_funcs; f++)
+		copy_instrs(cp, ci, &x->out->functions[c->first_func + f],
+			    &c->src->functions[f]);
 }
 
 /* Workers for copy_all_instrs: opts->threads, else one per online CPU
@@ -561,49 +555,30 @@ static void *copier_main(void *arg)
 ** more than cores to clone or LK_MAX_THREADS. */
 static int copy_workers(const lk_ctx *x)
 {
-	long n = x->opts->threads;
-	if (n <= 0) {
-		long insts = 0;
+	long insts = 0;
+	if (x->opts->threads <= 0)
 		for (int ci = 0; ci < x->n; ci++)
 			insts += lk_top_insts(x->cores[ci].src->functions,
 					      x->cores[ci].src->n_functions);
-		n = insts < 16384 ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
-		if (n < 1)
-			n = 1;
-	}
-	if (n > x->n)
-		n = x->n;
-	return n > LK_MAX_THREADS ? LK_MAX_THREADS : (int)n;
+	return lm_worker_count(x->opts->threads, LK_MAX_THREADS, x->n,
+			       insts >= 16384);
 }
 
 /*
-** Clone every core's instructions (copy_instrs), the cores in parallel:
-** each core is cloned by one worker with its own scratch and pool, and
-** only reads what is shared (the census, the sources, the maps). The
-** result does not depend on the number of workers.
+** Clone every core's instructions (copy_instrs), the cores in parallel
+** (lm_parallel_for): each core is cloned by one worker with its own
+** scratch and pool, and only reads what is shared (the census, the
+** sources, the maps). The result does not depend on the number of workers.
 */
 static void copy_all_instrs(lk_ctx *x)
 {
 	lk_copier cps[LK_MAX_THREADS];
-	pthread_t th[LK_MAX_THREADS];
-	int started[LK_MAX_THREADS] = { 0 };
 	int nw = copy_workers(x);
-	atomic_int next;
-	atomic_init(&next, 0);
 	lm_json_hooks(); /* cJSON's hooks fixed before any worker uses cJSON */
 	memset(cps, 0, sizeof cps);
-	for (int t = 0; t < nw; t++) {
+	for (int t = 0; t < nw; t++)
 		cps[t].x = x;
-		cps[t].next_core = &next;
-	}
-	for (int t = 1; t < nw; t++)
-		started[t] = pthread_create(&th[t], NULL, copier_main,
-					    &cps[t]) == 0;
-	copier_main(&cps[0]); /* also takes the cores of a worker that
-				 could not start */
-	for (int t = 1; t < nw; t++)
-		if (started[t])
-			pthread_join(th[t], NULL);
+	lm_parallel_for(x->n, nw, copy_core, cps);
 	for (int t = 0; t < nw; t++) {
 		lk_copier *cp = &cps[t];
 		x->rep->n_input_insts += (int)cp->n_insts;

@@ -113,7 +113,6 @@ typedef struct lk_copier {
 	int cap_args, cap_strs_s, cap_kvs, cap_names;
 	lm_pool pool;
 	long n_insts;        /* instructions cloned */
-	_Atomic int *next_core; /* shared: the next core index to clone */
 } lk_copier;
 
 #define LK_MAX_THREADS 8

@@ -5,6 +5,8 @@
 #include "safeio.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -709,4 +711,73 @@ int lm_mkdirs(const char *path, lm_error *err)
 	if (!ok)
 		return lm_err(err, path, "", "not a directory");
 	return 0;
+}
+
+/* ---- worker pool --------------------------------------------------------- */
+
+int lm_worker_count(long requested, int max, int n_items, int big)
+{
+	long n = requested;
+	if (n <= 0) {
+		n = big ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+		if (n < 1)
+			n = 1;
+	}
+	if (n > n_items)
+		n = n_items;
+	if (n > max)
+		n = max;
+	return n < 0 ? 0 : (int)n;
+}
+
+typedef struct lm_pfor {
+	lm_parallel_fn *fn;
+	void *ctx;
+	int n_items;
+	atomic_int next; /* the next item not taken yet */
+} lm_pfor;
+
+typedef struct lm_pfor_worker {
+	lm_pfor *p;
+	int worker;
+} lm_pfor_worker;
+
+static void *pfor_main(void *arg)
+{
+	lm_pfor_worker *w = arg;
+	lm_pfor *p = w->p;
+	int i;
+	while ((i = atomic_fetch_add(&p->next, 1)) < p->n_items)
+		p->fn(p->ctx, w->worker, i);
+	return NULL;
+}
+
+void lm_parallel_for(int n_items, int n_workers, lm_parallel_fn *fn,
+		     void *ctx)
+{
+	lm_pfor p = { .fn = fn, .ctx = ctx, .n_items = n_items };
+	lm_pfor_worker w0 = { &p, 0 }, *ws = NULL;
+	pthread_t *th = NULL;
+	int *started = NULL;
+	atomic_init(&p.next, 0);
+	if (n_workers > n_items)
+		n_workers = n_items;
+	if (n_workers > 1) {
+		ws = lm_xcalloc((size_t)n_workers, sizeof *ws);
+		th = lm_xcalloc((size_t)n_workers, sizeof *th);
+		started = lm_xcalloc((size_t)n_workers, sizeof *started);
+		for (int t = 1; t < n_workers; t++) {
+			ws[t].p = &p;
+			ws[t].worker = t;
+			started[t] = pthread_create(&th[t], NULL, pfor_main,
+						    &ws[t]) == 0;
+		}
+	}
+	pfor_main(&w0); /* also runs the items of a thread that did not start */
+	for (int t = 1; t < n_workers; t++)
+		if (started[t])
+			pthread_join(th[t], NULL);
+	free(ws);
+	free(th);
+	free(started);
 }

@@ -3,7 +3,8 @@
 **
 ** The allocator family (lm_xmalloc & co: abort on out-of-memory, the only
 ** abort in the library), the error object every fallible function fills,
-** the growable byte buffer, and the string hash map used for name lookups.
+** the growable byte buffer, the string hash map used for name lookups, and
+** the worker pool (lm_worker_count, lm_parallel_for).
 */
 #ifndef LNCSIM_COMMON_H
 #define LNCSIM_COMMON_H
@@ -209,5 +210,31 @@ char *lm_dirname(const char *path);
 char *lm_path_join(const char *dir, const char *rel);
 /* mkdir -p */
 int lm_mkdirs(const char *path, lm_error *err);
+
+/* ---- worker pool --------------------------------------------------------- */
+
+/*
+** How many workers to use for n_items items: requested when > 0, else one
+** per online CPU when the work is big enough to pay for a thread (big != 0)
+** and one otherwise; never more than n_items (so 0 for no item) or max.
+*/
+int lm_worker_count(long requested, int max, int n_items, int big);
+
+/*
+** Run fn(ctx, worker, item) once for every item in 0 .. n_items-1 on
+** n_workers workers (fewer than 1 counts as 1). Worker 0 is the calling
+** thread; workers 1 .. n_workers-1 are threads started here and joined
+** before the return. Each worker takes the next item not taken yet, so
+** items run in no fixed order and fn must only share what is read-only
+** or its own item's output; worker (0 .. n_workers-1) indexes per-worker
+** scratch, used by one thread at a time. A thread that cannot be started
+** (pthread_create fails) is not an error: its items are run by the other
+** workers, at worst all in the calling thread. fn cannot fail through
+** this call: it records its outcome per item, and the caller reads them
+** in item order afterwards (e.g. to report the first failure).
+*/
+typedef void lm_parallel_fn(void *ctx, int worker, int item);
+void lm_parallel_for(int n_items, int n_workers, lm_parallel_fn *fn,
+		     void *ctx);
 
 #endif

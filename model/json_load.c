@@ -18,7 +18,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1564,29 +1563,21 @@ int lm_module_load(lm_module **out, const char *path, lm_error *err)
 
 typedef struct loader {
 	char *const *paths;
-	int n;
 	lm_module **mods;
 	lm_error *errs;
 	int *rcs;
-	atomic_int next;
 } loader;
 
-static void *loader_main(void *arg)
+static void load_one(void *arg, int worker, int i)
 {
 	loader *l = arg;
-	int i;
-	while ((i = atomic_fetch_add(&l->next, 1)) < l->n)
-		l->rcs[i] = lm_module_load(&l->mods[i], l->paths[i], &l->errs[i]);
-	return NULL;
+	(void)worker; /* cJSON's arena is per thread already (arena_on) */
+	l->rcs[i] = lm_module_load(&l->mods[i], l->paths[i], &l->errs[i]);
 }
 
 int lm_modules_load(char *const *paths, int n, lm_module **mods, lm_error *err)
 {
-	enum { MAX_THREADS = 8 };
-	pthread_t th[MAX_THREADS];
-	int started[MAX_THREADS] = { 0 };
 	loader l;
-	long nt = sysconf(_SC_NPROCESSORS_ONLN);
 	off_t bytes = 0;
 	int rc = 0;
 	for (int i = 0; i < n; i++) {
@@ -1595,26 +1586,15 @@ int lm_modules_load(char *const *paths, int n, lm_module **mods, lm_error *err)
 		if (stat(paths[i], &st) == 0)
 			bytes += st.st_size;
 	}
-	/* threads only pay for themselves on big inputs */
-	if (bytes < ((off_t)8 << 20) || nt < 2)
-		nt = 1;
-	if (nt > n)
-		nt = n;
-	if (nt > MAX_THREADS)
-		nt = MAX_THREADS;
+	/* one thread per CPU, at most 8: threads only pay for themselves on
+	   big inputs */
+	int nt = lm_worker_count(0, 8, n, bytes >= ((off_t)8 << 20));
 	l.paths = paths;
-	l.n = n;
 	l.mods = mods;
 	l.errs = lm_xcalloc((size_t)n + 1, sizeof *l.errs);
 	l.rcs = lm_xcalloc((size_t)n + 1, sizeof *l.rcs);
-	atomic_init(&l.next, 0);
 	lm_json_hooks(); /* before any thread parses */
-	for (int t = 1; t < nt; t++)
-		started[t] = pthread_create(&th[t], NULL, loader_main, &l) == 0;
-	loader_main(&l);
-	for (int t = 1; t < nt; t++)
-		if (started[t])
-			pthread_join(th[t], NULL);
+	lm_parallel_for(n, nt, load_one, &l);
 	/* the first failure in path order, as a loop would report it */
 	for (int i = 0; i < n && !rc; i++)
 		if (l.rcs[i]) {

@@ -794,6 +794,47 @@ START_TEST(test_load_many)
 }
 END_TEST
 
+/* lm_parallel_for: every item once, by a worker in range. */
+typedef struct pfor_seen {
+	int count[100];
+	int worker[100];
+} pfor_seen;
+
+static void pfor_mark(void *ctx, int worker, int item)
+{
+	pfor_seen *p = ctx;
+	p->count[item]++; /* each item is taken by one worker only */
+	p->worker[item] = worker;
+}
+
+START_TEST(test_parallel_for)
+{
+	static const int workers[] = { 0, 1, 2, 3, 8, 200 };
+	for (size_t k = 0; k < sizeof workers / sizeof *workers; k++) {
+		pfor_seen p;
+		memset(&p, 0, sizeof p);
+		lm_parallel_for(100, workers[k], pfor_mark, &p);
+		for (int i = 0; i < 100; i++) {
+			ck_assert_int_eq(p.count[i], 1);
+			ck_assert_int_ge(p.worker[i], 0);
+			ck_assert_int_lt(p.worker[i], workers[k] > 1 ?
+					 workers[k] : 1);
+		}
+	}
+	lm_parallel_for(0, 4, pfor_mark, NULL); /* no item: fn not called */
+	/* the count rule: requested, else CPUs if big, else 1; capped */
+	ck_assert_int_eq(lm_worker_count(3, 8, 10, 0), 3);
+	ck_assert_int_eq(lm_worker_count(12, 8, 10, 0), 8);
+	ck_assert_int_eq(lm_worker_count(5, 8, 2, 1), 2);
+	ck_assert_int_eq(lm_worker_count(0, 8, 10, 0), 1);
+	ck_assert_int_eq(lm_worker_count(-1, 8, 10, 0), 1);
+	ck_assert_int_eq(lm_worker_count(0, 8, 0, 1), 0);
+	int big = lm_worker_count(0, 8, 10, 1);
+	ck_assert_int_ge(big, 1);
+	ck_assert_int_le(big, 8);
+}
+END_TEST
+
 START_TEST(test_expand_dir)
 {
 	char *p = tu_srcpath("examples/handoff2");
@@ -1156,6 +1197,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_pool);
 	tcase_add_test(tc, test_strmap);
 	tcase_add_test(tc, test_load_many);
+	tcase_add_test(tc, test_parallel_for);
 	tcase_add_test(tc, test_expand_dir);
 	tcase_add_test(tc, test_display_name);
 	tcase_add_test(tc, test_repeated_keys_last_wins);
