@@ -104,3 +104,11 @@ tests_test_hygiene_SOURCES = tests/test_hygiene.c
 tests_test_hygiene_CFLAGS = $(TEST_CFLAGS)
 tests_test_hygiene_LDADD = $(TEST_LDADD)
 TESTS += tests/test_hygiene
+
+# the reader harnesses of tests/fuzz/, replayed over seeds and mutations
+check_PROGRAMS += tests/test_fuzz_replay
+tests_test_fuzz_replay_SOURCES = tests/test_fuzz_replay.c tests/fuzz/fuzz.h \
+	tests/fuzz/fuzz_module.c tests/fuzz/fuzz_npy.c tests/fuzz/fuzz_klr.c
+tests_test_fuzz_replay_CFLAGS = $(TEST_CFLAGS) -I$(srcdir)/tests/fuzz
+tests_test_fuzz_replay_LDADD = $(TEST_LDADD)
+TESTS += tests/test_fuzz_replay

@@ -4,18 +4,18 @@
 ** simulator's key check is out of reach here: model only), write the
 ** module back and parse the text again. Any crash, leak or sanitizer
 ** report is a bug; an input error is the expected answer to most inputs.
-** Built and run by tests/fuzz/run.sh.
+** Built and run by tests/fuzz/run.sh; replayed by
+** tests/test_fuzz_replay.c.
 */
 #include "common.h"
+#include "fuzz.h"
 #include "module.h"
 #include "verify.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int lncsim_fuzz_module(const uint8_t *data, size_t size)
 {
 	lm_module *m = NULL, *again = NULL;
 	lm_error err;
@@ -30,11 +30,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (lm_module_to_json(m, 0, &text, &len, &err) == 0) {
 		/* what lncsim writes, lncsim reads */
-		if (lm_module_parse(&again, text, len, "again.json", &err))
-			abort();
+		int bad = lm_module_parse(&again, text, len, "again.json",
+					  &err) != 0;
 		lm_module_free(again);
 		free(text);
+		if (bad) {
+			lm_module_free(m);
+			return 1;
+		}
 	}
 	lm_module_free(m);
 	return 0;
 }
+
+LNCSIM_FUZZ_ENTRY(lncsim_fuzz_module)

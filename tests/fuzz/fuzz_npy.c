@@ -1,18 +1,18 @@
 /*
 ** fuzz_npy.c -- libFuzzer harness for the .npy reader (lm_npy_parse):
 ** header, shape, dtype and payload checks, then a conversion of the
-** array to float32 when it parsed. Built and run by tests/fuzz/run.sh.
+** array to float32 when it parsed. Built and run by tests/fuzz/run.sh; replayed by
+** tests/test_fuzz_replay.c.
 */
 #include "common.h"
+#include "fuzz.h"
 #include "dtype.h"
 #include "npy.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int lncsim_fuzz_npy(const uint8_t *data, size_t size)
 {
 	lm_npy a;
 	lm_error err;
@@ -29,3 +29,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lm_npy_free(&a);
 	return 0;
 }
+
+LNCSIM_FUZZ_ENTRY(lncsim_fuzz_npy)

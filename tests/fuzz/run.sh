@@ -14,7 +14,7 @@ CC=${CLANG:-clang}
 work=$(mktemp -d "${TMPDIR:-/tmp}/lncsim-fuzz.XXXXXX")
 echo "work directory: $work"
 
-cflags="-g -O1 -ffp-contract=off -fsanitize=fuzzer-no-link,address,undefined
+cflags="-g -O1 -DLNCSIM_LIBFUZZER -I$top/tests/fuzz -ffp-contract=off -fsanitize=fuzzer-no-link,address,undefined
 	-fno-sanitize-recover=undefined -I$top/model -I$top/linker
 	$(pkg-config --cflags libcjson)"
 libs="$(pkg-config --libs libcjson) -lpthread -lm"
