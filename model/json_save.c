@@ -42,7 +42,9 @@ typedef struct jlevel {
 	int obj;            /* object (else array) */
 	int n;              /* items written */
 	const char **keys;  /* keys written (for add_extra's "o wins") */
-	int n_keys, cap_keys;
+	size_t *off;        /* where each key's member starts (after its
+			       separator), for the sort at jw_close */
+	int n_keys, cap_keys, cap_off;
 } jlevel;
 
 typedef struct jw {
@@ -53,6 +55,8 @@ typedef struct jw {
 	int depth;          /* open containers */
 	jlevel *lv;
 	int cap_lv;
+	char *tmp;          /* scratch of jw_sort */
+	size_t cap_tmp;
 } jw;
 
 static void jw_need(jw *w, size_t n)
@@ -136,21 +140,76 @@ static void jw_item(jw *w)
 		jw_put(w, w->pretty ? ", " : ",", w->pretty ? 2 : 1);
 }
 
-/* A key of the innermost object (NULL: nothing is written, as cJSON
-** refuses to add an item without a key). Returns 0 when skipped. */
-static int jw_key(jw *w, const char *k)
+/* The separator and key of a member of the innermost object, recorded
+** for the key sort of jw_close. */
+static void jw_member(jw *w, const char *k)
 {
 	jlevel *l = &w->lv[w->depth - 1];
-	if (!k)
-		return 0;
 	if (l->n++)
 		jw_put(w, w->pretty ? ",\n" : ",", w->pretty ? 2 : 1);
+	lm_grow(&l->keys, &l->cap_keys, l->n_keys + 1, sizeof *l->keys);
+	lm_grow(&l->off, &l->cap_off, l->n_keys + 1, sizeof *l->off);
+	l->keys[l->n_keys] = k;
+	l->off[l->n_keys++] = w->len;
 	if (w->pretty)
 		jw_tabs(w, w->depth);
 	jw_string(w, k);
 	jw_put(w, w->pretty ? ":\t" : ":", w->pretty ? 2 : 1);
-	lm_grow(&l->keys, &l->cap_keys, l->n_keys + 1, sizeof *l->keys);
-	l->keys[l->n_keys++] = k;
+}
+
+/*
+** Objects are written with their keys in strcmp order, as the compiler's
+** JSON library prints them (its objects are ordered maps). Members are
+** written in whatever order the code has them; at close an object whose
+** keys are out of order has its members moved into order (stable: equal
+** keys keep their order).
+*/
+static void jw_sort(jw *w, jlevel *l)
+{
+	int n = l->n_keys, sorted = 1;
+	size_t sep = w->pretty ? 2 : 1, base, len;
+	for (int i = 1; i < n && sorted; i++)
+		sorted = strcmp(l->keys[i - 1], l->keys[i]) <= 0;
+	if (sorted)
+		return;
+	int *ix = lm_xmalloc((size_t)n * sizeof *ix);
+	for (int i = 0; i < n; i++) {
+		int j = i;
+		while (j > 0 && strcmp(l->keys[ix[j - 1]], l->keys[i]) > 0) {
+			ix[j] = ix[j - 1];
+			j--;
+		}
+		ix[j] = i;
+	}
+	base = l->off[0];
+	len = w->len - base;
+	if (len > w->cap_tmp) {
+		w->tmp = lm_xrealloc(w->tmp, len);
+		w->cap_tmp = len;
+	}
+	memcpy(w->tmp, w->p + base, len);
+	char *o = w->p + base;
+	for (int r = 0; r < n; r++) {
+		int i = ix[r];
+		size_t a = l->off[i] - base;
+		size_t b = (i + 1 < n ? l->off[i + 1] - sep : w->len) - base;
+		if (r) {
+			memcpy(o, w->pretty ? ",\n" : ",", sep);
+			o += sep;
+		}
+		memcpy(o, w->tmp + a, b - a);
+		o += b - a;
+	}
+	free(ix);
+}
+
+/* A key of the innermost object (NULL: nothing is written, as cJSON
+** refuses to add an item without a key). Returns 0 when skipped. */
+static int jw_key(jw *w, const char *k)
+{
+	if (!k)
+		return 0;
+	jw_member(w, k);
 	return 1;
 }
 
@@ -181,6 +240,7 @@ static void jw_close(jw *w)
 		jw_put(w, "]", 1);
 		return;
 	}
+	jw_sort(w, l);
 	if (w->pretty) {
 		if (l->n)
 			jw_put(w, "\n", 1);
@@ -278,13 +338,7 @@ static void jw_cjson(jw *w, const cJSON *j)
 		jw_open(w, 1);
 		for (const cJSON *c = j->child; c; c = c->next) {
 			/* cJSON prints a key-less member with key "" */
-			jlevel *l = &w->lv[w->depth - 1];
-			if (l->n++)
-				jw_put(w, w->pretty ? ",\n" : ",", w->pretty ? 2 : 1);
-			if (w->pretty)
-				jw_tabs(w, w->depth);
-			jw_string(w, c->string);
-			jw_put(w, w->pretty ? ":\t" : ":", w->pretty ? 2 : 1);
+			jw_member(w, c->string ? c->string : "");
 			jw_cjson(w, c);
 		}
 		jw_close(w);
@@ -736,9 +790,12 @@ static char *module_text(const lm_module *m, int pretty, int exact,
 	module_json(&w, m);
 	jw_put(&w, "\n", 1);
 	w.p[w.len] = 0;
-	for (int i = 0; i < w.cap_lv; i++)
+	for (int i = 0; i < w.cap_lv; i++) {
 		free(w.lv[i].keys);
+		free(w.lv[i].off);
+	}
 	free(w.lv);
+	free(w.tmp);
 	*len = w.len;
 	return w.p;
 }

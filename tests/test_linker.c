@@ -465,8 +465,8 @@ START_TEST(test_copy_allocs_renamed_producer)
 	char *txt = NULL;
 	size_t len;
 	ck_assert_int_eq(lm_module_to_json(out, 0, &txt, &len, &e), 0);
-	ck_assert_contains(txt, "\"memsetref\":\"nc0.p\",\"memref\":\"nc0.p\","
-			   "\"expr\"");
+	ck_assert_contains(txt, "{\"expr\":\"i\",\"kind\":\"symbolic_ap\","
+			   "\"memref\":\"nc0.p\",\"memsetref\":\"nc0.p\"}");
 	free(txt);
 	lm_inst *k = inst(n0, "call_k");
 	ck_assert_str_eq(k->func, "nc0.kern");
