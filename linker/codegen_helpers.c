@@ -75,14 +75,10 @@ char *lk_pv_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b
 
 void lk_pv_add_dep(lm_inst *in, const char *name)
 {
-	lm_inst_unpack(in);
 	for (int i = 0; i < in->n_deps; i++)
 		if (strcmp(in->deps[i], name) == 0)
 			return;
-	in->deps = lm_xrealloc(in->deps, (size_t)(in->n_deps + 1) *
-			       sizeof *in->deps);
-	in->deps[in->n_deps++] = lm_xstrdup(name);
-	in->has_dependencies = 1;
+	lm_inst_add_dep(in, 0, name, LM_EDGE_FLOW);
 }
 
 /* ---- codegen context ------------------------------------------------------ */
@@ -197,8 +193,7 @@ void lk_cg_emit(lk_cg *cg, lm_inst *in)
 	/* a dependency on itself (in-place ops) is not one */
 	for (int i = 0; i < in->n_deps; i++)
 		if (strcmp(in->deps[i], in->name) == 0) {
-			free(in->deps[i]);
-			in->deps[i] = in->deps[--in->n_deps];
+			lm_inst_remove_dep(in, 0, i);
 			i--;
 		}
 	in->has_dependencies = in->n_deps > 0;

@@ -419,17 +419,21 @@ static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 			c->name_seq[c->name_pos++] : -1;
 		int rn = idx_renamed(x, c, idx);
 		size_t need = rn ? strlen(src->name) + 24 : 0;
+		int nd = src->n_deps + src->n_lc_deps;
 		char **d = NULL, *p;
-		if (src->n_deps) {
-			d = scratch(&cp->s_strs, &cp->cap_strs_s, src->n_deps,
-				    sizeof *d);
-			for (int i = 0; i < src->n_deps; i++) {
-				int r = src->deps[i] &&
-					dep_renamed(x, c, src->deps[i]);
-				d[i] = r ? NULL : src->deps[i];
-				need += r ? strlen(src->deps[i]) + 24 : 0;
+		if (nd) {
+			/* both lists in one scratch array: deps, then the
+			   loop-carried ones */
+			d = scratch(&cp->s_strs, &cp->cap_strs_s, nd, sizeof *d);
+			for (int i = 0; i < nd; i++) {
+				const char *s = i < src->n_deps ? src->deps[i] :
+					src->lc_deps[i - src->n_deps];
+				int r = s && dep_renamed(x, c, s);
+				d[i] = r ? NULL : (char *)s;
+				need += r ? strlen(s) + 24 : 0;
 			}
-			t.deps = d;
+			t.deps = src->n_deps ? d : NULL;
+			t.lc_deps = src->n_lc_deps ? d + src->n_deps : NULL;
 		}
 		p = need ? scratch(&cp->s_names, &cp->cap_names, (int)need, 1)
 			 : NULL;
@@ -440,11 +444,14 @@ static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 			if (src->op == LM_OP_COREBARRIER && !src->group)
 				t.group = src->name;
 		}
-		for (int i = 0; i < src->n_deps; i++)
-			if (!d[i] && src->deps[i]) { /* renamed (NULL kept) */
+		for (int i = 0; i < nd; i++) {
+			const char *s = i < src->n_deps ? src->deps[i] :
+				src->lc_deps[i - src->n_deps];
+			if (!d[i] && s) { /* renamed (NULL kept) */
 				d[i] = p;
-				p = lm_core_scoped(p, c->core, src->deps[i]);
+				p = lm_core_scoped(p, c->core, s);
 			}
+		}
 		if (src->name) {
 			uint64_t h = lm_hash_str(src->name);
 			lk_recent *r = &c->recent[h & (LK_RECENT - 1)];

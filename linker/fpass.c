@@ -44,7 +44,7 @@ int fpass_insert_returns(lk_ctx *x)
 		long long c = (long long)x->cores[ci].core;
 		lm_block *bl;
 		lm_inst *in;
-		int pos, nd = 0;
+		int pos;
 		if (!f)
 			continue;
 		last_per_engine(f, last);
@@ -68,14 +68,8 @@ int fpass_insert_returns(lk_ctx *x)
 		in->group = lm_xstrdup(COMPLETION_GROUP);
 		in->renumber = 1;
 		for (int e = 0; e < LM_ENG_COUNT; e++)
-			nd += last[e] != NULL;
-		if (nd) {
-			in->deps = lm_xcalloc((size_t)nd, sizeof *in->deps);
-			in->has_dependencies = 1;
-			for (int e = 0; e < LM_ENG_COUNT; e++)
-				if (last[e])
-					in->deps[in->n_deps++] = lm_xstrdup(last[e]);
-		}
+			if (last[e])
+				lm_inst_add_dep(in, 0, last[e], LM_EDGE_FLOW);
 		if (pos == bl->n_insts - 1) {
 			in = lk_block_insert(x, bl, bl->n_insts, 1);
 			in->name = lm_xstrdup(lm_linked_return_name(nm, c));

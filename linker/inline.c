@@ -257,8 +257,7 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 				continue;
 			for (int d = 0; d < in->n_deps; d++)
 				if (lm_strmap_lookup(&dropped, in->deps[d])) {
-					free(in->deps[d]);
-					in->deps[d] = in->deps[--in->n_deps];
+					lm_inst_remove_dep(in, 0, d);
 					d--;
 				}
 			if (in->n_deps == 0 && had == 0) {
@@ -306,10 +305,12 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 		   whole call */
 		nop.deps = call->deps;
 		nop.n_deps = call->n_deps;
+		nop.dep_kind = call->dep_kind;
 		nop.wait = call->wait;
 		nop.n_wait = call->n_wait;
 		call->deps = NULL;
 		call->n_deps = 0;
+		call->dep_kind = NULL;
 		call->wait = NULL;
 		call->n_wait = 0;
 	} else {

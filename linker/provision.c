@@ -932,11 +932,10 @@ static void redirect_deps(lm_inst *in, void *ud)
 		const char *to = lm_strmap_lookup(map, in->deps[i]);
 		if (!to)
 			continue;
-		free(in->deps[i]);
 		if (*to) {
-			in->deps[i] = lm_xstrdup(to);
+			lm_inst_set_dep(in, 0, i, to);
 		} else {
-			in->deps[i] = in->deps[--in->n_deps];
+			lm_inst_remove_dep(in, 0, i);
 			i--;
 		}
 	}

@@ -21,10 +21,12 @@ typedef enum lm_engine {
 	LM_ENG_POOL,
 	LM_ENG_SP,
 	LM_ENG_DMA,
+	LM_ENG_ALL,    /* every engine: an instruction broadcast to all */
 	LM_ENG_COUNT
 } lm_engine;
 
-/* BIR spelling: "PE", "Activation", "DVE", "Pool", "SP", "DMA", "Unassigned". */
+/* BIR spelling: "PE", "Activation", "DVE", "Pool", "SP", "DMA", "ALL",
+** "Unassigned". */
 const char *lm_engine_name(lm_engine e);
 lm_engine lm_engine_parse(const char *s); /* -1 when unknown */
 

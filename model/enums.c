@@ -198,7 +198,7 @@ int lm_funckind_parse(const char *s)
 /* ---- engines --------------------------------------------------------- */
 
 static const char *const engine_names[LM_ENG_COUNT] = {
-	"Unassigned", "PE", "Activation", "DVE", "Pool", "SP", "DMA",
+	"Unassigned", "PE", "Activation", "DVE", "Pool", "SP", "DMA", "ALL",
 };
 
 const char *lm_engine_name(lm_engine e)
@@ -209,4 +209,35 @@ const char *lm_engine_name(lm_engine e)
 lm_engine lm_engine_parse(const char *s)
 {
 	return (lm_engine)find_name(engine_names, LM_ENG_COUNT, s);
+}
+
+/* ---- dependency kinds and origins -------------------------------------- */
+
+static const char *const edge_names[LM_EDGE_COUNT] = {
+	"Invalid", "Ordered", "Anti", "Output", "Flow",
+};
+
+const char *lm_edgekind_name(int k)
+{
+	return (k > 0 && k < LM_EDGE_COUNT) ? edge_names[k] : "";
+}
+
+int lm_edgekind_parse(const char *s)
+{
+	int i = find_name(edge_names, LM_EDGE_COUNT, s);
+	return i > 0 ? i : LM_EDGE_INVALID;
+}
+
+static const char *const origin_names[LM_ORIGIN_COUNT] = {
+	"Internal", "Penguin", "NKI",
+};
+
+const char *lm_origin_name(int o)
+{
+	return (o >= 0 && o < LM_ORIGIN_COUNT) ? origin_names[o] : "";
+}
+
+int lm_origin_parse(const char *s)
+{
+	return find_name(origin_names, LM_ORIGIN_COUNT, s);
 }

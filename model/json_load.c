@@ -738,6 +738,194 @@ bad:
 
 /* ---- instructions ---------------------------------------------------- */
 
+
+/*
+** A dependency list: each entry a [name, EdgeKind] pair (the kind by name
+** or by number), or a bare name (Flow). Kinds are kept only when one is
+** not Flow.
+*/
+static int load_deps(ld *L, cJSON *j, const char *key, char ***names,
+		     uint8_t **kinds, int *n)
+{
+	if (want_array(L, j, key))
+		return LM_EINPUT;
+	int cnt = cJSON_GetArraySize(j), i = 0, rc = 0;
+	char **v = cnt ? lm_xcalloc((size_t)cnt, sizeof *v) : NULL;
+	uint8_t *k = cnt ? lm_xmalloc((size_t)cnt) : NULL;
+	int any = 0;
+	for (cJSON *e = j->child; e && !rc; e = e->next, i++) {
+		cJSON *nm = e, *kd = NULL;
+		k[i] = LM_EDGE_FLOW;
+		if (cJSON_IsArray(e)) {
+			if (cJSON_GetArraySize(e) != 2) {
+				rc = FAIL(L, "key '%s': entry %d: expected "
+					  "[name, EdgeKind], got an array of %d",
+					  key, i, cJSON_GetArraySize(e));
+				break;
+			}
+			nm = e->child;
+			kd = e->child->next;
+		}
+		if (!cJSON_IsString(nm) || !nm->valuestring) {
+			rc = FAIL(L, "key '%s': entry %d: expected an instruction "
+				  "name, got %s", key, i, type_name(nm));
+			break;
+		}
+		if (kd && cJSON_IsString(kd) && kd->valuestring) {
+			int x = lm_edgekind_parse(kd->valuestring);
+			if (!x) {
+				rc = FAIL(L, "key '%s': entry %d: EdgeKind '%s' "
+					  "does not exist (Ordered, Anti, Output, "
+					  "Flow)", key, i, kd->valuestring);
+				break;
+			}
+			k[i] = (uint8_t)x;
+		} else if (kd && cJSON_IsNumber(kd)) {
+			double d = kd->valuedouble;
+			if (!(d >= 1 && d < LM_EDGE_COUNT && d == floor(d))) {
+				rc = FAIL(L, "key '%s': entry %d: EdgeKind %.17g "
+					  "does not exist (1 Ordered .. 4 Flow)",
+					  key, i, d);
+				break;
+			}
+			k[i] = (uint8_t)d;
+		} else if (kd) {
+			rc = FAIL(L, "key '%s': entry %d: EdgeKind: expected "
+				  "string, got %s", key, i, type_name(kd));
+			break;
+		}
+		any |= k[i] != LM_EDGE_FLOW;
+		v[i] = lm_xstrdup(nm->valuestring);
+	}
+	if (rc) {
+		for (int x = 0; x < cnt; x++)
+			free(v[x]);
+		free(v);
+		free(k);
+		return rc;
+	}
+	if (!any) {
+		free(k);
+		k = NULL;
+	}
+	for (int x = 0; x < *n; x++) /* what it replaces */
+		free((*names)[x]);
+	free(*names);
+	free(*kinds);
+	*names = v;
+	*kinds = k;
+	*n = cnt;
+	return 0;
+}
+
+/*
+** sync_info {"on_wait": [...], "on_update": [...]}, each entry
+** {"semaphore": NAME, "mode": MODE, "value": N}. The entries the model
+** runs become waits (sem-ge-imm) and signals (sem-inc by 1); returns 1
+** when some part does not map (the caller keeps the whole object as it
+** is), 0 when all of it did, LM_EINPUT on a malformed entry.
+*/
+static int load_sync_info(ld *L, cJSON *j, lm_inst *in)
+{
+	if (want_object(L, j, "sync_info"))
+		return LM_EINPUT;
+	/* pass 0 checks every entry; pass 1, when all of them map, adds */
+	for (int pass = 0; pass < 2; pass++)
+	for (cJSON *c = j->child; c; c = c->next) {
+		int upd = c->string && strcmp(c->string, "on_update") == 0;
+		if (!c->string || (!upd && strcmp(c->string, "on_wait") != 0))
+			return 1;
+		if (!cJSON_IsArray(c))
+			return FAIL(L, "key 'sync_info': '%s': expected array, "
+				    "got %s", c->string, type_name(c));
+		for (cJSON *e = c->child; e; e = e->next) {
+			cJSON *sem = cJSON_GetObjectItemCaseSensitive(e, "semaphore");
+			cJSON *mode = cJSON_GetObjectItemCaseSensitive(e, "mode");
+			cJSON *val = cJSON_GetObjectItemCaseSensitive(e, "value");
+			int64_t v = 1;
+			if (!cJSON_IsObject(e))
+				return FAIL(L, "key 'sync_info': '%s': expected "
+					    "object entries, got %s", c->string,
+					    type_name(e));
+			if (!cJSON_IsString(mode) || !mode->valuestring)
+				return FAIL(L, "key 'sync_info': '%s': key "
+					    "'mode': expected string, got %s",
+					    c->string, type_name(mode));
+			if (val && get_int(L, val, "value", &v))
+				return LM_EINPUT;
+			if (cJSON_GetArraySize(e) != 2 + (val != NULL) ||
+			    !cJSON_IsString(sem) || !sem->valuestring)
+				return 1;
+			if (!upd && !strcmp(mode->valuestring, "sem-ge-imm") &&
+			    val && v >= 0) {
+				if (!pass)
+					continue;
+				in->wait = lm_xrealloc(in->wait,
+					(size_t)(in->n_wait + 1) * sizeof *in->wait);
+				in->wait[in->n_wait].semaphore =
+					lm_xstrdup(sem->valuestring);
+				in->wait[in->n_wait++].value = v;
+			} else if (upd && !strcmp(mode->valuestring, "sem-inc") &&
+				   v == 1) {
+				if (!pass)
+					continue;
+				in->signal = lm_xrealloc(in->signal,
+					(size_t)(in->n_signal + 1) *
+					sizeof *in->signal);
+				in->signal[in->n_signal++] =
+					lm_xstrdup(sem->valuestring);
+			} else {
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Keep sync_info j in extra as it is; with legacy, the instruction's
+** waits and signals move into its on_wait / on_update lists. */
+static void keep_sync_info(lm_inst *in, const cJSON *j, int legacy)
+{
+	cJSON *c = cJSON_Duplicate(j, 1);
+	drop_repeated_keys(c, 1);
+	if (legacy) {
+		cJSON *w = cJSON_GetObjectItemCaseSensitive(c, "on_wait");
+		cJSON *u = cJSON_GetObjectItemCaseSensitive(c, "on_update");
+		if (in->n_wait && !cJSON_IsArray(w)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(c, "on_wait");
+			w = cJSON_AddArrayToObject(c, "on_wait");
+		}
+		if (in->n_signal && !cJSON_IsArray(u)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(c, "on_update");
+			u = cJSON_AddArrayToObject(c, "on_update");
+		}
+		for (int i = 0; i < in->n_wait; i++) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "mode", "sem-ge-imm");
+			cJSON_AddStringToObject(e, "semaphore", in->wait[i].semaphore);
+			cJSON_AddNumberToObject(e, "value", (double)in->wait[i].value);
+			cJSON_AddItemToArray(w, e);
+			free(in->wait[i].semaphore);
+		}
+		for (int i = 0; i < in->n_signal; i++) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "mode", "sem-inc");
+			cJSON_AddStringToObject(e, "semaphore", in->signal[i]);
+			cJSON_AddNumberToObject(e, "value", 1);
+			cJSON_AddItemToArray(u, e);
+			free(in->signal[i]);
+		}
+		free(in->wait);
+		free(in->signal);
+		in->wait = NULL;
+		in->signal = NULL;
+		in->n_wait = in->n_signal = 0;
+	}
+	if (!in->extra)
+		in->extra = cJSON_CreateObject();
+	cJSON_AddItemToObject(in->extra, "sync_info", c);
+}
+
 static int load_block(ld *L, cJSON *j, lm_block *b);
 
 /* Fields of one instruction (or Loop). */
@@ -770,6 +958,7 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 	if (in->op == LM_OP_OTHER)
 		in->opcode_str = lm_xstrdup(op->valuestring);
 
+	cJSON *sync = NULL;
 	int seen_start = 0, seen_func = 0, seen_op = 0, seen_op0 = 0, seen_id = 0,
 	    seen_cores = 0, seen_pattern = 0, seen_cmp = 0, seen_const0 = 0,
 	    seen_memval = 0;
@@ -797,8 +986,46 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 		} else if (IS("outs") && o != LM_OP_LOOP) {
 			rc = load_args(L, c, "outs", &in->outs, &in->n_outs);
 		} else if (IS("dependencies")) {
-			rc = get_str_array(L, c, "dependencies", &in->deps, &in->n_deps);
+			rc = load_deps(L, c, key, &in->deps, &in->dep_kind,
+				       &in->n_deps);
 			in->has_dependencies = 1;
+		} else if (IS("loop_carried_dependencies")) {
+			rc = load_deps(L, c, key, &in->lc_deps, &in->lc_dep_kind,
+				       &in->n_lc_deps);
+		} else if (IS("origin")) {
+			if (!cJSON_IsString(c))
+				rc = FAIL(L, "key 'origin': expected string, got %s",
+					  type_name(c));
+			else if ((in->origin = lm_origin_parse(c->valuestring)) < 0)
+				rc = FAIL(L, "key 'origin': unknown NamedObjectOrigin "
+					  "'%s' (Internal, Penguin, NKI)",
+					  c->valuestring);
+		} else if (IS("engine_id")) {
+			rc = get_nat(L, c, key, &in->engine_id);
+		} else if (IS("scheduled_start")) {
+			rc = get_int(L, c, key, &in->sched_start);
+		} else if (IS("scheduled_end")) {
+			rc = get_int(L, c, key, &in->sched_end);
+		} else if (IS("sync_info")) {
+			sync = c;
+		} else if (IS("optin_passes")) {
+			char **v = NULL;
+			int n = 0;
+			rc = get_str_array(L, c, key, &v, &n);
+			for (int i = 0; i < n; i++)
+				free(v[i]);
+			free(v);
+			if (!rc)
+				keep_extra(&in->extra, j, c);
+		} else if (IS("unroll_dependencies") || IS("indirection_ins") ||
+			   IS("loopnest") || IS("predicates") || IS("order")) {
+			rc = want_array(L, c, key);
+			if (!rc && cJSON_GetArraySize(c))
+				keep_extra(&in->extra, j, c);
+		} else if (IS("debug")) {
+			rc = want_object(L, c, key);
+			if (!rc)
+				keep_extra(&in->extra, j, c);
 		} else if (IS("wait")) {
 			if (want_array(L, c, "wait"))
 				return LM_EINPUT;
@@ -828,6 +1055,26 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			rc = get_str(L, c, key, &in->instance_name);
 		} else if (o == LM_OP_CALL && IS("target")) {
 			rc = get_str(L, c, key, &in->target);
+		} else if (o == LM_OP_MATMULT && IS("accumulation_flag")) {
+			int64_t f;
+			if (cJSON_IsObject(c)) { /* an affine value */
+				keep_extra(&in->extra, j, c);
+			} else if (!(rc = get_nat(L, c, key, &f))) {
+				if (f > 255)
+					rc = FAIL(L, "key 'accumulation_flag': %lld "
+						  "does not fit its 8 bits",
+						  (long long)f);
+				in->start_tensor_calc = (int)(f & 1);
+				in->stop_tensor_calc = (int)(f >> 1 & 1);
+				in->has_stop_tensor_calc = 1;
+				in->acc_flag_rest = (int)(f & ~3);
+			}
+			seen_start = 1;
+		} else if (o == LM_OP_MATMULT && IS("psum_zero_region")) {
+			if (cJSON_IsObject(c))
+				keep_extra(&in->extra, j, c);
+			else
+				rc = get_nat(L, c, key, &in->psum_zero_region);
 		} else if (o == LM_OP_MATMULT && IS("start_tensor_calc")) {
 			rc = get_bool(L, c, key, &in->start_tensor_calc);
 			seen_start = 1;
@@ -947,9 +1194,17 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 		if (rc)
 			return rc;
 	}
+	if (sync) {
+		int legacy = in->n_wait || in->n_signal;
+		int rc = load_sync_info(L, sync, in);
+		if (rc == LM_EINPUT)
+			return rc;
+		if (rc) /* kept as it is, with the legacy entries moved in */
+			keep_sync_info(in, sync, legacy);
+	}
 	const char *missing = NULL;
 	switch (in->op) {
-	case LM_OP_MATMULT: if (!seen_start) missing = "start_tensor_calc"; break;
+	case LM_OP_MATMULT: if (!seen_start) missing = "accumulation_flag"; break;
 	case LM_OP_ACTIVATION: if (!seen_func) missing = "func"; break;
 	case LM_OP_TENSORTENSOR: if (!seen_op) missing = "op"; break;
 	case LM_OP_TENSORSCALAR:

@@ -490,6 +490,23 @@ static void kv_json(jw *w, const char *k, const lm_kv *v, int n)
 	jw_close(w);
 }
 
+/* A dependency list as [name, EdgeKind] pairs (nothing when empty). */
+static void deps_json(jw *w, const char *k, char *const *names,
+		      const uint8_t *kinds, int n)
+{
+	if (!n)
+		return;
+	jw_key(w, k);
+	jw_open(w, 0);
+	for (int i = 0; i < n; i++) {
+		jw_open(w, 0);
+		jw_str(w, names[i]);
+		jw_str(w, lm_edgekind_name(kinds ? kinds[i] : LM_EDGE_FLOW));
+		jw_close(w);
+	}
+	jw_close(w);
+}
+
 static void block_json(jw *w, const lm_block *b);
 
 static void inst_json(jw *w, const lm_inst *in)
@@ -511,27 +528,44 @@ static void inst_json(jw *w, const lm_inst *in)
 		return;
 	}
 	kstr(w, "name", in->name);
+	kstr(w, "origin", lm_origin_name(in->origin));
 	kstr(w, "engine", lm_engine_name(in->engine));
+	kint(w, "engine_id", in->engine_id);
+	kint(w, "scheduled_start", in->sched_start);
+	kint(w, "scheduled_end", in->sched_end);
 	args_json(w, "ins", in->ins, in->n_ins);
 	args_json(w, "outs", in->outs, in->n_outs);
-	if (in->has_dependencies) {
-		jw_key(w, "dependencies");
-		str_array(w, in->deps, in->n_deps);
-	}
-	if (in->n_wait) {
-		jw_key(w, "wait");
-		jw_open(w, 0);
-		for (int i = 0; i < in->n_wait; i++) {
-			jw_open(w, 1);
-			kstr(w, "semaphore", in->wait[i].semaphore);
-			kint(w, "value", in->wait[i].value);
+	deps_json(w, "dependencies", in->deps, in->dep_kind, in->n_deps);
+	deps_json(w, "loop_carried_dependencies", in->lc_deps,
+		  in->lc_dep_kind, in->n_lc_deps);
+	if (in->n_wait || in->n_signal) {
+		jw_key(w, "sync_info");
+		jw_open(w, 1);
+		if (in->n_wait) {
+			jw_key(w, "on_wait");
+			jw_open(w, 0);
+			for (int i = 0; i < in->n_wait; i++) {
+				jw_open(w, 1);
+				kstr(w, "mode", "sem-ge-imm");
+				kstr(w, "semaphore", in->wait[i].semaphore);
+				kint(w, "value", in->wait[i].value);
+				jw_close(w);
+			}
+			jw_close(w);
+		}
+		if (in->n_signal) {
+			jw_key(w, "on_update");
+			jw_open(w, 0);
+			for (int i = 0; i < in->n_signal; i++) {
+				jw_open(w, 1);
+				kstr(w, "mode", "sem-inc");
+				kstr(w, "semaphore", in->signal[i]);
+				kint(w, "value", 1);
+				jw_close(w);
+			}
 			jw_close(w);
 		}
 		jw_close(w);
-	}
-	if (in->n_signal) {
-		jw_key(w, "signal");
-		str_array(w, in->signal, in->n_signal);
 	}
 	if (in->has_can_read_uninit)
 		kbool(w, "can_read_uninit", in->can_read_uninit);
@@ -550,11 +584,10 @@ static void inst_json(jw *w, const lm_inst *in)
 		kstr(w, "target", in->target);
 		break;
 	case LM_OP_MATMULT:
-		kbool(w, "start_tensor_calc", in->start_tensor_calc);
-		if (in->has_stop_tensor_calc)
-			kbool(w, "stop_tensor_calc", in->stop_tensor_calc);
-		if (in->has_is_transpose)
-			kbool(w, "is_transpose", in->is_transpose);
+		kint(w, "accumulation_flag", (int64_t)(in->start_tensor_calc ? 1 : 0) |
+		     (in->stop_tensor_calc ? 2 : 0) | in->acc_flag_rest);
+		kint(w, "psum_zero_region", in->psum_zero_region);
+		kbool(w, "is_transpose", in->is_transpose);
 		break;
 	case LM_OP_ACTIVATION:
 		kstr(w, "func", lm_actfunc_name(in->act_func));

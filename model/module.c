@@ -175,6 +175,9 @@ void lm_inst_clear(lm_inst *in)
 	iargs_free(in, in->ins, in->n_ins);
 	iargs_free(in, in->outs, in->n_outs);
 	istrv_free(in, in->deps, in->n_deps);
+	ifree(in, in->dep_kind);
+	istrv_free(in, in->lc_deps, in->n_lc_deps);
+	ifree(in, in->lc_dep_kind);
 	for (int i = 0; i < in->n_wait; i++)
 		ifree(in, in->wait[i].semaphore);
 	ifree(in, in->wait);
@@ -207,6 +210,72 @@ void lm_inst_set_str(lm_inst *in, char **field, const char *v)
 	ifree(in, old);
 }
 
+/* The list lc selects: its names, kinds and count. */
+static void dep_list(lm_inst *in, int lc, char ****names, uint8_t ***kinds,
+		     int **n)
+{
+	*names = lc ? &in->lc_deps : &in->deps;
+	*kinds = lc ? &in->lc_dep_kind : &in->dep_kind;
+	*n = lc ? &in->n_lc_deps : &in->n_deps;
+}
+
+void lm_inst_add_dep(lm_inst *in, int lc, const char *name, int kind)
+{
+	char ***names;
+	uint8_t **kinds;
+	int *n;
+	lm_inst_unpack(in);
+	dep_list(in, lc, &names, &kinds, &n);
+	*names = lm_xrealloc(*names, (size_t)(*n + 1) * sizeof **names);
+	(*names)[*n] = dup0(name);
+	if (kind != LM_EDGE_FLOW && !*kinds) {
+		*kinds = lm_xmalloc((size_t)*n + 1);
+		memset(*kinds, LM_EDGE_FLOW, (size_t)*n + 1);
+	} else if (*kinds) {
+		*kinds = lm_xrealloc(*kinds, (size_t)*n + 1);
+	}
+	if (*kinds)
+		(*kinds)[*n] = (uint8_t)kind;
+	(*n)++;
+	if (!lc)
+		in->has_dependencies = 1;
+}
+
+void lm_inst_remove_dep(lm_inst *in, int lc, int i)
+{
+	char ***names;
+	uint8_t **kinds;
+	int *n;
+	lm_inst_unpack(in);
+	dep_list(in, lc, &names, &kinds, &n);
+	if (i < 0 || i >= *n)
+		return;
+	free((*names)[i]);
+	(*n)--;
+	(*names)[i] = (*names)[*n];
+	if (*kinds)
+		(*kinds)[i] = (*kinds)[*n];
+}
+
+void lm_inst_set_dep(lm_inst *in, int lc, int i, const char *name)
+{
+	char ***names;
+	uint8_t **kinds;
+	int *n;
+	lm_inst_unpack(in);
+	dep_list(in, lc, &names, &kinds, &n);
+	if (i < 0 || i >= *n)
+		return;
+	free((*names)[i]);
+	(*names)[i] = dup0(name);
+}
+
+int lm_inst_dep_kind(const lm_inst *in, int lc, int i)
+{
+	const uint8_t *k = lc ? in->lc_dep_kind : in->dep_kind;
+	return k ? k[i] : LM_EDGE_FLOW;
+}
+
 void lm_inst_unpack(lm_inst *in)
 {
 	lm_inst t;
@@ -227,6 +296,11 @@ void lm_inst_copy(lm_inst *dst, const lm_inst *src)
 	dst->ins = args_dup(src->ins, src->n_ins);
 	dst->outs = args_dup(src->outs, src->n_outs);
 	dst->deps = strv_dup(src->deps, src->n_deps);
+	dst->dep_kind = src->dep_kind ? memdup0(src->dep_kind,
+						(size_t)src->n_deps) : NULL;
+	dst->lc_deps = strv_dup(src->lc_deps, src->n_lc_deps);
+	dst->lc_dep_kind = src->lc_dep_kind ?
+		memdup0(src->lc_dep_kind, (size_t)src->n_lc_deps) : NULL;
 	if (src->n_wait) {
 		dst->wait = lm_xcalloc((size_t)src->n_wait, sizeof *dst->wait);
 		for (int i = 0; i < src->n_wait; i++) {
@@ -349,6 +423,11 @@ static void pk_inst(packer *k, lm_inst *dst, const lm_inst *src)
 	dst->ins = pk_args(k, src->ins, src->n_ins);
 	dst->outs = pk_args(k, src->outs, src->n_outs);
 	dst->deps = pk_strv(k, src->deps, src->n_deps);
+	dst->dep_kind = src->dep_kind ? pk_mem(k, src->dep_kind,
+					       (size_t)src->n_deps) : NULL;
+	dst->lc_deps = pk_strv(k, src->lc_deps, src->n_lc_deps);
+	dst->lc_dep_kind = src->lc_dep_kind ?
+		pk_mem(k, src->lc_dep_kind, (size_t)src->n_lc_deps) : NULL;
 	dst->signal = pk_strv(k, src->signal, src->n_signal);
 	w = pk_mem(k, src->wait, (size_t)src->n_wait * sizeof *src->wait);
 	for (int i = 0; i < src->n_wait; i++) {

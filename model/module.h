@@ -141,6 +141,19 @@ int64_t lm_arg_count(const lm_arg *a);
 
 /* ---- instructions ------------------------------------------------------ */
 
+/* The kind of a dependency edge (EdgeKind). Every kind orders the later
+** instruction after the earlier one's completion. */
+enum { LM_EDGE_INVALID = 0, LM_EDGE_ORDERED, LM_EDGE_ANTI, LM_EDGE_OUTPUT,
+       LM_EDGE_FLOW, LM_EDGE_COUNT };
+const char *lm_edgekind_name(int k);   /* "Flow", ...; "" when out of range */
+int lm_edgekind_parse(const char *s);  /* LM_EDGE_INVALID when unknown */
+
+/* Where an instruction came from (NamedObjectOrigin). */
+enum { LM_ORIGIN_INTERNAL = 0, LM_ORIGIN_PENGUIN, LM_ORIGIN_NKI,
+       LM_ORIGIN_COUNT };
+const char *lm_origin_name(int o);
+int lm_origin_parse(const char *s);    /* -1 when unknown */
+
 typedef struct lm_wait {
 	char *semaphore;
 	int64_t value;
@@ -161,10 +174,19 @@ typedef struct lm_inst {
 	int n_ins, n_outs;
 	lm_arg *ins, *outs;
 
-	/* extensions */
+	/* the common instruction header */
+	int origin;             /* LM_ORIGIN_* */
+	int64_t engine_id;      /* instance of the engine */
+	int64_t sched_start, sched_end; /* scheduled_start / scheduled_end */
 	int has_dependencies;
 	int n_deps;
 	char **deps;
+	uint8_t *dep_kind;      /* LM_EDGE_* of deps[i]; NULL: all Flow */
+	int n_lc_deps;          /* loop_carried_dependencies */
+	char **lc_deps;
+	uint8_t *lc_dep_kind;   /* NULL: all Flow */
+	/* sync_info, as far as it maps onto the model: on_wait sem-ge-imm
+	   entries are `wait`, on_update sem-inc by 1 are `signal` */
 	int n_wait;
 	lm_wait *wait;
 	int n_signal;
@@ -178,9 +200,13 @@ typedef struct lm_inst {
 	char *instance_name;
 	/* Call */
 	char *target;
-	/* Matmult */
+	/* Matmult: accumulation_flag bit 0 is start_tensor_calc (zero the
+	   region, then write), bit 1 stop_tensor_calc (the group's last);
+	   any other bit is kept in acc_flag_rest */
 	int start_tensor_calc;
 	int has_stop_tensor_calc, stop_tensor_calc;
+	int acc_flag_rest;
+	int64_t psum_zero_region;
 	int has_is_transpose, is_transpose;
 	/* Activation */
 	lm_actfunc act_func;
@@ -387,6 +413,14 @@ void lm_inst_set_str(lm_inst *in, char **field, const char *v);
 ** allocations (no-op when it is not packed). */
 void lm_inst_unpack(lm_inst *in);
 void lm_inst_clear(lm_inst *in);
+/* Dependencies: every change goes through these (they keep the kinds in
+** step and know about packed storage). add appends (kind LM_EDGE_*),
+** remove drops entry i (the last entry takes its place), set_dep renames
+** entry i. lc: the loop-carried list instead. */
+void lm_inst_add_dep(lm_inst *in, int lc, const char *name, int kind);
+void lm_inst_remove_dep(lm_inst *in, int lc, int i);
+void lm_inst_set_dep(lm_inst *in, int lc, int i, const char *name);
+int lm_inst_dep_kind(const lm_inst *in, int lc, int i);
 void lm_alloc_copy(lm_alloc *dst, const lm_alloc *src);
 void lm_alloc_clear(lm_alloc *a);
 void lm_arg_copy(lm_arg *dst, const lm_arg *src);

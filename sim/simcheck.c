@@ -60,8 +60,8 @@ static const key_rule inst_rules[] = {
 	  NULL },
 	{ OPS_EXEC, "_comment", K_META, NULL, NULL },
 	{ OPS_EXEC, "sync_info", K_DEFAULT, "{}",
-	  "synchronization is modelled through 'wait' and 'signal'" },
-	{ OPS_EXEC, "loop_carried_dependencies", K_DEFAULT, "[]", NULL },
+	  "its on_wait 'sem-ge-imm' and on_update 'sem-inc' by 1 entries on "
+	  "a named semaphore are modelled" },
 	{ OPS_EXEC, "unroll_dependencies", K_DEFAULT, "[]", NULL },
 	{ OPS_EXEC, "indirection_ins", K_DEFAULT, "[]", NULL },
 	{ OPS_EXEC, "predicates", K_DEFAULT, "[]", NULL },
@@ -79,9 +79,6 @@ static const key_rule inst_rules[] = {
 	{ OP(DMACOPY), "oob_is_err", K_META, NULL, NULL },
 	{ OP(DMACOPY), "use_gpsimd_dma", K_META, NULL, NULL },
 	/* Matmult */
-	{ OP(MATMULT), "accumulation_flag", K_DEFAULT, "",
-	  "start_tensor_calc / stop_tensor_calc carry the accumulation" },
-	{ OP(MATMULT), "psum_zero_region", K_DEFAULT, "0", NULL },
 	{ OP(MATMULT), "replication_resolution", K_DEFAULT, "0", NULL },
 	{ OP(MATMULT), "replication_shift_amnt", K_DEFAULT, "0", NULL },
 	{ OP(MATMULT), "replication_num_rows", K_DEFAULT, "0", NULL },
@@ -293,7 +290,44 @@ static int chk_call_outs(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
+static int chk_acc_flag(const lm_inst *in, char *val, size_t n,
+			const char **why)
+{
+	if (!in->acc_flag_rest)
+		return 0;
+	*why = "bit 0 (start) and bit 1 (stop) are modelled";
+	snprintf(val, n, "%d", (in->start_tensor_calc ? 1 : 0) |
+		 (in->stop_tensor_calc ? 2 : 0) | in->acc_flag_rest);
+	return 1;
+}
+
+static int chk_psum_zero(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	if (!in->psum_zero_region)
+		return 0;
+	*why = "a start clears the region it writes; wider clears are not "
+	       "modelled";
+	snprintf(val, n, "%lld", (long long)in->psum_zero_region);
+	return 1;
+}
+
+static int chk_lc_deps(const lm_inst *in, char *val, size_t n,
+		       const char **why)
+{
+	if (!in->n_lc_deps)
+		return 0;
+	*why = "loops are not modelled";
+	snprintf(val, n, "[[\"%.40s\", \"%s\"]%s]", in->lc_deps[0],
+		 lm_edgekind_name(lm_inst_dep_kind(in, 1, 0)),
+		 in->n_lc_deps > 1 ? ", ..." : "");
+	return 1;
+}
+
 static const field_rule checks[] = {
+	{ OP(MATMULT), "accumulation_flag", chk_acc_flag },
+	{ OP(MATMULT), "psum_zero_region", chk_psum_zero },
+	{ OPS_EXEC, "loop_carried_dependencies", chk_lc_deps },
 	{ OP(ACTIVATION), "func", chk_act_func },
 	{ OP(ACTIVATION), "alpha", chk_alpha },
 	{ OP(TENSORTENSOR), "op", chk_op },

@@ -341,7 +341,7 @@ START_TEST(test_bad_missing_required)
 {
 	expect_fail(MOD_HEAD "{\"opcode\":\"Matmult\",\"name\":\"m\",\"ins\":[],"
 		    "\"outs\":[]}" MOD_TAIL,
-		    "Matmult: missing key 'start_tensor_calc'");
+		    "Matmult: missing key 'accumulation_flag'");
 	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"id\":0}"
 		    MOD_TAIL, "CoreBarrier: missing key 'cores'");
 	expect_fail(MOD_HEAD "{\"opcode\":\"Memset\",\"name\":\"c\"}" MOD_TAIL,

@@ -733,7 +733,7 @@ static const key_case key_cases[] = {
 	{ "DMACopy", "dge_type", NULL, "\"HWDGE\"" },
 	{ "Matmult", "perf_mode", "\"DoubleRow\"", "\"None\"" },
 	{ "Matmult", "psum_zero_region", "1", "0" },
-	{ "Matmult", "accumulation_flag", "3", "null" },
+	{ "Matmult", "accumulation_flag", "7", "3" },
 	{ "Matmult", "tile_position", NULL, "[0, 0]" },
 	{ "TensorTensor", "acc", "\"ZeroAccumulate\"", "\"Idle\"" },
 	{ "TensorCopy", "predicates", "[{\"a\":1}]", "[]" },
@@ -762,6 +762,8 @@ START_TEST(test_unmodelled_key_refused)
 			 "not modelled by the simulator",
 			 !strcmp(k->op, "Lrelu") ? "Activation" : k->op, k->key,
 			 k->bad);
+		if (!strcmp(k->key, "sync_info")) /* the wait joins it */
+			*strrchr(want, '}') = 0;
 		ck_assert_contains(err.msg, want);
 	}
 	if (k->good) {
