@@ -11,4 +11,5 @@ model_libmodel_la_SOURCES = \
 	model/module.c model/module.h \
 	model/json_load.c model/json_save.c model/json_int.h model/json.h \
 	model/paths.c \
-	model/verify.c model/verify.h
+	model/verify.c model/verify.h \
+	model/optable.h model/ops.def model/fields.def

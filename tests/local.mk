@@ -98,6 +98,13 @@ tests_test_safeio_SOURCES = tests/test_safeio.c
 tests_test_safeio_CFLAGS = $(TEST_CFLAGS)
 tests_test_safeio_LDADD = $(TEST_LDADD)
 TESTS += tests/test_safeio
+
+# the instruction-set tables model/ops.def and model/fields.def
+check_PROGRAMS += tests/test_optable
+tests_test_optable_SOURCES = tests/test_optable.c
+tests_test_optable_CFLAGS = $(TEST_CFLAGS)
+tests_test_optable_LDADD = $(TEST_LDADD)
+TESTS += tests/test_optable
 # the rules every suite keeps (timeouts, scratch directories, ./lncsim.db)
 check_PROGRAMS += tests/test_hygiene
 tests_test_hygiene_SOURCES = tests/test_hygiene.c

@@ -1,0 +1,76 @@
+/*
+** optable.h -- the BIR instruction set as data. ops.def has one row per
+** InstructionType (110, ordinals 0..109) and fields.def one row per
+** op-specific JSON key of a field group; this header gives their columns
+** a meaning: the engine bits, the op and field flags, the op families,
+** the field types, and the InstructionType enum generated from ops.def.
+**
+** A consumer defines LM_OPDEF or LM_FIELD and includes the .def file;
+** see the comments at the top of each for the columns.
+*/
+#ifndef LNCSIM_OPTABLE_H
+#define LNCSIM_OPTABLE_H
+
+/*
+** Engine bits (the ENGINES column). Bit n-1 is engine n of lm_engine in
+** arch.h (PE = 1 ... DMA = 6). 0 means not bound to one engine.
+*/
+#define LM_EB_PE   0x01u
+#define LM_EB_ACT  0x02u
+#define LM_EB_DVE  0x04u
+#define LM_EB_POOL 0x08u
+#define LM_EB_SP   0x10u
+#define LM_EB_DMA  0x20u
+
+/* Op flags (the FLAGS column of ops.def). */
+#define LM_OPF_NONE    0x00u
+#define LM_OPF_BASE    0x01u /* abstract base, never instantiated */
+#define LM_OPF_LOWERED 0x02u /* rewritten away before encoding */
+#define LM_OPF_DMA     0x04u /* a DMA-queue op */
+#define LM_OPF_CONTROL 0x08u /* terminator, branch, call, loop */
+#define LM_OPF_SYNC    0x10u /* queue / semaphore op */
+#define LM_OPF_KERNEL  0x20u /* kernel or custom-op carrier */
+#define LM_OPF_BLOCKS  0x40u /* holds nested basic blocks */
+
+/* Field flags (the FLAGS column of fields.def). */
+#define LM_FF_NONE      0x00u
+#define LM_FF_REQ       0x01u /* the reader requires the key */
+#define LM_FF_ALWAYS    0x02u /* written even at its default */
+#define LM_FF_WRITEONLY 0x04u /* the op's reader skips it; written */
+
+/* The op families (the FAMILY column), in this order. */
+#define LM_OPFAMILY_LIST(X)                                                 \
+	X(MATMUL) X(ACT) X(COPY) X(DMA) X(COLL) X(INDIRECT) X(CONTROL)      \
+	X(SYNC) X(KERNEL) X(MISC)
+
+typedef enum lm_opfamily {
+#define LM_X_(f) LM_FAM_##f,
+	LM_OPFAMILY_LIST(LM_X_)
+#undef LM_X_
+	LM_FAM_COUNT
+} lm_opfamily;
+
+/* The field types (the TYPE column), in this order. */
+#define LM_FIELDTYPE_LIST(X)                                                \
+	X(BOOL) X(INT) X(UINT) X(FLOAT) X(STR) X(ENUM)                      \
+	X(MA_BOOL) X(MA_INT) X(MA_UINT) X(MA_INT_PAIR) X(AFFINE)            \
+	X(APPAIRS) X(INT_LIST) X(FLOAT_LIST) X(INT_LIST_LIST)               \
+	X(MA_UINT_LIST) X(ENUM_LIST) X(STR_LIST) X(NAME) X(NAME_LIST)       \
+	X(KV) X(RECORD) X(JSON)
+
+typedef enum lm_fieldtype {
+#define LM_X_(t) LM_FT_##t,
+	LM_FIELDTYPE_LIST(LM_X_)
+#undef LM_X_
+	LM_FT_COUNT
+} lm_fieldtype;
+
+/* The InstructionType ordinals: LM_IT_Matmult == 8, ... */
+typedef enum lm_itype {
+#define LM_OPDEF(ord, name, fam, eng, flags, g1, g2) LM_IT_##name = (ord),
+#include "ops.def"
+#undef LM_OPDEF
+	LM_IT_COUNT /* one past the last row: 110 */
+} lm_itype;
+
+#endif
