@@ -15,6 +15,7 @@
 #include "common.h"
 #include "module.h"
 #include "json_int.h"
+#include "optable.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -926,6 +927,206 @@ static void keep_sync_info(lm_inst *in, const cJSON *j, int legacy)
 	cJSON_AddItemToObject(in->extra, "sync_info", c);
 }
 
+
+/* ---- documented keys the model carries ----------------------------------
+**
+** A key of fields.def the loader does not turn into an IR field is checked
+** against its row (type, enum spelling, affine form) and then dropped when
+** it holds the key's default (the writer writes it back where the row says
+** ALWAYS) or kept in `extra` as it is.
+*/
+
+static int is_int(const cJSON *v, int nonneg)
+{
+	double d;
+	if (!cJSON_IsNumber(v))
+		return 0;
+	d = v->valuedouble;
+	return d == floor(d) && fabs(d) <= MAX_EXACT_INT && (!nonneg || d >= 0);
+}
+
+/* An enum value: its name, or its ordinal as a number. Returns 0 and sets
+** *ord (-1: a name not checked here), or -1 when it is not one. */
+static int enum_value(const lm_field *f, const cJSON *v, int64_t *ord)
+{
+	(void)f;
+	if (cJSON_IsString(v) && v->valuestring) {
+		*ord = -1;
+		return 0;
+	}
+	if (is_int(v, 1)) {
+		*ord = (int64_t)v->valuedouble;
+		return 0;
+	}
+	return -1;
+}
+
+/* A scalar of a MaybeAffine / plain type: 1 and its value as a double,
+** 0 for an affine expression object, -1 for anything else. */
+static int scalar_of(lm_fieldtype t, const cJSON *v, double *x)
+{
+	switch (t) {
+	case LM_FT_BOOL:
+	case LM_FT_MA_BOOL:
+		if (cJSON_IsBool(v)) {
+			*x = cJSON_IsTrue(v);
+			return 1;
+		}
+		if (t == LM_FT_MA_BOOL && is_int(v, 1) && v->valuedouble <= 1) {
+			*x = v->valuedouble;
+			return 1;
+		}
+		break;
+	case LM_FT_INT:
+	case LM_FT_MA_INT:
+	case LM_FT_UINT:
+	case LM_FT_MA_UINT:
+		if (is_int(v, t == LM_FT_UINT || t == LM_FT_MA_UINT)) {
+			*x = v->valuedouble;
+			return 1;
+		}
+		break;
+	case LM_FT_FLOAT:
+		if (!lm_json_get_float(v, x))
+			return 1;
+		break;
+	default:
+		break;
+	}
+	if ((t == LM_FT_MA_BOOL || t == LM_FT_MA_INT || t == LM_FT_MA_UINT) &&
+	    cJSON_IsObject(v))
+		return 0;
+	return -1;
+}
+
+static const char *const field_shape[LM_FT_COUNT] = {
+	[LM_FT_BOOL] = "boolean", [LM_FT_INT] = "integer",
+	[LM_FT_UINT] = "non-negative integer", [LM_FT_FLOAT] = "number",
+	[LM_FT_STR] = "string", [LM_FT_ENUM] = "enum name",
+	[LM_FT_MA_BOOL] = "boolean or affine expression",
+	[LM_FT_MA_INT] = "integer or affine expression",
+	[LM_FT_MA_UINT] = "non-negative integer or affine expression",
+	[LM_FT_MA_INT_PAIR] = "[a, b] of integers or affine expressions",
+	[LM_FT_AFFINE] = "affine expression object",
+	[LM_FT_APPAIRS] = "array of [step, num]",
+	[LM_FT_INT_LIST] = "array of integers",
+	[LM_FT_FLOAT_LIST] = "array of numbers",
+	[LM_FT_INT_LIST_LIST] = "array of arrays of integers",
+	[LM_FT_MA_UINT_LIST] = "array of integers or affine expressions",
+	[LM_FT_ENUM_LIST] = "array of enum names",
+	[LM_FT_STR_LIST] = "array of strings", [LM_FT_NAME] = "name",
+	[LM_FT_NAME_LIST] = "array of names",
+	[LM_FT_KV] = "object of names or array of [name, name]",
+	[LM_FT_RECORD] = "object", [LM_FT_JSON] = "JSON value",
+};
+
+/* Each element of array v passes elem (as a value of type t). */
+static int each_elem(const cJSON *v, lm_fieldtype t, const lm_field *f)
+{
+	int64_t o;
+	double x;
+	if (!cJSON_IsArray(v))
+		return 0;
+	for (const cJSON *e = v->child; e; e = e->next)
+		switch (t) {
+		case LM_FT_ENUM:
+			if (enum_value(f, e, &o))
+				return 0;
+			break;
+		case LM_FT_STR:
+			if (!cJSON_IsString(e))
+				return 0;
+			break;
+		case LM_FT_INT_LIST:
+			if (!each_elem(e, LM_FT_INT, f))
+				return 0;
+			break;
+		default:
+			if (scalar_of(t, e, &x) < 0)
+				return 0;
+			break;
+		}
+	return 1;
+}
+
+/* Check v against row f. 1: it is the default (drop it), 0: keep it,
+** -1: error reported. */
+static int check_field(ld *L, const lm_field *f, const cJSON *v)
+{
+	double x = 0;
+	int64_t o;
+	int ok = 1, dflt = 0;
+	switch (f->type) {
+	case LM_FT_BOOL: case LM_FT_INT: case LM_FT_UINT: case LM_FT_FLOAT:
+	case LM_FT_MA_BOOL: case LM_FT_MA_INT: case LM_FT_MA_UINT: {
+		int r = scalar_of(f->type, v, &x);
+		ok = r >= 0;
+		dflt = r == 1 && x == (double)f->deflt;
+		break;
+	}
+	case LM_FT_ENUM:
+		ok = !enum_value(f, v, &o);
+		dflt = ok && o == f->deflt;
+		break;
+	case LM_FT_STR:
+	case LM_FT_NAME:
+		ok = cJSON_IsString(v);
+		break;
+	case LM_FT_MA_INT_PAIR:
+		ok = cJSON_IsArray(v) && cJSON_GetArraySize(v) == 2 &&
+		     each_elem(v, LM_FT_MA_INT, f);
+		dflt = ok && scalar_of(LM_FT_MA_INT, v->child, &x) == 1 &&
+		       x == (double)f->deflt &&
+		       scalar_of(LM_FT_MA_INT, v->child->next, &x) == 1 &&
+		       x == (double)f->deflt;
+		break;
+	case LM_FT_AFFINE:
+		ok = cJSON_IsObject(v);
+		break;
+	case LM_FT_APPAIRS:
+		ok = cJSON_IsArray(v);
+		for (const cJSON *e = ok ? v->child : NULL; e && ok; e = e->next)
+			ok = (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 2 &&
+			      each_elem(e, LM_FT_INT, f)) ||
+			     (cJSON_IsObject(e) &&
+			      is_int(cJSON_GetObjectItemCaseSensitive(e, "step"), 0) &&
+			      is_int(cJSON_GetObjectItemCaseSensitive(e, "num"), 0));
+		dflt = ok && !v->child;
+		break;
+	case LM_FT_INT_LIST: case LM_FT_FLOAT_LIST: case LM_FT_MA_UINT_LIST:
+	case LM_FT_ENUM_LIST: case LM_FT_STR_LIST: case LM_FT_NAME_LIST:
+	case LM_FT_INT_LIST_LIST: {
+		static const lm_fieldtype elem[LM_FT_COUNT] = {
+			[LM_FT_INT_LIST] = LM_FT_INT,
+			[LM_FT_FLOAT_LIST] = LM_FT_FLOAT,
+			[LM_FT_MA_UINT_LIST] = LM_FT_MA_UINT,
+			[LM_FT_ENUM_LIST] = LM_FT_ENUM,
+			[LM_FT_STR_LIST] = LM_FT_STR,
+			[LM_FT_NAME_LIST] = LM_FT_STR,
+			[LM_FT_INT_LIST_LIST] = LM_FT_INT_LIST,
+		};
+		ok = each_elem(v, elem[f->type], f);
+		dflt = ok && !v->child;
+		break;
+	}
+	case LM_FT_KV:
+		ok = cJSON_IsObject(v) || cJSON_IsArray(v);
+		dflt = ok && !v->child;
+		break;
+	case LM_FT_RECORD:
+		ok = cJSON_IsObject(v);
+		break;
+	default:
+		break;
+	}
+	if (!ok) {
+		FAIL(L, "key '%s': expected %s, got %s", f->key,
+		     field_shape[f->type], type_name(v));
+		return -1;
+	}
+	return dflt;
+}
+
 static int load_block(ld *L, cJSON *j, lm_block *b);
 
 /* Fields of one instruction (or Loop). */
@@ -959,6 +1160,8 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 		in->opcode_str = lm_xstrdup(op->valuestring);
 
 	cJSON *sync = NULL;
+	const lm_field *f;
+	int it = lm_it_parse(op->valuestring);
 	int seen_start = 0, seen_func = 0, seen_op = 0, seen_op0 = 0, seen_id = 0,
 	    seen_cores = 0, seen_pattern = 0, seen_cmp = 0, seen_const0 = 0,
 	    seen_memval = 0;
@@ -1056,18 +1259,18 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 		} else if (o == LM_OP_CALL && IS("target")) {
 			rc = get_str(L, c, key, &in->target);
 		} else if (o == LM_OP_MATMULT && IS("accumulation_flag")) {
-			int64_t f;
+			int64_t fl;
 			if (cJSON_IsObject(c)) { /* an affine value */
 				keep_extra(&in->extra, j, c);
-			} else if (!(rc = get_nat(L, c, key, &f))) {
-				if (f > 255)
+			} else if (!(rc = get_nat(L, c, key, &fl))) {
+				if (fl > 255)
 					rc = FAIL(L, "key 'accumulation_flag': %lld "
 						  "does not fit its 8 bits",
-						  (long long)f);
-				in->start_tensor_calc = (int)(f & 1);
-				in->stop_tensor_calc = (int)(f >> 1 & 1);
+						  (long long)fl);
+				in->start_tensor_calc = (int)(fl & 1);
+				in->stop_tensor_calc = (int)(fl >> 1 & 1);
 				in->has_stop_tensor_calc = 1;
-				in->acc_flag_rest = (int)(f & ~3);
+				in->acc_flag_rest = (int)(fl & ~3);
 			}
 			seen_start = 1;
 		} else if (o == LM_OP_MATMULT && IS("psum_zero_region")) {
@@ -1188,6 +1391,14 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			for (cJSON *b = c->child; b && !rc; b = b->next)
 				rc = load_block(L, b, &in->blocks[in->n_blocks++]);
 			L->blk = saved;
+		} else if ((f = lm_op_field(it, key)) != NULL) {
+			/* a documented key the model does not interpret:
+			   checked, dropped at its default, else carried */
+			int d = check_field(L, f, c);
+			if (d < 0)
+				return LM_EINPUT;
+			if (!d)
+				keep_extra(&in->extra, j, c);
 		} else {
 			keep_extra(&in->extra, j, c);
 		}

@@ -12,4 +12,4 @@ model_libmodel_la_SOURCES = \
 	model/json_load.c model/json_save.c model/json_int.h model/json.h \
 	model/paths.c \
 	model/verify.c model/verify.h \
-	model/optable.h model/ops.def model/fields.def
+	model/optable.c model/optable.h model/ops.def model/fields.def

@@ -73,4 +73,38 @@ typedef enum lm_itype {
 	LM_IT_COUNT /* one past the last row: 110 */
 } lm_itype;
 
+/* ---- lookups (optable.c) ------------------------------------------------ */
+
+#include <stdint.h>
+
+/* One op-specific key of an opcode. enumtype: the BIR enum's name for
+** ENUM / ENUM_LIST ("" otherwise). */
+typedef struct lm_field {
+	const char *key;
+	lm_fieldtype type;
+	const char *enumtype;
+	int64_t deflt;
+	unsigned flags;        /* LM_FF_* */
+} lm_field;
+
+typedef struct lm_opinfo {
+	int it;                /* InstructionType ordinal */
+	const char *name;      /* the "opcode" spelling */
+	lm_opfamily family;
+	unsigned engines;      /* LM_EB_* (0: any) */
+	unsigned flags;        /* LM_OPF_* */
+	int n_fields;
+	const lm_field *const *fields; /* sorted by key */
+} lm_opinfo;
+
+/* The row of ordinal it (NULL outside 0..LM_IT_COUNT-1). */
+const lm_opinfo *lm_op_info(int it);
+/* "Matmult" -> its ordinal; -1 for a name that is no InstructionType. */
+int lm_it_parse(const char *name);
+/* The key's row for opcode it; NULL when the opcode has no such key. */
+const lm_field *lm_op_field(int it, const char *key);
+/* The family's name ("MATMUL", ...), the field type's ("MA_UINT", ...). */
+const char *lm_opfamily_name(lm_opfamily f);
+const char *lm_fieldtype_name(lm_fieldtype t);
+
 #endif
