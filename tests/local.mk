@@ -98,6 +98,12 @@ tests_test_safeio_SOURCES = tests/test_safeio.c
 tests_test_safeio_CFLAGS = $(TEST_CFLAGS)
 tests_test_safeio_LDADD = $(TEST_LDADD)
 TESTS += tests/test_safeio
+
+check_PROGRAMS += tests/test_enumtab
+tests_test_enumtab_SOURCES = tests/test_enumtab.c
+tests_test_enumtab_CFLAGS = $(TEST_CFLAGS)
+tests_test_enumtab_LDADD = $(TEST_LDADD)
+TESTS += tests/test_enumtab
 # the rules every suite keeps (timeouts, scratch directories, ./lncsim.db)
 check_PROGRAMS += tests/test_hygiene
 tests_test_hygiene_SOURCES = tests/test_hygiene.c
