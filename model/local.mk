@@ -4,7 +4,8 @@ model_libmodel_la_CPPFLAGS = -I$(srcdir)/model
 model_libmodel_la_SOURCES = \
 	model/common.c model/common.h \
 	model/safeio.c model/safeio.h \
-	model/enums.c \
+	model/enums.c model/enums.def \
+	model/enumtab.c model/enumtab.h \
 	model/dtype.c model/dtype.h \
 	model/arch.c model/arch.h \
 	model/npy.c model/npy.h \

@@ -105,6 +105,12 @@ tests_test_optable_SOURCES = tests/test_optable.c
 tests_test_optable_CFLAGS = $(TEST_CFLAGS)
 tests_test_optable_LDADD = $(TEST_LDADD)
 TESTS += tests/test_optable
+# the enum spellings table model/enums.def
+check_PROGRAMS += tests/test_enumtab
+tests_test_enumtab_SOURCES = tests/test_enumtab.c
+tests_test_enumtab_CFLAGS = $(TEST_CFLAGS)
+tests_test_enumtab_LDADD = $(TEST_LDADD)
+TESTS += tests/test_enumtab
 # the rules every suite keeps (timeouts, scratch directories, ./lncsim.db)
 check_PROGRAMS += tests/test_hygiene
 tests_test_hygiene_SOURCES = tests/test_hygiene.c
