@@ -16,6 +16,7 @@
 #include "module.h"
 #include "json_int.h"
 #include "optable.h"
+#include "enumtab.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -949,12 +950,10 @@ static int is_int(const cJSON *v, int nonneg)
 ** *ord (-1: a name not checked here), or -1 when it is not one. */
 static int enum_value(const lm_field *f, const cJSON *v, int64_t *ord)
 {
-	(void)f;
-	if (cJSON_IsString(v) && v->valuestring) {
-		*ord = -1;
-		return 0;
-	}
-	if (is_int(v, 1)) {
+	if (cJSON_IsString(v) && v->valuestring)
+		return lm_enum_parse(f->enumtype, v->valuestring, ord) ? -1 : 0;
+	if (is_int(v, 1) && lm_enum_name(f->enumtype,
+					 (int64_t)v->valuedouble)) {
 		*ord = (int64_t)v->valuedouble;
 		return 0;
 	}
@@ -1118,6 +1117,27 @@ static int check_field(ld *L, const lm_field *f, const cJSON *v)
 		break;
 	default:
 		break;
+	}
+	if (!ok && (f->type == LM_FT_ENUM || f->type == LM_FT_ENUM_LIST)) {
+		char names[400];
+		const cJSON *bad = v;
+		if (f->type == LM_FT_ENUM_LIST && cJSON_IsArray(v))
+			for (bad = v->child; bad && !enum_value(f, bad, &o);
+			     bad = bad->next)
+				;
+		lm_enum_spellings(f->enumtype, names, sizeof names);
+		if (bad && cJSON_IsString(bad))
+			FAIL(L, "key '%s': unknown %s '%s' (%s)", f->key,
+			     lm_enumtype_name(f->enumtype), bad->valuestring,
+			     names);
+		else if (bad && cJSON_IsNumber(bad))
+			FAIL(L, "key '%s': %s %.17g does not exist (%s)", f->key,
+			     lm_enumtype_name(f->enumtype), bad->valuedouble,
+			     names);
+		else
+			FAIL(L, "key '%s': expected %s, got %s", f->key,
+			     field_shape[f->type], type_name(bad ? bad : v));
+		return -1;
 	}
 	if (!ok) {
 		FAIL(L, "key '%s': expected %s, got %s", f->key,

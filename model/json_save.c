@@ -8,6 +8,8 @@
 #include "common.h"
 #include "module.h"
 #include "json_int.h"
+#include "optable.h"
+#include "enumtab.h"
 
 #include <float.h>
 #include <limits.h>
@@ -507,6 +509,65 @@ static void deps_json(jw *w, const char *k, char *const *names,
 	jw_close(w);
 }
 
+/* The key was written in the innermost object. */
+static int jw_has(const jw *w, const char *k)
+{
+	const jlevel *l = &w->lv[w->depth - 1];
+	for (int i = 0; i < l->n_keys; i++)
+		if (strcmp(l->keys[i], k) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+** The keys of the instruction's opcode its row says are always written,
+** at their default, where nothing above wrote them: the IR holds a
+** default-valued documented key by leaving it out.
+*/
+static void always_keys(jw *w, const lm_inst *in)
+{
+	const lm_opinfo *o = lm_op_info(lm_inst_it(in));
+	for (int i = 0; o && i < o->n_fields; i++) {
+		const lm_field *f = o->fields[i];
+		const char *e;
+		if (!(f->flags & LM_FF_ALWAYS) || jw_has(w, f->key))
+			continue;
+		switch (f->type) {
+		case LM_FT_BOOL:
+		case LM_FT_MA_BOOL:
+			kbool(w, f->key, f->deflt != 0);
+			break;
+		case LM_FT_INT: case LM_FT_UINT:
+		case LM_FT_MA_INT: case LM_FT_MA_UINT:
+			kint(w, f->key, f->deflt);
+			break;
+		case LM_FT_FLOAT:
+			kfloat(w, f->key, (double)f->deflt);
+			break;
+		case LM_FT_ENUM:
+			if ((e = lm_enum_name(f->enumtype, f->deflt)) != NULL)
+				kstr(w, f->key, e);
+			break;
+		case LM_FT_MA_INT_PAIR:
+			jw_key(w, f->key);
+			jw_open(w, 0);
+			jw_int(w, f->deflt);
+			jw_int(w, f->deflt);
+			jw_close(w);
+			break;
+		case LM_FT_APPAIRS: case LM_FT_INT_LIST: case LM_FT_FLOAT_LIST:
+		case LM_FT_INT_LIST_LIST: case LM_FT_MA_UINT_LIST:
+		case LM_FT_ENUM_LIST: case LM_FT_STR_LIST: case LM_FT_NAME_LIST:
+			jw_key(w, f->key);
+			jw_open(w, 0);
+			jw_close(w);
+			break;
+		default: /* names, records, JSON: nothing to invent */
+			break;
+		}
+	}
+}
+
 static void block_json(jw *w, const lm_block *b);
 
 static void inst_json(jw *w, const lm_inst *in)
@@ -659,6 +720,7 @@ static void inst_json(jw *w, const lm_inst *in)
 		break;
 	}
 	add_extra(w, in->extra);
+	always_keys(w, in);
 	jw_close(w);
 }
 

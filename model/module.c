@@ -4,6 +4,7 @@
 */
 #include "common.h"
 #include "module.h"
+#include "optable.h"
 #include "json_int.h"
 
 #include <cjson/cJSON.h>
@@ -974,4 +975,20 @@ int lm_linked_sqi_name(char *buf, size_t n, const char *queue, int64_t core)
 char *lm_linked_module_name(const char *base)
 {
 	return lm_xasprintf("%s/" LM_LINKED_DIR, base);
+}
+
+int lm_inst_it(const lm_inst *in)
+{
+	static int it_of[LM_OP_COUNT];
+	static int ready; /* it_of is filled the same way by every thread */
+	if (in->op == LM_OP_OTHER || in->op <= LM_OP_INVALID ||
+	    in->op >= LM_OP_COUNT)
+		return lm_it_parse(in->opcode_str);
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+		for (int o = 1; o < LM_OP_COUNT; o++)
+			__atomic_store_n(&it_of[o], lm_it_parse(lm_opcode_name(
+				(lm_opcode)o)), __ATOMIC_RELAXED);
+		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	}
+	return __atomic_load_n(&it_of[in->op], __ATOMIC_RELAXED);
 }

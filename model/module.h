@@ -46,6 +46,10 @@ typedef enum lm_opcode {
 } lm_opcode;
 
 const char *lm_opcode_name(lm_opcode op); /* "Matmult", ... ("" for OTHER) */
+struct lm_inst;
+/* The instruction's InstructionType ordinal (optable.h); -1 for an opcode
+** lncsim reads that is none of the 110. */
+int lm_inst_it(const struct lm_inst *in);
 /* Known BIR opcode string -> enum; LM_OP_OTHER for a schema opcode that is
 ** carried through; LM_OP_INVALID for a string that is no BIR opcode. */
 lm_opcode lm_opcode_parse(const char *s);

@@ -5,6 +5,7 @@
 */
 #include "common.h"
 #include "optable.h"
+#include "enumtab.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 
 /* The field groups, each a run of rows of fields.def. */
 #define LM_FIELD(g, key, type, et, dflt, flags) \
-	{ #g, { key, LM_FT_##type, #et, (int64_t)(dflt), (flags) } },
+	{ #g, { key, LM_FT_##type, LM_ET_##et, (int64_t)(dflt), (flags) } },
 typedef struct field_row {
 	const char *group;
 	lm_field f;

@@ -77,12 +77,12 @@ typedef enum lm_itype {
 
 #include <stdint.h>
 
-/* One op-specific key of an opcode. enumtype: the BIR enum's name for
-** ENUM / ENUM_LIST ("" otherwise). */
+/* One op-specific key of an opcode. enumtype: the enum of ENUM /
+** ENUM_LIST values (enumtab.h; 0, LM_ET_NONE, otherwise). */
 typedef struct lm_field {
 	const char *key;
 	lm_fieldtype type;
-	const char *enumtype;
+	int enumtype;
 	int64_t deflt;
 	unsigned flags;        /* LM_FF_* */
 } lm_field;
