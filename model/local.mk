@@ -9,6 +9,7 @@ model_libmodel_la_SOURCES = \
 	model/dtype.c model/dtype.h \
 	model/arch.c model/arch.h \
 	model/npy.c model/npy.h \
+	model/affine.c model/affine.h \
 	model/module.c model/module.h \
 	model/json_load.c model/json_save.c model/json_int.h model/json.h \
 	model/paths.c \

@@ -111,6 +111,12 @@ tests_test_enumtab_SOURCES = tests/test_enumtab.c
 tests_test_enumtab_CFLAGS = $(TEST_CFLAGS)
 tests_test_enumtab_LDADD = $(TEST_LDADD)
 TESTS += tests/test_enumtab
+# the quasi-affine (pelican) expressions of the wire form
+check_PROGRAMS += tests/test_affine
+tests_test_affine_SOURCES = tests/test_affine.c
+tests_test_affine_CFLAGS = $(TEST_CFLAGS)
+tests_test_affine_LDADD = $(TEST_LDADD)
+TESTS += tests/test_affine
 # the rules every suite keeps (timeouts, scratch directories, ./lncsim.db)
 check_PROGRAMS += tests/test_hygiene
 tests_test_hygiene_SOURCES = tests/test_hygiene.c
@@ -121,7 +127,8 @@ TESTS += tests/test_hygiene
 # the reader harnesses of tests/fuzz/, replayed over seeds and mutations
 check_PROGRAMS += tests/test_fuzz_replay
 tests_test_fuzz_replay_SOURCES = tests/test_fuzz_replay.c tests/fuzz/fuzz.h \
-	tests/fuzz/fuzz_module.c tests/fuzz/fuzz_npy.c tests/fuzz/fuzz_klr.c
+	tests/fuzz/fuzz_module.c tests/fuzz/fuzz_npy.c tests/fuzz/fuzz_klr.c \
+	tests/fuzz/fuzz_affine.c
 tests_test_fuzz_replay_CFLAGS = $(TEST_CFLAGS) -I$(srcdir)/tests/fuzz
 tests_test_fuzz_replay_LDADD = $(TEST_LDADD)
 TESTS += tests/test_fuzz_replay

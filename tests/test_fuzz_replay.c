@@ -1,7 +1,8 @@
 /*
 ** test_fuzz_replay.c -- the reader harnesses of tests/fuzz/ replayed in
 ** `make check` without libFuzzer: each seed (the examples' and fixtures'
-** modules and .npy files, the KLR JSON fixtures encoded), its truncations
+** modules and .npy files, the KLR JSON fixtures encoded, the expressions
+** of tests/fixtures/affine), its truncations
 ** and a deterministic set of single-byte changes. Every input must be
 ** accepted or refused with an error (harness result 0); a crash, a leak or
 ** undefined behaviour fails the suite in the sanitizer build.
@@ -130,6 +131,15 @@ START_TEST(test_replay_klr)
 }
 END_TEST
 
+START_TEST(test_replay_affine)
+{
+	char *fx = tu_srcpath("tests/fixtures/affine");
+	int runs = replay_tree(lncsim_fuzz_affine, fx, ".json");
+	ck_assert_int_ge(runs, 5 * 50);
+	free(fx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("fuzz_replay");
@@ -138,6 +148,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_replay_modules);
 	tcase_add_test(tc, test_replay_npy);
 	tcase_add_test(tc, test_replay_klr);
+	tcase_add_test(tc, test_replay_affine);
 	suite_add_tcase(s, tc);
 	return s;
 }

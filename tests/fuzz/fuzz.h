@@ -15,6 +15,7 @@
 int lncsim_fuzz_module(const uint8_t *data, size_t size);
 int lncsim_fuzz_npy(const uint8_t *data, size_t size);
 int lncsim_fuzz_klr(const uint8_t *data, size_t size);
+int lncsim_fuzz_affine(const uint8_t *data, size_t size);
 
 #ifdef LNCSIM_LIBFUZZER
 #include <stdlib.h>

@@ -2,14 +2,15 @@
 # Build the libFuzzer harnesses of lncsim's readers with clang
 # (-fsanitize=fuzzer,address,undefined) and run each for a bounded time.
 #   tests/fuzz/run.sh [SECONDS_PER_HARNESS] [HARNESS...]
-# Harnesses: module (BIR JSON), npy, klr. Seeds come from examples/ and
-# tests/fixtures/; crashes are left in the work directory it prints.
+# Harnesses: module (BIR JSON), npy, klr, affine (the quasi-affine
+# expressions). Seeds come from examples/ and tests/fixtures/; crashes
+# are left in the work directory it prints.
 # Exit 0 when no harness found a problem. Not part of `make check`.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${1:-60}
 shift || true
-harnesses=${*:-module npy klr}
+harnesses=${*:-module npy klr affine}
 CC=${CLANG:-clang}
 work=$(mktemp -d "${TMPDIR:-/tmp}/lncsim-fuzz.XXXXXX")
 echo "work directory: $work"
@@ -44,6 +45,7 @@ for h in $harnesses; do
 					"$j" 2>/dev/null || true
 			done
 		fi ;;
+	affine) cp -t "$corpus" "$top"/tests/fixtures/affine/*.json ;;
 	*) echo "unknown harness '$h'" >&2; exit 2 ;;
 	esac
 	$CC $cflags -fsanitize=fuzzer "$top/tests/fuzz/fuzz_$h.c" "${objs[@]}" \
