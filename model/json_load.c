@@ -1860,6 +1860,37 @@ static char *derive_display(const char *path)
 	return res;
 }
 
+typedef struct unfold_ctx {
+	const lm_module *m;
+	lm_strmap allocs;
+} unfold_ctx;
+
+static void unfold_arg(lm_arg *a, void *ctx)
+{
+	unfold_ctx *u = ctx;
+	const lm_memloc *l;
+	if (a->kind != LM_ARG_PHYSICAL_AP || a->has_start_partition)
+		return;
+	l = lm_arg_memloc(u->m, &u->allocs, a);
+	lm_arg_unfold(a, lm_arg_part_elems(a, l));
+}
+
+/* The wire's SB / PSUM operands carry their start partition in `offset`
+** (lm_arg_unfold): split it out, now that every allocation is known. */
+static void unfold_partitions(lm_module *m)
+{
+	unfold_ctx u;
+	u.m = m;
+	for (int i = 0; i < m->n_functions; i++) {
+		lm_function *f = &m->functions[i];
+		lm_strmap_init(&u.allocs);
+		for (int k = f->n_allocs - 1; k >= 0; k--)
+			lm_strmap_put(&u.allocs, f->allocs[k].name, &f->allocs[k]);
+		lm_function_each_arg(f, unfold_arg, &u);
+		lm_strmap_free(&u.allocs);
+	}
+}
+
 /* Read a module out of a tree; the tree is left for the caller to free.
 ** owned: the tree is malloc'd (not the parse arena's). */
 static int from_tree(lm_module **out, cJSON *root, const char *path,
@@ -1936,6 +1967,8 @@ static int from_tree(lm_module **out, cJSON *root, const char *path,
 	}
 	if (!rc && !seen_functions)
 		rc = FAIL(&L, "missing key 'functions'");
+	if (!rc)
+		unfold_partitions(m);
 	if (!rc && !m->arch)
 		m->arch = lm_xstrdup("gen3");
 	m->display = derive_display(L.path);

@@ -59,6 +59,8 @@ typedef struct jw {
 	int cap_lv;
 	char *tmp;          /* scratch of jw_sort */
 	size_t cap_tmp;
+	const lm_module *m; /* what operands resolve in (partition folding) */
+	lm_strmap *allocs;  /* the current function's allocations */
 } jw;
 
 static void jw_need(jw *w, size_t n)
@@ -459,11 +461,20 @@ static void arg_json(jw *w, const lm_arg *a)
 		kstr(w, "kind", "physical_ap");
 		jw_key(w, "ap");
 		appairs(w, a->ap, a->n_ap, 0);
+		int64_t pe = lm_arg_part_elems(a, lm_arg_memloc(w->m, w->allocs,
+								 a));
+		int64_t off = a->offset;
+		int keep = a->has_start_partition || a->start_partition;
+		if (pe > 0 && a->offset >= 0 && a->offset < pe &&
+		    (off = lm_arg_folded_offset(a, pe)) >= 0)
+			keep = 0;  /* folded into offset */
+		else
+			off = a->offset;
 		kstr(w, "dtype", lm_dtype_name(a->dtype));
-		kint(w, "offset", a->offset);
+		kint(w, "offset", off);
 		kstr(w, "memsetref", a->memsetref);
 		kstr(w, "memref", a->memref);
-		if (a->has_start_partition)
+		if (keep)
 			kint(w, "start_partition", a->start_partition);
 	} else {
 		kstr(w, "kind", "imm_value");
@@ -781,6 +792,11 @@ static void alloc_json(jw *w, const lm_alloc *al)
 
 static void function_json(jw *w, const lm_function *f)
 {
+	lm_strmap allocs;
+	lm_strmap_init(&allocs);
+	for (int k = f->n_allocs - 1; k >= 0; k--)
+		lm_strmap_put(&allocs, f->allocs[k].name, &f->allocs[k]);
+	w->allocs = &allocs;
 	jw_open(w, 1);
 	kstr(w, "name", f->name);
 	jw_key(w, "attributes");
@@ -801,12 +817,15 @@ static void function_json(jw *w, const lm_function *f)
 	jw_close(w);
 	add_extra(w, f->extra);
 	jw_close(w);
+	w->allocs = NULL;
+	lm_strmap_free(&allocs);
 }
 
 static void module_json(jw *w, const lm_module *m)
 {
+	w->m = m;
 	jw_open(w, 1);
-	kint(w, "version", m->version);
+	kint(w, "version", 2); /* the form written is always version 2 */
 	kstr(w, "arch", m->arch ? m->arch : "gen3");
 	if (m->name)
 		kstr(w, "name", m->name);

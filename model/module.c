@@ -992,3 +992,64 @@ int lm_inst_it(const lm_inst *in)
 	}
 	return __atomic_load_n(&it_of[in->op], __ATOMIC_RELAXED);
 }
+
+void lm_arg_unfold(lm_arg *a, int64_t pe)
+{
+	if (a->kind != LM_ARG_PHYSICAL_AP || a->has_start_partition ||
+	    pe <= 0 || a->offset < pe)
+		return;
+	a->start_partition = a->offset / pe;
+	a->offset %= pe;
+}
+
+int64_t lm_arg_folded_offset(const lm_arg *a, int64_t pe)
+{
+	int64_t p;
+	if (!a->start_partition)
+		return a->offset;
+	if (pe <= 0 || __builtin_mul_overflow(a->start_partition, pe, &p) ||
+	    __builtin_add_overflow(p, a->offset, &p))
+		return -1;
+	return p;
+}
+
+int64_t lm_arg_part_elems(const lm_arg *a, const lm_memloc *l)
+{
+	int64_t es = lm_dtype_size(a->dtype);
+	if (!l || (l->type != LM_MT_SB && l->type != LM_MT_PSUM) ||
+	    l->n_dims < 2 || es <= 0 || l->dims[1] <= 0)
+		return 0;
+	return l->dims[1] / es;
+}
+
+const lm_memloc *lm_arg_memloc(const lm_module *m, const lm_strmap *allocs,
+			       const lm_arg *a)
+{
+	const lm_alloc *al = NULL;
+	if (!a->memsetref)
+		return NULL;
+	if (allocs)
+		al = lm_strmap_lookup(allocs, a->memsetref);
+	if (!al && m)
+		al = lm_module_find_alloc(m, a->memsetref, NULL);
+	return al ? lm_alloc_find_memloc(al, a->memref ? a->memref
+					      : a->memsetref) : NULL;
+}
+
+static void each_arg_blocks(lm_block *b, int n, lm_arg_fn fn, void *ctx)
+{
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < b[i].n_insts; k++) {
+			lm_inst *in = &b[i].insts[k];
+			for (int x = 0; x < in->n_ins; x++)
+				fn(&in->ins[x], ctx);
+			for (int x = 0; x < in->n_outs; x++)
+				fn(&in->outs[x], ctx);
+			each_arg_blocks(in->blocks, in->n_blocks, fn, ctx);
+		}
+}
+
+void lm_function_each_arg(lm_function *f, lm_arg_fn fn, void *ctx)
+{
+	each_arg_blocks(f->blocks, f->n_blocks, fn, ctx);
+}

@@ -18,6 +18,7 @@
 #include "arch.h"
 
 struct cJSON;
+struct lm_memloc;
 
 /* ---- enums with their exact BIR spellings -------------------------------- */
 
@@ -142,6 +143,23 @@ typedef struct lm_arg {
 
 /* Number of elements an access pattern walks (product of nums). */
 int64_t lm_arg_count(const lm_arg *a);
+
+/*
+** The partition encoding of a physical_ap on SB / PSUM. The wire's access
+** pattern walks the memory location as one line of elements, partition
+** after partition (pe elements each, pe = its bytes per partition / the
+** dtype's size), so the start partition is folded into `offset`:
+** offset = start_partition * pe + the element offset within the
+** partition. The IR keeps the two apart (offset, start_partition).
+** lm_arg_unfold turns a wire operand into the IR's (unless an explicit
+** start_partition was given); lm_arg_folded_offset gives the wire offset
+** of an IR operand (-1 on overflow).
+*/
+void lm_arg_unfold(lm_arg *a, int64_t pe);
+int64_t lm_arg_folded_offset(const lm_arg *a, int64_t pe);
+/* Elements per partition of memory location l for operand a (0 when not
+** known: not SB / PSUM, no dims, or a dtype of no size). */
+int64_t lm_arg_part_elems(const lm_arg *a, const struct lm_memloc *l);
 
 /* ---- instructions ------------------------------------------------------ */
 
@@ -371,6 +389,14 @@ typedef struct lm_module {
 	lm_function *functions;
 	struct cJSON *extra;
 } lm_module;
+
+/* The memory location an operand names: memsetref's allocation, looked up
+** first in the map (name -> lm_alloc *, may be NULL) then in the module. */
+const lm_memloc *lm_arg_memloc(const lm_module *m,
+			       const lm_strmap *allocs, const lm_arg *a);
+/* Every operand of every instruction (Loop bodies included) of f. */
+typedef void (*lm_arg_fn)(lm_arg *a, void *ctx);
+void lm_function_each_arg(lm_function *f, lm_arg_fn fn, void *ctx);
 
 /* ---- load / save ------------------------------------------------------- */
 
