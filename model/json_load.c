@@ -17,6 +17,7 @@
 #include "json_int.h"
 #include "optable.h"
 #include "enumtab.h"
+#include "affine.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -101,6 +102,7 @@ typedef struct ld {
 	lm_error *err;
 	int owned; /* the tree is malloc'd, not the parse arena's */
 	const char *fn, *blk, *inst, *ctx; /* current names, may be NULL */
+	int version; /* the module's: 1 or 2 (affine expressions) */
 	char where[512];
 } ld;
 
@@ -453,6 +455,8 @@ static int get_alu(ld *L, const cJSON *j, const char *key, lm_aluop *out)
 
 /* ---- operands -------------------------------------------------------- */
 
+static int each_affine(ld *L, const char *key, cJSON *v, int conv);
+
 static int load_arg(ld *L, cJSON *j, lm_arg *a)
 {
 	if (!cJSON_IsObject(j))
@@ -468,6 +472,7 @@ static int load_arg(ld *L, cJSON *j, lm_arg *a)
 	} else if (!strcmp(kind->valuestring, "imm_value")) {
 		a->kind = LM_ARG_IMM;
 	} else if (!strcmp(kind->valuestring, "symbolic_ap") ||
+		   !strcmp(kind->valuestring, "symbolic_pwap") ||
 		   !strcmp(kind->valuestring, "register_ap") ||
 		   !strcmp(kind->valuestring, "register_access") ||
 		   !strcmp(kind->valuestring, "imm_array") ||
@@ -482,6 +487,13 @@ static int load_arg(ld *L, cJSON *j, lm_arg *a)
 			a->dtype = lm_dtype_parse(dt->valuestring);
 		a->extra = cJSON_Duplicate(j, 1);
 		drop_repeated_keys(a->extra, 1);
+		if (L->version != 2) {
+			/* its affine addresses, in the form the writer writes */
+			cJSON *ad = cJSON_GetObjectItemCaseSensitive(a->extra,
+								     "addrs");
+			if (cJSON_IsArray(ad) && each_affine(L, "addrs", ad, 1))
+				return LM_EINPUT;
+		}
 		return 0;
 	} else {
 		return FAIL(L, "operand: unknown kind '%s'", kind->valuestring);
@@ -1048,6 +1060,59 @@ static int each_elem(const cJSON *v, lm_fieldtype t, const lm_field *f)
 	return 1;
 }
 
+/*
+** The affine expression objects of a value: v itself when an object, else
+** the objects among its elements. Each must read in the module's version
+** (else the error is reported, -1); with conv (an owned tree, version 1)
+** each is rewritten in place into its version 2 form, what the writer
+** writes.
+*/
+static int each_affine(ld *L, const char *key, cJSON *v, int conv)
+{
+	char msg[300];
+	if (cJSON_IsArray(v)) {
+		for (cJSON *e = v->child; e; e = e->next)
+			if (cJSON_IsObject(e) && each_affine(L, key, e, conv))
+				return -1;
+		return 0;
+	}
+	if (!cJSON_IsObject(v))
+		return 0;
+	lm_affine *e = NULL;
+	if (lm_affine_from_json(&e, v, L->version, msg, sizeof msg)) {
+		FAIL(L, "key '%s': affine expression (version %d): %s", key,
+		     L->version, msg);
+		return -1;
+	}
+	if (conv && L->version != 2) {
+		cJSON *n = lm_affine_to_json(e, 2);
+		for (cJSON *c = v->child, *next; c; c = next) {
+			next = c->next;
+			cJSON_Delete(c);
+		}
+		v->child = n ? n->child : NULL;
+		if (n) {
+			n->child = NULL;
+			cJSON_Delete(n);
+		}
+	}
+	lm_affine_free(e);
+	return 0;
+}
+
+/* Keep member c of j in the instruction's extra, its affine expressions
+** in version 2 form. */
+static void keep_affine(ld *L, lm_inst *in, cJSON *j, cJSON *c)
+{
+	keep_extra(&in->extra, j, c);
+	if (L->version != 2) {
+		cJSON *k = in->extra->child;
+		while (k->next)
+			k = k->next;   /* the member just added */
+		each_affine(L, c->string, k, 1);
+	}
+}
+
 /* Check v against row f. 1: it is the default (drop it), 0: keep it,
 ** -1: error reported. */
 static int check_field(ld *L, const lm_field *f, const cJSON *v)
@@ -1144,6 +1209,11 @@ static int check_field(ld *L, const lm_field *f, const cJSON *v)
 		     field_shape[f->type], type_name(v));
 		return -1;
 	}
+	if ((f->type == LM_FT_MA_BOOL || f->type == LM_FT_MA_INT ||
+	     f->type == LM_FT_MA_UINT || f->type == LM_FT_AFFINE ||
+	     f->type == LM_FT_MA_INT_PAIR || f->type == LM_FT_MA_UINT_LIST) &&
+	    each_affine(L, f->key, (cJSON *)v, 0))
+		return -1;
 	return dflt;
 }
 
@@ -1240,9 +1310,20 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			free(v);
 			if (!rc)
 				keep_extra(&in->extra, j, c);
-		} else if (IS("unroll_dependencies") || IS("indirection_ins") ||
-			   IS("loopnest") || IS("predicates") || IS("order")) {
+		} else if (IS("order")) {
 			rc = want_array(L, c, key);
+			if (!rc && each_affine(L, key, c, 0))
+				rc = LM_EINPUT;
+			if (!rc && cJSON_GetArraySize(c))
+				keep_affine(L, in, j, c);
+		} else if (IS("unroll_dependencies") || IS("indirection_ins") ||
+			   IS("loopnest") || IS("predicates")) {
+			rc = want_array(L, c, key);
+			if (!rc && cJSON_GetArraySize(c) && L->version != 2)
+				rc = FAIL(L, "key '%s': a version 1 module's "
+					  "'%s' is not converted to version 2 "
+					  "(lncsim reads version 1 affine values "
+					  "of op keys and 'order' only)", key, key);
 			if (!rc && cJSON_GetArraySize(c))
 				keep_extra(&in->extra, j, c);
 		} else if (IS("debug")) {
@@ -1418,7 +1499,7 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			if (d < 0)
 				return LM_EINPUT;
 			if (!d)
-				keep_extra(&in->extra, j, c);
+				keep_affine(L, in, j, c);
 		} else {
 			keep_extra(&in->extra, j, c);
 		}
@@ -1525,12 +1606,26 @@ static int load_memloc(ld *L, cJSON *j, lm_memloc *l)
 			rc = get_str(L, c, key, &l->name);
 			seen_name = 1;
 		} else if (IS("type")) {
-			if (!cJSON_IsString(c))
+			int64_t bit;
+			const char *nm = NULL;
+			if (cJSON_IsNumber(c) && is_int(c, 1) &&
+			    (nm = lm_enum_name(LM_ET_MemoryType,
+					       (int64_t)c->valuedouble)) != NULL)
+				l->type = lm_memtype_parse(nm);
+			else if (cJSON_IsNumber(c))
+				rc = FAIL(L, "key 'type': MemoryType %.17g does not "
+					  "exist (1, 2, 4, ... 128)", c->valuedouble);
+			else if (!cJSON_IsString(c))
 				rc = FAIL(L, "key 'type': expected string, got %s",
 					  type_name(c));
-			else if (!(l->type = lm_memtype_parse(c->valuestring)))
+			else if (!(l->type = lm_memtype_parse(c->valuestring)) &&
+				 !lm_enum_parse(LM_ET_MemoryType, c->valuestring,
+						&bit))
+				l->type = lm_memtype_parse(lm_enum_name(
+					LM_ET_MemoryType, bit));
+			if (!rc && !l->type)
 				rc = FAIL(L, "key 'type': unknown memory type '%s'",
-					  c->valuestring);
+					  cJSON_IsString(c) ? c->valuestring : "?");
 			seen_type = 1;
 		} else if (IS("addr")) {
 			rc = get_nat(L, c, key, &l->addr);
@@ -1664,7 +1759,7 @@ static int load_function(ld *L, cJSON *j, lm_function *f)
 		} else if (IS("neuron_core_id") && !is_null(c)) {
 			rc = get_nat(L, c, key, &f->neuron_core_id);
 			f->has_core_id = 1;
-		} else if (IS("allocations")) {
+		} else if ((IS("allocations") || IS("storages")) && !seen_allocs) {
 			if (want_array(L, c, key))
 				return LM_EINPUT;
 			int cnt = cJSON_GetArraySize(c);
@@ -1673,7 +1768,7 @@ static int load_function(ld *L, cJSON *j, lm_function *f)
 			for (cJSON *e = c->child; e && !rc; e = e->next)
 				rc = load_alloc(L, e, &f->allocs[f->n_allocs++]);
 			seen_allocs = 1;
-		} else if (IS("blocks")) {
+		} else if ((IS("blocks") || IS("basic_blocks")) && !seen_blocks) {
 			if (want_array(L, c, key))
 				return LM_EINPUT;
 			int cnt = cJSON_GetArraySize(c);
@@ -1912,16 +2007,31 @@ static int from_tree(lm_module **out, cJSON *root, const char *path,
 		goto done;
 	}
 	unique_keys(&L, root);
+	{
+		/* first: it says how affine expressions are written */
+		cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "version");
+		if (v && (rc = get_nat(&L, v, "version", &m->version)) == 0 &&
+		    m->version != 1 && m->version != 2)
+			rc = FAIL(&L, "unsupported BIR version %lld (1 or 2)",
+				  (long long)m->version);
+		if (rc)
+			goto done;
+		L.version = (int)m->version;
+	}
 	for (cJSON *c = root->child, *next; c; c = next) {
 		next = c->next;
 		const char *key = c->string;
 		if (IS("version")) {
-			rc = get_nat(&L, c, key, &m->version);
-			if (!rc && m->version != 2)
-				rc = FAIL(&L, "unsupported BIR version %lld (need 2)",
-					  (long long)m->version);
+			continue;
 		} else if (IS("arch")) {
+			int64_t lv;
 			rc = get_str(&L, c, key, &m->arch);
+			/* the project's machine names for the levels it models */
+			if (!rc && !lm_enum_parse(LM_ET_ArchLevel, m->arch, &lv) &&
+			    (lv == 20 || lv == 30 || lv == 40)) {
+				free(m->arch);
+				m->arch = lm_xasprintf("gen%d", (int)(lv / 10));
+			}
 		} else if (IS("name") && !is_null(c)) {
 			rc = get_str(&L, c, key, &m->name);
 		} else if (IS("attributes") && !is_null(c)) {

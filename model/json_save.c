@@ -826,7 +826,15 @@ static void module_json(jw *w, const lm_module *m)
 	w->m = m;
 	jw_open(w, 1);
 	kint(w, "version", 2); /* the form written is always version 2 */
-	kstr(w, "arch", m->arch ? m->arch : "gen3");
+	{
+		/* ArchLevel by the compiler's name (gen2 is "sunda", ...) */
+		int64_t lv;
+		const char *a = m->arch ? m->arch : "gen3", *e;
+		if (!lm_enum_parse(LM_ET_ArchLevel, a, &lv) &&
+		    (e = lm_enum_name(LM_ET_ArchLevel, lv)) != NULL)
+			a = e;
+		kstr(w, "arch", a);
+	}
 	if (m->name)
 		kstr(w, "name", m->name);
 	jw_key(w, "attributes");
