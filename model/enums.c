@@ -4,6 +4,7 @@
 */
 #include "common.h"
 #include "module.h"
+#include "optable.h"
 
 #include <string.h>
 
@@ -69,7 +70,8 @@ lm_opcode lm_opcode_parse(const char *s)
 	int i = find_name(opcode_names, LM_OP_COUNT, s);
 	if (i > 0)
 		return (lm_opcode)i;
-	if (find_name(other_opcodes, COUNT(other_opcodes), s) >= 0)
+	if (lm_it_parse(s) >= 0 ||
+	    find_name(other_opcodes, COUNT(other_opcodes), s) >= 0)
 		return LM_OP_OTHER;
 	/* the *Symbolic variants of the schema */
 	if (s) {

@@ -1086,10 +1086,7 @@ static int each_affine(ld *L, const char *key, cJSON *v, int conv)
 	}
 	if (conv && L->version != 2) {
 		cJSON *n = lm_affine_to_json(e, 2);
-		for (cJSON *c = v->child, *next; c; c = next) {
-			next = c->next;
-			cJSON_Delete(c);
-		}
+		cJSON_Delete(v->child); /* the whole list of members */
 		v->child = n ? n->child : NULL;
 		if (n) {
 			n->child = NULL;

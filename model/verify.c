@@ -1080,6 +1080,22 @@ static int check_sync(vctx *v, const lm_inst *in)
 			    "of function '%s' (dependencies point backwards, "
 			    "so cycles cannot form)", d, fname(v->fn));
 	}
+	/* loop-carried: from an earlier iteration, so any instruction of
+	   the function (itself included) */
+	for (int i = 0; i < in->n_lc_deps; i++) {
+		const char *d = in->lc_deps[i];
+		intptr_t at;
+		if (!d || !*d)
+			return fail(v, "empty loop-carried dependency name");
+		at = (intptr_t)lm_strmap_lookup(&v->insts, d) - 1;
+		if (at < 0)
+			return fail(v, "loop-carried dependency '%s' names no "
+				    "instruction", d);
+		if (v->inst_at[at] != v->fn)
+			return fail(v, "loop-carried dependency '%s' is an "
+				    "instruction of function '%s', not of '%s'",
+				    d, fname(v->inst_at[at]), fname(v->fn));
+	}
 	for (int i = 0; i < in->n_wait; i++) {
 		const lm_wait *w = &in->wait[i];
 		if (!w->semaphore || !lm_strmap_lookup(&v->sems, w->semaphore))

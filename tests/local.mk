@@ -99,6 +99,12 @@ tests_test_safeio_CFLAGS = $(TEST_CFLAGS)
 tests_test_safeio_LDADD = $(TEST_LDADD)
 TESTS += tests/test_safeio
 
+# the compiler's wire form: instruction header, module keys, op keys
+check_PROGRAMS += tests/test_format
+tests_test_format_SOURCES = tests/test_format.c
+tests_test_format_CFLAGS = $(TEST_CFLAGS)
+tests_test_format_LDADD = $(TEST_LDADD)
+TESTS += tests/test_format
 # the instruction-set tables model/ops.def and model/fields.def
 check_PROGRAMS += tests/test_optable
 tests_test_optable_SOURCES = tests/test_optable.c
