@@ -1588,7 +1588,44 @@ static int load_block(ld *L, cJSON *j, lm_block *b)
 
 /* ---- allocations ----------------------------------------------------- */
 
-static int load_memloc(ld *L, cJSON *j, lm_memloc *l)
+/*
+** remote_local_target {"name": ALLOCATION, "core": C} of allocation a.
+** The compiler writes it on the view's memory location, lncsim on the
+** allocation; either place sets the allocation's view, and a second one
+** must name the same producer.
+*/
+static int get_remote(ld *L, cJSON *c, lm_alloc *a)
+{
+	char *name = NULL;
+	int64_t core = 0;
+	unique_keys(L, c);
+	cJSON *n = cJSON_GetObjectItemCaseSensitive(c, "name");
+	cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "core");
+	if (!cJSON_IsObject(c) || !n || !k)
+		return FAIL(L, "key 'remote_local_target': expected "
+			    "{\"name\": ALLOCATION, \"core\": C}");
+	if (get_str(L, n, "remote_local_target.name", &name) ||
+	    get_nat(L, k, "remote_local_target.core", &core)) {
+		free(name);
+		return LM_EINPUT;
+	}
+	if (a->has_remote && (strcmp(a->remote_name, name) != 0 ||
+			      a->remote_core != core)) {
+		int rc = FAIL(L, "key 'remote_local_target': '%s' of core "
+			      "%lld, but the view already names '%s' of core "
+			      "%lld", name, (long long)core, a->remote_name,
+			      (long long)a->remote_core);
+		free(name);
+		return rc;
+	}
+	free(a->remote_name);
+	a->remote_name = name;
+	a->remote_core = core;
+	a->has_remote = 1;
+	return 0;
+}
+
+static int load_memloc(ld *L, cJSON *j, lm_memloc *l, lm_alloc *a)
 {
 	if (!cJSON_IsObject(j))
 		return FAIL(L, "expected memory location object, got %s",
@@ -1602,6 +1639,16 @@ static int load_memloc(ld *L, cJSON *j, lm_memloc *l)
 		if (IS("name")) {
 			rc = get_str(L, c, key, &l->name);
 			seen_name = 1;
+		} else if (IS("type") && cJSON_IsNumber(c)) {
+			/* the 2.24 writer's form: the MemoryType bit value */
+			int64_t v;
+			const char *s = NULL;
+			if (!(rc = get_int(L, c, key, &v)) &&
+			    (!(s = lm_enum_name(LM_ET_MemoryType, v)) ||
+			     !(l->type = lm_memtype_parse(s))))
+				rc = FAIL(L, "key 'type': unknown memory type "
+					  "%lld", (long long)v);
+			seen_type = 1;
 		} else if (IS("type")) {
 			int64_t bit;
 			const char *nm = NULL;
@@ -1634,6 +1681,8 @@ static int load_memloc(ld *L, cJSON *j, lm_memloc *l)
 			rc = get_nat(L, c, key, &l->base);
 		} else if (IS("allocated")) {
 			rc = get_bool(L, c, key, &l->allocated);
+		} else if (IS("remote_local_target") && !is_null(c)) {
+			rc = get_remote(L, c, a);
 		} else {
 			keep_extra(&l->extra, j, c);
 		}
@@ -1690,21 +1739,10 @@ static int load_alloc(ld *L, cJSON *j, lm_alloc *a)
 			a->memlocs = cnt ? lm_xcalloc((size_t)cnt, sizeof *a->memlocs)
 					 : NULL;
 			for (cJSON *e = c->child; e && !rc; e = e->next)
-				rc = load_memloc(L, e, &a->memlocs[a->n_memlocs++]);
+				rc = load_memloc(L, e, &a->memlocs[a->n_memlocs++], a);
 			seen_ml = 1;
 		} else if (IS("remote_local_target") && !is_null(c)) {
-			unique_keys(L, c);
-			cJSON *n = cJSON_GetObjectItemCaseSensitive(c, "name");
-			cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "core");
-			if (!cJSON_IsObject(c) || !n || !k)
-				rc = FAIL(L, "key 'remote_local_target': expected "
-					  "{\"name\": ALLOCATION, \"core\": C}");
-			else
-				rc = get_str(L, n, "remote_local_target.name",
-					     &a->remote_name) ||
-				     get_nat(L, k, "remote_local_target.core",
-					     &a->remote_core);
-			a->has_remote = 1;
+			rc = get_remote(L, c, a);
 		} else if (IS("alias_of") && !is_null(c)) {
 			rc = get_str(L, c, key, &a->alias_of);
 		} else {

@@ -138,3 +138,11 @@ tests_test_fuzz_replay_SOURCES = tests/test_fuzz_replay.c tests/fuzz/fuzz.h \
 tests_test_fuzz_replay_CFLAGS = $(TEST_CFLAGS) -I$(srcdir)/tests/fuzz
 tests_test_fuzz_replay_LDADD = $(TEST_LDADD)
 TESTS += tests/test_fuzz_replay
+
+# modules in the neuronx-cc 2.24 wire form (examples/handoff224, every
+# example in both spellings)
+check_PROGRAMS += tests/test_wire224
+tests_test_wire224_SOURCES = tests/test_wire224.c
+tests_test_wire224_CFLAGS = $(TEST_CFLAGS)
+tests_test_wire224_LDADD = $(TEST_LDADD)
+TESTS += tests/test_wire224
