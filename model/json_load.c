@@ -1639,16 +1639,6 @@ static int load_memloc(ld *L, cJSON *j, lm_memloc *l, lm_alloc *a)
 		if (IS("name")) {
 			rc = get_str(L, c, key, &l->name);
 			seen_name = 1;
-		} else if (IS("type") && cJSON_IsNumber(c)) {
-			/* the 2.24 writer's form: the MemoryType bit value */
-			int64_t v;
-			const char *s = NULL;
-			if (!(rc = get_int(L, c, key, &v)) &&
-			    (!(s = lm_enum_name(LM_ET_MemoryType, v)) ||
-			     !(l->type = lm_memtype_parse(s))))
-				rc = FAIL(L, "key 'type': unknown memory type "
-					  "%lld", (long long)v);
-			seen_type = 1;
 		} else if (IS("type")) {
 			int64_t bit;
 			const char *nm = NULL;

@@ -765,19 +765,32 @@ static void alloc_json(jw *w, const lm_alloc *al)
 	for (int i = 0; i < al->n_memlocs; i++) {
 		const lm_memloc *l = &al->memlocs[i];
 		jw_open(w, 1);
+		int64_t bit;
 		kstr(w, "name", l->name);
-		kstr(w, "type", lm_memtype_name(l->type));
+		/* MemoryType by its bit value, as the compiler writes it */
+		if (!lm_enum_parse(LM_ET_MemoryType, lm_memtype_name(l->type),
+				   &bit))
+			kint(w, "type", bit);
+		else
+			kstr(w, "type", lm_memtype_name(l->type));
 		kint(w, "addr", l->addr);
 		jw_key(w, "dims");
 		int_array(w, l->dims, l->n_dims);
 		kint(w, "bank", l->bank);
 		kint(w, "base", l->base);
 		kbool(w, "allocated", l->allocated);
+		if (al->has_remote) { /* the view's target, on its location */
+			jw_key(w, "remote_local_target");
+			jw_open(w, 1);
+			kstr(w, "name", al->remote_name);
+			kint(w, "core", al->remote_core);
+			jw_close(w);
+		}
 		add_extra(w, l->extra);
 		jw_close(w);
 	}
 	jw_close(w);
-	if (al->has_remote) {
+	if (al->has_remote && !al->n_memlocs) {
 		jw_key(w, "remote_local_target");
 		jw_open(w, 1);
 		kstr(w, "name", al->remote_name);
