@@ -6,6 +6,8 @@
 */
 #include "common.h"
 #include "testutil.h"
+
+#include <cjson/cJSON.h>
 #include "module.h"
 #include "linker.h"
 #include "verify.h"
@@ -2073,14 +2075,6 @@ START_TEST(test_cli_link_concurrent_force)
 }
 END_TEST
 
-/* The first occurrence of old in s replaced by new (malloc'd copy). */
-static char *replace_first(const char *s, const char *old, const char *new)
-{
-	const char *p = strstr(s, old);
-	ck_assert_msg(p != NULL, "'%s' not found", old);
-	return lm_xasprintf("%.*s%s%s", (int)(p - s), s, new, p + strlen(old));
-}
-
 /*
 ** Two cores use wc.npy for different files, and core 0 also has a file
 ** literally named nc1.wc.npy (Const wc2): the renamed core-1 file may not
@@ -2093,7 +2087,7 @@ START_TEST(test_cli_link_rename_taken)
 	const char *col = S("%s/col", root), *od = S("%s/out", root);
 	const char *d0 = S("%s/nc0/sg0", col);
 	const char *ld = S("%s/handoff2/sgLnk", od);
-	char *txt, *p, *blk, *b1, *b2, *b3, *b4, *q, *all, *man, buf[4096];
+	char *txt, *p, *all, *man, buf[4096];
 	char *tgt = buf;
 	ssize_t n;
 	ck_assert_int_eq(system(S("cp -r '%s' '%s'", src, col)), 0);
@@ -2104,17 +2098,28 @@ START_TEST(test_cli_link_rename_taken)
 	/* wc2: a copy of core 0's Const wc with its own file and location */
 	txt = tu_read(S("%s/def.json", d0));
 	ck_assert_ptr_nonnull(txt);
-	p = strstr(txt, "    {\n     \"name\": \"wc\",\n     \"kind\": \"Const\"");
-	ck_assert_ptr_nonnull(p);
-	q = strstr(p, "\n    },");
-	ck_assert_ptr_nonnull(q);
-	q += strlen("\n    },");
-	blk = lm_xstrndup(p, (size_t)(q - p));
-	b1 = replace_first(blk, "\"name\": \"wc\"", "\"name\": \"wc2\"");
-	b2 = replace_first(b1, "\"name\": \"wc\"", "\"name\": \"wc2\"");
-	b3 = replace_first(b2, "\"file\": \"wc.npy\"", "\"file\": \"nc1.wc.npy\"");
-	b4 = replace_first(b3, "\"addr\": 32768", "\"addr\": 1048576");
-	all = lm_xasprintf("%.*s\n%s%s", (int)(q - txt), txt, b4, q);
+	{
+		cJSON *j = cJSON_Parse(txt), *f, *al, *wc = NULL, *cp, *l;
+		ck_assert_ptr_nonnull(j);
+		f = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "functions"), 0);
+		al = cJSON_GetObjectItem(f, "allocations");
+		cJSON_ArrayForEach(cp, al)
+			if (!strcmp(cJSON_GetObjectItem(cp, "name")->valuestring,
+				    "wc"))
+				wc = cp;
+		ck_assert_ptr_nonnull(wc);
+		cp = cJSON_Duplicate(wc, 1);
+		cJSON_ReplaceItemInObject(cp, "name", cJSON_CreateString("wc2"));
+		cJSON_ReplaceItemInObject(cp, "file",
+					  cJSON_CreateString("nc1.wc.npy"));
+		l = cJSON_GetArrayItem(cJSON_GetObjectItem(cp, "memorylocations"),
+				       0);
+		cJSON_ReplaceItemInObject(l, "name", cJSON_CreateString("wc2"));
+		cJSON_ReplaceItemInObject(l, "addr", cJSON_CreateNumber(1048576));
+		cJSON_AddItemToArray(al, cp);
+		all = cJSON_Print(j);
+		cJSON_Delete(j);
+	}
 	p = tu_write(d0, "def.json", all);
 	free(p);
 
@@ -2136,11 +2141,6 @@ START_TEST(test_cli_link_rename_taken)
 	ck_assert_contains(tgt, "nc1/sg0/wc.npy");
 	free(man);
 	free(txt);
-	free(blk);
-	free(b1);
-	free(b2);
-	free(b3);
-	free(b4);
 	free(all);
 	lm_remove_tree_at(AT_FDCWD, root);
 	free(root);
@@ -2195,7 +2195,17 @@ START_TEST(test_cli_link_host_file_too_large)
 	close(fd);
 	txt = tu_read(S("%s/def.json", d0));
 	ck_assert_ptr_nonnull(txt);
-	all = replace_first(txt, "\"file\": \"\"", "\"file\": \"big.bin\"");
+	{
+		/* the first allocation's host file is the big one */
+		cJSON *j = cJSON_Parse(txt), *f, *a0;
+		ck_assert_ptr_nonnull(j);
+		f = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "functions"), 0);
+		a0 = cJSON_GetArrayItem(cJSON_GetObjectItem(f, "allocations"), 0);
+		cJSON_ReplaceItemInObject(a0, "file",
+					  cJSON_CreateString("big.bin"));
+		all = cJSON_Print(j);
+		cJSON_Delete(j);
+	}
 	p = tu_write(d0, "def.json", all);
 	free(p);
 	tu_run r = tu_lncsim(NULL, "link", "-o", od, col, NULL);
