@@ -132,3 +132,4 @@ tests_test_fuzz_replay_SOURCES = tests/test_fuzz_replay.c tests/fuzz/fuzz.h \
 tests_test_fuzz_replay_CFLAGS = $(TEST_CFLAGS) -I$(srcdir)/tests/fuzz
 tests_test_fuzz_replay_LDADD = $(TEST_LDADD)
 TESTS += tests/test_fuzz_replay
+CLEANFILES += simcheck-key-table.md
