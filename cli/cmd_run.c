@@ -11,6 +11,7 @@
 #include "module.h"
 #include "verify.h"
 #include "sim.h"
+#include "simcheck.h"
 #include "cli_db.h"
 
 #include <errno.h>
@@ -22,7 +23,8 @@ const char usage_run[] =
 	"usage: lncsim run [--inputs DIR | --seed N] [--outputs DIR] [--stats]\n"
 	"                  [--trace FILE] [--max-time PS] [--max-instructions N]\n"
 	"                  [--perturb SEED] [--max-memory BYTES]\n"
-	"                  [--db FILE | --no-db] MODULE...\n\n"
+	"                  [--db FILE | --no-db] MODULE...\n"
+	"       lncsim run --list-unsupported MODULE...\n\n"
 	"Simulate modules on NeuronCores. One MODULE runs alone (a\n"
 	"per-core module on its core, or a linked module through its\n"
 	"dispatcher); several per-core modules (or a directory holding\n"
@@ -42,9 +44,14 @@ const char usage_run[] =
 	"                        (suffix K, M, G, T; default 4G)\n"
 	"  --db FILE             log the run into FILE (default $LNCSIM_DB, else\n"
 	"                        ./lncsim.db; docs/database.md)\n"
-	"  --no-db               do not log the run\n\n"
+	"  --no-db               do not log the run\n"
+	"  --list-unsupported    run nothing: load and verify the modules and\n"
+	"                        print every opcode and key the simulator\n"
+	"                        refuses, one per line (exit 2 if there is\n"
+	"                        any, else 'nothing unsupported' and 0)\n\n"
 	"exit status: 0 ok, 1 runtime error (deadlock, barrier collision,\n"
-	"uninitialized read, limits), 2 bad usage or input, 3 internal error\n";
+	"uninitialized read, limits), 2 bad usage or input (or, with\n"
+	"--list-unsupported, something unsupported), 3 internal error\n";
 
 /* Parse a non-negative 64-bit integer option value. */
 static int parse_i64(const char *opt, const char *s, int64_t *out)
@@ -95,11 +102,40 @@ static int log_run(ldb *db, int argc, char **argv, int first,
 	return rc ? rc : lrc;
 }
 
+static void print_refusal(void *arg, const char *msg)
+{
+	(void)arg;
+	printf("%s\n", msg);
+}
+
+/*
+** --list-unsupported: every refusal of every module (loaded and
+** verified), one per line on stdout. Nothing runs, nothing is logged.
+*/
+static int list_unsupported(char **paths, int n)
+{
+	int refused = 0;
+	for (int i = 0; i < n; i++) {
+		lm_module *m = NULL;
+		lm_error err;
+		if (lm_module_load(&m, paths[i], &err) != 0 ||
+		    lm_verify(m, NULL, &err) != 0) {
+			lm_module_free(m);
+			return cli_report(&err);
+		}
+		refused += ls_check_module_each(m, print_refusal, NULL);
+		lm_module_free(m);
+	}
+	if (!refused)
+		printf("nothing unsupported\n");
+	return refused ? EXIT_INPUT : EXIT_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *inputs_dir = NULL, *outputs_dir = NULL;
 	int64_t seed = 0, perturb = 0;
-	int stats = 0, has_seed = 0, first = 1, rc = 0, n = 0;
+	int stats = 0, has_seed = 0, list = 0, first = 1, rc = 0, n = 0;
 	ls_options opts;
 	char **paths = NULL;
 	lm_module **mods = NULL;
@@ -122,7 +158,8 @@ int cmd_run(int argc, char **argv)
 		if (dbk > 0)
 			continue;
 		const char *v = first + 1 < argc ? argv[first + 1] : NULL;
-		int takes = strcmp(a, "--stats") != 0 && strcmp(a, "--") != 0;
+		int takes = strcmp(a, "--stats") != 0 && strcmp(a, "--") != 0 &&
+			    strcmp(a, "--list-unsupported") != 0;
 		if (takes && !v)
 			return cli_usage_error("run", "%s needs a value", a);
 		if (!strcmp(a, "--"))  {
@@ -130,6 +167,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		} else if (!strcmp(a, "--stats")) {
 			stats = 1;
+			continue;
+		} else if (!strcmp(a, "--list-unsupported")) {
+			list = 1;
 			continue;
 		} else if (!strcmp(a, "--inputs")) {
 			inputs_dir = v;
@@ -168,6 +208,11 @@ int cmd_run(int argc, char **argv)
 	/* load and verify */
 	if ((rc = cli_expand_modules(argc - first, argv + first, &paths, &n)))
 		return rc;
+	if (list) {
+		rc = list_unsupported(paths, n);
+		cli_free_paths(paths, n);
+		return rc;
+	}
 	if ((rc = cli_db_open(&dbo, &db)))
 		goto done;
 	mods = lm_xcalloc((size_t)n + 1, sizeof *mods);

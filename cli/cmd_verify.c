@@ -19,8 +19,9 @@ const char usage_verify[] =
 	"nc*/sg*/def.json (each found file is checked).\n\n"
 	"  --linked   also check the linked-module rules (dispatcher, completion\n"
 	"             barriers, unique barrier ids)\n"
-	"  --sim      also refuse every key whose value the simulator does not\n"
-	"             model (what 'lncsim run' refuses before running)\n"
+	"  --sim      also refuse every opcode the simulator does not execute\n"
+	"             and every key whose value it does not model (what\n"
+	"             'lncsim run' refuses before running)\n"
 	"  -q         print nothing on success\n\n"
 	"exit status: 0 all valid, 2 a module is invalid or unreadable\n";
 

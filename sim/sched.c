@@ -692,6 +692,8 @@ static void start_inst(sim *s, int c, int e, item it)
 	E->cur = it;
 	E->cur_completes = 1;
 	switch (si->op) {
+	/* ls_check_module refuses these before time 0 (ls_machine_new);
+	   they stay refused here for a machine that reaches one anyway */
 	case LM_OP_LOOP:
 		fail_at(s, c, si, "Loop reached: executing loops is not "
 			"supported by the simulator");

@@ -1,23 +1,36 @@
 /*
-** simcheck.c -- what the simulator models, one table per kind of object
-** (instruction keys per opcode, operand keys, allocation keys, memory
-** location keys). A key is
+** simcheck.c -- what the simulator models, and the refusal before time 0
+** of everything else: the opcodes it executes (OPS_EXEC; any other of the
+** 110 is refused by name), then for each executed instruction its keys,
+** the keys of its operands, of every allocation and of every memory
+** location. A key is
 **   modelled  the simulator reads it (any value);
 **   metadata  debug / bookkeeping / placement hints that cannot change
 **             the bits of a result (any value);
 **   default   allowed only at its documented default (or null / absent);
 **             any other value is refused;
-** and a key in no row is refused. The loader keeps every key it does not
-** interpret in `extra`, so the rows for extra keys are looked up by name;
-** parsed fields whose value the simulator models only in part are checked
-** by the functions of the `checks` table. docs/simulator.md has the table
-** in prose.
+** and a key in no row is refused.
+**
+** The loader keeps every instruction key it does not interpret in
+** `extra`. A documented op key (model/fields.def, found through the
+** instruction's InstructionType) is there only when its value is not the
+** default -- the loader drops it at its default -- so it is refused unless
+** inst_meta lists it; the defaults in the messages are the table's. The
+** keys fields.def does not describe (the common header, lncsim's own)
+** have rows in inst_rules. Parsed fields whose value the simulator models
+** only in part are checked by the functions of the `checks` table.
+** docs/simulator.md has all of it in prose; its table of documented keys
+** is ls_format_key_table's output.
 */
 #include "common.h"
 #include "sim_int.h"
 #include "simcheck.h"
+#include "optable.h"
+#include "enumtab.h"
 
 #include <cjson/cJSON.h>
+#include <assert.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,9 +56,9 @@ typedef struct key_rule {
 } key_rule;
 
 /*
-** Keys of instructions carried in `extra` (the loader parsed the others;
-** see the checks below for parsed fields). Spellings and defaults are the
-** BIR-JSON wire form's.
+** Keys of instructions carried in `extra` that fields.def does not
+** describe: the common header and keys of other opcodes that reach an
+** executed one. Spellings and defaults are the BIR-JSON wire form's.
 */
 static const key_rule inst_rules[] = {
 	/* the common instruction header */
@@ -66,52 +79,70 @@ static const key_rule inst_rules[] = {
 	{ OPS_EXEC, "indirection_ins", K_DEFAULT, "[]", NULL },
 	{ OPS_EXEC, "predicates", K_DEFAULT, "[]", NULL },
 	{ OPS_EXEC, "order", K_DEFAULT, "[]", NULL },
-	/* DMA family */
-	{ OPS_DMA, "dge_type", K_META, NULL, NULL },
-	{ OPS_DMA, "dma_qos", K_META, NULL, NULL },
-	{ OPS_DMA, "duplicate", K_DEFAULT, "false|0", NULL },
-	{ OP(DMACOPY), "mode", K_DEFAULT, "\"Copy\"", NULL },
-	{ OP(DMACOPY), "transpose_op", K_DEFAULT, "\"None\"", NULL },
-	{ OP(DMACOPY), "constants", K_DEFAULT, "[]", NULL },
-	{ OP(DMACOPY), "cce_op", K_DEFAULT, "\"bypass\"", NULL },
-	{ OP(DMACOPY), "replica_groups", K_DEFAULT, "[]", NULL },
-	{ OP(DMACOPY), "remote_notification", K_DEFAULT, "[]", NULL },
-	{ OP(DMACOPY), "oob_is_err", K_META, NULL, NULL },
-	{ OP(DMACOPY), "use_gpsimd_dma", K_META, NULL, NULL },
-	/* Matmult */
-	{ OP(MATMULT), "replication_resolution", K_DEFAULT, "0", NULL },
-	{ OP(MATMULT), "replication_shift_amnt", K_DEFAULT, "0", NULL },
-	{ OP(MATMULT), "replication_num_rows", K_DEFAULT, "0", NULL },
-	{ OP(MATMULT), "is_fmap_onezero", K_DEFAULT, "false|0", NULL },
-	{ OP(MATMULT), "is_weight_onezero", K_DEFAULT, "false|0", NULL },
-	{ OP(MATMULT), "tile_size", K_META, NULL, NULL },
-	{ OP(MATMULT), "tile_position", K_META, NULL, NULL },
-	{ OP(MATMULT), "perf_mode", K_DEFAULT, "\"None\"", NULL },
-	{ OP(MATMULT), "ifmap_quant_offset", K_DEFAULT, "0", NULL },
-	{ OP(MATMULT), "weights_quant_offset", K_DEFAULT, "0", NULL },
-	/* Activation */
-	{ OP(ACTIVATION), "acc", K_DEFAULT, "\"Idle\"", NULL },
-	{ OP(ACTIVATION), "is_activate2", K_DEFAULT, "false|0", NULL },
-	{ OP(ACTIVATION), "op0", K_DEFAULT, "\"bypass\"", NULL },
-	{ OP(ACTIVATION), "op1", K_DEFAULT, "\"bypass\"", NULL },
-	{ OP(ACTIVATION), "reverse0", K_DEFAULT, "false|0", NULL },
-	{ OP(ACTIVATION), "reverse1", K_DEFAULT, "false|0", NULL },
-	{ OP(ACTIVATION), "reduce_op", K_DEFAULT, "\"bypass\"", NULL },
-	/* TensorTensor */
-	{ OP(TENSORTENSOR), "acc", K_DEFAULT, "\"Idle\"", NULL },
-	/* SwitchQueueInstance */
-	{ OP(SWITCHQUEUE), "no_rearm", K_DEFAULT, "false|0", NULL },
-	/* CoreBarrier: the runtime's semaphore behind the barrier */
-	{ OP(COREBARRIER), "runtime_semaphore", K_META, NULL, NULL },
-	/* Call */
-	{ OP(CALL), "table_id", K_DEFAULT, "", NULL },
-	{ OP(CALL), "arguments", K_DEFAULT, "[]|{}", NULL },
-	/* NKIKernel (IT55) */
-	{ OP(NKIKERNEL), "kernel_source_val", K_META, NULL, NULL },
+	/* NKIKernel (IT55): keys of the IT56 carrier that `lncsim lower`
+	   copies onto the call it makes */
 	{ OP(NKIKERNEL), "enable_device_dump", K_META, NULL, NULL },
 	{ OP(NKIKERNEL), "nki_binary_version_identifier", K_META, NULL, NULL },
-	{ OP(NKIKERNEL), "address_rotation_scope_val", K_DEFAULT,
-	  "0|\"None\"", NULL },
+};
+
+/* A documented op key (fields.def) of an executed opcode: metadata, or
+** read by the simulator. why: what it is, for docs/simulator.md. */
+typedef struct op_key {
+	uint32_t ops;
+	const char *key;
+	const char *why;
+} op_key;
+
+/* Documented op keys that cannot change the bits of a result. */
+static const op_key inst_meta[] = {
+	{ OPS_DMA, "dge_type", "how and how urgently the transfer is made, "
+	  "not what it moves" },
+	{ OPS_DMA, "dma_qos", "how and how urgently the transfer is made, "
+	  "not what it moves" },
+	{ OP(DMACOPY), "use_gpsimd_dma", "which engine drives the transfer" },
+	{ OP(DMACOPY), "oob_is_err", "the verifier rules out-of-bounds "
+	  "access out, so it never matters" },
+	{ OP(MATMULT), "tile_size", "where in the PE array the matmul is "
+	  "placed" },
+	{ OP(MATMULT), "tile_position", "where in the PE array the matmul is "
+	  "placed" },
+	{ OP(COREBARRIER), "runtime_semaphore", "the runtime's semaphore "
+	  "behind the barrier" },
+	{ OP(NKIKERNEL), "kernel_source_val", "which frontend wrote the "
+	  "kernel" },
+};
+
+/*
+** Documented op keys the loader reads into lm_inst and the simulator
+** models (the parsed ones the simulator models only in part are the
+** `checks` below). Such a key reaches `extra` only in a form the loader
+** does not read (an affine expression) and is refused there.
+*/
+static const op_key inst_model[] = {
+	{ OPS_DMA, "queue", NULL },
+	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION), "can_read_uninit", NULL },
+	{ OP(MATMULT), "is_transpose", NULL },
+	{ OP(ACTIVATION), "scale", NULL },
+	{ OP(TENSORSCALAR), "const0", NULL },
+	{ OP(TENSORSCALAR), "const1", NULL },
+	{ OP(TENSORSCALAR), "reverse0", NULL },
+	{ OP(TENSORSCALAR), "reverse1", NULL },
+	{ OP(MEMSET), "constant", NULL },
+	{ OP(IOTA) | OP(AFFINESELECT), "base", NULL },
+	{ OP(IOTA) | OP(AFFINESELECT), "channel_multiplier", NULL },
+	{ OP(IOTA) | OP(AFFINESELECT), "pattern", NULL },
+	{ OP(AFFINESELECT), "fill_value", NULL },
+	{ OP(COREBARRIER), "id", NULL },
+	{ OP(COREBARRIER), "cores", NULL },
+	{ OP(CALL), "target", NULL },
+	{ OP(SWITCHQUEUE), "queue", NULL },
+	{ OP(NKIKERNEL), "func", NULL },
+	{ OP(NKIKERNEL), "func_args", NULL },
+	{ OP(NKIKERNEL), "func_outs", NULL },
+	{ OP(NKIKERNEL), "sb_buf_shape", "the kernel runs on its own "
+	  "declared allocations: the budget has no effect" },
+	{ OP(NKIKERNEL), "psum_buf_shape", "the kernel runs on its own "
+	  "declared allocations: the budget has no effect" },
 };
 
 /* Keys of physical_ap operands carried in `extra`. */
@@ -158,6 +189,21 @@ static const key_rule memloc_rules[] = {
 	{ 0, "remote_local_target", K_DEFAULT, "",
 	  "remote_local_target is read on the allocation" },
 	{ 0, "pointer_ref_memloc", K_DEFAULT, "", NULL },
+};
+
+/*
+** Opcodes of the 110 the simulator does not execute that say why in the
+** refusal; every other is refused with no note.
+*/
+static const struct {
+	lm_opcode op;
+	const char *why;
+} op_notes[] = {
+	{ LM_OP_LOOP, "executing loops is not supported by the simulator" },
+	{ LM_OP_NKIKLIRKERNEL, "IT56 kernel carriers must be lowered before "
+	  "a run: lncsim lower" },
+	{ LM_OP_BIRKERNEL, "BIRKernel (IT54) carriers are not executed or "
+	  "lowered by lncsim" },
 };
 
 /* ---- parsed fields the simulator models only in part ------------------- */
@@ -339,13 +385,107 @@ static const field_rule checks[] = {
 	{ OP(CALL), "outs", chk_call_outs },
 };
 
+/* ---- documented op keys ------------------------------------------------- */
+
+static const op_key *find_op_key(const op_key *keys, size_t n, lm_opcode op,
+				 const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((keys[i].ops & (1u << op)) && strcmp(keys[i].key, key) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+static int is_checked(lm_opcode op, const char *key)
+{
+	for (size_t i = 0; i < sizeof checks / sizeof *checks; i++)
+		if ((checks[i].ops & (1u << op)) &&
+		    strcmp(checks[i].key, key) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+** The values f reads as when absent, as compact JSON with '|' between
+** them ("\"Idle\"|0", "false|0", "0", "[]"), into buf; for a message
+** (shown) without an enum's ordinal. NULL when the loader never drops the
+** key (strings, names, records, affine expressions, any JSON).
+*/
+static const char *field_default(const lm_field *f, int shown, char *buf,
+				 size_t n)
+{
+	const char *name;
+	switch (f->type) {
+	case LM_FT_BOOL:
+		return "false";
+	case LM_FT_MA_BOOL:
+		return "false|0";
+	case LM_FT_INT: case LM_FT_UINT: case LM_FT_MA_INT: case LM_FT_MA_UINT:
+	case LM_FT_FLOAT:
+		snprintf(buf, n, "%lld", (long long)f->deflt);
+		return buf;
+	case LM_FT_ENUM:
+		name = lm_enum_name((lm_enumtype)f->enumtype, f->deflt);
+		if (!name)
+			snprintf(buf, n, "%lld", (long long)f->deflt);
+		else if (shown)
+			snprintf(buf, n, "\"%s\"", name);
+		else
+			snprintf(buf, n, "\"%s\"|%lld", name,
+				 (long long)f->deflt);
+		return buf;
+	case LM_FT_MA_INT_PAIR:
+		snprintf(buf, n, "[%lld,%lld]", (long long)f->deflt,
+			 (long long)f->deflt);
+		return buf;
+	case LM_FT_APPAIRS: case LM_FT_INT_LIST: case LM_FT_FLOAT_LIST:
+	case LM_FT_INT_LIST_LIST: case LM_FT_MA_UINT_LIST:
+	case LM_FT_ENUM_LIST: case LM_FT_STR_LIST: case LM_FT_NAME_LIST:
+		return "[]";
+	case LM_FT_KV:
+		return "[]|{}";
+	default:
+		return NULL;
+	}
+}
+
+/* The InstructionType ordinal of an lncsim opcode (-1: none). */
+static int it_of(lm_opcode op)
+{
+	lm_inst in;
+	memset(&in, 0, sizeof in);
+	in.op = op;
+	return lm_inst_it(&in);
+}
+
 /* ---- the walk ----------------------------------------------------------- */
 
 typedef struct cctx {
 	const lm_module *m;
 	lm_error *err;
+	ls_refusal_fn each; /* NULL: stop at the first refusal */
+	void *arg;
+	int n_refused;
 	char where[600];
 } cctx;
+
+/*
+** One refusal "FILE: where: fmt...": into c->err; LM_EINPUT when the walk
+** stops at the first, else handed to c->each and 0 (go on).
+*/
+static int refuse(cctx *c, const char *fmt, ...) LM_PRINTF(2, 3);
+static int refuse(cctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	lm_verr(c->err, LM_EINPUT, c->m->path, c->where, fmt, ap);
+	va_end(ap);
+	c->n_refused++;
+	if (!c->each)
+		return LM_EINPUT;
+	c->each(c->arg, c->err->msg);
+	return 0;
+}
 
 /* Compact JSON text of v (truncated) into buf. */
 static void json_text(const cJSON *v, char *buf, size_t n)
@@ -388,55 +528,102 @@ static const key_rule *find_rule(const key_rule *rules, size_t n,
 	return NULL;
 }
 
+/* A default list "a|b" as "a or b" into buf; tick: as "`a` or `b`". */
+static void or_list(const char *list, int tick, char *buf, size_t n)
+{
+	size_t k = 0;
+	const char *t = tick ? "`" : "";
+	buf[0] = 0;
+	while (*list && k + 1 < n) {
+		const char *bar = strchr(list, '|');
+		int l = bar ? (int)(bar - list) : (int)strlen(list);
+		int w = snprintf(buf + k, n - k, "%s%s%.*s%s", k ? " or " : "",
+				 t, l, list, t);
+		if (w < 0 || (size_t)w >= n - k || !bar)
+			break; /* the end, or truncated */
+		k += (size_t)w;
+		list = bar + 1;
+	}
+}
+
 /* "it models only X or Y" for a default list. */
 static void models_only(const char *list, char *buf, size_t n)
 {
-	size_t k;
+	char alts[160];
 	if (!*list) {
 		snprintf(buf, n, "it models only its absence (null)");
 		return;
 	}
-	k = (size_t)snprintf(buf, n, "it models only ");
-	for (const char *p = list; *p && k + 5 < n; p++) {
-		if (*p == '|') {
-			k += (size_t)snprintf(buf + k, n - k, " or ");
-		} else {
-			buf[k++] = *p;
-			buf[k] = 0;
-		}
-	}
+	or_list(list, 0, alts, sizeof alts);
+	snprintf(buf, n, "it models only %s", alts);
 }
 
 /*
-** Check the extra keys of one object against rules. what names the
-** object in the message ("opcode 'Activation'", "allocation", ...).
+** Whether the documented key k (row f of opcode op, compact JSON text
+** val) carried in `extra` is refused, and why (into note). Allowed:
+** metadata, and the default (the loader drops it there; a module made in
+** memory may carry it). Refused: a modelled key in a form the loader did
+** not read (an affine expression), any other value of any other key.
+*/
+static int op_key_refused(lm_opcode op, const lm_field *f, const cJSON *v,
+			  const char *val, char *note, size_t n)
+{
+	char buf[64];
+	const char *d = field_default(f, 0, buf, sizeof buf);
+	if (find_op_key(inst_meta, sizeof inst_meta / sizeof *inst_meta, op,
+			f->key) || (d && in_list(val, d)))
+		return 0;
+	if (find_op_key(inst_model, sizeof inst_model / sizeof *inst_model,
+			op, f->key) || is_checked(op, f->key))
+		snprintf(note, n, "%s", cJSON_IsObject(v) ? "affine "
+			 "expressions are not modelled"
+			 : "not a form the simulator reads");
+	else if ((d = field_default(f, 1, buf, sizeof buf)) != NULL)
+		models_only(d, note, n);
+	else
+		models_only("", note, n);
+	return 1;
+}
+
+/*
+** Check the extra keys of one object against rules (and, for an
+** instruction, it >= 0, the documented keys of InstructionType it). what
+** names the object in the message ("opcode 'Activation'", "allocation",
+** ...).
 */
 static int check_extra(cctx *c, const cJSON *extra, const key_rule *rules,
-		       size_t n, lm_opcode op, const char *what)
+		       size_t n, lm_opcode op, int it, const char *what)
 {
 	if (!extra)
 		return 0;
 	for (const cJSON *k = extra->child; k; k = k->next) {
 		const key_rule *r;
+		const lm_field *f;
 		char val[100], note[200];
+		int rc;
 		if (!k->string || cJSON_IsNull(k))
 			continue; /* null: the key is absent */
 		r = find_rule(rules, n, op, k->string);
-		if (r && (r->cls == K_MODEL || r->cls == K_META))
-			continue;
+		f = !r && it >= 0 ? lm_op_field(it, k->string) : NULL;
 		json_text(k, val, sizeof val);
-		if (r && in_list(val, r->dflt))
-			continue;
-		if (!r)
+		if (f) {
+			if (!op_key_refused(op, f, k, val, note, sizeof note))
+				continue;
+		} else if (!r) {
 			snprintf(note, sizeof note, "not a key the simulator "
 				 "knows here");
-		else if (r->why)
+		} else if (r->cls == K_MODEL || r->cls == K_META ||
+			   in_list(val, r->dflt)) {
+			continue;
+		} else if (r->why) {
 			snprintf(note, sizeof note, "%s", r->why);
-		else
+		} else {
 			models_only(r->dflt, note, sizeof note);
-		return lm_err(c->err, c->m->path, c->where, "%s key '%s' = %s "
-			      "is not modelled by the simulator (%s)", what,
-			      k->string, val, note);
+		}
+		if ((rc = refuse(c, "%s key '%s' = %s is not modelled by the "
+				 "simulator (%s)", what, k->string, val,
+				 note)) != 0)
+			return rc;
 	}
 	return 0;
 }
@@ -455,6 +642,21 @@ static void where_set(cctx *c, size_t at, const char *fmt, const char *name,
 	}
 }
 
+/* Refuse an opcode the simulator does not execute. */
+static int refuse_opcode(cctx *c, const lm_inst *in)
+{
+	const char *name = in->op == LM_OP_OTHER || in->op == LM_OP_INVALID ||
+			   in->op >= LM_OP_COUNT ? in->opcode_str
+			   : lm_opcode_name(in->op);
+	for (size_t i = 0; i < sizeof op_notes / sizeof *op_notes; i++)
+		if (op_notes[i].op == in->op)
+			return refuse(c, "opcode '%s' is not modelled by the "
+				      "simulator (%s)", name ? name : "",
+				      op_notes[i].why);
+	return refuse(c, "opcode '%s' is not modelled by the simulator",
+		      name ? name : "");
+}
+
 static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
 {
 	size_t base = strlen(c->where);
@@ -462,7 +664,7 @@ static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
 
 	if (in->op <= LM_OP_INVALID || in->op >= LM_OP_COUNT ||
 	    !(OPS_EXEC & (1u << in->op)))
-		return 0; /* refused where it is reached */
+		return refuse_opcode(c, in);
 	snprintf(what, wn, "opcode '%s'", lm_opcode_name(in->op));
 	for (size_t i = 0; i < sizeof checks / sizeof *checks; i++) {
 		char val[100];
@@ -470,18 +672,17 @@ static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
 		if (!(checks[i].ops & (1u << in->op)) ||
 		    !checks[i].check(in, val, sizeof val, &why))
 			continue;
-		if (why)
-			return lm_err(c->err, c->m->path, c->where, "%s key "
-				      "'%s' = %s is not modelled by the "
-				      "simulator (%s)", what, checks[i].key,
-				      val, why);
-		return lm_err(c->err, c->m->path, c->where, "%s key '%s' = %s "
-			      "is not modelled by the simulator", what,
-			      checks[i].key, val);
+		rc = why ? refuse(c, "%s key '%s' = %s is not modelled by the "
+				  "simulator (%s)", what, checks[i].key, val,
+				  why)
+			 : refuse(c, "%s key '%s' = %s is not modelled by the "
+				  "simulator", what, checks[i].key, val);
+		if (rc)
+			return rc;
 	}
 	if ((rc = check_extra(c, in->extra, inst_rules,
 			      sizeof inst_rules / sizeof *inst_rules, in->op,
-			      what)) != 0)
+			      lm_inst_it(in), what)) != 0)
 		return rc;
 	for (int k = 0; k < in->n_ins + in->n_outs; k++) {
 		int is_out = k >= in->n_ins;
@@ -496,7 +697,7 @@ static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
 			 lm_opcode_name(in->op));
 		rc = check_extra(c, a->extra, arg_rules,
 				 sizeof arg_rules / sizeof *arg_rules,
-				 in->op, w2);
+				 in->op, -1, w2);
 		c->where[base] = 0;
 		if (rc)
 			return rc;
@@ -509,25 +710,25 @@ static int check_alloc(cctx *c, const lm_alloc *a)
 	size_t base = strlen(c->where);
 	const cJSON *po = a->extra ? cJSON_GetObjectItemCaseSensitive(
 		a->extra, "partial_output") : NULL;
-	int rc;
+	int rc = 0;
 
 	if (po && !cJSON_IsNull(po) && !cJSON_IsBool(po))
-		return lm_err(c->err, c->m->path, c->where, "allocation key "
-			      "'partial_output' must be true or false");
-	if (po && cJSON_IsTrue(po) && !lm_tensorkind_is_ext_output(a->kind))
-		return lm_err(c->err, c->m->path, c->where, "allocation key "
-			      "'partial_output' = true is only meaningful on "
-			      "an ExternalOutput (this is %s)",
-			      lm_tensorkind_name(a->kind));
-	if ((rc = check_extra(c, a->extra, alloc_rules,
-			      sizeof alloc_rules / sizeof *alloc_rules,
-			      LM_OP_INVALID, "allocation")) != 0)
+		rc = refuse(c, "allocation key 'partial_output' must be true "
+			    "or false");
+	else if (po && cJSON_IsTrue(po) &&
+		 !lm_tensorkind_is_ext_output(a->kind))
+		rc = refuse(c, "allocation key 'partial_output' = true is only "
+			    "meaningful on an ExternalOutput (this is %s)",
+			    lm_tensorkind_name(a->kind));
+	if (rc || (rc = check_extra(c, a->extra, alloc_rules,
+				    sizeof alloc_rules / sizeof *alloc_rules,
+				    LM_OP_INVALID, -1, "allocation")) != 0)
 		return rc;
 	for (int l = 0; l < a->n_memlocs; l++) {
 		where_set(c, base, "/memory location %s", a->memlocs[l].name, l);
 		rc = check_extra(c, a->memlocs[l].extra, memloc_rules,
 				 sizeof memloc_rules / sizeof *memloc_rules,
-				 LM_OP_INVALID, "memory location");
+				 LM_OP_INVALID, -1, "memory location");
 		c->where[base] = 0;
 		if (rc)
 			return rc;
@@ -535,37 +736,153 @@ static int check_alloc(cctx *c, const lm_alloc *a)
 	return 0;
 }
 
-int ls_check_module(const lm_module *m, lm_error *err)
+static int check_module(cctx *c)
 {
-	cctx c;
+	const lm_module *m = c->m;
 	char what[80];
 	int rc = 0;
 
-	memset(&c, 0, sizeof c);
-	c.m = m;
-	c.err = err;
 	for (int f = 0; f < m->n_functions && !rc; f++) {
 		const lm_function *fn = &m->functions[f];
 		size_t fl;
-		where_set(&c, 0, "function %s", fn->name, f);
-		fl = strlen(c.where);
+		where_set(c, 0, "function %s", fn->name, f);
+		fl = strlen(c->where);
 		for (int a = 0; a < fn->n_allocs && !rc; a++) {
-			where_set(&c, fl, "/allocation %s", fn->allocs[a].name,
+			where_set(c, fl, "/allocation %s", fn->allocs[a].name,
 				  a);
-			rc = check_alloc(&c, &fn->allocs[a]);
+			rc = check_alloc(c, &fn->allocs[a]);
 		}
 		for (int b = 0; b < fn->n_blocks && !rc; b++) {
 			const lm_block *bl = &fn->blocks[b];
 			size_t bln;
-			where_set(&c, fl, "/block %s", bl->name, b);
-			bln = strlen(c.where);
+			where_set(c, fl, "/block %s", bl->name, b);
+			bln = strlen(c->where);
 			for (int i = 0; i < bl->n_insts && !rc; i++) {
-				where_set(&c, bln, "/instruction %s",
+				where_set(c, bln, "/instruction %s",
 					  bl->insts[i].name, i);
-				rc = check_inst(&c, &bl->insts[i], what,
+				rc = check_inst(c, &bl->insts[i], what,
 						sizeof what);
 			}
 		}
 	}
+	return rc;
+}
+
+int ls_check_module(const lm_module *m, lm_error *err)
+{
+	cctx c;
+	memset(&c, 0, sizeof c);
+	c.m = m;
+	c.err = err;
+	return check_module(&c);
+}
+
+int ls_check_module_each(const lm_module *m, ls_refusal_fn each, void *arg)
+{
+	cctx c;
+	lm_error err;
+	memset(&c, 0, sizeof c);
+	c.m = m;
+	c.err = &err;
+	c.each = each;
+	c.arg = arg;
+	check_module(&c);
+	return c.n_refused;
+}
+
+/* ---- the tables, for tests and docs/simulator.md ------------------------ */
+
+/* The class of documented key f of opcode op, as the doc table says it. */
+static void key_class(lm_opcode op, const lm_field *f, char *buf, size_t n)
+{
+	const op_key *k;
+	char d[64], alts[160];
+	const char *dv;
+	if (is_checked(op, f->key))
+		snprintf(buf, n, "modelled in part (the table above)");
+	else if ((k = find_op_key(inst_model, sizeof inst_model /
+				  sizeof *inst_model, op, f->key)) != NULL)
+		snprintf(buf, n, "modelled%s%s%s", k->why ? " (" : "",
+			 k->why ? k->why : "", k->why ? ")" : "");
+	else if ((k = find_op_key(inst_meta, sizeof inst_meta /
+				  sizeof *inst_meta, op, f->key)) != NULL)
+		snprintf(buf, n, "metadata, any value (%s)", k->why);
+	else if ((dv = field_default(f, 1, d, sizeof d)) != NULL) {
+		or_list(dv, 1, alts, sizeof alts);
+		snprintf(buf, n, "only at its default, %s", alts);
+	} else {
+		snprintf(buf, n, "only absent");
+	}
+}
+
+void ls_format_key_table(lm_buf *b)
+{
+	lm_buf_puts(b, "| opcode | keys | the simulator |\n|---|---|---|\n");
+	for (int o = 1; o < LM_OP_COUNT; o++) {
+		const lm_opinfo *info;
+		char done[64]; /* the fields already written (an op has fewer) */
+		if (!(OPS_EXEC & (1u << o)) ||
+		    !(info = lm_op_info(it_of((lm_opcode)o))))
+			continue;
+		assert(info->n_fields <= (int)sizeof done);
+		memset(done, 0, sizeof done);
+		/* one row per class, naming its keys in table order */
+		for (int i = 0; i < info->n_fields; i++) {
+			char cls[200];
+			int first = 1;
+			if (done[i])
+				continue;
+			key_class((lm_opcode)o, info->fields[i], cls,
+				  sizeof cls);
+			lm_buf_printf(b, "| %s | ", info->name);
+			for (int j = i; j < info->n_fields; j++) {
+				char cj[200];
+				key_class((lm_opcode)o, info->fields[j], cj,
+					  sizeof cj);
+				if (strcmp(cls, cj) != 0)
+					continue;
+				lm_buf_printf(b, "%s`%s`", first ? "" : ", ",
+					      info->fields[j]->key);
+				first = 0;
+				done[j] = 1;
+			}
+			lm_buf_printf(b, " | %s |\n", cls);
+		}
+	}
+}
+
+/* Each row of keys names a documented key of every opcode of its set
+** (want 1), or of none (want 0). */
+static int rows_agree(const char *table, uint32_t ops, const char *key,
+		      int want, lm_error *err)
+{
+	for (int o = 1; o < LM_OP_COUNT; o++) {
+		int it;
+		if (!(ops & OPS_EXEC & (1u << o)))
+			continue;
+		it = it_of((lm_opcode)o);
+		if ((lm_op_field(it, key) != NULL) != want)
+			return lm_err(err, "sim/simcheck.c", table, "key '%s' "
+				      "is %sa documented key of %s", key,
+				      want ? "not " : "",
+				      lm_opcode_name((lm_opcode)o));
+	}
+	return 0;
+}
+
+int ls_check_tables(lm_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; !rc && i < sizeof inst_meta / sizeof *inst_meta; i++)
+		rc = rows_agree("inst_meta", inst_meta[i].ops,
+				inst_meta[i].key, 1, err);
+	for (size_t i = 0; !rc && i < sizeof inst_model / sizeof *inst_model;
+	     i++)
+		rc = rows_agree("inst_model", inst_model[i].ops,
+				inst_model[i].key, 1, err);
+	for (size_t i = 0; !rc && i < sizeof inst_rules / sizeof *inst_rules;
+	     i++)
+		rc = rows_agree("inst_rules", inst_rules[i].ops,
+				inst_rules[i].key, 0, err);
 	return rc;
 }

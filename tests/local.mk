@@ -146,3 +146,5 @@ tests_test_wire224_SOURCES = tests/test_wire224.c
 tests_test_wire224_CFLAGS = $(TEST_CFLAGS)
 tests_test_wire224_LDADD = $(TEST_LDADD)
 TESTS += tests/test_wire224
+
+CLEANFILES += simcheck-key-table.md

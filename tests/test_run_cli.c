@@ -465,6 +465,73 @@ START_TEST(test_run_refuses_unmodelled_key)
 }
 END_TEST
 
+/*
+** run --list-unsupported: every refusal of the modules, one per line
+** (here an allocation key, a key value and an opcode), exit 2; a clean
+** module prints "nothing unsupported", exit 0. Nothing runs.
+*/
+START_TEST(test_run_list_unsupported)
+{
+	char *dir = tu_tmpdir("runcli-list");
+	char *clean = act_module(dir, ",\"acc\":\"Idle\"");
+	char *bad = tu_write(dir, "bad.json",
+		"{\"version\":2,\"arch\":\"gen3\",\"semaphores\":[],"
+		"\"queues\":[],\"functions\":[{\"name\":\"f\",\"allocations\":"
+		"[{\"name\":\"zz\",\"kind\":\"Internal\",\"dtype\":\"float32\","
+		"\"tensor_shape\":[2,4],\"frob\":1,\"memorylocations\":[{"
+		"\"name\":\"zz\",\"type\":\"SB\",\"addr\":0,\"dims\":[2,16],"
+		"\"bank\":0,\"base\":0}]}],\"blocks\":[{\"name\":\"b\","
+		"\"instructions\":[{\"opcode\":\"Memset\",\"name\":\"ms\","
+		"\"engine\":\"DVE\",\"outs\":[{\"kind\":\"physical_ap\","
+		"\"memsetref\":\"zz\",\"memref\":\"zz\",\"offset\":0,\"ap\":"
+		"[[4,2],[1,4]],\"dtype\":\"float32\"}],\"value\":0,\"mode\":"
+		"\"Random\"},{\"opcode\":\"EventSemaphore\",\"name\":\"e\","
+		"\"engine\":\"SP\",\"dependencies\":[\"ms\"]}]}]}]}");
+	char *want = lm_xasprintf(
+		"%s: function f/allocation zz: allocation key 'frob' = 1 is "
+		"not modelled by the simulator (not a key the simulator knows "
+		"here)\n"
+		"%s: function f/block b/instruction ms: opcode 'Memset' key "
+		"'mode' = \"Random\" is not modelled by the simulator (it "
+		"models only \"Const\")\n"
+		"%s: function f/block b/instruction e: opcode 'EventSemaphore' "
+		"is not modelled by the simulator\n", bad, bad, bad);
+	tu_run r = tu_lncsim(NULL, "run", "--list-unsupported", bad, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_str_eq(r.out, want);
+	ck_assert_str_eq(r.err, "");
+	tu_run_free(&r);
+	/* several modules: the clean one adds nothing */
+	r = tu_lncsim(NULL, "run", "--list-unsupported", clean, bad, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_str_eq(r.out, want);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--list-unsupported", clean, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(r.out, "nothing unsupported\n");
+	tu_run_free(&r);
+	/* without the option the first refusal stops the run */
+	r = tu_lncsim(NULL, "run", "--no-db", bad, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "allocation key 'frob' = 1 is not modelled");
+	ck_assert(strstr(r.err, "EventSemaphore") == NULL);
+	tu_run_free(&r);
+	/* a module that does not verify is an input error as for a run */
+	char *broken = tu_write(dir, "broken.json", "{\"version\":2}");
+	r = tu_lncsim(NULL, "run", "--list-unsupported", broken, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_contains(r.err, "lncsim: ");
+	tu_run_free(&r);
+	free(broken);
+	free(want);
+	free(bad);
+	free(clean);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* An ExternalOutput nothing wrote: run fails (exit 1), writes no outputs. */
 START_TEST(test_run_unwritten_output)
 {
@@ -798,6 +865,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_run_errors);
 	tcase_add_test(tc, test_run_verifies_first);
 	tcase_add_test(tc, test_run_refuses_unmodelled_key);
+	tcase_add_test(tc, test_run_list_unsupported);
 	tcase_add_test(tc, test_run_unwritten_output);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("limits");

@@ -9,6 +9,9 @@
 #include "testutil.h"
 #include "simtb.h"
 #include "sim_int.h"
+#include "simcheck.h"
+
+#include <cjson/cJSON.h>
 
 /* Run a module built by t with input x; asserts success. */
 static void run_ok(tb *t, const float *x, int P, int F, ls_result *r)
@@ -590,38 +593,64 @@ START_TEST(test_uninit_read_error_and_allowed)
 }
 END_TEST
 
-START_TEST(test_carriers_and_loop_reached)
+/*
+** An opcode the simulator does not execute is refused before time 0 (the
+** NoOp before it never runs): carriers and Loop with a note, other
+** opcodes of every family plainly.
+*/
+static const struct { const char *inst, *want; } op_cases[] = {
+	{ "{\"opcode\":\"NKIKLIRKernel\",\"name\":\"k\",\"engine\":\"Pool\","
+	  "\"kernel_format\":\"bir\",\"klir_binary\":\"k.json\",\"ins\":[],"
+	  "\"outs\":[]}",
+	  "opcode 'NKIKLIRKernel' is not modelled by the simulator (IT56 "
+	  "kernel carriers must be lowered before a run: lncsim lower)" },
+	/* IT54: lower does not lower it either, and the message says so */
+	{ "{\"opcode\":\"BIRKernel\",\"name\":\"k\",\"engine\":\"SP\","
+	  "\"kernel_name\":\"k\",\"ins\":[],\"outs\":[]}",
+	  "opcode 'BIRKernel' is not modelled by the simulator (BIRKernel "
+	  "(IT54) carriers are not executed or lowered by lncsim)" },
+	{ "{\"opcode\":\"Loop\",\"name\":\"k\",\"engine\":\"SP\","
+	  "\"blocks\":[]}",
+	  "opcode 'Loop' is not modelled by the simulator (executing loops "
+	  "is not supported by the simulator)" },
+	{ "{\"opcode\":\"TensorReduce\",\"name\":\"k\",\"engine\":\"Pool\","
+	  "\"axis\":\"X\",\"op\":\"add\",\"ins\":[],\"outs\":[]}",
+	  "opcode 'TensorReduce' is not modelled by the simulator" },
+	{ "{\"opcode\":\"EventSemaphore\",\"name\":\"k\",\"engine\":\"SP\"}",
+	  "opcode 'EventSemaphore' is not modelled by the simulator" },
+	{ "{\"opcode\":\"DMATrigger\",\"name\":\"k\",\"engine\":\"SP\","
+	  "\"dma_blocks\":[]}",
+	  "opcode 'DMATrigger' is not modelled by the simulator" },
+	{ "{\"opcode\":\"CollectiveRecv\",\"name\":\"k\",\"engine\":\"Pool\","
+	  "\"peer_id\":1,\"ins\":[],\"outs\":[]}",
+	  "opcode 'CollectiveRecv' is not modelled by the simulator" },
+	{ "{\"opcode\":\"UnconditionalBranch\",\"name\":\"k\",\"engine\":"
+	  "\"SP\",\"target\":\"b\"}",
+	  "opcode 'UnconditionalBranch' is not modelled by the simulator" },
+	{ "{\"opcode\":\"InlineASMBytes\",\"name\":\"k\",\"engine\":\"SP\","
+	  "\"asm_bytes\":[1,2]}",
+	  "opcode 'InlineASMBytes' is not modelled by the simulator" },
+};
+
+START_TEST(test_unexecuted_opcode_refused)
 {
 	tb t;
-	const char *msg;
+	lm_module *m;
+	lm_error err;
+	ls_result r;
+	char want[400];
 	tb_init(&t);
-	tb_inst(&t, "{\"opcode\":\"NKIKLIRKernel\",\"name\":\"k56\",\"engine\":"
-		"\"Pool\",\"kernel_format\":\"bir\",\"klir_binary\":\"k.json\","
-		"\"ins\":[],\"outs\":[]}");
-	msg = run_err(&t, NULL, 0, 0);
-	ck_assert_contains(msg, "core 0/function sg0000/instruction k56");
-	ck_assert_contains(msg, "IT56");
-	ck_assert_contains(msg, "must be lowered");
-	tb_free(&t);
-
-	/* IT54: lower does not lower it either, and the message says so */
-	tb_init(&t);
-	tb_inst(&t, "{\"opcode\":\"BIRKernel\",\"name\":\"k54\",\"engine\":"
-		"\"SP\",\"kernel_name\":\"k\",\"ins\":[],\"outs\":[]}");
-	msg = run_err(&t, NULL, 0, 0);
-	ck_assert_contains(msg, "core 0/function sg0000/instruction k54: "
-			   "kernel carrier BIRKernel (IT54) reached: BIRKernel "
-			   "(IT54) carriers are not executed or lowered by "
-			   "lncsim");
-	ck_assert(strstr(msg, "lncsim lower") == NULL);
-	tb_free(&t);
-
-	tb_init(&t);
-	tb_inst(&t, "{\"opcode\":\"Loop\",\"name\":\"lp\",\"engine\":\"SP\","
-		"\"blocks\":[]}");
-	msg = run_err(&t, NULL, 0, 0);
-	ck_assert_contains(msg, "instruction lp");
-	ck_assert_contains(msg, "Loop reached");
+	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"n\",\"engine\":\"SP\"}");
+	tb_inst(&t, "%s", op_cases[_i].inst);
+	m = tb_module(&t, 0);
+	ck_assert_int_eq(tb_run1(m, NULL, 0, 0, NULL, &r, &err), LM_EINPUT);
+	snprintf(want, sizeof want, "tb-core0.json: function sg0000/block b/"
+		 "instruction k: %s", op_cases[_i].want);
+	ck_assert_str_eq(err.msg, want);
+	/* verify --sim says the same */
+	ck_assert_int_eq(ls_check_module(m, &err), LM_EINPUT);
+	ck_assert_str_eq(err.msg, want);
+	lm_module_free(m);
 	tb_free(&t);
 }
 END_TEST
@@ -786,6 +815,135 @@ START_TEST(test_alpha_modelled_for_lrelu)
 	ck_assert_contains(err.msg, "opcode 'Activation' key 'alpha' = 0.25 is "
 			   "not modelled by the simulator (alpha is modelled "
 			   "for Lrelu and Prelu only)");
+}
+END_TEST
+
+/*
+** The notes of documented keys come from model/fields.def: its default
+** (an enum by its spelling), metadata at any value, a modelled key in a
+** form the loader does not read, a key of another opcode.
+*/
+static const struct { const char *op, *kv, *want; } note_cases[] = {
+	{ "Activation", ",\"acc\":\"Accumulate\"", "opcode 'Activation' key "
+	  "'acc' = \"Accumulate\" is not modelled by the simulator (it models "
+	  "only \"Idle\")" },
+	{ "Activation", ",\"acc\":2", "opcode 'Activation' key 'acc' = 2 is "
+	  "not modelled by the simulator (it models only \"Idle\")" },
+	{ "Activation", ",\"is_activate2\":1", "opcode 'Activation' key "
+	  "'is_activate2' = 1 is not modelled by the simulator (it models "
+	  "only false or 0)" },
+	{ "Matmult", ",\"replication_resolution\":2", "opcode 'Matmult' key "
+	  "'replication_resolution' = 2 is not modelled by the simulator (it "
+	  "models only 0)" },
+	{ "Matmult", ",\"psum_zero_region\":{\"x\":1}", "opcode 'Matmult' key "
+	  "'psum_zero_region' = {\"x\":1} is not modelled by the simulator "
+	  "(affine expressions are not modelled)" },
+	{ "DMACopy", ",\"replica_groups\":[[0,1]]", "opcode 'DMACopy' key "
+	  "'replica_groups' = [[0,1]] is not modelled by the simulator (it "
+	  "models only [])" },
+	{ "TensorCopy", ",\"axis\":\"X\"", "opcode 'TensorCopy' key 'axis' = "
+	  "\"X\" is not modelled by the simulator (not a key the simulator "
+	  "knows here)" },
+	{ "DMACopy", ",\"dma_qos\":\"P1\",\"oob_is_err\":true,"
+	  "\"use_gpsimd_dma\":true,\"dge_type\":\"None\"", NULL },
+	{ "CoreBarrier", ",\"runtime_semaphore\":{\"x\":1}", NULL },
+};
+
+START_TEST(test_table_key_notes)
+{
+	lm_error err;
+	int rc = key_run(note_cases[_i].op, note_cases[_i].kv, &err);
+	if (!note_cases[_i].want) {
+		ck_assert_msg(rc == 0, "%s", err.msg);
+		return;
+	}
+	ck_assert_int_eq(rc, LM_EINPUT);
+	ck_assert_contains(err.msg, "tb-core0.json: function sg0000/block b/"
+			   "instruction i: ");
+	ck_assert_contains(err.msg, note_cases[_i].want);
+}
+END_TEST
+
+/*
+** A module made in memory may carry a documented key at its default in
+** `extra` (the loader would have dropped it): allowed; any other value
+** of it is refused.
+*/
+START_TEST(test_default_in_extra_allowed)
+{
+	static const char *const vals[][2] = {
+		{ "\"Copy\"", NULL }, { "0", NULL },
+		{ "\"Transpose\"", "opcode 'DMACopy' key 'mode' = \"Transpose\" "
+		  "is not modelled by the simulator (it models only \"Copy\")" },
+	};
+	for (size_t v = 0; v < sizeof vals / sizeof *vals; v++) {
+		tb t;
+		lm_module *m;
+		lm_error err;
+		lm_inst *in;
+		tb_init(&t);
+		tb_io(&t, "float32", "float32", 2, 4);
+		tb_io_end(&t, "float32", 2, 4, "ld");
+		m = tb_module(&t, 0);
+		in = &m->functions[0].blocks[0].insts[0];
+		ck_assert_int_eq(in->op, LM_OP_DMACOPY);
+		if (!in->extra)
+			in->extra = cJSON_CreateObject();
+		cJSON_AddItemToObject(in->extra, "mode", cJSON_Parse(vals[v][0]));
+		if (!vals[v][1]) {
+			ck_assert_msg(ls_check_module(m, &err) == 0, "%s",
+				      err.msg);
+		} else {
+			ck_assert_int_eq(ls_check_module(m, &err), LM_EINPUT);
+			ck_assert_contains(err.msg, vals[v][1]);
+		}
+		lm_module_free(m);
+		tb_free(&t);
+	}
+}
+END_TEST
+
+/* simcheck's rows agree with fields.def. */
+START_TEST(test_simcheck_tables)
+{
+	lm_error err;
+	ck_assert_msg(ls_check_tables(&err) == 0, "%s", err.msg);
+}
+END_TEST
+
+/*
+** docs/simulator.md carries ls_format_key_table's output between its
+** markers; when it does not, the table to paste is written to
+** ./simcheck-key-table.md.
+*/
+START_TEST(test_doc_key_table)
+{
+	static const char begin[] = "<!-- simcheck key table: begin -->\n";
+	static const char end[] = "<!-- simcheck key table: end -->";
+	char *p = tu_srcpath("docs/simulator.md");
+	char *doc = tu_read(p);
+	lm_buf b = LM_BUF_INIT;
+	const char *s, *e;
+	ck_assert_ptr_nonnull(doc);
+	ls_format_key_table(&b);
+	s = strstr(doc, begin);
+	e = s ? strstr(s, end) : NULL;
+	ck_assert_msg(s && e, "docs/simulator.md has no key table markers");
+	s += strlen(begin);
+	if ((size_t)(e - s) != b.size ||
+	    memcmp(s, lm_buf_cstr(&b), b.size) != 0) {
+		FILE *f = fopen("simcheck-key-table.md", "w");
+		if (f) {
+			fputs(lm_buf_cstr(&b), f);
+			fclose(f);
+		}
+		ck_abort_msg("docs/simulator.md: the documented-key table is "
+			     "not ls_format_key_table's output; the new one "
+			     "is in simcheck-key-table.md");
+	}
+	lm_buf_free(&b);
+	free(doc);
+	free(p);
 }
 END_TEST
 
@@ -1379,7 +1537,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_memset_bf16_rounding);
 	tcase_add_test(tc, test_iota_and_affine_select);
 	tcase_add_test(tc, test_uninit_read_error_and_allowed);
-	tcase_add_test(tc, test_carriers_and_loop_reached);
+	tcase_add_loop_test(tc, test_unexecuted_opcode_refused, 0,
+			    sizeof op_cases / sizeof *op_cases);
 	tcase_add_test(tc, test_mm_kernel_variants_identical);
 	tcase_add_test(tc, test_layout_far_apart_addresses);
 	tcase_add_test(tc, test_matmul_operand_paths);
@@ -1398,6 +1557,11 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_unmodelled_key_refused, 0,
 			    (int)(sizeof key_cases / sizeof *key_cases));
 	tcase_add_test(tc, test_alpha_modelled_for_lrelu);
+	tcase_add_loop_test(tc, test_table_key_notes, 0,
+			    sizeof note_cases / sizeof *note_cases);
+	tcase_add_test(tc, test_default_in_extra_allowed);
+	tcase_add_test(tc, test_simcheck_tables);
+	tcase_add_test(tc, test_doc_key_table);
 	tcase_add_test(tc, test_unmodelled_object_keys);
 	tcase_add_test(tc, test_call_operands_refused);
 	tcase_add_test(tc, test_unwritten_output_refused);
