@@ -132,3 +132,9 @@ tests_test_fuzz_replay_SOURCES = tests/test_fuzz_replay.c tests/fuzz/fuzz.h \
 tests_test_fuzz_replay_CFLAGS = $(TEST_CFLAGS) -I$(srcdir)/tests/fuzz
 tests_test_fuzz_replay_LDADD = $(TEST_LDADD)
 TESTS += tests/test_fuzz_replay
+# the wire form against hand-written fixtures of every op family
+check_PROGRAMS += tests/test_wire
+tests_test_wire_SOURCES = tests/test_wire.c
+tests_test_wire_CFLAGS = $(TEST_CFLAGS)
+tests_test_wire_LDADD = $(TEST_LDADD)
+TESTS += tests/test_wire
