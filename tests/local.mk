@@ -148,3 +148,10 @@ tests_test_wire224_LDADD = $(TEST_LDADD)
 TESTS += tests/test_wire224
 
 CLEANFILES += simcheck-key-table.md
+
+# the wire form against hand-written fixtures of every op family
+check_PROGRAMS += tests/test_wire
+tests_test_wire_SOURCES = tests/test_wire.c
+tests_test_wire_CFLAGS = $(TEST_CFLAGS)
+tests_test_wire_LDADD = $(TEST_LDADD)
+TESTS += tests/test_wire
