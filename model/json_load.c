@@ -1259,6 +1259,20 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 		lm_opcode o = in->op;
 		if (IS("opcode") || IS("name"))
 			continue;
+		if (cJSON_IsObject(c) && (f = lm_op_field(it, key)) != NULL &&
+		    (f->type == LM_FT_MA_BOOL || f->type == LM_FT_MA_INT ||
+		     f->type == LM_FT_MA_UINT)) {
+			/* an affine value of a MaybeAffine key: carried as it
+			   is (the model holds constants); the simulator refuses
+			   it */
+			if (each_affine(L, key, c, 0))
+				return LM_EINPUT;
+			keep_affine(L, in, j, c);
+			seen_start |= IS("accumulation_flag");
+			seen_memval |= IS("constant");
+			seen_id |= IS("id");
+			continue;
+		}
 		if (is_null(c) && !IS("ins") && !IS("outs")) {
 			/* Lean writes null for an absent Option: keep it as is */
 			keep_extra(&in->extra, j, c);
@@ -1271,9 +1285,9 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			else if ((int)(in->engine = lm_engine_parse(c->valuestring)) < 0)
 				rc = FAIL(L, "key 'engine': unknown engine '%s'",
 					  c->valuestring);
-		} else if (IS("ins") && o != LM_OP_LOOP) {
+		} else if (IS("ins")) {
 			rc = load_args(L, c, "ins", &in->ins, &in->n_ins);
-		} else if (IS("outs") && o != LM_OP_LOOP) {
+		} else if (IS("outs")) {
 			rc = load_args(L, c, "outs", &in->outs, &in->n_outs);
 		} else if (IS("dependencies")) {
 			rc = load_deps(L, c, key, &in->deps, &in->dep_kind,
@@ -1352,15 +1366,14 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 		} else if ((lm_opcode_is_dma(o) || o == LM_OP_SWITCHQUEUE) &&
 			   IS("queue")) {
 			rc = get_str(L, c, key, &in->queue);
-		} else if (o == LM_OP_SWITCHQUEUE && IS("instance_name")) {
+		} else if (o == LM_OP_SWITCHQUEUE && (IS("instance") ||
+						      IS("instance_name"))) {
 			rc = get_str(L, c, key, &in->instance_name);
 		} else if (o == LM_OP_CALL && IS("target")) {
 			rc = get_str(L, c, key, &in->target);
 		} else if (o == LM_OP_MATMULT && IS("accumulation_flag")) {
 			int64_t fl;
-			if (cJSON_IsObject(c)) { /* an affine value */
-				keep_extra(&in->extra, j, c);
-			} else if (!(rc = get_nat(L, c, key, &fl))) {
+			if (!(rc = get_nat(L, c, key, &fl))) {
 				if (fl > 255)
 					rc = FAIL(L, "key 'accumulation_flag': %lld "
 						  "does not fit its 8 bits",
@@ -1372,10 +1385,7 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			}
 			seen_start = 1;
 		} else if (o == LM_OP_MATMULT && IS("psum_zero_region")) {
-			if (cJSON_IsObject(c))
-				keep_extra(&in->extra, j, c);
-			else
-				rc = get_nat(L, c, key, &in->psum_zero_region);
+			rc = get_nat(L, c, key, &in->psum_zero_region);
 		} else if (o == LM_OP_MATMULT && IS("start_tensor_calc")) {
 			rc = get_bool(L, c, key, &in->start_tensor_calc);
 			seen_start = 1;

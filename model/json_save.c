@@ -579,6 +579,13 @@ static void always_keys(jw *w, const lm_inst *in)
 	}
 }
 
+/* The instruction carries key k as it is (an affine value of a key the
+** model holds as a constant): that value is written, not the field. */
+static int carried(const lm_inst *in, const char *k)
+{
+	return in->extra && cJSON_GetObjectItemCaseSensitive(in->extra, k);
+}
+
 static void block_json(jw *w, const lm_block *b);
 
 static void inst_json(jw *w, const lm_inst *in)
@@ -588,18 +595,14 @@ static void inst_json(jw *w, const lm_inst *in)
 	jw_open(w, 1);
 	kstr(w, "opcode", opname);
 	if (in->op == LM_OP_LOOP) {
-		if (in->name)
-			kstr(w, "name", in->name);
 		jw_key(w, "blocks");
 		jw_open(w, 0);
 		for (int i = 0; i < in->n_blocks; i++)
 			block_json(w, &in->blocks[i]);
 		jw_close(w);
-		add_extra(w, in->extra);
-		jw_close(w);
-		return;
 	}
-	kstr(w, "name", in->name);
+	if (in->name || in->op != LM_OP_LOOP)
+		kstr(w, "name", in->name);
 	kstr(w, "origin", lm_origin_name(in->origin));
 	kstr(w, "engine", lm_engine_name(in->engine));
 	kint(w, "engine_id", in->engine_id);
@@ -639,8 +642,8 @@ static void inst_json(jw *w, const lm_inst *in)
 		}
 		jw_close(w);
 	}
-	if (in->has_can_read_uninit)
-		kbool(w, "can_read_uninit", in->can_read_uninit);
+	if (in->can_read_uninit && !carried(in, "can_read_uninit"))
+		kbool(w, "can_read_uninit", 1);
 	switch (in->op) {
 	case LM_OP_DMACOPY:
 	case LM_OP_LOAD:
@@ -650,16 +653,20 @@ static void inst_json(jw *w, const lm_inst *in)
 		break;
 	case LM_OP_SWITCHQUEUE:
 		kstr(w, "queue", in->queue);
-		kstr(w, "instance_name", in->instance_name);
+		kstr(w, "instance", in->instance_name);
 		break;
 	case LM_OP_CALL:
 		kstr(w, "target", in->target);
 		break;
 	case LM_OP_MATMULT:
-		kint(w, "accumulation_flag", (int64_t)(in->start_tensor_calc ? 1 : 0) |
-		     (in->stop_tensor_calc ? 2 : 0) | in->acc_flag_rest);
-		kint(w, "psum_zero_region", in->psum_zero_region);
-		kbool(w, "is_transpose", in->is_transpose);
+		if (!carried(in, "accumulation_flag"))
+			kint(w, "accumulation_flag",
+			     (int64_t)(in->start_tensor_calc ? 1 : 0) |
+			     (in->stop_tensor_calc ? 2 : 0) | in->acc_flag_rest);
+		if (!carried(in, "psum_zero_region"))
+			kint(w, "psum_zero_region", in->psum_zero_region);
+		if (!carried(in, "is_transpose"))
+			kbool(w, "is_transpose", in->is_transpose);
 		break;
 	case LM_OP_ACTIVATION:
 		kstr(w, "func", lm_actfunc_name(in->act_func));
@@ -673,14 +680,17 @@ static void inst_json(jw *w, const lm_inst *in)
 	case LM_OP_TENSORSCALAR:
 		kstr(w, "op0", lm_aluop_name(in->alu0));
 		kfloat(w, "const0", in->const0);
-		kbool(w, "reverse0", in->reverse0);
+		if (!carried(in, "reverse0"))
+			kbool(w, "reverse0", in->reverse0);
 		kstr(w, "op1", lm_aluop_name(in->alu1));
 		kfloat(w, "const1", in->const1);
-		kbool(w, "reverse1", in->reverse1);
+		if (!carried(in, "reverse1"))
+			kbool(w, "reverse1", in->reverse1);
 		break;
 	case LM_OP_MEMSET:
 		kstr(w, "mode", in->memset_mode ? in->memset_mode : "Const");
-		kint(w, "constant", in->has_constant ? in->constant : 0);
+		if (!carried(in, "constant"))
+			kint(w, "constant", in->has_constant ? in->constant : 0);
 		if (in->has_value)
 			kfloat(w, "value", in->value);
 		break;
@@ -689,13 +699,16 @@ static void inst_json(jw *w, const lm_inst *in)
 		kfloat(w, "fill_value", in->fill_value);
 		/* fall through */
 	case LM_OP_IOTA:
-		kint(w, "base", in->base);
-		kint(w, "channel_multiplier", in->channel_multiplier);
+		if (!carried(in, "base"))
+			kint(w, "base", in->base);
+		if (in->channel_multiplier && !carried(in, "channel_multiplier"))
+			kint(w, "channel_multiplier", in->channel_multiplier);
 		jw_key(w, "pattern");
 		appairs(w, in->pattern, in->n_pattern, 1);
 		break;
 	case LM_OP_COREBARRIER:
-		kint(w, "id", in->barrier_id);
+		if (!carried(in, "id"))
+			kint(w, "id", in->barrier_id);
 		jw_key(w, "cores");
 		int_array(w, in->cores, in->n_cores);
 		if (in->group)

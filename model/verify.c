@@ -965,7 +965,7 @@ static int check_fields(vctx *v, const lm_inst *in)
 		if (!in->queue || !*in->queue || !in->instance_name ||
 		    !*in->instance_name)
 			return fail(v, "SwitchQueueInstance needs queue and "
-				    "instance_name");
+				    "instance");
 		q = lm_strmap_lookup(&v->queues, in->queue);
 		if (!q)
 			return fail(v, "queue '%s' is not a module queue",

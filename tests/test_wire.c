@@ -1146,7 +1146,11 @@ START_TEST(test_header_guards)
 	static const struct { const char *key, *set; int written; } cases[] = {
 		{ "origin", NULL, 1 }, { "engine_id", NULL, 1 },
 		{ "scheduled_start", NULL, 1 }, { "scheduled_end", NULL, 1 },
-		{ "optin_passes", NULL, 1 }, { "optin_passes", "[]", 1 },
+		/* always written by the compiler, but the pass names of its
+		   default mask are not documented: lncsim writes the key
+		   when it read one, so an absent key stays absent (the
+		   reader's default), docs/bir-json.md */
+		{ "optin_passes", NULL, 0 }, { "optin_passes", "[]", 1 },
 		{ "ins", NULL, 1 }, { "outs", NULL, 1 },
 		{ "dependencies", "[]", 0 },
 		{ "loop_carried_dependencies", "[]", 0 },
