@@ -1,6 +1,7 @@
 /*
-** bench_load.c -- IR load / save throughput on a ~50 MB module, next to a
-** raw cJSON parse of the same bytes (issue: load >= 0.6x raw parse).
+** bench_load.c -- IR load / save throughput on a ~50 MB module in the
+** compiler's 2.24 wire form, next to a raw cJSON parse of the same bytes
+** (goals: load >= 0.8x the raw parse, save >= 250 MB/s).
 */
 #include "common.h"
 #include "module.h"
@@ -35,31 +36,60 @@ static char *make_text(int n, size_t *len)
 			      "\"addr\":%d,\"dims\":[128,256],\"bank\":0,\"base\":0,"
 			      "\"allocated\":true}]}", t ? "," : "", t, t, t * 256);
 	lm_buf_puts(&b, "],\"blocks\":[{\"name\":\"b\",\"instructions\":[");
-	for (int i = 0; i < n; i++)
-		lm_buf_printf(&b, "%s{\"opcode\":\"TensorTensor\",\"name\":\"i%d\","
-			      "\"engine\":\"DVE\",\"op\":\"add\",\"ins\":["
+	/* three of four TensorTensor, then a Matmult (its 13 keys) or a
+	   DMACopy with a wait (sync_info) */
+	for (int i = 0; i < n; i++) {
+		const char *op = i % 8 == 3 ? "\"opcode\":\"Matmult\",\"engine\":"
+			"\"PE\",\"accumulation_flag\":3" :
+			i % 8 == 7 ? "\"opcode\":\"DMACopy\",\"engine\":\"SP\","
+			"\"queue\":\"q\",\"wait\":[{\"semaphore\":\"s\",\"value\":1}]"
+			: "\"opcode\":\"TensorTensor\",\"engine\":\"DVE\",\"op\":\"add\"";
+		lm_buf_printf(&b, "%s{%s,\"name\":\"i%d\",\"ins\":["
 			      "{\"kind\":\"physical_ap\",\"ap\":[[64,128],[1,64]],"
 			      "\"dtype\":\"float32\",\"offset\":0,\"memsetref\":\"t%d\","
-			      "\"memref\":\"t%d\"},{\"kind\":\"physical_ap\",\"ap\":"
+			      "\"memref\":\"t%d\"}", i ? "," : "", op, i, i % 8, i % 8);
+		if (i % 8 != 7)
+			lm_buf_printf(&b, ",{\"kind\":\"physical_ap\",\"ap\":"
+				      "[[64,128],[1,64]],\"dtype\":\"float32\","
+				      "\"offset\":0,\"memsetref\":\"t%d\","
+				      "\"memref\":\"t%d\"}", (i + 1) % 8, (i + 1) % 8);
+		lm_buf_printf(&b, "],\"outs\":[{\"kind\":\"physical_ap\",\"ap\":"
 			      "[[64,128],[1,64]],\"dtype\":\"float32\",\"offset\":0,"
-			      "\"memsetref\":\"t%d\",\"memref\":\"t%d\"}],\"outs\":["
-			      "{\"kind\":\"physical_ap\",\"ap\":[[64,128],[1,64]],"
-			      "\"dtype\":\"float32\",\"offset\":0,\"memsetref\":\"t%d\","
-			      "\"memref\":\"t%d\"}],\"dependencies\":[\"i%d\"]}",
-			      i ? "," : "", i, i % 8, i % 8, (i + 1) % 8, (i + 1) % 8,
-			      (i + 2) % 8, (i + 2) % 8, i ? i - 1 : 0);
+			      "\"memsetref\":\"t%d\",\"memref\":\"t%d\"}],"
+			      "\"dependencies\":[\"i%d\"]}", (i + 2) % 8, (i + 2) % 8,
+			      i ? i - 1 : 0);
+	}
 	lm_buf_puts(&b, "]}]}]}");
 	*len = b.size;
 	return lm_buf_detach(&b);
 }
 
+/* The same module in the 2.24 form: read, then written by lncsim. */
+static char *wire_text(int n, size_t *len)
+{
+	size_t l0;
+	char *t0 = make_text(n, &l0), *out;
+	lm_module *m;
+	lm_error err;
+	if (lm_module_parse(&m, t0, l0, "bench.json", &err)) {
+		fprintf(stderr, "bench_load: %s\n", err.msg);
+		exit(1);
+	}
+	lm_module_to_json(m, 0, &out, len, &err);
+	lm_module_free(m);
+	free(t0);
+	return out;
+}
+
+enum { N_INSTS = 93000 };
+
 int main(void)
 {
 	size_t len;
-	char *text = make_text(116000, &len);
+	char *text = wire_text(N_INSTS, &len);
 	double mb = (double)len / 1e6;
 	double best_raw = 1e9, best_load = 1e9, best_save = 1e9;
-	for (int rep = 0; rep < 3; rep++) {
+	for (int rep = 0; rep < 5; rep++) {
 		/* each phase starts from a trimmed heap, so none pays for the
 		** previous phase's frees (glibc consolidates lazily) */
 		malloc_trim(0);
@@ -92,11 +122,13 @@ int main(void)
 		if (t3 - t2 < best_load) best_load = t3 - t2;
 		if (t5 - t4 < best_save) best_save = t5 - t4;
 	}
-	printf("module: %.1f MB, 116000 instructions (best of 3)\n", mb);
+	printf("module: %.1f MB in the 2.24 form, %d instructions (best of 5)\n",
+	       mb, N_INSTS);
 	printf("raw cJSON parse : %8.1f MB/s\n", mb / best_raw);
-	printf("IR load         : %8.1f MB/s  (%.2fx raw parse; goal >= 0.6x)\n",
+	printf("IR load         : %8.1f MB/s  (%.2fx raw parse; goal >= 0.8x)\n",
 	       mb / best_load, best_raw / best_load);
-	printf("IR save         : %8.1f MB/s\n", mb / best_save);
+	printf("IR save         : %8.1f MB/s  (goal >= 250 MB/s)\n",
+	       mb / best_save);
 	free(text);
 	return 0;
 }

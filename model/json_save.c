@@ -71,6 +71,8 @@ static void jw_need(jw *w, size_t n)
 			c *= 2;
 		w->p = lm_xrealloc(w->p, c);
 		w->cap = c;
+		if (c >= (size_t)8 << 20) /* fewer page faults on big text */
+			lm_advise_huge(w->p, c);
 	}
 }
 
@@ -92,9 +94,20 @@ static void jw_tabs(jw *w, int n)
 static void jw_string(jw *w, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	/* 1 for the bytes that end a plain run: NUL, controls, '"', '\\' */
+	static const unsigned char stop[256] = {
+		[0] = 1, [1] = 1, [2] = 1, [3] = 1, [4] = 1, [5] = 1, [6] = 1,
+		[7] = 1, [8] = 1, [9] = 1, [10] = 1, [11] = 1, [12] = 1, [13] = 1,
+		[14] = 1, [15] = 1, [16] = 1, [17] = 1, [18] = 1, [19] = 1,
+		[20] = 1, [21] = 1, [22] = 1, [23] = 1, [24] = 1, [25] = 1,
+		[26] = 1, [27] = 1, [28] = 1, [29] = 1, [30] = 1, [31] = 1,
+		['"'] = 1, ['\\'] = 1,
+	};
 	const unsigned char *u = (const unsigned char *)(s ? s : "");
 	size_t n = 0, esc = 0;
-	for (; u[n]; n++)
+	while (!stop[u[n]])
+		n++;
+	for (; u[n]; n++) /* the rare string with something to escape */
 		if (u[n] < 32 || u[n] == '"' || u[n] == '\\')
 			esc++;
 	jw_need(w, n + 6 * esc + 2);
@@ -185,7 +198,11 @@ static void jw_sort(jw *w, jlevel *l)
 		}
 		ix[j] = i;
 	}
-	base = l->off[0];
+	/* members before the first one out of place stay where they are */
+	int r0 = 0;
+	while (r0 < n && ix[r0] == r0)
+		r0++;
+	base = l->off[r0];
 	len = w->len - base;
 	if (len > w->cap_tmp) {
 		w->tmp = lm_xrealloc(w->tmp, len);
@@ -193,11 +210,11 @@ static void jw_sort(jw *w, jlevel *l)
 	}
 	memcpy(w->tmp, w->p + base, len);
 	char *o = w->p + base;
-	for (int r = 0; r < n; r++) {
+	for (int r = r0; r < n; r++) {
 		int i = ix[r];
 		size_t a = l->off[i] - base;
 		size_t b = (i + 1 < n ? l->off[i + 1] - sep : w->len) - base;
-		if (r) {
+		if (r > r0) {
 			memcpy(o, w->pretty ? ",\n" : ",", sep);
 			o += sep;
 		}
@@ -456,9 +473,8 @@ static void arg_json(jw *w, const lm_arg *a)
 			jw_cjson(w, a->extra);
 		return;
 	}
-	jw_open(w, 1);
+	jw_open(w, 1); /* keys in the order they are printed */
 	if (a->kind == LM_ARG_PHYSICAL_AP) {
-		kstr(w, "kind", "physical_ap");
 		jw_key(w, "ap");
 		appairs(w, a->ap, a->n_ap, 0);
 		int64_t pe = lm_arg_part_elems(a, lm_arg_memloc(w->m, w->allocs,
@@ -471,14 +487,15 @@ static void arg_json(jw *w, const lm_arg *a)
 		else
 			off = a->offset;
 		kstr(w, "dtype", lm_dtype_name(a->dtype));
-		kint(w, "offset", off);
-		kstr(w, "memsetref", a->memsetref);
+		kstr(w, "kind", "physical_ap");
 		kstr(w, "memref", a->memref);
+		kstr(w, "memsetref", a->memsetref);
+		kint(w, "offset", off);
 		if (keep)
 			kint(w, "start_partition", a->start_partition);
 	} else {
-		kstr(w, "kind", "imm_value");
 		kstr(w, "dtype", lm_dtype_name(a->dtype));
+		kstr(w, "kind", "imm_value");
 		kfloat(w, "value", a->imm);
 	}
 	add_extra(w, a->extra);
@@ -525,7 +542,7 @@ static int jw_has(const jw *w, const char *k)
 {
 	const jlevel *l = &w->lv[w->depth - 1];
 	for (int i = 0; i < l->n_keys; i++)
-		if (strcmp(l->keys[i], k) == 0)
+		if (l->keys[i][0] == k[0] && strcmp(l->keys[i], k) == 0)
 			return 1;
 	return 0;
 }
@@ -593,7 +610,6 @@ static void inst_json(jw *w, const lm_inst *in)
 	const char *opname = in->op == LM_OP_OTHER ? in->opcode_str
 						    : lm_opcode_name(in->op);
 	jw_open(w, 1);
-	kstr(w, "opcode", opname);
 	if (in->op == LM_OP_LOOP) {
 		jw_key(w, "blocks");
 		jw_open(w, 0);
@@ -601,18 +617,21 @@ static void inst_json(jw *w, const lm_inst *in)
 			block_json(w, &in->blocks[i]);
 		jw_close(w);
 	}
-	if (in->name || in->op != LM_OP_LOOP)
-		kstr(w, "name", in->name);
-	kstr(w, "origin", lm_origin_name(in->origin));
+	/* the header in printing order; op keys follow and jw_close sorts
+	   them in (what it moves starts at the first one's place) */
+	deps_json(w, "dependencies", in->deps, in->dep_kind, in->n_deps);
 	kstr(w, "engine", lm_engine_name(in->engine));
 	kint(w, "engine_id", in->engine_id);
-	kint(w, "scheduled_start", in->sched_start);
-	kint(w, "scheduled_end", in->sched_end);
 	args_json(w, "ins", in->ins, in->n_ins);
-	args_json(w, "outs", in->outs, in->n_outs);
-	deps_json(w, "dependencies", in->deps, in->dep_kind, in->n_deps);
 	deps_json(w, "loop_carried_dependencies", in->lc_deps,
 		  in->lc_dep_kind, in->n_lc_deps);
+	if (in->name || in->op != LM_OP_LOOP)
+		kstr(w, "name", in->name);
+	kstr(w, "opcode", opname);
+	kstr(w, "origin", lm_origin_name(in->origin));
+	args_json(w, "outs", in->outs, in->n_outs);
+	kint(w, "scheduled_end", in->sched_end);
+	kint(w, "scheduled_start", in->sched_start);
 	if (in->n_wait || in->n_signal) {
 		jw_key(w, "sync_info");
 		jw_open(w, 1);
@@ -751,12 +770,12 @@ static void inst_json(jw *w, const lm_inst *in)
 static void block_json(jw *w, const lm_block *b)
 {
 	jw_open(w, 1);
-	kstr(w, "name", b->name);
 	jw_key(w, "instructions");
 	jw_open(w, 0);
 	for (int i = 0; i < b->n_insts; i++)
 		inst_json(w, &b->insts[i]);
 	jw_close(w);
+	kstr(w, "name", b->name);
 	add_extra(w, b->extra);
 	jw_close(w);
 }
@@ -823,24 +842,24 @@ static void function_json(jw *w, const lm_function *f)
 	for (int k = f->n_allocs - 1; k >= 0; k--)
 		lm_strmap_put(&allocs, f->allocs[k].name, &f->allocs[k]);
 	w->allocs = &allocs;
-	jw_open(w, 1);
-	kstr(w, "name", f->name);
-	jw_key(w, "attributes");
-	str_array(w, f->attributes, f->n_attributes);
-	if (f->has_kind)
-		kstr(w, "kind", lm_funckind_name(f->kind));
-	if (f->has_core_id)
-		kint(w, "neuron_core_id", f->neuron_core_id);
+	jw_open(w, 1); /* keys in the order they are printed */
 	jw_key(w, "allocations");
 	jw_open(w, 0);
 	for (int i = 0; i < f->n_allocs; i++)
 		alloc_json(w, &f->allocs[i]);
 	jw_close(w);
+	jw_key(w, "attributes");
+	str_array(w, f->attributes, f->n_attributes);
 	jw_key(w, "blocks");
 	jw_open(w, 0);
 	for (int i = 0; i < f->n_blocks; i++)
 		block_json(w, &f->blocks[i]);
 	jw_close(w);
+	if (f->has_kind)
+		kstr(w, "kind", lm_funckind_name(f->kind));
+	kstr(w, "name", f->name);
+	if (f->has_core_id)
+		kint(w, "neuron_core_id", f->neuron_core_id);
 	add_extra(w, f->extra);
 	jw_close(w);
 	w->allocs = NULL;
@@ -850,8 +869,22 @@ static void function_json(jw *w, const lm_function *f)
 static void module_json(jw *w, const lm_module *m)
 {
 	w->m = m;
-	jw_open(w, 1);
-	kint(w, "version", 2); /* the form written is always version 2 */
+	jw_open(w, 1); /* keys in the order they are printed */
+	if (m->has_aliases || m->n_aliases) {
+		jw_key(w, "aliases");
+		jw_open(w, 0);
+		for (int i = 0; i < m->n_aliases; i++) {
+			const lm_alias *a = &m->aliases[i];
+			jw_open(w, 1);
+			kstr(w, "producer", a->producer);
+			kstr(w, "consumer", a->consumer);
+			kint(w, "producer_core", a->producer_core);
+			kint(w, "consumer_core", a->consumer_core);
+			add_extra(w, a->extra);
+			jw_close(w);
+		}
+		jw_close(w);
+	}
 	{
 		/* ArchLevel by the compiler's name (gen2 is "sunda", ...) */
 		int64_t lv;
@@ -861,26 +894,19 @@ static void module_json(jw *w, const lm_module *m)
 			a = e;
 		kstr(w, "arch", a);
 	}
-	if (m->name)
-		kstr(w, "name", m->name);
 	jw_key(w, "attributes");
 	jw_open(w, 1);
 	if (m->has_core_id)
 		kint(w, "neuron_core_id", m->neuron_core_id);
 	add_extra(w, m->attributes_extra);
 	jw_close(w);
-	if (m->n_semaphores) {
-		jw_key(w, "semaphores");
-		jw_open(w, 0);
-		for (int i = 0; i < m->n_semaphores; i++) {
-			jw_open(w, 1);
-			kstr(w, "name", m->semaphores[i].name);
-			kint(w, "init", m->semaphores[i].init);
-			add_extra(w, m->semaphores[i].extra);
-			jw_close(w);
-		}
-		jw_close(w);
-	}
+	jw_key(w, "functions");
+	jw_open(w, 0);
+	for (int i = 0; i < m->n_functions; i++)
+		function_json(w, &m->functions[i]);
+	jw_close(w);
+	if (m->name)
+		kstr(w, "name", m->name);
 	if (m->n_queues) {
 		jw_key(w, "queues");
 		jw_open(w, 0);
@@ -903,26 +929,19 @@ static void module_json(jw *w, const lm_module *m)
 		}
 		jw_close(w);
 	}
-	if (m->has_aliases || m->n_aliases) {
-		jw_key(w, "aliases");
+	if (m->n_semaphores) {
+		jw_key(w, "semaphores");
 		jw_open(w, 0);
-		for (int i = 0; i < m->n_aliases; i++) {
-			const lm_alias *a = &m->aliases[i];
+		for (int i = 0; i < m->n_semaphores; i++) {
 			jw_open(w, 1);
-			kstr(w, "producer", a->producer);
-			kstr(w, "consumer", a->consumer);
-			kint(w, "producer_core", a->producer_core);
-			kint(w, "consumer_core", a->consumer_core);
-			add_extra(w, a->extra);
+			kstr(w, "name", m->semaphores[i].name);
+			kint(w, "init", m->semaphores[i].init);
+			add_extra(w, m->semaphores[i].extra);
 			jw_close(w);
 		}
 		jw_close(w);
 	}
-	jw_key(w, "functions");
-	jw_open(w, 0);
-	for (int i = 0; i < m->n_functions; i++)
-		function_json(w, &m->functions[i]);
-	jw_close(w);
+	kint(w, "version", 2); /* the form written is always 2 */
 	add_extra(w, m->extra);
 	jw_close(w);
 }
