@@ -531,6 +531,44 @@ START_TEST(test_every_opcode_loads)
 }
 END_TEST
 
+/* What `lncsim gen` writes is the 2.24 form and round-trips. */
+START_TEST(test_generated_modules_roundtrip)
+{
+	char *d = tu_tmpdir("fmtgen");
+	for (int seed = 1; seed <= 3; seed++) {
+		char sd[16], nm[32];
+		snprintf(sd, sizeof sd, "%d", seed);
+		snprintf(nm, sizeof nm, "g%d", seed);
+		tu_run r = tu_lncsim(d, "gen", "--cores", "2", "--seed", sd,
+				     "--name", nm, "-o", "out", NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		for (int c = 0; c < 2; c++) {
+			char *p = lm_xasprintf("%s/out/%s/nc%d/sg0/def.json", d,
+					       nm, c);
+			char *txt = tu_read(p);
+			lm_error err;
+			lm_module *m = NULL;
+			ck_assert_ptr_nonnull(txt);
+			ck_assert_msg(!strstr(txt, "start_tensor_calc") &&
+				      !strstr(txt, "\"wait\"") &&
+				      !strstr(txt, "\"signal\"") &&
+				      !strstr(txt, "start_partition"),
+				      "%s has a legacy key", p);
+			ck_assert_contains(txt, "\"version\":\t2");
+			ck_assert_msg(lm_module_load(&m, p, &err) == 0, "%s",
+				      err.msg);
+			roundtrip(m);
+			lm_module_free(m);
+			free(txt);
+			free(p);
+		}
+	}
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("format");
@@ -547,6 +585,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_versions_and_spellings);
 	tcase_add_test(tc, test_documented_keys);
 	tcase_add_test(tc, test_every_opcode_loads);
+	tcase_add_test(tc, test_generated_modules_roundtrip);
 	suite_add_tcase(s, tc);
 	return s;
 }
