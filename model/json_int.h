@@ -23,5 +23,8 @@ int lm_json_number_text(char buf[32], double d, int valueint);
 int lm_json_sat_int(double d);
 /* Read a float written by lm_json_float (or a plain number). 0 on success. */
 int lm_json_get_float(const cJSON *j, double *out);
+/* The loader's table of the keys it reads into the IR is sorted by key
+** (its lookup is a binary search): 1 when it is. */
+int lm_json_ir_keys_sorted(void);
 
 #endif

@@ -1216,6 +1216,559 @@ static int check_field(ld *L, const lm_field *f, const cJSON *v)
 
 static int load_block(ld *L, cJSON *j, lm_block *b);
 
+/*
+** ---- the keys the model reads into the IR ------------------------------
+**
+** One row per key and the opcodes it is read for (0: every opcode, the
+** header): its reader fills the IR field. load_inst looks a key up here
+** first, then in the field table (fields.def: checked and carried), and
+** carries any other key. `required` lists what each opcode cannot run
+** without.
+*/
+
+typedef struct ik {
+	ld *L;
+	cJSON *j, *c;      /* the instruction object and the member read */
+	lm_inst *in;
+	cJSON *sync;       /* sync_info, read after the other keys */
+} ik;
+
+typedef int (*ik_read)(ik *k);
+
+typedef struct ir_key {
+	const char *key;
+	uint32_t ops;      /* bits 1 << lm_opcode; 0: every opcode */
+	ik_read read;
+} ir_key;
+
+#define OPM(x) (1u << LM_OP_##x)
+#define OPM_DMA (OPM(DMACOPY) | OPM(LOAD) | OPM(SAVE))
+#define OPM_KERNELS (OPM(NKIKERNEL) | OPM(NKIKLIRKERNEL))
+#define KEY (k->c->string)
+
+typedef char opcodes_fit_mask[LM_OP_COUNT <= 32 ? 1 : -1];
+
+static int rd_engine(ik *k)
+{
+	if (!cJSON_IsString(k->c))
+		return FAIL(k->L, "key 'engine': expected string, got %s",
+			    type_name(k->c));
+	if ((int)(k->in->engine = lm_engine_parse(k->c->valuestring)) < 0)
+		return FAIL(k->L, "key 'engine': unknown engine '%s'",
+			    k->c->valuestring);
+	return 0;
+}
+
+static int rd_ins(ik *k)
+{
+	return load_args(k->L, k->c, "ins", &k->in->ins, &k->in->n_ins);
+}
+
+static int rd_outs(ik *k)
+{
+	return load_args(k->L, k->c, "outs", &k->in->outs, &k->in->n_outs);
+}
+
+static int rd_deps(ik *k)
+{
+	k->in->has_dependencies = 1;
+	return load_deps(k->L, k->c, KEY, &k->in->deps, &k->in->dep_kind,
+			 &k->in->n_deps);
+}
+
+static int rd_lc_deps(ik *k)
+{
+	return load_deps(k->L, k->c, KEY, &k->in->lc_deps,
+			 &k->in->lc_dep_kind, &k->in->n_lc_deps);
+}
+
+static int rd_origin(ik *k)
+{
+	if (!cJSON_IsString(k->c))
+		return FAIL(k->L, "key 'origin': expected string, got %s",
+			    type_name(k->c));
+	if ((k->in->origin = lm_origin_parse(k->c->valuestring)) < 0)
+		return FAIL(k->L, "key 'origin': unknown NamedObjectOrigin '%s' "
+			    "(Internal, Penguin, NKI)", k->c->valuestring);
+	return 0;
+}
+
+static int rd_engine_id(ik *k)
+{
+	return get_nat(k->L, k->c, KEY, &k->in->engine_id);
+}
+
+static int rd_sched_start(ik *k)
+{
+	return get_int(k->L, k->c, KEY, &k->in->sched_start);
+}
+
+static int rd_sched_end(ik *k)
+{
+	return get_int(k->L, k->c, KEY, &k->in->sched_end);
+}
+
+static int rd_sync(ik *k)
+{
+	k->sync = k->c;
+	return 0;
+}
+
+static int rd_optin(ik *k)
+{
+	char **v = NULL;
+	int n = 0, rc = get_str_array(k->L, k->c, KEY, &v, &n);
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	if (!rc)
+		keep_extra(&k->in->extra, k->j, k->c);
+	return rc;
+}
+
+static int rd_order(ik *k)
+{
+	if (want_array(k->L, k->c, KEY))
+		return LM_EINPUT;
+	if (each_affine(k->L, KEY, k->c, 0))
+		return LM_EINPUT;
+	if (cJSON_GetArraySize(k->c))
+		keep_affine(k->L, k->in, k->j, k->c);
+	return 0;
+}
+
+/* unroll_dependencies, indirection_ins, loopnest, predicates */
+static int rd_carried_array(ik *k)
+{
+	if (want_array(k->L, k->c, KEY))
+		return LM_EINPUT;
+	if (!cJSON_GetArraySize(k->c))
+		return 0;
+	if (k->L->version != 2)
+		return FAIL(k->L, "key '%s': a version 1 module's '%s' is not "
+			    "converted to version 2 (lncsim reads version 1 "
+			    "affine values of op keys and 'order' only)", KEY,
+			    KEY);
+	keep_extra(&k->in->extra, k->j, k->c);
+	return 0;
+}
+
+static int rd_debug(ik *k)
+{
+	if (want_object(k->L, k->c, KEY))
+		return LM_EINPUT;
+	keep_extra(&k->in->extra, k->j, k->c);
+	return 0;
+}
+
+/* legacy: [{"semaphore": S, "value": V}] */
+static int rd_wait(ik *k)
+{
+	lm_inst *in = k->in;
+	int rc = 0;
+	if (want_array(k->L, k->c, "wait"))
+		return LM_EINPUT;
+	int cnt = cJSON_GetArraySize(k->c);
+	in->wait = cnt ? lm_xcalloc((size_t)cnt, sizeof *in->wait) : NULL;
+	for (cJSON *w = k->c->child; w && !rc; w = w->next) {
+		lm_wait *wt = &in->wait[in->n_wait++];
+		unique_keys(k->L, w);
+		cJSON *s = cJSON_GetObjectItemCaseSensitive(w, "semaphore");
+		cJSON *v = cJSON_GetObjectItemCaseSensitive(w, "value");
+		if (!cJSON_IsObject(w) || !s || !v)
+			rc = FAIL(k->L, "key 'wait': expected "
+				  "{\"semaphore\": S, \"value\": V}");
+		else
+			rc = get_str(k->L, s, "semaphore", &wt->semaphore) ||
+			     get_nat(k->L, v, "value", &wt->value);
+	}
+	return rc;
+}
+
+/* legacy: [S, ...] */
+static int rd_signal(ik *k)
+{
+	return get_str_array(k->L, k->c, "signal", &k->in->signal,
+			     &k->in->n_signal);
+}
+
+static int rd_can_read_uninit(ik *k)
+{
+	k->in->has_can_read_uninit = 1;
+	return get_bool(k->L, k->c, KEY, &k->in->can_read_uninit);
+}
+
+static int rd_queue(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->queue);
+}
+
+static int rd_instance(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->instance_name);
+}
+
+static int rd_target(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->target);
+}
+
+/* bit 0: start (zero, then write), bit 1: stop; others kept apart */
+static int rd_acc_flag(ik *k)
+{
+	int64_t fl;
+	if (get_nat(k->L, k->c, KEY, &fl))
+		return LM_EINPUT;
+	if (fl > 255)
+		return FAIL(k->L, "key 'accumulation_flag': %lld does not fit "
+			    "its 8 bits", (long long)fl);
+	k->in->start_tensor_calc = (int)(fl & 1);
+	k->in->stop_tensor_calc = (int)(fl >> 1 & 1);
+	k->in->has_stop_tensor_calc = 1;
+	k->in->acc_flag_rest = (int)(fl & ~3);
+	return 0;
+}
+
+static int rd_psum_zero(ik *k)
+{
+	return get_nat(k->L, k->c, KEY, &k->in->psum_zero_region);
+}
+
+static int rd_start(ik *k)
+{
+	return get_bool(k->L, k->c, KEY, &k->in->start_tensor_calc);
+}
+
+static int rd_stop(ik *k)
+{
+	k->in->has_stop_tensor_calc = 1;
+	return get_bool(k->L, k->c, KEY, &k->in->stop_tensor_calc);
+}
+
+static int rd_is_transpose(ik *k)
+{
+	k->in->has_is_transpose = 1;
+	return get_bool(k->L, k->c, KEY, &k->in->is_transpose);
+}
+
+static int rd_act_func(ik *k)
+{
+	if (!cJSON_IsString(k->c))
+		return FAIL(k->L, "key 'func': expected string, got %s",
+			    type_name(k->c));
+	if (!(k->in->act_func = lm_actfunc_parse(k->c->valuestring)))
+		return FAIL(k->L, "key 'func': unknown activation function '%s'",
+			    k->c->valuestring);
+	return 0;
+}
+
+static int rd_scale(ik *k)
+{
+	k->in->has_scale = 1;
+	return get_float(k->L, k->c, KEY, &k->in->scale);
+}
+
+static int rd_alpha(ik *k)
+{
+	k->in->has_alpha = 1;
+	return get_float(k->L, k->c, KEY, &k->in->alpha);
+}
+
+static int rd_alu(ik *k)     /* TensorTensor op, AffineSelect compare_op */
+{
+	return get_alu(k->L, k->c, KEY, &k->in->alu);
+}
+
+static int rd_alu0(ik *k)
+{
+	return get_alu(k->L, k->c, KEY, &k->in->alu0);
+}
+
+static int rd_alu1(ik *k)
+{
+	return get_alu(k->L, k->c, KEY, &k->in->alu1);
+}
+
+static int rd_const0(ik *k)
+{
+	k->in->has_const0 = 1;
+	return get_float(k->L, k->c, KEY, &k->in->const0);
+}
+
+static int rd_const1(ik *k)
+{
+	k->in->has_const1 = 1;
+	return get_float(k->L, k->c, KEY, &k->in->const1);
+}
+
+static int rd_reverse0(ik *k)
+{
+	return get_bool(k->L, k->c, KEY, &k->in->reverse0);
+}
+
+static int rd_reverse1(ik *k)
+{
+	return get_bool(k->L, k->c, KEY, &k->in->reverse1);
+}
+
+static int rd_memset_mode(ik *k)
+{
+	int64_t o;
+	if (get_str(k->L, k->c, KEY, &k->in->memset_mode))
+		return LM_EINPUT;
+	if (lm_enum_parse(LM_ET_MemsetMode, k->in->memset_mode, &o)) {
+		char names[100];
+		return FAIL(k->L, "key 'mode': unknown MemsetMode '%s' (%s)",
+			    k->in->memset_mode, lm_enum_spellings(
+				    LM_ET_MemsetMode, names, sizeof names));
+	}
+	return 0;
+}
+
+static int rd_constant(ik *k)
+{
+	k->in->has_constant = 1;
+	return get_int(k->L, k->c, KEY, &k->in->constant);
+}
+
+static int rd_value(ik *k)   /* Memset's float value (an extension) */
+{
+	k->in->has_value = 1;
+	return get_float(k->L, k->c, KEY, &k->in->value);
+}
+
+static int rd_base(ik *k)
+{
+	k->in->has_base = 1;
+	return get_int(k->L, k->c, KEY, &k->in->base);
+}
+
+static int rd_chmul(ik *k)
+{
+	k->in->has_channel_multiplier = 1;
+	return get_int(k->L, k->c, KEY, &k->in->channel_multiplier);
+}
+
+static int rd_pattern(ik *k)
+{
+	return get_appairs(k->L, k->c, KEY, &k->in->pattern, &k->in->n_pattern,
+			   &k->in->pattern_as_objects);
+}
+
+static int rd_fill_value(ik *k)
+{
+	k->in->has_fill_value = 1;
+	return get_float(k->L, k->c, KEY, &k->in->fill_value);
+}
+
+static int rd_barrier_id(ik *k)
+{
+	return get_nat(k->L, k->c, KEY, &k->in->barrier_id);
+}
+
+static int rd_cores(ik *k)
+{
+	return get_int_array(k->L, k->c, KEY, 1, &k->in->cores,
+			     &k->in->n_cores);
+}
+
+static int rd_group(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->group);
+}
+
+static int rd_renumber(ik *k)
+{
+	k->in->has_renumber = 1;
+	return get_bool(k->L, k->c, KEY, &k->in->renumber);
+}
+
+static int rd_kernel_format(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->kernel_format);
+}
+
+static int rd_klir_binary(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->klir_binary);
+}
+
+static int rd_nki_func(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->func);
+}
+
+static int rd_kernel_source(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->kernel_source);
+}
+
+static int rd_func_args(ik *k)
+{
+	return load_kv(k->L, k->c, KEY, &k->in->func_args,
+		       &k->in->n_func_args);
+}
+
+static int rd_func_outs(ik *k)
+{
+	return load_kv(k->L, k->c, KEY, &k->in->func_outs,
+		       &k->in->n_func_outs);
+}
+
+static int rd_sb_buf(ik *k)
+{
+	k->in->has_sb_buf_shape = 1;
+	return load_shape(k->L, k->c, KEY, k->in->sb_buf_shape, 2);
+}
+
+static int rd_psum_buf(ik *k)
+{
+	k->in->has_psum_buf_shape = 1;
+	return load_shape(k->L, k->c, KEY, k->in->psum_buf_shape, 3);
+}
+
+static int rd_loop_blocks(ik *k)
+{
+	lm_inst *in = k->in;
+	int rc = 0;
+	if (want_array(k->L, k->c, KEY))
+		return LM_EINPUT;
+	int cnt = cJSON_GetArraySize(k->c);
+	in->blocks = cnt ? lm_xcalloc((size_t)cnt, sizeof *in->blocks) : NULL;
+	const char *saved = k->L->blk;
+	for (cJSON *b = k->c->child; b && !rc; b = b->next)
+		rc = load_block(k->L, b, &in->blocks[in->n_blocks++]);
+	k->L->blk = saved;
+	return rc;
+}
+
+/* Sorted by key (ir_key_find's binary search; ir_key_rows checks it). */
+static const ir_key ir_keys[] = {
+	{ "accumulation_flag", OPM(MATMULT), rd_acc_flag },
+	{ "alpha", OPM(ACTIVATION), rd_alpha },
+	{ "base", OPM(IOTA) | OPM(AFFINESELECT), rd_base },
+	{ "blocks", OPM(LOOP), rd_loop_blocks },
+	{ "can_read_uninit", 0, rd_can_read_uninit },
+	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), rd_chmul },
+	{ "compare_op", OPM(AFFINESELECT), rd_alu },
+	{ "const0", OPM(TENSORSCALAR), rd_const0 },
+	{ "const1", OPM(TENSORSCALAR), rd_const1 },
+	{ "constant", OPM(MEMSET), rd_constant },
+	{ "cores", OPM(COREBARRIER), rd_cores },
+	{ "debug", 0, rd_debug },
+	{ "dependencies", 0, rd_deps },
+	{ "engine", 0, rd_engine },
+	{ "engine_id", 0, rd_engine_id },
+	{ "fill_value", OPM(AFFINESELECT), rd_fill_value },
+	{ "func", OPM(ACTIVATION), rd_act_func },
+	{ "func", OPM(NKIKERNEL), rd_nki_func },
+	{ "func_args", OPM_KERNELS, rd_func_args },
+	{ "func_outs", OPM_KERNELS, rd_func_outs },
+	{ "group", OPM(COREBARRIER), rd_group },
+	{ "id", OPM(COREBARRIER), rd_barrier_id },
+	{ "indirection_ins", 0, rd_carried_array },
+	{ "ins", 0, rd_ins },
+	{ "instance", OPM(SWITCHQUEUE), rd_instance },
+	{ "instance_name", OPM(SWITCHQUEUE), rd_instance },
+	{ "is_transpose", OPM(MATMULT), rd_is_transpose },
+	{ "kernel_format", OPM(NKIKLIRKERNEL), rd_kernel_format },
+	{ "kernel_source", OPM(NKIKERNEL), rd_kernel_source },
+	{ "klir_binary", OPM(NKIKLIRKERNEL), rd_klir_binary },
+	{ "loop_carried_dependencies", 0, rd_lc_deps },
+	{ "loopnest", 0, rd_carried_array },
+	{ "mode", OPM(MEMSET), rd_memset_mode },
+	{ "op", OPM(TENSORTENSOR), rd_alu },
+	{ "op0", OPM(TENSORSCALAR), rd_alu0 },
+	{ "op1", OPM(TENSORSCALAR), rd_alu1 },
+	{ "optin_passes", 0, rd_optin },
+	{ "order", 0, rd_order },
+	{ "origin", 0, rd_origin },
+	{ "outs", 0, rd_outs },
+	{ "pattern", OPM(IOTA) | OPM(AFFINESELECT), rd_pattern },
+	{ "predicates", 0, rd_carried_array },
+	{ "psum_buf_shape", OPM_KERNELS, rd_psum_buf },
+	{ "psum_zero_region", OPM(MATMULT), rd_psum_zero },
+	{ "queue", OPM_DMA | OPM(SWITCHQUEUE), rd_queue },
+	{ "renumber", OPM(COREBARRIER), rd_renumber },
+	{ "reverse0", OPM(TENSORSCALAR), rd_reverse0 },
+	{ "reverse1", OPM(TENSORSCALAR), rd_reverse1 },
+	{ "sb_buf_shape", OPM_KERNELS, rd_sb_buf },
+	{ "scale", OPM(ACTIVATION), rd_scale },
+	{ "scheduled_end", 0, rd_sched_end },
+	{ "scheduled_start", 0, rd_sched_start },
+	{ "signal", 0, rd_signal },
+	{ "start_tensor_calc", OPM(MATMULT), rd_start },
+	{ "stop_tensor_calc", OPM(MATMULT), rd_stop },
+	{ "sync_info", 0, rd_sync },
+	{ "target", OPM(CALL), rd_target },
+	{ "unroll_dependencies", 0, rd_carried_array },
+	{ "value", OPM(MEMSET), rd_value },
+	{ "wait", 0, rd_wait },
+};
+enum { N_IR_KEYS = sizeof ir_keys / sizeof *ir_keys };
+typedef char ir_keys_fit_seen[N_IR_KEYS <= 64 ? 1 : -1];
+
+/* What each opcode cannot run without: one of the keys (or either
+** spelling: b, may be NULL). */
+static const struct {
+	lm_opcode op;
+	const char *a, *b;
+} required[] = {
+	{ LM_OP_MATMULT, "accumulation_flag", "start_tensor_calc" },
+	{ LM_OP_ACTIVATION, "func", NULL },
+	{ LM_OP_TENSORTENSOR, "op", NULL },
+	{ LM_OP_TENSORSCALAR, "op0", NULL },
+	{ LM_OP_TENSORSCALAR, "const0", NULL },
+	{ LM_OP_MEMSET, "constant", "value" },
+	{ LM_OP_IOTA, "pattern", NULL },
+	{ LM_OP_AFFINESELECT, "pattern", NULL },
+	{ LM_OP_AFFINESELECT, "compare_op", NULL },
+	{ LM_OP_COREBARRIER, "id", NULL },
+	{ LM_OP_COREBARRIER, "cores", NULL },
+	{ LM_OP_NKIKERNEL, "func", NULL },
+	{ LM_OP_NKIKLIRKERNEL, "klir_binary", NULL },
+	{ LM_OP_NKIKLIRKERNEL, "kernel_format", NULL },
+};
+
+/* The row of key for opcode op (-1: none). */
+static int ir_key_find(const char *key, lm_opcode op)
+{
+	int lo = 0, hi = N_IR_KEYS - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2, c = strcmp(ir_keys[mid].key, key);
+		if (c < 0) {
+			lo = mid + 1;
+		} else if (c > 0) {
+			hi = mid - 1;
+		} else {
+			while (mid > 0 && !strcmp(ir_keys[mid - 1].key, key))
+				mid--;
+			for (; mid < N_IR_KEYS && !strcmp(ir_keys[mid].key, key);
+			     mid++)
+				if (!ir_keys[mid].ops ||
+				    (ir_keys[mid].ops & (1u << op)))
+					return mid;
+			return -1;
+		}
+	}
+	return -1;
+}
+
+int lm_json_ir_keys_sorted(void)
+{
+	for (int i = 1; i < N_IR_KEYS; i++)
+		if (strcmp(ir_keys[i - 1].key, ir_keys[i].key) > 0)
+			return 0;
+	return 1;
+}
+
+/* The bit of the row of key for op in seen (0 when no row). */
+static uint64_t seen_bit(const char *key, lm_opcode op)
+{
+	int r = key ? ir_key_find(key, op) : -1;
+	return r < 0 ? 0 : (uint64_t)1 << r;
+}
+
 /* Fields of one instruction (or Loop). */
 static int load_inst(ld *L, cJSON *j, lm_inst *in)
 {
@@ -1246,31 +1799,24 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 	if (in->op == LM_OP_OTHER)
 		in->opcode_str = lm_xstrdup(op->valuestring);
 
-	cJSON *sync = NULL;
-	const lm_field *f;
+	ik k = { L, j, NULL, in, NULL };
 	int it = lm_it_parse(op->valuestring);
-	int seen_start = 0, seen_func = 0, seen_op = 0, seen_op0 = 0, seen_id = 0,
-	    seen_cores = 0, seen_pattern = 0, seen_cmp = 0, seen_const0 = 0,
-	    seen_memval = 0;
-	for (cJSON *c = j->child, *next; c; c = next) {
-		next = c->next;
+	uint64_t seen = 0;
+	for (cJSON *c = j->child; c; c = c->next) {
 		const char *key = c->string;
-		int rc = 0;
-		lm_opcode o = in->op;
+		const lm_field *f = lm_op_field(it, key);
+		int r, rc;
 		if (IS("opcode") || IS("name"))
 			continue;
-		if (cJSON_IsObject(c) && (f = lm_op_field(it, key)) != NULL &&
-		    (f->type == LM_FT_MA_BOOL || f->type == LM_FT_MA_INT ||
-		     f->type == LM_FT_MA_UINT)) {
+		if (cJSON_IsObject(c) && f && (f->type == LM_FT_MA_BOOL ||
+		    f->type == LM_FT_MA_INT || f->type == LM_FT_MA_UINT)) {
 			/* an affine value of a MaybeAffine key: carried as it
 			   is (the model holds constants); the simulator refuses
 			   it */
 			if (each_affine(L, key, c, 0))
 				return LM_EINPUT;
 			keep_affine(L, in, j, c);
-			seen_start |= IS("accumulation_flag");
-			seen_memval |= IS("constant");
-			seen_id |= IS("id");
+			seen |= seen_bit(key, in->op);
 			continue;
 		}
 		if (is_null(c) && !IS("ins") && !IS("outs")) {
@@ -1278,228 +1824,12 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			keep_extra(&in->extra, j, c);
 			continue;
 		}
-		if (IS("engine")) {
-			if (!cJSON_IsString(c))
-				rc = FAIL(L, "key 'engine': expected string, got %s",
-					  type_name(c));
-			else if ((int)(in->engine = lm_engine_parse(c->valuestring)) < 0)
-				rc = FAIL(L, "key 'engine': unknown engine '%s'",
-					  c->valuestring);
-		} else if (IS("ins")) {
-			rc = load_args(L, c, "ins", &in->ins, &in->n_ins);
-		} else if (IS("outs")) {
-			rc = load_args(L, c, "outs", &in->outs, &in->n_outs);
-		} else if (IS("dependencies")) {
-			rc = load_deps(L, c, key, &in->deps, &in->dep_kind,
-				       &in->n_deps);
-			in->has_dependencies = 1;
-		} else if (IS("loop_carried_dependencies")) {
-			rc = load_deps(L, c, key, &in->lc_deps, &in->lc_dep_kind,
-				       &in->n_lc_deps);
-		} else if (IS("origin")) {
-			if (!cJSON_IsString(c))
-				rc = FAIL(L, "key 'origin': expected string, got %s",
-					  type_name(c));
-			else if ((in->origin = lm_origin_parse(c->valuestring)) < 0)
-				rc = FAIL(L, "key 'origin': unknown NamedObjectOrigin "
-					  "'%s' (Internal, Penguin, NKI)",
-					  c->valuestring);
-		} else if (IS("engine_id")) {
-			rc = get_nat(L, c, key, &in->engine_id);
-		} else if (IS("scheduled_start")) {
-			rc = get_int(L, c, key, &in->sched_start);
-		} else if (IS("scheduled_end")) {
-			rc = get_int(L, c, key, &in->sched_end);
-		} else if (IS("sync_info")) {
-			sync = c;
-		} else if (IS("optin_passes")) {
-			char **v = NULL;
-			int n = 0;
-			rc = get_str_array(L, c, key, &v, &n);
-			for (int i = 0; i < n; i++)
-				free(v[i]);
-			free(v);
-			if (!rc)
-				keep_extra(&in->extra, j, c);
-		} else if (IS("order")) {
-			rc = want_array(L, c, key);
-			if (!rc && each_affine(L, key, c, 0))
-				rc = LM_EINPUT;
-			if (!rc && cJSON_GetArraySize(c))
-				keep_affine(L, in, j, c);
-		} else if (IS("unroll_dependencies") || IS("indirection_ins") ||
-			   IS("loopnest") || IS("predicates")) {
-			rc = want_array(L, c, key);
-			if (!rc && cJSON_GetArraySize(c) && L->version != 2)
-				rc = FAIL(L, "key '%s': a version 1 module's "
-					  "'%s' is not converted to version 2 "
-					  "(lncsim reads version 1 affine values "
-					  "of op keys and 'order' only)", key, key);
-			if (!rc && cJSON_GetArraySize(c))
-				keep_extra(&in->extra, j, c);
-		} else if (IS("debug")) {
-			rc = want_object(L, c, key);
-			if (!rc)
-				keep_extra(&in->extra, j, c);
-		} else if (IS("wait")) {
-			if (want_array(L, c, "wait"))
-				return LM_EINPUT;
-			int cnt = cJSON_GetArraySize(c);
-			in->wait = cnt ? lm_xcalloc((size_t)cnt, sizeof *in->wait) : NULL;
-			for (cJSON *w = c->child; w && !rc; w = w->next) {
-				lm_wait *wt = &in->wait[in->n_wait++];
-				unique_keys(L, w);
-				cJSON *s = cJSON_GetObjectItemCaseSensitive(w, "semaphore");
-				cJSON *v = cJSON_GetObjectItemCaseSensitive(w, "value");
-				if (!cJSON_IsObject(w) || !s || !v)
-					rc = FAIL(L, "key 'wait': expected "
-						  "{\"semaphore\": S, \"value\": V}");
-				else
-					rc = get_str(L, s, "semaphore", &wt->semaphore) ||
-					     get_nat(L, v, "value", &wt->value);
-			}
-		} else if (IS("signal")) {
-			rc = get_str_array(L, c, "signal", &in->signal, &in->n_signal);
-		} else if (IS("can_read_uninit")) {
-			rc = get_bool(L, c, key, &in->can_read_uninit);
-			in->has_can_read_uninit = 1;
-		} else if ((lm_opcode_is_dma(o) || o == LM_OP_SWITCHQUEUE) &&
-			   IS("queue")) {
-			rc = get_str(L, c, key, &in->queue);
-		} else if (o == LM_OP_SWITCHQUEUE && (IS("instance") ||
-						      IS("instance_name"))) {
-			rc = get_str(L, c, key, &in->instance_name);
-		} else if (o == LM_OP_CALL && IS("target")) {
-			rc = get_str(L, c, key, &in->target);
-		} else if (o == LM_OP_MATMULT && IS("accumulation_flag")) {
-			int64_t fl;
-			if (!(rc = get_nat(L, c, key, &fl))) {
-				if (fl > 255)
-					rc = FAIL(L, "key 'accumulation_flag': %lld "
-						  "does not fit its 8 bits",
-						  (long long)fl);
-				in->start_tensor_calc = (int)(fl & 1);
-				in->stop_tensor_calc = (int)(fl >> 1 & 1);
-				in->has_stop_tensor_calc = 1;
-				in->acc_flag_rest = (int)(fl & ~3);
-			}
-			seen_start = 1;
-		} else if (o == LM_OP_MATMULT && IS("psum_zero_region")) {
-			rc = get_nat(L, c, key, &in->psum_zero_region);
-		} else if (o == LM_OP_MATMULT && IS("start_tensor_calc")) {
-			rc = get_bool(L, c, key, &in->start_tensor_calc);
-			seen_start = 1;
-		} else if (o == LM_OP_MATMULT && IS("stop_tensor_calc")) {
-			rc = get_bool(L, c, key, &in->stop_tensor_calc);
-			in->has_stop_tensor_calc = 1;
-		} else if (o == LM_OP_MATMULT && IS("is_transpose")) {
-			rc = get_bool(L, c, key, &in->is_transpose);
-			in->has_is_transpose = 1;
-		} else if (o == LM_OP_ACTIVATION && IS("func")) {
-			if (!cJSON_IsString(c))
-				rc = FAIL(L, "key 'func': expected string, got %s",
-					  type_name(c));
-			else if (!(in->act_func = lm_actfunc_parse(c->valuestring)))
-				rc = FAIL(L, "key 'func': unknown activation function '%s'",
-					  c->valuestring);
-			seen_func = 1;
-		} else if (o == LM_OP_ACTIVATION && IS("scale")) {
-			rc = get_float(L, c, key, &in->scale);
-			in->has_scale = 1;
-		} else if (o == LM_OP_ACTIVATION && IS("alpha")) {
-			rc = get_float(L, c, key, &in->alpha);
-			in->has_alpha = 1;
-		} else if (o == LM_OP_TENSORTENSOR && IS("op")) {
-			rc = get_alu(L, c, key, &in->alu);
-			seen_op = 1;
-		} else if (o == LM_OP_TENSORSCALAR && IS("op0")) {
-			rc = get_alu(L, c, key, &in->alu0);
-			seen_op0 = 1;
-		} else if (o == LM_OP_TENSORSCALAR && IS("op1")) {
-			rc = get_alu(L, c, key, &in->alu1);
-		} else if (o == LM_OP_TENSORSCALAR && IS("const0")) {
-			rc = get_float(L, c, key, &in->const0);
-			seen_const0 = in->has_const0 = 1;
-		} else if (o == LM_OP_TENSORSCALAR && IS("const1")) {
-			rc = get_float(L, c, key, &in->const1);
-			in->has_const1 = 1;
-		} else if (o == LM_OP_TENSORSCALAR && IS("reverse0")) {
-			rc = get_bool(L, c, key, &in->reverse0);
-		} else if (o == LM_OP_TENSORSCALAR && IS("reverse1")) {
-			rc = get_bool(L, c, key, &in->reverse1);
-		} else if (o == LM_OP_MEMSET && IS("mode")) {
-			rc = get_str(L, c, key, &in->memset_mode);
-		} else if (o == LM_OP_MEMSET && IS("constant")) {
-			rc = get_int(L, c, key, &in->constant);
-			in->has_constant = 1;
-			seen_memval = 1;
-		} else if (o == LM_OP_MEMSET && IS("value")) {
-			rc = get_float(L, c, key, &in->value);
-			in->has_value = 1;
-			seen_memval = 1;
-		} else if ((o == LM_OP_IOTA || o == LM_OP_AFFINESELECT) &&
-			   IS("base")) {
-			rc = get_int(L, c, key, &in->base);
-			in->has_base = 1;
-		} else if ((o == LM_OP_IOTA || o == LM_OP_AFFINESELECT) &&
-			   IS("channel_multiplier")) {
-			rc = get_int(L, c, key, &in->channel_multiplier);
-			in->has_channel_multiplier = 1;
-		} else if ((o == LM_OP_IOTA || o == LM_OP_AFFINESELECT) &&
-			   IS("pattern")) {
-			rc = get_appairs(L, c, key, &in->pattern, &in->n_pattern,
-					 &in->pattern_as_objects);
-			seen_pattern = 1;
-		} else if (o == LM_OP_AFFINESELECT && IS("compare_op")) {
-			rc = get_alu(L, c, key, &in->alu);
-			seen_cmp = 1;
-		} else if (o == LM_OP_AFFINESELECT && IS("fill_value")) {
-			rc = get_float(L, c, key, &in->fill_value);
-			in->has_fill_value = 1;
-		} else if (o == LM_OP_COREBARRIER && IS("id")) {
-			rc = get_nat(L, c, key, &in->barrier_id);
-			seen_id = 1;
-		} else if (o == LM_OP_COREBARRIER && IS("cores")) {
-			rc = get_int_array(L, c, key, 1, &in->cores, &in->n_cores);
-			seen_cores = 1;
-		} else if (o == LM_OP_COREBARRIER && IS("group")) {
-			rc = get_str(L, c, key, &in->group);
-		} else if (o == LM_OP_COREBARRIER && IS("renumber")) {
-			rc = get_bool(L, c, key, &in->renumber);
-			in->has_renumber = 1;
-		} else if (o == LM_OP_NKIKLIRKERNEL && IS("kernel_format")) {
-			rc = get_str(L, c, key, &in->kernel_format);
-		} else if (o == LM_OP_NKIKLIRKERNEL && IS("klir_binary")) {
-			rc = get_str(L, c, key, &in->klir_binary);
-		} else if (o == LM_OP_NKIKERNEL && IS("func")) {
-			rc = get_str(L, c, key, &in->func);
-		} else if (o == LM_OP_NKIKERNEL && IS("kernel_source")) {
-			rc = get_str(L, c, key, &in->kernel_source);
-		} else if ((o == LM_OP_NKIKERNEL || o == LM_OP_NKIKLIRKERNEL) &&
-			   IS("func_args")) {
-			rc = load_kv(L, c, key, &in->func_args, &in->n_func_args);
-		} else if ((o == LM_OP_NKIKERNEL || o == LM_OP_NKIKLIRKERNEL) &&
-			   IS("func_outs")) {
-			rc = load_kv(L, c, key, &in->func_outs, &in->n_func_outs);
-		} else if ((o == LM_OP_NKIKERNEL || o == LM_OP_NKIKLIRKERNEL) &&
-			   IS("sb_buf_shape")) {
-			rc = load_shape(L, c, key, in->sb_buf_shape, 2);
-			in->has_sb_buf_shape = 1;
-		} else if ((o == LM_OP_NKIKERNEL || o == LM_OP_NKIKLIRKERNEL) &&
-			   IS("psum_buf_shape")) {
-			rc = load_shape(L, c, key, in->psum_buf_shape, 3);
-			in->has_psum_buf_shape = 1;
-		} else if (o == LM_OP_LOOP && IS("blocks")) {
-			if (want_array(L, c, key))
-				return LM_EINPUT;
-			int cnt = cJSON_GetArraySize(c);
-			in->blocks = cnt ? lm_xcalloc((size_t)cnt, sizeof *in->blocks)
-					 : NULL;
-			const char *saved = L->blk;
-			for (cJSON *b = c->child; b && !rc; b = b->next)
-				rc = load_block(L, b, &in->blocks[in->n_blocks++]);
-			L->blk = saved;
-		} else if ((f = lm_op_field(it, key)) != NULL) {
+		if ((r = ir_key_find(key, in->op)) >= 0) {
+			k.c = c;
+			if ((rc = ir_keys[r].read(&k)) != 0)
+				return rc;
+			seen |= (uint64_t)1 << r;
+		} else if (f) {
 			/* a documented key the model does not interpret:
 			   checked, dropped at its default, else carried */
 			int d = check_field(L, f, c);
@@ -1510,55 +1840,23 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 		} else {
 			keep_extra(&in->extra, j, c);
 		}
-		if (rc)
-			return rc;
 	}
-	if (sync) {
+	if (k.sync) {
 		int legacy = in->n_wait || in->n_signal;
-		int rc = load_sync_info(L, sync, in);
+		int rc = load_sync_info(L, k.sync, in);
 		if (rc == LM_EINPUT)
 			return rc;
 		if (rc) /* kept as it is, with the legacy entries moved in */
-			keep_sync_info(in, sync, legacy);
+			keep_sync_info(in, k.sync, legacy);
 	}
-	const char *missing = NULL;
-	switch (in->op) {
-	case LM_OP_MATMULT: if (!seen_start) missing = "accumulation_flag"; break;
-	case LM_OP_ACTIVATION: if (!seen_func) missing = "func"; break;
-	case LM_OP_TENSORTENSOR: if (!seen_op) missing = "op"; break;
-	case LM_OP_TENSORSCALAR:
-		if (!seen_op0)
-			missing = "op0";
-		else if (!seen_const0)
-			missing = "const0";
-		if (!in->alu1)
-			in->alu1 = LM_ALU_BYPASS;
-		break;
-	case LM_OP_MEMSET: if (!seen_memval) missing = "constant"; break;
-	case LM_OP_IOTA: if (!seen_pattern) missing = "pattern"; break;
-	case LM_OP_AFFINESELECT:
-		if (!seen_pattern)
-			missing = "pattern";
-		else if (!seen_cmp)
-			missing = "compare_op";
-		break;
-	case LM_OP_COREBARRIER:
-		if (!seen_id)
-			missing = "id";
-		else if (!seen_cores)
-			missing = "cores";
-		break;
-	case LM_OP_NKIKERNEL: if (!in->func) missing = "func"; break;
-	case LM_OP_NKIKLIRKERNEL:
-		if (!in->klir_binary)
-			missing = "klir_binary";
-		else if (!in->kernel_format)
-			missing = "kernel_format";
-		break;
-	default: break;
-	}
-	if (missing)
-		return FAIL(L, "%s: missing key '%s'", op->valuestring, missing);
+	if (in->op == LM_OP_TENSORSCALAR && !in->alu1)
+		in->alu1 = LM_ALU_BYPASS;
+	for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+		if (required[i].op == in->op &&
+		    !(seen & (seen_bit(required[i].a, in->op) |
+			      seen_bit(required[i].b, in->op))))
+			return FAIL(L, "%s: missing key '%s'", op->valuestring,
+				    required[i].a);
 	return 0;
 }
 

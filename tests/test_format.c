@@ -9,6 +9,7 @@
 #include "common.h"
 #include "module.h"
 #include "verify.h"
+#include "json_int.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -569,6 +570,19 @@ START_TEST(test_generated_modules_roundtrip)
 }
 END_TEST
 
+/* The loader's IR key table stays sorted (a binary search reads it), and
+** Memset's mode is a MemsetMode. */
+START_TEST(test_ir_key_table)
+{
+	ck_assert(lm_json_ir_keys_sorted());
+	char *t = module_text(2, "gen3", "", "{\"opcode\":\"Memset\",\"name\":"
+			      "\"m\",\"engine\":\"DVE\",\"ins\":[],\"outs\":[],"
+			      "\"mode\":\"Bogus\",\"constant\":0}");
+	expect_fail(t, "key 'mode': unknown MemsetMode 'Bogus' (Const, Random");
+	free(t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("format");
@@ -586,6 +600,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_documented_keys);
 	tcase_add_test(tc, test_every_opcode_loads);
 	tcase_add_test(tc, test_generated_modules_roundtrip);
+	tcase_add_test(tc, test_ir_key_table);
 	suite_add_tcase(s, tc);
 	return s;
 }
