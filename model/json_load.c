@@ -1804,12 +1804,13 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 	uint64_t seen = 0;
 	for (cJSON *c = j->child; c; c = c->next) {
 		const char *key = c->string;
-		const lm_field *f = lm_op_field(it, key);
+		const lm_field *f = NULL;
 		int r, rc;
 		if (IS("opcode") || IS("name"))
 			continue;
-		if (cJSON_IsObject(c) && f && (f->type == LM_FT_MA_BOOL ||
-		    f->type == LM_FT_MA_INT || f->type == LM_FT_MA_UINT)) {
+		if (cJSON_IsObject(c) && (f = lm_op_field(it, key)) != NULL &&
+		    (f->type == LM_FT_MA_BOOL || f->type == LM_FT_MA_INT ||
+		     f->type == LM_FT_MA_UINT)) {
 			/* an affine value of a MaybeAffine key: carried as it
 			   is (the model holds constants); the simulator refuses
 			   it */
@@ -1829,7 +1830,7 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			if ((rc = ir_keys[r].read(&k)) != 0)
 				return rc;
 			seen |= (uint64_t)1 << r;
-		} else if (f) {
+		} else if (f || (f = lm_op_field(it, key)) != NULL) {
 			/* a documented key the model does not interpret:
 			   checked, dropped at its default, else carried */
 			int d = check_field(L, f, c);
