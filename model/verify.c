@@ -1283,11 +1283,50 @@ static int check_tensorrefs(vctx *v, const lm_inst *in)
 	return 0;
 }
 
+/* A block of function f by name. */
+static int has_block(const lm_function *f, const char *name)
+{
+	for (int b = 0; b < f->n_blocks; b++)
+		if (f->blocks[b].name && !strcmp(f->blocks[b].name, name))
+			return 1;
+	return 0;
+}
+
+/*
+** The references by name among the documented keys the model carries
+** (the queue of a DMA-queue opcode it does not run, the blocks a branch
+** names): each names what exists.
+*/
+static int check_carried_refs(vctx *v, const lm_inst *in)
+{
+	static const char *const block_keys[] = {
+		"target", "on_true", "on_false", "associate_branch",
+	};
+	const cJSON *x;
+	if (!in->extra)
+		return 0;
+	x = cJSON_GetObjectItemCaseSensitive(in->extra, "queue");
+	if (cJSON_IsString(x) && in->op == LM_OP_OTHER &&
+	    !lm_strmap_lookup(&v->queues, x->valuestring))
+		return fail(v, "queue '%s' is not a module queue",
+			    x->valuestring);
+	for (size_t i = 0; i < sizeof block_keys / sizeof *block_keys; i++) {
+		x = cJSON_GetObjectItemCaseSensitive(in->extra, block_keys[i]);
+		if (cJSON_IsString(x) && in->op != LM_OP_CALL &&
+		    !has_block(v->fn, x->valuestring))
+			return fail(v, "%s '%s' is not a block of function '%s'",
+				    block_keys[i], x->valuestring,
+				    fname(v->fn));
+	}
+	return 0;
+}
+
 /* One instruction: synchronization, operands, registers, fields. */
 static int check_inst(vctx *v, const lm_inst *in)
 {
 	int rc;
-	if ((rc = check_sync(v, in)) != 0)
+	if ((rc = check_sync(v, in)) != 0 ||
+	    (rc = check_carried_refs(v, in)) != 0)
 		return rc;
 	if ((rc = check_operands(v, in)) != 0)
 		return rc;

@@ -583,6 +583,38 @@ START_TEST(test_ir_key_table)
 }
 END_TEST
 
+/* Carried references by name resolve: a branch's block, a queue. */
+START_TEST(test_carried_refs_verified)
+{
+	static const char *const cases[][2] = {
+		{ "{\"opcode\":\"UnconditionalBranch\",\"name\":\"j\","
+		  "\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"target\":"
+		  "\"nowhere\"}", "target 'nowhere' is not a block of function 'f'" },
+		{ "{\"opcode\":\"IndirectLoad\",\"name\":\"g\",\"engine\":"
+		  "\"SP\",\"ins\":[],\"outs\":[],\"queue\":\"qq\"}",
+		  "queue 'qq' is not a module queue" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *t = module_text(2, "gen3", "", cases[i][0]);
+		lm_module *m = parse_ok(t);
+		lm_error err;
+		ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
+		ck_assert_contains(err.msg, cases[i][1]);
+		lm_module_free(m);
+		free(t);
+	}
+	/* the block that exists is fine */
+	char *t = module_text(2, "gen3", "", "{\"opcode\":\"UnconditionalBranch\","
+			      "\"name\":\"j\",\"engine\":\"SP\",\"ins\":[],"
+			      "\"outs\":[],\"target\":\"b\"}");
+	lm_module *m = parse_ok(t);
+	lm_error err;
+	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+	lm_module_free(m);
+	free(t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("format");
@@ -601,6 +633,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_every_opcode_loads);
 	tcase_add_test(tc, test_generated_modules_roundtrip);
 	tcase_add_test(tc, test_ir_key_table);
+	tcase_add_test(tc, test_carried_refs_verified);
 	suite_add_tcase(s, tc);
 	return s;
 }
