@@ -26,5 +26,7 @@ int lm_json_get_float(const cJSON *j, double *out);
 /* The loader's table of the keys it reads into the IR is sorted by key
 ** (its lookup is a binary search): 1 when it is. */
 int lm_json_ir_keys_sorted(void);
+/* The same for the writer's table of an instruction's keys. */
+int lm_json_iw_keys_sorted(void);
 
 #endif

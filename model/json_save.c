@@ -537,64 +537,19 @@ static void deps_json(jw *w, const char *k, char *const *names,
 	jw_close(w);
 }
 
-/* The key was written in the innermost object. */
-static int jw_has(const jw *w, const char *k)
-{
-	const jlevel *l = &w->lv[w->depth - 1];
-	for (int i = 0; i < l->n_keys; i++)
-		if (l->keys[i][0] == k[0] && strcmp(l->keys[i], k) == 0)
-			return 1;
-	return 0;
-}
+
+static void block_json(jw *w, const lm_block *b);
 
 /*
-** The keys of the instruction's opcode its row says are always written,
-** at their default, where nothing above wrote them: the IR holds a
-** default-valued documented key by leaving it out.
+** ---- an instruction's keys, in printing order -----------------------------
+**
+** One row per key of the IR and the opcodes it is written for (0: every
+** opcode: the header), sorted by key: inst_json walks the rows and, in
+** between, the opcode's always-written keys of the field table the IR
+** leaves at their default, so the object comes out in order; only carried
+** keys (`extra`) are sorted in when it closes. A writer may write
+** nothing (a key at its skip-default).
 */
-static void always_keys(jw *w, const lm_inst *in)
-{
-	const lm_opinfo *o = lm_op_info(lm_inst_it(in));
-	for (int i = 0; o && i < o->n_fields; i++) {
-		const lm_field *f = o->fields[i];
-		const char *e;
-		if (!(f->flags & LM_FF_ALWAYS) || jw_has(w, f->key))
-			continue;
-		switch (f->type) {
-		case LM_FT_BOOL:
-		case LM_FT_MA_BOOL:
-			kbool(w, f->key, f->deflt != 0);
-			break;
-		case LM_FT_INT: case LM_FT_UINT:
-		case LM_FT_MA_INT: case LM_FT_MA_UINT:
-			kint(w, f->key, f->deflt);
-			break;
-		case LM_FT_FLOAT:
-			kfloat(w, f->key, (double)f->deflt);
-			break;
-		case LM_FT_ENUM:
-			if ((e = lm_enum_name(f->enumtype, f->deflt)) != NULL)
-				kstr(w, f->key, e);
-			break;
-		case LM_FT_MA_INT_PAIR:
-			jw_key(w, f->key);
-			jw_open(w, 0);
-			jw_int(w, f->deflt);
-			jw_int(w, f->deflt);
-			jw_close(w);
-			break;
-		case LM_FT_APPAIRS: case LM_FT_INT_LIST: case LM_FT_FLOAT_LIST:
-		case LM_FT_INT_LIST_LIST: case LM_FT_MA_UINT_LIST:
-		case LM_FT_ENUM_LIST: case LM_FT_STR_LIST: case LM_FT_NAME_LIST:
-			jw_key(w, f->key);
-			jw_open(w, 0);
-			jw_close(w);
-			break;
-		default: /* names, records, JSON: nothing to invent */
-			break;
-		}
-	}
-}
 
 /* The instruction carries key k as it is (an affine value of a key the
 ** model holds as a constant): that value is written, not the field. */
@@ -603,167 +558,461 @@ static int carried(const lm_inst *in, const char *k)
 	return in->extra && cJSON_GetObjectItemCaseSensitive(in->extra, k);
 }
 
-static void block_json(jw *w, const lm_block *b);
+typedef void (*iw_fn)(jw *w, const lm_inst *in, const char *k);
 
-static void inst_json(jw *w, const lm_inst *in)
+typedef struct iw_key {
+	const char *key;
+	uint32_t ops;      /* bits 1 << lm_opcode; 0: every opcode */
+	iw_fn write;
+} iw_key;
+
+#define OPM(x) (1u << LM_OP_##x)
+#define OPM_DMA (OPM(DMACOPY) | OPM(LOAD) | OPM(SAVE))
+#define OPM_KERNELS (OPM(NKIKERNEL) | OPM(NKIKLIRKERNEL))
+
+static void wr_blocks(jw *w, const lm_inst *in, const char *k)
 {
-	const char *opname = in->op == LM_OP_OTHER ? in->opcode_str
-						    : lm_opcode_name(in->op);
-	jw_open(w, 1);
-	if (in->op == LM_OP_LOOP) {
-		jw_key(w, "blocks");
-		jw_open(w, 0);
-		for (int i = 0; i < in->n_blocks; i++)
-			block_json(w, &in->blocks[i]);
-		jw_close(w);
-	}
-	/* the header in printing order; op keys follow and jw_close sorts
-	   them in (what it moves starts at the first one's place) */
-	deps_json(w, "dependencies", in->deps, in->dep_kind, in->n_deps);
-	kstr(w, "engine", lm_engine_name(in->engine));
-	kint(w, "engine_id", in->engine_id);
-	args_json(w, "ins", in->ins, in->n_ins);
-	deps_json(w, "loop_carried_dependencies", in->lc_deps,
-		  in->lc_dep_kind, in->n_lc_deps);
+	jw_key(w, k);
+	jw_open(w, 0);
+	for (int i = 0; i < in->n_blocks; i++)
+		block_json(w, &in->blocks[i]);
+	jw_close(w);
+}
+
+static void wr_deps(jw *w, const lm_inst *in, const char *k)
+{
+	deps_json(w, k, in->deps, in->dep_kind, in->n_deps);
+}
+
+static void wr_lc_deps(jw *w, const lm_inst *in, const char *k)
+{
+	deps_json(w, k, in->lc_deps, in->lc_dep_kind, in->n_lc_deps);
+}
+
+static void wr_engine(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, lm_engine_name(in->engine));
+}
+
+static void wr_engine_id(jw *w, const lm_inst *in, const char *k)
+{
+	kint(w, k, in->engine_id);
+}
+
+static void wr_ins(jw *w, const lm_inst *in, const char *k)
+{
+	args_json(w, k, in->ins, in->n_ins);
+}
+
+static void wr_outs(jw *w, const lm_inst *in, const char *k)
+{
+	args_json(w, k, in->outs, in->n_outs);
+}
+
+static void wr_name(jw *w, const lm_inst *in, const char *k)
+{
 	if (in->name || in->op != LM_OP_LOOP)
-		kstr(w, "name", in->name);
-	kstr(w, "opcode", opname);
-	kstr(w, "origin", lm_origin_name(in->origin));
-	args_json(w, "outs", in->outs, in->n_outs);
-	kint(w, "scheduled_end", in->sched_end);
-	kint(w, "scheduled_start", in->sched_start);
-	if (in->n_wait || in->n_signal) {
-		jw_key(w, "sync_info");
-		jw_open(w, 1);
-		if (in->n_wait) {
-			jw_key(w, "on_wait");
-			jw_open(w, 0);
-			for (int i = 0; i < in->n_wait; i++) {
-				jw_open(w, 1);
-				kstr(w, "mode", "sem-ge-imm");
-				kstr(w, "semaphore", in->wait[i].semaphore);
-				kint(w, "value", in->wait[i].value);
-				jw_close(w);
-			}
-			jw_close(w);
-		}
-		if (in->n_signal) {
-			jw_key(w, "on_update");
-			jw_open(w, 0);
-			for (int i = 0; i < in->n_signal; i++) {
-				jw_open(w, 1);
-				kstr(w, "mode", "sem-inc");
-				kstr(w, "semaphore", in->signal[i]);
-				kint(w, "value", 1);
-				jw_close(w);
-			}
+		kstr(w, k, in->name);
+}
+
+static void wr_opcode(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->op == LM_OP_OTHER ? in->opcode_str
+					  : lm_opcode_name(in->op));
+}
+
+static void wr_origin(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, lm_origin_name(in->origin));
+}
+
+static void wr_sched_end(jw *w, const lm_inst *in, const char *k)
+{
+	kint(w, k, in->sched_end);
+}
+
+static void wr_sched_start(jw *w, const lm_inst *in, const char *k)
+{
+	kint(w, k, in->sched_start);
+}
+
+/* waits and signals as sync_info (keys in order: on_update, on_wait) */
+static void wr_sync(jw *w, const lm_inst *in, const char *k)
+{
+	if (!in->n_wait && !in->n_signal)
+		return;
+	jw_key(w, k);
+	jw_open(w, 1);
+	if (in->n_signal) {
+		jw_key(w, "on_update");
+		jw_open(w, 0);
+		for (int i = 0; i < in->n_signal; i++) {
+			jw_open(w, 1);
+			kstr(w, "mode", "sem-inc");
+			kstr(w, "semaphore", in->signal[i]);
+			kint(w, "value", 1);
 			jw_close(w);
 		}
 		jw_close(w);
 	}
-	if (in->can_read_uninit && !carried(in, "can_read_uninit"))
-		kbool(w, "can_read_uninit", 1);
-	switch (in->op) {
-	case LM_OP_DMACOPY:
-	case LM_OP_LOAD:
-	case LM_OP_SAVE:
-		if (in->queue)
-			kstr(w, "queue", in->queue);
-		break;
-	case LM_OP_SWITCHQUEUE:
-		kstr(w, "queue", in->queue);
-		kstr(w, "instance", in->instance_name);
-		break;
-	case LM_OP_CALL:
-		kstr(w, "target", in->target);
-		break;
-	case LM_OP_MATMULT:
-		if (!carried(in, "accumulation_flag"))
-			kint(w, "accumulation_flag",
-			     (int64_t)(in->start_tensor_calc ? 1 : 0) |
-			     (in->stop_tensor_calc ? 2 : 0) | in->acc_flag_rest);
-		if (!carried(in, "psum_zero_region"))
-			kint(w, "psum_zero_region", in->psum_zero_region);
-		if (!carried(in, "is_transpose"))
-			kbool(w, "is_transpose", in->is_transpose);
-		break;
-	case LM_OP_ACTIVATION:
-		kstr(w, "func", lm_actfunc_name(in->act_func));
-		kfloat(w, "scale", in->scale);
-		if (in->has_alpha)
-			kfloat(w, "alpha", in->alpha);
-		break;
-	case LM_OP_TENSORTENSOR:
-		kstr(w, "op", lm_aluop_name(in->alu));
-		break;
-	case LM_OP_TENSORSCALAR:
-		kstr(w, "op0", lm_aluop_name(in->alu0));
-		kfloat(w, "const0", in->const0);
-		if (!carried(in, "reverse0"))
-			kbool(w, "reverse0", in->reverse0);
-		kstr(w, "op1", lm_aluop_name(in->alu1));
-		kfloat(w, "const1", in->const1);
-		if (!carried(in, "reverse1"))
-			kbool(w, "reverse1", in->reverse1);
-		break;
-	case LM_OP_MEMSET:
-		kstr(w, "mode", in->memset_mode ? in->memset_mode : "Const");
-		if (!carried(in, "constant"))
-			kint(w, "constant", in->has_constant ? in->constant : 0);
-		if (in->has_value)
-			kfloat(w, "value", in->value);
-		break;
-	case LM_OP_AFFINESELECT:
-		kstr(w, "compare_op", lm_aluop_name(in->alu));
-		kfloat(w, "fill_value", in->fill_value);
-		/* fall through */
-	case LM_OP_IOTA:
-		if (!carried(in, "base"))
-			kint(w, "base", in->base);
-		if (in->channel_multiplier && !carried(in, "channel_multiplier"))
-			kint(w, "channel_multiplier", in->channel_multiplier);
-		jw_key(w, "pattern");
-		appairs(w, in->pattern, in->n_pattern, 1);
-		break;
-	case LM_OP_COREBARRIER:
-		if (!carried(in, "id"))
-			kint(w, "id", in->barrier_id);
-		jw_key(w, "cores");
-		int_array(w, in->cores, in->n_cores);
-		if (in->group)
-			kstr(w, "group", in->group);
-		if (in->has_renumber || !in->renumber)
-			kbool(w, "renumber", in->renumber);
-		break;
-	case LM_OP_NKIKLIRKERNEL:
-		kstr(w, "kernel_format", in->kernel_format);
-		kstr(w, "klir_binary", in->klir_binary);
-		/* fall through */
-	case LM_OP_NKIKERNEL:
-		if (in->op == LM_OP_NKIKERNEL) {
-			kstr(w, "func", in->func);
-			if (in->kernel_source)
-				kstr(w, "kernel_source", in->kernel_source);
-		}
-		kv_json(w, "func_args", in->func_args, in->n_func_args);
-		kv_json(w, "func_outs", in->func_outs, in->n_func_outs);
-		if (in->has_sb_buf_shape) {
-			jw_key(w, "sb_buf_shape");
-			int_array(w, in->sb_buf_shape, 2);
-		}
-		if (in->has_psum_buf_shape) {
-			jw_key(w, "psum_buf_shape");
-			jw_open(w, 0);
-			jw_int(w, in->psum_buf_shape[0]);
-			int_array(w, in->psum_buf_shape + 1, 2);
+	if (in->n_wait) {
+		jw_key(w, "on_wait");
+		jw_open(w, 0);
+		for (int i = 0; i < in->n_wait; i++) {
+			jw_open(w, 1);
+			kstr(w, "mode", "sem-ge-imm");
+			kstr(w, "semaphore", in->wait[i].semaphore);
+			kint(w, "value", in->wait[i].value);
 			jw_close(w);
 		}
+		jw_close(w);
+	}
+	jw_close(w);
+}
+
+static void wr_can_read_uninit(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->can_read_uninit && !carried(in, k))
+		kbool(w, k, 1);
+}
+
+static void wr_queue(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->queue || in->op == LM_OP_SWITCHQUEUE)
+		kstr(w, k, in->queue);
+}
+
+static void wr_instance(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->instance_name);
+}
+
+static void wr_target(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->target);
+}
+
+static void wr_acc_flag(jw *w, const lm_inst *in, const char *k)
+{
+	if (!carried(in, k))
+		kint(w, k, (int64_t)(in->start_tensor_calc ? 1 : 0) |
+		     (in->stop_tensor_calc ? 2 : 0) | in->acc_flag_rest);
+}
+
+static void wr_psum_zero(jw *w, const lm_inst *in, const char *k)
+{
+	if (!carried(in, k))
+		kint(w, k, in->psum_zero_region);
+}
+
+static void wr_is_transpose(jw *w, const lm_inst *in, const char *k)
+{
+	if (!carried(in, k))
+		kbool(w, k, in->is_transpose);
+}
+
+static void wr_act_func(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, lm_actfunc_name(in->act_func));
+}
+
+static void wr_scale(jw *w, const lm_inst *in, const char *k)
+{
+	kfloat(w, k, in->scale);
+}
+
+static void wr_alpha(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->has_alpha)
+		kfloat(w, k, in->alpha);
+}
+
+static void wr_alu(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, lm_aluop_name(in->alu));
+}
+
+static void wr_alu0(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, lm_aluop_name(in->alu0));
+}
+
+static void wr_alu1(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, lm_aluop_name(in->alu1));
+}
+
+static void wr_const0(jw *w, const lm_inst *in, const char *k)
+{
+	kfloat(w, k, in->const0);
+}
+
+static void wr_const1(jw *w, const lm_inst *in, const char *k)
+{
+	kfloat(w, k, in->const1);
+}
+
+static void wr_reverse0(jw *w, const lm_inst *in, const char *k)
+{
+	if (!carried(in, k))
+		kbool(w, k, in->reverse0);
+}
+
+static void wr_reverse1(jw *w, const lm_inst *in, const char *k)
+{
+	if (!carried(in, k))
+		kbool(w, k, in->reverse1);
+}
+
+static void wr_memset_mode(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->memset_mode ? in->memset_mode : "Const");
+}
+
+static void wr_constant(jw *w, const lm_inst *in, const char *k)
+{
+	if (!carried(in, k))
+		kint(w, k, in->has_constant ? in->constant : 0);
+}
+
+static void wr_value(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->has_value)
+		kfloat(w, k, in->value);
+}
+
+static void wr_base(jw *w, const lm_inst *in, const char *k)
+{
+	if (!carried(in, k))
+		kint(w, k, in->base);
+}
+
+static void wr_chmul(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->channel_multiplier && !carried(in, k))
+		kint(w, k, in->channel_multiplier);
+}
+
+static void wr_pattern(jw *w, const lm_inst *in, const char *k)
+{
+	jw_key(w, k);
+	appairs(w, in->pattern, in->n_pattern, 0);
+}
+
+static void wr_fill_value(jw *w, const lm_inst *in, const char *k)
+{
+	kfloat(w, k, in->fill_value);
+}
+
+static void wr_barrier_id(jw *w, const lm_inst *in, const char *k)
+{
+	if (!carried(in, k))
+		kint(w, k, in->barrier_id);
+}
+
+static void wr_cores(jw *w, const lm_inst *in, const char *k)
+{
+	jw_key(w, k);
+	int_array(w, in->cores, in->n_cores);
+}
+
+static void wr_group(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->group)
+		kstr(w, k, in->group);
+}
+
+static void wr_renumber(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->has_renumber || !in->renumber)
+		kbool(w, k, in->renumber);
+}
+
+static void wr_kernel_format(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->kernel_format);
+}
+
+static void wr_klir_binary(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->klir_binary);
+}
+
+static void wr_nki_func(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->func);
+}
+
+static void wr_kernel_source(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->kernel_source)
+		kstr(w, k, in->kernel_source);
+}
+
+static void wr_func_args(jw *w, const lm_inst *in, const char *k)
+{
+	kv_json(w, k, in->func_args, in->n_func_args);
+}
+
+static void wr_func_outs(jw *w, const lm_inst *in, const char *k)
+{
+	kv_json(w, k, in->func_outs, in->n_func_outs);
+}
+
+static void wr_sb_buf(jw *w, const lm_inst *in, const char *k)
+{
+	if (!in->has_sb_buf_shape)
+		return;
+	jw_key(w, k);
+	int_array(w, in->sb_buf_shape, 2);
+}
+
+static void wr_psum_buf(jw *w, const lm_inst *in, const char *k)
+{
+	if (!in->has_psum_buf_shape)
+		return;
+	jw_key(w, k);
+	jw_open(w, 0);
+	jw_int(w, in->psum_buf_shape[0]);
+	int_array(w, in->psum_buf_shape + 1, 2);
+	jw_close(w);
+}
+
+/* Sorted by key (tests check it: lm_json_iw_keys_sorted). */
+static const iw_key iw_keys[] = {
+	{ "accumulation_flag", OPM(MATMULT), wr_acc_flag },
+	{ "alpha", OPM(ACTIVATION), wr_alpha },
+	{ "base", OPM(IOTA) | OPM(AFFINESELECT), wr_base },
+	{ "blocks", OPM(LOOP), wr_blocks },
+	{ "can_read_uninit", 0, wr_can_read_uninit },
+	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), wr_chmul },
+	{ "compare_op", OPM(AFFINESELECT), wr_alu },
+	{ "const0", OPM(TENSORSCALAR), wr_const0 },
+	{ "const1", OPM(TENSORSCALAR), wr_const1 },
+	{ "constant", OPM(MEMSET), wr_constant },
+	{ "cores", OPM(COREBARRIER), wr_cores },
+	{ "dependencies", 0, wr_deps },
+	{ "engine", 0, wr_engine },
+	{ "engine_id", 0, wr_engine_id },
+	{ "fill_value", OPM(AFFINESELECT), wr_fill_value },
+	{ "func", OPM(ACTIVATION), wr_act_func },
+	{ "func", OPM(NKIKERNEL), wr_nki_func },
+	{ "func_args", OPM_KERNELS, wr_func_args },
+	{ "func_outs", OPM_KERNELS, wr_func_outs },
+	{ "group", OPM(COREBARRIER), wr_group },
+	{ "id", OPM(COREBARRIER), wr_barrier_id },
+	{ "ins", 0, wr_ins },
+	{ "instance", OPM(SWITCHQUEUE), wr_instance },
+	{ "is_transpose", OPM(MATMULT), wr_is_transpose },
+	{ "kernel_format", OPM(NKIKLIRKERNEL), wr_kernel_format },
+	{ "kernel_source", OPM(NKIKERNEL), wr_kernel_source },
+	{ "klir_binary", OPM(NKIKLIRKERNEL), wr_klir_binary },
+	{ "loop_carried_dependencies", 0, wr_lc_deps },
+	{ "mode", OPM(MEMSET), wr_memset_mode },
+	{ "name", 0, wr_name },
+	{ "op", OPM(TENSORTENSOR), wr_alu },
+	{ "op0", OPM(TENSORSCALAR), wr_alu0 },
+	{ "op1", OPM(TENSORSCALAR), wr_alu1 },
+	{ "opcode", 0, wr_opcode },
+	{ "origin", 0, wr_origin },
+	{ "outs", 0, wr_outs },
+	{ "pattern", OPM(IOTA) | OPM(AFFINESELECT), wr_pattern },
+	{ "psum_buf_shape", OPM_KERNELS, wr_psum_buf },
+	{ "psum_zero_region", OPM(MATMULT), wr_psum_zero },
+	{ "queue", OPM_DMA | OPM(SWITCHQUEUE), wr_queue },
+	{ "renumber", OPM(COREBARRIER), wr_renumber },
+	{ "reverse0", OPM(TENSORSCALAR), wr_reverse0 },
+	{ "reverse1", OPM(TENSORSCALAR), wr_reverse1 },
+	{ "sb_buf_shape", OPM_KERNELS, wr_sb_buf },
+	{ "scale", OPM(ACTIVATION), wr_scale },
+	{ "scheduled_end", 0, wr_sched_end },
+	{ "scheduled_start", 0, wr_sched_start },
+	{ "sync_info", 0, wr_sync },
+	{ "target", OPM(CALL), wr_target },
+	{ "value", OPM(MEMSET), wr_value },
+};
+enum { N_IW_KEYS = sizeof iw_keys / sizeof *iw_keys };
+
+int lm_json_iw_keys_sorted(void)
+{
+	for (int i = 1; i < N_IW_KEYS; i++)
+		if (strcmp(iw_keys[i - 1].key, iw_keys[i].key) > 0)
+			return 0;
+	return 1;
+}
+
+/* The opcode's field f written at its default: an always-written key the
+** IR leaves out (nothing for names, records, JSON: nothing to invent). */
+static void default_key(jw *w, const lm_field *f)
+{
+	const char *e;
+	switch (f->type) {
+	case LM_FT_BOOL:
+	case LM_FT_MA_BOOL:
+		kbool(w, f->key, f->deflt != 0);
+		break;
+	case LM_FT_INT: case LM_FT_UINT:
+	case LM_FT_MA_INT: case LM_FT_MA_UINT:
+		kint(w, f->key, f->deflt);
+		break;
+	case LM_FT_FLOAT:
+		kfloat(w, f->key, (double)f->deflt);
+		break;
+	case LM_FT_ENUM:
+		if ((e = lm_enum_name(f->enumtype, f->deflt)) != NULL)
+			kstr(w, f->key, e);
+		break;
+	case LM_FT_MA_INT_PAIR:
+		jw_key(w, f->key);
+		jw_open(w, 0);
+		jw_int(w, f->deflt);
+		jw_int(w, f->deflt);
+		jw_close(w);
+		break;
+	case LM_FT_APPAIRS: case LM_FT_INT_LIST: case LM_FT_FLOAT_LIST:
+	case LM_FT_INT_LIST_LIST: case LM_FT_MA_UINT_LIST:
+	case LM_FT_ENUM_LIST: case LM_FT_STR_LIST: case LM_FT_NAME_LIST:
+		jw_key(w, f->key);
+		jw_open(w, 0);
+		jw_close(w);
 		break;
 	default:
 		break;
 	}
+}
+
+/* Write the opcode's always-written fields from *fi on whose keys sort
+** before `before` (NULL: all the rest); a key the IR rows write
+** (`before` itself) or the instruction carries is not one of them. */
+static void defaults_before(jw *w, const lm_inst *in, const lm_opinfo *o,
+			    int *fi, const char *before)
+{
+	for (; o && *fi < o->n_fields; (*fi)++) {
+		const lm_field *f = o->fields[*fi];
+		int c = before ? strcmp(f->key, before) : -1;
+		if (c > 0)
+			return;
+		if (c < 0 && (f->flags & LM_FF_ALWAYS) && !carried(in, f->key))
+			default_key(w, f);
+	}
+}
+
+static void inst_json(jw *w, const lm_inst *in)
+{
+	const lm_opinfo *o = lm_op_info(lm_inst_it(in));
+	uint32_t bit = in->op > LM_OP_INVALID && in->op < LM_OP_COUNT ?
+		1u << in->op : 0;
+	int fi = 0;
+	jw_open(w, 1);
+	for (int r = 0; r < N_IW_KEYS; r++) {
+		const iw_key *k = &iw_keys[r];
+		if (k->ops && !(k->ops & bit))
+			continue;
+		defaults_before(w, in, o, &fi, k->key);
+		k->write(w, in, k->key);
+	}
+	defaults_before(w, in, o, &fi, NULL);
 	add_extra(w, in->extra);
-	always_keys(w, in);
 	jw_close(w);
 }
 

@@ -575,6 +575,7 @@ END_TEST
 START_TEST(test_ir_key_table)
 {
 	ck_assert(lm_json_ir_keys_sorted());
+	ck_assert(lm_json_iw_keys_sorted());
 	char *t = module_text(2, "gen3", "", "{\"opcode\":\"Memset\",\"name\":"
 			      "\"m\",\"engine\":\"DVE\",\"ins\":[],\"outs\":[],"
 			      "\"mode\":\"Bogus\",\"constant\":0}");
