@@ -370,7 +370,18 @@ static int chk_lc_deps(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
+static int chk_engine(const lm_inst *in, char *val, size_t n,
+		      const char **why)
+{
+	if (in->engine != LM_ENG_ALL)
+		return 0;
+	*why = "an instruction runs on one engine; broadcast to every "
+	       "engine is not modelled";
+	return q(val, n, "ALL");
+}
+
 static const field_rule checks[] = {
+	{ OPS_EXEC, "engine", chk_engine },
 	{ OP(MATMULT), "accumulation_flag", chk_acc_flag },
 	{ OP(MATMULT), "psum_zero_region", chk_psum_zero },
 	{ OPS_EXEC, "loop_carried_dependencies", chk_lc_deps },

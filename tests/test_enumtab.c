@@ -3,7 +3,7 @@
 **
 ** The table's own rules (a value per type, the default present, canonical
 ** names round-trip, no spelling twice in a type), spot checks against the
-** neuronx-cc 2.24 pages, and that every spelling the model's older tables
+** neuronx-cc 2.24 compiler's enums, and that every spelling the model's older tables
 ** (model/enums.c, model/dtype.c) read is still accepted.
 */
 #include "common.h"
@@ -182,7 +182,7 @@ START_TEST(test_spot_checks)
 	ck_assert_int_eq(ord_of(LM_ET_ArgumentKind, "symbolic_pwap"), 2);
 	ck_assert_int_eq(lm_enum_default(LM_ET_CollectiveKind), 2);
 
-	/* the counts the pages give */
+	/* the compiler's value counts */
 	ck_assert_int_eq(n_bir_ordinals(LM_ET_ActivationFunctionType), 31);
 	ck_assert_int_eq(n_bir_ordinals(LM_ET_Dtype), 20);
 	ck_assert_int_eq(n_bir_ordinals(LM_ET_AluOpType), 33);

@@ -616,6 +616,25 @@ START_TEST(test_carried_refs_verified)
 }
 END_TEST
 
+/* The ALL engine loads and is refused by the simulator, by name. */
+START_TEST(test_engine_all_refused)
+{
+	char *d = tu_tmpdir("fmtall");
+	char *t = module_text(2, "gen3", "", "{\"opcode\":\"NoOp\",\"name\":"
+			      "\"a\",\"engine\":\"ALL\",\"ins\":[],\"outs\":[]}");
+	char *p = tu_write(d, "def.json", t);
+	tu_run r = tu_lncsim(d, "run", "--list-unsupported", p, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.out, "instruction a: opcode 'NoOp' key 'engine' = "
+			   "\"ALL\" is not modelled by the simulator");
+	tu_run_free(&r);
+	free(p);
+	free(t);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("format");
@@ -635,6 +654,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_generated_modules_roundtrip);
 	tcase_add_test(tc, test_ir_key_table);
 	tcase_add_test(tc, test_carried_refs_verified);
+	tcase_add_test(tc, test_engine_all_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

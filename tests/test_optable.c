@@ -1,7 +1,7 @@
 /*
 ** test_optable.c -- the instruction-set tables model/ops.def and
-** model/fields.def are well formed and say what the BIR record catalog
-** says: 110 dense ordinals with unique names, every field group named by
+** model/fields.def are well formed and say what the compiler's record of
+** each opcode's keys ("the key record") says: 110 dense ordinals with unique names, every field group named by
 ** an op defined and every defined group used, keys sorted and unique in
 ** their group, enum types exactly on the enum rows, the flag rules, the
 ** per-family op counts, and spot checks of the richest records.
@@ -133,7 +133,7 @@ START_TEST(test_ops_names_unique)
 END_TEST
 
 /*
-** The catalog's per-family tally, one home per op: IndirectCopy (listed
+** The key record's per-family tally, one home per op: IndirectCopy (listed
 ** under copy and indirect) counts under indirect, and TensorLoad /
 ** TensorSave (in no tally row, but named copy ops) under copy.
 */
@@ -160,7 +160,7 @@ START_TEST(test_family_counts)
 }
 END_TEST
 
-/* The flag sets the opcode table names outright. */
+/* The flag sets the compiler's opcode table names outright. */
 START_TEST(test_op_flags)
 {
 	static const int base[] = { 0, 7, 18, 47, 68, 77 };
@@ -316,7 +316,7 @@ START_TEST(test_fields_flags)
 }
 END_TEST
 
-/* ---- spot checks against the catalog ----------------------------------- */
+/* ---- spot checks against the key record ------------------------------ */
 
 START_TEST(test_spot_matmul)
 {

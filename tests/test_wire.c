@@ -1,10 +1,10 @@
 /*
 ** test_wire.c -- the neuronx-cc 2.24 wire form read and written back,
-** held against fixtures written by hand from the record catalog
-** (shared/formats/neuronx-cc-2.24/bir-json-record-schema-110-op-catalog.md,
-** the-bir-json-write-path.md, the-bir-instruction-base-struct.md), not
-** from model/fields.def, so that this suite checks the field table
-** instead of repeating it.
+** held against fixtures written by hand from what is known of the
+** compiler (its record of each opcode's keys -- "the key record" below --,
+** its JSON writer and its instruction base class), not from
+** model/fields.def, so that this suite checks the field table instead of
+** repeating it (docs/wire-fixtures.md).
 **
 ** tests/fixtures/wire/<family>.json holds one instruction of every
 ** opcode of the family, every op-specific key of it at a value other than
@@ -19,7 +19,7 @@
 **   keys       every key of every instruction comes back with its value,
 **              and nothing else comes back;
 **   defaults   each op-specific key set to its default is left out by
-**              the writer where the catalog says skip-default, and written
+**              the writer where the key record says skip-default, and written
 **              at the default where it says always-emitted;
 **   affine     each MaybeAffine key set to an affine expression loads and
 **              is written back as it was.
@@ -46,7 +46,7 @@
 #include <string.h>
 #include <strings.h>
 
-/* ---- the opcodes (master-opcode-reference.md, families as in ops.def) - */
+/* ---- the opcodes (the compiler's 110, families as in ops.def) -------- */
 
 typedef struct wop {
 	const char *name;
@@ -117,8 +117,8 @@ static const char *const families[] = {
 };
 #define N_FAMILIES ((int)(sizeof families / sizeof families[0]))
 
-/* The 19 keys of the common header (the-bir-instruction-base-struct.md
-** section 4), and the two every record has besides. */
+/* The 19 keys of the common header (the compiler's instruction base
+** class), and the two every record has besides. */
 static const char *const header_keys[] = {
 	"opcode", "name", "origin", "engine", "engine_id", "scheduled_start",
 	"scheduled_end", "optin_passes", "dependencies",
@@ -127,13 +127,13 @@ static const char *const header_keys[] = {
 	"order", "dma_trigger_debug_update_semaphore_id",
 };
 
-/* ---- the op-specific keys, as this file reads the catalog ------------- */
+/* ---- the op-specific keys, as this file reads the key record --------- */
 
 /*
 ** Value types: M a MaybeAffine or quasi-affine value (a scalar, or an
 ** expression object); M2 a pair of M; E an enum name; F a number; B a
 ** boolean; I an integer; S a string; N a name of another object; V an
-** array; O an object; X a shape the pages do not pin.
+** array; O an object; X a shape not known.
 */
 typedef enum { T_M, T_M2, T_E, T_F, T_B, T_I, T_S, T_N, T_V, T_O, T_X } wtype;
 
@@ -143,10 +143,11 @@ typedef enum { T_M, T_M2, T_E, T_F, T_B, T_I, T_S, T_N, T_V, T_O, T_X } wtype;
 **      keys: a required key left out would not read back);
 **   S  skip-default, stated (an optional MaybeAffine, an enum with its
 **      default gate, a null reference);
-**   P  skip-default by the writer page's general rule (vectors, enums and
-**      MaybeAffines whose required-ness the catalog leaves open): checked,
-**      a disagreement is noted in the log and does not fail;
-**   U  the pages do not say: not checked.
+**   P  skip-default by the compiler's writer's general rule (vectors,
+**      enums and MaybeAffines whose required-ness the key record leaves
+**      open): checked, a disagreement is noted in the log and does not
+**      fail;
+**   U  not known: not checked.
 */
 typedef enum { EM_A, EM_S, EM_P, EM_U } wemit;
 
@@ -955,7 +956,7 @@ END_TEST
 
 /*
 ** A MaybeAffine value is a scalar or an affine expression object under the
-** same key (the catalog's MaybeAffine QUIRK); every such key of every
+** same key (the compiler's MaybeAffine quirk); every such key of every
 ** instruction, set to an expression, loads and comes back as it was.
 */
 static void affine_inst(void *ctx, const cJSON *root, const cJSON *in)
@@ -1140,7 +1141,7 @@ static cJSON *header_case(const char *k, const char *v, cJSON **back)
 }
 
 /* Nine header keys are always written; the other ten only when set
-** (the-bir-json-write-path.md section 2). */
+** (the compiler's writer of the common header). */
 START_TEST(test_header_guards)
 {
 	static const struct { const char *key, *set; int written; } cases[] = {
