@@ -6,7 +6,8 @@
 ** loop bounds and unroll predicates: a tree of nodes, each one of the kinds
 ** below. Both wire versions are read (module "version" 1, the legacy flat
 ** form, and 2, the recursive tree); docs/affine.md describes them and lists
-** the choices made where the reference leaves a reading open.
+** the choices made where what is known of the compiler leaves a reading
+** open.
 **
 ** An lm_affine is a tree (never a DAG): every node has one parent and is
 ** freed with it. lm_affine_from_json and lm_affine_copy return a tree the

@@ -3,8 +3,8 @@
 **
 ** The table's own rules (a value per type, the default present, canonical
 ** names round-trip, no spelling twice in a type), spot checks against the
-** neuronx-cc 2.24 compiler's enums, and that every spelling the model's older tables
-** (model/enums.c, model/dtype.c) read is still accepted.
+** neuronx-cc 2.24 compiler's enums, and that every spelling the model's
+** older tables (model/enums.c, model/dtype.c) read is still accepted.
 */
 #include "common.h"
 #include "enumtab.h"

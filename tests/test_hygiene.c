@@ -3,7 +3,8 @@
 ** a timeout sized for the sanitizer build on a busy machine, a passing
 ** suite leaves no scratch directory behind, and no suite writes the
 ** user's ./lncsim.db. And the rule the libraries keep: an #include never
-** crosses the layering (docs/build.md).
+** crosses the layering (docs/build.md). And the rule every file keeps:
+** documentation and comments speak of the project only.
 **
 ** The scratch and database rules are tested on this program itself: run
 ** with --inner MODE it is a small suite of its own (MODE pass, fail or
@@ -13,6 +14,7 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +211,174 @@ START_TEST(test_includes_keep_the_layering)
 	ck_assert_msg(bad.size == 0, "includes crossing the layering:%s",
 		      lm_buf_cstr(&bad));
 	lm_buf_free(&bad);
+}
+END_TEST
+
+/* ---- the files speak of the project only ----------------------------- */
+
+/*
+** Documentation and comments say what they mean in the project's own
+** words: no path into material kept beside the tree (its reference
+** formats and notes) and no name of a markdown page the repository does
+** not have. Looked at: every text file under docs/, README.md, and every
+** .c, .h and .def under the source directories, tests/ and bench/
+** (hidden directories, test scratch directories tmp-* and symlinks are
+** not followed; a file that vanishes meanwhile is passed). A .md name
+** passes when docs/ has it, when it is README.md, or when lncsim writes
+** it itself (own_md). The paths below are split in this file's text so
+** that the file passes its own check.
+*/
+static const char *const outside_paths[] = {
+	"format" "s/", "share" "d/", "../share" "d", "neuronx-cc-2.24" "/",
+};
+#define NOUTSIDE (sizeof outside_paths / sizeof outside_paths[0])
+
+/* .md files lncsim writes itself: test_sim's new simulator key table. */
+static const char *const own_md[] = { "simcheck-key-table.md" };
+
+static const char *const spoken_dirs[] = {
+	"model", "sim", "linker", "db", "reports", "cli", "tests", "bench",
+};
+
+struct spoken {
+	lm_buf bad;	/* " FILE:LINE (what);" per offending line */
+	int files;	/* files looked at */
+	int md_names;	/* .md names checked */
+};
+
+/* Whether name ends in .c, .h or .def. */
+static int is_source_name(const char *name)
+{
+	size_t n = strlen(name);
+	return (n > 2 && (!strcmp(name + n - 2, ".c") ||
+			  !strcmp(name + n - 2, ".h"))) ||
+	       (n > 4 && !strcmp(name + n - 4, ".def"));
+}
+
+static int is_name_char(char c)
+{
+	return c == '-' || c == '_' || (c >= 'a' && c <= 'z') ||
+	       (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* Whether the .md file name (n bytes, ".md" included) is the project's. */
+static int md_known(const char *name, size_t n)
+{
+	if (n == 9 && !strncmp(name, "README.md", 9))
+		return 1;
+	for (size_t i = 0; i < sizeof own_md / sizeof own_md[0]; i++)
+		if (strlen(own_md[i]) == n && !strncmp(name, own_md[i], n))
+			return 1;
+	char *rel = lm_xasprintf("docs/%.*s", (int)n, name);
+	char *p = tu_srcpath(rel);
+	int found = access(p, F_OK) == 0;
+	free(p);
+	free(rel);
+	return found;
+}
+
+/*
+** The first thing on one line (NUL terminated) that points outside the
+** project, as "what" into *what (caller frees), or 0.
+*/
+static int line_points_outside(const char *line, struct spoken *sp,
+			       char **what)
+{
+	for (size_t i = 0; i < NOUTSIDE; i++)
+		if (strstr(line, outside_paths[i])) {
+			*what = lm_xstrdup(outside_paths[i]);
+			return 1;
+		}
+	for (const char *q = line; (q = strstr(q, ".md")); q++) {
+		const char *beg = q;
+		while (beg > line && is_name_char(beg[-1]))
+			beg--;
+		if (beg == q || is_name_char(q[3]))
+			continue;
+		sp->md_names++;
+		if (!md_known(beg, (size_t)(q + 3 - beg))) {
+			*what = lm_xasprintf("%.*s", (int)(q + 3 - beg), beg);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* One file (rel to the source tree): its offending lines into sp->bad. */
+static void check_spoken_file(const char *rel, struct spoken *sp)
+{
+	char *p = tu_srcpath(rel), *text;
+	size_t len;
+	lm_error e;
+	if (lm_read_file(p, &text, &len, &e) != 0) {
+		ck_assert_msg(access(p, F_OK) != 0, "%s", e.msg);
+		free(p);
+		return;
+	}
+	if (memchr(text, 0, len)) {	/* an image, not text */
+		free(text);
+		free(p);
+		return;
+	}
+	sp->files++;
+	int lineno = 1;
+	for (char *line = text; *line; lineno++) {
+		char *nl = strchr(line, '\n'), *what = NULL;
+		if (nl)
+			*nl = 0;
+		if (line_points_outside(line, sp, &what))
+			lm_buf_printf(&sp->bad, " %s:%d (%s);", rel, lineno,
+				      what);
+		free(what);
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	free(text);
+	free(p);
+}
+
+/* Every file of directory rel, recursively; only sources unless all. */
+static void check_spoken_dir(const char *rel, int all, struct spoken *sp)
+{
+	char *dir = tu_srcpath(rel);
+	DIR *d = opendir(dir);
+	ck_assert_msg(d != NULL, "%s", dir);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !strncmp(e->d_name, "tmp-", 4))
+			continue;
+		char *sub = lm_xasprintf("%s/%s", rel, e->d_name);
+		char *p = lm_path_join(dir, e->d_name);
+		struct stat st;
+		if (lstat(p, &st) != 0)
+			ck_assert_msg(errno == ENOENT, "%s: %s", p,
+				      strerror(errno));
+		else if (S_ISDIR(st.st_mode))
+			check_spoken_dir(sub, all, sp);
+		else if (S_ISREG(st.st_mode) &&
+			 (all || is_source_name(e->d_name)))
+			check_spoken_file(sub, sp);
+		free(p);
+		free(sub);
+	}
+	closedir(d);
+	free(dir);
+}
+
+START_TEST(test_files_speak_of_the_project)
+{
+	struct spoken sp = { LM_BUF_INIT, 0, 0 };
+	check_spoken_dir("docs", 1, &sp);
+	check_spoken_file("README.md", &sp);
+	for (size_t i = 0; i < sizeof spoken_dirs / sizeof spoken_dirs[0]; i++)
+		check_spoken_dir(spoken_dirs[i], 0, &sp);
+	ck_assert_int_gt(sp.files, 100);
+	ck_assert_int_gt(sp.md_names, 50);
+	ck_assert_msg(sp.bad.size == 0, "lines pointing outside the project "
+		      "(restate what they say instead):%s",
+		      lm_buf_cstr(&sp.bad));
+	lm_buf_free(&sp.bad);
 }
 END_TEST
 
@@ -412,6 +582,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_every_tcase_has_timeout);
 	tcase_add_test(tc, test_includes_keep_the_layering);
+	tcase_add_test(tc, test_files_speak_of_the_project);
 	tcase_add_test(tc, test_passing_suite_leaves_nothing);
 	tcase_add_test(tc, test_failing_suite_keeps_scratch);
 	tcase_add_test(tc, test_suite_writing_user_db_fails);

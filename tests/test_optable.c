@@ -1,10 +1,11 @@
 /*
 ** test_optable.c -- the instruction-set tables model/ops.def and
 ** model/fields.def are well formed and say what the compiler's record of
-** each opcode's keys ("the key record") says: 110 dense ordinals with unique names, every field group named by
-** an op defined and every defined group used, keys sorted and unique in
-** their group, enum types exactly on the enum rows, the flag rules, the
-** per-family op counts, and spot checks of the richest records.
+** each opcode's keys ("the key record") says: 110 dense ordinals with
+** unique names, every field group named by an op defined and every
+** defined group used, keys sorted and unique in their group, enum types
+** exactly on the enum rows, the flag rules, the per-family op counts, and
+** spot checks of the richest records.
 **
 ** The tables are read here through this file's own LM_OPDEF / LM_FIELD,
 ** so the test sees the rows exactly as written.
