@@ -1,6 +1,8 @@
 /*
-** enums.c -- the exact BIR JSON spellings of every enum the model reads
-** (formats/BIR-JSON-ENUMS.md), and their parsers.
+** enums.c -- the BIR JSON spellings of the enums the IR holds in its own
+** numbering (opcodes, ALU ops, activation functions, tensor kinds, memory
+** types, engines, edge kinds, origins), and their parsers. The wire's
+** full enum table is model/enums.def (docs/enums.md).
 */
 #include "common.h"
 #include "module.h"

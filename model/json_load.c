@@ -5,7 +5,7 @@
 ** object. Keys the model interprets are converted (their strings stolen from
 ** the tree, not copied); every other key is detached and kept in the
 ** object's `extra`, so the writer can emit it back unchanged. Liberal where
-** formats/BIR-JSON-ENUMS.md lists an uncertainty: null is "absent" for
+** the wire form leaves room (docs/bir-json.md): null is "absent" for
 ** optional keys, APPairs may be [step, num] or {"step","num"},
 ** psum_buf_shape may be flat [a,b,c] or nested [a,[b,c]], floats may be
 ** "nan" / "inf" / "-inf" (or Lean's "NaN" / "Infinity" / "-Infinity"); a

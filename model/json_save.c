@@ -1,8 +1,8 @@
 /*
-** json_save.c -- IR -> BIR JSON, in the documented form
-** (formats/BIR-JSON-ENUMS.md): physical_ap pairs as [step, num], Iota /
-** AffineSelect pattern pairs as {"step", "num"} objects, psum_buf_shape
-** nested [a, [b, c]], non-finite floats as "nan" / "inf" / "-inf".
+** json_save.c -- IR -> BIR JSON, in the compiler's 2.24 wire form
+** (docs/bir-json.md): keys in strcmp order, version 2, access-pattern and
+** Iota / AffineSelect pattern pairs as [step, num], psum_buf_shape nested
+** [a, [b, c]], non-finite floats as "nan" / "inf" / "-inf".
 ** Keys the loader did not interpret (`extra`) are written back unchanged.
 */
 #include "common.h"

@@ -1,7 +1,7 @@
 /*
 ** test_klr.c -- the KLR CBOR reader / writer and the JSON rendering:
-** the worked examples of formats/KLR-CBOR.md section 10 decode as
-** described and re-encode to the same bytes, every truncation and many
+** the worked examples of the public KLR on-disk format's documentation
+** decode as described and re-encode to the same bytes, every truncation and many
 ** corruptions are clean errors, pack -> dump -> pack is byte-identical,
 ** and the `lncsim klr` command.
 */
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* KLR-CBOR.md section 10, example 1 (152 bytes). */
+/* The format documentation's first worked example (152 bytes). */
 static const char EX1[] =
 	"d9d9f78300000cd9eb0081634e4b49d9ec0381d96c0087616b80"
 	"808181d9680083646d61696ef481d9670083d9da1981d99e0084"
