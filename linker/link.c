@@ -201,22 +201,6 @@ void lk_walk_blocks(lk_ctx *x, int ci, lm_block *bs, int nb, lk_inst_fn fn,
 		}
 }
 
-int lk_path_is_safe(const char *s)
-{
-	if (!s || !*s || s[0] == '/')
-		return 0;
-	for (const char *p = s; *p; ) {
-		const char *e = strchr(p, '/');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len == 2 && p[0] == '.' && p[1] == '.')
-			return 0;
-		p += len;
-		if (*p == '/')
-			p++;
-	}
-	return 1;
-}
-
 /* ---- report ------------------------------------------------------------ */
 
 void lk_mmt_report_free(lk_mmt_report *r)

@@ -20,7 +20,6 @@
 */
 #include "common.h"
 #include "provision_int.h"
-#include "lk_int.h"
 #include "json.h"
 #include "safeio.h"
 #include "klr.h"
@@ -322,7 +321,7 @@ static int find_formal(const lm_function *f, const char *name)
 /* ---- Const files ---------------------------------------------------------- */
 
 /*
-** Copy the module file real (checked by lk_module_file, read beneath
+** Copy the module file real (checked by lm_module_file, read beneath
 ** root) to rel beneath the output directory: directories made beneath
 ** it, never through a symlink; the output directory itself is
 ** opts->out_dirfd, or opts->out_dir opened as given.
@@ -335,7 +334,7 @@ static int copy_file(lk_lower_ctx *lc, const char *root, const char *real,
 	char *data = NULL, *dir = NULL, *shown = NULL;
 	size_t n;
 	int ofd = -1, dfd = -1, rc;
-	if ((rc = lk_module_file_read(root, real, &data, &n, NULL, err)) != 0)
+	if ((rc = lm_module_file_read(root, real, &data, &n, NULL, err)) != 0)
 		goto done;
 	if (lc->opts->has_out_dirfd) {
 		ofd = dup(lc->opts->out_dirfd);
@@ -383,7 +382,7 @@ static const char *base_name(const char *p)
 ** (read from the file kpath) name files relative to kdir (the kernel
 ** file's directory, as written in the module: rel_kdir is it relative to
 ** the module's directory). With an output directory each file must pass
-** lk_module_file against kdir; it is copied to <out>/<tag>.const/<base>
+** lm_module_file against kdir; it is copied to <out>/<tag>.const/<base>
 ** (made unique against every path the lowering writes there) and `file`
 ** points there; without one the paths are rewritten relative to the
 ** module's directory.
@@ -413,7 +412,7 @@ static int localize_consts(lk_lower_ctx *lc, lm_function *f, const char *kdir,
 		}
 		snprintf(where, sizeof where, "function %s/allocation %s", tag,
 			 al->name ? al->name : "?");
-		if ((rc = lk_module_file(kdir, al->file, kpath, where, &real,
+		if ((rc = lm_module_file(kdir, al->file, kpath, where, &real,
 					 &root, err)) != 0)
 			break;
 		want = lm_xasprintf("%s.const/%s", tag, base_name(al->file));
@@ -444,7 +443,7 @@ static void reserve_module_consts(lk_lower_ctx *lc, int nfun)
 
 /*
 ** The module's own Const files when the output goes to another directory:
-** each must pass lk_module_file (relative, no "..", inside the module's
+** each must pass lm_module_file (relative, no "..", inside the module's
 ** directory) and is copied to the same relative path there; the kernels'
 ** copies were named around these paths (reserve_module_consts).
 */
@@ -464,7 +463,7 @@ static int copy_module_consts(lk_lower_ctx *lc, int nfun, lm_error *err)
 				continue;
 			snprintf(where, sizeof where, "function %s/allocation %s",
 				 m->functions[f].name, al->name ? al->name : "?");
-			if ((rc = lk_module_file(m->dir, al->file, m->path ?
+			if ((rc = lm_module_file(m->dir, al->file, m->path ?
 						 m->path : "", where, &real, &root,
 						 err)) != 0)
 				break;
