@@ -14,6 +14,7 @@ linker_liblinker_la_SOURCES += linker/barriers.c
 linker_liblinker_la_SOURCES += linker/tensormap.c
 linker_liblinker_la_SOURCES += linker/linkdir.c
 linker_liblinker_la_SOURCES += linker/mmt.c
+linker_liblinker_la_SOURCES += linker/ctx.c
 # kernel provision: TranslateNKIASTToBIR, KLR reader/writer/codegen, inliner
 linker_liblinker_la_SOURCES += linker/provision.h
 linker_liblinker_la_SOURCES += linker/provision_int.h
