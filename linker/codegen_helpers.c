@@ -1,6 +1,6 @@
 /*
 ** codegen_helpers.c -- the shared helpers of the KLR -> BIR codegen (seed
-** 003 part 1) and the small IR-building utilities of the provision code.
+** 003 part 1).
 **
 **   lk_cg_zero_bias   getActBiasTensor: ONE cached float32 zero bias
 **                     [partitions, 1] per kernel, named
@@ -26,60 +26,6 @@
 
 /* Alignment of the tensors the codegen places itself (bytes). */
 #define PLACE_ALIGN 64
-
-/* ---- IR building utilities ------------------------------------------------ */
-
-void lk_pv_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
-	   int64_t start_partition, const lm_appair *pairs, int n)
-{
-	memset(a, 0, sizeof *a);
-	a->kind = LM_ARG_PHYSICAL_AP;
-	a->dtype = dt;
-	a->memsetref = lm_xstrdup(alloc);
-	a->memref = lm_xstrdup(alloc);
-	a->offset = offset;
-	a->start_partition = start_partition;
-	a->has_start_partition = start_partition != 0;
-	a->n_ap = n;
-	a->ap = lm_xcalloc((size_t)n, sizeof *a->ap);
-	memcpy(a->ap, pairs, (size_t)n * sizeof *pairs);
-}
-
-void lk_pv_block_append(lm_block *b, lm_inst *in)
-{
-	b->insts = lm_xrealloc(b->insts, (size_t)(b->n_insts + 1) *
-			       sizeof *b->insts);
-	b->insts[b->n_insts++] = *in;
-	memset(in, 0, sizeof *in);
-}
-
-int lk_pv_add_alloc(lm_function *f, lm_alloc *a)
-{
-	f->allocs = lm_xrealloc(f->allocs, (size_t)(f->n_allocs + 1) *
-				sizeof *f->allocs);
-	f->allocs[f->n_allocs] = *a;
-	memset(a, 0, sizeof *a);
-	return f->n_allocs++;
-}
-
-char *lk_pv_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b)
-{
-	char *s = lm_xstrdup(name);
-	for (int k = 1; (a && lm_strmap_lookup(a, s)) ||
-			(b && lm_strmap_lookup(b, s)); k++) {
-		free(s);
-		s = lm_xasprintf("%s_%d", name, k);
-	}
-	return s;
-}
-
-void lk_pv_add_dep(lm_inst *in, const char *name)
-{
-	for (int i = 0; i < in->n_deps; i++)
-		if (strcmp(in->deps[i], name) == 0)
-			return;
-	lm_inst_add_dep(in, 0, name, LM_EDGE_FLOW);
-}
 
 /* ---- codegen context ------------------------------------------------------ */
 

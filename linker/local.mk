@@ -21,6 +21,7 @@ linker_liblinker_la_SOURCES += linker/provision_int.h
 linker_liblinker_la_SOURCES += linker/provision.c
 linker_liblinker_la_SOURCES += linker/inline.c
 linker_liblinker_la_SOURCES += linker/codegen_helpers.c
+linker_liblinker_la_SOURCES += linker/irutil.c
 linker_liblinker_la_SOURCES += linker/klr.h
 linker_liblinker_la_SOURCES += linker/klr_schema.c
 linker_liblinker_la_SOURCES += linker/klr_read.c

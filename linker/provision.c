@@ -32,277 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- warnings ----------------------------------------------------------- */
-
-void lk_warn(lk_warnings *w, const char *fmt, ...)
-{
-	va_list ap;
-	lm_buf b = LM_BUF_INIT;
-	char tmp[1024];
-	if (!w)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	lm_buf_puts(&b, tmp);
-	lm_grow(&w->msgs, &w->cap, w->n + 1, sizeof *w->msgs);
-	w->msgs[w->n++] = lm_buf_detach(&b);
-}
-
-void lk_warnings_free(lk_warnings *w)
-{
-	if (!w)
-		return;
-	for (int i = 0; i < w->n; i++)
-		free(w->msgs[i]);
-	free(w->msgs);
-	memset(w, 0, sizeof *w);
-}
-
-/* ---- walking instructions ------------------------------------------------ */
-
-/* Call fn on every instruction of blocks (inside Loops too). */
-void lk_pv_walk(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud)
-{
-	for (int b = 0; b < nb; b++)
-		for (int i = 0; i < bs[b].n_insts; i++) {
-			lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP)
-				lk_pv_walk(in->blocks, in->n_blocks, fn, ud);
-			else
-				fn(in, ud);
-		}
-}
-
-void lk_pv_walk_loops(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud)
-{
-	for (int b = 0; b < nb; b++)
-		for (int i = 0; i < bs[b].n_insts; i++) {
-			lm_inst *in = &bs[b].insts[i];
-			fn(in, ud);
-			if (in->op == LM_OP_LOOP)
-				lk_pv_walk_loops(in->blocks, in->n_blocks, fn,
-						 ud);
-		}
-}
-
-/* Replace *s by the mapped name when the map has it. */
-static void remap(char **s, const lm_strmap *map)
-{
-	const char *n;
-	if (!*s || !(n = lm_strmap_lookup(map, *s)))
-		return;
-	free(*s);
-	*s = lm_xstrdup(n);
-}
-
-/* ---- module name sets ------------------------------------------------------ */
-
-/* Every allocation, memory-location and instruction name of the module. */
-typedef struct names {
-	lm_strmap allocs, memlocs, insts, funcs;
-} names;
-
-static void collect_inst(lm_inst *in, void *ud)
-{
-	names *n = ud;
-	if (in->name)
-		lm_strmap_put(&n->insts, in->name, (void *)1);
-}
-
-/* Fill n from module m, skipping function index `skip` (-1: none). */
-static void names_of(names *n, lm_module *m, int skip)
-{
-	lm_strmap_init(&n->allocs);
-	lm_strmap_init(&n->memlocs);
-	lm_strmap_init(&n->insts);
-	lm_strmap_init(&n->funcs);
-	for (int f = 0; f < m->n_functions; f++) {
-		lm_function *fn = &m->functions[f];
-		if (f == skip)
-			continue;
-		if (fn->name)
-			lm_strmap_put(&n->funcs, fn->name, (void *)1);
-		for (int a = 0; a < fn->n_allocs; a++) {
-			if (fn->allocs[a].name)
-				lm_strmap_put(&n->allocs, fn->allocs[a].name,
-					      (void *)1);
-			for (int l = 0; l < fn->allocs[a].n_memlocs; l++)
-				if (fn->allocs[a].memlocs[l].name)
-					lm_strmap_put(&n->memlocs,
-						      fn->allocs[a].memlocs[l].name,
-						      (void *)1);
-		}
-		lk_pv_walk(fn->blocks, fn->n_blocks, collect_inst, n);
-	}
-}
-
-static void names_free(names *n)
-{
-	lm_strmap_free(&n->allocs);
-	lm_strmap_free(&n->memlocs);
-	lm_strmap_free(&n->insts);
-	lm_strmap_free(&n->funcs);
-}
-
-/* ---- renaming a function's names ------------------------------------------ */
-
-/* Old name -> new name maps of one function, and the strings they own. */
-typedef struct renames {
-	lm_strmap allocs, memlocs, insts;
-	int n, cap;
-	char **owned;
-} renames;
-
-static void renames_init(renames *r)
-{
-	memset(r, 0, sizeof *r);
-	lm_strmap_init(&r->allocs);
-	lm_strmap_init(&r->memlocs);
-	lm_strmap_init(&r->insts);
-}
-
-static void renames_free(renames *r)
-{
-	lm_strmap_free(&r->allocs);
-	lm_strmap_free(&r->memlocs);
-	lm_strmap_free(&r->insts);
-	for (int i = 0; i < r->n; i++)
-		free(r->owned[i]);
-	free(r->owned);
-}
-
-/* Keep s alive until r is freed; returns s. */
-static char *own(renames *r, char *s)
-{
-	lm_grow(&r->owned, &r->cap, r->n + 1, sizeof *r->owned);
-	r->owned[r->n++] = s;
-	return s;
-}
-
-/*
-** Rewrite the references of one instruction (a Loop's too): operands,
-** the names carried in JSON (opaque operands, registers anywhere:
-** lm_inst_rename_json_refs, the rule the link's copy follows), the
-** caller side of a nested call's argument maps (the keys are the callee's
-** formals), dependencies.
-*/
-static void rewrite_refs(lm_inst *in, void *ud)
-{
-	renames *r = ud;
-	for (int k = 0; k < 2; k++) {
-		lm_arg *args = k ? in->outs : in->ins;
-		int n = k ? in->n_outs : in->n_ins;
-		for (int i = 0; i < n; i++) {
-			remap(&args[i].memsetref, &r->allocs);
-			remap(&args[i].memref, &r->memlocs);
-		}
-	}
-	lm_inst_rename_json_refs(in, &r->allocs, &r->memlocs);
-	for (int i = 0; i < in->n_func_args; i++)
-		remap(&in->func_args[i].value, &r->allocs);
-	for (int i = 0; i < in->n_func_outs; i++)
-		remap(&in->func_outs[i].value, &r->allocs);
-	for (int i = 0; i < in->n_deps; i++)
-		remap(&in->deps[i], &r->insts);
-}
-
-/* Pick new names for colliding instructions (first pass). */
-typedef struct inst_pick {
-	names *mod;
-	lm_strmap *own_names;
-	renames *r;
-} inst_pick;
-
-static void pick_inst(lm_inst *in, void *ud)
-{
-	inst_pick *p = ud;
-	if (in->name && lm_strmap_lookup(&p->mod->insts, in->name)) {
-		char *nn = own(p->r, lk_pv_unique_name(in->name, &p->mod->insts,
-						    p->own_names));
-		lm_strmap_put(p->own_names, nn, (void *)1);
-		lm_strmap_put(&p->r->insts, own(p->r, lm_xstrdup(in->name)), nn);
-	}
-}
-
-static void rename_inst(lm_inst *in, void *ud)
-{
-	remap(&in->name, &((renames *)ud)->insts);
-}
-
-static void collect_inst_map(lm_inst *in, void *ud)
-{
-	if (in->name)
-		lm_strmap_put(ud, in->name, (void *)1);
-}
-
-/*
-** Make f's allocation, memory-location and instruction names (and its own
-** name) unique against module m (whose functions f is about to join, or,
-** for the inliner, against m without function `skip`).
-*/
-void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f)
-{
-	names mod;
-	lm_strmap fa, fl, fi;
-	renames r;
-	inst_pick pick;
-
-	names_of(&mod, m, skip);
-	lm_strmap_init(&fa);
-	lm_strmap_init(&fl);
-	lm_strmap_init(&fi);
-	renames_init(&r);
-	for (int a = 0; a < f->n_allocs; a++) {
-		lm_strmap_put(&fa, f->allocs[a].name, (void *)1);
-		for (int l = 0; l < f->allocs[a].n_memlocs; l++)
-			lm_strmap_put(&fl, f->allocs[a].memlocs[l].name,
-				      (void *)1);
-	}
-	lk_pv_walk(f->blocks, f->n_blocks, collect_inst_map, &fi);
-	for (int a = 0; a < f->n_allocs; a++) {
-		lm_alloc *al = &f->allocs[a];
-		if (lm_strmap_lookup(&mod.allocs, al->name)) {
-			char *nn = own(&r, lk_pv_unique_name(al->name, &mod.allocs,
-							  &fa));
-			lm_strmap_put(&fa, nn, (void *)1);
-			lm_strmap_put(&r.allocs, own(&r, lm_xstrdup(al->name)), nn);
-		}
-		for (int l = 0; l < al->n_memlocs; l++) {
-			lm_memloc *ml = &al->memlocs[l];
-			if (lm_strmap_lookup(&mod.memlocs, ml->name)) {
-				char *nn = own(&r, lk_pv_unique_name(ml->name,
-						&mod.memlocs, &fl));
-				lm_strmap_put(&fl, nn, (void *)1);
-				lm_strmap_put(&r.memlocs,
-					      own(&r, lm_xstrdup(ml->name)), nn);
-			}
-		}
-	}
-	pick.mod = &mod;
-	pick.own_names = &fi;
-	pick.r = &r;
-	lk_pv_walk(f->blocks, f->n_blocks, pick_inst, &pick);
-	/* references first (they still hold the old strings), then names */
-	lk_pv_walk_loops(f->blocks, f->n_blocks, rewrite_refs, &r);
-	lk_pv_walk(f->blocks, f->n_blocks, rename_inst, &r);
-	for (int a = 0; a < f->n_allocs; a++) {
-		for (int l = 0; l < f->allocs[a].n_memlocs; l++)
-			remap(&f->allocs[a].memlocs[l].name, &r.memlocs);
-		remap(&f->allocs[a].name, &r.allocs);
-	}
-	if (f->name && lm_strmap_lookup(&mod.funcs, f->name)) {
-		char *nn = lk_pv_unique_name(f->name, &mod.funcs, NULL);
-		free(f->name);
-		f->name = nn;
-	}
-	renames_free(&r);
-	lm_strmap_free(&fa);
-	lm_strmap_free(&fl);
-	lm_strmap_free(&fi);
-	names_free(&mod);
-}
-
 /* Index of f's allocation named `name` (or owning a memory location of
 ** that name); -1 when none. */
 static int find_formal(const lm_function *f, const char *name)
@@ -504,18 +233,18 @@ static void mint_call(lm_module *m, lm_inst *call, const lm_inst *carrier,
 		      lm_kv *outs, int n_outs, const char *source,
 		      const budget *bg)
 {
-	names mod;
+	lk_pv_names mod;
 	char *want = lm_xasprintf("inst__%s", fname);
 	lm_inst tmp;
 
-	names_of(&mod, m, -1);
+	lk_pv_names_of(&mod, m, -1);
 	/* copy everything the carrier has (operands, sync, extra keys) */
 	lm_inst_copy(&tmp, carrier);
 	*call = tmp;
 	free(call->name);
 	call->name = lk_pv_unique_name(want, &mod.insts, NULL);
 	free(want);
-	names_free(&mod);
+	lk_pv_names_free(&mod);
 	call->op = LM_OP_NKIKERNEL;
 	free(call->kernel_format);
 	free(call->klir_binary);
@@ -611,11 +340,11 @@ static void sync_refs(lm_inst *in, void *ud)
 	lm_strmap *const *maps = ud;   /* [0] semaphores, [1] queues,
 					  [2] queue instances */
 	for (int i = 0; i < in->n_wait; i++)
-		remap(&in->wait[i].semaphore, maps[0]);
+		lk_pv_remap(&in->wait[i].semaphore, maps[0]);
 	for (int i = 0; i < in->n_signal; i++)
-		remap(&in->signal[i], maps[0]);
-	remap(&in->queue, maps[1]);
-	remap(&in->instance_name, maps[2]);
+		lk_pv_remap(&in->signal[i], maps[0]);
+	lk_pv_remap(&in->queue, maps[1]);
+	lk_pv_remap(&in->instance_name, maps[2]);
 }
 
 /*

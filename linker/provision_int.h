@@ -1,8 +1,8 @@
 /*
 ** provision_int.h -- internals shared by the kernel-provision files:
 ** the KLR -> BIR codegen context (klr_codegen.c), its helpers
-** (codegen_helpers.c), and the small IR-building utilities the driver
-** (provision.c) and the inliner (inline.c) also use.
+** (codegen_helpers.c), and the small IR-building utilities (irutil.c) the
+** driver (provision.c), the inliner (inline.c) and the codegen use.
 */
 #ifndef LNCSIM_PROVISION_INT_H
 #define LNCSIM_PROVISION_INT_H
@@ -59,7 +59,7 @@ typedef struct lk_cg {
 	int64_t psum_max_bank;   /* -1 when no PSUM tensor */
 } lk_cg;
 
-/* ---- IR building utilities (codegen_helpers.c) ------------------------ */
+/* ---- IR building utilities (irutil.c) --------------------------------- */
 
 /* A physical_ap operand on allocation `alloc` (memory location of the same
 ** name); pairs is n [step, num] pairs. */
@@ -85,6 +85,17 @@ void lk_pv_walk_loops(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud);
 void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f);
 /* Add a dependency name to an instruction (no duplicates). */
 void lk_pv_add_dep(lm_inst *in, const char *name);
+/* Replace *s by the mapped name when the map has it. */
+void lk_pv_remap(char **s, const lm_strmap *map);
+/* Every allocation, memory-location, instruction and function name of a
+** module. */
+typedef struct lk_pv_names {
+	lm_strmap allocs, memlocs, insts, funcs;
+} lk_pv_names;
+/* Fill n from module m, skipping function index `skip` (-1: none); free
+** with lk_pv_names_free. */
+void lk_pv_names_of(lk_pv_names *n, lm_module *m, int skip);
+void lk_pv_names_free(lk_pv_names *n);
 
 /* ---- the codegen and its helpers -------------------------------------- */
 
