@@ -15,16 +15,3 @@ linker_liblinker_la_SOURCES += linker/tensormap.c
 linker_liblinker_la_SOURCES += linker/linkdir.c
 linker_liblinker_la_SOURCES += linker/mmt.c
 linker_liblinker_la_SOURCES += linker/ctx.c
-# kernel provision: TranslateNKIASTToBIR, KLR reader/writer/codegen, inliner
-linker_liblinker_la_SOURCES += linker/provision.h
-linker_liblinker_la_SOURCES += linker/provision_int.h
-linker_liblinker_la_SOURCES += linker/provision.c
-linker_liblinker_la_SOURCES += linker/inline.c
-linker_liblinker_la_SOURCES += linker/codegen_helpers.c
-linker_liblinker_la_SOURCES += linker/irutil.c
-linker_liblinker_la_SOURCES += linker/klr.h
-linker_liblinker_la_SOURCES += linker/klr_schema.c
-linker_liblinker_la_SOURCES += linker/klr_read.c
-linker_liblinker_la_SOURCES += linker/klr_write.c
-linker_liblinker_la_SOURCES += linker/klr_json.c
-linker_liblinker_la_SOURCES += linker/klr_codegen.c
