@@ -15,7 +15,7 @@
 
 /* ---- warnings ----------------------------------------------------------- */
 
-void lk_warn(lk_warnings *w, const char *fmt, ...)
+void lp_warn(lp_warnings *w, const char *fmt, ...)
 {
 	va_list ap;
 	lm_buf b = LM_BUF_INIT;
@@ -30,7 +30,7 @@ void lk_warn(lk_warnings *w, const char *fmt, ...)
 	w->msgs[w->n++] = lm_buf_detach(&b);
 }
 
-void lk_warnings_free(lk_warnings *w)
+void lp_warnings_free(lp_warnings *w)
 {
 	if (!w)
 		return;
@@ -42,7 +42,7 @@ void lk_warnings_free(lk_warnings *w)
 
 /* ---- operands, appends, names ------------------------------------------ */
 
-void lk_pv_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
+void lp_ir_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
 	   int64_t start_partition, const lm_appair *pairs, int n)
 {
 	memset(a, 0, sizeof *a);
@@ -58,7 +58,7 @@ void lk_pv_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
 	memcpy(a->ap, pairs, (size_t)n * sizeof *pairs);
 }
 
-void lk_pv_block_append(lm_block *b, lm_inst *in)
+void lp_ir_block_append(lm_block *b, lm_inst *in)
 {
 	b->insts = lm_xrealloc(b->insts, (size_t)(b->n_insts + 1) *
 			       sizeof *b->insts);
@@ -66,7 +66,7 @@ void lk_pv_block_append(lm_block *b, lm_inst *in)
 	memset(in, 0, sizeof *in);
 }
 
-int lk_pv_add_alloc(lm_function *f, lm_alloc *a)
+int lp_ir_add_alloc(lm_function *f, lm_alloc *a)
 {
 	f->allocs = lm_xrealloc(f->allocs, (size_t)(f->n_allocs + 1) *
 				sizeof *f->allocs);
@@ -75,7 +75,7 @@ int lk_pv_add_alloc(lm_function *f, lm_alloc *a)
 	return f->n_allocs++;
 }
 
-char *lk_pv_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b)
+char *lp_ir_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b)
 {
 	char *s = lm_xstrdup(name);
 	for (int k = 1; (a && lm_strmap_lookup(a, s)) ||
@@ -86,7 +86,7 @@ char *lk_pv_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b
 	return s;
 }
 
-void lk_pv_add_dep(lm_inst *in, const char *name)
+void lp_ir_add_dep(lm_inst *in, const char *name)
 {
 	for (int i = 0; i < in->n_deps; i++)
 		if (strcmp(in->deps[i], name) == 0)
@@ -96,31 +96,31 @@ void lk_pv_add_dep(lm_inst *in, const char *name)
 
 /* ---- walking instructions ---------------------------------------------- */
 
-void lk_pv_walk(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud)
+void lp_ir_walk(lm_block *bs, int nb, lp_ir_inst_fn fn, void *ud)
 {
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			lm_inst *in = &bs[b].insts[i];
 			if (in->op == LM_OP_LOOP)
-				lk_pv_walk(in->blocks, in->n_blocks, fn, ud);
+				lp_ir_walk(in->blocks, in->n_blocks, fn, ud);
 			else
 				fn(in, ud);
 		}
 }
 
-void lk_pv_walk_loops(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud)
+void lp_ir_walk_loops(lm_block *bs, int nb, lp_ir_inst_fn fn, void *ud)
 {
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			lm_inst *in = &bs[b].insts[i];
 			fn(in, ud);
 			if (in->op == LM_OP_LOOP)
-				lk_pv_walk_loops(in->blocks, in->n_blocks, fn,
+				lp_ir_walk_loops(in->blocks, in->n_blocks, fn,
 						 ud);
 		}
 }
 
-void lk_pv_remap(char **s, const lm_strmap *map)
+void lp_ir_remap(char **s, const lm_strmap *map)
 {
 	const char *n;
 	if (!*s || !(n = lm_strmap_lookup(map, *s)))
@@ -133,12 +133,12 @@ void lk_pv_remap(char **s, const lm_strmap *map)
 
 static void collect_inst(lm_inst *in, void *ud)
 {
-	lk_pv_names *n = ud;
+	lp_ir_names *n = ud;
 	if (in->name)
 		lm_strmap_put(&n->insts, in->name, (void *)1);
 }
 
-void lk_pv_names_of(lk_pv_names *n, lm_module *m, int skip)
+void lp_ir_names_of(lp_ir_names *n, lm_module *m, int skip)
 {
 	lm_strmap_init(&n->allocs);
 	lm_strmap_init(&n->memlocs);
@@ -160,11 +160,11 @@ void lk_pv_names_of(lk_pv_names *n, lm_module *m, int skip)
 						      fn->allocs[a].memlocs[l].name,
 						      (void *)1);
 		}
-		lk_pv_walk(fn->blocks, fn->n_blocks, collect_inst, n);
+		lp_ir_walk(fn->blocks, fn->n_blocks, collect_inst, n);
 	}
 }
 
-void lk_pv_names_free(lk_pv_names *n)
+void lp_ir_names_free(lp_ir_names *n)
 {
 	lm_strmap_free(&n->allocs);
 	lm_strmap_free(&n->memlocs);
@@ -221,22 +221,22 @@ static void rewrite_refs(lm_inst *in, void *ud)
 		lm_arg *args = k ? in->outs : in->ins;
 		int n = k ? in->n_outs : in->n_ins;
 		for (int i = 0; i < n; i++) {
-			lk_pv_remap(&args[i].memsetref, &r->allocs);
-			lk_pv_remap(&args[i].memref, &r->memlocs);
+			lp_ir_remap(&args[i].memsetref, &r->allocs);
+			lp_ir_remap(&args[i].memref, &r->memlocs);
 		}
 	}
 	lm_inst_rename_json_refs(in, &r->allocs, &r->memlocs);
 	for (int i = 0; i < in->n_func_args; i++)
-		lk_pv_remap(&in->func_args[i].value, &r->allocs);
+		lp_ir_remap(&in->func_args[i].value, &r->allocs);
 	for (int i = 0; i < in->n_func_outs; i++)
-		lk_pv_remap(&in->func_outs[i].value, &r->allocs);
+		lp_ir_remap(&in->func_outs[i].value, &r->allocs);
 	for (int i = 0; i < in->n_deps; i++)
-		lk_pv_remap(&in->deps[i], &r->insts);
+		lp_ir_remap(&in->deps[i], &r->insts);
 }
 
 /* Pick new names for colliding instructions (first pass). */
 typedef struct inst_pick {
-	lk_pv_names *mod;
+	lp_ir_names *mod;
 	lm_strmap *own_names;
 	renames *r;
 } inst_pick;
@@ -245,7 +245,7 @@ static void pick_inst(lm_inst *in, void *ud)
 {
 	inst_pick *p = ud;
 	if (in->name && lm_strmap_lookup(&p->mod->insts, in->name)) {
-		char *nn = own(p->r, lk_pv_unique_name(in->name, &p->mod->insts,
+		char *nn = own(p->r, lp_ir_unique_name(in->name, &p->mod->insts,
 						    p->own_names));
 		lm_strmap_put(p->own_names, nn, (void *)1);
 		lm_strmap_put(&p->r->insts, own(p->r, lm_xstrdup(in->name)), nn);
@@ -254,7 +254,7 @@ static void pick_inst(lm_inst *in, void *ud)
 
 static void rename_inst(lm_inst *in, void *ud)
 {
-	lk_pv_remap(&in->name, &((renames *)ud)->insts);
+	lp_ir_remap(&in->name, &((renames *)ud)->insts);
 }
 
 static void collect_inst_map(lm_inst *in, void *ud)
@@ -263,14 +263,14 @@ static void collect_inst_map(lm_inst *in, void *ud)
 		lm_strmap_put(ud, in->name, (void *)1);
 }
 
-void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f)
+void lp_ir_adopt_names(lm_module *m, int skip, lm_function *f)
 {
-	lk_pv_names mod;
+	lp_ir_names mod;
 	lm_strmap fa, fl, fi;
 	renames r;
 	inst_pick pick;
 
-	lk_pv_names_of(&mod, m, skip);
+	lp_ir_names_of(&mod, m, skip);
 	lm_strmap_init(&fa);
 	lm_strmap_init(&fl);
 	lm_strmap_init(&fi);
@@ -281,11 +281,11 @@ void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f)
 			lm_strmap_put(&fl, f->allocs[a].memlocs[l].name,
 				      (void *)1);
 	}
-	lk_pv_walk(f->blocks, f->n_blocks, collect_inst_map, &fi);
+	lp_ir_walk(f->blocks, f->n_blocks, collect_inst_map, &fi);
 	for (int a = 0; a < f->n_allocs; a++) {
 		lm_alloc *al = &f->allocs[a];
 		if (lm_strmap_lookup(&mod.allocs, al->name)) {
-			char *nn = own(&r, lk_pv_unique_name(al->name, &mod.allocs,
+			char *nn = own(&r, lp_ir_unique_name(al->name, &mod.allocs,
 							  &fa));
 			lm_strmap_put(&fa, nn, (void *)1);
 			lm_strmap_put(&r.allocs, own(&r, lm_xstrdup(al->name)), nn);
@@ -293,7 +293,7 @@ void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f)
 		for (int l = 0; l < al->n_memlocs; l++) {
 			lm_memloc *ml = &al->memlocs[l];
 			if (lm_strmap_lookup(&mod.memlocs, ml->name)) {
-				char *nn = own(&r, lk_pv_unique_name(ml->name,
+				char *nn = own(&r, lp_ir_unique_name(ml->name,
 						&mod.memlocs, &fl));
 				lm_strmap_put(&fl, nn, (void *)1);
 				lm_strmap_put(&r.memlocs,
@@ -304,17 +304,17 @@ void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f)
 	pick.mod = &mod;
 	pick.own_names = &fi;
 	pick.r = &r;
-	lk_pv_walk(f->blocks, f->n_blocks, pick_inst, &pick);
+	lp_ir_walk(f->blocks, f->n_blocks, pick_inst, &pick);
 	/* references first (they still hold the old strings), then names */
-	lk_pv_walk_loops(f->blocks, f->n_blocks, rewrite_refs, &r);
-	lk_pv_walk(f->blocks, f->n_blocks, rename_inst, &r);
+	lp_ir_walk_loops(f->blocks, f->n_blocks, rewrite_refs, &r);
+	lp_ir_walk(f->blocks, f->n_blocks, rename_inst, &r);
 	for (int a = 0; a < f->n_allocs; a++) {
 		for (int l = 0; l < f->allocs[a].n_memlocs; l++)
-			lk_pv_remap(&f->allocs[a].memlocs[l].name, &r.memlocs);
-		lk_pv_remap(&f->allocs[a].name, &r.allocs);
+			lp_ir_remap(&f->allocs[a].memlocs[l].name, &r.memlocs);
+		lp_ir_remap(&f->allocs[a].name, &r.allocs);
 	}
 	if (f->name && lm_strmap_lookup(&mod.funcs, f->name)) {
-		char *nn = lk_pv_unique_name(f->name, &mod.funcs, NULL);
+		char *nn = lp_ir_unique_name(f->name, &mod.funcs, NULL);
 		free(f->name);
 		f->name = nn;
 	}
@@ -322,5 +322,5 @@ void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f)
 	lm_strmap_free(&fa);
 	lm_strmap_free(&fl);
 	lm_strmap_free(&fi);
-	lk_pv_names_free(&mod);
+	lp_ir_names_free(&mod);
 }

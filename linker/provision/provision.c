@@ -55,7 +55,7 @@ static int find_formal(const lm_function *f, const char *name)
 ** it, never through a symlink; the output directory itself is
 ** opts->out_dirfd, or opts->out_dir opened as given.
 */
-static int copy_file(lk_lower_ctx *lc, const char *root, const char *real,
+static int copy_file(lp_lower_ctx *lc, const char *root, const char *real,
 		     const char *rel, lm_error *err)
 {
 	const char *out = lc->opts->out_dir;
@@ -116,7 +116,7 @@ static const char *base_name(const char *p)
 ** points there; without one the paths are rewritten relative to the
 ** module's directory.
 */
-static int localize_consts(lk_lower_ctx *lc, lm_function *f, const char *kdir,
+static int localize_consts(lp_lower_ctx *lc, lm_function *f, const char *kdir,
 			   const char *rel_kdir, const char *tag,
 			   const char *kpath, lm_error *err)
 {
@@ -145,7 +145,7 @@ static int localize_consts(lk_lower_ctx *lc, lm_function *f, const char *kdir,
 					 &root, err)) != 0)
 			break;
 		want = lm_xasprintf("%s.const/%s", tag, base_name(al->file));
-		rel = lk_pv_unique_name(want, &lc->files, NULL);
+		rel = lp_ir_unique_name(want, &lc->files, NULL);
 		free(want);
 		lm_strmap_put(&lc->files, rel, (void *)1);
 		rc = copy_file(lc, root, real, rel, err);
@@ -159,7 +159,7 @@ static int localize_consts(lk_lower_ctx *lc, lm_function *f, const char *kdir,
 
 /* Record the module's own Const files (they keep their paths) before any
 ** kernel's file is given a name under the output directory. */
-static void reserve_module_consts(lk_lower_ctx *lc, int nfun)
+static void reserve_module_consts(lp_lower_ctx *lc, int nfun)
 {
 	lm_module *m = lc->m;
 	for (int f = 0; f < nfun; f++)
@@ -176,7 +176,7 @@ static void reserve_module_consts(lk_lower_ctx *lc, int nfun)
 ** directory) and is copied to the same relative path there; the kernels'
 ** copies were named around these paths (reserve_module_consts).
 */
-static int copy_module_consts(lk_lower_ctx *lc, int nfun, lm_error *err)
+static int copy_module_consts(lp_lower_ctx *lc, int nfun, lm_error *err)
 {
 	lm_module *m = lc->m;
 	char a[PATH_MAX], b[PATH_MAX];
@@ -233,18 +233,18 @@ static void mint_call(lm_module *m, lm_inst *call, const lm_inst *carrier,
 		      lm_kv *outs, int n_outs, const char *source,
 		      const budget *bg)
 {
-	lk_pv_names mod;
+	lp_ir_names mod;
 	char *want = lm_xasprintf("inst__%s", fname);
 	lm_inst tmp;
 
-	lk_pv_names_of(&mod, m, -1);
+	lp_ir_names_of(&mod, m, -1);
 	/* copy everything the carrier has (operands, sync, extra keys) */
 	lm_inst_copy(&tmp, carrier);
 	*call = tmp;
 	free(call->name);
-	call->name = lk_pv_unique_name(want, &mod.insts, NULL);
+	call->name = lp_ir_unique_name(want, &mod.insts, NULL);
 	free(want);
-	lk_pv_names_free(&mod);
+	lp_ir_names_free(&mod);
 	call->op = LM_OP_NKIKERNEL;
 	free(call->kernel_format);
 	free(call->klir_binary);
@@ -284,7 +284,7 @@ static void mint_call(lm_module *m, lm_inst *call, const lm_inst *carrier,
 ** (formal names: allocation or memory-location names of f) and the module
 ** (caller allocation names). *idx receives the formal allocation indexes.
 */
-static int map_args(lk_lower_ctx *lc, const lm_function *f, const lm_kv *kv,
+static int map_args(lp_lower_ctx *lc, const lm_function *f, const lm_kv *kv,
 		    int n, const char *dir, int **idx, lm_error *err)
 {
 	*idx = n ? lm_xcalloc((size_t)n, sizeof **idx) : NULL;
@@ -321,7 +321,7 @@ static lm_kv *final_map(const lm_function *f, const lm_kv *kv, int n,
 /* ---- Mechanism B ------------------------------------------------------------- */
 
 /* The core id that selects functions[] / bodies[]; 0 when unset. */
-static int core_of(const lk_lower_ctx *lc, int fi, int *has)
+static int core_of(const lp_lower_ctx *lc, int fi, int *has)
 {
 	const lm_function *fn = &lc->m->functions[fi];
 	if (fn->has_core_id) {
@@ -340,11 +340,11 @@ static void sync_refs(lm_inst *in, void *ud)
 	lm_strmap *const *maps = ud;   /* [0] semaphores, [1] queues,
 					  [2] queue instances */
 	for (int i = 0; i < in->n_wait; i++)
-		lk_pv_remap(&in->wait[i].semaphore, maps[0]);
+		lp_ir_remap(&in->wait[i].semaphore, maps[0]);
 	for (int i = 0; i < in->n_signal; i++)
-		lk_pv_remap(&in->signal[i], maps[0]);
-	lk_pv_remap(&in->queue, maps[1]);
-	lk_pv_remap(&in->instance_name, maps[2]);
+		lp_ir_remap(&in->signal[i], maps[0]);
+	lp_ir_remap(&in->queue, maps[1]);
+	lp_ir_remap(&in->instance_name, maps[2]);
 }
 
 /*
@@ -375,7 +375,7 @@ static void merge_sync(lm_module *m, const lm_module *km, lm_function *f)
 	for (int i = 0; i < km->n_semaphores; i++) {
 		lm_semaphore *s = &m->semaphores[m->n_semaphores++];
 		memset(s, 0, sizeof *s);
-		s->name = lk_pv_unique_name(km->semaphores[i].name, &sems, NULL);
+		s->name = lp_ir_unique_name(km->semaphores[i].name, &sems, NULL);
 		s->init = km->semaphores[i].init;
 		lm_strmap_put(&sems, s->name, (void *)1);
 		if (strcmp(s->name, km->semaphores[i].name))
@@ -387,7 +387,7 @@ static void merge_sync(lm_module *m, const lm_module *km, lm_function *f)
 		const lm_queue *kq = &km->queues[i];
 		lm_queue *q = &m->queues[m->n_queues++];
 		memset(q, 0, sizeof *q);
-		q->name = lk_pv_unique_name(kq->name, &queues, &qinsts);
+		q->name = lp_ir_unique_name(kq->name, &queues, &qinsts);
 		lm_strmap_put(&queues, q->name, (void *)1);
 		if (strcmp(q->name, kq->name))
 			lm_strmap_put(&rq, kq->name, q->name);
@@ -398,14 +398,14 @@ static void merge_sync(lm_module *m, const lm_module *km, lm_function *f)
 			const lm_qinstance *ki = &kq->instances[j];
 			lm_qinstance *qi = &q->instances[j];
 			const char *sn = lm_strmap_lookup(&rs, ki->semaphore);
-			qi->name = lk_pv_unique_name(ki->name, &qinsts, &queues);
+			qi->name = lp_ir_unique_name(ki->name, &qinsts, &queues);
 			lm_strmap_put(&qinsts, qi->name, (void *)1);
 			if (strcmp(qi->name, ki->name))
 				lm_strmap_put(&ri, ki->name, qi->name);
 			qi->semaphore = lm_xstrdup(sn ? sn : ki->semaphore);
 		}
 	}
-	lk_pv_walk(f->blocks, f->n_blocks, sync_refs, maps);
+	lp_ir_walk(f->blocks, f->n_blocks, sync_refs, maps);
 	lm_strmap_free(&sems);
 	lm_strmap_free(&queues);
 	lm_strmap_free(&qinsts);
@@ -430,7 +430,7 @@ static void rescan_budget(const lm_function *f, budget *bg)
 				if (ml->addr + size > bg->sb_max)
 					bg->sb_max = ml->addr + size;
 			} else if (ml->type == LM_MT_PSUM) {
-				int64_t last = lk_cg_bank_id(ml->addr +
+				int64_t last = lp_cg_bank_id(ml->addr +
 							     (size ? size - 1 : 0));
 				bg->allocated = 1;
 				if (last > bg->max_bank)
@@ -452,7 +452,7 @@ static void add_function(lm_module *m, lm_function *f)
 ** lowerFromBirJson. *made is 0 when the LNC gate skipped the kernel.
 ** Errors are reported without location (the caller adds it).
 */
-static int lower_bir(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
+static int lower_bir(lp_lower_ctx *lc, int fi, const lm_inst *carrier,
 		     lm_inst *call, int *made, lm_error *err)
 {
 	lm_module *km = NULL;
@@ -483,7 +483,7 @@ static int lower_bir(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
 		goto done;
 	}
 	if (has_core && core >= km->n_functions) {
-		lk_warn(lc->warn, "%s: The kernel is compiled for LNC count "
+		lp_warn(lc->warn, "%s: The kernel is compiled for LNC count "
 			"lower than the current core_id %d skip lowering",
 			carrier->klir_binary, core);
 		goto done;
@@ -499,7 +499,7 @@ static int lower_bir(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
 		goto done;
 	merge_sync(lc->m, km, &f);
 	rescan_budget(&f, &bg);
-	lk_pv_adopt_names(lc->m, -1, &f);
+	lp_ir_adopt_names(lc->m, -1, &f);
 	if ((rc = localize_consts(lc, &f, km->dir, rel_kdir, f.name, path,
 				  err)) != 0)
 		goto done;
@@ -523,11 +523,11 @@ done:
 /* ---- Mechanism A ------------------------------------------------------------- */
 
 /* lowerKernelInst for a KLR file. */
-static int lower_klr(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
+static int lower_klr(lp_lower_ctx *lc, int fi, const lm_inst *carrier,
 		     lm_inst *call, lm_error *err)
 {
-	lk_klr_file kf;
-	lk_cg cg;
+	lp_klr_file kf;
+	lp_cg cg;
 	lm_function *f;
 	char *path = lm_path_join(lc->m->dir, carrier->klir_binary);
 	char *kdir = lm_dirname(path), *rel_kdir;
@@ -537,16 +537,16 @@ static int lower_klr(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
 
 	memset(&cg, 0, sizeof cg);
 	rel_kdir = lm_dirname(carrier->klir_binary);
-	if ((rc = lk_klr_read(&kf, path, err)) != 0)
+	if ((rc = lp_klr_read(&kf, path, err)) != 0)
 		goto done;
-	if (kf.contents.ctor != LK_CONTENTS_LNC) {
+	if (kf.contents.ctor != LP_CONTENTS_LNC) {
 		rc = lm_err(err, path, "", "Wrong KLIR content type: the "
 			    "contents are '%s', the lowering needs 'lnc'",
-			    lk_kval_ctor_name(&kf.contents));
+			    lp_kval_ctor_name(&kf.contents));
 		goto done;
 	}
-	lk_cg_init(&cg, lc, path, err);
-	if ((rc = lk_codegen_lnc(&cg, &kf.contents.items[0], core)) != 0)
+	lp_cg_init(&cg, lc, path, err);
+	if ((rc = lp_codegen_lnc(&cg, &kf.contents.items[0], core)) != 0)
 		goto done;
 	f = cg.f;
 	if ((rc = map_args(lc, f, carrier->func_args, carrier->n_func_args,
@@ -554,10 +554,10 @@ static int lower_klr(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
 	    (rc = map_args(lc, f, carrier->func_outs, carrier->n_func_outs,
 			   "output", &io, err)) != 0)
 		goto done;
-	bg.allocated = 1;   /* every tensor has its place after lk_cg_place */
+	bg.allocated = 1;   /* every tensor has its place after lp_cg_place */
 	bg.sb_max = cg.sb_max;
 	bg.max_bank = cg.psum_max_bank;
-	lk_pv_adopt_names(lc->m, -1, f);
+	lp_ir_adopt_names(lc->m, -1, f);
 	if ((rc = localize_consts(lc, f, kdir, rel_kdir, f->name, path,
 				  err)) != 0)
 		goto done;
@@ -568,8 +568,8 @@ static int lower_klr(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
 		  carrier->n_func_outs, "Beta2", &bg);
 	add_function(lc->m, f);
 done:
-	lk_cg_free(&cg);
-	lk_klr_file_free(&kf);
+	lp_cg_free(&cg);
+	lp_klr_file_free(&kf);
 	free(ia);
 	free(io);
 	free(path);
@@ -588,7 +588,7 @@ typedef struct carriers {
 } carriers;
 
 /* Lower every carrier of the blocks of function fi (recursing into Loops). */
-static int lower_blocks(lk_lower_ctx *lc, int fi, lm_block *bs, int nb,
+static int lower_blocks(lp_lower_ctx *lc, int fi, lm_block *bs, int nb,
 			carriers *cs, lm_error *err)
 {
 	for (int b = 0; b < nb; b++) {
@@ -669,11 +669,11 @@ static void redirect_deps(lm_inst *in, void *ud)
 	}
 }
 
-int lk_lower(lm_module **out, const lm_module *in, const lk_lower_opts *opts,
-	     lk_warnings *warn, lm_error *err)
+int lp_lower(lm_module **out, const lm_module *in, const lp_lower_opts *opts,
+	     lp_warnings *warn, lm_error *err)
 {
-	static const lk_lower_opts dflt;
-	lk_lower_ctx lc;
+	static const lp_lower_opts dflt;
+	lp_lower_ctx lc;
 	int nfun, rc = 0;
 
 	*out = NULL;
@@ -691,7 +691,7 @@ int lk_lower(lm_module **out, const lm_module *in, const lk_lower_opts *opts,
 		rc = lower_blocks(&lc, fi, lc.m->functions[fi].blocks,
 				  lc.m->functions[fi].n_blocks, &cs, err);
 		if (!rc)
-			lk_pv_walk(lc.m->functions[fi].blocks,
+			lp_ir_walk(lc.m->functions[fi].blocks,
 			     lc.m->functions[fi].n_blocks, redirect_deps,
 			     &cs.map);
 		lm_strmap_free(&cs.map);
@@ -706,7 +706,7 @@ int lk_lower(lm_module **out, const lm_module *in, const lk_lower_opts *opts,
 		lc.m->dir = lm_xstrdup(lc.opts->out_dir);
 	}
 	if (!rc && lc.opts->inline_kernels)
-		rc = lk_inline_nki(lc.m, err);
+		rc = lp_inline_nki(lc.m, err);
 	lm_strmap_free(&lc.files);
 	if (rc) {
 		lm_module_free(lc.m);
