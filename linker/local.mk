@@ -1,3 +1,10 @@
+# Calls run one way, down these layers (the top first): a file calls only
+# functions of the files on the layers below its own; link.c drives the
+# steps, and what the steps share is in ctx.c (tests/test_hygiene checks).
+#   link.c
+#   copy.c linkdir.c
+#   memlocs.c tensormap.c fpass.c queues.c barriers.c mmt.c
+#   ctx.c
 noinst_LTLIBRARIES += linker/liblinker.la
 # linker uses model only
 linker_liblinker_la_CPPFLAGS = -I$(srcdir)/linker -I$(srcdir)/model

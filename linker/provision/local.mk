@@ -1,3 +1,11 @@
+# Calls run one way, down these layers (the top first): a file calls only
+# functions of the files on the layers below its own; provision.c drives,
+# irutil.c is under everyone (tests/test_hygiene checks).
+#   provision.c
+#   inline.c klr_codegen.c
+#   codegen_helpers.c klr_json.c
+#   klr_read.c klr_write.c
+#   klr_schema.c irutil.c
 noinst_LTLIBRARIES += linker/provision/libprovision.la
 # kernel provision uses model only
 linker_provision_libprovision_la_CPPFLAGS = -I$(srcdir)/linker/provision \
