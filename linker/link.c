@@ -2,8 +2,8 @@
 ** link.c -- lk_link, the driver of the bir_linker model (seed 2, run()):
 ** checks the inputs, makes the new "<name>/sgLnk" module with its
 ** dispatcher function, runs the link steps in order (each one can be
-** skipped), verifies the result. The steps live in their own files and never call
-** back into this one; what they share is in ctx.c.
+** skipped), verifies the result. The steps live in their own files and
+** never call back into this one; what they share is in ctx.c.
 */
 #include "common.h"
 #include "lk_int.h"

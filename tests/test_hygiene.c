@@ -340,7 +340,8 @@ static void collect_defs(defset *ds, const char *s, int fi)
 				sizeof *ds->names);
 			lm_grow(&ds->file, &ds->cap_file, ds->n + 1,
 				sizeof *ds->file);
-			ds->names[ds->n] = lm_xasprintf("%.*s", (int)(e - p), p);
+			ds->names[ds->n] = lm_xasprintf("%.*s", (int)(e - p),
+							p);
 			ds->file[ds->n] = fi;
 			lm_strmap_put(&ds->index, ds->names[ds->n],
 				      (void *)(intptr_t)(ds->n + 1));
@@ -384,10 +385,12 @@ static int check_call_order(const char *dir, int n, const char *const *name,
 			while (is_idc(*e))
 				e++;
 			int member = p > code[i] && (p[-1] == '.' ||
-				(p[-1] == '>' && p - 1 > code[i] && p[-2] == '-'));
+				(p[-1] == '>' && p - 1 > code[i] &&
+				 p[-2] == '-'));
 			char c = *e;
 			*e = 0;
-			int k = (int)(intptr_t)lm_strmap_lookup(&ds.index, p) - 1;
+			int k = (int)(intptr_t)lm_strmap_lookup(&ds.index,
+								p) - 1;
 			*e = c;
 			p = e;
 			if (member || k < 0 || ds.file[k] == i || seen[k])
@@ -396,10 +399,11 @@ static int check_call_order(const char *dir, int n, const char *const *name,
 			calls++;
 			int d = ds.file[k];
 			if (layer[d] <= layer[i])
-				lm_buf_printf(bad, " %s/%s calls %s() of %s, %s;",
-					      dir, name[i], ds.names[k], name[d],
-					      layer[d] < layer[i] ?
-					      "a layer above" : "its own layer");
+				lm_buf_printf(bad, " %s/%s calls %s() of %s, "
+					      "%s;", dir, name[i], ds.names[k],
+					      name[d], layer[d] < layer[i] ?
+					      "a layer above" :
+					      "its own layer");
 		}
 	}
 	free(seen);
@@ -444,7 +448,8 @@ static int read_layers(const char *mk, char ***files, int **layer)
 			if (e > q) {
 				lm_grow(files, &cap, n + 1, sizeof **files);
 				lm_grow(layer, &icap, n + 1, sizeof **layer);
-				(*files)[n] = lm_xasprintf("%.*s", (int)(e - q), q);
+				(*files)[n] = lm_xasprintf("%.*s",
+							   (int)(e - q), q);
 				(*layer)[n++] = lay;
 			}
 			q = e;
