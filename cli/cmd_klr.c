@@ -25,13 +25,13 @@ const char usage_klr[] =
 /* dump: CBOR -> JSON. */
 static int klr_dump(const char *in, const char *out)
 {
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_error err;
 	lm_buf b = LM_BUF_INIT;
 	int rc = 0;
-	if (lk_klr_read(&f, in, &err) != 0)
+	if (lp_klr_read(&f, in, &err) != 0)
 		return cli_report(&err);
-	lk_klr_to_json(&f, &b);
+	lp_klr_to_json(&f, &b);
 	if (out) {
 		if (lm_write_file_atomic(out, lm_buf_cstr(&b), b.size, &err))
 			rc = cli_report(&err);
@@ -39,14 +39,14 @@ static int klr_dump(const char *in, const char *out)
 		fwrite(lm_buf_cstr(&b), 1, b.size, stdout);
 	}
 	lm_buf_free(&b);
-	lk_klr_file_free(&f);
+	lp_klr_file_free(&f);
 	return rc;
 }
 
 /* pack: JSON -> CBOR. */
 static int klr_pack(const char *in, const char *out)
 {
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_error err;
 	lm_buf b = LM_BUF_INIT;
 	char *text = NULL;
@@ -54,16 +54,16 @@ static int klr_pack(const char *in, const char *out)
 	int rc = 0;
 	if (lm_read_file(in, &text, &n, &err) != 0)
 		return cli_report(&err);
-	if (lk_klr_from_json(&f, text, n, in, &err) != 0) {
+	if (lp_klr_from_json(&f, text, n, in, &err) != 0) {
 		free(text);
 		return cli_report(&err);
 	}
 	free(text);
-	if (lk_klr_encode_file(&f, &b, &err) != 0 ||
+	if (lp_klr_encode_file(&f, &b, &err) != 0 ||
 	    lm_write_file_atomic(out, b.ptr ? b.ptr : "", b.size, &err) != 0)
 		rc = cli_report(&err);
 	lm_buf_free(&b);
-	lk_klr_file_free(&f);
+	lp_klr_file_free(&f);
 	return rc;
 }
 

@@ -89,8 +89,8 @@ static int lower_one(const char *path, const char *out_path, int do_inline,
 		     int outfd)
 {
 	lm_module *m = NULL, *lo = NULL;
-	lk_warnings warn = { 0, 0, NULL };
-	lk_lower_opts opts;
+	lp_warnings warn = { 0, 0, NULL };
+	lp_lower_opts opts;
 	lm_error err;
 	char *dir = lm_dirname(out_path);
 	int rc = 0, n_carriers, n_calls;
@@ -106,7 +106,7 @@ static int lower_one(const char *path, const char *out_path, int do_inline,
 		goto done;
 	}
 	n_carriers = count_module(m, LM_OP_NKIKLIRKERNEL);
-	if (lk_lower(&lo, m, &opts, &warn, &err) != 0) {
+	if (lp_lower(&lo, m, &opts, &warn, &err) != 0) {
 		rc = cli_report(&err);
 		goto done;
 	}
@@ -114,7 +114,7 @@ static int lower_one(const char *path, const char *out_path, int do_inline,
 		fprintf(stderr, "lncsim: warning: %s\n", warn.msgs[i]);
 	n_calls = count_module(lo, LM_OP_NKIKERNEL) -
 		  count_module(m, LM_OP_NKIKERNEL);
-	if (do_inline && lk_inline_nki(lo, &err) != 0) {
+	if (do_inline && lp_inline_nki(lo, &err) != 0) {
 		rc = cli_report(&err);
 		goto done;
 	}
@@ -145,7 +145,7 @@ static int lower_one(const char *path, const char *out_path, int do_inline,
 	       out_path, n_carriers, n_carriers == 1 ? "" : "s", n_calls,
 	       do_inline ? " and inlined" : "", n_carriers - n_calls);
 done:
-	lk_warnings_free(&warn);
+	lp_warnings_free(&warn);
 	lm_module_free(m);
 	lm_module_free(lo);
 	free(dir);

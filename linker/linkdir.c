@@ -53,103 +53,6 @@ static const char *mpath(const lk_core *c)
 		: lm_module_display_name(c->src);
 }
 
-int lk_module_file(const char *dir, const char *rel, const char *file,
-		   const char *where, char **real, char **root, lm_error *err)
-{
-	const char *d = dir && *dir ? dir : ".";
-	char *full, *rp, *md;
-	size_t n;
-	*real = *root = NULL;
-	if (rel[0] == '/')
-		return lm_err(err, file, where, "file '%s' is an absolute "
-			      "path (artifacts must be relative to the module)",
-			      rel);
-	if (!lk_path_is_safe(rel))
-		return lm_err(err, file, where, "file '%s' contains '..' "
-			      "(path traversal refused)", rel);
-	if (!lm_rel_path_ok(rel))
-		return lm_err(err, file, where, "file '%s' is not a plain "
-			      "relative path (an empty or '.' component, or a "
-			      "control character)", rel);
-	full = lm_path_join(d, rel);
-	rp = realpath(full, NULL);
-	if (!rp) {
-		int e = errno;
-		lm_err(err, file, where, "file '%s' not found (%s): %s", rel,
-		       full, strerror(e));
-		free(full);
-		return LM_EINPUT;
-	}
-	free(full);
-	/* a symlink on the way may not lead out of the directory */
-	md = realpath(d, NULL);
-	n = md ? strlen(md) : 0;
-	if (!md || strncmp(rp, md, n) != 0 ||
-	    !(rp[n] == '/' || (n == 1 && md[0] == '/'))) {
-		lm_err(err, file, where, "file '%s' resolves to '%s', outside "
-		       "the module's directory (a symlink leaving it is "
-		       "refused)", rel, rp);
-		free(md);
-		free(rp);
-		return LM_EINPUT;
-	}
-	*real = rp;
-	*root = md;
-	return 0;
-}
-
-int lk_module_file_read(const char *root, const char *real, char **out,
-			size_t *len, unsigned *mode, lm_error *err)
-{
-	size_t n = strlen(root);
-	const char *rel = real + (n == 1 ? 1 : n + 1);
-	const char *slash;
-	char *dir = NULL, *data = NULL;
-	struct stat st;
-	int64_t size;
-	int rfd = -1, dfd = -1, fd = -1, rc;
-	*out = NULL;
-	if (strncmp(real, root, n) != 0 || (n > 1 && real[n] != '/'))
-		return lm_errc(err, LM_EINTERNAL, real, "", "internal error: "
-			       "not beneath '%s'", root);
-	rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rfd < 0)
-		return lm_err(err, root, "", "cannot open directory: %s",
-			      strerror(errno));
-	slash = strrchr(rel, '/');
-	if (slash)
-		dir = lm_xstrndup(rel, (size_t)(slash - rel));
-	if ((rc = lm_dir_open_beneath(&dfd, rfd, root, dir, 0, NULL,
-				      err)) != 0)
-		goto done;
-	if ((rc = lm_open_regular_at(dfd, slash ? slash + 1 : rel, real, &fd,
-				     &size, err)) != 0)
-		goto done;
-	if (size > LM_READ_MAX || (uint64_t)size >= SIZE_MAX) {
-		rc = lm_err(err, real, "", "file too large: %lld bytes (at "
-			    "most %lld)", (long long)size,
-			    (long long)LM_READ_MAX);
-		goto done;
-	}
-	if (fstat(fd, &st) != 0) {
-		rc = lm_err(err, real, "", "cannot stat: %s", strerror(errno));
-		goto done;
-	}
-	if ((rc = lm_read_fd(fd, real, LM_READ_MAX, &data, len, err)) != 0)
-		goto done;
-	if (mode)
-		*mode = (unsigned)st.st_mode & 0777;
-	*out = data;
-done:
-	if (fd >= 0)
-		close(fd);
-	if (dfd >= 0)
-		close(dfd);
-	close(rfd);
-	free(dir);
-	return rc;
-}
-
 /* Validate one file field and add it to the plan (once per core). */
 static int add_cand(lk_ctx *x, plan *p, lm_strmap *seen, int ci,
 		    const char *rel, int copy, const char *where)
@@ -159,7 +62,7 @@ static int add_cand(lk_ctx *x, plan *p, lm_strmap *seen, int ci,
 	int rc;
 	if (lm_strmap_lookup(seen, rel))
 		return 0;
-	if ((rc = lk_module_file(c->src->dir, rel, mpath(c), where, &rp, &md,
+	if ((rc = lm_module_file(c->src->dir, rel, mpath(c), where, &rp, &md,
 				 x->err)) != 0)
 		return rc;
 	lm_strmap_put(seen, rel, (void *)rel);
@@ -449,7 +352,7 @@ static int copy_into(wctx *w, const lk_artifact *a, int dfd,
 	char *data = NULL;
 	size_t len;
 	unsigned mode;
-	int rc = lk_module_file_read(a->root, a->src, &data, &len, &mode,
+	int rc = lm_module_file_read(a->root, a->src, &data, &len, &mode,
 				     w->err);
 	if (!rc)
 		rc = lm_write_at(dfd, shown, last_component(a->dst), data, len,

@@ -1,7 +1,7 @@
 /*
 ** lk_int.h -- internal: the link context shared by the step files of the
 ** bir_linker model (copy.c, fpass.c, memlocs.c, queues.c, barriers.c,
-** linkdir.c, tensormap.c, link.c).
+** linkdir.c, tensormap.c, mmt.c, link.c) and the helpers of ctx.c.
 */
 #ifndef LNCSIM_LK_INT_H
 #define LNCSIM_LK_INT_H
@@ -117,6 +117,8 @@ typedef struct lk_copier {
 
 #define LK_MAX_THREADS 8
 
+/* ---- context helpers (ctx.c) ------------------------------------------ */
+
 /* A ctx-owned copy of a formatted string (freed with the context). */
 char *lk_str(lk_ctx *x, const char *fmt, ...) LM_PRINTF(2, 3);
 /* A ctx-owned "nc<core>.<name>". */
@@ -134,6 +136,15 @@ lm_inst *lk_block_insert(lk_ctx *x, lm_block *b, int pos, int count);
 lm_function *lk_core_function(lk_ctx *x, int i);
 /* Core index of an out function (from its neuron_core_id); -1 for none. */
 int lk_function_core(const lk_ctx *x, const lm_function *f);
+
+/* Walk every instruction of blocks (recursing into Loops). */
+typedef void (*lk_inst_fn)(lk_ctx *x, int ci, lm_inst *in, void *arg);
+void lk_walk_blocks(lk_ctx *x, int ci, lm_block *bs, int nb, lk_inst_fn fn,
+		    void *arg);
+
+/* Top-level instructions of n functions (Loop bodies not counted): a
+** cheap size for sizing tables and budgets. */
+long lk_top_insts(const lm_function *fs, int n);
 
 /* The steps (one per seed step). Each returns 0 or an LM_E* code. */
 int copy_modules_as_functions(lk_ctx *x);
@@ -155,37 +166,5 @@ int setup_link_dir(lk_ctx *x);
 int renumber_core_barriers(lk_ctx *x);
 int check_barrier_order(lk_ctx *x);
 int post_link_mmt_report(lk_ctx *x);
-
-/* Walk every instruction of blocks (recursing into Loops). */
-typedef void (*lk_inst_fn)(lk_ctx *x, int ci, lm_inst *in, void *arg);
-void lk_walk_blocks(lk_ctx *x, int ci, lm_block *bs, int nb, lk_inst_fn fn,
-		    void *arg);
-
-/* Top-level instructions of n functions (Loop bodies not counted): a
-** cheap size for sizing tables and budgets. */
-long lk_top_insts(const lm_function *fs, int n);
-
-/* Is s a safe relative path (not absolute, no ".." component)? */
-int lk_path_is_safe(const char *s);
-
-/*
-** The rule for a file a module refers to (an allocation's `file`, a
-** `klir_binary`, a kernel's Const `file`): rel is relative to the
-** directory dir (NULL or "": "."), has no ".." and every component plain
-** (lm_rel_path_ok), exists, and resolves -- symlinks followed -- inside
-** dir. On success *real is its realpath and *root dir's realpath (caller
-** frees both). Errors read "FILE: WHERE: file 'REL' ...".
-*/
-int lk_module_file(const char *dir, const char *rel, const char *file,
-		   const char *where, char **real, char **root, lm_error *err);
-/*
-** Read the file real (a realpath from lk_module_file) beneath root (its
-** root there): every directory from root's fd with O_NOFOLLOW, the file
-** with lm_open_regular_at, at most LM_READ_MAX bytes, so a swap after the
-** check is refused. *mode: its permission bits (may be NULL). *out is NUL
-** terminated; caller frees.
-*/
-int lk_module_file_read(const char *root, const char *real, char **out,
-			size_t *len, unsigned *mode, lm_error *err);
 
 #endif

@@ -1,3 +1,10 @@
+# Calls run one way, down these layers (the top first): a file calls only
+# functions of the files on the layers below its own; link.c drives the
+# steps, and what the steps share is in ctx.c (tests/test_hygiene checks).
+#   link.c
+#   copy.c linkdir.c
+#   memlocs.c tensormap.c fpass.c queues.c barriers.c mmt.c
+#   ctx.c
 noinst_LTLIBRARIES += linker/liblinker.la
 # linker uses model only
 linker_liblinker_la_CPPFLAGS = -I$(srcdir)/linker -I$(srcdir)/model
@@ -14,15 +21,4 @@ linker_liblinker_la_SOURCES += linker/barriers.c
 linker_liblinker_la_SOURCES += linker/tensormap.c
 linker_liblinker_la_SOURCES += linker/linkdir.c
 linker_liblinker_la_SOURCES += linker/mmt.c
-# kernel provision: TranslateNKIASTToBIR, KLR reader/writer/codegen, inliner
-linker_liblinker_la_SOURCES += linker/provision.h
-linker_liblinker_la_SOURCES += linker/provision_int.h
-linker_liblinker_la_SOURCES += linker/provision.c
-linker_liblinker_la_SOURCES += linker/inline.c
-linker_liblinker_la_SOURCES += linker/codegen_helpers.c
-linker_liblinker_la_SOURCES += linker/klr.h
-linker_liblinker_la_SOURCES += linker/klr_schema.c
-linker_liblinker_la_SOURCES += linker/klr_read.c
-linker_liblinker_la_SOURCES += linker/klr_write.c
-linker_liblinker_la_SOURCES += linker/klr_json.c
-linker_liblinker_la_SOURCES += linker/klr_codegen.c
+linker_liblinker_la_SOURCES += linker/ctx.c

@@ -108,4 +108,25 @@ int lm_mkdtemp_at(int dirfd, const char *dir_name, const char *prefix,
 */
 int lm_exchange_at(int dirfd, const char *a, const char *b);
 
+/*
+** The rule for a file a module refers to (an allocation's `file`, a
+** `klir_binary`, a kernel's Const `file`), one for `link` and `lower`
+** alike: rel is relative to the directory dir (NULL or "": "."), has no
+** ".." and every component plain (lm_rel_path_ok), exists, and resolves
+** -- symlinks followed -- inside dir. On success *real is its realpath and
+** *root dir's realpath (caller frees both). Errors read "FILE: WHERE:
+** file 'REL' ...".
+*/
+int lm_module_file(const char *dir, const char *rel, const char *file,
+		   const char *where, char **real, char **root, lm_error *err);
+/*
+** Read the file real (a realpath from lm_module_file) beneath root (its
+** root there): every directory from root's fd with O_NOFOLLOW, the file
+** with lm_open_regular_at, at most LM_READ_MAX bytes, so a swap after the
+** check is refused. *mode: its permission bits (may be NULL). *out is NUL
+** terminated; caller frees.
+*/
+int lm_module_file_read(const char *root, const char *real, char **out,
+			size_t *len, unsigned *mode, lm_error *err);
+
 #endif

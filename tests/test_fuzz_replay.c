@@ -111,18 +111,18 @@ START_TEST(test_replay_klr)
 		char *p = tu_srcpath(rel), *text;
 		size_t len;
 		lm_error err;
-		lk_klr_file f;
+		lp_klr_file f;
 		lm_buf b = LM_BUF_INIT;
 		ck_assert_msg(lm_read_file(p, &text, &len, &err) == 0, "%s",
 			      err.msg);
-		ck_assert_msg(lk_klr_from_json(&f, text, len, p, &err) == 0,
+		ck_assert_msg(lp_klr_from_json(&f, text, len, p, &err) == 0,
 			      "%s", err.msg);
-		ck_assert_msg(lk_klr_encode_file(&f, &b, &err) == 0, "%s",
+		ck_assert_msg(lp_klr_encode_file(&f, &b, &err) == 0, "%s",
 			      err.msg);
 		runs += replay(lncsim_fuzz_klr, p, (const uint8_t *)b.ptr,
 			       b.size);
 		lm_buf_free(&b);
-		lk_klr_file_free(&f);
+		lp_klr_file_free(&f);
 		free(text);
 		free(p);
 		free(rel);

@@ -2,9 +2,11 @@
 ** test_hygiene.c -- the rules every check suite keeps: each test case has
 ** a timeout sized for the sanitizer build on a busy machine, a passing
 ** suite leaves no scratch directory behind, and no suite writes the
-** user's ./lncsim.db. And the rule the libraries keep: an #include never
-** crosses the layering (docs/build.md). And the rule every file keeps:
-** documentation and comments speak of the project only.
+** user's ./lncsim.db. And the rules the libraries keep: an #include never
+** crosses the layering (docs/build.md), and within linker/ and
+** linker/provision/ calls between files run one way (their local.mk).
+** And the rule every file keeps: documentation and comments speak of
+** the project only.
 **
 ** The scratch and database rules are tested on this program itself: run
 ** with --inner MODE it is a small suite of its own (MODE pass, fail or
@@ -87,16 +89,19 @@ END_TEST
 ** same through each library's include path (docs/build.md); this case
 ** names the crossing file before anyone builds.
 */
+#define MAY_MAX 7
 static const struct layer {
 	const char *dir;
-	const char *may[5];
+	const char *may[MAY_MAX];
 } layers[] = {
 	{ "model", { NULL } },
 	{ "linker", { "model", NULL } },
+	{ "linker/provision", { "model", NULL } },
 	{ "sim", { "model", NULL } },
 	{ "db", { "model", "sim/sim.h", NULL } },
 	{ "reports", { "model", "db", "sim/sim.h", NULL } },
-	{ "cli", { "model", "linker", "sim", "db", "reports" } },
+	{ "cli", { "model", "linker", "linker/provision", "sim", "db",
+		   "reports", NULL } },
 };
 #define NLAYERS (sizeof layers / sizeof layers[0])
 
@@ -124,11 +129,13 @@ static const char *include_refused(const struct layer *from,
 	size_t n = strlen(name);
 	if (n >= 6 && !strcmp(name + n - 6, "_int.h"))
 		return "a private header of another directory";
-	for (size_t i = 0; i < 5 && from->may[i]; i++) {
-		const char *m = from->may[i], *slash = strchr(m, '/');
-		if (!slash && !strcmp(m, dir))
+	for (size_t i = 0; i < MAY_MAX && from->may[i]; i++) {
+		const char *m = from->may[i], *slash = strrchr(m, '/');
+		size_t len = strlen(m);
+		int header = len > 2 && !strcmp(m + len - 2, ".h");
+		if (!header && !strcmp(m, dir))
 			return NULL;
-		if (slash && (size_t)(slash - m) == strlen(dir) &&
+		if (header && slash && (size_t)(slash - m) == strlen(dir) &&
 		    !strncmp(m, dir, strlen(dir)) && !strcmp(slash + 1, name))
 			return NULL;
 	}
@@ -390,6 +397,366 @@ START_TEST(test_files_speak_of_the_project)
 }
 END_TEST
 
+/* ---- calls run one way within a library ------------------------------- */
+
+/*
+** The files of linker/ and linker/provision/ are layered: the comment at
+** the top of each one's local.mk lists the layers, the top first, one
+** line "#   FILE.c FILE.c ..." each, after the line "# Calls run one
+** way". A file calls only functions defined in files of the layers below
+** its own. The sources are read (no build needed): comments, strings and
+** character constants are blanked, the functions each file defines
+** without `static` are collected (a name and its parameters followed by
+** `{` at file level), and every identifier of another file naming one of
+** them is a call.
+*/
+static const char *const layered_dirs[] = { "linker", "linker/provision" };
+
+static int is_idc(int c)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		(c >= '0' && c <= '9');
+}
+
+/*
+** A copy of C text with comments, string and character literals turned
+** into spaces (newlines kept); pp: preprocessor lines too.
+*/
+static char *blank_c(const char *t, int pp)
+{
+	char *s = lm_xstrdup(t), *p = s;
+	int bol = 1;
+	while (*p) {
+		char *q = p;
+		if (p[0] == '/' && p[1] == '*') {
+			char *e = strstr(p + 2, "*/");
+			q = e ? e + 2 : p + strlen(p);
+		} else if (p[0] == '/' && p[1] == '/') {
+			q = p + strcspn(p, "\n");
+		} else if (*p == '"' || *p == '\'') {
+			for (q = p + 1; *q && *q != *p && *q != '\n'; q++)
+				if (*q == '\\' && q[1])
+					q++;
+			if (*q == *p)
+				q++;
+		} else if (pp && bol && *p == '#') {
+			for (q = p; *q && !(*q == '\n' && q[-1] != '\\'); q++)
+				;
+		}
+		if (q == p) {
+			if (*p == '\n')
+				bol = 1;
+			else if (*p != ' ' && *p != '\t')
+				bol = 0;
+			p++;
+			continue;
+		}
+		for (; p < q; p++)
+			if (*p != '\n')
+				*p = ' ';
+	}
+	return s;
+}
+
+/* The word w (n bytes) occurs as a whole identifier in [b, e). */
+static int has_word(const char *b, const char *e, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = b; p + n <= e; p++)
+		if (!strncmp(p, w, n) && (p == b || !is_idc(p[-1])) &&
+		    (p + n == e || !is_idc(p[n])))
+			return 1;
+	return 0;
+}
+
+/* The functions defined without `static` in the files of a directory. */
+typedef struct defset {
+	lm_strmap index;     /* name -> position + 1 */
+	char **names;
+	int *file;           /* the defining file of each */
+	int n, cap, cap_file;
+} defset;
+
+/* Add the functions the blanked text s (of file fi) defines without
+** `static`: a name and its parameters followed by `{` at file level. */
+static void collect_defs(defset *ds, const char *s, int fi)
+{
+	const char *decl = s;   /* start of the current file-level item */
+	int depth = 0;
+	for (const char *p = s; *p; p++) {
+		if (*p == '{' || *p == '}') {
+			depth += *p == '{' ? 1 : -1;
+			if (depth == 0 && *p == '}')
+				decl = p + 1;
+			continue;
+		}
+		if (depth)
+			continue;
+		if (*p == ';') {
+			decl = p + 1;
+			continue;
+		}
+		if (!is_idc(*p) || (p > s && is_idc(p[-1])) ||
+		    (*p >= '0' && *p <= '9'))
+			continue;
+		const char *e = p, *q;
+		while (is_idc(*e))
+			e++;
+		for (q = e; *q == ' ' || *q == '\t' || *q == '\n'; q++)
+			;
+		if (*q != '(')
+			continue;
+		int par = 0;
+		do {
+			par += *q == '(' ? 1 : *q == ')' ? -1 : 0;
+			q++;
+		} while (*q && par > 0);
+		const char *after = q;
+		while (*after == ' ' || *after == '\t' || *after == '\n')
+			after++;
+		if (*after == '{' && !has_word(decl, p, "static")) {
+			lm_grow(&ds->names, &ds->cap, ds->n + 1,
+				sizeof *ds->names);
+			lm_grow(&ds->file, &ds->cap_file, ds->n + 1,
+				sizeof *ds->file);
+			ds->names[ds->n] = lm_xasprintf("%.*s", (int)(e - p),
+							p);
+			ds->file[ds->n] = fi;
+			lm_strmap_put(&ds->index, ds->names[ds->n],
+				      (void *)(intptr_t)(ds->n + 1));
+			ds->n++;
+		}
+		p = q - 1;
+	}
+}
+
+/*
+** Check n files of one directory (name[i], its layer[i], 0 the top, and
+** its text[i]): every call of a function another file defines must go to
+** a lower layer. Faults are appended to bad; returns the number of
+** distinct (file, function) calls across files seen.
+*/
+static int check_call_order(const char *dir, int n, const char *const *name,
+			    const int *layer, const char *const *text,
+			    lm_buf *bad)
+{
+	defset ds;
+	char **code = lm_xcalloc((size_t)n, sizeof *code);
+	int calls = 0;
+
+	memset(&ds, 0, sizeof ds);
+	lm_strmap_init(&ds.index);
+	for (int i = 0; i < n; i++) {
+		char *bare = blank_c(text[i], 1);
+		collect_defs(&ds, bare, i);
+		free(bare);
+		code[i] = blank_c(text[i], 0);
+	}
+	char *seen = lm_xcalloc((size_t)ds.n + 1, 1);
+	for (int i = 0; i < n; i++) {
+		memset(seen, 0, (size_t)ds.n + 1);
+		for (char *p = code[i]; *p; ) {
+			if (!is_idc(*p) || (*p >= '0' && *p <= '9')) {
+				p++;
+				continue;
+			}
+			char *e = p;
+			while (is_idc(*e))
+				e++;
+			int member = p > code[i] && (p[-1] == '.' ||
+				(p[-1] == '>' && p - 1 > code[i] &&
+				 p[-2] == '-'));
+			char c = *e;
+			*e = 0;
+			int k = (int)(intptr_t)lm_strmap_lookup(&ds.index,
+								p) - 1;
+			*e = c;
+			p = e;
+			if (member || k < 0 || ds.file[k] == i || seen[k])
+				continue;
+			seen[k] = 1;
+			calls++;
+			int d = ds.file[k];
+			if (layer[d] <= layer[i])
+				lm_buf_printf(bad, " %s/%s calls %s() of %s, "
+					      "%s;", dir, name[i], ds.names[k],
+					      name[d], layer[d] < layer[i] ?
+					      "a layer above" :
+					      "its own layer");
+		}
+	}
+	free(seen);
+	for (int i = 0; i < n; i++)
+		free(code[i]);
+	free(code);
+	for (int i = 0; i < ds.n; i++)
+		free(ds.names[i]);
+	free(ds.names);
+	free(ds.file);
+	lm_strmap_free(&ds.index);
+	return calls;
+}
+
+/*
+** The layers of dir's local.mk: the file names of the lines "#   A.c B.c"
+** after "# Calls run one way", in order; *layer of each. Returns the
+** number of files (0 when the comment is missing). Caller frees.
+*/
+static int read_layers(const char *mk, char ***files, int **layer)
+{
+	const char *p = strstr(mk, "# Calls run one way");
+	int n = 0, cap = 0, lay = 0, icap = 0;
+	*files = NULL;
+	*layer = NULL;
+	if (!p)
+		return 0;
+	p = strchr(p, '\n');
+	/* the rest of the sentence, then the layer lines */
+	while (p && p[1] == '#' && p[2] == ' ' && p[3] != ' ')
+		p = strchr(p + 1, '\n');
+	while (p && !strncmp(p + 1, "#   ", 4)) {
+		const char *q = p + 5, *nl = strchr(q, '\n');
+		if (!nl)
+			nl = q + strlen(q);
+		while (q < nl) {
+			while (q < nl && *q == ' ')
+				q++;
+			const char *e = q;
+			while (e < nl && *e != ' ')
+				e++;
+			if (e > q) {
+				lm_grow(files, &cap, n + 1, sizeof **files);
+				lm_grow(layer, &icap, n + 1, sizeof **layer);
+				(*files)[n] = lm_xasprintf("%.*s",
+							   (int)(e - q), q);
+				(*layer)[n++] = lay;
+			}
+			q = e;
+		}
+		lay++;
+		p = *nl ? nl : NULL;
+	}
+	return n;
+}
+
+START_TEST(test_calls_run_one_way)
+{
+	int total = 0;
+	lm_buf bad = LM_BUF_INIT;
+	for (size_t k = 0; k < sizeof layered_dirs / sizeof *layered_dirs;
+	     k++) {
+		const char *dir = layered_dirs[k];
+		char *rel = lm_xasprintf("%s/local.mk", dir);
+		char *mkp = tu_srcpath(rel), *mk = tu_read(mkp);
+		char **files, **text;
+		int *layer, n;
+		ck_assert_msg(mk != NULL, "%s", mkp);
+		n = read_layers(mk, &files, &layer);
+		ck_assert_msg(n > 3, "%s: no \"# Calls run one way\" layers",
+			      rel);
+		text = lm_xcalloc((size_t)n, sizeof *text);
+		for (int i = 0; i < n; i++) {
+			char *r = lm_xasprintf("%s/%s", dir, files[i]);
+			char *fp = tu_srcpath(r);
+			text[i] = tu_read(fp);
+			ck_assert_msg(text[i] != NULL, "%s (on a layer of %s)",
+				      r, rel);
+			free(fp);
+			free(r);
+		}
+		/* every .c of the directory is on a layer */
+		char *dp = tu_srcpath(dir);
+		DIR *d = opendir(dp);
+		struct dirent *e;
+		ck_assert_msg(d != NULL, "%s", dp);
+		while ((e = readdir(d))) {
+			size_t len = strlen(e->d_name);
+			int on = 0;
+			if (len < 3 || strcmp(e->d_name + len - 2, ".c"))
+				continue;
+			for (int i = 0; i < n && !on; i++)
+				on = !strcmp(files[i], e->d_name);
+			if (!on)
+				lm_buf_printf(&bad, " %s/%s is on no layer of "
+					      "%s;", dir, e->d_name, rel);
+		}
+		closedir(d);
+		int calls = check_call_order(dir, n, (const char *const *)files,
+					     layer, (const char *const *)text,
+					     &bad);
+		ck_assert_msg(calls > n, "%s: only %d calls across files "
+			      "found", dir, calls);
+		total += calls;
+		for (int i = 0; i < n; i++) {
+			free(files[i]);
+			free(text[i]);
+		}
+		free(files);
+		free(text);
+		free(layer);
+		free(dp);
+		free(mk);
+		free(mkp);
+		free(rel);
+	}
+	/* all of them on stderr; check's message holds a few KiB */
+	if (bad.size)
+		fprintf(stderr, "calls against the layering:%s\n",
+			lm_buf_cstr(&bad));
+	ck_assert_msg(bad.size == 0, "calls against the layering:%.2000s%s",
+		      lm_buf_cstr(&bad), bad.size > 2000 ? " ..." : "");
+	ck_assert_int_gt(total, 40);
+	lm_buf_free(&bad);
+}
+END_TEST
+
+/* The checker itself: an upward call, a call within a layer and a cycle
+** are found; statics, comments, strings and members are not calls. */
+START_TEST(test_call_order_checker)
+{
+	static const char *const name[] = { "top.c", "mid.c", "side.c",
+					    "low.c" };
+	static const int layer[] = { 0, 1, 1, 2 };
+	static const char *const good[] = {
+		"int top(void)\n{\n\treturn mid() + side() + low();\n}\n",
+		"/* top() drives */\nint mid(void)\n{\n\treturn low();\n}\n",
+		"static int LM_PRINTF(1, 2) helper(const char *f, ...)\n"
+		"{\n\treturn 0;\n}\nint side(void)\n{\n\treturn "
+		"helper(\"top()\");\n}\n",
+		"int low(struct s *x)\n{\n\treturn x->top + x.mid + "
+		"helper('t');\n}\n",
+	};
+	static const char *const bad_text[] = {
+		good[0],
+		"int mid(void)\n{\n\treturn side();\n}\n",
+		good[2],
+		"int low(void)\n{\n\treturn top();\n}\n",
+	};
+	lm_buf bad = LM_BUF_INIT;
+	ck_assert_int_eq(check_call_order("t", 4, name, layer, good, &bad), 4);
+	ck_assert_msg(bad.size == 0, "%s", lm_buf_cstr(&bad));
+	check_call_order("t", 4, name, layer, bad_text, &bad);
+	ck_assert_str_eq(lm_buf_cstr(&bad),
+			 " t/mid.c calls side() of side.c, its own layer;"
+			 " t/low.c calls top() of top.c, a layer above;");
+	lm_buf_free(&bad);
+
+	char **files;
+	int *lay;
+	int n = read_layers("# Calls run one way, down:\n# more words\n"
+			    "#   a.c\n#   b.c c.c\n#\nx = 1\n", &files, &lay);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(files[2], "c.c");
+	ck_assert_int_eq(lay[0], 0);
+	ck_assert_int_eq(lay[1], 1);
+	ck_assert_int_eq(lay[2], 1);
+	for (int i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
+	free(lay);
+}
+END_TEST
+
 /* ---- the inner suite -------------------------------------------------- */
 
 /* A case that makes scratch directories and runs lncsim without --db. */
@@ -591,6 +958,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_every_tcase_has_timeout);
 	tcase_add_test(tc, test_includes_keep_the_layering);
 	tcase_add_test(tc, test_files_speak_of_the_project);
+	tcase_add_test(tc, test_calls_run_one_way);
+	tcase_add_test(tc, test_call_order_checker);
 	tcase_add_test(tc, test_passing_suite_leaves_nothing);
 	tcase_add_test(tc, test_failing_suite_keeps_scratch);
 	tcase_add_test(tc, test_suite_writing_user_db_fails);

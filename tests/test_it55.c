@@ -61,16 +61,16 @@ static void pack_klr(const char *name, const char *dir)
 	char *rel = lm_xasprintf("tests/fixtures/klr/%s.json", name);
 	char *p = tu_srcpath(rel), *t = tu_read(p);
 	char *out = lm_xasprintf("%s/%s.klr", dir, name);
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_buf b = LM_BUF_INIT;
 	lm_error err;
 	ck_assert(t != NULL);
-	ck_assert_msg(lk_klr_from_json(&f, t, strlen(t), p, &err) == 0, "%s",
+	ck_assert_msg(lp_klr_from_json(&f, t, strlen(t), p, &err) == 0, "%s",
 		      err.msg);
-	ck_assert_int_eq(lk_klr_encode_file(&f, &b, &err), 0);
+	ck_assert_int_eq(lp_klr_encode_file(&f, &b, &err), 0);
 	ck_assert_int_eq(lm_write_file_atomic(out, b.ptr, b.size, &err), 0);
 	lm_buf_free(&b);
-	lk_klr_file_free(&f);
+	lp_klr_file_free(&f);
 	free(rel);
 	free(p);
 	free(t);
@@ -91,14 +91,14 @@ static int count_op(const lm_module *m, lm_opcode op)
 static lm_module *lower(const lm_module *m, int do_inline)
 {
 	lm_module *out = NULL;
-	lk_lower_opts o;
-	lk_warnings w = { 0, 0, NULL };
+	lp_lower_opts o;
+	lp_warnings w = { 0, 0, NULL };
 	lm_error err;
 	memset(&o, 0, sizeof o);
 	o.inline_kernels = do_inline;
-	ck_assert_msg(lk_lower(&out, m, &o, &w, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lp_lower(&out, m, &o, &w, &err) == 0, "%s", err.msg);
 	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "%s", err.msg);
-	lk_warnings_free(&w);
+	lp_warnings_free(&w);
 	return out;
 }
 
@@ -391,7 +391,7 @@ START_TEST(test_nested_sb_formals)
 	for (int i = 0; i < P_ * F_; i++)
 		ck_assert(tb_out(&r, "y", i) == 4.0f * x[i] + 2.0f);
 	inl = lm_module_clone(m1);
-	ck_assert_msg(lk_inline_nki(inl, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lp_inline_nki(inl, &err) == 0, "%s", err.msg);
 	ck_assert_msg(lm_verify(inl, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(count_op(inl, LM_OP_NKIKERNEL), 0);
 	ck_assert_msg(tb_run1(inl, x, P_, F_, NULL, &ri, &err) == 0, "%s",
@@ -405,7 +405,7 @@ START_TEST(test_nested_sb_formals)
 	ck_assert_msg(tb_run1(m, x, P_, F_, NULL, &r, &err) == 0, "%s",
 		      err.msg);
 	inl = lm_module_clone(m);
-	ck_assert_msg(lk_inline_nki(inl, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lp_inline_nki(inl, &err) == 0, "%s", err.msg);
 	ck_assert_msg(lm_verify(inl, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(count_op(inl, LM_OP_NKIKERNEL), 0);
 	ck_assert_msg(tb_run1(inl, x, P_, F_, NULL, &ri, &err) == 0, "%s",
@@ -635,7 +635,7 @@ START_TEST(test_inline_linked)
 	ck_assert_msg(lk_link(called, 2, &lo, &linked, &rep, &err) == 0, "%s",
 		      err.msg);
 	ck_assert_int_eq(count_op(linked, LM_OP_NKIKERNEL), 2);
-	ck_assert_msg(lk_inline_nki(linked, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lp_inline_nki(linked, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(count_op(linked, LM_OP_NKIKERNEL), 0);
 	{
 		lm_verify_opts vo = { 1 };

@@ -83,26 +83,26 @@ static uint8_t *example2(size_t *n)
 }
 
 /* The LncKernel of a decoded file. */
-static const lk_kval *lnc_of(const lk_klr_file *f)
+static const lp_kval *lnc_of(const lp_klr_file *f)
 {
-	ck_assert_int_eq(f->contents.type_tag, LK_T_CONTENTS);
-	ck_assert_int_eq(f->contents.ctor, LK_CONTENTS_LNC);
+	ck_assert_int_eq(f->contents.type_tag, LP_T_CONTENTS);
+	ck_assert_int_eq(f->contents.ctor, LP_CONTENTS_LNC);
 	return &f->contents.items[0];
 }
 
-#define FLD(o, n) lk_kval_field((o), (n))
+#define FLD(o, n) lp_kval_field((o), (n))
 
 START_TEST(test_example1_decodes)
 {
 	size_t n;
 	uint8_t *b = unhex(EX1, &n);
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_error err;
 	lm_buf out = LM_BUF_INIT;
-	const lk_kval *k, *blk, *st, *op, *ms, *tn, *addr;
+	const lp_kval *k, *blk, *st, *op, *ms, *tn, *addr;
 
 	ck_assert_uint_eq(n, 152);
-	ck_assert_msg(lk_klr_decode_file(&f, b, n, "ex1", &err) == 0, "%s",
+	ck_assert_msg(lp_klr_decode_file(&f, b, n, "ex1", &err) == 0, "%s",
 		      err.msg);
 	ck_assert_int_eq((int)f.version[2], 12);
 	ck_assert_str_eq(f.format, "NKI");
@@ -115,36 +115,36 @@ START_TEST(test_example1_decodes)
 	ck_assert_int_eq(FLD(blk, "noReorder")->b, 0);
 	st = &FLD(blk, "body")->items[0];
 	op = FLD(st, "op");
-	ck_assert_str_eq(lk_kval_ctor_name(op), "memSet");
+	ck_assert_str_eq(lp_kval_ctor_name(op), "memSet");
 	ms = &op->items[0];
 	ck_assert_int_eq(ms->type_tag, 158);
 	/* dst: TensorRef.abstract(Access.simple(TensorName)) */
 	tn = &FLD(ms, "dst")->items[0].items[0];
-	ck_assert_int_eq(tn->type_tag, LK_T_TENSORNAME);
+	ck_assert_int_eq(tn->type_tag, LP_T_TENSORNAME);
 	ck_assert_str_eq(FLD(tn, "name")->s, "t");
-	ck_assert_str_eq(lk_kval_ctor_name(FLD(tn, "dtype")), "float32");
+	ck_assert_str_eq(lp_kval_ctor_name(FLD(tn, "dtype")), "float32");
 	ck_assert_int_eq((int)FLD(FLD(tn, "shape"), "parDim")->u, 128);
 	ck_assert_int_eq((int)FLD(FLD(tn, "shape"), "freeDims")->items[0].u,
 			 512);
 	addr = FLD(tn, "address");
-	ck_assert_str_eq(lk_kval_ctor_name(FLD(addr, "memory")), "sbuf");
+	ck_assert_str_eq(lp_kval_ctor_name(FLD(addr, "memory")), "sbuf");
 	ck_assert_int_eq((int)FLD(addr, "parSize")->u, 128);
 	ck_assert_int_eq((int)FLD(addr, "freeSize")->u, 2048);
 	ck_assert_int_eq(FLD(addr, "parOffset")->n, 0);
 	ck_assert_int_eq(FLD(addr, "freeOffset")->n, 0);
 	ck_assert_int_eq((int)FLD(tn, "freeElements")->u, 512);
 	ck_assert_int_eq(FLD(tn, "addressRotation")->b, 1);
-	ck_assert_str_eq(lk_kval_ctor_name(FLD(ms, "value")), "float");
+	ck_assert_str_eq(lp_kval_ctor_name(FLD(ms, "value")), "float");
 	ck_assert_uint_eq(FLD(ms, "value")->items[0].fbits, 0);
-	ck_assert_str_eq(lk_kval_ctor_name(FLD(ms, "engine")), "unassigned");
+	ck_assert_str_eq(lp_kval_ctor_name(FLD(ms, "engine")), "unassigned");
 	ck_assert_str_eq(FLD(st, "name")->items[0].s, "m");
 	ck_assert_int_eq((int)FLD(FLD(st, "pos"), "line")->u, 1);
 	/* the writer gives back the same bytes */
-	ck_assert_int_eq(lk_klr_encode_file(&f, &out, &err), 0);
+	ck_assert_int_eq(lp_klr_encode_file(&f, &out, &err), 0);
 	ck_assert_uint_eq(out.size, n);
 	ck_assert(memcmp(out.ptr, b, n) == 0);
 	lm_buf_free(&out);
-	lk_klr_file_free(&f);
+	lp_klr_file_free(&f);
 	free(b);
 }
 END_TEST
@@ -153,24 +153,24 @@ START_TEST(test_example2_decodes)
 {
 	size_t n;
 	uint8_t *b = example2(&n);
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_error err;
 	lm_buf out = LM_BUF_INIT;
-	const lk_kval *blk, *st, *ts, *bp, *pat, *pos;
+	const lp_kval *blk, *st, *ts, *bp, *pat, *pos;
 	float two;
 
 	ck_assert_uint_eq(n, 308);
-	ck_assert_msg(lk_klr_decode_file(&f, b, n, "ex2", &err) == 0, "%s",
+	ck_assert_msg(lp_klr_decode_file(&f, b, n, "ex2", &err) == 0, "%s",
 		      err.msg);
 	blk = &FLD(lnc_of(&f), "bodies")->items[0].items[0];
 	ck_assert_str_eq(FLD(blk, "label")->s, "b");
 	ck_assert_int_eq(FLD(blk, "noReorder")->b, 1);
 	st = &FLD(blk, "body")->items[0];
-	ck_assert_str_eq(lk_kval_ctor_name(FLD(st, "op")), "tensorScalar");
+	ck_assert_str_eq(lp_kval_ctor_name(FLD(st, "op")), "tensorScalar");
 	ts = &FLD(st, "op")->items[0];
 	/* dst = abstract(birPattern(...)) */
 	bp = &FLD(ts, "dst")->items[0].items[0];
-	ck_assert_int_eq(bp->type_tag, LK_T_BIRAP);
+	ck_assert_int_eq(bp->type_tag, LP_T_BIRAP);
 	ck_assert_int_eq((int)FLD(bp, "offset")->u, 0);
 	pat = FLD(bp, "pattern");
 	ck_assert_int_eq(pat->n, 2);
@@ -182,23 +182,23 @@ START_TEST(test_example2_decodes)
 	ck_assert_int_eq((int)FLD(bp, "indirectDim")->i, 0);
 	memcpy(&two, &FLD(ts, "imm0")->items[0].items[0].fbits, 4);
 	ck_assert(two == 2.0f);
-	ck_assert_str_eq(lk_kval_ctor_name(FLD(ts, "op0")), "mult");
+	ck_assert_str_eq(lp_kval_ctor_name(FLD(ts, "op0")), "mult");
 	ck_assert_int_eq(FLD(ts, "imm1")->n, 0);
 	ck_assert_int_eq(FLD(ts, "op1")->n, 0);
-	ck_assert_str_eq(lk_kval_ctor_name(FLD(ts, "reverse")), "none");
-	ck_assert_str_eq(lk_kval_ctor_name(FLD(ts, "engine")), "dve");
-	ck_assert_str_eq(lk_kval_ctor_name(&FLD(ts, "dtype")->items[0]),
+	ck_assert_str_eq(lp_kval_ctor_name(FLD(ts, "reverse")), "none");
+	ck_assert_str_eq(lp_kval_ctor_name(FLD(ts, "engine")), "dve");
+	ck_assert_str_eq(lp_kval_ctor_name(&FLD(ts, "dtype")->items[0]),
 			 "float32");
 	ck_assert_int_eq(FLD(st, "name")->n, 0);
 	pos = FLD(st, "pos");
 	ck_assert_int_eq((int)FLD(pos, "line")->u, 3);
 	ck_assert_int_eq((int)FLD(pos, "column")->u, 4);
 	ck_assert_str_eq(FLD(pos, "filename")->items[0].s, "k.py");
-	ck_assert_int_eq(lk_klr_encode_file(&f, &out, &err), 0);
+	ck_assert_int_eq(lp_klr_encode_file(&f, &out, &err), 0);
 	ck_assert_uint_eq(out.size, n);
 	ck_assert(memcmp(out.ptr, b, n) == 0);
 	lm_buf_free(&out);
-	lk_klr_file_free(&f);
+	lp_klr_file_free(&f);
 	free(b);
 }
 END_TEST
@@ -207,12 +207,12 @@ START_TEST(test_example3_fragments)
 {
 	size_t n;
 	uint8_t *b = unhex(EX3_DP, &n);
-	lk_kval *v = NULL;
+	lp_kval *v = NULL;
 	lm_error err;
-	const lk_kval *pat;
+	const lp_kval *pat;
 	lm_buf out = LM_BUF_INIT;
 
-	ck_assert_msg(lk_klr_decode_value(&v, "T134", b, n, &err) == 0, "%s",
+	ck_assert_msg(lp_klr_decode_value(&v, "T134", b, n, &err) == 0, "%s",
 		      err.msg);
 	ck_assert_int_eq((int)FLD(v, "offset")->i, 0);
 	pat = FLD(v, "pattern");
@@ -224,44 +224,44 @@ START_TEST(test_example3_fragments)
 	ck_assert_int_eq((int)FLD(&pat->items[3], "step")->i, 1);
 	ck_assert_int_eq((int)FLD(&pat->items[3], "num")->u, 128);
 	ck_assert_int_eq((int)FLD(v, "channelMultiplier")->i, -1);
-	ck_assert_int_eq(lk_klr_encode_value(v, "T134", &out, &err), 0);
+	ck_assert_int_eq(lp_klr_encode_value(v, "T134", &out, &err), 0);
 	ck_assert(out.size == n && memcmp(out.ptr, b, n) == 0);
 	lm_buf_free(&out);
-	lk_kval_free(v);
+	lp_kval_free(v);
 	free(b);
 
 	b = unhex("d98302813863", &n);   /* Immediate.int (-100) */
-	ck_assert_int_eq(lk_klr_decode_value(&v, "T131", b, n, &err), 0);
-	ck_assert_str_eq(lk_kval_ctor_name(v), "int");
+	ck_assert_int_eq(lp_klr_decode_value(&v, "T131", b, n, &err), 0);
+	ck_assert_str_eq(lp_kval_ctor_name(v), "int");
 	ck_assert_int_eq((int)v->items[0].i, -100);
-	lk_kval_free(v);
+	lp_kval_free(v);
 	free(b);
 	b = unhex("3903e7", &n);
-	ck_assert_int_eq(lk_klr_decode_value(&v, "i", b, n, &err), 0);
+	ck_assert_int_eq(lp_klr_decode_value(&v, "i", b, n, &err), 0);
 	ck_assert_int_eq((int)v->i, -1000);
-	lk_kval_free(v);
+	lp_kval_free(v);
 	free(b);
 	b = unhex("3a000f423f", &n);
-	ck_assert_int_eq(lk_klr_decode_value(&v, "i", b, n, &err), 0);
+	ck_assert_int_eq(lp_klr_decode_value(&v, "i", b, n, &err), 0);
 	ck_assert_int_eq((int)v->i, -1000000);
-	lk_kval_free(v);
+	lp_kval_free(v);
 	free(b);
 	/* the section 2 examples of the primitive encodings */
 	b = unhex("1a000f4240", &n);
-	ck_assert_int_eq(lk_klr_decode_value(&v, "n", b, n, &err), 0);
+	ck_assert_int_eq(lp_klr_decode_value(&v, "n", b, n, &err), 0);
 	ck_assert_int_eq((int)v->u, 1000000);
-	lk_kval_free(v);
+	lp_kval_free(v);
 	free(b);
 	b = unhex("faff800000", &n);
-	ck_assert_int_eq(lk_klr_decode_value(&v, "f", b, n, &err), 0);
+	ck_assert_int_eq(lp_klr_decode_value(&v, "f", b, n, &err), 0);
 	ck_assert_uint_eq(v->fbits, 0xff800000u);
-	lk_kval_free(v);
+	lp_kval_free(v);
 	free(b);
 	/* a longer-than-shortest Nat is accepted */
 	b = unhex("1900 0c", &n);
-	ck_assert_int_eq(lk_klr_decode_value(&v, "n", b, n, &err), 0);
+	ck_assert_int_eq(lp_klr_decode_value(&v, "n", b, n, &err), 0);
 	ck_assert_int_eq((int)v->u, 12);
-	lk_kval_free(v);
+	lp_kval_free(v);
 	free(b);
 }
 END_TEST
@@ -270,9 +270,9 @@ END_TEST
 static void truncations(const uint8_t *b, size_t n)
 {
 	for (size_t k = 0; k < n; k++) {
-		lk_klr_file f;
+		lp_klr_file f;
 		lm_error err;
-		ck_assert_msg(lk_klr_decode_file(&f, b, k, "t", &err) != 0,
+		ck_assert_msg(lp_klr_decode_file(&f, b, k, "t", &err) != 0,
 			      "prefix %zu decoded", k);
 		ck_assert_msg(strstr(err.msg, "truncated") ||
 			      strstr(err.msg, "cannot fit") ||
@@ -303,12 +303,12 @@ START_TEST(test_corruption_fuzz)
 	for (size_t i = 0; i < n; i++)
 		for (size_t v = 0; v < sizeof vals; v++) {
 			uint8_t save = b[i];
-			lk_klr_file f;
+			lp_klr_file f;
 			lm_error err;
 			b[i] = vals[v];
-			if (lk_klr_decode_file(&f, b, n, "c", &err) == 0) {
+			if (lp_klr_decode_file(&f, b, n, "c", &err) == 0) {
 				ok++;
-				lk_klr_file_free(&f);
+				lp_klr_file_free(&f);
 			} else {
 				bad++;
 				ck_assert(err.msg[0] != 0);
@@ -324,9 +324,9 @@ END_TEST
 /* Decode bytes expecting an error containing want. */
 static void bad_file(const uint8_t *b, size_t n, const char *want)
 {
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_error err;
-	ck_assert_int_ne(lk_klr_decode_file(&f, b, n, "bad.klr", &err), 0);
+	ck_assert_int_ne(lp_klr_decode_file(&f, b, n, "bad.klr", &err), 0);
 	ck_assert_contains(err.msg, want);
 	ck_assert_contains(err.msg, "bad.klr");
 }
@@ -383,9 +383,9 @@ END_TEST
 
 START_TEST(test_read_missing_file)
 {
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_error err;
-	ck_assert_int_ne(lk_klr_read(&f, "no/such/kernel.klr", &err), 0);
+	ck_assert_int_ne(lp_klr_read(&f, "no/such/kernel.klr", &err), 0);
 	ck_assert_contains(err.msg, "fail to locate KLIR artifact");
 }
 END_TEST
@@ -403,7 +403,7 @@ static char *write_file(const char *dir, const char *name, const void *b,
 }
 
 /*
-** lk_klr_read on files: example 1 reads; a truncated copy is a clean
+** lp_klr_read on files: example 1 reads; a truncated copy is a clean
 ** error; /dev/zero and a FIFO are refused at once; a file over 64 MiB
 ** (sparse) is refused by its size, and a big file that is not KLR by its
 ** first bytes, neither read whole.
@@ -414,38 +414,38 @@ START_TEST(test_read_files_and_limits)
 	char *p, msg[600];
 	size_t n;
 	uint8_t *b = unhex(EX1, &n);
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_error err;
 
 	p = write_file(dir, "ex1.klr", b, n);
-	ck_assert_msg(lk_klr_read(&f, p, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lp_klr_read(&f, p, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(f.format, "NKI");
-	lk_klr_file_free(&f);
+	lp_klr_file_free(&f);
 	free(p);
 
 	p = write_file(dir, "cut.klr", b, n - 5);
-	ck_assert_int_eq(lk_klr_read(&f, p, &err), LM_EINPUT);
+	ck_assert_int_eq(lp_klr_read(&f, p, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "truncated CBOR");
 	free(p);
 	p = write_file(dir, "hdr.klr", b, 5);
-	ck_assert_int_eq(lk_klr_read(&f, p, &err), LM_EINPUT);
+	ck_assert_int_eq(lp_klr_read(&f, p, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "hdr.klr: byte 3 in KLRFile header: "
 			   "array of 3 items cannot fit in the 2 bytes left");
 	free(p);
 
-	ck_assert_int_eq(lk_klr_read(&f, "/dev/zero", &err), LM_EINPUT);
+	ck_assert_int_eq(lp_klr_read(&f, "/dev/zero", &err), LM_EINPUT);
 	ck_assert_str_eq(err.msg, "/dev/zero: not a regular file (a "
 			 "character device)");
 	p = lm_path_join(dir, "fifo.klr");
 	ck_assert_int_eq(mkfifo(p, 0600), 0);
-	ck_assert_int_eq(lk_klr_read(&f, p, &err), LM_EINPUT);
+	ck_assert_int_eq(lp_klr_read(&f, p, &err), LM_EINPUT);
 	snprintf(msg, sizeof msg, "%s: not a regular file (a FIFO)", p);
 	ck_assert_str_eq(err.msg, msg);
 	free(p);
 
 	p = write_file(dir, "big.klr", b, n);
 	ck_assert_int_eq(truncate(p, ((off_t)64 << 20) + 1), 0);
-	ck_assert_int_eq(lk_klr_read(&f, p, &err), LM_EINPUT);
+	ck_assert_int_eq(lp_klr_read(&f, p, &err), LM_EINPUT);
 	snprintf(msg, sizeof msg, "%s: KLR file too large: 67108865 bytes "
 		 "(at most 67108864)", p);
 	ck_assert_str_eq(err.msg, msg);
@@ -453,7 +453,7 @@ START_TEST(test_read_files_and_limits)
 
 	p = write_file(dir, "zeros.klr", "", 0);
 	ck_assert_int_eq(truncate(p, (off_t)32 << 20), 0);
-	ck_assert_int_eq(lk_klr_read(&f, p, &err), LM_EINPUT);
+	ck_assert_int_eq(lp_klr_read(&f, p, &err), LM_EINPUT);
 	snprintf(msg, sizeof msg, "%s: byte 0: not a KLR file: it does not "
 		 "start with the KLR header d9 d9 f7", p);
 	ck_assert_str_eq(err.msg, msg);
@@ -468,25 +468,25 @@ END_TEST
 /* pack (JSON -> CBOR) of a text; fails the test on error. */
 static void pack_text(const char *text, lm_buf *out)
 {
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_error err;
-	ck_assert_msg(lk_klr_from_json(&f, text, strlen(text), "k.json",
+	ck_assert_msg(lp_klr_from_json(&f, text, strlen(text), "k.json",
 				       &err) == 0, "%s", err.msg);
-	ck_assert_msg(lk_klr_encode_file(&f, out, &err) == 0, "%s", err.msg);
-	lk_klr_file_free(&f);
+	ck_assert_msg(lp_klr_encode_file(&f, out, &err) == 0, "%s", err.msg);
+	lp_klr_file_free(&f);
 }
 
 /* pack -> dump -> pack must give the same bytes. */
 static void round_trip(const char *text)
 {
 	lm_buf b1 = LM_BUF_INIT, b2 = LM_BUF_INIT, j = LM_BUF_INIT;
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_error err;
 	pack_text(text, &b1);
-	ck_assert_msg(lk_klr_decode_file(&f, (const uint8_t *)b1.ptr, b1.size,
+	ck_assert_msg(lp_klr_decode_file(&f, (const uint8_t *)b1.ptr, b1.size,
 					 "b1", &err) == 0, "%s", err.msg);
-	lk_klr_to_json(&f, &j);
-	lk_klr_file_free(&f);
+	lp_klr_to_json(&f, &j);
+	lp_klr_file_free(&f);
 	pack_text(lm_buf_cstr(&j), &b2);
 	ck_assert_uint_eq(b1.size, b2.size);
 	ck_assert(memcmp(b1.ptr, b2.ptr, b1.size) == 0);
@@ -560,20 +560,20 @@ START_TEST(test_ncmatmul_flag_layout)
 			"\"perfMode\": \"DoubleRow\"}}}]}]]}}}",
 			v ? ", \"psumAccumulateFlag\": 128" : "");
 		lm_buf b = LM_BUF_INIT, j = LM_BUF_INIT;
-		lk_klr_file f;
+		lp_klr_file f;
 		lm_error err;
-		const lk_kval *op, *fl;
+		const lp_kval *op, *fl;
 		pack_text(t, &b);
 		ck_assert_int_ge(find_bytes(&b, v ? h10 : h9, 4), 0);
 		ck_assert_int_lt(find_bytes(&b, v ? h9 : h10, 4), 0);
-		ck_assert_msg(lk_klr_decode_file(&f, (const uint8_t *)b.ptr,
+		ck_assert_msg(lp_klr_decode_file(&f, (const uint8_t *)b.ptr,
 						 b.size, "b", &err) == 0, "%s",
 			      err.msg);
 		op = &lnc_of(&f)->items[3].items[0].items[0].items[2]
 			      .items[0].items[0].items[0];
 		ck_assert_int_eq(op->type_tag, 183);
 		ck_assert_int_eq(op->n, v ? 10 : 9);
-		fl = lk_kval_field(op, "psumAccumulateFlag");
+		fl = lp_kval_field(op, "psumAccumulateFlag");
 		if (v) {
 			ck_assert_ptr_nonnull(fl);
 			ck_assert_uint_eq(fl->u, 128);
@@ -581,14 +581,14 @@ START_TEST(test_ncmatmul_flag_layout)
 			ck_assert_ptr_null(fl);
 		}
 		/* perfMode is found in both layouts */
-		ck_assert_int_eq(lk_kval_field(op, "perfMode")->ctor, 1);
-		lk_klr_to_json(&f, &j);
+		ck_assert_int_eq(lp_kval_field(op, "perfMode")->ctor, 1);
+		lp_klr_to_json(&f, &j);
 		if (v)
 			ck_assert_contains(lm_buf_cstr(&j),
 					   "\"psumAccumulateFlag\": 128");
 		else
 			ck_assert(!strstr(lm_buf_cstr(&j), "psumAccumulateFlag"));
-		lk_klr_file_free(&f);
+		lp_klr_file_free(&f);
 		round_trip(t);
 		lm_buf_free(&b);
 		lm_buf_free(&j);
@@ -597,7 +597,7 @@ START_TEST(test_ncmatmul_flag_layout)
 	/* a header count that is neither layout */
 	{
 		lm_buf b = LM_BUF_INIT;
-		lk_klr_file f;
+		lp_klr_file f;
 		lm_error err;
 		long at;
 		pack_text("{\"contents\": {\"lnc\": {\"name\": \"k\", \"bodies\": "
@@ -608,7 +608,7 @@ START_TEST(test_ncmatmul_flag_layout)
 		at = find_bytes(&b, h9, 4);
 		ck_assert_int_ge(at, 0);
 		((uint8_t *)b.ptr)[at + 3] = 0x8b;
-		ck_assert_int_ne(lk_klr_decode_file(&f, (const uint8_t *)b.ptr,
+		ck_assert_int_ne(lp_klr_decode_file(&f, (const uint8_t *)b.ptr,
 						    b.size, "b", &err), 0);
 		ck_assert_contains(err.msg, "NcMatMul.mk: the array header "
 				   "counts 11 fields, expected 9");
@@ -620,9 +620,9 @@ END_TEST
 /* pack of a text expecting an error containing want. */
 static void bad_json(const char *text, const char *want)
 {
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_error err;
-	ck_assert_int_ne(lk_klr_from_json(&f, text, strlen(text), "k.json",
+	ck_assert_int_ne(lp_klr_from_json(&f, text, strlen(text), "k.json",
 					  &err), 0);
 	ck_assert_contains(err.msg, want);
 }
@@ -735,7 +735,7 @@ START_TEST(test_shared_doc_vectors)
 	lm_buf hex = LM_BUF_INIT;
 	size_t n;
 	uint8_t *b;
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_error err;
 	if (!p)
 		return;   /* the shared tree is not there: nothing to check */
@@ -752,9 +752,9 @@ START_TEST(test_shared_doc_vectors)
 	lm_buf_put(&hex, s, (size_t)(e - s));
 	b = unhex(lm_buf_cstr(&hex), &n);
 	ck_assert_uint_eq(n, 152);
-	ck_assert_msg(lk_klr_decode_file(&f, b, n, p, &err) == 0, "%s",
+	ck_assert_msg(lp_klr_decode_file(&f, b, n, p, &err) == 0, "%s",
 		      err.msg);
-	lk_klr_file_free(&f);
+	lp_klr_file_free(&f);
 	free(b);
 	lm_buf_free(&hex);
 	free(t);

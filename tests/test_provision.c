@@ -79,21 +79,21 @@ static void pack_klr(const char *name, const char *dir, const char *version)
 	char *rel = lm_xasprintf("tests/fixtures/klr/%s.json", name);
 	char *p = tu_srcpath(rel), *t = tu_read(p);
 	char *out = lm_xasprintf("%s/%s.klr", dir, name);
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_buf b = LM_BUF_INIT;
 	lm_error err;
 	ck_assert(t != NULL);
-	ck_assert_msg(lk_klr_from_json(&f, t, strlen(t), p, &err) == 0, "%s",
+	ck_assert_msg(lp_klr_from_json(&f, t, strlen(t), p, &err) == 0, "%s",
 		      err.msg);
 	if (version)
 		sscanf(version, "%llu.%llu.%llu",
 		       (unsigned long long *)&f.version[0],
 		       (unsigned long long *)&f.version[1],
 		       (unsigned long long *)&f.version[2]);
-	ck_assert_int_eq(lk_klr_encode_file(&f, &b, &err), 0);
+	ck_assert_int_eq(lp_klr_encode_file(&f, &b, &err), 0);
 	ck_assert_int_eq(lm_write_file_atomic(out, b.ptr, b.size, &err), 0);
 	lm_buf_free(&b);
-	lk_klr_file_free(&f);
+	lp_klr_file_free(&f);
 	free(rel);
 	free(p);
 	free(t);
@@ -115,14 +115,14 @@ static lm_module *setup_a(const char *dir, const char *caller,
 
 /* Lower (and verify); fails the test on error. */
 static lm_module *lower_ok(const lm_module *m, int do_inline,
-			   lk_warnings *w)
+			   lp_warnings *w)
 {
 	lm_module *out = NULL;
-	lk_lower_opts o;
+	lp_lower_opts o;
 	lm_error err;
 	memset(&o, 0, sizeof o);
 	o.inline_kernels = do_inline;
-	ck_assert_msg(lk_lower(&out, m, &o, w, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lp_lower(&out, m, &o, w, &err) == 0, "%s", err.msg);
 	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "lowered module does "
 		      "not verify: %s", err.msg);
 	return out;
@@ -133,11 +133,11 @@ static void lower_fails(const lm_module *m, const char *want)
 {
 	lm_module *out = NULL;
 	lm_error err;
-	lk_warnings w = { 0, 0, NULL };
-	ck_assert_int_ne(lk_lower(&out, m, NULL, &w, &err), 0);
+	lp_warnings w = { 0, 0, NULL };
+	ck_assert_int_ne(lp_lower(&out, m, NULL, &w, &err), 0);
 	ck_assert_ptr_null(out);
 	ck_assert_contains(err.msg, want);
-	lk_warnings_free(&w);
+	lp_warnings_free(&w);
 }
 
 /* The instruction named name (top-level blocks), or NULL. */
@@ -268,7 +268,7 @@ START_TEST(test_bir_lower_structure)
 	lm_module *m = load_fx("b_caller.json"), *lo;
 	lm_function *kf = NULL;
 	lm_inst *call, *after;
-	lk_warnings w = { 0, 0, NULL };
+	lp_warnings w = { 0, 0, NULL };
 
 	lo = lower_ok(m, 0, &w);
 	ck_assert_int_eq(w.n, 0);
@@ -310,7 +310,7 @@ START_TEST(test_bir_lower_structure)
 	ck_assert_int_eq(m->n_functions, 1);
 	lm_module_free(lo);
 	lm_module_free(m);
-	lk_warnings_free(&w);
+	lp_warnings_free(&w);
 }
 END_TEST
 
@@ -343,12 +343,12 @@ START_TEST(test_bir_const_copied)
 {
 	char *dir = tu_tmpdir("prov-const");
 	lm_module *m = load_fx("b_caller.json"), *lo = NULL;
-	lk_lower_opts o;
+	lp_lower_opts o;
 	lm_error err;
 	char *w;
 	memset(&o, 0, sizeof o);
 	o.out_dir = dir;
-	ck_assert_msg(lk_lower(&lo, m, &o, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lp_lower(&lo, m, &o, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(lm_module_find_alloc(lo, "w", NULL)->file,
 			 "relu_k.const/w.npy");
 	w = lm_xasprintf("%s/relu_k.const/w.npy", dir);
@@ -454,7 +454,7 @@ START_TEST(test_lower_module_const_rule)
 								  dir);
 	char *cp, *t;
 	lm_module *m, *lo = NULL;
-	lk_lower_opts o;
+	lp_lower_opts o;
 	lm_error err;
 	const lm_alloc *w;
 	ck_assert_int_eq(mkdir(md, 0755), 0);
@@ -471,7 +471,7 @@ START_TEST(test_lower_module_const_rule)
 	m = load(cp);
 	make_const(m, 0, "../A/wc.npy");
 	make_const(m, 1, "../B/wc.npy");
-	ck_assert_int_ne(lk_lower(&lo, m, &o, NULL, &err), 0);
+	ck_assert_int_ne(lp_lower(&lo, m, &o, NULL, &err), 0);
 	ck_assert_contains(err.msg, "/allocation ");
 	ck_assert_contains(err.msg, ": file '../A/wc.npy' contains '..' (path "
 			   "traversal refused)");
@@ -483,7 +483,7 @@ START_TEST(test_lower_module_const_rule)
 
 	m = load(cp);
 	make_const(m, 0, "relu_k.const/w.npy");
-	ck_assert_msg(lk_lower(&lo, m, &o, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lp_lower(&lo, m, &o, NULL, &err) == 0, "%s", err.msg);
 	w = lm_module_find_alloc(lo, "w", NULL);
 	ck_assert_ptr_nonnull(w);
 	ck_assert_str_eq(w->file, "relu_k.const/w.npy_1");
@@ -529,11 +529,11 @@ START_TEST(test_cli_lower_hostile_function_name)
 	{
 		char *cp = lm_xasprintf("%s/b_caller.json", dir);
 		lm_module *m = load(cp), *lo = NULL;
-		lk_lower_opts o;
+		lp_lower_opts o;
 		lm_error err;
 		memset(&o, 0, sizeof o);
 		o.out_dir = od;
-		ck_assert_int_ne(lk_lower(&lo, m, &o, NULL, &err), 0);
+		ck_assert_int_ne(lp_lower(&lo, m, &o, NULL, &err), 0);
 		ck_assert_contains(err.msg, "kernel function name "
 				   "'../../outside/pwn' cannot name a directory");
 		ck_assert_ptr_null(lo);
@@ -561,14 +561,14 @@ START_TEST(test_bir_const_symlinked_out)
 	char *lnk = lm_xasprintf("%s/relu_k.const", od);
 	char *w = lm_xasprintf("%s/w.npy", outside);
 	lm_module *m = load_fx("b_caller.json"), *lo = NULL;
-	lk_lower_opts o;
+	lp_lower_opts o;
 	lm_error err;
 	ck_assert_int_eq(mkdir(outside, 0755), 0);
 	ck_assert_int_eq(mkdir(od, 0755), 0);
 	ck_assert_int_eq(symlink(outside, lnk), 0);
 	memset(&o, 0, sizeof o);
 	o.out_dir = od;
-	ck_assert_int_ne(lk_lower(&lo, m, &o, NULL, &err), 0);
+	ck_assert_int_ne(lp_lower(&lo, m, &o, NULL, &err), 0);
 	ck_assert_contains(err.msg, "relu_k.const: is a symlink; refusing to go "
 			   "through it");
 	ck_assert_int_ne(access(w, F_OK), 0);
@@ -585,7 +585,7 @@ END_TEST
 START_TEST(test_lnc_gate)
 {
 	lm_module *m = load_fx("b_caller_lnc2.json"), *lo;
-	lk_warnings w = { 0, 0, NULL };
+	lp_warnings w = { 0, 0, NULL };
 	ls_result r;
 
 	/* unset core id, two functions: error */
@@ -633,7 +633,7 @@ START_TEST(test_lnc_gate)
 	ck_assert_ptr_nonnull(lm_module_find_function(lo, "lnc_k1"));
 	lm_module_free(lo);
 	lm_module_free(m);
-	lk_warnings_free(&w);
+	lp_warnings_free(&w);
 }
 END_TEST
 
@@ -684,7 +684,7 @@ START_TEST(test_klr_lower_structure)
 {
 	char *dir = tu_tmpdir("prov-a");
 	lm_module *m = setup_a(dir, "a_caller.json", "k_all"), *lo;
-	lk_warnings w = { 0, 0, NULL };
+	lp_warnings w = { 0, 0, NULL };
 	lm_function *kf;
 	lm_inst *call;
 	lm_alloc *a;
@@ -753,7 +753,7 @@ START_TEST(test_klr_lower_structure)
 	ck_assert(lm_module_find_alloc(lo, "I", NULL)->memlocs[0].allocated);
 	lm_module_free(lo);
 	lm_module_free(m);
-	lk_warnings_free(&w);
+	lp_warnings_free(&w);
 	free(dir);
 }
 END_TEST
@@ -895,10 +895,10 @@ START_TEST(test_klr_errors)
 	/* wrong content type: an hlo payload */
 	{
 		const char *t = "{\"contents\": {\"hlo\": \"h\"}}";
-		lk_klr_file f;
+		lp_klr_file f;
 		lm_buf b = LM_BUF_INIT;
-		ck_assert_int_eq(lk_klr_from_json(&f, t, strlen(t), "h", &err), 0);
-		ck_assert_int_eq(lk_klr_encode_file(&f, &b, &err), 0);
+		ck_assert_int_eq(lp_klr_from_json(&f, t, strlen(t), "h", &err), 0);
+		ck_assert_int_eq(lp_klr_encode_file(&f, &b, &err), 0);
 		p = lm_xasprintf("%s/hlo.klr", dir);
 		ck_assert_int_eq(lm_write_file_atomic(p, b.ptr, b.size, &err), 0);
 		/* truncated too */
@@ -908,7 +908,7 @@ START_TEST(test_klr_errors)
 						      &err), 0);
 		free(p);
 		lm_buf_free(&b);
-		lk_klr_file_free(&f);
+		lp_klr_file_free(&f);
 	}
 	free(k->klir_binary);
 	k->klir_binary = lm_xstrdup("hlo.klr");
@@ -956,14 +956,14 @@ START_TEST(test_inline_errors)
 	/* bind the DRAM formal to the caller's SB tensor */
 	free(call->func_args[0].value);
 	call->func_args[0].value = lm_xstrdup("t");
-	ck_assert_int_ne(lk_inline_nki(lo, &err), 0);
+	ck_assert_int_ne(lp_inline_nki(lo, &err), 0);
 	ck_assert_contains(err.msg, "cannot bind formal 'kin'");
 	lm_module_free(lo);
 	lo = lower_ok(m, 0, NULL);
 	call = find_inst(lo, "inst__relu_k", NULL);
 	free(call->func);
 	call->func = lm_xstrdup("ghost");
-	ck_assert_int_ne(lk_inline_nki(lo, &err), 0);
+	ck_assert_int_ne(lp_inline_nki(lo, &err), 0);
 	ck_assert_contains(err.msg, "NKIKernel calls 'ghost', which is not a "
 			   "function of the module");
 	lm_module_free(lo);
@@ -1319,15 +1319,15 @@ static char *sep_kernel(const char *flag1)
 static void pack_text(const char *json, const char *dir)
 {
 	char *out = lm_xasprintf("%s/k_small.klr", dir);
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_buf b = LM_BUF_INIT;
 	lm_error err;
-	ck_assert_msg(lk_klr_from_json(&f, json, strlen(json), "k_acc.json",
+	ck_assert_msg(lp_klr_from_json(&f, json, strlen(json), "k_acc.json",
 				       &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(lk_klr_encode_file(&f, &b, &err), 0);
+	ck_assert_int_eq(lp_klr_encode_file(&f, &b, &err), 0);
 	ck_assert_int_eq(lm_write_file_atomic(out, b.ptr, b.size, &err), 0);
 	lm_buf_free(&b);
-	lk_klr_file_free(&f);
+	lp_klr_file_free(&f);
 	free(out);
 }
 
@@ -1954,7 +1954,7 @@ START_TEST(test_inline_nested_map_renamed)
 	ck_assert_msg(lm_module_parse(&m, t, strlen(t), "nest.json", &err) == 0,
 		      "%s", err.msg);
 	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
-	ck_assert_msg(lk_inline_nki(m, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lp_inline_nki(m, &err) == 0, "%s", err.msg);
 	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(m->n_functions, 1);
 	ck_assert_int_eq(count_op(m, LM_OP_NKIKERNEL), 0);

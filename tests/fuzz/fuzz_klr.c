@@ -1,6 +1,6 @@
 /*
 ** fuzz_klr.c -- libFuzzer harness for the KLR (CBOR) kernel reader
-** (lk_klr_decode_file): header, version, content type, every tagged
+** (lp_klr_decode_file): header, version, content type, every tagged
 ** operator record. Built and run by tests/fuzz/run.sh; replayed by
 ** tests/test_fuzz_replay.c.
 */
@@ -12,10 +12,10 @@
 
 int lncsim_fuzz_klr(const uint8_t *data, size_t size)
 {
-	lk_klr_file f;
+	lp_klr_file f;
 	lm_error err;
-	if (lk_klr_decode_file(&f, data, size, "fuzz.klr", &err) == 0)
-		lk_klr_file_free(&f);
+	if (lp_klr_decode_file(&f, data, size, "fuzz.klr", &err) == 0)
+		lp_klr_file_free(&f);
 	return 0;
 }
 

@@ -17,12 +17,13 @@ echo "work directory: $work"
 
 cflags="-g -O1 -DLNCSIM_LIBFUZZER -I$top/tests/fuzz -ffp-contract=off -fsanitize=fuzzer-no-link,address,undefined
 	-fno-sanitize-recover=undefined -I$top/model -I$top/linker
+	-I$top/linker/provision
 	$(pkg-config --cflags libcjson)"
 libs="$(pkg-config --libs libcjson) -lpthread -lm"
 
 # the libraries the readers need, built once
 objs=()
-for src in "$top"/model/*.c "$top"/linker/*.c; do
+for src in "$top"/model/*.c "$top"/linker/*.c "$top"/linker/provision/*.c; do
 	o="$work/$(basename "$(dirname "$src")")_$(basename "${src%.c}").o"
 	$CC $cflags -c "$src" -o "$o"
 	objs+=("$o")

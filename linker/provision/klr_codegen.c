@@ -8,14 +8,14 @@
 ** bank id); the kernel's inputs and outputs are the formals (kinds Input /
 ** Output), shared constants are Const (file = the constant's fileName),
 ** everything else Internal. SBUF / PSUM tensors whose address leaves the
-** offsets to the compiler are placed after the walk (lk_cg_place).
+** offsets to the compiler are placed after the walk (lp_cg_place).
 **
 ** Operands: a BirAccessPattern's element offset counts from the start of
 ** the tensor as if it were contiguous; for SBUF / PSUM it is split into
 ** start_partition (offset / freeElements) and the element offset within the
 ** partition; the pattern pairs are copied as [step, num].
 **
-** Ordering: the KLR program is sequential; lk_cg_emit adds dependencies
+** Ordering: the KLR program is sequential; lp_cg_emit adds dependencies
 ** from the per-allocation hazards so the engines keep that order.
 **
 ** PSUM accumulation: KLR at HEAD carries no accumulate flag on ncMatMul, so
@@ -73,7 +73,7 @@ typedef struct mm_groups {
 } mm_groups;
 
 /* Error at the statement being lowered. */
-static int LM_PRINTF(2, 3) cg_fail(lk_cg *cg, const char *fmt, ...)
+static int LM_PRINTF(2, 3) cg_fail(lp_cg *cg, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -83,25 +83,25 @@ static int LM_PRINTF(2, 3) cg_fail(lk_cg *cg, const char *fmt, ...)
 }
 
 /* Field by name (the schema guarantees it for decoded trees). */
-static const lk_kval *F(const lk_kval *obj, const char *name)
+static const lp_kval *F(const lp_kval *obj, const char *name)
 {
-	static const lk_kval none = { LK_KV_OPTION, 0, 0, 0, 0, NULL, 0, 0, 0,
+	static const lp_kval none = { LP_KV_OPTION, 0, 0, 0, 0, NULL, 0, 0, 0,
 				      NULL };
-	const lk_kval *v = lk_kval_field(obj, name);
+	const lp_kval *v = lp_kval_field(obj, name);
 	return v ? v : &none;
 }
 
 /* Option payload or NULL. */
-static const lk_kval *some(const lk_kval *opt)
+static const lp_kval *some(const lp_kval *opt)
 {
-	return opt->kind == LK_KV_OPTION && opt->n == 1 ? &opt->items[0] : NULL;
+	return opt->kind == LP_KV_OPTION && opt->n == 1 ? &opt->items[0] : NULL;
 }
 
 /* A Nat that must be < max. */
-static int nat(lk_cg *cg, const lk_kval *v, int64_t max, const char *what,
+static int nat(lp_cg *cg, const lp_kval *v, int64_t max, const char *what,
 	       int64_t *out)
 {
-	if (v->kind != LK_KV_NAT || v->u >= (uint64_t)max)
+	if (v->kind != LP_KV_NAT || v->u >= (uint64_t)max)
 		return cg_fail(cg, "%s %llu is out of range (limit %lld)", what,
 			       (unsigned long long)v->u, (long long)max);
 	*out = (int64_t)v->u;
@@ -125,19 +125,19 @@ static lm_dtype map_dtype(int ctor)
 }
 
 /* A Dtype object -> lncsim dtype, or an error. */
-static int dtype_of(lk_cg *cg, const lk_kval *d, lm_dtype *out)
+static int dtype_of(lp_cg *cg, const lp_kval *d, lm_dtype *out)
 {
 	*out = map_dtype(d->ctor);
 	if (*out == LM_DT_INVALID)
 		return cg_fail(cg, "dtype '%s' is not supported",
-			       lk_kval_ctor_name(d));
+			       lp_kval_ctor_name(d));
 	return 0;
 }
 
 /* BIR engine for a KLR Engine constructor; dflt when unassigned. */
-static lm_engine map_engine(const lk_kval *e, lm_engine dflt)
+static lm_engine map_engine(const lp_kval *e, lm_engine dflt)
 {
-	switch (e && e->kind == LK_KV_OBJ ? e->ctor : KE_UNASSIGNED) {
+	switch (e && e->kind == LP_KV_OBJ ? e->ctor : KE_UNASSIGNED) {
 	case KE_ACT: return LM_ENG_ACT;
 	case KE_DVE: return LM_ENG_DVE;
 	case KE_PE: return LM_ENG_PE;
@@ -150,7 +150,7 @@ static lm_engine map_engine(const lk_kval *e, lm_engine dflt)
 /* ---- tensors ----------------------------------------------------------------- */
 
 /* Is name in the TensorName list? */
-static int in_list(const lk_kval *list, const char *name)
+static int in_list(const lp_kval *list, const char *name)
 {
 	for (int i = 0; i < list->n; i++)
 		if (!strcmp(F(&list->items[i], "name")->s, name))
@@ -162,12 +162,12 @@ static int in_list(const lk_kval *list, const char *name)
 ** The allocation of a TensorName, created on first sight (checked against
 ** earlier sightings after that).
 */
-static int tensor(lk_cg *cg, const lk_kval *tn, const lk_kval *lnc,
+static int tensor(lp_cg *cg, const lp_kval *tn, const lp_kval *lnc,
 		  tinfo *ti)
 {
 	const char *name = F(tn, "name")->s;
-	const lk_kval *shape = F(tn, "shape"), *addr = F(tn, "address");
-	const lk_kval *fd = F(shape, "freeDims");
+	const lp_kval *shape = F(tn, "shape"), *addr = F(tn, "address");
+	const lp_kval *fd = F(shape, "freeDims");
 	int64_t dims[9], par = 0, psize = 0, fsize = 0, felems = 1, off, base = 0;
 	int n = 0, idx, rc, placed, mem = F(addr, "memory")->ctor;
 	lm_dtype dt;
@@ -185,7 +185,7 @@ static int tensor(lk_cg *cg, const lk_kval *tn, const lk_kval *lnc,
 	default:
 		return cg_fail(cg, "tensor '%s' lives in memory '%s', which the "
 			       "lowering does not support", name,
-			       lk_kval_ctor_name(F(addr, "memory")));
+			       lp_kval_ctor_name(F(addr, "memory")));
 	}
 	if ((rc = nat(cg, F(shape, "parDim"), MAX_DIM, "parDim", &par)) != 0)
 		return rc;
@@ -222,8 +222,8 @@ static int tensor(lk_cg *cg, const lk_kval *tn, const lk_kval *lnc,
 	    (rc = nat(cg, F(addr, "freeSize"), MAX_ELEMS, "freeSize", &fsize)))
 		return rc;
 	if (mt != LM_MT_DRAM) {
-		const lk_kval *po = some(F(addr, "parOffset"));
-		const lk_kval *fo = some(F(addr, "freeOffset"));
+		const lp_kval *po = some(F(addr, "parOffset"));
+		const lp_kval *fo = some(F(addr, "freeOffset"));
 		if (psize > LM_PARTITIONS || par > psize)
 			return cg_fail(cg, "tensor '%s': %lld partitions in an "
 				       "address of %lld (at most %d)", name,
@@ -251,10 +251,10 @@ static int tensor(lk_cg *cg, const lk_kval *tn, const lk_kval *lnc,
 		kind = LM_TK_INPUT;
 	else if (in_list(F(lnc, "outputs"), name))
 		kind = LM_TK_OUTPUT;
-	idx = lk_cg_add_tensor(cg, name, kind, dt, mt, dims, n, psize, fsize,
+	idx = lp_cg_add_tensor(cg, name, kind, dt, mt, dims, n, psize, fsize,
 			       placed, off, base);
 	{
-		const lk_kval *sc = F(lnc, "sharedConstants");
+		const lp_kval *sc = F(lnc, "sharedConstants");
 		for (int i = 0; i < sc->n; i++)
 			if (!strcmp(F(&sc->items[i], "name")->s, name)) {
 				lm_alloc *a = &cg->f->allocs[idx];
@@ -271,13 +271,13 @@ static int tensor(lk_cg *cg, const lk_kval *tn, const lk_kval *lnc,
 /* ---- operands ---------------------------------------------------------------- */
 
 /* Copy an APPair list into pairs (at most 8). */
-static int pairs_of(lk_cg *cg, const lk_kval *list, lm_appair *p, int *n)
+static int pairs_of(lp_cg *cg, const lp_kval *list, lm_appair *p, int *n)
 {
 	if (list->n < 1 || list->n > 8)
 		return cg_fail(cg, "access pattern has %d pairs (1 to 8 "
 			       "supported)", list->n);
 	for (int i = 0; i < list->n; i++) {
-		const lk_kval *st = F(&list->items[i], "step");
+		const lp_kval *st = F(&list->items[i], "step");
 		int64_t num = 0;
 		int rc = nat(cg, F(&list->items[i], "num"), MAX_DIM, "num",
 			     &num);
@@ -297,11 +297,11 @@ static int pairs_of(lk_cg *cg, const lk_kval *list, lm_appair *p, int *n)
 ** AccessBasic: indexes over the shape [parDim, freeDims...] -> offset and
 ** pairs (a coordinate fixes a dimension; the partition pair stays first).
 */
-static int basic_pairs(lk_cg *cg, const lk_kval *ab, const lk_kval *tn,
+static int basic_pairs(lp_cg *cg, const lp_kval *ab, const lp_kval *tn,
 		       int64_t *offset, lm_appair *p, int *n)
 {
-	const lk_kval *shape = F(tn, "shape"), *idx = F(ab, "indexes");
-	const lk_kval *fd = F(shape, "freeDims");
+	const lp_kval *shape = F(tn, "shape"), *idx = F(ab, "indexes");
+	const lp_kval *fd = F(shape, "freeDims");
 	int64_t dims[9], stride[9];
 	int nd = 0;
 	dims[nd++] = (int64_t)F(shape, "parDim")->u;
@@ -318,7 +318,7 @@ static int basic_pairs(lk_cg *cg, const lk_kval *ab, const lk_kval *tn,
 	for (int i = 0; i < nd; i++) {
 		int64_t l = 0, u = dims[i], step = 1;
 		if (i < idx->n) {
-			const lk_kval *ix = &idx->items[i];
+			const lp_kval *ix = &idx->items[i];
 			if (ix->ctor == 0) {
 				int64_t c = (int64_t)ix->items[0].u;
 				if (ix->items[0].u >= (uint64_t)dims[i])
@@ -352,19 +352,19 @@ static int basic_pairs(lk_cg *cg, const lk_kval *ab, const lk_kval *tn,
 ** A TensorRef -> physical_ap. `lnc` gives the formal / const lists.
 ** On success *ti describes the tensor.
 */
-static int operand(lk_cg *cg, const lk_kval *tr, const lk_kval *lnc,
+static int operand(lp_cg *cg, const lp_kval *tr, const lp_kval *lnc,
 		   lm_arg *a, tinfo *ti)
 {
-	const lk_kval *acc, *tn = NULL, *ov = NULL;
+	const lp_kval *acc, *tn = NULL, *ov = NULL;
 	lm_appair p[9];
 	int np = 0, rc;
 	int64_t offset = 0, sp = 0;
 	lm_dtype dt;
 
-	if (tr->type_tag != LK_T_TENSORREF || tr->ctor != 0)
+	if (tr->type_tag != LP_T_TENSORREF || tr->ctor != 0)
 		return cg_fail(cg, "operand form '%s' is not supported (the "
 			       "frontend writes 'abstract')",
-			       lk_kval_ctor_name(tr));
+			       lp_kval_ctor_name(tr));
 	acc = &tr->items[0];
 	switch (acc->ctor) {
 	case 0: /* simple: the whole tensor */
@@ -383,7 +383,7 @@ static int operand(lk_cg *cg, const lk_kval *tr, const lk_kval *lnc,
 			return rc;
 		break;
 	case 2: { /* pattern */
-		const lk_kval *ap = &acc->items[0];
+		const lp_kval *ap = &acc->items[0];
 		int64_t po = 0, fo = 0;
 		tn = F(ap, "tensor");
 		if ((rc = tensor(cg, tn, lnc, ti)) != 0 ||
@@ -397,7 +397,7 @@ static int operand(lk_cg *cg, const lk_kval *tr, const lk_kval *lnc,
 		break;
 	}
 	case 3: { /* birPattern */
-		const lk_kval *bp = &acc->items[0];
+		const lp_kval *bp = &acc->items[0];
 		tn = F(bp, "tensor");
 		if (some(F(bp, "scalarOffset")) || some(F(bp, "vectorOffset")))
 			return cg_fail(cg, "dynamic (scalar / vector) offsets "
@@ -415,7 +415,7 @@ static int operand(lk_cg *cg, const lk_kval *tr, const lk_kval *lnc,
 	}
 	default:
 		return cg_fail(cg, "access form '%s' is not supported",
-			       lk_kval_ctor_name(acc));
+			       lp_kval_ctor_name(acc));
 	}
 	dt = ti->dtype;
 	if (ov && (rc = dtype_of(cg, ov, &dt)) != 0)
@@ -424,12 +424,12 @@ static int operand(lk_cg *cg, const lk_kval *tr, const lk_kval *lnc,
 		sp = offset / ti->free_elems;
 		offset %= ti->free_elems;
 	}
-	lk_pv_ap(a, ti->alloc, dt, offset, sp, p, np);
+	lp_ir_ap(a, ti->alloc, dt, offset, sp, p, np);
 	return 0;
 }
 
 /* An Immediate as a number (float or int); register / pointer fail. */
-static int immediate(lk_cg *cg, const lk_kval *imm, double *out)
+static int immediate(lp_cg *cg, const lp_kval *imm, double *out)
 {
 	float f;
 	switch (imm->ctor) {
@@ -442,12 +442,12 @@ static int immediate(lk_cg *cg, const lk_kval *imm, double *out)
 		return 0;
 	default:
 		return cg_fail(cg, "immediate '%s' is not supported (only int "
-			       "and float)", lk_kval_ctor_name(imm));
+			       "and float)", lp_kval_ctor_name(imm));
 	}
 }
 
 /* An Operand that must be an immediate. */
-static int operand_imm(lk_cg *cg, const lk_kval *op, double *out)
+static int operand_imm(lp_cg *cg, const lp_kval *op, double *out)
 {
 	if (op->ctor != 0)
 		return cg_fail(cg, "tensor operands in place of a scalar are "
@@ -456,9 +456,9 @@ static int operand_imm(lk_cg *cg, const lk_kval *op, double *out)
 }
 
 /* A DataPattern -> base, channel multiplier, pattern pairs of in. */
-static int data_pattern(lk_cg *cg, const lk_kval *dp, lm_inst *in)
+static int data_pattern(lp_cg *cg, const lp_kval *dp, lm_inst *in)
 {
-	const lk_kval *pl = F(dp, "pattern");
+	const lp_kval *pl = F(dp, "pattern");
 	lm_appair p[9];
 	int np, rc;
 	if ((rc = pairs_of(cg, pl, p, &np)) != 0)
@@ -496,18 +496,18 @@ static void inst_init(lm_inst *in, const char *name, lm_opcode op,
 }
 
 /* Emit, or on failure free the half-built instruction. */
-static int finish(lk_cg *cg, lm_inst *in, int rc)
+static int finish(lp_cg *cg, lm_inst *in, int rc)
 {
 	if (rc) {
 		lm_inst_clear(in);
 		return rc;
 	}
-	lk_cg_emit(cg, in);
+	lp_cg_emit(cg, in);
 	return 0;
 }
 
 /* nisa.activation: Activation with the zero-bias helper when bias-less. */
-static int cg_activate(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
+static int cg_activate(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 		       const char *name)
 {
 	static const char *const funcs[] = {
@@ -517,7 +517,7 @@ static int cg_activate(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 		"Derivative_silu", "Sin", "Softplus", "Sqrt", "Square", "Tanh",
 		"Gelu_apprx_sigmoid", NULL /* gelu_apprx_sigmoid_dx */
 	};
-	const lk_kval *fn = F(op, "activationFunc"), *bias;
+	const lp_kval *fn = F(op, "activationFunc"), *bias;
 	lm_inst in;
 	tinfo ti;
 	int rc;
@@ -526,14 +526,14 @@ static int cg_activate(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 	if (F(op, "accumulatorCmd")->ctor != 0)
 		return cg_fail(cg, "activation accumulatorCmd '%s' is not "
 			       "supported (only Idle)",
-			       lk_kval_ctor_name(F(op, "accumulatorCmd")));
+			       lp_kval_ctor_name(F(op, "accumulatorCmd")));
 	if (some(F(op, "reduceOp")) || some(F(op, "reduceRes")))
 		return cg_fail(cg, "activation with a reduction is not "
 			       "supported");
 	if (fn->ctor < 0 || fn->ctor >= (int)(sizeof funcs / sizeof *funcs) ||
 	    !funcs[fn->ctor])
 		return cg_fail(cg, "activation function '%s' has no BIR "
-			       "counterpart", lk_kval_ctor_name(fn));
+			       "counterpart", lp_kval_ctor_name(fn));
 	if ((rc = operand_imm(cg, F(op, "scale"), &scale)) != 0)
 		return rc;
 	inst_init(&in, name, LM_OP_ACTIVATION, LM_ENG_ACT, 2, 1);
@@ -553,7 +553,7 @@ static int cg_activate(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 			rc = cg_fail(cg, "activation over %lld partitions",
 				     (long long)parts);
 		else
-			lk_pv_ap(&in.ins[1], lk_cg_zero_bias(cg), LM_DT_FLOAT32, 0,
+			lp_ir_ap(&in.ins[1], lp_cg_zero_bias(cg), LM_DT_FLOAT32, 0,
 			      0, bp, 2);
 	}
 	return finish(cg, &in, rc);
@@ -569,10 +569,10 @@ enum { PSUM_FLAG_WHOLE = 3, PSUM_FLAG_ACCUMULATE = 1 << 7 };
 ** here: 3, the tracer's default, leaves the decision to the inference; 128,
 ** the '+=' form, makes the matmul accumulate; anything else is refused.
 */
-static int cg_matmul(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
+static int cg_matmul(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 		     const char *name, mm_groups *mg)
 {
-	const lk_kval *flag = lk_kval_field(op, "psumAccumulateFlag");
+	const lp_kval *flag = lp_kval_field(op, "psumAccumulateFlag");
 	lm_inst in;
 	tinfo ti;
 	int rc;
@@ -605,7 +605,7 @@ static int cg_matmul(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 }
 
 /* nisa.dma_copy (and the legacy dmaCopy): DMACopy on the kernel queue. */
-static int cg_dma(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
+static int cg_dma(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 		  const char *name)
 {
 	lm_inst in;
@@ -613,10 +613,10 @@ static int cg_dma(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 	int rc;
 	if (F(op, "compute_op")->ctor != 0)
 		return cg_fail(cg, "DMA with compute_op '%s' is not supported",
-			       lk_kval_ctor_name(F(op, "compute_op")));
+			       lp_kval_ctor_name(F(op, "compute_op")));
 	inst_init(&in, name, LM_OP_DMACOPY,
-		  map_engine(lk_kval_field(op, "engine"), LM_ENG_SP), 1, 1);
-	in.queue = lm_xstrdup(lk_cg_queue(cg));
+		  map_engine(lp_kval_field(op, "engine"), LM_ENG_SP), 1, 1);
+	in.queue = lm_xstrdup(lp_cg_queue(cg));
 	in.extra = cJSON_CreateObject();
 	cJSON_AddStringToObject(in.extra, "mode", "Copy");
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
@@ -626,7 +626,7 @@ static int cg_dma(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 }
 
 /* nisa.tensor_tensor: TensorTensor. */
-static int cg_tensor_tensor(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
+static int cg_tensor_tensor(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 			    const char *name)
 {
 	lm_inst in;
@@ -634,7 +634,7 @@ static int cg_tensor_tensor(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 	int rc;
 	inst_init(&in, name, LM_OP_TENSORTENSOR,
 		  map_engine(F(op, "engine"), LM_ENG_DVE), 2, 1);
-	in.alu = lm_aluop_parse(lk_kval_ctor_name(F(op, "op")));
+	in.alu = lm_aluop_parse(lp_kval_ctor_name(F(op, "op")));
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	if (!rc)
 		rc = operand(cg, F(op, "src0"), lnc, &in.ins[0], &ti);
@@ -644,17 +644,17 @@ static int cg_tensor_tensor(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 }
 
 /* nisa.tensor_scalar: TensorScalar (a missing second op is bypass). */
-static int cg_tensor_scalar(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
+static int cg_tensor_scalar(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 			    const char *name)
 {
-	const lk_kval *imm1 = some(F(op, "imm1")), *op1 = some(F(op, "op1"));
+	const lp_kval *imm1 = some(F(op, "imm1")), *op1 = some(F(op, "op1"));
 	int rev = F(op, "reverse")->ctor, rc;
 	lm_inst in;
 	tinfo ti;
 	inst_init(&in, name, LM_OP_TENSORSCALAR,
 		  map_engine(F(op, "engine"), LM_ENG_DVE), 1, 1);
-	in.alu0 = lm_aluop_parse(lk_kval_ctor_name(F(op, "op0")));
-	in.alu1 = op1 ? lm_aluop_parse(lk_kval_ctor_name(op1)) : LM_ALU_BYPASS;
+	in.alu0 = lm_aluop_parse(lp_kval_ctor_name(F(op, "op0")));
+	in.alu1 = op1 ? lm_aluop_parse(lp_kval_ctor_name(op1)) : LM_ALU_BYPASS;
 	in.has_const0 = in.has_const1 = 1;
 	in.reverse0 = rev == 1 || rev == 3;
 	in.reverse1 = rev == 2 || rev == 3;
@@ -669,14 +669,14 @@ static int cg_tensor_scalar(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 }
 
 /* nisa.tensor_copy (and the legacy copy): TensorCopy. */
-static int cg_copy(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
+static int cg_copy(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 		   const char *name)
 {
 	lm_inst in;
 	tinfo ti;
 	int rc;
 	inst_init(&in, name, LM_OP_TENSORCOPY,
-		  map_engine(lk_kval_field(op, "engine"), LM_ENG_DVE), 1, 1);
+		  map_engine(lp_kval_field(op, "engine"), LM_ENG_DVE), 1, 1);
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	if (!rc)
 		rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
@@ -684,7 +684,7 @@ static int cg_copy(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 }
 
 /* nisa.memset: Memset. */
-static int cg_memset(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
+static int cg_memset(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 		     const char *name)
 {
 	lm_inst in;
@@ -706,7 +706,7 @@ static int cg_memset(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 }
 
 /* nisa.iota: Iota. */
-static int cg_iota(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
+static int cg_iota(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 		   const char *name)
 {
 	lm_inst in;
@@ -720,14 +720,14 @@ static int cg_iota(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 }
 
 /* nisa.affine_select: TensorScalarAffineSelect. */
-static int cg_affine_select(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
+static int cg_affine_select(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 			    const char *name)
 {
 	lm_inst in;
 	tinfo ti;
 	int rc;
 	inst_init(&in, name, LM_OP_AFFINESELECT, LM_ENG_POOL, 1, 1);
-	in.alu = lm_aluop_parse(lk_kval_ctor_name(F(op, "cmpOp")));
+	in.alu = lm_aluop_parse(lp_kval_ctor_name(F(op, "cmpOp")));
 	in.has_fill_value = 1;
 	rc = data_pattern(cg, F(op, "pred"), &in);
 	if (!rc)
@@ -744,7 +744,7 @@ static int cg_affine_select(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 ** the cached identity of the data dtype, through a PSUM scratch
 ** bank and a TensorCopy when the destination is not in PSUM.
 */
-static int cg_transpose(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
+static int cg_transpose(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 			const char *name)
 {
 	lm_inst mm, cp;
@@ -773,35 +773,35 @@ static int cg_transpose(lk_cg *cg, const lk_kval *op, const lk_kval *lnc,
 	mm.has_is_transpose = mm.is_transpose = 1;
 	{
 		lm_appair ip[2] = { { 128, Fr }, { 1, Fr } };
-		lk_pv_ap(&mm.ins[0], lk_cg_identity(cg, src.dtype), src.dtype, 0,
+		lp_ir_ap(&mm.ins[0], lp_cg_identity(cg, src.dtype), src.dtype, 0,
 		      0, ip, 2);
 	}
 	lm_arg_copy(&mm.ins[1], &src);
 	if (di.mt == LM_MT_PSUM) {
 		lm_arg_copy(&mm.outs[0], &dst);
-		lk_cg_emit(cg, &mm);
+		lp_cg_emit(cg, &mm);
 		goto done;
 	}
 	{
 		lm_appair tp[2] = { { P, Fr }, { 1, P } };
-		const char *ps = lk_cg_transpose_psum(cg);
+		const char *ps = lp_cg_transpose_psum(cg);
 		if (P * lm_dtype_size(src.dtype) > LM_PSUM_BANK_BYTES) {
 			lm_inst_clear(&mm);
 			rc = cg_fail(cg, "transpose of %lld partitions does not "
 				     "fit one PSUM bank", (long long)P);
 			goto done;
 		}
-		lk_pv_ap(&mm.outs[0], ps, src.dtype, 0, 0, tp, 2);
+		lp_ir_ap(&mm.outs[0], ps, src.dtype, 0, 0, tp, 2);
 		inst_init(&cp, "", LM_OP_TENSORCOPY,
 			  map_engine(F(op, "engine"), LM_ENG_DVE), 1, 1);
 		free(cp.name);
 		n2 = lm_xasprintf("%s.evac", name);
-		cp.name = lk_cg_inst_name(cg, n2);
+		cp.name = lp_cg_inst_name(cg, n2);
 		free(n2);
-		lk_pv_ap(&cp.ins[0], ps, src.dtype, 0, 0, tp, 2);
+		lp_ir_ap(&cp.ins[0], ps, src.dtype, 0, 0, tp, 2);
 		lm_arg_copy(&cp.outs[0], &dst);
-		lk_cg_emit(cg, &mm);
-		lk_cg_emit(cg, &cp);
+		lp_cg_emit(cg, &mm);
+		lp_cg_emit(cg, &cp);
 	}
 done:
 	lm_arg_clear(&src);
@@ -881,7 +881,7 @@ static void mm_close(mm_groups *mg, const lm_arg *a, int keep)
 }
 
 /* Apply the rule to instruction k of block b (emitted in program order). */
-static void mm_group_inst(lk_cg *cg, mm_groups *mg, int b, int k)
+static void mm_group_inst(lp_cg *cg, mm_groups *mg, int b, int k)
 {
 	lm_inst *in = &cg->f->blocks[b].insts[k];
 	int i, member = in->op == LM_OP_MATMULT && !in->is_transpose &&
@@ -927,12 +927,12 @@ static void mm_groups_clear(mm_groups *mg)
 }
 
 /* One statement: its name, then the operator's codegen function. */
-static int cg_stmt(lk_cg *cg, const lk_kval *stmt, const lk_kval *lnc,
+static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 		   const char *label, int index, mm_groups *mg)
 {
-	const lk_kval *op = F(stmt, "op"), *nm = some(F(stmt, "name"));
-	const lk_kval *payload = op->n == 1 ? &op->items[0] : NULL;
-	const char *opname = lk_kval_ctor_name(op);
+	const lp_kval *op = F(stmt, "op"), *nm = some(F(stmt, "name"));
+	const lp_kval *payload = op->n == 1 ? &op->items[0] : NULL;
+	const char *opname = lp_kval_ctor_name(op);
 	char *base, *name;
 	int rc, n_before = cg->blk->n_insts;
 
@@ -944,7 +944,7 @@ static int cg_stmt(lk_cg *cg, const lk_kval *stmt, const lk_kval *lnc,
 	else
 		base = lm_xasprintf("%s.%s_%d", cg->kname, opname,
 				    cg->n_insts_made);
-	name = lk_cg_inst_name(cg, base);
+	name = lp_cg_inst_name(cg, base);
 	free(base);
 	switch (payload ? op->ctor : -1) {
 	case OP_NCACTIVATE: rc = cg_activate(cg, payload, lnc, name); break;
@@ -980,9 +980,9 @@ static int cg_stmt(lk_cg *cg, const lk_kval *stmt, const lk_kval *lnc,
 ** codegenLncKernel: the kernel's function (name = the kernel name, kind
 ** nki) with one BIR block per non-empty KLR block of the chosen body.
 */
-int lk_codegen_lnc(lk_cg *cg, const lk_kval *lnc, int64_t core)
+int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core)
 {
-	const lk_kval *bodies = F(lnc, "bodies"), *body;
+	const lp_kval *bodies = F(lnc, "bodies"), *body;
 	mm_groups mg;
 	int rc;
 
@@ -1002,7 +1002,7 @@ int lk_codegen_lnc(lk_cg *cg, const lk_kval *lnc, int64_t core)
 	cg->f->kind = LM_FK_NKI;
 	/* the formals exist even when no statement touches them */
 	for (int k = 0; k < 2; k++) {
-		const lk_kval *l = F(lnc, k ? "outputs" : "inputs");
+		const lp_kval *l = F(lnc, k ? "outputs" : "inputs");
 		for (int i = 0; i < l->n; i++) {
 			tinfo ti;
 			if ((rc = tensor(cg, &l->items[i], lnc, &ti)) != 0)
@@ -1010,7 +1010,7 @@ int lk_codegen_lnc(lk_cg *cg, const lk_kval *lnc, int64_t core)
 		}
 	}
 	for (int b = 0; b < body->n; b++) {
-		const lk_kval *blk = &body->items[b], *stmts = F(blk, "body");
+		const lp_kval *blk = &body->items[b], *stmts = F(blk, "body");
 		const char *label = F(blk, "label")->s;
 		lm_block *nb;
 		if (stmts->n == 0)
@@ -1030,5 +1030,5 @@ int lk_codegen_lnc(lk_cg *cg, const lk_kval *lnc, int64_t core)
 			}
 	}
 	mm_groups_clear(&mg);
-	return lk_cg_place(cg);
+	return lp_cg_place(cg);
 }

@@ -63,29 +63,29 @@ static int truncated(rd *r, size_t need)
 }
 
 /* Free a value's contents. */
-void lk_kval_clear(lk_kval *v)
+void lp_kval_clear(lp_kval *v)
 {
 	if (!v)
 		return;
 	free(v->s);
 	for (int i = 0; i < v->n; i++)
-		lk_kval_clear(&v->items[i]);
+		lp_kval_clear(&v->items[i]);
 	free(v->items);
 	memset(v, 0, sizeof *v);
 }
 
-void lk_kval_free(lk_kval *v)
+void lp_kval_free(lp_kval *v)
 {
-	lk_kval_clear(v);
+	lp_kval_clear(v);
 	free(v);
 }
 
-void lk_klr_file_free(lk_klr_file *f)
+void lp_klr_file_free(lp_klr_file *f)
 {
 	if (!f)
 		return;
 	free(f->format);
-	lk_kval_clear(&f->contents);
+	lp_kval_clear(&f->contents);
 	memset(f, 0, sizeof *f);
 }
 
@@ -237,13 +237,13 @@ static int object_head(rd *r, int *type, int *ctor, int *count)
 	return 0;
 }
 
-static int read_value(rd *r, const char *type, lk_kval *v);
+static int read_value(rd *r, const char *type, lp_kval *v);
 
 /* An object of type tag `want` (any constructor of it). */
-static int read_object(rd *r, int want, lk_kval *v)
+static int read_object(rd *r, int want, lp_kval *v)
 {
-	const lk_ktype *t = lk_klr_type(want);
-	const lk_kctor *c;
+	const lp_ktype *t = lp_klr_type(want);
+	const lp_kctor *c;
 	int type, ctor, count, rc;
 	size_t at = r->pos;
 	char saved[sizeof r->what];
@@ -251,34 +251,34 @@ static int read_object(rd *r, int want, lk_kval *v)
 	if ((rc = object_head(r, &type, &ctor, &count)) != 0)
 		return rc;
 	if (type != want) {
-		const lk_ktype *got = lk_klr_type(type);
+		const lp_ktype *got = lp_klr_type(type);
 		r->pos = at;
 		return bad(r, "expected %s (type tag %d), found type tag %d%s%s",
 			   t ? t->name : "?", want, type, got ? " " : "",
 			   got ? got->name : "");
 	}
-	c = lk_klr_ctor(t, ctor);
+	c = lp_klr_ctor(t, ctor);
 	if (!c) {
 		r->pos = at;
 		return bad(r, "unknown constructor %d of %s", ctor, t->name);
 	}
 	if (c->n_fields < 0) {
 		r->pos = at;
-		if (want == LK_T_CONTENTS)
+		if (want == LP_T_CONTENTS)
 			return bad(r, "Wrong KLIR content type: contents "
 				   "constructor %d '%s' (the lowering needs "
 				   "'lnc', 3)", ctor, c->name);
 		return bad(r, "%s '%s' (constructor %d) is not supported by "
 			   "lncsim", t->name, c->name, ctor);
 	}
-	c = lk_klr_layout_for_count(c, count);
+	c = lp_klr_layout_for_count(c, count);
 	if (count != c->wire_count) {
 		r->pos = at;
 		return bad(r, "%s.%s: the array header counts %d fields, "
 			   "expected %d", t->name, c->name, count,
 			   c->wire_count);
 	}
-	v->kind = LK_KV_OBJ;
+	v->kind = LP_KV_OBJ;
 	v->type_tag = type;
 	v->ctor = ctor;
 	v->n = c->n_fields;
@@ -296,7 +296,7 @@ static int read_object(rd *r, int want, lk_kval *v)
 }
 
 /* One value of field type `type` (see klr.h). */
-static int read_value(rd *r, const char *type, lk_kval *v)
+static int read_value(rd *r, const char *type, lp_kval *v)
 {
 	uint64_t arg;
 	int major, ai, rc = 0;
@@ -308,11 +308,11 @@ static int read_value(rd *r, const char *type, lk_kval *v)
 	}
 	switch (type[0]) {
 	case 'n':
-		v->kind = LK_KV_NAT;
+		v->kind = LP_KV_NAT;
 		rc = expect(r, 0, "a Nat (unsigned integer)", &v->u);
 		break;
 	case 'i':
-		v->kind = LK_KV_INT;
+		v->kind = LP_KV_INT;
 		if ((rc = head(r, &major, &arg, &ai)) != 0)
 			break;
 		if (major == 0 && arg <= (uint64_t)INT64_MAX) {
@@ -327,7 +327,7 @@ static int read_value(rd *r, const char *type, lk_kval *v)
 		}
 		break;
 	case 'b':
-		v->kind = LK_KV_BOOL;
+		v->kind = LP_KV_BOOL;
 		if (r->pos >= r->n) {
 			rc = truncated(r, 1);
 		} else if (r->p[r->pos] == 0xf4 || r->p[r->pos] == 0xf5) {
@@ -338,11 +338,11 @@ static int read_value(rd *r, const char *type, lk_kval *v)
 		}
 		break;
 	case 's':
-		v->kind = LK_KV_STR;
+		v->kind = LP_KV_STR;
 		rc = read_string(r, &v->s);
 		break;
 	case 'f':
-		v->kind = LK_KV_F32;
+		v->kind = LP_KV_F32;
 		if (r->pos >= r->n) {
 			rc = truncated(r, 1);
 		} else if (r->p[r->pos] != 0xfa) {
@@ -358,7 +358,7 @@ static int read_value(rd *r, const char *type, lk_kval *v)
 		}
 		break;
 	case '[':
-		v->kind = LK_KV_LIST;
+		v->kind = LP_KV_LIST;
 		if ((rc = array_head(r, &arg)) != 0)
 			break;
 		v->items = arg ? lm_xcalloc((size_t)arg, sizeof *v->items)
@@ -370,10 +370,10 @@ static int read_value(rd *r, const char *type, lk_kval *v)
 		break;
 	case '?': {
 		int t, c, cnt;
-		v->kind = LK_KV_OPTION;
+		v->kind = LP_KV_OPTION;
 		if ((rc = object_head(r, &t, &c, &cnt)) != 0)
 			break;
-		if (t != LK_T_OPTION || c > 1 || cnt != c) {
+		if (t != LP_T_OPTION || c > 1 || cnt != c) {
 			r->pos = at;
 			rc = bad(r, "expected an Option (d9 ff 00 80 or "
 				 "d9 ff 01 81), found d9 %02x %02x %02x", t, c,
@@ -399,7 +399,7 @@ static int read_value(rd *r, const char *type, lk_kval *v)
 }
 
 /* The file header "d9 d9 f7 83 M m p" and the version check. */
-static int read_header(rd *r, lk_klr_file *f)
+static int read_header(rd *r, lp_klr_file *f)
 {
 	uint64_t cnt;
 	int rc;
@@ -421,23 +421,23 @@ static int read_header(rd *r, lk_klr_file *f)
 	for (int i = 0; i < 3; i++)
 		if ((rc = expect(r, 0, "a version number", &f->version[i])) != 0)
 			return rc;
-	if (f->version[0] != LK_KLR_MAJOR || f->version[1] != LK_KLR_MINOR ||
-	    f->version[2] != LK_KLR_PATCH)
+	if (f->version[0] != LP_KLR_MAJOR || f->version[1] != LP_KLR_MINOR ||
+	    f->version[2] != LP_KLR_PATCH)
 		return lm_err(r->err, r->path, "KLRFile header",
 			      "Wrong KLR version %llu.%llu.%llu (lncsim reads "
 			      "%d.%d.%d)", (unsigned long long)f->version[0],
 			      (unsigned long long)f->version[1],
-			      (unsigned long long)f->version[2], LK_KLR_MAJOR,
-			      LK_KLR_MINOR, LK_KLR_PATCH);
+			      (unsigned long long)f->version[2], LP_KLR_MAJOR,
+			      LP_KLR_MINOR, LP_KLR_PATCH);
 	return 0;
 }
 
 /* Decode header, metadata and contents; nothing may follow. */
-int lk_klr_decode_file(lk_klr_file *out, const uint8_t *p, size_t n,
+int lp_klr_decode_file(lp_klr_file *out, const uint8_t *p, size_t n,
 		       const char *path, lm_error *err)
 {
 	rd r;
-	lk_kval meta;
+	lp_kval meta;
 	int rc;
 
 	memset(out, 0, sizeof *out);
@@ -454,7 +454,7 @@ int lk_klr_decode_file(lk_klr_file *out, const uint8_t *p, size_t n,
 		goto fail;
 	out->format = meta.items[0].s;
 	meta.items[0].s = NULL;
-	lk_kval_clear(&meta);
+	lp_kval_clear(&meta);
 	r.what[0] = 0;
 	if ((rc = read_value(&r, "T236", &out->contents)) != 0)
 		goto fail;
@@ -466,8 +466,8 @@ int lk_klr_decode_file(lk_klr_file *out, const uint8_t *p, size_t n,
 	}
 	return 0;
 fail:
-	lk_kval_clear(&meta);
-	lk_klr_file_free(out);
+	lp_kval_clear(&meta);
+	lp_klr_file_free(out);
 	return rc;
 }
 
@@ -477,7 +477,7 @@ fail:
 ** before reading), and its first bytes must be a KLR header with the
 ** right version before the rest is read.
 */
-int lk_klr_read(lk_klr_file *out, const char *path, lm_error *err)
+int lp_klr_read(lp_klr_file *out, const char *path, lm_error *err)
 {
 	uint8_t *data = NULL;
 	int64_t size;
@@ -515,7 +515,7 @@ int lk_klr_read(lk_klr_file *out, const char *path, lm_error *err)
 	if ((rc = lm_read_full(fd, data + head, (size_t)size - head, path,
 			       err)) != 0)
 		goto done;
-	rc = lk_klr_decode_file(out, data, (size_t)size, path, err);
+	rc = lp_klr_decode_file(out, data, (size_t)size, path, err);
 done:
 	if (rc)
 		memset(out, 0, sizeof *out);
@@ -525,11 +525,11 @@ done:
 }
 
 /* Decode one value spanning the whole buffer. */
-int lk_klr_decode_value(lk_kval **out, const char *type, const uint8_t *p,
+int lp_klr_decode_value(lp_kval **out, const char *type, const uint8_t *p,
 			size_t n, lm_error *err)
 {
 	rd r;
-	lk_kval *v = lm_xcalloc(1, sizeof *v);
+	lp_kval *v = lm_xcalloc(1, sizeof *v);
 	int rc;
 	memset(&r, 0, sizeof r);
 	r.p = p;
@@ -541,7 +541,7 @@ int lk_klr_decode_value(lk_kval **out, const char *type, const uint8_t *p,
 		rc = bad(&r, "%zu trailing byte%s", r.n - r.pos,
 			 r.n - r.pos == 1 ? "" : "s");
 	if (rc) {
-		lk_kval_free(v);
+		lp_kval_free(v);
 		v = NULL;
 	}
 	*out = v;

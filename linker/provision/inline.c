@@ -225,7 +225,7 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 		lm_strmap_put(callees, (*cnames)[*n_cn - 1], (void *)1);
 	}
 	lm_function_copy(&k, &m->functions[ki]);
-	lk_pv_adopt_names(m, ki, &k);
+	lp_ir_adopt_names(m, ki, &k);
 	/* formal -> caller (formal indexes survive the renaming) */
 	lm_strmap_init(&rb.allocs);
 	lm_strmap_init(&rb.memlocs);
@@ -237,7 +237,7 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 				      b[i].caller->memlocs[l <
 				      b[i].caller->n_memlocs ? l : 0].name);
 	}
-	lk_pv_walk_loops(k.blocks, k.n_blocks, rebind_inst, &rb);
+	lp_ir_walk_loops(k.blocks, k.n_blocks, rebind_inst, &rb);
 	lm_strmap_free(&rb.allocs);
 	lm_strmap_free(&rb.memlocs);
 
@@ -262,7 +262,7 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 				}
 			if (in->n_deps == 0 && had == 0) {
 				for (int d = 0; d < call->n_deps; d++)
-					lk_pv_add_dep(in, call->deps[d]);
+					lp_ir_add_dep(in, call->deps[d]);
 				for (int w = 0; w < call->n_wait; w++) {
 					in->wait = lm_xrealloc(in->wait,
 						(size_t)(in->n_wait + 1) *
@@ -284,7 +284,7 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 		for (int i = 0; i < nb && !formal; i++)
 			formal = b[i].formal == a;
 		if (!formal)
-			lk_pv_add_alloc(&m->functions[ci], &k.allocs[a]);
+			lp_ir_add_alloc(&m->functions[ci], &k.allocs[a]);
 	}
 
 	/* the closing NoOp: the call's name, signals, and the sinks */
@@ -391,7 +391,7 @@ static int inline_blocks(lm_module *m, int ci, lm_block *bs, int nb,
 	return 0;
 }
 
-int lk_inline_nki(lm_module *m, lm_error *err)
+int lp_inline_nki(lm_module *m, lm_error *err)
 {
 	lm_strmap callees;
 	char **cnames = NULL;

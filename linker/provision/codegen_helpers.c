@@ -1,16 +1,16 @@
 /*
 ** codegen_helpers.c -- the shared helpers of the KLR -> BIR codegen (seed
-** 003 part 1) and the small IR-building utilities of the provision code.
+** 003 part 1).
 **
-**   lk_cg_zero_bias   getActBiasTensor: ONE cached float32 zero bias
+**   lp_cg_zero_bias   getActBiasTensor: ONE cached float32 zero bias
 **                     [partitions, 1] per kernel, named
 **                     COMPILER-GENERATED-zero_bias_act_<id> and zeroed by
 **                     COMPILER-GENERATED-memset_zero_bias_<id>
-**   lk_cg_identity    getIdentityMatrix: one 128x128 SBUF identity per
+**   lp_cg_identity    getIdentityMatrix: one 128x128 SBUF identity per
 **                     dtype, COMPILER-GENERATED-id.<dtype>, built at most
 **                     once (memset 0 + affine select filling 1.0 on the
 **                     diagonal); the performance warning once per run
-**   lk_cg_bank_id     getBankId: PSUM bank of an address (addr / 2048)
+**   lp_cg_bank_id     getBankId: PSUM bank of an address (addr / 2048)
 **
 ** plus instruction emission with dependency tracking (the codegen emits
 ** BIR for a sequential KLR program; instructions on different engines only
@@ -27,63 +27,9 @@
 /* Alignment of the tensors the codegen places itself (bytes). */
 #define PLACE_ALIGN 64
 
-/* ---- IR building utilities ------------------------------------------------ */
-
-void lk_pv_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
-	   int64_t start_partition, const lm_appair *pairs, int n)
-{
-	memset(a, 0, sizeof *a);
-	a->kind = LM_ARG_PHYSICAL_AP;
-	a->dtype = dt;
-	a->memsetref = lm_xstrdup(alloc);
-	a->memref = lm_xstrdup(alloc);
-	a->offset = offset;
-	a->start_partition = start_partition;
-	a->has_start_partition = start_partition != 0;
-	a->n_ap = n;
-	a->ap = lm_xcalloc((size_t)n, sizeof *a->ap);
-	memcpy(a->ap, pairs, (size_t)n * sizeof *pairs);
-}
-
-void lk_pv_block_append(lm_block *b, lm_inst *in)
-{
-	b->insts = lm_xrealloc(b->insts, (size_t)(b->n_insts + 1) *
-			       sizeof *b->insts);
-	b->insts[b->n_insts++] = *in;
-	memset(in, 0, sizeof *in);
-}
-
-int lk_pv_add_alloc(lm_function *f, lm_alloc *a)
-{
-	f->allocs = lm_xrealloc(f->allocs, (size_t)(f->n_allocs + 1) *
-				sizeof *f->allocs);
-	f->allocs[f->n_allocs] = *a;
-	memset(a, 0, sizeof *a);
-	return f->n_allocs++;
-}
-
-char *lk_pv_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b)
-{
-	char *s = lm_xstrdup(name);
-	for (int k = 1; (a && lm_strmap_lookup(a, s)) ||
-			(b && lm_strmap_lookup(b, s)); k++) {
-		free(s);
-		s = lm_xasprintf("%s_%d", name, k);
-	}
-	return s;
-}
-
-void lk_pv_add_dep(lm_inst *in, const char *name)
-{
-	for (int i = 0; i < in->n_deps; i++)
-		if (strcmp(in->deps[i], name) == 0)
-			return;
-	lm_inst_add_dep(in, 0, name, LM_EDGE_FLOW);
-}
-
 /* ---- codegen context ------------------------------------------------------ */
 
-void lk_cg_init(lk_cg *cg, lk_lower_ctx *lc, const char *path, lm_error *err)
+void lp_cg_init(lp_cg *cg, lp_lower_ctx *lc, const char *path, lm_error *err)
 {
 	const lm_arch *arch = lm_arch_get(lc->m->arch ? lc->m->arch : "gen3");
 	memset(cg, 0, sizeof *cg);
@@ -109,7 +55,7 @@ static void hazard_free(cg_hazard *h)
 	free(h);
 }
 
-void lk_cg_free(lk_cg *cg)
+void lp_cg_free(lp_cg *cg)
 {
 	size_t pos = 0;
 	void *h;
@@ -130,13 +76,13 @@ void lk_cg_free(lk_cg *cg)
 	memset(cg, 0, sizeof *cg);
 }
 
-char *lk_cg_inst_name(lk_cg *cg, const char *base)
+char *lp_cg_inst_name(lp_cg *cg, const char *base)
 {
-	return lk_pv_unique_name(base, &cg->inst_names, NULL);
+	return lp_ir_unique_name(base, &cg->inst_names, NULL);
 }
 
 /* The hazard record of an allocation (created on first use). */
-static cg_hazard *hazard(lk_cg *cg, const char *alloc)
+static cg_hazard *hazard(lp_cg *cg, const char *alloc)
 {
 	cg_hazard *h = lm_strmap_lookup(&cg->hazards, alloc);
 	int idx;
@@ -151,7 +97,7 @@ static cg_hazard *hazard(lk_cg *cg, const char *alloc)
 }
 
 /* Dependencies of one instruction from its operands, then record it. */
-void lk_cg_emit(lk_cg *cg, lm_inst *in)
+void lp_cg_emit(lp_cg *cg, lm_inst *in)
 {
 	for (int i = 0; i < in->n_ins; i++) {
 		cg_hazard *h;
@@ -159,14 +105,14 @@ void lk_cg_emit(lk_cg *cg, lm_inst *in)
 			continue;
 		h = hazard(cg, in->ins[i].memsetref);
 		if (h->writer)
-			lk_pv_add_dep(in, h->writer);
+			lp_ir_add_dep(in, h->writer);
 	}
 	for (int i = 0; i < in->n_outs; i++) {
 		cg_hazard *h = hazard(cg, in->outs[i].memsetref);
 		if (h->writer)
-			lk_pv_add_dep(in, h->writer);
+			lp_ir_add_dep(in, h->writer);
 		for (int k = 0; k < h->n_readers; k++)
-			lk_pv_add_dep(in, h->readers[k]);
+			lp_ir_add_dep(in, h->readers[k]);
 	}
 	for (int i = 0; i < in->n_ins; i++) {
 		cg_hazard *h;
@@ -197,13 +143,13 @@ void lk_cg_emit(lk_cg *cg, lm_inst *in)
 			i--;
 		}
 	in->has_dependencies = in->n_deps > 0;
-	lk_pv_block_append(cg->blk, in);
+	lp_ir_block_append(cg->blk, in);
 	lm_strmap_put(&cg->inst_names, cg->blk->insts[cg->blk->n_insts - 1].name,
 		      (void *)1);
 	cg->n_insts_made++;
 }
 
-int lk_cg_add_tensor(lk_cg *cg, const char *name, lm_tensorkind kind,
+int lp_cg_add_tensor(lp_cg *cg, const char *name, lm_tensorkind kind,
 		     lm_dtype dt, lm_memtype mt, const int64_t *shape,
 		     int n_shape, int64_t partitions, int64_t bytes_pp,
 		     int placed, int64_t addr, int64_t base)
@@ -231,9 +177,9 @@ int lk_cg_add_tensor(lk_cg *cg, const char *name, lm_tensorkind kind,
 	l->dims[0] = partitions;
 	l->dims[1] = bytes_pp;
 	l->base = base;
-	l->bank = mt == LM_MT_PSUM ? lk_cg_bank_id(addr) : 0;
+	l->bank = mt == LM_MT_PSUM ? lp_cg_bank_id(addr) : 0;
 	l->allocated = placed;
-	idx = lk_pv_add_alloc(cg->f, &a);
+	idx = lp_ir_add_alloc(cg->f, &a);
 	lm_strmap_put(&cg->tensors, cg->f->allocs[idx].name,
 		      (void *)(intptr_t)(idx + 1));
 	if (!placed && (mt == LM_MT_SB || mt == LM_MT_PSUM)) {
@@ -245,13 +191,13 @@ int lk_cg_add_tensor(lk_cg *cg, const char *name, lm_tensorkind kind,
 }
 
 /* getBankId */
-int64_t lk_cg_bank_id(int64_t addr)
+int64_t lp_cg_bank_id(int64_t addr)
 {
 	return addr / LM_PSUM_BANK_BYTES;
 }
 
 /* A Memset of value v over a whole [p, n] tensor. */
-static void emit_memset(lk_cg *cg, const char *name, const char *alloc,
+static void emit_memset(lp_cg *cg, const char *name, const char *alloc,
 			lm_dtype dt, int64_t p, int64_t n)
 {
 	lm_inst in;
@@ -262,16 +208,16 @@ static void emit_memset(lk_cg *cg, const char *name, const char *alloc,
 	in.engine = LM_ENG_POOL;
 	in.n_outs = 1;
 	in.outs = lm_xcalloc(1, sizeof *in.outs);
-	lk_pv_ap(&in.outs[0], alloc, dt, 0, 0, ap, 2);
+	lp_ir_ap(&in.outs[0], alloc, dt, 0, 0, ap, 2);
 	in.memset_mode = lm_xstrdup("Const");
 	in.has_constant = 1;
 	in.has_value = 1;
 	in.renumber = 1;
-	lk_cg_emit(cg, &in);
+	lp_cg_emit(cg, &in);
 }
 
 /* getActBiasTensor */
-const char *lk_cg_zero_bias(lk_cg *cg)
+const char *lp_cg_zero_bias(lp_cg *cg)
 {
 	int64_t shape[2] = { cg->n_partitions, 1 };
 	int id;
@@ -282,7 +228,7 @@ const char *lk_cg_zero_bias(lk_cg *cg)
 	name = lm_xasprintf("COMPILER-GENERATED-zero_bias_act_%d", id);
 	mname = lm_xasprintf("COMPILER-GENERATED-memset_zero_bias_%d", id);
 	/* the dtype is float32 whatever the activation's data dtype */
-	lk_cg_add_tensor(cg, name, LM_TK_INTERNAL, LM_DT_FLOAT32, LM_MT_SB,
+	lp_cg_add_tensor(cg, name, LM_TK_INTERNAL, LM_DT_FLOAT32, LM_MT_SB,
 			 shape, 2, cg->n_partitions, 4, 0, 0, 0);
 	emit_memset(cg, mname, name, LM_DT_FLOAT32, cg->n_partitions, 1);
 	free(mname);
@@ -291,7 +237,7 @@ const char *lk_cg_zero_bias(lk_cg *cg)
 }
 
 /* getIdentityMatrix */
-const char *lk_cg_identity(lk_cg *cg, lm_dtype dt)
+const char *lp_cg_identity(lp_cg *cg, lm_dtype dt)
 {
 	char name[96], buf[160];
 	int64_t shape[2] = { 128, 128 };
@@ -305,13 +251,13 @@ const char *lk_cg_identity(lk_cg *cg, lm_dtype dt)
 	if (idx >= 0)
 		return cg->f->allocs[idx].name;
 	if (!cg->lc->warned_identity) {
-		lk_warn(cg->lc->warn, "%s: Emitting dynamic Identity matrix "
+		lp_warn(cg->lc->warn, "%s: Emitting dynamic Identity matrix "
 			"generation code, this might affect performance. You "
 			"can bypass this by pass in an explicit identity matrix "
 			"and use nc_matmul for transpose", cg->path);
 		cg->lc->warned_identity = 1;
 	}
-	idx = lk_cg_add_tensor(cg, name, LM_TK_INTERNAL, dt, LM_MT_SB, shape, 2,
+	idx = lp_cg_add_tensor(cg, name, LM_TK_INTERNAL, dt, LM_MT_SB, shape, 2,
 			       128, 128 * lm_dtype_size(dt), 0, 0, 0);
 	snprintf(buf, sizeof buf, "%s_memset", name);
 	emit_memset(cg, buf, name, dt, 128, 128);
@@ -324,8 +270,8 @@ const char *lk_cg_identity(lk_cg *cg, lm_dtype dt)
 	in.n_ins = in.n_outs = 1;
 	in.ins = lm_xcalloc(1, sizeof *in.ins);
 	in.outs = lm_xcalloc(1, sizeof *in.outs);
-	lk_pv_ap(&in.ins[0], name, dt, 0, 0, full, 2);
-	lk_pv_ap(&in.outs[0], name, dt, 0, 0, full, 2);
+	lp_ir_ap(&in.ins[0], name, dt, 0, 0, full, 2);
+	lp_ir_ap(&in.outs[0], name, dt, 0, 0, full, 2);
 	in.alu = LM_ALU_NOT_EQUAL;
 	in.has_fill_value = 1;
 	in.fill_value = 1.0;
@@ -338,19 +284,19 @@ const char *lk_cg_identity(lk_cg *cg, lm_dtype dt)
 	in.pattern[0].num = 128;
 	in.pattern_as_objects = 1;
 	in.renumber = 1;
-	lk_cg_emit(cg, &in);
+	lp_cg_emit(cg, &in);
 	return cg->f->allocs[idx].name;
 }
 
 /* One PSUM bank of float32 for transposes into SBUF. */
-const char *lk_cg_transpose_psum(lk_cg *cg)
+const char *lp_cg_transpose_psum(lp_cg *cg)
 {
 	int64_t shape[2] = { 128, LM_PSUM_BANK_BYTES / 4 };
 	if (cg->transpose_psum)
 		return cg->transpose_psum;
 	cg->transpose_psum = lm_xasprintf("COMPILER-GENERATED-transpose_psum_%d",
 					  cg->lc->next_id++);
-	lk_cg_add_tensor(cg, cg->transpose_psum, LM_TK_INTERNAL, LM_DT_FLOAT32,
+	lp_cg_add_tensor(cg, cg->transpose_psum, LM_TK_INTERNAL, LM_DT_FLOAT32,
 			 LM_MT_PSUM, shape, 2, 128, LM_PSUM_BANK_BYTES, 0, 0, 0);
 	return cg->transpose_psum;
 }
@@ -368,7 +314,7 @@ static void name_set(lm_strmap *s, const void *base, int n, size_t size,
 }
 
 /* The kernel's own DMA queue (its semaphore counts only kernel DMAs). */
-const char *lk_cg_queue(lk_cg *cg)
+const char *lp_cg_queue(lp_cg *cg)
 {
 	lm_module *m = cg->lc->m;
 	lm_strmap sems, queues, insts;
@@ -389,10 +335,10 @@ const char *lk_cg_queue(lk_cg *cg)
 			 m->queues[i].n_instances, sizeof(lm_qinstance),
 			 offsetof(lm_qinstance, name));
 	base = lm_xasprintf("qNKI_%s", cg->kname ? cg->kname : "kernel");
-	qname = lk_pv_unique_name(base, &queues, &insts);
+	qname = lp_ir_unique_name(base, &queues, &insts);
 	free(base);
 	base = lm_xasprintf("s_nki_%s", cg->kname ? cg->kname : "kernel");
-	sname = lk_pv_unique_name(base, &sems, NULL);
+	sname = lp_ir_unique_name(base, &sems, NULL);
 	free(base);
 	lm_strmap_free(&sems);
 	lm_strmap_free(&queues);
@@ -427,7 +373,7 @@ static int64_t align_up(int64_t v, int64_t a)
 ** placed SBUF byte, PSUM tensors in whole banks after the highest placed
 ** PSUM bank. Then the budget: SBUF high-water mark and last PSUM bank.
 */
-int lk_cg_place(lk_cg *cg)
+int lp_cg_place(lp_cg *cg)
 {
 	lm_function *f = cg->f;
 	int64_t sb_end = 0, ps_end = 0;
@@ -465,7 +411,7 @@ int lk_cg_place(lk_cg *cg)
 					      "kernel PSUM tensors need more "
 					      "than the %d PSUM banks",
 					      LM_PSUM_BANKS);
-			l->bank = lk_cg_bank_id(l->addr);
+			l->bank = lp_cg_bank_id(l->addr);
 		}
 		l->base = 0;
 		l->allocated = 1;
@@ -479,7 +425,7 @@ int lk_cg_place(lk_cg *cg)
 		if (l->type == LM_MT_SB && l->addr + l->dims[1] > cg->sb_max)
 			cg->sb_max = l->addr + l->dims[1];
 		if (l->type == LM_MT_PSUM && l->dims[1] > 0) {
-			int64_t last = lk_cg_bank_id(l->addr + l->dims[1] - 1);
+			int64_t last = lp_cg_bank_id(l->addr + l->dims[1] - 1);
 			if (last > cg->psum_max_bank)
 				cg->psum_max_bank = last;
 		}

@@ -10,9 +10,9 @@
 **
 ** and InlineNKIKernel splices IT55 bodies into their callers.
 **
-** Ownership: lk_lower builds a NEW module (*out, free with lm_module_free);
-** the input is never modified. Warnings are collected in an lk_warnings the
-** caller frees with lk_warnings_free.
+** Ownership: lp_lower builds a NEW module (*out, free with lm_module_free);
+** the input is never modified. Warnings are collected in an lp_warnings the
+** caller frees with lp_warnings_free.
 */
 #ifndef LNCSIM_PROVISION_H
 #define LNCSIM_PROVISION_H
@@ -21,15 +21,15 @@
 #include "module.h"
 
 /* Messages that are not errors (the CLI prints them on stderr). */
-typedef struct lk_warnings {
+typedef struct lp_warnings {
 	int n, cap;
 	char **msgs;
-} lk_warnings;
+} lp_warnings;
 
-void lk_warn(lk_warnings *w, const char *fmt, ...) LM_PRINTF(2, 3);
-void lk_warnings_free(lk_warnings *w);
+void lp_warn(lp_warnings *w, const char *fmt, ...) LM_PRINTF(2, 3);
+void lp_warnings_free(lp_warnings *w);
 
-typedef struct lk_lower_opts {
+typedef struct lp_lower_opts {
 	int inline_kernels;   /* run InlineNKIKernel after the lowering */
 	/*
 	** Directory the output module will be written into. When set, the
@@ -46,7 +46,7 @@ typedef struct lk_lower_opts {
 	*/
 	int has_out_dirfd;
 	int out_dirfd;
-} lk_lower_opts;
+} lp_lower_opts;
 
 /*
 ** TranslateNKIASTToBIR over a copy of `in` (then InlineNKIKernel when
@@ -54,14 +54,14 @@ typedef struct lk_lower_opts {
 ** gate) are removed with a warning. The result passes lm_verify when the
 ** input did. Returns 0 or LM_EINPUT with err filled.
 */
-int lk_lower(lm_module **out, const lm_module *in, const lk_lower_opts *opts,
-	     lk_warnings *warn, lm_error *err);
+int lp_lower(lm_module **out, const lm_module *in, const lp_lower_opts *opts,
+	     lp_warnings *warn, lm_error *err);
 
 /*
 ** InlineNKIKernel in place: every NKIKernel (IT55) call is replaced by the
 ** body of its function with operands rebound through func_args /
 ** func_outs; the called functions are removed.
 */
-int lk_inline_nki(lm_module *m, lm_error *err);
+int lp_inline_nki(lm_module *m, lm_error *err);
 
 #endif

@@ -1,8 +1,8 @@
 /*
 ** provision_int.h -- internals shared by the kernel-provision files:
 ** the KLR -> BIR codegen context (klr_codegen.c), its helpers
-** (codegen_helpers.c), and the small IR-building utilities the driver
-** (provision.c) and the inliner (inline.c) also use.
+** (codegen_helpers.c), and the small IR-building utilities (irutil.c) the
+** driver (provision.c), the inliner (inline.c) and the codegen use.
 */
 #ifndef LNCSIM_PROVISION_INT_H
 #define LNCSIM_PROVISION_INT_H
@@ -12,15 +12,15 @@
 #include "provision.h"
 #include "klr.h"
 
-/* State shared by all carriers of one lk_lower run. */
-typedef struct lk_lower_ctx {
+/* State shared by all carriers of one lp_lower run. */
+typedef struct lp_lower_ctx {
 	lm_module *m;            /* the module being lowered (the copy) */
-	const lk_lower_opts *opts;
-	lk_warnings *warn;
+	const lp_lower_opts *opts;
+	lp_warnings *warn;
 	int next_id;             /* helper-name ids, monotonic per run */
 	int warned_identity;     /* the identity performance warning is given */
 	lm_strmap files;         /* paths taken under the output directory */
-} lk_lower_ctx;
+} lp_lower_ctx;
 
 /* Hazard record of one allocation: last writer and readers since. */
 typedef struct cg_hazard {
@@ -33,8 +33,8 @@ typedef struct cg_hazard {
 ** The codegen context of one KLR kernel (KlirToBirCodegen): the function
 ** being built, the caches of the helpers, and the budget.
 */
-typedef struct lk_cg {
-	lk_lower_ctx *lc;
+typedef struct lp_cg {
+	lp_lower_ctx *lc;
 	const char *path;        /* KLR file, for messages */
 	char *kname;             /* kernel name */
 	lm_function *f;          /* the function being built (not yet in m) */
@@ -57,70 +57,81 @@ typedef struct lk_cg {
 	/* budget (getSbufMaxBytes / getPsumMaxBankId) */
 	int64_t sb_max;
 	int64_t psum_max_bank;   /* -1 when no PSUM tensor */
-} lk_cg;
+} lp_cg;
 
-/* ---- IR building utilities (codegen_helpers.c) ------------------------ */
+/* ---- IR building utilities (irutil.c) --------------------------------- */
 
 /* A physical_ap operand on allocation `alloc` (memory location of the same
 ** name); pairs is n [step, num] pairs. */
-void lk_pv_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
+void lp_ir_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
 	   int64_t start_partition, const lm_appair *pairs, int n);
 /* Append instruction *in (moved: *in is zeroed) to block b. */
-void lk_pv_block_append(lm_block *b, lm_inst *in);
+void lp_ir_block_append(lm_block *b, lm_inst *in);
 /* Append an allocation (moved) to f; returns its index. */
-int lk_pv_add_alloc(lm_function *f, lm_alloc *a);
+int lp_ir_add_alloc(lm_function *f, lm_alloc *a);
 /* name, or name_1, name_2, ... : the first not in any of the maps. */
-char *lk_pv_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b);
+char *lp_ir_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b);
 /* Call fn on every instruction of blocks (inside Loops too). */
-typedef void (*lk_pv_inst_fn)(lm_inst *in, void *ud);
-void lk_pv_walk(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud);
+typedef void (*lp_ir_inst_fn)(lm_inst *in, void *ud);
+void lp_ir_walk(lm_block *bs, int nb, lp_ir_inst_fn fn, void *ud);
 /* The same, and fn on each Loop too (before its body): for the walks
 ** that rename references, which a Loop's axes may hold. */
-void lk_pv_walk_loops(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud);
+void lp_ir_walk_loops(lm_block *bs, int nb, lp_ir_inst_fn fn, void *ud);
 /*
 ** Make f's allocation, memory-location, instruction and function names
 ** unique against module m without its function `skip` (-1: none):
 ** colliding names become NAME_1, NAME_2, ... and f's references follow.
 */
-void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f);
+void lp_ir_adopt_names(lm_module *m, int skip, lm_function *f);
 /* Add a dependency name to an instruction (no duplicates). */
-void lk_pv_add_dep(lm_inst *in, const char *name);
+void lp_ir_add_dep(lm_inst *in, const char *name);
+/* Replace *s by the mapped name when the map has it. */
+void lp_ir_remap(char **s, const lm_strmap *map);
+/* Every allocation, memory-location, instruction and function name of a
+** module. */
+typedef struct lp_ir_names {
+	lm_strmap allocs, memlocs, insts, funcs;
+} lp_ir_names;
+/* Fill n from module m, skipping function index `skip` (-1: none); free
+** with lp_ir_names_free. */
+void lp_ir_names_of(lp_ir_names *n, lm_module *m, int skip);
+void lp_ir_names_free(lp_ir_names *n);
 
 /* ---- the codegen and its helpers -------------------------------------- */
 
-void lk_cg_init(lk_cg *cg, lk_lower_ctx *lc, const char *path,
+void lp_cg_init(lp_cg *cg, lp_lower_ctx *lc, const char *path,
 		lm_error *err);
-void lk_cg_free(lk_cg *cg);
+void lp_cg_free(lp_cg *cg);
 /* Instruction name unique in the function: base, base.1, ... */
-char *lk_cg_inst_name(lk_cg *cg, const char *base);
+char *lp_cg_inst_name(lp_cg *cg, const char *base);
 /*
 ** Append *in to the current block: computes its dependencies from the
 ** hazards of its operands (RAW, WAW, WAR per allocation), records it, and
 ** zeroes *in.
 */
-void lk_cg_emit(lk_cg *cg, lm_inst *in);
+void lp_cg_emit(lp_cg *cg, lm_inst *in);
 /*
 ** Create an allocation with one memory location of the same name.
 ** placed: addr/base are given; else the tensor is placed after the walk.
 */
-int lk_cg_add_tensor(lk_cg *cg, const char *name, lm_tensorkind kind,
+int lp_cg_add_tensor(lp_cg *cg, const char *name, lm_tensorkind kind,
 		     lm_dtype dt, lm_memtype mt, const int64_t *shape,
 		     int n_shape, int64_t partitions, int64_t bytes_pp,
 		     int placed, int64_t addr, int64_t base);
 /* getBankId: the PSUM bank of a byte address within the partition. */
-int64_t lk_cg_bank_id(int64_t addr);
+int64_t lp_cg_bank_id(int64_t addr);
 /* getActBiasTensor: the cached fp32 zero bias [partitions, 1]. */
-const char *lk_cg_zero_bias(lk_cg *cg);
+const char *lp_cg_zero_bias(lp_cg *cg);
 /* getIdentityMatrix: the cached 128x128 identity of dtype dt. */
-const char *lk_cg_identity(lk_cg *cg, lm_dtype dt);
+const char *lp_cg_identity(lp_cg *cg, lm_dtype dt);
 /* A PSUM scratch bank for transposes whose destination is not PSUM. */
-const char *lk_cg_transpose_psum(lk_cg *cg);
+const char *lp_cg_transpose_psum(lp_cg *cg);
 /* The kernel's DMA queue (created in the module on first use). */
-const char *lk_cg_queue(lk_cg *cg);
+const char *lp_cg_queue(lp_cg *cg);
 /* Give addresses to the unplaced tensors; compute the budget. */
-int lk_cg_place(lk_cg *cg);
+int lp_cg_place(lp_cg *cg);
 
 /* Lower the LncKernel `lnc` (body for `core`) into cg->f (klr_codegen.c). */
-int lk_codegen_lnc(lk_cg *cg, const lk_kval *lnc, int64_t core);
+int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core);
 
 #endif

@@ -20,7 +20,6 @@
 */
 #include "common.h"
 #include "provision_int.h"
-#include "lk_int.h"
 #include "json.h"
 #include "safeio.h"
 #include "klr.h"
@@ -32,277 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- warnings ----------------------------------------------------------- */
-
-void lk_warn(lk_warnings *w, const char *fmt, ...)
-{
-	va_list ap;
-	lm_buf b = LM_BUF_INIT;
-	char tmp[1024];
-	if (!w)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	lm_buf_puts(&b, tmp);
-	lm_grow(&w->msgs, &w->cap, w->n + 1, sizeof *w->msgs);
-	w->msgs[w->n++] = lm_buf_detach(&b);
-}
-
-void lk_warnings_free(lk_warnings *w)
-{
-	if (!w)
-		return;
-	for (int i = 0; i < w->n; i++)
-		free(w->msgs[i]);
-	free(w->msgs);
-	memset(w, 0, sizeof *w);
-}
-
-/* ---- walking instructions ------------------------------------------------ */
-
-/* Call fn on every instruction of blocks (inside Loops too). */
-void lk_pv_walk(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud)
-{
-	for (int b = 0; b < nb; b++)
-		for (int i = 0; i < bs[b].n_insts; i++) {
-			lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP)
-				lk_pv_walk(in->blocks, in->n_blocks, fn, ud);
-			else
-				fn(in, ud);
-		}
-}
-
-void lk_pv_walk_loops(lm_block *bs, int nb, lk_pv_inst_fn fn, void *ud)
-{
-	for (int b = 0; b < nb; b++)
-		for (int i = 0; i < bs[b].n_insts; i++) {
-			lm_inst *in = &bs[b].insts[i];
-			fn(in, ud);
-			if (in->op == LM_OP_LOOP)
-				lk_pv_walk_loops(in->blocks, in->n_blocks, fn,
-						 ud);
-		}
-}
-
-/* Replace *s by the mapped name when the map has it. */
-static void remap(char **s, const lm_strmap *map)
-{
-	const char *n;
-	if (!*s || !(n = lm_strmap_lookup(map, *s)))
-		return;
-	free(*s);
-	*s = lm_xstrdup(n);
-}
-
-/* ---- module name sets ------------------------------------------------------ */
-
-/* Every allocation, memory-location and instruction name of the module. */
-typedef struct names {
-	lm_strmap allocs, memlocs, insts, funcs;
-} names;
-
-static void collect_inst(lm_inst *in, void *ud)
-{
-	names *n = ud;
-	if (in->name)
-		lm_strmap_put(&n->insts, in->name, (void *)1);
-}
-
-/* Fill n from module m, skipping function index `skip` (-1: none). */
-static void names_of(names *n, lm_module *m, int skip)
-{
-	lm_strmap_init(&n->allocs);
-	lm_strmap_init(&n->memlocs);
-	lm_strmap_init(&n->insts);
-	lm_strmap_init(&n->funcs);
-	for (int f = 0; f < m->n_functions; f++) {
-		lm_function *fn = &m->functions[f];
-		if (f == skip)
-			continue;
-		if (fn->name)
-			lm_strmap_put(&n->funcs, fn->name, (void *)1);
-		for (int a = 0; a < fn->n_allocs; a++) {
-			if (fn->allocs[a].name)
-				lm_strmap_put(&n->allocs, fn->allocs[a].name,
-					      (void *)1);
-			for (int l = 0; l < fn->allocs[a].n_memlocs; l++)
-				if (fn->allocs[a].memlocs[l].name)
-					lm_strmap_put(&n->memlocs,
-						      fn->allocs[a].memlocs[l].name,
-						      (void *)1);
-		}
-		lk_pv_walk(fn->blocks, fn->n_blocks, collect_inst, n);
-	}
-}
-
-static void names_free(names *n)
-{
-	lm_strmap_free(&n->allocs);
-	lm_strmap_free(&n->memlocs);
-	lm_strmap_free(&n->insts);
-	lm_strmap_free(&n->funcs);
-}
-
-/* ---- renaming a function's names ------------------------------------------ */
-
-/* Old name -> new name maps of one function, and the strings they own. */
-typedef struct renames {
-	lm_strmap allocs, memlocs, insts;
-	int n, cap;
-	char **owned;
-} renames;
-
-static void renames_init(renames *r)
-{
-	memset(r, 0, sizeof *r);
-	lm_strmap_init(&r->allocs);
-	lm_strmap_init(&r->memlocs);
-	lm_strmap_init(&r->insts);
-}
-
-static void renames_free(renames *r)
-{
-	lm_strmap_free(&r->allocs);
-	lm_strmap_free(&r->memlocs);
-	lm_strmap_free(&r->insts);
-	for (int i = 0; i < r->n; i++)
-		free(r->owned[i]);
-	free(r->owned);
-}
-
-/* Keep s alive until r is freed; returns s. */
-static char *own(renames *r, char *s)
-{
-	lm_grow(&r->owned, &r->cap, r->n + 1, sizeof *r->owned);
-	r->owned[r->n++] = s;
-	return s;
-}
-
-/*
-** Rewrite the references of one instruction (a Loop's too): operands,
-** the names carried in JSON (opaque operands, registers anywhere:
-** lm_inst_rename_json_refs, the rule the link's copy follows), the
-** caller side of a nested call's argument maps (the keys are the callee's
-** formals), dependencies.
-*/
-static void rewrite_refs(lm_inst *in, void *ud)
-{
-	renames *r = ud;
-	for (int k = 0; k < 2; k++) {
-		lm_arg *args = k ? in->outs : in->ins;
-		int n = k ? in->n_outs : in->n_ins;
-		for (int i = 0; i < n; i++) {
-			remap(&args[i].memsetref, &r->allocs);
-			remap(&args[i].memref, &r->memlocs);
-		}
-	}
-	lm_inst_rename_json_refs(in, &r->allocs, &r->memlocs);
-	for (int i = 0; i < in->n_func_args; i++)
-		remap(&in->func_args[i].value, &r->allocs);
-	for (int i = 0; i < in->n_func_outs; i++)
-		remap(&in->func_outs[i].value, &r->allocs);
-	for (int i = 0; i < in->n_deps; i++)
-		remap(&in->deps[i], &r->insts);
-}
-
-/* Pick new names for colliding instructions (first pass). */
-typedef struct inst_pick {
-	names *mod;
-	lm_strmap *own_names;
-	renames *r;
-} inst_pick;
-
-static void pick_inst(lm_inst *in, void *ud)
-{
-	inst_pick *p = ud;
-	if (in->name && lm_strmap_lookup(&p->mod->insts, in->name)) {
-		char *nn = own(p->r, lk_pv_unique_name(in->name, &p->mod->insts,
-						    p->own_names));
-		lm_strmap_put(p->own_names, nn, (void *)1);
-		lm_strmap_put(&p->r->insts, own(p->r, lm_xstrdup(in->name)), nn);
-	}
-}
-
-static void rename_inst(lm_inst *in, void *ud)
-{
-	remap(&in->name, &((renames *)ud)->insts);
-}
-
-static void collect_inst_map(lm_inst *in, void *ud)
-{
-	if (in->name)
-		lm_strmap_put(ud, in->name, (void *)1);
-}
-
-/*
-** Make f's allocation, memory-location and instruction names (and its own
-** name) unique against module m (whose functions f is about to join, or,
-** for the inliner, against m without function `skip`).
-*/
-void lk_pv_adopt_names(lm_module *m, int skip, lm_function *f)
-{
-	names mod;
-	lm_strmap fa, fl, fi;
-	renames r;
-	inst_pick pick;
-
-	names_of(&mod, m, skip);
-	lm_strmap_init(&fa);
-	lm_strmap_init(&fl);
-	lm_strmap_init(&fi);
-	renames_init(&r);
-	for (int a = 0; a < f->n_allocs; a++) {
-		lm_strmap_put(&fa, f->allocs[a].name, (void *)1);
-		for (int l = 0; l < f->allocs[a].n_memlocs; l++)
-			lm_strmap_put(&fl, f->allocs[a].memlocs[l].name,
-				      (void *)1);
-	}
-	lk_pv_walk(f->blocks, f->n_blocks, collect_inst_map, &fi);
-	for (int a = 0; a < f->n_allocs; a++) {
-		lm_alloc *al = &f->allocs[a];
-		if (lm_strmap_lookup(&mod.allocs, al->name)) {
-			char *nn = own(&r, lk_pv_unique_name(al->name, &mod.allocs,
-							  &fa));
-			lm_strmap_put(&fa, nn, (void *)1);
-			lm_strmap_put(&r.allocs, own(&r, lm_xstrdup(al->name)), nn);
-		}
-		for (int l = 0; l < al->n_memlocs; l++) {
-			lm_memloc *ml = &al->memlocs[l];
-			if (lm_strmap_lookup(&mod.memlocs, ml->name)) {
-				char *nn = own(&r, lk_pv_unique_name(ml->name,
-						&mod.memlocs, &fl));
-				lm_strmap_put(&fl, nn, (void *)1);
-				lm_strmap_put(&r.memlocs,
-					      own(&r, lm_xstrdup(ml->name)), nn);
-			}
-		}
-	}
-	pick.mod = &mod;
-	pick.own_names = &fi;
-	pick.r = &r;
-	lk_pv_walk(f->blocks, f->n_blocks, pick_inst, &pick);
-	/* references first (they still hold the old strings), then names */
-	lk_pv_walk_loops(f->blocks, f->n_blocks, rewrite_refs, &r);
-	lk_pv_walk(f->blocks, f->n_blocks, rename_inst, &r);
-	for (int a = 0; a < f->n_allocs; a++) {
-		for (int l = 0; l < f->allocs[a].n_memlocs; l++)
-			remap(&f->allocs[a].memlocs[l].name, &r.memlocs);
-		remap(&f->allocs[a].name, &r.allocs);
-	}
-	if (f->name && lm_strmap_lookup(&mod.funcs, f->name)) {
-		char *nn = lk_pv_unique_name(f->name, &mod.funcs, NULL);
-		free(f->name);
-		f->name = nn;
-	}
-	renames_free(&r);
-	lm_strmap_free(&fa);
-	lm_strmap_free(&fl);
-	lm_strmap_free(&fi);
-	names_free(&mod);
-}
 
 /* Index of f's allocation named `name` (or owning a memory location of
 ** that name); -1 when none. */
@@ -322,12 +50,12 @@ static int find_formal(const lm_function *f, const char *name)
 /* ---- Const files ---------------------------------------------------------- */
 
 /*
-** Copy the module file real (checked by lk_module_file, read beneath
+** Copy the module file real (checked by lm_module_file, read beneath
 ** root) to rel beneath the output directory: directories made beneath
 ** it, never through a symlink; the output directory itself is
 ** opts->out_dirfd, or opts->out_dir opened as given.
 */
-static int copy_file(lk_lower_ctx *lc, const char *root, const char *real,
+static int copy_file(lp_lower_ctx *lc, const char *root, const char *real,
 		     const char *rel, lm_error *err)
 {
 	const char *out = lc->opts->out_dir;
@@ -335,7 +63,7 @@ static int copy_file(lk_lower_ctx *lc, const char *root, const char *real,
 	char *data = NULL, *dir = NULL, *shown = NULL;
 	size_t n;
 	int ofd = -1, dfd = -1, rc;
-	if ((rc = lk_module_file_read(root, real, &data, &n, NULL, err)) != 0)
+	if ((rc = lm_module_file_read(root, real, &data, &n, NULL, err)) != 0)
 		goto done;
 	if (lc->opts->has_out_dirfd) {
 		ofd = dup(lc->opts->out_dirfd);
@@ -383,12 +111,12 @@ static const char *base_name(const char *p)
 ** (read from the file kpath) name files relative to kdir (the kernel
 ** file's directory, as written in the module: rel_kdir is it relative to
 ** the module's directory). With an output directory each file must pass
-** lk_module_file against kdir; it is copied to <out>/<tag>.const/<base>
+** lm_module_file against kdir; it is copied to <out>/<tag>.const/<base>
 ** (made unique against every path the lowering writes there) and `file`
 ** points there; without one the paths are rewritten relative to the
 ** module's directory.
 */
-static int localize_consts(lk_lower_ctx *lc, lm_function *f, const char *kdir,
+static int localize_consts(lp_lower_ctx *lc, lm_function *f, const char *kdir,
 			   const char *rel_kdir, const char *tag,
 			   const char *kpath, lm_error *err)
 {
@@ -413,11 +141,11 @@ static int localize_consts(lk_lower_ctx *lc, lm_function *f, const char *kdir,
 		}
 		snprintf(where, sizeof where, "function %s/allocation %s", tag,
 			 al->name ? al->name : "?");
-		if ((rc = lk_module_file(kdir, al->file, kpath, where, &real,
+		if ((rc = lm_module_file(kdir, al->file, kpath, where, &real,
 					 &root, err)) != 0)
 			break;
 		want = lm_xasprintf("%s.const/%s", tag, base_name(al->file));
-		rel = lk_pv_unique_name(want, &lc->files, NULL);
+		rel = lp_ir_unique_name(want, &lc->files, NULL);
 		free(want);
 		lm_strmap_put(&lc->files, rel, (void *)1);
 		rc = copy_file(lc, root, real, rel, err);
@@ -431,7 +159,7 @@ static int localize_consts(lk_lower_ctx *lc, lm_function *f, const char *kdir,
 
 /* Record the module's own Const files (they keep their paths) before any
 ** kernel's file is given a name under the output directory. */
-static void reserve_module_consts(lk_lower_ctx *lc, int nfun)
+static void reserve_module_consts(lp_lower_ctx *lc, int nfun)
 {
 	lm_module *m = lc->m;
 	for (int f = 0; f < nfun; f++)
@@ -444,11 +172,11 @@ static void reserve_module_consts(lk_lower_ctx *lc, int nfun)
 
 /*
 ** The module's own Const files when the output goes to another directory:
-** each must pass lk_module_file (relative, no "..", inside the module's
+** each must pass lm_module_file (relative, no "..", inside the module's
 ** directory) and is copied to the same relative path there; the kernels'
 ** copies were named around these paths (reserve_module_consts).
 */
-static int copy_module_consts(lk_lower_ctx *lc, int nfun, lm_error *err)
+static int copy_module_consts(lp_lower_ctx *lc, int nfun, lm_error *err)
 {
 	lm_module *m = lc->m;
 	char a[PATH_MAX], b[PATH_MAX];
@@ -464,7 +192,7 @@ static int copy_module_consts(lk_lower_ctx *lc, int nfun, lm_error *err)
 				continue;
 			snprintf(where, sizeof where, "function %s/allocation %s",
 				 m->functions[f].name, al->name ? al->name : "?");
-			if ((rc = lk_module_file(m->dir, al->file, m->path ?
+			if ((rc = lm_module_file(m->dir, al->file, m->path ?
 						 m->path : "", where, &real, &root,
 						 err)) != 0)
 				break;
@@ -505,18 +233,18 @@ static void mint_call(lm_module *m, lm_inst *call, const lm_inst *carrier,
 		      lm_kv *outs, int n_outs, const char *source,
 		      const budget *bg)
 {
-	names mod;
+	lp_ir_names mod;
 	char *want = lm_xasprintf("inst__%s", fname);
 	lm_inst tmp;
 
-	names_of(&mod, m, -1);
+	lp_ir_names_of(&mod, m, -1);
 	/* copy everything the carrier has (operands, sync, extra keys) */
 	lm_inst_copy(&tmp, carrier);
 	*call = tmp;
 	free(call->name);
-	call->name = lk_pv_unique_name(want, &mod.insts, NULL);
+	call->name = lp_ir_unique_name(want, &mod.insts, NULL);
 	free(want);
-	names_free(&mod);
+	lp_ir_names_free(&mod);
 	call->op = LM_OP_NKIKERNEL;
 	free(call->kernel_format);
 	free(call->klir_binary);
@@ -556,7 +284,7 @@ static void mint_call(lm_module *m, lm_inst *call, const lm_inst *carrier,
 ** (formal names: allocation or memory-location names of f) and the module
 ** (caller allocation names). *idx receives the formal allocation indexes.
 */
-static int map_args(lk_lower_ctx *lc, const lm_function *f, const lm_kv *kv,
+static int map_args(lp_lower_ctx *lc, const lm_function *f, const lm_kv *kv,
 		    int n, const char *dir, int **idx, lm_error *err)
 {
 	*idx = n ? lm_xcalloc((size_t)n, sizeof **idx) : NULL;
@@ -593,7 +321,7 @@ static lm_kv *final_map(const lm_function *f, const lm_kv *kv, int n,
 /* ---- Mechanism B ------------------------------------------------------------- */
 
 /* The core id that selects functions[] / bodies[]; 0 when unset. */
-static int core_of(const lk_lower_ctx *lc, int fi, int *has)
+static int core_of(const lp_lower_ctx *lc, int fi, int *has)
 {
 	const lm_function *fn = &lc->m->functions[fi];
 	if (fn->has_core_id) {
@@ -612,11 +340,11 @@ static void sync_refs(lm_inst *in, void *ud)
 	lm_strmap *const *maps = ud;   /* [0] semaphores, [1] queues,
 					  [2] queue instances */
 	for (int i = 0; i < in->n_wait; i++)
-		remap(&in->wait[i].semaphore, maps[0]);
+		lp_ir_remap(&in->wait[i].semaphore, maps[0]);
 	for (int i = 0; i < in->n_signal; i++)
-		remap(&in->signal[i], maps[0]);
-	remap(&in->queue, maps[1]);
-	remap(&in->instance_name, maps[2]);
+		lp_ir_remap(&in->signal[i], maps[0]);
+	lp_ir_remap(&in->queue, maps[1]);
+	lp_ir_remap(&in->instance_name, maps[2]);
 }
 
 /*
@@ -647,7 +375,7 @@ static void merge_sync(lm_module *m, const lm_module *km, lm_function *f)
 	for (int i = 0; i < km->n_semaphores; i++) {
 		lm_semaphore *s = &m->semaphores[m->n_semaphores++];
 		memset(s, 0, sizeof *s);
-		s->name = lk_pv_unique_name(km->semaphores[i].name, &sems, NULL);
+		s->name = lp_ir_unique_name(km->semaphores[i].name, &sems, NULL);
 		s->init = km->semaphores[i].init;
 		lm_strmap_put(&sems, s->name, (void *)1);
 		if (strcmp(s->name, km->semaphores[i].name))
@@ -659,7 +387,7 @@ static void merge_sync(lm_module *m, const lm_module *km, lm_function *f)
 		const lm_queue *kq = &km->queues[i];
 		lm_queue *q = &m->queues[m->n_queues++];
 		memset(q, 0, sizeof *q);
-		q->name = lk_pv_unique_name(kq->name, &queues, &qinsts);
+		q->name = lp_ir_unique_name(kq->name, &queues, &qinsts);
 		lm_strmap_put(&queues, q->name, (void *)1);
 		if (strcmp(q->name, kq->name))
 			lm_strmap_put(&rq, kq->name, q->name);
@@ -670,14 +398,14 @@ static void merge_sync(lm_module *m, const lm_module *km, lm_function *f)
 			const lm_qinstance *ki = &kq->instances[j];
 			lm_qinstance *qi = &q->instances[j];
 			const char *sn = lm_strmap_lookup(&rs, ki->semaphore);
-			qi->name = lk_pv_unique_name(ki->name, &qinsts, &queues);
+			qi->name = lp_ir_unique_name(ki->name, &qinsts, &queues);
 			lm_strmap_put(&qinsts, qi->name, (void *)1);
 			if (strcmp(qi->name, ki->name))
 				lm_strmap_put(&ri, ki->name, qi->name);
 			qi->semaphore = lm_xstrdup(sn ? sn : ki->semaphore);
 		}
 	}
-	lk_pv_walk(f->blocks, f->n_blocks, sync_refs, maps);
+	lp_ir_walk(f->blocks, f->n_blocks, sync_refs, maps);
 	lm_strmap_free(&sems);
 	lm_strmap_free(&queues);
 	lm_strmap_free(&qinsts);
@@ -702,7 +430,7 @@ static void rescan_budget(const lm_function *f, budget *bg)
 				if (ml->addr + size > bg->sb_max)
 					bg->sb_max = ml->addr + size;
 			} else if (ml->type == LM_MT_PSUM) {
-				int64_t last = lk_cg_bank_id(ml->addr +
+				int64_t last = lp_cg_bank_id(ml->addr +
 							     (size ? size - 1 : 0));
 				bg->allocated = 1;
 				if (last > bg->max_bank)
@@ -724,7 +452,7 @@ static void add_function(lm_module *m, lm_function *f)
 ** lowerFromBirJson. *made is 0 when the LNC gate skipped the kernel.
 ** Errors are reported without location (the caller adds it).
 */
-static int lower_bir(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
+static int lower_bir(lp_lower_ctx *lc, int fi, const lm_inst *carrier,
 		     lm_inst *call, int *made, lm_error *err)
 {
 	lm_module *km = NULL;
@@ -755,7 +483,7 @@ static int lower_bir(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
 		goto done;
 	}
 	if (has_core && core >= km->n_functions) {
-		lk_warn(lc->warn, "%s: The kernel is compiled for LNC count "
+		lp_warn(lc->warn, "%s: The kernel is compiled for LNC count "
 			"lower than the current core_id %d skip lowering",
 			carrier->klir_binary, core);
 		goto done;
@@ -771,7 +499,7 @@ static int lower_bir(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
 		goto done;
 	merge_sync(lc->m, km, &f);
 	rescan_budget(&f, &bg);
-	lk_pv_adopt_names(lc->m, -1, &f);
+	lp_ir_adopt_names(lc->m, -1, &f);
 	if ((rc = localize_consts(lc, &f, km->dir, rel_kdir, f.name, path,
 				  err)) != 0)
 		goto done;
@@ -795,11 +523,11 @@ done:
 /* ---- Mechanism A ------------------------------------------------------------- */
 
 /* lowerKernelInst for a KLR file. */
-static int lower_klr(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
+static int lower_klr(lp_lower_ctx *lc, int fi, const lm_inst *carrier,
 		     lm_inst *call, lm_error *err)
 {
-	lk_klr_file kf;
-	lk_cg cg;
+	lp_klr_file kf;
+	lp_cg cg;
 	lm_function *f;
 	char *path = lm_path_join(lc->m->dir, carrier->klir_binary);
 	char *kdir = lm_dirname(path), *rel_kdir;
@@ -809,16 +537,16 @@ static int lower_klr(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
 
 	memset(&cg, 0, sizeof cg);
 	rel_kdir = lm_dirname(carrier->klir_binary);
-	if ((rc = lk_klr_read(&kf, path, err)) != 0)
+	if ((rc = lp_klr_read(&kf, path, err)) != 0)
 		goto done;
-	if (kf.contents.ctor != LK_CONTENTS_LNC) {
+	if (kf.contents.ctor != LP_CONTENTS_LNC) {
 		rc = lm_err(err, path, "", "Wrong KLIR content type: the "
 			    "contents are '%s', the lowering needs 'lnc'",
-			    lk_kval_ctor_name(&kf.contents));
+			    lp_kval_ctor_name(&kf.contents));
 		goto done;
 	}
-	lk_cg_init(&cg, lc, path, err);
-	if ((rc = lk_codegen_lnc(&cg, &kf.contents.items[0], core)) != 0)
+	lp_cg_init(&cg, lc, path, err);
+	if ((rc = lp_codegen_lnc(&cg, &kf.contents.items[0], core)) != 0)
 		goto done;
 	f = cg.f;
 	if ((rc = map_args(lc, f, carrier->func_args, carrier->n_func_args,
@@ -826,10 +554,10 @@ static int lower_klr(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
 	    (rc = map_args(lc, f, carrier->func_outs, carrier->n_func_outs,
 			   "output", &io, err)) != 0)
 		goto done;
-	bg.allocated = 1;   /* every tensor has its place after lk_cg_place */
+	bg.allocated = 1;   /* every tensor has its place after lp_cg_place */
 	bg.sb_max = cg.sb_max;
 	bg.max_bank = cg.psum_max_bank;
-	lk_pv_adopt_names(lc->m, -1, f);
+	lp_ir_adopt_names(lc->m, -1, f);
 	if ((rc = localize_consts(lc, f, kdir, rel_kdir, f->name, path,
 				  err)) != 0)
 		goto done;
@@ -840,8 +568,8 @@ static int lower_klr(lk_lower_ctx *lc, int fi, const lm_inst *carrier,
 		  carrier->n_func_outs, "Beta2", &bg);
 	add_function(lc->m, f);
 done:
-	lk_cg_free(&cg);
-	lk_klr_file_free(&kf);
+	lp_cg_free(&cg);
+	lp_klr_file_free(&kf);
 	free(ia);
 	free(io);
 	free(path);
@@ -860,7 +588,7 @@ typedef struct carriers {
 } carriers;
 
 /* Lower every carrier of the blocks of function fi (recursing into Loops). */
-static int lower_blocks(lk_lower_ctx *lc, int fi, lm_block *bs, int nb,
+static int lower_blocks(lp_lower_ctx *lc, int fi, lm_block *bs, int nb,
 			carriers *cs, lm_error *err)
 {
 	for (int b = 0; b < nb; b++) {
@@ -941,11 +669,11 @@ static void redirect_deps(lm_inst *in, void *ud)
 	}
 }
 
-int lk_lower(lm_module **out, const lm_module *in, const lk_lower_opts *opts,
-	     lk_warnings *warn, lm_error *err)
+int lp_lower(lm_module **out, const lm_module *in, const lp_lower_opts *opts,
+	     lp_warnings *warn, lm_error *err)
 {
-	static const lk_lower_opts dflt;
-	lk_lower_ctx lc;
+	static const lp_lower_opts dflt;
+	lp_lower_ctx lc;
 	int nfun, rc = 0;
 
 	*out = NULL;
@@ -963,7 +691,7 @@ int lk_lower(lm_module **out, const lm_module *in, const lk_lower_opts *opts,
 		rc = lower_blocks(&lc, fi, lc.m->functions[fi].blocks,
 				  lc.m->functions[fi].n_blocks, &cs, err);
 		if (!rc)
-			lk_pv_walk(lc.m->functions[fi].blocks,
+			lp_ir_walk(lc.m->functions[fi].blocks,
 			     lc.m->functions[fi].n_blocks, redirect_deps,
 			     &cs.map);
 		lm_strmap_free(&cs.map);
@@ -978,7 +706,7 @@ int lk_lower(lm_module **out, const lm_module *in, const lk_lower_opts *opts,
 		lc.m->dir = lm_xstrdup(lc.opts->out_dir);
 	}
 	if (!rc && lc.opts->inline_kernels)
-		rc = lk_inline_nki(lc.m, err);
+		rc = lp_inline_nki(lc.m, err);
 	lm_strmap_free(&lc.files);
 	if (rc) {
 		lm_module_free(lc.m);

@@ -23,32 +23,32 @@
 #define S(fields) { 0, "mk", NF(fields), fields, NF(fields), NULL }
 /* A constructor with one field of type ty. */
 #define C1(tag, name, fname, ty) \
-	{ tag, name, 1, (const lk_kfield[]){ { fname, ty } }, 1, NULL }
+	{ tag, name, 1, (const lp_kfield[]){ { fname, ty } }, 1, NULL }
 
-static const lk_kfield w148[] = { { "op", "T148" } };
-static const lk_kfield w149[] = { { "op", "T149" } };
-static const lk_kfield w150[] = { { "op", "T150" } };
-static const lk_kfield w151[] = { { "op", "T151" } };
-static const lk_kfield w152[] = { { "op", "T152" } };
-static const lk_kfield w153[] = { { "op", "T153" } };
-static const lk_kfield w154[] = { { "op", "T154" } };
-static const lk_kfield w155[] = { { "op", "T155" } };
-static const lk_kfield w158[] = { { "op", "T158" } };
-static const lk_kfield w159[] = { { "op", "T159" } };
-static const lk_kfield w160[] = { { "op", "T160" } };
-static const lk_kfield w161[] = { { "op", "T161" } };
-static const lk_kfield w177[] = { { "op", "T177" } };
-static const lk_kfield w178[] = { { "op", "T178" } };
-static const lk_kfield w180[] = { { "op", "T180" } };
-static const lk_kfield w182[] = { { "op", "T182" } };
-static const lk_kfield w183[] = { { "op", "T183" } };
-static const lk_kfield w204[] = { { "op", "T204" } };
+static const lp_kfield w148[] = { { "op", "T148" } };
+static const lp_kfield w149[] = { { "op", "T149" } };
+static const lp_kfield w150[] = { { "op", "T150" } };
+static const lp_kfield w151[] = { { "op", "T151" } };
+static const lp_kfield w152[] = { { "op", "T152" } };
+static const lp_kfield w153[] = { { "op", "T153" } };
+static const lp_kfield w154[] = { { "op", "T154" } };
+static const lp_kfield w155[] = { { "op", "T155" } };
+static const lp_kfield w158[] = { { "op", "T158" } };
+static const lp_kfield w159[] = { { "op", "T159" } };
+static const lp_kfield w160[] = { { "op", "T160" } };
+static const lp_kfield w161[] = { { "op", "T161" } };
+static const lp_kfield w177[] = { { "op", "T177" } };
+static const lp_kfield w178[] = { { "op", "T178" } };
+static const lp_kfield w180[] = { { "op", "T180" } };
+static const lp_kfield w182[] = { { "op", "T182" } };
+static const lp_kfield w183[] = { { "op", "T183" } };
+static const lp_kfield w204[] = { { "op", "T204" } };
 
-static const lk_kctor c_Memory[] = {
+static const lp_kctor c_Memory[] = {
 	E(0, "hbm"), E(1, "sbuf"), E(2, "psum"), E(3, "reg"), E(4, "shared_hbm"),
 	E(5, "private_hbm")
 };
-static const lk_kctor c_Dtype[] = {
+static const lp_kctor c_Dtype[] = {
 	E(0, "bfloat16"), E(1, "float8e3"), E(2, "float8e4"), E(3, "float8e5"),
 	E(4, "float16"), E(5, "float32"), E(6, "float32r"), E(7, "int8"),
 	E(8, "int16"), E(9, "int64"), E(10, "int32"), E(11, "uint8"),
@@ -56,14 +56,14 @@ static const lk_kctor c_Dtype[] = {
 	E(16, "float8_e4m3fn"), E(17, "float8_e5m2_x4"), E(18, "float8_e4m3fn_x4"),
 	E(19, "float4_e2m1fn_x4")
 };
-static const lk_kctor c_MatmulPerfMode[] = {
+static const lp_kctor c_MatmulPerfMode[] = {
 	E(0, "None"), E(1, "DoubleRow"), E(2, "DoubleRowSwInterleave")
 };
-static const lk_kctor c_Engine[] = {
+static const lp_kctor c_Engine[] = {
 	E(0, "unassigned"), E(1, "act"), E(2, "dma"), E(3, "dve"), E(4, "pe"),
 	E(5, "pool"), E(6, "sp")
 };
-static const lk_kctor c_AluOp[] = {
+static const lp_kctor c_AluOp[] = {
 	E(0, "abs"), E(1, "add"), E(2, "arith_shift_left"),
 	E(3, "arith_shift_right"), E(4, "average"), E(5, "bitwise_and"),
 	E(6, "bitwise_not"), E(7, "bitwise_or"), E(8, "bitwise_xor"),
@@ -74,11 +74,11 @@ static const lk_kctor c_AluOp[] = {
 	E(22, "min"), E(23, "mod"), E(24, "mult"), E(25, "not_equal"), E(26, "pow"),
 	E(27, "rsqrt"), E(28, "subtract")
 };
-static const lk_kctor c_AccumCmd[] = {
+static const lp_kctor c_AccumCmd[] = {
 	E(0, "Idle"), E(1, "Zero"), E(2, "Accumulate"), E(3, "ZeroAccumulate"),
 	E(4, "LoadAccumulate")
 };
-static const lk_kctor c_ActivationFunc[] = {
+static const lp_kctor c_ActivationFunc[] = {
 	E(0, "abs"), E(1, "arctan"), E(2, "copy"), E(3, "erf"), E(4, "erf_dx"),
 	E(5, "exp"), E(6, "gelu"), E(7, "gelu_apprx_tanh"), E(8, "gelu_dx"),
 	E(9, "log"), E(10, "mish"), E(11, "reciprocal"), E(12, "relu"),
@@ -87,24 +87,24 @@ static const lk_kctor c_ActivationFunc[] = {
 	E(21, "square"), E(22, "tanh"), E(23, "gelu_apprx_sigmoid"),
 	E(24, "gelu_apprx_sigmoid_dx")
 };
-static const lk_kctor c_AffineSelectCmp[] = {
+static const lp_kctor c_AffineSelectCmp[] = {
 	E(0, "GreaterThan"), E(1, "GreaterThanEq"), E(2, "Eq"), E(3, "NotEq")
 };
-static const lk_kctor c_DgeComputeOp[] = {
+static const lp_kctor c_DgeComputeOp[] = {
 	E(0, "none"), E(1, "add")
 };
-static const lk_kctor c_TensorScalarReverseOps[] = {
+static const lp_kctor c_TensorScalarReverseOps[] = {
 	E(0, "none"), E(1, "first"), E(2, "second"), E(3, "both")
 };
-static const lk_kctor c_TensorSubDim[] = {
+static const lp_kctor c_TensorSubDim[] = {
 	E(0, "X"), E(1, "XY"), E(2, "XYZ"), E(3, "XYZW")
 };
-static const lk_kctor c_TransposeOps[] = {
+static const lp_kctor c_TransposeOps[] = {
 	E(0, "None"), E(1, "WZXY"), E(2, "WXZY"), E(3, "WYXZ"), E(4, "ZWYX"),
 	E(5, "ZYWX"), E(6, "ZYXW"), E(7, "YXWZ"), E(8, "YXZW"), E(9, "YWZX"),
 	E(10, "XWZY"), E(11, "XZYW"), E(12, "XYZW"), E(13, "XYWZ")
 };
-static const lk_kctor c_Operator[] = {
+static const lp_kctor c_Operator[] = {
 	P(0, "activate", 148),
 	P(1, "ncActivate", 149),
 	P(2, "activationReduce", 149),
@@ -185,27 +185,27 @@ static const lk_kctor c_Operator[] = {
 
 /* ---- containers ---------------------------------------------------------- */
 
-static const lk_kfield f_Pos[] = {
+static const lp_kfield f_Pos[] = {
 	{ "line", "n" }, { "column", "n" }, { "lineEnd", "?n" },
 	{ "columnEnd", "?n" }, { "filename", "?s" }
 };
-static const lk_kfield f_Stmt[] = {
+static const lp_kfield f_Stmt[] = {
 	{ "op", "T218" }, { "name", "?s" }, { "pos", "T100" }
 };
-static const lk_kfield f_Block[] = {
+static const lp_kfield f_Block[] = {
 	{ "label", "s" }, { "noReorder", "b" }, { "body", "[T103" }
 };
-static const lk_kfield f_Kernel[] = {
+static const lp_kfield f_Kernel[] = {
 	{ "name", "s" }, { "inputs", "[T114" }, { "outputs", "[T114" },
 	{ "body", "[T104" }
 };
-static const lk_kfield f_SharedConst[] = {
+static const lp_kfield f_SharedConst[] = {
 	{ "name", "s" }, { "fileName", "s" }
 };
-static const lk_kfield f_Edges[] = {
+static const lp_kfield f_Edges[] = {
 	{ "fromEdge", "s" }, { "toEdges", "[s" }
 };
-static const lk_kfield f_LncKernel[] = {
+static const lp_kfield f_LncKernel[] = {
 	{ "name", "s" }, { "inputs", "[T114" }, { "outputs", "[T114" },
 	{ "bodies", "[[T104" }, { "sharedConstants", "[T106" },
 	{ "sharedBuffers", "[T114" }, { "edges", "[T107" }
@@ -213,117 +213,117 @@ static const lk_kfield f_LncKernel[] = {
 
 /* ---- tensors and access patterns ---------------------------------------- */
 
-static const lk_kfield f_Shape[] = {
+static const lp_kfield f_Shape[] = {
 	{ "parDim", "n" }, { "freeDims", "[n" }
 };
-static const lk_kfield f_Address[] = {
+static const lp_kfield f_Address[] = {
 	{ "name", "s" }, { "memory", "T110" }, { "parSize", "n" },
 	{ "freeSize", "n" }, { "parOffset", "?n" }, { "freeOffset", "?n" },
 	{ "isShared", "b" }
 };
-static const lk_kfield f_TensorName[] = {
+static const lp_kfield f_TensorName[] = {
 	{ "name", "s" }, { "dtype", "T111" }, { "shape", "T112" },
 	{ "address", "T113" }, { "freeElements", "n" },
 	{ "addressRotation", "b" }
 };
-static const lk_kfield f_Slice[] = {
+static const lp_kfield f_Slice[] = {
 	{ "l", "n" }, { "u", "n" }, { "step", "i" }
 };
-static const lk_kfield f_AccessBasic[] = {
+static const lp_kfield f_AccessBasic[] = {
 	{ "tensor", "T114" }, { "indexes", "[T117" }
 };
-static const lk_kfield f_APPair[] = {
+static const lp_kfield f_APPair[] = {
 	{ "step", "i" }, { "num", "n" }, { "offset", "n" }
 };
-static const lk_kfield f_AccessPattern[] = {
+static const lp_kfield f_AccessPattern[] = {
 	{ "tensor", "T114" }, { "parNum", "n" }, { "pattern", "[T119" },
 	{ "parOffset", "n" }, { "freeOffset", "n" }, { "fixedAxis", "[n" }
 };
-static const lk_kfield f_BirAP[] = {
+static const lp_kfield f_BirAP[] = {
 	{ "tensor", "T114" }, { "offset", "n" }, { "pattern", "[T119" },
 	{ "scalarOffset", "?T123" }, { "vectorOffset", "?T125" },
 	{ "indirectDim", "i" }, { "dtypeOverride", "?T111" }
 };
-static const lk_kfield f_TensorHbm[] = {
+static const lp_kfield f_TensorHbm[] = {
 	{ "name", "s" }, { "dtype", "T111" }, { "address", "n" },
 	{ "dims", "[T119" }
 };
-static const lk_kfield f_TensorSram[] = {
+static const lp_kfield f_TensorSram[] = {
 	{ "name", "s" }, { "dtype", "T111" }, { "parNum", "n" },
 	{ "pattern", "[T119" }, { "parOffset", "n" }, { "freeOffset", "n" }
 };
-static const lk_kfield f_DataPattern[] = {
+static const lp_kfield f_DataPattern[] = {
 	{ "offset", "i" }, { "pattern", "[T119" }, { "channelMultiplier", "i" }
 };
 
 /* ---- operator payloads ---------------------------------------------------- */
 
-static const lk_kfield f_Activate[] = {
+static const lp_kfield f_Activate[] = {
 	{ "dst", "T128" }, { "src", "T128" }, { "accumulatorCmd", "T137" },
 	{ "activationFunc", "T138" }, { "scale", "T131" }, { "bias", "T131" },
 	{ "imm", "T131" }
 };
-static const lk_kfield f_NcActivate[] = {
+static const lp_kfield f_NcActivate[] = {
 	{ "dst", "T128" }, { "src", "T128" }, { "accumulatorCmd", "T137" },
 	{ "activationFunc", "T138" }, { "scale", "T133" }, { "bias", "?T128" },
 	{ "reduceOp", "?T135" }, { "reduceRes", "?T128" }, { "dtype", "?T111" }
 };
-static const lk_kfield f_AffineSelect[] = {
+static const lp_kfield f_AffineSelect[] = {
 	{ "dst", "T128" }, { "src", "T128" }, { "fillMode", "T139" },
 	{ "fillReg", "n" }, { "maskPattern", "T134" }
 };
-static const lk_kfield f_NcAffineSelect[] = {
+static const lp_kfield f_NcAffineSelect[] = {
 	{ "dst", "T128" }, { "pred", "T134" }, { "onTrueTile", "T128" },
 	{ "onFalseValue", "T131" }, { "dtype", "?T111" }, { "cmpOp", "T135" }
 };
-static const lk_kfield f_DmaCopy[] = {
+static const lp_kfield f_DmaCopy[] = {
 	{ "dst", "T128" }, { "src", "T128" }, { "compute_op", "T140" },
 	{ "dstBoundsCheck", "T141" }, { "srcBoundsCheck", "T141" }
 };
-static const lk_kfield f_NcDmaCopy[] = {
+static const lp_kfield f_NcDmaCopy[] = {
 	{ "dst", "T128" }, { "src", "T128" }, { "compute_op", "T140" },
 	{ "oobMode", "T141" }, { "dgeMode", "n" }, { "uniqueIndices", "b" },
 	{ "priority", "?n" }, { "engine", "T130" }
 };
-static const lk_kfield f_DmaTranspose[] = {
+static const lp_kfield f_DmaTranspose[] = {
 	{ "dst", "T128" }, { "src", "T128" }, { "axes", "T146" },
 	{ "dtype", "?T111" }, { "dgeMode", "n" }, { "oobMode", "T141" },
 	{ "priority", "?n" }
 };
-static const lk_kfield f_Transpose[] = {
+static const lp_kfield f_Transpose[] = {
 	{ "dst", "T128" }, { "src", "T128" }, { "dtype", "?T111" },
 	{ "engine", "T130" }
 };
-static const lk_kfield f_MemSet[] = {
+static const lp_kfield f_MemSet[] = {
 	{ "dst", "T128" }, { "value", "T131" }, { "dtype", "T111" },
 	{ "engine", "T130" }
 };
-static const lk_kfield f_Iota[] = {
+static const lp_kfield f_Iota[] = {
 	{ "dst", "T128" }, { "pattern", "T134" }, { "dtype", "?T111" }
 };
-static const lk_kfield f_LoadStationary[] = {
+static const lp_kfield f_LoadStationary[] = {
 	{ "src", "T128" }, { "isTranspose", "b" }
 };
-static const lk_kfield f_MatMul[] = {
+static const lp_kfield f_MatMul[] = {
 	{ "dst", "T128" }, { "moving", "T128" }
 };
-static const lk_kfield f_Copy[] = {
+static const lp_kfield f_Copy[] = {
 	{ "dst", "T128" }, { "src", "T128" }, { "opDim", "?T145" }
 };
-static const lk_kfield f_NcCopy[] = {
+static const lp_kfield f_NcCopy[] = {
 	{ "dst", "T128" }, { "src", "T128" }, { "dtype", "?T111" },
 	{ "engine", "T130" }
 };
-static const lk_kfield f_TensorScalar[] = {
+static const lp_kfield f_TensorScalar[] = {
 	{ "dst", "T128" }, { "src", "T128" }, { "imm0", "T133" },
 	{ "op0", "T135" }, { "imm1", "?T133" }, { "op1", "?T135" },
 	{ "reverse", "T144" }, { "engine", "T130" }, { "dtype", "?T111" }
 };
-static const lk_kfield f_TensorTensor[] = {
+static const lp_kfield f_TensorTensor[] = {
 	{ "dst", "T128" }, { "src0", "T128" }, { "src1", "T128" },
 	{ "op", "T135" }, { "dtype", "?T111" }, { "engine", "T130" }
 };
-static const lk_kfield f_NcMatMul[] = {
+static const lp_kfield f_NcMatMul[] = {
 	{ "dst", "T128" }, { "stationary", "T128" }, { "moving", "T128" },
 	{ "isStationaryOneZero", "b" }, { "isMovingZero", "b" },
 	{ "isTranspose", "b" }, { "tilePosition", "[n" }, { "tileSize", "[n" },
@@ -336,103 +336,103 @@ static const lk_kfield f_NcMatMul[] = {
 ** reader tells the layouts apart; docs/klr.md and docs/provision.md say
 ** what the lowering does with the flag.
 */
-static const lk_kfield f_NcMatMulFlag[] = {
+static const lp_kfield f_NcMatMulFlag[] = {
 	{ "dst", "T128" }, { "stationary", "T128" }, { "moving", "T128" },
 	{ "isStationaryOneZero", "b" }, { "isMovingZero", "b" },
 	{ "isTranspose", "b" }, { "tilePosition", "[n" }, { "tileSize", "[n" },
 	{ "psumAccumulateFlag", "n" }, { "perfMode", "T129" }
 };
-static const lk_kfield f_CoreBarrier[] = {
+static const lp_kfield f_CoreBarrier[] = {
 	{ "data", "T128" }, { "cores", "[i" }, { "engine", "T130" }
 };
-static const lk_kfield f_Meta[] = { { "format", "s" } };
+static const lp_kfield f_Meta[] = { { "format", "s" } };
 
 /* ---- constructors of the sum types ---------------------------------------- */
 
-static const lk_kctor c_Pos[] = { S(f_Pos) };
-static const lk_kctor c_Stmt[] = {
+static const lp_kctor c_Pos[] = { S(f_Pos) };
+static const lp_kctor c_Stmt[] = {
 	{ 0, "oper", NF(f_Stmt), f_Stmt, NF(f_Stmt), NULL }
 };
-static const lk_kctor c_Block[] = { S(f_Block) };
-static const lk_kctor c_Kernel[] = { S(f_Kernel) };
-static const lk_kctor c_SharedConst[] = { S(f_SharedConst) };
-static const lk_kctor c_Edges[] = { S(f_Edges) };
-static const lk_kctor c_LncKernel[] = { S(f_LncKernel) };
-static const lk_kctor c_Shape[] = { S(f_Shape) };
-static const lk_kctor c_Address[] = { S(f_Address) };
+static const lp_kctor c_Block[] = { S(f_Block) };
+static const lp_kctor c_Kernel[] = { S(f_Kernel) };
+static const lp_kctor c_SharedConst[] = { S(f_SharedConst) };
+static const lp_kctor c_Edges[] = { S(f_Edges) };
+static const lp_kctor c_LncKernel[] = { S(f_LncKernel) };
+static const lp_kctor c_Shape[] = { S(f_Shape) };
+static const lp_kctor c_Address[] = { S(f_Address) };
 /* Two proof fields are counted in the header but never written. */
-static const lk_kctor c_TensorName[] = {
+static const lp_kctor c_TensorName[] = {
 	{ 0, "mk", NF(f_TensorName), f_TensorName, NF(f_TensorName) + 2,
 	  NULL }
 };
-static const lk_kctor c_Slice[] = {
+static const lp_kctor c_Slice[] = {
 	{ 0, "mk", NF(f_Slice), f_Slice, NF(f_Slice) + 1, NULL }
 };
-static const lk_kctor c_Index[] = {
+static const lp_kctor c_Index[] = {
 	C1(0, "coord", "i", "n"), C1(1, "slice", "s", "T115")
 };
-static const lk_kctor c_AccessBasic[] = {
+static const lp_kctor c_AccessBasic[] = {
 	{ 0, "mk", NF(f_AccessBasic), f_AccessBasic, NF(f_AccessBasic) + 1,
 	  NULL }
 };
-static const lk_kctor c_APPair[] = { S(f_APPair) };
-static const lk_kctor c_AccessPattern[] = { S(f_AccessPattern) };
-static const lk_kctor c_ScalarOffset[] = {
+static const lp_kctor c_APPair[] = { S(f_APPair) };
+static const lp_kctor c_AccessPattern[] = { S(f_AccessPattern) };
+static const lp_kctor c_ScalarOffset[] = {
 	C1(0, "reg", "r", "s"), C1(1, "acc", "a", "T125")
 };
-static const lk_kctor c_BirAP[] = { S(f_BirAP) };
-static const lk_kctor c_Access[] = {
+static const lp_kctor c_BirAP[] = { S(f_BirAP) };
+static const lp_kctor c_Access[] = {
 	C1(0, "simple", "t", "T114"), C1(1, "basic", "a", "T118"),
 	C1(2, "pattern", "a", "T120"), C1(3, "birPattern", "a", "T124")
 };
-static const lk_kctor c_TensorHbm[] = { S(f_TensorHbm) };
-static const lk_kctor c_TensorSram[] = { S(f_TensorSram) };
-static const lk_kctor c_TensorRef[] = {
+static const lp_kctor c_TensorHbm[] = { S(f_TensorHbm) };
+static const lp_kctor c_TensorSram[] = { S(f_TensorSram) };
+static const lp_kctor c_TensorRef[] = {
 	C1(0, "abstract", "a", "T125"), C1(1, "sbuf", "t", "T127"),
 	C1(2, "psum", "t", "T127"), C1(3, "hbm", "t", "T126"),
 	C1(4, "register", "r", "n")
 };
-static const lk_kctor c_Immediate[] = {
+static const lp_kctor c_Immediate[] = {
 	C1(0, "register", "r", "n"), E(1, "pointer"), C1(2, "int", "i", "i"),
 	C1(3, "float", "f", "f")
 };
-static const lk_kctor c_Operand[] = {
+static const lp_kctor c_Operand[] = {
 	C1(0, "imm", "i", "T131"), C1(1, "tile", "t", "T128")
 };
-static const lk_kctor c_DataPattern[] = { S(f_DataPattern) };
-static const lk_kctor c_DmaBounds[] = {
+static const lp_kctor c_DataPattern[] = { S(f_DataPattern) };
+static const lp_kctor c_DmaBounds[] = {
 	E(0, "skip"), E(1, "error"), C1(2, "reg", "r", "n")
 };
-static const lk_kctor c_Activate[] = { S(f_Activate) };
-static const lk_kctor c_NcActivate[] = { S(f_NcActivate) };
-static const lk_kctor c_AffineSelect[] = { S(f_AffineSelect) };
-static const lk_kctor c_NcAffineSelect[] = { S(f_NcAffineSelect) };
-static const lk_kctor c_DmaCopy[] = { S(f_DmaCopy) };
-static const lk_kctor c_NcDmaCopy[] = { S(f_NcDmaCopy) };
-static const lk_kctor c_DmaTranspose[] = { S(f_DmaTranspose) };
-static const lk_kctor c_Transpose[] = { S(f_Transpose) };
-static const lk_kctor c_MemSet[] = { S(f_MemSet) };
-static const lk_kctor c_Iota[] = { S(f_Iota) };
-static const lk_kctor c_LoadStationary[] = { S(f_LoadStationary) };
-static const lk_kctor c_MatMul[] = { S(f_MatMul) };
-static const lk_kctor c_Copy[] = { S(f_Copy) };
-static const lk_kctor c_NcCopy[] = { S(f_NcCopy) };
-static const lk_kctor c_TensorScalar[] = { S(f_TensorScalar) };
-static const lk_kctor c_TensorTensor[] = { S(f_TensorTensor) };
-static const lk_kctor c_NcMatMulFlag = S(f_NcMatMulFlag);
-static const lk_kctor c_NcMatMul[] = {
+static const lp_kctor c_Activate[] = { S(f_Activate) };
+static const lp_kctor c_NcActivate[] = { S(f_NcActivate) };
+static const lp_kctor c_AffineSelect[] = { S(f_AffineSelect) };
+static const lp_kctor c_NcAffineSelect[] = { S(f_NcAffineSelect) };
+static const lp_kctor c_DmaCopy[] = { S(f_DmaCopy) };
+static const lp_kctor c_NcDmaCopy[] = { S(f_NcDmaCopy) };
+static const lp_kctor c_DmaTranspose[] = { S(f_DmaTranspose) };
+static const lp_kctor c_Transpose[] = { S(f_Transpose) };
+static const lp_kctor c_MemSet[] = { S(f_MemSet) };
+static const lp_kctor c_Iota[] = { S(f_Iota) };
+static const lp_kctor c_LoadStationary[] = { S(f_LoadStationary) };
+static const lp_kctor c_MatMul[] = { S(f_MatMul) };
+static const lp_kctor c_Copy[] = { S(f_Copy) };
+static const lp_kctor c_NcCopy[] = { S(f_NcCopy) };
+static const lp_kctor c_TensorScalar[] = { S(f_TensorScalar) };
+static const lp_kctor c_TensorTensor[] = { S(f_TensorTensor) };
+static const lp_kctor c_NcMatMulFlag = S(f_NcMatMulFlag);
+static const lp_kctor c_NcMatMul[] = {
 	{ 0, "mk", NF(f_NcMatMul), f_NcMatMul, NF(f_NcMatMul), &c_NcMatMulFlag }
 };
-static const lk_kctor c_CoreBarrier[] = { S(f_CoreBarrier) };
-static const lk_kctor c_Meta[] = { S(f_Meta) };
-static const lk_kctor c_Contents[] = {
+static const lp_kctor c_CoreBarrier[] = { S(f_CoreBarrier) };
+static const lp_kctor c_Meta[] = { S(f_Meta) };
+static const lp_kctor c_Contents[] = {
 	U(0, "python"), U(1, "nki"), C1(2, "kernel", "k", "T105"),
 	C1(3, "lnc", "k", "T108"), C1(4, "hlo", "s", "s")
 };
 
 #define T(tag, name, ctors) { tag, name, NF(ctors), ctors }
 
-static const lk_ktype types[] = {
+static const lp_ktype types[] = {
 	T(100, "Pos", c_Pos),
 	T(103, "Stmt", c_Stmt),
 	T(104, "Block", c_Block),
@@ -494,7 +494,7 @@ static const lk_ktype types[] = {
 };
 
 /* The schema entry of a type tag (linear scan of a short table). */
-const lk_ktype *lk_klr_type(int tag)
+const lp_ktype *lp_klr_type(int tag)
 {
 	for (int i = 0; i < NF(types); i++)
 		if (types[i].tag == tag)
@@ -503,7 +503,7 @@ const lk_ktype *lk_klr_type(int tag)
 }
 
 /* A constructor by wire tag. */
-const lk_kctor *lk_klr_ctor(const lk_ktype *t, int ctor)
+const lp_kctor *lp_klr_ctor(const lp_ktype *t, int ctor)
 {
 	for (int i = 0; t && i < t->n_ctors; i++)
 		if (t->ctors[i].tag == ctor)
@@ -512,7 +512,7 @@ const lk_kctor *lk_klr_ctor(const lk_ktype *t, int ctor)
 }
 
 /* A constructor by name. */
-const lk_kctor *lk_klr_ctor_by_name(const lk_ktype *t, const char *name)
+const lp_kctor *lp_klr_ctor_by_name(const lp_ktype *t, const char *name)
 {
 	for (int i = 0; t && name && i < t->n_ctors; i++)
 		if (strcmp(t->ctors[i].name, name) == 0)
@@ -521,7 +521,7 @@ const lk_kctor *lk_klr_ctor_by_name(const lk_ktype *t, const char *name)
 }
 
 /* The layout of c whose header counts wire_count fields. */
-const lk_kctor *lk_klr_layout_for_count(const lk_kctor *c, int wire_count)
+const lp_kctor *lp_klr_layout_for_count(const lp_kctor *c, int wire_count)
 {
 	if (c && c->wire_count != wire_count && c->alt &&
 	    c->alt->wire_count == wire_count)
@@ -530,7 +530,7 @@ const lk_kctor *lk_klr_layout_for_count(const lk_kctor *c, int wire_count)
 }
 
 /* The layout of c with n fields. */
-const lk_kctor *lk_klr_layout_for_n(const lk_kctor *c, int n)
+const lp_kctor *lp_klr_layout_for_n(const lp_kctor *c, int n)
 {
 	if (c && c->n_fields != n && c->alt && c->alt->n_fields == n)
 		return c->alt;
@@ -538,18 +538,18 @@ const lk_kctor *lk_klr_layout_for_n(const lk_kctor *c, int n)
 }
 
 /* Single-constructor types are rendered as structures. */
-int lk_klr_is_struct(const lk_ktype *t)
+int lp_klr_is_struct(const lp_ktype *t)
 {
 	return t && t->n_ctors == 1 && t->ctors[0].n_fields > 0;
 }
 
 /* Field of an object by name. */
-lk_kval *lk_kval_field(const lk_kval *obj, const char *name)
+lp_kval *lp_kval_field(const lp_kval *obj, const char *name)
 {
-	const lk_kctor *c;
-	if (!obj || obj->kind != LK_KV_OBJ)
+	const lp_kctor *c;
+	if (!obj || obj->kind != LP_KV_OBJ)
 		return NULL;
-	c = lk_klr_layout_for_n(lk_klr_ctor(lk_klr_type(obj->type_tag),
+	c = lp_klr_layout_for_n(lp_klr_ctor(lp_klr_type(obj->type_tag),
 					    obj->ctor), obj->n);
 	if (!c)
 		return NULL;
@@ -560,11 +560,11 @@ lk_kval *lk_kval_field(const lk_kval *obj, const char *name)
 }
 
 /* Constructor name of an object. */
-const char *lk_kval_ctor_name(const lk_kval *obj)
+const char *lp_kval_ctor_name(const lp_kval *obj)
 {
-	const lk_kctor *c;
-	if (!obj || obj->kind != LK_KV_OBJ)
+	const lp_kctor *c;
+	if (!obj || obj->kind != LP_KV_OBJ)
 		return "?";
-	c = lk_klr_ctor(lk_klr_type(obj->type_tag), obj->ctor);
+	c = lp_klr_ctor(lp_klr_type(obj->type_tag), obj->ctor);
 	return c ? c->name : "?";
 }

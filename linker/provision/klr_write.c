@@ -52,24 +52,24 @@ static void put_object_head(lm_buf *b, int type, int ctor, int count)
 	lm_buf_put(b, t, 4);
 }
 
-static int put_value(const lk_kval *v, const char *type, lm_buf *b,
+static int put_value(const lp_kval *v, const char *type, lm_buf *b,
 		     lm_error *err, int depth);
 
 /* Kind mismatch between the tree and the schema. */
-static int mismatch(lm_error *err, const char *type, const lk_kval *v)
+static int mismatch(lm_error *err, const char *type, const lp_kval *v)
 {
 	return lm_err(err, "", "KLR writer", "value of kind %d does not "
 		      "match schema type '%s'", (int)v->kind, type);
 }
 
 /* An object of type tag `want`. */
-static int put_object(const lk_kval *v, int want, lm_buf *b, lm_error *err,
+static int put_object(const lp_kval *v, int want, lm_buf *b, lm_error *err,
 		      int depth)
 {
-	const lk_ktype *t = lk_klr_type(want);
-	const lk_kctor *c = lk_klr_layout_for_n(lk_klr_ctor(t, v->ctor), v->n);
+	const lp_ktype *t = lp_klr_type(want);
+	const lp_kctor *c = lp_klr_layout_for_n(lp_klr_ctor(t, v->ctor), v->n);
 	int rc;
-	if (v->kind != LK_KV_OBJ || v->type_tag != want || !c ||
+	if (v->kind != LP_KV_OBJ || v->type_tag != want || !c ||
 	    c->n_fields < 0 || v->n != c->n_fields)
 		return lm_err(err, "", "KLR writer", "object of type %d "
 			      "constructor %d does not match the schema of "
@@ -83,7 +83,7 @@ static int put_object(const lk_kval *v, int want, lm_buf *b, lm_error *err,
 }
 
 /* One value of field type `type`. */
-static int put_value(const lk_kval *v, const char *type, lm_buf *b,
+static int put_value(const lp_kval *v, const char *type, lm_buf *b,
 		     lm_error *err, int depth)
 {
 	int rc;
@@ -91,12 +91,12 @@ static int put_value(const lk_kval *v, const char *type, lm_buf *b,
 		return lm_err(err, "", "KLR writer", "value nested too deeply");
 	switch (type[0]) {
 	case 'n':
-		if (v->kind != LK_KV_NAT)
+		if (v->kind != LP_KV_NAT)
 			return mismatch(err, type, v);
 		put_head(b, 0, v->u);
 		return 0;
 	case 'i':
-		if (v->kind != LK_KV_INT)
+		if (v->kind != LP_KV_INT)
 			return mismatch(err, type, v);
 		if (v->i >= 0)
 			put_head(b, 0, (uint64_t)v->i);
@@ -104,13 +104,13 @@ static int put_value(const lk_kval *v, const char *type, lm_buf *b,
 			put_head(b, 1, (uint64_t)(-1 - v->i));
 		return 0;
 	case 'b':
-		if (v->kind != LK_KV_BOOL)
+		if (v->kind != LP_KV_BOOL)
 			return mismatch(err, type, v);
 		lm_buf_put(b, v->b ? "\xf5" : "\xf4", 1);
 		return 0;
 	case 's': {
 		size_t n;
-		if (v->kind != LK_KV_STR || !v->s)
+		if (v->kind != LP_KV_STR || !v->s)
 			return mismatch(err, type, v);
 		n = strlen(v->s);
 		put_head(b, 3, n);
@@ -121,13 +121,13 @@ static int put_value(const lk_kval *v, const char *type, lm_buf *b,
 		uint8_t t[5] = { 0xfa, (uint8_t)(v->fbits >> 24),
 				 (uint8_t)(v->fbits >> 16),
 				 (uint8_t)(v->fbits >> 8), (uint8_t)v->fbits };
-		if (v->kind != LK_KV_F32)
+		if (v->kind != LP_KV_F32)
 			return mismatch(err, type, v);
 		lm_buf_put(b, t, 5);
 		return 0;
 	}
 	case '[':
-		if (v->kind != LK_KV_LIST)
+		if (v->kind != LP_KV_LIST)
 			return mismatch(err, type, v);
 		put_head(b, 4, (uint64_t)v->n);
 		for (int i = 0; i < v->n; i++)
@@ -136,9 +136,9 @@ static int put_value(const lk_kval *v, const char *type, lm_buf *b,
 				return rc;
 		return 0;
 	case '?':
-		if (v->kind != LK_KV_OPTION || v->n > 1)
+		if (v->kind != LP_KV_OPTION || v->n > 1)
 			return mismatch(err, type, v);
-		put_object_head(b, LK_T_OPTION, v->n, v->n);
+		put_object_head(b, LP_T_OPTION, v->n, v->n);
 		if (v->n)
 			return put_value(&v->items[0], type + 1, b, err,
 					 depth + 1);
@@ -152,20 +152,20 @@ static int put_value(const lk_kval *v, const char *type, lm_buf *b,
 }
 
 /* Encode one value of field type `type`, appended to out. */
-int lk_klr_encode_value(const lk_kval *v, const char *type, lm_buf *out,
+int lp_klr_encode_value(const lp_kval *v, const char *type, lm_buf *out,
 			lm_error *err)
 {
 	return put_value(v, type, out, err, 0);
 }
 
 /* Encode a whole file: header, metadata, contents. */
-int lk_klr_encode_file(const lk_klr_file *f, lm_buf *out, lm_error *err)
+int lp_klr_encode_file(const lp_klr_file *f, lm_buf *out, lm_error *err)
 {
 	size_t n;
 	lm_buf_put(out, "\xd9\xd9\xf7\x83", 4);
 	for (int i = 0; i < 3; i++)
 		put_head(out, 0, f->version[i]);
-	put_object_head(out, LK_T_METADATA, 0, 1);
+	put_object_head(out, LP_T_METADATA, 0, 1);
 	n = f->format ? strlen(f->format) : 0;
 	put_head(out, 3, n);
 	if (n)

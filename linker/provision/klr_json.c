@@ -74,7 +74,7 @@ static void put_f32(lm_buf *b, uint32_t bits)
 	lm_buf_puts(b, s);
 }
 
-static void render(lm_buf *b, const lk_kval *v, const char *type, int indent,
+static void render(lm_buf *b, const lp_kval *v, const char *type, int indent,
 		   int pretty);
 
 /* Newline and indentation (pretty) or a space (compact). */
@@ -88,7 +88,7 @@ static void sep(lm_buf *b, int indent, int pretty)
 }
 
 /* The fields of an object as a JSON object. */
-static void render_fields(lm_buf *b, const lk_kval *v, const lk_kctor *c,
+static void render_fields(lm_buf *b, const lp_kval *v, const lp_kctor *c,
 			  int indent, int pretty)
 {
 	lm_buf_puts(b, "{");
@@ -105,38 +105,38 @@ static void render_fields(lm_buf *b, const lk_kval *v, const lk_kctor *c,
 }
 
 /* The value itself, pretty or compact. */
-static void render_one(lm_buf *b, const lk_kval *v, const char *type,
+static void render_one(lm_buf *b, const lp_kval *v, const char *type,
 		       int indent, int pretty)
 {
 	switch (v->kind) {
-	case LK_KV_NAT:
+	case LP_KV_NAT:
 		if (v->u > ((uint64_t)1 << 53))
 			lm_buf_printf(b, "\"%llu\"", (unsigned long long)v->u);
 		else
 			lm_buf_printf(b, "%llu", (unsigned long long)v->u);
 		return;
-	case LK_KV_INT:
+	case LP_KV_INT:
 		if (v->i > ((int64_t)1 << 53) || v->i < -((int64_t)1 << 53))
 			lm_buf_printf(b, "\"%lld\"", (long long)v->i);
 		else
 			lm_buf_printf(b, "%lld", (long long)v->i);
 		return;
-	case LK_KV_BOOL:
+	case LP_KV_BOOL:
 		lm_buf_puts(b, v->b ? "true" : "false");
 		return;
-	case LK_KV_STR:
+	case LP_KV_STR:
 		put_str(b, v->s ? v->s : "");
 		return;
-	case LK_KV_F32:
+	case LP_KV_F32:
 		put_f32(b, v->fbits);
 		return;
-	case LK_KV_OPTION:
+	case LP_KV_OPTION:
 		if (v->n == 0)
 			lm_buf_puts(b, "null");
 		else
 			render(b, &v->items[0], type + 1, indent, pretty);
 		return;
-	case LK_KV_LIST:
+	case LP_KV_LIST:
 		lm_buf_puts(b, "[");
 		for (int i = 0; i < v->n; i++) {
 			if (i)
@@ -148,15 +148,15 @@ static void render_one(lm_buf *b, const lk_kval *v, const char *type,
 			sep(b, indent, pretty);
 		lm_buf_puts(b, "]");
 		return;
-	case LK_KV_OBJ: {
-		const lk_ktype *t = lk_klr_type(v->type_tag);
-		const lk_kctor *c = lk_klr_layout_for_n(lk_klr_ctor(t, v->ctor),
+	case LP_KV_OBJ: {
+		const lp_ktype *t = lp_klr_type(v->type_tag);
+		const lp_kctor *c = lp_klr_layout_for_n(lp_klr_ctor(t, v->ctor),
 						      v->n);
 		if (!c) {
 			lm_buf_puts(b, "null");
 			return;
 		}
-		if (lk_klr_is_struct(t)) {
+		if (lp_klr_is_struct(t)) {
 			render_fields(b, v, c, indent, pretty);
 		} else if (c->n_fields == 0) {
 			put_str(b, c->name);
@@ -177,11 +177,11 @@ static void render_one(lm_buf *b, const lk_kval *v, const char *type,
 }
 
 /* A value: on one line when its compact form is short, else pretty. */
-static void render(lm_buf *b, const lk_kval *v, const char *type, int indent,
+static void render(lm_buf *b, const lp_kval *v, const char *type, int indent,
 		   int pretty)
 {
-	if (pretty && (v->kind == LK_KV_OBJ || v->kind == LK_KV_LIST ||
-		       v->kind == LK_KV_OPTION)) {
+	if (pretty && (v->kind == LP_KV_OBJ || v->kind == LP_KV_LIST ||
+		       v->kind == LP_KV_OPTION)) {
 		lm_buf c = LM_BUF_INIT;
 		render_one(&c, v, type, indent, 0);
 		if (c.size + (size_t)indent * 2 <= INLINE_WIDTH) {
@@ -195,7 +195,7 @@ static void render(lm_buf *b, const lk_kval *v, const char *type, int indent,
 }
 
 /* The whole file. */
-void lk_klr_to_json(const lk_klr_file *f, lm_buf *out)
+void lp_klr_to_json(const lp_klr_file *f, lm_buf *out)
 {
 	lm_buf_printf(out, "{\n  \"version\": \"%llu.%llu.%llu\",\n"
 		      "  \"format\": ", (unsigned long long)f->version[0],
@@ -328,43 +328,43 @@ static int get_f32(jp *p, const cJSON *j, uint32_t *bits)
 	return jfail(p, "expected a float, got %s", jtype(j));
 }
 
-static int parse_value(jp *p, const cJSON *j, const char *type, lk_kval *v);
+static int parse_value(jp *p, const cJSON *j, const char *type, lp_kval *v);
 
 /* Fill v with the default of a field type; 0, or -1 when there is none. */
-static int default_value(const char *type, const char *fname, lk_kval *v)
+static int default_value(const char *type, const char *fname, lp_kval *v)
 {
-	const lk_ktype *t;
-	const lk_kctor *c;
+	const lp_ktype *t;
+	const lp_kctor *c;
 	memset(v, 0, sizeof *v);
 	switch (type[0]) {
-	case '?': v->kind = LK_KV_OPTION; return 0;
-	case '[': v->kind = LK_KV_LIST; return 0;
+	case '?': v->kind = LP_KV_OPTION; return 0;
+	case '[': v->kind = LP_KV_LIST; return 0;
 	case 'b':
-		v->kind = LK_KV_BOOL;
+		v->kind = LP_KV_BOOL;
 		v->b = fname && !strcmp(fname, "addressRotation");
 		return 0;
-	case 'n': v->kind = LK_KV_NAT; return 0;
-	case 'i': v->kind = LK_KV_INT; return 0;
+	case 'n': v->kind = LP_KV_NAT; return 0;
+	case 'i': v->kind = LP_KV_INT; return 0;
 	case 'T':
-		t = lk_klr_type(atoi(type + 1));
+		t = lp_klr_type(atoi(type + 1));
 		if (!t)
 			return -1;
 		c = &t->ctors[0];
 		if (c->n_fields < 0)
 			return -1;
-		v->kind = LK_KV_OBJ;
+		v->kind = LP_KV_OBJ;
 		v->type_tag = t->tag;
 		v->ctor = c->tag;
 		if (c->n_fields == 0)
 			return 0;
-		if (!lk_klr_is_struct(t))
+		if (!lp_klr_is_struct(t))
 			return -1;
 		v->n = c->n_fields;
 		v->items = lm_xcalloc((size_t)v->n, sizeof *v->items);
 		for (int i = 0; i < v->n; i++)
 			if (default_value(c->fields[i].type, c->fields[i].name,
 					  &v->items[i]) != 0) {
-				lk_kval_clear(v);
+				lp_kval_clear(v);
 				return -1;
 			}
 		return 0;
@@ -374,12 +374,12 @@ static int default_value(const char *type, const char *fname, lk_kval *v)
 }
 
 /* Product of Shape.freeDims of a TensorName being built (freeElements). */
-static uint64_t free_elements(const lk_kval *tn, const lk_kctor *c)
+static uint64_t free_elements(const lp_kval *tn, const lp_kctor *c)
 {
 	uint64_t n = 1;
 	for (int i = 0; i < c->n_fields; i++)
 		if (!strcmp(c->fields[i].name, "shape")) {
-			const lk_kval *fd = &tn->items[i].items[1];
+			const lp_kval *fd = &tn->items[i].items[1];
 			for (int k = 0; k < fd->n; k++)
 				n *= fd->items[k].u;
 		}
@@ -387,8 +387,8 @@ static uint64_t free_elements(const lk_kval *tn, const lk_kctor *c)
 }
 
 /* The fields of constructor c from JSON object j. */
-static int parse_fields(jp *p, const cJSON *j, const lk_ktype *t,
-			const lk_kctor *c, lk_kval *v)
+static int parse_fields(jp *p, const cJSON *j, const lp_ktype *t,
+			const lp_kctor *c, lp_kval *v)
 {
 	int rc;
 	if (!cJSON_IsObject(j))
@@ -417,12 +417,12 @@ static int parse_fields(jp *p, const cJSON *j, const lk_ktype *t,
 	v->n = c->n_fields;
 	v->items = v->n ? lm_xcalloc((size_t)v->n, sizeof *v->items) : NULL;
 	for (int i = 0; i < c->n_fields; i++) {
-		const lk_kfield *f = &c->fields[i];
+		const lp_kfield *f = &c->fields[i];
 		const cJSON *fj = cJSON_GetObjectItemCaseSensitive(j, f->name);
 		size_t w = push(p, ".%s", f->name);
-		if (!fj && t->tag == LK_T_TENSORNAME &&
+		if (!fj && t->tag == LP_T_TENSORNAME &&
 		    !strcmp(f->name, "freeElements")) {
-			v->items[i].kind = LK_KV_NAT;
+			v->items[i].kind = LP_KV_NAT;
 			v->items[i].u = free_elements(v, c);
 		} else if (!fj) {
 			if (default_value(f->type, f->name, &v->items[i]) != 0)
@@ -437,21 +437,21 @@ static int parse_fields(jp *p, const cJSON *j, const lk_ktype *t,
 }
 
 /* An object of type tag `tag`. */
-static int parse_object(jp *p, const cJSON *j, int tag, lk_kval *v)
+static int parse_object(jp *p, const cJSON *j, int tag, lp_kval *v)
 {
-	const lk_ktype *t = lk_klr_type(tag);
-	const lk_kctor *c;
+	const lp_ktype *t = lp_klr_type(tag);
+	const lp_kctor *c;
 	int rc;
 	if (!t)
 		return jfail(p, "type %d is not in the schema", tag);
-	v->kind = LK_KV_OBJ;
+	v->kind = LP_KV_OBJ;
 	v->type_tag = tag;
-	if (lk_klr_is_struct(t)) {
+	if (lp_klr_is_struct(t)) {
 		v->ctor = t->ctors[0].tag;
 		return parse_fields(p, j, t, &t->ctors[0], v);
 	}
 	if (cJSON_IsString(j)) {
-		c = lk_klr_ctor_by_name(t, j->valuestring);
+		c = lp_klr_ctor_by_name(t, j->valuestring);
 		if (!c)
 			return jfail(p, "unknown %s '%s'", t->name,
 				     j->valuestring);
@@ -466,7 +466,7 @@ static int parse_object(jp *p, const cJSON *j, int tag, lk_kval *v)
 		return jfail(p, "expected a %s: a constructor name or an object "
 			     "with one key naming the constructor, got %s",
 			     t->name, jtype(j));
-	c = lk_klr_ctor_by_name(t, j->child->string);
+	c = lp_klr_ctor_by_name(t, j->child->string);
 	if (!c)
 		return jfail(p, "unknown %s '%s'", t->name, j->child->string);
 	if (c->n_fields < 0)
@@ -493,36 +493,36 @@ static int parse_object(jp *p, const cJSON *j, int tag, lk_kval *v)
 }
 
 /* One value of field type `type`. */
-static int parse_value(jp *p, const cJSON *j, const char *type, lk_kval *v)
+static int parse_value(jp *p, const cJSON *j, const char *type, lp_kval *v)
 {
 	int rc;
 	memset(v, 0, sizeof *v);
 	switch (type[0]) {
 	case 'n':
-		v->kind = LK_KV_NAT;
+		v->kind = LP_KV_NAT;
 		return get_integer(p, j, 0, &v->u, &v->i);
 	case 'i':
-		v->kind = LK_KV_INT;
+		v->kind = LP_KV_INT;
 		return get_integer(p, j, 1, &v->u, &v->i);
 	case 'b':
-		v->kind = LK_KV_BOOL;
+		v->kind = LP_KV_BOOL;
 		if (!cJSON_IsBool(j))
 			return jfail(p, "expected true or false, got %s",
 				     jtype(j));
 		v->b = cJSON_IsTrue(j);
 		return 0;
 	case 's':
-		v->kind = LK_KV_STR;
+		v->kind = LP_KV_STR;
 		if (!cJSON_IsString(j))
 			return jfail(p, "expected a string, got %s", jtype(j));
 		v->s = lm_xstrdup(j->valuestring);
 		return 0;
 	case 'f':
-		v->kind = LK_KV_F32;
+		v->kind = LP_KV_F32;
 		return get_f32(p, j, &v->fbits);
 	case '[': {
 		int n = cJSON_GetArraySize(j), i = 0;
-		v->kind = LK_KV_LIST;
+		v->kind = LP_KV_LIST;
 		if (!cJSON_IsArray(j))
 			return jfail(p, "expected an array, got %s", jtype(j));
 		v->items = n ? lm_xcalloc((size_t)n, sizeof *v->items) : NULL;
@@ -536,7 +536,7 @@ static int parse_value(jp *p, const cJSON *j, const char *type, lk_kval *v)
 		return 0;
 	}
 	case '?':
-		v->kind = LK_KV_OPTION;
+		v->kind = LP_KV_OPTION;
 		if (cJSON_IsNull(j))
 			return 0;
 		v->n = 1;
@@ -564,7 +564,7 @@ static int parse_version(const char *s, uint64_t v[3])
 }
 
 /* Parse the JSON rendering of a whole file. */
-int lk_klr_from_json(lk_klr_file *out, const char *text, size_t len,
+int lp_klr_from_json(lp_klr_file *out, const char *text, size_t len,
 		     const char *path, lm_error *err)
 {
 	jp p;
@@ -597,9 +597,9 @@ int lk_klr_from_json(lk_klr_file *out, const char *text, size_t len,
 	ver = cJSON_GetObjectItemCaseSensitive(root, "version");
 	fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
 	con = cJSON_GetObjectItemCaseSensitive(root, "contents");
-	out->version[0] = LK_KLR_MAJOR;
-	out->version[1] = LK_KLR_MINOR;
-	out->version[2] = LK_KLR_PATCH;
+	out->version[0] = LP_KLR_MAJOR;
+	out->version[1] = LP_KLR_MINOR;
+	out->version[2] = LP_KLR_PATCH;
 	if (ver && (!cJSON_IsString(ver) ||
 		    parse_version(ver->valuestring, out->version) != 0)) {
 		push(&p, "version");
@@ -621,6 +621,6 @@ int lk_klr_from_json(lk_klr_file *out, const char *text, size_t len,
 done:
 	cJSON_Delete(root);
 	if (rc)
-		lk_klr_file_free(out);
+		lp_klr_file_free(out);
 	return rc;
 }
