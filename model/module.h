@@ -479,7 +479,7 @@ lm_memloc *lm_alloc_find_memloc(const lm_alloc *a, const char *name);
 
 /*
 ** The one binding rule of an IT55 call, shared by InlineNKIKernel
-** (linker/inline.c) and the simulator's call sites (sim/machine.c). For
+** (linker/provision/inline.c) and the simulator's call sites (sim/machine.c). For
 ** each entry of call->func_args, then call->func_outs (key = formal,
 ** value = caller allocation):
 **   - the key names an allocation of kernel k (the last of that name),

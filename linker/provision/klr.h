@@ -1,5 +1,5 @@
 /*
-** klr.h -- KLR kernel files (formats/KLR-CBOR.md, on-disk version 0.0.12):
+** klr.h -- KLR kernel files (on-disk version 0.0.12, docs/klr.md):
 ** a hand-written CBOR reader and writer for the subset of KLR that the
 ** kernel provision lowers, and the JSON rendering used by `lncsim klr
 ** dump` / `lncsim klr pack` (docs/klr.md).
@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include "common.h"
 
-/* Type tags (KLR-CBOR.md section 4) the code refers to by name. */
+/* Type tags (KLR's serde tags) the code refers to by name. */
 enum {
 	LP_T_POS = 100, LP_T_STMT = 103, LP_T_BLOCK = 104, LP_T_KERNEL = 105,
 	LP_T_SHAREDCONST = 106, LP_T_EDGES = 107, LP_T_LNCKERNEL = 108,

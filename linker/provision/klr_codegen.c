@@ -38,7 +38,7 @@
 #define MAX_DIM ((int64_t)1 << 31)
 #define MAX_ELEMS ((int64_t)1 << 40)
 
-/* Operator constructors lowered here (KLR-CBOR.md section 8). */
+/* Operator constructors lowered here (KLR's operator serde tags). */
 enum {
 	OP_NCACTIVATE = 1, OP_NCAFFINESELECT = 4, OP_COPY = 7, OP_NCCOPY = 8,
 	OP_DMACOPY = 10, OP_NCDMACOPY = 11, OP_IOTA = 15, OP_NCMATMUL = 21,

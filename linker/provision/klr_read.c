@@ -1,5 +1,5 @@
 /*
-** klr_read.c -- decoding KLR CBOR files (formats/KLR-CBOR.md).
+** klr_read.c -- decoding KLR CBOR files (the on-disk format, docs/klr.md).
 **
 ** A recursive-descent reader driven by the schema of klr_schema.c: every
 ** value is decoded against the field type the schema expects, so the three

@@ -1,7 +1,7 @@
 /*
 ** klr_schema.c -- the KLR types of the subset lncsim reads and writes:
 ** type tags, constructor tags, field names and field types, in wire order
-** (formats/KLR-CBOR.md sections 4-8, HEAD 7ccd18c). One table drives the
+** (KLR's serde tags at its commit 7ccd18c; docs/klr.md). One table drives the
 ** CBOR reader and writer and the JSON rendering.
 **
 ** Field type strings: "n" Nat, "i" Int, "b" Bool, "s" String, "f" Float32,

@@ -1,6 +1,6 @@
 /*
-** klr_write.c -- encoding KLR values and files as CBOR
-** (formats/KLR-CBOR.md): shortest integer forms, `fa` floats, definite
+** klr_write.c -- encoding KLR values and files as CBOR (docs/klr.md):
+** shortest integer forms, `fa` floats, definite
 ** lengths, exact array-header counts (including the proof fields of
 ** TensorName, Slice and AccessBasic, for which no bytes are written).
 ** Values are checked against the schema while they are written, so a
