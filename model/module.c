@@ -169,31 +169,36 @@ static void ikv_free(const lm_inst *in, lm_kv *v, int n)
 	ifree(in, v);
 }
 
+/*
+** The instruction's own allocations, one list for clear, copy and the
+** packed copy: strings, arrays of strings (with their count), and flat
+** arrays (with their element count). Operands, waits, kernel argument
+** maps, Loop bodies and `extra` are handled by name below.
+*/
+#define INST_STRINGS(X) X(name) X(opcode_str) X(queue) X(instance_name) \
+	X(target) X(memset_mode) X(group) X(kernel_format) X(klir_binary) \
+	X(func) X(kernel_source)
+#define INST_STRVS(X) X(deps, n_deps) X(lc_deps, n_lc_deps) \
+	X(signal, n_signal)
+#define INST_ARRAYS(X) X(dep_kind, n_deps) X(lc_dep_kind, n_lc_deps) \
+	X(pattern, n_pattern) X(cores, n_cores)
+
 void lm_inst_clear(lm_inst *in)
 {
-	ifree(in, in->name);
-	ifree(in, in->opcode_str);
+#define X(f) ifree(in, in->f);
+	INST_STRINGS(X)
+#undef X
+#define X(f, n) istrv_free(in, in->f, in->n);
+	INST_STRVS(X)
+#undef X
+#define X(f, n) ifree(in, in->f);
+	INST_ARRAYS(X)
+#undef X
 	iargs_free(in, in->ins, in->n_ins);
 	iargs_free(in, in->outs, in->n_outs);
-	istrv_free(in, in->deps, in->n_deps);
-	ifree(in, in->dep_kind);
-	istrv_free(in, in->lc_deps, in->n_lc_deps);
-	ifree(in, in->lc_dep_kind);
 	for (int i = 0; i < in->n_wait; i++)
 		ifree(in, in->wait[i].semaphore);
 	ifree(in, in->wait);
-	istrv_free(in, in->signal, in->n_signal);
-	ifree(in, in->queue);
-	ifree(in, in->instance_name);
-	ifree(in, in->target);
-	ifree(in, in->memset_mode);
-	ifree(in, in->pattern);
-	ifree(in, in->cores);
-	ifree(in, in->group);
-	ifree(in, in->kernel_format);
-	ifree(in, in->klir_binary);
-	ifree(in, in->func);
-	ifree(in, in->kernel_source);
 	ikv_free(in, in->func_args, in->n_func_args);
 	ikv_free(in, in->func_outs, in->n_func_outs);
 	for (int i = 0; i < in->n_blocks; i++)
@@ -292,16 +297,18 @@ void lm_inst_copy(lm_inst *dst, const lm_inst *src)
 	*dst = *src;
 	dst->slab = NULL;
 	dst->slab_len = 0;
-	dst->name = dup0(src->name);
-	dst->opcode_str = dup0(src->opcode_str);
+#define X(f) dst->f = dup0(src->f);
+	INST_STRINGS(X)
+#undef X
+#define X(f, n) dst->f = strv_dup(src->f, src->n);
+	INST_STRVS(X)
+#undef X
+#define X(f, n) dst->f = src->f ? memdup0(src->f, (size_t)src->n * \
+					  sizeof *src->f) : NULL;
+	INST_ARRAYS(X)
+#undef X
 	dst->ins = args_dup(src->ins, src->n_ins);
 	dst->outs = args_dup(src->outs, src->n_outs);
-	dst->deps = strv_dup(src->deps, src->n_deps);
-	dst->dep_kind = src->dep_kind ? memdup0(src->dep_kind,
-						(size_t)src->n_deps) : NULL;
-	dst->lc_deps = strv_dup(src->lc_deps, src->n_lc_deps);
-	dst->lc_dep_kind = src->lc_dep_kind ?
-		memdup0(src->lc_dep_kind, (size_t)src->n_lc_deps) : NULL;
 	if (src->n_wait) {
 		dst->wait = lm_xcalloc((size_t)src->n_wait, sizeof *dst->wait);
 		for (int i = 0; i < src->n_wait; i++) {
@@ -311,19 +318,6 @@ void lm_inst_copy(lm_inst *dst, const lm_inst *src)
 	} else {
 		dst->wait = NULL;
 	}
-	dst->signal = strv_dup(src->signal, src->n_signal);
-	dst->queue = dup0(src->queue);
-	dst->instance_name = dup0(src->instance_name);
-	dst->target = dup0(src->target);
-	dst->memset_mode = dup0(src->memset_mode);
-	dst->pattern = memdup0(src->pattern,
-			       (size_t)src->n_pattern * sizeof *src->pattern);
-	dst->cores = memdup0(src->cores, (size_t)src->n_cores * sizeof *src->cores);
-	dst->group = dup0(src->group);
-	dst->kernel_format = dup0(src->kernel_format);
-	dst->klir_binary = dup0(src->klir_binary);
-	dst->func = dup0(src->func);
-	dst->kernel_source = dup0(src->kernel_source);
 	dst->func_args = kv_dup(src->func_args, src->n_func_args);
 	dst->func_outs = kv_dup(src->func_outs, src->n_func_outs);
 	copy_blocks_extra(dst, src);
@@ -423,13 +417,12 @@ static void pk_inst(packer *k, lm_inst *dst, const lm_inst *src)
 	lm_wait *w;
 	dst->ins = pk_args(k, src->ins, src->n_ins);
 	dst->outs = pk_args(k, src->outs, src->n_outs);
-	dst->deps = pk_strv(k, src->deps, src->n_deps);
-	dst->dep_kind = src->dep_kind ? pk_mem(k, src->dep_kind,
-					       (size_t)src->n_deps) : NULL;
-	dst->lc_deps = pk_strv(k, src->lc_deps, src->n_lc_deps);
-	dst->lc_dep_kind = src->lc_dep_kind ?
-		pk_mem(k, src->lc_dep_kind, (size_t)src->n_lc_deps) : NULL;
-	dst->signal = pk_strv(k, src->signal, src->n_signal);
+#define X(f, n) dst->f = pk_strv(k, src->f, src->n);
+	INST_STRVS(X)
+#undef X
+#define X(f, n) dst->f = pk_mem(k, src->f, (size_t)src->n * sizeof *src->f);
+	INST_ARRAYS(X)
+#undef X
 	w = pk_mem(k, src->wait, (size_t)src->n_wait * sizeof *src->wait);
 	for (int i = 0; i < src->n_wait; i++) {
 		char *s = pk_str(k, src->wait[i].semaphore);
@@ -437,23 +430,11 @@ static void pk_inst(packer *k, lm_inst *dst, const lm_inst *src)
 			w[i].semaphore = s;
 	}
 	dst->wait = w;
-	dst->pattern = pk_mem(k, src->pattern, (size_t)src->n_pattern *
-			      sizeof *src->pattern);
-	dst->cores = pk_mem(k, src->cores, (size_t)src->n_cores *
-			    sizeof *src->cores);
 	dst->func_args = pk_kvs(k, src->func_args, src->n_func_args);
 	dst->func_outs = pk_kvs(k, src->func_outs, src->n_func_outs);
-	dst->name = pk_str(k, src->name);
-	dst->opcode_str = pk_str(k, src->opcode_str);
-	dst->queue = pk_str(k, src->queue);
-	dst->instance_name = pk_str(k, src->instance_name);
-	dst->target = pk_str(k, src->target);
-	dst->memset_mode = pk_str(k, src->memset_mode);
-	dst->group = pk_str(k, src->group);
-	dst->kernel_format = pk_str(k, src->kernel_format);
-	dst->klir_binary = pk_str(k, src->klir_binary);
-	dst->func = pk_str(k, src->func);
-	dst->kernel_source = pk_str(k, src->kernel_source);
+#define X(f) dst->f = pk_str(k, src->f);
+	INST_STRINGS(X)
+#undef X
 }
 
 void lm_inst_copy_packed(lm_inst *dst, const lm_inst *src, lm_pool *pool)
