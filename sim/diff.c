@@ -244,22 +244,37 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 	    ls_diff_result *out, lm_error *err)
 {
 	memset(out, 0, sizeof *out);
-	int rc;
+	int rc = 0;
 	int cap = 0;
 	int schedules = opts && opts->schedules > 0 ? opts->schedules : 0;
 	ls_options run = opts ? opts->run : (ls_options){0};
+	ls_machine *refm = NULL, *linm = NULL;
+	lm_module *lin1[1];
+	lin1[0] = (lm_module *)linked; /* only read */
+	lm_error e;
+	/* each side prepared once, run once per schedule */
+	rc = ls_machine_prepare(&refm, mods, n_mods, 1, inputs, &run, &e);
+	if (rc == LM_EINPUT) {
+		*err = e;
+		return rc;
+	}
+	if (rc) {
+		out->status = LS_DIFF_REF_ERROR;
+		snprintf(out->message, sizeof out->message,
+			 "reference run failed: %.900s", e.msg);
+		return 0;
+	}
 	for (int s = 0; s <= schedules; s++) {
 		ls_result ref, lin;
-		lm_error e;
 		memset(&ref, 0, sizeof ref);
 		memset(&lin, 0, sizeof lin);
 		run.perturb_seed = s ? (uint64_t)s * 0x9e3779b97f4a7c15ULL : 0;
 		if (s)
 			run.trace_path = NULL;
-		rc = ls_run_multi(mods, n_mods, inputs, &run, &ref, &e);
+		rc = ls_machine_run(refm, &run, &ref, &e);
 		if (rc == LM_EINPUT) {
 			*err = e;
-			return rc;
+			goto done;
 		}
 		if (rc) {
 			out->status = LS_DIFF_REF_ERROR;
@@ -267,6 +282,7 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 				 "reference run%s failed: %.900s",
 				 s ? " (perturbed schedule)" : "", e.msg);
 			ls_result_free(&ref);
+			rc = 0;
 			break;
 		}
 		/* the expected set, from the reads the plain reference saw */
@@ -274,9 +290,12 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 				&ref.outputs, &out->expected, &out->n_expected,
 				&out->handoffs, &out->n_handoffs, err)) != 0) {
 			ls_result_free(&ref);
-			return rc;
+			goto done;
 		}
-		rc = ls_run(linked, inputs, &run, &lin, &e);
+		rc = s == 0 ? ls_machine_prepare(&linm, lin1, 1, 0, inputs,
+						 &run, &e) : 0;
+		if (!rc)
+			rc = ls_machine_run(linm, &run, &lin, &e);
 		if (rc) {
 			out->status = LS_DIFF_LINKED_ERROR;
 			snprintf(out->message, sizeof out->message,
@@ -287,6 +306,7 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 			else
 				ls_result_free(&ref);
 			ls_result_free(&lin);
+			rc = 0;
 			break;
 		}
 		ls_diff_status st = compare_runs(out, &cap, &ref, &lin, s);
@@ -326,5 +346,8 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 			break;
 		}
 	}
-	return 0;
+done:
+	ls_machine_free(linm);
+	ls_machine_free(refm);
+	return rc;
 }
