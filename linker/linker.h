@@ -171,6 +171,18 @@ int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 
 /* The tensor map as JSON text (caller frees). */
 char *lk_tensor_map_json(const lk_report *rep);
+/*
+** Read a tensor map as lk_tensor_map_json writes it into *out (*n
+** entries; free with lk_tensor_entries_free). A member that is missing or
+** of another type reads as empty ("" / 0 / false / no cores; kind other
+** than "output": an input), except sim_shape: whole numbers >= 0 or the
+** entry is refused ("PATH: entry 'NAME': sim_shape must hold ...").
+** LM_EINPUT with err "PATH: ..." when the file cannot be read, is not
+** JSON ("malformed JSON") or has no "tensors" array.
+*/
+int lk_tensor_map_read(const char *path, lk_tensor_entry **out, int *n,
+		       lm_error *err);
+void lk_tensor_entries_free(lk_tensor_entry *t, int n);
 
 /*
 ** Static matmul report of a module (step 12; also `lncsim mmt`): per

@@ -106,6 +106,59 @@ void ls_diff_result_free(ls_diff_result *r)
 	memset(r, 0, sizeof *r);
 }
 
+/* Does entry e say what allocation al is (direction and shape)? */
+static int entry_matches(const ls_tmap_entry *e, const lm_alloc *al, int out)
+{
+	if (e->is_output != out || e->n_shape != al->n_shape)
+		return 0;
+	for (int k = 0; k < al->n_shape; k++)
+		if (e->shape[k] != al->tensor_shape[k])
+			return 0;
+	return 1;
+}
+
+int ls_check_tensor_map(const lm_module *m, const ls_tmap_entry *e, int n,
+			char *msg, size_t len)
+{
+	char *used = lm_xcalloc((size_t)n + 1, 1);
+	int rc = 0;
+	for (int f = 0; f < m->n_functions && !rc; f++)
+		for (int a = 0; a < m->functions[f].n_allocs && !rc; a++) {
+			const lm_alloc *al = &m->functions[f].allocs[a];
+			int in = lm_tensorkind_is_ext_input(al->kind);
+			int out = lm_tensorkind_is_ext_output(al->kind);
+			int hits = 0;
+			if (!in && !out)
+				continue;
+			for (int i = 0; i < n && !rc; i++) {
+				if (strcmp(e[i].name, al->name))
+					continue;
+				hits++;
+				used[i] = 1;
+				if (!entry_matches(&e[i], al, out)) {
+					snprintf(msg, len, "tensor-map: entry '%s' does "
+						 "not match the allocation (direction or "
+						 "shape)", al->name);
+					rc = -1;
+				}
+			}
+			if (!rc && hits != 1) {
+				snprintf(msg, len, "tensor-map: external %s '%s' has %d "
+					 "tensor-map entries (need exactly 1)",
+					 out ? "output" : "input", al->name, hits);
+				rc = -1;
+			}
+		}
+	for (int i = 0; i < n && !rc; i++)
+		if (!used[i]) {
+			snprintf(msg, len, "tensor-map: entry '%s' names no external "
+				 "allocation of the linked module", e[i].name);
+			rc = -1;
+		}
+	free(used);
+	return rc;
+}
+
 /* Raw bits of element i of t (zero-extended). */
 static uint32_t elem_bits(const ls_tensor *t, int64_t i)
 {
