@@ -11,6 +11,7 @@
 #include "gen.h"
 #include "linker.h"
 #include "safeio.h"
+#include "verify.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -213,6 +214,10 @@ static int run_case(const fuzz_cfg *c, uint64_t s, int fd)
 		free(p);
 		if (rc)
 			goto out;
+		if (lm_verify(mods[n], NULL, &err)) {
+			n++;
+			goto out;
+		}
 	}
 	dc.skip = c->skip;
 	dc.schedules = c->schedules;
