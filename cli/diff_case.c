@@ -84,6 +84,7 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 		lo.skip = dc->skip;
 		lo.abs_file_paths = 1;
 		lo.trust_inputs = 1;
+		lo.files = dc->files;
 		int rc = lk_link(mods, n, &lo, &dc->linked, &rep, err);
 		if (rc == LM_EINPUT) {
 			lk_report_free(&rep);
@@ -132,6 +133,7 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 	memset(&o, 0, sizeof o);
 	o.schedules = dc->schedules;
 	o.run = dc->run;
+	o.run.files = dc->files;
 	if (ls_diff(mods, n, dc->linked, &dc->inputs, &o, &dc->res, err))
 		return LM_EINPUT;
 	static const char *const kinds[] = {

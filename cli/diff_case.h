@@ -17,6 +17,9 @@ typedef struct diff_case {
 	ls_options run;
 	const char *inputs_dir;   /* NULL: generate from seed */
 	uint64_t seed;
+	const lm_fileset *files;  /* the modules' Const files in memory (the
+				     link and both runs read them there), or
+				     NULL: on disk beside the modules */
 	/* out (free with diff_case_free) */
 	lm_module *linked;
 	ls_tensors inputs;

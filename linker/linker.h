@@ -20,6 +20,7 @@
 
 #include "common.h"
 #include "module.h"
+#include "fileset.h"
 
 /* The steps, in the order lk_link runs them (names for --skip and -v). */
 typedef enum lk_step {
@@ -68,6 +69,12 @@ typedef struct lk_options {
 				 online CPU (at most 8; one under 16k
 				 instructions), 1 = no threads; the result
 				 is the same */
+	const lm_fileset *files; /* non-NULL: the inputs' `file` /
+				 `klir_binary` files are in this set (by
+				 their path beside the module), not on disk:
+				 setup_link_dir looks them up there and
+				 touches no file (use with abs_file_paths;
+				 lk_write_link_dir reads the disk) */
 } lk_options;
 
 /* One tensor-map entry. */

@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -806,11 +807,19 @@ static int load_const(ls_machine *mc, int mi, int s, lm_error *err)
 		return lm_err(err, sm->path, a->name, "Const allocation has no "
 			      "file");
 	path = lm_path_join(sm->m->dir ? sm->m->dir : ".", a->file);
-	/* the element count from the header first: no payload is read for
-	 * a file of the wrong size */
-	rc = lm_npy_read_header(path, &arr, err);
-	if (!rc && arr.count == lm_alloc_elems(a))
-		rc = lm_npy_read(path, &arr, err);
+	if (mc->files) {
+		/* held in memory: nothing on disk is looked at */
+		const lm_memfile *f = lm_fileset_find(mc->files, path);
+		rc = f ? lm_npy_parse(f->bytes, f->len, path, &arr, err)
+		       : lm_err(err, path, "", "cannot open: %s",
+				strerror(ENOENT));
+	} else {
+		/* the element count from the header first: no payload is
+		 * read for a file of the wrong size */
+		rc = lm_npy_read_header(path, &arr, err);
+		if (!rc && arr.count == lm_alloc_elems(a))
+			rc = lm_npy_read(path, &arr, err);
+	}
 	if (rc) {
 		free(path);
 		return rc;
@@ -1251,7 +1260,8 @@ static void apply_layouts(ls_machine *mc)
 /* ---- the machine -------------------------------------------------------- */
 
 int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
-		   const ls_tensors *inputs, lm_error *err)
+		   const ls_tensors *inputs, const lm_fileset *files,
+		   lm_error *err)
 {
 	ls_machine *mc;
 	int rc = 0;
@@ -1264,6 +1274,7 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 		if ((rc = ls_check_module(mods[mi], err)) != 0)
 			return rc;
 	mc = lm_xcalloc(1, sizeof *mc);
+	mc->files = files;
 	lm_strmap_init(&mc->group_index);
 	mc->arch = lm_arch_get(mods[0]->arch);
 	if (!mc->arch) {
@@ -1333,7 +1344,9 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 					      (void *)&fn->allocs[i]);
 		}
 	}
-	if ((rc = setup_storages(mc, inputs, err)) != 0)
+	rc = setup_storages(mc, inputs, err);
+	mc->files = NULL; /* borrowed for the Const files only */
+	if (rc)
 		goto fail;
 	for (int mi = 0; mi < n_mods; mi++)
 		prep_functions(mc, mi);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include "common.h"
 #include "module.h"
+#include "fileset.h"
 
 /* ---- host tensors ---------------------------------------------------- */
 
@@ -86,6 +87,9 @@ typedef struct ls_options {
 	const char *trace_path;    /* Chrome trace-event JSON, or NULL */
 	int64_t max_memory;        /* bytes of simulated memory a run may
 				      allocate; 0: LS_MAX_MEMORY_DEFAULT */
+	const lm_fileset *files;   /* non-NULL: Const files are read from this
+				      set (by the path they have beside their
+				      module), never from disk */
 } ls_options;
 
 /* The default limit of simulated memory of a run: 4 GiB. */

@@ -233,6 +233,7 @@ struct ls_machine {
 	ls_core_mem mem[LS_MAX_CORES];
 	ls_layout sb_layout, psum_layout;
 	int64_t sb_part_bytes, psum_part_bytes; /* compact (the layouts' pb) */
+	const lm_fileset *files; /* Const files in memory (ls_options) */
 	int multi;              /* side by side (ls_run_multi), else ls_run */
 	int runs;               /* runs made: the next one resets first */
 };
@@ -240,9 +241,11 @@ struct ls_machine {
 /* ---- machine.c ---------------------------------------------------------- */
 
 /* Build the machine for n modules (verified); inputs bound to storages
-** (borrowed until ls_machine_free: a reset copies them in again). */
+** (borrowed until ls_machine_free: a reset copies them in again); Const
+** files from files when non-NULL (borrowed while preparing). */
 int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
-		   const ls_tensors *inputs, lm_error *err);
+		   const ls_tensors *inputs, const lm_fileset *files,
+		   lm_error *err);
 /* Put back the state preparation left: DRAM storages (inputs and Const
 ** contents as loaded, the rest unwritten), SBUF / PSUM zeroed and
 ** unwritten, semaphores at their initial values, queue instances idle,
