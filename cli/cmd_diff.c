@@ -221,11 +221,15 @@ int cmd_diff(int argc, char **argv)
 
 	if ((rc = cli_expand_modules(nmods_arg, margs, &paths, &n)))
 		goto out;
+	/* load (in parallel), verify once: the link trusts them */
 	mods = lm_xcalloc((size_t)n, sizeof *mods);
+	if (lm_modules_load(paths, n, mods, &err) != 0) {
+		rc = cli_report(&err);
+		goto out;
+	}
 	for (int i = 0; i < n; i++) {
 		lm_verify_opts vo = {0};
-		if (lm_module_load(&mods[i], paths[i], &err) ||
-		    lm_verify(mods[i], &vo, &err)) {
+		if (lm_verify(mods[i], &vo, &err)) {
 			rc = cli_report(&err);
 			goto out;
 		}
@@ -244,7 +248,9 @@ int cmd_diff(int argc, char **argv)
 	/* from here on every outcome is logged, a failure as an error run */
 	const char *error = NULL;
 	int ran = 0;
-	if (diff_case_run(&dc, mods, n, given, &err)) {
+	rc = diff_case_run(&dc, mods, n, given, &err);
+	given = NULL; /* the case's now */
+	if (rc) {
 		rc = cli_report(&err);
 		error = err.msg;
 	} else {

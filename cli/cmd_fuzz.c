@@ -119,20 +119,18 @@ static void log_case(const fuzz_cfg *c, uint64_t s, int cores,
 }
 
 /*
-** The directory of case s. With --keep-failures: "case-<s>" beneath it,
+** The directory of kept case s: "case-<s>" beneath --keep-failures DIR,
 ** or "case-<s>.<k>" (k = 2, 3, ...) when that name is taken -- whatever
 ** holds a name (the user's directory, a file, a symlink) is never reused,
-** replaced or followed; without: a fresh "lncsim-fuzz-<random>" in
-** $TMPDIR (else /tmp). *rootfd: the parent (caller closes), *root its
-** path, *name the entry in it (caller frees), *fd the case directory
-** opened without following symlinks (caller closes).
+** replaced or followed. *rootfd: DIR (caller closes), *root its path,
+** *name the entry in it (caller frees), *fd the case directory opened
+** without following symlinks (caller closes).
 */
 static int make_case_dir(const fuzz_cfg *c, uint64_t s, int *rootfd,
 			 const char **root, char **name, int *fd,
 			 lm_error *err)
 {
-	const char *tmp = getenv("TMPDIR");
-	const char *r = c->keep ? c->keep : tmp && *tmp ? tmp : "/tmp";
+	const char *r = c->keep;
 	int rc = 0;
 	*fd = -1;
 	*name = NULL;
@@ -141,48 +139,43 @@ static int make_case_dir(const fuzz_cfg *c, uint64_t s, int *rootfd,
 	if (*rootfd < 0)
 		return lm_err(err, r, "", "cannot open directory: %s",
 			      strerror(errno));
-	if (!c->keep) {
-		rc = lm_mkdtemp_at(*rootfd, r, "lncsim-fuzz-", name, err);
-	} else {
-		for (int k = 1; k <= MAX_CASE_NAMES && !*name; k++) {
-			char *nm = k == 1
-				? lm_xasprintf("case-%llu", (unsigned long long)s)
-				: lm_xasprintf("case-%llu.%d",
-					       (unsigned long long)s, k);
-			if (mkdirat(*rootfd, nm, 0755) == 0) {
-				*name = nm;
-				break;
-			}
-			int e = errno;
-			if (e != EEXIST) {
-				char *w = lm_path_join(r, nm);
-				rc = lm_err(err, w, "", "cannot create directory: %s",
-					    strerror(e));
-				free(w);
-				free(nm);
-				return rc;
-			}
-			free(nm);
+	for (int k = 1; k <= MAX_CASE_NAMES && !*name; k++) {
+		char *nm = k == 1
+			? lm_xasprintf("case-%llu", (unsigned long long)s)
+			: lm_xasprintf("case-%llu.%d", (unsigned long long)s, k);
+		if (mkdirat(*rootfd, nm, 0755) == 0) {
+			*name = nm;
+			break;
 		}
-		if (!*name) {
-			char *w = lm_xasprintf("%s/case-%llu", r,
-					       (unsigned long long)s);
-			rc = lm_err(err, w, "", "this name and its numbered "
-				    "alternatives up to .%d are taken",
-				    MAX_CASE_NAMES);
+		int e = errno;
+		if (e != EEXIST) {
+			char *w = lm_path_join(r, nm);
+			rc = lm_err(err, w, "", "cannot create directory: %s",
+				    strerror(e));
 			free(w);
+			free(nm);
+			return rc;
 		}
+		free(nm);
 	}
-	if (rc)
+	if (!*name) {
+		char *w = lm_xasprintf("%s/case-%llu", r, (unsigned long long)s);
+		rc = lm_err(err, w, "", "this name and its numbered "
+			    "alternatives up to .%d are taken", MAX_CASE_NAMES);
+		free(w);
 		return rc;
+	}
 	return lm_dir_open_beneath(fd, *rootfd, r, *name, 0, NULL, err);
 }
 
 /*
-** One case, in a child process: generate into a directory, load, check,
-** log. Writes "kind\tmessage\n" to fd, then "kept\tDIR\n" for a kept
-** case and "log\tmessage\n" if the run could not be logged; exit 0 pass,
-** 1 fail, 2 error.
+** One case, in a child process: generate in memory (ls_gen verifies the
+** modules; the link trusts them), check, log. Nothing is written unless
+** the case fails with --keep-failures: then the generated set and REPRO go
+** into the case's directory, made before the case runs (its name is in
+** the modules' paths). Writes "kind\tmessage\n" to fd, then "kept\tDIR\n"
+** for a kept case and "log\tmessage\n" if the run could not be logged;
+** exit 0 pass, 1 fail, 2 error.
 */
 static int run_case(const fuzz_cfg *c, uint64_t s, int fd)
 {
@@ -194,35 +187,35 @@ static int run_case(const fuzz_cfg *c, uint64_t s, int fd)
 	ls_gen_opts go = {cores, s, c->size, NULL, NULL};
 	int status = 2;
 	lm_module **mods = NULL;
-	int n = 0;
+	ls_gen_file *files = NULL;
+	int n = 0, n_files = 0;
+	lm_fileset fs;
 	diff_case dc;
+	lm_fileset_init(&fs);
 	memset(&dc, 0, sizeof dc);
 	err.msg[0] = 0;
 	double t0 = lm_seconds();
-	if (make_case_dir(c, s, &rootfd, &root, &name, &casefd, &err))
-		goto out;
-	/* every file of the case is written beneath casefd */
-	dir = lm_path_join(root, name);
-	if (ls_gen_write_at(&go, casefd, dir, &err))
-		goto out;
-	mods = lm_xcalloc((size_t)cores, sizeof *mods);
-	for (n = 0; n < cores; n++) {
-		char *p = lm_xasprintf("%s/gen%llu/nc%d/sg0/def.json", dir,
-				       (unsigned long long)s, n);
-		int rc = lm_module_load(&mods[n], p, &err);
-		free(p);
-		if (rc)
+	if (c->keep) {
+		if (make_case_dir(c, s, &rootfd, &root, &name, &casefd, &err))
 			goto out;
+		dir = lm_path_join(root, name);
 	}
+	/* without --keep-failures the set is named as `lncsim gen` would
+	   write it here; nothing is written */
+	if (ls_gen(&go, dir, &mods, &files, &n_files, &err))
+		goto out;
+	n = cores;
+	ls_gen_fileset(files, n_files, dir, &fs);
 	dc.skip = c->skip;
 	dc.schedules = c->schedules;
 	dc.seed = s;
+	dc.files = &fs;
 	if (diff_case_run(&dc, mods, n, NULL, &err))
 		goto out;
 	status = dc.failed ? 1 : 0;
 out:
 	if (c->keep && casefd >= 0 && status != 0) {
-		/* the kept case says how to reproduce it */
+		/* the kept case: the generated set, how to reproduce it */
 		lm_error werr;
 		char *line = lm_xasprintf("lncsim diff%s%s --seed %llu %s/gen%llu\n",
 					  c->skip_text ? " --skip=" : "",
@@ -230,7 +223,9 @@ out:
 					  (unsigned long long)s, dir,
 					  (unsigned long long)s);
 		kept = 1;
-		if (lm_write_at(casefd, dir, "REPRO", line, strlen(line), 0644,
+		if ((n && ls_gen_save_at(mods, n, files, n_files, casefd, dir,
+					 &werr)) ||
+		    lm_write_at(casefd, dir, "REPRO", line, strlen(line), 0644,
 				&werr)) {
 			if (status == 2) {
 				size_t k = strlen(err.msg);
@@ -256,6 +251,8 @@ out:
 	for (int i = 0; i < n; i++)
 		lm_module_free(mods[i]);
 	free(mods);
+	ls_gen_files_free(files, n_files);
+	lm_fileset_free(&fs);
 	if (casefd >= 0)
 		close(casefd);
 	if (name && !kept)

@@ -7,7 +7,6 @@
 #include "linker.h"
 #include "verify.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,160 +23,68 @@ static void fail(diff_case *dc, const char *kind, const char *msg)
 }
 
 
-/* One tensor-map entry as the check needs it. */
-typedef struct tm_entry {
-	const char *name;
-	int is_output;
-	int n_shape;
-	int64_t shape[8];
-	int used;
-} tm_entry;
-
-/*
-** The tensor map must bind the linked module's host I/O exactly: every
-** ExternalInput / ExternalOutput allocation has exactly one entry of the
-** same direction and shape, and every entry names such an allocation.
-** Returns 0 or writes the problem into msg.
-*/
-static int check_tensor_map(const lm_module *m, tm_entry *e, int n, char *msg,
-			    size_t len)
+/* The linker's tensor-map entries as the check's plain ones (borrowed). */
+static ls_tmap_entry *plain_entries(const lk_tensor_entry *t, int n)
 {
-	for (int f = 0; f < m->n_functions; f++)
-		for (int a = 0; a < m->functions[f].n_allocs; a++) {
-			const lm_alloc *al = &m->functions[f].allocs[a];
-			int in = lm_tensorkind_is_ext_input(al->kind);
-			int out = lm_tensorkind_is_ext_output(al->kind);
-			if (!in && !out)
-				continue;
-			int hits = 0;
-			for (int i = 0; i < n; i++) {
-				if (strcmp(e[i].name, al->name))
-					continue;
-				hits++;
-				e[i].used = 1;
-				int same = e[i].is_output == out &&
-					   e[i].n_shape == al->n_shape;
-				for (int k = 0; same && k < al->n_shape && k < 8; k++)
-					same = e[i].shape[k] == al->tensor_shape[k];
-				if (!same) {
-					snprintf(msg, len, "tensor-map: entry '%s' does "
-						 "not match the allocation (direction or "
-						 "shape)", al->name);
-					return -1;
-				}
-			}
-			if (hits != 1) {
-				snprintf(msg, len, "tensor-map: external %s '%s' has %d "
-					 "tensor-map entries (need exactly 1)",
-					 out ? "output" : "input", al->name, hits);
-				return -1;
-			}
-		}
-	for (int i = 0; i < n; i++)
-		if (!e[i].used) {
-			snprintf(msg, len, "tensor-map: entry '%s' names no external "
-				 "allocation of the linked module", e[i].name);
-			return -1;
-		}
-	return 0;
-}
-
-/* Entries from the linker's report. */
-static tm_entry *entries_from_report(const lk_report *r, int *n)
-{
-	tm_entry *e = lm_xcalloc((size_t)r->n_tensors + 1, sizeof *e);
-	for (int i = 0; i < r->n_tensors; i++) {
-		e[i].name = r->tensors[i].layer_name;
-		e[i].is_output = r->tensors[i].is_output;
-		e[i].n_shape = r->tensors[i].n_shape;
-		for (int k = 0; k < r->tensors[i].n_shape && k < 8; k++)
-			e[i].shape[k] = r->tensors[i].sim_shape[k];
+	ls_tmap_entry *e = lm_xcalloc((size_t)n + 1, sizeof *e);
+	for (int i = 0; i < n; i++) {
+		e[i].name = t[i].layer_name;
+		e[i].is_output = t[i].is_output;
+		e[i].n_shape = t[i].n_shape;
+		e[i].shape = t[i].sim_shape;
 	}
-	*n = r->n_tensors;
 	return e;
 }
 
 /*
-** Entries from the tensor-map.json at path. NULL with msg empty when there
-** is no such file (a --linked module need not have one); NULL with msg
-** saying why when the file is there but cannot be read or is not a tensor
-** map.
+** The tensor-map.json beside a given linked module: 1 with *t, *n filled
+** (free with lk_tensor_entries_free), 0 when there is no such file (a
+** --linked module need not have one), -1 with msg saying why when it is
+** there but cannot be read or is not a tensor map.
 */
-static tm_entry *entries_from_file(const char *path, cJSON **keep, int *n,
-				   char *msg, size_t len)
+static int map_beside(const lm_module *given, lk_tensor_entry **t, int *n,
+		      char *msg, size_t len)
 {
-	char *text;
-	size_t tlen;
-	lm_error err;
+	char *p = lm_path_join(given->dir, "tensor-map.json");
 	struct stat st;
-	msg[0] = 0;
-	if (lstat(path, &st) != 0 && errno == ENOENT)
-		return NULL;
-	if (lm_read_file(path, &text, &tlen, &err)) {
+	lm_error err;
+	int rc = 1;
+	if (lstat(p, &st) != 0 && errno == ENOENT)
+		rc = 0;
+	else if (lk_tensor_map_read(p, t, n, &err)) {
 		snprintf(msg, len, "tensor-map: %.1000s", err.msg);
-		return NULL;
+		rc = -1;
 	}
-	cJSON *j = cJSON_ParseWithLengthOpts(text, tlen, NULL, 0);
-	free(text);
-	cJSON *ts = j ? cJSON_GetObjectItemCaseSensitive(j, "tensors") : NULL;
-	if (!cJSON_IsArray(ts)) {
-		cJSON_Delete(j);
-		snprintf(msg, len, "tensor-map: %.900s: %s", path, j ?
-			 "no \"tensors\" array" : "malformed JSON");
-		return NULL;
-	}
-	int cnt = cJSON_GetArraySize(ts), i = 0;
-	tm_entry *e = lm_xcalloc((size_t)cnt + 1, sizeof *e);
-	for (cJSON *t = ts->child; t; t = t->next, i++) {
-		cJSON *nm = cJSON_GetObjectItemCaseSensitive(t, "layer_name");
-		cJSON *kd = cJSON_GetObjectItemCaseSensitive(t, "kind");
-		cJSON *sh = cJSON_GetObjectItemCaseSensitive(t, "sim_shape");
-		e[i].name = cJSON_IsString(nm) ? nm->valuestring : "";
-		e[i].is_output = cJSON_IsString(kd) && !strcmp(kd->valuestring,
-							       "output");
-		for (cJSON *d = cJSON_IsArray(sh) ? sh->child : NULL;
-		     d && e[i].n_shape < 8; d = d->next) {
-			double v = cJSON_IsNumber(d) ? d->valuedouble : -1;
-			if (!(v >= 0 && v <= 9007199254740992.0) ||
-			    v != (double)(int64_t)v) {
-				snprintf(msg, len, "tensor-map: %.900s: entry "
-					 "'%.200s': sim_shape must hold whole "
-					 "numbers >= 0", path, e[i].name);
-				free(e);
-				cJSON_Delete(j);
-				return NULL;
-			}
-			e[i].shape[e[i].n_shape++] = (int64_t)v;
-		}
-	}
-	*keep = j;
-	*n = cnt;
-	return e;
+	free(p);
+	return rc;
 }
 
 int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
-		  const lm_module *given, lm_error *err)
+		  lm_module *given, lm_error *err)
 {
 	char buf[1200];
-	tm_entry *tm = NULL;
-	cJSON *tm_json = NULL;
-	int n_tm = 0;
+	lk_tensor_entry *read_tm = NULL;
+	const lk_tensor_entry *tm = NULL;
+	int n_tm = 0, n_read = 0, has_tm = 0;
 	lk_report rep;
 	memset(&rep, 0, sizeof rep);
+	int verified = 0;  /* the linked module passed lm_verify */
 	dc->failed = 0;
 	dc->kind[0] = dc->message[0] = 0;
 	if (given) {
-		dc->linked = lm_module_clone(given);
-		char *p = lm_path_join(given->dir, "tensor-map.json");
-		tm = entries_from_file(p, &tm_json, &n_tm, buf, sizeof buf);
-		free(p);
-		if (!tm && buf[0])
+		dc->linked = given;
+		has_tm = map_beside(given, &read_tm, &n_read, buf, sizeof buf);
+		if (has_tm < 0)
 			fail(dc, "tensor-map", buf);
+		tm = read_tm;
+		n_tm = n_read;
 	} else {
 		lk_options lo;
 		memset(&lo, 0, sizeof lo);
 		lo.skip = dc->skip;
 		lo.abs_file_paths = 1;
+		lo.trust_inputs = 1;
+		lo.files = dc->files;
 		int rc = lk_link(mods, n, &lo, &dc->linked, &rep, err);
 		if (rc == LM_EINPUT) {
 			lk_report_free(&rep);
@@ -187,10 +94,16 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 			snprintf(buf, sizeof buf, "link failed: %.1100s", err->msg);
 			fail(dc, "link", buf);
 		} else {
-			tm = entries_from_report(&rep, &n_tm);
+			tm = rep.tensors;
+			n_tm = rep.n_tensors;
+			has_tm = 1;
+			/* the link's last step verified it, unless skipped */
+			verified = (rep.ran & LK_SKIP(LK_STEP_VERIFY)) != 0;
 		}
 	}
-	if (!dc->failed) {
+	/* the checker's own verification: it runs even when the linker's
+	   verify step is switched off, never twice */
+	if (!dc->failed && !verified) {
 		lm_verify_opts vo = {1};
 		if (lm_verify(dc->linked, &vo, err)) {
 			snprintf(buf, sizeof buf,
@@ -199,11 +112,13 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 			fail(dc, "verifier", buf);
 		}
 	}
-	if (!dc->failed && tm &&
-	    check_tensor_map(dc->linked, tm, n_tm, buf, sizeof buf))
-		fail(dc, "tensor-map", buf);
-	free(tm);
-	cJSON_Delete(tm_json);
+	if (!dc->failed && has_tm > 0) {
+		ls_tmap_entry *e = plain_entries(tm, n_tm);
+		if (ls_check_tensor_map(dc->linked, e, n_tm, buf, sizeof buf))
+			fail(dc, "tensor-map", buf);
+		free(e);
+	}
+	lk_tensor_entries_free(read_tm, n_read);
 	lk_report_free(&rep);
 	/* the inputs are part of a run's memory: checked before they exist */
 	if (ls_check_memory(mods, n, dc->run.max_memory, err) ||
@@ -218,6 +133,7 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 	memset(&o, 0, sizeof o);
 	o.schedules = dc->schedules;
 	o.run = dc->run;
+	o.run.files = dc->files;
 	if (ls_diff(mods, n, dc->linked, &dc->inputs, &o, &dc->res, err))
 		return LM_EINPUT;
 	static const char *const kinds[] = {

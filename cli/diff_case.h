@@ -1,7 +1,8 @@
 /*
 ** diff_case.h -- one differential check, shared by `lncsim diff` and
-** `lncsim fuzz`: link in memory (or take a given linked module), verify the
-** result, make the inputs, run both sides, compare.
+** `lncsim fuzz`, one way through: link the verified per-core modules in
+** memory trusting them (or take a given linked module), verify the result
+** once, check its tensor map, make the inputs, run both sides, compare.
 */
 #ifndef LNCSIM_DIFF_CASE_H
 #define LNCSIM_DIFF_CASE_H
@@ -16,6 +17,9 @@ typedef struct diff_case {
 	ls_options run;
 	const char *inputs_dir;   /* NULL: generate from seed */
 	uint64_t seed;
+	const lm_fileset *files;  /* the modules' Const files in memory (the
+				     link and both runs read them there), or
+				     NULL: on disk beside the modules */
 	/* out (free with diff_case_free) */
 	lm_module *linked;
 	ls_tensors inputs;
@@ -27,12 +31,14 @@ typedef struct diff_case {
 } diff_case;
 
 /*
-** Run the check. given: a linked module to use (borrowed; copied), or NULL
-** to link here. Returns 0 when the check ran (dc->failed tells the
-** verdict), or LM_EINPUT with err filled for bad input.
+** Run the check on mods, which have passed lm_verify (the link does not
+** verify them again). given: a linked module to use (taken: the case
+** owns it from here, diff_case_free frees it), or NULL to link here.
+** Returns 0 when the check ran (dc->failed tells the verdict), or
+** LM_EINPUT with err filled for bad input.
 */
 int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
-		  const lm_module *given, lm_error *err);
+		  lm_module *given, lm_error *err);
 void diff_case_free(diff_case *dc);
 
 struct ldb;

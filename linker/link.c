@@ -98,15 +98,7 @@ void lk_report_free(lk_report *r)
 	free(r->base_name);
 	free(r->cores);
 	free(r->collisions);
-	for (int i = 0; i < r->n_tensors; i++) {
-		lk_tensor_entry *t = &r->tensors[i];
-		free(t->layer_name);
-		free(t->sim_format);
-		free(t->sim_shape);
-		free(t->tf_file);
-		free(t->cores);
-	}
-	free(r->tensors);
+	lk_tensor_entries_free(r->tensors, r->n_tensors);
 	for (int i = 0; i < r->n_artifacts; i++) {
 		free(r->artifacts[i].src);
 		free(r->artifacts[i].root);

@@ -53,6 +53,31 @@ static const char *mpath(const lk_core *c)
 		: lm_module_display_name(c->src);
 }
 
+/* lm_module_file for files held in memory: *real is the set's path of
+** the file, *root that of dir; nothing on disk is looked at. */
+static int memory_file(const lm_fileset *fs, const char *dir, const char *rel,
+		       const char *file, const char *where, char **real,
+		       char **root, lm_error *err)
+{
+	const char *d = dir && *dir ? dir : ".";
+	char *full;
+	int rc;
+	*real = *root = NULL;
+	if ((rc = lm_module_file_name_ok(rel, file, where, err)) != 0)
+		return rc;
+	full = lm_path_join(d, rel);
+	if (!lm_fileset_find(fs, full)) {
+		lm_err(err, file, where, "file '%s' not found (%s): %s", rel,
+		       full, strerror(ENOENT));
+		free(full);
+		return LM_EINPUT;
+	}
+	*real = lm_fileset_path(full);
+	*root = lm_fileset_path(d);
+	free(full);
+	return 0;
+}
+
 /* Validate one file field and add it to the plan (once per core). */
 static int add_cand(lk_ctx *x, plan *p, lm_strmap *seen, int ci,
 		    const char *rel, int copy, const char *where)
@@ -62,8 +87,12 @@ static int add_cand(lk_ctx *x, plan *p, lm_strmap *seen, int ci,
 	int rc;
 	if (lm_strmap_lookup(seen, rel))
 		return 0;
-	if ((rc = lm_module_file(c->src->dir, rel, mpath(c), where, &rp, &md,
-				 x->err)) != 0)
+	rc = x->opts->files
+		? memory_file(x->opts->files, c->src->dir, rel, mpath(c), where,
+			      &rp, &md, x->err)
+		: lm_module_file(c->src->dir, rel, mpath(c), where, &rp, &md,
+				 x->err);
+	if (rc)
 		return rc;
 	lm_strmap_put(seen, rel, (void *)rel);
 	lm_grow(&p->c, &p->cap, p->n + 1, sizeof *p->c);

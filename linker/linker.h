@@ -20,6 +20,7 @@
 
 #include "common.h"
 #include "module.h"
+#include "fileset.h"
 
 /* The steps, in the order lk_link runs them (names for --skip and -v). */
 typedef enum lk_step {
@@ -68,6 +69,12 @@ typedef struct lk_options {
 				 online CPU (at most 8; one under 16k
 				 instructions), 1 = no threads; the result
 				 is the same */
+	const lm_fileset *files; /* non-NULL: the inputs' `file` /
+				 `klir_binary` files are in this set (by
+				 their path beside the module), not on disk:
+				 setup_link_dir looks them up there and
+				 touches no file (use with abs_file_paths;
+				 lk_write_link_dir reads the disk) */
 } lk_options;
 
 /* One tensor-map entry. */
@@ -171,6 +178,18 @@ int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 
 /* The tensor map as JSON text (caller frees). */
 char *lk_tensor_map_json(const lk_report *rep);
+/*
+** Read a tensor map as lk_tensor_map_json writes it into *out (*n
+** entries; free with lk_tensor_entries_free). A member that is missing or
+** of another type reads as empty ("" / 0 / false / no cores; kind other
+** than "output": an input), except sim_shape: whole numbers >= 0 or the
+** entry is refused ("PATH: entry 'NAME': sim_shape must hold ...").
+** LM_EINPUT with err "PATH: ..." when the file cannot be read, is not
+** JSON ("malformed JSON") or has no "tensors" array.
+*/
+int lk_tensor_map_read(const char *path, lk_tensor_entry **out, int *n,
+		       lm_error *err);
+void lk_tensor_entries_free(lk_tensor_entry *t, int n);
 
 /*
 ** Static matmul report of a module (step 12; also `lncsim mmt`): per

@@ -193,3 +193,104 @@ char *lk_tensor_map_json(const lk_report *r)
 	free(s);
 	return out;
 }
+
+void lk_tensor_entries_free(lk_tensor_entry *t, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(t[i].layer_name);
+		free(t[i].sim_format);
+		free(t[i].sim_shape);
+		free(t[i].tf_file);
+		free(t[i].cores);
+	}
+	free(t);
+}
+
+/* A whole number in [0, 2^53] held by j, else -1. */
+static int64_t whole(const cJSON *j)
+{
+	double v = cJSON_IsNumber(j) ? j->valuedouble : -1;
+	if (!(v >= 0 && v <= 9007199254740992.0) || v != (double)(int64_t)v)
+		return -1;
+	return (int64_t)v;
+}
+
+static char *str_of(const cJSON *o, const char *key)
+{
+	const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
+	return lm_xstrdup(cJSON_IsString(j) ? j->valuestring : "");
+}
+
+/* The numbers of array member key of o into *v (*n of them); -1 when one
+** is not a whole number >= 0. */
+static int whole_array(const cJSON *o, const char *key, int64_t **v, int *n)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+	int cnt = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0, k = 0;
+	*v = lm_xcalloc((size_t)cnt + 1, sizeof **v);
+	*n = 0;
+	for (const cJSON *d = cnt ? a->child : NULL; d; d = d->next) {
+		if (((*v)[k++] = whole(d)) < 0)
+			return -1;
+		*n = k;
+	}
+	return 0;
+}
+
+/* One entry of the "tensors" array. */
+static int read_entry(const cJSON *t, lk_tensor_entry *e, const char *path,
+		      lm_error *err)
+{
+	const cJSON *kd = cJSON_GetObjectItemCaseSensitive(t, "kind");
+	const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
+	e->layer_name = str_of(t, "layer_name");
+	e->sim_format = str_of(t, "sim_format");
+	e->tf_file = str_of(t, "tf_file");
+	e->is_output = cJSON_IsString(kd) && !strcmp(kd->valuestring, "output");
+	e->dtype = cJSON_IsString(dt) ? lm_dtype_parse(dt->valuestring)
+		: LM_DT_INVALID;
+	e->sbuf_compatible = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+		t, "sbuf_compatible"));
+	e->verified = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t,
+								   "verified"));
+	if (whole_array(t, "sim_shape", &e->sim_shape, &e->n_shape))
+		return lm_err(err, path, "", "entry '%.200s': sim_shape must "
+			      "hold whole numbers >= 0", e->layer_name);
+	if (whole_array(t, "cores", &e->cores, &e->n_cores))
+		e->n_cores = 0; /* a report field: read when well-formed */
+	return 0;
+}
+
+int lk_tensor_map_read(const char *path, lk_tensor_entry **out, int *n,
+		       lm_error *err)
+{
+	char *text;
+	size_t len;
+	cJSON *j, *ts;
+	lk_tensor_entry *e;
+	int cnt, i = 0, rc = 0;
+	*out = NULL;
+	*n = 0;
+	if ((rc = lm_read_file(path, &text, &len, err)) != 0)
+		return rc;
+	j = cJSON_ParseWithLengthOpts(text, len, NULL, 0);
+	free(text);
+	ts = j ? cJSON_GetObjectItemCaseSensitive(j, "tensors") : NULL;
+	if (!cJSON_IsArray(ts)) {
+		cJSON_Delete(j);
+		return lm_err(err, path, "", "%s", j ? "no \"tensors\" array"
+			      : "malformed JSON");
+	}
+	cnt = cJSON_GetArraySize(ts);
+	e = lm_xcalloc((size_t)cnt + 1, sizeof *e);
+	for (const cJSON *t = ts->child; t && !rc; t = t->next)
+		rc = read_entry(t, &e[i++], path, err);
+	cJSON_Delete(j);
+	if (rc) {
+		lk_tensor_entries_free(e, i);
+		return rc;
+	}
+	*out = e;
+	*n = cnt;
+	return 0;
+}

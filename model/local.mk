@@ -13,5 +13,6 @@ model_libmodel_la_SOURCES = \
 	model/module.c model/module.h \
 	model/json_load.c model/json_save.c model/json_int.h model/json.h \
 	model/paths.c \
+	model/fileset.c model/fileset.h \
 	model/verify.c model/verify.h \
 	model/optable.c model/optable.h model/ops.def model/fields.def

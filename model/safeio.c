@@ -495,13 +495,9 @@ static int path_is_safe(const char *s)
 	return 1;
 }
 
-int lm_module_file(const char *dir, const char *rel, const char *file,
-		   const char *where, char **real, char **root, lm_error *err)
+int lm_module_file_name_ok(const char *rel, const char *file,
+			   const char *where, lm_error *err)
 {
-	const char *d = dir && *dir ? dir : ".";
-	char *full, *rp, *md;
-	size_t n;
-	*real = *root = NULL;
 	if (rel[0] == '/')
 		return lm_err(err, file, where, "file '%s' is an absolute "
 			      "path (artifacts must be relative to the module)",
@@ -513,6 +509,19 @@ int lm_module_file(const char *dir, const char *rel, const char *file,
 		return lm_err(err, file, where, "file '%s' is not a plain "
 			      "relative path (an empty or '.' component, or a "
 			      "control character)", rel);
+	return 0;
+}
+
+int lm_module_file(const char *dir, const char *rel, const char *file,
+		   const char *where, char **real, char **root, lm_error *err)
+{
+	const char *d = dir && *dir ? dir : ".";
+	char *full, *rp, *md;
+	size_t n;
+	int rc;
+	*real = *root = NULL;
+	if ((rc = lm_module_file_name_ok(rel, file, where, err)) != 0)
+		return rc;
 	full = lm_path_join(d, rel);
 	rp = realpath(full, NULL);
 	if (!rp) {

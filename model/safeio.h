@@ -117,6 +117,10 @@ int lm_exchange_at(int dirfd, const char *a, const char *b);
 ** *root dir's realpath (caller frees both). Errors read "FILE: WHERE:
 ** file 'REL' ...".
 */
+/* The name rules of lm_module_file alone (relative, no "..", plain
+** components), for a file that is not on disk (an in-memory set). */
+int lm_module_file_name_ok(const char *rel, const char *file,
+			   const char *where, lm_error *err);
 int lm_module_file(const char *dir, const char *rel, const char *file,
 		   const char *where, char **real, char **root, lm_error *err);
 /*

@@ -106,6 +106,59 @@ void ls_diff_result_free(ls_diff_result *r)
 	memset(r, 0, sizeof *r);
 }
 
+/* Does entry e say what allocation al is (direction and shape)? */
+static int entry_matches(const ls_tmap_entry *e, const lm_alloc *al, int out)
+{
+	if (e->is_output != out || e->n_shape != al->n_shape)
+		return 0;
+	for (int k = 0; k < al->n_shape; k++)
+		if (e->shape[k] != al->tensor_shape[k])
+			return 0;
+	return 1;
+}
+
+int ls_check_tensor_map(const lm_module *m, const ls_tmap_entry *e, int n,
+			char *msg, size_t len)
+{
+	char *used = lm_xcalloc((size_t)n + 1, 1);
+	int rc = 0;
+	for (int f = 0; f < m->n_functions && !rc; f++)
+		for (int a = 0; a < m->functions[f].n_allocs && !rc; a++) {
+			const lm_alloc *al = &m->functions[f].allocs[a];
+			int in = lm_tensorkind_is_ext_input(al->kind);
+			int out = lm_tensorkind_is_ext_output(al->kind);
+			int hits = 0;
+			if (!in && !out)
+				continue;
+			for (int i = 0; i < n && !rc; i++) {
+				if (strcmp(e[i].name, al->name))
+					continue;
+				hits++;
+				used[i] = 1;
+				if (!entry_matches(&e[i], al, out)) {
+					snprintf(msg, len, "tensor-map: entry '%s' does "
+						 "not match the allocation (direction or "
+						 "shape)", al->name);
+					rc = -1;
+				}
+			}
+			if (!rc && hits != 1) {
+				snprintf(msg, len, "tensor-map: external %s '%s' has %d "
+					 "tensor-map entries (need exactly 1)",
+					 out ? "output" : "input", al->name, hits);
+				rc = -1;
+			}
+		}
+	for (int i = 0; i < n && !rc; i++)
+		if (!used[i]) {
+			snprintf(msg, len, "tensor-map: entry '%s' names no external "
+				 "allocation of the linked module", e[i].name);
+			rc = -1;
+		}
+	free(used);
+	return rc;
+}
+
 /* Raw bits of element i of t (zero-extended). */
 static uint32_t elem_bits(const ls_tensor *t, int64_t i)
 {
@@ -244,22 +297,37 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 	    ls_diff_result *out, lm_error *err)
 {
 	memset(out, 0, sizeof *out);
-	int rc;
+	int rc = 0;
 	int cap = 0;
 	int schedules = opts && opts->schedules > 0 ? opts->schedules : 0;
 	ls_options run = opts ? opts->run : (ls_options){0};
+	ls_machine *refm = NULL, *linm = NULL;
+	lm_module *lin1[1];
+	lin1[0] = (lm_module *)linked; /* only read */
+	lm_error e;
+	/* each side prepared once, run once per schedule */
+	rc = ls_machine_prepare(&refm, mods, n_mods, 1, inputs, &run, &e);
+	if (rc == LM_EINPUT) {
+		*err = e;
+		return rc;
+	}
+	if (rc) {
+		out->status = LS_DIFF_REF_ERROR;
+		snprintf(out->message, sizeof out->message,
+			 "reference run failed: %.900s", e.msg);
+		return 0;
+	}
 	for (int s = 0; s <= schedules; s++) {
 		ls_result ref, lin;
-		lm_error e;
 		memset(&ref, 0, sizeof ref);
 		memset(&lin, 0, sizeof lin);
 		run.perturb_seed = s ? (uint64_t)s * 0x9e3779b97f4a7c15ULL : 0;
 		if (s)
 			run.trace_path = NULL;
-		rc = ls_run_multi(mods, n_mods, inputs, &run, &ref, &e);
+		rc = ls_machine_run(refm, &run, &ref, &e);
 		if (rc == LM_EINPUT) {
 			*err = e;
-			return rc;
+			goto done;
 		}
 		if (rc) {
 			out->status = LS_DIFF_REF_ERROR;
@@ -267,6 +335,7 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 				 "reference run%s failed: %.900s",
 				 s ? " (perturbed schedule)" : "", e.msg);
 			ls_result_free(&ref);
+			rc = 0;
 			break;
 		}
 		/* the expected set, from the reads the plain reference saw */
@@ -274,9 +343,12 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 				&ref.outputs, &out->expected, &out->n_expected,
 				&out->handoffs, &out->n_handoffs, err)) != 0) {
 			ls_result_free(&ref);
-			return rc;
+			goto done;
 		}
-		rc = ls_run(linked, inputs, &run, &lin, &e);
+		rc = s == 0 ? ls_machine_prepare(&linm, lin1, 1, 0, inputs,
+						 &run, &e) : 0;
+		if (!rc)
+			rc = ls_machine_run(linm, &run, &lin, &e);
 		if (rc) {
 			out->status = LS_DIFF_LINKED_ERROR;
 			snprintf(out->message, sizeof out->message,
@@ -287,6 +359,7 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 			else
 				ls_result_free(&ref);
 			ls_result_free(&lin);
+			rc = 0;
 			break;
 		}
 		ls_diff_status st = compare_runs(out, &cap, &ref, &lin, s);
@@ -326,5 +399,8 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 			break;
 		}
 	}
-	return 0;
+done:
+	ls_machine_free(linm);
+	ls_machine_free(refm);
+	return rc;
 }

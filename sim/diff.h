@@ -56,6 +56,24 @@ typedef struct ls_diff_opts {
 
 void ls_diff_result_free(ls_diff_result *r);
 
+/* One entry of the linked module's tensor map, as the check needs it
+** (the caller fills these from wherever the map came from; borrowed). */
+typedef struct ls_tmap_entry {
+	const char *name;         /* layer_name: an allocation name */
+	int is_output;
+	int n_shape;
+	const int64_t *shape;     /* sim_shape */
+} ls_tmap_entry;
+
+/*
+** The tensor map must bind the linked module's host I/O exactly: every
+** ExternalInput / ExternalOutput allocation has exactly one entry of the
+** same direction and shape, and every entry names such an allocation.
+** Returns 0, or -1 with the problem in msg ("tensor-map: ...").
+*/
+int ls_check_tensor_map(const lm_module *linked, const ls_tmap_entry *e,
+			int n, char *msg, size_t len);
+
 /*
 ** Run both sides and compare. Returns 0 when the check ran (pass or fail:
 ** see out->status), or LM_EINPUT for bad input (e.g. an external output

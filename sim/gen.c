@@ -878,19 +878,15 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 	return 0;
 }
 
-int ls_gen_write_at(const ls_gen_opts *o, int dirfd, const char *dir_name,
-		    lm_error *err)
+int ls_gen_save_at(lm_module *const *mods, int cores,
+		   const ls_gen_file *files, int n_files, int dirfd,
+		   const char *dir_name, lm_error *err)
 {
-	lm_module **mods;
-	ls_gen_file *files;
-	int n_files;
-	int rc = ls_gen(o, dir_name, &mods, &files, &n_files, err);
-	if (rc)
-		return rc;
 	/* beneath dirfd, never through a symlink (safeio.h); the modules'
 	   paths are <dir_name>/<name>/nc<c>/sg0/def.json */
 	const char *od = dir_name ? dir_name : ".";
-	for (int c = 0; c < o->cores && !rc; c++) {
+	int rc = 0;
+	for (int c = 0; c < cores && !rc; c++) {
 		char *text = NULL;
 		size_t len;
 		if ((rc = lm_module_to_json(mods[c], 1, &text, &len, err)) == 0)
@@ -902,6 +898,32 @@ int ls_gen_write_at(const ls_gen_opts *o, int dirfd, const char *dir_name,
 	for (int i = 0; i < n_files && !rc; i++)
 		rc = lm_write_beneath_at(dirfd, od, files[i].relpath,
 					 files[i].bytes, files[i].len, 0644, err);
+	return rc;
+}
+
+void ls_gen_fileset(const ls_gen_file *files, int n_files,
+		    const char *out_dir, lm_fileset *fs)
+{
+	for (int i = 0; i < n_files; i++) {
+		char *p = lm_path_join(out_dir ? out_dir : ".", files[i].relpath);
+		char *b = lm_xmalloc(files[i].len + 1);
+		memcpy(b, files[i].bytes, files[i].len);
+		lm_fileset_add(fs, p, b, files[i].len);
+		free(p);
+	}
+}
+
+int ls_gen_write_at(const ls_gen_opts *o, int dirfd, const char *dir_name,
+		    lm_error *err)
+{
+	lm_module **mods;
+	ls_gen_file *files;
+	int n_files;
+	int rc = ls_gen(o, dir_name, &mods, &files, &n_files, err);
+	if (rc)
+		return rc;
+	rc = ls_gen_save_at(mods, o->cores, files, n_files, dirfd, dir_name,
+			    err);
 	for (int c = 0; c < o->cores; c++)
 		lm_module_free(mods[c]);
 	free(mods);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include "common.h"
 #include "module.h"
+#include "fileset.h"
 
 typedef enum ls_gen_size { LS_GEN_SMALL = 0, LS_GEN_MEDIUM, LS_GEN_LARGE } ls_gen_size;
 
@@ -46,6 +47,17 @@ typedef struct ls_gen_file {
 int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods,
 	   ls_gen_file **files, int *n_files, lm_error *err);
 void ls_gen_files_free(ls_gen_file *files, int n);
+
+/* Write a set ls_gen made (its out_dir: dir_name) beneath the open
+** directory dirfd, as ls_gen_write_at does; nothing is freed. */
+int ls_gen_save_at(lm_module *const *mods, int cores,
+		   const ls_gen_file *files, int n_files, int dirfd,
+		   const char *dir_name, lm_error *err);
+/* Add copies of the set's files to fs by the path they have beside the
+** modules (out_dir as given to ls_gen): the linker and the simulator read
+** them from there, with nothing written (lk_options / ls_options.files). */
+void ls_gen_fileset(const ls_gen_file *files, int n_files,
+		    const char *out_dir, lm_fileset *fs);
 
 /* Generate and write everything under out_dir (atomic file writes). */
 int ls_gen_write(const ls_gen_opts *o, const char *out_dir, lm_error *err);

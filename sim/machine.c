@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -487,6 +488,7 @@ static void register_sync(ls_machine *mc, int mi)
 		mc->sems[mc->n_sems].name = m->semaphores[i].name;
 		mc->sems[mc->n_sems].mod = mi;
 		mc->sems[mc->n_sems].value = m->semaphores[i].init;
+		mc->sems[mc->n_sems].init = m->semaphores[i].init;
 		smap_put(&sm->sems, m->semaphores[i].name, mc->n_sems);
 		mc->n_sems++;
 	}
@@ -774,13 +776,20 @@ static int resolve_storage(ls_machine *mc, int mi, const lm_alloc *a,
 	return s;
 }
 
-/* Fill storage s from a host tensor or .npy contents. */
-static void fill_storage(ls_storage *s, const void *data, int64_t bytes)
+/* Fill storage s from a host tensor or .npy contents; data stays what a
+** reset puts back (own: data's buffer, now the storage's; NULL: data is
+** borrowed). */
+static void fill_storage(ls_storage *s, const void *data, int64_t bytes,
+			 uint8_t *own)
 {
 	if (bytes > s->bytes)
 		bytes = s->bytes;
 	memcpy(s->data, data, (size_t)bytes);
 	memset(s->init, 1, (size_t)bytes);
+	free(s->own_copy);
+	s->own_copy = own;
+	s->pristine = data;
+	s->filled = bytes;
 }
 
 /* Load a Const allocation's .npy file (relative to the module's dir). */
@@ -798,11 +807,19 @@ static int load_const(ls_machine *mc, int mi, int s, lm_error *err)
 		return lm_err(err, sm->path, a->name, "Const allocation has no "
 			      "file");
 	path = lm_path_join(sm->m->dir ? sm->m->dir : ".", a->file);
-	/* the element count from the header first: no payload is read for
-	 * a file of the wrong size */
-	rc = lm_npy_read_header(path, &arr, err);
-	if (!rc && arr.count == lm_alloc_elems(a))
-		rc = lm_npy_read(path, &arr, err);
+	if (mc->files) {
+		/* held in memory: nothing on disk is looked at */
+		const lm_memfile *f = lm_fileset_find(mc->files, path);
+		rc = f ? lm_npy_parse(f->bytes, f->len, path, &arr, err)
+		       : lm_err(err, path, "", "cannot open: %s",
+				strerror(ENOENT));
+	} else {
+		/* the element count from the header first: no payload is
+		 * read for a file of the wrong size */
+		rc = lm_npy_read_header(path, &arr, err);
+		if (!rc && arr.count == lm_alloc_elems(a))
+			rc = lm_npy_read(path, &arr, err);
+	}
 	if (rc) {
 		free(path);
 		return rc;
@@ -817,8 +834,9 @@ static int load_const(ls_machine *mc, int mi, int s, lm_error *err)
 			 1);
 	rc = lm_npy_convert(&arr, a->dtype, buf, path, err);
 	if (rc == 0)
-		fill_storage(st, buf, arr.count * lm_dtype_size(a->dtype));
-	free(buf);
+		fill_storage(st, buf, arr.count * lm_dtype_size(a->dtype), buf);
+	else
+		free(buf);
 done:
 	lm_npy_free(&arr);
 	free(path);
@@ -844,12 +862,11 @@ static int bind_input(ls_machine *mc, int s, const ls_tensors *inputs,
 			      "elements, the allocation %lld", a->name,
 			      (long long)t->count, (long long)n);
 	if (t->dtype == a->dtype) {
-		fill_storage(st, t->data, n * es);
+		fill_storage(st, t->data, n * es, NULL);
 	} else if (t->dtype == LM_DT_FLOAT32 && lm_dtype_is_float(a->dtype)) {
 		uint8_t *buf = lm_xmalloc((size_t)(n * es) + 1);
 		ls_f32_to_dtype(a->dtype, t->data, buf, n);
-		fill_storage(st, buf, n * es);
-		free(buf);
+		fill_storage(st, buf, n * es, buf);
 	} else {
 		return lm_err(err, path, a->name, "input '%s' is %s, the "
 			      "allocation %s", a->name,
@@ -1243,7 +1260,8 @@ static void apply_layouts(ls_machine *mc)
 /* ---- the machine -------------------------------------------------------- */
 
 int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
-		   const ls_tensors *inputs, lm_error *err)
+		   const ls_tensors *inputs, const lm_fileset *files,
+		   lm_error *err)
 {
 	ls_machine *mc;
 	int rc = 0;
@@ -1256,6 +1274,7 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 		if ((rc = ls_check_module(mods[mi], err)) != 0)
 			return rc;
 	mc = lm_xcalloc(1, sizeof *mc);
+	mc->files = files;
 	lm_strmap_init(&mc->group_index);
 	mc->arch = lm_arch_get(mods[0]->arch);
 	if (!mc->arch) {
@@ -1325,7 +1344,9 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 					      (void *)&fn->allocs[i]);
 		}
 	}
-	if ((rc = setup_storages(mc, inputs, err)) != 0)
+	rc = setup_storages(mc, inputs, err);
+	mc->files = NULL; /* borrowed for the Const files only */
+	if (rc)
 		goto fail;
 	for (int mi = 0; mi < n_mods; mi++)
 		prep_functions(mc, mi);
@@ -1378,6 +1399,7 @@ void ls_machine_free(ls_machine *mc)
 	for (int s = 0; s < mc->n_storages; s++) {
 		free(mc->storages[s].data);
 		free(mc->storages[s].init);
+		free(mc->storages[s].own_copy);
 	}
 	free(mc->storages);
 	for (int g = 0; g < mc->n_groups; g++)
@@ -1390,6 +1412,47 @@ void ls_machine_free(ls_machine *mc)
 		mem_block_free(mc->mem[c].block, mc->mem[c].bytes,
 			       mc->mem[c].mapped);
 	free(mc);
+}
+
+/* Storages at least this big get a fresh zeroed shadow on reset (the
+** kernel's lazily zeroed pages) instead of a memset of every byte. */
+#define RESET_FRESH_MIN ((int64_t)1 << 20)
+
+void ls_machine_reset(ls_machine *mc)
+{
+	for (int s = 0; s < mc->n_storages; s++) {
+		ls_storage *st = &mc->storages[s];
+		int64_t rest = st->bytes - st->filled;
+		if (st->filled == 0 && st->bytes >= RESET_FRESH_MIN) {
+			free(st->init);
+			st->init = lm_xcalloc((size_t)st->bytes + 1, 1);
+			continue;
+		}
+		if (st->filled > 0) {
+			memcpy(st->data, st->pristine, (size_t)st->filled);
+			memset(st->init, 1, (size_t)st->filled);
+		}
+		memset(st->init + st->filled, 0, (size_t)rest + 1);
+	}
+	/* SBUF and PSUM: a small block is cleared in place, a big one (mapped
+	** lazily) given back and mapped again on first use */
+	for (int c = 0; c < LS_MAX_CORES; c++) {
+		ls_core_mem *cm = &mc->mem[c];
+		if (!cm->block)
+			continue;
+		if (cm->bytes <= POPULATE_MAX) {
+			memset(cm->block, 0, cm->bytes);
+			continue;
+		}
+		mem_block_free(cm->block, cm->bytes, cm->mapped);
+		memset(cm, 0, sizeof *cm);
+	}
+	for (int i = 0; i < mc->n_sems; i++)
+		mc->sems[i].value = mc->sems[i].init;
+	for (int i = 0; i < mc->n_qinsts; i++)
+		mc->qinsts[i].bw_free_ps = mc->qinsts[i].last_done_ps = 0;
+	for (int mi = 0; mi < mc->n_mods; mi++)
+		mc->mods[mi].n_slots = 0;
 }
 
 /* dst[i] = src[i] wherever init[i] is set (n bytes), 8 at a time. */

@@ -1142,23 +1142,34 @@ static void collect(sim *s, ls_result *out)
 	s->n_mm = 0;
 }
 
-/* Build, run, collect. */
-static int run(lm_module *const *mods, int n_mods, int multi,
-	       const ls_tensors *inputs, const ls_options *opts,
-	       ls_result *out, lm_error *err)
+int ls_machine_prepare(ls_machine **out, lm_module *const *mods, int n_mods,
+		       int multi, const ls_tensors *inputs,
+		       const ls_options *opts, lm_error *err)
+{
+	int rc;
+	*out = NULL;
+	lm_error_clear(err);
+	rc = ls_check_memory(mods, n_mods, opts ? opts->max_memory : 0, err);
+	if (!rc)
+		rc = ls_machine_new(out, mods, n_mods, inputs,
+				    opts ? opts->files : NULL, err);
+	if (!rc)
+		(*out)->multi = multi;
+	return rc;
+}
+
+/* Run the prepared machine from its initial state, collect. */
+int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
+		   lm_error *err)
 {
 	sim *s;
 	int rc;
-	ls_machine *mc = NULL;
 	double t0, t1;
 
 	memset(out, 0, sizeof *out);
 	lm_error_clear(err);
-	rc = ls_check_memory(mods, n_mods, opts ? opts->max_memory : 0, err);
-	if (!rc)
-		rc = ls_machine_new(&mc, mods, n_mods, inputs, err);
-	if (rc)
-		return rc;
+	if (mc->runs++ > 0)
+		ls_machine_reset(mc);
 	s = lm_xcalloc(1, sizeof *s);
 	s->mc = mc;
 	if (opts)
@@ -1172,7 +1183,7 @@ static int run(lm_module *const *mods, int n_mods, int multi,
 	s->x.err = err;
 
 	t0 = lm_seconds();
-	launch_entries(s, multi);
+	launch_entries(s, mc->multi);
 	if (!s->rc && s->dirty)
 		rescan(s);
 	while (!s->rc && s->nh > 0) {
@@ -1222,9 +1233,25 @@ static int run(lm_module *const *mods, int n_mods, int multi,
 		err->code = rc;
 	sim_free(s);
 	free(s);
-	ls_machine_free(mc);
 	if (rc)
 		ls_result_free(out);
+	return rc;
+}
+
+/* Prepare, run once, free. */
+static int run(lm_module *const *mods, int n_mods, int multi,
+	       const ls_tensors *inputs, const ls_options *opts,
+	       ls_result *out, lm_error *err)
+{
+	ls_machine *mc;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	rc = ls_machine_prepare(&mc, mods, n_mods, multi, inputs, opts, err);
+	if (rc)
+		return rc;
+	rc = ls_machine_run(mc, opts, out, err);
+	ls_machine_free(mc);
 	return rc;
 }
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include "common.h"
 #include "module.h"
+#include "fileset.h"
 
 /* ---- host tensors ---------------------------------------------------- */
 
@@ -86,6 +87,9 @@ typedef struct ls_options {
 	const char *trace_path;    /* Chrome trace-event JSON, or NULL */
 	int64_t max_memory;        /* bytes of simulated memory a run may
 				      allocate; 0: LS_MAX_MEMORY_DEFAULT */
+	const lm_fileset *files;   /* non-NULL: Const files are read from this
+				      set (by the path they have beside their
+				      module), never from disk */
 } ls_options;
 
 /* The default limit of simulated memory of a run: 4 GiB. */
@@ -169,6 +173,25 @@ int ls_run(const lm_module *m, const ls_tensors *inputs,
 */
 int ls_run_multi(lm_module *const *mods, int n_mods, const ls_tensors *inputs,
 		 const ls_options *opts, ls_result *out, lm_error *err);
+
+/*
+** The same run prepared once and made any number of times (the schedules
+** of the differential checker): ls_machine_prepare does what ls_run
+** (multi 0) or ls_run_multi (multi 1) does before time 0 -- the memory
+** check with opts->max_memory, every name and operand resolved, Const
+** files loaded, inputs bound -- and fails as they would; each
+** ls_machine_run then runs from that state under its own opts (limits,
+** perturb_seed, trace_path) and gives what a fresh ls_run with those
+** opts would. The modules and the inputs are borrowed until
+** ls_machine_free.
+*/
+typedef struct ls_machine ls_machine;
+int ls_machine_prepare(ls_machine **out, lm_module *const *mods, int n_mods,
+		       int multi, const ls_tensors *inputs,
+		       const ls_options *opts, lm_error *err);
+int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
+		   lm_error *err);
+void ls_machine_free(ls_machine *mc);
 
 /* ---- statistics, limits and host files -------------------------------- */
 

@@ -143,6 +143,7 @@ typedef struct ls_ssem {
 	const char *name;
 	int mod;
 	int64_t value;
+	int64_t init;           /* the value a run starts from */
 } ls_ssem;
 
 /* DRAM storage: one per root allocation. */
@@ -154,6 +155,11 @@ typedef struct ls_storage {
 	uint8_t *data, *init;
 	int is_output;
 	int is_input;
+	/* what preparation filled in (a Const's contents, a host input): the
+	** first `filled` bytes, put back by ls_machine_reset */
+	int64_t filled;
+	const uint8_t *pristine; /* the input's data (borrowed) or own_copy */
+	uint8_t *own_copy;
 } ls_storage;
 
 /* A module of the run. */
@@ -206,8 +212,8 @@ typedef struct ls_core_mem {
 	int mapped;             /* block is an mmap (else calloc) */
 } ls_core_mem;
 
-/* The machine: everything prepared for one run. */
-typedef struct ls_machine {
+/* The machine: everything prepared for a run (ls_machine in sim.h). */
+struct ls_machine {
 	const lm_arch *arch;
 	int n_mods;
 	ls_smod *mods;
@@ -227,14 +233,24 @@ typedef struct ls_machine {
 	ls_core_mem mem[LS_MAX_CORES];
 	ls_layout sb_layout, psum_layout;
 	int64_t sb_part_bytes, psum_part_bytes; /* compact (the layouts' pb) */
-} ls_machine;
+	const lm_fileset *files; /* Const files in memory (ls_options) */
+	int multi;              /* side by side (ls_run_multi), else ls_run */
+	int runs;               /* runs made: the next one resets first */
+};
 
 /* ---- machine.c ---------------------------------------------------------- */
 
-/* Build the machine for n modules (verified); inputs bound to storages. */
+/* Build the machine for n modules (verified); inputs bound to storages
+** (borrowed until ls_machine_free: a reset copies them in again); Const
+** files from files when non-NULL (borrowed while preparing). */
 int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
-		   const ls_tensors *inputs, lm_error *err);
-void ls_machine_free(ls_machine *mc);
+		   const ls_tensors *inputs, const lm_fileset *files,
+		   lm_error *err);
+/* Put back the state preparation left: DRAM storages (inputs and Const
+** contents as loaded, the rest unwritten), SBUF / PSUM zeroed and
+** unwritten, semaphores at their initial values, queue instances idle,
+** barrier slot tables empty. */
+void ls_machine_reset(ls_machine *mc);
 /* Core memory, allocated on first use. */
 ls_core_mem *ls_core_memory(ls_machine *mc, int core);
 /* Bind an operand to memory of core. */

@@ -867,6 +867,53 @@ START_TEST(test_build_main_tensor_map)
 }
 END_TEST
 
+/* The reader gives back what the writer wrote; a bad shape is refused. */
+START_TEST(test_tensor_map_read)
+{
+	lk_report rep;
+	lm_module *out = link2(0, &rep);
+	char *d = tu_tmpdir("lktmread");
+	char *j = lk_tensor_map_json(&rep);
+	char *p = tu_write(d, "tensor-map.json", j);
+	lk_tensor_entry *t = NULL;
+	int n = 0;
+	lm_error e;
+	ck_assert_msg(lk_tensor_map_read(p, &t, &n, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(n, rep.n_tensors);
+	for (int i = 0; i < n; i++) {
+		const lk_tensor_entry *a = &rep.tensors[i], *b = &t[i];
+		ck_assert_str_eq(a->layer_name, b->layer_name);
+		ck_assert_str_eq(a->sim_format, b->sim_format);
+		ck_assert_str_eq(a->tf_file, b->tf_file);
+		ck_assert_int_eq(a->is_output, b->is_output);
+		ck_assert_int_eq(a->dtype, b->dtype);
+		ck_assert_int_eq(a->sbuf_compatible, b->sbuf_compatible);
+		ck_assert_int_eq(a->verified, b->verified);
+		ck_assert_int_eq(a->n_shape, b->n_shape);
+		for (int k = 0; k < a->n_shape; k++)
+			ck_assert_int_eq(a->sim_shape[k], b->sim_shape[k]);
+		ck_assert_int_eq(a->n_cores, b->n_cores);
+		for (int k = 0; k < a->n_cores; k++)
+			ck_assert_int_eq(a->cores[k], b->cores[k]);
+	}
+	lk_tensor_entries_free(t, n);
+	free(p);
+	p = tu_write(d, "bad.json", "{\"tensors\": [{\"layer_name\": \"x\", "
+		     "\"sim_shape\": [2, -1]}]}");
+	ck_assert_int_eq(lk_tensor_map_read(p, &t, &n, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "entry 'x': sim_shape must hold whole numbers");
+	ck_assert_ptr_null(t);
+	free(p);
+	free(j);
+	tu_rmtree(d);
+	free(d);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
 /* ---- step 7: queues and semaphores ---------------------------------------- */
 
 START_TEST(test_init_queues)
@@ -2286,6 +2333,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_fix_output_kind);
 	tcase_add_test(tc, test_fix_output_kind_reads);
 	tcase_add_test(tc, test_build_main_tensor_map);
+	tcase_add_test(tc, test_tensor_map_read);
 	tcase_add_test(tc, test_init_queues);
 	tcase_add_test(tc, test_add_fn_call);
 	tcase_add_test(tc, test_setup_link_dir);

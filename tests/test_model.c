@@ -6,6 +6,7 @@
 #include "common.h"
 #include "module.h"
 #include "json_int.h"
+#include "fileset.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Parse text; returns the module or NULL with err filled. */
 static lm_module *parse(const char *text, lm_error *err)
@@ -1167,6 +1169,36 @@ START_TEST(test_repeated_keys_big_object)
 }
 END_TEST
 
+/* A file set names a file by its absolute lexical path, however spelled. */
+START_TEST(test_fileset)
+{
+	char cwd[4096];
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	char *want = lm_xasprintf("%s/gen1/nc0/w.npy", strcmp(cwd, "/") ? cwd
+				  : "");
+	char *p = lm_fileset_path("./gen1//nc0/./w.npy");
+	ck_assert_str_eq(p, want);
+	free(p);
+	p = lm_fileset_path("/a//b/./c/");
+	ck_assert_str_eq(p, "/a/b/c");
+	free(p);
+	lm_fileset fs;
+	lm_fileset_init(&fs);
+	lm_fileset_add(&fs, "gen1/nc0/w.npy", lm_xstrdup("one"), 3);
+	lm_fileset_add(&fs, "gen1/nc1/w.npy", lm_xstrdup("two"), 3);
+	const lm_memfile *f = lm_fileset_find(&fs, want);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_str_eq(f->bytes, "one");
+	ck_assert_ptr_nonnull(lm_fileset_find(&fs, "./gen1/nc1/w.npy"));
+	ck_assert_ptr_null(lm_fileset_find(&fs, "gen1/nc2/w.npy"));
+	lm_fileset_add(&fs, "./gen1/nc0/w.npy", lm_xstrdup("ONE"), 3);
+	ck_assert_int_eq(fs.n, 2);
+	ck_assert_str_eq(lm_fileset_find(&fs, "gen1/nc0/w.npy")->bytes, "ONE");
+	lm_fileset_free(&fs);
+	free(want);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("model");
@@ -1175,6 +1207,7 @@ static Suite *suite(void)
 	int n = (int)(sizeof example_files / sizeof example_files[0]);
 	tcase_add_loop_test(tc, test_roundtrip_examples, 0, n);
 	tcase_add_test(tc, test_unknown_keys_carried);
+	tcase_add_test(tc, test_fileset);
 	tcase_add_test(tc, test_liberal_forms);
 	tcase_add_test(tc, test_negative_zero_kept);
 	tcase_add_test(tc, test_bad_empty);
