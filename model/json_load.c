@@ -451,7 +451,8 @@ static int get_alu(ld *L, const cJSON *j, const char *key, lm_aluop *out)
 }
 
 /* Key match helper. */
-#define IS(k) (strcmp(key, (k)) == 0)
+/* (the first byte first: most keys differ there) */
+#define IS(k) (key[0] == (k)[0] && strcmp(key, (k)) == 0)
 
 /* ---- operands -------------------------------------------------------- */
 
@@ -1730,10 +1731,32 @@ static const struct {
 	{ LM_OP_NKIKLIRKERNEL, "kernel_format", NULL },
 };
 
+/* The rows whose keys start with byte b: [ir_first[b], ir_first[b + 1])
+** (built once; the rows are sorted). */
+static unsigned char ir_first[257];
+static pthread_once_t ir_first_once = PTHREAD_ONCE_INIT;
+
+static void ir_first_build(void)
+{
+	int r = 0;
+	for (int b = 0; b <= 256; b++) {
+		while (r < N_IR_KEYS &&
+		    (unsigned char)ir_keys[r].key[0] < (unsigned)b)
+			r++;
+		ir_first[b] = (unsigned char)r;
+	}
+}
+
+typedef char ir_rows_fit_index[N_IR_KEYS < 256 ? 1 : -1];
+
 /* The row of key for opcode op (-1: none). */
 static int ir_key_find(const char *key, lm_opcode op)
 {
-	int lo = 0, hi = N_IR_KEYS - 1;
+	unsigned char b = (unsigned char)key[0];
+	int lo, hi;
+	pthread_once(&ir_first_once, ir_first_build);
+	lo = ir_first[b];
+	hi = ir_first[b + 1] - 1;
 	while (lo <= hi) {
 		int mid = (lo + hi) / 2, c = strcmp(ir_keys[mid].key, key);
 		if (c < 0) {
