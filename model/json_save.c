@@ -63,17 +63,24 @@ typedef struct jw {
 	lm_strmap *allocs;  /* the current function's allocations */
 } jw;
 
-static void jw_need(jw *w, size_t n)
+static void jw_grow(jw *w, size_t n);
+
+/* Room for n more bytes and a NUL. */
+static inline void jw_need(jw *w, size_t n)
 {
-	if (w->len + n + 1 > w->cap) {
-		size_t c = w->cap ? w->cap : 4096;
-		while (w->len + n + 1 > c)
-			c *= 2;
-		w->p = lm_xrealloc(w->p, c);
-		w->cap = c;
-		if (c >= (size_t)8 << 20) /* fewer page faults on big text */
-			lm_advise_huge(w->p, c);
-	}
+	if (w->len + n + 1 > w->cap)
+		jw_grow(w, n);
+}
+
+static void jw_grow(jw *w, size_t n)
+{
+	size_t c = w->cap ? w->cap : 4096;
+	while (w->len + n + 1 > c)
+		c *= 2;
+	w->p = lm_xrealloc(w->p, c);
+	w->cap = c;
+	if (c >= (size_t)8 << 20) /* fewer page faults on big text */
+		lm_advise_huge(w->p, c);
 }
 
 static void jw_put(jw *w, const char *s, size_t n)
@@ -164,8 +171,10 @@ static void jw_member(jw *w, const char *k)
 	jlevel *l = &w->lv[w->depth - 1];
 	if (l->n++)
 		jw_put(w, w->pretty ? ",\n" : ",", w->pretty ? 2 : 1);
-	lm_grow(&l->keys, &l->cap_keys, l->n_keys + 1, sizeof *l->keys);
-	lm_grow(&l->off, &l->cap_off, l->n_keys + 1, sizeof *l->off);
+	if (l->n_keys >= l->cap_keys || l->n_keys >= l->cap_off) {
+		lm_grow(&l->keys, &l->cap_keys, l->n_keys + 1, sizeof *l->keys);
+		lm_grow(&l->off, &l->cap_off, l->n_keys + 1, sizeof *l->off);
+	}
 	l->keys[l->n_keys] = k;
 	l->off[l->n_keys++] = w->len;
 	if (w->pretty)
