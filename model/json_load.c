@@ -122,6 +122,14 @@ static void dedupe_object(cJSON *j, int owned)
 {
 	uint64_t seen = 0;
 	int maybe = 0, n = 0;
+	/* keys in strictly rising order (as the compiler and lncsim write
+	   them) cannot repeat */
+	const cJSON *p = j->child;
+	while (p && p->next && p->string && p->next->string &&
+	       strcmp(p->string, p->next->string) < 0)
+		p = p->next;
+	if (!p || !p->next)
+		return;
 	for (cJSON *c = j->child; c; c = c->next, n++) {
 		const unsigned char *k = (const unsigned char *)
 			(c->string ? c->string : "");
