@@ -1965,6 +1965,34 @@ static int get_remote(ld *L, cJSON *c, lm_alloc *a)
 	return 0;
 }
 
+/* An enum value by name or by number: its canonical name into *out. */
+static int get_enum_name(ld *L, const cJSON *c, const char *key, int type,
+			 char **out)
+{
+	int64_t o;
+	const char *nm = NULL;
+	char names[300];
+	if (cJSON_IsString(c) && c->valuestring &&
+	    !lm_enum_parse(type, c->valuestring, &o))
+		nm = lm_enum_name(type, o);
+	else if (is_int(c, 1))
+		nm = lm_enum_name(type, (int64_t)c->valuedouble);
+	if (nm) {
+		free(*out);
+		*out = lm_xstrdup(nm);
+		return 0;
+	}
+	lm_enum_spellings(type, names, sizeof names);
+	if (cJSON_IsString(c))
+		return FAIL(L, "key '%s': unknown %s '%s' (%s)", key,
+			    lm_enumtype_name(type), c->valuestring, names);
+	if (cJSON_IsNumber(c))
+		return FAIL(L, "key '%s': %s %.17g does not exist (%s)", key,
+			    lm_enumtype_name(type), c->valuedouble, names);
+	return FAIL(L, "key '%s': expected string, got %s", key,
+		    type_name(c));
+}
+
 static int load_memloc(ld *L, cJSON *j, lm_memloc *l, lm_alloc *a)
 {
 	if (!cJSON_IsObject(j))
@@ -2059,7 +2087,15 @@ static int load_alloc(ld *L, cJSON *j, lm_alloc *a)
 		} else if (IS("tensor_shape")) {
 			rc = get_int_array(L, c, key, 1, &a->tensor_shape, &a->n_shape);
 		} else if (IS("addr_space") && !is_null(c)) {
-			rc = get_str(L, c, key, &a->addr_space);
+			rc = get_enum_name(L, c, key, LM_ET_MemoryAddressSpace,
+					   &a->addr_space);
+		} else if (IS("tensor_class") && !is_null(c)) {
+			/* checked, carried (the simulator reads no class) */
+			char *cls = NULL;
+			rc = get_enum_name(L, c, key, LM_ET_TensorClass, &cls);
+			free(cls);
+			if (!rc)
+				keep_extra(&a->extra, j, c);
 		} else if (IS("file")) {
 			rc = get_str(L, c, key, &a->file);
 		} else if (IS("memorylocations")) {

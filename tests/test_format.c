@@ -635,6 +635,42 @@ START_TEST(test_engine_all_refused)
 }
 END_TEST
 
+/* Allocation enums: MemoryAddressSpace by name or number, TensorClass. */
+START_TEST(test_allocation_enums)
+{
+	static const char *const bad[][2] = {
+		{ "\"addr_space\":\"Remote\"", "key 'addr_space': unknown "
+		  "MemoryAddressSpace 'Remote' (Local, Shared, Debug)" },
+		{ "\"addr_space\":7", "key 'addr_space': MemoryAddressSpace 7 "
+		  "does not exist" },
+		{ "\"tensor_class\":\"Blob\"", "key 'tensor_class': unknown "
+		  "TensorClass 'Blob'" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char *al = lm_xasprintf("{\"name\":\"t\",\"kind\":\"Internal\","
+			"\"dtype\":\"float32\",\"tensor_shape\":[4,8],%s,"
+			"\"memorylocations\":[{\"name\":\"t\",\"type\":\"DRAM\","
+			"\"dims\":[4,32]}]}", bad[i][0]);
+		char *t = module_text(2, "gen3", al, "");
+		expect_fail(t, bad[i][1]);
+		free(t);
+		free(al);
+	}
+	char *t = module_text(2, "gen3", "{\"name\":\"t\",\"kind\":\"Internal\","
+		"\"dtype\":\"float32\",\"tensor_shape\":[4,8],\"addr_space\":1,"
+		"\"tensor_class\":\"NeuronSBTensor\",\"memorylocations\":[{"
+		"\"name\":\"t\",\"type\":\"DRAM\",\"dims\":[4,32]}]}", "");
+	lm_module *m = parse_ok(t);
+	ck_assert_str_eq(m->functions[0].allocs[0].addr_space, "Shared");
+	char *s2 = save(m);
+	ck_assert_contains(s2, "\"addr_space\":\"Shared\"");
+	ck_assert_contains(s2, "\"tensor_class\":\"NeuronSBTensor\"");
+	free(s2);
+	lm_module_free(m);
+	free(t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("format");
@@ -655,6 +691,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_ir_key_table);
 	tcase_add_test(tc, test_carried_refs_verified);
 	tcase_add_test(tc, test_engine_all_refused);
+	tcase_add_test(tc, test_allocation_enums);
 	suite_add_tcase(s, tc);
 	return s;
 }
