@@ -29,9 +29,10 @@ typedef struct op_row {
 	lm_opfamily family;
 	unsigned engines, flags;
 	const char *g1, *g2;
+	int n_ins, n_outs;
 } op_row;
-#define LM_OPDEF(ord, name, fam, eng, flags, g1, g2) \
-	{ ord, #name, LM_FAM_##fam, (eng), (flags), #g1, #g2 },
+#define LM_OPDEF(ord, name, fam, eng, flags, g1, g2, nin, nout) \
+	{ ord, #name, LM_FAM_##fam, (eng), (flags), #g1, #g2, nin, nout },
 static const op_row op_rows[] = {
 #include "ops.def"
 };
@@ -90,6 +91,8 @@ static void build(void)
 		o->family = r->family;
 		o->engines = r->engines;
 		o->flags = r->flags;
+		o->n_ins = r->n_ins;
+		o->n_outs = r->n_outs;
 		n = add_group(r->g1, field_ptrs, n);
 		n = add_group(r->g2, field_ptrs, n);
 		o->n_fields = n - start;

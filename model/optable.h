@@ -67,7 +67,8 @@ typedef enum lm_fieldtype {
 
 /* The InstructionType ordinals: LM_IT_Matmult == 8, ... */
 typedef enum lm_itype {
-#define LM_OPDEF(ord, name, fam, eng, flags, g1, g2) LM_IT_##name = (ord),
+#define LM_OPDEF(ord, name, fam, eng, flags, g1, g2, nin, nout) \
+	LM_IT_##name = (ord),
 #include "ops.def"
 #undef LM_OPDEF
 	LM_IT_COUNT /* one past the last row: 110 */
@@ -93,6 +94,8 @@ typedef struct lm_opinfo {
 	lm_opfamily family;
 	unsigned engines;      /* LM_EB_* (0: any) */
 	unsigned flags;        /* LM_OPF_* */
+	int n_ins, n_outs;     /* operand counts the verifier requires (-1:
+				  not checked) */
 	int n_fields;
 	const lm_field *const *fields; /* sorted by key */
 } lm_opinfo;

@@ -32,6 +32,7 @@
 */
 #include "common.h"
 #include "verify.h"
+#include "optable.h"
 #include "module.h"
 #include "arch.h"
 #include "dtype.h"
@@ -738,25 +739,13 @@ static int check_operand(vctx *v, const lm_arg *a, opnd *o)
 
 /* ---- opcode rules ------------------------------------------------------- */
 
-/* Expected operand counts per opcode (-1: not checked). */
-static void expected_counts(lm_opcode op, int *nin, int *nout)
+/* Expected operand counts of the instruction's opcode (-1: not
+** checked): the NIN / NOUT columns of ops.def. */
+static void expected_counts(const lm_inst *in, int *nin, int *nout)
 {
-	*nin = *nout = -1;
-	switch (op) {
-	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
-	case LM_OP_TENSORSCALAR: case LM_OP_TENSORCOPY:
-	case LM_OP_AFFINESELECT:
-		*nin = 1; *nout = 1; break;
-	case LM_OP_MATMULT: case LM_OP_ACTIVATION: case LM_OP_TENSORTENSOR:
-		*nin = 2; *nout = 1; break;
-	case LM_OP_MEMSET: case LM_OP_IOTA:
-		*nin = 0; *nout = 1; break;
-	case LM_OP_NOOP: case LM_OP_COREBARRIER: case LM_OP_RETURN:
-	case LM_OP_SWITCHQUEUE:
-		*nin = 0; *nout = 0; break;
-	default:
-		break;
-	}
+	const lm_opinfo *o = lm_op_info(lm_inst_it(in));
+	*nin = o ? o->n_ins : -1;
+	*nout = o ? o->n_outs : -1;
 }
 
 /* 1 for opcodes whose tensor operands an engine reads (SBUF/PSUM only). */
@@ -1119,7 +1108,7 @@ static int check_operands(vctx *v, const lm_inst *in)
 	int nin, nout, rc = 0, shaped = 1;
 	opnd *ins = NULL, *outs = NULL, small[8];
 
-	expected_counts(in->op, &nin, &nout);
+	expected_counts(in, &nin, &nout);
 	if (nin >= 0 && in->n_ins != nin)
 		return fail(v, "%s needs %d input%s, got %d", opname(in), nin,
 			    nin == 1 ? "" : "s", in->n_ins);

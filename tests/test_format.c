@@ -496,7 +496,7 @@ END_TEST
 START_TEST(test_every_opcode_loads)
 {
 	const char *names[] = {
-#define LM_OPDEF(ord, name, fam, eng, flags, g1, g2) #name,
+#define LM_OPDEF(ord, name, fam, eng, flags, g1, g2, nin, nout) #name,
 #include "ops.def"
 #undef LM_OPDEF
 	};

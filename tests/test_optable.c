@@ -26,7 +26,7 @@ typedef struct op_row {
 } op_row;
 
 static const op_row ops[] = {
-#define LM_OPDEF(ord, name, fam, eng, flags, g1, g2)                        \
+#define LM_OPDEF(ord, name, fam, eng, flags, g1, g2, nin, nout)             \
 	{ ord, #name, LM_FAM_##fam, eng, flags, #g1, #g2 },
 #include "ops.def"
 #undef LM_OPDEF
