@@ -496,11 +496,13 @@ static int load_arg(ld *L, cJSON *j, lm_arg *a)
 			a->dtype = lm_dtype_parse(dt->valuestring);
 		a->extra = cJSON_Duplicate(j, 1);
 		drop_repeated_keys(a->extra, 1);
-		if (L->version != 2) {
-			/* its affine addresses, in the form the writer writes */
+		{
+			/* its affine addresses: checked, and in a version 1
+			   module rewritten into the form the writer writes */
 			cJSON *ad = cJSON_GetObjectItemCaseSensitive(a->extra,
 								     "addrs");
-			if (cJSON_IsArray(ad) && each_affine(L, "addrs", ad, 1))
+			if (cJSON_IsArray(ad) && each_affine(L, "addrs", ad,
+							     L->version != 2))
 				return LM_EINPUT;
 		}
 		return 0;

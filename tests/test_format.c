@@ -412,6 +412,14 @@ START_TEST(test_versions_and_spellings)
 	lm_module_free(m);
 	free(t);
 
+	/* a symbolic operand's addresses are affine expressions */
+	t = module_text(2, "gen3", "", "{\"opcode\":\"TensorCopy\",\"name\":"
+		"\"c\",\"engine\":\"DVE\",\"ins\":[{\"kind\":\"symbolic_ap\","
+		"\"memsetref\":\"t\",\"dtype\":\"float32\",\"addrs\":[{"
+		"\"kind\":\"SumExpr\"}]}],\"outs\":[]}");
+	expect_fail(t, "key 'addrs': affine expression (version 2): expr: "
+		    "unknown kind 'SumExpr'");
+	free(t);
 	t = module_text(3, "gen3", "", "");
 	expect_fail(t, "unsupported BIR version 3 (1 or 2)");
 	free(t);

@@ -507,9 +507,9 @@ static const char *reg_core(int core)
 	const char *sym = "{\"opcode\":\"TensorCopy\",\"name\":\"sym\","
 		"\"engine\":\"DVE\",\"ins\":[{\"kind\":\"symbolic_ap\","
 		"\"memsetref\":\"t\",\"dtype\":\"float32\",\"addrs\":[{"
-		"\"kind\":\"SumExpr\",\"terms\":[{\"kind\":\"AffineIV\","
-		"\"var\":\"i\"},{\"kind\":\"IntRuntimeValueKind\","
-		"\"regref\":\"r0\"}],\"c\":0}]}],\"outs\":[%s]}";
+		"\"kind\":\"SumKind\",\"n_terms\":2,\"terms\":[{\"kind\":"
+		"\"AffIVKind\",\"axis\":\"i\"},{\"kind\":\"IntRuntimeValueKind\","
+		"\"regref\":\"r0\"}]}]}],\"outs\":[%s]}";
 	return modj(core, "gen3", func("sg0", S("%s,%s", sb("t", 0), reg("r0")),
 		S("%s,%s,%s", S(rap, ap("t")), S(acc, ap("t")),
 		  S(sym, ap("t")))));

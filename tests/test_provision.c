@@ -1724,12 +1724,12 @@ static const char reg_kernel[] =
 	"'regref':'kr'}],'outs':[" REG_AP("t") "],'dependencies':['k_rap']},"
 	"{'opcode':'TensorCopy','name':'k_sym','engine':'DVE','ins':[{"
 	"'kind':'symbolic_ap','memsetref':'t','memref':'t','dtype':'float32',"
-	"'addrs':[{'kind':'SumExpr','terms':[{'kind':'AffineIV','var':'i'},"
-	"{'kind':'IntRuntimeValueKind','regref':'r0'}],'c':0}]}],"
+	"'addrs':[{'kind':'SumKind','n_terms':2,'terms':[{'kind':'AffIVKind',"
+	"'axis':'i'},{'kind':'IntRuntimeValueKind','regref':'r0'}]}]}],"
 	"'outs':[" REG_AP("t") "],'dependencies':['k_acc']},"
 	"{'opcode':'TensorCopy','name':'k_symf','engine':'DVE','ins':[{"
 	"'kind':'symbolic_ap','memsetref':'kin','memref':'kin','dtype':"
-	"'float32','addrs':[{'kind':'AffineIV','var':'i'}]}],"
+	"'float32','addrs':[{'kind':'AffIVKind','axis':'i'}]}],"
 	"'outs':[" REG_AP("t") "],'dependencies':['k_sym']}%s]}]}]}";
 
 /* reg_kernel's Loop, a register in its axis, with an empty body. */

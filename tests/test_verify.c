@@ -597,8 +597,8 @@ START_TEST(register_reference_dangling)
 		"'reg_ap_offset':'r1','reg_sub_tensor_id':'r0',"
 		"'const_ap_offset':0,'is_regloc_offset':false}]",
 		"'ins':[{'kind':'symbolic_ap','memsetref':'t_sb','dtype':"
-		"'bfloat16','addrs':[{'kind':'SumExpr','terms':[{'kind':"
-		"'IntRuntimeValueKind','regref':'r1'}],'c':0}]}]",
+		"'bfloat16','addrs':[{'kind':'SumKind','n_terms':1,'terms':[{"
+		"'kind':'IntRuntimeValueKind','regref':'r1'}]}]}]",
 		"'ins':[{'kind':'register_ap','memsetref':'t_sb','dtype':"
 		"'bfloat16','regref':'r0','reg_ap_offset':null}]",
 	};
@@ -613,8 +613,8 @@ START_TEST(register_reference_dangling)
 		  "'bfloat16','regref':'r0','reg_sub_tensor_id':'rs'}]",
 		  "reg_sub_tensor_id 'rs' names no register allocation" },
 		{ "'ins':[{'kind':'symbolic_ap','memsetref':'t_sb','dtype':"
-		  "'bfloat16','addrs':[{'kind':'SumExpr','terms':[{'kind':"
-		  "'AffineIV','var':'i'},{'kind':'IntRuntimeValueKind',"
+		  "'bfloat16','addrs':[{'kind':'SumKind','n_terms':2,'terms':[{"
+		  "'kind':'AffIVKind','axis':'i'},{'kind':'IntRuntimeValueKind',"
 		  "'regref':'r5'}]}]}]",
 		  "regref 'r5' names no register allocation" },
 		{ "'ins':[{'kind':'register_access','dtype':'float32',"
@@ -721,8 +721,8 @@ START_TEST(tensor_reference_renamed_like_verified)
 {
 	char *t = with_reg_operand(
 		"'ins':[{'kind':'symbolic_ap','memsetref':'t_sb','dtype':"
-		"'bfloat16','addrs':[{'kind':'physical_ap','memsetref':"
-		"'x_sb','memref':'x_sb'}]}]");
+		"'bfloat16','dynamic_ap_info':{'ap':{'kind':'physical_ap',"
+		"'memsetref':'x_sb','memref':'x_sb'}}}]");
 	lm_module *m = load(t);
 	lm_strmap allocs, memlocs;
 	lm_inst *tc = NULL;
