@@ -246,6 +246,21 @@ void lm_advise_huge(void *p, size_t n)
 
 /* ---- pool ---------------------------------------------------------------- */
 
+/*
+** In the sanitizer build every block is poisoned when it is released, so
+** a read through a pointer into a released packed instruction (or any
+** pool block) is reported at once, even while its chunk lives on; the
+** block's header then also holds its size.
+*/
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define POOL_POISON 1
+#define POOL_HDR (2 * sizeof(void *))
+#else
+#define POOL_POISON 0
+#define POOL_HDR sizeof(void *)
+#endif
+
 typedef struct lm_chunk {
 	size_t refs;         /* live blocks, + 1 while the pool's current */
 	size_t used, cap;    /* bytes of data[] */
@@ -269,8 +284,24 @@ static lm_chunk *chunk_new(size_t cap)
 
 static void chunk_unref(lm_chunk *c)
 {
-	if (--c->refs == 0)
+	if (--c->refs == 0) {
+#if POOL_POISON
+		ASAN_UNPOISON_MEMORY_REGION(c->data, c->cap);
+#endif
 		free(c);
+	}
+}
+
+/* Write block p's header (its chunk, and its size when poisoning). */
+static void *block_start(char *p, lm_chunk *c, size_t n)
+{
+	memcpy(p, &c, sizeof c);
+#if POOL_POISON
+	memcpy(p + sizeof c, &n, sizeof n);
+#else
+	(void)n;
+#endif
+	return p + POOL_HDR;
 }
 
 /* Retire the pool's current chunk and start the next, bigger one. */
@@ -287,8 +318,8 @@ static lm_chunk *pool_next_chunk(lm_pool *pool)
 
 void *lm_pool_alloc(lm_pool *pool, size_t n)
 {
-	/* each block: the chunk pointer, then the data */
-	size_t need = sizeof(lm_chunk *) + ((n + 7) & ~(size_t)7);
+	/* each block: the chunk pointer (and its size), then the data */
+	size_t need = POOL_HDR + ((n + 7) & ~(size_t)7);
 	lm_chunk *c;
 	if (!pool || need > POOL_FIRST / 8) {
 		c = chunk_new(need);
@@ -300,8 +331,7 @@ void *lm_pool_alloc(lm_pool *pool, size_t n)
 	char *p = (char *)c->data + c->used;
 	c->used += need;
 	c->refs++;
-	memcpy(p, &c, sizeof c);
-	return p + sizeof c;
+	return block_start(p, c, n);
 }
 
 #define POOL_TAIL_MIN 4096
@@ -313,20 +343,19 @@ void *lm_pool_tail(lm_pool *pool, size_t *avail)
 	if (!pool)
 		return NULL;
 	c = pool->cur;
-	if (!c || c->cap - c->used < POOL_TAIL_MIN + sizeof(lm_chunk *))
+	if (!c || c->cap - c->used < POOL_TAIL_MIN + POOL_HDR)
 		c = pool_next_chunk(pool);
-	*avail = c->cap - c->used - sizeof(lm_chunk *);
-	return (char *)c->data + c->used + sizeof(lm_chunk *);
+	*avail = c->cap - c->used - POOL_HDR;
+	return (char *)c->data + c->used + POOL_HDR;
 }
 
 void *lm_pool_commit(lm_pool *pool, size_t n)
 {
 	lm_chunk *c = pool->cur;
 	char *p = (char *)c->data + c->used;
-	c->used += sizeof(lm_chunk *) + ((n + 7) & ~(size_t)7);
+	c->used += POOL_HDR + ((n + 7) & ~(size_t)7);
 	c->refs++;
-	memcpy(p, &c, sizeof c);
-	return p + sizeof c;
+	return block_start(p, c, n);
 }
 
 void lm_pool_release(void *p)
@@ -334,7 +363,14 @@ void lm_pool_release(void *p)
 	lm_chunk *c;
 	if (!p)
 		return;
-	memcpy(&c, (char *)p - sizeof c, sizeof c);
+	memcpy(&c, (char *)p - POOL_HDR, sizeof c);
+#if POOL_POISON
+	{
+		size_t n;
+		memcpy(&n, (char *)p - POOL_HDR + sizeof c, sizeof n);
+		ASAN_POISON_MEMORY_REGION(p, n);
+	}
+#endif
 	chunk_unref(c);
 }
 

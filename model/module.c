@@ -247,6 +247,24 @@ void lm_inst_add_dep(lm_inst *in, int lc, const char *name, int kind)
 		in->has_dependencies = 1;
 }
 
+void lm_inst_add_wait(lm_inst *in, const char *sem, int64_t value)
+{
+	lm_inst_unpack(in);
+	in->wait = lm_xrealloc(in->wait, (size_t)(in->n_wait + 1) *
+			       sizeof *in->wait);
+	in->wait[in->n_wait].semaphore = dup0(sem);
+	in->wait[in->n_wait++].value = value;
+}
+
+void lm_inst_set_kvs(lm_inst *in, int outs, lm_kv *v, int n)
+{
+	lm_kv **f = outs ? &in->func_outs : &in->func_args;
+	int *nf = outs ? &in->n_func_outs : &in->n_func_args;
+	ikv_free(in, *f, *nf);
+	*f = v;
+	*nf = n;
+}
+
 void lm_inst_remove_dep(lm_inst *in, int lc, int i)
 {
 	char ***names;

@@ -263,15 +263,10 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 			if (in->n_deps == 0 && had == 0) {
 				for (int d = 0; d < call->n_deps; d++)
 					lp_ir_add_dep(in, call->deps[d]);
-				for (int w = 0; w < call->n_wait; w++) {
-					in->wait = lm_xrealloc(in->wait,
-						(size_t)(in->n_wait + 1) *
-						sizeof *in->wait);
-					in->wait[in->n_wait].semaphore =
-						lm_xstrdup(call->wait[w].semaphore);
-					in->wait[in->n_wait++].value =
-						call->wait[w].value;
-				}
+				for (int w = 0; w < call->n_wait; w++)
+					lm_inst_add_wait(in,
+							 call->wait[w].semaphore,
+							 call->wait[w].value);
 			}
 			in->has_dependencies = in->n_deps > 0;
 			ilist_push(out, in);

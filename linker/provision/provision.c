@@ -241,31 +241,20 @@ static void mint_call(lm_module *m, lm_inst *call, const lm_inst *carrier,
 	/* copy everything the carrier has (operands, sync, extra keys) */
 	lm_inst_copy(&tmp, carrier);
 	*call = tmp;
-	free(call->name);
-	call->name = lp_ir_unique_name(want, &mod.insts, NULL);
+	{
+		char *nm = lp_ir_unique_name(want, &mod.insts, NULL);
+		lm_inst_set_str(call, &call->name, nm);
+		free(nm);
+	}
 	free(want);
 	lp_ir_names_free(&mod);
 	call->op = LM_OP_NKIKERNEL;
-	free(call->kernel_format);
-	free(call->klir_binary);
-	call->kernel_format = call->klir_binary = NULL;
-	for (int i = 0; i < call->n_func_args; i++) {
-		free(call->func_args[i].key);
-		free(call->func_args[i].value);
-	}
-	for (int i = 0; i < call->n_func_outs; i++) {
-		free(call->func_outs[i].key);
-		free(call->func_outs[i].value);
-	}
-	free(call->func_args);
-	free(call->func_outs);
-	call->func_args = args;
-	call->n_func_args = n_args;
-	call->func_outs = outs;
-	call->n_func_outs = n_outs;
-	call->func = lm_xstrdup(fname);
-	free(call->kernel_source);
-	call->kernel_source = lm_xstrdup(source);
+	lm_inst_set_str(call, &call->kernel_format, NULL);
+	lm_inst_set_str(call, &call->klir_binary, NULL);
+	lm_inst_set_kvs(call, 0, args, n_args);
+	lm_inst_set_kvs(call, 1, outs, n_outs);
+	lm_inst_set_str(call, &call->func, fname);
+	lm_inst_set_str(call, &call->kernel_source, source);
 	if (bg->allocated) {
 		call->has_sb_buf_shape = call->has_psum_buf_shape = 1;
 		call->sb_buf_shape[0] = bg->sb_max;
