@@ -852,14 +852,18 @@ static int load_deps(ld *L, cJSON *j, const char *key, char ***names,
 */
 static int load_sync_info(ld *L, cJSON *j, lm_inst *in)
 {
+	int rest = 0;
 	if (want_object(L, j, "sync_info"))
 		return LM_EINPUT;
-	/* pass 0 checks every entry; pass 1, when all of them map, adds */
-	for (int pass = 0; pass < 2; pass++)
+	/* pass 0 checks every entry (and notes what does not map); pass 1,
+	   when all of it maps, adds */
+	for (int pass = 0; pass < 2 && !rest; pass++)
 	for (cJSON *c = j->child; c; c = c->next) {
 		int upd = c->string && strcmp(c->string, "on_update") == 0;
-		if (!c->string || (!upd && strcmp(c->string, "on_wait") != 0))
-			return 1;
+		if (!c->string || (!upd && strcmp(c->string, "on_wait") != 0)) {
+			rest = 1;
+			continue;
+		}
 		if (!cJSON_IsArray(c))
 			return FAIL(L, "key 'sync_info': '%s': expected array, "
 				    "got %s", c->string, type_name(c));
@@ -879,10 +883,11 @@ static int load_sync_info(ld *L, cJSON *j, lm_inst *in)
 			if (val && get_int(L, val, "value", &v))
 				return LM_EINPUT;
 			if (cJSON_GetArraySize(e) != 2 + (val != NULL) ||
-			    !cJSON_IsString(sem) || !sem->valuestring)
-				return 1;
-			if (!upd && !strcmp(mode->valuestring, "sem-ge-imm") &&
-			    val && v >= 0) {
+			    !cJSON_IsString(sem) || !sem->valuestring) {
+				rest = 1;
+			} else if (!upd && !strcmp(mode->valuestring,
+						   "sem-ge-imm") &&
+				   val && v >= 0) {
 				if (!pass)
 					continue;
 				in->wait = lm_xrealloc(in->wait,
@@ -900,11 +905,11 @@ static int load_sync_info(ld *L, cJSON *j, lm_inst *in)
 				in->signal[in->n_signal++] =
 					lm_xstrdup(sem->valuestring);
 			} else {
-				return 1;
+				rest = 1;
 			}
 		}
 	}
-	return 0;
+	return rest;
 }
 
 /* Keep sync_info j in extra as it is; with legacy, the instruction's
@@ -1869,8 +1874,15 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			int d = check_field(L, f, c);
 			if (d < 0)
 				return LM_EINPUT;
-			if (!d)
+			if (!d && (f->type == LM_FT_MA_BOOL ||
+				   f->type == LM_FT_MA_INT ||
+				   f->type == LM_FT_MA_UINT ||
+				   f->type == LM_FT_AFFINE ||
+				   f->type == LM_FT_MA_INT_PAIR ||
+				   f->type == LM_FT_MA_UINT_LIST))
 				keep_affine(L, in, j, c);
+			else if (!d)
+				keep_extra(&in->extra, j, c);
 		} else {
 			keep_extra(&in->extra, j, c);
 		}

@@ -564,7 +564,9 @@ static void block_json(jw *w, const lm_block *b);
 ** model holds as a constant): that value is written, not the field. */
 static int carried(const lm_inst *in, const char *k)
 {
-	return in->extra && cJSON_GetObjectItemCaseSensitive(in->extra, k);
+	const cJSON *x = in->extra ?
+		cJSON_GetObjectItemCaseSensitive(in->extra, k) : NULL;
+	return x && !cJSON_IsNull(x); /* a null is an absent value */
 }
 
 typedef void (*iw_fn)(jw *w, const lm_inst *in, const char *k);
@@ -732,8 +734,7 @@ static void wr_scale(jw *w, const lm_inst *in, const char *k)
 
 static void wr_alpha(jw *w, const lm_inst *in, const char *k)
 {
-	if (in->has_alpha)
-		kfloat(w, k, in->alpha);
+	kfloat(w, k, in->alpha); /* always written, 0 by default */
 }
 
 static void wr_alu(jw *w, const lm_inst *in, const char *k)

@@ -249,6 +249,24 @@ void lm_inst_add_dep(lm_inst *in, int lc, const char *name, int kind)
 
 void lm_inst_add_wait(lm_inst *in, const char *sem, int64_t value)
 {
+	cJSON *si = in->extra ? cJSON_GetObjectItemCaseSensitive(in->extra,
+								 "sync_info")
+			      : NULL;
+	if (cJSON_IsObject(si)) {
+		/* the instruction keeps its sync_info as it is: the wait
+		   joins that object's on_wait list */
+		cJSON *w = cJSON_GetObjectItemCaseSensitive(si, "on_wait"), *e;
+		if (!cJSON_IsArray(w)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(si, "on_wait");
+			w = cJSON_AddArrayToObject(si, "on_wait");
+		}
+		e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "mode", "sem-ge-imm");
+		cJSON_AddStringToObject(e, "semaphore", sem ? sem : "");
+		cJSON_AddNumberToObject(e, "value", (double)value);
+		cJSON_AddItemToArray(w, e);
+		return;
+	}
 	lm_inst_unpack(in);
 	in->wait = lm_xrealloc(in->wait, (size_t)(in->n_wait + 1) *
 			       sizeof *in->wait);

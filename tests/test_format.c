@@ -679,6 +679,67 @@ START_TEST(test_allocation_enums)
 }
 END_TEST
 
+/* Review cases: a null beside a legacy key, sync_info checked whatever
+** the key order, a wait added to a kept sync_info, a record in a
+** version 1 module, Activation's always-written alpha. */
+START_TEST(test_review_cases)
+{
+	char *t = module_text(2, "gen3", "", MM(",\"accumulation_flag\":null,"
+					       "\"start_tensor_calc\":true"));
+	lm_module *m = parse_ok(t);
+	char *s2 = save(m);
+	ck_assert_contains(s2, "\"accumulation_flag\":1");
+	roundtrip(m);
+	free(s2);
+	lm_module_free(m);
+	free(t);
+
+	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"a\":1,"
+					   "\"on_wait\":5}"));
+	expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
+	free(t);
+	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"a\":1,"
+		"\"on_wait\":[{\"semaphore\":\"s\"}]}"));
+	expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
+	free(t);
+
+	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"on_update\":"
+		"[{\"semaphore\":\"s\",\"mode\":\"sem-add-imm\",\"value\":4}]}"));
+	m = parse_ok(t);
+	lm_inst_add_wait(inst(m, 0), "s", 5);
+	s2 = save(m);
+	ck_assert_contains(s2, "\"sync_info\":{\"on_update\":[{\"mode\":"
+			   "\"sem-add-imm\",\"semaphore\":\"s\",\"value\":4}],"
+			   "\"on_wait\":[{\"mode\":\"sem-ge-imm\",\"semaphore\":"
+			   "\"s\",\"value\":5}]}");
+	free(s2);
+	lm_module_free(m);
+	free(t);
+
+	t = module_text(1, "gen3", "", "{\"opcode\":\"Loop\",\"name\":\"lp\","
+		"\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"LoopAxis\":{"
+		"\"name\":\"i\",\"lb\":0,\"ub\":4,\"stride\":1},\"blocks\":[]}");
+	m = parse_ok(t);
+	s2 = save(m);
+	ck_assert_contains(s2, "\"LoopAxis\":{\"lb\":0,\"name\":\"i\","
+			   "\"stride\":1,\"ub\":4}");
+	free(s2);
+	lm_module_free(m);
+	free(t);
+
+	t = module_text(2, "gen3", "", "{\"opcode\":\"Activation\",\"name\":"
+		"\"a\",\"engine\":\"Activation\",\"ins\":[],\"outs\":[],"
+		"\"func\":\"Relu\"}");
+	m = parse_ok(t);
+	s2 = save(m);
+	ck_assert_contains(s2, "\"alpha\":0,");
+	roundtrip(m);
+	free(s2);
+	lm_module_free(m);
+	free(t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("format");
@@ -700,6 +761,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_carried_refs_verified);
 	tcase_add_test(tc, test_engine_all_refused);
 	tcase_add_test(tc, test_allocation_enums);
+	tcase_add_test(tc, test_review_cases);
 	suite_add_tcase(s, tc);
 	return s;
 }
