@@ -917,43 +917,29 @@ static int load_sync_info(ld *L, cJSON *j, lm_inst *in)
 static void keep_sync_info(lm_inst *in, const cJSON *j, int legacy)
 {
 	cJSON *c = cJSON_Duplicate(j, 1);
+	int n_wait = in->n_wait, n_signal = in->n_signal;
+	lm_wait *wait = in->wait;
+	char **signal = in->signal;
 	drop_repeated_keys(c, 1);
-	if (legacy) {
-		cJSON *w = cJSON_GetObjectItemCaseSensitive(c, "on_wait");
-		cJSON *u = cJSON_GetObjectItemCaseSensitive(c, "on_update");
-		if (in->n_wait && !cJSON_IsArray(w)) {
-			cJSON_DeleteItemFromObjectCaseSensitive(c, "on_wait");
-			w = cJSON_AddArrayToObject(c, "on_wait");
-		}
-		if (in->n_signal && !cJSON_IsArray(u)) {
-			cJSON_DeleteItemFromObjectCaseSensitive(c, "on_update");
-			u = cJSON_AddArrayToObject(c, "on_update");
-		}
-		for (int i = 0; i < in->n_wait; i++) {
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "mode", "sem-ge-imm");
-			cJSON_AddStringToObject(e, "semaphore", in->wait[i].semaphore);
-			cJSON_AddNumberToObject(e, "value", (double)in->wait[i].value);
-			cJSON_AddItemToArray(w, e);
-			free(in->wait[i].semaphore);
-		}
-		for (int i = 0; i < in->n_signal; i++) {
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "mode", "sem-inc");
-			cJSON_AddStringToObject(e, "semaphore", in->signal[i]);
-			cJSON_AddNumberToObject(e, "value", 1);
-			cJSON_AddItemToArray(u, e);
-			free(in->signal[i]);
-		}
-		free(in->wait);
-		free(in->signal);
-		in->wait = NULL;
-		in->signal = NULL;
-		in->n_wait = in->n_signal = 0;
-	}
 	if (!in->extra)
 		in->extra = cJSON_CreateObject();
 	cJSON_AddItemToObject(in->extra, "sync_info", c);
+	if (!legacy)
+		return;
+	/* the kept object takes them: the model's adders append there */
+	in->wait = NULL;
+	in->signal = NULL;
+	in->n_wait = in->n_signal = 0;
+	for (int i = 0; i < n_wait; i++) {
+		lm_inst_add_wait(in, wait[i].semaphore, wait[i].value);
+		free(wait[i].semaphore);
+	}
+	for (int i = 0; i < n_signal; i++) {
+		lm_inst_add_signal(in, signal[i]);
+		free(signal[i]);
+	}
+	free(wait);
+	free(signal);
 }
 
 

@@ -247,31 +247,52 @@ void lm_inst_add_dep(lm_inst *in, int lc, const char *name, int kind)
 		in->has_dependencies = 1;
 }
 
-void lm_inst_add_wait(lm_inst *in, const char *sem, int64_t value)
+/*
+** An instruction whose sync_info is kept as it is (entries the model does
+** not run) takes a new wait or signal into that object: its on_wait /
+** on_update list (made when missing) gets the entry {mode, semaphore,
+** value}. Returns 0 when the instruction keeps no such object.
+*/
+static int add_kept_sync(lm_inst *in, const char *list, const char *mode,
+			 const char *sem, int64_t value)
 {
 	cJSON *si = in->extra ? cJSON_GetObjectItemCaseSensitive(in->extra,
 								 "sync_info")
-			      : NULL;
-	if (cJSON_IsObject(si)) {
-		/* the instruction keeps its sync_info as it is: the wait
-		   joins that object's on_wait list */
-		cJSON *w = cJSON_GetObjectItemCaseSensitive(si, "on_wait"), *e;
-		if (!cJSON_IsArray(w)) {
-			cJSON_DeleteItemFromObjectCaseSensitive(si, "on_wait");
-			w = cJSON_AddArrayToObject(si, "on_wait");
-		}
-		e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "mode", "sem-ge-imm");
-		cJSON_AddStringToObject(e, "semaphore", sem ? sem : "");
-		cJSON_AddNumberToObject(e, "value", (double)value);
-		cJSON_AddItemToArray(w, e);
-		return;
+			      : NULL, *w, *e;
+	if (!cJSON_IsObject(si))
+		return 0;
+	w = cJSON_GetObjectItemCaseSensitive(si, list);
+	if (!cJSON_IsArray(w)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(si, list);
+		w = cJSON_AddArrayToObject(si, list);
 	}
+	e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "mode", mode);
+	cJSON_AddStringToObject(e, "semaphore", sem ? sem : "");
+	cJSON_AddNumberToObject(e, "value", (double)value);
+	cJSON_AddItemToArray(w, e);
+	return 1;
+}
+
+void lm_inst_add_wait(lm_inst *in, const char *sem, int64_t value)
+{
+	if (add_kept_sync(in, "on_wait", "sem-ge-imm", sem, value))
+		return;
 	lm_inst_unpack(in);
 	in->wait = lm_xrealloc(in->wait, (size_t)(in->n_wait + 1) *
 			       sizeof *in->wait);
 	in->wait[in->n_wait].semaphore = dup0(sem);
 	in->wait[in->n_wait++].value = value;
+}
+
+void lm_inst_add_signal(lm_inst *in, const char *sem)
+{
+	if (add_kept_sync(in, "on_update", "sem-inc", sem, 1))
+		return;
+	lm_inst_unpack(in);
+	in->signal = lm_xrealloc(in->signal, (size_t)(in->n_signal + 1) *
+				 sizeof *in->signal);
+	in->signal[in->n_signal++] = dup0(sem);
 }
 
 void lm_inst_set_kvs(lm_inst *in, int outs, lm_kv *v, int n)

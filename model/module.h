@@ -448,8 +448,11 @@ void lm_inst_clear(lm_inst *in);
 ** remove drops entry i (the last entry takes its place), set_dep renames
 ** entry i. lc: the loop-carried list instead. */
 void lm_inst_add_dep(lm_inst *in, int lc, const char *name, int kind);
-/* Append a wait (a copy of sem). */
+/* Append a wait (sem-ge-imm value) or a signal (sem-inc by 1) on a copy
+** of sem; an instruction that keeps its sync_info as it is gets the entry
+** in that object instead. */
 void lm_inst_add_wait(lm_inst *in, const char *sem, int64_t value);
+void lm_inst_add_signal(lm_inst *in, const char *sem);
 /* Replace func_args (outs: func_outs) by v[0..n), which the instruction
 ** takes over (v malloc'd, its strings too). */
 void lm_inst_set_kvs(lm_inst *in, int outs, lm_kv *v, int n);
