@@ -36,14 +36,13 @@
 #include "module.h"
 #include "arch.h"
 #include "dtype.h"
+#include "geometry.h"
 #include "json_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Elements one operand may walk (a bound on simulator loops). */
-#define MAX_OPERAND_ELEMS ((int64_t)INT32_MAX)
 /* Cores a CoreBarrier may list: [0, MAX_BARRIER_CORES). */
 #define MAX_BARRIER_CORES 64
 /* Matmult limits. */
@@ -95,10 +94,11 @@ typedef struct opnd {
 	const lm_memloc *loc;
 	int is_dram;
 	int size;         /* bytes per element */
-	int64_t parts;    /* SB/PSUM: partitions (first pair's num) */
-	int64_t free;     /* SB/PSUM: elements per partition; DRAM: count */
+	int64_t parts;    /* the first pair's num (SB/PSUM: partitions) */
+	int64_t free;     /* elements per partition: count / parts */
 	int64_t count;    /* all elements */
-	int64_t lo, hi;   /* SB/PSUM: byte range [lo, hi) within the memloc */
+	int64_t lo, hi;   /* byte range [lo, hi) (SB/PSUM: per partition)
+			     within the memloc */
 } opnd;
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -614,15 +614,15 @@ static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 /* ---- operands ----------------------------------------------------------- */
 
 /*
-** Resolve and bounds-check one physical_ap operand, filling *o. `label`
-** ("ins[0]") is already on the path.
+** Resolve one physical_ap operand and bounds-check it (lm_arg_geometry),
+** filling *o. `label` ("ins[0]") is already on the path.
 */
 static int check_operand(vctx *v, const lm_arg *a, opnd *o)
 {
 	const lm_alloc *al;
 	const lm_memloc *loc;
-	int64_t lo, hi, count = 1, d;
-	int first;
+	lm_geom g;
+	char *why;
 
 	memset(o, 0, sizeof *o);
 	o->arg = a;
@@ -638,102 +638,18 @@ static int check_operand(vctx *v, const lm_arg *a, opnd *o)
 			    "allocation '%s'", S(a->memref), a->memsetref);
 	o->alloc = al;
 	o->loc = loc;
-	o->size = lm_dtype_size(a->dtype);
-	if (a->dtype == LM_DT_INVALID || o->size <= 0)
-		return fail(v, "invalid dtype '%s'", S(a->dtype_str));
-	o->is_dram = lm_memtype_is_dram(loc->type);
-	if (!o->is_dram && loc->type != LM_MT_SB && loc->type != LM_MT_PSUM)
-		return fail(v, "memory location '%s' has type %s, which an "
-			    "access pattern cannot address", S(loc->name),
-			    mtname(loc->type));
-	if (a->n_ap < 1)
-		return fail(v, "access pattern is empty");
-	if (a->offset < 0)
-		return fail(v, "negative offset %lld", (long long)a->offset);
-	if (a->start_partition < 0)
-		return fail(v, "negative start_partition %lld",
-			    (long long)a->start_partition);
-	for (int i = 0; i < a->n_ap; i++) {
-		if (a->ap[i].num <= 0)
-			return fail(v, "access pattern pair %d has num %lld "
-				    "(must be > 0)", i, (long long)a->ap[i].num);
-		if (mul_ovf(count, a->ap[i].num, &count) ||
-		    count > MAX_OPERAND_ELEMS)
-			return fail(v, "access pattern walks more than %lld "
-				    "elements", (long long)MAX_OPERAND_ELEMS);
+	if (lm_arg_geometry(&g, a, al, loc, &why)) {
+		int rc = fail(v, "%s", why);
+		free(why);
+		return rc;
 	}
-	o->count = count;
-
-	/* Element range walked from offset: SB/PSUM skip the partition pair. */
-	first = o->is_dram ? 0 : 1;
-	lo = hi = a->offset;
-	for (int i = first; i < a->n_ap; i++) {
-		if (mul_ovf(a->ap[i].step, a->ap[i].num - 1, &d) ||
-		    add_ovf(d < 0 ? lo : hi, d, d < 0 ? &lo : &hi))
-			return fail(v, "access pattern index arithmetic "
-				    "overflows");
-	}
-	if (lo < 0)
-		return fail(v, "access pattern reaches element %lld, before "
-			    "the start of memory location '%s'", (long long)lo,
-			    loc->name);
-
-	if (o->is_dram) {
-		int64_t elems = 1, bytes = 1, end;
-		for (int j = 0; j < al->n_shape; j++)
-			if (mul_ovf(elems, al->tensor_shape[j], &elems))
-				elems = INT64_MAX;
-		o->parts = a->ap[0].num;
-		o->free = count;
-		if (al->n_shape > 0 && hi >= elems)
-			return fail(v, "element range %lld..%lld outside "
-				    "allocation '%s' (%lld elements)",
-				    (long long)lo, (long long)hi, al->name,
-				    (long long)elems);
-		if (loc->n_dims > 0) {
-			for (int j = 0; j < loc->n_dims; j++)
-				if (mul_ovf(bytes, loc->dims[j], &bytes))
-					bytes = INT64_MAX;
-			if (mul_ovf(hi + 1, o->size, &end) || end > bytes)
-				return fail(v, "element range %lld..%lld (%s) "
-					    "outside memory location '%s' "
-					    "(%lld bytes)", (long long)lo,
-					    (long long)hi, dtname(a->dtype),
-					    loc->name, (long long)bytes);
-		}
-		return 0;
-	}
-
-	/* SB / PSUM: partitions, then the bytes within each partition. */
-	o->parts = a->ap[0].num;
-	o->free = count / o->parts;
-	{
-		int64_t p0, pend, end;
-		if (add_ovf(loc->base, a->start_partition, &p0) ||
-		    add_ovf(p0, o->parts, &pend) || pend > LM_PARTITIONS)
-			return fail(v, "partitions %lld..%lld exceed the %d "
-				    "partitions", (long long)loc->base +
-				    (long long)a->start_partition,
-				    (long long)loc->base +
-				    (long long)a->start_partition +
-				    (long long)o->parts - 1, LM_PARTITIONS);
-		if (add_ovf(a->start_partition, o->parts, &end) ||
-		    loc->n_dims < 2 || end > loc->dims[0])
-			return fail(v, "partitions %lld..%lld of memory "
-				    "location '%s' outside its %lld partitions",
-				    (long long)a->start_partition,
-				    (long long)a->start_partition +
-				    (long long)o->parts - 1, loc->name,
-				    (long long)(loc->n_dims ? loc->dims[0] : 0));
-		if (mul_ovf(lo, o->size, &o->lo) ||
-		    add_ovf(hi, 1, &end) || mul_ovf(end, o->size, &o->hi) ||
-		    o->hi > loc->dims[1])
-			return fail(v, "element range %lld..%lld (%s) outside "
-				    "memory location '%s' (%lld bytes per "
-				    "partition)", (long long)lo, (long long)hi,
-				    dtname(a->dtype), loc->name,
-				    (long long)loc->dims[1]);
-	}
+	o->is_dram = g.is_dram;
+	o->size = g.esize;
+	o->parts = g.parts;
+	o->free = g.free;
+	o->count = g.count;
+	o->lo = g.lo;
+	o->hi = g.hi;
 	return 0;
 }
 

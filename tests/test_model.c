@@ -7,6 +7,7 @@
 #include "module.h"
 #include "json_int.h"
 #include "fileset.h"
+#include "geometry.h"
 #include "testutil.h"
 
 #include <fcntl.h>
@@ -1241,6 +1242,295 @@ START_TEST(test_fileset)
 }
 END_TEST
 
+/* ---- operand geometry ---------------------------------------------------- */
+
+/* One operand, its allocation and memory location, built on the stack. */
+typedef struct gfix {
+	lm_appair ap[4];
+	int64_t dims[2], shape[2];
+	lm_arg a;
+	lm_memloc loc;
+	lm_alloc al;
+} gfix;
+
+/* float32 ap over memory location "l" of allocation "x" of type t with
+** dims d0, d1 (SB / PSUM: partitions, bytes; DRAM: bytes when d1 is 0). */
+static void gfix_init(gfix *f, lm_memtype t, int64_t d0, int64_t d1)
+{
+	memset(f, 0, sizeof *f);
+	f->dims[0] = d0;
+	f->dims[1] = d1;
+	f->loc.name = "l";
+	f->loc.type = t;
+	f->loc.n_dims = d1 ? 2 : 1;
+	f->loc.dims = f->dims;
+	f->al.name = "x";
+	f->al.dtype = LM_DT_FLOAT32;
+	f->al.n_memlocs = 1;
+	f->al.memlocs = &f->loc;
+	f->a.kind = LM_ARG_PHYSICAL_AP;
+	f->a.dtype = LM_DT_FLOAT32;
+	f->a.dtype_str = "float32";
+	f->a.memsetref = "x";
+	f->a.memref = "l";
+	f->a.ap = f->ap;
+}
+
+/* Set the access pattern: n (step, num) pairs. */
+static void gfix_ap(gfix *f, int n, const int64_t *pairs)
+{
+	f->a.n_ap = n;
+	for (int i = 0; i < n; i++) {
+		f->ap[i].step = pairs[2 * i];
+		f->ap[i].num = pairs[2 * i + 1];
+	}
+}
+
+/* lm_arg_geometry must refuse f with exactly `msg` (and without why). */
+static void geom_refused(gfix *f, const char *msg)
+{
+	lm_geom g;
+	char *why = (char *)"untouched";
+	ck_assert_int_eq(lm_arg_geometry(&g, &f->a, &f->al, &f->loc, &why), -1);
+	ck_assert_ptr_nonnull(why);
+	ck_assert_str_eq(why, msg);
+	free(why);
+	ck_assert_int_eq(lm_arg_geometry(&g, &f->a, &f->al, &f->loc, NULL), -1);
+}
+
+/* SB: the first pair is the partitions, the others walk bytes of each. */
+START_TEST(test_geometry_sb)
+{
+	gfix f;
+	lm_geom g;
+	char *why = (char *)"untouched";
+	gfix_init(&f, LM_MT_SB, 16, 256);
+	f.loc.base = 4;
+	f.loc.addr = 64;
+	f.a.start_partition = 2;
+	f.a.offset = 3;
+	gfix_ap(&f, 2, (int64_t[]){ 64, 8, 1, 16 });
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, &why), 0);
+	ck_assert_ptr_null(why);
+	ck_assert_int_eq(g.is_dram, 0);
+	ck_assert_int_eq(g.esize, 4);
+	ck_assert_int_eq(g.count, 128);
+	ck_assert_int_eq(g.parts, 8);
+	ck_assert_int_eq(g.free, 16);
+	ck_assert_int_eq(g.part, 6);      /* base + start_partition */
+	ck_assert_int_eq(g.elo, 3);
+	ck_assert_int_eq(g.ehi, 18);
+	ck_assert_int_eq(g.lo, 12);
+	ck_assert_int_eq(g.hi, 76);
+	/* the last byte of the last of the location's partitions: inside */
+	f.a.start_partition = 8;
+	f.a.offset = 48;
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.hi, 256);
+	/* PSUM is addressed the same way */
+	f.loc.type = LM_MT_PSUM;
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.part, 12);
+}
+END_TEST
+
+/* Negative steps walk down from offset; below element 0 is refused. */
+START_TEST(test_geometry_negative_steps)
+{
+	gfix f;
+	lm_geom g;
+	gfix_init(&f, LM_MT_SB, 4, 64);
+	f.a.offset = 5;
+	gfix_ap(&f, 3, (int64_t[]){ 1, 2, -1, 4, 8, 1 });
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.elo, 2);
+	ck_assert_int_eq(g.ehi, 5);
+	ck_assert_int_eq(g.lo, 8);
+	ck_assert_int_eq(g.hi, 24);
+	f.a.offset = 2;
+	geom_refused(&f, "access pattern reaches element -1, before the start "
+		     "of memory location 'l'");
+	/* on DRAM the first pair walks elements too, downwards as well */
+	gfix_init(&f, LM_MT_DRAM, 256, 0);
+	f.a.offset = 40;
+	gfix_ap(&f, 2, (int64_t[]){ -16, 3, 1, 8 });
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.elo, 8);
+	ck_assert_int_eq(g.ehi, 47);
+	ck_assert_int_eq(g.lo, 32);
+	ck_assert_int_eq(g.hi, 192);
+	f.a.offset = 31;
+	geom_refused(&f, "access pattern reaches element -1, before the start "
+		     "of memory location 'l'");
+}
+END_TEST
+
+/* Every product and sum of input numbers is checked. */
+START_TEST(test_geometry_overflow)
+{
+	gfix f;
+	lm_geom g;
+	gfix_init(&f, LM_MT_SB, 4, 64);
+	gfix_ap(&f, 2, (int64_t[]){ 1, 1, (int64_t)1 << 62, 3 });
+	geom_refused(&f, "access pattern index arithmetic overflows");
+	gfix_ap(&f, 2, (int64_t[]){ 1, 1, INT64_MIN / 2 - 1, 3 });
+	geom_refused(&f, "access pattern index arithmetic overflows");
+	f.a.offset = INT64_MAX - 2;
+	gfix_ap(&f, 2, (int64_t[]){ 1, 1, 1, 4 });
+	geom_refused(&f, "access pattern index arithmetic overflows");
+	f.a.offset = 0;
+	/* a step of any size is fine when its pair walks one element */
+	gfix_ap(&f, 2, (int64_t[]){ 1, 1, INT64_MAX, 1 });
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.hi, 4);
+	/* element counts: the product overflows, or passes the bound */
+	gfix_ap(&f, 2, (int64_t[]){ 1, INT64_MAX, 0, 2 });
+	geom_refused(&f, "access pattern walks more than 2147483647 elements");
+	gfix_ap(&f, 2, (int64_t[]){ 1, (int64_t)1 << 16, 0, (int64_t)1 << 15 });
+	geom_refused(&f, "access pattern walks more than 2147483647 elements");
+	gfix_ap(&f, 2, (int64_t[]){ 1, 1, 0, LM_MAX_OPERAND_ELEMS });
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.count, LM_MAX_OPERAND_ELEMS);
+	/* bytes: the element range in range, its bytes not */
+	gfix_init(&f, LM_MT_DRAM, 0, 0);
+	f.loc.n_dims = 0;
+	f.a.offset = INT64_MAX / 2;
+	gfix_ap(&f, 1, (int64_t[]){ 1, 1 });
+	geom_refused(&f, "access pattern index arithmetic overflows");
+	gfix_init(&f, LM_MT_SB, 4, 64);
+	f.a.offset = INT64_MAX / 2;
+	gfix_ap(&f, 1, (int64_t[]){ 1, 1 });
+	geom_refused(&f, "element range 4611686018427387903..4611686018427387903 "
+		     "(float32) outside memory location 'l' (64 bytes per "
+		     "partition)");
+}
+END_TEST
+
+/* Partitions: inside the 128, and inside the location's own. */
+START_TEST(test_geometry_partitions)
+{
+	gfix f;
+	lm_geom g;
+	gfix_init(&f, LM_MT_SB, 8, 64);
+	f.loc.base = 120;
+	gfix_ap(&f, 2, (int64_t[]){ 16, 8, 1, 16 });
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.part, 120);
+	f.a.start_partition = 4;
+	geom_refused(&f, "partitions 124..131 exceed the 128 partitions");
+	f.loc.base = 0;
+	geom_refused(&f, "partitions 4..11 of memory location 'l' outside its "
+		     "8 partitions");
+	f.a.start_partition = INT64_MAX - 2;
+	{
+		lm_geom h;
+		char *why = NULL;
+		ck_assert_int_eq(lm_arg_geometry(&h, &f.a, &f.al, &f.loc, &why),
+				 -1);
+		ck_assert_contains(why, "exceed the 128 partitions");
+		free(why);
+	}
+	f.loc.base = 1;
+	f.a.start_partition = INT64_MAX;
+	gfix_ap(&f, 2, (int64_t[]){ 16, 1, 1, 16 });
+	{
+		char *why = NULL;
+		ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, &why),
+				 -1);
+		ck_assert_contains(why, "exceed the 128 partitions");
+		free(why);
+	}
+	/* a location without dims has no partitions to walk */
+	gfix_init(&f, LM_MT_SB, 8, 64);
+	f.loc.n_dims = 0;
+	gfix_ap(&f, 1, (int64_t[]){ 1, 1 });
+	geom_refused(&f, "partitions 0..0 of memory location 'l' outside its "
+		     "0 partitions");
+	/* bytes per partition */
+	gfix_init(&f, LM_MT_SB, 8, 64);
+	f.a.offset = 1;
+	gfix_ap(&f, 2, (int64_t[]){ 16, 8, 1, 16 });
+	geom_refused(&f, "element range 1..16 (float32) outside memory location "
+		     "'l' (64 bytes per partition)");
+}
+END_TEST
+
+/* The same pattern on DRAM and on SB: the first pair is a stride there,
+** partitions here. DRAM bounds: the tensor's elements, the location's
+** bytes. */
+START_TEST(test_geometry_dram_vs_sb)
+{
+	gfix f;
+	lm_geom g;
+	const int64_t pat[] = { 16, 4, 1, 16 };
+	gfix_init(&f, LM_MT_DRAM, 256, 0);
+	f.al.n_shape = 2;
+	f.al.tensor_shape = f.shape;
+	f.shape[0] = 4;
+	f.shape[1] = 16;
+	gfix_ap(&f, 2, pat);
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.is_dram, 1);
+	ck_assert_int_eq(g.count, 64);
+	ck_assert_int_eq(g.parts, 4);
+	ck_assert_int_eq(g.free, 16);
+	ck_assert_int_eq(g.part, 0);
+	ck_assert_int_eq(g.elo, 0);
+	ck_assert_int_eq(g.ehi, 63);
+	ck_assert_int_eq(g.lo, 0);
+	ck_assert_int_eq(g.hi, 256);
+	f.loc.type = LM_MT_INPUT;   /* Input and Output are DRAM too */
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.is_dram, 1);
+	f.shape[1] = 15;
+	geom_refused(&f, "element range 0..63 outside allocation 'x' (60 "
+		     "elements)");
+	f.shape[1] = 16;
+	f.dims[0] = 128;
+	geom_refused(&f, "element range 0..63 (float32) outside memory location "
+		     "'l' (128 bytes)");
+	/* no tensor_shape, no dims: no bound but the arithmetic's */
+	f.al.n_shape = 0;
+	f.loc.n_dims = 0;
+	f.a.offset = 1000;
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.ehi, 1063);
+
+	gfix_init(&f, LM_MT_SB, 4, 64);
+	gfix_ap(&f, 2, pat);
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.is_dram, 0);
+	ck_assert_int_eq(g.parts, 4);
+	ck_assert_int_eq(g.free, 16);
+	ck_assert_int_eq(g.ehi, 15);
+	ck_assert_int_eq(g.hi, 64);
+}
+END_TEST
+
+/* The checks before any arithmetic, in the verifier's order. */
+START_TEST(test_geometry_refusals)
+{
+	gfix f;
+	gfix_init(&f, LM_MT_SB, 4, 64);
+	gfix_ap(&f, 2, (int64_t[]){ 16, 4, 1, 0 });
+	geom_refused(&f, "access pattern pair 1 has num 0 (must be > 0)");
+	f.ap[0].num = -1;
+	geom_refused(&f, "access pattern pair 0 has num -1 (must be > 0)");
+	f.a.start_partition = -1;
+	geom_refused(&f, "negative start_partition -1");
+	f.a.offset = -2;
+	geom_refused(&f, "negative offset -2");
+	f.a.n_ap = 0;
+	geom_refused(&f, "access pattern is empty");
+	f.loc.type = LM_MT_REG;
+	geom_refused(&f, "memory location 'l' has type REG, which an access "
+		     "pattern cannot address");
+	f.a.dtype = LM_DT_INVALID;
+	f.a.dtype_str = "float3";
+	geom_refused(&f, "invalid dtype 'float3'");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("model");
@@ -1281,6 +1571,16 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_repeated_keys_last_wins);
 	tcase_add_test(tc, test_repeated_keys_big_object);
 	tcase_add_test(tc, test_linked_names);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("geometry");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_geometry_sb);
+	tcase_add_test(tc, test_geometry_negative_steps);
+	tcase_add_test(tc, test_geometry_overflow);
+	tcase_add_test(tc, test_geometry_partitions);
+	tcase_add_test(tc, test_geometry_dram_vs_sb);
+	tcase_add_test(tc, test_geometry_refusals);
 	suite_add_tcase(s, tc);
 	return s;
 }

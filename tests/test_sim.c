@@ -10,6 +10,7 @@
 #include "simtb.h"
 #include "sim_int.h"
 #include "simcheck.h"
+#include "verify.h"
 
 #include <cjson/cJSON.h>
 
@@ -1483,6 +1484,47 @@ START_TEST(test_run_memory_limit)
 }
 END_TEST
 
+/*
+** The simulator lays an operand out from the verifier's geometry
+** (lm_arg_geometry): an access past its memory location's bytes, still
+** inside the SBUF partition, is the verifier's refusal and, in a run of
+** the unverified module, a fault with the same words -- not a write into
+** the neighbouring allocation.
+*/
+START_TEST(test_operand_geometry_shared)
+{
+	char *path = tu_srcpath("examples/matmul1/def.json");
+	const char *what = "element range 1..64 (float32) outside memory "
+			   "location 'y_sb' (256 bytes per partition)";
+	lm_module *m;
+	lm_inst *act = NULL;
+	ls_tensors in = { 0, NULL };
+	lm_error err;
+	ls_result r;
+	lm_block *bl;
+
+	ck_assert_msg(lm_module_load(&m, path, &err) == 0, "%s", err.msg);
+	bl = &m->functions[0].blocks[0];
+	for (int i = 0; i < bl->n_insts; i++)
+		if (!strcmp(bl->insts[i].name, "act"))
+			act = &bl->insts[i];
+	ck_assert_ptr_nonnull(act);
+	ck_assert_str_eq(act->outs[0].memsetref, "y_sb");
+	ck_assert_int_eq(ls_make_inputs(&m, 1, NULL, 1, &in, &err), 0);
+	ck_assert_msg(ls_run(m, &in, NULL, &r, &err) == 0, "%s", err.msg);
+	ls_result_free(&r);
+	act->outs[0].offset = 1;
+	ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, what);
+	ck_assert_int_ne(ls_run(m, &in, NULL, &r, &err), 0);
+	ck_assert_contains(err.msg, "instruction act");
+	ck_assert_contains(err.msg, what);
+	ls_tensors_free(&in);
+	lm_module_free(m);
+	free(path);
+}
+END_TEST
+
 /* The host file name of a tensor: '%', '/', backslash and control bytes
 ** escaped as %XX, one plain component, too long refused. */
 START_TEST(test_tensor_file_names)
@@ -1548,6 +1590,7 @@ static Suite *suite(void)
 	tc = tcase_create("memory");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_run_memory_limit);
+	tcase_add_test(tc, test_operand_geometry_shared);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("host_io");
 	tcase_set_timeout(tc, 60);
