@@ -120,7 +120,8 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 	}
 	lk_tensor_entries_free(read_tm, n_read);
 	lk_report_free(&rep);
-	/* the inputs are part of a run's memory: checked before they exist */
+	/* each side's one memory check (ls_diff does not check again): the
+	   inputs are part of a run's memory, so before they exist */
 	if (ls_check_memory(mods, n, dc->run.max_memory, err) ||
 	    (dc->linked && ls_check_memory(&dc->linked, 1, dc->run.max_memory,
 					   err)))

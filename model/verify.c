@@ -1743,3 +1743,43 @@ int lm_resolve_arg(const lm_module *m, const lm_arg *a, lm_alloc **alloc,
 		*loc = l;
 	return 0;
 }
+
+/* ---- several modules at once ---------------------------------------------- */
+
+typedef struct verifier_batch {
+	lm_module *const *mods;
+	const lm_verify_opts *opts;
+	lm_error *errs;
+	int *rcs;
+} verifier_batch;
+
+static void verify_one(void *arg, int worker, int i)
+{
+	verifier_batch *b = arg;
+	(void)worker;
+	b->rcs[i] = lm_verify(b->mods[i], b->opts, &b->errs[i]);
+}
+
+int lm_verify_modules(lm_module *const *mods, int n,
+		      const lm_verify_opts *opts, lm_error *err)
+{
+	verifier_batch b;
+	int rc = 0;
+	if (n == 1)
+		return lm_verify(mods[0], opts, err);
+	b.mods = mods;
+	b.opts = opts;
+	b.errs = lm_xcalloc((size_t)n + 1, sizeof *b.errs);
+	b.rcs = lm_xcalloc((size_t)n + 1, sizeof *b.rcs);
+	lm_parallel_for(n, lm_worker_count(0, 8, n, 1), verify_one, &b);
+	/* the first failure in module order, as a loop would report it */
+	for (int i = 0; i < n && !rc; i++)
+		if (b.rcs[i]) {
+			rc = b.rcs[i];
+			if (err)
+				*err = b.errs[i];
+		}
+	free(b.errs);
+	free(b.rcs);
+	return rc;
+}

@@ -1273,8 +1273,8 @@ static void apply_layouts(ls_machine *mc)
 /* ---- the machine -------------------------------------------------------- */
 
 int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
-		   const ls_tensors *inputs, const lm_fileset *files,
-		   lm_error *err)
+		   int multi, const ls_tensors *inputs,
+		   const lm_fileset *files, lm_error *err)
 {
 	ls_machine *mc;
 	int rc = 0;
@@ -1288,6 +1288,7 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 			return rc;
 	mc = lm_xcalloc(1, sizeof *mc);
 	mc->files = files;
+	mc->multi = multi;
 	lm_strmap_init(&mc->group_index);
 	mc->arch = lm_arch_get(mods[0]->arch);
 	if (!mc->arch) {

@@ -891,6 +891,45 @@ START_TEST(test_fuzz_bad_usage)
 }
 END_TEST
 
+/* The inputs are verified in parallel; the failure reported is the first
+** in argument order, whichever thread met it first. */
+START_TEST(test_diff_inputs_verified_in_order)
+{
+	char *ex = tu_srcpath("examples/mlp4");
+	char *paths[4];
+	lm_module *mods[4];
+	lm_verify_opts vo = { 0 };
+	lm_error e;
+	for (int c = 0; c < 4; c++) {
+		char *rel = lm_xasprintf("nc%d/sg0/def.json", c);
+		paths[c] = lm_path_join(ex, rel);
+		free(rel);
+	}
+	ck_assert_msg(lm_modules_load(paths, 4, mods, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(lm_verify_modules(mods, 4, &vo, &e), 0);
+	ck_assert_int_eq(lm_verify_modules(mods, 0, &vo, &e), 0);
+	/* break modules 1 and 3 (the module name goes): 1 is reported */
+	for (int k = 0; k < 20; k++) {
+		char *n1 = mods[1]->functions[0].name;
+		char *n3 = mods[3]->functions[0].name;
+		mods[1]->functions[0].name = NULL;
+		mods[3]->functions[0].name = NULL;
+		ck_assert_int_eq(lm_verify_modules(mods, 4, &vo, &e), LM_EINPUT);
+		ck_assert_contains(e.msg, "nc1/sg0/def.json: ");
+		mods[1]->functions[0].name = n1;
+		ck_assert_int_eq(lm_verify_modules(mods, 4, &vo, &e), LM_EINPUT);
+		ck_assert_contains(e.msg, "nc3/sg0/def.json: ");
+		mods[3]->functions[0].name = n3;
+	}
+	ck_assert_int_eq(lm_verify_modules(mods, 4, &vo, &e), 0);
+	for (int c = 0; c < 4; c++) {
+		lm_module_free(mods[c]);
+		free(paths[c]);
+	}
+	free(ex);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("diff");
@@ -911,6 +950,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_machine_rerun);
 	tcase_add_test(tc, test_diff_unwritten_output);
 	tcase_add_test(tc, test_diff_partial_handoff);
+	tcase_add_test(tc, test_diff_inputs_verified_in_order);
 	tcase_add_loop_test(tc, test_teeth, 0,
 			    (int)(sizeof teeth / sizeof teeth[0]));
 	tcase_add_test(tc, test_no_effect_steps);
