@@ -102,7 +102,8 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 		}
 	}
 	/* the checker's own verification: it runs even when the linker's
-	   verify step is switched off, never twice */
+	   verify step is switched off (the simulator relies on a verified
+	   module), never twice */
 	if (!dc->failed && !verified) {
 		lm_verify_opts vo = {1};
 		if (lm_verify(dc->linked, &vo, err)) {
