@@ -155,3 +155,10 @@ tests_test_wire_SOURCES = tests/test_wire.c
 tests_test_wire_CFLAGS = $(TEST_CFLAGS)
 tests_test_wire_LDADD = $(TEST_LDADD)
 TESTS += tests/test_wire
+
+# the IR builder (model/build.h)
+check_PROGRAMS += tests/test_build
+tests_test_build_SOURCES = tests/test_build.c
+tests_test_build_CFLAGS = $(TEST_CFLAGS)
+tests_test_build_LDADD = $(TEST_LDADD)
+TESTS += tests/test_build
