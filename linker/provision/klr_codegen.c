@@ -27,6 +27,7 @@
 */
 #include "common.h"
 #include "provision_int.h"
+#include "build.h"
 #include "dtype.h"
 
 #include <cjson/cJSON.h>
@@ -424,7 +425,7 @@ static int operand(lp_cg *cg, const lp_kval *tr, const lp_kval *lnc,
 		sp = offset / ti->free_elems;
 		offset %= ti->free_elems;
 	}
-	lp_ir_ap(a, ti->alloc, dt, offset, sp, p, np);
+	lm_b_init_ap(a, ti->alloc, NULL, dt, sp, offset, p, np);
 	return 0;
 }
 
@@ -553,8 +554,8 @@ static int cg_activate(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 			rc = cg_fail(cg, "activation over %lld partitions",
 				     (long long)parts);
 		else
-			lp_ir_ap(&in.ins[1], lp_cg_zero_bias(cg), LM_DT_FLOAT32, 0,
-			      0, bp, 2);
+			lm_b_init_ap(&in.ins[1], lp_cg_zero_bias(cg), NULL,
+				     LM_DT_FLOAT32, 0, 0, bp, 2);
 	}
 	return finish(cg, &in, rc);
 }
@@ -773,8 +774,8 @@ static int cg_transpose(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	mm.has_is_transpose = mm.is_transpose = 1;
 	{
 		lm_appair ip[2] = { { 128, Fr }, { 1, Fr } };
-		lp_ir_ap(&mm.ins[0], lp_cg_identity(cg, src.dtype), src.dtype, 0,
-		      0, ip, 2);
+		lm_b_init_ap(&mm.ins[0], lp_cg_identity(cg, src.dtype), NULL,
+			     src.dtype, 0, 0, ip, 2);
 	}
 	lm_arg_copy(&mm.ins[1], &src);
 	if (di.mt == LM_MT_PSUM) {
@@ -791,14 +792,14 @@ static int cg_transpose(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 				     "fit one PSUM bank", (long long)P);
 			goto done;
 		}
-		lp_ir_ap(&mm.outs[0], ps, src.dtype, 0, 0, tp, 2);
+		lm_b_init_ap(&mm.outs[0], ps, NULL, src.dtype, 0, 0, tp, 2);
 		inst_init(&cp, "", LM_OP_TENSORCOPY,
 			  map_engine(F(op, "engine"), LM_ENG_DVE), 1, 1);
 		free(cp.name);
 		n2 = lm_xasprintf("%s.evac", name);
 		cp.name = lp_cg_inst_name(cg, n2);
 		free(n2);
-		lp_ir_ap(&cp.ins[0], ps, src.dtype, 0, 0, tp, 2);
+		lm_b_init_ap(&cp.ins[0], ps, NULL, src.dtype, 0, 0, tp, 2);
 		lm_arg_copy(&cp.outs[0], &dst);
 		lp_cg_emit(cg, &mm);
 		lp_cg_emit(cg, &cp);
