@@ -108,6 +108,13 @@ lm_function *lm_b_append_function(lm_module *m, const char *name)
 	return f;
 }
 
+void lm_b_set_kind(lm_function *f, lm_funckind kind)
+{
+	assert(kind >= LM_FK_REGULAR && kind <= LM_FK_NKI);
+	f->has_kind = 1;
+	f->kind = kind;
+}
+
 lm_block *lm_b_append_block(lm_function *f, const char *name)
 {
 	lm_block *b = push(&f->blocks, &f->n_blocks, sizeof *b);

@@ -56,6 +56,8 @@ lm_queue *lm_b_append_queue(lm_module *m, const char *name);
 lm_qinstance *lm_b_append_qinstance(lm_queue *q, const char *name,
 				    const char *semaphore);
 lm_function *lm_b_append_function(lm_module *m, const char *name);
+/* The function's kind (written: regular, dispatcher, nki). */
+void lm_b_set_kind(lm_function *f, lm_funckind kind);
 lm_block *lm_b_append_block(lm_function *f, const char *name);
 
 /* An allocation of tensor_shape shape[0..n_shape), no memory location. */

@@ -1,14 +1,20 @@
 /*
-** simtb.h -- a small module builder for the simulator suites: allocations
-** and instructions as JSON text, assembled into a per-core module (gen3,
-** semaphores s0..s3, queue q0 -> s0, queue q1 with instances q1a -> s1 and
-** q1b -> s2). Header-only (static) so each suite includes it.
+** simtb.h -- a small module builder for the simulator suites, on the IR
+** builder (model/build.h): a per-core module (gen3, semaphores s0..s3,
+** queue q0 -> s0, queue q1 with instances q1a -> s1 and q1b -> s2, one
+** function sg0000 with one block b) whose allocations are made in the IR
+** (tb_dram, tb_sb, tb_psum) and whose instructions are given in the wire
+** form (tb_inst, one JSON object each: the suites spell the keys the
+** simulator refuses or models as the compiler writes them). Each object
+** goes in as it is given, so an instruction names allocations made
+** before it. Header-only (static) so each suite includes it.
 */
 #ifndef LNCSIM_SIMTB_H
 #define LNCSIM_SIMTB_H
 
 #include "common.h"
 #include "module.h"
+#include "build.h"
 #include "verify.h"
 #include "sim.h"
 #include "dtype.h"
@@ -23,20 +29,53 @@
 #define TB_UNUSED __attribute__((unused))
 
 typedef struct tb {
-	lm_buf al, in;
-	int na, ni;
+	lm_builder *b;         /* the module (NULL once tb_module took it) */
+	lm_error err;          /* the builder's first failure */
 	int64_t dram_addr, sb_addr;
 } tb;
 
+/* Stop the test when the builder failed (what is the builder's message). */
+static TB_UNUSED void tb_check(tb *t, const char *what)
+{
+	if (lm_b_status(t->b))
+		ck_abort_msg("%s: %s", what, t->err.msg);
+}
+
+/* A builder holding the frame above. */
 static TB_UNUSED void tb_init(tb *t)
 {
 	memset(t, 0, sizeof *t);
+	t->b = lm_b_new("gen3", 2, &t->err);
+	lm_b_name(t->b, "t");
+	for (int i = 0; i < 4; i++) {
+		char s[4] = { 's', (char)('0' + i), 0, 0 };
+		lm_b_semaphore(t->b, s, 0);
+	}
+	lm_b_queue(t->b, "q0");
+	lm_b_qinstance(t->b, "q0", "q0", "s0");
+	lm_b_queue(t->b, "q1");
+	lm_b_qinstance(t->b, "q1", "q1a", "s1");
+	lm_b_qinstance(t->b, "q1", "q1b", "s2");
+	lm_b_function(t->b, "sg0000");
+	lm_b_block(t->b, "b");
+	tb_check(t, "tb_init");
 }
 
 static TB_UNUSED void tb_free(tb *t)
 {
-	lm_buf_free(&t->al);
-	lm_buf_free(&t->in);
+	lm_b_free(t->b);
+	t->b = NULL;
+}
+
+/* A further function (kind nki when nki) with one block b; what follows
+** goes into it. */
+static TB_UNUSED void tb_function(tb *t, const char *name, int nki)
+{
+	lm_function *f = lm_b_function(t->b, name);
+	if (f && nki)
+		lm_b_set_kind(f, LM_FK_NKI);
+	lm_b_block(t->b, "b");
+	tb_check(t, name);
 }
 
 static TB_UNUSED int tb_esize(const char *dt)
@@ -44,55 +83,53 @@ static TB_UNUSED int tb_esize(const char *dt)
 	return lm_dtype_size(lm_dtype_parse(dt));
 }
 
+/* An allocation [rows, cols] of dtype dt at addr of memory type mt. */
+static TB_UNUSED void tb_alloc(tb *t, const char *name, lm_tensorkind kind,
+			       const char *dt, int rows, int cols,
+			       lm_memtype mt, int64_t addr)
+{
+	int64_t shape[2] = { rows, cols };
+	int64_t dims[2] = { rows, (int64_t)cols * tb_esize(dt) };
+	lm_alloc *a = lm_b_alloc(t->b, name, kind, lm_dtype_parse(dt), shape,
+				 2);
+	lm_b_memloc(t->b, a, mt, addr, dims, 2, 0);
+	tb_check(t, name);
+}
+
 /* A DRAM allocation [rows, cols] of kind (ExternalInput, Internal, ...). */
 static TB_UNUSED void tb_dram(tb *t, const char *name, const char *kind,
 			      const char *dt, int rows, int cols)
 {
-	int bytes = rows * cols * tb_esize(dt);
-	lm_buf_printf(&t->al, "%s{\"name\":\"%s\",\"kind\":\"%s\",\"dtype\":"
-		      "\"%s\",\"tensor_shape\":[%d,%d],\"file\":\"\","
-		      "\"memorylocations\":[{\"name\":\"%s\",\"type\":\"DRAM\","
-		      "\"addr\":%lld,\"dims\":[%d,%d],\"bank\":0,\"base\":0,"
-		      "\"allocated\":true}]}", t->na++ ? "," : "", name, kind,
-		      dt, rows, cols, name, (long long)t->dram_addr, rows,
-		      cols * tb_esize(dt));
-	t->dram_addr += bytes;
+	tb_alloc(t, name, lm_tensorkind_parse(kind), dt, rows, cols,
+		 LM_MT_DRAM, t->dram_addr);
+	t->dram_addr += (int64_t)rows * cols * tb_esize(dt);
 }
 
 /* An SB tensor [parts, free] at the next free SB offset. */
 static TB_UNUSED void tb_sb(tb *t, const char *name, const char *dt, int parts,
 			    int free)
 {
-	int bytes = free * tb_esize(dt);
-	lm_buf_printf(&t->al, "%s{\"name\":\"%s\",\"kind\":\"Internal\","
-		      "\"dtype\":\"%s\",\"tensor_shape\":[%d,%d],\"file\":\"\","
-		      "\"memorylocations\":[{\"name\":\"%s\",\"type\":\"SB\","
-		      "\"addr\":%lld,\"dims\":[%d,%d],\"bank\":0,\"base\":0,"
-		      "\"allocated\":true}]}", t->na++ ? "," : "", name, dt,
-		      parts, free, name, (long long)t->sb_addr, parts, bytes);
-	t->sb_addr += bytes;
+	tb_alloc(t, name, LM_TK_INTERNAL, dt, parts, free, LM_MT_SB,
+		 t->sb_addr);
+	t->sb_addr += (int64_t)free * tb_esize(dt);
 }
 
 /* A float32 PSUM tensor [parts, free] in bank. */
 static TB_UNUSED void tb_psum(tb *t, const char *name, int parts, int free,
 			      int bank)
 {
-	lm_buf_printf(&t->al, "%s{\"name\":\"%s\",\"kind\":\"Internal\","
-		      "\"dtype\":\"float32\",\"tensor_shape\":[%d,%d],"
-		      "\"file\":\"\",\"memorylocations\":[{\"name\":\"%s\","
-		      "\"type\":\"PSUM\",\"addr\":%d,\"dims\":[%d,%d],\"bank\":%d,"
-		      "\"base\":0,\"allocated\":true}]}", t->na++ ? "," : "",
-		      name, parts, free, name, bank * 2048, parts, free * 4,
-		      bank);
+	tb_alloc(t, name, LM_TK_INTERNAL, "float32", parts, free, LM_MT_PSUM,
+		 (int64_t)bank * LM_PSUM_BANK_BYTES);
 }
 
-/* Raw allocation JSON. */
+/* An allocation in the wire form (keys the model carries as they are). */
 static TB_UNUSED void tb_alloc_raw(tb *t, const char *json)
 {
-	lm_buf_printf(&t->al, "%s%s", t->na++ ? "," : "", json);
+	if (!lm_b_alloc_json(t->b, json))
+		ck_abort_msg("tb_alloc_raw: %s\n%s", t->err.msg, json);
 }
 
-/* One instruction (a JSON object, printf-style). */
+/* One instruction in the wire form (a JSON object, printf-style). */
 static TB_UNUSED void LM_PRINTF(2, 3) tb_inst(tb *t, const char *fmt, ...)
 {
 	char buf[8192];
@@ -100,7 +137,8 @@ static TB_UNUSED void LM_PRINTF(2, 3) tb_inst(tb *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	lm_buf_printf(&t->in, "%s%s", t->ni++ ? ",\n" : "", buf);
+	if (!lm_b_inst_json(t->b, buf))
+		ck_abort_msg("tb_inst: %s\n%s", t->err.msg, buf);
 }
 
 /* An SB/PSUM operand [parts, free] from element off (rotating buffers). */
@@ -116,37 +154,42 @@ static TB_UNUSED const char *AP(const char *name, const char *dt, int parts,
 	return b;
 }
 
-/* A module around the allocations and instructions (caller frees). */
-static TB_UNUSED char *tb_json(tb *t, int core)
+/* AP's operand [parts, free] from element 0, made in the IR. */
+static TB_UNUSED void tb_op(tb *t, lm_inst *in, int side, const char *name,
+			    const char *dt, int parts, int free)
 {
-	return lm_xasprintf(
-		"{\"version\":2,\"arch\":\"gen3\",\"name\":\"t\","
-		"\"attributes\":{\"neuron_core_id\":%d},"
-		"\"semaphores\":[{\"name\":\"s0\",\"init\":0},{\"name\":\"s1\","
-		"\"init\":0},{\"name\":\"s2\",\"init\":0},{\"name\":\"s3\","
-		"\"init\":0}],\"queues\":[{\"name\":\"q0\",\"instances\":"
-		"[{\"name\":\"q0\",\"semaphore\":\"s0\"}]},{\"name\":\"q1\","
-		"\"instances\":[{\"name\":\"q1a\",\"semaphore\":\"s1\"},"
-		"{\"name\":\"q1b\",\"semaphore\":\"s2\"}]}],"
-		"\"functions\":[{\"name\":\"sg0000\",\"attributes\":[],"
-		"\"allocations\":[%s],\"blocks\":[{\"name\":\"b\","
-		"\"instructions\":[%s]}]}]}", core, lm_buf_cstr(&t->al),
-		lm_buf_cstr(&t->in));
+	lm_appair ap[2] = { { free, parts }, { 1, free } };
+	lm_b_ap(t->b, in, side, name, lm_dtype_parse(dt), 0, 0, ap, 2);
 }
 
-/* Parse + verify (asserting both succeed). */
+/* The module's wire text as core core (caller frees); the builder keeps
+** the module. */
+static TB_UNUSED char *tb_json(tb *t, int core)
+{
+	char *text;
+	size_t n;
+	lm_error err;
+	lm_b_core_id(t->b, core);
+	tb_check(t, "tb_json");
+	ck_assert_int_eq(lm_module_to_json(lm_b_module(t->b), 0, &text, &n,
+					   &err), 0);
+	return text;
+}
+
+/* The module as core core, file tb-core<core>.json, verified (asserting
+** both); the builder is done (tb_free still may be called). */
 static TB_UNUSED lm_module *tb_module(tb *t, int core)
 {
-	char *j = tb_json(t, core);
 	lm_module *m = NULL;
-	lm_error err;
 	char path[64];
 	snprintf(path, sizeof path, "tb-core%d.json", core);
-	if (lm_module_parse(&m, j, strlen(j), path, &err) != 0)
-		ck_abort_msg("parse: %s\n%s", err.msg, j);
-	if (lm_verify(m, NULL, &err) != 0)
-		ck_abort_msg("verify: %s\n%s", err.msg, j);
-	free(j);
+	lm_b_path(t->b, path);
+	lm_b_core_id(t->b, core);
+	if (lm_b_finish(t->b, &m) != 0)
+		ck_abort_msg("build: %s", t->err.msg);
+	t->b = NULL;
+	if (lm_verify(m, NULL, &t->err) != 0)
+		ck_abort_msg("verify: %s", t->err.msg);
 	return m;
 }
 
@@ -158,22 +201,28 @@ static TB_UNUSED lm_module *tb_module(tb *t, int core)
 static TB_UNUSED void tb_io(tb *t, const char *dt_in, const char *dt_out,
 			    int P, int F)
 {
+	lm_inst *in;
 	tb_dram(t, "x", "ExternalInput", dt_in, P, F);
 	tb_dram(t, "y", "ExternalOutput", dt_out, P, F);
 	tb_sb(t, "xs", dt_in, P, F);
 	tb_sb(t, "ys", dt_out, P, F);
-	tb_inst(t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
-		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
-		AP("x", dt_in, P, F, 0), AP("xs", dt_in, P, F, 0));
+	in = lm_b_inst(t->b, LM_OP_DMACOPY, LM_ENG_SP, "ld");
+	tb_op(t, in, LM_B_IN, "x", dt_in, P, F);
+	tb_op(t, in, LM_B_OUT, "xs", dt_in, P, F);
+	lm_b_dma_queue(t->b, in, "q0");
+	tb_check(t, "tb_io");
 }
 
 static TB_UNUSED void tb_io_end(tb *t, const char *dt_out, int P, int F,
 				const char *dep)
 {
-	tb_inst(t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
-		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
-		"\"dependencies\":[\"%s\"]}", AP("ys", dt_out, P, F, 0),
-		AP("y", dt_out, P, F, 0), dep);
+	lm_inst *in = lm_b_inst(t->b, LM_OP_DMACOPY, LM_ENG_SP, "st");
+	tb_op(t, in, LM_B_IN, "ys", dt_out, P, F);
+	tb_op(t, in, LM_B_OUT, "y", dt_out, P, F);
+	lm_b_dma_queue(t->b, in, "q0");
+	if (in)
+		lm_inst_add_dep(in, 0, dep, LM_EDGE_FLOW);
+	tb_check(t, "tb_io_end");
 }
 
 /* Run one module with x as input (f32 data, converted to the tensor). */

@@ -224,15 +224,6 @@ END_TEST
 
 /* ---- hand-written kernels: SB formals, two calls, nesting, sync ----------- */
 
-/* A function of kind nki around allocations and instructions. */
-static void nki_fn(lm_buf *b, const char *name, tb *k)
-{
-	lm_buf_printf(b, ",{\"name\":\"%s\",\"kind\":\"nki\",\"attributes\":[],"
-		      "\"allocations\":[%s],\"blocks\":[{\"name\":\"b\","
-		      "\"instructions\":[%s]}]}", name, lm_buf_cstr(&k->al),
-		      lm_buf_cstr(&k->in));
-}
-
 #define P_ 8
 #define F_ 16
 
@@ -251,15 +242,10 @@ static void nki_fn(lm_buf *b, const char *name, tb *k)
 static lm_module *hand_module(const char *wait_sem, const char *ys1_dt,
 			      int once)
 {
-	tb c, k0, k1, k2;
-	lm_buf b = LM_BUF_INIT;
-	lm_module *m = NULL;
-	lm_error err;
-	char *main_json, *wait;
+	tb c;
+	lm_module *m;
+	char *wait;
 	tb_init(&c);
-	tb_init(&k0);
-	tb_init(&k1);
-	tb_init(&k2);
 	tb_dram(&c, "x", "ExternalInput", "float32", P_, F_);
 	tb_dram(&c, "y", "ExternalOutput", "float32", P_, F_);
 	tb_sb(&c, "xs", "float32", P_, F_);
@@ -286,67 +272,50 @@ static lm_module *hand_module(const char *wait_sem, const char *ys1_dt,
 		AP(once ? "ys1" : "ys2", "float32", P_, F_, 0),
 		AP("y", "float32", P_, F_, 0), once ? "call1" : "call2");
 	/* kload: a DMA, then a Return that does not wait for it */
-	k0.sb_addr = 4096;
-	tb_dram(&k0, "src", "Input", "float32", P_, F_);
-	tb_sb(&k0, "dst", "float32", P_, F_);
-	tb_inst(&k0, "{\"opcode\":\"DMACopy\",\"name\":\"kl_dma\",\"engine\":"
+	tb_function(&c, "kload", 1);
+	c.dram_addr = 0; /* each kernel's tensors as a module of its own */
+	c.sb_addr = 4096;
+	tb_dram(&c, "src", "Input", "float32", P_, F_);
+	tb_sb(&c, "dst", "float32", P_, F_);
+	tb_inst(&c, "{\"opcode\":\"DMACopy\",\"name\":\"kl_dma\",\"engine\":"
 		"\"SP\",\"queue\":\"q1\",\"ins\":[%s],\"outs\":[%s]}",
 		AP("src", "float32", P_, F_, 0), AP("dst", "float32", P_, F_, 0));
-	tb_inst(&k0, "{\"opcode\":\"Return\",\"name\":\"kl_ret\",\"engine\":"
+	tb_inst(&c, "{\"opcode\":\"Return\",\"name\":\"kl_ret\",\"engine\":"
 		"\"SP\"}");
 	/* k1 (the inner call binds k1's own tensors) */
-	k1.sb_addr = 8192;
-	tb_sb(&k1, "ka", "float32", P_, F_);
-	tb_sb(&k1, "kb", ys1_dt, P_, F_);
-	tb_sb(&k1, "tmp", "float32", P_, F_);
-	tb_sb(&k1, "tmp2", "float32", P_, F_);
-	tb_inst(&k1, "{\"opcode\":\"TensorScalar\",\"name\":\"ts\",\"engine\":"
+	tb_function(&c, "k1", 1);
+	c.sb_addr = 8192;
+	tb_sb(&c, "ka", "float32", P_, F_);
+	tb_sb(&c, "kb", ys1_dt, P_, F_);
+	tb_sb(&c, "tmp", "float32", P_, F_);
+	tb_sb(&c, "tmp2", "float32", P_, F_);
+	tb_inst(&c, "{\"opcode\":\"TensorScalar\",\"name\":\"ts\",\"engine\":"
 		"\"DVE\",\"op0\":\"mult\",\"const0\":2,\"op1\":\"add\","
 		"\"const1\":1,\"ins\":[%s],\"outs\":[%s]}",
 		AP("ka", "float32", P_, F_, 0), AP("tmp", "float32", P_, F_, 0));
-	tb_inst(&k1, "{\"opcode\":\"NKIKernel\",\"name\":\"inner\",\"engine\":"
+	tb_inst(&c, "{\"opcode\":\"NKIKernel\",\"name\":\"inner\",\"engine\":"
 		"\"Activation\",\"func\":\"k2\",\"func_args\":{\"ja\":\"tmp\"},"
 		"\"func_outs\":{\"jb\":\"tmp2\"},\"dependencies\":[\"ts\"]}");
-	tb_inst(&k1, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":"
+	tb_inst(&c, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":"
 		"\"Activation\",\"ins\":[%s],\"outs\":[%s],"
 		"\"dependencies\":[\"inner\"]}", AP("tmp2", "float32", P_, F_, 0),
 		AP("kb", ys1_dt, P_, F_, 0));
-	tb_inst(&k1, "{\"opcode\":\"Return\",\"name\":\"k1_ret\",\"engine\":"
+	tb_inst(&c, "{\"opcode\":\"Return\",\"name\":\"k1_ret\",\"engine\":"
 		"\"SP\",\"dependencies\":[\"cp\"]}");
 	/* k2 */
-	k2.sb_addr = 16384;
-	tb_sb(&k2, "ja", "float32", P_, F_);
-	tb_sb(&k2, "jb", "float32", P_, F_);
-	tb_inst(&k2, "{\"opcode\":\"TensorTensor\",\"name\":\"tt\",\"engine\":"
+	tb_function(&c, "k2", 1);
+	c.sb_addr = 16384;
+	tb_sb(&c, "ja", "float32", P_, F_);
+	tb_sb(&c, "jb", "float32", P_, F_);
+	tb_inst(&c, "{\"opcode\":\"TensorTensor\",\"name\":\"tt\",\"engine\":"
 		"\"Pool\",\"op\":\"add\",\"ins\":[%s,%s],\"outs\":[%s]}",
 		AP("ja", "float32", P_, F_, 0), AP("ja", "float32", P_, F_, 0),
 		AP("jb", "float32", P_, F_, 0));
-	tb_inst(&k2, "{\"opcode\":\"Return\",\"name\":\"k2_ret\",\"engine\":"
+	tb_inst(&c, "{\"opcode\":\"Return\",\"name\":\"k2_ret\",\"engine\":"
 		"\"Pool\"}");
-
-	main_json = tb_json(&c, 0);
-	/* splice the kernels after the caller function */
-	{
-		size_t n = strlen(main_json);
-		ck_assert(n > 2 && main_json[n - 1] == '}' &&
-			  main_json[n - 2] == ']');
-		lm_buf_put(&b, main_json, n - 2);
-		nki_fn(&b, "kload", &k0);
-		nki_fn(&b, "k1", &k1);
-		nki_fn(&b, "k2", &k2);
-		lm_buf_puts(&b, "]}");
-	}
-	if (lm_module_parse(&m, b.ptr, b.size, "it55.json", &err) != 0)
-		ck_abort_msg("parse: %s", err.msg);
-	if (lm_verify(m, NULL, &err) != 0)
-		ck_abort_msg("verify: %s", err.msg);
-	free(main_json);
+	m = tb_module(&c, 0);
 	free(wait);
-	lm_buf_free(&b);
 	tb_free(&c);
-	tb_free(&k0);
-	tb_free(&k1);
-	tb_free(&k2);
 	return m;
 }
 

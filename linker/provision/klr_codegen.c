@@ -999,8 +999,7 @@ int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core)
 			       "core %lld", bodies->n, (long long)core);
 	body = &bodies->items[bodies->n > 1 ? core : 0];
 	cg->f->name = lm_xstrdup(cg->kname);
-	cg->f->has_kind = 1;
-	cg->f->kind = LM_FK_NKI;
+	lm_b_set_kind(cg->f, LM_FK_NKI);
 	/* the formals exist even when no statement touches them */
 	for (int k = 0; k < 2; k++) {
 		const lp_kval *l = F(lnc, k ? "outputs" : "inputs");
@@ -1016,12 +1015,7 @@ int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core)
 		lm_block *nb;
 		if (stmts->n == 0)
 			continue;
-		cg->f->blocks = lm_xrealloc(cg->f->blocks,
-					    (size_t)(cg->f->n_blocks + 1) *
-					    sizeof *cg->f->blocks);
-		nb = &cg->f->blocks[cg->f->n_blocks++];
-		memset(nb, 0, sizeof *nb);
-		nb->name = lm_xstrdup(label);
+		nb = lm_b_append_block(cg->f, label);
 		cg->blk = nb;
 		for (int s = 0; s < stmts->n; s++)
 			if ((rc = cg_stmt(cg, &stmts->items[s], lnc, label,
