@@ -7,11 +7,17 @@
 */
 #include "common.h"
 #include "testutil.h"
-#include "simtb.h"
+#include "verify.h"
+#include "dtype.h"
+#include "sim.h"
 #include "sim_int.h"
 #include "simcheck.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Run a module built by t with input x; asserts success. */
 static void run_ok(tb *t, const float *x, int P, int F, ls_result *r)
