@@ -48,6 +48,10 @@ START_TEST(test_fill_module_objects)
 	ck_assert_int_eq(m->queues[0].n_instances, 1);
 
 	lm_function *f = lm_b_append_function(m, "f");
+	ck_assert(!f->has_kind);
+	lm_b_set_kind(f, LM_FK_NKI);
+	ck_assert(f->has_kind);
+	ck_assert_int_eq(f->kind, LM_FK_NKI);
 	lm_block *b = lm_b_append_block(f, "b");
 	ck_assert_str_eq(b->name, "b");
 	ck_assert_int_eq(m->functions[0].n_blocks, 1);
