@@ -484,7 +484,7 @@ int lm_b_status(const lm_builder *b)
 	return b->rc;
 }
 
-const lm_module *lm_b_module(const lm_builder *b)
+lm_module *lm_b_module(lm_builder *b)
 {
 	return b->m;
 }

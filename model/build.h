@@ -159,8 +159,9 @@ int lm_b_finish(lm_builder *b, lm_module **out);
 void lm_b_free(lm_builder *b);
 /* 0, or the first failure (LM_EINPUT). */
 int lm_b_status(const lm_builder *b);
-/* The module under construction, to read (the builder keeps it). */
-const lm_module *lm_b_module(const lm_builder *b);
+/* The module under construction (the builder keeps it): to read, or to
+** change through the fillers; the names the builder has seen stay. */
+lm_module *lm_b_module(lm_builder *b);
 
 /* The module's file (lm_b_set_path), name and attributes.neuron_core_id. */
 int lm_b_path(lm_builder *b, const char *path);

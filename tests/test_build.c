@@ -583,7 +583,7 @@ START_TEST(test_names_the_module_lacks)
 	for (int k = 0; k < 9; k++) {
 		lm_error err;
 		lm_builder *b = base(&err);
-		lm_inst *i = &((lm_module *)lm_b_module(b))->functions[0]
+		lm_inst *i = &(lm_b_module(b))->functions[0]
 				      .blocks[0].insts[0];
 		lm_inst *in;
 		switch (k) {
@@ -669,7 +669,7 @@ START_TEST(test_arguments_out_of_range)
 		lm_error err;
 		lm_builder *b = k < 2 ? lm_b_new(k ? "gen3" : "gen9", k ? 3 : 2,
 						 &err) : base(&err);
-		lm_inst *i = k < 2 ? NULL : &((lm_module *)lm_b_module(b))
+		lm_inst *i = k < 2 ? NULL : &(lm_b_module(b))
 			->functions[0].blocks[0].insts[0];
 		lm_alloc other;
 		memset(&other, 0, sizeof other);
