@@ -422,6 +422,18 @@ static int named(lm_builder *b, const char *what, const char *name)
 	return 0;
 }
 
+/* A name of the module-wide set `set` (what it names: "semaphore", ...)
+** not given yet: 0, or the failure. */
+static int new_name(lm_builder *b, const lm_strmap *set, const char *what,
+		    const char *name)
+{
+	if (named(b, what, name))
+		return b->rc;
+	if (lm_strmap_lookup(set, name))
+		return bfail(b, NULL, "duplicate %s name '%s'", what, name);
+	return 0;
+}
+
 lm_builder *lm_b_new(const char *arch, int64_t version, lm_error *err)
 {
 	lm_builder *b = lm_xcalloc(1, sizeof *b);
@@ -520,12 +532,8 @@ int lm_b_core_id(lm_builder *b, int64_t core)
 lm_semaphore *lm_b_semaphore(lm_builder *b, const char *name, int64_t init)
 {
 	lm_semaphore *s;
-	if (b->rc || named(b, "semaphore", name))
+	if (b->rc || new_name(b, &b->sems, "semaphore", name))
 		return NULL;
-	if (lm_strmap_lookup(&b->sems, name)) {
-		bfail(b, NULL, "duplicate semaphore name '%s'", name);
-		return NULL;
-	}
 	if (init < 0) {
 		bfail(b, NULL, "semaphore '%s': negative init %lld", name,
 		      (long long)init);
@@ -540,12 +548,8 @@ lm_semaphore *lm_b_semaphore(lm_builder *b, const char *name, int64_t init)
 lm_queue *lm_b_queue(lm_builder *b, const char *name)
 {
 	lm_queue *q;
-	if (b->rc || named(b, "queue", name))
+	if (b->rc || new_name(b, &b->queues, "queue", name))
 		return NULL;
-	if (lm_strmap_lookup(&b->queues, name)) {
-		bfail(b, NULL, "duplicate queue name '%s'", name);
-		return NULL;
-	}
 	q = lm_b_append_queue(b->m, name);
 	lm_strmap_put(&b->queues, q->name, (void *)(intptr_t)b->m->n_queues);
 	return q;
@@ -584,12 +588,8 @@ lm_qinstance *lm_b_qinstance(lm_builder *b, const char *queue,
 lm_function *lm_b_function(lm_builder *b, const char *name)
 {
 	lm_function *f;
-	if (b->rc || named(b, "function", name))
+	if (b->rc || new_name(b, &b->funcs, "function", name))
 		return NULL;
-	if (lm_strmap_lookup(&b->funcs, name)) {
-		bfail(b, NULL, "duplicate function name '%s'", name);
-		return NULL;
-	}
 	f = lm_b_append_function(b->m, name);
 	b->fi = b->m->n_functions - 1;
 	b->bi = -1;
