@@ -369,21 +369,24 @@ typedef struct alloc_at {
 
 struct lm_builder {
 	lm_module *m;
-	lm_error *err;
+	lm_error *err;         /* the caller's, else own */
+	lm_error own;
 	int rc;                /* the first failure, then every answer */
 	int fi, bi;            /* the current function and block, -1 none */
-	/* the module-wide names: key the IR's own name string; value the
-	   function index + 1 (functions, memory locations, instructions), an
-	   alloc_at index + 1 (allocations), the object (the rest) */
+	/* the module-wide names, keyed by the IR's own name strings (indexes,
+	   not pointers, as values: the arrays move as they grow): for
+	   functions, memory locations and instructions the function's index
+	   + 1, for queues and queue instances the queue's index + 1, for
+	   allocations an alloc_at index + 1, for semaphores 1 */
 	lm_strmap sems, queues, qinsts, funcs, allocs, memlocs, insts;
 	alloc_at *at;
 	int n_at, cap_at;
 };
 
 /*
-** Fail with "PATH: function F/block B/instruction I/what" ("where" parts
-** from the current function and block, inst and ctx when given). Returns
-** LM_EINPUT; a failed builder stays failed.
+** Fail with "PATH: function F/block B/instruction I: what" (the current
+** function and block, instruction inst when given). Returns LM_EINPUT; a
+** failed builder stays failed.
 */
 static int bfail(lm_builder *b, const char *inst, const char *fmt, ...)
 	LM_PRINTF(3, 4);
@@ -438,7 +441,7 @@ lm_builder *lm_b_new(const char *arch, int64_t version, lm_error *err)
 {
 	lm_builder *b = lm_xcalloc(1, sizeof *b);
 	b->m = lm_xcalloc(1, sizeof *b->m);
-	b->err = err;
+	b->err = err ? err : &b->own;
 	b->fi = b->bi = -1;
 	lm_b_set_path(b->m, NULL);
 	b->m->version = version;
@@ -540,7 +543,6 @@ lm_semaphore *lm_b_semaphore(lm_builder *b, const char *name, int64_t init)
 		return NULL;
 	}
 	s = lm_b_append_semaphore(b->m, name, init);
-	/* values would go stale when the array moves: names only */
 	lm_strmap_put(&b->sems, s->name, (void *)1);
 	return s;
 }

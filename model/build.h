@@ -148,7 +148,8 @@ typedef struct lm_builder lm_builder;
 /*
 ** A builder holding a new empty module of arch (gen2, gen3, gen4) and
 ** BIR version (1 or 2), built in memory (path ""). err receives the first
-** failure (it must outlive the builder). Never NULL; a bad arch or
+** failure (it must outlive the builder; NULL: the builder keeps it, and
+** lm_b_status still says there was one). Never NULL; a bad arch or
 ** version is the builder's first failure.
 */
 lm_builder *lm_b_new(const char *arch, int64_t version, lm_error *err);

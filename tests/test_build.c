@@ -739,6 +739,10 @@ START_TEST(test_outside_a_function)
 	b = lm_b_new("gen4", 2, &err);
 	ck_assert_ptr_null(lm_b_alloc_json(b, "{}"));
 	failed(b, &err, "allocation outside a function");
+	/* no lm_error of the caller's: the status still says it */
+	b = lm_b_new("gen5", 2, NULL);
+	ck_assert_int_eq(lm_b_status(b), LM_EINPUT);
+	lm_b_free(b);
 	/* a builder dropped half way frees what it made */
 	b = lm_b_new("gen4", 2, &err);
 	lm_b_function(b, "f");
