@@ -29,4 +29,17 @@ int lm_json_ir_keys_sorted(void);
 /* The same for the writer's table of an instruction's keys. */
 int lm_json_iw_keys_sorted(void);
 
+/*
+** One instruction (one allocation) in the wire form, read by the loader's
+** rules into *in (*a), which is overwritten; the module m gives the
+** version, the path for messages, and fn / blk the place they name. The
+** operands' SB / PSUM offsets stay as written (the start partition folded
+** in: lm_arg_unfold). 0, or LM_EINPUT with err filled and *in cleared.
+*/
+int lm_json_read_inst(lm_inst *in, const char *text, size_t len,
+		      const lm_module *m, const char *fn, const char *blk,
+		      lm_error *err);
+int lm_json_read_alloc(lm_alloc *a, const char *text, size_t len,
+		       const lm_module *m, const char *fn, lm_error *err);
+
 #endif

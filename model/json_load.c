@@ -18,6 +18,7 @@
 #include "optable.h"
 #include "enumtab.h"
 #include "affine.h"
+#include "build.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -1803,9 +1804,8 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 	if (!cJSON_IsString(op))
 		return FAIL(L, "instruction: key 'opcode': expected string, got %s",
 			    type_name(op));
-	in->op = lm_opcode_parse(op->valuestring);
-	in->renumber = 1;
-	in->scale = 1.0;
+	lm_b_init_inst(in, lm_opcode_parse(op->valuestring), LM_ENG_UNASSIGNED,
+		       NULL);
 	cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
 	if (in->op == LM_OP_LOOP) {
 		if (nm && get_str(L, nm, "name", &in->name))
@@ -1881,8 +1881,6 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 		if (rc) /* kept as it is, with the legacy entries moved in */
 			keep_sync_info(in, k.sync, legacy);
 	}
-	if (in->op == LM_OP_TENSORSCALAR && !in->alu1)
-		in->alu1 = LM_ALU_BYPASS;
 	for (size_t i = 0; i < sizeof required / sizeof *required; i++)
 		if (required[i].op == in->op &&
 		    !(seen & (seen_bit(required[i].a, in->op) |
@@ -2125,6 +2123,76 @@ static int load_alloc(ld *L, cJSON *j, lm_alloc *a)
 	return 0;
 }
 
+/* ---- one object on its own (the builder's wire-form entries) ------------ */
+
+/* The loader state for one object of m, in function fn / block blk. */
+static void one_object(ld *L, const lm_module *m, const char *fn,
+		       const char *blk, lm_error *err)
+{
+	memset(L, 0, sizeof *L);
+	L->path = m->path ? m->path : "";
+	L->err = err;
+	L->owned = 1; /* parsed with malloc: the arena is for whole modules */
+	L->fn = fn;
+	L->blk = blk;
+	L->version = m->version == 1 ? 1 : 2;
+}
+
+/* Parse text as one JSON object (NULL with err filled when it is not). */
+static cJSON *parse_object(ld *L, const char *text, size_t len,
+			   const char *what)
+{
+	const char *end = NULL;
+	cJSON *j;
+	lm_json_hooks();
+	j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	while (j && end && (size_t)(end - text) < len &&
+	       (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
+		end++;
+	if (j && end && (size_t)(end - text) < len && *end) {
+		cJSON_Delete(j);
+		j = NULL;
+	}
+	if (!j)
+		FAIL(L, "malformed JSON %s", what);
+	return j;
+}
+
+int lm_json_read_inst(lm_inst *in, const char *text, size_t len,
+		      const lm_module *m, const char *fn, const char *blk,
+		      lm_error *err)
+{
+	ld L;
+	cJSON *j;
+	int rc;
+	memset(in, 0, sizeof *in);
+	one_object(&L, m, fn, blk, err);
+	if (!(j = parse_object(&L, text, len, "instruction")))
+		return LM_EINPUT;
+	rc = load_inst(&L, j, in);
+	cJSON_Delete(j);
+	if (rc)
+		lm_inst_clear(in);
+	return rc;
+}
+
+int lm_json_read_alloc(lm_alloc *a, const char *text, size_t len,
+		       const lm_module *m, const char *fn, lm_error *err)
+{
+	ld L;
+	cJSON *j;
+	int rc;
+	memset(a, 0, sizeof *a);
+	one_object(&L, m, fn, NULL, err);
+	if (!(j = parse_object(&L, text, len, "allocation")))
+		return LM_EINPUT;
+	rc = load_alloc(&L, j, a);
+	cJSON_Delete(j);
+	if (rc)
+		lm_alloc_clear(a);
+	return rc;
+}
+
 /* ---- functions and module -------------------------------------------- */
 
 static int load_function(ld *L, cJSON *j, lm_function *f)
@@ -2327,35 +2395,6 @@ static int load_aliases(ld *L, lm_module *m, cJSON *c)
 	return 0;
 }
 
-/* Name for messages when the module has none: the directory above nc<c>/. */
-static char *derive_display(const char *path)
-{
-	if (!path || !*path)
-		return lm_xstrdup("module");
-	char *d = lm_dirname(path);          /* .../name/nc0/sg0 */
-	const char *b = strrchr(d, '/');
-	const char *base = b ? b + 1 : d;
-	char *res = NULL;
-	if (!strncmp(base, "sg", 2) && b) {
-		char *d2 = lm_dirname(d);        /* .../name/nc0 */
-		const char *b2 = strrchr(d2, '/');
-		const char *base2 = b2 ? b2 + 1 : d2;
-		if (!strncmp(base2, "nc", 2)) {
-			char *d3 = b2 ? lm_dirname(d2) : lm_xstrdup(".");
-			const char *b3 = strrchr(d3, '/');
-			res = lm_xstrdup(b3 ? b3 + 1 : d3);
-			free(d3);
-		}
-		free(d2);
-	}
-	if (!res || !*res || !strcmp(res, ".")) {
-		free(res);
-		res = lm_xstrdup(!strcmp(base, ".") ? "module" : base);
-	}
-	free(d);
-	return res;
-}
-
 typedef struct unfold_ctx {
 	const lm_module *m;
 	lm_strmap allocs;
@@ -2397,8 +2436,7 @@ static int from_tree(lm_module **out, cJSON *root, const char *path,
 	L.err = err;
 	L.owned = owned;
 	lm_module *m = lm_xcalloc(1, sizeof *m);
-	m->path = lm_xstrdup(L.path);
-	m->dir = lm_dirname(*L.path ? L.path : "./x");
+	lm_b_set_path(m, L.path);
 	m->version = 2;
 	int rc = 0, seen_functions = 0;
 	*out = NULL;
@@ -2482,7 +2520,6 @@ static int from_tree(lm_module **out, cJSON *root, const char *path,
 		unfold_partitions(m);
 	if (!rc && !m->arch)
 		m->arch = lm_xstrdup("gen3");
-	m->display = derive_display(L.path);
 done:
 	if (rc) {
 		lm_module_free(m);

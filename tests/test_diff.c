@@ -194,15 +194,15 @@ START_TEST(test_diff_save_io)
 	/* the reference and linked z are the same bytes */
 	char *a = lm_xasprintf("%s/io/reference/z.npy", d);
 	char *b = lm_xasprintf("%s/io/linked/z.npy", d);
-	char *ta, *tb;
+	char *bytes_a, *bytes_b;
 	size_t na, nb;
 	lm_error e;
-	ck_assert_int_eq(lm_read_file(a, &ta, &na, &e), 0);
-	ck_assert_int_eq(lm_read_file(b, &tb, &nb, &e), 0);
+	ck_assert_int_eq(lm_read_file(a, &bytes_a, &na, &e), 0);
+	ck_assert_int_eq(lm_read_file(b, &bytes_b, &nb, &e), 0);
 	ck_assert_uint_eq(na, nb);
-	ck_assert(memcmp(ta, tb, na) == 0);
-	free(ta);
-	free(tb);
+	ck_assert(memcmp(bytes_a, bytes_b, na) == 0);
+	free(bytes_a);
+	free(bytes_b);
 	free(a);
 	free(b);
 	free(ex);

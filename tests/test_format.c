@@ -38,30 +38,6 @@ static char *module_text(int version, const char *arch, const char *allocs,
 #define NOP(n, extra) "{\"opcode\":\"NoOp\",\"name\":\"" n "\",\"engine\":" \
 	"\"SP\",\"ins\":[],\"outs\":[]" extra "}"
 
-static lm_module *parse(const char *text, lm_error *err)
-{
-	lm_module *m = NULL;
-	lm_module_parse(&m, text, strlen(text), "t.json", err);
-	return m;
-}
-
-static lm_module *parse_ok(const char *text)
-{
-	lm_error err;
-	lm_module *m = parse(text, &err);
-	ck_assert_msg(m != NULL, "%s", err.msg);
-	return m;
-}
-
-static void expect_fail(const char *text, const char *needle)
-{
-	lm_error err = {{0}, 0};
-	lm_module *m = parse(text, &err);
-	ck_assert_msg(m == NULL, "parse should fail: %s", text);
-	ck_assert_contains(err.msg, needle);
-	ck_assert_msg(strncmp(err.msg, "t.json: ", 8) == 0, "%s", err.msg);
-}
-
 static char *save(const lm_module *m)
 {
 	lm_error err;
@@ -71,11 +47,11 @@ static char *save(const lm_module *m)
 	return t;
 }
 
-/* save(parse(save(m))) == save(m) and the IR compares equal. */
+/* save(tu_parse(save(m))) == save(m) and the IR compares equal. */
 static void roundtrip(const lm_module *m)
 {
 	char *a = save(m), where[256] = "";
-	lm_module *b = parse_ok(a);
+	lm_module *b = tu_parse_ok(a);
 	char *c = save(b);
 	ck_assert_str_eq(a, c);
 	ck_assert_msg(lm_module_compare(m, b, where, sizeof where) == 0,
@@ -95,7 +71,7 @@ START_TEST(test_dependency_kinds)
 	char *t = module_text(2, "gen3", "", NOP("a", "") "," NOP("b", "") ","
 		NOP("c", ",\"dependencies\":[[\"a\",\"Anti\"],[\"b\",3],\"a\","
 		    "[\"b\",\"Ordered\"]]"));
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_inst *c = inst(m, 2);
 	ck_assert_int_eq(c->n_deps, 4);
 	ck_assert_int_eq(lm_inst_dep_kind(c, 0, 0), LM_EDGE_ANTI);
@@ -138,7 +114,7 @@ START_TEST(test_dependency_bad)
 				       "%s}", x);
 		char *t = module_text(2, "gen3", "", NOP("a", "") "," "%s");
 		char *u = lm_xasprintf(t, n);
-		expect_fail(u, cases[i][1]);
+		tu_expect_fail(u, cases[i][1]);
 		free(u);
 		free(t);
 		free(n);
@@ -152,7 +128,7 @@ START_TEST(test_dependency_unknown_name)
 {
 	char *t = module_text(2, "gen3", "", NOP("a", ",\"dependencies\":"
 					       "[[\"zz\",\"Flow\"]]"));
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_error err;
 	ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "dependency 'zz' names no instruction");
@@ -160,7 +136,7 @@ START_TEST(test_dependency_unknown_name)
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"loop_carried_dependencies\":"
 					   "[[\"zz\",\"Anti\"]]"));
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "loop-carried dependency 'zz' names no "
 			   "instruction");
@@ -173,7 +149,7 @@ START_TEST(test_loop_carried)
 {
 	char *t = module_text(2, "gen3", "", NOP("a", ",\"loop_carried_"
 		"dependencies\":[[\"b\",\"Anti\"],\"a\"]") "," NOP("b", ""));
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_error err;
 	lm_inst *a = inst(m, 0);
 	ck_assert_int_eq(a->n_lc_deps, 2);
@@ -199,7 +175,7 @@ START_TEST(test_sync_info)
 		"\"on_wait\":[{\"semaphore\":\"s\",\"mode\":\"sem-ge-imm\","
 		"\"value\":2}],\"on_update\":[{\"semaphore\":\"s\",\"mode\":"
 		"\"sem-inc\",\"value\":1}]}"));
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_inst *a = inst(m, 0);
 	ck_assert_int_eq(a->n_wait, 1);
 	ck_assert_str_eq(a->wait[0].semaphore, "s");
@@ -219,7 +195,7 @@ START_TEST(test_sync_info)
 	/* the legacy keys write as sync_info */
 	t = module_text(2, "gen3", "", NOP("a", ",\"wait\":[{\"semaphore\":"
 		"\"s\",\"value\":1}],\"signal\":[\"s\"]"));
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	s = save(m);
 	ck_assert_contains(s, "\"sync_info\":{\"on_update\":[{\"mode\":"
 			   "\"sem-inc\"");
@@ -233,7 +209,7 @@ START_TEST(test_sync_info)
 	t = module_text(2, "gen3", "", NOP("a", ",\"wait\":[{\"semaphore\":"
 		"\"s\",\"value\":1}],\"sync_info\":{\"on_update\":[{\"semaphore\":"
 		"\"s\",\"mode\":\"sem-wr-imm\",\"value\":5}]}"));
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	a = inst(m, 0);
 	ck_assert_int_eq(a->n_wait, 0);
 	s = save(m);
@@ -248,10 +224,10 @@ START_TEST(test_sync_info)
 
 	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"on_wait\":"
 					   "[{\"semaphore\":\"s\",\"value\":1}]}"));
-	expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
+	tu_expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"on_wait\":3}"));
-	expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
+	tu_expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
 	free(t);
 }
 END_TEST
@@ -263,7 +239,7 @@ START_TEST(test_header_keys)
 		"\"scheduled_start\":10,\"scheduled_end\":12,\"optin_passes\":"
 		"[\"p\"],\"debug\":{\"line\":3},\"order\":[],\"ins\":[],"
 		"\"outs\":[]}");
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_inst *a = inst(m, 0);
 	ck_assert_int_eq(a->engine, LM_ENG_ALL);
 	ck_assert_int_eq(a->origin, LM_ORIGIN_NKI);
@@ -281,7 +257,7 @@ START_TEST(test_header_keys)
 	free(t);
 	/* the header is always written */
 	t = module_text(2, "gen3", "", NOP("a", ""));
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	s = save(m);
 	ck_assert_contains(s, "{\"engine\":\"SP\",\"engine_id\":0,\"ins\":[],"
 			   "\"name\":\"a\",\"opcode\":\"NoOp\",\"origin\":"
@@ -293,17 +269,17 @@ START_TEST(test_header_keys)
 	lm_module_free(m);
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"origin\":\"Lean\""));
-	expect_fail(t, "key 'origin': unknown NamedObjectOrigin 'Lean'");
+	tu_expect_fail(t, "key 'origin': unknown NamedObjectOrigin 'Lean'");
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"engine_id\":-1"));
-	expect_fail(t, "key 'engine_id': expected a non-negative integer");
+	tu_expect_fail(t, "key 'engine_id': expected a non-negative integer");
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"order\":{}"));
-	expect_fail(t, "key 'order': expected array, got object");
+	tu_expect_fail(t, "key 'order': expected array, got object");
 	free(t);
 	t = module_text(2, "gen3", "", "{\"opcode\":\"Frobnicate\",\"name\":\"a\","
 			"\"engine\":\"SP\",\"ins\":[],\"outs\":[]}");
-	expect_fail(t, "unknown opcode 'Frobnicate'");
+	tu_expect_fail(t, "unknown opcode 'Frobnicate'");
 	free(t);
 }
 END_TEST
@@ -325,7 +301,7 @@ START_TEST(test_accumulation_flag)
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
 		char *x = lm_xasprintf(MM("%s"), c[i].in);
 		char *t = module_text(2, "gen3", "", x);
-		lm_module *m = parse_ok(t);
+		lm_module *m = tu_parse_ok(t);
 		lm_inst *mm = inst(m, 0);
 		ck_assert_int_eq(mm->start_tensor_calc, c[i].start);
 		ck_assert_int_eq(mm->stop_tensor_calc, c[i].stop);
@@ -348,10 +324,10 @@ START_TEST(test_accumulation_flag)
 		free(x);
 	}
 	char *t = module_text(2, "gen3", "", MM(",\"accumulation_flag\":256"));
-	expect_fail(t, "key 'accumulation_flag': 256 does not fit its 8 bits");
+	tu_expect_fail(t, "key 'accumulation_flag': 256 does not fit its 8 bits");
 	free(t);
 	t = module_text(2, "gen3", "", MM(""));
-	expect_fail(t, "Matmult: missing key 'accumulation_flag'");
+	tu_expect_fail(t, "Matmult: missing key 'accumulation_flag'");
 	free(t);
 }
 END_TEST
@@ -362,7 +338,7 @@ START_TEST(test_partition_encoding)
 	char *t = module_text(2, "gen3", SB_T, "{\"opcode\":\"Memset\","
 		"\"name\":\"z\",\"engine\":\"DVE\",\"ins\":[],\"outs\":["
 		AP_T("35") "],\"mode\":\"Const\",\"constant\":0}");
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_arg *o = &inst(m, 0)->outs[0];
 	ck_assert_int_eq(o->start_partition, 2);
 	ck_assert_int_eq(o->offset, 3);
@@ -379,7 +355,7 @@ START_TEST(test_partition_encoding)
 		"\"ap\":[[16,2],[1,8]],\"dtype\":\"float32\",\"offset\":3,"
 		"\"start_partition\":1,\"memsetref\":\"t\",\"memref\":\"t\"}],"
 		"\"mode\":\"Const\",\"constant\":0}");
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	s = save(m);
 	ck_assert_contains(s, "\"offset\":19");
 	ck_assert_msg(!strstr(s, "start_partition"), "%s", s);
@@ -395,7 +371,7 @@ START_TEST(test_versions_and_spellings)
 	char *t = module_text(1, "sunda", "", "{\"opcode\":\"Drain\",\"name\":"
 		"\"d\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"is_reset_sema\":"
 		"{\"terms\":[{\"AxisLabel\":\"i\",\"coef\":1}],\"c\":0}}");
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	ck_assert_str_eq(m->arch, "gen2");
 	char *s = save(m);
 	ck_assert_contains(s, "\"arch\":\"sunda\"");
@@ -403,7 +379,7 @@ START_TEST(test_versions_and_spellings)
 	ck_assert_contains(s, "\"is_reset_sema\":{");
 	ck_assert_contains(s, "AffExprKind");
 	ck_assert_msg(!strstr(s, "AxisLabel"), "%s", s);
-	lm_module *b = parse_ok(s);
+	lm_module *b = tu_parse_ok(s);
 	char *s2 = save(b);
 	ck_assert_str_eq(s, s2);
 	free(s2);
@@ -417,16 +393,16 @@ START_TEST(test_versions_and_spellings)
 		"\"c\",\"engine\":\"DVE\",\"ins\":[{\"kind\":\"symbolic_ap\","
 		"\"memsetref\":\"t\",\"dtype\":\"float32\",\"addrs\":[{"
 		"\"kind\":\"SumExpr\"}]}],\"outs\":[]}");
-	expect_fail(t, "key 'addrs': affine expression (version 2): expr: "
+	tu_expect_fail(t, "key 'addrs': affine expression (version 2): expr: "
 		    "unknown kind 'SumExpr'");
 	free(t);
 	t = module_text(3, "gen3", "", "");
-	expect_fail(t, "unsupported BIR version 3 (1 or 2)");
+	tu_expect_fail(t, "unsupported BIR version 3 (1 or 2)");
 	free(t);
 	t = module_text(2, "gen3", "", "{\"opcode\":\"Drain\",\"name\":\"d\","
 		"\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"is_reset_sema\":"
 		"{\"kind\":\"NoSuchKind\"}}");
-	expect_fail(t, "key 'is_reset_sema': affine expression (version 2)");
+	tu_expect_fail(t, "key 'is_reset_sema': affine expression (version 2)");
 	free(t);
 
 	/* a memory location's type by name or by its MemoryType bit */
@@ -434,7 +410,7 @@ START_TEST(test_versions_and_spellings)
 		"\"dtype\":\"float32\",\"tensor_shape\":[4,8],\"memorylocations\":"
 		"[{\"name\":\"t\",\"type\":16,\"addr\":0,\"dims\":[4,64],\"bank\":"
 		"0,\"base\":0,\"allocated\":true}]}", "");
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	ck_assert_int_eq(m->functions[0].allocs[0].memlocs[0].type, LM_MT_SB);
 	s = save(m);
 	ck_assert_contains(s, "\"type\":16");
@@ -444,7 +420,7 @@ START_TEST(test_versions_and_spellings)
 	t = module_text(2, "gen3", "{\"name\":\"t\",\"kind\":\"Internal\","
 		"\"dtype\":\"float32\",\"tensor_shape\":[4,8],\"memorylocations\":"
 		"[{\"name\":\"t\",\"type\":3,\"dims\":[4,64]}]}", "");
-	expect_fail(t, "key 'type': MemoryType 3 does not exist");
+	tu_expect_fail(t, "key 'type': MemoryType 3 does not exist");
 	free(t);
 }
 END_TEST
@@ -459,7 +435,7 @@ START_TEST(test_documented_keys)
 		"{\"opcode\":\"DMACopy\",\"name\":\"c\",\"engine\":\"SP\",\"ins\":[],"
 		"\"outs\":[],\"dge_type\":\"Unassigned\",\"dma_qos\":0,\"mode\":"
 		"\"Transpose\"}");
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_inst *r = inst(m, 0), *c = inst(m, 1);
 	/* the default values are not kept */
 	ck_assert_ptr_null(cJSON_GetObjectItem(r->extra, "axis"));
@@ -493,7 +469,7 @@ START_TEST(test_documented_keys)
 				       "\"r\",\"engine\":\"DVE\",\"ins\":[],"
 				       "\"outs\":[],\"op\":\"add\",%s}", bad[i][0]);
 		t = module_text(2, "gen3", "", x);
-		expect_fail(t, bad[i][1]);
+		tu_expect_fail(t, bad[i][1]);
 		free(t);
 		free(x);
 	}
@@ -522,7 +498,7 @@ START_TEST(test_every_opcode_loads)
 				       ",\"op\":\"add\"" : "");
 		char *t = module_text(2, "gen3", "", x);
 		lm_error err;
-		lm_module *m = parse(t, &err);
+		lm_module *m = tu_parse(t, &err);
 		if (m) {
 			char *s = save(m), want[96];
 			snprintf(want, sizeof want, "\"opcode\":\"%s\"", names[i]);
@@ -587,7 +563,7 @@ START_TEST(test_ir_key_table)
 	char *t = module_text(2, "gen3", "", "{\"opcode\":\"Memset\",\"name\":"
 			      "\"m\",\"engine\":\"DVE\",\"ins\":[],\"outs\":[],"
 			      "\"mode\":\"Bogus\",\"constant\":0}");
-	expect_fail(t, "key 'mode': unknown MemsetMode 'Bogus' (Const, Random");
+	tu_expect_fail(t, "key 'mode': unknown MemsetMode 'Bogus' (Const, Random");
 	free(t);
 }
 END_TEST
@@ -605,7 +581,7 @@ START_TEST(test_carried_refs_verified)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char *t = module_text(2, "gen3", "", cases[i][0]);
-		lm_module *m = parse_ok(t);
+		lm_module *m = tu_parse_ok(t);
 		lm_error err;
 		ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
 		ck_assert_contains(err.msg, cases[i][1]);
@@ -616,7 +592,7 @@ START_TEST(test_carried_refs_verified)
 	char *t = module_text(2, "gen3", "", "{\"opcode\":\"UnconditionalBranch\","
 			      "\"name\":\"j\",\"engine\":\"SP\",\"ins\":[],"
 			      "\"outs\":[],\"target\":\"b\"}");
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_error err;
 	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
 	lm_module_free(m);
@@ -660,7 +636,7 @@ START_TEST(test_allocation_enums)
 			"\"memorylocations\":[{\"name\":\"t\",\"type\":\"DRAM\","
 			"\"dims\":[4,32]}]}", bad[i][0]);
 		char *t = module_text(2, "gen3", al, "");
-		expect_fail(t, bad[i][1]);
+		tu_expect_fail(t, bad[i][1]);
 		free(t);
 		free(al);
 	}
@@ -668,7 +644,7 @@ START_TEST(test_allocation_enums)
 		"\"dtype\":\"float32\",\"tensor_shape\":[4,8],\"addr_space\":1,"
 		"\"tensor_class\":\"NeuronSBTensor\",\"memorylocations\":[{"
 		"\"name\":\"t\",\"type\":\"DRAM\",\"dims\":[4,32]}]}", "");
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	ck_assert_str_eq(m->functions[0].allocs[0].addr_space, "Shared");
 	char *s2 = save(m);
 	ck_assert_contains(s2, "\"addr_space\":\"Shared\"");
@@ -686,7 +662,7 @@ START_TEST(test_review_cases)
 {
 	char *t = module_text(2, "gen3", "", MM(",\"accumulation_flag\":null,"
 					       "\"start_tensor_calc\":true"));
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	char *s2 = save(m);
 	ck_assert_contains(s2, "\"accumulation_flag\":1");
 	roundtrip(m);
@@ -696,16 +672,16 @@ START_TEST(test_review_cases)
 
 	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"a\":1,"
 					   "\"on_wait\":5}"));
-	expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
+	tu_expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"a\":1,"
 		"\"on_wait\":[{\"semaphore\":\"s\"}]}"));
-	expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
+	tu_expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
 	free(t);
 
 	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"on_update\":"
 		"[{\"semaphore\":\"s\",\"mode\":\"sem-add-imm\",\"value\":4}]}"));
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	lm_inst_add_wait(inst(m, 0), "s", 5);
 	s2 = save(m);
 	ck_assert_contains(s2, "\"sync_info\":{\"on_update\":[{\"mode\":"
@@ -719,7 +695,7 @@ START_TEST(test_review_cases)
 	t = module_text(1, "gen3", "", "{\"opcode\":\"Loop\",\"name\":\"lp\","
 		"\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"LoopAxis\":{"
 		"\"name\":\"i\",\"lb\":0,\"ub\":4,\"stride\":1},\"blocks\":[]}");
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	s2 = save(m);
 	ck_assert_contains(s2, "\"LoopAxis\":{\"lb\":0,\"name\":\"i\","
 			   "\"stride\":1,\"ub\":4}");
@@ -730,7 +706,7 @@ START_TEST(test_review_cases)
 	t = module_text(2, "gen3", "", "{\"opcode\":\"Activation\",\"name\":"
 		"\"a\",\"engine\":\"Activation\",\"ins\":[],\"outs\":[],"
 		"\"func\":\"Relu\"}");
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	s2 = save(m);
 	ck_assert_contains(s2, "\"alpha\":0,");
 	roundtrip(m);

@@ -19,25 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Parse text; returns the module or NULL with err filled. */
-static lm_module *parse(const char *text, lm_error *err)
-{
-	lm_module *m = NULL;
-	lm_module_parse(&m, text, strlen(text), "t.json", err);
-	return m;
-}
-
-/* Expect parsing to fail with a message containing `needle`. */
-static void expect_fail(const char *text, const char *needle)
-{
-	lm_error err = {{0}, 0};
-	lm_module *m = parse(text, &err);
-	ck_assert_msg(m == NULL, "parse of <%s> should fail", text);
-	ck_assert_contains(err.msg, needle);
-	ck_assert_msg(strncmp(err.msg, "t.json: ", 8) == 0,
-		      "message must start with the file: %s", err.msg);
-}
-
 /* load -> save -> load must give the same module, and save is stable. */
 static void roundtrip_file(const char *path)
 {
@@ -108,7 +89,7 @@ START_TEST(test_unknown_keys_carried)
 		"\"stride\":1},\"blocks\":[{\"name\":\"lb\",\"instructions\":[]}]}"
 		"]}]}]}";
 	lm_error err;
-	lm_module *m = parse(text, &err);
+	lm_module *m = tu_parse(text, &err);
 	ck_assert_msg(m != NULL, "%s", err.msg);
 	char *out;
 	size_t n;
@@ -218,39 +199,39 @@ END_TEST
 
 START_TEST(test_bad_empty)
 {
-	expect_fail("", "empty file");
+	tu_expect_fail("", "empty file");
 }
 END_TEST
 
 START_TEST(test_bad_truncated)
 {
-	expect_fail("{\"version\":2,\"functions\":[", "malformed JSON at line 1");
-	expect_fail("{\"version\":2,\n\"functions\":[{\"name\":", "line 2");
+	tu_expect_fail("{\"version\":2,\"functions\":[", "malformed JSON at line 1");
+	tu_expect_fail("{\"version\":2,\n\"functions\":[{\"name\":", "line 2");
 }
 END_TEST
 
 START_TEST(test_bad_trailing)
 {
-	expect_fail("{\"functions\":[]} x", "trailing data");
+	tu_expect_fail("{\"functions\":[]} x", "trailing data");
 }
 END_TEST
 
 START_TEST(test_bad_toplevel_type)
 {
-	expect_fail("[1,2]", "expected a JSON object at top level, got array");
-	expect_fail("42", "got number");
+	tu_expect_fail("[1,2]", "expected a JSON object at top level, got array");
+	tu_expect_fail("42", "got number");
 }
 END_TEST
 
 START_TEST(test_bad_missing_functions)
 {
-	expect_fail("{\"version\":2}", "missing key 'functions'");
+	tu_expect_fail("{\"version\":2}", "missing key 'functions'");
 }
 END_TEST
 
 START_TEST(test_bad_version)
 {
-	expect_fail("{\"version\":3,\"functions\":[]}",
+	tu_expect_fail("{\"version\":3,\"functions\":[]}",
 		    "unsupported BIR version 3");
 }
 END_TEST
@@ -258,67 +239,67 @@ END_TEST
 /* Wrong JSON type for each kind of required key. */
 START_TEST(test_bad_types)
 {
-	expect_fail("{\"version\":\"2\",\"functions\":[]}",
+	tu_expect_fail("{\"version\":\"2\",\"functions\":[]}",
 		    "key 'version': expected integer, got string");
-	expect_fail("{\"functions\":{}}",
+	tu_expect_fail("{\"functions\":{}}",
 		    "key 'functions': expected array, got object");
-	expect_fail("{\"arch\":5,\"functions\":[]}",
+	tu_expect_fail("{\"arch\":5,\"functions\":[]}",
 		    "key 'arch': expected string, got number");
-	expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[],"
+	tu_expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[],"
 		    "\"blocks\":[{\"name\":\"b\",\"instructions\":{}}]}]}",
 		    "key 'instructions': expected array, got object");
-	expect_fail(MOD_HEAD "{\"opcode\":\"Matmult\",\"name\":\"m\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"Matmult\",\"name\":\"m\",\"ins\":[],"
 		    "\"outs\":[],\"start_tensor_calc\":1}" MOD_TAIL,
 		    "key 'start_tensor_calc': expected boolean, got number");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"n\",\"ins\":"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"n\",\"ins\":"
 		    "[{\"kind\":\"physical_ap\",\"ap\":[[1,\"2\"]],\"dtype\":"
 		    "\"float32\",\"offset\":0,\"memsetref\":\"t\"}],\"outs\":[]}" MOD_TAIL,
 		    "key 'ap': expected integer, got string");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"n\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"n\",\"ins\":[],"
 		    "\"outs\":[],\"signal\":\"s\"}" MOD_TAIL,
 		    "key 'signal': expected array, got string");
-	expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
+	tu_expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
 		    "\"t\",\"kind\":\"Internal\",\"tensor_shape\":[1],"
 		    "\"memorylocations\":[{\"name\":\"t\",\"type\":\"SB\","
 		    "\"allocated\":\"yes\"}]}],\"blocks\":[]}]}",
 		    "key 'allocated': expected boolean, got string");
-	expect_fail(MOD_HEAD "{\"opcode\":\"Activation\",\"name\":\"a\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"Activation\",\"name\":\"a\",\"ins\":[],"
 		    "\"outs\":[],\"func\":\"Exp\",\"scale\":true}" MOD_TAIL,
 		    "key 'scale': expected number, got boolean");
-	expect_fail("{\"functions\":[{\"name\":7}]}",
+	tu_expect_fail("{\"functions\":[{\"name\":7}]}",
 		    "key 'name': expected string, got number");
 }
 END_TEST
 
 START_TEST(test_bad_unknown_opcode)
 {
-	expect_fail(MOD_HEAD "{\"opcode\":\"Frobnicate\",\"name\":\"x\"}" MOD_TAIL,
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"Frobnicate\",\"name\":\"x\"}" MOD_TAIL,
 		    "function f/block b/instruction x: unknown opcode 'Frobnicate'");
 }
 END_TEST
 
 START_TEST(test_bad_unknown_enums)
 {
-	expect_fail(MOD_HEAD "{\"opcode\":\"Activation\",\"name\":\"a\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"Activation\",\"name\":\"a\",\"ins\":[],"
 		    "\"outs\":[],\"func\":\"exp\"}" MOD_TAIL,
 		    "unknown activation function 'exp'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"TensorTensor\",\"name\":\"a\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"TensorTensor\",\"name\":\"a\",\"ins\":[],"
 		    "\"outs\":[],\"op\":\"multiply\"}" MOD_TAIL,
 		    "unknown AluOp 'multiply'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"engine\":\"GPU\","
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"engine\":\"GPU\","
 		    "\"ins\":[],\"outs\":[]}" MOD_TAIL, "unknown engine 'GPU'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
 		    "[{\"kind\":\"physical_ap\",\"ap\":[],\"dtype\":\"fp32\","
 		    "\"offset\":0,\"memsetref\":\"t\"}],\"outs\":[]}" MOD_TAIL,
 		    "unknown dtype 'fp32'");
-	expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
+	tu_expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
 		    "\"t\",\"kind\":\"Temporary\",\"memorylocations\":[]}],"
 		    "\"blocks\":[]}]}", "unknown tensor kind 'Temporary'");
-	expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
+	tu_expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
 		    "\"t\",\"kind\":\"Internal\",\"memorylocations\":[{\"name\":\"t\","
 		    "\"type\":\"HBM\"}]}],\"blocks\":[]}]}",
 		    "unknown memory type 'HBM'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
 		    "[{\"kind\":\"weird_ap\"}],\"outs\":[]}" MOD_TAIL,
 		    "operand: unknown kind 'weird_ap'");
 }
@@ -326,16 +307,16 @@ END_TEST
 
 START_TEST(test_bad_integers)
 {
-	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
 		    "\"outs\":[],\"id\":1.5,\"cores\":[0]}" MOD_TAIL,
 		    "key 'id': expected integer, got 1.5");
-	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
 		    "\"outs\":[],\"id\":18014398509481984,\"cores\":[0]}" MOD_TAIL,
 		    "out of range (beyond 2^53)");
-	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
 		    "\"outs\":[],\"id\":-1,\"cores\":[0]}" MOD_TAIL,
 		    "expected a non-negative integer, got -1");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
 		    "[{\"kind\":\"physical_ap\",\"ap\":[[1,2]],\"dtype\":\"float32\","
 		    "\"offset\":1e300,\"memsetref\":\"t\"}],\"outs\":[]}" MOD_TAIL,
 		    "key 'offset': integer");
@@ -344,21 +325,21 @@ END_TEST
 
 START_TEST(test_bad_missing_required)
 {
-	expect_fail(MOD_HEAD "{\"opcode\":\"Matmult\",\"name\":\"m\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"Matmult\",\"name\":\"m\",\"ins\":[],"
 		    "\"outs\":[]}" MOD_TAIL,
 		    "Matmult: missing key 'accumulation_flag'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"id\":0}"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"id\":0}"
 		    MOD_TAIL, "CoreBarrier: missing key 'cores'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"Memset\",\"name\":\"c\"}" MOD_TAIL,
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"Memset\",\"name\":\"c\"}" MOD_TAIL,
 		    "Memset: missing key 'constant'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\"}" MOD_TAIL,
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\"}" MOD_TAIL,
 		    "missing key 'name'");
-	expect_fail("{\"functions\":[{\"name\":\"f\",\"blocks\":[]}]}",
+	tu_expect_fail("{\"functions\":[{\"name\":\"f\",\"blocks\":[]}]}",
 		    "function f: missing key 'allocations'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NKIKLIRKernel\",\"name\":\"k\","
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NKIKLIRKernel\",\"name\":\"k\","
 		    "\"kernel_format\":\"bir\"}" MOD_TAIL,
 		    "NKIKLIRKernel: missing key 'klir_binary'");
-	expect_fail("{\"queues\":[{\"name\":\"q\",\"instances\":[]}],"
+	tu_expect_fail("{\"queues\":[{\"name\":\"q\",\"instances\":[]}],"
 		    "\"functions\":[]}", "queue q: needs at least one instance");
 }
 END_TEST
@@ -955,7 +936,7 @@ START_TEST(test_bad_nesting)
 	lm_error err;
 	lm_module *m;
 	char *t = nested_module(1001, "");
-	m = parse(t, &err);
+	m = tu_parse(t, &err);
 	ck_assert_ptr_null(m);
 	ck_assert_str_eq(err.msg, "t.json: JSON nested deeper than 1000 levels "
 			 "at line 1, column 1023");
@@ -967,7 +948,7 @@ START_TEST(test_bad_nesting)
 		for (int i = 0; i < 1001; i++)
 			lm_buf_puts(&b, i == 1 ? "[\"[[{\"," : "[");
 		lm_buf_put(&b, "", 1);
-		m = parse(b.ptr, &err);
+		m = tu_parse(b.ptr, &err);
 		ck_assert_ptr_null(m);
 		ck_assert_str_eq(err.msg, "t.json: JSON nested deeper than 1000 "
 				 "levels at line 2, column 1007");
@@ -976,7 +957,7 @@ START_TEST(test_bad_nesting)
 	/* 999 and 1000 levels load (and the nesting is carried) */
 	for (int levels = 999; levels <= 1000; levels++) {
 		t = nested_module(levels, "");
-		m = parse(t, &err);
+		m = tu_parse(t, &err);
 		ck_assert_msg(m != NULL, "%d levels: %s", levels, err.msg);
 		ck_assert_ptr_nonnull(cJSON_GetObjectItem(m->extra, "deep"));
 		lm_module_free(m);
@@ -985,7 +966,7 @@ START_TEST(test_bad_nesting)
 	/* other malformed input keeps its message */
 	t = nested_module(999, "");
 	t[strlen(t) - 2] = ',';
-	m = parse(t, &err);
+	m = tu_parse(t, &err);
 	ck_assert_ptr_null(m);
 	ck_assert_contains(err.msg, "malformed JSON at line 1, column");
 	free(t);
@@ -1092,7 +1073,7 @@ static lm_module *load_tree(const cJSON *t)
 {
 	char *text = cJSON_PrintUnformatted(t);
 	lm_error err;
-	lm_module *m = parse(text, &err);
+	lm_module *m = tu_parse(text, &err);
 	ck_assert_msg(m != NULL, "%s", err.msg);
 	free(text);
 	return m;
@@ -1208,7 +1189,7 @@ START_TEST(test_repeated_keys_big_object)
 			      i ? "," : "", i, i, i, i);
 	lm_buf_puts(&b, "}}]}]}]}");
 	lm_buf_put(&b, "", 1);
-	m = parse(b.ptr, &err);
+	m = tu_parse(b.ptr, &err);
 	ck_assert_msg(m != NULL, "%s", err.msg);
 	const lm_inst *k = &m->functions[0].blocks[0].insts[0];
 	ck_assert_int_eq(k->n_func_args, 40);

@@ -4,7 +4,9 @@
 */
 #include "common.h"
 #include "testutil.h"
-#include "simtb.h"
+#include "verify.h"
+#include "dtype.h"
+#include "sim.h"
 #include "npy.h"
 
 #include <cjson/cJSON.h>
@@ -13,6 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <math.h>
+#include <stdio.h>
 
 START_TEST(test_run_stats_matmul1)
 {

@@ -6,11 +6,17 @@
 */
 #include "common.h"
 #include "testutil.h"
-#include "simtb.h"
+#include "verify.h"
+#include "dtype.h"
+#include "sim.h"
 #include "npy.h"
 #include "linker.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -65,21 +71,6 @@ static char *trace_path(const char *tag)
 	char *p = lm_path_join(tmpdir, f);
 	free(f);
 	return p;
-}
-
-/* Run modules (1: ls_run, else side by side) with x if given. */
-static int run_mods(lm_module **m, int n, const float *x, int P, int F,
-		    const ls_options *o, ls_result *r, lm_error *err)
-{
-	ls_tensors in = {0, NULL};
-	int64_t shape[2] = {P, F};
-	int rc;
-	if (x)
-		ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
-	rc = n == 1 ? ls_run(m[0], &in, o, r, err)
-		    : ls_run_multi(m, n, &in, o, r, err);
-	ls_tensors_free(&in);
-	return rc;
 }
 
 static void free_mods(lm_module **m, int n)
@@ -167,7 +158,7 @@ static void dma_pair(int two_instances, int64_t *big_end, int64_t *small_end,
 		two_instances ? "s2" : "s1", two_instances ? 1 : 2);
 	m = tb_module(&t, 0);
 	o.trace_path = tr;
-	ck_assert_msg(run_mods(&m, 1, x, P, F, &o, r, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tb_run(&m, 1, x, P, F, &o, r, &err) == 0, "%s", err.msg);
 	*big_end = t_end(tr, "big", "DMA");
 	*small_end = t_end(tr, "small", "DMA");
 	/* the waiting NoOp starts exactly at the counted completion */
@@ -236,7 +227,7 @@ START_TEST(test_barrier_rendezvous_three_cores)
 	m[1] = barrier_core(1, 2000, "g", 5, "0,1,2", 0);
 	m[2] = barrier_core(2, 4000, "g", 5, "0,1,2", 0);
 	o.trace_path = tr;
-	ck_assert_msg(run_mods(m, 3, NULL, 0, 0, &o, &r, &err) == 0, "%s",
+	ck_assert_msg(tb_run(m, 3, NULL, 0, 0, &o, &r, &err) == 0, "%s",
 		      err.msg);
 	ck_assert_int_eq(r.n_cores, 3);
 	rel = t_end(tr, "pre2", "Memset") + 500000; /* last arrival + latency */
@@ -272,7 +263,7 @@ START_TEST(test_barrier_errors)
 		"\"SP\",\"id\":1,\"cores\":[0],\"group\":\"gB\"}");
 	m[0] = tb_module(&t, 0);
 	tb_free(&t);
-	ck_assert_int_eq(run_mods(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_int_eq(tb_run(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "core 0/function sg0000/instruction B");
 	ck_assert_contains(err.msg, "barrier ID collision: 'B' (group 'gB') "
 			   "arrives at barrier id 1, which is held by 'A' "
@@ -282,14 +273,14 @@ START_TEST(test_barrier_errors)
 	/* per-module tables: the same id in two modules is no collision */
 	m[0] = barrier_core(0, 8, "g", 1, "0,1", 0);
 	m[1] = barrier_core(1, 8, "g", 1, "0,1", 0);
-	ck_assert_msg(run_mods(m, 2, NULL, 0, 0, NULL, &r, &err) == 0, "%s",
+	ck_assert_msg(tb_run(m, 2, NULL, 0, 0, NULL, &r, &err) == 0, "%s",
 		      err.msg);
 	ls_result_free(&r);
 	free_mods(m, 2);
 
 	/* a group reached twice by one core */
 	m[0] = barrier_core(0, 8, "g", 1, "0", 1);
-	ck_assert_int_eq(run_mods(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_int_eq(tb_run(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "instruction again0");
 	ck_assert_contains(err.msg, "barrier group 'g' reached twice by core 0");
 	free_mods(m, 1);
@@ -297,7 +288,7 @@ START_TEST(test_barrier_errors)
 	/* differing core lists */
 	m[0] = barrier_core(0, 8, "g", 1, "0,1", 0);
 	m[1] = barrier_core(1, 800, "g", 1, "1,0,2", 0);
-	ck_assert_int_eq(run_mods(m, 2, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_int_eq(tb_run(m, 2, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "core 1/function sg0000/instruction bar1");
 	ck_assert_contains(err.msg, "differing core lists: 'bar1' lists [1, 0, "
 			   "2] but 'bar0' (core 0) lists [0, 1]");
@@ -323,7 +314,7 @@ START_TEST(test_deadlock_lists_blocked_engines)
 		AP("a", "float32", 1, 4, 0));
 	m[0] = tb_module(&t, 0);
 	tb_free(&t);
-	ck_assert_int_eq(run_mods(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_int_eq(tb_run(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "deadlock at t=0 ps");
 	ck_assert_contains(err.msg, "2 blocked engines");
 	ck_assert_contains(err.msg, "core 0 SP: 'w' (NoOp) waits for semaphore "
@@ -338,7 +329,7 @@ START_TEST(test_deadlock_lists_blocked_engines)
 	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"idle\",\"engine\":\"SP\"}");
 	m[1] = tb_module(&t, 1);
 	tb_free(&t);
-	ck_assert_int_eq(run_mods(m, 2, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_int_eq(tb_run(m, 2, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "deadlock");
 	ck_assert_contains(err.msg, "core 0 Pool: 'bar0' (CoreBarrier) waits at "
 			   "barrier group 'g' for cores [0, 1] (arrived: [0])");
@@ -656,7 +647,7 @@ START_TEST(test_linked_module_dispatcher)
 	ck_assert_msg(lm_module_parse(&m, j, strlen(j), "linked.json", &err) == 0,
 		      "%s", err.msg);
 	ck_assert_msg(lm_verify(m, &vo, &err) == 0, "%s", err.msg);
-	ck_assert_msg(run_mods(&m, 1, x, 2, 4, NULL, &r, &err) == 0, "%s",
+	ck_assert_msg(tb_run(&m, 1, x, 2, 4, NULL, &r, &err) == 0, "%s",
 		      err.msg);
 	ck_assert_int_eq(r.n_cores, 2);
 	for (int i = 0; i < 8; i++)
@@ -681,7 +672,7 @@ START_TEST(test_linked_module_dispatcher)
 	j = lm_xasprintf(linked_json, c0, c1);
 	ck_assert_int_eq(lm_module_parse(&m, j, strlen(j), "linked.json", &err),
 			 0);
-	ck_assert_int_eq(run_mods(&m, 1, x, 2, 4, NULL, &r, &err), LM_ECHECK);
+	ck_assert_int_eq(tb_run(&m, 1, x, 2, 4, NULL, &r, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "core 0/function nc0/instruction nc0.add: "
 			   "reads uninitialized memory: ins[0] 'nc0.t'");
 	lm_module_free(m);

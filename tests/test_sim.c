@@ -7,12 +7,18 @@
 */
 #include "common.h"
 #include "testutil.h"
-#include "simtb.h"
+#include "verify.h"
+#include "dtype.h"
+#include "sim.h"
 #include "sim_int.h"
 #include "simcheck.h"
 #include "verify.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Run a module built by t with input x; asserts success. */
 static void run_ok(tb *t, const float *x, int P, int F, ls_result *r)
@@ -148,11 +154,11 @@ START_TEST(test_matmul_psum_bank_boundary_rejected)
 	tb_init(&t);
 	tb_sb(&t, "a", "float32", 64, 64);
 	tb_sb(&t, "b", "float32", 64, 512);
-	lm_buf_printf(&t.al, ",{\"name\":\"acc\",\"kind\":\"Internal\","
-		      "\"dtype\":\"float32\",\"tensor_shape\":[64,768],\"file\":"
-		      "\"\",\"memorylocations\":[{\"name\":\"acc\",\"type\":"
-		      "\"PSUM\",\"addr\":0,\"dims\":[64,4096],\"bank\":0,"
-		      "\"base\":0,\"allocated\":true}]}");
+	tb_alloc_raw(&t, "{\"name\":\"acc\",\"kind\":\"Internal\","
+		     "\"dtype\":\"float32\",\"tensor_shape\":[64,768],\"file\":"
+		     "\"\",\"memorylocations\":[{\"name\":\"acc\",\"type\":"
+		     "\"PSUM\",\"addr\":0,\"dims\":[64,4096],\"bank\":0,"
+		     "\"base\":0,\"allocated\":true}]}");
 	tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"mm\",\"engine\":\"PE\","
 		"\"ins\":[%s,%s],\"outs\":[{\"kind\":\"physical_ap\","
 		"\"memsetref\":\"acc\",\"memref\":\"acc\",\"offset\":256,\"ap\":"
