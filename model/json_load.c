@@ -1222,10 +1222,11 @@ static int load_block(ld *L, cJSON *j, lm_block *b);
 ** ---- the keys the model reads into the IR ------------------------------
 **
 ** One row per key and the opcodes it is read for (0: every opcode, the
-** header): its reader fills the IR field. load_inst looks a key up here
-** first, then in the field table (fields.def: checked and carried), and
-** carries any other key. `required` lists what each opcode cannot run
-** without.
+** header): its reader fills the IR field, its view (lm_inst_key_view)
+** says what the field holds (NULL: a value is always there, or the key is
+** no op key). load_inst looks a key up here first, then in the field
+** table (fields.def: checked and carried), and carries any other key;
+** then it refuses an instruction without a key its rows require.
 */
 
 typedef struct ik {
@@ -1236,11 +1237,14 @@ typedef struct ik {
 } ik;
 
 typedef int (*ik_read)(ik *k);
+/* What the IR holds: 0 for nothing (its unset state), else 1 and *v. */
+typedef int (*ik_view)(const lm_inst *in, lm_keyview *v);
 
 typedef struct ir_key {
 	const char *key;
 	uint32_t ops;      /* bits 1 << lm_opcode; 0: every opcode */
 	ik_read read;
+	ik_view view;
 } ir_key;
 
 #define OPM(x) (1u << LM_OP_##x)
@@ -1644,92 +1648,163 @@ static int rd_loop_blocks(ik *k)
 	return rc;
 }
 
+/* ---- what the IR holds for a key (the views of the rows) ---------------- */
+
+static int view_name(const char *s, lm_keyview *v)
+{
+	v->name = s;
+	return s && *s;
+}
+
+static int view_str(const char *s, lm_keyview *v)
+{
+	v->name = s;
+	return s != NULL;
+}
+
+static int vw_queue(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->queue, v);
+}
+
+static int vw_instance(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->instance_name, v);
+}
+
+static int vw_target(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->target, v);
+}
+
+static int vw_nki_func(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->func, v);
+}
+
+static int vw_klir_binary(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->klir_binary, v);
+}
+
+static int vw_kernel_format(const lm_inst *in, lm_keyview *v)
+{
+	return view_str(in->kernel_format, v);
+}
+
+static int vw_act_func(const lm_inst *in, lm_keyview *v)
+{
+	(void)v;
+	return in->act_func != LM_ACT_INVALID;
+}
+
+static int vw_alu(const lm_inst *in, lm_keyview *v)
+{
+	(void)v;
+	return in->alu != LM_ALU_INVALID;
+}
+
+static int vw_alu0(const lm_inst *in, lm_keyview *v)
+{
+	(void)v;
+	return in->alu0 != LM_ALU_INVALID;
+}
+
+static int vw_alu1(const lm_inst *in, lm_keyview *v)
+{
+	(void)v;
+	return in->alu1 != LM_ALU_INVALID;
+}
+
+static int vw_func_args(const lm_inst *in, lm_keyview *v)
+{
+	v->kv = in->func_args;
+	v->n_kv = in->n_func_args;
+	return 1;
+}
+
+static int vw_func_outs(const lm_inst *in, lm_keyview *v)
+{
+	v->kv = in->func_outs;
+	v->n_kv = in->n_func_outs;
+	return 1;
+}
+
 /* Sorted by key (ir_key_find's binary search; ir_key_rows checks it). */
 static const ir_key ir_keys[] = {
-	{ "accumulation_flag", OPM(MATMULT), rd_acc_flag },
-	{ "alpha", OPM(ACTIVATION), rd_alpha },
-	{ "base", OPM(IOTA) | OPM(AFFINESELECT), rd_base },
-	{ "blocks", OPM(LOOP), rd_loop_blocks },
-	{ "can_read_uninit", 0, rd_can_read_uninit },
-	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), rd_chmul },
-	{ "compare_op", OPM(AFFINESELECT), rd_alu },
-	{ "const0", OPM(TENSORSCALAR), rd_const0 },
-	{ "const1", OPM(TENSORSCALAR), rd_const1 },
-	{ "constant", OPM(MEMSET), rd_constant },
-	{ "cores", OPM(COREBARRIER), rd_cores },
-	{ "debug", 0, rd_debug },
-	{ "dependencies", 0, rd_deps },
-	{ "engine", 0, rd_engine },
-	{ "engine_id", 0, rd_engine_id },
-	{ "fill_value", OPM(AFFINESELECT), rd_fill_value },
-	{ "func", OPM(ACTIVATION), rd_act_func },
-	{ "func", OPM(NKIKERNEL), rd_nki_func },
-	{ "func_args", OPM_KERNELS, rd_func_args },
-	{ "func_outs", OPM_KERNELS, rd_func_outs },
-	{ "group", OPM(COREBARRIER), rd_group },
-	{ "id", OPM(COREBARRIER), rd_barrier_id },
-	{ "indirection_ins", 0, rd_carried_array },
-	{ "ins", 0, rd_ins },
-	{ "instance", OPM(SWITCHQUEUE), rd_instance },
-	{ "instance_name", OPM(SWITCHQUEUE), rd_instance },
-	{ "is_transpose", OPM(MATMULT), rd_is_transpose },
-	{ "kernel_format", OPM(NKIKLIRKERNEL), rd_kernel_format },
-	{ "kernel_source", OPM(NKIKERNEL), rd_kernel_source },
-	{ "klir_binary", OPM(NKIKLIRKERNEL), rd_klir_binary },
-	{ "loop_carried_dependencies", 0, rd_lc_deps },
-	{ "loopnest", 0, rd_carried_array },
-	{ "mode", OPM(MEMSET), rd_memset_mode },
-	{ "op", OPM(TENSORTENSOR), rd_alu },
-	{ "op0", OPM(TENSORSCALAR), rd_alu0 },
-	{ "op1", OPM(TENSORSCALAR), rd_alu1 },
-	{ "optin_passes", 0, rd_optin },
-	{ "order", 0, rd_order },
-	{ "origin", 0, rd_origin },
-	{ "outs", 0, rd_outs },
-	{ "pattern", OPM(IOTA) | OPM(AFFINESELECT), rd_pattern },
-	{ "predicates", 0, rd_carried_array },
-	{ "psum_buf_shape", OPM_KERNELS, rd_psum_buf },
-	{ "psum_zero_region", OPM(MATMULT), rd_psum_zero },
-	{ "queue", OPM_DMA | OPM(SWITCHQUEUE), rd_queue },
-	{ "renumber", OPM(COREBARRIER), rd_renumber },
-	{ "reverse0", OPM(TENSORSCALAR), rd_reverse0 },
-	{ "reverse1", OPM(TENSORSCALAR), rd_reverse1 },
-	{ "sb_buf_shape", OPM_KERNELS, rd_sb_buf },
-	{ "scale", OPM(ACTIVATION), rd_scale },
-	{ "scheduled_end", 0, rd_sched_end },
-	{ "scheduled_start", 0, rd_sched_start },
-	{ "signal", 0, rd_signal },
-	{ "start_tensor_calc", OPM(MATMULT), rd_start },
-	{ "stop_tensor_calc", OPM(MATMULT), rd_stop },
-	{ "sync_info", 0, rd_sync },
-	{ "target", OPM(CALL), rd_target },
-	{ "unroll_dependencies", 0, rd_carried_array },
-	{ "value", OPM(MEMSET), rd_value },
-	{ "wait", 0, rd_wait },
+	{ "accumulation_flag", OPM(MATMULT), rd_acc_flag, NULL },
+	{ "alpha", OPM(ACTIVATION), rd_alpha, NULL },
+	{ "base", OPM(IOTA) | OPM(AFFINESELECT), rd_base, NULL },
+	{ "blocks", OPM(LOOP), rd_loop_blocks, NULL },
+	{ "can_read_uninit", 0, rd_can_read_uninit, NULL },
+	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), rd_chmul, NULL },
+	{ "compare_op", OPM(AFFINESELECT), rd_alu, vw_alu },
+	{ "const0", OPM(TENSORSCALAR), rd_const0, NULL },
+	{ "const1", OPM(TENSORSCALAR), rd_const1, NULL },
+	{ "constant", OPM(MEMSET), rd_constant, NULL },
+	{ "cores", OPM(COREBARRIER), rd_cores, NULL },
+	{ "debug", 0, rd_debug, NULL },
+	{ "dependencies", 0, rd_deps, NULL },
+	{ "engine", 0, rd_engine, NULL },
+	{ "engine_id", 0, rd_engine_id, NULL },
+	{ "fill_value", OPM(AFFINESELECT), rd_fill_value, NULL },
+	{ "func", OPM(ACTIVATION), rd_act_func, vw_act_func },
+	{ "func", OPM(NKIKERNEL), rd_nki_func, vw_nki_func },
+	{ "func_args", OPM_KERNELS, rd_func_args, vw_func_args },
+	{ "func_outs", OPM_KERNELS, rd_func_outs, vw_func_outs },
+	{ "group", OPM(COREBARRIER), rd_group, NULL },
+	{ "id", OPM(COREBARRIER), rd_barrier_id, NULL },
+	{ "indirection_ins", 0, rd_carried_array, NULL },
+	{ "ins", 0, rd_ins, NULL },
+	{ "instance", OPM(SWITCHQUEUE), rd_instance, vw_instance },
+	{ "instance_name", OPM(SWITCHQUEUE), rd_instance, NULL },
+	{ "is_transpose", OPM(MATMULT), rd_is_transpose, NULL },
+	{ "kernel_format", OPM(NKIKLIRKERNEL), rd_kernel_format,
+	  vw_kernel_format },
+	{ "kernel_source", OPM(NKIKERNEL), rd_kernel_source, NULL },
+	{ "klir_binary", OPM(NKIKLIRKERNEL), rd_klir_binary, vw_klir_binary },
+	{ "loop_carried_dependencies", 0, rd_lc_deps, NULL },
+	{ "loopnest", 0, rd_carried_array, NULL },
+	{ "mode", OPM(MEMSET), rd_memset_mode, NULL },
+	{ "op", OPM(TENSORTENSOR), rd_alu, vw_alu },
+	{ "op0", OPM(TENSORSCALAR), rd_alu0, vw_alu0 },
+	{ "op1", OPM(TENSORSCALAR), rd_alu1, vw_alu1 },
+	{ "optin_passes", 0, rd_optin, NULL },
+	{ "order", 0, rd_order, NULL },
+	{ "origin", 0, rd_origin, NULL },
+	{ "outs", 0, rd_outs, NULL },
+	{ "pattern", OPM(IOTA) | OPM(AFFINESELECT), rd_pattern, NULL },
+	{ "predicates", 0, rd_carried_array, NULL },
+	{ "psum_buf_shape", OPM_KERNELS, rd_psum_buf, NULL },
+	{ "psum_zero_region", OPM(MATMULT), rd_psum_zero, NULL },
+	{ "queue", OPM_DMA | OPM(SWITCHQUEUE), rd_queue, vw_queue },
+	{ "renumber", OPM(COREBARRIER), rd_renumber, NULL },
+	{ "reverse0", OPM(TENSORSCALAR), rd_reverse0, NULL },
+	{ "reverse1", OPM(TENSORSCALAR), rd_reverse1, NULL },
+	{ "sb_buf_shape", OPM_KERNELS, rd_sb_buf, NULL },
+	{ "scale", OPM(ACTIVATION), rd_scale, NULL },
+	{ "scheduled_end", 0, rd_sched_end, NULL },
+	{ "scheduled_start", 0, rd_sched_start, NULL },
+	{ "signal", 0, rd_signal, NULL },
+	{ "start_tensor_calc", OPM(MATMULT), rd_start, NULL },
+	{ "stop_tensor_calc", OPM(MATMULT), rd_stop, NULL },
+	{ "sync_info", 0, rd_sync, NULL },
+	{ "target", OPM(CALL), rd_target, vw_target },
+	{ "unroll_dependencies", 0, rd_carried_array, NULL },
+	{ "value", OPM(MEMSET), rd_value, NULL },
+	{ "wait", 0, rd_wait, NULL },
 };
 enum { N_IR_KEYS = sizeof ir_keys / sizeof *ir_keys };
-typedef char ir_keys_fit_seen[N_IR_KEYS <= 64 ? 1 : -1];
 
-/* What each opcode cannot run without: one of the keys (or either
-** spelling: b, may be NULL). */
+/* The legacy spellings that stand for a required key, where the model
+** reads them (an ir_keys row for the opcode). */
 static const struct {
-	lm_opcode op;
-	const char *a, *b;
-} required[] = {
-	{ LM_OP_MATMULT, "accumulation_flag", "start_tensor_calc" },
-	{ LM_OP_ACTIVATION, "func", NULL },
-	{ LM_OP_TENSORTENSOR, "op", NULL },
-	{ LM_OP_TENSORSCALAR, "op0", NULL },
-	{ LM_OP_TENSORSCALAR, "const0", NULL },
-	{ LM_OP_MEMSET, "constant", "value" },
-	{ LM_OP_IOTA, "pattern", NULL },
-	{ LM_OP_AFFINESELECT, "pattern", NULL },
-	{ LM_OP_AFFINESELECT, "compare_op", NULL },
-	{ LM_OP_COREBARRIER, "id", NULL },
-	{ LM_OP_COREBARRIER, "cores", NULL },
-	{ LM_OP_NKIKERNEL, "func", NULL },
-	{ LM_OP_NKIKLIRKERNEL, "klir_binary", NULL },
-	{ LM_OP_NKIKLIRKERNEL, "kernel_format", NULL },
+	const char *key, *legacy;
+} req_legacy[] = {
+	{ "accumulation_flag", "start_tensor_calc" },
+	{ "accumulation_flag", "stop_tensor_calc" },
+	{ "constant", "value" },
+	{ "instance", "instance_name" },
 };
 
 /* The rows whose keys start with byte b: [ir_first[b], ir_first[b + 1])
@@ -1778,6 +1853,22 @@ static int ir_key_find(const char *key, lm_opcode op)
 	return -1;
 }
 
+int lm_inst_key_view(const lm_inst *in, const lm_field *f, lm_keyview *v)
+{
+	const cJSON *x = in->extra ?
+		cJSON_GetObjectItemCaseSensitive(in->extra, f->key) : NULL;
+	int r = in->op > LM_OP_INVALID && in->op < LM_OP_COUNT ?
+		ir_key_find(f->key, in->op) : -1;
+	memset(v, 0, sizeof *v);
+	if (x && !cJSON_IsNull(x)) {
+		v->json = x; /* carried: what the IR does not hold */
+		return 1;
+	}
+	if (r < 0)
+		return 0;
+	return !ir_keys[r].view || ir_keys[r].view(in, v) ? 1 : -1;
+}
+
 int lm_json_ir_keys_sorted(void)
 {
 	for (int i = 1; i < N_IR_KEYS; i++)
@@ -1786,11 +1877,38 @@ int lm_json_ir_keys_sorted(void)
 	return 1;
 }
 
-/* The bit of the row of key for op in seen (0 when no row). */
-static uint64_t seen_bit(const char *key, lm_opcode op)
+/* j has member key, not null (a null is an absent value). */
+static int has_member(const cJSON *j, const char *key)
 {
-	int r = key ? ir_key_find(key, op) : -1;
-	return r < 0 ? 0 : (uint64_t)1 << r;
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
+	return x && !cJSON_IsNull(x);
+}
+
+/*
+** Every key the rows of InstructionType it require (REQ; NEED on an
+** opcode the model reads into the IR) is in instruction object j, or a
+** legacy spelling of it the model reads for the opcode: "OPCODE: missing
+** key 'k'" otherwise.
+*/
+static int check_required(ld *L, const cJSON *j, const lm_inst *in, int it,
+			  const char *opcode)
+{
+	const lm_opinfo *o = lm_op_info(it);
+	for (int i = 0; o && i < o->n_fields; i++) {
+		const lm_field *f = o->fields[i];
+		int found;
+		if (!lm_field_required(f, in->op != LM_OP_OTHER))
+			continue;
+		found = has_member(j, f->key);
+		for (size_t l = 0; !found &&
+		     l < sizeof req_legacy / sizeof *req_legacy; l++)
+			found = !strcmp(req_legacy[l].key, f->key) &&
+				ir_key_find(req_legacy[l].legacy, in->op) >= 0 &&
+				has_member(j, req_legacy[l].legacy);
+		if (!found)
+			return FAIL(L, "%s: missing key '%s'", opcode, f->key);
+	}
+	return 0;
 }
 
 /* Fields of one instruction (or Loop). */
@@ -1825,7 +1943,6 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 
 	ik k = { L, j, NULL, in, NULL };
 	int it = lm_it_parse(op->valuestring);
-	uint64_t seen = 0;
 	for (cJSON *c = j->child; c; c = c->next) {
 		const char *key = c->string;
 		const lm_field *f = NULL;
@@ -1841,7 +1958,6 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			if (each_affine(L, key, c, 0))
 				return LM_EINPUT;
 			keep_affine(L, in, j, c);
-			seen |= seen_bit(key, in->op);
 			continue;
 		}
 		if (is_null(c) && !IS("ins") && !IS("outs")) {
@@ -1853,7 +1969,6 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			k.c = c;
 			if ((rc = ir_keys[r].read(&k)) != 0)
 				return rc;
-			seen |= (uint64_t)1 << r;
 		} else if (f || (f = lm_op_field(it, key)) != NULL) {
 			/* a documented key the model does not interpret:
 			   checked, dropped at its default, else carried */
@@ -1881,15 +1996,8 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 		if (rc) /* kept as it is, with the legacy entries moved in */
 			keep_sync_info(in, k.sync, legacy);
 	}
-	if (in->op == LM_OP_TENSORSCALAR && !in->alu1)
-		in->alu1 = LM_ALU_BYPASS;
-	for (size_t i = 0; i < sizeof required / sizeof *required; i++)
-		if (required[i].op == in->op &&
-		    !(seen & (seen_bit(required[i].a, in->op) |
-			      seen_bit(required[i].b, in->op))))
-			return FAIL(L, "%s: missing key '%s'", op->valuestring,
-				    required[i].a);
-	return 0;
+	L->inst = in->name; /* a Loop's body has moved it; may be NULL */
+	return check_required(L, j, in, it, op->valuestring);
 }
 
 /* A Block: {"name", "instructions": [...]} */

@@ -550,6 +550,11 @@ static void segment(gen *g, core_b *c, int seg, const char *xin,
 								    sizeof act_funcs[0]))]);
 		cJSON_AddItemToObject(o, "scale",
 				      lm_json_float(chance(&g->r, 50) ? 1.0 : 0.125));
+		cJSON_AddItemToObject(o, "alpha", lm_json_float(0.0));
+		cJSON_AddStringToObject(o, "acc", "Idle");
+		cJSON_AddStringToObject(o, "op0", "bypass");
+		cJSON_AddStringToObject(o, "op1", "bypass");
+		cJSON_AddStringToObject(o, "reduce_op", "bypass");
 		compute_done(c, o, &d, ins, 2, r, nm);
 	} else {
 		tile *ins[1] = {ps};

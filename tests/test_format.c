@@ -457,8 +457,8 @@ START_TEST(test_documented_keys)
 		"\"name\":\"r\",\"engine\":\"DVE\",\"ins\":[],\"outs\":[],\"op\":"
 		"\"add\",\"axis\":\"X\",\"negate\":false},"
 		"{\"opcode\":\"DMACopy\",\"name\":\"c\",\"engine\":\"SP\",\"ins\":[],"
-		"\"outs\":[],\"dge_type\":\"Unassigned\",\"dma_qos\":0,\"mode\":"
-		"\"Transpose\"}");
+		"\"outs\":[],\"queue\":\"q\",\"dge_type\":\"Unassigned\","
+		"\"dma_qos\":0,\"mode\":\"Transpose\"}");
 	lm_module *m = parse_ok(t);
 	lm_inst *r = inst(m, 0), *c = inst(m, 1);
 	/* the default values are not kept */
@@ -727,7 +727,9 @@ START_TEST(test_review_cases)
 	lm_module_free(m);
 	free(t);
 
-	t = module_text(2, "gen3", "", "{\"opcode\":\"Activation\",\"name\":"
+	t = module_text(2, "gen3", "", "{\"opcode\":\"Activation\","
+		"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\",\"op1\":"
+		"\"bypass\",\"reduce_op\":\"bypass\",\"scale\":1.0,\"name\":"
 		"\"a\",\"engine\":\"Activation\",\"ins\":[],\"outs\":[],"
 		"\"func\":\"Relu\"}");
 	m = parse_ok(t);

@@ -175,7 +175,8 @@ END_TEST
 static void build_identity(tb *t, const char *name, const char *dt, int F)
 {
 	tb_sb(t, name, dt, F, F);
-	tb_inst(t, "{\"opcode\":\"Memset\",\"name\":\"%s_zero\",\"engine\":"
+	tb_inst(t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"%s_zero\",\"engine\":"
 		"\"Pool\",\"outs\":[%s],\"constant\":0}", name,
 		AP(name, dt, F, F, 0));
 	tb_inst(t, "{\"opcode\":\"TensorScalarAffineSelect\",\"name\":\"%s_sel\","
@@ -208,7 +209,8 @@ static void transpose_case(const char *dt, int break_identity, const char **msg)
 	tb_psum(&t, "tp", F, P, 0);
 	build_identity(&t, "ident", dt, F);
 	if (break_identity)
-		tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"spoil\","
+		tb_inst(&t, "{\"opcode\":\"Memset\","
+			"\"mode\":\"Const\",\"name\":\"spoil\","
 			"\"engine\":\"Pool\",\"outs\":[{\"kind\":\"physical_ap\","
 			"\"memsetref\":\"ident\",\"memref\":\"ident\",\"offset\":"
 			"2,\"ap\":[[%d,1],[1,1]],\"dtype\":\"%s\"}],\"value\":0.5}",
@@ -278,9 +280,12 @@ static void act_run(const char *func, const float *x, int F, float scale,
 	tb_init(&t);
 	tb_io(&t, "float32", "float32", 1, F);
 	tb_sb(&t, "bias", "float32", 1, 1);
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"zb\",\"engine\":\"Pool\","
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"zb\",\"engine\":\"Pool\","
 		"\"outs\":[%s],\"value\":0}", AP("bias", "float32", 1, 1, 0));
-	tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"act\",\"engine\":"
+	tb_inst(&t, "{\"opcode\":\"Activation\","
+		"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\","
+		"\"op1\":\"bypass\",\"reduce_op\":\"bypass\",\"name\":\"act\",\"engine\":"
 		"\"Activation\",\"ins\":[%s,%s],\"outs\":[%s],\"func\":\"%s\","
 		"\"scale\":%.9g,\"wait\":[{\"semaphore\":\"s0\",\"value\":1}],"
 		"\"dependencies\":[\"zb\"]}", AP("xs", "float32", 1, F, 0),
@@ -351,7 +356,9 @@ START_TEST(test_activation_scale_bias)
 	tb_inst(&t, "{\"opcode\":\"Iota\",\"name\":\"bi\",\"engine\":\"Pool\","
 		"\"outs\":[%s],\"pattern\":[[0,1]],\"channel_multiplier\":3,"
 		"\"base\":-5}", AP("bias", "float32", P, 1, 0));
-	tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"act\",\"engine\":"
+	tb_inst(&t, "{\"opcode\":\"Activation\","
+		"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\","
+		"\"op1\":\"bypass\",\"reduce_op\":\"bypass\",\"name\":\"act\",\"engine\":"
 		"\"Activation\",\"ins\":[%s,%s],\"outs\":[%s],\"func\":"
 		"\"Identity\",\"scale\":1.7,\"wait\":[{\"semaphore\":\"s0\","
 		"\"value\":1}],\"dependencies\":[\"bi\"]}",
@@ -456,8 +463,8 @@ static void ts_run(const char *fields, const float *x, int F, float *y)
 START_TEST(test_tensorscalar_reverse)
 {
 	float x[3] = {2.0f, 0.0f, -4.0f}, y[3];
-	ts_run("\"op0\":\"subtract\",\"const0\":1,\"op1\":\"mult\",\"const1\":3",
-	       x, 3, y);
+	ts_run("\"op0\":\"subtract\",\"const0\":1,\"reverse0\":false,\"op1\":"
+	       "\"mult\",\"const1\":3,\"reverse1\":false", x, 3, y);
 	ck_assert_same_f(y[0], 3.0f);
 	ck_assert_same_f(y[2], -15.0f);
 	ts_run("\"op0\":\"subtract\",\"const0\":1,\"reverse0\":true,\"op1\":"
@@ -467,8 +474,9 @@ START_TEST(test_tensorscalar_reverse)
 	ck_assert_same_f(y[2], 1.6f);         /* 8 / 5 */
 	/* each step rounds to fp32: (x + 2^-30) - 1 loses the tiny term */
 	x[0] = 1.0f;
-	ts_run("\"op0\":\"add\",\"const0\":9.313225746154785e-10,\"op1\":"
-	       "\"subtract\",\"const1\":1", x, 1, y);
+	ts_run("\"op0\":\"add\",\"const0\":9.313225746154785e-10,\"reverse0\":"
+	       "false,\"op1\":\"subtract\",\"const1\":1,\"reverse1\":false",
+	       x, 1, y);
 	ck_assert_same_f(y[0], 0.0f);
 }
 END_TEST
@@ -481,9 +489,11 @@ START_TEST(test_memset_bf16_rounding)
 	tb_init(&t);
 	tb_dram(&t, "y", "ExternalOutput", "bfloat16", 1, 4);
 	tb_sb(&t, "ys", "bfloat16", 1, 4);
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m0\",\"engine\":\"DVE\","
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"m0\",\"engine\":\"DVE\","
 		"\"outs\":[%s],\"value\":1.00390625}", AP("ys", "bfloat16", 1, 2, 0));
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m1\",\"engine\":\"DVE\","
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"m1\",\"engine\":\"DVE\","
 		"\"outs\":[%s],\"value\":1.01171875}", AP("ys", "bfloat16", 1, 1, 2));
 	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m2\",\"engine\":\"Pool\","
 		"\"outs\":[%s],\"mode\":\"Const\",\"constant\":-3}",
@@ -609,7 +619,8 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "\"kernel_name\":\"k\",\"ins\":[],\"outs\":[]}",
 	  "opcode 'BIRKernel' is not modelled by the simulator (BIRKernel "
 	  "(IT54) carriers are not executed or lowered by lncsim)" },
-	{ "{\"opcode\":\"Loop\",\"name\":\"k\",\"engine\":\"SP\","
+	{ "{\"opcode\":\"Loop\","
+		"\"LoopAxis\":{\"name\":\"i\",\"lb\":0,\"ub\":1,\"stride\":1},\"name\":\"k\",\"engine\":\"SP\","
 	  "\"blocks\":[]}",
 	  "opcode 'Loop' is not modelled by the simulator (executing loops "
 	  "is not supported by the simulator)" },
@@ -679,10 +690,14 @@ static int key_run(const char *op, const char *kv, lm_error *err)
 	tb_io(&t, "float32", "float32", P, F);
 	if (!strcmp(op, "Activation") || !strcmp(op, "Lrelu")) {
 		tb_sb(&t, "bias", "float32", P, 1);
-		tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"mb\",\"engine\":"
+		tb_inst(&t, "{\"opcode\":\"Memset\","
+			"\"mode\":\"Const\",\"name\":\"mb\",\"engine\":"
 			"\"DVE\",\"outs\":[%s],\"value\":0}",
 			AP("bias", "float32", P, 1, 0));
-		tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"i\",\"engine\":"
+		tb_inst(&t, "{\"opcode\":\"Activation\","
+			"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\","
+			"\"op1\":\"bypass\",\"reduce_op\":\"bypass\","
+			"\"scale\":1.0,\"name\":\"i\",\"engine\":"
 			"\"Activation\",\"func\":\"%s\",\"ins\":[%s,%s],\"outs\":"
 			"[%s],\"dependencies\":[\"mb\"],%s%s}",
 			!strcmp(op, "Lrelu") ? "Lrelu" : "Relu", src,
@@ -692,7 +707,8 @@ static int key_run(const char *op, const char *kv, lm_error *err)
 			"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],%s%s}",
 			src, dst, wait, kv);
 	} else if (!strcmp(op, "Memset")) {
-		tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"i\",\"engine\":"
+		tb_inst(&t, "{\"opcode\":\"Memset\","
+			"\"mode\":\"Const\",\"name\":\"i\",\"engine\":"
 			"\"DVE\",\"outs\":[%s],\"constant\":2%s}", dst, kv);
 	} else if (!strcmp(op, "Matmult")) {
 		tb_psum(&t, "acc", P, F, 0);
@@ -1292,7 +1308,8 @@ START_TEST(test_layout_far_apart_addresses)
 	sb_at(&t, "hi", 4, 4, 229376 - 16);   /* the last 16 bytes */
 	sb_at(&t, "mid", 4, 4, 100000);
 	tb_psum(&t, "acc", 4, 4, 7);
-	tb_inst(&t, "{\"opcode\":\"TensorScalar\",\"name\":\"ts\",\"engine\":"
+	tb_inst(&t, "{\"opcode\":\"TensorScalar\","
+		"\"reverse0\":false,\"reverse1\":false,\"name\":\"ts\",\"engine\":"
 		"\"DVE\",\"op0\":\"mult\",\"const0\":2,\"op1\":\"add\","
 		"\"const1\":0.5,\"ins\":[%s],\"outs\":[%s],\"wait\":[{"
 		"\"semaphore\":\"s0\",\"value\":1}]}", AP("xs", "float32", 4, 4, 0),

@@ -86,7 +86,9 @@ static const char *BASE =
 "   'ins':[" AP("w_sb", "[[32,128],[1,32]]") ","
 	   AP("x_sb", "[[64,128],[1,64]]") "],"
 "   'outs':[" AP("ps", "[[64,32],[1,64]]") "]},"
-"  {'opcode':'Activation','name':'act','engine':'Activation','func':'Relu',"
+"  {'opcode':'Activation',"
+"'acc':'Idle','alpha':0.0,'op0':'bypass','op1':'bypass',"
+"'reduce_op':'bypass','name':'act','engine':'Activation','func':'Relu',"
 "   'scale':1.0,'dependencies':['mm','ms_b'],"
 "   'ins':[" AP("ps", "[[64,32],[1,64]]") ","
 	   AP("bias", "[[1,32],[1,1]]") "],"
@@ -265,6 +267,19 @@ static void expect_ok(const char *text, int linked)
 	int rc = verify(m, linked, &e);
 	ck_assert_msg(rc == 0, "unexpected verifier error: %s", e.msg);
 	lm_module_free(m);
+}
+
+/* The loader must refuse the fixture with a message containing msg. */
+static void expect_load_fails(const char *text, const char *msg)
+{
+	char *t = q(text);
+	lm_module *m = NULL;
+	lm_error e = {{0}, 0};
+	int rc = lm_module_parse(&m, t, strlen(t), "t/def.json", &e);
+	ck_assert_msg(rc == LM_EINPUT, "loader accepted a bad fixture "
+		      "(expected \"%s\")", msg);
+	ck_assert_contains(e.msg, msg);
+	free(t);
 }
 
 /* The fixture must fail with a message containing msg. */
@@ -895,8 +910,39 @@ END_TEST
 
 /* ---- opcode fields and references --------------------------------------- */
 
-VARY(dma_needs_queue, "'name':'ld_w'", "'queue':'q0',", "",
-     "instruction ld_w: Load needs a queue")
+/* lncsim needs a DMA's queue: the loader wants the key, the verifier a
+** name in the IR */
+START_TEST(dma_needs_queue)
+{
+	char *t = subst_after(BASE, "'name':'ld_w'", "'queue':'q0',", "");
+	expect_load_fails(t, "function sg0/block b0/instruction ld_w: Load: "
+			  "missing key 'queue'");
+	free(t);
+	lm_module *m = load(BASE);
+	lm_error e;
+	lm_inst *in = inst(m, "ld_w");
+	char *s = in->queue;
+	in->queue = NULL;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction ld_w: Load needs queue");
+	in->queue = s;
+	in = inst(m, "call");
+	s = in->target;
+	in->target = NULL;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction call: Call needs target");
+	in->target = s;
+	in = inst(m, "sqi");
+	s = in->instance_name;
+	in->instance_name = NULL;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction sqi: SwitchQueueInstance needs "
+			   "instance");
+	in->instance_name = s;
+	ck_assert_int_eq(verify(m, 0, &e), 0);
+	lm_module_free(m);
+}
+END_TEST
 VARY(dma_unknown_queue, "'name':'st'", "'queue':'q0'", "'queue':'q9'",
      "instruction st: queue 'q9' is not a module queue")
 VARY(sqi_unknown_instance, "'name':'sqi'", "'instance_name':'q0b'",
@@ -993,10 +1039,125 @@ START_TEST(opcode_enums_missing)
 	inst(m, "act")->act_func = LM_ACT_RELU;
 	inst(m, "ts")->alu1 = LM_ALU_INVALID;
 	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
-	ck_assert_contains(e.msg, "TensorScalar needs op0 and op1");
+	ck_assert_contains(e.msg, "instruction ts: TensorScalar needs op1");
 	inst(m, "ts")->alu1 = LM_ALU_ADD;
 	ck_assert_int_eq(verify(m, 0, &e), 0);
 	lm_module_free(m);
+}
+END_TEST
+
+/* ---- references by name, one per kind of fields.def's REF column --------- */
+
+/* Opcodes lncsim carries, each naming what its rows say it names. */
+static const char *REFS =
+"{'version':2,'arch':'gen3',"
+"'semaphores':[{'name':'s','init':0}],"
+"'queues':[{'name':'q','instances':[{'name':'qa','semaphore':'s'}]},"
+"  {'name':'q2','instances':[{'name':'q2a','semaphore':'s'}]}],"
+"'functions':["
+" {'name':'f','allocations':["
+"  " ALLOC("r", "Internal", "int32", "[1]", ML("r", "REG", "0", "[1,4]")) ","
+"  " ALLOC("t", "Internal", "float32", "[1,4]", ML("t", "SB", "0", "[1,16]"))
+" ],'blocks':[{'name':'b','instructions':["
+"  {'opcode':'UnconditionalBranch','name':'j','engine':'SP',"
+"   'target':'b2'," NOARGS "},"
+"  {'opcode':'CompareAndBranch','name':'cbr','engine':'SP','on_true':'b',"
+"   'on_false':'b2'," NOARGS "},"
+"  {'opcode':'BranchHint','name':'h','engine':'SP',"
+"   'associate_branch':'b2'," NOARGS "},"
+"  {'opcode':'CollectiveSend','name':'cs','engine':'Pool','queue':'q',"
+"   'peer_id':{'kind':'AffExprKind','terms':[],'c':1}," NOARGS "},"
+"  {'opcode':'DMATrigger','name':'dt','engine':'SP','queue':'q',"
+"   'dma_blocks':['db']," NOARGS "},"
+"  {'opcode':'DMABlock','name':'db','engine':'DMA','dma_trigger':'dt',"
+   NOARGS "},"
+"  {'opcode':'DoWhile','name':'dw','engine':'SP','cond':'wc',"
+"   'blocks':[{'name':'wb','instructions':[]},"
+"   {'name':'wc','instructions':[]}]," NOARGS "},"
+"  {'opcode':'Loop','LoopAxis':{'name':'i','lb':0,'ub':2,'stride':1},"
+"   'registers':['r'],'blocks':[{'name':'lb','instructions':[]}]},"
+"  {'opcode':'Call','name':'c','engine':'SP','target':'g',"
+"   'arguments':{'gx':'t'}," NOARGS "},"
+"  {'opcode':'NKIKLIRKernel','name':'k','engine':'SP',"
+"   'kernel_format':'bir','klir_binary':'k.json','func_args':{'a':'t'},"
+   NOARGS "},"
+"  {'opcode':'ResetQueueInstance','name':'rq','engine':'SP','queue':'q',"
+"   'instance':'qa'," NOARGS "},"
+"  {'opcode':'Return','name':'ret','engine':'SP'," NOARGS "}"
+" ]},{'name':'b2','instructions':[]}]},"
+" {'name':'g','allocations':["
+"  " ALLOC("gx", "Internal", "float32", "[1,4]", ML("gx", "SB", "64", "[1,16]"))
+" ],'blocks':[{'name':'gb','instructions':[]}]}"
+"]}";
+
+#define RVARY(name, anchor, from, to, msg)                                  \
+	START_TEST(name) { vary(REFS, 0, anchor, from, to, msg); } END_TEST
+
+RVARY(ref_queue, "'name':'cs'", "'queue':'q'", "'queue':'qq'",
+      "function f/block b/instruction cs: queue 'qq' is not a module queue")
+RVARY(ref_qinst_unknown, "'name':'rq'", "'instance':'qa'",
+      "'instance':'qz'",
+      "instruction rq: queue instance 'qz' does not exist")
+RVARY(ref_qinst_of_other_queue, "'name':'rq'", "'instance':'qa'",
+      "'instance':'q2a'",
+      "instruction rq: instance 'q2a' is not an instance of queue 'q' (it "
+      "belongs to 'q2')")
+RVARY(ref_func, "'name':'c'", "'target':'g'", "'target':'gg'",
+      "instruction c: Call target 'gg' is not a function of the module")
+RVARY(ref_block_target, "'name':'j'", "'target':'b2'", "'target':'b3'",
+      "instruction j: target 'b3' is not a block of function 'f'")
+RVARY(ref_block_on_false, "'name':'cbr'", "'on_false':'b2'",
+      "'on_false':'lb2'",
+      "instruction cbr: on_false 'lb2' is not a block of function 'f'")
+RVARY(ref_block_hint, "'name':'h'", "'associate_branch':'b2'",
+      "'associate_branch':'zz'",
+      "instruction h: associate_branch 'zz' is not a block of function 'f'")
+RVARY(ref_block_cond, "'name':'dw'", "'cond':'wc'", "'cond':'wd'",
+      "instruction dw: cond 'wd' is not a block of function 'f'")
+RVARY(ref_inst, "'name':'db'", "'dma_trigger':'dt'", "'dma_trigger':'dx'",
+      "instruction db: dma_trigger 'dx' names no instruction of function "
+      "'f'")
+RVARY(ref_dmablock_unknown, "'name':'dt'", "'dma_blocks':['db']",
+      "'dma_blocks':['db','dz']",
+      "instruction dt: dma_blocks 'dz' names no DMABlock of function 'f'")
+RVARY(ref_dmablock_not_one, "'name':'dt'", "'dma_blocks':['db']",
+      "'dma_blocks':['j']",
+      "instruction dt: dma_blocks 'j' names no DMABlock of function 'f'")
+RVARY(ref_alloc_call, "'name':'c'", "{'gx':'t'}", "{'gx':'tt'}",
+      "instruction c: arguments maps 'gx' to 'tt', which names no "
+      "allocation")
+RVARY(ref_alloc_kernel, "'name':'k'", "{'a':'t'}", "{'a':'u'}",
+      "instruction k: func_args maps 'a' to 'u', which names no allocation")
+RVARY(ref_call_formal, "'name':'c'", "{'gx':'t'}", "{'gy':'t'}",
+      "instruction c: arguments formal 'gy' is not an allocation of "
+      "function 'g'")
+RVARY(ref_register_not_one, NULL, "'registers':['r']", "'registers':['t']",
+      "function f/block b/loop #7: registers 't' names allocation 't', "
+      "which is not a register (no REG memory location)")
+RVARY(ref_register_unknown, NULL, "'registers':['r']",
+      "'registers':['r','r9']",
+      "loop #7: registers 'r9' names no register allocation")
+
+/* A required key without a default, carried, missing: the verifier says
+** so (a module built in memory; the loader refuses the text). */
+START_TEST(ref_required_carried_missing)
+{
+	lm_module *m = load(REFS);
+	lm_error e;
+	lm_inst *in = inst(m, "cbr");
+	cJSON *x = cJSON_DetachItemFromObjectCaseSensitive(in->extra,
+							    "on_true");
+	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "function f/block b/instruction cbr: "
+			   "CompareAndBranch needs on_true");
+	cJSON_AddItemToObject(in->extra, "on_true", x);
+	ck_assert_int_eq(verify(m, 0, &e), 0);
+	lm_module_free(m);
+	char *t = subst_after(REFS, NULL, "'on_true':'b',", "");
+	expect_load_fails(t, "function f/block b/instruction cbr: "
+			  "CompareAndBranch: missing key 'on_true'");
+	free(t);
 }
 END_TEST
 
@@ -1339,6 +1500,12 @@ static Suite *verify_suite(void)
 		nkikernel_unknown_func, nkikernel_dangling_arg,
 		nkikernel_unknown_formal, carrier_fields,
 		nkikernel_kernel_source, opcode_enums_missing,
+		ref_queue, ref_qinst_unknown, ref_qinst_of_other_queue,
+		ref_func, ref_block_target, ref_block_on_false,
+		ref_block_hint, ref_block_cond, ref_inst,
+		ref_dmablock_unknown, ref_dmablock_not_one, ref_alloc_call,
+		ref_alloc_kernel, ref_call_formal, ref_register_not_one,
+		ref_register_unknown, ref_required_carried_missing,
 		dependency_later, dependency_self, dependency_other_function,
 		dependency_unknown, dependency_in_loop, wait_unknown_semaphore,
 		signal_unknown_semaphore,
