@@ -44,6 +44,16 @@ struct lm_field;
 int lm_inst_key_view(const lm_inst *in, const struct lm_field *f,
 		     lm_keyview *v);
 
+/*
+** Blocks out of a carried array of blocks (a DynamicForLoop's, DoWhile's
+** or DMABlock's body, a queue's blocks), read as a function's blocks are
+** (version 2), their SB / PSUM operands unfolded against the allocations
+** of m. 0 and *out (n blocks: lm_block_clear each, free the array), or
+** LM_EINPUT with err filled. blocks is not changed.
+*/
+int lm_blocks_from_json(const cJSON *blocks, const lm_module *m,
+			lm_block **out, int *n, lm_error *err);
+
 /* The loader's table of the keys it reads into the IR is sorted by key
 ** (its lookup is a binary search): 1 when it is. */
 int lm_json_ir_keys_sorted(void);

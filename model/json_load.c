@@ -101,6 +101,7 @@ typedef struct ld {
 	const char *path;
 	lm_error *err;
 	int owned; /* the tree is malloc'd, not the parse arena's */
+	const char *queue; /* the queue whose blocks are read, or NULL */
 	const char *fn, *blk, *inst, *ctx; /* current names, may be NULL */
 	int version; /* the module's: 1 or 2 (affine expressions) */
 	char where[512];
@@ -203,8 +204,11 @@ static const char *where(ld *L)
 {
 	size_t n = 0, cap = sizeof L->where;
 	L->where[0] = 0;
-	if (L->fn)
-		n += (size_t)snprintf(L->where + n, cap - n, "function %s", L->fn);
+	if (L->queue)
+		n += (size_t)snprintf(L->where + n, cap - n, "queue %s", L->queue);
+	if (L->fn && n < cap)
+		n += (size_t)snprintf(L->where + n, cap - n, "%sfunction %s",
+				      n ? "/" : "", L->fn);
 	if (L->blk && n < cap)
 		n += (size_t)snprintf(L->where + n, cap - n, "%sblock %s",
 				      n ? "/" : "", L->blk);
@@ -1219,6 +1223,145 @@ static int check_field(ld *L, const lm_field *f, const cJSON *v)
 static int load_block(ld *L, cJSON *j, lm_block *b);
 
 /*
+** ---- carried structures: their shapes, checked as they are read --------
+**
+** What the model carries whole but the wire form gives a shape: nested
+** bodies (the blocks of DynamicForLoop, DoWhile, DMABlock, and of a
+** queue), memory-location alias tuples, the incoming values of a block
+** argument, the module's call_to_physical_memlocs. Each is checked here
+** (a wrong type or a missing element is an error naming the key) and
+** kept as it is; the verifier resolves the names they hold.
+*/
+
+/* A carried body (an array of blocks): each block reads as a function's
+** block does (its instructions loaded into a scratch block, then
+** dropped). */
+static int check_body(ld *L, const char *key, cJSON *c)
+{
+	const char *blk = L->blk, *inst = L->inst;
+	int rc = 0;
+	if (want_array(L, c, key))
+		return LM_EINPUT;
+	if (c->child && L->version != 2)
+		return FAIL(L, "key '%s': a version 1 module's '%s' is not "
+			    "converted to version 2 (lncsim reads version 1 "
+			    "affine values of op keys and 'order' only)", key,
+			    key);
+	for (cJSON *e = c->child; e && !rc; e = e->next) {
+		lm_block tmp;
+		memset(&tmp, 0, sizeof tmp);
+		rc = load_block(L, e, &tmp);
+		lm_block_clear(&tmp);
+	}
+	L->blk = blk;
+	L->inst = inst;
+	return rc;
+}
+
+/*
+** A memory location's "alias": [destination allocation, destination
+** memory location, kind] triples (the set-keyed form) or [destination
+** memory location, kind] pairs (the location-keyed one), kind the alias
+** kind bits, an integer 0..7 (a boolean reads as 0 or 1).
+*/
+static int check_alias(ld *L, const char *memloc, const cJSON *v)
+{
+	int i = 0;
+	if (!cJSON_IsArray(v))
+		return FAIL(L, "memory location %s: key 'alias': expected an "
+			    "array, got %s", memloc, type_name(v));
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		int n = cJSON_GetArraySize(e);
+		const cJSON *k;
+		if (!cJSON_IsArray(e) || (n != 2 && n != 3))
+			return FAIL(L, "memory location %s: key 'alias': entry "
+				    "%d: expected [allocation, memory location, "
+				    "kind] or [memory location, kind], got %s",
+				    memloc, i, cJSON_IsArray(e) ?
+				    "another length" : type_name(e));
+		for (const cJSON *x = e->child; x->next; x = x->next)
+			if (!cJSON_IsString(x))
+				return FAIL(L, "memory location %s: key 'alias': "
+					    "entry %d: expected a name (string), "
+					    "got %s", memloc, i, type_name(x));
+		k = cJSON_GetArrayItem(e, n - 1);
+		if (!cJSON_IsBool(k) && !(is_int(k, 1) && k->valuedouble <= 7))
+			return FAIL(L, "memory location %s: key 'alias': entry "
+				    "%d: the kind must be an integer 0..7 (its "
+				    "bits), got %s", memloc, i, cJSON_IsNumber(k) ?
+				    "another number" : type_name(k));
+	}
+	return 0;
+}
+
+/* Member c of a block, and every member it holds: an "incoming_values"
+** (the entries of a block argument) is an array of [value, block] pairs
+** of names. */
+static int check_incoming(ld *L, const cJSON *c)
+{
+	int i = 0;
+	if (c->string && !strcmp(c->string, "incoming_values") &&
+	    !cJSON_IsNull(c)) {
+		if (!cJSON_IsArray(c))
+			return FAIL(L, "key 'incoming_values': expected an array "
+				    "of [value, block] pairs, got %s",
+				    type_name(c));
+		for (const cJSON *e = c->child; e; e = e->next, i++)
+			if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 ||
+			    !cJSON_IsString(e->child) ||
+			    !cJSON_IsString(e->child->next))
+				return FAIL(L, "key 'incoming_values': entry %d: "
+					    "expected [value, block] (two names), "
+					    "got %s", i, cJSON_IsArray(e) ?
+					    "another array" : type_name(e));
+		return 0;
+	}
+	if (cJSON_IsObject(c) || cJSON_IsArray(c))
+		for (const cJSON *x = c->child; x; x = x->next)
+			if (check_incoming(L, x))
+				return LM_EINPUT;
+	return 0;
+}
+
+/*
+** The module's call_to_physical_memlocs (the memory locations bound as a
+** Call's actual arguments): an object of call names, each an array of
+** memory location names, or an array of [call, [memory location, ...]]
+** pairs.
+*/
+static int check_call_memlocs(ld *L, const cJSON *v)
+{
+	static const char key[] = "call_to_physical_memlocs";
+	int i = 0;
+	if (!cJSON_IsObject(v) && !cJSON_IsArray(v))
+		return FAIL(L, "key '%s': expected an object of call names or "
+			    "an array of [call, [memory location, ...]] pairs, "
+			    "got %s", key, type_name(v));
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		const cJSON *list = e;
+		if (cJSON_IsArray(v)) {
+			if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 ||
+			    !cJSON_IsString(e->child))
+				return FAIL(L, "key '%s': entry %d: expected "
+					    "[call, [memory location, ...]], got "
+					    "%s", key, i, cJSON_IsArray(e) ?
+					    "another array" : type_name(e));
+			list = e->child->next;
+		}
+		if (!cJSON_IsArray(list))
+			return FAIL(L, "key '%s': entry %d: expected an array of "
+				    "memory location names, got %s", key, i,
+				    type_name(list));
+		for (const cJSON *x = list->child; x; x = x->next)
+			if (!cJSON_IsString(x))
+				return FAIL(L, "key '%s': entry %d: expected a "
+					    "memory location name (string), got "
+					    "%s", key, i, type_name(x));
+	}
+	return 0;
+}
+
+/*
 ** ---- the keys the model reads into the IR ------------------------------
 **
 ** One row per key and the opcodes it is read for (0: every opcode, the
@@ -1648,6 +1791,17 @@ static int rd_loop_blocks(ik *k)
 	return rc;
 }
 
+/* The nested body of an opcode with blocks lncsim carries (DynamicForLoop,
+** DoWhile, DMABlock): checked, then carried as it is. */
+static int rd_carried_body(ik *k)
+{
+	const lm_opinfo *o = lm_op_info(lm_it_parse(k->in->opcode_str));
+	if (o && (o->flags & LM_OPF_BLOCKS) && check_body(k->L, KEY, k->c))
+		return LM_EINPUT;
+	keep_extra(&k->in->extra, k->j, k->c);
+	return 0;
+}
+
 /* ---- what the IR holds for a key (the views of the rows) ---------------- */
 
 static int view_name(const char *s, lm_keyview *v)
@@ -1736,6 +1890,7 @@ static const ir_key ir_keys[] = {
 	{ "alpha", OPM(ACTIVATION), rd_alpha, NULL },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), rd_base, NULL },
 	{ "blocks", OPM(LOOP), rd_loop_blocks, NULL },
+	{ "blocks", OPM(OTHER), rd_carried_body, NULL },
 	{ "can_read_uninit", 0, rd_can_read_uninit, NULL },
 	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), rd_chmul, NULL },
 	{ "compare_op", OPM(AFFINESELECT), rd_alu, vw_alu },
@@ -2026,10 +2181,14 @@ static int load_block(ld *L, cJSON *j, lm_block *b)
 		if (rc)
 			return rc;
 	}
+	L->inst = NULL;
 	for (cJSON *c = j->child, *next; c; c = next) {
 		next = c->next;
-		if (c != nm && c != insts)
-			keep_extra(&b->extra, j, c);
+		if (c == nm || c == insts)
+			continue;
+		if (check_incoming(L, c))
+			return LM_EINPUT;
+		keep_extra(&b->extra, j, c);
 	}
 	return 0;
 }
@@ -2108,6 +2267,7 @@ static int load_memloc(ld *L, cJSON *j, lm_memloc *l, lm_alloc *a)
 			    type_name(j));
 	unique_keys(L, j);
 	int seen_name = 0, seen_type = 0;
+	const cJSON *alias = NULL;
 	for (cJSON *c = j->child, *next; c; c = next) {
 		next = c->next;
 		const char *key = c->string;
@@ -2149,6 +2309,9 @@ static int load_memloc(ld *L, cJSON *j, lm_memloc *l, lm_alloc *a)
 			rc = get_bool(L, c, key, &l->allocated);
 		} else if (IS("remote_local_target") && !is_null(c)) {
 			rc = get_remote(L, c, a);
+		} else if (IS("alias") && !is_null(c)) {
+			alias = c; /* checked once the name is known */
+			keep_extra(&l->extra, j, c);
 		} else {
 			keep_extra(&l->extra, j, c);
 		}
@@ -2159,7 +2322,7 @@ static int load_memloc(ld *L, cJSON *j, lm_memloc *l, lm_alloc *a)
 		return FAIL(L, "memory location: missing key 'name'");
 	if (!seen_type)
 		return FAIL(L, "memory location %s: missing key 'type'", l->name);
-	return 0;
+	return alias ? check_alias(L, l->name, alias) : 0;
 }
 
 static int load_alloc(ld *L, cJSON *j, lm_alloc *a)
@@ -2386,6 +2549,13 @@ static int load_queues(ld *L, lm_module *m, cJSON *c)
 						rc = FAIL(L, "queue instance %s: missing key "
 							  "'semaphore'", qi->name);
 				}
+			} else if ((IS("blocks") || IS("basic_blocks")) &&
+				   !is_null(k)) {
+				/* the queue's own blocks (its DMA blocks) */
+				L->queue = q->name ? q->name : "?";
+				rc = check_body(L, key, k);
+				L->queue = NULL;
+				keep_extra(&q->extra, e, k);
 			} else {
 				keep_extra(&q->extra, e, k);
 			}
@@ -2495,6 +2665,51 @@ static void unfold_partitions(lm_module *m)
 	}
 }
 
+int lm_blocks_from_json(const cJSON *blocks, const lm_module *m,
+			lm_block **out, int *n, lm_error *err)
+{
+	ld L;
+	cJSON *c = cJSON_Duplicate(blocks, 1);
+	int rc = 0;
+	memset(&L, 0, sizeof L);
+	L.path = m && m->path ? m->path : "";
+	L.err = err;
+	L.owned = 1;
+	L.version = 2;
+	*out = NULL;
+	*n = 0;
+	if (!cJSON_IsArray(c)) {
+		rc = FAIL(&L, "expected an array of blocks, got %s",
+			  type_name(c));
+		goto done;
+	}
+	if (c->child)
+		*out = lm_xcalloc((size_t)cJSON_GetArraySize(c), sizeof **out);
+	for (cJSON *e = c->child; e && !rc; e = e->next)
+		rc = load_block(&L, e, &(*out)[(*n)++]);
+	if (!rc && m) {
+		lm_function tf;
+		unfold_ctx u;
+		memset(&tf, 0, sizeof tf);
+		tf.blocks = *out;
+		tf.n_blocks = *n;
+		u.m = m;
+		lm_strmap_init(&u.allocs);
+		lm_function_each_arg(&tf, unfold_arg, &u);
+		lm_strmap_free(&u.allocs);
+	}
+done:
+	cJSON_Delete(c);
+	if (rc) {
+		for (int i = 0; i < *n; i++)
+			lm_block_clear(&(*out)[i]);
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
 /* Read a module out of a tree; the tree is left for the caller to free.
 ** owned: the tree is malloc'd (not the parse arena's). */
 static int from_tree(lm_module **out, cJSON *root, const char *path,
@@ -2567,6 +2782,9 @@ static int from_tree(lm_module **out, cJSON *root, const char *path,
 			rc = load_queues(&L, m, c);
 		} else if (IS("aliases")) {
 			rc = load_aliases(&L, m, c);
+		} else if (IS("call_to_physical_memlocs") && !is_null(c)) {
+			if ((rc = check_call_memlocs(&L, c)) == 0)
+				keep_extra(&m->extra, root, c);
 		} else if (IS("functions")) {
 			if (want_array(&L, c, key)) {
 				rc = LM_EINPUT;

@@ -8,12 +8,17 @@
 **   2. semaphores, queues and queue instances (names, semaphore references)
 **   3. function names
 **   4. allocations and memory locations of every function (names, PSUM
-**      banks, capacities), then remote_local_target / alias_of / aliases
-**   5. instruction names of every function (module-wide uniqueness)
+**      banks, capacities), then alias tuples, remote_local_target /
+**      alias_of / aliases
+**   5. instruction names of every function (module-wide uniqueness),
+**      carried bodies included, then of the queues' carried blocks
 **   6. every instruction in program order: dependencies, wait / signal,
 **      operands (resolution and bounds), tensor and register references
-**      carried in JSON, then the opcode's own rules
-**   7. no function reaches itself through Calls / NKIKernel calls
+**      carried in JSON, then the opcode's own rules (the rows of
+**      fields.def), then its carried body; a block's incoming values;
+**      then the queues' blocks
+**   7. the module's call_to_physical_memlocs; no function reaches itself
+**      through Calls / NKIKernel calls
 **   8. with opts->linked: the linked-module shape (dispatcher, core
 **      functions, completion barriers, queue switches, barrier ids)
 **
@@ -82,6 +87,14 @@ typedef struct vctx {
 	const lm_inst **inst_ptr; /* the instruction of each inst_at entry */
 	int n_inst_at, cap_inst_at, cap_inst_ptr, pos;
 	const lm_function *fn; /* function being checked */
+	/* the bodies other opcodes than Loop carry (DynamicForLoop, DoWhile,
+	   DMABlock), read by lm_blocks_from_json in visiting order:
+	   collect_names reads them, check_blocks walks them in that order */
+	struct vbody { lm_block *bs; int n; } *bodies;
+	int n_bodies, cap_bodies, body_pos;
+	/* per module queue: its carried blocks as a function of its name
+	   (no blocks: n_blocks 0) */
+	lm_function *qfns;
 	wframe *frames;     /* the current path */
 	int depth, cap_frames;
 	lm_buf text;        /* WF_TEXT components, each NUL-terminated */
@@ -459,6 +472,68 @@ static int check_allocs(vctx *v, const lm_function *f)
 	return 0;
 }
 
+/* The memory location of function f named name (NULL: none). */
+static const lm_memloc *fn_memloc(const lm_function *f, const char *name)
+{
+	for (int i = 0; i < f->n_allocs; i++) {
+		const lm_memloc *l = lm_alloc_find_memloc(&f->allocs[i], name);
+		if (l)
+			return l;
+	}
+	return NULL;
+}
+
+/*
+** A memory location's alias tuples (its carried "alias"): the destination
+** is a memory location of the function (of the named allocation in a
+** triple), and both ends are DRAM, the only memory the compiler lets
+** alias ("Aliasing only permitted for DRAM locations").
+*/
+static int check_memloc_alias(vctx *v, const lm_function *f,
+			      const lm_memloc *l)
+{
+	const cJSON *al = cJSON_GetObjectItemCaseSensitive(l->extra, "alias");
+	const cJSON *e;
+	int i = 0;
+	if (!cJSON_IsArray(al))
+		return 0;
+	cJSON_ArrayForEach(e, al) {
+		int n = cJSON_GetArraySize(e);
+		const cJSON *a0 = e->child, *a1 = a0 ? a0->next : NULL;
+		const lm_memloc *d = NULL;
+		if (n == 3 && cJSON_IsString(a0) && cJSON_IsString(a1)) {
+			const lm_alloc *da = lm_strmap_lookup(&v->allocp,
+							      a0->valuestring);
+			if (!da || lm_strmap_lookup(&v->allocs,
+						    a0->valuestring) != f)
+				return fail(v, "alias #%d: '%s' is not an "
+					    "allocation of function '%s'", i,
+					    a0->valuestring, fname(f));
+			d = lm_alloc_find_memloc(da, a1->valuestring);
+			if (!d)
+				return fail(v, "alias #%d: '%s' is not a memory "
+					    "location of allocation '%s'", i,
+					    a1->valuestring, a0->valuestring);
+		} else if (n == 2 && cJSON_IsString(a0)) {
+			d = fn_memloc(f, a0->valuestring);
+			if (!d)
+				return fail(v, "alias #%d: '%s' is not a memory "
+					    "location of function '%s'", i,
+					    a0->valuestring, fname(f));
+		} else {
+			i++;
+			continue; /* the loader checked the shape */
+		}
+		if (l->type != LM_MT_DRAM || d->type != LM_MT_DRAM)
+			return fail(v, "alias #%d: %s -> %s: aliasing is only "
+				    "permitted between DRAM memory locations "
+				    "(%s, %s)", i, S(l->name), S(d->name),
+				    mtname(l->type), mtname(d->type));
+		i++;
+	}
+	return 0;
+}
+
 /*
 ** remote_local_target and alias_of of one function's allocations (run after
 ** every allocation is known).
@@ -479,6 +554,17 @@ static int check_alloc_links(vctx *v, const lm_function *f)
 			if (!alloc_is_dram(a))
 				return fail(v, "remote_local_target view must be "
 					    "a DRAM allocation");
+		}
+		for (int j = 0; j < a->n_memlocs; j++) {
+			size_t w2;
+			int rc;
+			if (!a->memlocs[j].extra)
+				continue;
+			w2 = wpush_named(v, "memory location",
+					 a->memlocs[j].name, j);
+			if ((rc = check_memloc_alias(v, f, &a->memlocs[j])) != 0)
+				return rc;
+			wpop(v, w2);
 		}
 		if (a->alias_of) {
 			const lm_alloc *t, *c;
@@ -575,7 +661,44 @@ static int check_linked_aliases(vctx *v)
 
 /* ---- instruction names -------------------------------------------------- */
 
-/* Record the names of the instructions of blocks (recursing into Loops). */
+/* The nested body an opcode with blocks other than Loop carries (its
+** "blocks"), or NULL. */
+static const cJSON *carried_body(const lm_inst *in)
+{
+	const lm_opinfo *o;
+	const cJSON *b;
+	if (in->op == LM_OP_LOOP || !in->extra)
+		return NULL;
+	o = lm_op_info(lm_inst_it(in));
+	b = o && (o->flags & LM_OPF_BLOCKS) ?
+		cJSON_GetObjectItemCaseSensitive(in->extra, "blocks") : NULL;
+	return cJSON_IsArray(b) ? b : NULL;
+}
+
+/* A reader's message without its "FILE: " (the verifier adds its own). */
+static const char *unfiled(vctx *v, const char *msg)
+{
+	size_t n = strlen(v->file);
+	if (n && !strncmp(msg, v->file, n) && !strncmp(msg + n, ": ", 2))
+		return msg + n + 2;
+	return msg;
+}
+
+/* Read a carried array of blocks into v->bodies (its last entry). */
+static int read_body(vctx *v, const cJSON *blocks)
+{
+	lm_error e;
+	struct vbody *b;
+	lm_grow(&v->bodies, &v->cap_bodies, v->n_bodies + 1,
+		sizeof *v->bodies);
+	b = &v->bodies[v->n_bodies++];
+	if (lm_blocks_from_json(blocks, v->m, &b->bs, &b->n, &e))
+		return fail(v, "its blocks do not read: %s", unfiled(v, e.msg));
+	return 0;
+}
+
+/* Record the names of the instructions of blocks (recursing into Loops
+** and carried bodies). */
 static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 			 int nb)
 {
@@ -608,8 +731,49 @@ static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 			v->inst_ptr[v->n_inst_at] = in;
 			v->inst_at[v->n_inst_at++] = f;
 			*slot = (void *)(intptr_t)v->n_inst_at;
+			if (carried_body(in)) {
+				int rc = read_body(v, carried_body(in));
+				if (rc || (rc = collect_names(v, f,
+					v->bodies[v->n_bodies - 1].bs,
+					v->bodies[v->n_bodies - 1].n)) != 0)
+					return rc;
+			}
 			wpop(v, w2);
 		}
+		wpop(v, w);
+	}
+	return 0;
+}
+
+/*
+** The blocks a queue carries (its "blocks" or "basic_blocks": the
+** compiler's queue holds its DMA blocks), read into v->qfns as a function
+** of the queue's name, and the names of their instructions recorded.
+*/
+static int collect_queue_blocks(vctx *v)
+{
+	const lm_module *m = v->m;
+	v->qfns = lm_xcalloc((size_t)m->n_queues + 1, sizeof *v->qfns);
+	for (int q = 0; q < m->n_queues; q++) {
+		const lm_queue *qu = &m->queues[q];
+		const cJSON *b = NULL;
+		lm_function *qf = &v->qfns[q];
+		lm_error e;
+		size_t w;
+		int rc;
+		if (qu->extra &&
+		    !(b = cJSON_GetObjectItemCaseSensitive(qu->extra, "blocks")))
+			b = cJSON_GetObjectItemCaseSensitive(qu->extra,
+							     "basic_blocks");
+		if (!cJSON_IsArray(b))
+			continue;
+		qf->name = qu->name;
+		w = wpush_named(v, "queue", qu->name, q);
+		if (lm_blocks_from_json(b, m, &qf->blocks, &qf->n_blocks, &e))
+			return fail(v, "its blocks do not read: %s",
+				    unfiled(v, e.msg));
+		if ((rc = collect_names(v, qf, qf->blocks, qf->n_blocks)) != 0)
+			return rc;
 		wpop(v, w);
 	}
 	return 0;
@@ -978,6 +1142,22 @@ static const lm_inst *fn_inst(vctx *v, const char *name)
 	return at >= 0 && v->inst_at[at] == v->fn ? v->inst_ptr[at] : NULL;
 }
 
+/* 1 while the blocks of a queue are checked (v->fn is a queue's). */
+static int in_queue_blocks(const vctx *v)
+{
+	return v->qfns && v->fn >= v->qfns &&
+	       v->fn < v->qfns + v->m->n_queues;
+}
+
+/* The instruction named name among the blocks of module queue qn. */
+static const lm_inst *queue_inst(vctx *v, const char *qn, const char *name)
+{
+	const lm_queue *q = lm_strmap_lookup(&v->queues, qn);
+	intptr_t at = (intptr_t)lm_strmap_lookup(&v->insts, name) - 1;
+	return q && at >= 0 && v->inst_at[at] == &v->qfns[q - v->m->queues] ?
+		v->inst_ptr[at] : NULL;
+}
+
 /* The name the instruction's QUEUE row gives (NULL: none). */
 static const char *inst_queue(const lm_inst *in)
 {
@@ -1042,16 +1222,32 @@ static int check_ref(vctx *v, const lm_inst *in, const char *key,
 				    "'%s'", key, name, fname(v->fn));
 		return 0;
 	case LM_REF_INST:
+		if (in_queue_blocks(v)) { /* its trigger is a function's */
+			if (!lm_strmap_lookup(&v->insts, name))
+				return fail(v, "%s '%s' names no instruction of "
+					    "the module", key, name);
+			return 0;
+		}
 		if (!fn_inst(v, name))
 			return fail(v, "%s '%s' names no instruction of "
 				    "function '%s'", key, name, fname(v->fn));
 		return 0;
 	case LM_REF_DMABLOCK:
+		/* the compiler finds it among its queue's blocks; lncsim
+		   there or in the function */
+		qn = inst_queue(in);
 		t = fn_inst(v, name);
-		if (!t || lm_inst_it(t) != LM_IT_DMABlock)
+		if (!t && qn)
+			t = queue_inst(v, qn, name);
+		if (t && lm_inst_it(t) == LM_IT_DMABlock)
+			return 0;
+		if (qn && (q = lm_strmap_lookup(&v->queues, qn)) != NULL &&
+		    v->qfns[q - v->m->queues].n_blocks)
 			return fail(v, "%s '%s' names no DMABlock of function "
-				    "'%s'", key, name, fname(v->fn));
-		return 0;
+				    "'%s' or of queue '%s'", key, name,
+				    fname(v->fn), qn);
+		return fail(v, "%s '%s' names no DMABlock of function '%s'",
+			    key, name, fname(v->fn));
 	case LM_REF_ALLOC:
 		if (!lm_strmap_lookup(&v->allocp, name))
 			return fail(v, "%s '%s' names no allocation", key, name);
@@ -1463,12 +1659,54 @@ static int check_inst(vctx *v, const lm_inst *in)
 	return check_fields(v, in);
 }
 
-/* The instructions of blocks in program order (recursing into Loops). */
+/*
+** The incoming values a block carries (each "incoming_values" member of
+** its carried keys, at any depth: the entries of a block argument): each
+** [value, block] pair names a block of the function and a storage of the
+** module (an allocation or a memory location).
+*/
+static int check_incoming_json(vctx *v, const cJSON *c)
+{
+	if (c->string && !strcmp(c->string, "incoming_values")) {
+		const cJSON *e;
+		cJSON_ArrayForEach(e, c) {
+			const cJSON *val = e->child;
+			const cJSON *blk = val ? val->next : NULL;
+			if (!cJSON_IsString(val) || !cJSON_IsString(blk))
+				continue; /* the loader checked the shape */
+			if (!has_block(v->fn->blocks, v->fn->n_blocks,
+				       blk->valuestring))
+				return fail(v, "incoming_values: '%s' is not a "
+					    "block of function '%s'",
+					    blk->valuestring, fname(v->fn));
+			if (!lm_strmap_lookup(&v->allocp, val->valuestring) &&
+			    !lm_strmap_lookup(&v->memlocs, val->valuestring))
+				return fail(v, "incoming_values: '%s' names no "
+					    "allocation or memory location",
+					    val->valuestring);
+		}
+		return 0;
+	}
+	if (cJSON_IsObject(c) || cJSON_IsArray(c))
+		for (const cJSON *x = c->child; x; x = x->next)
+			if (check_incoming_json(v, x))
+				return LM_EINPUT;
+	return 0;
+}
+
+static int check_incoming(vctx *v, const lm_block *bl)
+{
+	return bl->extra ? check_incoming_json(v, bl->extra) : 0;
+}
+
+/* The instructions of blocks in program order (recursing into Loops and
+** carried bodies). */
 static int check_blocks(vctx *v, const lm_block *bs, int nb)
 {
 	for (int b = 0; b < nb; b++) {
 		const lm_block *bl = &bs[b];
 		size_t w = wpush_named(v, "block", bl->name, b);
+		int rc2;
 		for (int i = 0; i < bl->n_insts; i++) {
 			const lm_inst *in = &bl->insts[i];
 			int rc;
@@ -1487,10 +1725,71 @@ static int check_blocks(vctx *v, const lm_block *bs, int nb)
 			if ((rc = check_inst(v, in)) != 0)
 				return rc;
 			v->pos++;
+			if (carried_body(in)) {
+				const struct vbody *bd =
+					&v->bodies[v->body_pos++];
+				if ((rc = check_blocks(v, bd->bs, bd->n)) != 0)
+					return rc;
+			}
 			wpop(v, w2);
 		}
+		if ((rc2 = check_incoming(v, bl)) != 0)
+			return rc2;
 		wpop(v, w);
 	}
+	return 0;
+}
+
+/* ---- the module's call_to_physical_memlocs ---------------------------------- */
+
+/* One entry: call names a Call of the module, each of names (an array)
+** a memory location of the function it calls. */
+static int check_call_memloc(vctx *v, const char *call, const cJSON *names)
+{
+	intptr_t at = (intptr_t)lm_strmap_lookup(&v->insts, call) - 1;
+	const lm_inst *c = at >= 0 ? v->inst_ptr[at] : NULL;
+	const lm_function *callee;
+	const cJSON *x;
+	if (!c || c->op != LM_OP_CALL)
+		return fail(v, "call_to_physical_memlocs: '%s' names no Call "
+			    "instruction", call);
+	callee = c->target ? lm_strmap_lookup(&v->funcs, c->target) : NULL;
+	cJSON_ArrayForEach(x, names)
+		if (cJSON_IsString(x) && callee &&
+		    !fn_memloc(callee, x->valuestring))
+			return fail(v, "call_to_physical_memlocs: '%s' (of call "
+				    "'%s') is not a memory location of function "
+				    "'%s'", x->valuestring, call, fname(callee));
+	return 0;
+}
+
+/*
+** The module's call_to_physical_memlocs (the memory locations bound as a
+** Call's actual arguments), an object of call names or an array of
+** [call, [memory location, ...]] pairs (the loader checked the shape).
+*/
+static int check_call_memlocs(vctx *v)
+{
+	const cJSON *cm = v->m->extra ? cJSON_GetObjectItemCaseSensitive(
+		v->m->extra, "call_to_physical_memlocs") : NULL;
+	const cJSON *e;
+	int rc;
+	if (!cm || cJSON_IsNull(cm))
+		return 0;
+	wpop(v, 0);
+	wpush(v, "module");
+	cJSON_ArrayForEach(e, cm) {
+		if (cJSON_IsObject(cm))
+			rc = check_call_memloc(v, e->string, e);
+		else if (cJSON_IsString(e->child))
+			rc = check_call_memloc(v, e->child->valuestring,
+					       e->child->next);
+		else
+			rc = 0;
+		if (rc)
+			return rc;
+	}
+	wpop(v, 0);
 	return 0;
 }
 
@@ -1908,6 +2207,8 @@ int lm_verify(const lm_module *m, const lm_verify_opts *opts, lm_error *err)
 			goto done;
 		wpop(&v, w);
 	}
+	if ((rc = collect_queue_blocks(&v)) != 0)
+		goto done;
 	for (int f = 0; f < m->n_functions; f++) {
 		const lm_function *fn = &m->functions[f];
 		size_t w = wpush(&v, "function %s", fn->name);
@@ -1916,6 +2217,19 @@ int lm_verify(const lm_module *m, const lm_verify_opts *opts, lm_error *err)
 			goto done;
 		wpop(&v, w);
 	}
+	for (int q = 0; q < m->n_queues; q++) {
+		const lm_function *qf = &v.qfns[q];
+		size_t w;
+		if (!qf->n_blocks)
+			continue;
+		w = wpush(&v, "queue %s", qf->name);
+		v.fn = qf;
+		if ((rc = check_blocks(&v, qf->blocks, qf->n_blocks)) != 0)
+			goto done;
+		wpop(&v, w);
+	}
+	if ((rc = check_call_memlocs(&v)) != 0)
+		goto done;
 	if ((rc = check_call_cycles(&v)) != 0)
 		goto done;
 	if (v.linked)
@@ -1934,6 +2248,18 @@ done:
 	lm_strmap_free(&v.insts);
 	free(v.inst_at);
 	free(v.inst_ptr);
+	for (int i = 0; i < v.n_bodies; i++) {
+		for (int b = 0; b < v.bodies[i].n; b++)
+			lm_block_clear(&v.bodies[i].bs[b]);
+		free(v.bodies[i].bs);
+	}
+	free(v.bodies);
+	for (int q = 0; v.qfns && q < m->n_queues; q++) {
+		for (int b = 0; b < v.qfns[q].n_blocks; b++)
+			lm_block_clear(&v.qfns[q].blocks[b]);
+		free(v.qfns[q].blocks);
+	}
+	free(v.qfns);
 	free(v.frames);
 	lm_buf_free(&v.text);
 	return rc;

@@ -1,9 +1,10 @@
 /*
 ** simcheck.c -- what the simulator models, and the refusal before time 0
 ** of everything else: the opcodes it executes (OPS_EXEC; any other of the
-** 110 is refused by name), then for each executed instruction its keys,
-** the keys of its operands, of every allocation and of every memory
-** location. A key is
+** 110 is refused by name), then the keys the module and each queue carry,
+** and for each executed instruction its keys, the keys of its operands,
+** of its block, of every allocation and of every memory location. A key
+** is
 **   modelled  the simulator reads it (any value);
 **   metadata  debug / bookkeeping / placement hints that cannot change
 **             the bits of a result (any value);
@@ -189,6 +190,35 @@ static const key_rule memloc_rules[] = {
 	{ 0, "remote_local_target", K_DEFAULT, "",
 	  "remote_local_target is read on the allocation" },
 	{ 0, "pointer_ref_memloc", K_DEFAULT, "", NULL },
+};
+
+/* Keys of the module carried in `extra`. */
+static const key_rule module_rules[] = {
+	{ 0, "archRev", K_META, NULL, NULL },
+	{ 0, "revision", K_META, NULL, NULL },
+	{ 0, "artifact_path", K_META, NULL, NULL },
+	{ 0, "artifact_info", K_META, NULL, NULL },
+	{ 0, "_comment", K_META, NULL, NULL },
+	{ 0, "call_to_physical_memlocs", K_DEFAULT, "[]|{}",
+	  "binding a call's arguments to memory locations is not modelled" },
+	{ 0, "nki_functions", K_DEFAULT, "[]",
+	  "the module's NKI functions are not modelled" },
+};
+
+/* Keys of queues carried in `extra`. */
+static const key_rule queue_rules[] = {
+	{ 0, "blocks", K_DEFAULT, "[]",
+	  "a queue's own blocks (its DMA blocks) are not modelled" },
+	{ 0, "basic_blocks", K_DEFAULT, "[]",
+	  "a queue's own blocks (its DMA blocks) are not modelled" },
+};
+
+/* Keys of blocks carried in `extra` (block arguments and their incoming
+** values among them: none is modelled). */
+static const key_rule block_rules[] = {
+	{ 0, "origin", K_META, NULL, NULL },
+	{ 0, "optin_passes", K_META, NULL, NULL },
+	{ 0, "_comment", K_META, NULL, NULL },
 };
 
 /*
@@ -753,6 +783,16 @@ static int check_module(cctx *c)
 	char what[80];
 	int rc = 0;
 
+	snprintf(c->where, sizeof c->where, "module");
+	rc = check_extra(c, m->extra, module_rules,
+			 sizeof module_rules / sizeof *module_rules,
+			 LM_OP_INVALID, -1, "module");
+	for (int q = 0; q < m->n_queues && !rc; q++) {
+		where_set(c, 0, "queue %s", m->queues[q].name, q);
+		rc = check_extra(c, m->queues[q].extra, queue_rules,
+				 sizeof queue_rules / sizeof *queue_rules,
+				 LM_OP_INVALID, -1, "queue");
+	}
 	for (int f = 0; f < m->n_functions && !rc; f++) {
 		const lm_function *fn = &m->functions[f];
 		size_t fl;
@@ -768,6 +808,9 @@ static int check_module(cctx *c)
 			size_t bln;
 			where_set(c, fl, "/block %s", bl->name, b);
 			bln = strlen(c->where);
+			rc = check_extra(c, bl->extra, block_rules,
+					 sizeof block_rules / sizeof *block_rules,
+					 LM_OP_INVALID, -1, "block");
 			for (int i = 0; i < bl->n_insts && !rc; i++) {
 				where_set(c, bln, "/instruction %s",
 					  bl->insts[i].name, i);

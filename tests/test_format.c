@@ -742,6 +742,137 @@ START_TEST(test_review_cases)
 }
 END_TEST
 
+/* ---- carried structures: their shapes on load -------------------------- */
+
+#define DRAM_A(n, extra) "{\"name\":\"" n "\",\"kind\":\"Internal\"," \
+	"\"dtype\":\"float32\",\"tensor_shape\":[4],\"memorylocations\":" \
+	"[{\"name\":\"" n "\",\"type\":\"DRAM\",\"addr\":0,\"dims\":[1,16]" \
+	extra "}]}"
+
+/* A module text with the given module keys, queues, allocations, block
+** keys and instructions (each may be ""). */
+static char *carry_text(const char *modkeys, const char *queues,
+			const char *allocs, const char *blockkeys,
+			const char *insts)
+{
+	return lm_xasprintf(
+		"{\"version\":2,\"arch\":\"gen3\",%s\"semaphores\":[{\"name\":"
+		"\"s\",\"init\":0}],\"queues\":[{\"name\":\"q\",\"instances\":"
+		"[{\"name\":\"qa\",\"semaphore\":\"s\"}]%s}],\"functions\":"
+		"[{\"name\":\"f\",\"allocations\":[%s],\"blocks\":[{\"name\":"
+		"\"b\",%s\"instructions\":[%s]}]}]}", modkeys, queues, allocs,
+		blockkeys, insts);
+}
+
+/* Each shape, wrong: the loader's message names the key. */
+START_TEST(test_carried_shapes)
+{
+	static const struct { const char *mod, *queue, *alloc, *blk, *inst,
+			      *msg; } cases[] = {
+		{ "", "", DRAM_A("a", ",\"alias\":3"), "", "",
+		  "function f/allocation a: memory location a: key 'alias': "
+		  "expected an array, got number" },
+		{ "", "", DRAM_A("a", ",\"alias\":[[\"a\"]]"), "", "",
+		  "memory location a: key 'alias': entry 0: expected "
+		  "[allocation, memory location, kind] or [memory location, "
+		  "kind], got another length" },
+		{ "", "", DRAM_A("a", ",\"alias\":[[\"a\",\"a\",9]]"), "", "",
+		  "memory location a: key 'alias': entry 0: the kind must be "
+		  "an integer 0..7 (its bits), got another number" },
+		{ "", "", DRAM_A("a", ",\"alias\":[[\"a\",1,1]]"), "", "",
+		  "memory location a: key 'alias': entry 0: expected a name "
+		  "(string), got number" },
+		{ "", "", "", "\"arguments\":[{\"incoming_values\":{}}],", "",
+		  "function f/block b: key 'incoming_values': expected an "
+		  "array of [value, block] pairs, got object" },
+		{ "", "", "", "\"arguments\":[{\"incoming_values\":[[\"v\"]]}],",
+		  "", "function f/block b: key 'incoming_values': entry 0: "
+		  "expected [value, block] (two names), got another array" },
+		{ "\"call_to_physical_memlocs\":1,", "", "", "", "",
+		  "t.json: key 'call_to_physical_memlocs': expected an object "
+		  "of call names or an array of [call, [memory location, ...]] "
+		  "pairs, got number" },
+		{ "\"call_to_physical_memlocs\":{\"c\":\"a\"},", "", "", "", "",
+		  "key 'call_to_physical_memlocs': entry 0: expected an array "
+		  "of memory location names, got string" },
+		{ "\"call_to_physical_memlocs\":[[\"c\"]],", "", "", "", "",
+		  "key 'call_to_physical_memlocs': entry 0: expected [call, "
+		  "[memory location, ...]], got another array" },
+		{ "\"call_to_physical_memlocs\":{\"c\":[\"a\",2]},", "", "", "",
+		  "", "key 'call_to_physical_memlocs': entry 0: expected a "
+		  "memory location name (string), got number" },
+		{ "", "", "", "", "{\"opcode\":\"DoWhile\",\"name\":\"dw\","
+		  "\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"blocks\":3}",
+		  "function f/block b/instruction dw: key 'blocks': expected "
+		  "array, got number" },
+		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
+		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
+		  "\"DynamicForLoopAxis\":{},\"blocks\":[{\"name\":\"body\"}]}",
+		  "function f/block body: missing key 'instructions'" },
+		{ "", "", "", "", "{\"opcode\":\"DMABlock\",\"name\":\"db\","
+		  "\"engine\":\"DMA\",\"ins\":[],\"outs\":[],\"blocks\":"
+		  "[{\"name\":\"body\",\"instructions\":[{\"opcode\":\"NoOp\"}]}]}",
+		  "function f/block body: NoOp instruction: missing key 'name'" },
+		{ "", ",\"blocks\":[{\"name\":\"qb\",\"instructions\":"
+		  "[{\"opcode\":\"Frob\",\"name\":\"x\"}]}]", "", "", "",
+		  "queue q/block qb/instruction x: unknown opcode 'Frob'" },
+		{ "", ",\"basic_blocks\":{}", "", "", "",
+		  "key 'basic_blocks': expected array, got object" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *t = carry_text(cases[i].mod, cases[i].queue,
+				     cases[i].alloc, cases[i].blk,
+				     cases[i].inst);
+		expect_fail(t, cases[i].msg);
+		free(t);
+	}
+	/* the same shapes, right, load, save and read back */
+	char *t = carry_text("\"call_to_physical_memlocs\":[[\"c\",[\"a\"]]],",
+			     ",\"blocks\":[{\"name\":\"qb\",\"instructions\":[]}]",
+			     DRAM_A("a", ",\"alias\":[[\"a\",\"a\",3],[\"a\","
+				    "true]]"),
+			     "\"arguments\":[{\"incoming_values\":[[\"a\","
+			     "\"b\"]]}],",
+			     "{\"opcode\":\"DoWhile\",\"name\":\"dw\",\"engine\":"
+			     "\"SP\",\"ins\":[],\"outs\":[],\"cond\":\"wb\","
+			     "\"blocks\":[{\"name\":\"wb\",\"instructions\":["
+			     NOP("wn", "") "]}]}");
+	lm_module *m = parse_ok(t);
+	roundtrip(m);
+	lm_module_free(m);
+	free(t);
+	/* a version 1 module's body is not converted */
+	t = lm_xasprintf("{\"version\":1,\"arch\":\"gen3\",\"functions\":[{"
+			 "\"name\":\"f\",\"allocations\":[],\"blocks\":[{\"name\":"
+			 "\"b\",\"instructions\":[{\"opcode\":\"DoWhile\","
+			 "\"name\":\"dw\",\"engine\":\"SP\",\"ins\":[],\"outs\":"
+			 "[],\"blocks\":[{\"name\":\"wb\",\"instructions\":[]}]}"
+			 "]}]}]}");
+	expect_fail(t, "instruction dw: key 'blocks': a version 1 module's "
+		    "'blocks' is not converted to version 2");
+	free(t);
+}
+END_TEST
+
+/* The loader refuses a bad shape with exit status 2 on the command line. */
+START_TEST(test_carried_shape_exit_status)
+{
+	char *d = tu_tmpdir("fmtcarry");
+	char *t = carry_text("", "", DRAM_A("a", ",\"alias\":[[\"a\"]]"), "",
+			     "");
+	char *p = tu_write(d, "def.json", t);
+	tu_run r = tu_lncsim(d, "verify", "def.json", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "def.json: function f/allocation a: memory "
+			   "location a: key 'alias': entry 0:");
+	tu_run_free(&r);
+	free(p);
+	free(t);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("format");
@@ -761,6 +892,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_generated_modules_roundtrip);
 	tcase_add_test(tc, test_ir_key_table);
 	tcase_add_test(tc, test_carried_refs_verified);
+	tcase_add_test(tc, test_carried_shapes);
+	tcase_add_test(tc, test_carried_shape_exit_status);
 	tcase_add_test(tc, test_engine_all_refused);
 	tcase_add_test(tc, test_allocation_enums);
 	tcase_add_test(tc, test_review_cases);

@@ -966,6 +966,56 @@ START_TEST(test_doc_key_table)
 END_TEST
 
 /* Operand, allocation and memory-location keys. */
+/* Collect refusals (ls_check_module_each) into a buffer. */
+static void add_refusal(void *arg, const char *msg)
+{
+	lm_buf *b = arg;
+	lm_buf_puts(b, msg);
+	lm_buf_puts(b, "\n");
+}
+
+/*
+** What the module, a queue and a block carry is refused by name before a
+** run: the Call argument binding, a queue's own blocks, a block's
+** arguments (their incoming values); each of them verifies.
+*/
+START_TEST(test_carried_structures_refused)
+{
+	static const char text[] =
+		"{\"version\":2,\"arch\":\"gen3\",\"call_to_physical_memlocs\":"
+		"{\"c\":[]},\"semaphores\":[{\"name\":\"s\",\"init\":0}],"
+		"\"queues\":[{\"name\":\"q\",\"instances\":[{\"name\":\"qa\","
+		"\"semaphore\":\"s\"}],\"blocks\":[{\"name\":\"qb\","
+		"\"instructions\":[]}]}],\"functions\":[{\"name\":\"f\","
+		"\"allocations\":[],\"blocks\":[{\"name\":\"b\",\"arguments\":"
+		"[{\"incoming_values\":[]}],\"instructions\":[{\"opcode\":"
+		"\"Call\",\"name\":\"c\",\"engine\":\"SP\",\"target\":\"g\","
+		"\"ins\":[],\"outs\":[]}]}]},{\"name\":\"g\",\"allocations\":[],"
+		"\"blocks\":[{\"name\":\"gb\",\"instructions\":[]}]}]}";
+	lm_module *m = NULL;
+	lm_error err;
+	lm_buf b = LM_BUF_INIT;
+	ck_assert_msg(lm_module_parse(&m, text, strlen(text), "c.json",
+				      &err) == 0, "%s", err.msg);
+	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(ls_check_module_each(m, add_refusal, &b), 3);
+	ck_assert_str_eq(lm_buf_cstr(&b),
+		"c.json: module: module key 'call_to_physical_memlocs' = "
+		"{\"c\":[]} is not modelled by the simulator (binding a call's "
+		"arguments to memory locations is not modelled)\n"
+		"c.json: queue q: queue key 'blocks' = [{\"name\":\"qb\","
+		"\"instructions\":[]}] is not modelled by the simulator (a queue's "
+		"own blocks (its DMA blocks) are not modelled)\n"
+		"c.json: function f/block b: block key 'arguments' = "
+		"[{\"incoming_values\":[]}] is not modelled by the simulator "
+		"(not a key the simulator knows here)\n");
+	ck_assert_int_eq(ls_check_module(m, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "module key 'call_to_physical_memlocs'");
+	lm_buf_free(&b);
+	lm_module_free(m);
+}
+END_TEST
+
 START_TEST(test_unmodelled_object_keys)
 {
 	tb t;
@@ -1006,20 +1056,24 @@ START_TEST(test_unmodelled_object_keys)
 		tb_free(&t);
 	}
 
-	/* a memory-location alias edge */
+	/* a memory-location alias edge (to another DRAM location) */
 	tb_init(&t);
+	tb_alloc_raw(&t, "{\"name\":\"zw\",\"kind\":\"Internal\",\"dtype\":"
+		     "\"float32\",\"tensor_shape\":[1,4],\"file\":\"\","
+		     "\"memorylocations\":[{\"name\":\"x\",\"type\":\"DRAM\","
+		     "\"addr\":64,\"dims\":[1,16],\"bank\":0,\"base\":0}]}");
 	tb_alloc_raw(&t, "{\"name\":\"zz\",\"kind\":\"Internal\",\"dtype\":"
 		     "\"float32\",\"tensor_shape\":[1,4],\"file\":\"\","
 		     "\"memorylocations\":[{\"name\":\"zm\",\"type\":\"DRAM\","
 		     "\"addr\":0,\"dims\":[1,16],\"bank\":0,\"base\":0,"
-		     "\"allocated\":true,\"tensor_id\":3,\"alias\":[[\"x\",\"x\","
+		     "\"allocated\":true,\"tensor_id\":3,\"alias\":[[\"zw\",\"x\","
 		     "1]]}]}");
 	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"n\",\"engine\":\"SP\"}");
 	m = tb_module(&t, 0);
 	ck_assert_int_eq(tb_run1(m, NULL, 0, 0, NULL, &r, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "function sg0000/allocation zz/memory "
 			   "location zm: memory location key 'alias' = "
-			   "[[\"x\",\"x\",1]] is not modelled by the simulator");
+			   "[[\"zw\",\"x\",1]] is not modelled by the simulator");
 	lm_module_free(m);
 	tb_free(&t);
 
@@ -1582,6 +1636,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_simcheck_tables);
 	tcase_add_test(tc, test_doc_key_table);
 	tcase_add_test(tc, test_unmodelled_object_keys);
+	tcase_add_test(tc, test_carried_structures_refused);
 	tcase_add_test(tc, test_call_operands_refused);
 	tcase_add_test(tc, test_unwritten_output_refused);
 	tcase_add_test(tc, test_unwritten_output_high_rank);

@@ -1161,6 +1161,82 @@ START_TEST(ref_required_carried_missing)
 }
 END_TEST
 
+/* ---- carried structures: the names they hold ------------------------------ */
+
+/* A module carrying each structure the loader checks the shape of. */
+static const char *CARRY =
+"{'version':2,'arch':'gen3','call_to_physical_memlocs':{'c':['gx']},"
+"'semaphores':[{'name':'s','init':0}],"
+"'queues':[{'name':'q','instances':[{'name':'qa','semaphore':'s'}],"
+"  'blocks':[{'name':'qb','instructions':[{'opcode':'DMABlock',"
+"   'name':'qdb','engine':'DMA','dma_trigger':'qt'," NOARGS "}]}]}],"
+"'functions':["
+" {'name':'f','allocations':["
+"  " ALLOC("d1", "Internal", "float32", "[4]",
+	   "{'name':'d1','type':'DRAM','addr':0,'dims':[1,16],'bank':0,"
+	   "'base':0,'alias':[['d2','d2',3]]}") ","
+"  " ALLOC("d2", "Internal", "float32", "[4]", ML("d2", "DRAM", "64",
+						   "[1,16]")) ","
+"  " ALLOC("t", "Internal", "float32", "[1,4]", ML("t", "SB", "0", "[1,16]"))
+" ],'blocks':[{'name':'b','arguments':[{'incoming_values':[['d1','b2']]}],"
+"  'instructions':["
+"  {'opcode':'DMATrigger','name':'qt','engine':'SP','queue':'q',"
+"   'dma_blocks':['qdb']," NOARGS "},"
+"  {'opcode':'DoWhile','name':'dw','engine':'SP','cond':'wc',"
+"   'blocks':[{'name':'wb','instructions':[{'opcode':'NoOp','name':'wn',"
+"   'engine':'SP','dependencies':['qt']," NOARGS "}]},"
+"   {'name':'wc','instructions':[]}]," NOARGS "},"
+"  {'opcode':'Call','name':'c','engine':'SP','target':'g'," NOARGS "},"
+"  {'opcode':'Return','name':'ret','engine':'SP'," NOARGS "}"
+" ]},{'name':'b2','instructions':[]}]},"
+" {'name':'g','allocations':["
+"  " ALLOC("gx", "Internal", "float32", "[4]", ML("gx", "DRAM", "128",
+						   "[1,16]"))
+" ],'blocks':[{'name':'gb','instructions':[]}]}"
+"]}";
+
+#define CVARY(name, anchor, from, to, msg)                                  \
+	START_TEST(name) { vary(CARRY, 0, anchor, from, to, msg); } END_TEST
+
+CVARY(alias_tuple_allocation, NULL, "['d2','d2',3]", "['dz','d2',3]",
+      "function f/allocation d1/memory location d1: alias #0: 'dz' is not "
+      "an allocation of function 'f'")
+CVARY(alias_tuple_memloc, NULL, "['d2','d2',3]", "['d2','d1',3]",
+      "memory location d1: alias #0: 'd1' is not a memory location of "
+      "allocation 'd2'")
+CVARY(alias_pair_memloc, NULL, "['d2','d2',3]", "['zz',1]",
+      "memory location d1: alias #0: 'zz' is not a memory location of "
+      "function 'f'")
+CVARY(alias_not_dram, NULL, "['d2','d2',3]", "['d2','d2',1],['t','t',3]",
+      "memory location d1: alias #1: d1 -> t: aliasing is only permitted "
+      "between DRAM memory locations (DRAM, SB)")
+CVARY(call_memlocs_call, NULL, "{'c':['gx']}", "{'ret':['gx']}",
+      "t/def.json: module: call_to_physical_memlocs: 'ret' names no Call "
+      "instruction")
+CVARY(call_memlocs_memloc, NULL, "{'c':['gx']}", "[['c',['gx','d1']]]",
+      "module: call_to_physical_memlocs: 'd1' (of call 'c') is not a "
+      "memory location of function 'g'")
+CVARY(incoming_block, NULL, "['d1','b2']", "['d1','b9']",
+      "function f/block b: incoming_values: 'b9' is not a block of "
+      "function 'f'")
+CVARY(incoming_value, NULL, "['d1','b2']", "['zz','b2']",
+      "function f/block b: incoming_values: 'zz' names no allocation or "
+      "memory location")
+CVARY(body_dependency, "'name':'wn'", "['qt']", "['zz']",
+      "function f/block b/instruction dw/block wb/instruction wn: "
+      "dependency 'zz' names no instruction")
+CVARY(body_duplicate_name, NULL, "'name':'wn'", "'name':'qt'",
+      "function f/block b/instruction dw/block wb/instruction qt: "
+      "duplicate instruction name 'qt' (also in function 'f')")
+CVARY(body_later_dependency, "'name':'wn'", "['qt']", "['c']",
+      "instruction wn: dependency 'c' is not an earlier instruction")
+CVARY(queue_dma_block, "'name':'qt'", "['qdb']", "['qzz']",
+      "function f/block b/instruction qt: dma_blocks 'qzz' names no "
+      "DMABlock of function 'f' or of queue 'q'")
+CVARY(queue_block_inst, NULL, "'dma_trigger':'qt'", "'dma_trigger':'qq'",
+      "t/def.json: queue q/block qb/instruction qdb: dma_trigger 'qq' "
+      "names no instruction of the module")
+
 /* ---- dependencies and semaphores ---------------------------------------- */
 
 VARY(dependency_later, "'name':'mm'", "'dependencies':['ld_x','ld_w']",
@@ -1506,6 +1582,11 @@ static Suite *verify_suite(void)
 		ref_dmablock_unknown, ref_dmablock_not_one, ref_alloc_call,
 		ref_alloc_kernel, ref_call_formal, ref_register_not_one,
 		ref_register_unknown, ref_required_carried_missing,
+		alias_tuple_allocation, alias_tuple_memloc, alias_pair_memloc,
+		alias_not_dram, call_memlocs_call, call_memlocs_memloc,
+		incoming_block, incoming_value, body_dependency,
+		body_duplicate_name, body_later_dependency, queue_dma_block,
+		queue_block_inst,
 		dependency_later, dependency_self, dependency_other_function,
 		dependency_unknown, dependency_in_loop, wait_unknown_semaphore,
 		signal_unknown_semaphore,
