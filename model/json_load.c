@@ -2643,14 +2643,24 @@ static void unfold_arg(lm_arg *a, void *ctx)
 {
 	unfold_ctx *u = ctx;
 	const lm_memloc *l;
-	if (a->kind != LM_ARG_PHYSICAL_AP || a->has_start_partition)
+	int64_t pe;
+	if (a->kind != LM_ARG_PHYSICAL_AP)
 		return;
 	l = lm_arg_memloc(u->m, &u->allocs, a);
-	lm_arg_unfold(a, lm_arg_part_elems(a, l));
+	pe = lm_arg_part_elems(a, l);
+	if (!a->has_start_partition) {
+		lm_arg_unfold(a, pe);
+	} else if (pe > 0 && a->n_ap > 0) {
+		/* the legacy form: its first pair strode one partition
+		   whatever its step, which is pe */
+		a->ap[0].step = pe;
+	}
 }
 
 /* The wire's SB / PSUM operands carry their start partition in `offset`
-** (lm_arg_unfold): split it out, now that every allocation is known. */
+** (lm_arg_unfold): split it out, now that every allocation is known. A
+** legacy operand (its start_partition given apart) gets the partition
+** step its form meant: one partition, pe. */
 static void unfold_partitions(lm_module *m)
 {
 	unfold_ctx u;

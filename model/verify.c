@@ -782,6 +782,40 @@ static int collect_queue_blocks(vctx *v)
 /* ---- operands ----------------------------------------------------------- */
 
 /*
+** The partitions an SB / PSUM operand walks: its first pair's step is in
+** elements, k * pe for a stride of k partitions (lm_arg_part_step; any
+** step when it walks one), so it visits p0, p0 + k, ..., p0 + k * (num -
+** 1) from p0 = its start partition; they lie within the location and,
+** from its base, the 128 partitions.
+*/
+static int check_partitions(vctx *v, const lm_arg *a, const lm_memloc *loc)
+{
+	int64_t k = lm_arg_part_step(a, loc), p0 = a->start_partition, last;
+	int64_t pe = lm_arg_part_elems(a, loc), end;
+	if (k < 0 && a->ap[0].step < 0)
+		return fail(v, "ap[0].step %lld is negative (the first pair "
+			    "walks the partitions)", (long long)a->ap[0].step);
+	if (k < 0)
+		return fail(v, "ap[0].step %lld is not a multiple of %lld, the "
+			    "elements of one partition of memory location '%s' "
+			    "(the first pair walks the partitions)",
+			    (long long)a->ap[0].step, (long long)pe, loc->name);
+	if (mul_ovf(k, a->ap[0].num - 1, &last) ||
+	    add_ovf(p0, last, &last) || add_ovf(loc->base, last, &end))
+		return fail(v, "access pattern index arithmetic overflows");
+	if (end >= LM_PARTITIONS)
+		return fail(v, "partitions %lld..%lld exceed the %d partitions",
+			    (long long)loc->base + (long long)p0,
+			    (long long)end, LM_PARTITIONS);
+	if (loc->n_dims < 2 || last >= loc->dims[0])
+		return fail(v, "partitions %lld..%lld of memory location '%s' "
+			    "outside its %lld partitions", (long long)p0,
+			    (long long)last, loc->name,
+			    (long long)(loc->n_dims ? loc->dims[0] : 0));
+	return 0;
+}
+
+/*
 ** Resolve and bounds-check one physical_ap operand, filling *o. `label`
 ** ("ins[0]") is already on the path.
 */
@@ -876,23 +910,10 @@ static int check_operand(vctx *v, const lm_arg *a, opnd *o)
 	o->parts = a->ap[0].num;
 	o->free = count / o->parts;
 	{
-		int64_t p0, pend, end;
-		if (add_ovf(loc->base, a->start_partition, &p0) ||
-		    add_ovf(p0, o->parts, &pend) || pend > LM_PARTITIONS)
-			return fail(v, "partitions %lld..%lld exceed the %d "
-				    "partitions", (long long)loc->base +
-				    (long long)a->start_partition,
-				    (long long)loc->base +
-				    (long long)a->start_partition +
-				    (long long)o->parts - 1, LM_PARTITIONS);
-		if (add_ovf(a->start_partition, o->parts, &end) ||
-		    loc->n_dims < 2 || end > loc->dims[0])
-			return fail(v, "partitions %lld..%lld of memory "
-				    "location '%s' outside its %lld partitions",
-				    (long long)a->start_partition,
-				    (long long)a->start_partition +
-				    (long long)o->parts - 1, loc->name,
-				    (long long)(loc->n_dims ? loc->dims[0] : 0));
+		int64_t end;
+		int rc = check_partitions(v, a, loc);
+		if (rc)
+			return rc;
 		if (mul_ovf(lo, o->size, &o->lo) ||
 		    add_ovf(hi, 1, &end) || mul_ovf(end, o->size, &o->hi) ||
 		    o->hi > loc->dims[1])

@@ -698,6 +698,27 @@ static int refuse_opcode(cctx *c, const lm_inst *in)
 		      name ? name : "");
 }
 
+/*
+** The partition walk of an SB / PSUM operand: the simulator strides one
+** partition per step of the first pair (lm_arg_part_step 1: a step of pe,
+** or a pair of one partition); any other step is refused by name.
+*/
+static int check_part_step(cctx *c, const lm_arg *a)
+{
+	const lm_memloc *l = lm_arg_memloc(c->m, NULL, a);
+	int64_t k = lm_arg_part_step(a, l);
+	if (k == 1)
+		return 0;
+	if (k < 0)
+		return refuse(c, "ap[0].step %lld is not a whole number of "
+			      "partitions (%lld elements each): not modelled by "
+			      "the simulator", (long long)a->ap[0].step,
+			      (long long)lm_arg_part_elems(a, l));
+	return refuse(c, "ap[0].step %lld strides %lld partitions: not "
+		      "modelled by the simulator", (long long)a->ap[0].step,
+		      (long long)k);
+}
+
 static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
 {
 	size_t base = strlen(c->where);
@@ -739,6 +760,8 @@ static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
 		rc = check_extra(c, a->extra, arg_rules,
 				 sizeof arg_rules / sizeof *arg_rules,
 				 in->op, -1, w2);
+		if (!rc)
+			rc = check_part_step(c, a);
 		c->where[base] = 0;
 		if (rc)
 			return rc;

@@ -103,17 +103,27 @@ static TB_UNUSED void LM_PRINTF(2, 3) tb_inst(tb *t, const char *fmt, ...)
 	lm_buf_printf(&t->in, "%s%s", t->ni++ ? ",\n" : "", buf);
 }
 
-/* An SB/PSUM operand [parts, free] from element off (rotating buffers). */
-static TB_UNUSED const char *AP(const char *name, const char *dt, int parts,
-				int free, int off)
+/*
+** An SB/PSUM operand [parts, free] from element off (rotating buffers),
+** whose first pair steps pe elements, one partition of its memory location
+** (APS; AP: a location of free elements per partition).
+*/
+static TB_UNUSED const char *APS(const char *name, const char *dt, int parts,
+				 int free, int off, int pe)
 {
 	static char bufs[16][400];
 	static int k;
 	char *b = bufs[k++ % 16];
 	snprintf(b, 400, "{\"kind\":\"physical_ap\",\"memsetref\":\"%s\","
 		 "\"memref\":\"%s\",\"offset\":%d,\"ap\":[[%d,%d],[1,%d]],"
-		 "\"dtype\":\"%s\"}", name, name, off, free, parts, free, dt);
+		 "\"dtype\":\"%s\"}", name, name, off, pe, parts, free, dt);
 	return b;
+}
+
+static TB_UNUSED const char *AP(const char *name, const char *dt, int parts,
+				int free, int off)
+{
+	return APS(name, dt, parts, free, off, free);
 }
 
 /* A module around the allocations and instructions (caller frees). */

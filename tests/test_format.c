@@ -386,6 +386,34 @@ START_TEST(test_partition_encoding)
 	free(s);
 	lm_module_free(m);
 	free(t);
+	/* a legacy operand strode one partition whatever its first step:
+	   its step becomes pe (16 float32 here), and is written so */
+	t = module_text(2, "gen3", SB_T, "{\"opcode\":\"Memset\",\"name\":\"z\","
+		"\"engine\":\"DVE\",\"ins\":[],\"outs\":[{\"kind\":\"physical_ap\","
+		"\"ap\":[[8,2],[1,8]],\"dtype\":\"float32\",\"offset\":3,"
+		"\"start_partition\":1,\"memsetref\":\"t\",\"memref\":\"t\"}],"
+		"\"mode\":\"Const\",\"constant\":0}");
+	m = parse_ok(t);
+	ck_assert_int_eq(inst(m, 0)->outs[0].ap[0].step, 16);
+	s = save(m);
+	ck_assert_contains(s, "\"ap\":[[16,2],[1,8]]");
+	ck_assert_contains(s, "\"offset\":19");
+	free(s);
+	roundtrip(m);
+	lm_module_free(m);
+	free(t);
+	/* in the wire form the step is the stride: 32 is two partitions */
+	t = module_text(2, "gen3", SB_T, "{\"opcode\":\"Memset\",\"name\":\"z\","
+		"\"engine\":\"DVE\",\"ins\":[],\"outs\":[{\"kind\":\"physical_ap\","
+		"\"ap\":[[32,2],[1,8]],\"dtype\":\"float32\",\"offset\":0,"
+		"\"memsetref\":\"t\",\"memref\":\"t\"}],\"mode\":\"Const\","
+		"\"constant\":0}");
+	m = parse_ok(t);
+	ck_assert_int_eq(inst(m, 0)->outs[0].ap[0].step, 32);
+	ck_assert_int_eq(lm_arg_part_step(&inst(m, 0)->outs[0],
+			 &m->functions[0].allocs[0].memlocs[0]), 2);
+	lm_module_free(m);
+	free(t);
 }
 END_TEST
 

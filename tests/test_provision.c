@@ -730,8 +730,10 @@ START_TEST(test_klr_lower_structure)
 		ck_assert_int_eq(sel->alu, LM_ALU_NOT_EQUAL);
 		ck_assert_int_eq((int)sel->channel_multiplier, -1);
 	}
-	/* the transposes are PE Matmults in transpose mode */
+	/* the transposes are PE Matmults in transpose mode; into their
+	   PSUM bank, one partition is 2048 bytes (512 float32) */
 	ck_assert(find_inst(lo, "tr_a", NULL)->is_transpose);
+	ck_assert_int_eq(find_inst(lo, "tr_a", NULL)->outs[0].ap[0].step, 512);
 	ck_assert_int_eq(find_inst(lo, "tr_a", NULL)->op, LM_OP_MATMULT);
 	/* the performance warning, once */
 	ck_assert_int_eq(w.n, 1);
@@ -1391,6 +1393,54 @@ static void check_bits(const lm_module *lo, const char *name, int start,
 	ck_assert_msg(in->stop_tensor_calc == stop, "%s stop_tensor_calc %d, "
 		      "want %d", name, in->stop_tensor_calc, stop);
 }
+
+/*
+** The partition pair's step of a lowered operand is pe, the elements of
+** one partition of the memory location it addresses, not the tensor's row:
+** xs holds 64 float32 per partition in a 512-byte partition (pe 128). The
+** copy through it runs (the walk strides one partition).
+*/
+START_TEST(test_klr_partition_step_is_pe)
+{
+	char *dir = tu_tmpdir("prov-pe");
+	char *kin = tn("kin", "hbm", 128, 64), *kout = tn("kout", "hbm", 128, 64);
+	char *xs = lm_xstrdup("{\"name\": \"xs\", \"dtype\": \"float32\", "
+			      "\"shape\": {\"parDim\": 128, \"freeDims\": [64]}, "
+			      "\"address\": {\"name\": \"xs\", \"memory\": "
+			      "\"sbuf\", \"parSize\": 128, \"freeSize\": 512}}");
+	char *a = opnd(kin, 0, 64, 128, 64), *b = opnd(xs, 0, 64, 128, 64);
+	char *c = opnd(kout, 0, 64, 128, 64);
+	char *k = lm_xasprintf("{\"contents\": {\"lnc\": {\"name\": \"k_pe\", "
+			       "\"inputs\": [%s], \"outputs\": [%s], \"bodies\": "
+			       "[[{\"label\": \"main\", \"body\": [{\"name\": "
+			       "\"ld\", \"op\": {\"ncDmaCopy\": {\"dst\": %s, "
+			       "\"src\": %s}}}, {\"name\": \"st\", \"op\": "
+			       "{\"ncDmaCopy\": {\"dst\": %s, \"src\": %s}}}]}]]}}}",
+			       kin, kout, b, a, c, b);
+	lm_module *m = setup_text(dir, k), *lo;
+	lm_inst *ld, *st;
+	ls_result r;
+	lo = lower_ok(m, 0, NULL);
+	ld = find_inst(lo, "ld", NULL);
+	st = find_inst(lo, "st", NULL);
+	ck_assert_int_eq(lm_module_find_alloc(lo, "xs", NULL)->memlocs[0].dims[1],
+			 512);
+	ck_assert_int_eq(ld->outs[0].ap[0].step, 128);
+	ck_assert_int_eq(st->ins[0].ap[0].step, 128);
+	ck_assert_int_eq(ld->ins[0].ap[0].step, 64); /* DRAM: the row */
+	lm_module_free(lo);
+	lo = lower_ok(m, 1, NULL);
+	run(lo, 128, 64, &r);
+	for (int p = 0; p < 128; p++)
+		for (int j = 0; j < 64; j++)
+			ck_assert(out_at(&r, "y", p * 64 + j) == xval(p, j));
+	ls_result_free(&r);
+	lm_module_free(lo);
+	lm_module_free(m);
+	free(kin); free(kout); free(xs); free(a); free(b); free(c); free(k);
+	rm_tmpdir(dir);
+}
+END_TEST
 
 START_TEST(test_klr_psum_accumulate_3_tiles)
 {
@@ -2086,6 +2136,7 @@ static Suite *suite(void)
 	tcase_set_timeout(c, 120);
 	suite_add_tcase(s, c);
 	c = tcase_create("klr_kernels");
+	tcase_add_test(c, test_klr_partition_step_is_pe);
 	tcase_add_test(c, test_klr_psum_accumulate_3_tiles);
 	tcase_add_test(c, test_klr_psum_separate_groups);
 	tcase_add_test(c, test_klr_psum_flag_refused);

@@ -107,17 +107,17 @@ START_TEST(test_engine_order_and_dependencies)
 		"\"outs\":[%s],\"value\":1}", AP("a", "float32", 4, 64, 0));
 	tb_inst(&t, "{\"opcode\":\"Memset\","
 		"\"mode\":\"Const\",\"name\":\"c2\",\"engine\":\"Pool\","
-		"\"outs\":[%s],\"value\":3}", AP("b", "float32", 4, 32, 32));
+		"\"outs\":[%s],\"value\":3}", APS("b", "float32", 4, 32, 32, 64));
 	tb_inst(&t, "{\"opcode\":\"Memset\","
 		"\"mode\":\"Const\",\"name\":\"m2\",\"engine\":\"DVE\","
-		"\"outs\":[%s],\"value\":2}", AP("b", "float32", 4, 32, 0));
+		"\"outs\":[%s],\"value\":2}", APS("b", "float32", 4, 32, 0, 64));
 	tb_inst(&t, "{\"opcode\":\"Activation\","
 		"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\","
 		"\"op1\":\"bypass\",\"reduce_op\":\"bypass\","
 		"\"scale\":1.0,\"name\":\"c1\",\"engine\":"
 		"\"Activation\",\"ins\":[%s,%s],\"outs\":[%s],\"func\":\"Copy\","
-		"\"dependencies\":[\"m2\",\"m1\"]}", AP("b", "float32", 4, 32, 0),
-		AP("a", "float32", 4, 1, 0), AP("a", "float32", 4, 32, 0));
+		"\"dependencies\":[\"m2\",\"m1\"]}", APS("b", "float32", 4, 32, 0, 64),
+		APS("a", "float32", 4, 1, 0, 64), APS("a", "float32", 4, 32, 0, 64));
 	m = tb_module(&t, 0);
 	o.trace_path = tr;
 	ck_assert_msg(ls_run(m, NULL, &o, &r, &err) == 0, "%s", err.msg);

@@ -155,7 +155,7 @@ START_TEST(test_matmul_psum_bank_boundary_rejected)
 	tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"mm\",\"engine\":\"PE\","
 		"\"ins\":[%s,%s],\"outs\":[{\"kind\":\"physical_ap\","
 		"\"memsetref\":\"acc\",\"memref\":\"acc\",\"offset\":256,\"ap\":"
-		"[[768,64],[1,512]],\"dtype\":\"float32\"}],"
+		"[[1024,64],[1,512]],\"dtype\":\"float32\"}],"
 		"\"start_tensor_calc\":true}", AP("a", "float32", 64, 64, 0),
 		AP("b", "float32", 64, 512, 0));
 	j = tb_json(&t, 0);
@@ -223,10 +223,12 @@ static void transpose_case(const char *dt, int break_identity, const char **msg)
 		"\"start_tensor_calc\":true,\"wait\":[{\"semaphore\":\"s0\","
 		"\"value\":1}],\"dependencies\":[\"%s\"]}",
 		AP("ident", dt, F, F, 0), AP("xs", dt, P, F, 0),
-		AP("tp", dt, F, P, 0), break_identity ? "spoil" : "ident_sel");
+		APS("tp", dt, F, P, 0, P * 4 / tb_esize(dt)),
+		break_identity ? "spoil" : "ident_sel");
 	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"ev\",\"engine\":"
 		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":[\"tr\"]}",
-		AP("tp", dt, F, P, 0), AP("ys", dt, F, P, 0));
+		APS("tp", dt, F, P, 0, P * 4 / tb_esize(dt)),
+		AP("ys", dt, F, P, 0));
 	tb_io_end(&t, dt, F, P, "ev");
 	if (msg) {
 		*msg = run_err(&t, x, P, F);
@@ -966,6 +968,60 @@ START_TEST(test_doc_key_table)
 END_TEST
 
 /* Operand, allocation and memory-location keys. */
+/*
+** The simulator strides one partition per step of an SB / PSUM operand's
+** first pair: a step of 2 * pe (every other partition) or 0 (one partition
+** again) verifies and is refused by name before time 0; a pair of one
+** partition runs whatever its step, and so does the copy striding one.
+*/
+START_TEST(test_partition_step_refused)
+{
+	static const struct { int step, parts; const char *msg; } cases[] = {
+		{ 8, 2, "instruction cp/operand ins[0]: ap[0].step 8 strides 2 "
+		  "partitions: not modelled by the simulator" },
+		{ 0, 2, "instruction cp/operand ins[0]: ap[0].step 0 strides 0 "
+		  "partitions: not modelled by the simulator" },
+		{ 5, 1, NULL },
+		{ 4, 4, NULL },
+	};
+	float x[16];
+	for (int i = 0; i < 16; i++)
+		x[i] = (float)i;
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		tb t;
+		lm_module *m;
+		lm_error err;
+		ls_result r;
+		int P = cases[c].parts, rows = cases[c].msg ? 4 : P;
+		tb_init(&t);
+		tb_io(&t, "float32", "float32", rows, 4);
+		tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":"
+			"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"wait\":[{\"semaphore\":"
+			"\"s0\",\"value\":1}]}",
+			APS("xs", "float32", P, 4, 0, cases[c].step),
+			AP("ys", "float32", P, 4, 0));
+		tb_io_end(&t, "float32", P, 4, "cp");
+		m = tb_module(&t, 0);
+		ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+		if (cases[c].msg) {
+			ck_assert_int_eq(ls_check_module_each(m, NULL, NULL), 1);
+			ck_assert_int_eq(tb_run1(m, x, rows, 4, NULL, &r, &err),
+					 LM_EINPUT);
+			ck_assert_contains(err.msg, cases[c].msg);
+		} else {
+			ck_assert_int_eq(ls_check_module_each(m, NULL, NULL), 0);
+			ck_assert_msg(tb_run1(m, x, rows, 4, NULL, &r, &err) ==
+				      0, "%s", err.msg);
+			for (int i = 0; i < P * 4; i++)
+				ck_assert(tb_out(&r, "y", i) == x[i]);
+			ls_result_free(&r);
+		}
+		lm_module_free(m);
+		tb_free(&t);
+	}
+}
+END_TEST
+
 /* Collect refusals (ls_check_module_each) into a buffer. */
 static void add_refusal(void *arg, const char *msg)
 {
@@ -1390,7 +1446,7 @@ START_TEST(test_layout_far_apart_addresses)
 		"\"DVE\",\"ins\":[%s],\"outs\":[%s]}",
 		"{\"kind\":\"physical_ap\",\"memsetref\":\"hi\",\"memref\":\"hi\","
 		"\"offset\":1,\"ap\":[[4,3],[1,3]],\"dtype\":\"float32\"}",
-		AP("mid", "float32", 3, 3, 0));
+		APS("mid", "float32", 3, 3, 0, 4));
 	msg = run_err(&t, x, 4, 4);
 	ck_assert_contains(msg, "instruction cp");
 	ck_assert_contains(msg, "ins[0] 'hi' (SB partition 0, byte 229364)");
@@ -1637,6 +1693,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_doc_key_table);
 	tcase_add_test(tc, test_unmodelled_object_keys);
 	tcase_add_test(tc, test_carried_structures_refused);
+	tcase_add_test(tc, test_partition_step_refused);
 	tcase_add_test(tc, test_call_operands_refused);
 	tcase_add_test(tc, test_unwritten_output_refused);
 	tcase_add_test(tc, test_unwritten_output_high_rank);

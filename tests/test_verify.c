@@ -799,7 +799,7 @@ VARY(matmul_output_shape, "'name':'mm'", "'outs':[" AP("ps", "[[64,32],[1,64]]")
      "instruction mm: matmul output is [32, 32], expected [M=32, N=64]")
 VARY(matmul_output_dtype, "'name':'mm'",
      "'outs':[" AP("ps", "[[64,32],[1,64]]"),
-     "'outs':[" APT("ps", "[[64,32],[1,64]]", "bfloat16"),
+     "'outs':[" APT("ps", "[[128,32],[1,64]]", "bfloat16"),
      "instruction mm: matmul output dtype must be float32 (got bfloat16)")
 VARY(matmul_output_not_psum, "'name':'mm'",
      "'outs':[" AP("ps", "[[64,32],[1,64]]"),
@@ -808,7 +808,7 @@ VARY(matmul_output_not_psum, "'name':'mm'",
 VARY(matmul_moving_not_sb, "'name':'mm'",
      AP("x_sb", "[[64,128],[1,64]]"),
      "{'kind':'physical_ap','memsetref':'ps','memref':'ps','offset':0,"
-     "'ap':[[1,32],[1,64]],'dtype':'float32'}",
+     "'ap':[[64,32],[1,64]],'dtype':'float32'}",
      "instruction mm: matmul moving (ins[1]) must be in SB")
 VARY(matmul_m_over_128, "'name':'mm'", "'ap':[[32,128],[1,32]]",
      "'ap':[[32,128],[0,129]]",
@@ -822,7 +822,7 @@ START_TEST(matmul_n_over_512)
 	char *t2 = subst_after(t, "'name':'mm'", "[[64,128],[1,64]]",
 			       "[[64,128],[0,640]]");
 	char *t3 = subst_after(t2, "'name':'mm'", "[[64,32],[1,64]]",
-			       "[[64,32],[1,640]]");
+			       "[[2048,32],[1,640]]");
 	expect_bad(t3, 0, "instruction mm: matmul N=640 exceeds 512");
 	free(t);
 	free(t2);
@@ -876,7 +876,7 @@ VARY(activation_needs_bias, "'name':'act'",
      "," AP("bias", "[[1,32],[1,1]]") "]", "]",
      "instruction act: Activation needs 2 inputs, got 1")
 VARY(activation_bias_dtype, "'name':'act'",
-     AP("bias", "[[1,32],[1,1]]"), APT("bias", "[[1,32],[1,1]]", "bfloat16"),
+     AP("bias", "[[1,32],[1,1]]"), APT("bias", "[[2,32],[1,1]]", "bfloat16"),
      "instruction act: Activation bias (ins[1]) must be float32 (got "
      "bfloat16)")
 VARY(activation_bias_shape, "'name':'act'",
@@ -1157,6 +1157,63 @@ START_TEST(ref_required_carried_missing)
 	char *t = subst_after(REFS, NULL, "'on_true':'b',", "");
 	expect_load_fails(t, "function f/block b/instruction cbr: "
 			  "CompareAndBranch: missing key 'on_true'");
+	free(t);
+}
+END_TEST
+
+/* ---- the partition stride of an SB / PSUM operand ------------------------- */
+
+/* a: 8 partitions of 4 float32 (pe 4); the copy reads every other one. */
+static const char *STEPS =
+"{'version':2,'arch':'gen3','functions':[{'name':'f','allocations':["
+"  " ALLOC("a", "Internal", "float32", "[8,4]", ML("a", "SB", "0", "[8,16]"))
+"  ," ALLOC("b", "Internal", "float32", "[4,4]", ML("b", "SB", "64", "[4,16]"))
+" ],'blocks':[{'name':'b0','instructions':["
+"  {'opcode':'TensorCopy','name':'cp','engine':'DVE',"
+"   'ins':[" AP("a", "[[8,4],[1,4]]") "],'outs':[" AP("b", "[[4,4],[1,4]]")
+"   ]}]}]}]}";
+
+#define SVARY(name, from, to, msg)                                          \
+	START_TEST(name) { vary(STEPS, 0, NULL, from, to, msg); } END_TEST
+
+SVARY(step0_not_a_multiple, "[[8,4],[1,4]]", "[[6,4],[1,4]]",
+      "function f/block b0/instruction cp/operand ins[0]: ap[0].step 6 is "
+      "not a multiple of 4, the elements of one partition of memory "
+      "location 'a' (the first pair walks the partitions)")
+SVARY(step0_negative, "[[8,4],[1,4]]", "[[-4,4],[1,4]]",
+      "instruction cp/operand ins[0]: ap[0].step -4 is negative (the first "
+      "pair walks the partitions)")
+SVARY(step0_beyond_location, "[[8,4],[1,4]]", "[[12,4],[1,4]]",
+      "instruction cp/operand ins[0]: partitions 0..9 of memory location "
+      "'a' outside its 8 partitions")
+
+/* Strides of k partitions that stay in bounds verify (the simulator is
+** another matter): 2 (the base), 0 (one partition again), any step of a
+** pair that walks one partition. */
+START_TEST(step0_strides_verify)
+{
+	static const char *const ok[][2] = {
+		{ "[[8,4],[1,4]]", "[[4,4],[1,4]]" },
+		{ "[[0,4],[1,4]]", "[[4,4],[1,4]]" },
+		{ "[[28,2],[1,4]]", "[[4,2],[1,4]]" },  /* partitions 0, 7 */
+		{ "[[6,1],[1,4]]", "[[4,1],[1,4]]" },
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		char *t = subst_after(STEPS, NULL, "[[8,4],[1,4]]", ok[i][0]);
+		char *t2 = subst_after(t, NULL, "[[4,4],[1,4]]", ok[i][1]);
+		expect_ok(t2, 0);
+		free(t);
+		free(t2);
+	}
+	/* with a start partition: 1, 3, 5, 7 fit, 2 .. 8 does not */
+	char *t = subst_after(STEPS, NULL, "'offset':0,'ap':[[8,4]",
+			      "'offset':4,'ap':[[8,4]");
+	expect_ok(t, 0);
+	free(t);
+	t = subst_after(STEPS, NULL, "'offset':0,'ap':[[8,4]",
+			"'offset':8,'ap':[[8,4]");
+	expect_bad(t, 0, "partitions 2..8 of memory location 'a' outside its "
+		   "8 partitions");
 	free(t);
 }
 END_TEST
@@ -1582,6 +1639,8 @@ static Suite *verify_suite(void)
 		ref_dmablock_unknown, ref_dmablock_not_one, ref_alloc_call,
 		ref_alloc_kernel, ref_call_formal, ref_register_not_one,
 		ref_register_unknown, ref_required_carried_missing,
+		step0_not_a_multiple, step0_negative, step0_beyond_location,
+		step0_strides_verify,
 		alias_tuple_allocation, alias_tuple_memloc, alias_pair_memloc,
 		alias_not_dram, call_memlocs_call, call_memlocs_memloc,
 		incoming_block, incoming_value, body_dependency,
