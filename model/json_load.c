@@ -1116,6 +1116,53 @@ static void keep_affine(ld *L, lm_inst *in, cJSON *j, cJSON *c)
 	}
 }
 
+/*
+** A DynamicForLoop's axis {name, lb, ub, stride}: the compiler's reader
+** wants lb, ub and stride (each an affine expression, in the module's
+** version); the name, when given, is a string. 0, or -1 with the error.
+*/
+static int check_dynloop_axis(ld *L, const char *key, const cJSON *v)
+{
+	static const char *const bounds[] = { "lb", "ub", "stride" };
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(v, "name");
+	if (n && !cJSON_IsNull(n) && !cJSON_IsString(n)) {
+		FAIL(L, "key '%s': key 'name': expected string, got %s", key,
+		     type_name(n));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++) {
+		const cJSON *b = cJSON_GetObjectItemCaseSensitive(v, bounds[i]);
+		if (!b || cJSON_IsNull(b)) {
+			FAIL(L, "key '%s': missing key '%s'", key, bounds[i]);
+			return -1;
+		}
+		if (!cJSON_IsObject(b)) {
+			FAIL(L, "key '%s': key '%s': expected affine expression "
+			     "object, got %s", key, bounds[i], type_name(b));
+			return -1;
+		}
+		if (each_affine(L, bounds[i], (cJSON *)b, 0))
+			return -1;
+	}
+	return 0;
+}
+
+/* Keep member c (a DynamicForLoopAxis) of j in the instruction's extra,
+** its bounds in version 2 form. */
+static void keep_axis(ld *L, lm_inst *in, cJSON *j, cJSON *c)
+{
+	static const char *const bounds[] = { "lb", "ub", "stride" };
+	cJSON *k;
+	keep_extra(&in->extra, j, c);
+	if (L->version == 2)
+		return;
+	for (k = in->extra->child; k->next; k = k->next)
+		; /* the member just added */
+	for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++)
+		each_affine(L, bounds[i],
+			    cJSON_GetObjectItemCaseSensitive(k, bounds[i]), 1);
+}
+
 /* Check v against row f. 1: it is the default (drop it), 0: keep it,
 ** -1: error reported. */
 static int check_field(ld *L, const lm_field *f, const cJSON *v)
@@ -1182,6 +1229,9 @@ static int check_field(ld *L, const lm_field *f, const cJSON *v)
 		break;
 	case LM_FT_RECORD:
 		ok = cJSON_IsObject(v);
+		if (ok && !strcmp(f->key, "DynamicForLoopAxis") &&
+		    check_dynloop_axis(L, f->key, v))
+			return -1;
 		break;
 	default:
 		break;
@@ -2137,6 +2187,8 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 				   f->type == LM_FT_MA_INT_PAIR ||
 				   f->type == LM_FT_MA_UINT_LIST))
 				keep_affine(L, in, j, c);
+			else if (!d && !strcmp(key, "DynamicForLoopAxis"))
+				keep_axis(L, in, j, c);
 			else if (!d)
 				keep_extra(&in->extra, j, c);
 		} else {

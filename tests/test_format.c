@@ -792,6 +792,11 @@ static char *carry_text(const char *modkeys, const char *queues,
 		blockkeys, insts);
 }
 
+/* A DynamicForLoop axis (version 2 expressions). */
+#define CONST0 "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":0}"
+#define AXIS "{\"name\":\"j\",\"lb\":" CONST0 ",\"ub\":" CONST0 "," \
+	"\"stride\":" CONST0 "}"
+
 /* Each shape, wrong: the loader's message names the key. */
 START_TEST(test_carried_shapes)
 {
@@ -835,8 +840,26 @@ START_TEST(test_carried_shapes)
 		  "array, got number" },
 		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
 		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
-		  "\"DynamicForLoopAxis\":{},\"blocks\":[{\"name\":\"body\"}]}",
+		  "\"DynamicForLoopAxis\":" AXIS ",\"blocks\":[{\"name\":"
+		  "\"body\"}]}",
 		  "function f/block body: missing key 'instructions'" },
+		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
+		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
+		  "\"DynamicForLoopAxis\":{\"name\":\"j\",\"lb\":" CONST0 ","
+		  "\"stride\":" CONST0 "}}",
+		  "instruction dl: key 'DynamicForLoopAxis': missing key 'ub'" },
+		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
+		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
+		  "\"DynamicForLoopAxis\":{\"name\":\"j\",\"lb\":0,\"ub\":"
+		  CONST0 ",\"stride\":" CONST0 "}}",
+		  "key 'DynamicForLoopAxis': key 'lb': expected affine "
+		  "expression object, got number" },
+		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
+		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
+		  "\"DynamicForLoopAxis\":{\"name\":3,\"lb\":" CONST0 ",\"ub\":"
+		  CONST0 ",\"stride\":" CONST0 "}}",
+		  "key 'DynamicForLoopAxis': key 'name': expected string, got "
+		  "number" },
 		{ "", "", "", "", "{\"opcode\":\"DMABlock\",\"name\":\"db\","
 		  "\"engine\":\"DMA\",\"ins\":[],\"outs\":[],\"blocks\":"
 		  "[{\"name\":\"body\",\"instructions\":[{\"opcode\":\"NoOp\"}]}]}",
@@ -878,6 +901,22 @@ START_TEST(test_carried_shapes)
 			 "]}]}]}");
 	expect_fail(t, "instruction dw: key 'blocks': a version 1 module's "
 		    "'blocks' is not converted to version 2");
+	free(t);
+	/* a version 1 axis is written in version 2 form */
+	t = lm_xasprintf("{\"version\":1,\"arch\":\"gen3\",\"functions\":[{"
+			 "\"name\":\"f\",\"allocations\":[],\"blocks\":[{\"name\":"
+			 "\"b\",\"instructions\":[{\"opcode\":\"DynamicForLoop\","
+			 "\"name\":\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":"
+			 "[],\"DynamicForLoopAxis\":{\"name\":\"j\",\"lb\":{"
+			 "\"terms\":[],\"c\":0},\"ub\":{\"terms\":[],\"c\":4},"
+			 "\"stride\":{\"terms\":[],\"c\":1}}}]}]}]}");
+	m = parse_ok(t);
+	char *s2 = save(m);
+	ck_assert_contains(s2, "\"DynamicForLoopAxis\":{\"lb\":{\"c\":0,"
+			   "\"kind\":\"AffExprKind\",\"terms\":[]}");
+	ck_assert_contains(s2, "\"ub\":{\"c\":4,\"kind\":\"AffExprKind\"");
+	free(s2);
+	lm_module_free(m);
 	free(t);
 }
 END_TEST
