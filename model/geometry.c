@@ -100,20 +100,35 @@ static int dram_bounds(lm_geom *g, const lm_arg *a, const lm_alloc *al,
 static int onchip_bounds(lm_geom *g, const lm_arg *a, const lm_memloc *loc,
 			 char **why)
 {
-	int64_t pend, end;
+	int64_t k = lm_arg_part_step(a, loc), span, last, end;
+	if (k < 0 && a->ap[0].step < 0)
+		return refuse(why, "ap[0].step %lld is negative (the first "
+			      "pair walks the partitions)",
+			      (long long)a->ap[0].step);
+	if (k < 0)
+		return refuse(why, "ap[0].step %lld is not a multiple of %lld, "
+			      "the elements of one partition of memory location "
+			      "'%s' (the first pair walks the partitions)",
+			      (long long)a->ap[0].step,
+			      (long long)lm_arg_part_elems(a, loc),
+			      S(loc->name));
+	g->pstep = k;
+	/* k <= the location's partitions when it walks more than one, so
+	   only a huge start or base overflows: it exceeds them anyway */
+	if (mul_ovf(k, g->parts - 1, &span))
+		return refuse(why, "access pattern index arithmetic overflows");
 	if (add_ovf(loc->base, a->start_partition, &g->part) ||
-	    add_ovf(g->part, g->parts, &pend) || pend > LM_PARTITIONS)
+	    add_ovf(a->start_partition, span, &last) ||
+	    add_ovf(loc->base, last, &end) || end >= LM_PARTITIONS)
 		return refuse(why, "partitions %lld..%lld exceed the %d "
 			      "partitions", msum(loc->base, a->start_partition,
 						  0),
-			      msum(loc->base, a->start_partition, g->parts - 1),
+			      msum(loc->base, a->start_partition, span),
 			      LM_PARTITIONS);
-	if (add_ovf(a->start_partition, g->parts, &end) ||
-	    loc->n_dims < 2 || end > loc->dims[0])
+	if (loc->n_dims < 2 || last >= loc->dims[0])
 		return refuse(why, "partitions %lld..%lld of memory location "
 			      "'%s' outside its %lld partitions",
-			      (long long)a->start_partition,
-			      msum(a->start_partition, g->parts, -1),
+			      (long long)a->start_partition, (long long)last,
 			      S(loc->name),
 			      (long long)(loc->n_dims ? loc->dims[0] : 0));
 	if (mul_ovf(g->elo, g->esize, &g->lo) ||

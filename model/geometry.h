@@ -22,6 +22,9 @@ typedef struct lm_geom {
 	int64_t free;     /* SB/PSUM: elements per partition; DRAM: count */
 	int64_t part;     /* SB/PSUM: first partition walked, memory
 			     location base + start_partition; DRAM: 0 */
+	int64_t pstep;    /* SB/PSUM: partitions one step of ap[0] moves
+			     (lm_arg_part_step, 1 for legacy operands);
+			     DRAM: 0 */
 	int64_t elo, ehi; /* elements offset reaches, both included (SB/PSUM:
 			     within one partition, the first pair left out) */
 	int64_t lo, hi;   /* bytes [lo, hi) of elo..ehi: SB/PSUM within each

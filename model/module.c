@@ -1089,6 +1089,16 @@ int64_t lm_arg_part_elems(const lm_arg *a, const lm_memloc *l)
 	return l->dims[1] / es;
 }
 
+int64_t lm_arg_part_step(const lm_arg *a, const lm_memloc *l)
+{
+	int64_t pe = lm_arg_part_elems(a, l);
+	if (pe <= 0 || a->n_ap < 1 || a->ap[0].num == 1)
+		return 1;
+	if (a->ap[0].step < 0 || a->ap[0].step % pe)
+		return -1;
+	return a->ap[0].step / pe;
+}
+
 const lm_memloc *lm_arg_memloc(const lm_module *m, const lm_strmap *allocs,
 			       const lm_arg *a)
 {

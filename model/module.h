@@ -160,6 +160,16 @@ int64_t lm_arg_folded_offset(const lm_arg *a, int64_t pe);
 /* Elements per partition of memory location l for operand a (0 when not
 ** known: not SB / PSUM, no dims, or a dtype of no size). */
 int64_t lm_arg_part_elems(const lm_arg *a, const struct lm_memloc *l);
+/*
+** The partitions one step of the first pair of an SB / PSUM operand a
+** strides: Pattern[0] walks the partitions, its step in elements, so a
+** step of k * pe (pe = lm_arg_part_elems) strides k partitions. k for a
+** step that is a multiple of pe (0: the same partition again); 1 for a
+** pair that walks one partition (num 1), whatever its step; -1 for a
+** negative step or one that is no multiple of pe. 1 when l is not SB /
+** PSUM or pe is not known (there are no partitions to walk).
+*/
+int64_t lm_arg_part_step(const lm_arg *a, const struct lm_memloc *l);
 
 /* ---- instructions ------------------------------------------------------ */
 

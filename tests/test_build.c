@@ -786,7 +786,9 @@ START_TEST(test_wire_form_entries)
 	ck_assert_int_eq(in->n_wait, 1);
 	ck_assert_ptr_nonnull(in->extra);
 	/* a Loop and its body */
-	in = lm_b_inst_json(b, "{\"opcode\":\"Loop\",\"blocks\":[{\"name\":"
+	in = lm_b_inst_json(b, "{\"opcode\":\"Loop\",\"LoopAxis\":{\"name\":"
+			    "\"i\",\"lb\":0,\"ub\":4,\"stride\":1},"
+			    "\"blocks\":[{\"name\":"
 			    "\"lb\",\"instructions\":[{\"opcode\":\"NoOp\","
 			    "\"name\":\"inner\",\"engine\":\"Pool\"}]}]}");
 	ck_assert_msg(in != NULL, "%s", err.msg);
@@ -799,7 +801,8 @@ START_TEST(test_wire_form_entries)
 		{ "{\"opcode\":\"NoOp\",\"name\":\"i\",\"engine\":\"SP\"}",
 		  "t.json: function f/block b/instruction i: duplicate "
 		  "instruction name 'i' (also in function 'f')" },
-		{ "{\"opcode\":\"Loop\",\"blocks\":[{\"name\":\"lb\","
+		{ "{\"opcode\":\"Loop\",\"LoopAxis\":{\"name\":\"i\",\"lb\":0,"
+		  "\"ub\":4,\"stride\":1},\"blocks\":[{\"name\":\"lb\","
 		  "\"instructions\":[{\"opcode\":\"NoOp\",\"name\":\"i\","
 		  "\"engine\":\"SP\"}]}]}",
 		  "t.json: function f/block b/instruction i: duplicate "

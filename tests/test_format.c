@@ -362,6 +362,34 @@ START_TEST(test_partition_encoding)
 	free(s);
 	lm_module_free(m);
 	free(t);
+	/* a legacy operand strode one partition whatever its first step:
+	   its step becomes pe (16 float32 here), and is written so */
+	t = module_text(2, "gen3", SB_T, "{\"opcode\":\"Memset\",\"name\":\"z\","
+		"\"engine\":\"DVE\",\"ins\":[],\"outs\":[{\"kind\":\"physical_ap\","
+		"\"ap\":[[8,2],[1,8]],\"dtype\":\"float32\",\"offset\":3,"
+		"\"start_partition\":1,\"memsetref\":\"t\",\"memref\":\"t\"}],"
+		"\"mode\":\"Const\",\"constant\":0}");
+	m = tu_parse_ok(t);
+	ck_assert_int_eq(inst(m, 0)->outs[0].ap[0].step, 16);
+	s = save(m);
+	ck_assert_contains(s, "\"ap\":[[16,2],[1,8]]");
+	ck_assert_contains(s, "\"offset\":19");
+	free(s);
+	roundtrip(m);
+	lm_module_free(m);
+	free(t);
+	/* in the wire form the step is the stride: 32 is two partitions */
+	t = module_text(2, "gen3", SB_T, "{\"opcode\":\"Memset\",\"name\":\"z\","
+		"\"engine\":\"DVE\",\"ins\":[],\"outs\":[{\"kind\":\"physical_ap\","
+		"\"ap\":[[32,2],[1,8]],\"dtype\":\"float32\",\"offset\":0,"
+		"\"memsetref\":\"t\",\"memref\":\"t\"}],\"mode\":\"Const\","
+		"\"constant\":0}");
+	m = tu_parse_ok(t);
+	ck_assert_int_eq(inst(m, 0)->outs[0].ap[0].step, 32);
+	ck_assert_int_eq(lm_arg_part_step(&inst(m, 0)->outs[0],
+			 &m->functions[0].allocs[0].memlocs[0]), 2);
+	lm_module_free(m);
+	free(t);
 }
 END_TEST
 
@@ -433,8 +461,8 @@ START_TEST(test_documented_keys)
 		"\"name\":\"r\",\"engine\":\"DVE\",\"ins\":[],\"outs\":[],\"op\":"
 		"\"add\",\"axis\":\"X\",\"negate\":false},"
 		"{\"opcode\":\"DMACopy\",\"name\":\"c\",\"engine\":\"SP\",\"ins\":[],"
-		"\"outs\":[],\"dge_type\":\"Unassigned\",\"dma_qos\":0,\"mode\":"
-		"\"Transpose\"}");
+		"\"outs\":[],\"queue\":\"q\",\"dge_type\":\"Unassigned\","
+		"\"dma_qos\":0,\"mode\":\"Transpose\"}");
 	lm_module *m = tu_parse_ok(t);
 	lm_inst *r = inst(m, 0), *c = inst(m, 1);
 	/* the default values are not kept */
@@ -703,7 +731,9 @@ START_TEST(test_review_cases)
 	lm_module_free(m);
 	free(t);
 
-	t = module_text(2, "gen3", "", "{\"opcode\":\"Activation\",\"name\":"
+	t = module_text(2, "gen3", "", "{\"opcode\":\"Activation\","
+		"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\",\"op1\":"
+		"\"bypass\",\"reduce_op\":\"bypass\",\"scale\":1.0,\"name\":"
 		"\"a\",\"engine\":\"Activation\",\"ins\":[],\"outs\":[],"
 		"\"func\":\"Relu\"}");
 	m = tu_parse_ok(t);
@@ -713,6 +743,176 @@ START_TEST(test_review_cases)
 	free(s2);
 	lm_module_free(m);
 	free(t);
+}
+END_TEST
+
+/* ---- carried structures: their shapes on load -------------------------- */
+
+#define DRAM_A(n, extra) "{\"name\":\"" n "\",\"kind\":\"Internal\"," \
+	"\"dtype\":\"float32\",\"tensor_shape\":[4],\"memorylocations\":" \
+	"[{\"name\":\"" n "\",\"type\":\"DRAM\",\"addr\":0,\"dims\":[1,16]" \
+	extra "}]}"
+
+/* A module text with the given module keys, queues, allocations, block
+** keys and instructions (each may be ""). */
+static char *carry_text(const char *modkeys, const char *queues,
+			const char *allocs, const char *blockkeys,
+			const char *insts)
+{
+	return lm_xasprintf(
+		"{\"version\":2,\"arch\":\"gen3\",%s\"semaphores\":[{\"name\":"
+		"\"s\",\"init\":0}],\"queues\":[{\"name\":\"q\",\"instances\":"
+		"[{\"name\":\"qa\",\"semaphore\":\"s\"}]%s}],\"functions\":"
+		"[{\"name\":\"f\",\"allocations\":[%s],\"blocks\":[{\"name\":"
+		"\"b\",%s\"instructions\":[%s]}]}]}", modkeys, queues, allocs,
+		blockkeys, insts);
+}
+
+/* A DynamicForLoop axis (version 2 expressions). */
+#define CONST0 "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":0}"
+#define AXIS "{\"name\":\"j\",\"lb\":" CONST0 ",\"ub\":" CONST0 "," \
+	"\"stride\":" CONST0 "}"
+
+/* Each shape, wrong: the loader's message names the key. */
+START_TEST(test_carried_shapes)
+{
+	static const struct { const char *mod, *queue, *alloc, *blk, *inst,
+			      *msg; } cases[] = {
+		{ "", "", DRAM_A("a", ",\"alias\":3"), "", "",
+		  "function f/allocation a: memory location a: key 'alias': "
+		  "expected an array, got number" },
+		{ "", "", DRAM_A("a", ",\"alias\":[[\"a\"]]"), "", "",
+		  "memory location a: key 'alias': entry 0: expected "
+		  "[allocation, memory location, kind] or [memory location, "
+		  "kind], got another length" },
+		{ "", "", DRAM_A("a", ",\"alias\":[[\"a\",\"a\",9]]"), "", "",
+		  "memory location a: key 'alias': entry 0: the kind must be "
+		  "an integer 0..7 (its bits), got another number" },
+		{ "", "", DRAM_A("a", ",\"alias\":[[\"a\",1,1]]"), "", "",
+		  "memory location a: key 'alias': entry 0: expected a name "
+		  "(string), got number" },
+		{ "", "", "", "\"arguments\":[{\"incoming_values\":{}}],", "",
+		  "function f/block b: key 'incoming_values': expected an "
+		  "array of [value, block] pairs, got object" },
+		{ "", "", "", "\"arguments\":[{\"incoming_values\":[[\"v\"]]}],",
+		  "", "function f/block b: key 'incoming_values': entry 0: "
+		  "expected [value, block] (two names), got another array" },
+		{ "\"call_to_physical_memlocs\":1,", "", "", "", "",
+		  "t.json: key 'call_to_physical_memlocs': expected an object "
+		  "of call names or an array of [call, [memory location, ...]] "
+		  "pairs, got number" },
+		{ "\"call_to_physical_memlocs\":{\"c\":\"a\"},", "", "", "", "",
+		  "key 'call_to_physical_memlocs': entry 0: expected an array "
+		  "of memory location names, got string" },
+		{ "\"call_to_physical_memlocs\":[[\"c\"]],", "", "", "", "",
+		  "key 'call_to_physical_memlocs': entry 0: expected [call, "
+		  "[memory location, ...]], got another array" },
+		{ "\"call_to_physical_memlocs\":{\"c\":[\"a\",2]},", "", "", "",
+		  "", "key 'call_to_physical_memlocs': entry 0: expected a "
+		  "memory location name (string), got number" },
+		{ "", "", "", "", "{\"opcode\":\"DoWhile\",\"name\":\"dw\","
+		  "\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"blocks\":3}",
+		  "function f/block b/instruction dw: key 'blocks': expected "
+		  "array, got number" },
+		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
+		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
+		  "\"DynamicForLoopAxis\":" AXIS ",\"blocks\":[{\"name\":"
+		  "\"body\"}]}",
+		  "function f/block body: missing key 'instructions'" },
+		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
+		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
+		  "\"DynamicForLoopAxis\":{\"name\":\"j\",\"lb\":" CONST0 ","
+		  "\"stride\":" CONST0 "}}",
+		  "instruction dl: key 'DynamicForLoopAxis': missing key 'ub'" },
+		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
+		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
+		  "\"DynamicForLoopAxis\":{\"name\":\"j\",\"lb\":0,\"ub\":"
+		  CONST0 ",\"stride\":" CONST0 "}}",
+		  "key 'DynamicForLoopAxis': key 'lb': expected affine "
+		  "expression object, got number" },
+		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
+		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
+		  "\"DynamicForLoopAxis\":{\"name\":3,\"lb\":" CONST0 ",\"ub\":"
+		  CONST0 ",\"stride\":" CONST0 "}}",
+		  "key 'DynamicForLoopAxis': key 'name': expected string, got "
+		  "number" },
+		{ "", "", "", "", "{\"opcode\":\"DMABlock\",\"name\":\"db\","
+		  "\"engine\":\"DMA\",\"ins\":[],\"outs\":[],\"blocks\":"
+		  "[{\"name\":\"body\",\"instructions\":[{\"opcode\":\"NoOp\"}]}]}",
+		  "function f/block body: NoOp instruction: missing key 'name'" },
+		{ "", ",\"blocks\":[{\"name\":\"qb\",\"instructions\":"
+		  "[{\"opcode\":\"Frob\",\"name\":\"x\"}]}]", "", "", "",
+		  "queue q/block qb/instruction x: unknown opcode 'Frob'" },
+		{ "", ",\"basic_blocks\":{}", "", "", "",
+		  "key 'basic_blocks': expected array, got object" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *t = carry_text(cases[i].mod, cases[i].queue,
+				     cases[i].alloc, cases[i].blk,
+				     cases[i].inst);
+		tu_expect_fail(t, cases[i].msg);
+		free(t);
+	}
+	/* the same shapes, right, load, save and read back */
+	char *t = carry_text("\"call_to_physical_memlocs\":[[\"c\",[\"a\"]]],",
+			     ",\"blocks\":[{\"name\":\"qb\",\"instructions\":[]}]",
+			     DRAM_A("a", ",\"alias\":[[\"a\",\"a\",3],[\"a\","
+				    "true]]"),
+			     "\"arguments\":[{\"incoming_values\":[[\"a\","
+			     "\"b\"]]}],",
+			     "{\"opcode\":\"DoWhile\",\"name\":\"dw\",\"engine\":"
+			     "\"SP\",\"ins\":[],\"outs\":[],\"cond\":\"wb\","
+			     "\"blocks\":[{\"name\":\"wb\",\"instructions\":["
+			     NOP("wn", "") "]}]}");
+	lm_module *m = tu_parse_ok(t);
+	roundtrip(m);
+	lm_module_free(m);
+	free(t);
+	/* a version 1 module's body is not converted */
+	t = lm_xasprintf("{\"version\":1,\"arch\":\"gen3\",\"functions\":[{"
+			 "\"name\":\"f\",\"allocations\":[],\"blocks\":[{\"name\":"
+			 "\"b\",\"instructions\":[{\"opcode\":\"DoWhile\","
+			 "\"name\":\"dw\",\"engine\":\"SP\",\"ins\":[],\"outs\":"
+			 "[],\"blocks\":[{\"name\":\"wb\",\"instructions\":[]}]}"
+			 "]}]}]}");
+	tu_expect_fail(t, "instruction dw: key 'blocks': a version 1 module's "
+		    "'blocks' is not converted to version 2");
+	free(t);
+	/* a version 1 axis is written in version 2 form */
+	t = lm_xasprintf("{\"version\":1,\"arch\":\"gen3\",\"functions\":[{"
+			 "\"name\":\"f\",\"allocations\":[],\"blocks\":[{\"name\":"
+			 "\"b\",\"instructions\":[{\"opcode\":\"DynamicForLoop\","
+			 "\"name\":\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":"
+			 "[],\"DynamicForLoopAxis\":{\"name\":\"j\",\"lb\":{"
+			 "\"terms\":[],\"c\":0},\"ub\":{\"terms\":[],\"c\":4},"
+			 "\"stride\":{\"terms\":[],\"c\":1}}}]}]}]}");
+	m = tu_parse_ok(t);
+	char *s2 = save(m);
+	ck_assert_contains(s2, "\"DynamicForLoopAxis\":{\"lb\":{\"c\":0,"
+			   "\"kind\":\"AffExprKind\",\"terms\":[]}");
+	ck_assert_contains(s2, "\"ub\":{\"c\":4,\"kind\":\"AffExprKind\"");
+	free(s2);
+	lm_module_free(m);
+	free(t);
+}
+END_TEST
+
+/* The loader refuses a bad shape with exit status 2 on the command line. */
+START_TEST(test_carried_shape_exit_status)
+{
+	char *d = tu_tmpdir("fmtcarry");
+	char *t = carry_text("", "", DRAM_A("a", ",\"alias\":[[\"a\"]]"), "",
+			     "");
+	char *p = tu_write(d, "def.json", t);
+	tu_run r = tu_lncsim(d, "verify", "def.json", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "def.json: function f/allocation a: memory "
+			   "location a: key 'alias': entry 0:");
+	tu_run_free(&r);
+	free(p);
+	free(t);
+	tu_rmtree(d);
+	free(d);
 }
 END_TEST
 
@@ -735,6 +935,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_generated_modules_roundtrip);
 	tcase_add_test(tc, test_ir_key_table);
 	tcase_add_test(tc, test_carried_refs_verified);
+	tcase_add_test(tc, test_carried_shapes);
+	tcase_add_test(tc, test_carried_shape_exit_status);
 	tcase_add_test(tc, test_engine_all_refused);
 	tcase_add_test(tc, test_allocation_enums);
 	tcase_add_test(tc, test_review_cases);

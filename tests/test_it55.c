@@ -228,7 +228,8 @@ static lm_module *hand_module(const char *wait_sem, const char *ys1_dt,
 	tb_sb(&c, "kb", ys1_dt, P_, F_);
 	tb_sb(&c, "tmp", "float32", P_, F_);
 	tb_sb(&c, "tmp2", "float32", P_, F_);
-	tb_inst(&c, "{\"opcode\":\"TensorScalar\",\"name\":\"ts\",\"engine\":"
+	tb_inst(&c, "{\"opcode\":\"TensorScalar\","
+		"\"reverse0\":false,\"reverse1\":false,\"name\":\"ts\",\"engine\":"
 		"\"DVE\",\"op0\":\"mult\",\"const0\":2,\"op1\":\"add\","
 		"\"const1\":1,\"ins\":[%s],\"outs\":[%s]}",
 		AP("ka", "float32", P_, F_, 0), AP("tmp", "float32", P_, F_, 0));

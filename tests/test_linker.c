@@ -602,7 +602,9 @@ static lm_builder *reg_core(int core)
 		"\"ap\":[[64,128],[1,64]],\"regref\":\"r0\","
 		"\"reg_ap_offset\":\"r0\",\"reg_sub_tensor_id\":\"r0\"}],"
 		"\"outs\":[%s]}";
-	const char *acc = "{\"opcode\":\"TensorScalar\",\"name\":\"acc\","
+	const char *acc = "{\"opcode\":\"TensorScalar\","
+		"\"const1\":0.0,\"op1\":\"bypass\",\"reverse0\":false,"
+		"\"reverse1\":false,\"name\":\"acc\","
 		"\"engine\":\"DVE\",\"op0\":\"add\",\"const0\":1.0,"
 		"\"ins\":[{\"kind\":\"register_access\",\"dtype\":\"int32\","
 		"\"regref\":\"r0\"}],\"outs\":[%s]}";

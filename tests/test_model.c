@@ -1334,7 +1334,7 @@ START_TEST(test_geometry_negative_steps)
 	lm_geom g;
 	gfix_init(&f, LM_MT_SB, 4, 64);
 	f.a.offset = 5;
-	gfix_ap(&f, 3, (int64_t[]){ 1, 2, -1, 4, 8, 1 });
+	gfix_ap(&f, 3, (int64_t[]){ 16, 2, -1, 4, 8, 1 });
 	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
 	ck_assert_int_eq(g.elo, 2);
 	ck_assert_int_eq(g.ehi, 5);

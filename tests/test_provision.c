@@ -630,8 +630,10 @@ START_TEST(test_klr_lower_structure)
 		ck_assert_int_eq(sel->alu, LM_ALU_NOT_EQUAL);
 		ck_assert_int_eq((int)sel->channel_multiplier, -1);
 	}
-	/* the transposes are PE Matmults in transpose mode */
+	/* the transposes are PE Matmults in transpose mode; into their
+	   PSUM bank, one partition is 2048 bytes (512 float32) */
 	ck_assert(find_inst(lo, "tr_a", NULL)->is_transpose);
+	ck_assert_int_eq(find_inst(lo, "tr_a", NULL)->outs[0].ap[0].step, 512);
 	ck_assert_int_eq(find_inst(lo, "tr_a", NULL)->op, LM_OP_MATMULT);
 	/* the performance warning, once */
 	ck_assert_int_eq(w.n, 1);
@@ -1292,6 +1294,54 @@ static void check_bits(const lm_module *lo, const char *name, int start,
 		      "want %d", name, in->stop_tensor_calc, stop);
 }
 
+/*
+** The partition pair's step of a lowered operand is pe, the elements of
+** one partition of the memory location it addresses, not the tensor's row:
+** xs holds 64 float32 per partition in a 512-byte partition (pe 128). The
+** copy through it runs (the walk strides one partition).
+*/
+START_TEST(test_klr_partition_step_is_pe)
+{
+	char *dir = tu_tmpdir("prov-pe");
+	char *kin = tn("kin", "hbm", 128, 64), *kout = tn("kout", "hbm", 128, 64);
+	char *xs = lm_xstrdup("{\"name\": \"xs\", \"dtype\": \"float32\", "
+			      "\"shape\": {\"parDim\": 128, \"freeDims\": [64]}, "
+			      "\"address\": {\"name\": \"xs\", \"memory\": "
+			      "\"sbuf\", \"parSize\": 128, \"freeSize\": 512}}");
+	char *a = opnd(kin, 0, 64, 128, 64), *b = opnd(xs, 0, 64, 128, 64);
+	char *c = opnd(kout, 0, 64, 128, 64);
+	char *k = lm_xasprintf("{\"contents\": {\"lnc\": {\"name\": \"k_pe\", "
+			       "\"inputs\": [%s], \"outputs\": [%s], \"bodies\": "
+			       "[[{\"label\": \"main\", \"body\": [{\"name\": "
+			       "\"ld\", \"op\": {\"ncDmaCopy\": {\"dst\": %s, "
+			       "\"src\": %s}}}, {\"name\": \"st\", \"op\": "
+			       "{\"ncDmaCopy\": {\"dst\": %s, \"src\": %s}}}]}]]}}}",
+			       kin, kout, b, a, c, b);
+	lm_module *m = setup_text(dir, k), *lo;
+	lm_inst *ld, *st;
+	ls_result r;
+	lo = lower_ok(m, 0, NULL);
+	ld = find_inst(lo, "ld", NULL);
+	st = find_inst(lo, "st", NULL);
+	ck_assert_int_eq(lm_module_find_alloc(lo, "xs", NULL)->memlocs[0].dims[1],
+			 512);
+	ck_assert_int_eq(ld->outs[0].ap[0].step, 128);
+	ck_assert_int_eq(st->ins[0].ap[0].step, 128);
+	ck_assert_int_eq(ld->ins[0].ap[0].step, 64); /* DRAM: the row */
+	lm_module_free(lo);
+	lo = lower_ok(m, 1, NULL);
+	run(lo, 128, 64, &r);
+	for (int p = 0; p < 128; p++)
+		for (int j = 0; j < 64; j++)
+			ck_assert(tb_out(&r, "y", p * 64 + j) == xval(p, j));
+	ls_result_free(&r);
+	lm_module_free(lo);
+	lm_module_free(m);
+	free(kin); free(kout); free(xs); free(a); free(b); free(c); free(k);
+	rm_tmpdir(dir);
+}
+END_TEST
+
 START_TEST(test_klr_psum_accumulate_3_tiles)
 {
 	/* with no flag (KLR at HEAD) and with the tracer's default flag 3 */
@@ -1619,7 +1669,9 @@ static const char reg_kernel[] =
 	"'kind':'register_ap','memsetref':'t','memref':'t','dtype':'float32',"
 	"'ap':[[64,128],[1,64]],'regref':'r0','reg_ap_offset':'r0',"
 	"'reg_sub_tensor_id':'kr'}],'outs':[" REG_AP("t") "]},"
-	"{'opcode':'TensorScalar','name':'k_acc','engine':'DVE','op0':'add',"
+	"{'opcode':'TensorScalar',"
+	"'const1':0.0,'op1':'bypass','reverse0':false,"
+	"'reverse1':false,'name':'k_acc','engine':'DVE','op0':'add',"
 	"'const0':1.0,'ins':[{'kind':'register_access','dtype':'int32',"
 	"'regref':'kr'}],'outs':[" REG_AP("t") "],'dependencies':['k_rap']},"
 	"{'opcode':'TensorCopy','name':'k_sym','engine':'DVE','ins':[{"
@@ -1645,7 +1697,9 @@ static const char reg_caller[] =
 	REG_DRAM("x", "ExternalInput") "," REG_DRAM("y", "ExternalOutput") ","
 	REG_SB("t") "," REG_REG("r0") "," REG_REG("rc") "],"
 	"'blocks':[{'name':'main','instructions':["
-	"{'opcode':'TensorScalar','name':'caller_acc','engine':'DVE',"
+	"{'opcode':'TensorScalar',"
+	"'const1':0.0,'op1':'bypass','reverse0':false,"
+	"'reverse1':false,'name':'caller_acc','engine':'DVE',"
 	"'op0':'add','const0':1.0,'ins':[{'kind':'register_access',"
 	"'dtype':'int32','regref':'r0'}],'outs':[" REG_AP("t") "]},"
 	"{'opcode':'NKIKLIRKernel','name':'kern','engine':'SP',"
@@ -1982,6 +2036,7 @@ static Suite *suite(void)
 	tcase_set_timeout(c, 120);
 	suite_add_tcase(s, c);
 	c = tcase_create("klr_kernels");
+	tcase_add_test(c, test_klr_partition_step_is_pe);
 	tcase_add_test(c, test_klr_psum_accumulate_3_tiles);
 	tcase_add_test(c, test_klr_psum_separate_groups);
 	tcase_add_test(c, test_klr_psum_flag_refused);

@@ -93,16 +93,22 @@ START_TEST(test_engine_order_and_dependencies)
 	tb_init(&t);
 	tb_sb(&t, "a", "float32", 4, 64);
 	tb_sb(&t, "b", "float32", 4, 64);
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m1\",\"engine\":\"DVE\","
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"m1\",\"engine\":\"DVE\","
 		"\"outs\":[%s],\"value\":1}", AP("a", "float32", 4, 64, 0));
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"c2\",\"engine\":\"Pool\","
-		"\"outs\":[%s],\"value\":3}", AP("b", "float32", 4, 32, 32));
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m2\",\"engine\":\"DVE\","
-		"\"outs\":[%s],\"value\":2}", AP("b", "float32", 4, 32, 0));
-	tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"c1\",\"engine\":"
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"c2\",\"engine\":\"Pool\","
+		"\"outs\":[%s],\"value\":3}", APS("b", "float32", 4, 32, 32, 64));
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"m2\",\"engine\":\"DVE\","
+		"\"outs\":[%s],\"value\":2}", APS("b", "float32", 4, 32, 0, 64));
+	tb_inst(&t, "{\"opcode\":\"Activation\","
+		"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\","
+		"\"op1\":\"bypass\",\"reduce_op\":\"bypass\","
+		"\"scale\":1.0,\"name\":\"c1\",\"engine\":"
 		"\"Activation\",\"ins\":[%s,%s],\"outs\":[%s],\"func\":\"Copy\","
-		"\"dependencies\":[\"m2\",\"m1\"]}", AP("b", "float32", 4, 32, 0),
-		AP("a", "float32", 4, 1, 0), AP("a", "float32", 4, 32, 0));
+		"\"dependencies\":[\"m2\",\"m1\"]}", APS("b", "float32", 4, 32, 0, 64),
+		APS("a", "float32", 4, 1, 0, 64), APS("a", "float32", 4, 32, 0, 64));
 	m = tb_module(&t, 0);
 	o.trace_path = tr;
 	ck_assert_msg(ls_run(m, NULL, &o, &r, &err) == 0, "%s", err.msg);
@@ -198,7 +204,8 @@ static lm_module *barrier_core(int c, int len, const char *group, int id,
 	lm_module *m;
 	tb_init(&t);
 	tb_sb(&t, "a", "float32", 1, 4096);
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"pre%d\",\"engine\":"
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"pre%d\",\"engine\":"
 		"\"Pool\",\"outs\":[%s],\"value\":1}", c,
 		AP("a", "float32", 1, len, 0));
 	tb_inst(&t, "{\"opcode\":\"CoreBarrier\",\"name\":\"bar%d\",\"engine\":"
@@ -309,7 +316,8 @@ START_TEST(test_deadlock_lists_blocked_engines)
 	tb_sb(&t, "a", "float32", 1, 4);
 	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"w\",\"engine\":\"SP\","
 		"\"wait\":[{\"semaphore\":\"s3\",\"value\":1}]}");
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"d\",\"engine\":\"DVE\","
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"d\",\"engine\":\"DVE\","
 		"\"outs\":[%s],\"value\":0,\"dependencies\":[\"w\"]}",
 		AP("a", "float32", 1, 4, 0));
 	m[0] = tb_module(&t, 0);
@@ -612,7 +620,8 @@ static char *linked_core(int c)
 		"\"dtype\":\"float32\"}],\"outs\":[{\"kind\":\"physical_ap\","
 		"\"memsetref\":\"nc%d.t\",\"memref\":\"nc%d.t\",\"offset\":0,"
 		"\"ap\":[[4,1],[1,4]],\"dtype\":\"float32\"}]},"
-		"{\"opcode\":\"TensorScalar\",\"name\":\"nc%d.add\",\"engine\":"
+		"{\"opcode\":\"TensorScalar\","
+		"\"const1\":0.0,\"reverse0\":false,\"reverse1\":false,\"name\":\"nc%d.add\",\"engine\":"
 		"\"DVE\",\"op0\":\"add\",\"const0\":%d,\"op1\":\"bypass\","
 		"\"ins\":[{\"kind\":\"physical_ap\",\"memsetref\":\"nc%d.t\","
 		"\"memref\":\"nc%d.t\",\"offset\":0,\"ap\":[[4,1],[1,4]],"
@@ -984,7 +993,8 @@ START_TEST(test_call_cycle_refused)
 {
 	char *cg = call_json("cg", "g"), *cf = call_json("cf", "f");
 	char *lp = lm_xasprintf("{\"opcode\":\"NoOp\",\"name\":\"n\",\"engine\":"
-				"\"SP\"},{\"opcode\":\"Loop\",\"name\":\"lp\","
+				"\"SP\"},{\"opcode\":\"Loop\","
+				"\"LoopAxis\":{\"name\":\"i\",\"lb\":0,\"ub\":1,\"stride\":1},\"name\":\"lp\","
 				"\"engine\":\"SP\",\"blocks\":[{\"name\":\"lb\","
 				"\"instructions\":[%s]}]}", cg);
 	char *g1 = call_json("g.c1", "g"), *g2 = call_json("g.c2", "g");

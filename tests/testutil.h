@@ -146,6 +146,10 @@ void tb_inst(tb *t, const char *fmt, ...) LM_PRINTF(2, 3);
 ** tb_inst (one of 16 rotating buffers). */
 const char *AP(const char *name, const char *dt, int parts, int free,
 	       int off);
+/* AP with a first pair that steps pe elements (one partition of a
+** location of pe elements per partition). */
+const char *APS(const char *name, const char *dt, int parts, int free,
+		int off, int pe);
 /* AP's operand [parts, free] from element 0, made in the IR. */
 void tb_op(tb *t, lm_inst *in, int side, const char *name, const char *dt,
 	   int parts, int free);
@@ -183,8 +187,11 @@ void tb_fill(float *v, int64_t n, uint32_t seed);
 		      lm_f32_bits(b_)); \
 } while (0)
 
-#define ck_assert_contains(hay, needle) \
-	ck_assert_msg((hay) != NULL && strstr((hay), (needle)) != NULL, \
-		      "expected \"%s\" in \"%s\"", (needle), (hay) ? (hay) : "(null)")
+#define ck_assert_contains(hay, needle) do { \
+	const char *hay_ = (hay); \
+	ck_assert_msg(hay_ != NULL && strstr(hay_, (needle)) != NULL, \
+		      "expected \"%s\" in \"%s\"", (needle), \
+		      hay_ ? hay_ : "(null)"); \
+} while (0)
 
 #endif

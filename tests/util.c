@@ -594,17 +594,27 @@ void tb_inst(tb *t, const char *fmt, ...)
 		ck_abort_msg("tb_inst: %s\n%s", t->err.msg, buf);
 }
 
-/* An SB/PSUM operand [parts, free] from element off (rotating buffers). */
-const char *AP(const char *name, const char *dt, int parts, int free,
-	       int off)
+/*
+** An SB/PSUM operand [parts, free] from element off (rotating buffers),
+** whose first pair steps pe elements, one partition of its memory location
+** (APS; AP: a location of free elements per partition).
+*/
+const char *APS(const char *name, const char *dt, int parts, int free,
+		int off, int pe)
 {
 	static char bufs[16][400];
 	static int k;
 	char *b = bufs[k++ % 16];
 	snprintf(b, 400, "{\"kind\":\"physical_ap\",\"memsetref\":\"%s\","
 		 "\"memref\":\"%s\",\"offset\":%d,\"ap\":[[%d,%d],[1,%d]],"
-		 "\"dtype\":\"%s\"}", name, name, off, free, parts, free, dt);
+		 "\"dtype\":\"%s\"}", name, name, off, pe, parts, free, dt);
 	return b;
+}
+
+const char *AP(const char *name, const char *dt, int parts, int free,
+	       int off)
+{
+	return APS(name, dt, parts, free, off, free);
 }
 
 /* AP's operand [parts, free] from element 0, made in the IR. */

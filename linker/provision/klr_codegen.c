@@ -57,6 +57,8 @@ typedef struct tinfo {
 	lm_memtype mt;
 	int64_t free_elems;    /* elements per partition row */
 	int64_t par_dim;
+	int64_t part_bytes;    /* SB / PSUM: bytes of one partition of its
+				  memory location (dims[1]) */
 } tinfo;
 
 /* An open PSUM accumulation group: its region and its last Matmult. */
@@ -217,6 +219,8 @@ static int tensor(lp_cg *cg, const lp_kval *tn, const lp_kval *lnc,
 			return cg_fail(cg, "tensor '%s' is declared twice with "
 				       "different dtype, shape or memory", name);
 		ti->alloc = a->name;
+		ti->part_bytes = a->memlocs[0].n_dims > 1 ?
+			a->memlocs[0].dims[1] : 0;
 		return 0;
 	}
 	if ((rc = nat(cg, F(addr, "parSize"), MAX_DIM, "parSize", &psize)) ||
@@ -266,6 +270,35 @@ static int tensor(lp_cg *cg, const lp_kval *tn, const lp_kval *lnc,
 			}
 	}
 	ti->alloc = cg->f->allocs[idx].name;
+	ti->part_bytes = mt != LM_MT_DRAM ? fsize : 0;
+	return 0;
+}
+
+/*
+** The partition pair of an SB / PSUM operand: KLR counts its step in the
+** tensor's row elements, lncsim's access pattern in elements of a
+** partition of the memory location (pe, the location's bytes per partition
+** over the dtype's size), so a stride of k rows is k * pe. A pair that
+** walks one partition gets pe.
+*/
+static int partition_step(lp_cg *cg, const tinfo *ti, lm_dtype dt,
+			  lm_appair *p)
+{
+	int64_t es = lm_dtype_size(dt);
+	int64_t row = ti->free_elems * lm_dtype_size(ti->dtype), pe;
+	if (ti->mt == LM_MT_DRAM || es <= 0 || ti->part_bytes <= 0 || row <= 0)
+		return 0;
+	pe = ti->part_bytes / es;
+	if (p[0].num == 1) {
+		p[0].step = pe;
+		return 0;
+	}
+	if (p[0].step < 0 || (p[0].step * es) % row)
+		return cg_fail(cg, "access pattern partition step %lld is not a "
+			       "whole number of the tensor's rows (%lld "
+			       "elements)", (long long)p[0].step,
+			       (long long)(row / es));
+	p[0].step = p[0].step * es / row * pe;
 	return 0;
 }
 
@@ -425,6 +458,8 @@ static int operand(lp_cg *cg, const lp_kval *tr, const lp_kval *lnc,
 		sp = offset / ti->free_elems;
 		offset %= ti->free_elems;
 	}
+	if ((rc = partition_step(cg, ti, dt, p)) != 0)
+		return rc;
 	lm_b_init_ap(a, ti->alloc, NULL, dt, sp, offset, p, np);
 	return 0;
 }
@@ -773,7 +808,9 @@ static int cg_transpose(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 		goto done;
 	}
 	{
-		lm_appair tp[2] = { { P, Fr }, { 1, P } };
+		/* step: one partition of the bank, in the data dtype */
+		lm_appair tp[2] = { { LM_PSUM_BANK_BYTES /
+				      lm_dtype_size(src.dtype), Fr }, { 1, P } };
 		const char *ps = lp_cg_transpose_psum(cg);
 		if (P * lm_dtype_size(src.dtype) > LM_PSUM_BANK_BYTES) {
 			lm_inst_clear(&mm);
