@@ -2632,6 +2632,7 @@ static int load_queues(ld *L, lm_module *m, cJSON *c)
 			return FAIL(L, "queues: expected object, got %s", type_name(e));
 		unique_keys(L, e);
 		int seen = 0;
+		const char *blocks_key = NULL;
 		for (cJSON *k = e->child, *next; k; k = next) {
 			next = k->next;
 			const char *key = k->string;
@@ -2673,7 +2674,14 @@ static int load_queues(ld *L, lm_module *m, cJSON *c)
 				}
 			} else if ((IS("blocks") || IS("basic_blocks")) &&
 				   !is_null(k)) {
-				/* the queue's own blocks (its DMA blocks) */
+				/* the queue's own blocks (its DMA blocks): one
+				   spelling, so that one list is what is checked */
+				if (blocks_key)
+					return FAIL(L, "queue %s: keys '%s' and '%s' "
+						    "both given (one list of "
+						    "blocks)", q->name ? q->name
+						    : "?", blocks_key, key);
+				blocks_key = key;
 				L->queue = q->name ? q->name : "?";
 				rc = check_body(L, key, k);
 				L->queue = NULL;
@@ -2798,6 +2806,12 @@ int lm_blocks_from_json(const cJSON *blocks, const lm_module *m,
 		tf.n_blocks = *n;
 		u.m = m;
 		lm_strmap_init(&u.allocs);
+		/* every allocation of the module, the first of a name kept */
+		for (int i = m->n_functions - 1; i >= 0; i--)
+			for (int k = m->functions[i].n_allocs - 1; k >= 0; k--)
+				lm_strmap_put(&u.allocs,
+					      m->functions[i].allocs[k].name,
+					      &m->functions[i].allocs[k]);
 		lm_function_each_arg(&tf, unfold_arg, &u);
 		lm_strmap_free(&u.allocs);
 	}
@@ -2910,6 +2924,10 @@ static int from_tree(lm_module **out, cJSON *root, const char *path,
 		unfold_partitions(m);
 	if (!rc && !m->arch)
 		m->arch = lm_xstrdup("gen3");
+	/* a version 1 module's affine values are in version 2 form now:
+	   that is the module in memory, and what is written */
+	if (!rc)
+		m->version = 2;
 done:
 	if (rc) {
 		lm_module_free(m);

@@ -697,6 +697,14 @@ static int read_body(vctx *v, const cJSON *blocks)
 	return 0;
 }
 
+/* What f is, for a message: a module queue's blocks are held as a
+** function of the queue's name. */
+static const char *owner_kind(const vctx *v, const lm_function *f)
+{
+	return v->qfns && f >= v->qfns && f < v->qfns + v->m->n_queues ?
+		"queue" : "function";
+}
+
 /* Record the names of the instructions of blocks (recursing into Loops
 ** and carried bodies). */
 static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
@@ -722,7 +730,9 @@ static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 			void **slot = lm_strmap_ref(&v->insts, in->name);
 			if (*slot)
 				return fail(v, "duplicate instruction name '%s' "
-					    "(also in function '%s')", in->name,
+					    "(also in %s '%s')", in->name,
+					    owner_kind(v, v->inst_at[(intptr_t)
+								*slot - 1]),
 					    fname(v->inst_at[(intptr_t)*slot - 1]));
 			lm_grow(&v->inst_at, &v->cap_inst_at, v->n_inst_at + 1,
 				sizeof *v->inst_at);
@@ -1352,8 +1362,9 @@ static int check_sync(vctx *v, const lm_inst *in)
 				    d);
 		if (owner != v->fn)
 			return fail(v, "dependency '%s' is an instruction of "
-				    "function '%s', not of '%s'", d,
-				    fname(owner), fname(v->fn));
+				    "%s '%s', not of %s '%s'", d,
+				    owner_kind(v, owner), fname(owner),
+				    owner_kind(v, v->fn), fname(v->fn));
 		return fail(v, "dependency '%s' is not an earlier instruction "
 			    "of function '%s' (dependencies point backwards, "
 			    "so cycles cannot form)", d, fname(v->fn));

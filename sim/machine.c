@@ -310,27 +310,6 @@ static int64_t pair_stride(const lm_appair *p, int esize)
 }
 
 /*
-** The simulator strides one partition per step of an SB / PSUM operand's
-** first pair (lm_arg_part_step 1); ls_check_module refuses any other
-** step before a run, this faults should one reach the machine.
-*/
-static int part_step_fault(const ls_smod *sm, const lm_arg *a, char **fault)
-{
-	const lm_alloc *al = a->memsetref ?
-		lm_strmap_lookup(&sm->allocs, a->memsetref) : NULL;
-	const lm_memloc *l = al ? lm_alloc_find_memloc(al, a->memref ?
-						       a->memref : a->memsetref)
-				: NULL;
-	if (lm_arg_part_step(a, l) == 1)
-		return 0;
-	if (!*fault)
-		*fault = lm_xasprintf("ap[0].step %lld does not stride one "
-				      "partition: not modelled by the simulator",
-				      (long long)a->ap[0].step);
-	return 1;
-}
-
-/*
 ** Resolve one operand of module mi in function sf (whose bindings apply
 ** when sf is an NKI call site). Its geometry is lm_arg_geometry's, the
 ** verifier's. Problems the verifier does not rule out (an opaque operand
@@ -362,8 +341,6 @@ static void prep_opnd(ls_machine *mc, int mi, const ls_sfunc *sf,
 					      "physical_ap)");
 		return;
 	}
-	if (part_step_fault(sm, a, fault))
-		return; /* space NONE */
 	if (sf->is_callsite && aname) {
 		const char *r = lm_strmap_lookup(&sf->bind_allocs, aname);
 		if (r) {
@@ -393,6 +370,19 @@ static void prep_opnd(ls_machine *mc, int mi, const ls_sfunc *sf,
 			*fault = lm_xasprintf("access of '%s': %s", S(al->name),
 					      why);
 		free(why);
+		return;
+	}
+	/* one partition per step of the first pair, measured against the
+	   location the binding chose (ls_check_module checked the formal's;
+	   a binding may give a location of other bytes per partition) */
+	if (!g.is_dram && g.pstep != 1) {
+		if (!*fault)
+			*fault = lm_xasprintf("access of '%s': ap[0].step %lld "
+					      "strides %lld partitions: not "
+					      "modelled by the simulator",
+					      S(al->name),
+					      (long long)a->ap[0].step,
+					      (long long)g.pstep);
 		return;
 	}
 	o->dtype = a->dtype;

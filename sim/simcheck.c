@@ -213,6 +213,19 @@ static const key_rule queue_rules[] = {
 	  "a queue's own blocks (its DMA blocks) are not modelled" },
 };
 
+/* Keys of functions, semaphores and queue instances carried in `extra`:
+** none is modelled (a function's second spelling of its allocations or
+** blocks among them). */
+static const key_rule function_rules[] = {
+	{ 0, "_comment", K_META, NULL, NULL },
+};
+static const key_rule semaphore_rules[] = {
+	{ 0, "_comment", K_META, NULL, NULL },
+};
+static const key_rule qinstance_rules[] = {
+	{ 0, "_comment", K_META, NULL, NULL },
+};
+
 /* Keys of blocks carried in `extra` (block arguments and their incoming
 ** values among them: none is modelled). */
 static const key_rule block_rules[] = {
@@ -503,6 +516,8 @@ static int it_of(lm_opcode op)
 
 typedef struct cctx {
 	const lm_module *m;
+	lm_strmap allocs;   /* allocation name -> lm_alloc *, the first of
+			       the module (as lm_module_find_alloc) */
 	lm_error *err;
 	ls_refusal_fn each; /* NULL: stop at the first refusal */
 	void *arg;
@@ -705,7 +720,7 @@ static int refuse_opcode(cctx *c, const lm_inst *in)
 */
 static int check_part_step(cctx *c, const lm_arg *a)
 {
-	const lm_memloc *l = lm_arg_memloc(c->m, NULL, a);
+	const lm_memloc *l = lm_arg_memloc(c->m, &c->allocs, a);
 	int64_t k = lm_arg_part_step(a, l);
 	if (k == 1)
 		return 0;
@@ -806,21 +821,54 @@ static int check_module(cctx *c)
 	char what[80];
 	int rc = 0;
 
+	lm_strmap_init(&c->allocs);
+	for (int f = 0; f < m->n_functions; f++)
+		for (int a = 0; a < m->functions[f].n_allocs; a++) {
+			lm_alloc *al = &m->functions[f].allocs[a];
+			void **slot;
+			if (!al->name)
+				continue;
+			slot = lm_strmap_ref(&c->allocs, al->name);
+			if (!*slot)
+				*slot = al;
+		}
+
 	snprintf(c->where, sizeof c->where, "module");
 	rc = check_extra(c, m->extra, module_rules,
 			 sizeof module_rules / sizeof *module_rules,
 			 LM_OP_INVALID, -1, "module");
+	for (int q = 0; q < m->n_semaphores && !rc; q++) {
+		where_set(c, 0, "semaphore %s", m->semaphores[q].name, q);
+		rc = check_extra(c, m->semaphores[q].extra, semaphore_rules,
+				 sizeof semaphore_rules /
+				 sizeof *semaphore_rules, LM_OP_INVALID, -1,
+				 "semaphore");
+	}
 	for (int q = 0; q < m->n_queues && !rc; q++) {
-		where_set(c, 0, "queue %s", m->queues[q].name, q);
-		rc = check_extra(c, m->queues[q].extra, queue_rules,
+		const lm_queue *qu = &m->queues[q];
+		size_t ql;
+		where_set(c, 0, "queue %s", qu->name, q);
+		rc = check_extra(c, qu->extra, queue_rules,
 				 sizeof queue_rules / sizeof *queue_rules,
 				 LM_OP_INVALID, -1, "queue");
+		ql = strlen(c->where);
+		for (int i = 0; i < qu->n_instances && !rc; i++) {
+			where_set(c, ql, "/instance %s", qu->instances[i].name,
+				  i);
+			rc = check_extra(c, qu->instances[i].extra,
+					 qinstance_rules, sizeof qinstance_rules
+					 / sizeof *qinstance_rules,
+					 LM_OP_INVALID, -1, "queue instance");
+		}
 	}
 	for (int f = 0; f < m->n_functions && !rc; f++) {
 		const lm_function *fn = &m->functions[f];
 		size_t fl;
 		where_set(c, 0, "function %s", fn->name, f);
 		fl = strlen(c->where);
+		rc = check_extra(c, fn->extra, function_rules,
+				 sizeof function_rules / sizeof *function_rules,
+				 LM_OP_INVALID, -1, "function");
 		for (int a = 0; a < fn->n_allocs && !rc; a++) {
 			where_set(c, fl, "/allocation %s", fn->allocs[a].name,
 				  a);
@@ -842,6 +890,7 @@ static int check_module(cctx *c)
 			}
 		}
 	}
+	lm_strmap_free(&c->allocs);
 	return rc;
 }
 

@@ -400,7 +400,11 @@ START_TEST(test_versions_and_spellings)
 		"\"d\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"is_reset_sema\":"
 		"{\"terms\":[{\"AxisLabel\":\"i\",\"coef\":1}],\"c\":0}}");
 	lm_module *m = tu_parse_ok(t);
+	lm_error verr;
 	ck_assert_str_eq(m->arch, "gen2");
+	/* read into version 2 form: a module the tools take as it is */
+	ck_assert_int_eq(m->version, 2);
+	ck_assert_msg(lm_verify(m, NULL, &verr) == 0, "%s", verr.msg);
 	char *s = save(m);
 	ck_assert_contains(s, "\"arch\":\"sunda\"");
 	ck_assert_contains(s, "\"version\":2");
@@ -845,6 +849,9 @@ START_TEST(test_carried_shapes)
 		  "queue q/block qb/instruction x: unknown opcode 'Frob'" },
 		{ "", ",\"basic_blocks\":{}", "", "", "",
 		  "key 'basic_blocks': expected array, got object" },
+		{ "", ",\"blocks\":[],\"basic_blocks\":[]", "", "", "",
+		  "queue q: keys 'blocks' and 'basic_blocks' both given (one "
+		  "list of blocks)" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char *t = carry_text(cases[i].mod, cases[i].queue,
@@ -868,6 +875,29 @@ START_TEST(test_carried_shapes)
 	roundtrip(m);
 	lm_module_free(m);
 	free(t);
+	/* a queue's blocks are named as the queue's in the verifier's words */
+	{
+		static const struct { const char *queue, *inst, *msg; } vc[] = {
+			{ ",\"blocks\":[{\"name\":\"qb\",\"instructions\":["
+			  NOP("x", "") "]}]", NOP("x", ""),
+			  "duplicate instruction name 'x' (also in function "
+			  "'f')" },
+			{ ",\"blocks\":[{\"name\":\"qb\",\"instructions\":["
+			  NOP("qx", "") "]}]", NOP("x", ",\"dependencies\":"
+			  "[[\"qx\",\"Flow\"]]"),
+			  "dependency 'qx' is an instruction of queue 'q', not of "
+			  "function 'f'" },
+		};
+		for (size_t i = 0; i < sizeof vc / sizeof *vc; i++) {
+			lm_error e;
+			t = carry_text("", vc[i].queue, "", "", vc[i].inst);
+			m = tu_parse_ok(t);
+			ck_assert_int_eq(lm_verify(m, NULL, &e), LM_EINPUT);
+			ck_assert_contains(e.msg, vc[i].msg);
+			lm_module_free(m);
+			free(t);
+		}
+	}
 	/* a version 1 module's body is not converted */
 	t = lm_xasprintf("{\"version\":1,\"arch\":\"gen3\",\"functions\":[{"
 			 "\"name\":\"f\",\"allocations\":[],\"blocks\":[{\"name\":"

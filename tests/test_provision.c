@@ -2005,6 +2005,38 @@ START_TEST(test_inline_kernel_ending_in_loop)
 }
 END_TEST
 
+/*
+** An NKI call whose SB formal has 64 elements per partition, bound to a
+** caller tensor of 32: the formal's ap[0].step 64 is one partition of the
+** formal but two of the caller's location. The run refuses it by name
+** (the geometry of the bound location) instead of striding one partition;
+** the inlined module is refused before time 0.
+*/
+START_TEST(test_bound_partition_stride_refused)
+{
+	char *src = tu_srcpath("tests/fixtures/provision/stride_bind/def.json");
+	char *dir = tu_tmpdir("stride");
+	char *inl = lm_xasprintf("%s/inl.json", dir);
+	tu_run r = tu_lncsim(NULL, "run", "--no-db", "--seed", "3", src, NULL);
+	ck_assert_int_ne(r.status, 0);
+	ck_assert_contains(r.err, "function relu_k/instruction k_tc: access "
+			   "of 'cs': ap[0].step 64 strides 2 partitions: not "
+			   "modelled by the simulator");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "lower", "--inline", "-o", inl, src, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "verify", "--sim", inl, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "ap[0].step 64 strides 2 partitions: not "
+			   "modelled by the simulator");
+	tu_run_free(&r);
+	free(inl);
+	free(dir);
+	free(src);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("provision");
@@ -2041,6 +2073,7 @@ static Suite *suite(void)
 	tcase_add_test(c, test_klr_psum_separate_groups);
 	tcase_add_test(c, test_klr_psum_flag_refused);
 	tcase_add_test(c, test_klr_nan_per_operator);
+	tcase_add_test(c, test_bound_partition_stride_refused);
 	tcase_set_timeout(c, 180);
 	suite_add_tcase(s, c);
 	return s;

@@ -1038,18 +1038,23 @@ static void add_refusal(void *arg, const char *msg)
 }
 
 /*
-** What the module, a queue and a block carry is refused by name before a
-** run: the Call argument binding, a queue's own blocks, a block's
-** arguments (their incoming values); each of them verifies.
+** What the module, a semaphore, a queue, a queue instance, a function and
+** a block carry is refused by name before a run: the Call argument
+** binding, unknown keys, a queue's own blocks, a function's second
+** spelling of its allocations, a block's arguments (their incoming
+** values); each of them verifies.
 */
 START_TEST(test_carried_structures_refused)
 {
 	static const char text[] =
 		"{\"version\":2,\"arch\":\"gen3\",\"call_to_physical_memlocs\":"
-		"{\"c\":[]},\"semaphores\":[{\"name\":\"s\",\"init\":0}],"
+		"{\"c\":[]},\"semaphores\":[{\"name\":\"s\",\"init\":0,"
+		"\"frob\":1}],"
 		"\"queues\":[{\"name\":\"q\",\"instances\":[{\"name\":\"qa\","
-		"\"semaphore\":\"s\"}],\"blocks\":[{\"name\":\"qb\","
+		"\"semaphore\":\"s\",\"_comment\":\"x\",\"prio\":2}],"
+		"\"blocks\":[{\"name\":\"qb\","
 		"\"instructions\":[]}]}],\"functions\":[{\"name\":\"f\","
+		"\"storages\":[],"
 		"\"allocations\":[],\"blocks\":[{\"name\":\"b\",\"arguments\":"
 		"[{\"incoming_values\":[]}],\"instructions\":[{\"opcode\":"
 		"\"Call\",\"name\":\"c\",\"engine\":\"SP\",\"target\":\"g\","
@@ -1061,14 +1066,22 @@ START_TEST(test_carried_structures_refused)
 	ck_assert_msg(lm_module_parse(&m, text, strlen(text), "c.json",
 				      &err) == 0, "%s", err.msg);
 	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(ls_check_module_each(m, add_refusal, &b), 3);
+	ck_assert_int_eq(ls_check_module_each(m, add_refusal, &b), 6);
 	ck_assert_str_eq(lm_buf_cstr(&b),
 		"c.json: module: module key 'call_to_physical_memlocs' = "
 		"{\"c\":[]} is not modelled by the simulator (binding a call's "
 		"arguments to memory locations is not modelled)\n"
+		"c.json: semaphore s: semaphore key 'frob' = 1 is not modelled "
+		"by the simulator (not a key the simulator knows here)\n"
 		"c.json: queue q: queue key 'blocks' = [{\"name\":\"qb\","
 		"\"instructions\":[]}] is not modelled by the simulator (a queue's "
 		"own blocks (its DMA blocks) are not modelled)\n"
+		"c.json: queue q/instance qa: queue instance key 'prio' = 2 is "
+		"not modelled by the simulator (not a key the simulator knows "
+		"here)\n"
+		"c.json: function f: function key 'allocations' = [] is not "
+		"modelled by the simulator (not a key the simulator knows "
+		"here)\n"
 		"c.json: function f/block b: block key 'arguments' = "
 		"[{\"incoming_values\":[]}] is not modelled by the simulator "
 		"(not a key the simulator knows here)\n");

@@ -1340,7 +1340,7 @@ VARY(dependency_self, "'name':'mm'", "'dependencies':['ld_x','ld_w']",
 VARY(dependency_other_function, "'name':'mm'",
      "'dependencies':['ld_x','ld_w']", "'dependencies':['h_ret']",
      "instruction mm: dependency 'h_ret' is an instruction of function "
-     "'helper', not of 'sg0'")
+     "'helper', not of function 'sg0'")
 VARY(dependency_unknown, "'name':'act'", "'dependencies':['mm','ms_b']",
      "'dependencies':['mm','ghost']",
      "instruction act: dependency 'ghost' names no instruction")
