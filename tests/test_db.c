@@ -296,6 +296,14 @@ START_TEST(test_migrate_v2)
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_master "
 				 "WHERE type = 'index' AND name IN ('cases_seed', "
 				 "'cases_signature')"), 2);
+	/* and a campaign goes in */
+	r = tu_lncsim(NULL, "fuzz", "--db", path, "--count", "2", "--jobs", "1",
+		      "-q", "--campaign", "after-v2", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM cases WHERE "
+				 "campaign = 'after-v2'"), 2);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 5);
 	free(path);
 	free(d);
 }
@@ -1569,7 +1577,9 @@ static tu_run lncsim_opts(const tu_opts *o, const char *cwd, ...)
 ** database's WAL (every write of a run appends frames to it, and lncsim's
 ** connections do not checkpoint it away), well above the files `fuzz`
 ** generates. Each command that logs must say the run was not logged and
-** exit non-zero; `fuzz` used to exit 0 and drop the rows.
+** exit non-zero; `fuzz` used to exit 0 and drop the rows. (Its campaign
+** is made before the disk fills: a campaign that cannot be added stops
+** fuzz before any case, which is tested too.)
 */
 START_TEST(test_log_failure_reported)
 {
@@ -1582,6 +1592,10 @@ START_TEST(test_log_failure_reported)
 	for (int i = 0; file_size(wal) < 1024 * 1024; i++)
 		log_run(db, 2, 2, 2000, i, "pass");
 	ldb_close(db);
+	tu_run r = tu_lncsim(d, "fuzz", "--count", "1", "--jobs", "1", "-q",
+			     "--db", path, "--campaign", "full", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
 	long long w = file_size(wal);
 	ck_assert_int_lt(w, 3 * 1024 * 1024); /* no automatic checkpoint */
 	/* counted through lncsim's own connection: a plain one closing last
@@ -1605,15 +1619,25 @@ START_TEST(test_log_failure_reported)
 	full.fsize_limit = w;
 	char *ex = tu_srcpath("examples/handoff2");
 
-	tu_run r = lncsim_opts(&full, d, "fuzz", "--count", "3", "--jobs", "1",
-			       "-q", "--db", path, NULL);
+	/* the campaign goes on: its cases' batch cannot be committed */
+	r = lncsim_opts(&full, d, "fuzz", "--count", "3", "--jobs", "1", "-q",
+			"--db", path, "--resume", "--campaign", "full", NULL);
 	ck_assert_msg(r.status == 2, "status %d: %s%s", r.status, r.out, r.err);
-	ck_assert_contains(r.err, "lncsim: fuzz: seed 1: ");
+	ck_assert_contains(r.err, "lncsim: fuzz: seed 2: ");
 	ck_assert_contains(r.err, "full.db: ");
 	ck_assert_contains(r.err, "(run not logged)");
-	ck_assert_contains(r.out, "fuzz: 1 case, 1 passed");
-	ck_assert_contains(r.out, "fuzz: 1 run not logged into ");
+	ck_assert_contains(r.out, "fuzz: 1 seed already recorded in campaign "
+			   "full: skipped");
+	ck_assert_contains(r.out, " not logged into ");
 	ck_assert_contains(r.out, "stopped launching cases");
+	tu_run_free(&r);
+	/* a new campaign cannot even be added: nothing runs */
+	r = lncsim_opts(&full, d, "fuzz", "--count", "3", "--jobs", "1", "-q",
+			"--db", path, NULL);
+	ck_assert_msg(r.status == 2, "status %d: %s%s", r.status, r.out, r.err);
+	ck_assert_contains(r.err, "full.db: adding a campaign: ");
+	ck_assert_contains(r.err, "(campaign not logged)");
+	ck_assert_msg(r.out[0] == 0, "ran: %s", r.out);
 	tu_run_free(&r);
 
 	r = lncsim_opts(&full, d, "run", "--db", path, ex, NULL);
