@@ -25,7 +25,7 @@ enum {
 };
 
 /* Probes without a message before the waits go from 20 us to 1 ms. */
-#define SPIN_ROUNDS 50
+#define SPIN_ROUNDS 10
 
 /* The launcher (mpirun's daemon, srun's step daemon) that started this
 ** rank: when it is gone the job is over, whatever MPI says. */
@@ -286,7 +286,11 @@ static int mpi0_wait(fz_transport *t, double timeout, fz_event *ev, int max)
 		if (k || lm_seconds() >= until || fz_sigint_count ||
 		    fz_sigterm_seen)
 			break;
-		if (m->idle < SPIN_ROUNDS || !m->j0)
+		if (m->size == 1) {
+			/* no other rank: the servers' sockets are all there is */
+			int ms = (int)((until - lm_seconds()) * 1000) + 1;
+			fz_pool_wait(m->pool, ms > 0 ? ms : 0, pe, 0);
+		} else if (m->idle < SPIN_ROUNDS || !m->j0)
 			nap(m->idle);
 		else
 			fz_pool_wait(m->pool, 1, pe, 0);

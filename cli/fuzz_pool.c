@@ -278,6 +278,8 @@ typedef struct slot {
 struct fz_pool {
 	int n;
 	slot *s;
+	struct pollfd *pf;  /* fz_pool_wait's, one per slot */
+	int *idx;
 };
 
 int fz_pool_start(fz_pool **out, int n, lm_error *err)
@@ -285,6 +287,8 @@ int fz_pool_start(fz_pool **out, int n, lm_error *err)
 	fz_pool *p = lm_xcalloc(1, sizeof *p);
 	p->n = n;
 	p->s = n ? lm_xcalloc((size_t)n, sizeof *p->s) : NULL;
+	p->pf = lm_xcalloc((size_t)n + 1, sizeof *p->pf);
+	p->idx = lm_xcalloc((size_t)n + 1, sizeof *p->idx);
 	for (int i = 0; i < n; i++)
 		p->s[i].fd = -1;
 	fflush(stdout);
@@ -407,8 +411,8 @@ static int take_bytes(slot *s)
 
 int fz_pool_wait(fz_pool *p, int timeout_ms, fz_pool_ev *ev, int max)
 {
-	struct pollfd *pf = lm_xcalloc((size_t)p->n + 1, sizeof *pf);
-	int *idx = lm_xcalloc((size_t)p->n + 1, sizeof *idx), m = 0, k = 0;
+	struct pollfd *pf = p->pf;
+	int *idx = p->idx, m = 0, k = 0;
 	for (int i = 0; i < p->n; i++)
 		if (p->s[i].fd >= 0) {
 			pf[m].fd = p->s[i].fd;
@@ -453,8 +457,6 @@ int fz_pool_wait(fz_pool *p, int timeout_ms, fz_pool_ev *ev, int max)
 		if (timeout_ms > 0)
 			nanosleep(&ts, NULL);
 	}
-	free(pf);
-	free(idx);
 	return k;
 }
 
@@ -509,5 +511,7 @@ void fz_pool_free(fz_pool *p)
 		lm_buf_free(&p->s[i].frame);
 	}
 	free(p->s);
+	free(p->pf);
+	free(p->idx);
 	free(p);
 }

@@ -54,6 +54,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	"repro = CASE WHEN excluded.seed < seed THEN excluded.repro "
 	"ELSE repro END, "
 	"seed = min(seed, excluded.seed)",
+	[ST_SAVEPOINT] = "SAVEPOINT run",
+	[ST_RELEASE] = "RELEASE run",
 };
 
 /*
@@ -633,6 +635,16 @@ static void make_uuid(char buf[40])
 		 b[14], b[15]);
 }
 
+/* Run prepared statement i, which takes no parameters (SAVEPOINT,
+** RELEASE: parsed once, not at every run of a batch). */
+static int step_stmt(ldb *db, int i, const char *where, lm_error *err)
+{
+	sqlite3_stmt *st = ldb_stmt(db, i, err);
+	if (!st)
+		return LM_EINPUT;
+	return ldb_step_done(db, st, where, err);
+}
+
 /* The time t (0: now) in UTC, ISO 8601 with a Z. */
 void ldb_utc(time_t t, char buf[32])
 {
@@ -751,8 +763,8 @@ int ldb_run_begin(ldb *db, const ldb_run_info *info, ldb_run **out,
 		make_uuid(uuid);
 	ldb_utc(info->started, started);
 
-	if (ldb_exec(db, db->in_batch ? "SAVEPOINT run" : "BEGIN IMMEDIATE",
-		     "logging a run", err) != 0) {
+	if (db->in_batch ? step_stmt(db, ST_SAVEPOINT, "logging a run", err)
+			 : ldb_exec(db, "BEGIN IMMEDIATE", "logging a run", err)) {
 		note_batch(db, err);
 		return LM_EINPUT;
 	}
@@ -955,8 +967,8 @@ int ldb_run_end(ldb_run *run, const char *status, const char *message,
 	bind_real(st, 3, wall_seconds);
 	sqlite3_bind_int64(st, 4, id);
 	if (ldb_step_done(db, st, "logging a run", err) != 0 ||
-	    ldb_exec(db, db->in_batch ? "RELEASE run" : "COMMIT",
-		     "committing a run", err) != 0)
+	    (db->in_batch ? step_stmt(db, ST_RELEASE, "committing a run", err)
+			  : ldb_exec(db, "COMMIT", "committing a run", err)) != 0)
 		goto rollback;
 	run_free(run);
 	if (run_id)

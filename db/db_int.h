@@ -21,6 +21,8 @@ enum {
 	ST_INS_TENSOR,
 	ST_INS_CASE,
 	ST_UPSERT_FAILURE,
+	ST_SAVEPOINT,          /* a run inside a batch */
+	ST_RELEASE,
 	ST_COUNT
 };
 
