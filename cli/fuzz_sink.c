@@ -348,18 +348,26 @@ void fz_sink_progress(fz_sink *s, const fz_coord_stats *st, int force)
 	if (s->o.quiet)
 		return;
 	if (!s->o.tty) {
-		if (s->done >= s->printed_at + 50 || (force && s->done >
-						      s->printed_at)) {
-			s->printed_at = s->done - s->done % 50;
+		/* a log (a batch job's output): a line every 50 cases, at
+		** most one every 10 s, and the last */
+		if ((s->done >= s->printed_at + 50 && now - s->drawn_at >= 10) ||
+		    (force && s->done > s->printed_at)) {
+			s->printed_at = s->done;
+			s->drawn_at = now;
 			if (s->o.total)
 				fprintf(stderr, "fuzz: %llu/%llu cases, %llu "
-					"failed\n", (unsigned long long)s->done,
-					(unsigned long long)st->total,
-					(unsigned long long)fz_sink_failed(s));
-			else
-				fprintf(stderr, "fuzz: %llu cases, %llu failed\n",
+					"failed, %.1f cases/s, ETA %.0fs\n",
 					(unsigned long long)s->done,
-					(unsigned long long)fz_sink_failed(s));
+					(unsigned long long)s->o.total,
+					(unsigned long long)fz_sink_failed(s), rate,
+					rate > 0 && s->o.total > s->done
+					? (double)(s->o.total - s->done) / rate : 0);
+			else
+				fprintf(stderr, "fuzz: %llu cases, %llu failed, "
+					"%.1f cases/s, %.0fs left\n",
+					(unsigned long long)s->done,
+					(unsigned long long)fz_sink_failed(s), rate,
+					s->o.duration > el ? s->o.duration - el : 0);
 		}
 		return;
 	}
