@@ -82,25 +82,53 @@ void fz_mpi_send_config(const fz_config *c)
 		fz_config_encode(c, &b);
 		n = (int)b.size;
 	}
-	MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	if (n)
-		MPI_Bcast(b.ptr, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+	/* nonblocking on this side too: the collectives must match */
+	MPI_Request rq;
+	MPI_Ibcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD, &rq);
+	MPI_Wait(&rq, MPI_STATUS_IGNORE);
+	if (n) {
+		MPI_Ibcast(b.ptr, n, MPI_BYTE, 0, MPI_COMM_WORLD, &rq);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+	}
 	lm_buf_free(&b);
+}
+
+/*
+** A broadcast from rank 0, waited for with naps: rank 0 may take a while
+** (opening the database, reading a resumed campaign's seeds), and a
+** blocking MPI_Bcast would spin meanwhile on a core rank 0 may need.
+*/
+static int bcast_nap(void *p, int n, MPI_Datatype t)
+{
+	MPI_Request rq;
+	int done = 0, idle = 0;
+	if (MPI_Ibcast(p, n, t, 0, MPI_COMM_WORLD, &rq) != MPI_SUCCESS)
+		return -1;
+	while (!done) {
+		if (MPI_Test(&rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			return -1;
+		if (!done) {
+			if (orphaned())
+				return -1;
+			nap(idle < SPIN_ROUNDS ? idle++ : SPIN_ROUNDS);
+		}
+	}
+	return 0;
 }
 
 int fz_mpi_recv_config(fz_config *c, lm_error *err)
 {
 	int n = 0;
-	if (MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-		return lm_errc(err, LM_EINTERNAL, "fuzz", "MPI_Bcast", "failed");
+	if (bcast_nap(&n, 1, MPI_INT) != 0)
+		return lm_errc(err, LM_EINTERNAL, "fuzz", "MPI_Ibcast", "failed");
 	if (n <= 0)
 		return 1;
 	unsigned char *p = lm_xmalloc((size_t)n);
-	int rc = MPI_Bcast(p, n, MPI_BYTE, 0, MPI_COMM_WORLD);
-	if (rc == MPI_SUCCESS)
+	int rc = bcast_nap(p, n, MPI_BYTE);
+	if (rc == 0)
 		rc = fz_config_decode(p, (size_t)n, c, err);
 	else
-		rc = lm_errc(err, LM_EINTERNAL, "fuzz", "MPI_Bcast", "failed");
+		rc = lm_errc(err, LM_EINTERNAL, "fuzz", "MPI_Ibcast", "failed");
 	free(p);
 	return rc;
 }
