@@ -38,7 +38,9 @@ const char usage_diff[] =
 	"  --save-io DIR     write inputs/, reference/, linked/ (.npy) and the\n"
 	"                    linked module linked.json into DIR\n"
 	"  --skip=STEPS      link with these linker steps switched off (to test\n"
-	"                    the checker; see 'lncsim link --help')\n"
+	"                    the checker; see 'lncsim link --help'). With\n"
+	"                    verify off the checker verifies the linked module\n"
+	"                    itself: nothing unverified is ever run\n"
 	"  --max-time PS, --max-instructions N   bound each run\n"
 	"  --max-memory BYTES  simulated memory of each run (suffix K, M, G,\n"
 	"                    T; default 4G)\n"
@@ -221,22 +223,32 @@ int cmd_diff(int argc, char **argv)
 
 	if ((rc = cli_expand_modules(nmods_arg, margs, &paths, &n)))
 		goto out;
-	/* load (in parallel), verify once: the link trusts them */
-	mods = lm_xcalloc((size_t)n, sizeof *mods);
-	if (lm_modules_load(paths, n, mods, &err) != 0) {
-		rc = cli_report(&err);
-		goto out;
-	}
-	for (int i = 0; i < n; i++) {
-		lm_verify_opts vo = {0};
-		if (lm_verify(mods[i], &vo, &err)) {
+	/* load every file at once (in parallel), the --linked one last;
+	   verify the inputs once (in parallel): the link trusts them. The
+	   linked module is verified once too, by the check (diff_case.h). */
+	{
+		char **all = lm_xcalloc((size_t)n + 1, sizeof *all);
+		lm_module **got = lm_xcalloc((size_t)n + 1, sizeof *got);
+		int n_all = n + (linked_path != NULL);
+		memcpy(all, paths, (size_t)n * sizeof *all);
+		if (linked_path)
+			all[n] = (char *)linked_path;
+		rc = lm_modules_load(all, n_all, got, &err);
+		free(all);
+		if (rc) {
+			free(got);
 			rc = cli_report(&err);
 			goto out;
 		}
+		mods = got;
+		given = linked_path ? got[n] : NULL;
 	}
-	if (linked_path && lm_module_load(&given, linked_path, &err)) {
-		rc = cli_report(&err);
-		goto out;
+	{
+		lm_verify_opts vo = {0};
+		if (lm_verify_modules(mods, n, &vo, &err)) {
+			rc = cli_report(&err);
+			goto out;
+		}
 	}
 	if ((rc = cli_db_open(&dbo, &db)))
 		goto out;

@@ -216,13 +216,11 @@ int cmd_run(int argc, char **argv)
 	if ((rc = cli_db_open(&dbo, &db)))
 		goto done;
 	mods = lm_xcalloc((size_t)n + 1, sizeof *mods);
-	for (int i = 0; i < n && !rc; i++) {
-		if (lm_module_load(&mods[i], paths[i], &err) != 0 ||
-		    lm_verify(mods[i], NULL, &err) != 0)
-			rc = cli_report(&err);
-	}
-	if (rc)
+	if (lm_modules_load(paths, n, mods, &err) != 0 ||
+	    lm_verify_modules(mods, n, NULL, &err) != 0) {
+		rc = cli_report(&err);
 		goto done;
+	}
 
 	/* memory (the inputs count), inputs, run */
 	if (ls_check_memory(mods, n, opts.max_memory, &err) != 0) {

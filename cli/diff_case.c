@@ -102,7 +102,8 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 		}
 	}
 	/* the checker's own verification: it runs even when the linker's
-	   verify step is switched off, never twice */
+	   verify step is switched off (the simulator relies on a verified
+	   module), never twice */
 	if (!dc->failed && !verified) {
 		lm_verify_opts vo = {1};
 		if (lm_verify(dc->linked, &vo, err)) {
@@ -120,7 +121,8 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 	}
 	lk_tensor_entries_free(read_tm, n_read);
 	lk_report_free(&rep);
-	/* the inputs are part of a run's memory: checked before they exist */
+	/* each side's one memory check (ls_diff does not check again): the
+	   inputs are part of a run's memory, so before they exist */
 	if (ls_check_memory(mods, n, dc->run.max_memory, err) ||
 	    (dc->linked && ls_check_memory(&dc->linked, 1, dc->run.max_memory,
 					   err)))

@@ -2,7 +2,8 @@
 ** diff_case.h -- one differential check, shared by `lncsim diff` and
 ** `lncsim fuzz`, one way through: link the verified per-core modules in
 ** memory trusting them (or take a given linked module), verify the result
-** once, check its tensor map, make the inputs, run both sides, compare.
+** once (with the linker's verify step skipped too), check its tensor map,
+** check both sides' memory, make the inputs, run both sides, compare.
 */
 #ifndef LNCSIM_DIFF_CASE_H
 #define LNCSIM_DIFF_CASE_H

@@ -136,13 +136,15 @@ static int check_inputs(lk_ctx *x, lm_module *const *mods, int n)
 			      "64 cores)", n);
 	x->cores = lm_xcalloc((size_t)n, sizeof *x->cores);
 	x->n = n;
-	for (int i = 0; i < n; i++) {
-		const lm_module *m = mods[i];
-		if (!m)
+	for (int i = 0; i < n; i++)
+		if (!mods[i])
 			return lm_errc(x->err, LM_EINTERNAL, "", "",
 				       "module %d is NULL", i);
-		if (!x->opts->trust_inputs && lm_verify(m, NULL, x->err) != 0)
-			return LM_EINPUT;
+	if (!x->opts->trust_inputs &&
+	    lm_verify_modules(mods, n, NULL, x->err) != 0)
+		return LM_EINPUT;
+	for (int i = 0; i < n; i++) {
+		const lm_module *m = mods[i];
 		if (!m->arch)
 			return lm_err(x->err, mpath(m), "module", "no arch");
 		for (int f = 0; f < m->n_functions; f++)

@@ -18,6 +18,7 @@
 #include "optable.h"
 #include "enumtab.h"
 #include "affine.h"
+#include "build.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -101,6 +102,7 @@ typedef struct ld {
 	const char *path;
 	lm_error *err;
 	int owned; /* the tree is malloc'd, not the parse arena's */
+	const char *queue; /* the queue whose blocks are read, or NULL */
 	const char *fn, *blk, *inst, *ctx; /* current names, may be NULL */
 	int version; /* the module's: 1 or 2 (affine expressions) */
 	char where[512];
@@ -203,8 +205,11 @@ static const char *where(ld *L)
 {
 	size_t n = 0, cap = sizeof L->where;
 	L->where[0] = 0;
-	if (L->fn)
-		n += (size_t)snprintf(L->where + n, cap - n, "function %s", L->fn);
+	if (L->queue)
+		n += (size_t)snprintf(L->where + n, cap - n, "queue %s", L->queue);
+	if (L->fn && n < cap)
+		n += (size_t)snprintf(L->where + n, cap - n, "%sfunction %s",
+				      n ? "/" : "", L->fn);
 	if (L->blk && n < cap)
 		n += (size_t)snprintf(L->where + n, cap - n, "%sblock %s",
 				      n ? "/" : "", L->blk);
@@ -1112,6 +1117,53 @@ static void keep_affine(ld *L, lm_inst *in, cJSON *j, cJSON *c)
 	}
 }
 
+/*
+** A DynamicForLoop's axis {name, lb, ub, stride}: the compiler's reader
+** wants lb, ub and stride (each an affine expression, in the module's
+** version); the name, when given, is a string. 0, or -1 with the error.
+*/
+static int check_dynloop_axis(ld *L, const char *key, const cJSON *v)
+{
+	static const char *const bounds[] = { "lb", "ub", "stride" };
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(v, "name");
+	if (n && !cJSON_IsNull(n) && !cJSON_IsString(n)) {
+		FAIL(L, "key '%s': key 'name': expected string, got %s", key,
+		     type_name(n));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++) {
+		const cJSON *b = cJSON_GetObjectItemCaseSensitive(v, bounds[i]);
+		if (!b || cJSON_IsNull(b)) {
+			FAIL(L, "key '%s': missing key '%s'", key, bounds[i]);
+			return -1;
+		}
+		if (!cJSON_IsObject(b)) {
+			FAIL(L, "key '%s': key '%s': expected affine expression "
+			     "object, got %s", key, bounds[i], type_name(b));
+			return -1;
+		}
+		if (each_affine(L, bounds[i], (cJSON *)b, 0))
+			return -1;
+	}
+	return 0;
+}
+
+/* Keep member c (a DynamicForLoopAxis) of j in the instruction's extra,
+** its bounds in version 2 form. */
+static void keep_axis(ld *L, lm_inst *in, cJSON *j, cJSON *c)
+{
+	static const char *const bounds[] = { "lb", "ub", "stride" };
+	cJSON *k;
+	keep_extra(&in->extra, j, c);
+	if (L->version == 2)
+		return;
+	for (k = in->extra->child; k->next; k = k->next)
+		; /* the member just added */
+	for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++)
+		each_affine(L, bounds[i],
+			    cJSON_GetObjectItemCaseSensitive(k, bounds[i]), 1);
+}
+
 /* Check v against row f. 1: it is the default (drop it), 0: keep it,
 ** -1: error reported. */
 static int check_field(ld *L, const lm_field *f, const cJSON *v)
@@ -1178,6 +1230,9 @@ static int check_field(ld *L, const lm_field *f, const cJSON *v)
 		break;
 	case LM_FT_RECORD:
 		ok = cJSON_IsObject(v);
+		if (ok && !strcmp(f->key, "DynamicForLoopAxis") &&
+		    check_dynloop_axis(L, f->key, v))
+			return -1;
 		break;
 	default:
 		break;
@@ -1219,13 +1274,153 @@ static int check_field(ld *L, const lm_field *f, const cJSON *v)
 static int load_block(ld *L, cJSON *j, lm_block *b);
 
 /*
+** ---- carried structures: their shapes, checked as they are read --------
+**
+** What the model carries whole but the wire form gives a shape: nested
+** bodies (the blocks of DynamicForLoop, DoWhile, DMABlock, and of a
+** queue), memory-location alias tuples, the incoming values of a block
+** argument, the module's call_to_physical_memlocs. Each is checked here
+** (a wrong type or a missing element is an error naming the key) and
+** kept as it is; the verifier resolves the names they hold.
+*/
+
+/* A carried body (an array of blocks): each block reads as a function's
+** block does (its instructions loaded into a scratch block, then
+** dropped). */
+static int check_body(ld *L, const char *key, cJSON *c)
+{
+	const char *blk = L->blk, *inst = L->inst;
+	int rc = 0;
+	if (want_array(L, c, key))
+		return LM_EINPUT;
+	if (c->child && L->version != 2)
+		return FAIL(L, "key '%s': a version 1 module's '%s' is not "
+			    "converted to version 2 (lncsim reads version 1 "
+			    "affine values of op keys and 'order' only)", key,
+			    key);
+	for (cJSON *e = c->child; e && !rc; e = e->next) {
+		lm_block tmp;
+		memset(&tmp, 0, sizeof tmp);
+		rc = load_block(L, e, &tmp);
+		lm_block_clear(&tmp);
+	}
+	L->blk = blk;
+	L->inst = inst;
+	return rc;
+}
+
+/*
+** A memory location's "alias": [destination allocation, destination
+** memory location, kind] triples (the set-keyed form) or [destination
+** memory location, kind] pairs (the location-keyed one), kind the alias
+** kind bits, an integer 0..7 (a boolean reads as 0 or 1).
+*/
+static int check_alias(ld *L, const char *memloc, const cJSON *v)
+{
+	int i = 0;
+	if (!cJSON_IsArray(v))
+		return FAIL(L, "memory location %s: key 'alias': expected an "
+			    "array, got %s", memloc, type_name(v));
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		int n = cJSON_GetArraySize(e);
+		const cJSON *k;
+		if (!cJSON_IsArray(e) || (n != 2 && n != 3))
+			return FAIL(L, "memory location %s: key 'alias': entry "
+				    "%d: expected [allocation, memory location, "
+				    "kind] or [memory location, kind], got %s",
+				    memloc, i, cJSON_IsArray(e) ?
+				    "another length" : type_name(e));
+		for (const cJSON *x = e->child; x->next; x = x->next)
+			if (!cJSON_IsString(x))
+				return FAIL(L, "memory location %s: key 'alias': "
+					    "entry %d: expected a name (string), "
+					    "got %s", memloc, i, type_name(x));
+		k = cJSON_GetArrayItem(e, n - 1);
+		if (!cJSON_IsBool(k) && !(is_int(k, 1) && k->valuedouble <= 7))
+			return FAIL(L, "memory location %s: key 'alias': entry "
+				    "%d: the kind must be an integer 0..7 (its "
+				    "bits), got %s", memloc, i, cJSON_IsNumber(k) ?
+				    "another number" : type_name(k));
+	}
+	return 0;
+}
+
+/* Member c of a block, and every member it holds: an "incoming_values"
+** (the entries of a block argument) is an array of [value, block] pairs
+** of names. */
+static int check_incoming(ld *L, const cJSON *c)
+{
+	int i = 0;
+	if (c->string && !strcmp(c->string, "incoming_values") &&
+	    !cJSON_IsNull(c)) {
+		if (!cJSON_IsArray(c))
+			return FAIL(L, "key 'incoming_values': expected an array "
+				    "of [value, block] pairs, got %s",
+				    type_name(c));
+		for (const cJSON *e = c->child; e; e = e->next, i++)
+			if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 ||
+			    !cJSON_IsString(e->child) ||
+			    !cJSON_IsString(e->child->next))
+				return FAIL(L, "key 'incoming_values': entry %d: "
+					    "expected [value, block] (two names), "
+					    "got %s", i, cJSON_IsArray(e) ?
+					    "another array" : type_name(e));
+		return 0;
+	}
+	if (cJSON_IsObject(c) || cJSON_IsArray(c))
+		for (const cJSON *x = c->child; x; x = x->next)
+			if (check_incoming(L, x))
+				return LM_EINPUT;
+	return 0;
+}
+
+/*
+** The module's call_to_physical_memlocs (the memory locations bound as a
+** Call's actual arguments): an object of call names, each an array of
+** memory location names, or an array of [call, [memory location, ...]]
+** pairs.
+*/
+static int check_call_memlocs(ld *L, const cJSON *v)
+{
+	static const char key[] = "call_to_physical_memlocs";
+	int i = 0;
+	if (!cJSON_IsObject(v) && !cJSON_IsArray(v))
+		return FAIL(L, "key '%s': expected an object of call names or "
+			    "an array of [call, [memory location, ...]] pairs, "
+			    "got %s", key, type_name(v));
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		const cJSON *list = e;
+		if (cJSON_IsArray(v)) {
+			if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 ||
+			    !cJSON_IsString(e->child))
+				return FAIL(L, "key '%s': entry %d: expected "
+					    "[call, [memory location, ...]], got "
+					    "%s", key, i, cJSON_IsArray(e) ?
+					    "another array" : type_name(e));
+			list = e->child->next;
+		}
+		if (!cJSON_IsArray(list))
+			return FAIL(L, "key '%s': entry %d: expected an array of "
+				    "memory location names, got %s", key, i,
+				    type_name(list));
+		for (const cJSON *x = list->child; x; x = x->next)
+			if (!cJSON_IsString(x))
+				return FAIL(L, "key '%s': entry %d: expected a "
+					    "memory location name (string), got "
+					    "%s", key, i, type_name(x));
+	}
+	return 0;
+}
+
+/*
 ** ---- the keys the model reads into the IR ------------------------------
 **
 ** One row per key and the opcodes it is read for (0: every opcode, the
-** header): its reader fills the IR field. load_inst looks a key up here
-** first, then in the field table (fields.def: checked and carried), and
-** carries any other key. `required` lists what each opcode cannot run
-** without.
+** header): its reader fills the IR field, its view (lm_inst_key_view)
+** says what the field holds (NULL: a value is always there, or the key is
+** no op key). load_inst looks a key up here first, then in the field
+** table (fields.def: checked and carried), and carries any other key;
+** then it refuses an instruction without a key its rows require.
 */
 
 typedef struct ik {
@@ -1236,11 +1431,14 @@ typedef struct ik {
 } ik;
 
 typedef int (*ik_read)(ik *k);
+/* What the IR holds: 0 for nothing (its unset state), else 1 and *v. */
+typedef int (*ik_view)(const lm_inst *in, lm_keyview *v);
 
 typedef struct ir_key {
 	const char *key;
 	uint32_t ops;      /* bits 1 << lm_opcode; 0: every opcode */
 	ik_read read;
+	ik_view view;
 } ir_key;
 
 #define OPM(x) (1u << LM_OP_##x)
@@ -1644,92 +1842,175 @@ static int rd_loop_blocks(ik *k)
 	return rc;
 }
 
+/* The nested body of an opcode with blocks lncsim carries (DynamicForLoop,
+** DoWhile, DMABlock): checked, then carried as it is. */
+static int rd_carried_body(ik *k)
+{
+	const lm_opinfo *o = lm_op_info(lm_it_parse(k->in->opcode_str));
+	if (o && (o->flags & LM_OPF_BLOCKS) && check_body(k->L, KEY, k->c))
+		return LM_EINPUT;
+	keep_extra(&k->in->extra, k->j, k->c);
+	return 0;
+}
+
+/* ---- what the IR holds for a key (the views of the rows) ---------------- */
+
+static int view_name(const char *s, lm_keyview *v)
+{
+	v->name = s;
+	return s && *s;
+}
+
+static int view_str(const char *s, lm_keyview *v)
+{
+	v->name = s;
+	return s != NULL;
+}
+
+static int vw_queue(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->queue, v);
+}
+
+static int vw_instance(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->instance_name, v);
+}
+
+static int vw_target(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->target, v);
+}
+
+static int vw_nki_func(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->func, v);
+}
+
+static int vw_klir_binary(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->klir_binary, v);
+}
+
+static int vw_kernel_format(const lm_inst *in, lm_keyview *v)
+{
+	return view_str(in->kernel_format, v);
+}
+
+static int vw_act_func(const lm_inst *in, lm_keyview *v)
+{
+	(void)v;
+	return in->act_func != LM_ACT_INVALID;
+}
+
+static int vw_alu(const lm_inst *in, lm_keyview *v)
+{
+	(void)v;
+	return in->alu != LM_ALU_INVALID;
+}
+
+static int vw_alu0(const lm_inst *in, lm_keyview *v)
+{
+	(void)v;
+	return in->alu0 != LM_ALU_INVALID;
+}
+
+static int vw_alu1(const lm_inst *in, lm_keyview *v)
+{
+	(void)v;
+	return in->alu1 != LM_ALU_INVALID;
+}
+
+static int vw_func_args(const lm_inst *in, lm_keyview *v)
+{
+	v->kv = in->func_args;
+	v->n_kv = in->n_func_args;
+	return 1;
+}
+
+static int vw_func_outs(const lm_inst *in, lm_keyview *v)
+{
+	v->kv = in->func_outs;
+	v->n_kv = in->n_func_outs;
+	return 1;
+}
+
 /* Sorted by key (ir_key_find's binary search; ir_key_rows checks it). */
 static const ir_key ir_keys[] = {
-	{ "accumulation_flag", OPM(MATMULT), rd_acc_flag },
-	{ "alpha", OPM(ACTIVATION), rd_alpha },
-	{ "base", OPM(IOTA) | OPM(AFFINESELECT), rd_base },
-	{ "blocks", OPM(LOOP), rd_loop_blocks },
-	{ "can_read_uninit", 0, rd_can_read_uninit },
-	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), rd_chmul },
-	{ "compare_op", OPM(AFFINESELECT), rd_alu },
-	{ "const0", OPM(TENSORSCALAR), rd_const0 },
-	{ "const1", OPM(TENSORSCALAR), rd_const1 },
-	{ "constant", OPM(MEMSET), rd_constant },
-	{ "cores", OPM(COREBARRIER), rd_cores },
-	{ "debug", 0, rd_debug },
-	{ "dependencies", 0, rd_deps },
-	{ "engine", 0, rd_engine },
-	{ "engine_id", 0, rd_engine_id },
-	{ "fill_value", OPM(AFFINESELECT), rd_fill_value },
-	{ "func", OPM(ACTIVATION), rd_act_func },
-	{ "func", OPM(NKIKERNEL), rd_nki_func },
-	{ "func_args", OPM_KERNELS, rd_func_args },
-	{ "func_outs", OPM_KERNELS, rd_func_outs },
-	{ "group", OPM(COREBARRIER), rd_group },
-	{ "id", OPM(COREBARRIER), rd_barrier_id },
-	{ "indirection_ins", 0, rd_carried_array },
-	{ "ins", 0, rd_ins },
-	{ "instance", OPM(SWITCHQUEUE), rd_instance },
-	{ "instance_name", OPM(SWITCHQUEUE), rd_instance },
-	{ "is_transpose", OPM(MATMULT), rd_is_transpose },
-	{ "kernel_format", OPM(NKIKLIRKERNEL), rd_kernel_format },
-	{ "kernel_source", OPM(NKIKERNEL), rd_kernel_source },
-	{ "klir_binary", OPM(NKIKLIRKERNEL), rd_klir_binary },
-	{ "loop_carried_dependencies", 0, rd_lc_deps },
-	{ "loopnest", 0, rd_carried_array },
-	{ "mode", OPM(MEMSET), rd_memset_mode },
-	{ "op", OPM(TENSORTENSOR), rd_alu },
-	{ "op0", OPM(TENSORSCALAR), rd_alu0 },
-	{ "op1", OPM(TENSORSCALAR), rd_alu1 },
-	{ "optin_passes", 0, rd_optin },
-	{ "order", 0, rd_order },
-	{ "origin", 0, rd_origin },
-	{ "outs", 0, rd_outs },
-	{ "pattern", OPM(IOTA) | OPM(AFFINESELECT), rd_pattern },
-	{ "predicates", 0, rd_carried_array },
-	{ "psum_buf_shape", OPM_KERNELS, rd_psum_buf },
-	{ "psum_zero_region", OPM(MATMULT), rd_psum_zero },
-	{ "queue", OPM_DMA | OPM(SWITCHQUEUE), rd_queue },
-	{ "renumber", OPM(COREBARRIER), rd_renumber },
-	{ "reverse0", OPM(TENSORSCALAR), rd_reverse0 },
-	{ "reverse1", OPM(TENSORSCALAR), rd_reverse1 },
-	{ "sb_buf_shape", OPM_KERNELS, rd_sb_buf },
-	{ "scale", OPM(ACTIVATION), rd_scale },
-	{ "scheduled_end", 0, rd_sched_end },
-	{ "scheduled_start", 0, rd_sched_start },
-	{ "signal", 0, rd_signal },
-	{ "start_tensor_calc", OPM(MATMULT), rd_start },
-	{ "stop_tensor_calc", OPM(MATMULT), rd_stop },
-	{ "sync_info", 0, rd_sync },
-	{ "target", OPM(CALL), rd_target },
-	{ "unroll_dependencies", 0, rd_carried_array },
-	{ "value", OPM(MEMSET), rd_value },
-	{ "wait", 0, rd_wait },
+	{ "accumulation_flag", OPM(MATMULT), rd_acc_flag, NULL },
+	{ "alpha", OPM(ACTIVATION), rd_alpha, NULL },
+	{ "base", OPM(IOTA) | OPM(AFFINESELECT), rd_base, NULL },
+	{ "blocks", OPM(LOOP), rd_loop_blocks, NULL },
+	{ "blocks", OPM(OTHER), rd_carried_body, NULL },
+	{ "can_read_uninit", 0, rd_can_read_uninit, NULL },
+	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), rd_chmul, NULL },
+	{ "compare_op", OPM(AFFINESELECT), rd_alu, vw_alu },
+	{ "const0", OPM(TENSORSCALAR), rd_const0, NULL },
+	{ "const1", OPM(TENSORSCALAR), rd_const1, NULL },
+	{ "constant", OPM(MEMSET), rd_constant, NULL },
+	{ "cores", OPM(COREBARRIER), rd_cores, NULL },
+	{ "debug", 0, rd_debug, NULL },
+	{ "dependencies", 0, rd_deps, NULL },
+	{ "engine", 0, rd_engine, NULL },
+	{ "engine_id", 0, rd_engine_id, NULL },
+	{ "fill_value", OPM(AFFINESELECT), rd_fill_value, NULL },
+	{ "func", OPM(ACTIVATION), rd_act_func, vw_act_func },
+	{ "func", OPM(NKIKERNEL), rd_nki_func, vw_nki_func },
+	{ "func_args", OPM_KERNELS, rd_func_args, vw_func_args },
+	{ "func_outs", OPM_KERNELS, rd_func_outs, vw_func_outs },
+	{ "group", OPM(COREBARRIER), rd_group, NULL },
+	{ "id", OPM(COREBARRIER), rd_barrier_id, NULL },
+	{ "indirection_ins", 0, rd_carried_array, NULL },
+	{ "ins", 0, rd_ins, NULL },
+	{ "instance", OPM(SWITCHQUEUE), rd_instance, vw_instance },
+	{ "instance_name", OPM(SWITCHQUEUE), rd_instance, NULL },
+	{ "is_transpose", OPM(MATMULT), rd_is_transpose, NULL },
+	{ "kernel_format", OPM(NKIKLIRKERNEL), rd_kernel_format,
+	  vw_kernel_format },
+	{ "kernel_source", OPM(NKIKERNEL), rd_kernel_source, NULL },
+	{ "klir_binary", OPM(NKIKLIRKERNEL), rd_klir_binary, vw_klir_binary },
+	{ "loop_carried_dependencies", 0, rd_lc_deps, NULL },
+	{ "loopnest", 0, rd_carried_array, NULL },
+	{ "mode", OPM(MEMSET), rd_memset_mode, NULL },
+	{ "op", OPM(TENSORTENSOR), rd_alu, vw_alu },
+	{ "op0", OPM(TENSORSCALAR), rd_alu0, vw_alu0 },
+	{ "op1", OPM(TENSORSCALAR), rd_alu1, vw_alu1 },
+	{ "optin_passes", 0, rd_optin, NULL },
+	{ "order", 0, rd_order, NULL },
+	{ "origin", 0, rd_origin, NULL },
+	{ "outs", 0, rd_outs, NULL },
+	{ "pattern", OPM(IOTA) | OPM(AFFINESELECT), rd_pattern, NULL },
+	{ "predicates", 0, rd_carried_array, NULL },
+	{ "psum_buf_shape", OPM_KERNELS, rd_psum_buf, NULL },
+	{ "psum_zero_region", OPM(MATMULT), rd_psum_zero, NULL },
+	{ "queue", OPM_DMA | OPM(SWITCHQUEUE), rd_queue, vw_queue },
+	{ "renumber", OPM(COREBARRIER), rd_renumber, NULL },
+	{ "reverse0", OPM(TENSORSCALAR), rd_reverse0, NULL },
+	{ "reverse1", OPM(TENSORSCALAR), rd_reverse1, NULL },
+	{ "sb_buf_shape", OPM_KERNELS, rd_sb_buf, NULL },
+	{ "scale", OPM(ACTIVATION), rd_scale, NULL },
+	{ "scheduled_end", 0, rd_sched_end, NULL },
+	{ "scheduled_start", 0, rd_sched_start, NULL },
+	{ "signal", 0, rd_signal, NULL },
+	{ "start_tensor_calc", OPM(MATMULT), rd_start, NULL },
+	{ "stop_tensor_calc", OPM(MATMULT), rd_stop, NULL },
+	{ "sync_info", 0, rd_sync, NULL },
+	{ "target", OPM(CALL), rd_target, vw_target },
+	{ "unroll_dependencies", 0, rd_carried_array, NULL },
+	{ "value", OPM(MEMSET), rd_value, NULL },
+	{ "wait", 0, rd_wait, NULL },
 };
 enum { N_IR_KEYS = sizeof ir_keys / sizeof *ir_keys };
-typedef char ir_keys_fit_seen[N_IR_KEYS <= 64 ? 1 : -1];
 
-/* What each opcode cannot run without: one of the keys (or either
-** spelling: b, may be NULL). */
+/* The legacy spellings that stand for a required key, where the model
+** reads them (an ir_keys row for the opcode). */
 static const struct {
-	lm_opcode op;
-	const char *a, *b;
-} required[] = {
-	{ LM_OP_MATMULT, "accumulation_flag", "start_tensor_calc" },
-	{ LM_OP_ACTIVATION, "func", NULL },
-	{ LM_OP_TENSORTENSOR, "op", NULL },
-	{ LM_OP_TENSORSCALAR, "op0", NULL },
-	{ LM_OP_TENSORSCALAR, "const0", NULL },
-	{ LM_OP_MEMSET, "constant", "value" },
-	{ LM_OP_IOTA, "pattern", NULL },
-	{ LM_OP_AFFINESELECT, "pattern", NULL },
-	{ LM_OP_AFFINESELECT, "compare_op", NULL },
-	{ LM_OP_COREBARRIER, "id", NULL },
-	{ LM_OP_COREBARRIER, "cores", NULL },
-	{ LM_OP_NKIKERNEL, "func", NULL },
-	{ LM_OP_NKIKLIRKERNEL, "klir_binary", NULL },
-	{ LM_OP_NKIKLIRKERNEL, "kernel_format", NULL },
+	const char *key, *legacy;
+} req_legacy[] = {
+	{ "accumulation_flag", "start_tensor_calc" },
+	{ "accumulation_flag", "stop_tensor_calc" },
+	{ "constant", "value" },
+	{ "instance", "instance_name" },
 };
 
 /* The rows whose keys start with byte b: [ir_first[b], ir_first[b + 1])
@@ -1778,6 +2059,22 @@ static int ir_key_find(const char *key, lm_opcode op)
 	return -1;
 }
 
+int lm_inst_key_view(const lm_inst *in, const lm_field *f, lm_keyview *v)
+{
+	const cJSON *x = in->extra ?
+		cJSON_GetObjectItemCaseSensitive(in->extra, f->key) : NULL;
+	int r = in->op > LM_OP_INVALID && in->op < LM_OP_COUNT ?
+		ir_key_find(f->key, in->op) : -1;
+	memset(v, 0, sizeof *v);
+	if (x && !cJSON_IsNull(x)) {
+		v->json = x; /* carried: what the IR does not hold */
+		return 1;
+	}
+	if (r < 0)
+		return 0;
+	return !ir_keys[r].view || ir_keys[r].view(in, v) ? 1 : -1;
+}
+
 int lm_json_ir_keys_sorted(void)
 {
 	for (int i = 1; i < N_IR_KEYS; i++)
@@ -1786,11 +2083,38 @@ int lm_json_ir_keys_sorted(void)
 	return 1;
 }
 
-/* The bit of the row of key for op in seen (0 when no row). */
-static uint64_t seen_bit(const char *key, lm_opcode op)
+/* j has member key, not null (a null is an absent value). */
+static int has_member(const cJSON *j, const char *key)
 {
-	int r = key ? ir_key_find(key, op) : -1;
-	return r < 0 ? 0 : (uint64_t)1 << r;
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
+	return x && !cJSON_IsNull(x);
+}
+
+/*
+** Every key the rows of InstructionType it require (REQ; NEED on an
+** opcode the model reads into the IR) is in instruction object j, or a
+** legacy spelling of it the model reads for the opcode: "OPCODE: missing
+** key 'k'" otherwise.
+*/
+static int check_required(ld *L, const cJSON *j, const lm_inst *in, int it,
+			  const char *opcode)
+{
+	const lm_opinfo *o = lm_op_info(it);
+	for (int i = 0; o && i < o->n_fields; i++) {
+		const lm_field *f = o->fields[i];
+		int found;
+		if (!lm_field_required(f, in->op != LM_OP_OTHER))
+			continue;
+		found = has_member(j, f->key);
+		for (size_t l = 0; !found &&
+		     l < sizeof req_legacy / sizeof *req_legacy; l++)
+			found = !strcmp(req_legacy[l].key, f->key) &&
+				ir_key_find(req_legacy[l].legacy, in->op) >= 0 &&
+				has_member(j, req_legacy[l].legacy);
+		if (!found)
+			return FAIL(L, "%s: missing key '%s'", opcode, f->key);
+	}
+	return 0;
 }
 
 /* Fields of one instruction (or Loop). */
@@ -1803,9 +2127,8 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 	if (!cJSON_IsString(op))
 		return FAIL(L, "instruction: key 'opcode': expected string, got %s",
 			    type_name(op));
-	in->op = lm_opcode_parse(op->valuestring);
-	in->renumber = 1;
-	in->scale = 1.0;
+	lm_b_init_inst(in, lm_opcode_parse(op->valuestring), LM_ENG_UNASSIGNED,
+		       NULL);
 	cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
 	if (in->op == LM_OP_LOOP) {
 		if (nm && get_str(L, nm, "name", &in->name))
@@ -1825,7 +2148,6 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 
 	ik k = { L, j, NULL, in, NULL };
 	int it = lm_it_parse(op->valuestring);
-	uint64_t seen = 0;
 	for (cJSON *c = j->child; c; c = c->next) {
 		const char *key = c->string;
 		const lm_field *f = NULL;
@@ -1841,7 +2163,6 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			if (each_affine(L, key, c, 0))
 				return LM_EINPUT;
 			keep_affine(L, in, j, c);
-			seen |= seen_bit(key, in->op);
 			continue;
 		}
 		if (is_null(c) && !IS("ins") && !IS("outs")) {
@@ -1853,7 +2174,6 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 			k.c = c;
 			if ((rc = ir_keys[r].read(&k)) != 0)
 				return rc;
-			seen |= (uint64_t)1 << r;
 		} else if (f || (f = lm_op_field(it, key)) != NULL) {
 			/* a documented key the model does not interpret:
 			   checked, dropped at its default, else carried */
@@ -1867,6 +2187,8 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 				   f->type == LM_FT_MA_INT_PAIR ||
 				   f->type == LM_FT_MA_UINT_LIST))
 				keep_affine(L, in, j, c);
+			else if (!d && !strcmp(key, "DynamicForLoopAxis"))
+				keep_axis(L, in, j, c);
 			else if (!d)
 				keep_extra(&in->extra, j, c);
 		} else {
@@ -1881,15 +2203,8 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 		if (rc) /* kept as it is, with the legacy entries moved in */
 			keep_sync_info(in, k.sync, legacy);
 	}
-	if (in->op == LM_OP_TENSORSCALAR && !in->alu1)
-		in->alu1 = LM_ALU_BYPASS;
-	for (size_t i = 0; i < sizeof required / sizeof *required; i++)
-		if (required[i].op == in->op &&
-		    !(seen & (seen_bit(required[i].a, in->op) |
-			      seen_bit(required[i].b, in->op))))
-			return FAIL(L, "%s: missing key '%s'", op->valuestring,
-				    required[i].a);
-	return 0;
+	L->inst = in->name; /* a Loop's body has moved it; may be NULL */
+	return check_required(L, j, in, it, op->valuestring);
 }
 
 /* A Block: {"name", "instructions": [...]} */
@@ -1918,10 +2233,14 @@ static int load_block(ld *L, cJSON *j, lm_block *b)
 		if (rc)
 			return rc;
 	}
+	L->inst = NULL;
 	for (cJSON *c = j->child, *next; c; c = next) {
 		next = c->next;
-		if (c != nm && c != insts)
-			keep_extra(&b->extra, j, c);
+		if (c == nm || c == insts)
+			continue;
+		if (check_incoming(L, c))
+			return LM_EINPUT;
+		keep_extra(&b->extra, j, c);
 	}
 	return 0;
 }
@@ -2000,6 +2319,7 @@ static int load_memloc(ld *L, cJSON *j, lm_memloc *l, lm_alloc *a)
 			    type_name(j));
 	unique_keys(L, j);
 	int seen_name = 0, seen_type = 0;
+	const cJSON *alias = NULL;
 	for (cJSON *c = j->child, *next; c; c = next) {
 		next = c->next;
 		const char *key = c->string;
@@ -2041,6 +2361,9 @@ static int load_memloc(ld *L, cJSON *j, lm_memloc *l, lm_alloc *a)
 			rc = get_bool(L, c, key, &l->allocated);
 		} else if (IS("remote_local_target") && !is_null(c)) {
 			rc = get_remote(L, c, a);
+		} else if (IS("alias") && !is_null(c)) {
+			alias = c; /* checked once the name is known */
+			keep_extra(&l->extra, j, c);
 		} else {
 			keep_extra(&l->extra, j, c);
 		}
@@ -2051,7 +2374,7 @@ static int load_memloc(ld *L, cJSON *j, lm_memloc *l, lm_alloc *a)
 		return FAIL(L, "memory location: missing key 'name'");
 	if (!seen_type)
 		return FAIL(L, "memory location %s: missing key 'type'", l->name);
-	return 0;
+	return alias ? check_alias(L, l->name, alias) : 0;
 }
 
 static int load_alloc(ld *L, cJSON *j, lm_alloc *a)
@@ -2123,6 +2446,76 @@ static int load_alloc(ld *L, cJSON *j, lm_alloc *a)
 		return FAIL(L, "missing key 'memorylocations'");
 	L->ctx = NULL;
 	return 0;
+}
+
+/* ---- one object on its own (the builder's wire-form entries) ------------ */
+
+/* The loader state for one object of m, in function fn / block blk. */
+static void one_object(ld *L, const lm_module *m, const char *fn,
+		       const char *blk, lm_error *err)
+{
+	memset(L, 0, sizeof *L);
+	L->path = m->path ? m->path : "";
+	L->err = err;
+	L->owned = 1; /* parsed with malloc: the arena is for whole modules */
+	L->fn = fn;
+	L->blk = blk;
+	L->version = m->version == 1 ? 1 : 2;
+}
+
+/* Parse text as one JSON object (NULL with err filled when it is not). */
+static cJSON *parse_object(ld *L, const char *text, size_t len,
+			   const char *what)
+{
+	const char *end = NULL;
+	cJSON *j;
+	lm_json_hooks();
+	j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	while (j && end && (size_t)(end - text) < len &&
+	       (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
+		end++;
+	if (j && end && (size_t)(end - text) < len && *end) {
+		cJSON_Delete(j);
+		j = NULL;
+	}
+	if (!j)
+		FAIL(L, "malformed JSON %s", what);
+	return j;
+}
+
+int lm_json_read_inst(lm_inst *in, const char *text, size_t len,
+		      const lm_module *m, const char *fn, const char *blk,
+		      lm_error *err)
+{
+	ld L;
+	cJSON *j;
+	int rc;
+	memset(in, 0, sizeof *in);
+	one_object(&L, m, fn, blk, err);
+	if (!(j = parse_object(&L, text, len, "instruction")))
+		return LM_EINPUT;
+	rc = load_inst(&L, j, in);
+	cJSON_Delete(j);
+	if (rc)
+		lm_inst_clear(in);
+	return rc;
+}
+
+int lm_json_read_alloc(lm_alloc *a, const char *text, size_t len,
+		       const lm_module *m, const char *fn, lm_error *err)
+{
+	ld L;
+	cJSON *j;
+	int rc;
+	memset(a, 0, sizeof *a);
+	one_object(&L, m, fn, NULL, err);
+	if (!(j = parse_object(&L, text, len, "allocation")))
+		return LM_EINPUT;
+	rc = load_alloc(&L, j, a);
+	cJSON_Delete(j);
+	if (rc)
+		lm_alloc_clear(a);
+	return rc;
 }
 
 /* ---- functions and module -------------------------------------------- */
@@ -2278,6 +2671,13 @@ static int load_queues(ld *L, lm_module *m, cJSON *c)
 						rc = FAIL(L, "queue instance %s: missing key "
 							  "'semaphore'", qi->name);
 				}
+			} else if ((IS("blocks") || IS("basic_blocks")) &&
+				   !is_null(k)) {
+				/* the queue's own blocks (its DMA blocks) */
+				L->queue = q->name ? q->name : "?";
+				rc = check_body(L, key, k);
+				L->queue = NULL;
+				keep_extra(&q->extra, e, k);
 			} else {
 				keep_extra(&q->extra, e, k);
 			}
@@ -2327,35 +2727,6 @@ static int load_aliases(ld *L, lm_module *m, cJSON *c)
 	return 0;
 }
 
-/* Name for messages when the module has none: the directory above nc<c>/. */
-static char *derive_display(const char *path)
-{
-	if (!path || !*path)
-		return lm_xstrdup("module");
-	char *d = lm_dirname(path);          /* .../name/nc0/sg0 */
-	const char *b = strrchr(d, '/');
-	const char *base = b ? b + 1 : d;
-	char *res = NULL;
-	if (!strncmp(base, "sg", 2) && b) {
-		char *d2 = lm_dirname(d);        /* .../name/nc0 */
-		const char *b2 = strrchr(d2, '/');
-		const char *base2 = b2 ? b2 + 1 : d2;
-		if (!strncmp(base2, "nc", 2)) {
-			char *d3 = b2 ? lm_dirname(d2) : lm_xstrdup(".");
-			const char *b3 = strrchr(d3, '/');
-			res = lm_xstrdup(b3 ? b3 + 1 : d3);
-			free(d3);
-		}
-		free(d2);
-	}
-	if (!res || !*res || !strcmp(res, ".")) {
-		free(res);
-		res = lm_xstrdup(!strcmp(base, ".") ? "module" : base);
-	}
-	free(d);
-	return res;
-}
-
 typedef struct unfold_ctx {
 	const lm_module *m;
 	lm_strmap allocs;
@@ -2365,14 +2736,24 @@ static void unfold_arg(lm_arg *a, void *ctx)
 {
 	unfold_ctx *u = ctx;
 	const lm_memloc *l;
-	if (a->kind != LM_ARG_PHYSICAL_AP || a->has_start_partition)
+	int64_t pe;
+	if (a->kind != LM_ARG_PHYSICAL_AP)
 		return;
 	l = lm_arg_memloc(u->m, &u->allocs, a);
-	lm_arg_unfold(a, lm_arg_part_elems(a, l));
+	pe = lm_arg_part_elems(a, l);
+	if (!a->has_start_partition) {
+		lm_arg_unfold(a, pe);
+	} else if (pe > 0 && a->n_ap > 0) {
+		/* the legacy form: its first pair strode one partition
+		   whatever its step, which is pe */
+		a->ap[0].step = pe;
+	}
 }
 
 /* The wire's SB / PSUM operands carry their start partition in `offset`
-** (lm_arg_unfold): split it out, now that every allocation is known. */
+** (lm_arg_unfold): split it out, now that every allocation is known. A
+** legacy operand (its start_partition given apart) gets the partition
+** step its form meant: one partition, pe. */
 static void unfold_partitions(lm_module *m)
 {
 	unfold_ctx u;
@@ -2387,6 +2768,51 @@ static void unfold_partitions(lm_module *m)
 	}
 }
 
+int lm_blocks_from_json(const cJSON *blocks, const lm_module *m,
+			lm_block **out, int *n, lm_error *err)
+{
+	ld L;
+	cJSON *c = cJSON_Duplicate(blocks, 1);
+	int rc = 0;
+	memset(&L, 0, sizeof L);
+	L.path = m && m->path ? m->path : "";
+	L.err = err;
+	L.owned = 1;
+	L.version = 2;
+	*out = NULL;
+	*n = 0;
+	if (!cJSON_IsArray(c)) {
+		rc = FAIL(&L, "expected an array of blocks, got %s",
+			  type_name(c));
+		goto done;
+	}
+	if (c->child)
+		*out = lm_xcalloc((size_t)cJSON_GetArraySize(c), sizeof **out);
+	for (cJSON *e = c->child; e && !rc; e = e->next)
+		rc = load_block(&L, e, &(*out)[(*n)++]);
+	if (!rc && m) {
+		lm_function tf;
+		unfold_ctx u;
+		memset(&tf, 0, sizeof tf);
+		tf.blocks = *out;
+		tf.n_blocks = *n;
+		u.m = m;
+		lm_strmap_init(&u.allocs);
+		lm_function_each_arg(&tf, unfold_arg, &u);
+		lm_strmap_free(&u.allocs);
+	}
+done:
+	cJSON_Delete(c);
+	if (rc) {
+		for (int i = 0; i < *n; i++)
+			lm_block_clear(&(*out)[i]);
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
 /* Read a module out of a tree; the tree is left for the caller to free.
 ** owned: the tree is malloc'd (not the parse arena's). */
 static int from_tree(lm_module **out, cJSON *root, const char *path,
@@ -2397,8 +2823,7 @@ static int from_tree(lm_module **out, cJSON *root, const char *path,
 	L.err = err;
 	L.owned = owned;
 	lm_module *m = lm_xcalloc(1, sizeof *m);
-	m->path = lm_xstrdup(L.path);
-	m->dir = lm_dirname(*L.path ? L.path : "./x");
+	lm_b_set_path(m, L.path);
 	m->version = 2;
 	int rc = 0, seen_functions = 0;
 	*out = NULL;
@@ -2459,6 +2884,9 @@ static int from_tree(lm_module **out, cJSON *root, const char *path,
 			rc = load_queues(&L, m, c);
 		} else if (IS("aliases")) {
 			rc = load_aliases(&L, m, c);
+		} else if (IS("call_to_physical_memlocs") && !is_null(c)) {
+			if ((rc = check_call_memlocs(&L, c)) == 0)
+				keep_extra(&m->extra, root, c);
 		} else if (IS("functions")) {
 			if (want_array(&L, c, key)) {
 				rc = LM_EINPUT;
@@ -2482,7 +2910,6 @@ static int from_tree(lm_module **out, cJSON *root, const char *path,
 		unfold_partitions(m);
 	if (!rc && !m->arch)
 		m->arch = lm_xstrdup("gen3");
-	m->display = derive_display(L.path);
 done:
 	if (rc) {
 		lm_module_free(m);

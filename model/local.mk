@@ -11,6 +11,8 @@ model_libmodel_la_SOURCES = \
 	model/npy.c model/npy.h \
 	model/affine.c model/affine.h \
 	model/module.c model/module.h \
+	model/geometry.c model/geometry.h \
+	model/build.c model/build.h \
 	model/json_load.c model/json_save.c model/json_int.h model/json.h \
 	model/paths.c \
 	model/fileset.c model/fileset.h \

@@ -128,10 +128,29 @@ static void copy_blocks_extra(lm_inst *dst, const lm_inst *src)
 	dst->extra = jdup(src->extra);
 }
 
+/*
+** The packed storage of one instruction (lm_inst_copy_packed): one pool
+** block, this header then the strings and arrays the instruction's fields
+** point into. Only this file knows the layout; released as a whole by
+** lm_inst_clear (lm_pool_release; the sanitizer build poisons it).
+*/
+struct lm_inst_pack {
+	size_t pack_used;       /* bytes of pack_bytes in use */
+	uint64_t pack_bytes[];  /* 8-aligned */
+};
+
 int lm_inst_owns(const lm_inst *in, const void *p)
 {
-	const char *c = p;
-	return in->slab && c >= in->slab && c < in->slab + in->slab_len;
+	const char *c = p, *b;
+	if (!in->pack)
+		return 0;
+	b = (const char *)in->pack->pack_bytes;
+	return c >= b && c < b + in->pack->pack_used;
+}
+
+size_t lm_inst_packed_bytes(const lm_inst *in)
+{
+	return in->pack ? in->pack->pack_used : 0;
 }
 
 /* free(p) unless it lies in in's packed block. */
@@ -205,7 +224,7 @@ void lm_inst_clear(lm_inst *in)
 		lm_block_clear(&in->blocks[i]);
 	free(in->blocks);
 	cJSON_Delete(in->extra);
-	lm_pool_release(in->slab);
+	lm_pool_release(in->pack);
 	memset(in, 0, sizeof *in);
 }
 
@@ -342,7 +361,7 @@ int lm_inst_dep_kind(const lm_inst *in, int lc, int i)
 void lm_inst_unpack(lm_inst *in)
 {
 	lm_inst t;
-	if (!in->slab)
+	if (!in->pack)
 		return;
 	lm_inst_copy(&t, in);
 	lm_inst_clear(in);
@@ -352,8 +371,7 @@ void lm_inst_unpack(lm_inst *in)
 void lm_inst_copy(lm_inst *dst, const lm_inst *src)
 {
 	*dst = *src;
-	dst->slab = NULL;
-	dst->slab_len = 0;
+	dst->pack = NULL;
 #define X(f) dst->f = dup0(src->f);
 	INST_STRINGS(X)
 #undef X
@@ -496,28 +514,39 @@ static void pk_inst(packer *k, lm_inst *dst, const lm_inst *src)
 
 void lm_inst_copy_packed(lm_inst *dst, const lm_inst *src, lm_pool *pool)
 {
+	const size_t hdr = sizeof(struct lm_inst_pack);
 	packer k = { NULL, 0, 0, 0 };
+	struct lm_inst_pack *pk = NULL;
+	char *tail = NULL;
+	size_t avail = 0;
 	*dst = *src;
-	dst->slab = NULL;
+	dst->pack = NULL;
 	/* with a pool: write straight into its free tail, one pass */
-	if (pool && (k.base = lm_pool_tail(pool, &k.lim)) != NULL) {
+	if (pool && (tail = lm_pool_tail(pool, &avail)) != NULL && avail > hdr) {
+		pk = (struct lm_inst_pack *)(void *)tail;
+		k.base = (char *)pk->pack_bytes;
+		k.lim = avail - hdr;
 		pk_inst(&k, dst, src);
-		if (!k.over)
-			dst->slab = k.off ? lm_pool_commit(pool, k.off) : NULL;
+		if (k.over)
+			pk = NULL;
+		else
+			pk = k.off ? lm_pool_commit(pool, hdr + k.off) : NULL;
 	} else {
 		pk_inst(&k, dst, src); /* measure */
 	}
 	if (k.over || !k.base) {
 		/* did not fit (or no pool): a block of the measured size */
 		size_t n = k.off;
-		dst->slab = n ? lm_pool_alloc(pool, n) : NULL;
-		k.base = dst->slab;
+		pk = n ? lm_pool_alloc(pool, hdr + n) : NULL;
+		k.base = pk ? (char *)pk->pack_bytes : NULL;
 		k.off = 0;
 		k.lim = n;
 		k.over = 0;
 		pk_inst(&k, dst, src);
 	}
-	dst->slab_len = k.off;
+	if (pk)
+		pk->pack_used = k.off;
+	dst->pack = pk;
 	for (int i = 0; i < src->n_ins; i++)
 		dst->ins[i].extra = jdup(src->ins[i].extra);
 	for (int i = 0; i < src->n_outs; i++)
@@ -1058,6 +1087,16 @@ int64_t lm_arg_part_elems(const lm_arg *a, const lm_memloc *l)
 	    l->n_dims < 2 || es <= 0 || l->dims[1] <= 0)
 		return 0;
 	return l->dims[1] / es;
+}
+
+int64_t lm_arg_part_step(const lm_arg *a, const lm_memloc *l)
+{
+	int64_t pe = lm_arg_part_elems(a, l);
+	if (pe <= 0 || a->n_ap < 1 || a->ap[0].num == 1)
+		return 1;
+	if (a->ap[0].step < 0 || a->ap[0].step % pe)
+		return -1;
+	return a->ap[0].step / pe;
 }
 
 const lm_memloc *lm_arg_memloc(const lm_module *m, const lm_strmap *allocs,

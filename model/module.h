@@ -160,6 +160,16 @@ int64_t lm_arg_folded_offset(const lm_arg *a, int64_t pe);
 /* Elements per partition of memory location l for operand a (0 when not
 ** known: not SB / PSUM, no dims, or a dtype of no size). */
 int64_t lm_arg_part_elems(const lm_arg *a, const struct lm_memloc *l);
+/*
+** The partitions one step of the first pair of an SB / PSUM operand a
+** strides: Pattern[0] walks the partitions, its step in elements, so a
+** step of k * pe (pe = lm_arg_part_elems) strides k partitions. k for a
+** step that is a multiple of pe (0: the same partition again); 1 for a
+** pair that walks one partition (num 1), whatever its step; -1 for a
+** negative step or one that is no multiple of pe. 1 when l is not SB /
+** PSUM or pe is not known (there are no partitions to walk).
+*/
+int64_t lm_arg_part_step(const lm_arg *a, const struct lm_memloc *l);
 
 /* ---- instructions ------------------------------------------------------ */
 
@@ -275,12 +285,12 @@ typedef struct lm_inst {
 
 	struct cJSON *extra;    /* unknown keys, carried through */
 
-	/* Packed storage (lm_inst_copy_packed): one lm_pool block holding
-	   the strings and arrays above, NULL when every field is its own
-	   allocation. A field may be replaced later (lm_inst_set_str or a
-	   fresh allocation); lm_inst_clear frees only what lies outside. */
-	char *slab;
-	size_t slab_len;
+	/* Packed storage (lm_inst_copy_packed), NULL when every field is its
+	   own allocation. Its layout is model/'s own: nothing outside reads
+	   it (lm_inst_owns, lm_inst_packed_bytes ask). A field may be
+	   replaced later (lm_inst_set_str or a fresh allocation);
+	   lm_inst_clear frees only what lies outside it. */
+	struct lm_inst_pack *pack;
 } lm_inst;
 
 typedef struct lm_block {
@@ -436,7 +446,10 @@ void lm_inst_copy(lm_inst *dst, const lm_inst *src);
 ** moves fields between instructions calls lm_inst_unpack first.
 */
 void lm_inst_copy_packed(lm_inst *dst, const lm_inst *src, lm_pool *pool);
+/* 1 when p points into in's packed storage. */
 int lm_inst_owns(const lm_inst *in, const void *p);
+/* Bytes of in's packed storage in use (0: not packed). */
+size_t lm_inst_packed_bytes(const lm_inst *in);
 /* Replace the string *field of in by a copy of v (NULL allowed). */
 void lm_inst_set_str(lm_inst *in, char **field, const char *v);
 /* Turn a packed instruction into one whose fields are all separate

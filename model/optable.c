@@ -12,8 +12,9 @@
 #include <string.h>
 
 /* The field groups, each a run of rows of fields.def. */
-#define LM_FIELD(g, key, type, et, dflt, flags) \
-	{ #g, { key, LM_FT_##type, LM_ET_##et, (int64_t)(dflt), (flags) } },
+#define LM_FIELD(g, key, type, et, dflt, flags, ref) \
+	{ #g, { key, LM_FT_##type, LM_ET_##et, (int64_t)(dflt), (flags), \
+		LM_REF_##ref } },
 typedef struct field_row {
 	const char *group;
 	lm_field f;
@@ -169,4 +170,30 @@ const char *lm_fieldtype_name(lm_fieldtype t)
 #undef LM_X_
 	};
 	return t >= 0 && t < LM_FT_COUNT ? names[t] : "";
+}
+
+const char *lm_refkind_name(lm_refkind r)
+{
+	static const char *const names[] = {
+#define LM_X_(x) #x,
+		LM_REFKIND_LIST(LM_X_)
+#undef LM_X_
+	};
+	return r >= 0 && r < LM_REF_COUNT ? names[r] : "";
+}
+
+int lm_field_has_default(const lm_field *f)
+{
+	switch (f->type) {
+	case LM_FT_STR: case LM_FT_NAME: case LM_FT_RECORD: case LM_FT_JSON:
+	case LM_FT_AFFINE:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+int lm_field_required(const lm_field *f, int modelled)
+{
+	return (f->flags & LM_FF_REQ) || ((f->flags & LM_FF_NEED) && modelled);
 }

@@ -31,12 +31,36 @@
 #define LM_OPF_SYNC    0x10u /* queue / semaphore op */
 #define LM_OPF_KERNEL  0x20u /* kernel or custom-op carrier */
 #define LM_OPF_BLOCKS  0x40u /* holds nested basic blocks */
+#define LM_OPF_ONCHIP  0x80u /* a compute engine reads and writes its
+				tensor operands: SBUF and PSUM only */
 
 /* Field flags (the FLAGS column of fields.def). */
 #define LM_FF_NONE      0x00u
 #define LM_FF_REQ       0x01u /* the reader requires the key */
 #define LM_FF_ALWAYS    0x02u /* written even at its default */
 #define LM_FF_WRITEONLY 0x04u /* the op's reader skips it; written */
+#define LM_FF_NEED      0x08u /* lncsim requires it on the opcodes it
+				 models, where the compiler's reader is
+				 not known to */
+
+/*
+** What a reference key names (the REF column of fields.def): NONE, a
+** module queue, a queue instance (of the instruction's queue when it
+** names one), a function of the module, a block of the instruction's
+** function (at any depth), an instruction of that function, a DMABlock
+** instruction, an allocation of the module, a register (an allocation
+** with a REG memory location). A KV key's values are the references.
+*/
+#define LM_REFKIND_LIST(X)                                                  \
+	X(NONE) X(QUEUE) X(QINST) X(FUNC) X(BLOCK) X(INST) X(DMABLOCK)      \
+	X(ALLOC) X(REG)
+
+typedef enum lm_refkind {
+#define LM_X_(r) LM_REF_##r,
+	LM_REFKIND_LIST(LM_X_)
+#undef LM_X_
+	LM_REF_COUNT
+} lm_refkind;
 
 /* The op families (the FAMILY column), in this order. */
 #define LM_OPFAMILY_LIST(X)                                                 \
@@ -86,6 +110,7 @@ typedef struct lm_field {
 	int enumtype;
 	int64_t deflt;
 	unsigned flags;        /* LM_FF_* */
+	lm_refkind ref;        /* what a name value names (LM_REF_NONE) */
 } lm_field;
 
 typedef struct lm_opinfo {
@@ -106,8 +131,17 @@ const lm_opinfo *lm_op_info(int it);
 int lm_it_parse(const char *name);
 /* The key's row for opcode it; NULL when the opcode has no such key. */
 const lm_field *lm_op_field(int it, const char *key);
-/* The family's name ("MATMUL", ...), the field type's ("MA_UINT", ...). */
+/* The family's name ("MATMUL", ...), the field type's ("MA_UINT", ...),
+** the reference kind's ("QUEUE", ...). */
 const char *lm_opfamily_name(lm_opfamily f);
 const char *lm_fieldtype_name(lm_fieldtype t);
+const char *lm_refkind_name(lm_refkind r);
+/* 1 when a missing key of row f reads as a value (its default), which
+** the writer can write back; 0 for the types with no such value (names,
+** strings, records, affine expressions, any JSON). */
+int lm_field_has_default(const lm_field *f);
+/* 1 when row f is required on read: REQ, or NEED on an opcode lncsim
+** models (modelled: one with an lm_opcode of its own, not carried). */
+int lm_field_required(const lm_field *f, int modelled);
 
 #endif

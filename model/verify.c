@@ -8,12 +8,17 @@
 **   2. semaphores, queues and queue instances (names, semaphore references)
 **   3. function names
 **   4. allocations and memory locations of every function (names, PSUM
-**      banks, capacities), then remote_local_target / alias_of / aliases
-**   5. instruction names of every function (module-wide uniqueness)
+**      banks, capacities), then alias tuples, remote_local_target /
+**      alias_of / aliases
+**   5. instruction names of every function (module-wide uniqueness),
+**      carried bodies included, then of the queues' carried blocks
 **   6. every instruction in program order: dependencies, wait / signal,
 **      operands (resolution and bounds), tensor and register references
-**      carried in JSON, then the opcode's own rules
-**   7. no function reaches itself through Calls / NKIKernel calls
+**      carried in JSON, then the opcode's own rules (the rows of
+**      fields.def), then its carried body; a block's incoming values;
+**      then the queues' blocks
+**   7. the module's call_to_physical_memlocs; no function reaches itself
+**      through Calls / NKIKernel calls
 **   8. with opts->linked: the linked-module shape (dispatcher, core
 **      functions, completion barriers, queue switches, barrier ids)
 **
@@ -36,14 +41,13 @@
 #include "module.h"
 #include "arch.h"
 #include "dtype.h"
+#include "geometry.h"
 #include "json_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Elements one operand may walk (a bound on simulator loops). */
-#define MAX_OPERAND_ELEMS ((int64_t)INT32_MAX)
 /* Cores a CoreBarrier may list: [0, MAX_BARRIER_CORES). */
 #define MAX_BARRIER_CORES 64
 /* Matmult limits. */
@@ -79,8 +83,17 @@ typedef struct vctx {
 	   visits the same order, so "an earlier instruction of this
 	   function" is an index below v->pos with the same function */
 	const lm_function **inst_at;
-	int n_inst_at, cap_inst_at, pos;
+	const lm_inst **inst_ptr; /* the instruction of each inst_at entry */
+	int n_inst_at, cap_inst_at, cap_inst_ptr, pos;
 	const lm_function *fn; /* function being checked */
+	/* the bodies other opcodes than Loop carry (DynamicForLoop, DoWhile,
+	   DMABlock), read by lm_blocks_from_json in visiting order:
+	   collect_names reads them, check_blocks walks them in that order */
+	struct vbody { lm_block *bs; int n; } *bodies;
+	int n_bodies, cap_bodies, body_pos;
+	/* per module queue: its carried blocks as a function of its name
+	   (no blocks: n_blocks 0) */
+	lm_function *qfns;
 	wframe *frames;     /* the current path */
 	int depth, cap_frames;
 	lm_buf text;        /* WF_TEXT components, each NUL-terminated */
@@ -95,10 +108,11 @@ typedef struct opnd {
 	const lm_memloc *loc;
 	int is_dram;
 	int size;         /* bytes per element */
-	int64_t parts;    /* SB/PSUM: partitions (first pair's num) */
-	int64_t free;     /* SB/PSUM: elements per partition; DRAM: count */
+	int64_t parts;    /* the first pair's num (SB/PSUM: partitions) */
+	int64_t free;     /* elements per partition: count / parts */
 	int64_t count;    /* all elements */
-	int64_t lo, hi;   /* SB/PSUM: byte range [lo, hi) within the memloc */
+	int64_t lo, hi;   /* byte range [lo, hi) (SB/PSUM: per partition)
+			     within the memloc */
 } opnd;
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -458,6 +472,68 @@ static int check_allocs(vctx *v, const lm_function *f)
 	return 0;
 }
 
+/* The memory location of function f named name (NULL: none). */
+static const lm_memloc *fn_memloc(const lm_function *f, const char *name)
+{
+	for (int i = 0; i < f->n_allocs; i++) {
+		const lm_memloc *l = lm_alloc_find_memloc(&f->allocs[i], name);
+		if (l)
+			return l;
+	}
+	return NULL;
+}
+
+/*
+** A memory location's alias tuples (its carried "alias"): the destination
+** is a memory location of the function (of the named allocation in a
+** triple), and both ends are DRAM, the only memory the compiler lets
+** alias ("Aliasing only permitted for DRAM locations").
+*/
+static int check_memloc_alias(vctx *v, const lm_function *f,
+			      const lm_memloc *l)
+{
+	const cJSON *al = cJSON_GetObjectItemCaseSensitive(l->extra, "alias");
+	const cJSON *e;
+	int i = 0;
+	if (!cJSON_IsArray(al))
+		return 0;
+	cJSON_ArrayForEach(e, al) {
+		int n = cJSON_GetArraySize(e);
+		const cJSON *a0 = e->child, *a1 = a0 ? a0->next : NULL;
+		const lm_memloc *d = NULL;
+		if (n == 3 && cJSON_IsString(a0) && cJSON_IsString(a1)) {
+			const lm_alloc *da = lm_strmap_lookup(&v->allocp,
+							      a0->valuestring);
+			if (!da || lm_strmap_lookup(&v->allocs,
+						    a0->valuestring) != f)
+				return fail(v, "alias #%d: '%s' is not an "
+					    "allocation of function '%s'", i,
+					    a0->valuestring, fname(f));
+			d = lm_alloc_find_memloc(da, a1->valuestring);
+			if (!d)
+				return fail(v, "alias #%d: '%s' is not a memory "
+					    "location of allocation '%s'", i,
+					    a1->valuestring, a0->valuestring);
+		} else if (n == 2 && cJSON_IsString(a0)) {
+			d = fn_memloc(f, a0->valuestring);
+			if (!d)
+				return fail(v, "alias #%d: '%s' is not a memory "
+					    "location of function '%s'", i,
+					    a0->valuestring, fname(f));
+		} else {
+			i++;
+			continue; /* the loader checked the shape */
+		}
+		if (l->type != LM_MT_DRAM || d->type != LM_MT_DRAM)
+			return fail(v, "alias #%d: %s -> %s: aliasing is only "
+				    "permitted between DRAM memory locations "
+				    "(%s, %s)", i, S(l->name), S(d->name),
+				    mtname(l->type), mtname(d->type));
+		i++;
+	}
+	return 0;
+}
+
 /*
 ** remote_local_target and alias_of of one function's allocations (run after
 ** every allocation is known).
@@ -478,6 +554,17 @@ static int check_alloc_links(vctx *v, const lm_function *f)
 			if (!alloc_is_dram(a))
 				return fail(v, "remote_local_target view must be "
 					    "a DRAM allocation");
+		}
+		for (int j = 0; j < a->n_memlocs; j++) {
+			size_t w2;
+			int rc;
+			if (!a->memlocs[j].extra)
+				continue;
+			w2 = wpush_named(v, "memory location",
+					 a->memlocs[j].name, j);
+			if ((rc = check_memloc_alias(v, f, &a->memlocs[j])) != 0)
+				return rc;
+			wpop(v, w2);
 		}
 		if (a->alias_of) {
 			const lm_alloc *t, *c;
@@ -574,7 +661,44 @@ static int check_linked_aliases(vctx *v)
 
 /* ---- instruction names -------------------------------------------------- */
 
-/* Record the names of the instructions of blocks (recursing into Loops). */
+/* The nested body an opcode with blocks other than Loop carries (its
+** "blocks"), or NULL. */
+static const cJSON *carried_body(const lm_inst *in)
+{
+	const lm_opinfo *o;
+	const cJSON *b;
+	if (in->op == LM_OP_LOOP || !in->extra)
+		return NULL;
+	o = lm_op_info(lm_inst_it(in));
+	b = o && (o->flags & LM_OPF_BLOCKS) ?
+		cJSON_GetObjectItemCaseSensitive(in->extra, "blocks") : NULL;
+	return cJSON_IsArray(b) ? b : NULL;
+}
+
+/* A reader's message without its "FILE: " (the verifier adds its own). */
+static const char *unfiled(vctx *v, const char *msg)
+{
+	size_t n = strlen(v->file);
+	if (n && !strncmp(msg, v->file, n) && !strncmp(msg + n, ": ", 2))
+		return msg + n + 2;
+	return msg;
+}
+
+/* Read a carried array of blocks into v->bodies (its last entry). */
+static int read_body(vctx *v, const cJSON *blocks)
+{
+	lm_error e;
+	struct vbody *b;
+	lm_grow(&v->bodies, &v->cap_bodies, v->n_bodies + 1,
+		sizeof *v->bodies);
+	b = &v->bodies[v->n_bodies++];
+	if (lm_blocks_from_json(blocks, v->m, &b->bs, &b->n, &e))
+		return fail(v, "its blocks do not read: %s", unfiled(v, e.msg));
+	return 0;
+}
+
+/* Record the names of the instructions of blocks (recursing into Loops
+** and carried bodies). */
 static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 			 int nb)
 {
@@ -602,10 +726,54 @@ static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 					    fname(v->inst_at[(intptr_t)*slot - 1]));
 			lm_grow(&v->inst_at, &v->cap_inst_at, v->n_inst_at + 1,
 				sizeof *v->inst_at);
+			lm_grow(&v->inst_ptr, &v->cap_inst_ptr,
+				v->n_inst_at + 1, sizeof *v->inst_ptr);
+			v->inst_ptr[v->n_inst_at] = in;
 			v->inst_at[v->n_inst_at++] = f;
 			*slot = (void *)(intptr_t)v->n_inst_at;
+			if (carried_body(in)) {
+				int rc = read_body(v, carried_body(in));
+				if (rc || (rc = collect_names(v, f,
+					v->bodies[v->n_bodies - 1].bs,
+					v->bodies[v->n_bodies - 1].n)) != 0)
+					return rc;
+			}
 			wpop(v, w2);
 		}
+		wpop(v, w);
+	}
+	return 0;
+}
+
+/*
+** The blocks a queue carries (its "blocks" or "basic_blocks": the
+** compiler's queue holds its DMA blocks), read into v->qfns as a function
+** of the queue's name, and the names of their instructions recorded.
+*/
+static int collect_queue_blocks(vctx *v)
+{
+	const lm_module *m = v->m;
+	v->qfns = lm_xcalloc((size_t)m->n_queues + 1, sizeof *v->qfns);
+	for (int q = 0; q < m->n_queues; q++) {
+		const lm_queue *qu = &m->queues[q];
+		const cJSON *b = NULL;
+		lm_function *qf = &v->qfns[q];
+		lm_error e;
+		size_t w;
+		int rc;
+		if (qu->extra &&
+		    !(b = cJSON_GetObjectItemCaseSensitive(qu->extra, "blocks")))
+			b = cJSON_GetObjectItemCaseSensitive(qu->extra,
+							     "basic_blocks");
+		if (!cJSON_IsArray(b))
+			continue;
+		qf->name = qu->name;
+		w = wpush_named(v, "queue", qu->name, q);
+		if (lm_blocks_from_json(b, m, &qf->blocks, &qf->n_blocks, &e))
+			return fail(v, "its blocks do not read: %s",
+				    unfiled(v, e.msg));
+		if ((rc = collect_names(v, qf, qf->blocks, qf->n_blocks)) != 0)
+			return rc;
 		wpop(v, w);
 	}
 	return 0;
@@ -614,15 +782,15 @@ static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 /* ---- operands ----------------------------------------------------------- */
 
 /*
-** Resolve and bounds-check one physical_ap operand, filling *o. `label`
-** ("ins[0]") is already on the path.
+** Resolve one physical_ap operand and bounds-check it (lm_arg_geometry),
+** filling *o. `label` ("ins[0]") is already on the path.
 */
 static int check_operand(vctx *v, const lm_arg *a, opnd *o)
 {
 	const lm_alloc *al;
 	const lm_memloc *loc;
-	int64_t lo, hi, count = 1, d;
-	int first;
+	lm_geom g;
+	char *why;
 
 	memset(o, 0, sizeof *o);
 	o->arg = a;
@@ -638,102 +806,18 @@ static int check_operand(vctx *v, const lm_arg *a, opnd *o)
 			    "allocation '%s'", S(a->memref), a->memsetref);
 	o->alloc = al;
 	o->loc = loc;
-	o->size = lm_dtype_size(a->dtype);
-	if (a->dtype == LM_DT_INVALID || o->size <= 0)
-		return fail(v, "invalid dtype '%s'", S(a->dtype_str));
-	o->is_dram = lm_memtype_is_dram(loc->type);
-	if (!o->is_dram && loc->type != LM_MT_SB && loc->type != LM_MT_PSUM)
-		return fail(v, "memory location '%s' has type %s, which an "
-			    "access pattern cannot address", S(loc->name),
-			    mtname(loc->type));
-	if (a->n_ap < 1)
-		return fail(v, "access pattern is empty");
-	if (a->offset < 0)
-		return fail(v, "negative offset %lld", (long long)a->offset);
-	if (a->start_partition < 0)
-		return fail(v, "negative start_partition %lld",
-			    (long long)a->start_partition);
-	for (int i = 0; i < a->n_ap; i++) {
-		if (a->ap[i].num <= 0)
-			return fail(v, "access pattern pair %d has num %lld "
-				    "(must be > 0)", i, (long long)a->ap[i].num);
-		if (mul_ovf(count, a->ap[i].num, &count) ||
-		    count > MAX_OPERAND_ELEMS)
-			return fail(v, "access pattern walks more than %lld "
-				    "elements", (long long)MAX_OPERAND_ELEMS);
+	if (lm_arg_geometry(&g, a, al, loc, &why)) {
+		int rc = fail(v, "%s", why);
+		free(why);
+		return rc;
 	}
-	o->count = count;
-
-	/* Element range walked from offset: SB/PSUM skip the partition pair. */
-	first = o->is_dram ? 0 : 1;
-	lo = hi = a->offset;
-	for (int i = first; i < a->n_ap; i++) {
-		if (mul_ovf(a->ap[i].step, a->ap[i].num - 1, &d) ||
-		    add_ovf(d < 0 ? lo : hi, d, d < 0 ? &lo : &hi))
-			return fail(v, "access pattern index arithmetic "
-				    "overflows");
-	}
-	if (lo < 0)
-		return fail(v, "access pattern reaches element %lld, before "
-			    "the start of memory location '%s'", (long long)lo,
-			    loc->name);
-
-	if (o->is_dram) {
-		int64_t elems = 1, bytes = 1, end;
-		for (int j = 0; j < al->n_shape; j++)
-			if (mul_ovf(elems, al->tensor_shape[j], &elems))
-				elems = INT64_MAX;
-		o->parts = a->ap[0].num;
-		o->free = count;
-		if (al->n_shape > 0 && hi >= elems)
-			return fail(v, "element range %lld..%lld outside "
-				    "allocation '%s' (%lld elements)",
-				    (long long)lo, (long long)hi, al->name,
-				    (long long)elems);
-		if (loc->n_dims > 0) {
-			for (int j = 0; j < loc->n_dims; j++)
-				if (mul_ovf(bytes, loc->dims[j], &bytes))
-					bytes = INT64_MAX;
-			if (mul_ovf(hi + 1, o->size, &end) || end > bytes)
-				return fail(v, "element range %lld..%lld (%s) "
-					    "outside memory location '%s' "
-					    "(%lld bytes)", (long long)lo,
-					    (long long)hi, dtname(a->dtype),
-					    loc->name, (long long)bytes);
-		}
-		return 0;
-	}
-
-	/* SB / PSUM: partitions, then the bytes within each partition. */
-	o->parts = a->ap[0].num;
-	o->free = count / o->parts;
-	{
-		int64_t p0, pend, end;
-		if (add_ovf(loc->base, a->start_partition, &p0) ||
-		    add_ovf(p0, o->parts, &pend) || pend > LM_PARTITIONS)
-			return fail(v, "partitions %lld..%lld exceed the %d "
-				    "partitions", (long long)loc->base +
-				    (long long)a->start_partition,
-				    (long long)loc->base +
-				    (long long)a->start_partition +
-				    (long long)o->parts - 1, LM_PARTITIONS);
-		if (add_ovf(a->start_partition, o->parts, &end) ||
-		    loc->n_dims < 2 || end > loc->dims[0])
-			return fail(v, "partitions %lld..%lld of memory "
-				    "location '%s' outside its %lld partitions",
-				    (long long)a->start_partition,
-				    (long long)a->start_partition +
-				    (long long)o->parts - 1, loc->name,
-				    (long long)(loc->n_dims ? loc->dims[0] : 0));
-		if (mul_ovf(lo, o->size, &o->lo) ||
-		    add_ovf(hi, 1, &end) || mul_ovf(end, o->size, &o->hi) ||
-		    o->hi > loc->dims[1])
-			return fail(v, "element range %lld..%lld (%s) outside "
-				    "memory location '%s' (%lld bytes per "
-				    "partition)", (long long)lo, (long long)hi,
-				    dtname(a->dtype), loc->name,
-				    (long long)loc->dims[1]);
-	}
+	o->is_dram = g.is_dram;
+	o->size = g.esize;
+	o->parts = g.parts;
+	o->free = g.free;
+	o->count = g.count;
+	o->lo = g.lo;
+	o->hi = g.hi;
 	return 0;
 }
 
@@ -748,17 +832,12 @@ static void expected_counts(const lm_inst *in, int *nin, int *nout)
 	*nout = o ? o->n_outs : -1;
 }
 
-/* 1 for opcodes whose tensor operands an engine reads (SBUF/PSUM only). */
-static int is_engine_op(lm_opcode op)
+/* 1 for opcodes whose tensor operands a compute engine reads and writes
+** (SBUF / PSUM only): LM_OPF_ONCHIP in ops.def. */
+static int is_onchip_op(const lm_inst *in)
 {
-	switch (op) {
-	case LM_OP_MATMULT: case LM_OP_ACTIVATION: case LM_OP_TENSORTENSOR:
-	case LM_OP_TENSORSCALAR: case LM_OP_TENSORCOPY: case LM_OP_MEMSET:
-	case LM_OP_IOTA: case LM_OP_AFFINESELECT:
-		return 1;
-	default:
-		return 0;
-	}
+	const lm_opinfo *o = lm_op_info(lm_inst_it(in));
+	return o && (o->flags & LM_OPF_ONCHIP);
 }
 
 /* Element counts of operands a (ins[ia]) and b (outs[0]) must agree. */
@@ -898,149 +977,359 @@ static int check_shapes(vctx *v, const lm_inst *in, const opnd *ins,
 	}
 }
 
-/* A formal -> caller map of an NKIKernel: callers and formals resolve. */
-static int check_kv(vctx *v, const char *what, const lm_kv *kv, int n,
-		    const lm_function *callee)
+/* ---- opcode fields and references (the rows of fields.def) -------------- */
+
+/*
+** One pair of a KV value (formal -> actual name): from the IR's pairs
+** (kv) or a carried value, an object of names or an array of [name,
+** name] pairs (the loader checked the shape).
+*/
+typedef int (*kv_fn)(vctx *v, const char *key, const char *formal,
+		     const char *actual, void *arg);
+
+static int each_kv(vctx *v, const char *key, const lm_keyview *kv,
+		   kv_fn fn, void *arg)
 {
-	for (int i = 0; i < n; i++) {
-		const lm_alloc *formal = NULL;
-		if (!kv[i].value ||
-		    !lm_strmap_lookup(&v->allocp, kv[i].value))
-			return fail(v, "%s maps '%s' to '%s', which names no "
-				    "allocation", what, S(kv[i].key),
-				    S(kv[i].value));
-		for (int j = 0; kv[i].key && j < callee->n_allocs; j++)
-			if (callee->allocs[j].name &&
-			    strcmp(callee->allocs[j].name, kv[i].key) == 0)
-				formal = &callee->allocs[j];
-		if (!formal)
-			return fail(v, "%s formal '%s' is not an allocation of "
-				    "function '%s'", what, S(kv[i].key),
-				    fname(callee));
+	int rc;
+	for (int i = 0; i < kv->n_kv; i++)
+		if ((rc = fn(v, key, kv->kv[i].key, kv->kv[i].value, arg)) != 0)
+			return rc;
+	if (!kv->json)
+		return 0;
+	for (const cJSON *e = kv->json->child; e; e = e->next) {
+		const char *formal = NULL, *actual = NULL;
+		if (cJSON_IsObject(kv->json)) {
+			formal = e->string;
+			actual = cJSON_IsString(e) ? e->valuestring : NULL;
+		} else if (cJSON_IsArray(e) && e->child) {
+			formal = cJSON_IsString(e->child) ? e->child->valuestring
+							  : NULL;
+			actual = e->child->next && cJSON_IsString(e->child->next)
+				 ? e->child->next->valuestring : NULL;
+		}
+		if ((rc = fn(v, key, formal, actual, arg)) != 0)
+			return rc;
 	}
 	return 0;
 }
 
-/* Required fields and references of the non-tensor opcodes. */
-/*
-** NKIKernel kernel_source: one of the KernelSource names (KernelSource2string
-** has no other value and fails with "Unknown KernelSource"). Absent is
-** allowed.
-*/
-static int check_kernel_source(vctx *v, const lm_inst *in)
+/* A block of the carried body blocks (a "blocks" array) named name. */
+static int json_has_block(const cJSON *blocks, const char *name)
 {
-	static const char *const names[] = { "Beta1", "Beta2", "Beta3" };
-	if (!in->kernel_source)
-		return 0;
-	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-		if (strcmp(in->kernel_source, names[i]) == 0)
-			return 0;
-	return fail(v, "Unknown KernelSource '%s' (kernel_source must be "
-		    "Beta1, Beta2 or Beta3)", in->kernel_source);
+	const cJSON *b, *i, *n;
+	cJSON_ArrayForEach(b, blocks) {
+		n = cJSON_GetObjectItemCaseSensitive(b, "name");
+		if (cJSON_IsString(n) && !strcmp(n->valuestring, name))
+			return 1;
+		cJSON_ArrayForEach(i, cJSON_GetObjectItemCaseSensitive(
+					      b, "instructions"))
+			if (json_has_block(cJSON_GetObjectItemCaseSensitive(
+						   i, "blocks"), name))
+				return 1;
+	}
+	return 0;
 }
 
-static int check_fields(vctx *v, const lm_inst *in)
+/* A block of blocks bs named name, nested bodies included (a Loop's, and
+** those the other opcodes with blocks carry). */
+static int has_block(const lm_block *bs, int nb, const char *name)
 {
-	switch (in->op) {
-	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
-		if (!in->queue || !*in->queue)
-			return fail(v, "%s needs a queue", opname(in));
-		if (!lm_strmap_lookup(&v->queues, in->queue))
-			return fail(v, "queue '%s' is not a module queue",
-				    in->queue);
+	for (int b = 0; b < nb; b++) {
+		if (bs[b].name && !strcmp(bs[b].name, name))
+			return 1;
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			const lm_inst *in = &bs[b].insts[i];
+			if ((in->n_blocks &&
+			     has_block(in->blocks, in->n_blocks, name)) ||
+			    (in->extra && json_has_block(
+				    cJSON_GetObjectItemCaseSensitive(in->extra,
+								     "blocks"),
+				    name)))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* The instruction of this function named name (NULL: none). */
+static const lm_inst *fn_inst(vctx *v, const char *name)
+{
+	intptr_t at = (intptr_t)lm_strmap_lookup(&v->insts, name) - 1;
+	return at >= 0 && v->inst_at[at] == v->fn ? v->inst_ptr[at] : NULL;
+}
+
+/* 1 while the blocks of a queue are checked (v->fn is a queue's). */
+static int in_queue_blocks(const vctx *v)
+{
+	return v->qfns && v->fn >= v->qfns &&
+	       v->fn < v->qfns + v->m->n_queues;
+}
+
+/* The instruction named name among the blocks of module queue qn. */
+static const lm_inst *queue_inst(vctx *v, const char *qn, const char *name)
+{
+	const lm_queue *q = lm_strmap_lookup(&v->queues, qn);
+	intptr_t at = (intptr_t)lm_strmap_lookup(&v->insts, name) - 1;
+	return q && at >= 0 && v->inst_at[at] == &v->qfns[q - v->m->queues] ?
+		v->inst_ptr[at] : NULL;
+}
+
+/* The name the instruction's QUEUE row gives (NULL: none). */
+static const char *inst_queue(const lm_inst *in)
+{
+	const lm_opinfo *o = lm_op_info(lm_inst_it(in));
+	lm_keyview kv;
+	for (int i = 0; o && i < o->n_fields; i++)
+		if (o->fields[i]->ref == LM_REF_QUEUE &&
+		    lm_inst_key_view(in, o->fields[i], &kv) > 0)
+			return kv.json ? (cJSON_IsString(kv.json) ?
+					  kv.json->valuestring : NULL)
+				       : kv.name;
+	return NULL;
+}
+
+/* A register name: an allocation with a REG memory location. */
+static int check_reg_name(vctx *v, const char *key, const char *name)
+{
+	const lm_alloc *al = lm_strmap_lookup(&v->allocp, name);
+	if (!al)
+		return fail(v, "%s '%s' names no register allocation", key,
+			    name);
+	for (int i = 0; i < al->n_memlocs; i++)
+		if (al->memlocs[i].type == LM_MT_REG)
+			return 0;
+	return fail(v, "%s '%s' names allocation '%s', which is not a "
+		    "register (no REG memory location)", key, name, al->name);
+}
+
+/* Reference name of kind ref, the value of key of in, resolves. */
+static int check_ref(vctx *v, const lm_inst *in, const char *key,
+		     lm_refkind ref, const char *name)
+{
+	const lm_queue *q, *owner;
+	const lm_inst *t;
+	const char *qn;
+	switch (ref) {
+	case LM_REF_QUEUE:
+		if (!lm_strmap_lookup(&v->queues, name))
+			return fail(v, "%s '%s' is not a module queue", key,
+				    name);
 		return 0;
-	case LM_OP_SWITCHQUEUE: {
-		const lm_queue *q, *owner;
-		if (!in->queue || !*in->queue || !in->instance_name ||
-		    !*in->instance_name)
-			return fail(v, "SwitchQueueInstance needs queue and "
-				    "instance");
-		q = lm_strmap_lookup(&v->queues, in->queue);
-		if (!q)
-			return fail(v, "queue '%s' is not a module queue",
-				    in->queue);
-		owner = lm_strmap_lookup(&v->qinsts, in->instance_name);
+	case LM_REF_QINST:
+		owner = lm_strmap_lookup(&v->qinsts, name);
 		if (!owner)
 			return fail(v, "queue instance '%s' does not exist",
-				    in->instance_name);
-		if (owner != q)
+				    name);
+		qn = inst_queue(in);
+		q = qn ? lm_strmap_lookup(&v->queues, qn) : NULL;
+		if (q && owner != q)
 			return fail(v, "instance '%s' is not an instance of "
-				    "queue '%s' (it belongs to '%s')",
-				    in->instance_name, in->queue,
-				    S(owner->name));
+				    "queue '%s' (it belongs to '%s')", name,
+				    qn, S(owner->name));
 		return 0;
-	}
-	case LM_OP_CALL:
-		if (!in->target || !*in->target)
-			return fail(v, "Call has no target");
-		if (!lm_strmap_lookup(&v->funcs, in->target))
-			return fail(v, "Call target '%s' is not a function of "
-				    "the module", in->target);
+	case LM_REF_FUNC:
+		if (!lm_strmap_lookup(&v->funcs, name))
+			return fail(v, "%s %s '%s' is not a function of the "
+				    "module", opname(in), key, name);
 		return 0;
-	case LM_OP_NKIKERNEL: {
-		const lm_function *callee;
-		int rc;
-		if (!in->func || !*in->func)
-			return fail(v, "NKIKernel needs func");
-		callee = lm_strmap_lookup(&v->funcs, in->func);
-		if (!callee)
-			return fail(v, "NKIKernel func '%s' is not a function "
-				    "of the module", in->func);
-		if ((rc = check_kernel_source(v, in)) != 0 ||
-		    (rc = check_kv(v, "func_args", in->func_args,
-				   in->n_func_args, callee)) != 0)
-			return rc;
-		return check_kv(v, "func_outs", in->func_outs, in->n_func_outs,
-				callee);
-	}
-	case LM_OP_NKIKLIRKERNEL:
-		if (!in->klir_binary || !*in->klir_binary)
-			return fail(v, "NKIKLIRKernel needs klir_binary");
-		if (!in->kernel_format)
-			return fail(v, "NKIKLIRKernel needs kernel_format");
+	case LM_REF_BLOCK:
+		if (!has_block(v->fn->blocks, v->fn->n_blocks, name))
+			return fail(v, "%s '%s' is not a block of function "
+				    "'%s'", key, name, fname(v->fn));
 		return 0;
-	case LM_OP_COREBARRIER:
-		if (in->barrier_id < 0)
-			return fail(v, "CoreBarrier id %lld is negative",
-				    (long long)in->barrier_id);
-		if (in->n_cores < 1)
-			return fail(v, "CoreBarrier cores is empty");
-		for (int i = 0; i < in->n_cores; i++) {
-			if (in->cores[i] < 0 ||
-			    in->cores[i] >= MAX_BARRIER_CORES)
-				return fail(v, "CoreBarrier core %lld out of "
-					    "range [0, %d)",
-					    (long long)in->cores[i],
-					    MAX_BARRIER_CORES);
-			for (int j = 0; j < i; j++)
-				if (in->cores[j] == in->cores[i])
-					return fail(v, "CoreBarrier core %lld "
-						    "listed twice",
-						    (long long)in->cores[i]);
+	case LM_REF_INST:
+		if (in_queue_blocks(v)) { /* its trigger is a function's */
+			if (!lm_strmap_lookup(&v->insts, name))
+				return fail(v, "%s '%s' names no instruction of "
+					    "the module", key, name);
+			return 0;
 		}
-		if (in->group && !*in->group)
-			return fail(v, "CoreBarrier group is empty");
+		if (!fn_inst(v, name))
+			return fail(v, "%s '%s' names no instruction of "
+				    "function '%s'", key, name, fname(v->fn));
 		return 0;
-	case LM_OP_ACTIVATION:
-		if (in->act_func == LM_ACT_INVALID)
-			return fail(v, "Activation needs func");
+	case LM_REF_DMABLOCK:
+		/* the compiler finds it among its queue's blocks; lncsim
+		   there or in the function */
+		qn = inst_queue(in);
+		t = fn_inst(v, name);
+		if (!t && qn)
+			t = queue_inst(v, qn, name);
+		if (t && lm_inst_it(t) == LM_IT_DMABlock)
+			return 0;
+		if (qn && (q = lm_strmap_lookup(&v->queues, qn)) != NULL &&
+		    v->qfns[q - v->m->queues].n_blocks)
+			return fail(v, "%s '%s' names no DMABlock of function "
+				    "'%s' or of queue '%s'", key, name,
+				    fname(v->fn), qn);
+		return fail(v, "%s '%s' names no DMABlock of function '%s'",
+			    key, name, fname(v->fn));
+	case LM_REF_ALLOC:
+		if (!lm_strmap_lookup(&v->allocp, name))
+			return fail(v, "%s '%s' names no allocation", key, name);
 		return 0;
-	case LM_OP_TENSORTENSOR:
-		if (in->alu == LM_ALU_INVALID)
-			return fail(v, "TensorTensor needs op");
-		return 0;
-	case LM_OP_TENSORSCALAR:
-		if (in->alu0 == LM_ALU_INVALID || in->alu1 == LM_ALU_INVALID)
-			return fail(v, "TensorScalar needs op0 and op1");
-		return 0;
-	case LM_OP_AFFINESELECT:
-		if (in->alu == LM_ALU_INVALID)
-			return fail(v, "TensorScalarAffineSelect needs "
-				    "compare_op");
-		return 0;
+	case LM_REF_REG:
+		return check_reg_name(v, key, name);
 	default:
 		return 0;
 	}
+}
+
+/* A KV pair: its actual (a caller allocation) resolves. */
+static int check_kv_actual(vctx *v, const char *key, const char *formal,
+			   const char *actual, void *arg)
+{
+	(void)arg;
+	if (!actual || !lm_strmap_lookup(&v->allocp, actual))
+		return fail(v, "%s maps '%s' to '%s', which names no "
+			    "allocation", key, S(formal), S(actual));
+	return 0;
+}
+
+/* The references of row f's value (kv) resolve. */
+static int check_value_refs(vctx *v, const lm_inst *in, const lm_field *f,
+			    const lm_keyview *kv)
+{
+	int rc;
+	if (f->ref == LM_REF_NONE)
+		return 0;
+	if (f->type == LM_FT_KV)
+		return f->ref == LM_REF_ALLOC ?
+			each_kv(v, f->key, kv, check_kv_actual, NULL) : 0;
+	if (!kv->json)
+		return kv->name ? check_ref(v, in, f->key, f->ref, kv->name) : 0;
+	if (cJSON_IsString(kv->json))
+		return check_ref(v, in, f->key, f->ref,
+				 kv->json->valuestring);
+	if (f->type != LM_FT_NAME_LIST || !cJSON_IsArray(kv->json))
+		return 0; /* a JSON value that is no name */
+	for (const cJSON *e = kv->json->child; e; e = e->next)
+		if (cJSON_IsString(e) &&
+		    (rc = check_ref(v, in, f->key, f->ref, e->valuestring)))
+			return rc;
+	return 0;
+}
+
+/* ---- the structural rules a row cannot say ------------------------------ */
+
+/* A formal -> caller map of a call: formals are allocations of the
+** callee (arg). */
+static int check_kv_formal(vctx *v, const char *key, const char *formal,
+			   const char *actual, void *arg)
+{
+	const lm_function *callee = arg;
+	(void)actual;
+	for (int j = 0; formal && j < callee->n_allocs; j++)
+		if (callee->allocs[j].name &&
+		    strcmp(callee->allocs[j].name, formal) == 0)
+			return 0;
+	return fail(v, "%s formal '%s' is not an allocation of function '%s'",
+		    key, S(formal), fname(callee));
+}
+
+/* The formals of a call's argument maps (the KV rows) name allocations
+** of its callee (the FUNC row), once the callee resolved. */
+static int check_call_formals(vctx *v, const lm_inst *in)
+{
+	const lm_opinfo *o = lm_op_info(lm_inst_it(in));
+	const lm_function *callee = NULL;
+	lm_keyview kv;
+	int rc;
+	for (int i = 0; o && i < o->n_fields && !callee; i++)
+		if (o->fields[i]->ref == LM_REF_FUNC &&
+		    lm_inst_key_view(in, o->fields[i], &kv) > 0) {
+			const char *c = kv.json ? (cJSON_IsString(kv.json) ?
+				kv.json->valuestring : NULL) : kv.name;
+			callee = c ? lm_strmap_lookup(&v->funcs, c) : NULL;
+		}
+	for (int i = 0; callee && i < o->n_fields; i++)
+		if (o->fields[i]->type == LM_FT_KV &&
+		    lm_inst_key_view(in, o->fields[i], &kv) > 0 &&
+		    (rc = each_kv(v, o->fields[i]->key, &kv, check_kv_formal,
+				  (void *)callee)) != 0)
+			return rc;
+	return 0;
+}
+
+/*
+** NKIKernel kernel_source: one of the KernelSource names (KernelSource2string
+** has no other value and fails with "Unknown KernelSource"). Absent is
+** allowed. Then its formals.
+*/
+static int check_nkikernel(vctx *v, const lm_inst *in)
+{
+	static const char *const names[] = { "Beta1", "Beta2", "Beta3" };
+	int ok = !in->kernel_source;
+	for (size_t i = 0; !ok && i < sizeof names / sizeof *names; i++)
+		ok = strcmp(in->kernel_source, names[i]) == 0;
+	if (!ok)
+		return fail(v, "Unknown KernelSource '%s' (kernel_source must "
+			    "be Beta1, Beta2 or Beta3)", in->kernel_source);
+	return check_call_formals(v, in);
+}
+
+/* CoreBarrier: id >= 0; cores not empty, each in range, none twice; an
+** explicit group not empty. */
+static int check_corebarrier(vctx *v, const lm_inst *in)
+{
+	if (in->barrier_id < 0)
+		return fail(v, "CoreBarrier id %lld is negative",
+			    (long long)in->barrier_id);
+	if (in->n_cores < 1)
+		return fail(v, "CoreBarrier cores is empty");
+	for (int i = 0; i < in->n_cores; i++) {
+		if (in->cores[i] < 0 || in->cores[i] >= MAX_BARRIER_CORES)
+			return fail(v, "CoreBarrier core %lld out of range "
+				    "[0, %d)", (long long)in->cores[i],
+				    MAX_BARRIER_CORES);
+		for (int j = 0; j < i; j++)
+			if (in->cores[j] == in->cores[i])
+				return fail(v, "CoreBarrier core %lld listed "
+					    "twice", (long long)in->cores[i]);
+	}
+	if (in->group && !*in->group)
+		return fail(v, "CoreBarrier group is empty");
+	return 0;
+}
+
+/* The rules of single opcodes that their rows cannot say. */
+static const struct {
+	int it;
+	int (*check)(vctx *v, const lm_inst *in);
+} field_hooks[] = {
+	{ LM_IT_CoreBarrier, check_corebarrier },
+	{ LM_IT_NKIKernel, check_nkikernel },
+	{ LM_IT_Call, check_call_formals },
+};
+
+/*
+** The opcode's own keys, row by row (fields.def): a required key (REQ,
+** NEED) the instruction holds no value for, where a missing key reads as
+** no value, is missing ("Call needs target"); every reference resolves.
+** Then the opcode's hook.
+*/
+static int check_fields(vctx *v, const lm_inst *in)
+{
+	int it = lm_inst_it(in), rc;
+	const lm_opinfo *o = lm_op_info(it);
+	for (int i = 0; o && i < o->n_fields; i++) {
+		const lm_field *f = o->fields[i];
+		lm_keyview kv;
+		int has = lm_inst_key_view(in, f, &kv);
+		if (has <= 0) {
+			if (lm_field_required(f, in->op != LM_OP_OTHER) &&
+			    (has < 0 || !lm_field_has_default(f)))
+				return fail(v, "%s needs %s", opname(in),
+					    f->key);
+			continue;
+		}
+		if ((rc = check_value_refs(v, in, f, &kv)) != 0)
+			return rc;
+	}
+	for (size_t h = 0; h < sizeof field_hooks / sizeof *field_hooks; h++)
+		if (field_hooks[h].it == it)
+			return field_hooks[h].check(v, in);
+	return 0;
 }
 
 /* dependencies (earlier, same function), wait and signal semaphores. */
@@ -1134,7 +1423,7 @@ static int check_operands(vctx *v, const lm_inst *in)
 			size_t w = wpush_operand(v, k, i);
 			if (a->kind == LM_ARG_PHYSICAL_AP) {
 				rc = check_operand(v, a, &res[i]);
-				if (rc == 0 && is_engine_op(in->op) &&
+				if (rc == 0 && is_onchip_op(in) &&
 				    res[i].is_dram)
 					rc = fail(v, "%s operands must be in "
 						  "SBUF or PSUM ('%s' is %s)",
@@ -1272,50 +1561,11 @@ static int check_tensorrefs(vctx *v, const lm_inst *in)
 	return 0;
 }
 
-/* A block of function f by name. */
-static int has_block(const lm_function *f, const char *name)
-{
-	for (int b = 0; b < f->n_blocks; b++)
-		if (f->blocks[b].name && !strcmp(f->blocks[b].name, name))
-			return 1;
-	return 0;
-}
-
-/*
-** The references by name among the documented keys the model carries
-** (the queue of a DMA-queue opcode it does not run, the blocks a branch
-** names): each names what exists.
-*/
-static int check_carried_refs(vctx *v, const lm_inst *in)
-{
-	static const char *const block_keys[] = {
-		"target", "on_true", "on_false", "associate_branch",
-	};
-	const cJSON *x;
-	if (!in->extra)
-		return 0;
-	x = cJSON_GetObjectItemCaseSensitive(in->extra, "queue");
-	if (cJSON_IsString(x) && in->op == LM_OP_OTHER &&
-	    !lm_strmap_lookup(&v->queues, x->valuestring))
-		return fail(v, "queue '%s' is not a module queue",
-			    x->valuestring);
-	for (size_t i = 0; i < sizeof block_keys / sizeof *block_keys; i++) {
-		x = cJSON_GetObjectItemCaseSensitive(in->extra, block_keys[i]);
-		if (cJSON_IsString(x) && in->op != LM_OP_CALL &&
-		    !has_block(v->fn, x->valuestring))
-			return fail(v, "%s '%s' is not a block of function '%s'",
-				    block_keys[i], x->valuestring,
-				    fname(v->fn));
-	}
-	return 0;
-}
-
 /* One instruction: synchronization, operands, registers, fields. */
 static int check_inst(vctx *v, const lm_inst *in)
 {
 	int rc;
-	if ((rc = check_sync(v, in)) != 0 ||
-	    (rc = check_carried_refs(v, in)) != 0)
+	if ((rc = check_sync(v, in)) != 0)
 		return rc;
 	if ((rc = check_operands(v, in)) != 0)
 		return rc;
@@ -1325,12 +1575,54 @@ static int check_inst(vctx *v, const lm_inst *in)
 	return check_fields(v, in);
 }
 
-/* The instructions of blocks in program order (recursing into Loops). */
+/*
+** The incoming values a block carries (each "incoming_values" member of
+** its carried keys, at any depth: the entries of a block argument): each
+** [value, block] pair names a block of the function and a storage of the
+** module (an allocation or a memory location).
+*/
+static int check_incoming_json(vctx *v, const cJSON *c)
+{
+	if (c->string && !strcmp(c->string, "incoming_values")) {
+		const cJSON *e;
+		cJSON_ArrayForEach(e, c) {
+			const cJSON *val = e->child;
+			const cJSON *blk = val ? val->next : NULL;
+			if (!cJSON_IsString(val) || !cJSON_IsString(blk))
+				continue; /* the loader checked the shape */
+			if (!has_block(v->fn->blocks, v->fn->n_blocks,
+				       blk->valuestring))
+				return fail(v, "incoming_values: '%s' is not a "
+					    "block of function '%s'",
+					    blk->valuestring, fname(v->fn));
+			if (!lm_strmap_lookup(&v->allocp, val->valuestring) &&
+			    !lm_strmap_lookup(&v->memlocs, val->valuestring))
+				return fail(v, "incoming_values: '%s' names no "
+					    "allocation or memory location",
+					    val->valuestring);
+		}
+		return 0;
+	}
+	if (cJSON_IsObject(c) || cJSON_IsArray(c))
+		for (const cJSON *x = c->child; x; x = x->next)
+			if (check_incoming_json(v, x))
+				return LM_EINPUT;
+	return 0;
+}
+
+static int check_incoming(vctx *v, const lm_block *bl)
+{
+	return bl->extra ? check_incoming_json(v, bl->extra) : 0;
+}
+
+/* The instructions of blocks in program order (recursing into Loops and
+** carried bodies). */
 static int check_blocks(vctx *v, const lm_block *bs, int nb)
 {
 	for (int b = 0; b < nb; b++) {
 		const lm_block *bl = &bs[b];
 		size_t w = wpush_named(v, "block", bl->name, b);
+		int rc2;
 		for (int i = 0; i < bl->n_insts; i++) {
 			const lm_inst *in = &bl->insts[i];
 			int rc;
@@ -1338,6 +1630,7 @@ static int check_blocks(vctx *v, const lm_block *bs, int nb)
 				size_t w2 = wpush_named(v, "loop", in->name, i);
 				if ((rc = check_tensorrefs(v, in)) != 0 ||
 				    (rc = check_registers(v, in)) != 0 ||
+				    (rc = check_fields(v, in)) != 0 ||
 				    (rc = check_blocks(v, in->blocks,
 						       in->n_blocks)) != 0)
 					return rc;
@@ -1348,10 +1641,71 @@ static int check_blocks(vctx *v, const lm_block *bs, int nb)
 			if ((rc = check_inst(v, in)) != 0)
 				return rc;
 			v->pos++;
+			if (carried_body(in)) {
+				const struct vbody *bd =
+					&v->bodies[v->body_pos++];
+				if ((rc = check_blocks(v, bd->bs, bd->n)) != 0)
+					return rc;
+			}
 			wpop(v, w2);
 		}
+		if ((rc2 = check_incoming(v, bl)) != 0)
+			return rc2;
 		wpop(v, w);
 	}
+	return 0;
+}
+
+/* ---- the module's call_to_physical_memlocs ---------------------------------- */
+
+/* One entry: call names a Call of the module, each of names (an array)
+** a memory location of the function it calls. */
+static int check_call_memloc(vctx *v, const char *call, const cJSON *names)
+{
+	intptr_t at = (intptr_t)lm_strmap_lookup(&v->insts, call) - 1;
+	const lm_inst *c = at >= 0 ? v->inst_ptr[at] : NULL;
+	const lm_function *callee;
+	const cJSON *x;
+	if (!c || c->op != LM_OP_CALL)
+		return fail(v, "call_to_physical_memlocs: '%s' names no Call "
+			    "instruction", call);
+	callee = c->target ? lm_strmap_lookup(&v->funcs, c->target) : NULL;
+	cJSON_ArrayForEach(x, names)
+		if (cJSON_IsString(x) && callee &&
+		    !fn_memloc(callee, x->valuestring))
+			return fail(v, "call_to_physical_memlocs: '%s' (of call "
+				    "'%s') is not a memory location of function "
+				    "'%s'", x->valuestring, call, fname(callee));
+	return 0;
+}
+
+/*
+** The module's call_to_physical_memlocs (the memory locations bound as a
+** Call's actual arguments), an object of call names or an array of
+** [call, [memory location, ...]] pairs (the loader checked the shape).
+*/
+static int check_call_memlocs(vctx *v)
+{
+	const cJSON *cm = v->m->extra ? cJSON_GetObjectItemCaseSensitive(
+		v->m->extra, "call_to_physical_memlocs") : NULL;
+	const cJSON *e;
+	int rc;
+	if (!cm || cJSON_IsNull(cm))
+		return 0;
+	wpop(v, 0);
+	wpush(v, "module");
+	cJSON_ArrayForEach(e, cm) {
+		if (cJSON_IsObject(cm))
+			rc = check_call_memloc(v, e->string, e);
+		else if (cJSON_IsString(e->child))
+			rc = check_call_memloc(v, e->child->valuestring,
+					       e->child->next);
+		else
+			rc = 0;
+		if (rc)
+			return rc;
+	}
+	wpop(v, 0);
 	return 0;
 }
 
@@ -1769,6 +2123,8 @@ int lm_verify(const lm_module *m, const lm_verify_opts *opts, lm_error *err)
 			goto done;
 		wpop(&v, w);
 	}
+	if ((rc = collect_queue_blocks(&v)) != 0)
+		goto done;
 	for (int f = 0; f < m->n_functions; f++) {
 		const lm_function *fn = &m->functions[f];
 		size_t w = wpush(&v, "function %s", fn->name);
@@ -1777,6 +2133,19 @@ int lm_verify(const lm_module *m, const lm_verify_opts *opts, lm_error *err)
 			goto done;
 		wpop(&v, w);
 	}
+	for (int q = 0; q < m->n_queues; q++) {
+		const lm_function *qf = &v.qfns[q];
+		size_t w;
+		if (!qf->n_blocks)
+			continue;
+		w = wpush(&v, "queue %s", qf->name);
+		v.fn = qf;
+		if ((rc = check_blocks(&v, qf->blocks, qf->n_blocks)) != 0)
+			goto done;
+		wpop(&v, w);
+	}
+	if ((rc = check_call_memlocs(&v)) != 0)
+		goto done;
 	if ((rc = check_call_cycles(&v)) != 0)
 		goto done;
 	if (v.linked)
@@ -1794,6 +2163,19 @@ done:
 	lm_strmap_free(&v.memlocs);
 	lm_strmap_free(&v.insts);
 	free(v.inst_at);
+	free(v.inst_ptr);
+	for (int i = 0; i < v.n_bodies; i++) {
+		for (int b = 0; b < v.bodies[i].n; b++)
+			lm_block_clear(&v.bodies[i].bs[b]);
+		free(v.bodies[i].bs);
+	}
+	free(v.bodies);
+	for (int q = 0; v.qfns && q < m->n_queues; q++) {
+		for (int b = 0; b < v.qfns[q].n_blocks; b++)
+			lm_block_clear(&v.qfns[q].blocks[b]);
+		free(v.qfns[q].blocks);
+	}
+	free(v.qfns);
 	free(v.frames);
 	lm_buf_free(&v.text);
 	return rc;
@@ -1826,4 +2208,44 @@ int lm_resolve_arg(const lm_module *m, const lm_arg *a, lm_alloc **alloc,
 	if (loc)
 		*loc = l;
 	return 0;
+}
+
+/* ---- several modules at once ---------------------------------------------- */
+
+typedef struct verifier_batch {
+	lm_module *const *mods;
+	const lm_verify_opts *opts;
+	lm_error *errs;
+	int *rcs;
+} verifier_batch;
+
+static void verify_one(void *arg, int worker, int i)
+{
+	verifier_batch *b = arg;
+	(void)worker;
+	b->rcs[i] = lm_verify(b->mods[i], b->opts, &b->errs[i]);
+}
+
+int lm_verify_modules(lm_module *const *mods, int n,
+		      const lm_verify_opts *opts, lm_error *err)
+{
+	verifier_batch b;
+	int rc = 0;
+	if (n == 1)
+		return lm_verify(mods[0], opts, err);
+	b.mods = mods;
+	b.opts = opts;
+	b.errs = lm_xcalloc((size_t)n + 1, sizeof *b.errs);
+	b.rcs = lm_xcalloc((size_t)n + 1, sizeof *b.rcs);
+	lm_parallel_for(n, lm_worker_count(0, 8, n, 1), verify_one, &b);
+	/* the first failure in module order, as a loop would report it */
+	for (int i = 0; i < n && !rc; i++)
+		if (b.rcs[i]) {
+			rc = b.rcs[i];
+			if (err)
+				*err = b.errs[i];
+		}
+	free(b.errs);
+	free(b.rcs);
+	return rc;
 }

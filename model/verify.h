@@ -17,6 +17,15 @@ typedef struct lm_verify_opts {
 int lm_verify(const lm_module *m, const lm_verify_opts *opts, lm_error *err);
 
 /*
+** lm_verify on each of mods[0 .. n-1] with the same opts, on the worker
+** pool (one thread per CPU, at most 8) when there are several. Returns 0
+** when all are valid; else the first failure in module order, as a loop
+** would report it, with err filled.
+*/
+int lm_verify_modules(lm_module *const *mods, int n,
+		      const lm_verify_opts *opts, lm_error *err);
+
+/*
 ** Resolve an operand to its allocation and memory location in function f
 ** (allocations are looked up module-wide). NULL outputs on failure.
 */

@@ -7,6 +7,7 @@
 */
 #include "common.h"
 #include "diff.h"
+#include "sim_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -305,8 +306,9 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 	lm_module *lin1[1];
 	lin1[0] = (lm_module *)linked; /* only read */
 	lm_error e;
-	/* each side prepared once, run once per schedule */
-	rc = ls_machine_prepare(&refm, mods, n_mods, 1, inputs, &run, &e);
+	/* each side prepared once (its memory was checked before the
+	   inputs were made), run once per schedule */
+	rc = ls_machine_new(&refm, mods, n_mods, 1, inputs, run.files, &e);
 	if (rc == LM_EINPUT) {
 		*err = e;
 		return rc;
@@ -345,8 +347,8 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 			ls_result_free(&ref);
 			goto done;
 		}
-		rc = s == 0 ? ls_machine_prepare(&linm, lin1, 1, 0, inputs,
-						 &run, &e) : 0;
+		rc = s == 0 ? ls_machine_new(&linm, lin1, 1, 0, inputs,
+					     run.files, &e) : 0;
 		if (!rc)
 			rc = ls_machine_run(linm, &run, &lin, &e);
 		if (rc) {

@@ -75,9 +75,13 @@ int ls_check_tensor_map(const lm_module *linked, const ls_tmap_entry *e,
 			int n, char *msg, size_t len);
 
 /*
-** Run both sides and compare. Returns 0 when the check ran (pass or fail:
-** see out->status), or LM_EINPUT for bad input (e.g. an external output
-** declared by two modules) with err filled.
+** Run both sides and compare: each side's machine is prepared once and
+** run once per schedule. mods and linked have passed lm_verify (linked:
+** with the linked rules) and ls_check_memory with opts->run.max_memory
+** -- a caller checks the memory before it makes the inputs, which are
+** part of it -- and neither is checked again here. Returns 0 when the
+** check ran (pass or fail: see out->status), or LM_EINPUT for bad input
+** (e.g. an external output declared by two modules) with err filled.
 */
 int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 	    const ls_tensors *inputs, const ls_diff_opts *opts,

@@ -21,7 +21,7 @@
 */
 #include "common.h"
 #include "gen.h"
-#include "json.h"
+#include "build.h"
 #include "npy.h"
 #include "safeio.h"
 #include "verify.h"
@@ -92,7 +92,8 @@ typedef struct qinst {
 
 typedef struct core_b {
 	int core;
-	cJSON *allocs, *insts;
+	lm_builder *b;          /* the core's module */
+	lm_error berr;          /* its first failure */
 	tile tiles[MAX_TILES];
 	int n_tiles;
 	int64_t sb_addr;        /* bump allocator, bytes per partition */
@@ -101,7 +102,7 @@ typedef struct core_b {
 	int aux_active;         /* 1 or 2: active instance of qAux */
 	int uses_aux;
 	int n_inst;             /* for names */
-	const char *dma_engine; /* issuing engine of the core's qSyncIO0 DMAs */
+	lm_engine dma_engine;   /* issuing engine of the core's qSyncIO0 DMAs */
 	int next_barrier_id;
 	char last_barrier[48];
 } core_b;
@@ -120,78 +121,41 @@ typedef struct gen {
 	const char *out_dir;
 } gen;
 
-/* ---- JSON helpers ---------------------------------------------------- */
+/* ---- building the IR -------------------------------------------------- */
 
-static cJSON *ap2(int64_t a, int64_t b, int64_t c, int64_t d)
+/* A physical_ap over [parts, elems] of allocation name (rows of row_len
+** elements), from element offset. */
+static void operand(core_b *c, lm_inst *in, int side, const char *name,
+		    lm_dtype dt, int64_t row_len, int parts, int elems,
+		    int64_t offset)
 {
-	cJSON *ap = cJSON_CreateArray();
-	cJSON *p = cJSON_CreateArray();
-	cJSON_AddItemToArray(p, cJSON_CreateNumber((double)a));
-	cJSON_AddItemToArray(p, cJSON_CreateNumber((double)b));
-	cJSON_AddItemToArray(ap, p);
-	p = cJSON_CreateArray();
-	cJSON_AddItemToArray(p, cJSON_CreateNumber((double)c));
-	cJSON_AddItemToArray(p, cJSON_CreateNumber((double)d));
-	cJSON_AddItemToArray(ap, p);
-	return ap;
+	lm_appair ap[2] = { { row_len, parts }, { 1, elems } };
+	lm_b_ap(c->b, in, side, name, dt, 0, offset, ap, 2);
 }
 
-/* A physical_ap over [parts, elems] of allocation name, from offset. */
-static cJSON *operand(const char *name, lm_dtype dt, int64_t row_len,
-		      int parts, int elems, int64_t offset)
+static void tile_operand(core_b *c, lm_inst *in, int side, const tile *t)
 {
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "kind", "physical_ap");
-	cJSON_AddItemToObject(o, "ap", ap2(row_len, parts, 1, elems));
-	cJSON_AddStringToObject(o, "dtype", lm_dtype_name(dt));
-	cJSON_AddNumberToObject(o, "offset", (double)offset);
-	cJSON_AddStringToObject(o, "memsetref", name);
-	cJSON_AddStringToObject(o, "memref", name);
-	return o;
+	operand(c, in, side, t->name, t->dtype, t->elems, t->parts, t->elems,
+		0);
 }
 
-static cJSON *tile_operand(const tile *t)
+/* An allocation [rows, cols] at addr of memory type mt, file (NULL:
+** none), a view of remote on remote_core when remote is given. */
+static void add_alloc(core_b *c, const char *name, lm_tensorkind kind,
+		      lm_dtype dt, int64_t rows, int64_t cols, lm_memtype mt,
+		      int64_t addr, const char *file, const char *remote,
+		      int remote_core)
 {
-	return operand(t->name, t->dtype, t->elems, t->parts, t->elems, 0);
-}
-
-static void add_alloc(core_b *c, const char *name, const char *kind,
-		      lm_dtype dt, int64_t rows, int64_t cols, const char *mtype,
-		      int64_t addr, int bank, const char *file,
-		      const char *remote, int remote_core)
-{
-	cJSON *a = cJSON_CreateObject();
-	cJSON_AddStringToObject(a, "name", name);
-	cJSON_AddStringToObject(a, "kind", kind);
-	cJSON_AddStringToObject(a, "dtype", lm_dtype_name(dt));
-	cJSON *sh = cJSON_CreateArray();
-	cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)rows));
-	cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)cols));
-	cJSON_AddItemToObject(a, "tensor_shape", sh);
-	cJSON_AddStringToObject(a, "addr_space", "Shared");
-	cJSON_AddStringToObject(a, "file", file ? file : "");
-	cJSON *ml = cJSON_CreateArray();
-	cJSON *l = cJSON_CreateObject();
-	cJSON_AddStringToObject(l, "name", name);
-	cJSON_AddStringToObject(l, "type", mtype);
-	cJSON_AddNumberToObject(l, "addr", (double)addr);
-	cJSON *dims = cJSON_CreateArray();
-	cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)rows));
-	cJSON_AddItemToArray(dims, cJSON_CreateNumber(
-		(double)(cols * lm_dtype_size(dt))));
-	cJSON_AddItemToObject(l, "dims", dims);
-	cJSON_AddNumberToObject(l, "bank", bank);
-	cJSON_AddNumberToObject(l, "base", 0);
-	cJSON_AddBoolToObject(l, "allocated", 1);
-	cJSON_AddItemToArray(ml, l);
-	cJSON_AddItemToObject(a, "memorylocations", ml);
-	if (remote) {
-		cJSON *rt = cJSON_CreateObject();
-		cJSON_AddStringToObject(rt, "name", remote);
-		cJSON_AddNumberToObject(rt, "core", remote_core);
-		cJSON_AddItemToObject(a, "remote_local_target", rt);
-	}
-	cJSON_AddItemToArray(c->allocs, a);
+	int64_t shape[2] = { rows, cols };
+	int64_t dims[2] = { rows, cols * lm_dtype_size(dt) };
+	lm_alloc *a = lm_b_alloc(c->b, name, kind, dt, shape, 2);
+	if (!a)
+		return;
+	lm_b_set_addr_space(a, "Shared");
+	lm_b_set_file(a, file ? file : "");
+	if (remote)
+		lm_b_set_view(a, remote, remote_core);
+	lm_b_memloc(c->b, a, mt, addr, dims, 2, 0);
 }
 
 /* Find or create a tracked SB/PSUM tile. */
@@ -212,12 +176,12 @@ static tile *get_tile(core_b *c, const char *name, int parts, int elems,
 	t->writer_inst = -1;
 	if (is_psum) {
 		int bank = c->psum_bank++ % LM_PSUM_BANKS;
-		add_alloc(c, name, "Internal", dt, parts, elems, "PSUM",
-			  (int64_t)bank * LM_PSUM_BANK_BYTES, bank, NULL, NULL, 0);
+		add_alloc(c, name, LM_TK_INTERNAL, dt, parts, elems, LM_MT_PSUM,
+			  (int64_t)bank * LM_PSUM_BANK_BYTES, NULL, NULL, 0);
 	} else {
 		int64_t bytes = (int64_t)elems * lm_dtype_size(dt);
-		add_alloc(c, name, "Internal", dt, parts, elems, "SB", c->sb_addr, 0,
-			  NULL, NULL, 0);
+		add_alloc(c, name, LM_TK_INTERNAL, dt, parts, elems, LM_MT_SB,
+			  c->sb_addr, NULL, NULL, 0);
 		c->sb_addr += (bytes + 63) & ~(int64_t)63;
 	}
 	return t;
@@ -291,45 +255,31 @@ static void note_write(tile *t, const char *inst, int dma_inst, int count)
 	t->n_readers = 0;
 }
 
-/* New instruction object with name prefix; fills its name into out. */
-static cJSON *new_inst(core_b *c, const char *opcode, const char *engine,
-		       const char *prefix, char *out, size_t outlen)
+/* A new instruction of the core's program named prefix_<n> (the name
+** into out); NULL when the builder failed (lm_b_finish says why). */
+static lm_inst *new_inst(core_b *c, lm_opcode op, lm_engine engine,
+			 const char *prefix, char *out, size_t outlen)
 {
 	snprintf(out, outlen, "%s_%d", prefix, c->n_inst++);
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "opcode", opcode);
-	cJSON_AddStringToObject(o, "name", out);
-	cJSON_AddStringToObject(o, "engine", engine);
-	cJSON_AddItemToObject(o, "ins", cJSON_CreateArray());
-	cJSON_AddItemToObject(o, "outs", cJSON_CreateArray());
-	return o;
+	return lm_b_inst(c->b, op, engine, out);
 }
 
-/* Attach dependencies and waits, then append to the core's program. */
-static void finish_inst(core_b *c, cJSON *o, const deps *d)
+/* Attach dependencies and waits. */
+static void finish_inst(core_b *c, lm_inst *o, const deps *d)
 {
-	if (d->n) {
-		cJSON *a = cJSON_CreateArray();
-		for (int i = 0; i < d->n; i++)
-			cJSON_AddItemToArray(a, cJSON_CreateString(d->names[i]));
-		cJSON_AddItemToObject(o, "dependencies", a);
-	}
-	if (d->n_wait) {
-		cJSON *w = cJSON_CreateArray();
-		for (int i = 0; i < d->n_wait; i++) {
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "semaphore", c->qi[d->wait_inst[i]].sem);
-			cJSON_AddNumberToObject(e, "value", d->wait_val[i]);
-			cJSON_AddItemToArray(w, e);
-		}
-		cJSON_AddItemToObject(o, "wait", w);
-	}
-	cJSON_AddItemToArray(c->insts, o);
+	if (!o)
+		return;
+	for (int i = 0; i < d->n; i++)
+		lm_inst_add_dep(o, 0, d->names[i], LM_EDGE_FLOW);
+	for (int i = 0; i < d->n_wait; i++)
+		lm_b_wait(c->b, o, c->qi[d->wait_inst[i]].sem, d->wait_val[i]);
 }
 
-static const char *dma_engine(gen *g)
+static lm_engine dma_engine(gen *g)
 {
-	static const char *const e[] = {"SP", "SP", "SP", "Activation", "Pool"};
+	static const lm_engine e[] = {
+		LM_ENG_SP, LM_ENG_SP, LM_ENG_SP, LM_ENG_ACT, LM_ENG_POOL,
+	};
 	return e[rint_(&g->r, 5)];
 }
 
@@ -358,17 +308,14 @@ static void dma_load(gen *g, core_b *c, const char *src, lm_dtype sdt,
 {
 	char nm[48];
 	int qi = pick_qi(g, c);
-	cJSON *o = new_inst(c, "DMACopy", qi ? "SP" : c->dma_engine, "ld", nm,
-			    sizeof nm);
+	lm_inst *o = new_inst(c, LM_OP_DMACOPY, qi ? LM_ENG_SP : c->dma_engine,
+			      "ld", nm, sizeof nm);
 	deps d = {0};
 	need_write(&d, t);
 	dep_add(&d, extra_dep);
-	cJSON_AddItemToArray(cJSON_GetObjectItem(o, "ins"),
-			     operand(src, sdt, cols, t->parts, t->elems,
-				     row0 * cols));
-	cJSON_AddItemToArray(cJSON_GetObjectItem(o, "outs"), tile_operand(t));
-	cJSON_AddStringToObject(o, "queue", c->qi[qi].queue);
-	cJSON_AddStringToObject(o, "mode", "Copy");
+	operand(c, o, LM_B_IN, src, sdt, cols, t->parts, t->elems, row0 * cols);
+	tile_operand(c, o, LM_B_OUT, t);
+	lm_b_dma_queue(c->b, o, c->qi[qi].queue);
 	finish_inst(c, o, &d);
 	c->qi[qi].issued++;
 	note_write(t, nm, qi, c->qi[qi].issued);
@@ -379,42 +326,39 @@ static void dma_store(gen *g, core_b *c, tile *t, const char *dst, char *nm,
 		      size_t nmlen)
 {
 	int qi = pick_qi(g, c);
-	cJSON *o = new_inst(c, "DMACopy", qi ? "SP" : c->dma_engine, "st", nm,
-			    nmlen);
+	lm_inst *o = new_inst(c, LM_OP_DMACOPY, qi ? LM_ENG_SP : c->dma_engine,
+			      "st", nm, nmlen);
 	deps d = {0};
 	need_read(g, &d, t);
-	cJSON_AddItemToArray(cJSON_GetObjectItem(o, "ins"), tile_operand(t));
-	cJSON_AddItemToArray(cJSON_GetObjectItem(o, "outs"),
-			     operand(dst, t->dtype, t->elems, t->parts, t->elems, 0));
-	cJSON_AddStringToObject(o, "queue", c->qi[qi].queue);
-	cJSON_AddStringToObject(o, "mode", "Copy");
+	tile_operand(c, o, LM_B_IN, t);
+	operand(c, o, LM_B_OUT, dst, t->dtype, t->elems, t->parts, t->elems, 0);
+	lm_b_dma_queue(c->b, o, c->qi[qi].queue);
 	finish_inst(c, o, &d);
 	c->qi[qi].issued++;
 	note_read(t, nm);
 }
 
-/* A compute instruction over tiles: ins read, out written. */
-static cJSON *compute(gen *g, core_b *c, const char *opcode, const char *engine,
-		      tile **ins, int n_ins, tile *out, const char *prefix,
-		      char *nm, size_t nmlen, deps *d)
+/* A compute instruction over tiles: ins read, out written (NULL when the
+** builder failed). */
+static lm_inst *compute(gen *g, core_b *c, lm_opcode op, lm_engine engine,
+			tile **ins, int n_ins, tile *out, const char *prefix,
+			char *nm, size_t nmlen, deps *d)
 {
-	cJSON *o = new_inst(c, opcode, engine, prefix, nm, nmlen);
+	lm_inst *o = new_inst(c, op, engine, prefix, nm, nmlen);
 	for (int i = 0; i < n_ins; i++) {
 		need_read(g, d, ins[i]);
-		cJSON_AddItemToArray(cJSON_GetObjectItem(o, "ins"),
-				     tile_operand(ins[i]));
+		tile_operand(c, o, LM_B_IN, ins[i]);
 	}
 	if (out) {
 		need_write(d, out);
-		cJSON_AddItemToArray(cJSON_GetObjectItem(o, "outs"),
-				     tile_operand(out));
+		tile_operand(c, o, LM_B_OUT, out);
 	}
 	return o;
 }
 
 /* Record reads/writes of a finished compute instruction. */
-static void compute_done(core_b *c, cJSON *o, deps *d, tile **ins, int n_ins,
-			 tile *out, const char *nm)
+static void compute_done(core_b *c, lm_inst *o, deps *d, tile **ins,
+			 int n_ins, tile *out, const char *nm)
 {
 	finish_inst(c, o, d);
 	for (int i = 0; i < n_ins; i++)
@@ -427,23 +371,55 @@ static void barrier(gen *g, core_b *c, const char *group, const int *cores,
 		    int n_cores, int fixed_id, const char *dep, char *nm,
 		    size_t nmlen)
 {
+	int64_t cs[64];
 	(void)g;
-	cJSON *o = new_inst(c, "CoreBarrier", "Pool", "cb", nm, nmlen);
+	lm_inst *o = new_inst(c, LM_OP_COREBARRIER, LM_ENG_POOL, "cb", nm,
+			      nmlen);
 	deps d = {0};
 	dep_add(&d, dep);
-	if (fixed_id >= 0) {
-		cJSON_AddNumberToObject(o, "id", fixed_id);
-		cJSON_AddBoolToObject(o, "renumber", 0);
-	} else {
-		cJSON_AddNumberToObject(o, "id", c->next_barrier_id++);
-	}
-	cJSON *cs = cJSON_CreateArray();
+	assert(n_cores <= 64); /* cores are 1..64 */
 	for (int i = 0; i < n_cores; i++)
-		cJSON_AddItemToArray(cs, cJSON_CreateNumber(cores[i]));
-	cJSON_AddItemToObject(o, "cores", cs);
-	cJSON_AddStringToObject(o, "group", group);
+		cs[i] = cores[i];
+	if (o) {
+		lm_b_set_barrier(o, fixed_id >= 0 ? fixed_id
+				 : c->next_barrier_id, cs, n_cores, group);
+		if (fixed_id >= 0)
+			lm_b_set_renumber(o, 0);
+	}
+	if (fixed_id < 0)
+		c->next_barrier_id++;
 	finish_inst(c, o, &d);
 	snprintf(c->last_barrier, sizeof c->last_barrier, "%s", nm);
+}
+
+/*
+** Core c's module, empty but for its frame: version 2, arch, the set's
+** name, its core id and file <out_dir>/<name>/nc<c>/sg0/def.json, the
+** semaphores and queues it uses (qSyncIO0 on s_dma; qAux's instances on
+** s_aux_a and s_aux_b when it uses qAux), one function sg0000 with one
+** block Block1.
+*/
+static void core_module(core_b *c, const char *arch, const char *name,
+			const char *out_dir)
+{
+	int nq = c->uses_aux ? 3 : 1;
+	char *path = lm_xasprintf("%s/%s/nc%d/sg0/def.json", out_dir, name,
+				  c->core);
+	c->b = lm_b_new(arch, 2, &c->berr);
+	lm_b_path(c->b, path);
+	free(path);
+	lm_b_name(c->b, name);
+	lm_b_core_id(c->b, c->core);
+	for (int q = 0; q < nq; q++)
+		lm_b_semaphore(c->b, c->qi[q].sem, 0);
+	for (int q = 0; q < nq; q++) {
+		if (q == 0 || q == 1)
+			lm_b_queue(c->b, c->qi[q].queue);
+		lm_b_qinstance(c->b, c->qi[q].queue, c->qi[q].name,
+			       c->qi[q].sem);
+	}
+	lm_b_function(c->b, "sg0000");
+	lm_b_block(c->b, "Block1");
 }
 
 /* ---- const files ----------------------------------------------------- */
@@ -476,11 +452,13 @@ typedef struct handoff {
 	int model_out;  /* h<i> is also a model output (location type Output) */
 } handoff;
 
-static const char *const act_funcs[] = {
-	"Identity", "Relu", "Tanh", "Sigmoid", "Copy", "Silu", "Gelu_apprx_tanh",
-	"Square",
+static const lm_actfunc act_funcs[] = {
+	LM_ACT_IDENTITY, LM_ACT_RELU, LM_ACT_TANH, LM_ACT_SIGMOID, LM_ACT_COPY,
+	LM_ACT_SILU, LM_ACT_GELU_APPRX_TANH, LM_ACT_SQUARE,
 };
-static const char *const tt_ops[] = {"add", "max", "subtract", "mult", "min"};
+static const lm_aluop tt_ops[] = {
+	LM_ALU_ADD, LM_ALU_MAX, LM_ALU_SUBTRACT, LM_ALU_MULT, LM_ALU_MIN,
+};
 
 /* One matmul segment: K-tile loads, accumulation group, evacuation,
 ** elementwise combine into acc. */
@@ -492,10 +470,9 @@ static void segment(gen *g, core_b *c, int seg, const char *xin,
 	if (c->uses_aux && chance(&g->r, 50)) {
 		/* switch qAux to its other instance */
 		c->aux_active = c->aux_active == 1 ? 2 : 1;
-		cJSON *o = new_inst(c, "SwitchQueueInstance", "SP", "sqi", nm,
-				    sizeof nm);
-		cJSON_AddStringToObject(o, "queue", "qAux");
-		cJSON_AddStringToObject(o, "instance_name", c->qi[c->aux_active].name);
+		lm_inst *o = new_inst(c, LM_OP_SWITCHQUEUE, LM_ENG_SP, "sqi", nm,
+				      sizeof nm);
+		lm_b_switch_queue(c->b, o, "qAux", c->qi[c->aux_active].name);
 		deps d = {0};
 		finish_inst(c, o, &d);
 	}
@@ -512,10 +489,10 @@ static void segment(gen *g, core_b *c, int seg, const char *xin,
 		dma_load(g, c, xin, LM_DT_FLOAT32, N, (int64_t)t * 128, xt, NULL);
 		tile *ins[2] = {wt, xt};
 		deps d = {0};
-		cJSON *o = compute(g, c, "Matmult", "PE", ins, 2, ps, "mm", nm,
-				   sizeof nm, &d);
-		cJSON_AddBoolToObject(o, "start_tensor_calc", t == 0);
-		cJSON_AddBoolToObject(o, "stop_tensor_calc", t == T - 1);
+		lm_inst *o = compute(g, c, LM_OP_MATMULT, LM_ENG_PE, ins, 2, ps,
+				     "mm", nm, sizeof nm, &d);
+		if (o)
+			lm_b_set_matmult(o, t == 0, t == T - 1, 0);
 		compute_done(c, o, &d, ins, 2, ps, nm);
 	}
 	/* evacuate PSUM -> r */
@@ -533,30 +510,33 @@ static void segment(gen *g, core_b *c, int seg, const char *xin,
 			bias = get_tile(c, "zero_bias", M, 1, LM_DT_FLOAT32, 0);
 			if (!bias->writer[0]) {
 				deps d = {0};
-				cJSON *o = compute(g, c, "Memset",
-						   chance(&g->r, 50) ? "Pool" : "DVE",
-						   NULL, 0, bias, "ms", nm, sizeof nm, &d);
-				cJSON_AddStringToObject(o, "mode", "Const");
-				cJSON_AddNumberToObject(o, "constant", 0);
+				lm_inst *o = compute(g, c, LM_OP_MEMSET,
+						     chance(&g->r, 50) ? LM_ENG_POOL
+								       : LM_ENG_DVE,
+						     NULL, 0, bias, "ms", nm,
+						     sizeof nm, &d);
+				if (o)
+					lm_b_set_memset(o, "Const", 0);
 				compute_done(c, o, &d, NULL, 0, bias, nm);
 			}
 		}
 		tile *ins[2] = {ps, bias};
 		deps d = {0};
-		cJSON *o = compute(g, c, "Activation", "Activation", ins, 2, r, "act",
-				   nm, sizeof nm, &d);
-		cJSON_AddStringToObject(o, "func",
-					act_funcs[rint_(&g->r, (int)(sizeof act_funcs /
-								    sizeof act_funcs[0]))]);
-		cJSON_AddItemToObject(o, "scale",
-				      lm_json_float(chance(&g->r, 50) ? 1.0 : 0.125));
+		lm_inst *o = compute(g, c, LM_OP_ACTIVATION, LM_ENG_ACT, ins, 2, r,
+				     "act", nm, sizeof nm, &d);
+		/* the draws in this order: the function, then the scale */
+		lm_actfunc f = act_funcs[rint_(&g->r, (int)(sizeof act_funcs /
+							    sizeof act_funcs[0]))];
+		double scale = chance(&g->r, 50) ? 1.0 : 0.125;
+		if (o)
+			lm_b_set_activation(o, f, scale);
 		compute_done(c, o, &d, ins, 2, r, nm);
 	} else {
 		tile *ins[1] = {ps};
 		deps d = {0};
-		cJSON *o = compute(g, c, "TensorCopy",
-				   chance(&g->r, 50) ? "DVE" : "Activation", ins, 1,
-				   r, "cp", nm, sizeof nm, &d);
+		lm_inst *o = compute(g, c, LM_OP_TENSORCOPY,
+				     chance(&g->r, 50) ? LM_ENG_DVE : LM_ENG_ACT,
+				     ins, 1, r, "cp", nm, sizeof nm, &d);
 		compute_done(c, o, &d, ins, 1, r, nm);
 	}
 	/* combine into acc */
@@ -564,22 +544,24 @@ static void segment(gen *g, core_b *c, int seg, const char *xin,
 	if (!acc->writer[0]) {
 		tile *ins[1] = {r};
 		deps d = {0};
-		cJSON *o = compute(g, c, "TensorScalar", "DVE", ins, 1, acc, "ts", nm,
-				   sizeof nm, &d);
-		cJSON_AddStringToObject(o, "op0", "mult");
-		cJSON_AddItemToObject(o, "const0", lm_json_float(0.5));
-		cJSON_AddBoolToObject(o, "reverse0", 0);
-		cJSON_AddStringToObject(o, "op1", chance(&g->r, 50) ? "add" : "subtract");
-		cJSON_AddItemToObject(o, "const1", lm_json_float(0.25));
-		cJSON_AddBoolToObject(o, "reverse1", chance(&g->r, 50));
+		lm_inst *o = compute(g, c, LM_OP_TENSORSCALAR, LM_ENG_DVE, ins, 1,
+				     acc, "ts", nm, sizeof nm, &d);
+		/* the draws in this order: op1, then reverse1 */
+		lm_aluop op1 = chance(&g->r, 50) ? LM_ALU_ADD : LM_ALU_SUBTRACT;
+		int rev1 = chance(&g->r, 50);
+		if (o)
+			lm_b_set_tensor_scalar(o, LM_ALU_MULT, 0.5, 0, op1, 0.25,
+					       rev1);
 		compute_done(c, o, &d, ins, 1, acc, nm);
 	} else {
 		tile *ins[2] = {acc, r};
 		deps d = {0};
-		cJSON *o = compute(g, c, "TensorTensor",
-				   chance(&g->r, 70) ? "DVE" : "Pool", ins, 2, acc,
-				   "tt", nm, sizeof nm, &d);
-		cJSON_AddStringToObject(o, "op", tt_ops[rint_(&g->r, 5)]);
+		lm_inst *o = compute(g, c, LM_OP_TENSORTENSOR,
+				     chance(&g->r, 70) ? LM_ENG_DVE : LM_ENG_POOL,
+				     ins, 2, acc, "tt", nm, sizeof nm, &d);
+		lm_aluop op = tt_ops[rint_(&g->r, 5)];
+		if (o)
+			lm_b_set_alu(o, op);
 		compute_done(c, o, &d, ins, 2, acc, nm);
 	}
 }
@@ -591,9 +573,9 @@ static void handoff_produce(gen *g, core_b *c, const handoff *h, int i)
 	snprintf(dst, sizeof dst, "h%d", i);
 	snprintf(grp, sizeof grp, "hx%d", i);
 	tile *acc = get_tile(c, "acc", g->M, g->N, LM_DT_FLOAT32, 0);
-	add_alloc(c, dst, "ExternalOutput", LM_DT_FLOAT32, g->M, g->N,
-		  h->model_out ? "Output" : "DRAM",
-		  g->dram_addr + (int64_t)i * 0x100000, 0, NULL, NULL, 0);
+	add_alloc(c, dst, LM_TK_EXTERNAL_OUTPUT, LM_DT_FLOAT32, g->M, g->N,
+		  h->model_out ? LM_MT_OUTPUT : LM_MT_DRAM,
+		  g->dram_addr + (int64_t)i * 0x100000, NULL, NULL, 0);
 	dma_store(g, c, acc, dst, st, sizeof st);
 	int cores[2] = {h->prod < h->cons ? h->prod : h->cons,
 			h->prod < h->cons ? h->cons : h->prod};
@@ -607,8 +589,8 @@ static void handoff_consume(gen *g, core_b *c, const handoff *h, int i)
 	snprintf(view, sizeof view, "h%d_in", i);
 	snprintf(src, sizeof src, "h%d", i);
 	snprintf(grp, sizeof grp, "hx%d", i);
-	add_alloc(c, view, "Internal", LM_DT_FLOAT32, g->M, g->N, "DRAM",
-		  g->dram_addr + (int64_t)i * 0x100000, 0, NULL, src, h->prod);
+	add_alloc(c, view, LM_TK_INTERNAL, LM_DT_FLOAT32, g->M, g->N, LM_MT_DRAM,
+		  g->dram_addr + (int64_t)i * 0x100000, NULL, src, h->prod);
 	int cores[2] = {h->prod < h->cons ? h->prod : h->cons,
 			h->prod < h->cons ? h->cons : h->prod};
 	barrier(g, c, grp, cores, 2, h->fixed_id, NULL, bar, sizeof bar);
@@ -617,9 +599,10 @@ static void handoff_consume(gen *g, core_b *c, const handoff *h, int i)
 	tile *acc = get_tile(c, "acc", g->M, g->N, LM_DT_FLOAT32, 0);
 	tile *ins[2] = {acc, hin};
 	deps d = {0};
-	cJSON *o = compute(g, c, "TensorTensor", "DVE", ins, 2, acc, "tt", nm,
-			   sizeof nm, &d);
-	cJSON_AddStringToObject(o, "op", "add");
+	lm_inst *o = compute(g, c, LM_OP_TENSORTENSOR, LM_ENG_DVE, ins, 2, acc,
+			     "tt", nm, sizeof nm, &d);
+	if (o)
+		lm_b_set_alu(o, LM_ALU_ADD);
 	compute_done(c, o, &d, ins, 2, acc, nm);
 }
 
@@ -722,8 +705,6 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 	for (int ci = 0; ci < g.n; ci++) {
 		core_b *c = &g.cores[ci];
 		c->core = ci;
-		c->allocs = cJSON_CreateArray();
-		c->insts = cJSON_CreateArray();
 		c->next_barrier_id = 1;
 		c->qi[0] = (qinst){"qSyncIO0", "qSyncIO0", "s_dma", 0};
 		c->qi[1] = (qinst){"qAux", "qAux_a", "s_aux_a", 0};
@@ -731,6 +712,7 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 		c->uses_aux = chance(&g.r, 60);
 		c->dma_engine = dma_engine(&g);
 		c->aux_active = 1;
+		core_module(c, o->arch ? o->arch : "gen3", name, g.out_dir);
 	}
 	for (int ci = 0; ci < g.n; ci++) {
 		core_b *c = &g.cores[ci];
@@ -743,16 +725,17 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 			snprintf(own, sizeof own, "x_nc%d", ci);
 			xin = own;
 		}
-		add_alloc(c, xin, "ExternalInput", LM_DT_FLOAT32, 128 * g.T, g.N,
-			  "DRAM", shares[ci] ? 0 : 0x01000000 + (int64_t)ci * 0x100000,
-			  0, NULL, NULL, 0);
-		add_alloc(c, "w", "Const", wdt, 128 * g.T, g.M, "DRAM",
-			  0x02000000 + (int64_t)ci * 0x100000, 0, "w.npy", NULL, 0);
+		add_alloc(c, xin, LM_TK_EXTERNAL_INPUT, LM_DT_FLOAT32, 128 * g.T,
+			  g.N, LM_MT_DRAM,
+			  shares[ci] ? 0 : 0x01000000 + (int64_t)ci * 0x100000,
+			  NULL, NULL, 0);
+		add_alloc(c, "w", LM_TK_CONST, wdt, 128 * g.T, g.M, LM_MT_DRAM,
+			  0x02000000 + (int64_t)ci * 0x100000, "w.npy", NULL, 0);
 		const_file(&g, ci, "w.npy", wdt, 128 * g.T, g.M);
 		if (bias_mode == 1) {
-			add_alloc(c, "b", "Const", LM_DT_FLOAT32, g.M, 1, "DRAM",
-				  0x03000000 + (int64_t)ci * 0x100000, 0, "b.npy",
-				  NULL, 0);
+			add_alloc(c, "b", LM_TK_CONST, LM_DT_FLOAT32, g.M, 1,
+				  LM_MT_DRAM, 0x03000000 + (int64_t)ci * 0x100000,
+				  "b.npy", NULL, 0);
 			const_file(&g, ci, "b.npy", LM_DT_FLOAT32, g.M, 1);
 		}
 		int solo_at = g.n >= 2 && chance(&g.r, 50) ? rint_(&g.r, g.segments)
@@ -778,16 +761,18 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 		char yname[32], st[48];
 		snprintf(yname, sizeof yname, "y_nc%d", ci);
 		tile *acc = get_tile(c, "acc", g.M, g.N, LM_DT_FLOAT32, 0);
-		add_alloc(c, yname, "ExternalOutput", LM_DT_FLOAT32, g.M, g.N, "DRAM",
-			  0x04000000 + (int64_t)ci * 0x100000, 0, NULL, NULL, 0);
+		add_alloc(c, yname, LM_TK_EXTERNAL_OUTPUT, LM_DT_FLOAT32, g.M, g.N,
+			  LM_MT_DRAM, 0x04000000 + (int64_t)ci * 0x100000, NULL,
+			  NULL, 0);
 		dma_store(&g, c, acc, yname, st, sizeof st);
 		if (ci == peek_core) {
 			char peek[48], of[32];
 			snprintf(of, sizeof of, "y_nc%d", peek_of);
 			snprintf(peek, sizeof peek, "y_nc%d_peek", peek_of);
-			add_alloc(c, peek, "Internal", LM_DT_FLOAT32, g.M, g.N,
-				  "DRAM", 0x04000000 + (int64_t)peek_of * 0x100000,
-				  0, NULL, of, peek_of);
+			add_alloc(c, peek, LM_TK_INTERNAL, LM_DT_FLOAT32, g.M, g.N,
+				  LM_MT_DRAM,
+				  0x04000000 + (int64_t)peek_of * 0x100000, NULL, of,
+				  peek_of);
 		}
 	}
 
@@ -795,55 +780,14 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 	int rc = 0;
 	for (int ci = 0; ci < g.n && !rc; ci++) {
 		core_b *c = &g.cores[ci];
-		cJSON *m = cJSON_CreateObject();
-		cJSON_AddNumberToObject(m, "version", 2);
-		cJSON_AddStringToObject(m, "arch", o->arch ? o->arch : "gen3");
-		cJSON_AddStringToObject(m, "name", name);
-		cJSON *at = cJSON_CreateObject();
-		cJSON_AddNumberToObject(at, "neuron_core_id", ci);
-		cJSON_AddItemToObject(m, "attributes", at);
-		cJSON *sems = cJSON_CreateArray();
-		cJSON *queues = cJSON_CreateArray();
-		int nq = c->uses_aux ? 3 : 1;
-		for (int q = 0; q < nq; q++) {
-			cJSON *s = cJSON_CreateObject();
-			cJSON_AddStringToObject(s, "name", c->qi[q].sem);
-			cJSON_AddNumberToObject(s, "init", 0);
-			cJSON_AddItemToArray(sems, s);
-		}
-		for (int q = 0; q < nq; q += (q == 0 ? 1 : 2)) {
-			cJSON *qo = cJSON_CreateObject();
-			cJSON_AddStringToObject(qo, "name", c->qi[q].queue);
-			cJSON *ia = cJSON_CreateArray();
-			for (int k = q; k < (q == 0 ? 1 : 3); k++) {
-				cJSON *ie = cJSON_CreateObject();
-				cJSON_AddStringToObject(ie, "name", c->qi[k].name);
-				cJSON_AddStringToObject(ie, "semaphore", c->qi[k].sem);
-				cJSON_AddItemToArray(ia, ie);
-			}
-			cJSON_AddItemToObject(qo, "instances", ia);
-			cJSON_AddItemToArray(queues, qo);
-		}
-		cJSON_AddItemToObject(m, "semaphores", sems);
-		cJSON_AddItemToObject(m, "queues", queues);
-		cJSON *fa = cJSON_CreateArray();
-		cJSON *f = cJSON_CreateObject();
-		cJSON_AddStringToObject(f, "name", "sg0000");
-		cJSON_AddItemToObject(f, "attributes", cJSON_CreateArray());
-		cJSON_AddItemToObject(f, "allocations", c->allocs);
-		cJSON *blocks = cJSON_CreateArray();
-		cJSON *b = cJSON_CreateObject();
-		cJSON_AddStringToObject(b, "name", "Block1");
-		cJSON_AddItemToObject(b, "instructions", c->insts);
-		cJSON_AddItemToArray(blocks, b);
-		cJSON_AddItemToObject(f, "blocks", blocks);
-		cJSON_AddItemToArray(fa, f);
-		cJSON_AddItemToObject(m, "functions", fa);
-		c->allocs = c->insts = NULL;
-		char *path = lm_xasprintf("%s/%s/nc%d/sg0/def.json", g.out_dir, name,
-					  ci);
-		rc = lm_module_from_cjson(&mods[ci], m, path, err);
-		free(path);
+		rc = lm_b_finish(c->b, &mods[ci]);
+		c->b = NULL;
+		if (rc)
+			rc = lm_errc(err, LM_EINTERNAL, "", "gen",
+				     "generated module cannot be built (seed "
+				     "%llu, core %d): %s",
+				     (unsigned long long)o->seed, ci,
+				     c->berr.msg);
 		if (!rc) {
 			lm_verify_opts vo = {0};
 			if (lm_verify(mods[ci], &vo, err))
@@ -857,10 +801,8 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 		if (!g.files[i].bytes)
 			rc = lm_errc(err, LM_EINTERNAL, "", "gen",
 				     "cannot serialize %s", g.files[i].relpath);
-	for (int ci = 0; ci < g.n; ci++) {
-		cJSON_Delete(g.cores[ci].allocs);
-		cJSON_Delete(g.cores[ci].insts);
-	}
+	for (int ci = 0; ci < g.n; ci++)
+		lm_b_free(g.cores[ci].b);
 	free(g.cores);
 	free(shares);
 	free(hs);

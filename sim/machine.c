@@ -19,6 +19,7 @@
 #include "simcheck.h"
 #include "npy.h"
 #include "dtype.h"
+#include "geometry.h"
 
 #include <cjson/cJSON.h>
 
@@ -301,13 +302,42 @@ static void layout_free(ls_layout *l)
 
 /* ---- operands ----------------------------------------------------------- */
 
+/* Bytes between the elements of pair p: 0 when it walks one element
+** (any step then; the product could overflow). */
+static int64_t pair_stride(const lm_appair *p, int esize)
+{
+	return p->num > 1 ? p->step * esize : 0;
+}
+
+/*
+** The simulator strides one partition per step of an SB / PSUM operand's
+** first pair (lm_arg_part_step 1); ls_check_module refuses any other
+** step before a run, this faults should one reach the machine.
+*/
+static int part_step_fault(const ls_smod *sm, const lm_arg *a, char **fault)
+{
+	const lm_alloc *al = a->memsetref ?
+		lm_strmap_lookup(&sm->allocs, a->memsetref) : NULL;
+	const lm_memloc *l = al ? lm_alloc_find_memloc(al, a->memref ?
+						       a->memref : a->memsetref)
+				: NULL;
+	if (lm_arg_part_step(a, l) == 1)
+		return 0;
+	if (!*fault)
+		*fault = lm_xasprintf("ap[0].step %lld does not stride one "
+				      "partition: not modelled by the simulator",
+				      (long long)a->ap[0].step);
+	return 1;
+}
+
 /*
 ** Resolve one operand of module mi in function sf (whose bindings apply
-** when sf is an NKI call site). Problems the verifier does not rule out
-** (an opaque operand kind, too many dimensions, a binding that puts an
-** access outside the memory) become a fault message reported when the
-** instruction is reached. SB / PSUM operands are resolved against the
-** arch layout here and placed in the compact layout later (layout_apply).
+** when sf is an NKI call site). Its geometry is lm_arg_geometry's, the
+** verifier's. Problems the verifier does not rule out (an opaque operand
+** kind, too many dimensions, a binding that puts an access outside the
+** memory) become a fault message reported when the instruction is
+** reached. SB / PSUM operands are resolved against the arch layout here
+** and placed in the compact layout later (layout_apply).
 */
 static void prep_opnd(ls_machine *mc, int mi, const ls_sfunc *sf,
 		      const lm_arg *a, ls_opnd *o, char **fault)
@@ -318,6 +348,8 @@ static void prep_opnd(ls_machine *mc, int mi, const ls_sfunc *sf,
 	const char *aname = a->memsetref, *lname = a->memref;
 	int64_t st[64], nm[64];
 	int nd = 0, pdim = -1;
+	lm_geom g;
+	char *why;
 
 	/* o is zeroed (calloc) */
 	o->pdim = -1;
@@ -330,6 +362,8 @@ static void prep_opnd(ls_machine *mc, int mi, const ls_sfunc *sf,
 					      "physical_ap)");
 		return;
 	}
+	if (part_step_fault(sm, a, fault))
+		return; /* space NONE */
 	if (sf->is_callsite && aname) {
 		const char *r = lm_strmap_lookup(&sf->bind_allocs, aname);
 		if (r) {
@@ -353,19 +387,27 @@ static void prep_opnd(ls_machine *mc, int mi, const ls_sfunc *sf,
 					      S(aname));
 		return;
 	}
+	/* the verifier's numbers, for the location the binding chose */
+	if (lm_arg_geometry(&g, a, al, loc, &why)) {
+		if (!*fault)
+			*fault = lm_xasprintf("access of '%s': %s", S(al->name),
+					      why);
+		free(why);
+		return;
+	}
 	o->dtype = a->dtype;
-	o->esize = lm_dtype_size(a->dtype);
+	o->esize = g.esize;
 	o->alloc = al->name;
 	o->alloc_esize = lm_dtype_size(al->dtype);
-	o->count = lm_arg_count(a);
-	o->parts = a->ap[0].num;
-	o->free = o->parts > 0 ? o->count / o->parts : 0;
-	if (lm_memtype_is_dram(loc->type)) {
+	o->count = g.count;
+	o->parts = g.parts;
+	o->free = g.free;
+	if (g.is_dram) {
 		o->space = LS_SP_DRAM;
 		o->storage = smap_get(&sm->storages, al->name);
 		o->off = a->offset * o->esize;
 		for (int i = 0; i < a->n_ap; i++) {
-			st[nd] = a->ap[i].step * o->esize;
+			st[nd] = pair_stride(&a->ap[i], o->esize);
 			nm[nd++] = a->ap[i].num;
 		}
 		if (o->storage < 0) {
@@ -381,27 +423,21 @@ static void prep_opnd(ls_machine *mc, int mi, const ls_sfunc *sf,
 		o->space = loc->type == LM_MT_SB ? LS_SP_SB : LS_SP_PSUM;
 		l = o->space == LS_SP_SB ? &mc->sb_layout : &mc->psum_layout;
 		pb = l->arch_pb;
-		o->part = loc->base + a->start_partition;
+		o->part = g.part;
 		o->pstart = loc->addr + a->offset * o->esize;
 		o->off = o->part * pb + o->pstart;
-		lo = o->pstart;
-		hi = o->pstart + o->esize;
+		lo = loc->addr + g.lo;
+		hi = loc->addr + g.hi;
 		pdim = 0;
 		st[nd] = pb;
 		nm[nd++] = a->ap[0].num;
 		for (int i = 1; i < a->n_ap; i++) {
-			st[nd] = a->ap[i].step * o->esize;
+			st[nd] = pair_stride(&a->ap[i], o->esize);
 			nm[nd++] = a->ap[i].num;
-			if (a->ap[i].num > 0) {
-				int64_t span = st[nd - 1] * (a->ap[i].num - 1);
-				if (span < 0)
-					lo += span;
-				else
-					hi += span;
-			}
 		}
-		if (o->part < 0 || o->part + o->parts > LM_PARTITIONS ||
-		    lo < 0 || hi > pb) {
+		/* inside the memory location; it may still exceed the
+		** partition of this machine's arch */
+		if (hi > pb) {
 			o->space = LS_SP_NONE;
 			if (!*fault)
 				*fault = lm_xasprintf("access of '%s' is "
@@ -1260,8 +1296,8 @@ static void apply_layouts(ls_machine *mc)
 /* ---- the machine -------------------------------------------------------- */
 
 int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
-		   const ls_tensors *inputs, const lm_fileset *files,
-		   lm_error *err)
+		   int multi, const ls_tensors *inputs,
+		   const lm_fileset *files, lm_error *err)
 {
 	ls_machine *mc;
 	int rc = 0;
@@ -1275,6 +1311,7 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 			return rc;
 	mc = lm_xcalloc(1, sizeof *mc);
 	mc->files = files;
+	mc->multi = multi;
 	lm_strmap_init(&mc->group_index);
 	mc->arch = lm_arch_get(mods[0]->arch);
 	if (!mc->arch) {

@@ -1151,10 +1151,8 @@ int ls_machine_prepare(ls_machine **out, lm_module *const *mods, int n_mods,
 	lm_error_clear(err);
 	rc = ls_check_memory(mods, n_mods, opts ? opts->max_memory : 0, err);
 	if (!rc)
-		rc = ls_machine_new(out, mods, n_mods, inputs,
+		rc = ls_machine_new(out, mods, n_mods, multi, inputs,
 				    opts ? opts->files : NULL, err);
-	if (!rc)
-		(*out)->multi = multi;
 	return rc;
 }
 

@@ -240,12 +240,13 @@ struct ls_machine {
 
 /* ---- machine.c ---------------------------------------------------------- */
 
-/* Build the machine for n modules (verified); inputs bound to storages
+/* Build the machine for n modules (verified, their memory checked:
+** ls_check_memory), side by side when multi; inputs bound to storages
 ** (borrowed until ls_machine_free: a reset copies them in again); Const
 ** files from files when non-NULL (borrowed while preparing). */
 int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
-		   const ls_tensors *inputs, const lm_fileset *files,
-		   lm_error *err);
+		   int multi, const ls_tensors *inputs,
+		   const lm_fileset *files, lm_error *err);
 /* Put back the state preparation left: DRAM storages (inputs and Const
 ** contents as loaded, the rest unwritten), SBUF / PSUM zeroed and
 ** unwritten, semaphores at their initial values, queue instances idle,

@@ -1,9 +1,10 @@
 /*
 ** simcheck.c -- what the simulator models, and the refusal before time 0
 ** of everything else: the opcodes it executes (OPS_EXEC; any other of the
-** 110 is refused by name), then for each executed instruction its keys,
-** the keys of its operands, of every allocation and of every memory
-** location. A key is
+** 110 is refused by name), then the keys the module and each queue carry,
+** and for each executed instruction its keys, the keys of its operands,
+** of its block, of every allocation and of every memory location. A key
+** is
 **   modelled  the simulator reads it (any value);
 **   metadata  debug / bookkeeping / placement hints that cannot change
 **             the bits of a result (any value);
@@ -189,6 +190,35 @@ static const key_rule memloc_rules[] = {
 	{ 0, "remote_local_target", K_DEFAULT, "",
 	  "remote_local_target is read on the allocation" },
 	{ 0, "pointer_ref_memloc", K_DEFAULT, "", NULL },
+};
+
+/* Keys of the module carried in `extra`. */
+static const key_rule module_rules[] = {
+	{ 0, "archRev", K_META, NULL, NULL },
+	{ 0, "revision", K_META, NULL, NULL },
+	{ 0, "artifact_path", K_META, NULL, NULL },
+	{ 0, "artifact_info", K_META, NULL, NULL },
+	{ 0, "_comment", K_META, NULL, NULL },
+	{ 0, "call_to_physical_memlocs", K_DEFAULT, "[]|{}",
+	  "binding a call's arguments to memory locations is not modelled" },
+	{ 0, "nki_functions", K_DEFAULT, "[]",
+	  "the module's NKI functions are not modelled" },
+};
+
+/* Keys of queues carried in `extra`. */
+static const key_rule queue_rules[] = {
+	{ 0, "blocks", K_DEFAULT, "[]",
+	  "a queue's own blocks (its DMA blocks) are not modelled" },
+	{ 0, "basic_blocks", K_DEFAULT, "[]",
+	  "a queue's own blocks (its DMA blocks) are not modelled" },
+};
+
+/* Keys of blocks carried in `extra` (block arguments and their incoming
+** values among them: none is modelled). */
+static const key_rule block_rules[] = {
+	{ 0, "origin", K_META, NULL, NULL },
+	{ 0, "optin_passes", K_META, NULL, NULL },
+	{ 0, "_comment", K_META, NULL, NULL },
 };
 
 /*
@@ -668,6 +698,27 @@ static int refuse_opcode(cctx *c, const lm_inst *in)
 		      name ? name : "");
 }
 
+/*
+** The partition walk of an SB / PSUM operand: the simulator strides one
+** partition per step of the first pair (lm_arg_part_step 1: a step of pe,
+** or a pair of one partition); any other step is refused by name.
+*/
+static int check_part_step(cctx *c, const lm_arg *a)
+{
+	const lm_memloc *l = lm_arg_memloc(c->m, NULL, a);
+	int64_t k = lm_arg_part_step(a, l);
+	if (k == 1)
+		return 0;
+	if (k < 0)
+		return refuse(c, "ap[0].step %lld is not a whole number of "
+			      "partitions (%lld elements each): not modelled by "
+			      "the simulator", (long long)a->ap[0].step,
+			      (long long)lm_arg_part_elems(a, l));
+	return refuse(c, "ap[0].step %lld strides %lld partitions: not "
+		      "modelled by the simulator", (long long)a->ap[0].step,
+		      (long long)k);
+}
+
 static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
 {
 	size_t base = strlen(c->where);
@@ -709,6 +760,8 @@ static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
 		rc = check_extra(c, a->extra, arg_rules,
 				 sizeof arg_rules / sizeof *arg_rules,
 				 in->op, -1, w2);
+		if (!rc)
+			rc = check_part_step(c, a);
 		c->where[base] = 0;
 		if (rc)
 			return rc;
@@ -753,6 +806,16 @@ static int check_module(cctx *c)
 	char what[80];
 	int rc = 0;
 
+	snprintf(c->where, sizeof c->where, "module");
+	rc = check_extra(c, m->extra, module_rules,
+			 sizeof module_rules / sizeof *module_rules,
+			 LM_OP_INVALID, -1, "module");
+	for (int q = 0; q < m->n_queues && !rc; q++) {
+		where_set(c, 0, "queue %s", m->queues[q].name, q);
+		rc = check_extra(c, m->queues[q].extra, queue_rules,
+				 sizeof queue_rules / sizeof *queue_rules,
+				 LM_OP_INVALID, -1, "queue");
+	}
 	for (int f = 0; f < m->n_functions && !rc; f++) {
 		const lm_function *fn = &m->functions[f];
 		size_t fl;
@@ -768,6 +831,9 @@ static int check_module(cctx *c)
 			size_t bln;
 			where_set(c, fl, "/block %s", bl->name, b);
 			bln = strlen(c->where);
+			rc = check_extra(c, bl->extra, block_rules,
+					 sizeof block_rules / sizeof *block_rules,
+					 LM_OP_INVALID, -1, "block");
 			for (int i = 0; i < bl->n_insts && !rc; i++) {
 				where_set(c, bln, "/instruction %s",
 					  bl->insts[i].name, i);

@@ -6,7 +6,8 @@
 ** Every key of an instruction it executes (the parsed fields of lm_inst
 ** and the keys carried in `extra`, the documented ones judged by
 ** model/fields.def), of its operands, of every allocation and of every
-** memory location is either modelled, harmless metadata, or refused: a
+** memory location, and those the module, its queues and its blocks carry,
+** is either modelled, harmless metadata, or refused: a
 ** key whose value can change the result and that the simulator does not
 ** model stops the run by name instead of being ignored.
 ** docs/simulator.md has the table.

@@ -54,10 +54,10 @@ tests_test_report_LDADD = $(TEST_LDADD)
 TESTS += tests/test_db tests/test_report
 
 check_PROGRAMS += tests/test_sim tests/test_sched tests/test_run_cli
-tests_test_sim_SOURCES = tests/test_sim.c tests/simtb.h
+tests_test_sim_SOURCES = tests/test_sim.c
 tests_test_sim_CFLAGS = $(TEST_CFLAGS)
 tests_test_sim_LDADD = $(TEST_LDADD)
-tests_test_sched_SOURCES = tests/test_sched.c tests/simtb.h
+tests_test_sched_SOURCES = tests/test_sched.c
 tests_test_sched_CFLAGS = $(TEST_CFLAGS)
 tests_test_sched_LDADD = $(TEST_LDADD)
 tests_test_run_cli_SOURCES = tests/test_run_cli.c
@@ -88,7 +88,7 @@ TESTS += tests/test_klr tests/test_provision
 
 # NKIKernel (IT55) execution in the simulator
 check_PROGRAMS += tests/test_it55
-tests_test_it55_SOURCES = tests/test_it55.c tests/simtb.h
+tests_test_it55_SOURCES = tests/test_it55.c
 tests_test_it55_CFLAGS = $(TEST_CFLAGS)
 tests_test_it55_LDADD = $(TEST_LDADD)
 TESTS += tests/test_it55
@@ -155,6 +155,13 @@ tests_test_wire_SOURCES = tests/test_wire.c
 tests_test_wire_CFLAGS = $(TEST_CFLAGS)
 tests_test_wire_LDADD = $(TEST_LDADD)
 TESTS += tests/test_wire
+
+# the IR builder (model/build.h)
+check_PROGRAMS += tests/test_build
+tests_test_build_SOURCES = tests/test_build.c
+tests_test_build_CFLAGS = $(TEST_CFLAGS)
+tests_test_build_LDADD = $(TEST_LDADD)
+TESTS += tests/test_build
 
 # fuzz campaigns: result records, signatures, the coordinator and the
 # driver over a scripted transport, and `lncsim fuzz --jobs` end to end

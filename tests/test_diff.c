@@ -6,6 +6,7 @@
 #include "common.h"
 #include "testutil.h"
 #include "module.h"
+#include "dtype.h"
 #include "verify.h"
 #include "linker.h"
 #include "diff.h"
@@ -193,15 +194,15 @@ START_TEST(test_diff_save_io)
 	/* the reference and linked z are the same bytes */
 	char *a = lm_xasprintf("%s/io/reference/z.npy", d);
 	char *b = lm_xasprintf("%s/io/linked/z.npy", d);
-	char *ta, *tb;
+	char *bytes_a, *bytes_b;
 	size_t na, nb;
 	lm_error e;
-	ck_assert_int_eq(lm_read_file(a, &ta, &na, &e), 0);
-	ck_assert_int_eq(lm_read_file(b, &tb, &nb, &e), 0);
+	ck_assert_int_eq(lm_read_file(a, &bytes_a, &na, &e), 0);
+	ck_assert_int_eq(lm_read_file(b, &bytes_b, &nb, &e), 0);
 	ck_assert_uint_eq(na, nb);
-	ck_assert(memcmp(ta, tb, na) == 0);
-	free(ta);
-	free(tb);
+	ck_assert(memcmp(bytes_a, bytes_b, na) == 0);
+	free(bytes_a);
+	free(bytes_b);
 	free(a);
 	free(b);
 	free(ex);
@@ -892,6 +893,136 @@ START_TEST(test_fuzz_bad_usage)
 }
 END_TEST
 
+/* The first SB operand of an engine instruction of m (NULL: none), and
+** the bytes per partition of its memory location in *pb. */
+static lm_arg *first_sb_output(lm_module *m, int64_t *pb)
+{
+	for (int f = 0; f < m->n_functions; f++)
+		for (int b = 0; b < m->functions[f].n_blocks; b++) {
+			lm_block *bl = &m->functions[f].blocks[b];
+			for (int i = 0; i < bl->n_insts; i++) {
+				lm_inst *in = &bl->insts[i];
+				lm_alloc *al;
+				lm_memloc *l;
+				if (in->n_outs < 1 ||
+				    in->outs[0].kind != LM_ARG_PHYSICAL_AP ||
+				    (in->op != LM_OP_TENSORTENSOR &&
+				     in->op != LM_OP_ACTIVATION &&
+				     in->op != LM_OP_TENSORCOPY) ||
+				    lm_resolve_arg(m, &in->outs[0], &al, &l) ||
+				    l->type != LM_MT_SB)
+					continue;
+				*pb = l->dims[1];
+				return &in->outs[0];
+			}
+		}
+	return NULL;
+}
+
+/*
+** --skip=verify moves the linked module's verification from the linker
+** into the checker; it never lets an unverified module run. Alone it
+** passes; with a step whose omission breaks the module the checker's
+** verifier reports it (the linker's, without --skip=verify): one
+** verification either way. A --linked module whose engine would write
+** past its memory location is refused as `verifier` even with
+** --skip=verify, before any machine is prepared.
+*/
+START_TEST(test_diff_skip_verify_still_verifies)
+{
+	char *ex = tu_srcpath("examples/handoff2");
+	char *d = tu_tmpdir("diffskipv");
+	lm_module *lk = NULL;
+	lm_error e;
+	int64_t pb = 0;
+	lm_arg *a;
+	tu_run r = tu_lncsim(NULL, "diff", "--no-db", "--skip=verify", ex, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "PASS handoff2");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--no-db", "--skip=copy_allocs,verify", ex,
+		      NULL);
+	ck_assert_msg(r.status == 1, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "FAIL handoff2 (2 cores): verifier: the "
+			   "linked module is invalid: function nc1/allocation "
+			   "wc: duplicate allocation name 'wc'");
+	ck_assert_ptr_null(strstr(r.out, "link failed"));
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--no-db", "--skip=copy_allocs", ex, NULL);
+	ck_assert_msg(r.status == 1, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "FAIL handoff2 (2 cores): link failed: linked "
+			   "module fails the verifier: function nc1/allocation "
+			   "wc: duplicate allocation name 'wc'");
+	ck_assert_ptr_null(strstr(r.out, "verifier: the linked module"));
+	tu_run_free(&r);
+
+	/* a linked module (with its tensor map) that writes out of bounds */
+	r = tu_lncsim(d, "link", "-o", "lk", ex, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	char *p = lm_xasprintf("%s/lk/handoff2/sgLnk/def.json", d);
+	ck_assert_msg(lm_module_load(&lk, p, &e) == 0, "%s", e.msg);
+	a = first_sb_output(lk, &pb);
+	ck_assert_ptr_nonnull(a);
+	/* the last element of the partition, and on past it (the wire form
+	** folds the partition into offset: one more would be the next) */
+	ck_assert_int_gt(lm_arg_count(a), a->ap[0].num);
+	a->offset = pb / lm_dtype_size(a->dtype) - 1;
+	ck_assert_int_eq(lm_module_save(lk, p, 1, &e), 0);
+	lm_module_free(lk);
+	r = tu_lncsim(d, "diff", "--no-db", "--skip=verify", "--linked", p, ex,
+		      NULL);
+	ck_assert_msg(r.status == 1, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "FAIL handoff2 (2 cores): verifier: the "
+			   "linked module is invalid: ");
+	ck_assert_contains(r.out, "outside memory location");
+	tu_run_free(&r);
+	free(p);
+	tu_rmtree(d);
+	free(d);
+	free(ex);
+}
+END_TEST
+
+/* The inputs are verified in parallel; the failure reported is the first
+** in argument order, whichever thread met it first. */
+START_TEST(test_diff_inputs_verified_in_order)
+{
+	char *ex = tu_srcpath("examples/mlp4");
+	char *paths[4];
+	lm_module *mods[4];
+	lm_verify_opts vo = { 0 };
+	lm_error e;
+	for (int c = 0; c < 4; c++) {
+		char *rel = lm_xasprintf("nc%d/sg0/def.json", c);
+		paths[c] = lm_path_join(ex, rel);
+		free(rel);
+	}
+	ck_assert_msg(lm_modules_load(paths, 4, mods, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(lm_verify_modules(mods, 4, &vo, &e), 0);
+	ck_assert_int_eq(lm_verify_modules(mods, 0, &vo, &e), 0);
+	/* break modules 1 and 3 (the module name goes): 1 is reported */
+	for (int k = 0; k < 20; k++) {
+		char *n1 = mods[1]->functions[0].name;
+		char *n3 = mods[3]->functions[0].name;
+		mods[1]->functions[0].name = NULL;
+		mods[3]->functions[0].name = NULL;
+		ck_assert_int_eq(lm_verify_modules(mods, 4, &vo, &e), LM_EINPUT);
+		ck_assert_contains(e.msg, "nc1/sg0/def.json: ");
+		mods[1]->functions[0].name = n1;
+		ck_assert_int_eq(lm_verify_modules(mods, 4, &vo, &e), LM_EINPUT);
+		ck_assert_contains(e.msg, "nc3/sg0/def.json: ");
+		mods[3]->functions[0].name = n3;
+	}
+	ck_assert_int_eq(lm_verify_modules(mods, 4, &vo, &e), 0);
+	for (int c = 0; c < 4; c++) {
+		lm_module_free(mods[c]);
+		free(paths[c]);
+	}
+	free(ex);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("diff");
@@ -912,6 +1043,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_machine_rerun);
 	tcase_add_test(tc, test_diff_unwritten_output);
 	tcase_add_test(tc, test_diff_partial_handoff);
+	tcase_add_test(tc, test_diff_skip_verify_still_verifies);
+	tcase_add_test(tc, test_diff_inputs_verified_in_order);
 	tcase_add_loop_test(tc, test_teeth, 0,
 			    (int)(sizeof teeth / sizeof teeth[0]));
 	tcase_add_test(tc, test_no_effect_steps);

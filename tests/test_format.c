@@ -38,30 +38,6 @@ static char *module_text(int version, const char *arch, const char *allocs,
 #define NOP(n, extra) "{\"opcode\":\"NoOp\",\"name\":\"" n "\",\"engine\":" \
 	"\"SP\",\"ins\":[],\"outs\":[]" extra "}"
 
-static lm_module *parse(const char *text, lm_error *err)
-{
-	lm_module *m = NULL;
-	lm_module_parse(&m, text, strlen(text), "t.json", err);
-	return m;
-}
-
-static lm_module *parse_ok(const char *text)
-{
-	lm_error err;
-	lm_module *m = parse(text, &err);
-	ck_assert_msg(m != NULL, "%s", err.msg);
-	return m;
-}
-
-static void expect_fail(const char *text, const char *needle)
-{
-	lm_error err = {{0}, 0};
-	lm_module *m = parse(text, &err);
-	ck_assert_msg(m == NULL, "parse should fail: %s", text);
-	ck_assert_contains(err.msg, needle);
-	ck_assert_msg(strncmp(err.msg, "t.json: ", 8) == 0, "%s", err.msg);
-}
-
 static char *save(const lm_module *m)
 {
 	lm_error err;
@@ -71,11 +47,11 @@ static char *save(const lm_module *m)
 	return t;
 }
 
-/* save(parse(save(m))) == save(m) and the IR compares equal. */
+/* save(tu_parse(save(m))) == save(m) and the IR compares equal. */
 static void roundtrip(const lm_module *m)
 {
 	char *a = save(m), where[256] = "";
-	lm_module *b = parse_ok(a);
+	lm_module *b = tu_parse_ok(a);
 	char *c = save(b);
 	ck_assert_str_eq(a, c);
 	ck_assert_msg(lm_module_compare(m, b, where, sizeof where) == 0,
@@ -95,7 +71,7 @@ START_TEST(test_dependency_kinds)
 	char *t = module_text(2, "gen3", "", NOP("a", "") "," NOP("b", "") ","
 		NOP("c", ",\"dependencies\":[[\"a\",\"Anti\"],[\"b\",3],\"a\","
 		    "[\"b\",\"Ordered\"]]"));
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_inst *c = inst(m, 2);
 	ck_assert_int_eq(c->n_deps, 4);
 	ck_assert_int_eq(lm_inst_dep_kind(c, 0, 0), LM_EDGE_ANTI);
@@ -138,7 +114,7 @@ START_TEST(test_dependency_bad)
 				       "%s}", x);
 		char *t = module_text(2, "gen3", "", NOP("a", "") "," "%s");
 		char *u = lm_xasprintf(t, n);
-		expect_fail(u, cases[i][1]);
+		tu_expect_fail(u, cases[i][1]);
 		free(u);
 		free(t);
 		free(n);
@@ -152,7 +128,7 @@ START_TEST(test_dependency_unknown_name)
 {
 	char *t = module_text(2, "gen3", "", NOP("a", ",\"dependencies\":"
 					       "[[\"zz\",\"Flow\"]]"));
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_error err;
 	ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "dependency 'zz' names no instruction");
@@ -160,7 +136,7 @@ START_TEST(test_dependency_unknown_name)
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"loop_carried_dependencies\":"
 					   "[[\"zz\",\"Anti\"]]"));
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "loop-carried dependency 'zz' names no "
 			   "instruction");
@@ -173,7 +149,7 @@ START_TEST(test_loop_carried)
 {
 	char *t = module_text(2, "gen3", "", NOP("a", ",\"loop_carried_"
 		"dependencies\":[[\"b\",\"Anti\"],\"a\"]") "," NOP("b", ""));
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_error err;
 	lm_inst *a = inst(m, 0);
 	ck_assert_int_eq(a->n_lc_deps, 2);
@@ -199,7 +175,7 @@ START_TEST(test_sync_info)
 		"\"on_wait\":[{\"semaphore\":\"s\",\"mode\":\"sem-ge-imm\","
 		"\"value\":2}],\"on_update\":[{\"semaphore\":\"s\",\"mode\":"
 		"\"sem-inc\",\"value\":1}]}"));
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_inst *a = inst(m, 0);
 	ck_assert_int_eq(a->n_wait, 1);
 	ck_assert_str_eq(a->wait[0].semaphore, "s");
@@ -219,7 +195,7 @@ START_TEST(test_sync_info)
 	/* the legacy keys write as sync_info */
 	t = module_text(2, "gen3", "", NOP("a", ",\"wait\":[{\"semaphore\":"
 		"\"s\",\"value\":1}],\"signal\":[\"s\"]"));
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	s = save(m);
 	ck_assert_contains(s, "\"sync_info\":{\"on_update\":[{\"mode\":"
 			   "\"sem-inc\"");
@@ -233,7 +209,7 @@ START_TEST(test_sync_info)
 	t = module_text(2, "gen3", "", NOP("a", ",\"wait\":[{\"semaphore\":"
 		"\"s\",\"value\":1}],\"sync_info\":{\"on_update\":[{\"semaphore\":"
 		"\"s\",\"mode\":\"sem-wr-imm\",\"value\":5}]}"));
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	a = inst(m, 0);
 	ck_assert_int_eq(a->n_wait, 0);
 	s = save(m);
@@ -248,10 +224,10 @@ START_TEST(test_sync_info)
 
 	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"on_wait\":"
 					   "[{\"semaphore\":\"s\",\"value\":1}]}"));
-	expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
+	tu_expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"on_wait\":3}"));
-	expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
+	tu_expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
 	free(t);
 }
 END_TEST
@@ -263,7 +239,7 @@ START_TEST(test_header_keys)
 		"\"scheduled_start\":10,\"scheduled_end\":12,\"optin_passes\":"
 		"[\"p\"],\"debug\":{\"line\":3},\"order\":[],\"ins\":[],"
 		"\"outs\":[]}");
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_inst *a = inst(m, 0);
 	ck_assert_int_eq(a->engine, LM_ENG_ALL);
 	ck_assert_int_eq(a->origin, LM_ORIGIN_NKI);
@@ -281,7 +257,7 @@ START_TEST(test_header_keys)
 	free(t);
 	/* the header is always written */
 	t = module_text(2, "gen3", "", NOP("a", ""));
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	s = save(m);
 	ck_assert_contains(s, "{\"engine\":\"SP\",\"engine_id\":0,\"ins\":[],"
 			   "\"name\":\"a\",\"opcode\":\"NoOp\",\"origin\":"
@@ -293,17 +269,17 @@ START_TEST(test_header_keys)
 	lm_module_free(m);
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"origin\":\"Lean\""));
-	expect_fail(t, "key 'origin': unknown NamedObjectOrigin 'Lean'");
+	tu_expect_fail(t, "key 'origin': unknown NamedObjectOrigin 'Lean'");
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"engine_id\":-1"));
-	expect_fail(t, "key 'engine_id': expected a non-negative integer");
+	tu_expect_fail(t, "key 'engine_id': expected a non-negative integer");
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"order\":{}"));
-	expect_fail(t, "key 'order': expected array, got object");
+	tu_expect_fail(t, "key 'order': expected array, got object");
 	free(t);
 	t = module_text(2, "gen3", "", "{\"opcode\":\"Frobnicate\",\"name\":\"a\","
 			"\"engine\":\"SP\",\"ins\":[],\"outs\":[]}");
-	expect_fail(t, "unknown opcode 'Frobnicate'");
+	tu_expect_fail(t, "unknown opcode 'Frobnicate'");
 	free(t);
 }
 END_TEST
@@ -325,7 +301,7 @@ START_TEST(test_accumulation_flag)
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
 		char *x = lm_xasprintf(MM("%s"), c[i].in);
 		char *t = module_text(2, "gen3", "", x);
-		lm_module *m = parse_ok(t);
+		lm_module *m = tu_parse_ok(t);
 		lm_inst *mm = inst(m, 0);
 		ck_assert_int_eq(mm->start_tensor_calc, c[i].start);
 		ck_assert_int_eq(mm->stop_tensor_calc, c[i].stop);
@@ -348,10 +324,10 @@ START_TEST(test_accumulation_flag)
 		free(x);
 	}
 	char *t = module_text(2, "gen3", "", MM(",\"accumulation_flag\":256"));
-	expect_fail(t, "key 'accumulation_flag': 256 does not fit its 8 bits");
+	tu_expect_fail(t, "key 'accumulation_flag': 256 does not fit its 8 bits");
 	free(t);
 	t = module_text(2, "gen3", "", MM(""));
-	expect_fail(t, "Matmult: missing key 'accumulation_flag'");
+	tu_expect_fail(t, "Matmult: missing key 'accumulation_flag'");
 	free(t);
 }
 END_TEST
@@ -362,7 +338,7 @@ START_TEST(test_partition_encoding)
 	char *t = module_text(2, "gen3", SB_T, "{\"opcode\":\"Memset\","
 		"\"name\":\"z\",\"engine\":\"DVE\",\"ins\":[],\"outs\":["
 		AP_T("35") "],\"mode\":\"Const\",\"constant\":0}");
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_arg *o = &inst(m, 0)->outs[0];
 	ck_assert_int_eq(o->start_partition, 2);
 	ck_assert_int_eq(o->offset, 3);
@@ -379,11 +355,39 @@ START_TEST(test_partition_encoding)
 		"\"ap\":[[16,2],[1,8]],\"dtype\":\"float32\",\"offset\":3,"
 		"\"start_partition\":1,\"memsetref\":\"t\",\"memref\":\"t\"}],"
 		"\"mode\":\"Const\",\"constant\":0}");
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	s = save(m);
 	ck_assert_contains(s, "\"offset\":19");
 	ck_assert_msg(!strstr(s, "start_partition"), "%s", s);
 	free(s);
+	lm_module_free(m);
+	free(t);
+	/* a legacy operand strode one partition whatever its first step:
+	   its step becomes pe (16 float32 here), and is written so */
+	t = module_text(2, "gen3", SB_T, "{\"opcode\":\"Memset\",\"name\":\"z\","
+		"\"engine\":\"DVE\",\"ins\":[],\"outs\":[{\"kind\":\"physical_ap\","
+		"\"ap\":[[8,2],[1,8]],\"dtype\":\"float32\",\"offset\":3,"
+		"\"start_partition\":1,\"memsetref\":\"t\",\"memref\":\"t\"}],"
+		"\"mode\":\"Const\",\"constant\":0}");
+	m = tu_parse_ok(t);
+	ck_assert_int_eq(inst(m, 0)->outs[0].ap[0].step, 16);
+	s = save(m);
+	ck_assert_contains(s, "\"ap\":[[16,2],[1,8]]");
+	ck_assert_contains(s, "\"offset\":19");
+	free(s);
+	roundtrip(m);
+	lm_module_free(m);
+	free(t);
+	/* in the wire form the step is the stride: 32 is two partitions */
+	t = module_text(2, "gen3", SB_T, "{\"opcode\":\"Memset\",\"name\":\"z\","
+		"\"engine\":\"DVE\",\"ins\":[],\"outs\":[{\"kind\":\"physical_ap\","
+		"\"ap\":[[32,2],[1,8]],\"dtype\":\"float32\",\"offset\":0,"
+		"\"memsetref\":\"t\",\"memref\":\"t\"}],\"mode\":\"Const\","
+		"\"constant\":0}");
+	m = tu_parse_ok(t);
+	ck_assert_int_eq(inst(m, 0)->outs[0].ap[0].step, 32);
+	ck_assert_int_eq(lm_arg_part_step(&inst(m, 0)->outs[0],
+			 &m->functions[0].allocs[0].memlocs[0]), 2);
 	lm_module_free(m);
 	free(t);
 }
@@ -395,7 +399,7 @@ START_TEST(test_versions_and_spellings)
 	char *t = module_text(1, "sunda", "", "{\"opcode\":\"Drain\",\"name\":"
 		"\"d\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"is_reset_sema\":"
 		"{\"terms\":[{\"AxisLabel\":\"i\",\"coef\":1}],\"c\":0}}");
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	ck_assert_str_eq(m->arch, "gen2");
 	char *s = save(m);
 	ck_assert_contains(s, "\"arch\":\"sunda\"");
@@ -403,7 +407,7 @@ START_TEST(test_versions_and_spellings)
 	ck_assert_contains(s, "\"is_reset_sema\":{");
 	ck_assert_contains(s, "AffExprKind");
 	ck_assert_msg(!strstr(s, "AxisLabel"), "%s", s);
-	lm_module *b = parse_ok(s);
+	lm_module *b = tu_parse_ok(s);
 	char *s2 = save(b);
 	ck_assert_str_eq(s, s2);
 	free(s2);
@@ -417,16 +421,16 @@ START_TEST(test_versions_and_spellings)
 		"\"c\",\"engine\":\"DVE\",\"ins\":[{\"kind\":\"symbolic_ap\","
 		"\"memsetref\":\"t\",\"dtype\":\"float32\",\"addrs\":[{"
 		"\"kind\":\"SumExpr\"}]}],\"outs\":[]}");
-	expect_fail(t, "key 'addrs': affine expression (version 2): expr: "
+	tu_expect_fail(t, "key 'addrs': affine expression (version 2): expr: "
 		    "unknown kind 'SumExpr'");
 	free(t);
 	t = module_text(3, "gen3", "", "");
-	expect_fail(t, "unsupported BIR version 3 (1 or 2)");
+	tu_expect_fail(t, "unsupported BIR version 3 (1 or 2)");
 	free(t);
 	t = module_text(2, "gen3", "", "{\"opcode\":\"Drain\",\"name\":\"d\","
 		"\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"is_reset_sema\":"
 		"{\"kind\":\"NoSuchKind\"}}");
-	expect_fail(t, "key 'is_reset_sema': affine expression (version 2)");
+	tu_expect_fail(t, "key 'is_reset_sema': affine expression (version 2)");
 	free(t);
 
 	/* a memory location's type by name or by its MemoryType bit */
@@ -434,7 +438,7 @@ START_TEST(test_versions_and_spellings)
 		"\"dtype\":\"float32\",\"tensor_shape\":[4,8],\"memorylocations\":"
 		"[{\"name\":\"t\",\"type\":16,\"addr\":0,\"dims\":[4,64],\"bank\":"
 		"0,\"base\":0,\"allocated\":true}]}", "");
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	ck_assert_int_eq(m->functions[0].allocs[0].memlocs[0].type, LM_MT_SB);
 	s = save(m);
 	ck_assert_contains(s, "\"type\":16");
@@ -444,7 +448,7 @@ START_TEST(test_versions_and_spellings)
 	t = module_text(2, "gen3", "{\"name\":\"t\",\"kind\":\"Internal\","
 		"\"dtype\":\"float32\",\"tensor_shape\":[4,8],\"memorylocations\":"
 		"[{\"name\":\"t\",\"type\":3,\"dims\":[4,64]}]}", "");
-	expect_fail(t, "key 'type': MemoryType 3 does not exist");
+	tu_expect_fail(t, "key 'type': MemoryType 3 does not exist");
 	free(t);
 }
 END_TEST
@@ -457,9 +461,9 @@ START_TEST(test_documented_keys)
 		"\"name\":\"r\",\"engine\":\"DVE\",\"ins\":[],\"outs\":[],\"op\":"
 		"\"add\",\"axis\":\"X\",\"negate\":false},"
 		"{\"opcode\":\"DMACopy\",\"name\":\"c\",\"engine\":\"SP\",\"ins\":[],"
-		"\"outs\":[],\"dge_type\":\"Unassigned\",\"dma_qos\":0,\"mode\":"
-		"\"Transpose\"}");
-	lm_module *m = parse_ok(t);
+		"\"outs\":[],\"queue\":\"q\",\"dge_type\":\"Unassigned\","
+		"\"dma_qos\":0,\"mode\":\"Transpose\"}");
+	lm_module *m = tu_parse_ok(t);
 	lm_inst *r = inst(m, 0), *c = inst(m, 1);
 	/* the default values are not kept */
 	ck_assert_ptr_null(cJSON_GetObjectItem(r->extra, "axis"));
@@ -493,7 +497,7 @@ START_TEST(test_documented_keys)
 				       "\"r\",\"engine\":\"DVE\",\"ins\":[],"
 				       "\"outs\":[],\"op\":\"add\",%s}", bad[i][0]);
 		t = module_text(2, "gen3", "", x);
-		expect_fail(t, bad[i][1]);
+		tu_expect_fail(t, bad[i][1]);
 		free(t);
 		free(x);
 	}
@@ -522,7 +526,7 @@ START_TEST(test_every_opcode_loads)
 				       ",\"op\":\"add\"" : "");
 		char *t = module_text(2, "gen3", "", x);
 		lm_error err;
-		lm_module *m = parse(t, &err);
+		lm_module *m = tu_parse(t, &err);
 		if (m) {
 			char *s = save(m), want[96];
 			snprintf(want, sizeof want, "\"opcode\":\"%s\"", names[i]);
@@ -587,7 +591,7 @@ START_TEST(test_ir_key_table)
 	char *t = module_text(2, "gen3", "", "{\"opcode\":\"Memset\",\"name\":"
 			      "\"m\",\"engine\":\"DVE\",\"ins\":[],\"outs\":[],"
 			      "\"mode\":\"Bogus\",\"constant\":0}");
-	expect_fail(t, "key 'mode': unknown MemsetMode 'Bogus' (Const, Random");
+	tu_expect_fail(t, "key 'mode': unknown MemsetMode 'Bogus' (Const, Random");
 	free(t);
 }
 END_TEST
@@ -605,7 +609,7 @@ START_TEST(test_carried_refs_verified)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char *t = module_text(2, "gen3", "", cases[i][0]);
-		lm_module *m = parse_ok(t);
+		lm_module *m = tu_parse_ok(t);
 		lm_error err;
 		ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
 		ck_assert_contains(err.msg, cases[i][1]);
@@ -616,7 +620,7 @@ START_TEST(test_carried_refs_verified)
 	char *t = module_text(2, "gen3", "", "{\"opcode\":\"UnconditionalBranch\","
 			      "\"name\":\"j\",\"engine\":\"SP\",\"ins\":[],"
 			      "\"outs\":[],\"target\":\"b\"}");
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	lm_error err;
 	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
 	lm_module_free(m);
@@ -660,7 +664,7 @@ START_TEST(test_allocation_enums)
 			"\"memorylocations\":[{\"name\":\"t\",\"type\":\"DRAM\","
 			"\"dims\":[4,32]}]}", bad[i][0]);
 		char *t = module_text(2, "gen3", al, "");
-		expect_fail(t, bad[i][1]);
+		tu_expect_fail(t, bad[i][1]);
 		free(t);
 		free(al);
 	}
@@ -668,7 +672,7 @@ START_TEST(test_allocation_enums)
 		"\"dtype\":\"float32\",\"tensor_shape\":[4,8],\"addr_space\":1,"
 		"\"tensor_class\":\"NeuronSBTensor\",\"memorylocations\":[{"
 		"\"name\":\"t\",\"type\":\"DRAM\",\"dims\":[4,32]}]}", "");
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	ck_assert_str_eq(m->functions[0].allocs[0].addr_space, "Shared");
 	char *s2 = save(m);
 	ck_assert_contains(s2, "\"addr_space\":\"Shared\"");
@@ -686,7 +690,7 @@ START_TEST(test_review_cases)
 {
 	char *t = module_text(2, "gen3", "", MM(",\"accumulation_flag\":null,"
 					       "\"start_tensor_calc\":true"));
-	lm_module *m = parse_ok(t);
+	lm_module *m = tu_parse_ok(t);
 	char *s2 = save(m);
 	ck_assert_contains(s2, "\"accumulation_flag\":1");
 	roundtrip(m);
@@ -696,16 +700,16 @@ START_TEST(test_review_cases)
 
 	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"a\":1,"
 					   "\"on_wait\":5}"));
-	expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
+	tu_expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"a\":1,"
 		"\"on_wait\":[{\"semaphore\":\"s\"}]}"));
-	expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
+	tu_expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
 	free(t);
 
 	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"on_update\":"
 		"[{\"semaphore\":\"s\",\"mode\":\"sem-add-imm\",\"value\":4}]}"));
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	lm_inst_add_wait(inst(m, 0), "s", 5);
 	s2 = save(m);
 	ck_assert_contains(s2, "\"sync_info\":{\"on_update\":[{\"mode\":"
@@ -719,7 +723,7 @@ START_TEST(test_review_cases)
 	t = module_text(1, "gen3", "", "{\"opcode\":\"Loop\",\"name\":\"lp\","
 		"\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"LoopAxis\":{"
 		"\"name\":\"i\",\"lb\":0,\"ub\":4,\"stride\":1},\"blocks\":[]}");
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	s2 = save(m);
 	ck_assert_contains(s2, "\"LoopAxis\":{\"lb\":0,\"name\":\"i\","
 			   "\"stride\":1,\"ub\":4}");
@@ -727,16 +731,188 @@ START_TEST(test_review_cases)
 	lm_module_free(m);
 	free(t);
 
-	t = module_text(2, "gen3", "", "{\"opcode\":\"Activation\",\"name\":"
+	t = module_text(2, "gen3", "", "{\"opcode\":\"Activation\","
+		"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\",\"op1\":"
+		"\"bypass\",\"reduce_op\":\"bypass\",\"scale\":1.0,\"name\":"
 		"\"a\",\"engine\":\"Activation\",\"ins\":[],\"outs\":[],"
 		"\"func\":\"Relu\"}");
-	m = parse_ok(t);
+	m = tu_parse_ok(t);
 	s2 = save(m);
 	ck_assert_contains(s2, "\"alpha\":0,");
 	roundtrip(m);
 	free(s2);
 	lm_module_free(m);
 	free(t);
+}
+END_TEST
+
+/* ---- carried structures: their shapes on load -------------------------- */
+
+#define DRAM_A(n, extra) "{\"name\":\"" n "\",\"kind\":\"Internal\"," \
+	"\"dtype\":\"float32\",\"tensor_shape\":[4],\"memorylocations\":" \
+	"[{\"name\":\"" n "\",\"type\":\"DRAM\",\"addr\":0,\"dims\":[1,16]" \
+	extra "}]}"
+
+/* A module text with the given module keys, queues, allocations, block
+** keys and instructions (each may be ""). */
+static char *carry_text(const char *modkeys, const char *queues,
+			const char *allocs, const char *blockkeys,
+			const char *insts)
+{
+	return lm_xasprintf(
+		"{\"version\":2,\"arch\":\"gen3\",%s\"semaphores\":[{\"name\":"
+		"\"s\",\"init\":0}],\"queues\":[{\"name\":\"q\",\"instances\":"
+		"[{\"name\":\"qa\",\"semaphore\":\"s\"}]%s}],\"functions\":"
+		"[{\"name\":\"f\",\"allocations\":[%s],\"blocks\":[{\"name\":"
+		"\"b\",%s\"instructions\":[%s]}]}]}", modkeys, queues, allocs,
+		blockkeys, insts);
+}
+
+/* A DynamicForLoop axis (version 2 expressions). */
+#define CONST0 "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":0}"
+#define AXIS "{\"name\":\"j\",\"lb\":" CONST0 ",\"ub\":" CONST0 "," \
+	"\"stride\":" CONST0 "}"
+
+/* Each shape, wrong: the loader's message names the key. */
+START_TEST(test_carried_shapes)
+{
+	static const struct { const char *mod, *queue, *alloc, *blk, *inst,
+			      *msg; } cases[] = {
+		{ "", "", DRAM_A("a", ",\"alias\":3"), "", "",
+		  "function f/allocation a: memory location a: key 'alias': "
+		  "expected an array, got number" },
+		{ "", "", DRAM_A("a", ",\"alias\":[[\"a\"]]"), "", "",
+		  "memory location a: key 'alias': entry 0: expected "
+		  "[allocation, memory location, kind] or [memory location, "
+		  "kind], got another length" },
+		{ "", "", DRAM_A("a", ",\"alias\":[[\"a\",\"a\",9]]"), "", "",
+		  "memory location a: key 'alias': entry 0: the kind must be "
+		  "an integer 0..7 (its bits), got another number" },
+		{ "", "", DRAM_A("a", ",\"alias\":[[\"a\",1,1]]"), "", "",
+		  "memory location a: key 'alias': entry 0: expected a name "
+		  "(string), got number" },
+		{ "", "", "", "\"arguments\":[{\"incoming_values\":{}}],", "",
+		  "function f/block b: key 'incoming_values': expected an "
+		  "array of [value, block] pairs, got object" },
+		{ "", "", "", "\"arguments\":[{\"incoming_values\":[[\"v\"]]}],",
+		  "", "function f/block b: key 'incoming_values': entry 0: "
+		  "expected [value, block] (two names), got another array" },
+		{ "\"call_to_physical_memlocs\":1,", "", "", "", "",
+		  "t.json: key 'call_to_physical_memlocs': expected an object "
+		  "of call names or an array of [call, [memory location, ...]] "
+		  "pairs, got number" },
+		{ "\"call_to_physical_memlocs\":{\"c\":\"a\"},", "", "", "", "",
+		  "key 'call_to_physical_memlocs': entry 0: expected an array "
+		  "of memory location names, got string" },
+		{ "\"call_to_physical_memlocs\":[[\"c\"]],", "", "", "", "",
+		  "key 'call_to_physical_memlocs': entry 0: expected [call, "
+		  "[memory location, ...]], got another array" },
+		{ "\"call_to_physical_memlocs\":{\"c\":[\"a\",2]},", "", "", "",
+		  "", "key 'call_to_physical_memlocs': entry 0: expected a "
+		  "memory location name (string), got number" },
+		{ "", "", "", "", "{\"opcode\":\"DoWhile\",\"name\":\"dw\","
+		  "\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"blocks\":3}",
+		  "function f/block b/instruction dw: key 'blocks': expected "
+		  "array, got number" },
+		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
+		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
+		  "\"DynamicForLoopAxis\":" AXIS ",\"blocks\":[{\"name\":"
+		  "\"body\"}]}",
+		  "function f/block body: missing key 'instructions'" },
+		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
+		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
+		  "\"DynamicForLoopAxis\":{\"name\":\"j\",\"lb\":" CONST0 ","
+		  "\"stride\":" CONST0 "}}",
+		  "instruction dl: key 'DynamicForLoopAxis': missing key 'ub'" },
+		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
+		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
+		  "\"DynamicForLoopAxis\":{\"name\":\"j\",\"lb\":0,\"ub\":"
+		  CONST0 ",\"stride\":" CONST0 "}}",
+		  "key 'DynamicForLoopAxis': key 'lb': expected affine "
+		  "expression object, got number" },
+		{ "", "", "", "", "{\"opcode\":\"DynamicForLoop\",\"name\":"
+		  "\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":[],"
+		  "\"DynamicForLoopAxis\":{\"name\":3,\"lb\":" CONST0 ",\"ub\":"
+		  CONST0 ",\"stride\":" CONST0 "}}",
+		  "key 'DynamicForLoopAxis': key 'name': expected string, got "
+		  "number" },
+		{ "", "", "", "", "{\"opcode\":\"DMABlock\",\"name\":\"db\","
+		  "\"engine\":\"DMA\",\"ins\":[],\"outs\":[],\"blocks\":"
+		  "[{\"name\":\"body\",\"instructions\":[{\"opcode\":\"NoOp\"}]}]}",
+		  "function f/block body: NoOp instruction: missing key 'name'" },
+		{ "", ",\"blocks\":[{\"name\":\"qb\",\"instructions\":"
+		  "[{\"opcode\":\"Frob\",\"name\":\"x\"}]}]", "", "", "",
+		  "queue q/block qb/instruction x: unknown opcode 'Frob'" },
+		{ "", ",\"basic_blocks\":{}", "", "", "",
+		  "key 'basic_blocks': expected array, got object" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *t = carry_text(cases[i].mod, cases[i].queue,
+				     cases[i].alloc, cases[i].blk,
+				     cases[i].inst);
+		tu_expect_fail(t, cases[i].msg);
+		free(t);
+	}
+	/* the same shapes, right, load, save and read back */
+	char *t = carry_text("\"call_to_physical_memlocs\":[[\"c\",[\"a\"]]],",
+			     ",\"blocks\":[{\"name\":\"qb\",\"instructions\":[]}]",
+			     DRAM_A("a", ",\"alias\":[[\"a\",\"a\",3],[\"a\","
+				    "true]]"),
+			     "\"arguments\":[{\"incoming_values\":[[\"a\","
+			     "\"b\"]]}],",
+			     "{\"opcode\":\"DoWhile\",\"name\":\"dw\",\"engine\":"
+			     "\"SP\",\"ins\":[],\"outs\":[],\"cond\":\"wb\","
+			     "\"blocks\":[{\"name\":\"wb\",\"instructions\":["
+			     NOP("wn", "") "]}]}");
+	lm_module *m = tu_parse_ok(t);
+	roundtrip(m);
+	lm_module_free(m);
+	free(t);
+	/* a version 1 module's body is not converted */
+	t = lm_xasprintf("{\"version\":1,\"arch\":\"gen3\",\"functions\":[{"
+			 "\"name\":\"f\",\"allocations\":[],\"blocks\":[{\"name\":"
+			 "\"b\",\"instructions\":[{\"opcode\":\"DoWhile\","
+			 "\"name\":\"dw\",\"engine\":\"SP\",\"ins\":[],\"outs\":"
+			 "[],\"blocks\":[{\"name\":\"wb\",\"instructions\":[]}]}"
+			 "]}]}]}");
+	tu_expect_fail(t, "instruction dw: key 'blocks': a version 1 module's "
+		    "'blocks' is not converted to version 2");
+	free(t);
+	/* a version 1 axis is written in version 2 form */
+	t = lm_xasprintf("{\"version\":1,\"arch\":\"gen3\",\"functions\":[{"
+			 "\"name\":\"f\",\"allocations\":[],\"blocks\":[{\"name\":"
+			 "\"b\",\"instructions\":[{\"opcode\":\"DynamicForLoop\","
+			 "\"name\":\"dl\",\"engine\":\"SP\",\"ins\":[],\"outs\":"
+			 "[],\"DynamicForLoopAxis\":{\"name\":\"j\",\"lb\":{"
+			 "\"terms\":[],\"c\":0},\"ub\":{\"terms\":[],\"c\":4},"
+			 "\"stride\":{\"terms\":[],\"c\":1}}}]}]}]}");
+	m = tu_parse_ok(t);
+	char *s2 = save(m);
+	ck_assert_contains(s2, "\"DynamicForLoopAxis\":{\"lb\":{\"c\":0,"
+			   "\"kind\":\"AffExprKind\",\"terms\":[]}");
+	ck_assert_contains(s2, "\"ub\":{\"c\":4,\"kind\":\"AffExprKind\"");
+	free(s2);
+	lm_module_free(m);
+	free(t);
+}
+END_TEST
+
+/* The loader refuses a bad shape with exit status 2 on the command line. */
+START_TEST(test_carried_shape_exit_status)
+{
+	char *d = tu_tmpdir("fmtcarry");
+	char *t = carry_text("", "", DRAM_A("a", ",\"alias\":[[\"a\"]]"), "",
+			     "");
+	char *p = tu_write(d, "def.json", t);
+	tu_run r = tu_lncsim(d, "verify", "def.json", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "def.json: function f/allocation a: memory "
+			   "location a: key 'alias': entry 0:");
+	tu_run_free(&r);
+	free(p);
+	free(t);
+	tu_rmtree(d);
+	free(d);
 }
 END_TEST
 
@@ -759,6 +935,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_generated_modules_roundtrip);
 	tcase_add_test(tc, test_ir_key_table);
 	tcase_add_test(tc, test_carried_refs_verified);
+	tcase_add_test(tc, test_carried_shapes);
+	tcase_add_test(tc, test_carried_shape_exit_status);
 	tcase_add_test(tc, test_engine_all_refused);
 	tcase_add_test(tc, test_allocation_enums);
 	tcase_add_test(tc, test_review_cases);

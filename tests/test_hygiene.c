@@ -757,6 +757,211 @@ START_TEST(test_call_order_checker)
 }
 END_TEST
 
+/* ---- the packed representation is model/'s ---------------------------- */
+
+/*
+** An instruction's packed storage is laid out by model/ alone: lm_inst
+** holds a pointer to a type (struct lm_inst_pack) that model/ defines and
+** no other directory sees. The build keeps code from reading an
+** incomplete type; this case keeps code from naming it at all: no file of
+** the other source directories, tests/ or bench/ names the type, one of
+** its members (read from its one definition in model/), or lm_inst's field
+** for it (`.pack`, `->pack`). Comments and strings do not count.
+*/
+static const char pack_type[] = "lm_inst_pack";
+static const char pack_field[] = "pack";
+static const char *const not_model_dirs[] = {
+	"linker", "linker/provision", "sim", "db", "reports", "cli", "tests",
+	"tests/fuzz", "bench",
+};
+
+/* The member names of the definition of struct pack_type in blanked text
+** s, into *names (n returned); 0 when s does not define it. */
+static int pack_members(const char *s, char ***names)
+{
+	int n = 0, cap = 0;
+	*names = NULL;
+	for (const char *p = s; (p = strstr(p, pack_type)); p++) {
+		const char *q = p + strlen(pack_type), *end;
+		if (p - s < 7 || strncmp(p - 7, "struct ", 7) ||
+		    (p - s > 7 && is_idc(p[-8])) || is_idc(*q))
+			continue;
+		while (*q == ' ' || *q == '\t' || *q == '\n')
+			q++;
+		if (*q != '{' || !(end = strchr(q, '}')))
+			continue;
+		/* each declaration: its last name before `[` or `;` */
+		for (const char *d = q + 1; d < end;) {
+			const char *semi = memchr(d, ';', (size_t)(end - d));
+			const char *e, *b;
+			if (!semi)
+				break;
+			e = memchr(d, '[', (size_t)(semi - d));
+			if (!e)
+				e = semi;
+			while (e > d && !is_idc(e[-1]))
+				e--;
+			for (b = e; b > d && is_idc(b[-1]); b--)
+				;
+			if (b < e) {
+				lm_grow(names, &cap, n + 1, sizeof **names);
+				(*names)[n++] = lm_xasprintf("%.*s",
+							     (int)(e - b), b);
+			}
+			d = semi + 1;
+		}
+		return n;
+	}
+	return 0;
+}
+
+/* What of the packing blanked text s names (a static string), or NULL. */
+static const char *names_packing(const char *s, char *const *members, int n)
+{
+	const char *e = s + strlen(s);
+	if (has_word(s, e, pack_type))
+		return pack_type;
+	for (int i = 0; i < n; i++)
+		if (has_word(s, e, members[i]))
+			return members[i];
+	for (const char *p = s; (p = strstr(p, pack_field)); p++) {
+		const char *q = p + strlen(pack_field);
+		int dot = p > s && p[-1] == '.';
+		int arrow = p - s > 1 && p[-1] == '>' && p[-2] == '-';
+		if ((dot || arrow) && !is_idc(*q))
+			return dot ? ".pack" : "->pack";
+	}
+	return NULL;
+}
+
+/* Every .c / .h of directory rel (under the source tree) as blanked text
+** passed to each(); returns the number of files. */
+static int each_c_file(const char *rel, void (*each)(const char *name,
+						      const char *blanked,
+						      void *arg), void *arg)
+{
+	char *dir = tu_srcpath(rel);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int files = 0;
+	ck_assert_msg(d != NULL, "%s", dir);
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n < 3 || (strcmp(e->d_name + n - 2, ".c") &&
+			      strcmp(e->d_name + n - 2, ".h")))
+			continue;
+		char *p = lm_path_join(dir, e->d_name);
+		char *text = tu_read(p);
+		if (text) { /* a file that vanished meanwhile passes */
+			char *b = blank_c(text, 0);
+			char *name = lm_path_join(rel, e->d_name);
+			each(name, b, arg);
+			files++;
+			free(name);
+			free(b);
+			free(text);
+		}
+		free(p);
+	}
+	closedir(d);
+	free(dir);
+	return files;
+}
+
+typedef struct pack_scan {
+	char **members;
+	int n_members, n_defs;
+	lm_buf bad;
+} pack_scan;
+
+static void find_pack_def(const char *name, const char *b, void *arg)
+{
+	pack_scan *ps = arg;
+	char **m;
+	int n = pack_members(b, &m);
+	(void)name;
+	if (!n)
+		return;
+	ps->n_defs++;
+	for (int i = 0; i < ps->n_members; i++)
+		free(ps->members[i]);
+	free(ps->members);
+	ps->members = m;
+	ps->n_members = n;
+}
+
+static void check_pack_use(const char *name, const char *b, void *arg)
+{
+	pack_scan *ps = arg;
+	const char *what = names_packing(b, ps->members, ps->n_members);
+	if (what)
+		lm_buf_printf(&ps->bad, " %s names %s;", name, what);
+}
+
+START_TEST(test_packing_is_model_private)
+{
+	pack_scan ps;
+	int files = 0;
+	memset(&ps, 0, sizeof ps);
+	each_c_file("model", find_pack_def, &ps);
+	ck_assert_msg(ps.n_defs == 1, "struct %s is defined %d times in model/",
+		      pack_type, ps.n_defs);
+	ck_assert_int_ge(ps.n_members, 2);
+	for (size_t i = 0; i < sizeof not_model_dirs / sizeof *not_model_dirs;
+	     i++)
+		files += each_c_file(not_model_dirs[i], check_pack_use, &ps);
+	ck_assert_int_gt(files, 50);
+	ck_assert_msg(ps.bad.size == 0, "files outside model/ that read the "
+		      "packed representation:%s", lm_buf_cstr(&ps.bad));
+	for (int i = 0; i < ps.n_members; i++)
+		free(ps.members[i]);
+	free(ps.members);
+	lm_buf_free(&ps.bad);
+}
+END_TEST
+
+/* The checker itself: members are read from a definition; a member, the
+** type or the field is found in code, not in comments, strings or longer
+** names. */
+START_TEST(test_packing_checker)
+{
+	char **m;
+	char *b = blank_c("/* struct lm_inst_pack { int no; }; */\n"
+			  "struct lm_inst_pack {\n\tsize_t used;\t/* n; */\n"
+			  "\tuint64_t bytes[];\n};\n", 0);
+	int n = pack_members(b, &m);
+	static const char *const bad[] = {
+		"x = in->pack;", "f(&in.pack);", "return p->used;",
+		"char *c = (char *)k->bytes;", "struct lm_inst_pack *p;",
+		"#define P(i) ((i)->pack)",
+	};
+	static const char *const good[] = {
+		"/* in->pack->used */ s = \"in.pack\";",
+		"lm_inst_packed_bytes(in); lp_klr_pack(f); packer k;",
+		"x.packed = 1; used_bytes = 2; y->packs = 0;",
+	};
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(m[0], "used");
+	ck_assert_str_eq(m[1], "bytes");
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char *t = blank_c(bad[i], 0);
+		ck_assert_msg(names_packing(t, m, n) != NULL, "missed: %s",
+			      bad[i]);
+		free(t);
+	}
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+		char *t = blank_c(good[i], 0);
+		const char *w = names_packing(t, m, n);
+		ck_assert_msg(w == NULL, "%s found in: %s", w, good[i]);
+		free(t);
+	}
+	for (int i = 0; i < n; i++)
+		free(m[i]);
+	free(m);
+	free(b);
+}
+END_TEST
+
 /* ---- the inner suite -------------------------------------------------- */
 
 /* A case that makes scratch directories and runs lncsim without --db. */
@@ -960,6 +1165,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_files_speak_of_the_project);
 	tcase_add_test(tc, test_calls_run_one_way);
 	tcase_add_test(tc, test_call_order_checker);
+	tcase_add_test(tc, test_packing_is_model_private);
+	tcase_add_test(tc, test_packing_checker);
 	tcase_add_test(tc, test_passing_suite_leaves_nothing);
 	tcase_add_test(tc, test_failing_suite_keeps_scratch);
 	tcase_add_test(tc, test_suite_writing_user_db_fails);

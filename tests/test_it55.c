@@ -18,74 +18,13 @@
 #include "klr.h"
 #include "sim.h"
 #include "diff.h"
-#include "simtb.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 /* ---- helpers ---------------------------------------------------------------- */
-
-static char *fx(const char *name)
-{
-	char *r = lm_xasprintf("tests/fixtures/provision/%s", name);
-	char *p = tu_srcpath(r);
-	free(r);
-	return p;
-}
-
-static lm_module *load(const char *path)
-{
-	lm_module *m = NULL;
-	lm_error err;
-	ck_assert_msg(lm_module_load(&m, path, &err) == 0, "%s", err.msg);
-	return m;
-}
-
-static void copy_fx(const char *name, const char *dir)
-{
-	char *src = fx(name), *data = NULL, *dst = lm_xasprintf("%s/%s", dir,
-								 name);
-	size_t n;
-	lm_error err;
-	ck_assert_msg(lm_read_file(src, &data, &n, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(lm_write_file_atomic(dst, data, n, &err), 0);
-	free(data);
-	free(dst);
-	free(src);
-}
-
-/* tests/fixtures/klr/<name>.json packed into dir/<name>.klr. */
-static void pack_klr(const char *name, const char *dir)
-{
-	char *rel = lm_xasprintf("tests/fixtures/klr/%s.json", name);
-	char *p = tu_srcpath(rel), *t = tu_read(p);
-	char *out = lm_xasprintf("%s/%s.klr", dir, name);
-	lp_klr_file f;
-	lm_buf b = LM_BUF_INIT;
-	lm_error err;
-	ck_assert(t != NULL);
-	ck_assert_msg(lp_klr_from_json(&f, t, strlen(t), p, &err) == 0, "%s",
-		      err.msg);
-	ck_assert_int_eq(lp_klr_encode_file(&f, &b, &err), 0);
-	ck_assert_int_eq(lm_write_file_atomic(out, b.ptr, b.size, &err), 0);
-	lm_buf_free(&b);
-	lp_klr_file_free(&f);
-	free(rel);
-	free(p);
-	free(t);
-	free(out);
-}
-
-static int count_op(const lm_module *m, lm_opcode op)
-{
-	int n = 0;
-	for (int f = 0; f < m->n_functions; f++)
-		for (int b = 0; b < m->functions[f].n_blocks; b++)
-			for (int i = 0; i < m->functions[f].blocks[b].n_insts; i++)
-				n += m->functions[f].blocks[b].insts[i].op == op;
-	return n;
-}
 
 /* Lower m (inlined or not) and verify the result. */
 static lm_module *lower(const lm_module *m, int do_inline)
@@ -141,8 +80,8 @@ static void run_seeded(const lm_module *m, uint64_t seed, uint64_t ps,
 static void called_equals_inlined(const lm_module *m, int n_calls)
 {
 	lm_module *called = lower(m, 0), *inl = lower(m, 1);
-	ck_assert_int_eq(count_op(called, LM_OP_NKIKERNEL), n_calls);
-	ck_assert_int_eq(count_op(inl, LM_OP_NKIKERNEL), 0);
+	ck_assert_int_eq(tu_count_op(called, LM_OP_NKIKERNEL), n_calls);
+	ck_assert_int_eq(tu_count_op(inl, LM_OP_NKIKERNEL), 0);
 	for (uint64_t ps = 0; ps < 3; ps++) {
 		ls_result rc, ri;
 		run_seeded(called, 7, ps, &rc);
@@ -160,8 +99,8 @@ static void called_equals_inlined(const lm_module *m, int n_calls)
 
 START_TEST(test_bir_called_equals_inlined)
 {
-	char *p = fx("b_caller.json");
-	lm_module *m = load(p);
+	char *p = tu_fixture("provision", "b_caller.json");
+	lm_module *m = tu_load(p);
 	called_equals_inlined(m, 1);
 	lm_module_free(m);
 	free(p);
@@ -177,10 +116,10 @@ START_TEST(test_klr_called_equals_inlined)
 	for (int i = 0; i < 2; i++) {
 		char *dir = tu_tmpdir("it55-klr"), *p;
 		lm_module *m;
-		copy_fx(c[i], dir);
-		pack_klr(k[i], dir);
+		tu_copy_fixture("provision", c[i], dir);
+		tu_pack_klr(k[i], dir, NULL);
 		p = lm_xasprintf("%s/%s", dir, c[i]);
-		m = load(p);
+		m = tu_load(p);
 		called_equals_inlined(m, 1);
 		lm_module_free(m);
 		free(p);
@@ -193,8 +132,8 @@ START_TEST(test_called_values)
 {
 	/* the called form's values, computed here (Mechanism B: relu(2x +
 	** bias[p]) with the kernel's Const bias) */
-	char *p = fx("b_caller.json");
-	lm_module *m = load(p), *lo = lower(m, 0);
+	char *p = tu_fixture("provision", "b_caller.json");
+	lm_module *m = tu_load(p), *lo = lower(m, 0);
 	ls_tensors in = { 0, NULL };
 	ls_result r;
 	lm_error err;
@@ -224,15 +163,6 @@ END_TEST
 
 /* ---- hand-written kernels: SB formals, two calls, nesting, sync ----------- */
 
-/* A function of kind nki around allocations and instructions. */
-static void nki_fn(lm_buf *b, const char *name, tb *k)
-{
-	lm_buf_printf(b, ",{\"name\":\"%s\",\"kind\":\"nki\",\"attributes\":[],"
-		      "\"allocations\":[%s],\"blocks\":[{\"name\":\"b\","
-		      "\"instructions\":[%s]}]}", name, lm_buf_cstr(&k->al),
-		      lm_buf_cstr(&k->in));
-}
-
 #define P_ 8
 #define F_ 16
 
@@ -251,15 +181,10 @@ static void nki_fn(lm_buf *b, const char *name, tb *k)
 static lm_module *hand_module(const char *wait_sem, const char *ys1_dt,
 			      int once)
 {
-	tb c, k0, k1, k2;
-	lm_buf b = LM_BUF_INIT;
-	lm_module *m = NULL;
-	lm_error err;
-	char *main_json, *wait;
+	tb c;
+	lm_module *m;
+	char *wait;
 	tb_init(&c);
-	tb_init(&k0);
-	tb_init(&k1);
-	tb_init(&k2);
 	tb_dram(&c, "x", "ExternalInput", "float32", P_, F_);
 	tb_dram(&c, "y", "ExternalOutput", "float32", P_, F_);
 	tb_sb(&c, "xs", "float32", P_, F_);
@@ -286,67 +211,51 @@ static lm_module *hand_module(const char *wait_sem, const char *ys1_dt,
 		AP(once ? "ys1" : "ys2", "float32", P_, F_, 0),
 		AP("y", "float32", P_, F_, 0), once ? "call1" : "call2");
 	/* kload: a DMA, then a Return that does not wait for it */
-	k0.sb_addr = 4096;
-	tb_dram(&k0, "src", "Input", "float32", P_, F_);
-	tb_sb(&k0, "dst", "float32", P_, F_);
-	tb_inst(&k0, "{\"opcode\":\"DMACopy\",\"name\":\"kl_dma\",\"engine\":"
+	tb_function(&c, "kload", 1);
+	c.dram_addr = 0; /* each kernel's tensors as a module of its own */
+	c.sb_addr = 4096;
+	tb_dram(&c, "src", "Input", "float32", P_, F_);
+	tb_sb(&c, "dst", "float32", P_, F_);
+	tb_inst(&c, "{\"opcode\":\"DMACopy\",\"name\":\"kl_dma\",\"engine\":"
 		"\"SP\",\"queue\":\"q1\",\"ins\":[%s],\"outs\":[%s]}",
 		AP("src", "float32", P_, F_, 0), AP("dst", "float32", P_, F_, 0));
-	tb_inst(&k0, "{\"opcode\":\"Return\",\"name\":\"kl_ret\",\"engine\":"
+	tb_inst(&c, "{\"opcode\":\"Return\",\"name\":\"kl_ret\",\"engine\":"
 		"\"SP\"}");
 	/* k1 (the inner call binds k1's own tensors) */
-	k1.sb_addr = 8192;
-	tb_sb(&k1, "ka", "float32", P_, F_);
-	tb_sb(&k1, "kb", ys1_dt, P_, F_);
-	tb_sb(&k1, "tmp", "float32", P_, F_);
-	tb_sb(&k1, "tmp2", "float32", P_, F_);
-	tb_inst(&k1, "{\"opcode\":\"TensorScalar\",\"name\":\"ts\",\"engine\":"
+	tb_function(&c, "k1", 1);
+	c.sb_addr = 8192;
+	tb_sb(&c, "ka", "float32", P_, F_);
+	tb_sb(&c, "kb", ys1_dt, P_, F_);
+	tb_sb(&c, "tmp", "float32", P_, F_);
+	tb_sb(&c, "tmp2", "float32", P_, F_);
+	tb_inst(&c, "{\"opcode\":\"TensorScalar\","
+		"\"reverse0\":false,\"reverse1\":false,\"name\":\"ts\",\"engine\":"
 		"\"DVE\",\"op0\":\"mult\",\"const0\":2,\"op1\":\"add\","
 		"\"const1\":1,\"ins\":[%s],\"outs\":[%s]}",
 		AP("ka", "float32", P_, F_, 0), AP("tmp", "float32", P_, F_, 0));
-	tb_inst(&k1, "{\"opcode\":\"NKIKernel\",\"name\":\"inner\",\"engine\":"
+	tb_inst(&c, "{\"opcode\":\"NKIKernel\",\"name\":\"inner\",\"engine\":"
 		"\"Activation\",\"func\":\"k2\",\"func_args\":{\"ja\":\"tmp\"},"
 		"\"func_outs\":{\"jb\":\"tmp2\"},\"dependencies\":[\"ts\"]}");
-	tb_inst(&k1, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":"
+	tb_inst(&c, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":"
 		"\"Activation\",\"ins\":[%s],\"outs\":[%s],"
 		"\"dependencies\":[\"inner\"]}", AP("tmp2", "float32", P_, F_, 0),
 		AP("kb", ys1_dt, P_, F_, 0));
-	tb_inst(&k1, "{\"opcode\":\"Return\",\"name\":\"k1_ret\",\"engine\":"
+	tb_inst(&c, "{\"opcode\":\"Return\",\"name\":\"k1_ret\",\"engine\":"
 		"\"SP\",\"dependencies\":[\"cp\"]}");
 	/* k2 */
-	k2.sb_addr = 16384;
-	tb_sb(&k2, "ja", "float32", P_, F_);
-	tb_sb(&k2, "jb", "float32", P_, F_);
-	tb_inst(&k2, "{\"opcode\":\"TensorTensor\",\"name\":\"tt\",\"engine\":"
+	tb_function(&c, "k2", 1);
+	c.sb_addr = 16384;
+	tb_sb(&c, "ja", "float32", P_, F_);
+	tb_sb(&c, "jb", "float32", P_, F_);
+	tb_inst(&c, "{\"opcode\":\"TensorTensor\",\"name\":\"tt\",\"engine\":"
 		"\"Pool\",\"op\":\"add\",\"ins\":[%s,%s],\"outs\":[%s]}",
 		AP("ja", "float32", P_, F_, 0), AP("ja", "float32", P_, F_, 0),
 		AP("jb", "float32", P_, F_, 0));
-	tb_inst(&k2, "{\"opcode\":\"Return\",\"name\":\"k2_ret\",\"engine\":"
+	tb_inst(&c, "{\"opcode\":\"Return\",\"name\":\"k2_ret\",\"engine\":"
 		"\"Pool\"}");
-
-	main_json = tb_json(&c, 0);
-	/* splice the kernels after the caller function */
-	{
-		size_t n = strlen(main_json);
-		ck_assert(n > 2 && main_json[n - 1] == '}' &&
-			  main_json[n - 2] == ']');
-		lm_buf_put(&b, main_json, n - 2);
-		nki_fn(&b, "kload", &k0);
-		nki_fn(&b, "k1", &k1);
-		nki_fn(&b, "k2", &k2);
-		lm_buf_puts(&b, "]}");
-	}
-	if (lm_module_parse(&m, b.ptr, b.size, "it55.json", &err) != 0)
-		ck_abort_msg("parse: %s", err.msg);
-	if (lm_verify(m, NULL, &err) != 0)
-		ck_abort_msg("verify: %s", err.msg);
-	free(main_json);
+	m = tb_module(&c, 0);
 	free(wait);
-	lm_buf_free(&b);
 	tb_free(&c);
-	tb_free(&k0);
-	tb_free(&k1);
-	tb_free(&k2);
 	return m;
 }
 
@@ -393,7 +302,7 @@ START_TEST(test_nested_sb_formals)
 	inl = lm_module_clone(m1);
 	ck_assert_msg(lp_inline_nki(inl, &err) == 0, "%s", err.msg);
 	ck_assert_msg(lm_verify(inl, NULL, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(count_op(inl, LM_OP_NKIKERNEL), 0);
+	ck_assert_int_eq(tu_count_op(inl, LM_OP_NKIKERNEL), 0);
 	ck_assert_msg(tb_run1(inl, x, P_, F_, NULL, &ri, &err) == 0, "%s",
 		      err.msg);
 	same_outputs(&r.outputs, &ri.outputs);
@@ -407,7 +316,7 @@ START_TEST(test_nested_sb_formals)
 	inl = lm_module_clone(m);
 	ck_assert_msg(lp_inline_nki(inl, &err) == 0, "%s", err.msg);
 	ck_assert_msg(lm_verify(inl, NULL, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(count_op(inl, LM_OP_NKIKERNEL), 0);
+	ck_assert_int_eq(tu_count_op(inl, LM_OP_NKIKERNEL), 0);
 	ck_assert_msg(tb_run1(inl, x, P_, F_, NULL, &ri, &err) == 0, "%s",
 		      err.msg);
 	same_outputs(&r.outputs, &ri.outputs);
@@ -493,39 +402,25 @@ END_TEST
 
 /* ---- two cores, each with a kernel: lower, link, diff --------------------- */
 
-/* s with every occurrence of a replaced by b; caller frees. */
-static char *replace_all(const char *s, const char *a, const char *b)
-{
-	lm_buf o = LM_BUF_INIT;
-	size_t na = strlen(a);
-	const char *p;
-	while ((p = strstr(s, a)) != NULL) {
-		lm_buf_put(&o, s, (size_t)(p - s));
-		lm_buf_puts(&o, b);
-		s = p + na;
-	}
-	lm_buf_puts(&o, s);
-	return lm_buf_detach(&o);
-}
-
 /* dir/cores/nc<c>/sg0/def.json: core 0 a BIR-JSON kernel, core 1 a KLR
 ** kernel (each beside its module), outputs y0 / y1. */
 static void two_core_dir(const char *dir)
 {
 	const char *callers[2] = { "b_caller.json", "a_caller_small.json" };
 	for (int c = 0; c < 2; c++) {
-		char *p = fx(callers[c]), *t = tu_read(p), *t2, *t3;
+		char *p = tu_fixture("provision", callers[c]), *t = tu_read(p),
+		     *t2, *t3;
 		char *yname = lm_xasprintf("\"y%d\"", c);
 		char *core = lm_xasprintf("\"neuron_core_id\": %d", c);
 		char *sub = lm_xasprintf("%s/cores/nc%d/sg0", dir, c);
-		t2 = replace_all(t, "\"y\"", yname);
-		t3 = replace_all(t2, "\"neuron_core_id\": 0", core);
+		t2 = tu_replace_all(t, "\"y\"", yname);
+		t3 = tu_replace_all(t2, "\"neuron_core_id\": 0", core);
 		free(tu_write(sub, "def.json", t3));
 		if (c == 0) {
-			copy_fx("b_kernel.json", sub);
-			copy_fx("w.npy", sub);
+			tu_copy_fixture("provision", "b_kernel.json", sub);
+			tu_copy_fixture("provision", "w.npy", sub);
 		} else {
-			pack_klr("k_small", sub);
+			tu_pack_klr("k_small", sub, NULL);
 		}
 		free(p); free(t); free(t2); free(t3);
 		free(yname); free(core); free(sub);
@@ -547,10 +442,10 @@ START_TEST(test_two_cores_link_diff)
 	two_core_dir(dir);
 	for (int c = 0; c < 2; c++) {
 		char *p = lm_xasprintf("%s/cores/nc%d/sg0/def.json", dir, c);
-		src[c] = load(p);
+		src[c] = tu_load(p);
 		called[c] = lower(src[c], 0);
 		inl[c] = lower(src[c], 1);
-		ck_assert_int_eq(count_op(called[c], LM_OP_NKIKERNEL), 1);
+		ck_assert_int_eq(tu_count_op(called[c], LM_OP_NKIKERNEL), 1);
 		free(p);
 	}
 	memset(&lo, 0, sizeof lo);
@@ -558,7 +453,7 @@ START_TEST(test_two_cores_link_diff)
 	lo.abs_file_paths = 1;
 	ck_assert_msg(lk_link(called, 2, &lo, &linked, &rep, &err) == 0, "%s",
 		      err.msg);
-	ck_assert_int_eq(count_op(linked, LM_OP_NKIKERNEL), 2);
+	ck_assert_int_eq(tu_count_op(linked, LM_OP_NKIKERNEL), 2);
 	ck_assert_msg(ls_make_inputs(called, 2, NULL, 11, &in, &err) == 0,
 		      "%s", err.msg);
 	/* reference = the per-core called modules side by side; linked =
@@ -610,7 +505,7 @@ START_TEST(test_inline_linked)
 	two_core_dir(dir);
 	for (int c = 0; c < 2; c++) {
 		char *p = lm_xasprintf("%s/cores/nc%d/sg0/def.json", dir, c);
-		lm_module *src = load(p);
+		lm_module *src = tu_load(p);
 		called[c] = lower(src, 0);
 		lm_module_free(src);
 		free(p);
@@ -634,9 +529,9 @@ START_TEST(test_inline_linked)
 	lo.skip = LK_SKIP(LK_STEP_VERIFY);
 	ck_assert_msg(lk_link(called, 2, &lo, &linked, &rep, &err) == 0, "%s",
 		      err.msg);
-	ck_assert_int_eq(count_op(linked, LM_OP_NKIKERNEL), 2);
+	ck_assert_int_eq(tu_count_op(linked, LM_OP_NKIKERNEL), 2);
 	ck_assert_msg(lp_inline_nki(linked, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(count_op(linked, LM_OP_NKIKERNEL), 0);
+	ck_assert_int_eq(tu_count_op(linked, LM_OP_NKIKERNEL), 0);
 	{
 		lm_verify_opts vo = { 1 };
 		ck_assert_msg(lm_verify(linked, &vo, &err) == 0, "%s", err.msg);
@@ -664,9 +559,9 @@ START_TEST(test_cli_run_called_form)
 	char *dir = tu_tmpdir("it55-cli");
 	tu_run r;
 	char *a, *b;
-	copy_fx("b_caller.json", dir);
-	copy_fx("b_kernel.json", dir);
-	copy_fx("w.npy", dir);
+	tu_copy_fixture("provision", "b_caller.json", dir);
+	tu_copy_fixture("provision", "b_kernel.json", dir);
+	tu_copy_fixture("provision", "w.npy", dir);
 	r = tu_lncsim(dir, "lower", "-o", "called.json", "b_caller.json",
 		      NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err);

@@ -390,18 +390,6 @@ START_TEST(test_read_missing_file)
 }
 END_TEST
 
-/* Write n bytes to dir/name; returns the path. */
-static char *write_file(const char *dir, const char *name, const void *b,
-			size_t n)
-{
-	char *p = lm_path_join(dir, name);
-	FILE *fp = fopen(p, "wb");
-	ck_assert(fp != NULL);
-	ck_assert_uint_eq(fwrite(b, 1, n, fp), n);
-	ck_assert_int_eq(fclose(fp), 0);
-	return p;
-}
-
 /*
 ** lp_klr_read on files: example 1 reads; a truncated copy is a clean
 ** error; /dev/zero and a FIFO are refused at once; a file over 64 MiB
@@ -417,17 +405,17 @@ START_TEST(test_read_files_and_limits)
 	lp_klr_file f;
 	lm_error err;
 
-	p = write_file(dir, "ex1.klr", b, n);
+	p = tu_write_bytes(dir, "ex1.klr", b, n);
 	ck_assert_msg(lp_klr_read(&f, p, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(f.format, "NKI");
 	lp_klr_file_free(&f);
 	free(p);
 
-	p = write_file(dir, "cut.klr", b, n - 5);
+	p = tu_write_bytes(dir, "cut.klr", b, n - 5);
 	ck_assert_int_eq(lp_klr_read(&f, p, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "truncated CBOR");
 	free(p);
-	p = write_file(dir, "hdr.klr", b, 5);
+	p = tu_write_bytes(dir, "hdr.klr", b, 5);
 	ck_assert_int_eq(lp_klr_read(&f, p, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "hdr.klr: byte 3 in KLRFile header: "
 			   "array of 3 items cannot fit in the 2 bytes left");
@@ -443,7 +431,7 @@ START_TEST(test_read_files_and_limits)
 	ck_assert_str_eq(err.msg, msg);
 	free(p);
 
-	p = write_file(dir, "big.klr", b, n);
+	p = tu_write_bytes(dir, "big.klr", b, n);
 	ck_assert_int_eq(truncate(p, ((off_t)64 << 20) + 1), 0);
 	ck_assert_int_eq(lp_klr_read(&f, p, &err), LM_EINPUT);
 	snprintf(msg, sizeof msg, "%s: KLR file too large: 67108865 bytes "
@@ -451,7 +439,7 @@ START_TEST(test_read_files_and_limits)
 	ck_assert_str_eq(err.msg, msg);
 	free(p);
 
-	p = write_file(dir, "zeros.klr", "", 0);
+	p = tu_write_bytes(dir, "zeros.klr", "", 0);
 	ck_assert_int_eq(truncate(p, (off_t)32 << 20), 0);
 	ck_assert_int_eq(lp_klr_read(&f, p, &err), LM_EINPUT);
 	snprintf(msg, sizeof msg, "%s: byte 0: not a KLR file: it does not "

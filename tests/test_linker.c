@@ -3,6 +3,9 @@
 ** small hand-built inputs, the error messages, the link directory, the
 ** matmul report, N = 1, --skip, and the lncsim link / mmt commands.
 ** Every link goes through do_link, which also proves the inputs unchanged.
+** The input modules are built through the IR builder (model/build.h);
+** instructions whose operands the model only carries (registers, symbolic
+** access patterns) and the kernel carriers are given in the wire form.
 */
 #include "common.h"
 #include "testutil.h"
@@ -13,6 +16,7 @@
 #include "verify.h"
 #include "safeio.h"
 #include "json.h"
+#include "build.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -52,114 +56,203 @@ static void S_free(void)
 	n_strs = 0;
 }
 
-/* ---- module builders (JSON text) --------------------------------------- */
+/* ---- module builders (the IR builder) ------------------------------------ */
 
-static const char *ap(const char *alloc)
+/* The first failure of the builder a test is using (one at a time fails:
+** the test stops there). */
+static lm_error berr;
+
+/*
+** A module of arch: name t, core (< 0: no neuron_core_id), semaphores s
+** (init 0) and s2 (init 3), queue q with instances qi (s) and qj (s2),
+** queue q2 with q2i (s2). Functions follow (func).
+*/
+static lm_builder *mod(int core, const char *arch)
+{
+	lm_builder *b = lm_b_new(arch, 2, &berr);
+	lm_b_name(b, "t");
+	if (core >= 0)
+		lm_b_core_id(b, core);
+	lm_b_semaphore(b, "s", 0);
+	lm_b_semaphore(b, "s2", 3);
+	lm_b_queue(b, "q");
+	lm_b_qinstance(b, "q", "qi", "s");
+	lm_b_qinstance(b, "q", "qj", "s2");
+	lm_b_queue(b, "q2");
+	lm_b_qinstance(b, "q2", "q2i", "s2");
+	return b;
+}
+
+/* A function with its one block b; what follows goes into it. */
+static void func(lm_builder *b, const char *name)
+{
+	lm_b_function(b, name);
+	lm_b_block(b, "b");
+}
+
+/* A float32 [128, 64] allocation of memory type mt at addr. */
+static lm_alloc *tensor(lm_builder *b, const char *name, lm_tensorkind kind,
+			lm_memtype mt, int64_t addr)
+{
+	int64_t shape[2] = { 128, 64 }, dims[2] = { 128, 256 };
+	lm_alloc *a = lm_b_alloc(b, name, kind, LM_DT_FLOAT32, shape, 2);
+	lm_b_memloc(b, a, mt, addr, dims, 2, 0);
+	ck_assert_msg(a != NULL, "%s", berr.msg);
+	return a;
+}
+
+static lm_alloc *dram(lm_builder *b, const char *name, lm_tensorkind kind,
+		      int64_t addr)
+{
+	return tensor(b, name, kind, LM_MT_DRAM, addr);
+}
+
+static void sb(lm_builder *b, const char *name, int64_t addr)
+{
+	tensor(b, name, LM_TK_INTERNAL, LM_MT_SB, addr);
+}
+
+/* An instruction (the test fails when the builder did). */
+static lm_inst *op(lm_builder *b, lm_opcode o, lm_engine e, const char *name)
+{
+	lm_inst *in = lm_b_inst(b, o, e, name);
+	ck_assert_msg(in != NULL, "%s", berr.msg);
+	return in;
+}
+
+/* The operand every instruction here has: alloc's [[64,128],[1,64]]. */
+static void ap(lm_builder *b, lm_inst *in, int side, const char *alloc)
+{
+	lm_appair p[2] = { { 64, 128 }, { 1, 64 } };
+	lm_b_ap(b, in, side, alloc, LM_DT_FLOAT32, 0, 0, p, 2);
+}
+
+/* The same operand in the wire form, for instructions given so. */
+static const char *ap_json(const char *alloc)
 {
 	return S("{\"kind\":\"physical_ap\",\"memsetref\":\"%s\",\"memref\":"
 		 "\"%s\",\"offset\":0,\"ap\":[[64,128],[1,64]],\"dtype\":"
 		 "\"float32\"}", alloc, alloc);
 }
 
-static const char *dram(const char *name, const char *kind, int addr,
-			const char *more)
+/* An instruction in the wire form. */
+static lm_inst *wire(lm_builder *b, const char *json)
 {
-	return S("{\"name\":\"%s\",\"kind\":\"%s\",\"dtype\":\"float32\","
-		 "\"tensor_shape\":[128,64],\"memorylocations\":[{\"name\":\"%s\","
-		 "\"type\":\"DRAM\",\"addr\":%d,\"dims\":[128,256],\"allocated\":"
-		 "true}]%s}", name, kind, name, addr, more ? more : "");
+	lm_inst *in = lm_b_inst_json(b, json);
+	ck_assert_msg(in != NULL, "%s", berr.msg);
+	return in;
 }
 
-static const char *sb(const char *name, int addr)
+static lm_inst *dma(lm_builder *b, const char *name, const char *src,
+		    const char *dst, const char *q)
 {
-	return S("{\"name\":\"%s\",\"kind\":\"Internal\",\"dtype\":\"float32\","
-		 "\"tensor_shape\":[128,64],\"memorylocations\":[{\"name\":\"%s\","
-		 "\"type\":\"SB\",\"addr\":%d,\"dims\":[128,256],\"allocated\":"
-		 "true}]}", name, name, addr);
+	lm_inst *in = op(b, LM_OP_DMACOPY, LM_ENG_SP, name);
+	ap(b, in, LM_B_IN, src);
+	ap(b, in, LM_B_OUT, dst);
+	lm_b_dma_queue(b, in, q);
+	return in;
 }
 
-static const char *dma(const char *name, const char *src, const char *dst,
-		       const char *q, const char *more)
+static lm_inst *tt(lm_builder *b, const char *name, const char *x,
+		   const char *y, const char *o)
 {
-	return S("{\"opcode\":\"DMACopy\",\"name\":\"%s\",\"engine\":\"SP\","
-		 "\"ins\":[%s],\"outs\":[%s],\"queue\":\"%s\"%s}", name, ap(src),
-		 ap(dst), q, more ? more : "");
+	lm_inst *in = op(b, LM_OP_TENSORTENSOR, LM_ENG_DVE, name);
+	lm_b_set_alu(in, LM_ALU_ADD);
+	ap(b, in, LM_B_IN, x);
+	ap(b, in, LM_B_IN, y);
+	ap(b, in, LM_B_OUT, o);
+	return in;
 }
 
-static const char *tt(const char *name, const char *a, const char *b,
-		      const char *o, const char *more)
+/* A barrier of cores 0 and 1 (group NULL: its name). */
+static lm_inst *bar(lm_builder *b, const char *name, int id,
+		    const char *group)
 {
-	return S("{\"opcode\":\"TensorTensor\",\"name\":\"%s\",\"engine\":"
-		 "\"DVE\",\"op\":\"add\",\"ins\":[%s,%s],\"outs\":[%s]%s}", name,
-		 ap(a), ap(b), ap(o), more ? more : "");
+	static const int64_t cores[2] = { 0, 1 };
+	lm_inst *in = op(b, LM_OP_COREBARRIER, LM_ENG_POOL, name);
+	lm_b_set_barrier(in, id, cores, 2, group);
+	return in;
 }
 
-static const char *bar(const char *name, int id, const char *group,
-		       const char *more)
+/* A Call (on no engine) of function target. */
+static lm_inst *call(lm_builder *b, const char *name, const char *target)
 {
-	return S("{\"opcode\":\"CoreBarrier\",\"name\":\"%s\",\"engine\":"
-		 "\"Pool\",\"ins\":[],\"outs\":[],\"id\":%d,\"cores\":[0,1]%s%s%s%s}",
-		 name, id, group ? ",\"group\":\"" : "", group ? group : "",
-		 group ? "\"" : "", more ? more : "");
+	lm_inst *in = op(b, LM_OP_CALL, LM_ENG_UNASSIGNED, name);
+	lm_inst_set_str(in, &in->target, target);
+	return in;
 }
 
-static const char *func(const char *name, const char *allocs,
-			const char *insts)
+/* in depends on name (Flow); returns in. */
+static lm_inst *dep(lm_inst *in, const char *name)
 {
-	return S("{\"name\":\"%s\",\"attributes\":[],\"allocations\":[%s],"
-		 "\"blocks\":[{\"name\":\"b\",\"instructions\":[%s]}]}", name,
-		 allocs, insts);
+	lm_inst_add_dep(in, 0, name, LM_EDGE_FLOW);
+	return in;
 }
 
-/* A module; core < 0: no neuron_core_id. */
-static const char *modj(int core, const char *arch, const char *funcs)
-{
-	return S("{\"version\":2,\"arch\":\"%s\",\"name\":\"t\",\"attributes\":"
-		 "{%s}, \"semaphores\":[{\"name\":\"s\",\"init\":0},{\"name\":"
-		 "\"s2\",\"init\":3}],\"queues\":[{\"name\":\"q\",\"instances\":"
-		 "[{\"name\":\"qi\",\"semaphore\":\"s\"},{\"name\":\"qj\","
-		 "\"semaphore\":\"s2\"}]},{\"name\":\"q2\",\"instances\":[{\"name\":"
-		 "\"q2i\",\"semaphore\":\"s2\"}]}],\"functions\":[%s]}", arch,
-		 core < 0 ? "" : S("\"neuron_core_id\":%d", core), funcs);
-}
-
-static lm_module *parse(const char *json, const char *path)
+/* The module b built, as the file path. */
+static lm_module *done(lm_builder *b, const char *path)
 {
 	lm_module *m = NULL;
-	lm_error e;
-	int rc = lm_module_parse(&m, json, strlen(json), path, &e);
-	ck_assert_msg(rc == 0, "parse %s: %s", path, e.msg);
+	lm_b_path(b, path);
+	ck_assert_msg(lm_b_finish(b, &m) == 0, "%s", berr.msg);
 	return m;
 }
 
-/* The standard pair: core 0 produces h, core 1 reads it through h_in. */
-static const char *core0_json(const char *x_more, const char *extra_insts)
+/* The module b built, written as dir/name (for lm_module_load and the
+** command); returns the path. */
+static char *save(lm_builder *b, const char *dir, const char *name)
 {
-	return modj(0, "gen3", func("sg0", S("%s,%s,%s,%s",
-		dram("x", "ExternalInput", 0, x_more),
-		dram("w", "Internal", 4096, NULL), sb("t", 0),
-		dram("h", "ExternalOutput", 65536, NULL)),
-		S("%s,%s,%s%s",
-		  dma("ld", "x", "t", "q", NULL),
-		  dma("st", "t", "h", "q", ",\"dependencies\":[\"ld\"],"
-		      "\"wait\":[{\"semaphore\":\"s\",\"value\":1}]"),
-		  bar("bar", 1, "g1", ",\"dependencies\":[\"st\"]"),
-		  extra_insts ? extra_insts : "")));
+	lm_module *m = done(b, name);
+	char *text, *p;
+	size_t n;
+	lm_error e;
+	ck_assert_int_eq(lm_module_to_json(m, 1, &text, &n, &e), 0);
+	p = tu_write(dir, name, text);
+	free(text);
+	lm_module_free(m);
+	return p;
 }
 
-static const char *core1_json(const char *x_more, const char *view_more)
+/* The standard pair: core 0 produces h, core 1 reads it through h_in. */
+static lm_builder *core0(void)
 {
-	return modj(1, "gen3", func("sg0", S("%s,%s,%s,%s",
-		dram("x", "ExternalInput", 0, x_more), sb("t", 0),
-		dram("h_in", "Internal", 65536, view_more ? view_more :
-		     ",\"remote_local_target\":{\"name\":\"h\",\"core\":0}"),
-		dram("y", "ExternalOutput", 131072, NULL)),
-		S("%s,%s,%s,%s",
-		  bar("bar", 1, "g1", NULL),
-		  dma("ld", "h_in", "t", "q", ",\"dependencies\":[\"bar\"]"),
-		  dma("ld2", "x", "t", "q", NULL),
-		  dma("st", "t", "y", "q", ",\"signal\":[\"s2\"],\"wait\":[{"
-		      "\"semaphore\":\"s\",\"value\":2}]"))));
+	lm_builder *b = mod(0, "gen3");
+	lm_inst *st;
+	func(b, "sg0");
+	dram(b, "x", LM_TK_EXTERNAL_INPUT, 0);
+	dram(b, "w", LM_TK_INTERNAL, 4096);
+	sb(b, "t", 0);
+	dram(b, "h", LM_TK_EXTERNAL_OUTPUT, 65536);
+	dma(b, "ld", "x", "t", "q");
+	st = dep(dma(b, "st", "t", "h", "q"), "ld");
+	lm_b_wait(b, st, "s", 1);
+	dep(bar(b, "bar", 1, "g1"), "st");
+	return b;
+}
+
+/* Core 1, its view h_in of allocation view_of of core view_core. */
+static lm_builder *core1_viewing(const char *view_of, int64_t view_core)
+{
+	lm_builder *b = mod(1, "gen3");
+	lm_inst *st;
+	func(b, "sg0");
+	dram(b, "x", LM_TK_EXTERNAL_INPUT, 0);
+	sb(b, "t", 0);
+	lm_b_set_view(dram(b, "h_in", LM_TK_INTERNAL, 65536), view_of,
+		      view_core);
+	dram(b, "y", LM_TK_EXTERNAL_OUTPUT, 131072);
+	bar(b, "bar", 1, "g1");
+	dep(dma(b, "ld", "h_in", "t", "q"), "bar");
+	dma(b, "ld2", "x", "t", "q");
+	st = dma(b, "st", "t", "y", "q");
+	lm_b_signal(b, st, "s2");
+	lm_b_wait(b, st, "s", 2);
+	return b;
+}
+
+static lm_builder *core1(void)
+{
+	return core1_viewing("h", 0);
 }
 
 /* ---- linking ----------------------------------------------------------- */
@@ -191,10 +284,11 @@ static int do_link(lm_module **mods, int n, unsigned skip, lm_module **out,
 
 static lm_module *mods2[2];
 
-static void load2(const char *j0, const char *j1)
+/* The pair built by b0 and b1, as c0.json and c1.json. */
+static void load2(lm_builder *b0, lm_builder *b1)
 {
-	mods2[0] = parse(j0, "c0.json");
-	mods2[1] = parse(j1, "c1.json");
+	mods2[0] = done(b0, "c0.json");
+	mods2[1] = done(b1, "c1.json");
 }
 
 static void free2(void)
@@ -209,26 +303,32 @@ static lm_module *link2(unsigned skip, lk_report *rep)
 {
 	lm_module *out = NULL;
 	lm_error e;
-	load2(core0_json(NULL, NULL), core1_json(NULL, NULL));
+	load2(core0(), core1());
 	int rc = do_link(mods2, 2, skip, &out, rep, &e);
 	ck_assert_msg(rc == 0, "link: %s", e.msg);
 	ck_assert_ptr_nonnull(out);
 	return out;
 }
 
-/* Link the pair given as JSON; expect failure with msg. */
-static void link2_fails(const char *j0, const char *j1, const char *msg)
+/* Link the pair mods2 holds; expect failure with msg. */
+static void link_fails(const char *msg)
 {
 	lm_module *out = NULL;
 	lk_report rep;
 	lm_error e;
-	load2(j0, j1);
 	int rc = do_link(mods2, 2, 0, &out, &rep, &e);
 	ck_assert_int_ne(rc, 0);
 	ck_assert_ptr_null(out);
 	ck_assert_contains(e.msg, msg);
 	lk_report_free(&rep);
 	free2();
+}
+
+/* Link the pair b0 and b1 build; expect failure with msg. */
+static void link2_fails(lm_builder *b0, lm_builder *b1, const char *msg)
+{
+	load2(b0, b1);
+	link_fails(msg);
 }
 
 static lm_function *fn(const lm_module *m, const char *name)
@@ -288,22 +388,25 @@ static void assert_verifies(const lm_module *m)
 START_TEST(test_copy_modules_as_functions)
 {
 	/* core 0 has a second function called from its entry */
-	const char *sub = func("helper", sb("u", 1024),
-			       tt("add", "u", "u", "u", NULL));
-	const char *j0 = modj(0, "gen3", S("%s,%s", func("sg0", S("%s,%s",
-		dram("x", "ExternalInput", 0, NULL), sb("t", 0)),
-		S("%s,%s,%s", dma("ld", "x", "t", "q", NULL),
-		  "{\"opcode\":\"Call\",\"name\":\"call_helper\",\"target\":"
-		  "\"helper\"}", bar("sync", 1, NULL, ",\"dependencies\":"
-				      "[\"ld\"]"))), sub));
-	const char *j1 = modj(1, "gen3", func("sg0", S("%s,%s",
-		dram("x1", "ExternalInput", 0, NULL), sb("t", 0)),
-		S("%s,%s", dma("ld", "x1", "t", "q", NULL),
-		  bar("sync", 1, NULL, NULL))));
+	lm_builder *b0 = mod(0, "gen3"), *b1 = mod(1, "gen3");
 	lm_module *out = NULL;
 	lk_report rep;
 	lm_error e;
-	load2(j0, j1);
+	func(b0, "sg0");
+	dram(b0, "x", LM_TK_EXTERNAL_INPUT, 0);
+	sb(b0, "t", 0);
+	dma(b0, "ld", "x", "t", "q");
+	call(b0, "call_helper", "helper");
+	dep(bar(b0, "sync", 1, NULL), "ld");
+	func(b0, "helper");
+	sb(b0, "u", 1024);
+	tt(b0, "add", "u", "u", "u");
+	func(b1, "sg0");
+	dram(b1, "x1", LM_TK_EXTERNAL_INPUT, 0);
+	sb(b1, "t", 0);
+	dma(b1, "ld", "x1", "t", "q");
+	bar(b1, "sync", 1, NULL);
+	load2(b0, b1);
 	ck_assert_int_eq(do_link(mods2, 2, 0, &out, &rep, &e), 0);
 	assert_verifies(out);
 	ck_assert_str_eq(out->name, "t/sgLnk");
@@ -348,25 +451,29 @@ END_TEST
 START_TEST(test_copy_many_names)
 {
 	enum { K = 400 };
-	lm_buf b0 = LM_BUF_INIT, b1 = LM_BUF_INIT;
+	lm_builder *b0 = mod(0, "gen3"), *b1 = mod(1, "gen3");
 	lm_module *out = NULL;
 	lk_report rep;
 	lm_error e;
+	func(b0, "sg0");
+	sb(b0, "t", 0);
+	func(b1, "sg0");
+	sb(b1, "t", 0);
 	for (int k = 0; k < K; k++) {
 		/* core 0: i<k>, every 7th u<k> (its own); core 1: i<k> */
 		const char *n0 = k % 7 == 3 ? S("u%d", k) : S("i%d", k);
-		const char *deps = k < 3 ? "" : S(",\"dependencies\":[\"%s\","
-			"\"%s\"]", (k - 1) % 7 == 3 ? S("u%d", k - 1) :
-			S("i%d", k - 1), (k / 3) % 7 == 3 ? S("u%d", k / 3) :
-			S("i%d", k / 3));
-		lm_buf_printf(&b0, "%s%s", k ? "," : "",
-			      tt(n0, "t", "t", "t", deps));
-		lm_buf_printf(&b1, "%s%s", k ? "," : "",
-			      tt(S("i%d", k), "t", "t", "t", k ? S(
-				 ",\"dependencies\":[\"i%d\"]", k / 5) : ""));
+		lm_inst *in = tt(b0, n0, "t", "t", "t");
+		if (k >= 3) {
+			dep(in, (k - 1) % 7 == 3 ? S("u%d", k - 1) :
+			    S("i%d", k - 1));
+			dep(in, (k / 3) % 7 == 3 ? S("u%d", k / 3) :
+			    S("i%d", k / 3));
+		}
+		in = tt(b1, S("i%d", k), "t", "t", "t");
+		if (k)
+			dep(in, S("i%d", k / 5));
 	}
-	load2(modj(0, "gen3", func("sg0", sb("t", 0), lm_buf_cstr(&b0))),
-	      modj(1, "gen3", func("sg0", sb("t", 0), lm_buf_cstr(&b1))));
+	load2(b0, b1);
 	ck_assert_int_eq(do_link(mods2, 2, 0, &out, &rep, &e), 0);
 	assert_verifies(out);
 	const lm_function *f0 = fn(out, "nc0"), *f1 = fn(out, "nc1");
@@ -394,8 +501,6 @@ START_TEST(test_copy_many_names)
 	ck_assert_int_eq(rep.collisions[0], renamed0 + 1); /* + t */
 	lm_module_free(out);
 	lk_report_free(&rep);
-	lm_buf_free(&b0);
-	lm_buf_free(&b1);
 	free2();
 	S_free();
 }
@@ -436,24 +541,28 @@ END_TEST
 /* A producer renamed on collision: views follow; opaque operands, kernels. */
 START_TEST(test_copy_allocs_renamed_producer)
 {
-	const char *opq = "{\"opcode\":\"Iota\",\"name\":\"io\",\"engine\":"
-		"\"Pool\",\"ins\":[],\"outs\":[{\"kind\":\"symbolic_ap\","
-		"\"memsetref\":\"p\",\"memref\":\"p\",\"expr\":\"i\"}],"
-		"\"pattern\":[[1,64]],\"base\":0,\"channel_multiplier\":0}";
-	const char *j0 = modj(0, "gen3", S("%s,%s", func("sg0", S("%s,%s",
-		dram("p", "Internal", 0, NULL), sb("k", 0)),
-		S("%s,%s", opq, "{\"opcode\":\"NKIKernel\",\"name\":\"call_k\","
-		  "\"func\":\"kern\",\"func_args\":{\"kin\":\"p\"},"
-		  "\"func_outs\":{}}")),
-		func("kern", dram("kin", "Input", 8192, NULL), "")));
-	const char *j1 = modj(1, "gen3", func("sg0", S("%s,%s",
-		dram("p", "Internal", 0, NULL),
-		dram("pv", "Internal", 0, ",\"remote_local_target\":{\"name\":"
-		     "\"p\",\"core\":0}")), dma("rd", "pv", "p", "q", NULL)));
+	/* an opaque operand and a kernel call: given in the wire form */
+	lm_builder *b0 = mod(0, "gen3"), *b1 = mod(1, "gen3");
 	lm_module *out = NULL;
 	lk_report rep;
 	lm_error e;
-	load2(j0, j1);
+	func(b0, "sg0");
+	dram(b0, "p", LM_TK_INTERNAL, 0);
+	sb(b0, "k", 0);
+	wire(b0, "{\"opcode\":\"Iota\",\"name\":\"io\",\"engine\":"
+	     "\"Pool\",\"ins\":[],\"outs\":[{\"kind\":\"symbolic_ap\","
+	     "\"memsetref\":\"p\",\"memref\":\"p\",\"expr\":\"i\"}],"
+	     "\"pattern\":[[1,64]],\"base\":0,\"channel_multiplier\":0}");
+	wire(b0, "{\"opcode\":\"NKIKernel\",\"name\":\"call_k\","
+	     "\"func\":\"kern\",\"func_args\":{\"kin\":\"p\"},"
+	     "\"func_outs\":{}}");
+	func(b0, "kern");
+	dram(b0, "kin", LM_TK_INPUT, 8192);
+	func(b1, "sg0");
+	dram(b1, "p", LM_TK_INTERNAL, 0);
+	lm_b_set_view(dram(b1, "pv", LM_TK_INTERNAL, 0), "p", 0);
+	dma(b1, "rd", "pv", "p", "q");
+	load2(b0, b1);
 	ck_assert_int_eq(do_link(mods2, 2, 0, &out, &rep, &e), 0);
 	lm_function *n0 = fn(out, "nc0"), *n1 = fn(out, "nc1");
 	ck_assert(has_alloc(n0, "nc0.p"));
@@ -483,16 +592,9 @@ START_TEST(test_copy_allocs_renamed_producer)
 }
 END_TEST
 
-/* A register r: an allocation whose memory location has type REG. */
-static const char *reg(const char *r)
-{
-	return S("{\"name\":\"%s\",\"kind\":\"Internal\",\"dtype\":"
-		 "\"int32\",\"tensor_shape\":[1],\"memorylocations\":[{"
-		 "\"name\":\"%s\",\"type\":\"REG\",\"addr\":0}]}", r, r);
-}
-
-/* A core using register r0 through every spelling of a register name. */
-static const char *reg_core(int core)
+/* A core using register r0 (an allocation whose memory location has type
+** REG) through every spelling of a register name (the wire form). */
+static lm_builder *reg_core(int core)
 {
 	const char *rap = "{\"opcode\":\"TensorCopy\",\"name\":\"rap\","
 		"\"engine\":\"DVE\",\"ins\":[{\"kind\":\"register_ap\","
@@ -500,7 +602,9 @@ static const char *reg_core(int core)
 		"\"ap\":[[64,128],[1,64]],\"regref\":\"r0\","
 		"\"reg_ap_offset\":\"r0\",\"reg_sub_tensor_id\":\"r0\"}],"
 		"\"outs\":[%s]}";
-	const char *acc = "{\"opcode\":\"TensorScalar\",\"name\":\"acc\","
+	const char *acc = "{\"opcode\":\"TensorScalar\","
+		"\"const1\":0.0,\"op1\":\"bypass\",\"reverse0\":false,"
+		"\"reverse1\":false,\"name\":\"acc\","
 		"\"engine\":\"DVE\",\"op0\":\"add\",\"const0\":1.0,"
 		"\"ins\":[{\"kind\":\"register_access\",\"dtype\":\"int32\","
 		"\"regref\":\"r0\"}],\"outs\":[%s]}";
@@ -510,9 +614,20 @@ static const char *reg_core(int core)
 		"\"kind\":\"SumKind\",\"n_terms\":2,\"terms\":[{\"kind\":"
 		"\"AffIVKind\",\"axis\":\"i\"},{\"kind\":\"IntRuntimeValueKind\","
 		"\"regref\":\"r0\"}]}]}],\"outs\":[%s]}";
-	return modj(core, "gen3", func("sg0", S("%s,%s", sb("t", 0), reg("r0")),
-		S("%s,%s,%s", S(rap, ap("t")), S(acc, ap("t")),
-		  S(sym, ap("t")))));
+	const int64_t one[1] = { 1 };
+	lm_builder *b = mod(core, "gen3");
+	func(b, "sg0");
+	sb(b, "t", 0);
+	/* a register's location: no dims, not allocated */
+	lm_memloc *l = lm_b_memloc(b, lm_b_alloc(b, "r0", LM_TK_INTERNAL,
+						 LM_DT_INT32, one, 1),
+				   LM_MT_REG, 0, NULL, 0, 0);
+	ck_assert_msg(l != NULL, "%s", berr.msg);
+	l->allocated = 0;
+	wire(b, S(rap, ap_json("t")));
+	wire(b, S(acc, ap_json("t")));
+	wire(b, S(sym, ap_json("t")));
+	return b;
 }
 
 /* Collects the register names of a walk. */
@@ -604,9 +719,12 @@ END_TEST
 /* A function already ending with Return gets the barrier before it. */
 START_TEST(test_fpass_existing_return)
 {
-	lm_module *m = parse(modj(-1, "gen3", func("sg0", sb("t", 0),
-		S("%s,{\"opcode\":\"Return\",\"name\":\"ret\"}",
-		  tt("a", "t", "t", "t", NULL)))), "one.json");
+	lm_builder *bl = mod(-1, "gen3");
+	func(bl, "sg0");
+	sb(bl, "t", 0);
+	tt(bl, "a", "t", "t", "t");
+	op(bl, LM_OP_RETURN, LM_ENG_UNASSIGNED, "ret");
+	lm_module *m = done(bl, "one.json");
 	lm_module *out = NULL;
 	lk_report rep;
 	lm_error e;
@@ -718,36 +836,51 @@ START_TEST(test_fix_output_kind)
 }
 END_TEST
 
-/* Core 1 of the standard pair with its reads of the view h_in given (the
-** view is always declared). */
-static const char *core1_reads(const char *reads)
+/* How core 1 of the standard pair reads its view h_in (always declared). */
+enum {
+	READ_NONE,      /* nowhere */
+	READ_HERE,      /* in sg0, after the barrier */
+	READ_UNCALLED,  /* in helper, a function nobody calls */
+	READ_CALLED     /* in helper, which sg0 calls after the barrier */
+};
+
+/* Core 1 of the standard pair reading h_in as `how` says, with a function
+** helper (a NoOp unless it reads). */
+static lm_builder *core1_reads(int how)
 {
-	return modj(1, "gen3", S("%s,%s", func("sg0", S("%s,%s,%s,%s",
-		dram("x", "ExternalInput", 0, NULL), sb("t", 0),
-		dram("h_in", "Internal", 65536,
-		     ",\"remote_local_target\":{\"name\":\"h\",\"core\":0}"),
-		dram("y", "ExternalOutput", 131072, NULL)),
-		S("%s,%s%s,%s",
-		  bar("bar", 1, "g1", NULL), reads ? reads : "",
-		  dma("ld2", "x", "t", "q", NULL),
-		  dma("st", "t", "y", "q", ",\"signal\":[\"s2\"],\"wait\":[{"
-		      "\"semaphore\":\"s\",\"value\":1}]"))),
-		func("helper", "", "{\"opcode\":\"NoOp\",\"name\":\"n\","
-		     "\"engine\":\"SP\"}")));
+	lm_builder *b = mod(1, "gen3");
+	lm_inst *st;
+	func(b, "sg0");
+	dram(b, "x", LM_TK_EXTERNAL_INPUT, 0);
+	sb(b, "t", 0);
+	lm_b_set_view(dram(b, "h_in", LM_TK_INTERNAL, 65536), "h", 0);
+	dram(b, "y", LM_TK_EXTERNAL_OUTPUT, 131072);
+	bar(b, "bar", 1, "g1");
+	if (how == READ_HERE)
+		dep(dma(b, "ld", "h_in", "t", "q"), "bar");
+	if (how == READ_CALLED)
+		dep(call(b, "c", "helper"), "bar");
+	dma(b, "ld2", "x", "t", "q");
+	st = dma(b, "st", "t", "y", "q");
+	lm_b_signal(b, st, "s2");
+	lm_b_wait(b, st, "s", 1);
+	func(b, "helper");
+	if (how == READ_UNCALLED || how == READ_CALLED)
+		dma(b, "ld", "h_in", "t", "q");
+	else
+		op(b, LM_OP_NOOP, LM_ENG_SP, "n");
+	return b;
 }
 
-/* Link core 0 (h's memory location of type h_type) with core1; log. */
-static lm_module *link_reads(const char *h_type, const char *core1,
+/* Link core 0 (h's memory location of type h_type) with core 1 (b1). */
+static lm_module *link_reads(lm_memtype h_type, lm_builder *b1,
 			     lk_report *rep, lm_buf *log)
 {
 	lm_module *out = NULL;
 	lk_options o;
 	lm_error e;
-	const char *j0 = core0_json(NULL, NULL);
-	const char *p = strstr(j0, "\"name\":\"h\",\"kind\":\"ExternalOutput\"");
-	ck_assert_ptr_nonnull(p);
-	p = strstr(p, "\"type\":\"DRAM\"") + 8; /* the type's value */
-	load2(S("%.*s%s%s", (int)(p - j0), j0, h_type, p + 4), core1);
+	load2(core0(), b1);
+	lm_module_find_alloc(mods2[0], "h", NULL)->memlocs[0].type = h_type;
 	memset(&o, 0, sizeof o);
 	o.log = log;
 	ck_assert_msg(lk_link(mods2, 2, &o, &out, rep, &e) == 0, "%s", e.msg);
@@ -766,9 +899,8 @@ START_TEST(test_fix_output_kind_reads)
 {
 	lk_report rep;
 	lm_buf log = LM_BUF_INIT;
-	const char *rd = dma("ld", "h_in", "t", "q",
-			     ",\"dependencies\":[\"bar\"]");
-	lm_module *out = link_reads("DRAM", core1_reads(NULL), &rep, &log);
+	lm_module *out = link_reads(LM_MT_DRAM, core1_reads(READ_NONE), &rep,
+				    &log);
 	ck_assert_int_eq(alloc_in(&out->functions[0], "h")->kind,
 			 LM_TK_EXTERNAL_OUTPUT);
 	ck_assert_int_eq(rep.n_demoted, 0);
@@ -783,29 +915,15 @@ START_TEST(test_fix_output_kind_reads)
 	lm_buf_free(&log);
 
 	/* read only in a function nobody calls: no reader */
-	{
-		const char *c1 = core1_reads(NULL);
-		const char *q = strstr(strstr(c1, "\"name\":\"helper\""),
-				       "{\"opcode\":\"NoOp\"");
-		out = link_reads("DRAM", S("%.*s%s]}]}]}", (int)(q - c1), c1,
-					   dma("ld", "h_in", "t", "q", NULL)),
-				 &rep, &log);
-		ck_assert_int_eq(rep.n_demoted, 0);
-		lm_module_free(out);
-		lk_report_free(&rep);
-		free2();
-		lm_buf_free(&log);
-	}
+	out = link_reads(LM_MT_DRAM, core1_reads(READ_UNCALLED), &rep, &log);
+	ck_assert_int_eq(rep.n_demoted, 0);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	lm_buf_free(&log);
 
 	/* read in a function the core calls */
-	const char *c1 = core1_reads(S("{\"opcode\":\"Call\",\"name\":\"c\","
-				       "\"target\":\"helper\",\"dependencies\":"
-				       "[\"bar\"]},"));
-	const char *q = strstr(strstr(c1, "\"name\":\"helper\""),
-			       "{\"opcode\":\"NoOp\"");
-	out = link_reads("DRAM", S("%.*s%s]}]}]}", (int)(q - c1), c1,
-				   dma("ld", "h_in", "t", "q", NULL)),
-			 &rep, &log);
+	out = link_reads(LM_MT_DRAM, core1_reads(READ_CALLED), &rep, &log);
 	ck_assert_int_eq(alloc_in(&out->functions[0], "h")->kind,
 			 LM_TK_INTERNAL);
 	ck_assert_int_eq(rep.n_demoted, 1);
@@ -815,7 +933,7 @@ START_TEST(test_fix_output_kind_reads)
 	lm_buf_free(&log);
 
 	/* a model output that core 1 reads stays a host output */
-	out = link_reads("Output", core1_reads(S("%s,", rd)), &rep, &log);
+	out = link_reads(LM_MT_OUTPUT, core1_reads(READ_HERE), &rep, &log);
 	ck_assert_int_eq(alloc_in(&out->functions[0], "h")->kind,
 			 LM_TK_EXTERNAL_OUTPUT);
 	ck_assert_int_eq(rep.n_demoted, 0);
@@ -969,7 +1087,7 @@ START_TEST(test_add_fn_call)
 	lm_module *out = NULL, *rev[2];
 	lk_report rep;
 	lm_error e;
-	load2(core0_json(NULL, NULL), core1_json(NULL, NULL));
+	load2(core0(), core1());
 	rev[0] = mods2[1]; /* given in reverse: linked in core order */
 	rev[1] = mods2[0];
 	ck_assert_int_eq(do_link(rev, 2, 0, &out, &rep, &e), 0);
@@ -997,13 +1115,13 @@ END_TEST
 START_TEST(test_renumber_core_barriers)
 {
 	/* renumber:false barriers hold ids 0 and 2: the counter skips them */
-	const char *keep = bar("keep", 0, "k", ",\"renumber\":false");
-	const char *keep2 = bar("keep2", 2, "k2", ",\"renumber\":false");
+	lm_builder *b0 = core0();
 	lm_module *out = NULL;
 	lk_report rep;
 	lm_error e;
-	load2(core0_json(NULL, S(",%s,%s", keep, keep2)),
-	      core1_json(NULL, NULL));
+	lm_b_set_renumber(bar(b0, "keep", 0, "k"), 0);
+	lm_b_set_renumber(bar(b0, "keep2", 2, "k2"), 0);
+	load2(b0, core1());
 	ck_assert_int_eq(do_link(mods2, 2, 0, &out, &rep, &e), 0);
 	lm_function *n0 = fn(out, "nc0"), *n1 = fn(out, "nc1");
 	ck_assert_int_eq(inst(n0, "nc0.bar")->barrier_id, 1);
@@ -1024,29 +1142,63 @@ END_TEST
 
 /* ---- step 11: barrier order ---------------------------------------------- */
 
+/* A core whose sg0 (SB t) meets the barriers of groups A (ba, id 1) and B
+** (bb, id 2) in the order `order` names them ("AB", "BA", "A"). */
+static void met(lm_builder *b, const char *order)
+{
+	for (const char *g = order; *g; g++)
+		bar(b, *g == 'A' ? "ba" : "bb", *g == 'A' ? 1 : 2,
+		    *g == 'A' ? "A" : "B");
+}
+
+static lm_builder *barriers(int core, const char *order)
+{
+	lm_builder *b = mod(core, "gen3");
+	func(b, "sg0");
+	sb(b, "t", 0);
+	met(b, order);
+	return b;
+}
+
+/* Core 0: sg0 calls f1 and then meets B; f1 .. f<d-1> call the next; f<d>
+** meets A and calls leaf twice. */
+static lm_builder *deep_calls(int d)
+{
+	lm_builder *b = mod(0, "gen3");
+	func(b, "sg0");
+	sb(b, "t", 0);
+	call(b, "c0", "f1");
+	met(b, "B");
+	for (int k = 1; k <= d; k++) {
+		func(b, S("f%d", k));
+		if (k < d) {
+			call(b, S("c%d", k), S("f%d", k + 1));
+		} else {
+			met(b, "A");
+			call(b, "leaf1", "leaf");
+			call(b, "leaf2", "leaf");
+		}
+	}
+	func(b, "leaf");
+	return b;
+}
+
 START_TEST(test_check_barrier_order)
 {
-	const char *a = bar("ba", 1, "A", NULL), *b = bar("bb", 2, "B", NULL);
-	const char *j0 = modj(0, "gen3", func("sg0", sb("t", 0),
-					       S("%s,%s", a, b)));
-	const char *ok = modj(1, "gen3", func("sg0", sb("t", 0),
-					       S("%s,%s", a, b)));
-	const char *bad = modj(1, "gen3", func("sg0", sb("t", 0),
-						S("%s,%s", b, a)));
 	lm_module *out = NULL;
 	lk_report rep;
 	lm_error e;
-	load2(j0, ok);
+	load2(barriers(0, "AB"), barriers(1, "AB"));
 	ck_assert_int_eq(do_link(mods2, 2, 0, &out, &rep, &e), 0);
 	ck_assert_int_eq(rep.n_groups_checked, 3); /* A, B, completion */
 	lm_module_free(out);
 	lk_report_free(&rep);
 	free2();
-	link2_fails(j0, bad, "module: barrier order mismatch: core 0 reaches "
-		    "group 'A' before 'B' but core 1 reaches 'B' before 'A' "
-		    "(static deadlock)");
+	link2_fails(barriers(0, "AB"), barriers(1, "BA"), "module: barrier "
+		    "order mismatch: core 0 reaches group 'A' before 'B' but "
+		    "core 1 reaches 'B' before 'A' (static deadlock)");
 	/* skipped: the mismatch is not noticed */
-	load2(j0, bad);
+	load2(barriers(0, "AB"), barriers(1, "BA"));
 	ck_assert_int_eq(do_link(mods2, 2, LK_SKIP(LK_STEP_CHECK_BARRIER_ORDER),
 				 &out, &rep, &e), 0);
 	lm_module_free(out);
@@ -1064,33 +1216,18 @@ END_TEST
 START_TEST(test_check_barrier_order_calls)
 {
 	enum { D = 12 };
-	lm_buf fs = LM_BUF_INIT;
-	const char *a = bar("ba", 1, "A", NULL), *b = bar("bb", 2, "B", NULL);
 	lm_module *out = NULL;
 	lk_report rep;
 	lm_error e;
-	lm_buf_puts(&fs, func("sg0", sb("t", 0), S("{\"opcode\":\"Call\","
-		"\"name\":\"c0\",\"target\":\"f1\"},%s", b)));
-	for (int k = 1; k <= D; k++)
-		lm_buf_puts(&fs, S(",%s", func(S("f%d", k), "", k < D ?
-			S("{\"opcode\":\"Call\",\"name\":\"c%d\",\"target\":"
-			  "\"f%d\"}", k, k + 1) :
-			S("%s,{\"opcode\":\"Call\",\"name\":\"leaf1\",\"target\":"
-			  "\"leaf\"},{\"opcode\":\"Call\",\"name\":\"leaf2\","
-			  "\"target\":\"leaf\"}", a))));
-	lm_buf_puts(&fs, S(",%s", func("leaf", "", "")));
-	const char *j0 = modj(0, "gen3", lm_buf_cstr(&fs));
-	load2(j0, modj(1, "gen3", func("sg0", sb("t", 0), S("%s,%s", a, b))));
+	load2(deep_calls(D), barriers(1, "AB"));
 	ck_assert_int_eq(do_link(mods2, 2, 0, &out, &rep, &e), 0);
 	ck_assert_int_eq(rep.n_groups_checked, 3);
 	lm_module_free(out);
 	lk_report_free(&rep);
 	free2();
-	link2_fails(j0, modj(1, "gen3", func("sg0", sb("t", 0),
-					     S("%s,%s", b, a))),
-		    "module: barrier order mismatch: core 0 reaches group 'A' "
-		    "before 'B' but core 1 reaches 'B' before 'A'");
-	lm_buf_free(&fs);
+	link2_fails(deep_calls(D), barriers(1, "BA"), "module: barrier order "
+		    "mismatch: core 0 reaches group 'A' before 'B' but core 1 "
+		    "reaches 'B' before 'A'");
 	S_free();
 }
 END_TEST
@@ -1104,27 +1241,29 @@ END_TEST
 START_TEST(test_check_barrier_order_fanout)
 {
 	enum { D = 40 };
-	lm_buf fs = LM_BUF_INIT, log = LM_BUF_INIT;
-	const char *a = bar("ba", 1, "A", NULL);
+	lm_buf log = LM_BUF_INIT;
 	lm_module *out = NULL;
 	lk_report rep;
 	lk_options o;
 	lm_error e;
 	for (int with_bar = 0; with_bar < 2; with_bar++) {
-		lm_buf_free(&fs);
-		lm_buf_puts(&fs, func("sg0", sb("t", 0), S("{\"opcode\":\"Call\","
-			"\"name\":\"c0\",\"target\":\"f1\"},%s", a)));
-		for (int k = 1; k <= D; k++)
-			lm_buf_puts(&fs, S(",%s", func(S("f%d", k), "", k < D ?
-				S("{\"opcode\":\"Call\",\"name\":\"c%da\","
-				  "\"target\":\"f%d\"},{\"opcode\":\"Call\","
-				  "\"name\":\"c%db\",\"target\":\"f%d\"}",
-				  k, k + 1, k, k + 1) :
-				with_bar ? bar("deep", 2, "B", NULL) :
-				S("{\"opcode\":\"NoOp\",\"name\":\"n\","
-				  "\"engine\":\"SP\"}"))));
-		load2(modj(0, "gen3", lm_buf_cstr(&fs)),
-		      modj(1, "gen3", func("sg0", sb("t", 0), a)));
+		lm_builder *b0 = mod(0, "gen3");
+		func(b0, "sg0");
+		sb(b0, "t", 0);
+		call(b0, "c0", "f1");
+		met(b0, "A");
+		for (int k = 1; k <= D; k++) {
+			func(b0, S("f%d", k));
+			if (k < D) {
+				call(b0, S("c%da", k), S("f%d", k + 1));
+				call(b0, S("c%db", k), S("f%d", k + 1));
+			} else if (with_bar) {
+				bar(b0, "deep", 2, "B");
+			} else {
+				op(b0, LM_OP_NOOP, LM_ENG_SP, "n");
+			}
+		}
+		load2(b0, barriers(1, "A"));
 		memset(&o, 0, sizeof o);
 		o.log = &log;
 		ck_assert_msg(lk_link(mods2, 2, &o, &out, &rep, &e) == 0, "%s",
@@ -1140,7 +1279,6 @@ START_TEST(test_check_barrier_order_fanout)
 		free2();
 		lm_buf_free(&log);
 	}
-	lm_buf_free(&fs);
 	S_free();
 }
 END_TEST
@@ -1153,7 +1291,7 @@ START_TEST(test_null_dependency_trusted)
 	lk_report rep;
 	lk_options o;
 	lm_error e;
-	load2(core0_json(NULL, NULL), core1_json(NULL, NULL));
+	load2(core0(), core1());
 	lm_inst *st = inst(&mods2[0]->functions[0], "st");
 	ck_assert_int_eq(st->n_deps, 1);
 	free(st->deps[0]);
@@ -1174,30 +1312,29 @@ END_TEST
 START_TEST(test_mmt)
 {
 	/* K=128 (stationary partitions), M=64, N=512 fp32 moving: passes 4 */
-	const char *st = "{\"kind\":\"physical_ap\",\"memsetref\":\"a\","
-		"\"memref\":\"a\",\"offset\":0,\"ap\":[[64,128],[1,64]],"
-		"\"dtype\":\"float32\"}";
-	const char *mv = "{\"kind\":\"physical_ap\",\"memsetref\":\"b\","
-		"\"memref\":\"b\",\"offset\":0,\"ap\":[[512,128],[1,512]],"
-		"\"dtype\":\"float32\"}";
-	const char *ps = "{\"kind\":\"physical_ap\",\"memsetref\":\"p\","
-		"\"memref\":\"p\",\"offset\":0,\"ap\":[[512,64],[1,512]],"
-		"\"dtype\":\"float32\"}";
-	const char *allocs = S("%s,{\"name\":\"b\",\"kind\":\"Internal\","
-		"\"dtype\":\"float32\",\"tensor_shape\":[128,512],"
-		"\"memorylocations\":[{\"name\":\"b\",\"type\":\"SB\",\"addr\":"
-		"4096,\"dims\":[128,2048]}]},{\"name\":\"p\",\"kind\":"
-		"\"Internal\",\"dtype\":\"float32\",\"tensor_shape\":[64,512],"
-		"\"memorylocations\":[{\"name\":\"p\",\"type\":\"PSUM\",\"addr\":"
-		"0,\"bank\":0,\"dims\":[64,2048]}]}", sb("a", 0));
-	const char *mm = S("{\"opcode\":\"Matmult\",\"name\":\"mm\",\"engine\":"
-		"\"PE\",\"ins\":[%s,%s],\"outs\":[%s],\"start_tensor_calc\":"
-		"true}", st, mv, ps);
-	lm_module *m = parse(modj(-1, "gen3", func("sg0", allocs,
-		S("%s,%s", mm, S("{\"opcode\":\"Matmult\",\"name\":\"mm2\","
-		  "\"engine\":\"PE\",\"ins\":[%s,%s],\"outs\":[%s],"
-		  "\"start_tensor_calc\":false}", st, mv,
-		  ps)))), "mm.json");
+	static const lm_appair st[2] = { { 64, 128 }, { 1, 64 } };
+	static const lm_appair mv[2] = { { 512, 128 }, { 1, 512 } };
+	static const lm_appair ps[2] = { { 512, 64 }, { 1, 512 } };
+	int64_t bsh[2] = { 128, 512 }, bdims[2] = { 128, 2048 };
+	int64_t psh[2] = { 64, 512 }, pdims[2] = { 64, 2048 };
+	lm_builder *bl = mod(-1, "gen3");
+	func(bl, "sg0");
+	sb(bl, "a", 0);
+	/* b and p: locations not marked allocated */
+	lm_b_memloc(bl, lm_b_alloc(bl, "b", LM_TK_INTERNAL, LM_DT_FLOAT32, bsh,
+				   2), LM_MT_SB, 4096, bdims, 2, 0);
+	lm_b_memloc(bl, lm_b_alloc(bl, "p", LM_TK_INTERNAL, LM_DT_FLOAT32, psh,
+				   2), LM_MT_PSUM, 0, pdims, 2, 0);
+	for (int k = 0; k < 2; k++) {
+		lm_inst *in = op(bl, LM_OP_MATMULT, LM_ENG_PE, k ? "mm2" : "mm");
+		lm_b_ap(bl, in, LM_B_IN, "a", LM_DT_FLOAT32, 0, 0, st, 2);
+		lm_b_ap(bl, in, LM_B_IN, "b", LM_DT_FLOAT32, 0, 0, mv, 2);
+		lm_b_ap(bl, in, LM_B_OUT, "p", LM_DT_FLOAT32, 0, 0, ps, 2);
+		lm_b_set_matmult(in, !k, 0, 0);
+	}
+	lm_module *m = done(bl, "mm.json");
+	for (int k = 1; k < 3; k++)
+		m->functions[0].allocs[k].memlocs[0].allocated = 0;
 	lk_mmt_report r;
 	lm_error e;
 	ck_assert_int_eq(lk_matmul_report(m, &r, &e), 0);
@@ -1236,9 +1373,12 @@ END_TEST
 
 START_TEST(test_single_core)
 {
-	lm_module *m = parse(modj(-1, "gen3", func("sg0", S("%s,%s",
-		dram("x", "ExternalInput", 0, NULL), sb("t", 0)),
-		dma("ld", "x", "t", "q", NULL))), "one.json");
+	lm_builder *b = mod(-1, "gen3");
+	func(b, "sg0");
+	dram(b, "x", LM_TK_EXTERNAL_INPUT, 0);
+	sb(b, "t", 0);
+	dma(b, "ld", "x", "t", "q");
+	lm_module *m = done(b, "one.json");
 	lm_module *out = NULL;
 	lk_report rep;
 	lm_error e;
@@ -1266,20 +1406,31 @@ END_TEST
 
 /* ---- errors --------------------------------------------------------------- */
 
+/* A module of core (< 0: none) and arch whose sg0 holds SB t alone. */
+static lm_builder *bare(int core, const char *arch)
+{
+	lm_builder *b = mod(core, arch);
+	func(b, "sg0");
+	sb(b, "t", 0);
+	return b;
+}
+
+/* The first memory location of allocation name of the module. */
+static lm_memloc *loc_of(lm_module *m, const char *name)
+{
+	return &lm_module_find_alloc(m, name, NULL)->memlocs[0];
+}
+
 START_TEST(test_error_core_ids)
 {
-	const char *nocore = modj(-1, "gen3", func("sg0", sb("t", 0), ""));
-	link2_fails(core0_json(NULL, NULL), nocore, "c1.json: module: "
+	link2_fails(core0(), bare(-1, "gen3"), "c1.json: module: "
 		    "neuron_core_id is missing (required to link 2 modules)");
-	link2_fails(core0_json(NULL, NULL), core0_json(NULL, NULL),
-		    "c1.json: module: duplicate neuron_core_id 0 (also in "
-		    "c0.json)");
-	link2_fails(core0_json(NULL, NULL), modj(1, "gen2", func("sg0",
-		    sb("t", 0), "")), "c1.json: module: arch 'gen2' differs "
-		    "from 'gen3' of c0.json");
-	link2_fails(core0_json(NULL, NULL), modj(70, "gen3", func("sg0",
-		    sb("t", 0), "")), "c1.json: module: neuron_core_id 70 is "
-		    "out of range [0, 64)");
+	link2_fails(core0(), core0(), "c1.json: module: duplicate "
+		    "neuron_core_id 0 (also in c0.json)");
+	link2_fails(core0(), bare(1, "gen2"), "c1.json: module: arch 'gen2' "
+		    "differs from 'gen3' of c0.json");
+	link2_fails(core0(), bare(70, "gen3"), "c1.json: module: "
+		    "neuron_core_id 70 is out of range [0, 64)");
 	lm_module *out = NULL;
 	lm_error e;
 	ck_assert_int_eq(lk_link(NULL, 0, NULL, &out, NULL, &e), LM_EINPUT);
@@ -1290,53 +1441,48 @@ END_TEST
 
 START_TEST(test_error_remote)
 {
-	link2_fails(core0_json(NULL, NULL), core1_json(NULL,
-		",\"remote_local_target\":{\"name\":\"h\",\"core\":5}"),
-		"c1.json: function sg0/allocation h_in: remote_local_target "
-		"producer 'h' not found: core 5 is not linked");
-	link2_fails(core0_json(NULL, NULL), core1_json(NULL,
-		",\"remote_local_target\":{\"name\":\"nope\",\"core\":0}"),
-		"c1.json: function sg0/allocation h_in: remote_local_target "
-		"producer 'nope' not found in core 0");
+	link2_fails(core0(), core1_viewing("h", 5), "c1.json: function "
+		    "sg0/allocation h_in: remote_local_target producer 'h' not "
+		    "found: core 5 is not linked");
+	link2_fails(core0(), core1_viewing("nope", 0), "c1.json: function "
+		    "sg0/allocation h_in: remote_local_target producer 'nope' "
+		    "not found in core 0");
 	/* address identity: the view sits at 65536, move the producer */
-	const char *j0 = S("%s", core0_json(NULL, NULL));
-	char *p = strstr((char *)j0, "\"addr\":65536");
-	ck_assert_ptr_nonnull(p);
-	memcpy(p, "\"addr\":65540", 12);
-	link2_fails(j0, core1_json(NULL, NULL), "c1.json: function "
-		    "sg0/allocation h_in: address identity violated: view "
-		    "'h_in' (core 1) is at addr 65536 but producer 'h' (core 0) "
-		    "is at addr 65540");
+	load2(core0(), core1());
+	loc_of(mods2[0], "h")->addr = 65540;
+	link_fails("c1.json: function sg0/allocation h_in: address identity "
+		   "violated: view 'h_in' (core 1) is at addr 65536 but "
+		   "producer 'h' (core 0) is at addr 65540");
 	S_free();
 }
 END_TEST
 
 START_TEST(test_error_shared_input)
 {
-	const char *bf = S("%s", core1_json(NULL, NULL));
-	char *p = strstr((char *)bf, "\"float32\"");
-	memcpy(p, "\"float16\"", 9);
-	link2_fails(core0_json(NULL, NULL), bf, "c1.json: function "
-		    "sg0/allocation x: external input 'x' is declared by core 0 "
-		    "and core 1 with different dtype (float32 vs float16)");
-	const char *sh = S("%s", core1_json(NULL, NULL));
-	p = strstr((char *)sh, "[128,64]");
-	memcpy(p, "[64,128]", 8);
-	link2_fails(core0_json(NULL, NULL), sh, "c1.json: function "
-		    "sg0/allocation x: external input 'x' is declared by core 0 "
-		    "and core 1 with different tensor_shape ([128,64] vs "
-		    "[64,128])");
-	const char *ad = S("%s", core1_json(NULL, NULL));
-	p = strstr((char *)ad, "\"addr\":0,");
-	memcpy(p, "\"addr\":8,", 9);
-	link2_fails(core0_json(NULL, NULL), ad, "c1.json: function "
-		    "sg0/allocation x: external input 'x' is declared by core 0 "
-		    "and core 1 with different address (0 vs 8)");
+	lm_alloc *x;
+	load2(core0(), core1());
+	lm_module_find_alloc(mods2[1], "x", NULL)->dtype = LM_DT_FLOAT16;
+	link_fails("c1.json: function sg0/allocation x: external input 'x' is "
+		   "declared by core 0 and core 1 with different dtype "
+		   "(float32 vs float16)");
+	load2(core0(), core1());
+	x = lm_module_find_alloc(mods2[1], "x", NULL);
+	x->tensor_shape[0] = 64;
+	x->tensor_shape[1] = 128;
+	link_fails("c1.json: function sg0/allocation x: external input 'x' is "
+		   "declared by core 0 and core 1 with different tensor_shape "
+		   "([128,64] vs [64,128])");
+	load2(core0(), core1());
+	loc_of(mods2[1], "x")->addr = 8;
+	link_fails("c1.json: function sg0/allocation x: external input 'x' is "
+		   "declared by core 0 and core 1 with different address (0 vs "
+		   "8)");
 	/* an external output declared twice */
-	const char *y0 = modj(0, "gen3", func("sg0", dram("y", "ExternalOutput",
-						     0, NULL), ""));
-	const char *y1 = modj(1, "gen3", func("sg0", dram("y", "ExternalOutput",
-						     0, NULL), ""));
+	lm_builder *y0 = mod(0, "gen3"), *y1 = mod(1, "gen3");
+	func(y0, "sg0");
+	dram(y0, "y", LM_TK_EXTERNAL_OUTPUT, 0);
+	func(y1, "sg0");
+	dram(y1, "y", LM_TK_EXTERNAL_OUTPUT, 0);
 	link2_fails(y0, y1, "c1.json: function sg0/allocation y: external "
 		    "output 'y' is also declared by core 0");
 	S_free();
@@ -1398,7 +1544,7 @@ START_TEST(test_skip_each_step)
 		lm_module *out = NULL;
 		lk_report rep;
 		char *txt = NULL;
-		load2(core0_json(NULL, NULL), core1_json(NULL, NULL));
+		load2(core0(), core1());
 		int rc = do_link(mods2, 2, LK_SKIP(s), &out, &rep, &e);
 		/* without verify the module always comes back */
 		if (rc != 0) {
@@ -1407,7 +1553,7 @@ START_TEST(test_skip_each_step)
 					   "verifier");
 			lk_report_free(&rep);
 			free2();
-			load2(core0_json(NULL, NULL), core1_json(NULL, NULL));
+			load2(core0(), core1());
 			rc = do_link(mods2, 2, LK_SKIP(s) |
 				     LK_SKIP(LK_STEP_VERIFY), &out, &rep, &e);
 		}
@@ -1449,7 +1595,7 @@ START_TEST(test_dry_run_and_log)
 	memset(&o, 0, sizeof o);
 	o.dry_run = 1;
 	o.log = &log;
-	load2(core0_json(NULL, NULL), core1_json(NULL, NULL));
+	load2(core0(), core1());
 	ck_assert_int_eq(lk_link(mods2, 2, &o, &out, &rep, &e), 0);
 	ck_assert_ptr_null(out);
 	ck_assert_int_eq(rep.n_aliases, 1);
@@ -1469,9 +1615,7 @@ START_TEST(test_dry_run_and_log)
 	/* a failing check fails the dry run too */
 	free2();
 	o.log = NULL;
-	const char *a = bar("ba", 1, "A", NULL), *b = bar("bb", 2, "B", NULL);
-	load2(modj(0, "gen3", func("sg0", sb("t", 0), S("%s,%s", a, b))),
-	      modj(1, "gen3", func("sg0", sb("t", 0), S("%s,%s", b, a))));
+	load2(barriers(0, "AB"), barriers(1, "BA"));
 	ck_assert_int_ne(lk_link(mods2, 2, &o, &out, &rep, &e), 0);
 	ck_assert_contains(e.msg, "barrier order mismatch");
 	lk_report_free(&rep);
@@ -1598,12 +1742,13 @@ static void make_core_dir(const char *root, int c, const char *wfile,
 			  const char *hostfile)
 {
 	const char *d = S("%s/nc%d/sg0", root, c);
-	const char *allocs = S("%s,%s,%s",
-		dram(S("w%d", c), "Const", 0, S(",\"file\":\"%s\"", wfile)),
-		dram("hostin", "Internal", 32768, S(",\"file\":\"%s\"", hostfile)),
-		sb("t", 0));
-	char *p = tu_write(d, "def.json", modj(c, "gen3", func("sg0", allocs,
-		dma("ld", S("w%d", c), "t", "q", NULL))));
+	lm_builder *b = mod(c, "gen3");
+	func(b, "sg0");
+	lm_b_set_file(dram(b, S("w%d", c), LM_TK_CONST, 0), wfile);
+	lm_b_set_file(dram(b, "hostin", LM_TK_INTERNAL, 32768), hostfile);
+	sb(b, "t", 0);
+	dma(b, "ld", S("w%d", c), "t", "q");
+	char *p = save(b, d, "def.json");
 	free(p);
 	p = tu_write(d, wfile, S("weights of core %d", c));
 	free(p);
@@ -1712,11 +1857,14 @@ END_TEST
 START_TEST(test_link_dir_shared_file)
 {
 	char *root = tu_tmpdir("lkshare");
-	const char *allocs = S("%s,%s", dram("w", "Const", 0,
-				",\"file\":\"w.npy\""), sb("t", 0));
 	free(tu_write(root, "w.npy", "w"));
-	free(tu_write(root, "c0.json", modj(0, "gen3", func("sg0", allocs, ""))));
-	free(tu_write(root, "c1.json", modj(1, "gen3", func("sg0", allocs, ""))));
+	for (int c = 0; c < 2; c++) {
+		lm_builder *b = mod(c, "gen3");
+		func(b, "sg0");
+		lm_b_set_file(dram(b, "w", LM_TK_CONST, 0), "w.npy");
+		sb(b, "t", 0);
+		free(save(b, root, S("c%d.json", c)));
+	}
 	lm_module *m[2], *out = NULL;
 	lk_report rep;
 	lm_error e;
@@ -1740,14 +1888,14 @@ END_TEST
 START_TEST(test_link_dir_klir_binary)
 {
 	char *root = tu_tmpdir("lkklir");
-	const char *k = "{\"opcode\":\"NKIKLIRKernel\",\"name\":\"kern\","
-		"\"kernel_format\":\"klir\",\"klir_binary\":\"k.klr\","
-		"\"func_args\":{},\"func_outs\":{}}";
 	for (int c = 0; c < 2; c++) {
 		const char *d = S("%s/nc%d/sg0", root, c);
+		lm_builder *b = bare(c, "gen3");
+		wire(b, "{\"opcode\":\"NKIKLIRKernel\",\"name\":\"kern\","
+		     "\"kernel_format\":\"klir\",\"klir_binary\":\"k.klr\","
+		     "\"func_args\":{},\"func_outs\":{}}");
 		free(tu_write(d, "k.klr", S("kernel %d", c)));
-		free(tu_write(d, "def.json", modj(c, "gen3", func("sg0",
-			sb("t", 0), k))));
+		free(save(b, d, "def.json"));
 	}
 	lm_module **mods, *out = NULL;
 	lk_report rep;
@@ -1767,18 +1915,24 @@ START_TEST(test_link_dir_klir_binary)
 }
 END_TEST
 
+/* Core 0's module c0.json whose sg0 holds a Const w from file. */
+static lm_module *const_file(const char *file)
+{
+	lm_builder *b = mod(0, "gen3");
+	func(b, "sg0");
+	lm_b_set_file(dram(b, "w", LM_TK_CONST, 0), file);
+	return done(b, "c0.json");
+}
+
 START_TEST(test_error_paths)
 {
-	const char *up = modj(0, "gen3", func("sg0", dram("w", "Const", 0,
-		",\"file\":\"../w.npy\""), ""));
-	lm_module *m = parse(up, "c0.json"), *out = NULL;
+	lm_module *m = const_file("../w.npy"), *out = NULL;
 	lm_error e;
 	ck_assert_int_ne(do_link(&m, 1, 0, &out, NULL, &e), 0);
 	ck_assert_str_eq(e.msg, "c0.json: function sg0/allocation w: file "
 			 "'../w.npy' contains '..' (path traversal refused)");
 	lm_module_free(m);
-	m = parse(modj(0, "gen3", func("sg0", dram("w", "Const", 0,
-		",\"file\":\"/etc/passwd\""), "")), "c0.json");
+	m = const_file("/etc/passwd");
 	ck_assert_int_ne(do_link(&m, 1, 0, &out, NULL, &e), 0);
 	ck_assert_str_eq(e.msg, "c0.json: function sg0/allocation w: file "
 			 "'/etc/passwd' is an absolute path (artifacts must be "
@@ -1789,27 +1943,20 @@ START_TEST(test_error_paths)
 	ck_assert_str_eq(alloc_in(fn(out, "nc0"), "w")->file, "/etc/passwd");
 	lm_module_free(out);
 	lm_module_free(m);
-	m = parse(modj(0, "gen3", func("sg0", dram("w", "Const", 0,
-		",\"file\":\"missing.npy\""), "")), "c0.json");
+	m = const_file("missing.npy");
 	ck_assert_int_ne(do_link(&m, 1, 0, &out, NULL, &e), 0);
 	ck_assert_contains(e.msg, "c0.json: function sg0/allocation w: file "
 			   "'missing.npy' not found");
 	lm_module_free(m);
 	/* a module name that would leave the output directory */
-	const char *j = modj(0, "gen3", func("sg0", sb("t", 0), ""));
-	char *bad = lm_xstrdup(j);
-	char *p = strstr(bad, "\"name\":\"t\"");
-	ck_assert_ptr_nonnull(p);
-	char *fixed = lm_xasprintf("%.*s\"name\":\"../x\"%s", (int)(p - bad),
-				   bad, p + strlen("\"name\":\"t\""));
-	m = parse(fixed, "c0.json");
+	lm_builder *b = bare(0, "gen3");
+	lm_b_name(b, "../x");
+	m = done(b, "c0.json");
 	ck_assert_int_ne(do_link(&m, 1, 0, &out, NULL, &e), 0);
 	ck_assert_str_eq(e.msg, "c0.json: module: module name '../x' cannot "
 			 "name a link directory (absolute, or an empty, '.' or "
 			 "'..' component)");
 	lm_module_free(m);
-	free(bad);
-	free(fixed);
 	S_free();
 }
 END_TEST
@@ -2276,8 +2423,8 @@ END_TEST
 START_TEST(test_cli_link_errors)
 {
 	char *d = tu_tmpdir("clierr");
-	char *a = tu_write(d, "a/def.json", core0_json(NULL, NULL));
-	char *b = tu_write(d, "b/def.json", core0_json(NULL, NULL));
+	char *a = save(core0(), d, "a/def.json");
+	char *b = save(core0(), d, "b/def.json");
 	tu_run r = tu_lncsim(NULL, "link", "--dry-run", a, b, NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_contains(r.err, "b/def.json: module: duplicate neuron_core_id "

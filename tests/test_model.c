@@ -7,6 +7,7 @@
 #include "module.h"
 #include "json_int.h"
 #include "fileset.h"
+#include "geometry.h"
 #include "testutil.h"
 
 #include <fcntl.h>
@@ -17,25 +18,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* Parse text; returns the module or NULL with err filled. */
-static lm_module *parse(const char *text, lm_error *err)
-{
-	lm_module *m = NULL;
-	lm_module_parse(&m, text, strlen(text), "t.json", err);
-	return m;
-}
-
-/* Expect parsing to fail with a message containing `needle`. */
-static void expect_fail(const char *text, const char *needle)
-{
-	lm_error err = {{0}, 0};
-	lm_module *m = parse(text, &err);
-	ck_assert_msg(m == NULL, "parse of <%s> should fail", text);
-	ck_assert_contains(err.msg, needle);
-	ck_assert_msg(strncmp(err.msg, "t.json: ", 8) == 0,
-		      "message must start with the file: %s", err.msg);
-}
 
 /* load -> save -> load must give the same module, and save is stable. */
 static void roundtrip_file(const char *path)
@@ -107,7 +89,7 @@ START_TEST(test_unknown_keys_carried)
 		"\"stride\":1},\"blocks\":[{\"name\":\"lb\",\"instructions\":[]}]}"
 		"]}]}]}";
 	lm_error err;
-	lm_module *m = parse(text, &err);
+	lm_module *m = tu_parse(text, &err);
 	ck_assert_msg(m != NULL, "%s", err.msg);
 	char *out;
 	size_t n;
@@ -217,39 +199,39 @@ END_TEST
 
 START_TEST(test_bad_empty)
 {
-	expect_fail("", "empty file");
+	tu_expect_fail("", "empty file");
 }
 END_TEST
 
 START_TEST(test_bad_truncated)
 {
-	expect_fail("{\"version\":2,\"functions\":[", "malformed JSON at line 1");
-	expect_fail("{\"version\":2,\n\"functions\":[{\"name\":", "line 2");
+	tu_expect_fail("{\"version\":2,\"functions\":[", "malformed JSON at line 1");
+	tu_expect_fail("{\"version\":2,\n\"functions\":[{\"name\":", "line 2");
 }
 END_TEST
 
 START_TEST(test_bad_trailing)
 {
-	expect_fail("{\"functions\":[]} x", "trailing data");
+	tu_expect_fail("{\"functions\":[]} x", "trailing data");
 }
 END_TEST
 
 START_TEST(test_bad_toplevel_type)
 {
-	expect_fail("[1,2]", "expected a JSON object at top level, got array");
-	expect_fail("42", "got number");
+	tu_expect_fail("[1,2]", "expected a JSON object at top level, got array");
+	tu_expect_fail("42", "got number");
 }
 END_TEST
 
 START_TEST(test_bad_missing_functions)
 {
-	expect_fail("{\"version\":2}", "missing key 'functions'");
+	tu_expect_fail("{\"version\":2}", "missing key 'functions'");
 }
 END_TEST
 
 START_TEST(test_bad_version)
 {
-	expect_fail("{\"version\":3,\"functions\":[]}",
+	tu_expect_fail("{\"version\":3,\"functions\":[]}",
 		    "unsupported BIR version 3");
 }
 END_TEST
@@ -257,67 +239,67 @@ END_TEST
 /* Wrong JSON type for each kind of required key. */
 START_TEST(test_bad_types)
 {
-	expect_fail("{\"version\":\"2\",\"functions\":[]}",
+	tu_expect_fail("{\"version\":\"2\",\"functions\":[]}",
 		    "key 'version': expected integer, got string");
-	expect_fail("{\"functions\":{}}",
+	tu_expect_fail("{\"functions\":{}}",
 		    "key 'functions': expected array, got object");
-	expect_fail("{\"arch\":5,\"functions\":[]}",
+	tu_expect_fail("{\"arch\":5,\"functions\":[]}",
 		    "key 'arch': expected string, got number");
-	expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[],"
+	tu_expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[],"
 		    "\"blocks\":[{\"name\":\"b\",\"instructions\":{}}]}]}",
 		    "key 'instructions': expected array, got object");
-	expect_fail(MOD_HEAD "{\"opcode\":\"Matmult\",\"name\":\"m\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"Matmult\",\"name\":\"m\",\"ins\":[],"
 		    "\"outs\":[],\"start_tensor_calc\":1}" MOD_TAIL,
 		    "key 'start_tensor_calc': expected boolean, got number");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"n\",\"ins\":"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"n\",\"ins\":"
 		    "[{\"kind\":\"physical_ap\",\"ap\":[[1,\"2\"]],\"dtype\":"
 		    "\"float32\",\"offset\":0,\"memsetref\":\"t\"}],\"outs\":[]}" MOD_TAIL,
 		    "key 'ap': expected integer, got string");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"n\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"n\",\"ins\":[],"
 		    "\"outs\":[],\"signal\":\"s\"}" MOD_TAIL,
 		    "key 'signal': expected array, got string");
-	expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
+	tu_expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
 		    "\"t\",\"kind\":\"Internal\",\"tensor_shape\":[1],"
 		    "\"memorylocations\":[{\"name\":\"t\",\"type\":\"SB\","
 		    "\"allocated\":\"yes\"}]}],\"blocks\":[]}]}",
 		    "key 'allocated': expected boolean, got string");
-	expect_fail(MOD_HEAD "{\"opcode\":\"Activation\",\"name\":\"a\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"Activation\",\"name\":\"a\",\"ins\":[],"
 		    "\"outs\":[],\"func\":\"Exp\",\"scale\":true}" MOD_TAIL,
 		    "key 'scale': expected number, got boolean");
-	expect_fail("{\"functions\":[{\"name\":7}]}",
+	tu_expect_fail("{\"functions\":[{\"name\":7}]}",
 		    "key 'name': expected string, got number");
 }
 END_TEST
 
 START_TEST(test_bad_unknown_opcode)
 {
-	expect_fail(MOD_HEAD "{\"opcode\":\"Frobnicate\",\"name\":\"x\"}" MOD_TAIL,
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"Frobnicate\",\"name\":\"x\"}" MOD_TAIL,
 		    "function f/block b/instruction x: unknown opcode 'Frobnicate'");
 }
 END_TEST
 
 START_TEST(test_bad_unknown_enums)
 {
-	expect_fail(MOD_HEAD "{\"opcode\":\"Activation\",\"name\":\"a\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"Activation\",\"name\":\"a\",\"ins\":[],"
 		    "\"outs\":[],\"func\":\"exp\"}" MOD_TAIL,
 		    "unknown activation function 'exp'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"TensorTensor\",\"name\":\"a\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"TensorTensor\",\"name\":\"a\",\"ins\":[],"
 		    "\"outs\":[],\"op\":\"multiply\"}" MOD_TAIL,
 		    "unknown AluOp 'multiply'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"engine\":\"GPU\","
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"engine\":\"GPU\","
 		    "\"ins\":[],\"outs\":[]}" MOD_TAIL, "unknown engine 'GPU'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
 		    "[{\"kind\":\"physical_ap\",\"ap\":[],\"dtype\":\"fp32\","
 		    "\"offset\":0,\"memsetref\":\"t\"}],\"outs\":[]}" MOD_TAIL,
 		    "unknown dtype 'fp32'");
-	expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
+	tu_expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
 		    "\"t\",\"kind\":\"Temporary\",\"memorylocations\":[]}],"
 		    "\"blocks\":[]}]}", "unknown tensor kind 'Temporary'");
-	expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
+	tu_expect_fail("{\"functions\":[{\"name\":\"f\",\"allocations\":[{\"name\":"
 		    "\"t\",\"kind\":\"Internal\",\"memorylocations\":[{\"name\":\"t\","
 		    "\"type\":\"HBM\"}]}],\"blocks\":[]}]}",
 		    "unknown memory type 'HBM'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
 		    "[{\"kind\":\"weird_ap\"}],\"outs\":[]}" MOD_TAIL,
 		    "operand: unknown kind 'weird_ap'");
 }
@@ -325,16 +307,16 @@ END_TEST
 
 START_TEST(test_bad_integers)
 {
-	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
 		    "\"outs\":[],\"id\":1.5,\"cores\":[0]}" MOD_TAIL,
 		    "key 'id': expected integer, got 1.5");
-	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
 		    "\"outs\":[],\"id\":18014398509481984,\"cores\":[0]}" MOD_TAIL,
 		    "out of range (beyond 2^53)");
-	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"ins\":[],"
 		    "\"outs\":[],\"id\":-1,\"cores\":[0]}" MOD_TAIL,
 		    "expected a non-negative integer, got -1");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\",\"name\":\"a\",\"ins\":"
 		    "[{\"kind\":\"physical_ap\",\"ap\":[[1,2]],\"dtype\":\"float32\","
 		    "\"offset\":1e300,\"memsetref\":\"t\"}],\"outs\":[]}" MOD_TAIL,
 		    "key 'offset': integer");
@@ -343,21 +325,21 @@ END_TEST
 
 START_TEST(test_bad_missing_required)
 {
-	expect_fail(MOD_HEAD "{\"opcode\":\"Matmult\",\"name\":\"m\",\"ins\":[],"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"Matmult\",\"name\":\"m\",\"ins\":[],"
 		    "\"outs\":[]}" MOD_TAIL,
 		    "Matmult: missing key 'accumulation_flag'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"id\":0}"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"CoreBarrier\",\"name\":\"c\",\"id\":0}"
 		    MOD_TAIL, "CoreBarrier: missing key 'cores'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"Memset\",\"name\":\"c\"}" MOD_TAIL,
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"Memset\",\"name\":\"c\"}" MOD_TAIL,
 		    "Memset: missing key 'constant'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\"}" MOD_TAIL,
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NoOp\"}" MOD_TAIL,
 		    "missing key 'name'");
-	expect_fail("{\"functions\":[{\"name\":\"f\",\"blocks\":[]}]}",
+	tu_expect_fail("{\"functions\":[{\"name\":\"f\",\"blocks\":[]}]}",
 		    "function f: missing key 'allocations'");
-	expect_fail(MOD_HEAD "{\"opcode\":\"NKIKLIRKernel\",\"name\":\"k\","
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"NKIKLIRKernel\",\"name\":\"k\","
 		    "\"kernel_format\":\"bir\"}" MOD_TAIL,
 		    "NKIKLIRKernel: missing key 'klir_binary'");
-	expect_fail("{\"queues\":[{\"name\":\"q\",\"instances\":[]}],"
+	tu_expect_fail("{\"queues\":[{\"name\":\"q\",\"instances\":[]}],"
 		    "\"functions\":[]}", "queue q: needs at least one instance");
 }
 END_TEST
@@ -580,7 +562,7 @@ static void pack_all(lm_module *m, lm_pool *pool)
 ** through a pointer kept into it is reported at once (in a child), even
 ** though the pool's chunk still lives.
 */
-START_TEST(test_released_slab_poisoned)
+START_TEST(test_released_pack_poisoned)
 {
 	lm_pool pool;
 	lm_inst src, dst;
@@ -591,7 +573,8 @@ START_TEST(test_released_slab_poisoned)
 	src.name = lm_xstrdup("packed_name");
 	src.op = LM_OP_NOOP;
 	lm_inst_copy_packed(&dst, &src, &pool);
-	ck_assert_ptr_nonnull(dst.slab);
+	ck_assert_uint_ge(lm_inst_packed_bytes(&dst), sizeof "packed_name");
+	ck_assert(lm_inst_owns(&dst, dst.name));
 	ck_assert_str_eq(dst.name, "packed_name");
 	fflush(NULL);
 	pid = fork();
@@ -647,10 +630,20 @@ START_TEST(test_packed_copy)
 			ck_assert_str_eq(cp.name, big.name);
 			ck_assert_str_eq(cp.kernel_source, big.kernel_source);
 			ck_assert(lm_inst_owns(&cp, cp.name));
-			ck_assert_int_ge((long)cp.slab_len, (long)len + 1);
+			ck_assert_uint_ge(lm_inst_packed_bytes(&cp), len + 1);
 			lm_inst_clear(&cp);
 			lm_inst_clear(&big);
 		}
+	}
+	/* nothing to pack: no storage at all */
+	{
+		lm_inst none, cp;
+		memset(&none, 0, sizeof none);
+		none.op = LM_OP_NOOP;
+		lm_inst_copy_packed(&cp, &none, &pool);
+		ck_assert_uint_eq(lm_inst_packed_bytes(&cp), 0);
+		ck_assert(!lm_inst_owns(&cp, &cp));
+		lm_inst_clear(&cp);
 	}
 	/* the pool outlives nothing: drop it while b still lives */
 	lm_pool_done(&pool);
@@ -659,7 +652,7 @@ START_TEST(test_packed_copy)
 	int packed = 0;
 	for (int i = 0; i < bl->n_insts; i++) {
 		lm_inst *in = &bl->insts[i];
-		if (!in->slab)
+		if (!lm_inst_packed_bytes(in))
 			continue;
 		packed++;
 		ck_assert(lm_inst_owns(in, in->name));
@@ -681,7 +674,8 @@ START_TEST(test_packed_copy)
 	for (int i = 0; i < c->functions[0].blocks[0].n_insts; i++) {
 		lm_inst *in = &c->functions[0].blocks[0].insts[i];
 		lm_inst_unpack(in);
-		ck_assert_ptr_null(in->slab);
+		ck_assert_uint_eq(lm_inst_packed_bytes(in), 0);
+		ck_assert(!lm_inst_owns(in, in->name));
 		if (in->n_deps) { /* now reallocatable */
 			in->deps = lm_xrealloc(in->deps, (size_t)(in->n_deps + 1)
 					       * sizeof *in->deps);
@@ -942,7 +936,7 @@ START_TEST(test_bad_nesting)
 	lm_error err;
 	lm_module *m;
 	char *t = nested_module(1001, "");
-	m = parse(t, &err);
+	m = tu_parse(t, &err);
 	ck_assert_ptr_null(m);
 	ck_assert_str_eq(err.msg, "t.json: JSON nested deeper than 1000 levels "
 			 "at line 1, column 1023");
@@ -954,7 +948,7 @@ START_TEST(test_bad_nesting)
 		for (int i = 0; i < 1001; i++)
 			lm_buf_puts(&b, i == 1 ? "[\"[[{\"," : "[");
 		lm_buf_put(&b, "", 1);
-		m = parse(b.ptr, &err);
+		m = tu_parse(b.ptr, &err);
 		ck_assert_ptr_null(m);
 		ck_assert_str_eq(err.msg, "t.json: JSON nested deeper than 1000 "
 				 "levels at line 2, column 1007");
@@ -963,7 +957,7 @@ START_TEST(test_bad_nesting)
 	/* 999 and 1000 levels load (and the nesting is carried) */
 	for (int levels = 999; levels <= 1000; levels++) {
 		t = nested_module(levels, "");
-		m = parse(t, &err);
+		m = tu_parse(t, &err);
 		ck_assert_msg(m != NULL, "%d levels: %s", levels, err.msg);
 		ck_assert_ptr_nonnull(cJSON_GetObjectItem(m->extra, "deep"));
 		lm_module_free(m);
@@ -972,7 +966,7 @@ START_TEST(test_bad_nesting)
 	/* other malformed input keeps its message */
 	t = nested_module(999, "");
 	t[strlen(t) - 2] = ',';
-	m = parse(t, &err);
+	m = tu_parse(t, &err);
 	ck_assert_ptr_null(m);
 	ck_assert_contains(err.msg, "malformed JSON at line 1, column");
 	free(t);
@@ -1079,7 +1073,7 @@ static lm_module *load_tree(const cJSON *t)
 {
 	char *text = cJSON_PrintUnformatted(t);
 	lm_error err;
-	lm_module *m = parse(text, &err);
+	lm_module *m = tu_parse(text, &err);
 	ck_assert_msg(m != NULL, "%s", err.msg);
 	free(text);
 	return m;
@@ -1195,7 +1189,7 @@ START_TEST(test_repeated_keys_big_object)
 			      i ? "," : "", i, i, i, i);
 	lm_buf_puts(&b, "}}]}]}]}");
 	lm_buf_put(&b, "", 1);
-	m = parse(b.ptr, &err);
+	m = tu_parse(b.ptr, &err);
 	ck_assert_msg(m != NULL, "%s", err.msg);
 	const lm_inst *k = &m->functions[0].blocks[0].insts[0];
 	ck_assert_int_eq(k->n_func_args, 40);
@@ -1241,6 +1235,295 @@ START_TEST(test_fileset)
 }
 END_TEST
 
+/* ---- operand geometry ---------------------------------------------------- */
+
+/* One operand, its allocation and memory location, built on the stack. */
+typedef struct gfix {
+	lm_appair ap[4];
+	int64_t dims[2], shape[2];
+	lm_arg a;
+	lm_memloc loc;
+	lm_alloc al;
+} gfix;
+
+/* float32 ap over memory location "l" of allocation "x" of type t with
+** dims d0, d1 (SB / PSUM: partitions, bytes; DRAM: bytes when d1 is 0). */
+static void gfix_init(gfix *f, lm_memtype t, int64_t d0, int64_t d1)
+{
+	memset(f, 0, sizeof *f);
+	f->dims[0] = d0;
+	f->dims[1] = d1;
+	f->loc.name = "l";
+	f->loc.type = t;
+	f->loc.n_dims = d1 ? 2 : 1;
+	f->loc.dims = f->dims;
+	f->al.name = "x";
+	f->al.dtype = LM_DT_FLOAT32;
+	f->al.n_memlocs = 1;
+	f->al.memlocs = &f->loc;
+	f->a.kind = LM_ARG_PHYSICAL_AP;
+	f->a.dtype = LM_DT_FLOAT32;
+	f->a.dtype_str = "float32";
+	f->a.memsetref = "x";
+	f->a.memref = "l";
+	f->a.ap = f->ap;
+}
+
+/* Set the access pattern: n (step, num) pairs. */
+static void gfix_ap(gfix *f, int n, const int64_t *pairs)
+{
+	f->a.n_ap = n;
+	for (int i = 0; i < n; i++) {
+		f->ap[i].step = pairs[2 * i];
+		f->ap[i].num = pairs[2 * i + 1];
+	}
+}
+
+/* lm_arg_geometry must refuse f with exactly `msg` (and without why). */
+static void geom_refused(gfix *f, const char *msg)
+{
+	lm_geom g;
+	char *why = (char *)"untouched";
+	ck_assert_int_eq(lm_arg_geometry(&g, &f->a, &f->al, &f->loc, &why), -1);
+	ck_assert_ptr_nonnull(why);
+	ck_assert_str_eq(why, msg);
+	free(why);
+	ck_assert_int_eq(lm_arg_geometry(&g, &f->a, &f->al, &f->loc, NULL), -1);
+}
+
+/* SB: the first pair is the partitions, the others walk bytes of each. */
+START_TEST(test_geometry_sb)
+{
+	gfix f;
+	lm_geom g;
+	char *why = (char *)"untouched";
+	gfix_init(&f, LM_MT_SB, 16, 256);
+	f.loc.base = 4;
+	f.loc.addr = 64;
+	f.a.start_partition = 2;
+	f.a.offset = 3;
+	gfix_ap(&f, 2, (int64_t[]){ 64, 8, 1, 16 });
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, &why), 0);
+	ck_assert_ptr_null(why);
+	ck_assert_int_eq(g.is_dram, 0);
+	ck_assert_int_eq(g.esize, 4);
+	ck_assert_int_eq(g.count, 128);
+	ck_assert_int_eq(g.parts, 8);
+	ck_assert_int_eq(g.free, 16);
+	ck_assert_int_eq(g.part, 6);      /* base + start_partition */
+	ck_assert_int_eq(g.elo, 3);
+	ck_assert_int_eq(g.ehi, 18);
+	ck_assert_int_eq(g.lo, 12);
+	ck_assert_int_eq(g.hi, 76);
+	/* the last byte of the last of the location's partitions: inside */
+	f.a.start_partition = 8;
+	f.a.offset = 48;
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.hi, 256);
+	/* PSUM is addressed the same way */
+	f.loc.type = LM_MT_PSUM;
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.part, 12);
+}
+END_TEST
+
+/* Negative steps walk down from offset; below element 0 is refused. */
+START_TEST(test_geometry_negative_steps)
+{
+	gfix f;
+	lm_geom g;
+	gfix_init(&f, LM_MT_SB, 4, 64);
+	f.a.offset = 5;
+	gfix_ap(&f, 3, (int64_t[]){ 16, 2, -1, 4, 8, 1 });
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.elo, 2);
+	ck_assert_int_eq(g.ehi, 5);
+	ck_assert_int_eq(g.lo, 8);
+	ck_assert_int_eq(g.hi, 24);
+	f.a.offset = 2;
+	geom_refused(&f, "access pattern reaches element -1, before the start "
+		     "of memory location 'l'");
+	/* on DRAM the first pair walks elements too, downwards as well */
+	gfix_init(&f, LM_MT_DRAM, 256, 0);
+	f.a.offset = 40;
+	gfix_ap(&f, 2, (int64_t[]){ -16, 3, 1, 8 });
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.elo, 8);
+	ck_assert_int_eq(g.ehi, 47);
+	ck_assert_int_eq(g.lo, 32);
+	ck_assert_int_eq(g.hi, 192);
+	f.a.offset = 31;
+	geom_refused(&f, "access pattern reaches element -1, before the start "
+		     "of memory location 'l'");
+}
+END_TEST
+
+/* Every product and sum of input numbers is checked. */
+START_TEST(test_geometry_overflow)
+{
+	gfix f;
+	lm_geom g;
+	gfix_init(&f, LM_MT_SB, 4, 64);
+	gfix_ap(&f, 2, (int64_t[]){ 1, 1, (int64_t)1 << 62, 3 });
+	geom_refused(&f, "access pattern index arithmetic overflows");
+	gfix_ap(&f, 2, (int64_t[]){ 1, 1, INT64_MIN / 2 - 1, 3 });
+	geom_refused(&f, "access pattern index arithmetic overflows");
+	f.a.offset = INT64_MAX - 2;
+	gfix_ap(&f, 2, (int64_t[]){ 1, 1, 1, 4 });
+	geom_refused(&f, "access pattern index arithmetic overflows");
+	f.a.offset = 0;
+	/* a step of any size is fine when its pair walks one element */
+	gfix_ap(&f, 2, (int64_t[]){ 1, 1, INT64_MAX, 1 });
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.hi, 4);
+	/* element counts: the product overflows, or passes the bound */
+	gfix_ap(&f, 2, (int64_t[]){ 1, INT64_MAX, 0, 2 });
+	geom_refused(&f, "access pattern walks more than 2147483647 elements");
+	gfix_ap(&f, 2, (int64_t[]){ 1, (int64_t)1 << 16, 0, (int64_t)1 << 15 });
+	geom_refused(&f, "access pattern walks more than 2147483647 elements");
+	gfix_ap(&f, 2, (int64_t[]){ 1, 1, 0, LM_MAX_OPERAND_ELEMS });
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.count, LM_MAX_OPERAND_ELEMS);
+	/* bytes: the element range in range, its bytes not */
+	gfix_init(&f, LM_MT_DRAM, 0, 0);
+	f.loc.n_dims = 0;
+	f.a.offset = INT64_MAX / 2;
+	gfix_ap(&f, 1, (int64_t[]){ 1, 1 });
+	geom_refused(&f, "access pattern index arithmetic overflows");
+	gfix_init(&f, LM_MT_SB, 4, 64);
+	f.a.offset = INT64_MAX / 2;
+	gfix_ap(&f, 1, (int64_t[]){ 1, 1 });
+	geom_refused(&f, "element range 4611686018427387903..4611686018427387903 "
+		     "(float32) outside memory location 'l' (64 bytes per "
+		     "partition)");
+}
+END_TEST
+
+/* Partitions: inside the 128, and inside the location's own. */
+START_TEST(test_geometry_partitions)
+{
+	gfix f;
+	lm_geom g;
+	gfix_init(&f, LM_MT_SB, 8, 64);
+	f.loc.base = 120;
+	gfix_ap(&f, 2, (int64_t[]){ 16, 8, 1, 16 });
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.part, 120);
+	f.a.start_partition = 4;
+	geom_refused(&f, "partitions 124..131 exceed the 128 partitions");
+	f.loc.base = 0;
+	geom_refused(&f, "partitions 4..11 of memory location 'l' outside its "
+		     "8 partitions");
+	f.a.start_partition = INT64_MAX - 2;
+	{
+		lm_geom h;
+		char *why = NULL;
+		ck_assert_int_eq(lm_arg_geometry(&h, &f.a, &f.al, &f.loc, &why),
+				 -1);
+		ck_assert_contains(why, "exceed the 128 partitions");
+		free(why);
+	}
+	f.loc.base = 1;
+	f.a.start_partition = INT64_MAX;
+	gfix_ap(&f, 2, (int64_t[]){ 16, 1, 1, 16 });
+	{
+		char *why = NULL;
+		ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, &why),
+				 -1);
+		ck_assert_contains(why, "exceed the 128 partitions");
+		free(why);
+	}
+	/* a location without dims has no partitions to walk */
+	gfix_init(&f, LM_MT_SB, 8, 64);
+	f.loc.n_dims = 0;
+	gfix_ap(&f, 1, (int64_t[]){ 1, 1 });
+	geom_refused(&f, "partitions 0..0 of memory location 'l' outside its "
+		     "0 partitions");
+	/* bytes per partition */
+	gfix_init(&f, LM_MT_SB, 8, 64);
+	f.a.offset = 1;
+	gfix_ap(&f, 2, (int64_t[]){ 16, 8, 1, 16 });
+	geom_refused(&f, "element range 1..16 (float32) outside memory location "
+		     "'l' (64 bytes per partition)");
+}
+END_TEST
+
+/* The same pattern on DRAM and on SB: the first pair is a stride there,
+** partitions here. DRAM bounds: the tensor's elements, the location's
+** bytes. */
+START_TEST(test_geometry_dram_vs_sb)
+{
+	gfix f;
+	lm_geom g;
+	const int64_t pat[] = { 16, 4, 1, 16 };
+	gfix_init(&f, LM_MT_DRAM, 256, 0);
+	f.al.n_shape = 2;
+	f.al.tensor_shape = f.shape;
+	f.shape[0] = 4;
+	f.shape[1] = 16;
+	gfix_ap(&f, 2, pat);
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.is_dram, 1);
+	ck_assert_int_eq(g.count, 64);
+	ck_assert_int_eq(g.parts, 4);
+	ck_assert_int_eq(g.free, 16);
+	ck_assert_int_eq(g.part, 0);
+	ck_assert_int_eq(g.elo, 0);
+	ck_assert_int_eq(g.ehi, 63);
+	ck_assert_int_eq(g.lo, 0);
+	ck_assert_int_eq(g.hi, 256);
+	f.loc.type = LM_MT_INPUT;   /* Input and Output are DRAM too */
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.is_dram, 1);
+	f.shape[1] = 15;
+	geom_refused(&f, "element range 0..63 outside allocation 'x' (60 "
+		     "elements)");
+	f.shape[1] = 16;
+	f.dims[0] = 128;
+	geom_refused(&f, "element range 0..63 (float32) outside memory location "
+		     "'l' (128 bytes)");
+	/* no tensor_shape, no dims: no bound but the arithmetic's */
+	f.al.n_shape = 0;
+	f.loc.n_dims = 0;
+	f.a.offset = 1000;
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.ehi, 1063);
+
+	gfix_init(&f, LM_MT_SB, 4, 64);
+	gfix_ap(&f, 2, pat);
+	ck_assert_int_eq(lm_arg_geometry(&g, &f.a, &f.al, &f.loc, NULL), 0);
+	ck_assert_int_eq(g.is_dram, 0);
+	ck_assert_int_eq(g.parts, 4);
+	ck_assert_int_eq(g.free, 16);
+	ck_assert_int_eq(g.ehi, 15);
+	ck_assert_int_eq(g.hi, 64);
+}
+END_TEST
+
+/* The checks before any arithmetic, in the verifier's order. */
+START_TEST(test_geometry_refusals)
+{
+	gfix f;
+	gfix_init(&f, LM_MT_SB, 4, 64);
+	gfix_ap(&f, 2, (int64_t[]){ 16, 4, 1, 0 });
+	geom_refused(&f, "access pattern pair 1 has num 0 (must be > 0)");
+	f.ap[0].num = -1;
+	geom_refused(&f, "access pattern pair 0 has num -1 (must be > 0)");
+	f.a.start_partition = -1;
+	geom_refused(&f, "negative start_partition -1");
+	f.a.offset = -2;
+	geom_refused(&f, "negative offset -2");
+	f.a.n_ap = 0;
+	geom_refused(&f, "access pattern is empty");
+	f.loc.type = LM_MT_REG;
+	geom_refused(&f, "memory location 'l' has type REG, which an access "
+		     "pattern cannot address");
+	f.a.dtype = LM_DT_INVALID;
+	f.a.dtype_str = "float3";
+	geom_refused(&f, "invalid dtype 'float3'");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("model");
@@ -1270,7 +1553,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_writer_matches_cjson);
 	tcase_add_test(tc, test_packed_copy);
 #if defined(__SANITIZE_ADDRESS__)
-	tcase_add_test(tc, test_released_slab_poisoned);
+	tcase_add_test(tc, test_released_pack_poisoned);
 #endif
 	tcase_add_test(tc, test_pool);
 	tcase_add_test(tc, test_strmap);
@@ -1281,6 +1564,16 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_repeated_keys_last_wins);
 	tcase_add_test(tc, test_repeated_keys_big_object);
 	tcase_add_test(tc, test_linked_names);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("geometry");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_geometry_sb);
+	tcase_add_test(tc, test_geometry_negative_steps);
+	tcase_add_test(tc, test_geometry_overflow);
+	tcase_add_test(tc, test_geometry_partitions);
+	tcase_add_test(tc, test_geometry_dram_vs_sb);
+	tcase_add_test(tc, test_geometry_refusals);
 	suite_add_tcase(s, tc);
 	return s;
 }

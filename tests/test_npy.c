@@ -327,18 +327,6 @@ START_TEST(test_err_header_too_long)
 }
 END_TEST
 
-/* Write len bytes to dir/name; returns the path. */
-static char *write_bytes(const char *dir, const char *name, const void *b,
-			 size_t len)
-{
-	char *p = lm_path_join(dir, name);
-	FILE *f = fopen(p, "wb");
-	ck_assert(f != NULL);
-	ck_assert_uint_eq(fwrite(b, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
-	return p;
-}
-
 /*
 ** lm_npy_read opens regular files only: /dev/zero, a FIFO (no writer: the
 ** open must not wait) and a directory fail at once, exit-2 errors.
@@ -391,7 +379,7 @@ START_TEST(test_read_checks_sizes_first)
 	pre[9] = (unsigned char)(hl >> 8 & 0xff);
 	pre[10] = (unsigned char)(hl >> 16 & 0xff);
 	pre[11] = (unsigned char)(hl >> 24 & 0xff);
-	p = write_bytes(dir, "hdr.npy", pre, sizeof pre);
+	p = tu_write_bytes(dir, "hdr.npy", pre, sizeof pre);
 	ck_assert_int_eq(truncate(p, (off_t)(sizeof pre + hl)), 0);
 	ck_assert_int_eq(lm_npy_read(p, &a, &err), LM_EINPUT);
 	snprintf(msg, sizeof msg, "%s: npy header: header length %zu exceeds "
@@ -400,7 +388,7 @@ START_TEST(test_read_checks_sizes_first)
 	free(p);
 
 	pre[8] = pre[9] = pre[10] = pre[11] = 0xff;
-	p = write_bytes(dir, "beyond.npy", pre, sizeof pre);
+	p = tu_write_bytes(dir, "beyond.npy", pre, sizeof pre);
 	ck_assert_int_eq(lm_npy_read(p, &a, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "npy header: header length 4294967295 "
 			   "beyond end of file (12 bytes)");
@@ -409,7 +397,7 @@ START_TEST(test_read_checks_sizes_first)
 	/* 3 floats declared, a 1 GiB payload (sparse) */
 	b = craft(1, "{'descr': '<f4', 'fortran_order': False, "
 		  "'shape': (3,), }", v, sizeof v, &len);
-	p = write_bytes(dir, "long.npy", b, len);
+	p = tu_write_bytes(dir, "long.npy", b, len);
 	ck_assert_int_eq(truncate(p, (off_t)len + ((off_t)1 << 30)), 0);
 	ck_assert_int_eq(lm_npy_read(p, &a, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "npy data: data too long: shape (3,) of "
@@ -418,7 +406,7 @@ START_TEST(test_read_checks_sizes_first)
 	ck_assert_contains(err.msg, "data too long");
 	free(p);
 
-	p = write_bytes(dir, "ok.npy", b, len);
+	p = tu_write_bytes(dir, "ok.npy", b, len);
 	ck_assert_int_eq(lm_npy_read_header(p, &a, &err), 0);
 	ck_assert_int_eq(a.count, 3);
 	ck_assert_str_eq(a.descr, "<f4");

@@ -39,11 +39,12 @@ typedef struct field_row {
 	const char *enumtype;
 	long long def;
 	unsigned flags;
+	lm_refkind ref;
 } field_row;
 
 static const field_row fields[] = {
-#define LM_FIELD(group, key, type, enumtype, def, flags)                    \
-	{ #group, key, LM_FT_##type, #enumtype, def, flags },
+#define LM_FIELD(group, key, type, enumtype, def, flags, ref)               \
+	{ #group, key, LM_FT_##type, #enumtype, def, flags, LM_REF_##ref },
 #include "fields.def"
 #undef LM_FIELD
 };
@@ -174,7 +175,7 @@ START_TEST(test_op_flags)
 		nblocks += !!(ops[i].flags & LM_OPF_BLOCKS);
 		nlowered += !!(ops[i].flags & LM_OPF_LOWERED);
 		ck_assert_msg(ops[i].eng <= 0x3f, "%s engines", ops[i].name);
-		ck_assert_msg(ops[i].flags <= 0x7f, "%s flags", ops[i].name);
+		ck_assert_msg(ops[i].flags <= 0xff, "%s flags", ops[i].name);
 	}
 	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
 		ck_assert(ops[base[i]].flags & LM_OPF_BASE);
@@ -192,6 +193,21 @@ START_TEST(test_op_flags)
 	ck_assert(!(find_op("AbstractCopy")->flags & LM_OPF_DMA));
 	ck_assert(find_op("CompareAndBranch")->flags & LM_OPF_CONTROL);
 	ck_assert(!(find_op("NoOp")->flags & LM_OPF_CONTROL));
+	/* ONCHIP: the compute opcodes lncsim runs, and no other */
+	{
+		static const char *const onchip[] = {
+			"Activation", "Matmult", "Memset", "TensorCopy",
+			"TensorScalar", "TensorTensor", "Iota",
+			"TensorScalarAffineSelect",
+		};
+		int n = 0;
+		for (int i = 0; i < NOPS; i++)
+			n += !!(ops[i].flags & LM_OPF_ONCHIP);
+		ck_assert_int_eq(n, 8);
+		for (size_t i = 0; i < 8; i++)
+			ck_assert_msg(find_op(onchip[i])->flags & LM_OPF_ONCHIP,
+				      "%s is not ONCHIP", onchip[i]);
+	}
 
 	/* engine bits follow lm_engine */
 	ck_assert_uint_eq(LM_EB_PE, 1u << (LM_ENG_PE - 1));
@@ -297,8 +313,31 @@ START_TEST(test_fields_flags)
 {
 	for (int i = 0; i < NFIELDS; i++) {
 		const field_row *f = &fields[i];
-		ck_assert_msg(f->flags <= 0x7, "%s \"%s\": flags", f->group,
+		ck_assert_msg(f->flags <= 0xf, "%s \"%s\": flags", f->group,
 			      f->key);
+		ck_assert_msg(!(f->flags & LM_FF_REQ) ||
+			      !(f->flags & LM_FF_NEED),
+			      "%s \"%s\": REQ and NEED", f->group, f->key);
+		/* a needed key the writer skipped at its default would not
+		   read back either (names have no default to skip) */
+		ck_assert_msg(!(f->flags & LM_FF_NEED) ||
+			      (f->flags & LM_FF_ALWAYS) ||
+			      f->type == LM_FT_NAME || f->type == LM_FT_STR,
+			      "%s \"%s\": NEED without ALWAYS", f->group, f->key);
+		/* every name is checked: a reference kind on exactly the
+		   rows holding names (and JSON that may be one) */
+		if (f->type == LM_FT_NAME || f->type == LM_FT_NAME_LIST ||
+		    f->type == LM_FT_KV)
+			ck_assert_msg(f->ref != LM_REF_NONE,
+				      "%s \"%s\": a name with no REF", f->group,
+				      f->key);
+		else
+			ck_assert_msg(f->ref == LM_REF_NONE ||
+				      f->type == LM_FT_JSON,
+				      "%s \"%s\": REF on a %s", f->group, f->key,
+				      lm_fieldtype_name(f->type));
+		ck_assert_msg(f->ref >= 0 && f->ref < LM_REF_COUNT,
+			      "%s \"%s\": REF", f->group, f->key);
 		/* a required key the writer skipped would not read back */
 		ck_assert_msg(!(f->flags & LM_FF_REQ) ||
 			      (f->flags & LM_FF_ALWAYS),
@@ -409,6 +448,34 @@ START_TEST(test_spot_sync_kernel)
 	ck_assert(op_field("Call", "arguments")->flags & LM_FF_WRITEONLY);
 	ck_assert(op_field("CollectiveSend", "queue")->flags &
 		  LM_FF_WRITEONLY);
+	/* what the names name */
+	ck_assert_int_eq(op_field("DMACopy", "queue")->ref, LM_REF_QUEUE);
+	ck_assert_int_eq(op_field("CollectiveSend", "queue")->ref,
+			 LM_REF_QUEUE);
+	ck_assert_int_eq(op_field("SwitchQueueInstance", "instance")->ref,
+			 LM_REF_QINST);
+	ck_assert_int_eq(op_field("Call", "target")->ref, LM_REF_FUNC);
+	ck_assert_int_eq(op_field("NKIKernel", "func")->ref, LM_REF_FUNC);
+	ck_assert_int_eq(op_field("UnconditionalBranch", "target")->ref,
+			 LM_REF_BLOCK);
+	ck_assert_int_eq(op_field("DMATrigger", "dma_blocks")->ref,
+			 LM_REF_DMABLOCK);
+	ck_assert_int_eq(op_field("Loop", "registers")->ref, LM_REF_REG);
+	ck_assert_int_eq(op_field("NKIKernel", "func_args")->ref,
+			 LM_REF_ALLOC);
+	/* required: the compiler's reader (REQ), lncsim (NEED) */
+	ck_assert(op_field("TensorScalar", "reverse1")->flags & LM_FF_REQ);
+	ck_assert(op_field("Activation", "reduce_op")->flags & LM_FF_REQ);
+	ck_assert(op_field("Memset", "mode")->flags & LM_FF_REQ);
+	ck_assert(op_field("CompareAndBranch", "on_true")->flags & LM_FF_REQ);
+	ck_assert(!(op_field("Matmult", "tile_size")->flags & LM_FF_REQ));
+	ck_assert(op_field("Matmult", "accumulation_flag")->flags &
+		  LM_FF_NEED);
+	ck_assert(op_field("DMACopy", "queue")->flags & LM_FF_NEED);
+	ck_assert(op_field("Call", "target")->flags & LM_FF_NEED);
+	ck_assert(op_field("CoreBarrier", "cores")->flags & LM_FF_NEED);
+	ck_assert(!(op_field("DMACopy", "mode")->flags &
+		    (LM_FF_REQ | LM_FF_NEED)));
 	ck_assert_str_eq(op_field("GroupResetSemaphores", "mode")->enumtype,
 			 "EventSemaphoreClearMode");
 	ck_assert_int_eq(op_field("CollectiveCompute", "cc_type_hint")->def,

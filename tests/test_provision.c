@@ -28,76 +28,12 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-/* Path of a provision fixture; caller frees. */
-static char *fx(const char *name)
-{
-	char *r = lm_xasprintf("tests/fixtures/provision/%s", name);
-	char *p = tu_srcpath(r);
-	free(r);
-	return p;
-}
-
-static lm_module *load(const char *path)
-{
-	lm_module *m = NULL;
-	lm_error err;
-	ck_assert_msg(lm_module_load(&m, path, &err) == 0, "%s", err.msg);
-	return m;
-}
-
 static lm_module *load_fx(const char *name)
 {
-	char *p = fx(name);
-	lm_module *m = load(p);
+	char *p = tu_fixture("provision", name);
+	lm_module *m = tu_load(p);
 	free(p);
 	return m;
-}
-
-/* Copy a file into dir (same base name). */
-static void copy_to(const char *src, const char *dir, const char *name)
-{
-	char *data = NULL, *dst = lm_xasprintf("%s/%s", dir, name);
-	size_t n;
-	lm_error err;
-	ck_assert_msg(lm_read_file(src, &data, &n, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(lm_write_file_atomic(dst, data, n, &err), 0);
-	free(data);
-	free(dst);
-}
-
-static void copy_fx(const char *name, const char *dir)
-{
-	char *p = fx(name);
-	copy_to(p, dir, name);
-	free(p);
-}
-
-/* Pack tests/fixtures/klr/<name>.json into dir/<name>.klr, with an
-** optional replacement of the version string. */
-static void pack_klr(const char *name, const char *dir, const char *version)
-{
-	char *rel = lm_xasprintf("tests/fixtures/klr/%s.json", name);
-	char *p = tu_srcpath(rel), *t = tu_read(p);
-	char *out = lm_xasprintf("%s/%s.klr", dir, name);
-	lp_klr_file f;
-	lm_buf b = LM_BUF_INIT;
-	lm_error err;
-	ck_assert(t != NULL);
-	ck_assert_msg(lp_klr_from_json(&f, t, strlen(t), p, &err) == 0, "%s",
-		      err.msg);
-	if (version)
-		sscanf(version, "%llu.%llu.%llu",
-		       (unsigned long long *)&f.version[0],
-		       (unsigned long long *)&f.version[1],
-		       (unsigned long long *)&f.version[2]);
-	ck_assert_int_eq(lp_klr_encode_file(&f, &b, &err), 0);
-	ck_assert_int_eq(lm_write_file_atomic(out, b.ptr, b.size, &err), 0);
-	lm_buf_free(&b);
-	lp_klr_file_free(&f);
-	free(rel);
-	free(p);
-	free(t);
-	free(out);
 }
 
 /* A module ready for Mechanism A: caller fixture + packed kernel in dir. */
@@ -106,9 +42,9 @@ static lm_module *setup_a(const char *dir, const char *caller,
 {
 	char *p = lm_xasprintf("%s/%s", dir, caller);
 	lm_module *m;
-	copy_fx(caller, dir);
-	pack_klr(kernel, dir, NULL);
-	m = load(p);
+	tu_copy_fixture("provision", caller, dir);
+	tu_pack_klr(kernel, dir, NULL);
+	m = tu_load(p);
 	free(p);
 	return m;
 }
@@ -156,17 +92,6 @@ static lm_inst *find_inst(const lm_module *m, const char *name,
 				}
 			}
 	return NULL;
-}
-
-/* Number of instructions of opcode op in the module. */
-static int count_op(const lm_module *m, lm_opcode op)
-{
-	int n = 0;
-	for (int f = 0; f < m->n_functions; f++)
-		for (int b = 0; b < m->functions[f].n_blocks; b++)
-			for (int i = 0; i < m->functions[f].blocks[b].n_insts; i++)
-				n += m->functions[f].blocks[b].insts[i].op == op;
-	return n;
 }
 
 /* Number of allocations (and of instructions) whose name starts with p. */
@@ -227,31 +152,6 @@ static void run(const lm_module *m, int P, int Fr, ls_result *res)
 	free(x);
 }
 
-/* Output element i as float32. */
-static float out_at(const ls_result *r, const char *name, int64_t i)
-{
-	const ls_tensor *t = ls_tensors_find(&r->outputs, name);
-	ck_assert_msg(t != NULL, "no output %s", name);
-	ck_assert(i < t->count);
-	return lm_load_elem(t->dtype, (const char *)t->data +
-			    i * lm_dtype_size(t->dtype));
-}
-
-/* s with every occurrence of a replaced by b; caller frees. */
-static char *replace_all(const char *s, const char *a, const char *b)
-{
-	lm_buf o = LM_BUF_INIT;
-	size_t na = strlen(a);
-	const char *p;
-	while ((p = strstr(s, a)) != NULL) {
-		lm_buf_put(&o, s, (size_t)(p - s));
-		lm_buf_puts(&o, b);
-		s = p + na;
-	}
-	lm_buf_puts(&o, s);
-	return lm_buf_detach(&o);
-}
-
 /* The file at path holds exactly text. */
 static void assert_file_text(const char *path, const char *text)
 {
@@ -272,7 +172,7 @@ START_TEST(test_bir_lower_structure)
 
 	lo = lower_ok(m, 0, &w);
 	ck_assert_int_eq(w.n, 0);
-	ck_assert_int_eq(count_op(lo, LM_OP_NKIKLIRKERNEL), 0);
+	ck_assert_int_eq(tu_count_op(lo, LM_OP_NKIKLIRKERNEL), 0);
 	ck_assert_ptr_null(find_inst(lo, "kern", NULL));
 	call = find_inst(lo, "inst__relu_k", NULL);
 	ck_assert_ptr_nonnull(call);
@@ -306,7 +206,7 @@ START_TEST(test_bir_lower_structure)
 	/* the Const file, relative to the module's directory */
 	ck_assert_str_eq(lm_module_find_alloc(lo, "w", NULL)->file, "w.npy");
 	/* the input is untouched */
-	ck_assert_int_eq(count_op(m, LM_OP_NKIKLIRKERNEL), 1);
+	ck_assert_int_eq(tu_count_op(m, LM_OP_NKIKLIRKERNEL), 1);
 	ck_assert_int_eq(m->n_functions, 1);
 	lm_module_free(lo);
 	lm_module_free(m);
@@ -320,7 +220,7 @@ START_TEST(test_bir_inline_runs)
 	ls_result r;
 	lo = lower_ok(m, 1, NULL);
 	ck_assert_int_eq(lo->n_functions, 1);
-	ck_assert_int_eq(count_op(lo, LM_OP_NKIKERNEL), 0);
+	ck_assert_int_eq(tu_count_op(lo, LM_OP_NKIKERNEL), 0);
 	/* the call's name survives as the closing NoOp */
 	ck_assert_int_eq(find_inst(lo, "inst__relu_k", NULL)->op, LM_OP_NOOP);
 	ck_assert(has_dep(find_inst(lo, "relu_k_ld", NULL), "caller_ms"));
@@ -329,9 +229,9 @@ START_TEST(test_bir_inline_runs)
 		for (int j = 0; j < 64; j++) {
 			float v = fmaf(xval(p, j), 2.0f, (float)(p % 8) / 4.0f);
 			float want = v > 0 ? v : 0.0f;
-			ck_assert_msg(out_at(&r, "y", p * 64 + j) == want,
+			ck_assert_msg(tb_out(&r, "y", p * 64 + j) == want,
 				      "y[%d][%d] = %g, want %g", p, j,
-				      out_at(&r, "y", p * 64 + j), want);
+				      tb_out(&r, "y", p * 64 + j), want);
 		}
 	ls_result_free(&r);
 	lm_module_free(lo);
@@ -365,14 +265,14 @@ END_TEST
 START_TEST(test_cli_lower_kernel_const_traversal)
 {
 	char *dir = tu_tmpdir("prov-trav");
-	char *kp = fx("b_kernel.json"), *k = tu_read(kp), *bad;
+	char *kp = tu_fixture("provision", "b_kernel.json"), *k = tu_read(kp), *bad;
 	char *leak = lm_xasprintf("%s/pvout/relu_k.const/passwd", dir);
 	tu_run r;
 	ck_assert_ptr_nonnull(k);
-	bad = replace_all(k, "\"file\": \"w.npy\"", "\"file\": \"../../../../../"
+	bad = tu_replace_all(k, "\"file\": \"w.npy\"", "\"file\": \"../../../../../"
 			  "../../../../../../../../../../../etc/passwd\"");
 	ck_assert_ptr_nonnull(strstr(bad, "etc/passwd"));
-	copy_fx("b_caller.json", dir);
+	tu_copy_fixture("provision", "b_caller.json", dir);
 	free(tu_write(dir, "b_kernel.json", bad));
 	r = tu_lncsim(dir, "lower", "-o", "pvout/", "b_caller.json", NULL);
 	ck_assert_int_eq(r.status, 2);
@@ -458,9 +358,9 @@ START_TEST(test_lower_module_const_rule)
 	lm_error err;
 	const lm_alloc *w;
 	ck_assert_int_eq(mkdir(md, 0755), 0);
-	copy_fx("b_caller.json", md);
-	copy_fx("b_kernel.json", md);
-	copy_fx("w.npy", md);
+	tu_copy_fixture("provision", "b_caller.json", md);
+	tu_copy_fixture("provision", "b_kernel.json", md);
+	tu_copy_fixture("provision", "w.npy", md);
 	free(tu_write(dir, "A/wc.npy", "A's weights"));
 	free(tu_write(dir, "B/wc.npy", "B's weights"));
 	free(tu_write(md, "relu_k.const/w.npy", "the module's own"));
@@ -468,7 +368,7 @@ START_TEST(test_lower_module_const_rule)
 	memset(&o, 0, sizeof o);
 	o.out_dir = od;
 
-	m = load(cp);
+	m = tu_load(cp);
 	make_const(m, 0, "../A/wc.npy");
 	make_const(m, 1, "../B/wc.npy");
 	ck_assert_int_ne(lp_lower(&lo, m, &o, NULL, &err), 0);
@@ -481,7 +381,7 @@ START_TEST(test_lower_module_const_rule)
 	free(t);
 	lm_module_free(m);
 
-	m = load(cp);
+	m = tu_load(cp);
 	make_const(m, 0, "relu_k.const/w.npy");
 	ck_assert_msg(lp_lower(&lo, m, &o, NULL, &err) == 0, "%s", err.msg);
 	w = lm_module_find_alloc(lo, "w", NULL);
@@ -508,15 +408,15 @@ END_TEST
 START_TEST(test_cli_lower_hostile_function_name)
 {
 	char *dir = tu_tmpdir("prov-hostile");
-	char *kp = fx("b_kernel.json"), *k = tu_read(kp), *bad;
+	char *kp = tu_fixture("provision", "b_kernel.json"), *k = tu_read(kp), *bad;
 	char *outside = lm_xasprintf("%s/outside", dir);
 	char *od = lm_xasprintf("%s/o1/o2", dir);
 	tu_run r;
 	ck_assert_ptr_nonnull(k);
-	bad = replace_all(k, "\"relu_k\"", "\"../../outside/pwn\"");
+	bad = tu_replace_all(k, "\"relu_k\"", "\"../../outside/pwn\"");
 	ck_assert_ptr_nonnull(strstr(bad, "../../outside/pwn"));
-	copy_fx("b_caller.json", dir);
-	copy_fx("w.npy", dir);
+	tu_copy_fixture("provision", "b_caller.json", dir);
+	tu_copy_fixture("provision", "w.npy", dir);
 	free(tu_write(dir, "b_kernel.json", bad));
 	r = tu_lncsim(dir, "lower", "-o", "o1/o2/", "b_caller.json", NULL);
 	ck_assert_int_eq(r.status, 2);
@@ -528,7 +428,7 @@ START_TEST(test_cli_lower_hostile_function_name)
 	/* the library says the same */
 	{
 		char *cp = lm_xasprintf("%s/b_caller.json", dir);
-		lm_module *m = load(cp), *lo = NULL;
+		lm_module *m = tu_load(cp), *lo = NULL;
 		lp_lower_opts o;
 		lm_error err;
 		memset(&o, 0, sizeof o);
@@ -605,7 +505,7 @@ START_TEST(test_lnc_gate)
 	run(lo, 128, 64, &r);
 	for (int i = 0; i < 128 * 64; i += 7) {
 		float v = fmaf(xval(i / 64, i % 64), 3.0f, 0.0f);
-		ck_assert(out_at(&r, "y", i) == (v > 0 ? v : 0.0f));
+		ck_assert(tb_out(&r, "y", i) == (v > 0 ? v : 0.0f));
 	}
 	ls_result_free(&r);
 	lm_module_free(lo);
@@ -621,8 +521,8 @@ START_TEST(test_lnc_gate)
 	ck_assert_contains(w.msgs[0], "The kernel is compiled for LNC count "
 			   "lower than the current core_id 2 skip lowering");
 	ck_assert_int_eq(lo->n_functions, 1);
-	ck_assert_int_eq(count_op(lo, LM_OP_NKIKLIRKERNEL), 0);
-	ck_assert_int_eq(count_op(lo, LM_OP_NKIKERNEL), 0);
+	ck_assert_int_eq(tu_count_op(lo, LM_OP_NKIKLIRKERNEL), 0);
+	ck_assert_int_eq(tu_count_op(lo, LM_OP_NKIKERNEL), 0);
 	/* the dependency on the skipped carrier is gone, nothing dangles */
 	ck_assert_int_eq(find_inst(lo, "after", NULL)->n_deps, 0);
 	lm_module_free(lo);
@@ -730,8 +630,10 @@ START_TEST(test_klr_lower_structure)
 		ck_assert_int_eq(sel->alu, LM_ALU_NOT_EQUAL);
 		ck_assert_int_eq((int)sel->channel_multiplier, -1);
 	}
-	/* the transposes are PE Matmults in transpose mode */
+	/* the transposes are PE Matmults in transpose mode; into their
+	   PSUM bank, one partition is 2048 bytes (512 float32) */
 	ck_assert(find_inst(lo, "tr_a", NULL)->is_transpose);
+	ck_assert_int_eq(find_inst(lo, "tr_a", NULL)->outs[0].ap[0].step, 512);
 	ck_assert_int_eq(find_inst(lo, "tr_a", NULL)->op, LM_OP_MATMULT);
 	/* the performance warning, once */
 	ck_assert_int_eq(w.n, 1);
@@ -782,25 +684,25 @@ START_TEST(test_klr_inline_runs)
 		}
 	for (int p = 0; p < 64; p++)
 		for (int j = 0; j < 32; j++)
-			ck_assert_msg(out_at(&r, "y1", p * 32 + j) == tt[p][j],
+			ck_assert_msg(tb_out(&r, "y1", p * 32 + j) == tt[p][j],
 				      "y1[%d][%d]", p, j);
 	for (int mm = 0; mm < 32; mm++)
 		for (int n = 0; n < 32; n++) {
 			float acc = 0.0f;
 			for (int k = 0; k < 64; k++)
 				acc = fmaf(tt[k][mm], a[k][n], acc);
-			ck_assert_msg(out_at(&r, "y_mm", mm * 32 + n) == acc,
+			ck_assert_msg(tb_out(&r, "y_mm", mm * 32 + n) == acc,
 				      "y_mm[%d][%d] = %g want %g", mm, n,
-				      out_at(&r, "y_mm", mm * 32 + n), acc);
+				      tb_out(&r, "y_mm", mm * 32 + n), acc);
 		}
 	for (int f = 0; f < 32; f++)
 		for (int p = 0; p < 64; p++) {
 			int i = f * 64 + p;
-			ck_assert(out_at(&r, "y2", i) == a[p][f]);
-			ck_assert(out_at(&r, "y3", i) == a[p][f]);
-			ck_assert(out_at(&r, "y4", i) ==
+			ck_assert(tb_out(&r, "y2", i) == a[p][f]);
+			ck_assert(tb_out(&r, "y3", i) == a[p][f]);
+			ck_assert(tb_out(&r, "y4", i) ==
 				  lm_round_to(LM_DT_BFLOAT16, a[p][f]));
-			ck_assert(out_at(&r, "y5", i) == tt[p][f]);
+			ck_assert(tb_out(&r, "y5", i) == tt[p][f]);
 		}
 	ls_result_free(&r);
 	lm_module_free(lo);
@@ -863,8 +765,8 @@ START_TEST(test_two_kernels_one_module)
 	for (int i = 0; i < 128 * 64; i += 5) {
 		float v = fmaf(xval(i / 64, i % 64), 3.0f, 0.0f);
 		v = v > 0 ? v : 0.0f;
-		ck_assert(out_at(&r, "y", i) == v);
-		ck_assert(out_at(&r, "y2", i) == v);
+		ck_assert(tb_out(&r, "y", i) == v);
+		ck_assert(tb_out(&r, "y2", i) == v);
 	}
 	ls_result_free(&r);
 	lm_module_free(lo);
@@ -887,11 +789,11 @@ START_TEST(test_klr_errors)
 	lower_fails(m, "fail to locate KLIR artifact");
 	lower_fails(m, "function sg0000/block main/instruction kern");
 	/* wrong version */
-	pack_klr("k_small", dir, "0.0.11");
+	tu_pack_klr("k_small", dir, "0.0.11");
 	free(k->klir_binary);
 	k->klir_binary = lm_xstrdup("k_small.klr");
 	lower_fails(m, "Wrong KLR version 0.0.11");
-	pack_klr("k_small", dir, NULL);
+	tu_pack_klr("k_small", dir, NULL);
 	/* wrong content type: an hlo payload */
 	{
 		const char *t = "{\"contents\": {\"hlo\": \"h\"}}";
@@ -935,7 +837,7 @@ START_TEST(test_klr_errors)
 	free(k->func_outs[0].value);
 	k->func_outs[0].value = lm_xstrdup("y");
 	/* an operator the codegen does not lower */
-	pack_klr("k_unsupported", dir, NULL);
+	tu_pack_klr("k_unsupported", dir, NULL);
 	free(k->klir_binary);
 	k->klir_binary = lm_xstrdup("k_unsupported.klr");
 	lower_fails(m, "operator 'dmaTranspose' is not supported by the KLR "
@@ -1003,11 +905,11 @@ START_TEST(test_cli_lower)
 	char *dir = tu_tmpdir("prov-cli");
 	char *out, *t;
 	tu_run r;
-	copy_fx("b_caller.json", dir);
-	copy_fx("b_kernel.json", dir);
-	copy_fx("w.npy", dir);
-	copy_fx("b_caller_lnc2.json", dir);
-	copy_fx("b_lnc2.json", dir);
+	tu_copy_fixture("provision", "b_caller.json", dir);
+	tu_copy_fixture("provision", "b_kernel.json", dir);
+	tu_copy_fixture("provision", "w.npy", dir);
+	tu_copy_fixture("provision", "b_caller_lnc2.json", dir);
+	tu_copy_fixture("provision", "b_lnc2.json", dir);
 
 	/* default output beside the input */
 	r = tu_lncsim(dir, "lower", "b_caller.json", NULL);
@@ -1109,8 +1011,8 @@ START_TEST(test_cli_lower_klr)
 {
 	char *dir = tu_tmpdir("prov-cli-a");
 	tu_run r;
-	copy_fx("a_caller.json", dir);
-	pack_klr("k_all", dir, NULL);
+	tu_copy_fixture("provision", "a_caller.json", dir);
+	tu_pack_klr("k_all", dir, NULL);
 	r = tu_lncsim(dir, "lower", "--inline", "-o", "a.json",
 		      "a_caller.json", NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err);
@@ -1121,7 +1023,7 @@ START_TEST(test_cli_lower_klr)
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
 	/* a missing kernel file */
-	pack_klr("k_all", dir, NULL);
+	tu_pack_klr("k_all", dir, NULL);
 	unlink("k_all.klr");
 	{
 		char *k = lm_xasprintf("%s/k_all.klr", dir);
@@ -1144,20 +1046,20 @@ START_TEST(test_cli_two_cores_link_diff)
 	const char *callers[2] = { "b_caller.json", "a_caller_small.json" };
 	const char *kern[2] = { "\"b_kernel.json\"", "\"k_small.klr\"" };
 	tu_run r;
-	copy_fx("b_kernel.json", dir);
-	copy_fx("w.npy", dir);
-	pack_klr("k_small", dir, NULL);
+	tu_copy_fixture("provision", "b_kernel.json", dir);
+	tu_copy_fixture("provision", "w.npy", dir);
+	tu_pack_klr("k_small", dir, NULL);
 	for (int c = 0; c < 2; c++) {
-		char *p = fx(callers[c]), *t = tu_read(p), *t2, *t3, *t4;
+		char *p = tu_fixture("provision", callers[c]), *t = tu_read(p), *t2, *t3, *t4;
 		char *sub = lm_xasprintf("cores/nc%d/sg0", c);
 		char *yname = lm_xasprintf("\"y%d\"", c);
 		char *kpath = lm_xasprintf("\"../../../%.*s\"",
 					   (int)strlen(kern[c]) - 2, kern[c] + 1);
 		char *core = lm_xasprintf("\"neuron_core_id\": %d", c);
 		char *path;
-		t2 = replace_all(t, "\"y\"", yname);
-		t3 = replace_all(t2, kern[c], kpath);
-		t4 = replace_all(t3, "\"neuron_core_id\": 0", core);
+		t2 = tu_replace_all(t, "\"y\"", yname);
+		t3 = tu_replace_all(t2, kern[c], kpath);
+		t4 = tu_replace_all(t3, "\"neuron_core_id\": 0", core);
 		path = lm_xasprintf("%s/def.json", sub);
 		free(tu_write(dir, path, t4));
 		free(path);
@@ -1342,9 +1244,9 @@ static lm_module *setup_text(const char *dir, const char *json)
 	char *p = lm_xasprintf("%s/a_caller_small.json", dir);
 	lm_module *m;
 	lm_alloc *y;
-	copy_fx("a_caller_small.json", dir);
+	tu_copy_fixture("provision", "a_caller_small.json", dir);
 	pack_text(json, dir);
-	m = load(p);
+	m = tu_load(p);
 	free(p);
 	y = lm_module_find_alloc(m, "y", NULL);
 	ck_assert(y != NULL);
@@ -1371,7 +1273,7 @@ static void check_block(const ls_result *r, int col, const int *tiles,
 {
 	for (int m = 0; m < 16; m++)
 		for (int n = 0; n < 16; n++) {
-			float got = out_at(r, "y", m * 64 + col + n);
+			float got = tb_out(r, "y", m * 64 + col + n);
 			float want = mm_ref(tiles, n_tiles, m, n);
 			ck_assert_msg(got == want, "y[%d][%d] = %.9g, want %.9g",
 				      m, col + n, got, want);
@@ -1391,6 +1293,54 @@ static void check_bits(const lm_module *lo, const char *name, int start,
 	ck_assert_msg(in->stop_tensor_calc == stop, "%s stop_tensor_calc %d, "
 		      "want %d", name, in->stop_tensor_calc, stop);
 }
+
+/*
+** The partition pair's step of a lowered operand is pe, the elements of
+** one partition of the memory location it addresses, not the tensor's row:
+** xs holds 64 float32 per partition in a 512-byte partition (pe 128). The
+** copy through it runs (the walk strides one partition).
+*/
+START_TEST(test_klr_partition_step_is_pe)
+{
+	char *dir = tu_tmpdir("prov-pe");
+	char *kin = tn("kin", "hbm", 128, 64), *kout = tn("kout", "hbm", 128, 64);
+	char *xs = lm_xstrdup("{\"name\": \"xs\", \"dtype\": \"float32\", "
+			      "\"shape\": {\"parDim\": 128, \"freeDims\": [64]}, "
+			      "\"address\": {\"name\": \"xs\", \"memory\": "
+			      "\"sbuf\", \"parSize\": 128, \"freeSize\": 512}}");
+	char *a = opnd(kin, 0, 64, 128, 64), *b = opnd(xs, 0, 64, 128, 64);
+	char *c = opnd(kout, 0, 64, 128, 64);
+	char *k = lm_xasprintf("{\"contents\": {\"lnc\": {\"name\": \"k_pe\", "
+			       "\"inputs\": [%s], \"outputs\": [%s], \"bodies\": "
+			       "[[{\"label\": \"main\", \"body\": [{\"name\": "
+			       "\"ld\", \"op\": {\"ncDmaCopy\": {\"dst\": %s, "
+			       "\"src\": %s}}}, {\"name\": \"st\", \"op\": "
+			       "{\"ncDmaCopy\": {\"dst\": %s, \"src\": %s}}}]}]]}}}",
+			       kin, kout, b, a, c, b);
+	lm_module *m = setup_text(dir, k), *lo;
+	lm_inst *ld, *st;
+	ls_result r;
+	lo = lower_ok(m, 0, NULL);
+	ld = find_inst(lo, "ld", NULL);
+	st = find_inst(lo, "st", NULL);
+	ck_assert_int_eq(lm_module_find_alloc(lo, "xs", NULL)->memlocs[0].dims[1],
+			 512);
+	ck_assert_int_eq(ld->outs[0].ap[0].step, 128);
+	ck_assert_int_eq(st->ins[0].ap[0].step, 128);
+	ck_assert_int_eq(ld->ins[0].ap[0].step, 64); /* DRAM: the row */
+	lm_module_free(lo);
+	lo = lower_ok(m, 1, NULL);
+	run(lo, 128, 64, &r);
+	for (int p = 0; p < 128; p++)
+		for (int j = 0; j < 64; j++)
+			ck_assert(tb_out(&r, "y", p * 64 + j) == xval(p, j));
+	ls_result_free(&r);
+	lm_module_free(lo);
+	lm_module_free(m);
+	free(kin); free(kout); free(xs); free(a); free(b); free(c); free(k);
+	rm_tmpdir(dir);
+}
+END_TEST
 
 START_TEST(test_klr_psum_accumulate_3_tiles)
 {
@@ -1605,7 +1555,7 @@ static char *nan_kernel(void)
 /* Bits of kout[row][col]. */
 static uint32_t out_bits(const ls_result *r, int row, int col)
 {
-	return lm_f32_bits(out_at(r, "y", row * 64 + col));
+	return lm_f32_bits(tb_out(r, "y", row * 64 + col));
 }
 
 /*
@@ -1685,7 +1635,7 @@ END_TEST
 /* JSON text written with ' for "; caller frees. */
 static char *dq(const char *s)
 {
-	return replace_all(s, "'", "\"");
+	return tu_replace_all(s, "'", "\"");
 }
 
 /* A physical operand on the whole [128, 64] float32 tensor t. */
@@ -1719,7 +1669,9 @@ static const char reg_kernel[] =
 	"'kind':'register_ap','memsetref':'t','memref':'t','dtype':'float32',"
 	"'ap':[[64,128],[1,64]],'regref':'r0','reg_ap_offset':'r0',"
 	"'reg_sub_tensor_id':'kr'}],'outs':[" REG_AP("t") "]},"
-	"{'opcode':'TensorScalar','name':'k_acc','engine':'DVE','op0':'add',"
+	"{'opcode':'TensorScalar',"
+	"'const1':0.0,'op1':'bypass','reverse0':false,"
+	"'reverse1':false,'name':'k_acc','engine':'DVE','op0':'add',"
 	"'const0':1.0,'ins':[{'kind':'register_access','dtype':'int32',"
 	"'regref':'kr'}],'outs':[" REG_AP("t") "],'dependencies':['k_rap']},"
 	"{'opcode':'TensorCopy','name':'k_sym','engine':'DVE','ins':[{"
@@ -1745,7 +1697,9 @@ static const char reg_caller[] =
 	REG_DRAM("x", "ExternalInput") "," REG_DRAM("y", "ExternalOutput") ","
 	REG_SB("t") "," REG_REG("r0") "," REG_REG("rc") "],"
 	"'blocks':[{'name':'main','instructions':["
-	"{'opcode':'TensorScalar','name':'caller_acc','engine':'DVE',"
+	"{'opcode':'TensorScalar',"
+	"'const1':0.0,'op1':'bypass','reverse0':false,"
+	"'reverse1':false,'name':'caller_acc','engine':'DVE',"
 	"'op0':'add','const0':1.0,'ins':[{'kind':'register_access',"
 	"'dtype':'int32','regref':'r0'}],'outs':[" REG_AP("t") "]},"
 	"{'opcode':'NKIKLIRKernel','name':'kern','engine':'SP',"
@@ -1766,7 +1720,7 @@ static lm_module *reg_setup(char **dir, int with_loop)
 	*dir = tu_tmpdir("prov-regs");
 	pk = tu_write(*dir, "reg_kernel.json", k);
 	pc = tu_write(*dir, "reg_caller.json", c);
-	m = load(pc);
+	m = tu_load(pc);
 	free(k);
 	free(c);
 	free(pk);
@@ -1875,7 +1829,7 @@ START_TEST(test_bir_inline_registers_rebound)
 	lm_inst *nop = find_inst(lo, "inst__reg_k", NULL);
 	lm_function *f = &lo->functions[0];
 	ck_assert_int_eq(lo->n_functions, 1);
-	ck_assert_int_eq(count_op(lo, LM_OP_NKIKERNEL), 0);
+	ck_assert_int_eq(tu_count_op(lo, LM_OP_NKIKERNEL), 0);
 	ck_assert_ptr_nonnull(lm_module_find_alloc(lo, "r0_1", NULL));
 	ck_assert_ptr_nonnull(lm_module_find_alloc(lo, "t_1", NULL));
 	ck_assert_ptr_null(lm_module_find_alloc(lo, "kr", NULL));
@@ -1957,7 +1911,7 @@ START_TEST(test_inline_nested_map_renamed)
 	ck_assert_msg(lp_inline_nki(m, &err) == 0, "%s", err.msg);
 	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(m->n_functions, 1);
-	ck_assert_int_eq(count_op(m, LM_OP_NKIKERNEL), 0);
+	ck_assert_int_eq(tu_count_op(m, LM_OP_NKIKERNEL), 0);
 	ck_assert_ptr_nonnull(lm_module_find_alloc(m, "t_1", NULL));
 	/* each copy: k1's Memset and k2's, on that copy's tensor */
 	ck_assert_int_eq(memsets_on(&m->functions[0], "t"), 2);
@@ -2019,7 +1973,7 @@ START_TEST(test_inline_kernel_ending_in_loop)
 		dir = tu_tmpdir("prov-loop");
 		free(tu_write(dir, "loop_kernel.json", k));
 		pc = tu_write(dir, "loop_caller.json", c);
-		m = load(pc);
+		m = tu_load(pc);
 		/* lowered only: the kernel function keeps its Loop */
 		lo = lower_ok(m, 0, NULL);
 		lm_module_free(lo);
@@ -2082,6 +2036,7 @@ static Suite *suite(void)
 	tcase_set_timeout(c, 120);
 	suite_add_tcase(s, c);
 	c = tcase_create("klr_kernels");
+	tcase_add_test(c, test_klr_partition_step_is_pe);
 	tcase_add_test(c, test_klr_psum_accumulate_3_tiles);
 	tcase_add_test(c, test_klr_psum_separate_groups);
 	tcase_add_test(c, test_klr_psum_flag_refused);

@@ -4,7 +4,9 @@
 */
 #include "common.h"
 #include "testutil.h"
-#include "simtb.h"
+#include "verify.h"
+#include "dtype.h"
+#include "sim.h"
 #include "npy.h"
 
 #include <cjson/cJSON.h>
@@ -13,6 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <math.h>
+#include <stdio.h>
 
 START_TEST(test_run_stats_matmul1)
 {
@@ -394,9 +398,13 @@ static char *act_module(const char *dir, const char *kv)
 		"%s,%s,%s,%s,%s],\"blocks\":[{\"name\":\"b\",\"instructions\":["
 		"{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
 		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]},"
-		"{\"opcode\":\"Memset\",\"name\":\"mb\",\"engine\":\"DVE\","
+		"{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"mb\",\"engine\":\"DVE\","
 		"\"outs\":[%s],\"value\":0},"
-		"{\"opcode\":\"Activation\",\"name\":\"act\",\"engine\":"
+		"{\"opcode\":\"Activation\","
+		"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\","
+		"\"op1\":\"bypass\",\"reduce_op\":\"bypass\","
+		"\"scale\":1.0,\"name\":\"act\",\"engine\":"
 		"\"Activation\",\"func\":\"Relu\",\"ins\":[%s,%s],\"outs\":[%s],"
 		"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}],\"dependencies\":"
 		"[\"mb\"]%s},"
@@ -459,6 +467,56 @@ START_TEST(test_run_refuses_unmodelled_key)
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_contains(r.out, "output y: float32 [2, 4]");
 	tu_run_free(&r);
+	free(p);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+** A partition stride the simulator does not walk (every other partition)
+** verifies, is listed by run --list-unsupported and stops a run, exit 2.
+*/
+START_TEST(test_run_partition_step_refused)
+{
+	char *dir = tu_tmpdir("runcli-step");
+	char *p = tu_write(dir, "step.json",
+		"{\"version\":2,\"arch\":\"gen3\",\"semaphores\":[],"
+		"\"queues\":[],\"functions\":[{\"name\":\"f\",\"allocations\":"
+		"[{\"name\":\"a\",\"kind\":\"Internal\",\"dtype\":\"float32\","
+		"\"tensor_shape\":[4,4],\"memorylocations\":[{\"name\":\"a\","
+		"\"type\":\"SB\",\"addr\":0,\"dims\":[4,16],\"bank\":0,"
+		"\"base\":0}]},{\"name\":\"c\",\"kind\":\"Internal\",\"dtype\":"
+		"\"float32\",\"tensor_shape\":[2,4],\"memorylocations\":[{"
+		"\"name\":\"c\",\"type\":\"SB\",\"addr\":64,\"dims\":[2,16],"
+		"\"bank\":0,\"base\":0}]}],\"blocks\":[{\"name\":\"b\","
+		"\"instructions\":[{\"opcode\":\"Memset\",\"name\":\"ms\","
+		"\"engine\":\"DVE\",\"mode\":\"Const\",\"constant\":0,\"outs\":"
+		"[{\"kind\":\"physical_ap\",\"memsetref\":\"a\",\"memref\":\"a\","
+		"\"offset\":0,\"ap\":[[4,4],[1,4]],\"dtype\":\"float32\"}]},"
+		"{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":\"DVE\","
+		"\"dependencies\":[\"ms\"],\"ins\":[{\"kind\":\"physical_ap\","
+		"\"memsetref\":\"a\",\"memref\":\"a\",\"offset\":0,\"ap\":"
+		"[[8,2],[1,4]],\"dtype\":\"float32\"}],\"outs\":[{\"kind\":"
+		"\"physical_ap\",\"memsetref\":\"c\",\"memref\":\"c\",\"offset\":"
+		"0,\"ap\":[[4,2],[1,4]],\"dtype\":\"float32\"}]}]}]}]}");
+	char *want = lm_xasprintf("%s: function f/block b/instruction cp/"
+				  "operand ins[0]: ap[0].step 8 strides 2 "
+				  "partitions: not modelled by the simulator\n",
+				  p);
+	tu_run r = tu_lncsim(NULL, "verify", p, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--list-unsupported", p, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_str_eq(r.out, want);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--no-db", p, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "ap[0].step 8 strides 2 partitions: not "
+			   "modelled by the simulator");
+	tu_run_free(&r);
+	free(want);
 	free(p);
 	tu_rmtree(dir);
 	free(dir);
@@ -866,6 +924,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_run_verifies_first);
 	tcase_add_test(tc, test_run_refuses_unmodelled_key);
 	tcase_add_test(tc, test_run_list_unsupported);
+	tcase_add_test(tc, test_run_partition_step_refused);
 	tcase_add_test(tc, test_run_unwritten_output);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("limits");

@@ -6,11 +6,17 @@
 */
 #include "common.h"
 #include "testutil.h"
-#include "simtb.h"
+#include "verify.h"
+#include "dtype.h"
+#include "sim.h"
 #include "npy.h"
 #include "linker.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -67,21 +73,6 @@ static char *trace_path(const char *tag)
 	return p;
 }
 
-/* Run modules (1: ls_run, else side by side) with x if given. */
-static int run_mods(lm_module **m, int n, const float *x, int P, int F,
-		    const ls_options *o, ls_result *r, lm_error *err)
-{
-	ls_tensors in = {0, NULL};
-	int64_t shape[2] = {P, F};
-	int rc;
-	if (x)
-		ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
-	rc = n == 1 ? ls_run(m[0], &in, o, r, err)
-		    : ls_run_multi(m, n, &in, o, r, err);
-	ls_tensors_free(&in);
-	return rc;
-}
-
 static void free_mods(lm_module **m, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -102,16 +93,22 @@ START_TEST(test_engine_order_and_dependencies)
 	tb_init(&t);
 	tb_sb(&t, "a", "float32", 4, 64);
 	tb_sb(&t, "b", "float32", 4, 64);
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m1\",\"engine\":\"DVE\","
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"m1\",\"engine\":\"DVE\","
 		"\"outs\":[%s],\"value\":1}", AP("a", "float32", 4, 64, 0));
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"c2\",\"engine\":\"Pool\","
-		"\"outs\":[%s],\"value\":3}", AP("b", "float32", 4, 32, 32));
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m2\",\"engine\":\"DVE\","
-		"\"outs\":[%s],\"value\":2}", AP("b", "float32", 4, 32, 0));
-	tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"c1\",\"engine\":"
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"c2\",\"engine\":\"Pool\","
+		"\"outs\":[%s],\"value\":3}", APS("b", "float32", 4, 32, 32, 64));
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"m2\",\"engine\":\"DVE\","
+		"\"outs\":[%s],\"value\":2}", APS("b", "float32", 4, 32, 0, 64));
+	tb_inst(&t, "{\"opcode\":\"Activation\","
+		"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\","
+		"\"op1\":\"bypass\",\"reduce_op\":\"bypass\","
+		"\"scale\":1.0,\"name\":\"c1\",\"engine\":"
 		"\"Activation\",\"ins\":[%s,%s],\"outs\":[%s],\"func\":\"Copy\","
-		"\"dependencies\":[\"m2\",\"m1\"]}", AP("b", "float32", 4, 32, 0),
-		AP("a", "float32", 4, 1, 0), AP("a", "float32", 4, 32, 0));
+		"\"dependencies\":[\"m2\",\"m1\"]}", APS("b", "float32", 4, 32, 0, 64),
+		APS("a", "float32", 4, 1, 0, 64), APS("a", "float32", 4, 32, 0, 64));
 	m = tb_module(&t, 0);
 	o.trace_path = tr;
 	ck_assert_msg(ls_run(m, NULL, &o, &r, &err) == 0, "%s", err.msg);
@@ -167,7 +164,7 @@ static void dma_pair(int two_instances, int64_t *big_end, int64_t *small_end,
 		two_instances ? "s2" : "s1", two_instances ? 1 : 2);
 	m = tb_module(&t, 0);
 	o.trace_path = tr;
-	ck_assert_msg(run_mods(&m, 1, x, P, F, &o, r, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tb_run(&m, 1, x, P, F, &o, r, &err) == 0, "%s", err.msg);
 	*big_end = t_end(tr, "big", "DMA");
 	*small_end = t_end(tr, "small", "DMA");
 	/* the waiting NoOp starts exactly at the counted completion */
@@ -207,7 +204,8 @@ static lm_module *barrier_core(int c, int len, const char *group, int id,
 	lm_module *m;
 	tb_init(&t);
 	tb_sb(&t, "a", "float32", 1, 4096);
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"pre%d\",\"engine\":"
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"pre%d\",\"engine\":"
 		"\"Pool\",\"outs\":[%s],\"value\":1}", c,
 		AP("a", "float32", 1, len, 0));
 	tb_inst(&t, "{\"opcode\":\"CoreBarrier\",\"name\":\"bar%d\",\"engine\":"
@@ -236,7 +234,7 @@ START_TEST(test_barrier_rendezvous_three_cores)
 	m[1] = barrier_core(1, 2000, "g", 5, "0,1,2", 0);
 	m[2] = barrier_core(2, 4000, "g", 5, "0,1,2", 0);
 	o.trace_path = tr;
-	ck_assert_msg(run_mods(m, 3, NULL, 0, 0, &o, &r, &err) == 0, "%s",
+	ck_assert_msg(tb_run(m, 3, NULL, 0, 0, &o, &r, &err) == 0, "%s",
 		      err.msg);
 	ck_assert_int_eq(r.n_cores, 3);
 	rel = t_end(tr, "pre2", "Memset") + 500000; /* last arrival + latency */
@@ -272,7 +270,7 @@ START_TEST(test_barrier_errors)
 		"\"SP\",\"id\":1,\"cores\":[0],\"group\":\"gB\"}");
 	m[0] = tb_module(&t, 0);
 	tb_free(&t);
-	ck_assert_int_eq(run_mods(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_int_eq(tb_run(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "core 0/function sg0000/instruction B");
 	ck_assert_contains(err.msg, "barrier ID collision: 'B' (group 'gB') "
 			   "arrives at barrier id 1, which is held by 'A' "
@@ -282,14 +280,14 @@ START_TEST(test_barrier_errors)
 	/* per-module tables: the same id in two modules is no collision */
 	m[0] = barrier_core(0, 8, "g", 1, "0,1", 0);
 	m[1] = barrier_core(1, 8, "g", 1, "0,1", 0);
-	ck_assert_msg(run_mods(m, 2, NULL, 0, 0, NULL, &r, &err) == 0, "%s",
+	ck_assert_msg(tb_run(m, 2, NULL, 0, 0, NULL, &r, &err) == 0, "%s",
 		      err.msg);
 	ls_result_free(&r);
 	free_mods(m, 2);
 
 	/* a group reached twice by one core */
 	m[0] = barrier_core(0, 8, "g", 1, "0", 1);
-	ck_assert_int_eq(run_mods(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_int_eq(tb_run(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "instruction again0");
 	ck_assert_contains(err.msg, "barrier group 'g' reached twice by core 0");
 	free_mods(m, 1);
@@ -297,7 +295,7 @@ START_TEST(test_barrier_errors)
 	/* differing core lists */
 	m[0] = barrier_core(0, 8, "g", 1, "0,1", 0);
 	m[1] = barrier_core(1, 800, "g", 1, "1,0,2", 0);
-	ck_assert_int_eq(run_mods(m, 2, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_int_eq(tb_run(m, 2, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "core 1/function sg0000/instruction bar1");
 	ck_assert_contains(err.msg, "differing core lists: 'bar1' lists [1, 0, "
 			   "2] but 'bar0' (core 0) lists [0, 1]");
@@ -318,12 +316,13 @@ START_TEST(test_deadlock_lists_blocked_engines)
 	tb_sb(&t, "a", "float32", 1, 4);
 	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"w\",\"engine\":\"SP\","
 		"\"wait\":[{\"semaphore\":\"s3\",\"value\":1}]}");
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"d\",\"engine\":\"DVE\","
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"d\",\"engine\":\"DVE\","
 		"\"outs\":[%s],\"value\":0,\"dependencies\":[\"w\"]}",
 		AP("a", "float32", 1, 4, 0));
 	m[0] = tb_module(&t, 0);
 	tb_free(&t);
-	ck_assert_int_eq(run_mods(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_int_eq(tb_run(m, 1, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "deadlock at t=0 ps");
 	ck_assert_contains(err.msg, "2 blocked engines");
 	ck_assert_contains(err.msg, "core 0 SP: 'w' (NoOp) waits for semaphore "
@@ -338,7 +337,7 @@ START_TEST(test_deadlock_lists_blocked_engines)
 	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"idle\",\"engine\":\"SP\"}");
 	m[1] = tb_module(&t, 1);
 	tb_free(&t);
-	ck_assert_int_eq(run_mods(m, 2, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_int_eq(tb_run(m, 2, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "deadlock");
 	ck_assert_contains(err.msg, "core 0 Pool: 'bar0' (CoreBarrier) waits at "
 			   "barrier group 'g' for cores [0, 1] (arrived: [0])");
@@ -621,7 +620,8 @@ static char *linked_core(int c)
 		"\"dtype\":\"float32\"}],\"outs\":[{\"kind\":\"physical_ap\","
 		"\"memsetref\":\"nc%d.t\",\"memref\":\"nc%d.t\",\"offset\":0,"
 		"\"ap\":[[4,1],[1,4]],\"dtype\":\"float32\"}]},"
-		"{\"opcode\":\"TensorScalar\",\"name\":\"nc%d.add\",\"engine\":"
+		"{\"opcode\":\"TensorScalar\","
+		"\"const1\":0.0,\"reverse0\":false,\"reverse1\":false,\"name\":\"nc%d.add\",\"engine\":"
 		"\"DVE\",\"op0\":\"add\",\"const0\":%d,\"op1\":\"bypass\","
 		"\"ins\":[{\"kind\":\"physical_ap\",\"memsetref\":\"nc%d.t\","
 		"\"memref\":\"nc%d.t\",\"offset\":0,\"ap\":[[4,1],[1,4]],"
@@ -656,7 +656,7 @@ START_TEST(test_linked_module_dispatcher)
 	ck_assert_msg(lm_module_parse(&m, j, strlen(j), "linked.json", &err) == 0,
 		      "%s", err.msg);
 	ck_assert_msg(lm_verify(m, &vo, &err) == 0, "%s", err.msg);
-	ck_assert_msg(run_mods(&m, 1, x, 2, 4, NULL, &r, &err) == 0, "%s",
+	ck_assert_msg(tb_run(&m, 1, x, 2, 4, NULL, &r, &err) == 0, "%s",
 		      err.msg);
 	ck_assert_int_eq(r.n_cores, 2);
 	for (int i = 0; i < 8; i++)
@@ -681,7 +681,7 @@ START_TEST(test_linked_module_dispatcher)
 	j = lm_xasprintf(linked_json, c0, c1);
 	ck_assert_int_eq(lm_module_parse(&m, j, strlen(j), "linked.json", &err),
 			 0);
-	ck_assert_int_eq(run_mods(&m, 1, x, 2, 4, NULL, &r, &err), LM_ECHECK);
+	ck_assert_int_eq(tb_run(&m, 1, x, 2, 4, NULL, &r, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "core 0/function nc0/instruction nc0.add: "
 			   "reads uninitialized memory: ins[0] 'nc0.t'");
 	lm_module_free(m);
@@ -993,7 +993,8 @@ START_TEST(test_call_cycle_refused)
 {
 	char *cg = call_json("cg", "g"), *cf = call_json("cf", "f");
 	char *lp = lm_xasprintf("{\"opcode\":\"NoOp\",\"name\":\"n\",\"engine\":"
-				"\"SP\"},{\"opcode\":\"Loop\",\"name\":\"lp\","
+				"\"SP\"},{\"opcode\":\"Loop\","
+				"\"LoopAxis\":{\"name\":\"i\",\"lb\":0,\"ub\":1,\"stride\":1},\"name\":\"lp\","
 				"\"engine\":\"SP\",\"blocks\":[{\"name\":\"lb\","
 				"\"instructions\":[%s]}]}", cg);
 	char *g1 = call_json("g.c1", "g"), *g2 = call_json("g.c2", "g");

@@ -7,11 +7,18 @@
 */
 #include "common.h"
 #include "testutil.h"
-#include "simtb.h"
+#include "verify.h"
+#include "dtype.h"
+#include "sim.h"
 #include "sim_int.h"
 #include "simcheck.h"
+#include "verify.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Run a module built by t with input x; asserts success. */
 static void run_ok(tb *t, const float *x, int P, int F, ls_result *r)
@@ -147,15 +154,15 @@ START_TEST(test_matmul_psum_bank_boundary_rejected)
 	tb_init(&t);
 	tb_sb(&t, "a", "float32", 64, 64);
 	tb_sb(&t, "b", "float32", 64, 512);
-	lm_buf_printf(&t.al, ",{\"name\":\"acc\",\"kind\":\"Internal\","
-		      "\"dtype\":\"float32\",\"tensor_shape\":[64,768],\"file\":"
-		      "\"\",\"memorylocations\":[{\"name\":\"acc\",\"type\":"
-		      "\"PSUM\",\"addr\":0,\"dims\":[64,4096],\"bank\":0,"
-		      "\"base\":0,\"allocated\":true}]}");
+	tb_alloc_raw(&t, "{\"name\":\"acc\",\"kind\":\"Internal\","
+		     "\"dtype\":\"float32\",\"tensor_shape\":[64,768],\"file\":"
+		     "\"\",\"memorylocations\":[{\"name\":\"acc\",\"type\":"
+		     "\"PSUM\",\"addr\":0,\"dims\":[64,4096],\"bank\":0,"
+		     "\"base\":0,\"allocated\":true}]}");
 	tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"mm\",\"engine\":\"PE\","
 		"\"ins\":[%s,%s],\"outs\":[{\"kind\":\"physical_ap\","
 		"\"memsetref\":\"acc\",\"memref\":\"acc\",\"offset\":256,\"ap\":"
-		"[[768,64],[1,512]],\"dtype\":\"float32\"}],"
+		"[[1024,64],[1,512]],\"dtype\":\"float32\"}],"
 		"\"start_tensor_calc\":true}", AP("a", "float32", 64, 64, 0),
 		AP("b", "float32", 64, 512, 0));
 	j = tb_json(&t, 0);
@@ -175,7 +182,8 @@ END_TEST
 static void build_identity(tb *t, const char *name, const char *dt, int F)
 {
 	tb_sb(t, name, dt, F, F);
-	tb_inst(t, "{\"opcode\":\"Memset\",\"name\":\"%s_zero\",\"engine\":"
+	tb_inst(t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"%s_zero\",\"engine\":"
 		"\"Pool\",\"outs\":[%s],\"constant\":0}", name,
 		AP(name, dt, F, F, 0));
 	tb_inst(t, "{\"opcode\":\"TensorScalarAffineSelect\",\"name\":\"%s_sel\","
@@ -208,7 +216,8 @@ static void transpose_case(const char *dt, int break_identity, const char **msg)
 	tb_psum(&t, "tp", F, P, 0);
 	build_identity(&t, "ident", dt, F);
 	if (break_identity)
-		tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"spoil\","
+		tb_inst(&t, "{\"opcode\":\"Memset\","
+			"\"mode\":\"Const\",\"name\":\"spoil\","
 			"\"engine\":\"Pool\",\"outs\":[{\"kind\":\"physical_ap\","
 			"\"memsetref\":\"ident\",\"memref\":\"ident\",\"offset\":"
 			"2,\"ap\":[[%d,1],[1,1]],\"dtype\":\"%s\"}],\"value\":0.5}",
@@ -221,10 +230,12 @@ static void transpose_case(const char *dt, int break_identity, const char **msg)
 		"\"start_tensor_calc\":true,\"wait\":[{\"semaphore\":\"s0\","
 		"\"value\":1}],\"dependencies\":[\"%s\"]}",
 		AP("ident", dt, F, F, 0), AP("xs", dt, P, F, 0),
-		AP("tp", dt, F, P, 0), break_identity ? "spoil" : "ident_sel");
+		APS("tp", dt, F, P, 0, P * 4 / tb_esize(dt)),
+		break_identity ? "spoil" : "ident_sel");
 	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"ev\",\"engine\":"
 		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":[\"tr\"]}",
-		AP("tp", dt, F, P, 0), AP("ys", dt, F, P, 0));
+		APS("tp", dt, F, P, 0, P * 4 / tb_esize(dt)),
+		AP("ys", dt, F, P, 0));
 	tb_io_end(&t, dt, F, P, "ev");
 	if (msg) {
 		*msg = run_err(&t, x, P, F);
@@ -278,9 +289,12 @@ static void act_run(const char *func, const float *x, int F, float scale,
 	tb_init(&t);
 	tb_io(&t, "float32", "float32", 1, F);
 	tb_sb(&t, "bias", "float32", 1, 1);
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"zb\",\"engine\":\"Pool\","
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"zb\",\"engine\":\"Pool\","
 		"\"outs\":[%s],\"value\":0}", AP("bias", "float32", 1, 1, 0));
-	tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"act\",\"engine\":"
+	tb_inst(&t, "{\"opcode\":\"Activation\","
+		"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\","
+		"\"op1\":\"bypass\",\"reduce_op\":\"bypass\",\"name\":\"act\",\"engine\":"
 		"\"Activation\",\"ins\":[%s,%s],\"outs\":[%s],\"func\":\"%s\","
 		"\"scale\":%.9g,\"wait\":[{\"semaphore\":\"s0\",\"value\":1}],"
 		"\"dependencies\":[\"zb\"]}", AP("xs", "float32", 1, F, 0),
@@ -351,7 +365,9 @@ START_TEST(test_activation_scale_bias)
 	tb_inst(&t, "{\"opcode\":\"Iota\",\"name\":\"bi\",\"engine\":\"Pool\","
 		"\"outs\":[%s],\"pattern\":[[0,1]],\"channel_multiplier\":3,"
 		"\"base\":-5}", AP("bias", "float32", P, 1, 0));
-	tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"act\",\"engine\":"
+	tb_inst(&t, "{\"opcode\":\"Activation\","
+		"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\","
+		"\"op1\":\"bypass\",\"reduce_op\":\"bypass\",\"name\":\"act\",\"engine\":"
 		"\"Activation\",\"ins\":[%s,%s],\"outs\":[%s],\"func\":"
 		"\"Identity\",\"scale\":1.7,\"wait\":[{\"semaphore\":\"s0\","
 		"\"value\":1}],\"dependencies\":[\"bi\"]}",
@@ -456,8 +472,8 @@ static void ts_run(const char *fields, const float *x, int F, float *y)
 START_TEST(test_tensorscalar_reverse)
 {
 	float x[3] = {2.0f, 0.0f, -4.0f}, y[3];
-	ts_run("\"op0\":\"subtract\",\"const0\":1,\"op1\":\"mult\",\"const1\":3",
-	       x, 3, y);
+	ts_run("\"op0\":\"subtract\",\"const0\":1,\"reverse0\":false,\"op1\":"
+	       "\"mult\",\"const1\":3,\"reverse1\":false", x, 3, y);
 	ck_assert_same_f(y[0], 3.0f);
 	ck_assert_same_f(y[2], -15.0f);
 	ts_run("\"op0\":\"subtract\",\"const0\":1,\"reverse0\":true,\"op1\":"
@@ -467,8 +483,9 @@ START_TEST(test_tensorscalar_reverse)
 	ck_assert_same_f(y[2], 1.6f);         /* 8 / 5 */
 	/* each step rounds to fp32: (x + 2^-30) - 1 loses the tiny term */
 	x[0] = 1.0f;
-	ts_run("\"op0\":\"add\",\"const0\":9.313225746154785e-10,\"op1\":"
-	       "\"subtract\",\"const1\":1", x, 1, y);
+	ts_run("\"op0\":\"add\",\"const0\":9.313225746154785e-10,\"reverse0\":"
+	       "false,\"op1\":\"subtract\",\"const1\":1,\"reverse1\":false",
+	       x, 1, y);
 	ck_assert_same_f(y[0], 0.0f);
 }
 END_TEST
@@ -481,9 +498,11 @@ START_TEST(test_memset_bf16_rounding)
 	tb_init(&t);
 	tb_dram(&t, "y", "ExternalOutput", "bfloat16", 1, 4);
 	tb_sb(&t, "ys", "bfloat16", 1, 4);
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m0\",\"engine\":\"DVE\","
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"m0\",\"engine\":\"DVE\","
 		"\"outs\":[%s],\"value\":1.00390625}", AP("ys", "bfloat16", 1, 2, 0));
-	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m1\",\"engine\":\"DVE\","
+	tb_inst(&t, "{\"opcode\":\"Memset\","
+		"\"mode\":\"Const\",\"name\":\"m1\",\"engine\":\"DVE\","
 		"\"outs\":[%s],\"value\":1.01171875}", AP("ys", "bfloat16", 1, 1, 2));
 	tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"m2\",\"engine\":\"Pool\","
 		"\"outs\":[%s],\"mode\":\"Const\",\"constant\":-3}",
@@ -609,7 +628,8 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "\"kernel_name\":\"k\",\"ins\":[],\"outs\":[]}",
 	  "opcode 'BIRKernel' is not modelled by the simulator (BIRKernel "
 	  "(IT54) carriers are not executed or lowered by lncsim)" },
-	{ "{\"opcode\":\"Loop\",\"name\":\"k\",\"engine\":\"SP\","
+	{ "{\"opcode\":\"Loop\","
+		"\"LoopAxis\":{\"name\":\"i\",\"lb\":0,\"ub\":1,\"stride\":1},\"name\":\"k\",\"engine\":\"SP\","
 	  "\"blocks\":[]}",
 	  "opcode 'Loop' is not modelled by the simulator (executing loops "
 	  "is not supported by the simulator)" },
@@ -679,10 +699,14 @@ static int key_run(const char *op, const char *kv, lm_error *err)
 	tb_io(&t, "float32", "float32", P, F);
 	if (!strcmp(op, "Activation") || !strcmp(op, "Lrelu")) {
 		tb_sb(&t, "bias", "float32", P, 1);
-		tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"mb\",\"engine\":"
+		tb_inst(&t, "{\"opcode\":\"Memset\","
+			"\"mode\":\"Const\",\"name\":\"mb\",\"engine\":"
 			"\"DVE\",\"outs\":[%s],\"value\":0}",
 			AP("bias", "float32", P, 1, 0));
-		tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"i\",\"engine\":"
+		tb_inst(&t, "{\"opcode\":\"Activation\","
+			"\"acc\":\"Idle\",\"alpha\":0.0,\"op0\":\"bypass\","
+			"\"op1\":\"bypass\",\"reduce_op\":\"bypass\","
+			"\"scale\":1.0,\"name\":\"i\",\"engine\":"
 			"\"Activation\",\"func\":\"%s\",\"ins\":[%s,%s],\"outs\":"
 			"[%s],\"dependencies\":[\"mb\"],%s%s}",
 			!strcmp(op, "Lrelu") ? "Lrelu" : "Relu", src,
@@ -692,7 +716,8 @@ static int key_run(const char *op, const char *kv, lm_error *err)
 			"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],%s%s}",
 			src, dst, wait, kv);
 	} else if (!strcmp(op, "Memset")) {
-		tb_inst(&t, "{\"opcode\":\"Memset\",\"name\":\"i\",\"engine\":"
+		tb_inst(&t, "{\"opcode\":\"Memset\","
+			"\"mode\":\"Const\",\"name\":\"i\",\"engine\":"
 			"\"DVE\",\"outs\":[%s],\"constant\":2%s}", dst, kv);
 	} else if (!strcmp(op, "Matmult")) {
 		tb_psum(&t, "acc", P, F, 0);
@@ -950,6 +975,110 @@ START_TEST(test_doc_key_table)
 END_TEST
 
 /* Operand, allocation and memory-location keys. */
+/*
+** The simulator strides one partition per step of an SB / PSUM operand's
+** first pair: a step of 2 * pe (every other partition) or 0 (one partition
+** again) verifies and is refused by name before time 0; a pair of one
+** partition runs whatever its step, and so does the copy striding one.
+*/
+START_TEST(test_partition_step_refused)
+{
+	static const struct { int step, parts; const char *msg; } cases[] = {
+		{ 8, 2, "instruction cp/operand ins[0]: ap[0].step 8 strides 2 "
+		  "partitions: not modelled by the simulator" },
+		{ 0, 2, "instruction cp/operand ins[0]: ap[0].step 0 strides 0 "
+		  "partitions: not modelled by the simulator" },
+		{ 5, 1, NULL },
+		{ 4, 4, NULL },
+	};
+	float x[16];
+	for (int i = 0; i < 16; i++)
+		x[i] = (float)i;
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		tb t;
+		lm_module *m;
+		lm_error err;
+		ls_result r;
+		int P = cases[c].parts, rows = cases[c].msg ? 4 : P;
+		tb_init(&t);
+		tb_io(&t, "float32", "float32", rows, 4);
+		tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\",\"engine\":"
+			"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"wait\":[{\"semaphore\":"
+			"\"s0\",\"value\":1}]}",
+			APS("xs", "float32", P, 4, 0, cases[c].step),
+			AP("ys", "float32", P, 4, 0));
+		tb_io_end(&t, "float32", P, 4, "cp");
+		m = tb_module(&t, 0);
+		ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+		if (cases[c].msg) {
+			ck_assert_int_eq(ls_check_module_each(m, NULL, NULL), 1);
+			ck_assert_int_eq(tb_run1(m, x, rows, 4, NULL, &r, &err),
+					 LM_EINPUT);
+			ck_assert_contains(err.msg, cases[c].msg);
+		} else {
+			ck_assert_int_eq(ls_check_module_each(m, NULL, NULL), 0);
+			ck_assert_msg(tb_run1(m, x, rows, 4, NULL, &r, &err) ==
+				      0, "%s", err.msg);
+			for (int i = 0; i < P * 4; i++)
+				ck_assert(tb_out(&r, "y", i) == x[i]);
+			ls_result_free(&r);
+		}
+		lm_module_free(m);
+		tb_free(&t);
+	}
+}
+END_TEST
+
+/* Collect refusals (ls_check_module_each) into a buffer. */
+static void add_refusal(void *arg, const char *msg)
+{
+	lm_buf *b = arg;
+	lm_buf_puts(b, msg);
+	lm_buf_puts(b, "\n");
+}
+
+/*
+** What the module, a queue and a block carry is refused by name before a
+** run: the Call argument binding, a queue's own blocks, a block's
+** arguments (their incoming values); each of them verifies.
+*/
+START_TEST(test_carried_structures_refused)
+{
+	static const char text[] =
+		"{\"version\":2,\"arch\":\"gen3\",\"call_to_physical_memlocs\":"
+		"{\"c\":[]},\"semaphores\":[{\"name\":\"s\",\"init\":0}],"
+		"\"queues\":[{\"name\":\"q\",\"instances\":[{\"name\":\"qa\","
+		"\"semaphore\":\"s\"}],\"blocks\":[{\"name\":\"qb\","
+		"\"instructions\":[]}]}],\"functions\":[{\"name\":\"f\","
+		"\"allocations\":[],\"blocks\":[{\"name\":\"b\",\"arguments\":"
+		"[{\"incoming_values\":[]}],\"instructions\":[{\"opcode\":"
+		"\"Call\",\"name\":\"c\",\"engine\":\"SP\",\"target\":\"g\","
+		"\"ins\":[],\"outs\":[]}]}]},{\"name\":\"g\",\"allocations\":[],"
+		"\"blocks\":[{\"name\":\"gb\",\"instructions\":[]}]}]}";
+	lm_module *m = NULL;
+	lm_error err;
+	lm_buf b = LM_BUF_INIT;
+	ck_assert_msg(lm_module_parse(&m, text, strlen(text), "c.json",
+				      &err) == 0, "%s", err.msg);
+	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(ls_check_module_each(m, add_refusal, &b), 3);
+	ck_assert_str_eq(lm_buf_cstr(&b),
+		"c.json: module: module key 'call_to_physical_memlocs' = "
+		"{\"c\":[]} is not modelled by the simulator (binding a call's "
+		"arguments to memory locations is not modelled)\n"
+		"c.json: queue q: queue key 'blocks' = [{\"name\":\"qb\","
+		"\"instructions\":[]}] is not modelled by the simulator (a queue's "
+		"own blocks (its DMA blocks) are not modelled)\n"
+		"c.json: function f/block b: block key 'arguments' = "
+		"[{\"incoming_values\":[]}] is not modelled by the simulator "
+		"(not a key the simulator knows here)\n");
+	ck_assert_int_eq(ls_check_module(m, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "module key 'call_to_physical_memlocs'");
+	lm_buf_free(&b);
+	lm_module_free(m);
+}
+END_TEST
+
 START_TEST(test_unmodelled_object_keys)
 {
 	tb t;
@@ -990,20 +1119,24 @@ START_TEST(test_unmodelled_object_keys)
 		tb_free(&t);
 	}
 
-	/* a memory-location alias edge */
+	/* a memory-location alias edge (to another DRAM location) */
 	tb_init(&t);
+	tb_alloc_raw(&t, "{\"name\":\"zw\",\"kind\":\"Internal\",\"dtype\":"
+		     "\"float32\",\"tensor_shape\":[1,4],\"file\":\"\","
+		     "\"memorylocations\":[{\"name\":\"x\",\"type\":\"DRAM\","
+		     "\"addr\":64,\"dims\":[1,16],\"bank\":0,\"base\":0}]}");
 	tb_alloc_raw(&t, "{\"name\":\"zz\",\"kind\":\"Internal\",\"dtype\":"
 		     "\"float32\",\"tensor_shape\":[1,4],\"file\":\"\","
 		     "\"memorylocations\":[{\"name\":\"zm\",\"type\":\"DRAM\","
 		     "\"addr\":0,\"dims\":[1,16],\"bank\":0,\"base\":0,"
-		     "\"allocated\":true,\"tensor_id\":3,\"alias\":[[\"x\",\"x\","
+		     "\"allocated\":true,\"tensor_id\":3,\"alias\":[[\"zw\",\"x\","
 		     "1]]}]}");
 	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"n\",\"engine\":\"SP\"}");
 	m = tb_module(&t, 0);
 	ck_assert_int_eq(tb_run1(m, NULL, 0, 0, NULL, &r, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "function sg0000/allocation zz/memory "
 			   "location zm: memory location key 'alias' = "
-			   "[[\"x\",\"x\",1]] is not modelled by the simulator");
+			   "[[\"zw\",\"x\",1]] is not modelled by the simulator");
 	lm_module_free(m);
 	tb_free(&t);
 
@@ -1292,7 +1425,8 @@ START_TEST(test_layout_far_apart_addresses)
 	sb_at(&t, "hi", 4, 4, 229376 - 16);   /* the last 16 bytes */
 	sb_at(&t, "mid", 4, 4, 100000);
 	tb_psum(&t, "acc", 4, 4, 7);
-	tb_inst(&t, "{\"opcode\":\"TensorScalar\",\"name\":\"ts\",\"engine\":"
+	tb_inst(&t, "{\"opcode\":\"TensorScalar\","
+		"\"reverse0\":false,\"reverse1\":false,\"name\":\"ts\",\"engine\":"
 		"\"DVE\",\"op0\":\"mult\",\"const0\":2,\"op1\":\"add\","
 		"\"const1\":0.5,\"ins\":[%s],\"outs\":[%s],\"wait\":[{"
 		"\"semaphore\":\"s0\",\"value\":1}]}", AP("xs", "float32", 4, 4, 0),
@@ -1319,7 +1453,7 @@ START_TEST(test_layout_far_apart_addresses)
 		"\"DVE\",\"ins\":[%s],\"outs\":[%s]}",
 		"{\"kind\":\"physical_ap\",\"memsetref\":\"hi\",\"memref\":\"hi\","
 		"\"offset\":1,\"ap\":[[4,3],[1,3]],\"dtype\":\"float32\"}",
-		AP("mid", "float32", 3, 3, 0));
+		APS("mid", "float32", 3, 3, 0, 4));
 	msg = run_err(&t, x, 4, 4);
 	ck_assert_contains(msg, "instruction cp");
 	ck_assert_contains(msg, "ins[0] 'hi' (SB partition 0, byte 229364)");
@@ -1483,6 +1617,47 @@ START_TEST(test_run_memory_limit)
 }
 END_TEST
 
+/*
+** The simulator lays an operand out from the verifier's geometry
+** (lm_arg_geometry): an access past its memory location's bytes, still
+** inside the SBUF partition, is the verifier's refusal and, in a run of
+** the unverified module, a fault with the same words -- not a write into
+** the neighbouring allocation.
+*/
+START_TEST(test_operand_geometry_shared)
+{
+	char *path = tu_srcpath("examples/matmul1/def.json");
+	const char *what = "element range 1..64 (float32) outside memory "
+			   "location 'y_sb' (256 bytes per partition)";
+	lm_module *m;
+	lm_inst *act = NULL;
+	ls_tensors in = { 0, NULL };
+	lm_error err;
+	ls_result r;
+	lm_block *bl;
+
+	ck_assert_msg(lm_module_load(&m, path, &err) == 0, "%s", err.msg);
+	bl = &m->functions[0].blocks[0];
+	for (int i = 0; i < bl->n_insts; i++)
+		if (!strcmp(bl->insts[i].name, "act"))
+			act = &bl->insts[i];
+	ck_assert_ptr_nonnull(act);
+	ck_assert_str_eq(act->outs[0].memsetref, "y_sb");
+	ck_assert_int_eq(ls_make_inputs(&m, 1, NULL, 1, &in, &err), 0);
+	ck_assert_msg(ls_run(m, &in, NULL, &r, &err) == 0, "%s", err.msg);
+	ls_result_free(&r);
+	act->outs[0].offset = 1;
+	ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, what);
+	ck_assert_int_ne(ls_run(m, &in, NULL, &r, &err), 0);
+	ck_assert_contains(err.msg, "instruction act");
+	ck_assert_contains(err.msg, what);
+	ls_tensors_free(&in);
+	lm_module_free(m);
+	free(path);
+}
+END_TEST
+
 /* The host file name of a tensor: '%', '/', backslash and control bytes
 ** escaped as %XX, one plain component, too long refused. */
 START_TEST(test_tensor_file_names)
@@ -1548,6 +1723,7 @@ static Suite *suite(void)
 	tc = tcase_create("memory");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_run_memory_limit);
+	tcase_add_test(tc, test_operand_geometry_shared);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("host_io");
 	tcase_set_timeout(tc, 60);
@@ -1565,6 +1741,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_simcheck_tables);
 	tcase_add_test(tc, test_doc_key_table);
 	tcase_add_test(tc, test_unmodelled_object_keys);
+	tcase_add_test(tc, test_carried_structures_refused);
+	tcase_add_test(tc, test_partition_step_refused);
 	tcase_add_test(tc, test_call_operands_refused);
 	tcase_add_test(tc, test_unwritten_output_refused);
 	tcase_add_test(tc, test_unwritten_output_high_rank);

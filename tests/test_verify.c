@@ -6,11 +6,19 @@
 ** (which must pass: the "corrected version"), applies one textual change,
 ** and checks the exact message. Cases JSON cannot express (the loader
 ** rejects them) are built by mutating a loaded module.
+**
+** Text or builder, decided per test: a test that changes one of the
+** fixtures below (BASE, TRANSPOSE, LINKED) keeps the text, and so does a
+** test whose subject is how a module is spelled; what JSON cannot express
+** is a loaded fixture changed in the IR. A test that needs a module of its
+** own, whatever its spelling, builds it with the IR builder
+** (model/build.h; docs/build.md says the same for every suite).
 */
 #include "common.h"
 #include "module.h"
 #include "verify.h"
 #include "json.h"
+#include "build.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -86,7 +94,9 @@ static const char *BASE =
 "   'ins':[" AP("w_sb", "[[32,128],[1,32]]") ","
 	   AP("x_sb", "[[64,128],[1,64]]") "],"
 "   'outs':[" AP("ps", "[[64,32],[1,64]]") "]},"
-"  {'opcode':'Activation','name':'act','engine':'Activation','func':'Relu',"
+"  {'opcode':'Activation',"
+"'acc':'Idle','alpha':0.0,'op0':'bypass','op1':'bypass',"
+"'reduce_op':'bypass','name':'act','engine':'Activation','func':'Relu',"
 "   'scale':1.0,'dependencies':['mm','ms_b'],"
 "   'ins':[" AP("ps", "[[64,32],[1,64]]") ","
 	   AP("bias", "[[1,32],[1,1]]") "],"
@@ -267,6 +277,19 @@ static void expect_ok(const char *text, int linked)
 	lm_module_free(m);
 }
 
+/* The loader must refuse the fixture with a message containing msg. */
+static void expect_load_fails(const char *text, const char *msg)
+{
+	char *t = q(text);
+	lm_module *m = NULL;
+	lm_error e = {{0}, 0};
+	int rc = lm_module_parse(&m, t, strlen(t), "t/def.json", &e);
+	ck_assert_msg(rc == LM_EINPUT, "loader accepted a bad fixture "
+		      "(expected \"%s\")", msg);
+	ck_assert_contains(e.msg, msg);
+	free(t);
+}
+
 /* The fixture must fail with a message containing msg. */
 static void expect_bad(const char *text, int linked, const char *msg)
 {
@@ -374,12 +397,38 @@ END_TEST
 VARY(bad_arch, NULL, "'arch':'gen3'", "'arch':'gen9'",
      "t/def.json: module: unknown arch 'gen9'")
 
+/* A gen4 module t/def.json holding one empty function f, or none. */
+static lm_module *functions(int n)
+{
+	lm_error e;
+	lm_builder *b = lm_b_new("gen4", 2, &e);
+	lm_module *m = NULL, *back;
+	char *text;
+	size_t len;
+	lm_b_path(b, "t/def.json");
+	if (n)
+		lm_b_function(b, "f");
+	ck_assert_msg(lm_b_finish(b, &m) == 0, "%s", e.msg);
+	/* and the loader takes what it saves */
+	ck_assert_int_eq(lm_module_to_json(m, 0, &text, &len, &e), 0);
+	ck_assert_msg(lm_module_parse(&back, text, len, "t/def.json", &e) == 0,
+		      "%s", e.msg);
+	lm_module_free(back);
+	free(text);
+	return m;
+}
+
 START_TEST(no_functions)
 {
-	expect_ok("{'version':2,'arch':'gen4','functions':[{'name':'f',"
-		  "'allocations':[],'blocks':[]}]}", 0);
-	expect_bad("{'version':2,'arch':'gen4','functions':[]}", 0,
-		   "module: module has no functions");
+	lm_module *m = functions(1);
+	lm_error e;
+	ck_assert_msg(verify(m, 0, &e) == 0, "%s", e.msg);
+	lm_module_free(m);
+	m = functions(0);
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "module: module has no functions");
+	ck_assert_contains(e.msg, "t/def.json: ");
+	lm_module_free(m);
 }
 END_TEST
 
@@ -784,7 +833,7 @@ VARY(matmul_output_shape, "'name':'mm'", "'outs':[" AP("ps", "[[64,32],[1,64]]")
      "instruction mm: matmul output is [32, 32], expected [M=32, N=64]")
 VARY(matmul_output_dtype, "'name':'mm'",
      "'outs':[" AP("ps", "[[64,32],[1,64]]"),
-     "'outs':[" APT("ps", "[[64,32],[1,64]]", "bfloat16"),
+     "'outs':[" APT("ps", "[[128,32],[1,64]]", "bfloat16"),
      "instruction mm: matmul output dtype must be float32 (got bfloat16)")
 VARY(matmul_output_not_psum, "'name':'mm'",
      "'outs':[" AP("ps", "[[64,32],[1,64]]"),
@@ -793,7 +842,7 @@ VARY(matmul_output_not_psum, "'name':'mm'",
 VARY(matmul_moving_not_sb, "'name':'mm'",
      AP("x_sb", "[[64,128],[1,64]]"),
      "{'kind':'physical_ap','memsetref':'ps','memref':'ps','offset':0,"
-     "'ap':[[1,32],[1,64]],'dtype':'float32'}",
+     "'ap':[[64,32],[1,64]],'dtype':'float32'}",
      "instruction mm: matmul moving (ins[1]) must be in SB")
 VARY(matmul_m_over_128, "'name':'mm'", "'ap':[[32,128],[1,32]]",
      "'ap':[[32,128],[0,129]]",
@@ -807,7 +856,7 @@ START_TEST(matmul_n_over_512)
 	char *t2 = subst_after(t, "'name':'mm'", "[[64,128],[1,64]]",
 			       "[[64,128],[0,640]]");
 	char *t3 = subst_after(t2, "'name':'mm'", "[[64,32],[1,64]]",
-			       "[[64,32],[1,640]]");
+			       "[[2048,32],[1,640]]");
 	expect_bad(t3, 0, "instruction mm: matmul N=640 exceeds 512");
 	free(t);
 	free(t2);
@@ -861,7 +910,7 @@ VARY(activation_needs_bias, "'name':'act'",
      "," AP("bias", "[[1,32],[1,1]]") "]", "]",
      "instruction act: Activation needs 2 inputs, got 1")
 VARY(activation_bias_dtype, "'name':'act'",
-     AP("bias", "[[1,32],[1,1]]"), APT("bias", "[[1,32],[1,1]]", "bfloat16"),
+     AP("bias", "[[1,32],[1,1]]"), APT("bias", "[[2,32],[1,1]]", "bfloat16"),
      "instruction act: Activation bias (ins[1]) must be float32 (got "
      "bfloat16)")
 VARY(activation_bias_shape, "'name':'act'",
@@ -895,8 +944,39 @@ END_TEST
 
 /* ---- opcode fields and references --------------------------------------- */
 
-VARY(dma_needs_queue, "'name':'ld_w'", "'queue':'q0',", "",
-     "instruction ld_w: Load needs a queue")
+/* lncsim needs a DMA's queue: the loader wants the key, the verifier a
+** name in the IR */
+START_TEST(dma_needs_queue)
+{
+	char *t = subst_after(BASE, "'name':'ld_w'", "'queue':'q0',", "");
+	expect_load_fails(t, "function sg0/block b0/instruction ld_w: Load: "
+			  "missing key 'queue'");
+	free(t);
+	lm_module *m = load(BASE);
+	lm_error e;
+	lm_inst *in = inst(m, "ld_w");
+	char *s = in->queue;
+	in->queue = NULL;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction ld_w: Load needs queue");
+	in->queue = s;
+	in = inst(m, "call");
+	s = in->target;
+	in->target = NULL;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction call: Call needs target");
+	in->target = s;
+	in = inst(m, "sqi");
+	s = in->instance_name;
+	in->instance_name = NULL;
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "instruction sqi: SwitchQueueInstance needs "
+			   "instance");
+	in->instance_name = s;
+	ck_assert_int_eq(verify(m, 0, &e), 0);
+	lm_module_free(m);
+}
+END_TEST
 VARY(dma_unknown_queue, "'name':'st'", "'queue':'q0'", "'queue':'q9'",
      "instruction st: queue 'q9' is not a module queue")
 VARY(sqi_unknown_instance, "'name':'sqi'", "'instance_name':'q0b'",
@@ -993,12 +1073,260 @@ START_TEST(opcode_enums_missing)
 	inst(m, "act")->act_func = LM_ACT_RELU;
 	inst(m, "ts")->alu1 = LM_ALU_INVALID;
 	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
-	ck_assert_contains(e.msg, "TensorScalar needs op0 and op1");
+	ck_assert_contains(e.msg, "instruction ts: TensorScalar needs op1");
 	inst(m, "ts")->alu1 = LM_ALU_ADD;
 	ck_assert_int_eq(verify(m, 0, &e), 0);
 	lm_module_free(m);
 }
 END_TEST
+
+/* ---- references by name, one per kind of fields.def's REF column --------- */
+
+/* Opcodes lncsim carries, each naming what its rows say it names. */
+static const char *REFS =
+"{'version':2,'arch':'gen3',"
+"'semaphores':[{'name':'s','init':0}],"
+"'queues':[{'name':'q','instances':[{'name':'qa','semaphore':'s'}]},"
+"  {'name':'q2','instances':[{'name':'q2a','semaphore':'s'}]}],"
+"'functions':["
+" {'name':'f','allocations':["
+"  " ALLOC("r", "Internal", "int32", "[1]", ML("r", "REG", "0", "[1,4]")) ","
+"  " ALLOC("t", "Internal", "float32", "[1,4]", ML("t", "SB", "0", "[1,16]"))
+" ],'blocks':[{'name':'b','instructions':["
+"  {'opcode':'UnconditionalBranch','name':'j','engine':'SP',"
+"   'target':'b2'," NOARGS "},"
+"  {'opcode':'CompareAndBranch','name':'cbr','engine':'SP','on_true':'b',"
+"   'on_false':'b2'," NOARGS "},"
+"  {'opcode':'BranchHint','name':'h','engine':'SP',"
+"   'associate_branch':'b2'," NOARGS "},"
+"  {'opcode':'CollectiveSend','name':'cs','engine':'Pool','queue':'q',"
+"   'peer_id':{'kind':'AffExprKind','terms':[],'c':1}," NOARGS "},"
+"  {'opcode':'DMATrigger','name':'dt','engine':'SP','queue':'q',"
+"   'dma_blocks':['db']," NOARGS "},"
+"  {'opcode':'DMABlock','name':'db','engine':'DMA','dma_trigger':'dt',"
+   NOARGS "},"
+"  {'opcode':'DoWhile','name':'dw','engine':'SP','cond':'wc',"
+"   'blocks':[{'name':'wb','instructions':[]},"
+"   {'name':'wc','instructions':[]}]," NOARGS "},"
+"  {'opcode':'Loop','LoopAxis':{'name':'i','lb':0,'ub':2,'stride':1},"
+"   'registers':['r'],'blocks':[{'name':'lb','instructions':[]}]},"
+"  {'opcode':'Call','name':'c','engine':'SP','target':'g',"
+"   'arguments':{'gx':'t'}," NOARGS "},"
+"  {'opcode':'NKIKLIRKernel','name':'k','engine':'SP',"
+"   'kernel_format':'bir','klir_binary':'k.json','func_args':{'a':'t'},"
+   NOARGS "},"
+"  {'opcode':'ResetQueueInstance','name':'rq','engine':'SP','queue':'q',"
+"   'instance':'qa'," NOARGS "},"
+"  {'opcode':'Return','name':'ret','engine':'SP'," NOARGS "}"
+" ]},{'name':'b2','instructions':[]}]},"
+" {'name':'g','allocations':["
+"  " ALLOC("gx", "Internal", "float32", "[1,4]", ML("gx", "SB", "64", "[1,16]"))
+" ],'blocks':[{'name':'gb','instructions':[]}]}"
+"]}";
+
+#define RVARY(name, anchor, from, to, msg)                                  \
+	START_TEST(name) { vary(REFS, 0, anchor, from, to, msg); } END_TEST
+
+RVARY(ref_queue, "'name':'cs'", "'queue':'q'", "'queue':'qq'",
+      "function f/block b/instruction cs: queue 'qq' is not a module queue")
+RVARY(ref_qinst_unknown, "'name':'rq'", "'instance':'qa'",
+      "'instance':'qz'",
+      "instruction rq: queue instance 'qz' does not exist")
+RVARY(ref_qinst_of_other_queue, "'name':'rq'", "'instance':'qa'",
+      "'instance':'q2a'",
+      "instruction rq: instance 'q2a' is not an instance of queue 'q' (it "
+      "belongs to 'q2')")
+RVARY(ref_func, "'name':'c'", "'target':'g'", "'target':'gg'",
+      "instruction c: Call target 'gg' is not a function of the module")
+RVARY(ref_block_target, "'name':'j'", "'target':'b2'", "'target':'b3'",
+      "instruction j: target 'b3' is not a block of function 'f'")
+RVARY(ref_block_on_false, "'name':'cbr'", "'on_false':'b2'",
+      "'on_false':'lb2'",
+      "instruction cbr: on_false 'lb2' is not a block of function 'f'")
+RVARY(ref_block_hint, "'name':'h'", "'associate_branch':'b2'",
+      "'associate_branch':'zz'",
+      "instruction h: associate_branch 'zz' is not a block of function 'f'")
+RVARY(ref_block_cond, "'name':'dw'", "'cond':'wc'", "'cond':'wd'",
+      "instruction dw: cond 'wd' is not a block of function 'f'")
+RVARY(ref_inst, "'name':'db'", "'dma_trigger':'dt'", "'dma_trigger':'dx'",
+      "instruction db: dma_trigger 'dx' names no instruction of function "
+      "'f'")
+RVARY(ref_dmablock_unknown, "'name':'dt'", "'dma_blocks':['db']",
+      "'dma_blocks':['db','dz']",
+      "instruction dt: dma_blocks 'dz' names no DMABlock of function 'f'")
+RVARY(ref_dmablock_not_one, "'name':'dt'", "'dma_blocks':['db']",
+      "'dma_blocks':['j']",
+      "instruction dt: dma_blocks 'j' names no DMABlock of function 'f'")
+RVARY(ref_alloc_call, "'name':'c'", "{'gx':'t'}", "{'gx':'tt'}",
+      "instruction c: arguments maps 'gx' to 'tt', which names no "
+      "allocation")
+RVARY(ref_alloc_kernel, "'name':'k'", "{'a':'t'}", "{'a':'u'}",
+      "instruction k: func_args maps 'a' to 'u', which names no allocation")
+RVARY(ref_call_formal, "'name':'c'", "{'gx':'t'}", "{'gy':'t'}",
+      "instruction c: arguments formal 'gy' is not an allocation of "
+      "function 'g'")
+RVARY(ref_register_not_one, NULL, "'registers':['r']", "'registers':['t']",
+      "function f/block b/loop #7: registers 't' names allocation 't', "
+      "which is not a register (no REG memory location)")
+RVARY(ref_register_unknown, NULL, "'registers':['r']",
+      "'registers':['r','r9']",
+      "loop #7: registers 'r9' names no register allocation")
+
+/* A required key without a default, carried, missing: the verifier says
+** so (a module built in memory; the loader refuses the text). */
+START_TEST(ref_required_carried_missing)
+{
+	lm_module *m = load(REFS);
+	lm_error e;
+	lm_inst *in = inst(m, "cbr");
+	cJSON *x = cJSON_DetachItemFromObjectCaseSensitive(in->extra,
+							    "on_true");
+	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "function f/block b/instruction cbr: "
+			   "CompareAndBranch needs on_true");
+	cJSON_AddItemToObject(in->extra, "on_true", x);
+	ck_assert_int_eq(verify(m, 0, &e), 0);
+	lm_module_free(m);
+	char *t = subst_after(REFS, NULL, "'on_true':'b',", "");
+	expect_load_fails(t, "function f/block b/instruction cbr: "
+			  "CompareAndBranch: missing key 'on_true'");
+	free(t);
+}
+END_TEST
+
+/* ---- the partition stride of an SB / PSUM operand ------------------------- */
+
+/* a: 8 partitions of 4 float32 (pe 4); the copy reads every other one. */
+static const char *STEPS =
+"{'version':2,'arch':'gen3','functions':[{'name':'f','allocations':["
+"  " ALLOC("a", "Internal", "float32", "[8,4]", ML("a", "SB", "0", "[8,16]"))
+"  ," ALLOC("b", "Internal", "float32", "[4,4]", ML("b", "SB", "64", "[4,16]"))
+" ],'blocks':[{'name':'b0','instructions':["
+"  {'opcode':'TensorCopy','name':'cp','engine':'DVE',"
+"   'ins':[" AP("a", "[[8,4],[1,4]]") "],'outs':[" AP("b", "[[4,4],[1,4]]")
+"   ]}]}]}]}";
+
+#define SVARY(name, from, to, msg)                                          \
+	START_TEST(name) { vary(STEPS, 0, NULL, from, to, msg); } END_TEST
+
+SVARY(step0_not_a_multiple, "[[8,4],[1,4]]", "[[6,4],[1,4]]",
+      "function f/block b0/instruction cp/operand ins[0]: ap[0].step 6 is "
+      "not a multiple of 4, the elements of one partition of memory "
+      "location 'a' (the first pair walks the partitions)")
+SVARY(step0_negative, "[[8,4],[1,4]]", "[[-4,4],[1,4]]",
+      "instruction cp/operand ins[0]: ap[0].step -4 is negative (the first "
+      "pair walks the partitions)")
+SVARY(step0_beyond_location, "[[8,4],[1,4]]", "[[12,4],[1,4]]",
+      "instruction cp/operand ins[0]: partitions 0..9 of memory location "
+      "'a' outside its 8 partitions")
+
+/* Strides of k partitions that stay in bounds verify (the simulator is
+** another matter): 2 (the base), 0 (one partition again), any step of a
+** pair that walks one partition. */
+START_TEST(step0_strides_verify)
+{
+	static const char *const ok[][2] = {
+		{ "[[8,4],[1,4]]", "[[4,4],[1,4]]" },
+		{ "[[0,4],[1,4]]", "[[4,4],[1,4]]" },
+		{ "[[28,2],[1,4]]", "[[4,2],[1,4]]" },  /* partitions 0, 7 */
+		{ "[[6,1],[1,4]]", "[[4,1],[1,4]]" },
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		char *t = subst_after(STEPS, NULL, "[[8,4],[1,4]]", ok[i][0]);
+		char *t2 = subst_after(t, NULL, "[[4,4],[1,4]]", ok[i][1]);
+		expect_ok(t2, 0);
+		free(t);
+		free(t2);
+	}
+	/* with a start partition: 1, 3, 5, 7 fit, 2 .. 8 does not */
+	char *t = subst_after(STEPS, NULL, "'offset':0,'ap':[[8,4]",
+			      "'offset':4,'ap':[[8,4]");
+	expect_ok(t, 0);
+	free(t);
+	t = subst_after(STEPS, NULL, "'offset':0,'ap':[[8,4]",
+			"'offset':8,'ap':[[8,4]");
+	expect_bad(t, 0, "partitions 2..8 of memory location 'a' outside its "
+		   "8 partitions");
+	free(t);
+}
+END_TEST
+
+/* ---- carried structures: the names they hold ------------------------------ */
+
+/* A module carrying each structure the loader checks the shape of. */
+static const char *CARRY =
+"{'version':2,'arch':'gen3','call_to_physical_memlocs':{'c':['gx']},"
+"'semaphores':[{'name':'s','init':0}],"
+"'queues':[{'name':'q','instances':[{'name':'qa','semaphore':'s'}],"
+"  'blocks':[{'name':'qb','instructions':[{'opcode':'DMABlock',"
+"   'name':'qdb','engine':'DMA','dma_trigger':'qt'," NOARGS "}]}]}],"
+"'functions':["
+" {'name':'f','allocations':["
+"  " ALLOC("d1", "Internal", "float32", "[4]",
+	   "{'name':'d1','type':'DRAM','addr':0,'dims':[1,16],'bank':0,"
+	   "'base':0,'alias':[['d2','d2',3]]}") ","
+"  " ALLOC("d2", "Internal", "float32", "[4]", ML("d2", "DRAM", "64",
+						   "[1,16]")) ","
+"  " ALLOC("t", "Internal", "float32", "[1,4]", ML("t", "SB", "0", "[1,16]"))
+" ],'blocks':[{'name':'b','arguments':[{'incoming_values':[['d1','b2']]}],"
+"  'instructions':["
+"  {'opcode':'DMATrigger','name':'qt','engine':'SP','queue':'q',"
+"   'dma_blocks':['qdb']," NOARGS "},"
+"  {'opcode':'DoWhile','name':'dw','engine':'SP','cond':'wc',"
+"   'blocks':[{'name':'wb','instructions':[{'opcode':'NoOp','name':'wn',"
+"   'engine':'SP','dependencies':['qt']," NOARGS "}]},"
+"   {'name':'wc','instructions':[]}]," NOARGS "},"
+"  {'opcode':'Call','name':'c','engine':'SP','target':'g'," NOARGS "},"
+"  {'opcode':'Return','name':'ret','engine':'SP'," NOARGS "}"
+" ]},{'name':'b2','instructions':[]}]},"
+" {'name':'g','allocations':["
+"  " ALLOC("gx", "Internal", "float32", "[4]", ML("gx", "DRAM", "128",
+						   "[1,16]"))
+" ],'blocks':[{'name':'gb','instructions':[]}]}"
+"]}";
+
+#define CVARY(name, anchor, from, to, msg)                                  \
+	START_TEST(name) { vary(CARRY, 0, anchor, from, to, msg); } END_TEST
+
+CVARY(alias_tuple_allocation, NULL, "['d2','d2',3]", "['dz','d2',3]",
+      "function f/allocation d1/memory location d1: alias #0: 'dz' is not "
+      "an allocation of function 'f'")
+CVARY(alias_tuple_memloc, NULL, "['d2','d2',3]", "['d2','d1',3]",
+      "memory location d1: alias #0: 'd1' is not a memory location of "
+      "allocation 'd2'")
+CVARY(alias_pair_memloc, NULL, "['d2','d2',3]", "['zz',1]",
+      "memory location d1: alias #0: 'zz' is not a memory location of "
+      "function 'f'")
+CVARY(alias_not_dram, NULL, "['d2','d2',3]", "['d2','d2',1],['t','t',3]",
+      "memory location d1: alias #1: d1 -> t: aliasing is only permitted "
+      "between DRAM memory locations (DRAM, SB)")
+CVARY(call_memlocs_call, NULL, "{'c':['gx']}", "{'ret':['gx']}",
+      "t/def.json: module: call_to_physical_memlocs: 'ret' names no Call "
+      "instruction")
+CVARY(call_memlocs_memloc, NULL, "{'c':['gx']}", "[['c',['gx','d1']]]",
+      "module: call_to_physical_memlocs: 'd1' (of call 'c') is not a "
+      "memory location of function 'g'")
+CVARY(incoming_block, NULL, "['d1','b2']", "['d1','b9']",
+      "function f/block b: incoming_values: 'b9' is not a block of "
+      "function 'f'")
+CVARY(incoming_value, NULL, "['d1','b2']", "['zz','b2']",
+      "function f/block b: incoming_values: 'zz' names no allocation or "
+      "memory location")
+CVARY(body_dependency, "'name':'wn'", "['qt']", "['zz']",
+      "function f/block b/instruction dw/block wb/instruction wn: "
+      "dependency 'zz' names no instruction")
+CVARY(body_duplicate_name, NULL, "'name':'wn'", "'name':'qt'",
+      "function f/block b/instruction dw/block wb/instruction qt: "
+      "duplicate instruction name 'qt' (also in function 'f')")
+CVARY(body_later_dependency, "'name':'wn'", "['qt']", "['c']",
+      "instruction wn: dependency 'c' is not an earlier instruction")
+CVARY(queue_dma_block, "'name':'qt'", "['qdb']", "['qzz']",
+      "function f/block b/instruction qt: dma_blocks 'qzz' names no "
+      "DMABlock of function 'f' or of queue 'q'")
+CVARY(queue_block_inst, NULL, "'dma_trigger':'qt'", "'dma_trigger':'qq'",
+      "t/def.json: queue q/block qb/instruction qdb: dma_trigger 'qq' "
+      "names no instruction of the module")
 
 /* ---- dependencies and semaphores ---------------------------------------- */
 
@@ -1339,6 +1667,19 @@ static Suite *verify_suite(void)
 		nkikernel_unknown_func, nkikernel_dangling_arg,
 		nkikernel_unknown_formal, carrier_fields,
 		nkikernel_kernel_source, opcode_enums_missing,
+		ref_queue, ref_qinst_unknown, ref_qinst_of_other_queue,
+		ref_func, ref_block_target, ref_block_on_false,
+		ref_block_hint, ref_block_cond, ref_inst,
+		ref_dmablock_unknown, ref_dmablock_not_one, ref_alloc_call,
+		ref_alloc_kernel, ref_call_formal, ref_register_not_one,
+		ref_register_unknown, ref_required_carried_missing,
+		step0_not_a_multiple, step0_negative, step0_beyond_location,
+		step0_strides_verify,
+		alias_tuple_allocation, alias_tuple_memloc, alias_pair_memloc,
+		alias_not_dram, call_memlocs_call, call_memlocs_memloc,
+		incoming_block, incoming_value, body_dependency,
+		body_duplicate_name, body_later_dependency, queue_dma_block,
+		queue_block_inst,
 		dependency_later, dependency_self, dependency_other_function,
 		dependency_unknown, dependency_in_loop, wait_unknown_semaphore,
 		signal_unknown_semaphore,

@@ -1,8 +1,11 @@
 /*
-** util.c -- helpers shared by the check suites.
+** util.c -- the helpers of the check suites (testutil.h), one copy each.
 */
 #include "common.h"
 #include "testutil.h"
+#include "build.h"
+#include "klr.h"
+#include "verify.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,6 +14,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -486,3 +490,369 @@ void tu_rmtree(const char *path)
 		unlink(path);
 	}
 }
+
+/* ---- files ---------------------------------------------------------------- */
+
+char *tu_write_bytes(const char *dir, const char *name, const void *b,
+		     size_t n)
+{
+	char *p = lm_path_join(dir, name);
+	FILE *fp = fopen(p, "wb");
+	ck_assert(fp != NULL);
+	ck_assert_uint_eq(fwrite(b, 1, n, fp), n);
+	ck_assert_int_eq(fclose(fp), 0);
+	return p;
+}
+
+char *tu_replace_all(const char *s, const char *a, const char *b)
+{
+	lm_buf o = LM_BUF_INIT;
+	size_t na = strlen(a);
+	const char *p;
+	while ((p = strstr(s, a)) != NULL) {
+		lm_buf_put(&o, s, (size_t)(p - s));
+		lm_buf_puts(&o, b);
+		s = p + na;
+	}
+	lm_buf_puts(&o, s);
+	return lm_buf_detach(&o);
+}
+
+void tu_copy(const char *src, const char *dir, const char *name)
+{
+	char *data = NULL, *dst = lm_xasprintf("%s/%s", dir, name);
+	size_t n;
+	lm_error err;
+	ck_assert_msg(lm_read_file(src, &data, &n, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(lm_write_file_atomic(dst, data, n, &err), 0);
+	free(data);
+	free(dst);
+}
+
+/* ---- modules -------------------------------------------------------------- */
+
+char *tu_fixture(const char *dir, const char *name)
+{
+	char *r = lm_xasprintf("tests/fixtures/%s/%s", dir, name);
+	char *p = tu_srcpath(r);
+	free(r);
+	return p;
+}
+
+void tu_copy_fixture(const char *dir, const char *name, const char *to)
+{
+	char *p = tu_fixture(dir, name);
+	tu_copy(p, to, name);
+	free(p);
+}
+
+lm_module *tu_load(const char *path)
+{
+	lm_module *m = NULL;
+	lm_error err;
+	ck_assert_msg(lm_module_load(&m, path, &err) == 0, "%s", err.msg);
+	return m;
+}
+
+lm_module *tu_parse(const char *text, lm_error *err)
+{
+	lm_module *m = NULL;
+	lm_module_parse(&m, text, strlen(text), "t.json", err);
+	return m;
+}
+
+lm_module *tu_parse_ok(const char *text)
+{
+	lm_error err;
+	lm_module *m = tu_parse(text, &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	return m;
+}
+
+void tu_expect_fail(const char *text, const char *needle)
+{
+	lm_error err = {{0}, 0};
+	lm_module *m = tu_parse(text, &err);
+	const char *msg = err.msg;
+	ck_assert_msg(m == NULL, "parse of <%s> should fail", text);
+	ck_assert_contains(msg, needle);
+	ck_assert_msg(strncmp(err.msg, "t.json: ", 8) == 0,
+		      "message must start with the file: %s", err.msg);
+}
+
+int tu_count_op(const lm_module *m, lm_opcode op)
+{
+	int n = 0;
+	for (int f = 0; f < m->n_functions; f++)
+		for (int b = 0; b < m->functions[f].n_blocks; b++)
+			for (int i = 0; i < m->functions[f].blocks[b].n_insts; i++)
+				n += m->functions[f].blocks[b].insts[i].op == op;
+	return n;
+}
+
+void tu_pack_klr(const char *name, const char *dir, const char *version)
+{
+	char *rel = lm_xasprintf("%s.json", name);
+	char *p = tu_fixture("klr", rel), *t = tu_read(p);
+	char *out = lm_xasprintf("%s/%s.klr", dir, name);
+	lp_klr_file f;
+	lm_buf b = LM_BUF_INIT;
+	lm_error err;
+	ck_assert(t != NULL);
+	ck_assert_msg(lp_klr_from_json(&f, t, strlen(t), p, &err) == 0, "%s",
+		      err.msg);
+	if (version)
+		sscanf(version, "%llu.%llu.%llu",
+		       (unsigned long long *)&f.version[0],
+		       (unsigned long long *)&f.version[1],
+		       (unsigned long long *)&f.version[2]);
+	ck_assert_int_eq(lp_klr_encode_file(&f, &b, &err), 0);
+	ck_assert_int_eq(lm_write_file_atomic(out, b.ptr, b.size, &err), 0);
+	lm_buf_free(&b);
+	lp_klr_file_free(&f);
+	free(rel);
+	free(p);
+	free(t);
+	free(out);
+}
+
+/* ---- the simulator suites' module bench ---------------------------------- */
+
+/* Stop the test when the builder failed (what is the builder's message). */
+static void tb_check(tb *t, const char *what)
+{
+	if (lm_b_status(t->b))
+		ck_abort_msg("%s: %s", what, t->err.msg);
+}
+
+/* A builder holding the frame above. */
+void tb_init(tb *t)
+{
+	memset(t, 0, sizeof *t);
+	t->b = lm_b_new("gen3", 2, &t->err);
+	lm_b_name(t->b, "t");
+	for (int i = 0; i < 4; i++) {
+		char s[4] = { 's', (char)('0' + i), 0, 0 };
+		lm_b_semaphore(t->b, s, 0);
+	}
+	lm_b_queue(t->b, "q0");
+	lm_b_qinstance(t->b, "q0", "q0", "s0");
+	lm_b_queue(t->b, "q1");
+	lm_b_qinstance(t->b, "q1", "q1a", "s1");
+	lm_b_qinstance(t->b, "q1", "q1b", "s2");
+	lm_b_function(t->b, "sg0000");
+	lm_b_block(t->b, "b");
+	tb_check(t, "tb_init");
+}
+
+void tb_free(tb *t)
+{
+	lm_b_free(t->b);
+	t->b = NULL;
+}
+
+/* A further function (kind nki when nki) with one block b; what follows
+** goes into it. */
+void tb_function(tb *t, const char *name, int nki)
+{
+	lm_function *f = lm_b_function(t->b, name);
+	if (f && nki)
+		lm_b_set_kind(f, LM_FK_NKI);
+	lm_b_block(t->b, "b");
+	tb_check(t, name);
+}
+
+int tb_esize(const char *dt)
+{
+	return lm_dtype_size(lm_dtype_parse(dt));
+}
+
+/* An allocation [rows, cols] of dtype dt at addr of memory type mt. */
+void tb_alloc(tb *t, const char *name, lm_tensorkind kind, const char *dt,
+	      int rows, int cols, lm_memtype mt, int64_t addr)
+{
+	int64_t shape[2] = { rows, cols };
+	int64_t dims[2] = { rows, (int64_t)cols * tb_esize(dt) };
+	lm_alloc *a = lm_b_alloc(t->b, name, kind, lm_dtype_parse(dt), shape,
+				 2);
+	lm_b_memloc(t->b, a, mt, addr, dims, 2, 0);
+	tb_check(t, name);
+}
+
+/* A DRAM allocation [rows, cols] of kind (ExternalInput, Internal, ...). */
+void tb_dram(tb *t, const char *name, const char *kind, const char *dt,
+	     int rows, int cols)
+{
+	tb_alloc(t, name, lm_tensorkind_parse(kind), dt, rows, cols,
+		 LM_MT_DRAM, t->dram_addr);
+	t->dram_addr += (int64_t)rows * cols * tb_esize(dt);
+}
+
+/* An SB tensor [parts, free] at the next free SB offset. */
+void tb_sb(tb *t, const char *name, const char *dt, int parts, int free)
+{
+	tb_alloc(t, name, LM_TK_INTERNAL, dt, parts, free, LM_MT_SB,
+		 t->sb_addr);
+	t->sb_addr += (int64_t)free * tb_esize(dt);
+}
+
+/* A float32 PSUM tensor [parts, free] in bank. */
+void tb_psum(tb *t, const char *name, int parts, int free, int bank)
+{
+	tb_alloc(t, name, LM_TK_INTERNAL, "float32", parts, free, LM_MT_PSUM,
+		 (int64_t)bank * LM_PSUM_BANK_BYTES);
+}
+
+/* An allocation in the wire form (keys the model carries as they are). */
+void tb_alloc_raw(tb *t, const char *json)
+{
+	if (!lm_b_alloc_json(t->b, json))
+		ck_abort_msg("tb_alloc_raw: %s\n%s", t->err.msg, json);
+}
+
+/* One instruction in the wire form (a JSON object, printf-style). */
+void tb_inst(tb *t, const char *fmt, ...)
+{
+	char buf[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (!lm_b_inst_json(t->b, buf))
+		ck_abort_msg("tb_inst: %s\n%s", t->err.msg, buf);
+}
+
+/*
+** An SB/PSUM operand [parts, free] from element off (rotating buffers),
+** whose first pair steps pe elements, one partition of its memory location
+** (APS; AP: a location of free elements per partition).
+*/
+const char *APS(const char *name, const char *dt, int parts, int free,
+		int off, int pe)
+{
+	static char bufs[16][400];
+	static int k;
+	char *b = bufs[k++ % 16];
+	snprintf(b, 400, "{\"kind\":\"physical_ap\",\"memsetref\":\"%s\","
+		 "\"memref\":\"%s\",\"offset\":%d,\"ap\":[[%d,%d],[1,%d]],"
+		 "\"dtype\":\"%s\"}", name, name, off, pe, parts, free, dt);
+	return b;
+}
+
+const char *AP(const char *name, const char *dt, int parts, int free,
+	       int off)
+{
+	return APS(name, dt, parts, free, off, free);
+}
+
+/* AP's operand [parts, free] from element 0, made in the IR. */
+void tb_op(tb *t, lm_inst *in, int side, const char *name, const char *dt,
+	   int parts, int free)
+{
+	lm_appair ap[2] = { { free, parts }, { 1, free } };
+	lm_b_ap(t->b, in, side, name, lm_dtype_parse(dt), 0, 0, ap, 2);
+}
+
+/* The module's wire text as core core (caller frees); the builder keeps
+** the module. */
+char *tb_json(tb *t, int core)
+{
+	char *text;
+	size_t n;
+	lm_error err;
+	lm_b_core_id(t->b, core);
+	tb_check(t, "tb_json");
+	ck_assert_int_eq(lm_module_to_json(lm_b_module(t->b), 0, &text, &n,
+					   &err), 0);
+	return text;
+}
+
+/* The module as core core, file tb-core<core>.json, verified (asserting
+** both); the builder is done (tb_free still may be called). */
+lm_module *tb_module(tb *t, int core)
+{
+	lm_module *m = NULL;
+	char path[64];
+	snprintf(path, sizeof path, "tb-core%d.json", core);
+	lm_b_path(t->b, path);
+	lm_b_core_id(t->b, core);
+	if (lm_b_finish(t->b, &m) != 0)
+		ck_abort_msg("build: %s", t->err.msg);
+	t->b = NULL;
+	if (lm_verify(m, NULL, &t->err) != 0)
+		ck_abort_msg("verify: %s", t->err.msg);
+	return m;
+}
+
+void tb_io(tb *t, const char *dt_in, const char *dt_out, int P, int F)
+{
+	lm_inst *in;
+	tb_dram(t, "x", "ExternalInput", dt_in, P, F);
+	tb_dram(t, "y", "ExternalOutput", dt_out, P, F);
+	tb_sb(t, "xs", dt_in, P, F);
+	tb_sb(t, "ys", dt_out, P, F);
+	in = lm_b_inst(t->b, LM_OP_DMACOPY, LM_ENG_SP, "ld");
+	tb_op(t, in, LM_B_IN, "x", dt_in, P, F);
+	tb_op(t, in, LM_B_OUT, "xs", dt_in, P, F);
+	lm_b_dma_queue(t->b, in, "q0");
+	tb_check(t, "tb_io");
+}
+
+void tb_io_end(tb *t, const char *dt_out, int P, int F, const char *dep)
+{
+	lm_inst *in = lm_b_inst(t->b, LM_OP_DMACOPY, LM_ENG_SP, "st");
+	tb_op(t, in, LM_B_IN, "ys", dt_out, P, F);
+	tb_op(t, in, LM_B_OUT, "y", dt_out, P, F);
+	lm_b_dma_queue(t->b, in, "q0");
+	if (in)
+		lm_inst_add_dep(in, 0, dep, LM_EDGE_FLOW);
+	tb_check(t, "tb_io_end");
+}
+
+int tb_run(lm_module **m, int n, const float *x, int P, int F,
+	   const ls_options *o, ls_result *r, lm_error *err)
+{
+	ls_tensors in = {0, NULL};
+	int64_t shape[2] = {P, F};
+	int rc;
+	if (x)
+		ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	rc = n == 1 ? ls_run(m[0], &in, o, r, err)
+		    : ls_run_multi(m, n, &in, o, r, err);
+	ls_tensors_free(&in);
+	return rc;
+}
+
+int tb_run1(lm_module *m, const float *x, int P, int F, const ls_options *o,
+	    ls_result *r, lm_error *err)
+{
+	return tb_run(&m, 1, x, P, F, o, r, err);
+}
+
+/* Output element i of tensor name as float32. */
+float tb_out(const ls_result *r, const char *name, int64_t i)
+{
+	const ls_tensor *t = ls_tensors_find(&r->outputs, name);
+	ck_assert_msg(t != NULL, "no output %s", name);
+	ck_assert_msg(i >= 0 && i < t->count, "output %s has no element %lld",
+		      name, (long long)i);
+	return lm_load_elem(t->dtype, (const char *)t->data +
+			    i * lm_dtype_size(t->dtype));
+}
+
+uint32_t tb_bits(float f)
+{
+	return lm_f32_bits(f);
+}
+
+/* Deterministic test data in [-2, 2). */
+void tb_fill(float *v, int64_t n, uint32_t seed)
+{
+	uint32_t s = seed * 2654435761u + 1;
+	for (int64_t i = 0; i < n; i++) {
+		s = s * 1664525u + 1013904223u;
+		v[i] = (float)(int32_t)(s >> 8) / (float)(1 << 23) - 1.0f;
+		v[i] *= 2.0f;
+	}
+}
+

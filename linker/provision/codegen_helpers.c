@@ -19,6 +19,7 @@
 #include "common.h"
 #include "provision_int.h"
 #include "arch.h"
+#include "build.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,34 +155,14 @@ int lp_cg_add_tensor(lp_cg *cg, const char *name, lm_tensorkind kind,
 		     int n_shape, int64_t partitions, int64_t bytes_pp,
 		     int placed, int64_t addr, int64_t base)
 {
-	lm_alloc a;
-	lm_memloc *l;
-	int idx;
-	memset(&a, 0, sizeof a);
-	a.name = lm_xstrdup(name);
-	a.kind = kind;
-	a.dtype = dt;
-	a.n_shape = n_shape;
-	a.tensor_shape = lm_xcalloc((size_t)n_shape + 1, sizeof *a.tensor_shape);
-	memcpy(a.tensor_shape, shape, (size_t)n_shape * sizeof *shape);
-	a.addr_space = lm_xstrdup("Shared");
-	a.file = lm_xstrdup("");
-	a.n_memlocs = 1;
-	a.memlocs = lm_xcalloc(1, sizeof *a.memlocs);
-	l = &a.memlocs[0];
-	l->name = lm_xstrdup(name);
-	l->type = mt;
-	l->addr = addr;
-	l->n_dims = 2;
-	l->dims = lm_xcalloc(2, sizeof *l->dims);
-	l->dims[0] = partitions;
-	l->dims[1] = bytes_pp;
-	l->base = base;
-	l->bank = mt == LM_MT_PSUM ? lp_cg_bank_id(addr) : 0;
-	l->allocated = placed;
-	idx = lp_ir_add_alloc(cg->f, &a);
-	lm_strmap_put(&cg->tensors, cg->f->allocs[idx].name,
-		      (void *)(intptr_t)(idx + 1));
+	int64_t dims[2] = { partitions, bytes_pp };
+	lm_alloc *a = lm_b_append_alloc(cg->f, name, kind, dt, shape, n_shape);
+	int idx = cg->f->n_allocs - 1;
+	lm_b_set_addr_space(a, "Shared");
+	lm_b_set_file(a, "");
+	/* one not placed yet gets its place from lp_cg_place */
+	lm_b_append_memloc(a, mt, addr, dims, 2, base)->allocated = placed;
+	lm_strmap_put(&cg->tensors, a->name, (void *)(intptr_t)(idx + 1));
 	if (!placed && (mt == LM_MT_SB || mt == LM_MT_PSUM)) {
 		lm_grow(&cg->unplaced, &cg->cap_unplaced, cg->n_unplaced + 1,
 			sizeof *cg->unplaced);
@@ -202,17 +183,10 @@ static void emit_memset(lp_cg *cg, const char *name, const char *alloc,
 {
 	lm_inst in;
 	lm_appair ap[2] = { { n, p }, { 1, n } };
-	memset(&in, 0, sizeof in);
-	in.name = lm_xstrdup(name);
-	in.op = LM_OP_MEMSET;
-	in.engine = LM_ENG_POOL;
-	in.n_outs = 1;
-	in.outs = lm_xcalloc(1, sizeof *in.outs);
-	lp_ir_ap(&in.outs[0], alloc, dt, 0, 0, ap, 2);
-	in.memset_mode = lm_xstrdup("Const");
-	in.has_constant = 1;
-	in.has_value = 1;
-	in.renumber = 1;
+	lm_b_init_inst(&in, LM_OP_MEMSET, LM_ENG_POOL, name);
+	lm_b_append_ap(&in, LM_B_OUT, alloc, NULL, dt, 0, 0, ap, 2);
+	lm_b_set_memset(&in, "Const", 0);
+	lm_b_set_memset_value(&in, 0.0);
 	lp_cg_emit(cg, &in);
 }
 
@@ -241,7 +215,7 @@ const char *lp_cg_identity(lp_cg *cg, lm_dtype dt)
 {
 	char name[96], buf[160];
 	int64_t shape[2] = { 128, 128 };
-	lm_appair full[2] = { { 128, 128 }, { 1, 128 } };
+	lm_appair full[2] = { { 128, 128 }, { 1, 128 } }, diag[1] = { { 1, 128 } };
 	lm_inst in;
 	int idx;
 
@@ -262,28 +236,13 @@ const char *lp_cg_identity(lp_cg *cg, lm_dtype dt)
 	snprintf(buf, sizeof buf, "%s_memset", name);
 	emit_memset(cg, buf, name, dt, 128, 128);
 	/* out[p, e] = (e - p != 0) ? out[p, e] : 1.0 */
-	memset(&in, 0, sizeof in);
 	snprintf(buf, sizeof buf, "%s=IDAffineSelect(mask,fill=1)", name);
-	in.name = lm_xstrdup(buf);
-	in.op = LM_OP_AFFINESELECT;
-	in.engine = LM_ENG_POOL;
-	in.n_ins = in.n_outs = 1;
-	in.ins = lm_xcalloc(1, sizeof *in.ins);
-	in.outs = lm_xcalloc(1, sizeof *in.outs);
-	lp_ir_ap(&in.ins[0], name, dt, 0, 0, full, 2);
-	lp_ir_ap(&in.outs[0], name, dt, 0, 0, full, 2);
-	in.alu = LM_ALU_NOT_EQUAL;
-	in.has_fill_value = 1;
-	in.fill_value = 1.0;
-	in.has_base = in.has_channel_multiplier = 1;
-	in.base = 0;
-	in.channel_multiplier = -1;
-	in.n_pattern = 1;
-	in.pattern = lm_xcalloc(1, sizeof *in.pattern);
-	in.pattern[0].step = 1;
-	in.pattern[0].num = 128;
-	in.pattern_as_objects = 1;
-	in.renumber = 1;
+	lm_b_init_inst(&in, LM_OP_AFFINESELECT, LM_ENG_POOL, buf);
+	lm_b_append_ap(&in, LM_B_IN, name, NULL, dt, 0, 0, full, 2);
+	lm_b_append_ap(&in, LM_B_OUT, name, NULL, dt, 0, 0, full, 2);
+	lm_b_set_alu(&in, LM_ALU_NOT_EQUAL);
+	lm_b_set_fill(&in, 1.0);
+	lm_b_set_pattern(&in, 0, -1, diag, 1);
 	lp_cg_emit(cg, &in);
 	return cg->f->allocs[idx].name;
 }
@@ -344,19 +303,10 @@ const char *lp_cg_queue(lp_cg *cg)
 	lm_strmap_free(&queues);
 	lm_strmap_free(&insts);
 
-	m->semaphores = lm_xrealloc(m->semaphores, (size_t)(m->n_semaphores +
-				    1) * sizeof *m->semaphores);
-	memset(&m->semaphores[m->n_semaphores], 0, sizeof *m->semaphores);
-	m->semaphores[m->n_semaphores++].name = lm_xstrdup(sname);
-	m->queues = lm_xrealloc(m->queues, (size_t)(m->n_queues + 1) *
-				sizeof *m->queues);
-	q = &m->queues[m->n_queues++];
-	memset(q, 0, sizeof *q);
-	q->name = lm_xstrdup(qname);
-	q->n_instances = 1;
-	q->instances = lm_xcalloc(1, sizeof *q->instances);
-	q->instances[0].name = lm_xstrdup(qname);
-	q->instances[0].semaphore = sname;
+	lm_b_append_semaphore(m, sname, 0);
+	q = lm_b_append_queue(m, qname);
+	lm_b_append_qinstance(q, qname, sname);
+	free(sname);
 	cg->queue = qname;
 	return qname;
 }

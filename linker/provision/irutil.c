@@ -42,22 +42,6 @@ void lp_warnings_free(lp_warnings *w)
 
 /* ---- operands, appends, names ------------------------------------------ */
 
-void lp_ir_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
-	   int64_t start_partition, const lm_appair *pairs, int n)
-{
-	memset(a, 0, sizeof *a);
-	a->kind = LM_ARG_PHYSICAL_AP;
-	a->dtype = dt;
-	a->memsetref = lm_xstrdup(alloc);
-	a->memref = lm_xstrdup(alloc);
-	a->offset = offset;
-	a->start_partition = start_partition;
-	a->has_start_partition = start_partition != 0;
-	a->n_ap = n;
-	a->ap = lm_xcalloc((size_t)n, sizeof *a->ap);
-	memcpy(a->ap, pairs, (size_t)n * sizeof *pairs);
-}
-
 void lp_ir_block_append(lm_block *b, lm_inst *in)
 {
 	b->insts = lm_xrealloc(b->insts, (size_t)(b->n_insts + 1) *

@@ -27,6 +27,7 @@
 */
 #include "common.h"
 #include "provision_int.h"
+#include "build.h"
 #include "dtype.h"
 
 #include <cjson/cJSON.h>
@@ -56,6 +57,8 @@ typedef struct tinfo {
 	lm_memtype mt;
 	int64_t free_elems;    /* elements per partition row */
 	int64_t par_dim;
+	int64_t part_bytes;    /* SB / PSUM: bytes of one partition of its
+				  memory location (dims[1]) */
 } tinfo;
 
 /* An open PSUM accumulation group: its region and its last Matmult. */
@@ -216,6 +219,8 @@ static int tensor(lp_cg *cg, const lp_kval *tn, const lp_kval *lnc,
 			return cg_fail(cg, "tensor '%s' is declared twice with "
 				       "different dtype, shape or memory", name);
 		ti->alloc = a->name;
+		ti->part_bytes = a->memlocs[0].n_dims > 1 ?
+			a->memlocs[0].dims[1] : 0;
 		return 0;
 	}
 	if ((rc = nat(cg, F(addr, "parSize"), MAX_DIM, "parSize", &psize)) ||
@@ -265,6 +270,35 @@ static int tensor(lp_cg *cg, const lp_kval *tn, const lp_kval *lnc,
 			}
 	}
 	ti->alloc = cg->f->allocs[idx].name;
+	ti->part_bytes = mt != LM_MT_DRAM ? fsize : 0;
+	return 0;
+}
+
+/*
+** The partition pair of an SB / PSUM operand: KLR counts its step in the
+** tensor's row elements, lncsim's access pattern in elements of a
+** partition of the memory location (pe, the location's bytes per partition
+** over the dtype's size), so a stride of k rows is k * pe. A pair that
+** walks one partition gets pe.
+*/
+static int partition_step(lp_cg *cg, const tinfo *ti, lm_dtype dt,
+			  lm_appair *p)
+{
+	int64_t es = lm_dtype_size(dt);
+	int64_t row = ti->free_elems * lm_dtype_size(ti->dtype), pe;
+	if (ti->mt == LM_MT_DRAM || es <= 0 || ti->part_bytes <= 0 || row <= 0)
+		return 0;
+	pe = ti->part_bytes / es;
+	if (p[0].num == 1) {
+		p[0].step = pe;
+		return 0;
+	}
+	if (p[0].step < 0 || (p[0].step * es) % row)
+		return cg_fail(cg, "access pattern partition step %lld is not a "
+			       "whole number of the tensor's rows (%lld "
+			       "elements)", (long long)p[0].step,
+			       (long long)(row / es));
+	p[0].step = p[0].step * es / row * pe;
 	return 0;
 }
 
@@ -424,7 +458,9 @@ static int operand(lp_cg *cg, const lp_kval *tr, const lp_kval *lnc,
 		sp = offset / ti->free_elems;
 		offset %= ti->free_elems;
 	}
-	lp_ir_ap(a, ti->alloc, dt, offset, sp, p, np);
+	if ((rc = partition_step(cg, ti, dt, p)) != 0)
+		return rc;
+	lm_b_init_ap(a, ti->alloc, NULL, dt, sp, offset, p, np);
 	return 0;
 }
 
@@ -461,38 +497,31 @@ static int data_pattern(lp_cg *cg, const lp_kval *dp, lm_inst *in)
 	const lp_kval *pl = F(dp, "pattern");
 	lm_appair p[9];
 	int np, rc;
+	int64_t base, chmul;
 	if ((rc = pairs_of(cg, pl, p, &np)) != 0)
 		return rc;
-	in->has_base = in->has_channel_multiplier = 1;
-	in->base = F(dp, "offset")->i;
-	in->channel_multiplier = F(dp, "channelMultiplier")->i;
-	if (in->base <= -MAX_ELEMS || in->base >= MAX_ELEMS ||
-	    in->channel_multiplier <= -MAX_ELEMS ||
-	    in->channel_multiplier >= MAX_ELEMS)
+	base = F(dp, "offset")->i;
+	chmul = F(dp, "channelMultiplier")->i;
+	if (base <= -MAX_ELEMS || base >= MAX_ELEMS || chmul <= -MAX_ELEMS ||
+	    chmul >= MAX_ELEMS)
 		return cg_fail(cg, "data pattern offset or channel multiplier "
 			       "out of range");
-	in->n_pattern = np;
-	in->pattern = lm_xcalloc((size_t)np, sizeof *in->pattern);
-	memcpy(in->pattern, p, (size_t)np * sizeof *p);
-	in->pattern_as_objects = 1;
+	lm_b_set_pattern(in, base, chmul, p, np);
 	return 0;
 }
 
 /* ---- instructions ---------------------------------------------------------- */
 
-/* A fresh instruction with n_ins inputs and n_outs outputs. */
+/* A fresh instruction (lm_b_init_inst) with n_ins inputs and n_outs
+** outputs, each filled by operand() or lm_b_init_ap. */
 static void inst_init(lm_inst *in, const char *name, lm_opcode op,
 		      lm_engine eng, int n_ins, int n_outs)
 {
-	memset(in, 0, sizeof *in);
-	in->name = lm_xstrdup(name);
-	in->op = op;
-	in->engine = eng;
+	lm_b_init_inst(in, op, eng, name);
 	in->n_ins = n_ins;
 	in->n_outs = n_outs;
 	in->ins = n_ins ? lm_xcalloc((size_t)n_ins, sizeof *in->ins) : NULL;
 	in->outs = n_outs ? lm_xcalloc((size_t)n_outs, sizeof *in->outs) : NULL;
-	in->renumber = 1;
 }
 
 /* Emit, or on failure free the half-built instruction. */
@@ -553,8 +582,8 @@ static int cg_activate(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 			rc = cg_fail(cg, "activation over %lld partitions",
 				     (long long)parts);
 		else
-			lp_ir_ap(&in.ins[1], lp_cg_zero_bias(cg), LM_DT_FLOAT32, 0,
-			      0, bp, 2);
+			lm_b_init_ap(&in.ins[1], lp_cg_zero_bias(cg), NULL,
+				     LM_DT_FLOAT32, 0, 0, bp, 2);
 	}
 	return finish(cg, &in, rc);
 }
@@ -592,10 +621,7 @@ static int cg_matmul(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 				       (unsigned long long)flag->u);
 	}
 	inst_init(&in, name, LM_OP_MATMULT, LM_ENG_PE, 2, 1);
-	in.start_tensor_calc = 1;
-	in.has_stop_tensor_calc = in.stop_tensor_calc = 1;
-	in.has_is_transpose = 1;
-	in.is_transpose = F(op, "isTranspose")->b;
+	lm_b_set_matmult(&in, 1, 1, F(op, "isTranspose")->b);
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	if (!rc)
 		rc = operand(cg, F(op, "stationary"), lnc, &in.ins[0], &ti);
@@ -693,13 +719,11 @@ static int cg_memset(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	int rc;
 	inst_init(&in, name, LM_OP_MEMSET,
 		  map_engine(F(op, "engine"), LM_ENG_DVE), 0, 1);
-	in.memset_mode = lm_xstrdup("Const");
-	in.has_constant = in.has_value = 1;
 	rc = immediate(cg, F(op, "value"), &v);
 	if (!rc) {
-		in.value = v;
-		in.constant = v >= 0 && v < 4294967296.0 && v == (double)(int64_t)v
-			      ? (int64_t)v : 0;
+		lm_b_set_memset(&in, "Const", v >= 0 && v < 4294967296.0 &&
+				v == (double)(int64_t)v ? (int64_t)v : 0);
+		lm_b_set_memset_value(&in, v);
 		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	}
 	return finish(cg, &in, rc);
@@ -726,12 +750,15 @@ static int cg_affine_select(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	lm_inst in;
 	tinfo ti;
 	int rc;
+	double fill = 0;
 	inst_init(&in, name, LM_OP_AFFINESELECT, LM_ENG_POOL, 1, 1);
+	/* by name: an AluOp BIR lacks is the verifier's to refuse */
 	in.alu = lm_aluop_parse(lp_kval_ctor_name(F(op, "cmpOp")));
-	in.has_fill_value = 1;
 	rc = data_pattern(cg, F(op, "pred"), &in);
 	if (!rc)
-		rc = immediate(cg, F(op, "onFalseValue"), &in.fill_value);
+		rc = immediate(cg, F(op, "onFalseValue"), &fill);
+	if (!rc)
+		lm_b_set_fill(&in, fill);
 	if (!rc)
 		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	if (!rc)
@@ -768,13 +795,11 @@ static int cg_transpose(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 		goto done;
 	}
 	inst_init(&mm, name, LM_OP_MATMULT, LM_ENG_PE, 2, 1);
-	mm.start_tensor_calc = 1;
-	mm.has_stop_tensor_calc = mm.stop_tensor_calc = 1;
-	mm.has_is_transpose = mm.is_transpose = 1;
+	lm_b_set_matmult(&mm, 1, 1, 1);
 	{
 		lm_appair ip[2] = { { 128, Fr }, { 1, Fr } };
-		lp_ir_ap(&mm.ins[0], lp_cg_identity(cg, src.dtype), src.dtype, 0,
-		      0, ip, 2);
+		lm_b_init_ap(&mm.ins[0], lp_cg_identity(cg, src.dtype), NULL,
+			     src.dtype, 0, 0, ip, 2);
 	}
 	lm_arg_copy(&mm.ins[1], &src);
 	if (di.mt == LM_MT_PSUM) {
@@ -783,7 +808,9 @@ static int cg_transpose(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 		goto done;
 	}
 	{
-		lm_appair tp[2] = { { P, Fr }, { 1, P } };
+		/* step: one partition of the bank, in the data dtype */
+		lm_appair tp[2] = { { LM_PSUM_BANK_BYTES /
+				      lm_dtype_size(src.dtype), Fr }, { 1, P } };
 		const char *ps = lp_cg_transpose_psum(cg);
 		if (P * lm_dtype_size(src.dtype) > LM_PSUM_BANK_BYTES) {
 			lm_inst_clear(&mm);
@@ -791,14 +818,14 @@ static int cg_transpose(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 				     "fit one PSUM bank", (long long)P);
 			goto done;
 		}
-		lp_ir_ap(&mm.outs[0], ps, src.dtype, 0, 0, tp, 2);
+		lm_b_init_ap(&mm.outs[0], ps, NULL, src.dtype, 0, 0, tp, 2);
 		inst_init(&cp, "", LM_OP_TENSORCOPY,
 			  map_engine(F(op, "engine"), LM_ENG_DVE), 1, 1);
 		free(cp.name);
 		n2 = lm_xasprintf("%s.evac", name);
 		cp.name = lp_cg_inst_name(cg, n2);
 		free(n2);
-		lp_ir_ap(&cp.ins[0], ps, src.dtype, 0, 0, tp, 2);
+		lm_b_init_ap(&cp.ins[0], ps, NULL, src.dtype, 0, 0, tp, 2);
 		lm_arg_copy(&cp.outs[0], &dst);
 		lp_cg_emit(cg, &mm);
 		lp_cg_emit(cg, &cp);
@@ -998,8 +1025,7 @@ int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core)
 			       "core %lld", bodies->n, (long long)core);
 	body = &bodies->items[bodies->n > 1 ? core : 0];
 	cg->f->name = lm_xstrdup(cg->kname);
-	cg->f->has_kind = 1;
-	cg->f->kind = LM_FK_NKI;
+	lm_b_set_kind(cg->f, LM_FK_NKI);
 	/* the formals exist even when no statement touches them */
 	for (int k = 0; k < 2; k++) {
 		const lp_kval *l = F(lnc, k ? "outputs" : "inputs");
@@ -1015,12 +1041,7 @@ int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core)
 		lm_block *nb;
 		if (stmts->n == 0)
 			continue;
-		cg->f->blocks = lm_xrealloc(cg->f->blocks,
-					    (size_t)(cg->f->n_blocks + 1) *
-					    sizeof *cg->f->blocks);
-		nb = &cg->f->blocks[cg->f->n_blocks++];
-		memset(nb, 0, sizeof *nb);
-		nb->name = lm_xstrdup(label);
+		nb = lm_b_append_block(cg->f, label);
 		cg->blk = nb;
 		for (int s = 0; s < stmts->n; s++)
 			if ((rc = cg_stmt(cg, &stmts->items[s], lnc, label,

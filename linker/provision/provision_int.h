@@ -61,10 +61,6 @@ typedef struct lp_cg {
 
 /* ---- IR building utilities (irutil.c) --------------------------------- */
 
-/* A physical_ap operand on allocation `alloc` (memory location of the same
-** name); pairs is n [step, num] pairs. */
-void lp_ir_ap(lm_arg *a, const char *alloc, lm_dtype dt, int64_t offset,
-	   int64_t start_partition, const lm_appair *pairs, int n);
 /* Append instruction *in (moved: *in is zeroed) to block b. */
 void lp_ir_block_append(lm_block *b, lm_inst *in);
 /* Append an allocation (moved) to f; returns its index. */
