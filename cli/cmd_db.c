@@ -1,6 +1,7 @@
 /*
 ** cmd_db.c -- `lncsim db runs [--db FILE] [--last N]`,
-** `lncsim db merge OUT.db IN.db...` and `lncsim db check [--db FILE]`.
+** `lncsim db merge OUT.db IN.db...`, `lncsim db check [--db FILE]` and
+** `lncsim db failures [--db FILE] [--campaign NAME]`.
 */
 #include "common.h"
 #include "cli.h"
@@ -15,7 +16,8 @@
 const char usage_db[] =
 	"usage: lncsim db runs [--db FILE] [--last N]\n"
 	"       lncsim db merge OUT.db IN.db...\n"
-	"       lncsim db check [--db FILE]\n\n"
+	"       lncsim db check [--db FILE]\n"
+	"       lncsim db failures [--db FILE] [--campaign NAME]\n\n"
 	"The SQLite run log (docs/database.md).\n\n"
 	"  runs    print the logged runs as a table, oldest first (only reads:\n"
 	"          works on a read-only database)\n"
@@ -25,7 +27,12 @@ const char usage_db[] =
 	"          missing); ids are re-keyed, a run already in OUT (same\n"
 	"          uuid) is skipped, so merging twice adds nothing\n"
 	"  check   read every page of the database (PRAGMA integrity_check)\n"
-	"          and print what is damaged\n\n"
+	"          and print what is damaged\n"
+	"  failures  the fuzz campaigns (their generator options and how their\n"
+	"          cases went) and each campaign's failure signatures: hits,\n"
+	"          the smallest seed, its message and repro command (only\n"
+	"          reads)\n"
+	"          --campaign NAME  only this campaign\n\n"
 	"exit status: 0 ok, 1 check found damage, 2 bad usage or a database\n"
 	"that cannot be read or written\n";
 
@@ -138,10 +145,16 @@ static int db_merge(int argc, char **argv)
 		}
 		printf("%s: %lld run%s merged, %lld already present "
 		       "(%lld executions, %lld core stats, %lld matmuls, "
-		       "%lld tensors)\n", argv[i], (long long)st.runs,
+		       "%lld tensors)", argv[i], (long long)st.runs,
 		       st.runs == 1 ? "" : "s", (long long)st.runs_skipped,
 		       (long long)st.executions, (long long)st.core_stats,
 		       (long long)st.matmuls, (long long)st.tensors);
+		if (st.cases || st.campaigns)
+			printf("; %lld fuzz case%s, %lld new campaign%s",
+			       (long long)st.cases, st.cases == 1 ? "" : "s",
+			       (long long)st.campaigns,
+			       st.campaigns == 1 ? "" : "s");
+		printf("\n");
 	}
 	ldb_close(out);
 	return rc;
@@ -181,20 +194,102 @@ static int db_check(int argc, char **argv)
 	return rc;
 }
 
+/* One campaign's head line and its signatures. */
+static void print_campaign(const ldb_campaign_row *c,
+			   const ldb_failure_row *f, int n)
+{
+	printf("campaign %s  (%s, seeds %llu..", c->c.name, c->c.gen_options,
+	       (unsigned long long)c->c.first_seed);
+	if (c->c.count)
+		printf("%llu", (unsigned long long)(c->c.first_seed +
+						    c->c.count - 1));
+	printf("; lncsim %s, started %s)\n", c->c.tool_version,
+	       c->c.started_utc);
+	printf("  %lld case%s (%lld seed%s): %lld passed, %lld failed, %lld "
+	       "error%s; %lld signature%s\n", (long long)c->cases,
+	       c->cases == 1 ? "" : "s", (long long)c->seeds,
+	       c->seeds == 1 ? "" : "s", (long long)c->passed,
+	       (long long)c->failed, (long long)c->errors,
+	       c->errors == 1 ? "" : "s", (long long)c->signatures,
+	       c->signatures == 1 ? "" : "s");
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(f[i].campaign, c->c.name))
+			continue;
+		if (!k++)
+			printf("  %8s  %10s  %s\n", "HITS", "SEED", "SIGNATURE");
+		printf("  %8lld  %10llu  %s\n      %s\n      repro: %s\n",
+		       (long long)f[i].hits, (unsigned long long)f[i].seed,
+		       f[i].signature, f[i].message, f[i].repro);
+	}
+}
+
 /*
-** `lncsim db SUBCOMMAND`: dispatch to runs, merge or check.
+** `db failures [--db FILE] [--campaign NAME]`: the campaigns and their
+** deduplicated failures.
+*/
+static int db_failures(int argc, char **argv)
+{
+	cli_db dbo = {0};
+	const char *name = NULL;
+	for (int i = 1; i < argc; i++) {
+		int k = cli_db_option(&dbo, "db failures", argc, argv, &i);
+		if (k < 0)
+			return EXIT_INPUT;
+		if (k > 0)
+			continue;
+		if (!strcmp(argv[i], "--campaign") && i + 1 < argc)
+			name = argv[++i];
+		else
+			return cli_usage_error("db failures", "unknown argument "
+					       "'%s'", argv[i]);
+	}
+	if (dbo.disabled)
+		return cli_usage_error("db failures", "--no-db: there is "
+				       "nothing to list");
+	lm_error err;
+	ldb *db = NULL;
+	ldb_campaign_row *c = NULL;
+	ldb_failure_row *f = NULL;
+	int nc = 0, nf = 0;
+	if (ldb_open(&db, cli_db_path(&dbo), LDB_READ, &err) != 0 ||
+	    ldb_query_campaigns(db, name, &c, &nc, &err) != 0 ||
+	    ldb_query_failures(db, name, &f, &nf, &err) != 0) {
+		ldb_campaign_rows_free(c, nc);
+		ldb_close(db);
+		return cli_report(&err);
+	}
+	int rc = EXIT_OK;
+	if (name && !nc) {
+		fprintf(stderr, "lncsim: %s: no campaign %s\n", ldb_path(db),
+			name);
+		rc = EXIT_INPUT;
+	} else if (!nc)
+		printf("(no fuzz campaigns in %s)\n", ldb_path(db));
+	for (int i = 0; i < nc; i++)
+		print_campaign(&c[i], f, nf);
+	ldb_failure_rows_free(f, nf);
+	ldb_campaign_rows_free(c, nc);
+	ldb_close(db);
+	return rc;
+}
+
+/*
+** `lncsim db SUBCOMMAND`: dispatch to runs, merge, check or failures.
 */
 int cmd_db(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error("db", "need a subcommand: runs, merge or "
-				       "check");
+		return cli_usage_error("db", "need a subcommand: runs, merge, "
+				       "check or failures");
 	if (!strcmp(argv[1], "runs"))
 		return db_runs(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "merge"))
 		return db_merge(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "check"))
 		return db_check(argc - 1, argv + 1);
-	return cli_usage_error("db", "unknown subcommand '%s' (runs, merge or "
-			       "check)", argv[1]);
+	if (!strcmp(argv[1], "failures"))
+		return db_failures(argc - 1, argv + 1);
+	return cli_usage_error("db", "unknown subcommand '%s' (runs, merge, "
+			       "check or failures)", argv[1]);
 }

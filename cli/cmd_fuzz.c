@@ -1,291 +1,94 @@
 /*
-** cmd_fuzz.c -- `lncsim fuzz`: gen + diff over many seeds, in parallel
-** processes, with a progress bar on a terminal, failing cases kept with a
-** one-line repro command, and every case and the summary logged.
+** cmd_fuzz.c -- `lncsim fuzz`: gen + diff over many seeds as one
+** campaign: the options, the campaign in the database (new, or resumed),
+** then the coordinator over local case servers (--jobs J) or MPI ranks
+** (docs/distributed.md). The parts: fuzz.h (options, result records,
+** signatures, a case), fuzz_coord.h (the coordinator's state machine),
+** fuzz_pool.h (case servers), fuzz_run.h (transport, driver, sink),
+** fuzz_mpi.h (the MPI transport).
 */
 #define _XOPEN_SOURCE 700
 #include "common.h"
 #include "cli.h"
 #include "cli_db.h"
-#include "diff_case.h"
-#include "gen.h"
+#include "fuzz.h"
+#include "fuzz_coord.h"
+#include "fuzz_pool.h"
+#include "fuzz_run.h"
+#ifdef HAVE_MPI
+#include "fuzz_mpi.h"
+#endif
 #include "linker.h"
-#include "safeio.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 const char usage_fuzz[] =
-	"usage: lncsim fuzz [--cores A-B] [--count K] [--seed S] [--jobs J]\n"
-	"                   [--size small|medium|large] [--schedules K]\n"
-	"                   [--keep-failures DIR] [--skip=STEP,...] [--stop]\n"
-	"                   [-q] [--db FILE | --no-db]\n\n"
-	"Generate K random per-core module sets (seeds S, S+1, ...; core count\n"
-	"drawn from A..B per case) and run the differential check on each,\n"
-	"J cases at a time in separate processes.\n\n"
+	"usage: lncsim fuzz [--cores A-B] [--count K | --duration T] [--seed S]\n"
+	"                   [--jobs J] [--size small|medium|large] [--schedules K]\n"
+	"                   [--keep-failures DIR] [--skip=STEP,...] [--stop] [-q]\n"
+	"                   [--campaign NAME] [--resume] [--lost-after SECONDS]\n"
+	"                   [--null-cases] [--mpi] [--db FILE | --no-db]\n"
+	"       mpirun -np N lncsim fuzz ...    srun lncsim fuzz ...\n\n"
+	"Generate random per-core module sets (seeds S, S+1, ...; core count\n"
+	"drawn from A..B per case) and run the differential check on each, as\n"
+	"one campaign: a coordinator hands the seeds out to workers that ask\n"
+	"(J case servers here, or the ranks of an MPI job: docs/distributed.md),\n"
+	"and logs every case into the one database.\n\n"
 	"  --cores A-B        core-count range, or one number (default 1-4)\n"
-	"  --count K          number of cases (default 100)\n"
+	"  --count K          number of seeds (default 100; with --duration, no\n"
+	"                     limit but the time)\n"
+	"  --duration T       hand out no new case after T (seconds, or with a\n"
+	"                     unit: 90s, 30m, 8h, 2d)\n"
 	"  --seed S           first seed (default 1)\n"
-	"  --jobs J           parallel processes (default: online CPUs)\n"
+	"  --jobs J           case servers (default: online CPUs; under MPI, per\n"
+	"                     rank, default 1)\n"
 	"  --size SZ          program size (default small)\n"
 	"  --schedules K      perturbed schedules per case (default 0)\n"
 	"  --keep-failures DIR  keep each failing case as DIR/case-<seed>/ with\n"
 	"                     its repro command in DIR/case-<seed>/REPRO (a name\n"
 	"                     already taken: DIR/case-<seed>.2/, .3, ...)\n"
 	"  --skip=STEPS       link with these steps switched off\n"
-	"  --stop             stop launching cases after the first failure\n"
+	"  --stop             hand out no new case after the first failure\n"
 	"  -q                 no progress output, only failures and the summary\n"
-	"  --db FILE, --no-db run log (each case and a summary run)\n\n"
+	"  --campaign NAME    the campaign's id in the database (default: a new\n"
+	"                     one, fuzz-DATE-TIME-XXXX)\n"
+	"  --resume           continue campaign NAME (default: the newest): the\n"
+	"                     seeds it recorded are skipped, its generator\n"
+	"                     options and count are used\n"
+	"  --lost-after SECONDS  under MPI, a rank that sends nothing this long\n"
+	"                     while running a case is taken for dead (default 60)\n"
+	"  --null-cases       every case passes at once, nothing is generated:\n"
+	"                     measures the coordinator (make bench)\n"
+	"  --mpi              run as a rank of an MPI job even when the\n"
+	"                     environment names no launcher (MPI builds)\n"
+	"  --db FILE, --no-db run log (each case, the campaign, a summary run)\n\n"
+	"A failing case prints a FAIL line with its repro command when its\n"
+	"failure signature is new (or its seed is the smallest yet); `lncsim db\n"
+	"failures` lists the signatures with their hits.\n\n"
 	"exit status: 0 every case passed, 1 some case failed, 2 bad usage or\n"
-	"a run that could not be logged (fuzz stops launching cases then)\n";
+	"runs that could not be logged (fuzz stops handing out cases then),\n"
+	"3 every worker died, 130 interrupted (SIGINT: the running cases\n"
+	"finish), 143 terminated (SIGTERM)\n";
 
-static uint64_t mix(uint64_t z)
-{
-	z += 0x9e3779b97f4a7c15ULL;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* How many names "case-<seed>", "case-<seed>.2", ... a kept case tries. */
-#define MAX_CASE_NAMES 1000
-
-typedef struct fuzz_cfg {
-	int lo, hi, count, jobs, schedules, quiet, stop;
-	uint64_t seed;
-	ls_gen_size size;
-	unsigned skip;
-	const char *skip_text;
-	const char *keep;
+/* What the command line says. */
+typedef struct fuzz_opts {
+	fz_config cfg;
+	uint64_t seed, count;
+	double duration;          /* seconds, 0: none */
+	double lost_after;
+	int jobs, quiet, stop, resume, mpi;
+	const char *campaign;
 	cli_db dbo;
-	char *cmdline;
-} fuzz_cfg;
-
-/* The core count of case seed s. */
-static int case_cores(const fuzz_cfg *c, uint64_t s)
-{
-	return c->lo + (int)(mix(s) % (uint64_t)(c->hi - c->lo + 1));
-}
-
-/*
-** Log case s as its own run: pass / fail with the executions and tensors
-** of the check (dc), or error with msg when the check could not run. A
-** failure to log is written to fd as "log\tmessage\n".
-*/
-static void log_case(const fuzz_cfg *c, uint64_t s, int cores,
-		     lm_module **mods, int n_mods, const diff_case *dc,
-		     int status, const char *msg, double wall, int fd)
-{
-	const char *path = cli_db_path(&c->dbo);
-	if (!path)
-		return;
-	lm_error err;
-	ldb *db = NULL;
-	if (ldb_open(&db, path, 0, &err) != 0) {
-		dprintf(fd, "log\t%s\n", err.msg);
-		return;
-	}
-	char *cmd = lm_xasprintf("lncsim gen --cores %d --seed %llu --size %s && "
-				 "lncsim diff%s%s --seed %llu gen%llu", cores,
-				 (unsigned long long)s,
-				 c->size == LS_GEN_SMALL ? "small" :
-				 c->size == LS_GEN_MEDIUM ? "medium" : "large",
-				 c->skip_text ? " --skip=" : "",
-				 c->skip_text ? c->skip_text : "",
-				 (unsigned long long)s, (unsigned long long)s);
-	char *mod = lm_xasprintf("gen%llu", (unsigned long long)s);
-	ldb_run_info info;
-	memset(&info, 0, sizeof info);
-	info.command = cmd;
-	info.module = mod;
-	info.arch = n_mods > 0 && mods[0]->arch ? mods[0]->arch : "";
-	info.cores = cores;
-	info.seed = s;
-	int rc = diff_case_log(db, &info, status == 2 ? NULL : dc,
-			       status == 2 ? msg : NULL, wall, &err);
-	if (rc != 0)
-		dprintf(fd, "log\t%s\n", err.msg);
-	free(cmd);
-	free(mod);
-	ldb_close(db);
-}
-
-/*
-** The directory of kept case s: "case-<s>" beneath --keep-failures DIR,
-** or "case-<s>.<k>" (k = 2, 3, ...) when that name is taken -- whatever
-** holds a name (the user's directory, a file, a symlink) is never reused,
-** replaced or followed. *rootfd: DIR (caller closes), *root its path,
-** *name the entry in it (caller frees), *fd the case directory opened
-** without following symlinks (caller closes).
-*/
-static int make_case_dir(const fuzz_cfg *c, uint64_t s, int *rootfd,
-			 const char **root, char **name, int *fd,
-			 lm_error *err)
-{
-	const char *r = c->keep;
-	int rc = 0;
-	*fd = -1;
-	*name = NULL;
-	*root = r;
-	*rootfd = open(r, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (*rootfd < 0)
-		return lm_err(err, r, "", "cannot open directory: %s",
-			      strerror(errno));
-	for (int k = 1; k <= MAX_CASE_NAMES && !*name; k++) {
-		char *nm = k == 1
-			? lm_xasprintf("case-%llu", (unsigned long long)s)
-			: lm_xasprintf("case-%llu.%d", (unsigned long long)s, k);
-		if (mkdirat(*rootfd, nm, 0755) == 0) {
-			*name = nm;
-			break;
-		}
-		int e = errno;
-		if (e != EEXIST) {
-			char *w = lm_path_join(r, nm);
-			rc = lm_err(err, w, "", "cannot create directory: %s",
-				    strerror(e));
-			free(w);
-			free(nm);
-			return rc;
-		}
-		free(nm);
-	}
-	if (!*name) {
-		char *w = lm_xasprintf("%s/case-%llu", r, (unsigned long long)s);
-		rc = lm_err(err, w, "", "this name and its numbered "
-			    "alternatives up to .%d are taken", MAX_CASE_NAMES);
-		free(w);
-		return rc;
-	}
-	return lm_dir_open_beneath(fd, *rootfd, r, *name, 0, NULL, err);
-}
-
-/*
-** One case, in a child process: generate in memory (ls_gen verifies the
-** modules; the link trusts them), check, log. Nothing is written unless
-** the case fails with --keep-failures: then the generated set and REPRO go
-** into the case's directory, made before the case runs (its name is in
-** the modules' paths). Writes "kind\tmessage\n" to fd, then "kept\tDIR\n"
-** for a kept case and "log\tmessage\n" if the run could not be logged;
-** exit 0 pass, 1 fail, 2 error.
-*/
-static int run_case(const fuzz_cfg *c, uint64_t s, int fd)
-{
-	lm_error err;
-	int cores = case_cores(c, s);
-	int rootfd = -1, casefd = -1, kept = 0;
-	const char *root = NULL;
-	char *name = NULL, *dir = NULL;
-	ls_gen_opts go = {cores, s, c->size, NULL, NULL};
-	int status = 2;
-	lm_module **mods = NULL;
-	ls_gen_file *files = NULL;
-	int n = 0, n_files = 0;
-	lm_fileset fs;
-	diff_case dc;
-	lm_fileset_init(&fs);
-	memset(&dc, 0, sizeof dc);
-	err.msg[0] = 0;
-	double t0 = lm_seconds();
-	if (c->keep) {
-		if (make_case_dir(c, s, &rootfd, &root, &name, &casefd, &err))
-			goto out;
-		dir = lm_path_join(root, name);
-	}
-	/* without --keep-failures the set is named as `lncsim gen` would
-	   write it here; nothing is written */
-	if (ls_gen(&go, dir, &mods, &files, &n_files, &err))
-		goto out;
-	n = cores;
-	ls_gen_fileset(files, n_files, dir, &fs);
-	dc.skip = c->skip;
-	dc.schedules = c->schedules;
-	dc.seed = s;
-	dc.files = &fs;
-	if (diff_case_run(&dc, mods, n, NULL, &err))
-		goto out;
-	status = dc.failed ? 1 : 0;
-out:
-	if (c->keep && casefd >= 0 && status != 0) {
-		/* the kept case: the generated set, how to reproduce it */
-		lm_error werr;
-		char *line = lm_xasprintf("lncsim diff%s%s --seed %llu %s/gen%llu\n",
-					  c->skip_text ? " --skip=" : "",
-					  c->skip_text ? c->skip_text : "",
-					  (unsigned long long)s, dir,
-					  (unsigned long long)s);
-		kept = 1;
-		if ((n && ls_gen_save_at(mods, n, files, n_files, casefd, dir,
-					 &werr)) ||
-		    lm_write_at(casefd, dir, "REPRO", line, strlen(line), 0644,
-				&werr)) {
-			if (status == 2) {
-				size_t k = strlen(err.msg);
-				snprintf(err.msg + k, sizeof err.msg - k,
-					 " (and %s)", werr.msg);
-			} else {
-				err = werr;
-				status = 2;
-			}
-		}
-		free(line);
-	}
-	if (status == 2)
-		dprintf(fd, "error\t%s\n", err.msg);
-	else
-		dprintf(fd, "%s\t%s\n", dc.failed ? dc.kind : "pass", dc.message);
-	if (kept)
-		dprintf(fd, "kept\t%s\n", dir);
-	/* every case is a run of its own, an error too */
-	log_case(c, s, cores, mods, n, &dc, status, status == 2 ? err.msg : "",
-		 lm_seconds() - t0, fd);
-	diff_case_free(&dc);
-	for (int i = 0; i < n; i++)
-		lm_module_free(mods[i]);
-	free(mods);
-	ls_gen_files_free(files, n_files);
-	lm_fileset_free(&fs);
-	if (casefd >= 0)
-		close(casefd);
-	if (name && !kept)
-		lm_remove_tree_at(rootfd, name);
-	if (rootfd >= 0)
-		close(rootfd);
-	free(name);
-	free(dir);
-	return status;
-}
-
-typedef struct slot {
-	pid_t pid;
-	int fd;
-	uint64_t seed;
-	lm_buf out;
-} slot;
-
-/* Redraw the progress line on stderr. */
-static void progress(int done, int total, int failed, double t0)
-{
-	double el = lm_seconds() - t0;
-	double rate = el > 0 ? done / el : 0;
-	double eta = rate > 0 ? (total - done) / rate : 0;
-	int w = 30, fill = total ? done * w / total : w;
-	char bar[64];
-	for (int i = 0; i < w; i++)
-		bar[i] = i < fill ? '#' : '.';
-	bar[w] = 0;
-	fprintf(stderr, "\r[%s] %d/%d  %.1f cases/s  ETA %.0fs  failed %d ",
-		bar, done, total, rate, eta, failed);
-	fflush(stderr);
-}
+	/* given on the command line (a resumed campaign's must match) */
+	int has_cores, has_size, has_schedules, has_skip, has_seed, has_count,
+	    has_jobs;
+} fuzz_opts;
 
 /* Parse "A-B" or "N". */
 static int parse_range(const char *v, int *lo, int *hi)
@@ -307,271 +110,542 @@ static int parse_range(const char *v, int *lo, int *hi)
 	return 0;
 }
 
-static int num(const char *opt, const char *v, long lo, long hi, long *out)
+static int num(const char *opt, const char *v, long long lo, long long hi,
+	       long long *out)
 {
 	char *end;
 	errno = 0;
 	if (!v)
 		return cli_usage_error("fuzz", "%s needs a value", opt);
-	long x = strtol(v, &end, 10);
-	if (*end || errno || x < lo || x > hi)
-		return cli_usage_error("fuzz", "%s must be an integer in %ld..%ld",
-				       opt, lo, hi);
+	long long x = strtoll(v, &end, 10);
+	if (!*v || *end || errno || x < lo || x > hi)
+		return cli_usage_error("fuzz", "%s must be an integer in "
+				       "%lld..%lld", opt, lo, hi);
 	*out = x;
 	return 0;
 }
 
-int cmd_fuzz(int argc, char **argv)
+/* "90", "90s", "30m", "8h", "2d" -> seconds; -1 when it is none. */
+static double parse_duration(const char *v)
 {
-	fuzz_cfg c;
-	memset(&c, 0, sizeof c);
-	c.lo = 1;
-	c.hi = 4;
-	c.count = 100;
-	c.seed = 1;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	c.jobs = ncpu > 0 ? (int)ncpu : 1;
+	char *end;
+	errno = 0;
+	if (!v || *v < '0' || *v > '9')
+		return -1;
+	double x = strtod(v, &end);
+	double unit = 1;
+	switch (*end) {
+	case 0: case 's': unit = 1; break;
+	case 'm': unit = 60; break;
+	case 'h': unit = 3600; break;
+	case 'd': unit = 86400; break;
+	default: return -1;
+	}
+	if (*end && end[1])
+		return -1;
+	if (errno || !(x > 0) || x * unit > 366 * 86400.0)
+		return -1;
+	return x * unit;
+}
+
+/* A campaign name: 1..64 of [A-Za-z0-9._:-], beginning with a letter or
+** digit (it goes into commands a user copies). */
+static int good_name(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || !strchr("._:-", c)))
+			return 0;
+	}
+	return 1;
+}
+
+static int parse_args(fuzz_opts *o, int argc, char **argv)
+{
 	lm_error err;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		long x;
-		int k = cli_db_option(&c.dbo, "fuzz", argc, argv, &i);
+		long long x;
+		int k = cli_db_option(&o->dbo, "fuzz", argc, argv, &i);
 		if (k < 0)
 			return EXIT_INPUT;
 		if (k > 0)
 			continue;
 		if (!strcmp(a, "--cores")) {
-			if (!v || parse_range(v, &c.lo, &c.hi))
+			if (!v || parse_range(v, &o->cfg.lo, &o->cfg.hi))
 				return cli_usage_error("fuzz", "--cores needs A-B or N "
 						       "within 1..64");
+			o->has_cores = 1;
 			i++;
 		} else if (!strcmp(a, "--count")) {
-			if (num(a, v, 1, 10000000, &x))
+			if (num(a, v, 1, 1000000000000LL, &x))
 				return EXIT_INPUT;
-			c.count = (int)x;
+			o->count = (uint64_t)x;
+			o->has_count = 1;
+			i++;
+		} else if (!strcmp(a, "--duration")) {
+			o->duration = parse_duration(v);
+			if (o->duration <= 0)
+				return cli_usage_error("fuzz", "--duration needs a "
+						       "time: seconds, or 90s, 30m, "
+						       "8h, 2d (at most a year)");
 			i++;
 		} else if (!strcmp(a, "--seed")) {
-			if (num(a, v, 0, 0x7fffffffffffffffL, &x))
+			if (num(a, v, 0, 0x7fffffffffffffffLL, &x))
 				return EXIT_INPUT;
-			c.seed = (uint64_t)x;
+			o->seed = (uint64_t)x;
+			o->has_seed = 1;
 			i++;
 		} else if (!strcmp(a, "--jobs") || !strcmp(a, "-j")) {
 			if (num(a, v, 1, 256, &x))
 				return EXIT_INPUT;
-			c.jobs = (int)x;
+			o->jobs = (int)x;
+			o->has_jobs = 1;
 			i++;
 		} else if (!strcmp(a, "--schedules")) {
 			if (num(a, v, 0, 1000, &x))
 				return EXIT_INPUT;
-			c.schedules = (int)x;
+			o->cfg.schedules = (int)x;
+			o->has_schedules = 1;
 			i++;
 		} else if (!strcmp(a, "--size")) {
 			int s = v ? ls_gen_size_parse(v) : -1;
 			if (s < 0)
 				return cli_usage_error("fuzz", "--size must be small, "
 						       "medium or large");
-			c.size = (ls_gen_size)s;
+			o->cfg.size = (ls_gen_size)s;
+			o->has_size = 1;
 			i++;
 		} else if (!strcmp(a, "--keep-failures")) {
-			if (!v)
+			if (!v || !*v)
 				return cli_usage_error("fuzz", "--keep-failures needs "
 						       "a directory");
-			c.keep = v;
+			if (strlen(v) >= sizeof o->cfg.keep)
+				return cli_usage_error("fuzz", "--keep-failures: the "
+						       "path is too long");
+			snprintf(o->cfg.keep, sizeof o->cfg.keep, "%s", v);
 			i++;
 		} else if (!strncmp(a, "--skip=", 7)) {
-			if (lk_parse_skip(a + 7, &c.skip, &err))
+			if (lk_parse_skip(a + 7, &o->cfg.skip, &err))
 				return cli_usage_error("fuzz", "%s", err.msg);
-			c.skip_text = a + 7;
+			o->has_skip = 1;
+		} else if (!strcmp(a, "--campaign")) {
+			if (!v || !good_name(v))
+				return cli_usage_error("fuzz", "--campaign needs a "
+						       "name: 1 to 64 letters, "
+						       "digits and . _ : - (a letter "
+						       "or digit first)");
+			o->campaign = v;
+			i++;
+		} else if (!strcmp(a, "--resume")) {
+			o->resume = 1;
+		} else if (!strcmp(a, "--lost-after")) {
+			if (num(a, v, 1, 86400, &x))
+				return EXIT_INPUT;
+			o->lost_after = (double)x;
+			i++;
+		} else if (!strcmp(a, "--null-cases")) {
+			o->cfg.null_cases = 1;
+		} else if (!strcmp(a, "--mpi")) {
+			o->mpi = 1;
 		} else if (!strcmp(a, "--stop")) {
-			c.stop = 1;
+			o->stop = 1;
 		} else if (!strcmp(a, "-q")) {
-			c.quiet = 1;
+			o->quiet = 1;
 		} else {
 			return cli_usage_error("fuzz", "unknown argument '%s'", a);
 		}
 	}
-	if (c.keep && lm_mkdirs(c.keep, &err))
+	/* a duration alone: no seed limit but the time */
+	if (o->duration > 0 && !o->has_count)
+		o->count = 0;
+	if (o->resume && !cli_db_path(&o->dbo))
+		return cli_usage_error("fuzz", "--resume needs the database "
+				       "(not --no-db)");
+	if (o->campaign && !cli_db_path(&o->dbo))
+		return cli_usage_error("fuzz", "--campaign names a campaign in "
+				       "the database (not with --no-db)");
+	return 0;
+}
+
+/* The size of the job an MPI launcher started this process in, from its
+** environment (Open MPI, PMIx, PMI-1/2: MPICH and srun --mpi=pmi2);
+** 0 when there is none. */
+static int launcher_size(void)
+{
+	static const char *const vars[] = {
+		"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE",
+	};
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const char *v = getenv(vars[i]);
+		if (v && *v)
+			return atoi(v);
+	}
+	return getenv("PMIX_RANK") || getenv("PMI_RANK") ? 1 : 0;
+}
+
+/* A new campaign's name: fuzz-YYYYMMDD-HHMMSS-XXXX. */
+static char *new_name(void)
+{
+	char t[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(t, sizeof t, "%Y%m%d-%H%M%S", &tm);
+	uint64_t z = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^
+		     (uint64_t)(lm_seconds() * 1e6);
+	z ^= z >> 29;
+	return lm_xasprintf("fuzz-%s-%04x", t, (unsigned)(z & 0xffff));
+}
+
+/*
+** The campaign of a resumed run: its stored options into o (what the
+** command line gave must agree), its recorded seeds into *done.
+*/
+static int resume(fuzz_opts *o, ldb *db, const char *path,
+		  const ldb_campaign *k, ldb_seed_range **done, int *n_done)
+{
+	fz_config was = o->cfg;
+	lm_error err;
+	if (fz_gen_options_parse(k->gen_options, &was) != 0) {
+		fprintf(stderr, "lncsim: %s: campaign %s: generator options "
+			"'%s' are not this lncsim's\n", path, k->name,
+			k->gen_options);
+		return EXIT_INPUT;
+	}
+	struct { int given, same; const char *what; } chk[] = {
+		{ o->has_cores, was.lo == o->cfg.lo && was.hi == o->cfg.hi,
+		  "--cores" },
+		{ o->has_size, was.size == o->cfg.size, "--size" },
+		{ o->has_schedules, was.schedules == o->cfg.schedules,
+		  "--schedules" },
+		{ o->has_skip, was.skip == o->cfg.skip, "--skip" },
+		{ o->has_seed, k->first_seed == o->seed, "--seed" },
+	};
+	for (size_t i = 0; i < sizeof chk / sizeof chk[0]; i++)
+		if (chk[i].given && !chk[i].same) {
+			fprintf(stderr, "lncsim: %s: campaign %s was made with "
+				"'%s' and first seed %llu: %s differs (a new "
+				"--campaign runs other options)\n", path,
+				k->name, k->gen_options,
+				(unsigned long long)k->first_seed, chk[i].what);
+			return EXIT_INPUT;
+		}
+	o->cfg.lo = was.lo;
+	o->cfg.hi = was.hi;
+	o->cfg.size = was.size;
+	o->cfg.schedules = was.schedules;
+	o->cfg.skip = was.skip;
+	o->seed = k->first_seed;
+	if (!o->has_count)
+		o->count = k->count;
+	if (!o->count && !(o->duration > 0)) {
+		fprintf(stderr, "lncsim: %s: campaign %s has no seed count (it "
+			"ran for a --duration): give --duration or --count to "
+			"resume it\n", path, k->name);
+		return EXIT_INPUT;
+	}
+	if (ldb_campaign_seeds(db, k->name, done, n_done, NULL, &err) != 0)
 		return cli_report(&err);
-	/* create / migrate the database once before the children use it */
+	return 0;
+}
+
+/*
+** Open the database and make (or find) the campaign: *db NULL with
+** --no-db, *name the campaign (caller frees), *done the seeds to skip.
+*/
+static int setup_campaign(fuzz_opts *o, int argc, char **argv, ldb **db,
+			  char **name, ldb_seed_range **done, int *n_done)
+{
+	lm_error err;
+	int rc = cli_db_open(&o->dbo, db), found = 0;
+	const char *path = cli_db_path(&o->dbo);
+	ldb_campaign k;
+	*name = NULL;
+	if (rc || !*db)
+		return rc;
+	/* resumed: the one named, else the newest; new: a name taken? */
+	if ((o->resume || o->campaign) &&
+	    ldb_campaign_get(*db, o->campaign, &k, &found, &err) != 0)
+		return cli_report(&err);
+	if (o->resume) {
+		if (!found) {
+			if (o->campaign)
+				fprintf(stderr, "lncsim: %s: no campaign %s to "
+					"resume\n", path, o->campaign);
+			else
+				fprintf(stderr, "lncsim: %s: no campaign to "
+					"resume\n", path);
+			return EXIT_INPUT;
+		}
+		rc = resume(o, *db, path, &k, done, n_done);
+		*name = lm_xstrdup(k.name);
+		ldb_campaign_free(&k);
+		return rc;
+	}
+	if (found) {
+		fprintf(stderr, "lncsim: %s: campaign %s exists: --resume "
+			"continues it, another --campaign NAME starts a new "
+			"one\n", path, o->campaign);
+		ldb_campaign_free(&k);
+		return EXIT_INPUT;
+	}
+	*name = o->campaign ? lm_xstrdup(o->campaign) : new_name();
+	char *opts = fz_gen_options(&o->cfg);
+	char *cmd = cli_db_cmdline(argc + 1, argv - 1);
+	ldb_campaign nk;
+	memset(&nk, 0, sizeof nk);
+	nk.name = *name;
+	nk.gen_options = opts;
+	nk.command = cmd;
+	nk.first_seed = o->seed;
+	nk.count = o->count;
+	rc = ldb_campaign_add(*db, &nk, &err);
+	free(opts);
+	free(cmd);
+	if (rc) {
+		fprintf(stderr, "lncsim: %s (campaign not logged)\n", err.msg);
+		return EXIT_INPUT;
+	}
+	return 0;
+}
+
+/* The summary run of the session. */
+static int log_summary(ldb *db, int argc, char **argv, const fuzz_opts *o,
+		       fz_sink *s, const char *campaign, double wall)
+{
+	lm_error err;
+	char *cmd = cli_db_cmdline(argc + 1, argv - 1);
+	uint64_t failed = fz_sink_failed(s);
+	char *msg = lm_xasprintf("%llu cases, %llu failed or errors "
+				 "(campaign %s)",
+				 (unsigned long long)fz_sink_done(s),
+				 (unsigned long long)failed, campaign);
+	ldb_run_info info;
+	ldb_run *run = NULL;
+	int rc = 0;
+	memset(&info, 0, sizeof info);
+	info.command = cmd;
+	info.module = "fuzz";
+	info.cores = o->cfg.hi;
+	info.seed = o->seed;
+	if (ldb_run_begin(db, &info, &run, &err) ||
+	    ldb_run_end(run, failed ? "fail" : "pass", msg, wall, NULL, &err)) {
+		fprintf(stderr, "lncsim: %s (run not logged)\n", err.msg);
+		rc = 1;
+	}
+	free(cmd);
+	free(msg);
+	return rc;
+}
+
+/* CPU seconds this process used. */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* The plan: seeds first .. first + count - 1 (count 0: every seed up to
+** the largest), what is recorded skipped. */
+static fz_coord *make_coord(const fuzz_opts *o, const ldb_seed_range *done,
+			    int n_done, int workers)
+{
+	fz_plan p;
+	uint64_t last = 0x7fffffffffffffffULL;
+	fz_range *r = n_done ? lm_xcalloc((size_t)n_done, sizeof *r) : NULL;
+	for (int i = 0; i < n_done; i++) {
+		r[i].lo = done[i].lo;
+		r[i].hi = done[i].hi;
+	}
+	memset(&p, 0, sizeof p);
+	p.first = o->seed;
+	p.end = o->count && o->count <= last - o->seed + 1 ? o->seed + o->count
+							    : last + 1;
+	p.done = r;
+	p.n_done = n_done;
+	p.n_workers = workers;
+	fz_coord *c = fz_coord_new(&p);
+	free(r);
+	return c;
+}
+
+/*
+** The coordinator: the campaign, then the drive over transport t.
+** Returns the exit code.
+*/
+static int coordinate(fuzz_opts *o, int argc, char **argv, fz_pool *pool,
+		      int mpi_size)
+{
 	ldb *db = NULL;
-	int rc = cli_db_open(&c.dbo, &db);
+	char *name = NULL;
+	ldb_seed_range *done = NULL;
+	int n_done = 0, rc;
+	lm_error err;
+	double t0 = lm_seconds(), cpu0 = cpu_seconds();
+
+	if (o->cfg.keep[0] && lm_mkdirs(o->cfg.keep, &err))
+		rc = cli_report(&err);
+	else
+		rc = setup_campaign(o, argc, argv, &db, &name, &done, &n_done);
+#ifdef HAVE_MPI
+	if (mpi_size)
+		fz_mpi_send_config(rc ? NULL : &o->cfg);
+#endif
+	if (rc || fz_pool_configure(pool, &o->cfg, &err) != 0) {
+		if (!rc)
+			rc = cli_report(&err);
+		ldb_close(db);
+		free(name);
+		free(done);
+		return rc;
+	}
+
+	fz_transport t;
+	int workers = fz_pool_size(pool);
+	const char *label = "job";
+#ifdef HAVE_MPI
+	if (mpi_size) {
+		fz_mpi_transport(&t, pool, mpi_size, o->jobs, o->lost_after);
+		workers = t.n_workers;
+		label = "worker";
+	} else
+#endif
+		fz_local_transport(&t, pool);
+	fz_coord *co = make_coord(o, done, n_done, t.n_workers);
+	fz_coord_stats st;
+	fz_coord_get_stats(co, &st);
+	fz_sink_opts so;
+	memset(&so, 0, sizeof so);
+	so.db = db;
+	so.db_path = cli_db_path(&o->dbo);
+	so.campaign = name;
+	so.cfg = &o->cfg;
+	so.quiet = o->quiet;
+	so.tty = !o->quiet && isatty(2);
+	so.total = o->count ? st.total : 0;
+	so.duration = o->duration;
+	fz_sink *s = fz_sink_new(&so);
+	fz_drive_opts dopt = { o->stop, o->duration > 0 ? t0 + o->duration
+							 : 0 };
+	fflush(stdout);
+	fz_install_signals();
+	int end = fz_drive(&t, co, s, &dopt);
+	fz_coord_get_stats(co, &st);
+	fz_sink_summary(s, &st, workers, label, end == FZ_END_INTERRUPTED ||
+			end == FZ_END_TERMINATED, cpu_seconds() - cpu0);
+	int unlogged = fz_sink_unlogged(s) != 0;
+	if (db && log_summary(db, argc, argv, o, s, name, lm_seconds() - t0))
+		unlogged = 1;
+	if (end == FZ_END_NO_WORKERS)
+		fprintf(stderr, "lncsim: fuzz: every worker died with cases left "
+			"to run\n");
+	rc = unlogged ? EXIT_INPUT : fz_sink_failed(s) ? EXIT_CHECK : EXIT_OK;
+	if (end == FZ_END_NO_WORKERS)
+		rc = EXIT_INTERNAL;
+	else if (end == FZ_END_INTERRUPTED)
+		rc = 130;
+	else if (end == FZ_END_TERMINATED) {
+		rc = 143;
+		fz_pool_kill(pool);
+	}
+#ifdef HAVE_MPI
+	if (mpi_size)
+		fz_mpi_transport_free(&t);
+	else
+#endif
+		fz_local_transport_free(&t);
+	fz_sink_free(s);
+	fz_coord_free(co);
+	ldb_close(db);
+	free(name);
+	free(done);
+	return rc;
+}
+
+#ifdef HAVE_MPI
+/* A worker rank: the campaign's options from rank 0, then cases. */
+static int work(fuzz_opts *o, fz_pool *pool)
+{
+	fz_config c = FZ_CONFIG_INIT;
+	lm_error err;
+	int rc = fz_mpi_recv_config(&c, &err);
+	if (rc == 1)
+		return EXIT_OK;          /* rank 0 said why */
+	if (rc || fz_pool_configure(pool, &c, &err) != 0)
+		return cli_report(&err);
+	if (fz_mpi_worker(pool, o->lost_after) != 0) {
+		fprintf(stderr, "lncsim: fuzz: lost touch with rank 0\n");
+		return EXIT_INTERNAL;
+	}
+	return EXIT_OK;
+}
+#endif
+
+int cmd_fuzz(int argc, char **argv)
+{
+	fuzz_opts o;
+	fz_config init = FZ_CONFIG_INIT;
+	lm_error err;
+	memset(&o, 0, sizeof o);
+	o.cfg = init;
+	o.seed = 1;
+	o.count = 100;
+	o.lost_after = 60;
+	int rc = parse_args(&o, argc, argv);
 	if (rc)
 		return rc;
-	ldb_close(db);
-	db = NULL;
-
-	int tty = !c.quiet && isatty(2);
-	slot *slots = lm_xcalloc((size_t)c.jobs, sizeof *slots);
-	int next = 0, done = 0, failed = 0, errors = 0, running = 0;
-	int unlogged = 0; /* runs the run log did not take: stop launching */
-	double t0 = lm_seconds();
-	lm_buf fails = LM_BUF_INIT;
-	fflush(stdout);
-	fflush(stderr);
-	while (done < next || (next < c.count && !unlogged &&
-			       !(c.stop && (failed || errors)))) {
-		/* launch */
-		while (running < c.jobs && next < c.count && !unlogged &&
-		       !(c.stop && (failed || errors))) {
-			int p[2];
-			if (pipe(p) != 0) {
-				perror("lncsim: fuzz: pipe");
-				return EXIT_INTERNAL;
-			}
-			uint64_t s = c.seed + (uint64_t)next;
-			pid_t pid = fork();
-			if (pid < 0) {
-				perror("lncsim: fuzz: fork");
-				return EXIT_INTERNAL;
-			}
-			if (pid == 0) {
-				close(p[0]);
-				int st = run_case(&c, s, p[1]);
-				close(p[1]);
-				_exit(st);
-			}
-			close(p[1]);
-			for (int k = 0; k < c.jobs; k++)
-				if (!slots[k].pid) {
-					slots[k].pid = pid;
-					slots[k].fd = p[0];
-					slots[k].seed = s;
-					break;
-				}
-			running++;
-			next++;
-		}
-		if (!running)
-			break;
-		/* reap one */
-		int st;
-		pid_t pid = wait(&st);
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (int k = 0; k < c.jobs; k++) {
-			slot *sl = &slots[k];
-			if (sl->pid != pid)
-				continue;
-			char tmp[4096];
-			ssize_t r;
-			while ((r = read(sl->fd, tmp, sizeof tmp)) > 0)
-				lm_buf_put(&sl->out, tmp, (size_t)r);
-			close(sl->fd);
-			int code = WIFEXITED(st) ? WEXITSTATUS(st) : 3;
-			const char *msg = lm_buf_cstr(&sl->out);
-			/* the verdict line, then "kept\tDIR" (where the case
-			** was kept) and "log\t..." lines: runs the run log did
-			** not take */
-			const char *kept = NULL;
-			int kept_len = 0;
-			for (const char *l = strchr(msg, '\n'); l && l[1];
-			     l = strchr(l + 1, '\n')) {
-				if (!strncmp(l + 1, "kept\t", 5)) {
-					const char *e = strchr(l + 6, '\n');
-					kept = l + 6;
-					kept_len = (int)(e ? e - kept
-							   : (long)strlen(kept));
-				}
-				if (strncmp(l + 1, "log\t", 4))
-					continue;
-				const char *e = strchr(l + 1, '\n');
-				if (tty)
-					fputc('\n', stderr);
-				fprintf(stderr, "lncsim: fuzz: seed %llu: %.*s (run "
-					"not logged)\n",
-					(unsigned long long)sl->seed,
-					(int)(e ? e - (l + 5) : (long)strlen(l + 5)),
-					l + 5);
-				unlogged++;
-			}
-			if (code != 0) {
-				if (code == 1)
-					failed++;
-				else
-					errors++;
-				int cores = case_cores(&c, sl->seed);
-				if (tty)
-					fputc('\n', stderr);
-				const char *tab = strchr(msg, '\t');
-				int klen = tab ? (int)(tab - msg) : 0;
-				const char *text = tab ? tab + 1 : msg;
-				char *line = lm_xasprintf(
-					"FAIL seed %llu (%d core%s) [%.*s]: %.*s\n  repro: "
-					"lncsim gen --cores %d --seed %llu%s -o DIR && "
-					"lncsim diff%s%s --seed %llu DIR/gen%llu\n",
-					(unsigned long long)sl->seed, cores,
-					cores == 1 ? "" : "s", klen, msg,
-					(int)(strchr(text, '\n') ? strchr(text, '\n') - text
-								 : (long)strlen(text)),
-					text, cores,
-					(unsigned long long)sl->seed,
-					c.size == LS_GEN_SMALL ? "" :
-					c.size == LS_GEN_MEDIUM ? " --size medium"
-								: " --size large",
-					c.skip_text ? " --skip=" : "",
-					c.skip_text ? c.skip_text : "",
-					(unsigned long long)sl->seed,
-					(unsigned long long)sl->seed);
-				fputs(line, stdout);
-				if (kept)
-					printf("  kept: %.*s\n", kept_len, kept);
-				fflush(stdout);
-				lm_buf_puts(&fails, line);
-				free(line);
-			}
-			lm_buf_free(&sl->out);
-			memset(sl, 0, sizeof *sl);
-			running--;
-			done++;
-			break;
-		}
-		if (tty)
-			progress(done, c.count, failed + errors, t0);
-		else if (!c.quiet && done % 50 == 0)
-			fprintf(stderr, "fuzz: %d/%d cases, %d failed\n", done, c.count,
-				failed + errors);
-	}
-	if (tty)
-		fputc('\n', stderr);
-	double el = lm_seconds() - t0;
-	printf("fuzz: %d case%s, %d passed, %d failed, %d error%s in %.2f s "
-	       "(%.1f cases/s, %d job%s)\n", done, done == 1 ? "" : "s",
-	       done - failed - errors, failed, errors, errors == 1 ? "" : "s", el,
-	       el > 0 ? done / el : 0.0, c.jobs, c.jobs == 1 ? "" : "s");
-	if (unlogged)
-		printf("fuzz: %d run%s not logged into %s: stopped launching "
-		       "cases\n", unlogged, unlogged == 1 ? "" : "s",
-		       cli_db_path(&c.dbo));
-	/* the summary run */
-	if (cli_db_path(&c.dbo) && cli_db_open(&c.dbo, &db) != 0)
-		unlogged++;
-	else if (db) {
-		char *cmd = cli_db_cmdline(argc + 1, argv - 1);
-		char *msg = lm_xasprintf("%d cases, %d failed, %d errors", done,
-					 failed, errors);
-		ldb_run_info info;
-		memset(&info, 0, sizeof info);
-		info.command = cmd;
-		info.module = "fuzz";
-		info.cores = c.hi;
-		info.seed = c.seed;
-		ldb_run *run = NULL;
-		if (ldb_run_begin(db, &info, &run, &err) ||
-		    ldb_run_end(run, failed || errors ? "fail" : "pass", msg, el,
-				NULL, &err)) {
-			fprintf(stderr, "lncsim: %s (run not logged)\n", err.msg);
-			unlogged++;
-		}
-		free(cmd);
-		free(msg);
-		ldb_close(db);
-	}
-	lm_buf_free(&fails);
-	free(slots);
-	if (unlogged)
+	int launched = launcher_size();
+#ifdef HAVE_MPI
+	int use_mpi = o.mpi || launched > 0;
+#else
+	if (o.mpi)
+		return cli_usage_error("fuzz", "--mpi: this lncsim is built "
+				       "without MPI (./configure --with-mpi)");
+	if (launched > 1) {
+		fprintf(stderr, "lncsim: fuzz: started as one of %d processes of "
+			"an MPI job, but this lncsim is built without MPI: each "
+			"would run the whole campaign (build with ./configure "
+			"--with-mpi)\n", launched);
 		return EXIT_INPUT;
-	return failed || errors ? EXIT_CHECK : EXIT_OK;
+	}
+	int use_mpi = 0;
+#endif
+	if (!o.has_jobs) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		o.jobs = use_mpi ? 1 : ncpu > 0 ? (int)ncpu : 1;
+	}
+	/* the case servers first: under MPI they must exist before it does */
+	fz_pool *pool = NULL;
+	if (fz_pool_start(&pool, o.jobs, &err) != 0)
+		return cli_report(&err);
+	int rank = 0, size = 0;
+#ifdef HAVE_MPI
+	if (use_mpi && fz_mpi_init(NULL, NULL, &rank, &size, &err) != 0) {
+		fz_pool_free(pool);
+		return cli_report(&err);
+	}
+	if (use_mpi && rank != 0) {
+		rc = work(&o, pool);
+		fz_pool_free(pool);
+		fz_mpi_finalize();
+		return rc;
+	}
+#endif
+	(void)rank;
+	rc = coordinate(&o, argc, argv, pool, size);
+	fz_pool_free(pool);
+#ifdef HAVE_MPI
+	/* cut short, the job is being torn down: no goodbyes */
+	if (use_mpi && rc != 143)
+		fz_mpi_finalize();
+#endif
+	return rc;
 }

@@ -154,6 +154,27 @@ void diff_case_free(diff_case *dc)
 	ls_diff_result_free(&dc->res);
 }
 
+int diff_case_executions(const diff_case *dc, const char *modes[2],
+			 const ls_result *res[2])
+{
+	const ls_diff_result *r = &dc->res;
+	int n = 0;
+	if (r->schedules_run || r->ref.n_cores) {
+		modes[n] = "reference";
+		res[n++] = &r->ref;
+	}
+	if (r->linked.n_cores) {
+		modes[n] = "linked";
+		res[n++] = &r->linked;
+	}
+	return n;
+}
+
+int diff_case_logs_tensor(const ls_tensor_cmp *c)
+{
+	return c->schedule == 0;
+}
+
 int diff_case_log(ldb *db, const ldb_run_info *info, const diff_case *dc,
 		  const char *error, double wall_seconds, lm_error *err)
 {
@@ -167,12 +188,13 @@ int diff_case_log(ldb *db, const ldb_run_info *info, const diff_case *dc,
 		return ldb_run_end(run, "error", error ? error : "", wall_seconds,
 				   NULL, err);
 	const ls_diff_result *r = &dc->res;
-	if (r->schedules_run || r->ref.n_cores)
-		rc = ldb_log_execution(run, "reference", &r->ref, err);
-	if (!rc && r->linked.n_cores)
-		rc = ldb_log_execution(run, "linked", &r->linked, err);
+	const char *modes[2];
+	const ls_result *res[2];
+	int n = diff_case_executions(dc, modes, res);
+	for (int i = 0; !rc && i < n; i++)
+		rc = ldb_log_execution(run, modes[i], res[i], err);
 	for (int i = 0; !rc && i < r->n_cmp; i++)
-		if (r->cmp[i].schedule == 0)
+		if (diff_case_logs_tensor(&r->cmp[i]))
 			rc = ldb_log_tensor(run, r->cmp[i].name, r->cmp[i].equal,
 					    r->cmp[i].mismatches,
 					    r->cmp[i].first_index,

@@ -42,6 +42,17 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 		  lm_module *given, lm_error *err);
 void diff_case_free(diff_case *dc);
 
+/*
+** What the run log keeps of a check that ran: its executions, at most two
+** (modes[i] "reference" or "linked", res[i] borrowed from dc; returns
+** how many), and of the comparisons those of the plain schedule
+** (diff_case_logs_tensor). diff_case_log stores these, and `fuzz` sends
+** the same in its result records.
+*/
+int diff_case_executions(const diff_case *dc, const char *modes[2],
+			 const ls_result *res[2]);
+int diff_case_logs_tensor(const ls_tensor_cmp *c);
+
 struct ldb;
 struct ldb_run_info;
 /*

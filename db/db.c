@@ -41,6 +41,21 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_INS_TENSOR] =
 	"INSERT INTO tensors(run_id, name, equal, mismatches, first_index, "
 	"max_abs_diff) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[ST_INS_CASE] =
+	"INSERT INTO cases(run_id, campaign, seed, gen_options, kind, "
+	"signature) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	/* every assignment reads the old row: the seed compared is the old */
+	[ST_UPSERT_FAILURE] =
+	"INSERT INTO failures(campaign, signature, kind, seed, hits, message, "
+	"repro) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6) "
+	"ON CONFLICT(campaign, signature) DO UPDATE SET hits = hits + 1, "
+	"message = CASE WHEN excluded.seed < seed THEN excluded.message "
+	"ELSE message END, "
+	"repro = CASE WHEN excluded.seed < seed THEN excluded.repro "
+	"ELSE repro END, "
+	"seed = min(seed, excluded.seed)",
+	[ST_SAVEPOINT] = "SAVEPOINT run",
+	[ST_RELEASE] = "RELEASE run",
 };
 
 /*
@@ -178,6 +193,10 @@ static int probe(ldb *db, lm_error *err)
 		" (SELECT max(id) FROM matmuls),"
 		" (SELECT max(execution_id) FROM matmuls),"
 		" (SELECT max(id) FROM tensors), (SELECT max(run_id) FROM tensors),"
+		" (SELECT max(id) FROM campaigns), (SELECT max(name) FROM campaigns),"
+		" (SELECT max(run_id) FROM cases), (SELECT max(campaign) FROM cases),"
+		" (SELECT max(campaign) FROM cases WHERE signature <> ''),"
+		" (SELECT max(campaign) FROM failures),"
 		" (SELECT count(*) FROM sqlite_schema)";
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
@@ -488,6 +507,7 @@ void ldb_close(ldb *db)
 		return;
 	if (db->open_run)
 		ldb_run_abort(db->open_run);
+	ldb_batch_abort(db);
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(db->st[i]);
 	sqlite3_close(db->h);
@@ -534,7 +554,7 @@ int ldb_file_version(const char *path, int *version, lm_error *err)
 /*
 ** The prepared statement i of db, reset and unbound, ready for binding.
 */
-static sqlite3_stmt *stmt(ldb *db, int i, lm_error *err)
+sqlite3_stmt *ldb_stmt(ldb *db, int i, lm_error *err)
 {
 	if (!db->st[i]) {
 		lm_buf sql = LM_BUF_INIT;
@@ -566,7 +586,7 @@ static sqlite3_stmt *stmt(ldb *db, int i, lm_error *err)
 /*
 ** Step a bound insert/update to completion and reset it.
 */
-static int step_done(ldb *db, sqlite3_stmt *st, const char *where,
+int ldb_step_done(ldb *db, sqlite3_stmt *st, const char *where,
 		     lm_error *err)
 {
 	int rc = sqlite3_step(st);
@@ -589,7 +609,7 @@ static void bind_real(sqlite3_stmt *st, int i, double v)
 }
 
 /* Bind a string, "" for NULL. */
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
+void ldb_bind_text(sqlite3_stmt *st, int i, const char *s)
 {
 	sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_STATIC);
 }
@@ -615,6 +635,115 @@ static void make_uuid(char buf[40])
 		 b[14], b[15]);
 }
 
+/* Run prepared statement i, which takes no parameters (SAVEPOINT,
+** RELEASE: parsed once, not at every run of a batch). */
+static int step_stmt(ldb *db, int i, const char *where, lm_error *err)
+{
+	sqlite3_stmt *st = ldb_stmt(db, i, err);
+	if (!st)
+		return LM_EINPUT;
+	return ldb_step_done(db, st, where, err);
+}
+
+/* The time t (0: now) in UTC, ISO 8601 with a Z. */
+void ldb_utc(time_t t, char buf[32])
+{
+	struct tm tm;
+	if (!t)
+		t = time(NULL);
+	gmtime_r(&t, &tm);
+	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/*
+** Inside a batch, a failed statement may have rolled the whole
+** transaction back (SQLite does so on a full disk, an I/O error, no
+** memory): the batch is lost then, and every later run of it is
+** refused with why, until ldb_batch_commit reports it.
+*/
+static void note_batch(ldb *db, const lm_error *err)
+{
+	if (!db->in_batch || db->batch_failed ||
+	    !sqlite3_get_autocommit(db->h))
+		return;
+	db->batch_failed = 1;
+	snprintf(db->batch_msg, sizeof db->batch_msg, "%.900s (the batch of "
+		 "runs it was in is rolled back)", err ? err->msg : "");
+}
+
+/*
+** Undo the open run: its savepoint inside a batch, else its transaction.
+*/
+static void undo(ldb *db, const lm_error *err)
+{
+	if (!db->in_batch) {
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+		return;
+	}
+	note_batch(db, err);
+	if (!db->batch_failed)
+		sqlite3_exec(db->h, "ROLLBACK TO run; RELEASE run", NULL, NULL,
+			     NULL);
+}
+
+/*
+** Open a batch: one write transaction for many runs.
+*/
+int ldb_batch_begin(ldb *db, lm_error *err)
+{
+	if (db->open_run || db->in_batch)
+		return lm_errc(err, LM_EINTERNAL, db->path, "logging",
+			       "a run or a batch is already open");
+	if (ldb_exec(db, "BEGIN IMMEDIATE", "logging a batch", err) != 0)
+		return LM_EINPUT;
+	db->in_batch = 1;
+	db->batch_failed = 0;
+	db->batch_msg[0] = 0;
+	return 0;
+}
+
+/*
+** Commit the runs of the batch, or report why none of them is kept.
+*/
+int ldb_batch_commit(ldb *db, lm_error *err)
+{
+	if (!db->in_batch)
+		return lm_errc(err, LM_EINTERNAL, db->path, "logging",
+			       "no batch is open");
+	if (db->open_run)
+		return lm_errc(err, LM_EINTERNAL, db->path, "logging",
+			       "a run of the batch is still open");
+	int rc = 0;
+	if (db->batch_failed)
+		rc = lm_err(err, "", "", "%.1000s", db->batch_msg);
+	else if (ldb_exec(db, "COMMIT", "committing a batch", err) != 0) {
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+		rc = LM_EINPUT;
+	}
+	db->in_batch = 0;
+	db->batch_failed = 0;
+	return rc;
+}
+
+/*
+** Roll an open batch back.
+*/
+void ldb_batch_abort(ldb *db)
+{
+	if (!db || !db->in_batch)
+		return;
+	if (db->open_run)
+		ldb_run_abort(db->open_run);
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	db->in_batch = 0;
+	db->batch_failed = 0;
+}
+
+int ldb_batch_is_open(const ldb *db)
+{
+	return db->in_batch;
+}
+
 /*
 ** Start the run's transaction and insert its runs row.
 */
@@ -625,31 +754,33 @@ int ldb_run_begin(ldb *db, const ldb_run_info *info, ldb_run **out,
 	if (db->open_run)
 		return lm_errc(err, LM_EINTERNAL, db->path, "logging",
 			       "a run is already open");
+	if (db->batch_failed)
+		return lm_err(err, "", "", "%.1000s", db->batch_msg);
 	char uuid[40], started[32];
 	if (info->uuid && *info->uuid)
 		snprintf(uuid, sizeof uuid, "%s", info->uuid);
 	else
 		make_uuid(uuid);
-	time_t t = info->started ? info->started : time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	ldb_utc(info->started, started);
 
-	if (ldb_exec(db, "BEGIN IMMEDIATE", "logging a run", err) != 0)
+	if (db->in_batch ? step_stmt(db, ST_SAVEPOINT, "logging a run", err)
+			 : ldb_exec(db, "BEGIN IMMEDIATE", "logging a run", err)) {
+		note_batch(db, err);
 		return LM_EINPUT;
-	sqlite3_stmt *st = stmt(db, ST_INS_RUN, err);
+	}
+	sqlite3_stmt *st = ldb_stmt(db, ST_INS_RUN, err);
 	if (!st)
 		goto rollback;
-	bind_text(st, 1, uuid);
-	bind_text(st, 2, started);
-	bind_text(st, 3, info->command);
-	bind_text(st, 4, info->module);
-	bind_text(st, 5, info->arch);
+	ldb_bind_text(st, 1, uuid);
+	ldb_bind_text(st, 2, started);
+	ldb_bind_text(st, 3, info->command);
+	ldb_bind_text(st, 4, info->module);
+	ldb_bind_text(st, 5, info->arch);
 	sqlite3_bind_int(st, 6, info->cores);
 	sqlite3_bind_int64(st, 7, (int64_t)info->seed);
-	bind_text(st, 8, info->tool_version ? info->tool_version
+	ldb_bind_text(st, 8, info->tool_version ? info->tool_version
 					    : PACKAGE_VERSION);
-	if (step_done(db, st, "logging a run", err) != 0)
+	if (ldb_step_done(db, st, "logging a run", err) != 0)
 		goto rollback;
 	ldb_run *run = lm_xcalloc(1, sizeof *run);
 	run->db = db;
@@ -658,7 +789,7 @@ int ldb_run_begin(ldb *db, const ldb_run_info *info, ldb_run **out,
 	*out = run;
 	return 0;
 rollback:
-	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	undo(db, err);
 	return LM_EINPUT;
 }
 
@@ -677,11 +808,11 @@ static void bind_matmul(sqlite3_stmt *st, int base, int64_t exec_id,
 	const char *dt = lm_dtype_name(mm->dtype);
 	sqlite3_bind_int64(st, base + 1, exec_id);
 	sqlite3_bind_int(st, base + 2, mm->core);
-	bind_text(st, base + 3, mm->name);
+	ldb_bind_text(st, base + 3, mm->name);
 	sqlite3_bind_int(st, base + 4, mm->k);
 	sqlite3_bind_int(st, base + 5, mm->m);
 	sqlite3_bind_int(st, base + 6, mm->n);
-	bind_text(st, base + 7, dt ? dt : "");
+	ldb_bind_text(st, base + 7, dt ? dt : "");
 	sqlite3_bind_int64(st, base + 8, mm->start_ps);
 	sqlite3_bind_int64(st, base + 9, mm->duration_ps);
 	bind_real(st, base + 10, mm->array_util);
@@ -708,18 +839,18 @@ int ldb_log_execution(ldb_run *run, const char *mode, const ls_result *r,
 		return lm_errc(err, LM_EINTERNAL, db->path, "logging",
 			       "inconsistent result counts");
 	}
-	sqlite3_stmt *st = stmt(db, ST_INS_EXEC, err);
+	sqlite3_stmt *st = ldb_stmt(db, ST_INS_EXEC, err);
 	if (!st)
 		goto fail;
 	sqlite3_bind_int64(st, 1, run->id);
-	bind_text(st, 2, mode);
+	ldb_bind_text(st, 2, mode);
 	sqlite3_bind_int64(st, 3, r->sim_time_ps);
 	sqlite3_bind_int64(st, 4, r->instructions);
-	if (step_done(db, st, "logging an execution", err) != 0)
+	if (ldb_step_done(db, st, "logging an execution", err) != 0)
 		goto fail;
 	int64_t exec_id = sqlite3_last_insert_rowid(db->h);
 
-	if (!(st = stmt(db, ST_INS_CORE, err)))
+	if (!(st = ldb_stmt(db, ST_INS_CORE, err)))
 		goto fail;
 	for (int i = 0; i < r->n_cores; i++) {
 		const ls_core_stats *c = &r->cores[i];
@@ -737,14 +868,14 @@ int ldb_log_execution(ldb_run *run, const char *mode, const ls_result *r,
 		sqlite3_bind_int64(st, 15, c->barrier_wait_ps);
 		sqlite3_bind_int64(st, 16, c->semaphore_wait_ps);
 		sqlite3_bind_int64(st, 17, c->end_ps);
-		if (step_done(db, st, "logging core stats", err) != 0)
+		if (ldb_step_done(db, st, "logging core stats", err) != 0)
 			goto fail;
 	}
 
 	/* whole batches of MATMUL_BATCH rows, then the rest one by one */
 	int i = 0;
 	if (r->n_matmuls >= MATMUL_BATCH) {
-		if (!(st = stmt(db, ST_INS_MATMUL_BATCH, err)))
+		if (!(st = ldb_stmt(db, ST_INS_MATMUL_BATCH, err)))
 			goto fail;
 		for (; i + MATMUL_BATCH <= r->n_matmuls; i += MATMUL_BATCH) {
 			for (int j = 0; j < MATMUL_BATCH; j++)
@@ -758,7 +889,7 @@ int ldb_log_execution(ldb_run *run, const char *mode, const ls_result *r,
 			sqlite3_reset(st);
 		}
 	}
-	if (i < r->n_matmuls && !(st = stmt(db, ST_INS_MATMUL, err)))
+	if (i < r->n_matmuls && !(st = ldb_stmt(db, ST_INS_MATMUL, err)))
 		goto fail;
 	for (; i < r->n_matmuls; i++) {
 		bind_matmul(st, 0, exec_id, &r->matmuls[i]);
@@ -783,16 +914,16 @@ int ldb_log_tensor(ldb_run *run, const char *name, int equal,
 		   double max_abs_diff, lm_error *err)
 {
 	ldb *db = run->db;
-	sqlite3_stmt *st = stmt(db, ST_INS_TENSOR, err);
+	sqlite3_stmt *st = ldb_stmt(db, ST_INS_TENSOR, err);
 	if (!st)
 		goto fail;
 	sqlite3_bind_int64(st, 1, run->id);
-	bind_text(st, 2, name);
+	ldb_bind_text(st, 2, name);
 	sqlite3_bind_int(st, 3, equal ? 1 : 0);
 	sqlite3_bind_int64(st, 4, mismatches);
 	sqlite3_bind_int64(st, 5, first_index);
 	bind_real(st, 6, max_abs_diff);
-	if (step_done(db, st, "logging a tensor", err) != 0)
+	if (ldb_step_done(db, st, "logging a tensor", err) != 0)
 		goto fail;
 	return 0;
 fail:
@@ -828,33 +959,35 @@ int ldb_run_end(ldb_run *run, const char *status, const char *message,
 		       "(pass, fail or error)", status ? status : "(null)");
 		goto rollback;
 	}
-	sqlite3_stmt *st = stmt(db, ST_UPD_RUN, err);
+	sqlite3_stmt *st = ldb_stmt(db, ST_UPD_RUN, err);
 	if (!st)
 		goto rollback;
-	bind_text(st, 1, status);
-	bind_text(st, 2, message);
+	ldb_bind_text(st, 1, status);
+	ldb_bind_text(st, 2, message);
 	bind_real(st, 3, wall_seconds);
 	sqlite3_bind_int64(st, 4, id);
-	if (step_done(db, st, "logging a run", err) != 0 ||
-	    ldb_exec(db, "COMMIT", "committing a run", err) != 0)
+	if (ldb_step_done(db, st, "logging a run", err) != 0 ||
+	    (db->in_batch ? step_stmt(db, ST_RELEASE, "committing a run", err)
+			  : ldb_exec(db, "COMMIT", "committing a run", err)) != 0)
 		goto rollback;
 	run_free(run);
 	if (run_id)
 		*run_id = id;
 	return 0;
 rollback:
-	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	undo(db, err);
 	run_free(run);
 	return LM_EINPUT;
 }
 
 /*
-** Roll the run's transaction back: nothing of it is kept.
+** Roll the run's transaction (in a batch: its savepoint) back: nothing
+** of it is kept.
 */
 void ldb_run_abort(ldb_run *run)
 {
 	if (!run)
 		return;
-	sqlite3_exec(run->db->h, "ROLLBACK", NULL, NULL, NULL);
+	undo(run->db, NULL);
 	run_free(run);
 }

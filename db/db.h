@@ -15,6 +15,11 @@
 ** after the simulation, right before logging its results (the start time is
 ** taken from ldb_run_info.started).
 **
+** A batch (ldb_batch_begin .. ldb_batch_commit) holds many runs in one
+** transaction: each run is then a savepoint inside it (a run that fails
+** or is aborted leaves nothing, the others stay), and the commit keeps
+** them all or, when it fails, none. `lncsim fuzz` logs its cases so.
+**
 ** Ownership: ldb_open gives a handle the caller frees with ldb_close; an
 ** ldb_run is freed by ldb_run_end or ldb_run_abort (exactly one of them).
 ** The ls_result passed to ldb_log_execution is only read.
@@ -28,7 +33,7 @@
 #include "sim.h"
 
 /* The schema version this lncsim writes (PRAGMA user_version). */
-enum { LDB_SCHEMA_VERSION = 2 };
+enum { LDB_SCHEMA_VERSION = 3 };
 
 /* The default database path, and the environment variable overriding it. */
 #define LDB_DEFAULT_PATH "lncsim.db"
@@ -48,7 +53,7 @@ enum {
 ** Open (and with LDB_CREATE create) the database at path, migrate it to
 ** LDB_SCHEMA_VERSION. Errors: "PATH: no such database" (without
 ** LDB_CREATE), "PATH: not an lncsim database: ...", "PATH: schema version N
-** is newer than this lncsim supports (2): ...", "PATH: database is
+** is newer than this lncsim supports (3): ...", "PATH: database is
 ** read-only: ..." (without LDB_READ: nothing could be logged), "PATH:
 ** ...: database is corrupt (...)" (an existing file's pages that the next
 ** run writes are checked; docs/database.md). All LM_EINPUT.
@@ -116,11 +121,90 @@ void ldb_run_abort(ldb_run *run);
 /* The runs.id of an open run. */
 int64_t ldb_run_id(const ldb_run *run);
 
+/*
+** Open a batch on db: BEGIN IMMEDIATE; the runs logged until
+** ldb_batch_commit are savepoints inside it. Fails if a run or a batch is
+** open.
+*/
+int ldb_batch_begin(ldb *db, lm_error *err);
+/* Commit the batch (no run may be open); on failure it is rolled back
+** and no run of it is kept. */
+int ldb_batch_commit(ldb *db, lm_error *err);
+/* Roll the open batch back (an open run with it). No batch: nothing. */
+void ldb_batch_abort(ldb *db);
+/* Whether a batch is open. */
+int ldb_batch_is_open(const ldb *db);
+
+/* ---- fuzz campaigns -------------------------------------------------- */
+
+/*
+** A campaign of `lncsim fuzz`: its name (the campaign id, unique in a
+** database), the generator options every case of it uses, as one
+** canonical string, its first seed and seed count (0: no count, the
+** campaign runs for a duration). Strings may be NULL when adding ("").
+*/
+typedef struct ldb_campaign {
+	char *name;
+	char *gen_options;
+	char *tool_version;
+	char *command;
+	char started_utc[32];
+	uint64_t first_seed;
+	uint64_t count;
+} ldb_campaign;
+
+/*
+** Add campaign c (started now; tool_version NULL: this lncsim's) in a
+** transaction of its own. A name already present is refused: "PATH:
+** campaign NAME exists".
+*/
+int ldb_campaign_add(ldb *db, const ldb_campaign *c, lm_error *err);
+/*
+** Read campaign name (NULL: the one added last) into *out (free with
+** ldb_campaign_free); *found 0 when there is none (out untouched).
+*/
+int ldb_campaign_get(ldb *db, const char *name, ldb_campaign *out,
+		     int *found, lm_error *err);
+void ldb_campaign_free(ldb_campaign *c);
+
+/* A closed range of seeds. */
+typedef struct ldb_seed_range {
+	uint64_t lo, hi;
+} ldb_seed_range;
+
+/*
+** The seeds the cases of campaign name were recorded with, ascending, as
+** disjoint closed ranges (*r, caller frees; *n of them); *total (may be
+** NULL) the number of cases (a seed recorded twice counts twice).
+*/
+int ldb_campaign_seeds(ldb *db, const char *name, ldb_seed_range **r,
+		       int *n, int64_t *total, lm_error *err);
+
+/* One case of a campaign, logged with its run. */
+typedef struct ldb_case_info {
+	const char *campaign;     /* an existing campaign's name */
+	uint64_t seed;
+	const char *gen_options;  /* those the case ran with */
+	const char *kind;         /* "" for a pass; the failure kind */
+	const char *signature;    /* "" for a pass */
+	const char *message;      /* the failure's message */
+	const char *repro;        /* the command that reproduces it */
+} ldb_case_info;
+
+/*
+** Log the case of an open run: a cases row, and for a failure
+** (signature not "") its signature in failures: added with hits 1, or
+** its hits counted up, its seed, message and repro those of the smallest
+** seed that hit it.
+*/
+int ldb_log_case(ldb_run *run, const ldb_case_info *ci, lm_error *err);
+
 /* ---- merge ----------------------------------------------------------- */
 
 typedef struct ldb_merge_stats {
 	int64_t runs, runs_skipped; /* added, already present (same uuid) */
 	int64_t executions, core_stats, matmuls, tensors;
+	int64_t campaigns, cases;   /* campaigns added, cases added */
 } ldb_merge_stats;
 
 /*
@@ -128,7 +212,11 @@ typedef struct ldb_merge_stats {
 ** ids re-keyed, runs whose uuid is already in db skipped, so merging the
 ** same shard twice adds nothing. in_path is migrated to the current schema
 ** first (like any lncsim command opening it). st (may be NULL) is
-** incremented.
+** incremented. Campaigns are matched by name: one that is new is added,
+** one present in both must have the same generator options and first
+** seed (else the merge is refused: "campaign NAME: generator options
+** differ ..."); the cases follow their runs, and each failure signature
+** keeps the smallest seed of both, its hits counted again from the cases.
 */
 int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 	      lm_error *err);
@@ -159,5 +247,37 @@ typedef struct ldb_run_row {
 int ldb_query_runs(ldb *db, int last, ldb_run_row **rows, int *n,
 		   lm_error *err);
 void ldb_run_rows_free(ldb_run_row *rows, int n);
+
+/* A campaign and how its cases went. */
+typedef struct ldb_campaign_row {
+	ldb_campaign c;
+	int64_t cases, passed, failed, errors; /* runs of its cases */
+	int64_t seeds;                         /* distinct seeds */
+	int64_t signatures;                    /* rows of failures */
+} ldb_campaign_row;
+
+/*
+** Every campaign (name NULL) or campaign name, in the order added.
+** Caller frees with ldb_campaign_rows_free.
+*/
+int ldb_query_campaigns(ldb *db, const char *name, ldb_campaign_row **rows,
+			int *n, lm_error *err);
+void ldb_campaign_rows_free(ldb_campaign_row *rows, int n);
+
+/* One deduplicated failure signature. */
+typedef struct ldb_failure_row {
+	char *campaign, *signature, *kind, *message, *repro;
+	uint64_t seed;   /* the smallest seed that hit it */
+	int64_t hits;
+} ldb_failure_row;
+
+/*
+** The failure signatures of campaign name (NULL: every campaign), by
+** campaign (in the order added), then hits descending, then signature.
+** Caller frees with ldb_failure_rows_free.
+*/
+int ldb_query_failures(ldb *db, const char *campaign, ldb_failure_row **rows,
+		       int *n, lm_error *err);
+void ldb_failure_rows_free(ldb_failure_row *rows, int n);
 
 #endif

@@ -19,6 +19,10 @@ enum {
 	ST_INS_MATMUL,
 	ST_INS_MATMUL_BATCH,   /* MATMUL_BATCH rows per statement */
 	ST_INS_TENSOR,
+	ST_INS_CASE,
+	ST_UPSERT_FAILURE,
+	ST_SAVEPOINT,          /* a run inside a batch */
+	ST_RELEASE,
 	ST_COUNT
 };
 
@@ -27,6 +31,9 @@ struct ldb {
 	char *path;
 	char *uri;                  /* the URI it was opened with */
 	ldb_run *open_run;          /* at most one */
+	int in_batch;               /* a batch transaction is open */
+	int batch_failed;           /* ... and was rolled back: batch_msg */
+	char batch_msg[1100];
 	sqlite3_stmt *st[ST_COUNT]; /* lazily prepared */
 };
 
@@ -35,6 +42,16 @@ struct ldb_run {
 	int64_t id;
 	int failed;                 /* a log call failed: end rolls back */
 };
+
+/* The prepared statement i (ST_*), reset and unbound; NULL with err. */
+sqlite3_stmt *ldb_stmt(ldb *db, int i, lm_error *err);
+/* Step a bound insert/update to completion and reset it. */
+int ldb_step_done(ldb *db, sqlite3_stmt *st, const char *where,
+		  lm_error *err);
+/* Bind a string, "" for NULL. */
+void ldb_bind_text(sqlite3_stmt *st, int i, const char *s);
+/* The time t (0: now) as "YYYY-MM-DDTHH:MM:SSZ" in buf (32 bytes). */
+void ldb_utc(time_t t, char buf[32]);
 
 /* Fill err with "PATH: where: <sqlite message>" (LM_EINPUT). */
 int ldb_sqlerr(lm_error *err, ldb *db, const char *where);

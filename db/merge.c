@@ -54,6 +54,74 @@ static int query_int(ldb *db, const char *sql, int64_t *v, lm_error *err)
 }
 
 /*
+** The fuzz campaigns of src into main, inside the merge's transaction
+** (after the runs): a campaign in both must be the same campaign (same
+** generator options and first seed); new ones are added, the cases follow
+** the runs copied (off_run), and each failure signature keeps the
+** smallest seed of both with its message and repro, its hits counted
+** again from the cases -- so merging a shard twice counts nothing twice.
+*/
+static int merge_campaigns(ldb *db, int64_t off_run, ldb_merge_stats *st,
+			   lm_error *err)
+{
+	static const char clash[] =
+		"SELECT s.name, s.gen_options, m.gen_options, s.first_seed, "
+		"m.first_seed FROM src.campaigns s JOIN main.campaigns m "
+		"ON m.name = s.name WHERE s.gen_options <> m.gen_options "
+		"OR s.first_seed <> m.first_seed LIMIT 1";
+	sqlite3_stmt *q = NULL;
+	if (sqlite3_prepare_v2(db->h, clash, -1, &q, NULL) != SQLITE_OK)
+		return ldb_sqlerr(err, db, "merging campaigns");
+	int rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		lm_err(err, db->path, "merging", "campaign %s: generator "
+		       "options differ (%s, first seed %lld here; %s, first "
+		       "seed %lld in the shard): two campaigns would share one "
+		       "name", (const char *)sqlite3_column_text(q, 0),
+		       (const char *)sqlite3_column_text(q, 2),
+		       (long long)sqlite3_column_int64(q, 4),
+		       (const char *)sqlite3_column_text(q, 1),
+		       (long long)sqlite3_column_int64(q, 3));
+		sqlite3_finalize(q);
+		return LM_EINPUT;
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_DONE)
+		return ldb_sqlerr(err, db, "merging campaigns");
+	if (copy_rows(db,
+		      "INSERT INTO main.campaigns(name, started_utc, command, "
+		      "tool_version, gen_options, first_seed, count) "
+		      "SELECT name, started_utc, command, tool_version, "
+		      "gen_options, first_seed, count FROM src.campaigns "
+		      "WHERE name NOT IN (SELECT name FROM main.campaigns) "
+		      "ORDER BY id", 0, 0, &st->campaigns, err) != 0 ||
+	    copy_rows(db,
+		      "INSERT INTO main.cases(run_id, campaign, seed, "
+		      "gen_options, kind, signature) "
+		      "SELECT run_id + ?1, campaign, seed, gen_options, kind, "
+		      "signature FROM src.cases "
+		      "WHERE run_id IN temp.merge_runs ORDER BY run_id",
+		      off_run, 0, &st->cases, err) != 0 ||
+	    copy_rows(db,
+		      "INSERT INTO main.failures(campaign, signature, kind, "
+		      "seed, hits, message, repro) "
+		      "SELECT campaign, signature, kind, seed, hits, message, "
+		      "repro FROM src.failures WHERE true "
+		      "ON CONFLICT(campaign, signature) DO UPDATE SET "
+		      "seed = excluded.seed, message = excluded.message, "
+		      "repro = excluded.repro WHERE excluded.seed < seed",
+		      0, 0, NULL, err) != 0 ||
+	    copy_rows(db,
+		      "UPDATE main.failures SET hits = (SELECT count(*) FROM "
+		      "main.cases c WHERE c.campaign = failures.campaign AND "
+		      "c.signature = failures.signature) "
+		      "WHERE campaign IN (SELECT name FROM src.campaigns)",
+		      0, 0, NULL, err) != 0)
+		return LM_EINPUT;
+	return 0;
+}
+
+/*
 ** Merge the database at in_path into db.
 */
 int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
@@ -170,6 +238,7 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 		      "first_index, max_abs_diff FROM src.tensors "
 		      "WHERE run_id IN temp.merge_runs ORDER BY id",
 		      off_run, off_exec, &local.tensors, err) != 0 ||
+	    merge_campaigns(db, off_run, &local, err) != 0 ||
 	    ldb_exec(db, "DROP TABLE temp.merge_runs", "merging", err) != 0 ||
 	    ldb_exec(db, "COMMIT", "merging", err) != 0)
 		goto rollback;
@@ -180,6 +249,8 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 		st->core_stats += local.core_stats;
 		st->matmuls += local.matmuls;
 		st->tensors += local.tensors;
+		st->campaigns += local.campaigns;
+		st->cases += local.cases;
 	}
 	goto detach;
 rollback:

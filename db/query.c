@@ -101,3 +101,120 @@ void ldb_run_rows_free(ldb_run_row *rows, int n)
 	}
 	free(rows);
 }
+
+/*
+** The campaigns with the counts of their cases.
+*/
+int ldb_query_campaigns(ldb *db, const char *name, ldb_campaign_row **rows,
+			int *n, lm_error *err)
+{
+	static const char sql[] =
+		"SELECT k.name, k.gen_options, k.tool_version, k.command, "
+		"k.started_utc, k.first_seed, k.count, "
+		"(SELECT count(*) FROM cases c WHERE c.campaign = k.name), "
+		"(SELECT count(*) FROM cases c JOIN runs r ON r.id = c.run_id "
+		" WHERE c.campaign = k.name AND r.status = 'pass'), "
+		"(SELECT count(*) FROM cases c JOIN runs r ON r.id = c.run_id "
+		" WHERE c.campaign = k.name AND r.status = 'fail'), "
+		"(SELECT count(*) FROM cases c JOIN runs r ON r.id = c.run_id "
+		" WHERE c.campaign = k.name AND r.status = 'error'), "
+		"(SELECT count(DISTINCT seed) FROM cases c "
+		" WHERE c.campaign = k.name), "
+		"(SELECT count(*) FROM failures f WHERE f.campaign = k.name) "
+		"FROM campaigns k WHERE ?1 IS NULL OR k.name = ?1 ORDER BY k.id";
+	*rows = NULL;
+	*n = 0;
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+		return ldb_sqlerr(err, db, "listing campaigns");
+	if (name)
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	int cap = 0, rc;
+	ldb_campaign_row *v = NULL;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		lm_grow(&v, &cap, *n + 1, sizeof *v);
+		ldb_campaign_row *r = &v[(*n)++];
+		memset(r, 0, sizeof *r);
+		r->c.name = col_dup(st, 0);
+		r->c.gen_options = col_dup(st, 1);
+		r->c.tool_version = col_dup(st, 2);
+		r->c.command = col_dup(st, 3);
+		col_copy(st, 4, r->c.started_utc, sizeof r->c.started_utc);
+		r->c.first_seed = (uint64_t)sqlite3_column_int64(st, 5);
+		r->c.count = (uint64_t)sqlite3_column_int64(st, 6);
+		r->cases = sqlite3_column_int64(st, 7);
+		r->passed = sqlite3_column_int64(st, 8);
+		r->failed = sqlite3_column_int64(st, 9);
+		r->errors = sqlite3_column_int64(st, 10);
+		r->seeds = sqlite3_column_int64(st, 11);
+		r->signatures = sqlite3_column_int64(st, 12);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ldb_campaign_rows_free(v, *n);
+		*n = 0;
+		return ldb_sqlerr(err, db, "listing campaigns");
+	}
+	*rows = v;
+	return 0;
+}
+
+void ldb_campaign_rows_free(ldb_campaign_row *rows, int n)
+{
+	for (int i = 0; i < n; i++)
+		ldb_campaign_free(&rows[i].c);
+	free(rows);
+}
+
+/*
+** The failure signatures, grouped by campaign, the most hit first.
+*/
+int ldb_query_failures(ldb *db, const char *campaign, ldb_failure_row **rows,
+		       int *n, lm_error *err)
+{
+	static const char sql[] =
+		"SELECT f.campaign, f.signature, f.kind, f.message, f.repro, "
+		"f.seed, f.hits FROM failures f JOIN campaigns k "
+		"ON k.name = f.campaign WHERE ?1 IS NULL OR f.campaign = ?1 "
+		"ORDER BY k.id, f.hits DESC, f.signature";
+	*rows = NULL;
+	*n = 0;
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+		return ldb_sqlerr(err, db, "listing failures");
+	if (campaign)
+		sqlite3_bind_text(st, 1, campaign, -1, SQLITE_STATIC);
+	int cap = 0, rc;
+	ldb_failure_row *v = NULL;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		lm_grow(&v, &cap, *n + 1, sizeof *v);
+		ldb_failure_row *r = &v[(*n)++];
+		r->campaign = col_dup(st, 0);
+		r->signature = col_dup(st, 1);
+		r->kind = col_dup(st, 2);
+		r->message = col_dup(st, 3);
+		r->repro = col_dup(st, 4);
+		r->seed = (uint64_t)sqlite3_column_int64(st, 5);
+		r->hits = sqlite3_column_int64(st, 6);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ldb_failure_rows_free(v, *n);
+		*n = 0;
+		return ldb_sqlerr(err, db, "listing failures");
+	}
+	*rows = v;
+	return 0;
+}
+
+void ldb_failure_rows_free(ldb_failure_row *rows, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(rows[i].campaign);
+		free(rows[i].signature);
+		free(rows[i].kind);
+		free(rows[i].message);
+		free(rows[i].repro);
+	}
+	free(rows);
+}

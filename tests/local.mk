@@ -162,3 +162,21 @@ tests_test_build_SOURCES = tests/test_build.c
 tests_test_build_CFLAGS = $(TEST_CFLAGS)
 tests_test_build_LDADD = $(TEST_LDADD)
 TESTS += tests/test_build
+
+# fuzz campaigns: result records, signatures, the coordinator and the
+# driver over a scripted transport, and `lncsim fuzz --jobs` end to end
+check_PROGRAMS += tests/test_fuzz
+tests_test_fuzz_SOURCES = tests/test_fuzz.c
+tests_test_fuzz_CFLAGS = $(TEST_CFLAGS) -I$(srcdir)/cli
+tests_test_fuzz_LDADD = cli/libcli.la $(TEST_LDADD)
+TESTS += tests/test_fuzz
+# campaigns under mpirun (./configure --with-mpi)
+if WITH_MPI
+check_PROGRAMS += tests/test_mpi
+tests_test_mpi_SOURCES = tests/test_mpi.c
+tests_test_mpi_CFLAGS = $(TEST_CFLAGS)
+tests_test_mpi_LDADD = $(TEST_LDADD)
+TESTS += tests/test_mpi
+else
+EXTRA_DIST += tests/test_mpi.c
+endif

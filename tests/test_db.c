@@ -5,6 +5,7 @@
 #include "common.h"
 #include "testutil.h"
 #include "db.h"
+#include "db_int.h"
 #include "dtype.h"
 
 #include <math.h>
@@ -265,6 +266,49 @@ START_TEST(test_migrate_v1)
 }
 END_TEST
 
+/*
+** A version-2 database (before fuzz campaigns) opens and upgrades: its
+** runs stay, the campaign tables are there, and a campaign goes in.
+*/
+START_TEST(test_migrate_v2)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "v2.db");
+	sql_exec(path, v1_schema);
+	char *up = lm_xasprintf("%s PRAGMA user_version = 2;",
+				ldb_migrations[1]);
+	sql_exec(path, up);
+	free(up);
+	int v = -1;
+	lm_error err;
+	ck_assert_int_eq(ldb_file_version(path, &v, &err), 0);
+	ck_assert_int_eq(v, 2);
+	/* a reader migrates it too (it is writable) */
+	tu_run r = tu_lncsim(NULL, "db", "runs", "--db", path, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "deadlock");
+	tu_run_free(&r);
+	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 3);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 2);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM pragma_table_list "
+				 "WHERE schema = 'main' AND strict = 1 AND name IN "
+				 "('campaigns', 'cases', 'failures')"), 3);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_master "
+				 "WHERE type = 'index' AND name IN ('cases_seed', "
+				 "'cases_signature')"), 2);
+	/* and a campaign goes in */
+	r = tu_lncsim(NULL, "fuzz", "--db", path, "--count", "2", "--jobs", "1",
+		      "-q", "--campaign", "after-v2", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM cases WHERE "
+				 "campaign = 'after-v2'"), 2);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 5);
+	free(path);
+	free(d);
+}
+END_TEST
+
 START_TEST(test_newer_refused)
 {
 	char *d = tu_tmpdir("db");
@@ -275,7 +319,7 @@ START_TEST(test_newer_refused)
 	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), LM_EINPUT);
 	ck_assert_ptr_null(db);
 	ck_assert_contains(err.msg, "future.db: schema version 99 is newer "
-			   "than this lncsim supports (2)");
+			   "than this lncsim supports (3)");
 	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 99);
 	/* the CLI says the same and exits 2 */
 	tu_run r = tu_lncsim(NULL, "db", "runs", "--db", path, NULL);
@@ -754,6 +798,14 @@ static char *dump(const char *path)
 		"'|' || t.mismatches || '|' || t.first_index || '|' || "
 		"quote(t.max_abs_diff) FROM tensors t JOIN runs r ON "
 		"t.run_id = r.id",
+		"SELECT 'case|' || r.uuid || '|' || c.campaign || '|' || c.seed "
+		"|| '|' || c.gen_options || '|' || c.kind || '|' || c.signature "
+		"FROM cases c JOIN runs r ON r.id = c.run_id",
+		"SELECT 'campaign|' || name || '|' || gen_options || '|' || "
+		"first_seed || '|' || count FROM campaigns",
+		"SELECT 'failure|' || campaign || '|' || signature || '|' || kind "
+		"|| '|' || seed || '|' || hits || '|' || message || '|' || repro "
+		"FROM failures",
 	};
 	sqlite3 *h = NULL;
 	ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL),
@@ -914,6 +966,380 @@ START_TEST(test_merge)
 	free(db_);
 	free(da);
 	free(po);
+	free(pb);
+	free(pa);
+	free(d);
+}
+END_TEST
+
+/* ---- batches, campaigns -------------------------------------------- */
+
+/* One run (a pass, no executions) in db; its id. */
+static int64_t bare_run(ldb *db, uint64_t seed, const char *status)
+{
+	lm_error err;
+	ldb_run_info info = { .command = "lncsim fuzz", .module = "gen",
+			      .cores = 2, .seed = seed };
+	ldb_run *run = NULL;
+	int64_t id = 0;
+	ck_assert_msg(ldb_run_begin(db, &info, &run, &err) == 0, "%s", err.msg);
+	ck_assert_msg(ldb_run_end(run, status, "", 0.5, &id, &err) == 0, "%s",
+		      err.msg);
+	return id;
+}
+
+/*
+** A batch keeps its runs in one transaction: committed, all are there;
+** a run aborted or failing inside it leaves the others; a batch rolled
+** back leaves none; nothing is visible to others before the commit.
+*/
+START_TEST(test_batch)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "batch.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	ck_assert_int_eq(ldb_batch_is_open(db), 0);
+	ck_assert_int_eq(ldb_batch_begin(db, &err), 0);
+	ck_assert_int_eq(ldb_batch_begin(db, &err), LM_EINTERNAL);
+	bare_run(db, 1, "pass");
+	bare_run(db, 2, "fail");
+	/* aborted and failing runs inside it */
+	ldb_run_info info = { .command = "x" };
+	ldb_run *run = NULL;
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_batch_commit(db, &err), LM_EINTERNAL);
+	ldb_run_abort(run);
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_run_end(run, "maybe", "", 0, NULL, &err), LM_EINPUT);
+	bare_run(db, 3, "pass");
+	/* another connection sees nothing yet */
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 0);
+	ck_assert_msg(ldb_batch_commit(db, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(ldb_batch_is_open(db), 0);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 3);
+	char *seeds = sql_text(path, "SELECT group_concat(seed) FROM (SELECT "
+			       "seed FROM runs ORDER BY seed)");
+	ck_assert_str_eq(seeds, "1,2,3");
+	free(seeds);
+	/* rolled back: none */
+	ck_assert_int_eq(ldb_batch_begin(db, &err), 0);
+	bare_run(db, 4, "pass");
+	ldb_batch_abort(db);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 3);
+	/* closed with a batch open: rolled back */
+	ck_assert_int_eq(ldb_batch_begin(db, &err), 0);
+	bare_run(db, 5, "pass");
+	ldb_close(db);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 3);
+	/* a full database inside a batch: the run fails, and the commit keeps
+	** the runs before it or -- the transaction rolled back -- none, never
+	** a part of one */
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	ck_assert_int_eq(ldb_batch_begin(db, &err), 0);
+	bare_run(db, 6, "pass");
+	int64_t pages = 0;
+	{
+		sqlite3_stmt *st = NULL;
+		ck_assert_int_eq(sqlite3_prepare_v2(ldb_sqlite(db), "PRAGMA "
+						    "page_count", -1, &st, NULL),
+				 SQLITE_OK);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		pages = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	char *lim = lm_xasprintf("PRAGMA max_page_count = %lld",
+				 (long long)pages);
+	ck_assert_int_eq(sqlite3_exec(ldb_sqlite(db), lim, NULL, NULL, NULL),
+			 SQLITE_OK);
+	free(lim);
+	int failed = 0;
+	for (int i = 0; i < 2000 && !failed; i++) {
+		ldb_run *r2 = NULL;
+		ldb_run_info big = { .command = "a long command line to fill "
+				     "pages quickly, a long command line to fill "
+				     "pages quickly", .seed = 100 + (uint64_t)i };
+		if (ldb_run_begin(db, &big, &r2, &err) != 0 ||
+		    ldb_log_tensor(r2, "t", 1, 0, -1, 0, &err) != 0) {
+			failed = 1;
+			if (r2)
+				ldb_run_abort(r2);
+			break;
+		}
+		if (ldb_run_end(r2, "pass", "", 0, NULL, &err) != 0)
+			failed = 1;
+	}
+	ck_assert_int_eq(failed, 1);
+	ck_assert_contains(err.msg, "batch.db: ");
+	int rc = ldb_batch_commit(db, &err);
+	ldb_close(db);
+	int64_t n = sql_int(path, "SELECT count(*) FROM runs");
+	if (rc == 0)
+		ck_assert_int_gt(n, 4);
+	else
+		ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs WHERE "
+				 "status = 'error'"), 0);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM tensors WHERE "
+				 "run_id NOT IN (SELECT id FROM runs)"), 0);
+	free(path);
+	free(d);
+}
+END_TEST
+
+/* Log fuzz case seed of campaign c (signature sig, "" a pass). */
+static void log_fuzz_case(ldb *db, const char *c, uint64_t seed,
+			  const char *sig, const char *msg)
+{
+	lm_error err;
+	ldb_run_info info = { .command = "lncsim gen && lncsim diff",
+			      .module = "gen", .cores = 2, .seed = seed };
+	ldb_run *run = NULL;
+	ck_assert_msg(ldb_run_begin(db, &info, &run, &err) == 0, "%s", err.msg);
+	char *repro = lm_xasprintf("repro %llu", (unsigned long long)seed);
+	ldb_case_info ci = { c, seed, "cores=2-2 size=small schedules=0 skip=",
+			     *sig ? "mismatch" : "", sig, msg, repro };
+	ck_assert_msg(ldb_log_case(run, &ci, &err) == 0, "%s", err.msg);
+	ck_assert_msg(ldb_run_end(run, *sig ? "fail" : "pass", msg, 0.1, NULL,
+				  &err) == 0, "%s", err.msg);
+	free(repro);
+}
+
+/* A campaign: ldb_campaign_add/get. */
+static void add_campaign(ldb *db, const char *name, const char *opts,
+			 uint64_t first, uint64_t count)
+{
+	lm_error err;
+	ldb_campaign c;
+	memset(&c, 0, sizeof c);
+	c.name = (char *)name;
+	c.gen_options = (char *)opts;
+	c.command = (char *)"lncsim fuzz";
+	c.first_seed = first;
+	c.count = count;
+	ck_assert_msg(ldb_campaign_add(db, &c, &err) == 0, "%s", err.msg);
+}
+
+static const char opts2[] = "cores=2-2 size=small schedules=0 skip=";
+
+/*
+** Campaigns: added once by name, found by name or as the newest; the
+** seeds recorded come back as ranges; each failure signature is kept
+** once with its smallest seed (and that seed's message) and its hits.
+*/
+START_TEST(test_campaigns)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "camp.db");
+	ldb *db = NULL;
+	lm_error err;
+	ldb_campaign k;
+	int found = -1;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	ck_assert_int_eq(ldb_campaign_get(db, NULL, &k, &found, &err), 0);
+	ck_assert_int_eq(found, 0);
+	add_campaign(db, "a", opts2, 1, 100);
+	add_campaign(db, "b", "cores=1-4 size=large schedules=2 skip=verify",
+		     7, 0);
+	ldb_campaign dup;
+	memset(&dup, 0, sizeof dup);
+	dup.name = (char *)"a";
+	ck_assert_int_eq(ldb_campaign_add(db, &dup, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "camp.db: campaign a exists");
+	ck_assert_int_eq(ldb_campaign_get(db, NULL, &k, &found, &err), 0);
+	ck_assert_int_eq(found, 1);
+	ck_assert_str_eq(k.name, "b");
+	ck_assert_int_eq(k.first_seed, 7);
+	ck_assert_int_eq(k.count, 0);
+	ck_assert_str_eq(k.tool_version, PACKAGE_VERSION);
+	ldb_campaign_free(&k);
+	ck_assert_int_eq(ldb_campaign_get(db, "a", &k, &found, &err), 0);
+	ck_assert_str_eq(k.gen_options, opts2);
+	ck_assert_int_eq(k.count, 100);
+	ldb_campaign_free(&k);
+	ck_assert_int_eq(ldb_campaign_get(db, "zz", &k, &found, &err), 0);
+	ck_assert_int_eq(found, 0);
+
+	/* cases, in a batch as fuzz logs them */
+	static const uint64_t seeds[] = { 8, 1, 2, 3, 5, 7, 9, 4000000000ull };
+	static const char *const sigs[] = { "s1", "", "s1", "", "s2", "", "s1",
+					    "" };
+	ck_assert_int_eq(ldb_batch_begin(db, &err), 0);
+	for (int i = 0; i < 8; i++) {
+		char *msg = lm_xasprintf("msg %llu", (unsigned long long)seeds[i]);
+		log_fuzz_case(db, "a", seeds[i], sigs[i], msg);
+		free(msg);
+	}
+	log_fuzz_case(db, "b", 7, "s1", "other campaign");
+	ck_assert_int_eq(ldb_batch_commit(db, &err), 0);
+	/* a case of a campaign that does not exist is refused */
+	ldb_run_info info = { .command = "x" };
+	ldb_run *run = NULL;
+	ldb_case_info bad = { "nope", 1, opts2, "", "", "", "" };
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_case(run, &bad, &err), LM_EINPUT);
+	ldb_run_abort(run);
+
+	ldb_seed_range *r = NULL;
+	int n = 0;
+	int64_t total = 0;
+	ck_assert_int_eq(ldb_campaign_seeds(db, "a", &r, &n, &total, &err), 0);
+	ck_assert_int_eq(total, 8);
+	ck_assert_int_eq(n, 4);
+	ck_assert_int_eq(r[0].lo, 1);
+	ck_assert_int_eq(r[0].hi, 3);
+	ck_assert_int_eq(r[1].lo, 5);
+	ck_assert_int_eq(r[1].hi, 5);
+	ck_assert_int_eq(r[2].lo, 7);
+	ck_assert_int_eq(r[2].hi, 9);
+	ck_assert_int_eq(r[3].lo, 4000000000ull);
+	free(r);
+
+	ldb_failure_row *f = NULL;
+	ck_assert_int_eq(ldb_query_failures(db, "a", &f, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(f[0].signature, "s1");
+	ck_assert_int_eq(f[0].hits, 3);
+	ck_assert_int_eq(f[0].seed, 2);
+	ck_assert_str_eq(f[0].message, "msg 2");
+	ck_assert_str_eq(f[0].repro, "repro 2");
+	ck_assert_str_eq(f[0].kind, "mismatch");
+	ck_assert_str_eq(f[1].signature, "s2");
+	ck_assert_int_eq(f[1].hits, 1);
+	ldb_failure_rows_free(f, n);
+	ck_assert_int_eq(ldb_query_failures(db, NULL, &f, &n, &err), 0);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(f[2].campaign, "b");
+	ldb_failure_rows_free(f, n);
+
+	ldb_campaign_row *c = NULL;
+	ck_assert_int_eq(ldb_query_campaigns(db, NULL, &c, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(c[0].c.name, "a");
+	ck_assert_int_eq(c[0].cases, 8);
+	ck_assert_int_eq(c[0].seeds, 8);
+	ck_assert_int_eq(c[0].passed, 4);
+	ck_assert_int_eq(c[0].failed, 4);
+	ck_assert_int_eq(c[0].signatures, 2);
+	ck_assert_int_eq(c[1].cases, 1);
+	ldb_campaign_rows_free(c, n);
+	/* a deleted run takes its case with it */
+	ck_assert_int_eq(sqlite3_exec(ldb_sqlite(db), "DELETE FROM runs WHERE "
+				      "seed = 5", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(ldb_campaign_seeds(db, "a", &r, &n, &total, &err), 0);
+	ck_assert_int_eq(total, 7);
+	free(r);
+	ldb_close(db);
+
+	/* the CLI lists them */
+	tu_run t = tu_lncsim(NULL, "db", "failures", "--db", path, NULL);
+	ck_assert_msg(t.status == 0, "%s", t.err);
+	ck_assert_contains(t.out, "campaign a  (cores=2-2 size=small "
+			   "schedules=0 skip=, seeds 1..100; lncsim ");
+	ck_assert_contains(t.out, "  7 cases (7 seeds): 4 passed, 3 failed, "
+			   "0 errors; 2 signatures\n");
+	ck_assert_contains(t.out, "         3           2  s1\n      msg 2\n"
+			   "      repro: repro 2\n");
+	ck_assert_contains(t.out, "campaign b  (cores=1-4 size=large "
+			   "schedules=2 skip=verify, seeds 7..;");
+	tu_run_free(&t);
+	t = tu_lncsim(NULL, "db", "failures", "--db", path, "--campaign", "b",
+		      NULL);
+	ck_assert_int_eq(t.status, 0);
+	ck_assert_msg(!strstr(t.out, "campaign a"), "%s", t.out);
+	tu_run_free(&t);
+	t = tu_lncsim(NULL, "db", "failures", "--db", path, "--campaign", "zz",
+		      NULL);
+	ck_assert_int_eq(t.status, 2);
+	ck_assert_contains(t.err, "camp.db: no campaign zz");
+	tu_run_free(&t);
+	free(path);
+	free(d);
+}
+END_TEST
+
+/*
+** Merging campaign shards: a campaign in both keeps one row, the cases
+** follow their runs, each signature keeps the smallest seed of both
+** with its hits recounted; twice adds nothing; a shard whose campaign of
+** the same name has other generator options is refused, OUT unchanged.
+*/
+START_TEST(test_merge_campaigns)
+{
+	char *d = tu_tmpdir("db");
+	char *pa = lm_path_join(d, "a.db"), *pb = lm_path_join(d, "b.db");
+	char *pc = lm_path_join(d, "c.db"), *po = lm_path_join(d, "o.db");
+	ldb *a = NULL, *b = NULL, *c = NULL, *o = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&a, pa, LDB_CREATE, &err), 0);
+	ck_assert_int_eq(ldb_open(&b, pb, LDB_CREATE, &err), 0);
+	ck_assert_int_eq(ldb_open(&c, pc, LDB_CREATE, &err), 0);
+	add_campaign(a, "n", opts2, 1, 10);
+	add_campaign(b, "n", opts2, 1, 10);
+	add_campaign(b, "only-b", opts2, 1, 3);
+	add_campaign(c, "n", "cores=3-3 size=small schedules=0 skip=", 1, 10);
+	for (uint64_t s = 1; s <= 5; s++)
+		log_fuzz_case(a, "n", s, s % 2 ? "odd" : "", "a");
+	for (uint64_t s = 6; s <= 10; s++)
+		log_fuzz_case(b, "n", s, s % 2 ? "odd" : "even", "b");
+	log_fuzz_case(b, "only-b", 1, "", "");
+	log_fuzz_case(c, "n", 1, "x", "c");
+	ldb_close(a);
+	ldb_close(b);
+	ldb_close(c);
+	ck_assert_int_eq(ldb_open(&o, po, LDB_CREATE, &err), 0);
+	ldb_merge_stats st = {0};
+	ck_assert_msg(ldb_merge(o, pa, &st, &err) == 0, "%s", err.msg);
+	ck_assert_msg(ldb_merge(o, pb, &st, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(st.campaigns, 2);
+	ck_assert_int_eq(st.cases, 11);
+	char *d1 = dump(po);
+	ck_assert_int_eq(sql_int(po, "SELECT count(*) FROM campaigns"), 2);
+	ck_assert_int_eq(sql_int(po, "SELECT count(DISTINCT seed) FROM cases "
+				 "WHERE campaign = 'n'"), 10);
+	ck_assert_int_eq(sql_int(po, "SELECT hits FROM failures WHERE "
+				 "signature = 'odd'"), 5);
+	ck_assert_int_eq(sql_int(po, "SELECT seed FROM failures WHERE "
+				 "signature = 'odd'"), 1);
+	char *m = sql_text(po, "SELECT message FROM failures WHERE signature "
+			   "= 'odd'");
+	ck_assert_str_eq(m, "a");
+	free(m);
+	ck_assert_int_eq(sql_int(po, "SELECT hits FROM failures WHERE "
+				 "signature = 'even'"), 3);
+	ck_assert_int_eq(sql_int(po, "SELECT seed FROM failures WHERE "
+				 "signature = 'even'"), 6);
+	/* b into o before a would give the same */
+	memset(&st, 0, sizeof st);
+	ck_assert_int_eq(ldb_merge(o, pb, &st, &err), 0);
+	ck_assert_int_eq(ldb_merge(o, pa, &st, &err), 0);
+	ck_assert_int_eq(st.runs, 0);
+	ck_assert_int_eq(st.cases, 0);
+	char *d2 = dump(po);
+	ck_assert_dump_eq(d2, d1);
+	/* the same name, other options: refused, nothing changes */
+	ck_assert_int_eq(ldb_merge(o, pc, &st, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "campaign n: generator options differ");
+	ck_assert_contains(err.msg, "cores=3-3");
+	ldb_close(o);
+	char *d3 = dump(po);
+	ck_assert_dump_eq(d3, d1);
+	tu_run r = tu_lncsim(NULL, "db", "merge", po, pc, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "campaign n: generator options differ");
+	tu_run_free(&r);
+	char *pn = lm_path_join(d, "new.db");
+	r = tu_lncsim(NULL, "db", "merge", pn, pa, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "; 5 fuzz cases, 1 new campaign\n");
+	tu_run_free(&r);
+	free(pn);
+	free(d3);
+	free(d2);
+	free(d1);
+	free(po);
+	free(pc);
 	free(pb);
 	free(pa);
 	free(d);
@@ -1151,7 +1577,9 @@ static tu_run lncsim_opts(const tu_opts *o, const char *cwd, ...)
 ** database's WAL (every write of a run appends frames to it, and lncsim's
 ** connections do not checkpoint it away), well above the files `fuzz`
 ** generates. Each command that logs must say the run was not logged and
-** exit non-zero; `fuzz` used to exit 0 and drop the rows.
+** exit non-zero; `fuzz` used to exit 0 and drop the rows. (Its campaign
+** is made before the disk fills: a campaign that cannot be added stops
+** fuzz before any case, which is tested too.)
 */
 START_TEST(test_log_failure_reported)
 {
@@ -1164,6 +1592,10 @@ START_TEST(test_log_failure_reported)
 	for (int i = 0; file_size(wal) < 1024 * 1024; i++)
 		log_run(db, 2, 2, 2000, i, "pass");
 	ldb_close(db);
+	tu_run r = tu_lncsim(d, "fuzz", "--count", "1", "--jobs", "1", "-q",
+			     "--db", path, "--campaign", "full", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
 	long long w = file_size(wal);
 	ck_assert_int_lt(w, 3 * 1024 * 1024); /* no automatic checkpoint */
 	/* counted through lncsim's own connection: a plain one closing last
@@ -1187,15 +1619,25 @@ START_TEST(test_log_failure_reported)
 	full.fsize_limit = w;
 	char *ex = tu_srcpath("examples/handoff2");
 
-	tu_run r = lncsim_opts(&full, d, "fuzz", "--count", "3", "--jobs", "1",
-			       "-q", "--db", path, NULL);
+	/* the campaign goes on: its cases' batch cannot be committed */
+	r = lncsim_opts(&full, d, "fuzz", "--count", "3", "--jobs", "1", "-q",
+			"--db", path, "--resume", "--campaign", "full", NULL);
 	ck_assert_msg(r.status == 2, "status %d: %s%s", r.status, r.out, r.err);
-	ck_assert_contains(r.err, "lncsim: fuzz: seed 1: ");
+	ck_assert_contains(r.err, "lncsim: fuzz: seed 2: ");
 	ck_assert_contains(r.err, "full.db: ");
 	ck_assert_contains(r.err, "(run not logged)");
-	ck_assert_contains(r.out, "fuzz: 1 case, 1 passed");
-	ck_assert_contains(r.out, "fuzz: 1 run not logged into ");
+	ck_assert_contains(r.out, "fuzz: 1 seed already recorded in campaign "
+			   "full: skipped");
+	ck_assert_contains(r.out, " not logged into ");
 	ck_assert_contains(r.out, "stopped launching cases");
+	tu_run_free(&r);
+	/* a new campaign cannot even be added: nothing runs */
+	r = lncsim_opts(&full, d, "fuzz", "--count", "3", "--jobs", "1", "-q",
+			"--db", path, NULL);
+	ck_assert_msg(r.status == 2, "status %d: %s%s", r.status, r.out, r.err);
+	ck_assert_contains(r.err, "full.db: adding a campaign: ");
+	ck_assert_contains(r.err, "(campaign not logged)");
+	ck_assert_msg(r.out[0] == 0, "ran: %s", r.out);
 	tu_run_free(&r);
 
 	r = lncsim_opts(&full, d, "run", "--db", path, ex, NULL);
@@ -1487,6 +1929,7 @@ static Suite *db_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_open_new);
 	tcase_add_test(tc, test_migrate_v1);
+	tcase_add_test(tc, test_migrate_v2);
 	tcase_add_test(tc, test_newer_refused);
 	tcase_add_test(tc, test_bad_files);
 	tcase_add_test(tc, test_log_roundtrip);
@@ -1494,6 +1937,9 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_concurrent_writers);
 	tcase_add_test(tc, test_killed_writer);
 	tcase_add_test(tc, test_merge);
+	tcase_add_test(tc, test_batch);
+	tcase_add_test(tc, test_campaigns);
+	tcase_add_test(tc, test_merge_campaigns);
 	tcase_add_test(tc, test_cli_runs);
 	tcase_add_test(tc, test_run_logs_stats);
 	tcase_add_test(tc, test_log_failure_reported);

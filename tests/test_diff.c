@@ -842,8 +842,9 @@ START_TEST(test_fuzz_keep_hostile)
 	ck_assert_int_eq(lstat(l12, &st), 0);
 	ck_assert(S_ISLNK(st.st_mode));
 	ck_assert_contains(r.out, "2 failed, 0 errors");
+	/* seed 1 is always shown (first or smallest of its signature); seed
+	** 2, of the same signature, only when it came first */
 	ck_assert_contains(r.out, "  kept: kept/case-1.3\n");
-	ck_assert_contains(r.out, "  kept: kept/case-2.2\n");
 	tu_run_free(&r);
 	/* the user's directory is untouched */
 	char *p = lm_path_join(mine, "gen2");

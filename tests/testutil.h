@@ -65,11 +65,36 @@ typedef struct tu_opts {
 				  writes past it fail as on a full disk */
 	unsigned timeout_s;    /* > 0: SIGALRM after that many seconds (a
 				  hung run ends with status 128+14) */
+	const char *program;   /* NULL: lncsim; else this program (found in
+				  $PATH) runs argv, argv[0] its name */
 } tu_opts;
-#define TU_OPTS_INIT { 0, 0, 0 }
+#define TU_OPTS_INIT { 0, 0, 0, NULL }
 /* tu_lncsimv with options; status 125 when they cannot be applied (the
 ** caller skips). */
 tu_run tu_lncsimo(const tu_opts *o, const char *cwd, const char *const *argv);
+
+/* A command started and not waited for yet (tu_start, tu_finish). */
+typedef struct tu_proc {
+	int pid;
+	int out_fd, err_fd;
+} tu_proc;
+/* Start what tu_lncsimo runs, without waiting: p->pid its process. */
+void tu_start(const tu_opts *o, const char *cwd, const char *const *argv,
+	      tu_proc *p);
+/* Wait for it; its status and output (as tu_lncsimo gives them). */
+tu_run tu_finish(tu_proc *p);
+/* The pids whose parent is pid (from /proc), into out (at most max);
+** how many. */
+int tu_children(int pid, int *out, int max);
+
+/*
+** The fuzz cases of campaign in the database at path as sorted text
+** lines, everything a case's run stores but what differs from run to
+** run of the same seed (ids, uuids, times, the campaign's name): the
+** runs row, the case row, executions, core stats, matmuls, tensors.
+** Caller frees.
+*/
+char *tu_campaign_dump(const char *path, const char *campaign);
 /* Whether tu_opts.unprivileged can work here. */
 int tu_can_drop_root(void);
 void tu_run_free(tu_run *r);

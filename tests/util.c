@@ -13,6 +13,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,7 +186,14 @@ int tu_can_drop_root(void)
 
 tu_run tu_lncsimo(const tu_opts *o, const char *cwd, const char *const *argv)
 {
-	tu_run r = {-1, NULL, NULL};
+	tu_proc p;
+	tu_start(o, cwd, argv, &p);
+	return tu_finish(&p);
+}
+
+void tu_start(const tu_opts *o, const char *cwd, const char *const *argv,
+	      tu_proc *p)
+{
 	const char *bin = getenv("LNCSIM");
 	char *binpath = bin && *bin ? lm_xstrdup(bin) : realpath("../lncsim", NULL);
 	if (!binpath)
@@ -200,9 +208,12 @@ tu_run tu_lncsimo(const tu_opts *o, const char *cwd, const char *const *argv)
 	while (argv[n])
 		n++;
 	const char **av = lm_xcalloc((size_t)n + 2, sizeof *av);
+	const char *prog = o && o->program ? o->program : NULL;
 	av[0] = binpath;
 	for (int i = 0; i < n; i++)
 		av[i + 1] = argv[i];
+	fflush(stdout);
+	fflush(stderr);
 	pid_t pid = fork();
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDONLY), dropped = 0;
@@ -235,23 +246,140 @@ tu_run tu_lncsimo(const tu_opts *o, const char *cwd, const char *const *argv)
 			signal(SIGALRM, SIG_DFL);
 			alarm(o->timeout_s);
 		}
+		if (prog) {
+			execvp(prog, (char *const *)argv);
+			_exit(127);
+		}
 		if (access(binpath, X_OK) != 0)
 			_exit(125);
 		execv(binpath, (char *const *)av);
 		_exit(127);
 	}
-	int st = 0;
-	waitpid(pid, &st, 0);
-	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	lseek(ofd, 0, SEEK_SET);
-	lseek(efd, 0, SEEK_SET);
-	r.out = slurp_fd(ofd);
-	r.err = slurp_fd(efd);
-	close(ofd);
-	close(efd);
 	free(av);
 	free(binpath);
+	p->pid = pid;
+	p->out_fd = ofd;
+	p->err_fd = efd;
+}
+
+tu_run tu_finish(tu_proc *p)
+{
+	tu_run r = {-1, NULL, NULL};
+	int st = 0;
+	while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	lseek(p->out_fd, 0, SEEK_SET);
+	lseek(p->err_fd, 0, SEEK_SET);
+	r.out = slurp_fd(p->out_fd);
+	r.err = slurp_fd(p->err_fd);
+	close(p->out_fd);
+	close(p->err_fd);
+	p->pid = -1;
 	return r;
+}
+
+int tu_children(int pid, int *out, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < max) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		char *p = lm_xasprintf("/proc/%s/stat", e->d_name);
+		char t[1024];
+		FILE *f = fopen(p, "r");
+		free(p);
+		/* (a file of size 0 to stat: read as a stream) */
+		if (!f)
+			continue;
+		size_t k = fread(t, 1, sizeof t - 1, f);
+		fclose(f);
+		t[k] = 0;
+		/* pid (comm) state ppid ...: comm may hold spaces */
+		const char *q = strrchr(t, ')');
+		char state;
+		int ppid;
+		if (q && sscanf(q + 1, " %c %d", &state, &ppid) == 2 &&
+		    ppid == pid)
+			out[n++] = atoi(e->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+char *tu_campaign_dump(const char *path, const char *campaign)
+{
+	static const char *const q[] = {
+		"SELECT 'run|' || c.seed || '|' || r.command || '|' || r.module "
+		"|| '|' || r.arch || '|' || r.cores || '|' || r.status || '|' || "
+		"r.message || '|' || r.tool_version || '|' || c.gen_options || "
+		"'|' || c.kind || '|' || c.signature FROM cases c JOIN runs r ON "
+		"r.id = c.run_id WHERE c.campaign = ?1",
+		"SELECT 'exec|' || c.seed || '|' || e.mode || '|' || "
+		"e.sim_time_ps || '|' || e.instructions FROM executions e JOIN "
+		"cases c ON c.run_id = e.run_id WHERE c.campaign = ?1",
+		"SELECT 'core|' || c.seed || '|' || e.mode || '|' || s.core || "
+		"'|' || s.busy_pe_ps || '|' || s.busy_act_ps || '|' || "
+		"s.busy_dve_ps || '|' || s.busy_pool_ps || '|' || s.busy_sp_ps "
+		"|| '|' || s.instructions || '|' || s.matmuls || '|' || s.macs "
+		"|| '|' || quote(s.pe_util) || '|' || quote(s.mac_util) || '|' "
+		"|| s.dma_bytes || '|' || s.dma_transfers || '|' || "
+		"s.barrier_wait_ps || '|' || s.semaphore_wait_ps || '|' || "
+		"s.end_ps FROM core_stats s JOIN executions e ON e.id = "
+		"s.execution_id JOIN cases c ON c.run_id = e.run_id "
+		"WHERE c.campaign = ?1",
+		"SELECT 'mm|' || c.seed || '|' || e.mode || '|' || (x.id - "
+		"(SELECT min(id) FROM matmuls y WHERE y.execution_id = "
+		"x.execution_id)) || '|' || x.core || '|' || x.name || '|' || "
+		"x.k || 'x' || x.m || 'x' || x.n || '|' || x.dtype || '|' || "
+		"x.start_ps || '|' || x.duration_ps || '|' || quote(x.array_util) "
+		"FROM matmuls x JOIN executions e ON e.id = x.execution_id JOIN "
+		"cases c ON c.run_id = e.run_id WHERE c.campaign = ?1",
+		"SELECT 'tensor|' || c.seed || '|' || t.name || '|' || t.equal || "
+		"'|' || t.mismatches || '|' || t.first_index || '|' || "
+		"quote(t.max_abs_diff) FROM tensors t JOIN cases c ON "
+		"c.run_id = t.run_id WHERE c.campaign = ?1",
+	};
+	sqlite3 *h = NULL;
+	lm_buf b = LM_BUF_INIT;
+	char **lines = NULL;
+	int n = 0, cap = 0;
+	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		sqlite3_close(h);
+		return lm_xasprintf("cannot open %s\n", path);
+	}
+	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(h, q[i], -1, &st, NULL) != SQLITE_OK) {
+			lm_buf_printf(&b, "error: %s\n", sqlite3_errmsg(h));
+			continue;
+		}
+		sqlite3_bind_text(st, 1, campaign, -1, SQLITE_STATIC);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const unsigned char *t = sqlite3_column_text(st, 0);
+			lm_grow(&lines, &cap, n + 1, sizeof *lines);
+			lines[n++] = lm_xstrdup(t ? (const char *)t : "(null)");
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(h);
+	qsort(lines, (size_t)n, sizeof *lines, cmp_str);
+	for (int i = 0; i < n; i++) {
+		lm_buf_printf(&b, "%s\n", lines[i]);
+		free(lines[i]);
+	}
+	free(lines);
+	lm_buf_put(&b, "", 0);
+	return lm_buf_detach(&b);
 }
 
 tu_run tu_lncsim(const char *cwd, const char *arg0, ...)
