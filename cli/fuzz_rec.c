@@ -333,7 +333,7 @@ static void get_exec(rd *r, fz_exec *e)
 	free(mode);
 	x->sim_time_ps = (int64_t)get_u64(r);
 	x->instructions = (int64_t)get_u64(r);
-	int nc = get_count(r, 4 + 8 * (LS_ENGINES + 11));
+	int nc = get_count(r, 4 + 8 * (LS_ENGINES + 10));
 	x->cores = nc ? lm_xcalloc((size_t)nc, sizeof *x->cores) : NULL;
 	x->n_cores = nc;
 	for (int i = 0; i < nc; i++) {

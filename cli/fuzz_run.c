@@ -168,9 +168,19 @@ static void take(fz_transport *t, fz_coord *co, fz_sink *s, int w,
 		char why[300];
 		snprintf(why, sizeof why, "it sent a bad %.250s", err.msg);
 		lose(t, co, s, w, why);
+	} else if (!fz_coord_running(co, w, &running)) {
+		/* a late answer for a case already taken for lost and
+		   handed out again: the second run records it */
+	} else if (running != r.seed) {
+		/* one frame per case: the worker is idle now, and its case
+		   is not answered */
+		char why[160];
+		snprintf(why, sizeof why, "it answered seed %llu while running "
+			 "seed %llu", (unsigned long long)r.seed,
+			 (unsigned long long)running);
+		lose(t, co, s, w, why);
 	} else if (r.status == FZ_LOST) {
-		if (fz_coord_running(co, w, &running) && running == r.seed)
-			lose(t, co, s, w, r.message);
+		lose(t, co, s, w, r.message);
 	} else if (fz_coord_result(co, w, r.seed))
 		fz_sink_take(s, &r, where);
 	fz_record_free(&r);

@@ -261,6 +261,26 @@ START_TEST(test_record_roundtrip)
 	ck_assert_int_eq(b.tensors[0].first_index, -1);
 	ck_assert(same_bits(b.tensors[1].max_abs_diff, INFINITY));
 	fz_record_free(&b);
+	/* the leanest shape: the last execution's cores end the record
+	   (no matmuls, no tensors) and still decode */
+	{
+		fz_record c, d;
+		lm_buf cb = LM_BUF_INIT;
+		full_record(&c);
+		for (int e = 0; e < c.n_exec; e++)
+			c.exec[e].r.n_matmuls = 0;
+		c.n_tensors = 0;
+		fz_record_encode(&c, &cb);
+		ck_assert_msg(fz_record_decode(cb.ptr, cb.size, &d, &err) == 0,
+			      "%s", err.msg);
+		ck_assert_int_eq(d.exec[1].r.n_cores, 2);
+		fz_record_free(&d);
+		for (int e = 0; e < c.n_exec; e++)
+			c.exec[e].r.n_matmuls = 3; /* freed as made */
+		c.n_tensors = 2;
+		fz_record_free(&c);
+		lm_buf_free(&cb);
+	}
 	/* every truncation is refused, cleanly */
 	for (size_t n = 0; n < buf.size; n++) {
 		ck_assert_int_eq(fz_record_decode(buf.ptr, n, &b, &err),
@@ -632,7 +652,7 @@ END_TEST
 /* ---- the driver and its sink over a scripted transport ---------------- */
 
 /* What a scripted worker does with a case. */
-enum { DO_PASS, DO_FAIL, DO_LOST, DO_DIE };
+enum { DO_PASS, DO_FAIL, DO_LOST, DO_DIE, DO_WRONG };
 
 typedef struct script {
 	int n;
@@ -679,7 +699,7 @@ static int scr_wait(fz_transport *t, double timeout, fz_event *ev, int max)
 		}
 		fz_record r;
 		fz_record_init(&r);
-		r.seed = s->seed[w];
+		r.seed = s->seed[w] + (what == DO_WRONG ? 1000 : 0);
 		r.cores = fz_case_cores(s->cfg, r.seed);
 		char *opts = fz_gen_options(s->cfg);
 		fz_record_set(&r.gen_options, opts);
@@ -885,6 +905,38 @@ static int plot_pass(script *s, int w, uint64_t seed)
 	(void)seed;
 	return DO_PASS;
 }
+
+/* Seed 5's first answer names another seed. */
+static int plot_wrong_5(script *s, int w, uint64_t seed)
+{
+	(void)w;
+	if (seed == 5 && !s->lost_seen[5]++)
+		return DO_WRONG;
+	return DO_PASS;
+}
+
+/*
+** A worker that answers a case with another seed's result: its case is
+** taken for lost and handed out again (the worker is idle, one frame per
+** case), and the campaign ends with every seed recorded once.
+*/
+START_TEST(test_drive_wrong_seed)
+{
+	char *d = tu_tmpdir("fuzz");
+	char *db = lm_path_join(d, "wrong.db");
+	script s;
+	fz_coord_stats st;
+	memset(&s, 0, sizeof s);
+	s.n = 2;
+	s.plot = plot_wrong_5;
+	ck_assert_int_eq(drive_script(&s, db, 12, 0, &st), FZ_END_DONE);
+	each_seed_once(db, "scripted", 1, 12);
+	ck_assert_uint_eq(st.reissued, 1);
+	ck_assert_uint_eq(st.given_up, 0);
+	free(db);
+	free(d);
+}
+END_TEST
 
 /* Every worker dead with work left; --stop; an interruption. */
 START_TEST(test_drive_ends)
@@ -1248,6 +1300,7 @@ static Suite *suite(void)
 	tcase_add_test(unit, test_coord_stop);
 	tcase_add_test(unit, test_coord_random);
 	tcase_add_test(unit, test_drive_lost_cases);
+	tcase_add_test(unit, test_drive_wrong_seed);
 	tcase_add_test(unit, test_drive_ends);
 	suite_add_tcase(s, unit);
 	TCase *e2e = tcase_create("lncsim");
