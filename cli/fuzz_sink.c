@@ -60,9 +60,16 @@ static void load_sigs(fz_sink *s)
 	ldb_failure_row *rows = NULL;
 	int n = 0;
 	lm_error err;
-	if (!s->o.db || ldb_query_failures(s->o.db, s->o.campaign, &rows, &n,
-					   &err) != 0)
+	if (!s->o.db)
 		return;
+	if (ldb_query_failures(s->o.db, s->o.campaign, &rows, &n, &err) != 0) {
+		/* the campaign goes on: what is lost is only which FAIL
+		   lines are new */
+		fprintf(stderr, "lncsim: warning: %s (the campaign's recorded "
+			"failure signatures are not known: some may print "
+			"again as new)\n", err.msg);
+		return;
+	}
 	for (int i = 0; i < n; i++) {
 		sig_info *si = lm_xcalloc(1, sizeof *si);
 		si->sig = lm_xstrdup(rows[i].signature);
