@@ -285,6 +285,22 @@ static void wait_job_gone(const char *db)
 	ck_abort_msg("the job logging into %s is still running", db);
 }
 
+/* Whether process pid ends (exits, or is a zombie) within s seconds. */
+static int ends_within(int pid, int s)
+{
+	char buf[4096];
+	for (int i = 0; i < s * 10; i++) {
+		const char *rp;
+		char st;
+		if (read_proc(pid, "stat", buf, sizeof buf) < 0 ||
+		    !(rp = strrchr(buf, ')')) || sscanf(rp + 1, " %c", &st) != 1 ||
+		    st == 'Z')
+			return 1;
+		usleep(100000);
+	}
+	return 0;
+}
+
 /*
 ** Rank 1 killed mid-campaign: its case is lost, rank 0 notices its
 ** silence, hands the case out again, and every seed still has one
@@ -305,12 +321,26 @@ START_TEST(test_mpi_rank_killed)
 		usleep(50000);
 	ck_assert_msg(pid > 0, "rank 1 not found");
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	/* the campaign ends when its ranks do */
+	for (int i = 0; i < 1200 && (find_rank(db, 0) || find_rank(db, 2));
+	     i++)
+		usleep(100000);
+	ck_assert_msg(!find_rank(db, 0) && !find_rank(db, 2),
+		      "ranks 0 and 2 still running after 120 s");
+	/* Open MPI 4.1's mpirun, with the options that let a job outlive a
+	** rank, at times does not exit once every rank has (its own
+	** teardown, docs/distributed.md): that is ended here, and the
+	** campaign judged by its summary and its database */
+	int hung = !ends_within(p.pid, 30);
+	if (hung)
+		kill(p.pid, SIGTERM); /* timeout(1) passes it on to mpirun */
 	tu_run r = tu_finish(&p);
 	wait_job_gone(db);
 	/* mpirun's own status says nothing of rank 0's with these options:
 	** the summary and the database do */
-	ck_assert_msg(r.status != 124 && r.status < 128, "status %d: %s%s",
-		      r.status, r.out, r.err);
+	if (!hung)
+		ck_assert_msg(r.status != 124 && r.status < 128,
+			      "status %d: %s%s", r.status, r.out, r.err);
 	ck_assert_contains(r.out, "fuzz: 60 cases, 60 passed, 0 failed");
 	ck_assert_contains(r.err, "lost on rank 1: rank 1 sent nothing for ");
 	ck_assert_contains(r.err, "it is handed out again");
