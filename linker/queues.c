@@ -27,7 +27,8 @@ static void rewrite_sync(lk_ctx *x, int ci, lm_inst *in, void *arg)
 	for (int i = 0; i < in->n_signal; i++)
 		if ((v = lm_strmap_lookup(&q->sems, in->signal[i])))
 			lm_inst_set_str(in, &in->signal[i], v);
-	if (in->op == LM_OP_SWITCHQUEUE && in->instance_name &&
+	if ((in->op == LM_OP_SWITCHQUEUE || in->op == LM_OP_RESETQUEUE) &&
+	    in->instance_name &&
 	    (v = lm_strmap_lookup(&q->qinsts, in->instance_name)))
 		lm_inst_set_str(in, &in->instance_name, v);
 }

@@ -1436,17 +1436,18 @@ typedef int (*ik_view)(const lm_inst *in, lm_keyview *v);
 
 typedef struct ir_key {
 	const char *key;
-	uint32_t ops;      /* bits 1 << lm_opcode; 0: every opcode */
+	lm_opmask ops;     /* bits 1 << lm_opcode; 0: every opcode */
 	ik_read read;
 	ik_view view;
 } ir_key;
 
-#define OPM(x) (1u << LM_OP_##x)
+#define OPM(x) LM_OPM(x)
 #define OPM_DMA (OPM(DMACOPY) | OPM(LOAD) | OPM(SAVE))
 #define OPM_KERNELS (OPM(NKIKERNEL) | OPM(NKIKLIRKERNEL))
+/* the opcodes whose queue the IR holds */
+#define OPM_QUEUE (OPM_DMA | OPM(SWITCHQUEUE) | OPM(RESETQUEUE) | \
+		   OPM(DMATRIGGER) | OPM(DMABLOCK))
 #define KEY (k->c->string)
-
-typedef char opcodes_fit_mask[LM_OP_COUNT <= 32 ? 1 : -1];
 
 static int rd_engine(ik *k)
 {
@@ -1846,7 +1847,7 @@ static int rd_loop_blocks(ik *k)
 ** DoWhile, DMABlock): checked, then carried as it is. */
 static int rd_carried_body(ik *k)
 {
-	const lm_opinfo *o = lm_op_info(lm_it_parse(k->in->opcode_str));
+	const lm_opinfo *o = lm_op_info(lm_inst_it(k->in));
 	if (o && (o->flags & LM_OPF_BLOCKS) && check_body(k->L, KEY, k->c))
 		return LM_EINPUT;
 	keep_extra(&k->in->extra, k->j, k->c);
@@ -1941,7 +1942,8 @@ static const ir_key ir_keys[] = {
 	{ "alpha", OPM(ACTIVATION), rd_alpha, NULL },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), rd_base, NULL },
 	{ "blocks", OPM(LOOP), rd_loop_blocks, NULL },
-	{ "blocks", OPM(OTHER), rd_carried_body, NULL },
+	{ "blocks", OPM(OTHER) | OPM(DYNLOOP) | OPM(DOWHILE) | OPM(DMABLOCK),
+	  rd_carried_body, NULL },
 	{ "can_read_uninit", 0, rd_can_read_uninit, NULL },
 	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), rd_chmul, NULL },
 	{ "compare_op", OPM(AFFINESELECT), rd_alu, vw_alu },
@@ -1962,7 +1964,8 @@ static const ir_key ir_keys[] = {
 	{ "id", OPM(COREBARRIER), rd_barrier_id, NULL },
 	{ "indirection_ins", 0, rd_carried_array, NULL },
 	{ "ins", 0, rd_ins, NULL },
-	{ "instance", OPM(SWITCHQUEUE), rd_instance, vw_instance },
+	{ "instance", OPM(SWITCHQUEUE) | OPM(RESETQUEUE), rd_instance,
+	  vw_instance },
 	{ "instance_name", OPM(SWITCHQUEUE), rd_instance, NULL },
 	{ "is_transpose", OPM(MATMULT), rd_is_transpose, NULL },
 	{ "kernel_format", OPM(NKIKLIRKERNEL), rd_kernel_format,
@@ -1983,7 +1986,7 @@ static const ir_key ir_keys[] = {
 	{ "predicates", 0, rd_carried_array, NULL },
 	{ "psum_buf_shape", OPM_KERNELS, rd_psum_buf, NULL },
 	{ "psum_zero_region", OPM(MATMULT), rd_psum_zero, NULL },
-	{ "queue", OPM_DMA | OPM(SWITCHQUEUE), rd_queue, vw_queue },
+	{ "queue", OPM_QUEUE, rd_queue, vw_queue },
 	{ "renumber", OPM(COREBARRIER), rd_renumber, NULL },
 	{ "reverse0", OPM(TENSORSCALAR), rd_reverse0, NULL },
 	{ "reverse1", OPM(TENSORSCALAR), rd_reverse1, NULL },
@@ -2051,7 +2054,7 @@ static int ir_key_find(const char *key, lm_opcode op)
 			for (; mid < N_IR_KEYS && !strcmp(ir_keys[mid].key, key);
 			     mid++)
 				if (!ir_keys[mid].ops ||
-				    (ir_keys[mid].ops & (1u << op)))
+				    (ir_keys[mid].ops & ((lm_opmask)1 << op)))
 					return mid;
 			return -1;
 		}

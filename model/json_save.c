@@ -573,13 +573,16 @@ typedef void (*iw_fn)(jw *w, const lm_inst *in, const char *k);
 
 typedef struct iw_key {
 	const char *key;
-	uint32_t ops;      /* bits 1 << lm_opcode; 0: every opcode */
+	lm_opmask ops;     /* bits 1 << lm_opcode; 0: every opcode */
 	iw_fn write;
 } iw_key;
 
-#define OPM(x) (1u << LM_OP_##x)
+#define OPM(x) LM_OPM(x)
 #define OPM_DMA (OPM(DMACOPY) | OPM(LOAD) | OPM(SAVE))
 #define OPM_KERNELS (OPM(NKIKERNEL) | OPM(NKIKLIRKERNEL))
+/* the opcodes whose queue the IR holds */
+#define OPM_QUEUE (OPM_DMA | OPM(SWITCHQUEUE) | OPM(RESETQUEUE) | \
+		   OPM(DMATRIGGER) | OPM(DMABLOCK))
 
 static void wr_blocks(jw *w, const lm_inst *in, const char *k)
 {
@@ -689,7 +692,8 @@ static void wr_can_read_uninit(jw *w, const lm_inst *in, const char *k)
 
 static void wr_queue(jw *w, const lm_inst *in, const char *k)
 {
-	if (in->queue || in->op == LM_OP_SWITCHQUEUE)
+	if (in->queue || in->op == LM_OP_SWITCHQUEUE ||
+	    in->op == LM_OP_RESETQUEUE)
 		kstr(w, k, in->queue);
 }
 
@@ -912,7 +916,7 @@ static const iw_key iw_keys[] = {
 	{ "group", OPM(COREBARRIER), wr_group },
 	{ "id", OPM(COREBARRIER), wr_barrier_id },
 	{ "ins", 0, wr_ins },
-	{ "instance", OPM(SWITCHQUEUE), wr_instance },
+	{ "instance", OPM(SWITCHQUEUE) | OPM(RESETQUEUE), wr_instance },
 	{ "is_transpose", OPM(MATMULT), wr_is_transpose },
 	{ "kernel_format", OPM(NKIKLIRKERNEL), wr_kernel_format },
 	{ "kernel_source", OPM(NKIKERNEL), wr_kernel_source },
@@ -929,7 +933,7 @@ static const iw_key iw_keys[] = {
 	{ "pattern", OPM(IOTA) | OPM(AFFINESELECT), wr_pattern },
 	{ "psum_buf_shape", OPM_KERNELS, wr_psum_buf },
 	{ "psum_zero_region", OPM(MATMULT), wr_psum_zero },
-	{ "queue", OPM_DMA | OPM(SWITCHQUEUE), wr_queue },
+	{ "queue", OPM_QUEUE, wr_queue },
 	{ "renumber", OPM(COREBARRIER), wr_renumber },
 	{ "reverse0", OPM(TENSORSCALAR), wr_reverse0 },
 	{ "reverse1", OPM(TENSORSCALAR), wr_reverse1 },
@@ -1010,8 +1014,8 @@ static void defaults_before(jw *w, const lm_inst *in, const lm_opinfo *o,
 static void inst_json(jw *w, const lm_inst *in)
 {
 	const lm_opinfo *o = lm_op_info(lm_inst_it(in));
-	uint32_t bit = in->op > LM_OP_INVALID && in->op < LM_OP_COUNT ?
-		1u << in->op : 0;
+	lm_opmask bit = in->op > LM_OP_INVALID && in->op < LM_OP_COUNT ?
+		(lm_opmask)1 << in->op : 0;
 	int fi = 0;
 	jw_open(w, 1);
 	for (int r = 0; r < N_IW_KEYS; r++) {

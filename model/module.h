@@ -42,9 +42,45 @@ typedef enum lm_opcode {
 	LM_OP_NKIKLIRKERNEL,/* IT56 */
 	LM_OP_BIRKERNEL,    /* IT54 */
 	LM_OP_LOOP,
+	/* control flow */
+	LM_OP_DYNLOOP,      /* DynamicForLoop */
+	LM_OP_DOWHILE,      /* DoWhile */
+	LM_OP_CMPBRANCH,    /* CompareAndBranch */
+	LM_OP_UBRANCH,      /* UnconditionalBranch */
+	LM_OP_BRANCHHINT,   /* BranchHint */
+	LM_OP_BREAK,
+	LM_OP_EXIT,
+	LM_OP_HALT,
+	/* registers */
+	LM_OP_REGALU,       /* RegisterAlu */
+	LM_OP_REGMOVE,      /* RegisterMove */
+	LM_OP_TENSORLOAD,   /* TensorLoad: memory -> register */
+	LM_OP_TENSORSAVE,   /* TensorSave: register -> memory */
+	/* synchronization */
+	LM_OP_EVENTSEM,     /* EventSemaphore */
+	LM_OP_GROUPRESET,   /* GroupResetSemaphores */
+	LM_OP_AEBARRIER,    /* AllEngineBarrier */
+	LM_OP_DRAIN,
+	/* DMA blocks */
+	LM_OP_DMATRIGGER,   /* DMATrigger */
+	LM_OP_DMABLOCK,     /* DMABlock */
+	LM_OP_DESC_COPY,    /* DMADescriptorCopy */
+	LM_OP_DESC_CCE,     /* DMADescriptorCCE */
+	LM_OP_DESC_TRANSPOSE, /* DMADescriptorTranspose */
+	LM_OP_DESC_REPLICATE, /* DMADescriptorReplicate */
+	LM_OP_RESETQUEUE,   /* ResetQueueInstance */
+	/* misc */
+	LM_OP_TCOMPLETION,  /* TensorCompletion */
+	LM_OP_TCDYNSRC,     /* TensorCopyDynamicSrc */
+	LM_OP_TCDYNDST,     /* TensorCopyDynamicDst */
 	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
 	LM_OP_COUNT
 } lm_opcode;
+
+/* A set of opcodes: bit 1 << op (LM_OPM). */
+typedef uint64_t lm_opmask;
+#define LM_OPM(x) ((lm_opmask)1 << LM_OP_##x)
+typedef char lm_opcodes_fit_mask[LM_OP_COUNT <= 64 ? 1 : -1];
 
 const char *lm_opcode_name(lm_opcode op); /* "Matmult", ... ("" for OTHER) */
 struct lm_inst;

@@ -1044,9 +1044,7 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 			sizeof *si->ins);
 	si->outs = carve(ar->opnds, &ar->n_opnds, (size_t)in->n_outs,
 			 sizeof *si->outs);
-	if (in->op != LM_OP_LOOP && in->op != LM_OP_NKIKLIRKERNEL &&
-	    in->op != LM_OP_BIRKERNEL && in->op != LM_OP_OTHER &&
-	    in->op != LM_OP_NKIKERNEL) {
+	if (ls_opcode_executed(in->op) && in->op != LM_OP_NKIKERNEL) {
 		for (int i = 0; i < in->n_ins; i++)
 			prep_opnd(mc, mi, sf, &in->ins[i], &si->ins[i],
 				  &si->fault);

@@ -36,19 +36,17 @@
 #include <string.h>
 
 /* Opcode sets as bit masks. */
-#define OP(x) (1u << LM_OP_##x)
+#define OP(x) LM_OPM(x)
 #define OPS_DMA (OP(DMACOPY) | OP(LOAD) | OP(SAVE))
 #define OPS_EXEC (OPS_DMA | OP(MATMULT) | OP(ACTIVATION) | OP(TENSORTENSOR) | \
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
 		  OP(RETURN) | OP(SWITCHQUEUE) | OP(NKIKERNEL))
 
-typedef char op_mask_fits[LM_OP_COUNT <= 32 ? 1 : -1];
-
 enum { K_MODEL, K_META, K_DEFAULT };
 
 typedef struct key_rule {
-	uint32_t ops;      /* opcodes the row applies to (objects: 0) */
+	lm_opmask ops;     /* opcodes the row applies to (objects: 0) */
 	const char *key;
 	int cls;           /* K_MODEL, K_META, K_DEFAULT */
 	const char *dflt;  /* K_DEFAULT: accepted values as compact JSON,
@@ -89,7 +87,7 @@ static const key_rule inst_rules[] = {
 /* A documented op key (fields.def) of an executed opcode: metadata, or
 ** read by the simulator. why: what it is, for docs/simulator.md. */
 typedef struct op_key {
-	uint32_t ops;
+	lm_opmask ops;
 	const char *key;
 	const char *why;
 } op_key;
@@ -246,7 +244,7 @@ typedef int (*field_check)(const lm_inst *in, char *val, size_t n,
 			   const char **why);
 
 typedef struct field_rule {
-	uint32_t ops;
+	lm_opmask ops;
 	const char *key;
 	field_check check;
 } field_rule;
@@ -432,7 +430,7 @@ static const op_key *find_op_key(const op_key *keys, size_t n, lm_opcode op,
 				 const char *key)
 {
 	for (size_t i = 0; i < n; i++)
-		if ((keys[i].ops & (1u << op)) && strcmp(keys[i].key, key) == 0)
+		if ((keys[i].ops & ((lm_opmask)1 << op)) && strcmp(keys[i].key, key) == 0)
 			return &keys[i];
 	return NULL;
 }
@@ -440,7 +438,7 @@ static const op_key *find_op_key(const op_key *keys, size_t n, lm_opcode op,
 static int is_checked(lm_opcode op, const char *key)
 {
 	for (size_t i = 0; i < sizeof checks / sizeof *checks; i++)
-		if ((checks[i].ops & (1u << op)) &&
+		if ((checks[i].ops & ((lm_opmask)1 << op)) &&
 		    strcmp(checks[i].key, key) == 0)
 			return 1;
 	return 0;
@@ -563,7 +561,7 @@ static const key_rule *find_rule(const key_rule *rules, size_t n,
 				 lm_opcode op, const char *key)
 {
 	for (size_t i = 0; i < n; i++)
-		if ((!rules[i].ops || (rules[i].ops & (1u << op))) &&
+		if ((!rules[i].ops || (rules[i].ops & ((lm_opmask)1 << op))) &&
 		    strcmp(rules[i].key, key) == 0)
 			return &rules[i];
 	return NULL;
@@ -725,13 +723,13 @@ static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
 	int rc;
 
 	if (in->op <= LM_OP_INVALID || in->op >= LM_OP_COUNT ||
-	    !(OPS_EXEC & (1u << in->op)))
+	    !(OPS_EXEC & ((lm_opmask)1 << in->op)))
 		return refuse_opcode(c, in);
 	snprintf(what, wn, "opcode '%s'", lm_opcode_name(in->op));
 	for (size_t i = 0; i < sizeof checks / sizeof *checks; i++) {
 		char val[100];
 		const char *why = NULL;
-		if (!(checks[i].ops & (1u << in->op)) ||
+		if (!(checks[i].ops & ((lm_opmask)1 << in->op)) ||
 		    !checks[i].check(in, val, sizeof val, &why))
 			continue;
 		rc = why ? refuse(c, "%s key '%s' = %s is not modelled by the "
@@ -845,6 +843,12 @@ static int check_module(cctx *c)
 	return rc;
 }
 
+int ls_opcode_executed(lm_opcode op)
+{
+	return op > LM_OP_INVALID && op < LM_OP_COUNT &&
+	       (OPS_EXEC & ((lm_opmask)1 << op)) != 0;
+}
+
 int ls_check_module(const lm_module *m, lm_error *err)
 {
 	cctx c;
@@ -898,7 +902,7 @@ void ls_format_key_table(lm_buf *b)
 	for (int o = 1; o < LM_OP_COUNT; o++) {
 		const lm_opinfo *info;
 		char done[64]; /* the fields already written (an op has fewer) */
-		if (!(OPS_EXEC & (1u << o)) ||
+		if (!(OPS_EXEC & ((lm_opmask)1 << o)) ||
 		    !(info = lm_op_info(it_of((lm_opcode)o))))
 			continue;
 		assert(info->n_fields <= (int)sizeof done);
@@ -930,12 +934,12 @@ void ls_format_key_table(lm_buf *b)
 
 /* Each row of keys names a documented key of every opcode of its set
 ** (want 1), or of none (want 0). */
-static int rows_agree(const char *table, uint32_t ops, const char *key,
+static int rows_agree(const char *table, lm_opmask ops, const char *key,
 		      int want, lm_error *err)
 {
 	for (int o = 1; o < LM_OP_COUNT; o++) {
 		int it;
-		if (!(ops & OPS_EXEC & (1u << o)))
+		if (!(ops & OPS_EXEC & ((lm_opmask)1 << o)))
 			continue;
 		it = it_of((lm_opcode)o);
 		if ((lm_op_field(it, key) != NULL) != want)

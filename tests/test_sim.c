@@ -639,7 +639,7 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	{ "{\"opcode\":\"EventSemaphore\",\"name\":\"k\",\"engine\":\"SP\"}",
 	  "opcode 'EventSemaphore' is not modelled by the simulator" },
 	{ "{\"opcode\":\"DMATrigger\",\"name\":\"k\",\"engine\":\"SP\","
-	  "\"dma_blocks\":[]}",
+	  "\"queue\":\"q0\",\"dma_blocks\":[]}",
 	  "opcode 'DMATrigger' is not modelled by the simulator" },
 	{ "{\"opcode\":\"CollectiveRecv\",\"name\":\"k\",\"engine\":\"Pool\","
 	  "\"peer_id\":1,\"ins\":[],\"outs\":[]}",

@@ -180,9 +180,10 @@ typedef struct wkey {
 	{ op, "dge_type", T_E, EM_S, "\"Unassigned\"" },                    \
 	{ op, "duplicate", T_M, EM_S, "false" }
 
-/* The InstDMA ops lncsim runs: the loader's second pass binds their queue
-** and reports one that is not there, and lncsim needs it, so it is not
-** left out here. */
+/* The InstDMA ops lncsim models (DMATrigger: its queue is the one its DMA
+** blocks run on): the loader's second pass binds their queue and reports
+** one that is not there, and lncsim needs it, so it is not left out
+** here. */
 #define DMA_RUN_KEYS(op)                                                    \
 	{ op, "queue", T_N, EM_U, NULL },                                   \
 	{ op, "dge_type", T_E, EM_S, "\"Unassigned\"" },                    \
@@ -282,7 +283,7 @@ static const wkey keys[] = {
 
 	/* DMA: the InstDMA tree */
 	DMA_KEYS("DMA"), DMA_RUN_KEYS("Load"), DMA_RUN_KEYS("Save"),
-	DMA_RUN_KEYS("DMACopy"), DMA_KEYS("DMATrigger"),
+	DMA_RUN_KEYS("DMACopy"), DMA_RUN_KEYS("DMATrigger"),
 	UNINIT("Load"), { "Load", "dma_qos", T_E, EM_S, "\"Unassigned\"" },
 	UNINIT("Save"), { "Save", "dma_qos", T_E, EM_S, "\"Unassigned\"" },
 	{ "DMACopy", "mode", T_E, EM_P, "\"Copy\"" },
