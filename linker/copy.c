@@ -45,8 +45,9 @@ static void census_add(lm_strmap *m, const char *name, int ci)
 		lm_strmap_put(m, name, COLLIDED);
 }
 
-/* Instruction names of blocks, recursing into Loops (the order
-** clone_blocks visits them). */
+/* Instruction names of blocks, recursing into nested bodies (the order
+** clone_blocks visits them: an instruction, then its body). A Loop
+** declares no name of its own. */
 static void census_blocks(census *cs, lk_core *c, const lm_block *bs, int nb)
 {
 	for (int b = 0; b < nb; b++)
@@ -77,6 +78,8 @@ static void census_blocks(census *cs, lk_core *c, const lm_block *bs, int nb)
 			lm_grow(&c->name_seq, &c->cap_name_seq, c->n_name_seq + 1,
 				sizeof *c->name_seq);
 			c->name_seq[c->n_name_seq++] = idx;
+			if (in->n_blocks)
+				census_blocks(cs, c, in->blocks, in->n_blocks);
 		}
 }
 
@@ -387,12 +390,25 @@ static int dep_renamed(const lk_ctx *x, lk_core *c, const char *name)
 				   &x->census->insts, name, h) - 1);
 }
 
+/* The nested body of src (a Loop's, a DynamicForLoop's, ...) cloned into
+** dst's, after dst itself. */
+static void clone_body(lk_copier *cp, lk_core *c, lm_inst *dst,
+		       const lm_inst *src)
+{
+	dst->n_blocks = src->n_blocks;
+	dst->blocks = src->n_blocks ? lm_xcalloc((size_t)src->n_blocks,
+						 sizeof *dst->blocks) : NULL;
+	clone_blocks(cp, c, dst->blocks, src->blocks, src->n_blocks);
+}
+
 /*
 ** The seed's fullClone + remap of one instruction of core c: references
 ** (allocations and memory locations, dependencies, the instruction's own
 ** name on collision, call targets, kernel functions and argument maps) go
 ** through the core's maps. A renamed CoreBarrier without a group keeps
-** meeting its old name's group.
+** meeting its old name's group. A nested body is cloned the same way,
+** after its instruction (the census's order), so the names inside it are
+** renamed by the rule of every other name.
 */
 static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 		       const lm_inst *src)
@@ -400,14 +416,11 @@ static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 	const lk_ctx *x = cp->x;
 	lm_inst t = *src;
 	int nargs = src->n_ins + src->n_outs;
+	t.n_blocks = 0;
+	t.blocks = NULL;
 	if (src->op == LM_OP_LOOP) {
-		t.n_blocks = 0;
-		t.blocks = NULL;
 		lm_inst_copy_packed(dst, &t, &cp->pool);
-		dst->n_blocks = src->n_blocks;
-		dst->blocks = src->n_blocks ? lm_xcalloc((size_t)src->n_blocks,
-						 sizeof *dst->blocks) : NULL;
-		clone_blocks(cp, c, dst->blocks, src->blocks, src->n_blocks);
+		clone_body(cp, c, dst, src);
 		map_json_refs(c, dst);
 		return;
 	}
@@ -476,6 +489,8 @@ static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 	}
 	lm_inst_copy_packed(dst, &t, &cp->pool);
 	map_json_refs(c, dst);
+	if (src->n_blocks)
+		clone_body(cp, c, dst, src);
 }
 
 /*

@@ -1276,17 +1276,16 @@ static int load_block(ld *L, cJSON *j, lm_block *b);
 /*
 ** ---- carried structures: their shapes, checked as they are read --------
 **
-** What the model carries whole but the wire form gives a shape: nested
-** bodies (the blocks of DynamicForLoop, DoWhile, DMABlock, and of a
-** queue), memory-location alias tuples, the incoming values of a block
+** What the model carries whole but the wire form gives a shape: the
+** blocks of a queue, memory-location alias tuples, the incoming values of a block
 ** argument, the module's call_to_physical_memlocs. Each is checked here
 ** (a wrong type or a missing element is an error naming the key) and
 ** kept as it is; the verifier resolves the names they hold.
 */
 
-/* A carried body (an array of blocks): each block reads as a function's
-** block does (its instructions loaded into a scratch block, then
-** dropped). */
+/* A queue's carried blocks (an array of blocks): each block reads as a
+** function's block does (its instructions loaded into a scratch block,
+** then dropped). */
 static int check_body(ld *L, const char *key, cJSON *c)
 {
 	const char *blk = L->blk, *inst = L->inst;
@@ -1444,6 +1443,8 @@ typedef struct ir_key {
 #define OPM(x) LM_OPM(x)
 #define OPM_DMA (OPM(DMACOPY) | OPM(LOAD) | OPM(SAVE))
 #define OPM_KERNELS (OPM(NKIKERNEL) | OPM(NKIKLIRKERNEL))
+/* the opcodes that hold nested blocks (LM_OPF_BLOCKS) */
+#define OPM_BLOCKS (OPM(LOOP) | OPM(DYNLOOP) | OPM(DOWHILE) | OPM(DMABLOCK))
 /* the opcodes whose queue the IR holds */
 #define OPM_QUEUE (OPM_DMA | OPM(SWITCHQUEUE) | OPM(RESETQUEUE) | \
 		   OPM(DMATRIGGER) | OPM(DMABLOCK))
@@ -1828,7 +1829,9 @@ static int rd_psum_buf(ik *k)
 	return load_shape(k->L, k->c, KEY, k->in->psum_buf_shape, 3);
 }
 
-static int rd_loop_blocks(ik *k)
+/* The nested body of an opcode with blocks (Loop, DynamicForLoop,
+** DoWhile, DMABlock), read as a function's blocks are. */
+static int rd_blocks(ik *k)
 {
 	lm_inst *in = k->in;
 	int rc = 0;
@@ -1841,17 +1844,6 @@ static int rd_loop_blocks(ik *k)
 		rc = load_block(k->L, b, &in->blocks[in->n_blocks++]);
 	k->L->blk = saved;
 	return rc;
-}
-
-/* The nested body of an opcode with blocks lncsim carries (DynamicForLoop,
-** DoWhile, DMABlock): checked, then carried as it is. */
-static int rd_carried_body(ik *k)
-{
-	const lm_opinfo *o = lm_op_info(lm_inst_it(k->in));
-	if (o && (o->flags & LM_OPF_BLOCKS) && check_body(k->L, KEY, k->c))
-		return LM_EINPUT;
-	keep_extra(&k->in->extra, k->j, k->c);
-	return 0;
 }
 
 /* ---- what the IR holds for a key (the views of the rows) ---------------- */
@@ -1941,9 +1933,7 @@ static const ir_key ir_keys[] = {
 	{ "accumulation_flag", OPM(MATMULT), rd_acc_flag, NULL },
 	{ "alpha", OPM(ACTIVATION), rd_alpha, NULL },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), rd_base, NULL },
-	{ "blocks", OPM(LOOP), rd_loop_blocks, NULL },
-	{ "blocks", OPM(OTHER) | OPM(DYNLOOP) | OPM(DOWHILE) | OPM(DMABLOCK),
-	  rd_carried_body, NULL },
+	{ "blocks", OPM_BLOCKS, rd_blocks, NULL },
 	{ "can_read_uninit", 0, rd_can_read_uninit, NULL },
 	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), rd_chmul, NULL },
 	{ "compare_op", OPM(AFFINESELECT), rd_alu, vw_alu },

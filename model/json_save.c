@@ -580,12 +580,17 @@ typedef struct iw_key {
 #define OPM(x) LM_OPM(x)
 #define OPM_DMA (OPM(DMACOPY) | OPM(LOAD) | OPM(SAVE))
 #define OPM_KERNELS (OPM(NKIKERNEL) | OPM(NKIKLIRKERNEL))
+/* the opcodes that hold nested blocks (LM_OPF_BLOCKS) */
+#define OPM_BLOCKS (OPM(LOOP) | OPM(DYNLOOP) | OPM(DOWHILE) | OPM(DMABLOCK))
 /* the opcodes whose queue the IR holds */
 #define OPM_QUEUE (OPM_DMA | OPM(SWITCHQUEUE) | OPM(RESETQUEUE) | \
 		   OPM(DMATRIGGER) | OPM(DMABLOCK))
 
+/* A Loop's body always; another opcode's when it has one. */
 static void wr_blocks(jw *w, const lm_inst *in, const char *k)
 {
+	if (!in->n_blocks && in->op != LM_OP_LOOP)
+		return;
 	jw_key(w, k);
 	jw_open(w, 0);
 	for (int i = 0; i < in->n_blocks; i++)
@@ -897,7 +902,7 @@ static const iw_key iw_keys[] = {
 	{ "accumulation_flag", OPM(MATMULT), wr_acc_flag },
 	{ "alpha", OPM(ACTIVATION), wr_alpha },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), wr_base },
-	{ "blocks", OPM(LOOP), wr_blocks },
+	{ "blocks", OPM_BLOCKS, wr_blocks },
 	{ "can_read_uninit", 0, wr_can_read_uninit },
 	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), wr_chmul },
 	{ "compare_op", OPM(AFFINESELECT), wr_alu },

@@ -11,11 +11,11 @@
 **      banks, capacities), then alias tuples, remote_local_target /
 **      alias_of / aliases
 **   5. instruction names of every function (module-wide uniqueness),
-**      carried bodies included, then of the queues' carried blocks
+**      nested bodies included, then of the queues' carried blocks
 **   6. every instruction in program order: dependencies, wait / signal,
 **      operands (resolution and bounds), tensor and register references
 **      carried in JSON, then the opcode's own rules (the rows of
-**      fields.def), then its carried body; a block's incoming values;
+**      fields.def), then its nested body; a block's incoming values;
 **      then the queues' blocks
 **   7. the module's call_to_physical_memlocs; no function reaches itself
 **      through Calls / NKIKernel calls
@@ -86,11 +86,6 @@ typedef struct vctx {
 	const lm_inst **inst_ptr; /* the instruction of each inst_at entry */
 	int n_inst_at, cap_inst_at, cap_inst_ptr, pos;
 	const lm_function *fn; /* function being checked */
-	/* the bodies other opcodes than Loop carry (DynamicForLoop, DoWhile,
-	   DMABlock), read by lm_blocks_from_json in visiting order:
-	   collect_names reads them, check_blocks walks them in that order */
-	struct vbody { lm_block *bs; int n; } *bodies;
-	int n_bodies, cap_bodies, body_pos;
 	/* per module queue: its carried blocks as a function of its name
 	   (no blocks: n_blocks 0) */
 	lm_function *qfns;
@@ -661,20 +656,6 @@ static int check_linked_aliases(vctx *v)
 
 /* ---- instruction names -------------------------------------------------- */
 
-/* The nested body an opcode with blocks other than Loop carries (its
-** "blocks"), or NULL. */
-static const cJSON *carried_body(const lm_inst *in)
-{
-	const lm_opinfo *o;
-	const cJSON *b;
-	if (in->op == LM_OP_LOOP || !in->extra)
-		return NULL;
-	o = lm_op_info(lm_inst_it(in));
-	b = o && (o->flags & LM_OPF_BLOCKS) ?
-		cJSON_GetObjectItemCaseSensitive(in->extra, "blocks") : NULL;
-	return cJSON_IsArray(b) ? b : NULL;
-}
-
 /* A reader's message without its "FILE: " (the verifier adds its own). */
 static const char *unfiled(vctx *v, const char *msg)
 {
@@ -684,21 +665,8 @@ static const char *unfiled(vctx *v, const char *msg)
 	return msg;
 }
 
-/* Read a carried array of blocks into v->bodies (its last entry). */
-static int read_body(vctx *v, const cJSON *blocks)
-{
-	lm_error e;
-	struct vbody *b;
-	lm_grow(&v->bodies, &v->cap_bodies, v->n_bodies + 1,
-		sizeof *v->bodies);
-	b = &v->bodies[v->n_bodies++];
-	if (lm_blocks_from_json(blocks, v->m, &b->bs, &b->n, &e))
-		return fail(v, "its blocks do not read: %s", unfiled(v, e.msg));
-	return 0;
-}
-
-/* Record the names of the instructions of blocks (recursing into Loops
-** and carried bodies). */
+/* Record the names of the instructions of blocks (recursing into the
+** bodies of Loops and of the other opcodes with blocks). */
 static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 			 int nb)
 {
@@ -731,11 +699,10 @@ static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 			v->inst_ptr[v->n_inst_at] = in;
 			v->inst_at[v->n_inst_at++] = f;
 			*slot = (void *)(intptr_t)v->n_inst_at;
-			if (carried_body(in)) {
-				int rc = read_body(v, carried_body(in));
-				if (rc || (rc = collect_names(v, f,
-					v->bodies[v->n_bodies - 1].bs,
-					v->bodies[v->n_bodies - 1].n)) != 0)
+			if (in->n_blocks) {
+				int rc = collect_names(v, f, in->blocks,
+						       in->n_blocks);
+				if (rc)
 					return rc;
 			}
 			wpop(v, w2);
@@ -1013,25 +980,8 @@ static int each_kv(vctx *v, const char *key, const lm_keyview *kv,
 	return 0;
 }
 
-/* A block of the carried body blocks (a "blocks" array) named name. */
-static int json_has_block(const cJSON *blocks, const char *name)
-{
-	const cJSON *b, *i, *n;
-	cJSON_ArrayForEach(b, blocks) {
-		n = cJSON_GetObjectItemCaseSensitive(b, "name");
-		if (cJSON_IsString(n) && !strcmp(n->valuestring, name))
-			return 1;
-		cJSON_ArrayForEach(i, cJSON_GetObjectItemCaseSensitive(
-					      b, "instructions"))
-			if (json_has_block(cJSON_GetObjectItemCaseSensitive(
-						   i, "blocks"), name))
-				return 1;
-	}
-	return 0;
-}
-
-/* A block of blocks bs named name, nested bodies included (a Loop's, and
-** those the other opcodes with blocks carry). */
+/* A block of blocks bs named name, nested bodies included (those of
+** Loops and of the other opcodes with blocks). */
 static int has_block(const lm_block *bs, int nb, const char *name)
 {
 	for (int b = 0; b < nb; b++) {
@@ -1039,12 +989,8 @@ static int has_block(const lm_block *bs, int nb, const char *name)
 			return 1;
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
-			if ((in->n_blocks &&
-			     has_block(in->blocks, in->n_blocks, name)) ||
-			    (in->extra && json_has_block(
-				    cJSON_GetObjectItemCaseSensitive(in->extra,
-								     "blocks"),
-				    name)))
+			if (in->n_blocks &&
+			    has_block(in->blocks, in->n_blocks, name))
 				return 1;
 		}
 	}
@@ -1615,8 +1561,8 @@ static int check_incoming(vctx *v, const lm_block *bl)
 	return bl->extra ? check_incoming_json(v, bl->extra) : 0;
 }
 
-/* The instructions of blocks in program order (recursing into Loops and
-** carried bodies). */
+/* The instructions of blocks in program order (recursing into the bodies
+** of Loops and of the other opcodes with blocks). */
 static int check_blocks(vctx *v, const lm_block *bs, int nb)
 {
 	for (int b = 0; b < nb; b++) {
@@ -1641,12 +1587,9 @@ static int check_blocks(vctx *v, const lm_block *bs, int nb)
 			if ((rc = check_inst(v, in)) != 0)
 				return rc;
 			v->pos++;
-			if (carried_body(in)) {
-				const struct vbody *bd =
-					&v->bodies[v->body_pos++];
-				if ((rc = check_blocks(v, bd->bs, bd->n)) != 0)
-					return rc;
-			}
+			if (in->n_blocks && (rc = check_blocks(v, in->blocks,
+							       in->n_blocks)) != 0)
+				return rc;
 			wpop(v, w2);
 		}
 		if ((rc2 = check_incoming(v, bl)) != 0)
@@ -1727,7 +1670,7 @@ static void collect_calls(vctx *v, const lm_block *bs, int nb,
 			const char *t = in->op == LM_OP_CALL ? in->target :
 				in->op == LM_OP_NKIKERNEL ? in->func : NULL;
 			const lm_function *f;
-			if (in->op == LM_OP_LOOP)
+			if (in->n_blocks)
 				collect_calls(v, in->blocks, in->n_blocks, e, n,
 					      cap);
 			if (!t || !(f = lm_strmap_lookup(&v->funcs, t)))
@@ -1751,8 +1694,11 @@ static int push_inst_path(vctx *v, const lm_block *bs, int nb,
 				wpush_named(v, "instruction", in->name, i);
 				return 1;
 			}
-			if (in->op == LM_OP_LOOP) {
-				size_t w2 = wpush_named(v, "loop", in->name, i);
+			if (in->n_blocks) {
+				size_t w2 = in->op == LM_OP_LOOP ?
+					wpush_named(v, "loop", in->name, i) :
+					wpush_named(v, "instruction", in->name,
+						    i);
 				if (push_inst_path(v, in->blocks, in->n_blocks,
 						   want))
 					return 1;
@@ -1856,9 +1802,9 @@ static void used_queues(const lm_block *bs, int nb, const char ***q, int *n,
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP)
+			if (in->n_blocks)
 				used_queues(in->blocks, in->n_blocks, q, n, cap);
-			else if (lm_opcode_is_dma(in->op) && in->queue &&
+			if (lm_opcode_is_dma(in->op) && in->queue &&
 				 !has_name(*q, *n, in->queue)) {
 				lm_grow(q, cap, *n + 1, sizeof **q);
 				(*q)[(*n)++] = in->queue;
@@ -1942,10 +1888,10 @@ static void collect_barriers(const lm_block *bs, int nb, barrier_ref **r,
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP) {
+			if (in->n_blocks)
 				collect_barriers(in->blocks, in->n_blocks, r, n,
 						 cap);
-			} else if (in->op == LM_OP_COREBARRIER) {
+			if (in->op == LM_OP_COREBARRIER) {
 				lm_grow(r, cap, *n + 1, sizeof **r);
 				(*r)[*n].in = in;
 				(*r)[*n].group = in->group ? in->group
@@ -2164,12 +2110,6 @@ done:
 	lm_strmap_free(&v.insts);
 	free(v.inst_at);
 	free(v.inst_ptr);
-	for (int i = 0; i < v.n_bodies; i++) {
-		for (int b = 0; b < v.bodies[i].n; b++)
-			lm_block_clear(&v.bodies[i].bs[b]);
-		free(v.bodies[i].bs);
-	}
-	free(v.bodies);
 	for (int q = 0; v.qfns && q < m->n_queues; q++) {
 		for (int b = 0; b < v.qfns[q].n_blocks; b++)
 			lm_block_clear(&v.qfns[q].blocks[b]);

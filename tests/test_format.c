@@ -865,18 +865,25 @@ START_TEST(test_carried_shapes)
 			     "\"blocks\":[{\"name\":\"wb\",\"instructions\":["
 			     NOP("wn", "") "]}]}");
 	lm_module *m = tu_parse_ok(t);
+	char *s2;
 	roundtrip(m);
 	lm_module_free(m);
 	free(t);
-	/* a version 1 module's body is not converted */
+	/* a version 1 module's body is read as a Loop's is: its affine
+	   values written in version 2 form */
 	t = lm_xasprintf("{\"version\":1,\"arch\":\"gen3\",\"functions\":[{"
 			 "\"name\":\"f\",\"allocations\":[],\"blocks\":[{\"name\":"
 			 "\"b\",\"instructions\":[{\"opcode\":\"DoWhile\","
 			 "\"name\":\"dw\",\"engine\":\"SP\",\"ins\":[],\"outs\":"
-			 "[],\"blocks\":[{\"name\":\"wb\",\"instructions\":[]}]}"
-			 "]}]}]}");
-	tu_expect_fail(t, "instruction dw: key 'blocks': a version 1 module's "
-		    "'blocks' is not converted to version 2");
+			 "[],\"blocks\":[{\"name\":\"wb\",\"instructions\":["
+			 "{\"opcode\":\"NoOp\",\"name\":\"wn\",\"engine\":\"SP\","
+			 "\"ins\":[],\"outs\":[],\"order\":[{\"terms\":[],\"c\":3}]}"
+			 "]}]}]}]}]}");
+	m = tu_parse_ok(t);
+	s2 = save(m);
+	ck_assert_contains(s2, "\"order\":[{\"c\":3,\"kind\":\"AffExprKind\"");
+	free(s2);
+	lm_module_free(m);
 	free(t);
 	/* a version 1 axis is written in version 2 form */
 	t = lm_xasprintf("{\"version\":1,\"arch\":\"gen3\",\"functions\":[{"
@@ -887,7 +894,7 @@ START_TEST(test_carried_shapes)
 			 "\"terms\":[],\"c\":0},\"ub\":{\"terms\":[],\"c\":4},"
 			 "\"stride\":{\"terms\":[],\"c\":1}}}]}]}]}");
 	m = tu_parse_ok(t);
-	char *s2 = save(m);
+	s2 = save(m);
 	ck_assert_contains(s2, "\"DynamicForLoopAxis\":{\"lb\":{\"c\":0,"
 			   "\"kind\":\"AffExprKind\",\"terms\":[]}");
 	ck_assert_contains(s2, "\"ub\":{\"c\":4,\"kind\":\"AffExprKind\"");

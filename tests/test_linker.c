@@ -680,6 +680,94 @@ START_TEST(test_copy_allocs_registers)
 }
 END_TEST
 
+/* The instruction named name in f, at any depth (nested bodies too). */
+static lm_inst *inst_in(const lm_block *bs, int nb, const char *name)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			lm_inst *in = &bs[b].insts[i], *r;
+			if (in->name && !strcmp(in->name, name))
+				return in;
+			if (in->n_blocks &&
+			    (r = inst_in(in->blocks, in->n_blocks, name)))
+				return r;
+		}
+	return NULL;
+}
+
+static lm_inst *deep(const lm_function *f, const char *name)
+{
+	lm_inst *in = inst_in(f->blocks, f->n_blocks, name);
+	ck_assert_msg(in != NULL, "no instruction %s in %s", name, f->name);
+	return in;
+}
+
+#define BODY_NOP(n, deps) "{\"opcode\":\"NoOp\",\"name\":\"" n "\"," \
+	"\"engine\":\"SP\",\"ins\":[],\"outs\":[]" deps "}"
+#define BODY_C0 "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":0}"
+#define BODY_C4 "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":4}"
+
+/*
+** A core whose instructions live in nested bodies: a Loop (n1), a
+** DynamicForLoop dl (n2, after n1), a DoWhile dw (n3, after dl) and a
+** top-level NoOp after n3; only declares a name of its own (only<core>).
+*/
+static lm_builder *bodies_core(int core)
+{
+	lm_builder *b = mod(core, "gen3");
+	func(b, "sg0");
+	wire(b, "{\"opcode\":\"Loop\",\"LoopAxis\":{\"name\":\"i\",\"lb\":0,"
+	     "\"ub\":2,\"stride\":1},\"blocks\":[{\"name\":\"lb\","
+	     "\"instructions\":[" BODY_NOP("n1", "") "]}]}");
+	wire(b, S("{\"opcode\":\"DynamicForLoop\",\"name\":\"dl\",\"engine\":"
+		  "\"SP\",\"ins\":[],\"outs\":[],\"DynamicForLoopAxis\":{"
+		  "\"name\":\"j\",\"lb\":" BODY_C0 ",\"ub\":" BODY_C4 ","
+		  "\"stride\":" BODY_C4 "},\"blocks\":[{\"name\":\"db\","
+		  "\"instructions\":[" BODY_NOP("n2", ",\"dependencies\":"
+		  "[[\"n1\",\"Flow\"]]") "," BODY_NOP("only%d", "") "]}]}",
+		  core));
+	wire(b, "{\"opcode\":\"DoWhile\",\"name\":\"dw\",\"engine\":\"SP\","
+	     "\"ins\":[],\"outs\":[],\"blocks\":[{\"name\":\"wb\","
+	     "\"instructions\":[" BODY_NOP("n3", ",\"dependencies\":"
+	     "[[\"dl\",\"Flow\"]]") "]}]}");
+	wire(b, BODY_NOP("after", ",\"dependencies\":[[\"n3\",\"Flow\"]]"));
+	return b;
+}
+
+/*
+** Two cores whose nested bodies declare the same instruction names link:
+** every name inside a body is renamed nc<c>. like a top-level one, the
+** dependencies into and out of bodies follow, a name of one core is
+** kept, and the linked module verifies.
+*/
+START_TEST(test_copy_bodies)
+{
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	load2(bodies_core(0), bodies_core(1));
+	ck_assert_msg(do_link(mods2, 2, 0, &out, &rep, &e) == 0, "%s", e.msg);
+	assert_verifies(out);
+	for (int c = 0; c < 2; c++) {
+		const lm_function *f = fn(out, S("nc%d", c));
+		ck_assert_str_eq(deep(f, S("nc%d.n2", c))->deps[0],
+				 S("nc%d.n1", c));
+		ck_assert_str_eq(deep(f, S("nc%d.n3", c))->deps[0],
+				 S("nc%d.dl", c));
+		ck_assert_str_eq(deep(f, S("nc%d.after", c))->deps[0],
+				 S("nc%d.n3", c));
+		ck_assert_int_eq(deep(f, S("nc%d.dw", c))->n_blocks, 1);
+		ck_assert_ptr_nonnull(deep(f, S("only%d", c)));
+		ck_assert_ptr_null(inst_in(f->blocks, f->n_blocks, "n1"));
+	}
+	ck_assert_int_eq(rep.collisions[0], 6); /* n1, dl, n2, dw, n3, after */
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
 /* ---- step 3: function passes --------------------------------------------- */
 
 START_TEST(test_fpass_insert_returns)
@@ -2472,6 +2560,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_copy_allocs);
 	tcase_add_test(tc, test_copy_allocs_renamed_producer);
 	tcase_add_test(tc, test_copy_allocs_registers);
+	tcase_add_test(tc, test_copy_bodies);
 	tcase_add_test(tc, test_fpass_insert_returns);
 	tcase_add_test(tc, test_fpass_existing_return);
 	tcase_add_test(tc, test_fpass_insert_switch_queue_instances);

@@ -149,10 +149,9 @@ static void note_deps(lm_strmap *used, const lm_inst *v, int n)
 		for (int d = 0; d < v[i].n_deps; d++)
 			if (v[i].deps[d])
 				lm_strmap_put(used, v[i].deps[d], (void *)1);
-		if (v[i].op == LM_OP_LOOP)
-			for (int b = 0; b < v[i].n_blocks; b++)
-				note_deps(used, v[i].blocks[b].insts,
-					  v[i].blocks[b].n_insts);
+		for (int b = 0; b < v[i].n_blocks; b++)
+			note_deps(used, v[i].blocks[b].insts,
+				  v[i].blocks[b].n_insts);
 	}
 }
 
@@ -340,7 +339,7 @@ static int inline_blocks(lm_module *m, int ci, lm_block *bs, int nb,
 		int rc = 0, i;
 		for (i = 0; i < bs[b].n_insts && !rc; i++) {
 			lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP)
+			if (in->n_blocks)
 				rc = inline_blocks(m, ci, in->blocks,
 						   in->n_blocks, callees,
 						   cnames, n_cn, cap_cn, found,

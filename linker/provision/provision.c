@@ -589,9 +589,10 @@ static int lower_blocks(lp_lower_ctx *lc, int fi, lm_block *bs, int nb,
 			lm_inst call;
 			int made = 1;
 			lm_error e2;
-			if (in->op == LM_OP_LOOP) {
+			if (in->n_blocks)
 				rc = lower_blocks(lc, fi, in->blocks,
 						  in->n_blocks, cs, err);
+			if (in->n_blocks || rc) {
 				out[n++] = *in;
 				continue;
 			}
