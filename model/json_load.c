@@ -463,6 +463,32 @@ static int get_alu(ld *L, const cJSON *j, const char *key, lm_aluop *out)
 	return 0;
 }
 
+/* An enum value by name (any spelling) or by ordinal: its ordinal. */
+static int get_enum_ord(ld *L, const cJSON *c, const char *key, int type,
+			int64_t *out)
+{
+	char names[400];
+	if (cJSON_IsString(c) && c->valuestring &&
+	    !lm_enum_parse(type, c->valuestring, out))
+		return 0;
+	if (cJSON_IsNumber(c) && c->valuedouble >= 0 &&
+	    c->valuedouble == floor(c->valuedouble) &&
+	    c->valuedouble <= MAX_EXACT_INT &&
+	    lm_enum_name(type, (int64_t)c->valuedouble)) {
+		*out = (int64_t)c->valuedouble;
+		return 0;
+	}
+	lm_enum_spellings(type, names, sizeof names);
+	if (cJSON_IsString(c))
+		return FAIL(L, "key '%s': unknown %s '%s' (%s)", key,
+			    lm_enumtype_name(type), c->valuestring, names);
+	if (cJSON_IsNumber(c))
+		return FAIL(L, "key '%s': %s %.17g does not exist (%s)", key,
+			    lm_enumtype_name(type), c->valuedouble, names);
+	return FAIL(L, "key '%s': expected string, got %s", key,
+		    type_name(c));
+}
+
 /* Key match helper. */
 /* (the first byte first: most keys differ there) */
 #define IS(k) (key[0] == (k)[0] && strcmp(key, (k)) == 0)
@@ -660,6 +686,79 @@ static int rename_tensorref(cJSON *obj, cJSON *memsetref, cJSON *memref,
 	return 0;
 }
 
+/* The state of lm_inst_each_regname's walk of one expression. */
+typedef struct regname_walk {
+	lm_regname_fn fn;
+	void *arg;
+	const char *key;
+	const lm_strmap *regs;  /* renaming: the map (fn unused) */
+} regname_walk;
+
+/* One named leaf of an expression: a register is visited or renamed. */
+static int regname_leaf(void *ctx, int kind, char **name)
+{
+	regname_walk *r = ctx;
+	const char *v;
+	if (kind != LM_AFF_REG)
+		return 0;
+	if (!r->regs)
+		return r->fn(r->arg, r->key, *name);
+	if ((v = lm_strmap_lookup(r->regs, *name)) != NULL) {
+		free(*name);
+		*name = lm_xstrdup(v);
+	}
+	return 0;
+}
+
+/* The register leaves of the instruction's expressions (its axis bounds,
+** its cond), visited (r->fn) or renamed (r->regs). */
+static int each_expr_reg(const lm_inst *in, regname_walk *r)
+{
+	lm_affine *const e[4] = { in->axis.lb_e, in->axis.ub_e,
+				  in->axis.stride_e, in->cond };
+	int rc;
+	for (int i = 0; i < 4; i++) {
+		r->key = i < 3 ? "DynamicForLoopAxis" : "cond";
+		if (e[i] && (rc = lm_affine_each_name(e[i], regname_leaf, r)))
+			return rc;
+	}
+	return 0;
+}
+
+int lm_inst_each_regname(const lm_inst *in, lm_regname_fn fn, void *arg)
+{
+	regname_walk r = { fn, arg, "registers", NULL };
+	int rc;
+	for (int i = 0; i < in->n_loop_regs; i++)
+		if (in->loop_regs[i] &&
+		    (rc = fn(arg, "registers", in->loop_regs[i])) != 0)
+			return rc;
+	return each_expr_reg(in, &r);
+}
+
+void lm_inst_rename_registers(lm_inst *in, const lm_strmap *regs)
+{
+	regname_walk r = { NULL, NULL, NULL, regs };
+	const char *v;
+	if (!regs || !regs->n)
+		return;
+	for (int k = 0; k < 2; k++) {
+		lm_arg *as = k ? in->outs : in->ins;
+		int n = k ? in->n_outs : in->n_ins;
+		for (int i = 0; i < n; i++)
+			if (as[i].extra)
+				lm_json_each_regref(as[i].extra, rename_regref,
+						    (void *)regs);
+	}
+	if (in->extra)
+		lm_json_each_regref(in->extra, rename_regref, (void *)regs);
+	for (int i = 0; i < in->n_loop_regs; i++)
+		if (in->loop_regs[i] &&
+		    (v = lm_strmap_lookup(regs, in->loop_regs[i])) != NULL)
+			lm_inst_set_str(in, &in->loop_regs[i], v);
+	each_expr_reg(in, &r);
+}
+
 void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
 			      const lm_strmap *memlocs)
 {
@@ -671,18 +770,13 @@ void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
 	for (int k = 0; k < 2; k++) {
 		lm_arg *as = k ? in->outs : in->ins;
 		int n = k ? in->n_outs : in->n_ins;
-		for (int i = 0; i < n; i++) {
-			cJSON *o = as[i].extra;
-			if (!o)
-				continue;
-			lm_json_each_tensorref(o, rename_tensorref, &r);
-			if (by_alloc)
-				lm_json_each_regref(o, rename_regref,
-						    (void *)allocs);
-		}
+		for (int i = 0; i < n; i++)
+			if (as[i].extra)
+				lm_json_each_tensorref(as[i].extra,
+						       rename_tensorref, &r);
 	}
-	if (by_alloc && in->extra)
-		lm_json_each_regref(in->extra, rename_regref, (void *)allocs);
+	if (by_alloc)
+		lm_inst_rename_registers(in, allocs);
 }
 
 static int load_args(ld *L, cJSON *j, const char *key, lm_arg **out, int *n)
@@ -1146,22 +1240,6 @@ static int check_dynloop_axis(ld *L, const char *key, const cJSON *v)
 			return -1;
 	}
 	return 0;
-}
-
-/* Keep member c (a DynamicForLoopAxis) of j in the instruction's extra,
-** its bounds in version 2 form. */
-static void keep_axis(ld *L, lm_inst *in, cJSON *j, cJSON *c)
-{
-	static const char *const bounds[] = { "lb", "ub", "stride" };
-	cJSON *k;
-	keep_extra(&in->extra, j, c);
-	if (L->version == 2)
-		return;
-	for (k = in->extra->child; k->next; k = k->next)
-		; /* the member just added */
-	for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++)
-		each_affine(L, bounds[i],
-			    cJSON_GetObjectItemCaseSensitive(k, bounds[i]), 1);
 }
 
 /* Check v against row f. 1: it is the default (drop it), 0: keep it,
@@ -1846,6 +1924,170 @@ static int rd_blocks(ik *k)
 	return rc;
 }
 
+/*
+** A Loop's LoopAxis {name, lb, ub, stride}: lb, ub and stride integers
+** ("LoopAxis.ub: expected an integer, got 2.5"), the name a string; any
+** other key is kept with the axis.
+*/
+static int rd_loop_axis(ik *k)
+{
+	static const char *const bound[] = { "lb", "ub", "stride" };
+	lm_axis *a = &k->in->axis;
+	int64_t *val[3] = { &a->lb, &a->ub, &a->stride };
+	int seen = 0;
+	if (want_object(k->L, k->c, KEY))
+		return LM_EINPUT;
+	unique_keys(k->L, k->c);
+	for (cJSON *m = k->c->child; m; m = m->next) {
+		int b = -1;
+		for (int i = 0; i < 3; i++)
+			if (m->string && !strcmp(m->string, bound[i]))
+				b = i;
+		if (m->string && !strcmp(m->string, "name")) {
+			if (cJSON_IsNull(m))
+				continue;
+			if (!cJSON_IsString(m))
+				return FAIL(k->L, "LoopAxis.name: expected "
+					    "string, got %s", type_name(m));
+			free(a->name);
+			a->name = lm_xstrdup(m->valuestring);
+		} else if (b >= 0) {
+			if (!is_int(m, 0)) {
+				if (cJSON_IsNumber(m))
+					return FAIL(k->L, "LoopAxis.%s: expected "
+						    "an integer, got %.17g",
+						    bound[b], m->valuedouble);
+				return FAIL(k->L, "LoopAxis.%s: expected an "
+					    "integer, got %s", bound[b],
+					    type_name(m));
+			}
+			*val[b] = (int64_t)m->valuedouble;
+			seen |= 1 << b;
+		} else {
+			keep_extra(&a->extra, k->c, m);
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		if (!(seen & 1 << i))
+			return FAIL(k->L, "LoopAxis: missing key '%s'", bound[i]);
+	k->in->has_axis = 1;
+	return 0;
+}
+
+/* An affine expression j (a bound, a cond) of key into *out. */
+static int get_affine(ld *L, const cJSON *j, const char *key,
+		      lm_affine **out)
+{
+	char msg[300];
+	lm_affine *e = NULL;
+	if (lm_affine_from_json(&e, j, L->version, msg, sizeof msg))
+		return FAIL(L, "key '%s': affine expression (version %d): %s",
+			    key, L->version, msg);
+	lm_affine_free(*out);
+	*out = e;
+	return 0;
+}
+
+/* A DynamicForLoop's DynamicForLoopAxis {name, lb, ub, stride}: three
+** affine expressions (check_dynloop_axis) and a name. */
+static int rd_dynloop_axis(ik *k)
+{
+	lm_axis *a = &k->in->axis;
+	if (want_object(k->L, k->c, KEY))
+		return LM_EINPUT;
+	unique_keys(k->L, k->c);
+	if (check_dynloop_axis(k->L, KEY, k->c))
+		return LM_EINPUT;
+	for (cJSON *m = k->c->child; m; m = m->next) {
+		const char *key = m->string ? m->string : "";
+		int rc = 0;
+		if (IS("name")) {
+			if (cJSON_IsString(m)) {
+				free(a->name);
+				a->name = lm_xstrdup(m->valuestring);
+			}
+		} else if (IS("lb")) {
+			rc = get_affine(k->L, m, key, &a->lb_e);
+		} else if (IS("ub")) {
+			rc = get_affine(k->L, m, key, &a->ub_e);
+		} else if (IS("stride")) {
+			rc = get_affine(k->L, m, key, &a->stride_e);
+		} else {
+			keep_extra(&a->extra, k->c, m);
+		}
+		if (rc)
+			return rc;
+	}
+	k->in->has_axis = 1;
+	return 0;
+}
+
+static int rd_loop_regs(ik *k)
+{
+	return get_str_array(k->L, k->c, KEY, &k->in->loop_regs,
+			     &k->in->n_loop_regs);
+}
+
+/* DoWhile cond: an affine expression is read; any other form (a block
+** name) is carried as it is. */
+static int rd_cond(ik *k)
+{
+	if (cJSON_IsObject(k->c))
+		return get_affine(k->L, k->c, KEY, &k->in->cond);
+	keep_extra(&k->in->extra, k->j, k->c);
+	return 0;
+}
+
+static int rd_comp_op(ik *k)
+{
+	int64_t o;
+	if (get_enum_ord(k->L, k->c, KEY, LM_ET_BranchCompareOp, &o))
+		return LM_EINPUT;
+	k->in->comp_op = (int)o;
+	return 0;
+}
+
+static int rd_on_true(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->on_true);
+}
+
+static int rd_on_false(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->on_false);
+}
+
+static int rd_branch_target(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->branch_target);
+}
+
+static int rd_reg_alu(ik *k)
+{
+	int64_t o;
+	if (get_enum_ord(k->L, k->c, KEY, LM_ET_AluOpType, &o))
+		return LM_EINPUT;
+	k->in->reg_alu = (int)o;
+	return 0;
+}
+
+static int rd_is_64bit(ik *k)
+{
+	return get_bool(k->L, k->c, KEY, &k->in->is_64bit);
+}
+
+static int rd_sema_group(ik *k)
+{
+	return get_int_array(k->L, k->c, KEY, 1, &k->in->sema_group,
+			     &k->in->n_sema_group);
+}
+
+static int rd_dma_blocks(ik *k)
+{
+	return get_str_array(k->L, k->c, KEY, &k->in->dma_blocks,
+			     &k->in->n_dma_blocks);
+}
+
 /* ---- what the IR holds for a key (the views of the rows) ---------------- */
 
 static int view_name(const char *s, lm_keyview *v)
@@ -1914,6 +2156,47 @@ static int vw_alu1(const lm_inst *in, lm_keyview *v)
 	return in->alu1 != LM_ALU_INVALID;
 }
 
+static int vw_axis(const lm_inst *in, lm_keyview *v)
+{
+	(void)v;
+	return in->has_axis;
+}
+
+static int vw_loop_regs(const lm_inst *in, lm_keyview *v)
+{
+	v->names = in->loop_regs;
+	v->n_names = in->n_loop_regs;
+	return 1;
+}
+
+static int vw_cond(const lm_inst *in, lm_keyview *v)
+{
+	(void)v;
+	return in->cond != NULL;
+}
+
+static int vw_on_true(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->on_true, v);
+}
+
+static int vw_on_false(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->on_false, v);
+}
+
+static int vw_branch_target(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->branch_target, v);
+}
+
+static int vw_dma_blocks(const lm_inst *in, lm_keyview *v)
+{
+	v->names = in->dma_blocks;
+	v->n_names = in->n_dma_blocks;
+	return 1;
+}
+
 static int vw_func_args(const lm_inst *in, lm_keyview *v)
 {
 	v->kv = in->func_args;
@@ -1930,19 +2213,24 @@ static int vw_func_outs(const lm_inst *in, lm_keyview *v)
 
 /* Sorted by key (ir_key_find's binary search; ir_key_rows checks it). */
 static const ir_key ir_keys[] = {
+	{ "DynamicForLoopAxis", OPM(DYNLOOP), rd_dynloop_axis, vw_axis },
+	{ "LoopAxis", OPM(LOOP), rd_loop_axis, vw_axis },
 	{ "accumulation_flag", OPM(MATMULT), rd_acc_flag, NULL },
 	{ "alpha", OPM(ACTIVATION), rd_alpha, NULL },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), rd_base, NULL },
 	{ "blocks", OPM_BLOCKS, rd_blocks, NULL },
 	{ "can_read_uninit", 0, rd_can_read_uninit, NULL },
 	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), rd_chmul, NULL },
+	{ "comp_op", OPM(CMPBRANCH), rd_comp_op, NULL },
 	{ "compare_op", OPM(AFFINESELECT), rd_alu, vw_alu },
+	{ "cond", OPM(DOWHILE), rd_cond, vw_cond },
 	{ "const0", OPM(TENSORSCALAR), rd_const0, NULL },
 	{ "const1", OPM(TENSORSCALAR), rd_const1, NULL },
 	{ "constant", OPM(MEMSET), rd_constant, NULL },
 	{ "cores", OPM(COREBARRIER), rd_cores, NULL },
 	{ "debug", 0, rd_debug, NULL },
 	{ "dependencies", 0, rd_deps, NULL },
+	{ "dma_blocks", OPM(DMATRIGGER), rd_dma_blocks, vw_dma_blocks },
 	{ "engine", 0, rd_engine, NULL },
 	{ "engine_id", 0, rd_engine_id, NULL },
 	{ "fill_value", OPM(AFFINESELECT), rd_fill_value, NULL },
@@ -1957,6 +2245,7 @@ static const ir_key ir_keys[] = {
 	{ "instance", OPM(SWITCHQUEUE) | OPM(RESETQUEUE), rd_instance,
 	  vw_instance },
 	{ "instance_name", OPM(SWITCHQUEUE), rd_instance, NULL },
+	{ "is_64bit", OPM(REGALU), rd_is_64bit, NULL },
 	{ "is_transpose", OPM(MATMULT), rd_is_transpose, NULL },
 	{ "kernel_format", OPM(NKIKLIRKERNEL), rd_kernel_format,
 	  vw_kernel_format },
@@ -1965,7 +2254,10 @@ static const ir_key ir_keys[] = {
 	{ "loop_carried_dependencies", 0, rd_lc_deps, NULL },
 	{ "loopnest", 0, rd_carried_array, NULL },
 	{ "mode", OPM(MEMSET), rd_memset_mode, NULL },
+	{ "on_false", OPM(CMPBRANCH), rd_on_false, vw_on_false },
+	{ "on_true", OPM(CMPBRANCH), rd_on_true, vw_on_true },
 	{ "op", OPM(TENSORTENSOR), rd_alu, vw_alu },
+	{ "op", OPM(REGALU), rd_reg_alu, NULL },
 	{ "op0", OPM(TENSORSCALAR), rd_alu0, vw_alu0 },
 	{ "op1", OPM(TENSORSCALAR), rd_alu1, vw_alu1 },
 	{ "optin_passes", 0, rd_optin, NULL },
@@ -1977,6 +2269,7 @@ static const ir_key ir_keys[] = {
 	{ "psum_buf_shape", OPM_KERNELS, rd_psum_buf, NULL },
 	{ "psum_zero_region", OPM(MATMULT), rd_psum_zero, NULL },
 	{ "queue", OPM_QUEUE, rd_queue, vw_queue },
+	{ "registers", OPM(LOOP), rd_loop_regs, vw_loop_regs },
 	{ "renumber", OPM(COREBARRIER), rd_renumber, NULL },
 	{ "reverse0", OPM(TENSORSCALAR), rd_reverse0, NULL },
 	{ "reverse1", OPM(TENSORSCALAR), rd_reverse1, NULL },
@@ -1984,11 +2277,13 @@ static const ir_key ir_keys[] = {
 	{ "scale", OPM(ACTIVATION), rd_scale, NULL },
 	{ "scheduled_end", 0, rd_sched_end, NULL },
 	{ "scheduled_start", 0, rd_sched_start, NULL },
+	{ "sema_group", OPM(GROUPRESET), rd_sema_group, NULL },
 	{ "signal", 0, rd_signal, NULL },
 	{ "start_tensor_calc", OPM(MATMULT), rd_start, NULL },
 	{ "stop_tensor_calc", OPM(MATMULT), rd_stop, NULL },
 	{ "sync_info", 0, rd_sync, NULL },
 	{ "target", OPM(CALL), rd_target, vw_target },
+	{ "target", OPM(UBRANCH), rd_branch_target, vw_branch_target },
 	{ "unroll_dependencies", 0, rd_carried_array, NULL },
 	{ "value", OPM(MEMSET), rd_value, NULL },
 	{ "wait", 0, rd_wait, NULL },
@@ -2180,8 +2475,6 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 				   f->type == LM_FT_MA_INT_PAIR ||
 				   f->type == LM_FT_MA_UINT_LIST))
 				keep_affine(L, in, j, c);
-			else if (!d && !strcmp(key, "DynamicForLoopAxis"))
-				keep_axis(L, in, j, c);
 			else if (!d)
 				keep_extra(&in->extra, j, c);
 		} else {

@@ -10,6 +10,7 @@
 #include "json_int.h"
 #include "optable.h"
 #include "enumtab.h"
+#include "affine.h"
 
 #include <float.h>
 #include <limits.h>
@@ -598,6 +599,117 @@ static void wr_blocks(jw *w, const lm_inst *in, const char *k)
 	jw_close(w);
 }
 
+/* An affine expression in version 2 form (null when it has none). */
+static void affine_value(jw *w, const lm_affine *e)
+{
+	cJSON *j = e ? lm_affine_to_json(e, 2) : NULL;
+	if (j)
+		jw_cjson(w, j);
+	else
+		jw_str(w, NULL);
+	cJSON_Delete(j);
+}
+
+/* LoopAxis {lb, name, stride, ub} (integers); DynamicForLoopAxis the
+** same with affine bounds. */
+static void wr_axis(jw *w, const lm_inst *in, const char *k)
+{
+	const lm_axis *a = &in->axis;
+	if (!in->has_axis)
+		return;
+	jw_key(w, k);
+	jw_open(w, 1);
+	if (in->op == LM_OP_LOOP) {
+		kint(w, "lb", a->lb);
+		if (a->name)
+			kstr(w, "name", a->name);
+		kint(w, "stride", a->stride);
+		kint(w, "ub", a->ub);
+	} else {
+		jw_key(w, "lb");
+		affine_value(w, a->lb_e);
+		if (a->name)
+			kstr(w, "name", a->name);
+		jw_key(w, "stride");
+		affine_value(w, a->stride_e);
+		jw_key(w, "ub");
+		affine_value(w, a->ub_e);
+	}
+	add_extra(w, a->extra);
+	jw_close(w);
+}
+
+static void wr_loop_regs(jw *w, const lm_inst *in, const char *k)
+{
+	if (!in->n_loop_regs)
+		return;
+	jw_key(w, k);
+	str_array(w, in->loop_regs, in->n_loop_regs);
+}
+
+static void wr_cond(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->cond && !carried(in, k)) {
+		jw_key(w, k);
+		affine_value(w, in->cond);
+	}
+}
+
+/* An enum field at a non-default ordinal, by its canonical name. */
+static void enum_key(jw *w, const char *k, int type, int64_t ord)
+{
+	const char *e = lm_enum_name(type, ord);
+	if (ord != lm_enum_default(type) && e)
+		kstr(w, k, e);
+}
+
+static void wr_comp_op(jw *w, const lm_inst *in, const char *k)
+{
+	enum_key(w, k, LM_ET_BranchCompareOp, in->comp_op);
+}
+
+static void wr_on_true(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->on_true);
+}
+
+static void wr_on_false(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->on_false);
+}
+
+static void wr_branch_target(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->branch_target);
+}
+
+static void wr_reg_alu(jw *w, const lm_inst *in, const char *k)
+{
+	enum_key(w, k, LM_ET_AluOpType, in->reg_alu);
+}
+
+static void wr_is_64bit(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->is_64bit && !carried(in, k))
+		kbool(w, k, 1);
+}
+
+static void wr_sema_group(jw *w, const lm_inst *in, const char *k)
+{
+	if (!in->n_sema_group)
+		return;
+	jw_key(w, k);
+	int_array(w, in->sema_group, in->n_sema_group);
+}
+
+static void wr_dma_blocks(jw *w, const lm_inst *in, const char *k)
+{
+	if (!in->n_dma_blocks)
+		return;
+	jw_key(w, k);
+	str_array(w, in->dma_blocks, in->n_dma_blocks);
+}
+
 static void wr_deps(jw *w, const lm_inst *in, const char *k)
 {
 	deps_json(w, k, in->deps, in->dep_kind, in->n_deps);
@@ -899,18 +1011,23 @@ static void wr_psum_buf(jw *w, const lm_inst *in, const char *k)
 
 /* Sorted by key (tests check it: lm_json_iw_keys_sorted). */
 static const iw_key iw_keys[] = {
+	{ "DynamicForLoopAxis", OPM(DYNLOOP), wr_axis },
+	{ "LoopAxis", OPM(LOOP), wr_axis },
 	{ "accumulation_flag", OPM(MATMULT), wr_acc_flag },
 	{ "alpha", OPM(ACTIVATION), wr_alpha },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), wr_base },
 	{ "blocks", OPM_BLOCKS, wr_blocks },
 	{ "can_read_uninit", 0, wr_can_read_uninit },
 	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), wr_chmul },
+	{ "comp_op", OPM(CMPBRANCH), wr_comp_op },
 	{ "compare_op", OPM(AFFINESELECT), wr_alu },
+	{ "cond", OPM(DOWHILE), wr_cond },
 	{ "const0", OPM(TENSORSCALAR), wr_const0 },
 	{ "const1", OPM(TENSORSCALAR), wr_const1 },
 	{ "constant", OPM(MEMSET), wr_constant },
 	{ "cores", OPM(COREBARRIER), wr_cores },
 	{ "dependencies", 0, wr_deps },
+	{ "dma_blocks", OPM(DMATRIGGER), wr_dma_blocks },
 	{ "engine", 0, wr_engine },
 	{ "engine_id", 0, wr_engine_id },
 	{ "fill_value", OPM(AFFINESELECT), wr_fill_value },
@@ -922,6 +1039,7 @@ static const iw_key iw_keys[] = {
 	{ "id", OPM(COREBARRIER), wr_barrier_id },
 	{ "ins", 0, wr_ins },
 	{ "instance", OPM(SWITCHQUEUE) | OPM(RESETQUEUE), wr_instance },
+	{ "is_64bit", OPM(REGALU), wr_is_64bit },
 	{ "is_transpose", OPM(MATMULT), wr_is_transpose },
 	{ "kernel_format", OPM(NKIKLIRKERNEL), wr_kernel_format },
 	{ "kernel_source", OPM(NKIKERNEL), wr_kernel_source },
@@ -929,7 +1047,10 @@ static const iw_key iw_keys[] = {
 	{ "loop_carried_dependencies", 0, wr_lc_deps },
 	{ "mode", OPM(MEMSET), wr_memset_mode },
 	{ "name", 0, wr_name },
+	{ "on_false", OPM(CMPBRANCH), wr_on_false },
+	{ "on_true", OPM(CMPBRANCH), wr_on_true },
 	{ "op", OPM(TENSORTENSOR), wr_alu },
+	{ "op", OPM(REGALU), wr_reg_alu },
 	{ "op0", OPM(TENSORSCALAR), wr_alu0 },
 	{ "op1", OPM(TENSORSCALAR), wr_alu1 },
 	{ "opcode", 0, wr_opcode },
@@ -939,6 +1060,7 @@ static const iw_key iw_keys[] = {
 	{ "psum_buf_shape", OPM_KERNELS, wr_psum_buf },
 	{ "psum_zero_region", OPM(MATMULT), wr_psum_zero },
 	{ "queue", OPM_QUEUE, wr_queue },
+	{ "registers", OPM(LOOP), wr_loop_regs },
 	{ "renumber", OPM(COREBARRIER), wr_renumber },
 	{ "reverse0", OPM(TENSORSCALAR), wr_reverse0 },
 	{ "reverse1", OPM(TENSORSCALAR), wr_reverse1 },
@@ -946,8 +1068,10 @@ static const iw_key iw_keys[] = {
 	{ "scale", OPM(ACTIVATION), wr_scale },
 	{ "scheduled_end", 0, wr_sched_end },
 	{ "scheduled_start", 0, wr_sched_start },
+	{ "sema_group", OPM(GROUPRESET), wr_sema_group },
 	{ "sync_info", 0, wr_sync },
 	{ "target", OPM(CALL), wr_target },
+	{ "target", OPM(UBRANCH), wr_branch_target },
 	{ "value", OPM(MEMSET), wr_value },
 };
 enum { N_IW_KEYS = sizeof iw_keys / sizeof *iw_keys };

@@ -6,6 +6,7 @@
 #include "module.h"
 #include "optable.h"
 #include "json_int.h"
+#include "affine.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -116,6 +117,17 @@ static lm_kv *kv_dup(const lm_kv *v, int n)
 
 /* ---- instructions and blocks ----------------------------------------- */
 
+/* The loop axis and cond of src, deep copies into dst (never packed). */
+static void copy_axis_cond(lm_inst *dst, const lm_inst *src)
+{
+	dst->axis.name = dup0(src->axis.name);
+	dst->axis.extra = jdup(src->axis.extra);
+	dst->axis.lb_e = lm_affine_copy(src->axis.lb_e);
+	dst->axis.ub_e = lm_affine_copy(src->axis.ub_e);
+	dst->axis.stride_e = lm_affine_copy(src->axis.stride_e);
+	dst->cond = lm_affine_copy(src->cond);
+}
+
 static void copy_blocks_extra(lm_inst *dst, const lm_inst *src)
 {
 	if (src->n_blocks) {
@@ -126,6 +138,7 @@ static void copy_blocks_extra(lm_inst *dst, const lm_inst *src)
 		dst->blocks = NULL;
 	}
 	dst->extra = jdup(src->extra);
+	copy_axis_cond(dst, src);
 }
 
 /*
@@ -192,15 +205,17 @@ static void ikv_free(const lm_inst *in, lm_kv *v, int n)
 ** The instruction's own allocations, one list for clear, copy and the
 ** packed copy: strings, arrays of strings (with their count), and flat
 ** arrays (with their element count). Operands, waits, kernel argument
-** maps, Loop bodies and `extra` are handled by name below.
+** maps, nested bodies, the loop axis, cond and `extra` are handled by
+** name below.
 */
 #define INST_STRINGS(X) X(name) X(opcode_str) X(queue) X(instance_name) \
 	X(target) X(memset_mode) X(group) X(kernel_format) X(klir_binary) \
-	X(func) X(kernel_source)
+	X(func) X(kernel_source) X(on_true) X(on_false) X(branch_target)
 #define INST_STRVS(X) X(deps, n_deps) X(lc_deps, n_lc_deps) \
-	X(signal, n_signal)
+	X(signal, n_signal) X(loop_regs, n_loop_regs) \
+	X(dma_blocks, n_dma_blocks)
 #define INST_ARRAYS(X) X(dep_kind, n_deps) X(lc_dep_kind, n_lc_deps) \
-	X(pattern, n_pattern) X(cores, n_cores)
+	X(pattern, n_pattern) X(cores, n_cores) X(sema_group, n_sema_group)
 
 void lm_inst_clear(lm_inst *in)
 {
@@ -223,6 +238,12 @@ void lm_inst_clear(lm_inst *in)
 	for (int i = 0; i < in->n_blocks; i++)
 		lm_block_clear(&in->blocks[i]);
 	free(in->blocks);
+	free(in->axis.name);
+	cJSON_Delete(in->axis.extra);
+	lm_affine_free(in->axis.lb_e);
+	lm_affine_free(in->axis.ub_e);
+	lm_affine_free(in->axis.stride_e);
+	lm_affine_free(in->cond);
 	cJSON_Delete(in->extra);
 	lm_pool_release(in->pack);
 	memset(in, 0, sizeof *in);

@@ -233,6 +233,21 @@ typedef struct lm_kv {
 } lm_kv;
 
 struct lm_block;
+struct lm_affine;
+
+/*
+** A loop's axis: a Loop's LoopAxis {name, lb, ub, stride}, three integers
+** (lb, ub, stride); a DynamicForLoop's DynamicForLoopAxis, three affine
+** expressions (lb_e, ub_e, stride_e, owned; the integers unused). name
+** NULL when the wire form gives none; extra: the axis object's other
+** keys.
+*/
+typedef struct lm_axis {
+	char *name;
+	int64_t lb, ub, stride;
+	struct lm_affine *lb_e, *ub_e, *stride_e;
+	struct cJSON *extra;
+} lm_axis;
 
 typedef struct lm_inst {
 	char *name;
@@ -315,9 +330,34 @@ typedef struct lm_inst {
 	int64_t sb_buf_shape[2];
 	int64_t psum_buf_shape[3];
 	int psum_buf_nested;    /* written [a,[b,c]] */
-	/* Loop */
+	/* Loop, DynamicForLoop, DoWhile, DMABlock: the nested body */
 	int n_blocks;
 	struct lm_block *blocks;
+	/* Loop (LoopAxis), DynamicForLoop (DynamicForLoopAxis) */
+	int has_axis;
+	lm_axis axis;
+	/* Loop: its registers (register allocation names) */
+	int n_loop_regs;
+	char **loop_regs;
+	/* DoWhile: cond as an affine expression (owned); NULL when absent or
+	   given in another form (a block name: carried in extra) */
+	struct lm_affine *cond;
+	/* CompareAndBranch: comp_op (BranchCompareOp ordinal), the blocks
+	   on_true / on_false; UnconditionalBranch: its target block */
+	int comp_op;
+	char *on_true, *on_false;
+	char *branch_target;
+	/* RegisterAlu: op (an AluOpType ordinal: every one, not only those
+	   of lm_aluop), is_64bit */
+	int reg_alu;
+	int is_64bit;
+	/* GroupResetSemaphores: the semaphore ids it resets */
+	int n_sema_group;
+	int64_t *sema_group;
+	/* DMATrigger: the DMABlocks it fires (instruction names); a
+	   DMABlock's queue is `queue` */
+	int n_dma_blocks;
+	char **dma_blocks;
 
 	struct cJSON *extra;    /* unknown keys, carried through */
 

@@ -1142,6 +1142,10 @@ static int check_value_refs(vctx *v, const lm_inst *in, const lm_field *f,
 	if (f->type == LM_FT_KV)
 		return f->ref == LM_REF_ALLOC ?
 			each_kv(v, f->key, kv, check_kv_actual, NULL) : 0;
+	for (int i = 0; i < kv->n_names; i++)
+		if (kv->names[i] &&
+		    (rc = check_ref(v, in, f->key, f->ref, kv->names[i])) != 0)
+			return rc;
 	if (!kv->json)
 		return kv->name ? check_ref(v, in, f->key, f->ref, kv->name) : 0;
 	if (cJSON_IsString(kv->json))
@@ -1419,10 +1423,16 @@ static int check_regref(cJSON *j, void *arg)
 		    j->valuestring, al->name);
 }
 
+/* One register name of an instruction's fields (lm_inst_each_regname). */
+static int check_field_reg(void *arg, const char *key, const char *name)
+{
+	return check_reg_name(arg, key, name);
+}
+
 /*
 ** Every register reference of an instruction resolves: those of each
-** operand (path .../operand ins[i]) and those among the instruction's
-** carried keys (a Loop's too).
+** operand (path .../operand ins[i]), those among the instruction's
+** carried keys (a Loop's too) and those its fields hold.
 */
 static int check_registers(vctx *v, const lm_inst *in)
 {
@@ -1441,7 +1451,10 @@ static int check_registers(vctx *v, const lm_inst *in)
 			wpop(v, w);
 		}
 	}
-	return in->extra ? lm_json_each_regref(in->extra, check_regref, v) : 0;
+	if (in->extra &&
+	    (rc = lm_json_each_regref(in->extra, check_regref, v)) != 0)
+		return rc;
+	return lm_inst_each_regname(in, check_field_reg, v);
 }
 
 /* ---- tensor references in carried JSON ---------------------------------- */

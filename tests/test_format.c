@@ -10,6 +10,7 @@
 #include "module.h"
 #include "verify.h"
 #include "json_int.h"
+#include "affine.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -923,6 +924,172 @@ START_TEST(test_carried_shape_exit_status)
 }
 END_TEST
 
+/* ---- the control-flow, register, sync and DMA-block fields -------------- */
+
+#define REG_R0 "{\"name\":\"r0\",\"kind\":\"Internal\",\"dtype\":\"int32\"," \
+	"\"tensor_shape\":[1],\"memorylocations\":[{\"name\":\"r0\"," \
+	"\"type\":\"REG\",\"addr\":0}]}"
+#define AFF_C(c) "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":" c "}"
+#define AFF_R0 "{\"kind\":\"AffExprKind\",\"terms\":[{\"idx\":{\"kind\":" \
+	"\"IntRuntimeValueKind\",\"regref\":\"r0\"},\"coeff\":1}],\"c\":0}"
+
+/* A module with a queue q, the register r0 and instructions insts. */
+static char *control_text(const char *insts)
+{
+	return lm_xasprintf(
+		"{\"version\":2,\"arch\":\"gen3\",\"semaphores\":[{\"name\":\"s\","
+		"\"init\":0}],\"queues\":[{\"name\":\"q\",\"instances\":[{"
+		"\"name\":\"qa\",\"semaphore\":\"s\"}]}],\"functions\":[{"
+		"\"name\":\"f\",\"allocations\":[" REG_R0 "],\"blocks\":[{"
+		"\"name\":\"b\",\"instructions\":[%s]}]}]}", insts);
+}
+
+static const char control_insts[] =
+	"{\"opcode\":\"Loop\",\"LoopAxis\":{\"name\":\"i\",\"lb\":2,"
+	"\"ub\":10,\"stride\":3,\"x_note\":1},\"registers\":[\"r0\"],"
+	"\"blocks\":[{\"name\":\"lb\",\"instructions\":[" NOP("ln", "") "]}]},"
+	"{\"opcode\":\"DynamicForLoop\",\"name\":\"dl\",\"engine\":\"SP\","
+	"\"ins\":[],\"outs\":[],\"DynamicForLoopAxis\":{\"name\":\"j\","
+	"\"lb\":" AFF_C("0") ",\"ub\":" AFF_R0 ",\"stride\":" AFF_C("1") "},"
+	"\"blocks\":[{\"name\":\"dlb\",\"instructions\":[" NOP("dn", "")
+	"]}]},"
+	"{\"opcode\":\"DoWhile\",\"name\":\"dw\",\"engine\":\"SP\",\"ins\":[],"
+	"\"outs\":[],\"cond\":{\"kind\":\"IntRuntimeValueKind\",\"regref\":"
+	"\"r0\"},\"blocks\":[{\"name\":\"dwb\",\"instructions\":["
+	NOP("wn", "") "]}]},"
+	"{\"opcode\":\"CompareAndBranch\",\"name\":\"cb\",\"engine\":\"SP\","
+	"\"ins\":[],\"outs\":[],\"comp_op\":\"IS_LTREG\",\"on_true\":\"b\","
+	"\"on_false\":\"lb\"},"
+	"{\"opcode\":\"UnconditionalBranch\",\"name\":\"ub\",\"engine\":\"SP\","
+	"\"ins\":[],\"outs\":[],\"target\":\"dwb\"},"
+	"{\"opcode\":\"RegisterAlu\",\"name\":\"ra\",\"engine\":\"SP\","
+	"\"ins\":[],\"outs\":[],\"op\":\"mod_int\",\"is_64bit\":true},"
+	"{\"opcode\":\"GroupResetSemaphores\",\"name\":\"gr\",\"engine\":\"SP\","
+	"\"ins\":[],\"outs\":[],\"sema_group\":[1,2]},"
+	"{\"opcode\":\"DMABlock\",\"name\":\"db\",\"engine\":\"DMA\",\"ins\":[],"
+	"\"outs\":[],\"queue\":\"q\",\"blocks\":[{\"name\":\"dbb\","
+	"\"instructions\":[]}]},"
+	"{\"opcode\":\"DMATrigger\",\"name\":\"dt\",\"engine\":\"SP\","
+	"\"ins\":[],\"outs\":[],\"queue\":\"q\",\"dma_blocks\":[\"db\"]}";
+
+/* Each field is read into the IR, written back in order, and a module
+** with all of them saves and loads back to itself. */
+START_TEST(test_control_fields)
+{
+	char *t = control_text(control_insts), *s2;
+	lm_module *m = tu_parse_ok(t);
+	lm_inst *lp = inst(m, 0), *dl = inst(m, 1), *dw = inst(m, 2);
+	lm_inst *cb = inst(m, 3), *ub = inst(m, 4), *ra = inst(m, 5);
+	lm_inst *gr = inst(m, 6), *db = inst(m, 7), *dt = inst(m, 8);
+	int64_t v;
+	ck_assert(lp->has_axis);
+	ck_assert_str_eq(lp->axis.name, "i");
+	ck_assert_int_eq(lp->axis.lb, 2);
+	ck_assert_int_eq(lp->axis.ub, 10);
+	ck_assert_int_eq(lp->axis.stride, 3);
+	ck_assert_int_eq(lp->n_loop_regs, 1);
+	ck_assert_str_eq(lp->loop_regs[0], "r0");
+	ck_assert(dl->has_axis);
+	ck_assert_str_eq(dl->axis.name, "j");
+	ck_assert_int_eq(lm_affine_const(dl->axis.stride_e, &v), 0);
+	ck_assert_int_eq(v, 1);
+	ck_assert_int_eq(lm_affine_const(dl->axis.ub_e, &v), -1);
+	ck_assert_int_eq(dl->n_blocks, 1);
+	ck_assert_ptr_nonnull(dw->cond);
+	ck_assert_int_eq(lm_affine_kind(dw->cond), LM_AFF_REG);
+	ck_assert_int_eq(cb->comp_op, 6); /* IS_LTREG */
+	ck_assert_str_eq(cb->on_true, "b");
+	ck_assert_str_eq(cb->on_false, "lb");
+	ck_assert_str_eq(ub->branch_target, "dwb");
+	ck_assert_int_eq(ra->reg_alu, 32); /* mod_int */
+	ck_assert(ra->is_64bit);
+	ck_assert_int_eq(gr->n_sema_group, 2);
+	ck_assert_int_eq(gr->sema_group[1], 2);
+	ck_assert_str_eq(db->queue, "q");
+	ck_assert_int_eq(dt->n_dma_blocks, 1);
+	ck_assert_str_eq(dt->dma_blocks[0], "db");
+	ck_assert_ptr_null(lp->extra);
+	ck_assert_ptr_null(dl->extra);
+	ck_assert_ptr_null(dt->extra);
+	s2 = save(m);
+	ck_assert_contains(s2, "\"LoopAxis\":{\"lb\":2,\"name\":\"i\","
+			   "\"stride\":3,\"ub\":10,\"x_note\":1}");
+	ck_assert_contains(s2, "\"registers\":[\"r0\"]");
+	ck_assert_contains(s2, "\"cond\":{\"kind\":\"IntRuntimeValueKind\","
+			   "\"regref\":\"r0\"}");
+	ck_assert_contains(s2, "\"comp_op\":\"IS_LTREG\"");
+	ck_assert_contains(s2, "\"op\":\"mod_int\"");
+	ck_assert_contains(s2, "\"is_64bit\":true");
+	ck_assert_contains(s2, "\"sema_group\":[1,2]");
+	ck_assert_contains(s2, "\"dma_blocks\":[\"db\"]");
+	ck_assert_contains(s2, "\"queue\":\"q\"");
+	free(s2);
+	roundtrip(m);
+	/* defaults are left out */
+	cb->comp_op = 0;
+	ra->reg_alu = 0;
+	ra->is_64bit = 0;
+	s2 = save(m);
+	ck_assert_ptr_null(strstr(s2, "comp_op"));
+	ck_assert_ptr_null(strstr(s2, "is_64bit"));
+	ck_assert_ptr_null(strstr(s2, "mod_int"));
+	free(s2);
+	lm_module_free(m);
+	free(t);
+}
+END_TEST
+
+/* The fields' bad values, each with its message. */
+START_TEST(test_control_fields_bad)
+{
+	static const struct { const char *from, *to, *msg; } cases[] = {
+		{ "\"ub\":10,", "\"ub\":2.5,", "function f/block b: LoopAxis.ub: "
+		  "expected an integer, got 2.5" },
+		{ "\"lb\":2,", "\"lb\":\"2\",", "LoopAxis.lb: expected an "
+		  "integer, got string" },
+		{ "\"stride\":3,", "", "LoopAxis: missing key 'stride'" },
+		{ "{\"name\":\"i\",", "{\"name\":7,", "LoopAxis.name: expected "
+		  "string, got number" },
+		{ "\"IS_LTREG\"", "\"IS_LT\"", "instruction cb: key 'comp_op': "
+		  "unknown BranchCompareOp 'IS_LT' (IS_LTIMM, " },
+		{ "\"mod_int\"", "\"modulo\"", "instruction ra: key 'op': "
+		  "unknown AluOpType 'modulo'" },
+		{ "\"sema_group\":[1,2]", "\"sema_group\":[1,-2]",
+		  "instruction gr: key 'sema_group': expected a non-negative "
+		  "integer, got -2" },
+		{ "\"dma_blocks\":[\"db\"]", "\"dma_blocks\":[3]",
+		  "instruction dt: key 'dma_blocks': expected string, got "
+		  "number" },
+		{ "\"cond\":{\"kind\":\"IntRuntimeValueKind\",\"regref\":\"r0\"}",
+		  "\"cond\":{\"kind\":\"Frob\"}", "instruction dw: key 'cond': "
+		  "affine expression (version 2): " },
+		{ "\"registers\":[\"r0\"]", "\"registers\":\"r0\"",
+		  "key 'registers': expected array, got string" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *in = tu_replace_all(control_insts, cases[i].from, cases[i].to);
+		char *t = control_text(in);
+		tu_expect_fail(t, cases[i].msg);
+		free(t);
+		free(in);
+	}
+	/* cond as a block name is carried as it is */
+	char *in = tu_replace_all(control_insts, "\"cond\":{\"kind\":"
+			      "\"IntRuntimeValueKind\",\"regref\":\"r0\"}",
+			      "\"cond\":\"dwb\"");
+	char *t = control_text(in), *s2;
+	lm_module *m = tu_parse_ok(t);
+	ck_assert_ptr_null(inst(m, 2)->cond);
+	s2 = save(m);
+	ck_assert_contains(s2, "\"cond\":\"dwb\"");
+	roundtrip(m);
+	free(s2);
+	lm_module_free(m);
+	free(t);
+	free(in);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("format");
@@ -947,6 +1114,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_engine_all_refused);
 	tcase_add_test(tc, test_allocation_enums);
 	tcase_add_test(tc, test_review_cases);
+	tcase_add_test(tc, test_control_fields);
+	tcase_add_test(tc, test_control_fields_bad);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -797,24 +797,22 @@ START_TEST(tensor_reference_renamed_like_verified)
 }
 END_TEST
 
-/* Register names among an instruction's carried keys: a Loop's axis. */
+/* Register names among an instruction's fields: a Loop's registers. */
 START_TEST(register_reference_in_loop_axis)
 {
 	char *t = with_reg_operand("'ins':[{'kind':'register_access','dtype':"
 				   "'float32','regref':'r0'}]");
-	char *ok = subst_after(t, "'opcode':'Loop'", "'ub':2",
-			       "'ub':{'kind':'IntRuntimeValueKind',"
-			       "'regref':'r1'}");
-	char *bad = subst_after(t, "'opcode':'Loop'", "'ub':2",
-				"'ub':{'kind':'IntRuntimeValueKind',"
-				"'regref':'nc0.r1'}");
+	char *ok = subst_after(t, "'opcode':'Loop'", "'stride':1}",
+			       "'stride':1},'registers':['r1']");
+	char *bad = subst_after(t, "'opcode':'Loop'", "'stride':1}",
+				"'stride':1},'registers':['nc0.r1']");
 	lm_module *m;
 	lm_error e;
 	expect_ok(ok, 0);
 	m = load(bad);
 	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
 	ck_assert_str_eq(e.msg, "t/def.json: function sg0/block b0/loop #15: "
-			 "regref 'nc0.r1' names no register allocation");
+			 "registers 'nc0.r1' names no register allocation");
 	lm_module_free(m);
 	free(t);
 	free(ok);
@@ -1179,13 +1177,13 @@ START_TEST(ref_required_carried_missing)
 	lm_module *m = load(REFS);
 	lm_error e;
 	lm_inst *in = inst(m, "cbr");
-	cJSON *x = cJSON_DetachItemFromObjectCaseSensitive(in->extra,
-							    "on_true");
+	char *x = in->on_true;
 	ck_assert_ptr_nonnull(x);
+	in->on_true = NULL;
 	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
 	ck_assert_contains(e.msg, "function f/block b/instruction cbr: "
 			   "CompareAndBranch needs on_true");
-	cJSON_AddItemToObject(in->extra, "on_true", x);
+	in->on_true = x;
 	ck_assert_int_eq(verify(m, 0, &e), 0);
 	lm_module_free(m);
 	char *t = subst_after(REFS, NULL, "'on_true':'b',", "");
