@@ -56,10 +56,10 @@ int lm_arg_each_tensorref(const lm_arg *a, lm_tensorref_fn fn, void *arg);
 /*
 ** The register names an instruction holds in its own fields (not in carried
 ** JSON): a Loop's `registers`, the IntRuntimeValueKind leaves of a
-** DynamicForLoop's bounds and of a DoWhile's cond. fn(arg, key, name) gets
-** each, key the wire key holding it ("registers", "DynamicForLoopAxis",
-** "cond"), in that order; a non-zero return stops the walk and is
-** returned.
+** DynamicForLoop's bounds and of a DoWhile's cond, a sem-ge-reg wait's
+** regref. fn(arg, key, name) gets each, key the wire key holding it
+** ("registers", "DynamicForLoopAxis", "cond", "on_wait regref"), in that
+** order; a non-zero return stops the walk and is returned.
 */
 typedef int (*lm_regname_fn)(void *arg, const char *key, const char *name);
 int lm_inst_each_regname(const lm_inst *in, lm_regname_fn fn, void *arg);

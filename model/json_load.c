@@ -733,7 +733,13 @@ int lm_inst_each_regname(const lm_inst *in, lm_regname_fn fn, void *arg)
 		if (in->loop_regs[i] &&
 		    (rc = fn(arg, "registers", in->loop_regs[i])) != 0)
 			return rc;
-	return each_expr_reg(in, &r);
+	if ((rc = each_expr_reg(in, &r)) != 0)
+		return rc;
+	for (int i = 0; i < in->n_wait; i++)
+		if (in->wait[i].regref &&
+		    (rc = fn(arg, "on_wait regref", in->wait[i].regref)) != 0)
+			return rc;
+	return 0;
 }
 
 void lm_inst_rename_registers(lm_inst *in, const lm_strmap *regs)
@@ -757,6 +763,10 @@ void lm_inst_rename_registers(lm_inst *in, const lm_strmap *regs)
 		    (v = lm_strmap_lookup(regs, in->loop_regs[i])) != NULL)
 			lm_inst_set_str(in, &in->loop_regs[i], v);
 	each_expr_reg(in, &r);
+	for (int i = 0; i < in->n_wait; i++)
+		if (in->wait[i].regref &&
+		    (v = lm_strmap_lookup(regs, in->wait[i].regref)) != NULL)
+			lm_inst_set_str(in, &in->wait[i].regref, v);
 }
 
 void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
@@ -943,104 +953,107 @@ static int load_deps(ld *L, cJSON *j, const char *key, char ***names,
 }
 
 /*
-** sync_info {"on_wait": [...], "on_update": [...]}, each entry
-** {"semaphore": NAME, "mode": MODE, "value": N}. The entries the model
-** runs become waits (sem-ge-imm) and signals (sem-inc by 1); returns 1
-** when some part does not map (the caller keeps the whole object as it
-** is), 0 when all of it did, LM_EINPUT on a malformed entry.
+** One sync_info entry e of list (on_wait / on_update), entry number i,
+** into *x. Both spellings: the name form {"semaphore": NAME, "mode",
+** "value"} and the id form {"id": N, "mode", "wait_value" |
+** "update_value"}; "mode" defaults to sem-ge-imm (a wait) / sem-inc (an
+** update); a wait may name its threshold register ("regref", sem-ge-reg)
+** and carry its provenance ("from"), an update its target core ("core").
+** Any other key is kept with the entry.
+*/
+static int load_sync_entry(ld *L, cJSON *e, const char *list, int i,
+			   int upd, lm_sync *x)
+{
+	const char *vkey = upd ? "update_value" : "wait_value";
+	int type = upd ? LM_ET_UpdateMode : LM_ET_WaitMode, has_id = 0;
+	int64_t o;
+	memset(x, 0, sizeof *x);
+	x->mode = upd ? LM_UPD_SEM_INC : LM_WAIT_SEM_GE_IMM;
+	if (!cJSON_IsObject(e))
+		return FAIL(L, "key 'sync_info': '%s': expected object entries, "
+			    "got %s", list, type_name(e));
+	unique_keys(L, e);
+	for (cJSON *c = e->child; c; c = c->next) {
+		const char *key = c->string ? c->string : "";
+		char names[300];
+		int rc = 0;
+		if (IS("mode")) {
+			if (!cJSON_IsString(c) || !c->valuestring)
+				return FAIL(L, "key 'sync_info': '%s': key "
+					    "'mode': expected string, got %s",
+					    list, type_name(c));
+			if (lm_enum_parse(type, c->valuestring, &o))
+				return FAIL(L, "key 'sync_info': '%s' entry %d: "
+					    "unknown %s '%s' (%s)", list, i,
+					    lm_enumtype_name(type),
+					    c->valuestring, lm_enum_spellings(
+						    type, names, sizeof names));
+			x->mode = (int)o;
+		} else if (IS("semaphore")) {
+			rc = get_str(L, c, "semaphore", &x->semaphore);
+		} else if (IS("id")) {
+			rc = get_nat(L, c, "id", &x->id);
+			has_id = 1;
+		} else if (IS("value") || !strcmp(key, vkey)) {
+			if (x->has_value)
+				return FAIL(L, "key 'sync_info': '%s' entry %d: "
+					    "both 'value' and '%s'", list, i,
+					    vkey);
+			rc = get_int(L, c, key, &x->value);
+			x->has_value = 1;
+		} else if (!upd && IS("regref") && !cJSON_IsNull(c)) {
+			rc = get_str(L, c, "regref", &x->regref);
+		} else if (!upd && IS("from") && cJSON_IsString(c)) {
+			rc = get_str(L, c, "from", &x->from);
+		} else if (upd && IS("core")) {
+			rc = get_nat(L, c, "core", &x->core);
+			x->has_core = 1;
+		} else {
+			keep_extra(&x->extra, e, c);
+		}
+		if (rc)
+			return rc;
+	}
+	if (has_id == !!x->semaphore)
+		return FAIL(L, "key 'sync_info': '%s' entry %d: %s", list, i,
+			    has_id ? "both 'id' and 'semaphore'"
+				   : "needs 'semaphore' (a name) or 'id'");
+	return 0;
+}
+
+/*
+** sync_info {"on_wait": [...], "on_update": [...]}: every entry read
+** (load_sync_entry) and appended to the instruction's waits / updates;
+** the object's other keys are kept (sync_extra).
 */
 static int load_sync_info(ld *L, cJSON *j, lm_inst *in)
 {
-	int rest = 0;
 	if (want_object(L, j, "sync_info"))
 		return LM_EINPUT;
-	/* pass 0 checks every entry (and notes what does not map); pass 1,
-	   when all of it maps, adds */
-	for (int pass = 0; pass < 2 && !rest; pass++)
+	unique_keys(L, j);
 	for (cJSON *c = j->child; c; c = c->next) {
-		int upd = c->string && strcmp(c->string, "on_update") == 0;
+		int upd = c->string && strcmp(c->string, "on_update") == 0, i = 0;
+		lm_sync **v = upd ? &in->update : &in->wait;
+		int *n = upd ? &in->n_update : &in->n_wait;
 		if (!c->string || (!upd && strcmp(c->string, "on_wait") != 0)) {
-			rest = 1;
+			keep_extra(&in->sync_extra, j, c);
 			continue;
 		}
 		if (!cJSON_IsArray(c))
 			return FAIL(L, "key 'sync_info': '%s': expected array, "
 				    "got %s", c->string, type_name(c));
-		for (cJSON *e = c->child; e; e = e->next) {
-			cJSON *sem = cJSON_GetObjectItemCaseSensitive(e, "semaphore");
-			cJSON *mode = cJSON_GetObjectItemCaseSensitive(e, "mode");
-			cJSON *val = cJSON_GetObjectItemCaseSensitive(e, "value");
-			int64_t v = 1;
-			if (!cJSON_IsObject(e))
-				return FAIL(L, "key 'sync_info': '%s': expected "
-					    "object entries, got %s", c->string,
-					    type_name(e));
-			if (!cJSON_IsString(mode) || !mode->valuestring)
-				return FAIL(L, "key 'sync_info': '%s': key "
-					    "'mode': expected string, got %s",
-					    c->string, type_name(mode));
-			if (val && get_int(L, val, "value", &v))
-				return LM_EINPUT;
-			if (cJSON_GetArraySize(e) != 2 + (val != NULL) ||
-			    !cJSON_IsString(sem) || !sem->valuestring) {
-				rest = 1;
-			} else if (!upd && !strcmp(mode->valuestring,
-						   "sem-ge-imm") &&
-				   val && v >= 0) {
-				if (!pass)
-					continue;
-				in->wait = lm_xrealloc(in->wait,
-					(size_t)(in->n_wait + 1) * sizeof *in->wait);
-				in->wait[in->n_wait].semaphore =
-					lm_xstrdup(sem->valuestring);
-				in->wait[in->n_wait++].value = v;
-			} else if (upd && !strcmp(mode->valuestring, "sem-inc") &&
-				   v == 1) {
-				if (!pass)
-					continue;
-				in->signal = lm_xrealloc(in->signal,
-					(size_t)(in->n_signal + 1) *
-					sizeof *in->signal);
-				in->signal[in->n_signal++] =
-					lm_xstrdup(sem->valuestring);
-			} else {
-				rest = 1;
-			}
+		*v = lm_xrealloc(*v, (size_t)(*n + cJSON_GetArraySize(c) + 1) *
+				 sizeof **v);
+		for (cJSON *e = c->child; e; e = e->next, i++) {
+			int rc = load_sync_entry(L, e, c->string, i, upd,
+						 &(*v)[*n]);
+			(*n)++; /* cleared with the instruction, failed or not */
+			if (rc)
+				return rc;
 		}
 	}
-	return rest;
+	return 0;
 }
-
-/* Keep sync_info j in extra as it is; with legacy, the instruction's
-** waits and signals move into its on_wait / on_update lists. */
-static void keep_sync_info(lm_inst *in, const cJSON *j, int legacy)
-{
-	cJSON *c = cJSON_Duplicate(j, 1);
-	int n_wait = in->n_wait, n_signal = in->n_signal;
-	lm_wait *wait = in->wait;
-	char **signal = in->signal;
-	drop_repeated_keys(c, 1);
-	if (!in->extra)
-		in->extra = cJSON_CreateObject();
-	cJSON_AddItemToObject(in->extra, "sync_info", c);
-	if (!legacy)
-		return;
-	/* the kept object takes them: the model's adders append there */
-	in->wait = NULL;
-	in->signal = NULL;
-	in->n_wait = in->n_signal = 0;
-	for (int i = 0; i < n_wait; i++) {
-		lm_inst_add_wait(in, wait[i].semaphore, wait[i].value);
-		free(wait[i].semaphore);
-	}
-	for (int i = 0; i < n_signal; i++) {
-		lm_inst_add_signal(in, signal[i]);
-		free(signal[i]);
-	}
-	free(wait);
-	free(signal);
-}
-
 
 /* ---- documented keys the model carries ----------------------------------
 **
@@ -1641,35 +1654,41 @@ static int rd_debug(ik *k)
 	return 0;
 }
 
-/* legacy: [{"semaphore": S, "value": V}] */
+/* legacy: [{"semaphore": S, "value": V}], name-form sem-ge-imm waits */
 static int rd_wait(ik *k)
 {
-	lm_inst *in = k->in;
 	int rc = 0;
 	if (want_array(k->L, k->c, "wait"))
 		return LM_EINPUT;
-	int cnt = cJSON_GetArraySize(k->c);
-	in->wait = cnt ? lm_xcalloc((size_t)cnt, sizeof *in->wait) : NULL;
 	for (cJSON *w = k->c->child; w && !rc; w = w->next) {
-		lm_wait *wt = &in->wait[in->n_wait++];
+		char *sem = NULL;
+		int64_t v = 0;
 		unique_keys(k->L, w);
 		cJSON *s = cJSON_GetObjectItemCaseSensitive(w, "semaphore");
-		cJSON *v = cJSON_GetObjectItemCaseSensitive(w, "value");
-		if (!cJSON_IsObject(w) || !s || !v)
+		cJSON *val = cJSON_GetObjectItemCaseSensitive(w, "value");
+		if (!cJSON_IsObject(w) || !s || !val)
 			rc = FAIL(k->L, "key 'wait': expected "
 				  "{\"semaphore\": S, \"value\": V}");
-		else
-			rc = get_str(k->L, s, "semaphore", &wt->semaphore) ||
-			     get_nat(k->L, v, "value", &wt->value);
+		else if ((rc = get_str(k->L, s, "semaphore", &sem)) == 0 &&
+			 (rc = get_nat(k->L, val, "value", &v)) == 0)
+			lm_inst_add_wait(k->in, sem, v);
+		free(sem);
 	}
 	return rc;
 }
 
-/* legacy: [S, ...] */
+/* legacy: [S, ...], name-form sem-inc updates */
 static int rd_signal(ik *k)
 {
-	return get_str_array(k->L, k->c, "signal", &k->in->signal,
-			     &k->in->n_signal);
+	char **v = NULL;
+	int n = 0, rc = get_str_array(k->L, k->c, "signal", &v, &n);
+	for (int i = 0; i < n; i++) {
+		if (!rc)
+			lm_inst_add_signal(k->in, v[i]);
+		free(v[i]);
+	}
+	free(v);
+	return rc;
 }
 
 static int rd_can_read_uninit(ik *k)
@@ -2482,12 +2501,9 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 		}
 	}
 	if (k.sync) {
-		int legacy = in->n_wait || in->n_signal;
 		int rc = load_sync_info(L, k.sync, in);
-		if (rc == LM_EINPUT)
+		if (rc)
 			return rc;
-		if (rc) /* kept as it is, with the legacy entries moved in */
-			keep_sync_info(in, k.sync, legacy);
 	}
 	L->inst = in->name; /* a Loop's body has moved it; may be NULL */
 	return check_required(L, j, in, it, op->valuestring);
@@ -2894,6 +2910,12 @@ static int load_semaphores(ld *L, lm_module *m, cJSON *c)
 				seen = 1;
 			} else if (IS("init")) {
 				rc = get_nat(L, k, "semaphores.init", &s->init);
+			} else if (IS("id") && !is_null(k)) {
+				rc = get_nat(L, k, "semaphores.id", &s->id);
+				s->has_id = 1;
+			} else if (IS("core") && !is_null(k)) {
+				rc = get_nat(L, k, "semaphores.core", &s->core);
+				s->has_core = 1;
 			} else {
 				keep_extra(&s->extra, e, k);
 			}

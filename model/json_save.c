@@ -767,37 +767,54 @@ static void wr_sched_start(jw *w, const lm_inst *in, const char *k)
 	kint(w, k, in->sched_start);
 }
 
-/* waits and signals as sync_info (keys in order: on_update, on_wait) */
+/* One sync_info entry: the name form {mode, semaphore, value}, the id
+** form {id, mode, wait_value | update_value}, the rest as read. */
+static void sync_entry(jw *w, const lm_sync *e, int upd)
+{
+	const char *mode = lm_enum_name(upd ? LM_ET_UpdateMode : LM_ET_WaitMode,
+					e->mode);
+	jw_open(w, 1);
+	if (e->has_core)
+		kint(w, "core", e->core);
+	if (e->from)
+		kstr(w, "from", e->from);
+	if (!e->semaphore)
+		kint(w, "id", e->id);
+	if (mode)
+		kstr(w, "mode", mode);
+	if (e->regref)
+		kstr(w, "regref", e->regref);
+	if (e->semaphore)
+		kstr(w, "semaphore", e->semaphore);
+	if (e->has_value)
+		kint(w, e->semaphore ? "value" : upd ? "update_value"
+		     : "wait_value", e->value);
+	add_extra(w, e->extra);
+	jw_close(w);
+}
+
+/* waits and updates as sync_info (keys in order: on_update, on_wait) */
 static void wr_sync(jw *w, const lm_inst *in, const char *k)
 {
-	if (!in->n_wait && !in->n_signal)
+	if (!in->n_wait && !in->n_update && !in->sync_extra)
 		return;
 	jw_key(w, k);
 	jw_open(w, 1);
-	if (in->n_signal) {
+	if (in->n_update) {
 		jw_key(w, "on_update");
 		jw_open(w, 0);
-		for (int i = 0; i < in->n_signal; i++) {
-			jw_open(w, 1);
-			kstr(w, "mode", "sem-inc");
-			kstr(w, "semaphore", in->signal[i]);
-			kint(w, "value", 1);
-			jw_close(w);
-		}
+		for (int i = 0; i < in->n_update; i++)
+			sync_entry(w, &in->update[i], 1);
 		jw_close(w);
 	}
 	if (in->n_wait) {
 		jw_key(w, "on_wait");
 		jw_open(w, 0);
-		for (int i = 0; i < in->n_wait; i++) {
-			jw_open(w, 1);
-			kstr(w, "mode", "sem-ge-imm");
-			kstr(w, "semaphore", in->wait[i].semaphore);
-			kint(w, "value", in->wait[i].value);
-			jw_close(w);
-		}
+		for (int i = 0; i < in->n_wait; i++)
+			sync_entry(w, &in->wait[i], 0);
 		jw_close(w);
 	}
+	add_extra(w, in->sync_extra);
 	jw_close(w);
 }
 
@@ -1328,6 +1345,10 @@ static void module_json(jw *w, const lm_module *m)
 			jw_open(w, 1);
 			kstr(w, "name", m->semaphores[i].name);
 			kint(w, "init", m->semaphores[i].init);
+			if (m->semaphores[i].has_id)
+				kint(w, "id", m->semaphores[i].id);
+			if (m->semaphores[i].has_core)
+				kint(w, "core", m->semaphores[i].core);
 			add_extra(w, m->semaphores[i].extra);
 			jw_close(w);
 		}

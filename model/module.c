@@ -117,9 +117,11 @@ static lm_kv *kv_dup(const lm_kv *v, int n)
 
 /* ---- instructions and blocks ----------------------------------------- */
 
-/* The loop axis and cond of src, deep copies into dst (never packed). */
+/* The loop axis, cond and the other keys of sync_info of src, deep
+** copies into dst (never packed). */
 static void copy_axis_cond(lm_inst *dst, const lm_inst *src)
 {
+	dst->sync_extra = jdup(src->sync_extra);
 	dst->axis.name = dup0(src->axis.name);
 	dst->axis.extra = jdup(src->axis.extra);
 	dst->axis.lb_e = lm_affine_copy(src->axis.lb_e);
@@ -192,6 +194,17 @@ static void istrv_free(const lm_inst *in, char **v, int n)
 	ifree(in, v);
 }
 
+static void isyncs_free(const lm_inst *in, lm_sync *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		ifree(in, v[i].semaphore);
+		ifree(in, v[i].regref);
+		ifree(in, v[i].from);
+		cJSON_Delete(v[i].extra);
+	}
+	ifree(in, v);
+}
+
 static void ikv_free(const lm_inst *in, lm_kv *v, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -212,7 +225,7 @@ static void ikv_free(const lm_inst *in, lm_kv *v, int n)
 	X(target) X(memset_mode) X(group) X(kernel_format) X(klir_binary) \
 	X(func) X(kernel_source) X(on_true) X(on_false) X(branch_target)
 #define INST_STRVS(X) X(deps, n_deps) X(lc_deps, n_lc_deps) \
-	X(signal, n_signal) X(loop_regs, n_loop_regs) \
+	X(loop_regs, n_loop_regs) \
 	X(dma_blocks, n_dma_blocks)
 #define INST_ARRAYS(X) X(dep_kind, n_deps) X(lc_dep_kind, n_lc_deps) \
 	X(pattern, n_pattern) X(cores, n_cores) X(sema_group, n_sema_group)
@@ -230,9 +243,9 @@ void lm_inst_clear(lm_inst *in)
 #undef X
 	iargs_free(in, in->ins, in->n_ins);
 	iargs_free(in, in->outs, in->n_outs);
-	for (int i = 0; i < in->n_wait; i++)
-		ifree(in, in->wait[i].semaphore);
-	ifree(in, in->wait);
+	isyncs_free(in, in->wait, in->n_wait);
+	isyncs_free(in, in->update, in->n_update);
+	cJSON_Delete(in->sync_extra);
 	ikv_free(in, in->func_args, in->n_func_args);
 	ikv_free(in, in->func_outs, in->n_func_outs);
 	for (int i = 0; i < in->n_blocks; i++)
@@ -287,52 +300,56 @@ void lm_inst_add_dep(lm_inst *in, int lc, const char *name, int kind)
 		in->has_dependencies = 1;
 }
 
-/*
-** An instruction whose sync_info is kept as it is (entries the model does
-** not run) takes a new wait or signal into that object: its on_wait /
-** on_update list (made when missing) gets the entry {mode, semaphore,
-** value}. Returns 0 when the instruction keeps no such object.
-*/
-static int add_kept_sync(lm_inst *in, const char *list, const char *mode,
-			 const char *sem, int64_t value)
+/* A deep copy of sync entry src into dst. */
+static void sync_copy(lm_sync *dst, const lm_sync *src)
 {
-	cJSON *si = in->extra ? cJSON_GetObjectItemCaseSensitive(in->extra,
-								 "sync_info")
-			      : NULL, *w, *e;
-	if (!cJSON_IsObject(si))
-		return 0;
-	w = cJSON_GetObjectItemCaseSensitive(si, list);
-	if (!cJSON_IsArray(w)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(si, list);
-		w = cJSON_AddArrayToObject(si, list);
-	}
-	e = cJSON_CreateObject();
-	cJSON_AddStringToObject(e, "mode", mode);
-	cJSON_AddStringToObject(e, "semaphore", sem ? sem : "");
-	cJSON_AddNumberToObject(e, "value", (double)value);
-	cJSON_AddItemToArray(w, e);
-	return 1;
+	*dst = *src;
+	dst->semaphore = dup0(src->semaphore);
+	dst->regref = dup0(src->regref);
+	dst->from = dup0(src->from);
+	dst->extra = jdup(src->extra);
+}
+
+static lm_sync *syncs_dup(const lm_sync *v, int n)
+{
+	lm_sync *r;
+	if (!n)
+		return NULL;
+	r = lm_xcalloc((size_t)n, sizeof *r);
+	for (int i = 0; i < n; i++)
+		sync_copy(&r[i], &v[i]);
+	return r;
+}
+
+void lm_inst_add_sync(lm_inst *in, int update, const lm_sync *e)
+{
+	lm_sync **v = update ? &in->update : &in->wait;
+	int *n = update ? &in->n_update : &in->n_wait;
+	lm_inst_unpack(in);
+	*v = lm_xrealloc(*v, (size_t)(*n + 1) * sizeof **v);
+	sync_copy(&(*v)[(*n)++], e);
 }
 
 void lm_inst_add_wait(lm_inst *in, const char *sem, int64_t value)
 {
-	if (add_kept_sync(in, "on_wait", "sem-ge-imm", sem, value))
-		return;
-	lm_inst_unpack(in);
-	in->wait = lm_xrealloc(in->wait, (size_t)(in->n_wait + 1) *
-			       sizeof *in->wait);
-	in->wait[in->n_wait].semaphore = dup0(sem);
-	in->wait[in->n_wait++].value = value;
+	lm_sync e;
+	memset(&e, 0, sizeof e);
+	e.semaphore = (char *)sem;
+	e.mode = LM_WAIT_SEM_GE_IMM;
+	e.has_value = 1;
+	e.value = value;
+	lm_inst_add_sync(in, 0, &e);
 }
 
 void lm_inst_add_signal(lm_inst *in, const char *sem)
 {
-	if (add_kept_sync(in, "on_update", "sem-inc", sem, 1))
-		return;
-	lm_inst_unpack(in);
-	in->signal = lm_xrealloc(in->signal, (size_t)(in->n_signal + 1) *
-				 sizeof *in->signal);
-	in->signal[in->n_signal++] = dup0(sem);
+	lm_sync e;
+	memset(&e, 0, sizeof e);
+	e.semaphore = (char *)sem;
+	e.mode = LM_UPD_SEM_INC;
+	e.has_value = 1;
+	e.value = 1;
+	lm_inst_add_sync(in, 1, &e);
 }
 
 void lm_inst_set_kvs(lm_inst *in, int outs, lm_kv *v, int n)
@@ -405,15 +422,8 @@ void lm_inst_copy(lm_inst *dst, const lm_inst *src)
 #undef X
 	dst->ins = args_dup(src->ins, src->n_ins);
 	dst->outs = args_dup(src->outs, src->n_outs);
-	if (src->n_wait) {
-		dst->wait = lm_xcalloc((size_t)src->n_wait, sizeof *dst->wait);
-		for (int i = 0; i < src->n_wait; i++) {
-			dst->wait[i].semaphore = dup0(src->wait[i].semaphore);
-			dst->wait[i].value = src->wait[i].value;
-		}
-	} else {
-		dst->wait = NULL;
-	}
+	dst->wait = syncs_dup(src->wait, src->n_wait);
+	dst->update = syncs_dup(src->update, src->n_update);
 	dst->func_args = kv_dup(src->func_args, src->n_func_args);
 	dst->func_outs = kv_dup(src->func_outs, src->n_func_outs);
 	copy_blocks_extra(dst, src);
@@ -507,10 +517,32 @@ static lm_kv *pk_kvs(packer *k, const lm_kv *v, int n)
 	return d;
 }
 
+static lm_sync *pk_syncs(packer *k, const lm_sync *v, int n)
+{
+	lm_sync *d = pk_mem(k, v, (size_t)n * sizeof *v);
+	for (int i = 0; i < n; i++) {
+		char *a = pk_str(k, v[i].semaphore), *b = pk_str(k, v[i].regref);
+		char *c = pk_str(k, v[i].from);
+		if (d) {
+			d[i].semaphore = a;
+			d[i].regref = b;
+			d[i].from = c;
+			d[i].extra = NULL; /* copied after (copy_sync_extras) */
+		}
+	}
+	return d;
+}
+
+/* The entries' extra objects of a packed copy: their own allocations. */
+static void copy_sync_extras(lm_sync *dst, const lm_sync *src, int n)
+{
+	for (int i = 0; i < n; i++)
+		dst[i].extra = jdup(src[i].extra);
+}
+
 /* Every string and array of src into k (dst written when k->base). */
 static void pk_inst(packer *k, lm_inst *dst, const lm_inst *src)
 {
-	lm_wait *w;
 	dst->ins = pk_args(k, src->ins, src->n_ins);
 	dst->outs = pk_args(k, src->outs, src->n_outs);
 #define X(f, n) dst->f = pk_strv(k, src->f, src->n);
@@ -519,13 +551,8 @@ static void pk_inst(packer *k, lm_inst *dst, const lm_inst *src)
 #define X(f, n) dst->f = pk_mem(k, src->f, (size_t)src->n * sizeof *src->f);
 	INST_ARRAYS(X)
 #undef X
-	w = pk_mem(k, src->wait, (size_t)src->n_wait * sizeof *src->wait);
-	for (int i = 0; i < src->n_wait; i++) {
-		char *s = pk_str(k, src->wait[i].semaphore);
-		if (w)
-			w[i].semaphore = s;
-	}
-	dst->wait = w;
+	dst->wait = pk_syncs(k, src->wait, src->n_wait);
+	dst->update = pk_syncs(k, src->update, src->n_update);
 	dst->func_args = pk_kvs(k, src->func_args, src->n_func_args);
 	dst->func_outs = pk_kvs(k, src->func_outs, src->n_func_outs);
 #define X(f) dst->f = pk_str(k, src->f);
@@ -572,6 +599,8 @@ void lm_inst_copy_packed(lm_inst *dst, const lm_inst *src, lm_pool *pool)
 		dst->ins[i].extra = jdup(src->ins[i].extra);
 	for (int i = 0; i < src->n_outs; i++)
 		dst->outs[i].extra = jdup(src->outs[i].extra);
+	copy_sync_extras(dst->wait, src->wait, src->n_wait);
+	copy_sync_extras(dst->update, src->update, src->n_update);
 	copy_blocks_extra(dst, src);
 }
 

@@ -222,10 +222,33 @@ enum { LM_ORIGIN_INTERNAL = 0, LM_ORIGIN_PENGUIN, LM_ORIGIN_NKI,
 const char *lm_origin_name(int o);
 int lm_origin_parse(const char *s);    /* -1 when unknown */
 
-typedef struct lm_wait {
+/*
+** One entry of sync_info: an on_wait (a wait) or an on_update (an update)
+** of an instruction. A semaphore is named (semaphore, the name form) or
+** numbered (semaphore NULL: id, the id form: slot id of its core's bank;
+** an event id for the event modes). mode is the WaitMode / UpdateMode
+** ordinal (LM_WAIT_*, LM_UPD_*), value the threshold (wait_value) or the
+** amount (update_value) when has_value. A sem-ge-reg wait compares with
+** register regref; from is a wait's provenance (carried); an update with
+** has_core targets core's bank. extra: the entry's other keys.
+*/
+enum { LM_WAIT_EVT_SET_THEN_CLEAR = 0, LM_WAIT_SEM_GE_IMM = 1,
+       LM_WAIT_SEM_GE_REG = 2, LM_WAIT_INVALID = 3 };
+enum { LM_UPD_EVT_SET = 0, LM_UPD_SEM_ADD_IMM = 1, LM_UPD_SEM_SUB_IMM = 2,
+       LM_UPD_SEM_INC = 3, LM_UPD_SEM_DEC = 4, LM_UPD_SEM_WR_IMM = 5,
+       LM_UPD_INVALID = 6 };
+typedef struct lm_sync {
 	char *semaphore;
+	int64_t id;
+	int mode;
+	int has_value;
 	int64_t value;
-} lm_wait;
+	char *regref;
+	char *from;
+	int has_core;
+	int64_t core;
+	struct cJSON *extra;
+} lm_sync;
 
 typedef struct lm_kv {
 	char *key;   /* kernel formal name */
@@ -268,12 +291,14 @@ typedef struct lm_inst {
 	int n_lc_deps;          /* loop_carried_dependencies */
 	char **lc_deps;
 	uint8_t *lc_dep_kind;   /* NULL: all Flow */
-	/* sync_info, as far as it maps onto the model: on_wait sem-ge-imm
-	   entries are `wait`, on_update sem-inc by 1 are `signal` */
+	/* sync_info: its on_wait entries (wait) and on_update entries
+	   (update), its other keys (sync_extra, carried); the legacy "wait"
+	   and "signal" keys read as name-form sem-ge-imm / sem-inc entries */
 	int n_wait;
-	lm_wait *wait;
-	int n_signal;
-	char **signal;
+	lm_sync *wait;
+	int n_update;
+	lm_sync *update;
+	struct cJSON *sync_extra;
 
 	int has_can_read_uninit;
 	int can_read_uninit;
@@ -427,9 +452,15 @@ typedef struct lm_function {
 	struct cJSON *extra;
 } lm_function;
 
+/* A module semaphore: by name; with has_id, slot id (0..255) of the bank
+** of core (has_core; else the module's own core). */
 typedef struct lm_semaphore {
 	char *name;
 	int64_t init;
+	int has_id;
+	int64_t id;
+	int has_core;
+	int64_t core;
 	struct cJSON *extra;
 } lm_semaphore;
 
@@ -538,10 +569,11 @@ void lm_inst_clear(lm_inst *in);
 ** entry i. lc: the loop-carried list instead. */
 void lm_inst_add_dep(lm_inst *in, int lc, const char *name, int kind);
 /* Append a wait (sem-ge-imm value) or a signal (sem-inc by 1) on a copy
-** of sem; an instruction that keeps its sync_info as it is gets the entry
-** in that object instead. */
+** of the semaphore name sem (name-form entries). */
 void lm_inst_add_wait(lm_inst *in, const char *sem, int64_t value);
 void lm_inst_add_signal(lm_inst *in, const char *sem);
+/* Append a copy of entry e to in's waits (update 0) or updates. */
+void lm_inst_add_sync(lm_inst *in, int update, const lm_sync *e);
 /* Replace func_args (outs: func_outs) by v[0..n), which the instruction
 ** takes over (v malloc'd, its strings too). */
 void lm_inst_set_kvs(lm_inst *in, int outs, lm_kv *v, int n);

@@ -71,9 +71,6 @@ static const key_rule inst_rules[] = {
 	{ OPS_EXEC, "dma_trigger_debug_update_semaphore_id", K_META, NULL,
 	  NULL },
 	{ OPS_EXEC, "_comment", K_META, NULL, NULL },
-	{ OPS_EXEC, "sync_info", K_DEFAULT, "{}",
-	  "its on_wait 'sem-ge-imm' and on_update 'sem-inc' by 1 entries on "
-	  "a named semaphore are modelled" },
 	{ OPS_EXEC, "unroll_dependencies", K_DEFAULT, "[]", NULL },
 	{ OPS_EXEC, "indirection_ins", K_DEFAULT, "[]", NULL },
 	{ OPS_EXEC, "predicates", K_DEFAULT, "[]", NULL },
@@ -408,7 +405,76 @@ static int chk_engine(const lm_inst *in, char *val, size_t n,
 	return q(val, n, "ALL");
 }
 
+/* The JSON of sync entry e (upd: an on_update), compact, into val. */
+static void sync_text(const lm_sync *e, int upd, char *val, size_t n)
+{
+	cJSON *j = cJSON_CreateObject();
+	const char *mode = lm_enum_name(upd ? LM_ET_UpdateMode : LM_ET_WaitMode,
+					e->mode);
+	char *t;
+	if (e->semaphore)
+		cJSON_AddStringToObject(j, "semaphore", e->semaphore);
+	else
+		cJSON_AddNumberToObject(j, "id", (double)e->id);
+	cJSON_AddStringToObject(j, "mode", mode ? mode : "?");
+	if (e->has_value)
+		cJSON_AddNumberToObject(j, "value", (double)e->value);
+	if (e->regref)
+		cJSON_AddStringToObject(j, "regref", e->regref);
+	if (e->has_core)
+		cJSON_AddNumberToObject(j, "core", (double)e->core);
+	if (e->extra)
+		cJSON_AddItemToObject(j, "...", cJSON_CreateTrue());
+	t = cJSON_PrintUnformatted(j);
+	snprintf(val, n, "{\"%s\":[%.60s]}", upd ? "on_update" : "on_wait",
+		 t ? t : "?");
+	cJSON_free(t);
+	cJSON_Delete(j);
+}
+
+/* Is sync entry e one the simulator runs: a name-form sem-ge-imm wait
+** with a value, a name-form sem-inc by 1, no other key (a wait's `from`,
+** provenance, aside)? */
+static int sync_modelled(const lm_sync *e, int upd)
+{
+	if (!e->semaphore || e->extra || e->regref || e->has_core)
+		return 0;
+	if (upd)
+		return e->mode == LM_UPD_SEM_INC &&
+		       (!e->has_value || e->value == 1);
+	return e->mode == LM_WAIT_SEM_GE_IMM && e->has_value;
+}
+
+static int chk_sync(const lm_inst *in, char *val, size_t n,
+		    const char **why)
+{
+	*why = "the simulator runs on_wait 'sem-ge-imm' with a value and "
+	       "on_update 'sem-inc' by 1 on a named semaphore; semaphore "
+	       "ids, events, the other modes, register thresholds and "
+	       "remote cores are not modelled";
+	for (int k = 0; k < 2; k++) {
+		const lm_sync *v = k ? in->update : in->wait;
+		int cnt = k ? in->n_update : in->n_wait;
+		for (int i = 0; i < cnt; i++)
+			if (!sync_modelled(&v[i], k)) {
+				sync_text(&v[i], k, val, n);
+				return 1;
+			}
+	}
+	if (in->sync_extra && in->sync_extra->child) {
+		const cJSON *x = in->sync_extra->child;
+		char *t = cJSON_PrintUnformatted(x);
+		snprintf(val, n, "{\"%.40s\":%.50s}", x->string ? x->string : "",
+			 t ? t : "?");
+		cJSON_free(t);
+		*why = "only its on_wait and on_update lists are modelled";
+		return 1;
+	}
+	return 0;
+}
+
 static const field_rule checks[] = {
+	{ OPS_EXEC, "sync_info", chk_sync },
 	{ OPS_EXEC, "engine", chk_engine },
 	{ OP(MATMULT), "accumulation_flag", chk_acc_flag },
 	{ OP(MATMULT), "psum_zero_region", chk_psum_zero },
@@ -808,6 +874,17 @@ static int check_module(cctx *c)
 	rc = check_extra(c, m->extra, module_rules,
 			 sizeof module_rules / sizeof *module_rules,
 			 LM_OP_INVALID, -1, "module");
+	for (int s = 0; s < m->n_semaphores && !rc; s++) {
+		const lm_semaphore *sm = &m->semaphores[s];
+		where_set(c, 0, "semaphore %s", sm->name, s);
+		if (sm->has_id || sm->has_core)
+			rc = refuse(c, "semaphore key '%s' = %lld is not "
+				    "modelled by the simulator (semaphores are "
+				    "run by name; the banks of numbered "
+				    "semaphores are not modelled)",
+				    sm->has_id ? "id" : "core", (long long)(
+				    sm->has_id ? sm->id : sm->core));
+	}
 	for (int q = 0; q < m->n_queues && !rc; q++) {
 		where_set(c, 0, "queue %s", m->queues[q].name, q);
 		rc = check_extra(c, m->queues[q].extra, queue_rules,

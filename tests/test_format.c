@@ -171,7 +171,7 @@ END_TEST
 
 START_TEST(test_sync_info)
 {
-	/* the modelled entries become waits and signals */
+	/* the name form */
 	char *t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{"
 		"\"on_wait\":[{\"semaphore\":\"s\",\"mode\":\"sem-ge-imm\","
 		"\"value\":2}],\"on_update\":[{\"semaphore\":\"s\",\"mode\":"
@@ -180,8 +180,10 @@ START_TEST(test_sync_info)
 	lm_inst *a = inst(m, 0);
 	ck_assert_int_eq(a->n_wait, 1);
 	ck_assert_str_eq(a->wait[0].semaphore, "s");
+	ck_assert_int_eq(a->wait[0].mode, LM_WAIT_SEM_GE_IMM);
 	ck_assert_int_eq(a->wait[0].value, 2);
-	ck_assert_int_eq(a->n_signal, 1);
+	ck_assert_int_eq(a->n_update, 1);
+	ck_assert_int_eq(a->update[0].mode, LM_UPD_SEM_INC);
 	ck_assert_ptr_null(a->extra);
 	char *s = save(m);
 	ck_assert_contains(s, "\"sync_info\":{\"on_update\":[{\"mode\":"
@@ -193,43 +195,105 @@ START_TEST(test_sync_info)
 	lm_module_free(m);
 	free(t);
 
-	/* the legacy keys write as sync_info */
-	t = module_text(2, "gen3", "", NOP("a", ",\"wait\":[{\"semaphore\":"
-		"\"s\",\"value\":1}],\"signal\":[\"s\"]"));
-	m = tu_parse_ok(t);
-	s = save(m);
-	ck_assert_contains(s, "\"sync_info\":{\"on_update\":[{\"mode\":"
-			   "\"sem-inc\"");
-	ck_assert_msg(!strstr(s, "\"wait\"") && !strstr(s, "\"signal\""),
-		      "%s", s);
-	free(s);
-	lm_module_free(m);
-	free(t);
-
-	/* anything else keeps the whole object, the legacy entries moved in */
-	t = module_text(2, "gen3", "", NOP("a", ",\"wait\":[{\"semaphore\":"
-		"\"s\",\"value\":1}],\"sync_info\":{\"on_update\":[{\"semaphore\":"
-		"\"s\",\"mode\":\"sem-wr-imm\",\"value\":5}]}"));
+	/* the id form, every key of an entry, the modes by default */
+	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{"
+		"\"on_wait\":[{\"id\":3,\"wait_value\":2,\"from\":\"p\"},"
+		"{\"id\":4,\"mode\":\"sem-ge-reg\",\"regref\":\"r\"},"
+		"{\"id\":5,\"mode\":\"evt-set-then-clear\",\"x_k\":1}],"
+		"\"on_update\":[{\"id\":3},{\"id\":4,\"mode\":\"sem-wr-imm\","
+		"\"update_value\":7,\"core\":1}],\"x_top\":[]}"));
 	m = tu_parse_ok(t);
 	a = inst(m, 0);
-	ck_assert_int_eq(a->n_wait, 0);
+	ck_assert_int_eq(a->n_wait, 3);
+	ck_assert_ptr_null(a->wait[0].semaphore);
+	ck_assert_int_eq(a->wait[0].id, 3);
+	ck_assert_int_eq(a->wait[0].mode, LM_WAIT_SEM_GE_IMM);
+	ck_assert(a->wait[0].has_value && a->wait[0].value == 2);
+	ck_assert_str_eq(a->wait[0].from, "p");
+	ck_assert_int_eq(a->wait[1].mode, LM_WAIT_SEM_GE_REG);
+	ck_assert_str_eq(a->wait[1].regref, "r");
+	ck_assert(!a->wait[1].has_value);
+	ck_assert_int_eq(a->wait[2].mode, LM_WAIT_EVT_SET_THEN_CLEAR);
+	ck_assert_ptr_nonnull(a->wait[2].extra);
+	ck_assert_int_eq(a->n_update, 2);
+	ck_assert_int_eq(a->update[0].mode, LM_UPD_SEM_INC);
+	ck_assert(!a->update[0].has_value);
+	ck_assert_int_eq(a->update[1].mode, LM_UPD_SEM_WR_IMM);
+	ck_assert(a->update[1].has_core && a->update[1].core == 1);
+	ck_assert_int_eq(a->update[1].value, 7);
+	ck_assert_ptr_nonnull(a->sync_extra);
 	s = save(m);
-	ck_assert_contains(s, "\"sync_info\":{\"on_update\":[{\"mode\":"
-			   "\"sem-wr-imm\",\"semaphore\":\"s\",\"value\":5}],"
-			   "\"on_wait\":[{\"mode\":\"sem-ge-imm\",\"semaphore\":"
-			   "\"s\",\"value\":1}]}");
+	ck_assert_contains(s, "\"sync_info\":{\"on_update\":[{\"id\":3,"
+			   "\"mode\":\"sem-inc\"},{\"core\":1,\"id\":4,\"mode\":"
+			   "\"sem-wr-imm\",\"update_value\":7}],\"on_wait\":[{"
+			   "\"from\":\"p\",\"id\":3,\"mode\":\"sem-ge-imm\","
+			   "\"wait_value\":2},{\"id\":4,\"mode\":\"sem-ge-reg\","
+			   "\"regref\":\"r\"},{\"id\":5,\"mode\":"
+			   "\"evt-set-then-clear\",\"x_k\":1}],\"x_top\":[]}");
 	roundtrip(m);
 	free(s);
 	lm_module_free(m);
 	free(t);
 
-	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"on_wait\":"
-					   "[{\"semaphore\":\"s\",\"value\":1}]}"));
-	tu_expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
+	/* the legacy keys write as sync_info, before the entries read
+	   there */
+	t = module_text(2, "gen3", "", NOP("a", ",\"wait\":[{\"semaphore\":"
+		"\"s\",\"value\":1}],\"signal\":[\"s\"],\"sync_info\":{"
+		"\"on_update\":[{\"semaphore\":\"s\",\"mode\":\"sem-wr-imm\","
+		"\"value\":5}]}"));
+	m = tu_parse_ok(t);
+	a = inst(m, 0);
+	ck_assert_int_eq(a->n_wait, 1);
+	ck_assert_int_eq(a->n_update, 2);
+	s = save(m);
+	ck_assert_contains(s, "\"sync_info\":{\"on_update\":[{\"mode\":"
+			   "\"sem-inc\",\"semaphore\":\"s\",\"value\":1},{"
+			   "\"mode\":\"sem-wr-imm\",\"semaphore\":\"s\","
+			   "\"value\":5}],\"on_wait\":[{\"mode\":\"sem-ge-imm\","
+			   "\"semaphore\":\"s\",\"value\":1}]}");
+	ck_assert_msg(!strstr(s, "\"wait\"") && !strstr(s, "\"signal\""),
+		      "%s", s);
+	roundtrip(m);
+	free(s);
+	lm_module_free(m);
 	free(t);
-	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"on_wait\":3}"));
-	tu_expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
-	free(t);
+
+	static const struct { const char *si, *msg; } bad[] = {
+		{ "{\"on_wait\":[{\"semaphore\":\"s\",\"mode\":1}]}",
+		  "key 'sync_info': 'on_wait': key 'mode': expected string, got "
+		  "number" },
+		{ "{\"on_wait\":3}",
+		  "key 'sync_info': 'on_wait': expected array, got number" },
+		{ "{\"on_wait\":[{\"semaphore\":\"s\",\"mode\":\"sem-inc\"}]}",
+		  "key 'sync_info': 'on_wait' entry 0: unknown WaitMode "
+		  "'sem-inc' (evt-set-then-clear, sem-ge-imm, sem-ge-reg, "
+		  "invalid)" },
+		{ "{\"on_update\":[{\"id\":1},{\"semaphore\":\"s\",\"id\":2}]}",
+		  "key 'sync_info': 'on_update' entry 1: both 'id' and "
+		  "'semaphore'" },
+		{ "{\"on_update\":[{\"mode\":\"sem-inc\"}]}",
+		  "key 'sync_info': 'on_update' entry 0: needs 'semaphore' (a "
+		  "name) or 'id'" },
+		{ "{\"on_wait\":[{\"id\":1,\"value\":1,\"wait_value\":2}]}",
+		  "key 'sync_info': 'on_wait' entry 0: both 'value' and "
+		  "'wait_value'" },
+		{ "{\"on_wait\":[{\"id\":-1}]}",
+		  "key 'id': expected a non-negative integer, got -1" },
+		{ "{\"on_update\":[{\"id\":1,\"core\":\"a\"}]}",
+		  "key 'core': expected integer, got string" },
+		{ "{\"on_wait\":[7]}",
+		  "key 'sync_info': 'on_wait': expected object entries, got "
+		  "number" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char *x = lm_xasprintf(",\"sync_info\":%s", bad[i].si);
+		char *inst_text = lm_xasprintf(NOP("a", "%s"), x);
+		t = module_text(2, "gen3", "", inst_text);
+		tu_expect_fail(t, bad[i].msg);
+		free(t);
+		free(inst_text);
+		free(x);
+	}
 }
 END_TEST
 
@@ -603,7 +667,8 @@ START_TEST(test_carried_refs_verified)
 	static const char *const cases[][2] = {
 		{ "{\"opcode\":\"UnconditionalBranch\",\"name\":\"j\","
 		  "\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"target\":"
-		  "\"nowhere\"}", "target 'nowhere' is not a block of function 'f'" },
+		  "\"nowhere\"}", "UnconditionalBranch 'j': target 'nowhere' names no "
+		  "block of the region" },
 		{ "{\"opcode\":\"IndirectLoad\",\"name\":\"g\",\"engine\":"
 		  "\"SP\",\"ins\":[],\"outs\":[],\"queue\":\"qq\"}",
 		  "queue 'qq' is not a module queue" },
@@ -704,7 +769,7 @@ START_TEST(test_review_cases)
 	tu_expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"a\":1,"
-		"\"on_wait\":[{\"semaphore\":\"s\"}]}"));
+		"\"on_wait\":[{\"semaphore\":\"s\",\"mode\":[]}]}"));
 	tu_expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
 	free(t);
 

@@ -17,6 +17,7 @@
 #include "safeio.h"
 #include "json.h"
 #include "build.h"
+#include "affine.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -612,7 +613,7 @@ static lm_builder *reg_core(int core)
 		"\"engine\":\"DVE\",\"ins\":[{\"kind\":\"symbolic_ap\","
 		"\"memsetref\":\"t\",\"dtype\":\"float32\",\"addrs\":[{"
 		"\"kind\":\"SumKind\",\"n_terms\":2,\"terms\":[{\"kind\":"
-		"\"AffIVKind\",\"axis\":\"i\"},{\"kind\":\"IntRuntimeValueKind\","
+		"\"ShardIDKind\",\"ub\":4},{\"kind\":\"IntRuntimeValueKind\","
 		"\"regref\":\"r0\"}]}]}],\"outs\":[%s]}";
 	const int64_t one[1] = { 1 };
 	lm_builder *b = mod(core, "gen3");
@@ -705,31 +706,43 @@ static lm_inst *deep(const lm_function *f, const char *name)
 #define BODY_NOP(n, deps) "{\"opcode\":\"NoOp\",\"name\":\"" n "\"," \
 	"\"engine\":\"SP\",\"ins\":[],\"outs\":[]" deps "}"
 #define BODY_C0 "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":0}"
-#define BODY_C4 "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":4}"
+#define BODY_C1 "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":1}"
+#define BODY_RN "{\"kind\":\"AffExprKind\",\"terms\":[{\"idx\":{\"kind\":" \
+	"\"IntRuntimeValueKind\",\"regref\":\"rn\"},\"coeff\":1}],\"c\":0}"
 
 /*
-** A core whose instructions live in nested bodies: a Loop (n1), a
-** DynamicForLoop dl (n2, after n1), a DoWhile dw (n3, after dl) and a
-** top-level NoOp after n3; only declares a name of its own (only<core>).
+** A core whose instructions live in nested bodies: a Loop (n1, and a
+** branch back to its body's block; its register rn), a DynamicForLoop dl
+** (n2 after n1, waiting for s to reach register rn; its trip count in rn),
+** a DoWhile dw (n3, after dl, and a Break) and a top-level NoOp after n3;
+** only<core> is a name of one core.
 */
 static lm_builder *bodies_core(int core)
 {
 	lm_builder *b = mod(core, "gen3");
+	int64_t one[1] = { 1 };
 	func(b, "sg0");
+	lm_b_memloc(b, lm_b_alloc(b, "rn", LM_TK_INTERNAL, LM_DT_INT32, one, 1),
+		    LM_MT_REG, 0, NULL, 0, 0);
 	wire(b, "{\"opcode\":\"Loop\",\"LoopAxis\":{\"name\":\"i\",\"lb\":0,"
-	     "\"ub\":2,\"stride\":1},\"blocks\":[{\"name\":\"lb\","
-	     "\"instructions\":[" BODY_NOP("n1", "") "]}]}");
+	     "\"ub\":2,\"stride\":1},\"registers\":[\"rn\"],\"blocks\":[{"
+	     "\"name\":\"lb\",\"instructions\":[" BODY_NOP("n1", "") ","
+	     "{\"opcode\":\"CompareAndBranch\",\"name\":\"back\",\"engine\":"
+	     "\"SP\",\"ins\":[],\"outs\":[],\"on_true\":\"lb\",\"on_false\":"
+	     "\"lb\"}]}]}");
 	wire(b, S("{\"opcode\":\"DynamicForLoop\",\"name\":\"dl\",\"engine\":"
 		  "\"SP\",\"ins\":[],\"outs\":[],\"DynamicForLoopAxis\":{"
-		  "\"name\":\"j\",\"lb\":" BODY_C0 ",\"ub\":" BODY_C4 ","
-		  "\"stride\":" BODY_C4 "},\"blocks\":[{\"name\":\"db\","
+		  "\"name\":\"j\",\"lb\":" BODY_C0 ",\"ub\":" BODY_RN ","
+		  "\"stride\":" BODY_C1 "},\"blocks\":[{\"name\":\"db\","
 		  "\"instructions\":[" BODY_NOP("n2", ",\"dependencies\":"
-		  "[[\"n1\",\"Flow\"]]") "," BODY_NOP("only%d", "") "]}]}",
-		  core));
+		  "[[\"n1\",\"Flow\"]],\"sync_info\":{\"on_wait\":[{"
+		  "\"semaphore\":\"s\",\"mode\":\"sem-ge-reg\",\"regref\":"
+		  "\"rn\"}]}") "," BODY_NOP("only%d", "") "]}]}", core));
 	wire(b, "{\"opcode\":\"DoWhile\",\"name\":\"dw\",\"engine\":\"SP\","
 	     "\"ins\":[],\"outs\":[],\"blocks\":[{\"name\":\"wb\","
 	     "\"instructions\":[" BODY_NOP("n3", ",\"dependencies\":"
-	     "[[\"dl\",\"Flow\"]]") "]}]}");
+	     "[[\"dl\",\"Flow\"]]") ",{\"opcode\":\"Break\",\"name\":"
+	     "\"brk\",\"engine\":\"SP\",\"ins\":[],\"outs\":[]}]}]}");
 	wire(b, BODY_NOP("after", ",\"dependencies\":[[\"n3\",\"Flow\"]]"));
 	return b;
 }
@@ -738,7 +751,9 @@ static lm_builder *bodies_core(int core)
 ** Two cores whose nested bodies declare the same instruction names link:
 ** every name inside a body is renamed nc<c>. like a top-level one, the
 ** dependencies into and out of bodies follow, a name of one core is
-** kept, and the linked module verifies.
+** kept, the register both declare is renamed where the fields name it (a
+** Loop's registers, a DynamicForLoop's bound, a sem-ge-reg wait), and the
+** linked module verifies.
 */
 START_TEST(test_copy_bodies)
 {
@@ -759,8 +774,22 @@ START_TEST(test_copy_bodies)
 		ck_assert_int_eq(deep(f, S("nc%d.dw", c))->n_blocks, 1);
 		ck_assert_ptr_nonnull(deep(f, S("only%d", c)));
 		ck_assert_ptr_null(inst_in(f->blocks, f->n_blocks, "n1"));
+		ck_assert_str_eq(f->blocks[0].insts[0].loop_regs[0],
+				 S("nc%d.rn", c));
+		ck_assert_str_eq(deep(f, S("nc%d.n2", c))->wait[0].regref,
+				 S("nc%d.rn", c));
+		ck_assert_str_eq(deep(f, S("nc%d.n2", c))->wait[0].semaphore,
+				 S("nc%d.s", c));
+		{
+			const char *reg = NULL;
+			ck_assert_int_eq(lm_affine_terms(deep(f, S("nc%d.dl", c))->
+							 axis.ub_e, NULL, NULL,
+							 NULL, &reg, NULL), 0);
+			ck_assert_str_eq(reg, S("nc%d.rn", c));
+		}
 	}
-	ck_assert_int_eq(rep.collisions[0], 6); /* n1, dl, n2, dw, n3, after */
+	/* rn, n1, back, dl, n2, dw, n3, brk, after */
+	ck_assert_int_eq(rep.collisions[0], 9);
 	lm_module_free(out);
 	lk_report_free(&rep);
 	free2();
@@ -1147,7 +1176,8 @@ START_TEST(test_init_queues)
 			 "nc0.s");
 	ck_assert_str_eq(inst(fn(out, "nc1"), "nc1.st")->wait[0].semaphore,
 			 "nc1.s");
-	ck_assert_str_eq(inst(fn(out, "nc1"), "nc1.st")->signal[0], "nc1.s2");
+	ck_assert_str_eq(inst(fn(out, "nc1"), "nc1.st")->update[0].semaphore,
+			 "nc1.s2");
 	ck_assert_int_eq(rep.n_queues_copied, 4);
 	ck_assert_int_eq(rep.n_new_queues, 2);
 	ck_assert_int_eq(rep.n_instances_existing, 3);

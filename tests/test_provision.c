@@ -1676,12 +1676,12 @@ static const char reg_kernel[] =
 	"'regref':'kr'}],'outs':[" REG_AP("t") "],'dependencies':['k_rap']},"
 	"{'opcode':'TensorCopy','name':'k_sym','engine':'DVE','ins':[{"
 	"'kind':'symbolic_ap','memsetref':'t','memref':'t','dtype':'float32',"
-	"'addrs':[{'kind':'SumKind','n_terms':2,'terms':[{'kind':'AffIVKind',"
-	"'axis':'i'},{'kind':'IntRuntimeValueKind','regref':'r0'}]}]}],"
+	"'addrs':[{'kind':'SumKind','n_terms':2,'terms':[{'kind':'ShardIDKind',"
+	"'ub':4},{'kind':'IntRuntimeValueKind','regref':'r0'}]}]}],"
 	"'outs':[" REG_AP("t") "],'dependencies':['k_acc']},"
 	"{'opcode':'TensorCopy','name':'k_symf','engine':'DVE','ins':[{"
 	"'kind':'symbolic_ap','memsetref':'kin','memref':'kin','dtype':"
-	"'float32','addrs':[{'kind':'AffIVKind','axis':'i'}]}],"
+	"'float32','addrs':[{'kind':'ShardIDKind','ub':4}]}],"
 	"'outs':[" REG_AP("t") "],'dependencies':['k_sym']}%s]}]}]}";
 
 /* reg_kernel's Loop, a register among its registers, with an empty

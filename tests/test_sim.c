@@ -860,9 +860,9 @@ static const struct { const char *op, *kv, *want; } note_cases[] = {
 	{ "Matmult", ",\"replication_resolution\":2", "opcode 'Matmult' key "
 	  "'replication_resolution' = 2 is not modelled by the simulator (it "
 	  "models only 0)" },
-	{ "Matmult", ",\"psum_zero_region\":{\"kind\":\"AffIVKind\",\"axis\":"
-	  "\"i\"}", "opcode 'Matmult' key 'psum_zero_region' = {\"kind\":"
-	  "\"AffIVKind\",\"axis\":\"i\"} is not modelled by the simulator "
+	{ "Matmult", ",\"psum_zero_region\":{\"kind\":\"ShardIDKind\",\"ub\":"
+	  "4}", "opcode 'Matmult' key 'psum_zero_region' = {\"kind\":"
+	  "\"ShardIDKind\",\"ub\":4} is not modelled by the simulator "
 	  "(affine expressions are not modelled)" },
 	{ "DMACopy", ",\"replica_groups\":[[0,1]]", "opcode 'DMACopy' key "
 	  "'replica_groups' = [[0,1]] is not modelled by the simulator (it "
@@ -872,8 +872,8 @@ static const struct { const char *op, *kv, *want; } note_cases[] = {
 	  "knows here)" },
 	{ "DMACopy", ",\"dma_qos\":\"P1\",\"oob_is_err\":true,"
 	  "\"use_gpsimd_dma\":true,\"dge_type\":\"None\"", NULL },
-	{ "CoreBarrier", ",\"runtime_semaphore\":{\"kind\":\"AffIVKind\","
-	  "\"axis\":\"i\"}", NULL },
+	{ "CoreBarrier", ",\"runtime_semaphore\":{\"kind\":\"ShardIDKind\","
+	  "\"ub\":4}", NULL },
 };
 
 START_TEST(test_table_key_notes)

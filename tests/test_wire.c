@@ -7,8 +7,9 @@
 ** repeating it (docs/wire-fixtures.md).
 **
 ** tests/fixtures/wire/<family>.json holds one instruction of every
-** opcode of the family, every op-specific key of it at a value other than
-** its default, and the common header keys. For each fixture:
+** opcode of the family (at the top level of its function, but for Break,
+** which belongs in a loop's body), every op-specific key of it at a value
+** other than its default, and the common header keys. For each fixture:
 **
 **   selfcheck  the fixture says what this file's table says (every opcode
 **              of the family, every key present, of its type, not at its
@@ -524,6 +525,19 @@ static cJSON *find_in_blocks(cJSON *blocks, const char *name)
 	return NULL;
 }
 
+/* An instruction of opcode op among blocks, at any depth (a Break is
+** only valid inside a loop's body). */
+static int has_opcode(const cJSON *blocks, const char *op)
+{
+	const cJSON *b, *i;
+	cJSON_ArrayForEach(b, blocks)
+		cJSON_ArrayForEach(i, get(b, "instructions"))
+			if (!strcmp(opcode_of(i), op) ||
+			    has_opcode(get(i, "blocks"), op))
+				return 1;
+	return 0;
+}
+
 static cJSON *find_inst(cJSON *root, const char *name)
 {
 	cJSON *f, *r;
@@ -767,12 +781,9 @@ START_TEST(test_selfcheck)
 					  opcodes[o].family), "%s: family %s",
 			      opcodes[o].name, lm_opfamily_name(info->family));
 		int found = 0;
-		cJSON *f, *b, *i;
+		cJSON *f;
 		cJSON_ArrayForEach(f, get(root, "functions"))
-			cJSON_ArrayForEach(b, get(f, "blocks"))
-				cJSON_ArrayForEach(i, get(b, "instructions"))
-					found |= !strcmp(opcode_of(i),
-							 opcodes[o].name);
+			found |= has_opcode(get(f, "blocks"), opcodes[o].name);
 		if (!found)
 			fail_at(&r, "no %s instruction", opcodes[o].name);
 	}

@@ -263,9 +263,7 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 				for (int d = 0; d < call->n_deps; d++)
 					lp_ir_add_dep(in, call->deps[d]);
 				for (int w = 0; w < call->n_wait; w++)
-					lm_inst_add_wait(in,
-							 call->wait[w].semaphore,
-							 call->wait[w].value);
+					lm_inst_add_sync(in, 0, &call->wait[w]);
 			}
 			in->has_dependencies = in->n_deps > 0;
 			ilist_push(out, in);
@@ -314,10 +312,10 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 		n_sinks = 0;
 	}
 	nop.has_dependencies = nop.n_deps > 0;
-	nop.signal = call->signal;
-	nop.n_signal = call->n_signal;
-	call->signal = NULL;
-	call->n_signal = 0;
+	nop.update = call->update;
+	nop.n_update = call->n_update;
+	call->update = NULL;
+	call->n_update = 0;
 	ilist_push(out, &nop);
 
 	for (int i = 0; i < n_sinks; i++)
