@@ -390,6 +390,40 @@ static int dep_renamed(const lk_ctx *x, lk_core *c, const char *name)
 				   &x->census->insts, name, h) - 1);
 }
 
+/* The instruction names of dst's fields other than its dependencies (a
+** trigger's DMA blocks, a wait's provenance, a DMA block's trigger) after
+** the dependency rule: nc<c>.<name> when the name is declared by several
+** cores. */
+static void map_inst_names(const lk_ctx *x, lk_core *c, lm_inst *dst)
+{
+	char buf[LM_LINKED_NAME_MAX + 256], *p;
+	for (int k = 0; k < dst->n_dma_blocks + dst->n_wait; k++) {
+		char **s = k < dst->n_dma_blocks ? &dst->dma_blocks[k]
+			: &dst->wait[k - dst->n_dma_blocks].from;
+		size_t n;
+		if (!*s || !dep_renamed(x, c, *s))
+			continue;
+		n = strlen(*s) + 24;
+		p = n <= sizeof buf ? buf : lm_xmalloc(n);
+		lm_core_scoped(p, c->core, *s);
+		lm_inst_set_str(dst, s, p);
+		if (p != buf)
+			free(p);
+	}
+	/* a DMA block's trigger, carried as it is */
+	cJSON *t = dst->extra ? cJSON_GetObjectItemCaseSensitive(dst->extra,
+								 "dma_trigger")
+			      : NULL;
+	if (cJSON_IsString(t) && dep_renamed(x, c, t->valuestring)) {
+		size_t n = strlen(t->valuestring) + 24;
+		p = n <= sizeof buf ? buf : lm_xmalloc(n);
+		lm_core_scoped(p, c->core, t->valuestring);
+		cJSON_SetValuestring(t, p);
+		if (p != buf)
+			free(p);
+	}
+}
+
 /* The nested body of src (a Loop's, a DynamicForLoop's, ...) cloned into
 ** dst's, after dst itself. */
 static void clone_body(lk_copier *cp, lk_core *c, lm_inst *dst,
@@ -489,6 +523,7 @@ static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 	}
 	lm_inst_copy_packed(dst, &t, &cp->pool);
 	map_json_refs(c, dst);
+	map_inst_names(x, c, dst);
 	if (src->n_blocks)
 		clone_body(cp, c, dst, src);
 }

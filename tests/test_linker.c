@@ -714,7 +714,8 @@ static lm_inst *deep(const lm_function *f, const char *name)
 ** A core whose instructions live in nested bodies: a Loop (n1, and a
 ** branch back to its body's block; its register rn), a DynamicForLoop dl
 ** (n2 after n1, waiting for s to reach register rn; its trip count in rn),
-** a DoWhile dw (n3, after dl, and a Break) and a top-level NoOp after n3;
+** a DoWhile dw (n3, after dl, and a Break), a top-level NoOp after n3
+** (its wait from n1), a DMA block (a descriptor) and its trigger;
 ** only<core> is a name of one core.
 */
 static lm_builder *bodies_core(int core)
@@ -743,7 +744,17 @@ static lm_builder *bodies_core(int core)
 	     "\"instructions\":[" BODY_NOP("n3", ",\"dependencies\":"
 	     "[[\"dl\",\"Flow\"]]") ",{\"opcode\":\"Break\",\"name\":"
 	     "\"brk\",\"engine\":\"SP\",\"ins\":[],\"outs\":[]}]}]}");
-	wire(b, BODY_NOP("after", ",\"dependencies\":[[\"n3\",\"Flow\"]]"));
+	wire(b, BODY_NOP("after", ",\"dependencies\":[[\"n3\",\"Flow\"]],"
+			 "\"sync_info\":{\"on_wait\":[{\"semaphore\":\"s\","
+			 "\"value\":1,\"from\":\"n1\"}]}"));
+	wire(b, "{\"opcode\":\"DMABlock\",\"name\":\"dblk\",\"engine\":"
+	     "\"DMA\",\"ins\":[],\"outs\":[],\"queue\":\"q\",\"dma_trigger\":"
+	     "\"trig\",\"blocks\":[{\"name\":\"dbody\",\"instructions\":["
+	     "{\"opcode\":\"DMADescriptorCopy\",\"name\":\"desc\","
+	     "\"engine\":\"DMA\",\"ins\":[],\"outs\":[]}]}]}");
+	wire(b, "{\"opcode\":\"DMATrigger\",\"name\":\"trig\",\"engine\":"
+	     "\"SP\",\"ins\":[],\"outs\":[],\"queue\":\"q\",\"dma_blocks\":"
+	     "[\"dblk\"]}");
 	return b;
 }
 
@@ -752,8 +763,9 @@ static lm_builder *bodies_core(int core)
 ** every name inside a body is renamed nc<c>. like a top-level one, the
 ** dependencies into and out of bodies follow, a name of one core is
 ** kept, the register both declare is renamed where the fields name it (a
-** Loop's registers, a DynamicForLoop's bound, a sem-ge-reg wait), and the
-** linked module verifies.
+** Loop's registers, a DynamicForLoop's bound, a sem-ge-reg wait), so are
+** the instruction names fields hold (a trigger's blocks, a block's
+** trigger, a wait's from), and the linked module verifies.
 */
 START_TEST(test_copy_bodies)
 {
@@ -788,8 +800,20 @@ START_TEST(test_copy_bodies)
 			ck_assert_str_eq(reg, S("nc%d.rn", c));
 		}
 	}
-	/* rn, n1, back, dl, n2, dw, n3, brk, after */
-	ck_assert_int_eq(rep.collisions[0], 9);
+	for (int c = 0; c < 2; c++) {
+		const lm_function *f = fn(out, S("nc%d", c));
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(
+			deep(f, S("nc%d.dblk", c))->extra, "dma_trigger");
+		ck_assert_str_eq(deep(f, S("nc%d.trig", c))->dma_blocks[0],
+				 S("nc%d.dblk", c));
+		ck_assert_str_eq(deep(f, S("nc%d.after", c))->wait[0].from,
+				 S("nc%d.n1", c));
+		ck_assert(cJSON_IsString(t));
+		ck_assert_str_eq(t->valuestring, S("nc%d.trig", c));
+		ck_assert_ptr_nonnull(deep(f, S("nc%d.desc", c)));
+	}
+	/* rn, n1, back, dl, n2, dw, n3, brk, after, dblk, desc, trig */
+	ck_assert_int_eq(rep.collisions[0], 12);
 	lm_module_free(out);
 	lk_report_free(&rep);
 	free2();
