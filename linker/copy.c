@@ -364,6 +364,28 @@ static void map_json_refs(const lk_core *c, lm_inst *in)
 static void clone_blocks(lk_copier *cp, lk_core *c, lm_block *dst,
 			 const lm_block *src, int nb);
 
+/* A block's arguments after its storage names: a register (an argument's
+** own, an incoming one) through the allocations' map, another incoming
+** value through it or the memory locations'. */
+static void map_block_args(const lk_core *c, lm_block *b)
+{
+	const char *v;
+	for (int i = 0; i < b->n_args; i++) {
+		lm_blockarg *a = &b->args[i];
+		if (a->regref && (v = mapped(&c->alloc_ref, a->regref)) !=
+		    a->regref)
+			lk_set(&a->regref, v);
+		for (int k = 0; k < a->n_incoming; k++) {
+			lm_incoming *x = &a->incoming[k];
+			if ((v = mapped(&c->alloc_ref, x->value)) == x->value &&
+			    x->form != LM_IN_REGREF)
+				v = mapped(&c->memloc_ref, x->value);
+			if (v != x->value)
+				lk_set(&x->value, v);
+		}
+	}
+}
+
 /* Is the instruction name with census index idx renamed in core c
 ** (declared by c and by another core)? */
 static int idx_renamed(const lk_ctx *x, const lk_core *c, int idx)
@@ -544,6 +566,8 @@ static void clone_blocks_spare(lk_copier *cp, lk_core *c, lm_block *dst,
 			(spare ? (size_t)spare[b] : 0);
 		db->name = sb->name ? lm_xstrdup(sb->name) : NULL;
 		db->extra = sb->extra ? cJSON_Duplicate(sb->extra, 1) : NULL;
+		lm_block_args_copy(db, sb);
+		map_block_args(c, db);
 		db->n_insts = sb->n_insts + h;
 		db->insts = cap ? lm_xmalloc(cap * sizeof *db->insts) : NULL;
 		lm_advise_huge(db->insts, cap * sizeof *db->insts);

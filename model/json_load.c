@@ -1435,32 +1435,78 @@ static int check_alias(ld *L, const char *memloc, const cJSON *v)
 	return 0;
 }
 
-/* Member c of a block, and every member it holds: an "incoming_values"
-** (the entries of a block argument) is an array of [value, block] pairs
-** of names. */
-static int check_incoming(ld *L, const cJSON *c)
+/*
+** A block argument's "incoming_values": each entry [value, block] (two
+** names), or {"regref": V, "block": B} / {"value": V, "block": B}.
+*/
+static int load_incoming(ld *L, const cJSON *c, lm_blockarg *a)
 {
 	int i = 0;
-	if (c->string && !strcmp(c->string, "incoming_values") &&
-	    !cJSON_IsNull(c)) {
-		if (!cJSON_IsArray(c))
-			return FAIL(L, "key 'incoming_values': expected an array "
-				    "of [value, block] pairs, got %s",
-				    type_name(c));
-		for (const cJSON *e = c->child; e; e = e->next, i++)
-			if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 ||
-			    !cJSON_IsString(e->child) ||
-			    !cJSON_IsString(e->child->next))
-				return FAIL(L, "key 'incoming_values': entry %d: "
-					    "expected [value, block] (two names), "
-					    "got %s", i, cJSON_IsArray(e) ?
-					    "another array" : type_name(e));
+	if (cJSON_IsNull(c))
 		return 0;
+	if (!cJSON_IsArray(c))
+		return FAIL(L, "key 'incoming_values': expected an array of "
+			    "[value, block] pairs, got %s", type_name(c));
+	a->incoming = lm_xcalloc((size_t)cJSON_GetArraySize(c) + 1,
+				 sizeof *a->incoming);
+	for (const cJSON *e = c->child; e; e = e->next, i++) {
+		lm_incoming *x = &a->incoming[a->n_incoming];
+		const cJSON *v = NULL, *blk = NULL;
+		if (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 2) {
+			v = e->child;
+			blk = e->child->next;
+			x->form = LM_IN_PAIR;
+		} else if (cJSON_IsObject(e) && cJSON_GetArraySize(e) == 2) {
+			blk = cJSON_GetObjectItemCaseSensitive(e, "block");
+			if ((v = cJSON_GetObjectItemCaseSensitive(e, "regref")))
+				x->form = LM_IN_REGREF;
+			else if ((v = cJSON_GetObjectItemCaseSensitive(e,
+								       "value")))
+				x->form = LM_IN_VALUE;
+		}
+		if (!cJSON_IsString(v) || !cJSON_IsString(blk))
+			return FAIL(L, "key 'incoming_values': entry %d: "
+				    "expected [value, block] (two names) or "
+				    "{\"regref\": V, \"block\": B}, got %s", i,
+				    cJSON_IsArray(e) ? "another array" :
+				    cJSON_IsObject(e) ? "another object" :
+				    type_name(e));
+		x->value = lm_xstrdup(v->valuestring);
+		x->block = lm_xstrdup(blk->valuestring);
+		a->n_incoming++;
 	}
-	if (cJSON_IsObject(c) || cJSON_IsArray(c))
-		for (const cJSON *x = c->child; x; x = x->next)
-			if (check_incoming(L, x))
-				return LM_EINPUT;
+	return 0;
+}
+
+/* A block's "arguments": objects with the argument's register ("regref")
+** and its incoming values; other keys kept with the argument. */
+static int load_block_args(ld *L, cJSON *c, lm_block *b)
+{
+	if (want_array(L, c, "arguments"))
+		return LM_EINPUT;
+	b->has_args = 1;
+	b->args = lm_xcalloc((size_t)cJSON_GetArraySize(c) + 1,
+			     sizeof *b->args);
+	for (cJSON *e = c->child; e; e = e->next) {
+		lm_blockarg *a = &b->args[b->n_args++];
+		if (!cJSON_IsObject(e))
+			return FAIL(L, "key 'arguments': expected an object per "
+				    "argument, got %s", type_name(e));
+		unique_keys(L, e);
+		for (cJSON *m = e->child; m; m = m->next) {
+			int rc = 0;
+			if (m->string && !strcmp(m->string, "regref") &&
+			    !cJSON_IsNull(m))
+				rc = get_str(L, m, "regref", &a->regref);
+			else if (m->string &&
+				 !strcmp(m->string, "incoming_values"))
+				rc = load_incoming(L, m, a);
+			else
+				keep_extra(&a->extra, e, m);
+			if (rc)
+				return rc;
+		}
+	}
 	return 0;
 }
 
@@ -2540,8 +2586,12 @@ static int load_block(ld *L, cJSON *j, lm_block *b)
 		next = c->next;
 		if (c == nm || c == insts)
 			continue;
-		if (check_incoming(L, c))
-			return LM_EINPUT;
+		if (!strcmp(c->string ? c->string : "", "arguments") &&
+		    !is_null(c)) {
+			if (load_block_args(L, c, b))
+				return LM_EINPUT;
+			continue;
+		}
 		keep_extra(&b->extra, j, c);
 	}
 	return 0;

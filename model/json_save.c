@@ -1176,9 +1176,44 @@ static void inst_json(jw *w, const lm_inst *in)
 	jw_close(w);
 }
 
+/* A block's arguments, each entry in the form it was read. */
+static void block_args(jw *w, const lm_block *b)
+{
+	jw_key(w, "arguments");
+	jw_open(w, 0);
+	for (int i = 0; i < b->n_args; i++) {
+		const lm_blockarg *a = &b->args[i];
+		jw_open(w, 1);
+		jw_key(w, "incoming_values");
+		jw_open(w, 0);
+		for (int k = 0; k < a->n_incoming; k++) {
+			const lm_incoming *x = &a->incoming[k];
+			if (x->form == LM_IN_PAIR) {
+				jw_open(w, 0);
+				jw_str(w, x->value);
+				jw_str(w, x->block);
+			} else {
+				jw_open(w, 1);
+				kstr(w, "block", x->block);
+				kstr(w, x->form == LM_IN_REGREF ? "regref"
+				     : "value", x->value);
+			}
+			jw_close(w);
+		}
+		jw_close(w);
+		if (a->regref)
+			kstr(w, "regref", a->regref);
+		add_extra(w, a->extra);
+		jw_close(w);
+	}
+	jw_close(w);
+}
+
 static void block_json(jw *w, const lm_block *b)
 {
 	jw_open(w, 1);
+	if (b->has_args)
+		block_args(w, b);
 	jw_key(w, "instructions");
 	jw_open(w, 0);
 	for (int i = 0; i < b->n_insts; i++)

@@ -606,6 +606,16 @@ void lm_inst_copy_packed(lm_inst *dst, const lm_inst *src, lm_pool *pool)
 
 void lm_block_clear(lm_block *b)
 {
+	for (int i = 0; i < b->n_args; i++) {
+		free(b->args[i].regref);
+		for (int k = 0; k < b->args[i].n_incoming; k++) {
+			free(b->args[i].incoming[k].value);
+			free(b->args[i].incoming[k].block);
+		}
+		free(b->args[i].incoming);
+		cJSON_Delete(b->args[i].extra);
+	}
+	free(b->args);
 	free(b->name);
 	for (int i = 0; i < b->n_insts; i++)
 		lm_inst_clear(&b->insts[i]);
@@ -614,8 +624,31 @@ void lm_block_clear(lm_block *b)
 	memset(b, 0, sizeof *b);
 }
 
+void lm_block_args_copy(lm_block *dst, const lm_block *src)
+{
+	dst->has_args = src->has_args;
+	dst->n_args = src->n_args;
+	dst->args = src->n_args ? lm_xcalloc((size_t)src->n_args,
+					     sizeof *dst->args) : NULL;
+	for (int i = 0; i < src->n_args; i++) {
+		const lm_blockarg *s = &src->args[i];
+		lm_blockarg *d = &dst->args[i];
+		d->regref = dup0(s->regref);
+		d->extra = jdup(s->extra);
+		d->n_incoming = s->n_incoming;
+		d->incoming = s->n_incoming ? lm_xcalloc((size_t)s->n_incoming,
+						       sizeof *d->incoming) : NULL;
+		for (int k = 0; k < s->n_incoming; k++) {
+			d->incoming[k].value = dup0(s->incoming[k].value);
+			d->incoming[k].block = dup0(s->incoming[k].block);
+			d->incoming[k].form = s->incoming[k].form;
+		}
+	}
+}
+
 void lm_block_copy(lm_block *dst, const lm_block *src)
 {
+	lm_block_args_copy(dst, src);
 	dst->name = dup0(src->name);
 	dst->n_insts = src->n_insts;
 	dst->insts = src->n_insts ? lm_xcalloc((size_t)src->n_insts,

@@ -394,10 +394,34 @@ typedef struct lm_inst {
 	struct lm_inst_pack *pack;
 } lm_inst;
 
+/*
+** A block argument (a phi): its register (regref, NULL when none is
+** given) and the value it takes from each predecessor block, a storage
+** name (an allocation, a register, or a memory location). form: how the
+** entry was written ([value, block], {"regref", "block"} or {"value",
+** "block"}), written back so.
+*/
+enum { LM_IN_PAIR = 0, LM_IN_REGREF, LM_IN_VALUE };
+typedef struct lm_incoming {
+	char *value;
+	char *block;
+	int form;
+} lm_incoming;
+
+typedef struct lm_blockarg {
+	char *regref;
+	int n_incoming;
+	lm_incoming *incoming;
+	struct cJSON *extra;   /* the argument's other keys */
+} lm_blockarg;
+
 typedef struct lm_block {
 	char *name;
 	int n_insts;
 	lm_inst *insts;
+	int has_args;          /* "arguments" given (written back, even []) */
+	int n_args;
+	lm_blockarg *args;
 	struct cJSON *extra;
 } lm_block;
 
@@ -585,6 +609,8 @@ void lm_alloc_clear(lm_alloc *a);
 void lm_arg_copy(lm_arg *dst, const lm_arg *src);
 void lm_arg_clear(lm_arg *a);
 void lm_block_copy(lm_block *dst, const lm_block *src);
+/* dst's block arguments: deep copies of src's (dst's are not freed). */
+void lm_block_args_copy(lm_block *dst, const lm_block *src);
 void lm_block_clear(lm_block *b);
 void lm_function_copy(lm_function *dst, const lm_function *src);
 void lm_function_clear(lm_function *f);

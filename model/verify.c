@@ -1880,43 +1880,38 @@ static int check_inst(vctx *v, const lm_inst *in)
 }
 
 /*
-** The incoming values a block carries (each "incoming_values" member of
-** its carried keys, at any depth: the entries of a block argument): each
-** [value, block] pair names a block of the function and a storage of the
-** module (an allocation or a memory location).
+** A block's arguments: an argument's register is a register allocation;
+** each incoming value comes from a block of the function and is a storage
+** of the module (a register for the {"regref", "block"} form; an
+** allocation or a memory location otherwise).
 */
-static int check_incoming_json(vctx *v, const cJSON *c)
-{
-	if (c->string && !strcmp(c->string, "incoming_values")) {
-		const cJSON *e;
-		cJSON_ArrayForEach(e, c) {
-			const cJSON *val = e->child;
-			const cJSON *blk = val ? val->next : NULL;
-			if (!cJSON_IsString(val) || !cJSON_IsString(blk))
-				continue; /* the loader checked the shape */
-			if (!has_block(v->fn->blocks, v->fn->n_blocks,
-				       blk->valuestring))
-				return fail(v, "incoming_values: '%s' is not a "
-					    "block of function '%s'",
-					    blk->valuestring, fname(v->fn));
-			if (!lm_strmap_lookup(&v->allocp, val->valuestring) &&
-			    !lm_strmap_lookup(&v->memlocs, val->valuestring))
-				return fail(v, "incoming_values: '%s' names no "
-					    "allocation or memory location",
-					    val->valuestring);
-		}
-		return 0;
-	}
-	if (cJSON_IsObject(c) || cJSON_IsArray(c))
-		for (const cJSON *x = c->child; x; x = x->next)
-			if (check_incoming_json(v, x))
-				return LM_EINPUT;
-	return 0;
-}
-
 static int check_incoming(vctx *v, const lm_block *bl)
 {
-	return bl->extra ? check_incoming_json(v, bl->extra) : 0;
+	int rc;
+	for (int i = 0; i < bl->n_args; i++) {
+		const lm_blockarg *a = &bl->args[i];
+		if (a->regref &&
+		    (rc = check_reg_name(v, "arguments regref", a->regref)))
+			return rc;
+		for (int k = 0; k < a->n_incoming; k++) {
+			const lm_incoming *x = &a->incoming[k];
+			if (!has_block(v->fn->blocks, v->fn->n_blocks, x->block))
+				return fail(v, "incoming_values: '%s' is not a "
+					    "block of function '%s'", x->block,
+					    fname(v->fn));
+			if (x->form == LM_IN_REGREF) {
+				if ((rc = check_reg_name(v, "incoming_values "
+							 "regref", x->value)))
+					return rc;
+			} else if (!lm_strmap_lookup(&v->allocp, x->value) &&
+				   !lm_strmap_lookup(&v->memlocs, x->value)) {
+				return fail(v, "incoming_values: '%s' names no "
+					    "allocation or memory location",
+					    x->value);
+			}
+		}
+	}
+	return 0;
 }
 
 static int check_region(vctx *v, const lm_block *bs, int nb);

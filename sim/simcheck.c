@@ -733,6 +733,33 @@ static int check_extra(cctx *c, const cJSON *extra, const key_rule *rules,
 	return 0;
 }
 
+/* A block's arguments (phis), refused: their JSON in the message. */
+static int refuse_args(cctx *c, const lm_block *bl)
+{
+	cJSON *j = cJSON_CreateArray();
+	char val[100];
+	for (int i = 0; i < bl->n_args; i++) {
+		const lm_blockarg *a = &bl->args[i];
+		cJSON *o = cJSON_CreateObject(), *in = cJSON_CreateArray();
+		for (int k = 0; k < a->n_incoming; k++) {
+			cJSON *p = cJSON_CreateArray();
+			cJSON_AddItemToArray(p, cJSON_CreateString(
+				a->incoming[k].value));
+			cJSON_AddItemToArray(p, cJSON_CreateString(
+				a->incoming[k].block));
+			cJSON_AddItemToArray(in, p);
+		}
+		cJSON_AddItemToObject(o, "incoming_values", in);
+		if (a->regref)
+			cJSON_AddStringToObject(o, "regref", a->regref);
+		cJSON_AddItemToArray(j, o);
+	}
+	json_text(j, val, sizeof val);
+	cJSON_Delete(j);
+	return refuse(c, "block key 'arguments' = %s is not modelled by the "
+		      "simulator (block arguments are not modelled)", val);
+}
+
 static void where_set(cctx *c, size_t at, const char *fmt, const char *name,
 		      int idx)
 {
@@ -909,6 +936,8 @@ static int check_module(cctx *c)
 			rc = check_extra(c, bl->extra, block_rules,
 					 sizeof block_rules / sizeof *block_rules,
 					 LM_OP_INVALID, -1, "block");
+			if (!rc && bl->has_args)
+				rc = refuse_args(c, bl);
 			for (int i = 0; i < bl->n_insts && !rc; i++) {
 				where_set(c, bln, "/instruction %s",
 					  bl->insts[i].name, i);

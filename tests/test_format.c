@@ -862,7 +862,8 @@ START_TEST(test_carried_shapes)
 		  "array of [value, block] pairs, got object" },
 		{ "", "", "", "\"arguments\":[{\"incoming_values\":[[\"v\"]]}],",
 		  "", "function f/block b: key 'incoming_values': entry 0: "
-		  "expected [value, block] (two names), got another array" },
+		  "expected [value, block] (two names) or {\"regref\": V, "
+		  "\"block\": B}, got another array" },
 		{ "\"call_to_physical_memlocs\":1,", "", "", "", "",
 		  "t.json: key 'call_to_physical_memlocs': expected an object "
 		  "of call names or an array of [call, [memory location, ...]] "
@@ -1104,6 +1105,50 @@ START_TEST(test_control_fields)
 }
 END_TEST
 
+/* A block's arguments: the register, every form of an incoming value
+** (written back in the form it was read), other keys kept. */
+START_TEST(test_block_arguments)
+{
+	char *t = lm_xasprintf(
+		"{\"version\":2,\"arch\":\"gen3\",\"functions\":[{\"name\":"
+		"\"f\",\"allocations\":[" REG_R0 "],\"blocks\":[{\"name\":"
+		"\"b\",\"arguments\":[{\"regref\":\"r0\",\"x_k\":2,"
+		"\"incoming_values\":[[\"r0\",\"b\"],{\"regref\":\"r0\","
+		"\"block\":\"b\"},{\"value\":\"r0\",\"block\":\"b\"}]},{}],"
+		"\"instructions\":[]}]}]}"), *s2;
+	lm_module *m = tu_parse_ok(t);
+	const lm_block *b = &m->functions[0].blocks[0];
+	lm_error err;
+	ck_assert(b->has_args);
+	ck_assert_int_eq(b->n_args, 2);
+	ck_assert_str_eq(b->args[0].regref, "r0");
+	ck_assert_int_eq(b->args[0].n_incoming, 3);
+	ck_assert_int_eq(b->args[0].incoming[0].form, LM_IN_PAIR);
+	ck_assert_int_eq(b->args[0].incoming[1].form, LM_IN_REGREF);
+	ck_assert_int_eq(b->args[0].incoming[2].form, LM_IN_VALUE);
+	ck_assert_str_eq(b->args[0].incoming[2].block, "b");
+	ck_assert_ptr_nonnull(b->args[0].extra);
+	ck_assert_ptr_null(b->extra);
+	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+	s2 = save(m);
+	ck_assert_contains(s2, "\"arguments\":[{\"incoming_values\":[[\"r0\","
+			   "\"b\"],{\"block\":\"b\",\"regref\":\"r0\"},{"
+			   "\"block\":\"b\",\"value\":\"r0\"}],\"regref\":"
+			   "\"r0\",\"x_k\":2},{\"incoming_values\":[]}]");
+	roundtrip(m);
+	free(s2);
+	lm_module_free(m);
+	free(t);
+	t = lm_xasprintf("{\"version\":2,\"arch\":\"gen3\",\"functions\":[{"
+			 "\"name\":\"f\",\"allocations\":[],\"blocks\":[{"
+			 "\"name\":\"b\",\"arguments\":[3],\"instructions\":"
+			 "[]}]}]}");
+	tu_expect_fail(t, "function f/block b: key 'arguments': expected an "
+		       "object per argument, got number");
+	free(t);
+}
+END_TEST
+
 /* The fields' bad values, each with its message. */
 START_TEST(test_control_fields_bad)
 {
@@ -1181,6 +1226,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_review_cases);
 	tcase_add_test(tc, test_control_fields);
 	tcase_add_test(tc, test_control_fields_bad);
+	tcase_add_test(tc, test_block_arguments);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -712,7 +712,8 @@ static lm_inst *deep(const lm_function *f, const char *name)
 
 /*
 ** A core whose instructions live in nested bodies: a Loop (n1, and a
-** branch back to its body's block; its register rn), a DynamicForLoop dl
+** branch back to its body's block, whose argument is rn; its register
+** rn), a DynamicForLoop dl
 ** (n2 after n1, waiting for s to reach register rn; its trip count in rn),
 ** a DoWhile dw (n3, after dl, and a Break), a top-level NoOp after n3
 ** (its wait from n1), a DMA block (a descriptor) and its trigger;
@@ -727,7 +728,9 @@ static lm_builder *bodies_core(int core)
 		    LM_MT_REG, 0, NULL, 0, 0);
 	wire(b, "{\"opcode\":\"Loop\",\"LoopAxis\":{\"name\":\"i\",\"lb\":0,"
 	     "\"ub\":2,\"stride\":1},\"registers\":[\"rn\"],\"blocks\":[{"
-	     "\"name\":\"lb\",\"instructions\":[" BODY_NOP("n1", "") ","
+	     "\"name\":\"lb\",\"arguments\":[{\"regref\":\"rn\","
+	     "\"incoming_values\":[[\"rn\",\"lb\"],{\"regref\":\"rn\","
+	     "\"block\":\"lb\"}]}],\"instructions\":[" BODY_NOP("n1", "") ","
 	     "{\"opcode\":\"CompareAndBranch\",\"name\":\"back\",\"engine\":"
 	     "\"SP\",\"ins\":[],\"outs\":[],\"on_true\":\"lb\",\"on_false\":"
 	     "\"lb\"}]}]}");
@@ -788,6 +791,14 @@ START_TEST(test_copy_bodies)
 		ck_assert_ptr_null(inst_in(f->blocks, f->n_blocks, "n1"));
 		ck_assert_str_eq(f->blocks[0].insts[0].loop_regs[0],
 				 S("nc%d.rn", c));
+		{
+			const lm_blockarg *a =
+				&f->blocks[0].insts[0].blocks[0].args[0];
+			ck_assert_str_eq(a->regref, S("nc%d.rn", c));
+			ck_assert_str_eq(a->incoming[0].value, S("nc%d.rn", c));
+			ck_assert_str_eq(a->incoming[1].value, S("nc%d.rn", c));
+			ck_assert_str_eq(a->incoming[1].block, "lb");
+		}
 		ck_assert_str_eq(deep(f, S("nc%d.n2", c))->wait[0].regref,
 				 S("nc%d.rn", c));
 		ck_assert_str_eq(deep(f, S("nc%d.n2", c))->wait[0].semaphore,

@@ -1071,7 +1071,7 @@ START_TEST(test_carried_structures_refused)
 		"own blocks (its DMA blocks) are not modelled)\n"
 		"c.json: function f/block b: block key 'arguments' = "
 		"[{\"incoming_values\":[]}] is not modelled by the simulator "
-		"(not a key the simulator knows here)\n");
+		"(block arguments are not modelled)\n");
 	ck_assert_int_eq(ls_check_module(m, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "module key 'call_to_physical_memlocs'");
 	lm_buf_free(&b);

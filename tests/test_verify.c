@@ -1495,6 +1495,14 @@ CVARY(incoming_block, NULL, "['d1','b2']", "['d1','b9']",
 CVARY(incoming_value, NULL, "['d1','b2']", "['zz','b2']",
       "function f/block b: incoming_values: 'zz' names no allocation or "
       "memory location")
+CVARY(incoming_regref_not_register, NULL, "[['d1','b2']]",
+      "[{'regref':'d1','block':'b2'}]",
+      "function f/block b: incoming_values regref 'd1' names allocation "
+      "'d1', which is not a register (no REG memory location)")
+CVARY(argument_regref_not_register, NULL, "[{'incoming_values'",
+      "[{'regref':'t','incoming_values'",
+      "function f/block b: arguments regref 't' names allocation 't', "
+      "which is not a register (no REG memory location)")
 CVARY(body_dependency, "'name':'wn'", "['qt']", "['zz']",
       "function f/block b/instruction dw/block wb/instruction wn: "
       "dependency 'zz' names no instruction")
@@ -1870,7 +1878,8 @@ static Suite *verify_suite(void)
 		step0_strides_verify,
 		alias_tuple_allocation, alias_tuple_memloc, alias_pair_memloc,
 		alias_not_dram, call_memlocs_call, call_memlocs_memloc,
-		incoming_block, incoming_value, body_dependency,
+		incoming_block, incoming_value, incoming_regref_not_register,
+		argument_regref_not_register, body_dependency,
 		body_duplicate_name, body_later_dependency, queue_dma_block,
 		queue_block_inst,
 		dependency_later, dependency_self, dependency_other_function,
