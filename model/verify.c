@@ -1419,6 +1419,30 @@ static int check_groupreset(vctx *v, const lm_inst *in)
 	return 0;
 }
 
+/* A DMA descriptor's operands are access patterns the descriptor holds
+** (physical_ap): a register or symbolic one has no place in it. */
+static int check_descriptor(vctx *v, const lm_inst *in)
+{
+	for (int k = 0; k < 2; k++) {
+		int n = k ? in->n_outs : in->n_ins;
+		const lm_arg *args = k ? in->outs : in->ins;
+		for (int i = 0; i < n; i++) {
+			const cJSON *kind;
+			if (args[i].kind == LM_ARG_PHYSICAL_AP)
+				continue;
+			kind = args[i].extra ? cJSON_GetObjectItemCaseSensitive(
+				args[i].extra, "kind") : NULL;
+			return fail(v, "%s[%d]: %s: DMA descriptor cannot have "
+				    "dynamic AP (a descriptor's operands are "
+				    "physical_ap)", k ? "outs" : "ins", i,
+				    args[i].kind == LM_ARG_IMM ? "imm_value" :
+				    cJSON_IsString(kind) ? kind->valuestring
+				    : "?");
+		}
+	}
+	return 0;
+}
+
 /* The rules of single opcodes that their rows cannot say. */
 static const struct {
 	int it;
@@ -1436,6 +1460,10 @@ static const struct {
 	{ LM_IT_DMABlock, check_dmablock, 0 },
 	{ LM_IT_DMATrigger, check_dmatrigger, 0 },
 	{ LM_IT_GroupResetSemaphores, check_groupreset, 0 },
+	{ LM_IT_DMADescriptorCopy, check_descriptor, 0 },
+	{ LM_IT_DMADescriptorCCE, check_descriptor, 0 },
+	{ LM_IT_DMADescriptorTranspose, check_descriptor, 0 },
+	{ LM_IT_DMADescriptorReplicate, check_descriptor, 0 },
 };
 
 /* The hooks of opcode it of one kind (first: those before the rows'

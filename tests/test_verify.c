@@ -1245,7 +1245,9 @@ static const char *LOOPS =
 "  {'opcode':'GroupResetSemaphores','name':'gr','engine':'SP',"
 "   'sema_group':[7]," NOARGS "},"
 "  {'opcode':'DMABlock','name':'db0','engine':'DMA','queue':'q'," NOARGS
-"   ,'blocks':[{'name':'dbb','instructions':[]}]},"
+"   ,'blocks':[{'name':'dbb','instructions':[{'opcode':"
+"   'DMADescriptorCopy','name':'dc','engine':'DMA','ins':["
+    AP("t", "[[4,1],[1,4]]") "],'outs':[" AP("t", "[[4,1],[1,4]]") "]}]}]},"
 "  {'opcode':'DMATrigger','name':'dt','engine':'SP','queue':'q',"
 "   'dma_blocks':['db0']," NOARGS "},"
 "  {'opcode':'UnconditionalBranch','name':'j','engine':'SP',"
@@ -1344,6 +1346,13 @@ LPVARY(dmatrigger_other_queue, "'name':'db0'", "'queue':'q'",
        "'queue':'q2'", "function f/block b/instruction dt: DMATrigger 'dt' "
        "(queue q): dma_blocks 'db0' is a DMA block of another queue (queue "
        "q2)")
+
+LPVARY(descriptor_dynamic_ap, "'name':'dc'", "'ins':[{'kind':'physical_ap'",
+       "'ins':[{'kind':'register_ap','regref':'r','memsetref':'t',"
+       "'dtype':'float32'},{'kind':'physical_ap'",
+       "function f/block b/instruction db0/block dbb/instruction dc: ins[0]: "
+       "register_ap: DMA descriptor cannot have dynamic AP (a descriptor's "
+       "operands are physical_ap)")
 
 /* An axis with no bound (all three 0) is one pass: valid. */
 START_TEST(loop_zero_axis_ok)
@@ -1869,7 +1878,7 @@ static Suite *verify_suite(void)
 		sem_event_by_name, sem_mode_invalid, sem_ge_reg_no_register,
 		sem_ge_reg_not_register, sem_regref_without_ge_reg,
 		sema_group_undeclared, dmablock_queue_missing,
-		dmatrigger_other_queue, sem_id_of_core,
+		dmatrigger_other_queue, sem_id_of_core, descriptor_dynamic_ap,
 		ref_block_hint, ref_block_cond, ref_inst,
 		ref_dmablock_unknown, ref_dmablock_not_one, ref_alloc_call,
 		ref_alloc_kernel, ref_call_formal, ref_register_not_one,
