@@ -1368,8 +1368,9 @@ static int load_block(ld *L, cJSON *j, lm_block *b);
 ** ---- carried structures: their shapes, checked as they are read --------
 **
 ** What the model carries whole but the wire form gives a shape: the
-** blocks of a queue, memory-location alias tuples, the incoming values of a block
-** argument, the module's call_to_physical_memlocs. Each is checked here
+** blocks of a queue, memory-location alias tuples, the module's
+** call_to_physical_memlocs (a block's arguments are read into the IR).
+** Each is checked here
 ** (a wrong type or a missing element is an error naming the key) and
 ** kept as it is; the verifier resolves the names they hold.
 */
