@@ -170,7 +170,7 @@ static int seq_blocks(lk_ctx *x, int ci, const lm_block *bs, int nb,
 			}
 			if (in->op == LM_OP_RETURN)
 				return 1;
-			if (in->op == LM_OP_LOOP) {
+			if (in->n_blocks) {
 				if (seq_blocks(x, ci, in->blocks, in->n_blocks,
 					       s, depth))
 					return 1;

@@ -45,8 +45,9 @@ static void census_add(lm_strmap *m, const char *name, int ci)
 		lm_strmap_put(m, name, COLLIDED);
 }
 
-/* Instruction names of blocks, recursing into Loops (the order
-** clone_blocks visits them). */
+/* Instruction names of blocks, recursing into nested bodies (the order
+** clone_blocks visits them: an instruction, then its body). A Loop
+** declares no name of its own. */
 static void census_blocks(census *cs, lk_core *c, const lm_block *bs, int nb)
 {
 	for (int b = 0; b < nb; b++)
@@ -77,6 +78,8 @@ static void census_blocks(census *cs, lk_core *c, const lm_block *bs, int nb)
 			lm_grow(&c->name_seq, &c->cap_name_seq, c->n_name_seq + 1,
 				sizeof *c->name_seq);
 			c->name_seq[c->n_name_seq++] = idx;
+			if (in->n_blocks)
+				census_blocks(cs, c, in->blocks, in->n_blocks);
 		}
 }
 
@@ -361,6 +364,28 @@ static void map_json_refs(const lk_core *c, lm_inst *in)
 static void clone_blocks(lk_copier *cp, lk_core *c, lm_block *dst,
 			 const lm_block *src, int nb);
 
+/* A block's arguments after its storage names: a register (an argument's
+** own, an incoming one) through the allocations' map, another incoming
+** value through it or the memory locations'. */
+static void map_block_args(const lk_core *c, lm_block *b)
+{
+	const char *v;
+	for (int i = 0; i < b->n_args; i++) {
+		lm_blockarg *a = &b->args[i];
+		if (a->regref && (v = mapped(&c->alloc_ref, a->regref)) !=
+		    a->regref)
+			lk_set(&a->regref, v);
+		for (int k = 0; k < a->n_incoming; k++) {
+			lm_incoming *x = &a->incoming[k];
+			if ((v = mapped(&c->alloc_ref, x->value)) == x->value &&
+			    x->form != LM_IN_REGREF)
+				v = mapped(&c->memloc_ref, x->value);
+			if (v != x->value)
+				lk_set(&x->value, v);
+		}
+	}
+}
+
 /* Is the instruction name with census index idx renamed in core c
 ** (declared by c and by another core)? */
 static int idx_renamed(const lk_ctx *x, const lk_core *c, int idx)
@@ -387,12 +412,59 @@ static int dep_renamed(const lk_ctx *x, lk_core *c, const char *name)
 				   &x->census->insts, name, h) - 1);
 }
 
+/* The instruction names of dst's fields other than its dependencies (a
+** trigger's DMA blocks, a wait's provenance, a DMA block's trigger) after
+** the dependency rule: nc<c>.<name> when the name is declared by several
+** cores. */
+static void map_inst_names(const lk_ctx *x, lk_core *c, lm_inst *dst)
+{
+	char buf[LM_LINKED_NAME_MAX + 256], *p;
+	for (int k = 0; k < dst->n_dma_blocks + dst->n_wait; k++) {
+		char **s = k < dst->n_dma_blocks ? &dst->dma_blocks[k]
+			: &dst->wait[k - dst->n_dma_blocks].from;
+		size_t n;
+		if (!*s || !dep_renamed(x, c, *s))
+			continue;
+		n = strlen(*s) + 24;
+		p = n <= sizeof buf ? buf : lm_xmalloc(n);
+		lm_core_scoped(p, c->core, *s);
+		lm_inst_set_str(dst, s, p);
+		if (p != buf)
+			free(p);
+	}
+	/* a DMA block's trigger, carried as it is */
+	cJSON *t = dst->extra ? cJSON_GetObjectItemCaseSensitive(dst->extra,
+								 "dma_trigger")
+			      : NULL;
+	if (cJSON_IsString(t) && dep_renamed(x, c, t->valuestring)) {
+		size_t n = strlen(t->valuestring) + 24;
+		p = n <= sizeof buf ? buf : lm_xmalloc(n);
+		lm_core_scoped(p, c->core, t->valuestring);
+		cJSON_SetValuestring(t, p);
+		if (p != buf)
+			free(p);
+	}
+}
+
+/* The nested body of src (a Loop's, a DynamicForLoop's, ...) cloned into
+** dst's, after dst itself. */
+static void clone_body(lk_copier *cp, lk_core *c, lm_inst *dst,
+		       const lm_inst *src)
+{
+	dst->n_blocks = src->n_blocks;
+	dst->blocks = src->n_blocks ? lm_xcalloc((size_t)src->n_blocks,
+						 sizeof *dst->blocks) : NULL;
+	clone_blocks(cp, c, dst->blocks, src->blocks, src->n_blocks);
+}
+
 /*
 ** The seed's fullClone + remap of one instruction of core c: references
 ** (allocations and memory locations, dependencies, the instruction's own
 ** name on collision, call targets, kernel functions and argument maps) go
 ** through the core's maps. A renamed CoreBarrier without a group keeps
-** meeting its old name's group.
+** meeting its old name's group. A nested body is cloned the same way,
+** after its instruction (the census's order), so the names inside it are
+** renamed by the rule of every other name.
 */
 static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 		       const lm_inst *src)
@@ -400,14 +472,11 @@ static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 	const lk_ctx *x = cp->x;
 	lm_inst t = *src;
 	int nargs = src->n_ins + src->n_outs;
+	t.n_blocks = 0;
+	t.blocks = NULL;
 	if (src->op == LM_OP_LOOP) {
-		t.n_blocks = 0;
-		t.blocks = NULL;
 		lm_inst_copy_packed(dst, &t, &cp->pool);
-		dst->n_blocks = src->n_blocks;
-		dst->blocks = src->n_blocks ? lm_xcalloc((size_t)src->n_blocks,
-						 sizeof *dst->blocks) : NULL;
-		clone_blocks(cp, c, dst->blocks, src->blocks, src->n_blocks);
+		clone_body(cp, c, dst, src);
 		map_json_refs(c, dst);
 		return;
 	}
@@ -476,6 +545,9 @@ static void clone_inst(lk_copier *cp, lk_core *c, lm_inst *dst,
 	}
 	lm_inst_copy_packed(dst, &t, &cp->pool);
 	map_json_refs(c, dst);
+	map_inst_names(x, c, dst);
+	if (src->n_blocks)
+		clone_body(cp, c, dst, src);
 }
 
 /*
@@ -494,6 +566,8 @@ static void clone_blocks_spare(lk_copier *cp, lk_core *c, lm_block *dst,
 			(spare ? (size_t)spare[b] : 0);
 		db->name = sb->name ? lm_xstrdup(sb->name) : NULL;
 		db->extra = sb->extra ? cJSON_Duplicate(sb->extra, 1) : NULL;
+		lm_block_args_copy(db, sb);
+		map_block_args(c, db);
 		db->n_insts = sb->n_insts + h;
 		db->insts = cap ? lm_xmalloc(cap * sizeof *db->insts) : NULL;
 		lm_advise_huge(db->insts, cap * sizeof *db->insts);

@@ -126,11 +126,10 @@ void lk_walk_blocks(lk_ctx *x, int ci, lm_block *bs, int nb, lk_inst_fn fn,
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP)
+			fn(x, ci, in, arg);
+			if (in->n_blocks)
 				lk_walk_blocks(x, ci, in->blocks, in->n_blocks,
 					       fn, arg);
-			else
-				fn(x, ci, in, arg);
 		}
 }
 

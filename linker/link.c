@@ -286,9 +286,9 @@ static int count_insts(const lm_block *bs, int nb)
 	int n = 0;
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++)
-			n += bs[b].insts[i].op == LM_OP_LOOP ?
+			n += (bs[b].insts[i].op != LM_OP_LOOP) +
 				count_insts(bs[b].insts[i].blocks,
-					    bs[b].insts[i].n_blocks) : 1;
+					    bs[b].insts[i].n_blocks);
 	return n;
 }
 

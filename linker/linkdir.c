@@ -108,7 +108,7 @@ static int plan_blocks(lk_ctx *x, plan *p, lm_strmap *seen, int ci,
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
 			int rc;
-			if (in->op == LM_OP_LOOP) {
+			if (in->n_blocks) {
 				rc = plan_blocks(x, p, seen, ci, f, in->blocks,
 						 in->n_blocks);
 			} else if (in->klir_binary && *in->klir_binary) {

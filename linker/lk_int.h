@@ -137,7 +137,8 @@ lm_function *lk_core_function(lk_ctx *x, int i);
 /* Core index of an out function (from its neuron_core_id); -1 for none. */
 int lk_function_core(const lk_ctx *x, const lm_function *f);
 
-/* Walk every instruction of blocks (recursing into Loops). */
+/* Call fn on every instruction of blocks, then on those of its nested
+** body, if any (a Loop's, a DynamicForLoop's, ...). */
 typedef void (*lk_inst_fn)(lk_ctx *x, int ci, lm_inst *in, void *arg);
 void lk_walk_blocks(lk_ctx *x, int ci, lm_block *bs, int nb, lk_inst_fn fn,
 		    void *arg);

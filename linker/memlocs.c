@@ -324,7 +324,7 @@ static int scan_reads(reader_scan *r, const lm_block *bs, int nb)
 			int rc;
 			if (in->op == LM_OP_RETURN)
 				return SCAN_RETURN;
-			if (in->op == LM_OP_LOOP &&
+			if (in->n_blocks &&
 			    (rc = scan_reads(r, in->blocks, in->n_blocks)) !=
 			    SCAN_ON)
 				return rc;

@@ -56,7 +56,7 @@ static void scan(const lm_arch *arch, const lm_block *bs, int nb, lk_mmt_row *r)
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP)
+			if (in->n_blocks)
 				scan(arch, in->blocks, in->n_blocks, r);
 			else if (in->op == LM_OP_MATMULT)
 				count_matmul(arch, in, r);

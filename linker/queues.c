@@ -22,12 +22,15 @@ static void rewrite_sync(lk_ctx *x, int ci, lm_inst *in, void *arg)
 	(void)x;
 	(void)ci;
 	for (int i = 0; i < in->n_wait; i++)
-		if ((v = lm_strmap_lookup(&q->sems, in->wait[i].semaphore)))
+		if (in->wait[i].semaphore &&
+		    (v = lm_strmap_lookup(&q->sems, in->wait[i].semaphore)))
 			lm_inst_set_str(in, &in->wait[i].semaphore, v);
-	for (int i = 0; i < in->n_signal; i++)
-		if ((v = lm_strmap_lookup(&q->sems, in->signal[i])))
-			lm_inst_set_str(in, &in->signal[i], v);
-	if (in->op == LM_OP_SWITCHQUEUE && in->instance_name &&
+	for (int i = 0; i < in->n_update; i++)
+		if (in->update[i].semaphore &&
+		    (v = lm_strmap_lookup(&q->sems, in->update[i].semaphore)))
+			lm_inst_set_str(in, &in->update[i].semaphore, v);
+	if ((in->op == LM_OP_SWITCHQUEUE || in->op == LM_OP_RESETQUEUE) &&
+	    in->instance_name &&
 	    (v = lm_strmap_lookup(&q->qinsts, in->instance_name)))
 		lm_inst_set_str(in, &in->instance_name, v);
 }
@@ -69,14 +72,21 @@ static void add_instance(lm_queue *q, const char *name, const char *sem,
 	qi->extra = jdup(extra);
 }
 
+/* A copy of core's semaphore s named name: a slot of a bank (an id) is
+** the slot of that core's bank (core: its own unless it says). */
 static void add_semaphore(lm_module *o, const char *name,
-			  const lm_semaphore *s)
+			  const lm_semaphore *s, int64_t core)
 {
 	o->semaphores = lm_xrealloc(o->semaphores, (size_t)(o->n_semaphores + 1)
 				    * sizeof *o->semaphores);
 	lm_semaphore *d = &o->semaphores[o->n_semaphores++];
+	memset(d, 0, sizeof *d);
 	d->name = lm_xstrdup(name);
 	d->init = s->init;
+	d->has_id = s->has_id;
+	d->id = s->id;
+	d->has_core = s->has_id || s->has_core;
+	d->core = s->has_core ? s->core : core;
 	d->extra = jdup(s->extra);
 }
 
@@ -97,7 +107,8 @@ static int fold_queues(lk_ctx *x)
 		for (int s = 0; s < m->n_semaphores; s++)
 			if (lm_strmap_put(&sems, m->semaphores[s].name, NULL))
 				add_semaphore(o, m->semaphores[s].name,
-					      &m->semaphores[s]);
+					      &m->semaphores[s],
+					      x->cores[ci].core);
 		for (int k = 0; k < m->n_queues; k++) {
 			int is_new;
 			lm_queue *q = get_queue(x, &qs, &m->queues[k], &is_new);
@@ -143,7 +154,7 @@ int init_queues(lk_ctx *x)
 		lm_strmap_init(&q.qinsts);
 		for (int s = 0; s < m->n_semaphores; s++) {
 			char *nn = lk_nc(x, c->core, m->semaphores[s].name);
-			add_semaphore(o, nn, &m->semaphores[s]);
+			add_semaphore(o, nn, &m->semaphores[s], c->core);
 			lm_strmap_put(&q.sems, m->semaphores[s].name, nn);
 		}
 		lm_buf_printf(&sums, "%s%d", ci ? "+" : "", m->n_semaphores);

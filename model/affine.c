@@ -342,6 +342,26 @@ int lm_affine_equal(const lm_affine *a, const lm_affine *b)
 	return 1;
 }
 
+int lm_affine_terms(const lm_affine *e, int *n_terms, int64_t *c, int *kind,
+		    const char **name, int64_t *coeff)
+{
+	if (!e || e->kind != LM_AFF_AFFINE)
+		return -1;
+	if (n_terms)
+		*n_terms = e->n;
+	if (c)
+		*c = e->k[0];
+	if (e->n > 0) {
+		if (kind)
+			*kind = e->op[0]->kind;
+		if (name)
+			*name = e->op[0]->name;
+		if (coeff)
+			*coeff = e->coeff[0];
+	}
+	return 0;
+}
+
 int lm_affine_kind(const lm_affine *e)
 {
 	return e->kind;

@@ -90,6 +90,17 @@ int lm_affine_kind(const lm_affine *e);
 int lm_affine_const(const lm_affine *e, int64_t *v);
 
 /*
+** The shape of e when it is an AffExprKind (c + the sum of coeff *
+** index): *n_terms its number of terms, *c its constant and, when it has
+** terms, the first one's index kind (LM_AFF_IV, LM_AFF_REG, LM_AFF_SHARD)
+** in *kind, its name (the axis or register; NULL for a shard id) in *name
+** and its coefficient in *coeff. Returns 0, or -1 (nothing set) when e is
+** of another kind. Any output may be NULL.
+*/
+int lm_affine_terms(const lm_affine *e, int *n_terms, int64_t *c, int *kind,
+		    const char **name, int64_t *coeff);
+
+/*
 ** The value of a leaf: fn(ctx, kind, name, &v) returns 0 with *v set, or
 ** -1 when the value is unknown. kind is LM_AFF_IV (name: the axis),
 ** LM_AFF_REG (the register), and for the leaves without a name their

@@ -7,6 +7,7 @@
 #include "arch.h"
 #include "enumtab.h"
 #include "json_int.h"
+#include "affine.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -351,6 +352,106 @@ void lm_b_set_barrier(lm_inst *in, int64_t id, const int64_t *cores,
 		memcpy(in->cores, cores, (size_t)n_cores * sizeof *cores);
 	}
 	lm_inst_set_str(in, &in->group, group);
+}
+
+lm_block *lm_b_append_body(lm_inst *in, const char *name)
+{
+	lm_block *b;
+	assert(in->op == LM_OP_LOOP || in->op == LM_OP_DYNLOOP ||
+	       in->op == LM_OP_DOWHILE || in->op == LM_OP_DMABLOCK);
+	b = push(&in->blocks, &in->n_blocks, sizeof *b);
+	b->name = dup0(name);
+	return b;
+}
+
+void lm_b_set_loop_axis(lm_inst *in, const char *name, int64_t lb,
+			int64_t ub, int64_t stride)
+{
+	assert(in->op == LM_OP_LOOP);
+	free(in->axis.name);
+	in->axis.name = dup0(name);
+	in->axis.lb = lb;
+	in->axis.ub = ub;
+	in->axis.stride = stride;
+	in->has_axis = 1;
+}
+
+void lm_b_set_dynloop_axis(lm_inst *in, const char *name,
+			   const lm_affine *lb, const lm_affine *ub,
+			   const lm_affine *stride)
+{
+	assert(in->op == LM_OP_DYNLOOP);
+	free(in->axis.name);
+	in->axis.name = dup0(name);
+	lm_affine_free(in->axis.lb_e);
+	lm_affine_free(in->axis.ub_e);
+	lm_affine_free(in->axis.stride_e);
+	in->axis.lb_e = lm_affine_copy(lb);
+	in->axis.ub_e = lm_affine_copy(ub);
+	in->axis.stride_e = lm_affine_copy(stride);
+	in->has_axis = 1;
+}
+
+/* Append a copy of s to the string list *v (count *n) of in. */
+static void push_str(lm_inst *in, char ***v, int *n, const char *s)
+{
+	lm_inst_unpack(in);
+	*(char **)push(v, n, sizeof **v) = dup0(s);
+}
+
+void lm_b_add_loop_register(lm_inst *in, const char *reg)
+{
+	assert(in->op == LM_OP_LOOP);
+	push_str(in, &in->loop_regs, &in->n_loop_regs, reg);
+}
+
+void lm_b_set_cond(lm_inst *in, const lm_affine *e)
+{
+	assert(in->op == LM_OP_DOWHILE);
+	lm_affine_free(in->cond);
+	in->cond = lm_affine_copy(e);
+}
+
+void lm_b_set_branch(lm_inst *in, int comp_op, const char *on_true,
+		     const char *on_false)
+{
+	assert(in->op == LM_OP_CMPBRANCH);
+	in->comp_op = comp_op;
+	lm_inst_set_str(in, &in->on_true, on_true);
+	lm_inst_set_str(in, &in->on_false, on_false);
+}
+
+void lm_b_set_jump(lm_inst *in, const char *target)
+{
+	assert(in->op == LM_OP_UBRANCH);
+	lm_inst_set_str(in, &in->branch_target, target);
+}
+
+void lm_b_set_register_alu(lm_inst *in, int op, int is_64bit)
+{
+	assert(in->op == LM_OP_REGALU);
+	in->reg_alu = op;
+	in->is_64bit = is_64bit != 0;
+}
+
+void lm_b_set_sema_group(lm_inst *in, const int64_t *ids, int n)
+{
+	assert(in->op == LM_OP_GROUPRESET);
+	assert(n >= 0);
+	lm_inst_unpack(in);
+	free(in->sema_group);
+	in->sema_group = NULL;
+	in->n_sema_group = n;
+	if (n > 0) {
+		in->sema_group = lm_xmalloc((size_t)n * sizeof *ids);
+		memcpy(in->sema_group, ids, (size_t)n * sizeof *ids);
+	}
+}
+
+void lm_b_add_dma_block(lm_inst *in, const char *block)
+{
+	assert(in->op == LM_OP_DMATRIGGER);
+	push_str(in, &in->dma_blocks, &in->n_dma_blocks, block);
 }
 
 void lm_b_set_renumber(lm_inst *in, int renumber)
@@ -961,7 +1062,8 @@ int lm_b_dma_queue(lm_builder *b, lm_inst *in, const char *queue)
 {
 	if (have_inst(b, in))
 		return b->rc;
-	if (!lm_opcode_is_dma(in->op))
+	if (!lm_opcode_is_dma(in->op) && in->op != LM_OP_DMATRIGGER &&
+	    in->op != LM_OP_DMABLOCK)
 		return bfail(b, in->name, "a queue on %s, not a DMA",
 			     lm_opcode_name(in->op));
 	if (!queue || !lm_strmap_lookup(&b->queues, queue))

@@ -141,6 +141,36 @@ void lm_b_set_barrier(lm_inst *in, int64_t id, const int64_t *cores,
 /* CoreBarrier: written renumber flag (false: the linker keeps the id). */
 void lm_b_set_renumber(lm_inst *in, int renumber);
 
+struct lm_affine;
+/* A new last block of in's nested body (Loop, DynamicForLoop, DoWhile,
+** DMABlock); the instructions it holds are appended with
+** lm_b_append_inst. */
+lm_block *lm_b_append_body(lm_inst *in, const char *name);
+/* Loop: its LoopAxis (name NULL: none). */
+void lm_b_set_loop_axis(lm_inst *in, const char *name, int64_t lb,
+			int64_t ub, int64_t stride);
+/* DynamicForLoop: its DynamicForLoopAxis, copies of the three bounds. */
+void lm_b_set_dynloop_axis(lm_inst *in, const char *name,
+			   const struct lm_affine *lb,
+			   const struct lm_affine *ub,
+			   const struct lm_affine *stride);
+/* Loop: one more of its registers (a register allocation's name). */
+void lm_b_add_loop_register(lm_inst *in, const char *reg);
+/* DoWhile: its cond, a copy of e. */
+void lm_b_set_cond(lm_inst *in, const struct lm_affine *e);
+/* CompareAndBranch: comp_op (a BranchCompareOp ordinal) and the blocks
+** it branches to. */
+void lm_b_set_branch(lm_inst *in, int comp_op, const char *on_true,
+		     const char *on_false);
+/* UnconditionalBranch: its target block. */
+void lm_b_set_jump(lm_inst *in, const char *target);
+/* RegisterAlu: op (an AluOpType ordinal) and is_64bit. */
+void lm_b_set_register_alu(lm_inst *in, int op, int is_64bit);
+/* GroupResetSemaphores: the semaphore ids ids[0..n) it resets. */
+void lm_b_set_sema_group(lm_inst *in, const int64_t *ids, int n);
+/* DMATrigger: one more DMABlock (by name) it fires. */
+void lm_b_add_dma_block(lm_inst *in, const char *block);
+
 /* ---- the checked builder ------------------------------------------------- */
 
 typedef struct lm_builder lm_builder;
@@ -192,7 +222,9 @@ lm_memloc *lm_b_memloc(lm_builder *b, lm_alloc *a, lm_memtype type,
 lm_alloc *lm_b_alloc_json(lm_builder *b, const char *text);
 
 /* An instruction of the current block (lm_b_init_inst); a Loop or a
-** carried opcode (LM_OP_OTHER) comes through lm_b_inst_json. */
+** carried opcode (LM_OP_OTHER) comes through lm_b_inst_json, and so does
+** an instruction with a nested body whose names the builder is to keep
+** (those of lm_b_append_body are not seen). */
 lm_inst *lm_b_inst(lm_builder *b, lm_opcode op, lm_engine eng,
 		   const char *name);
 /*
@@ -213,7 +245,8 @@ lm_arg *lm_b_imm(lm_builder *b, lm_inst *in, lm_dtype dt, double value);
 int lm_b_wait(lm_builder *b, lm_inst *in, const char *semaphore,
 	      int64_t value);
 int lm_b_signal(lm_builder *b, lm_inst *in, const char *semaphore);
-/* A DMA's queue (DMACopy, Load, Save), a module queue. */
+/* The queue of a DMA (DMACopy, Load, Save), a DMATrigger or a DMABlock,
+** a module queue. */
 int lm_b_dma_queue(lm_builder *b, lm_inst *in, const char *queue);
 /* A SwitchQueueInstance to instance of queue. */
 int lm_b_switch_queue(lm_builder *b, lm_inst *in, const char *queue,

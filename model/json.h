@@ -54,11 +54,31 @@ int lm_json_each_tensorref(cJSON *j, lm_tensorref_fn fn, void *arg);
 int lm_arg_each_tensorref(const lm_arg *a, lm_tensorref_fn fn, void *arg);
 
 /*
+** The register names an instruction holds in its own fields (not in carried
+** JSON): a Loop's `registers`, the IntRuntimeValueKind leaves of a
+** DynamicForLoop's bounds and of a DoWhile's cond, a sem-ge-reg wait's
+** regref. fn(arg, key, name) gets each, key the wire key holding it
+** ("registers", "DynamicForLoopAxis", "cond", "on_wait regref"), in that
+** order; a non-zero return stops the walk and is returned.
+*/
+typedef int (*lm_regname_fn)(void *arg, const char *key, const char *name);
+int lm_inst_each_regname(const lm_inst *in, lm_regname_fn fn, void *arg);
+/*
+** Rename every register reference of an instruction through regs (old
+** name -> new name, char *): those its operands and its own keys carry
+** in JSON (lm_json_each_regref) and those of its fields
+** (lm_inst_each_regname). A name regs lacks is kept; a NULL or empty map
+** renames nothing.
+*/
+void lm_inst_rename_registers(lm_inst *in, const lm_strmap *regs);
+
+/*
 ** Rename the allocation names an instruction carries in JSON: the tensor
 ** references of its operands (lm_arg_each_tensorref: "memsetref" through
 ** allocs, "memref" through memlocs), and every register reference
-** (lm_json_each_regref) of its operands and of its own carried keys, a
-** Loop's axes included (through allocs: a register is an allocation).
+** of its operands, of its own carried keys and of its fields
+** (lm_inst_rename_registers, through allocs: a register is an
+** allocation).
 ** Map values are the new names (char *); a name a map lacks is kept; a
 ** NULL or empty map renames nothing. The operands' struct members
 ** (memsetref, memref) are the caller's to rename. Every renamer of the

@@ -28,7 +28,8 @@ int lm_json_get_float(const cJSON *j, double *out);
 ** in fields.def). lm_inst_key_view returns 1 and fills *v when it holds
 ** a value: the carried member of `extra` (json; a value the IR does not
 ** hold, an affine one included), or for a value the IR holds, a NAME /
-** STR's string (name) or a KV's pairs (kv, n_kv); a value the IR always
+** STR's string (name), a NAME_LIST's strings (names, n_names) or a KV's
+** pairs (kv, n_kv); a value the IR always
 ** holds (a number, a list, a flag) leaves them all NULL. It returns 0
 ** when the key is neither carried nor held by the IR (the loader dropped
 ** it at the row's default, or it never was), and -1 when the IR field
@@ -39,6 +40,8 @@ typedef struct lm_keyview {
 	const char *name;
 	const lm_kv *kv;
 	int n_kv;
+	char *const *names;   /* a NAME_LIST the IR holds (n_names) */
+	int n_names;
 } lm_keyview;
 struct lm_field;
 int lm_inst_key_view(const lm_inst *in, const struct lm_field *f,

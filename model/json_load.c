@@ -463,6 +463,32 @@ static int get_alu(ld *L, const cJSON *j, const char *key, lm_aluop *out)
 	return 0;
 }
 
+/* An enum value by name (any spelling) or by ordinal: its ordinal. */
+static int get_enum_ord(ld *L, const cJSON *c, const char *key, int type,
+			int64_t *out)
+{
+	char names[400];
+	if (cJSON_IsString(c) && c->valuestring &&
+	    !lm_enum_parse(type, c->valuestring, out))
+		return 0;
+	if (cJSON_IsNumber(c) && c->valuedouble >= 0 &&
+	    c->valuedouble == floor(c->valuedouble) &&
+	    c->valuedouble <= MAX_EXACT_INT &&
+	    lm_enum_name(type, (int64_t)c->valuedouble)) {
+		*out = (int64_t)c->valuedouble;
+		return 0;
+	}
+	lm_enum_spellings(type, names, sizeof names);
+	if (cJSON_IsString(c))
+		return FAIL(L, "key '%s': unknown %s '%s' (%s)", key,
+			    lm_enumtype_name(type), c->valuestring, names);
+	if (cJSON_IsNumber(c))
+		return FAIL(L, "key '%s': %s %.17g does not exist (%s)", key,
+			    lm_enumtype_name(type), c->valuedouble, names);
+	return FAIL(L, "key '%s': expected string, got %s", key,
+		    type_name(c));
+}
+
 /* Key match helper. */
 /* (the first byte first: most keys differ there) */
 #define IS(k) (key[0] == (k)[0] && strcmp(key, (k)) == 0)
@@ -660,6 +686,89 @@ static int rename_tensorref(cJSON *obj, cJSON *memsetref, cJSON *memref,
 	return 0;
 }
 
+/* The state of lm_inst_each_regname's walk of one expression. */
+typedef struct regname_walk {
+	lm_regname_fn fn;
+	void *arg;
+	const char *key;
+	const lm_strmap *regs;  /* renaming: the map (fn unused) */
+} regname_walk;
+
+/* One named leaf of an expression: a register is visited or renamed. */
+static int regname_leaf(void *ctx, int kind, char **name)
+{
+	regname_walk *r = ctx;
+	const char *v;
+	if (kind != LM_AFF_REG)
+		return 0;
+	if (!r->regs)
+		return r->fn(r->arg, r->key, *name);
+	if ((v = lm_strmap_lookup(r->regs, *name)) != NULL) {
+		free(*name);
+		*name = lm_xstrdup(v);
+	}
+	return 0;
+}
+
+/* The register leaves of the instruction's expressions (its axis bounds,
+** its cond), visited (r->fn) or renamed (r->regs). */
+static int each_expr_reg(const lm_inst *in, regname_walk *r)
+{
+	lm_affine *const e[4] = { in->axis.lb_e, in->axis.ub_e,
+				  in->axis.stride_e, in->cond };
+	int rc;
+	for (int i = 0; i < 4; i++) {
+		r->key = i < 3 ? "DynamicForLoopAxis" : "cond";
+		if (e[i] && (rc = lm_affine_each_name(e[i], regname_leaf, r)))
+			return rc;
+	}
+	return 0;
+}
+
+int lm_inst_each_regname(const lm_inst *in, lm_regname_fn fn, void *arg)
+{
+	regname_walk r = { fn, arg, "registers", NULL };
+	int rc;
+	for (int i = 0; i < in->n_loop_regs; i++)
+		if (in->loop_regs[i] &&
+		    (rc = fn(arg, "registers", in->loop_regs[i])) != 0)
+			return rc;
+	if ((rc = each_expr_reg(in, &r)) != 0)
+		return rc;
+	for (int i = 0; i < in->n_wait; i++)
+		if (in->wait[i].regref &&
+		    (rc = fn(arg, "on_wait regref", in->wait[i].regref)) != 0)
+			return rc;
+	return 0;
+}
+
+void lm_inst_rename_registers(lm_inst *in, const lm_strmap *regs)
+{
+	regname_walk r = { NULL, NULL, NULL, regs };
+	const char *v;
+	if (!regs || !regs->n)
+		return;
+	for (int k = 0; k < 2; k++) {
+		lm_arg *as = k ? in->outs : in->ins;
+		int n = k ? in->n_outs : in->n_ins;
+		for (int i = 0; i < n; i++)
+			if (as[i].extra)
+				lm_json_each_regref(as[i].extra, rename_regref,
+						    (void *)regs);
+	}
+	if (in->extra)
+		lm_json_each_regref(in->extra, rename_regref, (void *)regs);
+	for (int i = 0; i < in->n_loop_regs; i++)
+		if (in->loop_regs[i] &&
+		    (v = lm_strmap_lookup(regs, in->loop_regs[i])) != NULL)
+			lm_inst_set_str(in, &in->loop_regs[i], v);
+	each_expr_reg(in, &r);
+	for (int i = 0; i < in->n_wait; i++)
+		if (in->wait[i].regref &&
+		    (v = lm_strmap_lookup(regs, in->wait[i].regref)) != NULL)
+			lm_inst_set_str(in, &in->wait[i].regref, v);
+}
+
 void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
 			      const lm_strmap *memlocs)
 {
@@ -671,18 +780,13 @@ void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
 	for (int k = 0; k < 2; k++) {
 		lm_arg *as = k ? in->outs : in->ins;
 		int n = k ? in->n_outs : in->n_ins;
-		for (int i = 0; i < n; i++) {
-			cJSON *o = as[i].extra;
-			if (!o)
-				continue;
-			lm_json_each_tensorref(o, rename_tensorref, &r);
-			if (by_alloc)
-				lm_json_each_regref(o, rename_regref,
-						    (void *)allocs);
-		}
+		for (int i = 0; i < n; i++)
+			if (as[i].extra)
+				lm_json_each_tensorref(as[i].extra,
+						       rename_tensorref, &r);
 	}
-	if (by_alloc && in->extra)
-		lm_json_each_regref(in->extra, rename_regref, (void *)allocs);
+	if (by_alloc)
+		lm_inst_rename_registers(in, allocs);
 }
 
 static int load_args(ld *L, cJSON *j, const char *key, lm_arg **out, int *n)
@@ -849,104 +953,107 @@ static int load_deps(ld *L, cJSON *j, const char *key, char ***names,
 }
 
 /*
-** sync_info {"on_wait": [...], "on_update": [...]}, each entry
-** {"semaphore": NAME, "mode": MODE, "value": N}. The entries the model
-** runs become waits (sem-ge-imm) and signals (sem-inc by 1); returns 1
-** when some part does not map (the caller keeps the whole object as it
-** is), 0 when all of it did, LM_EINPUT on a malformed entry.
+** One sync_info entry e of list (on_wait / on_update), entry number i,
+** into *x. Both spellings: the name form {"semaphore": NAME, "mode",
+** "value"} and the id form {"id": N, "mode", "wait_value" |
+** "update_value"}; "mode" defaults to sem-ge-imm (a wait) / sem-inc (an
+** update); a wait may name its threshold register ("regref", sem-ge-reg)
+** and carry its provenance ("from"), an update its target core ("core").
+** Any other key is kept with the entry.
+*/
+static int load_sync_entry(ld *L, cJSON *e, const char *list, int i,
+			   int upd, lm_sync *x)
+{
+	const char *vkey = upd ? "update_value" : "wait_value";
+	int type = upd ? LM_ET_UpdateMode : LM_ET_WaitMode, has_id = 0;
+	int64_t o;
+	memset(x, 0, sizeof *x);
+	x->mode = upd ? LM_UPD_SEM_INC : LM_WAIT_SEM_GE_IMM;
+	if (!cJSON_IsObject(e))
+		return FAIL(L, "key 'sync_info': '%s': expected object entries, "
+			    "got %s", list, type_name(e));
+	unique_keys(L, e);
+	for (cJSON *c = e->child; c; c = c->next) {
+		const char *key = c->string ? c->string : "";
+		char names[300];
+		int rc = 0;
+		if (IS("mode")) {
+			if (!cJSON_IsString(c) || !c->valuestring)
+				return FAIL(L, "key 'sync_info': '%s': key "
+					    "'mode': expected string, got %s",
+					    list, type_name(c));
+			if (lm_enum_parse(type, c->valuestring, &o))
+				return FAIL(L, "key 'sync_info': '%s' entry %d: "
+					    "unknown %s '%s' (%s)", list, i,
+					    lm_enumtype_name(type),
+					    c->valuestring, lm_enum_spellings(
+						    type, names, sizeof names));
+			x->mode = (int)o;
+		} else if (IS("semaphore")) {
+			rc = get_str(L, c, "semaphore", &x->semaphore);
+		} else if (IS("id")) {
+			rc = get_nat(L, c, "id", &x->id);
+			has_id = 1;
+		} else if (IS("value") || !strcmp(key, vkey)) {
+			if (x->has_value)
+				return FAIL(L, "key 'sync_info': '%s' entry %d: "
+					    "both 'value' and '%s'", list, i,
+					    vkey);
+			rc = get_int(L, c, key, &x->value);
+			x->has_value = 1;
+		} else if (!upd && IS("regref") && !cJSON_IsNull(c)) {
+			rc = get_str(L, c, "regref", &x->regref);
+		} else if (!upd && IS("from") && cJSON_IsString(c)) {
+			rc = get_str(L, c, "from", &x->from);
+		} else if (upd && IS("core")) {
+			rc = get_nat(L, c, "core", &x->core);
+			x->has_core = 1;
+		} else {
+			keep_extra(&x->extra, e, c);
+		}
+		if (rc)
+			return rc;
+	}
+	if (has_id == !!x->semaphore)
+		return FAIL(L, "key 'sync_info': '%s' entry %d: %s", list, i,
+			    has_id ? "both 'id' and 'semaphore'"
+				   : "needs 'semaphore' (a name) or 'id'");
+	return 0;
+}
+
+/*
+** sync_info {"on_wait": [...], "on_update": [...]}: every entry read
+** (load_sync_entry) and appended to the instruction's waits / updates;
+** the object's other keys are kept (sync_extra).
 */
 static int load_sync_info(ld *L, cJSON *j, lm_inst *in)
 {
-	int rest = 0;
 	if (want_object(L, j, "sync_info"))
 		return LM_EINPUT;
-	/* pass 0 checks every entry (and notes what does not map); pass 1,
-	   when all of it maps, adds */
-	for (int pass = 0; pass < 2 && !rest; pass++)
+	unique_keys(L, j);
 	for (cJSON *c = j->child; c; c = c->next) {
-		int upd = c->string && strcmp(c->string, "on_update") == 0;
+		int upd = c->string && strcmp(c->string, "on_update") == 0, i = 0;
+		lm_sync **v = upd ? &in->update : &in->wait;
+		int *n = upd ? &in->n_update : &in->n_wait;
 		if (!c->string || (!upd && strcmp(c->string, "on_wait") != 0)) {
-			rest = 1;
+			keep_extra(&in->sync_extra, j, c);
 			continue;
 		}
 		if (!cJSON_IsArray(c))
 			return FAIL(L, "key 'sync_info': '%s': expected array, "
 				    "got %s", c->string, type_name(c));
-		for (cJSON *e = c->child; e; e = e->next) {
-			cJSON *sem = cJSON_GetObjectItemCaseSensitive(e, "semaphore");
-			cJSON *mode = cJSON_GetObjectItemCaseSensitive(e, "mode");
-			cJSON *val = cJSON_GetObjectItemCaseSensitive(e, "value");
-			int64_t v = 1;
-			if (!cJSON_IsObject(e))
-				return FAIL(L, "key 'sync_info': '%s': expected "
-					    "object entries, got %s", c->string,
-					    type_name(e));
-			if (!cJSON_IsString(mode) || !mode->valuestring)
-				return FAIL(L, "key 'sync_info': '%s': key "
-					    "'mode': expected string, got %s",
-					    c->string, type_name(mode));
-			if (val && get_int(L, val, "value", &v))
-				return LM_EINPUT;
-			if (cJSON_GetArraySize(e) != 2 + (val != NULL) ||
-			    !cJSON_IsString(sem) || !sem->valuestring) {
-				rest = 1;
-			} else if (!upd && !strcmp(mode->valuestring,
-						   "sem-ge-imm") &&
-				   val && v >= 0) {
-				if (!pass)
-					continue;
-				in->wait = lm_xrealloc(in->wait,
-					(size_t)(in->n_wait + 1) * sizeof *in->wait);
-				in->wait[in->n_wait].semaphore =
-					lm_xstrdup(sem->valuestring);
-				in->wait[in->n_wait++].value = v;
-			} else if (upd && !strcmp(mode->valuestring, "sem-inc") &&
-				   v == 1) {
-				if (!pass)
-					continue;
-				in->signal = lm_xrealloc(in->signal,
-					(size_t)(in->n_signal + 1) *
-					sizeof *in->signal);
-				in->signal[in->n_signal++] =
-					lm_xstrdup(sem->valuestring);
-			} else {
-				rest = 1;
-			}
+		*v = lm_xrealloc(*v, (size_t)(*n + cJSON_GetArraySize(c) + 1) *
+				 sizeof **v);
+		for (cJSON *e = c->child; e; e = e->next, i++) {
+			int rc = load_sync_entry(L, e, c->string, i, upd,
+						 &(*v)[*n]);
+			(*n)++; /* cleared with the instruction, failed or not */
+			if (rc)
+				return rc;
 		}
 	}
-	return rest;
+	return 0;
 }
-
-/* Keep sync_info j in extra as it is; with legacy, the instruction's
-** waits and signals move into its on_wait / on_update lists. */
-static void keep_sync_info(lm_inst *in, const cJSON *j, int legacy)
-{
-	cJSON *c = cJSON_Duplicate(j, 1);
-	int n_wait = in->n_wait, n_signal = in->n_signal;
-	lm_wait *wait = in->wait;
-	char **signal = in->signal;
-	drop_repeated_keys(c, 1);
-	if (!in->extra)
-		in->extra = cJSON_CreateObject();
-	cJSON_AddItemToObject(in->extra, "sync_info", c);
-	if (!legacy)
-		return;
-	/* the kept object takes them: the model's adders append there */
-	in->wait = NULL;
-	in->signal = NULL;
-	in->n_wait = in->n_signal = 0;
-	for (int i = 0; i < n_wait; i++) {
-		lm_inst_add_wait(in, wait[i].semaphore, wait[i].value);
-		free(wait[i].semaphore);
-	}
-	for (int i = 0; i < n_signal; i++) {
-		lm_inst_add_signal(in, signal[i]);
-		free(signal[i]);
-	}
-	free(wait);
-	free(signal);
-}
-
 
 /* ---- documented keys the model carries ----------------------------------
 **
@@ -1148,22 +1255,6 @@ static int check_dynloop_axis(ld *L, const char *key, const cJSON *v)
 	return 0;
 }
 
-/* Keep member c (a DynamicForLoopAxis) of j in the instruction's extra,
-** its bounds in version 2 form. */
-static void keep_axis(ld *L, lm_inst *in, cJSON *j, cJSON *c)
-{
-	static const char *const bounds[] = { "lb", "ub", "stride" };
-	cJSON *k;
-	keep_extra(&in->extra, j, c);
-	if (L->version == 2)
-		return;
-	for (k = in->extra->child; k->next; k = k->next)
-		; /* the member just added */
-	for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++)
-		each_affine(L, bounds[i],
-			    cJSON_GetObjectItemCaseSensitive(k, bounds[i]), 1);
-}
-
 /* Check v against row f. 1: it is the default (drop it), 0: keep it,
 ** -1: error reported. */
 static int check_field(ld *L, const lm_field *f, const cJSON *v)
@@ -1276,17 +1367,17 @@ static int load_block(ld *L, cJSON *j, lm_block *b);
 /*
 ** ---- carried structures: their shapes, checked as they are read --------
 **
-** What the model carries whole but the wire form gives a shape: nested
-** bodies (the blocks of DynamicForLoop, DoWhile, DMABlock, and of a
-** queue), memory-location alias tuples, the incoming values of a block
-** argument, the module's call_to_physical_memlocs. Each is checked here
+** What the model carries whole but the wire form gives a shape: the
+** blocks of a queue, memory-location alias tuples, the module's
+** call_to_physical_memlocs (a block's arguments are read into the IR).
+** Each is checked here
 ** (a wrong type or a missing element is an error naming the key) and
 ** kept as it is; the verifier resolves the names they hold.
 */
 
-/* A carried body (an array of blocks): each block reads as a function's
-** block does (its instructions loaded into a scratch block, then
-** dropped). */
+/* A queue's carried blocks (an array of blocks): each block reads as a
+** function's block does (its instructions loaded into a scratch block,
+** then dropped). */
 static int check_body(ld *L, const char *key, cJSON *c)
 {
 	const char *blk = L->blk, *inst = L->inst;
@@ -1345,32 +1436,78 @@ static int check_alias(ld *L, const char *memloc, const cJSON *v)
 	return 0;
 }
 
-/* Member c of a block, and every member it holds: an "incoming_values"
-** (the entries of a block argument) is an array of [value, block] pairs
-** of names. */
-static int check_incoming(ld *L, const cJSON *c)
+/*
+** A block argument's "incoming_values": each entry [value, block] (two
+** names), or {"regref": V, "block": B} / {"value": V, "block": B}.
+*/
+static int load_incoming(ld *L, const cJSON *c, lm_blockarg *a)
 {
 	int i = 0;
-	if (c->string && !strcmp(c->string, "incoming_values") &&
-	    !cJSON_IsNull(c)) {
-		if (!cJSON_IsArray(c))
-			return FAIL(L, "key 'incoming_values': expected an array "
-				    "of [value, block] pairs, got %s",
-				    type_name(c));
-		for (const cJSON *e = c->child; e; e = e->next, i++)
-			if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 ||
-			    !cJSON_IsString(e->child) ||
-			    !cJSON_IsString(e->child->next))
-				return FAIL(L, "key 'incoming_values': entry %d: "
-					    "expected [value, block] (two names), "
-					    "got %s", i, cJSON_IsArray(e) ?
-					    "another array" : type_name(e));
+	if (cJSON_IsNull(c))
 		return 0;
+	if (!cJSON_IsArray(c))
+		return FAIL(L, "key 'incoming_values': expected an array of "
+			    "[value, block] pairs, got %s", type_name(c));
+	a->incoming = lm_xcalloc((size_t)cJSON_GetArraySize(c) + 1,
+				 sizeof *a->incoming);
+	for (const cJSON *e = c->child; e; e = e->next, i++) {
+		lm_incoming *x = &a->incoming[a->n_incoming];
+		const cJSON *v = NULL, *blk = NULL;
+		if (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 2) {
+			v = e->child;
+			blk = e->child->next;
+			x->form = LM_IN_PAIR;
+		} else if (cJSON_IsObject(e) && cJSON_GetArraySize(e) == 2) {
+			blk = cJSON_GetObjectItemCaseSensitive(e, "block");
+			if ((v = cJSON_GetObjectItemCaseSensitive(e, "regref")))
+				x->form = LM_IN_REGREF;
+			else if ((v = cJSON_GetObjectItemCaseSensitive(e,
+								       "value")))
+				x->form = LM_IN_VALUE;
+		}
+		if (!cJSON_IsString(v) || !cJSON_IsString(blk))
+			return FAIL(L, "key 'incoming_values': entry %d: "
+				    "expected [value, block] (two names) or "
+				    "{\"regref\": V, \"block\": B}, got %s", i,
+				    cJSON_IsArray(e) ? "another array" :
+				    cJSON_IsObject(e) ? "another object" :
+				    type_name(e));
+		x->value = lm_xstrdup(v->valuestring);
+		x->block = lm_xstrdup(blk->valuestring);
+		a->n_incoming++;
 	}
-	if (cJSON_IsObject(c) || cJSON_IsArray(c))
-		for (const cJSON *x = c->child; x; x = x->next)
-			if (check_incoming(L, x))
-				return LM_EINPUT;
+	return 0;
+}
+
+/* A block's "arguments": objects with the argument's register ("regref")
+** and its incoming values; other keys kept with the argument. */
+static int load_block_args(ld *L, cJSON *c, lm_block *b)
+{
+	if (want_array(L, c, "arguments"))
+		return LM_EINPUT;
+	b->has_args = 1;
+	b->args = lm_xcalloc((size_t)cJSON_GetArraySize(c) + 1,
+			     sizeof *b->args);
+	for (cJSON *e = c->child; e; e = e->next) {
+		lm_blockarg *a = &b->args[b->n_args++];
+		if (!cJSON_IsObject(e))
+			return FAIL(L, "key 'arguments': expected an object per "
+				    "argument, got %s", type_name(e));
+		unique_keys(L, e);
+		for (cJSON *m = e->child; m; m = m->next) {
+			int rc = 0;
+			if (m->string && !strcmp(m->string, "regref") &&
+			    !cJSON_IsNull(m))
+				rc = get_str(L, m, "regref", &a->regref);
+			else if (m->string &&
+				 !strcmp(m->string, "incoming_values"))
+				rc = load_incoming(L, m, a);
+			else
+				keep_extra(&a->extra, e, m);
+			if (rc)
+				return rc;
+		}
+	}
 	return 0;
 }
 
@@ -1436,17 +1573,20 @@ typedef int (*ik_view)(const lm_inst *in, lm_keyview *v);
 
 typedef struct ir_key {
 	const char *key;
-	uint32_t ops;      /* bits 1 << lm_opcode; 0: every opcode */
+	lm_opmask ops;     /* bits 1 << lm_opcode; 0: every opcode */
 	ik_read read;
 	ik_view view;
 } ir_key;
 
-#define OPM(x) (1u << LM_OP_##x)
+#define OPM(x) LM_OPM(x)
 #define OPM_DMA (OPM(DMACOPY) | OPM(LOAD) | OPM(SAVE))
 #define OPM_KERNELS (OPM(NKIKERNEL) | OPM(NKIKLIRKERNEL))
+/* the opcodes that hold nested blocks (LM_OPF_BLOCKS) */
+#define OPM_BLOCKS (OPM(LOOP) | OPM(DYNLOOP) | OPM(DOWHILE) | OPM(DMABLOCK))
+/* the opcodes whose queue the IR holds */
+#define OPM_QUEUE (OPM_DMA | OPM(SWITCHQUEUE) | OPM(RESETQUEUE) | \
+		   OPM(DMATRIGGER) | OPM(DMABLOCK))
 #define KEY (k->c->string)
-
-typedef char opcodes_fit_mask[LM_OP_COUNT <= 32 ? 1 : -1];
 
 static int rd_engine(ik *k)
 {
@@ -1561,35 +1701,41 @@ static int rd_debug(ik *k)
 	return 0;
 }
 
-/* legacy: [{"semaphore": S, "value": V}] */
+/* legacy: [{"semaphore": S, "value": V}], name-form sem-ge-imm waits */
 static int rd_wait(ik *k)
 {
-	lm_inst *in = k->in;
 	int rc = 0;
 	if (want_array(k->L, k->c, "wait"))
 		return LM_EINPUT;
-	int cnt = cJSON_GetArraySize(k->c);
-	in->wait = cnt ? lm_xcalloc((size_t)cnt, sizeof *in->wait) : NULL;
 	for (cJSON *w = k->c->child; w && !rc; w = w->next) {
-		lm_wait *wt = &in->wait[in->n_wait++];
+		char *sem = NULL;
+		int64_t v = 0;
 		unique_keys(k->L, w);
 		cJSON *s = cJSON_GetObjectItemCaseSensitive(w, "semaphore");
-		cJSON *v = cJSON_GetObjectItemCaseSensitive(w, "value");
-		if (!cJSON_IsObject(w) || !s || !v)
+		cJSON *val = cJSON_GetObjectItemCaseSensitive(w, "value");
+		if (!cJSON_IsObject(w) || !s || !val)
 			rc = FAIL(k->L, "key 'wait': expected "
 				  "{\"semaphore\": S, \"value\": V}");
-		else
-			rc = get_str(k->L, s, "semaphore", &wt->semaphore) ||
-			     get_nat(k->L, v, "value", &wt->value);
+		else if ((rc = get_str(k->L, s, "semaphore", &sem)) == 0 &&
+			 (rc = get_nat(k->L, val, "value", &v)) == 0)
+			lm_inst_add_wait(k->in, sem, v);
+		free(sem);
 	}
 	return rc;
 }
 
-/* legacy: [S, ...] */
+/* legacy: [S, ...], name-form sem-inc updates */
 static int rd_signal(ik *k)
 {
-	return get_str_array(k->L, k->c, "signal", &k->in->signal,
-			     &k->in->n_signal);
+	char **v = NULL;
+	int n = 0, rc = get_str_array(k->L, k->c, "signal", &v, &n);
+	for (int i = 0; i < n; i++) {
+		if (!rc)
+			lm_inst_add_signal(k->in, v[i]);
+		free(v[i]);
+	}
+	free(v);
+	return rc;
 }
 
 static int rd_can_read_uninit(ik *k)
@@ -1827,7 +1973,9 @@ static int rd_psum_buf(ik *k)
 	return load_shape(k->L, k->c, KEY, k->in->psum_buf_shape, 3);
 }
 
-static int rd_loop_blocks(ik *k)
+/* The nested body of an opcode with blocks (Loop, DynamicForLoop,
+** DoWhile, DMABlock), read as a function's blocks are. */
+static int rd_blocks(ik *k)
 {
 	lm_inst *in = k->in;
 	int rc = 0;
@@ -1842,15 +1990,168 @@ static int rd_loop_blocks(ik *k)
 	return rc;
 }
 
-/* The nested body of an opcode with blocks lncsim carries (DynamicForLoop,
-** DoWhile, DMABlock): checked, then carried as it is. */
-static int rd_carried_body(ik *k)
+/*
+** A Loop's LoopAxis {name, lb, ub, stride}: lb, ub and stride integers
+** ("LoopAxis.ub: expected an integer, got 2.5"), the name a string; any
+** other key is kept with the axis.
+*/
+static int rd_loop_axis(ik *k)
 {
-	const lm_opinfo *o = lm_op_info(lm_it_parse(k->in->opcode_str));
-	if (o && (o->flags & LM_OPF_BLOCKS) && check_body(k->L, KEY, k->c))
+	static const char *const bound[] = { "lb", "ub", "stride" };
+	lm_axis *a = &k->in->axis;
+	int64_t *val[3] = { &a->lb, &a->ub, &a->stride };
+	int seen = 0;
+	if (want_object(k->L, k->c, KEY))
 		return LM_EINPUT;
+	unique_keys(k->L, k->c);
+	for (cJSON *m = k->c->child; m; m = m->next) {
+		int b = -1;
+		for (int i = 0; i < 3; i++)
+			if (m->string && !strcmp(m->string, bound[i]))
+				b = i;
+		if (m->string && !strcmp(m->string, "name")) {
+			if (cJSON_IsNull(m))
+				continue;
+			if (!cJSON_IsString(m))
+				return FAIL(k->L, "LoopAxis.name: expected "
+					    "string, got %s", type_name(m));
+			free(a->name);
+			a->name = lm_xstrdup(m->valuestring);
+		} else if (b >= 0) {
+			if (!is_int(m, 0)) {
+				if (cJSON_IsNumber(m))
+					return FAIL(k->L, "LoopAxis.%s: expected "
+						    "an integer, got %.17g",
+						    bound[b], m->valuedouble);
+				return FAIL(k->L, "LoopAxis.%s: expected an "
+					    "integer, got %s", bound[b],
+					    type_name(m));
+			}
+			*val[b] = (int64_t)m->valuedouble;
+			seen |= 1 << b;
+		} else {
+			keep_extra(&a->extra, k->c, m);
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		if (!(seen & 1 << i))
+			return FAIL(k->L, "LoopAxis: missing key '%s'", bound[i]);
+	k->in->has_axis = 1;
+	return 0;
+}
+
+/* An affine expression j (a bound, a cond) of key into *out. */
+static int get_affine(ld *L, const cJSON *j, const char *key,
+		      lm_affine **out)
+{
+	char msg[300];
+	lm_affine *e = NULL;
+	if (lm_affine_from_json(&e, j, L->version, msg, sizeof msg))
+		return FAIL(L, "key '%s': affine expression (version %d): %s",
+			    key, L->version, msg);
+	lm_affine_free(*out);
+	*out = e;
+	return 0;
+}
+
+/* A DynamicForLoop's DynamicForLoopAxis {name, lb, ub, stride}: three
+** affine expressions (check_dynloop_axis) and a name. */
+static int rd_dynloop_axis(ik *k)
+{
+	lm_axis *a = &k->in->axis;
+	if (want_object(k->L, k->c, KEY))
+		return LM_EINPUT;
+	unique_keys(k->L, k->c);
+	if (check_dynloop_axis(k->L, KEY, k->c))
+		return LM_EINPUT;
+	for (cJSON *m = k->c->child; m; m = m->next) {
+		const char *key = m->string ? m->string : "";
+		int rc = 0;
+		if (IS("name")) {
+			if (cJSON_IsString(m)) {
+				free(a->name);
+				a->name = lm_xstrdup(m->valuestring);
+			}
+		} else if (IS("lb")) {
+			rc = get_affine(k->L, m, key, &a->lb_e);
+		} else if (IS("ub")) {
+			rc = get_affine(k->L, m, key, &a->ub_e);
+		} else if (IS("stride")) {
+			rc = get_affine(k->L, m, key, &a->stride_e);
+		} else {
+			keep_extra(&a->extra, k->c, m);
+		}
+		if (rc)
+			return rc;
+	}
+	k->in->has_axis = 1;
+	return 0;
+}
+
+static int rd_loop_regs(ik *k)
+{
+	return get_str_array(k->L, k->c, KEY, &k->in->loop_regs,
+			     &k->in->n_loop_regs);
+}
+
+/* DoWhile cond: an affine expression is read; any other form (a block
+** name) is carried as it is. */
+static int rd_cond(ik *k)
+{
+	if (cJSON_IsObject(k->c))
+		return get_affine(k->L, k->c, KEY, &k->in->cond);
 	keep_extra(&k->in->extra, k->j, k->c);
 	return 0;
+}
+
+static int rd_comp_op(ik *k)
+{
+	int64_t o;
+	if (get_enum_ord(k->L, k->c, KEY, LM_ET_BranchCompareOp, &o))
+		return LM_EINPUT;
+	k->in->comp_op = (int)o;
+	return 0;
+}
+
+static int rd_on_true(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->on_true);
+}
+
+static int rd_on_false(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->on_false);
+}
+
+static int rd_branch_target(ik *k)
+{
+	return get_str(k->L, k->c, KEY, &k->in->branch_target);
+}
+
+static int rd_reg_alu(ik *k)
+{
+	int64_t o;
+	if (get_enum_ord(k->L, k->c, KEY, LM_ET_AluOpType, &o))
+		return LM_EINPUT;
+	k->in->reg_alu = (int)o;
+	return 0;
+}
+
+static int rd_is_64bit(ik *k)
+{
+	return get_bool(k->L, k->c, KEY, &k->in->is_64bit);
+}
+
+static int rd_sema_group(ik *k)
+{
+	return get_int_array(k->L, k->c, KEY, 1, &k->in->sema_group,
+			     &k->in->n_sema_group);
+}
+
+static int rd_dma_blocks(ik *k)
+{
+	return get_str_array(k->L, k->c, KEY, &k->in->dma_blocks,
+			     &k->in->n_dma_blocks);
 }
 
 /* ---- what the IR holds for a key (the views of the rows) ---------------- */
@@ -1921,6 +2222,47 @@ static int vw_alu1(const lm_inst *in, lm_keyview *v)
 	return in->alu1 != LM_ALU_INVALID;
 }
 
+static int vw_axis(const lm_inst *in, lm_keyview *v)
+{
+	(void)v;
+	return in->has_axis;
+}
+
+static int vw_loop_regs(const lm_inst *in, lm_keyview *v)
+{
+	v->names = in->loop_regs;
+	v->n_names = in->n_loop_regs;
+	return 1;
+}
+
+static int vw_cond(const lm_inst *in, lm_keyview *v)
+{
+	(void)v;
+	return in->cond != NULL;
+}
+
+static int vw_on_true(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->on_true, v);
+}
+
+static int vw_on_false(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->on_false, v);
+}
+
+static int vw_branch_target(const lm_inst *in, lm_keyview *v)
+{
+	return view_name(in->branch_target, v);
+}
+
+static int vw_dma_blocks(const lm_inst *in, lm_keyview *v)
+{
+	v->names = in->dma_blocks;
+	v->n_names = in->n_dma_blocks;
+	return 1;
+}
+
 static int vw_func_args(const lm_inst *in, lm_keyview *v)
 {
 	v->kv = in->func_args;
@@ -1937,20 +2279,24 @@ static int vw_func_outs(const lm_inst *in, lm_keyview *v)
 
 /* Sorted by key (ir_key_find's binary search; ir_key_rows checks it). */
 static const ir_key ir_keys[] = {
+	{ "DynamicForLoopAxis", OPM(DYNLOOP), rd_dynloop_axis, vw_axis },
+	{ "LoopAxis", OPM(LOOP), rd_loop_axis, vw_axis },
 	{ "accumulation_flag", OPM(MATMULT), rd_acc_flag, NULL },
 	{ "alpha", OPM(ACTIVATION), rd_alpha, NULL },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), rd_base, NULL },
-	{ "blocks", OPM(LOOP), rd_loop_blocks, NULL },
-	{ "blocks", OPM(OTHER), rd_carried_body, NULL },
+	{ "blocks", OPM_BLOCKS, rd_blocks, NULL },
 	{ "can_read_uninit", 0, rd_can_read_uninit, NULL },
 	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), rd_chmul, NULL },
+	{ "comp_op", OPM(CMPBRANCH), rd_comp_op, NULL },
 	{ "compare_op", OPM(AFFINESELECT), rd_alu, vw_alu },
+	{ "cond", OPM(DOWHILE), rd_cond, vw_cond },
 	{ "const0", OPM(TENSORSCALAR), rd_const0, NULL },
 	{ "const1", OPM(TENSORSCALAR), rd_const1, NULL },
 	{ "constant", OPM(MEMSET), rd_constant, NULL },
 	{ "cores", OPM(COREBARRIER), rd_cores, NULL },
 	{ "debug", 0, rd_debug, NULL },
 	{ "dependencies", 0, rd_deps, NULL },
+	{ "dma_blocks", OPM(DMATRIGGER), rd_dma_blocks, vw_dma_blocks },
 	{ "engine", 0, rd_engine, NULL },
 	{ "engine_id", 0, rd_engine_id, NULL },
 	{ "fill_value", OPM(AFFINESELECT), rd_fill_value, NULL },
@@ -1962,8 +2308,10 @@ static const ir_key ir_keys[] = {
 	{ "id", OPM(COREBARRIER), rd_barrier_id, NULL },
 	{ "indirection_ins", 0, rd_carried_array, NULL },
 	{ "ins", 0, rd_ins, NULL },
-	{ "instance", OPM(SWITCHQUEUE), rd_instance, vw_instance },
+	{ "instance", OPM(SWITCHQUEUE) | OPM(RESETQUEUE), rd_instance,
+	  vw_instance },
 	{ "instance_name", OPM(SWITCHQUEUE), rd_instance, NULL },
+	{ "is_64bit", OPM(REGALU), rd_is_64bit, NULL },
 	{ "is_transpose", OPM(MATMULT), rd_is_transpose, NULL },
 	{ "kernel_format", OPM(NKIKLIRKERNEL), rd_kernel_format,
 	  vw_kernel_format },
@@ -1972,7 +2320,10 @@ static const ir_key ir_keys[] = {
 	{ "loop_carried_dependencies", 0, rd_lc_deps, NULL },
 	{ "loopnest", 0, rd_carried_array, NULL },
 	{ "mode", OPM(MEMSET), rd_memset_mode, NULL },
+	{ "on_false", OPM(CMPBRANCH), rd_on_false, vw_on_false },
+	{ "on_true", OPM(CMPBRANCH), rd_on_true, vw_on_true },
 	{ "op", OPM(TENSORTENSOR), rd_alu, vw_alu },
+	{ "op", OPM(REGALU), rd_reg_alu, NULL },
 	{ "op0", OPM(TENSORSCALAR), rd_alu0, vw_alu0 },
 	{ "op1", OPM(TENSORSCALAR), rd_alu1, vw_alu1 },
 	{ "optin_passes", 0, rd_optin, NULL },
@@ -1983,7 +2334,8 @@ static const ir_key ir_keys[] = {
 	{ "predicates", 0, rd_carried_array, NULL },
 	{ "psum_buf_shape", OPM_KERNELS, rd_psum_buf, NULL },
 	{ "psum_zero_region", OPM(MATMULT), rd_psum_zero, NULL },
-	{ "queue", OPM_DMA | OPM(SWITCHQUEUE), rd_queue, vw_queue },
+	{ "queue", OPM_QUEUE, rd_queue, vw_queue },
+	{ "registers", OPM(LOOP), rd_loop_regs, vw_loop_regs },
 	{ "renumber", OPM(COREBARRIER), rd_renumber, NULL },
 	{ "reverse0", OPM(TENSORSCALAR), rd_reverse0, NULL },
 	{ "reverse1", OPM(TENSORSCALAR), rd_reverse1, NULL },
@@ -1991,11 +2343,13 @@ static const ir_key ir_keys[] = {
 	{ "scale", OPM(ACTIVATION), rd_scale, NULL },
 	{ "scheduled_end", 0, rd_sched_end, NULL },
 	{ "scheduled_start", 0, rd_sched_start, NULL },
+	{ "sema_group", OPM(GROUPRESET), rd_sema_group, NULL },
 	{ "signal", 0, rd_signal, NULL },
 	{ "start_tensor_calc", OPM(MATMULT), rd_start, NULL },
 	{ "stop_tensor_calc", OPM(MATMULT), rd_stop, NULL },
 	{ "sync_info", 0, rd_sync, NULL },
 	{ "target", OPM(CALL), rd_target, vw_target },
+	{ "target", OPM(UBRANCH), rd_branch_target, vw_branch_target },
 	{ "unroll_dependencies", 0, rd_carried_array, NULL },
 	{ "value", OPM(MEMSET), rd_value, NULL },
 	{ "wait", 0, rd_wait, NULL },
@@ -2051,7 +2405,7 @@ static int ir_key_find(const char *key, lm_opcode op)
 			for (; mid < N_IR_KEYS && !strcmp(ir_keys[mid].key, key);
 			     mid++)
 				if (!ir_keys[mid].ops ||
-				    (ir_keys[mid].ops & (1u << op)))
+				    (ir_keys[mid].ops & ((lm_opmask)1 << op)))
 					return mid;
 			return -1;
 		}
@@ -2187,8 +2541,6 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 				   f->type == LM_FT_MA_INT_PAIR ||
 				   f->type == LM_FT_MA_UINT_LIST))
 				keep_affine(L, in, j, c);
-			else if (!d && !strcmp(key, "DynamicForLoopAxis"))
-				keep_axis(L, in, j, c);
 			else if (!d)
 				keep_extra(&in->extra, j, c);
 		} else {
@@ -2196,12 +2548,9 @@ static int load_inst(ld *L, cJSON *j, lm_inst *in)
 		}
 	}
 	if (k.sync) {
-		int legacy = in->n_wait || in->n_signal;
 		int rc = load_sync_info(L, k.sync, in);
-		if (rc == LM_EINPUT)
+		if (rc)
 			return rc;
-		if (rc) /* kept as it is, with the legacy entries moved in */
-			keep_sync_info(in, k.sync, legacy);
 	}
 	L->inst = in->name; /* a Loop's body has moved it; may be NULL */
 	return check_required(L, j, in, it, op->valuestring);
@@ -2238,8 +2587,12 @@ static int load_block(ld *L, cJSON *j, lm_block *b)
 		next = c->next;
 		if (c == nm || c == insts)
 			continue;
-		if (check_incoming(L, c))
-			return LM_EINPUT;
+		if (!strcmp(c->string ? c->string : "", "arguments") &&
+		    !is_null(c)) {
+			if (load_block_args(L, c, b))
+				return LM_EINPUT;
+			continue;
+		}
 		keep_extra(&b->extra, j, c);
 	}
 	return 0;
@@ -2608,6 +2961,12 @@ static int load_semaphores(ld *L, lm_module *m, cJSON *c)
 				seen = 1;
 			} else if (IS("init")) {
 				rc = get_nat(L, k, "semaphores.init", &s->init);
+			} else if (IS("id") && !is_null(k)) {
+				rc = get_nat(L, k, "semaphores.id", &s->id);
+				s->has_id = 1;
+			} else if (IS("core") && !is_null(k)) {
+				rc = get_nat(L, k, "semaphores.core", &s->core);
+				s->has_core = 1;
 			} else {
 				keep_extra(&s->extra, e, k);
 			}

@@ -10,6 +10,7 @@
 #include "json_int.h"
 #include "optable.h"
 #include "enumtab.h"
+#include "affine.h"
 
 #include <float.h>
 #include <limits.h>
@@ -573,21 +574,140 @@ typedef void (*iw_fn)(jw *w, const lm_inst *in, const char *k);
 
 typedef struct iw_key {
 	const char *key;
-	uint32_t ops;      /* bits 1 << lm_opcode; 0: every opcode */
+	lm_opmask ops;     /* bits 1 << lm_opcode; 0: every opcode */
 	iw_fn write;
 } iw_key;
 
-#define OPM(x) (1u << LM_OP_##x)
+#define OPM(x) LM_OPM(x)
 #define OPM_DMA (OPM(DMACOPY) | OPM(LOAD) | OPM(SAVE))
 #define OPM_KERNELS (OPM(NKIKERNEL) | OPM(NKIKLIRKERNEL))
+/* the opcodes that hold nested blocks (LM_OPF_BLOCKS) */
+#define OPM_BLOCKS (OPM(LOOP) | OPM(DYNLOOP) | OPM(DOWHILE) | OPM(DMABLOCK))
+/* the opcodes whose queue the IR holds */
+#define OPM_QUEUE (OPM_DMA | OPM(SWITCHQUEUE) | OPM(RESETQUEUE) | \
+		   OPM(DMATRIGGER) | OPM(DMABLOCK))
 
+/* A Loop's body always; another opcode's when it has one. */
 static void wr_blocks(jw *w, const lm_inst *in, const char *k)
 {
+	if (!in->n_blocks && in->op != LM_OP_LOOP)
+		return;
 	jw_key(w, k);
 	jw_open(w, 0);
 	for (int i = 0; i < in->n_blocks; i++)
 		block_json(w, &in->blocks[i]);
 	jw_close(w);
+}
+
+/* An affine expression in version 2 form (null when it has none). */
+static void affine_value(jw *w, const lm_affine *e)
+{
+	cJSON *j = e ? lm_affine_to_json(e, 2) : NULL;
+	if (j)
+		jw_cjson(w, j);
+	else
+		jw_str(w, NULL);
+	cJSON_Delete(j);
+}
+
+/* LoopAxis {lb, name, stride, ub} (integers); DynamicForLoopAxis the
+** same with affine bounds. */
+static void wr_axis(jw *w, const lm_inst *in, const char *k)
+{
+	const lm_axis *a = &in->axis;
+	if (!in->has_axis)
+		return;
+	jw_key(w, k);
+	jw_open(w, 1);
+	if (in->op == LM_OP_LOOP) {
+		kint(w, "lb", a->lb);
+		if (a->name)
+			kstr(w, "name", a->name);
+		kint(w, "stride", a->stride);
+		kint(w, "ub", a->ub);
+	} else {
+		jw_key(w, "lb");
+		affine_value(w, a->lb_e);
+		if (a->name)
+			kstr(w, "name", a->name);
+		jw_key(w, "stride");
+		affine_value(w, a->stride_e);
+		jw_key(w, "ub");
+		affine_value(w, a->ub_e);
+	}
+	add_extra(w, a->extra);
+	jw_close(w);
+}
+
+static void wr_loop_regs(jw *w, const lm_inst *in, const char *k)
+{
+	if (!in->n_loop_regs)
+		return;
+	jw_key(w, k);
+	str_array(w, in->loop_regs, in->n_loop_regs);
+}
+
+static void wr_cond(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->cond && !carried(in, k)) {
+		jw_key(w, k);
+		affine_value(w, in->cond);
+	}
+}
+
+/* An enum field at a non-default ordinal, by its canonical name. */
+static void enum_key(jw *w, const char *k, int type, int64_t ord)
+{
+	const char *e = lm_enum_name(type, ord);
+	if (ord != lm_enum_default(type) && e)
+		kstr(w, k, e);
+}
+
+static void wr_comp_op(jw *w, const lm_inst *in, const char *k)
+{
+	enum_key(w, k, LM_ET_BranchCompareOp, in->comp_op);
+}
+
+static void wr_on_true(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->on_true);
+}
+
+static void wr_on_false(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->on_false);
+}
+
+static void wr_branch_target(jw *w, const lm_inst *in, const char *k)
+{
+	kstr(w, k, in->branch_target);
+}
+
+static void wr_reg_alu(jw *w, const lm_inst *in, const char *k)
+{
+	enum_key(w, k, LM_ET_AluOpType, in->reg_alu);
+}
+
+static void wr_is_64bit(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->is_64bit && !carried(in, k))
+		kbool(w, k, 1);
+}
+
+static void wr_sema_group(jw *w, const lm_inst *in, const char *k)
+{
+	if (!in->n_sema_group)
+		return;
+	jw_key(w, k);
+	int_array(w, in->sema_group, in->n_sema_group);
+}
+
+static void wr_dma_blocks(jw *w, const lm_inst *in, const char *k)
+{
+	if (!in->n_dma_blocks)
+		return;
+	jw_key(w, k);
+	str_array(w, in->dma_blocks, in->n_dma_blocks);
 }
 
 static void wr_deps(jw *w, const lm_inst *in, const char *k)
@@ -647,37 +767,54 @@ static void wr_sched_start(jw *w, const lm_inst *in, const char *k)
 	kint(w, k, in->sched_start);
 }
 
-/* waits and signals as sync_info (keys in order: on_update, on_wait) */
+/* One sync_info entry: the name form {mode, semaphore, value}, the id
+** form {id, mode, wait_value | update_value}, the rest as read. */
+static void sync_entry(jw *w, const lm_sync *e, int upd)
+{
+	const char *mode = lm_enum_name(upd ? LM_ET_UpdateMode : LM_ET_WaitMode,
+					e->mode);
+	jw_open(w, 1);
+	if (e->has_core)
+		kint(w, "core", e->core);
+	if (e->from)
+		kstr(w, "from", e->from);
+	if (!e->semaphore)
+		kint(w, "id", e->id);
+	if (mode)
+		kstr(w, "mode", mode);
+	if (e->regref)
+		kstr(w, "regref", e->regref);
+	if (e->semaphore)
+		kstr(w, "semaphore", e->semaphore);
+	if (e->has_value)
+		kint(w, e->semaphore ? "value" : upd ? "update_value"
+		     : "wait_value", e->value);
+	add_extra(w, e->extra);
+	jw_close(w);
+}
+
+/* waits and updates as sync_info (keys in order: on_update, on_wait) */
 static void wr_sync(jw *w, const lm_inst *in, const char *k)
 {
-	if (!in->n_wait && !in->n_signal)
+	if (!in->n_wait && !in->n_update && !in->sync_extra)
 		return;
 	jw_key(w, k);
 	jw_open(w, 1);
-	if (in->n_signal) {
+	if (in->n_update) {
 		jw_key(w, "on_update");
 		jw_open(w, 0);
-		for (int i = 0; i < in->n_signal; i++) {
-			jw_open(w, 1);
-			kstr(w, "mode", "sem-inc");
-			kstr(w, "semaphore", in->signal[i]);
-			kint(w, "value", 1);
-			jw_close(w);
-		}
+		for (int i = 0; i < in->n_update; i++)
+			sync_entry(w, &in->update[i], 1);
 		jw_close(w);
 	}
 	if (in->n_wait) {
 		jw_key(w, "on_wait");
 		jw_open(w, 0);
-		for (int i = 0; i < in->n_wait; i++) {
-			jw_open(w, 1);
-			kstr(w, "mode", "sem-ge-imm");
-			kstr(w, "semaphore", in->wait[i].semaphore);
-			kint(w, "value", in->wait[i].value);
-			jw_close(w);
-		}
+		for (int i = 0; i < in->n_wait; i++)
+			sync_entry(w, &in->wait[i], 0);
 		jw_close(w);
 	}
+	add_extra(w, in->sync_extra);
 	jw_close(w);
 }
 
@@ -689,7 +826,8 @@ static void wr_can_read_uninit(jw *w, const lm_inst *in, const char *k)
 
 static void wr_queue(jw *w, const lm_inst *in, const char *k)
 {
-	if (in->queue || in->op == LM_OP_SWITCHQUEUE)
+	if (in->queue || in->op == LM_OP_SWITCHQUEUE ||
+	    in->op == LM_OP_RESETQUEUE)
 		kstr(w, k, in->queue);
 }
 
@@ -890,18 +1028,23 @@ static void wr_psum_buf(jw *w, const lm_inst *in, const char *k)
 
 /* Sorted by key (tests check it: lm_json_iw_keys_sorted). */
 static const iw_key iw_keys[] = {
+	{ "DynamicForLoopAxis", OPM(DYNLOOP), wr_axis },
+	{ "LoopAxis", OPM(LOOP), wr_axis },
 	{ "accumulation_flag", OPM(MATMULT), wr_acc_flag },
 	{ "alpha", OPM(ACTIVATION), wr_alpha },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), wr_base },
-	{ "blocks", OPM(LOOP), wr_blocks },
+	{ "blocks", OPM_BLOCKS, wr_blocks },
 	{ "can_read_uninit", 0, wr_can_read_uninit },
 	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), wr_chmul },
+	{ "comp_op", OPM(CMPBRANCH), wr_comp_op },
 	{ "compare_op", OPM(AFFINESELECT), wr_alu },
+	{ "cond", OPM(DOWHILE), wr_cond },
 	{ "const0", OPM(TENSORSCALAR), wr_const0 },
 	{ "const1", OPM(TENSORSCALAR), wr_const1 },
 	{ "constant", OPM(MEMSET), wr_constant },
 	{ "cores", OPM(COREBARRIER), wr_cores },
 	{ "dependencies", 0, wr_deps },
+	{ "dma_blocks", OPM(DMATRIGGER), wr_dma_blocks },
 	{ "engine", 0, wr_engine },
 	{ "engine_id", 0, wr_engine_id },
 	{ "fill_value", OPM(AFFINESELECT), wr_fill_value },
@@ -912,7 +1055,8 @@ static const iw_key iw_keys[] = {
 	{ "group", OPM(COREBARRIER), wr_group },
 	{ "id", OPM(COREBARRIER), wr_barrier_id },
 	{ "ins", 0, wr_ins },
-	{ "instance", OPM(SWITCHQUEUE), wr_instance },
+	{ "instance", OPM(SWITCHQUEUE) | OPM(RESETQUEUE), wr_instance },
+	{ "is_64bit", OPM(REGALU), wr_is_64bit },
 	{ "is_transpose", OPM(MATMULT), wr_is_transpose },
 	{ "kernel_format", OPM(NKIKLIRKERNEL), wr_kernel_format },
 	{ "kernel_source", OPM(NKIKERNEL), wr_kernel_source },
@@ -920,7 +1064,10 @@ static const iw_key iw_keys[] = {
 	{ "loop_carried_dependencies", 0, wr_lc_deps },
 	{ "mode", OPM(MEMSET), wr_memset_mode },
 	{ "name", 0, wr_name },
+	{ "on_false", OPM(CMPBRANCH), wr_on_false },
+	{ "on_true", OPM(CMPBRANCH), wr_on_true },
 	{ "op", OPM(TENSORTENSOR), wr_alu },
+	{ "op", OPM(REGALU), wr_reg_alu },
 	{ "op0", OPM(TENSORSCALAR), wr_alu0 },
 	{ "op1", OPM(TENSORSCALAR), wr_alu1 },
 	{ "opcode", 0, wr_opcode },
@@ -929,7 +1076,8 @@ static const iw_key iw_keys[] = {
 	{ "pattern", OPM(IOTA) | OPM(AFFINESELECT), wr_pattern },
 	{ "psum_buf_shape", OPM_KERNELS, wr_psum_buf },
 	{ "psum_zero_region", OPM(MATMULT), wr_psum_zero },
-	{ "queue", OPM_DMA | OPM(SWITCHQUEUE), wr_queue },
+	{ "queue", OPM_QUEUE, wr_queue },
+	{ "registers", OPM(LOOP), wr_loop_regs },
 	{ "renumber", OPM(COREBARRIER), wr_renumber },
 	{ "reverse0", OPM(TENSORSCALAR), wr_reverse0 },
 	{ "reverse1", OPM(TENSORSCALAR), wr_reverse1 },
@@ -937,8 +1085,10 @@ static const iw_key iw_keys[] = {
 	{ "scale", OPM(ACTIVATION), wr_scale },
 	{ "scheduled_end", 0, wr_sched_end },
 	{ "scheduled_start", 0, wr_sched_start },
+	{ "sema_group", OPM(GROUPRESET), wr_sema_group },
 	{ "sync_info", 0, wr_sync },
 	{ "target", OPM(CALL), wr_target },
+	{ "target", OPM(UBRANCH), wr_branch_target },
 	{ "value", OPM(MEMSET), wr_value },
 };
 enum { N_IW_KEYS = sizeof iw_keys / sizeof *iw_keys };
@@ -1010,8 +1160,8 @@ static void defaults_before(jw *w, const lm_inst *in, const lm_opinfo *o,
 static void inst_json(jw *w, const lm_inst *in)
 {
 	const lm_opinfo *o = lm_op_info(lm_inst_it(in));
-	uint32_t bit = in->op > LM_OP_INVALID && in->op < LM_OP_COUNT ?
-		1u << in->op : 0;
+	lm_opmask bit = in->op > LM_OP_INVALID && in->op < LM_OP_COUNT ?
+		(lm_opmask)1 << in->op : 0;
 	int fi = 0;
 	jw_open(w, 1);
 	for (int r = 0; r < N_IW_KEYS; r++) {
@@ -1026,9 +1176,44 @@ static void inst_json(jw *w, const lm_inst *in)
 	jw_close(w);
 }
 
+/* A block's arguments, each entry in the form it was read. */
+static void block_args(jw *w, const lm_block *b)
+{
+	jw_key(w, "arguments");
+	jw_open(w, 0);
+	for (int i = 0; i < b->n_args; i++) {
+		const lm_blockarg *a = &b->args[i];
+		jw_open(w, 1);
+		jw_key(w, "incoming_values");
+		jw_open(w, 0);
+		for (int k = 0; k < a->n_incoming; k++) {
+			const lm_incoming *x = &a->incoming[k];
+			if (x->form == LM_IN_PAIR) {
+				jw_open(w, 0);
+				jw_str(w, x->value);
+				jw_str(w, x->block);
+			} else {
+				jw_open(w, 1);
+				kstr(w, "block", x->block);
+				kstr(w, x->form == LM_IN_REGREF ? "regref"
+				     : "value", x->value);
+			}
+			jw_close(w);
+		}
+		jw_close(w);
+		if (a->regref)
+			kstr(w, "regref", a->regref);
+		add_extra(w, a->extra);
+		jw_close(w);
+	}
+	jw_close(w);
+}
+
 static void block_json(jw *w, const lm_block *b)
 {
 	jw_open(w, 1);
+	if (b->has_args)
+		block_args(w, b);
 	jw_key(w, "instructions");
 	jw_open(w, 0);
 	for (int i = 0; i < b->n_insts; i++)
@@ -1195,6 +1380,10 @@ static void module_json(jw *w, const lm_module *m)
 			jw_open(w, 1);
 			kstr(w, "name", m->semaphores[i].name);
 			kint(w, "init", m->semaphores[i].init);
+			if (m->semaphores[i].has_id)
+				kint(w, "id", m->semaphores[i].id);
+			if (m->semaphores[i].has_core)
+				kint(w, "core", m->semaphores[i].core);
 			add_extra(w, m->semaphores[i].extra);
 			jw_close(w);
 		}

@@ -6,6 +6,7 @@
 #include "module.h"
 #include "optable.h"
 #include "json_int.h"
+#include "affine.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -116,6 +117,19 @@ static lm_kv *kv_dup(const lm_kv *v, int n)
 
 /* ---- instructions and blocks ----------------------------------------- */
 
+/* The loop axis, cond and the other keys of sync_info of src, deep
+** copies into dst (never packed). */
+static void copy_axis_cond(lm_inst *dst, const lm_inst *src)
+{
+	dst->sync_extra = jdup(src->sync_extra);
+	dst->axis.name = dup0(src->axis.name);
+	dst->axis.extra = jdup(src->axis.extra);
+	dst->axis.lb_e = lm_affine_copy(src->axis.lb_e);
+	dst->axis.ub_e = lm_affine_copy(src->axis.ub_e);
+	dst->axis.stride_e = lm_affine_copy(src->axis.stride_e);
+	dst->cond = lm_affine_copy(src->cond);
+}
+
 static void copy_blocks_extra(lm_inst *dst, const lm_inst *src)
 {
 	if (src->n_blocks) {
@@ -126,6 +140,7 @@ static void copy_blocks_extra(lm_inst *dst, const lm_inst *src)
 		dst->blocks = NULL;
 	}
 	dst->extra = jdup(src->extra);
+	copy_axis_cond(dst, src);
 }
 
 /*
@@ -179,6 +194,17 @@ static void istrv_free(const lm_inst *in, char **v, int n)
 	ifree(in, v);
 }
 
+static void isyncs_free(const lm_inst *in, lm_sync *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		ifree(in, v[i].semaphore);
+		ifree(in, v[i].regref);
+		ifree(in, v[i].from);
+		cJSON_Delete(v[i].extra);
+	}
+	ifree(in, v);
+}
+
 static void ikv_free(const lm_inst *in, lm_kv *v, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -192,15 +218,17 @@ static void ikv_free(const lm_inst *in, lm_kv *v, int n)
 ** The instruction's own allocations, one list for clear, copy and the
 ** packed copy: strings, arrays of strings (with their count), and flat
 ** arrays (with their element count). Operands, waits, kernel argument
-** maps, Loop bodies and `extra` are handled by name below.
+** maps, nested bodies, the loop axis, cond and `extra` are handled by
+** name below.
 */
 #define INST_STRINGS(X) X(name) X(opcode_str) X(queue) X(instance_name) \
 	X(target) X(memset_mode) X(group) X(kernel_format) X(klir_binary) \
-	X(func) X(kernel_source)
+	X(func) X(kernel_source) X(on_true) X(on_false) X(branch_target)
 #define INST_STRVS(X) X(deps, n_deps) X(lc_deps, n_lc_deps) \
-	X(signal, n_signal)
+	X(loop_regs, n_loop_regs) \
+	X(dma_blocks, n_dma_blocks)
 #define INST_ARRAYS(X) X(dep_kind, n_deps) X(lc_dep_kind, n_lc_deps) \
-	X(pattern, n_pattern) X(cores, n_cores)
+	X(pattern, n_pattern) X(cores, n_cores) X(sema_group, n_sema_group)
 
 void lm_inst_clear(lm_inst *in)
 {
@@ -215,14 +243,20 @@ void lm_inst_clear(lm_inst *in)
 #undef X
 	iargs_free(in, in->ins, in->n_ins);
 	iargs_free(in, in->outs, in->n_outs);
-	for (int i = 0; i < in->n_wait; i++)
-		ifree(in, in->wait[i].semaphore);
-	ifree(in, in->wait);
+	isyncs_free(in, in->wait, in->n_wait);
+	isyncs_free(in, in->update, in->n_update);
+	cJSON_Delete(in->sync_extra);
 	ikv_free(in, in->func_args, in->n_func_args);
 	ikv_free(in, in->func_outs, in->n_func_outs);
 	for (int i = 0; i < in->n_blocks; i++)
 		lm_block_clear(&in->blocks[i]);
 	free(in->blocks);
+	free(in->axis.name);
+	cJSON_Delete(in->axis.extra);
+	lm_affine_free(in->axis.lb_e);
+	lm_affine_free(in->axis.ub_e);
+	lm_affine_free(in->axis.stride_e);
+	lm_affine_free(in->cond);
 	cJSON_Delete(in->extra);
 	lm_pool_release(in->pack);
 	memset(in, 0, sizeof *in);
@@ -266,52 +300,56 @@ void lm_inst_add_dep(lm_inst *in, int lc, const char *name, int kind)
 		in->has_dependencies = 1;
 }
 
-/*
-** An instruction whose sync_info is kept as it is (entries the model does
-** not run) takes a new wait or signal into that object: its on_wait /
-** on_update list (made when missing) gets the entry {mode, semaphore,
-** value}. Returns 0 when the instruction keeps no such object.
-*/
-static int add_kept_sync(lm_inst *in, const char *list, const char *mode,
-			 const char *sem, int64_t value)
+/* A deep copy of sync entry src into dst. */
+static void sync_copy(lm_sync *dst, const lm_sync *src)
 {
-	cJSON *si = in->extra ? cJSON_GetObjectItemCaseSensitive(in->extra,
-								 "sync_info")
-			      : NULL, *w, *e;
-	if (!cJSON_IsObject(si))
-		return 0;
-	w = cJSON_GetObjectItemCaseSensitive(si, list);
-	if (!cJSON_IsArray(w)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(si, list);
-		w = cJSON_AddArrayToObject(si, list);
-	}
-	e = cJSON_CreateObject();
-	cJSON_AddStringToObject(e, "mode", mode);
-	cJSON_AddStringToObject(e, "semaphore", sem ? sem : "");
-	cJSON_AddNumberToObject(e, "value", (double)value);
-	cJSON_AddItemToArray(w, e);
-	return 1;
+	*dst = *src;
+	dst->semaphore = dup0(src->semaphore);
+	dst->regref = dup0(src->regref);
+	dst->from = dup0(src->from);
+	dst->extra = jdup(src->extra);
+}
+
+static lm_sync *syncs_dup(const lm_sync *v, int n)
+{
+	lm_sync *r;
+	if (!n)
+		return NULL;
+	r = lm_xcalloc((size_t)n, sizeof *r);
+	for (int i = 0; i < n; i++)
+		sync_copy(&r[i], &v[i]);
+	return r;
+}
+
+void lm_inst_add_sync(lm_inst *in, int update, const lm_sync *e)
+{
+	lm_sync **v = update ? &in->update : &in->wait;
+	int *n = update ? &in->n_update : &in->n_wait;
+	lm_inst_unpack(in);
+	*v = lm_xrealloc(*v, (size_t)(*n + 1) * sizeof **v);
+	sync_copy(&(*v)[(*n)++], e);
 }
 
 void lm_inst_add_wait(lm_inst *in, const char *sem, int64_t value)
 {
-	if (add_kept_sync(in, "on_wait", "sem-ge-imm", sem, value))
-		return;
-	lm_inst_unpack(in);
-	in->wait = lm_xrealloc(in->wait, (size_t)(in->n_wait + 1) *
-			       sizeof *in->wait);
-	in->wait[in->n_wait].semaphore = dup0(sem);
-	in->wait[in->n_wait++].value = value;
+	lm_sync e;
+	memset(&e, 0, sizeof e);
+	e.semaphore = (char *)sem;
+	e.mode = LM_WAIT_SEM_GE_IMM;
+	e.has_value = 1;
+	e.value = value;
+	lm_inst_add_sync(in, 0, &e);
 }
 
 void lm_inst_add_signal(lm_inst *in, const char *sem)
 {
-	if (add_kept_sync(in, "on_update", "sem-inc", sem, 1))
-		return;
-	lm_inst_unpack(in);
-	in->signal = lm_xrealloc(in->signal, (size_t)(in->n_signal + 1) *
-				 sizeof *in->signal);
-	in->signal[in->n_signal++] = dup0(sem);
+	lm_sync e;
+	memset(&e, 0, sizeof e);
+	e.semaphore = (char *)sem;
+	e.mode = LM_UPD_SEM_INC;
+	e.has_value = 1;
+	e.value = 1;
+	lm_inst_add_sync(in, 1, &e);
 }
 
 void lm_inst_set_kvs(lm_inst *in, int outs, lm_kv *v, int n)
@@ -384,15 +422,8 @@ void lm_inst_copy(lm_inst *dst, const lm_inst *src)
 #undef X
 	dst->ins = args_dup(src->ins, src->n_ins);
 	dst->outs = args_dup(src->outs, src->n_outs);
-	if (src->n_wait) {
-		dst->wait = lm_xcalloc((size_t)src->n_wait, sizeof *dst->wait);
-		for (int i = 0; i < src->n_wait; i++) {
-			dst->wait[i].semaphore = dup0(src->wait[i].semaphore);
-			dst->wait[i].value = src->wait[i].value;
-		}
-	} else {
-		dst->wait = NULL;
-	}
+	dst->wait = syncs_dup(src->wait, src->n_wait);
+	dst->update = syncs_dup(src->update, src->n_update);
 	dst->func_args = kv_dup(src->func_args, src->n_func_args);
 	dst->func_outs = kv_dup(src->func_outs, src->n_func_outs);
 	copy_blocks_extra(dst, src);
@@ -486,10 +517,32 @@ static lm_kv *pk_kvs(packer *k, const lm_kv *v, int n)
 	return d;
 }
 
+static lm_sync *pk_syncs(packer *k, const lm_sync *v, int n)
+{
+	lm_sync *d = pk_mem(k, v, (size_t)n * sizeof *v);
+	for (int i = 0; i < n; i++) {
+		char *a = pk_str(k, v[i].semaphore), *b = pk_str(k, v[i].regref);
+		char *c = pk_str(k, v[i].from);
+		if (d) {
+			d[i].semaphore = a;
+			d[i].regref = b;
+			d[i].from = c;
+			d[i].extra = NULL; /* copied after (copy_sync_extras) */
+		}
+	}
+	return d;
+}
+
+/* The entries' extra objects of a packed copy: their own allocations. */
+static void copy_sync_extras(lm_sync *dst, const lm_sync *src, int n)
+{
+	for (int i = 0; i < n; i++)
+		dst[i].extra = jdup(src[i].extra);
+}
+
 /* Every string and array of src into k (dst written when k->base). */
 static void pk_inst(packer *k, lm_inst *dst, const lm_inst *src)
 {
-	lm_wait *w;
 	dst->ins = pk_args(k, src->ins, src->n_ins);
 	dst->outs = pk_args(k, src->outs, src->n_outs);
 #define X(f, n) dst->f = pk_strv(k, src->f, src->n);
@@ -498,13 +551,8 @@ static void pk_inst(packer *k, lm_inst *dst, const lm_inst *src)
 #define X(f, n) dst->f = pk_mem(k, src->f, (size_t)src->n * sizeof *src->f);
 	INST_ARRAYS(X)
 #undef X
-	w = pk_mem(k, src->wait, (size_t)src->n_wait * sizeof *src->wait);
-	for (int i = 0; i < src->n_wait; i++) {
-		char *s = pk_str(k, src->wait[i].semaphore);
-		if (w)
-			w[i].semaphore = s;
-	}
-	dst->wait = w;
+	dst->wait = pk_syncs(k, src->wait, src->n_wait);
+	dst->update = pk_syncs(k, src->update, src->n_update);
 	dst->func_args = pk_kvs(k, src->func_args, src->n_func_args);
 	dst->func_outs = pk_kvs(k, src->func_outs, src->n_func_outs);
 #define X(f) dst->f = pk_str(k, src->f);
@@ -551,11 +599,23 @@ void lm_inst_copy_packed(lm_inst *dst, const lm_inst *src, lm_pool *pool)
 		dst->ins[i].extra = jdup(src->ins[i].extra);
 	for (int i = 0; i < src->n_outs; i++)
 		dst->outs[i].extra = jdup(src->outs[i].extra);
+	copy_sync_extras(dst->wait, src->wait, src->n_wait);
+	copy_sync_extras(dst->update, src->update, src->n_update);
 	copy_blocks_extra(dst, src);
 }
 
 void lm_block_clear(lm_block *b)
 {
+	for (int i = 0; i < b->n_args; i++) {
+		free(b->args[i].regref);
+		for (int k = 0; k < b->args[i].n_incoming; k++) {
+			free(b->args[i].incoming[k].value);
+			free(b->args[i].incoming[k].block);
+		}
+		free(b->args[i].incoming);
+		cJSON_Delete(b->args[i].extra);
+	}
+	free(b->args);
 	free(b->name);
 	for (int i = 0; i < b->n_insts; i++)
 		lm_inst_clear(&b->insts[i]);
@@ -564,8 +624,31 @@ void lm_block_clear(lm_block *b)
 	memset(b, 0, sizeof *b);
 }
 
+void lm_block_args_copy(lm_block *dst, const lm_block *src)
+{
+	dst->has_args = src->has_args;
+	dst->n_args = src->n_args;
+	dst->args = src->n_args ? lm_xcalloc((size_t)src->n_args,
+					     sizeof *dst->args) : NULL;
+	for (int i = 0; i < src->n_args; i++) {
+		const lm_blockarg *s = &src->args[i];
+		lm_blockarg *d = &dst->args[i];
+		d->regref = dup0(s->regref);
+		d->extra = jdup(s->extra);
+		d->n_incoming = s->n_incoming;
+		d->incoming = s->n_incoming ? lm_xcalloc((size_t)s->n_incoming,
+						       sizeof *d->incoming) : NULL;
+		for (int k = 0; k < s->n_incoming; k++) {
+			d->incoming[k].value = dup0(s->incoming[k].value);
+			d->incoming[k].block = dup0(s->incoming[k].block);
+			d->incoming[k].form = s->incoming[k].form;
+		}
+	}
+}
+
 void lm_block_copy(lm_block *dst, const lm_block *src)
 {
+	lm_block_args_copy(dst, src);
 	dst->name = dup0(src->name);
 	dst->n_insts = src->n_insts;
 	dst->insts = src->n_insts ? lm_xcalloc((size_t)src->n_insts,

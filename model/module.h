@@ -42,9 +42,45 @@ typedef enum lm_opcode {
 	LM_OP_NKIKLIRKERNEL,/* IT56 */
 	LM_OP_BIRKERNEL,    /* IT54 */
 	LM_OP_LOOP,
+	/* control flow */
+	LM_OP_DYNLOOP,      /* DynamicForLoop */
+	LM_OP_DOWHILE,      /* DoWhile */
+	LM_OP_CMPBRANCH,    /* CompareAndBranch */
+	LM_OP_UBRANCH,      /* UnconditionalBranch */
+	LM_OP_BRANCHHINT,   /* BranchHint */
+	LM_OP_BREAK,
+	LM_OP_EXIT,
+	LM_OP_HALT,
+	/* registers */
+	LM_OP_REGALU,       /* RegisterAlu */
+	LM_OP_REGMOVE,      /* RegisterMove */
+	LM_OP_TENSORLOAD,   /* TensorLoad: memory -> register */
+	LM_OP_TENSORSAVE,   /* TensorSave: register -> memory */
+	/* synchronization */
+	LM_OP_EVENTSEM,     /* EventSemaphore */
+	LM_OP_GROUPRESET,   /* GroupResetSemaphores */
+	LM_OP_AEBARRIER,    /* AllEngineBarrier */
+	LM_OP_DRAIN,
+	/* DMA blocks */
+	LM_OP_DMATRIGGER,   /* DMATrigger */
+	LM_OP_DMABLOCK,     /* DMABlock */
+	LM_OP_DESC_COPY,    /* DMADescriptorCopy */
+	LM_OP_DESC_CCE,     /* DMADescriptorCCE */
+	LM_OP_DESC_TRANSPOSE, /* DMADescriptorTranspose */
+	LM_OP_DESC_REPLICATE, /* DMADescriptorReplicate */
+	LM_OP_RESETQUEUE,   /* ResetQueueInstance */
+	/* misc */
+	LM_OP_TCOMPLETION,  /* TensorCompletion */
+	LM_OP_TCDYNSRC,     /* TensorCopyDynamicSrc */
+	LM_OP_TCDYNDST,     /* TensorCopyDynamicDst */
 	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
 	LM_OP_COUNT
 } lm_opcode;
+
+/* A set of opcodes: bit 1 << op (LM_OPM). */
+typedef uint64_t lm_opmask;
+#define LM_OPM(x) ((lm_opmask)1 << LM_OP_##x)
+typedef char lm_opcodes_fit_mask[LM_OP_COUNT <= 64 ? 1 : -1];
 
 const char *lm_opcode_name(lm_opcode op); /* "Matmult", ... ("" for OTHER) */
 struct lm_inst;
@@ -186,10 +222,33 @@ enum { LM_ORIGIN_INTERNAL = 0, LM_ORIGIN_PENGUIN, LM_ORIGIN_NKI,
 const char *lm_origin_name(int o);
 int lm_origin_parse(const char *s);    /* -1 when unknown */
 
-typedef struct lm_wait {
+/*
+** One entry of sync_info: an on_wait (a wait) or an on_update (an update)
+** of an instruction. A semaphore is named (semaphore, the name form) or
+** numbered (semaphore NULL: id, the id form: slot id of its core's bank;
+** an event id for the event modes). mode is the WaitMode / UpdateMode
+** ordinal (LM_WAIT_*, LM_UPD_*), value the threshold (wait_value) or the
+** amount (update_value) when has_value. A sem-ge-reg wait compares with
+** register regref; from is a wait's provenance (carried); an update with
+** has_core targets core's bank. extra: the entry's other keys.
+*/
+enum { LM_WAIT_EVT_SET_THEN_CLEAR = 0, LM_WAIT_SEM_GE_IMM = 1,
+       LM_WAIT_SEM_GE_REG = 2, LM_WAIT_INVALID = 3 };
+enum { LM_UPD_EVT_SET = 0, LM_UPD_SEM_ADD_IMM = 1, LM_UPD_SEM_SUB_IMM = 2,
+       LM_UPD_SEM_INC = 3, LM_UPD_SEM_DEC = 4, LM_UPD_SEM_WR_IMM = 5,
+       LM_UPD_INVALID = 6 };
+typedef struct lm_sync {
 	char *semaphore;
+	int64_t id;
+	int mode;
+	int has_value;
 	int64_t value;
-} lm_wait;
+	char *regref;
+	char *from;
+	int has_core;
+	int64_t core;
+	struct cJSON *extra;
+} lm_sync;
 
 typedef struct lm_kv {
 	char *key;   /* kernel formal name */
@@ -197,6 +256,21 @@ typedef struct lm_kv {
 } lm_kv;
 
 struct lm_block;
+struct lm_affine;
+
+/*
+** A loop's axis: a Loop's LoopAxis {name, lb, ub, stride}, three integers
+** (lb, ub, stride); a DynamicForLoop's DynamicForLoopAxis, three affine
+** expressions (lb_e, ub_e, stride_e, owned; the integers unused). name
+** NULL when the wire form gives none; extra: the axis object's other
+** keys.
+*/
+typedef struct lm_axis {
+	char *name;
+	int64_t lb, ub, stride;
+	struct lm_affine *lb_e, *ub_e, *stride_e;
+	struct cJSON *extra;
+} lm_axis;
 
 typedef struct lm_inst {
 	char *name;
@@ -217,12 +291,14 @@ typedef struct lm_inst {
 	int n_lc_deps;          /* loop_carried_dependencies */
 	char **lc_deps;
 	uint8_t *lc_dep_kind;   /* NULL: all Flow */
-	/* sync_info, as far as it maps onto the model: on_wait sem-ge-imm
-	   entries are `wait`, on_update sem-inc by 1 are `signal` */
+	/* sync_info: its on_wait entries (wait) and on_update entries
+	   (update), its other keys (sync_extra, carried); the legacy "wait"
+	   and "signal" keys read as name-form sem-ge-imm / sem-inc entries */
 	int n_wait;
-	lm_wait *wait;
-	int n_signal;
-	char **signal;
+	lm_sync *wait;
+	int n_update;
+	lm_sync *update;
+	struct cJSON *sync_extra;
 
 	int has_can_read_uninit;
 	int can_read_uninit;
@@ -279,9 +355,34 @@ typedef struct lm_inst {
 	int64_t sb_buf_shape[2];
 	int64_t psum_buf_shape[3];
 	int psum_buf_nested;    /* written [a,[b,c]] */
-	/* Loop */
+	/* Loop, DynamicForLoop, DoWhile, DMABlock: the nested body */
 	int n_blocks;
 	struct lm_block *blocks;
+	/* Loop (LoopAxis), DynamicForLoop (DynamicForLoopAxis) */
+	int has_axis;
+	lm_axis axis;
+	/* Loop: its registers (register allocation names) */
+	int n_loop_regs;
+	char **loop_regs;
+	/* DoWhile: cond as an affine expression (owned); NULL when absent or
+	   given in another form (a block name: carried in extra) */
+	struct lm_affine *cond;
+	/* CompareAndBranch: comp_op (BranchCompareOp ordinal), the blocks
+	   on_true / on_false; UnconditionalBranch: its target block */
+	int comp_op;
+	char *on_true, *on_false;
+	char *branch_target;
+	/* RegisterAlu: op (an AluOpType ordinal: every one, not only those
+	   of lm_aluop), is_64bit */
+	int reg_alu;
+	int is_64bit;
+	/* GroupResetSemaphores: the semaphore ids it resets */
+	int n_sema_group;
+	int64_t *sema_group;
+	/* DMATrigger: the DMABlocks it fires (instruction names); a
+	   DMABlock's queue is `queue` */
+	int n_dma_blocks;
+	char **dma_blocks;
 
 	struct cJSON *extra;    /* unknown keys, carried through */
 
@@ -293,10 +394,34 @@ typedef struct lm_inst {
 	struct lm_inst_pack *pack;
 } lm_inst;
 
+/*
+** A block argument (a phi): its register (regref, NULL when none is
+** given) and the value it takes from each predecessor block, a storage
+** name (an allocation, a register, or a memory location). form: how the
+** entry was written ([value, block], {"regref", "block"} or {"value",
+** "block"}), written back so.
+*/
+enum { LM_IN_PAIR = 0, LM_IN_REGREF, LM_IN_VALUE };
+typedef struct lm_incoming {
+	char *value;
+	char *block;
+	int form;
+} lm_incoming;
+
+typedef struct lm_blockarg {
+	char *regref;
+	int n_incoming;
+	lm_incoming *incoming;
+	struct cJSON *extra;   /* the argument's other keys */
+} lm_blockarg;
+
 typedef struct lm_block {
 	char *name;
 	int n_insts;
 	lm_inst *insts;
+	int has_args;          /* "arguments" given (written back, even []) */
+	int n_args;
+	lm_blockarg *args;
 	struct cJSON *extra;
 } lm_block;
 
@@ -351,9 +476,15 @@ typedef struct lm_function {
 	struct cJSON *extra;
 } lm_function;
 
+/* A module semaphore: by name; with has_id, slot id (0..255) of the bank
+** of core (has_core; else the module's own core). */
 typedef struct lm_semaphore {
 	char *name;
 	int64_t init;
+	int has_id;
+	int64_t id;
+	int has_core;
+	int64_t core;
 	struct cJSON *extra;
 } lm_semaphore;
 
@@ -462,10 +593,11 @@ void lm_inst_clear(lm_inst *in);
 ** entry i. lc: the loop-carried list instead. */
 void lm_inst_add_dep(lm_inst *in, int lc, const char *name, int kind);
 /* Append a wait (sem-ge-imm value) or a signal (sem-inc by 1) on a copy
-** of sem; an instruction that keeps its sync_info as it is gets the entry
-** in that object instead. */
+** of the semaphore name sem (name-form entries). */
 void lm_inst_add_wait(lm_inst *in, const char *sem, int64_t value);
 void lm_inst_add_signal(lm_inst *in, const char *sem);
+/* Append a copy of entry e to in's waits (update 0) or updates. */
+void lm_inst_add_sync(lm_inst *in, int update, const lm_sync *e);
 /* Replace func_args (outs: func_outs) by v[0..n), which the instruction
 ** takes over (v malloc'd, its strings too). */
 void lm_inst_set_kvs(lm_inst *in, int outs, lm_kv *v, int n);
@@ -477,6 +609,8 @@ void lm_alloc_clear(lm_alloc *a);
 void lm_arg_copy(lm_arg *dst, const lm_arg *src);
 void lm_arg_clear(lm_arg *a);
 void lm_block_copy(lm_block *dst, const lm_block *src);
+/* dst's block arguments: deep copies of src's (dst's are not freed). */
+void lm_block_args_copy(lm_block *dst, const lm_block *src);
 void lm_block_clear(lm_block *b);
 void lm_function_copy(lm_function *dst, const lm_function *src);
 void lm_function_clear(lm_function *f);

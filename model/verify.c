@@ -11,11 +11,11 @@
 **      banks, capacities), then alias tuples, remote_local_target /
 **      alias_of / aliases
 **   5. instruction names of every function (module-wide uniqueness),
-**      carried bodies included, then of the queues' carried blocks
+**      nested bodies included, then of the queues' carried blocks
 **   6. every instruction in program order: dependencies, wait / signal,
 **      operands (resolution and bounds), tensor and register references
 **      carried in JSON, then the opcode's own rules (the rows of
-**      fields.def), then its carried body; a block's incoming values;
+**      fields.def), then its nested body; a block's incoming values;
 **      then the queues' blocks
 **   7. the module's call_to_physical_memlocs; no function reaches itself
 **      through Calls / NKIKernel calls
@@ -43,6 +43,8 @@
 #include "dtype.h"
 #include "geometry.h"
 #include "json_int.h"
+#include "enumtab.h"
+#include "affine.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,11 +88,12 @@ typedef struct vctx {
 	const lm_inst **inst_ptr; /* the instruction of each inst_at entry */
 	int n_inst_at, cap_inst_at, cap_inst_ptr, pos;
 	const lm_function *fn; /* function being checked */
-	/* the bodies other opcodes than Loop carry (DynamicForLoop, DoWhile,
-	   DMABlock), read by lm_blocks_from_json in visiting order:
-	   collect_names reads them, check_blocks walks them in that order */
-	struct vbody { lm_block *bs; int n; } *bodies;
-	int n_bodies, cap_bodies, body_pos;
+	const lm_block *rbs;   /* the region being checked: its blocks */
+	int rnb;
+	/* the loops around the instruction being checked, innermost last:
+	   their axis names (NULL: none) */
+	const char **loops;
+	int n_loops, cap_loops;
 	/* per module queue: its carried blocks as a function of its name
 	   (no blocks: n_blocks 0) */
 	lm_function *qfns;
@@ -661,20 +664,6 @@ static int check_linked_aliases(vctx *v)
 
 /* ---- instruction names -------------------------------------------------- */
 
-/* The nested body an opcode with blocks other than Loop carries (its
-** "blocks"), or NULL. */
-static const cJSON *carried_body(const lm_inst *in)
-{
-	const lm_opinfo *o;
-	const cJSON *b;
-	if (in->op == LM_OP_LOOP || !in->extra)
-		return NULL;
-	o = lm_op_info(lm_inst_it(in));
-	b = o && (o->flags & LM_OPF_BLOCKS) ?
-		cJSON_GetObjectItemCaseSensitive(in->extra, "blocks") : NULL;
-	return cJSON_IsArray(b) ? b : NULL;
-}
-
 /* A reader's message without its "FILE: " (the verifier adds its own). */
 static const char *unfiled(vctx *v, const char *msg)
 {
@@ -682,19 +671,6 @@ static const char *unfiled(vctx *v, const char *msg)
 	if (n && !strncmp(msg, v->file, n) && !strncmp(msg + n, ": ", 2))
 		return msg + n + 2;
 	return msg;
-}
-
-/* Read a carried array of blocks into v->bodies (its last entry). */
-static int read_body(vctx *v, const cJSON *blocks)
-{
-	lm_error e;
-	struct vbody *b;
-	lm_grow(&v->bodies, &v->cap_bodies, v->n_bodies + 1,
-		sizeof *v->bodies);
-	b = &v->bodies[v->n_bodies++];
-	if (lm_blocks_from_json(blocks, v->m, &b->bs, &b->n, &e))
-		return fail(v, "its blocks do not read: %s", unfiled(v, e.msg));
-	return 0;
 }
 
 /* What f is, for a message: a module queue's blocks are held as a
@@ -705,8 +681,8 @@ static const char *owner_kind(const vctx *v, const lm_function *f)
 		"queue" : "function";
 }
 
-/* Record the names of the instructions of blocks (recursing into Loops
-** and carried bodies). */
+/* Record the names of the instructions of blocks (recursing into the
+** bodies of Loops and of the other opcodes with blocks). */
 static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 			 int nb)
 {
@@ -741,11 +717,10 @@ static int collect_names(vctx *v, const lm_function *f, const lm_block *bs,
 			v->inst_ptr[v->n_inst_at] = in;
 			v->inst_at[v->n_inst_at++] = f;
 			*slot = (void *)(intptr_t)v->n_inst_at;
-			if (carried_body(in)) {
-				int rc = read_body(v, carried_body(in));
-				if (rc || (rc = collect_names(v, f,
-					v->bodies[v->n_bodies - 1].bs,
-					v->bodies[v->n_bodies - 1].n)) != 0)
+			if (in->n_blocks) {
+				int rc = collect_names(v, f, in->blocks,
+						       in->n_blocks);
+				if (rc)
 					return rc;
 			}
 			wpop(v, w2);
@@ -1023,25 +998,8 @@ static int each_kv(vctx *v, const char *key, const lm_keyview *kv,
 	return 0;
 }
 
-/* A block of the carried body blocks (a "blocks" array) named name. */
-static int json_has_block(const cJSON *blocks, const char *name)
-{
-	const cJSON *b, *i, *n;
-	cJSON_ArrayForEach(b, blocks) {
-		n = cJSON_GetObjectItemCaseSensitive(b, "name");
-		if (cJSON_IsString(n) && !strcmp(n->valuestring, name))
-			return 1;
-		cJSON_ArrayForEach(i, cJSON_GetObjectItemCaseSensitive(
-					      b, "instructions"))
-			if (json_has_block(cJSON_GetObjectItemCaseSensitive(
-						   i, "blocks"), name))
-				return 1;
-	}
-	return 0;
-}
-
-/* A block of blocks bs named name, nested bodies included (a Loop's, and
-** those the other opcodes with blocks carry). */
+/* A block of blocks bs named name, nested bodies included (those of
+** Loops and of the other opcodes with blocks). */
 static int has_block(const lm_block *bs, int nb, const char *name)
 {
 	for (int b = 0; b < nb; b++) {
@@ -1049,12 +1007,8 @@ static int has_block(const lm_block *bs, int nb, const char *name)
 			return 1;
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
-			if ((in->n_blocks &&
-			     has_block(in->blocks, in->n_blocks, name)) ||
-			    (in->extra && json_has_block(
-				    cJSON_GetObjectItemCaseSensitive(in->extra,
-								     "blocks"),
-				    name)))
+			if (in->n_blocks &&
+			    has_block(in->blocks, in->n_blocks, name))
 				return 1;
 		}
 	}
@@ -1206,6 +1160,10 @@ static int check_value_refs(vctx *v, const lm_inst *in, const lm_field *f,
 	if (f->type == LM_FT_KV)
 		return f->ref == LM_REF_ALLOC ?
 			each_kv(v, f->key, kv, check_kv_actual, NULL) : 0;
+	for (int i = 0; i < kv->n_names; i++)
+		if (kv->names[i] &&
+		    (rc = check_ref(v, in, f->key, f->ref, kv->names[i])) != 0)
+			return rc;
 	if (!kv->json)
 		return kv->name ? check_ref(v, in, f->key, f->ref, kv->name) : 0;
 	if (cJSON_IsString(kv->json))
@@ -1302,49 +1260,319 @@ static int check_corebarrier(vctx *v, const lm_inst *in)
 	return 0;
 }
 
+/* The core whose bank an id-form entry of the current function uses: the
+** function's neuron_core_id, else the module's. */
+static int64_t fn_core(const vctx *v)
+{
+	return v->fn && v->fn->has_core_id ? v->fn->neuron_core_id
+					   : lm_module_core_id(v->m);
+}
+
+/* A semaphore declaration of slot id of core's bank (NULL: none). */
+static const lm_semaphore *declared_id(const vctx *v, int64_t core,
+				       int64_t id)
+{
+	int64_t own = lm_module_core_id(v->m);
+	for (int i = 0; i < v->m->n_semaphores; i++) {
+		const lm_semaphore *s = &v->m->semaphores[i];
+		if (s->has_id && s->id == id &&
+		    (s->has_core ? s->core : own) == core)
+			return s;
+	}
+	return NULL;
+}
+
+/* "Loop 'l'" / "Loop" (no name) / "DynamicForLoop 'dl'" into buf. */
+static const char *loop_label(const lm_inst *in, char *buf, size_t n)
+{
+	if (in->name && *in->name)
+		snprintf(buf, n, "%s '%s'", opname(in), in->name);
+	else
+		snprintf(buf, n, "%s", opname(in));
+	return buf;
+}
+
+/*
+** A Loop's axis: stride > 0 and ub >= lb, or all three 0 (an axis with no
+** bound: one pass of the body). The compiler's simulator runs a loop whose
+** bounds count down, or that does not advance, zero times; lncsim refuses
+** what has no agreed meaning.
+*/
+static int check_loop(vctx *v, const lm_inst *in)
+{
+	const lm_axis *a = &in->axis;
+	char lbl[300];
+	const char *why = NULL;
+	if (!in->has_axis || (!a->lb && !a->ub && !a->stride))
+		return 0;
+	if (a->stride == 0)
+		why = "stride 0";
+	else if (a->stride < 0)
+		why = "negative stride (a loop counts up)";
+	else if (a->ub < a->lb)
+		why = "negative trip count";
+	if (!why)
+		return 0;
+	return fail(v, "%s axis '%s': lb %lld, ub %lld, stride %lld: %s",
+		    loop_label(in, lbl, sizeof lbl), S(a->name),
+		    (long long)a->lb, (long long)a->ub, (long long)a->stride,
+		    why);
+}
+
+/*
+** A DynamicForLoop's axis, the compiler's contract for it: lb and stride
+** constants (AffExprKind without terms), stride > 0, ub one
+** IntRuntimeValueKind term (coeff * register + c).
+*/
+static int check_dynloop(vctx *v, const lm_inst *in)
+{
+	const lm_axis *a = &in->axis;
+	int n = 0, kind = 0;
+	int64_t c = 0;
+	char lbl[300];
+	if (!in->has_axis)
+		return 0;
+	loop_label(in, lbl, sizeof lbl);
+	if (lm_affine_terms(a->lb_e, &n, NULL, NULL, NULL, NULL) || n)
+		return fail(v, "%s axis '%s': lb must be a constant (an "
+			    "AffExprKind without terms)", lbl, S(a->name));
+	if (lm_affine_terms(a->stride_e, &n, &c, NULL, NULL, NULL) || n ||
+	    c <= 0)
+		return fail(v, "%s axis '%s': stride must be a constant > 0 "
+			    "(an AffExprKind without terms)", lbl, S(a->name));
+	if (lm_affine_terms(a->ub_e, &n, NULL, &kind, NULL, NULL) || n != 1 ||
+	    kind != LM_AFF_REG)
+		return fail(v, "%s axis '%s': ub must be one IntRuntimeValueKind "
+			    "term (coeff * register + c)", lbl, S(a->name));
+	return 0;
+}
+
+/* Is name a block of the region being checked (the blocks around the
+** instruction: its function's, or the body's it is in)? */
+static int in_region(const vctx *v, const char *name)
+{
+	for (int b = 0; b < v->rnb; b++)
+		if (v->rbs[b].name && !strcmp(v->rbs[b].name, name))
+			return 1;
+	return 0;
+}
+
+/* A branch goes to a block of its own region: a CompareAndBranch's
+** on_true / on_false, an UnconditionalBranch's target. */
+static int check_branch(vctx *v, const lm_inst *in)
+{
+	const char *key[2] = { "on_true", "on_false" };
+	const char *to[2] = { in->on_true, in->on_false };
+	int n = 2;
+	if (in->op == LM_OP_UBRANCH) {
+		key[0] = "target";
+		to[0] = in->branch_target;
+		n = 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (to[i] && !in_region(v, to[i]))
+			return fail(v, "%s '%s': %s '%s' names no block of the "
+				    "region%s", opname(in), S(in->name), key[i],
+				    to[i], has_block(v->fn->blocks,
+						     v->fn->n_blocks, to[i]) ?
+				    " (a block of another region of the function"
+				    ": a branch stays in its own)" : "");
+	return 0;
+}
+
+/* A Break leaves the innermost loop around it (Loop, DynamicForLoop,
+** DoWhile): there must be one. */
+static int check_break(vctx *v, const lm_inst *in)
+{
+	if (!v->n_loops)
+		return fail(v, "Break '%s' is not inside a loop", S(in->name));
+	return 0;
+}
+
+/* A DMABlock's queue (lncsim's extension), when it says one, exists. */
+static int check_dmablock(vctx *v, const lm_inst *in)
+{
+	if (in->queue && !lm_strmap_lookup(&v->queues, in->queue))
+		return fail(v, "DMA block '%s' names queue '%s', which does not "
+			    "exist", S(in->name), in->queue);
+	return 0;
+}
+
+/* The DMA blocks a trigger fires are blocks of its queue (when they say
+** a queue). */
+static int check_dmatrigger(vctx *v, const lm_inst *in)
+{
+	for (int i = 0; i < in->n_dma_blocks; i++) {
+		const lm_inst *b = in->dma_blocks[i] ?
+			fn_inst(v, in->dma_blocks[i]) : NULL;
+		if (b && b->queue && in->queue && strcmp(b->queue, in->queue))
+			return fail(v, "DMATrigger '%s' (queue %s): dma_blocks "
+				    "'%s' is a DMA block of another queue (queue "
+				    "%s)", S(in->name), in->queue,
+				    in->dma_blocks[i], b->queue);
+	}
+	return 0;
+}
+
+/* The semaphores a GroupResetSemaphores resets are declared slots of its
+** core's bank. */
+static int check_groupreset(vctx *v, const lm_inst *in)
+{
+	int64_t core = fn_core(v);
+	for (int i = 0; i < in->n_sema_group; i++)
+		if (in->sema_group[i] > 255 ||
+		    !declared_id(v, core, in->sema_group[i]))
+			return fail(v, "sema_group: semaphore id %lld is not "
+				    "declared by the module (core %lld)",
+				    (long long)in->sema_group[i],
+				    (long long)core);
+	return 0;
+}
+
+/* A DMA descriptor's operands are access patterns the descriptor holds
+** (physical_ap): a register or symbolic one has no place in it. */
+static int check_descriptor(vctx *v, const lm_inst *in)
+{
+	for (int k = 0; k < 2; k++) {
+		int n = k ? in->n_outs : in->n_ins;
+		const lm_arg *args = k ? in->outs : in->ins;
+		for (int i = 0; i < n; i++) {
+			const cJSON *kind;
+			if (args[i].kind == LM_ARG_PHYSICAL_AP)
+				continue;
+			kind = args[i].extra ? cJSON_GetObjectItemCaseSensitive(
+				args[i].extra, "kind") : NULL;
+			return fail(v, "%s[%d]: %s: DMA descriptor cannot have "
+				    "dynamic AP (a descriptor's operands are "
+				    "physical_ap)", k ? "outs" : "ins", i,
+				    args[i].kind == LM_ARG_IMM ? "imm_value" :
+				    cJSON_IsString(kind) ? kind->valuestring
+				    : "?");
+		}
+	}
+	return 0;
+}
+
 /* The rules of single opcodes that their rows cannot say. */
 static const struct {
 	int it;
 	int (*check)(vctx *v, const lm_inst *in);
+	int first;  /* before the rows' references are resolved */
 } field_hooks[] = {
-	{ LM_IT_CoreBarrier, check_corebarrier },
-	{ LM_IT_NKIKernel, check_nkikernel },
-	{ LM_IT_Call, check_call_formals },
+	{ LM_IT_CoreBarrier, check_corebarrier, 0 },
+	{ LM_IT_NKIKernel, check_nkikernel, 0 },
+	{ LM_IT_Call, check_call_formals, 0 },
+	{ LM_IT_Loop, check_loop, 0 },
+	{ LM_IT_DynamicForLoop, check_dynloop, 0 },
+	{ LM_IT_CompareAndBranch, check_branch, 1 },
+	{ LM_IT_UnconditionalBranch, check_branch, 1 },
+	{ LM_IT_Break, check_break, 0 },
+	{ LM_IT_DMABlock, check_dmablock, 0 },
+	{ LM_IT_DMATrigger, check_dmatrigger, 0 },
+	{ LM_IT_GroupResetSemaphores, check_groupreset, 0 },
+	{ LM_IT_DMADescriptorCopy, check_descriptor, 0 },
+	{ LM_IT_DMADescriptorCCE, check_descriptor, 0 },
+	{ LM_IT_DMADescriptorTranspose, check_descriptor, 0 },
+	{ LM_IT_DMADescriptorReplicate, check_descriptor, 0 },
 };
+
+/* The hooks of opcode it of one kind (first: those before the rows'
+** references). */
+static int run_hooks(vctx *v, const lm_inst *in, int it, int first)
+{
+	int rc;
+	for (size_t h = 0; h < sizeof field_hooks / sizeof *field_hooks; h++)
+		if (field_hooks[h].it == it && field_hooks[h].first == first &&
+		    (rc = field_hooks[h].check(v, in)) != 0)
+			return rc;
+	return 0;
+}
 
 /*
 ** The opcode's own keys, row by row (fields.def): a required key (REQ,
 ** NEED) the instruction holds no value for, where a missing key reads as
-** no value, is missing ("Call needs target"); every reference resolves.
-** Then the opcode's hook.
+** no value, is missing ("Call needs target"); then the hooks that come
+** first (a branch's region), then every reference resolves; then the
+** opcode's other hooks.
 */
 static int check_fields(vctx *v, const lm_inst *in)
 {
 	int it = lm_inst_it(in), rc;
 	const lm_opinfo *o = lm_op_info(it);
+	lm_keyview kv;
 	for (int i = 0; o && i < o->n_fields; i++) {
 		const lm_field *f = o->fields[i];
-		lm_keyview kv;
 		int has = lm_inst_key_view(in, f, &kv);
-		if (has <= 0) {
-			if (lm_field_required(f, in->op != LM_OP_OTHER) &&
-			    (has < 0 || !lm_field_has_default(f)))
-				return fail(v, "%s needs %s", opname(in),
-					    f->key);
-			continue;
-		}
-		if ((rc = check_value_refs(v, in, f, &kv)) != 0)
+		if (has <= 0 && lm_field_required(f, in->op != LM_OP_OTHER) &&
+		    (has < 0 || !lm_field_has_default(f)))
+			return fail(v, "%s needs %s", opname(in), f->key);
+	}
+	if ((rc = run_hooks(v, in, it, 1)) != 0)
+		return rc;
+	for (int i = 0; o && i < o->n_fields; i++) {
+		const lm_field *f = o->fields[i];
+		if (lm_inst_key_view(in, f, &kv) > 0 &&
+		    (rc = check_value_refs(v, in, f, &kv)) != 0)
 			return rc;
 	}
-	for (size_t h = 0; h < sizeof field_hooks / sizeof *field_hooks; h++)
-		if (field_hooks[h].it == it)
-			return field_hooks[h].check(v, in);
+	return run_hooks(v, in, it, 0);
+}
+
+/*
+** One sync_info entry (upd: an on_update): a named semaphore is a module
+** semaphore, a numbered one (0..255) is declared for the core whose bank
+** it uses, an event (the evt modes) is numbered; sem-ge-reg names a
+** register and only it does; sem-inc / sem-dec add 1; a wait's threshold
+** is not negative; the modes are not invalid.
+*/
+static int check_sync_entry(vctx *v, const lm_sync *e, int upd)
+{
+	const char *list = upd ? "on_update" : "on_wait";
+	const char *mode = lm_enum_name(upd ? LM_ET_UpdateMode : LM_ET_WaitMode,
+					e->mode);
+	int evt = upd ? e->mode == LM_UPD_EVT_SET
+		      : e->mode == LM_WAIT_EVT_SET_THEN_CLEAR;
+	int64_t core = upd && e->has_core ? e->core : fn_core(v);
+	if (!mode)
+		mode = "?";
+	if ((upd && e->mode == LM_UPD_INVALID) ||
+	    (!upd && e->mode == LM_WAIT_INVALID))
+		return fail(v, "%s: mode 'invalid' has no meaning", list);
+	if (e->semaphore && evt)
+		return fail(v, "%s %s: an event is given by its id, not by a "
+			    "name ('%s')", list, mode, e->semaphore);
+	if (e->semaphore && !lm_strmap_lookup(&v->sems, e->semaphore))
+		return fail(v, "%s semaphore '%s' is not a module semaphore",
+			    upd ? "signal" : "wait", e->semaphore);
+	if (!e->semaphore && (e->id < 0 || e->id > 255))
+		return fail(v, "%s: %s id %lld is outside 0..255", list,
+			    evt ? "event" : "semaphore", (long long)e->id);
+	if (!e->semaphore && !evt && !declared_id(v, core, e->id))
+		return fail(v, "%s: semaphore id %lld is not declared by the "
+			    "module (core %lld)", list, (long long)e->id,
+			    (long long)core);
+	if (!upd && e->mode == LM_WAIT_SEM_GE_REG && !e->regref)
+		return fail(v, "on_wait sem-ge-reg: needs regref (the register "
+			    "holding the threshold)");
+	if (!upd && e->regref && e->mode != LM_WAIT_SEM_GE_REG)
+		return fail(v, "on_wait %s: regref '%s' given (only a "
+			    "sem-ge-reg wait reads a register)", mode,
+			    e->regref);
+	if (upd && (e->mode == LM_UPD_SEM_INC || e->mode == LM_UPD_SEM_DEC) &&
+	    e->has_value && e->value != 1)
+		return fail(v, "on_update %s: value %lld (Semaphore %s value "
+			    "must be 1)", mode, (long long)e->value,
+			    e->mode == LM_UPD_SEM_INC ? "inc" : "dec");
+	if (!upd && e->has_value && e->value < 0)
+		return fail(v, "wait value %lld is negative",
+			    (long long)e->value);
 	return 0;
 }
 
 /* dependencies (earlier, same function), wait and signal semaphores. */
 static int check_sync(vctx *v, const lm_inst *in)
 {
+	int rc;
 	for (int i = 0; i < in->n_deps; i++) {
 		const char *d = in->deps[i];
 		const lm_function *owner;
@@ -1385,20 +1613,12 @@ static int check_sync(vctx *v, const lm_inst *in)
 				    "instruction of function '%s', not of '%s'",
 				    d, fname(v->inst_at[at]), fname(v->fn));
 	}
-	for (int i = 0; i < in->n_wait; i++) {
-		const lm_wait *w = &in->wait[i];
-		if (!w->semaphore || !lm_strmap_lookup(&v->sems, w->semaphore))
-			return fail(v, "wait semaphore '%s' is not a module "
-				    "semaphore", S(w->semaphore));
-		if (w->value < 0)
-			return fail(v, "wait value %lld is negative",
-				    (long long)w->value);
-	}
-	for (int i = 0; i < in->n_signal; i++)
-		if (!in->signal[i] ||
-		    !lm_strmap_lookup(&v->sems, in->signal[i]))
-			return fail(v, "signal semaphore '%s' is not a module "
-				    "semaphore", S(in->signal[i]));
+	for (int i = 0; i < in->n_wait; i++)
+		if ((rc = check_sync_entry(v, &in->wait[i], 0)) != 0)
+			return rc;
+	for (int i = 0; i < in->n_update; i++)
+		if ((rc = check_sync_entry(v, &in->update[i], 1)) != 0)
+			return rc;
 	return 0;
 }
 
@@ -1484,10 +1704,16 @@ static int check_regref(cJSON *j, void *arg)
 		    j->valuestring, al->name);
 }
 
+/* One register name of an instruction's fields (lm_inst_each_regname). */
+static int check_field_reg(void *arg, const char *key, const char *name)
+{
+	return check_reg_name(arg, key, name);
+}
+
 /*
 ** Every register reference of an instruction resolves: those of each
-** operand (path .../operand ins[i]) and those among the instruction's
-** carried keys (a Loop's too).
+** operand (path .../operand ins[i]), those among the instruction's
+** carried keys (a Loop's too) and those its fields hold.
 */
 static int check_registers(vctx *v, const lm_inst *in)
 {
@@ -1506,7 +1732,10 @@ static int check_registers(vctx *v, const lm_inst *in)
 			wpop(v, w);
 		}
 	}
-	return in->extra ? lm_json_each_regref(in->extra, check_regref, v) : 0;
+	if (in->extra &&
+	    (rc = lm_json_each_regref(in->extra, check_regref, v)) != 0)
+		return rc;
+	return lm_inst_each_regname(in, check_field_reg, v);
 }
 
 /* ---- tensor references in carried JSON ---------------------------------- */
@@ -1572,7 +1801,109 @@ static int check_tensorrefs(vctx *v, const lm_inst *in)
 	return 0;
 }
 
-/* One instruction: synchronization, operands, registers, fields. */
+/* ---- loop axes in expressions ------------------------------------------- */
+
+/* One loop axis named by an expression: an axis of a loop around the
+** instruction, else the error names the axes there are (innermost
+** first). */
+static int check_axis_name(vctx *v, const char *key, const char *axis)
+{
+	lm_buf b = LM_BUF_INIT;
+	int rc;
+	for (int i = 0; i < v->n_loops; i++)
+		if (v->loops[i] && !strcmp(v->loops[i], axis))
+			return 0;
+	for (int i = v->n_loops - 1; i >= 0; i--)
+		if (v->loops[i])
+			lm_buf_printf(&b, "%s%s", b.size ? ", " : "",
+				      v->loops[i]);
+	rc = fail(v, "%s: AffIVKind '%s' names no enclosing loop axis "
+		  "(enclosing: %s)", key, axis, b.size ? lm_buf_cstr(&b)
+		  : "none");
+	lm_buf_free(&b);
+	return rc;
+}
+
+/* Every AffIVKind node of carried JSON j (under the key key). */
+static int check_axes_json(vctx *v, const char *key, const cJSON *j)
+{
+	const cJSON *k, *a;
+	int rc;
+	if (cJSON_IsObject(j) && (k = cJSON_GetObjectItemCaseSensitive(
+					  j, "kind")) != NULL &&
+	    cJSON_IsString(k) && !strcmp(k->valuestring, "AffIVKind") &&
+	    cJSON_IsString(a = cJSON_GetObjectItemCaseSensitive(j, "axis")))
+		return check_axis_name(v, key, a->valuestring);
+	if (!cJSON_IsObject(j) && !cJSON_IsArray(j))
+		return 0;
+	/* the tree is at most as deep as cJSON parses (1000) */
+	for (const cJSON *c = j->child; c; c = c->next)
+		if ((rc = check_axes_json(v, key, c)) != 0)
+			return rc;
+	return 0;
+}
+
+/* The state of a walk of an expression's axes (lm_affine_each_name). */
+typedef struct axis_walk {
+	vctx *v;
+	const char *key;
+} axis_walk;
+
+static int axis_leaf(void *ctx, int kind, char **name)
+{
+	axis_walk *w = ctx;
+	return kind == LM_AFF_IV ? check_axis_name(w->v, w->key, *name) : 0;
+}
+
+/*
+** Every loop axis the instruction's expressions name (AffIVKind) is the
+** axis of a loop around it: in its carried keys (the MaybeAffine values,
+** order, unroll_dependencies, predicates, ...), in its operands'
+** (symbolic access patterns, dynamic offsets), in a DynamicForLoop's
+** bounds (outside its own body: not its own axis) and a DoWhile's cond.
+*/
+static int check_loop_axes(vctx *v, const lm_inst *in)
+{
+	lm_affine *const e[4] = { in->axis.lb_e, in->axis.ub_e,
+				  in->axis.stride_e, in->cond };
+	int rc;
+	for (const cJSON *c = in->extra ? in->extra->child : NULL; c;
+	     c = c->next)
+		if ((rc = check_axes_json(v, c->string ? c->string : "", c)))
+			return rc;
+	for (int k = 0; k < 2; k++) {
+		int n = k ? in->n_outs : in->n_ins;
+		const lm_arg *args = k ? in->outs : in->ins;
+		for (int i = 0; i < n; i++) {
+			size_t w;
+			if (!args[i].extra)
+				continue;
+			w = wpush_operand(v, k, i);
+			for (const cJSON *c = args[i].extra->child; c;
+			     c = c->next)
+				if ((rc = check_axes_json(v, c->string ?
+							  c->string : "", c)))
+					return rc;
+			wpop(v, w);
+		}
+	}
+	for (int i = 0; i < 4; i++) {
+		axis_walk w = { v, i < 3 ? "DynamicForLoopAxis" : "cond" };
+		if (e[i] && (rc = lm_affine_each_name(e[i], axis_leaf, &w)))
+			return rc;
+	}
+	return 0;
+}
+
+/* Enter the body of a loop whose axis is named axis (NULL: none). */
+static void push_loop(vctx *v, const char *axis)
+{
+	lm_grow(&v->loops, &v->cap_loops, v->n_loops + 1, sizeof *v->loops);
+	v->loops[v->n_loops++] = axis;
+}
+
+/* One instruction: synchronization, operands, registers, loop axes,
+** fields. */
 static int check_inst(vctx *v, const lm_inst *in)
 {
 	int rc;
@@ -1581,55 +1912,67 @@ static int check_inst(vctx *v, const lm_inst *in)
 	if ((rc = check_operands(v, in)) != 0)
 		return rc;
 	if ((rc = check_tensorrefs(v, in)) != 0 ||
-	    (rc = check_registers(v, in)) != 0)
+	    (rc = check_registers(v, in)) != 0 ||
+	    (rc = check_loop_axes(v, in)) != 0)
 		return rc;
 	return check_fields(v, in);
 }
 
 /*
-** The incoming values a block carries (each "incoming_values" member of
-** its carried keys, at any depth: the entries of a block argument): each
-** [value, block] pair names a block of the function and a storage of the
-** module (an allocation or a memory location).
+** A block's arguments: an argument's register is a register allocation;
+** each incoming value comes from a block of the function and is a storage
+** of the module (a register for the {"regref", "block"} form; an
+** allocation or a memory location otherwise).
 */
-static int check_incoming_json(vctx *v, const cJSON *c)
+static int check_incoming(vctx *v, const lm_block *bl)
 {
-	if (c->string && !strcmp(c->string, "incoming_values")) {
-		const cJSON *e;
-		cJSON_ArrayForEach(e, c) {
-			const cJSON *val = e->child;
-			const cJSON *blk = val ? val->next : NULL;
-			if (!cJSON_IsString(val) || !cJSON_IsString(blk))
-				continue; /* the loader checked the shape */
-			if (!has_block(v->fn->blocks, v->fn->n_blocks,
-				       blk->valuestring))
+	int rc;
+	for (int i = 0; i < bl->n_args; i++) {
+		const lm_blockarg *a = &bl->args[i];
+		if (a->regref &&
+		    (rc = check_reg_name(v, "arguments regref", a->regref)))
+			return rc;
+		for (int k = 0; k < a->n_incoming; k++) {
+			const lm_incoming *x = &a->incoming[k];
+			if (!has_block(v->fn->blocks, v->fn->n_blocks, x->block))
 				return fail(v, "incoming_values: '%s' is not a "
-					    "block of function '%s'",
-					    blk->valuestring, fname(v->fn));
-			if (!lm_strmap_lookup(&v->allocp, val->valuestring) &&
-			    !lm_strmap_lookup(&v->memlocs, val->valuestring))
+					    "block of function '%s'", x->block,
+					    fname(v->fn));
+			if (x->form == LM_IN_REGREF) {
+				if ((rc = check_reg_name(v, "incoming_values "
+							 "regref", x->value)))
+					return rc;
+			} else if (!lm_strmap_lookup(&v->allocp, x->value) &&
+				   !lm_strmap_lookup(&v->memlocs, x->value)) {
 				return fail(v, "incoming_values: '%s' names no "
 					    "allocation or memory location",
-					    val->valuestring);
+					    x->value);
+			}
 		}
-		return 0;
 	}
-	if (cJSON_IsObject(c) || cJSON_IsArray(c))
-		for (const cJSON *x = c->child; x; x = x->next)
-			if (check_incoming_json(v, x))
-				return LM_EINPUT;
 	return 0;
 }
 
-static int check_incoming(vctx *v, const lm_block *bl)
-{
-	return bl->extra ? check_incoming_json(v, bl->extra) : 0;
-}
+static int check_region(vctx *v, const lm_block *bs, int nb);
 
-/* The instructions of blocks in program order (recursing into Loops and
-** carried bodies). */
+/* The instructions of blocks in program order (recursing into the bodies
+** of Loops and of the other opcodes with blocks); the region being
+** checked is bs for their time. */
 static int check_blocks(vctx *v, const lm_block *bs, int nb)
 {
+	const lm_block *rbs = v->rbs;
+	int rnb = v->rnb, rc = check_region(v, bs, nb);
+	v->rbs = rbs;
+	v->rnb = rnb;
+	return rc;
+}
+
+/* check_blocks over the blocks bs of one region: each instruction, then
+** its body (inside the loop it is, when it is one). */
+static int check_region(vctx *v, const lm_block *bs, int nb)
+{
+	v->rbs = bs;
+	v->rnb = nb;
 	for (int b = 0; b < nb; b++) {
 		const lm_block *bl = &bs[b];
 		size_t w = wpush_named(v, "block", bl->name, b);
@@ -1637,27 +1980,30 @@ static int check_blocks(vctx *v, const lm_block *bs, int nb)
 		for (int i = 0; i < bl->n_insts; i++) {
 			const lm_inst *in = &bl->insts[i];
 			int rc;
+			int loop = in->op == LM_OP_LOOP ||
+				   in->op == LM_OP_DYNLOOP ||
+				   in->op == LM_OP_DOWHILE;
+			size_t w2;
 			if (in->op == LM_OP_LOOP) {
-				size_t w2 = wpush_named(v, "loop", in->name, i);
+				w2 = wpush_named(v, "loop", in->name, i);
 				if ((rc = check_tensorrefs(v, in)) != 0 ||
 				    (rc = check_registers(v, in)) != 0 ||
-				    (rc = check_fields(v, in)) != 0 ||
-				    (rc = check_blocks(v, in->blocks,
-						       in->n_blocks)) != 0)
+				    (rc = check_loop_axes(v, in)) != 0 ||
+				    (rc = check_fields(v, in)) != 0)
 					return rc;
-				wpop(v, w2);
-				continue;
+			} else {
+				w2 = wpush_named(v, "instruction", in->name, i);
+				if ((rc = check_inst(v, in)) != 0)
+					return rc;
+				v->pos++;
 			}
-			size_t w2 = wpush_named(v, "instruction", in->name, i);
-			if ((rc = check_inst(v, in)) != 0)
+			if (loop)
+				push_loop(v, in->axis.name);
+			if (in->n_blocks && (rc = check_blocks(v, in->blocks,
+							       in->n_blocks)) != 0)
 				return rc;
-			v->pos++;
-			if (carried_body(in)) {
-				const struct vbody *bd =
-					&v->bodies[v->body_pos++];
-				if ((rc = check_blocks(v, bd->bs, bd->n)) != 0)
-					return rc;
-			}
+			if (loop)
+				v->n_loops--;
 			wpop(v, w2);
 		}
 		if ((rc2 = check_incoming(v, bl)) != 0)
@@ -1738,7 +2084,7 @@ static void collect_calls(vctx *v, const lm_block *bs, int nb,
 			const char *t = in->op == LM_OP_CALL ? in->target :
 				in->op == LM_OP_NKIKERNEL ? in->func : NULL;
 			const lm_function *f;
-			if (in->op == LM_OP_LOOP)
+			if (in->n_blocks)
 				collect_calls(v, in->blocks, in->n_blocks, e, n,
 					      cap);
 			if (!t || !(f = lm_strmap_lookup(&v->funcs, t)))
@@ -1762,8 +2108,11 @@ static int push_inst_path(vctx *v, const lm_block *bs, int nb,
 				wpush_named(v, "instruction", in->name, i);
 				return 1;
 			}
-			if (in->op == LM_OP_LOOP) {
-				size_t w2 = wpush_named(v, "loop", in->name, i);
+			if (in->n_blocks) {
+				size_t w2 = in->op == LM_OP_LOOP ?
+					wpush_named(v, "loop", in->name, i) :
+					wpush_named(v, "instruction", in->name,
+						    i);
 				if (push_inst_path(v, in->blocks, in->n_blocks,
 						   want))
 					return 1;
@@ -1867,9 +2216,9 @@ static void used_queues(const lm_block *bs, int nb, const char ***q, int *n,
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP)
+			if (in->n_blocks)
 				used_queues(in->blocks, in->n_blocks, q, n, cap);
-			else if (lm_opcode_is_dma(in->op) && in->queue &&
+			if (lm_opcode_is_dma(in->op) && in->queue &&
 				 !has_name(*q, *n, in->queue)) {
 				lm_grow(q, cap, *n + 1, sizeof **q);
 				(*q)[(*n)++] = in->queue;
@@ -1953,10 +2302,10 @@ static void collect_barriers(const lm_block *bs, int nb, barrier_ref **r,
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP) {
+			if (in->n_blocks)
 				collect_barriers(in->blocks, in->n_blocks, r, n,
 						 cap);
-			} else if (in->op == LM_OP_COREBARRIER) {
+			if (in->op == LM_OP_COREBARRIER) {
 				lm_grow(r, cap, *n + 1, sizeof **r);
 				(*r)[*n].in = in;
 				(*r)[*n].group = in->group ? in->group
@@ -2175,12 +2524,6 @@ done:
 	lm_strmap_free(&v.insts);
 	free(v.inst_at);
 	free(v.inst_ptr);
-	for (int i = 0; i < v.n_bodies; i++) {
-		for (int b = 0; b < v.bodies[i].n; b++)
-			lm_block_clear(&v.bodies[i].bs[b]);
-		free(v.bodies[i].bs);
-	}
-	free(v.bodies);
 	for (int q = 0; v.qfns && q < m->n_queues; q++) {
 		for (int b = 0; b < v.qfns[q].n_blocks; b++)
 			lm_block_clear(&v.qfns[q].blocks[b]);
@@ -2188,6 +2531,7 @@ done:
 	}
 	free(v.qfns);
 	free(v.frames);
+	free(v.loops);
 	lm_buf_free(&v.text);
 	return rc;
 }

@@ -1034,9 +1034,7 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 			sizeof *si->ins);
 	si->outs = carve(ar->opnds, &ar->n_opnds, (size_t)in->n_outs,
 			 sizeof *si->outs);
-	if (in->op != LM_OP_LOOP && in->op != LM_OP_NKIKLIRKERNEL &&
-	    in->op != LM_OP_BIRKERNEL && in->op != LM_OP_OTHER &&
-	    in->op != LM_OP_NKIKERNEL) {
+	if (ls_opcode_executed(in->op) && in->op != LM_OP_NKIKERNEL) {
 		for (int i = 0; i < in->n_ins; i++)
 			prep_opnd(mc, mi, sf, &in->ins[i], &si->ins[i],
 				  &si->fault);
@@ -1059,15 +1057,18 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 			     sizeof(int));
 	si->wait_val = carve(ar->i64s, &ar->n_i64s, (size_t)in->n_wait,
 			     sizeof(int64_t));
+	/* name-form sem-ge-imm waits and sem-inc updates: ls_check_module
+	   refuses every other entry before time 0 */
 	for (int i = 0; i < in->n_wait; i++) {
-		si->wait_sem[i] = smap_get(&sm->sems, in->wait[i].semaphore);
+		si->wait_sem[i] = smap_get(&sm->sems, S(in->wait[i].semaphore));
 		si->wait_val[i] = in->wait[i].value;
 	}
-	si->n_signal = in->n_signal;
-	si->signal_sem = carve(ar->ints, &ar->n_ints, (size_t)in->n_signal,
+	si->n_signal = in->n_update;
+	si->signal_sem = carve(ar->ints, &ar->n_ints, (size_t)in->n_update,
 			       sizeof(int));
-	for (int i = 0; i < in->n_signal; i++)
-		si->signal_sem[i] = smap_get(&sm->sems, in->signal[i]);
+	for (int i = 0; i < in->n_update; i++)
+		si->signal_sem[i] = smap_get(&sm->sems,
+					     S(in->update[i].semaphore));
 	if (in->queue)
 		si->queue = smap_get(&sm->queues, in->queue);
 	if (in->op == LM_OP_SWITCHQUEUE)
@@ -1087,7 +1088,7 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	for (int i = 0; i < si->n_signal; i++)
 		if (si->signal_sem[i] < 0 && !si->fault)
 			si->fault = lm_xasprintf("signal semaphore '%s' is "
-						 "unknown", S(in->signal[i]));
+						 "unknown", S(in->update[i].semaphore));
 	if (lm_opcode_is_dma(in->op) && si->queue < 0 && !si->fault)
 		si->fault = lm_xasprintf("queue '%s' is unknown", S(in->queue));
 	ls_cost_prepare(mc->arch, si);
@@ -1107,7 +1108,7 @@ static void prep_function(ls_machine *mc, int mi, int fi)
 			const lm_inst *in = &fn->blocks[b].insts[i];
 			no += (size_t)in->n_ins + (size_t)in->n_outs;
 			ni += (size_t)in->n_deps + (size_t)in->n_wait +
-			      (size_t)in->n_signal;
+			      (size_t)in->n_update;
 			n64 += (size_t)in->n_wait;
 			has_deps |= in->n_deps > 0;
 		}

@@ -725,6 +725,18 @@ static void start_inst(sim *s, int c, int e, item it)
 		fail_at(s, c, si, "opcode '%s' is not supported by the "
 			"simulator", S(si->in->opcode_str));
 		return;
+	case LM_OP_DYNLOOP: case LM_OP_DOWHILE: case LM_OP_CMPBRANCH:
+	case LM_OP_UBRANCH: case LM_OP_BRANCHHINT: case LM_OP_BREAK:
+	case LM_OP_EXIT: case LM_OP_HALT: case LM_OP_REGALU:
+	case LM_OP_REGMOVE: case LM_OP_TENSORLOAD: case LM_OP_TENSORSAVE:
+	case LM_OP_EVENTSEM: case LM_OP_GROUPRESET: case LM_OP_AEBARRIER:
+	case LM_OP_DRAIN: case LM_OP_DMATRIGGER: case LM_OP_DMABLOCK:
+	case LM_OP_DESC_COPY: case LM_OP_DESC_CCE: case LM_OP_DESC_TRANSPOSE:
+	case LM_OP_DESC_REPLICATE: case LM_OP_RESETQUEUE:
+	case LM_OP_TCOMPLETION: case LM_OP_TCDYNSRC: case LM_OP_TCDYNDST:
+		fail_at(s, c, si, "opcode '%s' is not supported by the "
+			"simulator", lm_opcode_name(si->op));
+		return;
 	case LM_OP_COREBARRIER:
 		if (si->fault) {
 			fail_at(s, c, si, "%s", si->fault);

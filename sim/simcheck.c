@@ -36,19 +36,17 @@
 #include <string.h>
 
 /* Opcode sets as bit masks. */
-#define OP(x) (1u << LM_OP_##x)
+#define OP(x) LM_OPM(x)
 #define OPS_DMA (OP(DMACOPY) | OP(LOAD) | OP(SAVE))
 #define OPS_EXEC (OPS_DMA | OP(MATMULT) | OP(ACTIVATION) | OP(TENSORTENSOR) | \
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
 		  OP(RETURN) | OP(SWITCHQUEUE) | OP(NKIKERNEL))
 
-typedef char op_mask_fits[LM_OP_COUNT <= 32 ? 1 : -1];
-
 enum { K_MODEL, K_META, K_DEFAULT };
 
 typedef struct key_rule {
-	uint32_t ops;      /* opcodes the row applies to (objects: 0) */
+	lm_opmask ops;     /* opcodes the row applies to (objects: 0) */
 	const char *key;
 	int cls;           /* K_MODEL, K_META, K_DEFAULT */
 	const char *dflt;  /* K_DEFAULT: accepted values as compact JSON,
@@ -73,9 +71,6 @@ static const key_rule inst_rules[] = {
 	{ OPS_EXEC, "dma_trigger_debug_update_semaphore_id", K_META, NULL,
 	  NULL },
 	{ OPS_EXEC, "_comment", K_META, NULL, NULL },
-	{ OPS_EXEC, "sync_info", K_DEFAULT, "{}",
-	  "its on_wait 'sem-ge-imm' and on_update 'sem-inc' by 1 entries on "
-	  "a named semaphore are modelled" },
 	{ OPS_EXEC, "unroll_dependencies", K_DEFAULT, "[]", NULL },
 	{ OPS_EXEC, "indirection_ins", K_DEFAULT, "[]", NULL },
 	{ OPS_EXEC, "predicates", K_DEFAULT, "[]", NULL },
@@ -89,7 +84,7 @@ static const key_rule inst_rules[] = {
 /* A documented op key (fields.def) of an executed opcode: metadata, or
 ** read by the simulator. why: what it is, for docs/simulator.md. */
 typedef struct op_key {
-	uint32_t ops;
+	lm_opmask ops;
 	const char *key;
 	const char *why;
 } op_key;
@@ -259,7 +254,7 @@ typedef int (*field_check)(const lm_inst *in, char *val, size_t n,
 			   const char **why);
 
 typedef struct field_rule {
-	uint32_t ops;
+	lm_opmask ops;
 	const char *key;
 	field_check check;
 } field_rule;
@@ -423,7 +418,76 @@ static int chk_engine(const lm_inst *in, char *val, size_t n,
 	return q(val, n, "ALL");
 }
 
+/* The JSON of sync entry e (upd: an on_update), compact, into val. */
+static void sync_text(const lm_sync *e, int upd, char *val, size_t n)
+{
+	cJSON *j = cJSON_CreateObject();
+	const char *mode = lm_enum_name(upd ? LM_ET_UpdateMode : LM_ET_WaitMode,
+					e->mode);
+	char *t;
+	if (e->semaphore)
+		cJSON_AddStringToObject(j, "semaphore", e->semaphore);
+	else
+		cJSON_AddNumberToObject(j, "id", (double)e->id);
+	cJSON_AddStringToObject(j, "mode", mode ? mode : "?");
+	if (e->has_value)
+		cJSON_AddNumberToObject(j, "value", (double)e->value);
+	if (e->regref)
+		cJSON_AddStringToObject(j, "regref", e->regref);
+	if (e->has_core)
+		cJSON_AddNumberToObject(j, "core", (double)e->core);
+	if (e->extra)
+		cJSON_AddItemToObject(j, "...", cJSON_CreateTrue());
+	t = cJSON_PrintUnformatted(j);
+	snprintf(val, n, "{\"%s\":[%.60s]}", upd ? "on_update" : "on_wait",
+		 t ? t : "?");
+	cJSON_free(t);
+	cJSON_Delete(j);
+}
+
+/* Is sync entry e one the simulator runs: a name-form sem-ge-imm wait
+** with a value, a name-form sem-inc by 1, no other key (a wait's `from`,
+** provenance, aside)? */
+static int sync_modelled(const lm_sync *e, int upd)
+{
+	if (!e->semaphore || e->extra || e->regref || e->has_core)
+		return 0;
+	if (upd)
+		return e->mode == LM_UPD_SEM_INC &&
+		       (!e->has_value || e->value == 1);
+	return e->mode == LM_WAIT_SEM_GE_IMM && e->has_value;
+}
+
+static int chk_sync(const lm_inst *in, char *val, size_t n,
+		    const char **why)
+{
+	*why = "the simulator runs on_wait 'sem-ge-imm' with a value and "
+	       "on_update 'sem-inc' by 1 on a named semaphore; semaphore "
+	       "ids, events, the other modes, register thresholds and "
+	       "remote cores are not modelled";
+	for (int k = 0; k < 2; k++) {
+		const lm_sync *v = k ? in->update : in->wait;
+		int cnt = k ? in->n_update : in->n_wait;
+		for (int i = 0; i < cnt; i++)
+			if (!sync_modelled(&v[i], k)) {
+				sync_text(&v[i], k, val, n);
+				return 1;
+			}
+	}
+	if (in->sync_extra && in->sync_extra->child) {
+		const cJSON *x = in->sync_extra->child;
+		char *t = cJSON_PrintUnformatted(x);
+		snprintf(val, n, "{\"%.40s\":%.50s}", x->string ? x->string : "",
+			 t ? t : "?");
+		cJSON_free(t);
+		*why = "only its on_wait and on_update lists are modelled";
+		return 1;
+	}
+	return 0;
+}
+
 static const field_rule checks[] = {
+	{ OPS_EXEC, "sync_info", chk_sync },
 	{ OPS_EXEC, "engine", chk_engine },
 	{ OP(MATMULT), "accumulation_flag", chk_acc_flag },
 	{ OP(MATMULT), "psum_zero_region", chk_psum_zero },
@@ -445,7 +509,7 @@ static const op_key *find_op_key(const op_key *keys, size_t n, lm_opcode op,
 				 const char *key)
 {
 	for (size_t i = 0; i < n; i++)
-		if ((keys[i].ops & (1u << op)) && strcmp(keys[i].key, key) == 0)
+		if ((keys[i].ops & ((lm_opmask)1 << op)) && strcmp(keys[i].key, key) == 0)
 			return &keys[i];
 	return NULL;
 }
@@ -453,7 +517,7 @@ static const op_key *find_op_key(const op_key *keys, size_t n, lm_opcode op,
 static int is_checked(lm_opcode op, const char *key)
 {
 	for (size_t i = 0; i < sizeof checks / sizeof *checks; i++)
-		if ((checks[i].ops & (1u << op)) &&
+		if ((checks[i].ops & ((lm_opmask)1 << op)) &&
 		    strcmp(checks[i].key, key) == 0)
 			return 1;
 	return 0;
@@ -578,7 +642,7 @@ static const key_rule *find_rule(const key_rule *rules, size_t n,
 				 lm_opcode op, const char *key)
 {
 	for (size_t i = 0; i < n; i++)
-		if ((!rules[i].ops || (rules[i].ops & (1u << op))) &&
+		if ((!rules[i].ops || (rules[i].ops & ((lm_opmask)1 << op))) &&
 		    strcmp(rules[i].key, key) == 0)
 			return &rules[i];
 	return NULL;
@@ -684,6 +748,33 @@ static int check_extra(cctx *c, const cJSON *extra, const key_rule *rules,
 	return 0;
 }
 
+/* A block's arguments (phis), refused: their JSON in the message. */
+static int refuse_args(cctx *c, const lm_block *bl)
+{
+	cJSON *j = cJSON_CreateArray();
+	char val[100];
+	for (int i = 0; i < bl->n_args; i++) {
+		const lm_blockarg *a = &bl->args[i];
+		cJSON *o = cJSON_CreateObject(), *in = cJSON_CreateArray();
+		for (int k = 0; k < a->n_incoming; k++) {
+			cJSON *p = cJSON_CreateArray();
+			cJSON_AddItemToArray(p, cJSON_CreateString(
+				a->incoming[k].value));
+			cJSON_AddItemToArray(p, cJSON_CreateString(
+				a->incoming[k].block));
+			cJSON_AddItemToArray(in, p);
+		}
+		cJSON_AddItemToObject(o, "incoming_values", in);
+		if (a->regref)
+			cJSON_AddStringToObject(o, "regref", a->regref);
+		cJSON_AddItemToArray(j, o);
+	}
+	json_text(j, val, sizeof val);
+	cJSON_Delete(j);
+	return refuse(c, "block key 'arguments' = %s is not modelled by the "
+		      "simulator (block arguments are not modelled)", val);
+}
+
 static void where_set(cctx *c, size_t at, const char *fmt, const char *name,
 		      int idx)
 {
@@ -740,13 +831,13 @@ static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
 	int rc;
 
 	if (in->op <= LM_OP_INVALID || in->op >= LM_OP_COUNT ||
-	    !(OPS_EXEC & (1u << in->op)))
+	    !(OPS_EXEC & ((lm_opmask)1 << in->op)))
 		return refuse_opcode(c, in);
 	snprintf(what, wn, "opcode '%s'", lm_opcode_name(in->op));
 	for (size_t i = 0; i < sizeof checks / sizeof *checks; i++) {
 		char val[100];
 		const char *why = NULL;
-		if (!(checks[i].ops & (1u << in->op)) ||
+		if (!(checks[i].ops & ((lm_opmask)1 << in->op)) ||
 		    !checks[i].check(in, val, sizeof val, &why))
 			continue;
 		rc = why ? refuse(c, "%s key '%s' = %s is not modelled by the "
@@ -837,12 +928,21 @@ static int check_module(cctx *c)
 	rc = check_extra(c, m->extra, module_rules,
 			 sizeof module_rules / sizeof *module_rules,
 			 LM_OP_INVALID, -1, "module");
-	for (int q = 0; q < m->n_semaphores && !rc; q++) {
-		where_set(c, 0, "semaphore %s", m->semaphores[q].name, q);
-		rc = check_extra(c, m->semaphores[q].extra, semaphore_rules,
-				 sizeof semaphore_rules /
-				 sizeof *semaphore_rules, LM_OP_INVALID, -1,
-				 "semaphore");
+	for (int s = 0; s < m->n_semaphores && !rc; s++) {
+		const lm_semaphore *sm = &m->semaphores[s];
+		where_set(c, 0, "semaphore %s", sm->name, s);
+		if (sm->has_id || sm->has_core)
+			rc = refuse(c, "semaphore key '%s' = %lld is not "
+				    "modelled by the simulator (semaphores are "
+				    "run by name; the banks of numbered "
+				    "semaphores are not modelled)",
+				    sm->has_id ? "id" : "core", (long long)(
+				    sm->has_id ? sm->id : sm->core));
+		if (!rc)
+			rc = check_extra(c, sm->extra, semaphore_rules,
+					 sizeof semaphore_rules /
+					 sizeof *semaphore_rules, LM_OP_INVALID,
+					 -1, "semaphore");
 	}
 	for (int q = 0; q < m->n_queues && !rc; q++) {
 		const lm_queue *qu = &m->queues[q];
@@ -882,6 +982,8 @@ static int check_module(cctx *c)
 			rc = check_extra(c, bl->extra, block_rules,
 					 sizeof block_rules / sizeof *block_rules,
 					 LM_OP_INVALID, -1, "block");
+			if (!rc && bl->has_args)
+				rc = refuse_args(c, bl);
 			for (int i = 0; i < bl->n_insts && !rc; i++) {
 				where_set(c, bln, "/instruction %s",
 					  bl->insts[i].name, i);
@@ -892,6 +994,12 @@ static int check_module(cctx *c)
 	}
 	lm_strmap_free(&c->allocs);
 	return rc;
+}
+
+int ls_opcode_executed(lm_opcode op)
+{
+	return op > LM_OP_INVALID && op < LM_OP_COUNT &&
+	       (OPS_EXEC & ((lm_opmask)1 << op)) != 0;
 }
 
 int ls_check_module(const lm_module *m, lm_error *err)
@@ -947,7 +1055,7 @@ void ls_format_key_table(lm_buf *b)
 	for (int o = 1; o < LM_OP_COUNT; o++) {
 		const lm_opinfo *info;
 		char done[64]; /* the fields already written (an op has fewer) */
-		if (!(OPS_EXEC & (1u << o)) ||
+		if (!(OPS_EXEC & ((lm_opmask)1 << o)) ||
 		    !(info = lm_op_info(it_of((lm_opcode)o))))
 			continue;
 		assert(info->n_fields <= (int)sizeof done);
@@ -979,12 +1087,12 @@ void ls_format_key_table(lm_buf *b)
 
 /* Each row of keys names a documented key of every opcode of its set
 ** (want 1), or of none (want 0). */
-static int rows_agree(const char *table, uint32_t ops, const char *key,
+static int rows_agree(const char *table, lm_opmask ops, const char *key,
 		      int want, lm_error *err)
 {
 	for (int o = 1; o < LM_OP_COUNT; o++) {
 		int it;
-		if (!(ops & OPS_EXEC & (1u << o)))
+		if (!(ops & OPS_EXEC & ((lm_opmask)1 << o)))
 			continue;
 		it = it_of((lm_opcode)o);
 		if ((lm_op_field(it, key) != NULL) != want)

@@ -33,6 +33,11 @@
 */
 int ls_check_module(const lm_module *m, lm_error *err);
 
+/* 1 when the simulator executes opcode op (a Loop, a carrier, a carried
+** opcode and the control-flow, register, synchronization and DMA-block
+** opcodes are refused). */
+int ls_opcode_executed(lm_opcode op);
+
 /* Called once per refusal with its message (formatted as above). */
 typedef void (*ls_refusal_fn)(void *arg, const char *msg);
 

@@ -9,6 +9,8 @@
 #include "common.h"
 #include "testutil.h"
 #include "build.h"
+#include "affine.h"
+#include <cjson/cJSON.h>
 #include "module.h"
 #include "verify.h"
 #include "sim.h"
@@ -491,6 +493,81 @@ static void failed(lm_builder *b, lm_error *err, const char *want)
 	ck_assert_ptr_null(m);
 }
 
+/* The control-flow, register, sync and DMA-block fields: set by the
+** fillers, they are what a loaded module holds, and a module of them
+** saves and loads back to itself. */
+START_TEST(test_fill_control_fields)
+{
+	lm_error err;
+	lm_builder *b = base(&err);
+	lm_module *m, *m2;
+	lm_inst *in;
+	lm_block *body;
+	lm_affine *e0 = NULL, *e4 = NULL;
+	int64_t ids[2] = { 3, 5 }, shape[1] = { 1 };
+	char *text, where[256] = "";
+	size_t n;
+	cJSON *j0 = cJSON_Parse("{\"kind\":\"AffExprKind\",\"terms\":[],"
+				"\"c\":0}");
+	ck_assert_int_eq(lm_affine_from_json(&e0, j0, 2, NULL, 0), 0);
+	cJSON_Delete(j0);
+	lm_b_memloc(b, lm_b_alloc(b, "r0", LM_TK_INTERNAL, LM_DT_INT32, shape,
+				  1), LM_MT_REG, 0, NULL, 0, 0);
+	in = lm_b_inst(b, LM_OP_DYNLOOP, LM_ENG_SP, "dl");
+	e4 = lm_affine_copy(e0);
+	lm_b_set_dynloop_axis(in, "j", e0, e4, e0);
+	body = lm_b_append_body(in, "body");
+	lm_b_append_inst(body, LM_OP_NOOP, LM_ENG_SP, "inner");
+	ck_assert_int_eq(in->n_blocks, 1);
+	ck_assert_str_eq(in->axis.name, "j");
+	in = lm_b_inst(b, LM_OP_DOWHILE, LM_ENG_SP, "dw");
+	lm_b_set_cond(in, e0);
+	lm_b_append_inst(lm_b_append_body(in, "wb"), LM_OP_NOOP, LM_ENG_SP,
+			 "winner");
+	in = lm_b_inst(b, LM_OP_CMPBRANCH, LM_ENG_SP, "cb");
+	lm_b_set_branch(in, 10, "b", "body");
+	ck_assert_int_eq(in->comp_op, 10);
+	ck_assert_str_eq(in->on_false, "body");
+	in = lm_b_inst(b, LM_OP_UBRANCH, LM_ENG_SP, "j");
+	lm_b_set_jump(in, "wb");
+	ck_assert_str_eq(in->branch_target, "wb");
+	in = lm_b_inst(b, LM_OP_REGALU, LM_ENG_SP, "ra");
+	lm_b_set_register_alu(in, 27, 1);
+	ck_assert(in->reg_alu == 27 && in->is_64bit);
+	in = lm_b_inst(b, LM_OP_GROUPRESET, LM_ENG_SP, "gr");
+	lm_b_set_sema_group(in, ids, 2);
+	ck_assert_int_eq(in->sema_group[1], 5);
+	in = lm_b_inst(b, LM_OP_DMABLOCK, LM_ENG_DMA, "blk");
+	lm_b_append_body(in, "blk_body");
+	ck_assert_int_eq(lm_b_dma_queue(b, in, "q"), 0);
+	in = lm_b_inst(b, LM_OP_DMATRIGGER, LM_ENG_SP, "tr");
+	lm_b_add_dma_block(in, "blk");
+	ck_assert_int_eq(lm_b_dma_queue(b, in, "q"), 0);
+	ck_assert_str_eq(in->dma_blocks[0], "blk");
+	ck_assert_msg(lm_b_finish(b, &m) == 0, "%s", err.msg);
+	in = lm_b_append_inst(&m->functions[0].blocks[0], LM_OP_LOOP,
+			      LM_ENG_UNASSIGNED, NULL);
+	lm_b_set_loop_axis(in, "i", 0, 8, 2);
+	lm_b_add_loop_register(in, "r0");
+	ck_assert_int_eq(in->n_loop_regs, 1);
+	ck_assert_int_eq(lm_module_to_json(m, 0, &text, &n, &err), 0);
+	ck_assert_msg(lm_module_parse(&m2, text, n, "t.json", &err) == 0, "%s",
+		      err.msg);
+	ck_assert_msg(lm_module_compare(m, m2, where, sizeof where) == 0,
+		      "differs at %s", where);
+	ck_assert_contains(text, "\"comp_op\":\"IS_GEREG\"");
+	ck_assert_contains(text, "\"op\":\"mod\"");
+	ck_assert_contains(text, "\"sema_group\":[3,5]");
+	ck_assert_contains(text, "\"LoopAxis\":{\"lb\":0,\"name\":\"i\","
+			   "\"stride\":2,\"ub\":8}");
+	free(text);
+	lm_module_free(m);
+	lm_module_free(m2);
+	lm_affine_free(e0);
+	lm_affine_free(e4);
+}
+END_TEST
+
 START_TEST(test_names_given_twice)
 {
 	static const char *const want[] = {
@@ -875,6 +952,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_fill_module_objects);
 	tcase_add_test(tc, test_fill_instructions);
+	tcase_add_test(tc, test_fill_control_fields);
 	tcase_add_test_raise_signal(tc, test_setter_asserts_opcode, SIGABRT);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("builder");

@@ -10,6 +10,7 @@
 #include "module.h"
 #include "verify.h"
 #include "json_int.h"
+#include "affine.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -170,7 +171,7 @@ END_TEST
 
 START_TEST(test_sync_info)
 {
-	/* the modelled entries become waits and signals */
+	/* the name form */
 	char *t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{"
 		"\"on_wait\":[{\"semaphore\":\"s\",\"mode\":\"sem-ge-imm\","
 		"\"value\":2}],\"on_update\":[{\"semaphore\":\"s\",\"mode\":"
@@ -179,8 +180,10 @@ START_TEST(test_sync_info)
 	lm_inst *a = inst(m, 0);
 	ck_assert_int_eq(a->n_wait, 1);
 	ck_assert_str_eq(a->wait[0].semaphore, "s");
+	ck_assert_int_eq(a->wait[0].mode, LM_WAIT_SEM_GE_IMM);
 	ck_assert_int_eq(a->wait[0].value, 2);
-	ck_assert_int_eq(a->n_signal, 1);
+	ck_assert_int_eq(a->n_update, 1);
+	ck_assert_int_eq(a->update[0].mode, LM_UPD_SEM_INC);
 	ck_assert_ptr_null(a->extra);
 	char *s = save(m);
 	ck_assert_contains(s, "\"sync_info\":{\"on_update\":[{\"mode\":"
@@ -192,43 +195,105 @@ START_TEST(test_sync_info)
 	lm_module_free(m);
 	free(t);
 
-	/* the legacy keys write as sync_info */
-	t = module_text(2, "gen3", "", NOP("a", ",\"wait\":[{\"semaphore\":"
-		"\"s\",\"value\":1}],\"signal\":[\"s\"]"));
-	m = tu_parse_ok(t);
-	s = save(m);
-	ck_assert_contains(s, "\"sync_info\":{\"on_update\":[{\"mode\":"
-			   "\"sem-inc\"");
-	ck_assert_msg(!strstr(s, "\"wait\"") && !strstr(s, "\"signal\""),
-		      "%s", s);
-	free(s);
-	lm_module_free(m);
-	free(t);
-
-	/* anything else keeps the whole object, the legacy entries moved in */
-	t = module_text(2, "gen3", "", NOP("a", ",\"wait\":[{\"semaphore\":"
-		"\"s\",\"value\":1}],\"sync_info\":{\"on_update\":[{\"semaphore\":"
-		"\"s\",\"mode\":\"sem-wr-imm\",\"value\":5}]}"));
+	/* the id form, every key of an entry, the modes by default */
+	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{"
+		"\"on_wait\":[{\"id\":3,\"wait_value\":2,\"from\":\"p\"},"
+		"{\"id\":4,\"mode\":\"sem-ge-reg\",\"regref\":\"r\"},"
+		"{\"id\":5,\"mode\":\"evt-set-then-clear\",\"x_k\":1}],"
+		"\"on_update\":[{\"id\":3},{\"id\":4,\"mode\":\"sem-wr-imm\","
+		"\"update_value\":7,\"core\":1}],\"x_top\":[]}"));
 	m = tu_parse_ok(t);
 	a = inst(m, 0);
-	ck_assert_int_eq(a->n_wait, 0);
+	ck_assert_int_eq(a->n_wait, 3);
+	ck_assert_ptr_null(a->wait[0].semaphore);
+	ck_assert_int_eq(a->wait[0].id, 3);
+	ck_assert_int_eq(a->wait[0].mode, LM_WAIT_SEM_GE_IMM);
+	ck_assert(a->wait[0].has_value && a->wait[0].value == 2);
+	ck_assert_str_eq(a->wait[0].from, "p");
+	ck_assert_int_eq(a->wait[1].mode, LM_WAIT_SEM_GE_REG);
+	ck_assert_str_eq(a->wait[1].regref, "r");
+	ck_assert(!a->wait[1].has_value);
+	ck_assert_int_eq(a->wait[2].mode, LM_WAIT_EVT_SET_THEN_CLEAR);
+	ck_assert_ptr_nonnull(a->wait[2].extra);
+	ck_assert_int_eq(a->n_update, 2);
+	ck_assert_int_eq(a->update[0].mode, LM_UPD_SEM_INC);
+	ck_assert(!a->update[0].has_value);
+	ck_assert_int_eq(a->update[1].mode, LM_UPD_SEM_WR_IMM);
+	ck_assert(a->update[1].has_core && a->update[1].core == 1);
+	ck_assert_int_eq(a->update[1].value, 7);
+	ck_assert_ptr_nonnull(a->sync_extra);
 	s = save(m);
-	ck_assert_contains(s, "\"sync_info\":{\"on_update\":[{\"mode\":"
-			   "\"sem-wr-imm\",\"semaphore\":\"s\",\"value\":5}],"
-			   "\"on_wait\":[{\"mode\":\"sem-ge-imm\",\"semaphore\":"
-			   "\"s\",\"value\":1}]}");
+	ck_assert_contains(s, "\"sync_info\":{\"on_update\":[{\"id\":3,"
+			   "\"mode\":\"sem-inc\"},{\"core\":1,\"id\":4,\"mode\":"
+			   "\"sem-wr-imm\",\"update_value\":7}],\"on_wait\":[{"
+			   "\"from\":\"p\",\"id\":3,\"mode\":\"sem-ge-imm\","
+			   "\"wait_value\":2},{\"id\":4,\"mode\":\"sem-ge-reg\","
+			   "\"regref\":\"r\"},{\"id\":5,\"mode\":"
+			   "\"evt-set-then-clear\",\"x_k\":1}],\"x_top\":[]}");
 	roundtrip(m);
 	free(s);
 	lm_module_free(m);
 	free(t);
 
-	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"on_wait\":"
-					   "[{\"semaphore\":\"s\",\"value\":1}]}"));
-	tu_expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
+	/* the legacy keys write as sync_info, before the entries read
+	   there */
+	t = module_text(2, "gen3", "", NOP("a", ",\"wait\":[{\"semaphore\":"
+		"\"s\",\"value\":1}],\"signal\":[\"s\"],\"sync_info\":{"
+		"\"on_update\":[{\"semaphore\":\"s\",\"mode\":\"sem-wr-imm\","
+		"\"value\":5}]}"));
+	m = tu_parse_ok(t);
+	a = inst(m, 0);
+	ck_assert_int_eq(a->n_wait, 1);
+	ck_assert_int_eq(a->n_update, 2);
+	s = save(m);
+	ck_assert_contains(s, "\"sync_info\":{\"on_update\":[{\"mode\":"
+			   "\"sem-inc\",\"semaphore\":\"s\",\"value\":1},{"
+			   "\"mode\":\"sem-wr-imm\",\"semaphore\":\"s\","
+			   "\"value\":5}],\"on_wait\":[{\"mode\":\"sem-ge-imm\","
+			   "\"semaphore\":\"s\",\"value\":1}]}");
+	ck_assert_msg(!strstr(s, "\"wait\"") && !strstr(s, "\"signal\""),
+		      "%s", s);
+	roundtrip(m);
+	free(s);
+	lm_module_free(m);
 	free(t);
-	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"on_wait\":3}"));
-	tu_expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
-	free(t);
+
+	static const struct { const char *si, *msg; } bad[] = {
+		{ "{\"on_wait\":[{\"semaphore\":\"s\",\"mode\":1}]}",
+		  "key 'sync_info': 'on_wait': key 'mode': expected string, got "
+		  "number" },
+		{ "{\"on_wait\":3}",
+		  "key 'sync_info': 'on_wait': expected array, got number" },
+		{ "{\"on_wait\":[{\"semaphore\":\"s\",\"mode\":\"sem-inc\"}]}",
+		  "key 'sync_info': 'on_wait' entry 0: unknown WaitMode "
+		  "'sem-inc' (evt-set-then-clear, sem-ge-imm, sem-ge-reg, "
+		  "invalid)" },
+		{ "{\"on_update\":[{\"id\":1},{\"semaphore\":\"s\",\"id\":2}]}",
+		  "key 'sync_info': 'on_update' entry 1: both 'id' and "
+		  "'semaphore'" },
+		{ "{\"on_update\":[{\"mode\":\"sem-inc\"}]}",
+		  "key 'sync_info': 'on_update' entry 0: needs 'semaphore' (a "
+		  "name) or 'id'" },
+		{ "{\"on_wait\":[{\"id\":1,\"value\":1,\"wait_value\":2}]}",
+		  "key 'sync_info': 'on_wait' entry 0: both 'value' and "
+		  "'wait_value'" },
+		{ "{\"on_wait\":[{\"id\":-1}]}",
+		  "key 'id': expected a non-negative integer, got -1" },
+		{ "{\"on_update\":[{\"id\":1,\"core\":\"a\"}]}",
+		  "key 'core': expected integer, got string" },
+		{ "{\"on_wait\":[7]}",
+		  "key 'sync_info': 'on_wait': expected object entries, got "
+		  "number" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char *x = lm_xasprintf(",\"sync_info\":%s", bad[i].si);
+		char *inst_text = lm_xasprintf(NOP("a", "%s"), x);
+		t = module_text(2, "gen3", "", inst_text);
+		tu_expect_fail(t, bad[i].msg);
+		free(t);
+		free(inst_text);
+		free(x);
+	}
 }
 END_TEST
 
@@ -404,7 +469,14 @@ START_TEST(test_versions_and_spellings)
 	ck_assert_str_eq(m->arch, "gen2");
 	/* read into version 2 form: a module the tools take as it is */
 	ck_assert_int_eq(m->version, 2);
-	ck_assert_msg(lm_verify(m, NULL, &verr) == 0, "%s", verr.msg);
+	{
+		char *t1 = module_text(1, "gen3", "", NOP("n", ""));
+		lm_module *m1 = tu_parse_ok(t1);
+		ck_assert_int_eq(m1->version, 2);
+		ck_assert_msg(lm_verify(m1, NULL, &verr) == 0, "%s", verr.msg);
+		lm_module_free(m1);
+		free(t1);
+	}
 	char *s = save(m);
 	ck_assert_contains(s, "\"arch\":\"sunda\"");
 	ck_assert_contains(s, "\"version\":2");
@@ -606,7 +678,8 @@ START_TEST(test_carried_refs_verified)
 	static const char *const cases[][2] = {
 		{ "{\"opcode\":\"UnconditionalBranch\",\"name\":\"j\","
 		  "\"engine\":\"SP\",\"ins\":[],\"outs\":[],\"target\":"
-		  "\"nowhere\"}", "target 'nowhere' is not a block of function 'f'" },
+		  "\"nowhere\"}", "UnconditionalBranch 'j': target 'nowhere' names no "
+		  "block of the region" },
 		{ "{\"opcode\":\"IndirectLoad\",\"name\":\"g\",\"engine\":"
 		  "\"SP\",\"ins\":[],\"outs\":[],\"queue\":\"qq\"}",
 		  "queue 'qq' is not a module queue" },
@@ -707,7 +780,7 @@ START_TEST(test_review_cases)
 	tu_expect_fail(t, "key 'sync_info': 'on_wait': expected array, got number");
 	free(t);
 	t = module_text(2, "gen3", "", NOP("a", ",\"sync_info\":{\"a\":1,"
-		"\"on_wait\":[{\"semaphore\":\"s\"}]}"));
+		"\"on_wait\":[{\"semaphore\":\"s\",\"mode\":[]}]}"));
 	tu_expect_fail(t, "key 'sync_info': 'on_wait': key 'mode': expected string");
 	free(t);
 
@@ -800,7 +873,8 @@ START_TEST(test_carried_shapes)
 		  "array of [value, block] pairs, got object" },
 		{ "", "", "", "\"arguments\":[{\"incoming_values\":[[\"v\"]]}],",
 		  "", "function f/block b: key 'incoming_values': entry 0: "
-		  "expected [value, block] (two names), got another array" },
+		  "expected [value, block] (two names) or {\"regref\": V, "
+		  "\"block\": B}, got another array" },
 		{ "\"call_to_physical_memlocs\":1,", "", "", "", "",
 		  "t.json: key 'call_to_physical_memlocs': expected an object "
 		  "of call names or an array of [call, [memory location, ...]] "
@@ -872,6 +946,7 @@ START_TEST(test_carried_shapes)
 			     "\"blocks\":[{\"name\":\"wb\",\"instructions\":["
 			     NOP("wn", "") "]}]}");
 	lm_module *m = tu_parse_ok(t);
+	char *s2;
 	roundtrip(m);
 	lm_module_free(m);
 	free(t);
@@ -898,15 +973,21 @@ START_TEST(test_carried_shapes)
 			free(t);
 		}
 	}
-	/* a version 1 module's body is not converted */
+	/* a version 1 module's body is read as a Loop's is: its affine
+	   values written in version 2 form */
 	t = lm_xasprintf("{\"version\":1,\"arch\":\"gen3\",\"functions\":[{"
 			 "\"name\":\"f\",\"allocations\":[],\"blocks\":[{\"name\":"
 			 "\"b\",\"instructions\":[{\"opcode\":\"DoWhile\","
 			 "\"name\":\"dw\",\"engine\":\"SP\",\"ins\":[],\"outs\":"
-			 "[],\"blocks\":[{\"name\":\"wb\",\"instructions\":[]}]}"
-			 "]}]}]}");
-	tu_expect_fail(t, "instruction dw: key 'blocks': a version 1 module's "
-		    "'blocks' is not converted to version 2");
+			 "[],\"blocks\":[{\"name\":\"wb\",\"instructions\":["
+			 "{\"opcode\":\"NoOp\",\"name\":\"wn\",\"engine\":\"SP\","
+			 "\"ins\":[],\"outs\":[],\"order\":[{\"terms\":[],\"c\":3}]}"
+			 "]}]}]}]}]}");
+	m = tu_parse_ok(t);
+	s2 = save(m);
+	ck_assert_contains(s2, "\"order\":[{\"c\":3,\"kind\":\"AffExprKind\"");
+	free(s2);
+	lm_module_free(m);
 	free(t);
 	/* a version 1 axis is written in version 2 form */
 	t = lm_xasprintf("{\"version\":1,\"arch\":\"gen3\",\"functions\":[{"
@@ -917,7 +998,7 @@ START_TEST(test_carried_shapes)
 			 "\"terms\":[],\"c\":0},\"ub\":{\"terms\":[],\"c\":4},"
 			 "\"stride\":{\"terms\":[],\"c\":1}}}]}]}]}");
 	m = tu_parse_ok(t);
-	char *s2 = save(m);
+	s2 = save(m);
 	ck_assert_contains(s2, "\"DynamicForLoopAxis\":{\"lb\":{\"c\":0,"
 			   "\"kind\":\"AffExprKind\",\"terms\":[]}");
 	ck_assert_contains(s2, "\"ub\":{\"c\":4,\"kind\":\"AffExprKind\"");
@@ -946,6 +1027,216 @@ START_TEST(test_carried_shape_exit_status)
 }
 END_TEST
 
+/* ---- the control-flow, register, sync and DMA-block fields -------------- */
+
+#define REG_R0 "{\"name\":\"r0\",\"kind\":\"Internal\",\"dtype\":\"int32\"," \
+	"\"tensor_shape\":[1],\"memorylocations\":[{\"name\":\"r0\"," \
+	"\"type\":\"REG\",\"addr\":0}]}"
+#define AFF_C(c) "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":" c "}"
+#define AFF_R0 "{\"kind\":\"AffExprKind\",\"terms\":[{\"idx\":{\"kind\":" \
+	"\"IntRuntimeValueKind\",\"regref\":\"r0\"},\"coeff\":1}],\"c\":0}"
+
+/* A module with a queue q, the register r0 and instructions insts. */
+static char *control_text(const char *insts)
+{
+	return lm_xasprintf(
+		"{\"version\":2,\"arch\":\"gen3\",\"semaphores\":[{\"name\":\"s\","
+		"\"init\":0}],\"queues\":[{\"name\":\"q\",\"instances\":[{"
+		"\"name\":\"qa\",\"semaphore\":\"s\"}]}],\"functions\":[{"
+		"\"name\":\"f\",\"allocations\":[" REG_R0 "],\"blocks\":[{"
+		"\"name\":\"b\",\"instructions\":[%s]}]}]}", insts);
+}
+
+static const char control_insts[] =
+	"{\"opcode\":\"Loop\",\"LoopAxis\":{\"name\":\"i\",\"lb\":2,"
+	"\"ub\":10,\"stride\":3,\"x_note\":1},\"registers\":[\"r0\"],"
+	"\"blocks\":[{\"name\":\"lb\",\"instructions\":[" NOP("ln", "") "]}]},"
+	"{\"opcode\":\"DynamicForLoop\",\"name\":\"dl\",\"engine\":\"SP\","
+	"\"ins\":[],\"outs\":[],\"DynamicForLoopAxis\":{\"name\":\"j\","
+	"\"lb\":" AFF_C("0") ",\"ub\":" AFF_R0 ",\"stride\":" AFF_C("1") "},"
+	"\"blocks\":[{\"name\":\"dlb\",\"instructions\":[" NOP("dn", "")
+	"]}]},"
+	"{\"opcode\":\"DoWhile\",\"name\":\"dw\",\"engine\":\"SP\",\"ins\":[],"
+	"\"outs\":[],\"cond\":{\"kind\":\"IntRuntimeValueKind\",\"regref\":"
+	"\"r0\"},\"blocks\":[{\"name\":\"dwb\",\"instructions\":["
+	NOP("wn", "") "]}]},"
+	"{\"opcode\":\"CompareAndBranch\",\"name\":\"cb\",\"engine\":\"SP\","
+	"\"ins\":[],\"outs\":[],\"comp_op\":\"IS_LTREG\",\"on_true\":\"b\","
+	"\"on_false\":\"lb\"},"
+	"{\"opcode\":\"UnconditionalBranch\",\"name\":\"ub\",\"engine\":\"SP\","
+	"\"ins\":[],\"outs\":[],\"target\":\"dwb\"},"
+	"{\"opcode\":\"RegisterAlu\",\"name\":\"ra\",\"engine\":\"SP\","
+	"\"ins\":[],\"outs\":[],\"op\":\"mod_int\",\"is_64bit\":true},"
+	"{\"opcode\":\"GroupResetSemaphores\",\"name\":\"gr\",\"engine\":\"SP\","
+	"\"ins\":[],\"outs\":[],\"sema_group\":[1,2]},"
+	"{\"opcode\":\"DMABlock\",\"name\":\"db\",\"engine\":\"DMA\",\"ins\":[],"
+	"\"outs\":[],\"queue\":\"q\",\"blocks\":[{\"name\":\"dbb\","
+	"\"instructions\":[]}]},"
+	"{\"opcode\":\"DMATrigger\",\"name\":\"dt\",\"engine\":\"SP\","
+	"\"ins\":[],\"outs\":[],\"queue\":\"q\",\"dma_blocks\":[\"db\"]}";
+
+/* Each field is read into the IR, written back in order, and a module
+** with all of them saves and loads back to itself. */
+START_TEST(test_control_fields)
+{
+	char *t = control_text(control_insts), *s2;
+	lm_module *m = tu_parse_ok(t);
+	lm_inst *lp = inst(m, 0), *dl = inst(m, 1), *dw = inst(m, 2);
+	lm_inst *cb = inst(m, 3), *ub = inst(m, 4), *ra = inst(m, 5);
+	lm_inst *gr = inst(m, 6), *db = inst(m, 7), *dt = inst(m, 8);
+	int64_t v;
+	ck_assert(lp->has_axis);
+	ck_assert_str_eq(lp->axis.name, "i");
+	ck_assert_int_eq(lp->axis.lb, 2);
+	ck_assert_int_eq(lp->axis.ub, 10);
+	ck_assert_int_eq(lp->axis.stride, 3);
+	ck_assert_int_eq(lp->n_loop_regs, 1);
+	ck_assert_str_eq(lp->loop_regs[0], "r0");
+	ck_assert(dl->has_axis);
+	ck_assert_str_eq(dl->axis.name, "j");
+	ck_assert_int_eq(lm_affine_const(dl->axis.stride_e, &v), 0);
+	ck_assert_int_eq(v, 1);
+	ck_assert_int_eq(lm_affine_const(dl->axis.ub_e, &v), -1);
+	ck_assert_int_eq(dl->n_blocks, 1);
+	ck_assert_ptr_nonnull(dw->cond);
+	ck_assert_int_eq(lm_affine_kind(dw->cond), LM_AFF_REG);
+	ck_assert_int_eq(cb->comp_op, 6); /* IS_LTREG */
+	ck_assert_str_eq(cb->on_true, "b");
+	ck_assert_str_eq(cb->on_false, "lb");
+	ck_assert_str_eq(ub->branch_target, "dwb");
+	ck_assert_int_eq(ra->reg_alu, 32); /* mod_int */
+	ck_assert(ra->is_64bit);
+	ck_assert_int_eq(gr->n_sema_group, 2);
+	ck_assert_int_eq(gr->sema_group[1], 2);
+	ck_assert_str_eq(db->queue, "q");
+	ck_assert_int_eq(dt->n_dma_blocks, 1);
+	ck_assert_str_eq(dt->dma_blocks[0], "db");
+	ck_assert_ptr_null(lp->extra);
+	ck_assert_ptr_null(dl->extra);
+	ck_assert_ptr_null(dt->extra);
+	s2 = save(m);
+	ck_assert_contains(s2, "\"LoopAxis\":{\"lb\":2,\"name\":\"i\","
+			   "\"stride\":3,\"ub\":10,\"x_note\":1}");
+	ck_assert_contains(s2, "\"registers\":[\"r0\"]");
+	ck_assert_contains(s2, "\"cond\":{\"kind\":\"IntRuntimeValueKind\","
+			   "\"regref\":\"r0\"}");
+	ck_assert_contains(s2, "\"comp_op\":\"IS_LTREG\"");
+	ck_assert_contains(s2, "\"op\":\"mod_int\"");
+	ck_assert_contains(s2, "\"is_64bit\":true");
+	ck_assert_contains(s2, "\"sema_group\":[1,2]");
+	ck_assert_contains(s2, "\"dma_blocks\":[\"db\"]");
+	ck_assert_contains(s2, "\"queue\":\"q\"");
+	free(s2);
+	roundtrip(m);
+	/* defaults are left out */
+	cb->comp_op = 0;
+	ra->reg_alu = 0;
+	ra->is_64bit = 0;
+	s2 = save(m);
+	ck_assert_ptr_null(strstr(s2, "comp_op"));
+	ck_assert_ptr_null(strstr(s2, "is_64bit"));
+	ck_assert_ptr_null(strstr(s2, "mod_int"));
+	free(s2);
+	lm_module_free(m);
+	free(t);
+}
+END_TEST
+
+/* A block's arguments: the register, every form of an incoming value
+** (written back in the form it was read), other keys kept. */
+START_TEST(test_block_arguments)
+{
+	char *t = lm_xasprintf(
+		"{\"version\":2,\"arch\":\"gen3\",\"functions\":[{\"name\":"
+		"\"f\",\"allocations\":[" REG_R0 "],\"blocks\":[{\"name\":"
+		"\"b\",\"arguments\":[{\"regref\":\"r0\",\"x_k\":2,"
+		"\"incoming_values\":[[\"r0\",\"b\"],{\"regref\":\"r0\","
+		"\"block\":\"b\"},{\"value\":\"r0\",\"block\":\"b\"}]},{}],"
+		"\"instructions\":[]}]}]}"), *s2;
+	lm_module *m = tu_parse_ok(t);
+	const lm_block *b = &m->functions[0].blocks[0];
+	lm_error err;
+	ck_assert(b->has_args);
+	ck_assert_int_eq(b->n_args, 2);
+	ck_assert_str_eq(b->args[0].regref, "r0");
+	ck_assert_int_eq(b->args[0].n_incoming, 3);
+	ck_assert_int_eq(b->args[0].incoming[0].form, LM_IN_PAIR);
+	ck_assert_int_eq(b->args[0].incoming[1].form, LM_IN_REGREF);
+	ck_assert_int_eq(b->args[0].incoming[2].form, LM_IN_VALUE);
+	ck_assert_str_eq(b->args[0].incoming[2].block, "b");
+	ck_assert_ptr_nonnull(b->args[0].extra);
+	ck_assert_ptr_null(b->extra);
+	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+	s2 = save(m);
+	ck_assert_contains(s2, "\"arguments\":[{\"incoming_values\":[[\"r0\","
+			   "\"b\"],{\"block\":\"b\",\"regref\":\"r0\"},{"
+			   "\"block\":\"b\",\"value\":\"r0\"}],\"regref\":"
+			   "\"r0\",\"x_k\":2},{\"incoming_values\":[]}]");
+	roundtrip(m);
+	free(s2);
+	lm_module_free(m);
+	free(t);
+	t = lm_xasprintf("{\"version\":2,\"arch\":\"gen3\",\"functions\":[{"
+			 "\"name\":\"f\",\"allocations\":[],\"blocks\":[{"
+			 "\"name\":\"b\",\"arguments\":[3],\"instructions\":"
+			 "[]}]}]}");
+	tu_expect_fail(t, "function f/block b: key 'arguments': expected an "
+		       "object per argument, got number");
+	free(t);
+}
+END_TEST
+
+/* The fields' bad values, each with its message. */
+START_TEST(test_control_fields_bad)
+{
+	static const struct { const char *from, *to, *msg; } cases[] = {
+		{ "\"ub\":10,", "\"ub\":2.5,", "function f/block b: LoopAxis.ub: "
+		  "expected an integer, got 2.5" },
+		{ "\"lb\":2,", "\"lb\":\"2\",", "LoopAxis.lb: expected an "
+		  "integer, got string" },
+		{ "\"stride\":3,", "", "LoopAxis: missing key 'stride'" },
+		{ "{\"name\":\"i\",", "{\"name\":7,", "LoopAxis.name: expected "
+		  "string, got number" },
+		{ "\"IS_LTREG\"", "\"IS_LT\"", "instruction cb: key 'comp_op': "
+		  "unknown BranchCompareOp 'IS_LT' (IS_LTIMM, " },
+		{ "\"mod_int\"", "\"modulo\"", "instruction ra: key 'op': "
+		  "unknown AluOpType 'modulo'" },
+		{ "\"sema_group\":[1,2]", "\"sema_group\":[1,-2]",
+		  "instruction gr: key 'sema_group': expected a non-negative "
+		  "integer, got -2" },
+		{ "\"dma_blocks\":[\"db\"]", "\"dma_blocks\":[3]",
+		  "instruction dt: key 'dma_blocks': expected string, got "
+		  "number" },
+		{ "\"cond\":{\"kind\":\"IntRuntimeValueKind\",\"regref\":\"r0\"}",
+		  "\"cond\":{\"kind\":\"Frob\"}", "instruction dw: key 'cond': "
+		  "affine expression (version 2): " },
+		{ "\"registers\":[\"r0\"]", "\"registers\":\"r0\"",
+		  "key 'registers': expected array, got string" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *in = tu_replace_all(control_insts, cases[i].from, cases[i].to);
+		char *t = control_text(in);
+		tu_expect_fail(t, cases[i].msg);
+		free(t);
+		free(in);
+	}
+	/* cond as a block name is carried as it is */
+	char *in = tu_replace_all(control_insts, "\"cond\":{\"kind\":"
+			      "\"IntRuntimeValueKind\",\"regref\":\"r0\"}",
+			      "\"cond\":\"dwb\"");
+	char *t = control_text(in), *s2;
+	lm_module *m = tu_parse_ok(t);
+	ck_assert_ptr_null(inst(m, 2)->cond);
+	s2 = save(m);
+	ck_assert_contains(s2, "\"cond\":\"dwb\"");
+	roundtrip(m);
+	free(s2);
+	lm_module_free(m);
+	free(t);
+	free(in);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("format");
@@ -970,6 +1261,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_engine_all_refused);
 	tcase_add_test(tc, test_allocation_enums);
 	tcase_add_test(tc, test_review_cases);
+	tcase_add_test(tc, test_control_fields);
+	tcase_add_test(tc, test_control_fields_bad);
+	tcase_add_test(tc, test_block_arguments);
 	suite_add_tcase(s, tc);
 	return s;
 }

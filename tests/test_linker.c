@@ -17,6 +17,7 @@
 #include "safeio.h"
 #include "json.h"
 #include "build.h"
+#include "affine.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -612,7 +613,7 @@ static lm_builder *reg_core(int core)
 		"\"engine\":\"DVE\",\"ins\":[{\"kind\":\"symbolic_ap\","
 		"\"memsetref\":\"t\",\"dtype\":\"float32\",\"addrs\":[{"
 		"\"kind\":\"SumKind\",\"n_terms\":2,\"terms\":[{\"kind\":"
-		"\"AffIVKind\",\"axis\":\"i\"},{\"kind\":\"IntRuntimeValueKind\","
+		"\"ShardIDKind\",\"ub\":4},{\"kind\":\"IntRuntimeValueKind\","
 		"\"regref\":\"r0\"}]}]}],\"outs\":[%s]}";
 	const int64_t one[1] = { 1 };
 	lm_builder *b = mod(core, "gen3");
@@ -673,6 +674,157 @@ START_TEST(test_copy_allocs_registers)
 		}
 	}
 	assert_verifies(out);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* The instruction named name in f, at any depth (nested bodies too). */
+static lm_inst *inst_in(const lm_block *bs, int nb, const char *name)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			lm_inst *in = &bs[b].insts[i], *r;
+			if (in->name && !strcmp(in->name, name))
+				return in;
+			if (in->n_blocks &&
+			    (r = inst_in(in->blocks, in->n_blocks, name)))
+				return r;
+		}
+	return NULL;
+}
+
+static lm_inst *deep(const lm_function *f, const char *name)
+{
+	lm_inst *in = inst_in(f->blocks, f->n_blocks, name);
+	ck_assert_msg(in != NULL, "no instruction %s in %s", name, f->name);
+	return in;
+}
+
+#define BODY_NOP(n, deps) "{\"opcode\":\"NoOp\",\"name\":\"" n "\"," \
+	"\"engine\":\"SP\",\"ins\":[],\"outs\":[]" deps "}"
+#define BODY_C0 "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":0}"
+#define BODY_C1 "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":1}"
+#define BODY_RN "{\"kind\":\"AffExprKind\",\"terms\":[{\"idx\":{\"kind\":" \
+	"\"IntRuntimeValueKind\",\"regref\":\"rn\"},\"coeff\":1}],\"c\":0}"
+
+/*
+** A core whose instructions live in nested bodies: a Loop (n1, and a
+** branch back to its body's block, whose argument is rn; its register
+** rn), a DynamicForLoop dl
+** (n2 after n1, waiting for s to reach register rn; its trip count in rn),
+** a DoWhile dw (n3, after dl, and a Break), a top-level NoOp after n3
+** (its wait from n1), a DMA block (a descriptor) and its trigger;
+** only<core> is a name of one core.
+*/
+static lm_builder *bodies_core(int core)
+{
+	lm_builder *b = mod(core, "gen3");
+	int64_t one[1] = { 1 };
+	func(b, "sg0");
+	lm_b_memloc(b, lm_b_alloc(b, "rn", LM_TK_INTERNAL, LM_DT_INT32, one, 1),
+		    LM_MT_REG, 0, NULL, 0, 0);
+	wire(b, "{\"opcode\":\"Loop\",\"LoopAxis\":{\"name\":\"i\",\"lb\":0,"
+	     "\"ub\":2,\"stride\":1},\"registers\":[\"rn\"],\"blocks\":[{"
+	     "\"name\":\"lb\",\"arguments\":[{\"regref\":\"rn\","
+	     "\"incoming_values\":[[\"rn\",\"lb\"],{\"regref\":\"rn\","
+	     "\"block\":\"lb\"}]}],\"instructions\":[" BODY_NOP("n1", "") ","
+	     "{\"opcode\":\"CompareAndBranch\",\"name\":\"back\",\"engine\":"
+	     "\"SP\",\"ins\":[],\"outs\":[],\"on_true\":\"lb\",\"on_false\":"
+	     "\"lb\"}]}]}");
+	wire(b, S("{\"opcode\":\"DynamicForLoop\",\"name\":\"dl\",\"engine\":"
+		  "\"SP\",\"ins\":[],\"outs\":[],\"DynamicForLoopAxis\":{"
+		  "\"name\":\"j\",\"lb\":" BODY_C0 ",\"ub\":" BODY_RN ","
+		  "\"stride\":" BODY_C1 "},\"blocks\":[{\"name\":\"db\","
+		  "\"instructions\":[" BODY_NOP("n2", ",\"dependencies\":"
+		  "[[\"n1\",\"Flow\"]],\"sync_info\":{\"on_wait\":[{"
+		  "\"semaphore\":\"s\",\"mode\":\"sem-ge-reg\",\"regref\":"
+		  "\"rn\"}]}") "," BODY_NOP("only%d", "") "]}]}", core));
+	wire(b, "{\"opcode\":\"DoWhile\",\"name\":\"dw\",\"engine\":\"SP\","
+	     "\"ins\":[],\"outs\":[],\"blocks\":[{\"name\":\"wb\","
+	     "\"instructions\":[" BODY_NOP("n3", ",\"dependencies\":"
+	     "[[\"dl\",\"Flow\"]]") ",{\"opcode\":\"Break\",\"name\":"
+	     "\"brk\",\"engine\":\"SP\",\"ins\":[],\"outs\":[]}]}]}");
+	wire(b, BODY_NOP("after", ",\"dependencies\":[[\"n3\",\"Flow\"]],"
+			 "\"sync_info\":{\"on_wait\":[{\"semaphore\":\"s\","
+			 "\"value\":1,\"from\":\"n1\"}]}"));
+	wire(b, "{\"opcode\":\"DMABlock\",\"name\":\"dblk\",\"engine\":"
+	     "\"DMA\",\"ins\":[],\"outs\":[],\"queue\":\"q\",\"dma_trigger\":"
+	     "\"trig\",\"blocks\":[{\"name\":\"dbody\",\"instructions\":["
+	     "{\"opcode\":\"DMADescriptorCopy\",\"name\":\"desc\","
+	     "\"engine\":\"DMA\",\"ins\":[],\"outs\":[]}]}]}");
+	wire(b, "{\"opcode\":\"DMATrigger\",\"name\":\"trig\",\"engine\":"
+	     "\"SP\",\"ins\":[],\"outs\":[],\"queue\":\"q\",\"dma_blocks\":"
+	     "[\"dblk\"]}");
+	return b;
+}
+
+/*
+** Two cores whose nested bodies declare the same instruction names link:
+** every name inside a body is renamed nc<c>. like a top-level one, the
+** dependencies into and out of bodies follow, a name of one core is
+** kept, the register both declare is renamed where the fields name it (a
+** Loop's registers, a DynamicForLoop's bound, a sem-ge-reg wait), so are
+** the instruction names fields hold (a trigger's blocks, a block's
+** trigger, a wait's from), and the linked module verifies.
+*/
+START_TEST(test_copy_bodies)
+{
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	load2(bodies_core(0), bodies_core(1));
+	ck_assert_msg(do_link(mods2, 2, 0, &out, &rep, &e) == 0, "%s", e.msg);
+	assert_verifies(out);
+	for (int c = 0; c < 2; c++) {
+		const lm_function *f = fn(out, S("nc%d", c));
+		ck_assert_str_eq(deep(f, S("nc%d.n2", c))->deps[0],
+				 S("nc%d.n1", c));
+		ck_assert_str_eq(deep(f, S("nc%d.n3", c))->deps[0],
+				 S("nc%d.dl", c));
+		ck_assert_str_eq(deep(f, S("nc%d.after", c))->deps[0],
+				 S("nc%d.n3", c));
+		ck_assert_int_eq(deep(f, S("nc%d.dw", c))->n_blocks, 1);
+		ck_assert_ptr_nonnull(deep(f, S("only%d", c)));
+		ck_assert_ptr_null(inst_in(f->blocks, f->n_blocks, "n1"));
+		ck_assert_str_eq(f->blocks[0].insts[0].loop_regs[0],
+				 S("nc%d.rn", c));
+		{
+			const lm_blockarg *a =
+				&f->blocks[0].insts[0].blocks[0].args[0];
+			ck_assert_str_eq(a->regref, S("nc%d.rn", c));
+			ck_assert_str_eq(a->incoming[0].value, S("nc%d.rn", c));
+			ck_assert_str_eq(a->incoming[1].value, S("nc%d.rn", c));
+			ck_assert_str_eq(a->incoming[1].block, "lb");
+		}
+		ck_assert_str_eq(deep(f, S("nc%d.n2", c))->wait[0].regref,
+				 S("nc%d.rn", c));
+		ck_assert_str_eq(deep(f, S("nc%d.n2", c))->wait[0].semaphore,
+				 S("nc%d.s", c));
+		{
+			const char *reg = NULL;
+			ck_assert_int_eq(lm_affine_terms(deep(f, S("nc%d.dl", c))->
+							 axis.ub_e, NULL, NULL,
+							 NULL, &reg, NULL), 0);
+			ck_assert_str_eq(reg, S("nc%d.rn", c));
+		}
+	}
+	for (int c = 0; c < 2; c++) {
+		const lm_function *f = fn(out, S("nc%d", c));
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(
+			deep(f, S("nc%d.dblk", c))->extra, "dma_trigger");
+		ck_assert_str_eq(deep(f, S("nc%d.trig", c))->dma_blocks[0],
+				 S("nc%d.dblk", c));
+		ck_assert_str_eq(deep(f, S("nc%d.after", c))->wait[0].from,
+				 S("nc%d.n1", c));
+		ck_assert(cJSON_IsString(t));
+		ck_assert_str_eq(t->valuestring, S("nc%d.trig", c));
+		ck_assert_ptr_nonnull(deep(f, S("nc%d.desc", c)));
+	}
+	/* rn, n1, back, dl, n2, dw, n3, brk, after, dblk, desc, trig */
+	ck_assert_int_eq(rep.collisions[0], 12);
 	lm_module_free(out);
 	lk_report_free(&rep);
 	free2();
@@ -1059,7 +1211,8 @@ START_TEST(test_init_queues)
 			 "nc0.s");
 	ck_assert_str_eq(inst(fn(out, "nc1"), "nc1.st")->wait[0].semaphore,
 			 "nc1.s");
-	ck_assert_str_eq(inst(fn(out, "nc1"), "nc1.st")->signal[0], "nc1.s2");
+	ck_assert_str_eq(inst(fn(out, "nc1"), "nc1.st")->update[0].semaphore,
+			 "nc1.s2");
 	ck_assert_int_eq(rep.n_queues_copied, 4);
 	ck_assert_int_eq(rep.n_new_queues, 2);
 	ck_assert_int_eq(rep.n_instances_existing, 3);
@@ -2472,6 +2625,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_copy_allocs);
 	tcase_add_test(tc, test_copy_allocs_renamed_producer);
 	tcase_add_test(tc, test_copy_allocs_registers);
+	tcase_add_test(tc, test_copy_bodies);
 	tcase_add_test(tc, test_fpass_insert_returns);
 	tcase_add_test(tc, test_fpass_existing_return);
 	tcase_add_test(tc, test_fpass_insert_switch_queue_instances);

@@ -1676,19 +1676,20 @@ static const char reg_kernel[] =
 	"'regref':'kr'}],'outs':[" REG_AP("t") "],'dependencies':['k_rap']},"
 	"{'opcode':'TensorCopy','name':'k_sym','engine':'DVE','ins':[{"
 	"'kind':'symbolic_ap','memsetref':'t','memref':'t','dtype':'float32',"
-	"'addrs':[{'kind':'SumKind','n_terms':2,'terms':[{'kind':'AffIVKind',"
-	"'axis':'i'},{'kind':'IntRuntimeValueKind','regref':'r0'}]}]}],"
+	"'addrs':[{'kind':'SumKind','n_terms':2,'terms':[{'kind':'ShardIDKind',"
+	"'ub':4},{'kind':'IntRuntimeValueKind','regref':'r0'}]}]}],"
 	"'outs':[" REG_AP("t") "],'dependencies':['k_acc']},"
 	"{'opcode':'TensorCopy','name':'k_symf','engine':'DVE','ins':[{"
 	"'kind':'symbolic_ap','memsetref':'kin','memref':'kin','dtype':"
-	"'float32','addrs':[{'kind':'AffIVKind','axis':'i'}]}],"
+	"'float32','addrs':[{'kind':'ShardIDKind','ub':4}]}],"
 	"'outs':[" REG_AP("t") "],'dependencies':['k_sym']}%s]}]}]}";
 
-/* reg_kernel's Loop, a register in its axis, with an empty body. */
+/* reg_kernel's Loop, a register among its registers, with an empty
+** body. */
 static const char reg_loop[] =
 	",{'opcode':'Loop','name':'k_loop','engine':'SP','LoopAxis':{"
-	"'name':'i','lb':0,'ub':{'kind':'IntRuntimeValueKind','regref':'r0'},"
-	"'stride':1},'blocks':[{'name':'lb','instructions':[]}]}";
+	"'name':'i','lb':0,'ub':4,'stride':1},'registers':['r0'],"
+	"'blocks':[{'name':'lb','instructions':[]}]}";
 
 /* The caller: its own t and r0 (used), the register rc bound to kr. */
 static const char reg_caller[] =
@@ -1743,7 +1744,18 @@ static int add_reg(cJSON *j, void *arg)
 	return 0;
 }
 
-/* Registers named by operand ins[0] of instruction name ("" if none). */
+/* One register of a Loop's fields, added to the list. */
+static int add_field_reg(void *arg, const char *key, const char *name)
+{
+	reg_list *r = arg;
+	size_t n = strlen(r->s);
+	(void)key;
+	snprintf(r->s + n, sizeof r->s - n, "%s%s", n ? "," : "", name);
+	return 0;
+}
+
+/* Registers named by operand ins[0] of instruction name, by a Loop's
+** fields ("" if none). */
 static const char *regs_of(const lm_module *m, const char *name)
 {
 	static reg_list r;
@@ -1751,7 +1763,7 @@ static const char *regs_of(const lm_module *m, const char *name)
 	ck_assert_msg(in != NULL, "no instruction %s", name);
 	r.s[0] = 0;
 	if (in->op == LM_OP_LOOP)
-		lm_json_each_regref(in->extra, add_reg, &r);
+		lm_inst_each_regname(in, add_field_reg, &r);
 	else
 		lm_arg_each_regref(&in->ins[0], add_reg, &r);
 	return r.s;

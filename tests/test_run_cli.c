@@ -590,6 +590,60 @@ START_TEST(test_run_list_unsupported)
 }
 END_TEST
 
+/*
+** The opcodes the model reads but the simulator does not run yet, and the
+** numbered semaphores, are each listed by run --list-unsupported (exit
+** 2) on the wire fixtures that hold them.
+*/
+START_TEST(test_run_lists_new_constructs)
+{
+	static const char *const fam[] = { "control", "sync", "dma", "misc",
+					   "copy" };
+	static const char *const want[] = {
+		"instruction dfl: opcode 'DynamicForLoop'",
+		"instruction dow: opcode 'DoWhile'",
+		"instruction hint: opcode 'BranchHint'",
+		"instruction cbr: opcode 'CompareAndBranch'",
+		"instruction ubr: opcode 'UnconditionalBranch'",
+		"instruction exit: opcode 'Exit'",
+		"semaphore s0: semaphore key 'id' = 0",
+		"instruction evs: opcode 'EventSemaphore'",
+		"instruction grs: opcode 'GroupResetSemaphores'",
+		"instruction aeb: opcode 'AllEngineBarrier'",
+		"instruction drain: opcode 'Drain'",
+		"instruction rqi: opcode 'ResetQueueInstance'",
+		"instruction halt: opcode 'Halt'",
+		"instruction dblk: opcode 'DMABlock'",
+		"instruction dtrig: opcode 'DMATrigger'",
+		"instruction ddcp: opcode 'DMADescriptorCopy'",
+		"instruction ddcce: opcode 'DMADescriptorCCE'",
+		"instruction ddtr: opcode 'DMADescriptorTranspose'",
+		"instruction ddrep: opcode 'DMADescriptorReplicate'",
+		"instruction ralu: opcode 'RegisterAlu'",
+		"instruction rmov: opcode 'RegisterMove'",
+		"instruction tcomp: opcode 'TensorCompletion'",
+		"instruction tcds: opcode 'TensorCopyDynamicSrc'",
+		"instruction tcdd: opcode 'TensorCopyDynamicDst'",
+		"instruction tload: opcode 'TensorLoad'",
+		"instruction tsave: opcode 'TensorSave'",
+	};
+	lm_buf out = LM_BUF_INIT;
+	for (size_t f = 0; f < sizeof fam / sizeof *fam; f++) {
+		char *rel = lm_xasprintf("tests/fixtures/wire/%s.json", fam[f]);
+		char *p = tu_srcpath(rel);
+		tu_run r = tu_lncsim(NULL, "run", "--list-unsupported", p, NULL);
+		ck_assert_int_eq(r.status, 2);
+		lm_buf_puts(&out, r.out);
+		tu_run_free(&r);
+		free(p);
+		free(rel);
+	}
+	for (size_t w = 0; w < sizeof want / sizeof *want; w++)
+		ck_assert_contains(lm_buf_cstr(&out), want[w]);
+	lm_buf_free(&out);
+}
+END_TEST
+
 /* An ExternalOutput nothing wrote: run fails (exit 1), writes no outputs. */
 START_TEST(test_run_unwritten_output)
 {
@@ -924,6 +978,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_run_verifies_first);
 	tcase_add_test(tc, test_run_refuses_unmodelled_key);
 	tcase_add_test(tc, test_run_list_unsupported);
+	tcase_add_test(tc, test_run_lists_new_constructs);
 	tcase_add_test(tc, test_run_partition_step_refused);
 	tcase_add_test(tc, test_run_unwritten_output);
 	suite_add_tcase(s, tc);

@@ -797,24 +797,22 @@ START_TEST(tensor_reference_renamed_like_verified)
 }
 END_TEST
 
-/* Register names among an instruction's carried keys: a Loop's axis. */
+/* Register names among an instruction's fields: a Loop's registers. */
 START_TEST(register_reference_in_loop_axis)
 {
 	char *t = with_reg_operand("'ins':[{'kind':'register_access','dtype':"
 				   "'float32','regref':'r0'}]");
-	char *ok = subst_after(t, "'opcode':'Loop'", "'ub':2",
-			       "'ub':{'kind':'IntRuntimeValueKind',"
-			       "'regref':'r1'}");
-	char *bad = subst_after(t, "'opcode':'Loop'", "'ub':2",
-				"'ub':{'kind':'IntRuntimeValueKind',"
-				"'regref':'nc0.r1'}");
+	char *ok = subst_after(t, "'opcode':'Loop'", "'stride':1}",
+			       "'stride':1},'registers':['r1']");
+	char *bad = subst_after(t, "'opcode':'Loop'", "'stride':1}",
+				"'stride':1},'registers':['nc0.r1']");
 	lm_module *m;
 	lm_error e;
 	expect_ok(ok, 0);
 	m = load(bad);
 	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
 	ck_assert_str_eq(e.msg, "t/def.json: function sg0/block b0/loop #15: "
-			 "regref 'nc0.r1' names no register allocation");
+			 "registers 'nc0.r1' names no register allocation");
 	lm_module_free(m);
 	free(t);
 	free(ok);
@@ -1139,10 +1137,19 @@ RVARY(ref_qinst_of_other_queue, "'name':'rq'", "'instance':'qa'",
 RVARY(ref_func, "'name':'c'", "'target':'g'", "'target':'gg'",
       "instruction c: Call target 'gg' is not a function of the module")
 RVARY(ref_block_target, "'name':'j'", "'target':'b2'", "'target':'b3'",
-      "instruction j: target 'b3' is not a block of function 'f'")
+      "function f/block b/instruction j: UnconditionalBranch 'j': target "
+      "'b3' names no block of the region")
 RVARY(ref_block_on_false, "'name':'cbr'", "'on_false':'b2'",
       "'on_false':'lb2'",
-      "instruction cbr: on_false 'lb2' is not a block of function 'f'")
+      "instruction cbr: CompareAndBranch 'cbr': on_false 'lb2' names no "
+      "block of the region")
+/* a block of the function, but of a loop's body: a branch stays in its
+** region */
+RVARY(branch_other_region, "'name':'cbr'", "'on_false':'b2'",
+      "'on_false':'lb'",
+      "instruction cbr: CompareAndBranch 'cbr': on_false 'lb' names no "
+      "block of the region (a block of another region of the function: a "
+      "branch stays in its own)")
 RVARY(ref_block_hint, "'name':'h'", "'associate_branch':'b2'",
       "'associate_branch':'zz'",
       "instruction h: associate_branch 'zz' is not a block of function 'f'")
@@ -1179,19 +1186,203 @@ START_TEST(ref_required_carried_missing)
 	lm_module *m = load(REFS);
 	lm_error e;
 	lm_inst *in = inst(m, "cbr");
-	cJSON *x = cJSON_DetachItemFromObjectCaseSensitive(in->extra,
-							    "on_true");
+	char *x = in->on_true;
 	ck_assert_ptr_nonnull(x);
+	in->on_true = NULL;
 	ck_assert_int_eq(verify(m, 0, &e), LM_EINPUT);
 	ck_assert_contains(e.msg, "function f/block b/instruction cbr: "
 			   "CompareAndBranch needs on_true");
-	cJSON_AddItemToObject(in->extra, "on_true", x);
+	in->on_true = x;
 	ck_assert_int_eq(verify(m, 0, &e), 0);
 	lm_module_free(m);
 	char *t = subst_after(REFS, NULL, "'on_true':'b',", "");
 	expect_load_fails(t, "function f/block b/instruction cbr: "
 			  "CompareAndBranch: missing key 'on_true'");
 	free(t);
+}
+END_TEST
+
+/* ---- loops, branches, sync_info entries, DMA blocks ----------------------- */
+
+#define IV(a) "{'kind':'AffIVKind','axis':'" a "'}"
+#define CONST(c) "{'kind':'AffExprKind','terms':[],'c':" c "}"
+#define NOP_(n, more) "{'opcode':'NoOp','name':'" n "','engine':'SP'," \
+	NOARGS more "}"
+
+/*
+** Loop lp (axis i) around a branch back to its block and DynamicForLoop
+** dl (axis j, its trip count in register r) around dn and a Break; sync
+** entries of both forms on w and wr (s by name, sid slot 7 of the bank),
+** a group reset of slot 7, DMA block db of queue q and its trigger.
+*/
+static const char *LOOPS =
+"{'version':2,'arch':'gen3',"
+"'semaphores':[{'name':'s','init':0},{'name':'sid','init':0,'id':7}],"
+"'queues':[{'name':'q','instances':[{'name':'qa','semaphore':'s'}]},"
+"  {'name':'q2','instances':[{'name':'q2a','semaphore':'s'}]}],"
+"'functions':["
+" {'name':'f','allocations':["
+"  " ALLOC("r", "Internal", "int32", "[1]", ML("r", "REG", "0", "[1,4]")) ","
+"  " ALLOC("t", "Internal", "float32", "[1,4]", ML("t", "SB", "0", "[1,16]"))
+" ],'blocks':[{'name':'b','instructions':["
+"  {'opcode':'Loop','name':'lp','LoopAxis':{'name':'i','lb':0,'ub':4,"
+"   'stride':1},'blocks':[{'name':'lb','instructions':["
+"   {'opcode':'CompareAndBranch','name':'cb','engine':'SP','on_true':'lb',"
+"    'on_false':'lb'," NOARGS "},"
+"   {'opcode':'DynamicForLoop','name':'dl','engine':'SP',"
+"    'DynamicForLoopAxis':{'name':'j','lb':" CONST("0") ",'ub':{'kind':"
+"'AffExprKind','terms':[{'idx':{'kind':'IntRuntimeValueKind','regref':"
+"'r'},'coeff':2}],'c':1},'stride':" CONST("1") "},"
+"    'blocks':[{'name':'db','instructions':["
+"     " NOP_("dn", ",'order':[" IV("j") "," IV("i") "]") ","
+"     {'opcode':'Break','name':'brk','engine':'SP'," NOARGS "}]}],"
+     NOARGS "}]}]},"
+"  " NOP_("w", ",'sync_info':{'on_wait':[{'id':7,'wait_value':1}],"
+"   'on_update':[{'semaphore':'s','mode':'sem-inc','value':1},"
+"   {'id':7,'mode':'sem-dec'},{'id':3,'mode':'evt-set'}]}") ","
+"  " NOP_("wr", ",'sync_info':{'on_wait':[{'semaphore':'s','mode':"
+"   'sem-ge-reg','regref':'r'}]}") ","
+"  {'opcode':'GroupResetSemaphores','name':'gr','engine':'SP',"
+"   'sema_group':[7]," NOARGS "},"
+"  {'opcode':'DMABlock','name':'db0','engine':'DMA','queue':'q'," NOARGS
+"   ,'blocks':[{'name':'dbb','instructions':[{'opcode':"
+"   'DMADescriptorCopy','name':'dc','engine':'DMA','ins':["
+    AP("t", "[[4,1],[1,4]]") "],'outs':[" AP("t", "[[4,1],[1,4]]") "]}]}]},"
+"  {'opcode':'DMATrigger','name':'dt','engine':'SP','queue':'q',"
+"   'dma_blocks':['db0']," NOARGS "},"
+"  {'opcode':'UnconditionalBranch','name':'j','engine':'SP',"
+"   'target':'b2'," NOARGS "}"
+" ]},{'name':'b2','instructions':[]}]}"
+"]}";
+
+#define LPVARY(name, anchor, from, to, msg)                                 \
+	START_TEST(name) { vary(LOOPS, 0, anchor, from, to, msg); } END_TEST
+
+LPVARY(loop_negative_trip, "'name':'lp'", "'lb':0,'ub':4", "'lb':4,'ub':0",
+       "t/def.json: function f/block b/loop lp: Loop 'lp' axis 'i': lb 4, "
+       "ub 0, stride 1: negative trip count")
+LPVARY(loop_stride_zero, "'name':'lp'", "'stride':1}", "'stride':0}",
+       "function f/block b/loop lp: Loop 'lp' axis 'i': lb 0, ub 4, "
+       "stride 0: stride 0")
+LPVARY(loop_stride_negative, "'name':'lp'", "'stride':1}", "'stride':-1}",
+       "Loop 'lp' axis 'i': lb 0, ub 4, stride -1: negative stride (a loop "
+       "counts up)")
+LPVARY(dynloop_ub_not_register, "'name':'dl'", "'regref':'r'},'coeff':2}]",
+       "'regref':'r'},'coeff':2},{'idx':{'kind':'ShardIDKind','ub':2},"
+       "'coeff':1}]",
+       "function f/block b/loop lp/block lb/instruction dl: "
+       "DynamicForLoop 'dl' axis 'j': ub must be one IntRuntimeValueKind "
+       "term (coeff * register + c)")
+LPVARY(dynloop_ub_constant, "'name':'dl'", "'ub':{'kind':'AffExprKind',"
+       "'terms':[{'idx':{'kind':'IntRuntimeValueKind','regref':'r'},"
+       "'coeff':2}],'c':1}", "'ub':" CONST("3"),
+       "DynamicForLoop 'dl' axis 'j': ub must be one IntRuntimeValueKind "
+       "term (coeff * register + c)")
+LPVARY(dynloop_lb_not_constant, "'name':'dl'", "'lb':" CONST("0"),
+       "'lb':{'kind':'AffExprKind','terms':[{'idx':{'kind':"
+       "'IntRuntimeValueKind','regref':'r'},'coeff':1}],'c':0}",
+       "DynamicForLoop 'dl' axis 'j': lb must be a constant (an AffExprKind "
+       "without terms)")
+LPVARY(dynloop_stride_zero, "'name':'dl'", "'stride':" CONST("1"),
+       "'stride':" CONST("0"),
+       "DynamicForLoop 'dl' axis 'j': stride must be a constant > 0 (an "
+       "AffExprKind without terms)")
+LPVARY(iv_unknown, "'name':'dn'", IV("j") "," IV("i"), IV("j") "," IV("k"),
+       "function f/block b/loop lp/block lb/instruction dl/block db/"
+       "instruction dn: order: AffIVKind 'k' names no enclosing loop axis "
+       "(enclosing: j, i)")
+LPVARY(iv_outside_loops, "'name':'w'", "'ins':[]", "'order':[" IV("i")
+       "],'ins':[]", "function f/block b/instruction w: order: AffIVKind "
+       "'i' names no enclosing loop axis (enclosing: none)")
+LPVARY(iv_own_axis_in_bounds, "'name':'dl'", "'lb':" CONST("0"),
+       "'lb':{'kind':'AffExprKind','terms':[{'idx':" IV("j") ",'coeff':1}],"
+       "'c':0}", "instruction dl: DynamicForLoopAxis: AffIVKind 'j' names "
+       "no enclosing loop axis (enclosing: i)")
+LPVARY(branch_unknown_block, "'name':'cb'", "'on_false':'lb'",
+       "'on_false':'x'", "function f/block b/loop lp/block lb/instruction "
+       "cb: CompareAndBranch 'cb': on_false 'x' names no block of the "
+       "region")
+LPVARY(branch_out_of_loop, "'name':'cb'", "'on_true':'lb'",
+       "'on_true':'b2'", "CompareAndBranch 'cb': on_true 'b2' names no "
+       "block of the region (a block of another region of the function: a "
+       "branch stays in its own)")
+LPVARY(break_outside_loop, NULL, "'opcode':'UnconditionalBranch',"
+       "'name':'j'", "'opcode':'Break','name':'j'",
+       "function f/block b/instruction j: Break 'j' is not inside a loop")
+LPVARY(sem_id_undeclared, "'name':'w'", "{'id':7,'wait_value':1}",
+       "{'id':8,'wait_value':1}", "function f/block b/instruction w: "
+       "on_wait: semaphore id 8 is not declared by the module (core 0)")
+LPVARY(sem_id_out_of_range, "'name':'w'", "{'id':7,'mode':'sem-dec'}",
+       "{'id':300,'mode':'sem-dec'}",
+       "instruction w: on_update: semaphore id 300 is outside 0..255")
+LPVARY(sem_inc_value, "'name':'w'", "'mode':'sem-inc','value':1",
+       "'mode':'sem-inc','value':2", "instruction w: on_update sem-inc: "
+       "value 2 (Semaphore inc value must be 1)")
+LPVARY(sem_dec_value, "'name':'w'", "{'id':7,'mode':'sem-dec'}",
+       "{'id':7,'mode':'sem-dec','update_value':3}", "instruction w: "
+       "on_update sem-dec: value 3 (Semaphore dec value must be 1)")
+LPVARY(sem_event_by_name, "'name':'w'", "{'id':3,'mode':'evt-set'}",
+       "{'semaphore':'s','mode':'evt-set'}", "instruction w: on_update "
+       "evt-set: an event is given by its id, not by a name ('s')")
+LPVARY(sem_mode_invalid, "'name':'w'", "{'id':7,'wait_value':1}",
+       "{'id':7,'wait_value':1,'mode':'invalid'}",
+       "instruction w: on_wait: mode 'invalid' has no meaning")
+LPVARY(sem_ge_reg_no_register, "'name':'wr'", ",'regref':'r'", "",
+       "instruction wr: on_wait sem-ge-reg: needs regref (the register "
+       "holding the threshold)")
+LPVARY(sem_ge_reg_not_register, "'name':'wr'", "'regref':'r'",
+       "'regref':'t'", "instruction wr: on_wait regref 't' names "
+       "allocation 't', which is not a register (no REG memory location)")
+LPVARY(sem_regref_without_ge_reg, "'name':'wr'", "'sem-ge-reg'",
+       "'sem-ge-imm'", "instruction wr: on_wait sem-ge-imm: regref 'r' "
+       "given (only a sem-ge-reg wait reads a register)")
+LPVARY(sema_group_undeclared, "'name':'gr'", "[7]", "[7,9]",
+       "instruction gr: sema_group: semaphore id 9 is not declared by the "
+       "module (core 0)")
+LPVARY(dmablock_queue_missing, "'name':'db0'", "'queue':'q'",
+       "'queue':'qX'", "function f/block b/instruction db0: DMA block 'db0' "
+       "names queue 'qX', which does not exist")
+LPVARY(dmatrigger_other_queue, "'name':'db0'", "'queue':'q'",
+       "'queue':'q2'", "function f/block b/instruction dt: DMATrigger 'dt' "
+       "(queue q): dma_blocks 'db0' is a DMA block of another queue (queue "
+       "q2)")
+
+LPVARY(descriptor_dynamic_ap, "'name':'dc'", "'ins':[{'kind':'physical_ap'",
+       "'ins':[{'kind':'register_ap','regref':'r','memsetref':'t',"
+       "'dtype':'float32'},{'kind':'physical_ap'",
+       "function f/block b/instruction db0/block dbb/instruction dc: ins[0]: "
+       "register_ap: DMA descriptor cannot have dynamic AP (a descriptor's "
+       "operands are physical_ap)")
+
+/* An axis with no bound (all three 0) is one pass: valid. */
+START_TEST(loop_zero_axis_ok)
+{
+	char *t = subst_after(LOOPS, "'name':'lp'", "'lb':0,'ub':4",
+			      "'lb':0,'ub':0");
+	char *t2 = subst_after(t, "'name':'lp'", "'stride':1}", "'stride':0}");
+	expect_ok(t2, 0);
+	free(t);
+	free(t2);
+}
+END_TEST
+
+/* A numbered semaphore is a slot of its core's bank: of the module's own
+** core when its declaration says none, of the core it says else. */
+START_TEST(sem_id_of_core)
+{
+	char *c1 = subst_after(LOOPS, NULL, "{'version':2,",
+			       "{'version':2,'attributes':{'neuron_core_id':1},");
+	char *bad = subst_after(c1, NULL, "'init':0,'id':7}",
+				"'init':0,'id':7,'core':0}");
+	char *ok = subst_after(c1, NULL, "'init':0,'id':7}",
+			       "'init':0,'id':7,'core':1}");
+	expect_ok(c1, 0);
+	expect_ok(ok, 0);
+	expect_bad(bad, 0, "function f/block b/instruction w: on_wait: "
+		   "semaphore id 7 is not declared by the module (core 1)");
+	free(c1);
+	free(bad);
+	free(ok);
 }
 END_TEST
 
@@ -1313,6 +1504,14 @@ CVARY(incoming_block, NULL, "['d1','b2']", "['d1','b9']",
 CVARY(incoming_value, NULL, "['d1','b2']", "['zz','b2']",
       "function f/block b: incoming_values: 'zz' names no allocation or "
       "memory location")
+CVARY(incoming_regref_not_register, NULL, "[['d1','b2']]",
+      "[{'regref':'d1','block':'b2'}]",
+      "function f/block b: incoming_values regref 'd1' names allocation "
+      "'d1', which is not a register (no REG memory location)")
+CVARY(argument_regref_not_register, NULL, "[{'incoming_values'",
+      "[{'regref':'t','incoming_values'",
+      "function f/block b: arguments regref 't' names allocation 't', "
+      "which is not a register (no REG memory location)")
 CVARY(body_dependency, "'name':'wn'", "['qt']", "['zz']",
       "function f/block b/instruction dw/block wb/instruction wn: "
       "dependency 'zz' names no instruction")
@@ -1669,6 +1868,17 @@ static Suite *verify_suite(void)
 		nkikernel_kernel_source, opcode_enums_missing,
 		ref_queue, ref_qinst_unknown, ref_qinst_of_other_queue,
 		ref_func, ref_block_target, ref_block_on_false,
+		branch_other_region,
+		loop_negative_trip, loop_stride_zero, loop_stride_negative,
+		loop_zero_axis_ok, dynloop_ub_not_register, dynloop_ub_constant,
+		dynloop_lb_not_constant, dynloop_stride_zero, iv_unknown,
+		iv_outside_loops, iv_own_axis_in_bounds, branch_unknown_block,
+		branch_out_of_loop, break_outside_loop, sem_id_undeclared,
+		sem_id_out_of_range, sem_inc_value, sem_dec_value,
+		sem_event_by_name, sem_mode_invalid, sem_ge_reg_no_register,
+		sem_ge_reg_not_register, sem_regref_without_ge_reg,
+		sema_group_undeclared, dmablock_queue_missing,
+		dmatrigger_other_queue, sem_id_of_core, descriptor_dynamic_ap,
 		ref_block_hint, ref_block_cond, ref_inst,
 		ref_dmablock_unknown, ref_dmablock_not_one, ref_alloc_call,
 		ref_alloc_kernel, ref_call_formal, ref_register_not_one,
@@ -1677,7 +1887,8 @@ static Suite *verify_suite(void)
 		step0_strides_verify,
 		alias_tuple_allocation, alias_tuple_memloc, alias_pair_memloc,
 		alias_not_dram, call_memlocs_call, call_memlocs_memloc,
-		incoming_block, incoming_value, body_dependency,
+		incoming_block, incoming_value, incoming_regref_not_register,
+		argument_regref_not_register, body_dependency,
 		body_duplicate_name, body_later_dependency, queue_dma_block,
 		queue_block_inst,
 		dependency_later, dependency_self, dependency_other_function,

@@ -7,8 +7,9 @@
 ** repeating it (docs/wire-fixtures.md).
 **
 ** tests/fixtures/wire/<family>.json holds one instruction of every
-** opcode of the family, every op-specific key of it at a value other than
-** its default, and the common header keys. For each fixture:
+** opcode of the family (at the top level of its function, but for Break,
+** which belongs in a loop's body), every op-specific key of it at a value
+** other than its default, and the common header keys. For each fixture:
 **
 **   selfcheck  the fixture says what this file's table says (every opcode
 **              of the family, every key present, of its type, not at its
@@ -180,9 +181,10 @@ typedef struct wkey {
 	{ op, "dge_type", T_E, EM_S, "\"Unassigned\"" },                    \
 	{ op, "duplicate", T_M, EM_S, "false" }
 
-/* The InstDMA ops lncsim runs: the loader's second pass binds their queue
-** and reports one that is not there, and lncsim needs it, so it is not
-** left out here. */
+/* The InstDMA ops lncsim models (DMATrigger: its queue is the one its DMA
+** blocks run on): the loader's second pass binds their queue and reports
+** one that is not there, and lncsim needs it, so it is not left out
+** here. */
 #define DMA_RUN_KEYS(op)                                                    \
 	{ op, "queue", T_N, EM_U, NULL },                                   \
 	{ op, "dge_type", T_E, EM_S, "\"Unassigned\"" },                    \
@@ -282,7 +284,7 @@ static const wkey keys[] = {
 
 	/* DMA: the InstDMA tree */
 	DMA_KEYS("DMA"), DMA_RUN_KEYS("Load"), DMA_RUN_KEYS("Save"),
-	DMA_RUN_KEYS("DMACopy"), DMA_KEYS("DMATrigger"),
+	DMA_RUN_KEYS("DMACopy"), DMA_RUN_KEYS("DMATrigger"),
 	UNINIT("Load"), { "Load", "dma_qos", T_E, EM_S, "\"Unassigned\"" },
 	UNINIT("Save"), { "Save", "dma_qos", T_E, EM_S, "\"Unassigned\"" },
 	{ "DMACopy", "mode", T_E, EM_P, "\"Copy\"" },
@@ -521,6 +523,19 @@ static cJSON *find_in_blocks(cJSON *blocks, const char *name)
 		}
 	}
 	return NULL;
+}
+
+/* An instruction of opcode op among blocks, at any depth (a Break is
+** only valid inside a loop's body). */
+static int has_opcode(const cJSON *blocks, const char *op)
+{
+	const cJSON *b, *i;
+	cJSON_ArrayForEach(b, blocks)
+		cJSON_ArrayForEach(i, get(b, "instructions"))
+			if (!strcmp(opcode_of(i), op) ||
+			    has_opcode(get(i, "blocks"), op))
+				return 1;
+	return 0;
 }
 
 static cJSON *find_inst(cJSON *root, const char *name)
@@ -766,12 +781,9 @@ START_TEST(test_selfcheck)
 					  opcodes[o].family), "%s: family %s",
 			      opcodes[o].name, lm_opfamily_name(info->family));
 		int found = 0;
-		cJSON *f, *b, *i;
+		cJSON *f;
 		cJSON_ArrayForEach(f, get(root, "functions"))
-			cJSON_ArrayForEach(b, get(f, "blocks"))
-				cJSON_ArrayForEach(i, get(b, "instructions"))
-					found |= !strcmp(opcode_of(i),
-							 opcodes[o].name);
+			found |= has_opcode(get(f, "blocks"), opcodes[o].name);
 		if (!found)
 			fail_at(&r, "no %s instruction", opcodes[o].name);
 	}

@@ -149,10 +149,9 @@ static void note_deps(lm_strmap *used, const lm_inst *v, int n)
 		for (int d = 0; d < v[i].n_deps; d++)
 			if (v[i].deps[d])
 				lm_strmap_put(used, v[i].deps[d], (void *)1);
-		if (v[i].op == LM_OP_LOOP)
-			for (int b = 0; b < v[i].n_blocks; b++)
-				note_deps(used, v[i].blocks[b].insts,
-					  v[i].blocks[b].n_insts);
+		for (int b = 0; b < v[i].n_blocks; b++)
+			note_deps(used, v[i].blocks[b].insts,
+				  v[i].blocks[b].n_insts);
 	}
 }
 
@@ -264,9 +263,7 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 				for (int d = 0; d < call->n_deps; d++)
 					lp_ir_add_dep(in, call->deps[d]);
 				for (int w = 0; w < call->n_wait; w++)
-					lm_inst_add_wait(in,
-							 call->wait[w].semaphore,
-							 call->wait[w].value);
+					lm_inst_add_sync(in, 0, &call->wait[w]);
 			}
 			in->has_dependencies = in->n_deps > 0;
 			ilist_push(out, in);
@@ -315,10 +312,10 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 		n_sinks = 0;
 	}
 	nop.has_dependencies = nop.n_deps > 0;
-	nop.signal = call->signal;
-	nop.n_signal = call->n_signal;
-	call->signal = NULL;
-	call->n_signal = 0;
+	nop.update = call->update;
+	nop.n_update = call->n_update;
+	call->update = NULL;
+	call->n_update = 0;
 	ilist_push(out, &nop);
 
 	for (int i = 0; i < n_sinks; i++)
@@ -340,7 +337,7 @@ static int inline_blocks(lm_module *m, int ci, lm_block *bs, int nb,
 		int rc = 0, i;
 		for (i = 0; i < bs[b].n_insts && !rc; i++) {
 			lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP)
+			if (in->n_blocks)
 				rc = inline_blocks(m, ci, in->blocks,
 						   in->n_blocks, callees,
 						   cnames, n_cn, cap_cn, found,

@@ -85,10 +85,10 @@ void lp_ir_walk(lm_block *bs, int nb, lp_ir_inst_fn fn, void *ud)
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			lm_inst *in = &bs[b].insts[i];
-			if (in->op == LM_OP_LOOP)
-				lp_ir_walk(in->blocks, in->n_blocks, fn, ud);
-			else
+			if (in->op != LM_OP_LOOP)
 				fn(in, ud);
+			if (in->n_blocks)
+				lp_ir_walk(in->blocks, in->n_blocks, fn, ud);
 		}
 }
 
@@ -98,7 +98,7 @@ void lp_ir_walk_loops(lm_block *bs, int nb, lp_ir_inst_fn fn, void *ud)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			lm_inst *in = &bs[b].insts[i];
 			fn(in, ud);
-			if (in->op == LM_OP_LOOP)
+			if (in->n_blocks)
 				lp_ir_walk_loops(in->blocks, in->n_blocks, fn,
 						 ud);
 		}

@@ -330,8 +330,8 @@ static void sync_refs(lm_inst *in, void *ud)
 					  [2] queue instances */
 	for (int i = 0; i < in->n_wait; i++)
 		lp_ir_remap(&in->wait[i].semaphore, maps[0]);
-	for (int i = 0; i < in->n_signal; i++)
-		lp_ir_remap(&in->signal[i], maps[0]);
+	for (int i = 0; i < in->n_update; i++)
+		lp_ir_remap(&in->update[i].semaphore, maps[0]);
 	lp_ir_remap(&in->queue, maps[1]);
 	lp_ir_remap(&in->instance_name, maps[2]);
 }
@@ -589,9 +589,10 @@ static int lower_blocks(lp_lower_ctx *lc, int fi, lm_block *bs, int nb,
 			lm_inst call;
 			int made = 1;
 			lm_error e2;
-			if (in->op == LM_OP_LOOP) {
+			if (in->n_blocks)
 				rc = lower_blocks(lc, fi, in->blocks,
 						  in->n_blocks, cs, err);
+			if (in->n_blocks || rc) {
 				out[n++] = *in;
 				continue;
 			}

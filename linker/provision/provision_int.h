@@ -67,7 +67,8 @@ void lp_ir_block_append(lm_block *b, lm_inst *in);
 int lp_ir_add_alloc(lm_function *f, lm_alloc *a);
 /* name, or name_1, name_2, ... : the first not in any of the maps. */
 char *lp_ir_unique_name(const char *name, const lm_strmap *a, const lm_strmap *b);
-/* Call fn on every instruction of blocks (inside Loops too). */
+/* Call fn on every instruction of blocks, the instructions of nested
+** bodies too (a Loop's, a DynamicForLoop's, ...); not on a Loop itself. */
 typedef void (*lp_ir_inst_fn)(lm_inst *in, void *ud);
 void lp_ir_walk(lm_block *bs, int nb, lp_ir_inst_fn fn, void *ud);
 /* The same, and fn on each Loop too (before its body): for the walks
