@@ -148,9 +148,6 @@ typedef struct mpi0 {
 	double lost_after;
 	rank_state *ranks;          /* [size] (0 unused) */
 	unsigned char *busy;        /* per remote worker: a case is out */
-	unsigned char *out;         /* per remote worker: its last case may
-				       still run there (busy, or taken for
-				       lost with no answer since) */
 	unsigned char *let_go;      /* per remote worker: STOP sent / gone */
 	lm_buf *bufs;               /* the records of the last wait */
 	int n_bufs;
@@ -202,8 +199,7 @@ static int take_msg(mpi0 *m, MPI_Status *st, fz_event *ev, int max)
 		** one this message is about follows from the message) */
 		for (int s = 0; s < m->jobs && k < max; s++) {
 			int w = wid(m, r, s);
-			if (m->busy[w - m->j0] || m->out[w - m->j0] ||
-			    m->let_go[w - m->j0])
+			if (m->busy[w - m->j0] || m->let_go[w - m->j0])
 				continue;
 			memset(&ev[k], 0, sizeof ev[k]);
 			ev[k].kind = FZ_EV_READY;
@@ -230,7 +226,6 @@ static int take_msg(mpi0 *m, MPI_Status *st, fz_event *ev, int max)
 			 (const char *)p + 4);
 		gone_ev(m, w, &ev[k], why);
 		m->let_go[w - m->j0] = 1;
-		m->out[w - m->j0] = 0;
 		return k + 1;
 	}
 	m->n_bufs++;
@@ -239,10 +234,7 @@ static int take_msg(mpi0 *m, MPI_Status *st, fz_event *ev, int max)
 	ev[k].worker = w;
 	ev[k].data = p + 4;
 	ev[k].len = (size_t)n - 4;
-	/* an answer frees the slot, a late one too (the driver records
-	   it as late and hands the slot work) */
 	m->busy[w - m->j0] = 0;
-	m->out[w - m->j0] = 0;
 	return k + 1;
 }
 
@@ -352,7 +344,6 @@ static void mpi0_assign(fz_transport *t, int w, uint64_t seed)
 	for (int i = 0; i < 8; i++)
 		msg[4 + i] = (unsigned char)(seed >> (8 * i));
 	m->busy[w - m->j0] = 1;
-	m->out[w - m->j0] = 1;
 	/* its silence counts from here (it may have waited for work) */
 	m->ranks[r].heard = lm_seconds();
 	MPI_Send(msg, 12, MPI_BYTE, r, TAG_WORK, MPI_COMM_WORLD);
@@ -427,7 +418,6 @@ void fz_mpi_transport(fz_transport *t, fz_pool *pool, int size, int jobs,
 	m->ranks = lm_xcalloc((size_t)size, sizeof *m->ranks);
 	m->busy = lm_xcalloc((size_t)remote + 1, 1);
 	m->let_go = lm_xcalloc((size_t)remote + 1, 1);
-	m->out = lm_xcalloc((size_t)remote + 1, 1);
 	m->bufs = lm_xcalloc(512, sizeof *m->bufs);
 	memset(t, 0, sizeof *t);
 	t->n_workers = m->j0 + remote;
@@ -452,7 +442,6 @@ void fz_mpi_transport_free(fz_transport *t)
 	free(m->bufs);
 	free(m->ranks);
 	free(m->busy);
-	free(m->out);
 	free(m->let_go);
 	free(m);
 	t->impl = NULL;
