@@ -28,24 +28,6 @@
 
 /* ---- helpers --------------------------------------------------------- */
 
-/* One integer from a query on a connection of its own (-1: no row). */
-static int64_t sql_int(const char *path, const char *sql)
-{
-	sqlite3 *h = NULL;
-	sqlite3_stmt *st = NULL;
-	int64_t v = -1;
-	ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL),
-			 SQLITE_OK);
-	sqlite3_busy_timeout(h, 10000);
-	ck_assert_msg(sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK,
-		      "%s: %s", sql, sqlite3_errmsg(h));
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(h);
-	return v;
-}
-
 static char *sql_text(const char *path, const char *sql)
 {
 	sqlite3 *h = NULL;
@@ -106,12 +88,12 @@ static void each_seed_once(const char *db, const char *c, int64_t first,
 {
 	char *q = lm_xasprintf("SELECT count(*) FROM cases WHERE campaign = "
 			       "'%s'", c);
-	ck_assert_int_eq(sql_int(db, q), n);
+	ck_assert_int_eq(tu_sql_int(db, q), n);
 	free(q);
 	q = lm_xasprintf("SELECT count(DISTINCT seed) FROM cases WHERE "
 			 "campaign = '%s' AND seed BETWEEN %lld AND %lld", c,
 			 (long long)first, (long long)(first + n - 1));
-	ck_assert_int_eq(sql_int(db, q), n);
+	ck_assert_int_eq(tu_sql_int(db, q), n);
 	free(q);
 }
 
@@ -860,16 +842,16 @@ START_TEST(test_drive_lost_cases)
 	ck_assert_contains(t, "error|lost|lost twice: on scripted ");
 	ck_assert_contains(t, "killed by signal 9");
 	free(t);
-	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM runs r JOIN cases c "
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM runs r JOIN cases c "
 				 "ON r.id = c.run_id WHERE r.status = 'fail'"), 5);
 	/* seeds 7, 14, 21, 28, 35: y_nc2, y_nc4, y_nc1, y_nc3, y_nc0 -- one
 	** class (y_nc#), one position: one signature */
-	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM failures"), 2);
-	ck_assert_int_eq(sql_int(db, "SELECT hits FROM failures WHERE "
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM failures"), 2);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT hits FROM failures WHERE "
 				 "signature = 'mismatch|y_nc#|inner'"), 5);
-	ck_assert_int_eq(sql_int(db, "SELECT seed FROM failures WHERE "
+	ck_assert_int_eq(tu_sql_int(db, "SELECT seed FROM failures WHERE "
 				 "signature = 'mismatch|y_nc#|inner'"), 7);
-	ck_assert_int_eq(sql_int(db, "SELECT hits FROM failures WHERE kind = "
+	ck_assert_int_eq(tu_sql_int(db, "SELECT hits FROM failures WHERE kind = "
 				 "'lost'"), 1);
 	t = sql_text(db, "SELECT signature FROM failures WHERE kind = 'lost'");
 	ck_assert_str_eq(t, "lost|the case's process was killed by signal # "
@@ -950,7 +932,7 @@ START_TEST(test_drive_ends)
 	s.plot = plot_die;
 	ck_assert_int_eq(drive_script(&s, db, 20, 0, &st), FZ_END_NO_WORKERS);
 	/* three lost once, handed out again to nobody */
-	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM cases"), 0);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM cases"), 0);
 	free(db);
 
 	db = lm_path_join(d, "stop.db");
@@ -959,9 +941,9 @@ START_TEST(test_drive_ends)
 	s.plot = plot_fail_9;
 	ck_assert_int_eq(drive_script(&s, db, 100, 1, &st), FZ_END_DONE);
 	/* the cases running at the failure finished; nothing after */
-	ck_assert_int_le(sql_int(db, "SELECT count(*) FROM cases"), 11);
-	ck_assert_int_ge(sql_int(db, "SELECT count(*) FROM cases"), 9);
-	ck_assert_int_eq(sql_int(db, "SELECT hits FROM failures"), 1);
+	ck_assert_int_le(tu_sql_int(db, "SELECT count(*) FROM cases"), 11);
+	ck_assert_int_ge(tu_sql_int(db, "SELECT count(*) FROM cases"), 9);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT hits FROM failures"), 1);
 	free(db);
 
 	db = lm_path_join(d, "int.db");
@@ -972,8 +954,8 @@ START_TEST(test_drive_ends)
 	int end = drive_script(&s, db, 100, 0, &st);
 	fz_sigint_count = 0;
 	ck_assert_int_eq(end, FZ_END_INTERRUPTED);
-	ck_assert_int_ge(sql_int(db, "SELECT count(*) FROM cases"), 10);
-	ck_assert_int_le(sql_int(db, "SELECT count(*) FROM cases"), 12);
+	ck_assert_int_ge(tu_sql_int(db, "SELECT count(*) FROM cases"), 10);
+	ck_assert_int_le(tu_sql_int(db, "SELECT count(*) FROM cases"), 12);
 	ck_assert_int_eq(st.running, 0);
 	free(db);
 	free(d);
@@ -1032,16 +1014,16 @@ START_TEST(test_fuzz_broken_link_signature)
 	int lines = 0;
 	for (const char *p = r.out; (p = strstr(p, "FAIL seed ")); p++)
 		lines++;
-	int64_t fails = sql_int(db, "SELECT count(*) FROM runs r JOIN cases c "
+	int64_t fails = tu_sql_int(db, "SELECT count(*) FROM runs r JOIN cases c "
 				"ON r.id = c.run_id WHERE r.status = 'fail'");
 	ck_assert_int_gt(fails, 12);
 	ck_assert_int_ge(lines, 1);
 	ck_assert_int_lt(lines, fails);
 	tu_run_free(&r);
-	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM failures"), 1);
-	ck_assert_int_eq(sql_int(db, "SELECT hits FROM failures"), fails);
-	ck_assert_int_eq(sql_int(db, "SELECT seed FROM failures"),
-			 sql_int(db, "SELECT min(c.seed) FROM cases c JOIN runs r "
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM failures"), 1);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT hits FROM failures"), fails);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT seed FROM failures"),
+			 tu_sql_int(db, "SELECT min(c.seed) FROM cases c JOIN runs r "
 				 "ON r.id = c.run_id WHERE r.status = 'fail'"));
 	char *sig = sql_text(db, "SELECT signature FROM failures");
 	ck_assert_str_eq(sig, "output-set|output set: the linked module has an "
@@ -1086,7 +1068,7 @@ static void interrupt_and_resume(int sig, const char *name)
 	ck_assert_int_lt(k, 150);
 	char *q = lm_xasprintf("SELECT count(DISTINCT seed) FROM cases WHERE "
 			       "campaign = '%s'", name);
-	ck_assert_int_eq(sql_int(db, q), k);
+	ck_assert_int_eq(tu_sql_int(db, q), k);
 	free(q);
 	/* the options come from the campaign; given ones must agree */
 	r = tu_lncsim(d, "fuzz", "--db", db, "--resume", "--campaign", name,
@@ -1174,7 +1156,7 @@ START_TEST(test_fuzz_killed_case_and_server)
 	ck_assert_contains(r.out, "handed out again; 0 lost twice");
 	tu_run_free(&r);
 	each_seed_once(db, "k", 1, 60);
-	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM runs r JOIN cases c "
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM runs r JOIN cases c "
 				 "ON c.run_id = r.id WHERE r.status <> 'pass'"),
 			 0);
 	free(db);
@@ -1196,7 +1178,7 @@ START_TEST(test_fuzz_duration)
 	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
 	ck_assert_msg(el >= 2 && el < 60, "%.1f s", el);
 	tu_run_free(&r);
-	ck_assert_int_eq(sql_int(db, "SELECT count FROM campaigns"), 0);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count FROM campaigns"), 0);
 	int64_t n = cases_of(db, "dur");
 	ck_assert_int_gt(n, 100);
 	each_seed_once(db, "dur", 1, n);

@@ -34,23 +34,6 @@ static const char *lncsim(void)
 	return l && *l ? l : "../lncsim";
 }
 
-static int64_t sql_int(const char *path, const char *sql)
-{
-	sqlite3 *h = NULL;
-	sqlite3_stmt *st = NULL;
-	int64_t v = -1;
-	ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL),
-			 SQLITE_OK);
-	sqlite3_busy_timeout(h, 10000);
-	ck_assert_msg(sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK,
-		      "%s: %s", sql, sqlite3_errmsg(h));
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(h);
-	return v;
-}
-
 /* Cases of campaign c so far (0 before there is a file or a table). */
 static int64_t cases_of(const char *path, const char *c)
 {
@@ -83,12 +66,12 @@ static void each_seed_once(const char *db, const char *c, int64_t n)
 {
 	char *q = lm_xasprintf("SELECT count(*) FROM cases WHERE campaign = "
 			       "'%s'", c);
-	ck_assert_int_eq(sql_int(db, q), n);
+	ck_assert_int_eq(tu_sql_int(db, q), n);
 	free(q);
 	q = lm_xasprintf("SELECT count(DISTINCT seed) FROM cases WHERE "
 			 "campaign = '%s' AND seed BETWEEN 1 AND %lld", c,
 			 (long long)n);
-	ck_assert_int_eq(sql_int(db, q), n);
+	ck_assert_int_eq(tu_sql_int(db, q), n);
 	free(q);
 }
 
@@ -190,7 +173,7 @@ START_TEST(test_mpi_same_as_jobs_1)
 	free(b);
 	each_seed_once(db, "ranks3", 18);
 	/* the worker ranks never opened it: one writer, one campaign row */
-	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM campaigns WHERE "
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM campaigns WHERE "
 				 "name = 'ranks3'"), 1);
 	free(db);
 	free(d);
@@ -376,7 +359,7 @@ START_TEST(test_mpi_resume_after_sigint)
 	int64_t k = cases_of(db, "res");
 	ck_assert_int_ge(k, 5);
 	ck_assert_int_lt(k, 120);
-	ck_assert_int_eq(sql_int(db, "SELECT count(DISTINCT seed) FROM cases"),
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(DISTINCT seed) FROM cases"),
 			 k);
 	const char *again[] = { "--db", db, "--campaign", "res", "--resume",
 				"-q", NULL };
@@ -406,13 +389,13 @@ START_TEST(test_mpi_broken_link)
 	ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
 	ck_assert_contains(r.out, "fuzz: 1 failure signature (1 new)");
 	tu_run_free(&r);
-	int64_t fails = sql_int(db, "SELECT count(*) FROM runs r JOIN cases c "
+	int64_t fails = tu_sql_int(db, "SELECT count(*) FROM runs r JOIN cases c "
 				"ON r.id = c.run_id WHERE r.status = 'fail'");
 	ck_assert_int_gt(fails, 12);
-	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM failures"), 1);
-	ck_assert_int_eq(sql_int(db, "SELECT hits FROM failures"), fails);
-	ck_assert_int_eq(sql_int(db, "SELECT seed FROM failures"),
-			 sql_int(db, "SELECT min(c.seed) FROM cases c JOIN runs r "
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM failures"), 1);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT hits FROM failures"), fails);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT seed FROM failures"),
+			 tu_sql_int(db, "SELECT min(c.seed) FROM cases c JOIN runs r "
 				 "ON r.id = c.run_id WHERE r.status = 'fail'"));
 	each_seed_once(db, "brk", 24);
 	/* and the database merges like any other */
@@ -421,7 +404,7 @@ START_TEST(test_mpi_broken_link)
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_contains(r.out, "; 24 fuzz cases, 1 new campaign");
 	tu_run_free(&r);
-	ck_assert_int_eq(sql_int(out, "SELECT hits FROM failures"), fails);
+	ck_assert_int_eq(tu_sql_int(out, "SELECT hits FROM failures"), fails);
 	free(out);
 	free(db);
 	free(d);

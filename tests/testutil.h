@@ -212,6 +212,11 @@ void tb_fill(float *v, int64_t n, uint32_t seed);
 		      lm_f32_bits(b_)); \
 } while (0)
 
+/* One integer from a query on a read-only connection of its own to the
+** database at path (-1: no row); the test fails when the query does not
+** prepare. */
+int64_t tu_sql_int(const char *path, const char *sql);
+
 #define ck_assert_contains(hay, needle) do { \
 	const char *hay_ = (hay); \
 	ck_assert_msg(hay_ != NULL && strstr(hay_, (needle)) != NULL, \
