@@ -21,10 +21,12 @@
 #include "linker.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +35,7 @@ const char usage_fuzz[] =
 	"                   [--jobs J] [--size small|medium|large] [--schedules K]\n"
 	"                   [--keep-failures DIR] [--skip=STEP,...] [--stop] [-q]\n"
 	"                   [--campaign NAME] [--resume] [--lost-after SECONDS]\n"
+	"                   [--case-timeout T]\n"
 	"                   [--null-cases] [--mpi] [--db FILE | --no-db]\n"
 	"       mpirun -np N lncsim fuzz ...    srun lncsim fuzz ...\n\n"
 	"Generate random per-core module sets (seeds S, S+1, ...; core count\n"
@@ -61,6 +64,9 @@ const char usage_fuzz[] =
 	"  --resume           continue campaign NAME (default: the newest): the\n"
 	"                     seeds it recorded are skipped, its generator\n"
 	"                     options and count are used\n"
+	"  --case-timeout T   a case still running after T (as --duration; 0:\n"
+	"                     no limit; default 10m) is killed and recorded as a\n"
+	"                     failure of kind timeout\n"
 	"  --lost-after SECONDS  under MPI, a rank that sends nothing this long\n"
 	"                     while running a case is taken for dead (default 60)\n"
 	"  --null-cases       every case passes at once, nothing is generated:\n"
@@ -83,6 +89,7 @@ typedef struct fuzz_opts {
 	double duration;          /* seconds, 0: none */
 	double lost_after;
 	int jobs, quiet, stop, resume, mpi;
+	int lock_fd;              /* the campaign's lock (-1: none) */
 	const char *campaign;
 	cli_db dbo;
 	/* given on the command line (a resumed campaign's must match) */
@@ -249,6 +256,16 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 				return EXIT_INPUT;
 			o->lost_after = (double)x;
 			i++;
+		} else if (!strcmp(a, "--case-timeout")) {
+			double t = v && !strcmp(v, "0") ? 0 : parse_duration(v);
+			if (t < 0 || t * 1000 > FZ_CASE_TIMEOUT_MAX_MS ||
+			    (t > 0 && t < 0.001))
+				return cli_usage_error("fuzz", "--case-timeout needs "
+						       "a time of 1 ms to 7 days "
+						       "(seconds, or 90s, 30m, "
+						       "8h, 2d), or 0 for none");
+			o->cfg.case_timeout_ms = (int)(t * 1000 + 0.5);
+			i++;
 		} else if (!strcmp(a, "--null-cases")) {
 			o->cfg.null_cases = 1;
 		} else if (!strcmp(a, "--mpi")) {
@@ -355,6 +372,66 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 	return 0;
 }
 
+/* FNV-1a of s: where in the lock file campaign s has its byte. */
+static off_t lock_byte(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (off_t)(h & ((1ull << 40) - 1));
+}
+
+/*
+** Hold campaign name for this process: a write lock on one byte of
+** DB-fuzz.lock (fcntl: the kernel drops it when the process ends, however
+** it ends, so a killed campaign leaves nothing stale). Another process
+** holding it is refused: two runs of one campaign would run the same
+** seeds.
+*/
+static int lock_campaign(fuzz_opts *o, const char *path, const char *name)
+{
+	char *lp = lm_xasprintf("%s-fuzz.lock", path);
+	int fd = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	struct stat sb;
+	int rc = 0;
+	if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		fprintf(stderr, "lncsim: %s: cannot open the campaign lock: %s\n",
+			lp, fd < 0 ? strerror(errno) : "not a regular file");
+		rc = EXIT_INPUT;
+	} else {
+		struct flock fl;
+		memset(&fl, 0, sizeof fl);
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		fl.l_start = lock_byte(name);
+		fl.l_len = 1;
+		if (fcntl(fd, F_SETLK, &fl) != 0) {
+			int e = errno;
+			struct flock who = fl;
+			if ((e == EACCES || e == EAGAIN) &&
+			    fcntl(fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK)
+				fprintf(stderr, "lncsim: %s: campaign %s is being "
+					"run by another lncsim (process %ld): one "
+					"campaign runs once at a time\n", path,
+					name, (long)who.l_pid);
+			else if (e == EACCES || e == EAGAIN)
+				fprintf(stderr, "lncsim: %s: campaign %s is being "
+					"run by another lncsim: one campaign runs "
+					"once at a time\n", path, name);
+			else
+				fprintf(stderr, "lncsim: %s: cannot lock the "
+					"campaign: %s\n", lp, strerror(e));
+			rc = EXIT_INPUT;
+		}
+	}
+	if (rc && fd >= 0)
+		close(fd);
+	else
+		o->lock_fd = fd;
+	free(lp);
+	return rc;
+}
+
 /*
 ** Open the database and make (or find) the campaign: *db NULL with
 ** --no-db, *name the campaign (caller frees), *done the seeds to skip.
@@ -383,7 +460,11 @@ static int setup_campaign(fuzz_opts *o, int argc, char **argv, ldb **db,
 					"resume\n", path);
 			return EXIT_INPUT;
 		}
-		rc = resume(o, *db, path, &k, done, n_done);
+		/* held before its seeds are read: a run that ends meanwhile
+		   has recorded all of its own */
+		rc = lock_campaign(o, path, k.name);
+		if (!rc)
+			rc = resume(o, *db, path, &k, done, n_done);
 		*name = lm_xstrdup(k.name);
 		ldb_campaign_free(&k);
 		return rc;
@@ -396,6 +477,8 @@ static int setup_campaign(fuzz_opts *o, int argc, char **argv, ldb **db,
 		return EXIT_INPUT;
 	}
 	*name = o->campaign ? lm_xstrdup(o->campaign) : new_name();
+	if ((rc = lock_campaign(o, path, *name)) != 0)
+		return rc;
 	char *opts = fz_gen_options(&o->cfg);
 	char *cmd = cli_db_cmdline(argc + 1, argv - 1);
 	ldb_campaign nk;
@@ -503,6 +586,8 @@ static int coordinate(fuzz_opts *o, int argc, char **argv, fz_pool *pool,
 		if (!rc)
 			rc = cli_report(&err);
 		ldb_close(db);
+		if (o->lock_fd >= 0)
+			close(o->lock_fd);
 		free(name);
 		free(done);
 		return rc;
@@ -565,6 +650,8 @@ static int coordinate(fuzz_opts *o, int argc, char **argv, fz_pool *pool,
 	fz_sink_free(s);
 	fz_coord_free(co);
 	ldb_close(db);
+	if (o->lock_fd >= 0)
+		close(o->lock_fd);
 	free(name);
 	free(done);
 	return rc;
@@ -599,6 +686,7 @@ int cmd_fuzz(int argc, char **argv)
 	o.seed = 1;
 	o.count = 100;
 	o.lost_after = 60;
+	o.lock_fd = -1;
 	int rc = parse_args(&o, argc, argv);
 	if (rc)
 		return rc;

@@ -25,9 +25,17 @@ typedef struct fz_config {
 	char keep[1024];         /* --keep-failures DIR, "" none */
 	int null_cases;          /* measuring the coordinator: every case
 				    passes at once, nothing is generated */
+	int case_timeout_ms;     /* how long a case may run before it is
+				    killed and recorded as a timeout; 0: no
+				    limit */
 } fz_config;
 
-#define FZ_CONFIG_INIT { 1, 4, LS_GEN_SMALL, 0, 0, "", 0 }
+/* --case-timeout's default, milliseconds (ten minutes). */
+#define FZ_CASE_TIMEOUT_MS 600000
+/* Its largest value: a week. */
+#define FZ_CASE_TIMEOUT_MAX_MS (7 * 86400 * 1000)
+
+#define FZ_CONFIG_INIT { 1, 4, LS_GEN_SMALL, 0, 0, "", 0, FZ_CASE_TIMEOUT_MS }
 
 /* The core count of case seed s (drawn from lo..hi by a hash of s). */
 int fz_case_cores(const fz_config *c, uint64_t s);
@@ -38,8 +46,9 @@ int fz_case_cores(const fz_config *c, uint64_t s);
 */
 char *fz_gen_options(const fz_config *c);
 /*
-** Parse a string fz_gen_options wrote into *c (keep and null_cases are
-** left as they are). Returns 0, or -1 when it is not such a string.
+** Parse a string fz_gen_options wrote into *c (keep, null_cases and
+** case_timeout_ms are left as they are). Returns 0, or -1 when it is not
+** such a string.
 */
 int fz_gen_options_parse(const char *s, fz_config *c);
 /* "--skip=a,b" of the config's skip mask, or "" (caller frees). */
@@ -59,7 +68,7 @@ int fz_config_decode(const void *p, size_t n, fz_config *c, lm_error *err);
 /* ---- the result record ------------------------------------------------ */
 
 /* Version of the encoding fz_record_encode writes. */
-enum { FZ_RECORD_VERSION = 1 };
+enum { FZ_RECORD_VERSION = 2 };
 
 typedef enum fz_status {
 	FZ_PASS = 0,

@@ -138,6 +138,36 @@ static void send_lost(int fd, const fz_config *c, uint64_t seed, int status,
 	fz_record_free(&r);
 }
 
+/*
+** The record of a case killed for running past --case-timeout: a
+** failure (a case that does not end is a finding, not a lost worker),
+** with a signature of its own.
+*/
+static void send_timeout(int fd, const fz_config *c, uint64_t seed,
+			 const char *opts)
+{
+	fz_record r;
+	char msg[200];
+	lm_buf b = LM_BUF_INIT;
+	snprintf(msg, sizeof msg, "the case ran longer than --case-timeout "
+		 "%g s and was killed", c->case_timeout_ms / 1000.0);
+	fz_record_init(&r);
+	r.seed = seed;
+	r.cores = fz_case_cores(c, seed);
+	r.status = FZ_FAIL;
+	r.started = (int64_t)time(NULL);
+	r.wall = c->case_timeout_ms / 1000.0;
+	fz_record_set(&r.kind, "timeout");
+	fz_record_set(&r.message, msg);
+	fz_record_set(&r.gen_options, opts);
+	free(r.signature);
+	r.signature = fz_signature("timeout", msg, NULL, -1, 0, 0);
+	fz_record_encode(&r, &b);
+	fz_frame_write(fd, FZ_MSG_RESULT, b.ptr, b.size);
+	lm_buf_free(&b);
+	fz_record_free(&r);
+}
+
 /* Case seed in a process of its own; its record (or why it has none)
 ** to fd. Returns -1 when the pool went away meanwhile. */
 static int serve_case(int fd, const fz_config *c, uint64_t seed,
@@ -172,13 +202,27 @@ static int serve_case(int fd, const fz_config *c, uint64_t seed,
 	close(p[1]);
 	lm_buf out = LM_BUF_INIT;
 	struct pollfd pf[2] = { { p[0], POLLIN, 0 }, { fd, POLLIN, 0 } };
-	int open_pipe = 1, gone = 0;
+	int open_pipe = 1, gone = 0, timed_out = 0;
+	double until = lm_seconds() + c->case_timeout_ms / 1000.0;
 	while (open_pipe) {
-		if (poll(pf, 2, -1) < 0) {
+		int ms = -1;
+		if (c->case_timeout_ms > 0) {
+			double left = until - lm_seconds();
+			if (left <= 0) {
+				timed_out = 1;
+				kill(pid, SIGKILL);
+				break;
+			}
+			ms = (int)(left * 1000) + 1;
+		}
+		int ready = poll(pf, 2, ms);
+		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		if (ready == 0)
+			continue;
 		if (pf[1].revents) {
 			/* nothing comes from the pool while a case runs: this
 			** is its end */
@@ -201,7 +245,9 @@ static int serve_case(int fd, const fz_config *c, uint64_t seed,
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	if (!gone) {
+	if (timed_out)
+		send_timeout(fd, c, seed, opts);
+	else if (!gone) {
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && out.size > 5)
 			fz_frame_write(fd, FZ_MSG_RESULT, out.ptr, out.size);
 		else

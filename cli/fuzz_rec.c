@@ -440,6 +440,7 @@ void fz_config_encode(const fz_config *c, lm_buf *b)
 	put_str(b, opts);
 	put_str(b, c->keep);
 	put_u8(b, c->null_cases ? 1 : 0);
+	put_u32(b, (uint32_t)c->case_timeout_ms);
 	free(opts);
 }
 
@@ -457,12 +458,14 @@ int fz_config_decode(const void *p, size_t n, fz_config *c, lm_error *err)
 			      "lncsim)", v, FZ_RECORD_VERSION);
 	char *opts = get_str(&r), *keep = get_str(&r);
 	unsigned null_cases = get_u8(&r);
+	uint32_t case_timeout = get_u32(&r);
 	fz_config x = FZ_CONFIG_INIT;
 	int bad = r.bad || r.at != n || fz_gen_options_parse(opts, &x) ||
-		  strlen(keep) >= sizeof x.keep;
+		  strlen(keep) >= sizeof x.keep || case_timeout > FZ_CASE_TIMEOUT_MAX_MS;
 	if (!bad) {
 		snprintf(x.keep, sizeof x.keep, "%s", keep);
 		x.null_cases = null_cases != 0;
+		x.case_timeout_ms = (int)case_timeout;
 		*c = x;
 	}
 	free(opts);

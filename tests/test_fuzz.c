@@ -275,10 +275,13 @@ START_TEST(test_record_roundtrip)
 			 LM_EINPUT);
 	ck_assert_contains(err.msg, "truncated or malformed");
 	fz_record_free(&b);
-	buf.ptr[4] = 2;
+	buf.ptr[4] = FZ_RECORD_VERSION + 1;
 	ck_assert_int_eq(fz_record_decode(buf.ptr, buf.size - 1, &b, &err),
 			 LM_EINPUT);
-	ck_assert_contains(err.msg, "version 2, this lncsim reads version 1");
+	char *vmsg = lm_xasprintf("version %d, this lncsim reads version %d",
+				  FZ_RECORD_VERSION + 1, FZ_RECORD_VERSION);
+	ck_assert_contains(err.msg, vmsg);
+	free(vmsg);
 	fz_record_free(&b);
 	ck_assert_int_eq(fz_record_decode("LFZC\1", 5, &b, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "not a result record");
@@ -353,11 +356,14 @@ START_TEST(test_config_strings)
 	lm_buf b = LM_BUF_INIT;
 	snprintf(c.keep, sizeof c.keep, "kept here");
 	c.null_cases = 1;
+	c.case_timeout_ms = 1500;
 	fz_config_encode(&c, &b);
 	fz_config e = FZ_CONFIG_INIT;
+	ck_assert_int_eq(e.case_timeout_ms, FZ_CASE_TIMEOUT_MS);
 	ck_assert_int_eq(fz_config_decode(b.ptr, b.size, &e, &err), 0);
 	ck_assert_str_eq(e.keep, "kept here");
 	ck_assert_int_eq(e.null_cases, 1);
+	ck_assert_int_eq(e.case_timeout_ms, 1500);
 	ck_assert_uint_eq(e.skip, c.skip);
 	ck_assert_int_eq(fz_config_decode(b.ptr, b.size - 1, &e, &err),
 			 LM_EINPUT);
@@ -1201,6 +1207,100 @@ START_TEST(test_fuzz_duration)
 }
 END_TEST
 
+/*
+** --case-timeout: a case still running at the limit is killed and
+** recorded as a failure of kind timeout, under one signature (no real
+** case ends within a millisecond: it forks, generates and simulates);
+** the campaign goes on and ends.
+*/
+START_TEST(test_fuzz_case_timeout)
+{
+	char *d = tu_tmpdir("fuzz");
+	char *db = lm_path_join(d, "to.db");
+	tu_run r = tu_lncsim(d, "fuzz", "--db", db, "--campaign", "to", "-q",
+			     "--count", "5", "--jobs", "2", "--cores", "2",
+			     "--case-timeout", "0.001", NULL);
+	ck_assert_msg(r.status == 1, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "fuzz: 5 cases, 0 passed, 5 failed");
+	ck_assert_contains(r.out, "the case ran longer than --case-timeout "
+			   "0.001 s and was killed");
+	ck_assert_contains(r.out, "fuzz: 1 failure signature (1 new)");
+	tu_run_free(&r);
+	each_seed_once(db, "to", 1, 5);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM failures WHERE "
+				 "signature LIKE 'timeout|%' AND hits = 5 AND "
+				 "seed = 1"), 1);
+	/* a limit the cases stay under changes nothing */
+	r = tu_lncsim(d, "fuzz", "--no-db", "-q", "--count", "2", "--jobs", "1",
+		      "--cores", "2", "--case-timeout", "10m", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "fuzz: 2 cases, 2 passed, 0 failed");
+	tu_run_free(&r);
+	free(db);
+	free(d);
+}
+END_TEST
+
+/*
+** One campaign runs once at a time: a --resume while its first run is on
+** is refused, naming the process; after it ends the resume runs. A lock
+** file that is a symlink is not followed.
+*/
+START_TEST(test_fuzz_one_run_at_a_time)
+{
+	char *d = tu_tmpdir("fuzz");
+	char *db = lm_path_join(d, "one.db");
+	const char *argv[] = { "fuzz", "--db", db, "--campaign", "solo", "-q",
+			       "--count", "400", "--cores", "2-3", "--jobs", "1",
+			       NULL };
+	tu_proc p;
+	tu_start(NULL, d, argv, &p);
+	wait_cases(db, "solo", 2);
+	tu_run r = tu_lncsim(d, "fuzz", "--db", db, "--resume", "--campaign",
+			     "solo", "-q", NULL);
+	ck_assert_msg(r.status == 2, "%d: %s%s", r.status, r.out, r.err);
+	char *want = lm_xasprintf("campaign solo is being run by another "
+				  "lncsim (process %ld)", (long)p.pid);
+	ck_assert_contains(r.err, want);
+	free(want);
+	tu_run_free(&r);
+	/* the newest campaign, resumed by default, is the same one */
+	r = tu_lncsim(d, "fuzz", "--db", db, "--resume", "-q", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "is being run by another lncsim");
+	tu_run_free(&r);
+	/* another campaign of the same database runs meanwhile */
+	r = tu_lncsim(d, "fuzz", "--db", db, "--campaign", "other", "-q",
+		      "--count", "2", "--null-cases", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(kill(p.pid, SIGINT), 0);
+	r = tu_finish(&p);
+	ck_assert_int_eq(r.status, 130);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "fuzz", "--db", db, "--resume", "--campaign", "solo",
+		      "-q", "--null-cases", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	each_seed_once(db, "solo", 1, 400);
+	/* a symlink where the lock goes: refused, its target untouched */
+	char *lock = lm_xasprintf("%s-fuzz.lock", db);
+	char *target = lm_path_join(d, "target");
+	ck_assert_int_eq(unlink(lock), 0);
+	ck_assert_int_eq(symlink(target, lock), 0);
+	r = tu_lncsim(d, "fuzz", "--db", db, "--campaign", "sym", "-q",
+		      "--count", "1", "--null-cases", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "cannot open the campaign lock");
+	tu_run_free(&r);
+	ck_assert_int_eq(access(target, F_OK), -1);
+	free(lock);
+	free(target);
+	free(db);
+	free(d);
+}
+END_TEST
+
 START_TEST(test_fuzz_refusals)
 {
 	char *d = tu_tmpdir("fuzz");
@@ -1216,6 +1316,10 @@ START_TEST(test_fuzz_refusals)
 		  "--no-db" },
 		{ { "fuzz", "--lost-after", "0", NULL }, "--lost-after must be" },
 		{ { "fuzz", "--count", "0", NULL }, "--count must be" },
+		{ { "fuzz", "--case-timeout", "soon", NULL }, "--case-timeout "
+		  "needs a time" },
+		{ { "fuzz", "--case-timeout", "8d", NULL }, "--case-timeout "
+		  "needs a time" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		tu_run r = tu_lncsimv(d, bad[i].a);
@@ -1293,6 +1397,8 @@ static Suite *suite(void)
 	tcase_add_test(e2e, test_fuzz_sigterm_resume);
 	tcase_add_test(e2e, test_fuzz_killed_case_and_server);
 	tcase_add_test(e2e, test_fuzz_duration);
+	tcase_add_test(e2e, test_fuzz_case_timeout);
+	tcase_add_test(e2e, test_fuzz_one_run_at_a_time);
 	tcase_add_test(e2e, test_fuzz_refusals);
 	suite_add_tcase(s, e2e);
 	return s;
