@@ -613,6 +613,7 @@ static int coordinate(fuzz_opts *o, int argc, char **argv, fz_pool *pool,
 	so.db_path = cli_db_path(&o->dbo);
 	so.campaign = name;
 	so.cfg = &o->cfg;
+	so.transport = &t;
 	so.quiet = o->quiet;
 	so.tty = !o->quiet && isatty(2);
 	so.total = o->count ? st.total : 0;
@@ -668,7 +669,7 @@ static int work(fuzz_opts *o, fz_pool *pool)
 		return EXIT_OK;          /* rank 0 said why */
 	if (rc || fz_pool_configure(pool, &c, &err) != 0)
 		return cli_report(&err);
-	if (fz_mpi_worker(pool, o->lost_after) != 0) {
+	if (fz_mpi_worker(pool, o->lost_after, c.keep) != 0) {
 		fprintf(stderr, "lncsim: fuzz: lost touch with rank 0\n");
 		return EXIT_INTERNAL;
 	}

@@ -155,5 +155,13 @@ char *fz_error_class(const char *message);
 ** could not run. The caller frees r.
 */
 void fz_case_run(const fz_config *c, uint64_t s, fz_record *r);
+/*
+** Remove kept case path (what a record's kept field says), which must be
+** an entry "case-<seed>" or "case-<seed>.<k>" directly beneath keep (the
+** --keep-failures directory, spelled as the case had it): anything else
+** is refused and left alone. A symlink in its place is removed, never
+** followed.
+*/
+int fz_kept_remove(const char *keep, const char *path, lm_error *err);
 
 #endif

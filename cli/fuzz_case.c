@@ -284,3 +284,43 @@ out:
 	free(name);
 	free(dir);
 }
+
+/* Whether name is "case-<digits>" or "case-<digits>.<digits>". */
+static int case_name(const char *name)
+{
+	const char *p = name;
+	if (strncmp(p, "case-", 5))
+		return 0;
+	p += 5;
+	if (*p < '0' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return 0;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return *p == 0;
+}
+
+int fz_kept_remove(const char *keep, const char *path, lm_error *err)
+{
+	size_t k = strlen(keep);
+	if (!k || strncmp(path, keep, k) || path[k] != '/' ||
+	    !case_name(path + k + 1))
+		return lm_err(err, path, "", "not a kept case of %s: left alone",
+			      keep);
+	int rootfd = open(keep, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return lm_err(err, keep, "", "cannot open directory: %s",
+			      strerror(errno));
+	int rc = lm_remove_tree_at(rootfd, path + k + 1);
+	int e = errno;
+	close(rootfd);
+	if (rc)
+		return lm_err(err, path, "", "cannot remove: %s", strerror(e));
+	return 0;
+}

@@ -21,7 +21,7 @@
 
 enum {
 	TAG_READY = 1, TAG_RESULT, TAG_GONE, TAG_BEAT,
-	TAG_WORK = 10, TAG_STOP, TAG_QUIT
+	TAG_WORK = 10, TAG_STOP, TAG_QUIT, TAG_DISCARD
 };
 
 /* Probes without a message before the waits go from 20 us to 1 ms. */
@@ -377,6 +377,28 @@ static void mpi0_release(fz_transport *t, int w)
 		m->ranks[r].released = 1;
 }
 
+/* A kept case to remove: rank 0's own, or the rank's (its relay does,
+** beneath its --keep-failures directory as it sees it). */
+static void mpi0_discard(fz_transport *t, int w, const char *keep,
+			 const char *path)
+{
+	mpi0 *m = t->impl;
+	int r, s;
+	if (w < m->j0) {
+		fz_discard_here(t, w, keep, path);
+		return;
+	}
+	rank_slot(m, w, &r, &s);
+	if (m->ranks[r].released || m->ranks[r].quiet)
+		return;      /* its relay is gone, or may be: the case stays */
+	size_t n = strlen(path);
+	unsigned char *msg = lm_xmalloc(n + 4);
+	put32(msg, (uint32_t)s);
+	memcpy(msg + 4, path, n);
+	MPI_Send(msg, (int)(n + 4), MPI_BYTE, r, TAG_DISCARD, MPI_COMM_WORLD);
+	free(msg);
+}
+
 static int mpi0_live(fz_transport *t)
 {
 	mpi0 *m = t->impl;
@@ -426,6 +448,7 @@ void fz_mpi_transport(fz_transport *t, fz_pool *pool, int size, int jobs,
 	t->release = mpi0_release;
 	t->live = mpi0_live;
 	t->where = mpi0_where;
+	t->discard = mpi0_discard;
 	t->impl = m;
 }
 
@@ -468,7 +491,7 @@ static int send_slot(int tag, int slot, const void *p, size_t n)
 	return rc;
 }
 
-int fz_mpi_worker(fz_pool *pool, double lost_after)
+int fz_mpi_worker(fz_pool *pool, double lost_after, const char *keep)
 {
 	int j = fz_pool_size(pool), idle = 0, rc = 0, quit = 0;
 	unsigned char *busy = lm_xcalloc((size_t)j + 1, 1);
@@ -512,6 +535,11 @@ int fz_mpi_worker(fz_pool *pool, double lost_after)
 			if (n < 4 || get32(p) >= (uint32_t)j)
 				continue;
 			int s = (int)get32(p);
+			if (st.MPI_TAG == TAG_DISCARD) {
+				in.ptr[n] = 0;
+				fz_discard_here(NULL, s, keep, in.ptr + 4);
+				continue;
+			}
 			if (st.MPI_TAG == TAG_STOP) {
 				fz_pool_quit(pool, s);
 				done[s] = 1;

@@ -41,7 +41,9 @@ void fz_mpi_transport(fz_transport *t, fz_pool *pool, int size, int jobs,
 /* Send QUIT to every rank not let go yet; free. */
 void fz_mpi_transport_free(fz_transport *t);
 /* A worker rank: run what rank 0 hands out through the pool until it
-** lets every slot go or says QUIT. 0, or -1 after an MPI error. */
-int fz_mpi_worker(fz_pool *pool, double lost_after);
+** lets every slot go or says QUIT, and remove the kept cases (beneath
+** keep, the campaign's --keep-failures) rank 0 discards. 0, or -1 after
+** an MPI error. */
+int fz_mpi_worker(fz_pool *pool, double lost_after, const char *keep);
 
 #endif

@@ -114,6 +114,17 @@ static void local_where(fz_transport *t, int w, char *buf, size_t n)
 	snprintf(buf, n, "job %d", w + 1);
 }
 
+void fz_discard_here(fz_transport *t, int w, const char *keep,
+		     const char *path)
+{
+	lm_error err;
+	(void)t;
+	(void)w;
+	if (fz_kept_remove(keep, path, &err) != 0)
+		fprintf(stderr, "lncsim: warning: fuzz: %s (a case of its "
+			"signature with a smaller seed is kept)\n", err.msg);
+}
+
 void fz_local_transport(fz_transport *t, fz_pool *pool)
 {
 	local *l = lm_xcalloc(1, sizeof *l);
@@ -127,6 +138,7 @@ void fz_local_transport(fz_transport *t, fz_pool *pool)
 	t->release = local_release;
 	t->live = local_live;
 	t->where = local_where;
+	t->discard = fz_discard_here;
 	t->impl = l;
 }
 
@@ -182,7 +194,7 @@ static void take(fz_transport *t, fz_coord *co, fz_sink *s, int w,
 	} else if (r.status == FZ_LOST) {
 		lose(t, co, s, w, r.message);
 	} else if (fz_coord_result(co, w, r.seed))
-		fz_sink_take(s, &r, where);
+		fz_sink_take(s, &r, where, w);
 	fz_record_free(&r);
 }
 

@@ -53,6 +53,10 @@ struct fz_transport {
 	int (*live)(fz_transport *t);
 	/* Where worker w is, for messages ("job 2", "rank 3"). */
 	void (*where)(fz_transport *t, int w, char *buf, size_t n);
+	/* Remove the case worker w kept at path (beneath keep, as w sees
+	** it): another case of its signature with a smaller seed is kept. */
+	void (*discard)(fz_transport *t, int w, const char *keep,
+			const char *path);
 	void *impl;
 };
 
@@ -60,6 +64,9 @@ struct fz_transport {
 ** pool stays the caller's. */
 void fz_local_transport(fz_transport *t, fz_pool *pool);
 void fz_local_transport_free(fz_transport *t);
+/* A discard on this host: fz_kept_remove, a warning when it cannot. */
+void fz_discard_here(fz_transport *t, int w, const char *keep,
+		     const char *path);
 
 /* ---- the sink ---------------------------------------------------------- */
 
@@ -68,6 +75,7 @@ typedef struct fz_sink_opts {
 	const char *db_path;
 	const char *campaign;       /* NULL with no database */
 	const fz_config *cfg;
+	fz_transport *transport;    /* where kept cases are discarded */
 	int quiet, tty;
 	uint64_t total;             /* cases to run, 0: no count (only a
 				       duration, or none) */
@@ -78,8 +86,11 @@ typedef struct fz_sink fz_sink;
 
 fz_sink *fz_sink_new(const fz_sink_opts *o);
 void fz_sink_free(fz_sink *s);
-/* Take the result of a case: count, print, log (into the open batch). */
-void fz_sink_take(fz_sink *s, const fz_record *r, const char *where);
+/* Take the result of a case from worker w: count, print, log (into the
+** open batch); of a signature's cases kept on disk this session, the one
+** of the smallest seed stays (the others are discarded through the
+** transport). */
+void fz_sink_take(fz_sink *s, const fz_record *r, const char *where, int w);
 /* Note a lost case (outcome FZ_LOST_*); FZ_LOST_FINAL records it. */
 void fz_sink_lost(fz_sink *s, uint64_t seed, const char *why, int outcome,
 		  const char *where);

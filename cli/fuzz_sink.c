@@ -28,6 +28,8 @@ typedef struct sig_info {
 	uint64_t seed;          /* the smallest seed that hit it */
 	int64_t hits;
 	int is_new;             /* first seen in this session */
+	char *kept;             /* its case kept this session (NULL none) */
+	int kept_w;             /* by worker */
 } sig_info;
 
 /* A case lost once: why, for the record if it is lost again. */
@@ -101,6 +103,7 @@ void fz_sink_free(fz_sink *s)
 	void *val;
 	while (lm_strmap_next(&s->sigs, &pos, &key, &val)) {
 		free(((sig_info *)val)->sig);
+		free(((sig_info *)val)->kept);
 		free(val);
 	}
 	lm_strmap_free(&s->sigs);
@@ -210,8 +213,30 @@ static void print_fail(fz_sink *s, const fz_record *r, int64_t hits)
 	free(repro);
 }
 
+/* Remove the case worker w kept at path: its signature keeps another. */
+static void discard(fz_sink *s, int w, const char *path)
+{
+	fz_transport *t = s->o.transport;
+	if (path && *path && w >= 0 && t && t->discard)
+		t->discard(t, w, s->o.cfg->keep, path);
+}
+
+/* The kept case of si is now r's (w's), or r's is not needed. */
+static void keep_smallest(fz_sink *s, sig_info *si, const fz_record *r,
+			  int w, int smaller)
+{
+	if (!smaller) {
+		discard(s, w, r->kept);
+		return;
+	}
+	discard(s, si->kept_w, si->kept);
+	free(si->kept);
+	si->kept = r->kept[0] ? lm_xstrdup(r->kept) : NULL;
+	si->kept_w = w;
+}
+
 /* Count the failure under its signature; print it when it is news. */
-static void count_failure(fz_sink *s, const fz_record *r)
+static void count_failure(fz_sink *s, const fz_record *r, int w)
 {
 	sig_info *si = lm_strmap_lookup(&s->sigs, r->signature);
 	int show = 0;
@@ -228,12 +253,13 @@ static void count_failure(fz_sink *s, const fz_record *r)
 		si->seed = r->seed;
 		show = 1;
 	}
+	keep_smallest(s, si, r, w, show);
 	si->hits++;
 	if (show)
 		print_fail(s, r, si->hits);
 }
 
-void fz_sink_take(fz_sink *s, const fz_record *r, const char *where)
+void fz_sink_take(fz_sink *s, const fz_record *r, const char *where, int w)
 {
 	lm_error err;
 	s->done++;
@@ -245,7 +271,7 @@ void fz_sink_take(fz_sink *s, const fz_record *r, const char *where)
 		s->errors++;
 	check_origin(s, r, where);
 	if (r->status != FZ_PASS)
-		count_failure(s, r);
+		count_failure(s, r, w);
 	if (!s->o.db)
 		return;
 	if (log_case(s, r, &err) != 0) {
@@ -304,7 +330,7 @@ void fz_sink_lost(fz_sink *s, uint64_t seed, const char *why, int outcome,
 	fz_record_set(&r.message, msg);
 	free(r.signature);
 	r.signature = fz_signature("lost", why, NULL, -1, 0, 0);
-	fz_sink_take(s, &r, where);
+	fz_sink_take(s, &r, where, -1);
 	fz_record_free(&r);
 	free(msg);
 }

@@ -778,13 +778,28 @@ END_TEST
 START_TEST(test_fuzz_keep_failures)
 {
 	char *d = tu_tmpdir("fuzzkeep");
-	tu_run r = tu_lncsim(d, "fuzz", "--no-db", "-q", "--count", "2",
+	tu_run r = tu_lncsim(d, "fuzz", "--no-db", "-q", "--count", "6",
 			     "--cores", "2", "--keep-failures", "kept",
-			     "--skip=fix_output_kind,verify", NULL);
+			     "--jobs", "2", "--skip=fix_output_kind,verify",
+			     NULL);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_contains(r.out, "repro: lncsim gen --cores 2 --seed 1");
-	ck_assert_contains(r.out, "2 failed");
+	ck_assert_contains(r.out, "6 failed");
 	tu_run_free(&r);
+	/* one signature: only the case of its smallest seed stays */
+	char *kd = lm_path_join(d, "kept");
+	DIR *dp = opendir(kd);
+	struct dirent *e;
+	int n = 0;
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			ck_assert_str_eq(e->d_name, "case-1");
+			n++;
+		}
+	closedir(dp);
+	ck_assert_int_eq(n, 1);
+	free(kd);
 	char *p = lm_xasprintf("%s/kept/case-1/REPRO", d);
 	char *t = tu_read(p);
 	ck_assert_ptr_nonnull(t);
@@ -808,7 +823,8 @@ END_TEST
 ** following symlinks, and a name already there is never reused: a
 ** symlink planted at DIR/case-1 (and at DIR/case-1.2) and a directory of
 ** the user's at DIR/case-2 stay as they are, the cases go to case-1.3 and
-** case-2.2, and the symlinks' target stays empty.
+** case-2.2 (discarded then: seed 1 has the same signature), and the
+** symlinks' target stays empty.
 */
 START_TEST(test_fuzz_keep_hostile)
 {
@@ -865,9 +881,13 @@ START_TEST(test_fuzz_keep_hostile)
 	ck_assert_contains(t, "--seed 1 kept/case-1.3/gen1\n");
 	free(t);
 	free(p);
-	p = lm_path_join(kept, "case-2.2/gen2/nc1/sg0/def.json");
-	ck_assert_int_eq(lstat(p, &st), 0);
+	/* seed 2's case, of the same signature, is discarded: its own
+	** directory, never the user's case-2 */
+	p = lm_path_join(kept, "case-2.2");
+	ck_assert_int_ne(lstat(p, &st), 0);
 	free(p);
+	ck_assert_int_eq(lstat(mine, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
 	tu_rmtree(d);
 	free(mine);
 	free(l12);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1207,6 +1208,38 @@ START_TEST(test_fuzz_duration)
 }
 END_TEST
 
+/* fz_kept_remove: only a case entry right beneath the keep directory. */
+START_TEST(test_kept_remove)
+{
+	char *d = tu_tmpdir("fuzz");
+	char *keep = lm_path_join(d, "kept");
+	lm_error err;
+	ck_assert_int_eq(mkdir(keep, 0755), 0);
+	char *c7 = lm_path_join(keep, "case-7.2");
+	ck_assert_int_eq(mkdir(c7, 0755), 0);
+	char *f = tu_write(c7, "REPRO", "x\n");
+	static const char *const bad[] = {
+		"case-7.2", "/kept/case-7.2", "%s/case-7.2/REPRO",
+		"%s/../kept/case-7.2", "%s/case-7.", "%s/case-", "%s/case-7x",
+		"%s/notes", "%s/case-7.2/../../x", "%sx/case-7.2",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char *p = lm_xasprintf(bad[i], keep);
+		ck_assert_msg(fz_kept_remove(keep, p, &err) != 0, "%s", p);
+		ck_assert_contains(err.msg, "left alone");
+		free(p);
+	}
+	ck_assert_int_eq(access(f, F_OK), 0);
+	ck_assert_int_eq(fz_kept_remove(keep, c7, &err), 0);
+	ck_assert_int_eq(access(c7, F_OK), -1);
+	ck_assert_int_eq(access(keep, F_OK), 0);
+	free(f);
+	free(c7);
+	free(keep);
+	free(d);
+}
+END_TEST
+
 /*
 ** --case-timeout: a case still running at the limit is killed and
 ** recorded as a failure of kind timeout, under one signature (no real
@@ -1388,6 +1421,7 @@ static Suite *suite(void)
 	tcase_add_test(unit, test_drive_lost_cases);
 	tcase_add_test(unit, test_drive_wrong_seed);
 	tcase_add_test(unit, test_drive_ends);
+	tcase_add_test(unit, test_kept_remove);
 	suite_add_tcase(s, unit);
 	TCase *e2e = tcase_create("lncsim");
 	tcase_set_timeout(e2e, 300);

@@ -383,12 +383,30 @@ START_TEST(test_mpi_broken_link)
 	char *d = tu_tmpdir("mpi");
 	char *db = lm_path_join(d, "brk.db");
 	const char *args[] = { "--db", db, "--campaign", "brk", "--count",
-			       "24", "--cores", "2-3",
+			       "24", "--cores", "2-3", "--keep-failures", "kept",
 			       "--skip=fix_output_kind,verify", "-q", NULL };
 	tu_run r = run_mpi(d, 3, 0, args);
 	ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
 	ck_assert_contains(r.out, "fuzz: 1 failure signature (1 new)");
 	tu_run_free(&r);
+	/* the ranks kept their failing cases; of the one signature only the
+	** smallest seed's stays (the others' relays removed theirs) */
+	int64_t least = tu_sql_int(db, "SELECT seed FROM failures");
+	char *kd = lm_path_join(d, "kept");
+	char *want = lm_xasprintf("case-%lld", (long long)least);
+	DIR *dp = opendir(kd);
+	struct dirent *e;
+	int n = 0;
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			ck_assert_str_eq(e->d_name, want);
+			n++;
+		}
+	closedir(dp);
+	ck_assert_int_eq(n, 1);
+	free(want);
+	free(kd);
 	int64_t fails = tu_sql_int(db, "SELECT count(*) FROM runs r JOIN cases c "
 				"ON r.id = c.run_id WHERE r.status = 'fail'");
 	ck_assert_int_gt(fails, 12);
