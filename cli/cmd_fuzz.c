@@ -725,7 +725,7 @@ int cmd_fuzz(int argc, char **argv)
 	if (use_mpi && rank != 0) {
 		rc = work(&o, pool);
 		fz_pool_free(pool);
-		fz_mpi_finalize();
+		fz_mpi_finalize(rc);
 		return rc;
 	}
 #endif
@@ -735,7 +735,7 @@ int cmd_fuzz(int argc, char **argv)
 #ifdef HAVE_MPI
 	/* cut short, the job is being torn down: no goodbyes */
 	if (use_mpi && rc != 143)
-		fz_mpi_finalize();
+		fz_mpi_finalize(rc);
 #endif
 	return rc;
 }

@@ -13,6 +13,7 @@
 #include "fuzz_mpi.h"
 
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,9 @@ enum {
 	TAG_READY = 1, TAG_RESULT, TAG_GONE, TAG_BEAT,
 	TAG_WORK = 10, TAG_STOP, TAG_QUIT, TAG_DISCARD
 };
+
+/* How long MPI_Finalize may take before a rank leaves without it. */
+#define FINALIZE_SECONDS 10
 
 /* Probes without a message before the waits go from 20 us to 1 ms. */
 #define SPIN_ROUNDS 10
@@ -69,9 +73,27 @@ int fz_mpi_init(int *argc, char ***argv, int *rank, int *size,
 	return 0;
 }
 
-void fz_mpi_finalize(void)
+/* The status a rank whose MPI_Finalize does not return exits with. */
+static volatile sig_atomic_t finalize_status;
+
+static void finalize_late(int sig)
 {
+	(void)sig;
+	_exit(finalize_status);
+}
+
+void fz_mpi_finalize(int status)
+{
+	/* MPI_Finalize is a fence over every rank of the job; with a rank
+	** dead (killed, or its node gone) Open MPI 4 can wait in it for
+	** ever though the job outlives the rank: the campaign is over and
+	** said so, so a rank still in it after FINALIZE_SECONDS leaves */
+	fflush(NULL);
+	finalize_status = status;
+	signal(SIGALRM, finalize_late);
+	alarm(FINALIZE_SECONDS);
 	MPI_Finalize();
+	alarm(0);
 }
 
 void fz_mpi_send_config(const fz_config *c)
@@ -148,6 +170,9 @@ typedef struct mpi0 {
 	double lost_after;
 	rank_state *ranks;          /* [size] (0 unused) */
 	unsigned char *busy;        /* per remote worker: a case is out */
+	unsigned char *out;         /* per remote worker: its last case may
+				       still run there (busy, or taken for
+				       lost with no answer since) */
 	unsigned char *let_go;      /* per remote worker: STOP sent / gone */
 	lm_buf *bufs;               /* the records of the last wait */
 	int n_bufs;
@@ -199,7 +224,8 @@ static int take_msg(mpi0 *m, MPI_Status *st, fz_event *ev, int max)
 		** one this message is about follows from the message) */
 		for (int s = 0; s < m->jobs && k < max; s++) {
 			int w = wid(m, r, s);
-			if (m->busy[w - m->j0] || m->let_go[w - m->j0])
+			if (m->busy[w - m->j0] || m->out[w - m->j0] ||
+			    m->let_go[w - m->j0])
 				continue;
 			memset(&ev[k], 0, sizeof ev[k]);
 			ev[k].kind = FZ_EV_READY;
@@ -226,6 +252,7 @@ static int take_msg(mpi0 *m, MPI_Status *st, fz_event *ev, int max)
 			 (const char *)p + 4);
 		gone_ev(m, w, &ev[k], why);
 		m->let_go[w - m->j0] = 1;
+		m->out[w - m->j0] = 0;
 		return k + 1;
 	}
 	m->n_bufs++;
@@ -234,7 +261,10 @@ static int take_msg(mpi0 *m, MPI_Status *st, fz_event *ev, int max)
 	ev[k].worker = w;
 	ev[k].data = p + 4;
 	ev[k].len = (size_t)n - 4;
+	/* an answer frees the slot, a late one too (the driver records
+	   it as late and hands the slot work) */
 	m->busy[w - m->j0] = 0;
+	m->out[w - m->j0] = 0;
 	return k + 1;
 }
 
@@ -344,6 +374,7 @@ static void mpi0_assign(fz_transport *t, int w, uint64_t seed)
 	for (int i = 0; i < 8; i++)
 		msg[4 + i] = (unsigned char)(seed >> (8 * i));
 	m->busy[w - m->j0] = 1;
+	m->out[w - m->j0] = 1;
 	/* its silence counts from here (it may have waited for work) */
 	m->ranks[r].heard = lm_seconds();
 	MPI_Send(msg, 12, MPI_BYTE, r, TAG_WORK, MPI_COMM_WORLD);
@@ -440,6 +471,7 @@ void fz_mpi_transport(fz_transport *t, fz_pool *pool, int size, int jobs,
 	m->ranks = lm_xcalloc((size_t)size, sizeof *m->ranks);
 	m->busy = lm_xcalloc((size_t)remote + 1, 1);
 	m->let_go = lm_xcalloc((size_t)remote + 1, 1);
+	m->out = lm_xcalloc((size_t)remote + 1, 1);
 	m->bufs = lm_xcalloc(512, sizeof *m->bufs);
 	memset(t, 0, sizeof *t);
 	t->n_workers = m->j0 + remote;
@@ -465,6 +497,7 @@ void fz_mpi_transport_free(fz_transport *t)
 	free(m->bufs);
 	free(m->ranks);
 	free(m->busy);
+	free(m->out);
 	free(m->let_go);
 	free(m);
 	t->impl = NULL;

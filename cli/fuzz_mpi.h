@@ -23,8 +23,9 @@
 /* MPI_Init (after the pool is forked) with errors returned, not fatal. */
 int fz_mpi_init(int *argc, char ***argv, int *rank, int *size,
 		lm_error *err);
-/* MPI_Finalize. */
-void fz_mpi_finalize(void);
+/* MPI_Finalize; a rank still in it after a few seconds (a dead rank can
+** hold its fence) exits with status. */
+void fz_mpi_finalize(int status);
 /* Rank 0: the campaign's options to every worker rank; c NULL: there is
 ** no campaign (the workers exit). */
 void fz_mpi_send_config(const fz_config *c);

@@ -335,6 +335,85 @@ START_TEST(test_mpi_rank_killed)
 }
 END_TEST
 
+/* A child of process ppid that is not a zombie (0: none). */
+static int child_of(int ppid)
+{
+	char buf[4096];
+	DIR *dp = opendir("/proc");
+	struct dirent *e;
+	int found = 0;
+	while (dp && !found && (e = readdir(dp))) {
+		int pid = atoi(e->d_name), pp = 0;
+		const char *rp;
+		char st;
+		if (pid > 0 && read_proc(pid, "stat", buf, sizeof buf) > 0 &&
+		    (rp = strrchr(buf, ')')) &&
+		    sscanf(rp + 1, " %c %d", &st, &pp) == 2 && pp == ppid &&
+		    st != 'Z')
+			found = pid;
+	}
+	if (dp)
+		closedir(dp);
+	return found;
+}
+
+/*
+** Rank 1 stopped (SIGSTOP) longer than --lost-after, then let go on: it
+** is taken for dead, its case goes out again, and when it speaks again
+** it takes work again without losing its slot -- rank 0 hands it
+** nothing until its last case has answered, so no case is ever sent to
+** a slot still running one (which would take its case server down).
+*/
+START_TEST(test_mpi_rank_back)
+{
+	char *d = tu_tmpdir("mpi");
+	char *db = lm_path_join(d, "back.db");
+	const char *args[] = { "--db", db, "--campaign", "back", "--count",
+			       "300", "--cores", "2-4", "--lost-after", "2", "-q",
+			       NULL };
+	tu_proc p;
+	start_mpi(d, 3, 1, args, &p);
+	wait_cases(db, "back", 3);
+	int pid = 0;
+	for (int i = 0; i < 200 && !(pid = find_rank(db, 1)); i++)
+		usleep(50000);
+	ck_assert_msg(pid > 0, "rank 1 not found");
+	/* the rank and the case it runs stopped together (the case server
+	** between them waits for the case) */
+	int server = 0, kase = 0;
+	for (int i = 0; i < 500 && !kase; i++) {
+		ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+		if ((server = child_of(pid)) && (kase = child_of(server)) &&
+		    kill(kase, SIGSTOP) == 0)
+			break;
+		kase = 0;
+		kill(pid, SIGCONT);
+		usleep(20000);
+	}
+	ck_assert_msg(kase > 0, "no case of rank 1 caught running");
+	sleep(5);
+	/* the rank speaks again (a heartbeat: its case still runs) ... */
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	sleep(3);
+	/* ... and its case ends later */
+	kill(kase, SIGCONT);
+	tu_run r = tu_finish(&p);
+	wait_job_gone(db);
+	ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+	ck_assert_contains(r.out, "fuzz: 300 cases, 300 passed, 0 failed");
+	ck_assert_contains(r.err, "rank 1 sent nothing for ");
+	/* its one case lost, its slot not: nothing sent to a busy slot */
+	ck_assert_contains(r.out, "fuzz: 1 case lost with its worker and "
+			   "handed out again");
+	ck_assert_msg(!strstr(r.err, "is gone"), "%s", r.err);
+	ck_assert_msg(!strstr(r.err, "while running seed"), "%s", r.err);
+	tu_run_free(&r);
+	each_seed_once(db, "back", 300);
+	free(db);
+	free(d);
+}
+END_TEST
+
 /*
 ** An interrupted job (SIGINT to mpirun: every rank gets SIGTERM) keeps
 ** what it logged; the same job with --resume runs the rest, no seed
@@ -453,6 +532,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_mpi_same_as_jobs_1);
 	tcase_add_test(tc, test_mpi_rank_killed);
+	tcase_add_test(tc, test_mpi_rank_back);
 	tcase_add_test(tc, test_mpi_resume_after_sigint);
 	tcase_add_test(tc, test_mpi_broken_link);
 	tcase_add_test(tc, test_mpi_null_cases);
