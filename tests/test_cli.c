@@ -1,10 +1,15 @@
 /*
 ** test_cli.c -- the lncsim program: help, version, exit codes, error
-** format of `lncsim verify`.
+** format of `lncsim verify`, GNU-style option order, the messages of the
+** commands, and the man page against every command's --help.
 */
 #include "common.h"
 #include "testutil.h"
+#include "db.h"
+#include "report.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,16 +101,490 @@ START_TEST(test_verify_bad_inputs)
 }
 END_TEST
 
+
+/* Options after operands are options; "--" ends them, in every command
+** that takes operands. */
+START_TEST(test_options_after_operands)
+{
+	char *m1 = tu_srcpath("examples/matmul1");
+	char *h2 = tu_srcpath("examples/handoff2");
+	char *d = tu_tmpdir("perm");
+	char *k = tu_srcpath("tests/fixtures/klr/k_small.json");
+	tu_run r = tu_lncsim(NULL, "run", "--seed", "1", m1, "--stats",
+			     "--no-db", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_contains(r.out, "pe_util%");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "verify", m1, "-q", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "mmt", m1, "--json", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_msg(r.out[0] == '{' || r.out[0] == '[', "%s", r.out);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "link", h2, "--dry-run", "-o", "out", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_contains(r.out, "handoff2/sgLnk: 2 cores");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", h2, "-q", "--no-db", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "klr", "pack", k, "-o", "k.klr", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	/* "--": what follows is an operand even with a leading dash */
+	r = tu_lncsim(NULL, "verify", "--", "-q", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: -q: no such file");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--no-db", "--", "--stats", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: --stats: no such file");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--no-db", "--", "-q", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: -q: no such file");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "mmt", m1, "--", "--json", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: --json: no such file");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "lower", "--", "-o", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: -o: no such file");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "klr", "dump", "--", "-o", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "-o");
+	ck_assert(strstr(r.err, "unknown option") == NULL);
+	tu_run_free(&r);
+	/* an unknown option is still one, wherever it stands */
+	r = tu_lncsim(NULL, "run", m1, "--bogus", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "unknown option '--bogus'");
+	tu_run_free(&r);
+	free(k);
+	free(d);
+	free(h2);
+	free(m1);
+}
+END_TEST
+
+/* The run log records the command line as given: one program name,
+** for run, diff and fuzz alike. */
+START_TEST(test_logged_command_line)
+{
+	char *d = tu_tmpdir("cmdline");
+	char *db = lm_path_join(d, "runs.db");
+	char *h2 = tu_srcpath("examples/handoff2");
+	char *sql;
+	tu_run r = tu_lncsim(d, "diff", h2, "-q", "--db", db, NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "run", h2, "--db", db, NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "fuzz", "--count", "1", "--cores", "1", "--jobs",
+		      "1", "-q", "--db", db, NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	sql = lm_xasprintf("SELECT count(*) FROM runs WHERE command = "
+			   "'lncsim diff %s -q --db %s'", h2, db);
+	ck_assert_int_eq(tu_sql_int(db, sql), 1);
+	free(sql);
+	sql = lm_xasprintf("SELECT count(*) FROM runs WHERE command = "
+			   "'lncsim run %s --db %s'", h2, db);
+	ck_assert_int_eq(tu_sql_int(db, sql), 1);
+	free(sql);
+	sql = lm_xasprintf("SELECT count(*) FROM runs WHERE command = "
+			   "'lncsim fuzz --count 1 --cores 1 --jobs 1 -q "
+			   "--db %s'", db);
+	ck_assert_int_eq(tu_sql_int(db, sql), 1);
+	free(sql);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM runs WHERE "
+				    "command NOT LIKE 'lncsim diff %' AND "
+				    "command NOT LIKE 'lncsim run %' AND "
+				    "command NOT LIKE 'lncsim fuzz %' AND "
+				    "command NOT LIKE 'lncsim gen % && lncsim "
+				    "diff %'"), 0);
+	free(h2);
+	free(db);
+	free(d);
+}
+END_TEST
+
+/* Missing --inputs directory: named as a directory, not as a tensor. */
+START_TEST(test_missing_inputs_dir)
+{
+	char *h2 = tu_srcpath("examples/handoff2");
+	const char *cmds[] = { "run", "diff" };
+	for (int i = 0; i < 2; i++) {
+		tu_run r = tu_lncsim(NULL, cmds[i], "--no-db", "--inputs",
+				     "/nonexistent", h2, NULL);
+		ck_assert_int_eq(r.status, 2);
+		ck_assert_contains(r.err, "lncsim: /nonexistent: cannot open "
+				   "directory: No such file or directory");
+		ck_assert(strstr(r.err, ".npy") == NULL);
+		tu_run_free(&r);
+	}
+	free(h2);
+}
+END_TEST
+
+/* The same bytes of a file, or NULL. */
+static int same_file(const char *a, const char *b)
+{
+	char *x = tu_read(a), *y = tu_read(b);
+	int same = x && y && !strcmp(x, y);
+	free(x);
+	free(y);
+	return same;
+}
+
+/* run and diff give a module the same inputs by default. */
+START_TEST(test_run_and_diff_share_the_default_seed)
+{
+	char *h2 = tu_srcpath("examples/handoff2");
+	char *d = tu_tmpdir("seed");
+	tu_run r = tu_lncsim(d, "run", "--no-db", "--outputs", "run", h2, NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "diff", "--no-db", "-q", "--save-io", "diff", h2,
+		      NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	char *a = lm_path_join(d, "run/z.npy");
+	char *b = lm_path_join(d, "diff/reference/z.npy");
+	ck_assert_msg(same_file(a, b), "%s and %s differ", a, b);
+	free(a);
+	free(b);
+	r = tu_lncsim(NULL, "run", "--help", NULL);
+	ck_assert_contains(r.out, "(default 0)");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--help", NULL);
+	ck_assert_contains(r.out, "(default 0)");
+	tu_run_free(&r);
+	/* an explicit --seed still excludes --inputs */
+	r = tu_lncsim(NULL, "diff", "--no-db", "--seed", "0", "--inputs", d,
+		      h2, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "--inputs and --seed exclude each other");
+	tu_run_free(&r);
+	free(d);
+	free(h2);
+}
+END_TEST
+
+START_TEST(test_diff_names_the_schedules)
+{
+	char *h2 = tu_srcpath("examples/handoff2");
+	tu_run r = tu_lncsim(NULL, "diff", "--no-db", "--schedules", "4", h2,
+			     NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_contains(r.out, "reference + 4 perturbed schedules");
+	ck_assert(strstr(r.out, "5 schedules") == NULL);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--no-db", "--schedules", "1", h2, NULL);
+	ck_assert_contains(r.out, "reference + 1 perturbed schedule;");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--no-db", h2, NULL);
+	ck_assert_contains(r.out, ", 1 schedule;");
+	tu_run_free(&r);
+	free(h2);
+}
+END_TEST
+
+/* verify: an invalid module exits 2, and its help and the man page say
+** so. */
+START_TEST(test_verify_exit_status_agrees)
+{
+	char *d = tu_tmpdir("vexit");
+	char *bad = tu_write(d, "dup.json", "{\"functions\":[{\"name\":\"f\","
+			     "\"allocations\":[],\"blocks\":[{\"name\":\"b\","
+			     "\"instructions\":[]}]},{\"name\":\"f\","
+			     "\"allocations\":[],\"blocks\":[{\"name\":\"b\","
+			     "\"instructions\":[]}]}]}");
+	tu_run r = tu_lncsim(NULL, "verify", bad, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "duplicate function name 'f'");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "verify", "--help", NULL);
+	ck_assert_contains(r.out, "2 a module is invalid or unreadable");
+	ck_assert_contains(r.out, "verify never exits 1");
+	tu_run_free(&r);
+	char *man = tu_srcpath("docs/lncsim.1");
+	char *text = tu_read(man);
+	ck_assert(text != NULL);
+	ck_assert_contains(text, "An invalid module is bad input: exit 2, "
+			   "never 1.");
+	free(text);
+	free(man);
+	free(bad);
+	free(d);
+}
+END_TEST
+
+/* gen and klr pack say what they wrote. */
+START_TEST(test_writers_say_what_they_wrote)
+{
+	char *d = tu_tmpdir("wrote");
+	char *k = tu_srcpath("tests/fixtures/klr/k_small.json");
+	tu_run r = tu_lncsim(d, "gen", "--cores", "3", "--seed", "4", "-o",
+			     "g", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_str_eq(r.out, "g/gen4: 3 per-core modules "
+			 "(g/gen4/nc0..nc2/sg0/def.json), seed 4, size small\n");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "gen", "--cores", "1", "--seed", "4", "--name", "one",
+		      "-o", "g", NULL);
+	ck_assert_str_eq(r.out, "g/one: 1 per-core module "
+			 "(g/one/nc0/sg0/def.json), seed 4, size small\n");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "klr", "pack", "-o", "k.klr", k, NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	char *want = lm_xasprintf("k.klr: 898 bytes (KLR 0.0.12) from %s\n", k);
+	ck_assert_str_eq(r.out, want);
+	free(want);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "gen", "--help", NULL);
+	ck_assert_contains(r.out, "--force");
+	ck_assert_contains(r.out, "exit status: 0 written, 2 bad usage");
+	tu_run_free(&r);
+	free(k);
+	free(d);
+}
+END_TEST
+
+/* --stats prints the utilizations in percent, as the reports do. */
+START_TEST(test_stats_in_percent)
+{
+	char *m1 = tu_srcpath("examples/matmul1");
+	tu_run r = tu_lncsim(NULL, "run", "--no-db", "--stats", m1, NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_contains(r.out, "pe_util% mac_util%");
+	const char *row = strstr(r.out, "\n0 ");
+	ck_assert(row != NULL);
+	long long instrs, mms, macs;
+	double pe, mac;
+	ck_assert_int_eq(sscanf(row + 1, "0 %lld %lld %lld %lf %lf", &instrs,
+				&mms, &macs, &pe, &mac), 5);
+	/* matmul1 keeps its PE array busy for more than 1 % of the run: a
+	   fraction would print below 1 */
+	ck_assert_msg(pe > 1.0 && pe <= 100.0, "pe_util%% %g", pe);
+	ck_assert_msg(mac > 0.0 && mac <= 100.0, "mac_util%% %g", mac);
+	tu_run_free(&r);
+	free(m1);
+}
+END_TEST
+
+/* run lists the outputs in name order. */
+START_TEST(test_run_outputs_sorted)
+{
+	char *ex = tu_srcpath("examples/mlp4");
+	tu_run r = tu_lncsim(NULL, "run", "--no-db", ex, NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	const char *prev = NULL;
+	int n = 0;
+	for (const char *p = r.out; (p = strstr(p, "output ")); p += 7) {
+		const char *e = strchr(p + 7, ':');
+		ck_assert(e != NULL);
+		if (prev)
+			ck_assert_msg(strncmp(prev, p + 7, 64) < 0,
+				      "unsorted: %s", r.out);
+		prev = p + 7;
+		n++;
+	}
+	ck_assert_int_eq(n, 8);
+	tu_run_free(&r);
+	free(ex);
+}
+END_TEST
+
+/* ---- the man page against each command's --help -------------------- */
+
+static const char *const commands[] = {
+	"verify", "run", "gen", "diff", "fuzz", "report", "db", "link", "mmt",
+	"lower", "klr",
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+/* Add every option text t names ("-x" or "--name" at the start of a
+** word) to the set " --a --b " in *set, once; --help is left out (every
+** command takes it). */
+static void collect_options(const char *t, lm_buf *set)
+{
+	for (const char *p = t; *p; p++) {
+		if (*p != '-' || (p > t && (isalnum((unsigned char)p[-1]) ||
+					    p[-1] == '-' || p[-1] == '_')))
+			continue;
+		const char *e = p + 1;
+		if (*e == '-' && isalpha((unsigned char)e[1])) {
+			for (e++; isalnum((unsigned char)*e) || *e == '-'; e++)
+				;
+			while (e[-1] == '-')
+				e--;
+		} else if (isalpha((unsigned char)*e) &&
+			   !isalnum((unsigned char)e[1]) && e[1] != '-') {
+			e++;
+		} else {
+			continue;
+		}
+		char *o = lm_xasprintf(" %.*s ", (int)(e - p), p);
+		if (strcmp(o, " --help ") && !strstr(lm_buf_cstr(set), o))
+			lm_buf_puts(set, o + (set->size ? 1 : 0));
+		free(o);
+		p = e - 1;
+	}
+}
+
+/* The man page's text without font escapes, "\-" as "-". */
+static char *man_plain(const char *s)
+{
+	lm_buf b = LM_BUF_INIT;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] == 'f' && s[2]) {
+			s += 2;
+			continue;
+		}
+		if (s[0] == '\\' && s[1] == '-') {
+			lm_buf_puts(&b, "-");
+			s++;
+			continue;
+		}
+		lm_buf_put(&b, s, 1);
+	}
+	return lm_buf_detach(&b);
+}
+
+/* The man page's text of command cmd: every ".TP" entry whose heading
+** is ".B cmd ...", up to the next such heading or section. */
+static void man_command_text(const char *man, const char *cmd, lm_buf *out)
+{
+	size_t n = strlen(cmd);
+	int in = 0;
+	for (const char *l = man; *l; ) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		if (!strncmp(l, ".TP", 3) && nl && !strncmp(nl + 1, ".B ", 3)) {
+			const char *h = nl + 4;
+			int is_cmd = 0;
+			for (size_t i = 0; i < N_COMMANDS; i++) {
+				size_t k = strlen(commands[i]);
+				if (!strncmp(h, commands[i], k) &&
+				    (h[k] == ' ' || h[k] == '\n'))
+					is_cmd = 1;
+			}
+			if (is_cmd)
+				in = !strncmp(h, cmd, n) &&
+				     (h[n] == ' ' || h[n] == '\n');
+		} else if (!strncmp(l, ".SH", 3)) {
+			in = 0;
+		}
+		if (in) {
+			lm_buf_put(out, l, len);
+			lm_buf_puts(out, "\n");
+		}
+		l += len + (nl ? 1 : 0);
+	}
+}
+
+/* Each word of set a missing from set b, as " cmd: word" into miss. */
+static void missing(const char *cmd, const char *where, const char *a,
+		    const char *b, lm_buf *miss)
+{
+	char w[128];
+	for (const char *p = a; sscanf(p, " %127s", w) == 1; ) {
+		char *key = lm_xasprintf(" %s ", w);
+		if (!strstr(b, key))
+			lm_buf_printf(miss, " %s %s (not in %s);", cmd, w, where);
+		free(key);
+		p = strstr(p, w) + strlen(w);
+	}
+}
+
+START_TEST(test_man_page_lists_every_option)
+{
+	char *path = tu_srcpath("docs/lncsim.1");
+	char *raw = tu_read(path);
+	ck_assert(raw != NULL);
+	char *man = man_plain(raw);
+	lm_buf miss = LM_BUF_INIT;
+	for (size_t i = 0; i < N_COMMANDS; i++) {
+		tu_run r = tu_lncsim(NULL, commands[i], "--help", NULL);
+		ck_assert_int_eq(r.status, 0);
+		lm_buf text = LM_BUF_INIT, h = LM_BUF_INIT, m = LM_BUF_INIT;
+		man_command_text(man, commands[i], &text);
+		ck_assert_msg(text.size > 0, "no man page entry for %s",
+			      commands[i]);
+		collect_options(r.out, &h);
+		collect_options(lm_buf_cstr(&text), &m);
+		ck_assert_msg(h.size > 0 || !strcmp(commands[i], "db") ||
+			      !strcmp(commands[i], "klr"), "%s", commands[i]);
+		lm_buf_puts(&h, " ");
+		lm_buf_puts(&m, " ");
+		missing(commands[i], "the man page", lm_buf_cstr(&h),
+			lm_buf_cstr(&m), &miss);
+		missing(commands[i], "--help", lm_buf_cstr(&m), lm_buf_cstr(&h),
+			&miss);
+		lm_buf_free(&text);
+		lm_buf_free(&h);
+		lm_buf_free(&m);
+		tu_run_free(&r);
+	}
+	ck_assert_msg(miss.size == 0, "help and man page disagree:%s",
+		      lm_buf_cstr(&miss));
+	/* the environment it reads */
+	const char *env = strstr(man, ".SH ENVIRONMENT");
+	ck_assert(env != NULL);
+	ck_assert_contains(env, LDB_ENV);
+	ck_assert_contains(env, LR_GNUPLOT_ENV);
+	lm_buf_free(&miss);
+	free(man);
+	free(raw);
+	free(path);
+}
+END_TEST
+
+/* The checker above: it finds what it should. */
+START_TEST(test_option_collector)
+{
+	lm_buf b = LM_BUF_INIT;
+	collect_options("usage: x [--seed N] [-o DIR] --skip=A,B race-free "
+			"mpirun -np 4 'lncsim link --help' 1-4 --db, -q\n", &b);
+	ck_assert_str_eq(lm_buf_cstr(&b), " --seed -o --skip --db -q ");
+	lm_buf_free(&b);
+	lm_buf t = LM_BUF_INIT;
+	man_command_text(".SH X\n.TP\n.B run \\-\\-a\ntext\n.TP\n.B \\-\\-b\n"
+			 ".TP\n.B diff\n\\-\\-c\n.SH Y\n", "run", &t);
+	ck_assert_str_eq(lm_buf_cstr(&t), ".TP\n.B run \\-\\-a\ntext\n.TP\n"
+			 ".B \\-\\-b\n");
+	lm_buf_free(&t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cli");
 	TCase *tc = tcase_create("cli");
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_version);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_unknown_command);
 	tcase_add_test(tc, test_verify_examples);
 	tcase_add_test(tc, test_verify_bad_inputs);
+	tcase_add_test(tc, test_options_after_operands);
+	tcase_add_test(tc, test_logged_command_line);
+	tcase_add_test(tc, test_missing_inputs_dir);
+	tcase_add_test(tc, test_run_and_diff_share_the_default_seed);
+	tcase_add_test(tc, test_diff_names_the_schedules);
+	tcase_add_test(tc, test_verify_exit_status_agrees);
+	tcase_add_test(tc, test_writers_say_what_they_wrote);
+	tcase_add_test(tc, test_stats_in_percent);
+	tcase_add_test(tc, test_run_outputs_sorted);
+	tcase_add_test(tc, test_man_page_lists_every_option);
+	tcase_add_test(tc, test_option_collector);
 	suite_add_tcase(s, tc);
 	return s;
 }
