@@ -402,6 +402,101 @@ START_TEST(test_run_outputs_sorted)
 }
 END_TEST
 
+/* Whole files a and b hold the same bytes. */
+static int same_bytes(const char *a, const char *b)
+{
+	char *x = NULL, *y = NULL;
+	size_t nx = 0, ny = 0;
+	lm_error e;
+	int same = lm_read_file(a, &x, &nx, &e) == 0 &&
+		   lm_read_file(b, &y, &ny, &e) == 0 && nx == ny &&
+		   !memcmp(x, y, nx);
+	free(x);
+	free(y);
+	return same;
+}
+
+/* examples/kernels: a carrier module per provision mechanism lowers,
+** inlines and runs; the KLR kernel is its JSON rendering packed. */
+START_TEST(test_kernel_examples)
+{
+	static const struct { const char *mech, *out; int matmuls; } ex[] = {
+		{ "bir", "output y: float32 [128, 64]", 0 },
+		{ "klr", "output y_mm: float32 [32, 32]", 5 },
+	};
+	char *d = tu_tmpdir("kern");
+	for (int i = 0; i < 2; i++) {
+		char *rel = lm_xasprintf("examples/kernels/%s/def.json",
+					 ex[i].mech);
+		char *src = tu_srcpath(rel);
+		char *low = lm_xasprintf("%s/def.json", ex[i].mech);
+		char *called = lm_xasprintf("%s.called.json", ex[i].mech);
+		tu_run r = tu_lncsim(d, "lower", "-o", called, src, NULL);
+		ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+		ck_assert_contains(r.out, "1 kernel carrier: 1 lowered");
+		tu_run_free(&r);
+		r = tu_lncsim(d, "lower", "--inline", "-o", low, src, NULL);
+		ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+		ck_assert_contains(r.out, "1 lowered and inlined");
+		tu_run_free(&r);
+		r = tu_lncsim(d, "run", "--no-db", low, NULL);
+		ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+		ck_assert_contains(r.out, ex[i].out);
+		tu_run_free(&r);
+		r = tu_lncsim(d, "mmt", low, NULL);
+		ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+		char *total = lm_xasprintf("total        -        %d ",
+					   ex[i].matmuls);
+		ck_assert_contains(r.out, total);
+		free(total);
+		tu_run_free(&r);
+		free(called);
+		free(low);
+		free(src);
+		free(rel);
+	}
+	char *json = tu_srcpath("examples/kernels/klr/kernel.klr.json");
+	char *klr = tu_srcpath("examples/kernels/klr/kernel.klr");
+	char *packed = lm_path_join(d, "k.klr");
+	tu_run r = tu_lncsim(d, "klr", "pack", "-o", "k.klr", json, NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_msg(same_bytes(packed, klr), "%s is not %s packed", klr,
+		      json);
+	tu_run_free(&r);
+	free(packed);
+	free(klr);
+	free(json);
+	free(d);
+}
+END_TEST
+
+/* mmt says when a module has no Matmult; the README's mmt example has
+** some. */
+START_TEST(test_mmt_says_no_matmult)
+{
+	char *h2 = tu_srcpath("examples/handoff2");
+	char *mlp = tu_srcpath("examples/mlp4");
+	tu_run r = tu_lncsim(NULL, "mmt", h2, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "no Matmult in this module");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "mmt", mlp, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert(strstr(r.out, "no Matmult") == NULL);
+	tu_run_free(&r);
+	char *readme = tu_srcpath("README.md"), *text = tu_read(readme);
+	ck_assert(text != NULL);
+	ck_assert(strstr(text, "mmt out/handoff2") == NULL);
+	ck_assert_contains(text, "./lncsim mmt out/mlp4/sgLnk/def.json");
+	ck_assert_contains(text, "examples/kernels/klr/def.json");
+	ck_assert_contains(text, "examples/kernels/bir/def.json");
+	free(text);
+	free(readme);
+	free(mlp);
+	free(h2);
+}
+END_TEST
+
 /* ---- the man page against each command's --help -------------------- */
 
 static const char *const commands[] = {
@@ -583,6 +678,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_writers_say_what_they_wrote);
 	tcase_add_test(tc, test_stats_in_percent);
 	tcase_add_test(tc, test_run_outputs_sorted);
+	tcase_add_test(tc, test_kernel_examples);
+	tcase_add_test(tc, test_mmt_says_no_matmult);
 	tcase_add_test(tc, test_man_page_lists_every_option);
 	tcase_add_test(tc, test_option_collector);
 	suite_add_tcase(s, tc);
