@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 START_TEST(test_version)
 {
@@ -659,6 +661,153 @@ START_TEST(test_option_collector)
 }
 END_TEST
 
+/* ---- ./bootstrap, against stand-ins for dpkg, apt-get and autoreconf -- */
+
+/* dpkg-query: a package is installed when its name is a line of
+** $STATE; -W without a package lists every installed one. apt-get: logs
+** its arguments to $CALLS, makes noise, "installs" the packages (and
+** three dependencies) into $STATE, fails when $FAIL is set. id -u prints
+** $FAKE_UID. autoreconf makes noise and logs itself. */
+static const char stub_dpkg[] =
+	"#!/bin/sh\n"
+	"last=''; for a; do last=$a; done\n"
+	"case $last in -f=*) while read -r l; do echo 'install ok installed';"
+	" done < \"$STATE\"; exit 0;; esac\n"
+	"grep -qx \"$last\" \"$STATE\" && { printf 'install ok installed'; "
+	"exit 0; }\n"
+	"exit 1\n";
+static const char stub_apt[] =
+	"#!/bin/sh\n"
+	"echo \"apt-get $*\" >> \"$CALLS\"\n"
+	"i=0; while [ $i -lt 40 ]; do echo \"Unpacking noise $i\"; "
+	"i=$((i+1)); done\n"
+	"[ -n \"$FAIL\" ] && { echo 'E: Unable to locate package'; exit 100; }\n"
+	"[ \"$1\" = install ] || exit 0\n"
+	"for a; do case $a in -*|install) ;; *) echo \"$a\" >> \"$STATE\";;"
+	" esac; done\n"
+	"printf 'dep1\\ndep2\\ndep3\\n' >> \"$STATE\"\n";
+static const char stub_id[] = "#!/bin/sh\necho \"$FAKE_UID\"\n";
+static const char stub_autoreconf[] =
+	"#!/bin/sh\necho \"autoreconf $*\" >> \"$CALLS\"\n"
+	"echo 'libtoolize: putting auxiliary files'\n";
+
+typedef struct boot_run {
+	int status;
+	char *out, *calls;
+} boot_run;
+
+/* Run a copy of ./bootstrap in dir with uid and the installed packages
+** (newline separated) in state; fail: apt-get fails. */
+static boot_run run_bootstrap(const char *dir, int uid, const char *state,
+			      int fail)
+{
+	static const char *const tools[] = {
+		"dirname", "grep", "mktemp", "rm", "tail", "wc", "mkdir", "cat",
+	};
+	char *src = tu_srcpath("bootstrap");
+	char *stub = lm_path_join(dir, "stub");
+	char *calls = lm_path_join(dir, "calls");
+	boot_run b;
+	tu_copy(src, dir, "bootstrap");
+	free(tu_write(stub, "dpkg-query", stub_dpkg));
+	free(tu_write(stub, "apt-get", stub_apt));
+	free(tu_write(stub, "id", stub_id));
+	free(tu_write(stub, "autoreconf", stub_autoreconf));
+	free(tu_write(dir, "state", state));
+	unlink(calls);
+	lm_buf cmd = LM_BUF_INIT;
+	lm_buf_printf(&cmd, "cd '%s' && chmod 755 stub/* && for t in", dir);
+	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+		lm_buf_printf(&cmd, " %s", tools[i]);
+	lm_buf_printf(&cmd, "; do ln -sf \"$(command -v $t)\" stub/$t; done && "
+		      "STATE='%s/state' CALLS='%s' FAKE_UID=%d FAIL='%s' "
+		      "PATH='%s' TMPDIR='%s' /bin/sh ./bootstrap 2>&1",
+		      dir, calls, uid, fail ? "1" : "", stub, dir);
+	FILE *p = popen(lm_buf_cstr(&cmd), "r");
+	ck_assert(p != NULL);
+	lm_buf out = LM_BUF_INIT;
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
+		lm_buf_put(&out, chunk, n);
+	int st = pclose(p);
+	b.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	b.out = lm_buf_detach(&out);
+	b.calls = tu_read(calls);
+	if (!b.calls)
+		b.calls = lm_xstrdup("");
+	lm_buf_free(&cmd);
+	free(calls);
+	free(stub);
+	free(src);
+	return b;
+}
+
+static void boot_free(boot_run *b)
+{
+	free(b->out);
+	free(b->calls);
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+START_TEST(test_bootstrap_as_user)
+{
+	char *d = tu_tmpdir("boot-user");
+	boot_run b = run_bootstrap(d, 1000, "autoconf\ncheck\n", 0);
+	ck_assert_int_eq(b.status, 1);
+	ck_assert_contains(b.out, "bootstrap: missing build dependencies: "
+			   "build-essential automake libtool pkg-config "
+			   "libcjson-dev libsqlite3-dev gnuplot-nox sqlite3\n");
+	ck_assert_contains(b.out, "  apt-get install --no-install-recommends "
+			   "build-essential automake");
+	ck_assert_str_eq(b.calls, "");	/* neither apt-get nor autoreconf */
+	boot_free(&b);
+	free(d);
+}
+END_TEST
+
+START_TEST(test_bootstrap_as_root)
+{
+	char *d = tu_tmpdir("boot-root");
+	boot_run b = run_bootstrap(d, 0, "autoconf\ncheck\n", 0);
+	ck_assert_msg(b.status == 0, "%s", b.out);
+	ck_assert_str_eq(b.out, "bootstrap: installing 8 package(s): "
+			 "build-essential automake libtool pkg-config "
+			 "libcjson-dev libsqlite3-dev gnuplot-nox sqlite3\n"
+			 "bootstrap: installed 8 package(s), 11 with their "
+			 "dependencies\n"
+			 "bootstrap: done (autoreconf -fi); ./configure comes "
+			 "next\n");
+	ck_assert_contains(b.calls, "apt-get install -y -qq "
+			   "--no-install-recommends build-essential automake");
+	ck_assert_contains(b.calls, "autoreconf -fi");
+	boot_free(&b);
+	/* everything there: no apt-get at all, one line */
+	b = run_bootstrap(d, 0, "build-essential\nautoconf\nautomake\nlibtool\n"
+			  "pkg-config\nlibcjson-dev\nlibsqlite3-dev\ncheck\n"
+			  "gnuplot-nox\nsqlite3\n", 0);
+	ck_assert_msg(b.status == 0, "%s", b.out);
+	ck_assert_int_eq(count_lines(b.out), 1);
+	ck_assert(strstr(b.calls, "apt-get") == NULL);
+	boot_free(&b);
+	/* apt-get fails: its log's end, and the status */
+	b = run_bootstrap(d, 0, "autoconf\n", 1);
+	ck_assert_int_eq(b.status, 1);
+	ck_assert_contains(b.out, "bootstrap: 'apt-get update -qq' failed");
+	ck_assert_contains(b.out, "E: Unable to locate package");
+	ck_assert(strstr(b.calls, "autoreconf") == NULL);
+	boot_free(&b);
+	free(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -682,6 +831,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_mmt_says_no_matmult);
 	tcase_add_test(tc, test_man_page_lists_every_option);
 	tcase_add_test(tc, test_option_collector);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("bootstrap");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_bootstrap_as_user);
+	tcase_add_test(tc, test_bootstrap_as_root);
 	suite_add_tcase(s, tc);
 	return s;
 }
