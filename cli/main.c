@@ -179,9 +179,11 @@ static int takes_value(const char *valued, const char *a)
 ** operands, which keep theirs. "--" ends the options: it is kept, moved
 ** between the options and the operands, and everything after it is an
 ** operand. A lone "-" is an operand. The strings are not touched, only
-** their order; argc stays.
+** their order; argc stays. An option that takes a value but ends the
+** line is a usage error (it would take an operand for its value):
+** returns EXIT_INPUT after printing it, else 0.
 */
-static void permute(int argc, char **argv, int from, const char *valued)
+static int permute(int argc, char **argv, int from, const char *valued)
 {
 	char **opts = lm_xcalloc((size_t)argc + 1, sizeof *opts);
 	char **ops = lm_xcalloc((size_t)argc + 1, sizeof *ops);
@@ -200,8 +202,14 @@ static void permute(int argc, char **argv, int from, const char *valued)
 			continue;
 		}
 		opts[n_opts++] = a;
-		if (takes_value(valued, a) && i + 1 < argc)
-			opts[n_opts++] = argv[++i];
+		if (!takes_value(valued, a))
+			continue;
+		if (i + 1 >= argc) {
+			free(opts);
+			free(ops);
+			return cli_usage_error(argv[1], "%s needs a value", a);
+		}
+		opts[n_opts++] = argv[++i];
 	}
 	i = from;
 	memcpy(argv + i, opts, (size_t)n_opts * sizeof *argv);
@@ -211,6 +219,7 @@ static void permute(int argc, char **argv, int from, const char *valued)
 	memcpy(argv + i, ops, (size_t)n_ops * sizeof *argv);
 	free(opts);
 	free(ops);
+	return 0;
 }
 
 /* The command line as given, before permute(): argv[1..] of main. */
@@ -252,9 +261,10 @@ int main(int argc, char **argv)
 		given_argv = lm_xcalloc((size_t)argc, sizeof *given_argv);
 		memcpy(given_argv, argv + 1, (size_t)given_argc *
 		       sizeof *given_argv);
-		if (c->valued)
-			permute(argc, argv, 2 + c->has_subcommand, c->valued);
-		int rc = c->run(argc - 1, argv + 1);
+		int rc = c->valued ? permute(argc, argv, 2 + c->has_subcommand,
+					     c->valued) : 0;
+		if (!rc)
+			rc = c->run(argc - 1, argv + 1);
 		free(given_argv);
 		return rc;
 	}

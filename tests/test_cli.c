@@ -162,6 +162,16 @@ START_TEST(test_options_after_operands)
 	ck_assert_contains(r.err, "-o");
 	ck_assert(strstr(r.err, "unknown option") == NULL);
 	tu_run_free(&r);
+	/* a value-taking option at the end has no value: it never takes an
+	   operand for one */
+	r = tu_lncsim(NULL, "run", "--no-db", m1, "--seed", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: run: --seed needs a value");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "link", h2, "-o", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: link: -o needs a value");
+	tu_run_free(&r);
 	/* an unknown option is still one, wherever it stands */
 	r = tu_lncsim(NULL, "run", m1, "--bogus", NULL);
 	ck_assert_int_eq(r.status, 2);
