@@ -414,6 +414,129 @@ START_TEST(test_run_outputs_sorted)
 }
 END_TEST
 
+/* The value-taking options a --help shows ("--opt VALUE" or "-o VALUE",
+** the value a word in capitals, not "MODULE..."), as " --a --b ". */
+static void help_valued(const char *help, lm_buf *set)
+{
+	lm_buf_puts(set, " ");
+	for (const char *p = help; *p; p++) {
+		if (*p != '-' || (p > help && !strchr(" [|(\n", p[-1])))
+			continue;
+		const char *e = p + 1;
+		if (*e == '-')
+			e++;
+		if (!isalpha((unsigned char)*e))
+			continue;
+		while (isalnum((unsigned char)*e) || *e == '-')
+			e++;
+		if (e[0] != ' ' || !isupper((unsigned char)e[1]))
+			continue;
+		const char *v = e + 1;
+		while (*v && !strchr(" ]|,\n", *v))
+			v++;
+		if (v - e > 4 && !strncmp(v - 3, "...", 3))
+			continue;
+		char *o = lm_xasprintf("%.*s ", (int)(e - p), p);
+		char *key = lm_xasprintf(" %s", o);
+		if (!strstr(lm_buf_cstr(set), key))
+			lm_buf_puts(set, o);
+		free(key);
+		free(o);
+	}
+}
+
+/* A file or directory exists. */
+static int exists(const char *dir, const char *rel)
+{
+	char *p = lm_path_join(dir, rel);
+	int ok = access(p, F_OK) == 0;
+	free(p);
+	return ok;
+}
+
+/* Every value-taking option of the commands that take operands works
+** after the operand: the permutation knows each one. The list of those
+** options is their --help's, so a new one fails here until it is added
+** to the runs below (and to cli/main.c's table). */
+START_TEST(test_every_valued_option_after_operands)
+{
+	static const struct { const char *cmd, *valued; } want[] = {
+		{ "verify", " " },
+		{ "mmt", " " },
+		{ "run", " --inputs --seed --outputs --trace --max-time "
+		  "--max-instructions --perturb --max-memory --db " },
+		{ "diff", " --inputs --seed --linked --schedules --save-io "
+		  "--max-time --max-instructions --max-memory --db " },
+		{ "link", " -o " },
+		{ "lower", " -o " },
+		{ "klr", " -o " },
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		tu_run r = tu_lncsim(NULL, want[i].cmd, "--help", NULL);
+		lm_buf b = LM_BUF_INIT;
+		help_valued(r.out, &b);
+		ck_assert_msg(!strcmp(lm_buf_cstr(&b), want[i].valued),
+			      "%s --help shows the value-taking options '%s', "
+			      "this case runs '%s'", want[i].cmd,
+			      lm_buf_cstr(&b), want[i].valued);
+		lm_buf_free(&b);
+		tu_run_free(&r);
+	}
+	char *d = tu_tmpdir("valued");
+	char *h2 = tu_srcpath("examples/handoff2");
+	char *km = tu_srcpath("examples/kernels/bir/def.json");
+	char *kj = tu_srcpath("examples/kernels/klr/kernel.klr.json");
+	tu_run r = tu_lncsim(d, "run", h2, "--seed", "3", "--outputs", "o",
+			     "--trace", "t.json", "--max-time", "1000000000000",
+			     "--max-instructions", "1000000", "--perturb", "2",
+			     "--max-memory", "1G", "--db", "x.db", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert(exists(d, "o/z.npy") && exists(d, "t.json") &&
+		  exists(d, "x.db"));
+	tu_run_free(&r);
+	r = tu_lncsim(d, "diff", h2, "--seed", "3", "--schedules", "1",
+		      "--save-io", "s", "--max-time", "1000000000000",
+		      "--max-instructions", "1000000", "--max-memory", "1G",
+		      "--db", "x.db", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_contains(r.out, "reference + 1 perturbed schedule;");
+	ck_assert(exists(d, "s/linked.json"));
+	tu_run_free(&r);
+	r = tu_lncsim(d, "diff", h2, "--linked", "s/linked.json", "--inputs",
+		      "s/inputs", "--no-db", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "run", h2, "--inputs", "s/inputs", "--no-db", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "link", h2, "-o", "lo", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert(exists(d, "lo/handoff2/sgLnk/def.json"));
+	tu_run_free(&r);
+	/* link's other spellings: --out DIR, --skip LIST */
+	r = tu_lncsim(d, "link", h2, "--skip", "post_link_mmt_report",
+		      "--out", "lo2", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert(exists(d, "lo2/handoff2/sgLnk/def.json"));
+	tu_run_free(&r);
+	r = tu_lncsim(d, "lower", km, "-o", "low.json", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert(exists(d, "low.json"));
+	tu_run_free(&r);
+	r = tu_lncsim(d, "klr", "pack", kj, "-o", "k.klr", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "klr", "dump", "k.klr", "-o", "k.json", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert(exists(d, "k.json"));
+	tu_run_free(&r);
+	free(kj);
+	free(km);
+	free(h2);
+	free(d);
+}
+END_TEST
+
 /* Whole files a and b hold the same bytes. */
 static int same_bytes(const char *a, const char *b)
 {
@@ -829,6 +952,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_verify_examples);
 	tcase_add_test(tc, test_verify_bad_inputs);
 	tcase_add_test(tc, test_options_after_operands);
+	tcase_add_test(tc, test_every_valued_option_after_operands);
 	tcase_add_test(tc, test_logged_command_line);
 	tcase_add_test(tc, test_missing_inputs_dir);
 	tcase_add_test(tc, test_run_and_diff_share_the_default_seed);
