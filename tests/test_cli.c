@@ -215,6 +215,11 @@ START_TEST(test_logged_command_line)
 			   "--db %s'", db);
 	ck_assert_int_eq(tu_sql_int(db, sql), 1);
 	free(sql);
+	sql = lm_xasprintf("SELECT count(*) FROM campaigns WHERE command = "
+			   "'lncsim fuzz --count 1 --cores 1 --jobs 1 -q "
+			   "--db %s'", db);
+	ck_assert_int_eq(tu_sql_int(db, sql), 1);
+	free(sql);
 	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM runs WHERE "
 				    "command NOT LIKE 'lncsim diff %' AND "
 				    "command NOT LIKE 'lncsim run %' AND "
