@@ -179,9 +179,10 @@ static int takes_value(const char *valued, const char *a)
 ** operands, which keep theirs. "--" ends the options: it is kept, moved
 ** between the options and the operands, and everything after it is an
 ** operand. A lone "-" is an operand. The strings are not touched, only
-** their order; argc stays. An option that takes a value but ends the
-** line is a usage error (it would take an operand for its value):
-** returns EXIT_INPUT after printing it, else 0.
+** their order. Returns the new argc: argc, or, when an option that
+** takes a value ends the line, the count up to and with that option (the
+** operands dropped), so that the command reports the missing value in
+** its own words instead of taking an operand for it.
 */
 static int permute(int argc, char **argv, int from, const char *valued)
 {
@@ -205,9 +206,11 @@ static int permute(int argc, char **argv, int from, const char *valued)
 		if (!takes_value(valued, a))
 			continue;
 		if (i + 1 >= argc) {
+			memcpy(argv + from, opts, (size_t)n_opts * sizeof *argv);
+			argv[from + n_opts] = NULL;
 			free(opts);
 			free(ops);
-			return cli_usage_error(argv[1], "%s needs a value", a);
+			return from + n_opts;
 		}
 		opts[n_opts++] = argv[++i];
 	}
@@ -219,7 +222,7 @@ static int permute(int argc, char **argv, int from, const char *valued)
 	memcpy(argv + i, ops, (size_t)n_ops * sizeof *argv);
 	free(opts);
 	free(ops);
-	return 0;
+	return argc;
 }
 
 /* The command line as given, before permute(): argv[1..] of main. */
@@ -261,10 +264,10 @@ int main(int argc, char **argv)
 		given_argv = lm_xcalloc((size_t)argc, sizeof *given_argv);
 		memcpy(given_argv, argv + 1, (size_t)given_argc *
 		       sizeof *given_argv);
-		int rc = c->valued ? permute(argc, argv, 2 + c->has_subcommand,
-					     c->valued) : 0;
-		if (!rc)
-			rc = c->run(argc - 1, argv + 1);
+		if (c->valued && argc > 2 + c->has_subcommand)
+			argc = permute(argc, argv, 2 + c->has_subcommand,
+				       c->valued);
+		int rc = c->run(argc - 1, argv + 1);
 		free(given_argv);
 		return rc;
 	}

@@ -170,7 +170,11 @@ START_TEST(test_options_after_operands)
 	tu_run_free(&r);
 	r = tu_lncsim(d, "link", h2, "-o", NULL);
 	ck_assert_int_eq(r.status, 2);
-	ck_assert_contains(r.err, "lncsim: link: -o needs a value");
+	ck_assert_contains(r.err, "lncsim: link: -o needs a directory");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", m1, "--db", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "lncsim: run: --db needs a FILE");
 	tu_run_free(&r);
 	/* an unknown option is still one, wherever it stands */
 	r = tu_lncsim(NULL, "run", m1, "--bogus", NULL);
