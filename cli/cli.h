@@ -38,6 +38,12 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *v,
 */
 int cli_parse_bytes(const char *cmd, const char *opt, const char *v,
 		    int64_t *out);
+/*
+** argv[i] is "--" in command cmd, which takes no operands: 0 when
+** nothing follows it (the options simply end), else the usage error
+** naming the first operand (returns EXIT_INPUT).
+*/
+int cli_no_operands(const char *cmd, int argc, char **argv, int i);
 /* 1 if argv[i] is -h / --help. */
 int cli_is_help(const char *a);
 /* Print the help of a command to stdout; returns EXIT_OK. */

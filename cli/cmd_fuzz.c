@@ -177,7 +177,11 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 			return EXIT_INPUT;
 		if (k > 0)
 			continue;
-		if (!strcmp(a, "--cores")) {
+		if (!strcmp(a, "--")) {
+			if (cli_no_operands("fuzz", argc, argv, i))
+				return EXIT_INPUT;
+			break;
+		} else if (!strcmp(a, "--cores")) {
 			if (!v || parse_range(v, &o->cfg.lo, &o->cfg.hi))
 				return cli_usage_error("fuzz", "--cores needs A-B or N "
 						       "within 1..64");

@@ -40,7 +40,11 @@ int cmd_gen(int argc, char **argv)
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		uint64_t x;
-		if (!strcmp(a, "--cores")) {
+		if (!strcmp(a, "--")) {
+			if (cli_no_operands("gen", argc, argv, i))
+				return EXIT_INPUT;
+			break;
+		} else if (!strcmp(a, "--cores")) {
 			if (cli_parse_u64("gen", a, v, &x))
 				return EXIT_INPUT;
 			if (x < 1 || x > 64)

@@ -126,6 +126,13 @@ int cli_parse_bytes(const char *cmd, const char *opt, const char *v,
 	return 0;
 }
 
+int cli_no_operands(const char *cmd, int argc, char **argv, int i)
+{
+	if (i + 1 >= argc)
+		return 0;
+	return cli_usage_error(cmd, "takes no operands, got '%s'", argv[i + 1]);
+}
+
 int cli_is_help(const char *a)
 {
 	return !strcmp(a, "-h") || !strcmp(a, "--help");

@@ -162,6 +162,44 @@ START_TEST(test_options_after_operands)
 	ck_assert_contains(r.err, "-o");
 	ck_assert(strstr(r.err, "unknown option") == NULL);
 	tu_run_free(&r);
+	/* the commands without operands accept "--" at the end, and refuse
+	   an operand after it */
+	r = tu_lncsim(d, "gen", "--cores", "2", "-o", "g", "--", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_contains(r.out, "g/gen1: 2 per-core modules");
+	tu_run_free(&r);
+	{
+		static const char *const none[][3] = {
+			{ "gen", "-o", "g" }, { "fuzz", "--count", "1" },
+			{ "report", "-o", "rep" }, { "db", "runs", "--last" },
+			{ "db", "check", NULL }, { "db", "failures", NULL },
+		};
+		for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+			const char *argv[8];
+			int n = 0;
+			for (int w = 0; w < 3 && none[i][w]; w++)
+				argv[n++] = none[i][w];
+			if (!strcmp(none[i][0], "db") &&
+			    !strcmp(none[i][1], "runs"))
+				argv[n++] = "2";
+			argv[n++] = "--";
+			argv[n++] = "extra";
+			argv[n] = NULL;
+			r = tu_lncsimv(d, argv);
+			ck_assert_int_eq(r.status, 2);
+			ck_assert_contains(r.err, "takes no operands, got "
+					   "'extra'");
+			tu_run_free(&r);
+		}
+	}
+	/* db merge: after "--" a file name may start with a dash */
+	r = tu_lncsim(d, "run", "--db", "-in.db", m1, NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "db", "merge", "--", "out.db", "-in.db", NULL);
+	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+	ck_assert_contains(r.out, "-in.db: 1 run merged");
+	tu_run_free(&r);
 	/* a value-taking option at the end has no value: it never takes an
 	   operand for one */
 	r = tu_lncsim(NULL, "run", "--no-db", m1, "--seed", NULL);
