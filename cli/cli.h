@@ -15,6 +15,9 @@ typedef struct cli_command {
 	const char *summary;
 	int (*run)(int argc, char **argv); /* argv[0] is the command name */
 	const char *usage;                 /* full --help text */
+	const char *valued;  /* options with a separate value; NULL: no
+				operands, argv is not permuted */
+	int has_subcommand;  /* argv[1] is a subcommand word, kept first */
 } cli_command;
 
 /* Print "lncsim: msg" to stderr; returns the exit code for err->code. */
@@ -35,10 +38,23 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *v,
 */
 int cli_parse_bytes(const char *cmd, const char *opt, const char *v,
 		    int64_t *out);
+/*
+** argv[i] is "--" in command cmd, which takes no operands: 0 when
+** nothing follows it (the options simply end), else the usage error
+** naming the first operand (returns EXIT_INPUT).
+*/
+int cli_no_operands(const char *cmd, int argc, char **argv, int i);
 /* 1 if argv[i] is -h / --help. */
 int cli_is_help(const char *a);
 /* Print the help of a command to stdout; returns EXIT_OK. */
 int cli_help(const char *cmd);
+
+/*
+** The command line as the user gave it (before the options were moved in
+** front of the operands), as one string "lncsim COMMAND ARGS..." with
+** arguments that need it quoted; caller frees.
+*/
+char *cli_cmdline(void);
 
 /* Expand MODULE arguments into def.json paths; returns 0 or exit code. */
 int cli_expand_modules(int argc, char **argv, char ***paths, int *n);

@@ -63,7 +63,11 @@ static int db_runs(int argc, char **argv)
 			return EXIT_INPUT;
 		if (k > 0)
 			continue;
-		if (!strcmp(argv[i], "--last")) {
+		if (!strcmp(argv[i], "--")) {
+			if (cli_no_operands("db runs", argc, argv, i))
+				return EXIT_INPUT;
+			break;
+		} else if (!strcmp(argv[i], "--last")) {
 			if (i + 1 >= argc || parse_count(argv[i + 1], &last))
 				return cli_usage_error("db runs", "--last needs "
 						       "a positive number");
@@ -125,10 +129,16 @@ static int db_runs(int argc, char **argv)
 */
 static int db_merge(int argc, char **argv)
 {
+	/* "--" first: what follows are file names, even "-x.db" */
+	int dashes = argc > 1 && !strcmp(argv[1], "--");
+	if (dashes) {
+		argc--;
+		argv++;
+	}
 	if (argc < 3)
 		return cli_usage_error("db merge", "need OUT.db and at least "
 				       "one IN.db");
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; !dashes && i < argc; i++)
 		if (argv[i][0] == '-')
 			return cli_usage_error("db merge", "unknown option "
 					       "'%s'", argv[i]);
@@ -170,6 +180,11 @@ static int db_check(int argc, char **argv)
 		int k = cli_db_option(&dbo, "db check", argc, argv, &i);
 		if (k < 0)
 			return EXIT_INPUT;
+		if (k == 0 && !strcmp(argv[i], "--")) {
+			if (cli_no_operands("db check", argc, argv, i))
+				return EXIT_INPUT;
+			break;
+		}
 		if (k == 0)
 			return cli_usage_error("db check", "unknown argument "
 					       "'%s'", argv[i]);
@@ -238,6 +253,11 @@ static int db_failures(int argc, char **argv)
 			return EXIT_INPUT;
 		if (k > 0)
 			continue;
+		if (!strcmp(argv[i], "--")) {
+			if (cli_no_operands("db failures", argc, argv, i))
+				return EXIT_INPUT;
+			break;
+		}
 		if (!strcmp(argv[i], "--campaign") && i + 1 < argc)
 			name = argv[++i];
 		else

@@ -30,11 +30,13 @@ const char usage_diff[] =
 	"external outputs minus the cross-core hand-offs, bit for bit.\n\n"
 	"  --inputs DIR      host inputs as DIR/<name>.npy ('/' in a name\n"
 	"                    as %2F, '%' as %25)\n"
-	"  --seed N          generate inputs from seed N (default 1)\n"
+	"  --seed N          generate inputs from seed N, as 'lncsim run' does\n"
+	"                    (default 0)\n"
 	"  --linked FILE     compare against this linked module instead of\n"
 	"                    linking in memory\n"
-	"  --schedules K     repeat both runs under K perturbed cost models;\n"
-	"                    every schedule must give the same bits\n"
+	"  --schedules K     repeat both runs under K perturbed cost models\n"
+	"                    (the reference schedule + K perturbed); every\n"
+	"                    schedule must give the same bits\n"
 	"  --save-io DIR     write inputs/, reference/, linked/ (.npy) and the\n"
 	"                    linked module linked.json into DIR\n"
 	"  --skip=STEPS      link with these linker steps switched off (to test\n"
@@ -101,13 +103,13 @@ static int save_io(const char *dir, const ls_tensors *in,
 ** NULL: nothing. Returns 0, or the exit code after printing
 ** "lncsim: FILE: ...: ... (run not logged)".
 */
-static int log_diff(ldb *db, int argc, char **argv, lm_module **mods,
+static int log_diff(ldb *db, lm_module **mods,
 		    char **paths, int n, const char *inputs_dir, uint64_t seed,
 		    const diff_case *dc, const char *error, double wall)
 {
 	if (!db)
 		return 0;
-	char *cmdline = cli_db_cmdline(argc + 1, argv - 1);
+	char *cmdline = cli_cmdline();
 	/* module: the set's name and where it came from */
 	lm_buf names = LM_BUF_INIT;
 	char *where = lm_dirname(paths[0]);
@@ -134,9 +136,9 @@ static int log_diff(ldb *db, int argc, char **argv, lm_module **mods,
 int cmd_diff(int argc, char **argv)
 {
 	const char *inputs_dir = NULL, *linked_path = NULL, *save_dir = NULL;
-	uint64_t seed = 1, schedules = 0, x;
+	uint64_t seed = 0, schedules = 0, x;
 	unsigned skip = 0;
-	int quiet = 0, nmods_arg = 0;
+	int quiet = 0, nmods_arg = 0, has_seed = 0;
 	ls_diff_opts dopts;
 	cli_db dbo = {0};
 	char **margs = lm_xcalloc((size_t)argc, sizeof *margs);
@@ -152,12 +154,18 @@ int cmd_diff(int argc, char **argv)
 		}
 		if (k > 0)
 			continue;
+		if (!strcmp(a, "--")) {
+			while (++i < argc)
+				margs[nmods_arg++] = argv[i];
+			break;
+		}
 		if (!strcmp(a, "--inputs") && v) {
 			inputs_dir = v;
 			i++;
 		} else if (!strcmp(a, "--seed")) {
 			if ((rc = cli_parse_u64("diff", a, v, &seed)))
 				goto done;
+			has_seed = 1;
 			i++;
 		} else if (!strcmp(a, "--linked") && v) {
 			linked_path = v;
@@ -207,7 +215,7 @@ int cmd_diff(int argc, char **argv)
 		rc = cli_usage_error("diff", "no MODULE given");
 		goto done;
 	}
-	if (inputs_dir && seed != 1) {
+	if (inputs_dir && has_seed) {
 		rc = cli_usage_error("diff", "--inputs and --seed exclude each other");
 		goto done;
 	}
@@ -283,19 +291,25 @@ int cmd_diff(int argc, char **argv)
 		printf("FAIL %s (%d core%s): %s\n", name, n, n == 1 ? "" : "s",
 		       dc.message);
 	} else if (!quiet) {
+		char sched[64];
+		if (res->schedules_run > 1)
+			snprintf(sched, sizeof sched, "reference + %d perturbed "
+				 "schedule%s", res->schedules_run - 1,
+				 res->schedules_run == 2 ? "" : "s");
+		else
+			snprintf(sched, sizeof sched, "1 schedule");
 		printf("PASS %s (%d core%s): %d output%s bit-identical, %d "
-		       "hand-off%s, %d schedule%s; reference %.3f us, linked "
-		       "%.3f us\n", name, n, n == 1 ? "" : "s", res->n_expected,
+		       "hand-off%s, %s; reference %.3f us, linked %.3f us\n",
+		       name, n, n == 1 ? "" : "s", res->n_expected,
 		       res->n_expected == 1 ? "" : "s", res->n_handoffs,
-		       res->n_handoffs == 1 ? "" : "s", res->schedules_run,
-		       res->schedules_run == 1 ? "" : "s",
+		       res->n_handoffs == 1 ? "" : "s", sched,
 		       (double)res->ref.sim_time_ps / 1e6,
 		       (double)res->linked.sim_time_ps / 1e6);
 	}
 	if (!error)
 		rc = dc.failed ? EXIT_CHECK : EXIT_OK;
 	/* a run the log did not take exits 2 whatever the verdict */
-	int lrc = log_diff(db, argc, argv, mods, paths, n, inputs_dir, seed,
+	int lrc = log_diff(db, mods, paths, n, inputs_dir, seed,
 			   ran ? &dc : NULL, error, lm_seconds() - t0);
 	if (lrc && (rc == EXIT_OK || rc == EXIT_CHECK))
 		rc = lrc;

@@ -73,7 +73,8 @@ const char usage_fuzz[] =
 	"  --null-cases       every case passes at once, nothing is generated:\n"
 	"                     measures the coordinator (make bench)\n"
 	"  --mpi              run as a rank of an MPI job even when the\n"
-	"                     environment names no launcher (MPI builds)\n"
+	"                     environment names no launcher (a build made\n"
+	"                     with ./configure --with-mpi)\n"
 	"  --db FILE, --no-db run log (each case, the campaign, a summary run)\n\n"
 	"A failing case prints a FAIL line with its repro command when its\n"
 	"failure signature is new (or its seed is the smallest yet); `lncsim db\n"
@@ -184,7 +185,11 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 			return EXIT_INPUT;
 		if (k > 0)
 			continue;
-		if (!strcmp(a, "--cores")) {
+		if (!strcmp(a, "--")) {
+			if (cli_no_operands("fuzz", argc, argv, i))
+				return EXIT_INPUT;
+			break;
+		} else if (!strcmp(a, "--cores")) {
 			if (!v || parse_range(v, &o->cfg.lo, &o->cfg.hi))
 				return cli_usage_error("fuzz", "--cores needs A-B or N "
 						       "within 1..64");
@@ -437,8 +442,8 @@ static int lock_campaign(fuzz_opts *o, const char *path, const char *name)
 ** Open the database and make (or find) the campaign: *db NULL with
 ** --no-db, *name the campaign (caller frees), *done the seeds to skip.
 */
-static int setup_campaign(fuzz_opts *o, int argc, char **argv, ldb **db,
-			  char **name, ldb_seed_range **done, int *n_done)
+static int setup_campaign(fuzz_opts *o, ldb **db, char **name,
+			  ldb_seed_range **done, int *n_done)
 {
 	lm_error err;
 	int rc = cli_db_open(&o->dbo, db), found = 0;
@@ -481,7 +486,7 @@ static int setup_campaign(fuzz_opts *o, int argc, char **argv, ldb **db,
 	if ((rc = lock_campaign(o, path, *name)) != 0)
 		return rc;
 	char *opts = fz_gen_options(&o->cfg);
-	char *cmd = cli_db_cmdline(argc + 1, argv - 1);
+	char *cmd = cli_cmdline();
 	ldb_campaign nk;
 	memset(&nk, 0, sizeof nk);
 	nk.name = *name;
@@ -500,11 +505,11 @@ static int setup_campaign(fuzz_opts *o, int argc, char **argv, ldb **db,
 }
 
 /* The summary run of the session. */
-static int log_summary(ldb *db, int argc, char **argv, const fuzz_opts *o,
-		       fz_sink *s, const char *campaign, double wall)
+static int log_summary(ldb *db, const fuzz_opts *o, fz_sink *s,
+		       const char *campaign, double wall)
 {
 	lm_error err;
-	char *cmd = cli_db_cmdline(argc + 1, argv - 1);
+	char *cmd = cli_cmdline();
 	uint64_t failed = fz_sink_failed(s);
 	char *msg = lm_xasprintf("%llu cases, %llu failed or errors "
 				 "(campaign %s)",
@@ -565,8 +570,7 @@ static fz_coord *make_coord(const fuzz_opts *o, const ldb_seed_range *done,
 ** The coordinator: the campaign, then the drive over transport t.
 ** Returns the exit code.
 */
-static int coordinate(fuzz_opts *o, int argc, char **argv, fz_pool *pool,
-		      int mpi_size)
+static int coordinate(fuzz_opts *o, fz_pool *pool, int mpi_size)
 {
 	ldb *db = NULL;
 	char *name = NULL;
@@ -578,7 +582,7 @@ static int coordinate(fuzz_opts *o, int argc, char **argv, fz_pool *pool,
 	if (o->cfg.keep[0] && lm_mkdirs(o->cfg.keep, &err))
 		rc = cli_report(&err);
 	else
-		rc = setup_campaign(o, argc, argv, &db, &name, &done, &n_done);
+		rc = setup_campaign(o, &db, &name, &done, &n_done);
 #ifdef HAVE_MPI
 	if (mpi_size)
 		fz_mpi_send_config(rc ? NULL : &o->cfg);
@@ -629,7 +633,7 @@ static int coordinate(fuzz_opts *o, int argc, char **argv, fz_pool *pool,
 	fz_sink_summary(s, &st, workers, label, end == FZ_END_INTERRUPTED ||
 			end == FZ_END_TERMINATED, cpu_seconds() - cpu0);
 	int unlogged = fz_sink_unlogged(s) != 0;
-	if (db && log_summary(db, argc, argv, o, s, name, lm_seconds() - t0))
+	if (db && log_summary(db, o, s, name, lm_seconds() - t0))
 		unlogged = 1;
 	if (end == FZ_END_NO_WORKERS)
 		fprintf(stderr, "lncsim: fuzz: every worker died with cases left "
@@ -730,7 +734,7 @@ int cmd_fuzz(int argc, char **argv)
 	}
 #endif
 	(void)rank;
-	rc = coordinate(&o, argc, argv, pool, size);
+	rc = coordinate(&o, pool, size);
 	fz_pool_free(pool);
 #ifdef HAVE_MPI
 	/* cut short, the job is being torn down: no goodbyes */

@@ -24,7 +24,11 @@ const char usage_gen[] =
 	"  --name NAME set name (default gen<seed>)\n"
 	"  -o DIR      output directory (created; an existing DIR/NAME is\n"
 	"              refused unless --force)\n"
-	"  --force     overwrite an existing generated set\n";
+	"  --force     overwrite an existing generated set\n\n"
+	"On success it prints the set it wrote: DIR/NAME, the core count and\n"
+	"the module files.\n\n"
+	"exit status: 0 written, 2 bad usage, an existing set without --force,\n"
+	"or a directory that cannot be written\n";
 
 
 int cmd_gen(int argc, char **argv)
@@ -36,7 +40,11 @@ int cmd_gen(int argc, char **argv)
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		uint64_t x;
-		if (!strcmp(a, "--cores")) {
+		if (!strcmp(a, "--")) {
+			if (cli_no_operands("gen", argc, argv, i))
+				return EXIT_INPUT;
+			break;
+		} else if (!strcmp(a, "--cores")) {
 			if (cli_parse_u64("gen", a, v, &x))
 				return EXIT_INPUT;
 			if (x < 1 || x > 64)
@@ -87,9 +95,18 @@ int cmd_gen(int argc, char **argv)
 		free(set);
 		return EXIT_INPUT;
 	}
-	free(set);
 	lm_error err;
-	if (ls_gen_write(&o, out, &err))
+	if (ls_gen_write(&o, out, &err)) {
+		free(set);
 		return cli_report(&err);
+	}
+	static const char *const sizes[] = { "small", "medium", "large" };
+	char last[32] = "";
+	if (o.cores > 1)
+		snprintf(last, sizeof last, "..nc%d", o.cores - 1);
+	printf("%s: %d per-core module%s (%s/nc0%s/sg0/def.json), seed %llu, "
+	       "size %s\n", set, o.cores, o.cores == 1 ? "" : "s", set, last,
+	       (unsigned long long)o.seed, sizes[o.size]);
+	free(set);
 	return EXIT_OK;
 }

@@ -19,7 +19,8 @@ const char usage_klr[] =
 	"  dump   decode K.klr and print it in the JSON rendering of\n"
 	"         docs/klr.md (to stdout, or to OUT.json)\n"
 	"  pack   encode a kernel written in that JSON rendering as a .klr\n"
-	"         file; pack -> dump -> pack is byte-identical\n\n"
+	"         file; pack -> dump -> pack is byte-identical. It prints\n"
+	"         the file it wrote and its size\n\n"
 	"exit status: 0 ok, 2 bad usage or a malformed / unsupported file\n";
 
 /* dump: CBOR -> JSON. */
@@ -62,6 +63,11 @@ static int klr_pack(const char *in, const char *out)
 	if (lp_klr_encode_file(&f, &b, &err) != 0 ||
 	    lm_write_file_atomic(out, b.ptr ? b.ptr : "", b.size, &err) != 0)
 		rc = cli_report(&err);
+	else
+		printf("%s: %zu bytes (KLR %llu.%llu.%llu) from %s\n", out,
+		       b.size, (unsigned long long)f.version[0],
+		       (unsigned long long)f.version[1],
+		       (unsigned long long)f.version[2], in);
 	lm_buf_free(&b);
 	lp_klr_file_free(&f);
 	return rc;
@@ -76,12 +82,15 @@ int cmd_klr(int argc, char **argv)
 	if (strcmp(sub, "dump") && strcmp(sub, "pack"))
 		return cli_usage_error("klr", "unknown subcommand '%s' (dump or "
 				       "pack)", sub);
+	int opts_end = 0;
 	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "-o")) {
+		if (!opts_end && !strcmp(argv[i], "--")) {
+			opts_end = 1;
+		} else if (!opts_end && !strcmp(argv[i], "-o")) {
 			if (++i >= argc)
 				return cli_usage_error("klr", "-o needs a file");
 			out = argv[i];
-		} else if (argv[i][0] == '-' && argv[i][1]) {
+		} else if (!opts_end && argv[i][0] == '-' && argv[i][1]) {
 			return cli_usage_error("klr", "unknown option '%s'",
 					       argv[i]);
 		} else if (in) {

@@ -159,8 +159,17 @@ int cmd_lower(int argc, char **argv)
 	char **paths = NULL;
 
 	const char *mod = NULL;
+	int opts_end = 0;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--inline")) {
+		if (!opts_end && !strcmp(argv[i], "--")) {
+			opts_end = 1;
+		} else if (opts_end) {
+			if (mod)
+				return cli_usage_error("lower", "one MODULE at a "
+						       "time");
+			mod = argv[i];
+			first = i;
+		} else if (!strcmp(argv[i], "--inline")) {
 			do_inline = 1;
 		} else if (!strcmp(argv[i], "-o")) {
 			if (++i >= argc)

@@ -20,6 +20,7 @@ const char usage_mmt[] =
 	"K is the stationary operand's partitions, M and N the output's\n"
 	"partitions and free size. A Loop body counts once.\n\n"
 	"  --json   print JSON instead of a table\n\n"
+	"A module without a Matmult gets its table and a line saying so.\n\n"
 	"exit status: 0 ok, 2 bad usage or bad input\n";
 
 int cmd_mmt(int argc, char **argv)
@@ -56,6 +57,9 @@ int cmd_mmt(int argc, char **argv)
 			lk_mmt_format_table(&r, &b);
 			printf("%s%s:\n%s", i ? "\n" : "", paths[i],
 			       lm_buf_cstr(&b));
+			if (!r.total.matmuls)
+				printf("no Matmult in this module: nothing runs "
+				       "on the PE array\n");
 			lm_buf_free(&b);
 		}
 		lk_mmt_report_free(&r);

@@ -61,6 +61,11 @@ int cmd_report(int argc, char **argv)
 			return EXIT_INPUT;
 		if (k > 0)
 			continue;
+		if (!strcmp(argv[i], "--")) {
+			if (cli_no_operands("report", argc, argv, i))
+				return EXIT_INPUT;
+			break;
+		}
 		if ((v = opt_value("-o", argc, argv, &i, &missing)) ||
 		    (v = opt_value("--output", argc, argv, &i, &missing)))
 			o.out_dir = v;

@@ -81,7 +81,7 @@ static int log_run(ldb *db, int argc, char **argv, int first,
 	int n_mods = 0;
 	while (mods && mods[n_mods])
 		n_mods++;
-	char *cmd = cli_db_cmdline(argc, argv);
+	char *cmd = cli_cmdline();
 	lm_buf mod = LM_BUF_INIT;
 	for (int i = first; i < argc; i++) {
 		if (i > first)
@@ -100,6 +100,23 @@ static int log_run(ldb *db, int argc, char **argv, int first,
 	lm_buf_free(&mod);
 	free(cmd);
 	return rc ? rc : lrc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const ls_tensor *const *x = a, *const *y = b;
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/* The outputs in name order (the order they are printed in); caller
+** frees the array. */
+static const ls_tensor **sorted_outputs(const ls_tensors *ts)
+{
+	const ls_tensor **v = lm_xcalloc((size_t)ts->n + 1, sizeof *v);
+	for (int i = 0; i < ts->n; i++)
+		v[i] = &ts->t[i];
+	qsort(v, (size_t)ts->n, sizeof *v, by_name);
+	return v;
 }
 
 static void print_refusal(void *arg, const char *msg)
@@ -250,8 +267,9 @@ int cmd_run(int argc, char **argv)
 	       "simulated\n", n == 1 ? paths[0] : argv[first], n,
 	       n == 1 ? "" : "s", res.n_cores, res.n_cores == 1 ? "" : "s",
 	       (long long)res.instructions, (double)res.sim_time_ps / 1e6);
+	const ls_tensor **sorted = sorted_outputs(&res.outputs);
 	for (int i = 0; i < res.outputs.n; i++) {
-		const ls_tensor *t = &res.outputs.t[i];
+		const ls_tensor *t = sorted[i];
 		printf("output %s: %s [", t->name, lm_dtype_name(t->dtype));
 		for (int d = 0; d < t->ndim; d++)
 			printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
@@ -264,6 +282,7 @@ int cmd_run(int argc, char **argv)
 			printf("]\n");
 		}
 	}
+	free(sorted);
 	if (stats) {
 		lm_buf b = LM_BUF_INIT;
 		ls_format_stats(&res, &b);

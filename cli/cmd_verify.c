@@ -23,7 +23,8 @@ const char usage_verify[] =
 	"             and every key whose value it does not model (what\n"
 	"             'lncsim run' refuses before running)\n"
 	"  -q         print nothing on success\n\n"
-	"exit status: 0 all valid, 2 a module is invalid or unreadable\n";
+	"exit status: 0 all valid, 2 a module is invalid or unreadable (an\n"
+	"invalid module is bad input: verify never exits 1)\n";
 
 int cmd_verify(int argc, char **argv)
 {

@@ -5,30 +5,44 @@
 #include "common.h"
 #include "cli.h"
 #include "module.h"
+#include "cli_db.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/*
+** The commands. The last two fields drive the option permutation
+** (permute() below): the options that take their value as the next
+** argument, space separated (NULL: the command takes no operands, nothing
+** is moved), and whether a subcommand word comes first (klr dump|pack).
+*/
 static const cli_command commands[] = {
 	{ "verify", "check modules against the verifier rules", cmd_verify,
-	  usage_verify },
-	{ "run", "simulate modules on NeuronCores", cmd_run, usage_run },
-	{ "gen", "write a random per-core module set", cmd_gen, usage_gen },
+	  usage_verify, "", 0 },
+	{ "run", "simulate modules on NeuronCores", cmd_run, usage_run,
+	  "--inputs --seed --outputs --trace --max-time --max-instructions "
+	  "--perturb --max-memory --db", 0 },
+	{ "gen", "write a random per-core module set", cmd_gen, usage_gen,
+	  NULL, 0 },
 	{ "diff", "check a linked module against the per-core modules",
-	  cmd_diff, usage_diff },
-	{ "fuzz", "gen + diff over many seeds", cmd_fuzz, usage_fuzz },
+	  cmd_diff, usage_diff,
+	  "--inputs --seed --linked --schedules --save-io --max-time "
+	  "--max-instructions --max-memory --db", 0 },
+	{ "fuzz", "gen + diff over many seeds", cmd_fuzz, usage_fuzz, NULL, 0 },
 	{ "report", "plot utilization reports from the run log", cmd_report,
-	  usage_report },
-	{ "db", "list, merge or check run-log databases", cmd_db, usage_db },
+	  usage_report, NULL, 0 },
+	{ "db", "list, merge or check run-log databases", cmd_db, usage_db,
+	  NULL, 0 },
 	{ "link", "link per-core modules into one <name>/sgLnk module",
-	  cmd_link, usage_link },
+	  cmd_link, usage_link, "-o --out --skip", 0 },
 	{ "mmt", "static matmul report (matmuls, MACs, PE cycles, fill)",
-	  cmd_mmt, usage_mmt },
+	  cmd_mmt, usage_mmt, "", 0 },
 	{ "lower", "kernel provision: NKI carriers -> functions and calls",
-	  cmd_lower, usage_lower },
-	{ "klr", "dump or pack KLR kernel files (CBOR)", cmd_klr, usage_klr },
+	  cmd_lower, usage_lower, "-o", 0 },
+	{ "klr", "dump or pack KLR kernel files (CBOR)", cmd_klr, usage_klr,
+	  "-o", 1 },
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -112,6 +126,13 @@ int cli_parse_bytes(const char *cmd, const char *opt, const char *v,
 	return 0;
 }
 
+int cli_no_operands(const char *cmd, int argc, char **argv, int i)
+{
+	if (i + 1 >= argc)
+		return 0;
+	return cli_usage_error(cmd, "takes no operands, got '%s'", argv[i + 1]);
+}
+
 int cli_is_help(const char *a)
 {
 	return !strcmp(a, "-h") || !strcmp(a, "--help");
@@ -148,6 +169,78 @@ void cli_free_paths(char **paths, int n)
 	free(paths);
 }
 
+/* Whether option a takes the next argument as its value (valued: the
+** command's list). */
+static int takes_value(const char *valued, const char *a)
+{
+	size_t n = strlen(a);
+	for (const char *p = valued; (p = strstr(p, a)); p += n)
+		if ((p == valued || p[-1] == ' ') && (!p[n] || p[n] == ' '))
+			return 1;
+	return 0;
+}
+
+/*
+** GNU-style permutation of argv[from..argc): the options (and the values
+** of those that take one) keep their order and move in front of the
+** operands, which keep theirs. "--" ends the options: it is kept, moved
+** between the options and the operands, and everything after it is an
+** operand. A lone "-" is an operand. The strings are not touched, only
+** their order. Returns the new argc: argc, or, when an option that
+** takes a value ends the line, the count up to and with that option (the
+** operands dropped), so that the command reports the missing value in
+** its own words instead of taking an operand for it.
+*/
+static int permute(int argc, char **argv, int from, const char *valued)
+{
+	char **opts = lm_xcalloc((size_t)argc + 1, sizeof *opts);
+	char **ops = lm_xcalloc((size_t)argc + 1, sizeof *ops);
+	char *dashes = NULL;
+	int n_opts = 0, n_ops = 0, i;
+	for (i = from; i < argc; i++) {
+		char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			dashes = a;
+			for (i++; i < argc; i++)
+				ops[n_ops++] = argv[i];
+			break;
+		}
+		if (a[0] != '-' || !a[1]) {
+			ops[n_ops++] = a;
+			continue;
+		}
+		opts[n_opts++] = a;
+		if (!takes_value(valued, a))
+			continue;
+		if (i + 1 >= argc) {
+			memcpy(argv + from, opts, (size_t)n_opts * sizeof *argv);
+			argv[from + n_opts] = NULL;
+			free(opts);
+			free(ops);
+			return from + n_opts;
+		}
+		opts[n_opts++] = argv[++i];
+	}
+	i = from;
+	memcpy(argv + i, opts, (size_t)n_opts * sizeof *argv);
+	i += n_opts;
+	if (dashes)
+		argv[i++] = dashes;
+	memcpy(argv + i, ops, (size_t)n_ops * sizeof *argv);
+	free(opts);
+	free(ops);
+	return argc;
+}
+
+/* The command line as given, before permute(): argv[1..] of main. */
+static int given_argc;
+static char **given_argv;
+
+char *cli_cmdline(void)
+{
+	return cli_db_cmdline(given_argc, given_argv);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -165,7 +258,8 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	for (int i = 0; i < N_COMMANDS; i++) {
-		if (strcmp(commands[i].name, argv[1]) != 0)
+		const cli_command *c = &commands[i];
+		if (strcmp(c->name, argv[1]) != 0)
 			continue;
 		for (int j = 2; j < argc; j++) {
 			if (!strcmp(argv[j], "--"))
@@ -173,7 +267,16 @@ int main(int argc, char **argv)
 			if (cli_is_help(argv[j]))
 				return cli_help(argv[1]);
 		}
-		return commands[i].run(argc - 1, argv + 1);
+		given_argc = argc - 1;
+		given_argv = lm_xcalloc((size_t)argc, sizeof *given_argv);
+		memcpy(given_argv, argv + 1, (size_t)given_argc *
+		       sizeof *given_argv);
+		if (c->valued && argc > 2 + c->has_subcommand)
+			argc = permute(argc, argv, 2 + c->has_subcommand,
+				       c->valued);
+		int rc = c->run(argc - 1, argv + 1);
+		free(given_argv);
+		return rc;
 	}
 	fprintf(stderr, "lncsim: unknown command '%s' (see 'lncsim --help')\n",
 		argv[1]);

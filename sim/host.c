@@ -304,16 +304,19 @@ void ls_format_stats(const ls_result *r, lm_buf *b)
 		      "%d matmuls\n", (double)r->sim_time_ps / 1e6,
 		      (long long)r->sim_time_ps, (long long)r->instructions,
 		      r->n_matmuls);
-	lm_buf_printf(b, "%-4s %8s %7s %12s %7s %8s %9s %9s %9s %9s %9s "
+	/* the utilizations are fractions in ls_core_stats and percent here,
+	   as in every report */
+	lm_buf_printf(b, "%-4s %8s %7s %12s %8s %9s %9s %9s %9s %9s %9s "
 		      "%10s %9s %9s %10s\n", "core", "instrs", "matmuls", "MACs",
-		      "pe_util", "mac_util", "PE_us", "ACT_us", "DVE_us",
+		      "pe_util%", "mac_util%", "PE_us", "ACT_us", "DVE_us",
 		      "Pool_us", "SP_us", "DMA_bytes", "barr_us", "sem_us",
 		      "end_us");
 	for (int i = 0; i < r->n_cores; i++) {
 		const ls_core_stats *c = &r->cores[i];
-		lm_buf_printf(b, "%-4d %8lld %7lld %12lld %7.3f %8.4f", c->core,
+		lm_buf_printf(b, "%-4d %8lld %7lld %12lld %8.1f %9.2f", c->core,
 			      (long long)c->instructions, (long long)c->matmuls,
-			      (long long)c->macs, c->pe_util, c->mac_util);
+			      (long long)c->macs, 100 * c->pe_util,
+			      100 * c->mac_util);
 		for (int e = 0; e < LS_ENGINES; e++)
 			lm_buf_printf(b, " %9.3f", (double)c->busy_ps[e] / 1e6);
 		lm_buf_printf(b, " %10lld %9.3f %9.3f %10.3f\n",

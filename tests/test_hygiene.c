@@ -15,6 +15,7 @@
 #include "common.h"
 #include "testutil.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -285,6 +286,43 @@ static int md_known(const char *name, size_t n)
 }
 
 /*
+** A citation of the reference material by its own names instead of the
+** project's docs: its specification by section ("SPEC" then a section
+** number or a section sign) or one of its seed files (three digits, '_'
+** and a hash, or the three digits and '_' then an ellipsis). Returns the
+** cited text's start, or NULL. The words are split so that this file
+** passes itself.
+*/
+static const char *cites_reference(const char *line)
+{
+	static const char spec[] = "SP" "EC", sect[] = "\xc2\xa7";
+	for (const char *q = line; (q = strstr(q, spec)); q++) {
+		const char *a = q + 4;
+		if ((q > line && is_name_char(q[-1])) || is_name_char(*a))
+			continue;
+		while (*a == ' ')
+			a++;
+		if ((*a >= '0' && *a <= '9') || !strncmp(a, sect, 2) ||
+		    (a[0] == '.' && a[1] == 'm' && a[2] == 'd'))
+			return q;
+	}
+	for (const char *q = line; *q; q++) {
+		if ((q > line && is_name_char(q[-1])) || !isdigit((unsigned char)q[0]) ||
+		    !isdigit((unsigned char)q[1]) || !isdigit((unsigned char)q[2]) ||
+		    q[3] != '_')
+			continue;
+		int hex = 0;
+		while (isxdigit((unsigned char)q[4 + hex]))
+			hex++;
+		const char *ell = q + 4 + hex;
+		if (hex >= 8 || (hex == 0 && (!strncmp(ell, "\xe2\x80\xa6", 3) ||
+					      !strncmp(ell, "...", 3))))
+			return q;
+	}
+	return NULL;
+}
+
+/*
 ** The first thing on one line (NUL terminated) that points outside the
 ** project, as "what" into *what (caller frees), or 0.
 */
@@ -300,6 +338,11 @@ static int line_points_outside(const char *line, struct spoken *sp,
 			*what = lm_xstrdup(outside_paths[i]);
 			return 1;
 		}
+	const char *cited = cites_reference(line);
+	if (cited) {
+		*what = lm_xasprintf("cites %.16s", cited);
+		return 1;
+	}
 	for (const char *q = line; (q = strstr(q, ".md")); q++) {
 		const char *beg = q;
 		while (beg > line && is_name_char(beg[-1]))
@@ -394,6 +437,60 @@ START_TEST(test_files_speak_of_the_project)
 		      "(restate what they say instead):%s",
 		      lm_buf_cstr(&sp.bad));
 	lm_buf_free(&sp.bad);
+}
+END_TEST
+
+/* What a user reads first: the program's help texts, the same rule. */
+START_TEST(test_help_speaks_of_the_project)
+{
+	static const char *const cmds[] = {
+		NULL, "verify", "run", "gen", "diff", "fuzz", "report", "db",
+		"link", "mmt", "lower", "klr",
+	};
+	struct spoken sp = { LM_BUF_INIT, 0, 0 };
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+		tu_run r = cmds[i] ? tu_lncsim(NULL, cmds[i], "--help", NULL)
+				   : tu_lncsim(NULL, "--help", NULL);
+		ck_assert_int_eq(r.status, 0);
+		int lineno = 1;
+		for (char *line = r.out; *line; lineno++) {
+			char *nl = strchr(line, '\n'), *what = NULL;
+			if (nl)
+				*nl = 0;
+			if (line_points_outside(line, &sp, &what))
+				lm_buf_printf(&sp.bad, " lncsim %s --help:%d (%s);",
+					      cmds[i] ? cmds[i] : "", lineno, what);
+			free(what);
+			if (!nl)
+				break;
+			line = nl + 1;
+		}
+		tu_run_free(&r);
+	}
+	/* the help texts name their docs/ pages: each one exists */
+	ck_assert_int_gt(sp.md_names, 5);
+	ck_assert_msg(sp.bad.size == 0, "help texts pointing outside the "
+		      "project:%s", lm_buf_cstr(&sp.bad));
+	lm_buf_free(&sp.bad);
+}
+END_TEST
+
+/* The citation check finds the reference's names and nothing else. */
+START_TEST(test_citation_checker)
+{
+	static const char *const bad[] = {
+		"see SP" "EC 2.1", "(SP" "EC \xc2\xa7" "4, seed 0" "00_\xe2\x80\xa6)",
+		"SP" "EC.m" "d", "as in 00" "3_df82e57b3cc81271.txt", "seed 0" "00_...",
+	};
+	static const char *const good[] = {
+		"the loop rule (\xc2\xa7" "3.3)", "SPECIAL 2", "test_fuzz_200_pass",
+		"call_def_9223372036854775807_instance_0", "a spec of 2 cores",
+		"--seed 000 and 1_2",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		ck_assert_msg(cites_reference(bad[i]) != NULL, "%s", bad[i]);
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		ck_assert_msg(cites_reference(good[i]) == NULL, "%s", good[i]);
 }
 END_TEST
 
@@ -1163,6 +1260,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_every_tcase_has_timeout);
 	tcase_add_test(tc, test_includes_keep_the_layering);
 	tcase_add_test(tc, test_files_speak_of_the_project);
+	tcase_add_test(tc, test_help_speaks_of_the_project);
+	tcase_add_test(tc, test_citation_checker);
 	tcase_add_test(tc, test_calls_run_one_way);
 	tcase_add_test(tc, test_call_order_checker);
 	tcase_add_test(tc, test_packing_is_model_private);

@@ -26,7 +26,7 @@ START_TEST(test_run_stats_matmul1)
 	ck_assert_contains(r.out, "1 module, 1 core, 9 instructions");
 	ck_assert_contains(r.out, "output y: float32 [128, 64]");
 	ck_assert_contains(r.out, "core   instrs matmuls");
-	ck_assert_contains(r.out, "pe_util mac_util");
+	ck_assert_contains(r.out, "pe_util% mac_util%");
 	ck_assert_contains(r.out, "\n0           9       2      2097152 ");
 	tu_run_free(&r);
 	free(ex);
