@@ -267,8 +267,10 @@ static void report(const char *what, series *s, double sim, double sim_cpu)
 	printf("  %s\n", what);
 	printf("    logging, mean of %d   %8.3f ms wall  %8.3f ms CPU\n", s->n,
 	       m * 1e3, mc * 1e3);
+	double cfirst = mean(s->cpu, 0, d), clast = mean(s->cpu, s->n - d, s->n);
 	printf("    first / last tenth    %8.3f / %.3f ms wall (last/first "
-	       "%.2f)\n", first * 1e3, last * 1e3, last / first);
+	       "%.2f), %.3f / %.3f ms CPU (%.2f)\n", first * 1e3, last * 1e3,
+	       last / first, cfirst * 1e3, clast * 1e3, clast / cfirst);
 	if (s->open > 0)
 		printf("    of which open / close %8.3f / %.3f ms wall\n",
 		       s->open * 1e3 / s->n, s->close * 1e3 / s->n);
