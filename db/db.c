@@ -17,7 +17,6 @@
 /* How long a writer waits for another process's transaction, in ms. */
 #define BUSY_TIMEOUT_MS 60000
 
-
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_INS_RUN] =
 	"INSERT INTO runs(uuid, started_utc, command, module, arch, cores, "
