@@ -839,6 +839,58 @@ START_TEST(test_wal_checkpoint_blocked)
 }
 END_TEST
 
+/*
+** A log that another client checkpointed is not truncated: the next
+** commit restarts it from its start, and journal_size_limit cuts the file
+** back to LDB_WAL_SIZE_LIMIT.
+*/
+START_TEST(test_wal_size_limit)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "limit.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	log_run(db, 1, 1, 4, 0, "pass");
+	ldb_close(db);
+
+	/* a plain client holds a snapshot: the log grows past the limit */
+	sqlite3 *other = NULL;
+	sqlite3_stmt *st = NULL;
+	ck_assert_int_eq(sqlite3_open_v2(path, &other, SQLITE_OPEN_READWRITE,
+					 NULL), SQLITE_OK);
+	sqlite3_db_config(other, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	ck_assert_int_eq(sqlite3_exec(other, "BEGIN", NULL, NULL, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(other, "SELECT count(*) FROM runs",
+					    -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	for (int i = 1; i <= 10; i++)
+		log_run(db, 1, 4, 3000, i, "pass");
+	ck_assert_int_gt(wal_size(path), LDB_WAL_SIZE_LIMIT);
+	sqlite3_finalize(st);
+	ck_assert_int_eq(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL),
+			 SQLITE_OK);
+	/* ... then checkpoints it without truncating */
+	int n_log = 0, n_done = 0;
+	ck_assert_int_eq(sqlite3_wal_checkpoint_v2(other, "main",
+						   SQLITE_CHECKPOINT_PASSIVE,
+						   &n_log, &n_done), SQLITE_OK);
+	ck_assert_int_eq(n_done, n_log);
+	sqlite3_close(other);
+	long long before = wal_size(path);
+	ck_assert_int_gt(before, LDB_WAL_SIZE_LIMIT);
+	/* a small run: the log restarts and is cut back */
+	log_run(db, 1, 1, 4, 11, "pass");
+	ck_assert_int_eq(wal_size(path), LDB_WAL_SIZE_LIMIT);
+	ldb_close(db);
+	ck_assert_int_eq(count_runs(path), 12);
+	free(path);
+	free(d);
+}
+END_TEST
+
 START_TEST(test_killed_writer)
 {
 	char *d = tu_tmpdir("db");
@@ -2098,6 +2150,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_concurrent_writers);
 	tcase_add_test(tc, test_wal_bounded);
 	tcase_add_test(tc, test_wal_checkpoint_blocked);
+	tcase_add_test(tc, test_wal_size_limit);
 	tcase_add_test(tc, test_killed_writer);
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_batch);
