@@ -1,14 +1,34 @@
 /*
-** bench_db.c -- run-log overhead: the wall time of simulating a
-** matmul-heavy module (examples/matmul1 with its accumulation group
-** repeated to >= 10 000 Matmults) with and without logging the result,
-** measured in this one process; goal: logging adds <= 3 %.
+** bench_db.c -- what the run log costs over many runs into one file.
 **
-** Also prints the raw logging rate (matmul rows per second).
-** LNCSIM_BENCH_MATMULS overrides the Matmult count (default 12 000).
+** Two workloads, each logged RUNS times (default 1000) into one database
+** that is never reset, the way a user's lncsim.db fills:
+**
+**   big   examples/matmul1 with its accumulation group repeated to 12 000
+**         Matmults (LNCSIM_BENCH_MATMULS): each run opens the database,
+**         logs the result, closes it -- what `lncsim run` does;
+**   fuzz  a generated 4-core small set (what one fuzz case checks):
+**         linked, both sides run; logged (a) opened and closed per run,
+**         as `lncsim diff` does, and (b) as the fuzz coordinator does,
+**         over one connection in batches, with each case's cases row.
+**
+** For each: the mean logging time per run, the means of the first and
+** the last tenth of the runs (the trend: a log that slows down as the
+** file fills shows here), the longest WAL seen, and the overhead: mean
+** logging time / mean time of what is logged (simulated several times in
+** this process). Goals: <= 3 % and flat for both; <= 5 % for fuzz-sized
+** runs. The simulations are timed apart from the logging, so the ratio
+** does not depend on running the same simulation 1000 times.
+**
+** usage: bench_db [RUNS [big|fuzz]] (default: both); LNCSIM_BENCH_CKPT_FRAMES overrides the
+** checkpoint threshold (frames) for choosing it.
 */
 #include "common.h"
 #include "db.h"
+#include "db_int.h"
+#include "diff.h"
+#include "gen.h"
+#include "linker.h"
 #include "module.h"
 #include "sim.h"
 #include "verify.h"
@@ -17,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,7 +48,7 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* CPU seconds of this process: insensitive to other load on the machine. */
+/* CPU seconds of this process: less sensitive to other load. */
 static double cpu(void)
 {
 	struct timespec ts;
@@ -40,6 +61,8 @@ static void die(const char *what, const lm_error *err)
 	fprintf(stderr, "bench_db: %s: %s\n", what, err ? err->msg : "");
 	exit(1);
 }
+
+static int ckpt_frames; /* 0: the default */
 
 /*
 ** matmul1 with its two-tile accumulation group repeated n/2 times: every
@@ -104,32 +127,185 @@ static lm_module *make_module(int n)
 	return m;
 }
 
-/*
-** Log one run of r; returns the seconds it took. *db NULL: open (and
-** close afterwards), as `lncsim run` does; else use the open connection.
-*/
-static double log_once(ldb *db, const char *dbpath, const ls_result *r)
+/* What one run logs: executions and compared tensors. */
+typedef struct payload {
+	int n_exec;
+	const char *modes[2];
+	const ls_result *res[2];
+	const ls_diff_result *diff; /* its plain-schedule tensors, or NULL */
+	int cores;
+} payload;
+
+static long long file_size(const char *path)
 {
-	lm_error err;
-	double t0 = now();
-	ldb *own = NULL;
-	if (!db) {
-		if (ldb_open(&own, dbpath, LDB_CREATE, &err) != 0)
-			die("open", &err);
-		db = own;
-	}
-	ldb_run_info info = { .command = "bench_db", .module = "matmul-heavy",
-			      .arch = "gen3", .cores = r->n_cores };
-	ldb_run *run = NULL;
-	if (ldb_run_begin(db, &info, &run, &err) != 0 ||
-	    ldb_log_execution(run, "single", r, &err) != 0 ||
-	    ldb_run_end(run, "pass", NULL, 0, NULL, &err) != 0)
-		die("log", &err);
-	ldb_close(own);
-	return now() - t0;
+	struct stat st;
+	return stat(path, &st) == 0 ? (long long)st.st_size : 0;
 }
 
-int main(void)
+/* Log one run of p into the open db (inside a batch when one is open),
+** with a cases row when campaign is not NULL. */
+static void log_run(ldb *db, const payload *p, const char *campaign,
+		    uint64_t seed)
+{
+	lm_error err;
+	ldb_run_info info = { .command = "bench_db", .module = "bench",
+			      .arch = "gen3", .cores = p->cores,
+			      .seed = seed };
+	ldb_run *run = NULL;
+	if (ldb_run_begin(db, &info, &run, &err) != 0)
+		die("log", &err);
+	for (int i = 0; i < p->n_exec; i++)
+		if (ldb_log_execution(run, p->modes[i], p->res[i], &err) != 0)
+			die("log", &err);
+	for (int i = 0; p->diff && i < p->diff->n_cmp; i++) {
+		const ls_tensor_cmp *c = &p->diff->cmp[i];
+		if (c->schedule == 0 &&
+		    ldb_log_tensor(run, c->name, c->equal, c->mismatches,
+				   c->first_index, c->max_abs_diff, &err) != 0)
+			die("log", &err);
+	}
+	if (campaign) {
+		ldb_case_info ci = { campaign, seed, "bench", "", "", "", "" };
+		if (ldb_log_case(run, &ci, &err) != 0)
+			die("log", &err);
+	}
+	if (ldb_run_end(run, "pass", NULL, 0, NULL, &err) != 0)
+		die("log", &err);
+}
+
+static ldb *open_db(const char *path)
+{
+	ldb *db = NULL;
+	lm_error err;
+	if (ldb_open(&db, path, LDB_CREATE, &err) != 0)
+		die("open", &err);
+	if (ckpt_frames)
+		ldb_set_ckpt_frames(db, ckpt_frames);
+	return db;
+}
+
+/* Per-run times of one series, and the longest WAL seen. */
+typedef struct series {
+	double *wall, *cpu;
+	double open, close;     /* summed wall seconds of ldb_open, ldb_close */
+	int n;
+	long long wal_max, wal_end;
+} series;
+
+static double mean(const double *v, int lo, int hi)
+{
+	double s = 0;
+	for (int i = lo; i < hi; i++)
+		s += v[i];
+	return hi > lo ? s / (hi - lo) : 0;
+}
+
+/*
+** Log p runs times into a fresh file at path: each run on a connection of
+** its own (batch 0), or all over one connection, `batch` runs per
+** transaction, each with a cases row, as the fuzz coordinator logs.
+*/
+static series log_series(const char *path, const payload *p, int runs,
+			 int batch)
+{
+	series s = { lm_xcalloc((size_t)runs, sizeof(double)),
+		     lm_xcalloc((size_t)runs, sizeof(double)), 0, 0, runs, 0, 0 };
+	char *wal = lm_xasprintf("%s-wal", path);
+	lm_error err;
+	ldb *db = NULL;
+	if (batch) {
+		db = open_db(path);
+		ldb_campaign c = { (char *)"bench", (char *)"bench", NULL,
+				   (char *)"bench_db", "", 1, 0 };
+		if (ldb_campaign_add(db, &c, &err) != 0)
+			die("campaign", &err);
+	}
+	for (int i = 0; i < runs; i++) {
+		double t0 = now(), c0 = cpu();
+		if (!batch) {
+			db = open_db(path);
+			double t1 = now();
+			log_run(db, p, NULL, (uint64_t)i);
+			double t2 = now();
+			ldb_close(db);
+			db = NULL;
+			s.open += t1 - t0;
+			s.close += now() - t2;
+		} else {
+			if (!ldb_batch_is_open(db) &&
+			    ldb_batch_begin(db, &err) != 0)
+				die("batch", &err);
+			log_run(db, p, "bench", (uint64_t)i);
+			if ((i + 1) % batch == 0 || i + 1 == runs)
+				if (ldb_batch_commit(db, &err) != 0)
+					die("commit", &err);
+		}
+		s.wall[i] = now() - t0;
+		s.cpu[i] = cpu() - c0;
+		long long w = file_size(wal);
+		if (w > s.wal_max)
+			s.wal_max = w;
+	}
+	ldb_close(db);
+	s.wal_end = file_size(wal);
+	static const char *const sufs[] = { "", "-wal", "-shm" };
+	for (int i = 0; i < 3; i++) {
+		char *f = lm_xasprintf("%s%s", path, sufs[i]);
+		unlink(f);
+		free(f);
+	}
+	free(wal);
+	return s;
+}
+
+/* Print a series against the time of what it logs (sim seconds). */
+static void report(const char *what, series *s, double sim, double sim_cpu)
+{
+	int d = s->n / 10 > 0 ? s->n / 10 : 1;
+	double m = mean(s->wall, 0, s->n), mc = mean(s->cpu, 0, s->n);
+	double first = mean(s->wall, 0, d), last = mean(s->wall, s->n - d, s->n);
+	printf("  %s\n", what);
+	printf("    logging, mean of %d   %8.3f ms wall  %8.3f ms CPU\n", s->n,
+	       m * 1e3, mc * 1e3);
+	double cfirst = mean(s->cpu, 0, d), clast = mean(s->cpu, s->n - d, s->n);
+	printf("    first / last tenth    %8.3f / %.3f ms wall (last/first "
+	       "%.2f), %.3f / %.3f ms CPU (%.2f)\n", first * 1e3, last * 1e3,
+	       last / first, cfirst * 1e3, clast * 1e3, clast / cfirst);
+	if (s->open > 0)
+		printf("    of which open / close %8.3f / %.3f ms wall\n",
+		       s->open * 1e3 / s->n, s->close * 1e3 / s->n);
+	printf("    WAL longest / at end  %8.2f / %.2f MB\n",
+	       s->wal_max / 1048576.0, s->wal_end / 1048576.0);
+	printf("    overhead              %8.2f %% wall  %6.2f %% CPU  (last "
+	       "tenth %.2f %% wall)\n", 100 * m / sim, 100 * mc / sim_cpu,
+	       100 * last / sim);
+	free(s->wall);
+	free(s->cpu);
+}
+
+/* Mean wall and CPU seconds of k simulations of m. */
+static void time_sim(const lm_module *m, const ls_tensors *in, int k,
+		     double *wall, double *cp, ls_result *keep)
+{
+	ls_options opts;
+	lm_error err;
+	memset(&opts, 0, sizeof opts);
+	double t0 = now(), c0 = cpu();
+	for (int i = 0; i < k; i++) {
+		ls_result r;
+		memset(&r, 0, sizeof r);
+		if (ls_run(m, in, &opts, &r, &err) != 0)
+			die("run", &err);
+		if (i == k - 1)
+			*keep = r;
+		else
+			ls_result_free(&r);
+	}
+	*wall = (now() - t0) / k;
+	*cp = (cpu() - c0) / k;
+}
+
+static void bench_big(const char *dbpath, int runs)
 {
 	const char *e = getenv("LNCSIM_BENCH_MATMULS");
 	int n = e && atoi(e) >= 2 ? atoi(e) & ~1 : 12000;
@@ -138,87 +314,111 @@ int main(void)
 	ls_tensors inputs = {0, NULL};
 	if (ls_make_inputs(&m, 1, NULL, 0, &inputs, &err) != 0)
 		die("inputs", &err);
+	double sim, sim_cpu;
+	ls_result r;
+	time_sim(m, &inputs, 3, &sim, &sim_cpu, &r);
+	printf("big: %d Matmults per run, simulated in %.1f ms wall, %.1f ms "
+	       "CPU (mean of 3)\n", r.n_matmuls, sim * 1e3, sim_cpu * 1e3);
+	payload p = { 1, { "single" }, { &r }, NULL, r.n_cores };
+	series s = log_series(dbpath, &p, runs, 0);
+	report("open, log, close per run (lncsim run)", &s, sim, sim_cpu);
+	ls_result_free(&r);
+	ls_tensors_free(&inputs);
+	lm_module_free(m);
+}
+
+static void bench_fuzz(const char *dbpath, int runs)
+{
+	ls_gen_opts go = { 4, 1, LS_GEN_SMALL, NULL, NULL };
+	lm_module **mods = NULL;
+	ls_gen_file *files = NULL;
+	int n_files = 0;
+	lm_error err;
+	lm_fileset fs;
+	if (ls_gen(&go, NULL, &mods, &files, &n_files, &err) != 0)
+		die("gen", &err);
+	lm_fileset_init(&fs);
+	ls_gen_fileset(files, n_files, NULL, &fs);
+	enum { K = 20 };
+	ls_diff_result d;
+	lm_module *linked = NULL;
+	ls_tensors inputs = {0, NULL};
+	double t0 = now(), c0 = cpu();
+	for (int i = 0; i < K; i++) {
+		lk_options lo;
+		memset(&lo, 0, sizeof lo);
+		lo.abs_file_paths = 1;
+		lo.trust_inputs = 1;
+		lo.files = &fs;
+		lk_report rep;
+		memset(&rep, 0, sizeof rep);
+		if (i)
+			ls_diff_result_free(&d);
+		lm_module_free(linked);
+		ls_tensors_free(&inputs);
+		if (lk_link(mods, 4, &lo, &linked, &rep, &err) != 0)
+			die("link", &err);
+		lk_report_free(&rep);
+		if (ls_make_inputs(mods, 4, NULL, 1, &inputs, &err) != 0)
+			die("inputs", &err);
+		ls_diff_opts o;
+		memset(&o, 0, sizeof o);
+		o.run.files = &fs;
+		memset(&d, 0, sizeof d);
+		if (ls_diff(mods, 4, linked, &inputs, &o, &d, &err) != 0)
+			die("diff", &err);
+	}
+	double sim = (now() - t0) / K, sim_cpu = (cpu() - c0) / K;
+	printf("fuzz: a 4-core small generated set, %lld + %lld "
+	       "instructions, %d + %d Matmults, %d tensors; linked and both "
+	       "sides run in %.2f ms wall, %.2f ms CPU (mean of %d; a fuzz "
+	       "case also generates it)\n", (long long)d.ref.instructions,
+	       (long long)d.linked.instructions, d.ref.n_matmuls,
+	       d.linked.n_matmuls, d.n_cmp, sim * 1e3, sim_cpu * 1e3, K);
+	payload p = { 2, { "reference", "linked" }, { &d.ref, &d.linked }, &d,
+		      4 };
+	series s = log_series(dbpath, &p, runs, 0);
+	report("open, log, close per run (lncsim diff)", &s, sim, sim_cpu);
+	/* the coordinator commits every 0.2 s: this many cases of one job */
+	int batch = (int)(0.2 / sim) > 1 ? (int)(0.2 / sim) : 1;
+	char title[128];
+	snprintf(title, sizeof title, "one connection, %d cases per batch, "
+		 "with their cases rows (lncsim fuzz)", batch);
+	s = log_series(dbpath, &p, runs, batch);
+	report(title, &s, sim, sim_cpu);
+	ls_diff_result_free(&d);
+	lm_module_free(linked);
+	ls_tensors_free(&inputs);
+	lm_fileset_free(&fs);
+	ls_gen_files_free(files, n_files);
+	for (int i = 0; i < 4; i++)
+		lm_module_free(mods[i]);
+	free(mods);
+}
+
+int main(int argc, char **argv)
+{
+	int runs = argc > 1 ? atoi(argv[1]) : 1000;
+	const char *e = getenv("LNCSIM_BENCH_CKPT_FRAMES");
+	const char *only = argc > 2 ? argv[2] : "";
+	if (runs < 10 || (*only && strcmp(only, "big") && strcmp(only, "fuzz"))) {
+		fprintf(stderr, "usage: bench_db [RUNS >= 10 [big|fuzz]]\n");
+		return 2;
+	}
+	if (e && atoi(e) > 0)
+		ckpt_frames = atoi(e);
 	char dir[] = "/tmp/lncsim-bench-db-XXXXXX";
 	if (!mkdtemp(dir))
 		die("mkdtemp", NULL);
 	char *dbpath = lm_xasprintf("%s/bench.db", dir);
-
-	/* alternate: run alone, then run + open + log + close (what `lncsim
-	** run` does); best of 5 each, wall and CPU time */
-	ls_options opts;
-	memset(&opts, 0, sizeof opts);
-	double best_run = 1e30, best_both = 1e30, best_log = 1e30;
-	double cpu_run = 1e30, cpu_log = 1e30;
-	int n_mm = 0;
-	for (int rep = 0; rep < 5; rep++) {
-		ls_result r;
-		memset(&r, 0, sizeof r);
-		double t0 = now(), c0 = cpu();
-		if (ls_run(m, &inputs, &opts, &r, &err) != 0)
-			die("run", &err);
-		double t_run = now() - t0, c_run = cpu() - c0;
-		ls_result_free(&r);
-		if (t_run < best_run)
-			best_run = t_run;
-		if (c_run < cpu_run)
-			cpu_run = c_run;
-
-		memset(&r, 0, sizeof r);
-		t0 = now();
-		if (ls_run(m, &inputs, &opts, &r, &err) != 0)
-			die("run", &err);
-		double c1 = cpu();
-		double t_log = log_once(NULL, dbpath, &r);
-		double c_log = cpu() - c1;
-		double t_both = now() - t0;
-		n_mm = r.n_matmuls;
-		ls_result_free(&r);
-		if (t_both < best_both)
-			best_both = t_both;
-		if (t_log < best_log)
-			best_log = t_log;
-		if (c_log < cpu_log)
-			cpu_log = c_log;
-	}
-	printf("run log overhead: %d Matmults per run (%d requested), best "
-	       "of 5\n", n_mm, n);
-	printf("  simulate only          %8.1f ms wall  %8.1f ms CPU\n",
-	       best_run * 1e3, cpu_run * 1e3);
-	printf("  simulate + log         %8.1f ms wall\n", best_both * 1e3);
-	printf("  logging (open..close)  %8.2f ms wall  %8.2f ms CPU  "
-	       "(%.0f matmul rows/s wall)\n", best_log * 1e3, cpu_log * 1e3,
-	       n_mm / best_log);
-	printf("  overhead, wall         %8.2f %%   (logging / simulate; goal "
-	       "<= 3 %%)\n", 100.0 * best_log / best_run);
-	printf("  overhead, CPU          %8.2f %%\n", 100.0 * cpu_log / cpu_run);
-	printf("  end to end, wall       %8.2f %%   ((simulate + log) / simulate "
-	       "- 1; noisy on a loaded machine)\n",
-	       100.0 * (best_both / best_run - 1));
-
-	/* the raw rate on a warm connection, 10 runs */
-	ls_result r;
-	memset(&r, 0, sizeof r);
-	if (ls_run(m, &inputs, &opts, &r, &err) != 0)
-		die("run", &err);
-	ldb *db = NULL;
-	if (ldb_open(&db, dbpath, 0, &err) != 0)
-		die("open", &err);
-	double t0 = now();
-	for (int i = 0; i < 10; i++)
-		log_once(db, dbpath, &r);
-	double t = now() - t0;
-	ldb_close(db);
-	printf("  warm connection        %8.2f ms per run (%.0f matmul rows/s)\n",
-	       t * 100, 10.0 * r.n_matmuls / t);
-	ls_result_free(&r);
-	ls_tensors_free(&inputs);
-	lm_module_free(m);
-	static const char *const sufs[] = { "", "-wal", "-shm" };
-	for (int i = 0; i < 3; i++) {
-		char *p = lm_xasprintf("%s%s", dbpath, sufs[i]);
-		unlink(p);
-		free(p);
-	}
+	printf("run log cost: %d runs into one file per series%s\n", runs,
+	       ckpt_frames ? " (checkpoint threshold overridden)" : "");
+	if (ckpt_frames)
+		printf("  checkpoint threshold %d frames\n", ckpt_frames);
+	if (strcmp(only, "fuzz"))
+		bench_big(dbpath, runs);
+	if (strcmp(only, "big"))
+		bench_fuzz(dbpath, runs);
 	rmdir(dir);
 	free(dbpath);
 	return 0;

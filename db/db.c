@@ -323,6 +323,45 @@ static int set_wal(ldb *db, lm_error *err)
 }
 
 /*
+** Fold the log into the main file and truncate it, without waiting for
+** other connections. A checkpoint that cannot finish (another process
+** reads or writes, a full disk) loses nothing: the runs stay in the log,
+** and the next commit or close tries again.
+*/
+static void checkpoint(ldb *db)
+{
+	sqlite3_busy_timeout(db->h, 0);
+	int rc = sqlite3_wal_checkpoint_v2(db->h, "main",
+					   SQLITE_CHECKPOINT_TRUNCATE, NULL,
+					   NULL);
+	sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
+	if (rc == SQLITE_OK)
+		db->wal_frames = 0;
+}
+
+/*
+** After every commit (in place of SQLite's automatic checkpoint): note
+** how long the log is, and checkpoint it once it reaches the threshold.
+*/
+static int wal_hook(void *arg, sqlite3 *h, const char *name, int frames)
+{
+	ldb *db = arg;
+	(void)h;
+	if (strcmp(name, "main"))
+		return SQLITE_OK;
+	db->wal_frames = frames;
+	if (frames >= db->ckpt_frames)
+		checkpoint(db);
+	return SQLITE_OK;
+}
+
+/* The checkpoint threshold of this connection, in frames. */
+void ldb_set_ckpt_frames(ldb *db, int frames)
+{
+	db->ckpt_frames = frames;
+}
+
+/*
 ** Open for writing: WAL, synchronous=NORMAL, foreign keys, busy timeout;
 ** refuse a file SQLite can only read; migrate; check an existing file.
 */
@@ -340,13 +379,18 @@ static int open_write(ldb *db, int flags, int is_new, lm_error *err)
 	if (sqlite3_db_readonly(db->h, "main") == 1)
 		return lm_err(err, db->path, "", "database is read-only: the "
 			      "file or its directory is not writable");
+	char sql[160];
+	snprintf(sql, sizeof sql, "PRAGMA synchronous = NORMAL; PRAGMA "
+		 "foreign_keys = ON; PRAGMA journal_size_limit = %d",
+		 LDB_WAL_SIZE_LIMIT);
 	if (set_wal(db, err) != 0 ||
-	    ldb_exec(db, "PRAGMA synchronous = NORMAL; "
-		     "PRAGMA foreign_keys = ON", "configuring", err) != 0)
+	    ldb_exec(db, sql, "configuring", err) != 0)
 		return LM_EINPUT;
-	/* no checkpoint (and fsync) at every close: the WAL is folded in by
-	** SQLite's automatic checkpoints, amortized over runs */
+	/* no checkpoint (and fsync) at every close: the hook checkpoints a
+	** log grown past the threshold, amortized over runs */
 	sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	db->ckpt_frames = LDB_CKPT_FRAMES;
+	sqlite3_wal_hook(db->h, wal_hook, db);
 	if (migrate(db, err) != 0)
 		return LM_EINPUT;
 	return is_new ? 0 : probe(db, err);
@@ -510,6 +554,9 @@ void ldb_close(ldb *db)
 	ldb_batch_abort(db);
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(db->st[i]);
+	/* a checkpoint a commit could not finish */
+	if (db->h && db->ckpt_frames && db->wal_frames >= db->ckpt_frames)
+		checkpoint(db);
 	sqlite3_close(db->h);
 	free(db->uri);
 	free(db->path);

@@ -6,7 +6,9 @@
 ** when it is opened (inside one BEGIN IMMEDIATE transaction); a database
 ** written by a newer lncsim is refused. Connections use WAL,
 ** synchronous=NORMAL, foreign keys and a busy timeout, so several processes
-** can log into one file at the same time.
+** can log into one file at the same time; a writer keeps the WAL short
+** (a commit that leaves it past a threshold checkpoints and truncates it,
+** without waiting for other connections).
 **
 ** One run is ONE transaction: ldb_run_begin starts it (BEGIN IMMEDIATE and
 ** the runs row), ldb_log_* add rows, ldb_run_end commits. A run that is

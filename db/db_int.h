@@ -10,6 +10,17 @@
 /* Matmul rows inserted per multi-row INSERT (fewer VM round trips). */
 enum { MATMUL_BATCH = 64 };
 
+/*
+** The bounds of the write-ahead log (docs/database.md, "Keeping the log
+** small"). A commit that leaves the log LDB_CKPT_FRAMES frames or longer
+** folds it into the main file and truncates it to zero (a TRUNCATE
+** checkpoint that does not wait: when another connection reads or
+** writes, it is tried again after the next commit and at close).
+** LDB_WAL_SIZE_LIMIT is journal_size_limit: a log that restarts from its
+** start instead (after a checkpoint another client ran) is cut back to it.
+*/
+enum { LDB_CKPT_FRAMES = 256, LDB_WAL_SIZE_LIMIT = 1024 * 1024 };
+
 /* The prepared statements of a connection, prepared once, reused. */
 enum {
 	ST_INS_RUN,
@@ -35,6 +46,9 @@ struct ldb {
 	int batch_failed;           /* ... and was rolled back: batch_msg */
 	char batch_msg[1100];
 	sqlite3_stmt *st[ST_COUNT]; /* lazily prepared */
+	int ckpt_frames;            /* checkpoint the log at this length
+				       (0: a reader, never) */
+	int wal_frames;             /* its length after the last commit */
 };
 
 struct ldb_run {
@@ -57,6 +71,10 @@ void ldb_utc(time_t t, char buf[32]);
 int ldb_sqlerr(lm_error *err, ldb *db, const char *where);
 /* Execute SQL text (no result rows expected). */
 int ldb_exec(ldb *db, const char *sql, const char *where, lm_error *err);
+
+/* Change the checkpoint threshold of a connection opened for writing
+** (frames; default LDB_CKPT_FRAMES): for benchmarks choosing it. */
+void ldb_set_ckpt_frames(ldb *db, int frames);
 
 /* The forward migrations: ldb_migrations[v] takes version v to v + 1. */
 extern const char *const ldb_migrations[LDB_SCHEMA_VERSION];

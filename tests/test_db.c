@@ -617,7 +617,41 @@ END_TEST
 
 /* ---- concurrency and crashes ----------------------------------------- */
 
-enum { N_PROCS = 4, RUNS_PER_PROC = 8, MM_PER_RUN = 500 };
+/* The longest WAL a checkpointing writer leaves: the threshold, plus the
+** frames of the run that crossed it (fewer than extra), plus the header. */
+static long long wal_bound(int extra)
+{
+	return (long long)(LDB_CKPT_FRAMES + extra) * (4096 + 24) + 32;
+}
+
+static long long wal_size(const char *path)
+{
+	char *wal = lm_xasprintf("%s-wal", path);
+	struct stat st;
+	long long n = stat(wal, &st) == 0 ? (long long)st.st_size : 0;
+	free(wal);
+	return n;
+}
+
+/* Runs counted on lncsim's own connection (a plain one closing last
+** would checkpoint the WAL away). */
+static int64_t count_runs(const char *path)
+{
+	ldb *db = NULL;
+	lm_error err;
+	sqlite3_stmt *st = NULL;
+	ck_assert_msg(ldb_open(&db, path, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(sqlite3_prepare_v2(ldb_sqlite(db), "SELECT count(*) "
+					    "FROM runs", -1, &st, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	int64_t n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	ldb_close(db);
+	return n;
+}
+
+enum { N_PROCS = 4, RUNS_PER_PROC = 16, MM_PER_RUN = 500 };
 
 START_TEST(test_concurrent_writers)
 {
@@ -658,14 +692,22 @@ START_TEST(test_concurrent_writers)
 		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 			      "writer %d failed", p);
 	}
+	/* checkpoints the writers skipped while others held the file are
+	** made up by the next writer alone */
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	log_run(db, 1, 2, MM_PER_RUN, 99, "pass");
+	ldb_close(db);
+	ck_assert_int_le(wal_size(path), wal_bound(64));
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"),
-			 N_PROCS * RUNS_PER_PROC);
+			 N_PROCS * RUNS_PER_PROC + 1);
 	ck_assert_int_eq(sql_int(path, "SELECT count(DISTINCT uuid) FROM runs"),
-			 N_PROCS * RUNS_PER_PROC);
+			 N_PROCS * RUNS_PER_PROC + 1);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM matmuls"),
-			 N_PROCS * RUNS_PER_PROC * MM_PER_RUN);
+			 (N_PROCS * RUNS_PER_PROC + 1) * MM_PER_RUN);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM core_stats"),
-			 N_PROCS * RUNS_PER_PROC * 2);
+			 (N_PROCS * RUNS_PER_PROC + 1) * 2);
 	for (int p = 0; p < N_PROCS; p++) {
 		char sql[128];
 		snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE "
@@ -675,6 +717,175 @@ START_TEST(test_concurrent_writers)
 	char *ic = sql_text(path, "PRAGMA integrity_check");
 	ck_assert_str_eq(ic, "ok");
 	free(ic);
+	free(path);
+	free(d);
+}
+END_TEST
+
+/*
+** Runs logged one process after another into one file, each on a
+** connection of its own (what `lncsim run` and `diff` do): the WAL stays
+** under the checkpoint threshold plus one run, instead of growing with
+** every run, and no run is lost on the way. The same over one connection
+** in batches (fuzz), and for a run bigger than the threshold.
+*/
+START_TEST(test_wal_bounded)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "wal.db");
+	ldb *db = NULL;
+	lm_error err;
+	long long longest = 0;
+	int shrank = 0;
+	enum { RUNS = 300, BATCHES = 40, PER_BATCH = 10 };
+	for (int i = 0; i < RUNS; i++) {
+		ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+		log_run(db, 2, 4, 16, i, "pass");
+		ldb_close(db);
+		long long w = wal_size(path);
+		if (w < longest)
+			shrank++;
+		if (w > longest)
+			longest = w;
+		ck_assert_msg(w <= wal_bound(64), "run %d: WAL %lld bytes", i, w);
+	}
+	/* the runs together wrote several thresholds' worth of frames */
+	ck_assert_int_gt(shrank, 2);
+	ck_assert_int_eq(count_runs(path), RUNS);
+
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	for (int b = 0; b < BATCHES; b++) {
+		ck_assert_int_eq(ldb_batch_begin(db, &err), 0);
+		for (int i = 0; i < PER_BATCH; i++)
+			log_run(db, 2, 4, 16, 1000 + b * PER_BATCH + i, "pass");
+		ck_assert_msg(ldb_batch_commit(db, &err) == 0, "%s", err.msg);
+		long long w = wal_size(path);
+		ck_assert_msg(w <= wal_bound(128), "batch %d: WAL %lld bytes",
+			      b, w);
+	}
+	ldb_close(db);
+	ck_assert_int_eq(count_runs(path), RUNS + BATCHES * PER_BATCH);
+
+	/* one run longer than the threshold is folded in at once */
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	log_run(db, 2, 4, 20000, 5000, "pass");
+	ldb_close(db);
+	ck_assert_int_eq(wal_size(path), 0);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM matmuls WHERE "
+				 "execution_id IN (SELECT id FROM executions "
+				 "WHERE run_id = (SELECT max(id) FROM runs))"),
+			 2 * 20000);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"),
+			 RUNS + BATCHES * PER_BATCH + 1);
+	char *ic = sql_text(path, "PRAGMA integrity_check");
+	ck_assert_str_eq(ic, "ok");
+	free(ic);
+	free(path);
+	free(d);
+}
+END_TEST
+
+/*
+** A reader holding a snapshot keeps the checkpoint from truncating the
+** WAL: writers neither wait for it nor fail, every run lands, and the
+** first commit after the reader is gone folds the WAL in.
+*/
+START_TEST(test_wal_checkpoint_blocked)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "busy.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	log_run(db, 1, 1, 4, 0, "pass");
+	ldb_close(db);
+
+	sqlite3 *rd = NULL;
+	sqlite3_stmt *st = NULL;
+	ck_assert_int_eq(sqlite3_open_v2(path, &rd, SQLITE_OPEN_READONLY, NULL),
+			 SQLITE_OK);
+	sqlite3_db_config(rd, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	ck_assert_int_eq(sqlite3_exec(rd, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(rd, "SELECT count(*) FROM runs", -1,
+					    &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(st, 0), 1);
+	sqlite3_reset(st);
+
+	enum { RUNS = 40 };
+	for (int i = 1; i <= RUNS; i++) {
+		ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+		log_run(db, 2, 2, 500, i, "pass");
+		ldb_close(db);
+	}
+	/* no checkpoint got through: the WAL is past the threshold */
+	ck_assert_int_gt(wal_size(path), wal_bound(0));
+	/* the reader still sees its snapshot */
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(st, 0), 1);
+	sqlite3_finalize(st);
+	ck_assert_int_eq(sqlite3_exec(rd, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(rd);
+
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	log_run(db, 1, 1, 4, RUNS + 1, "pass");
+	ldb_close(db);
+	ck_assert_int_eq(wal_size(path), 0);
+	ck_assert_int_eq(count_runs(path), RUNS + 2);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM matmuls"),
+			 4 + RUNS * 2 * 500 + 4);
+	free(path);
+	free(d);
+}
+END_TEST
+
+/*
+** A log that another client checkpointed is not truncated: the next
+** commit restarts it from its start, and journal_size_limit cuts the file
+** back to LDB_WAL_SIZE_LIMIT.
+*/
+START_TEST(test_wal_size_limit)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "limit.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	log_run(db, 1, 1, 4, 0, "pass");
+	ldb_close(db);
+
+	/* a plain client holds a snapshot: the log grows past the limit */
+	sqlite3 *other = NULL;
+	sqlite3_stmt *st = NULL;
+	ck_assert_int_eq(sqlite3_open_v2(path, &other, SQLITE_OPEN_READWRITE,
+					 NULL), SQLITE_OK);
+	sqlite3_db_config(other, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	ck_assert_int_eq(sqlite3_exec(other, "BEGIN", NULL, NULL, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(other, "SELECT count(*) FROM runs",
+					    -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	for (int i = 1; i <= 10; i++)
+		log_run(db, 1, 4, 3000, i, "pass");
+	ck_assert_int_gt(wal_size(path), LDB_WAL_SIZE_LIMIT);
+	sqlite3_finalize(st);
+	ck_assert_int_eq(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL),
+			 SQLITE_OK);
+	/* ... then checkpoints it without truncating */
+	int n_log = 0, n_done = 0;
+	ck_assert_int_eq(sqlite3_wal_checkpoint_v2(other, "main",
+						   SQLITE_CHECKPOINT_PASSIVE,
+						   &n_log, &n_done), SQLITE_OK);
+	ck_assert_int_eq(n_done, n_log);
+	sqlite3_close(other);
+	long long before = wal_size(path);
+	ck_assert_int_gt(before, LDB_WAL_SIZE_LIMIT);
+	/* a small run: the log restarts and is cut back */
+	log_run(db, 1, 1, 4, 11, "pass");
+	ck_assert_int_eq(wal_size(path), LDB_WAL_SIZE_LIMIT);
+	ldb_close(db);
+	ck_assert_int_eq(count_runs(path), 12);
 	free(path);
 	free(d);
 }
@@ -1576,8 +1787,8 @@ static tu_run lncsim_opts(const tu_opts *o, const char *cwd, ...)
 /*
 ** A full disk, for real: RLIMIT_FSIZE at the current size of the
 ** database's WAL (every write of a run appends frames to it, and lncsim's
-** connections do not checkpoint it away), well above the files `fuzz`
-** generates. Each command that logs must say the run was not logged and
+** connections do not checkpoint it away while it is shorter than the
+** checkpoint threshold). Each command that logs must say the run was not logged and
 ** exit non-zero; `fuzz` used to exit 0 and drop the rows. (Its campaign
 ** is made before the disk fills: a campaign that cannot be added stops
 ** fuzz before any case, which is tested too.)
@@ -1590,7 +1801,7 @@ START_TEST(test_log_failure_reported)
 	lm_error err;
 	ldb *db = NULL;
 	ck_assert_msg(ldb_open(&db, path, LDB_CREATE, &err) == 0, "%s", err.msg);
-	for (int i = 0; file_size(wal) < 1024 * 1024; i++)
+	for (int i = 0; file_size(wal) < 512 * 1024; i++)
 		log_run(db, 2, 2, 2000, i, "pass");
 	ldb_close(db);
 	tu_run r = tu_lncsim(d, "fuzz", "--count", "1", "--jobs", "1", "-q",
@@ -1598,7 +1809,9 @@ START_TEST(test_log_failure_reported)
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
 	long long w = file_size(wal);
-	ck_assert_int_lt(w, 3 * 1024 * 1024); /* no automatic checkpoint */
+	/* no checkpoint yet */
+	ck_assert_int_ge(w, 512 * 1024);
+	ck_assert_int_lt(w, (long long)LDB_CKPT_FRAMES * 4096);
 	/* counted through lncsim's own connection: a plain one closing last
 	** would checkpoint the WAL away */
 	int64_t runs = 0;
@@ -1936,6 +2149,9 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_log_roundtrip);
 	tcase_add_test(tc, test_log_errors);
 	tcase_add_test(tc, test_concurrent_writers);
+	tcase_add_test(tc, test_wal_bounded);
+	tcase_add_test(tc, test_wal_checkpoint_blocked);
+	tcase_add_test(tc, test_wal_size_limit);
 	tcase_add_test(tc, test_killed_writer);
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_batch);
