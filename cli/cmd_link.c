@@ -94,7 +94,8 @@ int cmd_link(int argc, char **argv)
 
 	memset(&opts, 0, sizeof opts);
 	memset(&rep, 0, sizeof rep);
-	for (; first < argc && argv[first][0] == '-'; first++) {
+	for (; first < argc && argv[first][0] == '-' && argv[first][1];
+	     first++) {
 		const char *a = argv[first];
 		if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
 			if (++first >= argc)

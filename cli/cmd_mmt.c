@@ -27,7 +27,8 @@ int cmd_mmt(int argc, char **argv)
 {
 	int json = 0, first = 1, n = 0, rc;
 	char **paths = NULL;
-	for (; first < argc && argv[first][0] == '-'; first++) {
+	for (; first < argc && argv[first][0] == '-' && argv[first][1];
+	     first++) {
 		if (!strcmp(argv[first], "--json"))
 			json = 1;
 		else if (!strcmp(argv[first], "--")) {

@@ -167,7 +167,8 @@ int cmd_run(int argc, char **argv)
 	/* options */
 	memset(&opts, 0, sizeof opts);
 	memset(&res, 0, sizeof res);
-	for (; first < argc && argv[first][0] == '-'; first++) {
+	for (; first < argc && argv[first][0] == '-' && argv[first][1];
+	     first++) {
 		const char *a = argv[first];
 		int dbk = cli_db_option(&dbo, "run", argc, argv, &first);
 		if (dbk < 0)

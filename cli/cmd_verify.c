@@ -30,7 +30,8 @@ int cmd_verify(int argc, char **argv)
 {
 	lm_verify_opts opts = {0};
 	int quiet = 0, sim = 0, first = 1;
-	for (; first < argc && argv[first][0] == '-'; first++) {
+	for (; first < argc && argv[first][0] == '-' && argv[first][1];
+	     first++) {
 		if (!strcmp(argv[first], "--linked"))
 			opts.linked = 1;
 		else if (!strcmp(argv[first], "--sim"))

@@ -191,7 +191,7 @@ static int keep_case(const fz_config *c, uint64_t s, lm_module **mods, int n,
 	return rc;
 }
 
-void fz_case_run(const fz_config *c, uint64_t s, fz_record *r)
+void fz_case_run(const fz_config *c, uint64_t s, fz_record *r, int name_fd)
 {
 	lm_error err;
 	int cores = fz_case_cores(c, s);
@@ -219,6 +219,14 @@ void fz_case_run(const fz_config *c, uint64_t s, fz_record *r)
 		if (make_case_dir(c->keep, s, &rootfd, &name, &casefd, &err))
 			goto out;
 		dir = lm_path_join(c->keep, name);
+		if (name_fd >= 0) {
+			/* "D<dir>\0": whoever ends this process early knows
+			   what it leaves */
+			size_t k = strlen(dir) + 1;
+			if (write(name_fd, "D", 1) != 1 ||
+			    write(name_fd, dir, k) != (ssize_t)k)
+				name_fd = -1;
+		}
 	}
 	/* without --keep-failures the set is named as `lncsim gen` would
 	   write it here; nothing is written */
@@ -308,16 +316,20 @@ static int case_name(const char *name)
 
 int fz_kept_remove(const char *keep, const char *path, lm_error *err)
 {
-	size_t k = strlen(keep);
-	if (!k || strncmp(path, keep, k) || path[k] != '/' ||
-	    !case_name(path + k + 1))
+	/* path is what lm_path_join(keep, name) made of the case's name */
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	char *again = case_name(base) ? lm_path_join(keep, base) : NULL;
+	int same = again && !strcmp(again, path);
+	free(again);
+	if (!*keep || !same)
 		return lm_err(err, path, "", "not a kept case of %s: left alone",
 			      keep);
 	int rootfd = open(keep, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return lm_err(err, keep, "", "cannot open directory: %s",
 			      strerror(errno));
-	int rc = lm_remove_tree_at(rootfd, path + k + 1);
+	int rc = lm_remove_tree_at(rootfd, base);
 	int e = errno;
 	close(rootfd);
 	if (rc)

@@ -75,6 +75,9 @@ int fz_mpi_init(int *argc, char ***argv, int *rank, int *size,
 
 /* The status a rank whose MPI_Finalize does not return exits with. */
 static volatile sig_atomic_t finalize_status;
+/* A rank of the job was taken for dead (rank 0 knows; it says so in the
+** QUIT it sends every other rank). */
+static int rank_lost;
 
 static void finalize_late(int sig)
 {
@@ -84,14 +87,17 @@ static void finalize_late(int sig)
 
 void fz_mpi_finalize(int status)
 {
-	/* MPI_Finalize is a fence over every rank of the job; with a rank
-	** dead (killed, or its node gone) Open MPI 4 can wait in it for
-	** ever though the job outlives the rank: the campaign is over and
-	** said so, so a rank still in it after FINALIZE_SECONDS leaves */
 	fflush(NULL);
-	finalize_status = status;
-	signal(SIGALRM, finalize_late);
-	alarm(FINALIZE_SECONDS);
+	if (rank_lost) {
+		/* MPI_Finalize is a fence over every rank of the job; with a
+		** rank dead (killed, or its node gone) Open MPI 4 can wait in
+		** it for ever though the job outlives the rank. Every live
+		** rank is past its campaign (rank 0 sent QUIT last), so one
+		** still in it after FINALIZE_SECONDS leaves */
+		finalize_status = status;
+		signal(SIGALRM, finalize_late);
+		alarm(FINALIZE_SECONDS);
+	}
 	MPI_Finalize();
 	alarm(0);
 }
@@ -279,7 +285,8 @@ static int check_silence(mpi0 *m, fz_event *ev, int max)
 			continue;
 		int any = 0;
 		for (int s = 0; s < m->jobs; s++)
-			any |= m->busy[wid(m, r, s) - m->j0];
+			any |= m->busy[wid(m, r, s) - m->j0] |
+			       m->out[wid(m, r, s) - m->j0];
 		if (!any)
 			continue;
 		rs->quiet = 1;
@@ -484,14 +491,41 @@ void fz_mpi_transport(fz_transport *t, fz_pool *pool, int size, int jobs,
 	t->impl = m;
 }
 
+/*
+** QUIT to every other rank, the last word of the campaign: a worker rank
+** leaves only on it (so none is in MPI_Finalize while another still
+** runs a case). Its byte says whether a rank was taken for dead. A rank
+** taken for dead gets it without waiting for it to be taken.
+*/
+static void send_quits(mpi0 *m)
+{
+	unsigned char lost = 0;
+	for (int r = 1; r < m->size; r++)
+		lost |= m->ranks[r].quiet != 0;
+	rank_lost = lost;
+	for (int r = 1; r < m->size; r++) {
+		MPI_Request rq;
+		int done = 0;
+		if (MPI_Isend(&lost, 1, MPI_BYTE, r, TAG_QUIT, MPI_COMM_WORLD,
+			      &rq) != MPI_SUCCESS)
+			continue;
+		for (int i = 0; !done && (!m->ranks[r].quiet || i < 1000); i++) {
+			if (MPI_Test(&rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+				break;
+			if (!done)
+				nap(SPIN_ROUNDS);
+		}
+		if (!done)
+			MPI_Request_free(&rq);
+	}
+}
+
 void fz_mpi_transport_free(fz_transport *t)
 {
 	mpi0 *m = t->impl;
 	if (!m)
 		return;
-	for (int r = 1; r < m->size; r++)
-		if (!m->ranks[r].released)
-			MPI_Send(NULL, 0, MPI_BYTE, r, TAG_QUIT, MPI_COMM_WORLD);
+	send_quits(m);
 	for (int i = 0; i < 512; i++)
 		lm_buf_free(&m->bufs[i]);
 	free(m->bufs);
@@ -542,7 +576,8 @@ int fz_mpi_worker(fz_pool *pool, double lost_after, const char *keep)
 			left += !done[s];
 			any |= busy[s];
 		}
-		if (rc || quit || !left || orphaned())
+		/* every slot let go: only QUIT (or the job's end) is left */
+		if (rc || quit || orphaned())
 			break;
 		/* what rank 0 says */
 		for (;;) {
@@ -563,6 +598,7 @@ int fz_mpi_worker(fz_pool *pool, double lost_after, const char *keep)
 			got = 1;
 			if (st.MPI_TAG == TAG_QUIT) {
 				quit = 1;
+				rank_lost = n >= 1 && p[0] != 0;
 				break;
 			}
 			if (n < 4 || get32(p) >= (uint32_t)j)
@@ -616,6 +652,8 @@ int fz_mpi_worker(fz_pool *pool, double lost_after, const char *keep)
 			idle = 0;
 		else if (idle++ < SPIN_ROUNDS)
 			nap(idle);
+		else if (!left)
+			nap(SPIN_ROUNDS);
 	}
 	lm_buf_free(&in);
 	free(busy);

@@ -194,7 +194,7 @@ static int serve_case(int fd, const fz_config *c, uint64_t seed,
 		close(fd);
 		fz_record r;
 		lm_buf b = LM_BUF_INIT;
-		fz_case_run(c, seed, &r);
+		fz_case_run(c, seed, &r, p[1]);
 		fz_record_encode(&r, &b);
 		int rc = write_all(p[1], b.ptr, b.size);
 		_exit(rc == 0 ? 0 : 3);
@@ -245,14 +245,29 @@ static int serve_case(int fd, const fz_config *c, uint64_t seed,
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	/* the case's directory, said first, then its record */
+	const char *dir = NULL, *rec = out.ptr;
+	size_t n = out.size;
+	if (n && out.ptr[0] == 'D') {
+		const char *z = memchr(out.ptr, 0, n);
+		dir = z ? out.ptr + 1 : NULL;
+		n = z ? n - (size_t)(z + 1 - out.ptr) : 0;
+		rec = z ? z + 1 : out.ptr;
+	}
+	int ok = !timed_out && !gone && WIFEXITED(st) &&
+		 WEXITSTATUS(st) == 0 && n > 5;
+	if (dir && !ok) {
+		/* killed before it had all it keeps: nothing is left half
+		   written (the database keeps its repro line) */
+		lm_error err;
+		fz_kept_remove(c->keep, dir, &err);
+	}
 	if (timed_out)
 		send_timeout(fd, c, seed, opts);
-	else if (!gone) {
-		if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && out.size > 5)
-			fz_frame_write(fd, FZ_MSG_RESULT, out.ptr, out.size);
-		else
-			send_lost(fd, c, seed, st, opts);
-	}
+	else if (ok)
+		fz_frame_write(fd, FZ_MSG_RESULT, rec, n);
+	else if (!gone)
+		send_lost(fd, c, seed, st, opts);
 	lm_buf_free(&out);
 	return gone ? -1 : 0;
 }

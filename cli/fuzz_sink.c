@@ -29,6 +29,7 @@ typedef struct sig_info {
 	int64_t hits;
 	int is_new;             /* first seen in this session */
 	char *kept;             /* its case kept this session (NULL none) */
+	uint64_t kept_seed;     /* of seed */
 	int kept_w;             /* by worker */
 } sig_info;
 
@@ -221,17 +222,24 @@ static void discard(fz_sink *s, int w, const char *path)
 		t->discard(t, w, s->o.cfg->keep, path);
 }
 
-/* The kept case of si is now r's (w's), or r's is not needed. */
+/*
+** The kept case of si is now r's (w's), or r's is not needed: of the
+** cases kept this session the smallest seed's stays (an earlier
+** session's, which this one does not know, are not counted).
+*/
 static void keep_smallest(fz_sink *s, sig_info *si, const fz_record *r,
-			  int w, int smaller)
+			  int w)
 {
-	if (!smaller) {
+	if (!r->kept[0])
+		return;
+	if (si->kept && si->kept_seed <= r->seed) {
 		discard(s, w, r->kept);
 		return;
 	}
 	discard(s, si->kept_w, si->kept);
 	free(si->kept);
-	si->kept = r->kept[0] ? lm_xstrdup(r->kept) : NULL;
+	si->kept = lm_xstrdup(r->kept);
+	si->kept_seed = r->seed;
 	si->kept_w = w;
 }
 
@@ -253,7 +261,7 @@ static void count_failure(fz_sink *s, const fz_record *r, int w)
 		si->seed = r->seed;
 		show = 1;
 	}
-	keep_smallest(s, si, r, w, show);
+	keep_smallest(s, si, r, w);
 	si->hits++;
 	if (show)
 		print_fail(s, r, si->hits);

@@ -779,7 +779,7 @@ START_TEST(test_fuzz_keep_failures)
 {
 	char *d = tu_tmpdir("fuzzkeep");
 	tu_run r = tu_lncsim(d, "fuzz", "--no-db", "-q", "--count", "6",
-			     "--cores", "2", "--keep-failures", "kept",
+			     "--cores", "2", "--keep-failures", "kept/",
 			     "--jobs", "2", "--skip=fix_output_kind,verify",
 			     NULL);
 	ck_assert_int_eq(r.status, 1);

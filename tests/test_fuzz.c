@@ -15,6 +15,7 @@
 #include "fuzz_run.h"
 #include "linker.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -1233,6 +1234,14 @@ START_TEST(test_kept_remove)
 	ck_assert_int_eq(fz_kept_remove(keep, c7, &err), 0);
 	ck_assert_int_eq(access(c7, F_OK), -1);
 	ck_assert_int_eq(access(keep, F_OK), 0);
+	/* the directory spelled with a trailing slash, as a user may */
+	char *slash = lm_xasprintf("%s/", keep);
+	char *c8 = lm_path_join(slash, "case-8");
+	ck_assert_int_eq(mkdir(c8, 0755), 0);
+	ck_assert_msg(fz_kept_remove(slash, c8, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(access(c8, F_OK), -1);
+	free(c8);
+	free(slash);
 	free(f);
 	free(c7);
 	free(keep);
@@ -1263,6 +1272,21 @@ START_TEST(test_fuzz_case_timeout)
 	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM failures WHERE "
 				 "signature LIKE 'timeout|%' AND hits = 5 AND "
 				 "seed = 1"), 1);
+	/* a case killed leaves nothing half written beneath --keep-failures */
+	r = tu_lncsim(d, "fuzz", "--no-db", "-q", "--count", "4", "--jobs", "2",
+		      "--cores", "2", "--case-timeout", "0.001",
+		      "--keep-failures", "kt/", NULL);
+	ck_assert_msg(r.status == 1, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	char *kt = lm_path_join(d, "kt");
+	DIR *dp = opendir(kt);
+	struct dirent *e;
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp)))
+		ck_assert_msg(!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."),
+			      "left: %s", e->d_name);
+	closedir(dp);
+	free(kt);
 	/* a limit the cases stay under changes nothing */
 	r = tu_lncsim(d, "fuzz", "--no-db", "-q", "--count", "2", "--jobs", "1",
 		      "--cores", "2", "--case-timeout", "10m", NULL);
