@@ -630,9 +630,9 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "(IT54) carriers are not executed or lowered by lncsim)" },
 	{ "{\"opcode\":\"Loop\","
 		"\"LoopAxis\":{\"name\":\"i\",\"lb\":0,\"ub\":1,\"stride\":1},\"name\":\"k\",\"engine\":\"SP\","
-	  "\"blocks\":[]}",
-	  "opcode 'Loop' is not modelled by the simulator (executing loops "
-	  "is not supported by the simulator)" },
+	  "\"isParallel\":true,\"blocks\":[]}",
+	  "opcode 'Loop' key 'isParallel' = true is not modelled by the "
+	  "simulator (it models only false)" },
 	{ "{\"opcode\":\"TensorReduce\",\"name\":\"k\",\"engine\":\"Pool\","
 	  "\"axis\":\"X\",\"op\":\"add\",\"ins\":[],\"outs\":[]}",
 	  "opcode 'TensorReduce' is not modelled by the simulator" },
