@@ -179,7 +179,7 @@ static lm_module *tiny_module(int n)
 	sb_alloc(&b, "c", "float32", 1, 16, 16, 0);
 	lm_buf_puts(&b, "],\"blocks\":[{\"name\":\"b\",\"instructions\":[");
 	lm_buf_puts(&b, "{\"opcode\":\"Memset\",\"name\":\"z\",\"engine\":\"DVE\","
-		    "\"value\":1,\"outs\":[");
+		    "\"mode\":\"Const\",\"value\":1,\"outs\":[");
 	ap(&b, "a", "float32", 1, 4);
 	lm_buf_puts(&b, "]}");
 	for (int i = 0; i < n; i++) {
@@ -222,16 +222,16 @@ static lm_module *nest_module(int ni, int nj, int nk)
 	sb_alloc(&b, "c", "float32", 1, 4096, 4096, 0);
 	lm_buf_puts(&b, "],\"blocks\":[{\"name\":\"b\",\"instructions\":[");
 	lm_buf_puts(&b, "{\"opcode\":\"Memset\",\"name\":\"z\",\"engine\":"
-		    "\"DVE\",\"value\":1,\"outs\":[");
+		    "\"DVE\",\"mode\":\"Const\",\"value\":1,\"outs\":[");
 	lm_buf_puts(&b, "{\"kind\":\"physical_ap\",\"memsetref\":\"a\","
 		    "\"memref\":\"a\",\"offset\":0,\"ap\":[[1024,1],"
 		    "[1,1024]],\"dtype\":\"float32\"}]}");
 	for (int d = 0; d < 3; d++)
-		lm_buf_printf(&b, ",{\"opcode\":\"Loop\",\"name\":\"l%s\","
+		lm_buf_printf(&b, "%s{\"opcode\":\"Loop\",\"name\":\"l%s\","
 			      "\"engine\":\"DVE\",\"LoopAxis\":{\"name\":"
 			      "\"%s\",\"lb\":0,\"ub\":%d,\"stride\":1},"
 			      "\"blocks\":[{\"name\":\"b%s\",\"instructions\":[",
-			      ax[d], ax[d], n[d], ax[d]);
+			      d ? "" : ",", ax[d], ax[d], n[d], ax[d]);
 	lm_buf_puts(&b, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\","
 		    "\"engine\":\"DVE\",\"ins\":[");
 	sym_ap(&b, "a");
@@ -317,6 +317,10 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	fix_openblas_coretype(argv);
+	/* first, while this process is small: the children's peak RSS */
+	nest_run(10, 10, 100);
+	nest_run(10, 100, 100);
+	nest_run(100, 100, 100);
 	printf("matmul kernel: %s\n", ls_mm_kernel_name());
 	for (int d = 0; d < 2; d++) {
 		lm_module *m = matmul_module(dts[d], n_mm);
@@ -354,8 +358,5 @@ int main(int argc, char **argv)
 		       "instructions/s (%.3f s)\n", (double)ni / t / 1e6, t);
 		lm_module_free(m);
 	}
-	nest_run(10, 10, 100);
-	nest_run(10, 100, 100);
-	nest_run(100, 100, 100);
 	return 0;
 }

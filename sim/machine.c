@@ -1138,6 +1138,7 @@ static int open_loop(flat *F, ls_sfunc *sf, const lm_inst *in, int h,
 
 static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 			   int k, int is_out);
+static void dyn_bounds(ls_machine *mc, ls_dyn *d);
 
 /*
 ** The values of si given as affine expressions that the simulator
@@ -1172,6 +1173,12 @@ static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
 	if (lm_affine_from_json(&e, v, 2, err, sizeof err)) {
 		if (!si->fault)
 			si->fault = lm_xasprintf("accumulation_flag: %s", err);
+		return;
+	}
+	if (!si->dyn)
+		si->dyn = lm_xcalloc(LS_MAX_DYN, sizeof *si->dyn);
+	if (si->n_dyn == LS_MAX_DYN) {
+		lm_affine_free(e);
 		return;
 	}
 	d = &si->dyn[si->n_dyn++];
@@ -1227,6 +1234,8 @@ static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 	if (si->n_dyn == LS_MAX_DYN)
 		return lm_xasprintf("more than %d symbolic_ap operands",
 				    LS_MAX_DYN - 1);
+	if (!si->dyn)
+		si->dyn = lm_xcalloc(LS_MAX_DYN, sizeof *si->dyn);
 	d = &si->dyn[si->n_dyn];
 	memset(d, 0, sizeof *d);
 	d->what = is_out ? LS_DYN_OUT_OFF : LS_DYN_IN_OFF;
@@ -1272,35 +1281,80 @@ static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 	}
 	ls_dyn_prepare(sf, si, d, e);
 	lm_affine_free(e);
+	dyn_bounds(mc, d);
 	si->n_dyn++;
 	return NULL;
+}
+
+/* Is d's operand in bounds at start partition p and element offset e? */
+static int dyn_ok(const ls_dyn *d, int64_t p, int64_t e)
+{
+	lm_arg a = d->arg;
+	lm_geom g;
+	a.start_partition = p;
+	a.offset = e;
+	return lm_arg_geometry(&g, &a, d->al, d->loc, NULL) == 0;
+}
+
+/* The largest x in [0, hi] with ok(x) (ok holds up to some x and fails
+** beyond: the reach of an access grows with its offset), or -1. */
+static int64_t dyn_max(const ls_dyn *d, int is_part, int64_t hi)
+{
+	int64_t lo = 0;
+	if (!dyn_ok(d, 0, 0))
+		return -1;
+	while (lo < hi) {
+		int64_t m = lo + (hi - lo + 1) / 2;
+		if (is_part ? dyn_ok(d, m, 0) : dyn_ok(d, 0, m))
+			lo = m;
+		else
+			hi = m - 1;
+	}
+	return lo;
+}
+
+/* The bounds of d's offsets (its template prepared). */
+static void dyn_bounds(ls_machine *mc, ls_dyn *d)
+{
+	if (d->pe > 0) {
+		d->pmax = dyn_max(d, 1, LM_PARTITIONS);
+		d->emax = dyn_max(d, 0, d->pe);
+	} else {
+		int64_t n = 0;
+		for (int s = 0; s < mc->n_storages; s++)
+			if (mc->storages[s].alloc == d->al)
+				n = mc->storages[s].bytes;
+		d->pmax = 0;
+		d->emax = dyn_max(d, 0, n > 0 ? n : INT32_MAX);
+	}
 }
 
 int ls_dyn_place(ls_machine *mc, const ls_dyn *d, int64_t v, ls_opnd *o,
 		 char **why)
 {
+	int64_t p = 0, e = v;
 	lm_arg a = d->arg;
 	lm_geom g;
-	if (v < 0) {
-		*why = lm_xasprintf("is negative");
+	if (d->pe > 0 && v >= 0) {
+		p = v / d->pe;
+		e = v % d->pe;
+	}
+	if (v < 0 || p > d->pmax || e > d->emax) {
+		a.start_partition = p;
+		a.offset = e;
+		if (v < 0 || !lm_arg_geometry(&g, &a, d->al, d->loc, why))
+			*why = lm_xasprintf("%s", v < 0 ? "a negative offset"
+					    : "out of bounds");
 		return -1;
 	}
-	if (d->pe > 0) {
-		a.start_partition = v / d->pe;
-		a.offset = v % d->pe;
-	} else {
-		a.offset = v;
-	}
-	if (lm_arg_geometry(&g, &a, d->al, d->loc, why))
-		return -1;
 	if (d->pe > 0) {
 		const ls_layout *l = o->space == LS_SP_SB ? &mc->sb_layout
 							   : &mc->psum_layout;
-		o->part = g.part;
-		o->pstart = d->loc->addr + a.offset * o->esize;
+		o->part = d->loc->base + p;
+		o->pstart = d->loc->addr + e * o->esize;
 		o->off = o->part * l->pb + layout_map(l, o->pstart);
 	} else {
-		o->off = a.offset * o->esize;
+		o->off = e * o->esize;
 	}
 	return 0;
 }
@@ -1842,6 +1896,7 @@ void ls_machine_free(ls_machine *mc)
 				lm_affine_free(sf->insts[i].dyn[d].expr);
 				free(sf->insts[i].dyn[d].arg.ap);
 			}
+			free(sf->insts[i].dyn);
 		}
 		free(sf->insts);
 		free(sf->deps);

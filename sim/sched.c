@@ -166,6 +166,7 @@ typedef struct sim {
 	int n_mm, cap_mm;
 	/* the instruction the semantics see: si, or dsi with the operands
 	   placed at this issue (dop) */
+	int64_t edge_ps[LS_ENGINES]; /* a back edge on each engine */
 	const ls_sinst *xsi;
 	ls_sinst dsi;
 	ls_opnd *dop;
@@ -1199,10 +1200,7 @@ static int back_edge(sim *s, int c, int e, const ls_sfunc *sf,
 	engine *E = &s->cores[c].eng[e];
 	const lframe *L = &F->l[F->nl - 1];
 	const ls_sinst *h = &sf->insts[sf->loops[L->loop].hdr];
-	const lm_arch *ar = s->mc->arch;
-	int64_t dur = perturb(s, lm_arch_cycles_ps(ar, (lm_engine)(e +
-			      LM_ENG_PE), ar->sem_op_cycles > 0 ?
-			      ar->sem_op_cycles : 1));
+	int64_t dur = perturb(s, s->edge_ps[e]);
 	s->n_instr++;
 	if (s->opt.max_instructions > 0 &&
 	    s->n_instr > s->opt.max_instructions) {
@@ -1706,6 +1704,10 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	s->groups = lm_xcalloc((size_t)mc->n_groups + 1, sizeof *s->groups);
 	s->xread = lm_xcalloc((size_t)mc->n_storages + 1, 1);
 	s->fmask = lm_xcalloc((size_t)mc->n_fns + 1, sizeof *s->fmask);
+	for (int e = 0; e < LS_ENGINES; e++)
+		s->edge_ps[e] = lm_arch_cycles_ps(mc->arch, (lm_engine)(e +
+			LM_ENG_PE), mc->arch->sem_op_cycles > 0 ?
+			mc->arch->sem_op_cycles : 1);
 	s->tracing = s->opt.trace_path != NULL;
 	s->x.mc = mc;
 	s->x.err = err;

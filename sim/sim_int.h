@@ -136,6 +136,10 @@ typedef struct ls_dyn {
 	const struct lm_alloc *al;
 	const struct lm_memloc *loc;
 	int64_t pe;             /* elements per partition (0: DRAM) */
+	/* the offsets in bounds (found at preparation with the verifier's
+	   geometry): SB / PSUM partition <= pmax and element <= emax; DRAM
+	   offset <= emax; -1: none */
+	int64_t pmax, emax;
 } ls_dyn;
 #define LS_MAX_DYN 4
 
@@ -154,7 +158,7 @@ typedef struct ls_sinst {
 	int heads;              /* Loop: the loop it heads, else -1 */
 	int is_target;          /* some dependency names it */
 	int n_dyn;
-	ls_dyn dyn[LS_MAX_DYN];
+	ls_dyn *dyn;            /* LS_MAX_DYN of them when n_dyn (owned) */
 	int n_wait;
 	int *wait_sem;
 	int64_t *wait_val;
