@@ -238,6 +238,30 @@ START_TEST(test_nest_break_zero_axis)
 }
 END_TEST
 
+/*
+** Four DMAs of one instruction in flight at once (row i of x to partition
+** i of a_sb through symbolic_ap addresses); the copy after the loop
+** depends on the DMA, so it waits for every iteration's transfer.
+*/
+START_TEST(test_dma_instances_in_flight)
+{
+	float x[4 * 8];
+	ls_tensors in;
+	ls_result r;
+	lm_module *m = fixture("rows.json", NULL, NULL);
+	for (int i = 0; i < 32; i++)
+		x[i] = (float)i * 0.5f - 3.0f;
+	memset(&in, 0, sizeof in);
+	add_input(&in, "x", 4, 8, x);
+	run_all(m, &in, x, 32, &r);
+	/* 4 DMAs and their back edges on SP, the copy, the store */
+	ck_assert_int_eq(r.instructions, 4 + 4 + 2);
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	lm_module_free(m);
+}
+END_TEST
+
 /* ---- a long loop -------------------------------------------------------- */
 
 static long max_rss_kib(void)
@@ -353,6 +377,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_acc_flag_bounds);
 	tcase_add_test(tc, test_loop_carried_dependency);
 	tcase_add_test(tc, test_nest_break_zero_axis);
+	tcase_add_test(tc, test_dma_instances_in_flight);
 	tcase_add_test(tc, test_max_instructions_in_loop);
 	tcase_add_test(tc, test_refused);
 	suite_add_tcase(s, tc);
