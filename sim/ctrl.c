@@ -117,6 +117,8 @@ const char *ls_dyn_name(const ls_dyn *d)
 {
 	switch (d->what) {
 	case LS_DYN_ACC_FLAG: return "accumulation_flag";
+	case LS_DYN_PSUM_ZERO: return "psum_zero_region";
+	case LS_DYN_UNINIT: return "can_read_uninit";
 	case LS_DYN_IN_OFF: return "ins symbolic_ap addrs[0]";
 	default: return "outs symbolic_ap addrs[0]";
 	}

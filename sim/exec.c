@@ -62,6 +62,9 @@ static uint8_t *grow_b(uint8_t **p, size_t *cap, int64_t n)
 
 static int can_read_uninit(const ls_exec *x)
 {
+	for (int i = 0; i < x->si->n_dyn; i++)
+		if (x->si->dyn[i].what == LS_DYN_UNINIT)
+			return (int)x->dynv[i];
 	return x->si->can_read_uninit;
 }
 

@@ -1141,9 +1141,25 @@ static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 static void dyn_bounds(ls_machine *mc, ls_dyn *d);
 
 /*
-** The values of si given as affine expressions that the simulator
-** evaluates at each issue: a Matmult's accumulation_flag (bits 0 and 1).
+** The keys whose affine values the simulator evaluates at each issue (the
+** values accepted: 0..hi): a Matmult's accumulation_flag (bits 0 and 1)
+** and psum_zero_region (0: a start clears the region it writes), the
+** can_read_uninit flag of the opcodes that read it.
 */
+static const struct {
+	lm_opmask ops;
+	const char *key;
+	int what;
+	int64_t hi;
+} affine_keys[] = {
+	{ LM_OPM(MATMULT), "accumulation_flag", LS_DYN_ACC_FLAG, 3 },
+	{ LM_OPM(MATMULT), "psum_zero_region", LS_DYN_PSUM_ZERO, 0 },
+	{ LM_OPM(DMACOPY) | LM_OPM(LOAD) | LM_OPM(SAVE) | LM_OPM(TENSORCOPY) |
+	  LM_OPM(ACTIVATION), "can_read_uninit", LS_DYN_UNINIT, 1 },
+};
+
+/* The values of si given as affine expressions (affine_keys, symbolic_ap
+** addresses), prepared. */
 static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
 {
 	const cJSON *v;
@@ -1164,31 +1180,39 @@ static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
 		else
 			free(why);
 	}
-	if (si->op != LM_OP_MATMULT || !si->in->extra)
-		return;
-	v = cJSON_GetObjectItemCaseSensitive(si->in->extra,
-					     "accumulation_flag");
-	if (!cJSON_IsObject(v))
-		return;
-	if (lm_affine_from_json(&e, v, 2, err, sizeof err)) {
-		if (!si->fault)
-			si->fault = lm_xasprintf("accumulation_flag: %s", err);
-		return;
-	}
-	if (!si->dyn)
-		si->dyn = lm_xcalloc(LS_MAX_DYN, sizeof *si->dyn);
-	if (si->n_dyn == LS_MAX_DYN) {
+	for (size_t r = 0; si->in->extra && r < sizeof affine_keys /
+	     sizeof *affine_keys; r++) {
+		if (!(affine_keys[r].ops & ((lm_opmask)1 << si->op)))
+			continue;
+		v = cJSON_GetObjectItemCaseSensitive(si->in->extra,
+						     affine_keys[r].key);
+		if (!cJSON_IsObject(v))
+			continue;
+		if (lm_affine_from_json(&e, v, 2, err, sizeof err)) {
+			if (!si->fault)
+				si->fault = lm_xasprintf("%s: %s",
+							 affine_keys[r].key,
+							 err);
+			return;
+		}
+		if (!si->dyn)
+			si->dyn = lm_xcalloc(LS_MAX_DYN, sizeof *si->dyn);
+		if (si->n_dyn == LS_MAX_DYN) {
+			lm_affine_free(e);
+			if (!si->fault)
+				si->fault = lm_xasprintf("more than %d values "
+					"evaluated per issue", LS_MAX_DYN);
+			return;
+		}
+		d = &si->dyn[si->n_dyn++];
+		memset(d, 0, sizeof *d);
+		d->what = affine_keys[r].what;
+		d->opnd = -1;
+		d->lo = 0;
+		d->hi = affine_keys[r].hi;
+		ls_dyn_prepare(sf, si, d, e);
 		lm_affine_free(e);
-		return;
 	}
-	d = &si->dyn[si->n_dyn++];
-	memset(d, 0, sizeof *d);
-	d->what = LS_DYN_ACC_FLAG;
-	d->opnd = -1;
-	d->lo = 0;
-	d->hi = 3;
-	ls_dyn_prepare(sf, si, d, e);
-	lm_affine_free(e);
 }
 
 /*

@@ -1149,7 +1149,7 @@ static int eval_dyn(sim *s, int c, int e, const ls_sinst *si)
 			return fail_at(s, c, si, "%s: %s%s", ls_dyn_name(d), err,
 				       where);
 		}
-		if (d->what == LS_DYN_ACC_FLAG && (v < d->lo || v > d->hi)) {
+		if (d->what < LS_DYN_IN_OFF && (v < d->lo || v > d->hi)) {
 			loop_where(s, c, e, where, sizeof where);
 			return fail_at(s, c, si, "%s = %lld is outside [%lld, "
 				       "%lld]%s", ls_dyn_name(d), (long long)v,
@@ -1157,7 +1157,7 @@ static int eval_dyn(sim *s, int c, int e, const ls_sinst *si)
 				       where);
 		}
 		s->x.dynv[i] = v;
-		if (d->what != LS_DYN_ACC_FLAG) {
+		if (d->what >= LS_DYN_IN_OFF) {
 			ls_opnd *o;
 			char *why = NULL;
 			/* every issue places all of si's dynamic operands:

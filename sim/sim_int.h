@@ -121,7 +121,8 @@ typedef struct ls_sloop {
 ** instruction's chain): a linear form when the expression compiles to
 ** one, else the expression itself (borrowed from nothing: owned here).
 */
-enum { LS_DYN_ACC_FLAG = 0, LS_DYN_IN_OFF, LS_DYN_OUT_OFF };
+enum { LS_DYN_ACC_FLAG = 0, LS_DYN_PSUM_ZERO, LS_DYN_UNINIT, LS_DYN_IN_OFF,
+       LS_DYN_OUT_OFF };
 typedef struct ls_dyn {
 	int what;               /* LS_DYN_* */
 	int opnd;               /* LS_DYN_*_OFF: the operand */
@@ -141,7 +142,7 @@ typedef struct ls_dyn {
 	   offset <= emax; -1: none */
 	int64_t pmax, emax;
 } ls_dyn;
-#define LS_MAX_DYN 4
+#define LS_MAX_DYN 6
 
 /* One instruction, prepared. Indices are global to the machine. */
 typedef struct ls_sinst {

@@ -119,6 +119,8 @@ static const op_key inst_meta[] = {
 ** and the shard id). */
 static const op_key inst_affine[] = {
 	{ OP(MATMULT), "accumulation_flag", NULL },
+	{ OP(MATMULT), "psum_zero_region", NULL },
+	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION), "can_read_uninit", NULL },
 };
 
 /*

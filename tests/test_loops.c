@@ -163,6 +163,48 @@ START_TEST(test_acc_flag_bounds)
 }
 END_TEST
 
+/*
+** can_read_uninit and psum_zero_region given as expressions are evaluated
+** at each issue: a copy of a never-written tile may read it (as NaN) on
+** the iteration whose flag is 1 and not on the next; a psum_zero_region
+** that becomes 1 on the last K tile is refused there.
+*/
+START_TEST(test_affine_flags_per_issue)
+{
+	float x[4] = {1, 2, 3, 4}, zero[K * T * N] = {0};
+	ls_tensors in;
+	ls_result r;
+	lm_error err;
+	lm_module *m = fixture("uninit.json", "\"ub\": 3", "\"ub\": 1");
+	memset(&in, 0, sizeof in);
+	add_input(&in, "x", 1, 4, x);
+	ck_assert_msg(ls_run(m, &in, NULL, &r, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < 4; i++)
+		ck_assert(isnan(out_f(&r, "y")[i]));
+	ls_result_free(&r);
+	lm_module_free(m);
+	m = fixture("uninit.json", NULL, NULL);
+	ck_assert_int_eq(ls_run(m, &in, NULL, &r, &err), LM_ECHECK);
+	ck_assert_msg(strstr(err.msg, "instruction c: reads uninitialized "
+			     "memory: ins[0] 'a_sb'") != NULL, "%s", err.msg);
+	ls_tensors_free(&in);
+	lm_module_free(m);
+	m = fixture("kacc.json", "\"loopnest\": [", "\"psum_zero_region\": {"
+		    "\"kind\": \"FloorDivKind\", \"numer\": {\"kind\": "
+		    "\"AffIVKind\", \"axis\": \"k\"}, \"denom\": 3}, "
+		    "\"loopnest\": [");
+	memset(&in, 0, sizeof in);
+	add_input(&in, "a", K, T * M, zero);
+	add_input(&in, "b", K, T * N, zero);
+	ck_assert_int_eq(ls_run(m, &in, NULL, &r, &err), LM_ECHECK);
+	ck_assert_msg(strstr(err.msg, "instruction mm: psum_zero_region = 1 "
+			     "is outside [0, 0] (core 0 PE in loop 'kl' "
+			     "iteration 3)") != NULL, "%s", err.msg);
+	ls_tensors_free(&in);
+	lm_module_free(m);
+}
+END_TEST
+
 /* ---- dependencies in loops ---------------------------------------------- */
 
 enum { P = 4, F = 8 };
@@ -375,6 +417,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_matmult_k_tiles);
 	tcase_add_test(tc, test_symbolic_ap_out_of_bounds);
 	tcase_add_test(tc, test_acc_flag_bounds);
+	tcase_add_test(tc, test_affine_flags_per_issue);
 	tcase_add_test(tc, test_loop_carried_dependency);
 	tcase_add_test(tc, test_nest_break_zero_axis);
 	tcase_add_test(tc, test_dma_instances_in_flight);

@@ -939,8 +939,8 @@ static const struct { const char *op, *kv, *want; } note_cases[] = {
 	{ "Matmult", ",\"replication_resolution\":2", "opcode 'Matmult' key "
 	  "'replication_resolution' = 2 is not modelled by the simulator (it "
 	  "models only 0)" },
-	{ "Matmult", ",\"psum_zero_region\":{\"kind\":\"ShardIDKind\",\"ub\":"
-	  "4}", "opcode 'Matmult' key 'psum_zero_region' = {\"kind\":"
+	{ "Matmult", ",\"is_transpose\":{\"kind\":\"ShardIDKind\",\"ub\":"
+	  "4}", "opcode 'Matmult' key 'is_transpose' = {\"kind\":"
 	  "\"ShardIDKind\",\"ub\":4} is not modelled by the simulator "
 	  "(affine expressions are not modelled)" },
 	{ "DMACopy", ",\"replica_groups\":[[0,1]]", "opcode 'DMACopy' key "
