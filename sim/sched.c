@@ -2,22 +2,25 @@
 ** sched.c -- the event scheduler and the two entry
 ** points ls_run / ls_run_multi.
 **
-** Time is integer picoseconds. Each core has five in-order engine streams
-** (PE, Activation, DVE, Pool, SP). Launching a function walks it in program
-** order and appends each instruction to its engine's stream (stopping at
-** the first Return); the walk also applies SwitchQueueInstance to the
-** core's active queue instances and binds each DMA to the instance active
-** at its place in program order; a Call on a core (and an NKIKernel) is
-** followed at once by its callee's body, so the callee runs synchronously
-** in the call's place. An engine starts its head instruction when
-** its previous one finished, every dependency completed and every wait
+** Time is integer picoseconds. Each core has five in-order engines (PE,
+** Activation, DVE, Pool, SP). Each engine walks its own stream of each
+** function (machine.c prepares them) with a cursor per activation it is
+** inside: a launched function, or the body of a Call on a core or of an
+** NKIKernel, which it descends into at the call's place in program order,
+** so the callee runs synchronously in the call's place. Items that take
+** no time are passed at once (entering and leaving activations and
+** loops, SwitchQueueInstance applied to the engine's own view of the
+** active queue instances, Break); a Loop's body is gone round with the
+** engine's loop frame, a back edge costing the engine a cycle. An engine
+** starts its next instruction when its previous one finished, every
+** dependency is met (positions in program order, ls_sdep) and every wait
 ** holds; the semantics (exec.c) read memory then, and the staged write is
 ** committed when the instruction completes. A DMA frees its issuing engine
 ** after the issue cost and completes when its transfer ends; transfers of
 ** one queue instance share its bandwidth and complete in FIFO order.
 ** CoreBarrier arrivals are matched by group across cores; the id slot
 ** tables (one per module) catch collisions. A run ends when no event is
-** left: anything still queued then is a deadlock.
+** left: anything still to run then is a deadlock.
 **
 ** The scheduler knows opcode semantics only through ls_exec_start /
 ** ls_exec_commit, and costs only through the prepared cycles (cost.c).
@@ -440,9 +443,8 @@ static void leave(sim *s, int c, int e)
 	}
 }
 
-/* Bytes of simulator memory one queued item of a walk takes, about (its
-** engine stream slot, act flags, queue instance and call slots, the act
-** records and the growth slack of the arrays: ~57 measured). */
+/* Bytes each instruction of a call tree is charged against the memory
+** limit before time 0 (the unit of the limit the message names). */
 #define WALK_ITEM_BYTES 64
 
 /* a + b, saturating at INT64_MAX (both non-negative). */

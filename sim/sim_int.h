@@ -9,8 +9,11 @@
 **               reading memory at an instruction's start and staging its
 **               writes (committed later by the scheduler); no time here;
 **   sched.c     the scheduler: events in integer picoseconds, in-order
-**               engine streams, dependencies / wait / signal, DMA queues,
-**               core barriers, calls, deadlock detection; no semantics.
+**               engines walking their streams with program cursors,
+**               dependencies / wait / signal, DMA queues, core barriers,
+**               calls, deadlock detection; no semantics;
+**   ctrl.c      the program structure at run time: positions and their
+**               order, loop trip counts, per-iteration values.
 ** Hot loops live apart: apiter.c (access-pattern element loops and dtype
 ** conversions) and mmkernel.c (the Matmult kernel), actfunc.c (activation
 ** formulas), cost.c (the cost model), trace.c (Chrome trace output).
