@@ -256,6 +256,30 @@ START_TEST(test_loop_carried_dependency)
 }
 END_TEST
 
+/* A deadlock inside a loop: the report names the iteration a dependency
+** waits in. */
+START_TEST(test_deadlock_in_loop)
+{
+	float x[P * F];
+	ls_tensors in;
+	ls_result r;
+	lm_error err;
+	lm_module *m = fixture("lcdep.json", "\"name\": \"add\",",
+			       "\"name\": \"add\", \"wait\": [{\"semaphore\": "
+			       "\"s_dma\", \"value\": 100}],");
+	chain_input(&in, x);
+	ck_assert_int_eq(ls_run(m, &in, NULL, &r, &err), LM_ECHECK);
+	ck_assert_msg(strstr(err.msg, "core 0 DVE: 'add' (TensorScalar) waits "
+			     "for semaphore 's_dma' >= 100 (value 1)") != NULL,
+		      "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "core 0 Pool: 'cp' (TensorCopy) waits "
+			     "for instruction 'add' to complete (iteration 0 "
+			     "of loop 'li')") != NULL, "%s", err.msg);
+	ls_tensors_free(&in);
+	lm_module_free(m);
+}
+END_TEST
+
 /*
 ** Nested loops (i in [0, 6) step 2: 3 iterations) around an inner loop
 ** whose Break ends it after its first pass, then an all-zero axis (one
@@ -419,6 +443,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_acc_flag_bounds);
 	tcase_add_test(tc, test_affine_flags_per_issue);
 	tcase_add_test(tc, test_loop_carried_dependency);
+	tcase_add_test(tc, test_deadlock_in_loop);
 	tcase_add_test(tc, test_nest_break_zero_axis);
 	tcase_add_test(tc, test_dma_instances_in_flight);
 	tcase_add_test(tc, test_max_instructions_in_loop);
