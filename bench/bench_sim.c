@@ -5,7 +5,12 @@
 **      cblas_sgemm single-threaded on the same shape in the same run
 **      (goal: ratio >= 0.6, with the exact k-ordered fmaf result);
 **   2. dispatch rate of tiny instructions (1-partition TensorCopy),
-**      goal >= 5 M instructions/s.
+**      goal >= 5 M instructions/s;
+**   3. a 3-deep nest of static Loops around one 1-partition TensorCopy
+**      whose symbolic_ap addresses are linear in (i, j, k), at 10^4, 10^5
+**      and 10^6 iterations: the event loop's dispatch rate (goal >= 5 M
+**      instructions/s) and each run's peak RSS, measured in a child
+**      process of its own (goal: equal within 1 MiB).
 */
 #include "common.h"
 #include "module.h"
@@ -17,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #ifdef LNCSIM_BENCH_OPENBLAS
 #include <cblas.h>
@@ -172,7 +179,7 @@ static lm_module *tiny_module(int n)
 	sb_alloc(&b, "c", "float32", 1, 16, 16, 0);
 	lm_buf_puts(&b, "],\"blocks\":[{\"name\":\"b\",\"instructions\":[");
 	lm_buf_puts(&b, "{\"opcode\":\"Memset\",\"name\":\"z\",\"engine\":\"DVE\","
-		    "\"value\":1,\"outs\":[");
+		    "\"mode\":\"Const\",\"value\":1,\"outs\":[");
 	ap(&b, "a", "float32", 1, 4);
 	lm_buf_puts(&b, "]}");
 	for (int i = 0; i < n; i++) {
@@ -187,6 +194,90 @@ static lm_module *tiny_module(int n)
 	m = parse(&b);
 	lm_buf_free(&b);
 	return m;
+}
+
+/* A symbolic_ap of 4 float32 elements of 1-partition tensor name at
+** element i + j + k. */
+static void sym_ap(lm_buf *b, const char *name)
+{
+	lm_buf_printf(b, "{\"kind\":\"symbolic_ap\",\"memsetref\":\"%s\","
+		      "\"memref\":\"%s\",\"ap\":[[1024,1],[1,4]],\"dtype\":"
+		      "\"float32\",\"addrs\":[{\"kind\":\"AffExprKind\","
+		      "\"terms\":[{\"idx\":{\"kind\":\"AffIVKind\",\"axis\":"
+		      "\"i\"},\"coeff\":1},{\"idx\":{\"kind\":\"AffIVKind\","
+		      "\"axis\":\"j\"},\"coeff\":1},{\"idx\":{\"kind\":"
+		      "\"AffIVKind\",\"axis\":\"k\"},\"coeff\":1}],\"c\":0}]}",
+		      name, name);
+}
+
+/* Loops i < ni, j < nj, k < nk around one TensorCopy [1 x 4] on DVE. */
+static lm_module *nest_module(int ni, int nj, int nk)
+{
+	lm_buf b = LM_BUF_INIT;
+	lm_module *m;
+	const char *ax[3] = {"i", "j", "k"};
+	int n[3] = {ni, nj, nk};
+	lm_buf_puts(&b, head);
+	sb_alloc(&b, "a", "float32", 1, 4096, 0, 1);
+	sb_alloc(&b, "c", "float32", 1, 4096, 4096, 0);
+	lm_buf_puts(&b, "],\"blocks\":[{\"name\":\"b\",\"instructions\":[");
+	lm_buf_puts(&b, "{\"opcode\":\"Memset\",\"name\":\"z\",\"engine\":"
+		    "\"DVE\",\"mode\":\"Const\",\"value\":1,\"outs\":[");
+	lm_buf_puts(&b, "{\"kind\":\"physical_ap\",\"memsetref\":\"a\","
+		    "\"memref\":\"a\",\"offset\":0,\"ap\":[[1024,1],"
+		    "[1,1024]],\"dtype\":\"float32\"}]}");
+	for (int d = 0; d < 3; d++)
+		lm_buf_printf(&b, "%s{\"opcode\":\"Loop\",\"name\":\"l%s\","
+			      "\"engine\":\"DVE\",\"LoopAxis\":{\"name\":"
+			      "\"%s\",\"lb\":0,\"ub\":%d,\"stride\":1},"
+			      "\"blocks\":[{\"name\":\"b%s\",\"instructions\":[",
+			      d ? "" : ",", ax[d], ax[d], n[d], ax[d]);
+	lm_buf_puts(&b, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\","
+		    "\"engine\":\"DVE\",\"ins\":[");
+	sym_ap(&b, "a");
+	lm_buf_puts(&b, "],\"outs\":[");
+	sym_ap(&b, "c");
+	lm_buf_puts(&b, "]}");
+	for (int d = 0; d < 3; d++)
+		lm_buf_puts(&b, "]}]}");
+	lm_buf_puts(&b, "]}]}]}");
+	m = parse(&b);
+	lm_buf_free(&b);
+	return m;
+}
+
+/* One loop-nest run in a child process: its dispatch rate and peak RSS. */
+static void nest_run(int ni, int nj, int nk)
+{
+	struct rusage u;
+	int status;
+	pid_t pid;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		lm_module *m = nest_module(ni, nj, nk);
+		ls_result r;
+		lm_error err;
+		if (ls_run(m, NULL, NULL, &r, &err)) {
+			fprintf(stderr, "bench_sim: %s\n", err.msg);
+			_exit(1);
+		}
+		printf("loop nest %3d x %3d x %3d: %8lld copies, %8lld "
+		       "dispatched (back edges included) in %.3f s: %.2f M "
+		       "instructions/s in the event loop (goal >= 5)",
+		       ni, nj, nk, (long long)ni * nj * nk,
+		       (long long)r.instructions, r.wall_run_s,
+		       (double)r.instructions / r.wall_run_s / 1e6);
+		fflush(stdout);
+		ls_result_free(&r);
+		lm_module_free(m);
+		_exit(0);
+	}
+	if (pid < 0 || wait4(pid, &status, 0, &u) != pid || status != 0) {
+		fprintf(stderr, "bench_sim: loop nest run failed\n");
+		exit(1);
+	}
+	printf(", peak RSS %.1f MiB\n", (double)u.ru_maxrss / 1024.0);
 }
 
 /*
@@ -226,6 +317,10 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	fix_openblas_coretype(argv);
+	/* first, while this process is small: the children's peak RSS */
+	nest_run(10, 10, 100);
+	nest_run(10, 100, 100);
+	nest_run(100, 100, 100);
 	printf("matmul kernel: %s\n", ls_mm_kernel_name());
 	for (int d = 0; d < 2; d++) {
 		lm_module *m = matmul_module(dts[d], n_mm);

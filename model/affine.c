@@ -1044,3 +1044,87 @@ int lm_affine_each_name(lm_affine *e, lm_affine_name_fn fn, void *ctx)
 			return rc;
 	return e->sub ? lm_affine_each_name(e->sub, fn, ctx) : 0;
 }
+
+/* ---- linear forms ------------------------------------------------------ */
+
+/* e * k added to *f; -1 when e is not linear in the slots slot_of gives. */
+static int lin_add(lm_affine_lin *f, const lm_affine *e, int64_t k,
+		   lm_affine_slot_fn slot_of, void *ctx)
+{
+	int64_t x;
+	switch (e->kind) {
+	case LM_AFF_AFFINE:
+		if (__builtin_mul_overflow(e->k[0], k, &x) ||
+		    __builtin_add_overflow(f->c, x, &f->c))
+			return -1;
+		for (int i = 0; i < e->n; i++) {
+			int64_t kk;
+			if (__builtin_mul_overflow(e->coeff[i], k, &kk) ||
+			    lin_add(f, e->op[i], kk, slot_of, ctx))
+				return -1;
+		}
+		return 0;
+	case LM_AFF_SUM:
+		for (int i = 0; i < e->n; i++)
+			if (lin_add(f, e->op[i], k, slot_of, ctx))
+				return -1;
+		return 0;
+	case LM_AFF_MULT:
+		if (__builtin_mul_overflow(e->k[0], k, &x))
+			return -1;
+		return lin_add(f, e->sub, x, slot_of, ctx);
+	case LM_AFF_IV: {
+		int s = slot_of(ctx, e->name), j;
+		if (s < 0)
+			return -1;
+		for (j = 0; j < f->n && f->slot[j] != s; j++)
+			;
+		if (j == f->n) {
+			if (f->n == LM_AFFINE_LIN_MAX)
+				return -1;
+			f->slot[f->n] = s;
+			f->coef[f->n++] = 0;
+		}
+		return __builtin_add_overflow(f->coef[j], k, &f->coef[j]) ? -1
+									   : 0;
+	}
+	default:
+		if (lm_affine_const(e, &x) == 0) {
+			if (__builtin_mul_overflow(x, k, &x) ||
+			    __builtin_add_overflow(f->c, x, &f->c))
+				return -1;
+			return 0;
+		}
+		return -1;
+	}
+}
+
+int lm_affine_compile_lin(const lm_affine *e, lm_affine_slot_fn slot_of,
+			  void *ctx, lm_affine_lin *out)
+{
+	lm_affine_lin f;
+	int64_t v;
+	memset(&f, 0, sizeof f);
+	if (e->kind != LM_AFF_AFFINE && e->kind != LM_AFF_SUM &&
+	    e->kind != LM_AFF_MULT && e->kind != LM_AFF_IV) {
+		if (lm_affine_const(e, &v))
+			return -1;
+		f.c = v;
+	} else if (lin_add(&f, e, 1, slot_of, ctx)) {
+		return -1;
+	}
+	*out = f;
+	return 0;
+}
+
+int lm_affine_lin_eval(const lm_affine_lin *f, const int64_t *slots,
+		       int64_t *v)
+{
+	int64_t acc = f->c, x;
+	for (int i = 0; i < f->n; i++)
+		if (__builtin_mul_overflow(f->coef[i], slots[f->slot[i]], &x) ||
+		    __builtin_add_overflow(acc, x, &acc))
+			return -1;
+	*v = acc;
+	return 0;
+}

@@ -129,4 +129,35 @@ int lm_affine_eval(const lm_affine *e, lm_affine_leaf_fn fn, void *ctx,
 typedef int (*lm_affine_name_fn)(void *ctx, int kind, char **name);
 int lm_affine_each_name(lm_affine *e, lm_affine_name_fn fn, void *ctx);
 
+/*
+** A linear form c + sum of coef[i] * slots[slot[i]]: an expression over
+** loop induction values compiled once, evaluated without a tree walk.
+** slot_of(ctx, axis) gives an AffIVKind axis's slot (>= 0), or -1 when the
+** axis has none.
+*/
+#define LM_AFFINE_LIN_MAX 16
+typedef struct lm_affine_lin {
+	int64_t c;
+	int n;
+	int slot[LM_AFFINE_LIN_MAX];
+	int64_t coef[LM_AFFINE_LIN_MAX];
+} lm_affine_lin;
+typedef int (*lm_affine_slot_fn)(void *ctx, const char *axis);
+
+/*
+** Compile e into *out when it is linear in induction values: AffExprKind,
+** SumKind and MultKind nodes over AffIVKind leaves that slot_of knows and
+** sub-trees that fold to constants (lm_affine_const). Returns 0, or -1
+** (out untouched) when e is not linear that way: a register, a shard id,
+** a floor division or modulo over an induction value, an unknown axis,
+** more than LM_AFFINE_LIN_MAX slots, or an int64 overflow. The value of
+** the form equals lm_affine_eval's for the same induction values.
+*/
+int lm_affine_compile_lin(const lm_affine *e, lm_affine_slot_fn slot_of,
+			  void *ctx, lm_affine_lin *out);
+/* The value of f at the induction values slots[]: 0, or -1 on an int64
+** overflow. */
+int lm_affine_lin_eval(const lm_affine_lin *f, const int64_t *slots,
+		       int64_t *v);
+
 #endif

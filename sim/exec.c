@@ -62,6 +62,9 @@ static uint8_t *grow_b(uint8_t **p, size_t *cap, int64_t n)
 
 static int can_read_uninit(const ls_exec *x)
 {
+	for (int i = 0; i < x->si->n_dyn; i++)
+		if (x->si->dyn[i].what == LS_DYN_UNINIT)
+			return (int)x->dynv[i];
 	return x->si->can_read_uninit;
 }
 
@@ -316,6 +319,16 @@ static int mm_in_place(ls_exec *x, int i, ls_mm_src *src)
 }
 
 /* Matmult: acc = start ? 0 : dst; acc = fmaf(st[k][m], mv[k][n], acc). */
+/* A Matmult's start bit: its accumulation_flag, or the value that flag
+** took at this issue when it is an expression. */
+static int acc_start(const ls_exec *x)
+{
+	for (int i = 0; i < x->si->n_dyn; i++)
+		if (x->si->dyn[i].what == LS_DYN_ACC_FLAG)
+			return (int)(x->dynv[i] & 1);
+	return x->si->in->start_tensor_calc;
+}
+
 static int exec_matmult(ls_exec *x)
 {
 	const ls_opnd *st = &x->si->ins[0], *mv = &x->si->ins[1];
@@ -344,7 +357,7 @@ static int exec_matmult(ls_exec *x)
 		sb.is_bf16 = 0;
 	}
 	c = (float *)(void *)stage_buf(x); /* dst is float32 (verified) */
-	if (x->si->in->start_tensor_calc) {
+	if (acc_start(x)) {
 		memset(c, 0, (size_t)M * (size_t)N * sizeof(float));
 	} else {
 		ls_view v;

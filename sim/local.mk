@@ -3,7 +3,7 @@ noinst_LTLIBRARIES += sim/libsim.la
 sim_libsim_la_CPPFLAGS = -I$(srcdir)/sim -I$(srcdir)/model
 sim_libsim_la_SOURCES = sim/sim.h sim/sim_int.h sim/machine.c sim/apiter.c \
 	sim/mmkernel.c sim/actfunc.c sim/exec.c sim/cost.c sim/sched.c \
-	sim/trace.c sim/host.c
+	sim/trace.c sim/host.c sim/ctrl.c
 sim_libsim_la_SOURCES += sim/simcheck.c sim/simcheck.h
 sim_libsim_la_SOURCES += sim/diff.c sim/diff.h
 sim_libsim_la_SOURCES += sim/gen.c sim/gen.h

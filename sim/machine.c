@@ -318,6 +318,15 @@ static int64_t pair_stride(const lm_appair *p, int esize)
 ** reached. SB / PSUM operands are resolved against the arch layout here
 ** and placed in the compact layout later (layout_apply).
 */
+/* Is opaque operand a a symbolic_ap? */
+static int is_symbolic_ap(const lm_arg *a)
+{
+	const cJSON *k = a->extra ? cJSON_GetObjectItemCaseSensitive(a->extra,
+								     "kind")
+				  : NULL;
+	return cJSON_IsString(k) && strcmp(k->valuestring, "symbolic_ap") == 0;
+}
+
 static void prep_opnd(ls_machine *mc, int mi, const ls_sfunc *sf,
 		      const lm_arg *a, ls_opnd *o, char **fault)
 {
@@ -334,6 +343,8 @@ static void prep_opnd(ls_machine *mc, int mi, const ls_sfunc *sf,
 	o->pdim = -1;
 	if (a->kind == LM_ARG_IMM)
 		return; /* space NONE: an immediate */
+	if (a->kind == LM_ARG_OPAQUE && is_symbolic_ap(a))
+		return; /* prep_dyn */
 	if (a->kind != LM_ARG_PHYSICAL_AP) {
 		if (!*fault)
 			*fault = lm_xasprintf("operand kind is not supported "
@@ -989,10 +1000,16 @@ static int setup_storages(ls_machine *mc, const ls_tensors *inputs,
 
 /* ---- functions ---------------------------------------------------------- */
 
+/* Instructions of blocks bs, the bodies of their Loops included. */
 static void count_insts(const lm_block *bs, int nb, int *n)
 {
 	for (int b = 0; b < nb; b++)
-		*n += bs[b].n_insts;
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			const lm_inst *in = &bs[b].insts[i];
+			(*n)++;
+			if (in->op == LM_OP_LOOP)
+				count_insts(in->blocks, in->n_blocks, n);
+		}
 }
 
 /*
@@ -1014,14 +1031,14 @@ static void *carve(void *base, size_t *used, size_t n, size_t size)
 	return p;
 }
 
-/* Prepare one instruction of function fi (module mi). */
+/* Prepare one instruction of function fi (module mi); its dependencies
+** are resolved later (prep_deps). */
 static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 		      ls_sinst *si, arena *ar)
 {
 	ls_smod *sm = &mc->mods[mi];
 	ls_sfunc *sf = &mc->fns[fi];
 
-	memset(si, 0, sizeof *si);
 	si->in = in;
 	si->op = in->op;
 	si->fn = fi;
@@ -1041,16 +1058,6 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 		for (int i = 0; i < in->n_outs; i++)
 			prep_opnd(mc, mi, sf, &in->outs[i], &si->outs[i],
 				  &si->fault);
-	}
-	si->n_deps = in->n_deps;
-	si->deps = carve(ar->ints, &ar->n_ints, (size_t)in->n_deps, sizeof(int));
-	for (int i = 0; i < in->n_deps; i++) {
-		si->deps[i] = smap_get(&sf->index, in->deps[i]);
-		if (si->deps[i] < 0 && !si->fault)
-			si->fault = lm_xasprintf("dependency '%s' is not an "
-						 "instruction the simulator "
-						 "runs in this function",
-						 S(in->deps[i]));
 	}
 	si->n_wait = in->n_wait;
 	si->wait_sem = carve(ar->ints, &ar->n_ints, (size_t)in->n_wait,
@@ -1094,6 +1101,530 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	ls_cost_prepare(mc->arch, si);
 }
 
+/* State of the flattening walk of one function. */
+typedef struct flat {
+	ls_machine *mc;
+	int mi, fi;
+	arena ar;
+	int k;                  /* next instruction index */
+	int cap_loops;
+} flat;
+
+/* A Loop header at index h (its lm_inst in) opens loop sf->loops[id]. */
+static int open_loop(flat *F, ls_sfunc *sf, const lm_inst *in, int h,
+		     int parent)
+{
+	ls_sloop *l;
+	int id = sf->n_loops;
+	lm_grow(&sf->loops, &F->cap_loops, sf->n_loops + 1, sizeof *sf->loops);
+	sf->n_loops++;
+	l = &sf->loops[id];
+	memset(l, 0, sizeof *l);
+	l->hdr = h;
+	l->parent = parent;
+	l->depth = parent < 0 ? 0 : sf->loops[parent].depth + 1;
+	if (parent >= 0)
+		memcpy(l->chain, sf->loops[parent].chain,
+		       sizeof l->chain);
+	if (l->depth < LS_MAX_NEST)
+		l->chain[l->depth] = id;
+	l->axis = in->axis.name;
+	l->lb = in->axis.lb;
+	l->ub = in->axis.ub;
+	l->stride = in->axis.stride;
+	l->is_pass = l->lb == 0 && l->ub == 0 && l->stride == 0;
+	return id;
+}
+
+static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
+			   int k, int is_out);
+static void dyn_bounds(ls_machine *mc, ls_dyn *d);
+
+/*
+** The keys whose affine values the simulator evaluates at each issue (the
+** values accepted: 0..hi): a Matmult's accumulation_flag (bits 0 and 1)
+** and psum_zero_region (0: a start clears the region it writes), the
+** can_read_uninit flag of the opcodes that read it.
+*/
+static const struct {
+	lm_opmask ops;
+	const char *key;
+	int what;
+	int64_t hi;
+} affine_keys[] = {
+	{ LM_OPM(MATMULT), "accumulation_flag", LS_DYN_ACC_FLAG, 3 },
+	{ LM_OPM(MATMULT), "psum_zero_region", LS_DYN_PSUM_ZERO, 0 },
+	{ LM_OPM(DMACOPY) | LM_OPM(LOAD) | LM_OPM(SAVE) | LM_OPM(TENSORCOPY) |
+	  LM_OPM(ACTIVATION), "can_read_uninit", LS_DYN_UNINIT, 1 },
+};
+
+/* The values of si given as affine expressions (affine_keys, symbolic_ap
+** addresses), prepared. */
+static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
+{
+	const cJSON *v;
+	lm_affine *e;
+	ls_dyn *d;
+	char err[200];
+	for (int k = 0; k < si->in->n_ins + si->in->n_outs; k++) {
+		int is_out = k >= si->in->n_ins, i = is_out ? k - si->in->n_ins
+							     : k;
+		const lm_arg *a = is_out ? &si->in->outs[i] : &si->in->ins[i];
+		char *why;
+		if (a->kind != LM_ARG_OPAQUE || !is_symbolic_ap(a) ||
+		    !ls_opcode_executed(si->op))
+			continue;
+		why = prep_symbolic(mc, sf, si, i, is_out);
+		if (why && !si->fault)
+			si->fault = why;
+		else
+			free(why);
+	}
+	for (size_t r = 0; si->in->extra && r < sizeof affine_keys /
+	     sizeof *affine_keys; r++) {
+		if (!(affine_keys[r].ops & ((lm_opmask)1 << si->op)))
+			continue;
+		v = cJSON_GetObjectItemCaseSensitive(si->in->extra,
+						     affine_keys[r].key);
+		if (!cJSON_IsObject(v))
+			continue;
+		if (lm_affine_from_json(&e, v, 2, err, sizeof err)) {
+			if (!si->fault)
+				si->fault = lm_xasprintf("%s: %s",
+							 affine_keys[r].key,
+							 err);
+			return;
+		}
+		if (!si->dyn)
+			si->dyn = lm_xcalloc(LS_MAX_DYN, sizeof *si->dyn);
+		if (si->n_dyn == LS_MAX_DYN) {
+			lm_affine_free(e);
+			if (!si->fault)
+				si->fault = lm_xasprintf("more than %d values "
+					"evaluated per issue", LS_MAX_DYN);
+			return;
+		}
+		d = &si->dyn[si->n_dyn++];
+		memset(d, 0, sizeof *d);
+		d->what = affine_keys[r].what;
+		d->opnd = -1;
+		d->lo = 0;
+		d->hi = affine_keys[r].hi;
+		ls_dyn_prepare(sf, si, d, e);
+		lm_affine_free(e);
+	}
+}
+
+/*
+** Operand k of si (is_out: of its outs), a symbolic_ap with one address:
+** the start element offset in physical_ap's folded encoding, evaluated at
+** each issue. Its physical form at offset 0 is prepared as the template
+** (strides and sizes), the whole memory location is noted in the layout
+** (any in-bounds offset is backed), and the address is prepared as a
+** dynamic value. NULL, or the fault.
+*/
+static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
+			   int k, int is_out)
+{
+	const lm_arg *a = is_out ? &si->in->outs[k] : &si->in->ins[k];
+	ls_opnd *o = is_out ? &si->outs[k] : &si->ins[k];
+	ls_smod *sm = &mc->mods[sf->mod];
+	const cJSON *j = a->extra, *ap, *ad, *mr, *ms;
+	lm_affine *e;
+	ls_dyn *d;
+	char err[200], *fault = NULL;
+	int n;
+
+	for (const cJSON *c = j->child; c; c = c->next)
+		if (strcmp(c->string, "kind") && strcmp(c->string, "ap") &&
+		    strcmp(c->string, "dtype") && strcmp(c->string, "addrs") &&
+		    strcmp(c->string, "memsetref") &&
+		    strcmp(c->string, "memref"))
+			return lm_xasprintf("symbolic_ap key '%s' is not "
+					    "modelled by the simulator",
+					    c->string);
+	ap = cJSON_GetObjectItemCaseSensitive(j, "ap");
+	ad = cJSON_GetObjectItemCaseSensitive(j, "addrs");
+	ms = cJSON_GetObjectItemCaseSensitive(j, "memsetref");
+	mr = cJSON_GetObjectItemCaseSensitive(j, "memref");
+	if (!cJSON_IsArray(ad) || cJSON_GetArraySize(ad) != 1)
+		return lm_xasprintf("symbolic_ap with %d addrs: the simulator "
+				    "runs one (the start element offset)",
+				    cJSON_IsArray(ad) ? cJSON_GetArraySize(ad)
+						      : 0);
+	n = cJSON_IsArray(ap) ? cJSON_GetArraySize(ap) : 0;
+	if (n < 1 || n > 64 || !cJSON_IsString(ms))
+		return lm_xasprintf("symbolic_ap needs ap pairs and a memsetref");
+	if (si->n_dyn == LS_MAX_DYN)
+		return lm_xasprintf("more than %d symbolic_ap operands",
+				    LS_MAX_DYN - 1);
+	if (!si->dyn)
+		si->dyn = lm_xcalloc(LS_MAX_DYN, sizeof *si->dyn);
+	d = &si->dyn[si->n_dyn];
+	memset(d, 0, sizeof *d);
+	d->what = is_out ? LS_DYN_OUT_OFF : LS_DYN_IN_OFF;
+	d->opnd = k;
+	d->arg.kind = LM_ARG_PHYSICAL_AP;
+	d->arg.dtype = a->dtype;
+	d->arg.memsetref = ms->valuestring;
+	d->arg.memref = cJSON_IsString(mr) ? mr->valuestring : ms->valuestring;
+	d->arg.has_start_partition = 1;
+	d->arg.n_ap = n;
+	d->arg.ap = lm_xcalloc((size_t)n, sizeof *d->arg.ap);
+	for (int i = 0; i < n; i++) {
+		const cJSON *p = cJSON_GetArrayItem(ap, i);
+		const cJSON *st = cJSON_GetArrayItem(p, 0);
+		const cJSON *nm = cJSON_GetArrayItem(p, 1);
+		if (!cJSON_IsNumber(st) || !cJSON_IsNumber(nm)) {
+			free(d->arg.ap);
+			return lm_xasprintf("symbolic_ap ap[%d] is not a pair "
+					    "[step, num]", i);
+		}
+		d->arg.ap[i].step = (int64_t)st->valuedouble;
+		d->arg.ap[i].num = (int64_t)nm->valuedouble;
+	}
+	prep_opnd(mc, sf->mod, sf, &d->arg, o, &fault);
+	if (fault) {
+		free(d->arg.ap);
+		return fault;
+	}
+	d->al = lm_strmap_lookup(&sm->allocs, d->arg.memsetref);
+	d->loc = d->al ? lm_alloc_find_memloc(d->al, d->arg.memref) : NULL;
+	if (o->space == LS_SP_SB || o->space == LS_SP_PSUM) {
+		ls_layout *l = o->space == LS_SP_SB ? &mc->sb_layout
+						    : &mc->psum_layout;
+		d->pe = lm_arg_part_elems(&d->arg, d->loc);
+		if (d->loc->n_dims >= 2)
+			layout_note(l, d->loc->addr, d->loc->addr +
+				    d->loc->dims[1]);
+	}
+	if (lm_affine_from_json(&e, cJSON_GetArrayItem(ad, 0), 2, err,
+				sizeof err)) {
+		free(d->arg.ap);
+		return lm_xasprintf("symbolic_ap addrs[0]: %s", err);
+	}
+	ls_dyn_prepare(sf, si, d, e);
+	lm_affine_free(e);
+	dyn_bounds(mc, d);
+	si->n_dyn++;
+	return NULL;
+}
+
+/* Is d's operand in bounds at start partition p and element offset e? */
+static int dyn_ok(const ls_dyn *d, int64_t p, int64_t e)
+{
+	lm_arg a = d->arg;
+	lm_geom g;
+	a.start_partition = p;
+	a.offset = e;
+	return lm_arg_geometry(&g, &a, d->al, d->loc, NULL) == 0;
+}
+
+/* The largest x in [0, hi] with ok(x) (ok holds up to some x and fails
+** beyond: the reach of an access grows with its offset), or -1. */
+static int64_t dyn_max(const ls_dyn *d, int is_part, int64_t hi)
+{
+	int64_t lo = 0;
+	if (!dyn_ok(d, 0, 0))
+		return -1;
+	while (lo < hi) {
+		int64_t m = lo + (hi - lo + 1) / 2;
+		if (is_part ? dyn_ok(d, m, 0) : dyn_ok(d, 0, m))
+			lo = m;
+		else
+			hi = m - 1;
+	}
+	return lo;
+}
+
+/* The bounds of d's offsets (its template prepared). */
+static void dyn_bounds(ls_machine *mc, ls_dyn *d)
+{
+	if (d->pe > 0) {
+		d->pmax = dyn_max(d, 1, LM_PARTITIONS);
+		d->emax = dyn_max(d, 0, d->pe);
+	} else {
+		int64_t n = 0;
+		for (int s = 0; s < mc->n_storages; s++)
+			if (mc->storages[s].alloc == d->al)
+				n = mc->storages[s].bytes;
+		d->pmax = 0;
+		d->emax = dyn_max(d, 0, n > 0 ? n : INT32_MAX);
+	}
+}
+
+int ls_dyn_place(ls_machine *mc, const ls_dyn *d, int64_t v, ls_opnd *o,
+		 char **why)
+{
+	int64_t p = 0, e = v;
+	lm_arg a = d->arg;
+	lm_geom g;
+	if (d->pe > 0 && v >= 0) {
+		p = v / d->pe;
+		e = v % d->pe;
+	}
+	if (v < 0 || p > d->pmax || e > d->emax) {
+		a.start_partition = p;
+		a.offset = e;
+		if (v < 0 || !lm_arg_geometry(&g, &a, d->al, d->loc, why))
+			*why = lm_xasprintf("%s", v < 0 ? "a negative offset"
+					    : "out of bounds");
+		return -1;
+	}
+	if (d->pe > 0) {
+		const ls_layout *l = o->space == LS_SP_SB ? &mc->sb_layout
+							   : &mc->psum_layout;
+		o->part = d->loc->base + p;
+		o->pstart = d->loc->addr + e * o->esize;
+		o->off = o->part * l->pb + layout_map(l, o->pstart);
+	} else {
+		o->off = e * o->esize;
+	}
+	return 0;
+}
+
+/* Flatten blocks bs (inside loop `loop`, -1: none) into sf->insts. */
+static void flatten(flat *F, ls_sfunc *sf, const lm_block *bs, int nb,
+		    int loop)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			const lm_inst *in = &bs[b].insts[i];
+			int h = F->k++;
+			ls_sinst *si = &sf->insts[h];
+			memset(si, 0, sizeof *si);
+			prep_inst(F->mc, F->mi, F->fi, in, si, &F->ar);
+			si->loop = loop;
+			si->heads = -1;
+			prep_dyn(F->mc, sf, si);
+			if (in->op != LM_OP_LOOP)
+				continue;
+			si->heads = open_loop(F, sf, in, h, loop);
+			if (sf->loops[si->heads].depth >= LS_MAX_NEST &&
+			    !si->fault)
+				si->fault = lm_xasprintf("Loops nested more "
+					"than %d deep", LS_MAX_NEST);
+			flatten(F, sf, in->blocks, in->n_blocks, si->heads);
+			sf->loops[si->heads].end = F->k;
+		}
+}
+
+/* The construct of the body of loop `lp` (-1: top level) that holds
+** instruction i: i itself or the header of a loop around it. */
+static int construct_in(const ls_sfunc *sf, int i, int lp)
+{
+	int l = sf->insts[i].heads >= 0 ? sf->insts[i].heads
+					 : sf->insts[i].loop;
+	int at = i;
+	while (l >= 0 && l != lp) {
+		at = sf->loops[l].hdr;
+		l = sf->loops[l].parent;
+	}
+	return at;
+}
+
+/* The innermost loop enclosing both i and j (-1: none). */
+static int common_loop(const ls_sfunc *sf, int i, int j)
+{
+	for (int a = sf->insts[i].loop; a >= 0; a = sf->loops[a].parent)
+		for (int b = sf->insts[j].loop; b >= 0; b = sf->loops[b].parent)
+			if (a == b)
+				return a;
+	return -1;
+}
+
+/* The dependency of b on a (is_lc: loop-carried) in the rule's form. */
+static ls_sdep make_dep(const ls_sfunc *sf, int b, int a, int is_lc)
+{
+	ls_sdep d;
+	int ca, cb;
+	d.a = a;
+	d.loop = common_loop(sf, a, b);
+	ca = construct_in(sf, a, d.loop);
+	cb = construct_in(sf, b, d.loop);
+	d.x = -1;
+	if (d.loop < 0 || (!is_lc && ca < cb))
+		d.x = sf->insts[ca].heads >= 0 ? sf->loops[sf->insts[ca].heads].end
+					       : ca + 1;
+	return d;
+}
+
+/* Instructions a dependency on i stands for: i, or a Loop's body. */
+static int dep_span(const ls_sfunc *sf, int i, int *lo, int *hi)
+{
+	if (sf->insts[i].heads < 0) {
+		*lo = i;
+		*hi = i + 1;
+		return 1;
+	}
+	*lo = i + 1;
+	*hi = sf->loops[sf->insts[i].heads].end;
+	return 0;
+}
+
+/*
+** Resolve the dependencies (and loop-carried dependencies) of every
+** instruction of sf: a Loop named stands for every instruction of its
+** body (Loop headers excluded: they do not complete).
+*/
+static void prep_deps(ls_sfunc *sf)
+{
+	size_t n = 0;
+	ls_sdep *all;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			all = lm_xcalloc(n + 1, sizeof *all);
+			sf->deps = all;
+			n = 0;
+		}
+		for (int b = 0; b < sf->n; b++) {
+			ls_sinst *si = &sf->insts[b];
+			const lm_inst *in = si->in;
+			if (pass == 1) {
+				si->deps = all + n;
+				si->n_deps = 0;
+			}
+			for (int k = 0; k < in->n_deps + in->n_lc_deps; k++) {
+				int is_lc = k >= in->n_deps;
+				const char *nm = is_lc ? in->lc_deps[k - in->n_deps]
+						       : in->deps[k];
+				int a = smap_get(&sf->index, nm), lo, hi;
+				if (a < 0) {
+					if (pass == 0 && !si->fault)
+						si->fault = lm_xasprintf(
+							"dependency '%s' is not "
+							"an instruction the "
+							"simulator runs in this "
+							"function", S(nm));
+					continue;
+				}
+				dep_span(sf, a, &lo, &hi);
+				for (int t = lo; t < hi; t++) {
+					if (sf->insts[t].heads >= 0)
+						continue;
+					if (pass == 0) {
+						n++;
+						continue;
+					}
+					si->deps[si->n_deps++] = make_dep(sf, b,
+								t, is_lc);
+					sf->insts[t].is_target = 1;
+					sf->has_targets = 1;
+				}
+				if (pass == 0 && is_lc && !si->fault &&
+				    common_loop(sf, a, b) < 0)
+					si->fault = lm_xasprintf("loop-carried "
+						"dependency on '%s' outside a "
+						"common loop is not modelled",
+						S(nm));
+			}
+			if (pass == 1)
+				n += (size_t)si->n_deps;
+		}
+	}
+}
+
+/* Is i an item every engine's stream holds (a descend point, a queue
+** switch)? */
+static int is_passive(const ls_sinst *si)
+{
+	return si->op == LM_OP_CALL || si->op == LM_OP_NKIKERNEL ||
+	       si->op == LM_OP_SWITCHQUEUE || si->op == LM_OP_BREAK;
+}
+
+/*
+** The engine streams of sf and each loop's engines: a loop holds an
+** engine when its body holds an instruction of that engine or a passive
+** item (bottom-up, nested loops included).
+*/
+static void prep_streams(ls_sfunc *sf)
+{
+	sf->n_run = sf->n;
+	for (int i = 0; i < sf->n; i++)
+		if (sf->insts[i].op == LM_OP_RETURN && sf->insts[i].loop < 0) {
+			sf->n_run = i + 1;
+			break;
+		}
+	for (int i = sf->n - 1; i >= 0; i--) {
+		const ls_sinst *si = &sf->insts[i];
+		unsigned m;
+		if (si->heads >= 0)
+			m = sf->loops[si->heads].engmask;
+		else if (si->op == LM_OP_BREAK)
+			m = 0;
+		else if (is_passive(si))
+			m = (1u << LS_ENGINES) - 1;
+		else
+			m = 1u << si->eng;
+		if (si->loop >= 0)
+			sf->loops[si->loop].engmask |= m;
+		if (is_passive(si))
+			sf->has_calls |= si->op != LM_OP_SWITCHQUEUE;
+	}
+	for (int e = 0; e < LS_ENGINES; e++) {
+		int n = 0;
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass == 1)
+				sf->stream[e] = lm_xcalloc((size_t)n + 1,
+							   sizeof(int));
+			n = 0;
+			for (int i = 0; i < sf->n_run; i++) {
+				const ls_sinst *si = &sf->insts[i];
+				int in_s = si->heads >= 0 ?
+					(sf->loops[si->heads].engmask >> e & 1) :
+					is_passive(si) || si->eng == e;
+				if (!in_s) {
+					if (si->heads >= 0)
+						i = sf->loops[si->heads].end - 1;
+					continue;
+				}
+				if (pass == 1)
+					sf->stream[e][n] = i;
+				n++;
+			}
+		}
+		sf->n_stream[e] = n;
+		/* the stream position after each loop's body */
+		for (int l = 0; l < sf->n_loops; l++) {
+			int p = 0;
+			while (p < n && sf->stream[e][p] < sf->loops[l].end)
+				p++;
+			sf->loops[l].skip_pos[e] = p;
+		}
+	}
+}
+
+/* The sizes of the arrays the instructions of bs (bodies included) need. */
+static void size_insts(const lm_block *bs, int nb, size_t *no, size_t *ni,
+		       size_t *n64, int *has_deps)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			const lm_inst *in = &bs[b].insts[i];
+			*no += (size_t)in->n_ins + (size_t)in->n_outs;
+			*ni += (size_t)in->n_wait + (size_t)in->n_update;
+			*n64 += (size_t)in->n_wait;
+			*has_deps |= in->n_deps > 0 || in->n_lc_deps > 0;
+			if (in->op == LM_OP_LOOP)
+				size_insts(in->blocks, in->n_blocks, no, ni,
+					   n64, has_deps);
+		}
+}
+
+/* Name -> flattened index for the instructions of bs from *k on. */
+static void index_names(ls_sfunc *sf, const lm_block *bs, int nb, int *k)
+{
+	for (int b = 0; b < nb; b++)
+		for (int i = 0; i < bs[b].n_insts; i++) {
+			const lm_inst *in = &bs[b].insts[i];
+			if (in->name)
+				smap_put(&sf->index, in->name, *k);
+			(*k)++;
+			if (in->op == LM_OP_LOOP)
+				index_names(sf, in->blocks, in->n_blocks, k);
+		}
+}
+
 /* Flatten and prepare function fi (module mi) from sf->f. */
 static void prep_function(ls_machine *mc, int mi, int fi)
 {
@@ -1101,34 +1632,24 @@ static void prep_function(ls_machine *mc, int mi, int fi)
 	const lm_function *fn = sf->f;
 	size_t no = 0, ni = 0, n64 = 0;
 	int n = 0, k = 0, has_deps = 0;
-	arena ar;
+	flat F;
 	count_insts(fn->blocks, fn->n_blocks, &n);
-	for (int b = 0; b < fn->n_blocks; b++)
-		for (int i = 0; i < fn->blocks[b].n_insts; i++) {
-			const lm_inst *in = &fn->blocks[b].insts[i];
-			no += (size_t)in->n_ins + (size_t)in->n_outs;
-			ni += (size_t)in->n_deps + (size_t)in->n_wait +
-			      (size_t)in->n_update;
-			n64 += (size_t)in->n_wait;
-			has_deps |= in->n_deps > 0;
-		}
-	memset(&ar, 0, sizeof ar);
+	memset(&F, 0, sizeof F);
 	sf->n = n;
 	sf->insts = lm_xcalloc((size_t)n + 1, sizeof *sf->insts);
-	sf->opnds = ar.opnds = lm_xcalloc(no + 1, sizeof *ar.opnds);
-	sf->ints = ar.ints = lm_xcalloc(ni + 1, sizeof *ar.ints);
-	sf->i64s = ar.i64s = lm_xcalloc(n64 + 1, sizeof *ar.i64s);
+	size_insts(fn->blocks, fn->n_blocks, &no, &ni, &n64, &has_deps);
 	/* the name index is only needed to resolve dependencies */
-	for (int b = 0; has_deps && b < fn->n_blocks; b++)
-		for (int i = 0; i < fn->blocks[b].n_insts; i++, k++)
-			if (fn->blocks[b].insts[i].name)
-				smap_put(&sf->index,
-					 fn->blocks[b].insts[i].name, k);
-	k = 0;
-	for (int b = 0; b < fn->n_blocks; b++)
-		for (int i = 0; i < fn->blocks[b].n_insts; i++)
-			prep_inst(mc, mi, fi, &fn->blocks[b].insts[i],
-				  &sf->insts[k++], &ar);
+	if (has_deps)
+		index_names(sf, fn->blocks, fn->n_blocks, &k);
+	F.mc = mc;
+	F.mi = mi;
+	F.fi = fi;
+	sf->opnds = F.ar.opnds = lm_xcalloc(no + 1, sizeof *F.ar.opnds);
+	sf->ints = F.ar.ints = lm_xcalloc(ni + 1, sizeof *F.ar.ints);
+	sf->i64s = F.ar.i64s = lm_xcalloc(n64 + 1, sizeof *F.ar.i64s);
+	flatten(&F, sf, fn->blocks, fn->n_blocks, -1);
+	prep_deps(sf);
+	prep_streams(sf);
 }
 
 /* Flatten and prepare the functions of module mi. */
@@ -1395,8 +1916,17 @@ void ls_machine_free(ls_machine *mc)
 		ls_sfunc *sf = &mc->fns[f];
 		for (int i = 0; i < sf->n; i++) {
 			free(sf->insts[i].fault);
+			for (int d = 0; d < sf->insts[i].n_dyn; d++) {
+				lm_affine_free(sf->insts[i].dyn[d].expr);
+				free(sf->insts[i].dyn[d].arg.ap);
+			}
+			free(sf->insts[i].dyn);
 		}
 		free(sf->insts);
+		free(sf->deps);
+		free(sf->loops);
+		for (int e = 0; e < LS_ENGINES; e++)
+			free(sf->stream[e]);
 		free(sf->opnds);
 		free(sf->ints);
 		free(sf->i64s);

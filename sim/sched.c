@@ -2,28 +2,32 @@
 ** sched.c -- the event scheduler and the two entry
 ** points ls_run / ls_run_multi.
 **
-** Time is integer picoseconds. Each core has five in-order engine streams
-** (PE, Activation, DVE, Pool, SP). Launching a function walks it in program
-** order and appends each instruction to its engine's stream (stopping at
-** the first Return); the walk also applies SwitchQueueInstance to the
-** core's active queue instances and binds each DMA to the instance active
-** at its place in program order; a Call on a core (and an NKIKernel) is
-** followed at once by its callee's body, so the callee runs synchronously
-** in the call's place. An engine starts its head instruction when
-** its previous one finished, every dependency completed and every wait
+** Time is integer picoseconds. Each core has five in-order engines (PE,
+** Activation, DVE, Pool, SP). Each engine walks its own stream of each
+** function (machine.c prepares them) with a cursor per activation it is
+** inside: a launched function, or the body of a Call on a core or of an
+** NKIKernel, which it descends into at the call's place in program order,
+** so the callee runs synchronously in the call's place. Items that take
+** no time are passed at once (entering and leaving activations and
+** loops, SwitchQueueInstance applied to the engine's own view of the
+** active queue instances, Break); a Loop's body is gone round with the
+** engine's loop frame, a back edge costing the engine a cycle. An engine
+** starts its next instruction when its previous one finished, every
+** dependency is met (positions in program order, ls_sdep) and every wait
 ** holds; the semantics (exec.c) read memory then, and the staged write is
 ** committed when the instruction completes. A DMA frees its issuing engine
 ** after the issue cost and completes when its transfer ends; transfers of
 ** one queue instance share its bandwidth and complete in FIFO order.
 ** CoreBarrier arrivals are matched by group across cores; the id slot
 ** tables (one per module) catch collisions. A run ends when no event is
-** left: anything still queued then is a deadlock.
+** left: anything still to run then is a deadlock.
 **
 ** The scheduler knows opcode semantics only through ls_exec_start /
 ** ls_exec_commit, and costs only through the prepared cycles (cost.c).
 */
 #include "common.h"
 #include "sim_int.h"
+#include "arch.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -38,33 +42,68 @@ typedef struct event {
 	int kind, a, b;
 } event;
 
+/* The incomplete issued instances of an instruction inside loops, oldest
+** first: the iteration of each loop around it, per instance (a ring). */
+typedef struct ring {
+	int n, head, cap, depth;
+	int64_t *ords;
+} ring;
+
 /*
-** A launched function on a core, or the body of a Call or NKIKernel (IT55)
-** on a core: then parent_act / parent_idx name the call, the body's
-** instructions may not start before the call has started (gate_open), and
-** the call completes when its issue is done and the body's last item
-** completed.
+** An activation: a launched function on a core, or the body of a Call or
+** NKIKernel (IT55) on a core: then parent_act / parent_idx name the call,
+** the body's instructions may not start before the call has started
+** (gate_open), and the call completes when its issue is done, every
+** engine with an item in the body has left it and nothing issued in it
+** is incomplete. st[e]: 0 engine e has not entered, 1 inside (its frame
+** fi[e]), 2 left.
 */
 typedef struct act {
-	int fn, core;
-	uint8_t *done;
-	int *qinst;     /* DMA: the instance bound at walk time */
-	int *sub;       /* Call / IT55: the body's act (NULL without calls) */
-	int remaining;
+	int fn, core, depth;
 	int parent_act, parent_idx;
 	int gate_open;
 	int issue_done;
+	int is_over;
+	unsigned mask;          /* engines with items in the body */
+	int inside;             /* of them, those not left */
+	int64_t outstanding;    /* instances issued, not complete */
+	signed char st[LS_ENGINES];
+	int fi[LS_ENGINES];
+	int *sub;               /* Call / IT55: the body's act, -1 (has_calls) */
+	int *nout;              /* per dependency target: incomplete instances */
+	ring *rings;            /* per target in a loop: their positions */
 } act;
 
 typedef struct item {
 	int act, idx;
 } item;
 
+/* An engine's pass through one loop: the induction value, the iteration
+** (0 first), the stream positions of the body's start and end. */
+typedef struct lframe {
+	int loop;
+	int64_t iv, ord;
+	int body_pos, end_pos;
+} lframe;
+
+/* An engine's cursor in one activation. */
+typedef struct frame {
+	int act;
+	int pos;                /* stream position of the next item */
+	int call_issued;        /* the item at pos is a call e issued */
+	int nl;
+	lframe l[LS_MAX_NEST];
+} frame;
+
 typedef struct engine {
-	item *q;
-	int head, n, cap;
+	frame *fr;              /* cursors, the innermost activation last */
+	int nfr, cap_fr;
+	int *launch;            /* launched activations not entered yet */
+	int lhead, nlaunch, cap_launch;
+	int *active;            /* per global queue: the active instance in
+				   this engine's program order */
 	int busy;
-	item cur;
+	item cur;               /* idx -1: a loop's back edge */
 	int cur_completes;   /* engine-done completes the instruction */
 	int is_blocked;
 	int64_t block_since;
@@ -75,7 +114,6 @@ typedef struct engine {
 typedef struct core {
 	int used;
 	engine eng[LS_ENGINES];
-	int *active;         /* per global queue: active instance */
 	ls_core_stats st;
 } core;
 
@@ -116,7 +154,9 @@ typedef struct sim {
 	uint64_t seq;
 	int64_t now, last;
 	int64_t n_instr;
-	int64_t n_walked;    /* items queued by all walks */
+	int64_t n_walked;    /* instructions of the call trees launched */
+	unsigned *fmask;     /* per function: engines with items, +1 (0:
+				not known yet) */
 	uint8_t *xread;      /* per storage: an external output another
 				module's instruction read */
 	int *blocked;        /* core * LS_ENGINES + eng */
@@ -127,6 +167,13 @@ typedef struct sim {
 	int tracing;
 	ls_matmul_rec *mm;
 	int n_mm, cap_mm;
+	/* the instruction the semantics see: si, or dsi with the operands
+	   placed at this issue (dop) */
+	int64_t edge_ps[LS_ENGINES]; /* a back edge on each engine */
+	const ls_sinst *xsi;
+	ls_sinst dsi;
+	ls_opnd *dop;
+	int cap_dop;
 } sim;
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -240,20 +287,24 @@ static core *use_core(sim *s, int c)
 	if (!k->used) {
 		k->used = 1;
 		k->st.core = c;
-		k->active = lm_xcalloc((size_t)s->mc->n_queues + 1, sizeof(int));
-		for (int q = 0; q < s->mc->n_queues; q++)
-			k->active[q] = s->mc->queues[q].n_inst > 0 ?
+		for (int e = 0; e < LS_ENGINES; e++) {
+			int *v = lm_xcalloc((size_t)s->mc->n_queues + 1,
+					    sizeof(int));
+			for (int q = 0; q < s->mc->n_queues; q++)
+				v[q] = s->mc->queues[q].n_inst > 0 ?
 				       s->mc->queues[q].insts[0] : -1;
+			k->eng[e].active = v;
+		}
 	}
 	return k;
 }
 
 static void try_start(sim *s, int c, int e);
 
-/* Deepest nesting of Call / IT55 bodies walked (machine.c bounds IT55
-** nesting too), and the most instructions all walks of a run may queue
-** (a Call body is queued once per call: a call tree that fans out could
-** otherwise exhaust memory before the first instruction runs). */
+/* Deepest nesting of Call / IT55 bodies followed (machine.c bounds IT55
+** nesting too), and the most instructions the call trees of a run may
+** hold (a Call body runs once per call: a call tree that fans out is
+** refused before the first instruction runs). */
 #define MAX_WALK_DEPTH 64
 #define MAX_WALKED ((int64_t)1 << 25)
 
@@ -270,75 +321,130 @@ static int call_in_place(const sim *s, const ls_sinst *si, int c)
 		s->mc->fns[si->target].core == c);
 }
 
-/*
-** Walk function fn for core c in program order into the engine streams
-** (up to the first Return) as a new act; returns its index. A Call of a
-** function of the same core and an NKIKernel (IT55) are followed at once
-** by the callee's body, walked the same way as a child act whose gate
-** opens when the call starts: the body takes the call's place in every
-** engine's program order, as an inlined copy would.
-*/
-static int walk(sim *s, int fn, int c, int parent_act, int parent_idx,
-		int depth)
+/* Does call si (a Call or an NKIKernel) run a body on core c? */
+static int descends(const sim *s, const ls_sinst *si, int c)
+{
+	return (si->op == LM_OP_NKIKERNEL && !si->fault && si->target >= 0) ||
+	       call_in_place(s, si, c);
+}
+
+/* The engines with an item in function fn on core c, the bodies it calls
+** included (memo: the call tree is checked for cycles before a launch). */
+static unsigned fn_mask(sim *s, int fn, int c, int depth)
 {
 	const ls_sfunc *sf = &s->mc->fns[fn];
-	core *k = use_core(s, c);
+	unsigned m = 0;
+	if (s->fmask[fn])
+		return s->fmask[fn] - 1;
+	for (int i = 0; i < sf->n_run; i++) {
+		const ls_sinst *si = &sf->insts[i];
+		if (si->heads >= 0)
+			continue;
+		m |= 1u << si->eng;
+		if ((si->op == LM_OP_CALL || si->op == LM_OP_NKIKERNEL) &&
+		    descends(s, si, c) && depth < MAX_WALK_DEPTH)
+			m |= fn_mask(s, si->target, c, depth + 1);
+	}
+	/* a function's mask does not depend on the core unless a Call of
+	   it is refused on one: keep the memo for the common case */
+	if (!sf->has_calls)
+		s->fmask[fn] = m + 1;
+	return m;
+}
+
+/* A new activation of fn on core c (parent: the call, or -1). */
+static int new_act(sim *s, int fn, int c, int parent_act, int parent_idx,
+		   int depth)
+{
+	const ls_sfunc *sf = &s->mc->fns[fn];
 	act *a;
 	int ai;
-
+	unsigned m = fn_mask(s, fn, c, depth);
 	lm_grow(&s->acts, &s->cap_acts, s->n_acts + 1, sizeof *s->acts);
 	ai = s->n_acts++;
 	a = &s->acts[ai];
 	memset(a, 0, sizeof *a);
 	a->fn = fn;
 	a->core = c;
-	a->done = lm_xcalloc((size_t)sf->n + 1, 1);
-	a->qinst = lm_xcalloc((size_t)sf->n + 1, sizeof(int));
-	a->sub = NULL; /* allocated at the first call */
+	a->depth = depth;
 	a->parent_act = parent_act;
 	a->parent_idx = parent_idx;
 	a->gate_open = parent_act < 0;
-	for (int i = 0; i < sf->n; i++) {
-		const ls_sinst *si = &sf->insts[i];
-		engine *E = &k->eng[si->eng];
-		if (si->op == LM_OP_SWITCHQUEUE && si->queue >= 0 &&
-		    si->qinst >= 0)
-			k->active[si->queue] = si->qinst;
-		s->acts[ai].qinst[i] = si->queue >= 0 ? k->active[si->queue]
-						       : -1;
-		if (E->n == E->cap && E->head > 0) {
-			memmove(E->q, E->q + E->head,
-				(size_t)(E->n - E->head) * sizeof *E->q);
-			E->n -= E->head;
-			E->head = 0;
-		}
-		lm_grow(&E->q, &E->cap, E->n + 1, sizeof *E->q);
-		E->q[E->n].act = ai;
-		E->q[E->n].idx = i;
-		E->n++;
-		s->acts[ai].remaining++;
-		s->n_walked++;
-		if ((si->op == LM_OP_NKIKERNEL || si->op == LM_OP_CALL) &&
-		    !s->acts[ai].sub)
-			s->acts[ai].sub = lm_xcalloc((size_t)sf->n + 1,
-						     sizeof(int));
-		if (((si->op == LM_OP_NKIKERNEL && !si->fault &&
-		      si->target >= 0) || call_in_place(s, si, c)) &&
-		    depth < MAX_WALK_DEPTH && s->n_walked < MAX_WALKED) {
-			int sub = walk(s, si->target, c, ai, i, depth + 1);
-			s->acts[ai].sub[i] = sub; /* s->acts may have moved */
-		} else if (si->op == LM_OP_NKIKERNEL || si->op == LM_OP_CALL) {
-			s->acts[ai].sub[i] = -1;
-		}
-		if (si->op == LM_OP_RETURN)
-			break;
+	a->mask = m;
+	a->inside = __builtin_popcount(m);
+	if (sf->has_calls) {
+		a->sub = lm_xcalloc((size_t)sf->n + 1, sizeof(int));
+		for (int i = 0; i < sf->n; i++)
+			a->sub[i] = -1;
 	}
+	if (sf->has_targets)
+		a->nout = lm_xcalloc((size_t)sf->n + 1, sizeof(int));
 	return ai;
 }
 
-/* Bytes of simulator memory one queued item of a walk takes, about (its
-** engine stream slot, act flags, queue instance and call slots, the act
-** records and the growth slack of the arrays: ~57 measured). */
+/* The body of call (ai, idx) on core c: found, or made (-1: the calls
+** nest too deep). */
+static int child_of(sim *s, int ai, int idx)
+{
+	act *a = &s->acts[ai];
+	const ls_sinst *si = &s->mc->fns[a->fn].insts[idx];
+	int sub, depth = a->depth;
+	if (a->sub[idx] >= 0)
+		return a->sub[idx];
+	if (!descends(s, si, a->core) || depth >= MAX_WALK_DEPTH)
+		return -1;
+	sub = new_act(s, si->target, a->core, ai, idx, depth + 1);
+	s->acts[ai].sub[idx] = sub; /* s->acts may have moved */
+	return sub;
+}
+
+static void complete(sim *s, item it);
+
+/* The activation is over when its call's issue is done, every engine of
+** its mask has left and nothing issued in it is incomplete: the call
+** completes. */
+static void act_check(sim *s, int ai)
+{
+	act *a = &s->acts[ai];
+	if (a->is_over || a->parent_act < 0 || !a->issue_done ||
+	    a->inside > 0 || a->outstanding > 0)
+		return;
+	a->is_over = 1;
+	complete(s, (item){a->parent_act, a->parent_idx});
+}
+
+/* Engine e of core c enters activation ai. */
+static void enter(sim *s, int c, int e, int ai)
+{
+	engine *E = &s->cores[c].eng[e];
+	frame *F;
+	lm_grow(&E->fr, &E->cap_fr, E->nfr + 1, sizeof *E->fr);
+	F = &E->fr[E->nfr];
+	F->act = ai;
+	F->pos = 0;
+	F->call_issued = 0;
+	F->nl = 0;
+	s->acts[ai].st[e] = 1;
+	s->acts[ai].fi[e] = E->nfr;
+	E->nfr++;
+}
+
+/* Engine e of core c leaves its innermost activation. */
+static void leave(sim *s, int c, int e)
+{
+	engine *E = &s->cores[c].eng[e];
+	int ai = E->fr[--E->nfr].act;
+	act *a = &s->acts[ai];
+	a->st[e] = 2;
+	if (a->mask >> e & 1) {
+		a->inside--;
+		s->dirty = 1;
+		act_check(s, ai);
+	}
+}
+
+/* Bytes each instruction of a call tree is charged against the memory
+** limit before time 0 (the unit of the limit the message names). */
 #define WALK_ITEM_BYTES 64
 
 /* a + b, saturating at INT64_MAX (both non-negative). */
@@ -442,46 +548,99 @@ static int check_walk(sim *s, int fn, int c)
 				       total == INT64_MAX ? "over " : "",
 				       (long long)total,
 				       (long long)s->opt.max_instructions);
+	s->n_walked = total;
 	return 0;
 }
 
-/* Launch function fn on core c now. */
+/* Launch function fn on core c now: an activation every engine of the
+** core enters after the ones launched before. */
 static void launch(sim *s, int fn, int c)
 {
+	int ai;
 	if (check_walk(s, fn, c))
 		return;
-	walk(s, fn, c, -1, -1, 0);
+	use_core(s, c);
+	ai = new_act(s, fn, c, -1, -1, 0);
+	for (int e = 0; e < LS_ENGINES; e++) {
+		engine *E = &s->cores[c].eng[e];
+		lm_grow(&E->launch, &E->cap_launch, E->nlaunch + 1,
+			sizeof *E->launch);
+		E->launch[E->nlaunch++] = ai;
+	}
 	for (int e = 0; e < LS_ENGINES && !s->rc; e++)
 		try_start(s, c, e);
 }
 
 /* ---- completion --------------------------------------------------------- */
 
+/* An instance of it was issued at the cursor F. */
+static void note_issue(sim *s, const frame *F, item it, const ls_sinst *si)
+{
+	act *a = &s->acts[it.act];
+	a->outstanding++;
+	if (!si->is_target)
+		return;
+	a->nout[it.idx]++;
+	if (si->loop >= 0) {
+		ring *r;
+		int slot;
+		if (!a->rings)
+			a->rings = lm_xcalloc((size_t)s->mc->fns[a->fn].n + 1,
+					      sizeof *a->rings);
+		r = &a->rings[it.idx];
+		if (r->n == r->cap) {
+			/* grow, keeping the order from head */
+			int nc = r->cap ? 2 * r->cap : 4;
+			int64_t *o = lm_xcalloc((size_t)nc * (size_t)F->nl + 1,
+						sizeof *o);
+			for (int i = 0; i < r->n; i++)
+				memcpy(o + (size_t)i * (size_t)F->nl,
+				       r->ords + (size_t)((r->head + i) % r->cap)
+				       * (size_t)F->nl,
+				       (size_t)F->nl * sizeof *o);
+			free(r->ords);
+			r->ords = o;
+			r->cap = nc;
+			r->head = 0;
+		}
+		r->depth = F->nl;
+		slot = (r->head + r->n) % r->cap;
+		for (int j = 0; j < F->nl; j++)
+			r->ords[(size_t)slot * (size_t)F->nl + (size_t)j] =
+				F->l[j].ord;
+		r->n++;
+	}
+}
+
 static void complete(sim *s, item it)
 {
 	act *a = &s->acts[it.act];
 	const ls_sinst *si = &s->mc->fns[a->fn].insts[it.idx];
 	core *k = &s->cores[a->core];
-	a->done[it.idx] = 1;
-	a->remaining--;
+	a->outstanding--;
+	if (si->is_target) {
+		a->nout[it.idx]--;
+		if (si->loop >= 0) {
+			ring *r = &a->rings[it.idx];
+			r->head = (r->head + 1) % r->cap;
+			r->n--;
+		}
+	}
 	for (int i = 0; i < si->n_signal; i++)
 		s->mc->sems[si->signal_sem[i]].value++;
 	if (s->now > k->st.end_ps)
 		k->st.end_ps = s->now;
 	s->dirty = 1;
-	/* the last item of an IT55 body completes the call */
-	if (a->remaining == 0 && a->parent_act >= 0 && a->issue_done)
-		complete(s, (item){a->parent_act, a->parent_idx});
+	/* the last item of a body completes the call */
+	act_check(s, it.act);
 }
 
 /* The issue of Call / IT55 call it ended on its engine. */
 static void call_issued(sim *s, item it)
 {
 	int sub = s->acts[it.act].sub[it.idx];
-	act *b = &s->acts[sub];
-	b->issue_done = 1;
-	if (b->remaining == 0)
-		complete(s, it);
+	s->acts[sub].issue_done = 1;
+	act_check(s, sub);
 }
 
 static void set_blocked(sim *s, int c, int e, int on_sem)
@@ -670,24 +829,32 @@ static void note_reads(sim *s, const ls_sinst *si)
 	}
 }
 
+static void loop_where(sim *s, int c, int e, char *buf, size_t n);
+static int eval_dyn(sim *s, int c, int e, const ls_sinst *si);
+
 /* Start instruction it on engine e of core c at s->now. */
 static void start_inst(sim *s, int c, int e, item it)
 {
 	core *k = &s->cores[c];
 	engine *E = &k->eng[e];
-	act *a = &s->acts[it.act];
-	const ls_sinst *si = &s->mc->fns[a->fn].insts[it.idx];
+	const ls_sinst *si = &s->mc->fns[s->acts[it.act].fn].insts[it.idx];
 	int64_t dur = perturb(s, si->dur_ps);
 
 	s->n_instr++;
 	k->st.instructions++;
 	if (s->opt.max_instructions > 0 &&
 	    s->n_instr > s->opt.max_instructions) {
+		char where[200];
+		loop_where(s, c, e, where, sizeof where);
 		fail_at(s, c, si, "more than %lld instructions executed "
-			"(--max-instructions) at t=%lld ps",
-			(long long)s->opt.max_instructions, (long long)s->now);
+			"(--max-instructions) at t=%lld ps%s",
+			(long long)s->opt.max_instructions, (long long)s->now,
+			where);
 		return;
 	}
+	s->xsi = si;
+	if (si->n_dyn && eval_dyn(s, c, e, si))
+		return;
 	E->busy = 1;
 	E->cur = it;
 	E->cur_completes = 1;
@@ -709,14 +876,14 @@ static void start_inst(sim *s, int c, int e, item it)
 			"by lncsim");
 		return;
 	case LM_OP_NKIKERNEL:
-		if (si->fault || !a->sub || a->sub[it.idx] < 0) {
+		if (si->fault || child_of(s, it.act, it.idx) < 0) {
 			fail_at(s, c, si, "NKIKernel (IT55) call of '%s': %s",
 				S(si->in->func), si->fault ? si->fault :
 				"kernels nested too deeply");
 			return;
 		}
 		/* the body may start; the call completes with it */
-		s->acts[a->sub[it.idx]].gate_open = 1;
+		s->acts[s->acts[it.act].sub[it.idx]].gate_open = 1;
 		s->dirty = 1;
 		E->cur_completes = 0;
 		break;
@@ -758,7 +925,7 @@ static void start_inst(sim *s, int c, int e, item it)
 				(long long)s->mc->fns[si->target].core);
 			return;
 		}
-		if (!a->sub || a->sub[it.idx] < 0) {
+		if (child_of(s, it.act, it.idx) < 0) {
 			fail_at(s, c, si, "Call of '%s': calls nested more than "
 				"%d deep or more than %lld instructions queued "
 				"(recursion?)", S(si->in->target),
@@ -766,12 +933,12 @@ static void start_inst(sim *s, int c, int e, item it)
 			return;
 		}
 		/* the body may start; the call completes with it */
-		s->acts[a->sub[it.idx]].gate_open = 1;
+		s->acts[s->acts[it.act].sub[it.idx]].gate_open = 1;
 		s->dirty = 1;
 		E->cur_completes = 0;
 		break;
 	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE: {
-		int di, qi = a->qinst[it.idx];
+		int di, qi = si->queue >= 0 ? E->active[si->queue] : -1;
 		dma *d = new_dma(s, &di);
 		ls_sqinst *q;
 		int64_t xs, xfer, done;
@@ -781,7 +948,7 @@ static void start_inst(sim *s, int c, int e, item it)
 			return;
 		}
 		s->x.core = c;
-		s->x.si = si;
+		s->x.si = s->xsi;
 		s->x.pend = &d->pend;
 		note_reads(s, si);
 		if (ls_exec_start(&s->x)) {
@@ -811,7 +978,7 @@ static void start_inst(sim *s, int c, int e, item it)
 	}
 	default:
 		s->x.core = c;
-		s->x.si = si;
+		s->x.si = s->xsi;
 		s->x.pend = &E->pend;
 		note_reads(s, si);
 		if (ls_exec_start(&s->x)) {
@@ -844,28 +1011,347 @@ static void start_inst(sim *s, int c, int e, item it)
 	push(s, s->now + dur, EV_ENG, c, e);
 }
 
-/* Start engine e's head instruction if it may start now. */
+/* ---- cursors ------------------------------------------------------------ */
+
+/* The position of engine cursor F of function sf (lp: scratch for the
+** loop ids). */
+static ls_pos frame_pos(const ls_sfunc *sf, const frame *F, int e, int *lp,
+			int64_t *ords)
+{
+	ls_pos p;
+	for (int j = 0; j < F->nl; j++) {
+		lp[j] = F->l[j].loop;
+		ords[j] = F->l[j].ord;
+	}
+	p.depth = F->nl;
+	p.loops = lp;
+	p.ords = ords;
+	p.idx = F->pos < sf->n_stream[e] ? sf->stream[e][F->pos] : sf->n_run;
+	if (F->call_issued)
+		p.idx++;
+	return p;
+}
+
+/* The position of the instance of instruction i whose loops are in their
+** iterations ords (its static chain). */
+static ls_pos inst_pos(const ls_sfunc *sf, int i, const int64_t *ords)
+{
+	ls_pos p;
+	int l = sf->insts[i].loop;
+	p.depth = l < 0 ? 0 : sf->loops[l].depth + 1;
+	p.loops = l < 0 ? NULL : sf->loops[l].chain;
+	p.ords = ords;
+	p.idx = i;
+	return p;
+}
+
+/*
+** Is dependency d of the instance of b at cursor F (engine e) of core c
+** met? a's engine has passed the point t, and no issued instance of a
+** before q is incomplete (sim_int.h, ls_sdep).
+*/
+static int dep_met(sim *s, int c, const frame *F, int b, const ls_sdep *d)
+{
+	const act *A = &s->acts[F->act];
+	const ls_sfunc *sf = &s->mc->fns[A->fn];
+	int ea = sf->insts[d->a].eng;
+	int64_t ords[LS_MAX_NEST], po[LS_MAX_NEST];
+	int pl[LS_MAX_NEST];
+	const ls_sloop *L = d->loop >= 0 ? &sf->loops[d->loop] : NULL;
+	ls_pos t, q;
+	int cd = L ? L->depth + 1 : 0;
+
+	for (int j = 0; j < F->nl; j++)
+		ords[j] = F->l[j].ord;
+	/* t and q */
+	t.loops = q.loops = L ? L->chain : NULL;
+	t.ords = q.ords = ords;
+	if (d->x >= 0) {
+		t.depth = cd;
+		t.idx = d->x;
+		q = inst_pos(sf, b, ords);
+	} else {
+		q.depth = cd;
+		q.idx = L->hdr + 1;
+		if (ords[cd - 1] == 0) {
+			t.depth = cd - 1;
+			t.idx = L->hdr;
+		} else {
+			memcpy(po, ords, sizeof ords);
+			po[cd - 1]--;
+			t.depth = cd;
+			t.ords = po;
+			t.idx = L->end;
+		}
+	}
+	if (A->st[ea] == 0)
+		return 0;
+	if (A->st[ea] == 1) {
+		const frame *Fa = &s->cores[c].eng[ea].fr[A->fi[ea]];
+		int64_t fo[LS_MAX_NEST];
+		ls_pos p = frame_pos(sf, Fa, ea, pl, fo);
+		if (ls_pos_cmp(sf, &p, &t) < 0)
+			return 0;
+	}
+	if (!A->nout || A->nout[d->a] == 0)
+		return 1;
+	if (sf->insts[d->a].loop < 0) {
+		ls_pos p = inst_pos(sf, d->a, NULL);
+		return ls_pos_cmp(sf, &p, &q) >= 0;
+	} else {
+		const ring *r = &A->rings[d->a];
+		ls_pos p = inst_pos(sf, d->a, r->ords + (size_t)r->head *
+				    (size_t)r->depth);
+		return ls_pos_cmp(sf, &p, &q) >= 0;
+	}
+}
+
+/* The first dependency of instruction b at cursor F not met, or -1. */
+static int deps_unmet(sim *s, int c, const frame *F, const ls_sinst *si,
+		      int b)
+{
+	for (int i = 0; i < si->n_deps; i++)
+		if (!dep_met(s, c, F, b, &si->deps[i]))
+			return i;
+	return -1;
+}
+
+/* " (core 0 SP in loop 'l' iteration 7)" when engine e is in a loop. */
+static void loop_where(sim *s, int c, int e, char *buf, size_t n)
+{
+	const engine *E = &s->cores[c].eng[e];
+	const frame *F;
+	const ls_sfunc *sf;
+	buf[0] = 0;
+	if (E->nfr == 0 || E->fr[E->nfr - 1].nl == 0)
+		return;
+	F = &E->fr[E->nfr - 1];
+	sf = &s->mc->fns[s->acts[F->act].fn];
+	snprintf(buf, n, " (core %d %s in loop '%s' iteration %lld)", c,
+		 ls_engine_name(e),
+		 S(sf->insts[sf->loops[F->l[F->nl - 1].loop].hdr].in->name),
+		 (long long)F->l[F->nl - 1].ord);
+}
+
+/* Evaluate the per-iteration values of si at engine e's cursor. */
+static int eval_dyn(sim *s, int c, int e, const ls_sinst *si)
+{
+	const frame *F = &s->cores[c].eng[e].fr[s->cores[c].eng[e].nfr - 1];
+	const ls_sfunc *sf = &s->mc->fns[si->fn];
+	int64_t iv[LS_MAX_NEST];
+	char err[300];
+	for (int j = 0; j < F->nl; j++)
+		iv[j] = F->l[j].iv;
+	for (int i = 0; i < si->n_dyn; i++) {
+		const ls_dyn *d = &si->dyn[i];
+		int64_t v;
+		char where[200];
+		if (ls_dyn_eval(sf, si, d, iv, c, &v, err, sizeof err)) {
+			loop_where(s, c, e, where, sizeof where);
+			return fail_at(s, c, si, "%s: %s%s", ls_dyn_name(d), err,
+				       where);
+		}
+		if (d->what < LS_DYN_IN_OFF && (v < d->lo || v > d->hi)) {
+			loop_where(s, c, e, where, sizeof where);
+			return fail_at(s, c, si, "%s = %lld is outside [%lld, "
+				       "%lld]%s", ls_dyn_name(d), (long long)v,
+				       (long long)d->lo, (long long)d->hi,
+				       where);
+		}
+		s->x.dynv[i] = v;
+		if (d->what >= LS_DYN_IN_OFF) {
+			ls_opnd *o;
+			char *why = NULL;
+			/* every issue places all of si's dynamic operands:
+			   the copy is made once per instruction */
+			if (s->dsi.in != si->in) {
+				s->dsi = *si;
+				lm_grow(&s->dop, &s->cap_dop, si->n_ins +
+					si->n_outs + 1, sizeof *s->dop);
+				memcpy(s->dop, si->ins, (size_t)si->n_ins *
+				       sizeof *s->dop);
+				memcpy(s->dop + si->n_ins, si->outs,
+				       (size_t)si->n_outs * sizeof *s->dop);
+				s->dsi.ins = s->dop;
+				s->dsi.outs = s->dop + si->n_ins;
+			}
+			o = d->what == LS_DYN_IN_OFF ? &s->dop[d->opnd]
+				: &s->dop[si->n_ins + d->opnd];
+			if (ls_dyn_place(s->mc, d, v, o, &why)) {
+				loop_where(s, c, e, where, sizeof where);
+				fail_at(s, c, si, "%s[%d] symbolic_ap '%s': "
+					"offset %lld puts the access outside "
+					"its memory location: %s%s",
+					d->what == LS_DYN_IN_OFF ? "ins" : "outs",
+					d->opnd, S(d->arg.memsetref),
+					(long long)v, why ? why : "", where);
+				free(why);
+				return s->rc;
+			}
+			s->xsi = &s->dsi;
+		}
+	}
+	return 0;
+}
+
+/* A back edge of engine e: busy for the branch, counted as an executed
+** instruction (the runaway stop). Returns 0, or the run error. */
+static int back_edge(sim *s, int c, int e, const ls_sfunc *sf,
+		     const frame *F)
+{
+	engine *E = &s->cores[c].eng[e];
+	const lframe *L = &F->l[F->nl - 1];
+	const ls_sinst *h = &sf->insts[sf->loops[L->loop].hdr];
+	int64_t dur = perturb(s, s->edge_ps[e]);
+	s->n_instr++;
+	if (s->opt.max_instructions > 0 &&
+	    s->n_instr > s->opt.max_instructions) {
+		char where[200];
+		loop_where(s, c, e, where, sizeof where);
+		return fail_at(s, c, h, "more than %lld instructions executed "
+			       "(--max-instructions) at t=%lld ps%s",
+			       (long long)s->opt.max_instructions,
+			       (long long)s->now, where);
+	}
+	E->busy = 1;
+	E->cur.act = F->act;
+	E->cur.idx = -1;
+	E->cur_completes = 0;
+	s->cores[c].st.busy_ps[e] += dur;
+	push(s, s->now + dur, EV_ENG, c, e);
+	return 0;
+}
+
+/*
+** Move engine e's cursor over the items that take no time (entering and
+** leaving activations and loops, descend points, queue switches of other
+** engines) to its next instruction: 1 with *it set; 0 when there is none
+** now (nothing left, a loop header waiting for its dependencies, or a
+** back edge started).
+*/
+static int ctrl_next(sim *s, int c, int e, item *it)
+{
+	engine *E = &s->cores[c].eng[e];
+	for (;;) {
+		frame *F;
+		const act *a;
+		const ls_sfunc *sf;
+		const ls_sinst *si;
+		int idx;
+		if (E->nfr == 0) {
+			if (E->lhead == E->nlaunch)
+				return 0;
+			enter(s, c, e, E->launch[E->lhead++]);
+			continue;
+		}
+		F = &E->fr[E->nfr - 1];
+		a = &s->acts[F->act];
+		sf = &s->mc->fns[a->fn];
+		if (F->nl > 0 && F->pos >= F->l[F->nl - 1].end_pos) {
+			lframe *L = &F->l[F->nl - 1];
+			const ls_sloop *sl = &sf->loops[L->loop];
+			if (sl->is_pass) {
+				F->nl--;
+				continue;
+			}
+			/* the branch at the end of the iteration */
+			if (back_edge(s, c, e, sf, F))
+				return 0;
+			L->iv += sl->stride;
+			if (L->iv < sl->ub) {
+				L->ord++;
+				F->pos = L->body_pos;
+			} else {
+				F->nl--;
+			}
+			s->dirty = 1;
+			return 0;
+		}
+		if (F->pos >= sf->n_stream[e]) {
+			leave(s, c, e);
+			continue;
+		}
+		idx = sf->stream[e][F->pos];
+		si = &sf->insts[idx];
+		if (si->heads >= 0) {
+			const ls_sloop *sl = &sf->loops[si->heads];
+			lframe *L;
+			if (deps_unmet(s, c, F, si, idx) >= 0) {
+				set_blocked(s, c, e, 0);
+				return 0;
+			}
+			if (ls_loop_trips(sl) == 0) {
+				F->pos = sl->skip_pos[e];
+				continue;
+			}
+			L = &F->l[F->nl++];
+			L->loop = si->heads;
+			L->iv = sl->lb;
+			L->ord = 0;
+			L->body_pos = F->pos + 1;
+			L->end_pos = sl->skip_pos[e];
+			F->pos++;
+			s->dirty = 1;
+			continue;
+		}
+		if (si->op == LM_OP_BREAK) {
+			/* leave the innermost loop (the verifier puts a Break
+			   inside one) */
+			if (F->nl > 0) {
+				F->pos = F->l[F->nl - 1].end_pos;
+				F->nl--;
+			} else {
+				F->pos++;
+			}
+			s->dirty = 1;
+			continue;
+		}
+		if ((si->op == LM_OP_CALL || si->op == LM_OP_NKIKERNEL) &&
+		    (F->call_issued || si->eng != e)) {
+			int sub;
+			F->call_issued = 0;
+			F->pos++;
+			sub = descends(s, si, c) ? child_of(s, F->act, idx) : -1;
+			if (sub >= 0)
+				enter(s, c, e, sub);
+			continue;
+		}
+		if (si->op == LM_OP_SWITCHQUEUE && si->eng != e) {
+			if (si->queue >= 0 && si->qinst >= 0)
+				E->active[si->queue] = si->qinst;
+			F->pos++;
+			continue;
+		}
+		it->act = F->act;
+		it->idx = idx;
+		return 1;
+	}
+}
+
+/* Start engine e's next instruction if it may start now. */
 static void try_start(sim *s, int c, int e)
 {
 	engine *E = &s->cores[c].eng[e];
 	item it;
 	const act *a;
 	const ls_sinst *si;
+	frame *F;
 
-	if (E->busy || E->head == E->n || s->rc)
+	if (E->busy || s->rc)
 		return;
-	it = E->q[E->head];
+	if (!ctrl_next(s, c, e, &it))
+		return;
+	F = &E->fr[E->nfr - 1];
 	a = &s->acts[it.act];
 	si = &s->mc->fns[a->fn].insts[it.idx];
 	if (!a->gate_open) {
 		set_blocked(s, c, e, 0);
 		return;
 	}
-	for (int i = 0; i < si->n_deps; i++)
-		if (si->deps[i] >= 0 && !a->done[si->deps[i]]) {
-			set_blocked(s, c, e, 0);
-			return;
-		}
+	if (si->n_deps && deps_unmet(s, c, F, si, it.idx) >= 0) {
+		set_blocked(s, c, e, 0);
+		return;
+	}
 	for (int i = 0; i < si->n_wait; i++)
 		if (si->wait_sem[i] >= 0 &&
 		    s->mc->sems[si->wait_sem[i]].value < si->wait_val[i]) {
@@ -887,7 +1373,14 @@ static void try_start(sim *s, int c, int e)
 		E->is_blocked = 0;
 		E->block_on_sem = 0;
 	}
-	E->head++;
+	if (si->op == LM_OP_SWITCHQUEUE && si->queue >= 0 && si->qinst >= 0)
+		E->active[si->queue] = si->qinst;
+	note_issue(s, F, it, si);
+	if (si->op == LM_OP_CALL || si->op == LM_OP_NKIKERNEL)
+		F->call_issued = 1;
+	else
+		F->pos++;
+	s->dirty |= s->acts[it.act].nout != NULL;
 	start_inst(s, c, e, it);
 }
 
@@ -921,8 +1414,13 @@ static void describe_engine(sim *s, int c, int e, lm_buf *b)
 {
 	engine *E = &s->cores[c].eng[e];
 	const ls_sinst *si;
+	const ls_sfunc *sf;
 	const act *a;
+	const frame *F;
+	int idx, di;
 	if (E->busy) {
+		if (E->cur.idx < 0)
+			return;
 		si = sinst_of(s, E->cur);
 		if (si->op == LM_OP_COREBARRIER) {
 			const group *g = &s->groups[si->group];
@@ -941,11 +1439,16 @@ static void describe_engine(sim *s, int c, int e, lm_buf *b)
 		}
 		return;
 	}
-	if (E->head == E->n)
+	if (E->nfr == 0)
 		return;
-	a = &s->acts[E->q[E->head].act];
-	si = sinst_of(s, E->q[E->head]);
-	if (!a->gate_open) {
+	F = &E->fr[E->nfr - 1];
+	a = &s->acts[F->act];
+	sf = &s->mc->fns[a->fn];
+	if (F->pos >= sf->n_stream[e])
+		return;
+	idx = sf->stream[e][F->pos];
+	si = &sf->insts[idx];
+	if (!a->gate_open && si->heads < 0) {
 		const ls_sinst *call = sinst_of(s, (item){a->parent_act,
 							  a->parent_idx});
 		lm_buf_printf(b, "; core %d %s: '%s' (%s) waits for the "
@@ -956,15 +1459,20 @@ static void describe_engine(sim *s, int c, int e, lm_buf *b)
 			      S(call->in->name));
 		return;
 	}
-	for (int i = 0; i < si->n_deps; i++)
-		if (si->deps[i] >= 0 && !a->done[si->deps[i]]) {
-			lm_buf_printf(b, "; core %d %s: '%s' (%s) waits for "
-				      "instruction '%s' to complete", c,
-				      ls_engine_name(e), S(si->in->name),
-				      lm_opcode_name(si->op),
-				      S(si->in->deps[i]));
-			return;
-		}
+	if ((di = deps_unmet(s, c, F, si, idx)) >= 0) {
+		const ls_sdep *d = &si->deps[di];
+		char it[120] = "";
+		if (d->loop >= 0 && F->nl > 0)
+			snprintf(it, sizeof it, " (iteration %lld of loop '%s')",
+				 (long long)F->l[sf->loops[d->loop].depth].ord,
+				 S(sf->insts[sf->loops[d->loop].hdr].in->name));
+		lm_buf_printf(b, "; core %d %s: '%s' (%s) waits for "
+			      "instruction '%s' to complete%s", c,
+			      ls_engine_name(e), S(si->in->name),
+			      lm_opcode_name(si->op),
+			      S(sf->insts[d->a].in->name), it);
+		return;
+	}
 	for (int i = 0; i < si->n_wait; i++) {
 		const ls_ssem *sem = &s->mc->sems[si->wait_sem[i]];
 		if (sem->value < si->wait_val[i]) {
@@ -992,7 +1500,7 @@ static int check_finished(sim *s)
 			continue;
 		for (int e = 0; e < LS_ENGINES; e++) {
 			engine *E = &s->cores[c].eng[e];
-			if (E->busy || E->head < E->n) {
+			if (E->busy || E->nfr > 0 || E->lhead < E->nlaunch) {
 				stuck++;
 				describe_engine(s, c, e, &b);
 			}
@@ -1017,7 +1525,9 @@ static void handle(sim *s, const event *ev)
 		core *k = &s->cores[ev->a];
 		engine *E = &k->eng[ev->b];
 		E->busy = 0;
-		if (E->cur_completes) {
+		if (E->cur.idx < 0) {
+			/* a back edge */
+		} else if (E->cur_completes) {
 			ls_exec_commit(&E->pend);
 			complete(s, E->cur);
 		} else {
@@ -1099,16 +1609,23 @@ static void sim_free(sim *s)
 {
 	for (int c = 0; c < LS_MAX_CORES; c++) {
 		for (int e = 0; e < LS_ENGINES; e++) {
-			free(s->cores[c].eng[e].q);
+			free(s->cores[c].eng[e].fr);
+			free(s->cores[c].eng[e].launch);
+			free(s->cores[c].eng[e].active);
 			ls_pending_free(&s->cores[c].eng[e].pend);
 		}
-		free(s->cores[c].active);
 	}
 	for (int i = 0; i < s->n_acts; i++) {
-		free(s->acts[i].done);
-		free(s->acts[i].qinst);
-		free(s->acts[i].sub);
+		act *a = &s->acts[i];
+		if (a->rings)
+			for (int j = 0; j < s->mc->fns[a->fn].n; j++)
+				free(a->rings[j].ords);
+		free(a->rings);
+		free(a->nout);
+		free(a->sub);
 	}
+	free(s->fmask);
+	free(s->dop);
 	free(s->acts);
 	for (int i = 0; i < s->n_dmas; i++)
 		ls_pending_free(&s->dmas[i].pend);
@@ -1188,6 +1705,11 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	s->free_dma = -1;
 	s->groups = lm_xcalloc((size_t)mc->n_groups + 1, sizeof *s->groups);
 	s->xread = lm_xcalloc((size_t)mc->n_storages + 1, 1);
+	s->fmask = lm_xcalloc((size_t)mc->n_fns + 1, sizeof *s->fmask);
+	for (int e = 0; e < LS_ENGINES; e++)
+		s->edge_ps[e] = lm_arch_cycles_ps(mc->arch, (lm_engine)(e +
+			LM_ENG_PE), mc->arch->sem_op_cycles > 0 ?
+			mc->arch->sem_op_cycles : 1);
 	s->tracing = s->opt.trace_path != NULL;
 	s->x.mc = mc;
 	s->x.err = err;

@@ -9,8 +9,11 @@
 **               reading memory at an instruction's start and staging its
 **               writes (committed later by the scheduler); no time here;
 **   sched.c     the scheduler: events in integer picoseconds, in-order
-**               engine streams, dependencies / wait / signal, DMA queues,
-**               core barriers, calls, deadlock detection; no semantics.
+**               engines walking their streams with program cursors,
+**               dependencies / wait / signal, DMA queues, core barriers,
+**               calls, deadlock detection; no semantics;
+**   ctrl.c      the program structure at run time: positions and their
+**               order, loop trip counts, per-iteration values.
 ** Hot loops live apart: apiter.c (access-pattern element loops and dtype
 ** conversions) and mmkernel.c (the Matmult kernel), actfunc.c (activation
 ** formulas), cost.c (the cost model), trace.c (Chrome trace output).
@@ -21,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "common.h"
+#include "affine.h"
 #include "module.h"
 #include "sim.h"
 
@@ -28,6 +32,8 @@
 #define LS_MAX_DIMS 8
 /* Core ids a machine may have (the verifier's CoreBarrier bound). */
 #define LS_MAX_CORES 64
+/* Structured loops one instruction may sit in. */
+#define LS_MAX_NEST 16
 
 typedef enum ls_space {
 	LS_SP_NONE = 0, LS_SP_SB, LS_SP_PSUM, LS_SP_DRAM
@@ -75,6 +81,72 @@ typedef struct ls_pending {
 	size_t cap;
 } ls_pending;
 
+/*
+** A dependency of an instruction b on an instruction a of its function,
+** prepared (docs/simulator.md, Loops): loop is the innermost structured
+** loop enclosing both (-1: none). An instance of b at position q waits
+** until a's engine has passed the point t and no issued instance of a
+** before q is incomplete. Forward (x >= 0): a comes before b in the
+** iteration (or at top level): t is the end x of the construct holding a,
+** in b's iteration; q is b's position. Backward (x < 0: a follows b in the
+** body, or a loop-carried dependency): t is the end of b's previous
+** iteration of loop (the loop's header on its first), q the start of b's
+** iteration.
+*/
+typedef struct ls_sdep {
+	int a;
+	int loop;
+	int x;
+} ls_sdep;
+
+/*
+** A structured Loop of a function, prepared: its header instruction hdr,
+** its body [hdr + 1, end) flattened after it, its parent loop (-1: none)
+** and depth (0: outermost), chain[0..depth] the loops from the outermost
+** down to this one; the axis; the engines whose streams hold an item of
+** the body (engmask); per engine the stream position after the body
+** (skip_pos). is_pass: an all-zero axis, one pass without a back edge.
+*/
+typedef struct ls_sloop {
+	int hdr, end;
+	int parent, depth;
+	int chain[LS_MAX_NEST];
+	const char *axis;
+	int64_t lb, ub, stride;
+	int is_pass;
+	unsigned engmask;
+	int skip_pos[LS_ENGINES];
+} ls_sloop;
+
+/*
+** A value of an instruction evaluated at each issue from the induction
+** values of the loops around it (slots: the depth of each loop in the
+** instruction's chain): a linear form when the expression compiles to
+** one, else the expression itself (borrowed from nothing: owned here).
+*/
+enum { LS_DYN_ACC_FLAG = 0, LS_DYN_PSUM_ZERO, LS_DYN_UNINIT, LS_DYN_IN_OFF,
+       LS_DYN_OUT_OFF };
+typedef struct ls_dyn {
+	int what;               /* LS_DYN_* */
+	int opnd;               /* LS_DYN_*_OFF: the operand */
+	int is_lin;
+	lm_affine_lin lin;
+	struct lm_affine *expr; /* !is_lin: owned */
+	int64_t lo, hi;         /* the values accepted (ACC_FLAG) */
+	/* LS_DYN_*_OFF: a symbolic_ap operand, its address the start
+	   element offset (the folded encoding of physical_ap); arg its
+	   physical form at offset 0 (ap owned), checked at each issue */
+	lm_arg arg;
+	const struct lm_alloc *al;
+	const struct lm_memloc *loc;
+	int64_t pe;             /* elements per partition (0: DRAM) */
+	/* the offsets in bounds (found at preparation with the verifier's
+	   geometry): SB / PSUM partition <= pmax and element <= emax; DRAM
+	   offset <= emax; -1: none */
+	int64_t pmax, emax;
+} ls_dyn;
+#define LS_MAX_DYN 6
+
 /* One instruction, prepared. Indices are global to the machine. */
 typedef struct ls_sinst {
 	const lm_inst *in;
@@ -84,7 +156,13 @@ typedef struct ls_sinst {
 	int n_ins, n_outs;
 	ls_opnd *ins, *outs;
 	int n_deps;
-	int *deps;              /* instruction indices within the function */
+	ls_sdep *deps;          /* within the function; a Loop expanded to
+				   its body's instructions */
+	int loop;               /* innermost enclosing loop (-1: none) */
+	int heads;              /* Loop: the loop it heads, else -1 */
+	int is_target;          /* some dependency names it */
+	int n_dyn;
+	ls_dyn *dyn;            /* LS_MAX_DYN of them when n_dyn (owned) */
 	int n_wait;
 	int *wait_sem;
 	int64_t *wait_val;
@@ -103,12 +181,27 @@ typedef struct ls_sinst {
 	char *fault;            /* set: reaching this instruction is an error */
 } ls_sinst;
 
-/* A function, prepared: instructions flattened in program order. */
+/*
+** A function, prepared: instructions flattened in program order (a Loop's
+** body right after its header), its loops, and per engine the stream of
+** instruction indices that engine walks: its own instructions, the Loop
+** headers whose bodies hold one of its items, and the items every engine
+** passes (Call / NKIKernel descend points, SwitchQueueInstance), up to
+** the first top-level Return (n_run: the indices run).
+*/
 typedef struct ls_sfunc {
 	const lm_function *f;
 	int mod;
 	int n;
 	ls_sinst *insts;
+	int n_run;
+	int n_loops;
+	ls_sloop *loops;
+	int *stream[LS_ENGINES];
+	int n_stream[LS_ENGINES];
+	int has_calls;
+	int has_targets;
+	ls_sdep *deps;          /* storage of the instructions' deps */
 	int64_t core;           /* neuron_core_id, or -1 */
 	int is_dispatcher;
 	lm_strmap index;        /* instruction name -> index + 1 */
@@ -259,6 +352,11 @@ void ls_bind(ls_machine *mc, int core, const ls_opnd *o, ls_view *v);
 /* Describe the element at byte p of view v's space ("'x' partition 3 byte 12"). */
 void ls_describe_byte(ls_machine *mc, int core, const ls_opnd *o,
 		      const uint8_t *p, char *buf, size_t n);
+/* Place operand o (a copy of a symbolic_ap's template) at the element
+** offset the issue computed: d->arg at offset v. 0, or -1 with *why
+** (caller frees) when the access leaves its memory location. */
+int ls_dyn_place(ls_machine *mc, const ls_dyn *d, int64_t v, ls_opnd *o,
+		 char **why);
 /* Copy the external outputs into out. */
 int ls_collect_outputs(ls_machine *mc, ls_tensors *out, lm_error *err);
 /* "core C/function F/instruction I" */
@@ -327,6 +425,8 @@ typedef struct ls_exec {
 	size_t cap_a, cap_b, cap_c;
 	uint8_t *raw;
 	size_t cap_raw;
+	/* the values of si's dynamic fields at this issue (si->dyn) */
+	int64_t dynv[LS_MAX_DYN];
 } ls_exec;
 
 /* Run the read-and-compute half of si; its write is staged in x->pend. */
@@ -344,6 +444,36 @@ int ls_alu(lm_aluop op, float a, float b, float *r);
 void ls_cost_prepare(const lm_arch *a, ls_sinst *si);
 /* DMA transfer time of n bytes (latency excluded). */
 int64_t ls_cost_dma_ps(const lm_arch *a, int64_t bytes);
+
+/* ---- ctrl.c ------------------------------------------------------------- */
+
+/*
+** A position inside one activation of a function: the loops around it
+** (ids into the function's loops, outermost first), the iteration each is
+** in (0 for its first), and the flattened index of the instruction (or of
+** whatever a cursor stands at).
+*/
+typedef struct ls_pos {
+	int depth;
+	const int *loops;
+	const int64_t *ords;
+	int idx;
+} ls_pos;
+
+/* <0, 0, >0 as position a comes before, with, after b in program order. */
+int ls_pos_cmp(const ls_sfunc *sf, const ls_pos *a, const ls_pos *b);
+/* Iterations of static loop l (an all-zero axis: one pass). */
+int64_t ls_loop_trips(const ls_sloop *l);
+/* Prepare d from expression e (copied when not linear) for instruction si
+** of sf. Returns 0. */
+int ls_dyn_prepare(const ls_sfunc *sf, const ls_sinst *si, ls_dyn *d,
+		   const struct lm_affine *e);
+/* What d is, for messages ("accumulation_flag"). */
+const char *ls_dyn_name(const ls_dyn *d);
+/* d's value at the induction values iv (by loop depth) on core: 0, or -1
+** with err. */
+int ls_dyn_eval(const ls_sfunc *sf, const ls_sinst *si, const ls_dyn *d,
+		const int64_t *iv, int core, int64_t *v, char *err, size_t n);
 
 /* ---- trace.c ------------------------------------------------------------ */
 

@@ -41,7 +41,11 @@
 #define OPS_EXEC (OPS_DMA | OP(MATMULT) | OP(ACTIVATION) | OP(TENSORTENSOR) | \
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
-		  OP(RETURN) | OP(SWITCHQUEUE) | OP(NKIKERNEL))
+		  OP(RETURN) | OP(SWITCHQUEUE) | OP(NKIKERNEL) | OP(LOOP) | \
+		  OP(BREAK))
+/* Opcodes refused inside a Loop's body. */
+#define OPS_NOT_IN_LOOP (OP(CALL) | OP(NKIKERNEL) | OP(SWITCHQUEUE) | \
+			 OP(RETURN))
 
 enum { K_MODEL, K_META, K_DEFAULT };
 
@@ -106,6 +110,17 @@ static const op_key inst_meta[] = {
 	  "behind the barrier" },
 	{ OP(NKIKERNEL), "kernel_source_val", "which frontend wrote the "
 	  "kernel" },
+	{ OP(LOOP), "unroll", "an unrolling hint: the loop runs as written" },
+	{ OP(LOOP), "isBasicBlock", "how the compiler lowers the body" },
+};
+
+/* Documented op keys the simulator evaluates at each issue when given as
+** an affine expression (of the induction values around the instruction
+** and the shard id). */
+static const op_key inst_affine[] = {
+	{ OP(MATMULT), "accumulation_flag", NULL },
+	{ OP(MATMULT), "psum_zero_region", NULL },
+	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION), "can_read_uninit", NULL },
 };
 
 /*
@@ -237,7 +252,6 @@ static const struct {
 	lm_opcode op;
 	const char *why;
 } op_notes[] = {
-	{ LM_OP_LOOP, "executing loops is not supported by the simulator" },
 	{ LM_OP_NKIKLIRKERNEL, "IT56 kernel carriers must be lowered before "
 	  "a run: lncsim lower" },
 	{ LM_OP_BIRKERNEL, "BIRKernel (IT54) carriers are not executed or "
@@ -396,22 +410,22 @@ static int chk_psum_zero(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
-static int chk_lc_deps(const lm_inst *in, char *val, size_t n,
-		       const char **why)
+static int chk_loop_regs(const lm_inst *in, char *val, size_t n,
+			 const char **why)
 {
-	if (!in->n_lc_deps)
+	if (!in->n_loop_regs)
 		return 0;
-	*why = "loops are not modelled";
-	snprintf(val, n, "[[\"%.40s\", \"%s\"]%s]", in->lc_deps[0],
-		 lm_edgekind_name(lm_inst_dep_kind(in, 1, 0)),
-		 in->n_lc_deps > 1 ? ", ..." : "");
+	*why = "induction-variable registers are not modelled";
+	snprintf(val, n, "[\"%.40s\"%s]", in->loop_regs[0],
+		 in->n_loop_regs > 1 ? ", ..." : "");
 	return 1;
 }
 
 static int chk_engine(const lm_inst *in, char *val, size_t n,
 		      const char **why)
 {
-	if (in->engine != LM_ENG_ALL)
+	if (in->engine != LM_ENG_ALL || in->op == LM_OP_LOOP ||
+	    in->op == LM_OP_BREAK)
 		return 0;
 	*why = "an instruction runs on one engine; broadcast to every "
 	       "engine is not modelled";
@@ -486,12 +500,29 @@ static int chk_sync(const lm_inst *in, char *val, size_t n,
 	return 0;
 }
 
+/* A Loop's axis: a trip count (the verifier's rule, for a module run
+** unverified). */
+static int chk_loop_axis(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	const lm_axis *x = &in->axis;
+	if ((x->lb == 0 && x->ub == 0 && x->stride == 0) ||
+	    (x->stride > 0 && x->ub >= x->lb))
+		return 0;
+	*why = x->stride <= 0 ? "the stride must be positive"
+			      : "negative trip count";
+	snprintf(val, n, "{\"lb\":%lld,\"ub\":%lld,\"stride\":%lld}",
+		 (long long)x->lb, (long long)x->ub, (long long)x->stride);
+	return 1;
+}
+
 static const field_rule checks[] = {
+	{ OP(LOOP), "LoopAxis", chk_loop_axis },
 	{ OPS_EXEC, "sync_info", chk_sync },
 	{ OPS_EXEC, "engine", chk_engine },
 	{ OP(MATMULT), "accumulation_flag", chk_acc_flag },
 	{ OP(MATMULT), "psum_zero_region", chk_psum_zero },
-	{ OPS_EXEC, "loop_carried_dependencies", chk_lc_deps },
+	{ OP(LOOP), "registers", chk_loop_regs },
 	{ OP(ACTIVATION), "func", chk_act_func },
 	{ OP(ACTIVATION), "alpha", chk_alpha },
 	{ OP(TENSORTENSOR), "op", chk_op },
@@ -693,6 +724,9 @@ static int op_key_refused(lm_opcode op, const lm_field *f, const cJSON *v,
 	if (find_op_key(inst_meta, sizeof inst_meta / sizeof *inst_meta, op,
 			f->key) || (d && in_list(val, d)))
 		return 0;
+	if (cJSON_IsObject(v) && find_op_key(inst_affine, sizeof inst_affine /
+					     sizeof *inst_affine, op, f->key))
+		return 0;
 	if (find_op_key(inst_model, sizeof inst_model / sizeof *inst_model,
 			op, f->key) || is_checked(op, f->key))
 		snprintf(note, n, "%s", cJSON_IsObject(v) ? "affine "
@@ -825,7 +859,36 @@ static int check_part_step(cctx *c, const lm_arg *a)
 		      (long long)k);
 }
 
-static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
+static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn,
+		      int in_loop);
+
+/* The body of Loop in: its blocks' keys and instructions. */
+static int check_body(cctx *c, const lm_inst *in, char *what, size_t wn)
+{
+	size_t base = strlen(c->where);
+	int rc = 0;
+	for (int b = 0; b < in->n_blocks && !rc; b++) {
+		const lm_block *bl = &in->blocks[b];
+		size_t bln;
+		where_set(c, base, "/block %s", bl->name, b);
+		bln = strlen(c->where);
+		rc = check_extra(c, bl->extra, block_rules,
+				 sizeof block_rules / sizeof *block_rules,
+				 LM_OP_INVALID, -1, "block");
+		if (!rc && bl->has_args)
+			rc = refuse_args(c, bl);
+		for (int i = 0; i < bl->n_insts && !rc; i++) {
+			where_set(c, bln, "/instruction %s", bl->insts[i].name,
+				  i);
+			rc = check_inst(c, &bl->insts[i], what, wn, 1);
+		}
+	}
+	c->where[base] = 0;
+	return rc;
+}
+
+static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn,
+		      int in_loop)
 {
 	size_t base = strlen(c->where);
 	int rc;
@@ -833,6 +896,9 @@ static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
 	if (in->op <= LM_OP_INVALID || in->op >= LM_OP_COUNT ||
 	    !(OPS_EXEC & ((lm_opmask)1 << in->op)))
 		return refuse_opcode(c, in);
+	if (in_loop && (OPS_NOT_IN_LOOP & ((lm_opmask)1 << in->op)))
+		return refuse(c, "opcode '%s' inside a Loop is not modelled by "
+			      "the simulator", lm_opcode_name(in->op));
 	snprintf(what, wn, "opcode '%s'", lm_opcode_name(in->op));
 	for (size_t i = 0; i < sizeof checks / sizeof *checks; i++) {
 		char val[100];
@@ -872,6 +938,8 @@ static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn)
 		if (rc)
 			return rc;
 	}
+	if (in->op == LM_OP_LOOP)
+		return check_body(c, in, what, wn);
 	return 0;
 }
 
@@ -988,7 +1056,7 @@ static int check_module(cctx *c)
 				where_set(c, bln, "/instruction %s",
 					  bl->insts[i].name, i);
 				rc = check_inst(c, &bl->insts[i], what,
-						sizeof what);
+						sizeof what, 0);
 			}
 		}
 	}

@@ -53,17 +53,21 @@ tests_test_report_CFLAGS = $(TEST_CFLAGS)
 tests_test_report_LDADD = $(TEST_LDADD)
 TESTS += tests/test_db tests/test_report
 
-check_PROGRAMS += tests/test_sim tests/test_sched tests/test_run_cli
+check_PROGRAMS += tests/test_sim tests/test_sched tests/test_run_cli \
+	tests/test_loops
 tests_test_sim_SOURCES = tests/test_sim.c
 tests_test_sim_CFLAGS = $(TEST_CFLAGS)
 tests_test_sim_LDADD = $(TEST_LDADD)
 tests_test_sched_SOURCES = tests/test_sched.c
 tests_test_sched_CFLAGS = $(TEST_CFLAGS)
 tests_test_sched_LDADD = $(TEST_LDADD)
+tests_test_loops_SOURCES = tests/test_loops.c
+tests_test_loops_CFLAGS = $(TEST_CFLAGS)
+tests_test_loops_LDADD = $(TEST_LDADD)
 tests_test_run_cli_SOURCES = tests/test_run_cli.c
 tests_test_run_cli_CFLAGS = $(TEST_CFLAGS)
 tests_test_run_cli_LDADD = $(TEST_LDADD)
-TESTS += tests/test_sim tests/test_sched tests/test_run_cli
+TESTS += tests/test_sim tests/test_sched tests/test_run_cli tests/test_loops
 
 check_PROGRAMS += tests/test_diff
 tests_test_diff_SOURCES = tests/test_diff.c

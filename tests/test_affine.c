@@ -325,6 +325,79 @@ static int64_t with_i(const char *fmt, int64_t i)
 	return v;
 }
 
+/* Slots of the linear-form tests: i -> 0, j -> 1, k -> 2. */
+static int lin_slot(void *ctx, const char *axis)
+{
+	(void)ctx;
+	return !strcmp(axis, "i") ? 0 : !strcmp(axis, "j") ? 1
+	       : !strcmp(axis, "k") ? 2 : -1;
+}
+
+/*
+** lm_affine_compile_lin: the linear expressions compile and give
+** lm_affine_eval's value at every point of a grid; the others (a floor
+** division or modulo of an induction value, a register, a shard id, an
+** axis without a slot) do not compile.
+*/
+START_TEST(test_compile_lin)
+{
+#define IV(a) "{\"kind\":\"AffIVKind\",\"axis\":\"" a "\"}"
+	static const char *const lin[] = {
+		"{\"kind\":\"AffExprKind\",\"terms\":[{\"idx\":" IV("i")
+		",\"coeff\":3},{\"idx\":" IV("j") ",\"coeff\":-2}],\"c\":5}",
+		"{\"kind\":\"SumKind\",\"n_terms\":3,\"terms\":[" IV("k") ","
+		"{\"kind\":\"MultKind\",\"var\":" IV("i") ",\"scale\":7},"
+		"{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":-4}]}",
+		IV("j"),
+		"{\"kind\":\"MultKind\",\"var\":{\"kind\":\"SumKind\","
+		"\"n_terms\":2,\"terms\":[" IV("i") "," IV("i") "]},\"scale\":"
+		"-3}",
+		/* a floor division of a constant folds */
+		"{\"kind\":\"SumKind\",\"n_terms\":2,\"terms\":[" IV("k") ","
+		"{\"kind\":\"FloorDivKind\",\"numer\":{\"kind\":\"AffExprKind\","
+		"\"terms\":[],\"c\":9},\"denom\":4}]}",
+	};
+	static const char *const nonlin[] = {
+		"{\"kind\":\"FloorDivKind\",\"numer\":" IV("i") ",\"denom\":2}",
+		"{\"kind\":\"ModuloKind\",\"numer\":" IV("k") ",\"denom\":3}",
+		"{\"kind\":\"IntRuntimeValueKind\",\"regref\":\"r0\"}",
+		"{\"kind\":\"AffExprKind\",\"terms\":[{\"idx\":{\"kind\":"
+		"\"ShardIDKind\",\"ub\":4},\"coeff\":1}],\"c\":0}",
+		IV("q"),
+	};
+	for (size_t n = 0; n < sizeof lin / sizeof *lin; n++) {
+		lm_affine *e = rd(lin[n], 2);
+		lm_affine_lin f;
+		ck_assert_msg(lm_affine_compile_lin(e, lin_slot, NULL, &f) == 0,
+			      "%s", lin[n]);
+		for (int64_t i = -3; i <= 3; i++)
+			for (int64_t j = -2; j <= 2; j++)
+				for (int64_t k = 0; k <= 4; k++) {
+					env E = { .n = 0 };
+					int64_t sl[3] = { i, j, k }, a, b;
+					char err[200];
+					env_set(&E, LM_AFF_IV, "i", i);
+					env_set(&E, LM_AFF_IV, "j", j);
+					env_set(&E, LM_AFF_IV, "k", k);
+					ck_assert_int_eq(lm_affine_eval(e, env_leaf,
+						&E, &a, err, sizeof err), 0);
+					ck_assert_int_eq(lm_affine_lin_eval(&f, sl,
+								   &b), 0);
+					ck_assert_int_eq(a, b);
+				}
+		lm_affine_free(e);
+	}
+	for (size_t n = 0; n < sizeof nonlin / sizeof *nonlin; n++) {
+		lm_affine *e = rd(nonlin[n], 2);
+		lm_affine_lin f;
+		ck_assert_msg(lm_affine_compile_lin(e, lin_slot, NULL, &f) == -1,
+			      "%s", nonlin[n]);
+		lm_affine_free(e);
+	}
+#undef IV
+}
+END_TEST
+
 START_TEST(test_floor_div_and_euclidean_mod)
 {
 	static const struct { int64_t n, d, q, r; } cases[] = {
@@ -1004,6 +1077,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_eval_every_kind);
 	tcase_add_test(tc, test_floor_div_and_euclidean_mod);
+	tcase_add_test(tc, test_compile_lin);
 	tcase_add_test(tc, test_collective);
 	tcase_add_test(tc, test_eval_errors);
 	tcase_add_test(tc, test_leaf_order);

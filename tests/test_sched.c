@@ -11,6 +11,8 @@
 #include "sim.h"
 #include "npy.h"
 #include "linker.h"
+#include "gen.h"
+#include "fileset.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -1073,6 +1075,74 @@ START_TEST(test_call_fanout_refused)
 }
 END_TEST
 
+/*
+** Straight-line timing is the program cursors' as it was the launch-time
+** walk's: generated sets (3 cores, medium and large) run to the simulated
+** times and instruction counts recorded from the walk, plain and perturbed.
+*/
+static const struct {
+	ls_gen_size size;
+	uint64_t seed, perturb;
+	int64_t ps, instrs;
+} figures[] = {
+	{ LS_GEN_MEDIUM, 1, 0, 44246413, 153 },
+	{ LS_GEN_MEDIUM, 1, 7, 53762783, 153 },
+	{ LS_GEN_MEDIUM, 2, 0, 49603714, 148 },
+	{ LS_GEN_MEDIUM, 2, 7, 59624239, 148 },
+	{ LS_GEN_MEDIUM, 3, 0, 42417006, 167 },
+	{ LS_GEN_MEDIUM, 3, 7, 53525107, 167 },
+	{ LS_GEN_MEDIUM, 5, 0, 73828782, 149 },
+	{ LS_GEN_MEDIUM, 5, 7, 91899355, 149 },
+	{ LS_GEN_LARGE, 1, 0, 118588887, 435 },
+	{ LS_GEN_LARGE, 1, 7, 148454550, 435 },
+	{ LS_GEN_LARGE, 4, 0, 106844779, 412 },
+	{ LS_GEN_LARGE, 4, 7, 130986509, 412 },
+	{ LS_GEN_LARGE, 6, 0, 79646367, 439 },
+	{ LS_GEN_LARGE, 6, 7, 101780698, 439 },
+};
+
+START_TEST(test_straight_line_figures)
+{
+	for (size_t i = 0; i < sizeof figures / sizeof *figures; i++) {
+		ls_gen_opts go = {3, figures[i].seed, figures[i].size, "g",
+				  NULL};
+		lm_module **mods;
+		ls_gen_file *files;
+		lm_fileset fs;
+		ls_tensors in;
+		ls_options o;
+		ls_result r;
+		lm_error err;
+		int nf;
+		ck_assert_msg(ls_gen(&go, "out", &mods, &files, &nf, &err) == 0,
+			      "%s", err.msg);
+		lm_fileset_init(&fs);
+		ls_gen_fileset(files, nf, "out", &fs);
+		memset(&in, 0, sizeof in);
+		ck_assert_msg(ls_make_inputs(mods, 3, NULL, 0, &in, &err) == 0,
+			      "%s", err.msg);
+		memset(&o, 0, sizeof o);
+		o.perturb_seed = figures[i].perturb;
+		o.files = &fs;
+		ck_assert_msg(ls_run_multi(mods, 3, &in, &o, &r, &err) == 0,
+			      "%s", err.msg);
+		ck_assert_msg(r.sim_time_ps == figures[i].ps &&
+			      r.instructions == figures[i].instrs,
+			      "row %zu: %lld ps, %lld instructions (expected "
+			      "%lld, %lld)", i, (long long)r.sim_time_ps,
+			      (long long)r.instructions,
+			      (long long)figures[i].ps,
+			      (long long)figures[i].instrs);
+		ls_result_free(&r);
+		ls_tensors_free(&in);
+		lm_fileset_free(&fs);
+		free_mods(mods, 3);
+		free(mods);
+		ls_gen_files_free(files, nf);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sched");
@@ -1092,6 +1162,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_call_barrier_order_agrees);
 	tcase_add_test(tc, test_call_return_ends_walk);
 	tcase_add_test(tc, test_call_errors);
+	tcase_add_test(tc, test_straight_line_figures);
 	suite_add_tcase(s, tc);
 	/* a refusal that queues the call tree first takes seconds */
 	tc = tcase_create("call_trees");

@@ -630,9 +630,9 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "(IT54) carriers are not executed or lowered by lncsim)" },
 	{ "{\"opcode\":\"Loop\","
 		"\"LoopAxis\":{\"name\":\"i\",\"lb\":0,\"ub\":1,\"stride\":1},\"name\":\"k\",\"engine\":\"SP\","
-	  "\"blocks\":[]}",
-	  "opcode 'Loop' is not modelled by the simulator (executing loops "
-	  "is not supported by the simulator)" },
+	  "\"isParallel\":true,\"blocks\":[]}",
+	  "opcode 'Loop' key 'isParallel' = true is not modelled by the "
+	  "simulator (it models only false)" },
 	{ "{\"opcode\":\"TensorReduce\",\"name\":\"k\",\"engine\":\"Pool\","
 	  "\"axis\":\"X\",\"op\":\"add\",\"ins\":[],\"outs\":[]}",
 	  "opcode 'TensorReduce' is not modelled by the simulator" },
@@ -939,8 +939,8 @@ static const struct { const char *op, *kv, *want; } note_cases[] = {
 	{ "Matmult", ",\"replication_resolution\":2", "opcode 'Matmult' key "
 	  "'replication_resolution' = 2 is not modelled by the simulator (it "
 	  "models only 0)" },
-	{ "Matmult", ",\"psum_zero_region\":{\"kind\":\"ShardIDKind\",\"ub\":"
-	  "4}", "opcode 'Matmult' key 'psum_zero_region' = {\"kind\":"
+	{ "Matmult", ",\"is_transpose\":{\"kind\":\"ShardIDKind\",\"ub\":"
+	  "4}", "opcode 'Matmult' key 'is_transpose' = {\"kind\":"
 	  "\"ShardIDKind\",\"ub\":4} is not modelled by the simulator "
 	  "(affine expressions are not modelled)" },
 	{ "DMACopy", ",\"replica_groups\":[[0,1]]", "opcode 'DMACopy' key "
