@@ -322,6 +322,7 @@ int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 	x.log = x.opts->log;
 	lm_strmap_init(&x.main_origin);
 	lm_strmap_init(&x.merged);
+	lm_strmap_init(&x.handoffs);
 
 	t0 = lm_seconds();
 	rc = check_inputs(&x, mods, n);
@@ -379,6 +380,9 @@ done:
 		lm_strmap_free(&c->funcs);
 		free(c->name_seq);
 		lm_strmap_free(&c->allocs_by_name);
+		lm_strmap_free(&c->tmap_by_alloc);
+		lk_tensor_entries_free(c->tmap, c->n_tmap);
+		free(c->tmap_path);
 		if (x.file_maps)
 			lm_strmap_free(&x.file_maps[i]);
 	}
@@ -392,6 +396,8 @@ done:
 	free(x.decls);
 	free(x.merges);
 	lm_strmap_free(&x.merged);
+	lm_strmap_free(&x.handoffs);
+	free(x.hos);
 
 	if (rep == &local)
 		lk_report_free(&local);

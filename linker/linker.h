@@ -79,12 +79,16 @@ typedef struct lk_options {
 
 /* One tensor-map entry. */
 typedef struct lk_tensor_entry {
-	char *layer_name;     /* the allocation name in the linked module */
+	char *layer_name;     /* the layer's name: a core's own tensor map's,
+				 else the allocation name */
+	char *allocation;     /* the allocation it binds when that is not
+				 layer_name (else NULL) */
 	char *sim_format;     /* layout letters, see docs/linker.md */
 	int n_shape;
 	int64_t *sim_shape;
 	char *tf_file;        /* "<layer_name>.npy" */
 	int sbuf_compatible;
+	int sbuf_given;       /* read: the map had the key */
 	int verified;
 	int is_output;        /* 0 input, 1 output */
 	lm_dtype dtype;
@@ -130,6 +134,9 @@ typedef struct lk_report {
 	int n_allocs;
 	int *collisions;     /* per core (core order): names renamed nc<c>. */
 	int n_views;         /* remote_local_target views resolved */
+	int n_core_maps;     /* cores' own tensor-map.json files merged */
+	int n_name_handoffs; /* inputs matched by name to another core's
+				output (inpMap / outMap) */
 	int n_shared_inputs; /* external inputs unified across cores */
 	int n_main_allocs;   /* allocations held by main */
 	int n_aliases, n_demoted;
