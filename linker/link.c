@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const step_names[LK_N_STEPS] = {
 	"copy_modules_as_functions",
@@ -123,6 +124,24 @@ static const char *mpath(const lm_module *m)
 }
 
 /*
+** The seed's diagnostics of run() and initDefInfo: the working directory,
+** the definition table -- one definition per input module, its id the
+** module's core (as in call_def_<c>), one instance each.
+*/
+static void log_def_info(lk_ctx *x)
+{
+	char cwd[4096];
+	if (!x->log)
+		return;
+	lk_log(x, "bir_linker cwd: %s", getcwd(cwd, sizeof cwd) ? cwd : "?");
+	lk_log(x, "Num Module Definitions %d", x->n);
+	for (int i = 0; i < x->n; i++)
+		lk_log(x, "Module Instance call_def_%lld_instance_0 DefID %lld "
+		       "(%s)", (long long)x->cores[i].core,
+		       (long long)x->cores[i].core, mpath(x->cores[i].src));
+}
+
+/*
 ** The inputs (seed initDefInfo): each passes the per-core verifier, none is
 ** already linked, the arch agrees, and with N > 1 every module carries a
 ** distinct neuron_core_id. Fills x->cores in core order.
@@ -179,6 +198,7 @@ static int check_inputs(lk_ctx *x, lm_module *const *mods, int n)
 	qsort(x->cores, (size_t)n, sizeof *x->cores, cmp_core);
 	for (int i = 0; i < n; i++)
 		x->cores[i].idx = i;
+	log_def_info(x);
 	return 0;
 }
 

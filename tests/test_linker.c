@@ -2118,6 +2118,19 @@ START_TEST(test_dry_run_and_log)
 	ck_assert_contains(l, "build_main_aliases: 1 alias (producer-out -> "
 			   "consumer-in): h (core 0) -> h_in (core 1)");
 	ck_assert_contains(l, "renumber_core_barriers: 4 barriers renumbered");
+	/* the compiler's own diagnostics, one line per event */
+	ck_assert(strncmp(l, "bir_linker cwd: /", 17) == 0);
+	ck_assert_contains(l, "\nNum Module Definitions 2\n"
+			   "Module Instance call_def_0_instance_0 DefID 0 "
+			   "(c0.json)\nModule Instance call_def_1_instance_0 "
+			   "DefID 1 (c1.json)\n");
+	ck_assert_contains(l, "initQueues: module t_defId_1 getNumSemaphores 2\n"
+			   "initQueues: copying queue q from module t_defId_1\n"
+			   "initQueues: adding new qInst nc1.qi to existing q\n"
+			   "initQueues: adding new qInst nc1.qj to existing q\n");
+	ck_assert_contains(l, "initQueues: adding new qInst nc0.qi to new dmaQ "
+			   "q\n");
+	ck_assert_contains(l, "initQueues copied 4 queues, 4 semaphores\n");
 	lm_buf_free(&log);
 	lk_report_free(&rep);
 	/* a failing check fails the dry run too */
