@@ -75,6 +75,7 @@ typedef struct lk_options {
 				 setup_link_dir looks them up there and
 				 touches no file (use with abs_file_paths;
 				 lk_write_link_dir reads the disk) */
+	int64_t barrier_base; /* renumber_core_barriers' first id (>= 0) */
 } lk_options;
 
 /* One tensor-map entry. */
@@ -166,6 +167,18 @@ void lk_report_free(lk_report *r);
 ** steps) or LM_EINTERNAL with err filled; *out is NULL. opts may be NULL.
 ** The inputs are not modified.
 */
+/*
+** The compiler's pre-merge renumberCoreBarriers(modules, base): one counter
+** from base over the still separate modules mods[0..n) (in that order;
+** functions, instructions and nested bodies in order): every CoreBarrier
+** with renumber true gets the next id not held by a renumber: false
+** barrier of any of them. Unlike lk_link this changes the modules given.
+** *next (may be NULL): the counter after the last. Errors (LM_EINPUT):
+** base < 0, an id past 2^32 - 1 (the barrier's 32-bit field).
+*/
+int lk_renumber_core_barriers(lm_module *const *mods, int n, int64_t base,
+			      int64_t *next, lm_error *err);
+
 int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 	    lm_module **out, lk_report *rep, lm_error *err);
 

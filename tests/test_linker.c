@@ -1648,6 +1648,61 @@ START_TEST(test_renumber_core_barriers)
 }
 END_TEST
 
+/* The base offset: lk_options.barrier_base, and the pre-merge overload
+** over still separate modules. */
+START_TEST(test_renumber_core_barriers_base)
+{
+	lm_builder *b0 = core0();
+	lm_module *out = NULL;
+	lk_report rep;
+	lk_options o;
+	lm_buf log = LM_BUF_INIT;
+	lm_error e;
+	int64_t next = 0;
+	lm_b_set_renumber(bar(b0, "keep", 101, "k"), 0);
+	load2(b0, core1());
+	memset(&o, 0, sizeof o);
+	o.barrier_base = 100;
+	o.log = &log;
+	ck_assert_msg(lk_link(mods2, 2, &o, &out, &rep, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(inst(fn(out, "nc0"), "nc0.bar")->barrier_id, 100);
+	ck_assert_int_eq(inst(fn(out, "nc0"), "keep")->barrier_id, 101);
+	ck_assert_int_eq(inst(fn(out, "nc0"),
+			      "cb_return_call_def_0_instance_0")->barrier_id, 102);
+	ck_assert_int_eq(inst(fn(out, "nc1"),
+			      "cb_return_call_def_1_instance_0")->barrier_id, 104);
+	ck_assert_contains(lm_buf_cstr(&log), "renumber_core_barriers: 4 "
+			   "barriers renumbered (ids 100..104), 1 id kept");
+	assert_verifies(out);
+	lm_buf_free(&log);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	o.log = NULL;
+	/* the last id must fit 32 bits */
+	o.barrier_base = INT64_C(0xffffffff) - 2;
+	ck_assert_int_eq(lk_link(mods2, 2, &o, &out, &rep, &e), LM_EINPUT);
+	ck_assert_str_eq(e.msg, "barrier id 4294967296 does not fit the "
+			 "barrier's 32 bits (4 barriers renumbered from base "
+			 "4294967293)");
+	ck_assert_ptr_null(out);
+	lk_report_free(&rep);
+
+	/* pre-merge: one counter over the modules, in the order given; the
+	   ids kept by any of them skipped */
+	ck_assert_msg(lk_renumber_core_barriers(mods2, 2, 100, &next, &e) == 0,
+		      "%s", e.msg);
+	ck_assert_int_eq(inst(&mods2[0]->functions[0], "bar")->barrier_id, 100);
+	ck_assert_int_eq(inst(&mods2[0]->functions[0], "keep")->barrier_id, 101);
+	ck_assert_int_eq(inst(&mods2[1]->functions[0], "bar")->barrier_id, 102);
+	ck_assert_int_eq(next, 103);
+	ck_assert_int_eq(lk_renumber_core_barriers(mods2, 2, -1, NULL, &e),
+			 LM_EINPUT);
+	ck_assert_str_eq(e.msg, "barrier base -1 is outside [0, 4294967295]");
+	free2();
+	S_free();
+}
+END_TEST
+
 /* ---- step 11: barrier order ---------------------------------------------- */
 
 /* A core whose sg0 (SB t) meets the barriers of groups A (ba, id 1) and B
@@ -2764,6 +2819,18 @@ START_TEST(test_cli_link_name_matched_maps)
 	r = tu_lncsim(NULL, "diff", p0, p1, NULL);
 	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
 	tu_run_free(&r);
+	/* the barrier base */
+	r = tu_lncsim(NULL, "link", "--dry-run", "-v", "--barrier-base", "7",
+		      p0, p1, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "4 barriers renumbered (ids 7..10)");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "link", "--dry-run", "--barrier-base=4294967296",
+		      p0, p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "--barrier-base '4294967296': expected a "
+			   "whole number in [0, 4294967295]");
+	tu_run_free(&r);
 
 	free(tu_write(d, "nm/nc1/sg0/tensor-map.json", S("{\"tensors\":[%s,%s]}",
 		      nm_entry("hin", "h", "input", "[1,4]"),
@@ -3132,6 +3199,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_link_dir_force_atomic);
 	tcase_add_test(tc, test_link_dir_symlink_outside_module);
 	tcase_add_test(tc, test_renumber_core_barriers);
+	tcase_add_test(tc, test_renumber_core_barriers_base);
 	tcase_add_test(tc, test_check_barrier_order);
 	tcase_add_test(tc, test_check_barrier_order_calls);
 	tcase_add_test(tc, test_check_barrier_order_fanout);
