@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const step_names[LK_N_STEPS] = {
@@ -123,6 +124,59 @@ static const char *mpath(const lm_module *m)
 	return m->path && *m->path ? m->path : lm_module_display_name(m);
 }
 
+/* "nc<digits>" / "sg<digits>" */
+static int is_numbered(const char *s, size_t n, const char *prefix)
+{
+	if (n < 3 || strncmp(s, prefix, 2) != 0)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+/*
+** The compiler's run() loads the modular-flow metadata hlo_netlist.json
+** (module definitions with several instances each). lncsim links one
+** instance per module and does not read it, so a module laid out as
+** <name>/nc<c>/sg<s>/ with <name>/hlo_netlist.json is refused rather
+** than linked as if the file were not there.
+*/
+static int check_modular_flow(lk_ctx *x, const lm_module *m)
+{
+	const char *d = m->dir, *sg, *nc;
+	struct stat st;
+	char *top, *net;
+	size_t n;
+	int rc = 0;
+	if (x->opts->files || !d || !m->path || !*m->path)
+		return 0;
+	n = strlen(d);
+	while (n > 1 && d[n - 1] == '/')
+		n--;
+	sg = d + n;
+	while (sg > d && sg[-1] != '/')
+		sg--;
+	if (sg == d || !is_numbered(sg, (size_t)(d + n - sg), "sg"))
+		return 0;
+	nc = sg - 1;
+	while (nc > d && nc[-1] != '/')
+		nc--;
+	if (!is_numbered(nc, (size_t)(sg - 1 - nc), "nc"))
+		return 0;
+	top = nc == d ? lm_xstrdup(".") : lm_xasprintf("%.*s", (int)(nc - d),
+							 d);
+	net = lm_path_join(top, "hlo_netlist.json");
+	if (lstat(net, &st) == 0)
+		rc = lm_err(x->err, mpath(m), "module", "modular-flow metadata "
+			    "%s is present: module definitions with several "
+			    "instances are not linked by lncsim (it links one "
+			    "instance per module, on the module's core)", net);
+	free(top);
+	free(net);
+	return rc;
+}
+
 /*
 ** The seed's diagnostics of run() and initDefInfo: the working directory,
 ** the definition table -- one definition per input module, its id the
@@ -191,6 +245,8 @@ static int check_inputs(lk_ctx *x, lm_module *const *mods, int n)
 					      "(also in %s)",
 					      (long long)lm_module_core_id(m),
 					      mpath(mods[j]));
+		if (check_modular_flow(x, m) != 0)
+			return LM_EINPUT;
 		x->cores[i].src = m;
 		x->cores[i].core = lm_module_core_id(m);
 		x->cores[i].first_func = -1;

@@ -2842,6 +2842,18 @@ START_TEST(test_cli_link_name_matched_maps)
 	ck_assert_contains(r.err, "sim_shape [4,1] but 'z' has tensor_shape "
 			   "[1,4]");
 	tu_run_free(&r);
+	unlink(S("%s/nm/nc1/sg0/tensor-map.json", d));
+
+	/* modular-flow metadata beside the per-core layout: refused */
+	free(tu_write(d, "nm/hlo_netlist.json", "{}"));
+	r = tu_lncsim(NULL, "link", "--dry-run", p0, p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "nm/nc0/sg0/def.json: module: modular-flow "
+			   "metadata ");
+	ck_assert_contains(r.err, "nm/hlo_netlist.json is present: module "
+			   "definitions with several instances are not linked "
+			   "by lncsim");
+	tu_run_free(&r);
 	free(p0);
 	free(p1);
 	tu_rmtree(d);
