@@ -1,19 +1,20 @@
 /*
 ** cmd_link.c -- `lncsim link [-o DIR] [--dry-run] [--skip=STEP,...] [--force]
-** [-v] MODULE...`: link per-core modules into <DIR>/<name>/sgLnk/.
+** [--barrier-base N] [-v] MODULE...`: link per-core modules into <DIR>/<name>/sgLnk/.
 */
 #include "common.h"
 #include "cli.h"
 #include "module.h"
 #include "linker.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char usage_link[] =
 	"usage: lncsim link [-o DIR] [--dry-run] [--skip=STEP,...] [--force] "
-	"[-v] MODULE...\n\n"
+	"[--barrier-base N] [-v] MODULE...\n\n"
 	"Link N per-core modules (one per neuron_core_id) into ONE new module\n"
 	"'<name>/sgLnk' and write the link directory DIR/<name>/sgLnk/ with\n"
 	"def.json, tensor-map.json and the cores' artifacts\n"
@@ -26,6 +27,7 @@ const char usage_link[] =
 	"                  (its manifest's entries go, a user's files move into\n"
 	"                  the new one; refused if the new link writes there)\n"
 	"  --skip=STEP,... switch steps off (for testing the checker)\n"
+	"  --barrier-base N  renumbered barrier ids start at N (default 0)\n"
 	"  -v              one line per step with counts\n\n"
 	"steps, in order (names for --skip):\n"
 	"  copy_modules_as_functions            1  cores -> functions nc<c>\n"
@@ -62,9 +64,13 @@ static void print_report(const lk_report *rep, const char *od, int dry)
 	if (dry) {
 		lm_buf b = LM_BUF_INIT;
 		for (int i = 0; i < rep->n_tensors; i++)
-			printf("tensor %s %s [%s] %s\n",
+			printf("tensor %s %s%s%s%s [%s] %s\n",
 			       rep->tensors[i].is_output ? "output" : "input",
 			       rep->tensors[i].layer_name,
+			       rep->tensors[i].allocation ? " (" : "",
+			       rep->tensors[i].allocation ?
+			       rep->tensors[i].allocation : "",
+			       rep->tensors[i].allocation ? ")" : "",
 			       lm_dtype_name(rep->tensors[i].dtype),
 			       rep->tensors[i].tf_file);
 		if (rep->mmt.arch) {
@@ -108,6 +114,24 @@ int cmd_link(int argc, char **argv)
 			opts.dry_run = 1;
 		} else if (!strcmp(a, "--force")) {
 			force = 1;
+		} else if (!strncmp(a, "--barrier-base=", 15) ||
+			   !strcmp(a, "--barrier-base")) {
+			const char *v = a[14] == '=' ? a + 15 : NULL;
+			char *end;
+			long long b;
+			if (!v && ++first >= argc)
+				return cli_usage_error("link", "--barrier-base "
+						       "needs a number");
+			if (!v)
+				v = argv[first];
+			errno = 0;
+			b = strtoll(v, &end, 10);
+			if (!*v || *end || errno || b < 0 || b > 0xffffffffLL)
+				return cli_usage_error("link", "--barrier-base "
+						       "'%s': expected a whole "
+						       "number in [0, 4294967295]",
+						       v);
+			opts.barrier_base = b;
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
 			verbose = 1;
 		} else if (!strncmp(a, "--skip=", 7) || !strcmp(a, "--skip")) {

@@ -28,7 +28,8 @@ static ls_tmap_entry *plain_entries(const lk_tensor_entry *t, int n)
 {
 	ls_tmap_entry *e = lm_xcalloc((size_t)n + 1, sizeof *e);
 	for (int i = 0; i < n; i++) {
-		e[i].name = t[i].layer_name;
+		e[i].name = t[i].allocation ? t[i].allocation
+			: t[i].layer_name;
 		e[i].is_output = t[i].is_output;
 		e[i].n_shape = t[i].n_shape;
 		e[i].shape = t[i].sim_shape;

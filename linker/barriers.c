@@ -36,7 +36,10 @@ typedef struct renum {
 	int k;          /* next kept id not below ctr */
 	int64_t ctr;
 	int n;
+	int64_t over;   /* first id past LK_BARRIER_ID_MAX given, else -1 */
 } renum;
+
+#define LK_BARRIER_ID_MAX INT64_C(0xffffffff)
 
 static void renumber_one(lk_ctx *x, int ci, lm_inst *in, void *arg)
 {
@@ -51,12 +54,66 @@ static void renumber_one(lk_ctx *x, int ci, lm_inst *in, void *arg)
 			r->ctr++;
 		r->k++;
 	}
+	if (r->ctr > LK_BARRIER_ID_MAX && r->over < 0)
+		r->over = r->ctr;
 	in->barrier_id = r->ctr++;
 	r->n++;
 }
 
+/* The renumbering of n modules' functions from base (both overloads). */
+static int renumber_modules(lk_ctx *x, lm_module *const *ms, int n,
+			    int64_t base, renum *r, idset *kept, lm_error *err)
+{
+	memset(r, 0, sizeof *r);
+	r->kept = kept;
+	r->ctr = base;
+	r->over = -1;
+	if (base < 0 || base > LK_BARRIER_ID_MAX)
+		return lm_err(err, "", "", "barrier base %lld is outside [0, "
+			      "%lld]", (long long)base,
+			      (long long)LK_BARRIER_ID_MAX);
+	for (int i = 0; i < n; i++)
+		for (int f = 0; f < ms[i]->n_functions; f++)
+			lk_walk_blocks(x, -1, ms[i]->functions[f].blocks,
+				       ms[i]->functions[f].n_blocks, note_kept,
+				       kept);
+	if (kept->n > 1)
+		qsort(kept->ids, (size_t)kept->n, sizeof *kept->ids, cmp_i64);
+	for (int i = 0; i < n; i++)
+		for (int f = 0; f < ms[i]->n_functions; f++)
+			lk_walk_blocks(x, -1, ms[i]->functions[f].blocks,
+				       ms[i]->functions[f].n_blocks,
+				       renumber_one, r);
+	if (r->over >= 0)
+		return lm_err(err, "", "", "barrier id %lld does not fit the "
+			      "barrier's 32 bits (%d barriers renumbered from "
+			      "base %lld)", (long long)r->over, r->n,
+			      (long long)base);
+	return 0;
+}
+
+int lk_renumber_core_barriers(lm_module *const *mods, int n, int64_t base,
+			      int64_t *next, lm_error *err)
+{
+	lk_ctx x;
+	idset kept = {0};
+	renum r;
+	int rc;
+	memset(&x, 0, sizeof x);
+	for (int i = 0; i < n; i++)
+		if (!mods[i])
+			return lm_errc(err, LM_EINTERNAL, "", "", "module %d is "
+				       "NULL", i);
+	rc = renumber_modules(&x, mods, n, base, &r, &kept, err);
+	free(kept.ids);
+	if (!rc && next)
+		*next = r.ctr;
+	return rc;
+}
+
 /*
-** Step 10 (seed renumberCoreBarriers): one counter over the whole module,
+** Step 10 (seed renumberCoreBarriers(Module&)): one counter from
+** lk_options.barrier_base (0) over the whole module,
 ** functions in order, instructions in order (into Loops); every CoreBarrier
 ** with renumber true gets the next id. Ids held by renumber: false barriers
 ** are skipped, so the result is globally unique (the seed can collide).
@@ -66,22 +123,19 @@ int renumber_core_barriers(lk_ctx *x)
 	idset kept = {0};
 	renum r;
 	lm_module *o = x->out;
-	for (int f = 0; f < o->n_functions; f++)
-		lk_walk_blocks(x, -1, o->functions[f].blocks,
-			       o->functions[f].n_blocks, note_kept, &kept);
-	if (kept.n > 1)
-		qsort(kept.ids, (size_t)kept.n, sizeof *kept.ids, cmp_i64);
-	memset(&r, 0, sizeof r);
-	r.kept = &kept;
-	for (int f = 0; f < o->n_functions; f++)
-		lk_walk_blocks(x, -1, o->functions[f].blocks,
-			       o->functions[f].n_blocks, renumber_one, &r);
+	int rc = renumber_modules(x, &o, 1, x->opts->barrier_base, &r, &kept,
+				  x->err);
+	if (rc) {
+		free(kept.ids);
+		return rc;
+	}
 	x->rep->n_renumbered = r.n;
 	x->rep->n_kept_ids = kept.n;
 	if (r.n)
 		lk_log(x, "renumber_core_barriers: %d barrier%s renumbered "
-		       "(ids 0..%lld), %d id%s kept by renumber: false", r.n,
-		       r.n == 1 ? "" : "s", (long long)(r.ctr - 1), kept.n,
+		       "(ids %lld..%lld), %d id%s kept by renumber: false", r.n,
+		       r.n == 1 ? "" : "s", (long long)x->opts->barrier_base,
+		       (long long)(r.ctr - 1), kept.n,
 		       kept.n == 1 ? "" : "s");
 	else
 		lk_log(x, "renumber_core_barriers: 0 barriers renumbered, %d "

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -132,6 +133,205 @@ static void census_free(census *cs)
 	free(cs->masks);
 }
 
+static const char *cpath(const lk_core *c)
+{
+	return c->src->path && *c->src->path ? c->src->path
+		: lm_module_display_name(c->src);
+}
+
+static int same_shape(const lm_alloc *a, const lm_alloc *b)
+{
+	int same = a->n_shape == b->n_shape;
+	for (int i = 0; same && i < a->n_shape; i++)
+		same = a->tensor_shape[i] == b->tensor_shape[i];
+	return same;
+}
+
+/* "[128,64]" */
+static void shape_text(const lm_alloc *a, char *buf, size_t n)
+{
+	size_t k = (size_t)snprintf(buf, n, "[");
+	for (int i = 0; i < a->n_shape && k < n; i++)
+		k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "," : "",
+				      (long long)a->tensor_shape[i]);
+	if (k < n)
+		snprintf(buf + k, n - k, "]");
+}
+
+/* A consumer's input and the producer's output of a name-matched hand-off
+** agree in dtype and tensor_shape (the address is not compared: nothing
+** gave the two names one address before the link). */
+static int check_handoff(lk_ctx *x, int ci, const lm_function *sf,
+			 const lm_alloc *in, const lk_handoff *h)
+{
+	const lk_core *c = &x->cores[ci], *p = &x->cores[h->producer_ci];
+	char s0[128], s1[128];
+	if (p == c)
+		return lm_err(x->err, cpath(c), "", "function %s/allocation %s:"
+			      " external input '%s' has the name of an external"
+			      " output of its own core %lld (a name-matched "
+			      "hand-off joins two cores)", sf->name, in->name,
+			      in->name, (long long)c->core);
+	if (in->dtype != h->out->dtype)
+		return lm_err(x->err, cpath(c), "", "function %s/allocation %s:"
+			      " name-matched hand-off '%s': the external input "
+			      "of core %lld has dtype %s but the external output "
+			      "of core %lld has %s", sf->name, in->name, in->name,
+			      (long long)c->core, lm_dtype_name(in->dtype),
+			      (long long)p->core, lm_dtype_name(h->out->dtype));
+	if (!same_shape(in, h->out)) {
+		shape_text(in, s0, sizeof s0);
+		shape_text(h->out, s1, sizeof s1);
+		return lm_err(x->err, cpath(c), "", "function %s/allocation %s:"
+			      " name-matched hand-off '%s': the external input "
+			      "of core %lld has tensor_shape %s but the external "
+			      "output of core %lld has %s", sf->name, in->name,
+			      in->name, (long long)c->core, s0,
+			      (long long)p->core, s1);
+	}
+	return 0;
+}
+
+/* An allocation that is a plain declaration (not a view). */
+static int is_decl(const lm_alloc *a)
+{
+	return !a->alias_of && !a->has_remote;
+}
+
+/*
+** The outMap / inpMap of the seed's copyAllocs2Inst for hand-offs made by
+** name: an ExternalOutput of core p and an ExternalInput of the same name
+** of another core c are one tensor -- c's input is p's output. Planned
+** before anything is copied (copy_allocs renames by it). A name with two
+** external outputs is no hand-off (plan_main_memlocs refuses it). The
+** input and the output must agree in dtype and shape.
+*/
+int plan_handoffs(lk_ctx *x)
+{
+	lm_strmap outs;      /* output name -> ci + 1 (COLLIDED: twice) */
+	int rc = 0;
+	lm_strmap_init(&outs);
+	for (int ci = 0; ci < x->n; ci++) {
+		const lm_module *m = x->cores[ci].src;
+		for (int f = 0; f < m->n_functions; f++)
+			for (int a = 0; a < m->functions[f].n_allocs; a++) {
+				const lm_alloc *sa = &m->functions[f].allocs[a];
+				if (lm_tensorkind_is_ext_output(sa->kind) &&
+				    is_decl(sa))
+					census_add(&outs, sa->name, ci);
+			}
+	}
+	for (int ci = 0; ci < x->n && !rc; ci++) {
+		const lm_module *m = x->cores[ci].src;
+		for (int f = 0; f < m->n_functions && !rc; f++) {
+			const lm_function *sf = &m->functions[f];
+			for (int a = 0; a < sf->n_allocs && !rc; a++) {
+				const lm_alloc *sa = &sf->allocs[a];
+				lk_handoff *h;
+				void *v;
+				int pci;
+				if (!lm_tensorkind_is_ext_input(sa->kind) ||
+				    !is_decl(sa) ||
+				    !lm_strmap_get(&outs, sa->name, &v) ||
+				    v == COLLIDED)
+					continue;
+				pci = (int)(intptr_t)v - 1;
+				h = lm_strmap_lookup(&x->handoffs, sa->name);
+				if (!h) {
+					const lm_alloc *o = lm_strmap_lookup(
+						&x->cores[pci].allocs_by_name,
+						sa->name);
+					if (!x->hos)
+						x->hos = lm_xcalloc(
+							(size_t)outs.n + 1,
+							sizeof *x->hos);
+					h = &x->hos[x->n_hos++];
+					h->out = o;
+					h->producer_ci = pci;
+					lm_strmap_put(&x->handoffs, sa->name, h);
+				}
+				if ((rc = check_handoff(x, ci, sf, sa, h)) != 0)
+					break;
+				h->consumer_mask |= 1ull << ci;
+				x->n_handoff_inputs++;
+			}
+		}
+	}
+	lm_strmap_free(&outs);
+	return rc;
+}
+
+/* Core c's part in a name-matched hand-off through allocation sa: 1 the
+** producer, 2 a consumer, 0 none. */
+static int handoff_role(const lk_ctx *x, const lk_core *c,
+			const lm_alloc *sa, const lk_handoff **ph)
+{
+	const lk_handoff *h;
+	if (!x->n_hos || !is_decl(sa) ||
+	    !(h = lm_strmap_lookup(&x->handoffs, sa->name)))
+		return 0;
+	*ph = h;
+	if (lm_tensorkind_is_ext_output(sa->kind) && h->out == sa)
+		return 1;
+	if (lm_tensorkind_is_ext_input(sa->kind) &&
+	    (h->consumer_mask >> c->idx & 1))
+		return 2;
+	return 0;
+}
+
+/*
+** A consumer's input of a name-matched hand-off (the seed's "Replacing
+** from inpMap"): its references name the producer's output and its memory
+** locations', and the allocation stays as nc<c>.<name>, an Internal
+** alias_of view of the output (listed in the module aliases).
+*/
+static int copy_handoff_input(lk_ctx *x, lk_core *c, const lm_function *sf,
+			      lm_alloc *da, const lm_alloc *sa,
+			      const lk_handoff *h)
+{
+	const lk_core *pc = &x->cores[h->producer_ci];
+	char *nn = lk_nc(x, c->core, sa->name);
+	lk_view *v;
+	if (lm_strmap_lookup(&x->census->allocs, nn))
+		return lm_err(x->err, cpath(c), "", "function %s/allocation "
+			      "%s: name-matched hand-off '%s': its input's "
+			      "linked name '%s' is already the name of an "
+			      "allocation", sf->name, sa->name, sa->name, nn);
+	for (int l = 0; l < sa->n_memlocs; l++)
+		if (lm_strmap_lookup(&x->census->memlocs, lk_nc(x, c->core,
+				     sa->memlocs[l].name)))
+			return lm_err(x->err, cpath(c), "", "function %s/"
+				      "allocation %s: name-matched hand-off "
+				      "'%s': its input's linked memory location "
+				      "name 'nc%lld.%s' is already taken",
+				      sf->name, sa->name, sa->name,
+				      (long long)c->core, sa->memlocs[l].name);
+	lk_set(&da->name, nn);
+	da->kind = LM_TK_INTERNAL;
+	lk_set(&da->alias_of, h->out->name);
+	for (int l = 0; l < sa->n_memlocs; l++) {
+		const char *pl = h->out->n_memlocs > 0 ? h->out->memlocs[
+			l < h->out->n_memlocs ? l : 0].name : NULL;
+		lk_set(&da->memlocs[l].name, lk_nc(x, c->core,
+						   sa->memlocs[l].name));
+		if (pl)
+			lm_strmap_put(&c->memloc_ref, sa->memlocs[l].name,
+				      (void *)pl);
+	}
+	lm_grow(&x->views, &x->cap_views, x->n_views + 1, sizeof *x->views);
+	v = &x->views[x->n_views++];
+	v->producer = lk_str(x, "%s", h->out->name);
+	v->consumer = nn;
+	v->producer_core = pc->core;
+	v->consumer_core = c->core;
+	x->rep->n_name_handoffs++;
+	lk_log(x, "copy_allocs: Replacing from inpMap: input %s of core %lld "
+	       "-> output %s of core %lld (name-matched hand-off; the input "
+	       "stays as %s, alias_of %s)", sa->name, (long long)c->core,
+	       h->out->name, (long long)pc->core, nn, h->out->name);
+	return 0;
+}
+
 /*
 ** Step 2 for one function: copy its allocations into dst. A name declared
 ** by more than one core is renamed nc<c>.<name> (memMap); the maps remember
@@ -144,6 +344,8 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 	const census *cs = x->census;
 	int do_allocs = !(x->opts->skip & LK_SKIP(LK_STEP_COPY_ALLOCS));
 	const lk_merge *mg;
+	const lk_handoff *ho = NULL;
+	int rc;
 	dst->n_allocs = src->n_allocs;
 	dst->allocs = src->n_allocs ? lm_xcalloc((size_t)src->n_allocs,
 						 sizeof *dst->allocs) : NULL;
@@ -155,6 +357,14 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 		x->rep->n_allocs++;
 		if (!do_allocs)
 			continue;
+		switch (handoff_role(x, c, sa, &ho)) {
+		case 1:      /* the producer keeps its declared names */
+			continue;
+		case 2:
+			if ((rc = copy_handoff_input(x, c, src, da, sa, ho)))
+				return rc;
+			continue;
+		}
 		mg = lm_tensorkind_is_ext_input(sa->kind) ?
 			lm_strmap_lookup(&x->merged, sa->name) : NULL;
 		if (mg) {
@@ -721,6 +931,19 @@ int copy_modules_as_functions(lk_ctx *x)
 	}
 	x->out->n_functions = total;
 
+	if (do_allocs) {
+		/* allocs_by_name first: plan_handoffs finds outputs in it */
+		for (int ci = 0; ci < x->n; ci++) {
+			const lm_module *m = x->cores[ci].src;
+			for (int f = 0; f < m->n_functions; f++)
+				for (int a = 0; a < m->functions[f].n_allocs; a++)
+					lm_strmap_put(&x->cores[ci].allocs_by_name,
+						      m->functions[f].allocs[a].name,
+						      &m->functions[f].allocs[a]);
+		}
+		if ((rc = plan_handoffs(x)) != 0)
+			return rc;
+	}
 	if (!(x->opts->skip & LK_SKIP(LK_STEP_BUILD_MAIN_MEMLOCS)) &&
 	    (rc = plan_main_memlocs(x)) != 0)
 		return rc;
@@ -728,11 +951,12 @@ int copy_modules_as_functions(lk_ctx *x)
 	x->census = &cs;
 	for (int ci = 0; ci < x->n && rc == 0; ci++) {
 		lk_core *c = &x->cores[ci];
-		for (int f = 0; f < c->n_funcs; f++)
-			copy_allocs(x, ci, &x->out->functions[c->first_func + f],
-				    &c->src->functions[f]);
+		for (int f = 0; f < c->n_funcs && rc == 0; f++)
+			rc = copy_allocs(x, ci,
+					 &x->out->functions[c->first_func + f],
+					 &c->src->functions[f]);
 	}
-	if (do_allocs)
+	if (do_allocs && rc == 0)
 		rc = resolve_remote_targets(x);
 	if (rc == 0)
 		copy_all_instrs(x);
@@ -756,8 +980,10 @@ int copy_modules_as_functions(lk_ctx *x)
 			       "collisions resolved per core (allocations, "
 			       "memory locations and instructions renamed "
 			       "nc<c>.): %s; remote_local_target views "
-			       "resolved (inpMap): %d", x->rep->n_allocs,
-			       lm_buf_cstr(&b), x->rep->n_views);
+			       "resolved (inpMap): %d; name-matched "
+			       "hand-offs: %d", x->rep->n_allocs,
+			       lm_buf_cstr(&b), x->rep->n_views,
+			       x->rep->n_name_handoffs);
 		else
 			lk_log(x, "copy_allocs: skipped (%d allocations copied "
 			       "verbatim)", x->rep->n_allocs);

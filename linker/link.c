@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const step_names[LK_N_STEPS] = {
 	"copy_modules_as_functions",
@@ -122,6 +124,77 @@ static const char *mpath(const lm_module *m)
 	return m->path && *m->path ? m->path : lm_module_display_name(m);
 }
 
+/* "nc<digits>" / "sg<digits>" */
+static int is_numbered(const char *s, size_t n, const char *prefix)
+{
+	if (n < 3 || strncmp(s, prefix, 2) != 0)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+/*
+** The compiler's run() loads the modular-flow metadata hlo_netlist.json
+** (module definitions with several instances each). lncsim links one
+** instance per module and does not read it, so a module laid out as
+** <name>/nc<c>/sg<s>/ with <name>/hlo_netlist.json is refused rather
+** than linked as if the file were not there.
+*/
+static int check_modular_flow(lk_ctx *x, const lm_module *m)
+{
+	const char *d = m->dir, *sg, *nc;
+	struct stat st;
+	char *top, *net;
+	size_t n;
+	int rc = 0;
+	if (x->opts->files || !d || !m->path || !*m->path)
+		return 0;
+	n = strlen(d);
+	while (n > 1 && d[n - 1] == '/')
+		n--;
+	sg = d + n;
+	while (sg > d && sg[-1] != '/')
+		sg--;
+	if (sg == d || !is_numbered(sg, (size_t)(d + n - sg), "sg"))
+		return 0;
+	nc = sg - 1;
+	while (nc > d && nc[-1] != '/')
+		nc--;
+	if (!is_numbered(nc, (size_t)(sg - 1 - nc), "nc"))
+		return 0;
+	top = nc == d ? lm_xstrdup(".") : lm_xasprintf("%.*s", (int)(nc - d),
+							 d);
+	net = lm_path_join(top, "hlo_netlist.json");
+	if (lstat(net, &st) == 0)
+		rc = lm_err(x->err, mpath(m), "module", "modular-flow metadata "
+			    "%s is present: module definitions with several "
+			    "instances are not linked by lncsim (it links one "
+			    "instance per module, on the module's core)", net);
+	free(top);
+	free(net);
+	return rc;
+}
+
+/*
+** The seed's diagnostics of run() and initDefInfo: the working directory,
+** the definition table -- one definition per input module, its id the
+** module's core (as in call_def_<c>), one instance each.
+*/
+static void log_def_info(lk_ctx *x)
+{
+	char cwd[4096];
+	if (!x->log)
+		return;
+	lk_log(x, "bir_linker cwd: %s", getcwd(cwd, sizeof cwd) ? cwd : "?");
+	lk_log(x, "Num Module Definitions %d", x->n);
+	for (int i = 0; i < x->n; i++)
+		lk_log(x, "Module Instance call_def_%lld_instance_0 DefID %lld "
+		       "(%s)", (long long)x->cores[i].core,
+		       (long long)x->cores[i].core, mpath(x->cores[i].src));
+}
+
 /*
 ** The inputs (seed initDefInfo): each passes the per-core verifier, none is
 ** already linked, the arch agrees, and with N > 1 every module carries a
@@ -172,6 +245,8 @@ static int check_inputs(lk_ctx *x, lm_module *const *mods, int n)
 					      "(also in %s)",
 					      (long long)lm_module_core_id(m),
 					      mpath(mods[j]));
+		if (check_modular_flow(x, m) != 0)
+			return LM_EINPUT;
 		x->cores[i].src = m;
 		x->cores[i].core = lm_module_core_id(m);
 		x->cores[i].first_func = -1;
@@ -179,6 +254,7 @@ static int check_inputs(lk_ctx *x, lm_module *const *mods, int n)
 	qsort(x->cores, (size_t)n, sizeof *x->cores, cmp_core);
 	for (int i = 0; i < n; i++)
 		x->cores[i].idx = i;
+	log_def_info(x);
 	return 0;
 }
 
@@ -322,6 +398,7 @@ int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 	x.log = x.opts->log;
 	lm_strmap_init(&x.main_origin);
 	lm_strmap_init(&x.merged);
+	lm_strmap_init(&x.handoffs);
 
 	t0 = lm_seconds();
 	rc = check_inputs(&x, mods, n);
@@ -379,6 +456,9 @@ done:
 		lm_strmap_free(&c->funcs);
 		free(c->name_seq);
 		lm_strmap_free(&c->allocs_by_name);
+		lm_strmap_free(&c->tmap_by_alloc);
+		lk_tensor_entries_free(c->tmap, c->n_tmap);
+		free(c->tmap_path);
 		if (x.file_maps)
 			lm_strmap_free(&x.file_maps[i]);
 	}
@@ -392,6 +472,8 @@ done:
 	free(x.decls);
 	free(x.merges);
 	lm_strmap_free(&x.merged);
+	lm_strmap_free(&x.handoffs);
+	free(x.hos);
 
 	if (rep == &local)
 		lk_report_free(&local);

@@ -623,6 +623,7 @@ static int write_contents(wctx *w, const lm_module *linked,
 		rc = write_text(w, "def.json", text, len);
 	free(text);
 	text = NULL;
+	/* the seed's tryUpdateTensorMapFile: the unified map */
 	if (!rc && (rep->ran & LK_SKIP(LK_STEP_BUILD_MAIN_TENSOR_MAP))) {
 		text = lk_tensor_map_json(rep);
 		rc = write_text(w, "tensor-map.json", text, strlen(text));

@@ -75,16 +75,21 @@ typedef struct lk_options {
 				 setup_link_dir looks them up there and
 				 touches no file (use with abs_file_paths;
 				 lk_write_link_dir reads the disk) */
+	int64_t barrier_base; /* renumber_core_barriers' first id (>= 0) */
 } lk_options;
 
 /* One tensor-map entry. */
 typedef struct lk_tensor_entry {
-	char *layer_name;     /* the allocation name in the linked module */
+	char *layer_name;     /* the layer's name: a core's own tensor map's,
+				 else the allocation name */
+	char *allocation;     /* the allocation it binds when that is not
+				 layer_name (else NULL) */
 	char *sim_format;     /* layout letters, see docs/linker.md */
 	int n_shape;
 	int64_t *sim_shape;
 	char *tf_file;        /* "<layer_name>.npy" */
 	int sbuf_compatible;
+	int sbuf_given;       /* read: the map had the key */
 	int verified;
 	int is_output;        /* 0 input, 1 output */
 	lm_dtype dtype;
@@ -130,6 +135,9 @@ typedef struct lk_report {
 	int n_allocs;
 	int *collisions;     /* per core (core order): names renamed nc<c>. */
 	int n_views;         /* remote_local_target views resolved */
+	int n_core_maps;     /* cores' own tensor-map.json files merged */
+	int n_name_handoffs; /* inputs matched by name to another core's
+				output (inpMap / outMap) */
 	int n_shared_inputs; /* external inputs unified across cores */
 	int n_main_allocs;   /* allocations held by main */
 	int n_aliases, n_demoted;
@@ -159,6 +167,18 @@ void lk_report_free(lk_report *r);
 ** steps) or LM_EINTERNAL with err filled; *out is NULL. opts may be NULL.
 ** The inputs are not modified.
 */
+/*
+** The compiler's pre-merge renumberCoreBarriers(modules, base): one counter
+** from base over the still separate modules mods[0..n) (in that order;
+** functions, instructions and nested bodies in order): every CoreBarrier
+** with renumber true gets the next id not held by a renumber: false
+** barrier of any of them. Unlike lk_link this changes the modules given.
+** *next (may be NULL): the counter after the last. Errors (LM_EINPUT):
+** base < 0, an id past 2^32 - 1 (the barrier's 32-bit field).
+*/
+int lk_renumber_core_barriers(lm_module *const *mods, int n, int64_t base,
+			      int64_t *next, lm_error *err);
+
 int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 	    lm_module **out, lk_report *rep, lm_error *err);
 

@@ -43,6 +43,12 @@ typedef struct lk_core {
 	int sqi_gap;
 	int n_funcs;
 	int n_collisions;
+	/* the core's own tensor-map.json (read_core_tensor_map): its
+	   entries, and allocation name -> entry */
+	char *tmap_path;
+	struct lk_tensor_entry *tmap;
+	int n_tmap;
+	lm_strmap tmap_by_alloc;
 	/* copy_modules_as_functions: census index of each instruction in
 	   visiting order, and the latest names cloned */
 	int *name_seq;
@@ -71,6 +77,14 @@ typedef struct lk_decl {
 	uint64_t core_mask;  /* bit i: core index i declared it */
 } lk_decl;
 
+/* A name-matched hand-off (copy_allocs' inpMap / outMap): an ExternalOutput
+** of one core and the ExternalInputs of the same name of other cores. */
+typedef struct lk_handoff {
+	const lm_alloc *out;    /* the producer's output (src) */
+	int producer_ci;
+	uint64_t consumer_mask; /* bit i: core index i reads it as an input */
+} lk_handoff;
+
 typedef struct lk_ctx {
 	lk_core *cores;      /* core order */
 	int n;
@@ -94,6 +108,11 @@ typedef struct lk_ctx {
 	lm_strmap merged;
 	lk_merge *merges;
 	int n_merges;
+	/* declared name -> lk_handoff of a name-matched hand-off */
+	lm_strmap handoffs;
+	lk_handoff *hos;
+	int n_hos;
+	int n_handoff_inputs;  /* consumer declarations (inputs no more) */
 	struct census *census; /* during copy_modules_as_functions */
 	/* link-dir plan per core: source `file` string -> link-dir path */
 	lm_strmap *file_maps;
@@ -149,6 +168,7 @@ long lk_top_insts(const lm_function *fs, int n);
 
 /* The steps (one per seed step). Each returns 0 or an LM_E* code. */
 int copy_modules_as_functions(lk_ctx *x);
+int plan_handoffs(lk_ctx *x);
 int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src);
 int resolve_remote_targets(lk_ctx *x);
 int copy_instrs(lk_copier *cp, int ci, lm_function *dst,

@@ -100,6 +100,10 @@ int plan_main_memlocs(lk_ctx *x)
 				if (!lm_tensorkind_is_ext_input(sa->kind) &&
 				    !lm_tensorkind_is_ext_output(sa->kind))
 					continue;
+				/* a name-matched hand-off (plan_handoffs) */
+				if (x->n_hos && !sa->alias_of && !sa->has_remote &&
+				    lm_strmap_lookup(&x->handoffs, sa->name))
+					continue;
 				lm_grow(&refs, &cap, nr + 1, sizeof *refs);
 				refs[nr] = (ext_ref){ ci, f, a, sa, nr, 1 };
 				if (!lm_strmap_get(&first, sa->name, &v)) {

@@ -158,10 +158,16 @@ int init_queues(lk_ctx *x)
 			lm_strmap_put(&q.sems, m->semaphores[s].name, nn);
 		}
 		lm_buf_printf(&sums, "%s%d", ci ? "+" : "", m->n_semaphores);
+		lk_log(x, "initQueues: module %s_defId_%lld getNumSemaphores "
+		       "%d", lm_module_display_name(m), (long long)c->core,
+		       m->n_semaphores);
 		for (int k = 0; k < m->n_queues; k++) {
 			const lm_queue *sq = &m->queues[k];
 			int is_new;
 			lm_queue *uq = get_queue(x, &qs, sq, &is_new);
+			lk_log(x, "initQueues: copying queue %s from module "
+			       "%s_defId_%lld", sq->name,
+			       lm_module_display_name(m), (long long)c->core);
 			x->rep->n_queues_copied++;
 			if (is_new)
 				x->rep->n_new_queues++;
@@ -175,6 +181,9 @@ int init_queues(lk_ctx *x)
 				add_instance(uq, nn, sem ? sem : qi->semaphore,
 					     qi->extra);
 				lm_strmap_put(&q.qinsts, qi->name, nn);
+				lk_log(x, "initQueues: adding new qInst %s %s "
+				       "%s", nn, is_new ? "to new dmaQ" :
+				       "to existing", uq->name);
 			}
 		}
 		for (int f = 0; c->first_func >= 0 && f < c->n_funcs; f++) {
@@ -187,6 +196,9 @@ int init_queues(lk_ctx *x)
 	}
 	lm_strmap_free(&qs);
 	x->rep->n_semaphores = o->n_semaphores;
+	lk_log(x, "initQueues copied %d queue%s, %d semaphore%s",
+	       x->rep->n_queues_copied, x->rep->n_queues_copied == 1 ? "" : "s",
+	       o->n_semaphores, o->n_semaphores == 1 ? "" : "s");
 	lk_log(x, "init_queues: %d queue%s copied; %d new queue%s; %d "
 	       "instance%s added to an existing queue; %d semaphores "
 	       "(%s) renamed nc<c>.<sem>", x->rep->n_queues_copied,

@@ -7,9 +7,14 @@
 #include "common.h"
 #include "lk_int.h"
 
+#include "safeio.h"
+
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Row-major layout letters: the trailing `rank` letters of NCHW. */
 static const char *layout(int rank)
@@ -40,6 +45,185 @@ static int popcount64(uint64_t v)
 	for (; v; v &= v - 1)
 		n++;
 	return n;
+}
+
+static int parse_map(const char *text, size_t len, const char *path,
+		     lk_tensor_entry **out, int *n, lm_error *err);
+
+static void shape_text(int n, const int64_t *v, char *buf, size_t len)
+{
+	size_t k = (size_t)snprintf(buf, len, "[");
+	for (int i = 0; i < n && k < len; i++)
+		k += (size_t)snprintf(buf + k, len - k, "%s%lld", i ? "," : "",
+				      (long long)v[i]);
+	if (k < len)
+		snprintf(buf + k, len - k, "]");
+}
+
+static const char *mpath(const lk_core *c)
+{
+	return c->src->path && *c->src->path ? c->src->path
+		: lm_module_display_name(c->src);
+}
+
+/* An external declaration the tensor map binds (not a view). */
+static int is_ext_decl(const lm_alloc *a)
+{
+	return (lm_tensorkind_is_ext_input(a->kind) ||
+		lm_tensorkind_is_ext_output(a->kind)) &&
+		!a->alias_of && !a->has_remote;
+}
+
+/* Entry e of core c's map agrees with its allocation? */
+static int check_core_entry(lk_ctx *x, lk_core *c, const lk_tensor_entry *e)
+{
+	const char *an = e->allocation ? e->allocation : e->layer_name;
+	const lm_alloc *a = *an ? lm_module_find_alloc(c->src, an, NULL) : NULL;
+	char s0[128], s1[128];
+	if (!*e->layer_name)
+		return lm_err(x->err, c->tmap_path, "", "an entry has no "
+			      "layer_name");
+	if (!a || !is_ext_decl(a))
+		return lm_err(x->err, c->tmap_path, "", "entry '%s' contradicts "
+			      "its module %s: %s '%s' is not an external input "
+			      "or output there", e->layer_name, mpath(c),
+			      a ? "allocation" : "no allocation", an);
+	if (e->is_output != lm_tensorkind_is_ext_output(a->kind))
+		return lm_err(x->err, c->tmap_path, "", "entry '%s' contradicts "
+			      "its module %s: it is an %s but '%s' is an "
+			      "external %s", e->layer_name, mpath(c),
+			      e->is_output ? "output" : "input", an,
+			      e->is_output ? "input" : "output");
+	if (e->dtype != LM_DT_INVALID && e->dtype != a->dtype)
+		return lm_err(x->err, c->tmap_path, "", "entry '%s' contradicts "
+			      "its module %s: dtype %s but '%s' is %s",
+			      e->layer_name, mpath(c), lm_dtype_name(e->dtype),
+			      an, lm_dtype_name(a->dtype));
+	int same = e->n_shape == a->n_shape;
+	for (int k = 0; same && k < a->n_shape; k++)
+		same = e->sim_shape[k] == a->tensor_shape[k];
+	if (!same) {
+		shape_text(e->n_shape, e->sim_shape, s0, sizeof s0);
+		shape_text(a->n_shape, a->tensor_shape, s1, sizeof s1);
+		return lm_err(x->err, c->tmap_path, "", "entry '%s' contradicts "
+			      "its module %s: sim_shape %s but '%s' has "
+			      "tensor_shape %s", e->layer_name, mpath(c), s0,
+			      an, s1);
+	}
+	const lk_tensor_entry *had = lm_strmap_lookup(&c->tmap_by_alloc,
+						      a->name);
+	if (had)
+		return lm_err(x->err, c->tmap_path, "", "allocation '%s' has "
+			      "two entries ('%s' and '%s')", an,
+			      had->layer_name, e->layer_name);
+	lm_strmap_put(&c->tmap_by_alloc, a->name, (void *)e);
+	return 0;
+}
+
+/*
+** The seed's copyTensorMapForFunc: core c's own tensor map, the file
+** tensor-map.json beside its module (absent: none), read under the rule of
+** a module's files (inside its directory, symlinks leaving it refused, a
+** regular file of at most LM_READ_MAX bytes) and checked against the
+** module: every entry binds an external input or output of the module
+** (its "allocation", else the allocation named like its layer_name) in
+** the same direction, dtype and shape, every layer name once, and every
+** external allocation has exactly one entry.
+*/
+static int read_core_tensor_map(lk_ctx *x, int ci, lm_strmap *dirs)
+{
+	lk_core *c = &x->cores[ci];
+	const lm_module *m = c->src;
+	const char *dir = m->dir && *m->dir ? m->dir : ".";
+	char *real = NULL, *root = NULL, *text = NULL;
+	size_t len = 0;
+	struct stat st;
+	lm_strmap layers;
+	int rc;
+	void *other;
+	if (!m->path || !*m->path || x->opts->files)
+		return 0;
+	c->tmap_path = lm_path_join(dir, "tensor-map.json");
+	if (lstat(c->tmap_path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		return lm_err(x->err, c->tmap_path, "", "%s", strerror(errno));
+	}
+	if (lm_strmap_get(dirs, dir, &other))
+		return lm_err(x->err, c->tmap_path, "", "one tensor map beside "
+			      "the modules of core %lld and core %lld (each "
+			      "core's module needs a directory of its own)",
+			      (long long)x->cores[(intptr_t)other - 1].core,
+			      (long long)c->core);
+	lm_strmap_put(dirs, dir, (void *)(intptr_t)(ci + 1));
+	if ((rc = lm_module_file(dir, "tensor-map.json", mpath(c), "tensor map",
+				 &real, &root, x->err)) == 0 &&
+	    (rc = lm_module_file_read(root, real, &text, &len, NULL,
+				      x->err)) == 0)
+		rc = parse_map(text, len, c->tmap_path, &c->tmap, &c->n_tmap,
+			       x->err);
+	free(real);
+	free(root);
+	free(text);
+	if (rc)
+		return rc;
+	lm_strmap_init(&layers);
+	for (int i = 0; i < c->n_tmap && !rc; i++) {
+		if (lm_strmap_get(&layers, c->tmap[i].layer_name, NULL))
+			rc = lm_err(x->err, c->tmap_path, "", "layer '%s' "
+				    "appears twice", c->tmap[i].layer_name);
+		else if ((rc = check_core_entry(x, c, &c->tmap[i])) == 0)
+			lm_strmap_put(&layers, c->tmap[i].layer_name, NULL);
+	}
+	lm_strmap_free(&layers);
+	for (int f = 0; f < m->n_functions && !rc; f++)
+		for (int a = 0; a < m->functions[f].n_allocs && !rc; a++) {
+			const lm_alloc *al = &m->functions[f].allocs[a];
+			if (is_ext_decl(al) &&
+			    !lm_strmap_lookup(&c->tmap_by_alloc, al->name))
+				rc = lm_err(x->err, c->tmap_path, "", "external "
+					    "%s '%s' of %s has no entry",
+					    lm_tensorkind_is_ext_output(al->kind)
+					    ? "output" : "input", al->name,
+					    mpath(c));
+		}
+	if (!rc)
+		x->rep->n_core_maps++;
+	return rc;
+}
+
+/*
+** The seed's copyTensorMap for one entry of the linked map: the entry of
+** allocation orig in the tensor maps of the cores of mask that have one.
+** Every such core's entry must give the same layer name (a shared input).
+** Returns the first, NULL when none; -1 in *rc on a disagreement.
+*/
+static const lk_tensor_entry *core_entry(lk_ctx *x, uint64_t mask,
+					 const char *orig, int *rc)
+{
+	const lk_tensor_entry *first = NULL;
+	int fci = -1;
+	for (int ci = 0; ci < x->n; ci++) {
+		const lk_tensor_entry *e;
+		if (!(mask >> ci & 1) || !x->cores[ci].n_tmap)
+			continue;
+		e = lm_strmap_lookup(&x->cores[ci].tmap_by_alloc, orig);
+		if (!e)
+			continue;
+		if (!first) {
+			first = e;
+			fci = ci;
+		} else if (strcmp(first->layer_name, e->layer_name)) {
+			*rc = lm_err(x->err, x->cores[ci].tmap_path, "",
+				     "external input '%s' is layer '%s' here "
+				     "but '%s' in core %lld's tensor map (%s)",
+				     orig, e->layer_name, first->layer_name,
+				     (long long)x->cores[fci].core,
+				     x->cores[fci].tmap_path);
+			return NULL;
+		}
+	}
+	return first;
 }
 
 /*
@@ -90,6 +274,8 @@ static int verify_tensor_map(lk_ctx *x, const lk_decl **decls)
 					declared += lm_tensorkind_is_ext_input(
 						m->functions[f].allocs[a].kind);
 		}
+		/* a hand-off's inputs are inputs no more (plan_handoffs) */
+		declared -= x->n_handoff_inputs;
 		if (covered != declared)
 			rc = lm_errc(x->err, LM_ECHECK, "", "tensor map",
 				     "covers %d external input declarations of "
@@ -110,8 +296,16 @@ int build_main_tensor_map(lk_ctx *x)
 	const lm_arch *arch = lm_arch_get(x->out->arch);
 	lk_report *r = x->rep;
 	const lk_decl **decls = NULL;
-	int n_in = 0, rc;
-	for (int f = 0; f < x->out->n_functions; f++) {
+	int n_in = 0, n_from = 0, rc = 0;
+	lm_strmap dirs, layers;
+	lm_strmap_init(&dirs);
+	for (int ci = 0; ci < x->n && !rc; ci++)
+		rc = read_core_tensor_map(x, ci, &dirs);
+	lm_strmap_free(&dirs);
+	if (rc)
+		return rc;
+	lm_strmap_init(&layers);
+	for (int f = 0; f < x->out->n_functions && !rc; f++) {
 		const lm_function *fn = &x->out->functions[f];
 		for (int a = 0; a < fn->n_allocs; a++) {
 			const lm_alloc *al = &fn->allocs[a];
@@ -146,16 +340,66 @@ int build_main_tensor_map(lk_ctx *x)
 					t->cores[t->n_cores++] = x->cores[ci].core;
 			decls[r->n_tensors++] = d;
 			n_in += is_in;
+			if (d && x->rep->n_core_maps) {
+				const lk_tensor_entry *ce =
+					core_entry(x, d->core_mask, d->orig, &rc);
+				const lk_tensor_entry *prev;
+				void *pv;
+				if (rc)
+					break;
+				if (ce) {
+					lk_set(&t->layer_name, ce->layer_name);
+					if (*ce->tf_file)
+						lk_set(&t->tf_file, ce->tf_file);
+					if (*ce->sim_format)
+						lk_set(&t->sim_format,
+						       ce->sim_format);
+					if (ce->sbuf_given)
+						t->sbuf_compatible =
+							ce->sbuf_compatible;
+					if (strcmp(ce->layer_name, al->name))
+						t->allocation =
+							lm_xstrdup(al->name);
+					n_from++;
+				}
+				prev = lm_strmap_get(&layers, t->layer_name, &pv)
+					? &r->tensors[(intptr_t)pv - 1] : NULL;
+				lm_strmap_put(&layers, t->layer_name,
+					      (void *)(intptr_t)r->n_tensors);
+				if (prev) {
+					rc = lm_err(x->err, "", "tensor map",
+						    "layer '%s' names both %s "
+						    "'%s' and %s '%s' of the "
+						    "linked module (the cores' "
+						    "tensor maps give one layer "
+						    "name to two tensors)",
+						    t->layer_name,
+						    prev->is_output ? "output"
+						    : "input", prev->allocation ?
+						    prev->allocation :
+						    prev->layer_name,
+						    t->is_output ? "output"
+						    : "input", al->name);
+					break;
+				}
+			}
 		}
+	}
+	lm_strmap_free(&layers);
+	if (rc) {
+		free(decls);
+		return rc;
 	}
 	rc = verify_tensor_map(x, decls);
 	free(decls);
 	if (rc)
 		return rc;
 	lk_log(x, "build_main_tensor_map: %d entr%s (%d input%s, %d "
-	       "output%s), verified", r->n_tensors,
+	       "output%s), verified; %d from the cores' own tensor maps "
+	       "(copyTensorMapForFunc: %d tensor-map.json read)", r->n_tensors,
 	       r->n_tensors == 1 ? "y" : "ies", n_in, n_in == 1 ? "" : "s",
-	       r->n_tensors - n_in, r->n_tensors - n_in == 1 ? "" : "s");
+	       r->n_tensors - n_in, r->n_tensors - n_in == 1 ? "" : "s",
+	       n_from, x->rep->n_core_maps);
 	return 0;
 }
 
@@ -170,6 +414,8 @@ char *lk_tensor_map_json(const lk_report *r)
 		cJSON *e = cJSON_CreateObject(), *sh = cJSON_CreateArray(),
 			*cs = cJSON_CreateArray();
 		cJSON_AddStringToObject(e, "layer_name", t->layer_name);
+		if (t->allocation)
+			cJSON_AddStringToObject(e, "allocation", t->allocation);
 		cJSON_AddStringToObject(e, "kind", t->is_output ? "output"
 					: "input");
 		cJSON_AddStringToObject(e, "dtype", lm_dtype_name(t->dtype));
@@ -198,6 +444,7 @@ void lk_tensor_entries_free(lk_tensor_entry *t, int n)
 {
 	for (int i = 0; i < n; i++) {
 		free(t[i].layer_name);
+		free(t[i].allocation);
 		free(t[i].sim_format);
 		free(t[i].sim_shape);
 		free(t[i].tf_file);
@@ -243,14 +490,20 @@ static int read_entry(const cJSON *t, lk_tensor_entry *e, const char *path,
 {
 	const cJSON *kd = cJSON_GetObjectItemCaseSensitive(t, "kind");
 	const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
+	const cJSON *al = cJSON_GetObjectItemCaseSensitive(t, "allocation");
 	e->layer_name = str_of(t, "layer_name");
+	e->allocation = cJSON_IsString(al) && strcmp(al->valuestring,
+						     e->layer_name) ?
+		lm_xstrdup(al->valuestring) : NULL;
 	e->sim_format = str_of(t, "sim_format");
 	e->tf_file = str_of(t, "tf_file");
 	e->is_output = cJSON_IsString(kd) && !strcmp(kd->valuestring, "output");
 	e->dtype = cJSON_IsString(dt) ? lm_dtype_parse(dt->valuestring)
 		: LM_DT_INVALID;
-	e->sbuf_compatible = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
-		t, "sbuf_compatible"));
+	const cJSON *sb = cJSON_GetObjectItemCaseSensitive(t,
+							   "sbuf_compatible");
+	e->sbuf_compatible = cJSON_IsTrue(sb);
+	e->sbuf_given = cJSON_IsBool(sb);
 	e->verified = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t,
 								   "verified"));
 	if (whole_array(t, "sim_shape", &e->sim_shape, &e->n_shape))
@@ -261,20 +514,16 @@ static int read_entry(const cJSON *t, lk_tensor_entry *e, const char *path,
 	return 0;
 }
 
-int lk_tensor_map_read(const char *path, lk_tensor_entry **out, int *n,
-		       lm_error *err)
+/* The entries of a tensor map's text (path for errors). */
+static int parse_map(const char *text, size_t len, const char *path,
+		     lk_tensor_entry **out, int *n, lm_error *err)
 {
-	char *text;
-	size_t len;
 	cJSON *j, *ts;
 	lk_tensor_entry *e;
 	int cnt, i = 0, rc = 0;
 	*out = NULL;
 	*n = 0;
-	if ((rc = lm_read_file(path, &text, &len, err)) != 0)
-		return rc;
 	j = cJSON_ParseWithLengthOpts(text, len, NULL, 0);
-	free(text);
 	ts = j ? cJSON_GetObjectItemCaseSensitive(j, "tensors") : NULL;
 	if (!cJSON_IsArray(ts)) {
 		cJSON_Delete(j);
@@ -293,4 +542,19 @@ int lk_tensor_map_read(const char *path, lk_tensor_entry **out, int *n,
 	*out = e;
 	*n = cnt;
 	return 0;
+}
+
+int lk_tensor_map_read(const char *path, lk_tensor_entry **out, int *n,
+		       lm_error *err)
+{
+	char *text;
+	size_t len;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	if ((rc = lm_read_file(path, &text, &len, err)) != 0)
+		return rc;
+	rc = parse_map(text, len, path, out, n, err);
+	free(text);
+	return rc;
 }

@@ -199,10 +199,38 @@ fail:
 	return rc;
 }
 
+void ls_output_owners(lm_module *const *mods, int n_mods, lm_strmap *owners)
+{
+	lm_strmap_init(owners);
+	for (int mi = 0; mi < n_mods; mi++) {
+		const lm_module *m = mods[mi];
+		for (int f = 0; f < m->n_functions; f++)
+			for (int i = 0; i < m->functions[f].n_allocs; i++) {
+				const lm_alloc *a = &m->functions[f].allocs[i];
+				if (lm_tensorkind_is_ext_output(a->kind) &&
+				    !a->alias_of && !a->has_remote && a->name &&
+				    !lm_strmap_get(owners, a->name, NULL))
+					lm_strmap_put(owners, a->name,
+						      (void *)(intptr_t)(mi + 1));
+			}
+	}
+}
+
+int ls_handoff_owner(const lm_strmap *owners, int mi, const lm_alloc *a)
+{
+	void *v;
+	if (!owners->n || !lm_tensorkind_is_ext_input(a->kind) ||
+	    a->alias_of || a->has_remote || !a->name ||
+	    !lm_strmap_get(owners, a->name, &v) || (intptr_t)v - 1 == mi)
+		return -1;
+	return (int)(intptr_t)v - 1;
+}
+
 int ls_make_inputs(lm_module *const *mods, int n_mods, const char *inputs_dir,
 		   uint64_t seed, ls_tensors *out, lm_error *err)
 {
 	int rc = 0, dirfd = -1;
+	lm_strmap owners;
 	memset(out, 0, sizeof *out);
 	/* the directory is the user's: opened as given */
 	if (inputs_dir) {
@@ -211,6 +239,9 @@ int ls_make_inputs(lm_module *const *mods, int n_mods, const char *inputs_dir,
 			return lm_err(err, inputs_dir, "", "cannot open "
 				      "directory: %s", strerror(errno));
 	}
+	/* an input named like another module's output is that output
+	   (a name-matched hand-off), not a host tensor */
+	ls_output_owners(mods, n_mods, &owners);
 	for (int mi = 0; mi < n_mods && !rc; mi++) {
 		const lm_module *m = mods[mi];
 		for (int f = 0; f < m->n_functions && !rc; f++) {
@@ -219,7 +250,8 @@ int ls_make_inputs(lm_module *const *mods, int n_mods, const char *inputs_dir,
 				const lm_alloc *a = &fn->allocs[i];
 				ls_tensor *t;
 				if (!lm_tensorkind_is_ext_input(a->kind) ||
-				    a->alias_of || a->has_remote)
+				    a->alias_of || a->has_remote ||
+				    ls_handoff_owner(&owners, mi, a) >= 0)
 					continue;
 				t = ls_tensors_find(out, a->name);
 				if (t) {
@@ -255,6 +287,7 @@ int ls_make_inputs(lm_module *const *mods, int n_mods, const char *inputs_dir,
 	}
 	if (dirfd >= 0)
 		close(dirfd);
+	lm_strmap_free(&owners);
 	if (rc)
 		ls_tensors_free(out);
 	return rc;

@@ -12,7 +12,9 @@
 ** storage of allocation `name` of the module of core `core`. When both the
 ** view and the producer carry an allocated address, the addresses must be
 ** equal (address identity). In a side-by-side run, an ExternalInput
-** declared by several modules is one storage (one host tensor).
+** declared by several modules is one storage (one host tensor), and one
+** named like another module's ExternalOutput is that output's storage (a
+** name-matched hand-off, no host tensor).
 */
 #include "common.h"
 #include "sim_int.h"
@@ -916,11 +918,16 @@ static int bind_input(ls_machine *mc, int s, const ls_tensors *inputs,
 static int setup_storages(ls_machine *mc, const ls_tensors *inputs,
 			  lm_error *err)
 {
-	lm_strmap in_by_name, out_by_name;
+	lm_strmap in_by_name, out_by_name, owners;
+	lm_module **ms = lm_xcalloc((size_t)mc->n_mods + 1, sizeof *ms);
 	int rc = 0;
 
 	lm_strmap_init(&in_by_name);
 	lm_strmap_init(&out_by_name);
+	for (int mi = 0; mi < mc->n_mods; mi++)
+		ms[mi] = (lm_module *)mc->mods[mi].m;
+	ls_output_owners(ms, mc->n_mods, &owners);
+	free(ms);
 	for (int mi = 0; mi < mc->n_mods && !rc; mi++) {
 		ls_smod *sm = &mc->mods[mi];
 		for (int f = 0; f < sm->m->n_functions && !rc; f++) {
@@ -929,7 +936,8 @@ static int setup_storages(ls_machine *mc, const ls_tensors *inputs,
 				const lm_alloc *a = &fn->allocs[i];
 				int s;
 				if (!is_dram_alloc(a) || a->alias_of ||
-				    a->has_remote)
+				    a->has_remote ||
+				    ls_handoff_owner(&owners, mi, a) >= 0)
 					continue;
 				if (lm_tensorkind_is_ext_input(a->kind)) {
 					s = smap_get(&in_by_name, a->name);
@@ -979,6 +987,42 @@ static int setup_storages(ls_machine *mc, const ls_tensors *inputs,
 			}
 		}
 	}
+	/* a name-matched hand-off's input shares its output's storage */
+	for (int mi = 0; owners.n && mi < mc->n_mods && !rc; mi++) {
+		ls_smod *sm = &mc->mods[mi];
+		for (int f = 0; f < sm->m->n_functions && !rc; f++) {
+			const lm_function *fn = &sm->m->functions[f];
+			for (int i = 0; i < fn->n_allocs && !rc; i++) {
+				const lm_alloc *a = &fn->allocs[i], *o;
+				int pm = ls_handoff_owner(&owners, mi, a);
+				int s = pm < 0 ? -1 :
+					smap_get(&mc->mods[pm].storages, a->name);
+				if (pm < 0 || !is_dram_alloc(a))
+					continue;
+				if (s < 0) {
+					rc = lm_err(err, sm->path, a->name,
+						    "external input '%s' is "
+						    "the external output of "
+						    "%s, which is not a DRAM "
+						    "allocation", a->name,
+						    mc->mods[pm].path);
+					break;
+				}
+				o = mc->storages[s].alloc;
+				if (o->dtype != a->dtype ||
+				    lm_alloc_elems(o) != lm_alloc_elems(a)) {
+					rc = lm_err(err, sm->path, a->name,
+						    "external input '%s' is "
+						    "the external output of %s "
+						    "with another dtype or "
+						    "shape", a->name,
+						    mc->mods[pm].path);
+					break;
+				}
+				smap_put(&sm->storages, a->name, s);
+			}
+		}
+	}
 	for (int mi = 0; mi < mc->n_mods && !rc; mi++) {
 		ls_smod *sm = &mc->mods[mi];
 		for (int f = 0; f < sm->m->n_functions && !rc; f++) {
@@ -995,6 +1039,7 @@ static int setup_storages(ls_machine *mc, const ls_tensors *inputs,
 			rc = bind_input(mc, s, inputs, err);
 	lm_strmap_free(&in_by_name);
 	lm_strmap_free(&out_by_name);
+	lm_strmap_free(&owners);
 	return rc;
 }
 

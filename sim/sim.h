@@ -169,7 +169,9 @@ int ls_run(const lm_module *m, const ls_tensors *inputs,
 ** module from its neuron_core_id; per-module semaphore, queue and barrier
 ** namespaces; one DRAM (a remote_local_target view reads the producer
 ** core's allocation). External inputs declared by several modules are one
-** host tensor; an external output declared by two modules is an error.
+** host tensor; an external input named like another module's external
+** output is that output (a name-matched hand-off, no host tensor); an
+** external output declared by two modules is an error.
 */
 int ls_run_multi(lm_module *const *mods, int n_mods, const ls_tensors *inputs,
 		 const ls_options *opts, ls_result *out, lm_error *err);

@@ -337,6 +337,16 @@ struct ls_machine {
 ** ls_check_memory), side by side when multi; inputs bound to storages
 ** (borrowed until ls_machine_free: a reset copies them in again); Const
 ** files from files when non-NULL (borrowed while preparing). */
+/*
+** Name-matched hand-offs of a side-by-side run: an ExternalInput of one
+** module named like an ExternalOutput of another module is that output
+** (the linker's inpMap does the same). ls_output_owners maps every output
+** name to its first declaring module + 1; ls_handoff_owner gives the
+** module whose output allocation a of module mi is, or -1.
+*/
+void ls_output_owners(lm_module *const *mods, int n_mods, lm_strmap *owners);
+int ls_handoff_owner(const lm_strmap *owners, int mi, const lm_alloc *a);
+
 int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 		   int multi, const ls_tensors *inputs,
 		   const lm_fileset *files, lm_error *err);

@@ -417,6 +417,69 @@ START_TEST(test_diff_handoff_model_output)
 END_TEST
 
 /*
+** A hand-off made by name: core 1's ExternalInput h (at its own address)
+** is core 0's ExternalOutput h. The reference run gives core 1 core 0's
+** storage (no host tensor h is needed), the linker maps the input to the
+** output; linked == per-core and h is a hand-off.
+*/
+START_TEST(test_diff_name_matched_handoff)
+{
+	const char *wait = ",\"wait\":[{\"semaphore\":\"s\",\"value\":1}]";
+	const char *bar = "{\"opcode\":\"CoreBarrier\",\"name\":\"bar\","
+		"\"engine\":\"Pool\",\"id\":1,\"cores\":[0,1],\"group\":\"g\"";
+	lm_module *m[2];
+	ls_diff_result dr;
+	m[0] = mod14(0, G(lm_xasprintf("%s,%s,%s",
+			t14("x", "ExternalInput", "DRAM", 0, NULL),
+			t14("h", "ExternalOutput", "DRAM", 64, NULL),
+			t14("t", "Internal", "SB", 0, NULL))),
+		G(lm_xasprintf("%s,%s,%s,\"dependencies\":[\"st\"]}",
+			dma14("ld", "x", "t", NULL),
+			dma14("st", "t", "h", wait), bar)));
+	m[1] = mod14(1, G(lm_xasprintf("%s,%s,%s",
+			t14("h", "ExternalInput", "DRAM", 512, NULL),
+			t14("z", "ExternalOutput", "DRAM", 192, NULL),
+			t14("t", "Internal", "SB", 0, NULL))),
+		G(lm_xasprintf("%s},%s,%s", bar,
+			dma14("ld", "h", "t", ",\"dependencies\":[\"bar\"]"),
+			dma14("st", "t", "z", wait))));
+	link_diff(m, NULL, &dr);
+	ck_assert_msg(dr.status == LS_DIFF_PASS, "%s", dr.message);
+	ck_assert_int_eq(dr.n_expected, 1);
+	ck_assert_str_eq(dr.expected[0], "z");
+	ck_assert_int_eq(dr.n_handoffs, 1);
+	ck_assert_str_eq(dr.handoffs[0], "h");
+	ls_diff_result_free(&dr);
+	lm_module_free(m[1]);
+
+	/* the input must be the output's dtype and size */
+	{
+		char *h16 = lm_xstrdup(t14("h", "ExternalInput", "DRAM", 512,
+					   NULL));
+		ls_result r;
+		ls_tensors in = {0, NULL};
+		int64_t shape[2] = {1, 4};
+		float x[4] = {1, 2, 3, 4};
+		lm_error e;
+		memcpy(strstr(h16, "float32"), "float16", 7);
+		m[1] = mod14(1, G(lm_xasprintf("%s,%s",
+				G(h16), t14("z", "ExternalOutput", "DRAM", 192,
+					    NULL))), "");
+		ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+		ck_assert_int_eq(ls_run_multi(m, 2, &in, NULL, &r, &e),
+				 LM_EINPUT);
+		ck_assert_contains(e.msg, "external input 'h' is the external "
+				   "output of reads/nc0/sg0/def.json with "
+				   "another dtype or shape");
+		ls_tensors_free(&in);
+	}
+	lm_module_free(m[0]);
+	lm_module_free(m[1]);
+	g_free();
+}
+END_TEST
+
+/*
 ** The generator exercises both output-kind cases the checker must tell
 ** apart from hand-offs: a view of another core's output that is never read
 ** (y_nc<p>_peek) and a hand-off that is also a model output (location type
@@ -1059,6 +1122,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_diff_logged);
 	tcase_add_test(tc, test_diff_unread_view);
 	tcase_add_test(tc, test_diff_handoff_model_output);
+	tcase_add_test(tc, test_diff_name_matched_handoff);
 	tcase_add_test(tc, test_gen_output_kind_cases);
 	tcase_add_test(tc, test_machine_rerun);
 	tcase_add_test(tc, test_diff_unwritten_output);

@@ -964,6 +964,150 @@ START_TEST(test_build_main_aliases)
 }
 END_TEST
 
+/* Core 1 reading core 0's output h by name: its ExternalInput h (dtype dt,
+** shape [128, cols]) at its own address, read after the barrier. */
+static lm_builder *core_named(int core, lm_dtype dt, int64_t cols)
+{
+	lm_builder *b = mod(core, "gen3");
+	int64_t shape[2] = { 128, 0 }, dims[2] = { 128, 256 };
+	lm_alloc *h;
+	lm_inst *st;
+	shape[1] = cols;
+	dims[1] = cols * 4;
+	func(b, "sg0");
+	sb(b, "t", 0);
+	h = lm_b_alloc(b, "h", LM_TK_EXTERNAL_INPUT, dt, shape, 2);
+	lm_b_memloc(b, h, LM_MT_DRAM, 1 << 20, dims, 2, 0);
+	dram(b, core == 1 ? "y" : "y2", LM_TK_EXTERNAL_OUTPUT, 131072);
+	if (core == 1) {
+		bar(b, "bar", 1, "g1");
+		dep(dma(b, "ld", "h", "t", "q"), "bar");
+	} else {
+		dma(b, "ld", "h", "t", "q");
+	}
+	st = dep(dma(b, "st", "t", core == 1 ? "y" : "y2", "q"), "ld");
+	lm_b_signal(b, st, "s2");
+	return b;
+}
+
+static lm_builder *core1_named(lm_dtype dt, int64_t cols)
+{
+	return core_named(1, dt, cols);
+}
+
+START_TEST(test_copy_allocs_name_matched)
+{
+	lk_report rep;
+	lm_module *out = NULL;
+	lm_error e;
+	lm_function *m, *f1;
+	lm_alloc *v;
+	load2(core0(), core1_named(LM_DT_FLOAT32, 64));
+	ck_assert_msg(do_link(mods2, 2, 0, &out, &rep, &e) == 0, "%s", e.msg);
+	m = &out->functions[0];
+	f1 = fn(out, "nc1");
+	/* the output keeps its name in main; the input is its view */
+	ck_assert(has_alloc(m, "h"));
+	ck_assert(!has_alloc(m, "nc1.h"));
+	v = alloc_in(f1, "nc1.h");
+	ck_assert_int_eq(v->kind, LM_TK_INTERNAL);
+	ck_assert_str_eq(v->alias_of, "h");
+	ck_assert_str_eq(v->memlocs[0].name, "nc1.h");
+	ck_assert_str_eq(inst(f1, "nc1.ld")->ins[0].memsetref, "h");
+	ck_assert_str_eq(inst(f1, "nc1.ld")->ins[0].memref, "h");
+	/* the alias, the demotion (core 1 reads it), no tensor-map entry */
+	ck_assert_int_eq(out->n_aliases, 1);
+	ck_assert_str_eq(out->aliases[0].producer, "h");
+	ck_assert_str_eq(out->aliases[0].consumer, "nc1.h");
+	ck_assert_int_eq(out->aliases[0].producer_core, 0);
+	ck_assert_int_eq(out->aliases[0].consumer_core, 1);
+	ck_assert_int_eq(alloc_in(m, "h")->kind, LM_TK_INTERNAL);
+	ck_assert_int_eq(rep.n_name_handoffs, 1);
+	ck_assert_int_eq(rep.n_views, 0);
+	for (int i = 0; i < rep.n_tensors; i++)
+		ck_assert_str_ne(rep.tensors[i].layer_name, "h");
+	assert_verifies(out);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	free2();
+
+	/* skipped copy_allocs: no inpMap, the two declarations are refused */
+	load2(core0(), core1_named(LM_DT_FLOAT32, 64));
+	ck_assert_int_ne(do_link(mods2, 2, LK_SKIP(LK_STEP_COPY_ALLOCS), &out,
+				 &rep, &e), 0);
+	ck_assert_contains(e.msg, "external input 'h' is also declared by "
+			   "core 0");
+	lk_report_free(&rep);
+	free2();
+
+	/* two cores read h by name: two views of the one output */
+	{
+		lm_module *m3[3];
+		m3[0] = done(core0(), "c0.json");
+		m3[1] = done(core1_named(LM_DT_FLOAT32, 64), "c1.json");
+		m3[2] = done(core_named(2, LM_DT_FLOAT32, 64), "c2.json");
+		ck_assert_msg(do_link(m3, 3, 0, &out, &rep, &e) == 0, "%s",
+			      e.msg);
+		ck_assert_int_eq(rep.n_name_handoffs, 2);
+		ck_assert_int_eq(out->n_aliases, 2);
+		ck_assert_str_eq(out->aliases[1].consumer, "nc2.h");
+		ck_assert_str_eq(alloc_in(fn(out, "nc2"), "nc2.h")->alias_of,
+				 "h");
+		ck_assert_str_eq(inst(fn(out, "nc2"), "nc2.ld")->ins[0].memsetref,
+				 "h");
+		assert_verifies(out);
+		lm_module_free(out);
+		lk_report_free(&rep);
+		for (int i = 0; i < 3; i++)
+			lm_module_free(m3[i]);
+	}
+
+	/* the input's linked name is taken: refused, not a duplicate */
+	{
+		lm_builder *b = core1_named(LM_DT_FLOAT32, 64);
+		dram(b, "nc1.h", LM_TK_INTERNAL, 1 << 21);
+		link2_fails(core0(), b, "c1.json: function sg0/allocation h: "
+			    "name-matched hand-off 'h': its input's linked name "
+			    "'nc1.h' is already the name of an allocation");
+	}
+
+	/* one core's input and output of one name (the verifier refuses
+	   the duplicate; trusted inputs reach the linker's own check) */
+	{
+		lm_builder *b = core1_named(LM_DT_FLOAT32, 64);
+		lm_module *one;
+		lk_options o;
+		lm_alloc *h2;
+		func(b, "f2");
+		dram(b, "h2", LM_TK_EXTERNAL_OUTPUT, 1 << 22);
+		one = done(b, "c1.json");
+		h2 = lm_module_find_alloc(one, "h2", NULL);
+		free(h2->name);
+		h2->name = lm_xstrdup("h");
+		memset(&o, 0, sizeof o);
+		o.trust_inputs = 1;
+		ck_assert_int_eq(lk_link(&one, 1, &o, &out, &rep, &e), LM_EINPUT);
+		ck_assert_str_eq(e.msg, "c1.json: function sg0/allocation h: "
+				 "external input 'h' has the name of an external "
+				 "output of its own core 1 (a name-matched "
+				 "hand-off joins two cores)");
+		lk_report_free(&rep);
+		lm_module_free(one);
+	}
+
+	/* a hand-off must agree with its output */
+	link2_fails(core0(), core1_named(LM_DT_FLOAT16, 64),
+		    "c1.json: function sg0/allocation h: name-matched hand-off "
+		    "'h': the external input of core 1 has dtype float16 but "
+		    "the external output of core 0 has float32");
+	link2_fails(core0(), core1_named(LM_DT_FLOAT32, 128),
+		    "c1.json: function sg0/allocation h: name-matched hand-off "
+		    "'h': the external input of core 1 has tensor_shape "
+		    "[128,128] but the external output of core 0 has [128,64]");
+	S_free();
+}
+END_TEST
+
 /* ---- step 5: fix_output_kind --------------------------------------------- */
 
 START_TEST(test_fix_output_kind)
@@ -1186,6 +1330,217 @@ END_TEST
 
 /* ---- step 7: queues and semaphores ---------------------------------------- */
 
+/* ---- the cores' own tensor maps (copyTensorMapForFunc) ------------------ */
+
+/* A tensor-map entry of a [128, 64] float32 tensor (shape: its sim_shape;
+** alloc: its "allocation" key, NULL: none). */
+static const char *tme(const char *layer, const char *alloc, const char *kind,
+		       const char *shape)
+{
+	return S("{\"layer_name\":\"%s\",%s\"kind\":\"%s\",\"dtype\":"
+		 "\"float32\",\"sim_format\":\"HW\",\"sim_shape\":%s,"
+		 "\"tf_file\":\"%s.npy\",\"sbuf_compatible\":false}", layer,
+		 alloc ? S("\"allocation\":\"%s\",", alloc) : "", kind,
+		 shape ? shape : "[128,64]", layer);
+}
+
+static lm_module *load_at(const char *path)
+{
+	lm_module *m = NULL;
+	lm_error e;
+	ck_assert_msg(lm_module_load(&m, path, &e) == 0, "%s", e.msg);
+	return m;
+}
+
+/*
+** The standard pair saved in d as nc0/def.json and nc1/def.json (one
+** directory: both in d/), with tensor maps m0 and m1 beside them (NULL:
+** none), linked. Returns lk_link's code.
+*/
+static unsigned maps_skip;
+
+static int link_maps(const char *d, int one_dir, const char *m0,
+		     const char *m1, lm_module **out, lk_report *rep,
+		     lm_error *e)
+{
+	const char *n0 = one_dir ? "c0.json" : "nc0/def.json";
+	const char *n1 = one_dir ? "c1.json" : "nc1/def.json";
+	char *p0 = save(core0(), d, n0), *p1 = save(core1(), d, n1);
+	lm_module *m[2];
+	int rc;
+	if (m0)
+		free(tu_write(d, one_dir ? "tensor-map.json" :
+			      "nc0/tensor-map.json",
+			      S("{\"name\":\"t\",\"tensors\":[%s]}", m0)));
+	if (m1 && !one_dir)
+		free(tu_write(d, "nc1/tensor-map.json",
+			      S("{\"name\":\"t\",\"tensors\":[%s]}", m1)));
+	m[0] = load_at(p0);
+	m[1] = load_at(p1);
+	*out = NULL;
+	rc = do_link(m, 2, maps_skip, out, rep, e);
+	lm_module_free(m[0]);
+	lm_module_free(m[1]);
+	free(p0);
+	free(p1);
+	unlink(S("%s/nc0/tensor-map.json", d));
+	unlink(S("%s/nc1/tensor-map.json", d));
+	unlink(S("%s/tensor-map.json", d));
+	return rc;
+}
+
+static const lk_tensor_entry *entry_of(const lk_report *r, const char *alloc)
+{
+	for (int i = 0; i < r->n_tensors; i++) {
+		const lk_tensor_entry *t = &r->tensors[i];
+		if (!strcmp(t->allocation ? t->allocation : t->layer_name, alloc))
+			return t;
+	}
+	ck_abort_msg("no tensor-map entry binds %s", alloc);
+	return NULL;
+}
+
+/* Link with the maps; must fail with msg (exit 2). */
+static void maps_fail(const char *d, int one_dir, const char *m0,
+		      const char *m1, const char *msg)
+{
+	lm_module *out;
+	lk_report rep;
+	lm_error e;
+	ck_assert_int_eq(link_maps(d, one_dir, m0, m1, &out, &rep, &e),
+			 LM_EINPUT);
+	ck_assert_ptr_null(out);
+	/* msg: "A /B" where the test's directory stands between A and /B */
+	{
+		const char *cut = strstr(msg, " /");
+		if (cut) {
+			ck_assert_contains(e.msg, S("%.*s", (int)(cut - msg) + 1,
+						    msg));
+			ck_assert_contains(e.msg, cut + 1);
+		} else {
+			ck_assert_contains(e.msg, msg);
+		}
+	}
+	lk_report_free(&rep);
+}
+
+START_TEST(test_tensor_map_merge)
+{
+	char *d = tu_tmpdir("lktmmerge");
+	const char *m0 = S("%s,%s", tme("input0", "x", "input", NULL),
+			   tme("h", NULL, "output", NULL));
+	const char *m1 = S("%s,%s", tme("input0", "x", "input", NULL),
+			   tme("out", "y", "output", NULL));
+	const lk_tensor_entry *t;
+	lm_module *out;
+	lk_report rep;
+	lm_error e;
+	char *j;
+
+	/* both cores' layer names; h is demoted, so its entry goes */
+	ck_assert_msg(link_maps(d, 0, m0, m1, &out, &rep, &e) == 0, "%s",
+		      e.msg);
+	ck_assert_int_eq(rep.n_core_maps, 2);
+	ck_assert_int_eq(rep.n_tensors, 2);
+	t = entry_of(&rep, "x");
+	ck_assert_str_eq(t->layer_name, "input0");
+	ck_assert_str_eq(t->tf_file, "input0.npy");
+	ck_assert_int_eq(t->sbuf_compatible, 0);
+	t = entry_of(&rep, "y");
+	ck_assert_str_eq(t->layer_name, "out");
+	j = lk_tensor_map_json(&rep);
+	ck_assert_contains(j, "\"layer_name\":\t\"out\",\n\t\t\t\"allocation\":"
+			   "\t\"y\"");
+	{
+		/* read back: the binding survives */
+		char *p = tu_write(d, "linked-map.json", j);
+		lk_tensor_entry *rt;
+		int n;
+		ck_assert_int_eq(lk_tensor_map_read(p, &rt, &n, &e), 0);
+		ck_assert_str_eq(rt[1].allocation, "y");
+		lk_tensor_entries_free(rt, n);
+		unlink(p);
+		free(p);
+	}
+	free(j);
+	lm_module_free(out);
+	lk_report_free(&rep);
+
+	/* only core 1 has a map: x and y from it */
+	ck_assert_msg(link_maps(d, 0, NULL, m1, &out, &rep, &e) == 0, "%s",
+		      e.msg);
+	ck_assert_int_eq(rep.n_core_maps, 1);
+	ck_assert_str_eq(entry_of(&rep, "x")->layer_name, "input0");
+	ck_assert_str_eq(entry_of(&rep, "y")->layer_name, "out");
+	lm_module_free(out);
+	lk_report_free(&rep);
+
+	/* a map that contradicts its module */
+	maps_fail(d, 0, S("%s,%s", tme("input0", "x", "input", "[128,32]"),
+			  tme("h", NULL, "output", NULL)), NULL,
+		  "nc0/tensor-map.json: entry 'input0' contradicts its module "
+		  "/nc0/def.json: sim_shape [128,32] but 'x' has tensor_shape "
+		  "[128,64]");
+	maps_fail(d, 0, S("%s,%s", tme("input0", "x", "output", NULL),
+			  tme("h", NULL, "output", NULL)), NULL,
+		  "entry 'input0' contradicts its module /nc0/def.json: it is "
+		  "an output but 'x' is an external input");
+	maps_fail(d, 0, S("%s,%s,%s", tme("input0", "x", "input", NULL),
+			  tme("h", NULL, "output", NULL),
+			  tme("w", NULL, "input", NULL)), NULL,
+		  "entry 'w' contradicts its module /nc0/def.json: allocation "
+		  "'w' is not an external input or output there");
+	maps_fail(d, 0, S("%s,%s", tme("input0", "x", "input", NULL),
+			  tme("ghost", NULL, "output", NULL)), NULL,
+		  "entry 'ghost' contradicts its module /nc0/def.json: no "
+		  "allocation 'ghost'");
+	maps_fail(d, 0, tme("input0", "x", "input", NULL), NULL,
+		  "nc0/tensor-map.json: external output 'h' of /nc0/def.json "
+		  "has no entry");
+	maps_fail(d, 0, S("%s,%s,%s", tme("input0", "x", "input", NULL),
+			  tme("again", "x", "input", NULL),
+			  tme("h", NULL, "output", NULL)), NULL,
+		  "allocation 'x' has two entries ('input0' and 'again')");
+	maps_fail(d, 0, S("%s,%s", tme("h", "x", "input", NULL),
+			  tme("h", NULL, "output", NULL)), NULL,
+		  "layer 'h' appears twice");
+	/* cores that disagree */
+	maps_fail(d, 0, m0, S("%s,%s", tme("in_b", "x", "input", NULL),
+			      tme("out", "y", "output", NULL)),
+		  "nc1/tensor-map.json: external input 'x' is layer 'in_b' "
+		  "here but 'input0' in core 0's tensor map");
+	/* one layer name for two tensors of the link (h stays an output
+	   when fix_output_kind is skipped) */
+	maps_skip = LK_SKIP(LK_STEP_FIX_OUTPUT_KIND);
+	maps_fail(d, 0, S("%s,%s", tme("input0", "x", "input", NULL),
+			  tme("z", "h", "output", NULL)),
+		  S("%s,%s", tme("input0", "x", "input", NULL),
+		    tme("z", "y", "output", NULL)),
+		  "tensor map: layer 'z' names both output 'h' and output 'y' "
+		  "of the linked module");
+	maps_skip = 0;
+	/* two modules in one directory: whose map is it? */
+	maps_fail(d, 1, m0, NULL, "tensor-map.json: one tensor map beside "
+		  "the modules of core 0 and core 1");
+	/* a symlink leaving the module's directory; a directory there */
+	{
+		char *outside = tu_write(d, "elsewhere.json", S("{\"tensors\""
+					 ":[%s]}", m0));
+		free(save(core0(), d, "nc0/def.json"));
+		ck_assert_int_eq(symlink(outside, S("%s/nc0/tensor-map.json",
+						    d)), 0);
+		maps_fail(d, 0, NULL, NULL, "outside the module's directory");
+		ck_assert_int_eq(mkdir(S("%s/nc0/tensor-map.json", d), 0755), 0);
+		maps_fail(d, 0, NULL, NULL, "nc0/tensor-map.json");
+		rmdir(S("%s/nc0/tensor-map.json", d));
+		free(outside);
+	}
+	tu_rmtree(d);
+	free(d);
+	S_free();
+}
+END_TEST
+
 START_TEST(test_init_queues)
 {
 	lk_report rep;
@@ -1288,6 +1643,61 @@ START_TEST(test_renumber_core_barriers)
 	assert_verifies(out);
 	lm_module_free(out);
 	lk_report_free(&rep);
+	free2();
+	S_free();
+}
+END_TEST
+
+/* The base offset: lk_options.barrier_base, and the pre-merge overload
+** over still separate modules. */
+START_TEST(test_renumber_core_barriers_base)
+{
+	lm_builder *b0 = core0();
+	lm_module *out = NULL;
+	lk_report rep;
+	lk_options o;
+	lm_buf log = LM_BUF_INIT;
+	lm_error e;
+	int64_t next = 0;
+	lm_b_set_renumber(bar(b0, "keep", 101, "k"), 0);
+	load2(b0, core1());
+	memset(&o, 0, sizeof o);
+	o.barrier_base = 100;
+	o.log = &log;
+	ck_assert_msg(lk_link(mods2, 2, &o, &out, &rep, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(inst(fn(out, "nc0"), "nc0.bar")->barrier_id, 100);
+	ck_assert_int_eq(inst(fn(out, "nc0"), "keep")->barrier_id, 101);
+	ck_assert_int_eq(inst(fn(out, "nc0"),
+			      "cb_return_call_def_0_instance_0")->barrier_id, 102);
+	ck_assert_int_eq(inst(fn(out, "nc1"),
+			      "cb_return_call_def_1_instance_0")->barrier_id, 104);
+	ck_assert_contains(lm_buf_cstr(&log), "renumber_core_barriers: 4 "
+			   "barriers renumbered (ids 100..104), 1 id kept");
+	assert_verifies(out);
+	lm_buf_free(&log);
+	lm_module_free(out);
+	lk_report_free(&rep);
+	o.log = NULL;
+	/* the last id must fit 32 bits */
+	o.barrier_base = INT64_C(0xffffffff) - 2;
+	ck_assert_int_eq(lk_link(mods2, 2, &o, &out, &rep, &e), LM_EINPUT);
+	ck_assert_str_eq(e.msg, "barrier id 4294967296 does not fit the "
+			 "barrier's 32 bits (4 barriers renumbered from base "
+			 "4294967293)");
+	ck_assert_ptr_null(out);
+	lk_report_free(&rep);
+
+	/* pre-merge: one counter over the modules, in the order given; the
+	   ids kept by any of them skipped */
+	ck_assert_msg(lk_renumber_core_barriers(mods2, 2, 100, &next, &e) == 0,
+		      "%s", e.msg);
+	ck_assert_int_eq(inst(&mods2[0]->functions[0], "bar")->barrier_id, 100);
+	ck_assert_int_eq(inst(&mods2[0]->functions[0], "keep")->barrier_id, 101);
+	ck_assert_int_eq(inst(&mods2[1]->functions[0], "bar")->barrier_id, 102);
+	ck_assert_int_eq(next, 103);
+	ck_assert_int_eq(lk_renumber_core_barriers(mods2, 2, -1, NULL, &e),
+			 LM_EINPUT);
+	ck_assert_str_eq(e.msg, "barrier base -1 is outside [0, 4294967295]");
 	free2();
 	S_free();
 }
@@ -1763,6 +2173,19 @@ START_TEST(test_dry_run_and_log)
 	ck_assert_contains(l, "build_main_aliases: 1 alias (producer-out -> "
 			   "consumer-in): h (core 0) -> h_in (core 1)");
 	ck_assert_contains(l, "renumber_core_barriers: 4 barriers renumbered");
+	/* the compiler's own diagnostics, one line per event */
+	ck_assert(strncmp(l, "bir_linker cwd: /", 17) == 0);
+	ck_assert_contains(l, "\nNum Module Definitions 2\n"
+			   "Module Instance call_def_0_instance_0 DefID 0 "
+			   "(c0.json)\nModule Instance call_def_1_instance_0 "
+			   "DefID 1 (c1.json)\n");
+	ck_assert_contains(l, "initQueues: module t_defId_1 getNumSemaphores 2\n"
+			   "initQueues: copying queue q from module t_defId_1\n"
+			   "initQueues: adding new qInst nc1.qi to existing q\n"
+			   "initQueues: adding new qInst nc1.qj to existing q\n");
+	ck_assert_contains(l, "initQueues: adding new qInst nc0.qi to new dmaQ "
+			   "q\n");
+	ck_assert_contains(l, "initQueues copied 4 queues, 4 semaphores\n");
 	lm_buf_free(&log);
 	lk_report_free(&rep);
 	/* a failing check fails the dry run too */
@@ -2298,6 +2721,148 @@ END_TEST
 
 /* ---- the commands ---------------------------------------------------------- */
 
+/* A [1, 4] float32 DRAM allocation, its memory location of its name. */
+static const char *j14(const char *name, const char *kind, int addr)
+{
+	return S("{\"name\":\"%s\",\"kind\":\"%s\",\"dtype\":\"float32\","
+		 "\"tensor_shape\":[1,4],\"memorylocations\":[{\"name\":\"%s\","
+		 "\"type\":\"%s\",\"addr\":%d,\"dims\":[1,16],\"bank\":0,"
+		 "\"base\":0,\"allocated\":true}]}", name, kind, name,
+		 strcmp(kind, "Internal") ? "DRAM" : "SB", addr);
+}
+
+static const char *jdma(const char *name, const char *src, const char *dst,
+			const char *more)
+{
+	const char *ap = "\"offset\":0,\"ap\":[[4,1],[1,4]],\"dtype\":\"float32\"";
+	return S("{\"opcode\":\"DMACopy\",\"name\":\"%s\",\"engine\":\"SP\","
+		 "\"queue\":\"q\",\"ins\":[{\"kind\":\"physical_ap\","
+		 "\"memsetref\":\"%s\",\"memref\":\"%s\",%s}],\"outs\":[{"
+		 "\"kind\":\"physical_ap\",\"memsetref\":\"%s\",\"memref\":"
+		 "\"%s\",%s}]%s}", name, src, src, ap, dst, dst, ap, more);
+}
+
+/* Core c of the runnable name-matched pair, as DIR/nm/nc<c>/sg0/def.json. */
+static char *nm_core(const char *dir, int c)
+{
+	const char *wait = ",\"wait\":[{\"semaphore\":\"s\",\"value\":1}]";
+	const char *bar = "{\"opcode\":\"CoreBarrier\",\"name\":\"bar\","
+		"\"engine\":\"Pool\",\"id\":1,\"cores\":[0,1],\"group\":\"g\"";
+	const char *allocs = c == 0 ?
+		S("%s,%s,%s", j14("x", "ExternalInput", 0),
+		  j14("h", "ExternalOutput", 64), j14("t", "Internal", 0)) :
+		S("%s,%s,%s", j14("h", "ExternalInput", 512),
+		  j14("z", "ExternalOutput", 192), j14("t", "Internal", 0));
+	const char *insts = c == 0 ?
+		S("%s,%s,%s,\"dependencies\":[\"st\"]}",
+		  jdma("ld", "x", "t", ""), jdma("st", "t", "h", wait), bar) :
+		S("%s},%s,%s", bar, jdma("ld", "h", "t",
+					 ",\"dependencies\":[\"bar\"]"),
+		  jdma("st", "t", "z", wait));
+	return tu_write(dir, S("nm/nc%d/sg0/def.json", c), S(
+		"{\"version\":2,\"arch\":\"gen3\",\"name\":\"nm\","
+		"\"attributes\":{\"neuron_core_id\":%d},\"semaphores\":[{"
+		"\"name\":\"s\",\"init\":0}],\"queues\":[{\"name\":\"q\","
+		"\"instances\":[{\"name\":\"qi\",\"semaphore\":\"s\"}]}],"
+		"\"functions\":[{\"name\":\"sg0\",\"attributes\":[],"
+		"\"allocations\":[%s],\"blocks\":[{\"name\":\"b\","
+		"\"instructions\":[%s]}]}]}", c, allocs, insts));
+}
+
+static const char *nm_entry(const char *layer, const char *alloc,
+			    const char *kind, const char *shape)
+{
+	return S("{\"layer_name\":\"%s\",\"allocation\":\"%s\",\"kind\":"
+		 "\"%s\",\"dtype\":\"float32\",\"sim_shape\":%s}", layer, alloc,
+		 kind, shape);
+}
+
+/*
+** A name-matched hand-off with the cores' own tensor maps, through the
+** commands: link merges the maps (the layer names, each entry bound to its
+** allocation), diff --linked proves the link against the per-core
+** modules and checks the tensor map by its bindings; a map that
+** contradicts its module is exit 2.
+*/
+START_TEST(test_cli_link_name_matched_maps)
+{
+	char *d = tu_tmpdir("clinm");
+	char *p0 = nm_core(d, 0), *p1 = nm_core(d, 1);
+	const char *ld = S("%s/out/nm/sgLnk", d);
+	char *text;
+	tu_run r;
+	free(tu_write(d, "nm/nc0/sg0/tensor-map.json", S("{\"tensors\":[%s,%s]}",
+		      nm_entry("in0", "x", "input", "[1,4]"),
+		      nm_entry("hand", "h", "output", "[1,4]"))));
+	free(tu_write(d, "nm/nc1/sg0/tensor-map.json", S("{\"tensors\":[%s,%s]}",
+		      nm_entry("hin", "h", "input", "[1,4]"),
+		      nm_entry("final", "z", "output", "[1,4]"))));
+	r = tu_lncsim(NULL, "link", "-v", "-o", S("%s/out", d), p0, p1, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "copy_allocs: Replacing from inpMap: input h "
+			   "of core 1 -> output h of core 0");
+	ck_assert_contains(r.out, "fix_output_kind: 1 intermediate output "
+			   "demoted ExternalOutput -> Internal (h)");
+	ck_assert_contains(r.out, "2 from the cores' own tensor maps");
+	tu_run_free(&r);
+	text = tu_read(S("%s/tensor-map.json", ld));
+	ck_assert_contains(text, "\"layer_name\":\t\"final\",\n\t\t\t"
+			   "\"allocation\":\t\"z\"");
+	ck_assert(strstr(text, "\"hand\"") == NULL);
+	free(text);
+	r = tu_lncsim(NULL, "diff", "--linked", S("%s/def.json", ld), p0, p1,
+		      NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "PASS nm (2 cores): 1 output bit-identical, "
+			   "1 hand-off");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", p0, p1, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	/* the barrier base */
+	r = tu_lncsim(NULL, "link", "--dry-run", "-v", "--barrier-base", "7",
+		      p0, p1, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "4 barriers renumbered (ids 7..10)");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "link", "--dry-run", "--barrier-base=4294967296",
+		      p0, p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "--barrier-base '4294967296': expected a "
+			   "whole number in [0, 4294967295]");
+	tu_run_free(&r);
+
+	free(tu_write(d, "nm/nc1/sg0/tensor-map.json", S("{\"tensors\":[%s,%s]}",
+		      nm_entry("hin", "h", "input", "[1,4]"),
+		      nm_entry("final", "z", "output", "[4,1]"))));
+	r = tu_lncsim(NULL, "link", "--dry-run", p0, p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "nm/nc1/sg0/tensor-map.json: entry 'final' "
+			   "contradicts its module ");
+	ck_assert_contains(r.err, "sim_shape [4,1] but 'z' has tensor_shape "
+			   "[1,4]");
+	tu_run_free(&r);
+	unlink(S("%s/nm/nc1/sg0/tensor-map.json", d));
+
+	/* modular-flow metadata beside the per-core layout: refused */
+	free(tu_write(d, "nm/hlo_netlist.json", "{}"));
+	r = tu_lncsim(NULL, "link", "--dry-run", p0, p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "nm/nc0/sg0/def.json: module: modular-flow "
+			   "metadata ");
+	ck_assert_contains(r.err, "nm/hlo_netlist.json is present: module "
+			   "definitions with several instances are not linked "
+			   "by lncsim");
+	tu_run_free(&r);
+	free(p0);
+	free(p1);
+	tu_rmtree(d);
+	free(d);
+	S_free();
+}
+END_TEST
+
+
 START_TEST(test_cli_link)
 {
 	char *src = tu_srcpath("examples/handoff2");
@@ -2631,10 +3196,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_fpass_insert_switch_queue_instances);
 	tcase_add_test(tc, test_build_main_memlocs);
 	tcase_add_test(tc, test_build_main_aliases);
+	tcase_add_test(tc, test_copy_allocs_name_matched);
 	tcase_add_test(tc, test_fix_output_kind);
 	tcase_add_test(tc, test_fix_output_kind_reads);
 	tcase_add_test(tc, test_build_main_tensor_map);
 	tcase_add_test(tc, test_tensor_map_read);
+	tcase_add_test(tc, test_tensor_map_merge);
 	tcase_add_test(tc, test_init_queues);
 	tcase_add_test(tc, test_add_fn_call);
 	tcase_add_test(tc, test_setup_link_dir);
@@ -2644,6 +3211,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_link_dir_force_atomic);
 	tcase_add_test(tc, test_link_dir_symlink_outside_module);
 	tcase_add_test(tc, test_renumber_core_barriers);
+	tcase_add_test(tc, test_renumber_core_barriers_base);
 	tcase_add_test(tc, test_check_barrier_order);
 	tcase_add_test(tc, test_check_barrier_order_calls);
 	tcase_add_test(tc, test_check_barrier_order_fanout);
@@ -2667,6 +3235,7 @@ static Suite *suite(void)
 	TCase *tcli = tcase_create("cli");
 	tcase_set_timeout(tcli, 180);
 	tcase_add_test(tcli, test_cli_link);
+	tcase_add_test(tcli, test_cli_link_name_matched_maps);
 	tcase_add_test(tcli, test_cli_link_concurrent_force);
 	tcase_add_test(tcli, test_cli_link_errors);
 	tcase_add_test(tcli, test_cli_link_rename_taken);
