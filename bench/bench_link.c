@@ -173,12 +173,40 @@ static void print_steps(void)
 
 int main(int argc, char **argv)
 {
-	/* bench_link [PER_CORE [TABLE_K [steps|inputs|all|verify [REPS [N]]]]] */
+	/* bench_link [PER_CORE [TABLE_K [steps|inputs|all|verify [REPS [N]]]]]
+	** bench_link PER_CORE - files DIR: write the 8 cores as
+	** DIR/nc<c>/sg0/def.json (compact), to time `lncsim link DIR` on a
+	** large set */
 	int per_core = argc > 1 ? atoi(argv[1]) : 100000;
 	int table_k = argc > 2 ? atoi(argv[2]) : 10000;
 	int nout = 0;
 	if (getenv("LNCSIM_LINK_THREADS"))
 		bench_threads = atoi(getenv("LNCSIM_LINK_THREADS"));
+	if (argc > 4 && !strcmp(argv[3], "files")) {
+		size_t total = 0;
+		for (int c = 0; c < 8; c++) {
+			lm_module *m = make_core(c, 8, per_core);
+			char *dir = lm_xasprintf("%s/nc%d/sg0", argv[4], c);
+			char *path = lm_xasprintf("%s/def.json", dir);
+			char *text;
+			size_t len;
+			lm_error e;
+			if (lm_mkdirs(dir, &e) != 0 ||
+			    lm_module_to_json(m, 0, &text, &len, &e) != 0 ||
+			    lm_write_file_atomic(path, text, len, &e) != 0) {
+				fprintf(stderr, "bench_link: %s\n", e.msg);
+				return 1;
+			}
+			total += len;
+			free(text);
+			free(path);
+			free(dir);
+			lm_module_free(m);
+		}
+		printf("wrote %s: 8 cores x %d instructions, %.1f MB\n",
+		       argv[4], per_core, (double)total / 1e6);
+		return 0;
+	}
 	if (argc > 3 && !strcmp(argv[3], "verify")) {
 		/* lm_verify alone over the 8 input modules */
 		int reps = argc > 4 ? atoi(argv[4]) : 3;

@@ -1,7 +1,9 @@
 /*
 ** bench_load.c -- IR load / save throughput on a ~50 MB module in the
 ** compiler's 2.24 wire form, next to a raw cJSON parse of the same bytes
-** (goals: load >= 0.8x the raw parse, save >= 250 MB/s).
+** (goals: load >= 1.5x the raw parse, save >= 1 GB/s). Times are this
+** thread's CPU seconds (system time included), so a busy machine's other
+** work does not count.
 */
 #include "common.h"
 #include "module.h"
@@ -16,7 +18,7 @@
 static double now(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -83,13 +85,22 @@ static char *wire_text(int n, size_t *len)
 
 enum { N_INSTS = 93000 };
 
-int main(void)
+/* Usage: bench_load [N_INSTRUCTIONS [ROUNDS]] (profiling: a small module) */
+int main(int argc, char **argv)
 {
 	size_t len;
-	char *text = wire_text(N_INSTS, &len);
-	double mb = (double)len / 1e6;
+	int n_insts = argc > 1 ? atoi(argv[1]) : N_INSTS;
+	int rounds = argc > 2 ? atoi(argv[2]) : 5;
+	char *text;
+	double mb;
 	double best_raw = 1e9, best_load = 1e9, best_save = 1e9;
-	for (int rep = 0; rep < 5; rep++) {
+	if (n_insts < 1 || rounds < 1) {
+		fprintf(stderr, "usage: bench_load [N_INSTRUCTIONS [ROUNDS]]\n");
+		return 2;
+	}
+	text = wire_text(n_insts, &len);
+	mb = (double)len / 1e6;
+	for (int rep = 0; rep < rounds; rep++) {
 		/* each phase starts from a trimmed heap, so none pays for the
 		** previous phase's frees (glibc consolidates lazily) */
 		malloc_trim(0);
@@ -122,12 +133,12 @@ int main(void)
 		if (t3 - t2 < best_load) best_load = t3 - t2;
 		if (t5 - t4 < best_save) best_save = t5 - t4;
 	}
-	printf("module: %.1f MB in the 2.24 form, %d instructions (best of 5)\n",
-	       mb, N_INSTS);
+	printf("module: %.1f MB in the 2.24 form, %d instructions (best of "
+	       "%d)\n", mb, n_insts, rounds);
 	printf("raw cJSON parse : %8.1f MB/s\n", mb / best_raw);
-	printf("IR load         : %8.1f MB/s  (%.2fx raw parse; goal >= 0.8x)\n",
+	printf("IR load         : %8.1f MB/s  (%.2fx raw parse; goal >= 1.5x)\n",
 	       mb / best_load, best_raw / best_load);
-	printf("IR save         : %8.1f MB/s  (goal >= 250 MB/s)\n",
+	printf("IR save         : %8.1f MB/s  (goal >= 1000 MB/s)\n",
 	       mb / best_save);
 	free(text);
 	return 0;

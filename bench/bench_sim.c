@@ -1,16 +1,13 @@
 /*
 ** bench_sim.c -- simulator throughput:
-**   1. Matmult: simulated GFLOP/s of 128x128x512 tiles (float32 and
-**      bfloat16 operands) run through ls_run, next to OpenBLAS
-**      cblas_sgemm single-threaded on the same shape in the same run
-**      (goal: ratio >= 0.6, with the exact k-ordered fmaf result);
-**   2. dispatch rate of tiny instructions (1-partition TensorCopy),
+**   1. dispatch rate of tiny instructions (1-partition TensorCopy),
 **      goal >= 5 M instructions/s;
-**   3. a 3-deep nest of static Loops around one 1-partition TensorCopy
+**   2. a 3-deep nest of static Loops around one 1-partition TensorCopy
 **      whose symbolic_ap addresses are linear in (i, j, k), at 10^4, 10^5
 **      and 10^6 iterations: the event loop's dispatch rate (goal >= 5 M
 **      instructions/s) and each run's peak RSS, measured in a child
 **      process of its own (goal: equal within 1 MiB).
+** (Matmult against OpenBLAS: bench_mm.c.)
 */
 #include "common.h"
 #include "module.h"
@@ -24,13 +21,6 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-
-#ifdef LNCSIM_BENCH_OPENBLAS
-#include <cblas.h>
-#endif
-
-/* The matmul kernel variant in use (sim/mmkernel.c). */
-const char *ls_mm_kernel_name(void);
 
 static double now(void)
 {
@@ -75,47 +65,6 @@ static lm_module *parse(lm_buf *b)
 	return m;
 }
 
-/* n Matmults [128 x 128] x [128 x 512] of dtype dt into one PSUM bank. */
-static lm_module *matmul_module(const char *dt, int n)
-{
-	lm_buf b = LM_BUF_INIT;
-	int es = strcmp(dt, "float32") == 0 ? 4 : 2;
-	lm_module *m;
-	lm_buf_puts(&b, head);
-	sb_alloc(&b, "st", dt, 128, 128 * es, 0, 1);
-	sb_alloc(&b, "mv", dt, 128, 512 * es, 128 * es, 0);
-	lm_buf_puts(&b, ",{\"name\":\"acc\",\"kind\":\"Internal\",\"dtype\":"
-		    "\"float32\",\"tensor_shape\":[128,512],\"memorylocations\":"
-		    "[{\"name\":\"acc\",\"type\":\"PSUM\",\"addr\":0,\"dims\":"
-		    "[128,2048],\"bank\":0,\"base\":0,\"allocated\":true}]}");
-	lm_buf_puts(&b, "],\"blocks\":[{\"name\":\"b\",\"instructions\":[");
-	lm_buf_puts(&b, "{\"opcode\":\"Iota\",\"name\":\"i0\",\"engine\":\"Pool\","
-		    "\"pattern\":[[3,128]],\"channel_multiplier\":7,\"base\":-300,"
-		    "\"outs\":[");
-	ap(&b, "st", dt, 128, 128);
-	lm_buf_puts(&b, "]},{\"opcode\":\"Iota\",\"name\":\"i1\",\"engine\":"
-		    "\"Pool\",\"pattern\":[[5,512]],\"channel_multiplier\":-3,"
-		    "\"base\":11,\"outs\":[");
-	ap(&b, "mv", dt, 128, 512);
-	lm_buf_puts(&b, "]}");
-	for (int i = 0; i < n; i++) {
-		lm_buf_printf(&b, ",{\"opcode\":\"Matmult\",\"name\":\"mm%d\","
-			      "\"engine\":\"PE\",\"start_tensor_calc\":%s,"
-			      "\"dependencies\":[\"i1\"],\"ins\":[", i,
-			      i % 4 ? "false" : "true");
-		ap(&b, "st", dt, 128, 128);
-		lm_buf_puts(&b, ",");
-		ap(&b, "mv", dt, 128, 512);
-		lm_buf_puts(&b, "],\"outs\":[");
-		ap(&b, "acc", "float32", 128, 512);
-		lm_buf_puts(&b, "]}");
-	}
-	lm_buf_puts(&b, "]}]}]}");
-	m = parse(&b);
-	lm_buf_free(&b);
-	return m;
-}
-
 /* Best-of-3 seconds of one ls_run of m (*loop: of its event loop). */
 static double time_run(const lm_module *m, int64_t *instrs, double *loop)
 {
@@ -139,36 +88,6 @@ static double time_run(const lm_module *m, int64_t *instrs, double *loop)
 	return best;
 }
 
-#ifdef LNCSIM_BENCH_OPENBLAS
-/* Best-of-3 seconds of n sgemms C[M][N] = A^T B with A [K][M], B [K][N]. */
-static double time_sgemm(int n)
-{
-	const int K = 128, M = 128, N = 512;
-	float *a = malloc(sizeof(float) * K * M), *b = malloc(sizeof(float) * K * N);
-	float *c = calloc((size_t)M * N, sizeof(float));
-	double best = 1e30;
-	for (int i = 0; i < K * M; i++)
-		a[i] = (float)(i % 97) * 0.01f;
-	for (int i = 0; i < K * N; i++)
-		b[i] = (float)(i % 89) * 0.02f;
-	openblas_set_num_threads(1);
-	for (int rep = 0; rep < 3; rep++) {
-		double t0 = now();
-		for (int i = 0; i < n; i++)
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M,
-				    N, K, 1.0f, a, M, b, N, i % 4 ? 1.0f : 0.0f,
-				    c, N);
-		double t = now() - t0;
-		if (t < best)
-			best = t;
-	}
-	free(a);
-	free(b);
-	free(c);
-	return best;
-}
-#endif
-
 /* n 1-partition TensorCopy [1 x 4] float32 on DVE. */
 static lm_module *tiny_module(int n)
 {
@@ -178,8 +97,8 @@ static lm_module *tiny_module(int n)
 	sb_alloc(&b, "a", "float32", 1, 16, 0, 1);
 	sb_alloc(&b, "c", "float32", 1, 16, 16, 0);
 	lm_buf_puts(&b, "],\"blocks\":[{\"name\":\"b\",\"instructions\":[");
-	lm_buf_puts(&b, "{\"opcode\":\"Memset\",\"name\":\"z\",\"engine\":\"DVE\","
-		    "\"mode\":\"Const\",\"value\":1,\"outs\":[");
+	lm_buf_puts(&b, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"z\","
+		    "\"engine\":\"DVE\",\"constant\":1,\"outs\":[");
 	ap(&b, "a", "float32", 1, 4);
 	lm_buf_puts(&b, "]}");
 	for (int i = 0; i < n; i++) {
@@ -222,7 +141,7 @@ static lm_module *nest_module(int ni, int nj, int nk)
 	sb_alloc(&b, "c", "float32", 1, 4096, 4096, 0);
 	lm_buf_puts(&b, "],\"blocks\":[{\"name\":\"b\",\"instructions\":[");
 	lm_buf_puts(&b, "{\"opcode\":\"Memset\",\"name\":\"z\",\"engine\":"
-		    "\"DVE\",\"mode\":\"Const\",\"value\":1,\"outs\":[");
+		    "\"DVE\",\"mode\":\"Const\",\"constant\":1,\"outs\":[");
 	lm_buf_puts(&b, "{\"kind\":\"physical_ap\",\"memsetref\":\"a\","
 		    "\"memref\":\"a\",\"offset\":0,\"ap\":[[1024,1],"
 		    "[1,1024]],\"dtype\":\"float32\"}]}");
@@ -280,74 +199,15 @@ static void nest_run(int ni, int nj, int nk)
 	printf(", peak RSS %.1f MiB\n", (double)u.ru_maxrss / 1024.0);
 }
 
-/*
-** OpenBLAS picks its kernels from CPUID at load time and misdetects some
-** virtual machines (a KVM guest with AVX-512 reports "Prescott", the SSE3
-** kernel). For a fair comparison, re-run ourselves once with
-** OPENBLAS_CORETYPE set to the best kernel family this CPU supports,
-** unless the user set it.
-*/
-static void fix_openblas_coretype(char **argv)
+int main(void)
 {
-#if defined(LNCSIM_BENCH_OPENBLAS) && defined(__x86_64__)
-	const char *core = NULL;
-	if (getenv("OPENBLAS_CORETYPE"))
-		return;
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f"))
-		core = "SkylakeX";
-	else if (__builtin_cpu_supports("avx2"))
-		core = "Haswell";
-	if (!core)
-		return;
-	setenv("OPENBLAS_CORETYPE", core, 1);
-	execv("/proc/self/exe", argv);
-#else
-	(void)argv;
-#endif
-}
-
-int main(int argc, char **argv)
-{
-	const int n_mm = 200, n_tiny = 500000;
-	const double flop = 2.0 * 128 * 128 * 512;
-	const char *dts[2] = {"float32", "bfloat16"};
-	double gf[2], blas = 0;
+	const int n_tiny = 500000;
 	int64_t ni;
 
-	(void)argc;
-	fix_openblas_coretype(argv);
 	/* first, while this process is small: the children's peak RSS */
 	nest_run(10, 10, 100);
 	nest_run(10, 100, 100);
 	nest_run(100, 100, 100);
-	printf("matmul kernel: %s\n", ls_mm_kernel_name());
-	for (int d = 0; d < 2; d++) {
-		lm_module *m = matmul_module(dts[d], n_mm);
-		double lp, t = time_run(m, &ni, &lp);
-		gf[d] = flop * n_mm / t / 1e9;
-		printf("Matmult 128x128x512 %-8s: %7.2f simulated GFLOP/s "
-		       "(%d matmuls in %.3f s, best of 3)\n", dts[d], gf[d], n_mm,
-		       t);
-		lm_module_free(m);
-	}
-#ifdef LNCSIM_BENCH_OPENBLAS
-	{
-		double t = time_sgemm(n_mm);
-		blas = flop * n_mm / t / 1e9;
-		printf("OpenBLAS cblas_sgemm 1 thread : %7.2f GFLOP/s "
-		       "(OPENBLAS_CORETYPE=%s)\n", blas,
-		       getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE")
-						   : "auto");
-		printf("ratio float32  sim / OpenBLAS : %5.2f (goal >= 0.6)\n",
-		       gf[0] / blas);
-		printf("ratio bfloat16 sim / OpenBLAS : %5.2f (goal >= 0.6)\n",
-		       gf[1] / blas);
-	}
-#else
-	(void)blas;
-	printf("OpenBLAS not available: no sgemm comparison\n");
-#endif
 	{
 		lm_module *m = tiny_module(n_tiny);
 		double lp, t = time_run(m, &ni, &lp);

@@ -17,9 +17,15 @@ BENCH_PROGS += bench/bench_sim
 bench_bench_sim_SOURCES = bench/bench_sim.c
 bench_bench_sim_CPPFLAGS = $(BENCH_CPPFLAGS)
 bench_bench_sim_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
+
+EXTRA_PROGRAMS += bench/bench_mm
+BENCH_PROGS += bench/bench_mm
+bench_bench_mm_SOURCES = bench/bench_mm.c
+bench_bench_mm_CPPFLAGS = $(BENCH_CPPFLAGS)
+bench_bench_mm_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
 if HAVE_OPENBLAS
-bench_bench_sim_CPPFLAGS += -DLNCSIM_BENCH_OPENBLAS
-bench_bench_sim_LDADD += -lopenblas
+bench_bench_mm_CPPFLAGS += -DLNCSIM_BENCH_OPENBLAS
+bench_bench_mm_LDADD += -lopenblas
 endif
 
 EXTRA_PROGRAMS += bench/bench_link

@@ -1,6 +1,6 @@
 /*
 ** cmd_link.c -- `lncsim link [-o DIR] [--dry-run] [--skip=STEP,...] [--force]
-** [--barrier-base N] [-v] MODULE...`: link per-core modules into <DIR>/<name>/sgLnk/.
+** [--barrier-base N] [--pretty] [-v] MODULE...`: link per-core modules into <DIR>/<name>/sgLnk/.
 */
 #include "common.h"
 #include "cli.h"
@@ -14,7 +14,7 @@
 
 const char usage_link[] =
 	"usage: lncsim link [-o DIR] [--dry-run] [--skip=STEP,...] [--force] "
-	"[--barrier-base N] [-v] MODULE...\n\n"
+	"[--barrier-base N] [--pretty] [-v] MODULE...\n\n"
 	"Link N per-core modules (one per neuron_core_id) into ONE new module\n"
 	"'<name>/sgLnk' and write the link directory DIR/<name>/sgLnk/ with\n"
 	"def.json, tensor-map.json and the cores' artifacts\n"
@@ -26,6 +26,7 @@ const char usage_link[] =
 	"  --force         replace a link directory written before, in one step\n"
 	"                  (its manifest's entries go, a user's files move into\n"
 	"                  the new one; refused if the new link writes there)\n"
+	"  --pretty        indent def.json (default: compact, one line)\n"
 	"  --skip=STEP,... switch steps off (for testing the checker)\n"
 	"  --barrier-base N  renumbered barrier ids start at N (default 0)\n"
 	"  -v              one line per step with counts\n\n"
@@ -93,7 +94,7 @@ int cmd_link(int argc, char **argv)
 	lm_error err;
 	lm_buf log = LM_BUF_INIT;
 	const char *od = ".";
-	int force = 0, verbose = 0, first = 1, n = 0, rc;
+	int force = 0, pretty = 0, verbose = 0, first = 1, n = 0, rc;
 	char **paths = NULL;
 	lm_module **mods = NULL;
 	lm_module *out = NULL;
@@ -132,6 +133,8 @@ int cmd_link(int argc, char **argv)
 						       "number in [0, 4294967295]",
 						       v);
 			opts.barrier_base = b;
+		} else if (!strcmp(a, "--pretty")) {
+			pretty = 1;
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
 			verbose = 1;
 		} else if (!strncmp(a, "--skip=", 7) || !strcmp(a, "--skip")) {
@@ -171,7 +174,10 @@ int cmd_link(int argc, char **argv)
 		rc = cli_report(&err);
 		goto done;
 	}
-	if (!opts.dry_run && lk_write_link_dir(out, &rep, od, force, &err) != 0) {
+	if (!opts.dry_run && lk_write_link_dir(out, &rep, od,
+					      (force ? LK_WRITE_FORCE : 0) |
+					      (pretty ? LK_WRITE_PRETTY : 0),
+					      &err) != 0) {
 		rc = cli_report(&err);
 		goto done;
 	}

@@ -36,7 +36,7 @@ static const cli_command commands[] = {
 	{ "db", "list, merge or check run-log databases", cmd_db, usage_db,
 	  NULL, 0 },
 	{ "link", "link per-core modules into one <name>/sgLnk module",
-	  cmd_link, usage_link, "-o --out --skip", 0 },
+	  cmd_link, usage_link, "-o --out --skip --barrier-base", 0 },
 	{ "mmt", "static matmul report (matmuls, MACs, PE cycles, fill)",
 	  cmd_mmt, usage_mmt, "", 0 },
 	{ "lower", "kernel provision: NKI carriers -> functions and calls",

@@ -326,6 +326,7 @@ typedef struct wctx {
 	int fd;              /* the directory being written */
 	const char *ld;      /* its final path OUT/<name>/sgLnk (messages) */
 	lm_buf manifest;
+	int pretty;          /* def.json indented */
 	lm_error *err;
 } wctx;
 
@@ -618,7 +619,7 @@ static int write_contents(wctx *w, const lm_module *linked,
 		    "exactly these entries\n");
 	for (int i = 0; i < rep->n_artifacts && !rc; i++)
 		rc = write_artifact(w, &rep->artifacts[i]);
-	if (!rc && (rc = lm_module_to_json(linked, 1, &text, &len,
+	if (!rc && (rc = lm_module_to_json(linked, w->pretty, &text, &len,
 					   w->err)) == 0)
 		rc = write_text(w, "def.json", text, len);
 	free(text);
@@ -661,8 +662,9 @@ static int lock_dir(int fd, const char *shown, lm_error *err)
 }
 
 int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
-		      const char *out_dir, int force, lm_error *err)
+		      const char *out_dir, int flags, lm_error *err)
 {
+	const int force = (flags & LK_WRITE_FORCE) != 0;
 	wctx w;
 	oldlink old;
 	char *ld = NULL, *pshown = NULL, *stage = NULL, *gone = NULL;
@@ -674,6 +676,7 @@ int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 	memset(&old, 0, sizeof old);
 	w.fd = old.fd = -1;
 	w.err = err;
+	w.pretty = (flags & LK_WRITE_PRETTY) != 0;
 	lm_strmap_init(&old.ours);
 	if (!linked || !rep || !rep->base_name)
 		return lm_errc(err, LM_EINTERNAL, "", "", "nothing to write");

@@ -192,9 +192,13 @@ int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 ** entries are removed and the user's entries moved into the new directory
 ** (refused when the new link writes there). Never writes, follows a
 ** symlink or deletes outside out_dir (docs/linker.md, docs/files.md).
+** flags: LK_WRITE_FORCE, LK_WRITE_PRETTY (def.json indented; else on one
+** line, the compact form).
 */
+#define LK_WRITE_FORCE 1
+#define LK_WRITE_PRETTY 2
 int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
-		      const char *out_dir, int force, lm_error *err);
+		      const char *out_dir, int flags, lm_error *err);
 
 /* The tensor map as JSON text (caller frees). */
 char *lk_tensor_map_json(const lk_report *rep);

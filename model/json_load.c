@@ -104,6 +104,10 @@ typedef struct ld {
 	int owned; /* the tree is malloc'd, not the parse arena's */
 	const char *queue; /* the queue whose blocks are read, or NULL */
 	const char *fn, *blk, *inst, *ctx; /* current names, may be NULL */
+	/* else, when set: the context is element ctx_index of the array
+	** ctx_key, formatted only when a message needs it */
+	const char *ctx_key;
+	int ctx_index;
 	int version; /* the module's: 1 or 2 (affine expressions) */
 	char where[512];
 } ld;
@@ -216,8 +220,13 @@ static const char *where(ld *L)
 	if (L->inst && n < cap)
 		n += (size_t)snprintf(L->where + n, cap - n, "%sinstruction %s",
 				      n ? "/" : "", L->inst);
-	if (L->ctx && n < cap)
+	if (L->ctx && n < cap) {
 		snprintf(L->where + n, cap - n, "%s%s", n ? "/" : "", L->ctx);
+	} else if (L->ctx_key && n < cap) {
+		char ctx[32];
+		snprintf(ctx, sizeof ctx, "%s[%d]", L->ctx_key, L->ctx_index);
+		snprintf(L->where + n, cap - n, "%s%s", n ? "/" : "", ctx);
+	}
 	return L->where;
 }
 
@@ -802,12 +811,12 @@ static int load_args(ld *L, cJSON *j, const char *key, lm_arg **out, int *n)
 	*out = cnt ? lm_xcalloc((size_t)cnt, sizeof **out) : NULL;
 	*n = cnt;
 	int i = 0;
-	char ctx[32];
 	for (cJSON *e = j->child; e; e = e->next, i++) {
-		snprintf(ctx, sizeof ctx, "%s[%d]", key, i);
-		L->ctx = ctx;
-		int rc = load_arg(L, e, &(*out)[i]);
 		L->ctx = NULL;
+		L->ctx_key = key;
+		L->ctx_index = i;
+		int rc = load_arg(L, e, &(*out)[i]);
+		L->ctx_key = NULL;
 		if (rc)
 			return rc;
 	}
@@ -2743,6 +2752,7 @@ static int load_alloc(ld *L, cJSON *j, lm_alloc *a)
 	char ctx[300];
 	snprintf(ctx, sizeof ctx, "allocation %s", a->name);
 	L->ctx = ctx;
+	L->ctx_key = NULL;
 	int seen_kind = 0, seen_ml = 0;
 	for (cJSON *c = j->child, *next; c; c = next) {
 		next = c->next;

@@ -48,6 +48,8 @@ typedef struct jlevel {
 	size_t *off;        /* where each key's member starts (after its
 			       separator), for the sort at jw_close */
 	int n_keys, cap_keys, cap_off;
+	int is_unsorted;    /* some key came before the one written ahead */
+	int is_last_stable; /* the last key is a stable one (jw_member) */
 } jlevel;
 
 typedef struct jw {
@@ -62,7 +64,28 @@ typedef struct jw {
 	size_t cap_tmp;
 	const lm_module *m; /* what operands resolve in (partition folding) */
 	lm_strmap *allocs;  /* the current function's allocations */
+	/* stable keys seen, by address: "key": ready to copy (stable: the
+	** code's literals and the module's strings, which do not change
+	** while it is written; not the keys of a cJSON tree, which may be a
+	** temporary one whose memory is reused) */
+	struct jkey { const char *k; unsigned len; char lit[44]; } keys[256];
+	/* key pairs compared, by address: a, then b, is in order */
+	struct jpair { const char *a, *b; int in_order; } pairs[1024];
 } jw;
+
+/* 1 if key a may come before key b (strcmp order, equal keys too). */
+static int keys_in_order(jw *w, const char *a, const char *b)
+{
+	struct jpair *c = &w->pairs[(((uint64_t)(uintptr_t)a * 31u +
+				      (uint64_t)(uintptr_t)b) *
+				     0x9e3779b97f4a7c15ull) >> 54];
+	if (c->a != a || c->b != b) {
+		c->a = a;
+		c->b = b;
+		c->in_order = strcmp(a, b) <= 0;
+	}
+	return c->in_order;
+}
 
 static void jw_grow(jw *w, size_t n);
 
@@ -98,23 +121,41 @@ static void jw_tabs(jw *w, int n)
 	w->len += (size_t)n;
 }
 
+/* 1 for the bytes that end a plain run of a string: NUL, controls, '"',
+** '\\' */
+static const unsigned char stop[256] = {
+	[0] = 1, [1] = 1, [2] = 1, [3] = 1, [4] = 1, [5] = 1, [6] = 1,
+	[7] = 1, [8] = 1, [9] = 1, [10] = 1, [11] = 1, [12] = 1, [13] = 1,
+	[14] = 1, [15] = 1, [16] = 1, [17] = 1, [18] = 1, [19] = 1,
+	[20] = 1, [21] = 1, [22] = 1, [23] = 1, [24] = 1, [25] = 1,
+	[26] = 1, [27] = 1, [28] = 1, [29] = 1, [30] = 1, [31] = 1,
+	['"'] = 1, ['\\'] = 1,
+};
+
+/* The length of the plain run at u: 4 bytes a step, never past its end
+** (a byte is read only after the one before it was not a stop). */
+static inline size_t plain_run(const unsigned char *u)
+{
+	size_t n = 0;
+	for (;;) {
+		if (stop[u[n]])
+			return n;
+		if (stop[u[n + 1]])
+			return n + 1;
+		if (stop[u[n + 2]])
+			return n + 2;
+		if (stop[u[n + 3]])
+			return n + 3;
+		n += 4;
+	}
+}
+
 /* A string literal as cJSON writes it (NULL: ""). */
 static void jw_string(jw *w, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
-	/* 1 for the bytes that end a plain run: NUL, controls, '"', '\\' */
-	static const unsigned char stop[256] = {
-		[0] = 1, [1] = 1, [2] = 1, [3] = 1, [4] = 1, [5] = 1, [6] = 1,
-		[7] = 1, [8] = 1, [9] = 1, [10] = 1, [11] = 1, [12] = 1, [13] = 1,
-		[14] = 1, [15] = 1, [16] = 1, [17] = 1, [18] = 1, [19] = 1,
-		[20] = 1, [21] = 1, [22] = 1, [23] = 1, [24] = 1, [25] = 1,
-		[26] = 1, [27] = 1, [28] = 1, [29] = 1, [30] = 1, [31] = 1,
-		['"'] = 1, ['\\'] = 1,
-	};
 	const unsigned char *u = (const unsigned char *)(s ? s : "");
-	size_t n = 0, esc = 0;
-	while (!stop[u[n]])
-		n++;
+	size_t n = plain_run(u), esc = 0;
 	for (; u[n]; n++) /* the rare string with something to escape */
 		if (u[n] < 32 || u[n] == '"' || u[n] == '\\')
 			esc++;
@@ -166,8 +207,8 @@ static void jw_item(jw *w)
 }
 
 /* The separator and key of a member of the innermost object, recorded
-** for the key sort of jw_close. */
-static void jw_member(jw *w, const char *k)
+** for the key sort of jw_close; is_stable: k is a stable key (see jw). */
+static void jw_member(jw *w, const char *k, int is_stable)
 {
 	jlevel *l = &w->lv[w->depth - 1];
 	if (l->n++)
@@ -176,10 +217,38 @@ static void jw_member(jw *w, const char *k)
 		lm_grow(&l->keys, &l->cap_keys, l->n_keys + 1, sizeof *l->keys);
 		lm_grow(&l->off, &l->cap_off, l->n_keys + 1, sizeof *l->off);
 	}
+	if (l->n_keys && !(is_stable && l->is_last_stable ?
+			   keys_in_order(w, l->keys[l->n_keys - 1], k) :
+			   strcmp(l->keys[l->n_keys - 1], k) <= 0))
+		l->is_unsorted = 1;
+	l->is_last_stable = is_stable;
 	l->keys[l->n_keys] = k;
 	l->off[l->n_keys++] = w->len;
 	if (w->pretty)
 		jw_tabs(w, w->depth);
+	if (is_stable) {
+		/* a short key without escapes (every key of the code): its
+		** literal "key": (with the tab when pretty), made once */
+		struct jkey *c = &w->keys[((uint64_t)(uintptr_t)k *
+					   0x9e3779b97f4a7c15ull) >> 56];
+		if (c->k != k) {
+			size_t n = plain_run((const unsigned char *)k);
+			if (k[n] || n + 4 > sizeof c->lit)
+				goto slow;
+			c->lit[0] = '"';
+			memcpy(c->lit + 1, k, n);
+			c->lit[n + 1] = '"';
+			c->lit[n + 2] = ':';
+			c->lit[n + 3] = '\t';
+			c->len = (unsigned)n + 3 + (w->pretty != 0);
+			c->k = k;
+		}
+		jw_need(w, sizeof c->lit);
+		memcpy(w->p + w->len, c->lit, sizeof c->lit);
+		w->len += c->len;
+		return;
+	}
+slow:
 	jw_string(w, k);
 	jw_put(w, w->pretty ? ":\t" : ":", w->pretty ? 2 : 1);
 }
@@ -193,11 +262,9 @@ static void jw_member(jw *w, const char *k)
 */
 static void jw_sort(jw *w, jlevel *l)
 {
-	int n = l->n_keys, sorted = 1;
+	int n = l->n_keys;
 	size_t sep = w->pretty ? 2 : 1, base, len;
-	for (int i = 1; i < n && sorted; i++)
-		sorted = strcmp(l->keys[i - 1], l->keys[i]) <= 0;
-	if (sorted)
+	if (!l->is_unsorted)
 		return;
 	int *ix = lm_xmalloc((size_t)n * sizeof *ix);
 	for (int i = 0; i < n; i++) {
@@ -240,7 +307,7 @@ static int jw_key(jw *w, const char *k)
 {
 	if (!k)
 		return 0;
-	jw_member(w, k);
+	jw_member(w, k, 1);
 	return 1;
 }
 
@@ -258,6 +325,7 @@ static void jw_open(jw *w, int obj)
 	l->obj = obj;
 	l->n = 0;
 	l->n_keys = 0;
+	l->is_unsorted = 0;
 	if (obj)
 		jw_put(w, w->pretty ? "{\n" : "{", w->pretty ? 2 : 1);
 	else
@@ -330,6 +398,23 @@ int lm_json_sat_int(double d)
 static void jw_int(jw *w, int64_t v)
 {
 	jw_item(w);
+	if (v > INT_MIN && v < INT_MAX) {
+		/* what lm_json_number_text prints for it, without doubles */
+		char t[12], *o;
+		unsigned u = v < 0 ? (unsigned)-v : (unsigned)v;
+		int k = 0;
+		do
+			t[k++] = (char)('0' + u % 10);
+		while ((u /= 10) != 0);
+		jw_need(w, 12);
+		o = w->p + w->len;
+		if (v < 0)
+			*o++ = '-';
+		while (k)
+			*o++ = t[--k];
+		w->len = (size_t)(o - w->p);
+		return;
+	}
 	jw_number(w, (double)v, lm_json_sat_int((double)v));
 }
 
@@ -369,7 +454,7 @@ static void jw_cjson(jw *w, const cJSON *j)
 		jw_open(w, 1);
 		for (const cJSON *c = j->child; c; c = c->next) {
 			/* cJSON prints a key-less member with key "" */
-			jw_member(w, c->string ? c->string : "");
+			jw_member(w, c->string ? c->string : "", 0);
 			jw_cjson(w, c);
 		}
 		jw_close(w);

@@ -14,6 +14,7 @@
 #include "sim_int.h"
 #include "dtype.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,40 +283,220 @@ static int exec_transpose(ls_exec *x)
 	return 0;
 }
 
-/*
-** Matmult operand i read in place: float32 or bfloat16, each partition's
-** free elements contiguous, every byte written (checked per row). Else 0:
-** the caller gathers a float32 copy (which reports never-written bytes,
-** or reads them as NaN under can_read_uninit).
-*/
-static int mm_in_place(ls_exec *x, int i, ls_mm_src *src)
-{
-	const ls_opnd *o = &x->si->ins[i];
-	int64_t ld, rb;
-	ls_view v;
+/* ---- Matmult ------------------------------------------------------------ */
 
-	if (o->dtype != LM_DT_FLOAT32 && o->dtype != LM_DT_FLOAT32R &&
-	    o->dtype != LM_DT_BFLOAT16)
-		return 0;
+#define N_WRITTEN ((int)(sizeof ((ls_exec *)0)->written / \
+			   sizeof ((ls_exec *)0)->written[0]))
+
+/* 1 if an entry of x's cache says these shadow rows are all written. */
+static int known_written(const ls_exec *x, const uint8_t *init, int64_t rows,
+			 int64_t rb, int64_t ld)
+{
+	for (int i = 0; i < N_WRITTEN; i++) {
+		const struct ls_written *w = &x->written[i];
+		if (w->init == init && w->rows == rows && w->rb == rb &&
+		    w->ld == ld)
+			return 1;
+	}
+	return 0;
+}
+
+static void remember_written(ls_exec *x, const uint8_t *init, int64_t rows,
+			     int64_t rb, int64_t ld)
+{
+	struct ls_written *w = &x->written[x->next_written];
+	x->next_written = (x->next_written + 1) % N_WRITTEN;
+	w->init = init;
+	w->rows = rows;
+	w->rb = rb;
+	w->ld = ld;
+}
+
+/*
+** 1 if rows rows of rb shadow bytes, ld bytes apart from init, are all
+** written. Shadow bytes are only ever set during a run, so a range found
+** written is remembered and not scanned again.
+*/
+static int rows_written(ls_exec *x, const uint8_t *init, int64_t rows,
+			int64_t rb, int64_t ld)
+{
+	if (known_written(x, init, rows, rb, ld))
+		return 1;
+	for (int64_t r = 0; r < rows; r++)
+		if (!ls_all_written(init + r * ld, rb))
+			return 0;
+	remember_written(x, init, rows, rb, ld);
+	return 1;
+}
+
+/*
+** The element stride between the partitions of o when each partition's
+** free elements are contiguous (rows), else 0.
+*/
+static int64_t row_ld(const ls_opnd *o)
+{
 	if (o->parts < 1 || o->free < 1 || o->parts * o->free != o->count)
 		return 0;
 	if (o->ndim == 2 && o->stride[1] == o->esize && o->num[1] == o->free &&
 	    o->num[0] == o->parts && o->stride[0] > 0 &&
 	    o->stride[0] % o->esize == 0)
-		ld = o->stride[0] / o->esize;
-	else if (o->ndim == 1 && o->stride[0] == o->esize)
-		ld = o->free;
-	else
+		return o->stride[0] / o->esize;
+	if (o->ndim == 1 && o->stride[0] == o->esize)
+		return o->free;
+	return 0;
+}
+
+/*
+** Matmult operand i read in place: float32 or bfloat16, each partition's
+** free elements contiguous, every byte written (checked per row). Else 0:
+** the caller gathers a float32 copy (which reports never-written bytes,
+** or reads them as NaN under can_read_uninit). *lo, *hi: its bytes.
+*/
+static int mm_in_place(ls_exec *x, int i, ls_mm_src *src, uintptr_t *lo,
+		       uintptr_t *hi)
+{
+	const ls_opnd *o = &x->si->ins[i];
+	int64_t ld = row_ld(o), rb = o->free * o->esize;
+	ls_view v;
+
+	if (o->dtype != LM_DT_FLOAT32 && o->dtype != LM_DT_FLOAT32R &&
+	    o->dtype != LM_DT_BFLOAT16)
+		return 0;
+	if (!ld)
 		return 0;
 	ls_bind(x->mc, x->core, o, &v);
-	rb = o->free * o->esize;
-	for (int64_t r = 0; r < o->parts; r++)
-		if (!ls_all_written(v.init + r * ld * o->esize, rb))
-			return 0;
+	if (!rows_written(x, v.init, o->parts, rb, ld * o->esize))
+		return 0;
 	src->p = v.data;
 	src->ld = ld;
 	src->is_bf16 = o->dtype == LM_DT_BFLOAT16;
+	*lo = (uintptr_t)v.data;
+	*hi = *lo + (uintptr_t)((o->parts - 1) * ld * o->esize + rb);
 	return 1;
+}
+
+static int overlaps(uintptr_t lo, uintptr_t hi, uintptr_t lo2, uintptr_t hi2)
+{
+	return lo < hi2 && lo2 < hi;
+}
+
+/* Matmult operand i gathered as float32 into *buf (grown). */
+static int mm_gather(ls_exec *x, int i, float **buf, size_t *cap,
+		     ls_mm_src *src)
+{
+	const ls_opnd *o = &x->si->ins[i];
+	int rc;
+	if ((rc = read_f32(x, i, grow_f(buf, cap, o->count))) != 0)
+		return rc;
+	src->p = *buf;
+	src->ld = o->free;
+	src->is_bf16 = 0;
+	return 0;
+}
+
+/*
+** Stage the Matmult as one accumulating straight into PSUM at completion
+** (ls_mm_defer): 1 if done, 0 if its accumulator is not rows of N floats
+** all written (unless it starts), or an operand read in place overlaps it
+** (then the caller stages it the plain way), or an error.
+*/
+static int mm_defer(ls_exec *x)
+{
+	const ls_opnd *st = &x->si->ins[0], *mv = &x->si->ins[1];
+	const ls_opnd *out = &x->si->outs[0];
+	const int K = (int)st->parts, M = (int)st->free, N = (int)mv->free;
+	const int is_start = x->si->in->start_tensor_calc;
+	ls_pending *p = x->pend;
+	ls_mm_defer *d = &p->mm;
+	int64_t ldc = row_ld(out);
+	int in_st, in_mv, rc;
+	uintptr_t lo[3], hi[3];
+	ls_view v;
+
+	if (ldc < N || out->parts != M || out->free != N ||
+	    out->esize != (int)sizeof(float))
+		return 0;
+	ls_bind(x->mc, x->core, out, &v);
+	lo[0] = (uintptr_t)v.data;
+	hi[0] = lo[0] + (uintptr_t)(((int64_t)(M - 1) * ldc + N) * 4);
+	if (!is_start && !rows_written(x, v.init, M, (int64_t)N * 4, ldc * 4))
+		return 0;
+	in_st = mm_in_place(x, 0, &d->st, &lo[1], &hi[1]);
+	in_mv = mm_in_place(x, 1, &d->mv, &lo[1 + in_st], &hi[1 + in_st]);
+	for (int r = 1; r < 1 + in_st + in_mv; r++)
+		if (overlaps(lo[0], hi[0], lo[r], hi[r]))
+			return 0;
+	if (!in_st && (rc = mm_gather(x, 0, &d->a, &d->cap_a, &d->st)) != 0)
+		return rc;
+	if (!in_mv && (rc = mm_gather(x, 1, &d->b, &d->cap_b, &d->mv)) != 0)
+		return rc;
+	d->K = K;
+	d->M = M;
+	d->N = N;
+	d->is_start = is_start;
+	d->acc = (float *)(void *)v.data;
+	d->acc_init = v.init;
+	d->ldc = ldc;
+	d->n_rng = 1 + in_st + in_mv;
+	memcpy(d->lo, lo, sizeof lo);
+	memcpy(d->hi, hi, sizeof hi);
+	p->dst = v;
+	p->active = 1;
+	p->is_deferred = 1;
+	lm_grow(&x->deferred, &x->cap_deferred, x->n_deferred + 1,
+		sizeof *x->deferred);
+	x->deferred[x->n_deferred++] = p;
+	return 1;
+}
+
+static void undefer(ls_exec *x, ls_pending *p)
+{
+	for (int i = 0; i < x->n_deferred; i++)
+		if (x->deferred[i] == p) {
+			x->deferred[i] = x->deferred[--x->n_deferred];
+			break;
+		}
+	p->is_deferred = 0;
+}
+
+/*
+** Compute a deferred Matmult now, from memory as it still is (nothing
+** wrote its ranges since its start), into its staging buffer: from here
+** it is an ordinary staged write.
+*/
+static void mm_stage_now(ls_exec *x, ls_pending *p)
+{
+	const ls_mm_defer *d = &p->mm;
+	size_t row = (size_t)d->N * sizeof(float);
+	float *c = (float *)(void *)grow_b(&p->buf, &p->cap,
+					   (int64_t)d->M * d->N * 4);
+	for (int m = 0; m < d->M; m++) {
+		if (d->is_start)
+			memset(c + (size_t)m * d->N, 0, row);
+		else
+			memcpy(c + (size_t)m * d->N, d->acc + m * d->ldc, row);
+	}
+	ls_mm_kernel_ld(d->K, d->M, d->N, &d->st, &d->mv, c, d->N);
+	undefer(x, p);
+}
+
+/* Complete a deferred Matmult: accumulate in PSUM, mark it written. */
+static void mm_finish(ls_exec *x, ls_pending *p)
+{
+	const ls_mm_defer *d = &p->mm;
+	size_t row = (size_t)d->N * sizeof(float);
+	if (d->is_start)
+		for (int m = 0; m < d->M; m++)
+			memset(d->acc + m * d->ldc, 0, row);
+	ls_mm_kernel_ld(d->K, d->M, d->N, &d->st, &d->mv, d->acc, d->ldc);
+	if (d->is_start && !known_written(x, d->acc_init, d->M,
+					  (int64_t)row, d->ldc * 4)) {
+		for (int m = 0; m < d->M; m++)
+			memset(d->acc_init + m * d->ldc * 4, 1, row);
+		remember_written(x, d->acc_init, d->M, (int64_t)row,
+				 d->ldc * 4);
+	}
+	undefer(x, p);
 }
 
 /* Matmult: acc = start ? 0 : dst; acc = fmaf(st[k][m], mv[k][n], acc). */
@@ -335,27 +516,20 @@ static int exec_matmult(ls_exec *x)
 	const ls_opnd *out = &x->si->outs[0];
 	int K = (int)st->parts, M = (int)st->free, N = (int)mv->free;
 	ls_mm_src sa, sb;
+	uintptr_t lo, hi;
 	float *c;
 	int rc;
 
 	if (x->si->in->is_transpose)
 		return exec_transpose(x);
-	if (!mm_in_place(x, 0, &sa)) {
-		float *a = grow_f(&x->fa, &x->cap_a, st->count);
-		if ((rc = read_f32(x, 0, a)) != 0)
-			return rc;
-		sa.p = a;
-		sa.ld = M;
-		sa.is_bf16 = 0;
-	}
-	if (!mm_in_place(x, 1, &sb)) {
-		float *b = grow_f(&x->fb, &x->cap_b, mv->count);
-		if ((rc = read_f32(x, 1, b)) != 0)
-			return rc;
-		sb.p = b;
-		sb.ld = N;
-		sb.is_bf16 = 0;
-	}
+	if ((rc = mm_defer(x)) != 0)
+		return rc < 0 ? rc : 0;
+	if (!mm_in_place(x, 0, &sa, &lo, &hi) &&
+	    (rc = mm_gather(x, 0, &x->fa, &x->cap_a, &sa)) != 0)
+		return rc;
+	if (!mm_in_place(x, 1, &sb, &lo, &hi) &&
+	    (rc = mm_gather(x, 1, &x->fb, &x->cap_b, &sb)) != 0)
+		return rc;
 	c = (float *)(void *)stage_buf(x); /* dst is float32 (verified) */
 	if (acc_start(x)) {
 		memset(c, 0, (size_t)M * (size_t)N * sizeof(float));
@@ -585,7 +759,9 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 int ls_exec_start(ls_exec *x)
 {
 	exec_fn fn;
+	assert(!x->pend->is_deferred);
 	x->pend->active = 0;
+	x->pend->x = x;
 	if (x->si->fault)
 		return fail(x, "%s", x->si->fault);
 	fn = exec_table[x->si->op];
@@ -599,20 +775,68 @@ int ls_exec_start(ls_exec *x)
 	return fn(x);
 }
 
+/* The bytes a staged write covers: [*lo, *hi). */
+static void write_extent(const ls_pending *p, uintptr_t *lo, uintptr_t *hi)
+{
+	const ls_opnd *o = p->dst.o;
+	intptr_t a = 0, b = 0;
+	if (p->is_deferred) {
+		*lo = p->mm.lo[0];
+		*hi = p->mm.hi[0];
+		return;
+	}
+	for (int d = 0; d < o->ndim; d++) {
+		intptr_t span = (intptr_t)(o->stride[d] * (o->num[d] - 1));
+		if (span < 0)
+			a += span;
+		else
+			b += span;
+	}
+	*lo = (uintptr_t)p->dst.data + (uintptr_t)a;
+	*hi = (uintptr_t)p->dst.data + (uintptr_t)b + (uintptr_t)o->esize;
+}
+
+/*
+** Before p writes: every other deferred Matmult one of whose ranges p
+** writes computes its product now, from the memory it read at its start.
+*/
+static void settle(ls_exec *x, const ls_pending *p)
+{
+	uintptr_t lo, hi;
+	write_extent(p, &lo, &hi);
+	for (int i = x->n_deferred - 1; i >= 0; i--) {
+		ls_pending *q = x->deferred[i];
+		if (q == p)
+			continue;
+		for (int r = 0; r < q->mm.n_rng; r++)
+			if (overlaps(lo, hi, q->mm.lo[r], q->mm.hi[r])) {
+				mm_stage_now(x, q);
+				break;
+			}
+	}
+}
+
 void ls_exec_commit(ls_pending *p)
 {
 	if (!p->active)
 		return;
-	ls_scatter_raw(&p->dst, p->buf);
+	if (p->x && p->x->n_deferred)
+		settle(p->x, p);
+	if (p->is_deferred)
+		mm_finish(p->x, p);
+	else
+		ls_scatter_raw(&p->dst, p->buf);
 	p->active = 0;
 }
 
 void ls_pending_free(ls_pending *p)
 {
+	if (p->is_deferred && p->x)
+		undefer(p->x, p);
 	free(p->buf);
-	p->buf = NULL;
-	p->cap = 0;
-	p->active = 0;
+	free(p->mm.a);
+	free(p->mm.b);
+	memset(p, 0, sizeof *p);
 }
 
 void ls_exec_free(ls_exec *x)
@@ -621,6 +845,9 @@ void ls_exec_free(ls_exec *x)
 	free(x->fb);
 	free(x->fc);
 	free(x->raw);
+	free(x->deferred);
+	x->deferred = NULL;
+	x->n_deferred = x->cap_deferred = 0;
 	x->fa = x->fb = x->fc = NULL;
 	x->raw = NULL;
 	x->cap_a = x->cap_b = x->cap_c = x->cap_raw = 0;

@@ -11,11 +11,12 @@
 **
 ** Layout: st is packed into MR-row panels [k][MR] and mv into NR-column
 ** panels [k][NR] (zero padded), which keeps the inner loop in L1 and makes
-** every shape take the same path; when M or N is not a multiple of the
-** block, the accumulator is padded too. The operands are read where they
-** are (a row stride per operand, ls_mm_src), float32 or bfloat16: the
-** packing widens bfloat16 exactly, so the simulator does not gather
-** contiguous tiles into a float32 copy first.
+** every shape take the same path; a block cut by the edge of the
+** accumulator runs in a padded tile. The accumulator has a row stride of
+** its own, so the simulator accumulates straight into PSUM. The operands are
+** read where they are (a row stride per operand, ls_mm_src), float32 or
+** bfloat16: the packing widens bfloat16 exactly, so the simulator does not
+** gather contiguous tiles into a float32 copy first.
 */
 #include "common.h"
 #include "sim_int.h"
@@ -28,38 +29,6 @@
 #include <immintrin.h>
 #define HAVE_X86_KERNELS 1
 #endif
-
-typedef void (*mm_fn)(int K, int M, int N, const ls_mm_src *st,
-		      const ls_mm_src *mv, float *acc);
-
-/* Element [k][j] of src, widened to float32 (exact). */
-static inline float src_at(const ls_mm_src *s, int k, int j)
-{
-	size_t i = (size_t)k * (size_t)s->ld + (size_t)j;
-	if (s->is_bf16) {
-		uint16_t h;
-		uint32_t u;
-		memcpy(&h, (const uint8_t *)s->p + 2 * i, 2);
-		u = (uint32_t)h << 16;
-		float f;
-		memcpy(&f, &u, 4);
-		return f;
-	}
-	return ((const float *)s->p)[i];
-}
-
-/* The portable kernel: plain loops, libm fmaf. */
-static void mm_generic(int K, int M, int N, const ls_mm_src *st,
-		       const ls_mm_src *mv, float *acc)
-{
-	for (int k = 0; k < K; k++)
-		for (int m = 0; m < M; m++) {
-			const float a = src_at(st, k, m);
-			float *c = acc + (size_t)m * N;
-			for (int n = 0; n < N; n++)
-				c[n] = fmaf(a, src_at(mv, k, n), c[n]);
-		}
-}
 
 /* n elements of row k of src from column j0 -> float32 out. */
 static void src_row(const ls_mm_src *s, int k, int j0, int n, float *out)
@@ -105,12 +74,6 @@ static void pack_st(int K, int M, const ls_mm_src *st, int MR, float *out,
 		row[m] = 0.0f;
 	for (int k = 0; k < K; k++) {
 		src_row(st, k, 0, M, row);
-		if (MR == 4) {
-			for (int mb = 0; mb < nmb; mb++)
-				memcpy(out + ((size_t)mb * K + k) * 4,
-				       row + 4 * mb, 4 * sizeof(float));
-			continue;
-		}
 		for (int mb = 0; mb < nmb; mb++)
 			memcpy(out + ((size_t)mb * K + k) * MR, row + MR * mb,
 			       (size_t)MR * sizeof(float));
@@ -130,44 +93,76 @@ static void pack_mv(int K, int N, const ls_mm_src *mv, int n0, int NR,
 }
 
 /*
-** Drive a micro-kernel over the blocks. micro(K, stp, mvp, c, ldc) updates
-** an MR x NR block of c (row stride ldc) in place.
+** A micro-kernel: micro(K, stp, mvp, c, ldc) updates the MR x NR block of
+** c (row stride ldc floats) in place from one st and one mv panel.
 */
 typedef void (*micro_fn)(int K, const float *stp, const float *mvp, float *c,
-			 int ldc);
+			 int64_t ldc);
 
-static void mm_blocked(int K, int M, int N, const ls_mm_src *st,
-		       const ls_mm_src *mv, float *acc, int MR, int NR,
-		       micro_fn micro)
+/* A kernel variant: its block shape and micro-kernel (NULL: generic). */
+typedef struct mm_variant {
+	const char *name;
+	int mr, nr;
+	micro_fn micro;
+	int (*runs)(void);      /* 1 if this CPU runs it */
+} mm_variant;
+
+/* The portable kernel: plain loops, k outer, libm fmaf. */
+static void mm_generic(int K, int M, int N, const ls_mm_src *st,
+		       const ls_mm_src *mv, float *acc, int64_t ldc)
 {
-	int nmb = (M + MR - 1) / MR, nnb = (N + NR - 1) / NR;
-	int Mp = nmb * MR, Np = nnb * NR;
-	float *stp = malloc(((size_t)Mp * K + (size_t)Mp) * sizeof(float) + 64);
-	float *mvp = malloc((size_t)NR * K * sizeof(float) + 64);
-	float *c = acc;
-	int ldc = N;
+	float *a = lm_xmalloc(sizeof(float) * (size_t)M);
+	float *b = lm_xmalloc(sizeof(float) * (size_t)N);
+	for (int k = 0; k < K; k++) {
+		src_row(st, k, 0, M, a);
+		src_row(mv, k, 0, N, b);
+		for (int m = 0; m < M; m++) {
+			float *c = acc + (size_t)m * ldc;
+			for (int n = 0; n < N; n++)
+				c[n] = fmaf(a[m], b[n], c[n]);
+		}
+	}
+	free(a);
+	free(b);
+}
 
-	if (!stp || !mvp)
-		abort();
-	if (Mp != M || Np != N) {
-		c = lm_xcalloc((size_t)Mp * Np, sizeof(float));
-		for (int m = 0; m < M; m++)
-			memcpy(c + (size_t)m * Np, acc + (size_t)m * N,
-			       (size_t)N * sizeof(float));
-		ldc = Np;
-	}
-	pack_st(K, M, st, MR, stp, stp + (size_t)Mp * K);
+/*
+** The blocked kernel: st packed once, then per mv panel (kept in L1) every
+** MR x NR block of acc; a block cut by the edge of acc runs in a padded
+** tile (its elements' chains are the same, the padding is thrown away).
+*/
+static void mm_blocked(const mm_variant *v, int K, int M, int N,
+		       const ls_mm_src *st, const ls_mm_src *mv, float *acc,
+		       int64_t ldc)
+{
+	const int MR = v->mr, NR = v->nr;
+	int nmb = (M + MR - 1) / MR, nnb = (N + NR - 1) / NR;
+	size_t Mp = (size_t)nmb * MR;
+	float *stp = lm_xmalloc((Mp * K + Mp) * sizeof(float));
+	float *mvp = lm_xmalloc((size_t)NR * K * sizeof(float));
+	float tile[LS_MM_MAX_TILE];
+
+	pack_st(K, M, st, MR, stp, stp + Mp * K);
 	for (int nb = 0; nb < nnb; nb++) {
+		int cols = N - nb * NR < NR ? N - nb * NR : NR;
 		pack_mv(K, N, mv, nb * NR, NR, mvp);
-		for (int mb = 0; mb < nmb; mb++)
-			micro(K, stp + (size_t)mb * K * MR, mvp,
-			      c + (size_t)mb * MR * ldc + (size_t)nb * NR, ldc);
-	}
-	if (c != acc) {
-		for (int m = 0; m < M; m++)
-			memcpy(acc + (size_t)m * N, c + (size_t)m * Np,
-			       (size_t)N * sizeof(float));
-		free(c);
+		for (int mb = 0; mb < nmb; mb++) {
+			const float *sp = stp + (size_t)mb * K * MR;
+			int rows = M - mb * MR < MR ? M - mb * MR : MR;
+			float *c = acc + (size_t)mb * MR * ldc + (size_t)nb * NR;
+			if (rows == MR && cols == NR) {
+				v->micro(K, sp, mvp, c, ldc);
+				continue;
+			}
+			memset(tile, 0, sizeof(float) * (size_t)(MR * NR));
+			for (int r = 0; r < rows; r++)
+				memcpy(tile + r * NR, c + (size_t)r * ldc,
+				       sizeof(float) * (size_t)cols);
+			v->micro(K, sp, mvp, tile, NR);
+			for (int r = 0; r < rows; r++)
+				memcpy(c + (size_t)r * ldc, tile + r * NR,
+				       sizeof(float) * (size_t)cols);
+		}
 	}
 	free(stp);
 	free(mvp);
@@ -175,56 +170,83 @@ static void mm_blocked(int K, int M, int N, const ls_mm_src *st,
 
 #ifdef HAVE_X86_KERNELS
 
-/* AVX2 + FMA: 4 rows x 16 columns (8 ymm accumulators). */
+/*
+** AVX2 + FMA: 6 rows x 16 columns, 12 ymm accumulators (two FMA pipes of
+** 4-cycle latency need at least 8 chains in flight; 12 leave room for the
+** loads), two column vectors and one broadcast per row and k.
+*/
+#define AVX2_ROW(r) \
+	__m256 c##r##0 = _mm256_loadu_ps(c + (r) * ldc); \
+	__m256 c##r##1 = _mm256_loadu_ps(c + (r) * ldc + 8)
+#define AVX2_FMA(r) do { \
+	__m256 a_ = _mm256_broadcast_ss(a + (r)); \
+	c##r##0 = _mm256_fmadd_ps(a_, b0, c##r##0); \
+	c##r##1 = _mm256_fmadd_ps(a_, b1, c##r##1); \
+} while (0)
+#define AVX2_STORE(r) do { \
+	_mm256_storeu_ps(c + (r) * ldc, c##r##0); \
+	_mm256_storeu_ps(c + (r) * ldc + 8, c##r##1); \
+} while (0)
+
 __attribute__((target("avx2,fma")))
 static void micro_avx2(int K, const float *stp, const float *mvp, float *c,
-		       int ldc)
+		       int64_t ldc)
 {
-	__m256 c00 = _mm256_loadu_ps(c), c01 = _mm256_loadu_ps(c + 8);
-	__m256 c10 = _mm256_loadu_ps(c + ldc), c11 = _mm256_loadu_ps(c + ldc + 8);
-	__m256 c20 = _mm256_loadu_ps(c + 2 * ldc);
-	__m256 c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
-	__m256 c30 = _mm256_loadu_ps(c + 3 * ldc);
-	__m256 c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
+	AVX2_ROW(0);
+	AVX2_ROW(1);
+	AVX2_ROW(2);
+	AVX2_ROW(3);
+	AVX2_ROW(4);
+	AVX2_ROW(5);
+	for (int k = 0; k < K; k++) {
+		const float *a = stp + 6 * k;
+		__m256 b0 = _mm256_loadu_ps(mvp + 16 * k);
+		__m256 b1 = _mm256_loadu_ps(mvp + 16 * k + 8);
+		AVX2_FMA(0);
+		AVX2_FMA(1);
+		AVX2_FMA(2);
+		AVX2_FMA(3);
+		AVX2_FMA(4);
+		AVX2_FMA(5);
+	}
+	AVX2_STORE(0);
+	AVX2_STORE(1);
+	AVX2_STORE(2);
+	AVX2_STORE(3);
+	AVX2_STORE(4);
+	AVX2_STORE(5);
+}
+
+/* AVX2 + FMA, the earlier shape: 4 rows x 16 columns (8 accumulators). */
+__attribute__((target("avx2,fma")))
+static void micro_avx2_4x16(int K, const float *stp, const float *mvp,
+			    float *c, int64_t ldc)
+{
+	AVX2_ROW(0);
+	AVX2_ROW(1);
+	AVX2_ROW(2);
+	AVX2_ROW(3);
 	for (int k = 0; k < K; k++) {
 		const float *a = stp + 4 * k;
 		__m256 b0 = _mm256_loadu_ps(mvp + 16 * k);
 		__m256 b1 = _mm256_loadu_ps(mvp + 16 * k + 8);
-		__m256 a0 = _mm256_broadcast_ss(a);
-		__m256 a1 = _mm256_broadcast_ss(a + 1);
-		__m256 a2 = _mm256_broadcast_ss(a + 2);
-		__m256 a3 = _mm256_broadcast_ss(a + 3);
-		c00 = _mm256_fmadd_ps(a0, b0, c00);
-		c01 = _mm256_fmadd_ps(a0, b1, c01);
-		c10 = _mm256_fmadd_ps(a1, b0, c10);
-		c11 = _mm256_fmadd_ps(a1, b1, c11);
-		c20 = _mm256_fmadd_ps(a2, b0, c20);
-		c21 = _mm256_fmadd_ps(a2, b1, c21);
-		c30 = _mm256_fmadd_ps(a3, b0, c30);
-		c31 = _mm256_fmadd_ps(a3, b1, c31);
+		AVX2_FMA(0);
+		AVX2_FMA(1);
+		AVX2_FMA(2);
+		AVX2_FMA(3);
 	}
-	_mm256_storeu_ps(c, c00);
-	_mm256_storeu_ps(c + 8, c01);
-	_mm256_storeu_ps(c + ldc, c10);
-	_mm256_storeu_ps(c + ldc + 8, c11);
-	_mm256_storeu_ps(c + 2 * ldc, c20);
-	_mm256_storeu_ps(c + 2 * ldc + 8, c21);
-	_mm256_storeu_ps(c + 3 * ldc, c30);
-	_mm256_storeu_ps(c + 3 * ldc + 8, c31);
-}
-
-static void mm_avx2(int K, int M, int N, const ls_mm_src *st,
-		    const ls_mm_src *mv, float *acc)
-{
-	mm_blocked(K, M, N, st, mv, acc, 4, 16, micro_avx2);
+	AVX2_STORE(0);
+	AVX2_STORE(1);
+	AVX2_STORE(2);
+	AVX2_STORE(3);
 }
 
 /* AVX-512: 4 rows x 64 columns (16 zmm accumulators, kept in registers). */
 #define LD4(i) \
-	__m512 c##i##0 = _mm512_loadu_ps(c + (size_t)(i) * ldc); \
-	__m512 c##i##1 = _mm512_loadu_ps(c + (size_t)(i) * ldc + 16); \
-	__m512 c##i##2 = _mm512_loadu_ps(c + (size_t)(i) * ldc + 32); \
-	__m512 c##i##3 = _mm512_loadu_ps(c + (size_t)(i) * ldc + 48)
+	__m512 c##i##0 = _mm512_loadu_ps(c + (i) * ldc); \
+	__m512 c##i##1 = _mm512_loadu_ps(c + (i) * ldc + 16); \
+	__m512 c##i##2 = _mm512_loadu_ps(c + (i) * ldc + 32); \
+	__m512 c##i##3 = _mm512_loadu_ps(c + (i) * ldc + 48)
 #define FMA4(i) do { \
 	__m512 a_ = _mm512_set1_ps(a[i]); \
 	c##i##0 = _mm512_fmadd_ps(a_, b0, c##i##0); \
@@ -233,15 +255,15 @@ static void mm_avx2(int K, int M, int N, const ls_mm_src *st,
 	c##i##3 = _mm512_fmadd_ps(a_, b3, c##i##3); \
 } while (0)
 #define ST4(i) do { \
-	_mm512_storeu_ps(c + (size_t)(i) * ldc, c##i##0); \
-	_mm512_storeu_ps(c + (size_t)(i) * ldc + 16, c##i##1); \
-	_mm512_storeu_ps(c + (size_t)(i) * ldc + 32, c##i##2); \
-	_mm512_storeu_ps(c + (size_t)(i) * ldc + 48, c##i##3); \
+	_mm512_storeu_ps(c + (i) * ldc, c##i##0); \
+	_mm512_storeu_ps(c + (i) * ldc + 16, c##i##1); \
+	_mm512_storeu_ps(c + (i) * ldc + 32, c##i##2); \
+	_mm512_storeu_ps(c + (i) * ldc + 48, c##i##3); \
 } while (0)
 
 __attribute__((target("avx512f")))
 static void micro_avx512(int K, const float *stp, const float *mvp, float *c,
-			 int ldc)
+			 int64_t ldc)
 {
 	LD4(0);
 	LD4(1);
@@ -263,72 +285,92 @@ static void micro_avx512(int K, const float *stp, const float *mvp, float *c,
 	ST4(3);
 }
 
-static void mm_avx512(int K, int M, int N, const ls_mm_src *st,
-		      const ls_mm_src *mv, float *acc)
+static int runs_avx2(void)
 {
-	mm_blocked(K, M, N, st, mv, acc, 4, 64, micro_avx512);
-}
-
-#endif
-
-static mm_fn chosen;
-static const char *chosen_name;
-
-/* Pick the best variant this CPU runs. */
-static void choose(void)
-{
-	chosen = mm_generic;
-	chosen_name = "generic";
-#ifdef HAVE_X86_KERNELS
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f")) {
-		chosen = mm_avx512;
-		chosen_name = "avx512";
-	} else if (__builtin_cpu_supports("avx2") &&
-		   __builtin_cpu_supports("fma")) {
-		chosen = mm_avx2;
-		chosen_name = "avx2";
-	}
-#endif
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
-void ls_mm_kernel_force(const char *name)
+static int runs_avx512(void)
 {
-	choose();
-	if (!name)
-		return;
-	if (strcmp(name, "generic") == 0) {
-		chosen = mm_generic;
-		chosen_name = "generic";
-	}
-#ifdef HAVE_X86_KERNELS
-	else if (strcmp(name, "avx2") == 0 && __builtin_cpu_supports("avx2") &&
-		 __builtin_cpu_supports("fma")) {
-		chosen = mm_avx2;
-		chosen_name = "avx2";
-	} else if (strcmp(name, "avx512") == 0 &&
-		   __builtin_cpu_supports("avx512f")) {
-		chosen = mm_avx512;
-		chosen_name = "avx512";
-	}
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f");
+}
+
 #endif
+
+static int runs_always(void)
+{
+	return 1;
+}
+
+/* Every variant, the preferred first; the generic one last. */
+static const mm_variant variants[] = {
+#ifdef HAVE_X86_KERNELS
+	{ "avx512", 4, 64, micro_avx512, runs_avx512 },
+	{ "avx2", 6, 16, micro_avx2, runs_avx2 },
+	{ "avx2-4x16", 4, 16, micro_avx2_4x16, runs_avx2 },
+#endif
+	{ "generic", 0, 0, NULL, runs_always },
+};
+#define N_VARIANTS ((int)(sizeof variants / sizeof variants[0]))
+
+static const mm_variant *chosen;
+
+/* The first variant this CPU runs. */
+static const mm_variant *best(void)
+{
+	for (int i = 0; i < N_VARIANTS; i++)
+		if (variants[i].runs())
+			return &variants[i];
+	return &variants[N_VARIANTS - 1];
+}
+
+int ls_mm_kernel_force(const char *name)
+{
+	if (!name) {
+		chosen = best();
+		return 0;
+	}
+	for (int i = 0; i < N_VARIANTS; i++)
+		if (strcmp(name, variants[i].name) == 0) {
+			if (!variants[i].runs())
+				return -1;
+			chosen = &variants[i];
+			return 0;
+		}
+	return -1;
 }
 
 const char *ls_mm_kernel_name(void)
 {
 	if (!chosen)
-		choose();
-	return chosen_name;
+		chosen = best();
+	return chosen->name;
+}
+
+const char *ls_mm_kernel_variant(int i)
+{
+	return i >= 0 && i < N_VARIANTS ? variants[i].name : NULL;
+}
+
+void ls_mm_kernel_ld(int K, int M, int N, const ls_mm_src *st,
+		     const ls_mm_src *mv, float *acc, int64_t ldc)
+{
+	if (!chosen)
+		chosen = best();
+	if (K <= 0 || M <= 0 || N <= 0)
+		return;
+	if (chosen->micro)
+		mm_blocked(chosen, K, M, N, st, mv, acc, ldc);
+	else
+		mm_generic(K, M, N, st, mv, acc, ldc);
 }
 
 void ls_mm_kernel_src(int K, int M, int N, const ls_mm_src *st,
 		      const ls_mm_src *mv, float *acc)
 {
-	if (!chosen)
-		choose();
-	if (K <= 0 || M <= 0 || N <= 0)
-		return;
-	chosen(K, M, N, st, mv, acc);
+	ls_mm_kernel_ld(K, M, N, st, mv, acc, N);
 }
 
 void ls_mm_kernel(int K, int M, int N, const float *st, const float *mv,

@@ -73,12 +73,45 @@ typedef struct ls_view {
 	const ls_opnd *o;
 } ls_view;
 
+struct ls_exec;
+
+/* A Matmult operand read in place: row k starts ld elements after row
+** k-1; float32, or bfloat16 when is_bf16 (widened exactly). */
+typedef struct ls_mm_src {
+	const void *p;
+	int64_t ld;
+	int is_bf16;
+} ls_mm_src;
+
+/*
+** A Matmult that accumulates straight into PSUM when it completes: its
+** operands as read at its start (in place, or gathered into a and b) and
+** its accumulator rows. Exact as long as nothing writes st, mv or the
+** accumulator in between; a write that would is preceded by computing
+** the product into the staging buffer (ls_exec_commit), which turns the
+** pending write into an ordinary staged one.
+*/
+typedef struct ls_mm_defer {
+	int K, M, N, is_start;
+	ls_mm_src st, mv;
+	float *acc;             /* row 0 of the accumulator in PSUM */
+	uint8_t *acc_init;      /* its shadow */
+	int64_t ldc;            /* floats between its rows */
+	uintptr_t lo[3], hi[3]; /* byte ranges that must not be written */
+	int n_rng;
+	float *a, *b;           /* gathered operands (owned) */
+	size_t cap_a, cap_b;
+} ls_mm_defer;
+
 /* A staged write: committed into memory when the instruction completes. */
 typedef struct ls_pending {
 	int active;
 	ls_view dst;
 	uint8_t *buf;           /* count elements of dst dtype, raw */
 	size_t cap;
+	int is_deferred;        /* mm holds the write (buf unused) */
+	ls_mm_defer mm;
+	struct ls_exec *x;      /* the run it was started in */
 } ls_pending;
 
 /*
@@ -399,20 +432,21 @@ void ls_dtype_to_f32(lm_dtype t, const void *in, float *out, int64_t n);
 */
 void ls_mm_kernel(int K, int M, int N, const float *st, const float *mv,
 		  float *acc);
-/* A Matmult operand read in place: row k starts ld elements after row
-** k-1; float32, or bfloat16 when is_bf16 (widened exactly). */
-typedef struct ls_mm_src {
-	const void *p;
-	int64_t ld;
-	int is_bf16;
-} ls_mm_src;
 /* The same product over in-place operands (st [K][M], mv [K][N]). */
 void ls_mm_kernel_src(int K, int M, int N, const ls_mm_src *st,
 		      const ls_mm_src *mv, float *acc);
+/* The floats of the biggest padded edge tile of any variant. */
+#define LS_MM_MAX_TILE 256
+/* The same with acc's rows ldc floats apart (acc[m * ldc + n]). */
+void ls_mm_kernel_ld(int K, int M, int N, const ls_mm_src *st,
+		     const ls_mm_src *mv, float *acc, int64_t ldc);
 /* The kernel variant chosen at run time ("avx512", "avx2", "generic"). */
 const char *ls_mm_kernel_name(void);
-/* Force a variant (tests / bench): "generic", "avx2", "avx512", NULL=auto. */
-void ls_mm_kernel_force(const char *name);
+/* Force a variant (tests / bench) by name, NULL: the best this CPU runs.
+** -1 (nothing changed) for an unknown name or one this CPU cannot run. */
+int ls_mm_kernel_force(const char *name);
+/* The name of variant i (0 .. ), NULL past the last (the generic one). */
+const char *ls_mm_kernel_variant(int i);
 
 /* ---- actfunc.c ---------------------------------------------------------- */
 
@@ -437,6 +471,14 @@ typedef struct ls_exec {
 	size_t cap_raw;
 	/* the values of si's dynamic fields at this issue (si->dyn) */
 	int64_t dynv[LS_MAX_DYN];
+	/* pending Matmults accumulating at completion (ls_mm_defer) */
+	ls_pending **deferred;
+	int n_deferred, cap_deferred;
+	/* row ranges of the shadow found all written (shadow bytes are only
+	** ever set during a run, so a range found written stays written) */
+	struct ls_written { const uint8_t *init; int64_t rows, rb, ld; }
+		written[8];
+	int next_written;
 } ls_exec;
 
 /* Run the read-and-compute half of si; its write is staged in x->pend. */

@@ -514,7 +514,7 @@ START_TEST(test_every_valued_option_after_operands)
 		  "--max-instructions --perturb --max-memory --db " },
 		{ "diff", " --inputs --seed --linked --schedules --save-io "
 		  "--max-time --max-instructions --max-memory --db " },
-		{ "link", " -o " },
+		{ "link", " -o --barrier-base " },
 		{ "lower", " -o " },
 		{ "klr", " -o " },
 	};
@@ -562,7 +562,7 @@ START_TEST(test_every_valued_option_after_operands)
 	tu_run_free(&r);
 	/* link's other spellings: --out DIR, --skip LIST */
 	r = tu_lncsim(d, "link", h2, "--skip", "post_link_mmt_report",
-		      "--out", "lo2", NULL);
+		      "--out", "lo2", "--barrier-base", "7", NULL);
 	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
 	ck_assert(exists(d, "lo2/handoff2/sgLnk/def.json"));
 	tu_run_free(&r);

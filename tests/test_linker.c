@@ -2897,6 +2897,34 @@ START_TEST(test_cli_link)
 	r = tu_lncsim(NULL, "link", "--force", "-o", od, src, NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
+	/* def.json is compact; --pretty indents the same module */
+	{
+		char *compact = tu_read(S("%s/def.json", ld)), *pretty;
+		lm_module *a, *b;
+		lm_error e;
+		char where[256];
+		ck_assert_ptr_nonnull(compact);
+		/* one line: the only newline ends the file */
+		ck_assert_ptr_eq(strchr(compact, '\n'),
+				 compact + strlen(compact) - 1);
+		ck_assert_ptr_null(strchr(compact, '\t'));
+		ck_assert_int_eq(lm_module_load(&a, S("%s/def.json", ld), &e), 0);
+		r = tu_lncsim(NULL, "link", "--force", "--pretty", "-o", od, src,
+			      NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		pretty = tu_read(S("%s/def.json", ld));
+		ck_assert_ptr_nonnull(pretty);
+		ck_assert_contains(pretty, "\n\t\"functions\":\t[");
+		ck_assert_uint_gt(strlen(pretty), strlen(compact));
+		ck_assert_int_eq(lm_module_load(&b, S("%s/def.json", ld), &e), 0);
+		ck_assert_msg(lm_module_compare(a, b, where, sizeof where) == 0,
+			      "compact and pretty differ at %s", where);
+		lm_module_free(a);
+		lm_module_free(b);
+		free(compact);
+		free(pretty);
+	}
 	/* dry run: the report, nothing written */
 	const char *od2 = S("%s/dry", od);
 	r = tu_lncsim(NULL, "link", "--dry-run", "-o", od2, src, NULL);

@@ -229,6 +229,28 @@ START_TEST(test_bad_missing_functions)
 }
 END_TEST
 
+/* A bad operand is named by its array and index within its instruction. */
+START_TEST(test_bad_operand_named)
+{
+#define OP_AP(dt, off) "{\"kind\":\"physical_ap\",\"ap\":[[64,128],[1,64]]," \
+	"\"dtype\":" dt ",\"offset\":" off ",\"memsetref\":\"t\"," \
+	"\"memref\":\"t\"}"
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"TensorTensor\",\"engine\":"
+		       "\"DVE\",\"op\":\"add\",\"name\":\"i0\",\"ins\":["
+		       OP_AP("\"float32\"", "0") "," OP_AP("\"nope\"", "0")
+		       "],\"outs\":[" OP_AP("\"float32\"", "0") "]}" MOD_TAIL,
+		       "function f/block b/instruction i0/ins[1]: key 'dtype': "
+		       "unknown dtype 'nope'");
+	tu_expect_fail(MOD_HEAD "{\"opcode\":\"TensorTensor\",\"engine\":"
+		       "\"DVE\",\"op\":\"add\",\"name\":\"i0\",\"ins\":["
+		       OP_AP("\"float32\"", "0") "],\"outs\":["
+		       OP_AP("\"float32\"", "\"x\"") "]}" MOD_TAIL,
+		       "function f/block b/instruction i0/outs[0]: key 'offset': "
+		       "expected integer, got string");
+#undef OP_AP
+}
+END_TEST
+
 START_TEST(test_bad_version)
 {
 	tu_expect_fail("{\"version\":3,\"functions\":[]}",
@@ -1532,6 +1554,7 @@ static Suite *suite(void)
 	int n = (int)(sizeof example_files / sizeof example_files[0]);
 	tcase_add_loop_test(tc, test_roundtrip_examples, 0, n);
 	tcase_add_test(tc, test_unknown_keys_carried);
+	tcase_add_test(tc, test_bad_operand_named);
 	tcase_add_test(tc, test_fileset);
 	tcase_add_test(tc, test_liberal_forms);
 	tcase_add_test(tc, test_negative_zero_kept);

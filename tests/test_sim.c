@@ -1507,44 +1507,184 @@ END_TEST
 
 /* ---- the matmul kernel variants ----------------------------------------- */
 
+/* The k-ordered fmaf chain per element, acc [M] rows ldc apart. */
+static void mm_ref(int K, int M, int N, const float *st, const float *mv,
+		   float *acc, int ldc)
+{
+	for (int m = 0; m < M; m++)
+		for (int n = 0; n < N; n++)
+			for (int k = 0; k < K; k++)
+				acc[m * ldc + n] = fmaf(st[k * M + m],
+							mv[k * N + n],
+							acc[m * ldc + n]);
+}
+
 START_TEST(test_mm_kernel_variants_identical)
 {
+	/* every variant this CPU runs (the generic one always) gives the
+	** reference's bits, on shapes cut at every block edge (6x16, 4x16,
+	** 4x64), float32 and bfloat16 operands, into an accumulator whose
+	** rows are apart by more than N (PSUM rows; the gap stays as is) */
 	static const int shapes[][3] = {
 		{128, 128, 512}, {3, 5, 17}, {128, 7, 100}, {1, 128, 1},
-		{64, 130, 65},
+		{64, 130, 65}, {9, 6, 16}, {5, 13, 47}, {2, 1, 70},
 	};
-	const char *variants[] = {"avx2", "avx512"};
+	int n_run = 0;
 	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
 		int K = shapes[s][0], M = shapes[s][1], N = shapes[s][2];
+		int ldc = N + 3;
 		float *st = malloc(sizeof(float) * K * M);
 		float *mv = malloc(sizeof(float) * K * N);
-		float *c0 = malloc(sizeof(float) * M * N);
-		float *c1 = malloc(sizeof(float) * M * N);
-		float *ref = malloc(sizeof(float) * M * N);
+		float *stb = malloc(sizeof(float) * K * M);
+		float *mvb = malloc(sizeof(float) * K * N);
+		uint16_t *st16 = malloc(2 * (size_t)K * M);
+		uint16_t *mv16 = malloc(2 * (size_t)K * N);
+		float *c0 = malloc(sizeof(float) * M * ldc);
+		float *c1 = malloc(sizeof(float) * M * ldc);
+		float *ref = malloc(sizeof(float) * M * ldc);
+		float *ref16 = malloc(sizeof(float) * M * ldc);
 		tb_fill(st, K * M, 11);
 		tb_fill(mv, K * N, 12);
-		tb_fill(c0, M * N, 13);
-		memcpy(ref, c0, sizeof(float) * M * N);
-		for (int m = 0; m < M; m++)
-			for (int n = 0; n < N; n++)
-				for (int k = 0; k < K; k++)
-					ref[m * N + n] = fmaf(st[k * M + m],
-							      mv[k * N + n],
-							      ref[m * N + n]);
-		for (int v = -1; v < 2; v++) {
-			ls_mm_kernel_force(v < 0 ? "generic" : variants[v]);
-			memcpy(c1, c0, sizeof(float) * M * N);
+		tb_fill(c0, M * ldc, 13);
+		for (int i = 0; i < K * M; i++)
+			stb[i] = lm_bf16_to_f32(st16[i] = lm_f32_to_bf16(st[i]));
+		for (int i = 0; i < K * N; i++)
+			mvb[i] = lm_bf16_to_f32(mv16[i] = lm_f32_to_bf16(mv[i]));
+		memcpy(ref, c0, sizeof(float) * M * ldc);
+		mm_ref(K, M, N, st, mv, ref, ldc);
+		memcpy(ref16, c0, sizeof(float) * M * ldc);
+		mm_ref(K, M, N, stb, mvb, ref16, ldc);
+		for (int v = 0; ls_mm_kernel_variant(v); v++) {
+			ls_mm_src a = { st16, M, 1 }, b = { mv16, N, 1 };
+			if (ls_mm_kernel_force(ls_mm_kernel_variant(v)) != 0)
+				continue; /* this CPU lacks it */
+			n_run++;
+			ck_assert_str_eq(ls_mm_kernel_name(),
+					 ls_mm_kernel_variant(v));
+			memcpy(c1, c0, sizeof(float) * M * ldc);
+			ls_mm_kernel_ld(K, M, N, &a, &b, c1, ldc);
+			ck_assert_msg(memcmp(c1, ref16, sizeof(float) * M * ldc)
+				      == 0, "kernel %s differs for bfloat16 "
+				      "%dx%dx%d", ls_mm_kernel_name(), K, M, N);
+			/* float32 through the plain entry point, rows N apart */
+			for (int m = 0; m < M; m++)
+				memcpy(c1 + m * N, c0 + m * ldc,
+				       sizeof(float) * N);
 			ls_mm_kernel(K, M, N, st, mv, c1);
-			ck_assert_msg(memcmp(c1, ref, sizeof(float) * M * N) == 0,
-				      "kernel %s differs for %dx%dx%d",
-				      ls_mm_kernel_name(), K, M, N);
+			for (int m = 0; m < M; m++)
+				ck_assert_msg(memcmp(c1 + m * N, ref + m * ldc,
+						     sizeof(float) * N) == 0,
+					      "kernel %s differs for %dx%dx%d",
+					      ls_mm_kernel_name(), K, M, N);
 		}
 		ls_mm_kernel_force(NULL);
 		free(st);
 		free(mv);
+		free(stb);
+		free(mvb);
+		free(st16);
+		free(mv16);
 		free(c0);
 		free(c1);
 		free(ref);
+		free(ref16);
+	}
+	ck_assert_int_ge(n_run, 8); /* the generic one, on every shape */
+}
+END_TEST
+
+START_TEST(test_mm_kernel_dispatch)
+{
+	/* automatic choice: the first listed variant this CPU runs; the
+	** generic one is last and always runs; an unknown name or a variant
+	** the CPU lacks is refused and changes nothing */
+	const char *first = NULL, *last = NULL;
+	for (int v = 0; ls_mm_kernel_variant(v); v++) {
+		const char *name = ls_mm_kernel_variant(v);
+		if (!first && ls_mm_kernel_force(name) == 0)
+			first = name;
+		last = name;
+	}
+	ck_assert_str_eq(last, "generic");
+	ck_assert_ptr_nonnull(first);
+	ck_assert_int_eq(ls_mm_kernel_force(NULL), 0);
+	ck_assert_str_eq(ls_mm_kernel_name(), first);
+	ck_assert_int_eq(ls_mm_kernel_force("generic"), 0);
+	ck_assert_str_eq(ls_mm_kernel_name(), "generic");
+	ck_assert_int_eq(ls_mm_kernel_force("avx9000"), -1);
+	ck_assert_str_eq(ls_mm_kernel_name(), "generic");
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	ck_assert_int_eq(ls_mm_kernel_force("avx512"),
+			 __builtin_cpu_supports("avx512f") ? 0 : -1);
+	ck_assert_int_eq(ls_mm_kernel_force("avx2"),
+			 __builtin_cpu_supports("avx2") &&
+			 __builtin_cpu_supports("fma") ? 0 : -1);
+#endif
+	ls_mm_kernel_force(NULL);
+}
+END_TEST
+
+/*
+** A Matmult accumulating into PSUM while another engine writes its
+** accumulator (what = 0) or its moving operand (what = 1) before it
+** completes: the result is the one read at its start (reads at start,
+** write at completion), under every kernel variant.
+*/
+START_TEST(test_matmult_region_written_in_flight)
+{
+	enum { P = 4, F = 128 };
+	for (int what = 0; what < 2; what++) {
+		tb t;
+		ls_result r;
+		lm_module *mod;
+		float x[P * F];
+		tb_fill(x, P * F, 21 + what);
+		tb_init(&t);
+		tb_io(&t, "float32", "float32", P, F);
+		tb_psum(&t, "acc", P, F, 1);
+		tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"w0\","
+			"\"engine\":\"DVE\",\"ins\":[%s],\"outs\":[%s],\"wait\":"
+			"[{\"semaphore\":\"s0\",\"value\":1}]}",
+			AP("xs", "float32", P, F, 0), AP("acc", "float32", P, F, 0));
+		/* 576 PE cycles (240 ns) against the 68-cycle (57 ns) Memset
+		** on Pool, both started when w0 completes */
+		tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"mm\",\"engine\":"
+			"\"PE\",\"ins\":[%s,%s],\"outs\":[%s],\"start_tensor_calc\":"
+			"false,\"dependencies\":[\"w0\"]}",
+			APS("xs", "float32", P, P, 0, F),
+			AP("xs", "float32", P, F, 0), AP("acc", "float32", P, F, 0));
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+			"\"w1\",\"engine\":\"Pool\",\"outs\":[%s],\"constant\":7,"
+			"\"dependencies\":[\"w0\"]}",
+			APS(what ? "xs" : "acc", "float32", P, 4, 8, F));
+		tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"ev\","
+			"\"engine\":\"DVE\",\"ins\":[%s],\"outs\":[%s],"
+			"\"dependencies\":[\"mm\",\"w1\"]}",
+			AP("acc", "float32", P, F, 0), AP("ys", "float32", P, F, 0));
+		tb_io_end(&t, "float32", P, F, "ev");
+		mod = tb_module(&t, 0);
+		for (int v = 0; ls_mm_kernel_variant(v); v++) {
+			lm_error err;
+			if (ls_mm_kernel_force(ls_mm_kernel_variant(v)) != 0)
+				continue;
+			ck_assert_msg(tb_run1(mod, x, P, F, NULL, &r, &err) == 0,
+				      "run: %s", err.msg);
+			for (int m = 0; m < P; m++)
+				for (int n = 0; n < F; n++) {
+					float acc = x[m * F + n];
+					for (int k = 0; k < P; k++)
+						acc = fmaf(x[k * F + m],
+							   x[k * F + n], acc);
+					ck_assert_same_f(tb_out(&r, "y",
+								m * F + n),
+							 acc);
+				}
+			ls_result_free(&r);
+		}
+		ls_mm_kernel_force(NULL);
+		lm_module_free(mod);
+		tb_free(&t);
 	}
 }
 END_TEST
@@ -1871,6 +2011,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_unexecuted_opcode_refused, 0,
 			    sizeof op_cases / sizeof *op_cases);
 	tcase_add_test(tc, test_mm_kernel_variants_identical);
+	tcase_add_test(tc, test_mm_kernel_dispatch);
+	tcase_add_test(tc, test_matmult_region_written_in_flight);
 	tcase_add_test(tc, test_layout_far_apart_addresses);
 	tcase_add_test(tc, test_matmul_operand_paths);
 	suite_add_tcase(s, tc);
