@@ -56,6 +56,7 @@ static const char *const opcode_names[LM_OP_COUNT] = {
 	[LM_OP_TCOMPLETION] = "TensorCompletion",
 	[LM_OP_TCDYNSRC] = "TensorCopyDynamicSrc",
 	[LM_OP_TCDYNDST] = "TensorCopyDynamicDst",
+	[LM_OP_TENSORREDUCE] = "TensorReduce",
 };
 
 /* Schema opcodes that are carried through but not executed. */

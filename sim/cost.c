@@ -59,6 +59,12 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		else
 			cyc = a->elem_fixed[e];
 		break;
+	case LM_OP_TENSORREDUCE: /* streams its input */
+		if (si->n_ins >= 1 && si->ins[0].space)
+			cyc = si->ins[0].free + a->elem_fixed[e];
+		else
+			cyc = a->elem_fixed[e];
+		break;
 	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
 		cyc = a->dma_issue_cycles > 0 ? a->dma_issue_cycles : 1;
 		if (si->n_ins >= 1 && si->n_outs >= 1 && si->ins[0].space &&

@@ -13,6 +13,7 @@
 #include "common.h"
 #include "sim_int.h"
 #include "dtype.h"
+#include "enumtab.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -553,6 +554,64 @@ static int exec_affine_select(ls_exec *x)
 	return 0;
 }
 
+/* The free dimensions an AxisListType reduces (0: not a free-axis list). */
+static int reduce_dims(int axis)
+{
+	switch (axis) {
+	case 0: return 1; /* X */
+	case 1: return 2; /* XY */
+	case 2: return 3; /* XYZ */
+	default: return 0;
+	}
+}
+
+/*
+** TensorReduce: the innermost 1, 2 or 3 dimensions of ins[0]'s access
+** pattern (axis X, XY, XYZ) folded into one element of outs[0]
+** (ls_reduce_rows), float data only.
+*/
+static int exec_tensorreduce(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const lm_arg *a = &in->ins[0];
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	int nd = reduce_dims(in->reduce_axis);
+	int64_t n = 1, rows;
+	float *f;
+	int rc;
+
+	if (!nd)
+		return fail(x, "axis '%s' is not modelled (X, XY and XYZ are)",
+			    lm_enum_name(LM_ET_AxisListType, in->reduce_axis));
+	if (!ls_reduce_supported(in->alu))
+		return fail(x, "op '%s' is not modelled for TensorReduce",
+			    lm_aluop_name(in->alu));
+	if (is_int_dtype(src->dtype) || is_int_dtype(dst->dtype))
+		return fail(x, "integer data (%s to %s) is not modelled",
+			    lm_dtype_name(src->dtype), lm_dtype_name(dst->dtype));
+	if (a->n_ap - 1 < nd)
+		return fail(x, "axis '%s' reduces %d free dimension%s; ins[0] "
+			    "has %d", lm_enum_name(LM_ET_AxisListType,
+			    in->reduce_axis), nd, nd == 1 ? "" : "s",
+			    a->n_ap - 1);
+	for (int k = a->n_ap - nd; k < a->n_ap; k++)
+		n *= a->ap[k].num;
+	rows = n > 0 ? src->count / n : 0;
+	if (n < 1 || dst->count != rows || dst->parts != src->parts)
+		return fail(x, "outs[0] must hold the %lld reduced elements "
+			    "over %lld partitions (ins[0] reduces %lld "
+			    "elements each), got %lld over %lld",
+			    (long long)rows, (long long)src->parts,
+			    (long long)n, (long long)dst->count,
+			    (long long)dst->parts);
+	f = grow_f(&x->fa, &x->cap_a, src->count);
+	if ((rc = read_f32(x, 0, f)) != 0)
+		return rc;
+	ls_reduce_rows(in->alu, in->negate, f, rows, n, f);
+	stage_f32(x, f);
+	return 0;
+}
+
 /* ---- dispatch ----------------------------------------------------------- */
 
 static const exec_fn exec_table[LM_OP_COUNT] = {
@@ -567,6 +626,7 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_MEMSET] = exec_memset,
 	[LM_OP_IOTA] = exec_iota,
 	[LM_OP_AFFINESELECT] = exec_affine_select,
+	[LM_OP_TENSORREDUCE] = exec_tensorreduce,
 };
 
 int ls_exec_start(ls_exec *x)

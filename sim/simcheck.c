@@ -41,7 +41,8 @@
 #define OPS_EXEC (OPS_DMA | OP(MATMULT) | OP(ACTIVATION) | OP(TENSORTENSOR) | \
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
-		  OP(RETURN) | OP(SWITCHQUEUE) | OP(NKIKERNEL))
+		  OP(RETURN) | OP(SWITCHQUEUE) | OP(NKIKERNEL) | \
+		  OP(TENSORREDUCE))
 
 enum { K_MODEL, K_META, K_DEFAULT };
 
@@ -128,6 +129,7 @@ static const op_key inst_model[] = {
 	{ OP(IOTA) | OP(AFFINESELECT), "channel_multiplier", NULL },
 	{ OP(IOTA) | OP(AFFINESELECT), "pattern", NULL },
 	{ OP(AFFINESELECT), "fill_value", NULL },
+	{ OP(TENSORREDUCE), "negate", NULL },
 	{ OP(COREBARRIER), "id", NULL },
 	{ OP(COREBARRIER), "cores", NULL },
 	{ OP(CALL), "target", NULL },
@@ -320,6 +322,36 @@ static int chk_compare_op(const lm_inst *in, char *val, size_t n,
 	}
 }
 
+static int chk_reduce_op(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	if (ls_reduce_supported(in->alu))
+		return 0;
+	*why = "TensorReduce folds with add, subtract, mult, max, min and "
+	       "average";
+	return q(val, n, lm_aluop_name(in->alu));
+}
+
+static int chk_reduce_axis(const lm_inst *in, char *val, size_t n,
+			   const char **why)
+{
+	if (in->reduce_axis >= 0 && in->reduce_axis <= 2)
+		return 0;
+	*why = "the free-axis lists X, XY and XYZ are modelled; a reduction "
+	       "across partitions is not";
+	return q(val, n, lm_enum_name(LM_ET_AxisListType, in->reduce_axis));
+}
+
+static int chk_apply_transpose(const lm_inst *in, char *val, size_t n,
+			       const char **why)
+{
+	if (!in->apply_transpose)
+		return 0;
+	*why = "the partition transpose before the reduction is not modelled";
+	snprintf(val, n, "true");
+	return 1;
+}
+
 static int chk_memset_mode(const lm_inst *in, char *val, size_t n,
 			   const char **why)
 {
@@ -499,6 +531,9 @@ static const field_rule checks[] = {
 	{ OP(TENSORSCALAR), "op1", chk_op1 },
 	{ OP(AFFINESELECT), "compare_op", chk_compare_op },
 	{ OP(MEMSET), "mode", chk_memset_mode },
+	{ OP(TENSORREDUCE), "op", chk_reduce_op },
+	{ OP(TENSORREDUCE), "axis", chk_reduce_axis },
+	{ OP(TENSORREDUCE), "apply_transpose", chk_apply_transpose },
 	{ OP(CALL), "ins", chk_call_ins },
 	{ OP(CALL), "outs", chk_call_outs },
 };

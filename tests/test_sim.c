@@ -633,9 +633,9 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "\"blocks\":[]}",
 	  "opcode 'Loop' is not modelled by the simulator (executing loops "
 	  "is not supported by the simulator)" },
-	{ "{\"opcode\":\"TensorReduce\",\"name\":\"k\",\"engine\":\"Pool\","
-	  "\"axis\":\"X\",\"op\":\"add\",\"ins\":[],\"outs\":[]}",
-	  "opcode 'TensorReduce' is not modelled by the simulator" },
+	{ "{\"opcode\":\"Pool\",\"name\":\"k\",\"engine\":\"Pool\","
+	  "\"func\":\"Max\",\"ins\":[],\"outs\":[]}",
+	  "opcode 'Pool' is not modelled by the simulator" },
 	{ "{\"opcode\":\"EventSemaphore\",\"name\":\"k\",\"engine\":\"SP\"}",
 	  "opcode 'EventSemaphore' is not modelled by the simulator" },
 	{ "{\"opcode\":\"DMATrigger\",\"name\":\"k\",\"engine\":\"SP\","

@@ -1,0 +1,411 @@
+/*
+** test_compute.c -- the compute instructions of docs/semantics.md against
+** values computed in the test (by hand, or by a plain loop written here
+** and sharing nothing with sim/): the order of each fold, the dtype each
+** step is rounded to, NaN / Inf / -0, and each refusal with its message.
+*/
+#include "common.h"
+#include "testutil.h"
+#include "dtype.h"
+#include "sim.h"
+#include "simcheck.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the harness -------------------------------------------------------- */
+
+/*
+** x [P, F] (float32 host data, stored as in_dt) is loaded into SB xs; one
+** TensorReduce reads xs through the access pattern pairs `pairs` (JSON
+** text of its "ap", e.g. "[[8,2],[1,8]]") and writes ys [P, R] (out_dt),
+** which is stored into the output y. keys: the instruction's op-specific
+** keys as JSON members. Returns ls_run's status; on success y holds the
+** P * R outputs as float32.
+*/
+static int reduce_run(const char *in_dt, const char *out_dt, int P, int F,
+		      int R, const char *pairs, const char *keys,
+		      const float *x, float *y, lm_error *err)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	int rc;
+
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", in_dt, P, F);
+	tb_dram(&t, "y", "ExternalOutput", out_dt, P, R);
+	tb_sb(&t, "xs", in_dt, P, F);
+	tb_sb(&t, "ys", out_dt, P, R);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", in_dt, P, F, 0), AP("xs", in_dt, P, F, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorReduce\",\"name\":\"red\",\"engine\":"
+		"\"DVE\",\"ins\":[{\"kind\":\"physical_ap\",\"memsetref\":"
+		"\"xs\",\"memref\":\"xs\",\"offset\":0,\"ap\":%s,\"dtype\":"
+		"\"%s\"}],\"outs\":[%s],%s,\"wait\":[{\"semaphore\":\"s0\","
+		"\"value\":1}]}", pairs, in_dt, AP("ys", out_dt, P, R, 0),
+		keys);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"red\"]}", AP("ys", out_dt, P, R, 0), AP("y", out_dt, P, R, 0));
+	m = tb_module(&t, 0);
+	rc = tb_run1(m, x, P, F, NULL, &r, err);
+	if (rc == 0) {
+		for (int i = 0; i < P * R; i++)
+			y[i] = tb_out(&r, "y", i);
+		ls_result_free(&r);
+	}
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+/* reduce_run over [P, F] along X (one output per partition). */
+static void reduce_x(const char *keys, int P, int F, const float *x,
+		     float *y)
+{
+	char pairs[64];
+	lm_error err;
+	snprintf(pairs, sizeof pairs, "[[%d,%d],[1,%d]]", F, P, F);
+	ck_assert_msg(reduce_run("float32", "float32", P, F, 1, pairs, keys,
+				 x, y, &err) == 0, "run: %s", err.msg);
+}
+
+/* ---- TensorReduce: hand-computed cases ---------------------------------- */
+
+/*
+** add folds left to right from the first element, in float32:
+** 1e8 + 1 = 1e8 (the spacing there is 8), - 1e8 = 0, + 1 = 1; pairwise
+** summation would give 0 and a sum in double 2. A row of -0 sums to -0
+** (the fold starts at the first element, not at +0).
+*/
+START_TEST(test_reduce_add_order)
+{
+	float x[3 * 4] = {
+		1e8f, 1.0f, -1e8f, 1.0f,
+		-0.0f, -0.0f, -0.0f, -0.0f,
+		INFINITY, 1.0f, -INFINITY, 2.0f,
+	};
+	float y[3];
+	reduce_x("\"op\":\"add\",\"axis\":\"X\"", 3, 4, x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(1.0f));
+	ck_assert_uint_eq(tb_bits(y[1]), 0x80000000u);
+	ck_assert(isnan(y[2])); /* inf + -inf */
+}
+END_TEST
+
+/*
+** max / min: a NaN anywhere in the row gives NaN (the first NaN met);
+** on a tie the later element wins, so max(+0, -0) = -0, max(-0, +0) = +0.
+*/
+START_TEST(test_reduce_max_min_nan_zero)
+{
+	const float nan = NAN;
+	float x[4 * 3] = {
+		1.0f, nan, 3.0f,
+		0.0f, -0.0f, -1.0f,
+		-0.0f, 0.0f, -1.0f,
+		-INFINITY, -5.0f, -INFINITY,
+	};
+	float y[4];
+	reduce_x("\"op\":\"max\",\"axis\":\"X\"", 4, 3, x, y);
+	ck_assert(isnan(y[0]));
+	ck_assert_uint_eq(tb_bits(y[1]), 0x80000000u);
+	ck_assert_uint_eq(tb_bits(y[2]), 0x00000000u);
+	ck_assert_uint_eq(tb_bits(y[3]), tb_bits(-5.0f));
+	reduce_x("\"op\":\"min\",\"axis\":\"X\"", 4, 3, x, y);
+	ck_assert(isnan(y[0]));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(-1.0f));
+	ck_assert_uint_eq(tb_bits(y[3]), tb_bits(-INFINITY));
+}
+END_TEST
+
+/* negate flips the folded value's sign bit, a NaN's and a zero's too. */
+START_TEST(test_reduce_negate)
+{
+	float x[3 * 2] = { 1.0f, 2.0f, NAN, 1.0f, 0.0f, 0.0f };
+	float y[3];
+	reduce_x("\"op\":\"add\",\"axis\":\"X\",\"negate\":true", 3, 2, x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(-3.0f));
+	ck_assert_uint_eq(tb_bits(y[1]), 0xffc00000u); /* -(qNaN) */
+	ck_assert_uint_eq(tb_bits(y[2]), 0x80000000u);
+}
+END_TEST
+
+/*
+** average: the first element divided by n, then each further element
+** times 1/n (both float32) added. Ten ones: 1/10 = 0x3dcccccd, and nine
+** additions of it end at 0x3f800001, one ulp above 1 -- a sum divided by
+** n would give exactly 1.
+*/
+START_TEST(test_reduce_average)
+{
+	float x[2 * 10], y[2];
+	for (int i = 0; i < 10; i++) {
+		x[i] = 1.0f;
+		x[10 + i] = (float)(i + 1);
+	}
+	reduce_x("\"op\":\"average\",\"axis\":\"X\"", 2, 10, x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), 0x3f800001u);
+	/* 1..10: exact steps 0.1f * k summed, against the same chain here */
+	{
+		float acc = 1.0f / 10.0f;
+		for (int i = 1; i < 10; i++)
+			acc = acc + 0.1f * (float)(i + 1);
+		ck_assert_uint_eq(tb_bits(y[1]), tb_bits(acc));
+	}
+}
+END_TEST
+
+/*
+** The fold runs in float32 and only its result is rounded to the output
+** dtype: 1 + 2^-8 + 2^-8 = 1 + 2^-7 is a bfloat16; rounding each step to
+** bfloat16 would give 1 (1 + 2^-8 is a tie, to even).
+*/
+START_TEST(test_reduce_rounds_once)
+{
+	float x[3] = { 1.0f, 0x1p-8f, 0x1p-8f };
+	float y[1];
+	lm_error err;
+	ck_assert_msg(reduce_run("float32", "bfloat16", 1, 3, 1,
+				 "[[3,1],[1,3]]", "\"op\":\"add\",\"axis\":"
+				 "\"X\"", x, y, &err) == 0, "run: %s", err.msg);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(1.0f + 0x1p-7f));
+}
+END_TEST
+
+/* ---- TensorReduce: a plain reference, randomized ------------------------ */
+
+/* float32 fold of n values in the order the docs give, written afresh. */
+static float ref_fold(const char *op, const float *v, int n)
+{
+	float acc = v[0];
+	if (!strcmp(op, "average"))
+		acc = acc / (float)n;
+	for (int j = 1; j < n; j++) {
+		float b = v[j];
+		if (!strcmp(op, "add"))
+			acc = acc + b;
+		else if (!strcmp(op, "subtract"))
+			acc = acc - b;
+		else if (!strcmp(op, "mult"))
+			acc = acc * b;
+		else if (!strcmp(op, "max") || !strcmp(op, "min")) {
+			/* NaN sticks; otherwise the later one unless the
+			   earlier is strictly greater (max) / less (min) */
+			int keep = !strcmp(op, "max") ? acc > b : acc < b;
+			if (!isnan(acc) && (isnan(b) || !keep))
+				acc = b;
+		}
+		else
+			acc = acc + (1.0f / (float)n) * b;
+	}
+	return acc;
+}
+
+static const char *const fold_ops[] = {
+	"add", "subtract", "mult", "max", "min", "average",
+};
+
+/*
+** x [P, A*B*C] walked as [P][A][B][C]; axis X gives [P, A*B] outputs,
+** XY [P, A], XYZ [P, 1], each against ref_fold over the reduced block.
+** Values in [-2, 2) with some NaN, -0 and ties planted.
+*/
+START_TEST(test_reduce_random)
+{
+	enum { P = 8, A = 3, B = 4, C = 5, F = A * B * C };
+	const char *op = fold_ops[_i];
+	static const char *const axes[] = { "X", "XY", "XYZ" };
+	static const int per[] = { C, B * C, A * B * C };
+	float x[P * F], y[P * F], v[F];
+	char pairs[96], keys[96];
+	lm_error err;
+
+	tb_fill(x, P * F, 11 + (uint32_t)_i);
+	x[7] = NAN;
+	x[F + 3] = -0.0f;
+	x[F + 4] = 0.0f;
+	x[2 * F + 1] = x[2 * F + 2];
+	snprintf(pairs, sizeof pairs, "[[%d,%d],[%d,%d],[%d,%d],[1,%d]]", F,
+		 P, B * C, A, C, B, C);
+	for (int k = 0; k < 3; k++) {
+		int n = per[k], R = F / n;
+		snprintf(keys, sizeof keys, "\"op\":\"%s\",\"axis\":\"%s\"", op,
+			 axes[k]);
+		ck_assert_msg(reduce_run("float32", "float32", P, F, R, pairs,
+					 keys, x, y, &err) == 0, "%s %s: %s",
+			      op, axes[k], err.msg);
+		for (int p = 0; p < P; p++)
+			for (int r = 0; r < R; r++) {
+				memcpy(v, x + p * F + r * n, sizeof(float) * n);
+				ck_assert_same_f(y[p * R + r],
+						 ref_fold(op, v, n));
+			}
+	}
+}
+END_TEST
+
+/* ---- TensorReduce: refusals ---------------------------------------------- */
+
+/* The module the reduce_run harness makes, checked only (no run). */
+static int reduce_check(const char *keys, lm_error *err)
+{
+	tb t;
+	lm_module *m;
+	int rc;
+	tb_init(&t);
+	tb_sb(&t, "xs", "float32", 2, 4);
+	tb_sb(&t, "ys", "float32", 2, 1);
+	tb_inst(&t, "{\"opcode\":\"TensorReduce\",\"name\":\"red\",\"engine\":"
+		"\"Pool\",\"ins\":[%s],\"outs\":[%s],%s}",
+		AP("xs", "float32", 2, 4, 0), AP("ys", "float32", 2, 1, 0), keys);
+	m = tb_module(&t, 0);
+	rc = ls_check_module(m, err);
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+static const struct { const char *keys, *want; } reduce_refusals[] = {
+	{ "\"op\":\"add\",\"axis\":\"XYZW\"", "opcode 'TensorReduce' key "
+	  "'axis' = \"XYZW\" is not modelled by the simulator (the free-axis "
+	  "lists X, XY and XYZ are modelled; a reduction across partitions is "
+	  "not)" },
+	{ "\"op\":\"add\",\"axis\":\"C\"", "opcode 'TensorReduce' key 'axis' "
+	  "= \"C\" is not modelled" },
+	{ "\"op\":\"pow\",\"axis\":\"X\"", "opcode 'TensorReduce' key 'op' = "
+	  "\"pow\" is not modelled by the simulator (TensorReduce folds with "
+	  "add, subtract, mult, max, min and average)" },
+	{ "\"op\":\"bitwise_and\",\"axis\":\"X\"", "key 'op' = "
+	  "\"bitwise_and\" is not modelled" },
+	{ "\"op\":\"add\",\"axis\":\"X\",\"negate\":{\"kind\":\"AffExprKind\","
+	  "\"terms\":[],\"c\":1}", "opcode 'TensorReduce' key 'negate' = "
+	  "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":1} is not modelled by "
+	  "the simulator (affine expressions are not modelled)" },
+	{ "\"op\":\"add\",\"axis\":\"X\",\"apply_transpose\":1",
+	  "opcode 'TensorReduce' key 'apply_transpose' = true is not modelled "
+	  "by the simulator (the partition transpose before the reduction is "
+	  "not modelled)" },
+};
+
+START_TEST(test_reduce_refused)
+{
+	lm_error err;
+	ck_assert_int_eq(reduce_check(reduce_refusals[_i].keys, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, reduce_refusals[_i].want);
+	ck_assert_contains(err.msg, "instruction red");
+}
+END_TEST
+
+/* The modelled forms pass the check (negate at either value). */
+START_TEST(test_reduce_accepted)
+{
+	lm_error err;
+	ck_assert_msg(reduce_check("\"op\":\"max\",\"axis\":\"X\",\"negate\":"
+				   "true", &err) == 0, "%s", err.msg);
+	ck_assert_msg(reduce_check("\"op\":\"min\",\"axis\":\"XY\","
+				   "\"negate\":1", &err) == 0, "%s", err.msg);
+	ck_assert_msg(reduce_check("\"op\":\"average\",\"axis\":\"XYZ\","
+				   "\"negate\":false,\"apply_transpose\":false",
+				   &err) == 0, "%s", err.msg);
+}
+END_TEST
+
+/* Errors at run time: the data and shapes the fold does not take. */
+START_TEST(test_reduce_run_errors)
+{
+	float x[2 * 4] = {0}, y[8];
+	lm_error err;
+	/* an output that is not one element per reduced row */
+	ck_assert_int_eq(reduce_run("float32", "float32", 2, 4, 2,
+				    "[[4,2],[1,4]]", "\"op\":\"add\",\"axis\":"
+				    "\"X\"", x, y, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "outs[0] must hold the 2 reduced elements "
+			   "over 2 partitions (ins[0] reduces 4 elements each), "
+			   "got 4 over 2");
+	/* XY of a [P, F] pattern would fold the partitions */
+	ck_assert_int_eq(reduce_run("float32", "float32", 2, 4, 1,
+				    "[[4,2],[1,4]]", "\"op\":\"add\",\"axis\":"
+				    "\"XY\"", x, y, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "axis 'XY' reduces 2 free dimensions; "
+			   "ins[0] has 1");
+}
+END_TEST
+
+/*
+** A TensorReduce of SB tensor xs (dtype dt, [2, 4], set to 1 by a Memset
+** first when set) into ys [2, 1], run; the run's status.
+*/
+static int reduce_sb(const char *dt, int set, lm_error *err)
+{
+	tb t;
+	lm_module *m;
+	ls_result r;
+	int rc;
+	tb_init(&t);
+	tb_sb(&t, "xs", dt, 2, 4);
+	tb_sb(&t, "ys", "float32", 2, 1);
+	if (set)
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\","
+			"\"name\":\"ms\",\"engine\":\"Pool\",\"outs\":[%s],"
+			"\"value\":1}", AP("xs", dt, 2, 4, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorReduce\",\"name\":\"red\",\"engine\":"
+		"\"Pool\",\"ins\":[%s],\"outs\":[%s],\"op\":\"add\",\"axis\":"
+		"\"X\"%s}", AP("xs", dt, 2, 4, 0), AP("ys", "float32", 2, 1, 0),
+		set ? ",\"dependencies\":[\"ms\"]" : "");
+	m = tb_module(&t, 0);
+	rc = tb_run1(m, NULL, 0, 0, NULL, &r, err);
+	if (rc == 0)
+		ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+/* Integer data is refused at run time; never-written input is an error
+** naming the operand. */
+START_TEST(test_reduce_int_uninit)
+{
+	lm_error err;
+	ck_assert_int_eq(reduce_sb("float32", 1, &err), 0);
+	ck_assert_int_eq(reduce_sb("int32", 1, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "instruction red: integer data (int32 to "
+			   "float32) is not modelled (TensorReduce)");
+	ck_assert_int_eq(reduce_sb("float32", 0, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "reads uninitialized memory: ins[0]");
+}
+END_TEST
+
+/* ---- the suite ----------------------------------------------------------- */
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("compute");
+	TCase *tc = tcase_create("tensor_reduce");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_reduce_add_order);
+	tcase_add_test(tc, test_reduce_max_min_nan_zero);
+	tcase_add_test(tc, test_reduce_negate);
+	tcase_add_test(tc, test_reduce_average);
+	tcase_add_test(tc, test_reduce_rounds_once);
+	tcase_add_loop_test(tc, test_reduce_random, 0,
+			    (int)(sizeof fold_ops / sizeof *fold_ops));
+	tcase_add_loop_test(tc, test_reduce_refused, 0,
+			    (int)(sizeof reduce_refusals /
+				  sizeof *reduce_refusals));
+	tcase_add_test(tc, test_reduce_accepted);
+	tcase_add_test(tc, test_reduce_run_errors);
+	tcase_add_test(tc, test_reduce_int_uninit);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}
