@@ -57,6 +57,7 @@ static const char *const opcode_names[LM_OP_COUNT] = {
 	[LM_OP_TCDYNSRC] = "TensorCopyDynamicSrc",
 	[LM_OP_TCDYNDST] = "TensorCopyDynamicDst",
 	[LM_OP_TENSORREDUCE] = "TensorReduce",
+	[LM_OP_TSPTR] = "TensorScalarPtr",
 };
 
 /* Schema opcodes that are carried through but not executed. */

@@ -554,6 +554,77 @@ static int exec_affine_select(ls_exec *x)
 	return 0;
 }
 
+/*
+** TensorScalarPtr: out = (src op0 s0[p]) op1 s1[p], each step in float32,
+** s0 / s1 the element of ins[1] / ins[2] ([P, 1]) of the element's
+** partition p; reverseN swaps step N's operands; without ins[2], op1 must
+** be bypass. Float data only.
+*/
+static int exec_tensorscalarptr(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	int ns = x->si->n_ins - 1;
+	int64_t n = src->count, P = src->parts, fr = src->free;
+	float *s[2], *a, r;
+	int rc;
+
+	if (ns < 1 || ns > 2)
+		return fail(x, "needs 2 or 3 inputs (the data and one scalar "
+			    "per step), got %d", x->si->n_ins);
+	if (!ls_alu(in->alu0, 1.0f, 1.0f, &r) || !ls_alu(in->alu1, 1.0f,
+							 1.0f, &r))
+		return fail(x, "ALU op '%s' is not supported on float data",
+			    lm_aluop_name(ls_alu(in->alu0, 1.0f, 1.0f, &r) ?
+					  in->alu1 : in->alu0));
+	if (ns == 1 && in->alu1 != LM_ALU_BYPASS)
+		return fail(x, "op1 '%s' has no scalar: ins[2] is missing",
+			    lm_aluop_name(in->alu1));
+	if (dst->count != n || dst->parts != P)
+		return fail(x, "outs[0] must have the shape of ins[0] (%lld "
+			    "elements over %lld partitions), got %lld over %lld",
+			    (long long)n, (long long)P, (long long)dst->count,
+			    (long long)dst->parts);
+	for (int k = 0; k < x->si->n_ins; k++)
+		if (is_int_dtype(x->si->ins[k].dtype) || is_int_dtype(dst->dtype))
+			return fail(x, "integer data (ins[%d] %s, outs[0] %s) is "
+				    "not modelled", k, lm_dtype_name(
+				    x->si->ins[k].dtype), lm_dtype_name(
+				    dst->dtype));
+	for (int k = 1; k <= ns; k++) {
+		const ls_opnd *o = &x->si->ins[k];
+		if (o->parts != P || o->count != P)
+			return fail(x, "ins[%d] must be [%lld, 1]: one scalar "
+				    "per partition of ins[0] (got %lld elements "
+				    "over %lld partitions)", k, (long long)P,
+				    (long long)o->count, (long long)o->parts);
+		s[k - 1] = k == 1 ? grow_f(&x->fb, &x->cap_b, P)
+				  : grow_f(&x->fc, &x->cap_c, P);
+		if ((rc = read_f32(x, k, s[k - 1])) != 0)
+			return rc;
+	}
+	a = grow_f(&x->fa, &x->cap_a, n);
+	if ((rc = read_f32(x, 0, a)) != 0)
+		return rc;
+	/* step by step over each partition's row: each step is rounded to
+	** float32 either way */
+	for (int64_t p = 0; p < P; p++) {
+		float *row = a + p * fr;
+		if (in->reverse0)
+			alu_sv(in->alu0, s[0][p], row, row, fr);
+		else
+			alu_vs(in->alu0, row, s[0][p], row, fr);
+		if (ns < 2)
+			continue; /* op1 is bypass */
+		if (in->reverse1)
+			alu_sv(in->alu1, s[1][p], row, row, fr);
+		else
+			alu_vs(in->alu1, row, s[1][p], row, fr);
+	}
+	stage_f32(x, a);
+	return 0;
+}
+
 /* The free dimensions an AxisListType reduces (0: not a free-axis list). */
 static int reduce_dims(int axis)
 {
@@ -627,6 +698,7 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_IOTA] = exec_iota,
 	[LM_OP_AFFINESELECT] = exec_affine_select,
 	[LM_OP_TENSORREDUCE] = exec_tensorreduce,
+	[LM_OP_TSPTR] = exec_tensorscalarptr,
 };
 
 int ls_exec_start(ls_exec *x)

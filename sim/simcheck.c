@@ -42,7 +42,7 @@
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
 		  OP(RETURN) | OP(SWITCHQUEUE) | OP(NKIKERNEL) | \
-		  OP(TENSORREDUCE))
+		  OP(TENSORREDUCE) | OP(TSPTR))
 
 enum { K_MODEL, K_META, K_DEFAULT };
 
@@ -122,8 +122,8 @@ static const op_key inst_model[] = {
 	{ OP(ACTIVATION), "scale", NULL },
 	{ OP(TENSORSCALAR), "const0", NULL },
 	{ OP(TENSORSCALAR), "const1", NULL },
-	{ OP(TENSORSCALAR), "reverse0", NULL },
-	{ OP(TENSORSCALAR), "reverse1", NULL },
+	{ OP(TENSORSCALAR) | OP(TSPTR), "reverse0", NULL },
+	{ OP(TENSORSCALAR) | OP(TSPTR), "reverse1", NULL },
 	{ OP(MEMSET), "constant", NULL },
 	{ OP(IOTA) | OP(AFFINESELECT), "base", NULL },
 	{ OP(IOTA) | OP(AFFINESELECT), "channel_multiplier", NULL },
@@ -527,8 +527,8 @@ static const field_rule checks[] = {
 	{ OP(ACTIVATION), "func", chk_act_func },
 	{ OP(ACTIVATION), "alpha", chk_alpha },
 	{ OP(TENSORTENSOR), "op", chk_op },
-	{ OP(TENSORSCALAR), "op0", chk_op0 },
-	{ OP(TENSORSCALAR), "op1", chk_op1 },
+	{ OP(TENSORSCALAR) | OP(TSPTR), "op0", chk_op0 },
+	{ OP(TENSORSCALAR) | OP(TSPTR), "op1", chk_op1 },
 	{ OP(AFFINESELECT), "compare_op", chk_compare_op },
 	{ OP(MEMSET), "mode", chk_memset_mode },
 	{ OP(TENSORREDUCE), "op", chk_reduce_op },

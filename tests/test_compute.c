@@ -381,6 +381,337 @@ START_TEST(test_reduce_int_uninit)
 }
 END_TEST
 
+/* ---- TensorScalarPtr ---------------------------------------------------- */
+
+/*
+** x [P, F + 2] is loaded into SB xs: columns 0..F-1 the data, column F
+** the scalar s0, column F + 1 the scalar s1. One TensorScalarPtr reads
+** the data, ins[1] = column F and (when three) ins[2] = column F + 1,
+** writes ys [P, F] (out_dt), stored into y. keys: op-specific members.
+*/
+static int tsp_run(const char *out_dt, int P, int F, int three,
+		   const char *keys, const float *x, float *y, lm_error *err)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	int W = F + 2, rc;
+	char data[200], s0[200], s1[200];
+
+	snprintf(data, sizeof data, "{\"kind\":\"physical_ap\",\"memsetref\":"
+		 "\"xs\",\"memref\":\"xs\",\"offset\":0,\"ap\":[[%d,%d],[1,%d]],"
+		 "\"dtype\":\"float32\"}", W, P, F);
+	snprintf(s0, sizeof s0, "{\"kind\":\"physical_ap\",\"memsetref\":"
+		 "\"xs\",\"memref\":\"xs\",\"offset\":%d,\"ap\":[[%d,%d],[1,1]],"
+		 "\"dtype\":\"float32\"}", F, W, P);
+	snprintf(s1, sizeof s1, ",{\"kind\":\"physical_ap\",\"memsetref\":"
+		 "\"xs\",\"memref\":\"xs\",\"offset\":%d,\"ap\":[[%d,%d],[1,1]],"
+		 "\"dtype\":\"float32\"}", F + 1, W, P);
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", P, W);
+	tb_dram(&t, "y", "ExternalOutput", out_dt, P, F);
+	tb_sb(&t, "xs", "float32", P, W);
+	tb_sb(&t, "ys", out_dt, P, F);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", P, W, 0), AP("xs", "float32", P, W, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorScalarPtr\",\"name\":\"tsp\","
+		"\"engine\":\"DVE\",\"ins\":[%s,%s%s],\"outs\":[%s],%s,"
+		"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}]}", data, s0,
+		three ? s1 : "", AP("ys", out_dt, P, F, 0), keys);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"tsp\"]}", AP("ys", out_dt, P, F, 0), AP("y", out_dt, P, F, 0));
+	m = tb_module(&t, 0);
+	rc = tb_run1(m, x, P, W, NULL, &r, err);
+	if (rc == 0) {
+		for (int i = 0; i < P * F; i++)
+			y[i] = tb_out(&r, "y", i);
+		ls_result_free(&r);
+	}
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+static void tsp_ok(const char *out_dt, int P, int F, int three,
+		   const char *keys, const float *x, float *y)
+{
+	lm_error err;
+	ck_assert_msg(tsp_run(out_dt, P, F, three, keys, x, y, &err) == 0,
+		      "run: %s", err.msg);
+}
+
+/*
+** Each step is rounded to float32 before the next: (1 + 2^-24) * 3 is
+** 1 * 3 = 3 (1 + 2^-24 is a tie, to even), where one rounding of the
+** exact value would give 3 + 2^-22. The scalars are per partition.
+*/
+START_TEST(test_tsp_step_rounding)
+{
+	float x[2 * 4] = {
+		1.0f, 2.0f, 0x1p-24f, 3.0f,
+		1.0f, -1.0f, 0.5f, 4.0f,
+	};
+	float y[4];
+	tsp_ok("float32", 2, 2, 1, "\"op0\":\"add\",\"reverse0\":false,"
+	       "\"op1\":\"mult\",\"reverse1\":false", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(3.0f));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(6.0f));  /* 2 + 2^-24 = 2 */
+	ck_assert_uint_eq(tb_bits(y[2]), tb_bits(6.0f));  /* (1+.5)*4 */
+	ck_assert_uint_eq(tb_bits(y[3]), tb_bits(-2.0f)); /* (-1+.5)*4 */
+}
+END_TEST
+
+/* reverseN puts the scalar first: s1 / (s0 - x); the scalars are taken
+** per partition. */
+START_TEST(test_tsp_reverse)
+{
+	float x[2 * 4] = {
+		4.0f, 1.0f, 1.0f, 6.0f,
+		4.0f, 10.0f, 10.0f, -3.0f,
+	};
+	float y[4];
+	tsp_ok("float32", 2, 2, 1, "\"op0\":\"subtract\",\"reverse0\":true,"
+	       "\"op1\":\"divide\",\"reverse1\":true", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(-2.0f));     /* 6 / (1 - 4) */
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(INFINITY));  /* 6 / +0 */
+	ck_assert_uint_eq(tb_bits(y[2]), tb_bits(-0.5f));     /* -3 / 6 */
+	ck_assert_uint_eq(tb_bits(y[3]), tb_bits(-INFINITY)); /* -3 / +0 */
+}
+END_TEST
+
+/* -0, Inf and NaN through both steps (IEEE in each). */
+START_TEST(test_tsp_specials)
+{
+	const float nan = NAN, inf = INFINITY;
+	float x[3 * 5] = {
+		-0.0f, 1.0f, 0.0f, -0.0f, -1.0f,
+		1.0f, inf, -inf, 0.0f, 0.0f,
+		2.0f, nan, -5.0f, nan, 1.0f,
+	};
+	float y[9];
+	/* (x + s0) * s1 */
+	tsp_ok("float32", 3, 3, 1, "\"op0\":\"add\",\"reverse0\":false,"
+	       "\"op1\":\"mult\",\"reverse1\":false", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), 0x00000000u); /* (-0 + -0) * -1 */
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(-1.0f));
+	ck_assert_uint_eq(tb_bits(y[2]), 0x80000000u); /* (0 + -0) * -1 */
+	ck_assert_uint_eq(tb_bits(y[3]), 0x00000000u); /* 1 * 0 */
+	ck_assert(isnan(y[4]) && isnan(y[5]));         /* +-inf * 0 */
+	for (int i = 6; i < 9; i++)
+		ck_assert(isnan(y[i]));                /* x + NaN */
+	/* min(max(x, s0), s1): a NaN scalar gives that NaN */
+	tsp_ok("float32", 3, 3, 1, "\"op0\":\"max\",\"reverse0\":false,"
+	       "\"op1\":\"min\",\"reverse1\":false", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(-1.0f));
+	ck_assert_uint_eq(tb_bits(y[4]), 0x00000000u); /* min(inf, 0) */
+	ck_assert_uint_eq(tb_bits(y[5]), 0x00000000u); /* min(max(-inf, 0), 0) */
+	for (int i = 6; i < 9; i++)
+		ck_assert(isnan(y[i]));
+}
+END_TEST
+
+/*
+** The two steps stay in float32; only the result is rounded to the
+** output dtype: (1 + 2^-8) + 2^-8 = 1 + 2^-7 in bfloat16, where rounding
+** after the first step would give 1 (a tie, to even).
+*/
+START_TEST(test_tsp_rounds_once)
+{
+	float x[1 * 3] = { 1.0f, 0x1p-8f, 0x1p-8f };
+	float y[1];
+	tsp_ok("bfloat16", 1, 1, 1, "\"op0\":\"add\",\"reverse0\":false,"
+	       "\"op1\":\"add\",\"reverse1\":false", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(1.0f + 0x1p-7f));
+}
+END_TEST
+
+/* One scalar (two inputs): op1 must be bypass. */
+START_TEST(test_tsp_one_scalar)
+{
+	float x[2 * 3] = { 3.0f, 2.0f, 0.0f, 5.0f, 3.0f, 0.0f };
+	float y[2];
+	lm_error err;
+	tsp_ok("float32", 2, 1, 0, "\"op0\":\"subtract\",\"reverse0\":false,"
+	       "\"op1\":\"bypass\",\"reverse1\":false", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(1.0f));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(2.0f));
+	ck_assert_int_eq(tsp_run("float32", 2, 1, 0, "\"op0\":\"subtract\","
+				 "\"reverse0\":false,\"op1\":\"mult\","
+				 "\"reverse1\":false", x, y, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "instruction tsp: op1 'mult' has no "
+			   "scalar: ins[2] is missing (TensorScalarPtr)");
+}
+END_TEST
+
+/* Plain reference: one ALU step, as docs/simulator.md lists the ops. */
+static float ref_alu(const char *op, float a, float b)
+{
+	if (!strcmp(op, "add"))
+		return a + b;
+	if (!strcmp(op, "subtract"))
+		return a - b;
+	if (!strcmp(op, "mult"))
+		return a * b;
+	if (!strcmp(op, "divide"))
+		return a / b;
+	if (!strcmp(op, "max"))
+		return isnan(a) || isnan(b) ? (isnan(a) ? a : b) : a > b ? a : b;
+	if (!strcmp(op, "min"))
+		return isnan(a) || isnan(b) ? (isnan(a) ? a : b) : a < b ? a : b;
+	return a; /* bypass */
+}
+
+static const struct { const char *op0, *op1; int rev0, rev1; } tsp_ops[] = {
+	{ "subtract", "mult", 0, 0 },   /* softmax: (x - max) * 1/sum */
+	{ "subtract", "divide", 0, 0 },
+	{ "add", "max", 1, 0 },
+	{ "subtract", "min", 1, 1 },
+	{ "mult", "add", 0, 1 },
+	{ "divide", "subtract", 1, 1 },
+};
+
+/* Random data and per-partition scalars against ref_alu twice. */
+START_TEST(test_tsp_random)
+{
+	enum { P = 16, F = 24, W = F + 2 };
+	float x[P * W], y[P * F];
+	char keys[160];
+	tb_fill(x, P * W, 40 + (uint32_t)_i);
+	x[5] = NAN;
+	x[W + F] = 0.0f;        /* a zero divisor */
+	x[2 * W + F] = -0.0f;
+	snprintf(keys, sizeof keys, "\"op0\":\"%s\",\"reverse0\":%s,\"op1\":"
+		 "\"%s\",\"reverse1\":%s", tsp_ops[_i].op0,
+		 tsp_ops[_i].rev0 ? "true" : "false", tsp_ops[_i].op1,
+		 tsp_ops[_i].rev1 ? "true" : "false");
+	tsp_ok("float32", P, F, 1, keys, x, y);
+	for (int p = 0; p < P; p++) {
+		float s0 = x[p * W + F], s1 = x[p * W + F + 1];
+		for (int f = 0; f < F; f++) {
+			float v = x[p * W + f], t;
+			t = tsp_ops[_i].rev0 ? ref_alu(tsp_ops[_i].op0, s0, v)
+					     : ref_alu(tsp_ops[_i].op0, v, s0);
+			t = tsp_ops[_i].rev1 ? ref_alu(tsp_ops[_i].op1, s1, t)
+					     : ref_alu(tsp_ops[_i].op1, t, s1);
+			ck_assert_same_f(y[p * F + f], t);
+		}
+	}
+}
+END_TEST
+
+/* The keys of the other forms, refused by name before time 0. */
+static const struct { const char *kv, *want; } tsp_refusals[] = {
+	{ "\"op0\":\"bitwise_and\"", "key 'op0' = \"bitwise_and\" is not "
+	  "modelled by the simulator" },
+	{ "\"acc\":\"ZeroAccumulate\"", "key 'acc' = \"ZeroAccumulate\" is not "
+	  "modelled by the simulator (it models only \"Idle\")" },
+	{ "\"is_scalar_tensor_tensor\":true", "key 'is_scalar_tensor_tensor' = "
+	  "true is not modelled by the simulator (it models only false or 0)" },
+	{ "\"is_tensor_scalar_addr\":true", "key 'is_tensor_scalar_addr' = true "
+	  "is not modelled" },
+	{ "\"is_tensor_tensor_scan\":true", "key 'is_tensor_tensor_scan' = true "
+	  "is not modelled" },
+	{ "\"apply_transpose\":true", "key 'apply_transpose' = true is not "
+	  "modelled" },
+	{ "\"negate_second_output\":true", "key 'negate_second_output' = true "
+	  "is not modelled" },
+	{ "\"reverse0\":{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":1}",
+	  "key 'reverse0' = {\"kind\":\"AffExprKind\",\"terms\":[],\"c\":1} is "
+	  "not modelled by the simulator (affine expressions are not "
+	  "modelled)" },
+};
+
+static int tsp_check(const char *kv, lm_error *err)
+{
+	tb t;
+	lm_module *m;
+	char keys[300];
+	int rc;
+	/* kv replaces a default key or adds one */
+	snprintf(keys, sizeof keys, "%s%s%s%s%s",
+		 strncmp(kv, "\"op0\"", 5) ? "\"op0\":\"add\"," : "",
+		 strncmp(kv, "\"reverse0\"", 10) ? "\"reverse0\":false," : "",
+		 "\"op1\":\"bypass\",\"reverse1\":false", *kv ? "," : "", kv);
+	tb_init(&t);
+	tb_sb(&t, "xs", "float32", 2, 4);
+	tb_sb(&t, "sc", "float32", 2, 1);
+	tb_sb(&t, "ys", "float32", 2, 4);
+	tb_inst(&t, "{\"opcode\":\"TensorScalarPtr\",\"name\":\"tsp\","
+		"\"engine\":\"DVE\",\"ins\":[%s,%s],\"outs\":[%s],%s}",
+		AP("xs", "float32", 2, 4, 0), AP("sc", "float32", 2, 1, 0),
+		AP("ys", "float32", 2, 4, 0), keys);
+	m = tb_module(&t, 0);
+	rc = ls_check_module(m, err);
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+START_TEST(test_tsp_refused)
+{
+	lm_error err;
+	ck_assert_int_eq(tsp_check(tsp_refusals[_i].kv, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "instruction tsp: opcode "
+			   "'TensorScalarPtr' ");
+	ck_assert_contains(err.msg, tsp_refusals[_i].want);
+}
+END_TEST
+
+START_TEST(test_tsp_accepted)
+{
+	lm_error err;
+	ck_assert_msg(tsp_check("", &err) == 0, "%s", err.msg);
+	ck_assert_msg(tsp_check("\"acc\":\"Idle\",\"apply_transpose\":false,"
+				"\"is_tensor_scalar_addr\":0", &err) == 0,
+		      "%s", err.msg);
+}
+END_TEST
+
+/* Shapes and data the two steps do not take stop the run. */
+START_TEST(test_tsp_run_errors)
+{
+	tb t;
+	lm_module *m;
+	ls_result r;
+	lm_error err;
+	static const struct { const char *sdt, *sap, *want; } c[] = {
+		{ "float32", "[[2,2],[1,2]]", "ins[1] must be [2, 1]: one "
+		  "scalar per partition of ins[0] (got 4 elements over 2 "
+		  "partitions)" },
+		{ "int32", "[[2,2],[1,1]]", "integer data (ins[1] int32, "
+		  "outs[0] float32) is not modelled" },
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		tb_init(&t);
+		tb_sb(&t, "xs", "float32", 2, 4);
+		tb_sb(&t, "sc", c[i].sdt, 2, 2);
+		tb_sb(&t, "ys", "float32", 2, 4);
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+			"\"m1\",\"engine\":\"Pool\",\"outs\":[%s],\"value\":1}",
+			AP("xs", "float32", 2, 4, 0));
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+			"\"m2\",\"engine\":\"Pool\",\"outs\":[%s],\"value\":1}",
+			AP("sc", c[i].sdt, 2, 2, 0));
+		tb_inst(&t, "{\"opcode\":\"TensorScalarPtr\",\"name\":\"tsp\","
+			"\"engine\":\"DVE\",\"ins\":[%s,{\"kind\":\"physical_ap\","
+			"\"memsetref\":\"sc\",\"memref\":\"sc\",\"offset\":0,"
+			"\"ap\":%s,\"dtype\":\"%s\"}],\"outs\":[%s],\"op0\":"
+			"\"add\",\"reverse0\":false,\"op1\":\"bypass\","
+			"\"reverse1\":false,\"dependencies\":[\"m1\",\"m2\"]}",
+			AP("xs", "float32", 2, 4, 0), c[i].sap, c[i].sdt,
+			AP("ys", "float32", 2, 4, 0));
+		m = tb_module(&t, 0);
+		ck_assert_int_eq(tb_run1(m, NULL, 0, 0, NULL, &r, &err),
+				 LM_ECHECK);
+		ck_assert_contains(err.msg, c[i].want);
+		lm_module_free(m);
+		tb_free(&t);
+	}
+}
+END_TEST
+
 /* ---- the suite ----------------------------------------------------------- */
 
 static Suite *suite(void)
@@ -401,6 +732,20 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_reduce_accepted);
 	tcase_add_test(tc, test_reduce_run_errors);
 	tcase_add_test(tc, test_reduce_int_uninit);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("tensor_scalar_ptr");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_tsp_step_rounding);
+	tcase_add_test(tc, test_tsp_reverse);
+	tcase_add_test(tc, test_tsp_specials);
+	tcase_add_test(tc, test_tsp_rounds_once);
+	tcase_add_test(tc, test_tsp_one_scalar);
+	tcase_add_loop_test(tc, test_tsp_random, 0,
+			    (int)(sizeof tsp_ops / sizeof *tsp_ops));
+	tcase_add_loop_test(tc, test_tsp_refused, 0,
+			    (int)(sizeof tsp_refusals / sizeof *tsp_refusals));
+	tcase_add_test(tc, test_tsp_accepted);
+	tcase_add_test(tc, test_tsp_run_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }
