@@ -359,7 +359,10 @@ static int exec_matmult(ls_exec *x)
 	return 0;
 }
 
-/* Activation: dst = func(fmaf(src, scale, bias[p])). */
+/*
+** Activation: dst = func(src * scale + bias[p]), the product rounded to
+** float32 before the sum (two operations, not a fused multiply-add).
+*/
 static int exec_activation(ls_exec *x)
 {
 	const lm_inst *in = x->si->in;
@@ -377,9 +380,11 @@ static int exec_activation(ls_exec *x)
 	bias = grow_f(&x->fb, &x->cap_b, x->si->ins[1].count);
 	if ((rc = read_f32(x, 0, s)) != 0 || (rc = read_f32(x, 1, bias)) != 0)
 		return rc;
-	for (int64_t i = 0; i < n; i++)
-		s[i] = ls_act_apply(in->act_func, fmaf(s[i], scale, bias[i / fr]),
-				    alpha);
+	for (int64_t i = 0; i < n; i++) {
+		float v = s[i] * scale;
+		v = v + bias[i / fr];
+		s[i] = ls_act_apply(in->act_func, v, alpha);
+	}
 	stage_f32(x, s);
 	return 0;
 }

@@ -74,6 +74,72 @@ static void reduce_x(const char *keys, int P, int F, const float *x,
 				 x, y, &err) == 0, "run: %s", err.msg);
 }
 
+/* ---- Activation: the affine step ---------------------------------------- */
+
+/*
+** y = Identity(x * scale + bias) over one partition of F elements, bias
+** set by a Memset to `bias` (JSON text, so that -0.0 can be given).
+*/
+static void act_affine(const float *x, int F, const char *scale,
+		       const char *bias, float *y)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	lm_error err;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 1, F);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 1, F);
+	tb_sb(&t, "xs", "float32", 1, F);
+	tb_sb(&t, "ys", "float32", 1, F);
+	tb_sb(&t, "bias", "float32", 1, 1);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", 1, F, 0), AP("xs", "float32", 1, F, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"mb\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":%s}",
+		AP("bias", "float32", 1, 1, 0), bias);
+	tb_inst(&t, "{\"opcode\":\"Activation\",\"acc\":\"Idle\",\"alpha\":0.0,"
+		"\"op0\":\"bypass\",\"op1\":\"bypass\",\"reduce_op\":\"bypass\","
+		"\"name\":\"act\",\"engine\":\"Activation\",\"ins\":[%s,%s],"
+		"\"outs\":[%s],\"func\":\"Identity\",\"scale\":%s,\"wait\":[{"
+		"\"semaphore\":\"s0\",\"value\":1}],\"dependencies\":[\"mb\"]}",
+		AP("xs", "float32", 1, F, 0), AP("bias", "float32", 1, 1, 0),
+		AP("ys", "float32", 1, F, 0), scale);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"act\"]}", AP("ys", "float32", 1, F, 0),
+		AP("y", "float32", 1, F, 0));
+	m = tb_module(&t, 0);
+	ck_assert_msg(tb_run1(m, x, 1, F, NULL, &r, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < F; i++)
+		y[i] = tb_out(&r, "y", i);
+	ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+}
+
+/*
+** The product is rounded before the bias is added: (1 + 2^-12)^2 =
+** 1 + 2^-11 + 2^-24 rounds (a tie, to even) to 1 + 2^-11, and - 1 leaves
+** 2^-11; a fused multiply-add would give 2^-11 + 2^-24. A -0 bias keeps
+** -0 * 1 at -0, a +0 bias makes it +0.
+*/
+START_TEST(test_activation_mul_then_add)
+{
+	float x[3] = { 1.0f + 0x1p-12f, -0.0f, 0.0f }, y[3];
+	act_affine(x, 1, "1.000244140625", "-1", y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(0x1p-11f));
+	ck_assert_uint_ne(tb_bits(y[0]),
+			  tb_bits(fmaf(x[0], 1.0f + 0x1p-12f, -1.0f)));
+	act_affine(x + 1, 2, "1.0", "-0.0", y);
+	ck_assert_uint_eq(tb_bits(y[0]), 0x80000000u);
+	ck_assert_uint_eq(tb_bits(y[1]), 0x00000000u);
+	act_affine(x + 1, 2, "1.0", "0.0", y);
+	ck_assert_uint_eq(tb_bits(y[0]), 0x00000000u);
+}
+END_TEST
+
 /* ---- TensorReduce: hand-computed cases ---------------------------------- */
 
 /*
@@ -717,7 +783,11 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("compute");
-	TCase *tc = tcase_create("tensor_reduce");
+	TCase *tc = tcase_create("activation");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_activation_mul_then_add);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("tensor_reduce");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_reduce_add_order);
 	tcase_add_test(tc, test_reduce_max_min_nan_zero);
