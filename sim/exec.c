@@ -630,6 +630,29 @@ static int exec_tensorscalarptr(ls_exec *x)
 	return 0;
 }
 
+/* Reciprocal: dst = 1 / src, one float32 division per element. */
+static int exec_reciprocal(ls_exec *x)
+{
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	int64_t n = src->count;
+	float *a;
+	int rc;
+
+	if (is_int_dtype(src->dtype) || is_int_dtype(dst->dtype))
+		return fail(x, "integer data (%s to %s) is not modelled",
+			    lm_dtype_name(src->dtype), lm_dtype_name(dst->dtype));
+	if (dst->count != n)
+		return fail(x, "outs[0] must have the %lld elements of ins[0], "
+			    "got %lld", (long long)n, (long long)dst->count);
+	a = grow_f(&x->fa, &x->cap_a, n);
+	if ((rc = read_f32(x, 0, a)) != 0)
+		return rc;
+	for (int64_t i = 0; i < n; i++)
+		a[i] = 1.0f / a[i];
+	stage_f32(x, a);
+	return 0;
+}
+
 /* The free dimensions an AxisListType reduces (0: not a free-axis list). */
 static int reduce_dims(int axis)
 {
@@ -704,6 +727,7 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_AFFINESELECT] = exec_affine_select,
 	[LM_OP_TENSORREDUCE] = exec_tensorreduce,
 	[LM_OP_TSPTR] = exec_tensorscalarptr,
+	[LM_OP_RECIPROCAL] = exec_reciprocal,
 };
 
 int ls_exec_start(ls_exec *x)

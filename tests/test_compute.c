@@ -778,6 +778,100 @@ START_TEST(test_tsp_run_errors)
 }
 END_TEST
 
+/* ---- Reciprocal ---------------------------------------------------------- */
+
+/* One instruction op (JSON members keys) from xs [1, F] (float32) to ys
+** (out_dt); y gets the F outputs. */
+static void unary_run(const char *op, const char *keys, const char *out_dt,
+		      int F, const float *x, float *y)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	lm_error err;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 1, F);
+	tb_dram(&t, "y", "ExternalOutput", out_dt, 1, F);
+	tb_sb(&t, "xs", "float32", 1, F);
+	tb_sb(&t, "ys", out_dt, 1, F);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", 1, F, 0), AP("xs", "float32", 1, F, 0));
+	tb_inst(&t, "{\"opcode\":\"%s\",\"name\":\"u\",\"engine\":\"DVE\","
+		"\"ins\":[%s],\"outs\":[%s]%s,\"wait\":[{\"semaphore\":\"s0\","
+		"\"value\":1}]}", op, AP("xs", "float32", 1, F, 0),
+		AP("ys", out_dt, 1, F, 0), keys);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"u\"]}", AP("ys", out_dt, 1, F, 0), AP("y", out_dt, 1, F, 0));
+	m = tb_module(&t, 0);
+	ck_assert_msg(tb_run1(m, x, 1, F, NULL, &r, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < F; i++)
+		y[i] = tb_out(&r, "y", i);
+	ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+}
+
+/* 1 / x, IEEE in float32: the signed zeros and infinities swap, a
+** subnormal's reciprocal overflows, 1/3 rounds to nearest; a bfloat16
+** destination rounds the float32 quotient once. */
+START_TEST(test_reciprocal)
+{
+	float x[8] = { 2.0f, -0.0f, 0.0f, INFINITY, -INFINITY, NAN, 3.0f,
+		       0x1p-130f };
+	float y[8];
+	unary_run("Reciprocal", "", "float32", 8, x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(0.5f));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(-INFINITY));
+	ck_assert_uint_eq(tb_bits(y[2]), tb_bits(INFINITY));
+	ck_assert_uint_eq(tb_bits(y[3]), 0x00000000u);
+	ck_assert_uint_eq(tb_bits(y[4]), 0x80000000u);
+	ck_assert(isnan(y[5]));
+	ck_assert_uint_eq(tb_bits(y[6]), 0x3eaaaaabu);
+	ck_assert_uint_eq(tb_bits(y[7]), tb_bits(INFINITY));
+	unary_run("Reciprocal", "", "bfloat16", 8, x, y);
+	ck_assert_uint_eq(tb_bits(y[6]), 0x3eab0000u); /* 0x3eaa|aaab up */
+}
+END_TEST
+
+/* Random data against 1.0f / x written here. */
+START_TEST(test_reciprocal_random)
+{
+	enum { F = 200 };
+	float x[F], y[F];
+	tb_fill(x, F, 77);
+	unary_run("Reciprocal", "", "float32", F, x, y);
+	for (int i = 0; i < F; i++)
+		ck_assert_same_f(y[i], 1.0f / x[i]);
+}
+END_TEST
+
+/* Integer data stops the run. */
+START_TEST(test_reciprocal_int)
+{
+	tb t;
+	lm_module *m;
+	ls_result r;
+	lm_error err;
+	tb_init(&t);
+	tb_sb(&t, "xs", "int32", 1, 4);
+	tb_sb(&t, "ys", "float32", 1, 4);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"m\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":2}",
+		AP("xs", "int32", 1, 4, 0));
+	tb_inst(&t, "{\"opcode\":\"Reciprocal\",\"name\":\"u\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":[\"m\"]}",
+		AP("xs", "int32", 1, 4, 0), AP("ys", "float32", 1, 4, 0));
+	m = tb_module(&t, 0);
+	ck_assert_int_eq(tb_run1(m, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "instruction u: integer data (int32 to "
+			   "float32) is not modelled (Reciprocal)");
+	lm_module_free(m);
+	tb_free(&t);
+}
+END_TEST
+
 /* ---- the suite ----------------------------------------------------------- */
 
 static Suite *suite(void)
@@ -816,6 +910,12 @@ static Suite *suite(void)
 			    (int)(sizeof tsp_refusals / sizeof *tsp_refusals));
 	tcase_add_test(tc, test_tsp_accepted);
 	tcase_add_test(tc, test_tsp_run_errors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("reciprocal");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_reciprocal);
+	tcase_add_test(tc, test_reciprocal_random);
+	tcase_add_test(tc, test_reciprocal_int);
 	suite_add_tcase(s, tc);
 	return s;
 }
