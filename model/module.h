@@ -77,6 +77,7 @@ typedef enum lm_opcode {
 	LM_OP_TENSORREDUCE, /* TensorReduce */
 	LM_OP_TSPTR,        /* TensorScalarPtr */
 	LM_OP_RECIPROCAL,   /* Reciprocal */
+	LM_OP_STREAMTRANSPOSE, /* StreamTranspose */
 	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
 	LM_OP_COUNT
 } lm_opcode;

@@ -653,6 +653,48 @@ static int exec_reciprocal(ls_exec *x)
 	return 0;
 }
 
+/*
+** StreamTranspose: each aligned 32 x 32 block of ins[0] transposed in
+** place, a raw element copy: src[p][e] goes to partition (p & ~31) |
+** (e & 31), element (p & 31) | (e & ~31) of outs[0]. outs[0] must hold
+** exactly the positions that reaches, and the dtypes must agree.
+*/
+static int exec_streamtranspose(ls_exec *x)
+{
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	int64_t P = src->parts, E = src->free, op, oe;
+	int es = src->esize, rc;
+	uint8_t *raw, *out;
+
+	if (src->dtype != dst->dtype)
+		return fail(x, "a stream transpose does not convert dtypes "
+			    "(%s to %s)", lm_dtype_name(src->dtype),
+			    lm_dtype_name(dst->dtype));
+	/* the largest partition and element reached: the high bits of one
+	** index with the low five of the other */
+	op = ((P - 1) & ~(int64_t)31) | (E > 32 ? 31 : E - 1);
+	oe = (P > 32 ? 31 : P - 1) | ((E - 1) & ~(int64_t)31);
+	if (dst->parts != op + 1 || dst->free != oe + 1 ||
+	    dst->count != P * E)
+		return fail(x, "outs[0] must be [%lld, %lld], the 32 x 32 block "
+			    "transpose of ins[0] [%lld, %lld] (got [%lld, %lld])",
+			    (long long)(op + 1), (long long)(oe + 1),
+			    (long long)P, (long long)E, (long long)dst->parts,
+			    (long long)dst->free);
+	raw = grow_b(&x->raw, &x->cap_raw, src->count * es);
+	if ((rc = read_raw(x, src, "ins[0]", raw)) != 0)
+		return rc;
+	out = stage_buf(x);
+	for (int64_t p = 0; p < P; p++)
+		for (int64_t e = 0; e < E; e++) {
+			int64_t a = (p & ~(int64_t)31) | (e & 31);
+			int64_t b = (p & 31) | (e & ~(int64_t)31);
+			memcpy(out + (a * dst->free + b) * es,
+			       raw + (p * E + e) * es, (size_t)es);
+		}
+	return 0;
+}
+
 /* The free dimensions an AxisListType reduces (0: not a free-axis list). */
 static int reduce_dims(int axis)
 {
@@ -728,6 +770,7 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_TENSORREDUCE] = exec_tensorreduce,
 	[LM_OP_TSPTR] = exec_tensorscalarptr,
 	[LM_OP_RECIPROCAL] = exec_reciprocal,
+	[LM_OP_STREAMTRANSPOSE] = exec_streamtranspose,
 };
 
 int ls_exec_start(ls_exec *x)

@@ -872,6 +872,106 @@ START_TEST(test_reciprocal_int)
 }
 END_TEST
 
+/* ---- StreamTranspose ----------------------------------------------------- */
+
+/* x [P, E] (float32 host data stored as dt) through one StreamTranspose
+** into ys [OP, OE] (out_dt); the run's status, y the outputs. */
+static int st_run(const char *dt, const char *out_dt, int P, int E, int OP,
+		  int OE, const float *x, float *y, lm_error *err)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	int rc;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", dt, P, E);
+	tb_dram(&t, "y", "ExternalOutput", out_dt, OP, OE);
+	tb_sb(&t, "xs", dt, P, E);
+	tb_sb(&t, "ys", out_dt, OP, OE);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", dt, P, E, 0), AP("xs", dt, P, E, 0));
+	tb_inst(&t, "{\"opcode\":\"StreamTranspose\",\"name\":\"tr\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"wait\":[{\"semaphore\":"
+		"\"s0\",\"value\":1}]}", AP("xs", dt, P, E, 0),
+		AP("ys", out_dt, OP, OE, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"tr\"]}", AP("ys", out_dt, OP, OE, 0),
+		AP("y", out_dt, OP, OE, 0));
+	m = tb_module(&t, 0);
+	rc = tb_run1(m, x, P, E, NULL, &r, err);
+	if (rc == 0) {
+		for (int i = 0; i < OP * OE; i++)
+			y[i] = tb_out(&r, "y", i);
+		ls_result_free(&r);
+	}
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+/* Within one block it is the plain transpose: [4, 8] -> [8, 4]; the
+** element bits move unchanged (a signalling NaN's payload, -0). */
+START_TEST(test_stream_transpose_small)
+{
+	enum { P = 4, E = 8 };
+	float x[P * E], y[P * E];
+	lm_error err;
+	for (int i = 0; i < P * E; i++)
+		x[i] = (float)(i + 1);
+	x[3] = lm_bits_f32(0x7fa00001u);
+	x[10] = -0.0f;
+	ck_assert_msg(st_run("float32", "float32", P, E, E, P, x, y, &err) == 0,
+		      "%s", err.msg);
+	for (int e = 0; e < E; e++)
+		for (int p = 0; p < P; p++)
+			ck_assert_uint_eq(tb_bits(y[e * P + p]),
+					  tb_bits(x[p * E + e]));
+	ck_assert_uint_eq(tb_bits(y[3 * P + 0]), 0x7fa00001u);
+	ck_assert_uint_eq(tb_bits(y[2 * P + 1]), 0x80000000u);
+}
+END_TEST
+
+/* [64, 96] bfloat16: every aligned 32 x 32 block transposed where it is,
+** against out[a][b] = in[32(a/32) + b%32][32(b/32) + a%32]. */
+START_TEST(test_stream_transpose_blocks)
+{
+	enum { P = 64, E = 96 };
+	static float x[P * E], y[P * E];
+	lm_error err;
+	tb_fill(x, P * E, 5);
+	for (int i = 0; i < P * E; i++)
+		x[i] = lm_round_to(LM_DT_BFLOAT16, x[i]);
+	ck_assert_msg(st_run("bfloat16", "bfloat16", P, E, P, E, x, y, &err)
+		      == 0, "%s", err.msg);
+	for (int a = 0; a < P; a++)
+		for (int b = 0; b < E; b++)
+			ck_assert_uint_eq(tb_bits(y[a * E + b]),
+					  tb_bits(x[(32 * (a / 32) + b % 32) * E +
+						    32 * (b / 32) + a % 32]));
+	/* the diagonal of a block stays */
+	ck_assert_uint_eq(tb_bits(y[33 * E + 65]), tb_bits(x[33 * E + 65]));
+}
+END_TEST
+
+/* A cast or an output of another shape stops the run. */
+START_TEST(test_stream_transpose_errors)
+{
+	float x[4 * 8] = {0}, y[64];
+	lm_error err;
+	ck_assert_int_eq(st_run("float32", "bfloat16", 4, 8, 8, 4, x, y, &err),
+			 LM_ECHECK);
+	ck_assert_contains(err.msg, "instruction tr: a stream transpose does "
+			   "not convert dtypes (float32 to bfloat16) "
+			   "(StreamTranspose)");
+	ck_assert_int_eq(st_run("float32", "float32", 4, 8, 4, 8, x, y, &err),
+			 LM_ECHECK);
+	ck_assert_contains(err.msg, "outs[0] must be [8, 4], the 32 x 32 block "
+			   "transpose of ins[0] [4, 8] (got [4, 8])");
+}
+END_TEST
+
 /* ---- the suite ----------------------------------------------------------- */
 
 static Suite *suite(void)
@@ -916,6 +1016,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_reciprocal);
 	tcase_add_test(tc, test_reciprocal_random);
 	tcase_add_test(tc, test_reciprocal_int);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("stream_transpose");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_stream_transpose_small);
+	tcase_add_test(tc, test_stream_transpose_blocks);
+	tcase_add_test(tc, test_stream_transpose_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -199,13 +199,13 @@ START_TEST(test_op_flags)
 			"Activation", "Matmult", "Memset", "TensorCopy",
 			"TensorScalar", "TensorTensor", "Iota",
 			"TensorScalarAffineSelect", "TensorReduce",
-			"TensorScalarPtr", "Reciprocal",
+			"TensorScalarPtr", "Reciprocal", "StreamTranspose",
 		};
 		int n = 0;
 		for (int i = 0; i < NOPS; i++)
 			n += !!(ops[i].flags & LM_OPF_ONCHIP);
-		ck_assert_int_eq(n, 11);
-		for (size_t i = 0; i < 11; i++)
+		ck_assert_int_eq(n, 12);
+		for (size_t i = 0; i < 12; i++)
 			ck_assert_msg(find_op(onchip[i])->flags & LM_OPF_ONCHIP,
 				      "%s is not ONCHIP", onchip[i]);
 	}
