@@ -7,6 +7,7 @@
 #include "common.h"
 #include "testutil.h"
 #include "dtype.h"
+#include "arch.h"
 #include "sim.h"
 #include "simcheck.h"
 
@@ -444,6 +445,41 @@ START_TEST(test_reduce_int_uninit)
 			   "float32) is not modelled (TensorReduce)");
 	ck_assert_int_eq(reduce_sb("float32", 0, &err), LM_ECHECK);
 	ck_assert_contains(err.msg, "reads uninitialized memory: ins[0]");
+}
+END_TEST
+
+/*
+** The cost streams the input: a TensorReduce of [2, 64] on DVE keeps it
+** busy 64 + elem_fixed cycles (one per input element of a partition),
+** not 1 + elem_fixed (its output's).
+*/
+START_TEST(test_reduce_cost)
+{
+	tb t;
+	lm_module *m;
+	ls_result r;
+	lm_error err;
+	const lm_arch *a = lm_arch_get("gen3");
+	tb_init(&t);
+	tb_sb(&t, "xs", "float32", 2, 64);
+	tb_sb(&t, "ys", "float32", 2, 1);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"m\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":1}",
+		AP("xs", "float32", 2, 64, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorReduce\",\"name\":\"red\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"op\":\"add\",\"axis\":"
+		"\"X\",\"dependencies\":[\"m\"]}", AP("xs", "float32", 2, 64, 0),
+		AP("ys", "float32", 2, 1, 0));
+	m = tb_module(&t, 0);
+	ck_assert_msg(tb_run1(m, NULL, 0, 0, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(r.cores[0].busy_ps[LM_ENG_DVE - LM_ENG_PE],
+			 lm_arch_cycles_ps(a, LM_ENG_DVE,
+					   64 + a->elem_fixed[LM_ENG_DVE]));
+	ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
 }
 END_TEST
 
@@ -996,6 +1032,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_reduce_accepted);
 	tcase_add_test(tc, test_reduce_run_errors);
 	tcase_add_test(tc, test_reduce_int_uninit);
+	tcase_add_test(tc, test_reduce_cost);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("tensor_scalar_ptr");
 	tcase_set_timeout(tc, 120);
