@@ -56,6 +56,10 @@ static const char *const opcode_names[LM_OP_COUNT] = {
 	[LM_OP_TCOMPLETION] = "TensorCompletion",
 	[LM_OP_TCDYNSRC] = "TensorCopyDynamicSrc",
 	[LM_OP_TCDYNDST] = "TensorCopyDynamicDst",
+	[LM_OP_TENSORREDUCE] = "TensorReduce",
+	[LM_OP_TSPTR] = "TensorScalarPtr",
+	[LM_OP_RECIPROCAL] = "Reciprocal",
+	[LM_OP_STREAMTRANSPOSE] = "StreamTranspose",
 };
 
 /* Schema opcodes that are carried through but not executed. */

@@ -1856,14 +1856,48 @@ static int rd_const1(ik *k)
 	return get_float(k->L, k->c, KEY, &k->in->const1);
 }
 
+/* A MaybeAffine<bool> held as a constant: true / false, or 0 / 1 (an
+** affine value never reaches a reader: it is carried). */
+static int get_ma_bool(ld *L, const cJSON *j, const char *key, int *out)
+{
+	if (cJSON_IsNumber(j) && (j->valuedouble == 0 || j->valuedouble == 1)) {
+		*out = j->valuedouble == 1;
+		return 0;
+	}
+	if (!cJSON_IsBool(j))
+		return FAIL(L, "key '%s': expected boolean or affine "
+			    "expression, got %s", key, type_name(j));
+	*out = cJSON_IsTrue(j) ? 1 : 0;
+	return 0;
+}
+
 static int rd_reverse0(ik *k)
 {
-	return get_bool(k->L, k->c, KEY, &k->in->reverse0);
+	return get_ma_bool(k->L, k->c, KEY, &k->in->reverse0);
 }
 
 static int rd_reverse1(ik *k)
 {
-	return get_bool(k->L, k->c, KEY, &k->in->reverse1);
+	return get_ma_bool(k->L, k->c, KEY, &k->in->reverse1);
+}
+
+static int rd_reduce_axis(ik *k)
+{
+	int64_t o;
+	if (get_enum_ord(k->L, k->c, KEY, LM_ET_AxisListType, &o))
+		return LM_EINPUT;
+	k->in->reduce_axis = (int)o;
+	return 0;
+}
+
+static int rd_negate(ik *k)
+{
+	return get_ma_bool(k->L, k->c, KEY, &k->in->negate);
+}
+
+static int rd_apply_transpose(ik *k)
+{
+	return get_ma_bool(k->L, k->c, KEY, &k->in->apply_transpose);
 }
 
 static int rd_memset_mode(ik *k)
@@ -2292,6 +2326,8 @@ static const ir_key ir_keys[] = {
 	{ "LoopAxis", OPM(LOOP), rd_loop_axis, vw_axis },
 	{ "accumulation_flag", OPM(MATMULT), rd_acc_flag, NULL },
 	{ "alpha", OPM(ACTIVATION), rd_alpha, NULL },
+	{ "apply_transpose", OPM(TENSORREDUCE), rd_apply_transpose, NULL },
+	{ "axis", OPM(TENSORREDUCE), rd_reduce_axis, NULL },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), rd_base, NULL },
 	{ "blocks", OPM_BLOCKS, rd_blocks, NULL },
 	{ "can_read_uninit", 0, rd_can_read_uninit, NULL },
@@ -2329,12 +2365,13 @@ static const ir_key ir_keys[] = {
 	{ "loop_carried_dependencies", 0, rd_lc_deps, NULL },
 	{ "loopnest", 0, rd_carried_array, NULL },
 	{ "mode", OPM(MEMSET), rd_memset_mode, NULL },
+	{ "negate", OPM(TENSORREDUCE), rd_negate, NULL },
 	{ "on_false", OPM(CMPBRANCH), rd_on_false, vw_on_false },
 	{ "on_true", OPM(CMPBRANCH), rd_on_true, vw_on_true },
-	{ "op", OPM(TENSORTENSOR), rd_alu, vw_alu },
+	{ "op", OPM(TENSORTENSOR) | OPM(TENSORREDUCE), rd_alu, vw_alu },
 	{ "op", OPM(REGALU), rd_reg_alu, NULL },
-	{ "op0", OPM(TENSORSCALAR), rd_alu0, vw_alu0 },
-	{ "op1", OPM(TENSORSCALAR), rd_alu1, vw_alu1 },
+	{ "op0", OPM(TENSORSCALAR) | OPM(TSPTR), rd_alu0, vw_alu0 },
+	{ "op1", OPM(TENSORSCALAR) | OPM(TSPTR), rd_alu1, vw_alu1 },
 	{ "optin_passes", 0, rd_optin, NULL },
 	{ "order", 0, rd_order, NULL },
 	{ "origin", 0, rd_origin, NULL },
@@ -2346,8 +2383,8 @@ static const ir_key ir_keys[] = {
 	{ "queue", OPM_QUEUE, rd_queue, vw_queue },
 	{ "registers", OPM(LOOP), rd_loop_regs, vw_loop_regs },
 	{ "renumber", OPM(COREBARRIER), rd_renumber, NULL },
-	{ "reverse0", OPM(TENSORSCALAR), rd_reverse0, NULL },
-	{ "reverse1", OPM(TENSORSCALAR), rd_reverse1, NULL },
+	{ "reverse0", OPM(TENSORSCALAR) | OPM(TSPTR), rd_reverse0, NULL },
+	{ "reverse1", OPM(TENSORSCALAR) | OPM(TSPTR), rd_reverse1, NULL },
 	{ "sb_buf_shape", OPM_KERNELS, rd_sb_buf, NULL },
 	{ "scale", OPM(ACTIVATION), rd_scale, NULL },
 	{ "scheduled_end", 0, rd_sched_end, NULL },

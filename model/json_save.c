@@ -997,6 +997,25 @@ static void wr_reverse1(jw *w, const lm_inst *in, const char *k)
 		kbool(w, k, in->reverse1);
 }
 
+static void wr_reduce_axis(jw *w, const lm_inst *in, const char *k)
+{
+	const char *e = lm_enum_name(LM_ET_AxisListType, in->reduce_axis);
+	if (!carried(in, k))
+		kstr(w, k, e ? e : "X");
+}
+
+static void wr_negate(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->negate && !carried(in, k))
+		kbool(w, k, 1);
+}
+
+static void wr_apply_transpose(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->apply_transpose && !carried(in, k))
+		kbool(w, k, 1);
+}
+
 static void wr_memset_mode(jw *w, const lm_inst *in, const char *k)
 {
 	kstr(w, k, in->memset_mode ? in->memset_mode : "Const");
@@ -1117,6 +1136,8 @@ static const iw_key iw_keys[] = {
 	{ "LoopAxis", OPM(LOOP), wr_axis },
 	{ "accumulation_flag", OPM(MATMULT), wr_acc_flag },
 	{ "alpha", OPM(ACTIVATION), wr_alpha },
+	{ "apply_transpose", OPM(TENSORREDUCE), wr_apply_transpose },
+	{ "axis", OPM(TENSORREDUCE), wr_reduce_axis },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), wr_base },
 	{ "blocks", OPM_BLOCKS, wr_blocks },
 	{ "can_read_uninit", 0, wr_can_read_uninit },
@@ -1149,12 +1170,13 @@ static const iw_key iw_keys[] = {
 	{ "loop_carried_dependencies", 0, wr_lc_deps },
 	{ "mode", OPM(MEMSET), wr_memset_mode },
 	{ "name", 0, wr_name },
+	{ "negate", OPM(TENSORREDUCE), wr_negate },
 	{ "on_false", OPM(CMPBRANCH), wr_on_false },
 	{ "on_true", OPM(CMPBRANCH), wr_on_true },
-	{ "op", OPM(TENSORTENSOR), wr_alu },
+	{ "op", OPM(TENSORTENSOR) | OPM(TENSORREDUCE), wr_alu },
 	{ "op", OPM(REGALU), wr_reg_alu },
-	{ "op0", OPM(TENSORSCALAR), wr_alu0 },
-	{ "op1", OPM(TENSORSCALAR), wr_alu1 },
+	{ "op0", OPM(TENSORSCALAR) | OPM(TSPTR), wr_alu0 },
+	{ "op1", OPM(TENSORSCALAR) | OPM(TSPTR), wr_alu1 },
 	{ "opcode", 0, wr_opcode },
 	{ "origin", 0, wr_origin },
 	{ "outs", 0, wr_outs },
@@ -1164,8 +1186,8 @@ static const iw_key iw_keys[] = {
 	{ "queue", OPM_QUEUE, wr_queue },
 	{ "registers", OPM(LOOP), wr_loop_regs },
 	{ "renumber", OPM(COREBARRIER), wr_renumber },
-	{ "reverse0", OPM(TENSORSCALAR), wr_reverse0 },
-	{ "reverse1", OPM(TENSORSCALAR), wr_reverse1 },
+	{ "reverse0", OPM(TENSORSCALAR) | OPM(TSPTR), wr_reverse0 },
+	{ "reverse1", OPM(TENSORSCALAR) | OPM(TSPTR), wr_reverse1 },
 	{ "sb_buf_shape", OPM_KERNELS, wr_sb_buf },
 	{ "scale", OPM(ACTIVATION), wr_scale },
 	{ "scheduled_end", 0, wr_sched_end },

@@ -73,6 +73,11 @@ typedef enum lm_opcode {
 	LM_OP_TCOMPLETION,  /* TensorCompletion */
 	LM_OP_TCDYNSRC,     /* TensorCopyDynamicSrc */
 	LM_OP_TCDYNDST,     /* TensorCopyDynamicDst */
+	/* compute */
+	LM_OP_TENSORREDUCE, /* TensorReduce */
+	LM_OP_TSPTR,        /* TensorScalarPtr */
+	LM_OP_RECIPROCAL,   /* Reciprocal */
+	LM_OP_STREAMTRANSPOSE, /* StreamTranspose */
 	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
 	LM_OP_COUNT
 } lm_opcode;
@@ -320,11 +325,16 @@ typedef struct lm_inst {
 	lm_actfunc act_func;
 	int has_scale, has_alpha;
 	double scale, alpha;
-	/* TensorTensor (op), TensorScalar (op0/op1), AffineSelect (compare_op) */
+	/* TensorTensor (op), TensorScalar and TensorScalarPtr (op0/op1),
+	   AffineSelect (compare_op), TensorReduce (op) */
 	lm_aluop alu, alu0, alu1;
 	int has_const0, has_const1; /* TensorScalar */
 	double const0, const1;
-	int reverse0, reverse1;
+	int reverse0, reverse1;     /* TensorScalar, TensorScalarPtr */
+	/* TensorReduce: axis (an AxisListType ordinal), negate,
+	   apply_transpose */
+	int reduce_axis;
+	int negate, apply_transpose;
 	/* Memset */
 	char *memset_mode;
 	int has_constant, has_value;

@@ -53,9 +53,16 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		break;
 	case LM_OP_ACTIVATION: case LM_OP_TENSORTENSOR: case LM_OP_TENSORSCALAR:
 	case LM_OP_TENSORCOPY: case LM_OP_MEMSET: case LM_OP_IOTA:
-	case LM_OP_AFFINESELECT:
+	case LM_OP_AFFINESELECT: case LM_OP_TSPTR: case LM_OP_RECIPROCAL:
+	case LM_OP_STREAMTRANSPOSE:
 		if (si->n_outs >= 1 && si->outs[0].space)
 			cyc = si->outs[0].free + a->elem_fixed[e];
+		else
+			cyc = a->elem_fixed[e];
+		break;
+	case LM_OP_TENSORREDUCE: /* streams its input */
+		if (si->n_ins >= 1 && si->ins[0].space)
+			cyc = si->ins[0].free + a->elem_fixed[e];
 		else
 			cyc = a->elem_fixed[e];
 		break;

@@ -13,6 +13,7 @@
 #include "common.h"
 #include "sim_int.h"
 #include "dtype.h"
+#include "enumtab.h"
 
 #include <assert.h>
 #include <math.h>
@@ -545,7 +546,10 @@ static int exec_matmult(ls_exec *x)
 	return 0;
 }
 
-/* Activation: dst = func(fmaf(src, scale, bias[p])). */
+/*
+** Activation: dst = func(src * scale + bias[p]), the product rounded to
+** float32 before the sum (two operations, not a fused multiply-add).
+*/
 static int exec_activation(ls_exec *x)
 {
 	const lm_inst *in = x->si->in;
@@ -563,9 +567,11 @@ static int exec_activation(ls_exec *x)
 	bias = grow_f(&x->fb, &x->cap_b, x->si->ins[1].count);
 	if ((rc = read_f32(x, 0, s)) != 0 || (rc = read_f32(x, 1, bias)) != 0)
 		return rc;
-	for (int64_t i = 0; i < n; i++)
-		s[i] = ls_act_apply(in->act_func, fmaf(s[i], scale, bias[i / fr]),
-				    alpha);
+	for (int64_t i = 0; i < n; i++) {
+		float v = s[i] * scale;
+		v = v + bias[i / fr];
+		s[i] = ls_act_apply(in->act_func, v, alpha);
+	}
 	stage_f32(x, s);
 	return 0;
 }
@@ -740,6 +746,200 @@ static int exec_affine_select(ls_exec *x)
 	return 0;
 }
 
+/*
+** TensorScalarPtr: out = (src op0 s0[p]) op1 s1[p], each step in float32,
+** s0 / s1 the element of ins[1] / ins[2] ([P, 1]) of the element's
+** partition p; reverseN swaps step N's operands; without ins[2], op1 must
+** be bypass. Float data only.
+*/
+static int exec_tensorscalarptr(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	int ns = x->si->n_ins - 1;
+	int64_t n = src->count, P = src->parts, fr = src->free;
+	float *s[2], *a, r;
+	int rc;
+
+	if (ns < 1 || ns > 2)
+		return fail(x, "needs 2 or 3 inputs (the data and one scalar "
+			    "per step), got %d", x->si->n_ins);
+	if (!ls_alu(in->alu0, 1.0f, 1.0f, &r) || !ls_alu(in->alu1, 1.0f,
+							 1.0f, &r))
+		return fail(x, "ALU op '%s' is not supported on float data",
+			    lm_aluop_name(ls_alu(in->alu0, 1.0f, 1.0f, &r) ?
+					  in->alu1 : in->alu0));
+	if (ns == 1 && in->alu1 != LM_ALU_BYPASS)
+		return fail(x, "op1 '%s' has no scalar: ins[2] is missing",
+			    lm_aluop_name(in->alu1));
+	if (dst->count != n || dst->parts != P)
+		return fail(x, "outs[0] must have the shape of ins[0] (%lld "
+			    "elements over %lld partitions), got %lld over %lld",
+			    (long long)n, (long long)P, (long long)dst->count,
+			    (long long)dst->parts);
+	for (int k = 0; k < x->si->n_ins; k++)
+		if (is_int_dtype(x->si->ins[k].dtype) || is_int_dtype(dst->dtype))
+			return fail(x, "integer data (ins[%d] %s, outs[0] %s) is "
+				    "not modelled", k, lm_dtype_name(
+				    x->si->ins[k].dtype), lm_dtype_name(
+				    dst->dtype));
+	for (int k = 1; k <= ns; k++) {
+		const ls_opnd *o = &x->si->ins[k];
+		if (o->parts != P || o->count != P)
+			return fail(x, "ins[%d] must be [%lld, 1]: one scalar "
+				    "per partition of ins[0] (got %lld elements "
+				    "over %lld partitions)", k, (long long)P,
+				    (long long)o->count, (long long)o->parts);
+		s[k - 1] = k == 1 ? grow_f(&x->fb, &x->cap_b, P)
+				  : grow_f(&x->fc, &x->cap_c, P);
+		if ((rc = read_f32(x, k, s[k - 1])) != 0)
+			return rc;
+	}
+	a = grow_f(&x->fa, &x->cap_a, n);
+	if ((rc = read_f32(x, 0, a)) != 0)
+		return rc;
+	/* step by step over each partition's row: each step is rounded to
+	** float32 either way */
+	for (int64_t p = 0; p < P; p++) {
+		float *row = a + p * fr;
+		if (in->reverse0)
+			alu_sv(in->alu0, s[0][p], row, row, fr);
+		else
+			alu_vs(in->alu0, row, s[0][p], row, fr);
+		if (ns < 2)
+			continue; /* op1 is bypass */
+		if (in->reverse1)
+			alu_sv(in->alu1, s[1][p], row, row, fr);
+		else
+			alu_vs(in->alu1, row, s[1][p], row, fr);
+	}
+	stage_f32(x, a);
+	return 0;
+}
+
+/* Reciprocal: dst = 1 / src, one float32 division per element. */
+static int exec_reciprocal(ls_exec *x)
+{
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	int64_t n = src->count;
+	float *a;
+	int rc;
+
+	if (is_int_dtype(src->dtype) || is_int_dtype(dst->dtype))
+		return fail(x, "integer data (%s to %s) is not modelled",
+			    lm_dtype_name(src->dtype), lm_dtype_name(dst->dtype));
+	if (dst->count != n)
+		return fail(x, "outs[0] must have the %lld elements of ins[0], "
+			    "got %lld", (long long)n, (long long)dst->count);
+	a = grow_f(&x->fa, &x->cap_a, n);
+	if ((rc = read_f32(x, 0, a)) != 0)
+		return rc;
+	for (int64_t i = 0; i < n; i++)
+		a[i] = 1.0f / a[i];
+	stage_f32(x, a);
+	return 0;
+}
+
+/*
+** StreamTranspose: each aligned 32 x 32 block of ins[0] transposed in
+** place, a raw element copy: src[p][e] goes to partition (p & ~31) |
+** (e & 31), element (p & 31) | (e & ~31) of outs[0]. outs[0] must hold
+** exactly the positions that reaches, and the dtypes must agree.
+*/
+static int exec_streamtranspose(ls_exec *x)
+{
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	int64_t P = src->parts, E = src->free, op, oe;
+	int es = src->esize, rc;
+	uint8_t *raw, *out;
+
+	if (src->dtype != dst->dtype)
+		return fail(x, "a stream transpose does not convert dtypes "
+			    "(%s to %s)", lm_dtype_name(src->dtype),
+			    lm_dtype_name(dst->dtype));
+	/* the largest partition and element reached: the high bits of one
+	** index with the low five of the other */
+	op = ((P - 1) & ~(int64_t)31) | (E > 32 ? 31 : E - 1);
+	oe = (P > 32 ? 31 : P - 1) | ((E - 1) & ~(int64_t)31);
+	if (dst->parts != op + 1 || dst->free != oe + 1 ||
+	    dst->count != P * E)
+		return fail(x, "outs[0] must be [%lld, %lld], the 32 x 32 block "
+			    "transpose of ins[0] [%lld, %lld] (got [%lld, %lld])",
+			    (long long)(op + 1), (long long)(oe + 1),
+			    (long long)P, (long long)E, (long long)dst->parts,
+			    (long long)dst->free);
+	raw = grow_b(&x->raw, &x->cap_raw, src->count * es);
+	if ((rc = read_raw(x, src, "ins[0]", raw)) != 0)
+		return rc;
+	out = stage_buf(x);
+	for (int64_t p = 0; p < P; p++)
+		for (int64_t e = 0; e < E; e++) {
+			int64_t a = (p & ~(int64_t)31) | (e & 31);
+			int64_t b = (p & 31) | (e & ~(int64_t)31);
+			memcpy(out + (a * dst->free + b) * es,
+			       raw + (p * E + e) * es, (size_t)es);
+		}
+	return 0;
+}
+
+/* The free dimensions an AxisListType reduces (0: not a free-axis list). */
+static int reduce_dims(int axis)
+{
+	switch (axis) {
+	case 0: return 1; /* X */
+	case 1: return 2; /* XY */
+	case 2: return 3; /* XYZ */
+	default: return 0;
+	}
+}
+
+/*
+** TensorReduce: the innermost 1, 2 or 3 dimensions of ins[0]'s access
+** pattern (axis X, XY, XYZ) folded into one element of outs[0]
+** (ls_reduce_rows), float data only.
+*/
+static int exec_tensorreduce(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const lm_arg *a = &in->ins[0];
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	int nd = reduce_dims(in->reduce_axis);
+	int64_t n = 1, rows;
+	float *f;
+	int rc;
+
+	if (!nd)
+		return fail(x, "axis '%s' is not modelled (X, XY and XYZ are)",
+			    lm_enum_name(LM_ET_AxisListType, in->reduce_axis));
+	if (!ls_reduce_supported(in->alu))
+		return fail(x, "op '%s' is not modelled for TensorReduce",
+			    lm_aluop_name(in->alu));
+	if (is_int_dtype(src->dtype) || is_int_dtype(dst->dtype))
+		return fail(x, "integer data (%s to %s) is not modelled",
+			    lm_dtype_name(src->dtype), lm_dtype_name(dst->dtype));
+	if (a->n_ap - 1 < nd)
+		return fail(x, "axis '%s' reduces %d free dimension%s; ins[0] "
+			    "has %d", lm_enum_name(LM_ET_AxisListType,
+			    in->reduce_axis), nd, nd == 1 ? "" : "s",
+			    a->n_ap - 1);
+	for (int k = a->n_ap - nd; k < a->n_ap; k++)
+		n *= a->ap[k].num;
+	rows = n > 0 ? src->count / n : 0;
+	if (n < 1 || dst->count != rows || dst->parts != src->parts)
+		return fail(x, "outs[0] must hold the %lld reduced elements "
+			    "over %lld partitions (ins[0] reduces %lld "
+			    "elements each), got %lld over %lld",
+			    (long long)rows, (long long)src->parts,
+			    (long long)n, (long long)dst->count,
+			    (long long)dst->parts);
+	f = grow_f(&x->fa, &x->cap_a, src->count);
+	if ((rc = read_f32(x, 0, f)) != 0)
+		return rc;
+	ls_reduce_rows(in->alu, in->negate, f, rows, n, f);
+	stage_f32(x, f);
+	return 0;
+}
+
 /* ---- dispatch ----------------------------------------------------------- */
 
 static const exec_fn exec_table[LM_OP_COUNT] = {
@@ -754,6 +954,10 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_MEMSET] = exec_memset,
 	[LM_OP_IOTA] = exec_iota,
 	[LM_OP_AFFINESELECT] = exec_affine_select,
+	[LM_OP_TENSORREDUCE] = exec_tensorreduce,
+	[LM_OP_TSPTR] = exec_tensorscalarptr,
+	[LM_OP_RECIPROCAL] = exec_reciprocal,
+	[LM_OP_STREAMTRANSPOSE] = exec_streamtranspose,
 };
 
 int ls_exec_start(ls_exec *x)

@@ -455,6 +455,15 @@ int ls_act_supported(lm_actfunc f);
 /* f(x) in float32 (alpha: Lrelu / Prelu slope). */
 float ls_act_apply(lm_actfunc f, float x, float alpha);
 
+/* ---- reduce.c ----------------------------------------------------------- */
+
+/* 1 if TensorReduce folds with op. */
+int ls_reduce_supported(lm_aluop op);
+/* out[r] = the fold of in[r*n .. r*n+n-1] by op (negated when negate),
+** r = 0..rows-1, in float32 (docs/semantics.md, "TensorReduce"). */
+void ls_reduce_rows(lm_aluop op, int negate, const float *in, int64_t rows,
+		    int64_t n, float *out);
+
 /* ---- exec.c ------------------------------------------------------------- */
 
 /* What the semantics of one instruction see. */

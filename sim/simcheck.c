@@ -42,7 +42,8 @@
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
 		  OP(RETURN) | OP(SWITCHQUEUE) | OP(NKIKERNEL) | OP(LOOP) | \
-		  OP(BREAK))
+		  OP(BREAK) | OP(TENSORREDUCE) | OP(TSPTR) | OP(RECIPROCAL) | \
+		  OP(STREAMTRANSPOSE))
 /* Opcodes refused inside a Loop's body. */
 #define OPS_NOT_IN_LOOP (OP(CALL) | OP(NKIKERNEL) | OP(SWITCHQUEUE) | \
 			 OP(RETURN))
@@ -136,13 +137,14 @@ static const op_key inst_model[] = {
 	{ OP(ACTIVATION), "scale", NULL },
 	{ OP(TENSORSCALAR), "const0", NULL },
 	{ OP(TENSORSCALAR), "const1", NULL },
-	{ OP(TENSORSCALAR), "reverse0", NULL },
-	{ OP(TENSORSCALAR), "reverse1", NULL },
+	{ OP(TENSORSCALAR) | OP(TSPTR), "reverse0", NULL },
+	{ OP(TENSORSCALAR) | OP(TSPTR), "reverse1", NULL },
 	{ OP(MEMSET), "constant", NULL },
 	{ OP(IOTA) | OP(AFFINESELECT), "base", NULL },
 	{ OP(IOTA) | OP(AFFINESELECT), "channel_multiplier", NULL },
 	{ OP(IOTA) | OP(AFFINESELECT), "pattern", NULL },
 	{ OP(AFFINESELECT), "fill_value", NULL },
+	{ OP(TENSORREDUCE), "negate", NULL },
 	{ OP(COREBARRIER), "id", NULL },
 	{ OP(COREBARRIER), "cores", NULL },
 	{ OP(CALL), "target", NULL },
@@ -332,6 +334,36 @@ static int chk_compare_op(const lm_inst *in, char *val, size_t n,
 		*why = "compare_op must be a comparison";
 		return q(val, n, lm_aluop_name(in->alu));
 	}
+}
+
+static int chk_reduce_op(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	if (ls_reduce_supported(in->alu))
+		return 0;
+	*why = "TensorReduce folds with add, subtract, mult, max, min and "
+	       "average";
+	return q(val, n, lm_aluop_name(in->alu));
+}
+
+static int chk_reduce_axis(const lm_inst *in, char *val, size_t n,
+			   const char **why)
+{
+	if (in->reduce_axis >= 0 && in->reduce_axis <= 2)
+		return 0;
+	*why = "the free-axis lists X, XY and XYZ are modelled; a reduction "
+	       "across partitions is not";
+	return q(val, n, lm_enum_name(LM_ET_AxisListType, in->reduce_axis));
+}
+
+static int chk_apply_transpose(const lm_inst *in, char *val, size_t n,
+			       const char **why)
+{
+	if (!in->apply_transpose)
+		return 0;
+	*why = "the partition transpose before the reduction is not modelled";
+	snprintf(val, n, "true");
+	return 1;
 }
 
 static int chk_memset_mode(const lm_inst *in, char *val, size_t n,
@@ -526,10 +558,13 @@ static const field_rule checks[] = {
 	{ OP(ACTIVATION), "func", chk_act_func },
 	{ OP(ACTIVATION), "alpha", chk_alpha },
 	{ OP(TENSORTENSOR), "op", chk_op },
-	{ OP(TENSORSCALAR), "op0", chk_op0 },
-	{ OP(TENSORSCALAR), "op1", chk_op1 },
+	{ OP(TENSORSCALAR) | OP(TSPTR), "op0", chk_op0 },
+	{ OP(TENSORSCALAR) | OP(TSPTR), "op1", chk_op1 },
 	{ OP(AFFINESELECT), "compare_op", chk_compare_op },
 	{ OP(MEMSET), "mode", chk_memset_mode },
+	{ OP(TENSORREDUCE), "op", chk_reduce_op },
+	{ OP(TENSORREDUCE), "axis", chk_reduce_axis },
+	{ OP(TENSORREDUCE), "apply_transpose", chk_apply_transpose },
 	{ OP(CALL), "ins", chk_call_ins },
 	{ OP(CALL), "outs", chk_call_outs },
 };

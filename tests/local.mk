@@ -69,6 +69,12 @@ tests_test_run_cli_CFLAGS = $(TEST_CFLAGS)
 tests_test_run_cli_LDADD = $(TEST_LDADD)
 TESTS += tests/test_sim tests/test_sched tests/test_run_cli tests/test_loops
 
+check_PROGRAMS += tests/test_compute
+tests_test_compute_SOURCES = tests/test_compute.c
+tests_test_compute_CFLAGS = $(TEST_CFLAGS)
+tests_test_compute_LDADD = $(TEST_LDADD)
+TESTS += tests/test_compute
+
 check_PROGRAMS += tests/test_diff
 tests_test_diff_SOURCES = tests/test_diff.c
 tests_test_diff_CFLAGS = $(TEST_CFLAGS)

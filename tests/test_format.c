@@ -529,7 +529,8 @@ START_TEST(test_versions_and_spellings)
 }
 END_TEST
 
-/* Documented keys the model does not interpret: checked, defaults
+/* Documented keys: the ones the model reads into the IR (TensorReduce's)
+** and the ones it does not interpret (DMACopy's here): checked, defaults
 ** dropped (and re-written where always written), others carried. */
 START_TEST(test_documented_keys)
 {
@@ -544,7 +545,8 @@ START_TEST(test_documented_keys)
 	/* the default values are not kept */
 	ck_assert_ptr_null(cJSON_GetObjectItem(r->extra, "axis"));
 	ck_assert_ptr_null(cJSON_GetObjectItem(r->extra, "negate"));
-	ck_assert_ptr_nonnull(cJSON_GetObjectItem(r->extra, "op"));
+	ck_assert_ptr_null(cJSON_GetObjectItem(r->extra, "op"));
+	ck_assert_int_eq(r->alu, LM_ALU_ADD);
 	ck_assert_ptr_null(cJSON_GetObjectItem(c->extra, "dge_type"));
 	ck_assert_ptr_null(cJSON_GetObjectItem(c->extra, "dma_qos"));
 	ck_assert_ptr_nonnull(cJSON_GetObjectItem(c->extra, "mode"));
@@ -562,7 +564,7 @@ START_TEST(test_documented_keys)
 	static const char *const bad[][2] = {
 		{ "\"axis\":\"Q\"", "key 'axis': unknown AxisListType 'Q' (" },
 		{ "\"axis\":99", "key 'axis': AxisListType 99 does not exist" },
-		{ "\"axis\":[1]", "key 'axis': expected enum name, got array" },
+		{ "\"axis\":[1]", "key 'axis': expected string, got array" },
 		{ "\"negate\":\"yes\"", "key 'negate': expected boolean or affine "
 		  "expression, got string" },
 		{ "\"apply_transpose\":2", "key 'apply_transpose': expected "

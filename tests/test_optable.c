@@ -198,13 +198,14 @@ START_TEST(test_op_flags)
 		static const char *const onchip[] = {
 			"Activation", "Matmult", "Memset", "TensorCopy",
 			"TensorScalar", "TensorTensor", "Iota",
-			"TensorScalarAffineSelect",
+			"TensorScalarAffineSelect", "TensorReduce",
+			"TensorScalarPtr", "Reciprocal", "StreamTranspose",
 		};
 		int n = 0;
 		for (int i = 0; i < NOPS; i++)
 			n += !!(ops[i].flags & LM_OPF_ONCHIP);
-		ck_assert_int_eq(n, 8);
-		for (size_t i = 0; i < 8; i++)
+		ck_assert_int_eq(n, 12);
+		for (size_t i = 0; i < 12; i++)
 			ck_assert_msg(find_op(onchip[i])->flags & LM_OPF_ONCHIP,
 				      "%s is not ONCHIP", onchip[i]);
 	}

@@ -1,0 +1,1069 @@
+/*
+** test_compute.c -- the compute instructions of docs/semantics.md against
+** values computed in the test (by hand, or by a plain loop written here
+** and sharing nothing with sim/): the order of each fold, the dtype each
+** step is rounded to, NaN / Inf / -0, and each refusal with its message.
+*/
+#include "common.h"
+#include "testutil.h"
+#include "dtype.h"
+#include "arch.h"
+#include "sim.h"
+#include "simcheck.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the harness -------------------------------------------------------- */
+
+/*
+** x [P, F] (float32 host data, stored as in_dt) is loaded into SB xs; one
+** TensorReduce reads xs through the access pattern pairs `pairs` (JSON
+** text of its "ap", e.g. "[[8,2],[1,8]]") and writes ys [P, R] (out_dt),
+** which is stored into the output y. keys: the instruction's op-specific
+** keys as JSON members. Returns ls_run's status; on success y holds the
+** P * R outputs as float32.
+*/
+static int reduce_run(const char *in_dt, const char *out_dt, int P, int F,
+		      int R, const char *pairs, const char *keys,
+		      const float *x, float *y, lm_error *err)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	int rc;
+
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", in_dt, P, F);
+	tb_dram(&t, "y", "ExternalOutput", out_dt, P, R);
+	tb_sb(&t, "xs", in_dt, P, F);
+	tb_sb(&t, "ys", out_dt, P, R);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", in_dt, P, F, 0), AP("xs", in_dt, P, F, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorReduce\",\"name\":\"red\",\"engine\":"
+		"\"DVE\",\"ins\":[{\"kind\":\"physical_ap\",\"memsetref\":"
+		"\"xs\",\"memref\":\"xs\",\"offset\":0,\"ap\":%s,\"dtype\":"
+		"\"%s\"}],\"outs\":[%s],%s,\"wait\":[{\"semaphore\":\"s0\","
+		"\"value\":1}]}", pairs, in_dt, AP("ys", out_dt, P, R, 0),
+		keys);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"red\"]}", AP("ys", out_dt, P, R, 0), AP("y", out_dt, P, R, 0));
+	m = tb_module(&t, 0);
+	rc = tb_run1(m, x, P, F, NULL, &r, err);
+	if (rc == 0) {
+		for (int i = 0; i < P * R; i++)
+			y[i] = tb_out(&r, "y", i);
+		ls_result_free(&r);
+	}
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+/* reduce_run over [P, F] along X (one output per partition). */
+static void reduce_x(const char *keys, int P, int F, const float *x,
+		     float *y)
+{
+	char pairs[64];
+	lm_error err;
+	snprintf(pairs, sizeof pairs, "[[%d,%d],[1,%d]]", F, P, F);
+	ck_assert_msg(reduce_run("float32", "float32", P, F, 1, pairs, keys,
+				 x, y, &err) == 0, "run: %s", err.msg);
+}
+
+/* ---- Activation: the affine step ---------------------------------------- */
+
+/*
+** y = Identity(x * scale + bias) over one partition of F elements, bias
+** set by a Memset to `bias` (JSON text, so that -0.0 can be given).
+*/
+static void act_affine(const float *x, int F, const char *scale,
+		       const char *bias, float *y)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	lm_error err;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 1, F);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 1, F);
+	tb_sb(&t, "xs", "float32", 1, F);
+	tb_sb(&t, "ys", "float32", 1, F);
+	tb_sb(&t, "bias", "float32", 1, 1);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", 1, F, 0), AP("xs", "float32", 1, F, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"mb\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":%s}",
+		AP("bias", "float32", 1, 1, 0), bias);
+	tb_inst(&t, "{\"opcode\":\"Activation\",\"acc\":\"Idle\",\"alpha\":0.0,"
+		"\"op0\":\"bypass\",\"op1\":\"bypass\",\"reduce_op\":\"bypass\","
+		"\"name\":\"act\",\"engine\":\"Activation\",\"ins\":[%s,%s],"
+		"\"outs\":[%s],\"func\":\"Identity\",\"scale\":%s,\"wait\":[{"
+		"\"semaphore\":\"s0\",\"value\":1}],\"dependencies\":[\"mb\"]}",
+		AP("xs", "float32", 1, F, 0), AP("bias", "float32", 1, 1, 0),
+		AP("ys", "float32", 1, F, 0), scale);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"act\"]}", AP("ys", "float32", 1, F, 0),
+		AP("y", "float32", 1, F, 0));
+	m = tb_module(&t, 0);
+	ck_assert_msg(tb_run1(m, x, 1, F, NULL, &r, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < F; i++)
+		y[i] = tb_out(&r, "y", i);
+	ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+}
+
+/*
+** The product is rounded before the bias is added: (1 + 2^-12)^2 =
+** 1 + 2^-11 + 2^-24 rounds (a tie, to even) to 1 + 2^-11, and - 1 leaves
+** 2^-11; a fused multiply-add would give 2^-11 + 2^-24. A -0 bias keeps
+** -0 * 1 at -0, a +0 bias makes it +0.
+*/
+START_TEST(test_activation_mul_then_add)
+{
+	float x[3] = { 1.0f + 0x1p-12f, -0.0f, 0.0f }, y[3];
+	act_affine(x, 1, "1.000244140625", "-1", y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(0x1p-11f));
+	ck_assert_uint_ne(tb_bits(y[0]),
+			  tb_bits(fmaf(x[0], 1.0f + 0x1p-12f, -1.0f)));
+	act_affine(x + 1, 2, "1.0", "-0.0", y);
+	ck_assert_uint_eq(tb_bits(y[0]), 0x80000000u);
+	ck_assert_uint_eq(tb_bits(y[1]), 0x00000000u);
+	act_affine(x + 1, 2, "1.0", "0.0", y);
+	ck_assert_uint_eq(tb_bits(y[0]), 0x00000000u);
+}
+END_TEST
+
+/* ---- TensorReduce: hand-computed cases ---------------------------------- */
+
+/*
+** add folds left to right from the first element, in float32:
+** 1e8 + 1 = 1e8 (the spacing there is 8), - 1e8 = 0, + 1 = 1; pairwise
+** summation would give 0 and a sum in double 2. A row of -0 sums to -0
+** (the fold starts at the first element, not at +0).
+*/
+START_TEST(test_reduce_add_order)
+{
+	float x[3 * 4] = {
+		1e8f, 1.0f, -1e8f, 1.0f,
+		-0.0f, -0.0f, -0.0f, -0.0f,
+		INFINITY, 1.0f, -INFINITY, 2.0f,
+	};
+	float y[3];
+	reduce_x("\"op\":\"add\",\"axis\":\"X\"", 3, 4, x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(1.0f));
+	ck_assert_uint_eq(tb_bits(y[1]), 0x80000000u);
+	ck_assert(isnan(y[2])); /* inf + -inf */
+}
+END_TEST
+
+/*
+** max / min: a NaN anywhere in the row gives NaN (the first NaN met);
+** on a tie the later element wins, so max(+0, -0) = -0, max(-0, +0) = +0.
+*/
+START_TEST(test_reduce_max_min_nan_zero)
+{
+	const float nan = NAN;
+	float x[4 * 3] = {
+		1.0f, nan, 3.0f,
+		0.0f, -0.0f, -1.0f,
+		-0.0f, 0.0f, -1.0f,
+		-INFINITY, -5.0f, -INFINITY,
+	};
+	float y[4];
+	reduce_x("\"op\":\"max\",\"axis\":\"X\"", 4, 3, x, y);
+	ck_assert(isnan(y[0]));
+	ck_assert_uint_eq(tb_bits(y[1]), 0x80000000u);
+	ck_assert_uint_eq(tb_bits(y[2]), 0x00000000u);
+	ck_assert_uint_eq(tb_bits(y[3]), tb_bits(-5.0f));
+	reduce_x("\"op\":\"min\",\"axis\":\"X\"", 4, 3, x, y);
+	ck_assert(isnan(y[0]));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(-1.0f));
+	ck_assert_uint_eq(tb_bits(y[3]), tb_bits(-INFINITY));
+}
+END_TEST
+
+/* negate flips the folded value's sign bit, a NaN's and a zero's too. */
+START_TEST(test_reduce_negate)
+{
+	float x[3 * 2] = { 1.0f, 2.0f, NAN, 1.0f, 0.0f, 0.0f };
+	float y[3];
+	reduce_x("\"op\":\"add\",\"axis\":\"X\",\"negate\":true", 3, 2, x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(-3.0f));
+	ck_assert_uint_eq(tb_bits(y[1]), 0xffc00000u); /* -(qNaN) */
+	ck_assert_uint_eq(tb_bits(y[2]), 0x80000000u);
+}
+END_TEST
+
+/*
+** average: the first element divided by n, then each further element
+** times 1/n (both float32) added. Ten ones: 1/10 = 0x3dcccccd, and nine
+** additions of it end at 0x3f800001, one ulp above 1 -- a sum divided by
+** n would give exactly 1.
+*/
+START_TEST(test_reduce_average)
+{
+	float x[2 * 10], y[2];
+	for (int i = 0; i < 10; i++) {
+		x[i] = 1.0f;
+		x[10 + i] = (float)(i + 1);
+	}
+	reduce_x("\"op\":\"average\",\"axis\":\"X\"", 2, 10, x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), 0x3f800001u);
+	/* 1..10: exact steps 0.1f * k summed, against the same chain here */
+	{
+		float acc = 1.0f / 10.0f;
+		for (int i = 1; i < 10; i++)
+			acc = acc + 0.1f * (float)(i + 1);
+		ck_assert_uint_eq(tb_bits(y[1]), tb_bits(acc));
+	}
+}
+END_TEST
+
+/*
+** The fold runs in float32 and only its result is rounded to the output
+** dtype: 1 + 2^-8 + 2^-8 = 1 + 2^-7 is a bfloat16; rounding each step to
+** bfloat16 would give 1 (1 + 2^-8 is a tie, to even).
+*/
+START_TEST(test_reduce_rounds_once)
+{
+	float x[3] = { 1.0f, 0x1p-8f, 0x1p-8f };
+	float y[1];
+	lm_error err;
+	ck_assert_msg(reduce_run("float32", "bfloat16", 1, 3, 1,
+				 "[[3,1],[1,3]]", "\"op\":\"add\",\"axis\":"
+				 "\"X\"", x, y, &err) == 0, "run: %s", err.msg);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(1.0f + 0x1p-7f));
+}
+END_TEST
+
+/* ---- TensorReduce: a plain reference, randomized ------------------------ */
+
+/* float32 fold of n values in the order the docs give, written afresh. */
+static float ref_fold(const char *op, const float *v, int n)
+{
+	float acc = v[0];
+	if (!strcmp(op, "average"))
+		acc = acc / (float)n;
+	for (int j = 1; j < n; j++) {
+		float b = v[j];
+		if (!strcmp(op, "add"))
+			acc = acc + b;
+		else if (!strcmp(op, "subtract"))
+			acc = acc - b;
+		else if (!strcmp(op, "mult"))
+			acc = acc * b;
+		else if (!strcmp(op, "max") || !strcmp(op, "min")) {
+			/* NaN sticks; otherwise the later one unless the
+			   earlier is strictly greater (max) / less (min) */
+			int keep = !strcmp(op, "max") ? acc > b : acc < b;
+			if (!isnan(acc) && (isnan(b) || !keep))
+				acc = b;
+		}
+		else
+			acc = acc + (1.0f / (float)n) * b;
+	}
+	return acc;
+}
+
+static const char *const fold_ops[] = {
+	"add", "subtract", "mult", "max", "min", "average",
+};
+
+/*
+** x [P, A*B*C] walked as [P][A][B][C]; axis X gives [P, A*B] outputs,
+** XY [P, A], XYZ [P, 1], each against ref_fold over the reduced block.
+** Values in [-2, 2) with some NaN, -0 and ties planted.
+*/
+START_TEST(test_reduce_random)
+{
+	enum { P = 8, A = 3, B = 4, C = 5, F = A * B * C };
+	const char *op = fold_ops[_i];
+	static const char *const axes[] = { "X", "XY", "XYZ" };
+	static const int per[] = { C, B * C, A * B * C };
+	float x[P * F], y[P * F], v[F];
+	char pairs[96], keys[96];
+	lm_error err;
+
+	tb_fill(x, P * F, 11 + (uint32_t)_i);
+	x[7] = NAN;
+	x[F + 3] = -0.0f;
+	x[F + 4] = 0.0f;
+	x[2 * F + 1] = x[2 * F + 2];
+	snprintf(pairs, sizeof pairs, "[[%d,%d],[%d,%d],[%d,%d],[1,%d]]", F,
+		 P, B * C, A, C, B, C);
+	for (int k = 0; k < 3; k++) {
+		int n = per[k], R = F / n;
+		snprintf(keys, sizeof keys, "\"op\":\"%s\",\"axis\":\"%s\"", op,
+			 axes[k]);
+		ck_assert_msg(reduce_run("float32", "float32", P, F, R, pairs,
+					 keys, x, y, &err) == 0, "%s %s: %s",
+			      op, axes[k], err.msg);
+		for (int p = 0; p < P; p++)
+			for (int r = 0; r < R; r++) {
+				memcpy(v, x + p * F + r * n, sizeof(float) * n);
+				ck_assert_same_f(y[p * R + r],
+						 ref_fold(op, v, n));
+			}
+	}
+}
+END_TEST
+
+/* ---- TensorReduce: refusals ---------------------------------------------- */
+
+/* The module the reduce_run harness makes, checked only (no run). */
+static int reduce_check(const char *keys, lm_error *err)
+{
+	tb t;
+	lm_module *m;
+	int rc;
+	tb_init(&t);
+	tb_sb(&t, "xs", "float32", 2, 4);
+	tb_sb(&t, "ys", "float32", 2, 1);
+	tb_inst(&t, "{\"opcode\":\"TensorReduce\",\"name\":\"red\",\"engine\":"
+		"\"Pool\",\"ins\":[%s],\"outs\":[%s],%s}",
+		AP("xs", "float32", 2, 4, 0), AP("ys", "float32", 2, 1, 0), keys);
+	m = tb_module(&t, 0);
+	rc = ls_check_module(m, err);
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+static const struct { const char *keys, *want; } reduce_refusals[] = {
+	{ "\"op\":\"add\",\"axis\":\"XYZW\"", "opcode 'TensorReduce' key "
+	  "'axis' = \"XYZW\" is not modelled by the simulator (the free-axis "
+	  "lists X, XY and XYZ are modelled; a reduction across partitions is "
+	  "not)" },
+	{ "\"op\":\"add\",\"axis\":\"C\"", "opcode 'TensorReduce' key 'axis' "
+	  "= \"C\" is not modelled" },
+	{ "\"op\":\"pow\",\"axis\":\"X\"", "opcode 'TensorReduce' key 'op' = "
+	  "\"pow\" is not modelled by the simulator (TensorReduce folds with "
+	  "add, subtract, mult, max, min and average)" },
+	{ "\"op\":\"bitwise_and\",\"axis\":\"X\"", "key 'op' = "
+	  "\"bitwise_and\" is not modelled" },
+	{ "\"op\":\"add\",\"axis\":\"X\",\"negate\":{\"kind\":\"AffExprKind\","
+	  "\"terms\":[],\"c\":1}", "opcode 'TensorReduce' key 'negate' = "
+	  "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":1} is not modelled by "
+	  "the simulator (affine expressions are not modelled)" },
+	{ "\"op\":\"add\",\"axis\":\"X\",\"apply_transpose\":1",
+	  "opcode 'TensorReduce' key 'apply_transpose' = true is not modelled "
+	  "by the simulator (the partition transpose before the reduction is "
+	  "not modelled)" },
+};
+
+START_TEST(test_reduce_refused)
+{
+	lm_error err;
+	ck_assert_int_eq(reduce_check(reduce_refusals[_i].keys, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, reduce_refusals[_i].want);
+	ck_assert_contains(err.msg, "instruction red");
+}
+END_TEST
+
+/* The modelled forms pass the check (negate at either value). */
+START_TEST(test_reduce_accepted)
+{
+	lm_error err;
+	ck_assert_msg(reduce_check("\"op\":\"max\",\"axis\":\"X\",\"negate\":"
+				   "true", &err) == 0, "%s", err.msg);
+	ck_assert_msg(reduce_check("\"op\":\"min\",\"axis\":\"XY\","
+				   "\"negate\":1", &err) == 0, "%s", err.msg);
+	ck_assert_msg(reduce_check("\"op\":\"average\",\"axis\":\"XYZ\","
+				   "\"negate\":false,\"apply_transpose\":false",
+				   &err) == 0, "%s", err.msg);
+}
+END_TEST
+
+/* Errors at run time: the data and shapes the fold does not take. */
+START_TEST(test_reduce_run_errors)
+{
+	float x[2 * 4] = {0}, y[8];
+	lm_error err;
+	/* an output that is not one element per reduced row */
+	ck_assert_int_eq(reduce_run("float32", "float32", 2, 4, 2,
+				    "[[4,2],[1,4]]", "\"op\":\"add\",\"axis\":"
+				    "\"X\"", x, y, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "outs[0] must hold the 2 reduced elements "
+			   "over 2 partitions (ins[0] reduces 4 elements each), "
+			   "got 4 over 2");
+	/* XY of a [P, F] pattern would fold the partitions */
+	ck_assert_int_eq(reduce_run("float32", "float32", 2, 4, 1,
+				    "[[4,2],[1,4]]", "\"op\":\"add\",\"axis\":"
+				    "\"XY\"", x, y, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "axis 'XY' reduces 2 free dimensions; "
+			   "ins[0] has 1");
+}
+END_TEST
+
+/*
+** A TensorReduce of SB tensor xs (dtype dt, [2, 4], set to 1 by a Memset
+** first when set) into ys [2, 1], run; the run's status.
+*/
+static int reduce_sb(const char *dt, int set, lm_error *err)
+{
+	tb t;
+	lm_module *m;
+	ls_result r;
+	int rc;
+	tb_init(&t);
+	tb_sb(&t, "xs", dt, 2, 4);
+	tb_sb(&t, "ys", "float32", 2, 1);
+	if (set)
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\","
+			"\"name\":\"ms\",\"engine\":\"Pool\",\"outs\":[%s],"
+			"\"value\":1}", AP("xs", dt, 2, 4, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorReduce\",\"name\":\"red\",\"engine\":"
+		"\"Pool\",\"ins\":[%s],\"outs\":[%s],\"op\":\"add\",\"axis\":"
+		"\"X\"%s}", AP("xs", dt, 2, 4, 0), AP("ys", "float32", 2, 1, 0),
+		set ? ",\"dependencies\":[\"ms\"]" : "");
+	m = tb_module(&t, 0);
+	rc = tb_run1(m, NULL, 0, 0, NULL, &r, err);
+	if (rc == 0)
+		ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+/* Integer data is refused at run time; never-written input is an error
+** naming the operand. */
+START_TEST(test_reduce_int_uninit)
+{
+	lm_error err;
+	ck_assert_int_eq(reduce_sb("float32", 1, &err), 0);
+	ck_assert_int_eq(reduce_sb("int32", 1, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "instruction red: integer data (int32 to "
+			   "float32) is not modelled (TensorReduce)");
+	ck_assert_int_eq(reduce_sb("float32", 0, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "reads uninitialized memory: ins[0]");
+}
+END_TEST
+
+/*
+** The cost streams the input: a TensorReduce of [2, 64] on DVE keeps it
+** busy 64 + elem_fixed cycles (one per input element of a partition),
+** not 1 + elem_fixed (its output's).
+*/
+START_TEST(test_reduce_cost)
+{
+	tb t;
+	lm_module *m;
+	ls_result r;
+	lm_error err;
+	const lm_arch *a = lm_arch_get("gen3");
+	tb_init(&t);
+	tb_sb(&t, "xs", "float32", 2, 64);
+	tb_sb(&t, "ys", "float32", 2, 1);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"m\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":1}",
+		AP("xs", "float32", 2, 64, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorReduce\",\"name\":\"red\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"op\":\"add\",\"axis\":"
+		"\"X\",\"dependencies\":[\"m\"]}", AP("xs", "float32", 2, 64, 0),
+		AP("ys", "float32", 2, 1, 0));
+	m = tb_module(&t, 0);
+	ck_assert_msg(tb_run1(m, NULL, 0, 0, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(r.cores[0].busy_ps[LM_ENG_DVE - LM_ENG_PE],
+			 lm_arch_cycles_ps(a, LM_ENG_DVE,
+					   64 + a->elem_fixed[LM_ENG_DVE]));
+	ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+}
+END_TEST
+
+/* ---- TensorScalarPtr ---------------------------------------------------- */
+
+/*
+** x [P, F + 2] is loaded into SB xs: columns 0..F-1 the data, column F
+** the scalar s0, column F + 1 the scalar s1. One TensorScalarPtr reads
+** the data, ins[1] = column F and (when three) ins[2] = column F + 1,
+** writes ys [P, F] (out_dt), stored into y. keys: op-specific members.
+*/
+static int tsp_run(const char *out_dt, int P, int F, int three,
+		   const char *keys, const float *x, float *y, lm_error *err)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	int W = F + 2, rc;
+	char data[200], s0[200], s1[200];
+
+	snprintf(data, sizeof data, "{\"kind\":\"physical_ap\",\"memsetref\":"
+		 "\"xs\",\"memref\":\"xs\",\"offset\":0,\"ap\":[[%d,%d],[1,%d]],"
+		 "\"dtype\":\"float32\"}", W, P, F);
+	snprintf(s0, sizeof s0, "{\"kind\":\"physical_ap\",\"memsetref\":"
+		 "\"xs\",\"memref\":\"xs\",\"offset\":%d,\"ap\":[[%d,%d],[1,1]],"
+		 "\"dtype\":\"float32\"}", F, W, P);
+	snprintf(s1, sizeof s1, ",{\"kind\":\"physical_ap\",\"memsetref\":"
+		 "\"xs\",\"memref\":\"xs\",\"offset\":%d,\"ap\":[[%d,%d],[1,1]],"
+		 "\"dtype\":\"float32\"}", F + 1, W, P);
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", P, W);
+	tb_dram(&t, "y", "ExternalOutput", out_dt, P, F);
+	tb_sb(&t, "xs", "float32", P, W);
+	tb_sb(&t, "ys", out_dt, P, F);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", P, W, 0), AP("xs", "float32", P, W, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorScalarPtr\",\"name\":\"tsp\","
+		"\"engine\":\"DVE\",\"ins\":[%s,%s%s],\"outs\":[%s],%s,"
+		"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}]}", data, s0,
+		three ? s1 : "", AP("ys", out_dt, P, F, 0), keys);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"tsp\"]}", AP("ys", out_dt, P, F, 0), AP("y", out_dt, P, F, 0));
+	m = tb_module(&t, 0);
+	rc = tb_run1(m, x, P, W, NULL, &r, err);
+	if (rc == 0) {
+		for (int i = 0; i < P * F; i++)
+			y[i] = tb_out(&r, "y", i);
+		ls_result_free(&r);
+	}
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+static void tsp_ok(const char *out_dt, int P, int F, int three,
+		   const char *keys, const float *x, float *y)
+{
+	lm_error err;
+	ck_assert_msg(tsp_run(out_dt, P, F, three, keys, x, y, &err) == 0,
+		      "run: %s", err.msg);
+}
+
+/*
+** Each step is rounded to float32 before the next: (1 + 2^-24) * 3 is
+** 1 * 3 = 3 (1 + 2^-24 is a tie, to even), where one rounding of the
+** exact value would give 3 + 2^-22. The scalars are per partition.
+*/
+START_TEST(test_tsp_step_rounding)
+{
+	float x[2 * 4] = {
+		1.0f, 2.0f, 0x1p-24f, 3.0f,
+		1.0f, -1.0f, 0.5f, 4.0f,
+	};
+	float y[4];
+	tsp_ok("float32", 2, 2, 1, "\"op0\":\"add\",\"reverse0\":false,"
+	       "\"op1\":\"mult\",\"reverse1\":false", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(3.0f));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(6.0f));  /* 2 + 2^-24 = 2 */
+	ck_assert_uint_eq(tb_bits(y[2]), tb_bits(6.0f));  /* (1+.5)*4 */
+	ck_assert_uint_eq(tb_bits(y[3]), tb_bits(-2.0f)); /* (-1+.5)*4 */
+}
+END_TEST
+
+/* reverseN puts the scalar first: s1 / (s0 - x); the scalars are taken
+** per partition. */
+START_TEST(test_tsp_reverse)
+{
+	float x[2 * 4] = {
+		4.0f, 1.0f, 1.0f, 6.0f,
+		4.0f, 10.0f, 10.0f, -3.0f,
+	};
+	float y[4];
+	tsp_ok("float32", 2, 2, 1, "\"op0\":\"subtract\",\"reverse0\":true,"
+	       "\"op1\":\"divide\",\"reverse1\":true", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(-2.0f));     /* 6 / (1 - 4) */
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(INFINITY));  /* 6 / +0 */
+	ck_assert_uint_eq(tb_bits(y[2]), tb_bits(-0.5f));     /* -3 / 6 */
+	ck_assert_uint_eq(tb_bits(y[3]), tb_bits(-INFINITY)); /* -3 / +0 */
+}
+END_TEST
+
+/* -0, Inf and NaN through both steps (IEEE in each). */
+START_TEST(test_tsp_specials)
+{
+	const float nan = NAN, inf = INFINITY;
+	float x[3 * 5] = {
+		-0.0f, 1.0f, 0.0f, -0.0f, -1.0f,
+		1.0f, inf, -inf, 0.0f, 0.0f,
+		2.0f, nan, -5.0f, nan, 1.0f,
+	};
+	float y[9];
+	/* (x + s0) * s1 */
+	tsp_ok("float32", 3, 3, 1, "\"op0\":\"add\",\"reverse0\":false,"
+	       "\"op1\":\"mult\",\"reverse1\":false", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), 0x00000000u); /* (-0 + -0) * -1 */
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(-1.0f));
+	ck_assert_uint_eq(tb_bits(y[2]), 0x80000000u); /* (0 + -0) * -1 */
+	ck_assert_uint_eq(tb_bits(y[3]), 0x00000000u); /* 1 * 0 */
+	ck_assert(isnan(y[4]) && isnan(y[5]));         /* +-inf * 0 */
+	for (int i = 6; i < 9; i++)
+		ck_assert(isnan(y[i]));                /* x + NaN */
+	/* min(max(x, s0), s1): a NaN scalar gives that NaN */
+	tsp_ok("float32", 3, 3, 1, "\"op0\":\"max\",\"reverse0\":false,"
+	       "\"op1\":\"min\",\"reverse1\":false", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(-1.0f));
+	ck_assert_uint_eq(tb_bits(y[4]), 0x00000000u); /* min(inf, 0) */
+	ck_assert_uint_eq(tb_bits(y[5]), 0x00000000u); /* min(max(-inf, 0), 0) */
+	for (int i = 6; i < 9; i++)
+		ck_assert(isnan(y[i]));
+}
+END_TEST
+
+/*
+** The two steps stay in float32; only the result is rounded to the
+** output dtype: (1 + 2^-8) + 2^-8 = 1 + 2^-7 in bfloat16, where rounding
+** after the first step would give 1 (a tie, to even).
+*/
+START_TEST(test_tsp_rounds_once)
+{
+	float x[1 * 3] = { 1.0f, 0x1p-8f, 0x1p-8f };
+	float y[1];
+	tsp_ok("bfloat16", 1, 1, 1, "\"op0\":\"add\",\"reverse0\":false,"
+	       "\"op1\":\"add\",\"reverse1\":false", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(1.0f + 0x1p-7f));
+}
+END_TEST
+
+/* One scalar (two inputs): op1 must be bypass. */
+START_TEST(test_tsp_one_scalar)
+{
+	float x[2 * 3] = { 3.0f, 2.0f, 0.0f, 5.0f, 3.0f, 0.0f };
+	float y[2];
+	lm_error err;
+	tsp_ok("float32", 2, 1, 0, "\"op0\":\"subtract\",\"reverse0\":false,"
+	       "\"op1\":\"bypass\",\"reverse1\":false", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(1.0f));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(2.0f));
+	ck_assert_int_eq(tsp_run("float32", 2, 1, 0, "\"op0\":\"subtract\","
+				 "\"reverse0\":false,\"op1\":\"mult\","
+				 "\"reverse1\":false", x, y, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "instruction tsp: op1 'mult' has no "
+			   "scalar: ins[2] is missing (TensorScalarPtr)");
+}
+END_TEST
+
+/* Plain reference: one ALU step, as docs/simulator.md lists the ops. */
+static float ref_alu(const char *op, float a, float b)
+{
+	if (!strcmp(op, "add"))
+		return a + b;
+	if (!strcmp(op, "subtract"))
+		return a - b;
+	if (!strcmp(op, "mult"))
+		return a * b;
+	if (!strcmp(op, "divide"))
+		return a / b;
+	if (!strcmp(op, "max"))
+		return isnan(a) || isnan(b) ? (isnan(a) ? a : b) : a > b ? a : b;
+	if (!strcmp(op, "min"))
+		return isnan(a) || isnan(b) ? (isnan(a) ? a : b) : a < b ? a : b;
+	return a; /* bypass */
+}
+
+static const struct { const char *op0, *op1; int rev0, rev1; } tsp_ops[] = {
+	{ "subtract", "mult", 0, 0 },   /* softmax: (x - max) * 1/sum */
+	{ "subtract", "divide", 0, 0 },
+	{ "add", "max", 1, 0 },
+	{ "subtract", "min", 1, 1 },
+	{ "mult", "add", 0, 1 },
+	{ "divide", "subtract", 1, 1 },
+};
+
+/* Random data and per-partition scalars against ref_alu twice. */
+START_TEST(test_tsp_random)
+{
+	enum { P = 16, F = 24, W = F + 2 };
+	float x[P * W], y[P * F];
+	char keys[160];
+	tb_fill(x, P * W, 40 + (uint32_t)_i);
+	x[5] = NAN;
+	x[W + F] = 0.0f;        /* a zero divisor */
+	x[2 * W + F] = -0.0f;
+	snprintf(keys, sizeof keys, "\"op0\":\"%s\",\"reverse0\":%s,\"op1\":"
+		 "\"%s\",\"reverse1\":%s", tsp_ops[_i].op0,
+		 tsp_ops[_i].rev0 ? "true" : "false", tsp_ops[_i].op1,
+		 tsp_ops[_i].rev1 ? "true" : "false");
+	tsp_ok("float32", P, F, 1, keys, x, y);
+	for (int p = 0; p < P; p++) {
+		float s0 = x[p * W + F], s1 = x[p * W + F + 1];
+		for (int f = 0; f < F; f++) {
+			float v = x[p * W + f], t;
+			t = tsp_ops[_i].rev0 ? ref_alu(tsp_ops[_i].op0, s0, v)
+					     : ref_alu(tsp_ops[_i].op0, v, s0);
+			t = tsp_ops[_i].rev1 ? ref_alu(tsp_ops[_i].op1, s1, t)
+					     : ref_alu(tsp_ops[_i].op1, t, s1);
+			ck_assert_same_f(y[p * F + f], t);
+		}
+	}
+}
+END_TEST
+
+/* The keys of the other forms, refused by name before time 0. */
+static const struct { const char *kv, *want; } tsp_refusals[] = {
+	{ "\"op0\":\"bitwise_and\"", "key 'op0' = \"bitwise_and\" is not "
+	  "modelled by the simulator" },
+	{ "\"acc\":\"ZeroAccumulate\"", "key 'acc' = \"ZeroAccumulate\" is not "
+	  "modelled by the simulator (it models only \"Idle\")" },
+	{ "\"is_scalar_tensor_tensor\":true", "key 'is_scalar_tensor_tensor' = "
+	  "true is not modelled by the simulator (it models only false or 0)" },
+	{ "\"is_tensor_scalar_addr\":true", "key 'is_tensor_scalar_addr' = true "
+	  "is not modelled" },
+	{ "\"is_tensor_tensor_scan\":true", "key 'is_tensor_tensor_scan' = true "
+	  "is not modelled" },
+	{ "\"apply_transpose\":true", "key 'apply_transpose' = true is not "
+	  "modelled" },
+	{ "\"negate_second_output\":true", "key 'negate_second_output' = true "
+	  "is not modelled" },
+	{ "\"reverse0\":{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":1}",
+	  "key 'reverse0' = {\"kind\":\"AffExprKind\",\"terms\":[],\"c\":1} is "
+	  "not modelled by the simulator (affine expressions are not "
+	  "modelled)" },
+};
+
+static int tsp_check(const char *kv, lm_error *err)
+{
+	tb t;
+	lm_module *m;
+	char keys[300];
+	int rc;
+	/* kv replaces a default key or adds one */
+	snprintf(keys, sizeof keys, "%s%s%s%s%s",
+		 strncmp(kv, "\"op0\"", 5) ? "\"op0\":\"add\"," : "",
+		 strncmp(kv, "\"reverse0\"", 10) ? "\"reverse0\":false," : "",
+		 "\"op1\":\"bypass\",\"reverse1\":false", *kv ? "," : "", kv);
+	tb_init(&t);
+	tb_sb(&t, "xs", "float32", 2, 4);
+	tb_sb(&t, "sc", "float32", 2, 1);
+	tb_sb(&t, "ys", "float32", 2, 4);
+	tb_inst(&t, "{\"opcode\":\"TensorScalarPtr\",\"name\":\"tsp\","
+		"\"engine\":\"DVE\",\"ins\":[%s,%s],\"outs\":[%s],%s}",
+		AP("xs", "float32", 2, 4, 0), AP("sc", "float32", 2, 1, 0),
+		AP("ys", "float32", 2, 4, 0), keys);
+	m = tb_module(&t, 0);
+	rc = ls_check_module(m, err);
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+START_TEST(test_tsp_refused)
+{
+	lm_error err;
+	ck_assert_int_eq(tsp_check(tsp_refusals[_i].kv, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "instruction tsp: opcode "
+			   "'TensorScalarPtr' ");
+	ck_assert_contains(err.msg, tsp_refusals[_i].want);
+}
+END_TEST
+
+START_TEST(test_tsp_accepted)
+{
+	lm_error err;
+	ck_assert_msg(tsp_check("", &err) == 0, "%s", err.msg);
+	ck_assert_msg(tsp_check("\"acc\":\"Idle\",\"apply_transpose\":false,"
+				"\"is_tensor_scalar_addr\":0", &err) == 0,
+		      "%s", err.msg);
+}
+END_TEST
+
+/* Shapes and data the two steps do not take stop the run. */
+START_TEST(test_tsp_run_errors)
+{
+	tb t;
+	lm_module *m;
+	ls_result r;
+	lm_error err;
+	static const struct { const char *sdt, *sap, *want; } c[] = {
+		{ "float32", "[[2,2],[1,2]]", "ins[1] must be [2, 1]: one "
+		  "scalar per partition of ins[0] (got 4 elements over 2 "
+		  "partitions)" },
+		{ "int32", "[[2,2],[1,1]]", "integer data (ins[1] int32, "
+		  "outs[0] float32) is not modelled" },
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		tb_init(&t);
+		tb_sb(&t, "xs", "float32", 2, 4);
+		tb_sb(&t, "sc", c[i].sdt, 2, 2);
+		tb_sb(&t, "ys", "float32", 2, 4);
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+			"\"m1\",\"engine\":\"Pool\",\"outs\":[%s],\"value\":1}",
+			AP("xs", "float32", 2, 4, 0));
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+			"\"m2\",\"engine\":\"Pool\",\"outs\":[%s],\"value\":1}",
+			AP("sc", c[i].sdt, 2, 2, 0));
+		tb_inst(&t, "{\"opcode\":\"TensorScalarPtr\",\"name\":\"tsp\","
+			"\"engine\":\"DVE\",\"ins\":[%s,{\"kind\":\"physical_ap\","
+			"\"memsetref\":\"sc\",\"memref\":\"sc\",\"offset\":0,"
+			"\"ap\":%s,\"dtype\":\"%s\"}],\"outs\":[%s],\"op0\":"
+			"\"add\",\"reverse0\":false,\"op1\":\"bypass\","
+			"\"reverse1\":false,\"dependencies\":[\"m1\",\"m2\"]}",
+			AP("xs", "float32", 2, 4, 0), c[i].sap, c[i].sdt,
+			AP("ys", "float32", 2, 4, 0));
+		m = tb_module(&t, 0);
+		ck_assert_int_eq(tb_run1(m, NULL, 0, 0, NULL, &r, &err),
+				 LM_ECHECK);
+		ck_assert_contains(err.msg, c[i].want);
+		lm_module_free(m);
+		tb_free(&t);
+	}
+}
+END_TEST
+
+/* ---- Reciprocal ---------------------------------------------------------- */
+
+/* One instruction op (JSON members keys) from xs [1, F] (float32) to ys
+** (out_dt); y gets the F outputs. */
+static void unary_run(const char *op, const char *keys, const char *out_dt,
+		      int F, const float *x, float *y)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	lm_error err;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 1, F);
+	tb_dram(&t, "y", "ExternalOutput", out_dt, 1, F);
+	tb_sb(&t, "xs", "float32", 1, F);
+	tb_sb(&t, "ys", out_dt, 1, F);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", 1, F, 0), AP("xs", "float32", 1, F, 0));
+	tb_inst(&t, "{\"opcode\":\"%s\",\"name\":\"u\",\"engine\":\"DVE\","
+		"\"ins\":[%s],\"outs\":[%s]%s,\"wait\":[{\"semaphore\":\"s0\","
+		"\"value\":1}]}", op, AP("xs", "float32", 1, F, 0),
+		AP("ys", out_dt, 1, F, 0), keys);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"u\"]}", AP("ys", out_dt, 1, F, 0), AP("y", out_dt, 1, F, 0));
+	m = tb_module(&t, 0);
+	ck_assert_msg(tb_run1(m, x, 1, F, NULL, &r, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < F; i++)
+		y[i] = tb_out(&r, "y", i);
+	ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+}
+
+/* 1 / x, IEEE in float32: the signed zeros and infinities swap, a
+** subnormal's reciprocal overflows, 1/3 rounds to nearest; a bfloat16
+** destination rounds the float32 quotient once. */
+START_TEST(test_reciprocal)
+{
+	float x[8] = { 2.0f, -0.0f, 0.0f, INFINITY, -INFINITY, NAN, 3.0f,
+		       0x1p-130f };
+	float y[8];
+	unary_run("Reciprocal", "", "float32", 8, x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(0.5f));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(-INFINITY));
+	ck_assert_uint_eq(tb_bits(y[2]), tb_bits(INFINITY));
+	ck_assert_uint_eq(tb_bits(y[3]), 0x00000000u);
+	ck_assert_uint_eq(tb_bits(y[4]), 0x80000000u);
+	ck_assert(isnan(y[5]));
+	ck_assert_uint_eq(tb_bits(y[6]), 0x3eaaaaabu);
+	ck_assert_uint_eq(tb_bits(y[7]), tb_bits(INFINITY));
+	unary_run("Reciprocal", "", "bfloat16", 8, x, y);
+	ck_assert_uint_eq(tb_bits(y[6]), 0x3eab0000u); /* 0x3eaa|aaab up */
+}
+END_TEST
+
+/* Random data against 1.0f / x written here. */
+START_TEST(test_reciprocal_random)
+{
+	enum { F = 200 };
+	float x[F], y[F];
+	tb_fill(x, F, 77);
+	unary_run("Reciprocal", "", "float32", F, x, y);
+	for (int i = 0; i < F; i++)
+		ck_assert_same_f(y[i], 1.0f / x[i]);
+}
+END_TEST
+
+/* Integer data stops the run. */
+START_TEST(test_reciprocal_int)
+{
+	tb t;
+	lm_module *m;
+	ls_result r;
+	lm_error err;
+	tb_init(&t);
+	tb_sb(&t, "xs", "int32", 1, 4);
+	tb_sb(&t, "ys", "float32", 1, 4);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"m\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":2}",
+		AP("xs", "int32", 1, 4, 0));
+	tb_inst(&t, "{\"opcode\":\"Reciprocal\",\"name\":\"u\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":[\"m\"]}",
+		AP("xs", "int32", 1, 4, 0), AP("ys", "float32", 1, 4, 0));
+	m = tb_module(&t, 0);
+	ck_assert_int_eq(tb_run1(m, NULL, 0, 0, NULL, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "instruction u: integer data (int32 to "
+			   "float32) is not modelled (Reciprocal)");
+	lm_module_free(m);
+	tb_free(&t);
+}
+END_TEST
+
+/* ---- StreamTranspose ----------------------------------------------------- */
+
+/* x [P, E] (float32 host data stored as dt) through one StreamTranspose
+** into ys [OP, OE] (out_dt); the run's status, y the outputs. */
+static int st_run(const char *dt, const char *out_dt, int P, int E, int OP,
+		  int OE, const float *x, float *y, lm_error *err)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	int rc;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", dt, P, E);
+	tb_dram(&t, "y", "ExternalOutput", out_dt, OP, OE);
+	tb_sb(&t, "xs", dt, P, E);
+	tb_sb(&t, "ys", out_dt, OP, OE);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", dt, P, E, 0), AP("xs", dt, P, E, 0));
+	tb_inst(&t, "{\"opcode\":\"StreamTranspose\",\"name\":\"tr\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"wait\":[{\"semaphore\":"
+		"\"s0\",\"value\":1}]}", AP("xs", dt, P, E, 0),
+		AP("ys", out_dt, OP, OE, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"tr\"]}", AP("ys", out_dt, OP, OE, 0),
+		AP("y", out_dt, OP, OE, 0));
+	m = tb_module(&t, 0);
+	rc = tb_run1(m, x, P, E, NULL, &r, err);
+	if (rc == 0) {
+		for (int i = 0; i < OP * OE; i++)
+			y[i] = tb_out(&r, "y", i);
+		ls_result_free(&r);
+	}
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+/* Within one block it is the plain transpose: [4, 8] -> [8, 4]; the
+** element bits move unchanged (a signalling NaN's payload, -0). */
+START_TEST(test_stream_transpose_small)
+{
+	enum { P = 4, E = 8 };
+	float x[P * E], y[P * E];
+	lm_error err;
+	for (int i = 0; i < P * E; i++)
+		x[i] = (float)(i + 1);
+	x[3] = lm_bits_f32(0x7fa00001u);
+	x[10] = -0.0f;
+	ck_assert_msg(st_run("float32", "float32", P, E, E, P, x, y, &err) == 0,
+		      "%s", err.msg);
+	for (int e = 0; e < E; e++)
+		for (int p = 0; p < P; p++)
+			ck_assert_uint_eq(tb_bits(y[e * P + p]),
+					  tb_bits(x[p * E + e]));
+	ck_assert_uint_eq(tb_bits(y[3 * P + 0]), 0x7fa00001u);
+	ck_assert_uint_eq(tb_bits(y[2 * P + 1]), 0x80000000u);
+}
+END_TEST
+
+/* [64, 96] bfloat16: every aligned 32 x 32 block transposed where it is,
+** against out[a][b] = in[32(a/32) + b%32][32(b/32) + a%32]. */
+START_TEST(test_stream_transpose_blocks)
+{
+	enum { P = 64, E = 96 };
+	static float x[P * E], y[P * E];
+	lm_error err;
+	tb_fill(x, P * E, 5);
+	for (int i = 0; i < P * E; i++)
+		x[i] = lm_round_to(LM_DT_BFLOAT16, x[i]);
+	ck_assert_msg(st_run("bfloat16", "bfloat16", P, E, P, E, x, y, &err)
+		      == 0, "%s", err.msg);
+	for (int a = 0; a < P; a++)
+		for (int b = 0; b < E; b++)
+			ck_assert_uint_eq(tb_bits(y[a * E + b]),
+					  tb_bits(x[(32 * (a / 32) + b % 32) * E +
+						    32 * (b / 32) + a % 32]));
+	/* the diagonal of a block stays */
+	ck_assert_uint_eq(tb_bits(y[33 * E + 65]), tb_bits(x[33 * E + 65]));
+}
+END_TEST
+
+/* A cast or an output of another shape stops the run. */
+START_TEST(test_stream_transpose_errors)
+{
+	float x[4 * 8] = {0}, y[64];
+	lm_error err;
+	ck_assert_int_eq(st_run("float32", "bfloat16", 4, 8, 8, 4, x, y, &err),
+			 LM_ECHECK);
+	ck_assert_contains(err.msg, "instruction tr: a stream transpose does "
+			   "not convert dtypes (float32 to bfloat16) "
+			   "(StreamTranspose)");
+	ck_assert_int_eq(st_run("float32", "float32", 4, 8, 4, 8, x, y, &err),
+			 LM_ECHECK);
+	ck_assert_contains(err.msg, "outs[0] must be [8, 4], the 32 x 32 block "
+			   "transpose of ins[0] [4, 8] (got [4, 8])");
+}
+END_TEST
+
+/* ---- the suite ----------------------------------------------------------- */
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("compute");
+	TCase *tc = tcase_create("activation");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_activation_mul_then_add);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("tensor_reduce");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_reduce_add_order);
+	tcase_add_test(tc, test_reduce_max_min_nan_zero);
+	tcase_add_test(tc, test_reduce_negate);
+	tcase_add_test(tc, test_reduce_average);
+	tcase_add_test(tc, test_reduce_rounds_once);
+	tcase_add_loop_test(tc, test_reduce_random, 0,
+			    (int)(sizeof fold_ops / sizeof *fold_ops));
+	tcase_add_loop_test(tc, test_reduce_refused, 0,
+			    (int)(sizeof reduce_refusals /
+				  sizeof *reduce_refusals));
+	tcase_add_test(tc, test_reduce_accepted);
+	tcase_add_test(tc, test_reduce_run_errors);
+	tcase_add_test(tc, test_reduce_int_uninit);
+	tcase_add_test(tc, test_reduce_cost);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("tensor_scalar_ptr");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_tsp_step_rounding);
+	tcase_add_test(tc, test_tsp_reverse);
+	tcase_add_test(tc, test_tsp_specials);
+	tcase_add_test(tc, test_tsp_rounds_once);
+	tcase_add_test(tc, test_tsp_one_scalar);
+	tcase_add_loop_test(tc, test_tsp_random, 0,
+			    (int)(sizeof tsp_ops / sizeof *tsp_ops));
+	tcase_add_loop_test(tc, test_tsp_refused, 0,
+			    (int)(sizeof tsp_refusals / sizeof *tsp_refusals));
+	tcase_add_test(tc, test_tsp_accepted);
+	tcase_add_test(tc, test_tsp_run_errors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("reciprocal");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_reciprocal);
+	tcase_add_test(tc, test_reciprocal_random);
+	tcase_add_test(tc, test_reciprocal_int);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("stream_transpose");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_stream_transpose_small);
+	tcase_add_test(tc, test_stream_transpose_blocks);
+	tcase_add_test(tc, test_stream_transpose_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}
