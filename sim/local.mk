@@ -7,3 +7,4 @@ sim_libsim_la_SOURCES = sim/sim.h sim/sim_int.h sim/machine.c sim/apiter.c \
 sim_libsim_la_SOURCES += sim/simcheck.c sim/simcheck.h
 sim_libsim_la_SOURCES += sim/diff.c sim/diff.h
 sim_libsim_la_SOURCES += sim/gen.c sim/gen.h
+sim_libsim_la_SOURCES += sim/waits.c

@@ -65,6 +65,12 @@ tests_test_run_cli_CFLAGS = $(TEST_CFLAGS)
 tests_test_run_cli_LDADD = $(TEST_LDADD)
 TESTS += tests/test_sim tests/test_sched tests/test_run_cli
 
+check_PROGRAMS += tests/test_trace
+tests_test_trace_SOURCES = tests/test_trace.c
+tests_test_trace_CFLAGS = $(TEST_CFLAGS)
+tests_test_trace_LDADD = $(TEST_LDADD)
+TESTS += tests/test_trace
+
 check_PROGRAMS += tests/test_diff
 tests_test_diff_SOURCES = tests/test_diff.c
 tests_test_diff_CFLAGS = $(TEST_CFLAGS)
