@@ -59,7 +59,7 @@ int fz_config_decode(const void *p, size_t n, fz_config *c, lm_error *err);
 /* ---- the result record ------------------------------------------------ */
 
 /* Version of the encoding fz_record_encode writes. */
-enum { FZ_RECORD_VERSION = 1 };
+enum { FZ_RECORD_VERSION = 2 };
 
 typedef enum fz_status {
 	FZ_PASS = 0,
