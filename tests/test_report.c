@@ -44,6 +44,12 @@ static ls_result make_result(int n_cores, int n_mm, double util)
 		r.cores[i].pe_util = util - 0.1 * i;
 		r.cores[i].mac_util = (util - 0.1 * i) / 2;
 		r.cores[i].matmuls = n_mm / n_cores;
+		r.cores[i].end_ps = 2000000 - 1000 * i;
+		/* waits: Activation on a semaphore, Pool at a barrier, DVE
+		   on a dependency */
+		r.cores[i].wait_sem_ps[1] = 300000 + 100000 * i;
+		r.cores[i].wait_barrier_ps[3] = 500000;
+		r.cores[i].wait_dep_ps[2] = 200000;
 	}
 	r.n_matmuls = n_mm;
 	r.matmuls = lm_xcalloc((size_t)n_mm, sizeof *r.matmuls);
@@ -67,13 +73,16 @@ static ls_result make_result(int n_cores, int n_mm, double util)
 	return r;
 }
 
-/* Log a run with the given executions ("reference,linked" etc.). */
-static void add_run(ldb *db, const char *modes, int cores, int n_mm,
-		    const char *status, const char *module)
+/* Log a run with the given executions ("reference,linked" etc.), its
+** command line and start time (0: now). */
+static void add_run_as(ldb *db, const char *modes, int cores, int n_mm,
+		       const char *status, const char *module,
+		       const char *command, time_t started)
 {
 	lm_error err;
-	ldb_run_info info = { .command = "lncsim test", .module = module,
-			      .arch = "trn2", .cores = cores, .seed = 1 };
+	ldb_run_info info = { .command = command, .module = module,
+			      .arch = "trn2", .cores = cores, .seed = 1,
+			      .started = started };
 	ldb_run *run = NULL;
 	ck_assert_msg(ldb_run_begin(db, &info, &run, &err) == 0, "%s", err.msg);
 	char *m = lm_xstrdup(modes);
@@ -87,6 +96,12 @@ static void add_run(ldb *db, const char *modes, int cores, int n_mm,
 	free(m);
 	ck_assert_int_eq(ldb_run_end(run, status, status[0] == 'p' ? "" :
 				     "x_y <b>", 0.5, NULL, &err), 0);
+}
+
+static void add_run(ldb *db, const char *modes, int cores, int n_mm,
+		    const char *status, const char *module)
+{
+	add_run_as(db, modes, cores, n_mm, status, module, "lncsim test", 0);
 }
 
 /* A database with four runs: ref+linked, single, error, fail. */
@@ -147,19 +162,20 @@ START_TEST(test_report_png)
 	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(rep.run_id, 1);
 	static const char *const images[] = {
-		"util.png", "timeline-reference.png", "timeline-linked.png",
-		"shapes.png", "history.png",
+		"util.png", "waits-reference.png", "waits-linked.png",
+		"timeline.png", "shapes.png", "history.png",
 	};
-	ck_assert_int_eq(rep.n_images, 5);
-	for (int i = 0; i < 5; i++) {
+	ck_assert_int_eq(rep.n_images, 6);
+	for (int i = 0; i < 6; i++) {
 		ck_assert_str_eq(rep.images[i], images[i]);
 		check_png(out, images[i], 1000);
 	}
 	/* the data and scripts beside them */
 	static const char *const files[] = {
-		"util.gp", "timeline.gp", "shapes.gp", "history.gp",
-		"util.tsv", "timeline-reference.tsv", "timeline-linked.tsv",
-		"shapes.tsv", "history.tsv", "replot.sh", "index.html",
+		"util.gp", "timeline.gp", "waits.gp", "shapes.gp", "history.gp",
+		"util.tsv", "waits-reference.tsv", "waits-linked.tsv",
+		"timeline.tsv", "shapes.tsv", "history.tsv", "replot.sh",
+		"index.html", LR_MANIFEST,
 	};
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
 		ck_assert_msg(exists(out, files[i]), "missing %s", files[i]);
@@ -169,12 +185,30 @@ START_TEST(test_report_png)
 			   "MAC linked\n0\t80.0000\t75.0000\t40.0000\t37.5000\n");
 	free(t);
 	free(p);
-	/* core 0 busy only in the first half of the timeline */
-	p = lm_path_join(out, "timeline-reference.tsv");
+	/* core 0 busy only in the first half of the timeline; the lanes
+	   of a core's modes side by side */
+	p = lm_path_join(out, "timeline.tsv");
 	t = tu_read(p);
-	ck_assert_contains(t, "start (µs)\tend (µs)\tcore 0\tcore 1\tcore 2\t"
-			   "core 3\n0\t0.02\t0.7500\t0.7500\t");
-	ck_assert_contains(t, "\n1.98\t2\t0.0000\t");
+	ck_assert_contains(t, "start (µs)\tend (µs)\tcore 0 reference\t"
+			   "core 0 linked\tcore 1 reference\tcore 1 linked\t"
+			   "core 2 reference\tcore 2 linked\tcore 3 reference\t"
+			   "core 3 linked\n0\t0.02\t0.7500\t0.7500\t0.7500\t");
+	ck_assert_contains(t, "\n1.98\t2\t0.0000\t0.0000\t");
+	free(t);
+	free(p);
+	/* the split of each engine: busy, the three waits, idle (the rest of
+	   the 2 µs run) */
+	p = lm_path_join(out, "waits-linked.tsv");
+	t = tu_read(p);
+	ck_assert_contains(t, "engine\tbusy\tsemaphore wait\tbarrier wait\t"
+			   "dependency wait\tidle\n"
+			   "core 0 PE\t1.5\t0\t0\t0\t0.5\n"
+			   "core 0 Activation\t0\t0.3\t0\t0\t1.7\n"
+			   "core 0 DVE\t0\t0\t0\t0.2\t1.8\n"
+			   "core 0 Pool\t0\t0\t0.5\t0\t1.5\n"
+			   "core 0 SP\t0\t0\t0\t0\t2\n"
+			   " \t0\t0\t0\t0\t0\ncore 1 PE\t");
+	ck_assert_contains(t, "core 3 Activation\t0\t0.6\t0\t0\t1.4\n");
 	free(t);
 	free(p);
 	p = lm_path_join(out, "shapes.tsv");
@@ -195,7 +229,7 @@ START_TEST(test_report_png)
 	/* index.html references every image, escapes text, lists the runs */
 	p = lm_path_join(out, "index.html");
 	t = tu_read(p);
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		char *ref = lm_xasprintf("<img src=\"%s\"", images[i]);
 		ck_assert_contains(t, ref);
 		free(ref);
@@ -205,6 +239,15 @@ START_TEST(test_report_png)
 	ck_assert_contains(t, "x_y &lt;b&gt;");
 	ck_assert_contains(t, "broken_module");
 	ck_assert_contains(t, "<tr class=\"focus\"><td class=\"num\">1</td>");
+	/* core 0 ends last; its longest wait is Pool's 0.5 µs (core 3's
+	   Activation waits longer, 0.6 µs, but core 3 ended earlier) */
+	ck_assert_contains(t, "<strong>Longest wait: core 0 Pool "
+			   "(reference)</strong> waited 0.5 µs of the 2.0 µs "
+			   "run on the core that finished last: 0.0 µs "
+			   "semaphore wait, 0.5 µs barrier wait, 0.0 µs "
+			   "dependency wait.</p>");
+	ck_assert_contains(t, "<li>linked: core 0 finished last (2.0 µs); its "
+			   "Pool waited 0.5 µs</li>");
 	ck_assert_contains(t, "gnuplot -c 'util.gp' 'util.tsv' 'util.png' "
 			   "'png' 'Per-core utilization, run 1: "
 			   "examples/handoff2 (pass)' '2'");
@@ -226,8 +269,9 @@ START_TEST(test_report_png)
 	lr_options o2 = { .out_dir = out2 };
 	ck_assert_msg(lr_write(db, &o2, &rep, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(rep.run_id, 4);
-	ck_assert_int_eq(rep.n_images, 4);
-	ck_assert_str_eq(rep.images[1], "timeline-single.png");
+	ck_assert_int_eq(rep.n_images, 5);
+	ck_assert_str_eq(rep.images[1], "waits-single.png");
+	ck_assert_str_eq(rep.images[2], "timeline.png");
 	lr_report_free(&rep);
 	ldb_close(db);
 	free(out2);
@@ -248,14 +292,15 @@ START_TEST(test_report_svg_cli)
 			     "--format", "svg", "--run", "2", NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_contains(r.out, "/util.svg\n");
-	ck_assert_contains(r.out, "index.html: 4 plots of run 2");
+	ck_assert_contains(r.out, "index.html: 5 plots of run 2");
 	tu_run_free(&r);
 	static const char *const images[] = {
-		"util.svg", "timeline-single.svg", "shapes.svg", "history.svg",
+		"util.svg", "waits-single.svg", "timeline.svg", "shapes.svg",
+		"history.svg",
 	};
 	char *p = lm_path_join(out, "index.html");
 	char *html = tu_read(p);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		char *q = lm_path_join(out, images[i]);
 		char *t = tu_read(q);
 		ck_assert_msg(t != NULL, "missing %s", images[i]);
@@ -274,7 +319,7 @@ START_TEST(test_report_svg_cli)
 	r = tu_lncsim(d, "report", NULL);
 	unsetenv("LNCSIM_DB");
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_contains(r.out, "lncsim-report/index.html: 4 plots of run 4");
+	ck_assert_contains(r.out, "lncsim-report/index.html: 5 plots of run 4");
 	ck_assert(exists(d, "lncsim-report/history.png"));
 	tu_run_free(&r);
 	free(out);
@@ -377,7 +422,7 @@ START_TEST(test_scripts_embedded)
 		free(p);
 		free(rel);
 	}
-	ck_assert_int_eq(n, 4);
+	ck_assert_int_eq(n, 5);
 }
 END_TEST
 
