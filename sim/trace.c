@@ -6,8 +6,9 @@
 ** the whole trace; a complete ("X") event per instruction on its engine's
 ** track; an async slice ("b" / "e" with an id) per DMA transfer on its
 ** queue instance's track, since transfers of one instance overlap; a flow
-** ("s" / "f") from a transfer's completion to each instruction it let
-** start. Times are microseconds with picosecond precision.
+** (bind_id with flow_out on the transfer, flow_in on the instruction) from
+** a transfer to each instruction its completion let start. Times are
+** microseconds with picosecond precision.
 */
 #include "common.h"
 #include "sim_int.h"
@@ -156,7 +157,13 @@ static void put_waits(tw *w, const ls_sinst *si)
 static void put_args(tw *w, const ls_trace_ev *e, int is_transfer)
 {
 	const ls_sinst *si = e->si;
-	lm_buf_puts(&w->b, ",\"args\":{\"opcode\":");
+	lm_buf_puts(&w->b, ",\"args\":{");
+	if (is_transfer) {
+		lm_buf_puts(&w->b, "\"instruction\":");
+		put_str(&w->b, si->in->name);
+		lm_buf_puts(&w->b, ",");
+	}
+	lm_buf_puts(&w->b, "\"opcode\":");
 	put_str(&w->b, lm_opcode_name(si->op));
 	if (si->op == LM_OP_MATMULT && si->n_ins > 1) {
 		lm_buf_printf(&w->b, ",\"K\":%d,\"M\":%d,\"N\":%d,\"MACs\":%lld,"
@@ -181,12 +188,12 @@ static void put_args(tw *w, const ls_trace_ev *e, int is_transfer)
 }
 
 /* The common fields of an event: name, cat, ph, ts, pid, tid. */
-static void put_head(tw *w, const ls_trace_ev *e, const char *cat,
-		     const char *ph, int64_t ts)
+static void put_head(tw *w, const ls_trace_ev *e, const char *name,
+		     const char *cat, const char *ph, int64_t ts)
 {
 	open_ev(w);
 	lm_buf_puts(&w->b, "\"name\":");
-	put_str(&w->b, e->si->in->name);
+	put_str(&w->b, name);
 	lm_buf_puts(&w->b, ",\"cat\":");
 	put_str(&w->b, cat);
 	lm_buf_printf(&w->b, ",\"ph\":\"%s\",\"ts\":", ph);
@@ -195,23 +202,38 @@ static void put_head(tw *w, const ls_trace_ev *e, const char *cat,
 		      tid_of(w, e->core, e->track));
 }
 
-/* An instruction, or a DMA transfer as a begin / end pair. */
-static void put_slice(tw *w, int i)
+/*
+** Slice i: an instruction (X; with the id of the transfer that let it
+** start, when one did), or a DMA transfer as a begin / end pair named
+** after its queue instance, so that a viewer groups the transfers of one
+** instance (flow_out when it let an instruction start).
+*/
+static void put_slice(tw *w, int i, const int *flow_in, const uint8_t *out)
 {
 	const ls_trace_ev *e = &w->t->ev[i];
+	char nm[300];
 	if (e->track < LS_ENGINES) {
-		put_head(w, e, lm_opcode_name(e->si->op), "X", e->start);
+		put_head(w, e, e->si->in->name, lm_opcode_name(e->si->op), "X",
+			 e->start);
 		lm_buf_puts(&w->b, ",\"dur\":");
 		put_us(&w->b, e->dur);
+		if (flow_in[i] >= 0)
+			lm_buf_printf(&w->b, ",\"bind_id\":%d,\"flow_in\":true",
+				      flow_in[i]);
 		put_args(w, e, 0);
 		lm_buf_puts(&w->b, "}");
 		return;
 	}
-	put_head(w, e, "DMA", "b", e->start);
+	const ls_sqinst *q = &w->mc->qinsts[e->track - LS_ENGINES];
+	snprintf(nm, sizeof nm, "DMA %s/%s", w->mc->queues[q->queue].name,
+		 q->name);
+	put_head(w, e, nm, "DMA", "b", e->start);
 	lm_buf_printf(&w->b, ",\"id\":%d", i);
+	if (out[i])
+		lm_buf_printf(&w->b, ",\"bind_id\":%d,\"flow_out\":true", i);
 	put_args(w, e, 1);
 	lm_buf_puts(&w->b, "}");
-	put_head(w, e, "DMA", "e", e->start + e->dur);
+	put_head(w, e, nm, "DMA", "e", e->start + e->dur);
 	lm_buf_printf(&w->b, ",\"id\":%d}", i);
 }
 
@@ -248,18 +270,23 @@ static int unblocks(const tw *w, const ls_trace_ev *d, const ls_trace_ev *x)
 }
 
 /*
-** The flows: from each transfer's completion (on its queue track) to
-** every instruction of the core that started at that moment and depends
-** on the transfer or waits on its queue instance's semaphore.
+** The flows: from each transfer's completion to every instruction of the
+** core that started at that moment and depends on the transfer or waits
+** on its queue instance's semaphore. flow_in[x]: the transfer (its event
+** index, the flow's id) that let slice x start, or -1 (an instruction
+** that two completions at the same picosecond let start names the first);
+** out[d]: transfer d let some instruction start.
 */
-static void put_flows(tw *w)
+static void find_flows(const tw *w, int *flow_in, uint8_t *out)
 {
 	const ls_trace *t = w->t;
 	by_start *ix = lm_xcalloc((size_t)t->n + 1, sizeof *ix);
-	int n = 0, id = 0;
-	for (int i = 0; i < t->n; i++)
+	int n = 0;
+	for (int i = 0; i < t->n; i++) {
+		flow_in[i] = -1;
 		if (t->ev[i].track < LS_ENGINES)
 			ix[n++] = (by_start){ t->ev[i].core, t->ev[i].start, i };
+	}
 	qsort(ix, (size_t)n, sizeof *ix, cmp_start);
 	for (int i = 0; i < t->n; i++) {
 		const ls_trace_ev *d = &t->ev[i];
@@ -277,24 +304,11 @@ static void put_flows(tw *w)
 		}
 		for (; lo < n && ix[lo].core == d->core &&
 		       ix[lo].start == done; lo++) {
-			const ls_trace_ev *x = &t->ev[ix[lo].i];
-			if (!unblocks(w, d, x))
+			int x = ix[lo].i;
+			if (flow_in[x] >= 0 || !unblocks(w, d, &t->ev[x]))
 				continue;
-			open_ev(w);
-			lm_buf_printf(&w->b, "\"name\":\"unblocks\",\"cat\":"
-				      "\"flow\",\"ph\":\"s\",\"id\":%d,\"ts\":",
-				      id);
-			put_us(&w->b, done);
-			lm_buf_printf(&w->b, ",\"pid\":%d,\"tid\":%d}",
-				      d->core, tid_of(w, d->core, d->track));
-			open_ev(w);
-			lm_buf_printf(&w->b, "\"name\":\"unblocks\",\"cat\":"
-				      "\"flow\",\"ph\":\"f\",\"bp\":\"e\","
-				      "\"id\":%d,\"ts\":", id);
-			put_us(&w->b, done);
-			lm_buf_printf(&w->b, ",\"pid\":%d,\"tid\":%d}",
-				      x->core, tid_of(w, x->core, x->track));
-			id++;
+			flow_in[x] = i;
+			out[i] = 1;
 		}
 	}
 	free(ix);
@@ -305,18 +319,22 @@ int ls_trace_write(const ls_trace *t, const ls_machine *mc, const char *path,
 {
 	tw w;
 	int rc;
+	int *flow_in = lm_xcalloc((size_t)t->n + 1, sizeof *flow_in);
+	uint8_t *out = lm_xcalloc((size_t)t->n + 1, 1);
 	memset(&w, 0, sizeof w);
 	w.t = t;
 	w.mc = mc;
 	w.ntr = LS_ENGINES + mc->n_qinsts;
 	w.first = 1;
+	find_flows(&w, flow_in, out);
 	lm_buf_puts(&w.b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
 	put_meta(&w);
 	for (int i = 0; i < t->n; i++)
-		put_slice(&w, i);
-	put_flows(&w);
+		put_slice(&w, i, flow_in, out);
 	lm_buf_puts(&w.b, "\n]}\n");
 	rc = lm_write_file_atomic(path, w.b.ptr, w.b.size, err);
 	lm_buf_free(&w.b);
+	free(flow_in);
+	free(out);
 	return rc;
 }

@@ -34,6 +34,11 @@ static int trace_slice(const char *path, const char *name, const char *cat,
 	cJSON_ArrayForEach(e, evs) {
 		cJSON *n = cJSON_GetObjectItem(e, "name");
 		cJSON *c = cJSON_GetObjectItem(e, "cat");
+		/* a transfer is named after its queue, the instruction in args */
+		cJSON *in = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"),
+						"instruction");
+		if (cJSON_IsString(in))
+			n = in;
 		if (!cJSON_IsString(n) || !cJSON_IsString(c) ||
 		    strcmp(n->valuestring, name) || strcmp(c->valuestring, cat))
 			continue;

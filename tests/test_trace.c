@@ -4,8 +4,9 @@
 ** schedules) and the --trace file checked by a trace-event checker
 ** written here over cJSON: complete slices properly nested per track,
 ** every async begin closed by its end, metadata for every track with
-** names distinct over the trace, every flow ending at the start of an
-** instruction slice, and the slice counts the run's statistics predict.
+** names distinct over the trace, every flow from a transfer's end to the
+** start of an instruction slice, and the slice counts the run's
+** statistics predict.
 */
 #include "common.h"
 #include "testutil.h"
@@ -59,9 +60,16 @@ static void slice_of(const char *path, const char *name, const char *ph,
 	cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "traceEvents")) {
 		const char *p = cJSON_GetObjectItem(e, "ph")->valuestring;
 		cJSON *n = cJSON_GetObjectItem(e, "name");
+		cJSON *in = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"),
+						"instruction");
 		double ts;
-		if (strcmp(n->valuestring, name))
+		if (!strcmp(p, "e")) {
+			if (cJSON_GetObjectItem(e, "id")->valuedouble != id)
+				continue;
+		} else if (strcmp(cJSON_IsString(in) ? in->valuestring :
+				  n->valuestring, name)) {
 			continue;
+		}
 		ts = cJSON_GetObjectItem(e, "ts")->valuedouble;
 		if (!strcmp(p, ph) && !strcmp(p, "X")) {
 			*start = llround(ts * 1e6);
@@ -237,8 +245,9 @@ static double num(const cJSON *e, const char *key)
 ** starting inside another ends inside it too); each b has one e of the
 ** same id, at or after it, on the same track; each pid has a
 ** process_name and a process_sort_index; each track used has a
-** thread_name, distinct over the trace; each flow s has one f, which sits
-** at the start of an X slice of its track.
+** thread_name, distinct over the trace; each flow into a slice (bind_id,
+** flow_in) comes out of exactly one transfer of its process (bind_id,
+** flow_out on the b event) whose end is the slice's start.
 */
 static void check_trace(const char *path, tcheck *k)
 {
@@ -287,34 +296,32 @@ static void check_trace(const char *path, tcheck *k)
 				problem(k, "async begin without exactly one end",
 					id, ends);
 			k->n_async++;
-		} else if (!strcmp(ph->valuestring, "s")) {
+		}
+		/* a flow: into an X slice from a transfer that starts it */
+		if (cJSON_GetObjectItem(e, "flow_in")) {
 			const cJSON *f;
-			int ends = 0;
+			int from = 0;
+			double bid = num(e, "bind_id");
 			cJSON_ArrayForEach(f, evs) {
 				const cJSON *fp = cJSON_GetObjectItem(f, "ph");
-				if (strcmp(fp->valuestring, "f") ||
-				    num(f, "id") != num(e, "id"))
-					continue;
-				ends++;
-				/* an X slice of its track starts there */
-				const cJSON *g;
-				int at = 0;
-				cJSON_ArrayForEach(g, evs)
-					at |= !strcmp(cJSON_GetObjectItem(g,
-						"ph")->valuestring, "X") &&
-					      num(g, "pid") == num(f, "pid") &&
-					      num(g, "tid") == num(f, "tid") &&
-					      num(g, "ts") == num(f, "ts");
-				if (!at)
-					problem(k, "flow end at no slice start",
-						num(f, "tid"), num(f, "ts"));
-				if (num(f, "ts") < num(e, "ts"))
-					problem(k, "flow backwards in time",
-						num(e, "ts"), num(f, "ts"));
+				if (!strcmp(fp->valuestring, "b") &&
+				    cJSON_IsTrue(cJSON_GetObjectItem(f,
+						 "flow_out")) &&
+				    num(f, "bind_id") == bid &&
+				    num(f, "pid") == num(e, "pid"))
+					from++;
+				/* the flow's transfer ends where the slice
+				   starts */
+				if (!strcmp(fp->valuestring, "e") &&
+				    num(f, "id") == bid &&
+				    num(f, "ts") != num(e, "ts"))
+					problem(k, "flow into a slice that does "
+						"not start at the transfer's end",
+						bid, num(e, "ts"));
 			}
-			if (ends != 1)
-				problem(k, "flow without exactly one end",
-					num(e, "id"), ends);
+			if (from != 1 || strcmp(ph->valuestring, "X"))
+				problem(k, "flow into a slice from no transfer",
+					bid, from);
 			k->n_flows++;
 		}
 	}
@@ -485,9 +492,7 @@ START_TEST(test_checker_refuses)
 		"{\"name\":\"a\",\"ph\":\"b\",\"ts\":0,\"id\":1,\"pid\":0,"
 		"\"tid\":1}",
 		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":0,\"dur\":2,\"pid\":0,"
-		"\"tid\":1},{\"name\":\"u\",\"ph\":\"s\",\"ts\":0,\"id\":1,"
-		"\"pid\":0,\"tid\":1},{\"name\":\"u\",\"ph\":\"f\",\"ts\":1,"
-		"\"id\":1,\"pid\":0,\"tid\":1}",
+		"\"tid\":1,\"bind_id\":7,\"flow_in\":true}",
 		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":0,\"dur\":2,\"pid\":0,"
 		"\"tid\":2}",
 	};
