@@ -490,11 +490,15 @@ static int load_split(ctx *c, const exec_ref *e, core_split **out, int *n)
 	return 0;
 }
 
-/* The waiting time of engine g of core k. */
+/*
+** The synchronization wait of engine g of core k: on semaphores and at
+** barriers, where the core waits for its DMA queues, its other engines'
+** signals or other cores. (A dependency wait is the engine waiting for an
+** instruction of another engine of the core, whose own bar shows why.)
+*/
 static int64_t waited(const core_split *k, int g)
 {
-	return k->part[g][PART_SEM] + k->part[g][PART_BARRIER] +
-	       k->part[g][PART_DEP];
+	return k->part[g][PART_SEM] + k->part[g][PART_BARRIER];
 }
 
 /* Times in the unit of div (picoseconds per unit), for the headline. */
@@ -505,8 +509,9 @@ static void put_time(lm_buf *b, int64_t ps, double div, const char *unit)
 
 /*
 ** The headline: in each mode the core that finished last decides the run
-** time; of its engines, the one that waited longest. The headline names
-** the longest such wait over the modes and lists each mode's.
+** time; of its engines, the one that waited longest on semaphores and
+** barriers. The headline names the longest such wait over the modes and
+** lists each mode's.
 */
 static void headline(ctx *c, const exec_ref *ex, int n_ex,
 		     core_split *const *sp, const int *n_sp)
@@ -558,11 +563,14 @@ static void headline(ctx *c, const exec_ref *ex, int n_ex,
 	put_time(b, best, div, unit);
 	lm_buf_printf(b, " of the ");
 	put_time(b, ex[best_mode].sim_time_ps, div, unit);
-	lm_buf_puts(b, " run on the core that finished last: ");
+	lm_buf_puts(b, " run on semaphores and barriers, on the core that "
+		    "finished last: ");
 	for (int p = PART_SEM; p <= PART_DEP; p++) {
+		if (p == PART_DEP)
+			lm_buf_puts(b, " (and ");
 		put_time(b, k->part[best_eng][p], div, unit);
-		lm_buf_printf(b, " %s%s", part_names[p], p < PART_DEP ? ", " :
-			      ".</p>\n");
+		lm_buf_printf(b, " %s%s", part_names[p], p == PART_SEM ? ", " :
+			      p == PART_BARRIER ? "" : ").</p>\n");
 	}
 	lm_buf_puts(b, "<ul class=\"headline\">\n");
 	for (int i = 0; i < n_ex; i++) {

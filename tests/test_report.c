@@ -244,9 +244,9 @@ START_TEST(test_report_png)
 	   Activation waits longer, 0.6 µs, but core 3 ended earlier) */
 	ck_assert_contains(t, "<strong>Longest wait: core 0 Pool "
 			   "(reference)</strong> waited 0.5 µs of the 2.0 µs "
-			   "run on the core that finished last: 0.0 µs "
-			   "semaphore wait, 0.5 µs barrier wait, 0.0 µs "
-			   "dependency wait.</p>");
+			   "run on semaphores and barriers, on the core that "
+			   "finished last: 0.0 µs semaphore wait, 0.5 µs "
+			   "barrier wait (and 0.0 µs dependency wait).</p>");
 	ck_assert_contains(t, "<li>linked: core 0 finished last (2.0 µs); its "
 			   "Pool waited 0.5 µs</li>");
 	ck_assert_contains(t, "gnuplot -c 'util.gp' 'util.tsv' 'util.png' "
