@@ -295,6 +295,17 @@ static void check_trace(const char *path, tcheck *k)
 			if (ends != 1)
 				problem(k, "async begin without exactly one end",
 					id, ends);
+			/* one name per track: the queue instance's */
+			cJSON_ArrayForEach(f, evs)
+				if (!strcmp(cJSON_GetObjectItem(f, "ph")
+					    ->valuestring, "b") &&
+				    num(f, "pid") == num(e, "pid") &&
+				    num(f, "tid") == num(e, "tid") &&
+				    strcmp(cJSON_GetObjectItem(f, "name")
+					   ->valuestring, cJSON_GetObjectItem(e,
+					   "name")->valuestring))
+					problem(k, "transfers of one track under "
+						"two names", num(e, "tid"), id);
 			k->n_async++;
 		}
 		/* a flow: into an X slice from a transfer that starts it */
@@ -482,7 +493,8 @@ START_TEST(test_trace_examples)
 END_TEST
 
 /* The checker itself refuses what it must: mis-nested X slices, an
-** unmatched begin, a flow to nowhere, a nameless track. */
+** unmatched begin, a flow from nowhere, a nameless track, transfers of
+** one track under two names. */
 START_TEST(test_checker_refuses)
 {
 	static const char *const bad[] = {
@@ -495,6 +507,11 @@ START_TEST(test_checker_refuses)
 		"\"tid\":1,\"bind_id\":7,\"flow_in\":true}",
 		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":0,\"dur\":2,\"pid\":0,"
 		"\"tid\":2}",
+		"{\"name\":\"q\",\"ph\":\"b\",\"ts\":0,\"id\":1,\"pid\":0,"
+		"\"tid\":1},{\"name\":\"q\",\"ph\":\"e\",\"ts\":1,\"id\":1,"
+		"\"pid\":0,\"tid\":1},{\"name\":\"r\",\"ph\":\"b\",\"ts\":0,"
+		"\"id\":2,\"pid\":0,\"tid\":1},{\"name\":\"r\",\"ph\":\"e\","
+		"\"ts\":1,\"id\":2,\"pid\":0,\"tid\":1}",
 	};
 	const char *meta = "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,"
 		"\"args\":{\"name\":\"core 0\"}},{\"name\":\"process_sort_index\","
