@@ -337,7 +337,8 @@ static void check_trace(const char *path, tcheck *k)
 		}
 	}
 	k->n_x = n;
-	qsort(x, (size_t)n, sizeof *x, cmp_xs);
+	if (n > 0)
+		qsort(x, (size_t)n, sizeof *x, cmp_xs);
 	/* nesting: a stack of open slices per track */
 	{
 		xs stack[64];
@@ -356,7 +357,8 @@ static void check_trace(const char *path, tcheck *k)
 		}
 	}
 	/* async overlap per track (what X slices could not show) */
-	qsort(b, (size_t)nb, sizeof *b, cmp_xs);
+	if (nb > 0)
+		qsort(b, (size_t)nb, sizeof *b, cmp_xs);
 	for (int i = 0; i < nb; i++) {
 		int over = 1;
 		for (int h = i - 1; h >= 0 && b[h].pid == b[i].pid &&
