@@ -50,7 +50,7 @@ static ls_result make_result(int n_cores, int n_mm, double util)
 		   on a dependency */
 		r.cores[i].wait_sem_ps[1] = 300000 + 100000 * i;
 		r.cores[i].wait_barrier_ps[3] = 500000;
-		r.cores[i].wait_dep_ps[2] = 200000;
+		r.cores[i].wait_dep_ps[2] = 900000;
 	}
 	r.n_matmuls = n_mm;
 	r.matmuls = lm_xcalloc((size_t)n_mm, sizeof *r.matmuls);
@@ -205,7 +205,7 @@ START_TEST(test_report_png)
 			   "dependency wait\tidle\n"
 			   "core 0 PE\t1.5\t0\t0\t0\t0.5\n"
 			   "core 0 Activation\t0\t0.3\t0\t0\t1.7\n"
-			   "core 0 DVE\t0\t0\t0\t0.2\t1.8\n"
+			   "core 0 DVE\t0\t0\t0\t0.9\t1.1\n"
 			   "core 0 Pool\t0\t0\t0.5\t0\t1.5\n"
 			   "core 0 SP\t0\t0\t0\t0\t2\n"
 			   " \t0\t0\t0\t0\t0\ncore 1 PE\t");
@@ -240,13 +240,15 @@ START_TEST(test_report_png)
 	ck_assert_contains(t, "x_y &lt;b&gt;");
 	ck_assert_contains(t, "broken_module");
 	ck_assert_contains(t, "<tr class=\"focus\"><td class=\"num\">1</td>");
-	/* core 0 ends last; its longest wait is Pool's 0.5 µs (core 3's
-	   Activation waits longer, 0.6 µs, but core 3 ended earlier) */
+	/* core 0 ends last; its longest wait is Pool's 0.5 µs at the
+	   barrier (core 3's Activation waits longer, 0.6 µs, but core 3
+	   ended earlier; DVE's 0.9 µs dependency wait does not rank) */
 	ck_assert_contains(t, "<strong>Longest wait: core 0 Pool "
 			   "(reference)</strong> waited 0.5 µs of the 2.0 µs "
 			   "run on semaphores and barriers, on the core that "
 			   "finished last: 0.0 µs semaphore wait, 0.5 µs "
 			   "barrier wait (and 0.0 µs dependency wait).</p>");
+	ck_assert(strstr(t, "Longest wait: core 0 DVE") == NULL);
 	ck_assert_contains(t, "<li>linked: core 0 finished last (2.0 µs); its "
 			   "Pool waited 0.5 µs</li>");
 	ck_assert_contains(t, "gnuplot -c 'util.gp' 'util.tsv' 'util.png' "
