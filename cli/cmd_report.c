@@ -1,6 +1,7 @@
 /*
 ** cmd_report.c -- `lncsim report [--db FILE] [-o DIR] [--run ID]
-** [--format png|svg]`: plots from the run log (docs/reports.md).
+** [--format png|svg] [--since DATE] [--command run|diff|fuzz]`: plots
+** from the run log (docs/reports.md).
 */
 #include "common.h"
 #include "cli.h"
@@ -14,17 +15,26 @@
 #include <string.h>
 
 const char usage_report[] =
-	"usage: lncsim report [--db FILE] [-o DIR] [--run ID] [--format png|svg]\n\n"
+	"usage: lncsim report [--db FILE] [-o DIR] [--run ID] [--format png|svg]\n"
+	"                     [--since DATE] [--command run|diff|fuzz]\n\n"
 	"Plot the run log with gnuplot into DIR (default ./lncsim-report/):\n"
 	"per-core PE and MAC utilization of a run (reference next to linked),\n"
-	"a PE timeline per core, array fill by matmul shape over the database,\n"
-	"the history of the runs; each with its .tsv data and .gp script, and\n"
-	"index.html showing them with a table of the runs (docs/reports.md).\n\n"
+	"where each engine's time went (busy, waits, idle), a PE timeline per\n"
+	"core and mode, array fill by matmul shape over the database, the\n"
+	"history of the runs; each with its .tsv data and .gp script, and\n"
+	"index.html showing them with a table of the runs (docs/reports.md).\n"
+	"Files an earlier report left in DIR and this one does not write are\n"
+	"removed (only those its manifest lists).\n\n"
 	"  --db FILE      the database (default $LNCSIM_DB, else ./lncsim.db)\n"
 	"  -o DIR         output directory\n"
 	"  --run ID       the run of the per-run plots (default: the latest run\n"
 	"                 that has an execution)\n"
-	"  --format FMT   png (default) or svg\n\n"
+	"  --format FMT   png (default) or svg\n"
+	"  --since DATE   history and run table: runs started at or after DATE\n"
+	"                 (UTC, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)\n"
+	"  --command CMD  history and run table: runs of lncsim CMD only (run,\n"
+	"                 diff, or fuzz: the cases of fuzz campaigns); with\n"
+	"                 either filter the default run is the last matching one\n\n"
 	"gnuplot is taken from $LNCSIM_GNUPLOT, else the one configure found,\n"
 	"else PATH.\n\n"
 	"exit status: 0 ok, 2 bad usage, no database or run, gnuplot missing,\n"
@@ -71,6 +81,11 @@ int cmd_report(int argc, char **argv)
 			o.out_dir = v;
 		else if ((v = opt_value("--format", argc, argv, &i, &missing)))
 			o.format = v;
+		else if ((v = opt_value("--since", argc, argv, &i, &missing)))
+			o.since = v;
+		else if ((v = opt_value("--command", argc, argv, &i,
+					&missing)))
+			o.command = v;
 		else if ((v = opt_value("--run", argc, argv, &i, &missing))) {
 			char *end;
 			errno = 0;
@@ -93,6 +108,14 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error("report", "unknown format '%s' (png or "
 				       "svg)", o.format);
 	lm_error err;
+	if (o.command && strcmp(o.command, "run") &&
+	    strcmp(o.command, "diff") && strcmp(o.command, "fuzz"))
+		return cli_usage_error("report", "--command '%s': run, diff or "
+				       "fuzz", o.command);
+	if (o.since && ldb_check_since(o.since, &err) != 0)
+		return cli_usage_error("report", "--since '%s': give a UTC date "
+				       "YYYY-MM-DD or a time "
+				       "YYYY-MM-DDTHH:MM:SSZ", o.since);
 	ldb *db = NULL;
 	lr_report rep;
 	if (ldb_open(&db, cli_db_path(&dbo), LDB_READ, &err) != 0 ||

@@ -152,12 +152,16 @@ char *fz_error_class(const char *message);
 ** Run case s of campaign c in this process and fill *r (init'ed here):
 ** generate in memory, check, and with c->keep write a failing case and
 ** its REPRO beneath that directory. r->status FZ_ERROR when the case
-** could not run. With c->keep and name_fd >= 0, the case's directory is
-** written to name_fd ("D", the path, a NUL) as soon as it is made, so a
-** process that kills the case can remove what it leaves. The caller
-** frees r.
+** could not run. With c->keep, made (when not NULL) is the case's
+** directory beneath it, made by fz_case_dir before (so the process that
+** runs this one knows what to remove when it kills it); NULL: made here.
+** The caller frees r.
 */
-void fz_case_run(const fz_config *c, uint64_t s, fz_record *r, int name_fd);
+void fz_case_run(const fz_config *c, uint64_t s, fz_record *r,
+		 const char *made);
+/* Make the directory of case s beneath c->keep: "case-<s>", or
+** "case-<s>.<k>" when that is taken (*name, caller frees). */
+int fz_case_dir(const fz_config *c, uint64_t s, char **name, lm_error *err);
 /*
 ** Remove kept case path (what a record's kept field says), which must be
 ** an entry "case-<seed>" or "case-<seed>.<k>" directly beneath keep (the

@@ -35,11 +35,11 @@ static int make_case_dir(const char *r, uint64_t s, int *rootfd, char **name,
 {
 	int rc = 0;
 	*fd = -1;
-	*name = NULL;
 	*rootfd = open(r, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (*rootfd < 0)
 		return lm_err(err, r, "", "cannot open directory: %s",
 			      strerror(errno));
+	/* made already (fz_case_dir): only opened */
 	for (int k = 1; k <= MAX_CASE_NAMES && !*name; k++) {
 		char *nm = k == 1
 			? lm_xasprintf("case-%llu", (unsigned long long)s)
@@ -191,7 +191,24 @@ static int keep_case(const fz_config *c, uint64_t s, lm_module **mods, int n,
 	return rc;
 }
 
-void fz_case_run(const fz_config *c, uint64_t s, fz_record *r, int name_fd)
+int fz_case_dir(const fz_config *c, uint64_t s, char **name, lm_error *err)
+{
+	int rootfd = -1, fd = -1;
+	*name = NULL;
+	int rc = make_case_dir(c->keep, s, &rootfd, name, &fd, err);
+	if (fd >= 0)
+		close(fd);
+	if (rootfd >= 0)
+		close(rootfd);
+	if (rc) {
+		free(*name);
+		*name = NULL;
+	}
+	return rc;
+}
+
+void fz_case_run(const fz_config *c, uint64_t s, fz_record *r,
+		 const char *made)
 {
 	lm_error err;
 	int cores = fz_case_cores(c, s);
@@ -216,17 +233,10 @@ void fz_case_run(const fz_config *c, uint64_t s, fz_record *r, int name_fd)
 	double t0 = lm_seconds();
 	r->status = FZ_ERROR;
 	if (c->keep[0]) {
+		name = made ? lm_xstrdup(made) : NULL;
 		if (make_case_dir(c->keep, s, &rootfd, &name, &casefd, &err))
 			goto out;
 		dir = lm_path_join(c->keep, name);
-		if (name_fd >= 0) {
-			/* "D<dir>\0": whoever ends this process early knows
-			   what it leaves */
-			size_t k = strlen(dir) + 1;
-			if (write(name_fd, "D", 1) != 1 ||
-			    write(name_fd, dir, k) != (ssize_t)k)
-				name_fd = -1;
-		}
 	}
 	/* without --keep-failures the set is named as `lncsim gen` would
 	   write it here; nothing is written */

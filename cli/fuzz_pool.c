@@ -168,14 +168,33 @@ static void send_timeout(int fd, const fz_config *c, uint64_t seed,
 	fz_record_free(&r);
 }
 
+/* Remove the case directory made beneath c->keep (NULL: none); free. */
+static void drop_dir(const fz_config *c, char *made)
+{
+	if (!made)
+		return;
+	lm_error err;
+	char *dir = lm_path_join(c->keep, made);
+	fz_kept_remove(c->keep, dir, &err);
+	free(dir);
+	free(made);
+}
+
 /* Case seed in a process of its own; its record (or why it has none)
 ** to fd. Returns -1 when the pool went away meanwhile. */
 static int serve_case(int fd, const fz_config *c, uint64_t seed,
 		      const char *opts)
 {
 	int p[2];
+	char *made = NULL;
+	lm_error derr;
+	/* the kept case's directory, made here: if the case is killed, this
+	   process knows what it leaves (cannot be made: the case says why) */
+	if (c->keep[0] && fz_case_dir(c, seed, &made, &derr) != 0)
+		made = NULL;
 	if (pipe(p) != 0) {
 		send_lost(fd, c, seed, errno, opts);
+		drop_dir(c, made);
 		return 0;
 	}
 	pid_t pid = fork();
@@ -184,6 +203,7 @@ static int serve_case(int fd, const fz_config *c, uint64_t seed,
 		close(p[0]);
 		close(p[1]);
 		send_lost(fd, c, seed, e, opts);
+		drop_dir(c, made);
 		return 0;
 	}
 	if (pid == 0) {
@@ -194,7 +214,7 @@ static int serve_case(int fd, const fz_config *c, uint64_t seed,
 		close(fd);
 		fz_record r;
 		lm_buf b = LM_BUF_INIT;
-		fz_case_run(c, seed, &r, p[1]);
+		fz_case_run(c, seed, &r, made);
 		fz_record_encode(&r, &b);
 		int rc = write_all(p[1], b.ptr, b.size);
 		_exit(rc == 0 ? 0 : 3);
@@ -245,27 +265,18 @@ static int serve_case(int fd, const fz_config *c, uint64_t seed,
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	/* the case's directory, said first, then its record */
-	const char *dir = NULL, *rec = out.ptr;
-	size_t n = out.size;
-	if (n && out.ptr[0] == 'D') {
-		const char *z = memchr(out.ptr, 0, n);
-		dir = z ? out.ptr + 1 : NULL;
-		n = z ? n - (size_t)(z + 1 - out.ptr) : 0;
-		rec = z ? z + 1 : out.ptr;
-	}
 	int ok = !timed_out && !gone && WIFEXITED(st) &&
-		 WEXITSTATUS(st) == 0 && n > 5;
-	if (dir && !ok) {
-		/* killed before it had all it keeps: nothing is left half
-		   written (the database keeps its repro line) */
-		lm_error err;
-		fz_kept_remove(c->keep, dir, &err);
-	}
+		 WEXITSTATUS(st) == 0 && out.size > 5;
+	/* killed before it had all it keeps: nothing is left half written
+	   (the database keeps its repro line) */
+	if (ok)
+		free(made);
+	else
+		drop_dir(c, made);
 	if (timed_out)
 		send_timeout(fd, c, seed, opts);
 	else if (ok)
-		fz_frame_write(fd, FZ_MSG_RESULT, rec, n);
+		fz_frame_write(fd, FZ_MSG_RESULT, out.ptr, out.size);
 	else if (!gone)
 		send_lost(fd, c, seed, st, opts);
 	lm_buf_free(&out);

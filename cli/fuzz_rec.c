@@ -202,6 +202,12 @@ static void put_exec(lm_buf *b, const fz_exec *e)
 		put_u64(b, (uint64_t)c->barrier_wait_ps);
 		put_u64(b, (uint64_t)c->semaphore_wait_ps);
 		put_u64(b, (uint64_t)c->end_ps);
+		for (int k = 0; k < LS_ENGINES; k++) {
+			put_u64(b, (uint64_t)c->wait_sem_ps[k]);
+			put_u64(b, (uint64_t)c->wait_barrier_ps[k]);
+			put_u64(b, (uint64_t)c->wait_dep_ps[k]);
+			put_u64(b, (uint64_t)c->idle_ps[k]);
+		}
 	}
 	put_u32(b, (uint32_t)r->n_matmuls);
 	for (int i = 0; i < r->n_matmuls; i++) {
@@ -333,7 +339,7 @@ static void get_exec(rd *r, fz_exec *e)
 	free(mode);
 	x->sim_time_ps = (int64_t)get_u64(r);
 	x->instructions = (int64_t)get_u64(r);
-	int nc = get_count(r, 4 + 8 * (LS_ENGINES + 10));
+	int nc = get_count(r, 4 + 8 * (5 * LS_ENGINES + 10));
 	x->cores = nc ? lm_xcalloc((size_t)nc, sizeof *x->cores) : NULL;
 	x->n_cores = nc;
 	for (int i = 0; i < nc; i++) {
@@ -351,6 +357,12 @@ static void get_exec(rd *r, fz_exec *e)
 		c->barrier_wait_ps = (int64_t)get_u64(r);
 		c->semaphore_wait_ps = (int64_t)get_u64(r);
 		c->end_ps = (int64_t)get_u64(r);
+		for (int k = 0; k < LS_ENGINES; k++) {
+			c->wait_sem_ps[k] = (int64_t)get_u64(r);
+			c->wait_barrier_ps[k] = (int64_t)get_u64(r);
+			c->wait_dep_ps[k] = (int64_t)get_u64(r);
+			c->idle_ps[k] = (int64_t)get_u64(r);
+		}
 	}
 	int nm = get_count(r, 4 * 6 + 8 * 3);
 	x->matmuls = nm ? lm_xcalloc((size_t)nm, sizeof *x->matmuls) : NULL;

@@ -32,8 +32,14 @@ static const char *const stmt_sql[ST_COUNT] = {
 	"INSERT INTO core_stats(execution_id, core, busy_pe_ps, busy_act_ps, "
 	"busy_dve_ps, busy_pool_ps, busy_sp_ps, instructions, matmuls, macs, "
 	"pe_util, mac_util, dma_bytes, dma_transfers, barrier_wait_ps, "
-	"semaphore_wait_ps, end_ps) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-	"?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+	"semaphore_wait_ps, end_ps, "
+	"wait_sem_pe_ps, wait_sem_act_ps, wait_sem_dve_ps, wait_sem_pool_ps, "
+	"wait_sem_sp_ps, wait_barrier_pe_ps, wait_barrier_act_ps, "
+	"wait_barrier_dve_ps, wait_barrier_pool_ps, wait_barrier_sp_ps, "
+	"wait_dep_pe_ps, wait_dep_act_ps, wait_dep_dve_ps, wait_dep_pool_ps, "
+	"wait_dep_sp_ps) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+	"?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, "
+	"?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
 	[ST_INS_MATMUL] =
 	"INSERT INTO matmuls(execution_id, core, name, k, m, n, dtype, "
 	"start_ps, duration_ps, array_util) "
@@ -915,6 +921,11 @@ int ldb_log_execution(ldb_run *run, const char *mode, const ls_result *r,
 		sqlite3_bind_int64(st, 15, c->barrier_wait_ps);
 		sqlite3_bind_int64(st, 16, c->semaphore_wait_ps);
 		sqlite3_bind_int64(st, 17, c->end_ps);
+		for (int e = 0; e < LS_ENGINES; e++) {
+			sqlite3_bind_int64(st, 18 + e, c->wait_sem_ps[e]);
+			sqlite3_bind_int64(st, 23 + e, c->wait_barrier_ps[e]);
+			sqlite3_bind_int64(st, 28 + e, c->wait_dep_ps[e]);
+		}
 		if (ldb_step_done(db, st, "logging core stats", err) != 0)
 			goto fail;
 	}

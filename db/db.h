@@ -35,7 +35,7 @@
 #include "sim.h"
 
 /* The schema version this lncsim writes (PRAGMA user_version). */
-enum { LDB_SCHEMA_VERSION = 3 };
+enum { LDB_SCHEMA_VERSION = 4 };
 
 /* The default database path, and the environment variable overriding it. */
 #define LDB_DEFAULT_PATH "lncsim.db"
@@ -240,6 +240,7 @@ typedef struct ldb_run_row {
 	double pe_util;        /* mean over the cores of the executions, -1 */
 	double mac_util;       /* idem */
 	int64_t n_matmuls;
+	char kind[16];         /* ldb_run_kind: "run", "diff", "fuzz", ... */
 } ldb_run_row;
 
 /*
@@ -249,6 +250,32 @@ typedef struct ldb_run_row {
 int ldb_query_runs(ldb *db, int last, ldb_run_row **rows, int *n,
 		   lm_error *err);
 void ldb_run_rows_free(ldb_run_row *rows, int n);
+
+/* Which runs ldb_query_runs_where lists (NULL fields: no condition). */
+typedef struct ldb_run_filter {
+	const char *since;     /* started_utc >= since: "YYYY-MM-DD" or
+				  "YYYY-MM-DDTHH:MM:SSZ" (ldb_check_since) */
+	const char *kind;      /* ldb_run_kind of the run equals this */
+} ldb_run_filter;
+
+/*
+** The kind of a run: "fuzz" for a fuzz campaign's case (it has a cases
+** row: is_case), else the lncsim command its command line ran ("run",
+** "diff", ...: the first word after the program name, the program name
+** given again skipped), "" when there is none.
+*/
+void ldb_run_kind(const char *command, int is_case, char *kind, size_t n);
+
+/* 0 if s is a --since value ldb_run_filter takes; else LM_EINPUT with
+** err saying what is accepted. */
+int ldb_check_since(const char *s, lm_error *err);
+
+/*
+** The last `last` runs (0: all) that pass filter f (NULL: every run), in
+** id order, oldest first. Caller frees with ldb_run_rows_free.
+*/
+int ldb_query_runs_where(ldb *db, int last, const ldb_run_filter *f,
+			 ldb_run_row **rows, int *n, lm_error *err);
 
 /* A campaign and how its cases went. */
 typedef struct ldb_campaign_row {

@@ -14,6 +14,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* The per-engine wait columns of core_stats (schema 4). */
+#define WAIT_COLS \
+	"wait_sem_pe_ps, wait_sem_act_ps, wait_sem_dve_ps, wait_sem_pool_ps, " \
+	"wait_sem_sp_ps, wait_barrier_pe_ps, wait_barrier_act_ps, " \
+	"wait_barrier_dve_ps, wait_barrier_pool_ps, wait_barrier_sp_ps, " \
+	"wait_dep_pe_ps, wait_dep_act_ps, wait_dep_dve_ps, wait_dep_pool_ps, " \
+	"wait_dep_sp_ps"
+
 /*
 ** Run one INSERT ... SELECT with the two offsets bound as ?1 (runs) and ?2
 ** (executions); add the number of rows inserted to *count.
@@ -211,12 +219,13 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 		      "busy_pe_ps, busy_act_ps, busy_dve_ps, busy_pool_ps, "
 		      "busy_sp_ps, instructions, matmuls, macs, pe_util, "
 		      "mac_util, dma_bytes, dma_transfers, barrier_wait_ps, "
-		      "semaphore_wait_ps, end_ps) "
+		      "semaphore_wait_ps, end_ps, " WAIT_COLS ") "
 		      "SELECT c.execution_id + ?2, c.core, c.busy_pe_ps, "
 		      "c.busy_act_ps, c.busy_dve_ps, c.busy_pool_ps, "
 		      "c.busy_sp_ps, c.instructions, c.matmuls, c.macs, "
 		      "c.pe_util, c.mac_util, c.dma_bytes, c.dma_transfers, "
-		      "c.barrier_wait_ps, c.semaphore_wait_ps, c.end_ps "
+		      "c.barrier_wait_ps, c.semaphore_wait_ps, c.end_ps, "
+		      WAIT_COLS " "
 		      "FROM src.core_stats c JOIN src.executions e "
 		      "ON c.execution_id = e.id "
 		      "WHERE e.run_id IN temp.merge_runs "

@@ -23,12 +23,59 @@ static void col_copy(sqlite3_stmt *st, int i, char *buf, size_t cap)
 	snprintf(buf, cap, "%s", s ? (const char *)s : "");
 }
 
-/*
-** The last `last` runs with their aggregates, oldest first.
-*/
-int ldb_query_runs(ldb *db, int last, ldb_run_row **rows, int *n,
-		   lm_error *err)
+/* 1 if word (n bytes) names the lncsim program ("lncsim", "./lncsim",
+** "/usr/bin/lncsim"). */
+static int is_program(const char *word, size_t n)
 {
+	return n >= 6 && !strncmp(word + n - 6, "lncsim", 6) &&
+	       (n == 6 || word[n - 7] == '/');
+}
+
+void ldb_run_kind(const char *command, int is_case, char *kind, size_t n)
+{
+	const char *p = command ? command : "";
+	snprintf(kind, n, "%s", is_case ? "fuzz" : "");
+	if (is_case)
+		return;
+	for (int words = 0; words < 3; words++) {
+		size_t len;
+		while (*p == ' ')
+			p++;
+		len = strcspn(p, " ");
+		if (len == 0)
+			return;
+		if (!is_program(p, len)) {
+			snprintf(kind, n, "%.*s", (int)len, p);
+			return;
+		}
+		p += len;
+	}
+}
+
+int ldb_check_since(const char *s, lm_error *err)
+{
+	/* the shape of started_utc, or its date */
+	static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
+	size_t n = strlen(s);
+	int ok = n == 10 || n == sizeof shape - 1;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = shape[i] == 'd' ? s[i] >= '0' && s[i] <= '9'
+				     : s[i] == shape[i];
+	if (!ok)
+		return lm_err(err, "", "report", "--since '%s': give a UTC date "
+			      "YYYY-MM-DD or a time YYYY-MM-DDTHH:MM:SSZ", s);
+	return 0;
+}
+
+/*
+** The runs passing f (all without f), their aggregates, the last `last`
+** of them, oldest first.
+*/
+int ldb_query_runs_where(ldb *db, int last, const ldb_run_filter *f,
+			 ldb_run_row **rows, int *n, lm_error *err)
+{
+	/* with a kind to match, every run since the date is read and the
+	** last ones kept here: the kind is not a column */
 	static const char sql[] =
 		"SELECT r.id, r.uuid, r.started_utc, r.command, r.module, "
 		"r.arch, r.cores, r.seed, r.status, r.message, r.tool_version, "
@@ -41,21 +88,34 @@ int ldb_query_runs(ldb *db, int last, ldb_run_row **rows, int *n,
 		"(SELECT avg(c.mac_util) FROM core_stats c JOIN executions e "
 		" ON c.execution_id = e.id WHERE e.run_id = r.id), "
 		"(SELECT count(*) FROM matmuls x JOIN executions e "
-		" ON x.execution_id = e.id WHERE e.run_id = r.id) "
-		"FROM (SELECT * FROM runs ORDER BY id DESC LIMIT ?1) r "
+		" ON x.execution_id = e.id WHERE e.run_id = r.id), "
+		"EXISTS (SELECT 1 FROM cases k WHERE k.run_id = r.id) "
+		"FROM (SELECT * FROM runs WHERE ?2 IS NULL OR started_utc >= ?2 "
+		" ORDER BY id DESC LIMIT ?1) r "
 		"ORDER BY r.id";
+	const char *kind = f && f->kind ? f->kind : NULL;
 	*rows = NULL;
 	*n = 0;
+	if (f && f->since && ldb_check_since(f->since, err))
+		return LM_EINPUT;
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
 		return ldb_sqlerr(err, db, "listing runs");
-	sqlite3_bind_int(st, 1, last > 0 ? last : -1);
+	sqlite3_bind_int(st, 1, last > 0 && !kind ? last : -1);
+	if (f && f->since)
+		sqlite3_bind_text(st, 2, f->since, -1, SQLITE_STATIC);
 	int cap = 0, rc;
 	ldb_run_row *v = NULL;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		char k[16];
+		ldb_run_kind((const char *)sqlite3_column_text(st, 3),
+			     sqlite3_column_int(st, 17), k, sizeof k);
+		if (kind && strcmp(k, kind))
+			continue;
 		lm_grow(&v, &cap, *n + 1, sizeof *v);
 		ldb_run_row *r = &v[(*n)++];
 		memset(r, 0, sizeof *r);
+		snprintf(r->kind, sizeof r->kind, "%s", k);
 		r->id = sqlite3_column_int64(st, 0);
 		col_copy(st, 1, r->uuid, sizeof r->uuid);
 		col_copy(st, 2, r->started_utc, sizeof r->started_utc);
@@ -83,8 +143,30 @@ int ldb_query_runs(ldb *db, int last, ldb_run_row **rows, int *n,
 		*n = 0;
 		return ldb_sqlerr(err, db, "listing runs");
 	}
+	/* keep the last ones */
+	if (kind && last > 0 && *n > last) {
+		int drop = *n - last;
+		for (int i = 0; i < drop; i++) {
+			free(v[i].command);
+			free(v[i].module);
+			free(v[i].arch);
+			free(v[i].message);
+			free(v[i].tool_version);
+		}
+		memmove(v, v + drop, (size_t)last * sizeof *v);
+		*n = last;
+	}
 	*rows = v;
 	return 0;
+}
+
+/*
+** The last `last` runs with their aggregates, oldest first.
+*/
+int ldb_query_runs(ldb *db, int last, ldb_run_row **rows, int *n,
+		   lm_error *err)
+{
+	return ldb_query_runs_where(db, last, NULL, rows, n, err);
 }
 
 /*

@@ -120,4 +120,21 @@ const char *const ldb_migrations[LDB_SCHEMA_VERSION] = {
 	"  repro TEXT NOT NULL,\n"
 	"  PRIMARY KEY (campaign, signature)\n"
 	") STRICT;\n",
+
+	/* 3 -> 4: where each engine's time went (NULL: logged before) */
+	"ALTER TABLE core_stats ADD COLUMN wait_sem_pe_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_sem_act_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_sem_dve_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_sem_pool_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_sem_sp_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_barrier_pe_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_barrier_act_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_barrier_dve_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_barrier_pool_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_barrier_sp_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_dep_pe_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_dep_act_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_dep_dve_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_dep_pool_ps INTEGER;\n"
+	"ALTER TABLE core_stats ADD COLUMN wait_dep_sp_ps INTEGER;\n",
 };

@@ -11,6 +11,7 @@ CLEANFILES += reports/gp_scripts.c
 # The committed gnuplot scripts, embedded in the program so an installed
 # lncsim needs no data directory; `lncsim report` writes them back out.
 reports_gp = $(srcdir)/reports/gp/util.gp $(srcdir)/reports/gp/timeline.gp \
+	$(srcdir)/reports/gp/waits.gp \
 	$(srcdir)/reports/gp/shapes.gp $(srcdir)/reports/gp/history.gp
 reports/gp_scripts.c: $(reports_gp) $(srcdir)/reports/gp2c.sh
 	$(AM_V_GEN)$(MKDIR_P) reports && \

@@ -3,10 +3,12 @@
 ** the .gp scripts, run gnuplot on each, write index.html and replot.sh.
 **
 ** Plots (docs/reports.md): util (per-core PE and MAC utilization of one
-** run, one bar per execution mode), timeline-MODE (PE busy fraction over
-** time buckets per core, from the matmuls rows), shapes (array fill by
-** matmul shape K x M over the whole database) and history (status,
-** simulated time and utilization of the last runs).
+** run, one bar per execution mode), waits-MODE (each engine's time split
+** into busy, waits and idle, per core), timeline (PE busy fraction over
+** time buckets, one lane per core and mode), shapes (array fill by matmul
+** shape K x M over the whole database) and history (status, simulated
+** time and utilization of the last runs, filtered). A headline names the
+** engine that waited longest on the core that finished last.
 */
 #include "common.h"
 #include "report_int.h"
@@ -39,8 +41,10 @@ typedef struct ctx {
 	int buckets;
 	lr_report *rep;
 	int cap_images, cap_files;
+	lm_buf head;     /* the headline of index.html */
 	lm_buf figs;     /* the plots' sections of index.html */
 	lm_buf replot;   /* replot.sh */
+	ldb_run_filter filter; /* of the history and the default run */
 	lm_error *err;
 } ctx;
 
@@ -50,6 +54,23 @@ typedef struct exec_ref {
 	char mode[16];
 	int64_t sim_time_ps;
 } exec_ref;
+
+/* The parts of an engine's time, in the order of the waits plot. */
+enum { PART_BUSY, PART_SEM, PART_BARRIER, PART_DEP, PART_IDLE, N_PARTS };
+static const char *const part_names[N_PARTS] = {
+	"busy", "semaphore wait", "barrier wait", "dependency wait", "idle"
+};
+static const char *const engine_names[LS_ENGINES] = {
+	"PE", "Activation", "DVE", "Pool", "SP"
+};
+
+/* Where one core's engines spent an execution (core_stats). */
+typedef struct core_split {
+	int core;
+	int64_t end_ps;
+	int has_waits;           /* the row has the per-engine waits */
+	int64_t part[LS_ENGINES][N_PARTS];
+} core_split;
 
 /* ---- small helpers --------------------------------------------------- */
 
@@ -413,56 +434,246 @@ static int plot_util(ctx *c, int64_t run_id, const exec_ref *ex, int n_ex,
 	return rc;
 }
 
-/* ---- timeline -------------------------------------------------------- */
+/* ---- waits ----------------------------------------------------------- */
 
 /*
-** PE busy fraction per core and time bucket of one execution.
+** The split of every core of execution e: busy and the three waits from
+** core_stats, idle the rest of the run time. *out caller frees.
 */
-static int plot_timeline(ctx *c, int64_t run_id, const exec_ref *e,
-			 const char *what)
+static int load_split(ctx *c, const exec_ref *e, core_split **out, int *n)
 {
-	char heading[96];
-	snprintf(heading, sizeof heading, "PE timeline per core (%s)",
-		 e->mode);
-	if (e->sim_time_ps <= 0) {
-		not_plotted(c, heading, "the execution took no simulated time.");
-		return 0;
-	}
-	int max_core = -1;
-	int64_t v = 0;
-	int is_null = 0;
-	if (query_int(c, "SELECT max(core) FROM core_stats WHERE "
-		      "execution_id = ?1", e->id, &v, &is_null) != 0)
-		return LM_EINPUT;
-	if (!is_null)
-		max_core = (int)v;
-	if (query_int(c, "SELECT max(core) FROM matmuls WHERE "
-		      "execution_id = ?1", e->id, &v, &is_null) != 0)
-		return LM_EINPUT;
-	if (!is_null && v > max_core)
-		max_core = v >= MAX_LANES ? MAX_LANES - 1 : (int)v;
-	if (max_core < 0) {
-		not_plotted(c, heading, "the execution has no cores.");
-		return 0;
-	}
-	int nl = max_core + 1, nb = c->buckets;
-	double w = (double)e->sim_time_ps / nb;
-	double *busy = lm_xcalloc((size_t)nl * (size_t)nb, sizeof *busy);
 	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(c->h, "SELECT core, start_ps, duration_ps "
-			       "FROM matmuls WHERE execution_id = ?1", -1, &st,
-			       NULL) != SQLITE_OK) {
-		free(busy);
+	int cap = 0, rc;
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(c->h, "SELECT core, end_ps, busy_pe_ps, "
+			       "busy_act_ps, busy_dve_ps, busy_pool_ps, "
+			       "busy_sp_ps, wait_sem_pe_ps, wait_sem_act_ps, "
+			       "wait_sem_dve_ps, wait_sem_pool_ps, wait_sem_sp_ps, "
+			       "wait_barrier_pe_ps, wait_barrier_act_ps, "
+			       "wait_barrier_dve_ps, wait_barrier_pool_ps, "
+			       "wait_barrier_sp_ps, wait_dep_pe_ps, "
+			       "wait_dep_act_ps, wait_dep_dve_ps, "
+			       "wait_dep_pool_ps, wait_dep_sp_ps FROM core_stats "
+			       "WHERE execution_id = ?1 ORDER BY core", -1, &st,
+			       NULL) != SQLITE_OK)
+		return sqlfail(c, "report");
+	sqlite3_bind_int64(st, 1, e->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < MAX_LANES) {
+		core_split *k;
+		lm_grow(out, &cap, *n + 1, sizeof **out);
+		k = &(*out)[(*n)++];
+		memset(k, 0, sizeof *k);
+		k->core = sqlite3_column_int(st, 0);
+		k->end_ps = sqlite3_column_int64(st, 1);
+		k->has_waits = sqlite3_column_type(st, 7) != SQLITE_NULL;
+		for (int g = 0; g < LS_ENGINES; g++) {
+			int64_t sum = 0;
+			k->part[g][PART_BUSY] = sqlite3_column_int64(st, 2 + g);
+			k->part[g][PART_SEM] = sqlite3_column_int64(st, 7 + g);
+			k->part[g][PART_BARRIER] = sqlite3_column_int64(st,
+									12 + g);
+			k->part[g][PART_DEP] = sqlite3_column_int64(st, 17 + g);
+			for (int p = 0; p < PART_IDLE; p++)
+				sum += k->part[g][p];
+			k->part[g][PART_IDLE] = e->sim_time_ps > sum ?
+						e->sim_time_ps - sum : 0;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
 		return sqlfail(c, "report");
 	}
-	sqlite3_bind_int64(st, 1, e->id);
+	return 0;
+}
+
+/*
+** The synchronization wait of engine g of core k: on semaphores and at
+** barriers, where the core waits for its DMA queues, its other engines'
+** signals or other cores. (A dependency wait is the engine waiting for an
+** instruction of another engine of the core, whose own bar shows why.)
+*/
+static int64_t waited(const core_split *k, int g)
+{
+	return k->part[g][PART_SEM] + k->part[g][PART_BARRIER];
+}
+
+/* Times in the unit of div (picoseconds per unit), for the headline. */
+static void put_time(lm_buf *b, int64_t ps, double div, const char *unit)
+{
+	lm_buf_printf(b, "%.1f %s", (double)ps / div, unit);
+}
+
+/*
+** The headline: in each mode the core that finished last decides the run
+** time; of its engines, the one that waited longest on semaphores and
+** barriers. The headline names the longest such wait over the modes and
+** lists each mode's.
+*/
+static void headline(ctx *c, const exec_ref *ex, int n_ex,
+		     core_split *const *sp, const int *n_sp)
+{
+	int best_mode = -1, best_core = -1, best_eng = -1;
+	int64_t best = -1;
+	int cand_core[MAX_MODES], cand_eng[MAX_MODES];
+	int64_t max_t = 0;
+	double div;
+	const char *unit;
+	for (int i = 0; i < n_ex; i++)
+		if (ex[i].sim_time_ps > max_t)
+			max_t = ex[i].sim_time_ps;
+	unit = pick_unit(max_t, &div);
+	for (int i = 0; i < n_ex; i++) {
+		int64_t last = -1, w = -1;
+		cand_core[i] = cand_eng[i] = -1;
+		for (int j = 0; j < n_sp[i]; j++)
+			if (sp[i][j].has_waits && sp[i][j].end_ps > last)
+				last = sp[i][j].end_ps;
+		for (int j = 0; j < n_sp[i]; j++) {
+			if (!sp[i][j].has_waits || sp[i][j].end_ps != last)
+				continue;
+			for (int g = 0; g < LS_ENGINES; g++)
+				if (waited(&sp[i][j], g) > w) {
+					w = waited(&sp[i][j], g);
+					cand_core[i] = j;
+					cand_eng[i] = g;
+				}
+		}
+		if (cand_core[i] >= 0 && w > best) {
+			best = w;
+			best_mode = i;
+			best_core = cand_core[i];
+			best_eng = cand_eng[i];
+		}
+	}
+	lm_buf *b = &c->head;
+	if (best_mode < 0) {
+		lm_buf_puts(b, "<p class=\"note\">The run's statistics were "
+			    "logged without the per-engine waits (an older "
+			    "lncsim): no wait breakdown.</p>\n");
+		return;
+	}
+	const core_split *k = &sp[best_mode][best_core];
+	lm_buf_printf(b, "<p class=\"headline\"><strong>Longest wait: core %d "
+		      "%s", k->core, engine_names[best_eng]);
+	lm_buf_printf(b, " (%s)</strong> waited ", ex[best_mode].mode);
+	put_time(b, best, div, unit);
+	lm_buf_printf(b, " of the ");
+	put_time(b, ex[best_mode].sim_time_ps, div, unit);
+	lm_buf_puts(b, " run on semaphores and barriers, on the core that "
+		    "finished last: ");
+	for (int p = PART_SEM; p <= PART_DEP; p++) {
+		if (p == PART_DEP)
+			lm_buf_puts(b, " (and ");
+		put_time(b, k->part[best_eng][p], div, unit);
+		lm_buf_printf(b, " %s%s", part_names[p], p == PART_SEM ? ", " :
+			      p == PART_BARRIER ? "" : ").</p>\n");
+	}
+	lm_buf_puts(b, "<ul class=\"headline\">\n");
+	for (int i = 0; i < n_ex; i++) {
+		if (cand_core[i] < 0)
+			continue;
+		const core_split *q = &sp[i][cand_core[i]];
+		lm_buf_printf(b, "<li>%s: core %d finished last (", ex[i].mode,
+			      q->core);
+		put_time(b, q->end_ps, div, unit);
+		lm_buf_printf(b, "); its %s waited ", engine_names[cand_eng[i]]);
+		put_time(b, waited(q, cand_eng[i]), div, unit);
+		lm_buf_puts(b, "</li>\n");
+	}
+	lm_buf_puts(b, "</ul>\n");
+}
+
+/*
+** One stacked bar per engine and core of execution e: busy, the three
+** waits and idle, adding up to the run time. The y axis tops at ymax_ps
+** (the longest mode of the run), so the modes' charts compare.
+*/
+static int plot_waits(ctx *c, int64_t run_id, const exec_ref *e,
+		      const core_split *sp, int n_sp, int64_t ymax_ps,
+		      const char *what)
+{
+	char heading[96];
+	snprintf(heading, sizeof heading, "Where each engine's time went (%s)",
+		 e->mode);
+	if (n_sp == 0 || e->sim_time_ps <= 0) {
+		not_plotted(c, heading, "the execution has no per-core "
+			    "statistics or took no simulated time.");
+		return 0;
+	}
+	if (!sp[0].has_waits) {
+		not_plotted(c, heading, "the execution was logged without the "
+			    "per-engine waits (an older lncsim).");
+		return 0;
+	}
+	double div;
+	const char *unit = pick_unit(ymax_ps, &div);
+	lm_buf t = LM_BUF_INIT;
+	lm_buf_puts(&t, "engine");
+	for (int p = 0; p < N_PARTS; p++)
+		lm_buf_printf(&t, "\t%s", part_names[p]);
+	lm_buf_puts(&t, "\n");
+	for (int j = 0; j < n_sp; j++) {
+		if (j > 0)
+			lm_buf_puts(&t, " \t0\t0\t0\t0\t0\n");
+		for (int g = 0; g < LS_ENGINES; g++) {
+			lm_buf_printf(&t, "core %d %s", sp[j].core,
+				      engine_names[g]);
+			for (int p = 0; p < N_PARTS; p++)
+				lm_buf_printf(&t, "\t%.6g",
+					      (double)sp[j].part[g][p] / div);
+			lm_buf_puts(&t, "\n");
+		}
+	}
+	char *data = lm_xasprintf("waits-%s.tsv", e->mode);
+	char *image = lm_xasprintf("waits-%s.%s", e->mode, c->fmt);
+	char *title = lm_xasprintf("Engine time, run %lld (%s): %s",
+				   (long long)run_id, e->mode, what);
+	char ymax[32];
+	snprintf(ymax, sizeof ymax, "%.6g", (double)ymax_ps / div);
+	const char *extra[] = { unit, ymax, NULL };
+	char caption[400];
+	snprintf(caption, sizeof caption, "For each core and engine of the "
+		 "%s execution: the time it ran instructions (busy), waited "
+		 "for a semaphore, waited at a core barrier, waited for a "
+		 "dependency (or for its call to start), and had nothing "
+		 "queued (idle); each bar adds up to the run time.", e->mode);
+	int rc = write_file(c, data, t.ptr, t.size);
+	if (rc == 0)
+		rc = plot(c, "waits.gp", data, image, title, extra, heading,
+			  caption);
+	lm_buf_free(&t);
+	free(data);
+	free(image);
+	free(title);
+	return rc;
+}
+
+/* ---- timeline -------------------------------------------------------- */
+
+/* Add execution e's Matmult busy time per core and bucket into busy
+** (lanes nl x nm, core-major, mode column mi; bucket width w). */
+static int add_busy(ctx *c, const exec_ref *e, int mi, int nm, int nl,
+		    int nb, double w, double *busy)
+{
+	sqlite3_stmt *st = NULL;
 	int rc;
+	if (sqlite3_prepare_v2(c->h, "SELECT core, start_ps, duration_ps "
+			       "FROM matmuls WHERE execution_id = ?1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return sqlfail(c, "report");
+	sqlite3_bind_int64(st, 1, e->id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int core = sqlite3_column_int(st, 0);
 		double s = (double)sqlite3_column_int64(st, 1);
 		double d = (double)sqlite3_column_int64(st, 2);
+		double *lane;
 		if (core < 0 || core >= nl || d <= 0)
 			continue;
+		lane = busy + ((size_t)core * nm + mi) * nb;
 		double end = s + d;
 		if (s < 0)
 			s = 0;
@@ -474,20 +685,61 @@ static int plot_timeline(ctx *c, int64_t run_id, const exec_ref *e,
 			double lo = b * w, hi = lo + w;
 			double ov = (end < hi ? end : hi) - (s > lo ? s : lo);
 			if (ov > 0)
-				busy[(size_t)core * nb + b] += ov;
+				lane[b] += ov;
 		}
 	}
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	return rc == SQLITE_DONE ? 0 : sqlfail(c, "report");
+}
+
+/*
+** PE busy fraction per time bucket, one lane per core and mode, the
+** modes of one core next to each other on one time axis (the longest
+** execution's).
+*/
+static int plot_timeline(ctx *c, int64_t run_id, const exec_ref *ex,
+			 int n_ex, const char *what)
+{
+	const char *heading = "PE timeline per core, the modes side by side";
+	int64_t span = 0, v = 0;
+	int max_core = -1, is_null = 0;
+	for (int i = 0; i < n_ex; i++) {
+		if (ex[i].sim_time_ps > span)
+			span = ex[i].sim_time_ps;
+		if (query_int(c, "SELECT max(core) FROM core_stats WHERE "
+			      "execution_id = ?1", ex[i].id, &v, &is_null) != 0)
+			return LM_EINPUT;
+		if (!is_null && v > max_core)
+			max_core = v >= MAX_LANES ? MAX_LANES - 1 : (int)v;
+		if (query_int(c, "SELECT max(core) FROM matmuls WHERE "
+			      "execution_id = ?1", ex[i].id, &v, &is_null) != 0)
+			return LM_EINPUT;
+		if (!is_null && v > max_core)
+			max_core = v >= MAX_LANES ? MAX_LANES - 1 : (int)v;
+	}
+	if (span <= 0) {
+		not_plotted(c, heading, "the executions took no simulated time.");
+		return 0;
+	}
+	if (max_core < 0) {
+		not_plotted(c, heading, "the executions have no cores.");
+		return 0;
+	}
+	int nc = max_core + 1, nb = c->buckets, nl = nc * n_ex, rc = 0;
+	double w = (double)span / nb;
+	double *busy = lm_xcalloc((size_t)nl * (size_t)nb, sizeof *busy);
+	for (int i = 0; i < n_ex && rc == 0; i++)
+		rc = add_busy(c, &ex[i], i, n_ex, nc, nb, w, busy);
+	if (rc != 0) {
 		free(busy);
-		return sqlfail(c, "report");
+		return rc;
 	}
 	double div;
-	const char *unit = pick_unit(e->sim_time_ps, &div);
-	lm_buf t = LM_BUF_INIT;
+	const char *unit = pick_unit(span, &div);
+	lm_buf t = LM_BUF_INIT, modes = LM_BUF_INIT;
 	lm_buf_printf(&t, "start (%s)\tend (%s)", unit, unit);
 	for (int l = 0; l < nl; l++)
-		lm_buf_printf(&t, "\tcore %d", l);
+		lm_buf_printf(&t, "\tcore %d %s", l / n_ex, ex[l % n_ex].mode);
 	lm_buf_puts(&t, "\n");
 	for (int b = 0; b < nb; b++) {
 		lm_buf_printf(&t, "%.6g\t%.6g", b * w / div, (b + 1) * w / div);
@@ -498,23 +750,26 @@ static int plot_timeline(ctx *c, int64_t run_id, const exec_ref *e,
 		lm_buf_puts(&t, "\n");
 	}
 	free(busy);
-	char *data = lm_xasprintf("timeline-%s.tsv", e->mode);
-	char *image = lm_xasprintf("timeline-%s.%s", e->mode, c->fmt);
-	char *title = lm_xasprintf("PE timeline, run %lld (%s): %s",
-				   (long long)run_id, e->mode, what);
-	char ncs[16];
-	snprintf(ncs, sizeof ncs, "%d", nl);
-	const char *extra[] = { ncs, unit, NULL };
-	char caption[256];
+	for (int i = 0; i < n_ex; i++)
+		lm_buf_printf(&modes, "%s%s", i ? " " : "", ex[i].mode);
+	char *image = lm_xasprintf("timeline.%s", c->fmt);
+	char *title = lm_xasprintf("PE timeline, run %lld: %s",
+				   (long long)run_id, what);
+	char nls[16];
+	snprintf(nls, sizeof nls, "%d", nl);
+	const char *extra[] = { nls, unit, lm_buf_cstr(&modes), NULL };
+	char caption[320];
 	snprintf(caption, sizeof caption, "Fraction of each of %d time "
-		 "buckets during which the core's PE array ran a Matmult "
-		 "(from the matmuls rows of the %s execution).", nb, e->mode);
-	rc = write_file(c, data, t.ptr, t.size);
+		 "buckets during which the core's PE array ran a Matmult (from "
+		 "the matmuls rows), one lane per core and mode%s.", nb,
+		 n_ex > 1 ? ", the modes of a core next to each other on one "
+		 "time axis" : "");
+	rc = write_file(c, "timeline.tsv", t.ptr, t.size);
 	if (rc == 0)
-		rc = plot(c, "timeline.gp", data, image, title, extra, heading,
-			  caption);
+		rc = plot(c, "timeline.gp", "timeline.tsv", image, title, extra,
+			  heading, caption);
 	lm_buf_free(&t);
-	free(data);
+	lm_buf_free(&modes);
 	free(image);
 	free(title);
 	return rc;
@@ -604,6 +859,10 @@ static int plot_history(ctx *c, const ldb_run_row *rows, int n)
 {
 	const char *heading = "History across runs";
 	int64_t max_ps = 0;
+	if (n == 0) {
+		not_plotted(c, heading, "no run matches the filters.");
+		return 0;
+	}
 	for (int i = 0; i < n; i++)
 		if (rows[i].sim_time_ps > max_ps)
 			max_ps = rows[i].sim_time_ps;
@@ -684,12 +943,28 @@ static int write_index(ctx *c, int64_t run_id, const ldb_run_row *rows,
 		    "td.pass { color: #1a9850; } td.fail, td.error { color: #d73027; font-weight: bold; }\n"
 		    "tr.focus { background: #fff7d6; }\n"
 		    ".note { color: #666; font-style: italic; }\n"
+		    ".headline { font-size: 110%; }\n"
 		    "</style>\n</head>\n<body>\n<h1>lncsim report</h1>\n<p>");
 	lm_buf_puts(&b, "Database <code>");
 	html_escape(&b, ldb_path(c->db));
 	lm_buf_printf(&b, "</code>, generated %s by lncsim %s. Per-run plots "
-		      "show run %lld (highlighted below).</p>\n", when,
+		      "show run %lld (highlighted below).", when,
 		      PACKAGE_VERSION, (long long)run_id);
+	if (c->filter.since || c->filter.kind) {
+		lm_buf_puts(&b, " History and run table: only runs");
+		if (c->filter.kind) {
+			lm_buf_puts(&b, " of <code>lncsim ");
+			html_escape(&b, c->filter.kind);
+			lm_buf_puts(&b, "</code>");
+		}
+		if (c->filter.since) {
+			lm_buf_puts(&b, " started at or after ");
+			html_escape(&b, c->filter.since);
+		}
+		lm_buf_puts(&b, ".");
+	}
+	lm_buf_puts(&b, "</p>\n");
+	lm_buf_put(&b, c->head.ptr ? c->head.ptr : "", c->head.size);
 	lm_buf_put(&b, c->figs.ptr ? c->figs.ptr : "", c->figs.size);
 
 	lm_buf_puts(&b, "<section>\n<h2>Runs</h2>\n<table>\n<tr><th>run</th>"
@@ -750,6 +1025,104 @@ static int write_index(ctx *c, int64_t run_id, const ldb_run_row *rows,
 	return rc;
 }
 
+/* ---- the manifest ---------------------------------------------------- */
+
+/*
+** The names the previous report listed in the manifest of the output
+** directory (none without one). Only plain names of one component are
+** taken; anything else in the file is ignored.
+*/
+static int read_manifest(ctx *c, char ***names, int *n)
+{
+	char *path = lm_path_join(c->dir, LR_MANIFEST), *text = NULL;
+	size_t len = 0;
+	int cap = 0, rc = 0;
+	struct stat sb;
+	*names = NULL;
+	*n = 0;
+	if (lstat(path, &sb) != 0 && errno == ENOENT) {
+		free(path);
+		return 0;
+	}
+	rc = lm_read_file_max(path, 1 << 20, &text, &len, c->err);
+	free(path);
+	if (rc != 0)
+		return rc;
+	for (char *p = text, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = 0;
+		if (*p == '#' || !lm_path_component_ok(p) ||
+		    !strcmp(p, LR_MANIFEST))
+			continue;
+		lm_grow(names, &cap, *n + 1, sizeof **names);
+		(*names)[(*n)++] = lm_xstrdup(p);
+	}
+	free(text);
+	return 0;
+}
+
+/* The manifest of this report: every file it wrote. */
+static int write_manifest(ctx *c)
+{
+	lm_buf b = LM_BUF_INIT;
+	char *path = lm_path_join(c->dir, LR_MANIFEST);
+	int rc;
+	lm_buf_puts(&b, "# files written by lncsim report; the next report "
+		    "into this directory\n# removes the ones it does not "
+		    "write again (docs/reports.md)\n");
+	for (int i = 0; i < c->rep->n_files; i++)
+		lm_buf_printf(&b, "%s\n", c->rep->files[i]);
+	rc = lm_write_file_atomic(path, b.ptr, b.size, c->err);
+	lm_buf_free(&b);
+	free(path);
+	return rc;
+}
+
+/*
+** Remove what the previous report wrote and this one did not: only names
+** of its manifest, only regular files (a symlink or directory put there
+** since is left alone), never through a symlink. Failures are ignored: the
+** report is complete, a leftover file is harmless.
+*/
+static void remove_stale(ctx *c, char *const *old, int n_old)
+{
+	int dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	for (int i = 0; i < n_old; i++) {
+		struct stat sb;
+		int again = 0;
+		for (int j = 0; j < c->rep->n_files && !again; j++)
+			again = !strcmp(old[i], c->rep->files[j]);
+		if (again || fstatat(dfd, old[i], &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(sb.st_mode))
+			continue;
+		unlinkat(dfd, old[i], 0);
+	}
+	close(dfd);
+}
+
+/* "MODULE (STATUS)" of the run, for the plot titles. */
+static int run_what(ctx *c, int64_t run_id, lm_buf *out)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(c->h, "SELECT module, command, status FROM "
+			       "runs WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
+		return sqlfail(c, "report");
+	sqlite3_bind_int64(st, 1, run_id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *m = (const char *)sqlite3_column_text(st, 0);
+		const char *cmd = (const char *)sqlite3_column_text(st, 1);
+		const char *status = (const char *)sqlite3_column_text(st, 2);
+		char *sh = shorten(m && *m ? m : cmd ? cmd : "");
+		lm_buf_printf(out, "%s (%s)", sh, status ? status : "");
+		free(sh);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
 /* ---- entry ----------------------------------------------------------- */
 
 /*
@@ -768,25 +1141,48 @@ int lr_write(ldb *db, const lr_options *o, lr_report *out, lm_error *err)
 		c.buckets = MAX_BUCKETS;
 	c.rep = out;
 	c.err = err;
+	c.filter.since = o->since && *o->since ? o->since : NULL;
+	c.filter.kind = o->command && *o->command ? o->command : NULL;
 	ldb_run_row *rows = NULL;
 	int n_rows = 0, rc;
 	exec_ref ex[MAX_MODES];
+	core_split *sp[MAX_MODES] = { NULL };
+	int n_sp[MAX_MODES] = { 0 };
 	int n_ex = 0;
-	int64_t run_id = 0;
+	int64_t run_id = 0, want = o->run_id, ymax = 0, mms = 0;
+	char **old = NULL;
+	int n_old = 0;
 	lm_buf rs = LM_BUF_INIT;
 
 	if (strcmp(c.fmt, "png") && strcmp(c.fmt, "svg"))
 		return lm_err(err, "", "report", "unknown format '%s' (png or "
 			      "svg)", c.fmt);
-	if ((rc = pick_run(&c, o->run_id, &run_id, ex, &n_ex)) != 0)
+	if (c.filter.kind && strcmp(c.filter.kind, "run") &&
+	    strcmp(c.filter.kind, "diff") && strcmp(c.filter.kind, "fuzz"))
+		return lm_err(err, "", "report", "--command '%s': run, diff or "
+			      "fuzz", c.filter.kind);
+	if ((rc = ldb_query_runs_where(db, o->history > 0 ? o->history : 200,
+				       &c.filter, &rows, &n_rows, err)) != 0)
+		goto done;
+	/* with filters, the default run is the last matching one that ran */
+	if (want == 0 && (c.filter.since || c.filter.kind)) {
+		for (int i = 0; i < n_rows; i++)
+			if (rows[i].n_executions > 0)
+				want = rows[i].id;
+		if (want == 0) {
+			rc = lm_err(err, ldb_path(db), "report", "no run "
+				    "matching --since / --command has an "
+				    "execution to plot");
+			goto done;
+		}
+	}
+	if ((rc = pick_run(&c, want, &run_id, ex, &n_ex)) != 0)
 		goto done;
 	out->run_id = run_id;
 	if ((rc = lr_find_gnuplot(o->gnuplot, &c.gnuplot, err)) != 0)
 		goto done;
-	if ((rc = ldb_query_runs(db, o->history > 0 ? o->history : 200, &rows,
-				 &n_rows, err)) != 0)
-		goto done;
-	if ((rc = lm_mkdirs(c.dir, err)) != 0)
+	if ((rc = lm_mkdirs(c.dir, err)) != 0 ||
+	    (rc = read_manifest(&c, &old, &n_old)) != 0)
 		goto done;
 	for (const lr_gp_script *s = lr_gp_scripts; s->name; s++)
 		if ((rc = write_file(&c, s->name, s->text,
@@ -794,36 +1190,55 @@ int lr_write(ldb *db, const lr_options *o, lr_report *out, lm_error *err)
 			goto done;
 	lm_buf_puts(&c.replot, "#!/bin/sh\n# re-plot every image of this "
 		    "report (lncsim report)\ncd \"$(dirname \"$0\")\" || exit 1\n");
-
-	/* what the focus run was, for the plot titles */
-	char *what = NULL;
-	for (int i = 0; i < n_rows; i++)
-		if (rows[i].id == run_id) {
-			char *m = shorten(rows[i].module[0] ? rows[i].module
-							    : rows[i].command);
-			what = lm_xasprintf("%s (%s)", m, rows[i].status);
-			free(m);
-		}
-	if (!what)
-		what = lm_xstrdup("");
-	lm_buf_puts(&rs, what);
-	free(what);
-	if ((rc = plot_util(&c, run_id, ex, n_ex, lm_buf_cstr(&rs))) != 0)
+	if ((rc = run_what(&c, run_id, &rs)) != 0)
 		goto done;
-	for (int i = 0; i < n_ex; i++)
-		if ((rc = plot_timeline(&c, run_id, &ex[i],
-					lm_buf_cstr(&rs))) != 0)
+	for (int i = 0; i < n_ex; i++) {
+		if ((rc = load_split(&c, &ex[i], &sp[i], &n_sp[i])) != 0)
 			goto done;
+		if (ex[i].sim_time_ps > ymax)
+			ymax = ex[i].sim_time_ps;
+	}
+	headline(&c, ex, n_ex, sp, n_sp);
+	if ((rc = query_int(&c, "SELECT count(*) FROM matmuls x JOIN "
+			    "executions e ON x.execution_id = e.id WHERE "
+			    "e.run_id = ?1", run_id, &mms, NULL)) != 0)
+		goto done;
+	if (mms == 0) {
+		char why[160];
+		snprintf(why, sizeof why, "run %lld executed no Matmult, so "
+			 "its PE array never ran one: there is no utilization "
+			 "or PE timeline to show.", (long long)run_id);
+		not_plotted(&c, "Per-core PE and MAC utilization, PE timeline",
+			    why);
+	} else if ((rc = plot_util(&c, run_id, ex, n_ex,
+				   lm_buf_cstr(&rs))) != 0) {
+		goto done;
+	}
+	for (int i = 0; i < n_ex; i++)
+		if ((rc = plot_waits(&c, run_id, &ex[i], sp[i], n_sp[i], ymax,
+				     lm_buf_cstr(&rs))) != 0)
+			goto done;
+	if (mms > 0 && (rc = plot_timeline(&c, run_id, ex, n_ex,
+					   lm_buf_cstr(&rs))) != 0)
+		goto done;
 	if ((rc = plot_shapes(&c)) != 0 ||
 	    (rc = plot_history(&c, rows, n_rows)) != 0)
 		goto done;
 	if ((rc = write_file(&c, "replot.sh", c.replot.ptr, c.replot.size)) ||
-	    (rc = write_index(&c, run_id, rows, n_rows)))
+	    (rc = write_index(&c, run_id, rows, n_rows)) ||
+	    (rc = write_manifest(&c)))
 		goto done;
+	remove_stale(&c, old, n_old);
 done:
 	if (rc != 0)
 		lr_report_free(out);
+	for (int i = 0; i < n_old; i++)
+		free(old[i]);
+	free(old);
+	for (int i = 0; i < MAX_MODES; i++)
+		free(sp[i]);
 	lm_buf_free(&rs);
+	lm_buf_free(&c.head);
 	lm_buf_free(&c.figs);
 	lm_buf_free(&c.replot);
 	ldb_run_rows_free(rows, n_rows);

@@ -25,7 +25,16 @@ typedef struct lr_options {
 	const char *gnuplot;  /* NULL: $LNCSIM_GNUPLOT, configure's path, PATH */
 	int buckets;          /* PE timeline buckets; 0: 100 */
 	int history;          /* runs in the history plot; 0: 200 */
+	const char *since;    /* history and default run: started at or
+				 after this UTC date / time (NULL: any) */
+	const char *command;  /* history and default run: of this kind
+				 ("run", "diff", "fuzz"; NULL: any) */
 } lr_options;
+
+/* The manifest lr_write leaves in the output directory: the names of the
+** files it wrote, one a line, so that the next report into the same
+** directory removes the ones it does not write again (and nothing else). */
+#define LR_MANIFEST ".lncsim-report-manifest"
 
 /* What lr_write produced; names are relative to the output directory. */
 typedef struct lr_report {
@@ -39,8 +48,10 @@ typedef struct lr_report {
 /*
 ** Write the report. Errors (LM_EINPUT unless noted): unknown format, an
 ** empty database ("no runs"), an unknown run id, a run without an
-** execution, gnuplot not found, an unwritable directory; gnuplot failing
-** on a script is LM_EINTERNAL. out is filled on success (free with
+** execution, a bad --since or --command, gnuplot not found, an unwritable
+** directory; gnuplot failing on a script is LM_EINTERNAL. Files of the
+** previous report in the directory (its LR_MANIFEST) that this one does
+** not write again are removed after it is complete. out is filled on success (free with
 ** lr_report_free; zeroed on failure).
 */
 int lr_write(ldb *db, const lr_options *o, lr_report *out, lm_error *err);

@@ -115,6 +115,7 @@ typedef struct core {
 	int used;
 	engine eng[LS_ENGINES];
 	ls_core_stats st;
+	ls_waitclock wait[LS_ENGINES];
 } core;
 
 typedef struct dma {
@@ -655,6 +656,8 @@ static void set_blocked(sim *s, int c, int e, int on_sem)
 	}
 	if (on_sem)
 		E->block_on_sem = 1;
+	ls_wait_begin(&s->cores[c].st, e, &s->cores[c].wait[e],
+		      on_sem ? LS_WAIT_SEM : LS_WAIT_DEP, s->now);
 }
 
 /* ---- barriers ----------------------------------------------------------- */
@@ -784,11 +787,11 @@ static void barrier_release(sim *s, int gi)
 		for (int j = 0; j < sm->n_slots; j++)
 			if (sm->slot_group[j] == gi)
 				sm->slot_group[j] = -1;
-		k->st.barrier_wait_ps += s->now - ar->t;
+		ls_wait_barrier(&k->st, ar->eng, ar->t, s->now);
 		if (s->tracing)
 			ls_trace_add(&s->trace, ar->core, ar->eng,
-				     sinst_of(s, E->cur)->in->name,
-				     "CoreBarrier", ar->t, s->now - ar->t);
+				     sinst_of(s, E->cur), E->cur.act,
+				     E->cur.idx, ar->t, s->now - ar->t);
 		E->busy = 0;
 		complete(s, E->cur);
 	}
@@ -1006,8 +1009,8 @@ static void start_inst(sim *s, int c, int e, item it)
 	}
 	k->st.busy_ps[e] += dur;
 	if (s->tracing)
-		ls_trace_add(&s->trace, c, e, si->in->name,
-			     lm_opcode_name(si->op), s->now, dur);
+		ls_trace_add(&s->trace, c, e, si, it.act, it.idx, s->now,
+			     dur);
 	push(s, s->now + dur, EV_ENG, c, e);
 }
 
@@ -1367,9 +1370,7 @@ static void try_start(sim *s, int c, int e)
 		}
 	}
 	if (E->is_blocked) {
-		if (E->block_on_sem)
-			s->cores[c].st.semaphore_wait_ps += s->now -
-							    E->block_since;
+		ls_wait_end(&s->cores[c].st, e, &s->cores[c].wait[e], s->now);
 		E->is_blocked = 0;
 		E->block_on_sem = 0;
 	}
@@ -1548,8 +1549,9 @@ static void handle(sim *s, const event *ev)
 			s->mc->sems[q->sem].value++;
 		if (s->tracing)
 			ls_trace_add(&s->trace, d->core, LS_ENGINES + d->qinst,
-				     sinst_of(s, (item){d->act, d->idx})->in->name,
-				     "DMA", d->start, s->now - d->start);
+				     sinst_of(s, (item){d->act, d->idx}),
+				     d->act, d->idx, d->start,
+				     s->now - d->start);
 		complete(s, (item){d->act, d->idx});
 		d->next_free = s->free_dma;
 		s->free_dma = ev->a;
@@ -1660,6 +1662,7 @@ static void collect(sim *s, ls_result *out)
 			continue;
 		st = &out->cores[n++];
 		*st = s->cores[c].st;
+		ls_wait_finish(st, s->last);
 		st->pe_util = s->last > 0 ? (double)st->busy_ps[0] /
 					    (double)s->last : 0.0;
 		st->mac_util = pe_cycles > 0 ? (double)st->macs /

@@ -124,9 +124,21 @@ typedef struct ls_core_stats {
 	double mac_util;           /* MACs / (128*128 * PE cycles of makespan) */
 	int64_t dma_bytes;
 	int64_t dma_transfers;
-	int64_t barrier_wait_ps;
-	int64_t semaphore_wait_ps;
+	int64_t barrier_wait_ps;   /* sum of wait_barrier_ps */
+	int64_t semaphore_wait_ps; /* sum of wait_sem_ps */
 	int64_t end_ps;            /* when the core's last work completed */
+	/* Each engine's time, split five ways that add up to the run's
+	** sim_time_ps: busy_ps (running an instruction; a DMA only for its
+	** issue), wait_sem_ps (its next instruction waits for a semaphore),
+	** wait_barrier_ps (in a CoreBarrier from arrival to release),
+	** wait_dep_ps (its next instruction waits for a dependency, or for
+	** the Call / NKIKernel whose body it belongs to to start) and
+	** idle_ps (nothing queued: before its first and after its last
+	** instruction). A wait whose reason changes is split at the change. */
+	int64_t wait_sem_ps[LS_ENGINES];
+	int64_t wait_barrier_ps[LS_ENGINES];
+	int64_t wait_dep_ps[LS_ENGINES];
+	int64_t idle_ps[LS_ENGINES];
 } ls_core_stats;
 
 typedef struct ls_matmul_rec {

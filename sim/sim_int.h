@@ -536,11 +536,37 @@ const char *ls_dyn_name(const ls_dyn *d);
 int ls_dyn_eval(const ls_sfunc *sf, const ls_sinst *si, const ls_dyn *d,
 		const int64_t *iv, int core, int64_t *v, char *err, size_t n);
 
+/* ---- waits.c ------------------------------------------------------------ */
+
+/* Why an engine waits (its head instruction cannot start). */
+enum { LS_WAIT_NONE = 0, LS_WAIT_DEP, LS_WAIT_SEM };
+
+/* The open wait of one engine. */
+typedef struct ls_waitclock {
+	int why;                /* LS_WAIT_*; NONE: not waiting */
+	int64_t since;
+} ls_waitclock;
+
+/* The engine starts waiting for why at now, or its reason changes (the
+** time so far goes to the old reason); same reason: nothing. */
+void ls_wait_begin(ls_core_stats *st, int eng, ls_waitclock *w, int why,
+		   int64_t now);
+/* The engine's head instruction starts at now: close the open wait. */
+void ls_wait_end(ls_core_stats *st, int eng, ls_waitclock *w, int64_t now);
+/* A CoreBarrier on eng held from arrived to released. */
+void ls_wait_barrier(ls_core_stats *st, int eng, int64_t arrived,
+		     int64_t released);
+/* At the end of a run of run_ps: each engine's idle time (the rest). */
+void ls_wait_finish(ls_core_stats *st, int64_t run_ps);
+
 /* ---- trace.c ------------------------------------------------------------ */
 
+/* One slice of the trace: an instruction on its engine (a CoreBarrier
+** from arrival to release), or a DMA transfer on its queue instance. */
 typedef struct ls_trace_ev {
 	int core, track;        /* track: 0..4 engines, 5 + qinst: DMA */
-	const char *name, *cat;
+	const ls_sinst *si;
+	int act, idx;           /* the launched copy and the index in it */
 	int64_t start, dur;
 } ls_trace_ev;
 
@@ -549,8 +575,8 @@ typedef struct ls_trace {
 	ls_trace_ev *ev;
 } ls_trace;
 
-void ls_trace_add(ls_trace *t, int core, int track, const char *name,
-		  const char *cat, int64_t start, int64_t dur);
+void ls_trace_add(ls_trace *t, int core, int track, const ls_sinst *si,
+		  int act, int idx, int64_t start, int64_t dur);
 int ls_trace_write(const ls_trace *t, const ls_machine *mc, const char *path,
 		   lm_error *err);
 void ls_trace_free(ls_trace *t);

@@ -75,6 +75,12 @@ tests_test_compute_CFLAGS = $(TEST_CFLAGS)
 tests_test_compute_LDADD = $(TEST_LDADD)
 TESTS += tests/test_compute
 
+check_PROGRAMS += tests/test_trace
+tests_test_trace_SOURCES = tests/test_trace.c
+tests_test_trace_CFLAGS = $(TEST_CFLAGS)
+tests_test_trace_LDADD = $(TEST_LDADD)
+TESTS += tests/test_trace
+
 check_PROGRAMS += tests/test_diff
 tests_test_diff_SOURCES = tests/test_diff.c
 tests_test_diff_CFLAGS = $(TEST_CFLAGS)

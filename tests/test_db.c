@@ -48,6 +48,11 @@ static ls_result make_result(int n_cores, int n_mm, int tag)
 		c->barrier_wait_ps = 77 * i;
 		c->semaphore_wait_ps = 99 * i + tag;
 		c->end_ps = r.sim_time_ps - i;
+		for (int e = 0; e < LS_ENGINES; e++) {
+			c->wait_sem_ps[e] = 10 * tag + e + 1;
+			c->wait_barrier_ps[e] = 20 * tag + e + 2;
+			c->wait_dep_ps[e] = 30 * tag + e + 3;
+		}
 	}
 	r.n_matmuls = n_mm;
 	r.matmuls = n_mm ? lm_xcalloc((size_t)n_mm, sizeof *r.matmuls) : NULL;
@@ -288,7 +293,8 @@ START_TEST(test_migrate_v2)
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_contains(r.out, "deadlock");
 	tu_run_free(&r);
-	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 3);
+	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"),
+			 LDB_SCHEMA_VERSION);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 2);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM pragma_table_list "
 				 "WHERE schema = 'main' AND strict = 1 AND name IN "
@@ -319,7 +325,7 @@ START_TEST(test_newer_refused)
 	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), LM_EINPUT);
 	ck_assert_ptr_null(db);
 	ck_assert_contains(err.msg, "future.db: schema version 99 is newer "
-			   "than this lncsim supports (3)");
+			   "than this lncsim supports (4)");
 	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 99);
 	/* the CLI says the same and exits 2 */
 	tu_run r = tu_lncsim(NULL, "db", "runs", "--db", path, NULL);
@@ -458,7 +464,12 @@ START_TEST(test_log_roundtrip)
 	ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT execution_id, core, "
 		"busy_pe_ps, busy_act_ps, busy_dve_ps, busy_pool_ps, busy_sp_ps, "
 		"instructions, matmuls, macs, pe_util, mac_util, dma_bytes, "
-		"dma_transfers, barrier_wait_ps, semaphore_wait_ps, end_ps "
+		"dma_transfers, barrier_wait_ps, semaphore_wait_ps, end_ps, "
+		"wait_sem_pe_ps, wait_sem_act_ps, wait_sem_dve_ps, "
+		"wait_sem_pool_ps, wait_sem_sp_ps, wait_barrier_pe_ps, "
+		"wait_barrier_act_ps, wait_barrier_dve_ps, wait_barrier_pool_ps, "
+		"wait_barrier_sp_ps, wait_dep_pe_ps, wait_dep_act_ps, "
+		"wait_dep_dve_ps, wait_dep_pool_ps, wait_dep_sp_ps "
 		"FROM core_stats ORDER BY core", -1, &st, NULL), SQLITE_OK);
 	for (int i = 0; i < r.n_cores; i++) {
 		const ls_core_stats *c = &r.cores[i];
@@ -484,6 +495,14 @@ START_TEST(test_log_roundtrip)
 		ck_assert_int_eq(sqlite3_column_int64(st, 15),
 				 c->semaphore_wait_ps);
 		ck_assert_int_eq(sqlite3_column_int64(st, 16), c->end_ps);
+		for (int e = 0; e < LS_ENGINES; e++) {
+			ck_assert_int_eq(sqlite3_column_int64(st, 17 + e),
+					 c->wait_sem_ps[e]);
+			ck_assert_int_eq(sqlite3_column_int64(st, 22 + e),
+					 c->wait_barrier_ps[e]);
+			ck_assert_int_eq(sqlite3_column_int64(st, 27 + e),
+					 c->wait_dep_ps[e]);
+		}
 	}
 	ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
 	sqlite3_finalize(st);

@@ -160,6 +160,12 @@ static void full_record(fz_record *r)
 			s->barrier_wait_ps = 9;
 			s->semaphore_wait_ps = 10;
 			s->end_ps = INT64_MAX;
+			for (int k = 0; k < LS_ENGINES; k++) {
+				s->wait_sem_ps[k] = 11 + k;
+				s->wait_barrier_ps[k] = 21 + k;
+				s->wait_dep_ps[k] = 31 + k;
+				s->idle_ps[k] = 41 + k;
+			}
 		}
 		x->r.n_matmuls = 3;
 		x->r.matmuls = lm_xcalloc(3, sizeof *x->r.matmuls);
@@ -229,6 +235,14 @@ START_TEST(test_record_roundtrip)
 			ck_assert(same_bits(t->mac_util, s->mac_util));
 			ck_assert_int_eq(t->end_ps, INT64_MAX);
 			ck_assert_int_eq(t->semaphore_wait_ps, 10);
+			ck_assert(!memcmp(s->wait_sem_ps, t->wait_sem_ps,
+					  sizeof s->wait_sem_ps));
+			ck_assert(!memcmp(s->wait_barrier_ps, t->wait_barrier_ps,
+					  sizeof s->wait_barrier_ps));
+			ck_assert(!memcmp(s->wait_dep_ps, t->wait_dep_ps,
+					  sizeof s->wait_dep_ps));
+			ck_assert(!memcmp(s->idle_ps, t->idle_ps,
+					  sizeof s->idle_ps));
 		}
 		ck_assert_int_eq(y->n_matmuls, 3);
 		for (int m = 0; m < 3; m++) {

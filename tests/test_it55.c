@@ -19,6 +19,7 @@
 #include "sim.h"
 #include "diff.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,12 +354,25 @@ START_TEST(test_call_waits_for_body_dma)
 	t = tu_read(tp);
 	ck_assert_ptr_nonnull(t);
 	{
-		char *d = strstr(t, "\"name\":\"kl_dma\",\"cat\":\"DMA\"");
-		double dts = 0, ddur = 0;
-		ck_assert_msg(d != NULL, "no DMA slice in %s", t);
-		ck_assert(sscanf(strstr(d, "\"ts\":") + 5, "%lf", &dts) == 1);
-		ck_assert(sscanf(strstr(d, "\"dur\":") + 6, "%lf", &ddur) == 1);
-		dma_end = dts + ddur;
+		/* the transfer's async slice: its begin names the
+		** instruction, its end (the same id) is the completion */
+		cJSON *j = cJSON_Parse(t), *e;
+		double id = -1;
+		dma_end = -1;
+		ck_assert_ptr_nonnull(j);
+		cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "traceEvents")) {
+			cJSON *in = cJSON_GetObjectItem(cJSON_GetObjectItem(e,
+						"args"), "instruction");
+			const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+			if (cJSON_IsString(in) && !strcmp(in->valuestring,
+							  "kl_dma"))
+				id = cJSON_GetObjectItem(e, "id")->valuedouble;
+			else if (!strcmp(ph, "e") && id >= 0 &&
+				 cJSON_GetObjectItem(e, "id")->valuedouble == id)
+				dma_end = cJSON_GetObjectItem(e, "ts")->valuedouble;
+		}
+		cJSON_Delete(j);
+		ck_assert_msg(dma_end >= 0, "no DMA slice in %s", t);
 	}
 	ts = strstr(t, "\"name\":\"ts\"");
 	ck_assert_ptr_nonnull(ts);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* 1 if gnuplot can be found; else print a TAP-visible note. */
@@ -44,6 +45,12 @@ static ls_result make_result(int n_cores, int n_mm, double util)
 		r.cores[i].pe_util = util - 0.1 * i;
 		r.cores[i].mac_util = (util - 0.1 * i) / 2;
 		r.cores[i].matmuls = n_mm / n_cores;
+		r.cores[i].end_ps = 2000000 - 1000 * i;
+		/* waits: Activation on a semaphore, Pool at a barrier, DVE
+		   on a dependency */
+		r.cores[i].wait_sem_ps[1] = 300000 + 100000 * i;
+		r.cores[i].wait_barrier_ps[3] = 500000;
+		r.cores[i].wait_dep_ps[2] = 900000;
 	}
 	r.n_matmuls = n_mm;
 	r.matmuls = lm_xcalloc((size_t)n_mm, sizeof *r.matmuls);
@@ -67,13 +74,16 @@ static ls_result make_result(int n_cores, int n_mm, double util)
 	return r;
 }
 
-/* Log a run with the given executions ("reference,linked" etc.). */
-static void add_run(ldb *db, const char *modes, int cores, int n_mm,
-		    const char *status, const char *module)
+/* Log a run with the given executions ("reference,linked" etc.), its
+** command line and start time (0: now). */
+static void add_run_as(ldb *db, const char *modes, int cores, int n_mm,
+		       const char *status, const char *module,
+		       const char *command, time_t started)
 {
 	lm_error err;
-	ldb_run_info info = { .command = "lncsim test", .module = module,
-			      .arch = "trn2", .cores = cores, .seed = 1 };
+	ldb_run_info info = { .command = command, .module = module,
+			      .arch = "trn2", .cores = cores, .seed = 1,
+			      .started = started };
 	ldb_run *run = NULL;
 	ck_assert_msg(ldb_run_begin(db, &info, &run, &err) == 0, "%s", err.msg);
 	char *m = lm_xstrdup(modes);
@@ -87,6 +97,12 @@ static void add_run(ldb *db, const char *modes, int cores, int n_mm,
 	free(m);
 	ck_assert_int_eq(ldb_run_end(run, status, status[0] == 'p' ? "" :
 				     "x_y <b>", 0.5, NULL, &err), 0);
+}
+
+static void add_run(ldb *db, const char *modes, int cores, int n_mm,
+		    const char *status, const char *module)
+{
+	add_run_as(db, modes, cores, n_mm, status, module, "lncsim test", 0);
 }
 
 /* A database with four runs: ref+linked, single, error, fail. */
@@ -147,19 +163,20 @@ START_TEST(test_report_png)
 	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(rep.run_id, 1);
 	static const char *const images[] = {
-		"util.png", "timeline-reference.png", "timeline-linked.png",
-		"shapes.png", "history.png",
+		"util.png", "waits-reference.png", "waits-linked.png",
+		"timeline.png", "shapes.png", "history.png",
 	};
-	ck_assert_int_eq(rep.n_images, 5);
-	for (int i = 0; i < 5; i++) {
+	ck_assert_int_eq(rep.n_images, 6);
+	for (int i = 0; i < 6; i++) {
 		ck_assert_str_eq(rep.images[i], images[i]);
 		check_png(out, images[i], 1000);
 	}
 	/* the data and scripts beside them */
 	static const char *const files[] = {
-		"util.gp", "timeline.gp", "shapes.gp", "history.gp",
-		"util.tsv", "timeline-reference.tsv", "timeline-linked.tsv",
-		"shapes.tsv", "history.tsv", "replot.sh", "index.html",
+		"util.gp", "timeline.gp", "waits.gp", "shapes.gp", "history.gp",
+		"util.tsv", "waits-reference.tsv", "waits-linked.tsv",
+		"timeline.tsv", "shapes.tsv", "history.tsv", "replot.sh",
+		"index.html", LR_MANIFEST,
 	};
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
 		ck_assert_msg(exists(out, files[i]), "missing %s", files[i]);
@@ -169,12 +186,30 @@ START_TEST(test_report_png)
 			   "MAC linked\n0\t80.0000\t75.0000\t40.0000\t37.5000\n");
 	free(t);
 	free(p);
-	/* core 0 busy only in the first half of the timeline */
-	p = lm_path_join(out, "timeline-reference.tsv");
+	/* core 0 busy only in the first half of the timeline; the lanes
+	   of a core's modes side by side */
+	p = lm_path_join(out, "timeline.tsv");
 	t = tu_read(p);
-	ck_assert_contains(t, "start (µs)\tend (µs)\tcore 0\tcore 1\tcore 2\t"
-			   "core 3\n0\t0.02\t0.7500\t0.7500\t");
-	ck_assert_contains(t, "\n1.98\t2\t0.0000\t");
+	ck_assert_contains(t, "start (µs)\tend (µs)\tcore 0 reference\t"
+			   "core 0 linked\tcore 1 reference\tcore 1 linked\t"
+			   "core 2 reference\tcore 2 linked\tcore 3 reference\t"
+			   "core 3 linked\n0\t0.02\t0.7500\t0.7500\t0.7500\t");
+	ck_assert_contains(t, "\n1.98\t2\t0.0000\t0.0000\t");
+	free(t);
+	free(p);
+	/* the split of each engine: busy, the three waits, idle (the rest of
+	   the 2 µs run) */
+	p = lm_path_join(out, "waits-linked.tsv");
+	t = tu_read(p);
+	ck_assert_contains(t, "engine\tbusy\tsemaphore wait\tbarrier wait\t"
+			   "dependency wait\tidle\n"
+			   "core 0 PE\t1.5\t0\t0\t0\t0.5\n"
+			   "core 0 Activation\t0\t0.3\t0\t0\t1.7\n"
+			   "core 0 DVE\t0\t0\t0\t0.9\t1.1\n"
+			   "core 0 Pool\t0\t0\t0.5\t0\t1.5\n"
+			   "core 0 SP\t0\t0\t0\t0\t2\n"
+			   " \t0\t0\t0\t0\t0\ncore 1 PE\t");
+	ck_assert_contains(t, "core 3 Activation\t0\t0.6\t0\t0\t1.4\n");
 	free(t);
 	free(p);
 	p = lm_path_join(out, "shapes.tsv");
@@ -195,7 +230,7 @@ START_TEST(test_report_png)
 	/* index.html references every image, escapes text, lists the runs */
 	p = lm_path_join(out, "index.html");
 	t = tu_read(p);
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		char *ref = lm_xasprintf("<img src=\"%s\"", images[i]);
 		ck_assert_contains(t, ref);
 		free(ref);
@@ -205,6 +240,17 @@ START_TEST(test_report_png)
 	ck_assert_contains(t, "x_y &lt;b&gt;");
 	ck_assert_contains(t, "broken_module");
 	ck_assert_contains(t, "<tr class=\"focus\"><td class=\"num\">1</td>");
+	/* core 0 ends last; its longest wait is Pool's 0.5 µs at the
+	   barrier (core 3's Activation waits longer, 0.6 µs, but core 3
+	   ended earlier; DVE's 0.9 µs dependency wait does not rank) */
+	ck_assert_contains(t, "<strong>Longest wait: core 0 Pool "
+			   "(reference)</strong> waited 0.5 µs of the 2.0 µs "
+			   "run on semaphores and barriers, on the core that "
+			   "finished last: 0.0 µs semaphore wait, 0.5 µs "
+			   "barrier wait (and 0.0 µs dependency wait).</p>");
+	ck_assert(strstr(t, "Longest wait: core 0 DVE") == NULL);
+	ck_assert_contains(t, "<li>linked: core 0 finished last (2.0 µs); its "
+			   "Pool waited 0.5 µs</li>");
 	ck_assert_contains(t, "gnuplot -c 'util.gp' 'util.tsv' 'util.png' "
 			   "'png' 'Per-core utilization, run 1: "
 			   "examples/handoff2 (pass)' '2'");
@@ -226,8 +272,9 @@ START_TEST(test_report_png)
 	lr_options o2 = { .out_dir = out2 };
 	ck_assert_msg(lr_write(db, &o2, &rep, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(rep.run_id, 4);
-	ck_assert_int_eq(rep.n_images, 4);
-	ck_assert_str_eq(rep.images[1], "timeline-single.png");
+	ck_assert_int_eq(rep.n_images, 5);
+	ck_assert_str_eq(rep.images[1], "waits-single.png");
+	ck_assert_str_eq(rep.images[2], "timeline.png");
 	lr_report_free(&rep);
 	ldb_close(db);
 	free(out2);
@@ -248,14 +295,15 @@ START_TEST(test_report_svg_cli)
 			     "--format", "svg", "--run", "2", NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_contains(r.out, "/util.svg\n");
-	ck_assert_contains(r.out, "index.html: 4 plots of run 2");
+	ck_assert_contains(r.out, "index.html: 5 plots of run 2");
 	tu_run_free(&r);
 	static const char *const images[] = {
-		"util.svg", "timeline-single.svg", "shapes.svg", "history.svg",
+		"util.svg", "waits-single.svg", "timeline.svg", "shapes.svg",
+		"history.svg",
 	};
 	char *p = lm_path_join(out, "index.html");
 	char *html = tu_read(p);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		char *q = lm_path_join(out, images[i]);
 		char *t = tu_read(q);
 		ck_assert_msg(t != NULL, "missing %s", images[i]);
@@ -274,7 +322,7 @@ START_TEST(test_report_svg_cli)
 	r = tu_lncsim(d, "report", NULL);
 	unsetenv("LNCSIM_DB");
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_contains(r.out, "lncsim-report/index.html: 4 plots of run 4");
+	ck_assert_contains(r.out, "lncsim-report/index.html: 5 plots of run 4");
 	ck_assert(exists(d, "lncsim-report/history.png"));
 	tu_run_free(&r);
 	free(out);
@@ -377,7 +425,7 @@ START_TEST(test_scripts_embedded)
 		free(p);
 		free(rel);
 	}
-	ck_assert_int_eq(n, 4);
+	ck_assert_int_eq(n, 5);
 }
 END_TEST
 
@@ -460,6 +508,14 @@ START_TEST(test_report_cli_errors)
 		  "-o needs a value", 2 },
 		{ { "report", "--no-db", NULL }, "a report needs the database", 2 },
 		{ { "report", "--frob", NULL }, "unknown argument '--frob'", 2 },
+		{ { "report", "--db", "rep.db", "--since", "2026-1-1", NULL },
+		  "--since '2026-1-1': give a UTC date YYYY-MM-DD or a time "
+		  "YYYY-MM-DDTHH:MM:SSZ", 2 },
+		{ { "report", "--db", "rep.db", "--command", "gen", NULL },
+		  "--command 'gen': run, diff or fuzz", 2 },
+		{ { "report", "--db", "rep.db", "--since", "2999-01-01", NULL },
+		  "rep.db: report: no run matching --since / --command has an "
+		  "execution to plot", 2 },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		tu_run r = tu_lncsimv(d, cases[i].a);
@@ -490,6 +546,405 @@ START_TEST(test_report_cli_errors)
 }
 END_TEST
 
+/* The names every <img src="..."> of an HTML page refers to. */
+static int img_sources(const char *html, char names[][64], int max)
+{
+	int n = 0;
+	for (const char *p = html; (p = strstr(p, "<img src=\"")) && n < max;) {
+		p += 10;
+		size_t len = strcspn(p, "\"");
+		ck_assert_msg(len > 0 && len < 64, "odd image reference");
+		memcpy(names[n], p, len);
+		names[n++][len] = 0;
+		p += len;
+	}
+	return n;
+}
+
+/*
+** Every image index.html shows exists beside it and is a PNG (signature,
+** IHDR at least 400 x 200) or an SVG (an <svg> element, closed) of more
+** than 4 kB: a plot, not an empty canvas.
+*/
+static void check_page_images(const char *dir)
+{
+	char *p = lm_path_join(dir, "index.html");
+	char *html = tu_read(p);
+	char names[32][64];
+	int n;
+	ck_assert_ptr_nonnull(html);
+	n = img_sources(html, names, 32);
+	ck_assert_int_gt(n, 0);
+	for (int i = 0; i < n; i++) {
+		char *q = lm_path_join(dir, names[i]);
+		char *data = NULL;
+		size_t len = 0;
+		lm_error err;
+		ck_assert_msg(lm_read_file(q, &data, &len, &err) == 0,
+			      "index.html shows %s: %s", names[i], err.msg);
+		ck_assert_msg(len > 4096, "%s: only %zu bytes", names[i], len);
+		if (len > 24 && !memcmp(data, "\x89PNG\r\n\x1a\n", 8)) {
+			const unsigned char *u = (const unsigned char *)data;
+			long w = (long)u[16] << 24 | u[17] << 16 | u[18] << 8 |
+				 u[19];
+			long h = (long)u[20] << 24 | u[21] << 16 | u[22] << 8 |
+				 u[23];
+			ck_assert(!memcmp(data + 12, "IHDR", 4));
+			ck_assert_msg(w >= 400 && h >= 200, "%s: %ld x %ld",
+				      names[i], w, h);
+		} else {
+			ck_assert_msg(strstr(data, "<svg") &&
+				      strstr(data, "</svg>"), "%s: neither a "
+				      "PNG nor an SVG", names[i]);
+		}
+		free(data);
+		free(q);
+	}
+	free(html);
+	free(p);
+}
+
+/* The page's images, in PNG and in SVG. */
+START_TEST(test_report_page_images)
+{
+	if (!have_gnuplot())
+		return;
+	char *d = tu_tmpdir("rep-img");
+	char *db_path = make_db(d);
+	ldb *db = NULL;
+	lm_error err;
+	lr_report rep;
+	ck_assert_int_eq(ldb_open(&db, db_path, 0, &err), 0);
+	for (int f = 0; f < 2; f++) {
+		char *out = lm_path_join(d, f ? "svg" : "png");
+		lr_options o = { .out_dir = out, .run_id = 1,
+				 .format = f ? "svg" : "png" };
+		ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(rep.n_images, 6);
+		check_page_images(out);
+		lr_report_free(&rep);
+		free(out);
+	}
+	ldb_close(db);
+	free(db_path);
+	free(d);
+}
+END_TEST
+
+/* The first program of PATH named name, or NULL. */
+static char *on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy = lm_xstrdup(path ? path : "/usr/bin:/bin");
+	char *found = NULL;
+	for (char *dir = strtok(copy, ":"); dir && !found;
+	     dir = strtok(NULL, ":")) {
+		char *p = lm_path_join(dir, name);
+		if (access(p, X_OK) == 0)
+			found = p;
+		else
+			free(p);
+	}
+	free(copy);
+	return found;
+}
+
+/*
+** The page in a real browser: Debian's chromium, headless, takes a
+** screenshot of index.html (exit 0, a PNG of the window's size). Skipped
+** with a note when chromium is not installed.
+*/
+START_TEST(test_report_in_browser)
+{
+	char *chromium = on_path("chromium");
+	if (!chromium) {
+		printf("# skip: chromium not installed (Debian package "
+		       "chromium): the page is not checked in a browser\n");
+		return;
+	}
+	if (!have_gnuplot()) {
+		free(chromium);
+		return;
+	}
+	char *d = tu_tmpdir("rep-web");
+	char *db_path = make_db(d);
+	char *out = lm_path_join(d, "out");
+	char *shot = lm_path_join(d, "shot.png");
+	char *profile = lm_path_join(d, "profile");
+	ldb *db = NULL;
+	lm_error err;
+	lr_report rep;
+	ck_assert_int_eq(ldb_open(&db, db_path, 0, &err), 0);
+	lr_options o = { .out_dir = out, .run_id = 1 };
+	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+	lr_report_free(&rep);
+	ldb_close(db);
+	/* no sandbox: the tests may run as root, where chromium needs it off */
+	char *abs = realpath(out, NULL);
+	ck_assert_ptr_nonnull(abs);
+	char *cmd = lm_xasprintf("timeout 100 '%s' --headless --no-sandbox "
+				 "--disable-gpu --user-data-dir='%s' "
+				 "--window-size=1100,3000 --screenshot='%s' "
+				 "'file://%s/index.html' >/dev/null 2>&1",
+				 chromium, profile, shot, abs);
+	free(abs);
+	int st = system(cmd);
+	ck_assert_msg(st == 0, "chromium --headless --screenshot failed "
+		      "(status %d): %s", st, cmd);
+	char *data = NULL;
+	size_t len = 0;
+	ck_assert_msg(lm_read_file(shot, &data, &len, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_msg(len > 20000 && !memcmp(data, "\x89PNG", 4),
+		      "screenshot: %zu bytes", len);
+	free(data);
+	free(cmd);
+	free(profile);
+	free(shot);
+	free(out);
+	free(db_path);
+	free(d);
+	free(chromium);
+}
+END_TEST
+
+/* A run without Matmults: a note, no empty utilization or timeline. */
+START_TEST(test_report_no_matmuls)
+{
+	if (!have_gnuplot())
+		return;
+	char *d = tu_tmpdir("rep-nomm");
+	char *path = lm_path_join(d, "nomm.db");
+	char *out = lm_path_join(d, "out");
+	ldb *db = NULL;
+	lm_error err;
+	lr_report rep;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	add_run(db, "reference,linked", 2, 0, "pass", "examples/handoff2");
+	lr_options o = { .out_dir = out };
+	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+	/* the waits and the history; no util, timeline or shapes */
+	ck_assert_int_eq(rep.n_images, 3);
+	ck_assert_str_eq(rep.images[0], "waits-reference.png");
+	ck_assert_str_eq(rep.images[1], "waits-linked.png");
+	ck_assert_str_eq(rep.images[2], "history.png");
+	ck_assert(!exists(out, "util.png"));
+	ck_assert(!exists(out, "timeline.png"));
+	char *p = lm_path_join(out, "index.html");
+	char *t = tu_read(p);
+	ck_assert_contains(t, "Not plotted: run 1 executed no Matmult, so its "
+			   "PE array never ran one");
+	ck_assert_contains(t, "Not plotted: the database holds no matmul "
+			   "records.");
+	check_page_images(out);
+	free(t);
+	free(p);
+	lr_report_free(&rep);
+	ldb_close(db);
+	free(out);
+	free(path);
+	free(d);
+}
+END_TEST
+
+/*
+** A second report into the same directory removes the files of the first
+** that it does not write again -- only those its manifest names: a user's
+** file, a user's file under a name lncsim once wrote (not in the
+** manifest), a symlink where a stale file was, and names in a doctored
+** manifest that point elsewhere all stay.
+*/
+START_TEST(test_report_manifest)
+{
+	if (!have_gnuplot())
+		return;
+	char *d = tu_tmpdir("rep-man");
+	char *db_path = make_db(d);
+	char *out = lm_path_join(d, "out");
+	char *victim = tu_write(d, "victim.txt", "precious");
+	ldb *db = NULL;
+	lm_error err;
+	lr_report rep;
+	ck_assert_int_eq(ldb_open(&db, db_path, 0, &err), 0);
+	/* a user's files before any report */
+	char *mine = tu_write(out, "notes.txt", "mine");
+	char *mine2 = tu_write(out, "timeline-linked.png", "mine too");
+	lr_options o = { .out_dir = out, .run_id = 1 };
+	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+	lr_report_free(&rep);
+	ck_assert(exists(out, "waits-linked.png"));
+	ck_assert(exists(out, "waits-reference.tsv"));
+	char *mp = lm_path_join(out, LR_MANIFEST);
+	char *m = tu_read(mp);
+	ck_assert_contains(m, "\nwaits-linked.png\n");
+	ck_assert_contains(m, "\nindex.html\n");
+	ck_assert(strstr(m, "notes.txt") == NULL);
+	/* the previous report's waits-reference.tsv replaced by a symlink;
+	   a doctored manifest naming a path outside */
+	char *lnk = lm_path_join(out, "waits-reference.tsv");
+	ck_assert_int_eq(unlink(lnk), 0);
+	ck_assert_int_eq(symlink(victim, lnk), 0);
+	char *doctored = lm_xasprintf("%s../victim.txt\n%s\n", m, victim);
+	free(tu_write(out, LR_MANIFEST, doctored));
+	free(doctored);
+	free(m);
+	/* a single-mode run: no waits-reference / waits-linked this time */
+	o.run_id = 4;
+	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+	lr_report_free(&rep);
+	ck_assert(!exists(out, "waits-linked.png"));
+	ck_assert(!exists(out, "waits-linked.tsv"));
+	ck_assert(!exists(out, "waits-reference.png"));
+	ck_assert(exists(out, "waits-single.png"));
+	ck_assert(exists(out, "index.html"));
+	static const char *const kept[] = { "mine", "mine too", "precious" };
+	char *const kept_at[] = { mine, mine2, victim };
+	for (int i = 0; i < 3; i++) {
+		char *t = tu_read(kept_at[i]);
+		ck_assert_str_eq(t, kept[i]);
+		free(t);
+	}
+	struct stat sb;
+	ck_assert_int_eq(lstat(lnk, &sb), 0);
+	ck_assert(S_ISLNK(sb.st_mode));
+	m = tu_read(mp);
+	ck_assert(strstr(m, "waits-linked.png") == NULL);
+	ck_assert_contains(m, "\nwaits-single.png\n");
+	free(m);
+	ldb_close(db);
+	free(lnk);
+	free(mp);
+	free(mine);
+	free(mine2);
+	free(victim);
+	free(out);
+	free(db_path);
+	free(d);
+}
+END_TEST
+
+/* The kind of a run from its command line. */
+START_TEST(test_run_kind)
+{
+	static const struct { const char *cmd; int is_case; const char *kind; }
+	cases[] = {
+		{ "lncsim run --seed 1 examples/matmul1", 0, "run" },
+		{ "lncsim ./lncsim diff --seed 1 x", 0, "diff" },
+		{ "lncsim /usr/bin/lncsim fuzz --count 3", 0, "fuzz" },
+		{ "lncsim diff examples/run", 0, "diff" },
+		{ "lncsim gen --cores 2 -o . && lncsim diff g", 1, "fuzz" },
+		{ "lncsim gen --cores 2 -o . && lncsim diff g", 0, "gen" },
+		{ "lncsim", 0, "" },
+		{ "", 0, "" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char k[16];
+		ldb_run_kind(cases[i].cmd, cases[i].is_case, k, sizeof k);
+		ck_assert_msg(!strcmp(k, cases[i].kind), "'%s': '%s', not '%s'",
+			      cases[i].cmd, k, cases[i].kind);
+	}
+}
+END_TEST
+
+/* --command and --since choose the history's runs and the default run. */
+START_TEST(test_report_filters)
+{
+	if (!have_gnuplot())
+		return;
+	char *d = tu_tmpdir("rep-flt");
+	char *path = lm_path_join(d, "flt.db");
+	char *out = lm_path_join(d, "out");
+	ldb *db = NULL;
+	lm_error err;
+	lr_report rep;
+	time_t jan = 1767225600;   /* 2026-01-01T00:00:00Z */
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	add_run_as(db, "single", 1, 10, "pass", "a", "lncsim run a", jan);
+	add_run_as(db, "reference,linked", 2, 20, "pass", "b",
+		   "lncsim ./lncsim diff b", jan + 86400 * 40);
+	add_run_as(db, "single", 1, 10, "pass", "c", "lncsim run c",
+		   jan + 86400 * 60);
+	add_run_as(db, "reference,linked", 2, 20, "fail", "d",
+		   "lncsim ./lncsim diff d", jan + 86400 * 90);
+	/* the cases of a fuzz campaign */
+	ldb_campaign camp = { .name = "camp", .command = "lncsim fuzz",
+			      .gen_options = "", .count = 2 };
+	ck_assert_msg(ldb_campaign_add(db, &camp, &err) == 0, "%s", err.msg);
+	for (int s = 0; s < 2; s++) {
+		ldb_run_info info = { .command = "lncsim gen -o . && lncsim diff g",
+				      .module = "g", .arch = "trn2",
+				      .cores = 2, .seed = (uint64_t)s,
+				      .started = jan + 86400 * 100 };
+		ldb_run *run = NULL;
+		ls_result r = make_result(2, 4, 0.5);
+		ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+		ck_assert_int_eq(ldb_log_execution(run, "reference", &r, &err),
+				 0);
+		ldb_case_info ci = { .campaign = "camp", .seed = (uint64_t)s,
+				     .gen_options = "", .kind = "",
+				     .signature = "", .message = "",
+				     .repro = "" };
+		ck_assert_msg(ldb_log_case(run, &ci, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(ldb_run_end(run, "pass", "", 0.1, NULL, &err),
+				 0);
+		ls_result_free(&r);
+	}
+	struct { const char *since, *command; int64_t run; const char *rows; }
+	cases[] = {
+		{ NULL, "run", 3, "1 3" },
+		{ NULL, "diff", 4, "2 4" },
+		{ NULL, "fuzz", 6, "5 6" },
+		{ "2026-02-15", NULL, 6, "3 4 5 6" },
+		{ "2026-02-15", "diff", 4, "4" },
+		{ "2026-02-10T00:00:00Z", "run", 3, "3" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		lr_options o = { .out_dir = out, .since = cases[i].since,
+				 .command = cases[i].command };
+		ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(rep.run_id, cases[i].run);
+		lr_report_free(&rep);
+		char *p = lm_path_join(out, "history.tsv");
+		char *t = tu_read(p);
+		lm_buf got = LM_BUF_INIT;
+		for (char *l = strchr(t, '\n'); l && l[1]; l = strchr(l + 1, '\n'))
+			lm_buf_printf(&got, "%s%lld", got.size ? " " : "",
+				      strtoll(l + 1, NULL, 10));
+		ck_assert_msg(!strcmp(lm_buf_cstr(&got), cases[i].rows),
+			      "case %zu: runs %s, not %s", i, lm_buf_cstr(&got),
+			      cases[i].rows);
+		lm_buf_free(&got);
+		free(t);
+		free(p);
+		/* the page says what it shows */
+		p = lm_path_join(out, "index.html");
+		t = tu_read(p);
+		ck_assert_contains(t, "History and run table: only runs");
+		free(t);
+		free(p);
+	}
+	/* --run still picks any run */
+	lr_options o = { .out_dir = out, .command = "fuzz", .run_id = 1 };
+	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(rep.run_id, 1);
+	lr_report_free(&rep);
+	/* nothing matches: the history says so */
+	o.since = "2027-01-01";
+	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+	lr_report_free(&rep);
+	char *p = lm_path_join(out, "index.html");
+	char *t = tu_read(p);
+	ck_assert_contains(t, "Not plotted: no run matches the filters.");
+	ck_assert(!exists(out, "history.png"));
+	free(t);
+	free(p);
+	ldb_close(db);
+	free(out);
+	free(path);
+	free(d);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -502,6 +957,16 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_scripts_embedded);
 	tcase_add_test(tc, test_report_errors);
 	tcase_add_test(tc, test_report_cli_errors);
+	tcase_add_test(tc, test_report_page_images);
+	tcase_add_test(tc, test_report_no_matmuls);
+	tcase_add_test(tc, test_report_manifest);
+	tcase_add_test(tc, test_run_kind);
+	tcase_add_test(tc, test_report_filters);
+	suite_add_tcase(s, tc);
+	/* a browser's first start is slow on a busy machine */
+	tc = tcase_create("browser");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_report_in_browser);
 	suite_add_tcase(s, tc);
 	return s;
 }

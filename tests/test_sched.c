@@ -36,12 +36,37 @@ static int trace_slice(const char *path, const char *name, const char *cat,
 	cJSON_ArrayForEach(e, evs) {
 		cJSON *n = cJSON_GetObjectItem(e, "name");
 		cJSON *c = cJSON_GetObjectItem(e, "cat");
+		/* a transfer is named after its queue, the instruction in args */
+		cJSON *in = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"),
+						"instruction");
+		if (cJSON_IsString(in))
+			n = in;
 		if (!cJSON_IsString(n) || !cJSON_IsString(c) ||
 		    strcmp(n->valuestring, name) || strcmp(c->valuestring, cat))
 			continue;
+		if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X") &&
+		    strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "b"))
+			continue;
 		*start = llround(cJSON_GetObjectItem(e, "ts")->valuedouble * 1e6);
-		*dur = llround(cJSON_GetObjectItem(e, "dur")->valuedouble * 1e6);
 		found = 1;
+		if (cJSON_GetObjectItem(e, "dur")) {
+			*dur = llround(cJSON_GetObjectItem(e, "dur")->valuedouble
+				       * 1e6);
+			break;
+		}
+		/* a DMA transfer: the end event with its id */
+		cJSON *x, *id = cJSON_GetObjectItem(e, "id");
+		found = 0;
+		cJSON_ArrayForEach(x, evs) {
+			cJSON *xi = cJSON_GetObjectItem(x, "id");
+			if (!strcmp(cJSON_GetObjectItem(x, "ph")->valuestring,
+				    "e") && xi && id &&
+			    xi->valuedouble == id->valuedouble) {
+				*dur = llround(cJSON_GetObjectItem(x, "ts")
+					       ->valuedouble * 1e6) - *start;
+				found = 1;
+			}
+		}
 		break;
 	}
 	cJSON_Delete(j);

@@ -1,0 +1,556 @@
+/*
+** test_trace.c -- where each engine's time goes (the per-engine split of
+** ls_core_stats adds up to the run time, with exact values on hand-built
+** schedules) and the --trace file checked by a trace-event checker
+** written here over cJSON: complete slices properly nested per track,
+** every async begin closed by its end, metadata for every track with
+** names distinct over the trace, every flow from a transfer's end to the
+** start of an instruction slice, and the slice counts the run's
+** statistics predict.
+*/
+#include "common.h"
+#include "testutil.h"
+#include "verify.h"
+#include "sim.h"
+#include "linker.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *tmpdir;
+
+/* ---- the split ---------------------------------------------------------- */
+
+/* Every engine of every core: the five parts add up to the run time. */
+static void check_split(const ls_result *r)
+{
+	for (int i = 0; i < r->n_cores; i++) {
+		const ls_core_stats *c = &r->cores[i];
+		int64_t sem = 0, bar = 0;
+		for (int e = 0; e < LS_ENGINES; e++) {
+			ck_assert_int_ge(c->busy_ps[e], 0);
+			ck_assert_int_ge(c->wait_sem_ps[e], 0);
+			ck_assert_int_ge(c->wait_barrier_ps[e], 0);
+			ck_assert_int_ge(c->wait_dep_ps[e], 0);
+			ck_assert_int_ge(c->idle_ps[e], 0);
+			ck_assert_int_eq(c->busy_ps[e] + c->wait_sem_ps[e] +
+					 c->wait_barrier_ps[e] +
+					 c->wait_dep_ps[e] + c->idle_ps[e],
+					 r->sim_time_ps);
+			sem += c->wait_sem_ps[e];
+			bar += c->wait_barrier_ps[e];
+		}
+		ck_assert_int_eq(sem, c->semaphore_wait_ps);
+		ck_assert_int_eq(bar, c->barrier_wait_ps);
+	}
+}
+
+/* The slice (X, or a b / e pair) named name: start and end in ps. */
+static void slice_of(const char *path, const char *name, const char *ph,
+		     int64_t *start, int64_t *end)
+{
+	char *text = tu_read(path);
+	cJSON *j = cJSON_Parse(text), *e;
+	double id = -1;
+	int found = 0;
+	ck_assert_ptr_nonnull(j);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "traceEvents")) {
+		const char *p = cJSON_GetObjectItem(e, "ph")->valuestring;
+		cJSON *n = cJSON_GetObjectItem(e, "name");
+		cJSON *in = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"),
+						"instruction");
+		double ts;
+		if (!strcmp(p, "e")) {
+			if (cJSON_GetObjectItem(e, "id")->valuedouble != id)
+				continue;
+		} else if (strcmp(cJSON_IsString(in) ? in->valuestring :
+				  n->valuestring, name)) {
+			continue;
+		}
+		ts = cJSON_GetObjectItem(e, "ts")->valuedouble;
+		if (!strcmp(p, ph) && !strcmp(p, "X")) {
+			*start = llround(ts * 1e6);
+			*end = *start + llround(cJSON_GetObjectItem(e, "dur")
+						->valuedouble * 1e6);
+			found = 1;
+		} else if (!strcmp(ph, "b") && !strcmp(p, "b")) {
+			*start = llround(ts * 1e6);
+			id = cJSON_GetObjectItem(e, "id")->valuedouble;
+		} else if (!strcmp(ph, "b") && !strcmp(p, "e") &&
+			   cJSON_GetObjectItem(e, "id")->valuedouble == id) {
+			*end = llround(ts * 1e6);
+			found = 1;
+		}
+	}
+	ck_assert_msg(found, "no slice %s (%s)", name, ph);
+	cJSON_Delete(j);
+	free(text);
+}
+
+/*
+** One core: Pool fills a tile; DVE's NoOp depends on it; SP copies a
+** tile by DMA on q1 and Activation's NoOp waits for the queue's
+** semaphore. DVE waits on a dependency until the fill ends, Activation
+** on a semaphore until the transfer completes, PE idles all along.
+*/
+START_TEST(test_split_one_core)
+{
+	enum { P = 128, F = 256 };
+	tb t;
+	ls_result r;
+	lm_error err;
+	ls_options o = {0};
+	char *tr = lm_path_join(tmpdir, "split1.json");
+	float *x = calloc(P * F, sizeof(float));
+	int64_t fs, fe, ws, we, ns, ne, ds, de;
+	lm_module *m;
+
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", P, F);
+	tb_sb(&t, "xs", "float32", P, F);
+	tb_sb(&t, "a", "float32", 1, 4096);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+		"\"fill\",\"engine\":\"Pool\",\"outs\":[%s],\"value\":1}",
+		AP("a", "float32", 1, 4096, 0));
+	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"after_fill\",\"engine\":"
+		"\"DVE\",\"dependencies\":[\"fill\"]}");
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"copy\",\"engine\":"
+		"\"SP\",\"queue\":\"q1\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", P, F, 0), AP("xs", "float32", P, F, 0));
+	tb_inst(&t, "{\"opcode\":\"NoOp\",\"name\":\"after_copy\",\"engine\":"
+		"\"Activation\",\"wait\":[{\"semaphore\":\"s1\",\"value\":1}]}");
+	m = tb_module(&t, 0);
+	o.trace_path = tr;
+	ck_assert_msg(tb_run(&m, 1, x, P, F, &o, &r, &err) == 0, "%s", err.msg);
+	check_split(&r);
+	slice_of(tr, "fill", "X", &fs, &fe);
+	slice_of(tr, "after_fill", "X", &ns, &ne);
+	slice_of(tr, "after_copy", "X", &ws, &we);
+	slice_of(tr, "copy", "b", &ds, &de);
+	const ls_core_stats *c = &r.cores[0];
+	ck_assert_int_eq(ns, fe);
+	ck_assert_int_eq(c->wait_dep_ps[2], fe);        /* DVE */
+	ck_assert_int_eq(c->wait_sem_ps[2], 0);
+	ck_assert_int_eq(ws, de);
+	ck_assert_int_eq(c->wait_sem_ps[1], de);        /* Activation */
+	ck_assert_int_eq(c->wait_dep_ps[1], 0);
+	ck_assert_int_eq(c->semaphore_wait_ps, de);
+	ck_assert_int_eq(c->idle_ps[0], r.sim_time_ps); /* PE */
+	ck_assert_int_eq(c->busy_ps[3], fe - fs);       /* Pool */
+	ck_assert_int_eq(c->idle_ps[3], r.sim_time_ps - (fe - fs));
+	ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+	free(x);
+	free(tr);
+}
+END_TEST
+
+/* Core c: Pool fills len elements, then meets barrier group g. */
+static lm_module *barrier_core(int c, int len)
+{
+	tb t;
+	lm_module *m;
+	tb_init(&t);
+	tb_sb(&t, "a", "float32", 1, 4096);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+		"\"pre%d\",\"engine\":\"Pool\",\"outs\":[%s],\"value\":1}", c,
+		AP("a", "float32", 1, len, 0));
+	tb_inst(&t, "{\"opcode\":\"CoreBarrier\",\"name\":\"bar%d\",\"engine\":"
+		"\"Pool\",\"id\":3,\"cores\":[0,1],\"group\":\"g\"}", c);
+	m = tb_module(&t, c);
+	tb_free(&t);
+	return m;
+}
+
+/* Two cores meet at a barrier: the early one's Pool waits there. */
+START_TEST(test_split_barrier)
+{
+	lm_module *m[2];
+	ls_result r;
+	lm_error err;
+	ls_options o = {0};
+	char *tr = lm_path_join(tmpdir, "split2.json");
+	int64_t s0, e0, s1, e1, bs, be;
+	m[0] = barrier_core(0, 16);
+	m[1] = barrier_core(1, 4000);
+	o.trace_path = tr;
+	ck_assert_msg(tb_run(m, 2, NULL, 0, 0, &o, &r, &err) == 0, "%s",
+		      err.msg);
+	check_split(&r);
+	slice_of(tr, "pre0", "X", &s0, &e0);
+	slice_of(tr, "pre1", "X", &s1, &e1);
+	slice_of(tr, "bar0", "X", &bs, &be);
+	ck_assert_int_eq(bs, e0);
+	ck_assert_int_eq(r.cores[0].wait_barrier_ps[3], be - e0);
+	ck_assert_int_eq(r.cores[1].wait_barrier_ps[3], be - e1);
+	ck_assert_int_gt(r.cores[0].wait_barrier_ps[3],
+			 r.cores[1].wait_barrier_ps[3]);
+	ls_result_free(&r);
+	lm_module_free(m[0]);
+	lm_module_free(m[1]);
+	free(tr);
+}
+END_TEST
+
+/* ---- the trace checker -------------------------------------------------- */
+
+typedef struct xs {
+	double pid, tid, ts, end;
+} xs;
+
+static int cmp_xs(const void *pa, const void *pb)
+{
+	const xs *a = pa, *b = pb;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->end > b->end ? -1 : a->end < b->end; /* outer first */
+}
+
+/* What the checker found. */
+typedef struct tcheck {
+	int n_x, n_async, n_flows, n_threads;
+	int max_overlap_async;   /* transfers in flight at once on one track */
+	char problem[512];       /* empty: none */
+} tcheck;
+
+static void problem(tcheck *k, const char *what, double a, double b)
+{
+	if (!k->problem[0])
+		snprintf(k->problem, sizeof k->problem, "%s (%g, %g)", what, a,
+			 b);
+}
+
+/* The number of a key, or NAN; times (microseconds with six decimals)
+** as whole picoseconds, so that sums compare exactly. */
+static double num(const cJSON *e, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(e, key);
+	if (!cJSON_IsNumber(v))
+		return NAN;
+	if (!strcmp(key, "ts") || !strcmp(key, "dur"))
+		return (double)llround(v->valuedouble * 1e6);
+	return v->valuedouble;
+}
+
+/*
+** Check the trace file: on each (pid, tid) its X slices nest (a slice
+** starting inside another ends inside it too); each b has one e of the
+** same id, at or after it, on the same track; each pid has a
+** process_name and a process_sort_index; each track used has a
+** thread_name, distinct over the trace; each flow into a slice (bind_id,
+** flow_in) comes out of exactly one transfer of its process (bind_id,
+** flow_out on the b event) whose end is the slice's start.
+*/
+static void check_trace(const char *path, tcheck *k)
+{
+	char *text = tu_read(path);
+	cJSON *j, *evs, *e;
+	int n = 0, cap = 0, nb = 0, capb = 0;
+	xs *x = NULL, *b = NULL;
+	memset(k, 0, sizeof *k);
+	ck_assert_ptr_nonnull(text);
+	j = cJSON_Parse(text);
+	ck_assert_msg(j != NULL, "%s is not JSON", path);
+	evs = cJSON_GetObjectItem(j, "traceEvents");
+	ck_assert(cJSON_IsArray(evs));
+	/* X slices and async pairs */
+	cJSON_ArrayForEach(e, evs) {
+		const cJSON *ph = cJSON_GetObjectItem(e, "ph");
+		ck_assert(cJSON_IsString(ph));
+		if (!strcmp(ph->valuestring, "X")) {
+			lm_grow(&x, &cap, n + 1, sizeof *x);
+			x[n++] = (xs){ num(e, "pid"), num(e, "tid"),
+				       num(e, "ts"),
+				       num(e, "ts") + num(e, "dur") };
+			ck_assert(!isnan(x[n - 1].end));
+		} else if (!strcmp(ph->valuestring, "b")) {
+			const cJSON *f;
+			int ends = 0;
+			double id = num(e, "id");
+			ck_assert(!isnan(id));
+			cJSON_ArrayForEach(f, evs) {
+				const cJSON *fp = cJSON_GetObjectItem(f, "ph");
+				if (strcmp(fp->valuestring, "e") ||
+				    num(f, "id") != id)
+					continue;
+				ends++;
+				if (num(f, "ts") < num(e, "ts") ||
+				    num(f, "tid") != num(e, "tid") ||
+				    num(f, "pid") != num(e, "pid"))
+					problem(k, "async end before its begin "
+						"or on another track", id,
+						num(f, "ts"));
+				lm_grow(&b, &capb, nb + 1, sizeof *b);
+				b[nb++] = (xs){ num(e, "pid"), num(e, "tid"),
+						num(e, "ts"), num(f, "ts") };
+			}
+			if (ends != 1)
+				problem(k, "async begin without exactly one end",
+					id, ends);
+			/* one name per track: the queue instance's */
+			cJSON_ArrayForEach(f, evs)
+				if (!strcmp(cJSON_GetObjectItem(f, "ph")
+					    ->valuestring, "b") &&
+				    num(f, "pid") == num(e, "pid") &&
+				    num(f, "tid") == num(e, "tid") &&
+				    strcmp(cJSON_GetObjectItem(f, "name")
+					   ->valuestring, cJSON_GetObjectItem(e,
+					   "name")->valuestring))
+					problem(k, "transfers of one track under "
+						"two names", num(e, "tid"), id);
+			k->n_async++;
+		}
+		/* a flow: into an X slice from a transfer that starts it */
+		if (cJSON_GetObjectItem(e, "flow_in")) {
+			const cJSON *f;
+			int from = 0;
+			double bid = num(e, "bind_id");
+			cJSON_ArrayForEach(f, evs) {
+				const cJSON *fp = cJSON_GetObjectItem(f, "ph");
+				if (!strcmp(fp->valuestring, "b") &&
+				    cJSON_IsTrue(cJSON_GetObjectItem(f,
+						 "flow_out")) &&
+				    num(f, "bind_id") == bid &&
+				    num(f, "pid") == num(e, "pid"))
+					from++;
+				/* the flow's transfer ends where the slice
+				   starts */
+				if (!strcmp(fp->valuestring, "e") &&
+				    num(f, "id") == bid &&
+				    num(f, "ts") != num(e, "ts"))
+					problem(k, "flow into a slice that does "
+						"not start at the transfer's end",
+						bid, num(e, "ts"));
+			}
+			if (from != 1 || strcmp(ph->valuestring, "X"))
+				problem(k, "flow into a slice from no transfer",
+					bid, from);
+			k->n_flows++;
+		}
+	}
+	k->n_x = n;
+	if (n > 0)
+		qsort(x, (size_t)n, sizeof *x, cmp_xs);
+	/* nesting: a stack of open slices per track */
+	{
+		xs stack[64];
+		int sp = 0;
+		for (int i = 0; i < n; i++) {
+			if (i > 0 && (x[i].pid != x[i - 1].pid ||
+				      x[i].tid != x[i - 1].tid))
+				sp = 0;
+			while (sp > 0 && stack[sp - 1].end <= x[i].ts)
+				sp--;
+			if (sp > 0 && x[i].end > stack[sp - 1].end)
+				problem(k, "X slices overlap without nesting",
+					x[i].tid, x[i].ts);
+			if (sp < 64)
+				stack[sp++] = x[i];
+		}
+	}
+	/* async overlap per track (what X slices could not show) */
+	if (nb > 0)
+		qsort(b, (size_t)nb, sizeof *b, cmp_xs);
+	for (int i = 0; i < nb; i++) {
+		int over = 1;
+		for (int h = i - 1; h >= 0 && b[h].pid == b[i].pid &&
+		     b[h].tid == b[i].tid; h--)
+			over += b[h].end > b[i].ts;
+		if (over > k->max_overlap_async)
+			k->max_overlap_async = over;
+	}
+	/* metadata */
+	cJSON_ArrayForEach(e, evs) {
+		const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+		const cJSON *f;
+		int named = 0, pname = 0, psort = 0;
+		if (!strcmp(ph, "M")) {
+			const char *nm = cJSON_GetObjectItem(e, "name")->valuestring;
+			if (strcmp(nm, "thread_name"))
+				continue;
+			k->n_threads++;
+			const char *tn = cJSON_GetObjectItem(cJSON_GetObjectItem(
+				e, "args"), "name")->valuestring;
+			cJSON_ArrayForEach(f, evs)
+				if (f != e && !strcmp(cJSON_GetObjectItem(f,
+					"ph")->valuestring, "M") &&
+				    !strcmp(cJSON_GetObjectItem(f,
+					"name")->valuestring, "thread_name") &&
+				    !strcmp(cJSON_GetObjectItem(
+					cJSON_GetObjectItem(f, "args"),
+					"name")->valuestring, tn))
+					problem(k, "two tracks share a name",
+						num(e, "tid"), num(f, "tid"));
+			continue;
+		}
+		if (strcmp(ph, "X") && strcmp(ph, "b"))
+			continue;
+		cJSON_ArrayForEach(f, evs) {
+			const char *fp = cJSON_GetObjectItem(f, "ph")->valuestring;
+			const char *fn = cJSON_GetObjectItem(f, "name")->valuestring;
+			if (strcmp(fp, "M") || num(f, "pid") != num(e, "pid"))
+				continue;
+			pname |= !strcmp(fn, "process_name");
+			psort |= !strcmp(fn, "process_sort_index");
+			named |= !strcmp(fn, "thread_name") &&
+				 num(f, "tid") == num(e, "tid");
+		}
+		if (!named || !pname || !psort)
+			problem(k, "a slice's track or process lacks its "
+				"metadata", num(e, "pid"), num(e, "tid"));
+	}
+	free(x);
+	free(b);
+	cJSON_Delete(j);
+	free(text);
+}
+
+/* The modules of an example directory, verified. */
+static void load_example(const char *rel, lm_module **m, int *n)
+{
+	char *dir = tu_srcpath(rel);
+	char **paths = NULL;
+	lm_error err;
+	*n = 0;
+	ck_assert_msg(lm_expand_module_arg(dir, &paths, n, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < *n; i++) {
+		ck_assert_msg(lm_module_load(&m[i], paths[i], &err) == 0, "%s",
+			      err.msg);
+		ck_assert_msg(lm_verify(m[i], NULL, &err) == 0, "%s", err.msg);
+		free(paths[i]);
+	}
+	free(paths);
+	free(dir);
+}
+
+/* The slice counts the statistics predict, and a clean check. */
+static void check_run_trace(const char *path, const ls_result *r,
+			    int min_overlap)
+{
+	tcheck k;
+	int64_t transfers = 0;
+	check_trace(path, &k);
+	ck_assert_msg(!k.problem[0], "%s: %s", path, k.problem);
+	for (int i = 0; i < r->n_cores; i++)
+		transfers += r->cores[i].dma_transfers;
+	ck_assert_int_eq(k.n_x, r->instructions);
+	ck_assert_int_eq(k.n_async, transfers);
+	ck_assert_int_ge(k.max_overlap_async, min_overlap);
+	ck_assert_int_gt(k.n_flows, 0);
+}
+
+/*
+** Each example side by side and linked: the split adds up, the trace is
+** clean. Transfers of one queue instance overlap in every one of them
+** (the case complete slices mis-nested).
+*/
+START_TEST(test_trace_examples)
+{
+	static const char *const ex[] = { "examples/handoff2",
+					  "examples/mlp4" };
+	for (size_t i = 0; i < sizeof ex / sizeof *ex; i++) {
+		lm_module *m[8], *lk = NULL;
+		lk_options lo;
+		lk_report rep;
+		ls_tensors in;
+		ls_result r;
+		lm_error err;
+		ls_options o = {0};
+		char *tr = lm_path_join(tmpdir, "ex.json");
+		int n;
+		load_example(ex[i], m, &n);
+		ck_assert_int_eq(ls_make_inputs(m, n, NULL, 1, &in, &err), 0);
+		o.trace_path = tr;
+		ck_assert_msg(ls_run_multi(m, n, &in, &o, &r, &err) == 0, "%s",
+			      err.msg);
+		check_split(&r);
+		check_run_trace(tr, &r, 2);
+		ls_result_free(&r);
+		memset(&lo, 0, sizeof lo);
+		lo.abs_file_paths = 1;
+		ck_assert_msg(lk_link(m, n, &lo, &lk, &rep, &err) == 0, "%s",
+			      err.msg);
+		lk_report_free(&rep);
+		ck_assert_msg(ls_run(lk, &in, &o, &r, &err) == 0, "%s",
+			      err.msg);
+		check_split(&r);
+		check_run_trace(tr, &r, 2);
+		ls_result_free(&r);
+		lm_module_free(lk);
+		ls_tensors_free(&in);
+		for (int c = 0; c < n; c++)
+			lm_module_free(m[c]);
+		free(tr);
+	}
+}
+END_TEST
+
+/* The checker itself refuses what it must: mis-nested X slices, an
+** unmatched begin, a flow from nowhere, a nameless track, transfers of
+** one track under two names. */
+START_TEST(test_checker_refuses)
+{
+	static const char *const bad[] = {
+		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":0,\"dur\":2,\"pid\":0,"
+		"\"tid\":1},{\"name\":\"b\",\"ph\":\"X\",\"ts\":1,\"dur\":2,"
+		"\"pid\":0,\"tid\":1}",
+		"{\"name\":\"a\",\"ph\":\"b\",\"ts\":0,\"id\":1,\"pid\":0,"
+		"\"tid\":1}",
+		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":0,\"dur\":2,\"pid\":0,"
+		"\"tid\":1,\"bind_id\":7,\"flow_in\":true}",
+		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":0,\"dur\":2,\"pid\":0,"
+		"\"tid\":2}",
+		"{\"name\":\"q\",\"ph\":\"b\",\"ts\":0,\"id\":1,\"pid\":0,"
+		"\"tid\":1},{\"name\":\"q\",\"ph\":\"e\",\"ts\":1,\"id\":1,"
+		"\"pid\":0,\"tid\":1},{\"name\":\"r\",\"ph\":\"b\",\"ts\":0,"
+		"\"id\":2,\"pid\":0,\"tid\":1},{\"name\":\"r\",\"ph\":\"e\","
+		"\"ts\":1,\"id\":2,\"pid\":0,\"tid\":1}",
+	};
+	const char *meta = "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,"
+		"\"args\":{\"name\":\"core 0\"}},{\"name\":\"process_sort_index\","
+		"\"ph\":\"M\",\"pid\":0,\"args\":{\"sort_index\":0}},"
+		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":1,"
+		"\"args\":{\"name\":\"PE\"}}";
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char *doc = lm_xasprintf("{\"traceEvents\":[%s,%s]}", meta,
+					 bad[i]);
+		char *p = tu_write(tmpdir, "bad.json", doc);
+		tcheck k;
+		check_trace(p, &k);
+		ck_assert_msg(k.problem[0], "case %zu passed the checker", i);
+		free(p);
+		free(doc);
+	}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("trace");
+	TCase *tc = tcase_create("split");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_split_one_core);
+	tcase_add_test(tc, test_split_barrier);
+	tcase_add_test(tc, test_checker_refuses);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("examples");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_trace_examples);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	tmpdir = tu_tmpdir("trace");
+	return tu_main(suite());
+}
