@@ -395,6 +395,16 @@ static int mm_gather(ls_exec *x, int i, float **buf, size_t *cap,
 	return 0;
 }
 
+/* A Matmult's start bit: its accumulation_flag, or the value that flag
+** took at this issue when it is an expression. */
+static int acc_start(const ls_exec *x)
+{
+	for (int i = 0; i < x->si->n_dyn; i++)
+		if (x->si->dyn[i].what == LS_DYN_ACC_FLAG)
+			return (int)(x->dynv[i] & 1);
+	return x->si->in->start_tensor_calc;
+}
+
 /*
 ** Stage the Matmult as one accumulating straight into PSUM at completion
 ** (ls_mm_defer): 1 if done, 0 if its accumulator is not rows of N floats
@@ -406,7 +416,7 @@ static int mm_defer(ls_exec *x)
 	const ls_opnd *st = &x->si->ins[0], *mv = &x->si->ins[1];
 	const ls_opnd *out = &x->si->outs[0];
 	const int K = (int)st->parts, M = (int)st->free, N = (int)mv->free;
-	const int is_start = x->si->in->start_tensor_calc;
+	const int is_start = acc_start(x);
 	ls_pending *p = x->pend;
 	ls_mm_defer *d = &p->mm;
 	int64_t ldc = row_ld(out);
@@ -501,16 +511,6 @@ static void mm_finish(ls_exec *x, ls_pending *p)
 }
 
 /* Matmult: acc = start ? 0 : dst; acc = fmaf(st[k][m], mv[k][n], acc). */
-/* A Matmult's start bit: its accumulation_flag, or the value that flag
-** took at this issue when it is an expression. */
-static int acc_start(const ls_exec *x)
-{
-	for (int i = 0; i < x->si->n_dyn; i++)
-		if (x->si->dyn[i].what == LS_DYN_ACC_FLAG)
-			return (int)(x->dynv[i] & 1);
-	return x->si->in->start_tensor_calc;
-}
-
 static int exec_matmult(ls_exec *x)
 {
 	const ls_opnd *st = &x->si->ins[0], *mv = &x->si->ins[1];

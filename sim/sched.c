@@ -1216,6 +1216,11 @@ static int back_edge(sim *s, int c, int e, const ls_sfunc *sf,
 			       (long long)s->opt.max_instructions,
 			       (long long)s->now, where);
 	}
+	if (E->is_blocked) {
+		ls_wait_end(&s->cores[c].st, e, &s->cores[c].wait[e], s->now);
+		E->is_blocked = 0;
+		E->block_on_sem = 0;
+	}
 	E->busy = 1;
 	E->cur.act = F->act;
 	E->cur.idx = -1;
@@ -1279,9 +1284,21 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 		if (si->heads >= 0) {
 			const ls_sloop *sl = &sf->loops[si->heads];
 			lframe *L;
+			if (si->fault) {
+				/* what preparation found at the header (a
+				   dependency it cannot order) */
+				fail_at(s, c, si, "%s", si->fault);
+				return 0;
+			}
 			if (deps_unmet(s, c, F, si, idx) >= 0) {
 				set_blocked(s, c, e, 0);
 				return 0;
+			}
+			if (E->is_blocked) {
+				ls_wait_end(&s->cores[c].st, e,
+					    &s->cores[c].wait[e], s->now);
+				E->is_blocked = 0;
+				E->block_on_sem = 0;
 			}
 			if (ls_loop_trips(sl) == 0) {
 				F->pos = sl->skip_pos[e];

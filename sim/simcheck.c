@@ -532,6 +532,25 @@ static int chk_sync(const lm_inst *in, char *val, size_t n,
 	return 0;
 }
 
+/* Loop and Break: no synchronization of their own (the engines' cursors
+** pass them in zero time; nothing would wait or post). */
+static int chk_no_sync(const lm_inst *in, char *val, size_t n,
+		       const char **why)
+{
+	if (!in->n_wait && !in->n_update &&
+	    !(in->sync_extra && in->sync_extra->child))
+		return 0;
+	*why = "a Loop or Break carries no synchronization here: put the "
+	       "wait or the update on an instruction";
+	if (in->n_wait)
+		sync_text(&in->wait[0], 0, val, n);
+	else if (in->n_update)
+		sync_text(&in->update[0], 1, val, n);
+	else
+		snprintf(val, n, "{...}");
+	return 1;
+}
+
 /* A Loop's axis: a trip count (the verifier's rule, for a module run
 ** unverified). */
 static int chk_loop_axis(const lm_inst *in, char *val, size_t n,
@@ -550,6 +569,7 @@ static int chk_loop_axis(const lm_inst *in, char *val, size_t n,
 
 static const field_rule checks[] = {
 	{ OP(LOOP), "LoopAxis", chk_loop_axis },
+	{ OP(LOOP) | OP(BREAK), "sync_info", chk_no_sync },
 	{ OPS_EXEC, "sync_info", chk_sync },
 	{ OPS_EXEC, "engine", chk_engine },
 	{ OP(MATMULT), "accumulation_flag", chk_acc_flag },

@@ -433,6 +433,148 @@ START_TEST(test_refused)
 }
 END_TEST
 
+/*
+** An engine that waits at a Loop header and then passes the loop without
+** issuing anything (an inner loop of no trips, or the end of its stream)
+** closes the wait there: its dependency wait is the same whatever the
+** outer trip count, and every engine's five parts add up to the run.
+*/
+static void check_parts(const ls_result *r)
+{
+	for (int i = 0; i < r->n_cores; i++) {
+		const ls_core_stats *c = &r->cores[i];
+		for (int e = 0; e < LS_ENGINES; e++) {
+			ck_assert_int_ge(c->idle_ps[e], 0);
+			ck_assert_int_eq(c->busy_ps[e] + c->wait_sem_ps[e] +
+					 c->wait_barrier_ps[e] +
+					 c->wait_dep_ps[e] + c->idle_ps[e],
+					 r->sim_time_ps);
+		}
+	}
+}
+
+/* Pool's index in the statistics (PE, ACT, DVE, POOL, SP). */
+enum { POOL = 3 };
+
+/* ls_run of m on inputs made from seed 1. */
+static int run_seeded(lm_module *m, ls_result *r, lm_error *err)
+{
+	ls_tensors in;
+	memset(&in, 0, sizeof in);
+	int rc = ls_make_inputs(&m, 1, NULL, 1, &in, err);
+	if (!rc)
+		rc = ls_run(m, &in, NULL, r, err);
+	ls_tensors_free(&in);
+	return rc;
+}
+
+START_TEST(test_waits_at_loop_headers)
+{
+	static const char *const trips[] = { "\"ub\": 1,", "\"ub\": 1000,",
+					     "\"ub\": 4000," };
+	int64_t dep = -1;
+	for (int i = 0; i < 4; i++) {
+		lm_module *m = i < 3
+			? fixture("hdrwait.json", "\"ub\": 1000,", trips[i])
+			: fixture("hdrwait_end.json", NULL, NULL);
+		ls_result r;
+		lm_error err;
+		ck_assert_msg(run_seeded(m, &r, &err) == 0, "%s",
+			      err.msg);
+		check_parts(&r);
+		ck_assert_int_gt(r.cores[0].wait_dep_ps[POOL], 0);
+		if (dep < 0)
+			dep = r.cores[0].wait_dep_ps[POOL];
+		ck_assert_int_eq(r.cores[0].wait_dep_ps[POOL], dep);
+		ls_result_free(&r);
+		lm_module_free(m);
+	}
+}
+END_TEST
+
+/*
+** An affine accumulation_flag's start bit holds on the path that
+** accumulates straight into PSUM too: with the accumulator written before
+** the loop (a Memset), the first tile still starts from zero, so the
+** result equals the one of the plain K-tile loop.
+*/
+START_TEST(test_k_tiles_over_written_psum)
+{
+	ls_result a, b;
+	lm_error err;
+	ls_tensors in;
+	float av[K * T * M], bv[K * T * N];
+	lm_module *m = fixture("kacc.json", NULL, NULL);
+	lm_module *p = fixture("kacc_pre.json", NULL, NULL);
+	for (int i = 0; i < K * T * M; i++)
+		av[i] = (float)((i * 7) % 11) / 8.0f - 0.5f;
+	for (int i = 0; i < K * T * N; i++)
+		bv[i] = (float)((i * 5) % 13) / 4.0f - 1.25f;
+	memset(&in, 0, sizeof in);
+	add_input(&in, "a", K, T * M, av);
+	add_input(&in, "b", K, T * N, bv);
+	ck_assert_msg(ls_run(m, &in, NULL, &a, &err) == 0, "%s", err.msg);
+	ck_assert_msg(ls_run(p, &in, NULL, &b, &err) == 0, "%s", err.msg);
+	const float *x = out_f(&a, "y"), *y = out_f(&b, "y");
+	for (int i = 0; i < M * N; i++)
+		ck_assert_msg(memcmp(&x[i], &y[i], 4) == 0, "y[%d] = %.9g over "
+			      "a written accumulator, %.9g without", i, y[i],
+			      x[i]);
+	ls_result_free(&a);
+	ls_result_free(&b);
+	ls_tensors_free(&in);
+	lm_module_free(m);
+	lm_module_free(p);
+}
+END_TEST
+
+/* A wait or update on a Loop or a Break is refused (nothing would wait or
+** post), and a loop-carried dependency of a Loop header from outside the
+** loop is the run error it is on any other instruction. */
+START_TEST(test_refused_at_headers)
+{
+	static const struct { const char *file, *msg; } cases[] = {
+		{ "loopwait.json", "opcode 'Loop' key 'sync_info' = "
+		  "{\"on_wait\":" },
+		{ "breakwait.json", "opcode 'Break' key 'sync_info' = "
+		  "{\"on_wait\":" },
+		{ "lc_hdr.json", "instruction li: loop-carried dependency on "
+		  "'ld' outside a common loop is not modelled" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		lm_module *m = fixture(cases[i].file, NULL, NULL);
+		ls_result r;
+		lm_error err;
+		ck_assert_int_ne(run_seeded(m, &r, &err), 0);
+		ck_assert_msg(strstr(err.msg, cases[i].msg), "%s: %s",
+			      cases[i].file, err.msg);
+		lm_module_free(m);
+	}
+	/* the same update on a Loop, not only a wait */
+	ls_result r;
+	lm_error err;
+	char *path = tu_fixture("loops", "loopwait.json");
+	char *text = tu_read(path);
+	char *t1 = tu_replace_all(text, "\"on_wait\"", "\"on_update\"");
+	char *t2 = tu_replace_all(t1, "sem-ge-imm", "sem-inc");
+	char *t3 = tu_replace_all(t2, "\"value\": 100", "\"value\": 1");
+	lm_module *m = tu_parse(t3, &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	free(path);
+	free(text);
+	free(t1);
+	free(t2);
+	free(t3);
+	int rc = run_seeded(m, &r, &err);
+	if (rc == 0)
+		ls_result_free(&r);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_msg(strstr(err.msg, "opcode 'Loop' key 'sync_info'"), "%s",
+		      err.msg);
+	lm_module_free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("loops");
@@ -448,6 +590,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dma_instances_in_flight);
 	tcase_add_test(tc, test_max_instructions_in_loop);
 	tcase_add_test(tc, test_refused);
+	tcase_add_test(tc, test_waits_at_loop_headers);
+	tcase_add_test(tc, test_k_tiles_over_written_psum);
+	tcase_add_test(tc, test_refused_at_headers);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("long");
 	tcase_set_timeout(tc, 300);
