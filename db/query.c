@@ -61,6 +61,19 @@ int ldb_check_since(const char *s, lm_error *err)
 	for (size_t i = 0; ok && i < n; i++)
 		ok = shape[i] == 'd' ? s[i] >= '0' && s[i] <= '9'
 				     : s[i] == shape[i];
+	if (ok) {
+		/* a real date and time: month 1-12, the day in its month,
+		   hours, minutes, seconds in range */
+		static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30,
+					     31, 30, 31 };
+		int y = atoi(s), mo = atoi(s + 5), d = atoi(s + 8);
+		int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+		ok = mo >= 1 && mo <= 12 && d >= 1 && d <= mdays[mo - 1] &&
+		     (mo != 2 || d <= 28 + leap);
+		if (ok && n > 10)
+			ok = atoi(s + 11) <= 23 && atoi(s + 14) <= 59 &&
+			     atoi(s + 17) <= 59;
+	}
 	if (!ok)
 		return lm_err(err, "", "report", "--since '%s': give a UTC date "
 			      "YYYY-MM-DD or a time YYYY-MM-DDTHH:MM:SSZ", s);

@@ -485,9 +485,74 @@ static int whole_array(const cJSON *o, const char *key, int64_t **v, int *n)
 }
 
 /* One entry of the "tensors" array. */
+/* The keys of an entry with the JSON type each must have. */
+static const struct { const char *key; int type; } entry_keys[] = {
+	{ "layer_name", cJSON_String }, { "allocation", cJSON_String },
+	{ "kind", cJSON_String }, { "dtype", cJSON_String },
+	{ "sim_format", cJSON_String }, { "tf_file", cJSON_String },
+	{ "sbuf_compatible", cJSON_True | cJSON_False },
+	{ "verified", cJSON_True | cJSON_False },
+	{ "sim_shape", cJSON_Array }, { "cores", cJSON_Array },
+};
+
+/*
+** An entry's keys: each known one at most once and of its type, kind
+** "input" or "output", a dtype lncsim knows, tf_file one plain file name.
+** A key lncsim does not know is carried as the compiler wrote it (it
+** changes nothing here).
+*/
+static int check_entry(const cJSON *t, const char *path, lm_error *err)
+{
+	const char *ln = "?";
+	const cJSON *j = cJSON_GetObjectItemCaseSensitive(t, "layer_name");
+	if (!cJSON_IsObject(t))
+		return lm_err(err, path, "", "an entry of \"tensors\" is not an "
+			      "object");
+	if (cJSON_IsString(j))
+		ln = j->valuestring;
+	for (const cJSON *x = t->child; x; x = x->next)
+		for (const cJSON *y = x->next; y; y = y->next)
+			if (x->string && y->string &&
+			    !strcmp(x->string, y->string))
+				return lm_err(err, path, "", "entry '%.200s': "
+					      "key '%.60s' given twice", ln,
+					      x->string);
+	for (size_t k = 0; k < sizeof entry_keys / sizeof *entry_keys; k++) {
+		j = cJSON_GetObjectItemCaseSensitive(t, entry_keys[k].key);
+		if (j && !(j->type & 0xff & entry_keys[k].type))
+			return lm_err(err, path, "", "entry '%.200s': %s must be "
+				      "%s", ln, entry_keys[k].key,
+				      entry_keys[k].type == cJSON_String ?
+				      "a string" : entry_keys[k].type ==
+				      cJSON_Array ? "an array" : "true or "
+				      "false");
+	}
+	j = cJSON_GetObjectItemCaseSensitive(t, "kind");
+	if (j && strcmp(j->valuestring, "input") &&
+	    strcmp(j->valuestring, "output"))
+		return lm_err(err, path, "", "entry '%.200s': kind '%.60s' is "
+			      "not input or output", ln, j->valuestring);
+	j = cJSON_GetObjectItemCaseSensitive(t, "dtype");
+	if (j && lm_dtype_parse(j->valuestring) == LM_DT_INVALID)
+		return lm_err(err, path, "", "entry '%.200s': unknown dtype "
+			      "'%.60s'", ln, j->valuestring);
+	j = cJSON_GetObjectItemCaseSensitive(t, "tf_file");
+	if (j && *j->valuestring && !lm_path_component_ok(j->valuestring))
+		return lm_err(err, path, "", "entry '%.200s': tf_file '%.200s' "
+			      "is not one plain file name", ln, j->valuestring);
+	return 0;
+}
+
 static int read_entry(const cJSON *t, lk_tensor_entry *e, const char *path,
 		      lm_error *err)
 {
+	int rc = check_entry(t, path, err);
+	if (rc) {
+		e->layer_name = lm_xstrdup("");
+		e->sim_format = lm_xstrdup("");
+		e->tf_file = lm_xstrdup("");
+		return rc;
+	}
 	const cJSON *kd = cJSON_GetObjectItemCaseSensitive(t, "kind");
 	const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
 	const cJSON *al = cJSON_GetObjectItemCaseSensitive(t, "allocation");

@@ -1027,24 +1027,66 @@ static int write_index(ctx *c, int64_t run_id, const ldb_run_row *rows,
 
 /* ---- the manifest ---------------------------------------------------- */
 
+/* Whether s is one of words (NULL-terminated). */
+static int one_of(const char *s, size_t n, const char *const *words)
+{
+	for (; *words; words++)
+		if (strlen(*words) == n && !strncmp(s, *words, n))
+			return 1;
+	return 0;
+}
+
+/*
+** Whether name is a file some report writes: a .gp script, index.html,
+** replot.sh, or STEM.EXT of the data and images (STEM util, timeline,
+** shapes, history, waits-MODE; EXT tsv, png, svg). Only such names are
+** ever removed, whatever a manifest lists: a user's file in the
+** directory is not one.
+*/
+static int own_name(const char *name)
+{
+	static const char *const stems[] = {
+		"util", "timeline", "shapes", "history", "waits-reference",
+		"waits-linked", "waits-single", NULL };
+	static const char *const exts[] = { "tsv", "png", "svg", NULL };
+	const char *dot = strrchr(name, '.');
+	if (!strcmp(name, "index.html") || !strcmp(name, "replot.sh"))
+		return 1;
+	for (const lr_gp_script *s = lr_gp_scripts; s->name; s++)
+		if (!strcmp(name, s->name))
+			return 1;
+	return dot && one_of(name, (size_t)(dot - name), stems) &&
+	       one_of(dot + 1, strlen(dot + 1), exts);
+}
+
 /*
 ** The names the previous report listed in the manifest of the output
-** directory (none without one). Only plain names of one component are
-** taken; anything else in the file is ignored.
+** directory (none without one), read without following a symlink (a
+** symlink there is no manifest of ours: none). Only names a report writes
+** (own_name) are taken; anything else in the file is ignored.
 */
 static int read_manifest(ctx *c, char ***names, int *n)
 {
 	char *path = lm_path_join(c->dir, LR_MANIFEST), *text = NULL;
 	size_t len = 0;
-	int cap = 0, rc = 0;
-	struct stat sb;
+	int cap = 0, rc = 0, dfd, fd = -1;
+	int64_t size = 0;
+	lm_error ignore;
 	*names = NULL;
 	*n = 0;
-	if (lstat(path, &sb) != 0 && errno == ENOENT) {
+	dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 ||
+	    lm_open_regular_at(dfd, LR_MANIFEST, path, &fd, &size,
+			       &ignore) != 0) {
+		/* none, a symlink, a directory, a FIFO: no manifest */
+		if (dfd >= 0)
+			close(dfd);
 		free(path);
 		return 0;
 	}
-	rc = lm_read_file_max(path, 1 << 20, &text, &len, c->err);
+	close(dfd);
+	rc = lm_read_fd(fd, path, 1 << 20, &text, &len, c->err);
+	close(fd);
 	free(path);
 	if (rc != 0)
 		return rc;
@@ -1052,8 +1094,7 @@ static int read_manifest(ctx *c, char ***names, int *n)
 		nl = strchr(p, '\n');
 		if (nl)
 			*nl = 0;
-		if (*p == '#' || !lm_path_component_ok(p) ||
-		    !strcmp(p, LR_MANIFEST))
+		if (*p == '#' || !lm_path_component_ok(p) || !own_name(p))
 			continue;
 		lm_grow(names, &cap, *n + 1, sizeof **names);
 		(*names)[(*n)++] = lm_xstrdup(p);

@@ -40,17 +40,39 @@ void ls_trace_free(ls_trace *t)
 }
 
 /* A JSON string literal. */
+/* The length of the well-formed UTF-8 sequence at s (1..4), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	int n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2
+		: c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	/* no overlong forms, no surrogates, nothing past U+10FFFF */
+	if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] > 0x9F) ||
+	    (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] > 0x8F))
+		return 0;
+	return n;
+}
+
+/* A JSON string: escaped, and valid UTF-8 whatever s holds (a name cut
+** in the middle of a character, bytes that are no UTF-8: U+FFFD each). */
 static void put_str(lm_buf *b, const char *s)
 {
 	lm_buf_puts(b, "\"");
-	for (; s && *s; s++) {
+	while (s && *s) {
 		unsigned char c = (unsigned char)*s;
+		int n = utf8_len((const unsigned char *)s);
 		if (c == '"' || c == '\\')
 			lm_buf_printf(b, "\\%c", c);
 		else if (c < 0x20)
 			lm_buf_printf(b, "\\u%04x", c);
+		else if (n)
+			lm_buf_put(b, s, (size_t)n);
 		else
-			lm_buf_put(b, s, 1);
+			lm_buf_puts(b, "\\ufffd");
+		s += n ? n : 1;
 	}
 	lm_buf_puts(b, "\"");
 }
@@ -84,16 +106,20 @@ static void open_ev(tw *w)
 	w->first = 0;
 }
 
-/* The name of a track. */
-static void track_name(const tw *w, int core, int track, char *nm,
-		       size_t n)
+/* The name of a track, whole (names are never cut: they must stay
+** unique), into nm (reset first). */
+static void track_name(const tw *w, int core, int track, lm_buf *nm)
 {
+	nm->size = 0;
 	if (track < LS_ENGINES) {
-		snprintf(nm, n, "%s (core %d)", ls_engine_name(track), core);
+		lm_buf_printf(nm, "%s (core %d)", ls_engine_name(track), core);
 	} else {
 		const ls_sqinst *q = &w->mc->qinsts[track - LS_ENGINES];
-		snprintf(nm, n, "DMA %s/%s (core %d)",
-			 w->mc->queues[q->queue].name, q->name, core);
+		lm_buf_puts(nm, "DMA ");
+		lm_buf_puts(nm, w->mc->queues[q->queue].name);
+		lm_buf_puts(nm, "/");
+		lm_buf_puts(nm, q->name);
+		lm_buf_printf(nm, " (core %d)", core);
 	}
 }
 
@@ -102,7 +128,7 @@ static void put_meta(tw *w)
 {
 	const ls_trace *t = w->t;
 	uint8_t *seen = lm_xcalloc((size_t)LS_MAX_CORES * (size_t)w->ntr, 1);
-	char nm[400];
+	lm_buf nm = LM_BUF_INIT;
 	for (int i = 0; i < t->n; i++)
 		seen[t->ev[i].core * w->ntr + t->ev[i].track] = 1;
 	for (int c = 0; c < LS_MAX_CORES; c++) {
@@ -122,12 +148,12 @@ static void put_meta(tw *w)
 		for (int k = 0; k < w->ntr; k++) {
 			if (!seen[c * w->ntr + k])
 				continue;
-			track_name(w, c, k, nm, sizeof nm);
+			track_name(w, c, k, &nm);
 			open_ev(w);
 			lm_buf_printf(&w->b, "\"name\":\"thread_name\",\"ph\":"
 				      "\"M\",\"pid\":%d,\"tid\":%d,\"args\":"
 				      "{\"name\":", c, tid_of(w, c, k));
-			put_str(&w->b, nm);
+			put_str(&w->b, lm_buf_cstr(&nm));
 			lm_buf_puts(&w->b, "}}");
 			open_ev(w);
 			lm_buf_printf(&w->b, "\"name\":\"thread_sort_index\","
@@ -137,6 +163,7 @@ static void put_meta(tw *w)
 		}
 	}
 	free(seen);
+	lm_buf_free(&nm);
 }
 
 /* The semaphores an instruction waits for, as a JSON array. */
@@ -211,7 +238,6 @@ static void put_head(tw *w, const ls_trace_ev *e, const char *name,
 static void put_slice(tw *w, int i, const int *flow_in, const uint8_t *out)
 {
 	const ls_trace_ev *e = &w->t->ev[i];
-	char nm[300];
 	if (e->track < LS_ENGINES) {
 		put_head(w, e, e->si->in->name, lm_opcode_name(e->si->op), "X",
 			 e->start);
@@ -225,16 +251,20 @@ static void put_slice(tw *w, int i, const int *flow_in, const uint8_t *out)
 		return;
 	}
 	const ls_sqinst *q = &w->mc->qinsts[e->track - LS_ENGINES];
-	snprintf(nm, sizeof nm, "DMA %s/%s", w->mc->queues[q->queue].name,
-		 q->name);
-	put_head(w, e, nm, "DMA", "b", e->start);
+	lm_buf nm = LM_BUF_INIT;
+	lm_buf_puts(&nm, "DMA ");
+	lm_buf_puts(&nm, w->mc->queues[q->queue].name);
+	lm_buf_puts(&nm, "/");
+	lm_buf_puts(&nm, q->name);
+	put_head(w, e, lm_buf_cstr(&nm), "DMA", "b", e->start);
 	lm_buf_printf(&w->b, ",\"id\":%d", i);
 	if (out[i])
 		lm_buf_printf(&w->b, ",\"bind_id\":%d,\"flow_out\":true", i);
 	put_args(w, e, 1);
 	lm_buf_puts(&w->b, "}");
-	put_head(w, e, nm, "DMA", "e", e->start + e->dur);
+	put_head(w, e, lm_buf_cstr(&nm), "DMA", "e", e->start + e->dur);
 	lm_buf_printf(&w->b, ",\"id\":%d}", i);
+	lm_buf_free(&nm);
 }
 
 /* Instruction slices ordered by core and start (the flow search). */

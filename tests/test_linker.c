@@ -1504,6 +1504,43 @@ START_TEST(test_tensor_map_merge)
 	maps_fail(d, 0, S("%s,%s", tme("h", "x", "input", NULL),
 			  tme("h", NULL, "output", NULL)), NULL,
 		  "layer 'h' appears twice");
+	/* keys of the wrong type or value are refused, not taken for
+	   defaults */
+	{
+		static const struct { const char *from, *to, *msg; } bad[] = {
+			{ "\"dtype\":\"float32\"", "\"dtype\":\"float99\"",
+			  "entry 'input0': unknown dtype 'float99'" },
+			{ "\"dtype\":\"float32\"", "\"dtype\":7",
+			  "entry 'input0': dtype must be a string" },
+			{ "\"kind\":\"input\"", "\"kind\":\"bogus\"",
+			  "entry 'input0': kind 'bogus' is not input or output" },
+			{ "\"allocation\":\"x\"", "\"allocation\":5",
+			  "entry 'input0': allocation must be a string" },
+			{ "\"tf_file\":\"input0.npy\"", "\"tf_file\":7",
+			  "entry 'input0': tf_file must be a string" },
+			{ "\"tf_file\":\"input0.npy\"",
+			  "\"tf_file\":\"../../etc/passwd\"",
+			  "entry 'input0': tf_file '../../etc/passwd' is not one "
+			  "plain file name" },
+			{ "\"sim_format\":\"HW\"", "\"sim_format\":[1]",
+			  "entry 'input0': sim_format must be a string" },
+			{ "\"sbuf_compatible\":false",
+			  "\"sbuf_compatible\":\"yes\"",
+			  "entry 'input0': sbuf_compatible must be true or false" },
+			{ "\"kind\":\"input\"",
+			  "\"kind\":\"input\",\"layer_name\":\"other\"",
+			  "entry 'input0': key 'layer_name' given twice" },
+		};
+		for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+			char *e0 = tu_replace_all(tme("input0", "x", "input",
+						      NULL), bad[k].from,
+						  bad[k].to);
+			maps_fail(d, 0, S("%s,%s", e0, tme("h", NULL, "output",
+							  NULL)), NULL,
+				  bad[k].msg);
+			free(e0);
+		}
+	}
 	/* cores that disagree */
 	maps_fail(d, 0, m0, S("%s,%s", tme("in_b", "x", "input", NULL),
 			      tme("out", "y", "output", NULL)),

@@ -511,6 +511,13 @@ START_TEST(test_report_cli_errors)
 		{ { "report", "--db", "rep.db", "--since", "2026-1-1", NULL },
 		  "--since '2026-1-1': give a UTC date YYYY-MM-DD or a time "
 		  "YYYY-MM-DDTHH:MM:SSZ", 2 },
+		{ { "report", "--db", "rep.db", "--since", "2026-13-45", NULL },
+		  "--since '2026-13-45': give a UTC date", 2 },
+		{ { "report", "--db", "rep.db", "--since", "2025-02-29", NULL },
+		  "--since '2025-02-29': give a UTC date", 2 },
+		{ { "report", "--db", "rep.db", "--since",
+		    "2026-01-01T24:00:00Z", NULL },
+		  "--since '2026-01-01T24:00:00Z': give a UTC date", 2 },
 		{ { "report", "--db", "rep.db", "--command", "gen", NULL },
 		  "--command 'gen': run, diff or fuzz", 2 },
 		{ { "report", "--db", "rep.db", "--since", "2999-01-01", NULL },
@@ -784,7 +791,8 @@ START_TEST(test_report_manifest)
 	char *lnk = lm_path_join(out, "waits-reference.tsv");
 	ck_assert_int_eq(unlink(lnk), 0);
 	ck_assert_int_eq(symlink(victim, lnk), 0);
-	char *doctored = lm_xasprintf("%s../victim.txt\n%s\n", m, victim);
+	char *doctored = lm_xasprintf("%s../victim.txt\n%s\nnotes.txt\n"
+				      "timeline-linked.png\n", m, victim);
 	free(tu_write(out, LR_MANIFEST, doctored));
 	free(doctored);
 	free(m);
@@ -811,6 +819,19 @@ START_TEST(test_report_manifest)
 	ck_assert(strstr(m, "waits-linked.png") == NULL);
 	ck_assert_contains(m, "\nwaits-single.png\n");
 	free(m);
+	/* a manifest that is a symlink to a list elsewhere is not read: the
+	   user's file it names stays */
+	char *list = tu_write(d, "list", "notes.txt\nwaits-single.tsv\n");
+	ck_assert_int_eq(unlink(mp), 0);
+	ck_assert_int_eq(symlink(list, mp), 0);
+	o.run_id = 1;
+	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+	lr_report_free(&rep);
+	char *t = tu_read(mine);
+	ck_assert_str_eq(t, "mine");
+	free(t);
+	ck_assert(exists(out, "waits-single.tsv"));
+	free(list);
 	ldb_close(db);
 	free(lnk);
 	free(mp);

@@ -18,7 +18,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <locale.h>
 #include <string.h>
+#include <unistd.h>
+#include <wchar.h>
 
 static char *tmpdir;
 
@@ -494,6 +497,89 @@ START_TEST(test_trace_examples)
 }
 END_TEST
 
+/* Whether the n bytes of p are well-formed UTF-8 (the C library's
+** decoder, in a UTF-8 locale). */
+static int valid_utf8(const char *p, size_t n)
+{
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	while (n) {
+		size_t k = mbrtowc(NULL, p, n, &st);
+		if (k == (size_t)-1 || k == (size_t)-2)
+			return 0;
+		if (k == 0)
+			k = 1;
+		p += k;
+		n -= k;
+	}
+	return 1;
+}
+
+/*
+** A queue whose name is long and not ASCII (200 two-byte characters, a
+** quote, a backslash): the track names built from it are cut to fit, and
+** the trace stays valid UTF-8 and JSON.
+*/
+START_TEST(test_trace_long_utf8_names)
+{
+	lm_buf nm = LM_BUF_INIT;
+	lm_error err;
+	ls_tensors in;
+	ls_result r;
+	ls_options o = {0};
+	lm_module *m[2] = { NULL, NULL };
+	char *tr = lm_path_join(tmpdir, "utf8.json");
+	ck_assert_ptr_nonnull(setlocale(LC_CTYPE, "C.UTF-8"));
+	lm_buf_puts(&nm, "q\\\"q");
+	for (int i = 0; i < 200; i++)
+		lm_buf_puts(&nm, "\xc3\xa9");
+	/* both cores of handoff2, each in a copy with its queue renamed */
+	for (int c = 0; c < 2; c++) {
+		char *src = lm_xasprintf("examples/handoff2/nc%d/sg0", c);
+		char *sdir = tu_srcpath(src);
+		char *sp = lm_path_join(sdir, "def.json");
+		char *text = tu_read(sp);
+		char *t = tu_replace_all(text, "qSyncIO0", lm_buf_cstr(&nm));
+		char *sub = lm_xasprintf("utf8/nc%d/sg0", c);
+		char *dir = lm_path_join(tmpdir, sub);
+		char *def = tu_write(dir, "def.json", t);
+		char *wc = lm_path_join(sdir, "wc.npy");
+		if (access(wc, F_OK) == 0)
+			tu_copy(wc, dir, "wc.npy");
+		ck_assert_msg(lm_module_load(&m[c], def, &err) == 0, "%s",
+			      err.msg);
+		free(wc);
+		free(def);
+		free(dir);
+		free(sub);
+		free(t);
+		free(text);
+		free(sp);
+		free(sdir);
+		free(src);
+	}
+	ck_assert_int_eq(ls_make_inputs(m, 2, NULL, 1, &in, &err), 0);
+	o.trace_path = tr;
+	ck_assert_msg(ls_run_multi(m, 2, &in, &o, &r, &err) == 0, "%s",
+		      err.msg);
+	char *out = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(lm_read_file(tr, &out, &len, &err), 0);
+	ck_assert_msg(valid_utf8(out, len), "the trace is not valid UTF-8");
+	cJSON *j = cJSON_ParseWithLength(out, len);
+	ck_assert_ptr_nonnull(j);
+	cJSON_Delete(j);
+	check_run_trace(tr, &r, 1);
+	free(out);
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	lm_module_free(m[0]);
+	lm_module_free(m[1]);
+	lm_buf_free(&nm);
+	free(tr);
+}
+END_TEST
+
 /* The checker itself refuses what it must: mis-nested X slices, an
 ** unmatched begin, a flow from nowhere, a nameless track, transfers of
 ** one track under two names. */
@@ -545,6 +631,7 @@ static Suite *suite(void)
 	tc = tcase_create("examples");
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_trace_examples);
+	tcase_add_test(tc, test_trace_long_utf8_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
