@@ -304,6 +304,12 @@ START_TEST(test_per_engine)
 		"\"name\": \"mvb\", \"engine\": \"ALL\"",
 		"\"name\": \"alu\", \"engine\": \"SP\"",
 		"\"name\": \"alu\", \"engine\": \"ALL\"", NULL };
+	static const char *const all_dep[] = {
+		"\"name\": \"mva\", \"engine\": \"SP\"",
+		"\"name\": \"mva\", \"engine\": \"ALL\"",
+		"\"name\": \"mvb\", \"engine\": \"SP\"",
+		"\"name\": \"mvb\", \"engine\": \"SP\", \"dependencies\": "
+		"[[\"mva\", \"Flow\"]]", NULL };
 	lm_error err;
 	ls_result r;
 	uint32_t v;
@@ -322,6 +328,12 @@ START_TEST(test_per_engine)
 	ck_assert_msg(strstr(err.msg, "instruction strc0: ins symbolic_ap "
 			     "addrs[0]: reads register 'rc', which no "
 			     "instruction has written on SP"), "%s", err.msg);
+	/* a dependency on an ALL instruction: which copy is not modelled */
+	rc = run_alu("add", 1, 40, 2, all_dep, &v, NULL, &err);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_msg(strstr(err.msg, "instruction mvb: on SP: dependency on "
+			     "'mva', an instruction on engine ALL (one copy per "
+			     "engine), is not modelled"), "%s", err.msg);
 	rc = run_alu("add", 1, 40, 2, all, &v, &r, &err);
 	ck_assert_msg(rc == 0, "%s", err.msg);
 	ck_assert_uint_eq(v, 42);
@@ -491,6 +503,9 @@ START_TEST(test_refused)
 	static const char *const cond_block[] = {
 		"\"cond\": {\"kind\": \"IntRuntimeValueKind\", \"regref\": "
 		"\"rk\"}", "\"cond\": \"dw_body\"", NULL };
+	static const char *const no_cond[] = {
+		"\"cond\": {\"kind\": \"IntRuntimeValueKind\", \"regref\": "
+		"\"rk\"}, ", "", NULL };
 	static const char *const stride0[] = {
 		"\"stride\": {\"kind\": \"AffExprKind\", \"terms\": [], "
 		"\"c\": 1}", "\"stride\": {\"kind\": \"AffExprKind\", "
@@ -508,6 +523,9 @@ START_TEST(test_refused)
 	refused("dowhile.json", cond_block, "opcode 'DoWhile' key 'cond' = "
 		"\"dw_body\" is not modelled by the simulator (cond as a block "
 		"reference is not modelled");
+	refused("dowhile.json", no_cond, "instruction dw: opcode 'DoWhile' "
+		"key 'cond' = null is not modelled by the simulator (a DoWhile "
+		"needs its condition)");
 	/* the verifier's DynamicForLoop contract, for a module unverified */
 	refused("dynloop.json", stride0, "instruction dl: opcode "
 		"'DynamicForLoop' key 'DynamicForLoopAxis' = {\"name\":\"j\","
