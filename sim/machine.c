@@ -1215,6 +1215,18 @@ static int open_loop(flat *F, ls_sfunc *sf, const lm_inst *in, int h,
 		if (!in->axis.stride_e ||
 		    lm_affine_const(in->axis.stride_e, &l->stride))
 			l->stride = 0;
+	} else if (in->op == LM_OP_LOOP && in->n_loop_regs > 0) {
+		l->iv_regs = lm_xcalloc((size_t)in->n_loop_regs,
+					sizeof *l->iv_regs);
+		l->n_iv_regs = in->n_loop_regs;
+		for (int i = 0; i < in->n_loop_regs; i++) {
+			l->iv_regs[i] = ls_reg_slot(F->mc, F->mi,
+						    in->loop_regs[i]);
+			if (l->iv_regs[i] < 0 && !sf->insts[h].fault)
+				sf->insts[h].fault = lm_xasprintf("registers: "
+					"'%s' is no register allocation of the "
+					"module", S(in->loop_regs[i]));
+		}
 	} else if (in->op == LM_OP_DOWHILE) {
 		l->kind = LS_LOOP_DOWHILE;
 		l->is_pass = 0;
@@ -2036,6 +2048,8 @@ void ls_machine_free(ls_machine *mc)
 		}
 		free(sf->insts);
 		free(sf->deps);
+		for (int l = 0; l < sf->n_loops; l++)
+			free(sf->loops[l].iv_regs);
 		free(sf->loops);
 		for (int e = 0; e < LS_ENGINES; e++)
 			free(sf->stream[e]);

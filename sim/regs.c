@@ -136,8 +136,8 @@ int ls_reg_read(ls_machine *mc, int c, int eng, int slot, uint32_t *v)
 	return 0;
 }
 
-static void reg_write(ls_machine *mc, int c, int eng, int slot, uint32_t v,
-		      const ls_sinst *si)
+void ls_reg_set(ls_machine *mc, int c, int eng, int slot, uint32_t v,
+		const ls_sinst *si)
 {
 	ls_core_regs *R = &mc->regs[c];
 	use_file(mc, c, eng);
@@ -327,6 +327,6 @@ int ls_reg_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
 				 R->alu == LM_ALU_MOD ? "mod" : "divide");
 		return -1;
 	}
-	reg_write(mc, c, eng, R->dst.slot, r, si);
+	ls_reg_set(mc, c, eng, R->dst.slot, r, si);
 	return 0;
 }

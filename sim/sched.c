@@ -1234,6 +1234,16 @@ static int loop_value(sim *s, int c, int e, const frame *F,
 		       ls_engine_name(e), what, err, where);
 }
 
+/* Loop sl's induction value iv into its registers on engine e (each
+** iteration's start), modulo 2^32. */
+static void set_iv_regs(sim *s, int c, int e, const ls_sfunc *sf,
+			const ls_sloop *sl, int64_t iv)
+{
+	for (int i = 0; i < sl->n_iv_regs; i++)
+		ls_reg_set(s->mc, c, e, sl->iv_regs[i], (uint32_t)iv,
+			   &sf->insts[sl->hdr]);
+}
+
 /* A back edge of engine e: busy for the branch, counted as an executed
 ** instruction (the runaway stop). Returns 0, or the run error. */
 static int back_edge(sim *s, int c, int e, const ls_sfunc *sf,
@@ -1321,6 +1331,7 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 			if (L->iv < L->ub) {
 				L->ord++;
 				F->pos = L->body_pos;
+				set_iv_regs(s, c, e, sf, sl, L->iv);
 			} else {
 				F->nl--;
 			}
@@ -1381,6 +1392,7 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 			L->body_pos = F->pos + 1;
 			L->end_pos = sl->skip_pos[e];
 			F->pos++;
+			set_iv_regs(s, c, e, sf, sl, L->iv);
 			s->dirty = 1;
 			continue;
 		}

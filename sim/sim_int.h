@@ -153,6 +153,9 @@ typedef struct ls_sloop {
 	int64_t lb, ub, stride;
 	int is_pass;
 	int kind;               /* LS_LOOP_* */
+	int n_iv_regs;          /* a Loop's registers: slots that receive the
+				   induction value (iv_regs owned) */
+	int *iv_regs;
 	const struct lm_affine *ub_e, *cond; /* borrowed from the module */
 	unsigned engmask;
 	int skip_pos[LS_ENGINES];
@@ -605,6 +608,10 @@ void ls_reg_prepare(ls_machine *mc, int mi, ls_sinst *si);
 ** reason in err. */
 int ls_reg_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
 		char *err, size_t n);
+/* Write v into register slot of engine eng of core c (si: the writer, for
+** messages). */
+void ls_reg_set(ls_machine *mc, int c, int eng, int slot, uint32_t v,
+		const ls_sinst *si);
 /* Register slot's value on engine eng of core c: 0, -1 when that engine
 ** has not written it. */
 int ls_reg_read(ls_machine *mc, int c, int eng, int slot, uint32_t *v);

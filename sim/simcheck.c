@@ -159,6 +159,8 @@ static const op_key inst_model[] = {
 	{ OP(COREBARRIER), "cores", NULL },
 	{ OP(CALL), "target", NULL },
 	{ OP(SWITCHQUEUE), "queue", NULL },
+	{ OP(LOOP), "registers", "each engine of the loop writes the "
+	  "induction value into them at every iteration's start" },
 	{ OP(NKIKERNEL), "func", NULL },
 	{ OP(NKIKERNEL), "func_args", NULL },
 	{ OP(NKIKERNEL), "func_outs", NULL },
@@ -452,17 +454,6 @@ static int chk_psum_zero(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
-static int chk_loop_regs(const lm_inst *in, char *val, size_t n,
-			 const char **why)
-{
-	if (!in->n_loop_regs)
-		return 0;
-	*why = "induction-variable registers are not modelled";
-	snprintf(val, n, "[\"%.40s\"%s]", in->loop_regs[0],
-		 in->n_loop_regs > 1 ? ", ..." : "");
-	return 1;
-}
-
 static int chk_engine(const lm_inst *in, char *val, size_t n,
 		      const char **why)
 {
@@ -717,7 +708,6 @@ static const field_rule checks[] = {
 	{ OPS_EXEC, "engine", chk_engine },
 	{ OP(MATMULT), "accumulation_flag", chk_acc_flag },
 	{ OP(MATMULT), "psum_zero_region", chk_psum_zero },
-	{ OP(LOOP), "registers", chk_loop_regs },
 	{ OP(REGALU), "op", chk_reg_alu_op },
 	{ OP(REGALU), "is_64bit", chk_is_64bit },
 	{ OP(REGALU) | OP(REGMOVE), "ins", chk_reg_ins },

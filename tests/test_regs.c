@@ -472,6 +472,42 @@ START_TEST(test_dowhile_runaway)
 }
 END_TEST
 
+/* A Loop's registers receive the induction value at each iteration's
+** start, on each engine of the loop: y[ri] = x[ri] for i = 1, 3, 5. */
+START_TEST(test_loop_registers)
+{
+	static const char *const none[] = { NULL };
+	static const char *const bad[] = { "\"registers\": [\"ri\"]",
+					   "\"registers\": [\"x\"]", NULL };
+	float w[6] = { 58, 1, 60, 3, 62, 5 };
+	/* pre, 3 copies, 3 back edges */
+	run_loop("loopreg.json", none, w, 1 + 3 + 3);
+	/* the verifier refuses a name that is no register ... */
+	run_fails("loopreg.json", bad, "loop lr: registers 'x' names "
+		  "allocation 'x', which is not a register");
+	/* ... and so does a run of the module unverified */
+	{
+		lm_module *m = fixture("loopreg.json", bad);
+		ls_tensors in;
+		ls_options o;
+		ls_result r;
+		lm_error err;
+		int rc;
+		memset(&o, 0, sizeof o);
+		inputs(&in);
+		rc = ls_run(m, &in, &o, &r, &err);
+		if (rc == 0)
+			ls_result_free(&r);
+		ck_assert_int_ne(rc, 0);
+		ck_assert_msg(strstr(err.msg, "instruction lr: registers: 'x' "
+				     "is no register allocation of the module"),
+			      "%s", err.msg);
+		ls_tensors_free(&in);
+		lm_module_free(m);
+	}
+}
+END_TEST
+
 /* ---- refused before time 0 ---------------------------------------------- */
 
 static void refused(const char *name, const char *const *subs,
@@ -547,6 +583,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dynloop_errors);
 	tcase_add_test(tc, test_dowhile);
 	tcase_add_test(tc, test_dowhile_runaway);
+	tcase_add_test(tc, test_loop_registers);
 	tcase_add_test(tc, test_refused);
 	suite_add_tcase(s, tc);
 	return s;
