@@ -42,15 +42,40 @@ int64_t ls_loop_trips(const ls_sloop *l)
 
 /* The leaf values lm_affine_eval asks for. */
 typedef struct leaf_env {
+	ls_machine *mc;
 	const ls_sfunc *sf;
 	int loop;               /* innermost loop around the instruction */
 	const int64_t *iv;      /* by depth */
-	int core;
+	int core, eng;
+	char why[400];          /* a register leaf without a value: why */
 } leaf_env;
+
+/* A register's value on the engine evaluating: its 32-bit cell at the
+** register's dtype (uint32 unsigned, any other signed). */
+static int reg_leaf(leaf_env *L, const char *name, int64_t *v)
+{
+	int slot = ls_reg_slot(L->mc, L->sf->mod, name);
+	uint32_t u;
+	if (slot < 0) {
+		snprintf(L->why, sizeof L->why, "register '%s' is no register "
+			 "allocation of the module", name);
+		return -1;
+	}
+	if (ls_reg_read(L->mc, L->core, L->eng, slot, &u)) {
+		char what[sizeof L->why - 8];
+		ls_reg_unwritten(L->mc, L->core, L->eng, slot, what,
+				 sizeof what);
+		snprintf(L->why, sizeof L->why, "reads %s", what);
+		return -1;
+	}
+	*v = L->mc->reg_allocs[slot]->dtype == LM_DT_UINT32 ? (int64_t)u
+		: (int64_t)(int32_t)u;
+	return 0;
+}
 
 static int leaf(void *ctx, int kind, const char *name, int64_t *v)
 {
-	const leaf_env *L = ctx;
+	leaf_env *L = ctx;
 	if (kind == LM_AFF_IV) {
 		for (int l = L->loop; l >= 0; l = L->sf->loops[l].parent)
 			if (L->sf->loops[l].axis &&
@@ -64,24 +89,42 @@ static int leaf(void *ctx, int kind, const char *name, int64_t *v)
 		*v = L->core;
 		return 0;
 	}
+	if (kind == LM_AFF_REG)
+		return reg_leaf(L, name, v);
 	return -1;
 }
 
-int ls_dyn_eval(const ls_sfunc *sf, const ls_sinst *si, const ls_dyn *d,
-		const int64_t *iv, int core, int64_t *v, char *err, size_t n)
+int ls_expr_eval(ls_machine *mc, const ls_sfunc *sf, int loop,
+		 const struct lm_affine *e, const int64_t *iv, int core,
+		 int eng, int64_t *v, char *err, size_t n)
 {
 	leaf_env L;
+	L.mc = mc;
+	L.sf = sf;
+	L.loop = loop;
+	L.iv = iv;
+	L.core = core;
+	L.eng = eng;
+	L.why[0] = 0;
+	if (lm_affine_eval(e, leaf, &L, v, err, n) == 0)
+		return 0;
+	if (L.why[0])
+		snprintf(err, n, "%s", L.why);
+	return -1;
+}
+
+int ls_dyn_eval(ls_machine *mc, const ls_sfunc *sf, const ls_sinst *si,
+		const ls_dyn *d, const int64_t *iv, int core, int eng,
+		int64_t *v, char *err, size_t n)
+{
 	if (d->is_lin) {
 		if (lm_affine_lin_eval(&d->lin, iv, v) == 0)
 			return 0;
 		snprintf(err, n, "integer overflow");
 		return -1;
 	}
-	L.sf = sf;
-	L.loop = si->loop;
-	L.iv = iv;
-	L.core = core;
-	return lm_affine_eval(d->expr, leaf, &L, v, err, n);
+	return ls_expr_eval(mc, sf, si->loop, d->expr, iv, core, eng, v, err,
+			    n);
 }
 
 /* The slot of an axis for the instruction whose innermost loop is ctx. */

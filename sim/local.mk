@@ -9,3 +9,4 @@ sim_libsim_la_SOURCES += sim/diff.c sim/diff.h
 sim_libsim_la_SOURCES += sim/gen.c sim/gen.h
 sim_libsim_la_SOURCES += sim/reduce.c
 sim_libsim_la_SOURCES += sim/waits.c
+sim_libsim_la_SOURCES += sim/regs.c

@@ -1045,6 +1045,28 @@ static int setup_storages(ls_machine *mc, const ls_tensors *inputs,
 
 /* ---- functions ---------------------------------------------------------- */
 
+/* A register slot for allocation al of module sm when it is a register (a
+** REG memory location) not numbered yet. */
+static void add_register(ls_machine *mc, ls_smod *sm, const lm_alloc *al)
+{
+	int is_reg = 0;
+	for (int i = 0; i < al->n_memlocs; i++)
+		is_reg |= al->memlocs[i].type == LM_MT_REG;
+	if (!is_reg || !al->name || lm_strmap_lookup(&sm->regs, al->name))
+		return;
+	lm_grow(&mc->reg_allocs, &mc->cap_regs, mc->n_regs + 1,
+		sizeof *mc->reg_allocs);
+	mc->reg_allocs[mc->n_regs] = al;
+	smap_put(&sm->regs, al->name, mc->n_regs);
+	mc->n_regs++;
+}
+
+/* Does op head a structured loop (its body nested in it)? */
+static int is_loop_op(lm_opcode op)
+{
+	return op == LM_OP_LOOP || op == LM_OP_DYNLOOP || op == LM_OP_DOWHILE;
+}
+
 /* Instructions of blocks bs, the bodies of their Loops included. */
 static void count_insts(const lm_block *bs, int nb, int *n)
 {
@@ -1052,7 +1074,7 @@ static void count_insts(const lm_block *bs, int nb, int *n)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
 			(*n)++;
-			if (in->op == LM_OP_LOOP)
+			if (is_loop_op(in->op))
 				count_insts(in->blocks, in->n_blocks, n);
 		}
 }
@@ -1088,6 +1110,8 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	si->op = in->op;
 	si->fn = fi;
 	si->eng = engine_index(in);
+	si->is_all = in->engine == LM_ENG_ALL && (in->op == LM_OP_REGMOVE ||
+						  in->op == LM_OP_REGALU);
 	si->can_read_uninit = in->has_can_read_uninit && in->can_read_uninit;
 	si->queue = si->qinst = si->target = si->group = -1;
 	si->n_ins = in->n_ins;
@@ -1096,7 +1120,9 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 			sizeof *si->ins);
 	si->outs = carve(ar->opnds, &ar->n_opnds, (size_t)in->n_outs,
 			 sizeof *si->outs);
-	if (ls_opcode_executed(in->op) && in->op != LM_OP_NKIKERNEL) {
+	if (in->op == LM_OP_REGMOVE || in->op == LM_OP_REGALU) {
+		ls_reg_prepare(mc, mi, si);
+	} else if (ls_opcode_executed(in->op) && in->op != LM_OP_NKIKERNEL) {
 		for (int i = 0; i < in->n_ins; i++)
 			prep_opnd(mc, mi, sf, &in->ins[i], &si->ins[i],
 				  &si->fault);
@@ -1178,6 +1204,35 @@ static int open_loop(flat *F, ls_sfunc *sf, const lm_inst *in, int h,
 	l->ub = in->axis.ub;
 	l->stride = in->axis.stride;
 	l->is_pass = l->lb == 0 && l->ub == 0 && l->stride == 0;
+	if (in->op == LM_OP_DYNLOOP) {
+		/* the verifier's contract: lb and stride constants, ub one
+		   register term (ls_check_module for a module unverified) */
+		l->kind = LS_LOOP_DYN;
+		l->is_pass = 0;
+		l->ub_e = in->axis.ub_e;
+		if (!in->axis.lb_e || lm_affine_const(in->axis.lb_e, &l->lb))
+			l->lb = 0;
+		if (!in->axis.stride_e ||
+		    lm_affine_const(in->axis.stride_e, &l->stride))
+			l->stride = 0;
+	} else if (in->op == LM_OP_LOOP && in->n_loop_regs > 0) {
+		l->iv_regs = lm_xcalloc((size_t)in->n_loop_regs,
+					sizeof *l->iv_regs);
+		l->n_iv_regs = in->n_loop_regs;
+		for (int i = 0; i < in->n_loop_regs; i++) {
+			l->iv_regs[i] = ls_reg_slot(F->mc, F->mi,
+						    in->loop_regs[i]);
+			if (l->iv_regs[i] < 0 && !sf->insts[h].fault)
+				sf->insts[h].fault = lm_xasprintf("registers: "
+					"'%s' is no register allocation of the "
+					"module", S(in->loop_regs[i]));
+		}
+	} else if (in->op == LM_OP_DOWHILE) {
+		l->kind = LS_LOOP_DOWHILE;
+		l->is_pass = 0;
+		l->axis = NULL;
+		l->cond = in->cond;
+	}
 	return id;
 }
 
@@ -1442,9 +1497,19 @@ static void flatten(flat *F, ls_sfunc *sf, const lm_block *bs, int nb,
 			si->loop = loop;
 			si->heads = -1;
 			prep_dyn(F->mc, sf, si);
-			if (in->op != LM_OP_LOOP)
+			if (!is_loop_op(in->op))
 				continue;
 			si->heads = open_loop(F, sf, in, h, loop);
+			if (!si->fault && sf->loops[si->heads].kind ==
+			    LS_LOOP_DYN && (!sf->loops[si->heads].ub_e ||
+					    sf->loops[si->heads].stride <= 0))
+				si->fault = lm_xasprintf("DynamicForLoop axis: "
+					"needs a constant lb, a constant stride "
+					"> 0 and an ub");
+			if (!si->fault && sf->loops[si->heads].kind ==
+			    LS_LOOP_DOWHILE && !sf->loops[si->heads].cond)
+				si->fault = lm_xasprintf("DoWhile: cond must be "
+					"an expression");
 			if (sf->loops[si->heads].depth >= LS_MAX_NEST &&
 			    !si->fault)
 				si->fault = lm_xasprintf("Loops nested more "
@@ -1547,6 +1612,15 @@ static void prep_deps(ls_sfunc *sf)
 				for (int t = lo; t < hi; t++) {
 					if (sf->insts[t].heads >= 0)
 						continue;
+					if (pass == 0 && sf->insts[t].is_all &&
+					    !si->fault)
+						si->fault = lm_xasprintf(
+							"dependency on '%s', an "
+							"instruction on engine "
+							"ALL (one copy per "
+							"engine), is not "
+							"modelled",
+							S(sf->insts[t].in->name));
 					if (pass == 0) {
 						n++;
 						continue;
@@ -1597,7 +1671,7 @@ static void prep_streams(ls_sfunc *sf)
 			m = sf->loops[si->heads].engmask;
 		else if (si->op == LM_OP_BREAK)
 			m = 0;
-		else if (is_passive(si))
+		else if (is_passive(si) || si->is_all)
 			m = (1u << LS_ENGINES) - 1;
 		else
 			m = 1u << si->eng;
@@ -1617,7 +1691,8 @@ static void prep_streams(ls_sfunc *sf)
 				const ls_sinst *si = &sf->insts[i];
 				int in_s = si->heads >= 0 ?
 					(sf->loops[si->heads].engmask >> e & 1) :
-					is_passive(si) || si->eng == e;
+					is_passive(si) || si->is_all ||
+					si->eng == e;
 				if (!in_s) {
 					if (si->heads >= 0)
 						i = sf->loops[si->heads].end - 1;
@@ -1650,7 +1725,7 @@ static void size_insts(const lm_block *bs, int nb, size_t *no, size_t *ni,
 			*ni += (size_t)in->n_wait + (size_t)in->n_update;
 			*n64 += (size_t)in->n_wait;
 			*has_deps |= in->n_deps > 0 || in->n_lc_deps > 0;
-			if (in->op == LM_OP_LOOP)
+			if (is_loop_op(in->op))
 				size_insts(in->blocks, in->n_blocks, no, ni,
 					   n64, has_deps);
 		}
@@ -1665,7 +1740,7 @@ static void index_names(ls_sfunc *sf, const lm_block *bs, int nb, int *k)
 			if (in->name)
 				smap_put(&sf->index, in->name, *k);
 			(*k)++;
-			if (in->op == LM_OP_LOOP)
+			if (is_loop_op(in->op))
 				index_names(sf, in->blocks, in->n_blocks, k);
 		}
 }
@@ -1894,6 +1969,7 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 		lm_strmap_init(&sm->funcs);
 		lm_strmap_init(&sm->storages);
 		lm_strmap_init(&sm->allocs);
+		lm_strmap_init(&sm->regs);
 		if (lm_arch_get(m->arch) != mc->arch) {
 			rc = lm_err(err, sm->path, "module", "arch '%s' differs "
 				    "from '%s' of %s", S(m->arch),
@@ -1933,9 +2009,11 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 			lm_strmap_init(&sf->bind_locs);
 			smap_put(&sm->funcs, fn->name, mc->n_fns);
 			mc->n_fns++;
-			for (int i = 0; i < fn->n_allocs; i++)
+			for (int i = 0; i < fn->n_allocs; i++) {
 				lm_strmap_put(&sm->allocs, fn->allocs[i].name,
 					      (void *)&fn->allocs[i]);
+				add_register(mc, sm, &fn->allocs[i]);
+			}
 		}
 	}
 	rc = setup_storages(mc, inputs, err);
@@ -1966,9 +2044,12 @@ void ls_machine_free(ls_machine *mc)
 				free(sf->insts[i].dyn[d].arg.ap);
 			}
 			free(sf->insts[i].dyn);
+			free(sf->insts[i].reg);
 		}
 		free(sf->insts);
 		free(sf->deps);
+		for (int l = 0; l < sf->n_loops; l++)
+			free(sf->loops[l].iv_regs);
 		free(sf->loops);
 		for (int e = 0; e < LS_ENGINES; e++)
 			free(sf->stream[e]);
@@ -1988,6 +2069,7 @@ void ls_machine_free(ls_machine *mc)
 		lm_strmap_free(&sm->funcs);
 		lm_strmap_free(&sm->storages);
 		lm_strmap_free(&sm->allocs);
+		lm_strmap_free(&sm->regs);
 		free(sm->slot_id);
 		free(sm->slot_group);
 		free(sm->slot_inst_fn);
@@ -2011,6 +2093,7 @@ void ls_machine_free(ls_machine *mc)
 	lm_strmap_free(&mc->group_index);
 	layout_free(&mc->sb_layout);
 	layout_free(&mc->psum_layout);
+	ls_regs_free(mc);
 	for (int c = 0; c < LS_MAX_CORES; c++)
 		mem_block_free(mc->mem[c].block, mc->mem[c].bytes,
 			       mc->mem[c].mapped);
@@ -2056,6 +2139,7 @@ void ls_machine_reset(ls_machine *mc)
 		mc->qinsts[i].bw_free_ps = mc->qinsts[i].last_done_ps = 0;
 	for (int mi = 0; mi < mc->n_mods; mi++)
 		mc->mods[mi].n_slots = 0;
+	ls_regs_reset(mc);
 }
 
 /* dst[i] = src[i] wherever init[i] is set (n bytes), 8 at a time. */

@@ -83,6 +83,8 @@ typedef struct item {
 typedef struct lframe {
 	int loop;
 	int64_t iv, ord;
+	int64_t ub;             /* the bound of this pass (a DynamicForLoop's
+				   evaluated at entry) */
 	int body_pos, end_pos;
 } lframe;
 
@@ -341,7 +343,7 @@ static unsigned fn_mask(sim *s, int fn, int c, int depth)
 		const ls_sinst *si = &sf->insts[i];
 		if (si->heads >= 0)
 			continue;
-		m |= 1u << si->eng;
+		m |= si->is_all ? (1u << LS_ENGINES) - 1 : 1u << si->eng;
 		if ((si->op == LM_OP_CALL || si->op == LM_OP_NKIKERNEL) &&
 		    descends(s, si, c) && depth < MAX_WALK_DEPTH)
 			m |= fn_mask(s, si->target, c, depth + 1);
@@ -897,8 +899,7 @@ static void start_inst(sim *s, int c, int e, item it)
 		return;
 	case LM_OP_DYNLOOP: case LM_OP_DOWHILE: case LM_OP_CMPBRANCH:
 	case LM_OP_UBRANCH: case LM_OP_BRANCHHINT: case LM_OP_BREAK:
-	case LM_OP_EXIT: case LM_OP_HALT: case LM_OP_REGALU:
-	case LM_OP_REGMOVE: case LM_OP_TENSORLOAD: case LM_OP_TENSORSAVE:
+	case LM_OP_EXIT: case LM_OP_HALT: case LM_OP_TENSORLOAD: case LM_OP_TENSORSAVE:
 	case LM_OP_EVENTSEM: case LM_OP_GROUPRESET: case LM_OP_AEBARRIER:
 	case LM_OP_DRAIN: case LM_OP_DMATRIGGER: case LM_OP_DMABLOCK:
 	case LM_OP_DESC_COPY: case LM_OP_DESC_CCE: case LM_OP_DESC_TRANSPOSE:
@@ -907,6 +908,19 @@ static void start_inst(sim *s, int c, int e, item it)
 		fail_at(s, c, si, "opcode '%s' is not supported by the "
 			"simulator", lm_opcode_name(si->op));
 		return;
+	case LM_OP_REGMOVE: case LM_OP_REGALU: {
+		/* on the issuing engine's own registers, at its clock's cost
+		   of a semaphore operation */
+		char why[700], where[200];
+		if (ls_reg_exec(s->mc, c, e, si, why, sizeof why)) {
+			loop_where(s, c, e, where, sizeof where);
+			fail_at(s, c, si, "on %s: %s%s", ls_engine_name(e), why,
+				where);
+			return;
+		}
+		dur = perturb(s, s->edge_ps[e]);
+		break;
+	}
 	case LM_OP_COREBARRIER:
 		if (si->fault) {
 			fail_at(s, c, si, "%s", si->fault);
@@ -1142,14 +1156,15 @@ static int eval_dyn(sim *s, int c, int e, const ls_sinst *si)
 	const frame *F = &s->cores[c].eng[e].fr[s->cores[c].eng[e].nfr - 1];
 	const ls_sfunc *sf = &s->mc->fns[si->fn];
 	int64_t iv[LS_MAX_NEST];
-	char err[300];
+	char err[512];
 	for (int j = 0; j < F->nl; j++)
 		iv[j] = F->l[j].iv;
 	for (int i = 0; i < si->n_dyn; i++) {
 		const ls_dyn *d = &si->dyn[i];
 		int64_t v;
 		char where[200];
-		if (ls_dyn_eval(sf, si, d, iv, c, &v, err, sizeof err)) {
+		if (ls_dyn_eval(s->mc, sf, si, d, iv, c, e, &v, err,
+				sizeof err)) {
 			loop_where(s, c, e, where, sizeof where);
 			return fail_at(s, c, si, "%s: %s%s", ls_dyn_name(d), err,
 				       where);
@@ -1195,6 +1210,38 @@ static int eval_dyn(sim *s, int c, int e, const ls_sinst *si)
 		}
 	}
 	return 0;
+}
+
+/*
+** The value of a loop's expression e (a DynamicForLoop's ub, a DoWhile's
+** cond, what names it) for engine e at cursor F: the induction values of
+** its frames, its own registers; loop is the innermost loop around the
+** place of the evaluation. 0, or the run error.
+*/
+static int loop_value(sim *s, int c, int e, const frame *F,
+		      const ls_sfunc *sf, const ls_sloop *sl,
+		      const struct lm_affine *x, int loop, const char *what,
+		      int64_t *v)
+{
+	int64_t iv[LS_MAX_NEST];
+	char err[512], where[200];
+	for (int j = 0; j < F->nl; j++)
+		iv[j] = F->l[j].iv;
+	if (ls_expr_eval(s->mc, sf, loop, x, iv, c, e, v, err, sizeof err) == 0)
+		return 0;
+	loop_where(s, c, e, where, sizeof where);
+	return fail_at(s, c, &sf->insts[sl->hdr], "on %s: %s: %s%s",
+		       ls_engine_name(e), what, err, where);
+}
+
+/* Loop sl's induction value iv into its registers on engine e (each
+** iteration's start), modulo 2^32. */
+static void set_iv_regs(sim *s, int c, int e, const ls_sfunc *sf,
+			const ls_sloop *sl, int64_t iv)
+{
+	for (int i = 0; i < sl->n_iv_regs; i++)
+		ls_reg_set(s->mc, c, e, sl->iv_regs[i], (uint32_t)iv,
+			   &sf->insts[sl->hdr]);
 }
 
 /* A back edge of engine e: busy for the branch, counted as an executed
@@ -1263,12 +1310,28 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 				continue;
 			}
 			/* the branch at the end of the iteration */
+			if (sl->kind == LS_LOOP_DOWHILE) {
+				int64_t cv;
+				if (loop_value(s, c, e, F, sf, sl, sl->cond,
+					       L->loop, "cond", &cv) ||
+				    back_edge(s, c, e, sf, F))
+					return 0;
+				if (cv != 0) {
+					L->ord++;
+					F->pos = L->body_pos;
+				} else {
+					F->nl--;
+				}
+				s->dirty = 1;
+				return 0;
+			}
 			if (back_edge(s, c, e, sf, F))
 				return 0;
 			L->iv += sl->stride;
-			if (L->iv < sl->ub) {
+			if (L->iv < L->ub) {
 				L->ord++;
 				F->pos = L->body_pos;
+				set_iv_regs(s, c, e, sf, sl, L->iv);
 			} else {
 				F->nl--;
 			}
@@ -1284,6 +1347,7 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 		if (si->heads >= 0) {
 			const ls_sloop *sl = &sf->loops[si->heads];
 			lframe *L;
+			int64_t ub;
 			if (si->fault) {
 				/* what preparation found at the header (a
 				   dependency it cannot order) */
@@ -1300,17 +1364,35 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 				E->is_blocked = 0;
 				E->block_on_sem = 0;
 			}
-			if (ls_loop_trips(sl) == 0) {
+			ub = sl->ub;
+			if (sl->kind == LS_LOOP_DYN) {
+				if (loop_value(s, c, e, F, sf, sl, sl->ub_e,
+					       si->loop, "ub", &ub))
+					return 0;
+				if (ub < sl->lb) {
+					fail_at(s, c, si, "on %s: DynamicForLoop "
+						"axis '%s': ub = %lld is below "
+						"lb %lld: negative trip count",
+						ls_engine_name(e), S(sl->axis),
+						(long long)ub,
+						(long long)sl->lb);
+					return 0;
+				}
+			}
+			if (sl->kind == LS_LOOP_STATIC ? ls_loop_trips(sl) == 0
+			    : sl->kind == LS_LOOP_DYN && ub == sl->lb) {
 				F->pos = sl->skip_pos[e];
 				continue;
 			}
 			L = &F->l[F->nl++];
 			L->loop = si->heads;
+			L->ub = ub;
 			L->iv = sl->lb;
 			L->ord = 0;
 			L->body_pos = F->pos + 1;
 			L->end_pos = sl->skip_pos[e];
 			F->pos++;
+			set_iv_regs(s, c, e, sf, sl, L->iv);
 			s->dirty = 1;
 			continue;
 		}

@@ -13,7 +13,8 @@
 **               dependencies / wait / signal, DMA queues, core barriers,
 **               calls, deadlock detection; no semantics;
 **   ctrl.c      the program structure at run time: positions and their
-**               order, loop trip counts, per-iteration values.
+**               order, loop trip counts, per-iteration values;
+**   regs.c      registers: each engine's file, the register opcodes.
 ** Hot loops live apart: apiter.c (access-pattern element loops and dtype
 ** conversions) and mmkernel.c (the Matmult kernel), actfunc.c (activation
 ** formulas), cost.c (the cost model), trace.c (Chrome trace output).
@@ -139,7 +140,11 @@ typedef struct ls_sdep {
 ** down to this one; the axis; the engines whose streams hold an item of
 ** the body (engmask); per engine the stream position after the body
 ** (skip_pos). is_pass: an all-zero axis, one pass without a back edge.
+** kind: a static Loop; a DynamicForLoop (lb, stride constants, ub_e
+** evaluated by each engine at the header); a DoWhile (cond evaluated by
+** each engine after each pass of the body).
 */
+enum { LS_LOOP_STATIC = 0, LS_LOOP_DYN, LS_LOOP_DOWHILE };
 typedef struct ls_sloop {
 	int hdr, end;
 	int parent, depth;
@@ -147,6 +152,11 @@ typedef struct ls_sloop {
 	const char *axis;
 	int64_t lb, ub, stride;
 	int is_pass;
+	int kind;               /* LS_LOOP_* */
+	int n_iv_regs;          /* a Loop's registers: slots that receive the
+				   induction value (iv_regs owned) */
+	int *iv_regs;
+	const struct lm_affine *ub_e, *cond; /* borrowed from the module */
 	unsigned engmask;
 	int skip_pos[LS_ENGINES];
 } ls_sloop;
@@ -180,6 +190,23 @@ typedef struct ls_dyn {
 } ls_dyn;
 #define LS_MAX_DYN 6
 
+/* A register operand, prepared: a register slot of the machine, or an
+** immediate (slot -1) taken modulo 2^32. */
+typedef struct ls_rop {
+	int slot;
+	uint32_t imm;
+} ls_rop;
+
+/* A RegisterMove (alu LM_ALU_BYPASS, one source) or RegisterAlu (two),
+** prepared: dst := src[0] alu src[1] at dtype (int32 / uint32). */
+typedef struct ls_rinst {
+	int alu;                /* lm_aluop */
+	lm_dtype dtype;
+	int n_src;
+	ls_rop src[2];
+	ls_rop dst;
+} ls_rinst;
+
 /* One instruction, prepared. Indices are global to the machine. */
 typedef struct ls_sinst {
 	const lm_inst *in;
@@ -212,6 +239,9 @@ typedef struct ls_sinst {
 	int can_read_uninit;    /* the instruction's flag (kept here: the hot
 				   path does not touch the lm_inst) */
 	char *fault;            /* set: reaching this instruction is an error */
+	int is_all;             /* engine ALL: one copy in every engine's
+				   stream, each on its engine's registers */
+	ls_rinst *reg;          /* RegisterMove / RegisterAlu (owned) */
 } ls_sinst;
 
 /*
@@ -302,6 +332,7 @@ typedef struct ls_smod {
 	lm_strmap funcs;        /* name -> global index + 1 */
 	lm_strmap storages;     /* DRAM allocation name -> storage index + 1 */
 	lm_strmap allocs;       /* allocation name -> lm_alloc */
+	lm_strmap regs;         /* register allocation name -> slot + 1 */
 	const lm_alloc *last_alloc; /* lookup cache (preparation) */
 	/* the barrier slot table: id -> holding group */
 	int n_slots, cap_slots;
@@ -338,6 +369,19 @@ typedef struct ls_core_mem {
 	int mapped;             /* block is an mmap (else calloc) */
 } ls_core_mem;
 
+/*
+** The register files of one core: per engine a 32-bit cell and a written
+** bit per register slot of the machine (allocated on first use), and per
+** slot the instruction that wrote it last on any engine, with that engine
+** (messages).
+*/
+typedef struct ls_core_regs {
+	uint32_t *v[LS_ENGINES];
+	uint8_t *w[LS_ENGINES];
+	const struct ls_sinst **last;
+	signed char *last_eng;
+} ls_core_regs;
+
 /* The machine: everything prepared for a run (ls_machine in sim.h). */
 struct ls_machine {
 	const lm_arch *arch;
@@ -357,6 +401,9 @@ struct ls_machine {
 	char **groups;          /* barrier group names */
 	lm_strmap group_index;  /* name -> index + 1 */
 	ls_core_mem mem[LS_MAX_CORES];
+	int n_regs, cap_regs;   /* register slots (REG allocations) */
+	const lm_alloc **reg_allocs; /* by slot (borrowed) */
+	ls_core_regs regs[LS_MAX_CORES];
 	ls_layout sb_layout, psum_layout;
 	int64_t sb_part_bytes, psum_part_bytes; /* compact (the layouts' pb) */
 	const lm_fileset *files; /* Const files in memory (ls_options) */
@@ -531,10 +578,49 @@ int ls_dyn_prepare(const ls_sfunc *sf, const ls_sinst *si, ls_dyn *d,
 		   const struct lm_affine *e);
 /* What d is, for messages ("accumulation_flag"). */
 const char *ls_dyn_name(const ls_dyn *d);
-/* d's value at the induction values iv (by loop depth) on core: 0, or -1
-** with err. */
-int ls_dyn_eval(const ls_sfunc *sf, const ls_sinst *si, const ls_dyn *d,
-		const int64_t *iv, int core, int64_t *v, char *err, size_t n);
+/* d's value at the induction values iv (by loop depth) on engine eng of
+** core (registers: that engine's): 0, or -1 with err. */
+int ls_dyn_eval(ls_machine *mc, const ls_sfunc *sf, const ls_sinst *si,
+		const ls_dyn *d, const int64_t *iv, int core, int eng,
+		int64_t *v, char *err, size_t n);
+/* Expression e's value for an item of sf whose innermost loop is loop,
+** likewise. */
+int ls_expr_eval(ls_machine *mc, const ls_sfunc *sf, int loop,
+		 const struct lm_affine *e, const int64_t *iv, int core,
+		 int eng, int64_t *v, char *err, size_t n);
+
+/* ---- regs.c ------------------------------------------------------------- */
+
+/* The lm_aluop of AluOpType ordinal ord (LM_ALU_INVALID: none). */
+lm_aluop ls_reg_aluop(int ord);
+/* 1 if RegisterAlu computes op. */
+int ls_reg_op_modelled(lm_aluop op);
+/* *r := a op b at dtype dt (LM_DT_INT32: signed, else unsigned), 32-bit
+** wrap-around; divide floors, mod is a - b * (a divide b). 0, -1 for a
+** divide or mod by 0, -2 for an op not modelled. */
+int ls_reg_alu(lm_aluop op, lm_dtype dt, uint32_t a, uint32_t b, uint32_t *r);
+/* The slot of register name of module mi, or -1. */
+int ls_reg_slot(const ls_machine *mc, int mi, const char *name);
+/* Prepare RegisterMove / RegisterAlu si (si->reg; si->fault when an
+** operand or the op is not modelled). */
+void ls_reg_prepare(ls_machine *mc, int mi, ls_sinst *si);
+/* Run register instruction si on engine eng of core c: 0, or -1 with the
+** reason in err. */
+int ls_reg_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
+		char *err, size_t n);
+/* Write v into register slot of engine eng of core c (si: the writer, for
+** messages). */
+void ls_reg_set(ls_machine *mc, int c, int eng, int slot, uint32_t v,
+		const ls_sinst *si);
+/* Register slot's value on engine eng of core c: 0, -1 when that engine
+** has not written it. */
+int ls_reg_read(ls_machine *mc, int c, int eng, int slot, uint32_t *v);
+/* "register 'r', which no instruction has written on DVE (...)" */
+void ls_reg_unwritten(const ls_machine *mc, int c, int eng, int slot,
+		      char *buf, size_t n);
+/* Every register unwritten (a run starts so); the files freed. */
+void ls_regs_reset(ls_machine *mc);
+void ls_regs_free(ls_machine *mc);
 
 /* ---- waits.c ------------------------------------------------------------ */
 

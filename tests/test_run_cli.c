@@ -599,8 +599,7 @@ START_TEST(test_run_lists_new_constructs)
 	static const char *const fam[] = { "control", "sync", "dma", "misc",
 					   "copy" };
 	static const char *const want[] = {
-		"instruction dfl: opcode 'DynamicForLoop'",
-		"instruction dow: opcode 'DoWhile'",
+		"instruction dow: opcode 'DoWhile' key 'cond'",
 		"instruction hint: opcode 'BranchHint'",
 		"instruction cbr: opcode 'CompareAndBranch'",
 		"instruction ubr: opcode 'UnconditionalBranch'",
@@ -618,8 +617,8 @@ START_TEST(test_run_lists_new_constructs)
 		"instruction ddcce: opcode 'DMADescriptorCCE'",
 		"instruction ddtr: opcode 'DMADescriptorTranspose'",
 		"instruction ddrep: opcode 'DMADescriptorReplicate'",
-		"instruction ralu: opcode 'RegisterAlu'",
-		"instruction rmov: opcode 'RegisterMove'",
+		"instruction ralu: opcode 'RegisterAlu' key 'is_64bit'",
+		"instruction rmov: opcode 'RegisterMove' key 'ins'",
 		"instruction tcomp: opcode 'TensorCompletion'",
 		"instruction tcds: opcode 'TensorCopyDynamicSrc'",
 		"instruction tcdd: opcode 'TensorCopyDynamicDst'",

@@ -652,22 +652,15 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "\"asm_bytes\":[1,2]}",
 	  "opcode 'InlineASMBytes' is not modelled by the simulator" },
 	/* the opcodes the model reads but the simulator does not run yet
-	   (a Break only in a loop's body: refused with its loop) */
-	{ "{\"opcode\":\"DynamicForLoop\",\"name\":\"k\",\"engine\""
-	  ":\"SP\",\"DynamicForLoopAxis\":{\"name\":\"j\",\"lb\":{\""
-	  "kind\":\"AffExprKind\",\"terms\":[],\"c\":0},\"ub\":{\"k"
-	  "ind\":\"AffExprKind\",\"terms\":[{\"idx\":{\"kind\":\"In"
-	  "tRuntimeValueKind\",\"regref\":\"r\"},\"coeff\":1}],\"c\""
-	  ":0},\"stride\":{\"kind\":\"AffExprKind\",\"terms\":[],\""
-	  "c\":1}},\"blocks\":[{\"name\":\"lb\",\"instructions\":[]"
-	  "}]}",
-	  "opcode 'DynamicForLoop' is not modelled by the simulator" },
+	   (a Break only in a loop's body: refused with its loop), and the
+	   forms of the ones it runs that it refuses */
 	{ "{\"opcode\":\"DoWhile\",\"name\":\"k\",\"engine\":\"SP\""
-	  ",\"cond\":{\"kind\":\"IntRuntimeValueKind\",\"regref\":\""
-	  "r\"},\"blocks\":[{\"name\":\"wb\",\"instructions\":[{\"o"
+	  ",\"cond\":\"wb\",\"blocks\":[{\"name\":\"wb\",\"instructions\":[{\"o"
 	  "pcode\":\"Break\",\"name\":\"brk\",\"engine\":\"SP\"}]}]"
 	  "}",
-	  "opcode 'DoWhile' is not modelled by the simulator" },
+	  "opcode 'DoWhile' key 'cond' = \"wb\" is not modelled by the "
+	  "simulator (cond as a block reference is not modelled: the "
+	  "compiler's simulator reads a register (give an expression))" },
 	{ "{\"opcode\":\"CompareAndBranch\",\"name\":\"k\",\"engine"
 	  "\":\"SP\",\"comp_op\":\"IS_NEIMM\",\"on_true\":\"b\",\"o"
 	  "n_false\":\"b\"}",
@@ -680,11 +673,15 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	{ "{\"opcode\":\"Halt\",\"name\":\"k\",\"engine\":\"SP\"}",
 	  "opcode 'Halt' is not modelled by the simulator" },
 	{ "{\"opcode\":\"RegisterAlu\",\"name\":\"k\",\"engine\":\""
-	  "SP\",\"op\":\"add\"}",
-	  "opcode 'RegisterAlu' is not modelled by the simulator" },
+	  "SP\",\"op\":\"pow\"}",
+	  "opcode 'RegisterAlu' key 'op' = \"pow\" is not modelled by the "
+	  "simulator (RegisterAlu computes bypass, add, subtract, mult, "
+	  "divide, mod, the shifts, the bitwise ops, max, min and the is_* "
+	  "compares)" },
 	{ "{\"opcode\":\"RegisterMove\",\"name\":\"k\",\"engine\":\""
 	  "SP\"}",
-	  "opcode 'RegisterMove' is not modelled by the simulator" },
+	  "opcode 'RegisterMove' key 'ins' = 0 operands is not modelled by "
+	  "the simulator (RegisterMove takes ins [src] and outs [dst])" },
 	{ "{\"opcode\":\"TensorLoad\",\"name\":\"k\",\"engine\":\"S"
 	  "P\"}",
 	  "opcode 'TensorLoad' is not modelled by the simulator" },

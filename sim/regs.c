@@ -1,0 +1,332 @@
+/*
+** regs.c -- registers: the register file of each (core, engine), the
+** prepared operands of RegisterMove and RegisterAlu, their semantics, and
+** the register values expressions read (docs/simulator.md, "Registers").
+**
+** A register is an allocation with a REG memory location; the machine
+** numbers them (slots, global to the machine). Each engine of a core has
+** its own file: a 32-bit cell and a written bit per slot, allocated when
+** the engine first writes or reads a register, so its size is the number
+** of registers, whatever the trip counts.
+*/
+#include "common.h"
+#include "sim_int.h"
+#include "enumtab.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the ALU ------------------------------------------------------------ */
+
+lm_aluop ls_reg_aluop(int ord)
+{
+	const char *name = lm_enum_name(LM_ET_AluOpType, ord);
+	return name ? lm_aluop_parse(name) : LM_ALU_INVALID;
+}
+
+int ls_reg_op_modelled(lm_aluop op)
+{
+	switch (op) {
+	case LM_ALU_BYPASS: case LM_ALU_ADD: case LM_ALU_SUBTRACT:
+	case LM_ALU_MULT: case LM_ALU_DIVIDE: case LM_ALU_MOD:
+	case LM_ALU_ARITH_SHIFT_LEFT: case LM_ALU_ARITH_SHIFT_RIGHT:
+	case LM_ALU_LOGICAL_SHIFT_LEFT: case LM_ALU_LOGICAL_SHIFT_RIGHT:
+	case LM_ALU_BITWISE_AND: case LM_ALU_BITWISE_OR:
+	case LM_ALU_BITWISE_XOR: case LM_ALU_BITWISE_NOT:
+	case LM_ALU_MAX: case LM_ALU_MIN:
+	case LM_ALU_IS_EQUAL: case LM_ALU_NOT_EQUAL: case LM_ALU_IS_GE:
+	case LM_ALU_IS_GT: case LM_ALU_IS_LE: case LM_ALU_IS_LT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* floor(n / d) and n - d * floor(n / d), d != 0 (the remainder has the
+** sign of d: for d > 0 the Euclidean one of lm_affine_eval). */
+static int64_t fdiv(int64_t n, int64_t d)
+{
+	int64_t q = n / d;
+	return (n % d != 0 && ((n < 0) != (d < 0))) ? q - 1 : q;
+}
+
+static int64_t fmod64(int64_t n, int64_t d)
+{
+	return n - d * fdiv(n, d);
+}
+
+/* A 32-bit value of dtype dt as a 64-bit integer. */
+static int64_t widen(lm_dtype dt, uint32_t v)
+{
+	return dt == LM_DT_INT32 ? (int64_t)(int32_t)v : (int64_t)v;
+}
+
+int ls_reg_alu(lm_aluop op, lm_dtype dt, uint32_t a, uint32_t b, uint32_t *r)
+{
+	int64_t x = widen(dt, a), y = widen(dt, b);
+	int is_signed = dt == LM_DT_INT32;
+	switch (op) {
+	case LM_ALU_BYPASS: *r = a; return 0;
+	case LM_ALU_ADD: *r = a + b; return 0;
+	case LM_ALU_SUBTRACT: *r = a - b; return 0;
+	case LM_ALU_MULT: *r = a * b; return 0;
+	case LM_ALU_DIVIDE:
+		if (y == 0)
+			return -1;
+		*r = (uint32_t)fdiv(x, y);
+		return 0;
+	case LM_ALU_MOD:
+		if (y == 0)
+			return -1;
+		*r = (uint32_t)fmod64(x, y);
+		return 0;
+	case LM_ALU_ARITH_SHIFT_LEFT: case LM_ALU_LOGICAL_SHIFT_LEFT:
+		*r = b >= 32 ? 0 : a << b;
+		return 0;
+	case LM_ALU_LOGICAL_SHIFT_RIGHT:
+		*r = b >= 32 ? 0 : a >> b;
+		return 0;
+	case LM_ALU_ARITH_SHIFT_RIGHT:
+		if (!is_signed)
+			*r = b >= 32 ? 0 : a >> b;
+		else
+			*r = (uint32_t)(x >> (b >= 32 ? 31 : b));
+		return 0;
+	case LM_ALU_BITWISE_AND: *r = a & b; return 0;
+	case LM_ALU_BITWISE_OR: *r = a | b; return 0;
+	case LM_ALU_BITWISE_XOR: *r = a ^ b; return 0;
+	case LM_ALU_BITWISE_NOT: *r = ~a; return 0;
+	case LM_ALU_MAX: *r = x >= y ? a : b; return 0;
+	case LM_ALU_MIN: *r = x <= y ? a : b; return 0;
+	case LM_ALU_IS_EQUAL: *r = x == y; return 0;
+	case LM_ALU_NOT_EQUAL: *r = x != y; return 0;
+	case LM_ALU_IS_GE: *r = x >= y; return 0;
+	case LM_ALU_IS_GT: *r = x > y; return 0;
+	case LM_ALU_IS_LE: *r = x <= y; return 0;
+	case LM_ALU_IS_LT: *r = x < y; return 0;
+	default:
+		return -2;
+	}
+}
+
+/* ---- the files ---------------------------------------------------------- */
+
+/* Engine eng's file on core c, allocated on first use. */
+static void use_file(ls_machine *mc, int c, int eng)
+{
+	ls_core_regs *R = &mc->regs[c];
+	size_t n = (size_t)mc->n_regs + 1;
+	if (R->v[eng])
+		return;
+	R->v[eng] = lm_xcalloc(n, sizeof *R->v[eng]);
+	R->w[eng] = lm_xcalloc(n, 1);
+	if (!R->last) {
+		R->last = lm_xcalloc(n, sizeof *R->last);
+		R->last_eng = lm_xcalloc(n, 1);
+	}
+}
+
+int ls_reg_read(ls_machine *mc, int c, int eng, int slot, uint32_t *v)
+{
+	ls_core_regs *R = &mc->regs[c];
+	if (!R->w[eng] || !R->w[eng][slot])
+		return -1;
+	*v = R->v[eng][slot];
+	return 0;
+}
+
+void ls_reg_set(ls_machine *mc, int c, int eng, int slot, uint32_t v,
+		const ls_sinst *si)
+{
+	ls_core_regs *R = &mc->regs[c];
+	use_file(mc, c, eng);
+	R->v[eng][slot] = v;
+	R->w[eng][slot] = 1;
+	R->last[slot] = si;
+	R->last_eng[slot] = (signed char)eng;
+}
+
+void ls_reg_unwritten(const ls_machine *mc, int c, int eng, int slot,
+		      char *buf, size_t n)
+{
+	const ls_core_regs *R = &mc->regs[c];
+	const ls_sinst *w = R->last ? R->last[slot] : NULL;
+	if (w)
+		snprintf(buf, n, "register '%s', which no instruction has "
+			 "written on %s (last written on %s by '%s'): "
+			 "registers are per engine", mc->reg_allocs[slot]->name,
+			 ls_engine_name(eng), ls_engine_name(R->last_eng[slot]),
+			 w->in->name ? w->in->name : "");
+	else
+		snprintf(buf, n, "register '%s', which no instruction has "
+			 "written on %s", mc->reg_allocs[slot]->name,
+			 ls_engine_name(eng));
+}
+
+void ls_regs_reset(ls_machine *mc)
+{
+	for (int c = 0; c < LS_MAX_CORES; c++) {
+		ls_core_regs *R = &mc->regs[c];
+		for (int e = 0; e < LS_ENGINES; e++)
+			if (R->w[e])
+				memset(R->w[e], 0, (size_t)mc->n_regs + 1);
+		if (R->last)
+			memset(R->last, 0, ((size_t)mc->n_regs + 1) *
+			       sizeof *R->last);
+	}
+}
+
+void ls_regs_free(ls_machine *mc)
+{
+	for (int c = 0; c < LS_MAX_CORES; c++) {
+		ls_core_regs *R = &mc->regs[c];
+		for (int e = 0; e < LS_ENGINES; e++) {
+			free(R->v[e]);
+			free(R->w[e]);
+		}
+		free(R->last);
+		free(R->last_eng);
+		memset(R, 0, sizeof *R);
+	}
+	free(mc->reg_allocs);
+	mc->reg_allocs = NULL;
+	mc->n_regs = mc->cap_regs = 0;
+}
+
+/* ---- preparation -------------------------------------------------------- */
+
+/* The regref of a register_access operand, or NULL. */
+static const char *regref_of(const lm_arg *a)
+{
+	const cJSON *k, *r;
+	if (a->kind != LM_ARG_OPAQUE || !a->extra)
+		return NULL;
+	k = cJSON_GetObjectItemCaseSensitive(a->extra, "kind");
+	if (!cJSON_IsString(k) || strcmp(k->valuestring, "register_access"))
+		return NULL;
+	r = cJSON_GetObjectItemCaseSensitive(a->extra, "regref");
+	return cJSON_IsString(r) ? r->valuestring : NULL;
+}
+
+int ls_reg_slot(const ls_machine *mc, int mi, const char *name)
+{
+	void *v;
+	if (!name || !lm_strmap_get(&mc->mods[mi].regs, name, &v))
+		return -1;
+	return (int)(intptr_t)v - 1;
+}
+
+/* Operand a of si ("ins[1]") as a source (or, when is_dst, the
+** destination) into *o: NULL, or why it is not modelled (owned). */
+static char *prep_rop(const ls_machine *mc, int mi, const lm_arg *a,
+		      const char *what, int is_dst, ls_rop *o)
+{
+	const char *rr = regref_of(a);
+	o->slot = -1;
+	o->imm = 0;
+	if (a->kind == LM_ARG_IMM && !is_dst) {
+		double d = a->imm;
+		if (!(d >= -2147483648.0 && d < 4294967296.0) ||
+		    d != (double)(int64_t)d)
+			return lm_xasprintf("%s imm_value %.17g is not a 32-bit "
+					    "integer", what, d);
+		o->imm = (uint32_t)(int64_t)d;
+		return NULL;
+	}
+	if (!rr)
+		return lm_xasprintf("%s: only a register_access%s is modelled",
+				    what, is_dst ? "" : " or an imm_value");
+	if (a->dtype != LM_DT_INT32 && a->dtype != LM_DT_UINT32)
+		return lm_xasprintf("%s register_access '%s' dtype '%s': only "
+				    "int32 and uint32 are modelled", what, rr,
+				    a->dtype_str ? a->dtype_str :
+				    lm_dtype_name(a->dtype));
+	o->slot = ls_reg_slot(mc, mi, rr);
+	if (o->slot < 0)
+		return lm_xasprintf("%s: register '%s' is no register "
+				    "allocation of the module", what, rr);
+	return NULL;
+}
+
+void ls_reg_prepare(ls_machine *mc, int mi, ls_sinst *si)
+{
+	const lm_inst *in = si->in;
+	ls_rinst *R = lm_xcalloc(1, sizeof *R);
+	int want = in->op == LM_OP_REGALU ? 2 : 1;
+	char *why = NULL;
+	si->reg = R;
+	R->alu = in->op == LM_OP_REGALU ? ls_reg_aluop(in->reg_alu)
+					: LM_ALU_BYPASS;
+	if (in->n_ins != want || in->n_outs != 1) {
+		why = lm_xasprintf("%s takes %d ins and 1 outs (has %d and %d)",
+				   lm_opcode_name(in->op), want, in->n_ins,
+				   in->n_outs);
+		goto done;
+	}
+	if (!ls_reg_op_modelled((lm_aluop)R->alu)) {
+		const char *n = lm_enum_name(LM_ET_AluOpType, in->reg_alu);
+		why = lm_xasprintf("RegisterAlu op '%s' is not modelled",
+				   n ? n : "?");
+		goto done;
+	}
+	if ((why = prep_rop(mc, mi, &in->outs[0], "outs[0]", 1, &R->dst)))
+		goto done;
+	R->dtype = in->outs[0].dtype;
+	R->n_src = want;
+	for (int i = 0; i < want && !why; i++) {
+		char w[16];
+		snprintf(w, sizeof w, "ins[%d]", i);
+		why = prep_rop(mc, mi, &in->ins[i], w, 0, &R->src[i]);
+	}
+done:
+	if (why && !si->fault)
+		si->fault = why;
+	else
+		free(why);
+}
+
+/* ---- execution ---------------------------------------------------------- */
+
+int ls_reg_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
+		char *err, size_t n)
+{
+	const ls_rinst *R = si->reg;
+	uint32_t v[2] = { 0, 0 }, r;
+	int rc;
+	if (si->fault) {
+		snprintf(err, n, "%s", si->fault);
+		return -1;
+	}
+	for (int i = 0; i < R->n_src; i++) {
+		char what[300];
+		if (R->src[i].slot < 0) {
+			v[i] = R->src[i].imm;
+			continue;
+		}
+		if (ls_reg_read(mc, c, eng, R->src[i].slot, &v[i]) == 0)
+			continue;
+		ls_reg_unwritten(mc, c, eng, R->src[i].slot, what,
+				 sizeof what);
+		snprintf(err, n, "ins[%d] reads %s", i, what);
+		return -1;
+	}
+	rc = ls_reg_alu((lm_aluop)R->alu, R->dtype, v[0], v[1], &r);
+	if (rc == -2) {
+		snprintf(err, n, "RegisterAlu op is not modelled");
+		return -1;
+	}
+	if (rc) {
+		if (R->src[1].slot >= 0)
+			snprintf(err, n, "%s by zero: ins[1] register '%s' is 0 "
+				 "on %s", R->alu == LM_ALU_MOD ? "mod"
+				 : "divide", mc->reg_allocs[R->src[1].slot]->name,
+				 ls_engine_name(eng));
+		else
+			snprintf(err, n, "%s by zero: ins[1] imm_value is 0",
+				 R->alu == LM_ALU_MOD ? "mod" : "divide");
+		return -1;
+	}
+	ls_reg_set(mc, c, eng, R->dst.slot, r, si);
+	return 0;
+}
