@@ -1133,6 +1133,21 @@ START_TEST(test_fuzz_sigterm_resume)
 }
 END_TEST
 
+/* The state letter of process pid (R, S, T, Z, ...), 0 when it is gone. */
+static char proc_state(int pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' ? rp[2] : 0;
+}
+
 /* The pids of lncsim's case servers (its children) and their cases. */
 static int case_processes(int pid, int *out, int max)
 {
@@ -1157,11 +1172,23 @@ START_TEST(test_fuzz_killed_case_and_server)
 	tu_proc p;
 	tu_start(NULL, d, argv, &p);
 	wait_cases(db, "k", 2);
-	/* a case process may end between finding it and the kill: again */
+	/* a case process may end between finding it and the kill (a zombie
+	   takes a signal too, to no effect): stop it first, and kill it
+	   only once it is seen stopped, so it surely dies by the signal */
 	int pids[16], killed = 0;
 	for (int i = 0; i < 6000 && !killed; i++) {
 		int n = case_processes(p.pid, pids, 16);
-		killed = n > 0 && kill(pids[0], SIGKILL) == 0;
+		if (n > 0 && kill(pids[0], SIGSTOP) == 0) {
+			for (int w = 0; w < 200 && !killed; w++) {
+				char st = proc_state(pids[0]);
+				if (st == 'T' || st == 't')
+					killed = kill(pids[0], SIGKILL) == 0;
+				else if (st == 'Z' || st == 0)
+					break;
+				else
+					nap_ms(1);
+			}
+		}
 		if (!killed)
 			nap_ms(5);
 	}
