@@ -432,24 +432,6 @@ END_TEST
 
 /* ---- the examples ------------------------------------------------------- */
 
-static void load_example(const char *rel, lm_module **m, int *n)
-{
-	char *dir = tu_srcpath(rel);
-	char **paths = NULL;
-	lm_error err;
-	*n = 0;
-	ck_assert_msg(lm_expand_module_arg(dir, &paths, n, &err) == 0, "%s",
-		      err.msg);
-	for (int i = 0; i < *n; i++) {
-		ck_assert_msg(lm_module_load(&m[i], paths[i], &err) == 0, "%s",
-			      err.msg);
-		ck_assert_msg(lm_verify(m[i], NULL, &err) == 0, "%s", err.msg);
-		free(paths[i]);
-	}
-	free(paths);
-	free(dir);
-}
-
 static const float *tensor_f(const ls_tensors *ts, const char *name)
 {
 	const ls_tensor *t = ls_tensors_find(ts, name);
@@ -465,7 +447,7 @@ START_TEST(test_example_matmul1)
 	ls_result r;
 	lm_error err;
 	const float *x, *w, *b, *y;
-	load_example("examples/matmul1", m, &n);
+	tu_load_example("examples/matmul1", m, &n);
 	ck_assert_int_eq(n, 1);
 	ck_assert_int_eq(ls_make_inputs(m, 1, NULL, 7, &in, &err), 0);
 	ck_assert_msg(ls_run(m[0], &in, NULL, &r, &err) == 0, "%s", err.msg);
@@ -520,7 +502,7 @@ START_TEST(test_example_handoff2)
 	float *wc0 = read_npy_f("examples/handoff2/nc0/sg0/wc.npy", 128 * 64);
 	float *wc1 = read_npy_f("examples/handoff2/nc1/sg0/wc.npy", 128 * 64);
 	const float *a, *h, *z;
-	load_example("examples/handoff2", m, &n);
+	tu_load_example("examples/handoff2", m, &n);
 	ck_assert_int_eq(n, 2);
 	ck_assert_int_eq(ls_make_inputs(m, 2, NULL, 3, &in, &err), 0);
 	ck_assert_msg(ls_run_multi(m, 2, &in, NULL, &r, &err) == 0, "%s",
@@ -571,7 +553,7 @@ START_TEST(test_determinism)
 	ls_result r1, r2, rp;
 	lm_error err;
 	ls_options o = {0};
-	load_example("examples/handoff2", m, &n);
+	tu_load_example("examples/handoff2", m, &n);
 	ck_assert_int_eq(ls_make_inputs(m, 2, NULL, 9, &in, &err), 0);
 	ck_assert_int_eq(ls_run_multi(m, 2, &in, NULL, &r1, &err), 0);
 	ck_assert_int_eq(ls_run_multi(m, 2, &in, NULL, &r2, &err), 0);

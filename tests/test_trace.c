@@ -416,25 +416,6 @@ static void check_trace(const char *path, tcheck *k)
 	free(text);
 }
 
-/* The modules of an example directory, verified. */
-static void load_example(const char *rel, lm_module **m, int *n)
-{
-	char *dir = tu_srcpath(rel);
-	char **paths = NULL;
-	lm_error err;
-	*n = 0;
-	ck_assert_msg(lm_expand_module_arg(dir, &paths, n, &err) == 0, "%s",
-		      err.msg);
-	for (int i = 0; i < *n; i++) {
-		ck_assert_msg(lm_module_load(&m[i], paths[i], &err) == 0, "%s",
-			      err.msg);
-		ck_assert_msg(lm_verify(m[i], NULL, &err) == 0, "%s", err.msg);
-		free(paths[i]);
-	}
-	free(paths);
-	free(dir);
-}
-
 /* The slice counts the statistics predict, and a clean check. */
 static void check_run_trace(const char *path, const ls_result *r,
 			    int min_overlap)
@@ -470,7 +451,7 @@ START_TEST(test_trace_examples)
 		ls_options o = {0};
 		char *tr = lm_path_join(tmpdir, "ex.json");
 		int n;
-		load_example(ex[i], m, &n);
+		tu_load_example(ex[i], m, &n);
 		ck_assert_int_eq(ls_make_inputs(m, n, NULL, 1, &in, &err), 0);
 		o.trace_path = tr;
 		ck_assert_msg(ls_run_multi(m, n, &in, &o, &r, &err) == 0, "%s",

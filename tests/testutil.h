@@ -17,6 +17,9 @@
 
 /* $srcdir-relative path (tests run from the build dir); caller frees. */
 char *tu_srcpath(const char *rel);
+/* The modules of the source tree's directory rel (a module set, as
+** lncsim takes it) into m[0..*n), each loaded and verified. */
+void tu_load_example(const char *rel, lm_module **m, int *n);
 /* Path to the shared/ fixtures beside the source tree, or NULL if absent. */
 char *tu_sharedpath(const char *rel);
 /*

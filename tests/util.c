@@ -872,3 +872,21 @@ int64_t tu_sql_int(const char *path, const char *sql)
 	sqlite3_close(h);
 	return v;
 }
+
+void tu_load_example(const char *rel, lm_module **m, int *n)
+{
+	char *dir = tu_srcpath(rel);
+	char **paths = NULL;
+	lm_error err;
+	*n = 0;
+	ck_assert_msg(lm_expand_module_arg(dir, &paths, n, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < *n; i++) {
+		ck_assert_msg(lm_module_load(&m[i], paths[i], &err) == 0, "%s",
+			      err.msg);
+		ck_assert_msg(lm_verify(m[i], NULL, &err) == 0, "%s", err.msg);
+		free(paths[i]);
+	}
+	free(paths);
+	free(dir);
+}
