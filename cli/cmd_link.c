@@ -36,6 +36,8 @@ const char usage_link[] =
 	"  fpass_insert_returns                 3  completion barrier + Return\n"
 	"  fpass_insert_switch_queue_instances  3  I-SQI- queue switches\n"
 	"  build_main_memlocs                   4  external I/O into main\n"
+	"  move_modules_as_functions            4  parameters bound per instance\n"
+	"                                          (modules beside hlo_netlist.json)\n"
 	"  build_main_aliases                   4  module aliases\n"
 	"  fix_output_kind                      5  demote hand-off outputs\n"
 	"  build_main_tensor_map                6  tensor-map.json\n"
