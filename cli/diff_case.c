@@ -123,8 +123,10 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 	lk_tensor_entries_free(read_tm, n_read);
 	lk_report_free(&rep);
 	/* a modular link is held against its instances, each its
-	   definition's module on the instance's core with its own tensors */
-	if (lk_instance_modules(mods, n, &dc->refs, &dc->n_refs, err))
+	   definition's module on the instance's core with its own tensors
+	   (a set held in memory has no netlist: lk_link reads none) */
+	if (!dc->files &&
+	    lk_instance_modules(mods, n, &dc->refs, &dc->n_refs, err))
 		return LM_EINPUT;
 	if (dc->n_refs > 0) {
 		mods = dc->refs;

@@ -256,7 +256,28 @@ START_TEST(test_diff)
 	ck_assert_contains(r.out, "Module Instance call_def_1_instance_0 "
 			   "DefID 1 (");
 	ck_assert_contains(r.out, "add_fn_call: 3 Calls");
+	ck_assert_contains(r.out, "modular flow: 2 module definitions, 3 "
+			   "instances");
 	tu_run_free(&r);
+	/* written, verified with the linked rules, run from the file */
+	{
+		char *o = lm_path_join(s.top, "out");
+		char *lp = lm_path_join(o, "multidef/sgLnk/def.json");
+		r = tu_lncsim(NULL, "link", "-o", o, s.p0, s.p1, NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		r = tu_lncsim(NULL, "verify", "--linked", lp, NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		r = tu_lncsim(NULL, "run", "--no-db", lp, NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		ck_assert_contains(r.out, "3 cores");
+		ck_assert_contains(r.out, "output y_1: float32 [128, 64]");
+		ck_assert_contains(r.out, "output z_0: float32 [128, 64]");
+		tu_run_free(&r);
+		free(lp);
+		free(o);
+	}
 	set_free(&s);
 }
 END_TEST
