@@ -38,14 +38,13 @@
 ** list; s_dma, the queue's, comes first), allocations x (ExternalInput)
 ** and y<core> (ExternalOutput), registers r and r2, and a block whose
 ** first instruction copies x into y<core> on SP ('cp', queue q0, s_dma +1)
-** and whose others are insts. Caller frees.
+** and whose others are insts (freed). Caller frees.
 */
-static char *mod_text(int core, const char *sems, const char *insts)
+static char *mod_text(int core, const char *sems, char *insts)
 {
-	char y[8], ya[16];
+	char y[8];
 	char *t, *u, *v;
 	snprintf(y, sizeof y, "y%d", core);
-	snprintf(ya, sizeof ya, "%d", 4096);
 	t = lm_xasprintf(
 		"{'version':2,'arch':'gen3','name':'sync%d','attributes':"
 		"{'neuron_core_id':%d},'semaphores':[{'name':'s_dma','init':0}"
@@ -60,7 +59,7 @@ static char *mod_text(int core, const char *sems, const char *insts)
 		"[{'kind':'physical_ap','ap':[[64,1],[1,64]],'dtype':'float32',"
 		"'offset':0,'memsetref':'YY','memref':'YY'}]}%s%s]}]}]}",
 		core, core, *sems ? "," : "", sems, *insts ? "," : "", insts);
-	(void)ya;
+	free(insts);
 	u = tu_replace_all(t, "YY", y);
 	v = tu_replace_all(u, "'", "\"");
 	free(t);
@@ -358,6 +357,7 @@ END_TEST
 
 /* ---- event errors ------------------------------------------------------- */
 
+/* The event errors, and a register threshold read before it is written. */
 START_TEST(test_event_errors)
 {
 	const char *set = "'sync_info':{'on_update':[{'id':5,'mode':"
@@ -383,6 +383,15 @@ START_TEST(test_event_errors)
 					  NULL)), 0);
 	ck_run_fails(&R, "event 5 of core 0 was set by 'p' and never waited "
 		     "on");
+	run_free(&R);
+
+	/* a register threshold no instruction of the waiting engine wrote */
+	run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}", list(
+		mov("mv", "Pool", "r", 1),
+		inst("NoOp", "w", "DVE", "'sync_info':{'on_wait':[{'id':3,"
+		     "'mode':'sem-ge-reg','regref':'r'}]}"), NULL)), 0);
+	ck_run_fails(&R, "instruction w: on_wait sem-ge-reg reads register "
+		     "'r', which no instruction has written on DVE");
 	run_free(&R);
 }
 END_TEST
@@ -696,6 +705,28 @@ START_TEST(test_diff_two_cores)
 			     "--seed", "1", p0, p1, NULL);
 	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
 	tu_run_free(&r);
+	/* a core that releases the other through the target core */
+	free(t0);
+	free(t1);
+	free(p0);
+	free(p1);
+	t0 = remote_pair(0, ",'core':0");
+	t1 = remote_pair(1, ",'core':0");
+	p0 = tu_write(d, "r0.json", t0);
+	p1 = tu_write(d, "r1.json", t1);
+	r = tu_lncsim(d, "diff", "--no-db", "--schedules", "4", "--seed", "1",
+		      p0, p1, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "PASS");
+	tu_run_free(&r);
+	free(t0);
+	free(t1);
+	free(p0);
+	free(p1);
+	t0 = diff_module(0);
+	t1 = diff_module(1);
+	p0 = tu_write(d, "c0.json", t0);
+	p1 = tu_write(d, "c1.json", t1);
 	/* the linked module keeps id 3 per core */
 	r = tu_lncsim(d, "link", "-o", "lk", p0, p1, NULL);
 	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
