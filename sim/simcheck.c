@@ -44,7 +44,8 @@
 		  OP(RETURN) | OP(SWITCHQUEUE) | OP(NKIKERNEL) | OP(LOOP) | \
 		  OP(BREAK) | OP(TENSORREDUCE) | OP(TSPTR) | OP(RECIPROCAL) | \
 		  OP(STREAMTRANSPOSE) | OP(REGMOVE) | OP(REGALU) | \
-		  OP(DYNLOOP) | OP(DOWHILE))
+		  OP(DYNLOOP) | OP(DOWHILE) | OP(EVENTSEM) | OP(GROUPRESET) | \
+		  OP(AEBARRIER) | OP(DRAIN) | OP(EXIT))
 /* Opcodes that head a structured loop. */
 #define OPS_LOOP (OP(LOOP) | OP(DYNLOOP) | OP(DOWHILE))
 /* Opcodes refused inside a Loop's body. */
@@ -118,6 +119,9 @@ static const op_key inst_meta[] = {
 	  "kernel" },
 	{ OP(LOOP), "unroll", "an unrolling hint: the loop runs as written" },
 	{ OP(LOOP), "isBasicBlock", "how the compiler lowers the body" },
+	{ OP(GROUPRESET), "mode", "how the hardware encodes the reset (a "
+	  "range or a mask of ids): each id of sema_group is set to 0 "
+	  "either way" },
 };
 
 /* Documented op keys whose every form the `checks` row judges (the form
@@ -162,6 +166,8 @@ static const op_key inst_model[] = {
 	{ OP(COREBARRIER), "cores", NULL },
 	{ OP(CALL), "target", NULL },
 	{ OP(SWITCHQUEUE), "queue", NULL },
+	{ OP(GROUPRESET), "sema_group", "each id, a slot of the executing "
+	  "core's bank, is set to 0" },
 	{ OP(LOOP), "registers", "each engine of the loop writes the "
 	  "induction value into them at every iteration's start" },
 	{ OP(NKIKERNEL), "func", NULL },
@@ -476,19 +482,39 @@ static int chk_psum_zero(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
+/* An opcode each engine runs its own copy of when on ALL. */
+static int is_expanded(lm_opcode op)
+{
+	switch (op) {
+	case LM_OP_REGMOVE: case LM_OP_REGALU: case LM_OP_NOOP:
+	case LM_OP_EVENTSEM: case LM_OP_GROUPRESET: case LM_OP_DRAIN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int chk_engine(const lm_inst *in, char *val, size_t n,
 		      const char **why)
 {
-	if (in->engine != LM_ENG_ALL ||
+	if (in->op == LM_OP_EXIT) {
+		if (in->engine == LM_ENG_ALL || in->engine == LM_ENG_UNASSIGNED)
+			return 0;
+		*why = "Exit ends the core's launch for every engine: it is a "
+		       "join on ALL; on one engine it is not modelled";
+		return q(val, n, lm_engine_name(in->engine));
+	}
+	if (in->engine != LM_ENG_ALL || in->op == LM_OP_AEBARRIER ||
 	    (OPS_LOOP & ((lm_opmask)1 << in->op)) || in->op == LM_OP_BREAK)
 		return 0;
-	if (in->op == LM_OP_REGMOVE || in->op == LM_OP_REGALU) {
+	if (is_expanded(in->op)) {
 		/* one copy per engine: each would wait and update */
 		if (!in->n_wait && !in->n_update &&
 		    !(in->sync_extra && in->sync_extra->child))
 			return 0;
-		*why = "a register instruction on engine ALL runs once per "
-		       "engine; its synchronization (once per copy) is not "
+		*why = "an instruction on engine ALL runs once per engine (a "
+		       "join only for AllEngineBarrier and Exit); its "
+		       "synchronization would happen once per copy and is not "
 		       "modelled";
 		return q(val, n, "ALL");
 	}
@@ -606,26 +632,44 @@ static void sync_text(const lm_sync *e, int upd, char *val, size_t n)
 	cJSON_Delete(j);
 }
 
-/* Is sync entry e one the simulator runs: a name-form sem-ge-imm wait
-** with a value, a name-form sem-inc by 1, no other key (a wait's `from`,
-** provenance, aside)? */
+/* Is sync entry e one the simulator runs: every wait and update mode
+** but invalid, with the value its mode needs, no key of its own beyond
+** the documented ones (a wait's `from`, provenance, aside)? The
+** verifier judges names, ids, registers and cores. */
 static int sync_modelled(const lm_sync *e, int upd)
 {
-	if (!e->semaphore || e->extra || e->regref || e->has_core)
+	if (e->extra)
 		return 0;
 	if (upd)
-		return e->mode == LM_UPD_SEM_INC &&
-		       (!e->has_value || e->value == 1);
-	return e->mode == LM_WAIT_SEM_GE_IMM && e->has_value;
+		switch (e->mode) {
+		case LM_UPD_EVT_SET:
+			return 1;
+		case LM_UPD_SEM_ADD_IMM: case LM_UPD_SEM_SUB_IMM:
+		case LM_UPD_SEM_WR_IMM:
+			return e->has_value;
+		case LM_UPD_SEM_INC: case LM_UPD_SEM_DEC:
+			return !e->has_value || e->value == 1;
+		default:
+			return 0;
+		}
+	switch (e->mode) {
+	case LM_WAIT_EVT_SET_THEN_CLEAR: case LM_WAIT_SEM_GE_REG:
+		return 1;
+	case LM_WAIT_SEM_GE_IMM:
+		return e->has_value;
+	default:
+		return 0;
+	}
 }
 
 static int chk_sync(const lm_inst *in, char *val, size_t n,
 		    const char **why)
 {
-	*why = "the simulator runs on_wait 'sem-ge-imm' with a value and "
-	       "on_update 'sem-inc' by 1 on a named semaphore; semaphore "
-	       "ids, events, the other modes, register thresholds and "
-	       "remote cores are not modelled";
+	*why = "the simulator runs every on_wait mode (a sem-ge-imm with its "
+	       "value) and every on_update mode (add, sub and wr with their "
+	       "value, inc and dec by 1) but 'invalid'; keys of an entry "
+	       "beyond id / semaphore, mode, value, regref, from and core "
+	       "are not modelled";
 	for (int k = 0; k < 2; k++) {
 		const lm_sync *v = k ? in->update : in->wait;
 		int cnt = k ? in->n_update : in->n_wait;
@@ -1216,13 +1260,6 @@ static int check_module(cctx *c)
 	for (int s = 0; s < m->n_semaphores && !rc; s++) {
 		const lm_semaphore *sm = &m->semaphores[s];
 		where_set(c, 0, "semaphore %s", sm->name, s);
-		if (sm->has_id || sm->has_core)
-			rc = refuse(c, "semaphore key '%s' = %lld is not "
-				    "modelled by the simulator (semaphores are "
-				    "run by name; the banks of numbered "
-				    "semaphores are not modelled)",
-				    sm->has_id ? "id" : "core", (long long)(
-				    sm->has_id ? sm->id : sm->core));
 		if (!rc)
 			rc = check_extra(c, sm->extra, semaphore_rules,
 					 sizeof semaphore_rules /

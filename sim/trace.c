@@ -170,12 +170,27 @@ static void put_meta(tw *w)
 static void put_waits(tw *w, const ls_sinst *si)
 {
 	lm_buf_puts(&w->b, ",\"wait\":[");
-	for (int i = 0; i < si->n_wait; i++) {
-		lm_buf_puts(&w->b, i ? ",{\"semaphore\":" : "{\"semaphore\":");
-		put_str(&w->b, si->wait_sem[i] >= 0 ?
-			w->mc->sems[si->wait_sem[i]].name : "");
-		lm_buf_printf(&w->b, ",\"value\":%lld}",
-			      (long long)si->wait_val[i]);
+	for (int i = 0; i < si->sy.n_wait; i++) {
+		const ls_ssync *x = &si->sy.wait[i];
+		lm_buf_puts(&w->b, i ? ",{" : "{");
+		if (x->kind == LS_SYNC_NAMED) {
+			lm_buf_puts(&w->b, "\"semaphore\":");
+			put_str(&w->b, x->slot >= 0 ? w->mc->sems[x->slot].name
+						    : "");
+		} else {
+			lm_buf_printf(&w->b, "\"%s\":%d", x->kind == LS_SYNC_EVT
+				      ? "event" : "id", x->slot);
+		}
+		if (x->kind == LS_SYNC_EVT)
+			lm_buf_puts(&w->b, "}");
+		else if (x->reg >= 0) {
+			lm_buf_puts(&w->b, ",\"register\":");
+			put_str(&w->b, x->name ? x->name : "");
+			lm_buf_puts(&w->b, "}");
+		}
+		else
+			lm_buf_printf(&w->b, ",\"value\":%lld}",
+				      (long long)x->value);
 	}
 	lm_buf_puts(&w->b, "]");
 }
@@ -293,8 +308,9 @@ static int unblocks(const tw *w, const ls_trace_ev *d, const ls_trace_ev *x)
 		for (int k = 0; k < si->n_deps; k++)
 			if (si->deps[k].a == d->idx)
 				return 1;
-	for (int k = 0; sem >= 0 && k < si->n_wait; k++)
-		if (si->wait_sem[k] == sem)
+	for (int k = 0; sem >= 0 && k < si->sy.n_wait; k++)
+		if (si->sy.wait[k].kind == LS_SYNC_NAMED &&
+		    si->sy.wait[k].slot == sem)
 			return 1;
 	return 0;
 }

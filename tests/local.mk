@@ -207,3 +207,9 @@ TESTS += tests/test_mpi
 else
 EXTRA_DIST += tests/test_mpi.c
 endif
+
+check_PROGRAMS += tests/test_sync
+tests_test_sync_SOURCES = tests/test_sync.c
+tests_test_sync_CFLAGS = $(TEST_CFLAGS)
+tests_test_sync_LDADD = $(TEST_LDADD)
+TESTS += tests/test_sync
