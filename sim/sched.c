@@ -1327,8 +1327,9 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 			}
 			if (back_edge(s, c, e, sf, F))
 				return 0;
-			L->iv += sl->stride;
-			if (L->iv < L->ub) {
+			/* an induction value past INT64_MAX is past any ub */
+			if (!__builtin_add_overflow(L->iv, sl->stride, &L->iv) &&
+			    L->iv < L->ub) {
 				L->ord++;
 				F->pos = L->body_pos;
 				set_iv_regs(s, c, e, sf, sl, L->iv);

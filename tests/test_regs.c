@@ -430,6 +430,43 @@ START_TEST(test_dynloop_errors)
 }
 END_TEST
 
+/*
+** An induction value that would pass INT64_MAX ends the loop: ub =
+** rn * 2^32 with rn = 2^31 - 1 (2^63 - 2^32), stride 2^53: j = 0, 2^53,
+** ..., 1023 * 2^53, 1024 iterations (the body copies y[0] = x[0]).
+*/
+START_TEST(test_dynloop_iv_overflow)
+{
+	static const char *const subs[] = {
+		"\"value\": 4", "\"value\": 2147483647",
+		"\"regref\": \"rn\"}, \"coeff\": 1}",
+		"\"regref\": \"rn\"}, \"coeff\": 4294967296}",
+		"\"stride\": {\"kind\": \"AffExprKind\", \"terms\": [], "
+		"\"c\": 1}", "\"stride\": {\"kind\": \"AffExprKind\", "
+		"\"terms\": [], \"c\": 9007199254740992}",
+		"\"axis\": \"j\"}, \"coeff\": 1}", "\"axis\": \"j\"}, "
+		"\"coeff\": 0}", NULL };
+	lm_module *m = fixture("dynloop.json", subs);
+	ls_tensors in;
+	ls_options o;
+	ls_result r;
+	lm_error err;
+	int rc;
+	memset(&o, 0, sizeof o);
+	o.max_instructions = 10000;
+	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+	inputs(&in);
+	rc = ls_run(m, &in, &o, &r, &err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
+	/* pre, mvn, 1024 copies and back edges */
+	ck_assert_int_eq(r.instructions, 2 + 2 * 1024);
+	ck_assert(out_y(&r)[0] == 0 && out_y(&r)[1] == 59);
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	lm_module_free(m);
+}
+END_TEST
+
 /* do { y[rk] = x[rk]; rk -= 1 } while (rk): rk = 3, 2, 1; the body runs
 ** once even when the condition is 0 on entry. */
 START_TEST(test_dowhile)
@@ -581,6 +618,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_per_engine);
 	tcase_add_test(tc, test_dynloop);
 	tcase_add_test(tc, test_dynloop_errors);
+	tcase_add_test(tc, test_dynloop_iv_overflow);
 	tcase_add_test(tc, test_dowhile);
 	tcase_add_test(tc, test_dowhile_runaway);
 	tcase_add_test(tc, test_loop_registers);
