@@ -591,6 +591,18 @@ START_TEST(test_refused)
 		"uint32)");
 	refused("alu.json", wide, "key 'is_64bit' = true is not modelled by "
 		"the simulator (the 64-bit Hi/Lo register pair form");
+	/* an immediate's dtype sets its bits: only int32 / uint32 */
+	for (int k = 0; k < 2; k++) {
+		const char *const imm[] = {
+			"\"dtype\": \"int32\", \"value\": 1111111",
+			k ? "\"dtype\": \"float32\", \"value\": 1111111"
+			  : "\"dtype\": \"uint8\", \"value\": 1111111",
+			NULL };
+		refused("alu.json", imm, "instruction mva: opcode "
+			"'RegisterMove' key 'ins' = 1 operand (imm_value) is "
+			"not modelled by the simulator (an immediate is "
+			"modelled as an int32 or uint32 imm_value)");
+	}
 	refused("alu.json", all_sync, "instruction mva: opcode "
 		"'RegisterMove' key 'engine' = \"ALL\" is not modelled");
 	refused("dowhile.json", cond_block, "opcode 'DoWhile' key 'cond' = "
