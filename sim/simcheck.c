@@ -524,6 +524,9 @@ static const char *reg_operand_why(const lm_arg *a, int is_dst)
 		       : "a source must be a register_access or an imm_value";
 	if (a->dtype != LM_DT_INT32 && a->dtype != LM_DT_UINT32)
 		return "registers are read and written as int32 or uint32";
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(a->extra,
+							     "regref")))
+		return "a register_access names its register in regref";
 	return NULL;
 }
 

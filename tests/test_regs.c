@@ -591,6 +591,17 @@ START_TEST(test_refused)
 		"uint32)");
 	refused("alu.json", wide, "key 'is_64bit' = true is not modelled by "
 		"the simulator (the 64-bit Hi/Lo register pair form");
+	/* a register_access without its register: refused before time 0,
+	   not a run error */
+	{
+		static const char *const noref[] = {
+			"\"dtype\": \"int32\", \"regref\": \"ra\"}]}",
+			"\"dtype\": \"int32\"}]}", NULL };
+		refused("alu.json", noref, "instruction mva: opcode "
+			"'RegisterMove' key 'outs' = 1 operand "
+			"(register_access) is not modelled by the simulator (a "
+			"register_access names its register in regref)");
+	}
 	/* an immediate's dtype sets its bits: only int32 / uint32 */
 	for (int k = 0; k < 2; k++) {
 		const char *const imm[] = {
