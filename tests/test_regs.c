@@ -10,6 +10,7 @@
 */
 #include "common.h"
 #include "testutil.h"
+#include "json.h"
 #include "verify.h"
 #include "sim.h"
 #include "sim_int.h"
@@ -483,6 +484,32 @@ START_TEST(test_dowhile)
 }
 END_TEST
 
+/* The cond's register of a DoWhile: "cond" names it, and the linker's
+** rename reaches it. */
+static int cond_reg(void *arg, const char *key, const char *name)
+{
+	if (!strcmp(key, "cond"))
+		snprintf(arg, 32, "%s", name);
+	return 0;
+}
+
+START_TEST(test_dowhile_cond_renamed)
+{
+	lm_module *m = fixture("dowhile.json", NULL);
+	lm_inst *dw = &m->functions[0].blocks[0].insts[2];
+	lm_strmap map;
+	char got[32] = "";
+	ck_assert_str_eq(dw->name, "dw");
+	lm_strmap_init(&map);
+	lm_strmap_put(&map, "rk", (void *)"nc0.rk");
+	lm_inst_rename_registers(dw, &map);
+	lm_inst_each_regname(dw, cond_reg, got);
+	ck_assert_str_eq(got, "nc0.rk");
+	lm_strmap_free(&map);
+	lm_module_free(m);
+}
+END_TEST
+
 /* A DoWhile that never ends stops at --max-instructions. */
 START_TEST(test_dowhile_runaway)
 {
@@ -644,6 +671,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dynloop_iv_overflow);
 	tcase_add_test(tc, test_dowhile);
 	tcase_add_test(tc, test_dowhile_runaway);
+	tcase_add_test(tc, test_dowhile_cond_renamed);
 	tcase_add_test(tc, test_loop_registers);
 	tcase_add_test(tc, test_refused);
 	suite_add_tcase(s, tc);
