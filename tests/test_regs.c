@@ -311,6 +311,17 @@ START_TEST(test_per_engine)
 		"\"name\": \"mvb\", \"engine\": \"SP\"",
 		"\"name\": \"mvb\", \"engine\": \"SP\", \"dependencies\": "
 		"[[\"mva\", \"Flow\"]]", NULL };
+	static const char *const all_dep_late[] = {
+		"{\"opcode\": \"RegisterMove\", \"name\": \"mva\", "
+		"\"engine\": \"SP\"",
+		"{\"opcode\": \"NoOp\", \"name\": \"w\", \"engine\": "
+		"\"DVE\", \"sync_info\": {\"on_wait\": [{\"semaphore\": "
+		"\"s_dma\", \"mode\": \"sem-ge-imm\", \"value\": 1}]}}, "
+		"{\"opcode\": \"RegisterMove\", \"name\": \"mva\", "
+		"\"engine\": \"ALL\"",
+		"\"name\": \"mvb\", \"engine\": \"SP\"",
+		"\"name\": \"mvb\", \"engine\": \"SP\", \"dependencies\": "
+		"[[\"mva\", \"Flow\"]]", NULL };
 	lm_error err;
 	ls_result r;
 	uint32_t v;
@@ -329,12 +340,17 @@ START_TEST(test_per_engine)
 	ck_assert_msg(strstr(err.msg, "instruction strc0: ins symbolic_ap "
 			     "addrs[0]: reads register 'rc', which no "
 			     "instruction has written on SP"), "%s", err.msg);
-	/* a dependency on an ALL instruction: which copy is not modelled */
+	/* a dependency on an ALL instruction waits for every engine's copy
+	   (the linker's completion barrier names one): met here ... */
 	rc = run_alu("add", 1, 40, 2, all_dep, &v, NULL, &err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
+	ck_assert_uint_eq(v, 42);
+	/* ... and not when DVE's copy waits for a DMA issued after mvb */
+	rc = run_alu("add", 1, 40, 2, all_dep_late, &v, NULL, &err);
 	ck_assert_int_ne(rc, 0);
-	ck_assert_msg(strstr(err.msg, "instruction mvb: on SP: dependency on "
-			     "'mva', an instruction on engine ALL (one copy per "
-			     "engine), is not modelled"), "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "deadlock") && strstr(err.msg,
+		      "core 0 SP: 'mvb' (RegisterMove) waits for instruction "
+		      "'mva' to complete"), "%s", err.msg);
 	rc = run_alu("add", 1, 40, 2, all, &v, &r, &err);
 	ck_assert_msg(rc == 0, "%s", err.msg);
 	ck_assert_uint_eq(v, 42);
