@@ -1601,22 +1601,18 @@ static void prep_deps(ls_sfunc *sf)
 				for (int t = lo; t < hi; t++) {
 					if (sf->insts[t].heads >= 0)
 						continue;
-					if (pass == 0 && sf->insts[t].is_all &&
-					    !sf->insts[t].is_join && !si->fault)
-						si->fault = lm_xasprintf(
-							"dependency on '%s', an "
-							"instruction on engine "
-							"ALL (one copy per "
-							"engine), is not "
-							"modelled",
-							S(sf->insts[t].in->name));
 					if (pass == 0) {
 						n++;
 						continue;
 					}
 					si->deps[si->n_deps++] = make_dep(sf, b,
 								t, is_lc);
-					sf->insts[t].is_target = 1;
+					/* an expanded ALL instruction: every
+					   engine's copy, by the engines'
+					   cursors; a join runs once */
+					sf->insts[t].is_target =
+						!sf->insts[t].is_all ||
+						sf->insts[t].is_join;
 					sf->has_targets = 1;
 				}
 				if (pass == 0 && is_lc && !si->fault &&

@@ -1096,6 +1096,33 @@ static ls_pos inst_pos(const ls_sfunc *sf, int i, const int64_t *ords)
 }
 
 /*
+** Has every engine's copy of instruction a (engine ALL) of activation ai
+** on core c passed point t and completed? A register instruction takes
+** its engine for its whole run, so an engine past t that is not running
+** a has completed the copy t stands for.
+*/
+static int copies_done(sim *s, int c, int ai, const ls_sfunc *sf, int a,
+		       const ls_pos *t)
+{
+	const act *A = &s->acts[ai];
+	for (int e = 0; e < LS_ENGINES; e++) {
+		const engine *E = &s->cores[c].eng[e];
+		int pl[LS_MAX_NEST];
+		int64_t fo[LS_MAX_NEST];
+		ls_pos p;
+		if (A->st[e] == 2)
+			continue;
+		if (A->st[e] == 0)
+			return 0;
+		p = frame_pos(sf, &E->fr[A->fi[e]], e, pl, fo);
+		if (ls_pos_cmp(sf, &p, t) < 0 ||
+		    (E->busy && E->cur.act == ai && E->cur.idx == a))
+			return 0;
+	}
+	return 1;
+}
+
+/*
 ** Is dependency d of the instance of b at cursor F (engine e) of core c
 ** met? a's engine has passed the point t, and no issued instance of a
 ** before q is incomplete (sim_int.h, ls_sdep).
@@ -1134,6 +1161,8 @@ static int dep_met(sim *s, int c, const frame *F, int b, const ls_sdep *d)
 			t.idx = L->end;
 		}
 	}
+	if (sf->insts[d->a].is_all && !sf->insts[d->a].is_join)
+		return copies_done(s, c, F->act, sf, d->a, &t);
 	if (A->st[ea] == 0)
 		return 0;
 	if (A->st[ea] == 1) {
@@ -1360,8 +1389,9 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 			}
 			if (back_edge(s, c, e, sf, F))
 				return 0;
-			L->iv += sl->stride;
-			if (L->iv < L->ub) {
+			/* an induction value past INT64_MAX is past any ub */
+			if (!__builtin_add_overflow(L->iv, sl->stride, &L->iv) &&
+			    L->iv < L->ub) {
 				L->ord++;
 				F->pos = L->body_pos;
 				set_iv_regs(s, c, e, sf, sl, L->iv);

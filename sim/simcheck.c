@@ -556,16 +556,25 @@ static const char *reg_operand_why(const lm_arg *a, int is_dst)
 {
 	const cJSON *k = a->extra ? cJSON_GetObjectItemCaseSensitive(
 		a->extra, "kind") : NULL;
-	if (a->kind == LM_ARG_IMM && !is_dst)
+	if (a->kind == LM_ARG_IMM && !is_dst) {
+		/* the immediate's dtype sets its stored bits (a float's
+		   pattern, a byte's truncation) */
+		if (a->dtype != LM_DT_INT32 && a->dtype != LM_DT_UINT32)
+			return "an immediate is modelled as an int32 or uint32 "
+			       "imm_value";
 		return (a->imm >= -2147483648.0 && a->imm < 4294967296.0 &&
 			a->imm == (double)(int64_t)a->imm) ? NULL
 		       : "an immediate must be a 32-bit integer";
+	}
 	if (a->kind != LM_ARG_OPAQUE || !cJSON_IsString(k) ||
 	    strcmp(k->valuestring, "register_access"))
 		return is_dst ? "the destination must be a register_access"
 		       : "a source must be a register_access or an imm_value";
 	if (a->dtype != LM_DT_INT32 && a->dtype != LM_DT_UINT32)
 		return "registers are read and written as int32 or uint32";
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(a->extra,
+							     "regref")))
+		return "a register_access names its register in regref";
 	return NULL;
 }
 
