@@ -14,6 +14,8 @@
 #include "sim_int.h"
 #include "dtype.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +84,48 @@ static void put_us(lm_buf *b, int64_t ps)
 {
 	lm_buf_printf(b, "%lld.%06lld", (long long)(ps / 1000000),
 		      (long long)(ps % 1000000));
+}
+
+/*
+** A slice's duration. Readers compute a slice's end as ts + dur in
+** binary floating point, where the sum of the two decimals may round
+** past the decimal of the end itself (16.050861 + 0.193750 reads as
+** 16.244611000000003, after the next slice's start 16.244611): the
+** slices would overlap. When the plain decimal would, the duration is
+** written as the double nearest to it (at most a few units in the last
+** place away, far below a picosecond) whose sum with the start is the
+** end's double, so that the end and the next start read alike.
+*/
+static void put_dur(lm_buf *b, int64_t start, int64_t dur)
+{
+	char s[48], e[48], d[48];
+	double ts, te, x;
+	snprintf(s, sizeof s, "%lld.%06lld", (long long)(start / 1000000),
+		 (long long)(start % 1000000));
+	snprintf(e, sizeof e, "%lld.%06lld", (long long)((start + dur) /
+		 1000000), (long long)((start + dur) % 1000000));
+	snprintf(d, sizeof d, "%lld.%06lld", (long long)(dur / 1000000),
+		 (long long)(dur % 1000000));
+	ts = strtod(s, NULL);
+	te = strtod(e, NULL);
+	x = strtod(d, NULL);
+	if (ts + x == te) {
+		lm_buf_puts(b, d);
+		return;
+	}
+	for (int k = 0; k < 64 && ts + x != te; k++)
+		x = nextafter(x, ts + x > te ? 0.0 : HUGE_VAL);
+	if (ts + x != te || x < 0 || llround(x * 1e6) != dur) {
+		lm_buf_puts(b, d);      /* no such double: the plain form */
+		return;
+	}
+	/* the shortest form that reads back as x */
+	for (int prec = 6; prec <= 17; prec++) {
+		snprintf(d, sizeof d, "%.*g", prec, x);
+		if (strtod(d, NULL) == x)
+			break;
+	}
+	lm_buf_puts(b, d);
 }
 
 /* What the writer needs besides the events. */
@@ -242,7 +286,7 @@ static void put_slice(tw *w, int i, const int *flow_in, const uint8_t *out)
 		put_head(w, e, e->si->in->name, lm_opcode_name(e->si->op), "X",
 			 e->start);
 		lm_buf_puts(&w->b, ",\"dur\":");
-		put_us(&w->b, e->dur);
+		put_dur(&w->b, e->start, e->dur);
 		if (flow_in[i] >= 0)
 			lm_buf_printf(&w->b, ",\"bind_id\":%d,\"flow_in\":true",
 				      flow_in[i]);
