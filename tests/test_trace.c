@@ -13,6 +13,7 @@
 #include "verify.h"
 #include "sim.h"
 #include "linker.h"
+#include "gen.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -203,7 +204,7 @@ END_TEST
 
 typedef struct xs {
 	double pid, tid, ts, end;
-	double raw_ts, raw_end;   /* as a reader computes them: ts, ts + dur */
+	double raw_ts, raw_dur;   /* as a reader parses them */
 } xs;
 
 static int cmp_xs(const void *pa, const void *pb)
@@ -253,9 +254,10 @@ static double raw(const cJSON *e, const char *key)
 
 /*
 ** Check the trace file: on each (pid, tid) its X slices nest (a slice
-** starting inside another ends inside it too), also as a reader
-** computes them in doubles (a slice that ends where the next begins
-** does not read as ending after it); each b has one e of the
+** starting inside another ends inside it too), also as readers compute
+** them in doubles (a slice that ends where the next begins does not read
+** as ending after it, from ts + dur, nor after shifting the track to
+** start at zero as speedscope does); each b has one e of the
 ** same id, at or after it, on the same track; each pid has a
 ** process_name and a process_sort_index; each track used has a
 ** thread_name, distinct over the trace; each flow into a slice (bind_id,
@@ -283,8 +285,7 @@ static void check_trace(const char *path, tcheck *k)
 			x[n++] = (xs){ num(e, "pid"), num(e, "tid"),
 				       num(e, "ts"),
 				       num(e, "ts") + num(e, "dur"),
-				       raw(e, "ts"),
-				       raw(e, "ts") + raw(e, "dur") };
+				       raw(e, "ts"), raw(e, "dur") };
 			ck_assert(!isnan(x[n - 1].end));
 		} else if (!strcmp(ph->valuestring, "b")) {
 			const cJSON *f;
@@ -358,10 +359,13 @@ static void check_trace(const char *path, tcheck *k)
 	{
 		xs stack[64];
 		int sp = 0;
+		double t0 = 0;          /* the track's first start */
 		for (int i = 0; i < n; i++) {
-			if (i > 0 && (x[i].pid != x[i - 1].pid ||
-				      x[i].tid != x[i - 1].tid))
+			if (i == 0 || x[i].pid != x[i - 1].pid ||
+			    x[i].tid != x[i - 1].tid) {
 				sp = 0;
+				t0 = x[i].raw_ts;
+			}
 			while (sp > 0 && stack[sp - 1].end <= x[i].ts)
 				sp--;
 			if (sp > 0 && x[i].end > stack[sp - 1].end)
@@ -370,7 +374,9 @@ static void check_trace(const char *path, tcheck *k)
 			if (i > 0 && x[i].pid == x[i - 1].pid &&
 			    x[i].tid == x[i - 1].tid &&
 			    x[i - 1].end <= x[i].ts &&
-			    x[i - 1].raw_end > x[i].raw_ts)
+			    (x[i - 1].raw_ts + x[i - 1].raw_dur > x[i].raw_ts ||
+			     (x[i - 1].raw_ts - t0) + x[i - 1].raw_dur >
+			     x[i].raw_ts - t0))
 				problem(k, "a slice reads as ending after the "
 					"next one's start", x[i].tid,
 					x[i].raw_ts);
@@ -497,6 +503,46 @@ START_TEST(test_trace_examples)
 }
 END_TEST
 
+/*
+** A generated 8-core set (medium, seed 3) run side by side: the trace is
+** clean. A slice of it (16.268775 + 0.160417 on a track whose first
+** slice starts at 4.148756) ended after the next one's start only when
+** the track is shifted to start at zero, as speedscope reads it.
+*/
+START_TEST(test_trace_generated)
+{
+	ls_gen_opts go = { 8, 3, LS_GEN_MEDIUM, NULL, NULL };
+	lm_module **mods = NULL;
+	ls_gen_file *files = NULL;
+	int n_files = 0;
+	lm_error err;
+	lm_fileset fs;
+	ls_tensors in;
+	ls_result r;
+	ls_options o = {0};
+	char *tr = lm_path_join(tmpdir, "gen.json");
+	ck_assert_msg(ls_gen(&go, NULL, &mods, &files, &n_files, &err) == 0,
+		      "%s", err.msg);
+	lm_fileset_init(&fs);
+	ls_gen_fileset(files, n_files, NULL, &fs);
+	ck_assert_int_eq(ls_make_inputs(mods, 8, NULL, 1, &in, &err), 0);
+	o.trace_path = tr;
+	o.files = &fs;
+	ck_assert_msg(ls_run_multi(mods, 8, &in, &o, &r, &err) == 0, "%s",
+		      err.msg);
+	check_split(&r);
+	check_run_trace(tr, &r, 2);
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	lm_fileset_free(&fs);
+	for (int c = 0; c < 8; c++)
+		lm_module_free(mods[c]);
+	free(mods);
+	ls_gen_files_free(files, n_files);
+	free(tr);
+}
+END_TEST
+
 /* Whether the n bytes of p are well-formed UTF-8 (the C library's
 ** decoder, in a UTF-8 locale). */
 static int valid_utf8(const char *p, size_t n)
@@ -605,6 +651,12 @@ START_TEST(test_checker_refuses)
 		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":16.050861,\"dur\":0.193750,"
 		"\"pid\":0,\"tid\":1},{\"name\":\"b\",\"ph\":\"X\","
 		"\"ts\":16.244611,\"dur\":1,\"pid\":0,\"tid\":1}",
+		/* ... only once the track is shifted to start at zero */
+		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":4.148756,\"dur\":0.1,"
+		"\"pid\":0,\"tid\":1},{\"name\":\"b\",\"ph\":\"X\","
+		"\"ts\":16.268775,\"dur\":0.160417,\"pid\":0,\"tid\":1},"
+		"{\"name\":\"c\",\"ph\":\"X\",\"ts\":16.429192,\"dur\":1,"
+		"\"pid\":0,\"tid\":1}",
 	};
 	const char *meta = "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,"
 		"\"args\":{\"name\":\"core 0\"}},{\"name\":\"process_sort_index\","
@@ -949,6 +1001,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_trace_examples);
 	tcase_add_test(tc, test_trace_long_utf8_names);
+	tcase_add_test(tc, test_trace_generated);
 	suite_add_tcase(s, tc);
 	/* four page loads in chromium, a few seconds each */
 	tc = tcase_create("speedscope");
