@@ -9,7 +9,7 @@ TEST_CFLAGS = $(TEST_CPPFLAGS) $(AM_CFLAGS) $(CHECK_CFLAGS)
 check_LTLIBRARIES = tests/libtestutil.la
 tests_libtestutil_la_SOURCES = tests/util.c tests/testutil.h
 tests_libtestutil_la_CFLAGS = $(TEST_CFLAGS)
-EXTRA_DIST += tests/fixtures
+EXTRA_DIST += tests/fixtures tests/speedscope_probe.js
 
 check_PROGRAMS += tests/test_model
 tests_test_model_SOURCES = tests/test_model.c
