@@ -207,6 +207,29 @@ typedef struct ls_rinst {
 	ls_rop dst;
 } ls_rinst;
 
+/*
+** DMA blocks (dmablk.c): a DMATrigger's blocks (the DMABlocks' indices in
+** its function, in dma_blocks order) and its number among the machine's
+** triggers (its fire counter); a DMABlock's body, its descriptors at
+** indices (its own, end); a SwitchQueueInstance or ResetQueueInstance
+** that rewinds the triggers of its queue (rewind 0: no_rearm); a
+** DMADescriptorCCE's op (lm_aluop).
+*/
+typedef struct ls_sdq {
+	int n_blocks;
+	int *blocks;
+	int trig;
+	int end;
+	int rewind;
+	int alu;
+} ls_sdq;
+
+/* A DMATrigger of the machine: its queue and engine (the rewinds). */
+typedef struct ls_strig {
+	int queue;
+	int eng;
+} ls_strig;
+
 /* One instruction, prepared. Indices are global to the machine. */
 typedef struct ls_sinst {
 	const lm_inst *in;
@@ -242,6 +265,8 @@ typedef struct ls_sinst {
 	int is_all;             /* engine ALL: one copy in every engine's
 				   stream, each on its engine's registers */
 	ls_rinst *reg;          /* RegisterMove / RegisterAlu (owned) */
+	ls_sdq *dq;             /* DMATrigger, DMABlock, the queue switches
+				   (owned; NULL for the rest) */
 } ls_sinst;
 
 /*
@@ -404,6 +429,8 @@ struct ls_machine {
 	int n_regs, cap_regs;   /* register slots (REG allocations) */
 	const lm_alloc **reg_allocs; /* by slot (borrowed) */
 	ls_core_regs regs[LS_MAX_CORES];
+	int n_trigs, cap_trigs; /* DMATriggers (their fire counters) */
+	ls_strig *trigs;
 	ls_layout sb_layout, psum_layout;
 	int64_t sb_part_bytes, psum_part_bytes; /* compact (the layouts' pb) */
 	const lm_fileset *files; /* Const files in memory (ls_options) */
@@ -621,6 +648,27 @@ void ls_reg_unwritten(const ls_machine *mc, int c, int eng, int slot,
 /* Every register unwritten (a run starts so); the files freed. */
 void ls_regs_reset(ls_machine *mc);
 void ls_regs_free(ls_machine *mc);
+
+/* ---- dmablk.c ----------------------------------------------------------- */
+
+/* Is op a DMA descriptor (it runs only in the body of a DMABlock)? */
+int ls_op_is_desc(lm_opcode op);
+/* The op of DMADescriptorCCE in (LM_ALU_BYPASS when it gives none). */
+lm_aluop ls_dmablk_cce_op(const lm_inst *in);
+/* DMABlock si's body is its function's instructions (si, end). */
+void ls_dmablk_body(ls_sinst *si, int end);
+/* The DMA blocks of function sf (module mi) once it is flattened: each
+** trigger's blocks and number, each block's queue agreement, each queue
+** switch's rewind (faults for what does not resolve). */
+void ls_dmablk_prepare(ls_machine *mc, int mi, ls_sfunc *sf);
+/* The index of the DMABlock trigger si fires next with the fire counters
+** fire (one per trigger of the machine), and the counter advanced. */
+int ls_dmablk_fire(int64_t *fire, const ls_sinst *si);
+/* Queue switch si passed by engine eng: the counters of the triggers of
+** its queue on that engine back to 0 (unless it is a no_rearm switch). */
+void ls_dmablk_rewind(const ls_machine *mc, int64_t *fire,
+		      const ls_sinst *si, int eng);
+void ls_dmablk_free(ls_sinst *si);
 
 /* ---- waits.c ------------------------------------------------------------ */
 

@@ -200,3 +200,9 @@ TESTS += tests/test_mpi
 else
 EXTRA_DIST += tests/test_mpi.c
 endif
+
+check_PROGRAMS += tests/test_dmablk
+tests_test_dmablk_SOURCES = tests/test_dmablk.c
+tests_test_dmablk_CFLAGS = $(TEST_CFLAGS)
+tests_test_dmablk_LDADD = $(TEST_LDADD)
+TESTS += tests/test_dmablk

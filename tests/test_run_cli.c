@@ -609,7 +609,6 @@ START_TEST(test_run_lists_new_constructs)
 		"instruction grs: opcode 'GroupResetSemaphores'",
 		"instruction aeb: opcode 'AllEngineBarrier'",
 		"instruction drain: opcode 'Drain'",
-		"instruction rqi: opcode 'ResetQueueInstance'",
 		"instruction halt: opcode 'Halt'",
 		"instruction dblk: opcode 'DMABlock'",
 		"instruction dtrig: opcode 'DMATrigger'",
