@@ -18,6 +18,8 @@
 ** committed when the instruction completes. A DMA frees its issuing engine
 ** after the issue cost and completes when its transfer ends; transfers of
 ** one queue instance share its bandwidth and complete in FIFO order.
+** A DMATrigger fires a DMA block onto its instance's queue, whose head
+** runs its descriptors one transfer each (the "DMA blocks" section).
 ** CoreBarrier arrivals are matched by group across cores; the id slot
 ** tables (one per module) catch collisions. A run ends when no event is
 ** left: anything still to run then is a deadlock.
@@ -987,8 +989,6 @@ static int desc_start(sim *s, int ri)
 	push(s, done, EV_DESC, di, 1);
 	s->cores[r->core].st.dma_bytes += si->dma_bytes;
 	s->cores[r->core].st.dma_transfers++;
-	s->cores[r->core].st.instructions++;
-	s->n_instr++;
 	r->n_fly++;
 	r->cur++;
 	return 0;

@@ -14,7 +14,9 @@
 **               calls, deadlock detection; no semantics;
 **   ctrl.c      the program structure at run time: positions and their
 **               order, loop trip counts, per-iteration values;
-**   regs.c      registers: each engine's file, the register opcodes.
+**   regs.c      registers: each engine's file, the register opcodes;
+**   dmablk.c    DMA blocks: their preparation, the triggers' fire
+**               counters and rewinds (sched.c runs the descriptors).
 ** Hot loops live apart: apiter.c (access-pattern element loops and dtype
 ** conversions) and mmkernel.c (the Matmult kernel), actfunc.c (activation
 ** formulas), cost.c (the cost model), trace.c (Chrome trace output).

@@ -19,6 +19,7 @@
 #include "simcheck.h"
 #include "diff.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,48 @@ START_TEST(test_round_robin)
 		ck_assert_int_eq(r.cores[0].dma_transfers, 4 + 2);
 		ls_result_free(&r);
 	}
+}
+END_TEST
+
+/* The trace of a run: one X slice per executed instruction (the trigger
+** included, not its descriptors), one async transfer per descriptor and
+** DMA, each on its queue instance's track. */
+START_TEST(test_trace)
+{
+	char *dir = tu_tmpdir("dmablk-trace");
+	char *path = lm_path_join(dir, "t.json");
+	ls_options o = {0};
+	ls_result r;
+	char *text;
+	cJSON *j, *ev;
+	int nx = 0, nb = 0, nd = 0;
+	o.trace_path = path;
+	run_ok(round_robin(), &o, &r);
+	text = tu_read(path);
+	ck_assert_ptr_nonnull(text);
+	j = cJSON_Parse(text);
+	ck_assert_ptr_nonnull(j);
+	ev = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+	for (const cJSON *e = ev ? ev->child : NULL; e; e = e->next) {
+		const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "args");
+		const cJSON *in = a ? cJSON_GetObjectItemCaseSensitive(
+			a, "instruction") : NULL;
+		if (!cJSON_IsString(ph))
+			continue;
+		nx += !strcmp(ph->valuestring, "X");
+		nb += !strcmp(ph->valuestring, "b");
+		nd += !strcmp(ph->valuestring, "b") && cJSON_IsString(in) &&
+		      in->valuestring[0] == 'd';
+	}
+	ck_assert_int_eq(nx, (int)r.cores[0].instructions);
+	ck_assert_int_eq(nb, (int)r.cores[0].dma_transfers);
+	ck_assert_int_eq(nd, 4);
+	cJSON_Delete(j);
+	free(text);
+	ls_result_free(&r);
+	free(path);
+	free(dir);
 }
 END_TEST
 
@@ -559,6 +602,33 @@ START_TEST(test_two_cores_linked)
 }
 END_TEST
 
+/* The same per-core modules as files nc<c>/sg0/def.json: `lncsim diff`
+** links and compares them. */
+START_TEST(test_two_cores_cli_diff)
+{
+	char *dir = tu_tmpdir("dmablk-diff");
+	tu_run r;
+	for (int c = 0; c < 2; c++) {
+		char *text, *rel, *p;
+		lm_module *m = core_module(c);
+		size_t n;
+		lm_error err;
+		ck_assert_int_eq(lm_module_to_json(m, 1, &text, &n, &err), 0);
+		rel = lm_xasprintf("nc%d/sg0/def.json", c);
+		p = tu_write(dir, rel, text);
+		free(p);
+		free(rel);
+		free(text);
+		lm_module_free(m);
+	}
+	r = tu_lncsim(NULL, "diff", "--no-db", "--schedules", "2", dir, NULL);
+	ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+	ck_assert_contains(r.out, "PASS");
+	tu_run_free(&r);
+	free(dir);
+}
+END_TEST
+
 /* ---- bad input ------------------------------------------------------------------ */
 
 /* The trigger's text in the saved module (keys sorted). */
@@ -775,12 +845,14 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("dmablk");
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_round_robin);
+	tcase_add_test(tc, test_trace);
 	tcase_add_test(tc, test_rewind);
 	tcase_add_test(tc, test_head_of_line);
 	tcase_add_test(tc, test_descriptor_deadlock);
 	tcase_add_test(tc, test_cce_values);
 	tcase_add_test(tc, test_block_timing);
 	tcase_add_test(tc, test_two_cores_linked);
+	tcase_add_test(tc, test_two_cores_cli_diff);
 	tcase_add_test(tc, test_bad_verifier);
 	tcase_add_test(tc, test_bad_two_queues);
 	tcase_add_test(tc, test_bad_simcheck);
