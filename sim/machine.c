@@ -1840,12 +1840,11 @@ static const lm_alloc *find_caller_alloc(void *ctx, const char *name)
 ** names go through cf's bindings first. The rule is lm_it55_bind's, the
 ** one InlineNKIKernel applies. Returns NULL or a fault message.
 */
-static char *bind_formals(ls_machine *mc, int cf, const ls_sinst *si,
+static char *bind_formals(ls_machine *mc, int cf, const lm_inst *in,
 			  ls_sfunc *nf)
 {
 	caller_names cn;
 	const lm_function *k = nf->f;
-	const lm_inst *in = si->in;
 	int n = in->n_func_args + in->n_func_outs, nb, rc;
 	lm_it55_binding *b = n ? lm_xcalloc((size_t)n, sizeof *b) : NULL;
 	char *why = NULL;
@@ -1924,12 +1923,72 @@ static void prep_callsites(ls_machine *mc)
 			lm_strmap_init(&nf->index);
 			lm_strmap_init(&nf->bind_allocs);
 			lm_strmap_init(&nf->bind_locs);
-			why = bind_formals(mc, f, si, nf);
+			why = bind_formals(mc, f, si->in, nf);
 			if (why) {
 				si->fault = why;
 				continue; /* nf stays empty (n = 0) */
 			}
 			prep_function(mc, mi, nfi);
+			si->target = nfi;
+		}
+	}
+}
+
+/*
+** The instance Calls of a linked dispatcher (a modular link, docs/linker.md):
+** each gets its own prepared copy of its definition's function with the
+** Call's `arguments` applied -- parameter -> the instance's tensor, by
+** the rule of an IT55 call site -- tagged with the Call's neuron_core_id,
+** the core the dispatcher launches it on.
+*/
+static void prep_instance_calls(ls_machine *mc)
+{
+	for (int f = 0; f < mc->n_fns; f++) {
+		if (!mc->fns[f].is_dispatcher)
+			continue;
+		for (int i = 0; i < mc->fns[f].n; i++) {
+			ls_sinst *si = &mc->fns[f].insts[i]; /* array is stable */
+			const cJSON *ex = si->in->extra, *core, *args, *a;
+			lm_inst call;
+			ls_sfunc *nf;
+			int nfi, n = 0;
+			char *why;
+			core = ex ? cJSON_GetObjectItemCaseSensitive(ex,
+				"neuron_core_id") : NULL;
+			if (si->op != LM_OP_CALL || !core || si->fault ||
+			    si->target < 0)
+				continue;
+			args = cJSON_GetObjectItemCaseSensitive(ex, "arguments");
+			call = *si->in;
+			call.n_func_outs = 0;
+			call.func_outs = NULL;
+			call.func_args = lm_xcalloc((size_t)cJSON_GetArraySize(
+				args) + 1, sizeof *call.func_args);
+			cJSON_ArrayForEach(a, args)
+				if (cJSON_IsString(a)) {
+					call.func_args[n].key = a->string;
+					call.func_args[n++].value = a->valuestring;
+				}
+			call.n_func_args = n;
+			lm_grow(&mc->fns, &mc->cap_fns, mc->n_fns + 1,
+				sizeof *mc->fns);
+			nfi = mc->n_fns++;
+			nf = &mc->fns[nfi];
+			memset(nf, 0, sizeof *nf);
+			nf->f = mc->fns[si->target].f;
+			nf->mod = mc->fns[f].mod;
+			nf->core = (int64_t)core->valuedouble;
+			nf->is_callsite = 1;
+			lm_strmap_init(&nf->index);
+			lm_strmap_init(&nf->bind_allocs);
+			lm_strmap_init(&nf->bind_locs);
+			why = bind_formals(mc, f, &call, nf);
+			free(call.func_args);
+			if (why) {
+				si->fault = why;
+				continue;
+			}
+			prep_function(mc, nf->mod, nfi);
 			si->target = nfi;
 		}
 	}
@@ -2052,6 +2111,7 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 		goto fail;
 	for (int mi = 0; mi < n_mods; mi++)
 		prep_functions(mc, mi);
+	prep_instance_calls(mc);
 	prep_callsites(mc);
 	apply_layouts(mc);
 	*out = mc;

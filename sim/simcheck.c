@@ -90,6 +90,8 @@ static const key_rule inst_rules[] = {
 	   copies onto the call it makes */
 	{ OP(NKIKERNEL), "enable_device_dump", K_META, NULL, NULL },
 	{ OP(NKIKERNEL), "nki_binary_version_identifier", K_META, NULL, NULL },
+	/* Call: the core a linked dispatcher's instance Call runs on */
+	{ OP(CALL), "neuron_core_id", K_MODEL, NULL, NULL },
 };
 
 /* A documented op key (fields.def) of an executed opcode: metadata, or
@@ -137,6 +139,7 @@ static const op_key inst_meta[] = {
 ** the row, not again as a carried key). */
 static const op_key inst_checked_whole[] = {
 	{ OP(DOWHILE), "cond", NULL },
+	{ OP(CALL), "arguments", NULL },
 	{ OP(SWITCHQUEUE), "no_rearm", NULL },
 	{ OP(DESC_CCE), "op", NULL },
 };
@@ -434,6 +437,25 @@ static void call_operand(const lm_arg *a, int n, char *val, size_t vn)
 static const char *const call_operands_why =
 	"a Call runs its target on the tensors the target names; operands "
 	"on the call itself are not modelled";
+
+/* A Call's argument map: bound only on a linked dispatcher's instance
+** Call, the one that names its core (neuron_core_id). */
+static int chk_call_args(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	const cJSON *a = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "arguments") : NULL;
+	if (!a || cJSON_IsNull(a) || (!a->child && (cJSON_IsObject(a) ||
+						   cJSON_IsArray(a))))
+		return 0;
+	if (cJSON_IsObject(a) &&
+	    cJSON_GetObjectItemCaseSensitive(in->extra, "neuron_core_id"))
+		return 0;
+	snprintf(val, n, "%s", cJSON_IsObject(a) ? "{...}" : "[...]");
+	*why = "a Call binds arguments only as the instance Call of a linked "
+	       "dispatcher, which names its core in neuron_core_id";
+	return 1;
+}
 
 static int chk_call_ins(const lm_inst *in, char *val, size_t n,
 			const char **why)
@@ -783,6 +805,7 @@ static const field_rule checks[] = {
 	{ OP(TENSORREDUCE), "apply_transpose", chk_apply_transpose },
 	{ OP(CALL), "ins", chk_call_ins },
 	{ OP(CALL), "outs", chk_call_outs },
+	{ OP(CALL), "arguments", chk_call_args },
 };
 
 /* ---- documented op keys ------------------------------------------------- */

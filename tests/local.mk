@@ -97,6 +97,13 @@ tests_test_linker_CFLAGS = $(TEST_CFLAGS)
 tests_test_linker_LDADD = $(TEST_LDADD)
 TESTS += tests/test_linker
 
+# the modular link: module definitions with several instances
+check_PROGRAMS += tests/test_multidef
+tests_test_multidef_SOURCES = tests/test_multidef.c
+tests_test_multidef_CFLAGS = $(TEST_CFLAGS)
+tests_test_multidef_LDADD = $(TEST_LDADD)
+TESTS += tests/test_multidef
+
 check_PROGRAMS += tests/test_klr tests/test_provision
 tests_test_klr_SOURCES = tests/test_klr.c
 tests_test_klr_CFLAGS = $(TEST_CFLAGS)
