@@ -19,7 +19,10 @@ static void last_per_engine(const lm_function *f, const char **last)
 	for (int b = 0; b < f->n_blocks; b++)
 		for (int i = 0; i < f->blocks[b].n_insts; i++) {
 			const lm_inst *in = &f->blocks[b].insts[i];
+			/* a DMA block runs when its trigger fires it: the
+			   trigger is its engine's instruction */
 			if (in->op == LM_OP_LOOP || in->op == LM_OP_RETURN ||
+			    in->op == LM_OP_DMABLOCK ||
 			    !in->name || (int)in->engine < 0 ||
 			    in->engine >= LM_ENG_COUNT)
 				continue;
@@ -117,7 +120,8 @@ static void note_queue(lk_ctx *x, int ci, lm_inst *in, void *arg)
 	used_set *u = arg;
 	(void)x;
 	(void)ci;
-	if (!lm_opcode_is_dma(in->op) || !in->queue ||
+	if ((!lm_opcode_is_dma(in->op) && in->op != LM_OP_DMATRIGGER) ||
+	    !in->queue ||
 	    lm_strmap_lookup(&u->seen, in->queue))
 		return;
 	lm_strmap_put(&u->seen, in->queue, in);

@@ -81,6 +81,8 @@ typedef struct vctx {
 	lm_strmap allocp;   /* name -> lm_alloc */
 	lm_strmap memlocs;  /* name -> lm_function owning it */
 	lm_strmap insts;    /* name -> lm_function owning it */
+	lm_strmap blkq;     /* DMA block name -> the first DMATrigger naming
+			       it (the queue of a block that names none) */
 	/* insts values: 1 + index into inst_at, in visiting order; check_blocks
 	   visits the same order, so "an earlier instruction of this
 	   function" is an index below v->pos with the same function */
@@ -1389,27 +1391,65 @@ static int check_break(vctx *v, const lm_inst *in)
 	return 0;
 }
 
-/* A DMABlock's queue (lncsim's extension), when it says one, exists. */
-static int check_dmablock(vctx *v, const lm_inst *in)
+/* Does trigger t fire the block named name? */
+static int fires(const lm_inst *t, const char *name)
 {
-	if (in->queue && !lm_strmap_lookup(&v->queues, in->queue))
-		return fail(v, "DMA block '%s' names queue '%s', which does not "
-			    "exist", S(in->name), in->queue);
+	for (int i = 0; i < t->n_dma_blocks; i++)
+		if (t->dma_blocks[i] && !strcmp(t->dma_blocks[i], name))
+			return 1;
 	return 0;
 }
 
-/* The DMA blocks a trigger fires are blocks of its queue (when they say
-** a queue). */
+/* A DMABlock's queue (lncsim's extension), when it says one, exists; its
+** dma_trigger, when it names an instruction, names a trigger firing it. */
+static int check_dmablock(vctx *v, const lm_inst *in)
+{
+	const cJSON *t = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "dma_trigger") : NULL;
+	const lm_inst *ti;
+	if (in->queue && !lm_strmap_lookup(&v->queues, in->queue))
+		return fail(v, "DMA block '%s' names queue '%s', which does not "
+			    "exist", S(in->name), in->queue);
+	if (!cJSON_IsString(t) || in_queue_blocks(v))
+		return 0;
+	ti = fn_inst(v, t->valuestring);
+	if (ti && (lm_inst_it(ti) != LM_IT_DMATrigger ||
+		   !fires(ti, S(in->name))))
+		return fail(v, "dma_trigger '%s' is not a DMATrigger firing DMA "
+			    "block '%s'", t->valuestring, S(in->name));
+	return 0;
+}
+
+/* A trigger fires at least one block; the blocks it fires are blocks of
+** its queue: the one they say, else the queue of every trigger naming
+** them. */
 static int check_dmatrigger(vctx *v, const lm_inst *in)
 {
+	if (!in->n_dma_blocks)
+		return fail(v, "DMATrigger '%s' fires no DMA block (dma_blocks "
+			    "is empty)", S(in->name));
 	for (int i = 0; i < in->n_dma_blocks; i++) {
 		const lm_inst *b = in->dma_blocks[i] ?
 			fn_inst(v, in->dma_blocks[i]) : NULL;
+		const lm_inst *o;
+		void **slot;
 		if (b && b->queue && in->queue && strcmp(b->queue, in->queue))
 			return fail(v, "DMATrigger '%s' (queue %s): dma_blocks "
 				    "'%s' is a DMA block of another queue (queue "
 				    "%s)", S(in->name), in->queue,
 				    in->dma_blocks[i], b->queue);
+		if (!b || b->queue || !in->queue)
+			continue;
+		slot = lm_strmap_ref(&v->blkq, in->dma_blocks[i]);
+		o = *slot;
+		if (!o)
+			*slot = (void *)in;
+		else if (o->queue && strcmp(o->queue, in->queue))
+			return fail(v, "DMATrigger '%s' (queue %s): dma_blocks "
+				    "'%s' is a DMA block of another queue (queue "
+				    "%s, of DMATrigger '%s')", S(in->name),
+				    in->queue, in->dma_blocks[i], o->queue,
+				    S(o->name));
 	}
 	return 0;
 }
@@ -2498,6 +2538,7 @@ int lm_verify(const lm_module *m, const lm_verify_opts *opts, lm_error *err)
 	lm_strmap_init(&v.allocp);
 	lm_strmap_init(&v.memlocs);
 	lm_strmap_init(&v.insts);
+	lm_strmap_init(&v.blkq);
 
 	if ((rc = check_header(&v)) != 0)
 		goto done;
@@ -2572,6 +2613,7 @@ done:
 	lm_strmap_free(&v.allocp);
 	lm_strmap_free(&v.memlocs);
 	lm_strmap_free(&v.insts);
+	lm_strmap_free(&v.blkq);
 	free(v.inst_at);
 	free(v.inst_ptr);
 	for (int q = 0; v.qfns && q < m->n_queues; q++) {

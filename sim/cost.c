@@ -8,6 +8,7 @@
 **   ACT / DVE / Pool ops   elements per partition + elem_fixed[eng]  own clock
 **   DMA (issuing engine)   dma_issue_cycles                          own clock
 **   DMA (transfer)         latency + bytes / bandwidth               ps
+**   DMATrigger             dma_issue_cycles; each descriptor a transfer
 **   NoOp, Call, Return, SwitchQueueInstance   sem_op_cycles          own clock
 **   CoreBarrier            release barrier_latency_ps after the last arrival
 */
@@ -65,6 +66,20 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 			cyc = si->ins[0].free + a->elem_fixed[e];
 		else
 			cyc = a->elem_fixed[e];
+		break;
+	case LM_OP_DESC_COPY: case LM_OP_DESC_CCE:
+		/* no engine: its transfer is the bytes it writes at the
+		   widest dtype of its operands, for each source it reads */
+		if (si->n_ins >= 1 && si->n_outs >= 1 && si->outs[0].space) {
+			int es = si->outs[0].esize;
+			for (int i = 0; i < si->n_ins; i++)
+				if (si->ins[i].esize > es)
+					es = si->ins[i].esize;
+			si->dma_bytes = si->outs[0].count * es * si->n_ins;
+		}
+		break;
+	case LM_OP_DMATRIGGER:
+		cyc = a->dma_issue_cycles > 0 ? a->dma_issue_cycles : 1;
 		break;
 	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
 		cyc = a->dma_issue_cycles > 0 ? a->dma_issue_cycles : 1;

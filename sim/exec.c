@@ -231,6 +231,42 @@ static int exec_dma(ls_exec *x)
 	return 0;
 }
 
+/*
+** DMADescriptorCCE: out = op folded over its sources, element by element,
+** in float32 from a zeroed accumulator (acc = 0; acc = acc op in[k] for
+** k in order; max / min as fmaxf / fminf), rounded to the output's dtype
+** (docs/simulator.md, "DMA blocks").
+*/
+static int exec_cce(ls_exec *x)
+{
+	const ls_sinst *si = x->si;
+	int64_t n = si->outs[0].count;
+	float *acc = grow_f(&x->fb, &x->cap_b, n);
+	float *f = grow_f(&x->fa, &x->cap_a, n);
+	lm_aluop op = si->dq ? (lm_aluop)si->dq->alu : LM_ALU_INVALID;
+	if (op != LM_ALU_ADD && op != LM_ALU_MAX && op != LM_ALU_MIN)
+		return fail(x, "DMADescriptorCCE op '%s' is not modelled (add, "
+			    "max, min)", lm_aluop_name(op) ? lm_aluop_name(op)
+			    : "?");
+	for (int64_t i = 0; i < n; i++)
+		acc[i] = 0.0f;
+	for (int k = 0; k < si->n_ins; k++) {
+		int rc;
+		if (si->ins[k].count != n)
+			return fail(x, "ins[%d] has %lld elements, outs[0] %lld",
+				    k, (long long)si->ins[k].count,
+				    (long long)n);
+		if ((rc = read_f32(x, k, f)) != 0)
+			return rc;
+		for (int64_t i = 0; i < n; i++)
+			acc[i] = op == LM_ALU_ADD ? acc[i] + f[i] :
+				 op == LM_ALU_MAX ? fmaxf(acc[i], f[i]) :
+				 fminf(acc[i], f[i]);
+	}
+	stage_f32(x, acc);
+	return 0;
+}
+
 /* TensorCopy: as DMA, on an engine. */
 static int exec_copy(ls_exec *x)
 {
@@ -958,6 +994,8 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_TSPTR] = exec_tensorscalarptr,
 	[LM_OP_RECIPROCAL] = exec_reciprocal,
 	[LM_OP_STREAMTRANSPOSE] = exec_streamtranspose,
+	[LM_OP_DESC_COPY] = exec_dma,
+	[LM_OP_DESC_CCE] = exec_cce,
 };
 
 int ls_exec_start(ls_exec *x)

@@ -11,3 +11,4 @@ sim_libsim_la_SOURCES += sim/reduce.c
 sim_libsim_la_SOURCES += sim/waits.c
 sim_libsim_la_SOURCES += sim/regs.c
 sim_libsim_la_SOURCES += sim/sync.c
+sim_libsim_la_SOURCES += sim/dmablk.c

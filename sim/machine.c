@@ -1059,6 +1059,20 @@ static int is_loop_op(lm_opcode op)
 	return op == LM_OP_LOOP || op == LM_OP_DYNLOOP || op == LM_OP_DOWHILE;
 }
 
+/* Does op carry a body the simulator flattens after it (a loop's, a
+** DMABlock's descriptors)? */
+static int has_body(lm_opcode op)
+{
+	return is_loop_op(op) || op == LM_OP_DMABLOCK;
+}
+
+/* Is op in no engine's stream (a DMABlock, a descriptor: a DMATrigger
+** runs them)? */
+static int is_dma_body(lm_opcode op)
+{
+	return op == LM_OP_DMABLOCK || ls_op_is_desc(op);
+}
+
 /* Instructions of blocks bs, the bodies of their Loops included. */
 static void count_insts(const lm_block *bs, int nb, int *n)
 {
@@ -1066,7 +1080,7 @@ static void count_insts(const lm_block *bs, int nb, int *n)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
 			(*n)++;
-			if (is_loop_op(in->op))
+			if (has_body(in->op))
 				count_insts(in->blocks, in->n_blocks, n);
 		}
 }
@@ -1127,6 +1141,7 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 				     is_expanded_op(in->op));
 	si->can_read_uninit = in->has_can_read_uninit && in->can_read_uninit;
 	si->queue = si->qinst = si->target = si->group = -1;
+	si->dq = NULL;
 	si->n_ins = in->n_ins;
 	si->n_outs = in->n_outs;
 	si->ins = carve(ar->opnds, &ar->n_opnds, (size_t)in->n_ins,
@@ -1486,6 +1501,11 @@ static void flatten(flat *F, ls_sfunc *sf, const lm_block *bs, int nb,
 			si->loop = loop;
 			si->heads = -1;
 			prep_dyn(F->mc, sf, si);
+			if (in->op == LM_OP_DMABLOCK) {
+				flatten(F, sf, in->blocks, in->n_blocks, loop);
+				ls_dmablk_body(si, F->k);
+				continue;
+			}
 			if (!is_loop_op(in->op))
 				continue;
 			si->heads = open_loop(F, sf, in, h, loop);
@@ -1633,7 +1653,8 @@ static void prep_deps(ls_sfunc *sf)
 static int is_passive(const ls_sinst *si)
 {
 	return si->op == LM_OP_CALL || si->op == LM_OP_NKIKERNEL ||
-	       si->op == LM_OP_SWITCHQUEUE || si->op == LM_OP_BREAK;
+	       si->op == LM_OP_SWITCHQUEUE || si->op == LM_OP_BREAK ||
+	       si->op == LM_OP_RESETQUEUE;
 }
 
 /*
@@ -1654,7 +1675,7 @@ static void prep_streams(ls_sfunc *sf)
 		unsigned m;
 		if (si->heads >= 0)
 			m = sf->loops[si->heads].engmask;
-		else if (si->op == LM_OP_BREAK)
+		else if (si->op == LM_OP_BREAK || is_dma_body(si->op))
 			m = 0;
 		else if (is_passive(si) || si->is_all)
 			m = (1u << LS_ENGINES) - 1;
@@ -1663,7 +1684,8 @@ static void prep_streams(ls_sfunc *sf)
 		if (si->loop >= 0)
 			sf->loops[si->loop].engmask |= m;
 		if (is_passive(si))
-			sf->has_calls |= si->op != LM_OP_SWITCHQUEUE;
+			sf->has_calls |= si->op != LM_OP_SWITCHQUEUE &&
+					 si->op != LM_OP_RESETQUEUE;
 	}
 	for (int e = 0; e < LS_ENGINES; e++) {
 		int n = 0;
@@ -1674,7 +1696,12 @@ static void prep_streams(ls_sfunc *sf)
 			n = 0;
 			for (int i = 0; i < sf->n_run; i++) {
 				const ls_sinst *si = &sf->insts[i];
-				int in_s = si->heads >= 0 ?
+				int in_s;
+				if (si->op == LM_OP_DMABLOCK) {
+					i = si->dq->end - 1;
+					continue;
+				}
+				in_s = si->heads >= 0 ?
 					(sf->loops[si->heads].engmask >> e & 1) :
 					is_passive(si) || si->is_all ||
 					si->eng == e;
@@ -1710,7 +1737,7 @@ static void size_insts(const lm_block *bs, int nb, size_t *no, size_t *ni,
 			*ni += (size_t)in->n_wait + (size_t)in->n_update;
 			*n64 += (size_t)in->n_wait;
 			*has_deps |= in->n_deps > 0 || in->n_lc_deps > 0;
-			if (is_loop_op(in->op))
+			if (has_body(in->op))
 				size_insts(in->blocks, in->n_blocks, no, ni,
 					   n64, has_deps);
 		}
@@ -1722,10 +1749,12 @@ static void index_names(ls_sfunc *sf, const lm_block *bs, int nb, int *k)
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
 			const lm_inst *in = &bs[b].insts[i];
-			if (in->name)
+			/* DMA blocks and descriptors run when a trigger fires
+			   them: a dependency names the trigger */
+			if (in->name && !is_dma_body(in->op))
 				smap_put(&sf->index, in->name, *k);
 			(*k)++;
-			if (is_loop_op(in->op))
+			if (has_body(in->op))
 				index_names(sf, in->blocks, in->n_blocks, k);
 		}
 }
@@ -1753,6 +1782,7 @@ static void prep_function(ls_machine *mc, int mi, int fi)
 	sf->ints = F.ar.ints = lm_xcalloc(ni + 1, sizeof *F.ar.ints);
 	sf->i64s = F.ar.i64s = lm_xcalloc(n64 + 1, sizeof *F.ar.i64s);
 	flatten(&F, sf, fn->blocks, fn->n_blocks, -1);
+	ls_dmablk_prepare(mc, mi, sf);
 	prep_deps(sf);
 	prep_streams(sf);
 }
@@ -2092,6 +2122,7 @@ void ls_machine_free(ls_machine *mc)
 			free(sf->insts[i].dyn);
 			free(sf->insts[i].reg);
 			ls_sync_free(&sf->insts[i].sy);
+			ls_dmablk_free(&sf->insts[i]);
 		}
 		free(sf->insts);
 		free(sf->deps);
@@ -2128,6 +2159,7 @@ void ls_machine_free(ls_machine *mc)
 		free(mc->queues[q].insts);
 	free(mc->queues);
 	free(mc->qinsts);
+	free(mc->trigs);
 	for (int s = 0; s < mc->n_storages; s++) {
 		free(mc->storages[s].data);
 		free(mc->storages[s].init);

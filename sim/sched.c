@@ -18,6 +18,8 @@
 ** committed when the instruction completes. A DMA frees its issuing engine
 ** after the issue cost and completes when its transfer ends; transfers of
 ** one queue instance share its bandwidth and complete in FIFO order.
+** A DMATrigger fires a DMA block onto its instance's queue, whose head
+** runs its descriptors one transfer each (the "DMA blocks" section).
 ** CoreBarrier arrivals are matched by group across cores; the id slot
 ** tables (one per module) catch collisions. A run ends when no event is
 ** left: anything still to run then is a deadlock.
@@ -34,7 +36,7 @@
 #include <time.h>
 #include <string.h>
 
-enum { EV_ENG = 0, EV_DMA, EV_BAR };
+enum { EV_ENG = 0, EV_DMA, EV_BAR, EV_DESC };
 
 typedef struct event {
 	int64_t t;
@@ -115,16 +117,35 @@ typedef struct engine {
 
 typedef struct core {
 	int used;
+	int64_t *fire;          /* per DMATrigger of the machine: its fires
+				   since the last rewind (dmablk.c) */
 	engine eng[LS_ENGINES];
 	ls_core_stats st;
 	ls_waitclock wait[LS_ENGINES];
 } core;
 
+/*
+** A transfer in flight (a DMA instruction's, or a descriptor's: owner its
+** block), or a fired DMA block on its queue instance (blk >= 0: act, idx
+** its trigger, eng the trigger's engine, cur the next descriptor, n_fly
+** those in flight, opened: its own waits held), or a DMA instruction
+** queued behind descriptors (blk -1 in a queue). next_q: the next of the
+** instance's queue.
+*/
 typedef struct dma {
 	int act, idx, core, eng, qinst, next_free;
 	int64_t start;
 	ls_pending pend;
+	int blk, cur, n_fly, opened, owner, next_q;
 } dma;
+
+/* A queue instance's DMA blocks and the DMAs behind them, oldest first
+** (indices into dmas, -1: none); kick: an EV_DESC pending for it;
+** waiting: its head waits for a semaphore. */
+typedef struct dqueue {
+	int head, tail;
+	int kick, waiting;
+} dqueue;
 
 typedef struct arrival {
 	int core, eng, act, idx, mod;
@@ -161,6 +182,8 @@ typedef struct sim {
 	int n_acts, cap_acts;
 	dma *dmas;
 	int n_dmas, cap_dmas, free_dma;
+	dqueue *dq;          /* per queue instance */
+	int n_dq_waiting;
 	group *groups;
 	join *joins;            /* the joins some engine has reached */
 	int n_joins, cap_joins;
@@ -353,7 +376,8 @@ static unsigned fn_mask(sim *s, int fn, int c, int depth)
 		return s->fmask[fn] - 1;
 	for (int i = 0; i < sf->n_run; i++) {
 		const ls_sinst *si = &sf->insts[i];
-		if (si->heads >= 0)
+		if (si->heads >= 0 || si->op == LM_OP_DMABLOCK ||
+		    ls_op_is_desc(si->op))
 			continue;
 		m |= si->is_all ? (1u << LS_ENGINES) - 1 : 1u << si->eng;
 		if ((si->op == LM_OP_CALL || si->op == LM_OP_NKIKERNEL) &&
@@ -602,6 +626,38 @@ static void launch(sim *s, int fn, int c)
 
 /* ---- completion --------------------------------------------------------- */
 
+static int fail_at(sim *s, int c, const ls_sinst *si, const char *fmt, ...);
+static int consume(sim *s, int c, const ls_sinst *si);
+
+/* Do the waits of si, a DMA block or a descriptor on its queue, hold on
+** core c (eng: the engine of its trigger)? 1 yes, 0 no or a run error
+** (s->rc set). */
+static int dq_holds(sim *s, int c, int eng, const ls_sinst *si)
+{
+	char why[600];
+	int first, r;
+	if (!si->sy.n_wait || si->fault)
+		return 1;
+	r = ls_sync_ready(s->mc, c, eng, &si->sy, &first, why, sizeof why);
+	if (r < 0)
+		fail_at(s, c, si, "%s", why);
+	return r > 0;
+}
+
+/* The updates of si at its completion on core c (an instruction, a DMA
+** block, a descriptor). */
+static void apply_updates(sim *s, int c, const ls_sinst *si)
+{
+	if ((si->sy.n_update || si->op == LM_OP_GROUPRESET) && !si->fault) {
+		char why[600];
+		if ((si->op == LM_OP_GROUPRESET &&
+		     ls_sync_group_reset(s->mc, c, si, why, sizeof why)) ||
+		    ls_sync_update(s->mc, c, &si->sy, si, why, sizeof why))
+			fail_at(s, c, si, "%s", why);
+	}
+	s->dirty = 1;
+}
+
 /* An instance of it was issued at the cursor F. */
 static void note_issue(sim *s, const frame *F, item it, const ls_sinst *si)
 {
@@ -655,14 +711,7 @@ static void complete(sim *s, item it)
 			r->n--;
 		}
 	}
-	if ((si->sy.n_update || si->op == LM_OP_GROUPRESET) && !si->fault) {
-		char why[600];
-		if ((si->op == LM_OP_GROUPRESET &&
-		     ls_sync_group_reset(s->mc, a->core, si, why, sizeof why)) ||
-		    ls_sync_update(s->mc, a->core, &si->sy, si, why,
-				   sizeof why))
-			fail_at(s, a->core, si, "%s", why);
-	}
+	apply_updates(s, a->core, si);
 	if (s->now > k->st.end_ps)
 		k->st.end_ps = s->now;
 	s->dirty = 1;
@@ -845,6 +894,8 @@ static dma *new_dma(sim *s, int *di)
 		*di = s->n_dmas++;
 		memset(&s->dmas[*di], 0, sizeof s->dmas[*di]);
 	}
+	s->dmas[*di].blk = s->dmas[*di].owner = s->dmas[*di].next_q = -1;
+	s->dmas[*di].n_fly = s->dmas[*di].opened = 0;
 	return &s->dmas[*di];
 }
 
@@ -864,6 +915,276 @@ static void note_reads(sim *s, const ls_sinst *si)
 		    s->mc->storages[o->storage].mod != mi)
 			s->xread[o->storage] = 1;
 	}
+}
+
+/* ---- DMA blocks --------------------------------------------------------- */
+
+/* Core c's fire counters, one per trigger of the machine. */
+static int64_t *fire_of(sim *s, int c)
+{
+	core *k = &s->cores[c];
+	if (!k->fire)
+		k->fire = lm_xcalloc((size_t)s->mc->n_trigs + 1,
+				     sizeof *k->fire);
+	return k->fire;
+}
+
+static void dq_append(sim *s, int qi, int di)
+{
+	dqueue *q = &s->dq[qi];
+	s->dmas[di].next_q = -1;
+	if (q->tail >= 0)
+		s->dmas[q->tail].next_q = di;
+	else
+		q->head = di;
+	q->tail = di;
+}
+
+static void dq_pop(sim *s, int qi)
+{
+	dqueue *q = &s->dq[qi];
+	q->head = s->dmas[q->head].next_q;
+	if (q->head < 0)
+		q->tail = -1;
+}
+
+static void dma_release(sim *s, int di)
+{
+	s->dmas[di].next_free = s->free_dma;
+	s->free_dma = di;
+}
+
+/* The function instruction idx of activation ai. */
+static const ls_sinst *inst_at(sim *s, int ai, int idx)
+{
+	return &s->mc->fns[s->acts[ai].fn].insts[idx];
+}
+
+/* Instance qi's head waits (wait: 1) or not. */
+static void dq_wait(sim *s, int qi, int wait)
+{
+	if (s->dq[qi].waiting != wait)
+		s->n_dq_waiting += wait ? 1 : -1;
+	s->dq[qi].waiting = wait;
+}
+
+/* The transfer of n bytes starting now on instance qi: its completion
+** time (FIFO per instance, strictly). */
+static int64_t dq_transfer(sim *s, int qi, int64_t bytes)
+{
+	ls_sqinst *q = &s->mc->qinsts[qi];
+	int64_t xs = s->now > q->bw_free_ps ? s->now : q->bw_free_ps;
+	int64_t xfer = perturb(s, ls_cost_dma_ps(s->mc->arch, bytes));
+	int64_t done;
+	q->bw_free_ps = xs + xfer;
+	done = xs + xfer + perturb(s, s->mc->arch->dma_latency_ps);
+	if (done <= q->last_done_ps)
+		done = q->last_done_ps + 1;
+	q->last_done_ps = done;
+	return done;
+}
+
+/* A fired block's last descriptor completed (or it has none): its
+** updates, the instance's semaphore, its trigger completes. */
+static void block_done(sim *s, int ri)
+{
+	dma *r = &s->dmas[ri];
+	const ls_sqinst *q = &s->mc->qinsts[r->qinst];
+	apply_updates(s, r->core, inst_at(s, r->act, r->blk));
+	if (q->sem >= 0)
+		ls_sync_bump(s->mc, q->sem);
+	s->mc->csync[r->core]->dma_out[r->eng]--;
+	complete(s, (item){r->act, r->idx});
+	dma_release(s, ri);
+}
+
+/* Start descriptor r->cur of fired block ri now on its instance. */
+static int desc_start(sim *s, int ri)
+{
+	dma *r = &s->dmas[ri], *d;
+	const ls_sinst *si = inst_at(s, r->act, r->cur);
+	int di;
+	int64_t done;
+	if (consume(s, r->core, si))
+		return s->rc;
+	d = new_dma(s, &di);
+	r = &s->dmas[ri];
+	s->x.core = r->core;
+	s->x.si = si;
+	s->x.pend = &d->pend;
+	note_reads(s, si);
+	if (ls_exec_start(&s->x))
+		return s->rc = s->err->code;
+	d->act = r->act;
+	d->idx = r->cur;
+	d->core = r->core;
+	d->qinst = r->qinst;
+	d->owner = ri;
+	d->blk = -1;
+	d->start = s->now;
+	done = dq_transfer(s, r->qinst, si->dma_bytes);
+	push(s, done, EV_DESC, di, 1);
+	s->cores[r->core].st.dma_bytes += si->dma_bytes;
+	s->cores[r->core].st.dma_transfers++;
+	r->n_fly++;
+	r->cur++;
+	return 0;
+}
+
+/*
+** Move instance qi's queue on as far as it goes now: the head's waits
+** (a block's own before its first descriptor, each descriptor's) must
+** hold and the instance's bandwidth be free (else a kick when it is);
+** a DMA queued behind starts its transfer like any DMA.
+*/
+static void dq_pump(sim *s, int qi)
+{
+	dqueue *q = &s->dq[qi];
+	while (q->head >= 0 && !s->rc) {
+		int ri = q->head;
+		dma *r = &s->dmas[ri];
+		const ls_sqinst *sq = &s->mc->qinsts[qi];
+		const ls_sinst *bs;
+		if (r->blk >= 0) {
+			bs = inst_at(s, r->act, r->blk);
+			if (!r->opened) {
+				if (!dq_holds(s, r->core, r->eng, bs)) {
+					dq_wait(s, qi, 1);
+					return;
+				}
+				r->opened = 1;
+				if (consume(s, r->core, bs))
+					return;
+			}
+			if (r->cur == bs->dq->end) {
+				dq_pop(s, qi);
+				if (r->n_fly == 0)
+					block_done(s, ri);
+				continue;
+			}
+			if (!dq_holds(s, r->core, r->eng,
+				      inst_at(s, r->act, r->cur))) {
+				dq_wait(s, qi, 1);
+				return;
+			}
+		}
+		dq_wait(s, qi, 0);
+		if (sq->bw_free_ps > s->now) {
+			if (!q->kick) {
+				q->kick = 1;
+				push(s, sq->bw_free_ps, EV_DESC, qi, 0);
+			}
+			return;
+		}
+		if (r->blk >= 0) {
+			desc_start(s, ri);
+			continue;
+		}
+		dq_pop(s, qi);
+		r->start = s->now;
+		push(s, dq_transfer(s, qi, inst_at(s, r->act, r->idx)->dma_bytes),
+		     EV_DMA, ri, 0);
+	}
+}
+
+/* Trigger it (si) on engine e of core c fires its next block on the
+** instance active for it. */
+static int dq_fire(sim *s, int c, int e, item it, const ls_sinst *si)
+{
+	int qi = si->queue >= 0 ? s->cores[c].eng[e].active[si->queue] : -1;
+	int ri;
+	dma *r;
+	if (si->fault)
+		return fail_at(s, c, si, "%s", si->fault);
+	if (qi < 0)
+		return fail_at(s, c, si, "queue '%s' has no instance",
+			       S(si->in->queue));
+	r = new_dma(s, &ri);
+	r->act = it.act;
+	r->idx = it.idx;
+	r->core = c;
+	r->eng = e;
+	r->qinst = qi;
+	r->blk = ls_dmablk_fire(fire_of(s, c), si);
+	r->cur = r->blk + 1;
+	r->n_fly = r->opened = 0;
+	ls_core_syncs(s->mc, c)->dma_out[e]++;
+	dq_append(s, qi, ri);
+	dq_pump(s, qi);
+	return s->rc;
+}
+
+/* EV_DESC: a descriptor's transfer completed (is_done), or instance a's
+** bandwidth is free again. */
+static void desc_event(sim *s, int a, int is_done)
+{
+	dma *d;
+	int ri, qi;
+	if (!is_done) {
+		s->dq[a].kick = 0;
+		dq_pump(s, a);
+		return;
+	}
+	d = &s->dmas[a];
+	ri = d->owner;
+	qi = d->qinst;
+	ls_exec_commit(&d->pend);
+	apply_updates(s, d->core, inst_at(s, d->act, d->idx));
+	if (s->tracing)
+		ls_trace_add(&s->trace, d->core, LS_ENGINES + qi,
+			     inst_at(s, d->act, d->idx), d->act, d->idx,
+			     d->start, s->now - d->start);
+	if (s->now > s->cores[d->core].st.end_ps)
+		s->cores[d->core].st.end_ps = s->now;
+	dma_release(s, a);
+	if (--s->dmas[ri].n_fly == 0 && s->dmas[ri].cur ==
+	    inst_at(s, s->dmas[ri].act, s->dmas[ri].blk)->dq->end &&
+	    s->dmas[ri].opened && s->dq[qi].head != ri)
+		block_done(s, ri);
+	dq_pump(s, qi);
+}
+
+/* Retry the instances whose head waits. */
+static void dq_rescan(sim *s)
+{
+	for (int qi = 0; qi < s->mc->n_qinsts && s->n_dq_waiting && !s->rc;
+	     qi++)
+		if (s->dq[qi].waiting)
+			dq_pump(s, qi);
+}
+
+/* What instance qi's head waits for (the deadlock report); 1 if any. */
+static int dq_describe(sim *s, int qi, lm_buf *b)
+{
+	const dma *r;
+	const ls_sinst *bs, *si;
+	if (s->dq[qi].head < 0)
+		return 0;
+	r = &s->dmas[s->dq[qi].head];
+	if (r->blk < 0)
+		return 0; /* a DMA waits for bandwidth only */
+	bs = inst_at(s, r->act, r->blk);
+	si = r->opened ? inst_at(s, r->act, r->cur) : bs;
+	if (si->sy.n_wait) {
+		char why[600], what[600];
+		int first = -1;
+		if (ls_sync_ready(s->mc, r->core, r->eng, &si->sy, &first, why,
+				  sizeof why) != 0 || first < 0)
+			return 1;
+		ls_sync_describe(s->mc, r->core, r->eng, &si->sy.wait[first],
+				 what, sizeof what);
+		if (si == bs)
+			lm_buf_printf(b, "; queue instance '%s' core %d: block "
+				      "'%s'", S(s->mc->qinsts[qi].name), r->core,
+				      S(bs->in->name));
+		else
+			lm_buf_printf(b, "; queue instance '%s' core %d: "
+				      "descriptor '%s' of block '%s'",
+				      S(s->mc->qinsts[qi].name), r->core,
+				      S(si->in->name), S(bs->in->name));
+		lm_buf_printf(b, " waits for %s", what);
+	}
+	return 1;
 }
 
 static void loop_where(sim *s, int c, int e, char *buf, size_t n);
@@ -932,9 +1253,9 @@ static void start_inst(sim *s, int c, int e, item it)
 	case LM_OP_DYNLOOP: case LM_OP_DOWHILE: case LM_OP_CMPBRANCH:
 	case LM_OP_UBRANCH: case LM_OP_BRANCHHINT: case LM_OP_BREAK:
 	case LM_OP_HALT: case LM_OP_TENSORLOAD: case LM_OP_TENSORSAVE:
-	case LM_OP_DMATRIGGER: case LM_OP_DMABLOCK:
+	case LM_OP_DMABLOCK:
 	case LM_OP_DESC_COPY: case LM_OP_DESC_CCE: case LM_OP_DESC_TRANSPOSE:
-	case LM_OP_DESC_REPLICATE: case LM_OP_RESETQUEUE:
+	case LM_OP_DESC_REPLICATE:
 	case LM_OP_TCOMPLETION: case LM_OP_TCDYNSRC: case LM_OP_TCDYNDST:
 		fail_at(s, c, si, "opcode '%s' is not supported by the "
 			"simulator", lm_opcode_name(si->op));
@@ -1003,6 +1324,21 @@ static void start_inst(sim *s, int c, int e, item it)
 			s->rc = s->err->code;
 			return;
 		}
+		d = &s->dmas[di];
+		d->act = it.act;
+		d->idx = it.idx;
+		d->core = c;
+		d->eng = e;
+		d->qinst = qi;
+		ls_core_syncs(s->mc, c)->dma_out[e]++;
+		k->st.dma_bytes += si->dma_bytes;
+		k->st.dma_transfers++;
+		E->cur_completes = 0;
+		if (s->dq[qi].head >= 0) {
+			/* behind the DMA blocks of its instance */
+			dq_append(s, qi, di);
+			break;
+		}
 		q = &s->mc->qinsts[qi];
 		xs = s->now > q->bw_free_ps ? s->now : q->bw_free_ps;
 		xfer = perturb(s, ls_cost_dma_ps(s->mc->arch, si->dma_bytes));
@@ -1013,19 +1349,15 @@ static void start_inst(sim *s, int c, int e, item it)
 		if (done <= q->last_done_ps)
 			done = q->last_done_ps + 1;
 		q->last_done_ps = done;
-		d->act = it.act;
-		d->idx = it.idx;
-		d->core = c;
-		d->eng = e;
-		d->qinst = qi;
-		ls_core_syncs(s->mc, c)->dma_out[e]++;
 		d->start = xs;
 		push(s, done, EV_DMA, di, 0);
-		k->st.dma_bytes += si->dma_bytes;
-		k->st.dma_transfers++;
-		E->cur_completes = 0;
 		break;
 	}
+	case LM_OP_DMATRIGGER:
+		if (dq_fire(s, c, e, it, si))
+			return;
+		E->cur_completes = 0;
+		break;
 	default:
 		s->x.core = c;
 		s->x.si = s->xsi;
@@ -1481,9 +1813,11 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 				enter(s, c, e, sub);
 			continue;
 		}
-		if (si->op == LM_OP_SWITCHQUEUE && si->eng != e) {
+		if ((si->op == LM_OP_SWITCHQUEUE ||
+		     si->op == LM_OP_RESETQUEUE) && si->eng != e) {
 			if (si->queue >= 0 && si->qinst >= 0)
 				E->active[si->queue] = si->qinst;
+			ls_dmablk_rewind(s->mc, fire_of(s, c), si, e);
 			F->pos++;
 			continue;
 		}
@@ -1659,7 +1993,8 @@ static void try_start(sim *s, int c, int e)
 	if (si->fault && si->op != LM_OP_COREBARRIER) {
 		/* reported by the semantics (operands) or here */
 		if (si->op == LM_OP_CALL || si->op == LM_OP_NOOP ||
-		    si->op == LM_OP_RETURN || si->op == LM_OP_SWITCHQUEUE) {
+		    si->op == LM_OP_RETURN || si->op == LM_OP_SWITCHQUEUE ||
+		    si->op == LM_OP_RESETQUEUE || si->op == LM_OP_DMATRIGGER) {
 			fail_at(s, c, si, "%s", si->fault);
 			return;
 		}
@@ -1669,6 +2004,8 @@ static void try_start(sim *s, int c, int e)
 		return;
 	if (si->op == LM_OP_SWITCHQUEUE && si->queue >= 0 && si->qinst >= 0)
 		E->active[si->queue] = si->qinst;
+	if (si->dq)
+		ls_dmablk_rewind(s->mc, fire_of(s, c), si, e);
 	note_issue(s, F, it, si);
 	if (si->op == LM_OP_CALL || si->op == LM_OP_NKIKERNEL)
 		F->call_issued = 1;
@@ -1683,6 +2020,7 @@ static void rescan(sim *s)
 {
 	int n = s->n_blocked, w = 0;
 	s->dirty = 0;
+	dq_rescan(s);
 	for (int i = 0; i < n && !s->rc; i++) {
 		int id = s->blocked[i];
 		try_start(s, id / LS_ENGINES, id % LS_ENGINES);
@@ -1831,7 +2169,7 @@ static void describe_engine(sim *s, int c, int e, lm_buf *b)
 static int check_finished(sim *s)
 {
 	lm_buf b = LM_BUF_INIT;
-	int stuck = 0;
+	int stuck = 0, queues = 0;
 	for (int c = 0; c < LS_MAX_CORES; c++) {
 		if (!s->cores[c].used)
 			continue;
@@ -1843,10 +2181,13 @@ static int check_finished(sim *s)
 			}
 		}
 	}
-	if (stuck) {
+	for (int qi = 0; qi < s->mc->n_qinsts; qi++)
+		queues += dq_describe(s, qi, &b);
+	if (stuck || queues) {
 		s->rc = lm_errc(s->err, LM_ECHECK, s->mc->mods[0].path, "",
 				"deadlock at t=%lld ps: no engine can make "
-				"progress; %d blocked engine%s%s", (long long)s->now,
+				"progress; %d blocked engine%s%s",
+				(long long)s->now,
 				stuck, stuck == 1 ? "" : "s", lm_buf_cstr(&b));
 	}
 	lm_buf_free(&b);
@@ -1894,10 +2235,14 @@ static void handle(sim *s, const event *ev)
 		complete(s, (item){d->act, d->idx});
 		d->next_free = s->free_dma;
 		s->free_dma = ev->a;
+		dq_pump(s, d->qinst);
 		break;
 	}
 	case EV_BAR:
 		barrier_release(s, ev->a);
+		break;
+	case EV_DESC:
+		desc_event(s, ev->a, ev->b);
 		break;
 	}
 }
@@ -1955,6 +2300,7 @@ static void sim_free(sim *s)
 			free(s->cores[c].eng[e].active);
 			ls_pending_free(&s->cores[c].eng[e].pend);
 		}
+		free(s->cores[c].fire);
 	}
 	for (int i = 0; i < s->n_acts; i++) {
 		act *a = &s->acts[i];
@@ -1971,6 +2317,7 @@ static void sim_free(sim *s)
 	for (int i = 0; i < s->n_dmas; i++)
 		ls_pending_free(&s->dmas[i].pend);
 	free(s->dmas);
+	free(s->dq);
 	free(s->groups);
 	free(s->joins);
 	free(s->heap);
@@ -2046,6 +2393,9 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 		s->opt = *opts;
 	s->err = err;
 	s->free_dma = -1;
+	s->dq = lm_xcalloc((size_t)mc->n_qinsts + 1, sizeof *s->dq);
+	for (int q = 0; q < mc->n_qinsts; q++)
+		s->dq[q].head = s->dq[q].tail = -1;
 	s->groups = lm_xcalloc((size_t)mc->n_groups + 1, sizeof *s->groups);
 	s->xread = lm_xcalloc((size_t)mc->n_storages + 1, 1);
 	s->fmask = lm_xcalloc((size_t)mc->n_fns + 1, sizeof *s->fmask);

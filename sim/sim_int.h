@@ -17,6 +17,8 @@
 **   regs.c      registers: each engine's file, the register opcodes;
 **   sync.c      synchronization: semaphore banks by id, events, the
 **               waits and updates of sync_info, GroupResetSemaphores.
+**   dmablk.c    DMA blocks: their preparation, the triggers' fire
+**               counters and rewinds (sched.c runs the descriptors).
 ** Hot loops live apart: apiter.c (access-pattern element loops and dtype
 ** conversions) and mmkernel.c (the Matmult kernel), actfunc.c (activation
 ** formulas), cost.c (the cost model), trace.c (Chrome trace output).
@@ -236,6 +238,29 @@ typedef struct ls_ssyncs {
 	ls_ssync *wait, *update; /* one allocation, waits first (owned) */
 } ls_ssyncs;
 
+/*
+** DMA blocks (dmablk.c): a DMATrigger's blocks (the DMABlocks' indices in
+** its function, in dma_blocks order) and its number among the machine's
+** triggers (its fire counter); a DMABlock's body, its descriptors at
+** indices (its own, end); a SwitchQueueInstance or ResetQueueInstance
+** that rewinds the triggers of its queue (rewind 0: no_rearm); a
+** DMADescriptorCCE's op (lm_aluop).
+*/
+typedef struct ls_sdq {
+	int n_blocks;
+	int *blocks;
+	int trig;
+	int end;
+	int rewind;
+	int alu;
+} ls_sdq;
+
+/* A DMATrigger of the machine: its queue and engine (the rewinds). */
+typedef struct ls_strig {
+	int queue;
+	int eng;
+} ls_strig;
+
 /* One instruction, prepared. Indices are global to the machine. */
 typedef struct ls_sinst {
 	const lm_inst *in;
@@ -270,6 +295,8 @@ typedef struct ls_sinst {
 	int is_join;            /* AllEngineBarrier / Exit on ALL: run once
 				   when every engine has arrived */
 	ls_rinst *reg;          /* RegisterMove / RegisterAlu (owned) */
+	ls_sdq *dq;             /* DMATrigger, DMABlock, the queue switches
+				   (owned; NULL for the rest) */
 } ls_sinst;
 
 /*
@@ -449,6 +476,8 @@ struct ls_machine {
 	const lm_alloc **reg_allocs; /* by slot (borrowed) */
 	ls_core_regs regs[LS_MAX_CORES];
 	ls_core_sync *csync[LS_MAX_CORES]; /* allocated on first use */
+	int n_trigs, cap_trigs; /* DMATriggers (their fire counters) */
+	ls_strig *trigs;
 	ls_layout sb_layout, psum_layout;
 	int64_t sb_part_bytes, psum_part_bytes; /* compact (the layouts' pb) */
 	const lm_fileset *files; /* Const files in memory (ls_options) */
@@ -711,6 +740,26 @@ void ls_sync_bump(ls_machine *mc, int i);
 /* Every semaphore at its initial value, events and counters clear. */
 void ls_sync_reset(ls_machine *mc);
 void ls_sync_free_all(ls_machine *mc);
+/* ---- dmablk.c ----------------------------------------------------------- */
+
+/* Is op a DMA descriptor (it runs only in the body of a DMABlock)? */
+int ls_op_is_desc(lm_opcode op);
+/* The op of DMADescriptorCCE in (LM_ALU_BYPASS when it gives none). */
+lm_aluop ls_dmablk_cce_op(const lm_inst *in);
+/* DMABlock si's body is its function's instructions (si, end). */
+void ls_dmablk_body(ls_sinst *si, int end);
+/* The DMA blocks of function sf (module mi) once it is flattened: each
+** trigger's blocks and number, each block's queue agreement, each queue
+** switch's rewind (faults for what does not resolve). */
+void ls_dmablk_prepare(ls_machine *mc, int mi, ls_sfunc *sf);
+/* The index of the DMABlock trigger si fires next with the fire counters
+** fire (one per trigger of the machine), and the counter advanced. */
+int ls_dmablk_fire(int64_t *fire, const ls_sinst *si);
+/* Queue switch si passed by engine eng: the counters of the triggers of
+** its queue on that engine back to 0 (unless it is a no_rearm switch). */
+void ls_dmablk_rewind(const ls_machine *mc, int64_t *fire,
+		      const ls_sinst *si, int eng);
+void ls_dmablk_free(ls_sinst *si);
 
 /* ---- waits.c ------------------------------------------------------------ */
 

@@ -45,12 +45,15 @@
 		  OP(BREAK) | OP(TENSORREDUCE) | OP(TSPTR) | OP(RECIPROCAL) | \
 		  OP(STREAMTRANSPOSE) | OP(REGMOVE) | OP(REGALU) | \
 		  OP(DYNLOOP) | OP(DOWHILE) | OP(EVENTSEM) | OP(GROUPRESET) | \
-		  OP(AEBARRIER) | OP(DRAIN) | OP(EXIT))
+		  OP(AEBARRIER) | OP(DRAIN) | OP(EXIT) | OP(DMATRIGGER) | \
+		  OP(DMABLOCK) | OP(DESC_COPY) | OP(DESC_CCE) | OP(RESETQUEUE))
+/* The descriptors it executes (in a DMABlock's body only). */
+#define OPS_DESC (OP(DESC_COPY) | OP(DESC_CCE))
 /* Opcodes that head a structured loop. */
 #define OPS_LOOP (OP(LOOP) | OP(DYNLOOP) | OP(DOWHILE))
 /* Opcodes refused inside a Loop's body. */
 #define OPS_NOT_IN_LOOP (OP(CALL) | OP(NKIKERNEL) | OP(SWITCHQUEUE) | \
-			 OP(RETURN))
+			 OP(RETURN) | OP(RESETQUEUE) | OP(DMABLOCK))
 
 enum { K_MODEL, K_META, K_DEFAULT };
 
@@ -102,8 +105,8 @@ typedef struct op_key {
 
 /* Documented op keys that cannot change the bits of a result. */
 static const op_key inst_meta[] = {
-	{ OPS_DMA, "dge_type", "how and how urgently the transfer is made, "
-	  "not what it moves" },
+	{ OPS_DMA | OP(DMATRIGGER), "dge_type", "how and how urgently the "
+	  "transfer is made, not what it moves" },
 	{ OPS_DMA, "dma_qos", "how and how urgently the transfer is made, "
 	  "not what it moves" },
 	{ OP(DMACOPY), "use_gpsimd_dma", "which engine drives the transfer" },
@@ -122,6 +125,17 @@ static const op_key inst_meta[] = {
 	{ OP(GROUPRESET), "mode", "how the hardware encodes the reset (a "
 	  "range or a mask of ids): each id of sema_group is set to 0 "
 	  "either way" },
+	{ OP(DMABLOCK), "block_id", "the block's number in its queue" },
+	{ OP(DMABLOCK), "section_start", "a hint of the descriptor ring's "
+	  "layout" },
+	{ OP(DMABLOCK), "priority_class", "how urgently the block is served, "
+	  "not what it moves" },
+	{ OP(DMABLOCK), "dma_trigger", "the trigger that fires it, which the "
+	  "verifier checks" },
+	{ OPS_DESC, "num_tiling_dimensions", "how the descriptor's pattern is "
+	  "encoded, not what it moves" },
+	{ OP(RESETQUEUE), "instance", "blocks belong to a queue here, not to "
+	  "an instance: every trigger of the queue is rewound" },
 };
 
 /* Documented op keys whose every form the `checks` row judges (the form
@@ -130,6 +144,8 @@ static const op_key inst_meta[] = {
 static const op_key inst_checked_whole[] = {
 	{ OP(DOWHILE), "cond", NULL },
 	{ OP(CALL), "arguments", NULL },
+	{ OP(SWITCHQUEUE), "no_rearm", NULL },
+	{ OP(DESC_CCE), "op", NULL },
 };
 
 /* Documented op keys the simulator evaluates at each issue when given as
@@ -148,8 +164,12 @@ static const op_key inst_affine[] = {
 ** does not read (an affine expression) and is refused there.
 */
 static const op_key inst_model[] = {
-	{ OPS_DMA, "queue", NULL },
-	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION), "can_read_uninit", NULL },
+	{ OPS_DMA | OP(DMATRIGGER), "queue", NULL },
+	{ OP(DMATRIGGER), "dma_blocks", "each issue fires the next block, "
+	  "round robin" },
+	{ OP(RESETQUEUE), "queue", NULL },
+	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION) | OP(DESC_COPY),
+	  "can_read_uninit", NULL },
 	{ OP(MATMULT), "is_transpose", NULL },
 	{ OP(ACTIVATION), "scale", NULL },
 	{ OP(TENSORSCALAR), "const0", NULL },
@@ -279,6 +299,9 @@ static const struct {
 	  "a run: lncsim lower" },
 	{ LM_OP_BIRKERNEL, "BIRKernel (IT54) carriers are not executed or "
 	  "lowered by lncsim" },
+	{ LM_OP_DESC_TRANSPOSE, "the DMA transpose is not modelled" },
+	{ LM_OP_DESC_REPLICATE, "the DMA replicate (one source broadcast "
+	  "across partitions) is not modelled" },
 };
 
 /* ---- parsed fields the simulator models only in part ------------------- */
@@ -774,7 +797,43 @@ static int chk_dowhile_cond(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
+/* A SwitchQueueInstance's no_rearm: true or false (an affine form is
+** not modelled). */
+static int chk_no_rearm(const lm_inst *in, char *val, size_t n,
+			const char **why)
+{
+	const cJSON *v = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "no_rearm") : NULL;
+	if (!v || cJSON_IsNull(v) || cJSON_IsBool(v) ||
+	    (cJSON_IsNumber(v) && (v->valuedouble == 0 ||
+				   v->valuedouble == 1)))
+		return 0;
+	*why = "true or false (an affine expression is not modelled)";
+	json_text(v, val, n);
+	return 1;
+}
+
+/* A DMADescriptorCCE's op: add, max or min. */
+static int chk_cce_op(const lm_inst *in, char *val, size_t n,
+		      const char **why)
+{
+	lm_aluop op = ls_dmablk_cce_op(in);
+	const cJSON *v;
+	if (op == LM_ALU_ADD || op == LM_ALU_MAX || op == LM_ALU_MIN)
+		return 0;
+	*why = "the descriptor reduces its sources with add, max or min";
+	v = in->extra ? cJSON_GetObjectItemCaseSensitive(in->extra, "op")
+		      : NULL;
+	if (v)
+		json_text(v, val, n);
+	else
+		snprintf(val, n, "\"bypass\"");
+	return 1;
+}
+
 static const field_rule checks[] = {
+	{ OP(SWITCHQUEUE), "no_rearm", chk_no_rearm },
+	{ OP(DESC_CCE), "op", chk_cce_op },
 	{ OP(LOOP), "LoopAxis", chk_loop_axis },
 	{ OP(DYNLOOP), "DynamicForLoopAxis", chk_dynloop_axis },
 	{ OP(DOWHILE), "cond", chk_dowhile_cond },
@@ -1129,11 +1188,16 @@ static int check_part_step(cctx *c, const lm_arg *a)
 		      (long long)k);
 }
 
-static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn,
-		      int in_loop);
+/* Where an instruction is: top level, a loop's body, a DMABlock's. */
+enum { AT_TOP = 0, AT_LOOP, AT_DMABLOCK };
 
-/* The body of Loop in: its blocks' keys and instructions. */
-static int check_body(cctx *c, const lm_inst *in, char *what, size_t wn)
+static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn,
+		      int at);
+
+/* The body of Loop or DMABlock in (at: AT_LOOP, AT_DMABLOCK): its blocks'
+** keys and instructions. */
+static int check_body(cctx *c, const lm_inst *in, char *what, size_t wn,
+		      int at)
 {
 	size_t base = strlen(c->where);
 	int rc = 0;
@@ -1150,7 +1214,7 @@ static int check_body(cctx *c, const lm_inst *in, char *what, size_t wn)
 		for (int i = 0; i < bl->n_insts && !rc; i++) {
 			where_set(c, bln, "/instruction %s", bl->insts[i].name,
 				  i);
-			rc = check_inst(c, &bl->insts[i], what, wn, 1);
+			rc = check_inst(c, &bl->insts[i], what, wn, at);
 		}
 	}
 	c->where[base] = 0;
@@ -1158,7 +1222,7 @@ static int check_body(cctx *c, const lm_inst *in, char *what, size_t wn)
 }
 
 static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn,
-		      int in_loop)
+		      int at)
 {
 	size_t base = strlen(c->where);
 	int rc;
@@ -1166,9 +1230,18 @@ static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn,
 	if (in->op <= LM_OP_INVALID || in->op >= LM_OP_COUNT ||
 	    !(OPS_EXEC & ((lm_opmask)1 << in->op)))
 		return refuse_opcode(c, in);
-	if (in_loop && (OPS_NOT_IN_LOOP & ((lm_opmask)1 << in->op)))
+	if (at == AT_LOOP && (OPS_NOT_IN_LOOP & ((lm_opmask)1 << in->op)))
 		return refuse(c, "opcode '%s' inside a Loop is not modelled by "
 			      "the simulator", lm_opcode_name(in->op));
+	if (at != AT_DMABLOCK && (OPS_DESC & ((lm_opmask)1 << in->op)))
+		return refuse(c, "opcode '%s' outside a DMABlock is not "
+			      "modelled by the simulator (a descriptor runs "
+			      "only when a DMATrigger fires its block)",
+			      lm_opcode_name(in->op));
+	if (at == AT_DMABLOCK && !(OPS_DESC & ((lm_opmask)1 << in->op)))
+		return refuse(c, "opcode '%s' in a DMABlock's body is not "
+			      "modelled by the simulator (a block holds "
+			      "descriptors)", lm_opcode_name(in->op));
 	snprintf(what, wn, "opcode '%s'", lm_opcode_name(in->op));
 	for (size_t i = 0; i < sizeof checks / sizeof *checks; i++) {
 		char val[100];
@@ -1209,7 +1282,9 @@ static int check_inst(cctx *c, const lm_inst *in, char *what, size_t wn,
 			return rc;
 	}
 	if (OPS_LOOP & ((lm_opmask)1 << in->op))
-		return check_body(c, in, what, wn);
+		return check_body(c, in, what, wn, AT_LOOP);
+	if (in->op == LM_OP_DMABLOCK)
+		return check_body(c, in, what, wn, AT_DMABLOCK);
 	return 0;
 }
 
@@ -1319,7 +1394,7 @@ static int check_module(cctx *c)
 				where_set(c, bln, "/instruction %s",
 					  bl->insts[i].name, i);
 				rc = check_inst(c, &bl->insts[i], what,
-						sizeof what, 0);
+						sizeof what, AT_TOP);
 			}
 		}
 	}

@@ -607,7 +607,6 @@ START_TEST(test_run_lists_new_constructs)
 		"instruction exit: opcode 'Exit'",
 		"instruction aeb: opcode 'AllEngineBarrier'",
 		"instruction drain: opcode 'Drain'",
-		"instruction rqi: opcode 'ResetQueueInstance'",
 		"instruction halt: opcode 'Halt'",
 		"instruction dblk: opcode 'DMABlock'",
 		"instruction dtrig: opcode 'DMATrigger'",

@@ -637,9 +637,6 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	{ "{\"opcode\":\"Pool\",\"name\":\"k\",\"engine\":\"Pool\","
 	  "\"func\":\"Max\",\"ins\":[],\"outs\":[]}",
 	  "opcode 'Pool' is not modelled by the simulator" },
-	{ "{\"opcode\":\"DMATrigger\",\"name\":\"k\",\"engine\":\"SP\","
-	  "\"queue\":\"q0\",\"dma_blocks\":[]}",
-	  "opcode 'DMATrigger' is not modelled by the simulator" },
 	{ "{\"opcode\":\"CollectiveRecv\",\"name\":\"k\",\"engine\":\"Pool\","
 	  "\"peer_id\":1,\"ins\":[],\"outs\":[]}",
 	  "opcode 'CollectiveRecv' is not modelled by the simulator" },
@@ -692,25 +689,25 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	{ "{\"opcode\":\"TensorSave\",\"name\":\"k\",\"engine\":\"S"
 	  "P\"}",
 	  "opcode 'TensorSave' is not modelled by the simulator" },
-	{ "{\"opcode\":\"DMABlock\",\"name\":\"k\",\"engine\":\"SP\""
-	  ",\"queue\":\"q0\",\"blocks\":[{\"name\":\"db\",\"instruc"
-	  "tions\":[]}]}",
-	  "opcode 'DMABlock' is not modelled by the simulator" },
 	{ "{\"opcode\":\"DMADescriptorCopy\",\"name\":\"k\",\"engin"
 	  "e\":\"SP\"}",
-	  "opcode 'DMADescriptorCopy' is not modelled by the simulator" },
+	  "opcode 'DMADescriptorCopy' outside a DMABlock is not modelled by "
+	  "the simulator (a descriptor runs only when a DMATrigger fires its "
+	  "block)" },
 	{ "{\"opcode\":\"DMADescriptorCCE\",\"name\":\"k\",\"engine"
 	  "\":\"SP\"}",
-	  "opcode 'DMADescriptorCCE' is not modelled by the simulator" },
+	  "opcode 'DMADescriptorCCE' outside a DMABlock is not modelled by "
+	  "the simulator (a descriptor runs only when a DMATrigger fires its "
+	  "block)" },
 	{ "{\"opcode\":\"DMADescriptorTranspose\",\"name\":\"k\",\""
 	  "engine\":\"SP\"}",
-	  "opcode 'DMADescriptorTranspose' is not modelled by the simulator" },
+	  "opcode 'DMADescriptorTranspose' is not modelled by the simulator "
+	  "(the DMA transpose is not modelled)" },
 	{ "{\"opcode\":\"DMADescriptorReplicate\",\"name\":\"k\",\""
 	  "engine\":\"SP\"}",
-	  "opcode 'DMADescriptorReplicate' is not modelled by the simulator" },
-	{ "{\"opcode\":\"ResetQueueInstance\",\"name\":\"k\",\"engi"
-	  "ne\":\"SP\",\"queue\":\"q1\",\"instance\":\"q1a\"}",
-	  "opcode 'ResetQueueInstance' is not modelled by the simulator" },
+	  "opcode 'DMADescriptorReplicate' is not modelled by the simulator "
+	  "(the DMA replicate (one source broadcast across partitions) is not "
+	  "modelled)" },
 	{ "{\"opcode\":\"TensorCompletion\",\"name\":\"k\",\"engine"
 	  "\":\"SP\"}",
 	  "opcode 'TensorCompletion' is not modelled by the simulator" },
@@ -869,7 +866,8 @@ static const key_case key_cases[] = {
 	{ "TensorCopy", "frobnicate", "7", NULL },
 	{ "TensorCopy", "debug", NULL, "{\"file\": \"k.py\", \"line\": 3}" },
 	{ "TensorCopy", "_comment", NULL, "\"why\"" },
-	{ "SwitchQueueInstance", "no_rearm", "true", "false" },
+	{ "SwitchQueueInstance", "no_rearm",
+	  "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":1}", "true" },
 	{ "CoreBarrier", "runtime_semaphore", NULL, "5" },
 };
 
