@@ -9,7 +9,11 @@
 ** the iteration each is in, and the flattened index of the instruction.
 ** Positions compare along the loops they share, iteration by iteration,
 ** then by the index of the construct (an instruction, or the header of
-** the loop that holds it) where they part: sequential program order.
+** the loop that holds it) where they part: sequential program order. In
+** a function with branches a position also counts the blocks entered
+** before its own (the block entry it is in), compared first: the order
+** stays sequential program order as long as every engine enters the
+** same blocks in the same order (sched.c checks it as they go).
 */
 #include "common.h"
 #include "sim_int.h"
@@ -18,6 +22,8 @@
 
 int ls_pos_cmp(const ls_sfunc *sf, const ls_pos *a, const ls_pos *b)
 {
+	if (a->bseq != b->bseq)
+		return a->bseq < b->bseq ? -1 : 1;
 	for (int j = 0;; j++) {
 		int ina = j < a->depth, inb = j < b->depth, xa, xb;
 		if (ina && inb && a->loops[j] == b->loops[j]) {

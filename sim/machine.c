@@ -1098,6 +1098,26 @@ static void *carve(void *base, size_t *used, size_t n, size_t size)
 	return p;
 }
 
+/*
+** Is in on engine ALL one copy per engine, each on its engine's registers
+** (the compiler's per-engine expansion)? The register instructions, and
+** the branches and no-ops every engine follows; the control-flow ops
+** without an engine (Unassigned) are ALL, as the compiler defaults them.
+*/
+static int is_expanded_all(const lm_inst *in)
+{
+	switch (in->op) {
+	case LM_OP_REGMOVE: case LM_OP_REGALU: case LM_OP_TCOMPLETION:
+		return in->engine == LM_ENG_ALL;
+	case LM_OP_CMPBRANCH: case LM_OP_UBRANCH: case LM_OP_BRANCHHINT:
+	case LM_OP_HALT:
+		return in->engine == LM_ENG_ALL ||
+		       in->engine == LM_ENG_UNASSIGNED;
+	default:
+		return 0;
+	}
+}
+
 /* Prepare one instruction of function fi (module mi); its dependencies
 ** are resolved later (prep_deps). */
 static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
@@ -1110,8 +1130,7 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	si->op = in->op;
 	si->fn = fi;
 	si->eng = engine_index(in);
-	si->is_all = in->engine == LM_ENG_ALL && (in->op == LM_OP_REGMOVE ||
-						  in->op == LM_OP_REGALU);
+	si->is_all = is_expanded_all(in);
 	si->can_read_uninit = in->has_can_read_uninit && in->can_read_uninit;
 	si->queue = si->qinst = si->target = si->group = -1;
 	si->n_ins = in->n_ins;
@@ -1120,8 +1139,11 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 			sizeof *si->ins);
 	si->outs = carve(ar->opnds, &ar->n_opnds, (size_t)in->n_outs,
 			 sizeof *si->outs);
+	si->tblk = si->fblk = -1;
 	if (in->op == LM_OP_REGMOVE || in->op == LM_OP_REGALU) {
 		ls_reg_prepare(mc, mi, si);
+	} else if (in->op == LM_OP_CMPBRANCH) {
+		ls_cmp_prepare(mc, mi, si);
 	} else if (ls_opcode_executed(in->op) && in->op != LM_OP_NKIKERNEL) {
 		for (int i = 0; i < in->n_ins; i++)
 			prep_opnd(mc, mi, sf, &in->ins[i], &si->ins[i],
@@ -1483,9 +1505,45 @@ int ls_dyn_place(ls_machine *mc, const ls_dyn *d, int64_t v, ls_opnd *o,
 	return 0;
 }
 
-/* Flatten blocks bs (inside loop `loop`, -1: none) into sf->insts. */
+/* The index of the function's block named name, or -1. */
+static int block_index(const ls_sfunc *sf, const char *name)
+{
+	for (int b = 0; name && b < sf->f->n_blocks; b++)
+		if (sf->f->blocks[b].name &&
+		    strcmp(sf->f->blocks[b].name, name) == 0)
+			return b;
+	return -1;
+}
+
+/* The blocks branch si goes to (a branch in a loop's body: a fault). */
+static void prep_branch(ls_sfunc *sf, ls_sinst *si)
+{
+	const lm_inst *in = si->in;
+	const char *to = in->op == LM_OP_UBRANCH ? in->branch_target
+						 : in->on_true;
+	sf->is_cfg = 1;
+	if (si->loop >= 0) {
+		if (!si->fault)
+			si->fault = lm_xasprintf("%s inside a loop's body is not "
+						 "modelled", lm_opcode_name(in->op));
+		return;
+	}
+	si->tblk = block_index(sf, to);
+	if (in->op == LM_OP_CMPBRANCH)
+		si->fblk = block_index(sf, in->on_false);
+	if (!si->fault && (si->tblk < 0 ||
+			   (in->op == LM_OP_CMPBRANCH && si->fblk < 0)))
+		si->fault = lm_xasprintf("%s '%s' names no block of function "
+					 "'%s'", in->op == LM_OP_UBRANCH ? "target"
+					 : si->tblk < 0 ? "on_true" : "on_false",
+					 S(si->tblk < 0 ? to : in->on_false),
+					 S(sf->f->name));
+}
+
+/* Flatten blocks bs (inside loop `loop`, -1: none; blk: the function's
+** block they are in, -1: bs are the function's blocks) into sf->insts. */
 static void flatten(flat *F, ls_sfunc *sf, const lm_block *bs, int nb,
-		    int loop)
+		    int loop, int blk)
 {
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
@@ -1496,6 +1554,9 @@ static void flatten(flat *F, ls_sfunc *sf, const lm_block *bs, int nb,
 			prep_inst(F->mc, F->mi, F->fi, in, si, &F->ar);
 			si->loop = loop;
 			si->heads = -1;
+			si->blk = blk < 0 ? b : blk;
+			if (in->op == LM_OP_CMPBRANCH || in->op == LM_OP_UBRANCH)
+				prep_branch(sf, si);
 			prep_dyn(F->mc, sf, si);
 			if (!is_loop_op(in->op))
 				continue;
@@ -1514,7 +1575,8 @@ static void flatten(flat *F, ls_sfunc *sf, const lm_block *bs, int nb,
 			    !si->fault)
 				si->fault = lm_xasprintf("Loops nested more "
 					"than %d deep", LS_MAX_NEST);
-			flatten(F, sf, in->blocks, in->n_blocks, si->heads);
+			flatten(F, sf, in->blocks, in->n_blocks, si->heads,
+				si->blk);
 			sf->loops[si->heads].end = F->k;
 		}
 }
@@ -1644,11 +1706,12 @@ static void prep_deps(ls_sfunc *sf)
 }
 
 /* Is i an item every engine's stream holds (a descend point, a queue
-** switch)? */
-static int is_passive(const ls_sinst *si)
+** switch, a Break, a top-level Return of a function with branches)? */
+static int is_passive(const ls_sfunc *sf, const ls_sinst *si)
 {
 	return si->op == LM_OP_CALL || si->op == LM_OP_NKIKERNEL ||
-	       si->op == LM_OP_SWITCHQUEUE || si->op == LM_OP_BREAK;
+	       si->op == LM_OP_SWITCHQUEUE || si->op == LM_OP_BREAK ||
+	       (si->op == LM_OP_RETURN && sf->is_cfg && si->loop < 0);
 }
 
 /*
@@ -1659,7 +1722,8 @@ static int is_passive(const ls_sinst *si)
 static void prep_streams(ls_sfunc *sf)
 {
 	sf->n_run = sf->n;
-	for (int i = 0; i < sf->n; i++)
+	/* with branches, a Return ends the function where it is reached */
+	for (int i = 0; i < sf->n && !sf->is_cfg; i++)
 		if (sf->insts[i].op == LM_OP_RETURN && sf->insts[i].loop < 0) {
 			sf->n_run = i + 1;
 			break;
@@ -1671,14 +1735,15 @@ static void prep_streams(ls_sfunc *sf)
 			m = sf->loops[si->heads].engmask;
 		else if (si->op == LM_OP_BREAK)
 			m = 0;
-		else if (is_passive(si) || si->is_all)
+		else if (is_passive(sf, si) || si->is_all)
 			m = (1u << LS_ENGINES) - 1;
 		else
 			m = 1u << si->eng;
 		if (si->loop >= 0)
 			sf->loops[si->loop].engmask |= m;
-		if (is_passive(si))
-			sf->has_calls |= si->op != LM_OP_SWITCHQUEUE;
+		if (is_passive(sf, si))
+			sf->has_calls |= si->op == LM_OP_CALL ||
+					 si->op == LM_OP_NKIKERNEL;
 	}
 	for (int e = 0; e < LS_ENGINES; e++) {
 		int n = 0;
@@ -1691,7 +1756,7 @@ static void prep_streams(ls_sfunc *sf)
 				const ls_sinst *si = &sf->insts[i];
 				int in_s = si->heads >= 0 ?
 					(sf->loops[si->heads].engmask >> e & 1) :
-					is_passive(si) || si->is_all ||
+					is_passive(sf, si) || si->is_all ||
 					si->eng == e;
 				if (!in_s) {
 					if (si->heads >= 0)
@@ -1704,6 +1769,13 @@ static void prep_streams(ls_sfunc *sf)
 			}
 		}
 		sf->n_stream[e] = n;
+		/* the stream position of each block's first item */
+		sf->bpos[e] = lm_xcalloc((size_t)sf->n_blocks + 1, sizeof(int));
+		for (int b = 0, p = 0; b <= sf->n_blocks; b++) {
+			while (p < n && sf->insts[sf->stream[e][p]].blk < b)
+				p++;
+			sf->bpos[e][b] = p;
+		}
 		/* the stream position after each loop's body */
 		for (int l = 0; l < sf->n_loops; l++) {
 			int p = 0;
@@ -1767,7 +1839,11 @@ static void prep_function(ls_machine *mc, int mi, int fi)
 	sf->opnds = F.ar.opnds = lm_xcalloc(no + 1, sizeof *F.ar.opnds);
 	sf->ints = F.ar.ints = lm_xcalloc(ni + 1, sizeof *F.ar.ints);
 	sf->i64s = F.ar.i64s = lm_xcalloc(n64 + 1, sizeof *F.ar.i64s);
-	flatten(&F, sf, fn->blocks, fn->n_blocks, -1);
+	flatten(&F, sf, fn->blocks, fn->n_blocks, -1, -1);
+	sf->n_blocks = fn->n_blocks;
+	sf->bnames = lm_xcalloc((size_t)fn->n_blocks + 1, sizeof *sf->bnames);
+	for (int b = 0; b < fn->n_blocks; b++)
+		sf->bnames[b] = fn->blocks[b].name;
 	prep_deps(sf);
 	prep_streams(sf);
 }
@@ -2051,8 +2127,11 @@ void ls_machine_free(ls_machine *mc)
 		for (int l = 0; l < sf->n_loops; l++)
 			free(sf->loops[l].iv_regs);
 		free(sf->loops);
-		for (int e = 0; e < LS_ENGINES; e++)
+		for (int e = 0; e < LS_ENGINES; e++) {
 			free(sf->stream[e]);
+			free(sf->bpos[e]);
+		}
+		free(sf->bnames);
 		free(sf->opnds);
 		free(sf->ints);
 		free(sf->i64s);

@@ -1,7 +1,8 @@
 /*
 ** regs.c -- registers: the register file of each (core, engine), the
-** prepared operands of RegisterMove and RegisterAlu, their semantics, and
-** the register values expressions read (docs/simulator.md, "Registers").
+** prepared operands of RegisterMove, RegisterAlu and CompareAndBranch,
+** their semantics, and the register values expressions read
+** (docs/simulator.md, "Registers", "Branches").
 **
 ** A register is an allocation with a REG memory location; the machine
 ** numbers them (slots, global to the machine). Each engine of a core has
@@ -328,5 +329,166 @@ int ls_reg_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
 		return -1;
 	}
 	ls_reg_set(mc, c, eng, R->dst.slot, r, si);
+	return 0;
+}
+
+/* ---- CompareAndBranch --------------------------------------------------- */
+
+/* Is dt a width CompareAndBranch compares at? */
+static int cmp_dtype(lm_dtype dt)
+{
+	switch (dt) {
+	case LM_DT_UINT8: case LM_DT_INT8: case LM_DT_UINT16:
+	case LM_DT_INT16: case LM_DT_UINT32: case LM_DT_INT32:
+	case LM_DT_FLOAT32:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A 32-bit register cell read at dtype dt (its low bits for the narrow
+** integers, its bits for float32), exactly, as a double. */
+static double cell_value(lm_dtype dt, uint32_t v)
+{
+	float f;
+	switch (dt) {
+	case LM_DT_UINT8: return (double)(uint8_t)v;
+	case LM_DT_INT8: return (double)(int8_t)(uint8_t)v;
+	case LM_DT_UINT16: return (double)(uint16_t)v;
+	case LM_DT_INT16: return (double)(int16_t)(uint16_t)v;
+	case LM_DT_INT32: return (double)(int32_t)v;
+	case LM_DT_FLOAT32:
+		memcpy(&f, &v, sizeof f);
+		return (double)f;
+	default: return (double)v;
+	}
+}
+
+/* The bits immediate d has at dtype dt when dt holds it exactly: 0, or
+** -1 (not representable). */
+static int imm_bits(lm_dtype dt, double d, uint32_t *bits)
+{
+	float f;
+	if (dt == LM_DT_FLOAT32) {
+		f = (float)d;
+		if ((double)f != d && d == d)
+			return -1;
+		memcpy(bits, &f, sizeof f);
+		return 0;
+	}
+	if (d != (double)(int64_t)d)
+		return -1;
+	*bits = (uint32_t)(int64_t)d;
+	return cell_value(dt, *bits) == d ? 0 : -1;
+}
+
+void ls_cmp_prepare(ls_machine *mc, int mi, ls_sinst *si)
+{
+	const lm_inst *in = si->in;
+	ls_rinst *R = lm_xcalloc(1, sizeof *R);
+	int is_reg = in->comp_op >= 6;
+	const char *rr;
+	char *why = NULL;
+	si->reg = R;
+	R->alu = in->comp_op;
+	R->n_src = 2;
+	R->dst.slot = -1;
+	if (in->comp_op < 0 || in->comp_op > 11) {
+		const char *n = lm_enum_name(LM_ET_BranchCompareOp, in->comp_op);
+		why = lm_xasprintf("comp_op '%s' is not modelled", n ? n : "?");
+		goto done;
+	}
+	if (in->n_ins != 2 || in->n_outs != 0) {
+		why = lm_xasprintf("CompareAndBranch takes 2 ins and 0 outs "
+				   "(has %d and %d)", in->n_ins, in->n_outs);
+		goto done;
+	}
+	rr = regref_of(&in->ins[0]);
+	if (!rr) {
+		why = lm_xasprintf("ins[0]: the compared value must be a "
+				   "register_access");
+		goto done;
+	}
+	R->dtype = in->ins[0].dtype;
+	if (!cmp_dtype(R->dtype)) {
+		why = lm_xasprintf("ins[0] register_access '%s' dtype '%s': the "
+				   "compare is modelled at uint8, int8, uint16, "
+				   "int16, uint32, int32 and float32", rr,
+				   in->ins[0].dtype_str ? in->ins[0].dtype_str
+				   : lm_dtype_name(R->dtype));
+		goto done;
+	}
+	if ((R->src[0].slot = ls_reg_slot(mc, mi, rr)) < 0) {
+		why = lm_xasprintf("ins[0]: register '%s' is no register "
+				   "allocation of the module", rr);
+		goto done;
+	}
+	R->src[1].slot = -1;
+	if (!is_reg) {
+		if (in->ins[1].kind != LM_ARG_IMM)
+			why = lm_xasprintf("ins[1]: an *IMM comp_op compares "
+					   "with an imm_value");
+		else if (imm_bits(R->dtype, in->ins[1].imm, &R->src[1].imm))
+			why = lm_xasprintf("ins[1] imm_value %.17g is not a "
+					   "value of ins[0]'s dtype %s",
+					   in->ins[1].imm,
+					   lm_dtype_name(R->dtype));
+		goto done;
+	}
+	rr = regref_of(&in->ins[1]);
+	if (!rr)
+		why = lm_xasprintf("ins[1]: a *REG comp_op compares with a "
+				   "register_access");
+	else if (in->ins[1].dtype != R->dtype)
+		why = lm_xasprintf("ins[1] register_access '%s' dtype '%s' "
+				   "differs from ins[0]'s '%s'", rr,
+				   lm_dtype_name(in->ins[1].dtype),
+				   lm_dtype_name(R->dtype));
+	else if ((R->src[1].slot = ls_reg_slot(mc, mi, rr)) < 0)
+		why = lm_xasprintf("ins[1]: register '%s' is no register "
+				   "allocation of the module", rr);
+done:
+	if (why && !si->fault)
+		si->fault = why;
+	else
+		free(why);
+}
+
+int ls_cmp_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
+		int *taken, char *err, size_t n)
+{
+	const ls_rinst *R = si->reg;
+	uint32_t v[2];
+	double a, b;
+	if (si->fault) {
+		snprintf(err, n, "%s", si->fault);
+		return -1;
+	}
+	for (int i = 0; i < 2; i++) {
+		char what[300];
+		if (R->src[i].slot < 0) {
+			v[i] = R->src[i].imm;
+			continue;
+		}
+		if (ls_reg_read(mc, c, eng, R->src[i].slot, &v[i]) == 0)
+			continue;
+		ls_reg_unwritten(mc, c, eng, R->src[i].slot, what,
+				 sizeof what);
+		snprintf(err, n, "ins[%d] reads %s", i, what);
+		return -1;
+	}
+	a = cell_value(R->dtype, v[0]);
+	b = cell_value(R->dtype, v[1]);
+	/* LT LE EQ NE GE GT, the *IMM group then the *REG group; a NaN
+	   compares unequal to everything */
+	switch (R->alu % 6) {
+	case 0: *taken = a < b; break;
+	case 1: *taken = a <= b; break;
+	case 2: *taken = a == b; break;
+	case 3: *taken = a != b; break;
+	case 4: *taken = a >= b; break;
+	default: *taken = a > b; break;
+	}
 	return 0;
 }

@@ -198,9 +198,12 @@ typedef struct ls_rop {
 } ls_rop;
 
 /* A RegisterMove (alu LM_ALU_BYPASS, one source) or RegisterAlu (two),
-** prepared: dst := src[0] alu src[1] at dtype (int32 / uint32). */
+** prepared: dst := src[0] alu src[1] at dtype (int32 / uint32). A
+** CompareAndBranch: alu its comp_op (BranchCompareOp ordinal), src[0]
+** the register compared at dtype with src[1] (an immediate of that
+** dtype's value, its bits in imm, or a register); no dst. */
 typedef struct ls_rinst {
-	int alu;                /* lm_aluop */
+	int alu;                /* lm_aluop; CompareAndBranch: comp_op */
 	lm_dtype dtype;
 	int n_src;
 	ls_rop src[2];
@@ -241,7 +244,12 @@ typedef struct ls_sinst {
 	char *fault;            /* set: reaching this instruction is an error */
 	int is_all;             /* engine ALL: one copy in every engine's
 				   stream, each on its engine's registers */
-	ls_rinst *reg;          /* RegisterMove / RegisterAlu (owned) */
+	ls_rinst *reg;          /* RegisterMove / RegisterAlu /
+				   CompareAndBranch (owned) */
+	int blk;                /* the function's block holding it (its
+				   top-level block when it is in a body) */
+	int tblk, fblk;         /* a branch: the block taken (on_true,
+				   target), and not taken (on_false); -1 */
 } ls_sinst;
 
 /*
@@ -278,6 +286,14 @@ typedef struct ls_sfunc {
 	lm_strmap bind_allocs;  /* formal allocation -> caller allocation */
 	lm_strmap bind_locs;    /* formal memory location -> caller's */
 	int n_callsites;        /* IT55 instructions in this function */
+	/* its blocks: n_blocks, their names (borrowed), and per engine the
+	** stream position of each block's first item (bpos[e][n_blocks]:
+	** the stream's end); is_cfg: a branch is among its instructions (a
+	** top-level Return then ends the function where it is reached) */
+	int n_blocks;
+	const char **bnames;
+	int *bpos[LS_ENGINES];
+	int is_cfg;
 } ls_sfunc;
 
 typedef struct ls_squeue {
@@ -562,13 +578,16 @@ int64_t ls_cost_dma_ps(const lm_arch *a, int64_t bytes);
 ** whatever a cursor stands at).
 */
 typedef struct ls_pos {
+	int64_t bseq;           /* block entries before this one (a function
+				   with branches; else 0) */
 	int depth;
 	const int *loops;
 	const int64_t *ords;
 	int idx;
 } ls_pos;
 
-/* <0, 0, >0 as position a comes before, with, after b in program order. */
+/* <0, 0, >0 as position a comes before, with, after b in program order
+** (block entries first, then the loops and indices). */
 int ls_pos_cmp(const ls_sfunc *sf, const ls_pos *a, const ls_pos *b);
 /* Iterations of static loop l (an all-zero axis: one pass). */
 int64_t ls_loop_trips(const ls_sloop *l);
@@ -618,6 +637,13 @@ int ls_reg_read(ls_machine *mc, int c, int eng, int slot, uint32_t *v);
 /* "register 'r', which no instruction has written on DVE (...)" */
 void ls_reg_unwritten(const ls_machine *mc, int c, int eng, int slot,
 		      char *buf, size_t n);
+/* Prepare CompareAndBranch si (si->reg; si->fault when an operand or the
+** comp_op is not modelled). */
+void ls_cmp_prepare(ls_machine *mc, int mi, ls_sinst *si);
+/* Evaluate CompareAndBranch si on engine eng of core c: 0 with *taken,
+** or -1 with the reason in err. */
+int ls_cmp_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
+		int *taken, char *err, size_t n);
 /* Every register unwritten (a run starts so); the files freed. */
 void ls_regs_reset(ls_machine *mc);
 void ls_regs_free(ls_machine *mc);

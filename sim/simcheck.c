@@ -44,12 +44,18 @@
 		  OP(RETURN) | OP(SWITCHQUEUE) | OP(NKIKERNEL) | OP(LOOP) | \
 		  OP(BREAK) | OP(TENSORREDUCE) | OP(TSPTR) | OP(RECIPROCAL) | \
 		  OP(STREAMTRANSPOSE) | OP(REGMOVE) | OP(REGALU) | \
-		  OP(DYNLOOP) | OP(DOWHILE))
+		  OP(DYNLOOP) | OP(DOWHILE) | OPS_BRANCH | OP(BRANCHHINT) | \
+		  OP(TCOMPLETION) | OP(HALT))
+/* Branches (to a block of the function). */
+#define OPS_BRANCH (OP(CMPBRANCH) | OP(UBRANCH))
+/* Opcodes on engine ALL that run one copy per engine. */
+#define OPS_ALL_COPIES (OP(REGMOVE) | OP(REGALU) | OPS_BRANCH | \
+			OP(BRANCHHINT) | OP(TCOMPLETION) | OP(HALT))
 /* Opcodes that head a structured loop. */
 #define OPS_LOOP (OP(LOOP) | OP(DYNLOOP) | OP(DOWHILE))
 /* Opcodes refused inside a Loop's body. */
 #define OPS_NOT_IN_LOOP (OP(CALL) | OP(NKIKERNEL) | OP(SWITCHQUEUE) | \
-			 OP(RETURN))
+			 OP(RETURN) | OPS_BRANCH)
 
 enum { K_MODEL, K_META, K_DEFAULT };
 
@@ -116,6 +122,11 @@ static const op_key inst_meta[] = {
 	  "kernel" },
 	{ OP(LOOP), "unroll", "an unrolling hint: the loop runs as written" },
 	{ OP(LOOP), "isBasicBlock", "how the compiler lowers the body" },
+	{ OP(BRANCHHINT), "hint", "a prediction: the branch goes where it "
+	  "compares" },
+	{ OP(BRANCHHINT), "associate_branch", "a prediction: the branch goes "
+	  "where it compares" },
+	{ OP(TCOMPLETION), "mode", "a debug read-back mode: no data effect" },
 };
 
 /* Documented op keys whose every form the `checks` row judges (the form
@@ -159,6 +170,10 @@ static const op_key inst_model[] = {
 	{ OP(COREBARRIER), "cores", NULL },
 	{ OP(CALL), "target", NULL },
 	{ OP(SWITCHQUEUE), "queue", NULL },
+	{ OP(CMPBRANCH), "on_true", "the block the engine goes to when the "
+	  "compare holds" },
+	{ OP(CMPBRANCH), "on_false", "the block it goes to otherwise" },
+	{ OP(UBRANCH), "target", "the block the engine goes to" },
 	{ OP(LOOP), "registers", "each engine of the loop writes the "
 	  "induction value into them at every iteration's start" },
 	{ OP(NKIKERNEL), "func", NULL },
@@ -250,8 +265,8 @@ static const key_rule qinstance_rules[] = {
 	{ 0, "_comment", K_META, NULL, NULL },
 };
 
-/* Keys of blocks carried in `extra` (block arguments and their incoming
-** values among them: none is modelled). */
+/* Keys of blocks carried in `extra` (block arguments are read into
+** lm_block and judged by check_args). */
 static const key_rule block_rules[] = {
 	{ 0, "origin", K_META, NULL, NULL },
 	{ 0, "optin_passes", K_META, NULL, NULL },
@@ -460,14 +475,13 @@ static int chk_engine(const lm_inst *in, char *val, size_t n,
 	if (in->engine != LM_ENG_ALL ||
 	    (OPS_LOOP & ((lm_opmask)1 << in->op)) || in->op == LM_OP_BREAK)
 		return 0;
-	if (in->op == LM_OP_REGMOVE || in->op == LM_OP_REGALU) {
+	if (OPS_ALL_COPIES & ((lm_opmask)1 << in->op)) {
 		/* one copy per engine: each would wait and update */
 		if (!in->n_wait && !in->n_update &&
 		    !(in->sync_extra && in->sync_extra->child))
 			return 0;
-		*why = "a register instruction on engine ALL runs once per "
-		       "engine; its synchronization (once per copy) is not "
-		       "modelled";
+		*why = "an instruction on engine ALL runs once per engine; its "
+		       "synchronization (once per copy) is not modelled";
 		return q(val, n, "ALL");
 	}
 	*why = "an instruction runs on one engine; broadcast to every "
@@ -699,6 +713,78 @@ static int chk_dowhile_cond(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
+/* A CompareAndBranch's comp_op: the twelve compares (Unsupported is
+** not one). */
+static int chk_comp_op(const lm_inst *in, char *val, size_t n,
+		       const char **why)
+{
+	const char *name;
+	if (in->comp_op >= 0 && in->comp_op <= 11)
+		return 0;
+	name = lm_enum_name(LM_ET_BranchCompareOp, in->comp_op);
+	*why = "the IS_*IMM and IS_*REG compares are modelled";
+	if (name)
+		return q(val, n, name);
+	snprintf(val, n, "%d", in->comp_op);
+	return 1;
+}
+
+/* A CompareAndBranch's operands: ins [a register_access, an imm_value
+** (*IMM) or a register_access of the same dtype (*REG)], no outs. */
+static int chk_cmp_ins(const lm_inst *in, char *val, size_t n,
+		       const char **why)
+{
+	const cJSON *k;
+	int is_reg = in->comp_op >= 6;
+	if (in->n_ins != 2) {
+		snprintf(val, n, "%d operand%s", in->n_ins,
+			 in->n_ins == 1 ? "" : "s");
+		*why = "CompareAndBranch takes ins [lhs, rhs]";
+		return 1;
+	}
+	for (int i = 0; i < 2; i++) {
+		const lm_arg *a = &in->ins[i];
+		k = a->extra ? cJSON_GetObjectItemCaseSensitive(a->extra,
+								"kind") : NULL;
+		if (i == 1 && !is_reg) {
+			if (a->kind == LM_ARG_IMM)
+				continue;
+			*why = "an *IMM compare takes an imm_value as ins[1]";
+		} else if (a->kind == LM_ARG_OPAQUE && cJSON_IsString(k) &&
+			   !strcmp(k->valuestring, "register_access")) {
+			if (i == 0 || a->dtype == in->ins[0].dtype)
+				continue;
+			*why = "an *REG compare takes ins[1] at ins[0]'s dtype";
+		} else {
+			*why = i ? "an *REG compare takes a register_access as "
+			       "ins[1]" : "ins[0] must be a register_access";
+		}
+		call_operand(a, 1, val, n);
+		return 1;
+	}
+	return 0;
+}
+
+static int chk_no_outs(const lm_inst *in, char *val, size_t n,
+		       const char **why)
+{
+	if (in->n_outs == 0)
+		return 0;
+	call_operand(&in->outs[0], in->n_outs, val, n);
+	*why = "it writes nothing";
+	return 1;
+}
+
+static int chk_no_ins(const lm_inst *in, char *val, size_t n,
+		      const char **why)
+{
+	if (in->n_ins == 0)
+		return 0;
+	call_operand(&in->ins[0], in->n_ins, val, n);
+	*why = "it reads nothing";
+	return 1;
+}
+
 static const field_rule checks[] = {
 	{ OP(LOOP), "LoopAxis", chk_loop_axis },
 	{ OP(DYNLOOP), "DynamicForLoopAxis", chk_dynloop_axis },
@@ -712,6 +798,11 @@ static const field_rule checks[] = {
 	{ OP(REGALU), "is_64bit", chk_is_64bit },
 	{ OP(REGALU) | OP(REGMOVE), "ins", chk_reg_ins },
 	{ OP(REGALU) | OP(REGMOVE), "outs", chk_reg_outs },
+	{ OP(CMPBRANCH), "comp_op", chk_comp_op },
+	{ OP(CMPBRANCH), "ins", chk_cmp_ins },
+	{ OP(CMPBRANCH) | OP(UBRANCH) | OP(BRANCHHINT) | OP(HALT), "outs",
+	  chk_no_outs },
+	{ OP(UBRANCH) | OP(BRANCHHINT) | OP(HALT), "ins", chk_no_ins },
 	{ OP(ACTIVATION), "func", chk_act_func },
 	{ OP(ACTIVATION), "alpha", chk_alpha },
 	{ OP(TENSORTENSOR), "op", chk_op },
@@ -976,6 +1067,37 @@ static int check_extra(cctx *c, const cJSON *extra, const key_rule *rules,
 	return 0;
 }
 
+/*
+** A block's arguments (phis): the values travel in the registers, never
+** by a copy on the edge, so an argument is modelled when it names its
+** register and every incoming value is that register; any other is
+** refused.
+*/
+static int refuse_args(cctx *c, const lm_block *bl);
+
+static int check_args(cctx *c, const lm_block *bl)
+{
+	for (int i = 0; i < bl->n_args; i++) {
+		const lm_blockarg *a = &bl->args[i];
+		if (!a->regref || a->extra)
+			return refuse_args(c, bl);
+		for (int k = 0; k < a->n_incoming; k++)
+			if (!a->incoming[k].value ||
+			    strcmp(a->incoming[k].value, a->regref))
+				return refuse(c, "block argument '%s' of block "
+					      "'%s': incoming '%s' from '%s' "
+					      "would need a copy on the edge, "
+					      "which the simulator does not "
+					      "model", a->regref, bl->name ?
+					      bl->name : "",
+					      a->incoming[k].value ?
+					      a->incoming[k].value : "",
+					      a->incoming[k].block ?
+					      a->incoming[k].block : "");
+	}
+	return 0;
+}
+
 /* A block's arguments (phis), refused: their JSON in the message. */
 static int refuse_args(cctx *c, const lm_block *bl)
 {
@@ -1000,7 +1122,8 @@ static int refuse_args(cctx *c, const lm_block *bl)
 	json_text(j, val, sizeof val);
 	cJSON_Delete(j);
 	return refuse(c, "block key 'arguments' = %s is not modelled by the "
-		      "simulator (block arguments are not modelled)", val);
+		      "simulator (an argument is modelled with its regref and "
+		      "that register as every incoming value)", val);
 }
 
 static void where_set(cctx *c, size_t at, const char *fmt, const char *name,
@@ -1070,7 +1193,7 @@ static int check_body(cctx *c, const lm_inst *in, char *what, size_t wn)
 				 sizeof block_rules / sizeof *block_rules,
 				 LM_OP_INVALID, -1, "block");
 		if (!rc && bl->has_args)
-			rc = refuse_args(c, bl);
+			rc = check_args(c, bl);
 		for (int i = 0; i < bl->n_insts && !rc; i++) {
 			where_set(c, bln, "/instruction %s", bl->insts[i].name,
 				  i);
@@ -1245,7 +1368,7 @@ static int check_module(cctx *c)
 					 sizeof block_rules / sizeof *block_rules,
 					 LM_OP_INVALID, -1, "block");
 			if (!rc && bl->has_args)
-				rc = refuse_args(c, bl);
+				rc = check_args(c, bl);
 			for (int i = 0; i < bl->n_insts && !rc; i++) {
 				where_set(c, bln, "/instruction %s",
 					  bl->insts[i].name, i);

@@ -600,9 +600,7 @@ START_TEST(test_run_lists_new_constructs)
 					   "copy" };
 	static const char *const want[] = {
 		"instruction dow: opcode 'DoWhile' key 'cond'",
-		"instruction hint: opcode 'BranchHint'",
-		"instruction cbr: opcode 'CompareAndBranch'",
-		"instruction ubr: opcode 'UnconditionalBranch'",
+		"instruction cbr: opcode 'CompareAndBranch' key 'ins'",
 		"instruction exit: opcode 'Exit'",
 		"semaphore s0: semaphore key 'id' = 0",
 		"instruction evs: opcode 'EventSemaphore'",
@@ -610,7 +608,6 @@ START_TEST(test_run_lists_new_constructs)
 		"instruction aeb: opcode 'AllEngineBarrier'",
 		"instruction drain: opcode 'Drain'",
 		"instruction rqi: opcode 'ResetQueueInstance'",
-		"instruction halt: opcode 'Halt'",
 		"instruction dblk: opcode 'DMABlock'",
 		"instruction dtrig: opcode 'DMATrigger'",
 		"instruction ddcp: opcode 'DMADescriptorCopy'",
@@ -619,7 +616,6 @@ START_TEST(test_run_lists_new_constructs)
 		"instruction ddrep: opcode 'DMADescriptorReplicate'",
 		"instruction ralu: opcode 'RegisterAlu' key 'is_64bit'",
 		"instruction rmov: opcode 'RegisterMove' key 'ins'",
-		"instruction tcomp: opcode 'TensorCompletion'",
 		"instruction tcds: opcode 'TensorCopyDynamicSrc'",
 		"instruction tcdd: opcode 'TensorCopyDynamicDst'",
 		"instruction tload: opcode 'TensorLoad'",

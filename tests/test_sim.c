@@ -646,8 +646,10 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "\"peer_id\":1,\"ins\":[],\"outs\":[]}",
 	  "opcode 'CollectiveRecv' is not modelled by the simulator" },
 	{ "{\"opcode\":\"UnconditionalBranch\",\"name\":\"k\",\"engine\":"
-	  "\"SP\",\"target\":\"b\"}",
-	  "opcode 'UnconditionalBranch' is not modelled by the simulator" },
+	  "\"SP\",\"target\":\"b\",\"ins\":[{\"kind\":\"imm_value\","
+	  "\"dtype\":\"int32\",\"value\":1}]}",
+	  "opcode 'UnconditionalBranch' key 'ins' = 1 operand (imm_value) is "
+	  "not modelled by the simulator (it reads nothing)" },
 	{ "{\"opcode\":\"InlineASMBytes\",\"name\":\"k\",\"engine\":\"SP\","
 	  "\"asm_bytes\":[1,2]}",
 	  "opcode 'InlineASMBytes' is not modelled by the simulator" },
@@ -664,14 +666,20 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	{ "{\"opcode\":\"CompareAndBranch\",\"name\":\"k\",\"engine"
 	  "\":\"SP\",\"comp_op\":\"IS_NEIMM\",\"on_true\":\"b\",\"o"
 	  "n_false\":\"b\"}",
-	  "opcode 'CompareAndBranch' is not modelled by the simulator" },
+	  "opcode 'CompareAndBranch' key 'ins' = 0 operands is not modelled "
+	  "by the simulator (CompareAndBranch takes ins [lhs, rhs])" },
 	{ "{\"opcode\":\"BranchHint\",\"name\":\"k\",\"engine\":\"S"
-	  "P\",\"associate_branch\":\"b\"}",
-	  "opcode 'BranchHint' is not modelled by the simulator" },
+	  "P\",\"associate_branch\":\"b\",\"outs\":[{\"kind\":"
+	  "\"register_access\",\"dtype\":\"int32\",\"regref\":\"r\"}]}",
+	  "opcode 'BranchHint' key 'outs' = 1 operand (register_access) is "
+	  "not modelled by the simulator (it writes nothing)" },
 	{ "{\"opcode\":\"Exit\",\"name\":\"k\",\"engine\":\"SP\"}",
 	  "opcode 'Exit' is not modelled by the simulator" },
-	{ "{\"opcode\":\"Halt\",\"name\":\"k\",\"engine\":\"SP\"}",
-	  "opcode 'Halt' is not modelled by the simulator" },
+	{ "{\"opcode\":\"Halt\",\"name\":\"k\",\"engine\":\"SP\","
+	  "\"ins\":[{\"kind\":\"imm_value\",\"dtype\":\"int32\","
+	  "\"value\":1}]}",
+	  "opcode 'Halt' key 'ins' = 1 operand (imm_value) is not modelled by "
+	  "the simulator (it reads nothing)" },
 	{ "{\"opcode\":\"RegisterAlu\",\"name\":\"k\",\"engine\":\""
 	  "SP\",\"op\":\"pow\"}",
 	  "opcode 'RegisterAlu' key 'op' = \"pow\" is not modelled by the "
@@ -715,9 +723,6 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	{ "{\"opcode\":\"ResetQueueInstance\",\"name\":\"k\",\"engi"
 	  "ne\":\"SP\",\"queue\":\"q1\",\"instance\":\"q1a\"}",
 	  "opcode 'ResetQueueInstance' is not modelled by the simulator" },
-	{ "{\"opcode\":\"TensorCompletion\",\"name\":\"k\",\"engine"
-	  "\":\"SP\"}",
-	  "opcode 'TensorCompletion' is not modelled by the simulator" },
 	{ "{\"opcode\":\"TensorCopyDynamicSrc\",\"name\":\"k\",\"en"
 	  "gine\":\"SP\"}",
 	  "opcode 'TensorCopyDynamicSrc' is not modelled by the simulator" },
@@ -1223,7 +1228,8 @@ START_TEST(test_carried_structures_refused)
 		"here)\n"
 		"c.json: function f/block b: block key 'arguments' = "
 		"[{\"incoming_values\":[]}] is not modelled by the simulator "
-		"(block arguments are not modelled)\n");
+		"(an argument is modelled with its regref and that register "
+		"as every incoming value)\n");
 	ck_assert_int_eq(ls_check_module(m, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "module key 'call_to_physical_memlocs'");
 	lm_buf_free(&b);

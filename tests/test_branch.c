@@ -1,0 +1,588 @@
+/*
+** test_branch.c -- branches in the simulator: a CompareAndBranch loop
+** whose on_true names its own block, forward targets (an
+** UnconditionalBranch over a block, on_false to a later one), every
+** compare at every dtype against values computed here, BranchHint and
+** TensorCompletion as no-ops, a Return in the middle of the function,
+** Halt, the dependency rule across block entries (under perturbed
+** schedules), block arguments, and the errors: an unknown block, a
+** branch out of its region, a runaway loop, diverging engines, a halted
+** engine others wait for; and two cores of such a module linked against
+** side by side (lncsim diff). The modules are hand-made fixtures in the 2.24
+** wire form (tests/fixtures/branch/).
+*/
+#include "common.h"
+#include "testutil.h"
+#include "verify.h"
+#include "sim.h"
+#include "simcheck.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The fixture's text with the pairs (a, b) of subs replaced (NULL ends). */
+static lm_module *fixture(const char *name, const char *const *subs)
+{
+	char *p = tu_fixture("branch", name);
+	char *text = tu_read(p);
+	lm_module *m;
+	lm_error err;
+	ck_assert_ptr_nonnull(text);
+	for (int i = 0; subs && subs[i]; i += 2) {
+		char *t;
+		ck_assert_msg(strstr(text, subs[i]) != NULL, "%s: no '%s'",
+			      name, subs[i]);
+		t = tu_replace_all(text, subs[i], subs[i + 1]);
+		free(text);
+		text = t;
+	}
+	m = tu_parse(text, &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	free(text);
+	free(p);
+	return m;
+}
+
+/* x[i] = i + 0.25 (float32: exact), and n = {trips} when trips >= 0 */
+static void inputs(ls_tensors *in, int trips)
+{
+	float x[64];
+	int32_t n[1] = { trips };
+	int64_t shape[2] = { 1, 64 }, one[2] = { 1, 1 };
+	for (int i = 0; i < 64; i++)
+		x[i] = (float)i + 0.25f;
+	memset(in, 0, sizeof *in);
+	ls_tensors_add(in, "x", LM_DT_FLOAT32, shape, 2, x);
+	if (trips >= 0)
+		ls_tensors_add(in, "n", LM_DT_INT32, one, 2, n);
+}
+
+/* Verify (when verify) and run m: 0 with *r, or the error. */
+static int run_opts(lm_module *m, int verify, const ls_options *o,
+		    int trips, ls_result *r, lm_error *err)
+{
+	ls_tensors in;
+	int rc;
+	if (verify && (rc = lm_verify(m, NULL, err)) != 0)
+		return rc;
+	if ((rc = ls_check_module(m, err)) != 0)
+		return rc;
+	inputs(&in, trips);
+	rc = ls_run(m, &in, o, r, err);
+	ls_tensors_free(&in);
+	return rc;
+}
+
+static int run(lm_module *m, uint64_t seed, ls_result *r, lm_error *err)
+{
+	ls_options o;
+	memset(&o, 0, sizeof o);
+	o.perturb_seed = seed;
+	return run_opts(m, 1, &o, -1, r, err);
+}
+
+static const float *out_y(const ls_result *r)
+{
+	const ls_tensor *t = ls_tensors_find(&r->outputs, "y");
+	ck_assert_ptr_nonnull(t);
+	return (const float *)t->data;
+}
+
+/* The run of name with subs fails with want in the message. */
+static void run_fails(const char *name, const char *const *subs,
+		      const char *want)
+{
+	lm_module *m = fixture(name, subs);
+	ls_result r;
+	lm_error err;
+	int rc = run(m, 0, &r, &err);
+	if (rc == 0)
+		ls_result_free(&r);
+	ck_assert_msg(rc != 0, "%s: the run passed", name);
+	ck_assert_msg(strstr(err.msg, want), "%s: %s", name, err.msg);
+	lm_module_free(m);
+}
+
+/* y = acc after `trips` passes of acc := acc + x[0..8) from acc = 0, in
+** float32 */
+static void want_sum(int trips, float *w)
+{
+	for (int k = 0; k < 8; k++) {
+		float a = 0.0f;
+		for (int t = 0; t < trips; t++)
+			a = a + ((float)k + 0.25f);
+		w[k] = a;
+	}
+}
+
+/*
+** cbrloop.json: entry (load x, acc := 0, r_n := 5, r_i := 0, a branch over
+** the block `skip`), body (acc += x, r_i += 1, a hint, r_i < r_n ->
+** body, else done), done (store acc, TensorCompletion, Return), tail
+** (never reached: it would write 7s). Five passes, every engine follows
+** the branches on ALL; the instructions counted by hand; the same bits
+** under perturbed schedules.
+*/
+START_TEST(test_cbr_loop)
+{
+	static const char *const none[] = { NULL };
+	static const char *const one[] = { "\"value\": 5", "\"value\": 1",
+					   NULL };
+	float w[8];
+	for (int v = 0; v < 2; v++) {
+		int trips = v ? 1 : 5;
+		want_sum(trips, w);
+		for (uint64_t seed = 0; seed < 4; seed++) {
+			lm_module *m = fixture("cbrloop.json", v ? one : none);
+			ls_result r;
+			lm_error err;
+			const float *y;
+			ck_assert_msg(run(m, seed, &r, &err) == 0, "%s",
+				      err.msg);
+			y = out_y(&r);
+			for (int k = 0; k < 8; k++)
+				ck_assert_msg(y[k] == w[k], "trips %d seed %d "
+					      "y[%d] = %g, want %g", trips,
+					      (int)seed, k, y[k], w[k]);
+			/* entry: 2 + 3 ALL x 5 engines; body: 1 + 3 x 5 per
+			   pass; done: 3 */
+			ck_assert_int_eq(r.instructions, 17 + 16 * trips + 3);
+			ls_result_free(&r);
+			lm_module_free(m);
+		}
+	}
+}
+END_TEST
+
+/*
+** cbrslices.json: pass i loads x[8i .. 8i+8) on SP into its own slice of
+** xs (a register-addressed copy) and DVE adds that slice into acc: the
+** dependencies (DVE's add on SP's load of this pass, the store on the
+** last pass's add) hold across block entries under every schedule.
+*/
+START_TEST(test_cbr_slices)
+{
+	for (uint64_t seed = 0; seed < 6; seed++) {
+		lm_module *m = fixture("cbrslices.json", NULL);
+		ls_result r;
+		lm_error err;
+		const float *y;
+		ck_assert_msg(run(m, seed, &r, &err) == 0, "%s", err.msg);
+		y = out_y(&r);
+		for (int k = 0; k < 8; k++) {
+			float a = 0.0f;
+			for (int t = 0; t < 5; t++)
+				a = a + ((float)(8 * t + k) + 0.25f);
+			ck_assert_msg(y[k] == a, "seed %d y[%d] = %g, want %g",
+				      (int)seed, k, y[k], a);
+		}
+		ck_assert_int_eq(r.instructions, 21 + 17 * 5 + 1);
+		ls_result_free(&r);
+		lm_module_free(m);
+	}
+}
+END_TEST
+
+/* ---- the compares ------------------------------------------------------- */
+
+static const char *const cmp_names[12] = {
+	"IS_LTIMM", "IS_LEIMM", "IS_EQIMM", "IS_NEIMM", "IS_GEIMM", "IS_GTIMM",
+	"IS_LTREG", "IS_LEREG", "IS_EQREG", "IS_NEREG", "IS_GEREG", "IS_GTREG",
+};
+
+/* The 32-bit cell v read at dtype dt, as a double. */
+static double at(const char *dt, uint32_t v)
+{
+	float f;
+	if (!strcmp(dt, "uint8")) return (double)(v & 0xff);
+	if (!strcmp(dt, "int8")) return (double)(int8_t)(v & 0xff);
+	if (!strcmp(dt, "uint16")) return (double)(v & 0xffff);
+	if (!strcmp(dt, "int16")) return (double)(int16_t)(v & 0xffff);
+	if (!strcmp(dt, "int32")) return (double)(int32_t)v;
+	if (!strcmp(dt, "float32")) {
+		memcpy(&f, &v, sizeof f);
+		return (double)f;
+	}
+	return (double)v;
+}
+
+static int holds(int op, double a, double b)
+{
+	switch (op % 6) {
+	case 0: return a < b;
+	case 1: return a <= b;
+	case 2: return a == b;
+	case 3: return a != b;
+	case 4: return a >= b;
+	default: return a > b;
+	}
+}
+
+/* cmp.json: the compare of ra and rb (or an immediate) at dtype dt goes
+** to `yes` (y = x[1]) or `no` (y = x[2], then a branch over `yes`). */
+static void check_cmp(int op, const char *dt, uint32_t a, uint32_t b)
+{
+	char sa[64], sb[64], sop[64], sdt[32], simm[160];
+	const char *subs[16];
+	int n = 0, want;
+	lm_module *m;
+	ls_result r;
+	lm_error err;
+	double bv = at(dt, b);
+	snprintf(sa, sizeof sa, "\"value\": %u", a);
+	snprintf(sb, sizeof sb, "\"value\": %u", b);
+	snprintf(sop, sizeof sop, "\"comp_op\": \"%s\"", cmp_names[op]);
+	snprintf(sdt, sizeof sdt, "\"%s\"", dt);
+	subs[n++] = "\"value\": 1111111"; subs[n++] = sa;
+	subs[n++] = "\"value\": 2222222"; subs[n++] = sb;
+	subs[n++] = "\"comp_op\": \"IS_LTREG\""; subs[n++] = sop;
+	if (op < 6) {
+		snprintf(simm, sizeof simm, "{\"kind\": \"imm_value\", "
+			 "\"dtype\": \"%s\", \"value\": %.17g}", dt, bv);
+		subs[n++] = "{\"kind\": \"register_access\", \"dtype\": "
+			    "\"DTYPE\", \"regref\": \"rb\"}";
+		subs[n++] = simm;
+	}
+	subs[n++] = "\"DTYPE\""; subs[n++] = sdt;
+	subs[n] = NULL;
+	m = fixture("cmp.json", subs);
+	ck_assert_msg(run(m, 0, &r, &err) == 0, "%s %s %u %u: %s",
+		      cmp_names[op], dt, a, b, err.msg);
+	want = holds(op, at(dt, a), bv);
+	ck_assert_msg(out_y(&r)[0] == (want ? 1.25f : 2.25f), "%s %s %u %u: "
+		      "y = %g", cmp_names[op], dt, a, b, out_y(&r)[0]);
+	/* 2 moves and the compare on 5 engines, a copy, and on `no` the
+	   branch on 5 */
+	ck_assert_int_eq(r.instructions, 15 + 1 + (want ? 0 : 5));
+	ls_result_free(&r);
+	lm_module_free(m);
+}
+
+START_TEST(test_cbr_ops)
+{
+	static const char *const dts[] = { "uint8", "int8", "uint16",
+					   "int16", "uint32", "int32",
+					   "float32" };
+	static const uint32_t ints[][2] = {
+		{ 3, 5 }, { 5, 3 }, { 4, 4 }, { 0xff, 1 }, { 0x1ff, 0xff },
+		{ 0xffff, 0 }, { 0x80000000u, 1 }, { 0xffffffffu, 0 },
+		{ 0x7fff, 0x8000 },
+	};
+	/* float32 bits: 1.5, -2, 0, -0, 3.25, NaN */
+	static const uint32_t flts[][2] = {
+		{ 0x3fc00000u, 0xc0000000u }, { 0xc0000000u, 0x3fc00000u },
+		{ 0x00000000u, 0x80000000u }, { 0x40500000u, 0x40500000u },
+		{ 0x7fc00000u, 0x3fc00000u },
+	};
+	for (int op = 0; op < 12; op++)
+		for (size_t d = 0; d < sizeof dts / sizeof *dts; d++) {
+			int is_f = !strcmp(dts[d], "float32");
+			size_t np = is_f ? sizeof flts / sizeof *flts
+					 : sizeof ints / sizeof *ints;
+			for (size_t p = 0; p < np; p++) {
+				uint32_t a = is_f ? flts[p][0] : ints[p][0];
+				uint32_t b = is_f ? flts[p][1] : ints[p][1];
+				/* an immediate holds b's value at the dtype;
+				   NaN has no immediate spelling in JSON */
+				if (op < 6 && is_f && isnan(at(dts[d], b)))
+					continue;
+				check_cmp(op, dts[d], a, b);
+			}
+		}
+}
+END_TEST
+
+/* ---- Return, Halt -------------------------------------------------------- */
+
+/* A Halt on every engine in place of the Return stops the run there (the
+** store in flight completes); a Halt on DVE before its add leaves the
+** store waiting: a deadlock naming the Halt. */
+START_TEST(test_halt)
+{
+	static const char *const all[] = {
+		"{\"opcode\": \"Return\", \"name\": \"ret\", \"engine\": \"SP\"}",
+		"{\"opcode\": \"Halt\", \"name\": \"h\"}", NULL };
+	static const char *const dve[] = {
+		"{\"opcode\": \"TensorTensor\", \"name\": \"tt\"",
+		"{\"opcode\": \"Halt\", \"name\": \"h\", \"engine\": \"DVE\"}, "
+		"{\"opcode\": \"TensorTensor\", \"name\": \"tt\"", NULL };
+	lm_module *m = fixture("cbrloop.json", all);
+	ls_result r;
+	lm_error err;
+	float w[8];
+	want_sum(5, w);
+	ck_assert_msg(run(m, 0, &r, &err) == 0, "%s", err.msg);
+	for (int k = 0; k < 8; k++)
+		ck_assert(out_y(&r)[k] == w[k]);
+	/* the Return's place: a Halt on each of the 5 engines */
+	ck_assert_int_eq(r.instructions, 17 + 16 * 5 + 2 + 5);
+	ls_result_free(&r);
+	lm_module_free(m);
+	run_fails("cbrloop.json", dve, "core 0 DVE: halted by 'h'");
+	run_fails("cbrloop.json", dve, "core 0 SP: 'st' (DMACopy) waits for "
+		  "instruction 'tt' to complete");
+}
+END_TEST
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* Each engine follows only its own branches and those on ALL: a back edge
+** on SP alone parts SP from the others. */
+START_TEST(test_diverge)
+{
+	static const char *const sp[] = {
+		"\"name\": \"cb\", \"engine\": \"ALL\"",
+		"\"name\": \"cb\", \"engine\": \"SP\"", NULL };
+	run_fails("cbrloop.json", sp, "engines diverge: ");
+	run_fails("cbrloop.json", sp, "as block entry 2 of the function");
+	run_fails("cbrloop.json", sp, "put the branch on ALL");
+}
+END_TEST
+
+/* A loop that never ends stops at --max-instructions, naming the block
+** and the block entry. */
+START_TEST(test_runaway)
+{
+	static const char *const ever[] = { "\"on_false\": \"done\"",
+					    "\"on_false\": \"body\"", NULL };
+	lm_module *m = fixture("cbrloop.json", ever);
+	ls_options o;
+	ls_result r;
+	lm_error err;
+	int rc;
+	memset(&o, 0, sizeof o);
+	o.max_instructions = 1000;
+	rc = run_opts(m, 1, &o, -1, &r, &err);
+	if (rc == 0)
+		ls_result_free(&r);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_msg(strstr(err.msg, "more than 1000 instructions executed "
+			     "(--max-instructions)") &&
+		      strstr(err.msg, "in block 'body', block entry"), "%s",
+		      err.msg);
+	lm_module_free(m);
+}
+END_TEST
+
+/* Verifier errors: an unknown block, a block of another region; the
+** simulator refuses what it does not model before time 0. */
+START_TEST(test_bad_targets)
+{
+	static const char *const unknown[] = { "\"on_true\": \"body\"",
+					       "\"on_true\": \"nowhere\"", NULL };
+	static const char *const target[] = { "\"target\": \"body\"",
+					      "\"target\": \"sg0000\"", NULL };
+	struct { const char *const *subs; const char *want; } v[] = {
+		{ unknown, "instruction cb: CompareAndBranch 'cb': on_true "
+		  "'nowhere' names no block of the region" },
+		{ target, "UnconditionalBranch 'go': target 'sg0000' names no "
+		  "block of the region" },
+	};
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+		lm_module *m = fixture("cbrloop.json", v[i].subs);
+		lm_error err;
+		ck_assert_int_ne(lm_verify(m, NULL, &err), 0);
+		ck_assert_msg(strstr(err.msg, v[i].want), "%s", err.msg);
+		lm_module_free(m);
+	}
+}
+END_TEST
+
+/* A branch out of a Loop's body into the function's blocks: the verifier
+** says it leaves its region; the simulator refuses a branch in a body. */
+START_TEST(test_branch_out_of_region)
+{
+	static const char *const in_loop[] = {
+		"{\"opcode\": \"TensorCompletion\", \"name\": \"tc\", "
+		"\"engine\": \"SP\", \"mode\": \"Default\"}",
+		"{\"opcode\": \"Loop\", \"name\": \"l\", \"engine\": \"SP\", "
+		"\"LoopAxis\": {\"name\": \"i\", \"lb\": 0, \"ub\": 2, \"stride\": "
+		"1}, \"blocks\": [{\"name\": \"lb\", \"instructions\": "
+		"[{\"opcode\": \"UnconditionalBranch\", \"name\": \"out\", "
+		"\"target\": \"TARGET\"}]}]}", NULL };
+	const char *subs[6];
+	lm_module *m;
+	lm_error err;
+	memcpy(subs, in_loop, sizeof in_loop);
+	subs[1] = tu_replace_all(in_loop[1], "TARGET", "tail");
+	m = fixture("cbrloop.json", subs);
+	ck_assert_int_ne(lm_verify(m, NULL, &err), 0);
+	ck_assert_msg(strstr(err.msg, "UnconditionalBranch 'out': target "
+			     "'tail' names no block of the region (a block of "
+			     "another region of the function"), "%s", err.msg);
+	lm_module_free(m);
+	free((char *)subs[1]);
+	subs[1] = tu_replace_all(in_loop[1], "TARGET", "lb");
+	m = fixture("cbrloop.json", subs);
+	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_ne(ls_check_module(m, &err), 0);
+	ck_assert_msg(strstr(err.msg, "opcode 'UnconditionalBranch' inside a "
+			     "Loop is not modelled by the simulator"), "%s",
+		      err.msg);
+	lm_module_free(m);
+	free((char *)subs[1]);
+}
+END_TEST
+
+/* Operands and compares the simulator does not model are refused by name
+** before time 0. */
+START_TEST(test_cbr_refused)
+{
+	static const char *const unsup[] = {
+		"\"comp_op\": \"IS_LTREG\"", "\"comp_op\": \"Unsupported\"",
+		NULL };
+	static const char *const mixed[] = {
+		"\"ins\": [{\"kind\": \"register_access\", \"dtype\": "
+		"\"DTYPE\", \"regref\": \"ra\"}, {\"kind\": \"register_access\", "
+		"\"dtype\": \"DTYPE\"", "\"ins\": [{\"kind\": "
+		"\"register_access\", \"dtype\": \"int32\", \"regref\": \"ra\"}, "
+		"{\"kind\": \"register_access\", \"dtype\": \"uint32\"", NULL };
+	static const char *const imm_reg[] = {
+		"\"comp_op\": \"IS_LTREG\"", "\"comp_op\": \"IS_LTIMM\"",
+		"\"DTYPE\"", "\"int32\"", NULL };
+	static const char *const wide[] = { "\"DTYPE\"", "\"int64\"", NULL };
+	static const char *const sync_all[] = {
+		"\"name\": \"cb\",", "\"name\": \"cb\", \"engine\": \"ALL\", "
+		"\"sync_info\": {\"on_update\": [{\"semaphore\": \"s_dma\", "
+		"\"mode\": \"sem-inc\"}]},", "\"DTYPE\"", "\"int32\"", NULL };
+	struct { const char *const *subs; const char *want; } v[] = {
+		{ unsup, "key 'comp_op' = \"Unsupported\" is not modelled by "
+		  "the simulator" },
+		{ mixed, "key 'ins' = 1 operand (register_access) is not "
+		  "modelled by the simulator (an *REG compare takes ins[1] at "
+		  "ins[0]'s dtype)" },
+		{ imm_reg, "key 'ins' = 1 operand (register_access) is not "
+		  "modelled by the simulator (an *IMM compare takes an "
+		  "imm_value as ins[1])" },
+		{ wide, "dtype 'int64'" },
+		{ sync_all, "key 'engine' = \"ALL\" is not modelled by the "
+		  "simulator (an instruction on engine ALL runs once per "
+		  "engine" },
+	};
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+		const char *const *s = v[i].subs;
+		const char *subs[12];
+		int n = 0, has_dt = 0;
+		lm_module *m;
+		lm_error err;
+		ls_result r;
+		int rc;
+		for (; s[n]; n++) {
+			subs[n] = s[n];
+			has_dt |= n % 2 == 0 && strstr(s[n], "DTYPE") != NULL;
+		}
+		if (!has_dt) {
+			subs[n++] = "\"DTYPE\"";
+			subs[n++] = "\"int32\"";
+		}
+		subs[n] = NULL;
+		m = fixture("cmp.json", subs);
+		rc = run_opts(m, 0, &(ls_options){ 0 }, -1, &r, &err);
+		if (rc == 0)
+			ls_result_free(&r);
+		ck_assert_int_ne(rc, 0);
+		ck_assert_msg(strstr(err.msg, v[i].want), "%zu: %s", i,
+			      err.msg);
+		lm_module_free(m);
+	}
+}
+END_TEST
+
+/* Block arguments: an argument whose incoming values are its own register
+** runs (the values travel in the register); one that needs a copy on the
+** edge is refused by name. */
+START_TEST(test_block_args)
+{
+	static const char *const same[] = {
+		"\"name\": \"body\",", "\"name\": \"body\", \"arguments\": "
+		"[{\"regref\": \"r_i\", \"incoming_values\": [{\"regref\": "
+		"\"r_i\", \"block\": \"entry\"}, {\"regref\": \"r_i\", "
+		"\"block\": \"body\"}]}],", NULL };
+	static const char *const copy[] = {
+		"\"name\": \"body\",", "\"name\": \"body\", \"arguments\": "
+		"[{\"regref\": \"r_i\", \"incoming_values\": [{\"regref\": "
+		"\"r_n\", \"block\": \"entry\"}]}],", NULL };
+	lm_module *m = fixture("cbrloop.json", same);
+	ls_result r;
+	lm_error err;
+	float w[8];
+	want_sum(5, w);
+	ck_assert_msg(run(m, 0, &r, &err) == 0, "%s", err.msg);
+	for (int k = 0; k < 8; k++)
+		ck_assert(out_y(&r)[k] == w[k]);
+	ls_result_free(&r);
+	lm_module_free(m);
+	run_fails("cbrloop.json", copy, "block argument 'r_i' of block "
+		  "'body': incoming 'r_n' from 'entry' would need a copy on "
+		  "the edge, which the simulator does not model");
+}
+END_TEST
+
+/*
+** Two cores running cbrslices.json (5 and 3 passes), with the same
+** register and block names: `lncsim diff` runs them side by side and
+** linked (registers renamed per core, the block targets kept, the
+** completion barrier not waiting on the copies on ALL) and finds the
+** same bits under perturbed schedules.
+*/
+START_TEST(test_cbr_two_cores)
+{
+	char *dir = tu_tmpdir("branch-2c");
+	char *p = tu_fixture("branch", "cbrslices.json");
+	char *text = tu_read(p);
+	tu_run r;
+	ck_assert_ptr_nonnull(text);
+	for (int c = 0; c < 2; c++) {
+		char core[40], y[16], name[40];
+		char *t1, *t2, *t3, *out;
+		snprintf(core, sizeof core, "\"neuron_core_id\": %d", c);
+		snprintf(y, sizeof y, "\"y%d\"", c);
+		snprintf(name, sizeof name, "nc%d/sg0/def.json", c);
+		t1 = tu_replace_all(text, "\"neuron_core_id\": 0", core);
+		t2 = tu_replace_all(t1, "\"y\"", y);
+		t3 = tu_replace_all(t2, "\"value\": 5}", c ? "\"value\": 3}"
+				    : "\"value\": 5}");
+		out = tu_write(dir, name, t3);
+		free(out);
+		free(t1);
+		free(t2);
+		free(t3);
+	}
+	r = tu_lncsim(NULL, "diff", "--no-db", "--schedules", "4", dir, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "PASS cbrslices (2 cores): 2 outputs "
+			   "bit-identical");
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	free(p);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("branch");
+	TCase *tc = tcase_create("branch");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_cbr_loop);
+	tcase_add_test(tc, test_cbr_slices);
+	tcase_add_test(tc, test_cbr_ops);
+	tcase_add_test(tc, test_halt);
+	tcase_add_test(tc, test_diverge);
+	tcase_add_test(tc, test_runaway);
+	tcase_add_test(tc, test_bad_targets);
+	tcase_add_test(tc, test_branch_out_of_region);
+	tcase_add_test(tc, test_cbr_refused);
+	tcase_add_test(tc, test_block_args);
+	tcase_add_test(tc, test_cbr_two_cores);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}
