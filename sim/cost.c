@@ -9,6 +9,7 @@
 **   DMA (issuing engine)   dma_issue_cycles                          own clock
 **   DMA (transfer)         latency + bytes / bandwidth               ps
 **   NoOp, Call, Return, SwitchQueueInstance   sem_op_cycles          own clock
+**   TensorLoad / TensorSave  sem_op_cycles, + latency on DRAM        own clock
 **   CoreBarrier            release barrier_latency_ps after the last arrival
 */
 #include "common.h"
@@ -82,4 +83,10 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		cyc = 1;
 	si->cycles = cyc;
 	si->dur_ps = lm_arch_cycles_ps(a, e, cyc);
+	/* a register load / store of DRAM waits for the memory's latency */
+	if ((si->op == LM_OP_TENSORLOAD && si->n_ins >= 1 &&
+	     si->ins[0].space == LS_SP_DRAM) ||
+	    (si->op == LM_OP_TENSORSAVE && si->n_outs >= 1 &&
+	     si->outs[0].space == LS_SP_DRAM))
+		si->dur_ps += a->dma_latency_ps;
 }

@@ -1108,6 +1108,7 @@ static int is_expanded_all(const lm_inst *in)
 {
 	switch (in->op) {
 	case LM_OP_REGMOVE: case LM_OP_REGALU: case LM_OP_TCOMPLETION:
+	case LM_OP_TENSORLOAD:
 		return in->engine == LM_ENG_ALL;
 	case LM_OP_CMPBRANCH: case LM_OP_UBRANCH: case LM_OP_BRANCHHINT:
 	case LM_OP_HALT:
@@ -1144,6 +1145,15 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 		ls_reg_prepare(mc, mi, si);
 	} else if (in->op == LM_OP_CMPBRANCH) {
 		ls_cmp_prepare(mc, mi, si);
+	} else if (in->op == LM_OP_TENSORLOAD || in->op == LM_OP_TENSORSAVE) {
+		/* the tensor element as any operand, the registers apart */
+		if (in->op == LM_OP_TENSORLOAD && in->n_ins == 1)
+			prep_opnd(mc, mi, sf, &in->ins[0], &si->ins[0],
+				  &si->fault);
+		if (in->op == LM_OP_TENSORSAVE && in->n_outs == 1)
+			prep_opnd(mc, mi, sf, &in->outs[0], &si->outs[0],
+				  &si->fault);
+		ls_tls_prepare(mc, mi, si);
 	} else if (ls_opcode_executed(in->op) && in->op != LM_OP_NKIKERNEL) {
 		for (int i = 0; i < in->n_ins; i++)
 			prep_opnd(mc, mi, sf, &in->ins[i], &si->ins[i],

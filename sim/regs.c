@@ -492,3 +492,139 @@ int ls_cmp_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
 	}
 	return 0;
 }
+
+/* ---- TensorLoad / TensorSave ------------------------------------------- */
+
+/* Registers a memory dtype fills: 1 for the 32-bit ones, 2 (lo, hi) for
+** the 64-bit integers, 0 for any other. */
+static int tls_regs(lm_dtype dt)
+{
+	switch (dt) {
+	case LM_DT_INT32: case LM_DT_UINT32: case LM_DT_FLOAT32:
+		return 1;
+	case LM_DT_INT64: case LM_DT_UINT64:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+void ls_tls_prepare(ls_machine *mc, int mi, ls_sinst *si)
+{
+	const lm_inst *in = si->in;
+	int is_load = in->op == LM_OP_TENSORLOAD;
+	int nmem = is_load ? in->n_ins : in->n_outs;
+	int nreg = is_load ? in->n_outs : in->n_ins;
+	const char *side = is_load ? "outs" : "ins";
+	ls_rinst *R = lm_xcalloc(1, sizeof *R);
+	char *why = NULL;
+	int want;
+	si->reg = R;
+	R->dst.slot = -1;
+	if (nmem != 1) {
+		why = lm_xasprintf("%s takes one tensor element in %s[0]",
+				   lm_opcode_name(in->op), is_load ? "ins"
+				   : "outs");
+		goto done;
+	}
+	R->dtype = is_load ? in->ins[0].dtype : in->outs[0].dtype;
+	want = tls_regs(R->dtype);
+	if (!want) {
+		why = lm_xasprintf("%s[0] dtype '%s': a register holds int32, "
+				   "uint32 or float32, a pair (lo, hi) int64 or "
+				   "uint64", is_load ? "ins" : "outs",
+				   lm_dtype_name(R->dtype));
+		goto done;
+	}
+	if (nreg != want) {
+		why = lm_xasprintf("%s: %d register%s for a %s element (has %d)",
+				   side, want, want == 1 ? "" : "s (lo, hi)",
+				   lm_dtype_name(R->dtype), nreg);
+		goto done;
+	}
+	R->n_src = want;
+	for (int i = 0; i < want && !why; i++) {
+		char w[16];
+		snprintf(w, sizeof w, "%s[%d]", side, i);
+		why = prep_rop(mc, mi, is_load ? &in->outs[i] : &in->ins[i], w,
+			       1, &R->src[i]);
+	}
+done:
+	if (why && !si->fault)
+		si->fault = why;
+	else
+		free(why);
+}
+
+/* The memory operand o of si holds one element: 0, or -1 with err. */
+static int one_element(const ls_opnd *o, const char *what, char *err,
+		       size_t n)
+{
+	if (o->space != LS_SP_NONE && o->count == 1)
+		return 0;
+	snprintf(err, n, "%s: %lld elements, where one is moved", what,
+		 (long long)o->count);
+	return -1;
+}
+
+int ls_tload_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
+		  char *err, size_t n)
+{
+	const ls_rinst *R = si->reg;
+	const ls_opnd *o = &si->ins[0];
+	uint8_t raw[8];
+	uint32_t w[2];
+	const uint8_t *bad;
+	ls_view v;
+	if (si->fault) {
+		snprintf(err, n, "%s", si->fault);
+		return -1;
+	}
+	if (one_element(o, "ins[0]", err, n))
+		return -1;
+	ls_bind(mc, c, o, &v);
+	if ((bad = ls_gather_raw(&v, raw, si->can_read_uninit)) != NULL) {
+		char where[300];
+		ls_describe_byte(mc, c, o, bad, where, sizeof where);
+		snprintf(err, n, "reads uninitialized memory: ins[0] %s was "
+			 "never written (can_read_uninit is not set)", where);
+		return -1;
+	}
+	memcpy(w, raw, (size_t)R->n_src * sizeof *w);
+	for (int i = 0; i < R->n_src; i++)
+		ls_reg_set(mc, c, eng, R->src[i].slot, w[i], si);
+	return 0;
+}
+
+int ls_tsave_stage(ls_machine *mc, int c, int eng, const ls_sinst *si,
+		   ls_pending *p, char *err, size_t n)
+{
+	const ls_rinst *R = si->reg;
+	const ls_opnd *o = &si->outs[0];
+	uint32_t w[2];
+	if (si->fault) {
+		snprintf(err, n, "%s", si->fault);
+		return -1;
+	}
+	if (one_element(o, "outs[0]", err, n))
+		return -1;
+	for (int i = 0; i < R->n_src; i++) {
+		char what[300];
+		if (ls_reg_read(mc, c, eng, R->src[i].slot, &w[i]) == 0)
+			continue;
+		ls_reg_unwritten(mc, c, eng, R->src[i].slot, what,
+				 sizeof what);
+		snprintf(err, n, "ins[%d] reads %s", i, what);
+		return -1;
+	}
+	if (p->cap < sizeof w) {
+		free(p->buf);
+		p->buf = lm_xmalloc(sizeof w);
+		p->cap = sizeof w;
+	}
+	ls_bind(mc, c, o, &p->dst);
+	memcpy(p->buf, w, (size_t)R->n_src * sizeof *w);
+	p->is_deferred = 0;
+	p->active = 1;
+	return 0;
+}

@@ -975,8 +975,27 @@ static void start_inst(sim *s, int c, int e, item it)
 		E->halt = si;
 		dur = perturb(s, s->edge_ps[e]);
 		break;
+	case LM_OP_TENSORLOAD: case LM_OP_TENSORSAVE: {
+		/* on the issuing engine: the element read (and the registers
+		   written) now, a save's element written at completion */
+		char why[700], where[200];
+		int rc;
+		note_reads(s, si);
+		E->pend.x = &s->x;
+		rc = si->op == LM_OP_TENSORLOAD
+		     ? ls_tload_exec(s->mc, c, e, s->xsi, why, sizeof why)
+		     : ls_tsave_stage(s->mc, c, e, s->xsi, &E->pend, why,
+				      sizeof why);
+		if (rc) {
+			loop_where(s, c, e, where, sizeof where);
+			fail_at(s, c, si, "on %s: %s%s", ls_engine_name(e), why,
+				where);
+			return;
+		}
+		break;
+	}
 	case LM_OP_DYNLOOP: case LM_OP_DOWHILE: case LM_OP_BREAK:
-	case LM_OP_EXIT: case LM_OP_TENSORLOAD: case LM_OP_TENSORSAVE:
+	case LM_OP_EXIT:
 	case LM_OP_EVENTSEM: case LM_OP_GROUPRESET: case LM_OP_AEBARRIER:
 	case LM_OP_DRAIN: case LM_OP_DMATRIGGER: case LM_OP_DMABLOCK:
 	case LM_OP_DESC_COPY: case LM_OP_DESC_CCE: case LM_OP_DESC_TRANSPOSE:

@@ -644,6 +644,18 @@ void ls_cmp_prepare(ls_machine *mc, int mi, ls_sinst *si);
 ** or -1 with the reason in err. */
 int ls_cmp_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
 		int *taken, char *err, size_t n);
+/* Prepare TensorLoad / TensorSave si: the registers (si->reg->src, one,
+** or lo and hi for a 64-bit element) and the element's dtype; the tensor
+** operand is prepared as any other (si->fault when not modelled). */
+void ls_tls_prepare(ls_machine *mc, int mi, ls_sinst *si);
+/* TensorLoad si on engine eng of core c: the element read now into the
+** register(s). 0, or -1 with err (an uninitialized element among them). */
+int ls_tload_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
+		  char *err, size_t n);
+/* TensorSave si: the register(s) read now, the element's write staged in
+** p (committed at completion). 0, or -1 with err. */
+int ls_tsave_stage(ls_machine *mc, int c, int eng, const ls_sinst *si,
+		   ls_pending *p, char *err, size_t n);
 /* Every register unwritten (a run starts so); the files freed. */
 void ls_regs_reset(ls_machine *mc);
 void ls_regs_free(ls_machine *mc);

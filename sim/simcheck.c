@@ -45,12 +45,15 @@
 		  OP(BREAK) | OP(TENSORREDUCE) | OP(TSPTR) | OP(RECIPROCAL) | \
 		  OP(STREAMTRANSPOSE) | OP(REGMOVE) | OP(REGALU) | \
 		  OP(DYNLOOP) | OP(DOWHILE) | OPS_BRANCH | OP(BRANCHHINT) | \
-		  OP(TCOMPLETION) | OP(HALT))
+		  OP(TCOMPLETION) | OP(HALT) | OPS_TLS)
+/* Register loads and stores. */
+#define OPS_TLS (OP(TENSORLOAD) | OP(TENSORSAVE))
 /* Branches (to a block of the function). */
 #define OPS_BRANCH (OP(CMPBRANCH) | OP(UBRANCH))
 /* Opcodes on engine ALL that run one copy per engine. */
 #define OPS_ALL_COPIES (OP(REGMOVE) | OP(REGALU) | OPS_BRANCH | \
-			OP(BRANCHHINT) | OP(TCOMPLETION) | OP(HALT))
+			OP(BRANCHHINT) | OP(TCOMPLETION) | OP(HALT) | \
+			OP(TENSORLOAD))
 /* Opcodes that head a structured loop. */
 #define OPS_LOOP (OP(LOOP) | OP(DYNLOOP) | OP(DOWHILE))
 /* Opcodes refused inside a Loop's body. */
@@ -93,6 +96,8 @@ static const key_rule inst_rules[] = {
 	   copies onto the call it makes */
 	{ OP(NKIKERNEL), "enable_device_dump", K_META, NULL, NULL },
 	{ OP(NKIKERNEL), "nki_binary_version_identifier", K_META, NULL, NULL },
+	/* a register load or store runs on its engine, not on a queue */
+	{ OPS_TLS, "queue", K_META, NULL, NULL },
 };
 
 /* A documented op key (fields.def) of an executed opcode: metadata, or
@@ -785,6 +790,73 @@ static int chk_no_ins(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
+/* TensorLoad / TensorSave: one tensor element (a 32-bit dtype: one
+** register; int64 / uint64: the pair lo, hi) and int32 / uint32
+** register_access operands. */
+static int chk_tls(const lm_inst *in, int regs, char *val, size_t n,
+		   const char **why)
+{
+	int is_load = in->op == LM_OP_TENSORLOAD;
+	int nmem = is_load ? in->n_ins : in->n_outs;
+	int nreg = is_load ? in->n_outs : in->n_ins;
+	const lm_arg *mem = is_load ? in->ins : in->outs;
+	int want = 0;
+	if (nmem == 1)
+		switch (mem->dtype) {
+		case LM_DT_INT32: case LM_DT_UINT32: case LM_DT_FLOAT32:
+			want = 1;
+			break;
+		case LM_DT_INT64: case LM_DT_UINT64:
+			want = 2;
+			break;
+		default:
+			break;
+		}
+	if (!regs) {
+		int64_t cnt = 1;
+		for (int k = 0; want && mem->kind == LM_ARG_PHYSICAL_AP &&
+		     k < mem->n_ap; k++)
+			cnt *= mem->ap[k].num;
+		if (want && cnt == 1)
+			return 0;
+		if (nmem == 1)
+			call_operand(mem, 1, val, n);
+		else
+			snprintf(val, n, "%d operands", nmem);
+		*why = "one tensor element of int32, uint32, float32, int64 or "
+		       "uint64 is moved";
+		return 1;
+	}
+	if (want && nreg != want) {
+		snprintf(val, n, "%d operand%s", nreg, nreg == 1 ? "" : "s");
+		*why = want == 1 ? "a 32-bit element moves through one register"
+		       : "a 64-bit element moves through two registers (lo, hi)";
+		return 1;
+	}
+	for (int k = 0; k < nreg; k++) {
+		const lm_arg *a = is_load ? &in->outs[k] : &in->ins[k];
+		const char *w = reg_operand_why(a, 1);
+		if (!w)
+			continue;
+		call_operand(a, 1, val, n);
+		*why = w;
+		return 1;
+	}
+	return 0;
+}
+
+static int chk_tls_ins(const lm_inst *in, char *val, size_t n,
+		       const char **why)
+{
+	return chk_tls(in, in->op == LM_OP_TENSORSAVE, val, n, why);
+}
+
+static int chk_tls_outs(const lm_inst *in, char *val, size_t n,
+			const char **why)
+{
+	return chk_tls(in, in->op == LM_OP_TENSORLOAD, val, n, why);
+}
+
 static const field_rule checks[] = {
 	{ OP(LOOP), "LoopAxis", chk_loop_axis },
 	{ OP(DYNLOOP), "DynamicForLoopAxis", chk_dynloop_axis },
@@ -803,6 +875,8 @@ static const field_rule checks[] = {
 	{ OP(CMPBRANCH) | OP(UBRANCH) | OP(BRANCHHINT) | OP(HALT), "outs",
 	  chk_no_outs },
 	{ OP(UBRANCH) | OP(BRANCHHINT) | OP(HALT), "ins", chk_no_ins },
+	{ OPS_TLS, "ins", chk_tls_ins },
+	{ OPS_TLS, "outs", chk_tls_outs },
 	{ OP(ACTIVATION), "func", chk_act_func },
 	{ OP(ACTIVATION), "alpha", chk_alpha },
 	{ OP(TENSORTENSOR), "op", chk_op },

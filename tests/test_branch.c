@@ -562,6 +562,185 @@ START_TEST(test_cbr_two_cores)
 }
 END_TEST
 
+/* ---- TensorLoad / TensorSave --------------------------------------------- */
+
+/* cbrload.json with subs, the input n holding n64 (an int64 when is64):
+** 0 with *r, or the error. */
+static int run_load(const char *const *subs, int64_t n64, int is64,
+		    uint64_t seed, ls_result *r, lm_error *err)
+{
+	lm_module *m = fixture("cbrload.json", subs);
+	ls_tensors in;
+	ls_options o;
+	int64_t one[2] = { 1, 1 };
+	int rc;
+	memset(&o, 0, sizeof o);
+	o.perturb_seed = seed;
+	if ((rc = lm_verify(m, NULL, err)) == 0 &&
+	    (rc = ls_check_module(m, err)) == 0) {
+		inputs(&in, -1);
+		if (is64)
+			ls_tensors_add(&in, "n", LM_DT_INT64, one, 2, &n64);
+		else {
+			int32_t n32 = (int32_t)n64;
+			ls_tensors_add(&in, "n", LM_DT_INT32, one, 2, &n32);
+		}
+		rc = ls_run(m, &in, &o, r, err);
+		ls_tensors_free(&in);
+	}
+	lm_module_free(m);
+	return rc;
+}
+
+/* y after `trips` passes of cbrslices / cbrload */
+static void check_slices(const ls_result *r, int trips)
+{
+	const float *y = out_y(r);
+	for (int k = 0; k < 8; k++) {
+		float a = 0.0f;
+		for (int t = 0; t < trips; t++)
+			a = a + ((float)(8 * t + k) + 0.25f);
+		ck_assert_msg(y[k] == a, "trips %d y[%d] = %g, want %g", trips,
+			      k, y[k], a);
+	}
+}
+
+/*
+** The loop's trip count comes from memory: a TensorLoad on ALL puts n
+** into every engine's r_n, the CompareAndBranch loop runs n passes, and
+** a TensorSave writes the pass count r_i into cnt. The same bits under
+** perturbed schedules.
+*/
+START_TEST(test_tensorload_trips)
+{
+	static const int trips[] = { 1, 2, 7 };
+	for (size_t i = 0; i < sizeof trips / sizeof *trips; i++)
+		for (uint64_t seed = 0; seed < 3; seed++) {
+			ls_result r;
+			lm_error err;
+			const ls_tensor *c;
+			ck_assert_msg(run_load(NULL, trips[i], 0, seed, &r,
+					       &err) == 0, "%s", err.msg);
+			check_slices(&r, trips[i]);
+			c = ls_tensors_find(&r.outputs, "cnt");
+			ck_assert_ptr_nonnull(c);
+			ck_assert_int_eq(*(const int32_t *)c->data, trips[i]);
+			/* entry: ms + 4 ALL x 5; per pass 2 + 3 x 5; done: the
+			   store and the save */
+			ck_assert_int_eq(r.instructions, 21 + 17 * trips[i] + 2);
+			ls_result_free(&r);
+		}
+}
+END_TEST
+
+/*
+** The 64-bit element moves through the pair (lo, hi): n = 3 + 5 * 2^32
+** loads lo 3 (the trip count) and hi 5; the pair (r_i, r_hi) saved into
+** an int64 cnt is 3 + 5 * 2^32 again.
+*/
+START_TEST(test_tensorload_pair)
+{
+	static const char *const pair[] = {
+		"\"name\": \"n\",\n     \"kind\": \"ExternalInput\",\n     "
+		"\"dtype\": \"int32\"", "\"name\": \"n\",\n     \"kind\": "
+		"\"ExternalInput\",\n     \"dtype\": \"int64\"",
+		"\"name\": \"cnt\",\n     \"kind\": \"ExternalOutput\",\n     "
+		"\"dtype\": \"int32\"", "\"name\": \"cnt\",\n     \"kind\": "
+		"\"ExternalOutput\",\n     \"dtype\": \"int64\"",
+		"\"dims\": [\n        1,\n        4\n       ]",
+		"\"dims\": [\n        1,\n        8\n       ]",
+		"\"dtype\": \"int32\", \"offset\": 0, \"memsetref\": \"n\"",
+		"\"dtype\": \"int64\", \"offset\": 0, \"memsetref\": \"n\"",
+		"\"dtype\": \"int32\", \"offset\": 0, \"memsetref\": \"cnt\"",
+		"\"dtype\": \"int64\", \"offset\": 0, \"memsetref\": \"cnt\"",
+		"\"regref\": \"r_n\"}]}", "\"regref\": \"r_n\"}, {\"kind\": "
+		"\"register_access\", \"dtype\": \"int32\", \"regref\": "
+		"\"r_hi\"}]}",
+		"\"ins\": [{\"kind\": \"register_access\", \"dtype\": "
+		"\"int32\", \"regref\": \"r_i\"}], \"outs\"",
+		"\"ins\": [{\"kind\": \"register_access\", \"dtype\": "
+		"\"int32\", \"regref\": \"r_i\"}, {\"kind\": "
+		"\"register_access\", \"dtype\": \"int32\", \"regref\": "
+		"\"r_hi\"}], \"outs\"", NULL };
+	int64_t n = 3 + ((int64_t)5 << 32);
+	ls_result r;
+	lm_error err;
+	const ls_tensor *c;
+	ck_assert_msg(run_load(pair, n, 1, 0, &r, &err) == 0, "%s", err.msg);
+	check_slices(&r, 3);
+	c = ls_tensors_find(&r.outputs, "cnt");
+	ck_assert_ptr_nonnull(c);
+	ck_assert(*(const int64_t *)c->data == n);
+	ls_result_free(&r);
+}
+END_TEST
+
+/* The errors: an element never written, a register never written, the
+** forms refused before time 0. */
+START_TEST(test_tensorload_errors)
+{
+	static const char *const unwritten[] = {
+		"\"name\": \"ts\", \"engine\": \"SP\", \"ins\": [{\"kind\": "
+		"\"register_access\", \"dtype\": \"int32\", \"regref\": "
+		"\"r_i\"}]", "\"name\": \"ts\", \"engine\": \"SP\", \"ins\": "
+		"[{\"kind\": \"register_access\", \"dtype\": \"int32\", "
+		"\"regref\": \"r_hi\"}]", NULL };
+	static const char *const two[] = {
+		"\"regref\": \"r_n\"}]}", "\"regref\": \"r_n\"}, {\"kind\": "
+		"\"register_access\", \"dtype\": \"int32\", \"regref\": "
+		"\"r_hi\"}]}", NULL };
+	static const char *const wide[] = {
+		"\"ap\": [[1, 1], [1, 1]], \"dtype\": \"int32\", \"offset\": 0, "
+		"\"memsetref\": \"n\", \"memref\": \"n\"", "\"ap\": [[64, 1], "
+		"[1, 2]], \"dtype\": \"float32\", \"offset\": 0, \"memsetref\": "
+		"\"x\", \"memref\": \"x\"", NULL };
+	static const char *const save_all[] = {
+		"\"name\": \"ts\", \"engine\": \"SP\"",
+		"\"name\": \"ts\", \"engine\": \"ALL\"", NULL };
+	ls_result r;
+	lm_error err;
+	int rc = run_load(unwritten, 2, 0, 0, &r, &err);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_msg(strstr(err.msg, "instruction ts: on SP: ins[0] reads "
+			     "register 'r_hi', which no instruction has "
+			     "written on SP"), "%s", err.msg);
+	rc = run_load(two, 2, 0, 0, &r, &err);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_msg(strstr(err.msg, "opcode 'TensorLoad' key 'outs' = 2 "
+			     "operands is not modelled by the simulator (a "
+			     "32-bit element moves through one register)"),
+		      "%s", err.msg);
+	rc = run_load(wide, 2, 0, 0, &r, &err);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_msg(strstr(err.msg, "instruction tl: opcode 'TensorLoad' "
+			     "key 'ins' = 1 operand (physical_ap 'x') is not "
+			     "modelled by the simulator (one tensor element"),
+		      "%s", err.msg);
+	rc = run_load(save_all, 2, 0, 0, &r, &err);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_msg(strstr(err.msg, "opcode 'TensorSave' key 'engine' = "
+			     "\"ALL\" is not modelled"), "%s", err.msg);
+}
+END_TEST
+
+/* A TensorLoad of an element nothing wrote is the memory error. */
+START_TEST(test_tensorload_uninit)
+{
+	static const char *const sb[] = {
+		"\"memsetref\": \"n\", \"memref\": \"n\"",
+		"\"memsetref\": \"acc\", \"memref\": \"acc\"",
+		"\"ap\": [[1, 1], [1, 1]], \"dtype\": \"int32\", \"offset\": 0, "
+		"\"memsetref\": \"acc\"", "\"ap\": [[8, 1], [1, 1]], \"dtype\": "
+		"\"int32\", \"offset\": 0, \"memsetref\": \"acc\"", NULL };
+	ls_result r;
+	lm_error err;
+	int rc = run_load(sb, 2, 0, 0, &r, &err);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_msg(strstr(err.msg, "instruction tl: on PE: reads "
+			     "uninitialized memory: ins[0] "), "%s", err.msg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("branch");
@@ -578,6 +757,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_cbr_refused);
 	tcase_add_test(tc, test_block_args);
 	tcase_add_test(tc, test_cbr_two_cores);
+	tcase_add_test(tc, test_tensorload_trips);
+	tcase_add_test(tc, test_tensorload_pair);
+	tcase_add_test(tc, test_tensorload_errors);
+	tcase_add_test(tc, test_tensorload_uninit);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -692,10 +692,14 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "the simulator (RegisterMove takes ins [src] and outs [dst])" },
 	{ "{\"opcode\":\"TensorLoad\",\"name\":\"k\",\"engine\":\"S"
 	  "P\"}",
-	  "opcode 'TensorLoad' is not modelled by the simulator" },
+	  "opcode 'TensorLoad' key 'ins' = 0 operands is not modelled by the "
+	  "simulator (one tensor element of int32, uint32, float32, int64 or "
+	  "uint64 is moved)" },
 	{ "{\"opcode\":\"TensorSave\",\"name\":\"k\",\"engine\":\"S"
 	  "P\"}",
-	  "opcode 'TensorSave' is not modelled by the simulator" },
+	  "opcode 'TensorSave' key 'outs' = 0 operands is not modelled by the "
+	  "simulator (one tensor element of int32, uint32, float32, int64 or "
+	  "uint64 is moved)" },
 	{ "{\"opcode\":\"GroupResetSemaphores\",\"name\":\"k\",\"en"
 	  "gine\":\"SP\",\"sema_group\":[]}",
 	  "opcode 'GroupResetSemaphores' is not modelled by the simulator" },
