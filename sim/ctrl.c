@@ -168,7 +168,11 @@ const char *ls_dyn_name(const ls_dyn *d)
 	case LS_DYN_ACC_FLAG: return "accumulation_flag";
 	case LS_DYN_PSUM_ZERO: return "psum_zero_region";
 	case LS_DYN_UNINIT: return "can_read_uninit";
-	case LS_DYN_IN_OFF: return "ins symbolic_ap addrs[0]";
-	default: return "outs symbolic_ap addrs[0]";
+	case LS_DYN_IN_OFF:
+		return d->reg ? "ins register_ap regref" : "ins symbolic_ap "
+		       "addrs[0]";
+	default:
+		return d->reg ? "outs register_ap regref" : "outs symbolic_ap "
+		       "addrs[0]";
 	}
 }

@@ -320,13 +320,20 @@ static int64_t pair_stride(const lm_appair *p, int esize)
 ** reached. SB / PSUM operands are resolved against the arch layout here
 ** and placed in the compact layout later (layout_apply).
 */
-/* Is opaque operand a a symbolic_ap? */
-static int is_symbolic_ap(const lm_arg *a)
+/* Is opaque operand a of kind `kind`? */
+static int is_kind(const lm_arg *a, const char *kind)
 {
 	const cJSON *k = a->extra ? cJSON_GetObjectItemCaseSensitive(a->extra,
 								     "kind")
 				  : NULL;
-	return cJSON_IsString(k) && strcmp(k->valuestring, "symbolic_ap") == 0;
+	return cJSON_IsString(k) && strcmp(k->valuestring, kind) == 0;
+}
+
+/* Is opaque operand a a symbolic_ap (or a register_ap: its address is a
+** register's value, prepared as a symbolic_ap's)? */
+static int is_symbolic_ap(const lm_arg *a)
+{
+	return is_kind(a, "symbolic_ap") || is_kind(a, "register_ap");
 }
 
 static void prep_opnd(ls_machine *mc, int mi, const ls_sfunc *sf,
@@ -1348,6 +1355,95 @@ static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
 }
 
 /*
+** The keys of register_ap j of instruction in (module mi): its register
+** (d->reg), the mode (d->arch) and, into *addr, the expression its
+** address is (the register, plus const_ap_offset in the offset mode).
+** reg_ap_offset and reg_sub_tensor_id are the registers the compiler
+** folded into the address: they must be registers, and are not added.
+** NULL, or why it is not modelled.
+*/
+static char *prep_register_ap(ls_machine *mc, int mi, const lm_inst *in,
+			      const cJSON *j, ls_dyn *d, cJSON **addr)
+{
+	static const char *const keys[] = { "kind", "ap", "dtype",
+		"memsetref", "memref", "regref", "reg_ap_offset",
+		"reg_sub_tensor_id", "const_ap_offset", "const_sub_tensor_id",
+		"is_regloc_offset" };
+	const cJSON *rr = cJSON_GetObjectItemCaseSensitive(j, "regref");
+	const cJSON *co = cJSON_GetObjectItemCaseSensitive(j,
+							   "const_ap_offset");
+	const cJSON *cs = cJSON_GetObjectItemCaseSensitive(j,
+							   "const_sub_tensor_id");
+	const cJSON *io = cJSON_GetObjectItemCaseSensitive(j,
+							   "is_regloc_offset");
+	const char *prov[2] = { "reg_ap_offset", "reg_sub_tensor_id" };
+	int slot, is_off = cJSON_IsTrue(io);
+	double c = cJSON_IsNumber(co) ? co->valuedouble : 0;
+	cJSON *leaf;
+	(void)in;
+	for (const cJSON *k = j->child; k; k = k->next) {
+		size_t i = 0;
+		while (i < sizeof keys / sizeof *keys && strcmp(keys[i],
+								k->string))
+			i++;
+		if (i == sizeof keys / sizeof *keys)
+			return lm_xasprintf("register_ap key '%s' is not "
+					    "modelled by the simulator",
+					    k->string);
+	}
+	if (!cJSON_IsString(rr) ||
+	    (slot = ls_reg_slot(mc, mi, rr->valuestring)) < 0)
+		return lm_xasprintf("register_ap regref %s%s%s is no register "
+				    "allocation of the module",
+				    cJSON_IsString(rr) ? "'" : "",
+				    cJSON_IsString(rr) ? rr->valuestring
+				    : "(absent)", cJSON_IsString(rr) ? "'" : "");
+	for (int i = 0; i < 2; i++) {
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, prov[i]);
+		if (p && !cJSON_IsNull(p) && (!cJSON_IsString(p) ||
+		    ls_reg_slot(mc, mi, p->valuestring) < 0))
+			return lm_xasprintf("register_ap %s must name a "
+					    "register", prov[i]);
+	}
+	if (cs && !cJSON_IsNull(cs) &&
+	    !(cJSON_IsNumber(cs) && cs->valuedouble == -1))
+		return lm_xasprintf("register_ap const_sub_tensor_id other than "
+				    "-1 (a sub-tensor chosen by id) is not "
+				    "modelled");
+	if (io && !cJSON_IsBool(io) && !cJSON_IsNull(io))
+		return lm_xasprintf("register_ap is_regloc_offset must be true "
+				    "or false");
+	if (co && !cJSON_IsNull(co) &&
+	    (!cJSON_IsNumber(co) || c != (double)(int64_t)c ||
+	     c > 2147483647.0 || c < -2147483648.0))
+		return lm_xasprintf("register_ap const_ap_offset must be a "
+				    "32-bit integer");
+	if (!is_off && c != 0)
+		return lm_xasprintf("register_ap const_ap_offset %.17g with an "
+				    "address register (is_regloc_offset false) "
+				    "is not modelled", c);
+	d->reg = mc->reg_allocs[slot]->name;
+	d->arch = is_off ? LS_SP_NONE : -1; /* the space, once prepared */
+	leaf = cJSON_CreateObject();
+	cJSON_AddStringToObject(leaf, "kind", "IntRuntimeValueKind");
+	cJSON_AddStringToObject(leaf, "regref", rr->valuestring);
+	if (c == 0) {
+		*addr = leaf;
+	} else {
+		cJSON *t = cJSON_CreateObject(), *terms = cJSON_CreateArray();
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(t, "kind", "AffExprKind");
+		cJSON_AddItemToObject(x, "idx", leaf);
+		cJSON_AddNumberToObject(x, "coeff", 1);
+		cJSON_AddItemToArray(terms, x);
+		cJSON_AddItemToObject(t, "terms", terms);
+		cJSON_AddNumberToObject(t, "c", c);
+		*addr = t;
+	}
+	return NULL;
+}
+
+/*
 ** Operand k of si (is_out: of its outs), a symbolic_ap with one address:
 ** the start element offset in physical_ap's folded encoding, evaluated at
 ** each issue. Its physical form at offset 0 is prepared as the template
@@ -1355,19 +1451,28 @@ static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
 ** (any in-bounds offset is backed), and the address is prepared as a
 ** dynamic value. NULL, or the fault.
 */
+static char *prep_register_ap(ls_machine *mc, int mi, const lm_inst *in,
+			      const cJSON *j, ls_dyn *d, cJSON **addr);
+
 static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 			   int k, int is_out)
 {
 	const lm_arg *a = is_out ? &si->in->outs[k] : &si->in->ins[k];
 	ls_opnd *o = is_out ? &si->outs[k] : &si->ins[k];
 	ls_smod *sm = &mc->mods[sf->mod];
-	const cJSON *j = a->extra, *ap, *ad, *mr, *ms;
+	const cJSON *j = a->extra, *ap, *ad = NULL, *mr, *ms;
+	cJSON *made = NULL;
 	lm_affine *e;
 	ls_dyn *d;
+	ls_dyn rd;
 	char err[200], *fault = NULL;
-	int n;
+	int n, is_reg = is_kind(a, "register_ap");
 
-	for (const cJSON *c = j->child; c; c = c->next)
+	memset(&rd, 0, sizeof rd);
+	if (is_reg && (fault = prep_register_ap(mc, sf->mod, si->in, j, &rd,
+						&made)) != NULL)
+		return fault;
+	for (const cJSON *c = j->child; c && !is_reg; c = c->next)
 		if (strcmp(c->string, "kind") && strcmp(c->string, "ap") &&
 		    strcmp(c->string, "dtype") && strcmp(c->string, "addrs") &&
 		    strcmp(c->string, "memsetref") &&
@@ -1376,24 +1481,36 @@ static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 					    "modelled by the simulator",
 					    c->string);
 	ap = cJSON_GetObjectItemCaseSensitive(j, "ap");
-	ad = cJSON_GetObjectItemCaseSensitive(j, "addrs");
 	ms = cJSON_GetObjectItemCaseSensitive(j, "memsetref");
 	mr = cJSON_GetObjectItemCaseSensitive(j, "memref");
-	if (!cJSON_IsArray(ad) || cJSON_GetArraySize(ad) != 1)
-		return lm_xasprintf("symbolic_ap with %d addrs: the simulator "
-				    "runs one (the start element offset)",
-				    cJSON_IsArray(ad) ? cJSON_GetArraySize(ad)
-						      : 0);
+	if (!is_reg) {
+		ad = cJSON_GetObjectItemCaseSensitive(j, "addrs");
+		if (!cJSON_IsArray(ad) || cJSON_GetArraySize(ad) != 1)
+			return lm_xasprintf("symbolic_ap with %d addrs: the "
+					    "simulator runs one (the start "
+					    "element offset)", cJSON_IsArray(ad)
+					    ? cJSON_GetArraySize(ad) : 0);
+		ad = cJSON_GetArrayItem(ad, 0);
+	} else {
+		ad = made;
+	}
 	n = cJSON_IsArray(ap) ? cJSON_GetArraySize(ap) : 0;
-	if (n < 1 || n > 64 || !cJSON_IsString(ms))
-		return lm_xasprintf("symbolic_ap needs ap pairs and a memsetref");
-	if (si->n_dyn == LS_MAX_DYN)
-		return lm_xasprintf("more than %d symbolic_ap operands",
-				    LS_MAX_DYN - 1);
+	if (n < 1 || n > 64 || !cJSON_IsString(ms)) {
+		cJSON_Delete(made);
+		return lm_xasprintf("%s needs ap pairs and a memsetref",
+				    is_reg ? "register_ap" : "symbolic_ap");
+	}
+	if (si->n_dyn == LS_MAX_DYN) {
+		cJSON_Delete(made);
+		return lm_xasprintf("more than %d symbolic_ap / register_ap "
+				    "operands", LS_MAX_DYN - 1);
+	}
 	if (!si->dyn)
 		si->dyn = lm_xcalloc(LS_MAX_DYN, sizeof *si->dyn);
 	d = &si->dyn[si->n_dyn];
 	memset(d, 0, sizeof *d);
+	d->reg = rd.reg;
+	d->arch = rd.arch;
 	d->what = is_out ? LS_DYN_OUT_OFF : LS_DYN_IN_OFF;
 	d->opnd = k;
 	d->arg.kind = LM_ARG_PHYSICAL_AP;
@@ -1409,6 +1526,7 @@ static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 		const cJSON *nm = cJSON_GetArrayItem(p, 1);
 		if (!cJSON_IsNumber(st) || !cJSON_IsNumber(nm)) {
 			free(d->arg.ap);
+			cJSON_Delete(made);
 			return lm_xasprintf("symbolic_ap ap[%d] is not a pair "
 					    "[step, num]", i);
 		}
@@ -1416,12 +1534,19 @@ static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 		d->arg.ap[i].num = (int64_t)nm->valuedouble;
 	}
 	prep_opnd(mc, sf->mod, sf, &d->arg, o, &fault);
+	if (!fault && is_reg && o->space == LS_SP_DRAM &&
+	    !lm_opcode_is_dma(si->op) && si->op != LM_OP_TENSORLOAD)
+		fault = lm_xasprintf("a register_ap in DRAM is modelled on "
+				     "DMACopy, Load, Save and TensorLoad only");
 	if (fault) {
 		free(d->arg.ap);
+		cJSON_Delete(made);
 		return fault;
 	}
 	d->al = lm_strmap_lookup(&sm->allocs, d->arg.memsetref);
 	d->loc = d->al ? lm_alloc_find_memloc(d->al, d->arg.memref) : NULL;
+	if (d->arch < 0)
+		d->arch = o->space;
 	if (o->space == LS_SP_SB || o->space == LS_SP_PSUM) {
 		ls_layout *l = o->space == LS_SP_SB ? &mc->sb_layout
 						    : &mc->psum_layout;
@@ -1430,11 +1555,13 @@ static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 			layout_note(l, d->loc->addr, d->loc->addr +
 				    d->loc->dims[1]);
 	}
-	if (lm_affine_from_json(&e, cJSON_GetArrayItem(ad, 0), 2, err,
-				sizeof err)) {
+	if (lm_affine_from_json(&e, ad, 2, err, sizeof err)) {
 		free(d->arg.ap);
-		return lm_xasprintf("symbolic_ap addrs[0]: %s", err);
+		cJSON_Delete(made);
+		return lm_xasprintf("%s: %s", is_reg ? "register_ap regref"
+				    : "symbolic_ap addrs[0]", err);
 	}
+	cJSON_Delete(made);
 	ls_dyn_prepare(sf, si, d, e);
 	lm_affine_free(e);
 	dyn_bounds(mc, d);
@@ -1485,12 +1612,72 @@ static void dyn_bounds(ls_machine *mc, ls_dyn *d)
 	}
 }
 
+/* "(SB partition 4, byte 0) puts the access outside memory location 'x'
+** (partitions 0..3, bytes 0..2047)": register_ap d's address v (arch:
+** an arch address, else an element offset) out of bounds. */
+static char *regap_why(const ls_dyn *d, int64_t v)
+{
+	const lm_memloc *l = d->loc;
+	int64_t ps = d->arch == LS_SP_SB ? 0x40000 : 0x8000;
+	char at[120], ext[160];
+	if (d->arch == LS_SP_SB || d->arch == LS_SP_PSUM)
+		snprintf(at, sizeof at, "%s partition %lld, byte %lld",
+			 d->arch == LS_SP_SB ? "SB" : "PSUM",
+			 (long long)(v >= 0 ? v / ps : -1),
+			 (long long)(v >= 0 ? v % ps : v));
+	else if (d->arch == LS_SP_DRAM)
+		snprintf(at, sizeof at, "DRAM byte %lld", (long long)v);
+	else
+		snprintf(at, sizeof at, "element offset %lld", (long long)v);
+	if (l && l->n_dims >= 2 && d->pe > 0)
+		snprintf(ext, sizeof ext, "partitions %lld..%lld, bytes "
+			 "%lld..%lld", (long long)l->base,
+			 (long long)(l->base + l->dims[0] - 1),
+			 (long long)l->addr,
+			 (long long)(l->addr + l->dims[1] - 1));
+	else
+		snprintf(ext, sizeof ext, "%lld elements",
+			 (long long)(d->emax + 1));
+	return lm_xasprintf("(%s) puts the access outside memory location "
+			    "'%s' (%s)", at, l && l->name ? l->name : "", ext);
+}
+
+/* register_ap d's arch address v as an element offset of its memory
+** location (folded encoding) into *e: 0, or -1 when it is none. */
+static int arch_offset(const ls_dyn *d, int64_t v, int64_t *e)
+{
+	int64_t es = lm_dtype_size(d->arg.dtype), ps, p, b;
+	if (es <= 0 || v < 0 || !d->loc)
+		return -1;
+	if (d->arch == LS_SP_DRAM) {
+		if (v % es)
+			return -1;
+		*e = v / es;
+		return 0;
+	}
+	ps = d->arch == LS_SP_SB ? 0x40000 : 0x8000;
+	p = v / ps - d->loc->base;
+	b = v % ps - d->loc->addr;
+	if (p < 0 || b < 0 || b % es || b / es >= d->pe)
+		return -1;
+	*e = p * d->pe + b / es;
+	return 0;
+}
+
 int ls_dyn_place(ls_machine *mc, const ls_dyn *d, int64_t v, ls_opnd *o,
 		 char **why)
 {
-	int64_t p = 0, e = v;
+	int64_t p = 0, e = v, v0 = v;
 	lm_arg a = d->arg;
 	lm_geom g;
+	if (d->reg && d->arch != LS_SP_NONE) {
+		int64_t x;
+		if (arch_offset(d, v, &x)) {
+			*why = regap_why(d, v);
+			return -1;
+		}
+		e = v = x;
+	}
 	if (d->pe > 0 && v >= 0) {
 		p = v / d->pe;
 		e = v % d->pe;
@@ -1498,7 +1685,9 @@ int ls_dyn_place(ls_machine *mc, const ls_dyn *d, int64_t v, ls_opnd *o,
 	if (v < 0 || p > d->pmax || e > d->emax) {
 		a.start_partition = p;
 		a.offset = e;
-		if (v < 0 || !lm_arg_geometry(&g, &a, d->al, d->loc, why))
+		if (d->reg)
+			*why = regap_why(d, v0);
+		else if (v < 0 || !lm_arg_geometry(&g, &a, d->al, d->loc, why))
 			*why = lm_xasprintf("%s", v < 0 ? "a negative offset"
 					    : "out of bounds");
 		return -1;

@@ -1318,12 +1318,24 @@ static int eval_dyn(sim *s, int c, int e, const ls_sinst *si)
 				: &s->dop[si->n_ins + d->opnd];
 			if (ls_dyn_place(s->mc, d, v, o, &why)) {
 				loop_where(s, c, e, where, sizeof where);
-				fail_at(s, c, si, "%s[%d] symbolic_ap '%s': "
-					"offset %lld puts the access outside "
-					"its memory location: %s%s",
-					d->what == LS_DYN_IN_OFF ? "ins" : "outs",
-					d->opnd, S(d->arg.memsetref),
-					(long long)v, why ? why : "", where);
+				if (d->reg)
+					fail_at(s, c, si, "on %s: %s[%d] "
+						"register_ap '%s': register '%s' "
+						"= %lld %s%s", ls_engine_name(e),
+						d->what == LS_DYN_IN_OFF ? "ins"
+						: "outs", d->opnd,
+						S(d->arg.memsetref), d->reg,
+						(long long)v, why ? why : "",
+						where);
+				else
+					fail_at(s, c, si, "%s[%d] symbolic_ap "
+						"'%s': offset %lld puts the "
+						"access outside its memory "
+						"location: %s%s",
+						d->what == LS_DYN_IN_OFF ? "ins"
+						: "outs", d->opnd,
+						S(d->arg.memsetref), (long long)v,
+						why ? why : "", where);
 				free(why);
 				return s->rc;
 			}

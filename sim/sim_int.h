@@ -187,6 +187,13 @@ typedef struct ls_dyn {
 	   geometry): SB / PSUM partition <= pmax and element <= emax; DRAM
 	   offset <= emax; -1: none */
 	int64_t pmax, emax;
+	/* a register_ap operand: reg its register (messages); arch the
+	   space whose arch address the register holds (SB p * 0x40000 +
+	   byte, PSUM p * 0x8000 + byte, DRAM the byte offset), or
+	   LS_SP_NONE: the value (plus const_ap_offset) is the element
+	   offset, as a symbolic_ap's */
+	const char *reg;
+	int arch;
 } ls_dyn;
 #define LS_MAX_DYN 6
 

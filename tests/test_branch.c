@@ -741,6 +741,133 @@ START_TEST(test_tensorload_uninit)
 }
 END_TEST
 
+/* ---- register_ap ---------------------------------------------------------- */
+
+/* regap.json with r_a := value and the pairs of more: 0 with y checked
+** against xs[1 + p][3 + j] = x[16 (1 + p) + 3 + j], or the error. */
+static int run_regap(int64_t value, const char *const *more, lm_error *err)
+{
+	char sv[40];
+	const char *subs[24];
+	int n = 0, rc;
+	lm_module *m;
+	ls_result r;
+	snprintf(sv, sizeof sv, "\"value\": %lld}", (long long)value);
+	subs[n++] = "\"value\": 19}";
+	subs[n++] = sv;
+	for (int i = 0; more && more[i] && n < 22; i++)
+		subs[n++] = more[i];
+	subs[n] = NULL;
+	m = fixture("regap.json", subs);
+	rc = run(m, 0, &r, err);
+	if (rc == 0) {
+		const float *y = out_y(&r);
+		for (int p = 0; p < 2; p++)
+			for (int j = 0; j < 4; j++)
+				ck_assert_msg(y[p * 4 + j] == (float)(16 * (1 + p)
+					      + 3 + j) + 0.25f, "y[%d][%d] = %g",
+					      p, j, y[p * 4 + j]);
+		ls_result_free(&r);
+	}
+	lm_module_free(m);
+	return rc;
+}
+
+/*
+** A register_ap reads its address from the register at the issue: as an
+** element offset (is_regloc_offset: partition * 16 + element, plus
+** const_ap_offset), or as an SB arch address (partition * 0x40000 + the
+** byte in the partition); both reach the same elements.
+*/
+START_TEST(test_regap_modes)
+{
+	static const char *const with_c[] = {
+		"\"const_ap_offset\": 0", "\"const_ap_offset\": 3", NULL };
+	static const char *const arch[] = {
+		"\"is_regloc_offset\": true", "\"is_regloc_offset\": false",
+		NULL };
+	lm_error err;
+	ck_assert_msg(run_regap(19, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(run_regap(16, with_c, &err) == 0, "%s", err.msg);
+	/* partition 1 at byte 256 + 3 * 4 of it */
+	ck_assert_msg(run_regap(0x40000 + 256 + 12, arch, &err) == 0, "%s",
+		      err.msg);
+}
+END_TEST
+
+/* An address outside the operand's memory location is a run error naming
+** the instruction, the register, its value and the bounds. */
+START_TEST(test_regap_oob)
+{
+	static const char *const arch[] = {
+		"\"is_regloc_offset\": true", "\"is_regloc_offset\": false",
+		NULL };
+	static const struct { int64_t v; int is_arch; const char *want; } c[] = {
+		{ 67, 0, "instruction cp: on DVE: ins[0] register_ap 'xs': "
+		  "register 'r_a' = 67 (element offset 67) puts the access "
+		  "outside memory location 'xs' (partitions 0..3, bytes "
+		  "256..319)" },
+		{ -1, 0, "register 'r_a' = -1 (element offset -1) puts the "
+		  "access outside" },
+		{ 4 * 0x40000 + 256, 1, "register 'r_a' = 1048832 (SB "
+		  "partition 4, byte 256) puts the access outside memory "
+		  "location 'xs' (partitions 0..3, bytes 256..319)" },
+		{ 0x40000 + 128, 1, "(SB partition 1, byte 128) puts the "
+		  "access outside" },
+		{ 0x40000 + 258, 1, "(SB partition 1, byte 258) puts the "
+		  "access outside" },
+		{ 0x40000 + 256 + 13 * 4, 1, "(SB partition 1, byte 308) puts "
+		  "the access outside" },
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		lm_error err;
+		int rc = run_regap(c[i].v, c[i].is_arch ? arch : NULL, &err);
+		ck_assert_msg(rc != 0, "%zu: the run passed", i);
+		ck_assert_msg(strstr(err.msg, c[i].want), "%zu: %s", i, err.msg);
+	}
+}
+END_TEST
+
+/* The forms not modelled, named when the instruction is reached. */
+START_TEST(test_regap_refused)
+{
+	static const char *const key[] = {
+		"\"const_ap_offset\": 0", "\"const_ap_offset\": 0, \"frob\": 1",
+		NULL };
+	static const char *const sub[] = {
+		"\"const_ap_offset\": 0", "\"const_ap_offset\": 0, "
+		"\"const_sub_tensor_id\": 2", NULL };
+	static const char *const prov[] = {
+		"\"const_ap_offset\": 0", "\"const_ap_offset\": 0, "
+		"\"reg_ap_offset\": \"xs\"", NULL };
+	static const char *const arch_c[] = {
+		"\"const_ap_offset\": 0", "\"const_ap_offset\": 2",
+		"\"is_regloc_offset\": true", "\"is_regloc_offset\": false",
+		NULL };
+	static const char *const dram[] = {
+		"\"memsetref\": \"xs\", \"memref\": \"xs\", \"regref\"",
+		"\"memsetref\": \"x\", \"memref\": \"x\", \"regref\"", NULL };
+	struct { const char *const *subs; const char *want; } v[] = {
+		{ key, "instruction cp: register_ap key 'frob' is not modelled "
+		  "by the simulator" },
+		{ sub, "register_ap const_sub_tensor_id other than -1" },
+		{ prov, "reg_ap_offset 'xs' names allocation 'xs', which is "
+		  "not a register" },
+		{ arch_c, "register_ap const_ap_offset 2 with an address "
+		  "register (is_regloc_offset false) is not modelled" },
+		{ dram, "a register_ap in DRAM is modelled on DMACopy, Load, "
+		  "Save and TensorLoad only" },
+	};
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+		lm_error err;
+		int rc = run_regap(19, v[i].subs, &err);
+		ck_assert_msg(rc != 0, "%zu: the run passed", i);
+		ck_assert_msg(strstr(err.msg, v[i].want), "%zu: %s", i,
+			      err.msg);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("branch");
@@ -761,6 +888,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_tensorload_pair);
 	tcase_add_test(tc, test_tensorload_errors);
 	tcase_add_test(tc, test_tensorload_uninit);
+	tcase_add_test(tc, test_regap_modes);
+	tcase_add_test(tc, test_regap_oob);
+	tcase_add_test(tc, test_regap_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
