@@ -68,7 +68,7 @@ static int engine_index(const lm_inst *in)
 	case LM_OP_MATMULT: return 0;
 	case LM_OP_ACTIVATION: return 1;
 	case LM_OP_TENSORTENSOR: case LM_OP_TENSORSCALAR: case LM_OP_TENSORCOPY:
-	case LM_OP_MEMSET:
+	case LM_OP_MEMSET: case LM_OP_TCDYNSRC: case LM_OP_TCDYNDST:
 		return 2;
 	case LM_OP_IOTA: case LM_OP_AFFINESELECT: case LM_OP_COREBARRIER:
 		return 3;
@@ -1294,7 +1294,8 @@ static const struct {
 	{ LM_OPM(MATMULT), "accumulation_flag", LS_DYN_ACC_FLAG, 3 },
 	{ LM_OPM(MATMULT), "psum_zero_region", LS_DYN_PSUM_ZERO, 0 },
 	{ LM_OPM(DMACOPY) | LM_OPM(LOAD) | LM_OPM(SAVE) | LM_OPM(TENSORCOPY) |
-	  LM_OPM(ACTIVATION), "can_read_uninit", LS_DYN_UNINIT, 1 },
+	  LM_OPM(ACTIVATION) | LM_OPM(TCDYNSRC) | LM_OPM(TCDYNDST),
+	  "can_read_uninit", LS_DYN_UNINIT, 1 },
 };
 
 /* The values of si given as affine expressions (affine_keys, symbolic_ap

@@ -1000,7 +1000,6 @@ static void start_inst(sim *s, int c, int e, item it)
 	case LM_OP_DRAIN: case LM_OP_DMATRIGGER: case LM_OP_DMABLOCK:
 	case LM_OP_DESC_COPY: case LM_OP_DESC_CCE: case LM_OP_DESC_TRANSPOSE:
 	case LM_OP_DESC_REPLICATE: case LM_OP_RESETQUEUE:
-	case LM_OP_TCDYNSRC: case LM_OP_TCDYNDST:
 		fail_at(s, c, si, "opcode '%s' is not supported by the "
 			"simulator", lm_opcode_name(si->op));
 		return;

@@ -45,7 +45,9 @@
 		  OP(BREAK) | OP(TENSORREDUCE) | OP(TSPTR) | OP(RECIPROCAL) | \
 		  OP(STREAMTRANSPOSE) | OP(REGMOVE) | OP(REGALU) | \
 		  OP(DYNLOOP) | OP(DOWHILE) | OPS_BRANCH | OP(BRANCHHINT) | \
-		  OP(TCOMPLETION) | OP(HALT) | OPS_TLS)
+		  OP(TCOMPLETION) | OP(HALT) | OPS_TLS | OPS_TCDYN)
+/* TensorCopy with a dynamic source or destination. */
+#define OPS_TCDYN (OP(TCDYNSRC) | OP(TCDYNDST))
 /* Register loads and stores. */
 #define OPS_TLS (OP(TENSORLOAD) | OP(TENSORSAVE))
 /* Branches (to a block of the function). */
@@ -147,7 +149,8 @@ static const op_key inst_checked_whole[] = {
 static const op_key inst_affine[] = {
 	{ OP(MATMULT), "accumulation_flag", NULL },
 	{ OP(MATMULT), "psum_zero_region", NULL },
-	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION), "can_read_uninit", NULL },
+	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION) | OPS_TCDYN,
+	  "can_read_uninit", NULL },
 };
 
 /*
@@ -158,7 +161,8 @@ static const op_key inst_affine[] = {
 */
 static const op_key inst_model[] = {
 	{ OPS_DMA, "queue", NULL },
-	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION), "can_read_uninit", NULL },
+	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION) | OPS_TCDYN,
+	  "can_read_uninit", NULL },
 	{ OP(MATMULT), "is_transpose", NULL },
 	{ OP(ACTIVATION), "scale", NULL },
 	{ OP(TENSORSCALAR), "const0", NULL },
@@ -857,6 +861,32 @@ static int chk_tls_outs(const lm_inst *in, char *val, size_t n,
 	return chk_tls(in, in->op == LM_OP_TENSORLOAD, val, n, why);
 }
 
+/* TensorCopyDynamicSrc / Dst: one source, one destination. */
+static int chk_tcdyn_count(const lm_inst *in, int outs, char *val, size_t n,
+			   const char **why)
+{
+	int cnt = outs ? in->n_outs : in->n_ins;
+	if (cnt == 1)
+		return 0;
+	snprintf(val, n, "%d operand%s", cnt, cnt == 1 ? "" : "s");
+	*why = in->op == LM_OP_TCDYNSRC ? "TensorCopyDynamicSrc takes ins "
+	       "[src] and outs [dst]" : "TensorCopyDynamicDst takes ins [src] "
+	       "and outs [dst]";
+	return 1;
+}
+
+static int chk_tcdyn_ins(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	return chk_tcdyn_count(in, 0, val, n, why);
+}
+
+static int chk_tcdyn_outs(const lm_inst *in, char *val, size_t n,
+			  const char **why)
+{
+	return chk_tcdyn_count(in, 1, val, n, why);
+}
+
 static const field_rule checks[] = {
 	{ OP(LOOP), "LoopAxis", chk_loop_axis },
 	{ OP(DYNLOOP), "DynamicForLoopAxis", chk_dynloop_axis },
@@ -877,6 +907,8 @@ static const field_rule checks[] = {
 	{ OP(UBRANCH) | OP(BRANCHHINT) | OP(HALT), "ins", chk_no_ins },
 	{ OPS_TLS, "ins", chk_tls_ins },
 	{ OPS_TLS, "outs", chk_tls_outs },
+	{ OPS_TCDYN, "ins", chk_tcdyn_ins },
+	{ OPS_TCDYN, "outs", chk_tcdyn_outs },
 	{ OP(ACTIVATION), "func", chk_act_func },
 	{ OP(ACTIVATION), "alpha", chk_alpha },
 	{ OP(TENSORTENSOR), "op", chk_op },

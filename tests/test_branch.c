@@ -868,6 +868,59 @@ START_TEST(test_regap_refused)
 }
 END_TEST
 
+/*
+** TensorCopyDynamicSrc copies from a register-addressed source,
+** TensorCopyDynamicDst into a register-addressed destination: the same
+** elements as the TensorCopy; `scale` is refused away from 0, and a DRAM
+** operand on the compute engine is refused.
+*/
+START_TEST(test_tcdynamic)
+{
+	static const char *const src[] = {
+		"\"opcode\": \"TensorCopy\", \"name\": \"cp\"",
+		"\"opcode\": \"TensorCopyDynamicSrc\", \"name\": \"cp\"", NULL };
+	static const char *const dst[] = {
+		"{\"opcode\": \"TensorCopy\", \"name\": \"cp\", \"engine\": "
+		"\"DVE\", \"ins\": [{\"kind\": \"register_ap\", \"ap\": [[16, 2], "
+		"[1, 4]], \"dtype\": \"float32\", \"memsetref\": \"xs\", "
+		"\"memref\": \"xs\", \"regref\": \"r_a\", \"is_regloc_offset\": "
+		"true, \"const_ap_offset\": 0}], \"outs\": [{\"kind\": "
+		"\"physical_ap\", \"ap\": [[4, 2], [1, 4]], \"dtype\": \"float32\", "
+		"\"offset\": 0, \"memsetref\": \"ys\", \"memref\": \"ys\"}]",
+		"{\"opcode\": \"TensorCopyDynamicDst\", \"name\": \"cp\", "
+		"\"engine\": \"DVE\", \"ins\": [{\"kind\": \"physical_ap\", \"ap\": "
+		"[[16, 2], [1, 4]], \"dtype\": \"float32\", \"offset\": 19, "
+		"\"memsetref\": \"xs\", \"memref\": \"xs\"}], \"outs\": "
+		"[{\"kind\": \"register_ap\", \"ap\": [[4, 2], [1, 4]], \"dtype\": "
+		"\"float32\", \"memsetref\": \"ys\", \"memref\": \"ys\", "
+		"\"regref\": \"r_a\", \"is_regloc_offset\": true}]", NULL };
+	static const char *const scale[] = {
+		"\"opcode\": \"TensorCopy\", \"name\": \"cp\"",
+		"\"opcode\": \"TensorCopyDynamicSrc\", \"name\": \"cp\", "
+		"\"scale\": 2", NULL };
+	static const char *const dram[] = {
+		"\"opcode\": \"TensorCopy\", \"name\": \"cp\"",
+		"\"opcode\": \"TensorCopyDynamicSrc\", \"name\": \"cp\"",
+		"\"outs\": [{\"kind\": \"physical_ap\", \"ap\": [[4, 2], [1, 4]], "
+		"\"dtype\": \"float32\", \"offset\": 0, \"memsetref\": \"ys\", "
+		"\"memref\": \"ys\"}], \"dependencies\"",
+		"\"outs\": [{\"kind\": \"physical_ap\", \"ap\": [[4, 2], [1, 4]], "
+		"\"dtype\": \"float32\", \"offset\": 0, \"memsetref\": \"y\", "
+		"\"memref\": \"y\"}], \"dependencies\"", NULL };
+	lm_error err;
+	ck_assert_msg(run_regap(19, src, &err) == 0, "%s", err.msg);
+	ck_assert_msg(run_regap(0, dst, &err) == 0, "%s", err.msg);
+	ck_assert_int_ne(run_regap(19, scale, &err), 0);
+	ck_assert_msg(strstr(err.msg, "opcode 'TensorCopyDynamicSrc' key "
+			     "'scale' = 2 is not modelled by the simulator"),
+		      "%s", err.msg);
+	ck_assert_int_ne(run_regap(19, dram, &err), 0);
+	ck_assert_msg(strstr(err.msg, "instruction cp: TensorCopyDynamicSrc "
+			     "on a compute engine reads and writes SBUF and "
+			     "PSUM only"), "%s", err.msg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("branch");
@@ -891,6 +944,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_regap_modes);
 	tcase_add_test(tc, test_regap_oob);
 	tcase_add_test(tc, test_regap_refused);
+	tcase_add_test(tc, test_tcdynamic);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -729,10 +729,14 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "opcode 'ResetQueueInstance' is not modelled by the simulator" },
 	{ "{\"opcode\":\"TensorCopyDynamicSrc\",\"name\":\"k\",\"en"
 	  "gine\":\"SP\"}",
-	  "opcode 'TensorCopyDynamicSrc' is not modelled by the simulator" },
+	  "opcode 'TensorCopyDynamicSrc' key 'ins' = 0 operands is not "
+	  "modelled by the simulator (TensorCopyDynamicSrc takes ins [src] "
+	  "and outs [dst])" },
 	{ "{\"opcode\":\"TensorCopyDynamicDst\",\"name\":\"k\",\"en"
 	  "gine\":\"SP\"}",
-	  "opcode 'TensorCopyDynamicDst' is not modelled by the simulator" },
+	  "opcode 'TensorCopyDynamicDst' key 'ins' = 0 operands is not "
+	  "modelled by the simulator (TensorCopyDynamicDst takes ins [src] "
+	  "and outs [dst])" },
 };
 
 START_TEST(test_unexecuted_opcode_refused)
