@@ -111,6 +111,56 @@ int ls_reg_alu(lm_aluop op, lm_dtype dt, uint32_t a, uint32_t b, uint32_t *r)
 	}
 }
 
+int ls_reg_alu64(lm_aluop op, int is_signed, uint64_t a, uint64_t b,
+		 uint64_t *r)
+{
+	int64_t x = (int64_t)a, y = (int64_t)b;
+	int c = is_signed ? (x < y ? -1 : x > y) : (a < b ? -1 : a > b);
+	switch (op) {
+	case LM_ALU_BYPASS: *r = a; return 0;
+	case LM_ALU_ADD: *r = a + b; return 0;
+	case LM_ALU_SUBTRACT: *r = a - b; return 0;
+	case LM_ALU_MULT: *r = a * b; return 0;
+	case LM_ALU_DIVIDE: case LM_ALU_MOD:
+		if (b == 0)
+			return -1;
+		if (!is_signed)
+			*r = op == LM_ALU_DIVIDE ? a / b : a % b;
+		else if (y == -1) /* INT64_MIN / -1 wraps */
+			*r = op == LM_ALU_DIVIDE ? 0 - a : 0;
+		else
+			*r = (uint64_t)(op == LM_ALU_DIVIDE ? fdiv(x, y)
+							    : fmod64(x, y));
+		return 0;
+	case LM_ALU_ARITH_SHIFT_LEFT: case LM_ALU_LOGICAL_SHIFT_LEFT:
+		*r = b >= 64 ? 0 : a << b;
+		return 0;
+	case LM_ALU_LOGICAL_SHIFT_RIGHT:
+		*r = b >= 64 ? 0 : a >> b;
+		return 0;
+	case LM_ALU_ARITH_SHIFT_RIGHT:
+		if (!is_signed)
+			*r = b >= 64 ? 0 : a >> b;
+		else
+			*r = (uint64_t)(x >> (b >= 64 ? 63 : b));
+		return 0;
+	case LM_ALU_BITWISE_AND: *r = a & b; return 0;
+	case LM_ALU_BITWISE_OR: *r = a | b; return 0;
+	case LM_ALU_BITWISE_XOR: *r = a ^ b; return 0;
+	case LM_ALU_BITWISE_NOT: *r = ~a; return 0;
+	case LM_ALU_MAX: *r = c >= 0 ? a : b; return 0;
+	case LM_ALU_MIN: *r = c <= 0 ? a : b; return 0;
+	case LM_ALU_IS_EQUAL: *r = c == 0; return 0;
+	case LM_ALU_NOT_EQUAL: *r = c != 0; return 0;
+	case LM_ALU_IS_GE: *r = c >= 0; return 0;
+	case LM_ALU_IS_GT: *r = c > 0; return 0;
+	case LM_ALU_IS_LE: *r = c <= 0; return 0;
+	case LM_ALU_IS_LT: *r = c < 0; return 0;
+	default:
+		return -2;
+	}
+}
+
 /* ---- the files ---------------------------------------------------------- */
 
 /* Engine eng's file on core c, allocated on first use. */
@@ -250,6 +300,54 @@ static char *prep_rop(const ls_machine *mc, int mi, const lm_arg *a,
 	return NULL;
 }
 
+/*
+** RegisterAlu is_64bit into R: ins [a.lo, a.hi, b.lo, b.hi] or [a.lo,
+** a.hi, imm], outs [lo, hi]. NULL, or why (owned).
+*/
+static char *prep_alu64(const ls_machine *mc, int mi, const lm_inst *in,
+			ls_rinst *R)
+{
+	char *why;
+	R->is_64 = 1;
+	if ((in->n_ins != 3 && in->n_ins != 4) || in->n_outs != 2)
+		return lm_xasprintf("RegisterAlu is_64bit takes ins [a.lo, a.hi, "
+				    "b.lo, b.hi] or [a.lo, a.hi, imm] and outs "
+				    "[lo, hi] (has %d and %d)", in->n_ins,
+				    in->n_outs);
+	if ((why = prep_rop(mc, mi, &in->outs[0], "outs[0]", 1, &R->dst)) ||
+	    (why = prep_rop(mc, mi, &in->outs[1], "outs[1]", 1, &R->dst_hi)))
+		return why;
+	R->dtype = in->outs[0].dtype;
+	R->n_src = 4;
+	for (int i = 0; i < 2; i++) {
+		char w[16];
+		snprintf(w, sizeof w, "ins[%d]", i);
+		if ((why = prep_rop(mc, mi, &in->ins[i], w, 1, &R->src[i])))
+			return why;
+	}
+	if (in->n_ins == 4) {
+		if ((why = prep_rop(mc, mi, &in->ins[2], "ins[2]", 1,
+				    &R->src[2])) ||
+		    (why = prep_rop(mc, mi, &in->ins[3], "ins[3]", 1,
+				    &R->src[3])))
+			return why;
+		return NULL;
+	}
+	{
+		double d = in->ins[2].imm;
+		uint64_t u;
+		if (in->ins[2].kind != LM_ARG_IMM ||
+		    !(d >= -9223372036854775808.0 && d < 18446744073709551616.0)
+		    || (d < 0 ? (double)(int64_t)d : (double)(uint64_t)d) != d)
+			return lm_xasprintf("ins[2]: a 64-bit integer imm_value");
+		u = d < 0 ? (uint64_t)(int64_t)d : (uint64_t)d;
+		R->src[2].slot = R->src[3].slot = -1;
+		R->src[2].imm = (uint32_t)u;
+		R->src[3].imm = (uint32_t)(u >> 32);
+	}
+	return NULL;
+}
+
 void ls_reg_prepare(ls_machine *mc, int mi, ls_sinst *si)
 {
 	const lm_inst *in = si->in;
@@ -259,6 +357,13 @@ void ls_reg_prepare(ls_machine *mc, int mi, ls_sinst *si)
 	si->reg = R;
 	R->alu = in->op == LM_OP_REGALU ? ls_reg_aluop(in->reg_alu)
 					: LM_ALU_BYPASS;
+	if (in->op == LM_OP_REGALU && in->is_64bit) {
+		if (!ls_reg_op_modelled((lm_aluop)R->alu))
+			why = lm_xasprintf("RegisterAlu op is not modelled");
+		else
+			why = prep_alu64(mc, mi, in, R);
+		goto done;
+	}
 	if (in->n_ins != want || in->n_outs != 1) {
 		why = lm_xasprintf("%s takes %d ins and 1 outs (has %d and %d)",
 				   lm_opcode_name(in->op), want, in->n_ins,
@@ -293,7 +398,7 @@ int ls_reg_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
 		char *err, size_t n)
 {
 	const ls_rinst *R = si->reg;
-	uint32_t v[2] = { 0, 0 }, r;
+	uint32_t v[4] = { 0, 0, 0, 0 }, r;
 	int rc;
 	if (si->fault) {
 		snprintf(err, n, "%s", si->fault);
@@ -311,6 +416,25 @@ int ls_reg_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
 				 sizeof what);
 		snprintf(err, n, "ins[%d] reads %s", i, what);
 		return -1;
+	}
+	if (R->is_64) {
+		uint64_t r64;
+		rc = ls_reg_alu64((lm_aluop)R->alu, R->dtype == LM_DT_INT32,
+				  (uint64_t)v[1] << 32 | v[0],
+				  (uint64_t)v[3] << 32 | v[2], &r64);
+		if (rc == -1) {
+			snprintf(err, n, "%s by zero: ins[2..3] are 0",
+				 R->alu == LM_ALU_MOD ? "mod" : "divide");
+			return -1;
+		}
+		if (rc) {
+			snprintf(err, n, "RegisterAlu op is not modelled");
+			return -1;
+		}
+		ls_reg_set(mc, c, eng, R->dst.slot, (uint32_t)r64, si);
+		ls_reg_set(mc, c, eng, R->dst_hi.slot, (uint32_t)(r64 >> 32),
+			   si);
+		return 0;
 	}
 	rc = ls_reg_alu((lm_aluop)R->alu, R->dtype, v[0], v[1], &r);
 	if (rc == -2) {

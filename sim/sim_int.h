@@ -213,8 +213,12 @@ typedef struct ls_rinst {
 	int alu;                /* lm_aluop; CompareAndBranch: comp_op */
 	lm_dtype dtype;
 	int n_src;
-	ls_rop src[2];
+	ls_rop src[4];
 	ls_rop dst;
+	/* RegisterAlu is_64bit: [lo, hi] := [src0, src1] alu [src2, src3]
+	   (an immediate's two halves in src2, src3), hi in dst_hi */
+	int is_64;
+	ls_rop dst_hi;
 } ls_rinst;
 
 /* One instruction, prepared. Indices are global to the machine. */
@@ -625,6 +629,10 @@ int ls_reg_op_modelled(lm_aluop op);
 ** wrap-around; divide floors, mod is a - b * (a divide b). 0, -1 for a
 ** divide or mod by 0, -2 for an op not modelled. */
 int ls_reg_alu(lm_aluop op, lm_dtype dt, uint32_t a, uint32_t b, uint32_t *r);
+/* *r := a op b in 64 bits (is_signed: int64, else uint64), as
+** ls_reg_alu. */
+int ls_reg_alu64(lm_aluop op, int is_signed, uint64_t a, uint64_t b,
+		 uint64_t *r);
 /* The slot of register name of module mi, or -1. */
 int ls_reg_slot(const ls_machine *mc, int mi, const char *name);
 /* Prepare RegisterMove / RegisterAlu si (si->reg; si->fault when an

@@ -179,6 +179,8 @@ static const op_key inst_model[] = {
 	{ OP(COREBARRIER), "cores", NULL },
 	{ OP(CALL), "target", NULL },
 	{ OP(SWITCHQUEUE), "queue", NULL },
+	{ OP(REGALU), "is_64bit", "true: the Hi/Lo pair form, 64 bits in two "
+	  "registers each of a, b and the result" },
 	{ OP(CMPBRANCH), "on_true", "the block the engine goes to when the "
 	  "compare holds" },
 	{ OP(CMPBRANCH), "on_false", "the block it goes to otherwise" },
@@ -515,15 +517,7 @@ static int chk_reg_alu_op(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
-static int chk_is_64bit(const lm_inst *in, char *val, size_t n,
-			const char **why)
-{
-	if (!in->is_64bit)
-		return 0;
-	*why = "the 64-bit Hi/Lo register pair form is not modelled";
-	snprintf(val, n, "true");
-	return 1;
-}
+
 
 /* One operand of a register instruction: a register_access of an int32 /
 ** uint32 register, or (a source) an integer imm_value. NULL, or why. */
@@ -549,6 +543,28 @@ static int chk_reg_operands(const lm_inst *in, int outs, char *val,
 {
 	int want = in->op == LM_OP_REGALU ? 2 : 1;
 	int cnt = outs ? in->n_outs : in->n_ins;
+	if (in->op == LM_OP_REGALU && in->is_64bit) {
+		/* ins [a.lo, a.hi, b.lo, b.hi] or [a.lo, a.hi, imm] */
+		int ok = outs ? cnt == 2 : cnt == 3 || cnt == 4;
+		for (int k = 0; ok && k < cnt; k++) {
+			const lm_arg *a = outs ? &in->outs[k] : &in->ins[k];
+			const char *w = k == 2 && cnt == 3 ? NULL
+					: reg_operand_why(a, 1);
+			if (k == 2 && cnt == 3 && a->kind != LM_ARG_IMM)
+				w = "ins[2] of three is a 64-bit imm_value";
+			if (!w)
+				continue;
+			call_operand(a, 1, val, n);
+			*why = w;
+			return 1;
+		}
+		if (ok)
+			return 0;
+		snprintf(val, n, "%d operand%s", cnt, cnt == 1 ? "" : "s");
+		*why = "RegisterAlu is_64bit takes ins [a.lo, a.hi, b.lo, b.hi] "
+		       "or [a.lo, a.hi, imm] and outs [lo, hi]";
+		return 1;
+	}
 	if (cnt != (outs ? 1 : want)) {
 		snprintf(val, n, "%d operand%s", cnt, cnt == 1 ? "" : "s");
 		*why = in->op == LM_OP_REGALU ? "RegisterAlu takes ins [a, b] "
@@ -897,7 +913,6 @@ static const field_rule checks[] = {
 	{ OP(MATMULT), "accumulation_flag", chk_acc_flag },
 	{ OP(MATMULT), "psum_zero_region", chk_psum_zero },
 	{ OP(REGALU), "op", chk_reg_alu_op },
-	{ OP(REGALU), "is_64bit", chk_is_64bit },
 	{ OP(REGALU) | OP(REGMOVE), "ins", chk_reg_ins },
 	{ OP(REGALU) | OP(REGMOVE), "outs", chk_reg_outs },
 	{ OP(CMPBRANCH), "comp_op", chk_comp_op },

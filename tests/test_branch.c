@@ -921,6 +921,112 @@ START_TEST(test_tcdynamic)
 }
 END_TEST
 
+/* ---- RegisterAlu is_64bit -------------------------------------------------- */
+
+/*
+** cbrload.json with n an int64 loaded into (r_n, r_hi), then on ALL
+** (r_x, r_y) := (r_n, r_hi) op b, b an immediate (is_imm) or the pair
+** itself, saved as the int64 cnt: 0 with *got, or the error.
+*/
+static int run_alu64(const char *op, const char *dt, int64_t a,
+		     const char *b, uint64_t *got, lm_error *err)
+{
+	char alu[900];
+	const char *subs[20];
+	int n = 0, rc;
+	ls_result r;
+	snprintf(alu, sizeof alu, "\"regref\": \"r_n\"}, {\"kind\": "
+		 "\"register_access\", "
+		 "\"dtype\": \"%s\", \"regref\": \"r_hi\"}]}, "
+		 "{\"opcode\": \"RegisterAlu\", \"name\": \"a64\", "
+		 "\"engine\": \"ALL\", \"op\": \"%s\", \"is_64bit\": "
+		 "true, \"ins\": [{\"kind\": \"register_access\", "
+		 "\"dtype\": \"%s\", \"regref\": \"r_n\"}, {\"kind\": "
+		 "\"register_access\", \"dtype\": \"%s\", \"regref\": "
+		 "\"r_hi\"}, %s], \"outs\": [{\"kind\": "
+		 "\"register_access\", \"dtype\": \"%s\", \"regref\": "
+		 "\"r_x\"}, {\"kind\": \"register_access\", \"dtype\": "
+		 "\"%s\", \"regref\": \"r_y\"}]}", dt, op, dt, dt, b,
+		 dt, dt);
+	subs[n++] = "\"name\": \"n\",\n     \"kind\": \"ExternalInput\",\n     "
+		    "\"dtype\": \"int32\"";
+	subs[n++] = "\"name\": \"n\",\n     \"kind\": \"ExternalInput\",\n     "
+		    "\"dtype\": \"int64\"";
+	subs[n++] = "\"name\": \"cnt\",\n     \"kind\": \"ExternalOutput\",\n     "
+		    "\"dtype\": \"int32\"";
+	subs[n++] = "\"name\": \"cnt\",\n     \"kind\": \"ExternalOutput\",\n     "
+		    "\"dtype\": \"int64\"";
+	subs[n++] = "\"dims\": [\n        1,\n        4\n       ]";
+	subs[n++] = "\"dims\": [\n        1,\n        8\n       ]";
+	subs[n++] = "\"dtype\": \"int32\", \"offset\": 0, \"memsetref\": \"n\"";
+	subs[n++] = "\"dtype\": \"int64\", \"offset\": 0, \"memsetref\": \"n\"";
+	subs[n++] = "\"dtype\": \"int32\", \"offset\": 0, \"memsetref\": \"cnt\"";
+	subs[n++] = "\"dtype\": \"int64\", \"offset\": 0, \"memsetref\": \"cnt\"";
+	subs[n++] = "\"regref\": \"r_n\"}]}";
+	subs[n++] = alu;
+	subs[n++] = "\"ins\": [{\"kind\": \"register_access\", \"dtype\": "
+		    "\"int32\", \"regref\": \"r_i\"}], \"outs\"";
+	subs[n++] = "\"ins\": [{\"kind\": \"register_access\", \"dtype\": "
+		    "\"int32\", \"regref\": \"r_x\"}, {\"kind\": "
+		    "\"register_access\", \"dtype\": \"int32\", \"regref\": "
+		    "\"r_y\"}], \"outs\"";
+	subs[n] = NULL;
+	rc = run_load(subs, a, 1, 0, &r, err);
+	if (rc == 0) {
+		const ls_tensor *c = ls_tensors_find(&r.outputs, "cnt");
+		ck_assert_ptr_nonnull(c);
+		memcpy(got, c->data, sizeof *got);
+		ls_result_free(&r);
+	}
+	return rc;
+}
+
+/* Values worked out by hand: carries and borrows across the halves,
+** floor division and mod at int64, the shifts, signed and unsigned
+** compares, the four-register form. */
+START_TEST(test_alu64)
+{
+	static const struct {
+		const char *op, *dt;
+		int64_t a;
+		const char *b;
+		uint64_t want;
+	} c[] = {
+#define IMM(v) "{\"kind\": \"imm_value\", \"dtype\": \"int32\", \"value\": " #v "}"
+#define SELF "{\"kind\": \"register_access\", \"dtype\": \"int32\", " \
+	     "\"regref\": \"r_n\"}, {\"kind\": \"register_access\", " \
+	     "\"dtype\": \"int32\", \"regref\": \"r_hi\"}"
+		{ "add", "int32", 0x1ffffffffLL, IMM(1), 0x200000000ULL },
+		{ "subtract", "int32", 0x200000000LL, IMM(1), 0x1ffffffffULL },
+		{ "mult", "uint32", 0x100000000LL, IMM(3), 0x300000000ULL },
+		{ "divide", "int32", -7, IMM(2), (uint64_t)-4 },
+		{ "mod", "int32", -7, IMM(2), 1 },
+		{ "divide", "uint32", -8, IMM(2), 0x7ffffffffffffffcULL },
+		{ "logical_shift_right", "int32", INT64_MIN, IMM(63), 1 },
+		{ "arith_shift_right", "int32", INT64_MIN, IMM(63),
+		  UINT64_MAX },
+		{ "is_lt", "int32", -1, IMM(1), 1 },
+		{ "is_lt", "uint32", -1, IMM(1), 0 },
+		{ "add", "int32", 0x180000000LL, SELF, 0x300000000ULL },
+		{ "bitwise_xor", "uint32", 0x500000003LL, SELF, 0 },
+		{ "add", "int32", 5, IMM(-6), UINT64_MAX },
+#undef IMM
+#undef SELF
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		uint64_t got = 0;
+		lm_error err;
+		ck_assert_msg(run_alu64(c[i].op, c[i].dt, c[i].a, c[i].b, &got,
+					&err) == 0, "%zu %s: %s", i, c[i].op,
+			      err.msg);
+		ck_assert_msg(got == c[i].want, "%zu %s %s %lld: 0x%llx, want "
+			      "0x%llx", i, c[i].op, c[i].dt, (long long)c[i].a,
+			      (unsigned long long)got,
+			      (unsigned long long)c[i].want);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("branch");
@@ -945,6 +1051,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_regap_oob);
 	tcase_add_test(tc, test_regap_refused);
 	tcase_add_test(tc, test_tcdynamic);
+	tcase_add_test(tc, test_alu64);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -552,8 +552,10 @@ START_TEST(test_refused)
 		"'outs' = 1 operand (register_access) is not modelled by the "
 		"simulator (registers are read and written as int32 or "
 		"uint32)");
-	refused("alu.json", wide, "key 'is_64bit' = true is not modelled by "
-		"the simulator (the 64-bit Hi/Lo register pair form");
+	refused("alu.json", wide, "instruction alu: opcode 'RegisterAlu' key "
+		"'ins' = 2 operands is not modelled by the simulator "
+		"(RegisterAlu is_64bit takes ins [a.lo, a.hi, b.lo, b.hi] or "
+		"[a.lo, a.hi, imm] and outs [lo, hi])");
 	refused("alu.json", all_sync, "instruction mva: opcode "
 		"'RegisterMove' key 'engine' = \"ALL\" is not modelled");
 	refused("dowhile.json", cond_block, "opcode 'DoWhile' key 'cond' = "
