@@ -521,44 +521,52 @@ START_TEST(test_block_args)
 END_TEST
 
 /*
-** Two cores running cbrslices.json (5 and 3 passes), with the same
-** register and block names: `lncsim diff` runs them side by side and
-** linked (registers renamed per core, the block targets kept, the
-** completion barrier not waiting on the copies on ALL) and finds the
-** same bits under perturbed schedules.
+** Two cores running fixture name (core 1 with `from` replaced by `to`),
+** with the same register and block names: `lncsim diff` runs them side
+** by side and linked (registers renamed per core, the block targets
+** kept, the completion barrier not waiting on the copies on ALL) and
+** finds the same bits under perturbed schedules.
 */
-START_TEST(test_cbr_two_cores)
+static void two_cores(const char *name, const char *from, const char *to)
 {
 	char *dir = tu_tmpdir("branch-2c");
-	char *p = tu_fixture("branch", "cbrslices.json");
-	char *text = tu_read(p);
+	char *p = tu_fixture("branch", name);
+	char *text = tu_read(p), want[120];
 	tu_run r;
 	ck_assert_ptr_nonnull(text);
 	for (int c = 0; c < 2; c++) {
-		char core[40], y[16], name[40];
+		char core[40], y[16], path[40];
 		char *t1, *t2, *t3, *out;
 		snprintf(core, sizeof core, "\"neuron_core_id\": %d", c);
 		snprintf(y, sizeof y, "\"y%d\"", c);
-		snprintf(name, sizeof name, "nc%d/sg0/def.json", c);
+		snprintf(path, sizeof path, "nc%d/sg0/def.json", c);
 		t1 = tu_replace_all(text, "\"neuron_core_id\": 0", core);
 		t2 = tu_replace_all(t1, "\"y\"", y);
-		t3 = tu_replace_all(t2, "\"value\": 5}", c ? "\"value\": 3}"
-				    : "\"value\": 5}");
-		out = tu_write(dir, name, t3);
+		t3 = tu_replace_all(t2, from, c ? to : from);
+		out = tu_write(dir, path, t3);
 		free(out);
 		free(t1);
 		free(t2);
 		free(t3);
 	}
 	r = tu_lncsim(NULL, "diff", "--no-db", "--schedules", "4", dir, NULL);
-	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
-	ck_assert_contains(r.out, "PASS cbrslices (2 cores): 2 outputs "
-			   "bit-identical");
+	ck_assert_msg(r.status == 0, "%s: %s%s", name, r.out, r.err);
+	snprintf(want, sizeof want, "PASS %.*s (2 cores): 2 outputs "
+		 "bit-identical", (int)(strlen(name) - 5), name);
+	ck_assert_contains(r.out, want);
 	tu_run_free(&r);
 	tu_rmtree(dir);
 	free(dir);
 	free(text);
 	free(p);
+}
+
+/* A CFG loop (5 and 3 passes) and a register-addressed copy (element
+** offsets 19 and 35) on two cores. */
+START_TEST(test_cbr_two_cores)
+{
+	two_cores("cbrslices.json", "\"value\": 5}", "\"value\": 3}");
+	two_cores("regap.json", "\"value\": 19}", "\"value\": 35}");
 }
 END_TEST
 
