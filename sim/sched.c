@@ -11,7 +11,11 @@
 ** no time are passed at once (entering and leaving activations and
 ** loops, SwitchQueueInstance applied to the engine's own view of the
 ** active queue instances, Break); a Loop's body is gone round with the
-** engine's loop frame, a back edge costing the engine a cycle. An engine
+** engine's loop frame, a back edge costing the engine a cycle. A branch
+** moves the cursor to the block it names (each engine on its own
+** registers; block entries are counted and logged per activation, so that
+** positions stay in program order and engines that part ways are caught);
+** a Halt stops its engine where it is. An engine
 ** starts its next instruction when its previous one finished, every
 ** dependency is met (positions in program order, ls_sdep) and every wait
 ** holds; the semantics (exec.c) read memory then, and the staged write is
