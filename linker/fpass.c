@@ -13,6 +13,16 @@
 /* The group every completion barrier meets in (docs/linker.md). */
 #define COMPLETION_GROUP LM_LINKED_COMPLETION_GROUP
 
+/* Does in leave nothing the completion barrier must wait for: a branch
+** (control only), or an instruction on engine ALL (one copy per engine
+** on that engine's registers; the barrier's engine passes its own copy
+** in order, and the others' copies write no memory)? */
+static int no_completion(const lm_inst *in)
+{
+	return in->engine == LM_ENG_ALL || in->op == LM_OP_CMPBRANCH ||
+	       in->op == LM_OP_UBRANCH || in->op == LM_OP_BRANCHHINT;
+}
+
 /* Remember the last named top-level instruction of each engine. */
 static void last_per_engine(const lm_function *f, const char **last)
 {
@@ -24,7 +34,7 @@ static void last_per_engine(const lm_function *f, const char **last)
 			if (in->op == LM_OP_LOOP || in->op == LM_OP_RETURN ||
 			    in->op == LM_OP_DMABLOCK ||
 			    !in->name || (int)in->engine < 0 ||
-			    in->engine >= LM_ENG_COUNT)
+			    in->engine >= LM_ENG_COUNT || no_completion(in))
 				continue;
 			last[in->engine] = in->name;
 		}

@@ -10,6 +10,7 @@
 **   DMA (transfer)         latency + bytes / bandwidth               ps
 **   DMATrigger             dma_issue_cycles; each descriptor a transfer
 **   NoOp, Call, Return, SwitchQueueInstance   sem_op_cycles          own clock
+**   TensorLoad / TensorSave  sem_op_cycles, + latency on DRAM        own clock
 **   CoreBarrier            release barrier_latency_ps after the last arrival
 */
 #include "common.h"
@@ -54,6 +55,7 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		break;
 	case LM_OP_ACTIVATION: case LM_OP_TENSORTENSOR: case LM_OP_TENSORSCALAR:
 	case LM_OP_TENSORCOPY: case LM_OP_MEMSET: case LM_OP_IOTA:
+	case LM_OP_TCDYNSRC: case LM_OP_TCDYNDST:
 	case LM_OP_AFFINESELECT: case LM_OP_TSPTR: case LM_OP_RECIPROCAL:
 	case LM_OP_STREAMTRANSPOSE:
 		if (si->n_outs >= 1 && si->outs[0].space)
@@ -97,4 +99,10 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		cyc = 1;
 	si->cycles = cyc;
 	si->dur_ps = lm_arch_cycles_ps(a, e, cyc);
+	/* a register load / store of DRAM waits for the memory's latency */
+	if ((si->op == LM_OP_TENSORLOAD && si->n_ins >= 1 &&
+	     si->ins[0].space == LS_SP_DRAM) ||
+	    (si->op == LM_OP_TENSORSAVE && si->n_outs >= 1 &&
+	     si->outs[0].space == LS_SP_DRAM))
+		si->dur_ps += a->dma_latency_ps;
 }

@@ -9,7 +9,11 @@
 ** the iteration each is in, and the flattened index of the instruction.
 ** Positions compare along the loops they share, iteration by iteration,
 ** then by the index of the construct (an instruction, or the header of
-** the loop that holds it) where they part: sequential program order.
+** the loop that holds it) where they part: sequential program order. In
+** a function with branches a position also counts the blocks entered
+** before its own (the block entry it is in), compared first: the order
+** stays sequential program order as long as every engine enters the
+** same blocks in the same order (sched.c checks it as they go).
 */
 #include "common.h"
 #include "sim_int.h"
@@ -18,6 +22,8 @@
 
 int ls_pos_cmp(const ls_sfunc *sf, const ls_pos *a, const ls_pos *b)
 {
+	if (a->bseq != b->bseq)
+		return a->bseq < b->bseq ? -1 : 1;
 	for (int j = 0;; j++) {
 		int ina = j < a->depth, inb = j < b->depth, xa, xb;
 		if (ina && inb && a->loops[j] == b->loops[j]) {
@@ -162,7 +168,11 @@ const char *ls_dyn_name(const ls_dyn *d)
 	case LS_DYN_ACC_FLAG: return "accumulation_flag";
 	case LS_DYN_PSUM_ZERO: return "psum_zero_region";
 	case LS_DYN_UNINIT: return "can_read_uninit";
-	case LS_DYN_IN_OFF: return "ins symbolic_ap addrs[0]";
-	default: return "outs symbolic_ap addrs[0]";
+	case LS_DYN_IN_OFF:
+		return d->reg ? "ins register_ap regref" : "ins symbolic_ap "
+		       "addrs[0]";
+	default:
+		return d->reg ? "outs register_ap regref" : "outs symbolic_ap "
+		       "addrs[0]";
 	}
 }

@@ -273,6 +273,26 @@ static int exec_copy(ls_exec *x)
 	return exec_dma(x);
 }
 
+/* TensorCopyDynamicSrc / Dst: a TensorCopy whose source (destination)
+** is placed at the issue (register_ap, symbolic_ap); the compute engine
+** reads and writes SBUF and PSUM only. */
+static int exec_tcdynamic(ls_exec *x)
+{
+	const ls_sinst *si = x->si;
+	if (si->n_ins != 1 || si->n_outs != 1)
+		return fail(x, "%s takes ins [src] and outs [dst] (has %d and "
+			    "%d)", lm_opcode_name(si->op), si->n_ins,
+			    si->n_outs);
+	if (si->ins[0].space == LS_SP_DRAM || si->outs[0].space == LS_SP_DRAM)
+		return fail(x, "%s on a compute engine reads and writes SBUF "
+			    "and PSUM only", lm_opcode_name(si->op));
+	if (si->ins[0].count != si->outs[0].count)
+		return fail(x, "ins[0] has %lld elements, outs[0] %lld",
+			    (long long)si->ins[0].count,
+			    (long long)si->outs[0].count);
+	return exec_dma(x);
+}
+
 /* PE transpose: out[f][p] = mv[p][f] bit-exactly, stationary = identity. */
 static int exec_transpose(ls_exec *x)
 {
@@ -987,6 +1007,8 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_TENSORTENSOR] = exec_tensortensor,
 	[LM_OP_TENSORSCALAR] = exec_tensorscalar,
 	[LM_OP_TENSORCOPY] = exec_copy,
+	[LM_OP_TCDYNSRC] = exec_tcdynamic,
+	[LM_OP_TCDYNDST] = exec_tcdynamic,
 	[LM_OP_MEMSET] = exec_memset,
 	[LM_OP_IOTA] = exec_iota,
 	[LM_OP_AFFINESELECT] = exec_affine_select,

@@ -68,7 +68,7 @@ static int engine_index(const lm_inst *in)
 	case LM_OP_MATMULT: return 0;
 	case LM_OP_ACTIVATION: return 1;
 	case LM_OP_TENSORTENSOR: case LM_OP_TENSORSCALAR: case LM_OP_TENSORCOPY:
-	case LM_OP_MEMSET:
+	case LM_OP_MEMSET: case LM_OP_TCDYNSRC: case LM_OP_TCDYNDST:
 		return 2;
 	case LM_OP_IOTA: case LM_OP_AFFINESELECT: case LM_OP_COREBARRIER:
 		return 3;
@@ -320,13 +320,20 @@ static int64_t pair_stride(const lm_appair *p, int esize)
 ** reached. SB / PSUM operands are resolved against the arch layout here
 ** and placed in the compact layout later (layout_apply).
 */
-/* Is opaque operand a a symbolic_ap? */
-static int is_symbolic_ap(const lm_arg *a)
+/* Is opaque operand a of kind `kind`? */
+static int is_kind(const lm_arg *a, const char *kind)
 {
 	const cJSON *k = a->extra ? cJSON_GetObjectItemCaseSensitive(a->extra,
 								     "kind")
 				  : NULL;
-	return cJSON_IsString(k) && strcmp(k->valuestring, "symbolic_ap") == 0;
+	return cJSON_IsString(k) && strcmp(k->valuestring, kind) == 0;
+}
+
+/* Is opaque operand a a symbolic_ap (or a register_ap: its address is a
+** register's value, prepared as a symbolic_ap's)? */
+static int is_symbolic_ap(const lm_arg *a)
+{
+	return is_kind(a, "symbolic_ap") || is_kind(a, "register_ap");
 }
 
 static void prep_opnd(ls_machine *mc, int mi, const ls_sfunc *sf,
@@ -1104,13 +1111,24 @@ static void *carve(void *base, size_t *used, size_t n, size_t size)
 	return p;
 }
 
-/* An instruction on engine ALL that each engine runs a copy of. */
-static int is_expanded_op(lm_opcode op)
+/*
+** Is in on engine ALL one copy per engine, each on its engine's registers
+** (the compiler's per-engine expansion)? The register instructions, the
+** sync-only instructions, and the branches and no-ops every engine
+** follows; the control-flow ops without an engine (Unassigned) are ALL,
+** as the compiler defaults them.
+*/
+static int is_expanded_all(const lm_inst *in)
 {
-	switch (op) {
-	case LM_OP_REGMOVE: case LM_OP_REGALU: case LM_OP_NOOP:
-	case LM_OP_EVENTSEM: case LM_OP_GROUPRESET: case LM_OP_DRAIN:
-		return 1;
+	switch (in->op) {
+	case LM_OP_REGMOVE: case LM_OP_REGALU: case LM_OP_TCOMPLETION:
+	case LM_OP_TENSORLOAD: case LM_OP_NOOP: case LM_OP_EVENTSEM:
+	case LM_OP_GROUPRESET: case LM_OP_DRAIN:
+		return in->engine == LM_ENG_ALL;
+	case LM_OP_CMPBRANCH: case LM_OP_UBRANCH: case LM_OP_BRANCHHINT:
+	case LM_OP_HALT:
+		return in->engine == LM_ENG_ALL ||
+		       in->engine == LM_ENG_UNASSIGNED;
 	default:
 		return 0;
 	}
@@ -1137,8 +1155,7 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	si->fn = fi;
 	si->eng = engine_index(in);
 	si->is_join = is_join_op(in);
-	si->is_all = si->is_join || (in->engine == LM_ENG_ALL &&
-				     is_expanded_op(in->op));
+	si->is_all = si->is_join || is_expanded_all(in);
 	si->can_read_uninit = in->has_can_read_uninit && in->can_read_uninit;
 	si->queue = si->qinst = si->target = si->group = -1;
 	si->dq = NULL;
@@ -1148,8 +1165,20 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 			sizeof *si->ins);
 	si->outs = carve(ar->opnds, &ar->n_opnds, (size_t)in->n_outs,
 			 sizeof *si->outs);
+	si->tblk = si->fblk = -1;
 	if (in->op == LM_OP_REGMOVE || in->op == LM_OP_REGALU) {
 		ls_reg_prepare(mc, mi, si);
+	} else if (in->op == LM_OP_CMPBRANCH) {
+		ls_cmp_prepare(mc, mi, si);
+	} else if (in->op == LM_OP_TENSORLOAD || in->op == LM_OP_TENSORSAVE) {
+		/* the tensor element as any operand, the registers apart */
+		if (in->op == LM_OP_TENSORLOAD && in->n_ins == 1)
+			prep_opnd(mc, mi, sf, &in->ins[0], &si->ins[0],
+				  &si->fault);
+		if (in->op == LM_OP_TENSORSAVE && in->n_outs == 1)
+			prep_opnd(mc, mi, sf, &in->outs[0], &si->outs[0],
+				  &si->fault);
+		ls_tls_prepare(mc, mi, si);
 	} else if (ls_opcode_executed(in->op) && in->op != LM_OP_NKIKERNEL) {
 		for (int i = 0; i < in->n_ins; i++)
 			prep_opnd(mc, mi, sf, &in->ins[i], &si->ins[i],
@@ -1259,7 +1288,8 @@ static const struct {
 	{ LM_OPM(MATMULT), "accumulation_flag", LS_DYN_ACC_FLAG, 3 },
 	{ LM_OPM(MATMULT), "psum_zero_region", LS_DYN_PSUM_ZERO, 0 },
 	{ LM_OPM(DMACOPY) | LM_OPM(LOAD) | LM_OPM(SAVE) | LM_OPM(TENSORCOPY) |
-	  LM_OPM(ACTIVATION), "can_read_uninit", LS_DYN_UNINIT, 1 },
+	  LM_OPM(ACTIVATION) | LM_OPM(TCDYNSRC) | LM_OPM(TCDYNDST),
+	  "can_read_uninit", LS_DYN_UNINIT, 1 },
 };
 
 /* The values of si given as affine expressions (affine_keys, symbolic_ap
@@ -1320,6 +1350,95 @@ static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
 }
 
 /*
+** The keys of register_ap j of instruction in (module mi): its register
+** (d->reg), the mode (d->arch) and, into *addr, the expression its
+** address is (the register, plus const_ap_offset in the offset mode).
+** reg_ap_offset and reg_sub_tensor_id are the registers the compiler
+** folded into the address: they must be registers, and are not added.
+** NULL, or why it is not modelled.
+*/
+static char *prep_register_ap(ls_machine *mc, int mi, const lm_inst *in,
+			      const cJSON *j, ls_dyn *d, cJSON **addr)
+{
+	static const char *const keys[] = { "kind", "ap", "dtype",
+		"memsetref", "memref", "regref", "reg_ap_offset",
+		"reg_sub_tensor_id", "const_ap_offset", "const_sub_tensor_id",
+		"is_regloc_offset" };
+	const cJSON *rr = cJSON_GetObjectItemCaseSensitive(j, "regref");
+	const cJSON *co = cJSON_GetObjectItemCaseSensitive(j,
+							   "const_ap_offset");
+	const cJSON *cs = cJSON_GetObjectItemCaseSensitive(j,
+							   "const_sub_tensor_id");
+	const cJSON *io = cJSON_GetObjectItemCaseSensitive(j,
+							   "is_regloc_offset");
+	const char *prov[2] = { "reg_ap_offset", "reg_sub_tensor_id" };
+	int slot, is_off = cJSON_IsTrue(io);
+	double c = cJSON_IsNumber(co) ? co->valuedouble : 0;
+	cJSON *leaf;
+	(void)in;
+	for (const cJSON *k = j->child; k; k = k->next) {
+		size_t i = 0;
+		while (i < sizeof keys / sizeof *keys && strcmp(keys[i],
+								k->string))
+			i++;
+		if (i == sizeof keys / sizeof *keys)
+			return lm_xasprintf("register_ap key '%s' is not "
+					    "modelled by the simulator",
+					    k->string);
+	}
+	if (!cJSON_IsString(rr) ||
+	    (slot = ls_reg_slot(mc, mi, rr->valuestring)) < 0)
+		return lm_xasprintf("register_ap regref %s%s%s is no register "
+				    "allocation of the module",
+				    cJSON_IsString(rr) ? "'" : "",
+				    cJSON_IsString(rr) ? rr->valuestring
+				    : "(absent)", cJSON_IsString(rr) ? "'" : "");
+	for (int i = 0; i < 2; i++) {
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, prov[i]);
+		if (p && !cJSON_IsNull(p) && (!cJSON_IsString(p) ||
+		    ls_reg_slot(mc, mi, p->valuestring) < 0))
+			return lm_xasprintf("register_ap %s must name a "
+					    "register", prov[i]);
+	}
+	if (cs && !cJSON_IsNull(cs) &&
+	    !(cJSON_IsNumber(cs) && cs->valuedouble == -1))
+		return lm_xasprintf("register_ap const_sub_tensor_id other than "
+				    "-1 (a sub-tensor chosen by id) is not "
+				    "modelled");
+	if (io && !cJSON_IsBool(io) && !cJSON_IsNull(io))
+		return lm_xasprintf("register_ap is_regloc_offset must be true "
+				    "or false");
+	if (co && !cJSON_IsNull(co) &&
+	    (!cJSON_IsNumber(co) || c != (double)(int64_t)c ||
+	     c > 2147483647.0 || c < -2147483648.0))
+		return lm_xasprintf("register_ap const_ap_offset must be a "
+				    "32-bit integer");
+	if (!is_off && c != 0)
+		return lm_xasprintf("register_ap const_ap_offset %.17g with an "
+				    "address register (is_regloc_offset false) "
+				    "is not modelled", c);
+	d->reg = mc->reg_allocs[slot]->name;
+	d->arch = is_off ? LS_SP_NONE : -1; /* the space, once prepared */
+	leaf = cJSON_CreateObject();
+	cJSON_AddStringToObject(leaf, "kind", "IntRuntimeValueKind");
+	cJSON_AddStringToObject(leaf, "regref", rr->valuestring);
+	if (c == 0) {
+		*addr = leaf;
+	} else {
+		cJSON *t = cJSON_CreateObject(), *terms = cJSON_CreateArray();
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(t, "kind", "AffExprKind");
+		cJSON_AddItemToObject(x, "idx", leaf);
+		cJSON_AddNumberToObject(x, "coeff", 1);
+		cJSON_AddItemToArray(terms, x);
+		cJSON_AddItemToObject(t, "terms", terms);
+		cJSON_AddNumberToObject(t, "c", c);
+		*addr = t;
+	}
+	return NULL;
+}
+
+/*
 ** Operand k of si (is_out: of its outs), a symbolic_ap with one address:
 ** the start element offset in physical_ap's folded encoding, evaluated at
 ** each issue. Its physical form at offset 0 is prepared as the template
@@ -1327,19 +1446,28 @@ static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
 ** (any in-bounds offset is backed), and the address is prepared as a
 ** dynamic value. NULL, or the fault.
 */
+static char *prep_register_ap(ls_machine *mc, int mi, const lm_inst *in,
+			      const cJSON *j, ls_dyn *d, cJSON **addr);
+
 static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 			   int k, int is_out)
 {
 	const lm_arg *a = is_out ? &si->in->outs[k] : &si->in->ins[k];
 	ls_opnd *o = is_out ? &si->outs[k] : &si->ins[k];
 	ls_smod *sm = &mc->mods[sf->mod];
-	const cJSON *j = a->extra, *ap, *ad, *mr, *ms;
+	const cJSON *j = a->extra, *ap, *ad = NULL, *mr, *ms;
+	cJSON *made = NULL;
 	lm_affine *e;
 	ls_dyn *d;
+	ls_dyn rd;
 	char err[200], *fault = NULL;
-	int n;
+	int n, is_reg = is_kind(a, "register_ap");
 
-	for (const cJSON *c = j->child; c; c = c->next)
+	memset(&rd, 0, sizeof rd);
+	if (is_reg && (fault = prep_register_ap(mc, sf->mod, si->in, j, &rd,
+						&made)) != NULL)
+		return fault;
+	for (const cJSON *c = j->child; c && !is_reg; c = c->next)
 		if (strcmp(c->string, "kind") && strcmp(c->string, "ap") &&
 		    strcmp(c->string, "dtype") && strcmp(c->string, "addrs") &&
 		    strcmp(c->string, "memsetref") &&
@@ -1348,24 +1476,36 @@ static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 					    "modelled by the simulator",
 					    c->string);
 	ap = cJSON_GetObjectItemCaseSensitive(j, "ap");
-	ad = cJSON_GetObjectItemCaseSensitive(j, "addrs");
 	ms = cJSON_GetObjectItemCaseSensitive(j, "memsetref");
 	mr = cJSON_GetObjectItemCaseSensitive(j, "memref");
-	if (!cJSON_IsArray(ad) || cJSON_GetArraySize(ad) != 1)
-		return lm_xasprintf("symbolic_ap with %d addrs: the simulator "
-				    "runs one (the start element offset)",
-				    cJSON_IsArray(ad) ? cJSON_GetArraySize(ad)
-						      : 0);
+	if (!is_reg) {
+		ad = cJSON_GetObjectItemCaseSensitive(j, "addrs");
+		if (!cJSON_IsArray(ad) || cJSON_GetArraySize(ad) != 1)
+			return lm_xasprintf("symbolic_ap with %d addrs: the "
+					    "simulator runs one (the start "
+					    "element offset)", cJSON_IsArray(ad)
+					    ? cJSON_GetArraySize(ad) : 0);
+		ad = cJSON_GetArrayItem(ad, 0);
+	} else {
+		ad = made;
+	}
 	n = cJSON_IsArray(ap) ? cJSON_GetArraySize(ap) : 0;
-	if (n < 1 || n > 64 || !cJSON_IsString(ms))
-		return lm_xasprintf("symbolic_ap needs ap pairs and a memsetref");
-	if (si->n_dyn == LS_MAX_DYN)
-		return lm_xasprintf("more than %d symbolic_ap operands",
-				    LS_MAX_DYN - 1);
+	if (n < 1 || n > 64 || !cJSON_IsString(ms)) {
+		cJSON_Delete(made);
+		return lm_xasprintf("%s needs ap pairs and a memsetref",
+				    is_reg ? "register_ap" : "symbolic_ap");
+	}
+	if (si->n_dyn == LS_MAX_DYN) {
+		cJSON_Delete(made);
+		return lm_xasprintf("more than %d symbolic_ap / register_ap "
+				    "operands", LS_MAX_DYN - 1);
+	}
 	if (!si->dyn)
 		si->dyn = lm_xcalloc(LS_MAX_DYN, sizeof *si->dyn);
 	d = &si->dyn[si->n_dyn];
 	memset(d, 0, sizeof *d);
+	d->reg = rd.reg;
+	d->arch = rd.arch;
 	d->what = is_out ? LS_DYN_OUT_OFF : LS_DYN_IN_OFF;
 	d->opnd = k;
 	d->arg.kind = LM_ARG_PHYSICAL_AP;
@@ -1381,6 +1521,7 @@ static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 		const cJSON *nm = cJSON_GetArrayItem(p, 1);
 		if (!cJSON_IsNumber(st) || !cJSON_IsNumber(nm)) {
 			free(d->arg.ap);
+			cJSON_Delete(made);
 			return lm_xasprintf("symbolic_ap ap[%d] is not a pair "
 					    "[step, num]", i);
 		}
@@ -1388,12 +1529,19 @@ static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 		d->arg.ap[i].num = (int64_t)nm->valuedouble;
 	}
 	prep_opnd(mc, sf->mod, sf, &d->arg, o, &fault);
+	if (!fault && is_reg && o->space == LS_SP_DRAM &&
+	    !lm_opcode_is_dma(si->op) && si->op != LM_OP_TENSORLOAD)
+		fault = lm_xasprintf("a register_ap in DRAM is modelled on "
+				     "DMACopy, Load, Save and TensorLoad only");
 	if (fault) {
 		free(d->arg.ap);
+		cJSON_Delete(made);
 		return fault;
 	}
 	d->al = lm_strmap_lookup(&sm->allocs, d->arg.memsetref);
 	d->loc = d->al ? lm_alloc_find_memloc(d->al, d->arg.memref) : NULL;
+	if (d->arch < 0)
+		d->arch = o->space;
 	if (o->space == LS_SP_SB || o->space == LS_SP_PSUM) {
 		ls_layout *l = o->space == LS_SP_SB ? &mc->sb_layout
 						    : &mc->psum_layout;
@@ -1402,11 +1550,13 @@ static char *prep_symbolic(ls_machine *mc, ls_sfunc *sf, ls_sinst *si,
 			layout_note(l, d->loc->addr, d->loc->addr +
 				    d->loc->dims[1]);
 	}
-	if (lm_affine_from_json(&e, cJSON_GetArrayItem(ad, 0), 2, err,
-				sizeof err)) {
+	if (lm_affine_from_json(&e, ad, 2, err, sizeof err)) {
 		free(d->arg.ap);
-		return lm_xasprintf("symbolic_ap addrs[0]: %s", err);
+		cJSON_Delete(made);
+		return lm_xasprintf("%s: %s", is_reg ? "register_ap regref"
+				    : "symbolic_ap addrs[0]", err);
 	}
+	cJSON_Delete(made);
 	ls_dyn_prepare(sf, si, d, e);
 	lm_affine_free(e);
 	dyn_bounds(mc, d);
@@ -1457,12 +1607,72 @@ static void dyn_bounds(ls_machine *mc, ls_dyn *d)
 	}
 }
 
+/* "(SB partition 4, byte 0) puts the access outside memory location 'x'
+** (partitions 0..3, bytes 0..2047)": register_ap d's address v (arch:
+** an arch address, else an element offset) out of bounds. */
+static char *regap_why(const ls_dyn *d, int64_t v)
+{
+	const lm_memloc *l = d->loc;
+	int64_t ps = d->arch == LS_SP_SB ? 0x40000 : 0x8000;
+	char at[120], ext[160];
+	if (d->arch == LS_SP_SB || d->arch == LS_SP_PSUM)
+		snprintf(at, sizeof at, "%s partition %lld, byte %lld",
+			 d->arch == LS_SP_SB ? "SB" : "PSUM",
+			 (long long)(v >= 0 ? v / ps : -1),
+			 (long long)(v >= 0 ? v % ps : v));
+	else if (d->arch == LS_SP_DRAM)
+		snprintf(at, sizeof at, "DRAM byte %lld", (long long)v);
+	else
+		snprintf(at, sizeof at, "element offset %lld", (long long)v);
+	if (l && l->n_dims >= 2 && d->pe > 0)
+		snprintf(ext, sizeof ext, "partitions %lld..%lld, bytes "
+			 "%lld..%lld", (long long)l->base,
+			 (long long)(l->base + l->dims[0] - 1),
+			 (long long)l->addr,
+			 (long long)(l->addr + l->dims[1] - 1));
+	else
+		snprintf(ext, sizeof ext, "%lld elements",
+			 (long long)(d->emax + 1));
+	return lm_xasprintf("(%s) puts the access outside memory location "
+			    "'%s' (%s)", at, l && l->name ? l->name : "", ext);
+}
+
+/* register_ap d's arch address v as an element offset of its memory
+** location (folded encoding) into *e: 0, or -1 when it is none. */
+static int arch_offset(const ls_dyn *d, int64_t v, int64_t *e)
+{
+	int64_t es = lm_dtype_size(d->arg.dtype), ps, p, b;
+	if (es <= 0 || v < 0 || !d->loc)
+		return -1;
+	if (d->arch == LS_SP_DRAM) {
+		if (v % es)
+			return -1;
+		*e = v / es;
+		return 0;
+	}
+	ps = d->arch == LS_SP_SB ? 0x40000 : 0x8000;
+	p = v / ps - d->loc->base;
+	b = v % ps - d->loc->addr;
+	if (p < 0 || b < 0 || b % es || b / es >= d->pe)
+		return -1;
+	*e = p * d->pe + b / es;
+	return 0;
+}
+
 int ls_dyn_place(ls_machine *mc, const ls_dyn *d, int64_t v, ls_opnd *o,
 		 char **why)
 {
-	int64_t p = 0, e = v;
+	int64_t p = 0, e = v, v0 = v;
 	lm_arg a = d->arg;
 	lm_geom g;
+	if (d->reg && d->arch != LS_SP_NONE) {
+		int64_t x;
+		if (arch_offset(d, v, &x)) {
+			*why = regap_why(d, v);
+			return -1;
+		}
+		e = v = x;
+	}
 	if (d->pe > 0 && v >= 0) {
 		p = v / d->pe;
 		e = v % d->pe;
@@ -1470,7 +1680,9 @@ int ls_dyn_place(ls_machine *mc, const ls_dyn *d, int64_t v, ls_opnd *o,
 	if (v < 0 || p > d->pmax || e > d->emax) {
 		a.start_partition = p;
 		a.offset = e;
-		if (v < 0 || !lm_arg_geometry(&g, &a, d->al, d->loc, why))
+		if (d->reg)
+			*why = regap_why(d, v0);
+		else if (v < 0 || !lm_arg_geometry(&g, &a, d->al, d->loc, why))
 			*why = lm_xasprintf("%s", v < 0 ? "a negative offset"
 					    : "out of bounds");
 		return -1;
@@ -1487,9 +1699,45 @@ int ls_dyn_place(ls_machine *mc, const ls_dyn *d, int64_t v, ls_opnd *o,
 	return 0;
 }
 
-/* Flatten blocks bs (inside loop `loop`, -1: none) into sf->insts. */
+/* The index of the function's block named name, or -1. */
+static int block_index(const ls_sfunc *sf, const char *name)
+{
+	for (int b = 0; name && b < sf->f->n_blocks; b++)
+		if (sf->f->blocks[b].name &&
+		    strcmp(sf->f->blocks[b].name, name) == 0)
+			return b;
+	return -1;
+}
+
+/* The blocks branch si goes to (a branch in a loop's body: a fault). */
+static void prep_branch(ls_sfunc *sf, ls_sinst *si)
+{
+	const lm_inst *in = si->in;
+	const char *to = in->op == LM_OP_UBRANCH ? in->branch_target
+						 : in->on_true;
+	sf->is_cfg = 1;
+	if (si->loop >= 0) {
+		if (!si->fault)
+			si->fault = lm_xasprintf("%s inside a loop's body is not "
+						 "modelled", lm_opcode_name(in->op));
+		return;
+	}
+	si->tblk = block_index(sf, to);
+	if (in->op == LM_OP_CMPBRANCH)
+		si->fblk = block_index(sf, in->on_false);
+	if (!si->fault && (si->tblk < 0 ||
+			   (in->op == LM_OP_CMPBRANCH && si->fblk < 0)))
+		si->fault = lm_xasprintf("%s '%s' names no block of function "
+					 "'%s'", in->op == LM_OP_UBRANCH ? "target"
+					 : si->tblk < 0 ? "on_true" : "on_false",
+					 S(si->tblk < 0 ? to : in->on_false),
+					 S(sf->f->name));
+}
+
+/* Flatten blocks bs (inside loop `loop`, -1: none; blk: the function's
+** block they are in, -1: bs are the function's blocks) into sf->insts. */
 static void flatten(flat *F, ls_sfunc *sf, const lm_block *bs, int nb,
-		    int loop)
+		    int loop, int blk)
 {
 	for (int b = 0; b < nb; b++)
 		for (int i = 0; i < bs[b].n_insts; i++) {
@@ -1500,9 +1748,13 @@ static void flatten(flat *F, ls_sfunc *sf, const lm_block *bs, int nb,
 			prep_inst(F->mc, F->mi, F->fi, in, si, &F->ar);
 			si->loop = loop;
 			si->heads = -1;
+			si->blk = blk < 0 ? b : blk;
+			if (in->op == LM_OP_CMPBRANCH || in->op == LM_OP_UBRANCH)
+				prep_branch(sf, si);
 			prep_dyn(F->mc, sf, si);
 			if (in->op == LM_OP_DMABLOCK) {
-				flatten(F, sf, in->blocks, in->n_blocks, loop);
+				flatten(F, sf, in->blocks, in->n_blocks, loop,
+					si->blk);
 				ls_dmablk_body(si, F->k);
 				continue;
 			}
@@ -1523,7 +1775,8 @@ static void flatten(flat *F, ls_sfunc *sf, const lm_block *bs, int nb,
 			    !si->fault)
 				si->fault = lm_xasprintf("Loops nested more "
 					"than %d deep", LS_MAX_NEST);
-			flatten(F, sf, in->blocks, in->n_blocks, si->heads);
+			flatten(F, sf, in->blocks, in->n_blocks, si->heads,
+				si->blk);
 			sf->loops[si->heads].end = F->k;
 		}
 }
@@ -1649,12 +1902,13 @@ static void prep_deps(ls_sfunc *sf)
 }
 
 /* Is i an item every engine's stream holds (a descend point, a queue
-** switch)? */
-static int is_passive(const ls_sinst *si)
+** switch, a Break, a top-level Return of a function with branches)? */
+static int is_passive(const ls_sfunc *sf, const ls_sinst *si)
 {
 	return si->op == LM_OP_CALL || si->op == LM_OP_NKIKERNEL ||
 	       si->op == LM_OP_SWITCHQUEUE || si->op == LM_OP_BREAK ||
-	       si->op == LM_OP_RESETQUEUE;
+	       si->op == LM_OP_RESETQUEUE ||
+	       (si->op == LM_OP_RETURN && sf->is_cfg && si->loop < 0);
 }
 
 /*
@@ -1665,7 +1919,8 @@ static int is_passive(const ls_sinst *si)
 static void prep_streams(ls_sfunc *sf)
 {
 	sf->n_run = sf->n;
-	for (int i = 0; i < sf->n; i++)
+	/* with branches, a Return ends the function where it is reached */
+	for (int i = 0; i < sf->n && !sf->is_cfg; i++)
 		if (sf->insts[i].op == LM_OP_RETURN && sf->insts[i].loop < 0) {
 			sf->n_run = i + 1;
 			break;
@@ -1677,15 +1932,15 @@ static void prep_streams(ls_sfunc *sf)
 			m = sf->loops[si->heads].engmask;
 		else if (si->op == LM_OP_BREAK || is_dma_body(si->op))
 			m = 0;
-		else if (is_passive(si) || si->is_all)
+		else if (is_passive(sf, si) || si->is_all)
 			m = (1u << LS_ENGINES) - 1;
 		else
 			m = 1u << si->eng;
 		if (si->loop >= 0)
 			sf->loops[si->loop].engmask |= m;
-		if (is_passive(si))
-			sf->has_calls |= si->op != LM_OP_SWITCHQUEUE &&
-					 si->op != LM_OP_RESETQUEUE;
+		if (is_passive(sf, si))
+			sf->has_calls |= si->op == LM_OP_CALL ||
+					 si->op == LM_OP_NKIKERNEL;
 	}
 	for (int e = 0; e < LS_ENGINES; e++) {
 		int n = 0;
@@ -1703,7 +1958,7 @@ static void prep_streams(ls_sfunc *sf)
 				}
 				in_s = si->heads >= 0 ?
 					(sf->loops[si->heads].engmask >> e & 1) :
-					is_passive(si) || si->is_all ||
+					is_passive(sf, si) || si->is_all ||
 					si->eng == e;
 				if (!in_s) {
 					if (si->heads >= 0)
@@ -1716,6 +1971,13 @@ static void prep_streams(ls_sfunc *sf)
 			}
 		}
 		sf->n_stream[e] = n;
+		/* the stream position of each block's first item */
+		sf->bpos[e] = lm_xcalloc((size_t)sf->n_blocks + 1, sizeof(int));
+		for (int b = 0, p = 0; b <= sf->n_blocks; b++) {
+			while (p < n && sf->insts[sf->stream[e][p]].blk < b)
+				p++;
+			sf->bpos[e][b] = p;
+		}
 		/* the stream position after each loop's body */
 		for (int l = 0; l < sf->n_loops; l++) {
 			int p = 0;
@@ -1781,7 +2043,11 @@ static void prep_function(ls_machine *mc, int mi, int fi)
 	sf->opnds = F.ar.opnds = lm_xcalloc(no + 1, sizeof *F.ar.opnds);
 	sf->ints = F.ar.ints = lm_xcalloc(ni + 1, sizeof *F.ar.ints);
 	sf->i64s = F.ar.i64s = lm_xcalloc(n64 + 1, sizeof *F.ar.i64s);
-	flatten(&F, sf, fn->blocks, fn->n_blocks, -1);
+	flatten(&F, sf, fn->blocks, fn->n_blocks, -1, -1);
+	sf->n_blocks = fn->n_blocks;
+	sf->bnames = lm_xcalloc((size_t)fn->n_blocks + 1, sizeof *sf->bnames);
+	for (int b = 0; b < fn->n_blocks; b++)
+		sf->bnames[b] = fn->blocks[b].name;
 	ls_dmablk_prepare(mc, mi, sf);
 	prep_deps(sf);
 	prep_streams(sf);
@@ -2129,8 +2395,11 @@ void ls_machine_free(ls_machine *mc)
 		for (int l = 0; l < sf->n_loops; l++)
 			free(sf->loops[l].iv_regs);
 		free(sf->loops);
-		for (int e = 0; e < LS_ENGINES; e++)
+		for (int e = 0; e < LS_ENGINES; e++) {
 			free(sf->stream[e]);
+			free(sf->bpos[e]);
+		}
+		free(sf->bnames);
 		free(sf->opnds);
 		free(sf->ints);
 		free(sf->i64s);

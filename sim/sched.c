@@ -11,7 +11,11 @@
 ** no time are passed at once (entering and leaving activations and
 ** loops, SwitchQueueInstance applied to the engine's own view of the
 ** active queue instances, Break); a Loop's body is gone round with the
-** engine's loop frame, a back edge costing the engine a cycle. An engine
+** engine's loop frame, a back edge costing the engine a cycle. A branch
+** moves the cursor to the block it names (each engine on its own
+** registers; block entries are counted and logged per activation, so that
+** positions stay in program order and engines that part ways are caught);
+** a Halt stops its engine where it is. An engine
 ** starts its next instruction when its previous one finished, every
 ** dependency is met (positions in program order, ls_sdep) and every wait
 ** holds; the semantics (exec.c) read memory then, and the staged write is
@@ -73,8 +77,17 @@ typedef struct act {
 	int fi[LS_ENGINES];
 	int *sub;               /* Call / IT55: the body's act, -1 (has_calls) */
 	int *nout;              /* per dependency target: incomplete instances */
-	ring *rings;            /* per target in a loop: their positions */
+	ring *rings;            /* per target in a loop (any target, in a
+				   function with branches): their positions */
+	/* a function with branches: the block of each block entry made so
+	   far (the last LS_BLOG of them; block * LS_ENGINES + the engine
+	   that made it first), made: how many */
+	int *blog;
+	int64_t made;
 } act;
+
+/* Block entries of an activation checked for divergence (the log). */
+#define LS_BLOG 4096
 
 typedef struct item {
 	int act, idx;
@@ -90,13 +103,19 @@ typedef struct lframe {
 	int body_pos, end_pos;
 } lframe;
 
-/* An engine's cursor in one activation. */
+/* An engine's cursor in one activation. In a function with branches:
+** the block it is in, its entry number bseq (block entries before it),
+** and per block the entry numbers of its last two entries (bin[2b],
+** bin[2b+1]; -1: none) -- what a dependency's instance is found by. */
 typedef struct frame {
 	int act;
 	int pos;                /* stream position of the next item */
 	int call_issued;        /* the item at pos is a call e issued */
 	int nl;
 	lframe l[LS_MAX_NEST];
+	int blk;
+	int64_t bseq;
+	int64_t *bin;           /* owned */
 } frame;
 
 typedef struct engine {
@@ -112,6 +131,7 @@ typedef struct engine {
 	int is_blocked;
 	int64_t block_since;
 	int block_on_sem;
+	const ls_sinst *halt;   /* the Halt that stopped it, or NULL */
 	ls_pending pend;
 } engine;
 
@@ -419,6 +439,10 @@ static int new_act(sim *s, int fn, int c, int parent_act, int parent_idx,
 	}
 	if (sf->has_targets)
 		a->nout = lm_xcalloc((size_t)sf->n + 1, sizeof(int));
+	if (sf->is_cfg) {
+		a->blog = lm_xcalloc(LS_BLOG, sizeof *a->blog);
+		a->made = 1; /* every engine starts in block 0 */
+	}
 	return ai;
 }
 
@@ -477,6 +501,16 @@ static void enter(sim *s, int c, int e, int ai)
 	F->pos = 0;
 	F->call_issued = 0;
 	F->nl = 0;
+	F->blk = 0;
+	F->bseq = 0;
+	F->bin = NULL;
+	if (s->mc->fns[s->acts[ai].fn].is_cfg) {
+		int nb = s->mc->fns[s->acts[ai].fn].n_blocks;
+		F->bin = lm_xcalloc(2 * (size_t)nb + 1, sizeof *F->bin);
+		for (int b = 0; b < 2 * nb; b++)
+			F->bin[b] = -1;
+		F->bin[0] = 0;
+	}
 	s->acts[ai].st[e] = 1;
 	s->acts[ai].fi[e] = E->nfr;
 	E->nfr++;
@@ -488,6 +522,8 @@ static void leave(sim *s, int c, int e)
 	engine *E = &s->cores[c].eng[e];
 	int ai = E->fr[--E->nfr].act;
 	act *a = &s->acts[ai];
+	free(E->fr[E->nfr].bin);
+	E->fr[E->nfr].bin = NULL;
 	a->st[e] = 2;
 	if (a->mask >> e & 1) {
 		a->inside--;
@@ -666,9 +702,9 @@ static void note_issue(sim *s, const frame *F, item it, const ls_sinst *si)
 	if (!si->is_target)
 		return;
 	a->nout[it.idx]++;
-	if (si->loop >= 0) {
+	if (si->loop >= 0 || F->bin) {
 		ring *r;
-		int slot;
+		int slot, cfg = F->bin != NULL, d = F->nl + cfg;
 		if (!a->rings)
 			a->rings = lm_xcalloc((size_t)s->mc->fns[a->fn].n + 1,
 					      sizeof *a->rings);
@@ -676,22 +712,25 @@ static void note_issue(sim *s, const frame *F, item it, const ls_sinst *si)
 		if (r->n == r->cap) {
 			/* grow, keeping the order from head */
 			int nc = r->cap ? 2 * r->cap : 4;
-			int64_t *o = lm_xcalloc((size_t)nc * (size_t)F->nl + 1,
+			int64_t *o = lm_xcalloc((size_t)nc * (size_t)d + 1,
 						sizeof *o);
 			for (int i = 0; i < r->n; i++)
-				memcpy(o + (size_t)i * (size_t)F->nl,
+				memcpy(o + (size_t)i * (size_t)d,
 				       r->ords + (size_t)((r->head + i) % r->cap)
-				       * (size_t)F->nl,
-				       (size_t)F->nl * sizeof *o);
+				       * (size_t)d, (size_t)d * sizeof *o);
 			free(r->ords);
 			r->ords = o;
 			r->cap = nc;
 			r->head = 0;
 		}
-		r->depth = F->nl;
+		/* the block entry first (a function with branches), then the
+		   iteration of each loop */
+		r->depth = d;
 		slot = (r->head + r->n) % r->cap;
+		if (cfg)
+			r->ords[(size_t)slot * (size_t)d] = F->bseq;
 		for (int j = 0; j < F->nl; j++)
-			r->ords[(size_t)slot * (size_t)F->nl + (size_t)j] =
+			r->ords[(size_t)slot * (size_t)d + (size_t)(j + cfg)] =
 				F->l[j].ord;
 		r->n++;
 	}
@@ -705,7 +744,7 @@ static void complete(sim *s, item it)
 	a->outstanding--;
 	if (si->is_target) {
 		a->nout[it.idx]--;
-		if (si->loop >= 0) {
+		if (si->loop >= 0 || a->blog) {
 			ring *r = &a->rings[it.idx];
 			r->head = (r->head + 1) % r->cap;
 			r->n--;
@@ -1189,6 +1228,35 @@ static int dq_describe(sim *s, int qi, lm_buf *b)
 
 static void loop_where(sim *s, int c, int e, char *buf, size_t n);
 static int eval_dyn(sim *s, int c, int e, const ls_sinst *si);
+static int enter_block(sim *s, int c, int e, frame *F, const ls_sfunc *sf,
+		       int b);
+
+/*
+** Branch si on engine e of core c, just issued from e's innermost cursor:
+** the cursor goes to the first item of the block taken (a
+** CompareAndBranch compares on e's own registers). 0, or the run error.
+*/
+static int branch(sim *s, int c, int e, const ls_sinst *si)
+{
+	engine *E = &s->cores[c].eng[e];
+	frame *F = &E->fr[E->nfr - 1];
+	const ls_sfunc *sf = &s->mc->fns[si->fn];
+	int taken = 1, to;
+	char why[700], where[200];
+	if (si->fault) {
+		fail_at(s, c, si, "%s", si->fault);
+		return -1;
+	}
+	if (si->op == LM_OP_CMPBRANCH &&
+	    ls_cmp_exec(s->mc, c, e, si, &taken, why, sizeof why)) {
+		loop_where(s, c, e, where, sizeof where);
+		fail_at(s, c, si, "on %s: %s%s", ls_engine_name(e), why, where);
+		return -1;
+	}
+	to = taken ? si->tblk : si->fblk;
+	F->pos = sf->bpos[e][to];
+	return enter_block(s, c, e, F, sf, to);
+}
 
 /* Start instruction it on engine e of core c at s->now. */
 static void start_inst(sim *s, int c, int e, item it)
@@ -1250,13 +1318,43 @@ static void start_inst(sim *s, int c, int e, item it)
 		fail_at(s, c, si, "opcode '%s' is not supported by the "
 			"simulator", S(si->in->opcode_str));
 		return;
-	case LM_OP_DYNLOOP: case LM_OP_DOWHILE: case LM_OP_CMPBRANCH:
-	case LM_OP_UBRANCH: case LM_OP_BRANCHHINT: case LM_OP_BREAK:
-	case LM_OP_HALT: case LM_OP_TENSORLOAD: case LM_OP_TENSORSAVE:
+	case LM_OP_CMPBRANCH: case LM_OP_UBRANCH:
+		if (branch(s, c, e, si))
+			return;
+		dur = perturb(s, s->edge_ps[e]);
+		break;
+	case LM_OP_BRANCHHINT: case LM_OP_TCOMPLETION:
+		/* no effect: a cycle of the engine */
+		dur = perturb(s, s->edge_ps[e]);
+		break;
+	case LM_OP_HALT:
+		/* the engine issues nothing more; it stays where it is */
+		E->halt = si;
+		dur = perturb(s, s->edge_ps[e]);
+		break;
+	case LM_OP_TENSORLOAD: case LM_OP_TENSORSAVE: {
+		/* on the issuing engine: the element read (and the registers
+		   written) now, a save's element written at completion */
+		char why[700], where[200];
+		int rc;
+		note_reads(s, si);
+		E->pend.x = &s->x;
+		rc = si->op == LM_OP_TENSORLOAD
+		     ? ls_tload_exec(s->mc, c, e, s->xsi, why, sizeof why)
+		     : ls_tsave_stage(s->mc, c, e, s->xsi, &E->pend, why,
+				      sizeof why);
+		if (rc) {
+			loop_where(s, c, e, where, sizeof where);
+			fail_at(s, c, si, "on %s: %s%s", ls_engine_name(e), why,
+				where);
+			return;
+		}
+		break;
+	}
+	case LM_OP_DYNLOOP: case LM_OP_DOWHILE: case LM_OP_BREAK:
 	case LM_OP_DMABLOCK:
 	case LM_OP_DESC_COPY: case LM_OP_DESC_CCE: case LM_OP_DESC_TRANSPOSE:
 	case LM_OP_DESC_REPLICATE:
-	case LM_OP_TCOMPLETION: case LM_OP_TCDYNSRC: case LM_OP_TCDYNDST:
 		fail_at(s, c, si, "opcode '%s' is not supported by the "
 			"simulator", lm_opcode_name(si->op));
 		return;
@@ -1405,6 +1503,7 @@ static ls_pos frame_pos(const ls_sfunc *sf, const frame *F, int e, int *lp,
 		lp[j] = F->l[j].loop;
 		ords[j] = F->l[j].ord;
 	}
+	p.bseq = F->bseq;
 	p.depth = F->nl;
 	p.loops = lp;
 	p.ords = ords;
@@ -1414,12 +1513,14 @@ static ls_pos frame_pos(const ls_sfunc *sf, const frame *F, int e, int *lp,
 	return p;
 }
 
-/* The position of the instance of instruction i whose loops are in their
-** iterations ords (its static chain). */
-static ls_pos inst_pos(const ls_sfunc *sf, int i, const int64_t *ords)
+/* The position of the instance of instruction i in block entry bseq
+** whose loops are in their iterations ords (its static chain). */
+static ls_pos inst_pos(const ls_sfunc *sf, int i, int64_t bseq,
+		       const int64_t *ords)
 {
 	ls_pos p;
 	int l = sf->insts[i].loop;
+	p.bseq = bseq;
 	p.depth = l < 0 ? 0 : sf->loops[l].depth + 1;
 	p.loops = l < 0 ? NULL : sf->loops[l].chain;
 	p.ords = ords;
@@ -1457,7 +1558,12 @@ static int copies_done(sim *s, int c, int ai, const ls_sfunc *sf, int a,
 /*
 ** Is dependency d of the instance of b at cursor F (engine e) of core c
 ** met? a's engine has passed the point t, and no issued instance of a
-** before q is incomplete (sim_int.h, ls_sdep).
+** before q is incomplete (sim_int.h, ls_sdep). In a function with
+** branches both are in b's block entry, except for a dependency outside
+** any common loop: its instance of a is the one of a's block's last entry
+** before b's point (this entry when a comes before b in the block, the
+** one before it when a is b or follows it): t is in that entry, and when
+** there is none nothing of a precedes b.
 */
 static int dep_met(sim *s, int c, const frame *F, int b, const ls_sdep *d)
 {
@@ -1475,10 +1581,16 @@ static int dep_met(sim *s, int c, const frame *F, int b, const ls_sdep *d)
 	/* t and q */
 	t.loops = q.loops = L ? L->chain : NULL;
 	t.ords = q.ords = ords;
+	t.bseq = q.bseq = F->bseq;
 	if (d->x >= 0) {
 		t.depth = cd;
 		t.idx = d->x;
-		q = inst_pos(sf, b, ords);
+		q = inst_pos(sf, b, F->bseq, ords);
+		if (F->bin && !L) {
+			int ba = sf->insts[d->a].blk, bb = sf->insts[b].blk;
+			t.bseq = ba == bb && d->x <= b ? F->bseq
+				 : F->bin[2 * ba + (ba == bb)];
+		}
 	} else {
 		q.depth = cd;
 		q.idx = L->hdr + 1;
@@ -1493,11 +1605,13 @@ static int dep_met(sim *s, int c, const frame *F, int b, const ls_sdep *d)
 			t.idx = L->end;
 		}
 	}
-	if (sf->insts[d->a].is_all && !sf->insts[d->a].is_join)
+	if (t.bseq < 0) {
+		/* no instance of a before b: none to pass */
+	} else if (sf->insts[d->a].is_all && !sf->insts[d->a].is_join) {
 		return copies_done(s, c, F->act, sf, d->a, &t);
-	if (A->st[ea] == 0)
+	} else if (A->st[ea] == 0) {
 		return 0;
-	if (A->st[ea] == 1) {
+	} else if (A->st[ea] == 1) {
 		const frame *Fa = &s->cores[c].eng[ea].fr[A->fi[ea]];
 		int64_t fo[LS_MAX_NEST];
 		ls_pos p = frame_pos(sf, Fa, ea, pl, fo);
@@ -1506,13 +1620,14 @@ static int dep_met(sim *s, int c, const frame *F, int b, const ls_sdep *d)
 	}
 	if (!A->nout || A->nout[d->a] == 0)
 		return 1;
-	if (sf->insts[d->a].loop < 0) {
-		ls_pos p = inst_pos(sf, d->a, NULL);
+	if (sf->insts[d->a].loop < 0 && !A->blog) {
+		ls_pos p = inst_pos(sf, d->a, 0, NULL);
 		return ls_pos_cmp(sf, &p, &q) >= 0;
 	} else {
 		const ring *r = &A->rings[d->a];
-		ls_pos p = inst_pos(sf, d->a, r->ords + (size_t)r->head *
-				    (size_t)r->depth);
+		const int64_t *o = r->ords + (size_t)r->head * (size_t)r->depth;
+		ls_pos p = A->blog ? inst_pos(sf, d->a, o[0], o + 1)
+				   : inst_pos(sf, d->a, 0, o);
 		return ls_pos_cmp(sf, &p, &q) >= 0;
 	}
 }
@@ -1534,10 +1649,18 @@ static void loop_where(sim *s, int c, int e, char *buf, size_t n)
 	const frame *F;
 	const ls_sfunc *sf;
 	buf[0] = 0;
-	if (E->nfr == 0 || E->fr[E->nfr - 1].nl == 0)
+	if (E->nfr == 0)
 		return;
 	F = &E->fr[E->nfr - 1];
 	sf = &s->mc->fns[s->acts[F->act].fn];
+	if (F->bin && F->nl == 0) {
+		snprintf(buf, n, " (core %d %s in block '%s', block entry %lld)",
+			 c, ls_engine_name(e), S(sf->bnames[F->blk]),
+			 (long long)F->bseq);
+		return;
+	}
+	if (F->nl == 0)
+		return;
 	snprintf(buf, n, " (core %d %s in loop '%s' iteration %lld)", c,
 		 ls_engine_name(e),
 		 S(sf->insts[sf->loops[F->l[F->nl - 1].loop].hdr].in->name),
@@ -1591,12 +1714,24 @@ static int eval_dyn(sim *s, int c, int e, const ls_sinst *si)
 				: &s->dop[si->n_ins + d->opnd];
 			if (ls_dyn_place(s->mc, d, v, o, &why)) {
 				loop_where(s, c, e, where, sizeof where);
-				fail_at(s, c, si, "%s[%d] symbolic_ap '%s': "
-					"offset %lld puts the access outside "
-					"its memory location: %s%s",
-					d->what == LS_DYN_IN_OFF ? "ins" : "outs",
-					d->opnd, S(d->arg.memsetref),
-					(long long)v, why ? why : "", where);
+				if (d->reg)
+					fail_at(s, c, si, "on %s: %s[%d] "
+						"register_ap '%s': register '%s' "
+						"= %lld %s%s", ls_engine_name(e),
+						d->what == LS_DYN_IN_OFF ? "ins"
+						: "outs", d->opnd,
+						S(d->arg.memsetref), d->reg,
+						(long long)v, why ? why : "",
+						where);
+				else
+					fail_at(s, c, si, "%s[%d] symbolic_ap "
+						"'%s': offset %lld puts the "
+						"access outside its memory "
+						"location: %s%s",
+						d->what == LS_DYN_IN_OFF ? "ins"
+						: "outs", d->opnd,
+						S(d->arg.memsetref), (long long)v,
+						why ? why : "", where);
 				free(why);
 				return s->rc;
 			}
@@ -1672,6 +1807,47 @@ static int back_edge(sim *s, int c, int e, const ls_sfunc *sf,
 }
 
 /*
+** Engine e, at cursor F of a function with branches, enters block b: its
+** next block entry. The first engine to make an entry writes its block
+** into the activation's log; the others must enter the same block there
+** (every engine follows its own copy of a branch on ALL, and only its own
+** branches otherwise: engines that part ways make no program order).
+** Returns 0, or the run error.
+*/
+static int enter_block(sim *s, int c, int e, frame *F, const ls_sfunc *sf,
+		       int b)
+{
+	act *a = &s->acts[F->act];
+	int *slot;
+	F->bseq++;
+	F->blk = b;
+	F->bin[2 * b + 1] = F->bin[2 * b];
+	F->bin[2 * b] = F->bseq;
+	slot = &a->blog[F->bseq % LS_BLOG];
+	if (F->bseq >= a->made) {
+		*slot = b * LS_ENGINES + e;
+		a->made = F->bseq + 1;
+	} else if (a->made - F->bseq <= LS_BLOG && *slot / LS_ENGINES != b) {
+		char where[300];
+		snprintf(where, sizeof where, "core %d/function %s", c,
+			 S(sf->f->name));
+		return s->rc = lm_errc(s->err, LM_ECHECK,
+				       s->mc->mods[sf->mod].path, where,
+				       "engines diverge: %s entered block '%s' "
+				       "as block entry %lld of the function, %s "
+				       "entered block '%s' there (an engine "
+				       "follows only the branches on its own "
+				       "engine and on ALL: put the branch on "
+				       "ALL)", ls_engine_name(*slot % LS_ENGINES),
+				       S(sf->bnames[*slot / LS_ENGINES]),
+				       (long long)F->bseq, ls_engine_name(e),
+				       S(sf->bnames[b]));
+	}
+	s->dirty = 1;
+	return 0;
+}
+
+/*
 ** Move engine e's cursor over the items that take no time (entering and
 ** leaving activations and loops, descend points, queue switches of other
 ** engines) to its next instruction: 1 with *it set; 0 when there is none
@@ -1681,6 +1857,8 @@ static int back_edge(sim *s, int c, int e, const ls_sfunc *sf,
 static int ctrl_next(sim *s, int c, int e, item *it)
 {
 	engine *E = &s->cores[c].eng[e];
+	if (E->halt)
+		return 0;
 	for (;;) {
 		frame *F;
 		const act *a;
@@ -1739,6 +1917,16 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 		}
 		idx = sf->stream[e][F->pos];
 		si = &sf->insts[idx];
+		/* falling through into the next blocks (those without an
+		   item of this engine entered on the way) */
+		while (F->bin && si->blk > F->blk)
+			if (enter_block(s, c, e, F, sf, F->blk + 1))
+				return 0;
+		if (si->op == LM_OP_RETURN && F->bin && si->eng != e) {
+			/* the function ends here for every engine */
+			F->pos = sf->n_stream[e];
+			continue;
+		}
 		if (si->heads >= 0) {
 			const ls_sloop *sl = &sf->loops[si->heads];
 			lframe *L;
@@ -2009,6 +2197,8 @@ static void try_start(sim *s, int c, int e)
 	note_issue(s, F, it, si);
 	if (si->op == LM_OP_CALL || si->op == LM_OP_NKIKERNEL)
 		F->call_issued = 1;
+	else if (si->op == LM_OP_RETURN && F->bin && si->loop < 0)
+		F->pos = s->mc->fns[a->fn].n_stream[e];
 	else
 		F->pos++;
 	s->dirty |= s->acts[it.act].nout != NULL;
@@ -2080,6 +2270,11 @@ static void describe_engine(sim *s, int c, int e, lm_buf *b)
 	const act *a;
 	const frame *F;
 	int idx, di;
+	if (E->halt && !E->busy) {
+		lm_buf_printf(b, "; core %d %s: halted by '%s'", c,
+			      ls_engine_name(e), S(E->halt->in->name));
+		return;
+	}
 	if (E->busy) {
 		if (E->cur.idx < 0)
 			return;
@@ -2168,21 +2363,38 @@ static void describe_engine(sim *s, int c, int e, lm_buf *b)
 /* Anything left after the last event? Then report the deadlock. */
 static int check_finished(sim *s)
 {
-	lm_buf b = LM_BUF_INIT;
-	int stuck = 0, queues = 0;
+	lm_buf b = LM_BUF_INIT, qb = LM_BUF_INIT;
+	int stuck = 0, halted = 0, queues = 0;
+	/* an engine a Halt stopped is done, unless another waits */
 	for (int c = 0; c < LS_MAX_CORES; c++) {
 		if (!s->cores[c].used)
 			continue;
 		for (int e = 0; e < LS_ENGINES; e++) {
 			engine *E = &s->cores[c].eng[e];
 			if (E->busy || E->nfr > 0 || E->lhead < E->nlaunch) {
-				stuck++;
-				describe_engine(s, c, e, &b);
+				if (E->halt)
+					halted++;
+				else
+					stuck++;
 			}
 		}
 	}
 	for (int qi = 0; qi < s->mc->n_qinsts; qi++)
-		queues += dq_describe(s, qi, &b);
+		queues += dq_describe(s, qi, &qb);
+	if (stuck || queues)
+		for (int c = 0; c < LS_MAX_CORES; c++) {
+			if (!s->cores[c].used)
+				continue;
+			for (int e = 0; e < LS_ENGINES; e++) {
+				engine *E = &s->cores[c].eng[e];
+				if (E->busy || E->nfr > 0 ||
+				    E->lhead < E->nlaunch)
+					describe_engine(s, c, e, &b);
+			}
+		}
+	lm_buf_printf(&b, "%s", lm_buf_cstr(&qb));
+	lm_buf_free(&qb);
+	stuck += stuck || queues ? halted : 0;
 	if (stuck || queues) {
 		s->rc = lm_errc(s->err, LM_ECHECK, s->mc->mods[0].path, "",
 				"deadlock at t=%lld ps: no engine can make "
@@ -2295,6 +2507,8 @@ static void sim_free(sim *s)
 {
 	for (int c = 0; c < LS_MAX_CORES; c++) {
 		for (int e = 0; e < LS_ENGINES; e++) {
+			for (int i = 0; i < s->cores[c].eng[e].nfr; i++)
+				free(s->cores[c].eng[e].fr[i].bin);
 			free(s->cores[c].eng[e].fr);
 			free(s->cores[c].eng[e].launch);
 			free(s->cores[c].eng[e].active);
@@ -2310,6 +2524,7 @@ static void sim_free(sim *s)
 		free(a->rings);
 		free(a->nout);
 		free(a->sub);
+		free(a->blog);
 	}
 	free(s->fmask);
 	free(s->dop);

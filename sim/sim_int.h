@@ -191,6 +191,13 @@ typedef struct ls_dyn {
 	   geometry): SB / PSUM partition <= pmax and element <= emax; DRAM
 	   offset <= emax; -1: none */
 	int64_t pmax, emax;
+	/* a register_ap operand: reg its register (messages); arch the
+	   space whose arch address the register holds (SB p * 0x40000 +
+	   byte, PSUM p * 0x8000 + byte, DRAM the byte offset), or
+	   LS_SP_NONE: the value (plus const_ap_offset) is the element
+	   offset, as a symbolic_ap's */
+	const char *reg;
+	int arch;
 } ls_dyn;
 #define LS_MAX_DYN 6
 
@@ -202,13 +209,20 @@ typedef struct ls_rop {
 } ls_rop;
 
 /* A RegisterMove (alu LM_ALU_BYPASS, one source) or RegisterAlu (two),
-** prepared: dst := src[0] alu src[1] at dtype (int32 / uint32). */
+** prepared: dst := src[0] alu src[1] at dtype (int32 / uint32). A
+** CompareAndBranch: alu its comp_op (BranchCompareOp ordinal), src[0]
+** the register compared at dtype with src[1] (an immediate of that
+** dtype's value, its bits in imm, or a register); no dst. */
 typedef struct ls_rinst {
-	int alu;                /* lm_aluop */
+	int alu;                /* lm_aluop; CompareAndBranch: comp_op */
 	lm_dtype dtype;
 	int n_src;
-	ls_rop src[2];
+	ls_rop src[4];
 	ls_rop dst;
+	/* RegisterAlu is_64bit: [lo, hi] := [src0, src1] alu [src2, src3]
+	   (an immediate's two halves in src2, src3), hi in dst_hi */
+	int is_64;
+	ls_rop dst_hi;
 } ls_rinst;
 
 /*
@@ -294,9 +308,14 @@ typedef struct ls_sinst {
 				   registers, unless is_join */
 	int is_join;            /* AllEngineBarrier / Exit on ALL: run once
 				   when every engine has arrived */
-	ls_rinst *reg;          /* RegisterMove / RegisterAlu (owned) */
+	ls_rinst *reg;          /* RegisterMove / RegisterAlu /
+				   CompareAndBranch (owned) */
 	ls_sdq *dq;             /* DMATrigger, DMABlock, the queue switches
 				   (owned; NULL for the rest) */
+	int blk;                /* the function's block holding it (its
+				   top-level block when it is in a body) */
+	int tblk, fblk;         /* a branch: the block taken (on_true,
+				   target), and not taken (on_false); -1 */
 } ls_sinst;
 
 /*
@@ -333,6 +352,14 @@ typedef struct ls_sfunc {
 	lm_strmap bind_allocs;  /* formal allocation -> caller allocation */
 	lm_strmap bind_locs;    /* formal memory location -> caller's */
 	int n_callsites;        /* IT55 instructions in this function */
+	/* its blocks: n_blocks, their names (borrowed), and per engine the
+	** stream position of each block's first item (bpos[e][n_blocks]:
+	** the stream's end); is_cfg: a branch is among its instructions (a
+	** top-level Return then ends the function where it is reached) */
+	int n_blocks;
+	const char **bnames;
+	int *bpos[LS_ENGINES];
+	int is_cfg;
 } ls_sfunc;
 
 typedef struct ls_squeue {
@@ -636,13 +663,16 @@ int64_t ls_cost_dma_ps(const lm_arch *a, int64_t bytes);
 ** whatever a cursor stands at).
 */
 typedef struct ls_pos {
+	int64_t bseq;           /* block entries before this one (a function
+				   with branches; else 0) */
 	int depth;
 	const int *loops;
 	const int64_t *ords;
 	int idx;
 } ls_pos;
 
-/* <0, 0, >0 as position a comes before, with, after b in program order. */
+/* <0, 0, >0 as position a comes before, with, after b in program order
+** (block entries first, then the loops and indices). */
 int ls_pos_cmp(const ls_sfunc *sf, const ls_pos *a, const ls_pos *b);
 /* Iterations of static loop l (an all-zero axis: one pass). */
 int64_t ls_loop_trips(const ls_sloop *l);
@@ -673,6 +703,10 @@ int ls_reg_op_modelled(lm_aluop op);
 ** wrap-around; divide floors, mod is a - b * (a divide b). 0, -1 for a
 ** divide or mod by 0, -2 for an op not modelled. */
 int ls_reg_alu(lm_aluop op, lm_dtype dt, uint32_t a, uint32_t b, uint32_t *r);
+/* *r := a op b in 64 bits (is_signed: int64, else uint64), as
+** ls_reg_alu. */
+int ls_reg_alu64(lm_aluop op, int is_signed, uint64_t a, uint64_t b,
+		 uint64_t *r);
 /* The slot of register name of module mi, or -1. */
 int ls_reg_slot(const ls_machine *mc, int mi, const char *name);
 /* Prepare RegisterMove / RegisterAlu si (si->reg; si->fault when an
@@ -692,6 +726,25 @@ int ls_reg_read(ls_machine *mc, int c, int eng, int slot, uint32_t *v);
 /* "register 'r', which no instruction has written on DVE (...)" */
 void ls_reg_unwritten(const ls_machine *mc, int c, int eng, int slot,
 		      char *buf, size_t n);
+/* Prepare CompareAndBranch si (si->reg; si->fault when an operand or the
+** comp_op is not modelled). */
+void ls_cmp_prepare(ls_machine *mc, int mi, ls_sinst *si);
+/* Evaluate CompareAndBranch si on engine eng of core c: 0 with *taken,
+** or -1 with the reason in err. */
+int ls_cmp_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
+		int *taken, char *err, size_t n);
+/* Prepare TensorLoad / TensorSave si: the registers (si->reg->src, one,
+** or lo and hi for a 64-bit element) and the element's dtype; the tensor
+** operand is prepared as any other (si->fault when not modelled). */
+void ls_tls_prepare(ls_machine *mc, int mi, ls_sinst *si);
+/* TensorLoad si on engine eng of core c: the element read now into the
+** register(s). 0, or -1 with err (an uninitialized element among them). */
+int ls_tload_exec(ls_machine *mc, int c, int eng, const ls_sinst *si,
+		  char *err, size_t n);
+/* TensorSave si: the register(s) read now, the element's write staged in
+** p (committed at completion). 0, or -1 with err. */
+int ls_tsave_stage(ls_machine *mc, int c, int eng, const ls_sinst *si,
+		   ls_pending *p, char *err, size_t n);
 /* Every register unwritten (a run starts so); the files freed. */
 void ls_regs_reset(ls_machine *mc);
 void ls_regs_free(ls_machine *mc);

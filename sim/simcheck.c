@@ -46,14 +46,27 @@
 		  OP(STREAMTRANSPOSE) | OP(REGMOVE) | OP(REGALU) | \
 		  OP(DYNLOOP) | OP(DOWHILE) | OP(EVENTSEM) | OP(GROUPRESET) | \
 		  OP(AEBARRIER) | OP(DRAIN) | OP(EXIT) | OP(DMATRIGGER) | \
-		  OP(DMABLOCK) | OP(DESC_COPY) | OP(DESC_CCE) | OP(RESETQUEUE))
+		  OP(DMABLOCK) | OP(DESC_COPY) | OP(DESC_CCE) | OP(RESETQUEUE) | \
+		  OPS_BRANCH | OP(BRANCHHINT) | OP(TCOMPLETION) | OP(HALT) | \
+		  OPS_TLS | OPS_TCDYN)
 /* The descriptors it executes (in a DMABlock's body only). */
 #define OPS_DESC (OP(DESC_COPY) | OP(DESC_CCE))
+/* TensorCopy with a dynamic source or destination. */
+#define OPS_TCDYN (OP(TCDYNSRC) | OP(TCDYNDST))
+/* Register loads and stores. */
+#define OPS_TLS (OP(TENSORLOAD) | OP(TENSORSAVE))
+/* Branches (to a block of the function). */
+#define OPS_BRANCH (OP(CMPBRANCH) | OP(UBRANCH))
+/* Opcodes on engine ALL that run one copy per engine. */
+#define OPS_ALL_COPIES (OP(REGMOVE) | OP(REGALU) | OPS_BRANCH | \
+			OP(BRANCHHINT) | OP(TCOMPLETION) | OP(HALT) | \
+			OP(TENSORLOAD) | OP(NOOP) | OP(EVENTSEM) | \
+			OP(GROUPRESET) | OP(DRAIN))
 /* Opcodes that head a structured loop. */
 #define OPS_LOOP (OP(LOOP) | OP(DYNLOOP) | OP(DOWHILE))
 /* Opcodes refused inside a Loop's body. */
 #define OPS_NOT_IN_LOOP (OP(CALL) | OP(NKIKERNEL) | OP(SWITCHQUEUE) | \
-			 OP(RETURN) | OP(RESETQUEUE) | OP(DMABLOCK))
+			 OP(RETURN) | OP(RESETQUEUE) | OP(DMABLOCK) | OPS_BRANCH)
 
 enum { K_MODEL, K_META, K_DEFAULT };
 
@@ -93,6 +106,8 @@ static const key_rule inst_rules[] = {
 	{ OP(NKIKERNEL), "nki_binary_version_identifier", K_META, NULL, NULL },
 	/* Call: the core a linked dispatcher's instance Call runs on */
 	{ OP(CALL), "neuron_core_id", K_MODEL, NULL, NULL },
+	/* a register load or store runs on its engine, not on a queue */
+	{ OPS_TLS, "queue", K_META, NULL, NULL },
 };
 
 /* A documented op key (fields.def) of an executed opcode: metadata, or
@@ -136,6 +151,11 @@ static const op_key inst_meta[] = {
 	  "encoded, not what it moves" },
 	{ OP(RESETQUEUE), "instance", "blocks belong to a queue here, not to "
 	  "an instance: every trigger of the queue is rewound" },
+	{ OP(BRANCHHINT), "hint", "a prediction: the branch goes where it "
+	  "compares" },
+	{ OP(BRANCHHINT), "associate_branch", "a prediction: the branch goes "
+	  "where it compares" },
+	{ OP(TCOMPLETION), "mode", "a debug read-back mode: no data effect" },
 };
 
 /* Documented op keys whose every form the `checks` row judges (the form
@@ -154,7 +174,8 @@ static const op_key inst_checked_whole[] = {
 static const op_key inst_affine[] = {
 	{ OP(MATMULT), "accumulation_flag", NULL },
 	{ OP(MATMULT), "psum_zero_region", NULL },
-	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION), "can_read_uninit", NULL },
+	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION) | OPS_TCDYN,
+	  "can_read_uninit", NULL },
 };
 
 /*
@@ -168,7 +189,7 @@ static const op_key inst_model[] = {
 	{ OP(DMATRIGGER), "dma_blocks", "each issue fires the next block, "
 	  "round robin" },
 	{ OP(RESETQUEUE), "queue", NULL },
-	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION) | OP(DESC_COPY),
+	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION) | OP(DESC_COPY) | OPS_TCDYN,
 	  "can_read_uninit", NULL },
 	{ OP(MATMULT), "is_transpose", NULL },
 	{ OP(ACTIVATION), "scale", NULL },
@@ -188,6 +209,12 @@ static const op_key inst_model[] = {
 	{ OP(SWITCHQUEUE), "queue", NULL },
 	{ OP(GROUPRESET), "sema_group", "each id, a slot of the executing "
 	  "core's bank, is set to 0" },
+	{ OP(REGALU), "is_64bit", "true: the Hi/Lo pair form, 64 bits in two "
+	  "registers each of a, b and the result" },
+	{ OP(CMPBRANCH), "on_true", "the block the engine goes to when the "
+	  "compare holds" },
+	{ OP(CMPBRANCH), "on_false", "the block it goes to otherwise" },
+	{ OP(UBRANCH), "target", "the block the engine goes to" },
 	{ OP(LOOP), "registers", "each engine of the loop writes the "
 	  "induction value into them at every iteration's start" },
 	{ OP(NKIKERNEL), "func", NULL },
@@ -279,8 +306,8 @@ static const key_rule qinstance_rules[] = {
 	{ 0, "_comment", K_META, NULL, NULL },
 };
 
-/* Keys of blocks carried in `extra` (block arguments and their incoming
-** values among them: none is modelled). */
+/* Keys of blocks carried in `extra` (block arguments are read into
+** lm_block and judged by check_args). */
 static const key_rule block_rules[] = {
 	{ 0, "origin", K_META, NULL, NULL },
 	{ 0, "optin_passes", K_META, NULL, NULL },
@@ -505,18 +532,6 @@ static int chk_psum_zero(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
-/* An opcode each engine runs its own copy of when on ALL. */
-static int is_expanded(lm_opcode op)
-{
-	switch (op) {
-	case LM_OP_REGMOVE: case LM_OP_REGALU: case LM_OP_NOOP:
-	case LM_OP_EVENTSEM: case LM_OP_GROUPRESET: case LM_OP_DRAIN:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 static int chk_engine(const lm_inst *in, char *val, size_t n,
 		      const char **why)
 {
@@ -530,7 +545,7 @@ static int chk_engine(const lm_inst *in, char *val, size_t n,
 	if (in->engine != LM_ENG_ALL || in->op == LM_OP_AEBARRIER ||
 	    (OPS_LOOP & ((lm_opmask)1 << in->op)) || in->op == LM_OP_BREAK)
 		return 0;
-	if (is_expanded(in->op)) {
+	if (OPS_ALL_COPIES & ((lm_opmask)1 << in->op)) {
 		/* one copy per engine: each would wait and update */
 		if (!in->n_wait && !in->n_update &&
 		    !(in->sync_extra && in->sync_extra->child))
@@ -563,15 +578,7 @@ static int chk_reg_alu_op(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
-static int chk_is_64bit(const lm_inst *in, char *val, size_t n,
-			const char **why)
-{
-	if (!in->is_64bit)
-		return 0;
-	*why = "the 64-bit Hi/Lo register pair form is not modelled";
-	snprintf(val, n, "true");
-	return 1;
-}
+
 
 /* One operand of a register instruction: a register_access of an int32 /
 ** uint32 register, or (a source) an integer imm_value. NULL, or why. */
@@ -606,6 +613,28 @@ static int chk_reg_operands(const lm_inst *in, int outs, char *val,
 {
 	int want = in->op == LM_OP_REGALU ? 2 : 1;
 	int cnt = outs ? in->n_outs : in->n_ins;
+	if (in->op == LM_OP_REGALU && in->is_64bit) {
+		/* ins [a.lo, a.hi, b.lo, b.hi] or [a.lo, a.hi, imm] */
+		int ok = outs ? cnt == 2 : cnt == 3 || cnt == 4;
+		for (int k = 0; ok && k < cnt; k++) {
+			const lm_arg *a = outs ? &in->outs[k] : &in->ins[k];
+			const char *w = k == 2 && cnt == 3 ? NULL
+					: reg_operand_why(a, 1);
+			if (k == 2 && cnt == 3 && a->kind != LM_ARG_IMM)
+				w = "ins[2] of three is a 64-bit imm_value";
+			if (!w)
+				continue;
+			call_operand(a, 1, val, n);
+			*why = w;
+			return 1;
+		}
+		if (ok)
+			return 0;
+		snprintf(val, n, "%d operand%s", cnt, cnt == 1 ? "" : "s");
+		*why = "RegisterAlu is_64bit takes ins [a.lo, a.hi, b.lo, b.hi] "
+		       "or [a.lo, a.hi, imm] and outs [lo, hi]";
+		return 1;
+	}
 	if (cnt != (outs ? 1 : want)) {
 		snprintf(val, n, "%d operand%s", cnt, cnt == 1 ? "" : "s");
 		*why = in->op == LM_OP_REGALU ? "RegisterAlu takes ins [a, b] "
@@ -831,6 +860,171 @@ static int chk_cce_op(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
+/* A CompareAndBranch's comp_op: the twelve compares (Unsupported is
+** not one). */
+static int chk_comp_op(const lm_inst *in, char *val, size_t n,
+		       const char **why)
+{
+	const char *name;
+	if (in->comp_op >= 0 && in->comp_op <= 11)
+		return 0;
+	name = lm_enum_name(LM_ET_BranchCompareOp, in->comp_op);
+	*why = "the IS_*IMM and IS_*REG compares are modelled";
+	if (name)
+		return q(val, n, name);
+	snprintf(val, n, "%d", in->comp_op);
+	return 1;
+}
+
+/* A CompareAndBranch's operands: ins [a register_access, an imm_value
+** (*IMM) or a register_access of the same dtype (*REG)], no outs. */
+static int chk_cmp_ins(const lm_inst *in, char *val, size_t n,
+		       const char **why)
+{
+	const cJSON *k;
+	int is_reg = in->comp_op >= 6;
+	if (in->n_ins != 2) {
+		snprintf(val, n, "%d operand%s", in->n_ins,
+			 in->n_ins == 1 ? "" : "s");
+		*why = "CompareAndBranch takes ins [lhs, rhs]";
+		return 1;
+	}
+	for (int i = 0; i < 2; i++) {
+		const lm_arg *a = &in->ins[i];
+		k = a->extra ? cJSON_GetObjectItemCaseSensitive(a->extra,
+								"kind") : NULL;
+		if (i == 1 && !is_reg) {
+			if (a->kind == LM_ARG_IMM)
+				continue;
+			*why = "an *IMM compare takes an imm_value as ins[1]";
+		} else if (a->kind == LM_ARG_OPAQUE && cJSON_IsString(k) &&
+			   !strcmp(k->valuestring, "register_access")) {
+			if (i == 0 || a->dtype == in->ins[0].dtype)
+				continue;
+			*why = "an *REG compare takes ins[1] at ins[0]'s dtype";
+		} else {
+			*why = i ? "an *REG compare takes a register_access as "
+			       "ins[1]" : "ins[0] must be a register_access";
+		}
+		call_operand(a, 1, val, n);
+		return 1;
+	}
+	return 0;
+}
+
+static int chk_no_outs(const lm_inst *in, char *val, size_t n,
+		       const char **why)
+{
+	if (in->n_outs == 0)
+		return 0;
+	call_operand(&in->outs[0], in->n_outs, val, n);
+	*why = "it writes nothing";
+	return 1;
+}
+
+static int chk_no_ins(const lm_inst *in, char *val, size_t n,
+		      const char **why)
+{
+	if (in->n_ins == 0)
+		return 0;
+	call_operand(&in->ins[0], in->n_ins, val, n);
+	*why = "it reads nothing";
+	return 1;
+}
+
+/* TensorLoad / TensorSave: one tensor element (a 32-bit dtype: one
+** register; int64 / uint64: the pair lo, hi) and int32 / uint32
+** register_access operands. */
+static int chk_tls(const lm_inst *in, int regs, char *val, size_t n,
+		   const char **why)
+{
+	int is_load = in->op == LM_OP_TENSORLOAD;
+	int nmem = is_load ? in->n_ins : in->n_outs;
+	int nreg = is_load ? in->n_outs : in->n_ins;
+	const lm_arg *mem = is_load ? in->ins : in->outs;
+	int want = 0;
+	if (nmem == 1)
+		switch (mem->dtype) {
+		case LM_DT_INT32: case LM_DT_UINT32: case LM_DT_FLOAT32:
+			want = 1;
+			break;
+		case LM_DT_INT64: case LM_DT_UINT64:
+			want = 2;
+			break;
+		default:
+			break;
+		}
+	if (!regs) {
+		int64_t cnt = 1;
+		for (int k = 0; want && mem->kind == LM_ARG_PHYSICAL_AP &&
+		     k < mem->n_ap; k++)
+			cnt *= mem->ap[k].num;
+		if (want && cnt == 1)
+			return 0;
+		if (nmem == 1)
+			call_operand(mem, 1, val, n);
+		else
+			snprintf(val, n, "%d operands", nmem);
+		*why = "one tensor element of int32, uint32, float32, int64 or "
+		       "uint64 is moved";
+		return 1;
+	}
+	if (want && nreg != want) {
+		snprintf(val, n, "%d operand%s", nreg, nreg == 1 ? "" : "s");
+		*why = want == 1 ? "a 32-bit element moves through one register"
+		       : "a 64-bit element moves through two registers (lo, hi)";
+		return 1;
+	}
+	for (int k = 0; k < nreg; k++) {
+		const lm_arg *a = is_load ? &in->outs[k] : &in->ins[k];
+		const char *w = reg_operand_why(a, 1);
+		if (!w)
+			continue;
+		call_operand(a, 1, val, n);
+		*why = w;
+		return 1;
+	}
+	return 0;
+}
+
+static int chk_tls_ins(const lm_inst *in, char *val, size_t n,
+		       const char **why)
+{
+	return chk_tls(in, in->op == LM_OP_TENSORSAVE, val, n, why);
+}
+
+static int chk_tls_outs(const lm_inst *in, char *val, size_t n,
+			const char **why)
+{
+	return chk_tls(in, in->op == LM_OP_TENSORLOAD, val, n, why);
+}
+
+/* TensorCopyDynamicSrc / Dst: one source, one destination. */
+static int chk_tcdyn_count(const lm_inst *in, int outs, char *val, size_t n,
+			   const char **why)
+{
+	int cnt = outs ? in->n_outs : in->n_ins;
+	if (cnt == 1)
+		return 0;
+	snprintf(val, n, "%d operand%s", cnt, cnt == 1 ? "" : "s");
+	*why = in->op == LM_OP_TCDYNSRC ? "TensorCopyDynamicSrc takes ins "
+	       "[src] and outs [dst]" : "TensorCopyDynamicDst takes ins [src] "
+	       "and outs [dst]";
+	return 1;
+}
+
+static int chk_tcdyn_ins(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	return chk_tcdyn_count(in, 0, val, n, why);
+}
+
+static int chk_tcdyn_outs(const lm_inst *in, char *val, size_t n,
+			  const char **why)
+{
+	return chk_tcdyn_count(in, 1, val, n, why);
+}
+
 static const field_rule checks[] = {
 	{ OP(SWITCHQUEUE), "no_rearm", chk_no_rearm },
 	{ OP(DESC_CCE), "op", chk_cce_op },
@@ -843,9 +1037,17 @@ static const field_rule checks[] = {
 	{ OP(MATMULT), "accumulation_flag", chk_acc_flag },
 	{ OP(MATMULT), "psum_zero_region", chk_psum_zero },
 	{ OP(REGALU), "op", chk_reg_alu_op },
-	{ OP(REGALU), "is_64bit", chk_is_64bit },
 	{ OP(REGALU) | OP(REGMOVE), "ins", chk_reg_ins },
 	{ OP(REGALU) | OP(REGMOVE), "outs", chk_reg_outs },
+	{ OP(CMPBRANCH), "comp_op", chk_comp_op },
+	{ OP(CMPBRANCH), "ins", chk_cmp_ins },
+	{ OP(CMPBRANCH) | OP(UBRANCH) | OP(BRANCHHINT) | OP(HALT), "outs",
+	  chk_no_outs },
+	{ OP(UBRANCH) | OP(BRANCHHINT) | OP(HALT), "ins", chk_no_ins },
+	{ OPS_TLS, "ins", chk_tls_ins },
+	{ OPS_TLS, "outs", chk_tls_outs },
+	{ OPS_TCDYN, "ins", chk_tcdyn_ins },
+	{ OPS_TCDYN, "outs", chk_tcdyn_outs },
 	{ OP(ACTIVATION), "func", chk_act_func },
 	{ OP(ACTIVATION), "alpha", chk_alpha },
 	{ OP(TENSORTENSOR), "op", chk_op },
@@ -1111,6 +1313,37 @@ static int check_extra(cctx *c, const cJSON *extra, const key_rule *rules,
 	return 0;
 }
 
+/*
+** A block's arguments (phis): the values travel in the registers, never
+** by a copy on the edge, so an argument is modelled when it names its
+** register and every incoming value is that register; any other is
+** refused.
+*/
+static int refuse_args(cctx *c, const lm_block *bl);
+
+static int check_args(cctx *c, const lm_block *bl)
+{
+	for (int i = 0; i < bl->n_args; i++) {
+		const lm_blockarg *a = &bl->args[i];
+		if (!a->regref || a->extra)
+			return refuse_args(c, bl);
+		for (int k = 0; k < a->n_incoming; k++)
+			if (!a->incoming[k].value ||
+			    strcmp(a->incoming[k].value, a->regref))
+				return refuse(c, "block argument '%s' of block "
+					      "'%s': incoming '%s' from '%s' "
+					      "would need a copy on the edge, "
+					      "which the simulator does not "
+					      "model", a->regref, bl->name ?
+					      bl->name : "",
+					      a->incoming[k].value ?
+					      a->incoming[k].value : "",
+					      a->incoming[k].block ?
+					      a->incoming[k].block : "");
+	}
+	return 0;
+}
+
 /* A block's arguments (phis), refused: their JSON in the message. */
 static int refuse_args(cctx *c, const lm_block *bl)
 {
@@ -1135,7 +1368,8 @@ static int refuse_args(cctx *c, const lm_block *bl)
 	json_text(j, val, sizeof val);
 	cJSON_Delete(j);
 	return refuse(c, "block key 'arguments' = %s is not modelled by the "
-		      "simulator (block arguments are not modelled)", val);
+		      "simulator (an argument is modelled with its regref and "
+		      "that register as every incoming value)", val);
 }
 
 static void where_set(cctx *c, size_t at, const char *fmt, const char *name,
@@ -1210,7 +1444,7 @@ static int check_body(cctx *c, const lm_inst *in, char *what, size_t wn,
 				 sizeof block_rules / sizeof *block_rules,
 				 LM_OP_INVALID, -1, "block");
 		if (!rc && bl->has_args)
-			rc = refuse_args(c, bl);
+			rc = check_args(c, bl);
 		for (int i = 0; i < bl->n_insts && !rc; i++) {
 			where_set(c, bln, "/instruction %s", bl->insts[i].name,
 				  i);
@@ -1389,7 +1623,7 @@ static int check_module(cctx *c)
 					 sizeof block_rules / sizeof *block_rules,
 					 LM_OP_INVALID, -1, "block");
 			if (!rc && bl->has_args)
-				rc = refuse_args(c, bl);
+				rc = check_args(c, bl);
 			for (int i = 0; i < bl->n_insts && !rc; i++) {
 				where_set(c, bln, "/instruction %s",
 					  bl->insts[i].name, i);

@@ -54,7 +54,7 @@ tests_test_report_LDADD = $(TEST_LDADD)
 TESTS += tests/test_db tests/test_report
 
 check_PROGRAMS += tests/test_sim tests/test_sched tests/test_run_cli \
-	tests/test_loops tests/test_regs
+	tests/test_loops tests/test_regs tests/test_branch
 tests_test_sim_SOURCES = tests/test_sim.c
 tests_test_sim_CFLAGS = $(TEST_CFLAGS)
 tests_test_sim_LDADD = $(TEST_LDADD)
@@ -67,11 +67,14 @@ tests_test_loops_LDADD = $(TEST_LDADD)
 tests_test_regs_SOURCES = tests/test_regs.c
 tests_test_regs_CFLAGS = $(TEST_CFLAGS)
 tests_test_regs_LDADD = $(TEST_LDADD)
+tests_test_branch_SOURCES = tests/test_branch.c
+tests_test_branch_CFLAGS = $(TEST_CFLAGS)
+tests_test_branch_LDADD = $(TEST_LDADD)
 tests_test_run_cli_SOURCES = tests/test_run_cli.c
 tests_test_run_cli_CFLAGS = $(TEST_CFLAGS)
 tests_test_run_cli_LDADD = $(TEST_LDADD)
 TESTS += tests/test_sim tests/test_sched tests/test_run_cli tests/test_loops \
-	tests/test_regs
+	tests/test_regs tests/test_branch
 
 check_PROGRAMS += tests/test_compute
 tests_test_compute_SOURCES = tests/test_compute.c

@@ -632,8 +632,10 @@ START_TEST(test_refused)
 		"'outs' = 1 operand (register_access) is not modelled by the "
 		"simulator (registers are read and written as int32 or "
 		"uint32)");
-	refused("alu.json", wide, "key 'is_64bit' = true is not modelled by "
-		"the simulator (the 64-bit Hi/Lo register pair form");
+	refused("alu.json", wide, "instruction alu: opcode 'RegisterAlu' key "
+		"'ins' = 2 operands is not modelled by the simulator "
+		"(RegisterAlu is_64bit takes ins [a.lo, a.hi, b.lo, b.hi] or "
+		"[a.lo, a.hi, imm] and outs [lo, hi])");
 	/* a register_access without its register: refused before time 0,
 	   not a run error */
 	{

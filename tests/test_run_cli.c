@@ -601,13 +601,10 @@ START_TEST(test_run_lists_new_constructs)
 					   "copy" };
 	static const char *const want[] = {
 		"instruction dow: opcode 'DoWhile' key 'cond'",
-		"instruction hint: opcode 'BranchHint'",
-		"instruction cbr: opcode 'CompareAndBranch'",
-		"instruction ubr: opcode 'UnconditionalBranch'",
+		"instruction cbr: opcode 'CompareAndBranch' key 'ins'",
 		"instruction exit: opcode 'Exit'",
 		"instruction aeb: opcode 'AllEngineBarrier'",
 		"instruction drain: opcode 'Drain'",
-		"instruction halt: opcode 'Halt'",
 		"instruction dblk: opcode 'DMABlock'",
 		"instruction dtrig: opcode 'DMATrigger'",
 		"instruction ddcp: opcode 'DMADescriptorCopy'",
@@ -616,7 +613,6 @@ START_TEST(test_run_lists_new_constructs)
 		"instruction ddrep: opcode 'DMADescriptorReplicate'",
 		"instruction ralu: opcode 'RegisterAlu' key 'is_64bit'",
 		"instruction rmov: opcode 'RegisterMove' key 'ins'",
-		"instruction tcomp: opcode 'TensorCompletion'",
 		"instruction tcds: opcode 'TensorCopyDynamicSrc'",
 		"instruction tcdd: opcode 'TensorCopyDynamicDst'",
 		"instruction tload: opcode 'TensorLoad'",

@@ -641,8 +641,10 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "\"peer_id\":1,\"ins\":[],\"outs\":[]}",
 	  "opcode 'CollectiveRecv' is not modelled by the simulator" },
 	{ "{\"opcode\":\"UnconditionalBranch\",\"name\":\"k\",\"engine\":"
-	  "\"SP\",\"target\":\"b\"}",
-	  "opcode 'UnconditionalBranch' is not modelled by the simulator" },
+	  "\"SP\",\"target\":\"b\",\"ins\":[{\"kind\":\"imm_value\","
+	  "\"dtype\":\"int32\",\"value\":1}]}",
+	  "opcode 'UnconditionalBranch' key 'ins' = 1 operand (imm_value) is "
+	  "not modelled by the simulator (it reads nothing)" },
 	{ "{\"opcode\":\"InlineASMBytes\",\"name\":\"k\",\"engine\":\"SP\","
 	  "\"asm_bytes\":[1,2]}",
 	  "opcode 'InlineASMBytes' is not modelled by the simulator" },
@@ -659,10 +661,13 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	{ "{\"opcode\":\"CompareAndBranch\",\"name\":\"k\",\"engine"
 	  "\":\"SP\",\"comp_op\":\"IS_NEIMM\",\"on_true\":\"b\",\"o"
 	  "n_false\":\"b\"}",
-	  "opcode 'CompareAndBranch' is not modelled by the simulator" },
+	  "opcode 'CompareAndBranch' key 'ins' = 0 operands is not modelled "
+	  "by the simulator (CompareAndBranch takes ins [lhs, rhs])" },
 	{ "{\"opcode\":\"BranchHint\",\"name\":\"k\",\"engine\":\"S"
-	  "P\",\"associate_branch\":\"b\"}",
-	  "opcode 'BranchHint' is not modelled by the simulator" },
+	  "P\",\"associate_branch\":\"b\",\"outs\":[{\"kind\":"
+	  "\"register_access\",\"dtype\":\"int32\",\"regref\":\"r\"}]}",
+	  "opcode 'BranchHint' key 'outs' = 1 operand (register_access) is "
+	  "not modelled by the simulator (it writes nothing)" },
 	{ "{\"opcode\":\"Exit\",\"name\":\"k\",\"engine\":\"SP\"}",
 	  "opcode 'Exit' key 'engine' = \"SP\" is not modelled by the "
 	  "simulator (Exit ends the core's launch for every engine: it is a "
@@ -671,8 +676,11 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "\"is_reset_sema\":true}",
 	  "opcode 'Drain' key 'is_reset_sema' = true is not modelled by the "
 	  "simulator (it models only false or 0)" },
-	{ "{\"opcode\":\"Halt\",\"name\":\"k\",\"engine\":\"SP\"}",
-	  "opcode 'Halt' is not modelled by the simulator" },
+	{ "{\"opcode\":\"Halt\",\"name\":\"k\",\"engine\":\"SP\","
+	  "\"ins\":[{\"kind\":\"imm_value\",\"dtype\":\"int32\","
+	  "\"value\":1}]}",
+	  "opcode 'Halt' key 'ins' = 1 operand (imm_value) is not modelled by "
+	  "the simulator (it reads nothing)" },
 	{ "{\"opcode\":\"RegisterAlu\",\"name\":\"k\",\"engine\":\""
 	  "SP\",\"op\":\"pow\"}",
 	  "opcode 'RegisterAlu' key 'op' = \"pow\" is not modelled by the "
@@ -685,10 +693,14 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "the simulator (RegisterMove takes ins [src] and outs [dst])" },
 	{ "{\"opcode\":\"TensorLoad\",\"name\":\"k\",\"engine\":\"S"
 	  "P\"}",
-	  "opcode 'TensorLoad' is not modelled by the simulator" },
+	  "opcode 'TensorLoad' key 'ins' = 0 operands is not modelled by the "
+	  "simulator (one tensor element of int32, uint32, float32, int64 or "
+	  "uint64 is moved)" },
 	{ "{\"opcode\":\"TensorSave\",\"name\":\"k\",\"engine\":\"S"
 	  "P\"}",
-	  "opcode 'TensorSave' is not modelled by the simulator" },
+	  "opcode 'TensorSave' key 'outs' = 0 operands is not modelled by the "
+	  "simulator (one tensor element of int32, uint32, float32, int64 or "
+	  "uint64 is moved)" },
 	{ "{\"opcode\":\"DMADescriptorCopy\",\"name\":\"k\",\"engin"
 	  "e\":\"SP\"}",
 	  "opcode 'DMADescriptorCopy' outside a DMABlock is not modelled by "
@@ -708,15 +720,16 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "opcode 'DMADescriptorReplicate' is not modelled by the simulator "
 	  "(the DMA replicate (one source broadcast across partitions) is not "
 	  "modelled)" },
-	{ "{\"opcode\":\"TensorCompletion\",\"name\":\"k\",\"engine"
-	  "\":\"SP\"}",
-	  "opcode 'TensorCompletion' is not modelled by the simulator" },
 	{ "{\"opcode\":\"TensorCopyDynamicSrc\",\"name\":\"k\",\"en"
 	  "gine\":\"SP\"}",
-	  "opcode 'TensorCopyDynamicSrc' is not modelled by the simulator" },
+	  "opcode 'TensorCopyDynamicSrc' key 'ins' = 0 operands is not "
+	  "modelled by the simulator (TensorCopyDynamicSrc takes ins [src] "
+	  "and outs [dst])" },
 	{ "{\"opcode\":\"TensorCopyDynamicDst\",\"name\":\"k\",\"en"
 	  "gine\":\"SP\"}",
-	  "opcode 'TensorCopyDynamicDst' is not modelled by the simulator" },
+	  "opcode 'TensorCopyDynamicDst' key 'ins' = 0 operands is not "
+	  "modelled by the simulator (TensorCopyDynamicDst takes ins [src] "
+	  "and outs [dst])" },
 };
 
 START_TEST(test_unexecuted_opcode_refused)
@@ -1223,7 +1236,8 @@ START_TEST(test_carried_structures_refused)
 		"here)\n"
 		"c.json: function f/block b: block key 'arguments' = "
 		"[{\"incoming_values\":[]}] is not modelled by the simulator "
-		"(block arguments are not modelled)\n");
+		"(an argument is modelled with its regref and that register "
+		"as every incoming value)\n");
 	ck_assert_int_eq(ls_check_module(m, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "module key 'call_to_physical_memlocs'");
 	lm_buf_free(&b);
