@@ -59,6 +59,8 @@ static const char *const opcode_names[LM_OP_COUNT] = {
 	[LM_OP_TENSORREDUCE] = "TensorReduce",
 	[LM_OP_TSPTR] = "TensorScalarPtr",
 	[LM_OP_RECIPROCAL] = "Reciprocal",
+	[LM_OP_SELECT] = "Select",
+	[LM_OP_COPYPRED] = "CopyPredicated",
 	[LM_OP_STREAMTRANSPOSE] = "StreamTranspose",
 };
 

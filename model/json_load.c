@@ -1881,6 +1881,11 @@ static int rd_reverse1(ik *k)
 	return get_ma_bool(k->L, k->c, KEY, &k->in->reverse1);
 }
 
+static int rd_reverse_pred(ik *k)
+{
+	return get_ma_bool(k->L, k->c, KEY, &k->in->reverse_pred);
+}
+
 static int rd_reduce_axis(ik *k)
 {
 	int64_t o;
@@ -2385,6 +2390,7 @@ static const ir_key ir_keys[] = {
 	{ "renumber", OPM(COREBARRIER), rd_renumber, NULL },
 	{ "reverse0", OPM(TENSORSCALAR) | OPM(TSPTR), rd_reverse0, NULL },
 	{ "reverse1", OPM(TENSORSCALAR) | OPM(TSPTR), rd_reverse1, NULL },
+	{ "reverse_pred", OPM(COPYPRED), rd_reverse_pred, NULL },
 	{ "sb_buf_shape", OPM_KERNELS, rd_sb_buf, NULL },
 	{ "scale", OPM(ACTIVATION), rd_scale, NULL },
 	{ "scheduled_end", 0, rd_sched_end, NULL },

@@ -997,6 +997,12 @@ static void wr_reverse1(jw *w, const lm_inst *in, const char *k)
 		kbool(w, k, in->reverse1);
 }
 
+static void wr_reverse_pred(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->reverse_pred && !carried(in, k))
+		kbool(w, k, 1);
+}
+
 static void wr_reduce_axis(jw *w, const lm_inst *in, const char *k)
 {
 	const char *e = lm_enum_name(LM_ET_AxisListType, in->reduce_axis);
@@ -1188,6 +1194,7 @@ static const iw_key iw_keys[] = {
 	{ "renumber", OPM(COREBARRIER), wr_renumber },
 	{ "reverse0", OPM(TENSORSCALAR) | OPM(TSPTR), wr_reverse0 },
 	{ "reverse1", OPM(TENSORSCALAR) | OPM(TSPTR), wr_reverse1 },
+	{ "reverse_pred", OPM(COPYPRED), wr_reverse_pred },
 	{ "sb_buf_shape", OPM_KERNELS, wr_sb_buf },
 	{ "scale", OPM(ACTIVATION), wr_scale },
 	{ "scheduled_end", 0, wr_sched_end },

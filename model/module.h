@@ -78,6 +78,8 @@ typedef enum lm_opcode {
 	LM_OP_TSPTR,        /* TensorScalarPtr */
 	LM_OP_RECIPROCAL,   /* Reciprocal */
 	LM_OP_STREAMTRANSPOSE, /* StreamTranspose */
+	LM_OP_SELECT,       /* Select */
+	LM_OP_COPYPRED,     /* CopyPredicated */
 	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
 	LM_OP_COUNT
 } lm_opcode;
@@ -331,6 +333,7 @@ typedef struct lm_inst {
 	int has_const0, has_const1; /* TensorScalar */
 	double const0, const1;
 	int reverse0, reverse1;     /* TensorScalar, TensorScalarPtr */
+	int reverse_pred;           /* CopyPredicated */
 	/* TensorReduce: axis (an AxisListType ordinal), negate,
 	   apply_transpose */
 	int reduce_axis;

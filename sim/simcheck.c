@@ -38,13 +38,16 @@
 /* Opcode sets as bit masks. */
 #define OP(x) LM_OPM(x)
 #define OPS_DMA (OP(DMACOPY) | OP(LOAD) | OP(SAVE))
+/* The predicated moves, the top-8 search, the batch-norm statistics
+** (sim/select.c). */
+#define OPS_SELECT (OP(SELECT) | OP(COPYPRED))
 #define OPS_EXEC (OPS_DMA | OP(MATMULT) | OP(ACTIVATION) | OP(TENSORTENSOR) | \
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
 		  OP(RETURN) | OP(SWITCHQUEUE) | OP(NKIKERNEL) | OP(LOOP) | \
 		  OP(BREAK) | OP(TENSORREDUCE) | OP(TSPTR) | OP(RECIPROCAL) | \
 		  OP(STREAMTRANSPOSE) | OP(REGMOVE) | OP(REGALU) | \
-		  OP(DYNLOOP) | OP(DOWHILE))
+		  OP(DYNLOOP) | OP(DOWHILE) | OPS_SELECT)
 /* Opcodes that head a structured loop. */
 #define OPS_LOOP (OP(LOOP) | OP(DYNLOOP) | OP(DOWHILE))
 /* Opcodes refused inside a Loop's body. */
@@ -142,7 +145,8 @@ static const op_key inst_affine[] = {
 */
 static const op_key inst_model[] = {
 	{ OPS_DMA, "queue", NULL },
-	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION), "can_read_uninit", NULL },
+	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION) | OP(COPYPRED),
+	  "can_read_uninit", NULL },
 	{ OP(MATMULT), "is_transpose", NULL },
 	{ OP(ACTIVATION), "scale", NULL },
 	{ OP(TENSORSCALAR), "const0", NULL },
@@ -155,6 +159,7 @@ static const op_key inst_model[] = {
 	{ OP(IOTA) | OP(AFFINESELECT), "pattern", NULL },
 	{ OP(AFFINESELECT), "fill_value", NULL },
 	{ OP(TENSORREDUCE), "negate", NULL },
+	{ OP(COPYPRED), "reverse_pred", NULL },
 	{ OP(COREBARRIER), "id", NULL },
 	{ OP(COREBARRIER), "cores", NULL },
 	{ OP(CALL), "target", NULL },

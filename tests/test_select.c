@@ -1,0 +1,523 @@
+/*
+** test_select.c -- the predicated moves, the top-8 search and the
+** batch-norm statistics of docs/semantics.md against values computed in
+** the test by plain loops that share nothing with sim/: the operand
+** order, the dtype each value is rounded to, NaN / -0, ties, and each
+** refusal with its message and exit kind (LM_EINPUT: a malformed module,
+** exit 2; LM_ECHECK: found in the data, exit 1).
+*/
+#include "common.h"
+#include "testutil.h"
+#include "dtype.h"
+#include "sim.h"
+#include "simcheck.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the harness -------------------------------------------------------- */
+
+/* One host input: DRAM tensor x<i> [P, F] of dtype dt, raw bytes. */
+typedef struct tin {
+	const char *dt;
+	int P, F;
+	const void *data;
+} tin;
+
+/* One output: SB ys<k> [P, F] of dtype dt, stored into DRAM y<k>. */
+typedef struct tout {
+	const char *dt;
+	int P, F;
+	int init;               /* >= 0: preloaded from input init */
+} tout;
+
+/*
+** Inputs i are loaded into SB s<i> (queue q0, each signals s0); outputs
+** into SB ys<k> (preloaded from x<init> when init >= 0); the instruction
+** `op` (JSON members without the braces: opcode, keys, ins, outs over
+** s<i> / ys<k>) waits for every load, and each ys<k> is stored to y<k>
+** after it. check_only: ls_check_module instead of a run. Returns the
+** status; on success r holds the outputs (caller frees).
+*/
+static int run_op(const tin *in, int n_in, const tout *out, int n_out,
+		  const char *op, int check_only, ls_result *r, lm_error *err)
+{
+	tb t;
+	lm_module *m;
+	ls_tensors host = {0, NULL};
+	char nm[16], nm2[16];
+	int loads = 0, rc;
+
+	tb_init(&t);
+	for (int i = 0; i < n_in; i++) {
+		snprintf(nm, sizeof nm, "x%d", i);
+		snprintf(nm2, sizeof nm2, "s%d", i);
+		tb_dram(&t, nm, "ExternalInput", in[i].dt, in[i].P, in[i].F);
+		tb_sb(&t, nm2, in[i].dt, in[i].P, in[i].F);
+	}
+	for (int k = 0; k < n_out; k++) {
+		snprintf(nm, sizeof nm, "y%d", k);
+		snprintf(nm2, sizeof nm2, "ys%d", k);
+		tb_dram(&t, nm, "ExternalOutput", out[k].dt, out[k].P,
+			out[k].F);
+		tb_sb(&t, nm2, out[k].dt, out[k].P, out[k].F);
+	}
+	for (int i = 0; i < n_in; i++) {
+		snprintf(nm, sizeof nm, "x%d", i);
+		snprintf(nm2, sizeof nm2, "s%d", i);
+		tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld%d\","
+			"\"engine\":\"SP\",\"queue\":\"q0\",\"ins\":[%s],"
+			"\"outs\":[%s]}", i, AP(nm, in[i].dt, in[i].P,
+			in[i].F, 0), AP(nm2, in[i].dt, in[i].P, in[i].F, 0));
+		loads++;
+	}
+	for (int k = 0; k < n_out; k++) {
+		int i = out[k].init;
+		if (i < 0)
+			continue;
+		snprintf(nm, sizeof nm, "x%d", i);
+		snprintf(nm2, sizeof nm2, "ys%d", k);
+		tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ldy%d\","
+			"\"engine\":\"SP\",\"queue\":\"q0\",\"ins\":[%s],"
+			"\"outs\":[%s]}", k, AP(nm, in[i].dt, in[i].P,
+			in[i].F, 0), AP(nm2, out[k].dt, out[k].P, out[k].F,
+			0));
+		loads++;
+	}
+	tb_inst(&t, "{%s,\"name\":\"op\",\"engine\":\"DVE\",\"wait\":[{"
+		"\"semaphore\":\"s0\",\"value\":%d}]}", op, loads);
+	for (int k = 0; k < n_out; k++) {
+		snprintf(nm, sizeof nm, "ys%d", k);
+		snprintf(nm2, sizeof nm2, "y%d", k);
+		tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st%d\","
+			"\"engine\":\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+			"[\"op\"]}", k, AP(nm, out[k].dt, out[k].P, out[k].F,
+			0), AP(nm2, out[k].dt, out[k].P, out[k].F, 0));
+	}
+	m = tb_module(&t, 0);
+	if (check_only) {
+		rc = ls_check_module(m, err);
+	} else {
+		for (int i = 0; i < n_in; i++) {
+			int64_t shape[2] = { in[i].P, in[i].F };
+			snprintf(nm, sizeof nm, "x%d", i);
+			ls_tensors_add(&host, nm, lm_dtype_parse(in[i].dt),
+				       shape, 2, in[i].data);
+		}
+		rc = ls_run(m, &host, NULL, r, err);
+		ls_tensors_free(&host);
+	}
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+/* Raw output element i of y<k> (esize bytes) as an unsigned value. */
+static uint64_t out_raw(const ls_result *r, int k, int64_t i)
+{
+	char nm[16];
+	const ls_tensor *t;
+	uint64_t v = 0;
+	int es;
+	snprintf(nm, sizeof nm, "y%d", k);
+	t = ls_tensors_find(&r->outputs, nm);
+	ck_assert_msg(t != NULL, "no output %s", nm);
+	es = lm_dtype_size(t->dtype);
+	ck_assert(i < t->count);
+	memcpy(&v, (const char *)t->data + i * es, (size_t)es);
+	return v;
+}
+
+/* Round float32 bits to bfloat16 bits, to nearest even (NaN: quiet). */
+static uint16_t ref_bf16(uint32_t u)
+{
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((u >> 16) | 0x40);
+	return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static uint32_t fbits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+/* "{"kind":"physical_ap",...}" of s<i> / ys<k> (rotating buffers). */
+#define SI(i, dt, P, F) AP("s" #i, dt, P, F, 0)
+#define YS(k, dt, P, F) AP("ys" #k, dt, P, F, 0)
+
+/* ---- Select ------------------------------------------------------------- */
+
+/*
+** dst = pred ? on_true : on_false, a bit copy between equal dtypes: a
+** signalling NaN's payload and -0 move unchanged; the predicate is uint8.
+*/
+START_TEST(test_select_bits)
+{
+	enum { P = 2, F = 4 };
+	const uint32_t tv[P * F] = {
+		0x3f800000u, 0x7fa00001u, 0x80000000u, 0x40490fdbu,
+		0xff800000u, 0x00000001u, 0xbf800000u, 0x7fc12345u,
+	};
+	const uint32_t fv[P * F] = {
+		0x7f812345u, 0x00000000u, 0x3f000000u, 0x80000001u,
+		0x7f800000u, 0xc0000000u, 0x80000000u, 0x12345678u,
+	};
+	const uint8_t pv[P * F] = { 1, 0, 1, 0, 0, 1, 1, 0 };
+	tin in[3] = { { "float32", P, F, tv }, { "float32", P, F, fv },
+		      { "uint8", P, F, pv } };
+	tout out[1] = { { "float32", P, F, -1 } };
+	char op[1024];
+	ls_result r;
+	lm_error err;
+
+	snprintf(op, sizeof op, "\"opcode\":\"Select\",\"ins\":[%s,%s,%s],"
+		 "\"outs\":[%s]", SI(0, "float32", P, F),
+		 SI(1, "float32", P, F), SI(2, "uint8", P, F),
+		 YS(0, "float32", P, F));
+	ck_assert_msg(run_op(in, 3, out, 1, op, 0, &r, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < P * F; i++)
+		ck_assert_uint_eq(out_raw(&r, 0, i), pv[i] ? tv[i] : fv[i]);
+	ls_result_free(&r);
+}
+END_TEST
+
+/*
+** Another float dtype and an immediate: a float32 on_true is rounded
+** once to the bfloat16 destination (1 + 2^-8 is a tie: to even, 1;
+** 1 + 3 * 2^-9 rounds up to 1 + 2^-7), the immediate 0.1 is rounded to
+** float32 and then to bfloat16; the predicate is int32.
+*/
+START_TEST(test_select_convert_imm)
+{
+	enum { P = 1, F = 4 };
+	const float tv[F] = { 1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-9f, -0.0f,
+			      65504.0f };
+	const int32_t pv[F] = { 1, 1, 1, 0 };
+	tin in[2] = { { "float32", P, F, tv }, { "int32", P, F, pv } };
+	tout out[1] = { { "bfloat16", P, F, -1 } };
+	char op[1024];
+	ls_result r;
+	lm_error err;
+
+	snprintf(op, sizeof op, "\"opcode\":\"Select\",\"ins\":[%s,{\"kind\":"
+		 "\"imm_value\",\"value\":0.1,\"dtype\":\"float32\"},%s],"
+		 "\"outs\":[%s]", SI(0, "float32", P, F),
+		 SI(1, "int32", P, F), YS(0, "bfloat16", P, F));
+	ck_assert_msg(run_op(in, 2, out, 1, op, 0, &r, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < F; i++) {
+		uint16_t want = pv[i] ? ref_bf16(fbits(tv[i]))
+				      : ref_bf16(fbits((float)0.1));
+		ck_assert_uint_eq(out_raw(&r, 0, i), want);
+	}
+	ck_assert_uint_eq(out_raw(&r, 0, 0), 0x3f80);
+	ck_assert_uint_eq(out_raw(&r, 0, 1), 0x3f81);
+	ls_result_free(&r);
+}
+END_TEST
+
+/* A predicate value other than 0 or 1 stops the run, naming it. */
+START_TEST(test_select_bad_pred)
+{
+	const float tv[4] = { 1, 2, 3, 4 };
+	const uint16_t pv[4] = { 0, 1, 2, 0 };
+	tin in[3] = { { "float32", 1, 4, tv }, { "float32", 1, 4, tv },
+		      { "uint16", 1, 4, pv } };
+	tout out[1] = { { "float32", 1, 4, -1 } };
+	char op[1024];
+	ls_result r;
+	lm_error err;
+	snprintf(op, sizeof op, "\"opcode\":\"Select\",\"ins\":[%s,%s,%s],"
+		 "\"outs\":[%s]", SI(0, "float32", 1, 4),
+		 SI(1, "float32", 1, 4), SI(2, "uint16", 1, 4),
+		 YS(0, "float32", 1, 4));
+	ck_assert_int_eq(run_op(in, 3, out, 1, op, 0, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "predicate (ins[2]) partition 0 element 2 "
+			   "is 2: Select takes only 0 or 1 (Select)");
+}
+END_TEST
+
+/* Malformed operands: exit 2 with the operand named. */
+static const struct { const char *ins, *want; } select_bad[] = {
+	{ "S0F,S1F,S2FLOAT", "the predicate (ins[2]) must be of an integer "
+	  "dtype, got float32 (Select)" },
+	{ "S0F,S1F,S2P1", "ins[2] must have the shape of outs[0] (8 elements "
+	  "over 2 partitions), got 4 over 1 (Select)" },
+	{ "S0F,S3F,S2U8", "ins[1] must have the shape of outs[0] (8 elements "
+	  "over 2 partitions), got 8 over 4 (Select)" },
+	{ "S0F,S2U8", "needs 3 inputs (on_true, on_false, predicate) and 1 "
+	  "output, got 2 and 1 (Select)" },
+	{ "S0I,S1F,S2U8", "ins[0] must have the dtype of outs[0] (float32), "
+	  "got int32 (Select)" },
+};
+
+START_TEST(test_select_malformed)
+{
+	const float f8[8] = { 0 };
+	const uint8_t u8[8] = { 0 };
+	tin in[4] = { { "float32", 2, 4, f8 }, { "float32", 2, 4, f8 },
+		      { "uint8", 2, 4, u8 }, { "float32", 4, 2, f8 } };
+	tout out[1] = { { "float32", 2, 4, -1 } };
+	char op[2048], ins[1024] = "";
+	const char *p = select_bad[_i].ins;
+	ls_result r;
+	lm_error err;
+
+	/* the tokens name the operands: S<i><kind> */
+	while (*p) {
+		char tok[16];
+		size_t n = strcspn(p, ",");
+		const char *a;
+		memcpy(tok, p, n);
+		tok[n] = 0;
+		p += n + (p[n] == ',');
+		if (!strcmp(tok, "S0F")) a = SI(0, "float32", 2, 4);
+		else if (!strcmp(tok, "S1F")) a = SI(1, "float32", 2, 4);
+		else if (!strcmp(tok, "S2U8")) a = SI(2, "uint8", 2, 4);
+		else if (!strcmp(tok, "S2P1")) a = SI(2, "uint8", 1, 4);
+		else if (!strcmp(tok, "S3F")) a = SI(3, "float32", 4, 2);
+		/* another dtype over the same bytes */
+		else if (!strcmp(tok, "S2FLOAT")) a = AP("s1", "float32", 2, 4, 0);
+		else a = AP("s0", "int32", 2, 4, 0);
+		strcat(ins, *ins ? "," : "");
+		strcat(ins, a);
+	}
+	snprintf(op, sizeof op, "\"opcode\":\"Select\",\"ins\":[%s],\"outs\":"
+		 "[%s]", ins, YS(0, "float32", 2, 4));
+	ck_assert_int_eq(run_op(in, 4, out, 1, op, 0, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, select_bad[_i].want);
+}
+END_TEST
+
+/* ---- CopyPredicated ----------------------------------------------------- */
+
+/*
+** dst[i] = src[i] where pred[i] != 0 (== 0 with reverse_pred), the other
+** elements keep the destination's earlier bits; any non-zero uint32 is
+** true.
+*/
+START_TEST(test_copypred)
+{
+	enum { P = 2, F = 4 };
+	const uint32_t sv[P * F] = {
+		0x3f800000u, 0x7fa00001u, 0x80000000u, 0x40000000u,
+		0x40400000u, 0x40800000u, 0x40a00000u, 0x40c00000u,
+	};
+	const uint32_t dv[P * F] = {
+		0xbf800000u, 0xc0000000u, 0xc0400000u, 0x00000000u,
+		0x7fc00000u, 0xc0a00000u, 0xc0c00000u, 0xc0e00000u,
+	};
+	const uint32_t pv[P * F] = { 0, 1, 7, 0xffffffffu, 0x100, 0, 0, 1 };
+	tin in[3] = { { "float32", P, F, sv }, { "uint32", P, F, pv },
+		      { "float32", P, F, dv } };
+	tout out[1] = { { "float32", P, F, 2 } };
+	for (int rev = 0; rev < 2; rev++) {
+		char op[1024];
+		ls_result r;
+		lm_error err;
+		snprintf(op, sizeof op, "\"opcode\":\"CopyPredicated\","
+			 "\"reverse_pred\":%s,\"ins\":[%s,%s],\"outs\":[%s]",
+			 rev ? "true" : "false", SI(0, "float32", P, F),
+			 SI(1, "uint32", P, F), YS(0, "float32", P, F));
+		ck_assert_msg(run_op(in, 3, out, 1, op, 0, &r, &err) == 0,
+			      "%s", err.msg);
+		for (int i = 0; i < P * F; i++) {
+			int sel = (pv[i] != 0) != rev;
+			ck_assert_uint_eq(out_raw(&r, 0, i),
+					  sel ? sv[i] : dv[i]);
+		}
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
+/*
+** An element not copied is not written: a destination never written
+** stays so (the store then reads it and stops); when every element is
+** copied, the store succeeds. An immediate source is rounded to float32.
+*/
+START_TEST(test_copypred_unwritten_imm)
+{
+	const uint8_t some[4] = { 1, 0, 1, 1 }, all[4] = { 1, 1, 1, 1 };
+	tin in[1] = { { "uint8", 1, 4, some } };
+	tout out[1] = { { "float32", 1, 4, -1 } };
+	char op[1024];
+	ls_result r;
+	lm_error err;
+	snprintf(op, sizeof op, "\"opcode\":\"CopyPredicated\",\"ins\":[{"
+		 "\"kind\":\"imm_value\",\"value\":0.1,\"dtype\":\"float32\"},"
+		 "%s],\"outs\":[%s]", SI(0, "uint8", 1, 4),
+		 YS(0, "float32", 1, 4));
+	ck_assert_int_eq(run_op(in, 1, out, 1, op, 0, &r, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "reads uninitialized memory");
+	ck_assert_contains(err.msg, "instruction st0");
+	in[0].data = all;
+	ck_assert_msg(run_op(in, 1, out, 1, op, 0, &r, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < 4; i++)
+		ck_assert_uint_eq(out_raw(&r, 0, i), fbits((float)0.1));
+	ls_result_free(&r);
+}
+END_TEST
+
+static const struct { const char *op, *want; int code; } copypred_bad[] = {
+	{ "\"ins\":[SRC_BF16,PRED],\"outs\":[DST]", "ins[0] must have the "
+	  "dtype of outs[0] (float32), got bfloat16 (CopyPredicated)",
+	  LM_EINPUT },
+	{ "\"ins\":[SRC,PRED_F],\"outs\":[DST]", "the predicate (ins[1]) must "
+	  "be of an integer dtype, got float32 (CopyPredicated)", LM_EINPUT },
+	{ "\"ins\":[SRC,PRED_1P],\"outs\":[DST]", "ins[1] must have the shape "
+	  "of outs[0] (8 elements over 2 partitions), got 4 over 1 "
+	  "(CopyPredicated)", LM_EINPUT },
+	{ "\"ins\":[SRC],\"outs\":[DST]", "needs 2 inputs (source, predicate) "
+	  "and 1 output, got 1 and 1 (CopyPredicated)", LM_EINPUT },
+	{ "\"reduce_op\":\"add\",\"ins\":[SRC,PRED],\"outs\":[DST]",
+	  "opcode 'CopyPredicated' key 'reduce_op' = \"add\" is not modelled "
+	  "by the simulator", LM_EINPUT },
+	{ "\"accumulator_cmd\":\"Accumulate\",\"ins\":[SRC,PRED],\"outs\":"
+	  "[DST]", "opcode 'CopyPredicated' key 'accumulator_cmd' = "
+	  "\"Accumulate\" is not modelled by the simulator", LM_EINPUT },
+};
+
+/* Replace every token of s by its operand text into out. */
+static void expand(const char *s, char *out, size_t n)
+{
+	static const char *const toks[] = {
+		"SRC_BF16", "SRC", "PRED_F", "PRED_1P", "PRED", "DST",
+	};
+	size_t o = 0;
+	while (*s && o + 1 < n) {
+		const char *rep = NULL;
+		size_t tl = 0;
+		for (size_t k = 0; k < sizeof toks / sizeof *toks; k++)
+			if (!strncmp(s, toks[k], strlen(toks[k]))) {
+				tl = strlen(toks[k]);
+				switch (k) {
+				case 0: rep = AP("s2", "bfloat16", 2, 4, 0); break;
+				case 1: rep = SI(0, "float32", 2, 4); break;
+				case 2: rep = AP("s0", "float32", 2, 4, 0); break;
+				case 3: rep = SI(1, "uint32", 1, 4); break;
+				case 4: rep = SI(1, "uint32", 2, 4); break;
+				default: rep = YS(0, "float32", 2, 4); break;
+				}
+				break;
+			}
+		if (rep) {
+			size_t rl = strlen(rep);
+			ck_assert(o + rl < n);
+			memcpy(out + o, rep, rl);
+			o += rl;
+			s += tl;
+		} else {
+			out[o++] = *s++;
+		}
+	}
+	out[o] = 0;
+}
+
+START_TEST(test_copypred_malformed)
+{
+	const float f8[8] = { 0 };
+	const uint32_t u8[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	const uint16_t b8[8] = { 0 };
+	tin in[3] = { { "float32", 2, 4, f8 }, { "uint32", 2, 4, u8 },
+		      { "bfloat16", 2, 4, b8 } };
+	tout out[1] = { { "float32", 2, 4, -1 } };
+	char body[1024], op[4096];
+	ls_result r;
+	lm_error err;
+	expand(copypred_bad[_i].op, body, sizeof body);
+	snprintf(op, sizeof op, "\"opcode\":\"CopyPredicated\",%s", body);
+	ck_assert_int_eq(run_op(in, 3, out, 1, op, 0, &r, &err),
+			 copypred_bad[_i].code);
+	ck_assert_contains(err.msg, copypred_bad[_i].want);
+	if (copypred_bad[_i].code == LM_EINPUT && strstr(body, "reduce_op"))
+		ck_assert_int_eq(run_op(in, 3, out, 1, op, 1, &r, &err),
+				 LM_EINPUT);
+}
+END_TEST
+
+/* A randomized Select and CopyPredicated against plain loops. */
+START_TEST(test_select_random)
+{
+	enum { P = 8, F = 37 };
+	static float a[P * F], b[P * F], d[P * F];
+	static uint8_t p01[P * F], pany[P * F];
+	uint32_t s = 12345u + (uint32_t)_i;
+	tb_fill(a, P * F, s);
+	tb_fill(b, P * F, s + 1);
+	tb_fill(d, P * F, s + 2);
+	for (int i = 0; i < P * F; i++) {
+		s = s * 1664525u + 1013904223u;
+		p01[i] = (uint8_t)(s >> 31);
+		pany[i] = (uint8_t)(s >> 24) & 3;
+	}
+	{
+		tin in[3] = { { "float32", P, F, a }, { "float32", P, F, b },
+			      { "uint8", P, F, p01 } };
+		tout out[1] = { { "bfloat16", P, F, -1 } };
+		char op[1024];
+		ls_result r;
+		lm_error err;
+		snprintf(op, sizeof op, "\"opcode\":\"Select\",\"ins\":[%s,%s,"
+			 "%s],\"outs\":[%s]", SI(0, "float32", P, F),
+			 SI(1, "float32", P, F), SI(2, "uint8", P, F),
+			 YS(0, "bfloat16", P, F));
+		ck_assert_msg(run_op(in, 3, out, 1, op, 0, &r, &err) == 0,
+			      "%s", err.msg);
+		for (int i = 0; i < P * F; i++)
+			ck_assert_uint_eq(out_raw(&r, 0, i), ref_bf16(fbits(
+					  p01[i] ? a[i] : b[i])));
+		ls_result_free(&r);
+	}
+	{
+		tin in[3] = { { "float32", P, F, a }, { "uint8", P, F, pany },
+			      { "float32", P, F, d } };
+		tout out[1] = { { "float32", P, F, 2 } };
+		char op[1024];
+		ls_result r;
+		lm_error err;
+		snprintf(op, sizeof op, "\"opcode\":\"CopyPredicated\","
+			 "\"ins\":[%s,%s],\"outs\":[%s]",
+			 SI(0, "float32", P, F), SI(1, "uint8", P, F),
+			 YS(0, "float32", P, F));
+		ck_assert_msg(run_op(in, 3, out, 1, op, 0, &r, &err) == 0,
+			      "%s", err.msg);
+		for (int i = 0; i < P * F; i++)
+			ck_assert_uint_eq(out_raw(&r, 0, i),
+					  fbits(pany[i] ? a[i] : d[i]));
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
+/* ---- the suite ---------------------------------------------------------- */
+
+static Suite *select_suite(void)
+{
+	Suite *s = suite_create("select");
+	TCase *tc = tcase_create("select");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_select_bits);
+	tcase_add_test(tc, test_select_convert_imm);
+	tcase_add_test(tc, test_select_bad_pred);
+	tcase_add_loop_test(tc, test_select_malformed, 0,
+			    (int)(sizeof select_bad / sizeof *select_bad));
+	tcase_add_test(tc, test_copypred);
+	tcase_add_test(tc, test_copypred_unwritten_imm);
+	tcase_add_loop_test(tc, test_copypred_malformed, 0,
+			    (int)(sizeof copypred_bad / sizeof *copypred_bad));
+	tcase_add_loop_test(tc, test_select_random, 0, 3);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(select_suite());
+}
