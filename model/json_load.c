@@ -2356,6 +2356,7 @@ static const ir_key ir_keys[] = {
 	{ "func_outs", OPM_KERNELS, rd_func_outs, vw_func_outs },
 	{ "group", OPM(COREBARRIER), rd_group, NULL },
 	{ "id", OPM(COREBARRIER), rd_barrier_id, NULL },
+	{ "imm_value", OPM(MATCHREPLACE) | OPM(MIMR), rd_fill_value, NULL },
 	{ "indirection_ins", 0, rd_carried_array, NULL },
 	{ "ins", 0, rd_ins, NULL },
 	{ "instance", OPM(SWITCHQUEUE) | OPM(RESETQUEUE), rd_instance,

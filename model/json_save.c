@@ -1166,6 +1166,7 @@ static const iw_key iw_keys[] = {
 	{ "func_outs", OPM_KERNELS, wr_func_outs },
 	{ "group", OPM(COREBARRIER), wr_group },
 	{ "id", OPM(COREBARRIER), wr_barrier_id },
+	{ "imm_value", OPM(MATCHREPLACE) | OPM(MIMR), wr_fill_value },
 	{ "ins", 0, wr_ins },
 	{ "instance", OPM(SWITCHQUEUE) | OPM(RESETQUEUE), wr_instance },
 	{ "is_64bit", OPM(REGALU), wr_is_64bit },

@@ -80,6 +80,10 @@ typedef enum lm_opcode {
 	LM_OP_STREAMTRANSPOSE, /* StreamTranspose */
 	LM_OP_SELECT,       /* Select */
 	LM_OP_COPYPRED,     /* CopyPredicated */
+	LM_OP_MAX8,         /* Max (the top-8 values) */
+	LM_OP_MAXINDEX,     /* MaxIndex */
+	LM_OP_MATCHREPLACE, /* MatchReplace */
+	LM_OP_MIMR,         /* MaxIndexAndMatchReplace */
 	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
 	LM_OP_COUNT
 } lm_opcode;
@@ -349,7 +353,7 @@ typedef struct lm_inst {
 	int n_pattern;
 	lm_appair *pattern;
 	int pattern_as_objects;  /* input used {"step","num"}: write back so */
-	double fill_value;
+	double fill_value;       /* also MatchReplace's imm_value */
 	/* CoreBarrier */
 	int64_t barrier_id;
 	int n_cores;

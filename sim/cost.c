@@ -60,6 +60,13 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		else
 			cyc = a->elem_fixed[e];
 		break;
+	case LM_OP_MAX8: case LM_OP_MAXINDEX: case LM_OP_MATCHREPLACE:
+	case LM_OP_MIMR: /* stream their data, the last input */
+		if (si->n_ins >= 1 && si->ins[si->n_ins - 1].space)
+			cyc = si->ins[si->n_ins - 1].free + a->elem_fixed[e];
+		else
+			cyc = a->elem_fixed[e];
+		break;
 	case LM_OP_TENSORREDUCE: /* streams its input */
 		if (si->n_ins >= 1 && si->ins[0].space)
 			cyc = si->ins[0].free + a->elem_fixed[e];

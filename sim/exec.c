@@ -1008,6 +1008,10 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_STREAMTRANSPOSE] = exec_streamtranspose,
 	[LM_OP_SELECT] = ls_exec_select,
 	[LM_OP_COPYPRED] = ls_exec_copypred,
+	[LM_OP_MAX8] = ls_exec_max8,
+	[LM_OP_MAXINDEX] = ls_exec_search8,
+	[LM_OP_MATCHREPLACE] = ls_exec_search8,
+	[LM_OP_MIMR] = ls_exec_search8,
 };
 
 int ls_exec_start(ls_exec *x)

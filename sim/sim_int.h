@@ -577,6 +577,13 @@ int ls_sel_imm_ok(lm_opcode op, int i);
 int ls_exec_select(ls_exec *x);
 int ls_exec_copypred(ls_exec *x);
 
+/* ---- search.c ----------------------------------------------------------- */
+
+/* Max; MaxIndex, MatchReplace, MaxIndexAndMatchReplace (docs/semantics.md,
+** "The top-8 search"). */
+int ls_exec_max8(ls_exec *x);
+int ls_exec_search8(ls_exec *x);
+
 /* ---- cost.c ------------------------------------------------------------- */
 
 /* Fill si->cycles / dur_ps / dma_bytes / mm_* from shapes. */

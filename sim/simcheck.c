@@ -40,7 +40,8 @@
 #define OPS_DMA (OP(DMACOPY) | OP(LOAD) | OP(SAVE))
 /* The predicated moves, the top-8 search, the batch-norm statistics
 ** (sim/select.c). */
-#define OPS_SELECT (OP(SELECT) | OP(COPYPRED))
+#define OPS_SELECT (OP(SELECT) | OP(COPYPRED) | OP(MAX8) | OP(MAXINDEX) | \
+		    OP(MATCHREPLACE) | OP(MIMR))
 #define OPS_EXEC (OPS_DMA | OP(MATMULT) | OP(ACTIVATION) | OP(TENSORTENSOR) | \
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
@@ -160,6 +161,7 @@ static const op_key inst_model[] = {
 	{ OP(AFFINESELECT), "fill_value", NULL },
 	{ OP(TENSORREDUCE), "negate", NULL },
 	{ OP(COPYPRED), "reverse_pred", NULL },
+	{ OP(MATCHREPLACE) | OP(MIMR), "imm_value", NULL },
 	{ OP(COREBARRIER), "id", NULL },
 	{ OP(COREBARRIER), "cores", NULL },
 	{ OP(CALL), "target", NULL },

@@ -200,7 +200,8 @@ START_TEST(test_op_flags)
 			"TensorScalar", "TensorTensor", "Iota",
 			"TensorScalarAffineSelect", "TensorReduce",
 			"TensorScalarPtr", "Reciprocal", "StreamTranspose",
-			"Select", "CopyPredicated",
+			"Select", "CopyPredicated", "Max", "MaxIndex",
+			"MatchReplace", "MaxIndexAndMatchReplace",
 		};
 		const int n_onchip = (int)(sizeof onchip / sizeof *onchip);
 		int n = 0;

@@ -145,6 +145,13 @@ static uint32_t fbits(float f)
 	return u;
 }
 
+static float bitsf(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
 /* "{"kind":"physical_ap",...}" of s<i> / ys<k> (rotating buffers). */
 #define SI(i, dt, P, F) AP("s" #i, dt, P, F, 0)
 #define YS(k, dt, P, F) AP("ys" #k, dt, P, F, 0)
@@ -496,6 +503,272 @@ START_TEST(test_select_random)
 }
 END_TEST
 
+
+/* ---- the top-8 search --------------------------------------------------- */
+
+/*
+** Max by hand: equal values keep data order (-0 before +0 when -0 comes
+** first), and a NaN stays in the slot it filled among the first eight
+** (row 2: [1, NaN, 3, 2, 0, 0, 0, 0, 9, 8] gives [9, NaN, 8, 3, 2, 1, 0,
+** 0], traced by hand through the 8-slot insertion).
+*/
+START_TEST(test_max8_hand)
+{
+	enum { P = 3, F = 10 };
+	const float nan = NAN;
+	const float x[P * F] = {
+		-0.0f, 0.0f, -1, -2, -3, -4, -5, -6, -7, -8,
+		5, 1, 5, 2, 2, 7, 1, 1, 1, 1,
+		1, nan, 3, 2, 0, 0, 0, 0, 9, 8,
+	};
+	const uint32_t want[P][8] = {
+		{ 0x80000000u, 0x00000000u, 0xbf800000u, 0xc0000000u,
+		  0xc0400000u, 0xc0800000u, 0xc0a00000u, 0xc0c00000u },
+		{ 0x40e00000u, 0x40a00000u, 0x40a00000u, 0x40000000u,
+		  0x40000000u, 0x3f800000u, 0x3f800000u, 0x3f800000u },
+		{ 0x41100000u, 0x7fc00000u, 0x41000000u, 0x40400000u,
+		  0x40000000u, 0x3f800000u, 0x00000000u, 0x00000000u },
+	};
+	tin in[1] = { { "float32", P, F, x } };
+	tout out[1] = { { "float32", P, 8, -1 } };
+	char op[1024];
+	ls_result r;
+	lm_error err;
+	snprintf(op, sizeof op, "\"opcode\":\"Max\",\"ins\":[%s],\"outs\":"
+		 "[%s]", SI(0, "float32", P, F), YS(0, "float32", P, 8));
+	ck_assert_msg(run_op(in, 1, out, 1, op, 0, &r, &err) == 0, "%s",
+		      err.msg);
+	for (int p = 0; p < P; p++)
+		for (int k = 0; k < 8; k++) {
+			uint32_t got = (uint32_t)out_raw(&r, 0, p * 8 + k);
+			if (p == 2 && k == 1)
+				ck_assert(isnan(bitsf(got)));
+			else
+				ck_assert_uint_eq(got, want[p][k]);
+		}
+	ls_result_free(&r);
+}
+END_TEST
+
+/* The values and data of the index / replace cases: duplicates matched
+** one to one in data order, -0 == +0, a NaN and an absent value never
+** found. */
+static const float srch_vals[8] = { 8, 8, 5, 7, NAN, 0.0f, -0.0f, 8 };
+static const float srch_data[10] = { 3, 8, 8, 2, -0.0f, 8, 1, 5, 8, 0 };
+static const uint32_t srch_idx[8] = { 1, 2, 7, 0xffffffffu, 0xffffffffu,
+				      4, 9, 5 };
+
+/* MaxIndex (uint32 and uint16), MatchReplace, MaxIndexAndMatchReplace. */
+START_TEST(test_search8_hand)
+{
+	tin in[2] = { { "float32", 1, 8, srch_vals },
+		      { "float32", 1, 10, srch_data } };
+	const int replaced[10] = { 0, 1, 1, 0, 1, 1, 0, 1, 0, 1 };
+	char op[2048];
+	ls_result r;
+	lm_error err;
+	for (int u16 = 0; u16 < 2; u16++) {
+		const char *dt = u16 ? "uint16" : "uint32";
+		tout out[1] = { { dt, 1, 8, -1 } };
+		snprintf(op, sizeof op, "\"opcode\":\"MaxIndex\",\"ins\":[%s,"
+			 "%s],\"outs\":[%s]", SI(0, "float32", 1, 8),
+			 SI(1, "float32", 1, 10), YS(0, dt, 1, 8));
+		ck_assert_msg(run_op(in, 2, out, 1, op, 0, &r, &err) == 0,
+			      "%s", err.msg);
+		for (int k = 0; k < 8; k++)
+			ck_assert_uint_eq(out_raw(&r, 0, k), u16 ?
+					  (srch_idx[k] & 0xffffu) : srch_idx[k]);
+		ls_result_free(&r);
+	}
+	{
+		tout out[1] = { { "float32", 1, 10, -1 } };
+		snprintf(op, sizeof op, "\"opcode\":\"MatchReplace\","
+			 "\"imm_value\":-1.5,\"ins\":[%s,%s],\"outs\":[%s]",
+			 SI(0, "float32", 1, 8), SI(1, "float32", 1, 10),
+			 YS(0, "float32", 1, 10));
+		ck_assert_msg(run_op(in, 2, out, 1, op, 0, &r, &err) == 0,
+			      "%s", err.msg);
+		for (int i = 0; i < 10; i++)
+			ck_assert_uint_eq(out_raw(&r, 0, i), replaced[i] ?
+					  fbits(-1.5f) : fbits(srch_data[i]));
+		ls_result_free(&r);
+	}
+	{
+		tout out[2] = { { "float32", 1, 10, -1 },
+				{ "uint32", 1, 8, -1 } };
+		snprintf(op, sizeof op, "\"opcode\":\"MaxIndexAndMatchReplace\","
+			 "\"imm_value\":-1.5,\"ins\":[%s,%s],\"outs\":[%s,%s]",
+			 SI(0, "float32", 1, 8), SI(1, "float32", 1, 10),
+			 YS(0, "float32", 1, 10), YS(1, "uint32", 1, 8));
+		ck_assert_msg(run_op(in, 2, out, 2, op, 0, &r, &err) == 0,
+			      "%s", err.msg);
+		for (int i = 0; i < 10; i++)
+			ck_assert_uint_eq(out_raw(&r, 0, i), replaced[i] ?
+					  fbits(-1.5f) : fbits(srch_data[i]));
+		for (int k = 0; k < 8; k++)
+			ck_assert_uint_eq(out_raw(&r, 1, k), srch_idx[k]);
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
+/* Malformed operands: exit 2, naming the operand. */
+static const struct { const char *op, *want; } search_bad[] = {
+	{ "\"opcode\":\"Max\",\"ins\":[D7],\"outs\":[O8]", "the data (ins[0]) "
+	  "must hold 8 to 16384 elements in each partition, got 14 over 2 "
+	  "partitions (Max)" },
+	{ "\"opcode\":\"Max\",\"ins\":[D10],\"outs\":[O4]", "outs[0] must be "
+	  "[2, 8]: 8 values for each partition of the data, got 8 elements "
+	  "over 2 partitions (Max)" },
+	{ "\"opcode\":\"MaxIndex\",\"ins\":[V8,D10],\"outs\":[OF]", "the "
+	  "indices (outs[0]) must be uint32 or uint16, got float32 "
+	  "(MaxIndex)" },
+	{ "\"opcode\":\"MaxIndex\",\"ins\":[V1P,D10],\"outs\":[OU]", "ins[0] "
+	  "must be [2, 8]: 8 values for each partition of the data, got 8 "
+	  "elements over 1 partitions (MaxIndex)" },
+	{ "\"opcode\":\"MatchReplace\",\"imm_value\":0,\"ins\":[V8,D10],"
+	  "\"outs\":[O8]", "outs[0] must have the shape of the data, ins[1] "
+	  "(20 elements over 2 partitions), got 16 over 2 (MatchReplace)" },
+	{ "\"opcode\":\"MatchReplace\",\"imm_value\":0,\"ins\":[V8,DI],"
+	  "\"outs\":[OD]", "ins[1] must be float data, got int32 "
+	  "(MatchReplace)" },
+};
+
+START_TEST(test_search8_malformed)
+{
+	static const float z[64];
+	tin in[3] = { { "float32", 2, 7, z }, { "float32", 2, 10, z },
+		      { "float32", 2, 8, z } };
+	tout out[1] = { { "float32", 2, 10, -1 } };
+	static const char *const toks[][2] = {
+		/* name|dtype|P|F|elements per partition of the location */
+		{ "D7", "s0|float32|2|7|7" }, { "D10", "s1|float32|2|10|10" },
+		{ "DI", "s1|int32|2|10|10" }, { "V8", "s2|float32|2|8|8" },
+		{ "V1P", "s2|float32|1|8|8" }, { "O8", "ys0|float32|2|8|10" },
+		{ "O4", "ys0|float32|2|4|10" }, { "OF", "ys0|float32|2|8|10" },
+		{ "OU", "ys0|uint32|2|8|10" }, { "OD", "ys0|float32|2|10|10" },
+	};
+	const char *s = search_bad[_i].op;
+	char op[4096];
+	size_t o = 0;
+	ls_result r;
+	lm_error err;
+	while (*s) {
+		size_t best = 0, bl = 0;
+		for (size_t k = 0; k < sizeof toks / sizeof *toks; k++) {
+			size_t l = strlen(toks[k][0]);
+			if (!strncmp(s, toks[k][0], l) &&
+			    (s[l] == ',' || s[l] == ']') && l > bl)
+				best = k, bl = l;
+		}
+		if (bl) {
+			char nm[8], dt[16];
+			int P, F, pe;
+			const char *a;
+			ck_assert(sscanf(toks[best][1], "%7[^|]|%15[^|]|%d|%d|%d",
+					 nm, dt, &P, &F, &pe) == 5);
+			a = APS(nm, dt, P, F, 0, pe);
+			memcpy(op + o, a, strlen(a));
+			o += strlen(a);
+			s += bl;
+		} else {
+			op[o++] = *s++;
+		}
+	}
+	op[o] = 0;
+	ck_assert_int_eq(run_op(in, 3, out, 1, op, 0, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, search_bad[_i].want);
+}
+END_TEST
+
+/* The reference of Max on data without NaN, written another way: the 8
+** first of a stable descending sort (equal values in data order). */
+static void ref_max8(const float *d, int n, float *out)
+{
+	int idx[64];
+	for (int i = 0; i < n; i++)
+		idx[i] = i;
+	for (int i = 1; i < n; i++) /* insertion sort, stable */
+		for (int j = i; j > 0 && d[idx[j]] > d[idx[j - 1]]; j--) {
+			int t = idx[j];
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	for (int k = 0; k < 8; k++)
+		out[k] = d[idx[k]];
+}
+
+/*
+** Randomized: values on a coarse grid (many ties, both zeros), Max into
+** bfloat16 and float32, then MaxIndexAndMatchReplace of Max's float32
+** result against the reference's (first unmatched equal slot in data
+** order, -inf replacing).
+*/
+START_TEST(test_search8_random)
+{
+	enum { P = 4, F = 40 };
+	static float x[P * F], top[P * 8];
+	uint32_t s = 777u + (uint32_t)_i;
+	for (int i = 0; i < P * F; i++) {
+		s = s * 1664525u + 1013904223u;
+		x[i] = (float)((int)(s >> 28) - 8) * 0.25f;
+		if (x[i] == 0 && (s & 0x100))
+			x[i] = -0.0f;
+	}
+	for (int p = 0; p < P; p++)
+		ref_max8(x + p * F, F, top + p * 8);
+	{
+		tin in[1] = { { "float32", P, F, x } };
+		tout out[1] = { { "float32", P, 8, -1 } };
+		char op[1024];
+		ls_result r;
+		lm_error err;
+		snprintf(op, sizeof op, "\"opcode\":\"Max\",\"ins\":[%s],"
+			 "\"outs\":[%s]", SI(0, "float32", P, F),
+			 YS(0, "float32", P, 8));
+		ck_assert_msg(run_op(in, 1, out, 1, op, 0, &r, &err) == 0,
+			      "%s", err.msg);
+		for (int i = 0; i < P * 8; i++)
+			ck_assert_uint_eq(out_raw(&r, 0, i), fbits(top[i]));
+		ls_result_free(&r);
+	}
+	{
+		tin in[2] = { { "float32", P, 8, top }, { "float32", P, F, x } };
+		tout out[2] = { { "float32", P, F, -1 },
+				{ "uint32", P, 8, -1 } };
+		char op[2048];
+		ls_result r;
+		lm_error err;
+		snprintf(op, sizeof op, "\"opcode\":\"MaxIndexAndMatchReplace\","
+			 "\"imm_value\":\"-inf\",\"ins\":[%s,%s],\"outs\":"
+			 "[%s,%s]", SI(0, "float32", P, 8),
+			 SI(1, "float32", P, F), YS(0, "float32", P, F),
+			 YS(1, "uint32", P, 8));
+		ck_assert_msg(run_op(in, 2, out, 2, op, 0, &r, &err) == 0,
+			      "%s", err.msg);
+		for (int p = 0; p < P; p++) {
+			int used[F] = {0};
+			for (int k = 0; k < 8; k++) {
+				int at = -1;
+				for (int i = 0; i < F && at < 0; i++)
+					if (!used[i] && x[p * F + i] ==
+					    top[p * 8 + k])
+						at = i;
+				ck_assert_int_ge(at, 0);
+				used[at] = 1;
+				ck_assert_uint_eq(out_raw(&r, 1, p * 8 + k),
+						  (uint32_t)at);
+			}
+			for (int i = 0; i < F; i++)
+				ck_assert_uint_eq(out_raw(&r, 0, p * F + i),
+						  used[i] ? fbits(-INFINITY)
+						  : fbits(x[p * F + i]));
+		}
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
 /* ---- the suite ---------------------------------------------------------- */
 
 static Suite *select_suite(void)
@@ -513,6 +786,14 @@ static Suite *select_suite(void)
 	tcase_add_loop_test(tc, test_copypred_malformed, 0,
 			    (int)(sizeof copypred_bad / sizeof *copypred_bad));
 	tcase_add_loop_test(tc, test_select_random, 0, 3);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("search8");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_max8_hand);
+	tcase_add_test(tc, test_search8_hand);
+	tcase_add_loop_test(tc, test_search8_malformed, 0,
+			    (int)(sizeof search_bad / sizeof *search_bad));
+	tcase_add_loop_test(tc, test_search8_random, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }
