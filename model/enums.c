@@ -65,6 +65,8 @@ static const char *const opcode_names[LM_OP_COUNT] = {
 	[LM_OP_MAXINDEX] = "MaxIndex",
 	[LM_OP_MATCHREPLACE] = "MatchReplace",
 	[LM_OP_MIMR] = "MaxIndexAndMatchReplace",
+	[LM_OP_BNSTATS] = "BNStats",
+	[LM_OP_BNAGGR] = "BNStatsAggregate",
 	[LM_OP_STREAMTRANSPOSE] = "StreamTranspose",
 };
 

@@ -1018,8 +1018,10 @@ static void wr_negate(jw *w, const lm_inst *in, const char *k)
 
 static void wr_apply_transpose(jw *w, const lm_inst *in, const char *k)
 {
-	if (in->apply_transpose && !carried(in, k))
-		kbool(w, k, 1);
+	/* BNStats always writes it (a required key) */
+	if ((in->apply_transpose || in->op == LM_OP_BNSTATS) &&
+	    !carried(in, k))
+		kbool(w, k, in->apply_transpose);
 }
 
 static void wr_memset_mode(jw *w, const lm_inst *in, const char *k)
@@ -1142,7 +1144,8 @@ static const iw_key iw_keys[] = {
 	{ "LoopAxis", OPM(LOOP), wr_axis },
 	{ "accumulation_flag", OPM(MATMULT), wr_acc_flag },
 	{ "alpha", OPM(ACTIVATION), wr_alpha },
-	{ "apply_transpose", OPM(TENSORREDUCE), wr_apply_transpose },
+	{ "apply_transpose", OPM(TENSORREDUCE) | OPM(BNSTATS),
+	  wr_apply_transpose },
 	{ "axis", OPM(TENSORREDUCE), wr_reduce_axis },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), wr_base },
 	{ "blocks", OPM_BLOCKS, wr_blocks },

@@ -84,6 +84,8 @@ typedef enum lm_opcode {
 	LM_OP_MAXINDEX,     /* MaxIndex */
 	LM_OP_MATCHREPLACE, /* MatchReplace */
 	LM_OP_MIMR,         /* MaxIndexAndMatchReplace */
+	LM_OP_BNSTATS,      /* BNStats */
+	LM_OP_BNAGGR,       /* BNStatsAggregate */
 	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
 	LM_OP_COUNT
 } lm_opcode;
@@ -339,7 +341,7 @@ typedef struct lm_inst {
 	int reverse0, reverse1;     /* TensorScalar, TensorScalarPtr */
 	int reverse_pred;           /* CopyPredicated */
 	/* TensorReduce: axis (an AxisListType ordinal), negate,
-	   apply_transpose */
+	   apply_transpose (BNStats: apply_transpose) */
 	int reduce_axis;
 	int negate, apply_transpose;
 	/* Memset */

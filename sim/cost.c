@@ -67,7 +67,8 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		else
 			cyc = a->elem_fixed[e];
 		break;
-	case LM_OP_TENSORREDUCE: /* streams its input */
+	case LM_OP_TENSORREDUCE: case LM_OP_BNSTATS:
+	case LM_OP_BNAGGR: /* stream their input */
 		if (si->n_ins >= 1 && si->ins[0].space)
 			cyc = si->ins[0].free + a->elem_fixed[e];
 		else

@@ -584,6 +584,12 @@ int ls_exec_copypred(ls_exec *x);
 int ls_exec_max8(ls_exec *x);
 int ls_exec_search8(ls_exec *x);
 
+/* ---- bnstats.c ---------------------------------------------------------- */
+
+/* BNStats, BNStatsAggregate (docs/semantics.md). */
+int ls_exec_bnstats(ls_exec *x);
+int ls_exec_bnaggr(ls_exec *x);
+
 /* ---- cost.c ------------------------------------------------------------- */
 
 /* Fill si->cycles / dur_ps / dma_bytes / mm_* from shapes. */

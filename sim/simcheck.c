@@ -41,7 +41,7 @@
 /* The predicated moves, the top-8 search, the batch-norm statistics
 ** (sim/select.c). */
 #define OPS_SELECT (OP(SELECT) | OP(COPYPRED) | OP(MAX8) | OP(MAXINDEX) | \
-		    OP(MATCHREPLACE) | OP(MIMR))
+		    OP(MATCHREPLACE) | OP(MIMR) | OP(BNSTATS) | OP(BNAGGR))
 #define OPS_EXEC (OPS_DMA | OP(MATMULT) | OP(ACTIVATION) | OP(TENSORTENSOR) | \
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
@@ -729,6 +729,7 @@ static const field_rule checks[] = {
 	{ OP(TENSORREDUCE), "op", chk_reduce_op },
 	{ OP(TENSORREDUCE), "axis", chk_reduce_axis },
 	{ OP(TENSORREDUCE), "apply_transpose", chk_apply_transpose },
+	{ OP(BNSTATS), "apply_transpose", chk_apply_transpose },
 	{ OP(CALL), "ins", chk_call_ins },
 	{ OP(CALL), "outs", chk_call_outs },
 };

@@ -201,7 +201,8 @@ START_TEST(test_op_flags)
 			"TensorScalarAffineSelect", "TensorReduce",
 			"TensorScalarPtr", "Reciprocal", "StreamTranspose",
 			"Select", "CopyPredicated", "Max", "MaxIndex",
-			"MatchReplace", "MaxIndexAndMatchReplace",
+			"MatchReplace", "MaxIndexAndMatchReplace", "BNStats",
+			"BNStatsAggregate",
 		};
 		const int n_onchip = (int)(sizeof onchip / sizeof *onchip);
 		int n = 0;

@@ -769,6 +769,209 @@ START_TEST(test_search8_random)
 }
 END_TEST
 
+/* ---- BNStats / BNStatsAggregate ---------------------------------------- */
+
+/* The reference, from the formulas of docs/semantics.md, one float32
+** operation per line. */
+static void ref_bnstats(const float *x, int n, float *o)
+{
+	volatile float c = 0;
+	o[0] = (float)((n + 1) / 2);
+	o[3] = (float)(n / 2);
+	o[1] = o[2] = o[4] = o[5] = 0;
+	for (int i = 0; i < n; i++) {
+		int L = 3 * (i % 2);
+		volatile float r, t1, t2, m, d1, d2, pr;
+		if (i % 2 == 0)
+			c = c + 1;
+		r = 1 / c;
+		t1 = 1 - r;
+		t1 = t1 * o[L + 1];
+		t2 = r * x[i];
+		m = t1 + t2;
+		d1 = x[i] - m;
+		d2 = x[i] - o[L + 1];
+		pr = d1 * d2;
+		o[L + 1] = m;
+		o[L + 2] = o[L + 2] + pr;
+	}
+}
+
+static void ref_bnaggr(const float *t, int k, float *o)
+{
+	volatile float n = 0, mean = 0, var = 0;
+	for (int j = 0; j < k; j++) {
+		volatile float tot = t[3 * j] + n, r, d, a, b, v, c;
+		r = 1 / tot;
+		d = mean - t[3 * j + 1];
+		a = mean * n;
+		b = t[3 * j] * t[3 * j + 1];
+		mean = (a + b) * r;
+		v = var * n;
+		v = (v + t[3 * j + 2]) * r;
+		c = t[3 * j] * n;
+		c = c * d;
+		c = c * d;
+		c = c * r;
+		c = c * r;
+		var = v + c;
+		n = n + t[3 * j];
+	}
+	o[0] = mean;
+	o[1] = var;
+}
+
+/*
+** Runs BNStats over x [P, F] into s [P, 6], then BNStatsAggregate of s
+** (read back as input 1) into [P, 2]; in float32.
+*/
+static void bn_run(const float *x, int P, int F, float *st, float *ag)
+{
+	tin in[1] = { { "float32", P, F, x } };
+	tout out[1] = { { "float32", P, 6, -1 } };
+	char op[1024];
+	ls_result r;
+	lm_error err;
+	snprintf(op, sizeof op, "\"opcode\":\"BNStats\",\"apply_transpose\":"
+		 "false,\"ins\":[%s],\"outs\":[%s]", SI(0, "float32", P, F),
+		 YS(0, "float32", P, 6));
+	ck_assert_msg(run_op(in, 1, out, 1, op, 0, &r, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < P * 6; i++)
+		st[i] = bitsf((uint32_t)out_raw(&r, 0, i));
+	ls_result_free(&r);
+	in[0].F = 6;
+	in[0].data = st;
+	out[0].F = 2;
+	snprintf(op, sizeof op, "\"opcode\":\"BNStatsAggregate\",\"ins\":[%s],"
+		 "\"outs\":[%s]", SI(0, "float32", P, 6),
+		 YS(0, "float32", P, 2));
+	ck_assert_msg(run_op(in, 1, out, 1, op, 0, &r, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < P * 2; i++)
+		ag[i] = bitsf((uint32_t)out_raw(&r, 0, i));
+	ls_result_free(&r);
+}
+
+/*
+** By hand: [1, 2, 3, 4] has lanes {1, 3} and {2, 4}: [2, 2, 2, 2, 3, 2];
+** merged, the mean 2.5 and the population variance 1.25. A single
+** element: [1, 5, 0, 0, 0, 0], merged 5 and 0.
+*/
+START_TEST(test_bn_hand)
+{
+	const float x[2 * 4] = { 1, 2, 3, 4, 5, 5, 5, 5 };
+	const float one[1] = { 5 };
+	float st[12], ag[4];
+	const float want[6] = { 2, 2, 2, 2, 3, 2 };
+	bn_run(x, 2, 4, st, ag);
+	for (int i = 0; i < 6; i++)
+		ck_assert_uint_eq(fbits(st[i]), fbits(want[i]));
+	ck_assert_uint_eq(fbits(ag[0]), fbits(2.5f));
+	ck_assert_uint_eq(fbits(ag[1]), fbits(1.25f));
+	ck_assert_uint_eq(fbits(ag[2]), fbits(5.0f));
+	ck_assert_uint_eq(fbits(ag[3]), fbits(0.0f));
+	bn_run(one, 1, 1, st, ag);
+	ck_assert_uint_eq(fbits(st[0]), fbits(1.0f));
+	ck_assert_uint_eq(fbits(st[1]), fbits(5.0f));
+	for (int i = 2; i < 6; i++)
+		ck_assert_uint_eq(fbits(st[i]), 0);
+	ck_assert_uint_eq(fbits(ag[0]), fbits(5.0f));
+	ck_assert_uint_eq(fbits(ag[1]), 0);
+}
+END_TEST
+
+/*
+** Randomized against the reference, bit for bit; and the order matters:
+** the canonical Welford step (mean + (x - mean) / k) gives other bits
+** for some of these rows, which the simulator must not produce.
+*/
+START_TEST(test_bn_random)
+{
+	enum { P = 16, F = 61 };
+	static float x[P * F], st[P * 6], ag[P * 2];
+	int differs = 0;
+	tb_fill(x, P * F, 99u + (uint32_t)_i);
+	for (int i = 0; i < P * F; i++)
+		x[i] = x[i] * 100.0f + 1000.0f;
+	bn_run(x, P, F, st, ag);
+	for (int p = 0; p < P; p++) {
+		float w[6], a[2];
+		volatile float cm = 0;
+		ref_bnstats(x + p * F, F, w);
+		for (int k = 0; k < 6; k++)
+			ck_assert_uint_eq(fbits(st[p * 6 + k]), fbits(w[k]));
+		ref_bnaggr(w, 2, a);
+		ck_assert_uint_eq(fbits(ag[2 * p]), fbits(a[0]));
+		ck_assert_uint_eq(fbits(ag[2 * p + 1]), fbits(a[1]));
+		/* the canonical running mean of the even lane */
+		for (int i = 0, k = 1; i < F; i += 2, k++)
+			cm = cm + (x[p * F + i] - cm) / (float)k;
+		differs += fbits(cm) != fbits(w[1]);
+	}
+	ck_assert_int_gt(differs, 0);
+}
+END_TEST
+
+static const struct { const char *op, *want; int check; } bn_bad[] = {
+	{ "\"opcode\":\"BNStats\",\"apply_transpose\":false,\"ins\":[X8],"
+	  "\"outs\":[Y4]", "outs[0] must be [2, 6]: 6 statistics for each "
+	  "partition of ins[0], got 8 elements over 2 partitions (BNStats)",
+	  0 },
+	{ "\"opcode\":\"BNStatsAggregate\",\"ins\":[X9],\"outs\":[Y2]",
+	  "ins[0] must hold a multiple of 6 statistics in each partition "
+	  "(BNStats results), got 18 elements over 2 partitions "
+	  "(BNStatsAggregate)", 0 },
+	{ "\"opcode\":\"BNStatsAggregate\",\"ins\":[X12],\"outs\":[Y4]",
+	  "outs[0] must be [2, 2]: 2 statistics for each partition of ins[0], "
+	  "got 8 elements over 2 partitions (BNStatsAggregate)", 0 },
+	{ "\"opcode\":\"BNStats\",\"apply_transpose\":true,\"ins\":[X8],"
+	  "\"outs\":[Y6]", "opcode 'BNStats' key 'apply_transpose' = true is "
+	  "not modelled by the simulator", 1 },
+};
+
+START_TEST(test_bn_malformed)
+{
+	static const float z[64];
+	tin in[1] = { { "float32", 2, 12, z } };
+	tout out[1] = { { "float32", 2, 6, -1 } };
+	static const char *const toks[][2] = {
+		{ "X8", "s0|2|8" }, { "X9", "s0|2|9" }, { "X12", "s0|2|12" },
+		{ "Y4", "ys0|2|4" }, { "Y2", "ys0|2|2" }, { "Y6", "ys0|2|6" },
+	};
+	const char *s = bn_bad[_i].op;
+	char op[4096];
+	size_t o = 0;
+	ls_result r;
+	lm_error err;
+	while (*s) {
+		size_t bl = 0, best = 0;
+		for (size_t k = 0; k < sizeof toks / sizeof *toks; k++) {
+			size_t l = strlen(toks[k][0]);
+			if (!strncmp(s, toks[k][0], l) && s[l] == ']')
+				best = k, bl = l;
+		}
+		if (bl) {
+			char nm[8];
+			int P, F;
+			const char *a;
+			ck_assert(sscanf(toks[best][1], "%7[^|]|%d|%d", nm, &P,
+					 &F) == 3);
+			a = APS(nm, "float32", P, F, 0, nm[0] == 's' ? 12 : 6);
+			memcpy(op + o, a, strlen(a));
+			o += strlen(a);
+			s += bl;
+		} else {
+			op[o++] = *s++;
+		}
+	}
+	op[o] = 0;
+	ck_assert_int_eq(run_op(in, 1, out, 1, op, bn_bad[_i].check, &r,
+				&err), LM_EINPUT);
+	ck_assert_contains(err.msg, bn_bad[_i].want);
+}
+END_TEST
+
 /* ---- the suite ---------------------------------------------------------- */
 
 static Suite *select_suite(void)
@@ -794,6 +997,13 @@ static Suite *select_suite(void)
 	tcase_add_loop_test(tc, test_search8_malformed, 0,
 			    (int)(sizeof search_bad / sizeof *search_bad));
 	tcase_add_loop_test(tc, test_search8_random, 0, 3);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("bnstats");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_bn_hand);
+	tcase_add_loop_test(tc, test_bn_random, 0, 3);
+	tcase_add_loop_test(tc, test_bn_malformed, 0,
+			    (int)(sizeof bn_bad / sizeof *bn_bad));
 	suite_add_tcase(s, tc);
 	return s;
 }
