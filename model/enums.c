@@ -67,6 +67,7 @@ static const char *const opcode_names[LM_OP_COUNT] = {
 	[LM_OP_MIMR] = "MaxIndexAndMatchReplace",
 	[LM_OP_BNSTATS] = "BNStats",
 	[LM_OP_BNAGGR] = "BNStatsAggregate",
+	[LM_OP_RANGESELECT] = "RangeSelect",
 	[LM_OP_STREAMTRANSPOSE] = "StreamTranspose",
 };
 

@@ -970,6 +970,19 @@ static void wr_alu0(jw *w, const lm_inst *in, const char *k)
 	kstr(w, k, lm_aluop_name(in->alu0));
 }
 
+/* RangeSelect's compare_op0 / compare_op1: written when given. */
+static void wr_cmp0(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->alu0 != LM_ALU_INVALID)
+		kstr(w, k, lm_aluop_name(in->alu0));
+}
+
+static void wr_cmp1(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->alu1 != LM_ALU_INVALID)
+		kstr(w, k, lm_aluop_name(in->alu1));
+}
+
 static void wr_alu1(jw *w, const lm_inst *in, const char *k)
 {
 	kstr(w, k, lm_aluop_name(in->alu1));
@@ -1153,6 +1166,8 @@ static const iw_key iw_keys[] = {
 	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), wr_chmul },
 	{ "comp_op", OPM(CMPBRANCH), wr_comp_op },
 	{ "compare_op", OPM(AFFINESELECT), wr_alu },
+	{ "compare_op0", OPM(RANGESELECT), wr_cmp0 },
+	{ "compare_op1", OPM(RANGESELECT), wr_cmp1 },
 	{ "cond", OPM(DOWHILE), wr_cond },
 	{ "const0", OPM(TENSORSCALAR), wr_const0 },
 	{ "const1", OPM(TENSORSCALAR), wr_const1 },
@@ -1162,7 +1177,7 @@ static const iw_key iw_keys[] = {
 	{ "dma_blocks", OPM(DMATRIGGER), wr_dma_blocks },
 	{ "engine", 0, wr_engine },
 	{ "engine_id", 0, wr_engine_id },
-	{ "fill_value", OPM(AFFINESELECT), wr_fill_value },
+	{ "fill_value", OPM(AFFINESELECT) | OPM(RANGESELECT), wr_fill_value },
 	{ "func", OPM(ACTIVATION), wr_act_func },
 	{ "func", OPM(NKIKERNEL), wr_nki_func },
 	{ "func_args", OPM_KERNELS, wr_func_args },

@@ -1014,6 +1014,7 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_MIMR] = ls_exec_search8,
 	[LM_OP_BNSTATS] = ls_exec_bnstats,
 	[LM_OP_BNAGGR] = ls_exec_bnaggr,
+	[LM_OP_RANGESELECT] = ls_exec_rangeselect,
 };
 
 int ls_exec_start(ls_exec *x)

@@ -220,3 +220,75 @@ int ls_exec_copypred(ls_exec *x)
 	p->is_masked = 1;
 	return 0;
 }
+
+/* a cmp b for the comparison op (IEEE: false on NaN, but not_equal). */
+static int compare(lm_aluop op, float a, float b)
+{
+	switch (op) {
+	case LM_ALU_IS_EQUAL: return a == b;
+	case LM_ALU_NOT_EQUAL: return a != b;
+	case LM_ALU_IS_GE: return a >= b;
+	case LM_ALU_IS_GT: return a > b;
+	case LM_ALU_IS_LE: return a <= b;
+	default: return a < b; /* is_lt (simcheck admits no other) */
+	}
+}
+
+/* A bound ins[k]: [P, 1] float data, read as float32 into b. */
+static int read_bound(ls_exec *x, int k, float *b)
+{
+	const ls_opnd *o = &x->si->ins[k], *d = &x->si->outs[0];
+	char label[16];
+	uint8_t *raw;
+	int rc;
+	if (is_int(o->dtype) || o->parts != d->parts || o->count != d->parts)
+		return ls_xfail(x, LM_EINPUT, "the bound ins[%d] must be float "
+				"data [%lld, 1], one value per partition of "
+				"outs[0] (got %s, %lld elements over %lld "
+				"partitions)", k, (long long)d->parts,
+				lm_dtype_name(o->dtype), (long long)o->count,
+				(long long)o->parts);
+	raw = ls_xscratch(x, 3, o->count * o->esize);
+	snprintf(label, sizeof label, "ins[%d]", k);
+	if ((rc = ls_xread_raw(x, o, label, raw)) != 0)
+		return rc;
+	ls_dtype_to_f32(o->dtype, raw, b, o->count);
+	return 0;
+}
+
+/*
+** RangeSelect: ins[0] the data, ins[1] / ins[2] the bounds ([P, 1]);
+** element e of partition p is kept where (e compare_op0 bound0[p]) and
+** (e compare_op1 bound1[p]), e its index within the partition as
+** float32, else it becomes fill_value.
+*/
+int ls_exec_rangeselect(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const ls_opnd *d = &x->si->outs[0];
+	int64_t n = d->count, fr = d->free > 0 ? d->free : 1;
+	float *b0, *b1;
+	uint8_t *v, *out, fill[8];
+	int es = d->esize, rc;
+
+	if (is_int(d->dtype))
+		return ls_xfail(x, LM_EINPUT, "integer data (%s) is not "
+				"modelled", lm_dtype_name(d->dtype));
+	b0 = ls_xscratch(x, 0, d->parts * 4);
+	b1 = ls_xscratch(x, 1, d->parts * 4);
+	v = ls_xscratch(x, 2, n * es);
+	if ((rc = read_bound(x, 1, b0)) != 0 ||
+	    (rc = read_bound(x, 2, b1)) != 0 ||
+	    (rc = read_value(x, 0, 0, v)) != 0)
+		return rc;
+	lm_store_elem(d->dtype, fill, (float)in->fill_value);
+	out = ls_xstage(x, 0);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t p = i / fr;
+		float e = (float)(i % fr);
+		int keep = compare(in->alu0, e, b0[p]) &&
+			   compare(in->alu1, e, b1[p]);
+		memcpy(out + i * es, keep ? v + i * es : fill, (size_t)es);
+	}
+	return 0;
+}

@@ -576,6 +576,7 @@ int ls_sel_imm_ok(lm_opcode op, int i);
 /* Select, CopyPredicated (docs/semantics.md). */
 int ls_exec_select(ls_exec *x);
 int ls_exec_copypred(ls_exec *x);
+int ls_exec_rangeselect(ls_exec *x);
 
 /* ---- search.c ----------------------------------------------------------- */
 

@@ -972,6 +972,123 @@ START_TEST(test_bn_malformed)
 }
 END_TEST
 
+/* ---- RangeSelect -------------------------------------------------------- */
+
+/* RangeSelect over x [P, F] with bounds b0, b1 ([P, 1]); extra: more
+** keys (JSON members, may be ""). */
+static int range_run(const float *x, const float *b0, const float *b1,
+		     int P, int F, const char *out_dt, const char *keys,
+		     int check_only, ls_result *r, lm_error *err)
+{
+	tin in[3] = { { "float32", P, F, x }, { "float32", P, 1, b0 },
+		      { "float32", P, 1, b1 } };
+	tout out[1] = { { out_dt, P, F, -1 } };
+	char op[2048];
+	snprintf(op, sizeof op, "\"opcode\":\"RangeSelect\",%s\"ins\":[%s,"
+		 "%s,%s],\"outs\":[%s]", keys, SI(0, "float32", P, F),
+		 SI(1, "float32", P, 1), SI(2, "float32", P, 1),
+		 YS(0, out_dt, P, F));
+	return run_op(in, 3, out, 1, op, check_only, r, err);
+}
+
+/*
+** Element e of partition p is kept where e >= b0[p] and e < b1[p], else
+** fill_value; a NaN bound keeps nothing (IEEE), a signalling NaN kept
+** moves bit for bit.
+*/
+START_TEST(test_range_select)
+{
+	enum { P = 3, F = 6 };
+	float x[P * F];
+	const float b0[P] = { 1, 3, NAN }, b1[P] = { 4, 6.5f, 6 };
+	ls_result r;
+	lm_error err;
+	for (int i = 0; i < P * F; i++)
+		x[i] = (float)(i + 1) * 1.5f;
+	x[3] = bitsf(0x7fa00001u);
+	ck_assert_msg(range_run(x, b0, b1, P, F, "float32", "\"compare_op0\":"
+				"\"is_ge\",\"compare_op1\":\"is_lt\","
+				"\"fill_value\":-3.5,", 0, &r, &err) == 0,
+		      "%s", err.msg);
+	for (int p = 0; p < P; p++)
+		for (int e = 0; e < F; e++) {
+			int keep = (float)e >= b0[p] && (float)e < b1[p];
+			ck_assert_uint_eq(out_raw(&r, 0, p * F + e),
+					  keep ? fbits(x[p * F + e])
+					  : fbits(-3.5f));
+		}
+	ck_assert_uint_eq(out_raw(&r, 0, 3), 0x7fa00001u);
+	ls_result_free(&r);
+	/* not_equal / is_le into bfloat16: e != b0 and e <= b1 */
+	ck_assert_msg(range_run(x, b0, b1, P, F, "bfloat16", "\"compare_op0\":"
+				"\"not_equal\",\"compare_op1\":\"is_le\","
+				"\"fill_value\":0.1,", 0, &r, &err) == 0,
+		      "%s", err.msg);
+	for (int p = 0; p < P; p++)
+		for (int e = 0; e < F; e++) {
+			int keep = (float)e != b0[p] && (float)e <= b1[p];
+			ck_assert_uint_eq(out_raw(&r, 0, p * F + e),
+					  ref_bf16(fbits(keep ? x[p * F + e]
+							 : (float)0.1)));
+		}
+	ls_result_free(&r);
+}
+END_TEST
+
+static const struct { const char *keys, *want; int check; } range_bad[] = {
+	{ "\"compare_op1\":\"is_lt\",\"fill_value\":0,", "opcode "
+	  "'RangeSelect' key 'compare_op0' = \"bypass\" is not modelled by the "
+	  "simulator (RangeSelect compares with is_equal, not_equal, is_ge, "
+	  "is_gt, is_le and is_lt)", 1 },
+	{ "\"compare_op0\":\"is_ge\",\"compare_op1\":\"add\",\"fill_value\":0,",
+	  "key 'compare_op1' = \"add\" is not modelled", 1 },
+	{ "\"compare_op0\":\"is_ge\",\"compare_op1\":\"is_lt\",\"reduce_cmd\":"
+	  "\"ZeroAccumulate\",\"fill_value\":0,", "key 'reduce_cmd' = "
+	  "\"ZeroAccumulate\" is not modelled", 1 },
+	{ "\"compare_op0\":\"is_ge\",\"compare_op1\":\"is_lt\",\"reduce_op\":"
+	  "\"max\",\"fill_value\":0,", "key 'reduce_op' = \"max\" is not "
+	  "modelled", 1 },
+	{ "\"compare_op0\":\"is_ge\",\"compare_op1\":\"is_lt\",\"base\":true,"
+	  "\"fill_value\":0,", "key 'base' = true is not modelled", 1 },
+	{ "\"compare_op0\":\"is_ge\",\"compare_op1\":\"is_lt\","
+	  "\"num_active_channels\":2,\"fill_value\":0,",
+	  "key 'num_active_channels' = 2 is not modelled", 1 },
+};
+
+START_TEST(test_range_select_refused)
+{
+	const float x[4] = { 0 }, b[2] = { 0 };
+	ls_result r;
+	lm_error err;
+	ck_assert_int_eq(range_run(x, b, b, 2, 2, "float32", range_bad[_i].keys,
+				   1, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, range_bad[_i].want);
+}
+END_TEST
+
+/* A bound that is not [P, 1]: exit 2 when the instruction starts. */
+START_TEST(test_range_select_malformed)
+{
+	const float x[8] = { 0 }, b[8] = { 0 };
+	tin in[3] = { { "float32", 2, 4, x }, { "float32", 2, 2, b },
+		      { "float32", 2, 1, b } };
+	tout out[1] = { { "float32", 2, 4, -1 } };
+	char op[2048];
+	ls_result r;
+	lm_error err;
+	snprintf(op, sizeof op, "\"opcode\":\"RangeSelect\",\"compare_op0\":"
+		 "\"is_ge\",\"compare_op1\":\"is_lt\",\"fill_value\":0,"
+		 "\"ins\":[%s,%s,%s],\"outs\":[%s]", SI(0, "float32", 2, 4),
+		 SI(1, "float32", 2, 2), SI(2, "float32", 2, 1),
+		 YS(0, "float32", 2, 4));
+	ck_assert_int_eq(run_op(in, 3, out, 1, op, 0, &r, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "the bound ins[1] must be float data [2, "
+			   "1], one value per partition of outs[0] (got "
+			   "float32, 4 elements over 2 partitions) "
+			   "(RangeSelect)");
+}
+END_TEST
+
 /* ---- the suite ---------------------------------------------------------- */
 
 static Suite *select_suite(void)
@@ -989,6 +1106,10 @@ static Suite *select_suite(void)
 	tcase_add_loop_test(tc, test_copypred_malformed, 0,
 			    (int)(sizeof copypred_bad / sizeof *copypred_bad));
 	tcase_add_loop_test(tc, test_select_random, 0, 3);
+	tcase_add_test(tc, test_range_select);
+	tcase_add_loop_test(tc, test_range_select_refused, 0,
+			    (int)(sizeof range_bad / sizeof *range_bad));
+	tcase_add_test(tc, test_range_select_malformed);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("search8");
 	tcase_set_timeout(tc, 60);
