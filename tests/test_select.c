@@ -1089,6 +1089,82 @@ START_TEST(test_range_select_malformed)
 }
 END_TEST
 
+/* ---- through the command line ------------------------------------------ */
+
+/*
+** `lncsim run` of a module whose Max has 7 elements per partition exits
+** 2 with the operand named; `verify --sim` of a CopyPredicated with a
+** reduce_op exits 2 before any run.
+*/
+START_TEST(test_cli_exit_codes)
+{
+	char *dir = tu_tmpdir("cli"), *path, *json;
+	tu_run r;
+	tb t;
+	tb_init(&t);
+	tb_dram(&t, "x0", "ExternalInput", "float32", 2, 7);
+	tb_dram(&t, "y0", "ExternalOutput", "float32", 2, 8);
+	tb_sb(&t, "s0", "float32", 2, 7);
+	tb_sb(&t, "ys0", "float32", 2, 8);
+	tb_sb(&t, "pr", "uint8", 2, 8);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x0", "float32", 2, 7, 0), AP("s0", "float32", 2, 7, 0));
+	tb_inst(&t, "{\"opcode\":\"Max\",\"name\":\"op\",\"engine\":\"DVE\","
+		"\"ins\":[%s],\"outs\":[%s],\"wait\":[{\"semaphore\":\"s0\","
+		"\"value\":1}]}", AP("s0", "float32", 2, 7, 0),
+		AP("ys0", "float32", 2, 8, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"op\"]}", AP("ys0", "float32", 2, 8, 0),
+		AP("y0", "float32", 2, 8, 0));
+	tb_inst(&t, "{\"opcode\":\"CopyPredicated\",\"name\":\"cp\","
+		"\"engine\":\"DVE\",\"reduce_op\":\"max\",\"ins\":[%s,%s],"
+		"\"outs\":[%s],\"dependencies\":[\"st\"]}",
+		AP("ys0", "float32", 2, 8, 0), AP("pr", "uint8", 2, 8, 0),
+		AP("ys0", "float32", 2, 8, 0));
+	json = tb_json(&t, 0);
+	path = tu_write(dir, "m.json", json);
+	r = tu_lncsim(NULL, "verify", "--sim", path, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "instruction cp: opcode 'CopyPredicated' "
+			   "key 'reduce_op' = \"max\" is not modelled");
+	tu_run_free(&r);
+	free(path);
+	free(json);
+	tb_free(&t);
+	tb_init(&t);
+	tb_dram(&t, "x0", "ExternalInput", "float32", 2, 7);
+	tb_dram(&t, "y0", "ExternalOutput", "float32", 2, 8);
+	tb_sb(&t, "s0", "float32", 2, 7);
+	tb_sb(&t, "ys0", "float32", 2, 8);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x0", "float32", 2, 7, 0), AP("s0", "float32", 2, 7, 0));
+	tb_inst(&t, "{\"opcode\":\"Max\",\"name\":\"op\",\"engine\":\"DVE\","
+		"\"ins\":[%s],\"outs\":[%s],\"wait\":[{\"semaphore\":\"s0\","
+		"\"value\":1}]}", AP("s0", "float32", 2, 7, 0),
+		AP("ys0", "float32", 2, 8, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"op\"]}", AP("ys0", "float32", 2, 8, 0),
+		AP("y0", "float32", 2, 8, 0));
+	json = tb_json(&t, 0);
+	path = tu_write(dir, "m2.json", json);
+	r = tu_lncsim(NULL, "run", "--seed", "1", path, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "instruction op: the data (ins[0]) must hold "
+			   "8 to 16384 elements in each partition, got 14 over "
+			   "2 partitions (Max)");
+	tu_run_free(&r);
+	free(path);
+	free(json);
+	tb_free(&t);
+	tu_rm_tree(dir);
+	free(dir);
+}
+END_TEST
+
 /* ---- the suite ---------------------------------------------------------- */
 
 static Suite *select_suite(void)
@@ -1125,6 +1201,10 @@ static Suite *select_suite(void)
 	tcase_add_loop_test(tc, test_bn_random, 0, 3);
 	tcase_add_loop_test(tc, test_bn_malformed, 0,
 			    (int)(sizeof bn_bad / sizeof *bn_bad));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("cli");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_cli_exit_codes);
 	suite_add_tcase(s, tc);
 	return s;
 }
