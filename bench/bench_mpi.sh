@@ -5,11 +5,20 @@
 # workers answer at once (--null-cases), every result logged into a
 # database, results/s and the coordinator's CPU per result. Goal: the
 # coordinator takes >= 5000 results/s.
-# usage: bench_mpi.sh [LNCSIM] [MPIRUN] [COUNT] [NULL_COUNT]
+# usage: bench_mpi.sh [LNCSIM] [MPIRUN] [MPI_IMPL] [COUNT] [NULL_COUNT]
+# (MPI_IMPL: openmpi, or mpich for hydra's mpiexec)
 lncsim=${1:-./lncsim}
 mpirun=${2:-}
-count=${3:-240}
-nulls=${4:-50000}
+impl=${3:-openmpi}
+count=${4:-240}
+nulls=${5:-50000}
+# hydra runs more ranks than cores without being told
+over=--oversubscribe
+np=-np
+if [ "$impl" = mpich ]; then
+	over=
+	np=-n
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lncsim-bench-mpi-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 if [ "$(id -u)" = 0 ]; then
@@ -23,13 +32,13 @@ run() {
 	n=$1
 	shift
 	if [ -n "$mpirun" ]; then
-		"$mpirun" --oversubscribe -np "$n" "$lncsim" fuzz "$@"
+		"$mpirun" $over $np "$n" "$lncsim" fuzz "$@"
 	else
 		"$lncsim" fuzz --jobs "$n" "$@"
 	fi
 }
 if [ -n "$mpirun" ]; then
-	echo "MPI ranks ($mpirun --oversubscribe -np N; each rank runs one case at a time)"
+	echo "MPI ranks ($mpirun $over $np N; each rank runs one case at a time)"
 else
 	echo "built without MPI: --jobs N case servers on this host"
 fi

@@ -36,6 +36,8 @@ const char usage_link[] =
 	"  fpass_insert_returns                 3  completion barrier + Return\n"
 	"  fpass_insert_switch_queue_instances  3  I-SQI- queue switches\n"
 	"  build_main_memlocs                   4  external I/O into main\n"
+	"  move_modules_as_functions            4  parameters bound per instance\n"
+	"                                          (modules beside hlo_netlist.json)\n"
 	"  build_main_aliases                   4  module aliases\n"
 	"  fix_output_kind                      5  demote hand-off outputs\n"
 	"  build_main_tensor_map                6  tensor-map.json\n"
@@ -62,6 +64,11 @@ static void print_report(const lk_report *rep, const char *od, int dry)
 	       rep->n_demoted, rep->n_demoted == 1 ? "" : "s", rep->n_semaphores,
 	       rep->n_renumbered, rep->n_renumbered == 1 ? "" : "s",
 	       rep->n_artifacts, rep->n_artifacts == 1 ? "" : "s");
+	if (rep->n_instances)
+		printf("modular flow: %d module definition%s, %d instance%s "
+		       "(one Call each, its arguments bound)\n", rep->n_defs,
+		       rep->n_defs == 1 ? "" : "s", rep->n_instances,
+		       rep->n_instances == 1 ? "" : "s");
 	if (dry) {
 		lm_buf b = LM_BUF_INIT;
 		for (int i = 0; i < rep->n_tensors; i++)

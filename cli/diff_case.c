@@ -122,6 +122,16 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 	}
 	lk_tensor_entries_free(read_tm, n_read);
 	lk_report_free(&rep);
+	/* a modular link is held against its instances, each its
+	   definition's module on the instance's core with its own tensors
+	   (a set held in memory has no netlist: lk_link reads none) */
+	if (!dc->files &&
+	    lk_instance_modules(mods, n, &dc->refs, &dc->n_refs, err))
+		return LM_EINPUT;
+	if (dc->n_refs > 0) {
+		mods = dc->refs;
+		n = dc->n_refs;
+	}
 	/* each side's one memory check (ls_diff does not check again): the
 	   inputs are part of a run's memory, so before they exist */
 	if (ls_check_memory(mods, n, dc->run.max_memory, err) ||
@@ -151,6 +161,11 @@ void diff_case_free(diff_case *dc)
 {
 	lm_module_free(dc->linked);
 	dc->linked = NULL;
+	for (int i = 0; i < dc->n_refs; i++)
+		lm_module_free(dc->refs[i]);
+	free(dc->refs);
+	dc->refs = NULL;
+	dc->n_refs = 0;
 	ls_tensors_free(&dc->inputs);
 	ls_diff_result_free(&dc->res);
 }

@@ -23,6 +23,9 @@ typedef struct diff_case {
 				     NULL: on disk beside the modules */
 	/* out (free with diff_case_free) */
 	lm_module *linked;
+	lm_module **refs;         /* a modular link's reference: one module
+				     per instance (lk_instance_modules) */
+	int n_refs;
 	ls_tensors inputs;
 	ls_diff_result res;
 	int failed;               /* the check failed */

@@ -310,6 +310,10 @@ static void server_main(int fd)
 	lm_error err;
 	signal(SIGINT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	/* MPICH's mpiexec, told to keep a job whose rank died, says so with
+	** SIGUSR1 to each rank's process group: a notice for the MPI library
+	** in the rank, which would end the servers and their cases */
+	signal(SIGUSR1, SIG_IGN);
 	while (fz_frame_read(fd, &type, &b) == 1) {
 		if (type == FZ_MSG_QUIT)
 			break;

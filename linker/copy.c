@@ -345,7 +345,7 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 	int do_allocs = !(x->opts->skip & LK_SKIP(LK_STEP_COPY_ALLOCS));
 	const lk_merge *mg;
 	const lk_handoff *ho = NULL;
-	int rc;
+	int rc, param;
 	dst->n_allocs = src->n_allocs;
 	dst->allocs = src->n_allocs ? lm_xcalloc((size_t)src->n_allocs,
 						 sizeof *dst->allocs) : NULL;
@@ -382,7 +382,13 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 			}
 			continue;
 		}
-		if (lm_strmap_lookup(&cs->allocs, sa->name) == COLLIDED) {
+		/* a modular link's parameters are the definition's own
+		   (nc<d>.<name>): the instances' tensors take the names the
+		   netlist gives */
+		param = x->net && (lm_tensorkind_is_ext_input(sa->kind) ||
+				   lm_tensorkind_is_ext_output(sa->kind));
+		if (param ||
+		    lm_strmap_lookup(&cs->allocs, sa->name) == COLLIDED) {
 			char *nn = lk_nc(x, c->core, sa->name);
 			lm_strmap_put(&c->alloc_ref, sa->name, nn);
 			lk_set(&da->name, nn);
@@ -390,7 +396,8 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 		}
 		for (int l = 0; l < sa->n_memlocs; l++) {
 			const char *ln = sa->memlocs[l].name;
-			if (lm_strmap_lookup(&cs->memlocs, ln) != COLLIDED)
+			if (!param &&
+			    lm_strmap_lookup(&cs->memlocs, ln) != COLLIDED)
 				continue;
 			char *nn = lk_nc(x, c->core, ln);
 			lm_strmap_put(&c->memloc_ref, ln, nn);
@@ -941,10 +948,13 @@ int copy_modules_as_functions(lk_ctx *x)
 						      m->functions[f].allocs[a].name,
 						      &m->functions[f].allocs[a]);
 		}
-		if ((rc = plan_handoffs(x)) != 0)
+		/* a modular link binds instances through arguments: no
+		   name-matched hand-off, no input shared by name */
+		if (!x->net && (rc = plan_handoffs(x)) != 0)
 			return rc;
 	}
-	if (!(x->opts->skip & LK_SKIP(LK_STEP_BUILD_MAIN_MEMLOCS)) &&
+	if (!x->net &&
+	    !(x->opts->skip & LK_SKIP(LK_STEP_BUILD_MAIN_MEMLOCS)) &&
 	    (rc = plan_main_memlocs(x)) != 0)
 		return rc;
 	take_census(x, &cs, do_allocs);

@@ -27,6 +27,21 @@ static void last_per_engine(const lm_function *f, const char **last)
 		}
 }
 
+/* The completion barrier's cores: every linked core, or in a modular
+** link every core an instance runs on (increasing). */
+static void completion_cores(lk_ctx *x, lm_inst *in)
+{
+	int n = x->net ? x->net->n_inst : x->n;
+	in->n_cores = 0;
+	in->cores = lm_xcalloc((size_t)n, sizeof *in->cores);
+	for (int c = 0; c < 64 && x->net; c++)
+		for (int i = 0; i < n; i++)
+			if (x->net->inst[i].core == c)
+				in->cores[in->n_cores++] = c;
+	for (int k = 0; k < n && !x->net; k++)
+		in->cores[in->n_cores++] = x->cores[k].core;
+}
+
 /*
 ** Step 3a (seed fpassInsertReturns): at the end of core function nc<c>
 ** a CoreBarrier cb_return_call_def_<c>_instance_0 (cores: every linked core,
@@ -61,10 +76,7 @@ int fpass_insert_returns(lk_ctx *x)
 		in->name = lm_xstrdup(lm_linked_barrier_name(nm, c));
 		in->op = LM_OP_COREBARRIER;
 		in->engine = LM_ENG_POOL;
-		in->n_cores = x->n;
-		in->cores = lm_xcalloc((size_t)x->n, sizeof *in->cores);
-		for (int k = 0; k < x->n; k++)
-			in->cores[k] = x->cores[k].core;
+		completion_cores(x, in);
 		in->group = lm_xstrdup(COMPLETION_GROUP);
 		in->renumber = 1;
 		for (int e = 0; e < LM_ENG_COUNT; e++)
@@ -81,8 +93,10 @@ int fpass_insert_returns(lk_ctx *x)
 	}
 	lk_log(x, "fpass_insert_returns: %d completion barrier%s "
 	       "cb_return_call_def_<c>_instance_0 (group " COMPLETION_GROUP
-	       ", all %d cores) + Return", x->rep->n_returns,
-	       x->rep->n_returns == 1 ? "" : "s", x->n);
+	       ", all %d cores%s) + Return", x->rep->n_returns,
+	       x->rep->n_returns == 1 ? "" : "s",
+	       x->net ? x->net->n_inst : x->n,
+	       x->net ? " the instances run on" : "");
 	return 0;
 }
 

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const step_names[LK_N_STEPS] = {
@@ -23,6 +22,7 @@ static const char *const step_names[LK_N_STEPS] = {
 	"fpass_insert_returns",
 	"fpass_insert_switch_queue_instances",
 	"build_main_memlocs",
+	"move_modules_as_functions",
 	"build_main_aliases",
 	"fix_output_kind",
 	"build_main_tensor_map",
@@ -124,59 +124,6 @@ static const char *mpath(const lm_module *m)
 	return m->path && *m->path ? m->path : lm_module_display_name(m);
 }
 
-/* "nc<digits>" / "sg<digits>" */
-static int is_numbered(const char *s, size_t n, const char *prefix)
-{
-	if (n < 3 || strncmp(s, prefix, 2) != 0)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-	return 1;
-}
-
-/*
-** The compiler's run() loads the modular-flow metadata hlo_netlist.json
-** (module definitions with several instances each). lncsim links one
-** instance per module and does not read it, so a module laid out as
-** <name>/nc<c>/sg<s>/ with <name>/hlo_netlist.json is refused rather
-** than linked as if the file were not there.
-*/
-static int check_modular_flow(lk_ctx *x, const lm_module *m)
-{
-	const char *d = m->dir, *sg, *nc;
-	struct stat st;
-	char *top, *net;
-	size_t n;
-	int rc = 0;
-	if (x->opts->files || !d || !m->path || !*m->path)
-		return 0;
-	n = strlen(d);
-	while (n > 1 && d[n - 1] == '/')
-		n--;
-	sg = d + n;
-	while (sg > d && sg[-1] != '/')
-		sg--;
-	if (sg == d || !is_numbered(sg, (size_t)(d + n - sg), "sg"))
-		return 0;
-	nc = sg - 1;
-	while (nc > d && nc[-1] != '/')
-		nc--;
-	if (!is_numbered(nc, (size_t)(sg - 1 - nc), "nc"))
-		return 0;
-	top = nc == d ? lm_xstrdup(".") : lm_xasprintf("%.*s", (int)(nc - d),
-							 d);
-	net = lm_path_join(top, "hlo_netlist.json");
-	if (lstat(net, &st) == 0)
-		rc = lm_err(x->err, mpath(m), "module", "modular-flow metadata "
-			    "%s is present: module definitions with several "
-			    "instances are not linked by lncsim (it links one "
-			    "instance per module, on the module's core)", net);
-	free(top);
-	free(net);
-	return rc;
-}
-
 /*
 ** The seed's diagnostics of run() and initDefInfo: the working directory,
 ** the definition table -- one definition per input module, its id the
@@ -188,11 +135,55 @@ static void log_def_info(lk_ctx *x)
 	if (!x->log)
 		return;
 	lk_log(x, "bir_linker cwd: %s", getcwd(cwd, sizeof cwd) ? cwd : "?");
+	if (x->net) {
+		lk_log(x, "Modular flow metadata file %s", x->net->path);
+		lk_log(x, "Num Module Definitions %d", x->net->n_defs);
+		for (int i = 0; i < x->net->n_inst; i++) {
+			const lk_instance *in = &x->net->inst[i];
+			int ci = 0;
+			while (ci < x->n && x->def_of[ci] != in->def)
+				ci++;
+			lk_log(x, "Module Instance call_def_%lld_instance_%d "
+			       "DefID %lld (%s) on core %lld, %d argument%s",
+			       (long long)in->def_id, in->ordinal,
+			       (long long)in->def_id, mpath(x->cores[ci].src),
+			       (long long)in->core, in->n_args,
+			       in->n_args == 1 ? "" : "s");
+		}
+		return;
+	}
 	lk_log(x, "Num Module Definitions %d", x->n);
 	for (int i = 0; i < x->n; i++)
 		lk_log(x, "Module Instance call_def_%lld_instance_0 DefID %lld "
 		       "(%s)", (long long)x->cores[i].core,
 		       (long long)x->cores[i].core, mpath(x->cores[i].src));
+}
+
+/*
+** The seed's loadJsonFile("hlo_netlist.json") + initDefInfo: the module
+** definitions and their instances when the modules lie beside a netlist
+** (netlist.c), each definition's core index; none else.
+*/
+static int load_netlist(lk_ctx *x, lm_module *const *mods, int n)
+{
+	lk_netlist *nl = lm_xcalloc(1, sizeof *nl);
+	int rc = lk_netlist_load(mods, n, x->opts->files, nl, x->err);
+	if (!rc && nl->n_inst > 0)
+		rc = lk_netlist_check_defs(nl, mods, x->err);
+	if (rc || nl->n_inst == 0) {
+		lk_netlist_free(nl);
+		free(nl);
+		return rc;
+	}
+	x->net = nl;
+	x->def_of = lm_xcalloc((size_t)n, sizeof *x->def_of);
+	for (int ci = 0; ci < n; ci++)
+		for (int d = 0; d < nl->n_defs; d++)
+			if (mods[nl->def_mod[d]] == x->cores[ci].src)
+				x->def_of[ci] = d;
+	x->rep->n_defs = nl->n_defs;
+	x->rep->n_instances = nl->n_inst;
+	return 0;
 }
 
 /*
@@ -202,6 +193,7 @@ static void log_def_info(lk_ctx *x)
 */
 static int check_inputs(lk_ctx *x, lm_module *const *mods, int n)
 {
+	int rc;
 	if (n < 1)
 		return lm_err(x->err, "", "", "no modules to link");
 	if (n > 64)
@@ -245,8 +237,6 @@ static int check_inputs(lk_ctx *x, lm_module *const *mods, int n)
 					      "(also in %s)",
 					      (long long)lm_module_core_id(m),
 					      mpath(mods[j]));
-		if (check_modular_flow(x, m) != 0)
-			return LM_EINPUT;
 		x->cores[i].src = m;
 		x->cores[i].core = lm_module_core_id(m);
 		x->cores[i].first_func = -1;
@@ -254,6 +244,8 @@ static int check_inputs(lk_ctx *x, lm_module *const *mods, int n)
 	qsort(x->cores, (size_t)n, sizeof *x->cores, cmp_core);
 	for (int i = 0; i < n; i++)
 		x->cores[i].idx = i;
+	if ((rc = load_netlist(x, mods, n)) != 0)
+		return rc;
 	log_def_info(x);
 	return 0;
 }
@@ -304,10 +296,48 @@ static void init_call_graph_module(lk_ctx *x)
 ** Step 8 (seed addFnCall): the dispatcher block of main holds one Call
 ** call_def_<c>_instance_0 -> nc<c> per core, in core order.
 */
+/* A modular link's Call of instance in (definition core index ci): its
+** bindings in `arguments` (parameter -> the instance's tensor) and the core
+** it runs on in `neuron_core_id`. */
+static void add_instance_call(lk_ctx *x, const lk_instance *in, int ci)
+{
+	lm_block *d = &x->out->functions[0].blocks[0];
+	lm_inst *c = lk_block_insert(x, d, d->n_insts, 1);
+	char nm[LM_LINKED_NAME_MAX];
+	cJSON *args = cJSON_CreateObject();
+	c->name = lm_xasprintf("call_def_%lld_instance_%d",
+			       (long long)in->def_id, in->ordinal);
+	c->op = LM_OP_CALL;
+	c->engine = LM_ENG_UNASSIGNED;
+	c->target = lm_xstrdup(lm_core_name(nm, x->cores[ci].core));
+	c->renumber = 1;
+	for (int k = 0; k < in->n_args; k++)
+		if (in->linked_formal[k])
+			cJSON_AddStringToObject(args, in->linked_formal[k],
+						in->actual[k]);
+	c->extra = cJSON_CreateObject();
+	cJSON_AddItemToObject(c->extra, "arguments", args);
+	cJSON_AddNumberToObject(c->extra, "neuron_core_id", (double)in->core);
+	x->rep->n_calls++;
+}
+
 int add_fn_call(lk_ctx *x)
 {
 	lm_block *d = &x->out->functions[0].blocks[0];
 	char nm[LM_LINKED_NAME_MAX];
+	if (x->net) {
+		for (int i = 0; i < x->net->n_inst; i++) {
+			int ci = 0;
+			while (ci < x->n && x->def_of[ci] != x->net->inst[i].def)
+				ci++;
+			add_instance_call(x, &x->net->inst[i], ci);
+		}
+		lk_log(x, "add_fn_call: %d Call%s in block dispatcher of main "
+		       "(call_def_<d>_instance_<i> -> nc<d>, each with its "
+		       "arguments and core)", x->rep->n_calls,
+		       x->rep->n_calls == 1 ? "" : "s");
+		return 0;
+	}
 	for (int i = 0; i < x->n; i++) {
 		lm_inst *in = lk_block_insert(x, d, d->n_insts, 1);
 		in->name = lm_xstrdup(lm_linked_call_name(nm, x->cores[i].core));
@@ -381,7 +411,8 @@ int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 	step_fn steps[LK_N_STEPS] = {
 		copy_modules_as_functions, NULL /* inside step 1 */,
 		NULL, NULL /* run_function_passes */,
-		build_main_memlocs, build_main_aliases, fix_output_kind,
+		build_main_memlocs, move_modules_as_functions,
+		build_main_aliases, fix_output_kind,
 		build_main_tensor_map, init_queues, add_fn_call, setup_link_dir,
 		renumber_core_barriers, check_barrier_order,
 		post_link_mmt_report, verify_linked,
@@ -464,6 +495,12 @@ done:
 	}
 	free(x.file_maps);
 	free(x.cores);
+	if (x.net) {
+		lk_netlist_free(x.net);
+		free(x.net);
+	}
+	free(x.def_of);
+	free(x.inst_decls);
 	for (int i = 0; i < x.n_strs; i++)
 		free(x.strs[i]);
 	free(x.strs);

@@ -29,6 +29,8 @@ typedef enum lk_step {
 	LK_STEP_FPASS_INSERT_RETURNS,          /* 3: cb_return_ barrier + Return */
 	LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES, /* 3: I-SQI- switches */
 	LK_STEP_BUILD_MAIN_MEMLOCS,            /* 4: external I/O into main */
+	LK_STEP_MOVE_MODULES_AS_FUNCTIONS,     /* 4: parameters, instance
+						  tensors (modular flow) */
 	LK_STEP_BUILD_MAIN_ALIASES,            /* 4: module aliases */
 	LK_STEP_FIX_OUTPUT_KIND,               /* 5: demote hand-off outputs */
 	LK_STEP_BUILD_MAIN_TENSOR_MAP,         /* 6: unified tensor map */
@@ -142,6 +144,9 @@ typedef struct lk_report {
 	int n_main_allocs;   /* allocations held by main */
 	int n_aliases, n_demoted;
 	int n_returns, n_switches, n_calls;
+	int n_defs, n_instances; /* modular flow (hlo_netlist.json): module
+				    definitions and their instances; 0 when
+				    each module is one instance */
 	int n_queues_copied, n_new_queues, n_instances_existing, n_semaphores;
 	int n_renumbered, n_kept_ids, n_groups_checked;
 
@@ -199,6 +204,18 @@ int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 #define LK_WRITE_PRETTY 2
 int lk_write_link_dir(const lm_module *linked, const lk_report *rep,
 		      const char *out_dir, int flags, lm_error *err);
+
+/*
+** The reference of a modular link (docs/linker.md, "Module definitions
+** with several instances"): when mods lie beside a <name>/hlo_netlist.json,
+** one module per instance -- its definition's module on the instance's
+** core, the parameters renamed to the instance's tensors -- in dispatcher
+** order (*n_out of them; free each with lm_module_free, then the array).
+** Without a netlist *n_out is 0. The netlist's errors are lk_link's
+** (LM_EINPUT).
+*/
+int lk_instance_modules(lm_module *const *mods, int n, lm_module ***out,
+			int *n_out, lm_error *err);
 
 /* The tensor map as JSON text (caller frees). */
 char *lk_tensor_map_json(const lk_report *rep);

@@ -75,7 +75,41 @@ typedef struct lk_decl {
 	const char *name;    /* linked name (ctx-owned) */
 	const char *orig;    /* the name in the declaring cores */
 	uint64_t core_mask;  /* bit i: core index i declared it */
+	int has_inst_core;   /* an instance's tensor (modular link): */
+	int64_t inst_core;   /* the core the instance runs on */
 } lk_decl;
+
+/* One instance of a module definition (hlo_netlist.json). */
+typedef struct lk_instance {
+	int def;             /* index into the netlist's definitions */
+	int64_t def_id;      /* the definition's id (its module's core) */
+	int seq;             /* position in the netlist's instances */
+	int ordinal;         /* <i> of call_def_<d>_instance_<i> */
+	int64_t core;        /* the core it runs on */
+	int n_args;          /* formal -> actual, one per parameter */
+	char **formal;       /* the definition's declared names */
+	char **actual;       /* the instance's tensors (main) */
+	char **linked_formal; /* the parameter's name in the linked module
+				(move_modules_as_functions) */
+} lk_instance;
+
+/* The modular-flow metadata (netlist.c). */
+typedef struct lk_netlist {
+	char *path;          /* <name>/hlo_netlist.json */
+	int n_defs;
+	int64_t def_id[64];
+	int *def_mod;        /* definition -> index into the modules given */
+	int n_inst;
+	lk_instance *inst;   /* dispatcher order: by definition id, then
+				netlist order */
+} lk_netlist;
+
+/* Read <name>/hlo_netlist.json beside mods (n_inst 0: none there). */
+int lk_netlist_load(lm_module *const *mods, int n, const lm_fileset *files,
+		    lk_netlist *nl, lm_error *err);
+int lk_netlist_check_defs(const lk_netlist *nl, lm_module *const *mods,
+			  lm_error *err);
+void lk_netlist_free(lk_netlist *nl);
 
 /* A name-matched hand-off (copy_allocs' inpMap / outMap): an ExternalOutput
 ** of one core and the ExternalInputs of the same name of other cores. */
@@ -116,6 +150,13 @@ typedef struct lk_ctx {
 	struct census *census; /* during copy_modules_as_functions */
 	/* link-dir plan per core: source `file` string -> link-dir path */
 	lm_strmap *file_maps;
+	/* the modular flow: the netlist (NULL: one instance per module), the
+	   definition of each core index, the instances' tensors in main */
+	lk_netlist *net;
+	int *def_of;          /* core index -> netlist definition */
+	lk_decl *inst_decls;
+	int n_inst_decls;
+	int n_bound_inputs;   /* instance inputs (the tensor map's coverage) */
 } lk_ctx;
 
 /*
@@ -183,6 +224,7 @@ int fix_output_kind(lk_ctx *x);
 int build_main_tensor_map(lk_ctx *x);
 int init_queues(lk_ctx *x);
 int add_fn_call(lk_ctx *x);
+int move_modules_as_functions(lk_ctx *x);
 int setup_link_dir(lk_ctx *x);
 int renumber_core_barriers(lk_ctx *x);
 int check_barrier_order(lk_ctx *x);

@@ -3,7 +3,7 @@
 # steps, and what the steps share is in ctx.c (tests/test_hygiene checks).
 #   link.c
 #   copy.c linkdir.c
-#   memlocs.c tensormap.c fpass.c queues.c barriers.c mmt.c
+#   memlocs.c tensormap.c fpass.c queues.c barriers.c mmt.c netlist.c
 #   ctx.c
 noinst_LTLIBRARIES += linker/liblinker.la
 # linker uses model only
@@ -21,4 +21,5 @@ linker_liblinker_la_SOURCES += linker/barriers.c
 linker_liblinker_la_SOURCES += linker/tensormap.c
 linker_liblinker_la_SOURCES += linker/linkdir.c
 linker_liblinker_la_SOURCES += linker/mmt.c
+linker_liblinker_la_SOURCES += linker/netlist.c
 linker_liblinker_la_SOURCES += linker/ctx.c

@@ -276,6 +276,9 @@ static int verify_tensor_map(lk_ctx *x, const lk_decl **decls)
 		}
 		/* a hand-off's inputs are inputs no more (plan_handoffs) */
 		declared -= x->n_handoff_inputs;
+		/* a modular link: each instance's inputs */
+		if (x->net && x->inst_decls)
+			declared = x->n_bound_inputs;
 		if (covered != declared)
 			rc = lm_errc(x->err, LM_ECHECK, "", "tensor map",
 				     "covers %d external input declarations of "
@@ -334,13 +337,16 @@ int build_main_tensor_map(lk_ctx *x)
 			if (fn->kind == LM_FK_DISPATCHER)
 				d = lm_strmap_lookup(&x->main_origin, al->name);
 			t->cores = lm_xcalloc((size_t)x->n, sizeof *t->cores);
-			for (int ci = 0; ci < x->n; ci++)
+			if (d && d->has_inst_core)
+				t->cores[t->n_cores++] = d->inst_core;
+			for (int ci = 0; ci < x->n && !(d && d->has_inst_core);
+			     ci++)
 				if (d ? (d->core_mask & (1ull << ci)) != 0
 				      : lk_function_core(x, fn) == ci)
 					t->cores[t->n_cores++] = x->cores[ci].core;
 			decls[r->n_tensors++] = d;
 			n_in += is_in;
-			if (d && x->rep->n_core_maps) {
+			if (d && x->rep->n_core_maps && !d->has_inst_core) {
 				const lk_tensor_entry *ce =
 					core_entry(x, d->core_mask, d->orig, &rc);
 				const lk_tensor_entry *prev;

@@ -2346,6 +2346,46 @@ static int check_barrier_ids(vctx *v)
 	return rc;
 }
 
+/*
+** A dispatcher Call of an instance of a module definition (a modular
+** link) carries the core it runs on, `neuron_core_id`, an integer in
+** [0, 64) no other Call names (each instance has a core of its own),
+** and binds the definition's parameters in `arguments` (checked as every
+** argument map is). Returns 1 for such a Call, 0 for a plain one, -1
+** after fail().
+*/
+static int check_instance_call(vctx *v, const lm_inst *in, uint64_t *cores)
+{
+	const cJSON *c = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "neuron_core_id") : NULL;
+	const cJSON *a = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "arguments") : NULL;
+	double d;
+	if (!c) {
+		if (a && a->child) {
+			fail(v, "linked module: dispatcher Call '%s' binds "
+			     "arguments but names no neuron_core_id (the core "
+			     "its instance runs on)", S(in->name));
+			return -1;
+		}
+		return 0;
+	}
+	d = cJSON_IsNumber(c) ? c->valuedouble : -1;
+	if (d < 0 || d >= 64 || d != (double)(int)d) {
+		fail(v, "linked module: dispatcher Call '%s': neuron_core_id "
+		     "must be an integer in [0, 64)", S(in->name));
+		return -1;
+	}
+	if (*cores >> (int)d & 1) {
+		fail(v, "linked module: dispatcher Call '%s' runs on core %d, "
+		     "the core of an earlier Call (each instance runs on a "
+		     "core of its own)", S(in->name), (int)d);
+		return -1;
+	}
+	*cores |= 1ull << (int)d;
+	return 1;
+}
+
 /* The linked-module shape: dispatcher main, core functions, barrier ids. */
 static int check_linked(vctx *v)
 {
@@ -2353,7 +2393,8 @@ static int check_linked(vctx *v)
 	const lm_function *mainf = &m->functions[0];
 	const lm_block *disp = NULL;
 	int64_t prev = -1;
-	int ncalls = 0, rc;
+	uint64_t inst_cores = 0;
+	int ncalls = 0, rc, ordinal = 0;
 	char want[128];
 
 	wpop(v, 0);
@@ -2390,11 +2431,20 @@ static int check_linked(vctx *v)
 			return fail(v, "linked module: dispatcher Call target "
 				    "'%s' is not a core function nc<c>",
 				    S(in->target));
-		lm_linked_call_name(want, c);
+		if ((rc = check_instance_call(v, in, &inst_cores)) < 0)
+			return LM_EINPUT;
+		if (rc == 0 && c == prev)
+			return fail(v, "linked module: dispatcher calls core "
+				    "function '%s' twice without instance "
+				    "arguments (a definition with several "
+				    "instances binds each)", in->target);
+		ordinal = c == prev ? ordinal + 1 : 0;
+		snprintf(want, sizeof want, "call_def_%lld_instance_%d",
+			 (long long)c, ordinal);
 		if (!in->name || strcmp(in->name, want) != 0)
 			return fail(v, "linked module: the Call of '%s' must be "
 				    "named '%s'", in->target, want);
-		if (c <= prev)
+		if (c < prev)
 			return fail(v, "linked module: dispatcher calls core "
 				    "%lld after core %lld (cores must increase)",
 				    (long long)c, (long long)prev);

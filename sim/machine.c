@@ -514,23 +514,14 @@ static int add_group(ls_machine *mc, const char *name)
 	return mc->n_groups++;
 }
 
-/* Semaphores, queues and instances of module mi. */
-static void register_sync(ls_machine *mc, int mi)
+/* Semaphores (sync.c), queues and instances of module mi. */
+static int register_sync(ls_machine *mc, int mi, lm_error *err)
 {
 	ls_smod *sm = &mc->mods[mi];
 	const lm_module *m = sm->m;
-	sm->sem_base = mc->n_sems;
-	sm->n_sems = m->n_semaphores;
-	for (int i = 0; i < m->n_semaphores; i++) {
-		lm_grow(&mc->sems, &mc->cap_sems, mc->n_sems + 1,
-			sizeof *mc->sems);
-		mc->sems[mc->n_sems].name = m->semaphores[i].name;
-		mc->sems[mc->n_sems].mod = mi;
-		mc->sems[mc->n_sems].value = m->semaphores[i].init;
-		mc->sems[mc->n_sems].init = m->semaphores[i].init;
-		smap_put(&sm->sems, m->semaphores[i].name, mc->n_sems);
-		mc->n_sems++;
-	}
+	char why[600];
+	if (ls_sync_declare(mc, mi, why, sizeof why))
+		return lm_err(err, sm->path, "semaphores", "%s", why);
 	sm->queue_base = mc->n_queues;
 	sm->n_queues = m->n_queues;
 	for (int i = 0; i < m->n_queues; i++) {
@@ -559,6 +550,7 @@ static void register_sync(ls_machine *mc, int mi)
 		smap_put(&sm->queues, q->name, mc->n_queues);
 		mc->n_queues++;
 	}
+	return 0;
 }
 
 static int is_dram_alloc(const lm_alloc *a)
@@ -1098,6 +1090,26 @@ static void *carve(void *base, size_t *used, size_t n, size_t size)
 	return p;
 }
 
+/* An instruction on engine ALL that each engine runs a copy of. */
+static int is_expanded_op(lm_opcode op)
+{
+	switch (op) {
+	case LM_OP_REGMOVE: case LM_OP_REGALU: case LM_OP_NOOP:
+	case LM_OP_EVENTSEM: case LM_OP_GROUPRESET: case LM_OP_DRAIN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A join: AllEngineBarrier on ALL, Exit on ALL (its default). */
+static int is_join_op(const lm_inst *in)
+{
+	return (in->op == LM_OP_AEBARRIER && in->engine == LM_ENG_ALL) ||
+	       (in->op == LM_OP_EXIT && (in->engine == LM_ENG_ALL ||
+					 in->engine == LM_ENG_UNASSIGNED));
+}
+
 /* Prepare one instruction of function fi (module mi); its dependencies
 ** are resolved later (prep_deps). */
 static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
@@ -1110,8 +1122,9 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	si->op = in->op;
 	si->fn = fi;
 	si->eng = engine_index(in);
-	si->is_all = in->engine == LM_ENG_ALL && (in->op == LM_OP_REGMOVE ||
-						  in->op == LM_OP_REGALU);
+	si->is_join = is_join_op(in);
+	si->is_all = si->is_join || (in->engine == LM_ENG_ALL &&
+				     is_expanded_op(in->op));
 	si->can_read_uninit = in->has_can_read_uninit && in->can_read_uninit;
 	si->queue = si->qinst = si->target = si->group = -1;
 	si->n_ins = in->n_ins;
@@ -1130,23 +1143,7 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 			prep_opnd(mc, mi, sf, &in->outs[i], &si->outs[i],
 				  &si->fault);
 	}
-	si->n_wait = in->n_wait;
-	si->wait_sem = carve(ar->ints, &ar->n_ints, (size_t)in->n_wait,
-			     sizeof(int));
-	si->wait_val = carve(ar->i64s, &ar->n_i64s, (size_t)in->n_wait,
-			     sizeof(int64_t));
-	/* name-form sem-ge-imm waits and sem-inc updates: ls_check_module
-	   refuses every other entry before time 0 */
-	for (int i = 0; i < in->n_wait; i++) {
-		si->wait_sem[i] = smap_get(&sm->sems, S(in->wait[i].semaphore));
-		si->wait_val[i] = in->wait[i].value;
-	}
-	si->n_signal = in->n_update;
-	si->signal_sem = carve(ar->ints, &ar->n_ints, (size_t)in->n_update,
-			       sizeof(int));
-	for (int i = 0; i < in->n_update; i++)
-		si->signal_sem[i] = smap_get(&sm->sems,
-					     S(in->update[i].semaphore));
+	ls_sync_prepare(mc, mi, in, &si->sy, &si->fault);
 	if (in->queue)
 		si->queue = smap_get(&sm->queues, in->queue);
 	if (in->op == LM_OP_SWITCHQUEUE)
@@ -1159,14 +1156,6 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	}
 	if (in->op == LM_OP_COREBARRIER)
 		si->group = add_group(mc, in->group ? in->group : S(in->name));
-	for (int i = 0; i < si->n_wait; i++)
-		if (si->wait_sem[i] < 0 && !si->fault)
-			si->fault = lm_xasprintf("wait semaphore '%s' is unknown",
-						 S(in->wait[i].semaphore));
-	for (int i = 0; i < si->n_signal; i++)
-		if (si->signal_sem[i] < 0 && !si->fault)
-			si->fault = lm_xasprintf("signal semaphore '%s' is "
-						 "unknown", S(in->update[i].semaphore));
 	if (lm_opcode_is_dma(in->op) && si->queue < 0 && !si->fault)
 		si->fault = lm_xasprintf("queue '%s' is unknown", S(in->queue));
 	ls_cost_prepare(mc->arch, si);
@@ -1612,22 +1601,18 @@ static void prep_deps(ls_sfunc *sf)
 				for (int t = lo; t < hi; t++) {
 					if (sf->insts[t].heads >= 0)
 						continue;
-					if (pass == 0 && sf->insts[t].is_all &&
-					    !si->fault)
-						si->fault = lm_xasprintf(
-							"dependency on '%s', an "
-							"instruction on engine "
-							"ALL (one copy per "
-							"engine), is not "
-							"modelled",
-							S(sf->insts[t].in->name));
 					if (pass == 0) {
 						n++;
 						continue;
 					}
 					si->deps[si->n_deps++] = make_dep(sf, b,
 								t, is_lc);
-					sf->insts[t].is_target = 1;
+					/* an expanded ALL instruction: every
+					   engine's copy, by the engines'
+					   cursors; a join runs once */
+					sf->insts[t].is_target =
+						!sf->insts[t].is_all ||
+						sf->insts[t].is_join;
 					sf->has_targets = 1;
 				}
 				if (pass == 0 && is_lc && !si->fault &&
@@ -1810,12 +1795,11 @@ static const lm_alloc *find_caller_alloc(void *ctx, const char *name)
 ** names go through cf's bindings first. The rule is lm_it55_bind's, the
 ** one InlineNKIKernel applies. Returns NULL or a fault message.
 */
-static char *bind_formals(ls_machine *mc, int cf, const ls_sinst *si,
+static char *bind_formals(ls_machine *mc, int cf, const lm_inst *in,
 			  ls_sfunc *nf)
 {
 	caller_names cn;
 	const lm_function *k = nf->f;
-	const lm_inst *in = si->in;
 	int n = in->n_func_args + in->n_func_outs, nb, rc;
 	lm_it55_binding *b = n ? lm_xcalloc((size_t)n, sizeof *b) : NULL;
 	char *why = NULL;
@@ -1894,12 +1878,72 @@ static void prep_callsites(ls_machine *mc)
 			lm_strmap_init(&nf->index);
 			lm_strmap_init(&nf->bind_allocs);
 			lm_strmap_init(&nf->bind_locs);
-			why = bind_formals(mc, f, si, nf);
+			why = bind_formals(mc, f, si->in, nf);
 			if (why) {
 				si->fault = why;
 				continue; /* nf stays empty (n = 0) */
 			}
 			prep_function(mc, mi, nfi);
+			si->target = nfi;
+		}
+	}
+}
+
+/*
+** The instance Calls of a linked dispatcher (a modular link, docs/linker.md):
+** each gets its own prepared copy of its definition's function with the
+** Call's `arguments` applied -- parameter -> the instance's tensor, by
+** the rule of an IT55 call site -- tagged with the Call's neuron_core_id,
+** the core the dispatcher launches it on.
+*/
+static void prep_instance_calls(ls_machine *mc)
+{
+	for (int f = 0; f < mc->n_fns; f++) {
+		if (!mc->fns[f].is_dispatcher)
+			continue;
+		for (int i = 0; i < mc->fns[f].n; i++) {
+			ls_sinst *si = &mc->fns[f].insts[i]; /* array is stable */
+			const cJSON *ex = si->in->extra, *core, *args, *a;
+			lm_inst call;
+			ls_sfunc *nf;
+			int nfi, n = 0;
+			char *why;
+			core = ex ? cJSON_GetObjectItemCaseSensitive(ex,
+				"neuron_core_id") : NULL;
+			if (si->op != LM_OP_CALL || !core || si->fault ||
+			    si->target < 0)
+				continue;
+			args = cJSON_GetObjectItemCaseSensitive(ex, "arguments");
+			call = *si->in;
+			call.n_func_outs = 0;
+			call.func_outs = NULL;
+			call.func_args = lm_xcalloc((size_t)cJSON_GetArraySize(
+				args) + 1, sizeof *call.func_args);
+			cJSON_ArrayForEach(a, args)
+				if (cJSON_IsString(a)) {
+					call.func_args[n].key = a->string;
+					call.func_args[n++].value = a->valuestring;
+				}
+			call.n_func_args = n;
+			lm_grow(&mc->fns, &mc->cap_fns, mc->n_fns + 1,
+				sizeof *mc->fns);
+			nfi = mc->n_fns++;
+			nf = &mc->fns[nfi];
+			memset(nf, 0, sizeof *nf);
+			nf->f = mc->fns[si->target].f;
+			nf->mod = mc->fns[f].mod;
+			nf->core = (int64_t)core->valuedouble;
+			nf->is_callsite = 1;
+			lm_strmap_init(&nf->index);
+			lm_strmap_init(&nf->bind_allocs);
+			lm_strmap_init(&nf->bind_locs);
+			why = bind_formals(mc, f, &call, nf);
+			free(call.func_args);
+			if (why) {
+				si->fault = why;
+				continue;
+			}
+			prep_function(mc, nf->mod, nfi);
 			si->target = nfi;
 		}
 	}
@@ -1990,7 +2034,8 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 					    mc->mods[j].path);
 				goto fail;
 			}
-		register_sync(mc, mi);
+		if ((rc = register_sync(mc, mi, err)))
+			goto fail;
 		sm->fn_base = mc->n_fns;
 		sm->n_fns = m->n_functions;
 		for (int f = 0; f < m->n_functions; f++) {
@@ -2022,6 +2067,7 @@ int ls_machine_new(ls_machine **out, lm_module *const *mods, int n_mods,
 		goto fail;
 	for (int mi = 0; mi < n_mods; mi++)
 		prep_functions(mc, mi);
+	prep_instance_calls(mc);
 	prep_callsites(mc);
 	apply_layouts(mc);
 	*out = mc;
@@ -2045,6 +2091,7 @@ void ls_machine_free(ls_machine *mc)
 			}
 			free(sf->insts[i].dyn);
 			free(sf->insts[i].reg);
+			ls_sync_free(&sf->insts[i].sy);
 		}
 		free(sf->insts);
 		free(sf->deps);
@@ -2094,6 +2141,7 @@ void ls_machine_free(ls_machine *mc)
 	layout_free(&mc->sb_layout);
 	layout_free(&mc->psum_layout);
 	ls_regs_free(mc);
+	ls_sync_free_all(mc);
 	for (int c = 0; c < LS_MAX_CORES; c++)
 		mem_block_free(mc->mem[c].block, mc->mem[c].bytes,
 			       mc->mem[c].mapped);
@@ -2133,8 +2181,7 @@ void ls_machine_reset(ls_machine *mc)
 		mem_block_free(cm->block, cm->bytes, cm->mapped);
 		memset(cm, 0, sizeof *cm);
 	}
-	for (int i = 0; i < mc->n_sems; i++)
-		mc->sems[i].value = mc->sems[i].init;
+	ls_sync_reset(mc);
 	for (int i = 0; i < mc->n_qinsts; i++)
 		mc->qinsts[i].bw_free_ps = mc->qinsts[i].last_done_ps = 0;
 	for (int mi = 0; mi < mc->n_mods; mi++)

@@ -121,7 +121,7 @@ typedef struct core {
 } core;
 
 typedef struct dma {
-	int act, idx, core, qinst, next_free;
+	int act, idx, core, eng, qinst, next_free;
 	int64_t start;
 	ls_pending pend;
 } dma;
@@ -130,6 +130,16 @@ typedef struct arrival {
 	int core, eng, act, idx, mod;
 	int64_t t;
 } arrival;
+
+/* A join (AllEngineBarrier / Exit on ALL) of activation act: the engines
+** arrived (each parked at it from t[e]), the last to arrive (checker:
+** it polls the join's dependencies and waits), started once. */
+typedef struct join {
+	int act, idx, core;
+	unsigned arrived;
+	int checker, started;
+	int64_t t[LS_ENGINES];
+} join;
 
 typedef struct group {
 	int n_cores;
@@ -152,6 +162,8 @@ typedef struct sim {
 	dma *dmas;
 	int n_dmas, cap_dmas, free_dma;
 	group *groups;
+	join *joins;            /* the joins some engine has reached */
+	int n_joins, cap_joins;
 	event *heap;
 	int nh, cap_h;
 	uint64_t seq;
@@ -373,6 +385,7 @@ static int new_act(sim *s, int fn, int c, int parent_act, int parent_idx,
 	a->parent_act = parent_act;
 	a->parent_idx = parent_idx;
 	a->gate_open = parent_act < 0;
+	a->issue_done = parent_act < 0;
 	a->mask = m;
 	a->inside = __builtin_popcount(m);
 	if (sf->has_calls) {
@@ -403,17 +416,30 @@ static int child_of(sim *s, int ai, int idx)
 
 static void complete(sim *s, item it);
 
-/* The activation is over when its call's issue is done, every engine of
-** its mask has left and nothing issued in it is incomplete: the call
+/* Does function sf end in a Return (at its top level)? */
+static int fn_returns(const ls_sfunc *sf)
+{
+	return sf->n_run > 0 && sf->insts[sf->n_run - 1].op == LM_OP_RETURN &&
+	       sf->insts[sf->n_run - 1].loop < 0;
+}
+
+/* The activation is over when its call's issue is done (a launch: at
+** once), every engine of its mask has left and nothing issued in it is
+** incomplete: a Return at its end clears the core's bank, the call
 ** completes. */
 static void act_check(sim *s, int ai)
 {
 	act *a = &s->acts[ai];
-	if (a->is_over || a->parent_act < 0 || !a->issue_done ||
-	    a->inside > 0 || a->outstanding > 0)
+	if (a->is_over || !a->issue_done || a->inside > 0 ||
+	    a->outstanding > 0)
 		return;
 	a->is_over = 1;
-	complete(s, (item){a->parent_act, a->parent_idx});
+	if (fn_returns(&s->mc->fns[a->fn])) {
+		ls_sync_clear_bank(s->mc, a->core);
+		s->dirty = 1;
+	}
+	if (a->parent_act >= 0)
+		complete(s, (item){a->parent_act, a->parent_idx});
 }
 
 /* Engine e of core c enters activation ai. */
@@ -629,8 +655,14 @@ static void complete(sim *s, item it)
 			r->n--;
 		}
 	}
-	for (int i = 0; i < si->n_signal; i++)
-		s->mc->sems[si->signal_sem[i]].value++;
+	if ((si->sy.n_update || si->op == LM_OP_GROUPRESET) && !si->fault) {
+		char why[600];
+		if ((si->op == LM_OP_GROUPRESET &&
+		     ls_sync_group_reset(s->mc, a->core, si, why, sizeof why)) ||
+		    ls_sync_update(s->mc, a->core, &si->sy, si, why,
+				   sizeof why))
+			fail_at(s, a->core, si, "%s", why);
+	}
 	if (s->now > k->st.end_ps)
 		k->st.end_ps = s->now;
 	s->dirty = 1;
@@ -899,9 +931,8 @@ static void start_inst(sim *s, int c, int e, item it)
 		return;
 	case LM_OP_DYNLOOP: case LM_OP_DOWHILE: case LM_OP_CMPBRANCH:
 	case LM_OP_UBRANCH: case LM_OP_BRANCHHINT: case LM_OP_BREAK:
-	case LM_OP_EXIT: case LM_OP_HALT: case LM_OP_TENSORLOAD: case LM_OP_TENSORSAVE:
-	case LM_OP_EVENTSEM: case LM_OP_GROUPRESET: case LM_OP_AEBARRIER:
-	case LM_OP_DRAIN: case LM_OP_DMATRIGGER: case LM_OP_DMABLOCK:
+	case LM_OP_HALT: case LM_OP_TENSORLOAD: case LM_OP_TENSORSAVE:
+	case LM_OP_DMATRIGGER: case LM_OP_DMABLOCK:
 	case LM_OP_DESC_COPY: case LM_OP_DESC_CCE: case LM_OP_DESC_TRANSPOSE:
 	case LM_OP_DESC_REPLICATE: case LM_OP_RESETQUEUE:
 	case LM_OP_TCOMPLETION: case LM_OP_TCDYNSRC: case LM_OP_TCDYNDST:
@@ -985,7 +1016,9 @@ static void start_inst(sim *s, int c, int e, item it)
 		d->act = it.act;
 		d->idx = it.idx;
 		d->core = c;
+		d->eng = e;
 		d->qinst = qi;
+		ls_core_syncs(s->mc, c)->dma_out[e]++;
 		d->start = xs;
 		push(s, done, EV_DMA, di, 0);
 		k->st.dma_bytes += si->dma_bytes;
@@ -1063,6 +1096,33 @@ static ls_pos inst_pos(const ls_sfunc *sf, int i, const int64_t *ords)
 }
 
 /*
+** Has every engine's copy of instruction a (engine ALL) of activation ai
+** on core c passed point t and completed? A register instruction takes
+** its engine for its whole run, so an engine past t that is not running
+** a has completed the copy t stands for.
+*/
+static int copies_done(sim *s, int c, int ai, const ls_sfunc *sf, int a,
+		       const ls_pos *t)
+{
+	const act *A = &s->acts[ai];
+	for (int e = 0; e < LS_ENGINES; e++) {
+		const engine *E = &s->cores[c].eng[e];
+		int pl[LS_MAX_NEST];
+		int64_t fo[LS_MAX_NEST];
+		ls_pos p;
+		if (A->st[e] == 2)
+			continue;
+		if (A->st[e] == 0)
+			return 0;
+		p = frame_pos(sf, &E->fr[A->fi[e]], e, pl, fo);
+		if (ls_pos_cmp(sf, &p, t) < 0 ||
+		    (E->busy && E->cur.act == ai && E->cur.idx == a))
+			return 0;
+	}
+	return 1;
+}
+
+/*
 ** Is dependency d of the instance of b at cursor F (engine e) of core c
 ** met? a's engine has passed the point t, and no issued instance of a
 ** before q is incomplete (sim_int.h, ls_sdep).
@@ -1101,6 +1161,8 @@ static int dep_met(sim *s, int c, const frame *F, int b, const ls_sdep *d)
 			t.idx = L->end;
 		}
 	}
+	if (sf->insts[d->a].is_all && !sf->insts[d->a].is_join)
+		return copies_done(s, c, F->act, sf, d->a, &t);
 	if (A->st[ea] == 0)
 		return 0;
 	if (A->st[ea] == 1) {
@@ -1327,8 +1389,9 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 			}
 			if (back_edge(s, c, e, sf, F))
 				return 0;
-			L->iv += sl->stride;
-			if (L->iv < L->ub) {
+			/* an induction value past INT64_MAX is past any ub */
+			if (!__builtin_add_overflow(L->iv, sl->stride, &L->iv) &&
+			    L->iv < L->ub) {
 				L->ord++;
 				F->pos = L->body_pos;
 				set_iv_regs(s, c, e, sf, sl, L->iv);
@@ -1430,6 +1493,134 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 	}
 }
 
+/* Engine e of core c is no longer blocked: close its wait. */
+static void unblock(sim *s, int c, int e)
+{
+	engine *E = &s->cores[c].eng[e];
+	if (E->is_blocked) {
+		ls_wait_end(&s->cores[c].st, e, &s->cores[c].wait[e], s->now);
+		E->is_blocked = 0;
+		E->block_on_sem = 0;
+	}
+}
+
+/* Do the waits of si hold for engine e of core c? 1 yes; 0 no (e blocked
+** on a semaphore) or a run error (s->rc). A faulted instruction is
+** reported where it starts. */
+static int waits_hold(sim *s, int c, int e, const ls_sinst *si)
+{
+	char why[600];
+	int first, r;
+	if (!si->sy.n_wait || si->fault)
+		return 1;
+	r = ls_sync_ready(s->mc, c, e, &si->sy, &first, why, sizeof why);
+	if (r < 0) {
+		fail_at(s, c, si, "%s", why);
+		return 0;
+	}
+	if (r == 0)
+		set_blocked(s, c, e, 1);
+	return r;
+}
+
+/* si starts on core c: its event waits consume their events. 0, or the
+** run error. */
+static int consume(sim *s, int c, const ls_sinst *si)
+{
+	char why[600];
+	if (!si->sy.n_wait || si->fault ||
+	    ls_sync_consume(s->mc, c, &si->sy, si, why, sizeof why) == 0)
+		return 0;
+	return fail_at(s, c, si, "%s", why);
+}
+
+/* The join of (act, idx), or NULL. */
+static join *find_join(sim *s, int ai, int idx)
+{
+	for (int i = 0; i < s->n_joins; i++)
+		if (s->joins[i].act == ai && s->joins[i].idx == idx)
+			return &s->joins[i];
+	return NULL;
+}
+
+/*
+** Engine e of core c is at join it (its cursor F): it arrives and is
+** parked there; the last to arrive polls the join's dependencies and
+** waits, and once they hold runs it (one instruction on e); the others
+** stay parked until it completes (join_release).
+*/
+static void join_try(sim *s, int c, int e, frame *F, item it,
+		     const ls_sinst *si)
+{
+	const unsigned all = (1u << LS_ENGINES) - 1;
+	join *J = find_join(s, it.act, it.idx);
+	if (!J) {
+		lm_grow(&s->joins, &s->cap_joins, s->n_joins + 1,
+			sizeof *s->joins);
+		J = &s->joins[s->n_joins++];
+		memset(J, 0, sizeof *J);
+		J->act = it.act;
+		J->idx = it.idx;
+		J->core = c;
+	}
+	if (!(J->arrived >> e & 1)) {
+		unblock(s, c, e);
+		J->arrived |= 1u << e;
+		J->t[e] = s->now;
+		if (J->arrived == all)
+			J->checker = e;
+	}
+	if (J->started || J->arrived != all || J->checker != e)
+		return;
+	if (si->n_deps && deps_unmet(s, c, F, si, it.idx) >= 0) {
+		set_blocked(s, c, e, 0);
+		return;
+	}
+	if (!waits_hold(s, c, e, si))
+		return;
+	unblock(s, c, e);
+	J->started = 1;
+	if (consume(s, c, si))
+		return;
+	note_issue(s, F, it, si);
+	F->pos++;
+	start_inst(s, c, e, it);
+}
+
+/* Engine e leaves every activation of its launches (an Exit). */
+static void unwind(sim *s, int c, int e)
+{
+	engine *E = &s->cores[c].eng[e];
+	while (E->nfr > 0)
+		leave(s, c, e);
+	E->lhead = E->nlaunch;
+}
+
+/* Join it of core c completed (on engine ex): the parked engines go on
+** past it; after an Exit no engine of the core issues anything more. */
+static void join_release(sim *s, int c, int ex, item it)
+{
+	const ls_sinst *si = sinst_of(s, it);
+	join *J = find_join(s, it.act, it.idx);
+	core *k = &s->cores[c];
+	if (!J)
+		return;
+	for (int e = 0; e < LS_ENGINES; e++) {
+		engine *E = &k->eng[e];
+		if (e == ex)
+			continue;
+		ls_wait_barrier(&k->st, e, J->t[e], s->now);
+		E->fr[E->nfr - 1].pos++;
+	}
+	*J = s->joins[--s->n_joins];
+	for (int e = 0; e < LS_ENGINES && si->op == LM_OP_EXIT; e++)
+		unwind(s, c, e);
+	s->dirty = 1;
+	for (int e = 0; e < LS_ENGINES && !s->rc; e++)
+		if (e != ex)
+			try_start(s, c, e);
+}
+
 /* Start engine e's next instruction if it may start now. */
 static void try_start(sim *s, int c, int e)
 {
@@ -1450,16 +1641,21 @@ static void try_start(sim *s, int c, int e)
 		set_blocked(s, c, e, 0);
 		return;
 	}
+	if (si->is_join) {
+		join_try(s, c, e, F, it, si);
+		return;
+	}
 	if (si->n_deps && deps_unmet(s, c, F, si, it.idx) >= 0) {
 		set_blocked(s, c, e, 0);
 		return;
 	}
-	for (int i = 0; i < si->n_wait; i++)
-		if (si->wait_sem[i] >= 0 &&
-		    s->mc->sems[si->wait_sem[i]].value < si->wait_val[i]) {
-			set_blocked(s, c, e, 1);
-			return;
-		}
+	if (si->op == LM_OP_DRAIN && s->mc->csync[c] &&
+	    s->mc->csync[c]->dma_out[e] > 0) {
+		set_blocked(s, c, e, 0);
+		return;
+	}
+	if (!waits_hold(s, c, e, si))
+		return;
 	if (si->fault && si->op != LM_OP_COREBARRIER) {
 		/* reported by the semantics (operands) or here */
 		if (si->op == LM_OP_CALL || si->op == LM_OP_NOOP ||
@@ -1468,11 +1664,9 @@ static void try_start(sim *s, int c, int e)
 			return;
 		}
 	}
-	if (E->is_blocked) {
-		ls_wait_end(&s->cores[c].st, e, &s->cores[c].wait[e], s->now);
-		E->is_blocked = 0;
-		E->block_on_sem = 0;
-	}
+	unblock(s, c, e);
+	if (consume(s, c, si))
+		return;
 	if (si->op == LM_OP_SWITCHQUEUE && si->queue >= 0 && si->qinst >= 0)
 		E->active[si->queue] = si->qinst;
 	note_issue(s, F, it, si);
@@ -1509,6 +1703,36 @@ static void rescan(sim *s)
 }
 
 /* ---- the deadlock report ------------------------------------------------ */
+
+/* Engine e waits at join si: 1 with what it waits for in b (said once,
+** by the first engine arrived) or nothing (another engine says it), 0
+** when it is the checker (its dependencies and waits are said as any
+** instruction's). */
+static int describe_join(sim *s, int c, int e, const frame *F,
+			 const ls_sinst *si, lm_buf *b)
+{
+	const unsigned all = (1u << LS_ENGINES) - 1;
+	const join *J = find_join(s, F->act, s->mc->fns[s->acts[F->act].fn]
+				  .stream[e][F->pos]);
+	lm_buf want = LM_BUF_INIT, got = LM_BUF_INIT;
+	if (!J)
+		return 0;
+	if (J->arrived == all)
+		return J->checker != e;
+	if (e != __builtin_ctz(J->arrived))
+		return 1;
+	for (int i = 0; i < LS_ENGINES; i++)
+		lm_buf_printf(J->arrived >> i & 1 ? &got : &want, "%s%s",
+			      lm_buf_cstr(J->arrived >> i & 1 ? &got : &want)[0]
+			      ? ", " : "", ls_engine_name(i));
+	lm_buf_printf(b, "; core %d: '%s' (%s) waits for engines [%s] "
+		      "(arrived: %s)", c, S(si->in->name),
+		      lm_opcode_name(si->op), lm_buf_cstr(&want),
+		      lm_buf_cstr(&got));
+	lm_buf_free(&want);
+	lm_buf_free(&got);
+	return 1;
+}
 
 static void describe_engine(sim *s, int c, int e, lm_buf *b)
 {
@@ -1548,6 +1772,8 @@ static void describe_engine(sim *s, int c, int e, lm_buf *b)
 		return;
 	idx = sf->stream[e][F->pos];
 	si = &sf->insts[idx];
+	if (si->is_join && a->gate_open && describe_join(s, c, e, F, si, b))
+		return;
 	if (!a->gate_open && si->heads < 0) {
 		const ls_sinst *call = sinst_of(s, (item){a->parent_act,
 							  a->parent_idx});
@@ -1573,15 +1799,26 @@ static void describe_engine(sim *s, int c, int e, lm_buf *b)
 			      S(sf->insts[d->a].in->name), it);
 		return;
 	}
-	for (int i = 0; i < si->n_wait; i++) {
-		const ls_ssem *sem = &s->mc->sems[si->wait_sem[i]];
-		if (sem->value < si->wait_val[i]) {
-			lm_buf_printf(b, "; core %d %s: '%s' (%s) waits for "
-				      "semaphore '%s' >= %lld (value %lld)", c,
-				      ls_engine_name(e), S(si->in->name),
-				      lm_opcode_name(si->op), S(sem->name),
-				      (long long)si->wait_val[i],
-				      (long long)sem->value);
+	if (si->op == LM_OP_DRAIN && s->mc->csync[c] &&
+	    s->mc->csync[c]->dma_out[e] > 0) {
+		lm_buf_printf(b, "; core %d %s: '%s' (Drain) waits for %lld "
+			      "DMA%s %s issued to complete", c,
+			      ls_engine_name(e), S(si->in->name),
+			      (long long)s->mc->csync[c]->dma_out[e],
+			      s->mc->csync[c]->dma_out[e] == 1 ? "" : "s",
+			      ls_engine_name(e));
+		return;
+	}
+	if (si->sy.n_wait && !si->fault) {
+		char why[600], what[600];
+		int first;
+		if (ls_sync_ready(s->mc, c, e, &si->sy, &first, why,
+				  sizeof why) == 0) {
+			ls_sync_describe(s->mc, c, e, &si->sy.wait[first], what,
+					 sizeof what);
+			lm_buf_printf(b, "; core %d %s: '%s' (%s) waits for %s",
+				      c, ls_engine_name(e), S(si->in->name),
+				      lm_opcode_name(si->op), what);
 			return;
 		}
 	}
@@ -1630,6 +1867,8 @@ static void handle(sim *s, const event *ev)
 		} else if (E->cur_completes) {
 			ls_exec_commit(&E->pend);
 			complete(s, E->cur);
+			if (sinst_of(s, E->cur)->is_join)
+				join_release(s, ev->a, ev->b, E->cur);
 		} else {
 			if (s->now > k->st.end_ps)
 				k->st.end_ps = s->now;
@@ -1645,7 +1884,8 @@ static void handle(sim *s, const event *ev)
 		const ls_sqinst *q = &s->mc->qinsts[d->qinst];
 		ls_exec_commit(&d->pend);
 		if (q->sem >= 0)
-			s->mc->sems[q->sem].value++;
+			ls_sync_bump(s->mc, q->sem);
+		s->mc->csync[d->core]->dma_out[d->eng]--;
 		if (s->tracing)
 			ls_trace_add(&s->trace, d->core, LS_ENGINES + d->qinst,
 				     sinst_of(s, (item){d->act, d->idx}),
@@ -1732,6 +1972,7 @@ static void sim_free(sim *s)
 		ls_pending_free(&s->dmas[i].pend);
 	free(s->dmas);
 	free(s->groups);
+	free(s->joins);
 	free(s->heap);
 	free(s->blocked);
 	free(s->xread);
@@ -1839,6 +2080,12 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	t1 = lm_seconds();
 	if (!s->rc)
 		check_finished(s);
+	if (!s->rc) {
+		char why[600];
+		if (ls_sync_check_end(mc, why, sizeof why))
+			s->rc = lm_errc(err, LM_ECHECK, mc->mods[0].path, "",
+					"%s", why);
+	}
 	rc = s->rc;
 	if (s->tracing) {
 		lm_error terr;

@@ -130,9 +130,10 @@ typedef struct ls_core_stats {
 	/* Each engine's time, split five ways that add up to the run's
 	** sim_time_ps: busy_ps (running an instruction; a DMA only for its
 	** issue), wait_sem_ps (its next instruction waits for a semaphore),
-	** wait_barrier_ps (in a CoreBarrier from arrival to release),
-	** wait_dep_ps (its next instruction waits for a dependency, or for
-	** the Call / NKIKernel whose body it belongs to to start) and
+	** wait_barrier_ps (in a CoreBarrier from arrival to release, or
+	** parked at a join on ALL), wait_dep_ps (its next instruction waits
+	** for a dependency, for the Call / NKIKernel whose body it belongs
+	** to to start, or a Drain for the engine's DMAs) and
 	** idle_ps (nothing queued: before its first and after its last
 	** instruction). A wait whose reason changes is split at the change. */
 	int64_t wait_sem_ps[LS_ENGINES];

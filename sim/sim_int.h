@@ -14,7 +14,9 @@
 **               calls, deadlock detection; no semantics;
 **   ctrl.c      the program structure at run time: positions and their
 **               order, loop trip counts, per-iteration values;
-**   regs.c      registers: each engine's file, the register opcodes.
+**   regs.c      registers: each engine's file, the register opcodes;
+**   sync.c      synchronization: semaphore banks by id, events, the
+**               waits and updates of sync_info, GroupResetSemaphores.
 ** Hot loops live apart: apiter.c (access-pattern element loops and dtype
 ** conversions) and mmkernel.c (the Matmult kernel), actfunc.c (activation
 ** formulas), cost.c (the cost model), trace.c (Chrome trace output).
@@ -217,6 +219,33 @@ typedef struct ls_rinst {
 	ls_rop dst;
 } ls_rinst;
 
+/*
+** One sync_info entry, prepared (sync.c). kind: a named semaphore (slot:
+** its index in mc->sems), a slot of a core's id bank (slot: the id,
+** resolved through the bank of the core at run time) or an event (slot:
+** the event id). mode: the WaitMode / UpdateMode ordinal; value the
+** threshold or the amount (int32 arithmetic); reg the register slot of a
+** sem-ge-reg threshold (-1); core the target core of an update (-1: the
+** core that runs it).
+*/
+enum { LS_SYNC_NAMED = 0, LS_SYNC_ID, LS_SYNC_EVT };
+typedef struct ls_ssync {
+	int kind;
+	int slot;
+	int mode;
+	int reg;
+	int core;
+	int64_t value;
+	const char *name;       /* the named semaphore / register (messages) */
+} ls_ssync;
+
+/* The waits and updates of one instruction (or any other scheduled item:
+** each one call of ls_sync_ready / consume / update). */
+typedef struct ls_ssyncs {
+	int n_wait, n_update;
+	ls_ssync *wait, *update; /* one allocation, waits first (owned) */
+} ls_ssyncs;
+
 /* One instruction, prepared. Indices are global to the machine. */
 typedef struct ls_sinst {
 	const lm_inst *in;
@@ -233,11 +262,7 @@ typedef struct ls_sinst {
 	int is_target;          /* some dependency names it */
 	int n_dyn;
 	ls_dyn *dyn;            /* LS_MAX_DYN of them when n_dyn (owned) */
-	int n_wait;
-	int *wait_sem;
-	int64_t *wait_val;
-	int n_signal;
-	int *signal_sem;
+	ls_ssyncs sy;           /* sync_info (sync.c) */
 	int queue;              /* DMA / SwitchQueueInstance: global queue */
 	int qinst;              /* SwitchQueueInstance: global instance */
 	int target;             /* Call / NKIKernel: function index */
@@ -249,8 +274,11 @@ typedef struct ls_sinst {
 	int can_read_uninit;    /* the instruction's flag (kept here: the hot
 				   path does not touch the lm_inst) */
 	char *fault;            /* set: reaching this instruction is an error */
-	int is_all;             /* engine ALL: one copy in every engine's
-				   stream, each on its engine's registers */
+	int is_all;             /* engine ALL: in every engine's stream;
+				   each engine runs its own copy, on its
+				   registers, unless is_join */
+	int is_join;            /* AllEngineBarrier / Exit on ALL: run once
+				   when every engine has arrived */
 	ls_rinst *reg;          /* RegisterMove / RegisterAlu (owned) */
 } ls_sinst;
 
@@ -305,12 +333,28 @@ typedef struct ls_sqinst {
 	int64_t last_done_ps;   /* last completion (FIFO order) */
 } ls_sqinst;
 
+/* A semaphore: a signed 32-bit counter (wrapping), named; with id >= 0
+** slot id of core's bank. */
 typedef struct ls_ssem {
 	const char *name;
 	int mod;
-	int64_t value;
-	int64_t init;           /* the value a run starts from */
+	int32_t value;
+	int32_t init;           /* the value a run starts from */
+	int id, core;
 } ls_ssem;
+
+/*
+** The synchronization of one core (sync.c): its bank (id -> semaphore
+** index, -1 undeclared; fixed at preparation) and, for the run, its
+** events (a bit each, with the instruction that set it) and the DMAs each
+** engine issued that have not completed (Drain).
+*/
+typedef struct ls_core_sync {
+	int bank[256];
+	uint64_t evt[4];
+	const struct ls_sinst *evt_by[256];
+	int64_t dma_out[LS_ENGINES];
+} ls_core_sync;
 
 /* DRAM storage: one per root allocation. */
 typedef struct ls_storage {
@@ -414,6 +458,7 @@ struct ls_machine {
 	int n_regs, cap_regs;   /* register slots (REG allocations) */
 	const lm_alloc **reg_allocs; /* by slot (borrowed) */
 	ls_core_regs regs[LS_MAX_CORES];
+	ls_core_sync *csync[LS_MAX_CORES]; /* allocated on first use */
 	ls_layout sb_layout, psum_layout;
 	int64_t sb_part_bytes, psum_part_bytes; /* compact (the layouts' pb) */
 	const lm_fileset *files; /* Const files in memory (ls_options) */
@@ -666,6 +711,51 @@ void ls_reg_unwritten(const ls_machine *mc, int c, int eng, int slot,
 /* Every register unwritten (a run starts so); the files freed. */
 void ls_regs_reset(ls_machine *mc);
 void ls_regs_free(ls_machine *mc);
+
+/* ---- sync.c ------------------------------------------------------------- */
+
+/* Core c's synchronization state, allocated (bank undeclared) on first
+** use. */
+ls_core_sync *ls_core_syncs(ls_machine *mc, int c);
+/* Declare the semaphores of module mi in mc->sems and the banks: 0, or
+** -1 with the reason in why (two declarations of one slot). */
+int ls_sync_declare(ls_machine *mc, int mi, char *why, size_t n);
+/* Prepare the sync_info of in (module mi) into sy; the first problem
+** into *fault (caller frees) when *fault is NULL. */
+void ls_sync_prepare(ls_machine *mc, int mi, const lm_inst *in,
+		     ls_ssyncs *sy, char **fault);
+void ls_sync_free(ls_ssyncs *sy);
+/* Do the waits of sy hold now for engine eng of core c (all at once)?
+** 1 yes, 0 no (*first: the first that does not), -1 a run error in why. */
+int ls_sync_ready(ls_machine *mc, int c, int eng, const ls_ssyncs *sy,
+		  int *first, char *why, size_t n);
+/* sy's item starts on core c: its event waits consume their events. 0,
+** or -1 with the reason (an event cleared before it was set). */
+int ls_sync_consume(ls_machine *mc, int c, const ls_ssyncs *sy,
+		    const ls_sinst *by, char *why, size_t n);
+/* sy's item completed on core c: apply its updates (by: the item, for
+** messages). 0, or -1 with the reason (an event set twice, a slot not
+** declared). */
+int ls_sync_update(ls_machine *mc, int c, const ls_ssyncs *sy,
+		   const ls_sinst *by, char *why, size_t n);
+/* What wait w of engine eng on core c waits for ("semaphore id 3 ('s') of
+** core 0 >= 2 (value 1)"). */
+void ls_sync_describe(ls_machine *mc, int c, int eng, const ls_ssync *w,
+		      char *buf, size_t n);
+/* GroupResetSemaphores si on core c: its sema_group slots := 0. 0, or -1
+** with the reason (a slot not declared). */
+int ls_sync_group_reset(ls_machine *mc, int c, const ls_sinst *si, char *why,
+			size_t n);
+/* A Return's activation on core c is over: the id bank and the events
+** to 0 (named semaphores without an id keep their values). */
+void ls_sync_clear_bank(ls_machine *mc, int c);
+/* At the end of a run: 0, or -1 with an event left set in why. */
+int ls_sync_check_end(ls_machine *mc, char *why, size_t n);
+/* The named counter at index i += 1 (a queue instance's DMA), wrapping. */
+void ls_sync_bump(ls_machine *mc, int i);
+/* Every semaphore at its initial value, events and counters clear. */
+void ls_sync_reset(ls_machine *mc);
+void ls_sync_free_all(ls_machine *mc);
 
 /* ---- waits.c ------------------------------------------------------------ */
 

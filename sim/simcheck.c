@@ -49,7 +49,8 @@
 		  OP(RETURN) | OP(SWITCHQUEUE) | OP(NKIKERNEL) | OP(LOOP) | \
 		  OP(BREAK) | OP(TENSORREDUCE) | OP(TSPTR) | OP(RECIPROCAL) | \
 		  OP(STREAMTRANSPOSE) | OP(REGMOVE) | OP(REGALU) | \
-		  OP(DYNLOOP) | OP(DOWHILE) | OPS_SELECT)
+		  OP(DYNLOOP) | OP(DOWHILE) | OP(EVENTSEM) | OP(GROUPRESET) | \
+		  OP(AEBARRIER) | OP(DRAIN) | OP(EXIT) | OPS_SELECT)
 /* Opcodes that head a structured loop. */
 #define OPS_LOOP (OP(LOOP) | OP(DYNLOOP) | OP(DOWHILE))
 /* Opcodes refused inside a Loop's body. */
@@ -92,6 +93,8 @@ static const key_rule inst_rules[] = {
 	   copies onto the call it makes */
 	{ OP(NKIKERNEL), "enable_device_dump", K_META, NULL, NULL },
 	{ OP(NKIKERNEL), "nki_binary_version_identifier", K_META, NULL, NULL },
+	/* Call: the core a linked dispatcher's instance Call runs on */
+	{ OP(CALL), "neuron_core_id", K_MODEL, NULL, NULL },
 };
 
 /* A documented op key (fields.def) of an executed opcode: metadata, or
@@ -121,6 +124,9 @@ static const op_key inst_meta[] = {
 	  "kernel" },
 	{ OP(LOOP), "unroll", "an unrolling hint: the loop runs as written" },
 	{ OP(LOOP), "isBasicBlock", "how the compiler lowers the body" },
+	{ OP(GROUPRESET), "mode", "how the hardware encodes the reset (a "
+	  "range or a mask of ids): each id of sema_group is set to 0 "
+	  "either way" },
 };
 
 /* Documented op keys whose every form the `checks` row judges (the form
@@ -128,6 +134,7 @@ static const op_key inst_meta[] = {
 ** the row, not again as a carried key). */
 static const op_key inst_checked_whole[] = {
 	{ OP(DOWHILE), "cond", NULL },
+	{ OP(CALL), "arguments", NULL },
 };
 
 /* Documented op keys the simulator evaluates at each issue when given as
@@ -168,6 +175,8 @@ static const op_key inst_model[] = {
 	{ OP(COREBARRIER), "cores", NULL },
 	{ OP(CALL), "target", NULL },
 	{ OP(SWITCHQUEUE), "queue", NULL },
+	{ OP(GROUPRESET), "sema_group", "each id, a slot of the executing "
+	  "core's bank, is set to 0" },
 	{ OP(LOOP), "registers", "each engine of the loop writes the "
 	  "induction value into them at every iteration's start" },
 	{ OP(NKIKERNEL), "func", NULL },
@@ -449,6 +458,25 @@ static const char *const call_operands_why =
 	"a Call runs its target on the tensors the target names; operands "
 	"on the call itself are not modelled";
 
+/* A Call's argument map: bound only on a linked dispatcher's instance
+** Call, the one that names its core (neuron_core_id). */
+static int chk_call_args(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	const cJSON *a = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "arguments") : NULL;
+	if (!a || cJSON_IsNull(a) || (!a->child && (cJSON_IsObject(a) ||
+						   cJSON_IsArray(a))))
+		return 0;
+	if (cJSON_IsObject(a) &&
+	    cJSON_GetObjectItemCaseSensitive(in->extra, "neuron_core_id"))
+		return 0;
+	snprintf(val, n, "%s", cJSON_IsObject(a) ? "{...}" : "[...]");
+	*why = "a Call binds arguments only as the instance Call of a linked "
+	       "dispatcher, which names its core in neuron_core_id";
+	return 1;
+}
+
 static int chk_call_ins(const lm_inst *in, char *val, size_t n,
 			const char **why)
 {
@@ -491,19 +519,39 @@ static int chk_psum_zero(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
+/* An opcode each engine runs its own copy of when on ALL. */
+static int is_expanded(lm_opcode op)
+{
+	switch (op) {
+	case LM_OP_REGMOVE: case LM_OP_REGALU: case LM_OP_NOOP:
+	case LM_OP_EVENTSEM: case LM_OP_GROUPRESET: case LM_OP_DRAIN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int chk_engine(const lm_inst *in, char *val, size_t n,
 		      const char **why)
 {
-	if (in->engine != LM_ENG_ALL ||
+	if (in->op == LM_OP_EXIT) {
+		if (in->engine == LM_ENG_ALL || in->engine == LM_ENG_UNASSIGNED)
+			return 0;
+		*why = "Exit ends the core's launch for every engine: it is a "
+		       "join on ALL; on one engine it is not modelled";
+		return q(val, n, lm_engine_name(in->engine));
+	}
+	if (in->engine != LM_ENG_ALL || in->op == LM_OP_AEBARRIER ||
 	    (OPS_LOOP & ((lm_opmask)1 << in->op)) || in->op == LM_OP_BREAK)
 		return 0;
-	if (in->op == LM_OP_REGMOVE || in->op == LM_OP_REGALU) {
+	if (is_expanded(in->op)) {
 		/* one copy per engine: each would wait and update */
 		if (!in->n_wait && !in->n_update &&
 		    !(in->sync_extra && in->sync_extra->child))
 			return 0;
-		*why = "a register instruction on engine ALL runs once per "
-		       "engine; its synchronization (once per copy) is not "
+		*why = "an instruction on engine ALL runs once per engine (a "
+		       "join only for AllEngineBarrier and Exit); its "
+		       "synchronization would happen once per copy and is not "
 		       "modelled";
 		return q(val, n, "ALL");
 	}
@@ -545,16 +593,25 @@ static const char *reg_operand_why(const lm_arg *a, int is_dst)
 {
 	const cJSON *k = a->extra ? cJSON_GetObjectItemCaseSensitive(
 		a->extra, "kind") : NULL;
-	if (a->kind == LM_ARG_IMM && !is_dst)
+	if (a->kind == LM_ARG_IMM && !is_dst) {
+		/* the immediate's dtype sets its stored bits (a float's
+		   pattern, a byte's truncation) */
+		if (a->dtype != LM_DT_INT32 && a->dtype != LM_DT_UINT32)
+			return "an immediate is modelled as an int32 or uint32 "
+			       "imm_value";
 		return (a->imm >= -2147483648.0 && a->imm < 4294967296.0 &&
 			a->imm == (double)(int64_t)a->imm) ? NULL
 		       : "an immediate must be a 32-bit integer";
+	}
 	if (a->kind != LM_ARG_OPAQUE || !cJSON_IsString(k) ||
 	    strcmp(k->valuestring, "register_access"))
 		return is_dst ? "the destination must be a register_access"
 		       : "a source must be a register_access or an imm_value";
 	if (a->dtype != LM_DT_INT32 && a->dtype != LM_DT_UINT32)
 		return "registers are read and written as int32 or uint32";
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(a->extra,
+							     "regref")))
+		return "a register_access names its register in regref";
 	return NULL;
 }
 
@@ -621,26 +678,44 @@ static void sync_text(const lm_sync *e, int upd, char *val, size_t n)
 	cJSON_Delete(j);
 }
 
-/* Is sync entry e one the simulator runs: a name-form sem-ge-imm wait
-** with a value, a name-form sem-inc by 1, no other key (a wait's `from`,
-** provenance, aside)? */
+/* Is sync entry e one the simulator runs: every wait and update mode
+** but invalid, with the value its mode needs, no key of its own beyond
+** the documented ones (a wait's `from`, provenance, aside)? The
+** verifier judges names, ids, registers and cores. */
 static int sync_modelled(const lm_sync *e, int upd)
 {
-	if (!e->semaphore || e->extra || e->regref || e->has_core)
+	if (e->extra)
 		return 0;
 	if (upd)
-		return e->mode == LM_UPD_SEM_INC &&
-		       (!e->has_value || e->value == 1);
-	return e->mode == LM_WAIT_SEM_GE_IMM && e->has_value;
+		switch (e->mode) {
+		case LM_UPD_EVT_SET:
+			return 1;
+		case LM_UPD_SEM_ADD_IMM: case LM_UPD_SEM_SUB_IMM:
+		case LM_UPD_SEM_WR_IMM:
+			return e->has_value;
+		case LM_UPD_SEM_INC: case LM_UPD_SEM_DEC:
+			return !e->has_value || e->value == 1;
+		default:
+			return 0;
+		}
+	switch (e->mode) {
+	case LM_WAIT_EVT_SET_THEN_CLEAR: case LM_WAIT_SEM_GE_REG:
+		return 1;
+	case LM_WAIT_SEM_GE_IMM:
+		return e->has_value;
+	default:
+		return 0;
+	}
 }
 
 static int chk_sync(const lm_inst *in, char *val, size_t n,
 		    const char **why)
 {
-	*why = "the simulator runs on_wait 'sem-ge-imm' with a value and "
-	       "on_update 'sem-inc' by 1 on a named semaphore; semaphore "
-	       "ids, events, the other modes, register thresholds and "
-	       "remote cores are not modelled";
+	*why = "the simulator runs every on_wait mode (a sem-ge-imm with its "
+	       "value) and every on_update mode (add, sub and wr with their "
+	       "value, inc and dec by 1) but 'invalid'; keys of an entry "
+	       "beyond id / semaphore, mode, value, regref, from and core "
+	       "are not modelled";
 	for (int k = 0; k < 2; k++) {
 		const lm_sync *v = k ? in->update : in->wait;
 		int cnt = k ? in->n_update : in->n_wait;
@@ -764,6 +839,7 @@ static const field_rule checks[] = {
 	{ OP(RANGESELECT), "compare_op1", chk_range_cmp1 },
 	{ OP(CALL), "ins", chk_call_ins },
 	{ OP(CALL), "outs", chk_call_outs },
+	{ OP(CALL), "arguments", chk_call_args },
 };
 
 /* ---- documented op keys ------------------------------------------------- */
@@ -1233,13 +1309,6 @@ static int check_module(cctx *c)
 	for (int s = 0; s < m->n_semaphores && !rc; s++) {
 		const lm_semaphore *sm = &m->semaphores[s];
 		where_set(c, 0, "semaphore %s", sm->name, s);
-		if (sm->has_id || sm->has_core)
-			rc = refuse(c, "semaphore key '%s' = %lld is not "
-				    "modelled by the simulator (semaphores are "
-				    "run by name; the banks of numbered "
-				    "semaphores are not modelled)",
-				    sm->has_id ? "id" : "core", (long long)(
-				    sm->has_id ? sm->id : sm->core));
 		if (!rc)
 			rc = check_extra(c, sm->extra, semaphore_rules,
 					 sizeof semaphore_rules /

@@ -14,6 +14,8 @@
 #include "sim_int.h"
 #include "dtype.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,11 +86,76 @@ static void put_us(lm_buf *b, int64_t ps)
 		      (long long)(ps % 1000000));
 }
 
+/* Picoseconds as the double a reader parses from put_us's decimal. */
+static double us_double(int64_t ps)
+{
+	char t[48];
+	snprintf(t, sizeof t, "%lld.%06lld", (long long)(ps / 1000000),
+		 (long long)(ps % 1000000));
+	return strtod(t, NULL);
+}
+
+/* Whether a slice of duration x from ts reads as ending no later than
+** te, both as ts + x and shifted to its track's first start t0. */
+static int ends_in_time(double ts, double te, double t0, double x)
+{
+	return ts + x <= te && (ts - t0) + x <= te - t0;
+}
+
+/*
+** A slice's duration (start and dur in ps; first, the first start on the
+** slice's track). Readers compute a slice's end as ts + dur in binary
+** floating point, where the sum of the two decimals may round past the
+** decimal of the end itself (16.050861 + 0.193750 reads as
+** 16.244611000000003, after the next slice's start 16.244611): the
+** slices would overlap. speedscope first shifts each track to start at
+** zero, which rounds differently again. When the plain decimal would read
+** late either way, the duration is written as the largest double below it
+** that reads in time both ways (a few units in the last place less, far
+** below a picosecond: rounded to picoseconds it is the duration).
+*/
+static void put_dur(lm_buf *b, int64_t start, int64_t dur, int64_t first)
+{
+	char d[48];
+	double ts = us_double(start), te = us_double(start + dur);
+	double t0 = us_double(first), hi, lo;
+	snprintf(d, sizeof d, "%lld.%06lld", (long long)(dur / 1000000),
+		 (long long)(dur % 1000000));
+	hi = strtod(d, NULL);
+	lo = fmax(0.0, hi - 8 * (nextafter(te, HUGE_VAL) - te));
+	if (ends_in_time(ts, te, t0, hi) || !ends_in_time(ts, te, t0, lo)) {
+		lm_buf_puts(b, d);
+		return;
+	}
+	/* the sums grow with x: the largest x in [lo, hi) in time */
+	while (nextafter(lo, HUGE_VAL) < hi) {
+		double mid = lo + (hi - lo) / 2;
+		if (mid <= lo || mid >= hi)
+			break;
+		if (ends_in_time(ts, te, t0, mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (llround(lo * 1e6) != dur) {
+		lm_buf_puts(b, d);
+		return;
+	}
+	/* the shortest form that reads back as lo */
+	for (int prec = 6; prec <= 17; prec++) {
+		snprintf(d, sizeof d, "%.*g", prec, lo);
+		if (strtod(d, NULL) == lo)
+			break;
+	}
+	lm_buf_puts(b, d);
+}
+
 /* What the writer needs besides the events. */
 typedef struct tw {
 	const ls_trace *t;
 	const ls_machine *mc;
 	int ntr;                /* tracks per core */
+	int64_t *track_start;   /* per core x track: its first slice's start */
 	lm_buf b;
 	int first;
 } tw;
@@ -170,12 +237,27 @@ static void put_meta(tw *w)
 static void put_waits(tw *w, const ls_sinst *si)
 {
 	lm_buf_puts(&w->b, ",\"wait\":[");
-	for (int i = 0; i < si->n_wait; i++) {
-		lm_buf_puts(&w->b, i ? ",{\"semaphore\":" : "{\"semaphore\":");
-		put_str(&w->b, si->wait_sem[i] >= 0 ?
-			w->mc->sems[si->wait_sem[i]].name : "");
-		lm_buf_printf(&w->b, ",\"value\":%lld}",
-			      (long long)si->wait_val[i]);
+	for (int i = 0; i < si->sy.n_wait; i++) {
+		const ls_ssync *x = &si->sy.wait[i];
+		lm_buf_puts(&w->b, i ? ",{" : "{");
+		if (x->kind == LS_SYNC_NAMED) {
+			lm_buf_puts(&w->b, "\"semaphore\":");
+			put_str(&w->b, x->slot >= 0 ? w->mc->sems[x->slot].name
+						    : "");
+		} else {
+			lm_buf_printf(&w->b, "\"%s\":%d", x->kind == LS_SYNC_EVT
+				      ? "event" : "id", x->slot);
+		}
+		if (x->kind == LS_SYNC_EVT)
+			lm_buf_puts(&w->b, "}");
+		else if (x->reg >= 0) {
+			lm_buf_puts(&w->b, ",\"register\":");
+			put_str(&w->b, x->name ? x->name : "");
+			lm_buf_puts(&w->b, "}");
+		}
+		else
+			lm_buf_printf(&w->b, ",\"value\":%lld}",
+				      (long long)x->value);
 	}
 	lm_buf_puts(&w->b, "]");
 }
@@ -242,7 +324,8 @@ static void put_slice(tw *w, int i, const int *flow_in, const uint8_t *out)
 		put_head(w, e, e->si->in->name, lm_opcode_name(e->si->op), "X",
 			 e->start);
 		lm_buf_puts(&w->b, ",\"dur\":");
-		put_us(&w->b, e->dur);
+		put_dur(&w->b, e->start, e->dur,
+			w->track_start[e->core * w->ntr + e->track]);
 		if (flow_in[i] >= 0)
 			lm_buf_printf(&w->b, ",\"bind_id\":%d,\"flow_in\":true",
 				      flow_in[i]);
@@ -293,8 +376,9 @@ static int unblocks(const tw *w, const ls_trace_ev *d, const ls_trace_ev *x)
 		for (int k = 0; k < si->n_deps; k++)
 			if (si->deps[k].a == d->idx)
 				return 1;
-	for (int k = 0; sem >= 0 && k < si->n_wait; k++)
-		if (si->wait_sem[k] == sem)
+	for (int k = 0; sem >= 0 && k < si->sy.n_wait; k++)
+		if (si->sy.wait[k].kind == LS_SYNC_NAMED &&
+		    si->sy.wait[k].slot == sem)
 			return 1;
 	return 0;
 }
@@ -356,6 +440,16 @@ int ls_trace_write(const ls_trace *t, const ls_machine *mc, const char *path,
 	w.mc = mc;
 	w.ntr = LS_ENGINES + mc->n_qinsts;
 	w.first = 1;
+	w.track_start = lm_xcalloc((size_t)LS_MAX_CORES * (size_t)w.ntr,
+				   sizeof *w.track_start);
+	for (int i = 0; i < LS_MAX_CORES * w.ntr; i++)
+		w.track_start[i] = INT64_MAX;
+	for (int i = 0; i < t->n; i++) {
+		int64_t *f = &w.track_start[t->ev[i].core * w.ntr +
+					    t->ev[i].track];
+		if (t->ev[i].start < *f)
+			*f = t->ev[i].start;
+	}
 	find_flows(&w, flow_in, out);
 	lm_buf_puts(&w.b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
 	put_meta(&w);
@@ -364,6 +458,7 @@ int ls_trace_write(const ls_trace *t, const ls_machine *mc, const char *path,
 	lm_buf_puts(&w.b, "\n]}\n");
 	rc = lm_write_file_atomic(path, w.b.ptr, w.b.size, err);
 	lm_buf_free(&w.b);
+	free(w.track_start);
 	free(flow_in);
 	free(out);
 	return rc;

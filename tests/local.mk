@@ -9,7 +9,7 @@ TEST_CFLAGS = $(TEST_CPPFLAGS) $(AM_CFLAGS) $(CHECK_CFLAGS)
 check_LTLIBRARIES = tests/libtestutil.la
 tests_libtestutil_la_SOURCES = tests/util.c tests/testutil.h
 tests_libtestutil_la_CFLAGS = $(TEST_CFLAGS)
-EXTRA_DIST += tests/fixtures
+EXTRA_DIST += tests/fixtures tests/speedscope_probe.js
 
 check_PROGRAMS += tests/test_model
 tests_test_model_SOURCES = tests/test_model.c
@@ -96,6 +96,13 @@ tests_test_linker_SOURCES = tests/test_linker.c
 tests_test_linker_CFLAGS = $(TEST_CFLAGS)
 tests_test_linker_LDADD = $(TEST_LDADD)
 TESTS += tests/test_linker
+
+# the modular link: module definitions with several instances
+check_PROGRAMS += tests/test_multidef
+tests_test_multidef_SOURCES = tests/test_multidef.c
+tests_test_multidef_CFLAGS = $(TEST_CFLAGS)
+tests_test_multidef_LDADD = $(TEST_LDADD)
+TESTS += tests/test_multidef
 
 check_PROGRAMS += tests/test_klr tests/test_provision
 tests_test_klr_SOURCES = tests/test_klr.c
@@ -205,3 +212,9 @@ tests_test_select_SOURCES = tests/test_select.c
 tests_test_select_CFLAGS = $(TEST_CFLAGS)
 tests_test_select_LDADD = $(TEST_LDADD)
 TESTS += tests/test_select
+
+check_PROGRAMS += tests/test_sync
+tests_test_sync_SOURCES = tests/test_sync.c
+tests_test_sync_CFLAGS = $(TEST_CFLAGS)
+tests_test_sync_LDADD = $(TEST_LDADD)
+TESTS += tests/test_sync

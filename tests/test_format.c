@@ -711,8 +711,11 @@ END_TEST
 START_TEST(test_engine_all_refused)
 {
 	char *d = tu_tmpdir("fmtall");
+	/* a NoOp on ALL runs once per engine: with an update it is refused */
 	char *t = module_text(2, "gen3", "", "{\"opcode\":\"NoOp\",\"name\":"
-			      "\"a\",\"engine\":\"ALL\",\"ins\":[],\"outs\":[]}");
+			      "\"a\",\"engine\":\"ALL\",\"ins\":[],\"outs\":[],"
+			      "\"sync_info\":{\"on_update\":[{\"semaphore\":"
+			      "\"s\"}]}}");
 	char *p = tu_write(d, "def.json", t);
 	tu_run r = tu_lncsim(d, "run", "--list-unsupported", p, NULL);
 	ck_assert_int_eq(r.status, 2);

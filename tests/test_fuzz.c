@@ -1213,6 +1213,41 @@ START_TEST(test_fuzz_killed_case_and_server)
 }
 END_TEST
 
+/*
+** SIGUSR1 to the case servers and their cases (what MPICH's mpiexec
+** sends a job's process groups when one of its ranks died) ends
+** neither: no case is lost.
+*/
+START_TEST(test_fuzz_sigusr1_ignored)
+{
+	char *d = tu_tmpdir("fuzz");
+	char *db = lm_path_join(d, "usr1.db");
+	const char *argv[] = { "fuzz", "--db", db, "--campaign", "u", "-q",
+			       "--count", "40", "--cores", "3-6", "--jobs", "2",
+			       NULL };
+	tu_proc p;
+	tu_start(NULL, d, argv, &p);
+	wait_cases(db, "u", 2);
+	int servers[8], cases[16];
+	ck_assert_int_eq(tu_children(p.pid, servers, 8), 2);
+	int n = case_processes(p.pid, cases, 16);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(kill(servers[i], SIGUSR1), 0);
+	for (int i = 0; i < n; i++)
+		kill(cases[i], SIGUSR1);   /* it may have ended meanwhile */
+	wait_cases(db, "u", 6);
+	ck_assert_int_eq(tu_children(p.pid, servers, 8), 2);
+	tu_run r = tu_finish(&p);
+	ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+	ck_assert_contains(r.out, "fuzz: 40 cases, 40 passed, 0 failed");
+	ck_assert_msg(!strstr(r.err, "handed out again"), "%s", r.err);
+	tu_run_free(&r);
+	each_seed_once(db, "u", 1, 40);
+	free(db);
+	free(d);
+}
+END_TEST
+
 /* --duration ends a campaign by time; a duration campaign stores no
 ** count; --null-cases runs the coordinator alone. */
 START_TEST(test_fuzz_duration)
@@ -1495,6 +1530,7 @@ static Suite *suite(void)
 	tcase_add_test(e2e, test_fuzz_sigint_resume);
 	tcase_add_test(e2e, test_fuzz_sigterm_resume);
 	tcase_add_test(e2e, test_fuzz_killed_case_and_server);
+	tcase_add_test(e2e, test_fuzz_sigusr1_ignored);
 	tcase_add_test(e2e, test_fuzz_duration);
 	tcase_add_test(e2e, test_fuzz_case_timeout);
 	tcase_add_test(e2e, test_fuzz_one_run_at_a_time);

@@ -10,6 +10,7 @@
 */
 #include "common.h"
 #include "testutil.h"
+#include "json.h"
 #include "verify.h"
 #include "sim.h"
 #include "sim_int.h"
@@ -310,6 +311,17 @@ START_TEST(test_per_engine)
 		"\"name\": \"mvb\", \"engine\": \"SP\"",
 		"\"name\": \"mvb\", \"engine\": \"SP\", \"dependencies\": "
 		"[[\"mva\", \"Flow\"]]", NULL };
+	static const char *const all_dep_late[] = {
+		"{\"opcode\": \"RegisterMove\", \"name\": \"mva\", "
+		"\"engine\": \"SP\"",
+		"{\"opcode\": \"NoOp\", \"name\": \"w\", \"engine\": "
+		"\"DVE\", \"sync_info\": {\"on_wait\": [{\"semaphore\": "
+		"\"s_dma\", \"mode\": \"sem-ge-imm\", \"value\": 1}]}}, "
+		"{\"opcode\": \"RegisterMove\", \"name\": \"mva\", "
+		"\"engine\": \"ALL\"",
+		"\"name\": \"mvb\", \"engine\": \"SP\"",
+		"\"name\": \"mvb\", \"engine\": \"SP\", \"dependencies\": "
+		"[[\"mva\", \"Flow\"]]", NULL };
 	lm_error err;
 	ls_result r;
 	uint32_t v;
@@ -328,12 +340,17 @@ START_TEST(test_per_engine)
 	ck_assert_msg(strstr(err.msg, "instruction strc0: ins symbolic_ap "
 			     "addrs[0]: reads register 'rc', which no "
 			     "instruction has written on SP"), "%s", err.msg);
-	/* a dependency on an ALL instruction: which copy is not modelled */
+	/* a dependency on an ALL instruction waits for every engine's copy
+	   (the linker's completion barrier names one): met here ... */
 	rc = run_alu("add", 1, 40, 2, all_dep, &v, NULL, &err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
+	ck_assert_uint_eq(v, 42);
+	/* ... and not when DVE's copy waits for a DMA issued after mvb */
+	rc = run_alu("add", 1, 40, 2, all_dep_late, &v, NULL, &err);
 	ck_assert_int_ne(rc, 0);
-	ck_assert_msg(strstr(err.msg, "instruction mvb: on SP: dependency on "
-			     "'mva', an instruction on engine ALL (one copy per "
-			     "engine), is not modelled"), "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "deadlock") && strstr(err.msg,
+		      "core 0 SP: 'mvb' (RegisterMove) waits for instruction "
+		      "'mva' to complete"), "%s", err.msg);
 	rc = run_alu("add", 1, 40, 2, all, &v, &r, &err);
 	ck_assert_msg(rc == 0, "%s", err.msg);
 	ck_assert_uint_eq(v, 42);
@@ -430,6 +447,43 @@ START_TEST(test_dynloop_errors)
 }
 END_TEST
 
+/*
+** An induction value that would pass INT64_MAX ends the loop: ub =
+** rn * 2^32 with rn = 2^31 - 1 (2^63 - 2^32), stride 2^53: j = 0, 2^53,
+** ..., 1023 * 2^53, 1024 iterations (the body copies y[0] = x[0]).
+*/
+START_TEST(test_dynloop_iv_overflow)
+{
+	static const char *const subs[] = {
+		"\"value\": 4", "\"value\": 2147483647",
+		"\"regref\": \"rn\"}, \"coeff\": 1}",
+		"\"regref\": \"rn\"}, \"coeff\": 4294967296}",
+		"\"stride\": {\"kind\": \"AffExprKind\", \"terms\": [], "
+		"\"c\": 1}", "\"stride\": {\"kind\": \"AffExprKind\", "
+		"\"terms\": [], \"c\": 9007199254740992}",
+		"\"axis\": \"j\"}, \"coeff\": 1}", "\"axis\": \"j\"}, "
+		"\"coeff\": 0}", NULL };
+	lm_module *m = fixture("dynloop.json", subs);
+	ls_tensors in;
+	ls_options o;
+	ls_result r;
+	lm_error err;
+	int rc;
+	memset(&o, 0, sizeof o);
+	o.max_instructions = 10000;
+	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
+	inputs(&in);
+	rc = ls_run(m, &in, &o, &r, &err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
+	/* pre, mvn, 1024 copies and back edges */
+	ck_assert_int_eq(r.instructions, 2 + 2 * 1024);
+	ck_assert(out_y(&r)[0] == 0 && out_y(&r)[1] == 59);
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	lm_module_free(m);
+}
+END_TEST
+
 /* do { y[rk] = x[rk]; rk -= 1 } while (rk): rk = 3, 2, 1; the body runs
 ** once even when the condition is 0 on entry. */
 START_TEST(test_dowhile)
@@ -443,6 +497,32 @@ START_TEST(test_dowhile)
 	/* rk = 0: the copy of y[0], rk = -1, the loop goes on until
 	   rk = -6 addresses outside y */
 	run_fails("dowhile.json", k0, "instruction cpk");
+}
+END_TEST
+
+/* The cond's register of a DoWhile: "cond" names it, and the linker's
+** rename reaches it. */
+static int cond_reg(void *arg, const char *key, const char *name)
+{
+	if (!strcmp(key, "cond"))
+		snprintf(arg, 32, "%s", name);
+	return 0;
+}
+
+START_TEST(test_dowhile_cond_renamed)
+{
+	lm_module *m = fixture("dowhile.json", NULL);
+	lm_inst *dw = &m->functions[0].blocks[0].insts[2];
+	lm_strmap map;
+	char got[32] = "";
+	ck_assert_str_eq(dw->name, "dw");
+	lm_strmap_init(&map);
+	lm_strmap_put(&map, "rk", (void *)"nc0.rk");
+	lm_inst_rename_registers(dw, &map);
+	lm_inst_each_regname(dw, cond_reg, got);
+	ck_assert_str_eq(got, "nc0.rk");
+	lm_strmap_free(&map);
+	lm_module_free(m);
 }
 END_TEST
 
@@ -554,6 +634,29 @@ START_TEST(test_refused)
 		"uint32)");
 	refused("alu.json", wide, "key 'is_64bit' = true is not modelled by "
 		"the simulator (the 64-bit Hi/Lo register pair form");
+	/* a register_access without its register: refused before time 0,
+	   not a run error */
+	{
+		static const char *const noref[] = {
+			"\"dtype\": \"int32\", \"regref\": \"ra\"}]}",
+			"\"dtype\": \"int32\"}]}", NULL };
+		refused("alu.json", noref, "instruction mva: opcode "
+			"'RegisterMove' key 'outs' = 1 operand "
+			"(register_access) is not modelled by the simulator (a "
+			"register_access names its register in regref)");
+	}
+	/* an immediate's dtype sets its bits: only int32 / uint32 */
+	for (int k = 0; k < 2; k++) {
+		const char *const imm[] = {
+			"\"dtype\": \"int32\", \"value\": 1111111",
+			k ? "\"dtype\": \"float32\", \"value\": 1111111"
+			  : "\"dtype\": \"uint8\", \"value\": 1111111",
+			NULL };
+		refused("alu.json", imm, "instruction mva: opcode "
+			"'RegisterMove' key 'ins' = 1 operand (imm_value) is "
+			"not modelled by the simulator (an immediate is "
+			"modelled as an int32 or uint32 imm_value)");
+	}
 	refused("alu.json", all_sync, "instruction mva: opcode "
 		"'RegisterMove' key 'engine' = \"ALL\" is not modelled");
 	refused("dowhile.json", cond_block, "opcode 'DoWhile' key 'cond' = "
@@ -581,8 +684,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_per_engine);
 	tcase_add_test(tc, test_dynloop);
 	tcase_add_test(tc, test_dynloop_errors);
+	tcase_add_test(tc, test_dynloop_iv_overflow);
 	tcase_add_test(tc, test_dowhile);
 	tcase_add_test(tc, test_dowhile_runaway);
+	tcase_add_test(tc, test_dowhile_cond_renamed);
 	tcase_add_test(tc, test_loop_registers);
 	tcase_add_test(tc, test_refused);
 	suite_add_tcase(s, tc);

@@ -542,8 +542,9 @@ START_TEST(test_run_list_unsupported)
 		"\"engine\":\"DVE\",\"outs\":[{\"kind\":\"physical_ap\","
 		"\"memsetref\":\"zz\",\"memref\":\"zz\",\"offset\":0,\"ap\":"
 		"[[4,2],[1,4]],\"dtype\":\"float32\"}],\"value\":0,\"mode\":"
-		"\"Random\"},{\"opcode\":\"EventSemaphore\",\"name\":\"e\","
-		"\"engine\":\"SP\",\"dependencies\":[\"ms\"]}]}]}]}");
+		"\"Random\"},{\"opcode\":\"Pool\",\"name\":\"e\","
+		"\"engine\":\"Pool\",\"func\":\"Max\",\"ins\":[],\"outs\":[],"
+		"\"dependencies\":[\"ms\"]}]}]}]}");
 	char *want = lm_xasprintf(
 		"%s: function f/allocation zz: allocation key 'frob' = 1 is "
 		"not modelled by the simulator (not a key the simulator knows "
@@ -551,7 +552,7 @@ START_TEST(test_run_list_unsupported)
 		"%s: function f/block b/instruction ms: opcode 'Memset' key "
 		"'mode' = \"Random\" is not modelled by the simulator (it "
 		"models only \"Const\")\n"
-		"%s: function f/block b/instruction e: opcode 'EventSemaphore' "
+		"%s: function f/block b/instruction e: opcode 'Pool' "
 		"is not modelled by the simulator\n", bad, bad, bad);
 	tu_run r = tu_lncsim(NULL, "run", "--list-unsupported", bad, NULL);
 	ck_assert_int_eq(r.status, 2);
@@ -571,7 +572,7 @@ START_TEST(test_run_list_unsupported)
 	r = tu_lncsim(NULL, "run", "--no-db", bad, NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_contains(r.err, "allocation key 'frob' = 1 is not modelled");
-	ck_assert(strstr(r.err, "EventSemaphore") == NULL);
+	ck_assert(strstr(r.err, "'Pool'") == NULL);
 	tu_run_free(&r);
 	/* a module that does not verify is an input error as for a run */
 	char *broken = tu_write(dir, "broken.json", "{\"version\":2}");
@@ -591,7 +592,7 @@ END_TEST
 
 /*
 ** The opcodes the model reads but the simulator does not run yet, and the
-** numbered semaphores, are each listed by run --list-unsupported (exit
+** forms of the ones it runs that it refuses, are each listed by run --list-unsupported (exit
 ** 2) on the wire fixtures that hold them.
 */
 START_TEST(test_run_lists_new_constructs)
@@ -604,9 +605,6 @@ START_TEST(test_run_lists_new_constructs)
 		"instruction cbr: opcode 'CompareAndBranch'",
 		"instruction ubr: opcode 'UnconditionalBranch'",
 		"instruction exit: opcode 'Exit'",
-		"semaphore s0: semaphore key 'id' = 0",
-		"instruction evs: opcode 'EventSemaphore'",
-		"instruction grs: opcode 'GroupResetSemaphores'",
 		"instruction aeb: opcode 'AllEngineBarrier'",
 		"instruction drain: opcode 'Drain'",
 		"instruction rqi: opcode 'ResetQueueInstance'",

@@ -637,8 +637,6 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	{ "{\"opcode\":\"Pool\",\"name\":\"k\",\"engine\":\"Pool\","
 	  "\"func\":\"Max\",\"ins\":[],\"outs\":[]}",
 	  "opcode 'Pool' is not modelled by the simulator" },
-	{ "{\"opcode\":\"EventSemaphore\",\"name\":\"k\",\"engine\":\"SP\"}",
-	  "opcode 'EventSemaphore' is not modelled by the simulator" },
 	{ "{\"opcode\":\"DMATrigger\",\"name\":\"k\",\"engine\":\"SP\","
 	  "\"queue\":\"q0\",\"dma_blocks\":[]}",
 	  "opcode 'DMATrigger' is not modelled by the simulator" },
@@ -669,7 +667,13 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "P\",\"associate_branch\":\"b\"}",
 	  "opcode 'BranchHint' is not modelled by the simulator" },
 	{ "{\"opcode\":\"Exit\",\"name\":\"k\",\"engine\":\"SP\"}",
-	  "opcode 'Exit' is not modelled by the simulator" },
+	  "opcode 'Exit' key 'engine' = \"SP\" is not modelled by the "
+	  "simulator (Exit ends the core's launch for every engine: it is a "
+	  "join on ALL; on one engine it is not modelled)" },
+	{ "{\"opcode\":\"Drain\",\"name\":\"k\",\"engine\":\"SP\","
+	  "\"is_reset_sema\":true}",
+	  "opcode 'Drain' key 'is_reset_sema' = true is not modelled by the "
+	  "simulator (it models only false or 0)" },
 	{ "{\"opcode\":\"Halt\",\"name\":\"k\",\"engine\":\"SP\"}",
 	  "opcode 'Halt' is not modelled by the simulator" },
 	{ "{\"opcode\":\"RegisterAlu\",\"name\":\"k\",\"engine\":\""
@@ -688,14 +692,6 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	{ "{\"opcode\":\"TensorSave\",\"name\":\"k\",\"engine\":\"S"
 	  "P\"}",
 	  "opcode 'TensorSave' is not modelled by the simulator" },
-	{ "{\"opcode\":\"GroupResetSemaphores\",\"name\":\"k\",\"en"
-	  "gine\":\"SP\",\"sema_group\":[]}",
-	  "opcode 'GroupResetSemaphores' is not modelled by the simulator" },
-	{ "{\"opcode\":\"AllEngineBarrier\",\"name\":\"k\",\"engine"
-	  "\":\"SP\"}",
-	  "opcode 'AllEngineBarrier' is not modelled by the simulator" },
-	{ "{\"opcode\":\"Drain\",\"name\":\"k\",\"engine\":\"SP\"}",
-	  "opcode 'Drain' is not modelled by the simulator" },
 	{ "{\"opcode\":\"DMABlock\",\"name\":\"k\",\"engine\":\"SP\""
 	  ",\"queue\":\"q0\",\"blocks\":[{\"name\":\"db\",\"instruc"
 	  "tions\":[]}]}",
@@ -1115,9 +1111,10 @@ static void add_refusal(void *arg, const char *msg)
 }
 
 /*
-** The sync_info entries the simulator does not run yet are refused by
-** name before a run (a numbered semaphore, its declaration, a register
-** threshold, another mode, a remote core); the modelled ones are not.
+** The sync_info entries the simulator cannot run are refused by name
+** before a run (a mode without the value it needs, a key of an entry or
+** of sync_info it does not know); every mode with its value, ids, a
+** register threshold and a target core are not.
 */
 START_TEST(test_sync_entries_refused)
 {
@@ -1131,43 +1128,48 @@ START_TEST(test_sync_entries_refused)
 		"\"memorylocations\":[{\"name\":\"r\",\"type\":\"REG\",\"addr\":"
 		"0}]}],\"blocks\":[{\"name\":\"b\",\"instructions\":["
 		SY_NOP("ok", "{\"on_wait\":[{\"semaphore\":\"s\",\"value\":0,"
-		       "\"from\":\"x\"}],\"on_update\":[{\"semaphore\":\"s\"}]}") ","
-		SY_NOP("a", "{\"on_wait\":[{\"id\":7,\"wait_value\":0}]}") ","
-		SY_NOP("b2", "{\"on_wait\":[{\"semaphore\":\"s\",\"mode\":"
-		       "\"sem-ge-reg\",\"regref\":\"r\"}]}") ","
+		       "\"from\":\"x\"},{\"id\":7,\"wait_value\":0},{\"semaphore\":"
+		       "\"s\",\"mode\":\"sem-ge-reg\",\"regref\":\"r\"},{\"id\":2,"
+		       "\"mode\":\"evt-set-then-clear\"}],\"on_update\":[{"
+		       "\"semaphore\":\"s\"},{\"id\":7,\"mode\":\"sem-add-imm\","
+		       "\"update_value\":2},{\"id\":7,\"mode\":\"sem-sub-imm\","
+		       "\"update_value\":2},{\"id\":7,\"mode\":\"sem-dec\"},{\"id\":"
+		       "7,\"mode\":\"sem-wr-imm\",\"update_value\":2,\"core\":0},"
+		       "{\"id\":2,\"mode\":\"evt-set\"}]}") ","
+		SY_NOP("a", "{\"on_wait\":[{\"id\":7,\"mode\":\"sem-ge-imm\"}]}")
+		","
 		SY_NOP("c", "{\"on_update\":[{\"semaphore\":\"s\",\"mode\":"
-		       "\"sem-add-imm\",\"value\":2}]}") ","
-		SY_NOP("d", "{\"on_update\":[{\"semaphore\":\"s\",\"core\":1}]}")
+		       "\"sem-add-imm\"}]}") ","
+		SY_NOP("e", "{\"on_update\":[{\"id\":7,\"x_k\":1}]}") ","
+		SY_NOP("t", "{\"on_update\":[],\"x_top\":1}")
 		"]}]}]}";
 	lm_module *m = NULL;
 	lm_error err;
 	lm_buf b = LM_BUF_INIT;
 	const char *why = " is not modelled by the simulator (the simulator "
-		"runs on_wait 'sem-ge-imm' with a value and on_update 'sem-inc' "
-		"by 1 on a named semaphore; semaphore ids, events, the other "
-		"modes, register thresholds and remote cores are not "
-		"modelled)\n";
+		"runs every on_wait mode (a sem-ge-imm with its value) and every "
+		"on_update mode (add, sub and wr with their value, inc and dec "
+		"by 1) but 'invalid'; keys of an entry beyond id / semaphore, "
+		"mode, value, regref, from and core are not modelled)\n";
 	char *want;
 	ck_assert_msg(lm_module_parse(&m, text, strlen(text), "y.json",
 				      &err) == 0, "%s", err.msg);
 	ck_assert_msg(lm_verify(m, NULL, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(ls_check_module_each(m, add_refusal, &b), 5);
+	ck_assert_int_eq(ls_check_module_each(m, add_refusal, &b), 4);
 	want = lm_xasprintf(
-		"y.json: semaphore sid: semaphore key 'id' = 7 is not modelled "
-		"by the simulator (semaphores are run by name; the banks of "
-		"numbered semaphores are not modelled)\n"
 		"y.json: function f/block b/instruction a: opcode 'NoOp' key "
-		"'sync_info' = {\"on_wait\":[{\"id\":7,\"mode\":\"sem-ge-imm\","
-		"\"value\":0}]}%s"
-		"y.json: function f/block b/instruction b2: opcode 'NoOp' key "
-		"'sync_info' = {\"on_wait\":[{\"semaphore\":\"s\",\"mode\":"
-		"\"sem-ge-reg\",\"regref\":\"r\"}]}%s"
+		"'sync_info' = {\"on_wait\":[{\"id\":7,\"mode\":\"sem-ge-imm\"}]}"
+		"%s"
 		"y.json: function f/block b/instruction c: opcode 'NoOp' key "
 		"'sync_info' = {\"on_update\":[{\"semaphore\":\"s\",\"mode\":"
-		"\"sem-add-imm\",\"value\":2}]}%s"
-		"y.json: function f/block b/instruction d: opcode 'NoOp' key "
-		"'sync_info' = {\"on_update\":[{\"semaphore\":\"s\",\"mode\":"
-		"\"sem-inc\",\"core\":1}]}%s", why, why, why, why);
+		"\"sem-add-imm\"}]}%s"
+		"y.json: function f/block b/instruction e: opcode 'NoOp' key "
+		"'sync_info' = {\"on_update\":[{\"id\":7,\"mode\":\"sem-inc\","
+		"\"...\":true}]}%s"
+		"y.json: function f/block b/instruction t: opcode 'NoOp' key "
+		"'sync_info' = {\"x_top\":1} is not modelled by the simulator "
+		"(only its on_wait and on_update lists are modelled)\n",
+		why, why, why);
 	ck_assert_str_eq(lm_buf_cstr(&b), want);
 	free(want);
 	lm_buf_free(&b);

@@ -13,6 +13,7 @@
 #include "verify.h"
 #include "sim.h"
 #include "linker.h"
+#include "gen.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -203,6 +204,7 @@ END_TEST
 
 typedef struct xs {
 	double pid, tid, ts, end;
+	double raw_ts, raw_dur;   /* as a reader parses them */
 } xs;
 
 static int cmp_xs(const void *pa, const void *pb)
@@ -243,9 +245,19 @@ static double num(const cJSON *e, const char *key)
 	return v->valuedouble;
 }
 
+/* The number of a key as a reader's double, or NAN. */
+static double raw(const cJSON *e, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(e, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
 /*
 ** Check the trace file: on each (pid, tid) its X slices nest (a slice
-** starting inside another ends inside it too); each b has one e of the
+** starting inside another ends inside it too), also as readers compute
+** them in doubles (a slice that ends where the next begins does not read
+** as ending after it, from ts + dur, nor after shifting the track to
+** start at zero as speedscope does); each b has one e of the
 ** same id, at or after it, on the same track; each pid has a
 ** process_name and a process_sort_index; each track used has a
 ** thread_name, distinct over the trace; each flow into a slice (bind_id,
@@ -272,7 +284,8 @@ static void check_trace(const char *path, tcheck *k)
 			lm_grow(&x, &cap, n + 1, sizeof *x);
 			x[n++] = (xs){ num(e, "pid"), num(e, "tid"),
 				       num(e, "ts"),
-				       num(e, "ts") + num(e, "dur") };
+				       num(e, "ts") + num(e, "dur"),
+				       raw(e, "ts"), raw(e, "dur") };
 			ck_assert(!isnan(x[n - 1].end));
 		} else if (!strcmp(ph->valuestring, "b")) {
 			const cJSON *f;
@@ -293,7 +306,7 @@ static void check_trace(const char *path, tcheck *k)
 						num(f, "ts"));
 				lm_grow(&b, &capb, nb + 1, sizeof *b);
 				b[nb++] = (xs){ num(e, "pid"), num(e, "tid"),
-						num(e, "ts"), num(f, "ts") };
+						num(e, "ts"), num(f, "ts"), 0, 0 };
 			}
 			if (ends != 1)
 				problem(k, "async begin without exactly one end",
@@ -346,15 +359,27 @@ static void check_trace(const char *path, tcheck *k)
 	{
 		xs stack[64];
 		int sp = 0;
+		double t0 = 0;          /* the track's first start */
 		for (int i = 0; i < n; i++) {
-			if (i > 0 && (x[i].pid != x[i - 1].pid ||
-				      x[i].tid != x[i - 1].tid))
+			if (i == 0 || x[i].pid != x[i - 1].pid ||
+			    x[i].tid != x[i - 1].tid) {
 				sp = 0;
+				t0 = x[i].raw_ts;
+			}
 			while (sp > 0 && stack[sp - 1].end <= x[i].ts)
 				sp--;
 			if (sp > 0 && x[i].end > stack[sp - 1].end)
 				problem(k, "X slices overlap without nesting",
 					x[i].tid, x[i].ts);
+			if (i > 0 && x[i].pid == x[i - 1].pid &&
+			    x[i].tid == x[i - 1].tid &&
+			    x[i - 1].end <= x[i].ts &&
+			    (x[i - 1].raw_ts + x[i - 1].raw_dur > x[i].raw_ts ||
+			     (x[i - 1].raw_ts - t0) + x[i - 1].raw_dur >
+			     x[i].raw_ts - t0))
+				problem(k, "a slice reads as ending after the "
+					"next one's start", x[i].tid,
+					x[i].raw_ts);
 			if (sp < 64)
 				stack[sp++] = x[i];
 		}
@@ -478,6 +503,46 @@ START_TEST(test_trace_examples)
 }
 END_TEST
 
+/*
+** A generated 8-core set (medium, seed 3) run side by side: the trace is
+** clean. A slice of it (16.268775 + 0.160417 on a track whose first
+** slice starts at 4.148756) ended after the next one's start only when
+** the track is shifted to start at zero, as speedscope reads it.
+*/
+START_TEST(test_trace_generated)
+{
+	ls_gen_opts go = { 8, 3, LS_GEN_MEDIUM, NULL, NULL };
+	lm_module **mods = NULL;
+	ls_gen_file *files = NULL;
+	int n_files = 0;
+	lm_error err;
+	lm_fileset fs;
+	ls_tensors in;
+	ls_result r;
+	ls_options o = {0};
+	char *tr = lm_path_join(tmpdir, "gen.json");
+	ck_assert_msg(ls_gen(&go, NULL, &mods, &files, &n_files, &err) == 0,
+		      "%s", err.msg);
+	lm_fileset_init(&fs);
+	ls_gen_fileset(files, n_files, NULL, &fs);
+	ck_assert_int_eq(ls_make_inputs(mods, 8, NULL, 1, &in, &err), 0);
+	o.trace_path = tr;
+	o.files = &fs;
+	ck_assert_msg(ls_run_multi(mods, 8, &in, &o, &r, &err) == 0, "%s",
+		      err.msg);
+	check_split(&r);
+	check_run_trace(tr, &r, 2);
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	lm_fileset_free(&fs);
+	for (int c = 0; c < 8; c++)
+		lm_module_free(mods[c]);
+	free(mods);
+	ls_gen_files_free(files, n_files);
+	free(tr);
+}
+END_TEST
+
 /* Whether the n bytes of p are well-formed UTF-8 (the C library's
 ** decoder, in a UTF-8 locale). */
 static int valid_utf8(const char *p, size_t n)
@@ -563,7 +628,8 @@ END_TEST
 
 /* The checker itself refuses what it must: mis-nested X slices, an
 ** unmatched begin, a flow from nowhere, a nameless track, transfers of
-** one track under two names. */
+** one track under two names, back-to-back slices whose end reads past
+** the next start. */
 START_TEST(test_checker_refuses)
 {
 	static const char *const bad[] = {
@@ -581,6 +647,16 @@ START_TEST(test_checker_refuses)
 		"\"pid\":0,\"tid\":1},{\"name\":\"r\",\"ph\":\"b\",\"ts\":0,"
 		"\"id\":2,\"pid\":0,\"tid\":1},{\"name\":\"r\",\"ph\":\"e\","
 		"\"ts\":1,\"id\":2,\"pid\":0,\"tid\":1}",
+		/* back to back in picoseconds, overlapping in doubles */
+		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":16.050861,\"dur\":0.193750,"
+		"\"pid\":0,\"tid\":1},{\"name\":\"b\",\"ph\":\"X\","
+		"\"ts\":16.244611,\"dur\":1,\"pid\":0,\"tid\":1}",
+		/* ... only once the track is shifted to start at zero */
+		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":4.148756,\"dur\":0.1,"
+		"\"pid\":0,\"tid\":1},{\"name\":\"b\",\"ph\":\"X\","
+		"\"ts\":16.268775,\"dur\":0.160417,\"pid\":0,\"tid\":1},"
+		"{\"name\":\"c\",\"ph\":\"X\",\"ts\":16.429192,\"dur\":1,"
+		"\"pid\":0,\"tid\":1}",
 	};
 	const char *meta = "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,"
 		"\"args\":{\"name\":\"core 0\"}},{\"name\":\"process_sort_index\","
@@ -600,6 +676,318 @@ START_TEST(test_checker_refuses)
 }
 END_TEST
 
+/* ---- speedscope ---------------------------------------------------------- */
+
+/* The first program of PATH named name, or NULL. */
+static char *on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy = lm_xstrdup(path ? path : "/usr/bin:/bin");
+	char *found = NULL;
+	for (char *dir = strtok(copy, ":"); dir && !found;
+	     dir = strtok(NULL, ":")) {
+		char *p = lm_path_join(dir, name);
+		if (access(p, X_OK) == 0)
+			found = p;
+		else
+			free(p);
+	}
+	free(copy);
+	return found;
+}
+
+/* The n bytes of p in base64, appended to b. */
+static void put_base64(lm_buf *b, const unsigned char *p, size_t n)
+{
+	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				 "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16;
+		if (i + 1 < n)
+			v |= (unsigned)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		char q[4] = { al[v >> 18 & 63], al[v >> 12 & 63],
+			      i + 1 < n ? al[v >> 6 & 63] : '=',
+			      i + 2 < n ? al[v & 63] : '=' };
+		lm_buf_put(b, q, 4);
+	}
+}
+
+/* %XX escapes decoded in place (the probe's result is URI-encoded). */
+static void uri_decode(char *s)
+{
+	char *o = s;
+	for (; *s; s++) {
+		unsigned v;
+		if (*s == '%' && sscanf(s + 1, "%2x", &v) == 1) {
+			*o++ = (char)v;
+			s += 2;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = 0;
+}
+
+/* The args.name of the M event named what for (pid, tid), tid < 0 for
+** a process's, or NULL. */
+static const char *meta_name(cJSON *evs, const char *what, double pid,
+			     double tid)
+{
+	cJSON *e;
+	cJSON_ArrayForEach(e, evs) {
+		if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "M") ||
+		    strcmp(cJSON_GetObjectItem(e, "name")->valuestring, what) ||
+		    num(e, "pid") != pid || (tid >= 0 && num(e, "tid") != tid))
+			continue;
+		return cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"),
+					   "name")->valuestring;
+	}
+	return NULL;
+}
+
+/* A track and its slice count, as speedscope names a profile. */
+typedef struct sstrack {
+	char *name;     /* "core 0 (pid 0), PE (core 0) (tid 1)" */
+	int slices;
+} sstrack;
+
+/*
+** The profiles speedscope should import from the trace at path: one per
+** track with complete slices (speedscope reads B / E / X events only,
+** so the transfers' async slices show in Perfetto, not there), named
+** from the process and thread names, with that track's slice count.
+*/
+static int expected_tracks(const char *path, sstrack **out)
+{
+	char *text = tu_read(path);
+	cJSON *j = cJSON_Parse(text), *evs, *e;
+	sstrack *t = NULL;
+	int n = 0, cap = 0;
+	ck_assert_ptr_nonnull(j);
+	evs = cJSON_GetObjectItem(j, "traceEvents");
+	cJSON_ArrayForEach(e, evs) {
+		if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X"))
+			continue;
+		double pid = num(e, "pid"), tid = num(e, "tid");
+		const char *pn = meta_name(evs, "process_name", pid, -1);
+		const char *tn = meta_name(evs, "thread_name", pid, tid);
+		ck_assert(pn && tn);
+		char *nm = lm_xasprintf("%s (pid %.0f), %s (tid %.0f)", pn, pid,
+					tn, tid);
+		int k = 0;
+		while (k < n && strcmp(t[k].name, nm))
+			k++;
+		if (k == n) {
+			lm_grow(&t, &cap, n + 1, sizeof *t);
+			t[n++] = (sstrack){ nm, 0 };
+		} else {
+			free(nm);
+		}
+		t[k].slices++;
+	}
+	cJSON_Delete(j);
+	free(text);
+	*out = t;
+	return n;
+}
+
+/*
+** Load the trace at path in speedscope's page (the package directory
+** ssdir) under headless chromium, with tests/speedscope_probe.js
+** recording its warnings and counting what it imported. Returns the
+** probe's result (cJSON, the caller frees).
+*/
+static cJSON *speedscope_load(const char *chromium, const char *ssdir,
+			      const char *path, const char *tag)
+{
+	char *index = lm_path_join(ssdir, "dist/release/index.html");
+	char *probe_src = tu_srcpath("tests/speedscope_probe.js");
+	char *probe = tu_read(probe_src);
+	char *trace = NULL, *dump = NULL;
+	size_t len = 0, dlen = 0;
+	lm_buf js = LM_BUF_INIT;
+	lm_error err;
+	ck_assert_msg(access(index, R_OK) == 0, "LNCSIM_SPEEDSCOPE=%s: no "
+		      "%s (the speedscope npm package's directory is meant)",
+		      ssdir, index);
+	ck_assert_int_eq(lm_read_file(path, &trace, &len, &err), 0);
+	lm_buf_printf(&js, "var lncsimTrace = { name: \"%s.json\", b64: \"",
+		      tag);
+	put_base64(&js, (const unsigned char *)trace, len);
+	lm_buf_puts(&js, "\" };\n");
+	lm_buf_puts(&js, probe);
+	char *sub = lm_xasprintf("ss-%s", tag);
+	char *dir = lm_path_join(tmpdir, sub);
+	char *load = tu_write(dir, "load.js", lm_buf_cstr(&js));
+	char *html = lm_path_join(dir, "dump.html");
+	char *profile = lm_path_join(dir, "profile");
+	char *abs_index = realpath(index, NULL);
+	char *abs_load = realpath(load, NULL);
+	ck_assert(abs_index && abs_load);
+	/* no sandbox: the tests may run as root, where chromium needs it
+	   off; the virtual time lets the probe's retries run to the end */
+	char *cmd = lm_xasprintf("timeout 100 '%s' --headless --no-sandbox "
+				 "--disable-gpu --user-data-dir='%s' "
+				 "--virtual-time-budget=30000 --dump-dom "
+				 "'file://%s#localProfilePath=%s' >'%s' "
+				 "2>/dev/null", chromium, profile, abs_index,
+				 abs_load, html);
+	int st = system(cmd);
+	ck_assert_msg(st == 0, "chromium --headless --dump-dom of speedscope "
+		      "failed (status %d): %s", st, cmd);
+	ck_assert_int_eq(lm_read_file(html, &dump, &dlen, &err), 0);
+	char *a = strstr(dump, "LNCSIM-PROBE "), *z;
+	ck_assert_msg(a != NULL, "speedscope's page shows no probe result "
+		      "(%s)", html);
+	a += strlen("LNCSIM-PROBE ");
+	z = strstr(a, " LNCSIM-END");
+	ck_assert_ptr_nonnull(z);
+	*z = 0;
+	uri_decode(a);
+	cJSON *res = cJSON_Parse(a);
+	ck_assert_msg(res != NULL, "probe result is not JSON: %s", a);
+	free(cmd);
+	free(abs_load);
+	free(abs_index);
+	free(profile);
+	free(html);
+	free(load);
+	free(dir);
+	free(sub);
+	lm_buf_free(&js);
+	free(dump);
+	free(trace);
+	free(probe);
+	free(probe_src);
+	free(index);
+	return res;
+}
+
+/*
+** speedscope imported the trace at path with no warning or error, one
+** profile per track with complete slices and each track's count; when
+** fixed is not NULL, the tracks and counts are exactly those.
+*/
+static void check_speedscope(const char *chromium, const char *ssdir,
+			     const char *path, const char *tag,
+			     const sstrack *fixed, int n_fixed)
+{
+	cJSON *res = speedscope_load(chromium, ssdir, path, tag), *p;
+	cJSON *warn = cJSON_GetObjectItem(res, "warnings");
+	cJSON *errs = cJSON_GetObjectItem(res, "errors");
+	cJSON *prof = cJSON_GetObjectItem(res, "profiles");
+	sstrack *want = NULL;
+	int n = expected_tracks(path, &want);
+	ck_assert_msg(cJSON_GetArraySize(warn) == 0, "%s: speedscope warns "
+		      "%d times, first: %s", tag, cJSON_GetArraySize(warn),
+		      cJSON_GetArrayItem(warn, 0)->valuestring);
+	ck_assert_msg(cJSON_GetArraySize(errs) == 0, "%s: speedscope: %s",
+		      tag, cJSON_GetArrayItem(errs, 0)->valuestring);
+	ck_assert_msg(cJSON_IsArray(prof), "%s: speedscope exported nothing",
+		      tag);
+	ck_assert_int_eq(cJSON_GetArraySize(prof), n);
+	cJSON_ArrayForEach(p, prof) {
+		const char *nm = cJSON_GetObjectItem(p, "name")->valuestring;
+		int got = (int)num(p, "slices"), k = 0;
+		while (k < n && strcmp(want[k].name, nm))
+			k++;
+		ck_assert_msg(k < n, "%s: speedscope profile '%s' is no track "
+			      "of the trace", tag, nm);
+		ck_assert_msg(got == want[k].slices, "%s: '%s': speedscope "
+			      "has %d slices, the trace %d", tag, nm, got,
+			      want[k].slices);
+	}
+	if (fixed) {
+		ck_assert_int_eq(n, n_fixed);
+		for (int i = 0; i < n_fixed; i++) {
+			int k = 0;
+			while (k < n && !strstr(want[k].name, fixed[i].name))
+				k++;
+			ck_assert_msg(k < n && want[k].slices ==
+				      fixed[i].slices, "%s: track '%s': %d "
+				      "slices expected", tag, fixed[i].name,
+				      fixed[i].slices);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(want[i].name);
+	free(want);
+	cJSON_Delete(res);
+}
+
+/*
+** The trace loaded by a real trace-event importer: speedscope's, in its
+** own page under headless chromium. LNCSIM_SPEEDSCOPE names the npm
+** package's directory (.ci/run installs it and sets it, and then the
+** case must run: a missing package or browser fails it); unset, the case
+** is skipped with a note. Both multi-core examples, side by side and
+** linked: no warning, every track with its instructions, and handoff2's
+** tracks as counted by hand from its modules.
+*/
+START_TEST(test_trace_speedscope)
+{
+	static const char *const ex[] = { "examples/handoff2",
+					  "examples/mlp4" };
+	/* handoff2 side by side: each engine's instructions per core */
+	static const sstrack h2[] = {
+		{ "DVE (core 0)", 1 }, { "Pool (core 0)", 1 },
+		{ "SP (core 0)", 3 }, { "Activation (core 1)", 1 },
+		{ "DVE (core 1)", 1 }, { "Pool (core 1)", 2 },
+		{ "SP (core 1)", 3 },
+	};
+	const char *ssdir = getenv("LNCSIM_SPEEDSCOPE");
+	if (!ssdir || !*ssdir) {
+		printf("# skip: LNCSIM_SPEEDSCOPE not set (npm install "
+		       "speedscope, then set it to node_modules/speedscope): "
+		       "the trace is not loaded in speedscope\n");
+		return;
+	}
+	char *chromium = on_path("chromium");
+	ck_assert_msg(chromium != NULL, "LNCSIM_SPEEDSCOPE is set but "
+		      "chromium is not installed (Debian package chromium)");
+	for (size_t i = 0; i < sizeof ex / sizeof *ex; i++) {
+		lm_module *m[8], *lk = NULL;
+		lk_options lo;
+		lk_report rep;
+		ls_tensors in;
+		ls_result r;
+		lm_error err;
+		ls_options o = {0};
+		char *tr = lm_path_join(tmpdir, "ss.json");
+		char *tag = lm_xasprintf("%s-side", ex[i] + strlen("examples/"));
+		int n;
+		tu_load_example(ex[i], m, &n);
+		ck_assert_int_eq(ls_make_inputs(m, n, NULL, 1, &in, &err), 0);
+		o.trace_path = tr;
+		ck_assert_msg(ls_run_multi(m, n, &in, &o, &r, &err) == 0, "%s",
+			      err.msg);
+		ls_result_free(&r);
+		check_speedscope(chromium, ssdir, tr, tag, i == 0 ? h2 : NULL,
+				 i == 0 ? (int)(sizeof h2 / sizeof *h2) : 0);
+		memset(&lo, 0, sizeof lo);
+		lo.abs_file_paths = 1;
+		ck_assert_msg(lk_link(m, n, &lo, &lk, &rep, &err) == 0, "%s",
+			      err.msg);
+		lk_report_free(&rep);
+		ck_assert_msg(ls_run(lk, &in, &o, &r, &err) == 0, "%s",
+			      err.msg);
+		ls_result_free(&r);
+		free(tag);
+		tag = lm_xasprintf("%s-linked", ex[i] + strlen("examples/"));
+		check_speedscope(chromium, ssdir, tr, tag, NULL, 0);
+		free(tag);
+		lm_module_free(lk);
+		ls_tensors_free(&in);
+		for (int c = 0; c < n; c++)
+			lm_module_free(m[c]);
+		free(tr);
+	}
+	free(chromium);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("trace");
@@ -613,6 +1001,12 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_trace_examples);
 	tcase_add_test(tc, test_trace_long_utf8_names);
+	tcase_add_test(tc, test_trace_generated);
+	suite_add_tcase(s, tc);
+	/* four page loads in chromium, a few seconds each */
+	tc = tcase_create("speedscope");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_trace_speedscope);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -568,6 +568,7 @@ START_TEST(test_every_example_both_spellings)
 		{ "mlp4", TO_LEGACY, 4, 8 },
 		{ "handoff2", TO_LEGACY, 2, 2 },
 		{ "handoff224", TO_LEGACY, 2, 2 },
+		{ "multidef", TO_LEGACY, 2, 2 },
 		{ "kernels", NOT_RUN, 0, 0 },
 	};
 	enum { N_EX = sizeof ex / sizeof *ex };

@@ -1,0 +1,561 @@
+/*
+** test_multidef.c -- the modular link: module definitions with several
+** instances each, read from <name>/hlo_netlist.json beside the per-core
+** layout. The structure the link makes (one function per definition, one
+** Call per instance with its bindings and core), the verifier's linked
+** rules for it, the run against the per-instance reference, the -v
+** diagnostics, and every bad netlist refused with exit 2.
+*/
+#include "common.h"
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include "module.h"
+#include "linker.h"
+#include "verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NET_OK \
+	"{\"definitions\":[{\"id\":0,\"subgraph\":\"nc0/sg0\"}," \
+	"{\"id\":1,\"subgraph\":\"nc1/sg0\"}]," \
+	"\"instances\":[{\"def\":0,\"core\":0,\"arguments\":{\"a\":\"a_0\"," \
+	"\"y\":\"y_0\"}},{\"def\":1,\"core\":2,\"arguments\":{\"b\":\"b_0\"," \
+	"\"z\":\"z_0\"}},{\"def\":0,\"core\":1,\"arguments\":{\"a\":\"a_1\"," \
+	"\"y\":\"y_1\"}}]}"
+
+/* examples/multidef copied into a fresh directory dir/md/, with the
+** netlist text net (NULL: none). Returns dir/md (caller frees). */
+static char *setup(const char *tag, const char *net)
+{
+	char *d = tu_tmpdir(tag), *top = lm_path_join(d, "md");
+	static const char *const files[] = {
+		"nc0/sg0/def.json", "nc0/sg0/w.npy", "nc1/sg0/def.json",
+	};
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		char *rel = lm_xasprintf("examples/multidef/%s", files[i]);
+		char *src = tu_srcpath(rel);
+		free(tu_write(top, files[i], "")); /* the directories */
+		tu_copy(src, top, files[i]);
+		free(src);
+		free(rel);
+	}
+	if (net)
+		free(tu_write(top, "hlo_netlist.json", net));
+	free(d);
+	return top;
+}
+
+typedef struct set {
+	char *top, *p0, *p1;
+	lm_module *m[2];
+} set;
+
+static void set_load(set *s, const char *tag, const char *net)
+{
+	s->top = setup(tag, net);
+	s->p0 = lm_path_join(s->top, "nc0/sg0/def.json");
+	s->p1 = lm_path_join(s->top, "nc1/sg0/def.json");
+	s->m[0] = tu_load(s->p0);
+	s->m[1] = tu_load(s->p1);
+}
+
+static void set_free(set *s)
+{
+	lm_module_free(s->m[0]);
+	lm_module_free(s->m[1]);
+	free(s->top);
+	free(s->p0);
+	free(s->p1);
+}
+
+static int link_set(set *s, unsigned skip, lm_module **out, lk_report *rep,
+		    lm_buf *log, lm_error *e)
+{
+	lk_options o;
+	memset(&o, 0, sizeof o);
+	o.skip = skip;
+	o.abs_file_paths = 1;
+	o.log = log;
+	return lk_link(s->m, 2, &o, out, rep, e);
+}
+
+static const char *arg_of(const lm_inst *c, const char *formal)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(c->extra, "arguments");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, formal);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int core_of(const lm_inst *c)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->extra,
+							  "neuron_core_id");
+	return cJSON_IsNumber(v) ? v->valueint : -1;
+}
+
+static const lm_alloc *alloc_in(const lm_function *f, const char *name)
+{
+	for (int a = 0; a < f->n_allocs; a++)
+		if (!strcmp(f->allocs[a].name, name))
+			return &f->allocs[a];
+	return NULL;
+}
+
+/* The linked structure: main calls each instance with its bindings. */
+START_TEST(test_structure)
+{
+	set s;
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_buf log = LM_BUF_INIT;
+	lm_error e;
+	const lm_block *d;
+	static const char *const calls[3][5] = {
+		{ "call_def_0_instance_0", "nc0", "a_0", "y_0", "0" },
+		{ "call_def_0_instance_1", "nc0", "a_1", "y_1", "1" },
+		{ "call_def_1_instance_0", "nc1", "b_0", "z_0", "2" },
+	};
+	set_load(&s, "structure", NET_OK);
+	ck_assert_int_eq(link_set(&s, 0, &out, &rep, &log, &e), 0);
+	ck_assert_int_eq(rep.n_defs, 2);
+	ck_assert_int_eq(rep.n_instances, 3);
+	/* each definition's function once */
+	ck_assert_int_eq(out->n_functions, 3);
+	ck_assert_str_eq(out->functions[1].name, "nc0");
+	ck_assert_str_eq(out->functions[2].name, "nc1");
+	d = &out->functions[0].blocks[0];
+	ck_assert_int_eq(d->n_insts, 3);
+	for (int i = 0; i < 3; i++) {
+		const lm_inst *c = &d->insts[i];
+		int def = calls[i][1][2] - '0';
+		ck_assert_int_eq(c->op, LM_OP_CALL);
+		ck_assert_str_eq(c->name, calls[i][0]);
+		ck_assert_str_eq(c->target, calls[i][1]);
+		ck_assert_int_eq(core_of(c), calls[i][4][0] - '0');
+		ck_assert_str_eq(arg_of(c, def ? "nc1.b" : "nc0.a"),
+				 calls[i][2]);
+		ck_assert_str_eq(arg_of(c, def ? "nc1.z" : "nc0.y"),
+				 calls[i][3]);
+		/* the instance's tensors in main, its kind kept */
+		ck_assert_int_eq(alloc_in(&out->functions[0],
+					  calls[i][2])->kind,
+				 LM_TK_EXTERNAL_INPUT);
+		ck_assert_int_eq(alloc_in(&out->functions[0],
+					  calls[i][3])->kind,
+				 LM_TK_EXTERNAL_OUTPUT);
+	}
+	/* the parameters: the definition's own, Internal */
+	ck_assert_int_eq(alloc_in(&out->functions[1], "nc0.a")->kind,
+			 LM_TK_INTERNAL);
+	ck_assert_int_eq(alloc_in(&out->functions[1], "nc0.y")->kind,
+			 LM_TK_INTERNAL);
+	ck_assert_ptr_null(alloc_in(&out->functions[0], "nc0.a"));
+	ck_assert_int_eq(out->functions[0].n_allocs, 6);
+	/* the completion barrier meets every instance's core */
+	{
+		const lm_block *b = &out->functions[1].blocks[0];
+		const lm_inst *cb = &b->insts[b->n_insts - 2];
+		ck_assert_int_eq(cb->op, LM_OP_COREBARRIER);
+		ck_assert_int_eq(cb->n_cores, 3);
+		ck_assert_int_eq(cb->cores[0], 0);
+		ck_assert_int_eq(cb->cores[2], 2);
+	}
+	/* the tensor map: one entry per instance tensor, on its core */
+	ck_assert_int_eq(rep.n_tensors, 6);
+	for (int t = 0; t < rep.n_tensors; t++)
+		if (!strcmp(rep.tensors[t].layer_name, "y_1")) {
+			ck_assert_int_eq(rep.tensors[t].n_cores, 1);
+			ck_assert_int_eq(rep.tensors[t].cores[0], 1);
+		}
+	/* the seed's diagnostics */
+	ck_assert_contains(lm_buf_cstr(&log), "Num Module Definitions 2\n");
+	ck_assert_contains(lm_buf_cstr(&log), "Module Instance "
+			   "call_def_0_instance_1 DefID 0 (");
+	ck_assert_contains(lm_buf_cstr(&log), "move_modules_as_functions: 3 "
+			   "instances of 2 definitions, 6 arguments bound");
+	/* it passes the linked rules again after a save and a load */
+	{
+		char *txt = NULL;
+		size_t len;
+		lm_module *back;
+		lm_verify_opts vo = { 1 };
+		ck_assert_int_eq(lm_module_to_json(out, 0, &txt, &len, &e), 0);
+		back = tu_parse_ok(txt);
+		ck_assert_msg(lm_verify(back, &vo, &e) == 0, "%s", e.msg);
+		ck_assert_str_eq(arg_of(&back->functions[0].blocks[0].insts[1],
+					"nc0.a"), "a_1");
+		lm_module_free(back);
+		free(txt);
+	}
+	lm_buf_free(&log);
+	lk_report_free(&rep);
+	lm_module_free(out);
+	set_free(&s);
+}
+END_TEST
+
+/* The per-instance reference: the definition on the instance's core,
+** its parameters renamed to the instance's tensors. */
+START_TEST(test_reference)
+{
+	set s;
+	lm_module **refs;
+	int n;
+	lm_error e;
+	set_load(&s, "reference", NET_OK);
+	ck_assert_int_eq(lk_instance_modules(s.m, 2, &refs, &n, &e), 0);
+	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(lm_module_core_id(refs[1]), 1);
+	ck_assert_ptr_nonnull(alloc_in(&refs[1]->functions[0], "a_1"));
+	ck_assert_ptr_null(alloc_in(&refs[1]->functions[0], "a"));
+	ck_assert_str_eq(refs[1]->functions[0].blocks[0].insts[0].ins[0]
+			 .memsetref, "a_1");
+	ck_assert_int_eq(lm_module_core_id(refs[2]), 2);
+	ck_assert_ptr_nonnull(alloc_in(&refs[2]->functions[0], "z_0"));
+	/* the definitions themselves are untouched */
+	ck_assert_ptr_nonnull(alloc_in(&s.m[0]->functions[0], "a"));
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(lm_verify(refs[i], NULL, &e), 0);
+		lm_module_free(refs[i]);
+	}
+	free(refs);
+	/* no netlist: no reference of its own */
+	set_free(&s);
+	set_load(&s, "reference_none", NULL);
+	ck_assert_int_eq(lk_instance_modules(s.m, 2, &refs, &n, &e), 0);
+	ck_assert_int_eq(n, 0);
+	ck_assert_ptr_null(refs);
+	set_free(&s);
+}
+END_TEST
+
+/* The simulator runs each instance on its core with its bindings, and
+** diff proves the link against the instances; the new step has teeth. */
+START_TEST(test_diff)
+{
+	set s;
+	tu_run r;
+	set_load(&s, "diff", NET_OK);
+	r = tu_lncsim(NULL, "diff", "--no-db", s.p0, s.p1, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "PASS");
+	ck_assert_contains(r.out, "3 outputs bit-identical");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--no-db",
+		      "--skip=move_modules_as_functions,verify", s.p0, s.p1,
+		      NULL);
+	ck_assert_msg(r.status == 1, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "FAIL");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "link", "--dry-run", "-v", s.p0, s.p1, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "Module Instance call_def_1_instance_0 "
+			   "DefID 1 (");
+	ck_assert_contains(r.out, "add_fn_call: 3 Calls");
+	ck_assert_contains(r.out, "modular flow: 2 module definitions, 3 "
+			   "instances");
+	tu_run_free(&r);
+	/* written, verified with the linked rules, run from the file */
+	{
+		char *o = lm_path_join(s.top, "out");
+		char *lp = lm_path_join(o, "multidef/sgLnk/def.json");
+		r = tu_lncsim(NULL, "link", "-o", o, s.p0, s.p1, NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		r = tu_lncsim(NULL, "verify", "--linked", lp, NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		r = tu_lncsim(NULL, "run", "--no-db", lp, NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		ck_assert_contains(r.out, "3 cores");
+		ck_assert_contains(r.out, "output y_1: float32 [128, 64]");
+		ck_assert_contains(r.out, "output z_0: float32 [128, 64]");
+		tu_run_free(&r);
+		free(lp);
+		free(o);
+	}
+	set_free(&s);
+}
+END_TEST
+
+/* The run's outputs are each instance's own. */
+START_TEST(test_run)
+{
+	set s;
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	ls_result res;
+	ls_tensors in;
+	ls_options ro;
+	set_load(&s, "run", NET_OK);
+	ck_assert_int_eq(link_set(&s, 0, &out, &rep, NULL, &e), 0);
+	ck_assert_int_eq(ls_make_inputs(&out, 1, NULL, 3, &in, &e), 0);
+	memset(&ro, 0, sizeof ro);
+	memset(&res, 0, sizeof res);
+	ck_assert_msg(ls_run(out, &in, &ro, &res, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(res.outputs.n, 3);
+	/* y_0 and y_1 are one definition on other data: they differ */
+	{
+		const ls_tensor *y0 = NULL, *y1 = NULL;
+		for (int i = 0; i < res.outputs.n; i++) {
+			if (!strcmp(res.outputs.t[i].name, "y_0"))
+				y0 = &res.outputs.t[i];
+			if (!strcmp(res.outputs.t[i].name, "y_1"))
+				y1 = &res.outputs.t[i];
+		}
+		ck_assert_ptr_nonnull(y0);
+		ck_assert_ptr_nonnull(y1);
+		ck_assert_int_eq(y0->count, y1->count);
+		ck_assert(memcmp(y0->data, y1->data, (size_t)y0->count *
+				 lm_dtype_size(y0->dtype)) != 0);
+	}
+	ls_result_free(&res);
+	ls_tensors_free(&in);
+	lk_report_free(&rep);
+	lm_module_free(out);
+	set_free(&s);
+}
+END_TEST
+
+/* The verifier's linked rules for instance Calls. */
+START_TEST(test_verify_linked)
+{
+	set s;
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	lm_verify_opts vo = { 1 };
+	lm_inst *c;
+	set_load(&s, "verify", NET_OK);
+	ck_assert_int_eq(link_set(&s, 0, &out, &rep, NULL, &e), 0);
+	c = &out->functions[0].blocks[0].insts[1];
+	/* two Calls on one core */
+	cJSON_ReplaceItemInObject(c->extra, "neuron_core_id",
+				  cJSON_CreateNumber(0));
+	ck_assert_int_eq(lm_verify(out, &vo, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "runs on core 0, the core of an earlier "
+			   "Call");
+	cJSON_ReplaceItemInObject(c->extra, "neuron_core_id",
+				  cJSON_CreateNumber(64));
+	ck_assert_int_eq(lm_verify(out, &vo, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "neuron_core_id must be an integer in "
+			   "[0, 64)");
+	cJSON_ReplaceItemInObject(c->extra, "neuron_core_id",
+				  cJSON_CreateNumber(1));
+	ck_assert_int_eq(lm_verify(out, &vo, &e), 0);
+	/* instance numbers count up per definition */
+	lm_inst_set_str(c, &c->name, "call_def_0_instance_2");
+	ck_assert_int_eq(lm_verify(out, &vo, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "must be named 'call_def_0_instance_1'");
+	lm_inst_set_str(c, &c->name, "call_def_0_instance_1");
+	/* a binding to a tensor that is not there */
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(c->extra, "arguments"),
+				  "nc0.a", cJSON_CreateString("nope"));
+	ck_assert_int_eq(lm_verify(out, &vo, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "nope");
+	/* a second Call of one function without arguments */
+	cJSON_DeleteItemFromObject(c->extra, "arguments");
+	cJSON_DeleteItemFromObject(c->extra, "neuron_core_id");
+	ck_assert_int_eq(lm_verify(out, &vo, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "twice without instance arguments");
+	lk_report_free(&rep);
+	lm_module_free(out);
+	set_free(&s);
+}
+END_TEST
+
+/* ---- bad netlists --------------------------------------------------- */
+
+#define DEFS "\"definitions\":[{\"id\":0,\"subgraph\":\"nc0/sg0\"}," \
+	"{\"id\":1,\"subgraph\":\"nc1/sg0\"}]"
+#define I0 "{\"def\":0,\"core\":0,\"arguments\":{\"a\":\"a_0\",\"y\":\"y_0\"}}"
+#define I1 "{\"def\":1,\"core\":2,\"arguments\":{\"b\":\"b_0\",\"z\":\"z_0\"}}"
+
+static const struct {
+	const char *net, *msg;
+} bad[] = {
+	/* a netlist naming a missing definition */
+	{ "{\"definitions\":[{\"id\":0,\"subgraph\":\"nc0/sg0\"},{\"id\":5,"
+	  "\"subgraph\":\"nc5/sg0\"}],\"instances\":[" I0 "]}",
+	  "definition 5: subgraph 'nc5/sg0' is not the directory of any "
+	  "module given (a missing definition)" },
+	{ "{" DEFS ",\"instances\":[" I0 "," I1 ",{\"def\":7,\"core\":3,"
+	  "\"arguments\":{}}]}", "definition 7 is not defined" },
+	/* the definitions do not match the modules */
+	{ "{\"definitions\":[{\"id\":0,\"subgraph\":\"nc0/sg0\"}],"
+	  "\"instances\":[" I0 "]}",
+	  "1 module definitions but 2 modules given" },
+	{ "{" DEFS ",\"instances\":[" I0 "]}", "definition 1 has no instance" },
+	{ "{\"definitions\":[{\"id\":1,\"subgraph\":\"nc0/sg0\"},{\"id\":0,"
+	  "\"subgraph\":\"nc1/sg0\"}],\"instances\":[" I0 "]}",
+	  "subgraph 'nc0/sg0' is on core 0 but the definition's id is 1" },
+	/* wrong types */
+	{ "[]", "the netlist must be an object" },
+	{ "{\"definitions\":{},\"instances\":[]}", "must be arrays" },
+	{ "{\"definitions\":[{\"id\":\"0\",\"subgraph\":\"nc0/sg0\"},{\"id\":1,"
+	  "\"subgraph\":\"nc1/sg0\"}],\"instances\":[" I0 "," I1 "]}",
+	  "definitions[0]: id must be an integer" },
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":1.5,"
+	  "\"arguments\":{}}]}", "instances[1]: core must be an integer in "
+	  "[0, 63]" },
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
+	  "\"arguments\":[\"b\"]}]}", "arguments must be an object" },
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
+	  "\"arguments\":{\"b\":5,\"z\":\"z_0\"}}]}", "'b' must map to a "
+	  "string" },
+	{ "{" DEFS ",\"instances\":[" I0 ",7]}", "instances[1]: must be an "
+	  "object" },
+	{ "{" DEFS ",\"instances\":[" I0 "," I1 "]", "malformed JSON" },
+	{ "{" DEFS ",\"instances\":[" I0 "," I1 "],\"extra\":1}",
+	  "unknown key 'extra'" },
+	/* duplicates */
+	{ "{\"definitions\":[{\"id\":0,\"subgraph\":\"nc0/sg0\"},{\"id\":0,"
+	  "\"subgraph\":\"nc0/sg0\"}],\"instances\":[" I0 "]}",
+	  "definition id 0 given twice" },
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"def\":1,\"core\":2,"
+	  "\"arguments\":{}}]}", "key 'def' given twice" },
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":0,"
+	  "\"arguments\":{\"b\":\"b_0\",\"z\":\"z_0\"}}]}",
+	  "core 0 runs two instances" },
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
+	  "\"arguments\":{\"b\":\"a_0\",\"z\":\"z_0\"}}]}",
+	  "the tensor 'a_0' is bound by two arguments" },
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
+	  "\"arguments\":{\"b\":\"b_0\",\"b\":\"b_1\",\"z\":\"z_0\"}}]}",
+	  "key 'b' given twice" },
+	/* huge counts */
+	{ "{" DEFS ",\"instances\":[" I0 "," I1 ",{\"def\":0,\"core\":1e30,"
+	  "\"arguments\":{}}]}", "core must be an integer in [0, 63]" },
+	/* path names and the linker's own names */
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
+	  "\"arguments\":{\"b\":\"../etc/b\",\"z\":\"z_0\"}}]}",
+	  "the actual '../etc/b' of 'b' holds a character other than" },
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
+	  "\"arguments\":{\"b\":\"nc3.b\",\"z\":\"z_0\"}}]}",
+	  "starts with a core prefix nc<c>." },
+	{ "{\"definitions\":[{\"id\":0,\"subgraph\":\"../nc0/sg0\"},{\"id\":1,"
+	  "\"subgraph\":\"nc1/sg0\"}],\"instances\":[" I0 "," I1 "]}",
+	  "subgraph '../nc0/sg0' is not of the form nc<c>/sg<s>" },
+	/* the bindings do not fit the definition */
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
+	  "\"arguments\":{\"b\":\"b_0\"}}]}",
+	  "binds no tensor to 'z', an external output of definition 1" },
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
+	  "\"arguments\":{\"b\":\"b_0\",\"z\":\"z_0\",\"u0\":\"q\"}}]}",
+	  "'u0' is not an external input or output of definition 1" },
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
+	  "\"arguments\":{\"b\":\"b_0\",\"z\":\"t0\"}}]}",
+	  "its tensor 't0' (for 'z') is already the name of an allocation" },
+};
+
+START_TEST(test_bad_netlist)
+{
+	set s;
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	int rc;
+	set_load(&s, "bad", bad[_i].net);
+	rc = link_set(&s, 0, &out, &rep, NULL, &e);
+	ck_assert_msg(rc == LM_EINPUT, "case %d: rc %d", _i, rc);
+	ck_assert_contains(e.msg, bad[_i].msg);
+	ck_assert_ptr_null(out);
+	lk_report_free(&rep);
+	set_free(&s);
+}
+END_TEST
+
+/* The CLI: exit 2 with the message; a big netlist is refused unread. */
+START_TEST(test_bad_cli)
+{
+	set s;
+	tu_run r;
+	char *big;
+	set_load(&s, "badcli", bad[0].net);
+	r = tu_lncsim(NULL, "link", "--dry-run", s.p0, s.p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "hlo_netlist.json: definitions[1]: "
+			   "definition 5: subgraph 'nc5/sg0'");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--no-db", s.p0, s.p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	tu_run_free(&r);
+	big = lm_xcalloc(1, (2u << 20) + 1);
+	memset(big, ' ', 2u << 20);
+	free(tu_write(s.top, "hlo_netlist.json", big));
+	free(big);
+	r = tu_lncsim(NULL, "link", "--dry-run", s.p0, s.p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "file too large");
+	tu_run_free(&r);
+	set_free(&s);
+	/* a module beside the netlist's layout but not in it */
+	set_load(&s, "badcli2", NET_OK);
+	{
+		char *other = tu_tmpdir("other"), *p;
+		char *src = tu_srcpath("examples/multidef/nc1/sg0/def.json");
+		free(tu_write(other, "o/nc1/sg0/def.json", ""));
+		tu_copy(src, other, "o/nc1/sg0/def.json");
+		p = lm_path_join(other, "o/nc1/sg0/def.json");
+		r = tu_lncsim(NULL, "link", "--dry-run", s.p0, p, NULL);
+		ck_assert_int_eq(r.status, 2);
+		ck_assert_contains(r.err, "modular-flow metadata "
+				   "hlo_netlist.json is present but the modules "
+				   "given lie under ");
+		tu_run_free(&r);
+		free(p);
+		free(src);
+		free(other);
+	}
+	set_free(&s);
+}
+END_TEST
+
+/* What a modular link does not link: a definition with several instances
+** that waits on a semaphore (its instances would share it). */
+START_TEST(test_shared_semaphore)
+{
+	set s;
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	set_load(&s, "sem", NET_OK);
+	lm_inst_add_wait(&s.m[0]->functions[0].blocks[0].insts[2], "s_dma", 2);
+	ck_assert_int_eq(link_set(&s, 0, &out, &rep, NULL, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "definition 0 (2 instances) waits on or "
+			   "signals a semaphore in 'mul'");
+	lk_report_free(&rep);
+	set_free(&s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("multidef");
+	TCase *tc = tcase_create("modular");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_structure);
+	tcase_add_test(tc, test_reference);
+	tcase_add_test(tc, test_run);
+	tcase_add_test(tc, test_verify_linked);
+	tcase_add_loop_test(tc, test_bad_netlist, 0,
+			    (int)(sizeof bad / sizeof bad[0]));
+	tcase_add_test(tc, test_shared_semaphore);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("cli");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_diff);
+	tcase_add_test(tc, test_bad_cli);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}
