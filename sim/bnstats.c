@@ -140,8 +140,8 @@ int ls_exec_bnaggr(ls_exec *x)
 	int rc;
 
 	if (n < 6 || n % 6 != 0 || n * P != src->count)
-		return ls_xfail(x, LM_EINPUT, "ins[0] must hold a multiple of 6 "
-				"statistics in each partition (BNStats "
+		return ls_xfail(x, LM_EINPUT, "ins[0] must hold a multiple of "
+				"6 statistics in each partition (BNStats "
 				"results), got %lld elements over %lld "
 				"partitions", (long long)src->count,
 				(long long)P);

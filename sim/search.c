@@ -184,8 +184,9 @@ int ls_exec_search8(ls_exec *x)
 		ro = &x->si->outs[0];
 		if (ro->parts != P || ro->count != data->count)
 			return ls_xfail(x, LM_EINPUT, "outs[0] must have the "
-					"shape of the data, ins[1] (%lld elements "
-					"over %lld partitions), got %lld over %lld",
+					"shape of the data, ins[1] (%lld "
+					"elements over %lld partitions), got "
+					"%lld over %lld",
 					(long long)data->count, (long long)P,
 					(long long)ro->count,
 					(long long)ro->parts);
@@ -233,8 +234,8 @@ int ls_exec_search8(ls_exec *x)
 					store_index(io, ib, p * SLOTS + k,
 						    (uint32_t)i);
 				if (rb)
-					lm_store_elem(ro->dtype, rb + (p * n + i) *
-						      ro->esize, imm);
+					lm_store_elem(ro->dtype, rb + (p * n +
+						      i) * ro->esize, imm);
 				break;
 			}
 	}

@@ -102,8 +102,8 @@ static int read_value(ls_exec *x, int k, int same_dtype, uint8_t *out)
 		uint8_t one[8];
 		if (is_int(d->dtype))
 			return ls_xfail(x, LM_EINPUT, "an immediate (ins[%d]) "
-					"into integer data (%s) is not modelled",
-					k, lm_dtype_name(d->dtype));
+					"into integer data (%s) is not "
+					"modelled", k, lm_dtype_name(d->dtype));
 		lm_store_elem(d->dtype, one, (float)x->si->in->ins[k].imm);
 		for (int64_t i = 0; i < d->count; i++)
 			memcpy(out + i * es, one, (size_t)es);
@@ -192,6 +192,7 @@ int ls_exec_copypred(ls_exec *x)
 {
 	const ls_opnd *d;
 	ls_pending *p = x->pend;
+	const int rev = !!x->si->in->reverse_pred;
 	int64_t n, *pred;
 	uint8_t *out;
 	int rc;
@@ -216,7 +217,7 @@ int ls_exec_copypred(ls_exec *x)
 		return rc;
 	}
 	for (int64_t i = 0; i < n; i++)
-		p->mask[i] = (uint8_t)((pred[i] != 0) != !!x->si->in->reverse_pred);
+		p->mask[i] = (uint8_t)((pred[i] != 0) != rev);
 	p->is_masked = 1;
 	return 0;
 }
