@@ -59,6 +59,15 @@ static const char *const opcode_names[LM_OP_COUNT] = {
 	[LM_OP_TENSORREDUCE] = "TensorReduce",
 	[LM_OP_TSPTR] = "TensorScalarPtr",
 	[LM_OP_RECIPROCAL] = "Reciprocal",
+	[LM_OP_SELECT] = "Select",
+	[LM_OP_COPYPRED] = "CopyPredicated",
+	[LM_OP_MAX8] = "Max",
+	[LM_OP_MAXINDEX] = "MaxIndex",
+	[LM_OP_MATCHREPLACE] = "MatchReplace",
+	[LM_OP_MIMR] = "MaxIndexAndMatchReplace",
+	[LM_OP_BNSTATS] = "BNStats",
+	[LM_OP_BNAGGR] = "BNStatsAggregate",
+	[LM_OP_RANGESELECT] = "RangeSelect",
 	[LM_OP_STREAMTRANSPOSE] = "StreamTranspose",
 };
 

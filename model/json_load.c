@@ -1881,6 +1881,11 @@ static int rd_reverse1(ik *k)
 	return get_ma_bool(k->L, k->c, KEY, &k->in->reverse1);
 }
 
+static int rd_reverse_pred(ik *k)
+{
+	return get_ma_bool(k->L, k->c, KEY, &k->in->reverse_pred);
+}
+
 static int rd_reduce_axis(ik *k)
 {
 	int64_t o;
@@ -2326,7 +2331,8 @@ static const ir_key ir_keys[] = {
 	{ "LoopAxis", OPM(LOOP), rd_loop_axis, vw_axis },
 	{ "accumulation_flag", OPM(MATMULT), rd_acc_flag, NULL },
 	{ "alpha", OPM(ACTIVATION), rd_alpha, NULL },
-	{ "apply_transpose", OPM(TENSORREDUCE), rd_apply_transpose, NULL },
+	{ "apply_transpose", OPM(TENSORREDUCE) | OPM(BNSTATS),
+	  rd_apply_transpose, NULL },
 	{ "axis", OPM(TENSORREDUCE), rd_reduce_axis, NULL },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), rd_base, NULL },
 	{ "blocks", OPM_BLOCKS, rd_blocks, NULL },
@@ -2334,6 +2340,8 @@ static const ir_key ir_keys[] = {
 	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), rd_chmul, NULL },
 	{ "comp_op", OPM(CMPBRANCH), rd_comp_op, NULL },
 	{ "compare_op", OPM(AFFINESELECT), rd_alu, vw_alu },
+	{ "compare_op0", OPM(RANGESELECT), rd_alu0, vw_alu0 },
+	{ "compare_op1", OPM(RANGESELECT), rd_alu1, vw_alu1 },
 	{ "cond", OPM(DOWHILE), rd_cond, vw_cond },
 	{ "const0", OPM(TENSORSCALAR), rd_const0, NULL },
 	{ "const1", OPM(TENSORSCALAR), rd_const1, NULL },
@@ -2344,13 +2352,15 @@ static const ir_key ir_keys[] = {
 	{ "dma_blocks", OPM(DMATRIGGER), rd_dma_blocks, vw_dma_blocks },
 	{ "engine", 0, rd_engine, NULL },
 	{ "engine_id", 0, rd_engine_id, NULL },
-	{ "fill_value", OPM(AFFINESELECT), rd_fill_value, NULL },
+	{ "fill_value", OPM(AFFINESELECT) | OPM(RANGESELECT), rd_fill_value,
+	  NULL },
 	{ "func", OPM(ACTIVATION), rd_act_func, vw_act_func },
 	{ "func", OPM(NKIKERNEL), rd_nki_func, vw_nki_func },
 	{ "func_args", OPM_KERNELS, rd_func_args, vw_func_args },
 	{ "func_outs", OPM_KERNELS, rd_func_outs, vw_func_outs },
 	{ "group", OPM(COREBARRIER), rd_group, NULL },
 	{ "id", OPM(COREBARRIER), rd_barrier_id, NULL },
+	{ "imm_value", OPM(MATCHREPLACE) | OPM(MIMR), rd_fill_value, NULL },
 	{ "indirection_ins", 0, rd_carried_array, NULL },
 	{ "ins", 0, rd_ins, NULL },
 	{ "instance", OPM(SWITCHQUEUE) | OPM(RESETQUEUE), rd_instance,
@@ -2385,6 +2395,7 @@ static const ir_key ir_keys[] = {
 	{ "renumber", OPM(COREBARRIER), rd_renumber, NULL },
 	{ "reverse0", OPM(TENSORSCALAR) | OPM(TSPTR), rd_reverse0, NULL },
 	{ "reverse1", OPM(TENSORSCALAR) | OPM(TSPTR), rd_reverse1, NULL },
+	{ "reverse_pred", OPM(COPYPRED), rd_reverse_pred, NULL },
 	{ "sb_buf_shape", OPM_KERNELS, rd_sb_buf, NULL },
 	{ "scale", OPM(ACTIVATION), rd_scale, NULL },
 	{ "scheduled_end", 0, rd_sched_end, NULL },

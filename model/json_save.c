@@ -970,6 +970,19 @@ static void wr_alu0(jw *w, const lm_inst *in, const char *k)
 	kstr(w, k, lm_aluop_name(in->alu0));
 }
 
+/* RangeSelect's compare_op0 / compare_op1: written when given. */
+static void wr_cmp0(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->alu0 != LM_ALU_INVALID)
+		kstr(w, k, lm_aluop_name(in->alu0));
+}
+
+static void wr_cmp1(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->alu1 != LM_ALU_INVALID)
+		kstr(w, k, lm_aluop_name(in->alu1));
+}
+
 static void wr_alu1(jw *w, const lm_inst *in, const char *k)
 {
 	kstr(w, k, lm_aluop_name(in->alu1));
@@ -997,6 +1010,12 @@ static void wr_reverse1(jw *w, const lm_inst *in, const char *k)
 		kbool(w, k, in->reverse1);
 }
 
+static void wr_reverse_pred(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->reverse_pred && !carried(in, k))
+		kbool(w, k, 1);
+}
+
 static void wr_reduce_axis(jw *w, const lm_inst *in, const char *k)
 {
 	const char *e = lm_enum_name(LM_ET_AxisListType, in->reduce_axis);
@@ -1012,8 +1031,10 @@ static void wr_negate(jw *w, const lm_inst *in, const char *k)
 
 static void wr_apply_transpose(jw *w, const lm_inst *in, const char *k)
 {
-	if (in->apply_transpose && !carried(in, k))
-		kbool(w, k, 1);
+	/* BNStats always writes it (a required key) */
+	if ((in->apply_transpose || in->op == LM_OP_BNSTATS) &&
+	    !carried(in, k))
+		kbool(w, k, in->apply_transpose);
 }
 
 static void wr_memset_mode(jw *w, const lm_inst *in, const char *k)
@@ -1136,7 +1157,8 @@ static const iw_key iw_keys[] = {
 	{ "LoopAxis", OPM(LOOP), wr_axis },
 	{ "accumulation_flag", OPM(MATMULT), wr_acc_flag },
 	{ "alpha", OPM(ACTIVATION), wr_alpha },
-	{ "apply_transpose", OPM(TENSORREDUCE), wr_apply_transpose },
+	{ "apply_transpose", OPM(TENSORREDUCE) | OPM(BNSTATS),
+	  wr_apply_transpose },
 	{ "axis", OPM(TENSORREDUCE), wr_reduce_axis },
 	{ "base", OPM(IOTA) | OPM(AFFINESELECT), wr_base },
 	{ "blocks", OPM_BLOCKS, wr_blocks },
@@ -1144,6 +1166,8 @@ static const iw_key iw_keys[] = {
 	{ "channel_multiplier", OPM(IOTA) | OPM(AFFINESELECT), wr_chmul },
 	{ "comp_op", OPM(CMPBRANCH), wr_comp_op },
 	{ "compare_op", OPM(AFFINESELECT), wr_alu },
+	{ "compare_op0", OPM(RANGESELECT), wr_cmp0 },
+	{ "compare_op1", OPM(RANGESELECT), wr_cmp1 },
 	{ "cond", OPM(DOWHILE), wr_cond },
 	{ "const0", OPM(TENSORSCALAR), wr_const0 },
 	{ "const1", OPM(TENSORSCALAR), wr_const1 },
@@ -1153,13 +1177,14 @@ static const iw_key iw_keys[] = {
 	{ "dma_blocks", OPM(DMATRIGGER), wr_dma_blocks },
 	{ "engine", 0, wr_engine },
 	{ "engine_id", 0, wr_engine_id },
-	{ "fill_value", OPM(AFFINESELECT), wr_fill_value },
+	{ "fill_value", OPM(AFFINESELECT) | OPM(RANGESELECT), wr_fill_value },
 	{ "func", OPM(ACTIVATION), wr_act_func },
 	{ "func", OPM(NKIKERNEL), wr_nki_func },
 	{ "func_args", OPM_KERNELS, wr_func_args },
 	{ "func_outs", OPM_KERNELS, wr_func_outs },
 	{ "group", OPM(COREBARRIER), wr_group },
 	{ "id", OPM(COREBARRIER), wr_barrier_id },
+	{ "imm_value", OPM(MATCHREPLACE) | OPM(MIMR), wr_fill_value },
 	{ "ins", 0, wr_ins },
 	{ "instance", OPM(SWITCHQUEUE) | OPM(RESETQUEUE), wr_instance },
 	{ "is_64bit", OPM(REGALU), wr_is_64bit },
@@ -1188,6 +1213,7 @@ static const iw_key iw_keys[] = {
 	{ "renumber", OPM(COREBARRIER), wr_renumber },
 	{ "reverse0", OPM(TENSORSCALAR) | OPM(TSPTR), wr_reverse0 },
 	{ "reverse1", OPM(TENSORSCALAR) | OPM(TSPTR), wr_reverse1 },
+	{ "reverse_pred", OPM(COPYPRED), wr_reverse_pred },
 	{ "sb_buf_shape", OPM_KERNELS, wr_sb_buf },
 	{ "scale", OPM(ACTIVATION), wr_scale },
 	{ "scheduled_end", 0, wr_sched_end },

@@ -78,6 +78,15 @@ typedef enum lm_opcode {
 	LM_OP_TSPTR,        /* TensorScalarPtr */
 	LM_OP_RECIPROCAL,   /* Reciprocal */
 	LM_OP_STREAMTRANSPOSE, /* StreamTranspose */
+	LM_OP_SELECT,       /* Select */
+	LM_OP_COPYPRED,     /* CopyPredicated */
+	LM_OP_MAX8,         /* Max (the top-8 values) */
+	LM_OP_MAXINDEX,     /* MaxIndex */
+	LM_OP_MATCHREPLACE, /* MatchReplace */
+	LM_OP_MIMR,         /* MaxIndexAndMatchReplace */
+	LM_OP_BNSTATS,      /* BNStats */
+	LM_OP_BNAGGR,       /* BNStatsAggregate */
+	LM_OP_RANGESELECT,  /* RangeSelect */
 	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
 	LM_OP_COUNT
 } lm_opcode;
@@ -326,13 +335,15 @@ typedef struct lm_inst {
 	int has_scale, has_alpha;
 	double scale, alpha;
 	/* TensorTensor (op), TensorScalar and TensorScalarPtr (op0/op1),
+	   RangeSelect (compare_op0 / compare_op1 in alu0 / alu1),
 	   AffineSelect (compare_op), TensorReduce (op) */
 	lm_aluop alu, alu0, alu1;
 	int has_const0, has_const1; /* TensorScalar */
 	double const0, const1;
 	int reverse0, reverse1;     /* TensorScalar, TensorScalarPtr */
+	int reverse_pred;           /* CopyPredicated */
 	/* TensorReduce: axis (an AxisListType ordinal), negate,
-	   apply_transpose */
+	   apply_transpose (BNStats: apply_transpose) */
 	int reduce_axis;
 	int negate, apply_transpose;
 	/* Memset */
@@ -346,7 +357,8 @@ typedef struct lm_inst {
 	int n_pattern;
 	lm_appair *pattern;
 	int pattern_as_objects;  /* input used {"step","num"}: write back so */
-	double fill_value;
+	double fill_value;       /* also MatchReplace's imm_value and
+				    RangeSelect's fill_value */
 	/* CoreBarrier */
 	int64_t barrier_id;
 	int n_cores;

@@ -238,3 +238,23 @@ void ls_scatter_raw(const ls_view *v, const void *inv)
 		NEXT_RUN(o, idx, off);
 	}
 }
+
+void ls_scatter_masked(const ls_view *v, const void *inv, const uint8_t *mask)
+{
+	const ls_opnd *o = v->o;
+	const int nd = o->ndim, es = o->esize;
+	const int64_t n = o->num[nd - 1], s = o->stride[nd - 1];
+	const int64_t outer = o->count / n;
+	int64_t idx[LS_MAX_DIMS] = {0}, off = 0;
+	const uint8_t *in = inv;
+
+	for (int64_t r = 0; r < outer; r++, in += n * es, mask += n) {
+		uint8_t *p = v->data + off, *ip = v->init + off;
+		for (int64_t i = 0; i < n; i++, p += s, ip += s)
+			if (mask[i]) {
+				memcpy(p, in + es * i, (size_t)es);
+				memset(ip, 1, (size_t)es);
+			}
+		NEXT_RUN(o, idx, off);
+	}
+}

@@ -57,13 +57,22 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 	case LM_OP_TENSORCOPY: case LM_OP_MEMSET: case LM_OP_IOTA:
 	case LM_OP_TCDYNSRC: case LM_OP_TCDYNDST:
 	case LM_OP_AFFINESELECT: case LM_OP_TSPTR: case LM_OP_RECIPROCAL:
-	case LM_OP_STREAMTRANSPOSE:
+	case LM_OP_STREAMTRANSPOSE: case LM_OP_SELECT: case LM_OP_COPYPRED:
+	case LM_OP_RANGESELECT:
 		if (si->n_outs >= 1 && si->outs[0].space)
 			cyc = si->outs[0].free + a->elem_fixed[e];
 		else
 			cyc = a->elem_fixed[e];
 		break;
-	case LM_OP_TENSORREDUCE: /* streams its input */
+	case LM_OP_MAX8: case LM_OP_MAXINDEX: case LM_OP_MATCHREPLACE:
+	case LM_OP_MIMR: /* stream their data, the last input */
+		if (si->n_ins >= 1 && si->ins[si->n_ins - 1].space)
+			cyc = si->ins[si->n_ins - 1].free + a->elem_fixed[e];
+		else
+			cyc = a->elem_fixed[e];
+		break;
+	case LM_OP_TENSORREDUCE: case LM_OP_BNSTATS:
+	case LM_OP_BNAGGR: /* stream their input */
 		if (si->n_ins >= 1 && si->ins[0].space)
 			cyc = si->ins[0].free + a->elem_fixed[e];
 		else

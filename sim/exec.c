@@ -996,6 +996,54 @@ static int exec_tensorreduce(ls_exec *x)
 	return 0;
 }
 
+/* ---- for the families in other files ------------------------------------ */
+
+int ls_xfail(ls_exec *x, int code, const char *fmt, ...)
+{
+	char where[512], what[700];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	ls_where(x->mc, x->core, x->si, where, sizeof where);
+	return lm_errc(x->err, code, mod_path(x), where, "%s (%s)", what,
+		       lm_opcode_name(x->si->op));
+}
+
+int ls_xuninit_ok(const ls_exec *x)
+{
+	return can_read_uninit(x);
+}
+
+int ls_xread_raw(ls_exec *x, const ls_opnd *o, const char *label, void *out)
+{
+	return read_raw(x, o, label, out);
+}
+
+void *ls_xscratch(ls_exec *x, int which, int64_t n)
+{
+	int64_t nf = (n + 3) / 4;
+	switch (which) {
+	case 0: return grow_f(&x->fa, &x->cap_a, nf);
+	case 1: return grow_f(&x->fb, &x->cap_b, nf);
+	case 2: return grow_f(&x->fc, &x->cap_c, nf);
+	default: return grow_b(&x->raw, &x->cap_raw, n);
+	}
+}
+
+uint8_t *ls_xstage(ls_exec *x, int k)
+{
+	const ls_opnd *o;
+	ls_pending *p = x->pend;
+	if (k == 0)
+		return stage_buf(x);
+	o = &x->si->outs[1];
+	ls_bind(x->mc, x->core, o, &p->dst2);
+	grow_b(&p->buf2, &p->cap2, o->count * o->esize);
+	p->has2 = 1;
+	return p->buf2;
+}
+
 /* ---- dispatch ----------------------------------------------------------- */
 
 static const exec_fn exec_table[LM_OP_COUNT] = {
@@ -1018,6 +1066,15 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_STREAMTRANSPOSE] = exec_streamtranspose,
 	[LM_OP_DESC_COPY] = exec_dma,
 	[LM_OP_DESC_CCE] = exec_cce,
+	[LM_OP_SELECT] = ls_exec_select,
+	[LM_OP_COPYPRED] = ls_exec_copypred,
+	[LM_OP_MAX8] = ls_exec_max8,
+	[LM_OP_MAXINDEX] = ls_exec_search8,
+	[LM_OP_MATCHREPLACE] = ls_exec_search8,
+	[LM_OP_MIMR] = ls_exec_search8,
+	[LM_OP_BNSTATS] = ls_exec_bnstats,
+	[LM_OP_BNAGGR] = ls_exec_bnaggr,
+	[LM_OP_RANGESELECT] = ls_exec_rangeselect,
 };
 
 int ls_exec_start(ls_exec *x)
@@ -1025,6 +1082,8 @@ int ls_exec_start(ls_exec *x)
 	exec_fn fn;
 	assert(!x->pend->is_deferred);
 	x->pend->active = 0;
+	x->pend->is_masked = 0;
+	x->pend->has2 = 0;
 	x->pend->x = x;
 	if (x->si->fault)
 		return fail(x, "%s", x->si->fault);
@@ -1032,23 +1091,20 @@ int ls_exec_start(ls_exec *x)
 	if (!fn)
 		return 0; /* no data effect */
 	for (int i = 0; i < x->si->n_ins; i++)
-		if (x->si->ins[i].space == LS_SP_NONE)
+		if (x->si->ins[i].space == LS_SP_NONE &&
+		    !(x->si->in->ins[i].kind == LM_ARG_IMM &&
+		      ls_sel_imm_ok(x->si->op, i)))
 			return fail(x, "ins[%d] is not a tensor operand", i);
 	if (x->si->n_outs < 1 || x->si->outs[0].space == LS_SP_NONE)
 		return fail(x, "outs[0] is not a tensor operand");
 	return fn(x);
 }
 
-/* The bytes a staged write covers: [*lo, *hi). */
-static void write_extent(const ls_pending *p, uintptr_t *lo, uintptr_t *hi)
+/* The bytes a staged write to view v covers: [*lo, *hi). */
+static void view_extent(const ls_view *v, uintptr_t *lo, uintptr_t *hi)
 {
-	const ls_opnd *o = p->dst.o;
+	const ls_opnd *o = v->o;
 	intptr_t a = 0, b = 0;
-	if (p->is_deferred) {
-		*lo = p->mm.lo[0];
-		*hi = p->mm.hi[0];
-		return;
-	}
 	for (int d = 0; d < o->ndim; d++) {
 		intptr_t span = (intptr_t)(o->stride[d] * (o->num[d] - 1));
 		if (span < 0)
@@ -1056,8 +1112,19 @@ static void write_extent(const ls_pending *p, uintptr_t *lo, uintptr_t *hi)
 		else
 			b += span;
 	}
-	*lo = (uintptr_t)p->dst.data + (uintptr_t)a;
-	*hi = (uintptr_t)p->dst.data + (uintptr_t)b + (uintptr_t)o->esize;
+	*lo = (uintptr_t)v->data + (uintptr_t)a;
+	*hi = (uintptr_t)v->data + (uintptr_t)b + (uintptr_t)o->esize;
+}
+
+/* The bytes staged write p covers (its first output): [*lo, *hi). */
+static void write_extent(const ls_pending *p, uintptr_t *lo, uintptr_t *hi)
+{
+	if (p->is_deferred) {
+		*lo = p->mm.lo[0];
+		*hi = p->mm.hi[0];
+		return;
+	}
+	view_extent(&p->dst, lo, hi);
 }
 
 /*
@@ -1066,17 +1133,22 @@ static void write_extent(const ls_pending *p, uintptr_t *lo, uintptr_t *hi)
 */
 static void settle(ls_exec *x, const ls_pending *p)
 {
-	uintptr_t lo, hi;
-	write_extent(p, &lo, &hi);
+	uintptr_t lo[2], hi[2];
+	int nw = 1;
+	write_extent(p, &lo[0], &hi[0]);
+	if (p->has2)
+		view_extent(&p->dst2, &lo[nw], &hi[nw]), nw++;
 	for (int i = x->n_deferred - 1; i >= 0; i--) {
 		ls_pending *q = x->deferred[i];
+		int hit = 0;
 		if (q == p)
 			continue;
-		for (int r = 0; r < q->mm.n_rng; r++)
-			if (overlaps(lo, hi, q->mm.lo[r], q->mm.hi[r])) {
-				mm_stage_now(x, q);
-				break;
-			}
+		for (int r = 0; r < q->mm.n_rng && !hit; r++)
+			for (int w = 0; w < nw && !hit; w++)
+				hit = overlaps(lo[w], hi[w], q->mm.lo[r],
+					       q->mm.hi[r]);
+		if (hit)
+			mm_stage_now(x, q);
 	}
 }
 
@@ -1088,8 +1160,12 @@ void ls_exec_commit(ls_pending *p)
 		settle(p->x, p);
 	if (p->is_deferred)
 		mm_finish(p->x, p);
+	else if (p->is_masked)
+		ls_scatter_masked(&p->dst, p->buf, p->mask);
 	else
 		ls_scatter_raw(&p->dst, p->buf);
+	if (p->has2)
+		ls_scatter_raw(&p->dst2, p->buf2);
 	p->active = 0;
 }
 
@@ -1098,6 +1174,8 @@ void ls_pending_free(ls_pending *p)
 	if (p->is_deferred && p->x)
 		undefer(p->x, p);
 	free(p->buf);
+	free(p->mask);
+	free(p->buf2);
 	free(p->mm.a);
 	free(p->mm.b);
 	memset(p, 0, sizeof *p);

@@ -114,6 +114,16 @@ typedef struct ls_pending {
 	ls_view dst;
 	uint8_t *buf;           /* count elements of dst dtype, raw */
 	size_t cap;
+	/* is_masked: only the elements whose mask byte is set are written
+	** (the others keep their bytes and shadow); mask owned */
+	int is_masked;
+	uint8_t *mask;
+	size_t cap_mask;
+	/* has2: a second output written with the first (outs[1]) */
+	int has2;
+	ls_view dst2;
+	uint8_t *buf2;
+	size_t cap2;
 	int is_deferred;        /* mm holds the write (buf unused) */
 	ls_mm_defer mm;
 	struct ls_exec *x;      /* the run it was started in */
@@ -568,6 +578,8 @@ const uint8_t *ls_gather_raw(const ls_view *v, void *out, int allow_uninit);
 int ls_all_written(const uint8_t *init, int64_t n);
 /* Scatter raw element bytes into the view and mark them written. */
 void ls_scatter_raw(const ls_view *v, const void *in);
+/* The same for the elements i whose mask[i] is set only. */
+void ls_scatter_masked(const ls_view *v, const void *in, const uint8_t *mask);
 /* Contiguous conversions (RNE on narrowing). */
 void ls_f32_to_dtype(lm_dtype t, const float *in, void *out, int64_t n);
 void ls_dtype_to_f32(lm_dtype t, const void *in, float *out, int64_t n);
@@ -646,6 +658,39 @@ void ls_exec_free(ls_exec *x);
 void ls_pending_free(ls_pending *p);
 /* Float ALU of TensorTensor / TensorScalar; 0 when op is unsupported. */
 int ls_alu(lm_aluop op, float a, float b, float *r);
+/* For the opcode families outside exec.c: an error of kind code at the
+** current instruction ("what (Opcode)"); 1 if its uninitialized reads
+** read as NaN; operand o read as raw element bytes (label names it in the
+** uninitialized-read error); a scratch buffer of at least n bytes (which
+** 0..3, grown, owned by x); the staging buffer of outs[k] (k 0 or 1),
+** bound and sized, its write made active. */
+int ls_xfail(ls_exec *x, int code, const char *fmt, ...) LM_PRINTF(3, 4);
+int ls_xuninit_ok(const ls_exec *x);
+int ls_xread_raw(ls_exec *x, const ls_opnd *o, const char *label, void *out);
+void *ls_xscratch(ls_exec *x, int which, int64_t n);
+uint8_t *ls_xstage(ls_exec *x, int k);
+
+/* ---- select.c ----------------------------------------------------------- */
+
+/* 1 if operand ins[i] of op may be an immediate (imm_value). */
+int ls_sel_imm_ok(lm_opcode op, int i);
+/* Select, CopyPredicated (docs/semantics.md). */
+int ls_exec_select(ls_exec *x);
+int ls_exec_copypred(ls_exec *x);
+int ls_exec_rangeselect(ls_exec *x);
+
+/* ---- search.c ----------------------------------------------------------- */
+
+/* Max; MaxIndex, MatchReplace, MaxIndexAndMatchReplace (docs/semantics.md,
+** "The top-8 search"). */
+int ls_exec_max8(ls_exec *x);
+int ls_exec_search8(ls_exec *x);
+
+/* ---- bnstats.c ---------------------------------------------------------- */
+
+/* BNStats, BNStatsAggregate (docs/semantics.md). */
+int ls_exec_bnstats(ls_exec *x);
+int ls_exec_bnaggr(ls_exec *x);
 
 /* ---- cost.c ------------------------------------------------------------- */
 

@@ -38,6 +38,11 @@
 /* Opcode sets as bit masks. */
 #define OP(x) LM_OPM(x)
 #define OPS_DMA (OP(DMACOPY) | OP(LOAD) | OP(SAVE))
+/* The predicated moves, the top-8 search, the batch-norm statistics
+** (sim/select.c). */
+#define OPS_SELECT (OP(SELECT) | OP(COPYPRED) | OP(MAX8) | OP(MAXINDEX) | \
+		    OP(MATCHREPLACE) | OP(MIMR) | OP(BNSTATS) | OP(BNAGGR) | \
+		    OP(RANGESELECT))
 #define OPS_EXEC (OPS_DMA | OP(MATMULT) | OP(ACTIVATION) | OP(TENSORTENSOR) | \
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
@@ -48,7 +53,7 @@
 		  OP(AEBARRIER) | OP(DRAIN) | OP(EXIT) | OP(DMATRIGGER) | \
 		  OP(DMABLOCK) | OP(DESC_COPY) | OP(DESC_CCE) | OP(RESETQUEUE) | \
 		  OPS_BRANCH | OP(BRANCHHINT) | OP(TCOMPLETION) | OP(HALT) | \
-		  OPS_TLS | OPS_TCDYN)
+		  OPS_TLS | OPS_TCDYN | OPS_SELECT)
 /* The descriptors it executes (in a DMABlock's body only). */
 #define OPS_DESC (OP(DESC_COPY) | OP(DESC_CCE))
 /* TensorCopy with a dynamic source or destination. */
@@ -189,7 +194,8 @@ static const op_key inst_model[] = {
 	{ OP(DMATRIGGER), "dma_blocks", "each issue fires the next block, "
 	  "round robin" },
 	{ OP(RESETQUEUE), "queue", NULL },
-	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION) | OP(DESC_COPY) | OPS_TCDYN,
+	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION) | OP(DESC_COPY) | OPS_TCDYN |
+	  OP(COPYPRED),
 	  "can_read_uninit", NULL },
 	{ OP(MATMULT), "is_transpose", NULL },
 	{ OP(ACTIVATION), "scale", NULL },
@@ -203,6 +209,9 @@ static const op_key inst_model[] = {
 	{ OP(IOTA) | OP(AFFINESELECT), "pattern", NULL },
 	{ OP(AFFINESELECT), "fill_value", NULL },
 	{ OP(TENSORREDUCE), "negate", NULL },
+	{ OP(COPYPRED), "reverse_pred", NULL },
+	{ OP(MATCHREPLACE) | OP(MIMR), "imm_value", NULL },
+	{ OP(RANGESELECT), "fill_value", NULL },
 	{ OP(COREBARRIER), "id", NULL },
 	{ OP(COREBARRIER), "cores", NULL },
 	{ OP(CALL), "target", NULL },
@@ -405,6 +414,34 @@ static int chk_compare_op(const lm_inst *in, char *val, size_t n,
 		*why = "compare_op must be a comparison";
 		return q(val, n, lm_aluop_name(in->alu));
 	}
+}
+
+/* RangeSelect's compare_op0 / compare_op1: a comparison (absent: the
+** default bypass, refused). */
+static int range_cmp(lm_aluop op, char *val, size_t n, const char **why)
+{
+	switch (op) {
+	case LM_ALU_IS_EQUAL: case LM_ALU_NOT_EQUAL: case LM_ALU_IS_GE:
+	case LM_ALU_IS_GT: case LM_ALU_IS_LE: case LM_ALU_IS_LT:
+		return 0;
+	default:
+		*why = "RangeSelect compares with is_equal, not_equal, is_ge, "
+		       "is_gt, is_le and is_lt";
+		return q(val, n, op == LM_ALU_INVALID ? "bypass"
+				 : lm_aluop_name(op));
+	}
+}
+
+static int chk_range_cmp0(const lm_inst *in, char *val, size_t n,
+			  const char **why)
+{
+	return range_cmp(in->alu0, val, n, why);
+}
+
+static int chk_range_cmp1(const lm_inst *in, char *val, size_t n,
+			  const char **why)
+{
+	return range_cmp(in->alu1, val, n, why);
 }
 
 static int chk_reduce_op(const lm_inst *in, char *val, size_t n,
@@ -1058,6 +1095,9 @@ static const field_rule checks[] = {
 	{ OP(TENSORREDUCE), "op", chk_reduce_op },
 	{ OP(TENSORREDUCE), "axis", chk_reduce_axis },
 	{ OP(TENSORREDUCE), "apply_transpose", chk_apply_transpose },
+	{ OP(BNSTATS), "apply_transpose", chk_apply_transpose },
+	{ OP(RANGESELECT), "compare_op0", chk_range_cmp0 },
+	{ OP(RANGESELECT), "compare_op1", chk_range_cmp1 },
 	{ OP(CALL), "ins", chk_call_ins },
 	{ OP(CALL), "outs", chk_call_outs },
 	{ OP(CALL), "arguments", chk_call_args },

@@ -210,6 +210,11 @@ TESTS += tests/test_mpi
 else
 EXTRA_DIST += tests/test_mpi.c
 endif
+check_PROGRAMS += tests/test_select
+tests_test_select_SOURCES = tests/test_select.c
+tests_test_select_CFLAGS = $(TEST_CFLAGS)
+tests_test_select_LDADD = $(TEST_LDADD)
+TESTS += tests/test_select
 
 check_PROGRAMS += tests/test_sync
 tests_test_sync_SOURCES = tests/test_sync.c
