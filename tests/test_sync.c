@@ -263,7 +263,8 @@ static char *wait_module(const upd_case *u, const char *wmode, long long thr)
 
 /* Both semaphore wait modes against the five semaphore updates: the
 ** threshold the update reaches lets the waiter run, one more deadlocks
-** naming the value (each under four schedules). */
+** naming the value, or is refused past INT32_MAX (each under four
+** schedules). */
 START_TEST(test_waits_x_updates)
 {
 	const char *wmodes[] = { "sem-ge-imm", "sem-ge-reg" };
@@ -284,7 +285,11 @@ START_TEST(test_waits_x_updates)
 			if (u->after == INT_MAX && w == 1)
 				continue; /* no int32 register above it */
 			run_text(&R, wait_module(u, wmodes[w], u->after + 1), 0);
-			if (w == 0)
+			if (w == 0 && u->after == INT_MAX)
+				snprintf(want, sizeof want, "on_wait sem-ge-imm: "
+					 "wait_value %lld is outside the signed "
+					 "32-bit range", u->after + 1);
+			else if (w == 0)
 				snprintf(want, sizeof want, "'w' (EventSemaphore) "
 					 "waits for semaphore id 3 ('a') of core "
 					 "0 >= %lld (value %d)", u->after + 1,
@@ -920,6 +925,36 @@ START_TEST(test_drain_block)
 }
 END_TEST
 
+/* A threshold outside int32 is refused where the instruction (or the
+** descriptor) starts: no semaphore value reaches it, and as a signed
+** 32-bit threshold it would be another number. */
+START_TEST(test_wait_range)
+{
+	static const char *const op[] = { "NoOp", "EventSemaphore" };
+	static const char *const thr[] = { "2147483648", "4294967295" };
+	char wt[200], want[200];
+	run R;
+	for (int k = 0; k < 2; k++) {
+		snprintf(wt, sizeof wt, "'sync_info':{'on_wait':[{'id':3,'mode':"
+			 "'sem-ge-imm','wait_value':%s}]}", thr[k]);
+		snprintf(want, sizeof want, "instruction w: on_wait sem-ge-imm: "
+			 "wait_value %s is outside the signed 32-bit range of "
+			 "a semaphore", thr[k]);
+		run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}", list(
+			inst(op[k], "w", "DVE", wt), NULL)), 0);
+		ck_run_fails(&R, want);
+		run_free(&R);
+	}
+	run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}", list(
+		dblock("b1", 1, "", "'sync_info':{'on_wait':[{'id':3,'mode':"
+		       "'sem-ge-imm','wait_value':2147483648}]}"),
+		dtrig("t", "b1", ""), NULL)), 0);
+	ck_run_fails(&R, "instruction b1_d0: on_wait sem-ge-imm: wait_value "
+		     "2147483648 is outside");
+	run_free(&R);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sync");
@@ -946,6 +981,7 @@ int main(void)
 	tcase_add_test(tc, test_block_event);
 	tcase_add_test(tc, test_desc_update_id);
 	tcase_add_test(tc, test_drain_block);
+	tcase_add_test(tc, test_wait_range);
 	suite_add_tcase(s, tc);
 	return tu_main(s);
 }
