@@ -925,8 +925,8 @@ START_TEST(test_drain_block)
 }
 END_TEST
 
-/* A threshold outside int32 is refused where the instruction (or the
-** descriptor) starts: no semaphore value reaches it, and as a signed
+/* A threshold outside int32 is refused where the instruction (the
+** descriptor, the DMA block) starts: no semaphore value reaches it, and as a signed
 ** 32-bit threshold it would be another number. */
 START_TEST(test_wait_range)
 {
@@ -950,6 +950,14 @@ START_TEST(test_wait_range)
 		       "'sem-ge-imm','wait_value':2147483648}]}"),
 		dtrig("t", "b1", ""), NULL)), 0);
 	ck_run_fails(&R, "instruction b1_d0: on_wait sem-ge-imm: wait_value "
+		     "2147483648 is outside");
+	run_free(&R);
+	/* a block's own: no engine starts it, its queue reports it */
+	run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}", list(
+		dblock("b1", 1, "'sync_info':{'on_wait':[{'id':3,'mode':"
+		       "'sem-ge-imm','wait_value':2147483648}]}", ""),
+		dtrig("t", "b1", ""), NULL)), 0);
+	ck_run_fails(&R, "instruction b1: on_wait sem-ge-imm: wait_value "
 		     "2147483648 is outside");
 	run_free(&R);
 }
