@@ -667,12 +667,17 @@ static int consume(sim *s, int c, const ls_sinst *si);
 
 /* Do the waits of si, a DMA block or a descriptor on its queue, hold on
 ** core c (eng: the engine of its trigger)? 1 yes, 0 no or a run error
-** (s->rc set). */
+** (s->rc set; a faulted block or descriptor is reported here, as no
+** engine starts it). */
 static int dq_holds(sim *s, int c, int eng, const ls_sinst *si)
 {
 	char why[600];
 	int first, r;
-	if (!si->sy.n_wait || si->fault)
+	if (si->fault) {
+		fail_at(s, c, si, "%s", si->fault);
+		return 0;
+	}
+	if (!si->sy.n_wait)
 		return 1;
 	r = ls_sync_ready(s->mc, c, eng, &si->sy, &first, why, sizeof why);
 	if (r < 0)

@@ -170,6 +170,11 @@ static void prep_entry(ls_machine *mc, int mi, const lm_sync *e, int upd,
 			if (!e->has_value)
 				why = lm_xasprintf("on_wait sem-ge-imm: no "
 						   "wait_value");
+			else if (e->value < INT32_MIN || e->value > INT32_MAX)
+				why = lm_xasprintf("on_wait sem-ge-imm: "
+					"wait_value %lld is outside the signed "
+					"32-bit range of a semaphore",
+					(long long)e->value);
 			break;
 		case LM_WAIT_SEM_GE_REG:
 			o->reg = e->regref ? ls_reg_slot(mc, mi, e->regref)

@@ -7,7 +7,11 @@
 ** their own waits and updates, the expansion of other ALL instructions,
 ** GroupResetSemaphores, Drain, the bank clear of a Return, the deadlock
 ** report, and a two-core module on id-form semaphores linked and run
-** against its per-core modules (lncsim diff). The modules are written
+** against its per-core modules (lncsim diff), and DMA blocks under the
+** same rules: a descriptor's id-form wait (and its deadlock line), a
+** block's event wait consumed when it opens, a descriptor's update
+** releasing an engine, a Drain waiting for a trigger's block. The
+** modules are written
 ** here in the 2.24 wire form (' for ").
 */
 #include "common.h"
@@ -259,7 +263,8 @@ static char *wait_module(const upd_case *u, const char *wmode, long long thr)
 
 /* Both semaphore wait modes against the five semaphore updates: the
 ** threshold the update reaches lets the waiter run, one more deadlocks
-** naming the value (each under four schedules). */
+** naming the value, or is refused past INT32_MAX (each under four
+** schedules). */
 START_TEST(test_waits_x_updates)
 {
 	const char *wmodes[] = { "sem-ge-imm", "sem-ge-reg" };
@@ -280,7 +285,11 @@ START_TEST(test_waits_x_updates)
 			if (u->after == INT_MAX && w == 1)
 				continue; /* no int32 register above it */
 			run_text(&R, wait_module(u, wmodes[w], u->after + 1), 0);
-			if (w == 0)
+			if (w == 0 && u->after == INT_MAX)
+				snprintf(want, sizeof want, "on_wait sem-ge-imm: "
+					 "wait_value %lld is outside the signed "
+					 "32-bit range", u->after + 1);
+			else if (w == 0)
 				snprintf(want, sizeof want, "'w' (EventSemaphore) "
 					 "waits for semaphore id 3 ('a') of core "
 					 "0 >= %lld (value %d)", u->after + 1,
@@ -751,6 +760,209 @@ START_TEST(test_diff_two_cores)
 }
 END_TEST
 
+
+/* ---- DMA blocks ------------------------------------------------------------ */
+
+#define XAP "{'kind':'physical_ap','ap':[[64,1],[1,64]],'dtype':'float32'," \
+	"'offset':0,'memsetref':'x','memref':'x'}"
+#define YAP "{'kind':'physical_ap','ap':[[64,1],[1,64]],'dtype':'float32'," \
+	"'offset':0,'memsetref':'YY','memref':'YY'}"
+
+/* A DMABlock name of n descriptors <name>_d<k> copying x to y (the
+** first with sync_info dsync; the block's own keys bsync): caller
+** frees. */
+static char *dblock(const char *name, int n, const char *bsync,
+		    const char *dsync)
+{
+	lm_buf b = LM_BUF_INIT;
+	lm_buf_printf(&b, "{'opcode':'DMABlock','name':'%s','engine':'DMA',"
+		      "'ins':[],'outs':[]%s%s,'blocks':[{'name':'%s_b',"
+		      "'instructions':[", name, *bsync ? "," : "", bsync,
+		      name);
+	for (int k = 0; k < n; k++)
+		lm_buf_printf(&b, "%s{'opcode':'DMADescriptorCopy','name':"
+			      "'%s_d%d','engine':'DMA','ins':[" XAP "],'outs':"
+			      "[" YAP "]%s%s}", k ? "," : "", name, k,
+			      k == 0 && *dsync ? "," : "", k == 0 ? dsync : "");
+	lm_buf_puts(&b, "]}]}");
+	return lm_buf_detach(&b);
+}
+
+/* A DMATrigger on SP of queue q0 firing block (more: its other keys). */
+static char *dtrig(const char *name, const char *block, const char *more)
+{
+	return lm_xasprintf("{'opcode':'DMATrigger','name':'%s','engine':'SP',"
+			    "'queue':'q0','dma_blocks':['%s'],'ins':[],"
+			    "'outs':[]%s%s}", name, block, *more ? "," : "",
+			    more);
+}
+
+/* A descriptor waiting for id 3 >= 2 that Pool's sem-add-imm of add
+** raises: 2 releases it, 1 leaves it waiting, and the deadlock report
+** names the descriptor, its block and the id-form semaphore. */
+START_TEST(test_desc_waits_id)
+{
+	const char *dw = "'sync_info':{'on_wait':[{'id':3,'mode':"
+			 "'sem-ge-imm','wait_value':2}]}";
+	run R;
+	for (uint64_t seed = 0; seed < 4; seed++) {
+		run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}", list(
+			dblock("b1", 2, "", dw), dtrig("t", "b1", ""),
+			inst("NoOp", "p", "Pool", "'sync_info':{'on_update':"
+			     "[{'id':3,'mode':'sem-add-imm','update_value':2}]}"),
+			NULL)), seed);
+		ck_run_ok(&R);
+		ck_assert_int_eq(R.r.cores[0].dma_transfers, 3);
+		run_free(&R);
+	}
+	run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}", list(
+		dblock("b1", 2, "", dw), dtrig("t", "b1", ""),
+		inst("NoOp", "p", "Pool", "'sync_info':{'on_update':[{'id':3,"
+		     "'mode':'sem-add-imm','update_value':1}]}"), NULL)), 0);
+	ck_run_fails(&R, "deadlock at t=");
+	ck_run_fails(&R, "queue instance 'q0a' core 0: descriptor 'b1_d0' of "
+		     "block 'b1' waits for semaphore id 3 ('a') of core 0 >= 2 "
+		     "(value 1)");
+	run_free(&R);
+}
+END_TEST
+
+/* Blocks b1 and b2 each wait for event 5: b1 consumes Pool's set when it
+** opens, so b2 holds the instance until q sets it again (after t1, its
+** block, completed); with one set b2 is left waiting. */
+START_TEST(test_block_event)
+{
+	const char *bw = "'sync_info':{'on_wait':[{'id':5,'mode':"
+			 "'evt-set-then-clear'}]}";
+	const char *set = "'sync_info':{'on_update':[{'id':5,'mode':"
+			  "'evt-set'}]}";
+	run R;
+	for (uint64_t seed = 0; seed < 4; seed++) {
+		char *q = lm_xasprintf("%s,'dependencies':[['t1','Flow']]", set);
+		run_text(&R, mod_text(0, "", list(
+			dblock("b1", 1, bw, ""), dblock("b2", 1, bw, ""),
+			dtrig("t1", "b1", ""), dtrig("t2", "b2", ""),
+			inst("NoOp", "p", "Pool", set),
+			inst("NoOp", "q", "DVE", q), NULL)), seed);
+		free(q);
+		ck_run_ok(&R);
+		ck_assert_int_eq(R.mc->csync[0]->evt[0], 0);
+		run_free(&R);
+	}
+	run_text(&R, mod_text(0, "", list(
+		dblock("b1", 1, bw, ""), dblock("b2", 1, bw, ""),
+		dtrig("t1", "b1", ""), dtrig("t2", "b2", ""),
+		inst("NoOp", "p", "Pool", set), NULL)), 0);
+	ck_run_fails(&R, "queue instance 'q0a' core 0: block 'b2' waits for "
+		     "event 5 of core 0 to be set");
+	run_free(&R);
+	/* a descriptor's event wait consumes it when the descriptor starts */
+	run_text(&R, mod_text(0, "", list(
+		dblock("b1", 1, "", bw), dblock("b2", 1, "", bw),
+		dtrig("t1", "b1", ""), dtrig("t2", "b2", ""),
+		inst("NoOp", "p", "Pool", set), NULL)), 0);
+	ck_run_fails(&R, "descriptor 'b2_d0' of block 'b2' waits for event 5 "
+		     "of core 0 to be set");
+	run_free(&R);
+}
+END_TEST
+
+/* A descriptor's id-form update releases DVE's wait; a block's too; the
+** block completed counts on its instance's semaphore. */
+START_TEST(test_desc_update_id)
+{
+	run R;
+	for (uint64_t seed = 0; seed < 4; seed++) {
+		run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}", list(
+			dblock("b1", 2, "'sync_info':{'on_update':[{'id':3,"
+			       "'mode':'sem-add-imm','update_value':4}]}",
+			       "'sync_info':{'on_update':[{'id':3,'mode':"
+			       "'sem-add-imm','update_value':3}]}"),
+			dtrig("t", "b1", ""),
+			inst("NoOp", "w", "DVE", "'sync_info':{'on_wait':[{"
+			     "'id':3,'mode':'sem-ge-imm','wait_value':7}]}"),
+			NULL)), seed);
+		ck_run_ok(&R);
+		ck_assert_int_eq(sem(&R, "a"), 7);
+		/* the instance's semaphore counts cp and the block */
+		ck_assert_int_eq(sem(&R, "s_dma"), 2);
+		run_free(&R);
+	}
+}
+END_TEST
+
+/*
+** Drain on SP after a trigger waits for the block, not only for the
+** DMACopy cp: the block's four descriptors run on q0a behind cp, and the
+** Drain issues when the last completes, so SP is busy or waiting for a
+** dependency from 0 to the end of the run (the Drain last). A block
+** waiting for an update issued after the Drain deadlocks.
+*/
+START_TEST(test_drain_block)
+{
+	run R;
+	const ls_core_stats *st;
+	run_text(&R, mod_text(0, "", list(dblock("b1", 4, "", ""),
+					  dtrig("t", "b1", ""),
+					  inst("Drain", "dr", "SP", ""),
+					  NULL)), 0);
+	ck_run_ok(&R);
+	st = &R.r.cores[0];
+	ck_assert_int_eq(st->dma_transfers, 5);
+	ck_assert(st->wait_dep_ps[4] > 0);
+	ck_assert_int_eq(st->busy_ps[4] + st->wait_dep_ps[4],
+			 R.r.sim_time_ps);
+	run_free(&R);
+	run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}", list(
+		dblock("b1", 1, "'sync_info':{'on_wait':[{'id':3,'mode':"
+		       "'sem-ge-imm','wait_value':1}]}", ""),
+		dtrig("t", "b1", ""), inst("Drain", "dr", "SP", ""),
+		inst("NoOp", "n", "SP", "'sync_info':{'on_update':[{'id':3,"
+		     "'mode':'sem-inc'}]}"), NULL)), 0);
+	ck_run_fails(&R, "deadlock at t=");
+	ck_run_fails(&R, "'dr' (Drain)");
+	run_free(&R);
+}
+END_TEST
+
+/* A threshold outside int32 is refused where the instruction (the
+** descriptor, the DMA block) starts: no semaphore value reaches it, and as a signed
+** 32-bit threshold it would be another number. */
+START_TEST(test_wait_range)
+{
+	static const char *const op[] = { "NoOp", "EventSemaphore" };
+	static const char *const thr[] = { "2147483648", "4294967295" };
+	char wt[200], want[200];
+	run R;
+	for (int k = 0; k < 2; k++) {
+		snprintf(wt, sizeof wt, "'sync_info':{'on_wait':[{'id':3,'mode':"
+			 "'sem-ge-imm','wait_value':%s}]}", thr[k]);
+		snprintf(want, sizeof want, "instruction w: on_wait sem-ge-imm: "
+			 "wait_value %s is outside the signed 32-bit range of "
+			 "a semaphore", thr[k]);
+		run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}", list(
+			inst(op[k], "w", "DVE", wt), NULL)), 0);
+		ck_run_fails(&R, want);
+		run_free(&R);
+	}
+	run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}", list(
+		dblock("b1", 1, "", "'sync_info':{'on_wait':[{'id':3,'mode':"
+		       "'sem-ge-imm','wait_value':2147483648}]}"),
+		dtrig("t", "b1", ""), NULL)), 0);
+	ck_run_fails(&R, "instruction b1_d0: on_wait sem-ge-imm: wait_value "
+		     "2147483648 is outside");
+	run_free(&R);
+	/* a block's own: no engine starts it, its queue reports it */
+	run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}", list(
+		dblock("b1", 1, "'sync_info':{'on_wait':[{'id':3,'mode':"
+		       "'sem-ge-imm','wait_value':2147483648}]}", ""),
+		dtrig("t", "b1", ""), NULL)), 0);
+	ck_run_fails(&R, "instruction b1: on_wait sem-ge-imm: wait_value "
+		     "2147483648 is outside");
+	run_free(&R);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sync");
@@ -773,6 +985,11 @@ int main(void)
 	tc = tcase_create("diff");
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_diff_two_cores);
+	tcase_add_test(tc, test_desc_waits_id);
+	tcase_add_test(tc, test_block_event);
+	tcase_add_test(tc, test_desc_update_id);
+	tcase_add_test(tc, test_drain_block);
+	tcase_add_test(tc, test_wait_range);
 	suite_add_tcase(s, tc);
 	return tu_main(s);
 }
