@@ -16,6 +16,7 @@
 #include "gen.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -696,6 +697,19 @@ static char *on_path(const char *name)
 	return found;
 }
 
+/* Whether directory path exists and holds anything. */
+static int dir_has_files(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int any = 0;
+	while (d && !any && (e = readdir(d)))
+		any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (d)
+		closedir(d);
+	return any;
+}
+
 /* The n bytes of p in base64, appended to b. */
 static void put_base64(lm_buf *b, const unsigned char *p, size_t n)
 {
@@ -823,20 +837,30 @@ static cJSON *speedscope_load(const char *chromium, const char *ssdir,
 	char *load = tu_write(dir, "load.js", lm_buf_cstr(&js));
 	char *html = lm_path_join(dir, "dump.html");
 	char *profile = lm_path_join(dir, "profile");
+	char *home = lm_path_join(dir, "home");
+	char *downloads = lm_path_join(home, "Downloads");
 	char *abs_index = realpath(index, NULL);
 	char *abs_load = realpath(load, NULL);
 	ck_assert(abs_index && abs_load);
 	/* no sandbox: the tests may run as root, where chromium needs it
-	   off; the virtual time lets the probe's retries run to the end */
-	char *cmd = lm_xasprintf("timeout 100 '%s' --headless --no-sandbox "
+	   off; the virtual time lets the probe's retries run to the end; a
+	   home of its own, so that nothing it saves (a download, its
+	   desktop settings) lands in the user's */
+	char *cmd = lm_xasprintf("HOME='%s' XDG_CONFIG_HOME='%s/.config' "
+				 "XDG_CACHE_HOME='%s/.cache' "
+				 "XDG_DATA_HOME='%s/.local/share' "
+				 "timeout 100 '%s' --headless --no-sandbox "
 				 "--disable-gpu --user-data-dir='%s' "
 				 "--virtual-time-budget=30000 --dump-dom "
 				 "'file://%s#localProfilePath=%s' >'%s' "
-				 "2>/dev/null", chromium, profile, abs_index,
-				 abs_load, html);
+				 "2>/dev/null", home, home, home, home,
+				 chromium, profile, abs_index, abs_load, html);
 	int st = system(cmd);
 	ck_assert_msg(st == 0, "chromium --headless --dump-dom of speedscope "
 		      "failed (status %d): %s", st, cmd);
+	/* the probe reads speedscope's export; it saves no file */
+	ck_assert_msg(!dir_has_files(downloads), "speedscope's export was "
+		      "saved as a download: %s", downloads);
 	ck_assert_int_eq(lm_read_file(html, &dump, &dlen, &err), 0);
 	char *a = strstr(dump, "LNCSIM-PROBE "), *z;
 	ck_assert_msg(a != NULL, "speedscope's page shows no probe result "
@@ -851,6 +875,8 @@ static cJSON *speedscope_load(const char *chromium, const char *ssdir,
 	free(cmd);
 	free(abs_load);
 	free(abs_index);
+	free(downloads);
+	free(home);
 	free(profile);
 	free(html);
 	free(load);
