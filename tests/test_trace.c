@@ -1014,6 +1014,54 @@ START_TEST(test_trace_speedscope)
 }
 END_TEST
 
+/*
+** The probe sees what speedscope says: the two back-to-back pairs the
+** checker refuses (one overlapping in doubles as read, one only once
+** its track is shifted to start at zero) make speedscope warn, so a
+** trace with that fault cannot pass test_trace_speedscope.
+*/
+START_TEST(test_trace_speedscope_warns)
+{
+	static const char *const bad[] = {
+		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":16.050861,\"dur\":0.193750,"
+		"\"pid\":0,\"tid\":1},{\"name\":\"b\",\"ph\":\"X\","
+		"\"ts\":16.244611,\"dur\":1,\"pid\":0,\"tid\":1}",
+		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":4.148756,\"dur\":0.1,"
+		"\"pid\":0,\"tid\":1},{\"name\":\"b\",\"ph\":\"X\","
+		"\"ts\":16.268775,\"dur\":0.160417,\"pid\":0,\"tid\":1},"
+		"{\"name\":\"c\",\"ph\":\"X\",\"ts\":16.429192,\"dur\":1,"
+		"\"pid\":0,\"tid\":1}",
+	};
+	const char *meta = "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,"
+		"\"args\":{\"name\":\"core 0\"}},{\"name\":\"thread_name\","
+		"\"ph\":\"M\",\"pid\":0,\"tid\":1,\"args\":{\"name\":\"PE\"}}";
+	const char *ssdir = getenv("LNCSIM_SPEEDSCOPE");
+	if (!ssdir || !*ssdir) {
+		printf("# skip: LNCSIM_SPEEDSCOPE not set: the probe is not "
+		       "shown seeing speedscope's warnings\n");
+		return;
+	}
+	char *chromium = on_path("chromium");
+	ck_assert_msg(chromium != NULL, "LNCSIM_SPEEDSCOPE is set but "
+		      "chromium is not installed (Debian package chromium)");
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char *doc = lm_xasprintf("{\"traceEvents\":[%s,%s]}", meta,
+					 bad[i]);
+		char *tag = lm_xasprintf("overlap%zu", i);
+		char *p = tu_write(tmpdir, "overlap.json", doc);
+		cJSON *res = speedscope_load(chromium, ssdir, p, tag);
+		ck_assert_msg(cJSON_GetArraySize(cJSON_GetObjectItem(res,
+			      "warnings")) > 0, "case %zu: speedscope did not "
+			      "warn", i);
+		cJSON_Delete(res);
+		free(p);
+		free(tag);
+		free(doc);
+	}
+	free(chromium);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("trace");
@@ -1033,6 +1081,11 @@ static Suite *suite(void)
 	tc = tcase_create("speedscope");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_trace_speedscope);
+	suite_add_tcase(s, tc);
+	/* two more */
+	tc = tcase_create("speedscope_warns");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_trace_speedscope_warns);
 	suite_add_tcase(s, tc);
 	return s;
 }
