@@ -16,6 +16,7 @@
 #include "gen.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -696,6 +697,19 @@ static char *on_path(const char *name)
 	return found;
 }
 
+/* Whether directory path exists and holds anything. */
+static int dir_has_files(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int any = 0;
+	while (d && !any && (e = readdir(d)))
+		any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (d)
+		closedir(d);
+	return any;
+}
+
 /* The n bytes of p in base64, appended to b. */
 static void put_base64(lm_buf *b, const unsigned char *p, size_t n)
 {
@@ -823,20 +837,30 @@ static cJSON *speedscope_load(const char *chromium, const char *ssdir,
 	char *load = tu_write(dir, "load.js", lm_buf_cstr(&js));
 	char *html = lm_path_join(dir, "dump.html");
 	char *profile = lm_path_join(dir, "profile");
+	char *home = lm_path_join(dir, "home");
+	char *downloads = lm_path_join(home, "Downloads");
 	char *abs_index = realpath(index, NULL);
 	char *abs_load = realpath(load, NULL);
 	ck_assert(abs_index && abs_load);
 	/* no sandbox: the tests may run as root, where chromium needs it
-	   off; the virtual time lets the probe's retries run to the end */
-	char *cmd = lm_xasprintf("timeout 100 '%s' --headless --no-sandbox "
+	   off; the virtual time lets the probe's retries run to the end; a
+	   home of its own, so that nothing it saves (a download, its
+	   desktop settings) lands in the user's */
+	char *cmd = lm_xasprintf("HOME='%s' XDG_CONFIG_HOME='%s/.config' "
+				 "XDG_CACHE_HOME='%s/.cache' "
+				 "XDG_DATA_HOME='%s/.local/share' "
+				 "timeout 100 '%s' --headless --no-sandbox "
 				 "--disable-gpu --user-data-dir='%s' "
 				 "--virtual-time-budget=30000 --dump-dom "
 				 "'file://%s#localProfilePath=%s' >'%s' "
-				 "2>/dev/null", chromium, profile, abs_index,
-				 abs_load, html);
+				 "2>/dev/null", home, home, home, home,
+				 chromium, profile, abs_index, abs_load, html);
 	int st = system(cmd);
 	ck_assert_msg(st == 0, "chromium --headless --dump-dom of speedscope "
 		      "failed (status %d): %s", st, cmd);
+	/* the probe reads speedscope's export; it saves no file */
+	ck_assert_msg(!dir_has_files(downloads), "speedscope's export was "
+		      "saved as a download: %s", downloads);
 	ck_assert_int_eq(lm_read_file(html, &dump, &dlen, &err), 0);
 	char *a = strstr(dump, "LNCSIM-PROBE "), *z;
 	ck_assert_msg(a != NULL, "speedscope's page shows no probe result "
@@ -851,6 +875,8 @@ static cJSON *speedscope_load(const char *chromium, const char *ssdir,
 	free(cmd);
 	free(abs_load);
 	free(abs_index);
+	free(downloads);
+	free(home);
 	free(profile);
 	free(html);
 	free(load);
@@ -988,6 +1014,54 @@ START_TEST(test_trace_speedscope)
 }
 END_TEST
 
+/*
+** The probe sees what speedscope says: the two back-to-back pairs the
+** checker refuses (one overlapping in doubles as read, one only once
+** its track is shifted to start at zero) make speedscope warn, so a
+** trace with that fault cannot pass test_trace_speedscope.
+*/
+START_TEST(test_trace_speedscope_warns)
+{
+	static const char *const bad[] = {
+		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":16.050861,\"dur\":0.193750,"
+		"\"pid\":0,\"tid\":1},{\"name\":\"b\",\"ph\":\"X\","
+		"\"ts\":16.244611,\"dur\":1,\"pid\":0,\"tid\":1}",
+		"{\"name\":\"a\",\"ph\":\"X\",\"ts\":4.148756,\"dur\":0.1,"
+		"\"pid\":0,\"tid\":1},{\"name\":\"b\",\"ph\":\"X\","
+		"\"ts\":16.268775,\"dur\":0.160417,\"pid\":0,\"tid\":1},"
+		"{\"name\":\"c\",\"ph\":\"X\",\"ts\":16.429192,\"dur\":1,"
+		"\"pid\":0,\"tid\":1}",
+	};
+	const char *meta = "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,"
+		"\"args\":{\"name\":\"core 0\"}},{\"name\":\"thread_name\","
+		"\"ph\":\"M\",\"pid\":0,\"tid\":1,\"args\":{\"name\":\"PE\"}}";
+	const char *ssdir = getenv("LNCSIM_SPEEDSCOPE");
+	if (!ssdir || !*ssdir) {
+		printf("# skip: LNCSIM_SPEEDSCOPE not set: the probe is not "
+		       "shown seeing speedscope's warnings\n");
+		return;
+	}
+	char *chromium = on_path("chromium");
+	ck_assert_msg(chromium != NULL, "LNCSIM_SPEEDSCOPE is set but "
+		      "chromium is not installed (Debian package chromium)");
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char *doc = lm_xasprintf("{\"traceEvents\":[%s,%s]}", meta,
+					 bad[i]);
+		char *tag = lm_xasprintf("overlap%zu", i);
+		char *p = tu_write(tmpdir, "overlap.json", doc);
+		cJSON *res = speedscope_load(chromium, ssdir, p, tag);
+		ck_assert_msg(cJSON_GetArraySize(cJSON_GetObjectItem(res,
+			      "warnings")) > 0, "case %zu: speedscope did not "
+			      "warn", i);
+		cJSON_Delete(res);
+		free(p);
+		free(tag);
+		free(doc);
+	}
+	free(chromium);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("trace");
@@ -1007,6 +1081,11 @@ static Suite *suite(void)
 	tc = tcase_create("speedscope");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_trace_speedscope);
+	suite_add_tcase(s, tc);
+	/* two more */
+	tc = tcase_create("speedscope_warns");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_trace_speedscope_warns);
 	suite_add_tcase(s, tc);
 	return s;
 }
