@@ -543,9 +543,29 @@ static void scan_inst(const lm_inst *in, def_scan *s)
 			scan_inst(&in->blocks[b].insts[i], s);
 }
 
+/* Does the alias_of chain of al reach a parameter of m? (An instance's
+** tensor is bound whole to its parameter: a view of the parameter would
+** still name the definition's own copy.) */
+static int views_param(const lm_module *m, const lm_alloc *al)
+{
+	for (int hops = 0; al && al->alias_of && hops < 64; hops++) {
+		const lm_alloc *t = NULL;
+		for (int f = 0; f < m->n_functions && !t; f++)
+			for (int a = 0; a < m->functions[f].n_allocs && !t; a++)
+				if (!strcmp(m->functions[f].allocs[a].name,
+					    al->alias_of))
+					t = &m->functions[f].allocs[a];
+		if (t && is_param(t))
+			return 1;
+		al = t;
+	}
+	return 0;
+}
+
 /*
 ** What lncsim links of a definition: no CoreBarrier (its instances run
-** on cores its barriers do not list), no remote_local_target view and
+** on cores its barriers do not list), no remote_local_target view, no
+** view of a parameter (its Calls bind the parameter, not the view) and
 ** no name-matched hand-off (hand-offs between instances are not linked);
 ** with several instances, no semaphore wait or signal and no internal
 ** DRAM tensor (the instances run at once on their cores and would share
@@ -569,6 +589,10 @@ int lk_netlist_check_defs(const lk_netlist *nl, lm_module *const *mods,
 					s.why = "holds the remote_local_target "
 						"view";
 					s.what = al->name;
+				} else if (views_param(m, al)) {
+					s.why = "holds the parameter view "
+						"(alias_of)";
+					s.what = al->name;
 				} else if (s.several &&
 					   (al->kind == LM_TK_INTERNAL ||
 					    al->kind == LM_TK_INTERNAL_INTERFACE) &&
@@ -586,6 +610,9 @@ int lk_netlist_check_defs(const lk_netlist *nl, lm_module *const *mods,
 				      "(%d instance%s) %s '%s': %s",
 				      (long long)nl->def_id[d], k,
 				      k == 1 ? "" : "s", s.why, s.what ? s.what : "?",
+				      strstr(s.why, "alias_of") ? "an "
+				      "instance's Call binds the parameter, "
+				      "not its views (not linked by lncsim)" :
 				      s.several && !strstr(s.why, "Core") &&
 				      !strstr(s.why, "remote") ?
 				      "its instances run at once on their "

@@ -97,6 +97,12 @@ static int core_of(const lm_inst *c)
 	return cJSON_IsNumber(v) ? v->valueint : -1;
 }
 
+static void set_str(char **p, const char *v)
+{
+	free(*p);
+	*p = lm_xstrdup(v);
+}
+
 static const lm_alloc *alloc_in(const lm_function *f, const char *name)
 {
 	for (int a = 0; a < f->n_allocs; a++)
@@ -534,6 +540,37 @@ START_TEST(test_shared_semaphore)
 }
 END_TEST
 
+/* A view (alias_of) of a parameter: the Call binds the parameter, the
+** view would still name the definition's own copy. Refused. */
+START_TEST(test_param_view)
+{
+	set s;
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	lm_function *f;
+	lm_alloc *v;
+	set_load(&s, "view", NET_OK);
+	f = &s.m[1]->functions[0];
+	f->allocs = lm_xrealloc(f->allocs, (size_t)(f->n_allocs + 1) *
+				sizeof *f->allocs);
+	v = &f->allocs[f->n_allocs];
+	lm_alloc_copy(v, alloc_in(f, "z"));
+	f->n_allocs++;
+	set_str(&v->name, "v");
+	set_str(&v->memlocs[0].name, "v");
+	v->kind = LM_TK_INTERNAL;
+	set_str(&v->alias_of, "z");
+	ck_assert_int_eq(link_set(&s, 0, &out, &rep, NULL, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "definition 1 (1 instance) holds the "
+			   "parameter view (alias_of) 'v': an instance's Call "
+			   "binds the parameter, not its views");
+	ck_assert_ptr_null(out);
+	lk_report_free(&rep);
+	set_free(&s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("multidef");
@@ -546,6 +583,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_bad_netlist, 0,
 			    (int)(sizeof bad / sizeof bad[0]));
 	tcase_add_test(tc, test_shared_semaphore);
+	tcase_add_test(tc, test_param_view);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_set_timeout(tc, 300);
