@@ -359,6 +359,50 @@ START_TEST(test_verify_linked)
 	ck_assert_int_eq(lm_verify(out, &vo, &e), LM_EINPUT);
 	ck_assert_contains(e.msg, "must be named 'call_def_0_instance_1'");
 	lm_inst_set_str(c, &c->name, "call_def_0_instance_1");
+	/* an instance reading another's tensor, a binding to a tensor
+	   outside main, an output unbound, parameters bound the other way */
+	{
+		static const char *const cases[][3] = {
+			{ "nc0.a", "a_0", "'a_0', a tensor bound already" },
+			{ "nc0.y", "nc1.z", "'nc1.z', which is not an external "
+			  "input or output of 'main'" },
+			{ "nc0.y", NULL, "binds 1 parameters, "
+			  "'call_def_0_instance_0' 2" },
+			{ "nc0.a", "y_1", "binds 'nc0.a' to an external output, "
+			  "'call_def_0_instance_0' does not" },
+		};
+		cJSON *args = cJSON_GetObjectItem(c->extra, "arguments");
+		for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+			cJSON *keep = cJSON_Duplicate(args, 1);
+			if (cases[k][1])
+				cJSON_ReplaceItemInObject(args, cases[k][0],
+					cJSON_CreateString(cases[k][1]));
+			else
+				cJSON_DeleteItemFromObject(args, cases[k][0]);
+			ck_assert_int_eq(lm_verify(out, &vo, &e), LM_EINPUT);
+			ck_assert_contains(e.msg, cases[k][2]);
+			cJSON_ReplaceItemInObject(c->extra, "arguments", keep);
+			args = keep;
+			ck_assert_msg(lm_verify(out, &vo, &e) == 0, "%s", e.msg);
+		}
+		/* a tensor of main no instance binds */
+		{
+			lm_function *mf = &out->functions[0];
+			mf->allocs = lm_xrealloc(mf->allocs,
+				(size_t)(mf->n_allocs + 1) * sizeof *mf->allocs);
+			lm_alloc_copy(&mf->allocs[mf->n_allocs],
+				      alloc_in(mf, "a_1"));
+			set_str(&mf->allocs[mf->n_allocs].name, "x_9");
+			set_str(&mf->allocs[mf->n_allocs].memlocs[0].name,
+				"x_9");
+			mf->n_allocs++;
+			ck_assert_int_eq(lm_verify(out, &vo, &e), LM_EINPUT);
+			ck_assert_contains(e.msg, "external input 'x_9' of "
+					   "'main' is bound by no instance Call");
+			lm_alloc_clear(&mf->allocs[--mf->n_allocs]);
+			ck_assert_int_eq(lm_verify(out, &vo, &e), 0);
+		}
+	}
 	/* a binding to a tensor that is not there */
 	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(c->extra, "arguments"),
 				  "nc0.a", cJSON_CreateString("nope"));
