@@ -288,9 +288,15 @@ static int read_instance(const char *path, const cJSON *e, int k,
 	if (!cJSON_IsObject(args))
 		return lm_err(err, path, where, "arguments must be an object "
 			      "of formal -> actual names");
+	/* bounded before keys_once, which compares every pair */
+	np = n_params(m);
+	if (cJSON_GetArraySize(args) > np)
+		return lm_err(err, path, where, "arguments: %d entries but "
+			      "definition %lld has %d parameters (its external "
+			      "inputs and outputs)", cJSON_GetArraySize(args),
+			      (long long)d, np);
 	if ((rc = keys_once(path, where, args, err)))
 		return rc;
-	np = n_params(m);
 	in->def = di;
 	in->core = c;
 	in->formal = lm_xcalloc((size_t)np + 1, sizeof *in->formal);

@@ -476,11 +476,15 @@ static const struct {
 	  "\"arguments\":{\"b\":\"a_0\",\"z\":\"z_0\"}}]}",
 	  "the tensor 'a_0' is bound by two arguments" },
 	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
-	  "\"arguments\":{\"b\":\"b_0\",\"b\":\"b_1\",\"z\":\"z_0\"}}]}",
+	  "\"arguments\":{\"b\":\"b_0\",\"b\":\"b_1\"}}]}",
 	  "key 'b' given twice" },
 	/* huge counts */
 	{ "{" DEFS ",\"instances\":[" I0 "," I1 ",{\"def\":0,\"core\":1e30,"
 	  "\"arguments\":{}}]}", "core must be an integer in [0, 63]" },
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
+	  "\"arguments\":{\"b\":\"b_0\",\"z\":\"z_0\",\"q\":\"q_0\"}}]}",
+	  "instances[1]: arguments: 3 entries but definition 1 has 2 "
+	  "parameters" },
 	/* path names and the linker's own names */
 	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
 	  "\"arguments\":{\"b\":\"../etc/b\",\"z\":\"z_0\"}}]}",
@@ -496,7 +500,7 @@ static const struct {
 	  "\"arguments\":{\"b\":\"b_0\"}}]}",
 	  "binds no tensor to 'z', an external output of definition 1" },
 	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
-	  "\"arguments\":{\"b\":\"b_0\",\"z\":\"z_0\",\"u0\":\"q\"}}]}",
+	  "\"arguments\":{\"b\":\"b_0\",\"u0\":\"q\"}}]}",
 	  "'u0' is not an external input or output of definition 1" },
 	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
 	  "\"arguments\":{\"b\":\"b_0\",\"z\":\"t0\"}}]}",
