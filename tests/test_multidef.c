@@ -265,6 +265,19 @@ START_TEST(test_diff)
 	ck_assert_contains(r.out, "modular flow: 2 module definitions, 3 "
 			   "instances");
 	tu_run_free(&r);
+	/* run of the set runs its instances (the netlist is not ignored);
+	   one definition alone is not the program */
+	r = tu_lncsim(NULL, "run", "--no-db", s.top, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "3 cores");
+	ck_assert_contains(r.out, "modular flow: 3 instances");
+	ck_assert_contains(r.out, "output y_1: float32 [128, 64]");
+	ck_assert_ptr_null(strstr(r.out, "output y:"));
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--no-db", s.p0, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "2 module definitions but 1 modules given");
+	tu_run_free(&r);
 	/* written, verified with the linked rules, run from the file */
 	{
 		char *o = lm_path_join(s.top, "out");
