@@ -540,6 +540,9 @@ static void scan_inst(const lm_inst *in, def_scan *s)
 	if (in->op == LM_OP_COREBARRIER) {
 		s->why = "holds the CoreBarrier";
 		s->what = in->name;
+	} else if (in->op == LM_OP_CALL) {
+		s->why = "holds the Call";
+		s->what = in->name;
 	} else if (s->several && (in->n_wait || in->n_update)) {
 		s->why = "waits on or signals a semaphore in";
 		s->what = in->name;
@@ -570,7 +573,8 @@ static int views_param(const lm_module *m, const lm_alloc *al)
 
 /*
 ** What lncsim links of a definition: no CoreBarrier (its instances run
-** on cores its barriers do not list), no remote_local_target view, no
+** on cores its barriers do not list), no Call of a helper function (it
+** runs unbound, on the definition's core), no remote_local_target view, no
 ** view of a parameter (its Calls bind the parameter, not the view) and
 ** no name-matched hand-off (hand-offs between instances are not linked);
 ** with several instances, no semaphore wait or signal and no internal
@@ -619,6 +623,11 @@ int lk_netlist_check_defs(const lk_netlist *nl, lm_module *const *mods,
 				      strstr(s.why, "alias_of") ? "an "
 				      "instance's Call binds the parameter, "
 				      "not its views (not linked by lncsim)" :
+				      strstr(s.why, "Call") ? "the function "
+				      "it calls is the definition's own, "
+				      "run on the definition's core with no "
+				      "instance's bindings (not linked by "
+				      "lncsim)" :
 				      s.several && !strstr(s.why, "Core") &&
 				      !strstr(s.why, "remote") ?
 				      "its instances run at once on their "

@@ -632,6 +632,62 @@ START_TEST(test_param_view)
 }
 END_TEST
 
+/* The module at path with its last instruction moved into a helper
+** function h that a Call runs. */
+static void add_helper_call(const char *path)
+{
+	char *txt = NULL, *out;
+	size_t n;
+	lm_error e;
+	cJSON *j, *fns, *ins, *st, *h;
+	ck_assert_int_eq(lm_read_file(path, &txt, &n, &e), 0);
+	j = cJSON_Parse(txt);
+	free(txt);
+	fns = cJSON_GetObjectItem(j, "functions");
+	ins = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(fns, 0), "blocks"), 0), "instructions");
+	st = cJSON_DetachItemFromArray(ins, cJSON_GetArraySize(ins) - 1);
+	cJSON_DeleteItemFromObject(st, "dependencies");
+	h = cJSON_Parse("{\"name\":\"h\",\"attributes\":[],\"allocations\":[],"
+			"\"blocks\":[{\"name\":\"hb\",\"instructions\":[]}]}");
+	cJSON_AddItemToArray(cJSON_GetObjectItem(cJSON_GetArrayItem(
+		cJSON_GetObjectItem(h, "blocks"), 0), "instructions"), st);
+	cJSON_AddItemToArray(fns, h);
+	cJSON_AddItemToArray(ins, cJSON_Parse("{\"name\":\"callh\",\"opcode\":"
+		"\"Call\",\"engine\":\"SP\",\"target\":\"h\","
+		"\"dependencies\":[[\"add\",\"Flow\"]]}"));
+	out = cJSON_Print(j);
+	ck_assert_int_eq(lm_write_file_atomic(path, out, strlen(out), &e), 0);
+	free(out);
+	cJSON_Delete(j);
+}
+
+/* A Call of a helper function inside a definition: the helper is the
+** definition's own function, tagged with its core, and no instance's
+** bindings reach it (it wrote the definition's own output, the
+** instance's stayed unwritten). Refused, even for one instance. */
+START_TEST(test_helper_call)
+{
+	set s;
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	s.top = setup("helper", NET_OK);
+	s.p0 = lm_path_join(s.top, "nc0/sg0/def.json");
+	s.p1 = lm_path_join(s.top, "nc1/sg0/def.json");
+	add_helper_call(s.p1);
+	s.m[0] = tu_load(s.p0);
+	s.m[1] = tu_load(s.p1);
+	ck_assert_int_eq(link_set(&s, 0, &out, &rep, NULL, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "definition 1 (1 instance) holds the Call "
+			   "'callh': the function it calls is the definition's "
+			   "own");
+	ck_assert_ptr_null(out);
+	lk_report_free(&rep);
+	set_free(&s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("multidef");
@@ -645,6 +701,7 @@ static Suite *suite(void)
 			    (int)(sizeof bad / sizeof bad[0]));
 	tcase_add_test(tc, test_shared_semaphore);
 	tcase_add_test(tc, test_param_view);
+	tcase_add_test(tc, test_helper_call);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_set_timeout(tc, 300);
