@@ -454,6 +454,17 @@ done:
 	return rc;
 }
 
+/* Are a and b one directory (two spellings of it: "d" and "./d")? */
+static int same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (!strcmp(a, b))
+		return 1;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       S_ISDIR(sa.st_mode) && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 int lk_netlist_load(lm_module *const *mods, int n, const lm_fileset *files,
 		    lk_netlist *nl, lm_error *err)
 {
@@ -474,7 +485,7 @@ int lk_netlist_load(lm_module *const *mods, int n, const lm_fileset *files,
 		if (!top0)
 			top0 = top;
 		else {
-			if (strcmp(top, top0) != 0) {
+			if (!same_dir(top, top0)) {
 				char *p = lm_path_join(top, NETLIST_FILE);
 				char *q = lm_path_join(top0, NETLIST_FILE);
 				if (lstat(p, &st) == 0 || lstat(q, &st) == 0)

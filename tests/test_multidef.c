@@ -561,6 +561,17 @@ START_TEST(test_bad_cli)
 	ck_assert_contains(r.err, "file too large");
 	tu_run_free(&r);
 	set_free(&s);
+	/* one directory spelled two ways is one layout */
+	set_load(&s, "badcli3", NET_OK);
+	{
+		char *p1 = lm_xasprintf("%s/./nc1/sg0/def.json", s.top);
+		r = tu_lncsim(NULL, "link", "--dry-run", s.p0, p1, NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		ck_assert_contains(r.out, "modular flow: 2 module definitions");
+		tu_run_free(&r);
+		free(p1);
+	}
+	set_free(&s);
 	/* a module beside the netlist's layout but not in it */
 	set_load(&s, "badcli2", NET_OK);
 	{
