@@ -143,7 +143,8 @@ static int int_member(const char *path, const char *where, const cJSON *o,
 	if (!cJSON_IsNumber(j))
 		return lm_err(err, path, where, "%s must be an integer", key);
 	d = j->valuedouble;
-	if (d != (double)(int64_t)d || d < (double)lo || d > (double)hi)
+	/* in range before the cast: a double beyond int64 does not convert */
+	if (!(d >= (double)lo && d <= (double)hi) || d != (double)(int64_t)d)
 		return lm_err(err, path, where, "%s must be an integer in "
 			      "[%lld, %lld] (got %.17g)", key, (long long)lo,
 			      (long long)hi, d);
