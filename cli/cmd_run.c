@@ -1,7 +1,8 @@
 /*
 ** cmd_run.c -- `lncsim run [OPTIONS] MODULE...`: simulate one module (a
 ** per-core module, or a linked module with a dispatcher) or several
-** per-core modules side by side.
+** per-core modules side by side (beside hlo_netlist.json: the instances
+** of the module definitions).
 **
 ** The steps, in order: parse options -> load -> verify -> memory check ->
 ** inputs -> run -> outputs -> print.
@@ -10,6 +11,7 @@
 #include "cli.h"
 #include "module.h"
 #include "verify.h"
+#include "linker.h"
 #include "sim.h"
 #include "simcheck.h"
 #include "cli_db.h"
@@ -155,7 +157,8 @@ int cmd_run(int argc, char **argv)
 	int stats = 0, has_seed = 0, list = 0, first = 1, rc = 0, n = 0;
 	ls_options opts;
 	char **paths = NULL;
-	lm_module **mods = NULL;
+	lm_module **mods = NULL, **insts = NULL, **runm;
+	int n_insts = 0, nr;
 	ls_tensors inputs = {0, NULL};
 	ls_result res;
 	lm_error err;
@@ -240,18 +243,28 @@ int cmd_run(int argc, char **argv)
 		goto done;
 	}
 
-	/* memory (the inputs count), inputs, run */
-	if (ls_check_memory(mods, n, opts.max_memory, &err) != 0) {
+	/* modules beside a netlist are module definitions: what runs is
+	   their instances, each its definition on its core with its own
+	   tensors (the reference lncsim diff runs; docs/linker.md) */
+	if (lk_instance_modules(mods, n, &insts, &n_insts, &err) != 0) {
 		rc = cli_report(&err);
 		goto done;
 	}
-	if (ls_make_inputs(mods, n, inputs_dir, (uint64_t)seed, &inputs,
+	runm = n_insts ? insts : mods;
+	nr = n_insts ? n_insts : n;
+
+	/* memory (the inputs count), inputs, run */
+	if (ls_check_memory(runm, nr, opts.max_memory, &err) != 0) {
+		rc = cli_report(&err);
+		goto done;
+	}
+	if (ls_make_inputs(runm, nr, inputs_dir, (uint64_t)seed, &inputs,
 			   &err) != 0) {
 		rc = cli_report(&err);
 		goto done;
 	}
-	if ((n == 1 ? ls_run(mods[0], &inputs, &opts, &res, &err)
-		    : ls_run_multi(mods, n, &inputs, &opts, &res, &err)) != 0) {
+	if ((nr == 1 ? ls_run(runm[0], &inputs, &opts, &res, &err)
+		     : ls_run_multi(runm, nr, &inputs, &opts, &res, &err)) != 0) {
 		rc = cli_report(&err);
 		goto done;
 	}
@@ -268,6 +281,10 @@ int cmd_run(int argc, char **argv)
 	       "simulated\n", n == 1 ? paths[0] : argv[first], n,
 	       n == 1 ? "" : "s", res.n_cores, res.n_cores == 1 ? "" : "s",
 	       (long long)res.instructions, (double)res.sim_time_ps / 1e6);
+	if (n_insts)
+		printf("modular flow: %d instance%s of the module definitions "
+		       "(hlo_netlist.json)\n", n_insts,
+		       n_insts == 1 ? "" : "s");
 	const ls_tensor **sorted = sorted_outputs(&res.outputs);
 	for (int i = 0; i < res.outputs.n; i++) {
 		const ls_tensor *t = sorted[i];
@@ -302,6 +319,9 @@ done:
 	for (int i = 0; i < n; i++)
 		lm_module_free(mods ? mods[i] : NULL);
 	free(mods);
+	for (int i = 0; i < n_insts; i++)
+		lm_module_free(insts[i]);
+	free(insts);
 	cli_free_paths(paths, n);
 	return rc;
 }

@@ -143,7 +143,8 @@ static int int_member(const char *path, const char *where, const cJSON *o,
 	if (!cJSON_IsNumber(j))
 		return lm_err(err, path, where, "%s must be an integer", key);
 	d = j->valuedouble;
-	if (d != (double)(int64_t)d || d < (double)lo || d > (double)hi)
+	/* in range before the cast: a double beyond int64 does not convert */
+	if (!(d >= (double)lo && d <= (double)hi) || d != (double)(int64_t)d)
 		return lm_err(err, path, where, "%s must be an integer in "
 			      "[%lld, %lld] (got %.17g)", key, (long long)lo,
 			      (long long)hi, d);
@@ -288,9 +289,15 @@ static int read_instance(const char *path, const cJSON *e, int k,
 	if (!cJSON_IsObject(args))
 		return lm_err(err, path, where, "arguments must be an object "
 			      "of formal -> actual names");
+	/* bounded before keys_once, which compares every pair */
+	np = n_params(m);
+	if (cJSON_GetArraySize(args) > np)
+		return lm_err(err, path, where, "arguments: %d entries but "
+			      "definition %lld has %d parameters (its external "
+			      "inputs and outputs)", cJSON_GetArraySize(args),
+			      (long long)d, np);
 	if ((rc = keys_once(path, where, args, err)))
 		return rc;
-	np = n_params(m);
 	in->def = di;
 	in->core = c;
 	in->formal = lm_xcalloc((size_t)np + 1, sizeof *in->formal);
@@ -448,6 +455,17 @@ done:
 	return rc;
 }
 
+/* Are a and b one directory (two spellings of it: "d" and "./d")? */
+static int same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (!strcmp(a, b))
+		return 1;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       S_ISDIR(sa.st_mode) && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 int lk_netlist_load(lm_module *const *mods, int n, const lm_fileset *files,
 		    lk_netlist *nl, lm_error *err)
 {
@@ -468,7 +486,7 @@ int lk_netlist_load(lm_module *const *mods, int n, const lm_fileset *files,
 		if (!top0)
 			top0 = top;
 		else {
-			if (strcmp(top, top0) != 0) {
+			if (!same_dir(top, top0)) {
 				char *p = lm_path_join(top, NETLIST_FILE);
 				char *q = lm_path_join(top0, NETLIST_FILE);
 				if (lstat(p, &st) == 0 || lstat(q, &st) == 0)
@@ -534,6 +552,9 @@ static void scan_inst(const lm_inst *in, def_scan *s)
 	if (in->op == LM_OP_COREBARRIER) {
 		s->why = "holds the CoreBarrier";
 		s->what = in->name;
+	} else if (in->op == LM_OP_CALL) {
+		s->why = "holds the Call";
+		s->what = in->name;
 	} else if (s->several && (in->n_wait || in->n_update)) {
 		s->why = "waits on or signals a semaphore in";
 		s->what = in->name;
@@ -543,9 +564,30 @@ static void scan_inst(const lm_inst *in, def_scan *s)
 			scan_inst(&in->blocks[b].insts[i], s);
 }
 
+/* Does the alias_of chain of al reach a parameter of m? (An instance's
+** tensor is bound whole to its parameter: a view of the parameter would
+** still name the definition's own copy.) */
+static int views_param(const lm_module *m, const lm_alloc *al)
+{
+	for (int hops = 0; al && al->alias_of && hops < 64; hops++) {
+		const lm_alloc *t = NULL;
+		for (int f = 0; f < m->n_functions && !t; f++)
+			for (int a = 0; a < m->functions[f].n_allocs && !t; a++)
+				if (!strcmp(m->functions[f].allocs[a].name,
+					    al->alias_of))
+					t = &m->functions[f].allocs[a];
+		if (t && is_param(t))
+			return 1;
+		al = t;
+	}
+	return 0;
+}
+
 /*
 ** What lncsim links of a definition: no CoreBarrier (its instances run
-** on cores its barriers do not list), no remote_local_target view and
+** on cores its barriers do not list), no Call of a helper function (it
+** runs unbound, on the definition's core), no remote_local_target view, no
+** view of a parameter (its Calls bind the parameter, not the view) and
 ** no name-matched hand-off (hand-offs between instances are not linked);
 ** with several instances, no semaphore wait or signal and no internal
 ** DRAM tensor (the instances run at once on their cores and would share
@@ -569,6 +611,10 @@ int lk_netlist_check_defs(const lk_netlist *nl, lm_module *const *mods,
 					s.why = "holds the remote_local_target "
 						"view";
 					s.what = al->name;
+				} else if (views_param(m, al)) {
+					s.why = "holds the parameter view "
+						"(alias_of)";
+					s.what = al->name;
 				} else if (s.several &&
 					   (al->kind == LM_TK_INTERNAL ||
 					    al->kind == LM_TK_INTERNAL_INTERFACE) &&
@@ -586,6 +632,14 @@ int lk_netlist_check_defs(const lk_netlist *nl, lm_module *const *mods,
 				      "(%d instance%s) %s '%s': %s",
 				      (long long)nl->def_id[d], k,
 				      k == 1 ? "" : "s", s.why, s.what ? s.what : "?",
+				      strstr(s.why, "alias_of") ? "an "
+				      "instance's Call binds the parameter, "
+				      "not its views (not linked by lncsim)" :
+				      strstr(s.why, "Call") ? "the function "
+				      "it calls is the definition's own, "
+				      "run on the definition's core with no "
+				      "instance's bindings (not linked by "
+				      "lncsim)" :
 				      s.several && !strstr(s.why, "Core") &&
 				      !strstr(s.why, "remote") ?
 				      "its instances run at once on their "

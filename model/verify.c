@@ -2426,6 +2426,100 @@ static int check_instance_call(vctx *v, const lm_inst *in, uint64_t *cores)
 	return 1;
 }
 
+/* The external input (1) or output (2) of main named s, else 0. */
+static int main_io(const lm_function *mainf, const char *s)
+{
+	for (int a = 0; s && a < mainf->n_allocs; a++) {
+		const lm_alloc *al = &mainf->allocs[a];
+		if (!al->name || strcmp(al->name, s) != 0)
+			continue;
+		return lm_tensorkind_is_ext_input(al->kind) ? 1 :
+		       lm_tensorkind_is_ext_output(al->kind) ? 2 : 0;
+	}
+	return 0;
+}
+
+/*
+** The bindings of the instance Calls (those naming neuron_core_id): each
+** actual an external input or output of main bound by no other argument
+** (an instance reads and writes tensors of its own); the Calls of one
+** function bind the same parameters, each to the same kind (an output
+** bound in one instance is bound in each); when every Call is an
+** instance Call, every external input and output of main is bound.
+*/
+static int check_instance_bindings(vctx *v, const lm_function *mainf,
+				   const lm_block *disp)
+{
+	lm_strmap bound;
+	int rc = 0, all = 1;
+	lm_strmap_init(&bound);
+	for (int i = 0; i < disp->n_insts && !rc; i++) {
+		const lm_inst *in = &disp->insts[i], *first = NULL;
+		const cJSON *a, *fa = NULL;
+		int n = 0, nf = 0;
+		if (!cJSON_GetObjectItemCaseSensitive(in->extra,
+						      "neuron_core_id")) {
+			all = 0;
+			continue;
+		}
+		for (int j = 0; j < i && !first; j++)
+			if (disp->insts[j].target && in->target &&
+			    !strcmp(disp->insts[j].target, in->target))
+				first = &disp->insts[j];
+		a = cJSON_GetObjectItemCaseSensitive(in->extra, "arguments");
+		if (first)
+			fa = cJSON_GetObjectItemCaseSensitive(first->extra,
+							      "arguments");
+		nf = cJSON_IsObject(fa) ? cJSON_GetArraySize(fa) : 0;
+		for (const cJSON *e = cJSON_IsObject(a) ? a->child : NULL;
+		     e && !rc; e = e->next, n++) {
+			const char *act = cJSON_IsString(e) ? e->valuestring
+							     : NULL;
+			int k = main_io(mainf, act);
+			const cJSON *fe;
+			if (!k)
+				rc = fail(v, "linked module: instance Call '%s' "
+					  "binds '%s' to '%s', which is not an "
+					  "external input or output of '"
+					  LM_LINKED_MAIN "'", S(in->name),
+					  S(e->string), S(act));
+			else if (!lm_strmap_put(&bound, act, NULL))
+				rc = fail(v, "linked module: instance Call '%s' "
+					  "binds '%s' to '%s', a tensor bound "
+					  "already (each instance has tensors "
+					  "of its own)", S(in->name),
+					  S(e->string), act);
+			else if (first &&
+				 (!(fe = cJSON_GetObjectItemCaseSensitive(
+					 fa, e->string)) || !cJSON_IsString(fe) ||
+				  main_io(mainf, fe->valuestring) != k))
+				rc = fail(v, "linked module: instance Call '%s' "
+					  "binds '%s' to an external %s, '%s' "
+					  "does not (the Calls of a function "
+					  "bind the same parameters alike)",
+					  S(in->name), S(e->string),
+					  k == 1 ? "input" : "output",
+					  S(first->name));
+		}
+		if (!rc && first && n != nf)
+			rc = fail(v, "linked module: instance Call '%s' binds "
+				  "%d parameters, '%s' %d (the Calls of a "
+				  "function bind the same parameters)",
+				  S(in->name), n, S(first->name), nf);
+	}
+	for (int a = 0; all && !rc && a < mainf->n_allocs; a++) {
+		const lm_alloc *al = &mainf->allocs[a];
+		if (main_io(mainf, al->name) &&
+		    !lm_strmap_get(&bound, al->name, NULL))
+			rc = fail(v, "linked module: external %s '%s' of '"
+				  LM_LINKED_MAIN "' is bound by no instance "
+				  "Call", lm_tensorkind_is_ext_input(al->kind)
+				  ? "input" : "output", al->name);
+	}
+	lm_strmap_free(&bound);
+	return rc;
+}
+
 /* The linked-module shape: dispatcher main, core functions, barrier ids. */
 static int check_linked(vctx *v)
 {
@@ -2494,6 +2588,8 @@ static int check_linked(vctx *v)
 	}
 	if (ncalls == 0)
 		return fail(v, "linked module: the dispatcher calls no core");
+	if (inst_cores && (rc = check_instance_bindings(v, mainf, disp)) != 0)
+		return rc;
 	/* Every core function is called, and has the core-function shape. */
 	for (int f = 0; f < m->n_functions; f++) {
 		const lm_function *fn = &m->functions[f];

@@ -97,6 +97,12 @@ static int core_of(const lm_inst *c)
 	return cJSON_IsNumber(v) ? v->valueint : -1;
 }
 
+static void set_str(char **p, const char *v)
+{
+	free(*p);
+	*p = lm_xstrdup(v);
+}
+
 static const lm_alloc *alloc_in(const lm_function *f, const char *name)
 {
 	for (int a = 0; a < f->n_allocs; a++)
@@ -259,6 +265,19 @@ START_TEST(test_diff)
 	ck_assert_contains(r.out, "modular flow: 2 module definitions, 3 "
 			   "instances");
 	tu_run_free(&r);
+	/* run of the set runs its instances (the netlist is not ignored);
+	   one definition alone is not the program */
+	r = tu_lncsim(NULL, "run", "--no-db", s.top, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "3 cores");
+	ck_assert_contains(r.out, "modular flow: 3 instances");
+	ck_assert_contains(r.out, "output y_1: float32 [128, 64]");
+	ck_assert_ptr_null(strstr(r.out, "output y:"));
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--no-db", s.p0, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "2 module definitions but 1 modules given");
+	tu_run_free(&r);
 	/* written, verified with the linked rules, run from the file */
 	{
 		char *o = lm_path_join(s.top, "out");
@@ -353,6 +372,50 @@ START_TEST(test_verify_linked)
 	ck_assert_int_eq(lm_verify(out, &vo, &e), LM_EINPUT);
 	ck_assert_contains(e.msg, "must be named 'call_def_0_instance_1'");
 	lm_inst_set_str(c, &c->name, "call_def_0_instance_1");
+	/* an instance reading another's tensor, a binding to a tensor
+	   outside main, an output unbound, parameters bound the other way */
+	{
+		static const char *const cases[][3] = {
+			{ "nc0.a", "a_0", "'a_0', a tensor bound already" },
+			{ "nc0.y", "nc1.z", "'nc1.z', which is not an external "
+			  "input or output of 'main'" },
+			{ "nc0.y", NULL, "binds 1 parameters, "
+			  "'call_def_0_instance_0' 2" },
+			{ "nc0.a", "y_1", "binds 'nc0.a' to an external output, "
+			  "'call_def_0_instance_0' does not" },
+		};
+		cJSON *args = cJSON_GetObjectItem(c->extra, "arguments");
+		for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+			cJSON *keep = cJSON_Duplicate(args, 1);
+			if (cases[k][1])
+				cJSON_ReplaceItemInObject(args, cases[k][0],
+					cJSON_CreateString(cases[k][1]));
+			else
+				cJSON_DeleteItemFromObject(args, cases[k][0]);
+			ck_assert_int_eq(lm_verify(out, &vo, &e), LM_EINPUT);
+			ck_assert_contains(e.msg, cases[k][2]);
+			cJSON_ReplaceItemInObject(c->extra, "arguments", keep);
+			args = keep;
+			ck_assert_msg(lm_verify(out, &vo, &e) == 0, "%s", e.msg);
+		}
+		/* a tensor of main no instance binds */
+		{
+			lm_function *mf = &out->functions[0];
+			mf->allocs = lm_xrealloc(mf->allocs,
+				(size_t)(mf->n_allocs + 1) * sizeof *mf->allocs);
+			lm_alloc_copy(&mf->allocs[mf->n_allocs],
+				      alloc_in(mf, "a_1"));
+			set_str(&mf->allocs[mf->n_allocs].name, "x_9");
+			set_str(&mf->allocs[mf->n_allocs].memlocs[0].name,
+				"x_9");
+			mf->n_allocs++;
+			ck_assert_int_eq(lm_verify(out, &vo, &e), LM_EINPUT);
+			ck_assert_contains(e.msg, "external input 'x_9' of "
+					   "'main' is bound by no instance Call");
+			lm_alloc_clear(&mf->allocs[--mf->n_allocs]);
+			ck_assert_int_eq(lm_verify(out, &vo, &e), 0);
+		}
+	}
 	/* a binding to a tensor that is not there */
 	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(c->extra, "arguments"),
 				  "nc0.a", cJSON_CreateString("nope"));
@@ -426,11 +489,15 @@ static const struct {
 	  "\"arguments\":{\"b\":\"a_0\",\"z\":\"z_0\"}}]}",
 	  "the tensor 'a_0' is bound by two arguments" },
 	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
-	  "\"arguments\":{\"b\":\"b_0\",\"b\":\"b_1\",\"z\":\"z_0\"}}]}",
+	  "\"arguments\":{\"b\":\"b_0\",\"b\":\"b_1\"}}]}",
 	  "key 'b' given twice" },
 	/* huge counts */
 	{ "{" DEFS ",\"instances\":[" I0 "," I1 ",{\"def\":0,\"core\":1e30,"
 	  "\"arguments\":{}}]}", "core must be an integer in [0, 63]" },
+	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
+	  "\"arguments\":{\"b\":\"b_0\",\"z\":\"z_0\",\"q\":\"q_0\"}}]}",
+	  "instances[1]: arguments: 3 entries but definition 1 has 2 "
+	  "parameters" },
 	/* path names and the linker's own names */
 	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
 	  "\"arguments\":{\"b\":\"../etc/b\",\"z\":\"z_0\"}}]}",
@@ -446,7 +513,7 @@ static const struct {
 	  "\"arguments\":{\"b\":\"b_0\"}}]}",
 	  "binds no tensor to 'z', an external output of definition 1" },
 	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
-	  "\"arguments\":{\"b\":\"b_0\",\"z\":\"z_0\",\"u0\":\"q\"}}]}",
+	  "\"arguments\":{\"b\":\"b_0\",\"u0\":\"q\"}}]}",
 	  "'u0' is not an external input or output of definition 1" },
 	{ "{" DEFS ",\"instances\":[" I0 ",{\"def\":1,\"core\":2,"
 	  "\"arguments\":{\"b\":\"b_0\",\"z\":\"t0\"}}]}",
@@ -494,6 +561,17 @@ START_TEST(test_bad_cli)
 	ck_assert_contains(r.err, "file too large");
 	tu_run_free(&r);
 	set_free(&s);
+	/* one directory spelled two ways is one layout */
+	set_load(&s, "badcli3", NET_OK);
+	{
+		char *p1 = lm_xasprintf("%s/./nc1/sg0/def.json", s.top);
+		r = tu_lncsim(NULL, "link", "--dry-run", s.p0, p1, NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		ck_assert_contains(r.out, "modular flow: 2 module definitions");
+		tu_run_free(&r);
+		free(p1);
+	}
+	set_free(&s);
 	/* a module beside the netlist's layout but not in it */
 	set_load(&s, "badcli2", NET_OK);
 	{
@@ -534,6 +612,93 @@ START_TEST(test_shared_semaphore)
 }
 END_TEST
 
+/* A view (alias_of) of a parameter: the Call binds the parameter, the
+** view would still name the definition's own copy. Refused. */
+START_TEST(test_param_view)
+{
+	set s;
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	lm_function *f;
+	lm_alloc *v;
+	set_load(&s, "view", NET_OK);
+	f = &s.m[1]->functions[0];
+	f->allocs = lm_xrealloc(f->allocs, (size_t)(f->n_allocs + 1) *
+				sizeof *f->allocs);
+	v = &f->allocs[f->n_allocs];
+	lm_alloc_copy(v, alloc_in(f, "z"));
+	f->n_allocs++;
+	set_str(&v->name, "v");
+	set_str(&v->memlocs[0].name, "v");
+	v->kind = LM_TK_INTERNAL;
+	set_str(&v->alias_of, "z");
+	ck_assert_int_eq(link_set(&s, 0, &out, &rep, NULL, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "definition 1 (1 instance) holds the "
+			   "parameter view (alias_of) 'v': an instance's Call "
+			   "binds the parameter, not its views");
+	ck_assert_ptr_null(out);
+	lk_report_free(&rep);
+	set_free(&s);
+}
+END_TEST
+
+/* The module at path with its last instruction moved into a helper
+** function h that a Call runs. */
+static void add_helper_call(const char *path)
+{
+	char *txt = NULL, *out;
+	size_t n;
+	lm_error e;
+	cJSON *j, *fns, *ins, *st, *h;
+	ck_assert_int_eq(lm_read_file(path, &txt, &n, &e), 0);
+	j = cJSON_Parse(txt);
+	free(txt);
+	fns = cJSON_GetObjectItem(j, "functions");
+	ins = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(fns, 0), "blocks"), 0), "instructions");
+	st = cJSON_DetachItemFromArray(ins, cJSON_GetArraySize(ins) - 1);
+	cJSON_DeleteItemFromObject(st, "dependencies");
+	h = cJSON_Parse("{\"name\":\"h\",\"attributes\":[],\"allocations\":[],"
+			"\"blocks\":[{\"name\":\"hb\",\"instructions\":[]}]}");
+	cJSON_AddItemToArray(cJSON_GetObjectItem(cJSON_GetArrayItem(
+		cJSON_GetObjectItem(h, "blocks"), 0), "instructions"), st);
+	cJSON_AddItemToArray(fns, h);
+	cJSON_AddItemToArray(ins, cJSON_Parse("{\"name\":\"callh\",\"opcode\":"
+		"\"Call\",\"engine\":\"SP\",\"target\":\"h\","
+		"\"dependencies\":[[\"add\",\"Flow\"]]}"));
+	out = cJSON_Print(j);
+	ck_assert_int_eq(lm_write_file_atomic(path, out, strlen(out), &e), 0);
+	free(out);
+	cJSON_Delete(j);
+}
+
+/* A Call of a helper function inside a definition: the helper is the
+** definition's own function, tagged with its core, and no instance's
+** bindings reach it (it wrote the definition's own output, the
+** instance's stayed unwritten). Refused, even for one instance. */
+START_TEST(test_helper_call)
+{
+	set s;
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	s.top = setup("helper", NET_OK);
+	s.p0 = lm_path_join(s.top, "nc0/sg0/def.json");
+	s.p1 = lm_path_join(s.top, "nc1/sg0/def.json");
+	add_helper_call(s.p1);
+	s.m[0] = tu_load(s.p0);
+	s.m[1] = tu_load(s.p1);
+	ck_assert_int_eq(link_set(&s, 0, &out, &rep, NULL, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "definition 1 (1 instance) holds the Call "
+			   "'callh': the function it calls is the definition's "
+			   "own");
+	ck_assert_ptr_null(out);
+	lk_report_free(&rep);
+	set_free(&s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("multidef");
@@ -546,6 +711,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_bad_netlist, 0,
 			    (int)(sizeof bad / sizeof bad[0]));
 	tcase_add_test(tc, test_shared_semaphore);
+	tcase_add_test(tc, test_param_view);
+	tcase_add_test(tc, test_helper_call);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_set_timeout(tc, 300);
