@@ -1165,6 +1165,99 @@ START_TEST(test_cli_exit_codes)
 }
 END_TEST
 
+/*
+** A TensorSave staged on an engine after a CopyPredicated (its write
+** masked) or a MaxIndexAndMatchReplace (a second output) on the same
+** engine writes its own element only: the mask and the second output
+** belong to the instruction that staged them. _i 0: CopyPredicated with
+** an all-false predicate, then the save (its element written, not
+** masked out); _i 1: the second output zeroed by a Memset on Pool between
+** MaxIndexAndMatchReplace and the save (not written again by the save).
+*/
+START_TEST(test_stage_reset)
+{
+	enum { P = 1, F = 8 };
+	static const float x[F] = { 5, 1, 4, 2, 8, 3, 7, 6 };
+	tb t;
+	lm_module *m;
+	ls_tensors host = {0, NULL};
+	int64_t shape[2] = { P, F };
+	ls_result r;
+	lm_error err;
+	const ls_tensor *c, *ix;
+
+	tb_init(&t);
+	tb_dram(&t, "x0", "ExternalInput", "float32", P, F);
+	tb_dram(&t, "cnt", "ExternalOutput", "int32", 1, 1);
+	tb_dram(&t, "yi", "ExternalOutput", "uint32", P, 8);
+	tb_sb(&t, "s0", "float32", P, F);
+	tb_sb(&t, "d", "float32", P, F);
+	tb_sb(&t, "pr", "uint8", P, F);
+	tb_sb(&t, "rep", "float32", P, F);
+	tb_sb(&t, "ix", "uint32", P, 8);
+	tb_sb(&t, "cs", "int32", 1, 1);
+	tb_alloc_raw(&t, "{\"name\":\"r\",\"kind\":\"Internal\",\"dtype\":"
+		     "\"int32\",\"tensor_shape\":[1],\"memorylocations\":[{"
+		     "\"name\":\"r\",\"type\":\"REG\",\"addr\":0}]}");
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x0", "float32", P, F, 0), AP("s0", "float32", P, F, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"mp\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":0}",
+		AP("pr", "uint8", P, F, 0));
+	if (_i == 0)
+		tb_inst(&t, "{\"opcode\":\"CopyPredicated\",\"name\":\"op\","
+			"\"engine\":\"DVE\",\"ins\":[%s,%s],\"outs\":[%s],"
+			"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}],"
+			"\"dependencies\":[\"mp\"]}",
+			AP("s0", "float32", P, F, 0),
+			AP("pr", "uint8", P, F, 0),
+			AP("d", "float32", P, F, 0));
+	else
+		tb_inst(&t, "{\"opcode\":\"MaxIndexAndMatchReplace\",\"name\":"
+			"\"op\",\"engine\":\"DVE\",\"imm_value\":0,\"ins\":"
+			"[%s,%s],\"outs\":[%s,%s],\"wait\":[{\"semaphore\":"
+			"\"s0\",\"value\":1}],\"dependencies\":[\"mp\"]}",
+			AP("s0", "float32", P, 8, 0),
+			AP("s0", "float32", P, F, 0),
+			AP("rep", "float32", P, F, 0),
+			AP("ix", "uint32", P, 8, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"mz\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":0,"
+		"\"dependencies\":[\"op\"]}", AP("ix", "uint32", P, 8, 0));
+	tb_inst(&t, "{\"opcode\":\"RegisterMove\",\"name\":\"mv\",\"engine\":"
+		"\"DVE\",\"ins\":[{\"kind\":\"imm_value\",\"dtype\":\"int32\","
+		"\"value\":7}],\"outs\":[{\"kind\":\"register_access\","
+		"\"dtype\":\"int32\",\"regref\":\"r\"}]}");
+	tb_inst(&t, "{\"opcode\":\"TensorSave\",\"name\":\"ts\",\"engine\":"
+		"\"DVE\",\"ins\":[{\"kind\":\"register_access\",\"dtype\":"
+		"\"int32\",\"regref\":\"r\"}],\"outs\":[%s],\"dependencies\":"
+		"[\"mz\"]}", AP("cs", "int32", 1, 1, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"ts\"]}", AP("cs", "int32", 1, 1, 0),
+		AP("cnt", "int32", 1, 1, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"sti\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"dependencies\":[\"ts\"]}", AP("ix", "uint32", P, 8, 0),
+		AP("yi", "uint32", P, 8, 0));
+	m = tb_module(&t, 0);
+	ls_tensors_add(&host, "x0", LM_DT_FLOAT32, shape, 2, x);
+	ck_assert_msg(ls_run(m, &host, NULL, &r, &err) == 0, "%s", err.msg);
+	c = ls_tensors_find(&r.outputs, "cnt");
+	ix = ls_tensors_find(&r.outputs, "yi");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_nonnull(ix);
+	ck_assert_int_eq(*(const int32_t *)c->data, 7);
+	for (int k = 0; k < 8; k++)
+		ck_assert_uint_eq(((const uint32_t *)ix->data)[k], 0);
+	ls_result_free(&r);
+	ls_tensors_free(&host);
+	lm_module_free(m);
+	tb_free(&t);
+}
+END_TEST
+
 /* ---- the suite ---------------------------------------------------------- */
 
 static Suite *select_suite(void)
@@ -1205,6 +1298,7 @@ static Suite *select_suite(void)
 	tc = tcase_create("cli");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_cli_exit_codes);
+	tcase_add_loop_test(tc, test_stage_reset, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
