@@ -993,8 +993,8 @@ static int range_run(const float *x, const float *b0, const float *b1,
 
 /*
 ** Element e of partition p is kept where e >= b0[p] and e < b1[p], else
-** fill_value; a NaN bound keeps nothing (IEEE), a signalling NaN kept
-** moves bit for bit.
+** fill_value (then the other comparisons); a NaN bound keeps nothing
+** (IEEE), a signalling NaN kept moves bit for bit.
 */
 START_TEST(test_range_select)
 {
@@ -1032,6 +1032,28 @@ START_TEST(test_range_select)
 							 : (float)0.1)));
 		}
 	ls_result_free(&r);
+	/* is_gt / is_equal: e > b0 and e <= b1, then e >= b0 and e == b1 */
+	for (int k = 0; k < 2; k++) {
+		ck_assert_msg(range_run(x, b0, b1, P, F, "float32", k == 0 ?
+					"\"compare_op0\":\"is_gt\",\"compare_op1\":"
+					"\"is_le\",\"fill_value\":-1," :
+					"\"compare_op0\":\"is_ge\",\"compare_op1\":"
+					"\"is_equal\",\"fill_value\":-1,", 0, &r,
+					&err) == 0, "%s", err.msg);
+		for (int p = 0; p < P; p++)
+			for (int e = 0; e < F; e++) {
+				float fe = (float)e;
+				int keep = k == 0 ? fe > b0[p] && fe <= b1[p]
+						  : fe >= b0[p] && fe == b1[p];
+				ck_assert_uint_eq(out_raw(&r, 0, p * F + e),
+						  keep ? fbits(x[p * F + e])
+						  : fbits(-1.0f));
+			}
+		/* partition 0 keeps 2, 3, 4 (is_gt) and 4 alone (is_equal) */
+		ck_assert_uint_eq(out_raw(&r, 0, 1), fbits(-1.0f));
+		ck_assert_uint_eq(out_raw(&r, 0, 4), fbits(x[4]));
+		ls_result_free(&r);
+	}
 }
 END_TEST
 
