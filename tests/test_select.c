@@ -344,6 +344,53 @@ START_TEST(test_copypred)
 END_TEST
 
 /*
+** A 64-bit predicate is read whole: 2^32 and 2^63 (zero low halves) hold
+** for CopyPredicated; Select takes an int64 0 / 1 and refuses 2^32.
+*/
+START_TEST(test_pred_64bit)
+{
+	enum { P = 1, F = 4 };
+	const float sv[F] = { 1, 2, 3, 4 }, dv[F] = { -1, -2, -3, -4 };
+	const uint64_t pv[F] = { 0, 1ull << 32, 1ull << 63, 1 };
+	const int64_t p01[F] = { 1, 0, 0, 1 };
+	tin in[3] = { { "float32", P, F, sv }, { "uint64", P, F, pv },
+		      { "float32", P, F, dv } };
+	tin in2[3] = { { "float32", P, F, sv }, { "float32", P, F, dv },
+		       { "int64", P, F, p01 } };
+	tout out[1] = { { "float32", P, F, 2 } };
+	tout out2[1] = { { "float32", P, F, -1 } };
+	char op[1024];
+	ls_result r;
+	lm_error err;
+
+	snprintf(op, sizeof op, "\"opcode\":\"CopyPredicated\",\"ins\":"
+		 "[%s,%s],\"outs\":[%s]", SI(0, "float32", P, F),
+		 SI(1, "uint64", P, F), YS(0, "float32", P, F));
+	ck_assert_msg(run_op(in, 3, out, 1, op, 0, &r, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < F; i++)
+		ck_assert_uint_eq(out_raw(&r, 0, i),
+				  fbits(pv[i] ? sv[i] : dv[i]));
+	ls_result_free(&r);
+	snprintf(op, sizeof op, "\"opcode\":\"Select\",\"ins\":[%s,%s,%s],"
+		 "\"outs\":[%s]", SI(0, "float32", P, F),
+		 SI(1, "float32", P, F), SI(2, "int64", P, F),
+		 YS(0, "float32", P, F));
+	ck_assert_msg(run_op(in2, 3, out2, 1, op, 0, &r, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < F; i++)
+		ck_assert_uint_eq(out_raw(&r, 0, i),
+				  fbits(p01[i] ? sv[i] : dv[i]));
+	ls_result_free(&r);
+	in2[2].data = pv;
+	ck_assert_int_ne(run_op(in2, 3, out2, 1, op, 0, &r, &err), 0);
+	ck_assert_msg(strstr(err.msg, "partition 0 element 1 is 4294967296: "
+			     "Select takes only 0 or 1") != NULL, "%s",
+		      err.msg);
+}
+END_TEST
+
+/*
 ** An element not copied is not written: a destination never written
 ** stays so (the store then reads it and stops); when every element is
 ** copied, the store succeeds. An immediate source is rounded to float32.
@@ -1294,6 +1341,7 @@ static Suite *select_suite(void)
 			    (int)(sizeof select_bad / sizeof *select_bad));
 	tcase_add_test(tc, test_copypred);
 	tcase_add_test(tc, test_copypred_unwritten_imm);
+	tcase_add_test(tc, test_pred_64bit);
 	tcase_add_loop_test(tc, test_copypred_malformed, 0,
 			    (int)(sizeof copypred_bad / sizeof *copypred_bad));
 	tcase_add_loop_test(tc, test_select_random, 0, 3);
