@@ -1166,7 +1166,11 @@ void ls_exec_commit(ls_pending *p)
 		ls_scatter_raw(&p->dst, p->buf);
 	if (p->has2)
 		ls_scatter_raw(&p->dst2, p->buf2);
+	/* the mask and the second output are this write's: a write staged
+	** in p later without ls_exec_start (TensorSave) has neither */
 	p->active = 0;
+	p->is_masked = 0;
+	p->has2 = 0;
 }
 
 void ls_pending_free(ls_pending *p)

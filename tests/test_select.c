@@ -344,6 +344,53 @@ START_TEST(test_copypred)
 END_TEST
 
 /*
+** A 64-bit predicate is read whole: 2^32 and 2^63 (zero low halves) hold
+** for CopyPredicated; Select takes an int64 0 / 1 and refuses 2^32.
+*/
+START_TEST(test_pred_64bit)
+{
+	enum { P = 1, F = 4 };
+	const float sv[F] = { 1, 2, 3, 4 }, dv[F] = { -1, -2, -3, -4 };
+	const uint64_t pv[F] = { 0, 1ull << 32, 1ull << 63, 1 };
+	const int64_t p01[F] = { 1, 0, 0, 1 };
+	tin in[3] = { { "float32", P, F, sv }, { "uint64", P, F, pv },
+		      { "float32", P, F, dv } };
+	tin in2[3] = { { "float32", P, F, sv }, { "float32", P, F, dv },
+		       { "int64", P, F, p01 } };
+	tout out[1] = { { "float32", P, F, 2 } };
+	tout out2[1] = { { "float32", P, F, -1 } };
+	char op[1024];
+	ls_result r;
+	lm_error err;
+
+	snprintf(op, sizeof op, "\"opcode\":\"CopyPredicated\",\"ins\":"
+		 "[%s,%s],\"outs\":[%s]", SI(0, "float32", P, F),
+		 SI(1, "uint64", P, F), YS(0, "float32", P, F));
+	ck_assert_msg(run_op(in, 3, out, 1, op, 0, &r, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < F; i++)
+		ck_assert_uint_eq(out_raw(&r, 0, i),
+				  fbits(pv[i] ? sv[i] : dv[i]));
+	ls_result_free(&r);
+	snprintf(op, sizeof op, "\"opcode\":\"Select\",\"ins\":[%s,%s,%s],"
+		 "\"outs\":[%s]", SI(0, "float32", P, F),
+		 SI(1, "float32", P, F), SI(2, "int64", P, F),
+		 YS(0, "float32", P, F));
+	ck_assert_msg(run_op(in2, 3, out2, 1, op, 0, &r, &err) == 0, "%s",
+		      err.msg);
+	for (int i = 0; i < F; i++)
+		ck_assert_uint_eq(out_raw(&r, 0, i),
+				  fbits(p01[i] ? sv[i] : dv[i]));
+	ls_result_free(&r);
+	in2[2].data = pv;
+	ck_assert_int_ne(run_op(in2, 3, out2, 1, op, 0, &r, &err), 0);
+	ck_assert_msg(strstr(err.msg, "partition 0 element 1 is 4294967296: "
+			     "Select takes only 0 or 1") != NULL, "%s",
+		      err.msg);
+}
+END_TEST
+
+/*
 ** An element not copied is not written: a destination never written
 ** stays so (the store then reads it and stops); when every element is
 ** copied, the store succeeds. An immediate source is rounded to float32.
@@ -993,8 +1040,8 @@ static int range_run(const float *x, const float *b0, const float *b1,
 
 /*
 ** Element e of partition p is kept where e >= b0[p] and e < b1[p], else
-** fill_value; a NaN bound keeps nothing (IEEE), a signalling NaN kept
-** moves bit for bit.
+** fill_value (then the other comparisons); a NaN bound keeps nothing
+** (IEEE), a signalling NaN kept moves bit for bit.
 */
 START_TEST(test_range_select)
 {
@@ -1032,6 +1079,28 @@ START_TEST(test_range_select)
 							 : (float)0.1)));
 		}
 	ls_result_free(&r);
+	/* is_gt / is_equal: e > b0 and e <= b1, then e >= b0 and e == b1 */
+	for (int k = 0; k < 2; k++) {
+		ck_assert_msg(range_run(x, b0, b1, P, F, "float32", k == 0 ?
+					"\"compare_op0\":\"is_gt\",\"compare_op1\":"
+					"\"is_le\",\"fill_value\":-1," :
+					"\"compare_op0\":\"is_ge\",\"compare_op1\":"
+					"\"is_equal\",\"fill_value\":-1,", 0, &r,
+					&err) == 0, "%s", err.msg);
+		for (int p = 0; p < P; p++)
+			for (int e = 0; e < F; e++) {
+				float fe = (float)e;
+				int keep = k == 0 ? fe > b0[p] && fe <= b1[p]
+						  : fe >= b0[p] && fe == b1[p];
+				ck_assert_uint_eq(out_raw(&r, 0, p * F + e),
+						  keep ? fbits(x[p * F + e])
+						  : fbits(-1.0f));
+			}
+		/* partition 0 keeps 2, 3, 4 (is_gt) and 4 alone (is_equal) */
+		ck_assert_uint_eq(out_raw(&r, 0, 1), fbits(-1.0f));
+		ck_assert_uint_eq(out_raw(&r, 0, 4), fbits(x[4]));
+		ls_result_free(&r);
+	}
 }
 END_TEST
 
@@ -1165,6 +1234,99 @@ START_TEST(test_cli_exit_codes)
 }
 END_TEST
 
+/*
+** A TensorSave staged on an engine after a CopyPredicated (its write
+** masked) or a MaxIndexAndMatchReplace (a second output) on the same
+** engine writes its own element only: the mask and the second output
+** belong to the instruction that staged them. _i 0: CopyPredicated with
+** an all-false predicate, then the save (its element written, not
+** masked out); _i 1: the second output zeroed by a Memset on Pool between
+** MaxIndexAndMatchReplace and the save (not written again by the save).
+*/
+START_TEST(test_stage_reset)
+{
+	enum { P = 1, F = 8 };
+	static const float x[F] = { 5, 1, 4, 2, 8, 3, 7, 6 };
+	tb t;
+	lm_module *m;
+	ls_tensors host = {0, NULL};
+	int64_t shape[2] = { P, F };
+	ls_result r;
+	lm_error err;
+	const ls_tensor *c, *ix;
+
+	tb_init(&t);
+	tb_dram(&t, "x0", "ExternalInput", "float32", P, F);
+	tb_dram(&t, "cnt", "ExternalOutput", "int32", 1, 1);
+	tb_dram(&t, "yi", "ExternalOutput", "uint32", P, 8);
+	tb_sb(&t, "s0", "float32", P, F);
+	tb_sb(&t, "d", "float32", P, F);
+	tb_sb(&t, "pr", "uint8", P, F);
+	tb_sb(&t, "rep", "float32", P, F);
+	tb_sb(&t, "ix", "uint32", P, 8);
+	tb_sb(&t, "cs", "int32", 1, 1);
+	tb_alloc_raw(&t, "{\"name\":\"r\",\"kind\":\"Internal\",\"dtype\":"
+		     "\"int32\",\"tensor_shape\":[1],\"memorylocations\":[{"
+		     "\"name\":\"r\",\"type\":\"REG\",\"addr\":0}]}");
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x0", "float32", P, F, 0), AP("s0", "float32", P, F, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"mp\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":0}",
+		AP("pr", "uint8", P, F, 0));
+	if (_i == 0)
+		tb_inst(&t, "{\"opcode\":\"CopyPredicated\",\"name\":\"op\","
+			"\"engine\":\"DVE\",\"ins\":[%s,%s],\"outs\":[%s],"
+			"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}],"
+			"\"dependencies\":[\"mp\"]}",
+			AP("s0", "float32", P, F, 0),
+			AP("pr", "uint8", P, F, 0),
+			AP("d", "float32", P, F, 0));
+	else
+		tb_inst(&t, "{\"opcode\":\"MaxIndexAndMatchReplace\",\"name\":"
+			"\"op\",\"engine\":\"DVE\",\"imm_value\":0,\"ins\":"
+			"[%s,%s],\"outs\":[%s,%s],\"wait\":[{\"semaphore\":"
+			"\"s0\",\"value\":1}],\"dependencies\":[\"mp\"]}",
+			AP("s0", "float32", P, 8, 0),
+			AP("s0", "float32", P, F, 0),
+			AP("rep", "float32", P, F, 0),
+			AP("ix", "uint32", P, 8, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"mz\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":0,"
+		"\"dependencies\":[\"op\"]}", AP("ix", "uint32", P, 8, 0));
+	tb_inst(&t, "{\"opcode\":\"RegisterMove\",\"name\":\"mv\",\"engine\":"
+		"\"DVE\",\"ins\":[{\"kind\":\"imm_value\",\"dtype\":\"int32\","
+		"\"value\":7}],\"outs\":[{\"kind\":\"register_access\","
+		"\"dtype\":\"int32\",\"regref\":\"r\"}]}");
+	tb_inst(&t, "{\"opcode\":\"TensorSave\",\"name\":\"ts\",\"engine\":"
+		"\"DVE\",\"ins\":[{\"kind\":\"register_access\",\"dtype\":"
+		"\"int32\",\"regref\":\"r\"}],\"outs\":[%s],\"dependencies\":"
+		"[\"mz\"]}", AP("cs", "int32", 1, 1, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"ts\"]}", AP("cs", "int32", 1, 1, 0),
+		AP("cnt", "int32", 1, 1, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"sti\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"dependencies\":[\"ts\"]}", AP("ix", "uint32", P, 8, 0),
+		AP("yi", "uint32", P, 8, 0));
+	m = tb_module(&t, 0);
+	ls_tensors_add(&host, "x0", LM_DT_FLOAT32, shape, 2, x);
+	ck_assert_msg(ls_run(m, &host, NULL, &r, &err) == 0, "%s", err.msg);
+	c = ls_tensors_find(&r.outputs, "cnt");
+	ix = ls_tensors_find(&r.outputs, "yi");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_nonnull(ix);
+	ck_assert_int_eq(*(const int32_t *)c->data, 7);
+	for (int k = 0; k < 8; k++)
+		ck_assert_uint_eq(((const uint32_t *)ix->data)[k], 0);
+	ls_result_free(&r);
+	ls_tensors_free(&host);
+	lm_module_free(m);
+	tb_free(&t);
+}
+END_TEST
+
 /* ---- the suite ---------------------------------------------------------- */
 
 static Suite *select_suite(void)
@@ -1179,6 +1341,7 @@ static Suite *select_suite(void)
 			    (int)(sizeof select_bad / sizeof *select_bad));
 	tcase_add_test(tc, test_copypred);
 	tcase_add_test(tc, test_copypred_unwritten_imm);
+	tcase_add_test(tc, test_pred_64bit);
 	tcase_add_loop_test(tc, test_copypred_malformed, 0,
 			    (int)(sizeof copypred_bad / sizeof *copypred_bad));
 	tcase_add_loop_test(tc, test_select_random, 0, 3);
@@ -1205,6 +1368,7 @@ static Suite *select_suite(void)
 	tc = tcase_create("cli");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_cli_exit_codes);
+	tcase_add_loop_test(tc, test_stage_reset, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
