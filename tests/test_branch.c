@@ -893,6 +893,62 @@ START_TEST(test_regap_oob)
 }
 END_TEST
 
+/* A register_ap in DRAM (the load of regap.json from register r_a,
+** written on SP first): 64 elements read of 64, so only element 0 (byte
+** 0) fits; the message gives the starts that fit, not the location's
+** size. */
+START_TEST(test_regap_dram)
+{
+	static const struct { const char *v, *mode, *want; } c[] = {
+		{ "0", "true", NULL },
+		{ "1", "true", "register 'r_a' = 1 (element offset 1) puts the "
+		  "access outside memory location 'x' (the access fits starting "
+		  "at elements 0..0)" },
+		{ "0", "false", NULL },
+		{ "2", "false", "(DRAM byte 2) puts the access outside" },
+		{ "4", "false", "(DRAM byte 4) puts the access outside memory "
+		  "location 'x' (the access fits starting at elements 0..0)" },
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		char mv[400], ap[400];
+		const char *subs[5];
+		lm_module *m;
+		lm_error err;
+		ls_result r;
+		int rc;
+		snprintf(mv, sizeof mv, "{\"opcode\": \"RegisterMove\", "
+			 "\"name\": \"mvb\", \"engine\": \"SP\", \"ins\": "
+			 "[{\"kind\": \"imm_value\", \"dtype\": \"int32\", "
+			 "\"value\": %s}], \"outs\": [{\"kind\": "
+			 "\"register_access\", \"dtype\": \"int32\", "
+			 "\"regref\": \"r_a\"}]}, {\"opcode\": \"DMACopy\", "
+			 "\"name\": \"ld\"", c[i].v);
+		snprintf(ap, sizeof ap, "{\"kind\": \"register_ap\", \"ap\": "
+			 "[[16, 4], [1, 16]], \"dtype\": \"float32\", "
+			 "\"memsetref\": \"x\", \"memref\": \"x\", "
+			 "\"regref\": \"r_a\", \"is_regloc_offset\": %s}",
+			 c[i].mode);
+		subs[0] = "{\"opcode\": \"DMACopy\", \"name\": \"ld\"";
+		subs[1] = mv;
+		subs[2] = "{\"kind\": \"physical_ap\", \"ap\": [[16, 4], "
+			  "[1, 16]], \"dtype\": \"float32\", \"offset\": 0, "
+			  "\"memsetref\": \"x\", \"memref\": \"x\"}";
+		subs[3] = ap;
+		subs[4] = NULL;
+		m = fixture("regap.json", subs);
+		rc = run(m, 0, &r, &err);
+		if (rc == 0)
+			ls_result_free(&r);
+		if (!c[i].want)
+			ck_assert_msg(rc == 0, "%zu: %s", i, err.msg);
+		else
+			ck_assert_msg(rc != 0 && strstr(err.msg, c[i].want),
+				      "%zu: %s", i, rc ? err.msg : "passed");
+		lm_module_free(m);
+	}
+}
+END_TEST
+
 /* The forms not modelled, named when the instruction is reached. */
 START_TEST(test_regap_refused)
 {
@@ -1115,6 +1171,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_tensorload_uninit);
 	tcase_add_test(tc, test_regap_modes);
 	tcase_add_test(tc, test_regap_oob);
+	tcase_add_test(tc, test_regap_dram);
 	tcase_add_test(tc, test_regap_refused);
 	tcase_add_test(tc, test_tcdynamic);
 	tcase_add_test(tc, test_alu64);
