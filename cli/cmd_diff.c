@@ -44,6 +44,7 @@ const char usage_diff[] =
 	"                    verify off the checker verifies the linked module\n"
 	"                    itself: nothing unverified is ever run\n"
 	"  --max-time PS, --max-instructions N   bound each run\n"
+	"                    (instructions: default 1000000000; 0: no limit)\n"
 	"  --max-memory BYTES  simulated memory of each run (suffix K, M, G,\n"
 	"                    T; default 4G)\n"
 	"  -q                print only failures\n"
@@ -143,6 +144,7 @@ int cmd_diff(int argc, char **argv)
 	cli_db dbo = {0};
 	char **margs = lm_xcalloc((size_t)argc, sizeof *margs);
 	memset(&dopts, 0, sizeof dopts);
+	dopts.run.max_instructions = LS_MAX_INSTRUCTIONS_DEFAULT;
 	lm_error err;
 	int rc = 0;
 	for (int i = 1; i < argc; i++) {

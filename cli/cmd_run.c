@@ -41,6 +41,7 @@ const char usage_run[] =
 	"  --trace FILE          write a Chrome trace-event JSON (Perfetto)\n"
 	"  --max-time PS         stop with an error after PS simulated ps\n"
 	"  --max-instructions N  stop with an error after N instructions\n"
+	"                        (default 1000000000; 0: no limit)\n"
 	"  --perturb SEED        perturb latencies and tie-breaks (seeded)\n"
 	"  --max-memory BYTES    refuse a run needing more simulated memory\n"
 	"                        (suffix K, M, G, T; default 4G)\n"
@@ -169,6 +170,7 @@ int cmd_run(int argc, char **argv)
 
 	/* options */
 	memset(&opts, 0, sizeof opts);
+	opts.max_instructions = LS_MAX_INSTRUCTIONS_DEFAULT;
 	memset(&res, 0, sizeof res);
 	for (; first < argc && argv[first][0] == '-' && argv[first][1];
 	     first++) {

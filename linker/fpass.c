@@ -14,25 +14,38 @@
 #define COMPLETION_GROUP LM_LINKED_COMPLETION_GROUP
 
 /* Does in leave nothing the completion barrier must wait for: a branch
-** (control only), or an instruction on engine ALL (one copy per engine
-** on that engine's registers; the barrier's engine passes its own copy
-** in order, and the others' copies write no memory)? */
+** or a no-op of control (a TensorCompletion after a DMA would stand for
+** its engine's work without waiting for the transfer), or an
+** instruction on engine ALL (one copy per engine on that engine's
+** registers; the barrier's engine passes its own copy in order, and the
+** others' copies write no memory)? */
 static int no_completion(const lm_inst *in)
 {
 	return in->engine == LM_ENG_ALL || in->op == LM_OP_CMPBRANCH ||
-	       in->op == LM_OP_UBRANCH || in->op == LM_OP_BRANCHHINT;
+	       in->op == LM_OP_UBRANCH || in->op == LM_OP_BRANCHHINT ||
+	       in->op == LM_OP_TCOMPLETION;
 }
 
-/* Remember the last named top-level instruction of each engine. */
-static void last_per_engine(const lm_function *f, const char **last)
+/* Is in a completion barrier (one before another Return)? */
+static int is_completion(const lm_inst *in)
 {
-	for (int b = 0; b < f->n_blocks; b++)
-		for (int i = 0; i < f->blocks[b].n_insts; i++) {
+	return in->op == LM_OP_COREBARRIER && in->group &&
+	       strcmp(in->group, COMPLETION_GROUP) == 0;
+}
+
+/* Remember the last named top-level instruction of each engine before
+** instruction i of block nb (nb = f->n_blocks: all of them). */
+static void last_per_engine(const lm_function *f, int nb, int ni,
+			    const char **last)
+{
+	for (int b = 0; b <= nb && b < f->n_blocks; b++)
+		for (int i = 0; i < f->blocks[b].n_insts &&
+		     (b < nb || i < ni); i++) {
 			const lm_inst *in = &f->blocks[b].insts[i];
 			/* a DMA block runs when its trigger fires it: the
 			   trigger is its engine's instruction */
 			if (in->op == LM_OP_LOOP || in->op == LM_OP_RETURN ||
-			    in->op == LM_OP_DMABLOCK ||
+			    in->op == LM_OP_DMABLOCK || is_completion(in) ||
 			    !in->name || (int)in->engine < 0 ||
 			    in->engine >= LM_ENG_COUNT || no_completion(in))
 				continue;
@@ -55,27 +68,69 @@ static void completion_cores(lk_ctx *x, lm_inst *in)
 		in->cores[in->n_cores++] = x->cores[k].core;
 }
 
+/* A completion barrier named name of core c before instruction pos of
+** block b of f, depending on the last instruction of each engine before
+** it. */
+static void insert_barrier(lk_ctx *x, lm_function *f, int b, int pos,
+			   long long c, char *name)
+{
+	const char *last[LM_ENG_COUNT] = {0};
+	lm_inst *in;
+	last_per_engine(f, b, pos, last);
+	in = lk_block_insert(x, &f->blocks[b], pos, 1);
+	in->name = name;
+	in->op = LM_OP_COREBARRIER;
+	in->engine = LM_ENG_POOL;
+	completion_cores(x, in);
+	in->group = lm_xstrdup(COMPLETION_GROUP);
+	in->renumber = 1;
+	for (int e = 0; e < LM_ENG_COUNT; e++)
+		if (last[e])
+			lm_inst_add_dep(in, 0, last[e], LM_EDGE_FLOW);
+}
+
+/* A Return before the end of the last block leaves there (a function
+** with branches reaches it by one): a completion barrier before each,
+** named after the last one with a suffix, so every way out meets the
+** other cores. */
+static void barriers_at_returns(lk_ctx *x, lm_function *f, long long c,
+				const char *nm)
+{
+	int k = 0;
+	for (int b = 0; b < f->n_blocks; b++)
+		for (int i = 0; i < f->blocks[b].n_insts; i++) {
+			if (f->blocks[b].insts[i].op != LM_OP_RETURN ||
+			    (b == f->n_blocks - 1 &&
+			     i == f->blocks[b].n_insts - 1))
+				continue;
+			insert_barrier(x, f, b, i, c,
+				       lm_xasprintf("%s.%d", nm, ++k));
+			i++; /* past the Return */
+		}
+}
+
 /*
 ** Step 3a (seed fpassInsertReturns): at the end of core function nc<c>
 ** a CoreBarrier cb_return_call_def_<c>_instance_0 (cores: every linked core,
 ** group sgLnk.completion, renumbered; it depends on the last instruction of
 ** each engine so every core finishes its work first), then a Return
 ** return_call_def_<c>_instance_0. A function that already ends with a
-** Return gets the barrier just before it.
+** Return gets the barrier just before it; so does every other top-level
+** Return (barriers_at_returns).
 */
 int fpass_insert_returns(lk_ctx *x)
 {
 	char nm[LM_LINKED_NAME_MAX];
 	for (int ci = 0; ci < x->n; ci++) {
 		lm_function *f = lk_core_function(x, ci);
-		const char *last[LM_ENG_COUNT] = {0};
 		long long c = (long long)x->cores[ci].core;
 		lm_block *bl;
 		lm_inst *in;
 		int pos;
 		if (!f)
 			continue;
-		last_per_engine(f, last);
+		lm_linked_barrier_name(nm, c);
+		barriers_at_returns(x, f, c, nm);
 		if (f->n_blocks == 0) {
 			f->blocks = lm_xcalloc(1, sizeof *f->blocks);
 			f->n_blocks = 1;
@@ -85,16 +140,8 @@ int fpass_insert_returns(lk_ctx *x)
 		pos = bl->n_insts;
 		if (pos > 0 && bl->insts[pos - 1].op == LM_OP_RETURN)
 			pos--;
-		in = lk_block_insert(x, bl, pos, 1);
-		in->name = lm_xstrdup(lm_linked_barrier_name(nm, c));
-		in->op = LM_OP_COREBARRIER;
-		in->engine = LM_ENG_POOL;
-		completion_cores(x, in);
-		in->group = lm_xstrdup(COMPLETION_GROUP);
-		in->renumber = 1;
-		for (int e = 0; e < LM_ENG_COUNT; e++)
-			if (last[e])
-				lm_inst_add_dep(in, 0, last[e], LM_EDGE_FLOW);
+		insert_barrier(x, f, f->n_blocks - 1, pos, c,
+			       lm_xstrdup(nm));
 		if (pos == bl->n_insts - 1) {
 			in = lk_block_insert(x, bl, bl->n_insts, 1);
 			in->name = lm_xstrdup(lm_linked_return_name(nm, c));

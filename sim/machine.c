@@ -1631,8 +1631,8 @@ static char *regap_why(const ls_dyn *d, int64_t v)
 			 (long long)l->addr,
 			 (long long)(l->addr + l->dims[1] - 1));
 	else
-		snprintf(ext, sizeof ext, "%lld elements",
-			 (long long)(d->emax + 1));
+		snprintf(ext, sizeof ext, "the access fits starting at "
+			 "elements 0..%lld", (long long)d->emax);
 	return lm_xasprintf("(%s) puts the access outside memory location "
 			    "'%s' (%s)", at, l && l->name ? l->name : "", ext);
 }

@@ -81,7 +81,8 @@ int ls_write_outputs_at(int dirfd, const char *dir, const ls_tensors *ts,
 
 typedef struct ls_options {
 	int64_t max_time_ps;       /* 0: no limit */
-	int64_t max_instructions;  /* 0: no limit */
+	int64_t max_instructions;  /* 0: no limit (lncsim run and diff pass
+				      LS_MAX_INSTRUCTIONS_DEFAULT unless told) */
 	uint64_t perturb_seed;     /* 0: the plain cost model; else a seeded
 				      perturbation of latencies and tie-breaks */
 	const char *trace_path;    /* Chrome trace-event JSON, or NULL */
@@ -91,6 +92,11 @@ typedef struct ls_options {
 				      set (by the path they have beside their
 				      module), never from disk */
 } ls_options;
+
+/* The instructions lncsim run and lncsim diff let a run execute unless
+** --max-instructions says otherwise (0: no limit): a loop whose end
+** depends on data (a branch back, a DoWhile) may never end. */
+#define LS_MAX_INSTRUCTIONS_DEFAULT ((int64_t)1000000000)
 
 /* The default limit of simulated memory of a run: 4 GiB. */
 #define LS_MAX_MEMORY_DEFAULT ((int64_t)4 << 30)

@@ -527,13 +527,9 @@ END_TEST
 ** kept, the completion barrier not waiting on the copies on ALL) and
 ** finds the same bits under perturbed schedules.
 */
-static void two_cores(const char *name, const char *from, const char *to)
+static void write_cores(const char *dir, const char *text, const char *from,
+			const char *to)
 {
-	char *dir = tu_tmpdir("branch-2c");
-	char *p = tu_fixture("branch", name);
-	char *text = tu_read(p), want[120];
-	tu_run r;
-	ck_assert_ptr_nonnull(text);
 	for (int c = 0; c < 2; c++) {
 		char core[40], y[16], path[40];
 		char *t1, *t2, *t3, *out;
@@ -549,6 +545,16 @@ static void two_cores(const char *name, const char *from, const char *to)
 		free(t2);
 		free(t3);
 	}
+}
+
+static void two_cores(const char *name, const char *from, const char *to)
+{
+	char *dir = tu_tmpdir("branch-2c");
+	char *p = tu_fixture("branch", name);
+	char *text = tu_read(p), want[120];
+	tu_run r;
+	ck_assert_ptr_nonnull(text);
+	write_cores(dir, text, from, to);
 	r = tu_lncsim(NULL, "diff", "--no-db", "--schedules", "4", dir, NULL);
 	ck_assert_msg(r.status == 0, "%s: %s%s", name, r.out, r.err);
 	snprintf(want, sizeof want, "PASS %.*s (2 cores): 2 outputs "
@@ -567,6 +573,57 @@ START_TEST(test_cbr_two_cores)
 {
 	two_cores("cbrslices.json", "\"value\": 5}", "\"value\": 3}");
 	two_cores("regap.json", "\"value\": 19}", "\"value\": 35}");
+}
+END_TEST
+
+/*
+** cbrloop.json leaves through the Return in block 'done' (the last block,
+** 'tail', is never reached): linked on two cores, each core gets a
+** completion barrier before that Return too, depending on the last
+** instruction of each engine before it (the store, not the
+** TensorCompletion after it), and both cores meet there.
+*/
+START_TEST(test_return_barrier)
+{
+	static const char *const bars[] = {
+		"\"cb_return_call_def_0_instance_0.1\"",
+		"\"cb_return_call_def_1_instance_0.1\"" };
+	char *dir = tu_tmpdir("branch-ret");
+	char *p = tu_fixture("branch", "cbrloop.json");
+	char *text = tu_read(p), *def, *trace, *src;
+	tu_run r;
+	ck_assert_ptr_nonnull(text);
+	src = lm_xasprintf("%s/m", dir);
+	write_cores(src, text, "\"value\": 5}", "\"value\": 3}");
+	r = tu_lncsim(dir, "link", "--pretty", "-o", "lk", "m", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	def = lm_xasprintf("%s/lk/cbrloop/sgLnk/def.json", dir);
+	trace = tu_read(def);
+	ck_assert_ptr_nonnull(trace);
+	ck_assert_contains(trace, "\"cb_return_call_def_0_instance_0.1\"");
+	ck_assert_contains(trace, "[\"nc0.st\", \"Flow\"]");
+	ck_assert_msg(!strstr(trace, "[\"nc0.tc\""), "the barrier waits on "
+		      "the TensorCompletion");
+	free(trace);
+	r = tu_lncsim(dir, "run", "--no-db", "--trace", "t.json",
+		      "lk/cbrloop/sgLnk", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	free(def);
+	def = lm_xasprintf("%s/t.json", dir);
+	trace = tu_read(def);
+	ck_assert_ptr_nonnull(trace);
+	for (int c = 0; c < 2; c++)
+		ck_assert_msg(strstr(trace, bars[c]), "%s not run", bars[c]);
+	free(trace);
+	free(def);
+	free(src);
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	free(p);
+	two_cores("cbrloop.json", "\"value\": 5}", "\"value\": 3}");
 }
 END_TEST
 
@@ -836,6 +893,62 @@ START_TEST(test_regap_oob)
 }
 END_TEST
 
+/* A register_ap in DRAM (the load of regap.json from register r_a,
+** written on SP first): 64 elements read of 64, so only element 0 (byte
+** 0) fits; the message gives the starts that fit, not the location's
+** size. */
+START_TEST(test_regap_dram)
+{
+	static const struct { const char *v, *mode, *want; } c[] = {
+		{ "0", "true", NULL },
+		{ "1", "true", "register 'r_a' = 1 (element offset 1) puts the "
+		  "access outside memory location 'x' (the access fits starting "
+		  "at elements 0..0)" },
+		{ "0", "false", NULL },
+		{ "2", "false", "(DRAM byte 2) puts the access outside" },
+		{ "4", "false", "(DRAM byte 4) puts the access outside memory "
+		  "location 'x' (the access fits starting at elements 0..0)" },
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		char mv[400], ap[400];
+		const char *subs[5];
+		lm_module *m;
+		lm_error err;
+		ls_result r;
+		int rc;
+		snprintf(mv, sizeof mv, "{\"opcode\": \"RegisterMove\", "
+			 "\"name\": \"mvb\", \"engine\": \"SP\", \"ins\": "
+			 "[{\"kind\": \"imm_value\", \"dtype\": \"int32\", "
+			 "\"value\": %s}], \"outs\": [{\"kind\": "
+			 "\"register_access\", \"dtype\": \"int32\", "
+			 "\"regref\": \"r_a\"}]}, {\"opcode\": \"DMACopy\", "
+			 "\"name\": \"ld\"", c[i].v);
+		snprintf(ap, sizeof ap, "{\"kind\": \"register_ap\", \"ap\": "
+			 "[[16, 4], [1, 16]], \"dtype\": \"float32\", "
+			 "\"memsetref\": \"x\", \"memref\": \"x\", "
+			 "\"regref\": \"r_a\", \"is_regloc_offset\": %s}",
+			 c[i].mode);
+		subs[0] = "{\"opcode\": \"DMACopy\", \"name\": \"ld\"";
+		subs[1] = mv;
+		subs[2] = "{\"kind\": \"physical_ap\", \"ap\": [[16, 4], "
+			  "[1, 16]], \"dtype\": \"float32\", \"offset\": 0, "
+			  "\"memsetref\": \"x\", \"memref\": \"x\"}";
+		subs[3] = ap;
+		subs[4] = NULL;
+		m = fixture("regap.json", subs);
+		rc = run(m, 0, &r, &err);
+		if (rc == 0)
+			ls_result_free(&r);
+		if (!c[i].want)
+			ck_assert_msg(rc == 0, "%zu: %s", i, err.msg);
+		else
+			ck_assert_msg(rc != 0 && strstr(err.msg, c[i].want),
+				      "%zu: %s", i, rc ? err.msg : "passed");
+		lm_module_free(m);
+	}
+}
+END_TEST
+
 /* The forms not modelled, named when the instruction is reached. */
 START_TEST(test_regap_refused)
 {
@@ -1051,12 +1164,14 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_cbr_refused);
 	tcase_add_test(tc, test_block_args);
 	tcase_add_test(tc, test_cbr_two_cores);
+	tcase_add_test(tc, test_return_barrier);
 	tcase_add_test(tc, test_tensorload_trips);
 	tcase_add_test(tc, test_tensorload_pair);
 	tcase_add_test(tc, test_tensorload_errors);
 	tcase_add_test(tc, test_tensorload_uninit);
 	tcase_add_test(tc, test_regap_modes);
 	tcase_add_test(tc, test_regap_oob);
+	tcase_add_test(tc, test_regap_dram);
 	tcase_add_test(tc, test_regap_refused);
 	tcase_add_test(tc, test_tcdynamic);
 	tcase_add_test(tc, test_alu64);

@@ -99,6 +99,20 @@ START_TEST(test_run_errors)
 	ck_assert_contains(r.err, "lncsim: ");
 	ck_assert_contains(r.err, "more than 3 instructions executed");
 	tu_run_free(&r);
+	/* a run is bounded by default (a loop on data may never end); 0
+	   lifts the bound */
+	r = tu_lncsim(NULL, "run", "--help", NULL);
+	ck_assert_contains(r.out, "(default 1000000000; 0: no limit)");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--help", NULL);
+	ck_assert_contains(r.out, "(instructions: default 1000000000; 0: no "
+			   "limit)");
+	tu_run_free(&r);
+	ck_assert_int_eq(LS_MAX_INSTRUCTIONS_DEFAULT, 1000000000);
+	r = tu_lncsim(NULL, "run", "--no-db", "--max-instructions", "0", ex,
+		      NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
 	r = tu_lncsim(NULL, "run", "--max-time", "5000", ex, NULL);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_contains(r.err, "exceeded --max-time 5000 ps");
