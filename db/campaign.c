@@ -32,7 +32,8 @@ int ldb_campaign_add(ldb *db, const ldb_campaign *c, lm_error *err)
 	if (db->open_run || db->in_batch)
 		return lm_errc(err, LM_EINTERNAL, db->path, "adding a campaign",
 			       "a run or a batch is open");
-	if (ldb_exec(db, "BEGIN IMMEDIATE", "adding a campaign", err) != 0)
+	if (ldb_probe_campaigns(db, err) != 0 ||
+	    ldb_exec(db, "BEGIN IMMEDIATE", "adding a campaign", err) != 0)
 		return LM_EINPUT;
 	ldb_utc(0, started);
 	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) {

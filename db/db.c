@@ -181,29 +181,11 @@ static int read_version(ldb *db, int *v, lm_error *err)
 }
 
 /*
-** The cheap corruption check of an existing file, run by every open: the
-** rightmost path of every table and index a run is appended to (the
-** pages the next run writes), plus what SQLite checks when it loads a
-** page. A full PRAGMA quick_check reads every page (0.6 s for 100 MB);
-** this reads a handful (docs/database.md, "Damaged databases").
+** Run a probe: one row of max() subqueries, each reading the rightmost
+** path of one b-tree.
 */
-static int probe(ldb *db, lm_error *err)
+static int run_probe(ldb *db, const char *sql, lm_error *err)
 {
-	static const char sql[] =
-		"SELECT (SELECT max(id) FROM runs), (SELECT max(uuid) FROM runs),"
-		" (SELECT max(started_utc) FROM runs),"
-		" (SELECT max(id) FROM executions),"
-		" (SELECT max(run_id) FROM executions),"
-		" (SELECT max(rowid) FROM core_stats),"
-		" (SELECT max(execution_id) FROM core_stats),"
-		" (SELECT max(id) FROM matmuls),"
-		" (SELECT max(execution_id) FROM matmuls),"
-		" (SELECT max(id) FROM tensors), (SELECT max(run_id) FROM tensors),"
-		" (SELECT max(id) FROM campaigns), (SELECT max(name) FROM campaigns),"
-		" (SELECT max(run_id) FROM cases), (SELECT max(campaign) FROM cases),"
-		" (SELECT max(campaign) FROM cases WHERE signature <> ''),"
-		" (SELECT max(campaign) FROM failures),"
-		" (SELECT count(*) FROM sqlite_schema)";
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
 	if (rc == SQLITE_OK)
@@ -212,6 +194,46 @@ static int probe(ldb *db, lm_error *err)
 	if (rc == SQLITE_ROW)
 		return 0;
 	return ldb_sqlerr(err, db, "checking the database");
+}
+
+/*
+** The cheap corruption check of an existing file, run by every open: the
+** rightmost path of every table and index a run is appended to (the
+** pages the next run writes), plus what SQLite checks when it loads a
+** page and when it reads the whole schema table (every open does). A
+** full PRAGMA quick_check reads every page (0.6 s for 100 MB); this
+** reads a handful (docs/database.md, "Damaged databases"). The tables
+** of fuzz campaigns are probed by ldb_probe_campaigns, before a
+** campaign is added.
+*/
+static int probe(ldb *db, lm_error *err)
+{
+	static const char sql[] =
+		"SELECT (SELECT max(id) FROM runs),"
+		" (SELECT max(started_utc) FROM runs),"
+		" (SELECT max(id) FROM executions),"
+		" (SELECT max(run_id) FROM executions),"
+		" (SELECT max(rowid) FROM core_stats),"
+		" (SELECT max(execution_id) FROM core_stats),"
+		" (SELECT max(id) FROM matmuls),"
+		" (SELECT max(execution_id) FROM matmuls),"
+		" (SELECT max(id) FROM tensors), (SELECT max(run_id) FROM tensors)";
+	return run_probe(db, sql, err);
+}
+
+/*
+** The same check for the tables and indexes of fuzz campaigns (only
+** fuzz and db merge write them).
+*/
+int ldb_probe_campaigns(ldb *db, lm_error *err)
+{
+	static const char sql[] =
+		"SELECT (SELECT max(id) FROM campaigns),"
+		" (SELECT max(name) FROM campaigns),"
+		" (SELECT max(run_id) FROM cases), (SELECT max(campaign) FROM cases),"
+		" (SELECT max(campaign) FROM cases WHERE signature <> ''),"
+		" (SELECT max(campaign) FROM failures)";
+	return run_probe(db, sql, err);
 }
 
 /*
@@ -560,8 +582,10 @@ void ldb_close(ldb *db)
 	ldb_batch_abort(db);
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(db->st[i]);
-	/* a checkpoint a commit could not finish */
-	if (db->h && db->ckpt_frames && db->wal_frames >= db->ckpt_frames)
+	/* leave the log empty: the next opener then has no frames to read
+	** and checksum to rebuild its index (the pages of a small command
+	** are few, the fsyncs cheap next to that) */
+	if (db->h && db->ckpt_frames && db->wal_frames > 0)
 		checkpoint(db);
 	sqlite3_close(db->h);
 	free(db->uri);

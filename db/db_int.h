@@ -69,6 +69,9 @@ void ldb_utc(time_t t, char buf[32]);
 
 /* Fill err with "PATH: where: <sqlite message>" (LM_EINPUT). */
 int ldb_sqlerr(lm_error *err, ldb *db, const char *where);
+/* The corruption probe of the campaign tables (ldb_open probes the
+** rest): 0, or err worded for a corrupt file. */
+int ldb_probe_campaigns(ldb *db, lm_error *err);
 /* Execute SQL text (no result rows expected). */
 int ldb_exec(ldb *db, const char *sql, const char *where, lm_error *err);
 

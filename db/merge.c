@@ -143,8 +143,13 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 			       "a run is open");
 	/* validates the shard and brings it to the current schema (a current
 	** shard is only read: it may be read-only); attached by the same URI */
-	if (ldb_open(&in, in_path, LDB_READ, err) != 0)
+	if (ldb_probe_campaigns(db, err) != 0 ||
+	    ldb_open(&in, in_path, LDB_READ, err) != 0)
 		return LM_EINPUT;
+	if (ldb_probe_campaigns(in, err) != 0) {
+		ldb_close(in);
+		return LM_EINPUT;
+	}
 	char *in_uri = lm_xstrdup(in->uri);
 	ldb_close(in);
 	/* a database merged into itself: every run is already there (and
