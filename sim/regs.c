@@ -501,7 +501,10 @@ static int imm_bits(lm_dtype dt, double d, uint32_t *bits)
 		memcpy(bits, &f, sizeof f);
 		return 0;
 	}
-	if (d != (double)(int64_t)d)
+	/* outside every 32-bit register dtype (and NaN): not a cell value;
+	   checked before the cast, which is undefined out of int64's range */
+	if (!(d >= -2147483648.0 && d <= 4294967295.0) ||
+	    d != (double)(int64_t)d)
 		return -1;
 	*bits = (uint32_t)(int64_t)d;
 	return cell_value(dt, *bits) == d ? 0 : -1;

@@ -443,6 +443,13 @@ START_TEST(test_cbr_refused)
 		"\"comp_op\": \"IS_LTREG\"", "\"comp_op\": \"IS_LTIMM\"",
 		"\"DTYPE\"", "\"int32\"", NULL };
 	static const char *const wide[] = { "\"DTYPE\"", "\"int64\"", NULL };
+	/* an immediate beyond every integer range (its conversion to an
+	   integer would be undefined) */
+	static const char *const huge[] = {
+		"\"comp_op\": \"IS_LTREG\"", "\"comp_op\": \"IS_LTIMM\"",
+		"{\"kind\": \"register_access\", \"dtype\": \"DTYPE\", "
+		"\"regref\": \"rb\"}", "{\"kind\": \"imm_value\", \"dtype\": "
+		"\"int32\", \"value\": 1e300}", "\"DTYPE\"", "\"int32\"", NULL };
 	static const char *const sync_all[] = {
 		"\"name\": \"cb\",", "\"name\": \"cb\", \"engine\": \"ALL\", "
 		"\"sync_info\": {\"on_update\": [{\"semaphore\": \"s_dma\", "
@@ -457,6 +464,8 @@ START_TEST(test_cbr_refused)
 		  "modelled by the simulator (an *IMM compare takes an "
 		  "imm_value as ins[1])" },
 		{ wide, "dtype 'int64'" },
+		{ huge, "ins[1] imm_value 1.0000000000000001e+300 is not a value "
+		  "of ins[0]'s dtype int32" },
 		{ sync_all, "key 'engine' = \"ALL\" is not modelled by the "
 		  "simulator (an instruction on engine ALL runs once per "
 		  "engine" },
