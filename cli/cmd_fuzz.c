@@ -32,7 +32,8 @@
 
 const char usage_fuzz[] =
 	"usage: lncsim fuzz [--cores A-B] [--count K | --duration T] [--seed S]\n"
-	"                   [--jobs J] [--size small|medium|large] [--schedules K]\n"
+	"                   [--jobs J] [--size small|medium|large] [--loops]\n"
+	"                   [--schedules K]\n"
 	"                   [--keep-failures DIR] [--skip=STEP,...] [--stop] [-q]\n"
 	"                   [--campaign NAME] [--resume] [--lost-after SECONDS]\n"
 	"                   [--case-timeout T]\n"
@@ -52,6 +53,7 @@ const char usage_fuzz[] =
 	"  --jobs J           case servers (default: online CPUs; under MPI, per\n"
 	"                     rank, default 1)\n"
 	"  --size SZ          program size (default small)\n"
+	"  --loops            generate with `lncsim gen --loops`\n"
 	"  --schedules K      perturbed schedules per case (default 0)\n"
 	"  --keep-failures DIR  keep the failing case of each failure signature's\n"
 	"                     smallest seed as DIR/case-<seed>/ with its repro\n"
@@ -95,7 +97,8 @@ typedef struct fuzz_opts {
 	const char *campaign;
 	cli_db dbo;
 	/* given on the command line (a resumed campaign's must match) */
-	int has_cores, has_size, has_schedules, has_skip, has_seed, has_count,
+	int has_cores, has_size, has_loops, has_schedules, has_skip, has_seed,
+	    has_count,
 	    has_jobs;
 } fuzz_opts;
 
@@ -234,6 +237,9 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 			o->cfg.size = (ls_gen_size)s;
 			o->has_size = 1;
 			i++;
+		} else if (!strcmp(a, "--loops")) {
+			o->cfg.loops = 1;
+			o->has_loops = 1;
 		} else if (!strcmp(a, "--keep-failures")) {
 			if (!v || !*v)
 				return cli_usage_error("fuzz", "--keep-failures needs "
@@ -345,6 +351,7 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 		{ o->has_cores, was.lo == o->cfg.lo && was.hi == o->cfg.hi,
 		  "--cores" },
 		{ o->has_size, was.size == o->cfg.size, "--size" },
+		{ o->has_loops, was.loops == o->cfg.loops, "--loops" },
 		{ o->has_schedules, was.schedules == o->cfg.schedules,
 		  "--schedules" },
 		{ o->has_skip, was.skip == o->cfg.skip, "--skip" },
@@ -362,6 +369,7 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 	o->cfg.lo = was.lo;
 	o->cfg.hi = was.hi;
 	o->cfg.size = was.size;
+	o->cfg.loops = was.loops;
 	o->cfg.schedules = was.schedules;
 	o->cfg.skip = was.skip;
 	o->seed = k->first_seed;

@@ -14,13 +14,15 @@
 
 const char usage_gen[] =
 	"usage: lncsim gen --cores N --seed S [--size small|medium|large]\n"
-	"                  [--name NAME] -o DIR\n\n"
+	"                  [--loops] [--name NAME] -o DIR\n\n"
 	"Write a random per-core module set DIR/NAME/nc<c>/sg0/def.json (plus\n"
 	"its const .npy files), race-free by construction, exercising every\n"
 	"linker step (see docs/generator.md). Same options, same bytes.\n\n"
 	"  --cores N   number of cores, 1..64 (default 2)\n"
 	"  --seed S    random seed (default 1)\n"
 	"  --size SZ   program size: small (default), medium, large\n"
+	"  --loops     each segment's K tiles in a static Loop (affine\n"
+	"              symbolic_ap loads, loop-carried dependencies)\n"
 	"  --name NAME set name (default gen<seed>)\n"
 	"  -o DIR      output directory (created; an existing DIR/NAME is\n"
 	"              refused unless --force)\n"
@@ -33,7 +35,7 @@ const char usage_gen[] =
 
 int cmd_gen(int argc, char **argv)
 {
-	ls_gen_opts o = {2, 1, LS_GEN_SMALL, NULL, NULL};
+	ls_gen_opts o = {2, 1, LS_GEN_SMALL, NULL, NULL, 0};
 	const char *out = NULL;
 	int force = 0;
 	for (int i = 1; i < argc; i++) {
@@ -63,6 +65,8 @@ int cmd_gen(int argc, char **argv)
 						       "medium or large");
 			o.size = (ls_gen_size)s;
 			i++;
+		} else if (!strcmp(a, "--loops")) {
+			o.loops = 1;
 		} else if (!strcmp(a, "--name")) {
 			if (!v || !*v || strchr(v, '/') || !strcmp(v, "..") ||
 			    !strcmp(v, "."))

@@ -51,13 +51,15 @@ char *fz_gen_options(const fz_config *c)
 	lm_buf_printf(&b, "cores=%d-%d size=%s schedules=%d skip=", c->lo,
 		      c->hi, size_names[c->size], c->schedules);
 	put_steps(&b, c->skip);
+	if (c->loops)
+		lm_buf_puts(&b, " loops");
 	lm_buf_put(&b, "", 0);
 	return lm_buf_detach(&b);
 }
 
 int fz_gen_options_parse(const char *s, fz_config *c)
 {
-	int lo, hi, sched, n = 0;
+	int lo, hi, sched, n = 0, loops = 0, bad;
 	char size[16];
 	if (sscanf(s, "cores=%d-%d size=%15s schedules=%d skip=%n", &lo, &hi,
 		   size, &sched, &n) != 4 || !n)
@@ -65,9 +67,19 @@ int fz_gen_options_parse(const char *s, fz_config *c)
 	int sz = ls_gen_size_parse(size);
 	unsigned skip = 0;
 	lm_error err;
-	if (sz < 0 || lo < 1 || hi < lo || hi > 64 || sched < 0 ||
-	    (s[n] && lk_parse_skip(s + n, &skip, &err)))
+	/* the steps, then " loops" when the campaign generates loops */
+	char *steps = lm_xstrdup(s + n);
+	size_t k = strlen(steps);
+	if (k >= 6 && !strcmp(steps + k - 6, " loops")) {
+		steps[k - 6] = 0;
+		loops = 1;
+	}
+	bad = sz < 0 || lo < 1 || hi < lo || hi > 64 || sched < 0 ||
+	      (steps[0] && lk_parse_skip(steps, &skip, &err));
+	free(steps);
+	if (bad)
 		return -1;
+	c->loops = loops;
 	c->lo = lo;
 	c->hi = hi;
 	c->size = (ls_gen_size)sz;
@@ -96,6 +108,8 @@ char *fz_repro(const fz_config *c, uint64_t s, const char *dir)
 		      seed);
 	if (c->size != LS_GEN_SMALL)
 		lm_buf_printf(&b, " --size %s", size_names[c->size]);
+	if (c->loops)
+		lm_buf_puts(&b, " --loops");
 	lm_buf_printf(&b, " -o %s && lncsim diff", dir);
 	if (*skip)
 		lm_buf_printf(&b, " %s", skip);

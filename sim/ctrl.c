@@ -33,6 +33,10 @@ int ls_pos_cmp(const ls_sfunc *sf, const ls_pos *a, const ls_pos *b)
 		}
 		xa = ina ? sf->loops[a->loops[j]].hdr : a->idx;
 		xb = inb ? sf->loops[b->loops[j]].hdr : b->idx;
+		/* a cursor at a loop's header has not entered it yet: it
+		   comes before every position inside that loop */
+		if (xa == xb && ina != inb)
+			return ina ? 1 : -1;
 		return xa < xb ? -1 : xa > xb;
 	}
 }

@@ -109,7 +109,8 @@ static uint8_t *stage_buf(ls_exec *x)
 {
 	const ls_opnd *o = &x->si->outs[0];
 	ls_pending *p = x->pend;
-	ls_bind(x->mc, x->core, o, &p->dst);
+	p->dsto = *o;
+	ls_bind(x->mc, x->core, &p->dsto, &p->dst);
 	grow_b(&p->buf, &p->cap, o->count * o->esize);
 	p->active = 1;
 	return p->buf;
@@ -507,7 +508,9 @@ static int mm_defer(ls_exec *x)
 	d->n_rng = 1 + in_st + in_mv;
 	memcpy(d->lo, lo, sizeof lo);
 	memcpy(d->hi, hi, sizeof hi);
+	p->dsto = *v.o;
 	p->dst = v;
+	p->dst.o = &p->dsto;
 	p->active = 1;
 	p->is_deferred = 1;
 	lm_grow(&x->deferred, &x->cap_deferred, x->n_deferred + 1,
@@ -1038,7 +1041,8 @@ uint8_t *ls_xstage(ls_exec *x, int k)
 	if (k == 0)
 		return stage_buf(x);
 	o = &x->si->outs[1];
-	ls_bind(x->mc, x->core, o, &p->dst2);
+	p->dsto2 = *o;
+	ls_bind(x->mc, x->core, &p->dsto2, &p->dst2);
 	grow_b(&p->buf2, &p->cap2, o->count * o->esize);
 	p->has2 = 1;
 	return p->buf2;
@@ -1156,6 +1160,9 @@ void ls_exec_commit(ls_pending *p)
 {
 	if (!p->active)
 		return;
+	p->dst.o = &p->dsto;
+	if (p->has2)
+		p->dst2.o = &p->dsto2;
 	if (p->x && p->x->n_deferred)
 		settle(p->x, p);
 	if (p->is_deferred)

@@ -18,6 +18,11 @@
 ** module whose barriers were not renumbered collides. A few hand-off groups
 ** are renumber:false with one fixed id on both cores. Some hand-offs are
 ** also model outputs, and a core may hold a view it never reads.
+**
+** With loops (ls_gen_opts.loops) each segment's K tiles are one static
+** Loop: its body orders itself by dependencies only, and what crosses
+** iterations (a load overwriting the tile the last Matmult read, the
+** accumulation group) by loop_carried_dependencies.
 */
 #include "common.h"
 #include "gen.h"
@@ -105,6 +110,7 @@ typedef struct core_b {
 	lm_engine dma_engine;   /* issuing engine of the core's qSyncIO0 DMAs */
 	int next_barrier_id;
 	char last_barrier[48];
+	int in_loop;            /* building a loop body: dependencies only */
 } core_b;
 
 /* The whole set being built. */
@@ -113,6 +119,7 @@ typedef struct gen {
 	int n;
 	int M, N, T;            /* matmul shape: out [M, N], T K-tiles */
 	int segments;
+	int loops;              /* --loops: K tiles in a static Loop */
 	int64_t dram_addr;
 	const char *name;
 	core_b *cores;
@@ -220,11 +227,11 @@ static void wait_add(deps *d, int inst, int val)
 }
 
 /* RAW: wait for the last writer of a tile read by the new instruction. */
-static void need_read(gen *g, deps *d, const tile *t)
+static void need_read(gen *g, core_b *c, deps *d, const tile *t)
 {
 	if (!t->writer[0])
 		return;
-	if (t->writer_inst >= 0 && chance(&g->r, 80))
+	if (!c->in_loop && t->writer_inst >= 0 && chance(&g->r, 80))
 		wait_add(d, t->writer_inst, t->writer_count);
 	else
 		dep_add(d, t->writer);
@@ -329,7 +336,7 @@ static void dma_store(gen *g, core_b *c, tile *t, const char *dst, char *nm,
 	lm_inst *o = new_inst(c, LM_OP_DMACOPY, qi ? LM_ENG_SP : c->dma_engine,
 			      "st", nm, nmlen);
 	deps d = {0};
-	need_read(g, &d, t);
+	need_read(g, c, &d, t);
 	tile_operand(c, o, LM_B_IN, t);
 	operand(c, o, LM_B_OUT, dst, t->dtype, t->elems, t->parts, t->elems, 0);
 	lm_b_dma_queue(c->b, o, c->qi[qi].queue);
@@ -346,7 +353,7 @@ static lm_inst *compute(gen *g, core_b *c, lm_opcode op, lm_engine engine,
 {
 	lm_inst *o = new_inst(c, op, engine, prefix, nm, nmlen);
 	for (int i = 0; i < n_ins; i++) {
-		need_read(g, d, ins[i]);
+		need_read(g, c, d, ins[i]);
 		tile_operand(c, o, LM_B_IN, ins[i]);
 	}
 	if (out) {
@@ -460,6 +467,9 @@ static const lm_aluop tt_ops[] = {
 	LM_ALU_ADD, LM_ALU_MAX, LM_ALU_SUBTRACT, LM_ALU_MULT, LM_ALU_MIN,
 };
 
+static void k_loop(gen *g, core_b *c, tile *ps, const char *xin,
+		   lm_dtype wdt, int T);
+
 /* One matmul segment: K-tile loads, accumulation group, evacuation,
 ** elementwise combine into acc. */
 static void segment(gen *g, core_b *c, int seg, const char *xin,
@@ -479,7 +489,11 @@ static void segment(gen *g, core_b *c, int seg, const char *xin,
 	char psname[16];
 	snprintf(psname, sizeof psname, "ps%d", seg % 2);
 	tile *ps = get_tile(c, psname, M, N, LM_DT_FLOAT32, 1);
-	for (int t = 0; t < T; t++) {
+	if (g->loops && T == 1)
+		T = 2;
+	if (g->loops)
+		k_loop(g, c, ps, xin, wdt, T);
+	for (int t = 0; t < T && !g->loops; t++) {
 		char wn[16], xn[16];
 		snprintf(wn, sizeof wn, "w%d", t);
 		snprintf(xn, sizeof xn, "x%d", t);
@@ -566,6 +580,122 @@ static void segment(gen *g, core_b *c, int seg, const char *xin,
 	}
 }
 
+/* ---- the K loop (--loops) -------------------------------------------- */
+
+/* `"key":[["a","Flow"],...]` for the names of d. */
+static void json_deps(lm_buf *j, const char *key, const deps *d)
+{
+	lm_buf_printf(j, ",\"%s\":[", key);
+	for (int i = 0; i < d->n; i++)
+		lm_buf_printf(j, "%s[\"%s\",\"Flow\"]", i ? "," : "",
+			      d->names[i]);
+	lm_buf_puts(j, "]");
+}
+
+/* A [parts, elems] operand of allocation name, rows of row_len elements:
+** physical at offset 0 (coeff 0) or symbolic_ap at address coeff * k. */
+static void json_ap(lm_buf *j, const char *name, lm_dtype dt,
+		    int64_t row_len, int parts, int elems, int64_t coeff)
+{
+	lm_buf_printf(j, "{\"kind\":\"%s\",\"ap\":[[%lld,%d],[1,%d]],"
+		      "\"dtype\":\"%s\",\"memsetref\":\"%s\",\"memref\":\"%s\"",
+		      coeff ? "symbolic_ap" : "physical_ap", (long long)row_len,
+		      parts, elems, lm_dtype_name(dt), name, name);
+	if (coeff)
+		lm_buf_printf(j, ",\"addrs\":[{\"kind\":\"AffExprKind\","
+			      "\"terms\":[{\"idx\":{\"kind\":\"AffIVKind\","
+			      "\"axis\":\"k\"},\"coeff\":%lld}],\"c\":0}]}",
+			      (long long)coeff);
+	else
+		lm_buf_puts(j, ",\"offset\":0}");
+}
+
+/* The K-tile load of DRAM src (rows of cols elements, tile k at rows
+** k*128) into t, in the body under construction; its name into nm. */
+static void loop_load(gen *g, core_b *c, lm_buf *j, const char *src,
+		      lm_dtype sdt, int64_t cols, tile *t, const char *mm,
+		      int T, char *nm, size_t nmlen)
+{
+	int qi = pick_qi(g, c);
+	deps d = {0}, lc = {0};
+	snprintf(nm, nmlen, "ld_%d", c->n_inst++);
+	need_write(&d, t);
+	dep_add(&lc, mm);       /* WAR on t: the previous iteration's Matmult */
+	lm_buf_printf(j, "{\"opcode\":\"DMACopy\",\"name\":\"%s\","
+		      "\"engine\":\"%s\",\"ins\":[", nm,
+		      lm_engine_name(qi ? LM_ENG_SP : c->dma_engine));
+	json_ap(j, src, sdt, cols, t->parts, t->elems, 128 * cols);
+	lm_buf_puts(j, "],\"outs\":[");
+	json_ap(j, t->name, t->dtype, t->elems, t->parts, t->elems, 0);
+	lm_buf_printf(j, "],\"queue\":\"%s\"", c->qi[qi].queue);
+	json_deps(j, "dependencies", &d);
+	json_deps(j, "loop_carried_dependencies", &lc);
+	lm_buf_puts(j, ",\"loopnest\":[\"k\"]},");
+	c->qi[qi].issued += T;
+	note_write(t, nm, -1, 0);
+}
+
+/*
+** The K tiles of a segment as one static Loop k in [0, T) (T >= 2): per
+** iteration a load of w tile k and x tile k through symbolic_ap addresses
+** affine in k into the same two SB tiles, and a Matmult into PSUM whose
+** accumulation_flag starts the group on k = 0 and stops it on k = T - 1.
+** Loop-carried dependencies: each load after the previous iteration's
+** Matmult (it overwrites the tile that Matmult read), the Matmult after
+** the previous one (the accumulation crosses iterations).
+*/
+static void k_loop(gen *g, core_b *c, tile *ps, const char *xin,
+		   lm_dtype wdt, int T)
+{
+	int M = g->M, N = g->N;
+	char lname[48], mm[48], lw[48], lx[48];
+	tile *wt = get_tile(c, "w0", 128, M, wdt, 0);
+	tile *xt = get_tile(c, "x0", 128, N, LM_DT_FLOAT32, 0);
+	lm_buf j = {0};
+	snprintf(lname, sizeof lname, "kl_%d", c->n_inst++);
+	snprintf(mm, sizeof mm, "mm_%d", c->n_inst++);
+	lm_buf_printf(&j, "{\"opcode\":\"Loop\",\"name\":\"%s\","
+		      "\"engine\":\"PE\",\"ins\":[],\"outs\":[],"
+		      "\"LoopAxis\":{\"name\":\"k\",\"lb\":0,\"ub\":%d,"
+		      "\"stride\":1},\"blocks\":[{\"name\":\"%s_body\","
+		      "\"instructions\":[", lname, T, lname);
+	c->in_loop = 1;
+	loop_load(g, c, &j, "w", wdt, M, wt, mm, T, lw, sizeof lw);
+	loop_load(g, c, &j, xin, LM_DT_FLOAT32, N, xt, mm, T, lx, sizeof lx);
+	deps d = {0}, lc = {0};
+	need_read(g, c, &d, wt);
+	need_read(g, c, &d, xt);
+	need_write(&d, ps);
+	dep_add(&lc, mm);
+	lm_buf_printf(&j, "{\"opcode\":\"Matmult\",\"name\":\"%s\","
+		      "\"engine\":\"PE\",\"ins\":[", mm);
+	json_ap(&j, wt->name, wt->dtype, M, 128, M, 0);
+	lm_buf_puts(&j, ",");
+	json_ap(&j, xt->name, xt->dtype, N, 128, N, 0);
+	lm_buf_puts(&j, "],\"outs\":[");
+	json_ap(&j, ps->name, ps->dtype, N, M, N, 0);
+	/* start bit (T-1-k) floordiv (T-1), stop bit 2 (k floordiv (T-1)) */
+	lm_buf_printf(&j, "],\"accumulation_flag\":{\"kind\":\"SumKind\","
+		      "\"n_terms\":2,\"terms\":[{\"kind\":\"FloorDivKind\","
+		      "\"numer\":{\"kind\":\"AffExprKind\",\"terms\":[{\"idx\":"
+		      "{\"kind\":\"AffIVKind\",\"axis\":\"k\"},\"coeff\":-1}],"
+		      "\"c\":%d},\"denom\":%d},{\"kind\":\"MultKind\",\"var\":"
+		      "{\"kind\":\"FloorDivKind\",\"numer\":{\"kind\":"
+		      "\"AffIVKind\",\"axis\":\"k\"},\"denom\":%d},"
+		      "\"scale\":2}]}",
+		      T - 1, T - 1, T - 1);
+	json_deps(&j, "dependencies", &d);
+	json_deps(&j, "loop_carried_dependencies", &lc);
+	lm_buf_puts(&j, ",\"loopnest\":[\"k\"]}]}],\"isBasicBlock\":true,"
+		    "\"unroll\":1}");
+	c->in_loop = 0;
+	lm_b_inst_json(c->b, lm_buf_cstr(&j));
+	lm_buf_free(&j);
+	note_read(wt, mm);
+	note_read(xt, mm);
+	note_write(ps, mm, -1, 0);
+}
+
 /* Hand-off i on the producer side: save acc to DRAM, then the barrier. */
 static void handoff_produce(gen *g, core_b *c, const handoff *h, int i)
 {
@@ -648,6 +778,7 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 	g.M = Ms[rint_(&g.r, 3)];
 	g.N = Ns[rint_(&g.r, 5)];
 	g.T = 3;
+	g.loops = o->loops;
 	g.segments = (o->size == LS_GEN_SMALL ? 2 : o->size == LS_GEN_MEDIUM ? 5
 										: 16)
 		     + rint_(&g.r, 2);

@@ -26,6 +26,7 @@ typedef struct ls_gen_opts {
 	ls_gen_size size;
 	const char *name;   /* set name; NULL: "gen<seed>" */
 	const char *arch;   /* NULL: "gen3" */
+	int loops;          /* the K tiles of each segment in a static Loop */
 } ls_gen_opts;
 
 /* Parse "small" / "medium" / "large"; -1 when unknown. */

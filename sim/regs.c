@@ -749,7 +749,8 @@ int ls_tsave_stage(ls_machine *mc, int c, int eng, const ls_sinst *si,
 		p->buf = lm_xmalloc(sizeof w);
 		p->cap = sizeof w;
 	}
-	ls_bind(mc, c, o, &p->dst);
+	p->dsto = *o;
+	ls_bind(mc, c, &p->dsto, &p->dst);
 	memcpy(p->buf, w, (size_t)R->n_src * sizeof *w);
 	p->is_deferred = 0;
 	p->active = 1;

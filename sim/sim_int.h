@@ -127,6 +127,11 @@ typedef struct ls_pending {
 	int is_deferred;        /* mm holds the write (buf unused) */
 	ls_mm_defer mm;
 	struct ls_exec *x;      /* the run it was started in */
+	/* copies of the operands dst and dst2 were bound to: an operand
+	** placed at the issue lives in scratch the next issue reuses, and a
+	** DMA's write lands later (dst.o is set to them again at commit:
+	** the pending may have moved) */
+	ls_opnd dsto, dsto2;
 } ls_pending;
 
 /*

@@ -490,7 +490,7 @@ START_TEST(test_gen_output_kind_cases)
 	int n_peek = 0, n_model = 0;
 	for (uint64_t seed = 1; seed <= 20; seed++) {
 		ls_gen_opts o = {2 + (int)(seed % 3), seed, LS_GEN_SMALL, NULL,
-				 NULL};
+				 NULL, 0};
 		lm_module **mods;
 		ls_gen_file *files;
 		int nf;
@@ -806,6 +806,22 @@ START_TEST(test_teeth)
 			     "--cores", "2-6", "--stop", "--jobs", "1", skip, NULL);
 	ck_assert_msg(r.status == 1, "step %s not caught: %s", teeth[_i].step,
 		      r.out);
+	ck_assert_contains(r.out, teeth[_i].kind);
+	tu_run_free(&r);
+	free(skip);
+}
+END_TEST
+
+/* The same with the generator's loops (gen --loops): every step is still
+** caught, with the same kind of failure. */
+START_TEST(test_teeth_loops)
+{
+	char *skip = lm_xasprintf("--skip=%s,verify", teeth[_i].step);
+	tu_run r = tu_lncsim(NULL, "fuzz", "--no-db", "-q", "--count", "50",
+			     "--cores", "2-6", "--loops", "--stop", "--jobs",
+			     "1", skip, NULL);
+	ck_assert_msg(r.status == 1, "step %s not caught with --loops: %s",
+		      teeth[_i].step, r.out);
 	ck_assert_contains(r.out, teeth[_i].kind);
 	tu_run_free(&r);
 	free(skip);
@@ -1130,6 +1146,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_diff_skip_verify_still_verifies);
 	tcase_add_test(tc, test_diff_inputs_verified_in_order);
 	tcase_add_loop_test(tc, test_teeth, 0,
+			    (int)(sizeof teeth / sizeof teeth[0]));
+	tcase_add_loop_test(tc, test_teeth_loops, 0,
 			    (int)(sizeof teeth / sizeof teeth[0]));
 	tcase_add_test(tc, test_no_effect_steps);
 	tcase_add_test(tc, test_fuzz_200_pass);

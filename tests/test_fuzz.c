@@ -363,6 +363,26 @@ START_TEST(test_config_strings)
 	ck_assert_str_eq(s, want);
 	free(want);
 	free(s);
+	/* --loops: a suffix of the options, a flag of the repro's gen */
+	c.loops = 1;
+	s = fz_gen_options(&c);
+	ck_assert_str_eq(s, "cores=2-16 size=large schedules=3 "
+			 "skip=fix_output_kind,verify loops");
+	ck_assert_int_eq(fz_gen_options_parse(s, &d), 0);
+	ck_assert_int_eq(d.loops, 1);
+	ck_assert_uint_eq(d.skip, c.skip);
+	free(s);
+	ck_assert_int_eq(fz_gen_options_parse("cores=1-4 size=small "
+					      "schedules=0 skip= loops", &d), 0);
+	ck_assert_int_eq(d.loops, 1);
+	ck_assert_uint_eq(d.skip, 0);
+	ck_assert_int_eq(fz_gen_options_parse("cores=1-4 size=small "
+					      "schedules=0 skip=", &d), 0);
+	ck_assert_int_eq(d.loops, 0);
+	s = fz_repro(&c, 42, "DIR");
+	ck_assert_contains(s, "--size large --loops -o DIR");
+	free(s);
+	c.loops = 0;
 	/* the cores of a seed are in the range and the same every time */
 	for (uint64_t seed = 0; seed < 200; seed++) {
 		int k = fz_case_cores(&c, seed);

@@ -7,13 +7,16 @@
 #include "verify.h"
 #include "testutil.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdlib.h>
 #include <string.h>
 
 /* Serialize every module of a set into one string (for byte comparison). */
-static char *set_text(int cores, uint64_t seed, ls_gen_size size)
+static char *set_text_opts(const ls_gen_opts *op)
 {
-	ls_gen_opts o = {cores, seed, size, NULL, NULL};
+	ls_gen_opts o = *op;
+	int cores = o.cores;
 	lm_module **mods;
 	ls_gen_file *files;
 	int nf;
@@ -37,6 +40,12 @@ static char *set_text(int cores, uint64_t seed, ls_gen_size size)
 	free(mods);
 	ls_gen_files_free(files, nf);
 	return lm_buf_detach(&b);
+}
+
+static char *set_text(int cores, uint64_t seed, ls_gen_size size)
+{
+	ls_gen_opts o = {cores, seed, size, NULL, NULL, 0};
+	return set_text_opts(&o);
 }
 
 START_TEST(test_same_seed_same_bytes)
@@ -108,7 +117,8 @@ START_TEST(test_valid_and_featureful)
 	memset(&f, 0, sizeof f);
 	for (int seed = 1; seed <= 40; seed++) {
 		int cores = 1 + seed % 16;
-		ls_gen_opts o = {cores, (uint64_t)seed, LS_GEN_SMALL, NULL, NULL};
+		ls_gen_opts o = {cores, (uint64_t)seed, LS_GEN_SMALL, NULL,
+				 NULL, 0};
 		lm_module **mods;
 		ls_gen_file *files;
 		int nf;
@@ -144,7 +154,7 @@ END_TEST
 
 START_TEST(test_bad_cores)
 {
-	ls_gen_opts o = {0, 1, LS_GEN_SMALL, NULL, NULL};
+	ls_gen_opts o = {0, 1, LS_GEN_SMALL, NULL, NULL, 0};
 	lm_module **mods;
 	ls_gen_file *files;
 	int nf;
@@ -246,6 +256,113 @@ START_TEST(test_golden_sets)
 }
 END_TEST
 
+
+/* ---- --loops -------------------------------------------------------- */
+
+/* Is a an operand of kind (the carried kinds: their JSON's "kind"). */
+static int arg_is(const lm_arg *a, const char *kind)
+{
+	const cJSON *k = a->kind == LM_ARG_OPAQUE && a->extra
+		? cJSON_GetObjectItemCaseSensitive(a->extra, "kind") : NULL;
+	return cJSON_IsString(k) && !strcmp(k->valuestring, kind);
+}
+
+/*
+** With loops every segment's K tiles are one static Loop k in [0, T),
+** T >= 2: two DMA loads whose DRAM source is a symbolic_ap affine in k
+** (coefficient 128 rows), a Matmult with an affine accumulation_flag, each
+** with a loopnest and loop-carried dependencies on the body's Matmult;
+** no Matmult is left outside a loop.
+*/
+START_TEST(test_loops_structure)
+{
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		ls_gen_opts o = {1 + (int)(seed % 3), seed, LS_GEN_SMALL, NULL,
+				 NULL, 1};
+		lm_module **mods;
+		ls_gen_file *files;
+		int nf, loops = 0;
+		lm_error err;
+		ck_assert_msg(ls_gen(&o, "out", &mods, &files, &nf, &err) == 0,
+			      "%s", err.msg);
+		for (int c = 0; c < o.cores; c++) {
+			const lm_block *b = &mods[c]->functions[0].blocks[0];
+			for (int i = 0; i < b->n_insts; i++) {
+				const lm_inst *in = &b->insts[i];
+				ck_assert(in->op != LM_OP_MATMULT);
+				if (in->op != LM_OP_LOOP)
+					continue;
+				loops++;
+				ck_assert(in->has_axis);
+				ck_assert_int_eq(in->axis.lb, 0);
+				ck_assert_int_ge(in->axis.ub, 2);
+				ck_assert_int_le(in->axis.ub, 3);
+				ck_assert_int_eq(in->n_blocks, 1);
+				const lm_block *bd = &in->blocks[0];
+				ck_assert_int_eq(bd->n_insts, 3);
+				for (int k = 0; k < 3; k++) {
+					const lm_inst *x = &bd->insts[k];
+					ck_assert_int_eq(x->op, k < 2 ?
+							 LM_OP_DMACOPY :
+							 LM_OP_MATMULT);
+					ck_assert_int_eq(x->n_lc_deps, 1);
+					ck_assert_str_eq(x->lc_deps[0],
+							 bd->insts[2].name);
+					if (k < 2)
+						ck_assert(arg_is(&x->ins[0],
+							"symbolic_ap"));
+				}
+				ck_assert_int_ge(bd->insts[2].n_deps, 2);
+			}
+			lm_module_free(mods[c]);
+		}
+		free(mods);
+		ls_gen_files_free(files, nf);
+		ck_assert_int_ge(loops, 2 * (1 + (int)(seed % 3)));
+	}
+}
+END_TEST
+
+/* The same options give the same bytes with loops; the seed's program
+** without them is another (and the golden sets pin that one). */
+START_TEST(test_loops_same_bytes)
+{
+	ls_gen_opts o = {3, 41, LS_GEN_SMALL, NULL, NULL, 1};
+	char *a = set_text_opts(&o), *b = set_text_opts(&o);
+	char *plain = set_text(3, 41, LS_GEN_SMALL);
+	ck_assert_str_eq(a, b);
+	ck_assert_str_ne(a, plain);
+	ck_assert_ptr_nonnull(strstr(a, "\"Loop\""));
+	ck_assert_ptr_null(strstr(plain, "\"Loop\""));
+	free(a);
+	free(b);
+	free(plain);
+}
+END_TEST
+
+/* Linked and per-core runs agree on generated loop sets under perturbed
+** schedules, from the CLI (gen --loops, and fuzz --loops). */
+START_TEST(test_loops_diff_pass)
+{
+	char *d = tu_tmpdir("genloops");
+	tu_run r = tu_lncsim(d, "gen", "--cores", "3", "--seed", "9",
+			     "--loops", "-o", "out", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "diff", "--no-db", "--schedules", "2", "--seed", "9",
+		      "out/gen9", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "PASS");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "fuzz", "--no-db", "-q", "--count", "6", "--jobs",
+		      "1", "--loops", "--schedules", "2", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "6 passed");
+	tu_run_free(&r);
+	free(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("gen");
@@ -256,6 +373,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_bad_cores);
 	tcase_add_test(tc, test_cli_gen);
 	tcase_add_test(tc, test_golden_sets);
+	tcase_add_test(tc, test_loops_structure);
+	tcase_add_test(tc, test_loops_same_bytes);
+	tcase_add_test(tc, test_loops_diff_pass);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -120,6 +120,45 @@ START_TEST(test_matmult_k_tiles)
 }
 END_TEST
 
+/*
+** The same accumulation with the loads inside the body: two DMAs on SP
+** whose sources are symbolic_ap operands (placed at each issue) are in
+** flight together, and each writes its own destination; the Matmult on
+** PE waits for its iteration's loads even when SP stands at the Loop's
+** header, not yet inside, when PE reaches the Matmult (kbody_sqi: a
+** SwitchQueueInstance before the loop, as the linker places one, holds SP
+** back).
+*/
+START_TEST(test_loads_in_body)
+{
+	static const char *const files[] = { "kbody.json", "kbody_sqi.json" };
+	float a[K * T * M], b[K * T * N], want[M * N];
+	ls_tensors in;
+	for (int i = 0; i < K * T * M; i++)
+		a[i] = (float)((i * 7) % 11) / 8.0f - 0.5f;
+	for (int i = 0; i < K * T * N; i++)
+		b[i] = (float)((i * 5) % 13) / 4.0f - 1.25f;
+	for (int mi = 0; mi < M; mi++)
+		for (int ni = 0; ni < N; ni++) {
+			float c = 0.0f;
+			for (int t = 0; t < T; t++)
+				for (int k = 0; k < K; k++)
+					c = fmaf(a[k * T * M + t * M + mi],
+						 b[k * T * N + t * N + ni], c);
+			want[mi * N + ni] = c;
+		}
+	memset(&in, 0, sizeof in);
+	add_input(&in, "a", K, T * M, a);
+	add_input(&in, "b", K, T * N, b);
+	for (int f = 0; f < 2; f++) {
+		lm_module *m = fixture(files[f], NULL, NULL);
+		run_all(m, &in, want, M * N, NULL);
+		lm_module_free(m);
+	}
+	ls_tensors_free(&in);
+}
+END_TEST
+
 /* An address that leaves the memory location at some iteration is a run
 ** error naming the operand, the offset and the iteration. */
 START_TEST(test_symbolic_ap_out_of_bounds)
@@ -581,6 +620,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("loops");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_matmult_k_tiles);
+	tcase_add_test(tc, test_loads_in_body);
 	tcase_add_test(tc, test_symbolic_ap_out_of_bounds);
 	tcase_add_test(tc, test_acc_flag_bounds);
 	tcase_add_test(tc, test_affine_flags_per_issue);
