@@ -83,6 +83,10 @@ int ldb_campaign_get(ldb *db, const char *name, ldb_campaign *out,
 		"first_seed, count FROM campaigns ORDER BY id DESC LIMIT 1";
 	sqlite3_stmt *st = NULL;
 	*found = 0;
+	/* a resumed campaign appends to these tables: probed as when one
+	   is added */
+	if (ldb_probe_campaigns(db, err) != 0)
+		return LM_EINPUT;
 	if (sqlite3_prepare_v2(db->h, name ? by_name : newest, -1, &st,
 			       NULL) != SQLITE_OK)
 		return ldb_sqlerr(err, db, "reading campaigns");

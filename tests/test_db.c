@@ -2126,8 +2126,8 @@ END_TEST
 
 /*
 ** A damaged page of the campaign tables: an open for a run does not read
-** them (nor does a run write them), adding a campaign refuses before any
-** case runs.
+** them (nor does a run write them), adding or resuming a campaign refuses
+** before any case runs.
 */
 START_TEST(test_corrupt_campaigns)
 {
@@ -2154,6 +2154,14 @@ START_TEST(test_corrupt_campaigns)
 	ck_assert_contains(err.msg, "badc.db: checking the database: database "
 			   "is corrupt");
 	ck_assert_contains(err.msg, "lncsim does not write to it");
+	/* a resumed campaign reads it first: refused the same way */
+	int found = 0;
+	ldb_campaign k;
+	ck_assert_int_eq(ldb_campaign_get(db, "c1", &k, &found, &err),
+			 LM_EINPUT);
+	ck_assert_int_eq(found, 0);
+	ck_assert_contains(err.msg, "badc.db: checking the database: database "
+			   "is corrupt");
 	ldb_close(db);
 	free(path);
 	free(d);
