@@ -129,8 +129,6 @@ typedef struct engine {
 	item cur;               /* idx -1: a loop's back edge */
 	int cur_completes;   /* engine-done completes the instruction */
 	int is_blocked;
-	int64_t block_since;
-	int block_on_sem;
 	const ls_sinst *halt;   /* the Halt that stopped it, or NULL */
 	ls_pending pend;
 } engine;
@@ -620,7 +618,7 @@ static int check_walk(sim *s, int fn, int c)
 	if (total > cap)
 		return s->rc = lm_errc(s->err, LM_EINPUT, path, where,
 				       "the calls expand to %s%lld instructions "
-				       "queued before time 0, more than the "
+				       "(counted before time 0), more than the "
 				       "limit of %lld (the lesser of %lld and "
 				       "the memory limit of %lld bytes at %d "
 				       "bytes an instruction)",
@@ -776,13 +774,10 @@ static void set_blocked(sim *s, int c, int e, int on_sem)
 	engine *E = &s->cores[c].eng[e];
 	if (!E->is_blocked) {
 		E->is_blocked = 1;
-		E->block_since = s->now;
 		lm_grow(&s->blocked, &s->cap_blocked, s->n_blocked + 1,
 			sizeof *s->blocked);
 		s->blocked[s->n_blocked++] = c * LS_ENGINES + e;
 	}
-	if (on_sem)
-		E->block_on_sem = 1;
 	ls_wait_begin(&s->cores[c].st, e, &s->cores[c].wait[e],
 		      on_sem ? LS_WAIT_SEM : LS_WAIT_DEP, s->now);
 }
@@ -1800,7 +1795,6 @@ static int back_edge(sim *s, int c, int e, const ls_sfunc *sf,
 	if (E->is_blocked) {
 		ls_wait_end(&s->cores[c].st, e, &s->cores[c].wait[e], s->now);
 		E->is_blocked = 0;
-		E->block_on_sem = 0;
 	}
 	E->busy = 1;
 	E->cur.act = F->act;
@@ -1950,8 +1944,7 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 				ls_wait_end(&s->cores[c].st, e,
 					    &s->cores[c].wait[e], s->now);
 				E->is_blocked = 0;
-				E->block_on_sem = 0;
-			}
+					}
 			ub = sl->ub;
 			if (sl->kind == LS_LOOP_DYN) {
 				if (loop_value(s, c, e, F, sf, sl, sl->ub_e,
@@ -2027,7 +2020,6 @@ static void unblock(sim *s, int c, int e)
 	if (E->is_blocked) {
 		ls_wait_end(&s->cores[c].st, e, &s->cores[c].wait[e], s->now);
 		E->is_blocked = 0;
-		E->block_on_sem = 0;
 	}
 }
 

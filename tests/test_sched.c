@@ -1055,8 +1055,8 @@ START_TEST(test_call_fanout_refused)
 
 	ck_assert_int_eq(ls_run(m, NULL, NULL, &r, &err), LM_EINPUT);
 	ck_assert_str_eq(err.msg, "calls/nc0/sg0/def.json: function sg0: the "
-			 "calls expand to 4294967294 instructions queued "
-			 "before time 0, more than the limit of 33554432 (the "
+			 "calls expand to 4294967294 instructions "
+			 "(counted before time 0), more than the limit of 33554432 (the "
 			 "lesser of 33554432 and the memory limit of "
 			 "4294967296 bytes at 64 bytes an instruction)");
 	lm_module_free(m);
@@ -1065,7 +1065,8 @@ START_TEST(test_call_fanout_refused)
 	o.max_memory = 64 * 512;
 	ck_assert_int_eq(ls_run(m, NULL, &o, &r, &err), LM_EINPUT);
 	ck_assert_contains(err.msg, "the calls expand to 1022 instructions "
-			   "queued before time 0, more than the limit of 512 ");
+			   "(counted before time 0), more than the limit of "
+			   "512 ");
 	o.max_memory = 0;
 	o.max_instructions = 1000;
 	ck_assert_int_eq(ls_run(m, NULL, &o, &r, &err), LM_ECHECK);
