@@ -63,52 +63,22 @@ static int64_t widen(lm_dtype dt, uint32_t v)
 	return dt == LM_DT_INT32 ? (int64_t)(int32_t)v : (int64_t)v;
 }
 
+/*
+** The 32-bit ALU is the 64-bit one on the operands widened by their dtype
+** (sign- or zero-extended; a logical right shift moves a's 32 bits, so a
+** is zero-extended there), truncated: wrap-around, the shifts by 32 or
+** more, INT32_MIN / -1 and the compares all come out at 32 bits.
+*/
 int ls_reg_alu(lm_aluop op, lm_dtype dt, uint32_t a, uint32_t b, uint32_t *r)
 {
-	int64_t x = widen(dt, a), y = widen(dt, b);
-	int is_signed = dt == LM_DT_INT32;
-	switch (op) {
-	case LM_ALU_BYPASS: *r = a; return 0;
-	case LM_ALU_ADD: *r = a + b; return 0;
-	case LM_ALU_SUBTRACT: *r = a - b; return 0;
-	case LM_ALU_MULT: *r = a * b; return 0;
-	case LM_ALU_DIVIDE:
-		if (y == 0)
-			return -1;
-		*r = (uint32_t)fdiv(x, y);
-		return 0;
-	case LM_ALU_MOD:
-		if (y == 0)
-			return -1;
-		*r = (uint32_t)fmod64(x, y);
-		return 0;
-	case LM_ALU_ARITH_SHIFT_LEFT: case LM_ALU_LOGICAL_SHIFT_LEFT:
-		*r = b >= 32 ? 0 : a << b;
-		return 0;
-	case LM_ALU_LOGICAL_SHIFT_RIGHT:
-		*r = b >= 32 ? 0 : a >> b;
-		return 0;
-	case LM_ALU_ARITH_SHIFT_RIGHT:
-		if (!is_signed)
-			*r = b >= 32 ? 0 : a >> b;
-		else
-			*r = (uint32_t)(x >> (b >= 32 ? 31 : b));
-		return 0;
-	case LM_ALU_BITWISE_AND: *r = a & b; return 0;
-	case LM_ALU_BITWISE_OR: *r = a | b; return 0;
-	case LM_ALU_BITWISE_XOR: *r = a ^ b; return 0;
-	case LM_ALU_BITWISE_NOT: *r = ~a; return 0;
-	case LM_ALU_MAX: *r = x >= y ? a : b; return 0;
-	case LM_ALU_MIN: *r = x <= y ? a : b; return 0;
-	case LM_ALU_IS_EQUAL: *r = x == y; return 0;
-	case LM_ALU_NOT_EQUAL: *r = x != y; return 0;
-	case LM_ALU_IS_GE: *r = x >= y; return 0;
-	case LM_ALU_IS_GT: *r = x > y; return 0;
-	case LM_ALU_IS_LE: *r = x <= y; return 0;
-	case LM_ALU_IS_LT: *r = x < y; return 0;
-	default:
-		return -2;
-	}
+	uint64_t w;
+	int64_t x = op == LM_ALU_LOGICAL_SHIFT_RIGHT ? (int64_t)a
+						      : widen(dt, a);
+	int rc = ls_reg_alu64(op, dt == LM_DT_INT32, (uint64_t)x,
+			      (uint64_t)widen(dt, b), &w);
+	if (rc == 0)
+		*r = (uint32_t)w;
+	return rc;
 }
 
 int ls_reg_alu64(lm_aluop op, int is_signed, uint64_t a, uint64_t b,
