@@ -25,24 +25,7 @@
 /* The fixture's text with the pairs (a, b) of subs replaced (NULL ends). */
 static lm_module *fixture(const char *name, const char *const *subs)
 {
-	char *p = tu_fixture("branch", name);
-	char *text = tu_read(p);
-	lm_module *m;
-	lm_error err;
-	ck_assert_ptr_nonnull(text);
-	for (int i = 0; subs && subs[i]; i += 2) {
-		char *t;
-		ck_assert_msg(strstr(text, subs[i]) != NULL, "%s: no '%s'",
-			      name, subs[i]);
-		t = tu_replace_all(text, subs[i], subs[i + 1]);
-		free(text);
-		text = t;
-	}
-	m = tu_parse(text, &err);
-	ck_assert_msg(m != NULL, "%s", err.msg);
-	free(text);
-	free(p);
-	return m;
+	return tu_fixture_subst("branch", name, subs);
 }
 
 /* x[i] = i + 0.25 (float32: exact), and n = {trips} when trips >= 0 */

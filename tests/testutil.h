@@ -123,6 +123,11 @@ lm_module *tu_load(const char *path);
 lm_module *tu_parse(const char *text, lm_error *err);
 /* tu_parse that must succeed. */
 lm_module *tu_parse_ok(const char *text);
+/* The fixture <dir>/<name>'s text with the pairs (a, b) of subs replaced
+** (NULL ends; each a must occur), parsed (the test fails when it does not
+** load). */
+lm_module *tu_fixture_subst(const char *dir, const char *name,
+			    const char *const *subs);
 /* tu_parse that must fail, with a message that starts with "t.json: "
 ** and holds needle. */
 void tu_expect_fail(const char *text, const char *needle);

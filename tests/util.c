@@ -569,6 +569,27 @@ lm_module *tu_parse_ok(const char *text)
 	return m;
 }
 
+lm_module *tu_fixture_subst(const char *dir, const char *name,
+			    const char *const *subs)
+{
+	char *p = tu_fixture(dir, name);
+	char *text = tu_read(p);
+	lm_module *m;
+	ck_assert_msg(text != NULL, "%s: cannot be read", p);
+	for (int i = 0; subs && subs[i]; i += 2) {
+		char *t;
+		ck_assert_msg(strstr(text, subs[i]) != NULL, "%s: no '%s'",
+			      name, subs[i]);
+		t = tu_replace_all(text, subs[i], subs[i + 1]);
+		free(text);
+		text = t;
+	}
+	m = tu_parse_ok(text);
+	free(text);
+	free(p);
+	return m;
+}
+
 void tu_expect_fail(const char *text, const char *needle)
 {
 	lm_error err = {{0}, 0};
