@@ -92,9 +92,9 @@ typedef enum lm_opcode {
 } lm_opcode;
 
 /* A set of opcodes: bit 1 << op (LM_OPM). */
-typedef uint64_t lm_opmask;
+__extension__ typedef unsigned __int128 lm_opmask; /* GCC and clang, 64-bit targets */
 #define LM_OPM(x) ((lm_opmask)1 << LM_OP_##x)
-typedef char lm_opcodes_fit_mask[LM_OP_COUNT <= 64 ? 1 : -1];
+typedef char lm_opcodes_fit_mask[LM_OP_COUNT <= 128 ? 1 : -1];
 
 const char *lm_opcode_name(lm_opcode op); /* "Matmult", ... ("" for OTHER) */
 struct lm_inst;
