@@ -2558,6 +2558,61 @@ START_TEST(test_corrupt_campaigns)
 END_TEST
 
 /*
+** A damaged races b-tree: opening for logging does not read it, logging
+** the first race probes it and refuses, the run is not kept; a run
+** without races still logs; db check finds the damage; db merge of the
+** file refuses it.
+*/
+START_TEST(test_corrupt_races)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "badr.db");
+	char *out = lm_path_join(d, "out.db");
+	lm_error err;
+	ldb *db = NULL;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	race_run(db, "single", 3, 1);
+	ldb_close(db);
+	tu_run r = tu_lncsim(NULL, "db", "check", "--db", path, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	sql_int(path, "PRAGMA wal_checkpoint(TRUNCATE)");
+	int64_t root = sql_int(path, "SELECT rootpage FROM sqlite_schema "
+			       "WHERE name = 'races'");
+	damage(path, root, 0, 12);
+	ck_assert_msg(ldb_open(&db, path, 0, &err) == 0, "%s", err.msg);
+	race_run(db, "single", 0, 2);
+	race_run(db, "single", -1, 3);
+	ldb_run_info info = { .command = "x", .cores = 1 };
+	ldb_run *run = NULL;
+	race_bufs *b = NULL;
+	ldb_race *v = make_races(1, 4, &b);
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_races(run, "single", v, 1, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "badr.db: checking the database: database "
+			   "is corrupt");
+	ck_assert_int_eq(ldb_run_end(run, "pass", "", 0, NULL, &err),
+			 LM_EINPUT);
+	free(v);
+	free(b);
+	ldb_close(db);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 3);
+	r = tu_lncsim(NULL, "db", "check", "--db", path, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.out, "damaged (PRAGMA integrity_check)");
+	tu_run_free(&r);
+	ck_assert_int_eq(ldb_open(&db, out, LDB_CREATE, &err), 0);
+	ck_assert_int_eq(ldb_merge(db, path, NULL, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "database is corrupt");
+	ldb_close(db);
+	free(out);
+	free(path);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
+/*
 ** A command that fails on bad input after the database is open leaves
 ** exactly one error run with the message: diff with a missing input (the
 ** check cannot run), diff whose --save-io cannot be written (the check
@@ -2647,6 +2702,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_races_roundtrip);
 	tcase_add_test(tc, test_migrate_v4);
 	tcase_add_test(tc, test_merge_races);
+	tcase_add_test(tc, test_corrupt_races);
 	suite_add_tcase(s, tc);
 	return s;
 }
