@@ -100,10 +100,11 @@ char *cli_db_cmdline(int argc, char **argv)
 }
 
 /*
-** Log one finished run with its executions, all or nothing.
+** Log one finished run with its executions and races, all or nothing.
 */
 int cli_db_log(ldb *db, const ldb_run_info *info, int n,
 	       const char *const *modes, const ls_result *const *results,
+	       const ldb_race *const *races, const int *n_races,
 	       const char *status, const char *message, double wall_seconds,
 	       int64_t *run_id)
 {
@@ -116,6 +117,12 @@ int cli_db_log(ldb *db, const ldb_run_info *info, int n,
 	for (int i = 0; i < n; i++)
 		if (results[i] &&
 		    ldb_log_execution(run, modes[i], results[i], &err) != 0) {
+			ldb_run_abort(run);
+			goto fail;
+		}
+	for (int i = 0; n_races && i < n; i++)
+		if (ldb_log_races(run, modes[i], races ? races[i] : NULL,
+				  n_races[i], &err) != 0) {
 			ldb_run_abort(run);
 			goto fail;
 		}

@@ -1,7 +1,8 @@
 /*
 ** cmd_db.c -- `lncsim db runs [--db FILE] [--last N]`,
-** `lncsim db merge OUT.db IN.db...`, `lncsim db check [--db FILE]` and
-** `lncsim db failures [--db FILE] [--campaign NAME]`.
+** `lncsim db merge OUT.db IN.db...`, `lncsim db check [--db FILE]`,
+** `lncsim db failures [--db FILE] [--campaign NAME]` and
+** `lncsim db races [--db FILE] [--run ID] [--last N]`.
 */
 #include "common.h"
 #include "cli.h"
@@ -17,7 +18,8 @@ const char usage_db[] =
 	"usage: lncsim db runs [--db FILE] [--last N]\n"
 	"       lncsim db merge OUT.db IN.db...\n"
 	"       lncsim db check [--db FILE]\n"
-	"       lncsim db failures [--db FILE] [--campaign NAME]\n\n"
+	"       lncsim db failures [--db FILE] [--campaign NAME]\n"
+	"       lncsim db races [--db FILE] [--run ID] [--last N]\n\n"
 	"The SQLite run log (docs/database.md).\n\n"
 	"  runs    print the logged runs as a table, oldest first (only reads:\n"
 	"          works on a read-only database)\n"
@@ -32,7 +34,12 @@ const char usage_db[] =
 	"          cases went) and each campaign's failure signatures: hits,\n"
 	"          the smallest seed, its message and repro command (only\n"
 	"          reads)\n"
-	"          --campaign NAME  only this campaign\n\n"
+	"          --campaign NAME  only this campaign\n"
+	"  races   the races found in the runs checked for them, one a line\n"
+	"          under each run: mode, kind, memory, byte range, both\n"
+	"          instructions, the last common ordering point (only reads)\n"
+	"          --run ID   only run ID (or that it was not checked)\n"
+	"          --last N   only the N most recent runs checked\n\n"
 	"exit status: 0 ok, 1 check found damage, 2 bad usage or a database\n"
 	"that cannot be read or written\n";
 
@@ -159,6 +166,9 @@ static int db_merge(int argc, char **argv)
 		       st.runs == 1 ? "" : "s", (long long)st.runs_skipped,
 		       (long long)st.executions, (long long)st.core_stats,
 		       (long long)st.matmuls, (long long)st.tensors);
+		if (st.races)
+			printf("; %lld race%s", (long long)st.races,
+			       st.races == 1 ? "" : "s");
 		if (st.cases || st.campaigns)
 			printf("; %lld fuzz case%s, %lld new campaign%s",
 			       (long long)st.cases, st.cases == 1 ? "" : "s",
@@ -294,6 +304,117 @@ static int db_failures(int argc, char **argv)
 	return rc;
 }
 
+/* One access of a race: "FUNCTION/BLOCK/INSTR [ITER] (core C ENGINE)". */
+static void print_access(const ldb_race_access *x)
+{
+	printf("%s/%s/%s", x->function, x->block, x->instr);
+	if (x->iteration[0])
+		printf(" [%s]", x->iteration);
+	printf(" (core %d %s)", x->core, x->engine);
+}
+
+/* One race on one line. */
+static void print_race(const ldb_race_row *row)
+{
+	const ldb_race *r = &row->r;
+	printf("  %s %s %s", row->mode, r->kind, r->memory);
+	if (r->core >= 0)
+		printf(" core %d", r->core);
+	if (r->object[0])
+		printf(" %s", r->object);
+	printf(" bytes [%lld, %lld): ", (long long)r->lo, (long long)r->hi);
+	print_access(&r->a);
+	printf(" vs ");
+	print_access(&r->b);
+	printf("; last common point: %s\n", r->common[0] ? r->common
+						      : "(none)");
+}
+
+/*
+** `db races [--db FILE] [--run ID] [--last N]`: the races of the runs
+** checked for them.
+*/
+static int db_races(int argc, char **argv)
+{
+	cli_db dbo = {0};
+	int last = 0, run = 0;
+	for (int i = 1; i < argc; i++) {
+		int k = cli_db_option(&dbo, "db races", argc, argv, &i);
+		if (k < 0)
+			return EXIT_INPUT;
+		if (k > 0)
+			continue;
+		const char *a = argv[i], *v = NULL;
+		int *dst = NULL;
+		if (!strcmp(a, "--")) {
+			if (cli_no_operands("db races", argc, argv, i))
+				return EXIT_INPUT;
+			break;
+		} else if (!strcmp(a, "--last") || !strcmp(a, "--run")) {
+			dst = a[2] == 'l' ? &last : &run;
+			v = i + 1 < argc ? argv[++i] : "";
+		} else if (!strncmp(a, "--last=", 7) || !strncmp(a, "--run=", 6)) {
+			dst = a[2] == 'l' ? &last : &run;
+			v = strchr(a, '=') + 1;
+		} else
+			return cli_usage_error("db races", "unknown argument "
+					       "'%s'", a);
+		if (parse_count(v, dst))
+			return cli_usage_error("db races", "%s needs a positive "
+					       "number", dst == &last ? "--last"
+					       : "--run");
+	}
+	if (dbo.disabled)
+		return cli_usage_error("db races", "--no-db: there is nothing "
+				       "to list");
+	if (run && last)
+		return cli_usage_error("db races", "--run and --last exclude "
+				       "each other");
+	lm_error err;
+	ldb *db = NULL;
+	ldb_race_check *ck = NULL;
+	int n = 0, rc = EXIT_OK;
+	if (ldb_open(&db, cli_db_path(&dbo), LDB_READ, &err) != 0 ||
+	    ldb_query_race_checks(db, run, last, &ck, &n, &err) != 0) {
+		ldb_close(db);
+		return cli_report(&err);
+	}
+	if (run && !n) {
+		fprintf(stderr, "lncsim: %s: no run %d\n", ldb_path(db), run);
+		rc = EXIT_INPUT;
+	} else if (!n)
+		printf("(no run in %s was checked for races)\n", ldb_path(db));
+	int64_t total = 0;
+	for (int i = 0; rc == EXIT_OK && i < n; i++) {
+		ldb_race_row *rows = NULL;
+		int nr = 0;
+		if (ck[i].races < 0) {
+			printf("run %lld: not checked for races\n",
+			       (long long)ck[i].run_id);
+			continue;
+		}
+		if (ldb_query_races(db, ck[i].run_id, &rows, &nr, &err) != 0) {
+			rc = cli_report(&err);
+			break;
+		}
+		if (nr)
+			printf("run %lld: %d race%s\n", (long long)ck[i].run_id,
+			       nr, nr == 1 ? "" : "s");
+		else
+			printf("run %lld: no races\n", (long long)ck[i].run_id);
+		for (int j = 0; j < nr; j++)
+			print_race(&rows[j]);
+		total += nr;
+		ldb_race_rows_free(rows, nr);
+	}
+	if (rc == EXIT_OK && n > 1)
+		printf("%lld race%s in %d runs checked\n", (long long)total,
+		       total == 1 ? "" : "s", n);
+	free(ck);
+	ldb_close(db);
+	return rc;
+}
+
 /*
 ** `lncsim db SUBCOMMAND`: dispatch to runs, merge, check or failures.
 */
@@ -301,7 +422,7 @@ int cmd_db(int argc, char **argv)
 {
 	if (argc < 2)
 		return cli_usage_error("db", "need a subcommand: runs, merge, "
-				       "check or failures");
+				       "check, failures or races");
 	if (!strcmp(argv[1], "runs"))
 		return db_runs(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "merge"))
@@ -310,6 +431,8 @@ int cmd_db(int argc, char **argv)
 		return db_check(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "failures"))
 		return db_failures(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "races"))
+		return db_races(argc - 1, argv + 1);
 	return cli_usage_error("db", "unknown subcommand '%s' (runs, merge, "
-			       "check or failures)", argv[1]);
+			       "check, failures or races)", argv[1]);
 }

@@ -97,7 +97,7 @@ static int log_run(ldb *db, int argc, char **argv, int first,
 		.arch = n_mods && mods[0]->arch ? mods[0]->arch : "",
 		.cores = res ? res->n_cores : n_mods, .seed = (uint64_t)seed,
 	};
-	int lrc = cli_db_log(db, &info, res ? 1 : 0, &mode, &res,
+	int lrc = cli_db_log(db, &info, res ? 1 : 0, &mode, &res, NULL, NULL,
 			     rc ? "error" : "pass", rc ? err->msg : "", wall,
 			     NULL);
 	lm_buf_free(&mod);

@@ -23,8 +23,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	"seed, status, message, tool_version, wall_seconds) "
 	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'error', 'incomplete', ?8, 0)",
 	[ST_UPD_RUN] =
-	"UPDATE runs SET status = ?1, message = ?2, wall_seconds = ?3 "
-	"WHERE id = ?4",
+	"UPDATE runs SET status = ?1, message = ?2, wall_seconds = ?3, "
+	"races = ?5 WHERE id = ?4",
 	[ST_INS_EXEC] =
 	"INSERT INTO executions(run_id, mode, sim_time_ps, instructions) "
 	"VALUES (?1, ?2, ?3, ?4)",
@@ -50,6 +50,12 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_INS_CASE] =
 	"INSERT INTO cases(run_id, campaign, seed, gen_options, kind, "
 	"signature) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[ST_INS_RACE] =
+	"INSERT INTO races(run_id, seq, mode, kind, memory, core, object, lo, "
+	"hi, a_function, a_block, a_instr, a_iter, a_core, a_engine, "
+	"b_function, b_block, b_instr, b_iter, b_core, b_engine, common) "
+	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+	"?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
 	/* every assignment reads the old row: the seed compared is the old */
 	[ST_UPSERT_FAILURE] =
 	"INSERT INTO failures(campaign, signature, kind, seed, hits, message, "
@@ -234,6 +240,20 @@ int ldb_probe_campaigns(ldb *db, lm_error *err)
 		" (SELECT max(campaign) FROM cases WHERE signature <> ''),"
 		" (SELECT max(campaign) FROM failures)";
 	return run_probe(db, sql, err);
+}
+
+/*
+** The same check for the races table (written only by runs checked for
+** races that found some, and by db merge): its rightmost path.
+*/
+int ldb_probe_races(ldb *db, lm_error *err)
+{
+	if (db->races_probed)
+		return 0;
+	if (run_probe(db, "SELECT (SELECT max(run_id) FROM races)", err) != 0)
+		return LM_EINPUT;
+	db->races_probed = 1;
+	return 0;
 }
 
 /*
@@ -1013,6 +1033,95 @@ fail:
 	return LM_EINPUT;
 }
 
+/* Whether s is one of the NULL-terminated words. */
+static int is_one_of(const char *s, const char *const *words)
+{
+	for (; s && *words; words++)
+		if (!strcmp(s, *words))
+			return 1;
+	return 0;
+}
+
+/* Bind one access to parameters base+1 .. base+6. */
+static void bind_access(sqlite3_stmt *st, int base, const ldb_race_access *x)
+{
+	ldb_bind_text(st, base + 1, x->function);
+	ldb_bind_text(st, base + 2, x->block);
+	ldb_bind_text(st, base + 3, x->instr);
+	ldb_bind_text(st, base + 4, x->iteration);
+	sqlite3_bind_int(st, base + 5, x->core);
+	ldb_bind_text(st, base + 6, x->engine);
+}
+
+/*
+** Note the mode as checked and insert one races row per race; nothing
+** is inserted (or prepared) when there are none.
+*/
+int ldb_log_races(ldb_run *run, const char *mode, const ldb_race *races,
+		  int n, lm_error *err)
+{
+	static const char *const modes[] = { "reference", "linked", "single",
+					     NULL };
+	static const char *const kinds[] = { "RAW", "WAR", "WAW", NULL };
+	static const char *const mems[] = { "SBUF", "PSUM", "DRAM", NULL };
+	ldb *db = run->db;
+	if (!is_one_of(mode, modes)) {
+		run->failed = 1;
+		return lm_err(err, db->path, "logging races", "unknown "
+			      "execution mode '%s' (reference, linked or "
+			      "single)", mode ? mode : "(null)");
+	}
+	if (n < 0 || (n && !races)) {
+		run->failed = 1;
+		return lm_errc(err, LM_EINTERNAL, db->path, "logging races",
+			       "inconsistent race count");
+	}
+	for (int i = 0; i < n; i++) {
+		const ldb_race *r = &races[i];
+		if (!is_one_of(r->kind, kinds) || !is_one_of(r->memory, mems) ||
+		    r->lo < 0 || r->hi <= r->lo) {
+			run->failed = 1;
+			return lm_errc(err, LM_EINTERNAL, db->path,
+				       "logging races", "race %d: kind '%s', "
+				       "memory '%s', range [%lld, %lld): a "
+				       "kind RAW/WAR/WAW, a memory SBUF/PSUM/"
+				       "DRAM and a non-empty range expected",
+				       i, r->kind ? r->kind : "(null)",
+				       r->memory ? r->memory : "(null)",
+				       (long long)r->lo, (long long)r->hi);
+		}
+	}
+	run->race_checked = 1;
+	if (n == 0)
+		return 0;
+	sqlite3_stmt *st;
+	if (ldb_probe_races(db, err) != 0 ||
+	    !(st = ldb_stmt(db, ST_INS_RACE, err)))
+		goto fail;
+	for (int i = 0; i < n; i++) {
+		const ldb_race *r = &races[i];
+		sqlite3_bind_int64(st, 1, run->id);
+		sqlite3_bind_int64(st, 2, run->n_races);
+		ldb_bind_text(st, 3, mode);
+		ldb_bind_text(st, 4, r->kind);
+		ldb_bind_text(st, 5, r->memory);
+		sqlite3_bind_int(st, 6, r->core);
+		ldb_bind_text(st, 7, r->object);
+		sqlite3_bind_int64(st, 8, r->lo);
+		sqlite3_bind_int64(st, 9, r->hi);
+		bind_access(st, 9, &r->a);
+		bind_access(st, 15, &r->b);
+		ldb_bind_text(st, 22, r->common);
+		if (ldb_step_done(db, st, "logging races", err) != 0)
+			goto fail;
+		run->n_races++;
+	}
+	return 0;
+fail:
+	run->failed = 1;
+	return LM_EINPUT;
+}
+
 /*
 ** Unlink the run from its connection and free it.
 */
@@ -1048,6 +1157,8 @@ int ldb_run_end(ldb_run *run, const char *status, const char *message,
 	ldb_bind_text(st, 2, message);
 	bind_real(st, 3, wall_seconds);
 	sqlite3_bind_int64(st, 4, id);
+	if (run->race_checked)
+		sqlite3_bind_int64(st, 5, run->n_races);
 	if (ldb_step_done(db, st, "logging a run", err) != 0 ||
 	    (db->in_batch ? step_stmt(db, ST_RELEASE, "committing a run", err)
 			  : ldb_exec(db, "COMMIT", "committing a run", err)) != 0)

@@ -35,7 +35,7 @@
 #include "sim.h"
 
 /* The schema version this lncsim writes (PRAGMA user_version). */
-enum { LDB_SCHEMA_VERSION = 4 };
+enum { LDB_SCHEMA_VERSION = 5 };
 
 /* The default database path, and the environment variable overriding it. */
 #define LDB_DEFAULT_PATH "lncsim.db"
@@ -111,6 +111,43 @@ int ldb_log_execution(ldb_run *run, const char *mode, const ls_result *r,
 int ldb_log_tensor(ldb_run *run, const char *name, int equal,
 		   int64_t mismatches, int64_t first_index,
 		   double max_abs_diff, lm_error *err);
+/* One side of a race: the instruction that made the access. */
+typedef struct ldb_race_access {
+	const char *function;  /* function name */
+	const char *block;     /* block name */
+	const char *instr;     /* instruction name */
+	const char *iteration; /* loop iteration, "i=3,j=0"; "" outside loops */
+	int core;              /* the core that executed it */
+	const char *engine;    /* engine name ("PE", "Activation", ...) */
+} ldb_race_access;
+
+/*
+** One race the happens-before check found: two accesses to overlapping
+** bytes [lo, hi) of one memory, at least one a write, not ordered. Strings
+** may be NULL (stored as "").
+*/
+typedef struct ldb_race {
+	const char *kind;      /* "RAW", "WAR" or "WAW" */
+	const char *memory;    /* "SBUF", "PSUM" or "DRAM" */
+	int core;              /* the memory's core; -1 for DRAM */
+	const char *object;    /* the DRAM storage object; "" for SBUF/PSUM */
+	int64_t lo, hi;        /* the overlapping byte range, 0 <= lo < hi */
+	ldb_race_access a, b;  /* the two accesses */
+	const char *common;    /* the last common ordering point; "" none */
+} ldb_race;
+
+/*
+** Log that execution mode ("reference", "linked", "single") of the run was
+** checked for races, and the n races it found (races may be NULL when n
+** is 0: checked, none found). The run's races column counts them (NULL:
+** never called, the run was not checked); a mode may be logged more than
+** once. A run without races inserts nothing. A race with an unknown kind
+** or memory, or an empty range, is refused (LM_EINTERNAL) and, like a
+** failed insert, marks the run: ldb_run_end then rolls it back.
+*/
+int ldb_log_races(ldb_run *run, const char *mode, const ldb_race *races,
+		  int n, lm_error *err);
+
 /*
 ** Finish the run: status "pass", "fail" or "error", message (NULL: ""),
 ** wall time; COMMIT. *run_id (may be NULL) gets the runs.id. The run is
@@ -205,7 +242,7 @@ int ldb_log_case(ldb_run *run, const ldb_case_info *ci, lm_error *err);
 
 typedef struct ldb_merge_stats {
 	int64_t runs, runs_skipped; /* added, already present (same uuid) */
-	int64_t executions, core_stats, matmuls, tensors;
+	int64_t executions, core_stats, matmuls, tensors, races;
 	int64_t campaigns, cases;   /* campaigns added, cases added */
 } ldb_merge_stats;
 
@@ -308,5 +345,36 @@ typedef struct ldb_failure_row {
 int ldb_query_failures(ldb *db, const char *campaign, ldb_failure_row **rows,
 		       int *n, lm_error *err);
 void ldb_failure_rows_free(ldb_failure_row *rows, int n);
+
+/* One logged race, its strings owned by the row. */
+typedef struct ldb_race_row {
+	int64_t run_id;
+	int seq;               /* its place in the run, from 0 */
+	char mode[16];
+	ldb_race r;            /* the strings point into text */
+	char *text;
+} ldb_race_row;
+
+/*
+** The races of run run_id in the order logged (by mode as logged, then
+** as found). Caller frees with ldb_race_rows_free.
+*/
+int ldb_query_races(ldb *db, int64_t run_id, ldb_race_row **rows, int *n,
+		    lm_error *err);
+void ldb_race_rows_free(ldb_race_row *rows, int n);
+
+/* Whether a run was checked for races, and what it found. */
+typedef struct ldb_race_check {
+	int64_t run_id;
+	int64_t races;         /* races logged; -1: not checked */
+} ldb_race_check;
+
+/*
+** run_id > 0: that run (*n 0 when there is no such run; races -1 when it
+** was not checked). run_id 0: the last `last` (0: all) runs that were
+** checked, oldest first. Caller frees *out.
+*/
+int ldb_query_race_checks(ldb *db, int64_t run_id, int last,
+			  ldb_race_check **out, int *n, lm_error *err);
 
 #endif

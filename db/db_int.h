@@ -31,6 +31,7 @@ enum {
 	ST_INS_MATMUL_BATCH,   /* MATMUL_BATCH rows per statement */
 	ST_INS_TENSOR,
 	ST_INS_CASE,
+	ST_INS_RACE,
 	ST_UPSERT_FAILURE,
 	ST_SAVEPOINT,          /* a run inside a batch */
 	ST_RELEASE,
@@ -49,12 +50,15 @@ struct ldb {
 	int ckpt_frames;            /* checkpoint the log at this length
 				       (0: a reader, never) */
 	int wal_frames;             /* its length after the last commit */
+	int races_probed;           /* the races table was probed */
 };
 
 struct ldb_run {
 	ldb *db;
 	int64_t id;
 	int failed;                 /* a log call failed: end rolls back */
+	int race_checked;           /* ldb_log_races was called */
+	int64_t n_races;            /* races logged (their next seq) */
 };
 
 /* The prepared statement i (ST_*), reset and unbound; NULL with err. */
@@ -72,6 +76,9 @@ int ldb_sqlerr(lm_error *err, ldb *db, const char *where);
 /* The corruption probe of the campaign tables (ldb_open probes the
 ** rest): 0, or err worded for a corrupt file. */
 int ldb_probe_campaigns(ldb *db, lm_error *err);
+/* The same for the races table (once per connection: before the first
+** race is logged, and by db merge). */
+int ldb_probe_races(ldb *db, lm_error *err);
 /* Execute SQL text (no result rows expected). */
 int ldb_exec(ldb *db, const char *sql, const char *where, lm_error *err);
 

@@ -4,7 +4,8 @@
 ** Runs are identified by their uuid: a run already present is skipped, so
 ** merging a shard twice adds nothing. Ids are re-keyed by offsets: a new
 ** run gets id + max(runs.id) of the target, an execution id +
-** max(executions.id); matmuls and tensors get fresh ids.
+** max(executions.id); matmuls and tensors get fresh ids, races keep their
+** place in the run.
 */
 #include "common.h"
 #include "db_int.h"
@@ -21,6 +22,11 @@
 	"wait_barrier_dve_ps, wait_barrier_pool_ps, wait_barrier_sp_ps, " \
 	"wait_dep_pe_ps, wait_dep_act_ps, wait_dep_dve_ps, wait_dep_pool_ps, " \
 	"wait_dep_sp_ps"
+
+/* The columns of the two accesses of a race (schema 5). */
+#define RACE_ACCESS_COLS \
+	"a_function, a_block, a_instr, a_iter, a_core, a_engine, " \
+	"b_function, b_block, b_instr, b_iter, b_core, b_engine"
 
 /*
 ** Run one INSERT ... SELECT with the two offsets bound as ?1 (runs) and ?2
@@ -144,9 +150,11 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 	/* validates the shard and brings it to the current schema (a current
 	** shard is only read: it may be read-only); attached by the same URI */
 	if (ldb_probe_campaigns(db, err) != 0 ||
+	    ldb_probe_races(db, err) != 0 ||
 	    ldb_open(&in, in_path, LDB_READ, err) != 0)
 		return LM_EINPUT;
-	if (ldb_probe_campaigns(in, err) != 0) {
+	if (ldb_probe_campaigns(in, err) != 0 ||
+	    ldb_probe_races(in, err) != 0) {
 		ldb_close(in);
 		return LM_EINPUT;
 	}
@@ -207,9 +215,10 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 	if (copy_rows(db,
 		      "INSERT INTO main.runs(id, uuid, started_utc, command, "
 		      "module, arch, cores, seed, status, message, "
-		      "tool_version, wall_seconds) "
+		      "tool_version, wall_seconds, races) "
 		      "SELECT id + ?1, uuid, started_utc, command, module, arch, "
-		      "cores, seed, status, message, tool_version, wall_seconds "
+		      "cores, seed, status, message, tool_version, wall_seconds, "
+		      "races "
 		      "FROM src.runs WHERE id IN temp.merge_runs ORDER BY id",
 		      off_run, off_exec, &local.runs, err) != 0 ||
 	    copy_rows(db,
@@ -252,6 +261,14 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 		      "first_index, max_abs_diff FROM src.tensors "
 		      "WHERE run_id IN temp.merge_runs ORDER BY id",
 		      off_run, off_exec, &local.tensors, err) != 0 ||
+	    copy_rows(db,
+		      "INSERT INTO main.races(run_id, seq, mode, kind, memory, "
+		      "core, object, lo, hi, " RACE_ACCESS_COLS ", common) "
+		      "SELECT run_id + ?1, seq, mode, kind, memory, core, "
+		      "object, lo, hi, " RACE_ACCESS_COLS ", common "
+		      "FROM src.races WHERE run_id IN temp.merge_runs "
+		      "ORDER BY run_id, seq",
+		      off_run, off_exec, &local.races, err) != 0 ||
 	    merge_campaigns(db, off_run, &local, err) != 0 ||
 	    ldb_exec(db, "DROP TABLE temp.merge_runs", "merging", err) != 0 ||
 	    ldb_exec(db, "COMMIT", "merging", err) != 0)
@@ -263,6 +280,7 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 		st->core_stats += local.core_stats;
 		st->matmuls += local.matmuls;
 		st->tensors += local.tensors;
+		st->races += local.races;
 		st->campaigns += local.campaigns;
 		st->cases += local.cases;
 	}

@@ -313,3 +313,117 @@ void ldb_failure_rows_free(ldb_failure_row *rows, int n)
 	}
 	free(rows);
 }
+
+/*
+** The races of one run, in their logged order. The text columns of a row
+** are copied into one block (row->text) the row's pointers point into.
+*/
+int ldb_query_races(ldb *db, int64_t run_id, ldb_race_row **rows, int *n,
+		    lm_error *err)
+{
+	static const char sql[] =
+		"SELECT run_id, seq, mode, core, lo, hi, a_core, b_core, "
+		"kind, memory, object, a_function, a_block, a_instr, a_iter, "
+		"a_engine, b_function, b_block, b_instr, b_iter, b_engine, "
+		"common FROM races WHERE run_id = ?1 ORDER BY seq";
+	enum { FIRST_TEXT = 8, N_TEXT = 14 };
+	*rows = NULL;
+	*n = 0;
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+		return ldb_sqlerr(err, db, "listing races");
+	sqlite3_bind_int64(st, 1, run_id);
+	int cap = 0, rc;
+	ldb_race_row *v = NULL;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		lm_grow(&v, &cap, *n + 1, sizeof *v);
+		ldb_race_row *r = &v[(*n)++];
+		memset(r, 0, sizeof *r);
+		r->run_id = sqlite3_column_int64(st, 0);
+		r->seq = sqlite3_column_int(st, 1);
+		col_copy(st, 2, r->mode, sizeof r->mode);
+		r->r.core = sqlite3_column_int(st, 3);
+		r->r.lo = sqlite3_column_int64(st, 4);
+		r->r.hi = sqlite3_column_int64(st, 5);
+		r->r.a.core = sqlite3_column_int(st, 6);
+		r->r.b.core = sqlite3_column_int(st, 7);
+		size_t len[N_TEXT], total = 0;
+		for (int i = 0; i < N_TEXT; i++) {
+			sqlite3_column_text(st, FIRST_TEXT + i);
+			len[i] = (size_t)sqlite3_column_bytes(st, FIRST_TEXT + i);
+			total += len[i] + 1;
+		}
+		r->text = lm_xmalloc(total);
+		const char **dst[N_TEXT] = {
+			&r->r.kind, &r->r.memory, &r->r.object,
+			&r->r.a.function, &r->r.a.block, &r->r.a.instr,
+			&r->r.a.iteration, &r->r.a.engine,
+			&r->r.b.function, &r->r.b.block, &r->r.b.instr,
+			&r->r.b.iteration, &r->r.b.engine, &r->r.common
+		};
+		char *p = r->text;
+		for (int i = 0; i < N_TEXT; i++) {
+			const unsigned char *s =
+				sqlite3_column_text(st, FIRST_TEXT + i);
+			if (len[i])
+				memcpy(p, s, len[i]);
+			p[len[i]] = 0;
+			*dst[i] = p;
+			p += len[i] + 1;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ldb_race_rows_free(v, *n);
+		*n = 0;
+		return ldb_sqlerr(err, db, "listing races");
+	}
+	*rows = v;
+	return 0;
+}
+
+void ldb_race_rows_free(ldb_race_row *rows, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(rows[i].text);
+	free(rows);
+}
+
+/*
+** Whether run run_id was checked for races; or the last checked runs.
+*/
+int ldb_query_race_checks(ldb *db, int64_t run_id, int last,
+			  ldb_race_check **out, int *n, lm_error *err)
+{
+	static const char one[] = "SELECT id, races FROM runs WHERE id = ?1";
+	static const char some[] =
+		"SELECT id, races FROM (SELECT id, races FROM runs "
+		"WHERE races IS NOT NULL ORDER BY id DESC LIMIT ?2) ORDER BY id";
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db->h, run_id > 0 ? one : some, -1, &st,
+			       NULL) != SQLITE_OK)
+		return ldb_sqlerr(err, db, "listing races");
+	if (run_id > 0)
+		sqlite3_bind_int64(st, 1, run_id);
+	else
+		sqlite3_bind_int(st, 2, last > 0 ? last : -1);
+	int cap = 0, rc;
+	ldb_race_check *v = NULL;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		lm_grow(&v, &cap, *n + 1, sizeof *v);
+		v[*n].run_id = sqlite3_column_int64(st, 0);
+		v[*n].races = sqlite3_column_type(st, 1) == SQLITE_NULL
+			      ? -1 : sqlite3_column_int64(st, 1);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		*n = 0;
+		return ldb_sqlerr(err, db, "listing races");
+	}
+	*out = v;
+	return 0;
+}

@@ -137,4 +137,27 @@ const char *const ldb_migrations[LDB_SCHEMA_VERSION] = {
 	"ALTER TABLE core_stats ADD COLUMN wait_dep_dve_ps INTEGER;\n"
 	"ALTER TABLE core_stats ADD COLUMN wait_dep_pool_ps INTEGER;\n"
 	"ALTER TABLE core_stats ADD COLUMN wait_dep_sp_ps INTEGER;\n",
+
+	/* 4 -> 5: the races a run was checked for (runs.races NULL: not
+	** checked); one b-tree keyed by run, no index of its own */
+	"ALTER TABLE runs ADD COLUMN races INTEGER;\n"
+	"CREATE TABLE races(\n"
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+	"  seq INTEGER NOT NULL,\n"
+	"  mode TEXT NOT NULL,\n"
+	"  kind TEXT NOT NULL,\n"
+	"  memory TEXT NOT NULL,\n"
+	"  core INTEGER NOT NULL,\n"
+	"  object TEXT NOT NULL,\n"
+	"  lo INTEGER NOT NULL,\n"
+	"  hi INTEGER NOT NULL,\n"
+	"  a_function TEXT NOT NULL, a_block TEXT NOT NULL,\n"
+	"  a_instr TEXT NOT NULL, a_iter TEXT NOT NULL,\n"
+	"  a_core INTEGER NOT NULL, a_engine TEXT NOT NULL,\n"
+	"  b_function TEXT NOT NULL, b_block TEXT NOT NULL,\n"
+	"  b_instr TEXT NOT NULL, b_iter TEXT NOT NULL,\n"
+	"  b_core INTEGER NOT NULL, b_engine TEXT NOT NULL,\n"
+	"  common TEXT NOT NULL,\n"
+	"  PRIMARY KEY (run_id, seq)\n"
+	") STRICT, WITHOUT ROWID;\n",
 };

@@ -8,7 +8,8 @@
 ** time buckets, one lane per core and mode), shapes (array fill by matmul
 ** shape K x M over the whole database) and history (status, simulated
 ** time and utilization of the last runs, filtered). A headline names the
-** engine that waited longest on the core that finished last.
+** engine that waited longest on the core that finished last; a section
+** lists the run's races (or says it was not checked for them).
 */
 #include "common.h"
 #include "report_int.h"
@@ -42,6 +43,7 @@ typedef struct ctx {
 	lr_report *rep;
 	int cap_images, cap_files;
 	lm_buf head;     /* the headline of index.html */
+	lm_buf races;    /* its races section */
 	lm_buf figs;     /* the plots' sections of index.html */
 	lm_buf replot;   /* replot.sh */
 	ldb_run_filter filter; /* of the history and the default run */
@@ -850,6 +852,122 @@ static int plot_shapes(ctx *c)
 	return rc;
 }
 
+/* ---- races ------------------------------------------------------------ */
+
+static void td(lm_buf *b, const char *cls, const char *s);
+
+/* One access of a race as a table cell. */
+static void td_access(lm_buf *b, const ldb_race_access *x)
+{
+	lm_buf_puts(b, "<td><code>");
+	html_escape(b, x->function);
+	lm_buf_puts(b, "/");
+	html_escape(b, x->block);
+	lm_buf_puts(b, "/");
+	html_escape(b, x->instr);
+	lm_buf_puts(b, "</code>");
+	if (x->iteration[0]) {
+		lm_buf_puts(b, " [");
+		html_escape(b, x->iteration);
+		lm_buf_puts(b, "]");
+	}
+	lm_buf_printf(b, ", core %d ", x->core);
+	html_escape(b, x->engine);
+	lm_buf_puts(b, "</td>");
+}
+
+/*
+** The races section: whether the run was checked, and per mode (those of
+** its executions, then any other its races name) a count and a table of
+** its races.
+*/
+static int races_section(ctx *c, int64_t run_id, const exec_ref *ex,
+			 int n_ex)
+{
+	lm_buf *b = &c->races;
+	ldb_race_check *ck = NULL;
+	ldb_race_row *rows = NULL;
+	int n_ck = 0, n = 0;
+	if (ldb_query_race_checks(c->db, run_id, 0, &ck, &n_ck, c->err) != 0)
+		return LM_EINPUT;
+	int checked = n_ck == 1 && ck[0].races >= 0;
+	free(ck);
+	lm_buf_puts(b, "<section id=\"races\">\n<h2>Races</h2>\n");
+	if (!checked) {
+		lm_buf_printf(b, "<p class=\"note\">Run %lld was not checked "
+			      "for races (a run checks them with "
+			      "<code>--race</code>).</p>\n</section>\n",
+			      (long long)run_id);
+		return 0;
+	}
+	if (ldb_query_races(c->db, run_id, &rows, &n, c->err) != 0)
+		return LM_EINPUT;
+	const char *modes[MAX_MODES + 8];
+	int n_modes = 0;
+	for (int i = 0; i < n_ex; i++)
+		modes[n_modes++] = ex[i].mode;
+	for (int i = 0; i < n; i++) {
+		int k = 0;
+		while (k < n_modes && strcmp(modes[k], rows[i].mode))
+			k++;
+		if (k == n_modes && n_modes < MAX_MODES + 8)
+			modes[n_modes++] = rows[i].mode;
+	}
+	if (n == 0)
+		lm_buf_printf(b, "<p class=\"headline\">Run %lld was checked "
+			      "for races: no races.</p>\n", (long long)run_id);
+	else
+		lm_buf_printf(b, "<p class=\"headline\"><strong>Run %lld: %d "
+			      "race%s</strong> (two accesses to the same bytes, "
+			      "at least one a write, that no dependency, "
+			      "semaphore or barrier orders).</p>\n",
+			      (long long)run_id, n, n == 1 ? "" : "s");
+	for (int m = 0; m < n_modes; m++) {
+		int k = 0;
+		for (int i = 0; i < n; i++)
+			k += !strcmp(rows[i].mode, modes[m]);
+		lm_buf_puts(b, "<h3>");
+		html_escape(b, modes[m]);
+		if (k == 0) {
+			lm_buf_puts(b, ": no races</h3>\n");
+			continue;
+		}
+		lm_buf_printf(b, ": %d race%s</h3>\n<table class=\"races\">\n"
+			      "<tr><th>kind</th><th>memory</th><th>bytes</th>"
+			      "<th>first access</th><th>second access</th>"
+			      "<th>last common ordering point</th></tr>\n", k,
+			      k == 1 ? "" : "s");
+		for (int i = 0; i < n; i++) {
+			const ldb_race *r = &rows[i].r;
+			if (strcmp(rows[i].mode, modes[m]))
+				continue;
+			lm_buf_puts(b, "<tr>");
+			td(b, NULL, r->kind);
+			lm_buf_puts(b, "<td>");
+			html_escape(b, r->memory);
+			if (r->core >= 0)
+				lm_buf_printf(b, " core %d", r->core);
+			if (r->object[0]) {
+				lm_buf_puts(b, " <code>");
+				html_escape(b, r->object);
+				lm_buf_puts(b, "</code>");
+			}
+			lm_buf_printf(b, "</td><td class=\"num\">[%lld, %lld) "
+				      "(%lld B)</td>", (long long)r->lo,
+				      (long long)r->hi,
+				      (long long)(r->hi - r->lo));
+			td_access(b, &r->a);
+			td_access(b, &r->b);
+			td(b, NULL, r->common[0] ? r->common : "(none)");
+			lm_buf_puts(b, "</tr>\n");
+		}
+		lm_buf_puts(b, "</table>\n");
+	}
+	lm_buf_puts(b, "</section>\n");
+	ldb_race_rows_free(rows, n);
+	return 0;
+}
+
 /* ---- history and the summary table ----------------------------------- */
 
 /*
@@ -965,6 +1083,7 @@ static int write_index(ctx *c, int64_t run_id, const ldb_run_row *rows,
 	}
 	lm_buf_puts(&b, "</p>\n");
 	lm_buf_put(&b, c->head.ptr ? c->head.ptr : "", c->head.size);
+	lm_buf_put(&b, c->races.ptr ? c->races.ptr : "", c->races.size);
 	lm_buf_put(&b, c->figs.ptr ? c->figs.ptr : "", c->figs.size);
 
 	lm_buf_puts(&b, "<section>\n<h2>Runs</h2>\n<table>\n<tr><th>run</th>"
@@ -1240,6 +1359,8 @@ int lr_write(ldb *db, const lr_options *o, lr_report *out, lm_error *err)
 			ymax = ex[i].sim_time_ps;
 	}
 	headline(&c, ex, n_ex, sp, n_sp);
+	if ((rc = races_section(&c, run_id, ex, n_ex)) != 0)
+		goto done;
 	if ((rc = query_int(&c, "SELECT count(*) FROM matmuls x JOIN "
 			    "executions e ON x.execution_id = e.id WHERE "
 			    "e.run_id = ?1", run_id, &mms, NULL)) != 0)
@@ -1280,6 +1401,7 @@ done:
 		free(sp[i]);
 	lm_buf_free(&rs);
 	lm_buf_free(&c.head);
+	lm_buf_free(&c.races);
 	lm_buf_free(&c.figs);
 	lm_buf_free(&c.replot);
 	ldb_run_rows_free(rows, n_rows);

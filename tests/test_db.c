@@ -325,7 +325,7 @@ START_TEST(test_newer_refused)
 	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), LM_EINPUT);
 	ck_assert_ptr_null(db);
 	ck_assert_contains(err.msg, "future.db: schema version 99 is newer "
-			   "than this lncsim supports (4)");
+			   "than this lncsim supports (5)");
 	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 99);
 	/* the CLI says the same and exits 2 */
 	tu_run r = tu_lncsim(NULL, "db", "runs", "--db", path, NULL);
@@ -1001,7 +1001,15 @@ static char *dump(const char *path)
 		"SELECT 'run|' || uuid || '|' || started_utc || '|' || command || "
 		"'|' || module || '|' || arch || '|' || cores || '|' || seed || "
 		"'|' || status || '|' || message || '|' || tool_version || '|' || "
-		"wall_seconds FROM runs",
+		"wall_seconds || '|' || quote(races) FROM runs",
+		"SELECT 'race|' || r.uuid || '|' || x.seq || '|' || x.mode || '|' "
+		"|| x.kind || '|' || x.memory || '|' || x.core || '|' || x.object "
+		"|| '|' || x.lo || '|' || x.hi || '|' || x.a_function || '/' || "
+		"x.a_block || '/' || x.a_instr || '/' || x.a_iter || '/' || "
+		"x.a_core || '/' || x.a_engine || '|' || x.b_function || '/' || "
+		"x.b_block || '/' || x.b_instr || '/' || x.b_iter || '/' || "
+		"x.b_core || '/' || x.b_engine || '|' || x.common FROM races x "
+		"JOIN runs r ON x.run_id = r.id",
 		"SELECT 'exec|' || r.uuid || '|' || e.mode || '|' || "
 		"e.sim_time_ps || '|' || e.instructions FROM executions e "
 		"JOIN runs r ON e.run_id = r.id",
@@ -1190,6 +1198,387 @@ START_TEST(test_merge)
 	free(po);
 	free(pb);
 	free(pa);
+	free(d);
+}
+END_TEST
+
+/* ---- races ------------------------------------------------------------ */
+
+/* n synthetic races whose every field depends on tag and the index; the
+** strings live in bufs (n entries, freed with free_races). */
+typedef struct race_bufs {
+	char obj[32], fa[32], fb[32], ia[32], ib[32], common[48];
+} race_bufs;
+
+static ldb_race *make_races(int n, int tag, race_bufs **bufs)
+{
+	static const char *const kinds[] = { "RAW", "WAR", "WAW" };
+	static const char *const mems[] = { "SBUF", "PSUM", "DRAM" };
+	ldb_race *v = lm_xcalloc((size_t)(n ? n : 1), sizeof *v);
+	race_bufs *b = lm_xcalloc((size_t)(n ? n : 1), sizeof *b);
+	for (int i = 0; i < n; i++) {
+		ldb_race *r = &v[i];
+		int m = (i + tag) % 3;
+		snprintf(b[i].obj, sizeof b[i].obj, "t%d_%d", tag, i);
+		snprintf(b[i].fa, sizeof b[i].fa, "fa%d", i);
+		snprintf(b[i].fb, sizeof b[i].fb, "fb%d", tag);
+		snprintf(b[i].ia, sizeof b[i].ia, "i=%d,j=%d", i, tag);
+		snprintf(b[i].common, sizeof b[i].common, "barrier %d", i);
+		r->kind = kinds[i % 3];
+		r->memory = mems[m];
+		r->core = m == 2 ? -1 : i % 4;
+		r->object = m == 2 ? b[i].obj : "";
+		r->lo = ((int64_t)1 << 33) + 64 * i + tag;
+		r->hi = r->lo + 1 + i;
+		r->a = (ldb_race_access){ b[i].fa, "blk", "ins_a", b[i].ia,
+					  i % 4, "PE" };
+		r->b = (ldb_race_access){ b[i].fb, "blk2", "ins_b",
+					  i % 2 ? NULL : "", (i + 1) % 4,
+					  "Activation" };
+		r->common = i % 2 ? b[i].common : NULL;
+	}
+	*bufs = b;
+	return v;
+}
+
+/*
+** A run with one execution per mode of modes ("reference,linked"); the
+** last mode has n races (tag), the others none; n < 0: not checked.
+** Returns the run id.
+*/
+static int64_t race_run(ldb *db, const char *modes, int n, int tag)
+{
+	lm_error err;
+	ldb_run_info info = { .command = "lncsim diff --race x",
+			      .module = "x", .arch = "trn2", .cores = 2,
+			      .seed = (uint64_t)tag };
+	ldb_run *run = NULL;
+	ck_assert_msg(ldb_run_begin(db, &info, &run, &err) == 0, "%s", err.msg);
+	char *m = lm_xstrdup(modes), *last = NULL;
+	for (char *t = strtok(m, ","); t; t = strtok(NULL, ",")) {
+		ls_result r = make_result(2, 3, tag);
+		ck_assert_int_eq(ldb_log_execution(run, t, &r, &err), 0);
+		ls_result_free(&r);
+		if (last && n >= 0)
+			ck_assert_int_eq(ldb_log_races(run, last, NULL, 0,
+						       &err), 0);
+		last = t;
+	}
+	if (n >= 0) {
+		race_bufs *b = NULL;
+		ldb_race *v = make_races(n, tag, &b);
+		ck_assert_msg(ldb_log_races(run, last, v, n, &err) == 0, "%s",
+			      err.msg);
+		free(v);
+		free(b);
+	}
+	free(m);
+	int64_t id = 0;
+	ck_assert_msg(ldb_run_end(run, "pass", "", 0.1, &id, &err) == 0, "%s",
+		      err.msg);
+	return id;
+}
+
+/* The races of run id as logged from make_races(n, tag), field by field. */
+static void check_races(ldb *db, int64_t id, const char *mode, int n,
+			int tag)
+{
+	lm_error err;
+	ldb_race_row *rows = NULL;
+	int got = -1;
+	ck_assert_msg(ldb_query_races(db, id, &rows, &got, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(got, n);
+	race_bufs *b = NULL;
+	ldb_race *v = make_races(n, tag, &b);
+	for (int i = 0; i < n; i++) {
+		const ldb_race *w = &v[i], *r = &rows[i].r;
+		ck_assert_int_eq(rows[i].run_id, id);
+		ck_assert_int_eq(rows[i].seq, i);
+		ck_assert_str_eq(rows[i].mode, mode);
+		ck_assert_str_eq(r->kind, w->kind);
+		ck_assert_str_eq(r->memory, w->memory);
+		ck_assert_int_eq(r->core, w->core);
+		ck_assert_str_eq(r->object, w->object);
+		ck_assert_int_eq(r->lo, w->lo);
+		ck_assert_int_eq(r->hi, w->hi);
+		ck_assert_str_eq(r->a.function, w->a.function);
+		ck_assert_str_eq(r->a.block, "blk");
+		ck_assert_str_eq(r->a.instr, "ins_a");
+		ck_assert_str_eq(r->a.iteration, w->a.iteration);
+		ck_assert_int_eq(r->a.core, w->a.core);
+		ck_assert_str_eq(r->a.engine, "PE");
+		ck_assert_str_eq(r->b.function, w->b.function);
+		ck_assert_str_eq(r->b.block, "blk2");
+		ck_assert_str_eq(r->b.instr, "ins_b");
+		ck_assert_str_eq(r->b.iteration, "");  /* NULL and "" alike */
+		ck_assert_int_eq(r->b.core, w->b.core);
+		ck_assert_str_eq(r->b.engine, "Activation");
+		ck_assert_str_eq(r->common, w->common ? w->common : "");
+	}
+	free(v);
+	free(b);
+	ldb_race_rows_free(rows, got);
+}
+
+/* The races column of run id: -1 when the run was not checked. */
+static int64_t race_count(ldb *db, int64_t id)
+{
+	lm_error err;
+	ldb_race_check *ck = NULL;
+	int n = 0;
+	ck_assert_msg(ldb_query_race_checks(db, id, 0, &ck, &n, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(ck[0].run_id, id);
+	int64_t v = ck[0].races;
+	free(ck);
+	return v;
+}
+
+/*
+** Races logged with their run read back field by field; a run checked
+** without races says so and inserts nothing; a run never checked says
+** that; a bad race, or a bad mode, loses the whole run, with the error.
+*/
+START_TEST(test_races_roundtrip)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "races.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	int64_t clean = race_run(db, "reference,linked", 0, 1);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM races"), 0);
+	int64_t racy = race_run(db, "reference,linked", 7, 2);
+	int64_t unchecked = race_run(db, "single", -1, 3);
+	int64_t many = race_run(db, "single", 1000, 4);
+	ck_assert_int_eq(race_count(db, clean), 0);
+	ck_assert_int_eq(race_count(db, racy), 7);
+	ck_assert_int_eq(race_count(db, unchecked), -1);
+	ck_assert_int_eq(race_count(db, many), 1000);
+	check_races(db, clean, "linked", 0, 1);
+	check_races(db, racy, "linked", 7, 2);
+	check_races(db, unchecked, "single", 0, 3);
+	check_races(db, many, "single", 1000, 4);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM races"), 1007);
+	/* no such run */
+	ldb_race_check *ck = NULL;
+	int n = -1;
+	ck_assert_int_eq(ldb_query_race_checks(db, 99, 0, &ck, &n, &err), 0);
+	ck_assert_int_eq(n, 0);
+	free(ck);
+	/* the checked runs, oldest first; the last two of them */
+	ck_assert_int_eq(ldb_query_race_checks(db, 0, 0, &ck, &n, &err), 0);
+	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(ck[0].run_id, clean);
+	ck_assert_int_eq(ck[1].run_id, racy);
+	ck_assert_int_eq(ck[2].run_id, many);
+	free(ck);
+	ck_assert_int_eq(ldb_query_race_checks(db, 0, 2, &ck, &n, &err), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(ck[0].run_id, racy);
+	free(ck);
+
+	/* a race with a kind that is none: refused, the run is lost */
+	ldb_run_info info = { .command = "bad", .cores = 1 };
+	ldb_run *run = NULL;
+	race_bufs *b = NULL;
+	ldb_race *v = make_races(3, 5, &b);
+	v[2].kind = "RAR";
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_races(run, "single", v, 3, &err),
+			 LM_EINTERNAL);
+	ck_assert_contains(err.msg, "race 2: kind 'RAR'");
+	ck_assert_int_eq(ldb_run_end(run, "pass", "", 0, NULL, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "run not logged");
+	v[2].kind = "WAW";
+	v[1].hi = v[1].lo;   /* an empty range */
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_races(run, "single", v, 3, &err),
+			 LM_EINTERNAL);
+	ck_assert_contains(err.msg, "race 1:");
+	ldb_run_abort(run);
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_races(run, "sideways", v, 1, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "unknown execution mode 'sideways'");
+	ck_assert_int_eq(ldb_run_end(run, "pass", "", 0, NULL, &err),
+			 LM_EINPUT);
+	free(v);
+	free(b);
+	/* an insert that fails (the table is gone): reported, nothing kept */
+	sql_exec(path, "ALTER TABLE races RENAME TO races_gone");
+	ldb_close(db);
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	v = make_races(2, 6, &b);
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_races(run, "single", v, 2, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "no such table: races");
+	ck_assert_int_eq(ldb_run_end(run, "pass", "", 0, NULL, &err),
+			 LM_EINPUT);
+	free(v);
+	free(b);
+	ldb_close(db);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 4);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM races_gone"), 1007);
+	free(path);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
+/*
+** A version-4 file (before races) migrates: its runs stay, not checked
+** for races; the races table is there and takes races.
+*/
+START_TEST(test_migrate_v4)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "v4.db");
+	sql_exec(path, v1_schema);
+	char *up = lm_xasprintf("%s%s%s PRAGMA user_version = 4;",
+				ldb_migrations[1], ldb_migrations[2],
+				ldb_migrations[3]);
+	sql_exec(path, up);
+	free(up);
+	int v = -1;
+	lm_error err;
+	ck_assert_int_eq(ldb_file_version(path, &v, &err), 0);
+	ck_assert_int_eq(v, 4);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_master "
+				 "WHERE name = 'races'"), 0);
+	ldb *db = NULL;
+	ck_assert_msg(ldb_open(&db, path, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 5);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 2);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs WHERE "
+				 "races IS NULL"), 2);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM pragma_table_list "
+				 "WHERE schema = 'main' AND strict = 1 AND "
+				 "wr = 1 AND name = 'races'"), 1);
+	ck_assert_int_eq(race_count(db, 1), -1);
+	int64_t id = race_run(db, "single", 4, 7);
+	ck_assert_int_eq(id, 3);
+	check_races(db, id, "single", 4, 7);
+	ck_assert_int_eq(race_count(db, id), 4);
+	/* a run's races go with it */
+	sql_exec(path, "PRAGMA foreign_keys = ON; DELETE FROM runs WHERE id = 3");
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM races"), 0);
+	ldb_close(db);
+	free(path);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
+/*
+** db merge carries races and the checked state: re-keyed to the new run
+** ids, every field kept, merging twice adds nothing; `db merge` says how
+** many; `db races` lists them.
+*/
+START_TEST(test_merge_races)
+{
+	char *d = tu_tmpdir("db");
+	char *pa = lm_path_join(d, "a.db"), *pb = lm_path_join(d, "b.db");
+	char *po = lm_path_join(d, "out.db");
+	ldb *a = NULL, *b = NULL, *o = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&a, pa, LDB_CREATE, &err), 0);
+	ck_assert_int_eq(ldb_open(&b, pb, LDB_CREATE, &err), 0);
+	ck_assert_int_eq(ldb_open(&o, po, LDB_CREATE, &err), 0);
+	race_run(a, "reference,linked", 3, 1);
+	race_run(a, "single", -1, 2);
+	race_run(b, "single", 0, 3);
+	race_run(b, "reference,linked", 5, 4);
+	race_run(o, "single", 2, 5);
+	ldb_close(a);
+	ldb_close(b);
+	char *da = dump(pa), *db_ = dump(pb), *d0 = dump(po);
+	ldb_merge_stats st = {0};
+	ck_assert_msg(ldb_merge(o, pa, &st, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(st.runs, 2);
+	ck_assert_int_eq(st.races, 3);
+	ck_assert_msg(ldb_merge(o, pb, &st, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(st.races, 8);
+	char *d1 = dump(po);
+	char *ab = dump_union(da, db_), *want = dump_union(ab, d0);
+	ck_assert_dump_eq(d1, want);
+	/* the ids moved: run 1 of a is run 2 here, run 2 of b run 5 */
+	check_races(o, 2, "linked", 3, 1);
+	check_races(o, 5, "linked", 5, 4);
+	ck_assert_int_eq(race_count(o, 3), -1);
+	ck_assert_int_eq(race_count(o, 4), 0);
+	memset(&st, 0, sizeof st);
+	ck_assert_int_eq(ldb_merge(o, pa, &st, &err), 0);
+	ck_assert_int_eq(ldb_merge(o, pb, &st, &err), 0);
+	ck_assert_int_eq(st.races, 0);
+	char *d2 = dump(po);
+	ck_assert_dump_eq(d2, d1);
+	ldb_close(o);
+
+	char *pc = lm_path_join(d, "cli.db");
+	tu_run r = tu_lncsim(NULL, "db", "merge", pc, pa, pb, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "a.db: 2 runs merged, 0 already present "
+			   "(3 executions, 6 core stats, 9 matmuls, "
+			   "0 tensors); 3 races\n");
+	ck_assert_contains(r.out, "b.db: 2 runs merged");
+	tu_run_free(&r);
+
+	/* db races: every checked run, one line a race */
+	r = tu_lncsim(NULL, "db", "races", "--db", po, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "run 1: 2 races\n");
+	ck_assert_contains(r.out, "run 2: 3 races\n");
+	ck_assert_contains(r.out, "run 4: no races\n");
+	ck_assert_contains(r.out, "run 5: 5 races\n");
+	ck_assert(!strstr(r.out, "run 3:"));
+	ck_assert_contains(r.out, "\n  linked RAW PSUM core 0 bytes "
+			   "[8589934593, 8589934594): fa0/blk/ins_a [i=0,j=1] "
+			   "(core 0 PE) vs fb1/blk2/ins_b (core 1 Activation); "
+			   "last common point: (none)\n");
+	ck_assert_contains(r.out, "\n  linked WAR DRAM t1_1 bytes "
+			   "[8589934657, 8589934659): fa1/blk/ins_a [i=1,j=1] "
+			   "(core 1 PE) vs fb1/blk2/ins_b (core 2 Activation); "
+			   "last common point: barrier 1\n");
+	ck_assert_contains(r.out, "10 races in 4 runs checked\n");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "db", "races", "--db", po, "--run", "3", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(r.out, "run 3: not checked for races\n");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "db", "races", "--db", po, "--last", "1", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "run 5: 5 races\n");
+	ck_assert(!strstr(r.out, "run 4:"));
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "db", "races", "--db", po, "--run", "9", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "no run 9");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "db", "races", "--db", po, "--run", "x", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "--run needs a positive number");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "db", "races", "--db", pc, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "8 races in 3 runs checked\n");
+	tu_run_free(&r);
+
+	free(pc);
+	free(d2);
+	free(want);
+	free(ab);
+	free(d1);
+	free(d0);
+	free(db_);
+	free(da);
+	free(po);
+	free(pb);
+	free(pa);
+	tu_rmtree(d);
 	free(d);
 }
 END_TEST
@@ -2169,6 +2558,61 @@ START_TEST(test_corrupt_campaigns)
 END_TEST
 
 /*
+** A damaged races b-tree: opening for logging does not read it, logging
+** the first race probes it and refuses, the run is not kept; a run
+** without races still logs; db check finds the damage; db merge of the
+** file refuses it.
+*/
+START_TEST(test_corrupt_races)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "badr.db");
+	char *out = lm_path_join(d, "out.db");
+	lm_error err;
+	ldb *db = NULL;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	race_run(db, "single", 3, 1);
+	ldb_close(db);
+	tu_run r = tu_lncsim(NULL, "db", "check", "--db", path, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	sql_int(path, "PRAGMA wal_checkpoint(TRUNCATE)");
+	int64_t root = sql_int(path, "SELECT rootpage FROM sqlite_schema "
+			       "WHERE name = 'races'");
+	damage(path, root, 0, 12);
+	ck_assert_msg(ldb_open(&db, path, 0, &err) == 0, "%s", err.msg);
+	race_run(db, "single", 0, 2);
+	race_run(db, "single", -1, 3);
+	ldb_run_info info = { .command = "x", .cores = 1 };
+	ldb_run *run = NULL;
+	race_bufs *b = NULL;
+	ldb_race *v = make_races(1, 4, &b);
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_races(run, "single", v, 1, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "badr.db: checking the database: database "
+			   "is corrupt");
+	ck_assert_int_eq(ldb_run_end(run, "pass", "", 0, NULL, &err),
+			 LM_EINPUT);
+	free(v);
+	free(b);
+	ldb_close(db);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 3);
+	r = tu_lncsim(NULL, "db", "check", "--db", path, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.out, "damaged (PRAGMA integrity_check)");
+	tu_run_free(&r);
+	ck_assert_int_eq(ldb_open(&db, out, LDB_CREATE, &err), 0);
+	ck_assert_int_eq(ldb_merge(db, path, NULL, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "database is corrupt");
+	ldb_close(db);
+	free(out);
+	free(path);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
+/*
 ** A command that fails on bad input after the database is open leaves
 ** exactly one error run with the message: diff with a missing input (the
 ** check cannot run), diff whose --save-io cannot be written (the check
@@ -2252,6 +2696,13 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_corrupt_database);
 	tcase_add_test(tc, test_corrupt_campaigns);
 	tcase_add_test(tc, test_failed_runs_logged);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("races");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_races_roundtrip);
+	tcase_add_test(tc, test_migrate_v4);
+	tcase_add_test(tc, test_merge_races);
+	tcase_add_test(tc, test_corrupt_races);
 	suite_add_tcase(s, tc);
 	return s;
 }

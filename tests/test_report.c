@@ -754,6 +754,114 @@ START_TEST(test_report_no_matmuls)
 }
 END_TEST
 
+/* Log a run of the given modes whose races were checked (n_races < 0:
+** not checked; else the races go to the last mode, the others have none). */
+static int64_t add_race_run(ldb *db, const char *modes, int n_races)
+{
+	static const ldb_race races[] = {
+		{ "RAW", "SBUF", 1, "", 256, 384,
+		  { "main", "b0", "mm_a", "i=3,j=0", 1, "PE" },
+		  { "main", "b0", "act_b", "", 1, "Activation" },
+		  "sem s1 = 2 (core 1)" },
+		{ "WAW", "DRAM", -1, "out<t>", 0, 4096,
+		  { "k0", "entry", "dma_w0", "", 0, "SP" },
+		  { "k1", "entry", "dma_w1", "i=1", 1, "SP" }, "" },
+	};
+	lm_error err;
+	ldb_run_info info = { .command = "lncsim diff --race x", .module = "x",
+			      .arch = "trn2", .cores = 2, .seed = 1 };
+	ldb_run *run = NULL;
+	ck_assert_msg(ldb_run_begin(db, &info, &run, &err) == 0, "%s", err.msg);
+	char *m = lm_xstrdup(modes), *last = NULL;
+	for (char *t = strtok(m, ","); t; t = strtok(NULL, ",")) {
+		ls_result r = make_result(2, 4, 0.5);
+		ck_assert_int_eq(ldb_log_execution(run, t, &r, &err), 0);
+		ls_result_free(&r);
+		if (last && n_races >= 0)
+			ck_assert_int_eq(ldb_log_races(run, last, NULL, 0,
+						       &err), 0);
+		last = t;
+	}
+	if (n_races >= 0)
+		ck_assert_msg(ldb_log_races(run, last, races, n_races, &err) == 0,
+			      "%s", err.msg);
+	free(m);
+	int64_t id = 0;
+	ck_assert_int_eq(ldb_run_end(run, n_races > 0 ? "fail" : "pass", "",
+				     0.5, &id, &err), 0);
+	return id;
+}
+
+/*
+** The races section of the page: the races of the run per mode (a count
+** and a table row each), "no races" for a mode or a run checked without
+** any, "not checked" for a run never checked.
+*/
+START_TEST(test_report_races)
+{
+	if (!have_gnuplot())
+		return;
+	char *d = tu_tmpdir("rep-races");
+	char *path = lm_path_join(d, "races.db");
+	char *out = lm_path_join(d, "out");
+	ldb *db = NULL;
+	lm_error err;
+	lr_report rep;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	int64_t racy = add_race_run(db, "reference,linked", 2);
+	int64_t unchecked = add_race_run(db, "single", -1);
+	int64_t clean = add_race_run(db, "reference,linked", 0);
+	char *p = lm_path_join(out, "index.html");
+
+	lr_options o = { .out_dir = out, .run_id = racy };
+	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+	lr_report_free(&rep);
+	char *t = tu_read(p);
+	ck_assert_contains(t, "<h2>Races</h2>");
+	ck_assert_contains(t, "<strong>Run 1: 2 races</strong>");
+	ck_assert_contains(t, "<h3>reference: no races</h3>");
+	ck_assert_contains(t, "<h3>linked: 2 races</h3>");
+	ck_assert_contains(t, "<tr><td>RAW</td><td>SBUF core 1</td>"
+			   "<td class=\"num\">[256, 384) (128 B)</td>"
+			   "<td><code>main/b0/mm_a</code> [i=3,j=0], core 1 PE"
+			   "</td><td><code>main/b0/act_b</code>, core 1 "
+			   "Activation</td><td>sem s1 = 2 (core 1)</td></tr>");
+	ck_assert_contains(t, "<tr><td>WAW</td><td>DRAM <code>out&lt;t&gt;"
+			   "</code></td><td class=\"num\">[0, 4096) (4096 B)"
+			   "</td><td><code>k0/entry/dma_w0</code>, core 0 SP"
+			   "</td><td><code>k1/entry/dma_w1</code> [i=1], core "
+			   "1 SP</td><td>(none)</td></tr>");
+	ck_assert(!strstr(t, "not checked for races"));
+	/* the plots are still there */
+	check_page_images(out);
+	free(t);
+
+	o.run_id = unchecked;
+	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+	lr_report_free(&rep);
+	t = tu_read(p);
+	ck_assert_contains(t, "Run 2 was not checked for races");
+	ck_assert(!strstr(t, "<table class=\"races\">"));
+	free(t);
+
+	o.run_id = clean;
+	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+	lr_report_free(&rep);
+	t = tu_read(p);
+	ck_assert_contains(t, "Run 3 was checked for races: no races.");
+	ck_assert_contains(t, "<h3>reference: no races</h3>");
+	ck_assert_contains(t, "<h3>linked: no races</h3>");
+	ck_assert(!strstr(t, "<table class=\"races\">"));
+	free(t);
+
+	free(p);
+	ldb_close(db);
+	free(out);
+	free(path);
+	free(d);
+}
+END_TEST
+
 /*
 ** A second report into the same directory removes the files of the first
 ** that it does not write again -- only those its manifest names: a user's
@@ -980,6 +1088,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_report_cli_errors);
 	tcase_add_test(tc, test_report_page_images);
 	tcase_add_test(tc, test_report_no_matmuls);
+	tcase_add_test(tc, test_report_races);
 	tcase_add_test(tc, test_report_manifest);
 	tcase_add_test(tc, test_run_kind);
 	tcase_add_test(tc, test_report_filters);
