@@ -41,10 +41,14 @@
 
 /* Operator constructors lowered here (KLR's operator serde tags). */
 enum {
-	OP_NCACTIVATE = 1, OP_NCAFFINESELECT = 4, OP_COPY = 7, OP_NCCOPY = 8,
-	OP_DMACOPY = 10, OP_NCDMACOPY = 11, OP_IOTA = 15, OP_NCMATMUL = 21,
-	OP_MEMSET = 25, OP_TENSORSCALAR = 33, OP_TENSORTENSOR = 34,
-	OP_TRANSPOSE = 38
+	OP_NCACTIVATE = 1, OP_NCAFFINESELECT = 4, OP_BNAGGR = 5, OP_BNSTATS = 6,
+	OP_COPY = 7, OP_NCCOPY = 8, OP_DMACOPY = 10, OP_NCDMACOPY = 11,
+	OP_FINDINDEX8 = 14, OP_IOTA = 15, OP_NCMATMUL = 21,
+	OP_MATCHREPLACE8 = 22, OP_MAX8 = 24, OP_MEMSET = 25,
+	OP_RANGESELECT = 26, OP_NCRANGESELECT = 27, OP_RECIPROCAL = 28,
+	OP_TENSORREDUCE = 32, OP_TENSORSCALAR = 33, OP_TENSORTENSOR = 34,
+	OP_TRANSPOSE = 38, OP_SELECTREDUCE = 39, OP_REGISTERMOVE = 45,
+	OP_CMPBRANCH = 46, OP_REGISTERALUOP = 47, OP_COREBARRIER = 63
 };
 
 /* KLR Engine constructors. */
@@ -836,6 +840,328 @@ done:
 	return rc;
 }
 
+/* ---- the reductions, selections and statistics ------------------------- */
+
+/* Partitions of an SB / PSUM operand (its first pair). */
+static int64_t parts_of(const lm_arg *a)
+{
+	return a->n_ap > 0 ? a->ap[0].num : 0;
+}
+
+/*
+** A float32 [P, 1] SBUF scratch tile set to v by a Memset (name.what),
+** for a scalar the BIR instruction takes as a tile only. The Memset
+** stores v rounded to float32: the value an immediate scalar has.
+*/
+static const char *scalar_scratch(lp_cg *cg, const char *name,
+				  const char *what, int64_t P, double v)
+{
+	int64_t shape[2] = { P, 1 };
+	lm_appair ap[2] = { { 1, P }, { 1, 1 } };
+	char *tname = lm_xasprintf("COMPILER-GENERATED-scalar_%d",
+				   cg->lc->next_id++);
+	char *iname = lm_xasprintf("%s.%s", name, what);
+	int idx = lp_cg_add_tensor(cg, tname, LM_TK_INTERNAL, LM_DT_FLOAT32,
+				   LM_MT_SB, shape, 2, P, 4, 0, 0, 0);
+	char *in_name = lp_cg_inst_name(cg, iname);
+	lm_inst in;
+	lm_b_init_inst(&in, LM_OP_MEMSET, LM_ENG_DVE, in_name);
+	lm_b_append_ap(&in, LM_B_OUT, cg->f->allocs[idx].name, NULL,
+		       LM_DT_FLOAT32, 0, 0, ap, 2);
+	lm_b_set_memset(&in, "Const", v >= 0 && v < 4294967296.0 &&
+			v == (double)(int64_t)v ? (int64_t)v : 0);
+	lm_b_set_memset_value(&in, v);
+	lp_cg_emit(cg, &in);
+	free(tname);
+	free(iname);
+	free(in_name);
+	return cg->f->allocs[idx].name;
+}
+
+/*
+** A per-partition scalar operand `what` for data of P partitions: a tile
+** must be one element in each of the P partitions; an immediate becomes a
+** scratch tile (scalar_scratch).
+*/
+static int scalar_tile(lp_cg *cg, const lp_kval *tile, const lp_kval *imm,
+		       const lp_kval *lnc, const char *name, const char *what,
+		       int64_t P, lm_arg *a)
+{
+	tinfo ti;
+	int rc;
+	if (imm) {
+		double v;
+		lm_appair ap[2] = { { 1, P }, { 1, 1 } };
+		if ((rc = immediate(cg, imm, &v)) != 0)
+			return rc;
+		lm_b_init_ap(a, scalar_scratch(cg, name, what, P, v), NULL,
+			     LM_DT_FLOAT32, 0, 0, ap, 2);
+		return 0;
+	}
+	if ((rc = operand(cg, tile, lnc, a, &ti)) != 0)
+		return rc;
+	if (ti.mt == LM_MT_DRAM || parts_of(a) != P || lm_arg_count(a) != P)
+		return cg_fail(cg, "%s must be a [%lld, 1] tile: one scalar for "
+			       "each of the %lld partitions of the data (got "
+			       "%lld elements over %lld partitions%s)", what,
+			       (long long)P, (long long)P,
+			       (long long)lm_arg_count(a),
+			       (long long)parts_of(a),
+			       ti.mt == LM_MT_DRAM ? " in HBM" : "");
+	return 0;
+}
+
+/* An Operand's tile (or NULL) and immediate (or NULL). */
+static void operand_split(const lp_kval *op, const lp_kval **tile,
+			  const lp_kval **imm)
+{
+	*tile = op && op->ctor == 1 ? &op->items[0] : NULL;
+	*imm = op && op->ctor == 0 ? &op->items[0] : NULL;
+}
+
+/*
+** nisa.tensor_scalar with a tile operand: TensorScalarPtr, the data in
+** ins[0], the step-0 scalars in ins[1], the step-1 scalars in ins[2]
+** (an immediate of the other step goes through a scratch tile).
+*/
+static int cg_tensor_scalar_ptr(lp_cg *cg, const lp_kval *op,
+				const lp_kval *lnc, const char *name)
+{
+	const lp_kval *imm1 = some(F(op, "imm1")), *op1 = some(F(op, "op1"));
+	const lp_kval *t0, *i0, *t1, *i1;
+	int rev = F(op, "reverse")->ctor, rc, eng = F(op, "engine")->ctor;
+	lm_inst in;
+	tinfo ti;
+	int64_t P;
+
+	if (eng != KE_UNASSIGNED && eng != KE_DVE)
+		return cg_fail(cg, "tensorScalar with a tile operand on engine "
+			       "'%s' is not modelled (TensorScalarPtr runs on "
+			       "the vector engine)",
+			       lp_kval_ctor_name(F(op, "engine")));
+	operand_split(F(op, "imm0"), &t0, &i0);
+	operand_split(imm1, &t1, &i1);
+	inst_init(&in, name, LM_OP_TSPTR, LM_ENG_DVE, imm1 ? 3 : 2, 1);
+	in.alu0 = lm_aluop_parse(lp_kval_ctor_name(F(op, "op0")));
+	in.alu1 = op1 ? lm_aluop_parse(lp_kval_ctor_name(op1)) : LM_ALU_BYPASS;
+	in.reverse0 = rev == 1 || rev == 3;
+	in.reverse1 = rev == 2 || rev == 3;
+	rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	P = parts_of(&in.ins[0]);
+	if (!rc && ti.mt == LM_MT_DRAM)
+		rc = cg_fail(cg, "tensorScalar data in HBM");
+	if (!rc)
+		rc = scalar_tile(cg, t0, i0, lnc, name, "imm0", P, &in.ins[1]);
+	if (!rc && imm1)
+		rc = scalar_tile(cg, t1, i1, lnc, name, "imm1", P, &in.ins[2]);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	return finish(cg, &in, rc);
+}
+
+/*
+** nisa.tensor_reduce: TensorReduce on the vector engine, opDim X / XY /
+** XYZ / XYZW -> axis of the same name (the innermost free dimensions),
+** negated -> negate. The destination holds one element per row.
+*/
+static int cg_tensor_reduce(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+			    const char *name)
+{
+	int axis = F(op, "opDim")->ctor, rc;
+	int64_t n = 1, rows, P;
+	lm_inst in;
+	tinfo ti;
+
+	inst_init(&in, name, LM_OP_TENSORREDUCE, LM_ENG_DVE, 1, 1);
+	in.alu = lm_aluop_parse(lp_kval_ctor_name(F(op, "op")));
+	in.reduce_axis = axis;
+	in.negate = F(op, "negated")->b;
+	rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	if (!rc && in.ins[0].n_ap - 1 < axis + 1)
+		rc = cg_fail(cg, "tensorReduce opDim '%s' folds %d free "
+			     "dimensions; src has %d",
+			     lp_kval_ctor_name(F(op, "opDim")), axis + 1,
+			     in.ins[0].n_ap - 1);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	if (rc)
+		return finish(cg, &in, rc);
+	for (int i = in.ins[0].n_ap - 1 - axis; i < in.ins[0].n_ap; i++)
+		n *= in.ins[0].ap[i].num;
+	P = parts_of(&in.ins[0]);
+	rows = n ? lm_arg_count(&in.ins[0]) / n : 0;
+	if (lm_arg_count(&in.outs[0]) != rows || parts_of(&in.outs[0]) != P)
+		rc = cg_fail(cg, "tensorReduce dst must hold the %lld reduced "
+			     "element%s of each of the %lld partitions of src "
+			     "(each reduces %lld elements), got %lld elements "
+			     "over %lld partitions", (long long)(rows / (P ? P : 1)),
+			     rows / (P ? P : 1) == 1 ? "" : "s", (long long)P,
+			     (long long)n, (long long)lm_arg_count(&in.outs[0]),
+			     (long long)parts_of(&in.outs[0]));
+	return finish(cg, &in, rc);
+}
+
+/*
+** The one-input vector-engine operators: reciprocal (Reciprocal),
+** max8 (Max), batchNormStats (BNStats), batchNormAggregate
+** (BNStatsAggregate); ins[0] src, outs[0] dst.
+*/
+static int cg_unary(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+		    const char *name, lm_opcode opc)
+{
+	lm_inst in;
+	tinfo ti;
+	int rc;
+	inst_init(&in, name, opc, LM_ENG_DVE, 1, 1);
+	rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	return finish(cg, &in, rc);
+}
+
+/*
+** nc_find_index8 (MaxIndex) and nc_match_replace8 (MatchReplace, or
+** MaxIndexAndMatchReplace with dstIdx): ins[0] the 8 values, ins[1] the
+** data, outs[0] dst, outs[1] the indices.
+*/
+static int cg_match8(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+		     const char *name, int replace)
+{
+	const lp_kval *idx = replace ? some(F(op, "dstIdx")) : NULL;
+	lm_inst in;
+	tinfo ti;
+	int rc = 0;
+	double v = 0;
+	if (replace && (rc = immediate(cg, F(op, "replaceValue"), &v)) != 0)
+		return rc;
+	inst_init(&in, name, !replace ? LM_OP_MAXINDEX : idx ? LM_OP_MIMR
+		  : LM_OP_MATCHREPLACE, LM_ENG_DVE, 2, idx ? 2 : 1);
+	in.fill_value = v;
+	in.has_fill_value = 1;
+	rc = operand(cg, F(op, "vals"), lnc, &in.ins[0], &ti);
+	if (!rc)
+		rc = operand(cg, F(op, "src"), lnc, &in.ins[1], &ti);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	if (!rc && idx)
+		rc = operand(cg, idx, lnc, &in.outs[1], &ti);
+	return finish(cg, &in, rc);
+}
+
+/* A reduction side output the BIR instruction cannot carry: refused. */
+static int no_reduce(lp_cg *cg, const char *opname, const lp_kval *cmd,
+		     const lp_kval *res)
+{
+	if (cmd->ctor != 0 || res)
+		return cg_fail(cg, "%s with a reduction (reduceCmd '%s'%s) is "
+			       "not modelled: the BIR instruction lncsim runs "
+			       "has no reduction output", opname,
+			       lp_kval_ctor_name(cmd),
+			       res ? ", a reduceRes" : "");
+	return 0;
+}
+
+/*
+** nisa.select_reduce without its reduction: Select, ins[0] on_true,
+** ins[1] on_false (a tile or an immediate), ins[2] the predicate;
+** reversePred swaps the two values.
+*/
+static int cg_select(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+		     const char *name)
+{
+	const lp_kval *t, *imm, *of = F(op, "onFalse");
+	int rev = F(op, "reversePred")->b, rc;
+	lm_inst in;
+	tinfo ti;
+	if ((rc = no_reduce(cg, "selectReduce", F(op, "reduceCmd"),
+			    some(F(op, "reduceRes")))) != 0)
+		return rc;
+	operand_split(of, &t, &imm);
+	inst_init(&in, name, LM_OP_SELECT, LM_ENG_DVE, 3, 1);
+	rc = operand(cg, F(op, "onTrue"), lnc, &in.ins[rev ? 1 : 0], &ti);
+	if (!rc && t)
+		rc = operand(cg, t, lnc, &in.ins[rev ? 0 : 1], &ti);
+	if (!rc && imm) {
+		double v;
+		lm_arg *a = &in.ins[rev ? 0 : 1];
+		rc = immediate(cg, imm, &v);
+		memset(a, 0, sizeof *a);
+		a->kind = LM_ARG_IMM;
+		a->dtype = LM_DT_FLOAT32;
+		a->imm = v;
+	}
+	if (!rc)
+		rc = operand(cg, F(op, "predicate"), lnc, &in.ins[2], &ti);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	return finish(cg, &in, rc);
+}
+
+/* An immediate that must be 0 (a key the BIR instruction lacks). */
+static int imm_zero(lp_cg *cg, const lp_kval *imm, const char *what)
+{
+	double v;
+	int rc = immediate(cg, imm, &v);
+	if (!rc && v != 0)
+		rc = cg_fail(cg, "%s %g is not modelled (RangeSelect compares "
+			     "the index from 0)", what, v);
+	return rc;
+}
+
+/*
+** nisa.range_select (ncRangeSelect) and the older rangeSelect:
+** RangeSelect, ins[0] the data, ins[1] / ins[2] the bounds [P, 1]
+** (immediate bounds through scratch tiles), compare_op0 / compare_op1,
+** fill_value; the reduction is refused, the range start must be 0.
+*/
+static int cg_range_select(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+			   const char *name, int nc)
+{
+	const char *opname = nc ? "ncRangeSelect" : "rangeSelect";
+	lm_inst in;
+	tinfo ti;
+	int rc;
+	double fill = 0;
+	int64_t P;
+
+	rc = no_reduce(cg, opname, F(op, "reduceCommand"),
+		       nc ? some(F(op, "reduceRes")) : NULL);
+	if (!rc && nc)
+		rc = imm_zero(cg, F(op, "rangeStart"), "ncRangeSelect "
+			      "rangeStart");
+	if (!rc && !nc && F(op, "base")->fbits & 0x7fffffffu)
+		rc = cg_fail(cg, "rangeSelect base is not modelled (only 0)");
+	if (!rc && nc)
+		rc = immediate(cg, F(op, "onFalseValue"), &fill);
+	if (!rc && !nc) {
+		float f;
+		uint32_t b = F(op, "fillValue")->fbits;
+		memcpy(&f, &b, sizeof f);
+		fill = f;
+	}
+	if (rc)
+		return rc;
+	inst_init(&in, name, LM_OP_RANGESELECT, LM_ENG_DVE, 3, 1);
+	in.alu0 = lm_aluop_parse(lp_kval_ctor_name(F(op, "compOp0")));
+	in.alu1 = lm_aluop_parse(lp_kval_ctor_name(F(op, "compOp1")));
+	in.fill_value = fill;
+	in.has_fill_value = 1;
+	rc = operand(cg, F(op, nc ? "onTrueTile" : "src"), lnc, &in.ins[0],
+		     &ti);
+	P = parts_of(&in.ins[0]);
+	if (!rc)
+		rc = scalar_tile(cg, nc ? F(op, "bound0") : NULL,
+				 nc ? NULL : F(op, "bound0"), lnc, name,
+				 "bound0", P, &in.ins[1]);
+	if (!rc)
+		rc = scalar_tile(cg, nc ? F(op, "bound1") : NULL,
+				 nc ? NULL : F(op, "bound1"), lnc, name,
+				 "bound1", P, &in.ins[2]);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	return finish(cg, &in, rc);
+}
+
 /* ---- PSUM accumulation groups ----------------------------------------- */
 
 /*
@@ -953,6 +1279,36 @@ static void mm_groups_clear(mm_groups *mg)
 	memset(mg, 0, sizeof *mg);
 }
 
+/*
+** An operator the lowering does not take: its name, its payload's serde
+** tag, and why when the reason is a BIR instruction the simulator lacks.
+*/
+static int refuse(lp_cg *cg, const char *opname, const lp_kval *payload)
+{
+	static const struct { const char *op, *why; } why[] = {
+		{ "activationReduce", "the activation's accumulating row "
+		  "reduction has no BIR form the simulator runs" },
+		{ "tensorScalarReduce", "TensorScalarPtr's accumulated "
+		  "reduction output is not modelled by the simulator" },
+		{ "scalarTensorTensor", "TensorScalarPtr's scalar-tensor-tensor "
+		  "form is not modelled by the simulator" },
+		{ "ncScalarTensorTensor", "TensorScalarPtr's "
+		  "scalar-tensor-tensor form is not modelled by the simulator" },
+		{ "tensorTensorScan", "TensorScalarPtr's scan form is not "
+		  "modelled by the simulator" },
+	};
+	const char *w = NULL;
+	for (size_t i = 0; i < sizeof why / sizeof *why; i++)
+		if (!strcmp(why[i].op, opname))
+			w = why[i].why;
+	if (payload && payload->kind == LP_KV_OBJ)
+		return cg_fail(cg, "operator '%s' (serde tag %d) is not "
+			       "supported by the KLR lowering%s%s", opname,
+			       payload->type_tag, w ? ": " : "", w ? w : "");
+	return cg_fail(cg, "operator '%s' is not supported by the KLR "
+		       "lowering", opname);
+}
+
 /* One statement: its name, then the operator's codegen function. */
 static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 		   const char *label, int index, mm_groups *mg)
@@ -982,7 +1338,12 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 		rc = cg_tensor_tensor(cg, payload, lnc, name);
 		break;
 	case OP_TENSORSCALAR:
-		rc = cg_tensor_scalar(cg, payload, lnc, name);
+		if (F(payload, "imm0")->ctor == 1 ||
+		    (some(F(payload, "imm1")) &&
+		     some(F(payload, "imm1"))->ctor == 1))
+			rc = cg_tensor_scalar_ptr(cg, payload, lnc, name);
+		else
+			rc = cg_tensor_scalar(cg, payload, lnc, name);
 		break;
 	case OP_COPY:
 	case OP_NCCOPY: rc = cg_copy(cg, payload, lnc, name); break;
@@ -992,9 +1353,31 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 		rc = cg_affine_select(cg, payload, lnc, name);
 		break;
 	case OP_TRANSPOSE: rc = cg_transpose(cg, payload, lnc, name); break;
+	case OP_TENSORREDUCE:
+		rc = cg_tensor_reduce(cg, payload, lnc, name);
+		break;
+	case OP_RECIPROCAL:
+		rc = cg_unary(cg, payload, lnc, name, LM_OP_RECIPROCAL);
+		break;
+	case OP_MAX8: rc = cg_unary(cg, payload, lnc, name, LM_OP_MAX8); break;
+	case OP_BNSTATS:
+		rc = cg_unary(cg, payload, lnc, name, LM_OP_BNSTATS);
+		break;
+	case OP_BNAGGR:
+		rc = cg_unary(cg, payload, lnc, name, LM_OP_BNAGGR);
+		break;
+	case OP_FINDINDEX8: rc = cg_match8(cg, payload, lnc, name, 0); break;
+	case OP_MATCHREPLACE8:
+		rc = cg_match8(cg, payload, lnc, name, 1);
+		break;
+	case OP_SELECTREDUCE: rc = cg_select(cg, payload, lnc, name); break;
+	case OP_RANGESELECT:
+	case OP_NCRANGESELECT:
+		rc = cg_range_select(cg, payload, lnc, name,
+				     op->ctor == OP_NCRANGESELECT);
+		break;
 	default:
-		rc = cg_fail(cg, "operator '%s' is not supported by the KLR "
-			     "lowering", opname);
+		rc = refuse(cg, opname, payload);
 	}
 	free(name);
 	for (int k = n_before; !rc && k < cg->blk->n_insts; k++)
