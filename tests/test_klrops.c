@@ -535,6 +535,127 @@ START_TEST(test_vector_ops)
 }
 END_TEST
 
+
+/* ---- barriers, registers, branches ------------------------------------------ */
+
+/* A block {"label": l, "body": [statements]} (statements freed). */
+static char *block(const char *label, body *bd)
+{
+	char *stmts = lm_buf_detach(&bd->b);
+	char *r = lm_xasprintf(", {\"label\": \"%s\", \"body\": [%s]}", label,
+			       stmts ? stmts : "");
+	free(stmts);
+	bd->n = 0;
+	return r;
+}
+
+/* cmpBranch statement fields. */
+static char *br(const char *r1, const char *r2, int imm, const char *op,
+		const char *t, const char *f)
+{
+	return lm_xasprintf("\"reg1\": \"%s\", \"reg2\": \"%s\", \"imm\": %d, "
+			    "\"op\": \"%s\", \"trueLabel\": \"%s\", "
+			    "\"falseLabel\": \"%s\"", r1, r2, imm, op, t, f);
+}
+
+/*
+** The frontend's dynamic loop: main zeroes acc, loads the trip count 3
+** from an int32 tile into register rn (tensorLoad), sets ri := 0 and
+** jumps to loop; loop adds xs[0:16, :] to acc, ri := ri + 1, and branches
+** back while ri < rn (lt_reg); check branches on ri == 3 (eq_imm) to the
+** empty block `empty` (which falls through to ok) or to `bad`, which
+** would overwrite acc with -1; ok stores acc to kout rows 0..15 and ri
+** (tensorStore) as a float to kout[16][0]. A coreBarrier of core 0 alone
+** sits between the loop and the check.
+*/
+static char *loop_kernel(void)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *acc = sb("acc", 0, FW), *a64 = xs(0, FW), *blocks, *b1, *b2, *b3;
+	char *b4, *b5, *r;
+	char *nt = op_("nt", "sbuf", "int32", 1, 1, 0, 0, 1, 1);
+	char *cnt = op_("cnt", "sbuf", "int32", 1, 1, 0, 0, 1, 1);
+	char *cf = op_("cf", "sbuf", "float32", 1, 1, 0, 0, 1, 1);
+	char *ko = op_("kout", "hbm", "float32", 128, FW, 16, 0, 1, 1);
+
+	zero(&bd, "z_acc", "acc");
+	st(&bd, "n3", "memSet", lm_xasprintf("\"dst\": %s, \"value\": {\"int\": "
+	   "3}, \"dtype\": \"int32\"", nt));
+	st(&bd, "load", "tensorLoad", lm_xasprintf("\"dst\": \"rn\", \"src\": %s",
+						   nt));
+	st(&bd, "mv", "registerMove", lm_xasprintf("\"dst\": \"ri\", \"imm\": 0"));
+	st(&bd, "jmp", "cmpBranch", br("", "", 0, "always", "loop", ""));
+	{
+		/* the main block's statements go in the kernel's first block */
+		char *stmts = lm_buf_detach(&bd.b);
+		int n = bd.n;
+		bd.n = 0;
+		st(&bd, "tt", "tensorTensor", lm_xasprintf("\"dst\": %s, "
+		   "\"src0\": %s, \"src1\": %s, \"op\": \"add\"", acc, acc, a64));
+		st(&bd, "inc", "registerAluOp", lm_xasprintf("\"dst\": \"ri\", "
+		   "\"src\": \"ri\", \"imm\": 1, \"op\": \"add\""));
+		st(&bd, "brlt", "cmpBranch", br("ri", "rn", 0, "lt_reg", "loop",
+						"check"));
+		b1 = block("loop", &bd);
+		st(&bd, "bar", "coreBarrier", lm_xasprintf("\"data\": %s, "
+		   "\"cores\": [0]", nt));
+		st(&bd, "breq", "cmpBranch", br("ri", "", 3, "eq_imm", "empty",
+						"bad"));
+		b2 = block("check", &bd);
+		st(&bd, "ms_bad", "memSet", lm_xasprintf("\"dst\": %s, \"value\": "
+		   "{\"float\": -1}, \"dtype\": \"float32\"", acc));
+		b3 = block("bad", &bd);
+		b4 = block("empty", &bd);
+		store(&bd, "st_acc", "acc", 0);
+		st(&bd, "save", "tensorStore", lm_xasprintf("\"dst\": %s, "
+		   "\"src\": \"ri\"", cnt));
+		st(&bd, "cnt_f", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+							cf, cnt));
+		st(&bd, "st_cnt", "ncDmaCopy", lm_xasprintf("\"dst\": %s, "
+		   "\"src\": %s", ko, cf));
+		b5 = block("ok", &bd);
+		blocks = lm_xasprintf("%s%s%s%s%s", b1, b2, b3, b4, b5);
+		lm_buf_puts(&bd.b, stmts);
+		bd.n = n;
+		free(stmts);
+	}
+	r = kernel("k_loop", &bd, blocks);
+	frees(acc, a64, blocks, b1, b2, b3, b4, b5, nt, cnt, cf, ko, NULL);
+	return r;
+}
+
+START_TEST(test_register_loop)
+{
+	char *k = loop_kernel(), *dir = tu_tmpdir("klrops-loop");
+	lm_module *m = setup(dir, k), *lo = lower_ok(m, 0), *out = NULL;
+	lp_lower_opts o;
+	lm_error err;
+	ls_result r;
+
+	run(lo, &r);
+	/* the blocks branch to each other: inlining is refused */
+	memset(&o, 0, sizeof o);
+	o.inline_kernels = 1;
+	ck_assert_int_ne(lp_lower(&out, m, &o, NULL, &err), 0);
+	ck_assert_ptr_null(out);
+	ck_assert_msg(strstr(err.msg, "NKIKernel function 'k_loop' branches "
+			     "between its blocks (UnconditionalBranch 'jmp')")
+		      != NULL, "%s", err.msg);
+	lm_module_free(lo);
+	lm_module_free(m);
+	tu_rmtree(dir);
+	free(dir);
+	for (int p = 0; p < P; p++)
+		for (int j = 0; j < FW; j++) {
+			float x = xval(p, j), want = ((0.0f + x) + x) + x;
+			EQ_F(yv(&r, p, j), want, "loop sum", p, j);
+		}
+	EQ_F(yv(&r, 16, 0), 3.0f, "loop counter", 16, 0);
+	ls_result_free(&r);
+	free(k);
+}
+END_TEST
+
 /* ---- refusals ------------------------------------------------------------------ */
 
 /* A kernel of one statement after the load. */
@@ -626,6 +747,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_vector_ops);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_register_loop);
 	suite_add_tcase(s, tc);
 	return s;
 }

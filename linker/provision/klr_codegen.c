@@ -29,6 +29,7 @@
 #include "provision_int.h"
 #include "build.h"
 #include "dtype.h"
+#include "enumtab.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@
 /* Bounds on the numbers a kernel may use (checked before any arithmetic). */
 #define MAX_DIM ((int64_t)1 << 31)
 #define MAX_ELEMS ((int64_t)1 << 40)
+#define MAX_CORES 64
 
 /* Operator constructors lowered here (KLR's operator serde tags). */
 enum {
@@ -47,7 +49,8 @@ enum {
 	OP_MATCHREPLACE8 = 22, OP_MAX8 = 24, OP_MEMSET = 25,
 	OP_RANGESELECT = 26, OP_NCRANGESELECT = 27, OP_RECIPROCAL = 28,
 	OP_TENSORREDUCE = 32, OP_TENSORSCALAR = 33, OP_TENSORTENSOR = 34,
-	OP_TRANSPOSE = 38, OP_SELECTREDUCE = 39, OP_REGISTERMOVE = 45,
+	OP_TRANSPOSE = 38, OP_SELECTREDUCE = 39, OP_TENSORLOAD = 43,
+	OP_TENSORSTORE = 44, OP_REGISTERMOVE = 45,
 	OP_CMPBRANCH = 46, OP_REGISTERALUOP = 47, OP_COREBARRIER = 63
 };
 
@@ -1162,6 +1165,228 @@ static int cg_range_select(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	return finish(cg, &in, rc);
 }
 
+/* ---- barriers, registers and branches ---------------------------------- */
+
+/*
+** nisa.lnc_barrier (coreBarrier): CoreBarrier on the engine named
+** (unassigned -> Pool) with the kernel's n-th barrier id (1, 2, ...) and
+** the group `<kernel>.core_barrier_<n>`, so the n-th barrier of every
+** core's body meets the others' n-th. `data` has no BIR operand: it is
+** not read. KLR is sequential, so the barrier is a fence: it follows
+** every earlier statement and precedes every later one.
+*/
+static int cg_core_barrier(lp_cg *cg, const lp_kval *op, const char *name)
+{
+	const lp_kval *cl = F(op, "cores");
+	int64_t *cores;
+	lm_inst in;
+	char *group;
+	if (cl->n < 1 || cl->n > MAX_CORES)
+		return cg_fail(cg, "coreBarrier lists %d cores (1 to %d)", cl->n,
+			       MAX_CORES);
+	cores = lm_xcalloc((size_t)cl->n, sizeof *cores);
+	for (int i = 0; i < cl->n; i++) {
+		if (cl->items[i].i < 0 || cl->items[i].i >= MAX_CORES) {
+			free(cores);
+			return cg_fail(cg, "coreBarrier core %lld is out of "
+				       "range (0 to %d)",
+				       (long long)cl->items[i].i,
+				       MAX_CORES - 1);
+		}
+		cores[i] = cl->items[i].i;
+	}
+	cg->n_barriers++;
+	group = lm_xasprintf("%s.core_barrier_%d", cg->kname, cg->n_barriers);
+	inst_init(&in, name, LM_OP_COREBARRIER,
+		  map_engine(F(op, "engine"), LM_ENG_POOL), 0, 0);
+	lm_b_set_barrier(&in, cg->n_barriers, cores, cl->n, group);
+	free(group);
+	free(cores);
+	lp_cg_emit_fence(cg, &in);
+	return 0;
+}
+
+/* A KLR register name -> its register allocation (int32, REG). */
+static int reg_alloc(lp_cg *cg, const char *reg, const char **out)
+{
+	int idx;
+	if (!reg || !*reg)
+		return cg_fail(cg, "a register has an empty name");
+	idx = (int)(intptr_t)lm_strmap_lookup(&cg->tensors, reg) - 1;
+	if (idx < 0) {
+		int64_t shape[1] = { 1 };
+		lm_alloc *a = lm_b_append_alloc(cg->f, reg, LM_TK_INTERNAL,
+						LM_DT_INT32, shape, 1);
+		idx = cg->f->n_allocs - 1;
+		lm_b_append_memloc(a, LM_MT_REG, 0, NULL, 0, 0);
+		lm_strmap_put(&cg->tensors, a->name, (void *)(intptr_t)(idx + 1));
+	} else if (cg->f->allocs[idx].memlocs[0].type != LM_MT_REG) {
+		return cg_fail(cg, "register '%s' has the name of a tensor", reg);
+	}
+	*out = cg->f->allocs[idx].name;
+	return 0;
+}
+
+/* A register_access operand (int32) of register reg. */
+static int reg_arg(lp_cg *cg, const char *reg, lm_arg *a)
+{
+	const char *r = NULL;
+	int rc = reg_alloc(cg, reg, &r);
+	if (rc)
+		return rc;
+	memset(a, 0, sizeof *a);
+	a->kind = LM_ARG_OPAQUE;
+	a->dtype = LM_DT_INT32;
+	a->extra = cJSON_CreateObject();
+	cJSON_AddStringToObject(a->extra, "kind", "register_access");
+	cJSON_AddStringToObject(a->extra, "dtype", "int32");
+	cJSON_AddStringToObject(a->extra, "regref", r);
+	return 0;
+}
+
+/* An int32 imm_value operand; the KLR Int32 must fit. */
+static int imm32_arg(lp_cg *cg, const lp_kval *v, lm_arg *a)
+{
+	if (v->i < INT32_MIN || v->i > INT32_MAX)
+		return cg_fail(cg, "immediate %lld does not fit an Int32",
+			       (long long)v->i);
+	memset(a, 0, sizeof *a);
+	a->kind = LM_ARG_IMM;
+	a->dtype = LM_DT_INT32;
+	a->imm = (double)v->i;
+	return 0;
+}
+
+/* register_alloc / register_move: RegisterMove dst := imm (engine ALL). */
+static int cg_reg_move(lp_cg *cg, const lp_kval *op, const char *name)
+{
+	lm_inst in;
+	int rc;
+	inst_init(&in, name, LM_OP_REGMOVE, LM_ENG_ALL, 1, 1);
+	rc = imm32_arg(cg, F(op, "imm"), &in.ins[0]);
+	if (!rc)
+		rc = reg_arg(cg, F(op, "dst")->s, &in.outs[0]);
+	return finish(cg, &in, rc);
+}
+
+/* The loop counter's step: RegisterAlu dst := src op imm (engine ALL). */
+static int cg_reg_alu(lp_cg *cg, const lp_kval *op, const char *name)
+{
+	const char *alu = lp_kval_ctor_name(F(op, "op"));
+	int64_t ord;
+	lm_inst in;
+	int rc;
+	if (lm_enum_parse(LM_ET_AluOpType, alu, &ord) != 0)
+		return cg_fail(cg, "registerAluOp op '%s' has no BIR AluOpType",
+			       alu);
+	inst_init(&in, name, LM_OP_REGALU, LM_ENG_ALL, 2, 1);
+	lm_b_set_register_alu(&in, (int)ord, 0);
+	rc = reg_arg(cg, F(op, "src")->s, &in.ins[0]);
+	if (!rc)
+		rc = imm32_arg(cg, F(op, "imm"), &in.ins[1]);
+	if (!rc)
+		rc = reg_arg(cg, F(op, "dst")->s, &in.outs[0]);
+	return finish(cg, &in, rc);
+}
+
+/*
+** register_load / register_store: TensorLoad (a 1 x 1 tile -> register,
+** engine ALL) and TensorSave (register -> 1 x 1 tile, engine SP).
+*/
+static int cg_reg_mem(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+		      const char *name, int load)
+{
+	lm_inst in;
+	tinfo ti;
+	int rc;
+	inst_init(&in, name, load ? LM_OP_TENSORLOAD : LM_OP_TENSORSAVE,
+		  load ? LM_ENG_ALL : LM_ENG_SP, 1, 1);
+	if (load) {
+		rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+		if (!rc)
+			rc = reg_arg(cg, F(op, "dst")->s, &in.outs[0]);
+	} else {
+		rc = reg_arg(cg, F(op, "src")->s, &in.ins[0]);
+		if (!rc)
+			rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	}
+	if (!rc && lm_arg_count(load ? &in.ins[0] : &in.outs[0]) != 1)
+		rc = cg_fail(cg, "%s must access one element (got %lld)",
+			     load ? "tensorLoad src" : "tensorStore dst",
+			     (long long)lm_arg_count(load ? &in.ins[0]
+						     : &in.outs[0]));
+	return finish(cg, &in, rc);
+}
+
+/*
+** The end of a block of a kernel that branches: Drain on ALL (every
+** engine waits for the DMAs it issued) then AllEngineBarrier on ALL (a
+** join of the five engines), so everything the block did is complete
+** before any engine enters the next block, whichever it is. A dependency
+** cannot say it: one on an instruction of a block not entered holds at
+** once, and the next pass of a loop is not ordered by dependencies. The
+** hazards start afresh after it.
+*/
+static void block_join(lp_cg *cg, const char *label)
+{
+	static const lm_opcode ops[2] = { LM_OP_DRAIN, LM_OP_AEBARRIER };
+	static const char *const what[2] = { "drain", "join" };
+	for (int i = 0; i < 2; i++) {
+		char *base = lm_xasprintf("%s.%s.%s", cg->kname, label, what[i]);
+		char *name = lp_cg_inst_name(cg, base);
+		lm_inst in;
+		inst_init(&in, name, ops[i], LM_ENG_ALL, 0, 0);
+		lp_cg_emit(cg, &in);
+		free(base);
+		free(name);
+	}
+	lp_cg_hazards_reset(cg);
+}
+
+/* A branch target: a label of the body (a BIR block of that name). */
+static int label_ok(lp_cg *cg, const lp_kval *body, const char *l,
+		    const char *what)
+{
+	for (int b = 0; l && b < body->n; b++)
+		if (!strcmp(F(&body->items[b], "label")->s, l))
+			return 0;
+	return cg_fail(cg, "cmpBranch %s '%s' names no block of the kernel",
+		       what, l ? l : "");
+}
+
+/*
+** The frontend's jmp / brnz / brlt (cmpBranch): `always` ->
+** UnconditionalBranch to trueLabel; the others -> CompareAndBranch with
+** comp_op IS_<op>IMM (reg1 against imm) or IS_<op>REG (reg1 against
+** reg2), on_true / on_false the labels. Engine ALL: every engine follows
+** the branch on its own registers.
+*/
+static int cg_branch(lp_cg *cg, const lp_kval *op, const lp_kval *body,
+		     const char *name)
+{
+	int k = F(op, "op")->ctor, rc;
+	const char *t = F(op, "trueLabel")->s, *f = F(op, "falseLabel")->s;
+	lm_inst in;
+	if ((rc = label_ok(cg, body, t, "trueLabel")) != 0)
+		return rc;
+	if (k == 0) {
+		inst_init(&in, name, LM_OP_UBRANCH, LM_ENG_ALL, 0, 0);
+		lm_b_set_jump(&in, t);
+		return finish(cg, &in, 0);
+	}
+	if ((rc = label_ok(cg, body, f, "falseLabel")) != 0)
+		return rc;
+	inst_init(&in, name, LM_OP_CMPBRANCH, LM_ENG_ALL, 2, 0);
+	/* BrCmpOp lt_imm .. gt_reg are BranchCompareOp IS_LTIMM .. IS_GTREG */
+	lm_b_set_branch(&in, k - 1, t, f);
+	rc = reg_arg(cg, F(op, "reg1")->s, &in.ins[0]);
+	if (!rc && k <= 6)
+		rc = imm32_arg(cg, F(op, "imm"), &in.ins[1]);
+	else if (!rc)
+		rc = reg_arg(cg, F(op, "reg2")->s, &in.ins[1]);
+	return finish(cg, &in, rc);
+}
+
 /* ---- PSUM accumulation groups ----------------------------------------- */
 
 /*
@@ -1311,7 +1536,8 @@ static int refuse(lp_cg *cg, const char *opname, const lp_kval *payload)
 
 /* One statement: its name, then the operator's codegen function. */
 static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
-		   const char *label, int index, mm_groups *mg)
+		   const lp_kval *body, const char *label, int index,
+		   mm_groups *mg)
 {
 	const lp_kval *op = F(stmt, "op"), *nm = some(F(stmt, "name"));
 	const lp_kval *payload = op->n == 1 ? &op->items[0] : NULL;
@@ -1376,6 +1602,15 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 		rc = cg_range_select(cg, payload, lnc, name,
 				     op->ctor == OP_NCRANGESELECT);
 		break;
+	case OP_COREBARRIER: rc = cg_core_barrier(cg, payload, name); break;
+	case OP_REGISTERMOVE: rc = cg_reg_move(cg, payload, name); break;
+	case OP_REGISTERALUOP: rc = cg_reg_alu(cg, payload, name); break;
+	case OP_TENSORLOAD: rc = cg_reg_mem(cg, payload, lnc, name, 1); break;
+	case OP_TENSORSTORE: rc = cg_reg_mem(cg, payload, lnc, name, 0); break;
+	case OP_CMPBRANCH:
+		block_join(cg, label);
+		rc = cg_branch(cg, payload, body, name);
+		break;
 	default:
 		rc = refuse(cg, opname, payload);
 	}
@@ -1386,6 +1621,18 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 	return rc;
 }
 
+/* Does any statement of the body branch (cmpBranch)? */
+static int has_branch(const lp_kval *body)
+{
+	for (int b = 0; b < body->n; b++) {
+		const lp_kval *stmts = F(&body->items[b], "body");
+		for (int s = 0; s < stmts->n; s++)
+			if (F(&stmts->items[s], "op")->ctor == OP_CMPBRANCH)
+				return 1;
+	}
+	return 0;
+}
+
 /*
 ** codegenLncKernel: the kernel's function (name = the kernel name, kind
 ** nki) with one BIR block per non-empty KLR block of the chosen body.
@@ -1394,7 +1641,7 @@ int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core)
 {
 	const lp_kval *bodies = F(lnc, "bodies"), *body;
 	mm_groups mg;
-	int rc;
+	int rc, branches;
 
 	memset(&mg, 0, sizeof mg);
 	cg->kname = lm_xstrdup(F(lnc, "name")->s ? F(lnc, "name")->s : "");
@@ -1407,6 +1654,7 @@ int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core)
 		return cg_fail(cg, "the kernel has %d per-core bodies, none for "
 			       "core %lld", bodies->n, (long long)core);
 	body = &bodies->items[bodies->n > 1 ? core : 0];
+	branches = has_branch(body);
 	cg->f->name = lm_xstrdup(cg->kname);
 	lm_b_set_kind(cg->f, LM_FK_NKI);
 	/* the formals exist even when no statement touches them */
@@ -1422,16 +1670,21 @@ int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core)
 		const lp_kval *blk = &body->items[b], *stmts = F(blk, "body");
 		const char *label = F(blk, "label")->s;
 		lm_block *nb;
-		if (stmts->n == 0)
+		/* a branch may name an empty block: keep them all then */
+		if (stmts->n == 0 && !branches)
 			continue;
 		nb = lm_b_append_block(cg->f, label);
 		cg->blk = nb;
 		for (int s = 0; s < stmts->n; s++)
-			if ((rc = cg_stmt(cg, &stmts->items[s], lnc, label,
-					  s, &mg)) != 0) {
+			if ((rc = cg_stmt(cg, &stmts->items[s], lnc, body,
+					  label, s, &mg)) != 0) {
 				mm_groups_clear(&mg);
 				return rc;
 			}
+		/* a block that falls through ends with the join too */
+		if (branches && stmts->n && F(&stmts->items[stmts->n - 1],
+					     "op")->ctor != OP_CMPBRANCH)
+			block_join(cg, label);
 	}
 	mm_groups_clear(&mg);
 	return lp_cg_place(cg);
