@@ -656,6 +656,122 @@ START_TEST(test_register_loop)
 }
 END_TEST
 
+/* A one-row birPattern of tensor [tp, 64] at static offset off with the
+** register reg as its scalarOffset. */
+static char *dyn(const char *name, const char *mem, int tp, int off,
+		 const char *reg)
+{
+	char *t = tn(name, mem, "float32", tp, FW);
+	char *r = lm_xasprintf("{\"abstract\": {\"birPattern\": {\"tensor\": "
+			       "%s, \"offset\": %d, \"pattern\": [{\"step\": "
+			       "%d, \"num\": 1}, {\"step\": 1, \"num\": %d}], "
+			       "\"scalarOffset\": {\"reg\": \"%s\"}}}}", t, off,
+			       FW, FW, reg);
+	free(t);
+	return r;
+}
+
+/*
+** Register offsets: for i = 0..3 (ro = 64 i, rd = 64 (3 - i), rq = ro +
+** 512): kout row 3-i := kin row i (a DMA placed by registers on both
+** sides), row := xs row i (tensor_copy_dynamic_src), kout row 8+i :=
+** row (a DMA with a register-placed destination). `last` is the loop
+** bound of ro (256; more walks kin past its end).
+*/
+static char *dyn_kernel(int last)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *b1, *b2, *r, *s, *d;
+	char *row = op_("row", "sbuf", "float32", 1, FW, 0, 0, 1, FW);
+
+	st(&bd, "mo", "registerMove", lm_xasprintf("\"dst\": \"ro\", \"imm\": 0"));
+	st(&bd, "md", "registerMove", lm_xasprintf("\"dst\": \"rd\", \"imm\": "
+						   "192"));
+	{
+		char *stmts = lm_buf_detach(&bd.b);
+		int n = bd.n;
+		bd.n = 0;
+		d = dyn("kout", "hbm", 128, 0, "rd");
+		s = dyn("kin", "hbm", 128, 0, "ro");
+		st(&bd, "dma1", "ncDmaCopy", lm_xasprintf("\"dst\": %s, "
+		   "\"src\": %s", d, s));
+		frees(d, s, NULL);
+		s = dyn("xs", "sbuf", 128, 0, "ro");
+		st(&bd, "cp", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						     row, s));
+		free(s);
+		st(&bd, "q", "registerAluOp", lm_xasprintf("\"dst\": \"rq\", "
+		   "\"src\": \"ro\", \"imm\": 512, \"op\": \"add\""));
+		d = dyn("kout", "hbm", 128, 0, "rq");
+		st(&bd, "dma2", "ncDmaCopy", lm_xasprintf("\"dst\": %s, "
+		   "\"src\": %s", d, row));
+		free(d);
+		st(&bd, "inc", "registerAluOp", lm_xasprintf("\"dst\": \"ro\", "
+		   "\"src\": \"ro\", \"imm\": 64, \"op\": \"add\""));
+		st(&bd, "dec", "registerAluOp", lm_xasprintf("\"dst\": \"rd\", "
+		   "\"src\": \"rd\", \"imm\": 64, \"op\": \"subtract\""));
+		st(&bd, "br", "cmpBranch", br("ro", "", last, "lt_imm", "loop",
+					      "done"));
+		b1 = block("loop", &bd);
+		b2 = block("done", &bd);
+		s = lm_xasprintf("%s%s", b1, b2);
+		lm_buf_puts(&bd.b, stmts);
+		bd.n = n;
+		frees(stmts, b1, b2, NULL);
+	}
+	r = kernel("k_dyn", &bd, s);
+	frees(s, row, NULL);
+	return r;
+}
+
+START_TEST(test_register_offsets)
+{
+	char *k = dyn_kernel(256), *dir = tu_tmpdir("klrops-dyn");
+	lm_module *m = setup(dir, k), *lo = lower_ok(m, 0);
+	ls_result r;
+	run(lo, &r);
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < FW; j++) {
+			EQ_F(yv(&r, 3 - i, j), xval(i, j), "dynamic DMA", i, j);
+			EQ_F(yv(&r, 8 + i, j), xval(i, j), "dynamic copy", i, j);
+		}
+	ls_result_free(&r);
+	lm_module_free(lo);
+	lm_module_free(m);
+	tu_rmtree(dir);
+	free(dir);
+	free(k);
+}
+END_TEST
+
+/* A register offset that walks past the tensor is a run error. */
+START_TEST(test_register_offset_out_of_range)
+{
+	char *k = dyn_kernel(64 * 130), *dir = tu_tmpdir("klrops-dyn");
+	lm_module *m = setup(dir, k), *lo = lower_ok(m, 0);
+	ls_tensors in = { 0, NULL };
+	ls_options o;
+	ls_result r;
+	lm_error err;
+	int64_t shape[2] = { 128, FW };
+	float *x = lm_xcalloc(128 * FW, sizeof *x);
+	ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	memset(&o, 0, sizeof o);
+	memset(&r, 0, sizeof r);
+	ck_assert_int_ne(ls_run(lo, &in, &o, &r, &err), 0);
+	ck_assert_msg(strstr(err.msg, "puts the access outside memory "
+			     "location") != NULL, "%s", err.msg);
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	free(x);
+	lm_module_free(lo);
+	lm_module_free(m);
+	tu_rmtree(dir);
+	free(dir);
+	free(k);
+}
+END_TEST
+
 /* ---- refusals ------------------------------------------------------------------ */
 
 /* A kernel of one statement after the load. */
@@ -748,6 +864,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_vector_ops);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_register_loop);
+	tcase_add_test(tc, test_register_offsets);
+	tcase_add_test(tc, test_register_offset_out_of_range);
 	suite_add_tcase(s, tc);
 	return s;
 }

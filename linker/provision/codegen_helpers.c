@@ -102,7 +102,7 @@ void lp_cg_emit(lp_cg *cg, lm_inst *in)
 {
 	for (int i = 0; i < in->n_ins; i++) {
 		cg_hazard *h;
-		if (in->ins[i].kind != LM_ARG_PHYSICAL_AP)
+		if (!in->ins[i].memsetref)
 			continue;
 		h = hazard(cg, in->ins[i].memsetref);
 		if (h->writer)
@@ -110,7 +110,7 @@ void lp_cg_emit(lp_cg *cg, lm_inst *in)
 	}
 	for (int i = 0; i < in->n_outs; i++) {
 		cg_hazard *h;
-		if (in->outs[i].kind != LM_ARG_PHYSICAL_AP)
+		if (!in->outs[i].memsetref)
 			continue;
 		h = hazard(cg, in->outs[i].memsetref);
 		if (h->writer)
@@ -121,7 +121,7 @@ void lp_cg_emit(lp_cg *cg, lm_inst *in)
 	for (int i = 0; i < in->n_ins; i++) {
 		cg_hazard *h;
 		int seen = 0;
-		if (in->ins[i].kind != LM_ARG_PHYSICAL_AP)
+		if (!in->ins[i].memsetref)
 			continue;
 		h = hazard(cg, in->ins[i].memsetref);
 		for (int k = 0; k < h->n_readers && !seen; k++)
@@ -134,7 +134,7 @@ void lp_cg_emit(lp_cg *cg, lm_inst *in)
 	}
 	for (int i = 0; i < in->n_outs; i++) {
 		cg_hazard *h;
-		if (in->outs[i].kind != LM_ARG_PHYSICAL_AP)
+		if (!in->outs[i].memsetref)
 			continue;
 		h = hazard(cg, in->outs[i].memsetref);
 		free(h->writer);

@@ -389,6 +389,68 @@ static int basic_pairs(lp_cg *cg, const lp_kval *ab, const lp_kval *tn,
 	return 0;
 }
 
+static int reg_alloc(lp_cg *cg, const char *reg, const char **out);
+
+/*
+** A birPattern whose scalarOffset names a register: the register holds an
+** element offset added to the static one, in the tensor's elements as if
+** contiguous (KLR's unit). The operand becomes a register_ap with
+** is_regloc_offset (register + const_ap_offset = the start element in
+** the memory location's folded encoding): the same number when a
+** partition row of the tensor is a whole partition of its memory location
+** (always in HBM), which is required.
+*/
+static int dynamic_offset(lp_cg *cg, const char *reg, const tinfo *ti,
+			  int override, lm_arg *a)
+{
+	int64_t pe = ti->mt == LM_MT_DRAM ? 0 :
+		     ti->part_bytes / lm_dtype_size(ti->dtype);
+	int64_t fold = a->start_partition * pe + a->offset;
+	const char *r;
+	cJSON *o, *ap;
+	int rc;
+	if (override)
+		return cg_fail(cg, "a register offset with a dtypeOverride is "
+			       "not supported");
+	if (ti->mt != LM_MT_DRAM && pe != ti->free_elems)
+		return cg_fail(cg, "a register offset into '%s', whose %lld "
+			       "elements per partition do not fill the %lld of "
+			       "its address, is not supported", ti->alloc,
+			       (long long)ti->free_elems, (long long)pe);
+	if ((rc = reg_alloc(cg, reg, &r)) != 0)
+		return rc;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "kind", "register_ap");
+	ap = cJSON_AddArrayToObject(o, "ap");
+	for (int i = 0; i < a->n_ap; i++) {
+		cJSON *pr = cJSON_CreateArray();
+		cJSON_AddItemToArray(pr, cJSON_CreateNumber((double)
+							    a->ap[i].step));
+		cJSON_AddItemToArray(pr, cJSON_CreateNumber((double)
+							    a->ap[i].num));
+		cJSON_AddItemToArray(ap, pr);
+	}
+	cJSON_AddStringToObject(o, "dtype", lm_dtype_name(a->dtype));
+	cJSON_AddStringToObject(o, "memsetref", ti->alloc);
+	cJSON_AddStringToObject(o, "memref", ti->alloc);
+	cJSON_AddStringToObject(o, "regref", r);
+	cJSON_AddTrueToObject(o, "is_regloc_offset");
+	cJSON_AddNumberToObject(o, "const_ap_offset", (double)fold);
+	lm_arg_clear(a);
+	memset(a, 0, sizeof *a);
+	a->kind = LM_ARG_OPAQUE;
+	a->dtype = ti->dtype;
+	a->memsetref = lm_xstrdup(ti->alloc);
+	a->extra = o;
+	return 0;
+}
+
+/* Is a a register_ap (a dynamic offset)? */
+static int is_dynamic(const lm_arg *a)
+{
+	return a->kind == LM_ARG_OPAQUE && a->memsetref;
+}
+
 /*
 ** A TensorRef -> physical_ap. `lnc` gives the formal / const lists.
 ** On success *ti describes the tensor.
@@ -396,7 +458,7 @@ static int basic_pairs(lp_cg *cg, const lp_kval *ab, const lp_kval *tn,
 static int operand(lp_cg *cg, const lp_kval *tr, const lp_kval *lnc,
 		   lm_arg *a, tinfo *ti)
 {
-	const lp_kval *acc, *tn = NULL, *ov = NULL;
+	const lp_kval *acc, *tn = NULL, *ov = NULL, *sreg = NULL;
 	lm_appair p[9];
 	int np = 0, rc;
 	int64_t offset = 0, sp = 0;
@@ -440,9 +502,13 @@ static int operand(lp_cg *cg, const lp_kval *tr, const lp_kval *lnc,
 	case 3: { /* birPattern */
 		const lp_kval *bp = &acc->items[0];
 		tn = F(bp, "tensor");
-		if (some(F(bp, "scalarOffset")) || some(F(bp, "vectorOffset")))
-			return cg_fail(cg, "dynamic (scalar / vector) offsets "
-				       "are not supported");
+		sreg = some(F(bp, "scalarOffset"));
+		if (some(F(bp, "vectorOffset")))
+			return cg_fail(cg, "vector (indirect) offsets are not "
+				       "supported");
+		if (sreg && sreg->ctor != 0)
+			return cg_fail(cg, "a scalar offset given as an access "
+				       "is not supported (only a register)");
 		if (F(bp, "indirectDim")->i != 0)
 			return cg_fail(cg, "indirect access patterns are not "
 				       "supported");
@@ -468,7 +534,8 @@ static int operand(lp_cg *cg, const lp_kval *tr, const lp_kval *lnc,
 	if ((rc = partition_step(cg, ti, dt, p)) != 0)
 		return rc;
 	lm_b_init_ap(a, ti->alloc, NULL, dt, sp, offset, p, np);
-	return 0;
+	return sreg ? dynamic_offset(cg, sreg->items[0].s, ti, ov != NULL, a)
+		    : 0;
 }
 
 /* An Immediate as a number (float or int); register / pointer fail. */
@@ -534,6 +601,16 @@ static void inst_init(lm_inst *in, const char *name, lm_opcode op,
 /* Emit, or on failure free the half-built instruction. */
 static int finish(lp_cg *cg, lm_inst *in, int rc)
 {
+	int dyn_ok = in->op == LM_OP_DMACOPY || in->op == LM_OP_TCDYNSRC ||
+		     in->op == LM_OP_TCDYNDST || in->op == LM_OP_TENSORLOAD ||
+		     in->op == LM_OP_TENSORSAVE;
+	for (int i = 0; !rc && !dyn_ok && i < in->n_ins + in->n_outs; i++)
+		if (is_dynamic(i < in->n_ins ? &in->ins[i]
+					     : &in->outs[i - in->n_ins]))
+			rc = cg_fail(cg, "a register offset (scalarOffset) on "
+				     "%s is not supported (only on DMA copies, "
+				     "tensor copies and register loads / "
+				     "stores)", lm_opcode_name(in->op));
 	if (rc) {
 		lm_inst_clear(in);
 		return rc;
@@ -713,6 +790,14 @@ static int cg_copy(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	if (!rc)
 		rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	/* tensor_copy_dynamic_src / _dst: the register-placed side */
+	if (!rc && is_dynamic(&in.ins[0]) && is_dynamic(&in.outs[0]))
+		rc = cg_fail(cg, "a tensor copy with register offsets on both "
+			     "sides is not supported");
+	else if (!rc && is_dynamic(&in.ins[0]))
+		in.op = LM_OP_TCDYNSRC;
+	else if (!rc && is_dynamic(&in.outs[0]))
+		in.op = LM_OP_TCDYNDST;
 	return finish(cg, &in, rc);
 }
 
