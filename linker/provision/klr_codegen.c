@@ -1476,7 +1476,7 @@ static int cg_branch(lp_cg *cg, const lp_kval *op, const lp_kval *body,
 
 /*
 ** psum_note: which ncMatMuls accumulate. Program order is block order,
-** then statement order (the subset has no control flow). A Matmult that is
+** then statement order (a loop body counts once). A Matmult that is
 ** not a transpose is a group member:
 **   - its dst region equals the region of an open group (same allocation,
 **     dtype, start partition, offset and access pattern): it accumulates
