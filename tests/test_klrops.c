@@ -772,6 +772,74 @@ START_TEST(test_register_offset_out_of_range)
 }
 END_TEST
 
+/*
+** Two cores, each with the caller fixture calling one kernel that stores
+** xs, meets the other core at a coreBarrier of cores [0, 1] and stores
+** again: lowered called and inlined, linked by `lncsim diff`, which runs
+** them and checks the outputs bit for bit against its reference run.
+*/
+START_TEST(test_core_barrier_two_cores)
+{
+	char *dir = tu_tmpdir("klrops-lnc2");
+	body bd = { LM_BUF_INIT, 0 };
+	char *nt = op_("nt", "sbuf", "int32", 1, 1, 0, 0, 1, 1), *k;
+	const char *modes[2] = { NULL, "--inline" };
+	tu_run r;
+
+	store(&bd, "st0", "xs16", 0);
+	st(&bd, "bar", "coreBarrier", lm_xasprintf("\"data\": %s, \"cores\": "
+						   "[0, 1]", nt));
+	store(&bd, "st1", "xs16", 16);
+	{
+		/* xs16 := xs[0:16, :] first */
+		char *d = sb("xs16", 0, FW), *s = xs(0, FW), *rest;
+		body b0 = { LM_BUF_INIT, 0 };
+		st(&b0, "cp", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						     d, s));
+		rest = lm_buf_detach(&bd.b);
+		lm_buf_printf(&b0.b, ", %s", rest);
+		b0.n += bd.n;
+		k = kernel("k_bar", &b0, NULL);
+		frees(d, s, rest, NULL);
+	}
+	pack_text(k, dir);
+	for (int c = 0; c < 2; c++) {
+		char *p = tu_fixture("provision", "a_caller_small.json");
+		char *t = tu_read(p), *t2, *t3, *t4, *path;
+		char *yname = lm_xasprintf("\"y%d\"", c);
+		char *core = lm_xasprintf("\"neuron_core_id\": %d", c);
+		t2 = tu_replace_all(t, "\"y\"", yname);
+		t3 = tu_replace_all(t2, "\"k_small.klr\"",
+				    "\"../../../k_small.klr\"");
+		t4 = tu_replace_all(t3, "\"neuron_core_id\": 0", core);
+		free(t3);
+		/* the kernel writes rows 0..31 of y only */
+		t3 = tu_replace_all(t4, "\"kind\": \"ExternalOutput\"",
+				    "\"kind\": \"ExternalOutput\", "
+				    "\"partial_output\": true");
+		path = lm_xasprintf("cores/nc%d/sg0/def.json", c);
+		free(tu_write(dir, path, t3));
+		frees(path, p, t, t2, t3, t4, yname, core, NULL);
+	}
+	for (int i = 0; i < 2; i++) {
+		char *out = lm_xasprintf("low%d", i);
+		r = modes[i] ? tu_lncsim(dir, "lower", modes[i], "-o", out,
+					 "cores", NULL)
+			     : tu_lncsim(dir, "lower", "-o", out, "cores", NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		r = tu_lncsim(dir, "diff", "--no-db", out, NULL);
+		ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+		ck_assert_msg(strstr(r.out, "PASS") != NULL, "%s", r.out);
+		tu_run_free(&r);
+		free(out);
+	}
+	frees(nt, k, NULL);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* ---- refusals ------------------------------------------------------------------ */
 
 /* A kernel of one statement after the load. */
@@ -865,6 +933,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_register_loop);
 	tcase_add_test(tc, test_register_offsets);
+	tcase_add_test(tc, test_core_barrier_two_cores);
 	tcase_add_test(tc, test_register_offset_out_of_range);
 	suite_add_tcase(s, tc);
 	return s;
