@@ -874,6 +874,15 @@ START_TEST(test_refusals)
 		"\"mult\", \"imm0\": {\"imm\": {\"float\": 0}}", d, a16, a16));
 	lower_fails(k, "operator 'tensorTensorScan' (serde tag 169)");
 	free(k);
+	k = one("ar", "activationReduce", lm_xasprintf("\"dst\": %s, "
+		"\"src\": %s, \"activationFunc\": \"exp\", \"scale\": "
+		"{\"imm\": {\"float\": 1}}, \"reduceOp\": \"add\", "
+		"\"reduceRes\": %s, \"accumulatorCmd\": \"ZeroAccumulate\"",
+		d, a16, d2));
+	lower_fails(k, "operator 'activationReduce' (serde tag 149) is not "
+		    "supported by the KLR lowering: the activation's "
+		    "accumulating row reduction has no BIR form");
+	free(k);
 	/* a tile operand of 8 partitions for data of 16 */
 	k = one("ts", "tensorScalar", lm_xasprintf("\"dst\": %s, \"src\": %s, "
 		"\"imm0\": {\"tile\": %s}, \"op0\": \"add\"", d, a16, c8));
