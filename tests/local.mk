@@ -107,14 +107,17 @@ tests_test_multidef_CFLAGS = $(TEST_CFLAGS)
 tests_test_multidef_LDADD = $(TEST_LDADD)
 TESTS += tests/test_multidef
 
-check_PROGRAMS += tests/test_klr tests/test_provision
+check_PROGRAMS += tests/test_klr tests/test_provision tests/test_klrops
 tests_test_klr_SOURCES = tests/test_klr.c
 tests_test_klr_CFLAGS = $(TEST_CFLAGS)
 tests_test_klr_LDADD = $(TEST_LDADD)
 tests_test_provision_SOURCES = tests/test_provision.c
 tests_test_provision_CFLAGS = $(TEST_CFLAGS)
 tests_test_provision_LDADD = $(TEST_LDADD)
-TESTS += tests/test_klr tests/test_provision
+tests_test_klrops_SOURCES = tests/test_klrops.c
+tests_test_klrops_CFLAGS = $(TEST_CFLAGS)
+tests_test_klrops_LDADD = $(TEST_LDADD)
+TESTS += tests/test_klr tests/test_provision tests/test_klrops
 
 # NKIKernel (IT55) execution in the simulator
 check_PROGRAMS += tests/test_it55

@@ -367,7 +367,8 @@ START_TEST(test_decode_errors)
 	for (size_t i = 0; i + 3 < n; i++)
 		if (c[i] == 0xd9 && c[i + 1] == 0xda && c[i + 2] == 0x19)
 			c[i + 2] = 13;
-	bad_file(c, n, "Operator 'dropout' (constructor 13) is not supported");
+	bad_file(c, n, "Operator 'dropout' (constructor 13, payload serde tag "
+		 "147) is not supported");
 	/* an Option with a bad count */
 	memcpy(c, b, n);
 	for (size_t i = 0; i + 3 < n; i++)

@@ -102,14 +102,17 @@ void lp_cg_emit(lp_cg *cg, lm_inst *in)
 {
 	for (int i = 0; i < in->n_ins; i++) {
 		cg_hazard *h;
-		if (in->ins[i].kind != LM_ARG_PHYSICAL_AP)
+		if (!in->ins[i].memsetref)
 			continue;
 		h = hazard(cg, in->ins[i].memsetref);
 		if (h->writer)
 			lp_ir_add_dep(in, h->writer);
 	}
 	for (int i = 0; i < in->n_outs; i++) {
-		cg_hazard *h = hazard(cg, in->outs[i].memsetref);
+		cg_hazard *h;
+		if (!in->outs[i].memsetref)
+			continue;
+		h = hazard(cg, in->outs[i].memsetref);
 		if (h->writer)
 			lp_ir_add_dep(in, h->writer);
 		for (int k = 0; k < h->n_readers; k++)
@@ -118,7 +121,7 @@ void lp_cg_emit(lp_cg *cg, lm_inst *in)
 	for (int i = 0; i < in->n_ins; i++) {
 		cg_hazard *h;
 		int seen = 0;
-		if (in->ins[i].kind != LM_ARG_PHYSICAL_AP)
+		if (!in->ins[i].memsetref)
 			continue;
 		h = hazard(cg, in->ins[i].memsetref);
 		for (int k = 0; k < h->n_readers && !seen; k++)
@@ -130,7 +133,10 @@ void lp_cg_emit(lp_cg *cg, lm_inst *in)
 		}
 	}
 	for (int i = 0; i < in->n_outs; i++) {
-		cg_hazard *h = hazard(cg, in->outs[i].memsetref);
+		cg_hazard *h;
+		if (!in->outs[i].memsetref)
+			continue;
+		h = hazard(cg, in->outs[i].memsetref);
 		free(h->writer);
 		h->writer = lm_xstrdup(in->name);
 		for (int k = 0; k < h->n_readers; k++)
@@ -148,6 +154,52 @@ void lp_cg_emit(lp_cg *cg, lm_inst *in)
 	lm_strmap_put(&cg->inst_names, cg->blk->insts[cg->blk->n_insts - 1].name,
 		      (void *)1);
 	cg->n_insts_made++;
+}
+
+/* Forget every recorded access (after a join of all engines). */
+void lp_cg_hazards_reset(lp_cg *cg)
+{
+	size_t pos = 0;
+	const char *key;
+	void *val;
+	while (lm_strmap_next(&cg->hazards, &pos, &key, &val)) {
+		cg_hazard *h = val;
+		free(h->writer);
+		h->writer = NULL;
+		for (int k = 0; k < h->n_readers; k++)
+			free(h->readers[k]);
+		h->n_readers = 0;
+	}
+}
+
+/*
+** A fence: *in depends on every recorded writer and reader, and becomes
+** the writer of every allocation seen, so every later access follows it.
+*/
+void lp_cg_emit_fence(lp_cg *cg, lm_inst *in)
+{
+	size_t pos = 0;
+	const char *key;
+	void *val;
+	char *name = lm_xstrdup(in->name);
+	while (lm_strmap_next(&cg->hazards, &pos, &key, &val)) {
+		cg_hazard *h = val;
+		if (h->writer)
+			lp_ir_add_dep(in, h->writer);
+		for (int k = 0; k < h->n_readers; k++)
+			lp_ir_add_dep(in, h->readers[k]);
+	}
+	lp_cg_emit(cg, in);
+	pos = 0;
+	while (lm_strmap_next(&cg->hazards, &pos, &key, &val)) {
+		cg_hazard *h = val;
+		free(h->writer);
+		h->writer = lm_xstrdup(name);
+		for (int k = 0; k < h->n_readers; k++)
+			free(h->readers[k]);
+		h->n_readers = 0;
+	}
+	free(name);
 }
 
 int lp_cg_add_tensor(lp_cg *cg, const char *name, lm_tensorkind kind,

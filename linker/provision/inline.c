@@ -194,6 +194,30 @@ static void ilist_push(ilist *l, lm_inst *in)
 /*
 ** Splice one call (moved out of *call) into list out of function ci.
 */
+/*
+** The splice puts a kernel's blocks one after the other into the call's
+** block, so a kernel whose blocks branch to each other (a KLR cmpBranch
+** loop) cannot be inlined: refused, it runs called.
+*/
+static int no_branches(lm_module *m, const lm_inst *call,
+		       const lm_function *k, lm_error *err)
+{
+	for (int b = 0; b < k->n_blocks; b++)
+		for (int i = 0; i < k->blocks[b].n_insts; i++) {
+			const lm_inst *in = &k->blocks[b].insts[i];
+			if (in->op == LM_OP_CMPBRANCH || in->op == LM_OP_UBRANCH)
+				return lm_err(err, m->path, call->name,
+					      "NKIKernel function '%s' "
+					      "branches between its blocks "
+					      "(%s '%s'), which inlining "
+					      "cannot keep: lower without "
+					      "--inline", k->name,
+					      lm_opcode_name(in->op),
+					      in->name ? in->name : "");
+		}
+	return 0;
+}
+
 static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 		  lm_strmap *callees, char ***cnames, int *n_cn, int *cap_cn,
 		  lm_error *err)
@@ -215,6 +239,8 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 	if (ki == ci)
 		return lm_err(err, m->path, call->name, "NKIKernel function "
 			      "'%s' calls itself", call->func);
+	if ((rc = no_branches(m, call, &m->functions[ki], err)) != 0)
+		return rc;
 	if ((rc = bindings(m, call, &m->functions[ki], &b, &nb, err)) != 0) {
 		free(b);
 		return rc;

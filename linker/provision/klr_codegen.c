@@ -29,6 +29,7 @@
 #include "provision_int.h"
 #include "build.h"
 #include "dtype.h"
+#include "enumtab.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -38,13 +39,19 @@
 /* Bounds on the numbers a kernel may use (checked before any arithmetic). */
 #define MAX_DIM ((int64_t)1 << 31)
 #define MAX_ELEMS ((int64_t)1 << 40)
+#define MAX_CORES 64
 
 /* Operator constructors lowered here (KLR's operator serde tags). */
 enum {
-	OP_NCACTIVATE = 1, OP_NCAFFINESELECT = 4, OP_COPY = 7, OP_NCCOPY = 8,
-	OP_DMACOPY = 10, OP_NCDMACOPY = 11, OP_IOTA = 15, OP_NCMATMUL = 21,
-	OP_MEMSET = 25, OP_TENSORSCALAR = 33, OP_TENSORTENSOR = 34,
-	OP_TRANSPOSE = 38
+	OP_NCACTIVATE = 1, OP_NCAFFINESELECT = 4, OP_BNAGGR = 5, OP_BNSTATS = 6,
+	OP_COPY = 7, OP_NCCOPY = 8, OP_DMACOPY = 10, OP_NCDMACOPY = 11,
+	OP_FINDINDEX8 = 14, OP_IOTA = 15, OP_NCMATMUL = 21,
+	OP_MATCHREPLACE8 = 22, OP_MAX8 = 24, OP_MEMSET = 25,
+	OP_RANGESELECT = 26, OP_NCRANGESELECT = 27, OP_RECIPROCAL = 28,
+	OP_TENSORREDUCE = 32, OP_TENSORSCALAR = 33, OP_TENSORTENSOR = 34,
+	OP_TRANSPOSE = 38, OP_SELECTREDUCE = 39, OP_TENSORLOAD = 43,
+	OP_TENSORSTORE = 44, OP_REGISTERMOVE = 45,
+	OP_CMPBRANCH = 46, OP_REGISTERALUOP = 47, OP_COREBARRIER = 63
 };
 
 /* KLR Engine constructors. */
@@ -382,6 +389,68 @@ static int basic_pairs(lp_cg *cg, const lp_kval *ab, const lp_kval *tn,
 	return 0;
 }
 
+static int reg_alloc(lp_cg *cg, const char *reg, const char **out);
+
+/*
+** A birPattern whose scalarOffset names a register: the register holds an
+** element offset added to the static one, in the tensor's elements as if
+** contiguous (KLR's unit). The operand becomes a register_ap with
+** is_regloc_offset (register + const_ap_offset = the start element in
+** the memory location's folded encoding): the same number when a
+** partition row of the tensor is a whole partition of its memory location
+** (always in HBM), which is required.
+*/
+static int dynamic_offset(lp_cg *cg, const char *reg, const tinfo *ti,
+			  int override, lm_arg *a)
+{
+	int64_t pe = ti->mt == LM_MT_DRAM ? 0 :
+		     ti->part_bytes / lm_dtype_size(ti->dtype);
+	int64_t fold = a->start_partition * pe + a->offset;
+	const char *r;
+	cJSON *o, *ap;
+	int rc;
+	if (override)
+		return cg_fail(cg, "a register offset with a dtypeOverride is "
+			       "not supported");
+	if (ti->mt != LM_MT_DRAM && pe != ti->free_elems)
+		return cg_fail(cg, "a register offset into '%s', whose %lld "
+			       "elements per partition do not fill the %lld of "
+			       "its address, is not supported", ti->alloc,
+			       (long long)ti->free_elems, (long long)pe);
+	if ((rc = reg_alloc(cg, reg, &r)) != 0)
+		return rc;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "kind", "register_ap");
+	ap = cJSON_AddArrayToObject(o, "ap");
+	for (int i = 0; i < a->n_ap; i++) {
+		cJSON *pr = cJSON_CreateArray();
+		cJSON_AddItemToArray(pr, cJSON_CreateNumber((double)
+							    a->ap[i].step));
+		cJSON_AddItemToArray(pr, cJSON_CreateNumber((double)
+							    a->ap[i].num));
+		cJSON_AddItemToArray(ap, pr);
+	}
+	cJSON_AddStringToObject(o, "dtype", lm_dtype_name(a->dtype));
+	cJSON_AddStringToObject(o, "memsetref", ti->alloc);
+	cJSON_AddStringToObject(o, "memref", ti->alloc);
+	cJSON_AddStringToObject(o, "regref", r);
+	cJSON_AddTrueToObject(o, "is_regloc_offset");
+	cJSON_AddNumberToObject(o, "const_ap_offset", (double)fold);
+	lm_arg_clear(a);
+	memset(a, 0, sizeof *a);
+	a->kind = LM_ARG_OPAQUE;
+	a->dtype = ti->dtype;
+	a->memsetref = lm_xstrdup(ti->alloc);
+	a->extra = o;
+	return 0;
+}
+
+/* Is a a register_ap (a dynamic offset)? */
+static int is_dynamic(const lm_arg *a)
+{
+	return a->kind == LM_ARG_OPAQUE && a->memsetref;
+}
+
 /*
 ** A TensorRef -> physical_ap. `lnc` gives the formal / const lists.
 ** On success *ti describes the tensor.
@@ -389,7 +458,7 @@ static int basic_pairs(lp_cg *cg, const lp_kval *ab, const lp_kval *tn,
 static int operand(lp_cg *cg, const lp_kval *tr, const lp_kval *lnc,
 		   lm_arg *a, tinfo *ti)
 {
-	const lp_kval *acc, *tn = NULL, *ov = NULL;
+	const lp_kval *acc, *tn = NULL, *ov = NULL, *sreg = NULL;
 	lm_appair p[9];
 	int np = 0, rc;
 	int64_t offset = 0, sp = 0;
@@ -433,9 +502,13 @@ static int operand(lp_cg *cg, const lp_kval *tr, const lp_kval *lnc,
 	case 3: { /* birPattern */
 		const lp_kval *bp = &acc->items[0];
 		tn = F(bp, "tensor");
-		if (some(F(bp, "scalarOffset")) || some(F(bp, "vectorOffset")))
-			return cg_fail(cg, "dynamic (scalar / vector) offsets "
-				       "are not supported");
+		sreg = some(F(bp, "scalarOffset"));
+		if (some(F(bp, "vectorOffset")))
+			return cg_fail(cg, "vector (indirect) offsets are not "
+				       "supported");
+		if (sreg && sreg->ctor != 0)
+			return cg_fail(cg, "a scalar offset given as an access "
+				       "is not supported (only a register)");
 		if (F(bp, "indirectDim")->i != 0)
 			return cg_fail(cg, "indirect access patterns are not "
 				       "supported");
@@ -461,7 +534,8 @@ static int operand(lp_cg *cg, const lp_kval *tr, const lp_kval *lnc,
 	if ((rc = partition_step(cg, ti, dt, p)) != 0)
 		return rc;
 	lm_b_init_ap(a, ti->alloc, NULL, dt, sp, offset, p, np);
-	return 0;
+	return sreg ? dynamic_offset(cg, sreg->items[0].s, ti, ov != NULL, a)
+		    : 0;
 }
 
 /* An Immediate as a number (float or int); register / pointer fail. */
@@ -527,6 +601,16 @@ static void inst_init(lm_inst *in, const char *name, lm_opcode op,
 /* Emit, or on failure free the half-built instruction. */
 static int finish(lp_cg *cg, lm_inst *in, int rc)
 {
+	int dyn_ok = in->op == LM_OP_DMACOPY || in->op == LM_OP_TCDYNSRC ||
+		     in->op == LM_OP_TCDYNDST || in->op == LM_OP_TENSORLOAD ||
+		     in->op == LM_OP_TENSORSAVE;
+	for (int i = 0; !rc && !dyn_ok && i < in->n_ins + in->n_outs; i++)
+		if (is_dynamic(i < in->n_ins ? &in->ins[i]
+					     : &in->outs[i - in->n_ins]))
+			rc = cg_fail(cg, "a register offset (scalarOffset) on "
+				     "%s is not supported (only on DMA copies, "
+				     "tensor copies and register loads / "
+				     "stores)", lm_opcode_name(in->op));
 	if (rc) {
 		lm_inst_clear(in);
 		return rc;
@@ -706,6 +790,14 @@ static int cg_copy(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	if (!rc)
 		rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	/* tensor_copy_dynamic_src / _dst: the register-placed side */
+	if (!rc && is_dynamic(&in.ins[0]) && is_dynamic(&in.outs[0]))
+		rc = cg_fail(cg, "a tensor copy with register offsets on both "
+			     "sides is not supported");
+	else if (!rc && is_dynamic(&in.ins[0]))
+		in.op = LM_OP_TCDYNSRC;
+	else if (!rc && is_dynamic(&in.outs[0]))
+		in.op = LM_OP_TCDYNDST;
 	return finish(cg, &in, rc);
 }
 
@@ -836,11 +928,555 @@ done:
 	return rc;
 }
 
+/* ---- the reductions, selections and statistics ------------------------- */
+
+/* Partitions of an SB / PSUM operand (its first pair). */
+static int64_t parts_of(const lm_arg *a)
+{
+	return a->n_ap > 0 ? a->ap[0].num : 0;
+}
+
+/*
+** A float32 [P, 1] SBUF scratch tile set to v by a Memset (name.what),
+** for a scalar the BIR instruction takes as a tile only. The Memset
+** stores v rounded to float32: the value an immediate scalar has.
+*/
+static const char *scalar_scratch(lp_cg *cg, const char *name,
+				  const char *what, int64_t P, double v)
+{
+	int64_t shape[2] = { P, 1 };
+	lm_appair ap[2] = { { 1, P }, { 1, 1 } };
+	char *tname = lm_xasprintf("COMPILER-GENERATED-scalar_%d",
+				   cg->lc->next_id++);
+	char *iname = lm_xasprintf("%s.%s", name, what);
+	int idx = lp_cg_add_tensor(cg, tname, LM_TK_INTERNAL, LM_DT_FLOAT32,
+				   LM_MT_SB, shape, 2, P, 4, 0, 0, 0);
+	char *in_name = lp_cg_inst_name(cg, iname);
+	lm_inst in;
+	lm_b_init_inst(&in, LM_OP_MEMSET, LM_ENG_DVE, in_name);
+	lm_b_append_ap(&in, LM_B_OUT, cg->f->allocs[idx].name, NULL,
+		       LM_DT_FLOAT32, 0, 0, ap, 2);
+	lm_b_set_memset(&in, "Const", v >= 0 && v < 4294967296.0 &&
+			v == (double)(int64_t)v ? (int64_t)v : 0);
+	lm_b_set_memset_value(&in, v);
+	lp_cg_emit(cg, &in);
+	free(tname);
+	free(iname);
+	free(in_name);
+	return cg->f->allocs[idx].name;
+}
+
+/*
+** A per-partition scalar operand `what` for data of P partitions: a tile
+** must be one element in each of the P partitions; an immediate becomes a
+** scratch tile (scalar_scratch).
+*/
+static int scalar_tile(lp_cg *cg, const lp_kval *tile, const lp_kval *imm,
+		       const lp_kval *lnc, const char *name, const char *what,
+		       int64_t P, lm_arg *a)
+{
+	tinfo ti;
+	int rc;
+	if (imm) {
+		double v;
+		lm_appair ap[2] = { { 1, P }, { 1, 1 } };
+		if ((rc = immediate(cg, imm, &v)) != 0)
+			return rc;
+		lm_b_init_ap(a, scalar_scratch(cg, name, what, P, v), NULL,
+			     LM_DT_FLOAT32, 0, 0, ap, 2);
+		return 0;
+	}
+	if ((rc = operand(cg, tile, lnc, a, &ti)) != 0)
+		return rc;
+	if (ti.mt == LM_MT_DRAM || parts_of(a) != P || lm_arg_count(a) != P)
+		return cg_fail(cg, "%s must be a [%lld, 1] tile: one scalar for "
+			       "each of the %lld partitions of the data (got "
+			       "%lld elements over %lld partitions%s)", what,
+			       (long long)P, (long long)P,
+			       (long long)lm_arg_count(a),
+			       (long long)parts_of(a),
+			       ti.mt == LM_MT_DRAM ? " in HBM" : "");
+	return 0;
+}
+
+/* An Operand's tile (or NULL) and immediate (or NULL). */
+static void operand_split(const lp_kval *op, const lp_kval **tile,
+			  const lp_kval **imm)
+{
+	*tile = op && op->ctor == 1 ? &op->items[0] : NULL;
+	*imm = op && op->ctor == 0 ? &op->items[0] : NULL;
+}
+
+/*
+** nisa.tensor_scalar with a tile operand: TensorScalarPtr, the data in
+** ins[0], the step-0 scalars in ins[1], the step-1 scalars in ins[2]
+** (an immediate of the other step goes through a scratch tile).
+*/
+static int cg_tensor_scalar_ptr(lp_cg *cg, const lp_kval *op,
+				const lp_kval *lnc, const char *name)
+{
+	const lp_kval *imm1 = some(F(op, "imm1")), *op1 = some(F(op, "op1"));
+	const lp_kval *t0, *i0, *t1, *i1;
+	int rev = F(op, "reverse")->ctor, rc, eng = F(op, "engine")->ctor;
+	lm_inst in;
+	tinfo ti;
+	int64_t P;
+
+	if (eng != KE_UNASSIGNED && eng != KE_DVE)
+		return cg_fail(cg, "tensorScalar with a tile operand on engine "
+			       "'%s' is not modelled (TensorScalarPtr runs on "
+			       "the vector engine)",
+			       lp_kval_ctor_name(F(op, "engine")));
+	operand_split(F(op, "imm0"), &t0, &i0);
+	operand_split(imm1, &t1, &i1);
+	inst_init(&in, name, LM_OP_TSPTR, LM_ENG_DVE, imm1 ? 3 : 2, 1);
+	in.alu0 = lm_aluop_parse(lp_kval_ctor_name(F(op, "op0")));
+	in.alu1 = op1 ? lm_aluop_parse(lp_kval_ctor_name(op1)) : LM_ALU_BYPASS;
+	in.reverse0 = rev == 1 || rev == 3;
+	in.reverse1 = rev == 2 || rev == 3;
+	rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	P = parts_of(&in.ins[0]);
+	if (!rc && ti.mt == LM_MT_DRAM)
+		rc = cg_fail(cg, "tensorScalar data in HBM");
+	if (!rc)
+		rc = scalar_tile(cg, t0, i0, lnc, name, "imm0", P, &in.ins[1]);
+	if (!rc && imm1)
+		rc = scalar_tile(cg, t1, i1, lnc, name, "imm1", P, &in.ins[2]);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	return finish(cg, &in, rc);
+}
+
+/*
+** nisa.tensor_reduce: TensorReduce on the vector engine, opDim X / XY /
+** XYZ / XYZW -> axis of the same name (the innermost free dimensions),
+** negated -> negate. The destination holds one element per row.
+*/
+static int cg_tensor_reduce(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+			    const char *name)
+{
+	int axis = F(op, "opDim")->ctor, rc;
+	int64_t n = 1, rows, P;
+	lm_inst in;
+	tinfo ti;
+
+	inst_init(&in, name, LM_OP_TENSORREDUCE, LM_ENG_DVE, 1, 1);
+	in.alu = lm_aluop_parse(lp_kval_ctor_name(F(op, "op")));
+	in.reduce_axis = axis;
+	in.negate = F(op, "negated")->b;
+	rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	if (!rc && in.ins[0].n_ap - 1 < axis + 1)
+		rc = cg_fail(cg, "tensorReduce opDim '%s' folds %d free "
+			     "dimensions; src has %d",
+			     lp_kval_ctor_name(F(op, "opDim")), axis + 1,
+			     in.ins[0].n_ap - 1);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	if (rc)
+		return finish(cg, &in, rc);
+	for (int i = in.ins[0].n_ap - 1 - axis; i < in.ins[0].n_ap; i++)
+		n *= in.ins[0].ap[i].num;
+	P = parts_of(&in.ins[0]);
+	rows = n ? lm_arg_count(&in.ins[0]) / n : 0;
+	if (lm_arg_count(&in.outs[0]) != rows || parts_of(&in.outs[0]) != P)
+		rc = cg_fail(cg, "tensorReduce dst must hold the %lld reduced "
+			     "element%s of each of the %lld partitions of src "
+			     "(each reduces %lld elements), got %lld elements "
+			     "over %lld partitions", (long long)(rows / (P ? P : 1)),
+			     rows / (P ? P : 1) == 1 ? "" : "s", (long long)P,
+			     (long long)n, (long long)lm_arg_count(&in.outs[0]),
+			     (long long)parts_of(&in.outs[0]));
+	return finish(cg, &in, rc);
+}
+
+/*
+** The one-input vector-engine operators: reciprocal (Reciprocal),
+** max8 (Max), batchNormStats (BNStats), batchNormAggregate
+** (BNStatsAggregate); ins[0] src, outs[0] dst.
+*/
+static int cg_unary(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+		    const char *name, lm_opcode opc)
+{
+	lm_inst in;
+	tinfo ti;
+	int rc;
+	inst_init(&in, name, opc, LM_ENG_DVE, 1, 1);
+	rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	return finish(cg, &in, rc);
+}
+
+/*
+** nc_find_index8 (MaxIndex) and nc_match_replace8 (MatchReplace, or
+** MaxIndexAndMatchReplace with dstIdx): ins[0] the 8 values, ins[1] the
+** data, outs[0] dst, outs[1] the indices.
+*/
+static int cg_match8(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+		     const char *name, int replace)
+{
+	const lp_kval *idx = replace ? some(F(op, "dstIdx")) : NULL;
+	lm_inst in;
+	tinfo ti;
+	int rc = 0;
+	double v = 0;
+	if (replace && (rc = immediate(cg, F(op, "replaceValue"), &v)) != 0)
+		return rc;
+	inst_init(&in, name, !replace ? LM_OP_MAXINDEX : idx ? LM_OP_MIMR
+		  : LM_OP_MATCHREPLACE, LM_ENG_DVE, 2, idx ? 2 : 1);
+	in.fill_value = v;
+	in.has_fill_value = 1;
+	rc = operand(cg, F(op, "vals"), lnc, &in.ins[0], &ti);
+	if (!rc)
+		rc = operand(cg, F(op, "src"), lnc, &in.ins[1], &ti);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	if (!rc && idx)
+		rc = operand(cg, idx, lnc, &in.outs[1], &ti);
+	return finish(cg, &in, rc);
+}
+
+/* A reduction side output the BIR instruction cannot carry: refused. */
+static int no_reduce(lp_cg *cg, const char *opname, const lp_kval *cmd,
+		     const lp_kval *res)
+{
+	if (cmd->ctor != 0 || res)
+		return cg_fail(cg, "%s with a reduction (reduceCmd '%s'%s) is "
+			       "not modelled: the BIR instruction lncsim runs "
+			       "has no reduction output", opname,
+			       lp_kval_ctor_name(cmd),
+			       res ? ", a reduceRes" : "");
+	return 0;
+}
+
+/*
+** nisa.select_reduce without its reduction: Select, ins[0] on_true,
+** ins[1] on_false (a tile or an immediate), ins[2] the predicate;
+** reversePred swaps the two values.
+*/
+static int cg_select(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+		     const char *name)
+{
+	const lp_kval *t, *imm, *of = F(op, "onFalse");
+	int rev = F(op, "reversePred")->b, rc;
+	lm_inst in;
+	tinfo ti;
+	if ((rc = no_reduce(cg, "selectReduce", F(op, "reduceCmd"),
+			    some(F(op, "reduceRes")))) != 0)
+		return rc;
+	operand_split(of, &t, &imm);
+	inst_init(&in, name, LM_OP_SELECT, LM_ENG_DVE, 3, 1);
+	rc = operand(cg, F(op, "onTrue"), lnc, &in.ins[rev ? 1 : 0], &ti);
+	if (!rc && t)
+		rc = operand(cg, t, lnc, &in.ins[rev ? 0 : 1], &ti);
+	if (!rc && imm) {
+		double v;
+		lm_arg *a = &in.ins[rev ? 0 : 1];
+		rc = immediate(cg, imm, &v);
+		memset(a, 0, sizeof *a);
+		a->kind = LM_ARG_IMM;
+		a->dtype = LM_DT_FLOAT32;
+		a->imm = v;
+	}
+	if (!rc)
+		rc = operand(cg, F(op, "predicate"), lnc, &in.ins[2], &ti);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	return finish(cg, &in, rc);
+}
+
+/* An immediate that must be 0 (a key the BIR instruction lacks). */
+static int imm_zero(lp_cg *cg, const lp_kval *imm, const char *what)
+{
+	double v;
+	int rc = immediate(cg, imm, &v);
+	if (!rc && v != 0)
+		rc = cg_fail(cg, "%s %g is not modelled (RangeSelect compares "
+			     "the index from 0)", what, v);
+	return rc;
+}
+
+/*
+** nisa.range_select (ncRangeSelect) and the older rangeSelect:
+** RangeSelect, ins[0] the data, ins[1] / ins[2] the bounds [P, 1]
+** (immediate bounds through scratch tiles), compare_op0 / compare_op1,
+** fill_value; the reduction is refused, the range start must be 0.
+*/
+static int cg_range_select(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+			   const char *name, int nc)
+{
+	const char *opname = nc ? "ncRangeSelect" : "rangeSelect";
+	lm_inst in;
+	tinfo ti;
+	int rc;
+	double fill = 0;
+	int64_t P;
+
+	rc = no_reduce(cg, opname, F(op, "reduceCommand"),
+		       nc ? some(F(op, "reduceRes")) : NULL);
+	if (!rc && nc)
+		rc = imm_zero(cg, F(op, "rangeStart"), "ncRangeSelect "
+			      "rangeStart");
+	if (!rc && !nc && F(op, "base")->fbits & 0x7fffffffu)
+		rc = cg_fail(cg, "rangeSelect base is not modelled (only 0)");
+	if (!rc && nc)
+		rc = immediate(cg, F(op, "onFalseValue"), &fill);
+	if (!rc && !nc) {
+		float f;
+		uint32_t b = F(op, "fillValue")->fbits;
+		memcpy(&f, &b, sizeof f);
+		fill = f;
+	}
+	if (rc)
+		return rc;
+	inst_init(&in, name, LM_OP_RANGESELECT, LM_ENG_DVE, 3, 1);
+	in.alu0 = lm_aluop_parse(lp_kval_ctor_name(F(op, "compOp0")));
+	in.alu1 = lm_aluop_parse(lp_kval_ctor_name(F(op, "compOp1")));
+	in.fill_value = fill;
+	in.has_fill_value = 1;
+	rc = operand(cg, F(op, nc ? "onTrueTile" : "src"), lnc, &in.ins[0],
+		     &ti);
+	P = parts_of(&in.ins[0]);
+	if (!rc)
+		rc = scalar_tile(cg, nc ? F(op, "bound0") : NULL,
+				 nc ? NULL : F(op, "bound0"), lnc, name,
+				 "bound0", P, &in.ins[1]);
+	if (!rc)
+		rc = scalar_tile(cg, nc ? F(op, "bound1") : NULL,
+				 nc ? NULL : F(op, "bound1"), lnc, name,
+				 "bound1", P, &in.ins[2]);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	return finish(cg, &in, rc);
+}
+
+/* ---- barriers, registers and branches ---------------------------------- */
+
+/*
+** nisa.lnc_barrier (coreBarrier): CoreBarrier on the engine named
+** (unassigned -> Pool) with the kernel's n-th barrier id (1, 2, ...) and
+** the group `<kernel>.core_barrier_<n>`, so the n-th barrier of every
+** core's body meets the others' n-th. `data` has no BIR operand: it is
+** not read. KLR is sequential, so the barrier is a fence: it follows
+** every earlier statement and precedes every later one.
+*/
+static int cg_core_barrier(lp_cg *cg, const lp_kval *op, const char *name)
+{
+	const lp_kval *cl = F(op, "cores");
+	int64_t *cores;
+	lm_inst in;
+	char *group;
+	if (cl->n < 1 || cl->n > MAX_CORES)
+		return cg_fail(cg, "coreBarrier lists %d cores (1 to %d)", cl->n,
+			       MAX_CORES);
+	cores = lm_xcalloc((size_t)cl->n, sizeof *cores);
+	for (int i = 0; i < cl->n; i++) {
+		if (cl->items[i].i < 0 || cl->items[i].i >= MAX_CORES) {
+			free(cores);
+			return cg_fail(cg, "coreBarrier core %lld is out of "
+				       "range (0 to %d)",
+				       (long long)cl->items[i].i,
+				       MAX_CORES - 1);
+		}
+		cores[i] = cl->items[i].i;
+	}
+	cg->n_barriers++;
+	group = lm_xasprintf("%s.core_barrier_%d", cg->kname, cg->n_barriers);
+	inst_init(&in, name, LM_OP_COREBARRIER,
+		  map_engine(F(op, "engine"), LM_ENG_POOL), 0, 0);
+	lm_b_set_barrier(&in, cg->n_barriers, cores, cl->n, group);
+	free(group);
+	free(cores);
+	lp_cg_emit_fence(cg, &in);
+	return 0;
+}
+
+/* A KLR register name -> its register allocation (int32, REG). */
+static int reg_alloc(lp_cg *cg, const char *reg, const char **out)
+{
+	int idx;
+	if (!reg || !*reg)
+		return cg_fail(cg, "a register has an empty name");
+	idx = (int)(intptr_t)lm_strmap_lookup(&cg->tensors, reg) - 1;
+	if (idx < 0) {
+		int64_t shape[1] = { 1 };
+		lm_alloc *a = lm_b_append_alloc(cg->f, reg, LM_TK_INTERNAL,
+						LM_DT_INT32, shape, 1);
+		idx = cg->f->n_allocs - 1;
+		lm_b_append_memloc(a, LM_MT_REG, 0, NULL, 0, 0);
+		lm_strmap_put(&cg->tensors, a->name, (void *)(intptr_t)(idx + 1));
+	} else if (cg->f->allocs[idx].memlocs[0].type != LM_MT_REG) {
+		return cg_fail(cg, "register '%s' has the name of a tensor", reg);
+	}
+	*out = cg->f->allocs[idx].name;
+	return 0;
+}
+
+/* A register_access operand (int32) of register reg. */
+static int reg_arg(lp_cg *cg, const char *reg, lm_arg *a)
+{
+	const char *r = NULL;
+	int rc = reg_alloc(cg, reg, &r);
+	if (rc)
+		return rc;
+	memset(a, 0, sizeof *a);
+	a->kind = LM_ARG_OPAQUE;
+	a->dtype = LM_DT_INT32;
+	a->extra = cJSON_CreateObject();
+	cJSON_AddStringToObject(a->extra, "kind", "register_access");
+	cJSON_AddStringToObject(a->extra, "dtype", "int32");
+	cJSON_AddStringToObject(a->extra, "regref", r);
+	return 0;
+}
+
+/* An int32 imm_value operand; the KLR Int32 must fit. */
+static int imm32_arg(lp_cg *cg, const lp_kval *v, lm_arg *a)
+{
+	if (v->i < INT32_MIN || v->i > INT32_MAX)
+		return cg_fail(cg, "immediate %lld does not fit an Int32",
+			       (long long)v->i);
+	memset(a, 0, sizeof *a);
+	a->kind = LM_ARG_IMM;
+	a->dtype = LM_DT_INT32;
+	a->imm = (double)v->i;
+	return 0;
+}
+
+/* register_alloc / register_move: RegisterMove dst := imm (engine ALL). */
+static int cg_reg_move(lp_cg *cg, const lp_kval *op, const char *name)
+{
+	lm_inst in;
+	int rc;
+	inst_init(&in, name, LM_OP_REGMOVE, LM_ENG_ALL, 1, 1);
+	rc = imm32_arg(cg, F(op, "imm"), &in.ins[0]);
+	if (!rc)
+		rc = reg_arg(cg, F(op, "dst")->s, &in.outs[0]);
+	return finish(cg, &in, rc);
+}
+
+/* The loop counter's step: RegisterAlu dst := src op imm (engine ALL). */
+static int cg_reg_alu(lp_cg *cg, const lp_kval *op, const char *name)
+{
+	const char *alu = lp_kval_ctor_name(F(op, "op"));
+	int64_t ord;
+	lm_inst in;
+	int rc;
+	if (lm_enum_parse(LM_ET_AluOpType, alu, &ord) != 0)
+		return cg_fail(cg, "registerAluOp op '%s' has no BIR AluOpType",
+			       alu);
+	inst_init(&in, name, LM_OP_REGALU, LM_ENG_ALL, 2, 1);
+	lm_b_set_register_alu(&in, (int)ord, 0);
+	rc = reg_arg(cg, F(op, "src")->s, &in.ins[0]);
+	if (!rc)
+		rc = imm32_arg(cg, F(op, "imm"), &in.ins[1]);
+	if (!rc)
+		rc = reg_arg(cg, F(op, "dst")->s, &in.outs[0]);
+	return finish(cg, &in, rc);
+}
+
+/*
+** register_load / register_store: TensorLoad (a 1 x 1 tile -> register,
+** engine ALL) and TensorSave (register -> 1 x 1 tile, engine SP).
+*/
+static int cg_reg_mem(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+		      const char *name, int load)
+{
+	lm_inst in;
+	tinfo ti;
+	int rc;
+	inst_init(&in, name, load ? LM_OP_TENSORLOAD : LM_OP_TENSORSAVE,
+		  load ? LM_ENG_ALL : LM_ENG_SP, 1, 1);
+	if (load) {
+		rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+		if (!rc)
+			rc = reg_arg(cg, F(op, "dst")->s, &in.outs[0]);
+	} else {
+		rc = reg_arg(cg, F(op, "src")->s, &in.ins[0]);
+		if (!rc)
+			rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	}
+	if (!rc && lm_arg_count(load ? &in.ins[0] : &in.outs[0]) != 1)
+		rc = cg_fail(cg, "%s must access one element (got %lld)",
+			     load ? "tensorLoad src" : "tensorStore dst",
+			     (long long)lm_arg_count(load ? &in.ins[0]
+						     : &in.outs[0]));
+	return finish(cg, &in, rc);
+}
+
+/*
+** The end of a block of a kernel that branches: Drain on ALL (every
+** engine waits for the DMAs it issued) then AllEngineBarrier on ALL (a
+** join of the five engines), so everything the block did is complete
+** before any engine enters the next block, whichever it is. A dependency
+** cannot say it: one on an instruction of a block not entered holds at
+** once, and the next pass of a loop is not ordered by dependencies. The
+** hazards start afresh after it.
+*/
+static void block_join(lp_cg *cg, const char *label)
+{
+	static const lm_opcode ops[2] = { LM_OP_DRAIN, LM_OP_AEBARRIER };
+	static const char *const what[2] = { "drain", "join" };
+	for (int i = 0; i < 2; i++) {
+		char *base = lm_xasprintf("%s.%s.%s", cg->kname, label, what[i]);
+		char *name = lp_cg_inst_name(cg, base);
+		lm_inst in;
+		inst_init(&in, name, ops[i], LM_ENG_ALL, 0, 0);
+		lp_cg_emit(cg, &in);
+		free(base);
+		free(name);
+	}
+	lp_cg_hazards_reset(cg);
+}
+
+/* A branch target: a label of the body (a BIR block of that name). */
+static int label_ok(lp_cg *cg, const lp_kval *body, const char *l,
+		    const char *what)
+{
+	for (int b = 0; l && b < body->n; b++)
+		if (!strcmp(F(&body->items[b], "label")->s, l))
+			return 0;
+	return cg_fail(cg, "cmpBranch %s '%s' names no block of the kernel",
+		       what, l ? l : "");
+}
+
+/*
+** The frontend's jmp / brnz / brlt (cmpBranch): `always` ->
+** UnconditionalBranch to trueLabel; the others -> CompareAndBranch with
+** comp_op IS_<op>IMM (reg1 against imm) or IS_<op>REG (reg1 against
+** reg2), on_true / on_false the labels. Engine ALL: every engine follows
+** the branch on its own registers.
+*/
+static int cg_branch(lp_cg *cg, const lp_kval *op, const lp_kval *body,
+		     const char *name)
+{
+	int k = F(op, "op")->ctor, rc;
+	const char *t = F(op, "trueLabel")->s, *f = F(op, "falseLabel")->s;
+	lm_inst in;
+	if ((rc = label_ok(cg, body, t, "trueLabel")) != 0)
+		return rc;
+	if (k == 0) {
+		inst_init(&in, name, LM_OP_UBRANCH, LM_ENG_ALL, 0, 0);
+		lm_b_set_jump(&in, t);
+		return finish(cg, &in, 0);
+	}
+	if ((rc = label_ok(cg, body, f, "falseLabel")) != 0)
+		return rc;
+	inst_init(&in, name, LM_OP_CMPBRANCH, LM_ENG_ALL, 2, 0);
+	/* BrCmpOp lt_imm .. gt_reg are BranchCompareOp IS_LTIMM .. IS_GTREG */
+	lm_b_set_branch(&in, k - 1, t, f);
+	rc = reg_arg(cg, F(op, "reg1")->s, &in.ins[0]);
+	if (!rc && k <= 6)
+		rc = imm32_arg(cg, F(op, "imm"), &in.ins[1]);
+	else if (!rc)
+		rc = reg_arg(cg, F(op, "reg2")->s, &in.ins[1]);
+	return finish(cg, &in, rc);
+}
+
 /* ---- PSUM accumulation groups ----------------------------------------- */
 
 /*
 ** psum_note: which ncMatMuls accumulate. Program order is block order,
-** then statement order (the subset has no control flow). A Matmult that is
+** then statement order (a loop body counts once). A Matmult that is
 ** not a transpose is a group member:
 **   - its dst region equals the region of an open group (same allocation,
 **     dtype, start partition, offset and access pattern): it accumulates
@@ -953,9 +1589,40 @@ static void mm_groups_clear(mm_groups *mg)
 	memset(mg, 0, sizeof *mg);
 }
 
+/*
+** An operator the lowering does not take: its name, its payload's serde
+** tag, and why when the reason is a BIR instruction the simulator lacks.
+*/
+static int refuse(lp_cg *cg, const char *opname, const lp_kval *payload)
+{
+	static const struct { const char *op, *why; } why[] = {
+		{ "activationReduce", "the activation's accumulating row "
+		  "reduction has no BIR form the simulator runs" },
+		{ "tensorScalarReduce", "TensorScalarPtr's accumulated "
+		  "reduction output is not modelled by the simulator" },
+		{ "scalarTensorTensor", "TensorScalarPtr's scalar-tensor-tensor "
+		  "form is not modelled by the simulator" },
+		{ "ncScalarTensorTensor", "TensorScalarPtr's "
+		  "scalar-tensor-tensor form is not modelled by the simulator" },
+		{ "tensorTensorScan", "TensorScalarPtr's scan form is not "
+		  "modelled by the simulator" },
+	};
+	const char *w = NULL;
+	for (size_t i = 0; i < sizeof why / sizeof *why; i++)
+		if (!strcmp(why[i].op, opname))
+			w = why[i].why;
+	if (payload && payload->kind == LP_KV_OBJ)
+		return cg_fail(cg, "operator '%s' (serde tag %d) is not "
+			       "supported by the KLR lowering%s%s", opname,
+			       payload->type_tag, w ? ": " : "", w ? w : "");
+	return cg_fail(cg, "operator '%s' is not supported by the KLR "
+		       "lowering", opname);
+}
+
 /* One statement: its name, then the operator's codegen function. */
 static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
-		   const char *label, int index, mm_groups *mg)
+		   const lp_kval *body, const char *label, int index,
+		   mm_groups *mg)
 {
 	const lp_kval *op = F(stmt, "op"), *nm = some(F(stmt, "name"));
 	const lp_kval *payload = op->n == 1 ? &op->items[0] : NULL;
@@ -982,7 +1649,12 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 		rc = cg_tensor_tensor(cg, payload, lnc, name);
 		break;
 	case OP_TENSORSCALAR:
-		rc = cg_tensor_scalar(cg, payload, lnc, name);
+		if (F(payload, "imm0")->ctor == 1 ||
+		    (some(F(payload, "imm1")) &&
+		     some(F(payload, "imm1"))->ctor == 1))
+			rc = cg_tensor_scalar_ptr(cg, payload, lnc, name);
+		else
+			rc = cg_tensor_scalar(cg, payload, lnc, name);
 		break;
 	case OP_COPY:
 	case OP_NCCOPY: rc = cg_copy(cg, payload, lnc, name); break;
@@ -992,15 +1664,58 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 		rc = cg_affine_select(cg, payload, lnc, name);
 		break;
 	case OP_TRANSPOSE: rc = cg_transpose(cg, payload, lnc, name); break;
+	case OP_TENSORREDUCE:
+		rc = cg_tensor_reduce(cg, payload, lnc, name);
+		break;
+	case OP_RECIPROCAL:
+		rc = cg_unary(cg, payload, lnc, name, LM_OP_RECIPROCAL);
+		break;
+	case OP_MAX8: rc = cg_unary(cg, payload, lnc, name, LM_OP_MAX8); break;
+	case OP_BNSTATS:
+		rc = cg_unary(cg, payload, lnc, name, LM_OP_BNSTATS);
+		break;
+	case OP_BNAGGR:
+		rc = cg_unary(cg, payload, lnc, name, LM_OP_BNAGGR);
+		break;
+	case OP_FINDINDEX8: rc = cg_match8(cg, payload, lnc, name, 0); break;
+	case OP_MATCHREPLACE8:
+		rc = cg_match8(cg, payload, lnc, name, 1);
+		break;
+	case OP_SELECTREDUCE: rc = cg_select(cg, payload, lnc, name); break;
+	case OP_RANGESELECT:
+	case OP_NCRANGESELECT:
+		rc = cg_range_select(cg, payload, lnc, name,
+				     op->ctor == OP_NCRANGESELECT);
+		break;
+	case OP_COREBARRIER: rc = cg_core_barrier(cg, payload, name); break;
+	case OP_REGISTERMOVE: rc = cg_reg_move(cg, payload, name); break;
+	case OP_REGISTERALUOP: rc = cg_reg_alu(cg, payload, name); break;
+	case OP_TENSORLOAD: rc = cg_reg_mem(cg, payload, lnc, name, 1); break;
+	case OP_TENSORSTORE: rc = cg_reg_mem(cg, payload, lnc, name, 0); break;
+	case OP_CMPBRANCH:
+		block_join(cg, label);
+		rc = cg_branch(cg, payload, body, name);
+		break;
 	default:
-		rc = cg_fail(cg, "operator '%s' is not supported by the KLR "
-			     "lowering", opname);
+		rc = refuse(cg, opname, payload);
 	}
 	free(name);
 	for (int k = n_before; !rc && k < cg->blk->n_insts; k++)
 		mm_group_inst(cg, mg, (int)(cg->blk - cg->f->blocks), k);
 	mg->accumulate = 0;
 	return rc;
+}
+
+/* Does any statement of the body branch (cmpBranch)? */
+static int has_branch(const lp_kval *body)
+{
+	for (int b = 0; b < body->n; b++) {
+		const lp_kval *stmts = F(&body->items[b], "body");
+		for (int s = 0; s < stmts->n; s++)
+			if (F(&stmts->items[s], "op")->ctor == OP_CMPBRANCH)
+				return 1;
+	}
+	return 0;
 }
 
 /*
@@ -1011,7 +1726,7 @@ int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core)
 {
 	const lp_kval *bodies = F(lnc, "bodies"), *body;
 	mm_groups mg;
-	int rc;
+	int rc, branches;
 
 	memset(&mg, 0, sizeof mg);
 	cg->kname = lm_xstrdup(F(lnc, "name")->s ? F(lnc, "name")->s : "");
@@ -1024,6 +1739,7 @@ int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core)
 		return cg_fail(cg, "the kernel has %d per-core bodies, none for "
 			       "core %lld", bodies->n, (long long)core);
 	body = &bodies->items[bodies->n > 1 ? core : 0];
+	branches = has_branch(body);
 	cg->f->name = lm_xstrdup(cg->kname);
 	lm_b_set_kind(cg->f, LM_FK_NKI);
 	/* the formals exist even when no statement touches them */
@@ -1039,16 +1755,21 @@ int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core)
 		const lp_kval *blk = &body->items[b], *stmts = F(blk, "body");
 		const char *label = F(blk, "label")->s;
 		lm_block *nb;
-		if (stmts->n == 0)
+		/* a branch may name an empty block: keep them all then */
+		if (stmts->n == 0 && !branches)
 			continue;
 		nb = lm_b_append_block(cg->f, label);
 		cg->blk = nb;
 		for (int s = 0; s < stmts->n; s++)
-			if ((rc = cg_stmt(cg, &stmts->items[s], lnc, label,
-					  s, &mg)) != 0) {
+			if ((rc = cg_stmt(cg, &stmts->items[s], lnc, body,
+					  label, s, &mg)) != 0) {
 				mm_groups_clear(&mg);
 				return rc;
 			}
+		/* a block that falls through ends with the join too */
+		if (branches && stmts->n && F(&stmts->items[stmts->n - 1],
+					     "op")->ctor != OP_CMPBRANCH)
+			block_join(cg, label);
 	}
 	mm_groups_clear(&mg);
 	return lp_cg_place(cg);

@@ -469,6 +469,10 @@ static int parse_object(jp *p, const cJSON *j, int tag, lp_kval *v)
 	c = lp_klr_ctor_by_name(t, j->child->string);
 	if (!c)
 		return jfail(p, "unknown %s '%s'", t->name, j->child->string);
+	if (c->n_fields < 0 && c->wire_count > 0)
+		return jfail(p, "%s '%s' (payload serde tag %d) is not "
+			     "supported by lncsim", t->name, c->name,
+			     c->wire_count);
 	if (c->n_fields < 0)
 		return jfail(p, "%s '%s' is not supported by lncsim", t->name,
 			     c->name);

@@ -268,6 +268,10 @@ static int read_object(rd *r, int want, lp_kval *v)
 			return bad(r, "Wrong KLIR content type: contents "
 				   "constructor %d '%s' (the lowering needs "
 				   "'lnc', 3)", ctor, c->name);
+		if (c->wire_count > 0)
+			return bad(r, "%s '%s' (constructor %d, payload serde "
+				   "tag %d) is not supported by lncsim",
+				   t->name, c->name, ctor, c->wire_count);
 		return bad(r, "%s '%s' (constructor %d) is not supported by "
 			   "lncsim", t->name, c->name, ctor);
 	}

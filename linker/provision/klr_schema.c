@@ -16,8 +16,12 @@
 #define E(tag, name) { tag, name, 0, NULL, 0, NULL }
 /* An Operator constructor whose payload struct is in the subset. */
 #define P(tag, name, T) { tag, name, 1, w##T, 1, NULL }
-/* An Operator constructor outside the subset (recognised, not decoded). */
-#define U(tag, name) { tag, name, -1, NULL, 0, NULL }
+/*
+** A constructor outside the subset (recognised, not decoded); for an
+** Operator, ptag is its payload record's serde tag (kept in wire_count,
+** which a constructor that is not decoded has no use for).
+*/
+#define U(tag, name, ptag) { tag, name, -1, NULL, ptag, NULL }
 /* The single constructor (tag 0) of a structure. */
 #define NF(a) ((int)(sizeof a / sizeof a[0]))
 #define S(fields) { 0, "mk", NF(fields), fields, NF(fields), NULL }
@@ -43,6 +47,25 @@ static const lp_kfield w180[] = { { "op", "T180" } };
 static const lp_kfield w182[] = { { "op", "T182" } };
 static const lp_kfield w183[] = { { "op", "T183" } };
 static const lp_kfield w204[] = { { "op", "T204" } };
+static const lp_kfield w164[] = { { "op", "T164" } };
+static const lp_kfield w165[] = { { "op", "T165" } };
+static const lp_kfield w166[] = { { "op", "T166" } };
+static const lp_kfield w167[] = { { "op", "T167" } };
+static const lp_kfield w169[] = { { "op", "T169" } };
+static const lp_kfield w171[] = { { "op", "T171" } };
+static const lp_kfield w172[] = { { "op", "T172" } };
+static const lp_kfield w173[] = { { "op", "T173" } };
+static const lp_kfield w174[] = { { "op", "T174" } };
+static const lp_kfield w175[] = { { "op", "T175" } };
+static const lp_kfield w176[] = { { "op", "T176" } };
+static const lp_kfield w179[] = { { "op", "T179" } };
+static const lp_kfield w181[] = { { "op", "T181" } };
+static const lp_kfield w185[] = { { "op", "T185" } };
+static const lp_kfield w190[] = { { "op", "T190" } };
+static const lp_kfield w191[] = { { "op", "T191" } };
+static const lp_kfield w192[] = { { "op", "T192" } };
+static const lp_kfield w193[] = { { "op", "T193" } };
+static const lp_kfield w194[] = { { "op", "T194" } };
 
 static const lp_kctor c_Memory[] = {
 	E(0, "hbm"), E(1, "sbuf"), E(2, "psum"), E(3, "reg"), E(4, "shared_hbm"),
@@ -104,83 +127,89 @@ static const lp_kctor c_TransposeOps[] = {
 	E(5, "ZYWX"), E(6, "ZYXW"), E(7, "YXWZ"), E(8, "YXZW"), E(9, "YWZX"),
 	E(10, "XWZY"), E(11, "XZYW"), E(12, "XYZW"), E(13, "XYWZ")
 };
+static const lp_kctor c_BrCmpOp[] = {
+	E(0, "always"), E(1, "lt_imm"), E(2, "le_imm"), E(3, "eq_imm"),
+	E(4, "ne_imm"), E(5, "ge_imm"), E(6, "gt_imm"), E(7, "lt_reg"),
+	E(8, "le_reg"), E(9, "eq_reg"), E(10, "ne_reg"), E(11, "ge_reg"),
+	E(12, "gt_reg")
+};
 static const lp_kctor c_Operator[] = {
 	P(0, "activate", 148),
 	P(1, "ncActivate", 149),
 	P(2, "activationReduce", 149),
 	P(3, "affineSelect", 150),
 	P(4, "ncAffineSelect", 151),
-	U(5, "batchNormAggregate"),
-	U(6, "batchNormStats"),
+	P(5, "batchNormAggregate", 174),
+	P(6, "batchNormStats", 175),
 	P(7, "copy", 177),
 	P(8, "ncCopy", 178),
-	U(9, "copyPredicated"),
+	U(9, "copyPredicated", 168),
 	P(10, "dmaCopy", 152),
 	P(11, "ncDmaCopy", 153),
 	P(12, "dmaTranspose", 154),
-	U(13, "dropout"),
-	U(14, "findIndex8"),
+	U(13, "dropout", 147),
+	P(14, "findIndex8", 171),
 	P(15, "iota", 159),
-	U(16, "loadMaskRegister"),
+	U(16, "loadMaskRegister", 156),
 	P(17, "loadStationary", 160),
-	U(18, "localGather"),
-	U(19, "ncLocalGather"),
+	U(18, "localGather", 162),
+	U(19, "ncLocalGather", 163),
 	P(20, "matMul", 161),
 	P(21, "ncMatMul", 183),
-	U(22, "matchReplace8"),
-	U(23, "matchValueLoad"),
-	U(24, "max8"),
+	P(22, "matchReplace8", 172),
+	U(23, "matchValueLoad", 170),
+	P(24, "max8", 173),
 	P(25, "memSet", 158),
-	U(26, "rangeSelect"),
-	U(27, "ncRangeSelect"),
-	U(28, "reciprocal"),
-	U(29, "scalarTensorTensor"),
-	U(30, "ncScalarTensorTensor"),
-	U(31, "shuffle"),
-	U(32, "tensorReduce"),
+	P(26, "rangeSelect", 164),
+	P(27, "ncRangeSelect", 165),
+	P(28, "reciprocal", 176),
+	P(29, "scalarTensorTensor", 166),
+	P(30, "ncScalarTensorTensor", 167),
+	U(31, "shuffle", 157),
+	P(32, "tensorReduce", 179),
 	P(33, "tensorScalar", 180),
 	P(34, "tensorTensor", 182),
-	U(35, "tensorTensorScan"),
-	U(36, "tensorPartitionReduce"),
-	U(37, "tensorScalarReduce"),
+	P(35, "tensorTensorScan", 169),
+	U(36, "tensorPartitionReduce", 184),
+	P(37, "tensorScalarReduce", 181),
 	P(38, "transpose", 155),
-	U(39, "selectReduce"),
-	U(40, "sequenceBounds"),
-	U(41, "sendRecv"),
-	U(42, "sendRecvCompute"),
-	U(43, "tensorLoad"),
-	U(44, "tensorStore"),
-	U(45, "registerMove"),
-	U(46, "cmpBranch"),
-	U(47, "registerAluOp"),
-	U(48, "quantizeMX"),
-	U(49, "ncMatMulMX"),
-	U(50, "dmaCompute"),
-	U(51, "allReduce"),
-	U(52, "allGather"),
-	U(53, "reduceScatter"),
-	U(54, "collectivePermute"),
-	U(55, "collectivePermuteImplicit"),
-	U(56, "collectivePermuteImplicitReduce"),
-	U(57, "broadcast"),
-	U(58, "allToAll"),
-	U(59, "rankId"),
-	U(60, "currentProcessingRankId"),
-	U(61, "send"),
-	U(62, "recv"),
+	P(39, "selectReduce", 185),
+	U(40, "sequenceBounds", 186),
+	U(41, "sendRecv", 187),
+	U(42, "sendRecvCompute", 188),
+	P(43, "tensorLoad", 190),
+	P(44, "tensorStore", 191),
+	P(45, "registerMove", 192),
+	P(46, "cmpBranch", 193),
+	P(47, "registerAluOp", 194),
+	U(48, "quantizeMX", 195),
+	U(49, "ncMatMulMX", 196),
+	U(50, "dmaCompute", 197),
+	U(51, "allReduce", 199),
+	U(52, "allGather", 199),
+	U(53, "reduceScatter", 199),
+	U(54, "collectivePermute", 199),
+	U(55, "collectivePermuteImplicit", 199),
+	U(56, "collectivePermuteImplicitReduce", 199),
+	U(57, "broadcast", 199),
+	U(58, "allToAll", 199),
+	U(59, "rankId", 200),
+	U(60, "currentProcessingRankId", 201),
+	U(61, "send", 202),
+	U(62, "recv", 203),
 	P(63, "coreBarrier", 204),
-	U(64, "rng"),
-	U(65, "rand2"),
-	U(66, "randGetState"),
-	U(67, "setRngSeed"),
-	U(68, "randSetState"),
-	U(69, "extendedInst"),
-	U(70, "tensorScalarCumulative"),
-	U(71, "ncNGather"),
-	U(72, "nonzeroWithCount"),
-	U(73, "devicePrint"),
-	U(74, "exponential"),
-	U(75, "activate2"),
+	U(64, "rng", 205),
+	U(65, "rand2", 206),
+	U(66, "randGetState", 207),
+	U(67, "setRngSeed", 208),
+	U(68, "randSetState", 209),
+	U(69, "extendedInst", 210),
+	U(70, "tensorScalarCumulative", 211),
+	U(71, "ncNGather", 212),
+	U(72, "nonzeroWithCount", 213),
+	U(73, "devicePrint", 215),
+	U(74, "exponential", 216),
+	U(75, "activate2", 217),
 };
 
 /* ---- containers ---------------------------------------------------------- */
@@ -345,6 +374,80 @@ static const lp_kfield f_NcMatMulFlag[] = {
 static const lp_kfield f_CoreBarrier[] = {
 	{ "data", "T128" }, { "cores", "[i" }, { "engine", "T130" }
 };
+static const lp_kfield f_RangeSelect[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "reduceCommand", "T137" },
+	{ "reduceOp", "T135" }, { "base", "f" }, { "fillValue", "f" },
+	{ "compOp0", "T135" }, { "compOp1", "T135" }, { "bound0", "T131" },
+	{ "bound1", "T131" }
+};
+static const lp_kfield f_NcRangeSelect[] = {
+	{ "dst", "T128" }, { "reduceCommand", "T137" },
+	{ "reduceRes", "?T128" }, { "reduceOp", "?T135" },
+	{ "compOp0", "T135" }, { "compOp1", "T135" }, { "bound0", "T128" },
+	{ "bound1", "T128" }, { "rangeStart", "T131" },
+	{ "onTrueTile", "T128" }, { "onFalseValue", "T131" },
+	{ "dtype", "?T111" }
+};
+static const lp_kfield f_ScalarTensorTensor[] = {
+	{ "dst", "T128" }, { "src0", "T128" }, { "src1", "T128" },
+	{ "op0", "T135" }, { "op1", "T135" }, { "reverseOperands", "T144" },
+	{ "imm0", "T131" }, { "accumulatorCmd", "T137" }
+};
+static const lp_kfield f_NcScalarTensorTensor[] = {
+	{ "dst", "T128" }, { "data", "T128" }, { "src0", "T133" },
+	{ "src1", "T133" }, { "op0", "T135" }, { "op1", "T135" },
+	{ "reverseOperands", "T144" }, { "dtype", "?T111" }
+};
+static const lp_kfield f_TensorTensorScan[] = {
+	{ "dst", "T128" }, { "src0", "T128" }, { "src1", "T128" },
+	{ "op0", "T135" }, { "op1", "T135" }, { "reverseOperands", "T144" },
+	{ "imm0", "T133" }, { "accumulatorCmd", "T137" }, { "dtype", "?T111" }
+};
+static const lp_kfield f_FindIndex8[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "vals", "T128" },
+	{ "dtype", "?T111" }
+};
+static const lp_kfield f_MatchReplace8[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "vals", "T128" },
+	{ "replaceValue", "T131" }, { "dstIdx", "?T128" }, { "dtype", "?T111" }
+};
+/* Max8, BatchNormAggregate, BatchNormStats and Reciprocal share it. */
+static const lp_kfield f_DstSrcDtype[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "dtype", "?T111" }
+};
+static const lp_kfield f_TensorReduce[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "op", "T135" },
+	{ "opDim", "T145" }, { "negated", "b" }, { "dtype", "?T111" },
+	{ "keepdims", "b" }
+};
+static const lp_kfield f_TensorScalarReduce[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "operand0", "T133" },
+	{ "op0", "T135" }, { "reverse0", "b" }, { "dtype", "?T111" },
+	{ "reduceOp", "?T135" }, { "reduceRes", "T128" },
+	{ "reduceCmd", "T137" }, { "reduceInit", "?T131" }
+};
+static const lp_kfield f_SelectReduce[] = {
+	{ "dst", "T128" }, { "predicate", "T128" }, { "onTrue", "T128" },
+	{ "onFalse", "T133" }, { "reduceRes", "?T128" },
+	{ "reduceCmd", "T137" }, { "reduceOp", "T135" },
+	{ "reversePred", "b" }, { "dtype", "?T111" }
+};
+static const lp_kfield f_TensorLoad[] = {
+	{ "dst", "s" }, { "src", "T128" }
+};
+static const lp_kfield f_TensorStore[] = {
+	{ "dst", "T128" }, { "src", "s" }
+};
+static const lp_kfield f_RegisterMove[] = {
+	{ "dst", "s" }, { "imm", "i" }
+};
+static const lp_kfield f_CmpBranch[] = {
+	{ "reg1", "s" }, { "reg2", "s" }, { "imm", "i" }, { "op", "T189" },
+	{ "trueLabel", "s" }, { "falseLabel", "s" }
+};
+static const lp_kfield f_RegisterAluOp[] = {
+	{ "dst", "s" }, { "src", "s" }, { "imm", "i" }, { "op", "T135" }
+};
 static const lp_kfield f_Meta[] = { { "format", "s" } };
 
 /* ---- constructors of the sum types ---------------------------------------- */
@@ -424,9 +527,27 @@ static const lp_kctor c_NcMatMul[] = {
 	{ 0, "mk", NF(f_NcMatMul), f_NcMatMul, NF(f_NcMatMul), &c_NcMatMulFlag }
 };
 static const lp_kctor c_CoreBarrier[] = { S(f_CoreBarrier) };
+static const lp_kctor c_RangeSelect[] = { S(f_RangeSelect) };
+static const lp_kctor c_NcRangeSelect[] = { S(f_NcRangeSelect) };
+static const lp_kctor c_ScalarTensorTensor[] = { S(f_ScalarTensorTensor) };
+static const lp_kctor c_NcScalarTensorTensor[] = {
+	S(f_NcScalarTensorTensor)
+};
+static const lp_kctor c_TensorTensorScan[] = { S(f_TensorTensorScan) };
+static const lp_kctor c_FindIndex8[] = { S(f_FindIndex8) };
+static const lp_kctor c_MatchReplace8[] = { S(f_MatchReplace8) };
+static const lp_kctor c_DstSrcDtype[] = { S(f_DstSrcDtype) };
+static const lp_kctor c_TensorReduce[] = { S(f_TensorReduce) };
+static const lp_kctor c_TensorScalarReduce[] = { S(f_TensorScalarReduce) };
+static const lp_kctor c_SelectReduce[] = { S(f_SelectReduce) };
+static const lp_kctor c_TensorLoad[] = { S(f_TensorLoad) };
+static const lp_kctor c_TensorStore[] = { S(f_TensorStore) };
+static const lp_kctor c_RegisterMove[] = { S(f_RegisterMove) };
+static const lp_kctor c_CmpBranch[] = { S(f_CmpBranch) };
+static const lp_kctor c_RegisterAluOp[] = { S(f_RegisterAluOp) };
 static const lp_kctor c_Meta[] = { S(f_Meta) };
 static const lp_kctor c_Contents[] = {
-	U(0, "python"), U(1, "nki"), C1(2, "kernel", "k", "T105"),
+	U(0, "python", 0), U(1, "nki", 0), C1(2, "kernel", "k", "T105"),
 	C1(3, "lnc", "k", "T108"), C1(4, "hlo", "s", "s")
 };
 
@@ -482,11 +603,31 @@ static const lp_ktype types[] = {
 	T(159, "Iota", c_Iota),
 	T(160, "LoadStationary", c_LoadStationary),
 	T(161, "MatMul", c_MatMul),
+	T(164, "RangeSelect", c_RangeSelect),
+	T(165, "NcRangeSelect", c_NcRangeSelect),
+	T(166, "ScalarTensorTensor", c_ScalarTensorTensor),
+	T(167, "NcScalarTensorTensor", c_NcScalarTensorTensor),
+	T(169, "TensorTensorScan", c_TensorTensorScan),
+	T(171, "FindIndex8", c_FindIndex8),
+	T(172, "MatchReplace8", c_MatchReplace8),
+	T(173, "Max8", c_DstSrcDtype),
+	T(174, "BatchNormAggregate", c_DstSrcDtype),
+	T(175, "BatchNormStats", c_DstSrcDtype),
+	T(176, "Reciprocal", c_DstSrcDtype),
 	T(177, "Copy", c_Copy),
 	T(178, "NcCopy", c_NcCopy),
+	T(179, "TensorReduce", c_TensorReduce),
 	T(180, "TensorScalar", c_TensorScalar),
+	T(181, "TensorScalarReduce", c_TensorScalarReduce),
 	T(182, "TensorTensor", c_TensorTensor),
 	T(183, "NcMatMul", c_NcMatMul),
+	T(185, "SelectReduce", c_SelectReduce),
+	T(189, "BrCmpOp", c_BrCmpOp),
+	T(190, "TensorLoad", c_TensorLoad),
+	T(191, "TensorStore", c_TensorStore),
+	T(192, "RegisterMove", c_RegisterMove),
+	T(193, "CmpBranch", c_CmpBranch),
+	T(194, "RegisterAluOp", c_RegisterAluOp),
 	T(204, "CoreBarrier", c_CoreBarrier),
 	T(218, "Operator", c_Operator),
 	T(235, "KLRMetaData", c_Meta),

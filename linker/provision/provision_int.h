@@ -54,6 +54,7 @@ typedef struct lp_cg {
 	lm_strmap hazards;       /* allocation name -> cg_hazard */
 	lm_strmap inst_names;    /* instruction names used in f */
 	int n_insts_made;
+	int n_barriers;          /* coreBarrier statements lowered */
 	/* budget (getSbufMaxBytes / getPsumMaxBankId) */
 	int64_t sb_max;
 	int64_t psum_max_bank;   /* -1 when no PSUM tensor */
@@ -107,6 +108,12 @@ char *lp_cg_inst_name(lp_cg *cg, const char *base);
 ** zeroes *in.
 */
 void lp_cg_emit(lp_cg *cg, lm_inst *in);
+/* lp_cg_emit of an instruction that orders everything around it: it
+** depends on every earlier access and every later access depends on it. */
+void lp_cg_emit_fence(lp_cg *cg, lm_inst *in);
+/* Forget every recorded access: nothing later depends on what came
+** before (the engines were joined). */
+void lp_cg_hazards_reset(lp_cg *cg);
 /*
 ** Create an allocation with one memory location of the same name.
 ** placed: addr/base are given; else the tensor is placed after the walk.

@@ -1,0 +1,954 @@
+/*
+** test_klrops.c -- the KLR operators lowered beyond the first set:
+** tensorReduce, tensorScalar with tile operands, reciprocal, max8,
+** findIndex8, matchReplace8, batchNormStats / batchNormAggregate,
+** selectReduce, ncRangeSelect / rangeSelect, coreBarrier, the register
+** operators and cmpBranch loops. Each kernel is KLR JSON (the `lncsim klr
+** pack` input form), packed, lowered and run; the outputs are compared
+** with values computed here by plain loops in float32, and the called
+** and inlined forms must agree bit for bit. Plus the refusals.
+*/
+#include "common.h"
+#include "testutil.h"
+#include "module.h"
+#include "verify.h"
+#include "dtype.h"
+#include "provision.h"
+#include "klr.h"
+#include "safeio.h"
+#include "sim.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define P 16
+#define FW 64
+
+/* ---- kernel text --------------------------------------------------------- */
+
+/* A TensorName [par, fr] of dtype dt in memory mem. */
+static char *tn(const char *name, const char *mem, const char *dt, int par,
+		int fr)
+{
+	int es = !strcmp(dt, "float32") || !strcmp(dt, "uint32") ||
+		 !strcmp(dt, "int32") ? 4 : 2;
+	return lm_xasprintf("{\"name\": \"%s\", \"dtype\": \"%s\", "
+			    "\"shape\": {\"parDim\": %d, \"freeDims\": [%d]}, "
+			    "\"address\": {\"name\": \"%s\", \"memory\": \"%s\", "
+			    "\"parSize\": 128, \"freeSize\": %d}}", name, dt,
+			    par, fr, name, mem, strcmp(mem, "hbm") ? fr * es
+								    : 256);
+}
+
+/* birPattern operand of tensor name [tp, tf] (dtype dt): rows r0.., par
+** rows of fr elements from column c0. */
+static char *op_(const char *name, const char *mem, const char *dt, int tp,
+		 int tf, int r0, int c0, int par, int fr)
+{
+	char *t = tn(name, mem, dt, tp, tf);
+	char *r = lm_xasprintf("{\"abstract\": {\"birPattern\": {\"tensor\": "
+			       "%s, \"offset\": %d, \"pattern\": [{\"step\": "
+			       "%d, \"num\": %d}, {\"step\": 1, \"num\": "
+			       "%d}]}}}", t, r0 * tf + c0, tf, par, fr);
+	free(t);
+	return r;
+}
+
+/* Shorthands: float32 SBUF tiles [P, 64] and the input xs [128, 64]. */
+static char *sb(const char *name, int c0, int fr)
+{
+	return op_(name, "sbuf", "float32", P, FW, 0, c0, P, fr);
+}
+static char *xs(int c0, int fr)
+{
+	return op_("xs", "sbuf", "float32", 128, FW, 0, c0, P, fr);
+}
+
+/* The statement list under construction. */
+typedef struct body {
+	lm_buf b;
+	int n;
+} body;
+
+/* Append {"name": name, "op": {op: {fields}}}; frees fields. */
+static void st(body *bd, const char *name, const char *op, char *fields)
+{
+	lm_buf_puts(&bd->b, bd->n++ ? ", " : "");
+	lm_buf_printf(&bd->b, "{\"name\": \"%s\", \"op\": {\"%s\": {%s}}}",
+		      name, op, fields);
+	free(fields);
+}
+
+/* Frees its arguments (a NULL-terminated list). */
+static void frees(char *p, ...)
+{
+	va_list ap;
+	va_start(ap, p);
+	while (p) {
+		free(p);
+		p = va_arg(ap, char *);
+	}
+	va_end(ap);
+}
+
+/* The kernel k_ops around body text (kin -> xs first). */
+static char *kernel(const char *name, body *bd, const char *extra_blocks)
+{
+	char *kin = tn("kin", "hbm", "float32", 128, FW);
+	char *kout = tn("kout", "hbm", "float32", 128, FW);
+	char *xd = op_("xs", "sbuf", "float32", 128, FW, 0, 0, 128, FW);
+	char *xsrc = op_("kin", "hbm", "float32", 128, FW, 0, 0, 128, FW);
+	char *stmts = lm_buf_detach(&bd->b);
+	char *r = lm_xasprintf("{\"contents\": {\"lnc\": {\"name\": \"%s\", "
+			       "\"inputs\": [%s], \"outputs\": [%s], "
+			       "\"bodies\": [[{\"label\": \"main\", \"body\": "
+			       "[{\"name\": \"ld\", \"op\": {\"ncDmaCopy\": "
+			       "{\"dst\": %s, \"src\": %s}}}%s%s]}%s]]}}}",
+			       name, kin, kout, xd, xsrc, bd->n ? ", " : "",
+			       stmts, extra_blocks ? extra_blocks : "");
+	frees(kin, kout, xd, xsrc, stmts, NULL);
+	bd->n = 0;
+	return r;
+}
+
+/* Store tile name [P, 64] to kout rows r0..r0+P. */
+static void store(body *bd, const char *sname, const char *tile, int r0)
+{
+	char *d = op_("kout", "hbm", "float32", 128, FW, r0, 0, P, FW);
+	char *s = sb(tile, 0, FW);
+	st(bd, sname, "ncDmaCopy", lm_xasprintf("\"dst\": %s, \"src\": %s", d,
+						 s));
+	frees(d, s, NULL);
+}
+
+/* memSet of tile [P, 64] to 0. */
+static void zero(body *bd, const char *sname, const char *tile)
+{
+	char *d = sb(tile, 0, FW);
+	st(bd, sname, "memSet", lm_xasprintf("\"dst\": %s, \"value\": "
+					     "{\"float\": 0}, \"dtype\": "
+					     "\"float32\"", d));
+	free(d);
+}
+
+/* ---- lowering and running ----------------------------------------------------- */
+
+static void pack_text(const char *json, const char *dir)
+{
+	char *out = lm_xasprintf("%s/k_small.klr", dir);
+	lp_klr_file f;
+	lm_buf b = LM_BUF_INIT;
+	lm_error err;
+	ck_assert_msg(lp_klr_from_json(&f, json, strlen(json), "k.json",
+				       &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(lp_klr_encode_file(&f, &b, &err), 0);
+	ck_assert_int_eq(lm_write_file_atomic(out, b.ptr, b.size, &err), 0);
+	lm_buf_free(&b);
+	lp_klr_file_free(&f);
+	free(out);
+}
+
+/* The caller fixture (x -> kin, kout -> y, y partial) + the kernel. */
+static lm_module *setup(const char *dir, const char *json)
+{
+	char *p = lm_xasprintf("%s/a_caller_small.json", dir);
+	lm_module *m;
+	lm_alloc *y;
+	tu_copy_fixture("provision", "a_caller_small.json", dir);
+	pack_text(json, dir);
+	m = tu_load(p);
+	free(p);
+	y = lm_module_find_alloc(m, "y", NULL);
+	ck_assert(y != NULL);
+	if (!y->extra)
+		y->extra = cJSON_CreateObject();
+	cJSON_AddTrueToObject(y->extra, "partial_output");
+	return m;
+}
+
+static lm_module *lower_ok(const lm_module *m, int do_inline)
+{
+	lm_module *out = NULL;
+	lp_lower_opts o;
+	lm_error err;
+	memset(&o, 0, sizeof o);
+	o.inline_kernels = do_inline;
+	ck_assert_msg(lp_lower(&out, m, &o, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "lowered module does "
+		      "not verify: %s", err.msg);
+	return out;
+}
+
+/* Lowering fails with an input error (exit 2) whose text holds want. */
+static void lower_fails(const char *json, const char *want)
+{
+	char *dir = tu_tmpdir("klrops-bad");
+	lm_module *m = setup(dir, json), *out = NULL;
+	lm_error err;
+	lp_warnings w = { 0, 0, NULL };
+	ck_assert_int_ne(lp_lower(&out, m, NULL, &w, &err), 0);
+	ck_assert_ptr_null(out);
+	ck_assert_int_eq(err.code, LM_EINPUT);
+	ck_assert_msg(strstr(err.msg, want) != NULL, "'%s' lacks '%s'",
+		      err.msg, want);
+	lp_warnings_free(&w);
+	lm_module_free(m);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* The input: exact small values with duplicates, a few odd bits. */
+static float xval(int p, int j)
+{
+	return (float)((p * 7 + j * 3) % 23 - 11) / 8.0f +
+	       (float)(p % 3) * 0.001f;
+}
+
+static void run(const lm_module *m, ls_result *res)
+{
+	ls_tensors in = { 0, NULL };
+	ls_options o;
+	lm_error err;
+	int64_t shape[2] = { 128, FW };
+	float *x = lm_xmalloc(128 * FW * sizeof *x);
+	for (int p = 0; p < 128; p++)
+		for (int j = 0; j < FW; j++)
+			x[p * FW + j] = xval(p, j);
+	ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	memset(&o, 0, sizeof o);
+	memset(res, 0, sizeof *res);
+	ck_assert_msg(ls_run(m, &in, &o, res, &err) == 0, "run: %s", err.msg);
+	ls_tensors_free(&in);
+	free(x);
+}
+
+/*
+** Lower json called and inlined, run both, check they agree bit for bit
+** on rows [0, rows) of y, and return the inlined run's result.
+*/
+static void lower_run(const char *json, int rows, ls_result *r)
+{
+	char *dir = tu_tmpdir("klrops");
+	lm_module *m = setup(dir, json), *called = lower_ok(m, 0);
+	lm_module *inl = lower_ok(m, 1);
+	ls_result rc;
+	run(called, &rc);
+	run(inl, r);
+	for (int i = 0; i < rows * FW; i++)
+		ck_assert_msg(tb_bits(tb_out(&rc, "y", i)) ==
+			      tb_bits(tb_out(r, "y", i)), "called and inlined "
+			      "forms differ at y[%d][%d]", i / FW, i % FW);
+	ls_result_free(&rc);
+	lm_module_free(called);
+	lm_module_free(inl);
+	lm_module_free(m);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+static float yv(const ls_result *r, int row, int col)
+{
+	return tb_out(r, "y", row * FW + col);
+}
+
+#define EQ_F(got, want, what, p, j) ck_assert_msg(tb_bits(got) == \
+	tb_bits(want), "%s [%d][%d]: got %.9g (0x%08x), want %.9g (0x%08x)", \
+	what, p, j, (double)(got), tb_bits(got), (double)(want), tb_bits(want))
+
+/* ---- references -------------------------------------------------------------- */
+
+/* The top 8 of a row by the documented insertion (no NaN here). */
+static void ref_max8(const float *d, int n, float *out)
+{
+	int filled = 0;
+	for (int i = 0; i < n; i++) {
+		float v = d[i];
+		for (int s = 0; s < 8; s++) {
+			if (s >= filled) {
+				out[s] = v;
+				filled++;
+				break;
+			}
+			if (v > out[s]) {
+				float t = out[s];
+				out[s] = v;
+				v = t;
+			}
+		}
+	}
+}
+
+/* Index slots: each element matches the first unmatched equal value. */
+static void ref_match(const float *vals, const float *d, int n, uint32_t *idx,
+		      float *repl, float imm)
+{
+	int used[8] = { 0 };
+	for (int s = 0; s < 8; s++)
+		idx[s] = 0xffffffffu;
+	for (int i = 0; i < n; i++) {
+		repl[i] = d[i];
+		for (int s = 0; s < 8; s++)
+			if (!used[s] && vals[s] == d[i]) {
+				used[s] = 1;
+				idx[s] = (uint32_t)i;
+				repl[i] = imm;
+				break;
+			}
+	}
+}
+
+/* BNStats of one row (docs/semantics.md, each line one float32 op). */
+static void ref_bnstats(const float *x, int n, float *o)
+{
+	float c = 0, mean[2] = { 0, 0 }, m2[2] = { 0, 0 };
+	for (int i = 0; i < n; i++) {
+		int L = i & 1;
+		float r, old, a, b;
+		if (!L)
+			c = c + 1;
+		r = 1 / c;
+		old = mean[L];
+		a = 1 - r;
+		a = a * old;
+		b = r * x[i];
+		mean[L] = a + b;
+		m2[L] = m2[L] + (x[i] - mean[L]) * (x[i] - old);
+	}
+	o[0] = (float)((n + 1) / 2);
+	o[1] = mean[0];
+	o[2] = m2[0];
+	o[3] = (float)(n / 2);
+	o[4] = mean[1];
+	o[5] = m2[1];
+}
+
+/* BNStatsAggregate of 4 triples (two BNStats results). */
+static void ref_bnaggr(const float *s, float *o)
+{
+	float n = 0, mean = 0, var = 0;
+	for (int t = 0; t < 4; t++) {
+		float nt = s[3 * t], mt = s[3 * t + 1], m2 = s[3 * t + 2];
+		float tot = nt + n, r = 1 / tot, delta = mean - mt, v, cross;
+		mean = (mean * n + nt * mt) * r;
+		v = (var * n + m2) * r;
+		cross = nt * n * delta * delta * r * r;
+		var = v + cross;
+		n = n + nt;
+	}
+	o[0] = mean;
+	o[1] = var;
+}
+
+/* ---- the vector-engine operators ---------------------------------------- */
+
+/*
+** ys [16, 64]: col 0 the row sum (tensorReduce add), col 1 minus the row
+** max (tensorReduce max, negated), cols 8..23 1/x (reciprocal), 24..39
+** (x - sum) * 0.5 (tensorScalar, tile then immediate), 40..55 (-max -
+** x) + sum (tensorScalar, two tiles, reverse first), 56..63 the row's top
+** 8 (max8). zs: cols 0..1 bnAggr of cols 2..7 (bnStats), 8..15 the
+** indices of the top 8 (findIndex8), 16..23 those of matchReplace8's
+** dstIdx, 24..39 x > 0 ? x : 7 (selectReduce, immediate on_false),
+** 40..55 x > 0 ? x2 : x (reversePred, tile on_false). ws: the row with
+** the top 8 replaced by -100 (matchReplace8). rs: e in [4, 20) ? x :
+** -inf (ncRangeSelect); r2: 10 < e <= 30 ? x : -1 (rangeSelect).
+** kout rows 0..79 hold ys, zs, ws, rs, r2.
+*/
+static char *vector_kernel(void)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *a64 = xs(0, FW), *a16 = xs(0, 16), *b16 = xs(16, 16);
+	char *d, *s0, *s1, *t, *u;
+	char *bs = op_("bs", "sbuf", "float32", P, 12, 0, 0, P, 12);
+	char *ix = op_("ix", "sbuf", "uint32", P, 8, 0, 0, P, 8);
+	char *ix2 = op_("ix2", "sbuf", "uint32", P, 8, 0, 0, P, 8);
+	char *pf = op_("pf", "sbuf", "float32", P, 16, 0, 0, P, 16);
+	char *pr = op_("pr", "sbuf", "int32", P, 16, 0, 0, P, 16);
+	char *b0 = op_("b0", "sbuf", "float32", P, 1, 0, 0, P, 1);
+	char *b1 = op_("b1", "sbuf", "float32", P, 1, 0, 0, P, 1);
+	char *r;
+
+	zero(&bd, "z_ys", "ys");
+	zero(&bd, "z_zs", "zs");
+	d = sb("ys", 0, 1);
+	st(&bd, "red_add", "tensorReduce", lm_xasprintf("\"dst\": %s, \"src\": "
+	   "%s, \"op\": \"add\", \"opDim\": \"X\"", d, a64));
+	free(d);
+	d = sb("ys", 1, 1);
+	st(&bd, "red_max", "tensorReduce", lm_xasprintf("\"dst\": %s, \"src\": "
+	   "%s, \"op\": \"max\", \"opDim\": \"X\", \"negated\": true", d, a64));
+	free(d);
+	d = sb("ys", 8, 16);
+	st(&bd, "recip", "reciprocal", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						      d, a16));
+	free(d);
+	d = sb("ys", 24, 16);
+	s0 = sb("ys", 0, 1);
+	st(&bd, "ts1", "tensorScalar", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"imm0\": {\"tile\": %s}, \"op0\": \"subtract\", \"imm1\": {\"imm\": "
+	   "{\"float\": 0.5}}, \"op1\": \"mult\"", d, a16, s0));
+	free(d);
+	d = sb("ys", 40, 16);
+	s1 = sb("ys", 1, 1);
+	st(&bd, "ts2", "tensorScalar", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"imm0\": {\"tile\": %s}, \"op0\": \"subtract\", \"imm1\": {\"tile\": "
+	   "%s}, \"op1\": \"add\", \"reverse\": \"first\"", d, b16, s1, s0));
+	frees(d, s0, s1, NULL);
+	d = sb("ys", 56, 8);
+	st(&bd, "mx8", "max8", lm_xasprintf("\"dst\": %s, \"src\": %s", d, a64));
+	free(d);
+	store(&bd, "st_y", "ys", 0);
+
+	st(&bd, "bn", "batchNormStats", lm_xasprintf("\"dst\": %s, \"src\": %s",
+	   t = op_("bs", "sbuf", "float32", P, 12, 0, 0, P, 6), a64));
+	free(t);
+	st(&bd, "bn2", "batchNormStats", lm_xasprintf("\"dst\": %s, \"src\": %s",
+	   t = op_("bs", "sbuf", "float32", P, 12, 0, 6, P, 6), b16));
+	free(t);
+	d = sb("zs", 0, 2);
+	st(&bd, "bnag", "batchNormAggregate", lm_xasprintf("\"dst\": %s, "
+	   "\"src\": %s", d, bs));
+	free(d);
+	d = sb("zs", 2, 6);
+	st(&bd, "bn_cp", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s", d,
+	   t = op_("bs", "sbuf", "float32", P, 12, 0, 0, P, 6)));
+	frees(d, t, NULL);
+	s0 = sb("ys", 56, 8);
+	st(&bd, "fi8", "findIndex8", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"vals\": %s", ix, a64, s0));
+	d = sb("zs", 8, 8);
+	st(&bd, "fi8_cp", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s", d,
+						 ix));
+	free(d);
+	d = sb("ws", 0, FW);
+	st(&bd, "mr8", "matchReplace8", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"vals\": %s, \"replaceValue\": {\"float\": -100}, \"dstIdx\": %s",
+	   d, a64, s0, ix2));
+	frees(d, s0, NULL);
+	d = sb("zs", 16, 8);
+	st(&bd, "mr8_cp", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s", d,
+						 ix2));
+	free(d);
+	st(&bd, "pf", "tensorScalar", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"imm0\": {\"imm\": {\"float\": 0}}, \"op0\": \"is_gt\"", pf, a16));
+	st(&bd, "pr", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s", pr, pf));
+	d = sb("zs", 24, 16);
+	st(&bd, "sel", "selectReduce", lm_xasprintf("\"dst\": %s, \"predicate\": "
+	   "%s, \"onTrue\": %s, \"onFalse\": {\"imm\": {\"float\": 7}}", d, pr,
+	   a16));
+	free(d);
+	d = sb("zs", 40, 16);
+	st(&bd, "sel2", "selectReduce", lm_xasprintf("\"dst\": %s, "
+	   "\"predicate\": %s, \"onTrue\": %s, \"onFalse\": {\"tile\": %s}, "
+	   "\"reversePred\": true", d, pr, a16, b16));
+	free(d);
+	store(&bd, "st_z", "zs", 16);
+	store(&bd, "st_w", "ws", 32);
+
+	st(&bd, "b0", "memSet", lm_xasprintf("\"dst\": %s, \"value\": {\"float\": "
+	   "4}, \"dtype\": \"float32\"", b0));
+	st(&bd, "b1", "memSet", lm_xasprintf("\"dst\": %s, \"value\": {\"float\": "
+	   "20}, \"dtype\": \"float32\"", b1));
+	d = sb("rs", 0, FW);
+	st(&bd, "rsel", "ncRangeSelect", lm_xasprintf("\"dst\": %s, \"compOp0\": "
+	   "\"is_ge\", \"compOp1\": \"is_lt\", \"bound0\": %s, \"bound1\": %s, "
+	   "\"rangeStart\": {\"float\": 0}, \"onTrueTile\": %s, \"onFalseValue\": "
+	   "{\"float\": \"-inf\"}, \"reduceOp\": \"max\"", d, b0, b1, a64));
+	free(d);
+	d = sb("r2", 0, FW);
+	st(&bd, "rsel_old", "rangeSelect", lm_xasprintf("\"dst\": %s, \"src\": "
+	   "%s, \"reduceOp\": \"max\", \"base\": 0, \"fillValue\": -1, "
+	   "\"compOp0\": \"is_gt\", \"compOp1\": \"is_le\", \"bound0\": "
+	   "{\"float\": 10}, \"bound1\": {\"int\": 30}", d, a64));
+	free(d);
+	store(&bd, "st_rs", "rs", 48);
+	store(&bd, "st_r2", "r2", 64);
+	u = NULL;
+	r = kernel("k_ops", &bd, u);
+	frees(a64, a16, b16, bs, ix, ix2, pf, pr, b0, b1, NULL);
+	return r;
+}
+
+START_TEST(test_vector_ops)
+{
+	char *k = vector_kernel();
+	ls_result r;
+	lower_run(k, 80, &r);
+	for (int p = 0; p < P; p++) {
+		float x[FW], sum, mx, top[8], repl[FW], st[12], ag[2];
+		uint32_t idx[8];
+		for (int j = 0; j < FW; j++)
+			x[j] = xval(p, j);
+		sum = x[0];
+		mx = x[0];
+		for (int j = 1; j < FW; j++) {
+			sum = sum + x[j];
+			mx = x[j] >= mx ? x[j] : mx;
+		}
+		EQ_F(yv(&r, p, 0), sum, "tensorReduce add", p, 0);
+		EQ_F(yv(&r, p, 1), -mx, "tensorReduce max negated", p, 1);
+		for (int j = 0; j < 16; j++) {
+			float t = -mx - x[16 + j];
+			EQ_F(yv(&r, p, 8 + j), 1.0f / x[j], "reciprocal", p, j);
+			EQ_F(yv(&r, p, 24 + j), (x[j] - sum) * 0.5f,
+			     "tensorScalar tile, imm", p, j);
+			EQ_F(yv(&r, p, 40 + j), t + sum,
+			     "tensorScalar tiles, reverse first", p, j);
+		}
+		ref_max8(x, FW, top);
+		for (int s = 0; s < 8; s++)
+			EQ_F(yv(&r, p, 56 + s), top[s], "max8", p, s);
+		ref_bnstats(x, FW, st);
+		ref_bnstats(x + 16, 16, st + 6);
+		ref_bnaggr(st, ag);
+		EQ_F(yv(&r, 16 + p, 0), ag[0], "bnAggr mean", p, 0);
+		EQ_F(yv(&r, 16 + p, 1), ag[1], "bnAggr var", p, 1);
+		for (int s = 0; s < 6; s++)
+			EQ_F(yv(&r, 16 + p, 2 + s), st[s], "bnStats", p, s);
+		ref_match(top, x, FW, idx, repl, -100.0f);
+		for (int s = 0; s < 8; s++) {
+			EQ_F(yv(&r, 16 + p, 8 + s), (float)idx[s], "findIndex8",
+			     p, s);
+			EQ_F(yv(&r, 16 + p, 16 + s), (float)idx[s],
+			     "matchReplace8 dstIdx", p, s);
+		}
+		for (int j = 0; j < FW; j++) {
+			EQ_F(yv(&r, 32 + p, j), repl[j], "matchReplace8", p, j);
+			EQ_F(yv(&r, 48 + p, j), j >= 4 && j < 20 ? x[j] :
+			     -INFINITY, "ncRangeSelect", p, j);
+			EQ_F(yv(&r, 64 + p, j), j > 10 && j <= 30 ? x[j] : -1.0f,
+			     "rangeSelect", p, j);
+		}
+		for (int j = 0; j < 16; j++) {
+			EQ_F(yv(&r, 16 + p, 24 + j), x[j] > 0 ? x[j] : 7.0f,
+			     "selectReduce", p, j);
+			EQ_F(yv(&r, 16 + p, 40 + j), x[j] > 0 ? x[16 + j] : x[j],
+			     "selectReduce reversePred", p, j);
+		}
+	}
+	ls_result_free(&r);
+	free(k);
+}
+END_TEST
+
+
+/* ---- barriers, registers, branches ------------------------------------------ */
+
+/* A block {"label": l, "body": [statements]} (statements freed). */
+static char *block(const char *label, body *bd)
+{
+	char *stmts = lm_buf_detach(&bd->b);
+	char *r = lm_xasprintf(", {\"label\": \"%s\", \"body\": [%s]}", label,
+			       stmts ? stmts : "");
+	free(stmts);
+	bd->n = 0;
+	return r;
+}
+
+/* cmpBranch statement fields. */
+static char *br(const char *r1, const char *r2, int imm, const char *op,
+		const char *t, const char *f)
+{
+	return lm_xasprintf("\"reg1\": \"%s\", \"reg2\": \"%s\", \"imm\": %d, "
+			    "\"op\": \"%s\", \"trueLabel\": \"%s\", "
+			    "\"falseLabel\": \"%s\"", r1, r2, imm, op, t, f);
+}
+
+/*
+** The frontend's dynamic loop: main zeroes acc, loads the trip count 3
+** from an int32 tile into register rn (tensorLoad), sets ri := 0 and
+** jumps to loop; loop adds xs[0:16, :] to acc, ri := ri + 1, and branches
+** back while ri < rn (lt_reg); check branches on ri == 3 (eq_imm) to the
+** empty block `empty` (which falls through to ok) or to `bad`, which
+** would overwrite acc with -1; ok stores acc to kout rows 0..15 and ri
+** (tensorStore) as a float to kout[16][0]. A coreBarrier of core 0 alone
+** sits between the loop and the check.
+*/
+static char *loop_kernel(void)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *acc = sb("acc", 0, FW), *a64 = xs(0, FW), *blocks, *b1, *b2, *b3;
+	char *b4, *b5, *r;
+	char *nt = op_("nt", "sbuf", "int32", 1, 1, 0, 0, 1, 1);
+	char *cnt = op_("cnt", "sbuf", "int32", 1, 1, 0, 0, 1, 1);
+	char *cf = op_("cf", "sbuf", "float32", 1, 1, 0, 0, 1, 1);
+	char *ko = op_("kout", "hbm", "float32", 128, FW, 16, 0, 1, 1);
+
+	zero(&bd, "z_acc", "acc");
+	st(&bd, "n3", "memSet", lm_xasprintf("\"dst\": %s, \"value\": {\"int\": "
+	   "3}, \"dtype\": \"int32\"", nt));
+	st(&bd, "load", "tensorLoad", lm_xasprintf("\"dst\": \"rn\", \"src\": %s",
+						   nt));
+	st(&bd, "mv", "registerMove", lm_xasprintf("\"dst\": \"ri\", \"imm\": 0"));
+	st(&bd, "jmp", "cmpBranch", br("", "", 0, "always", "loop", ""));
+	{
+		/* the main block's statements go in the kernel's first block */
+		char *stmts = lm_buf_detach(&bd.b);
+		int n = bd.n;
+		bd.n = 0;
+		st(&bd, "tt", "tensorTensor", lm_xasprintf("\"dst\": %s, "
+		   "\"src0\": %s, \"src1\": %s, \"op\": \"add\"", acc, acc, a64));
+		st(&bd, "inc", "registerAluOp", lm_xasprintf("\"dst\": \"ri\", "
+		   "\"src\": \"ri\", \"imm\": 1, \"op\": \"add\""));
+		st(&bd, "brlt", "cmpBranch", br("ri", "rn", 0, "lt_reg", "loop",
+						"check"));
+		b1 = block("loop", &bd);
+		st(&bd, "bar", "coreBarrier", lm_xasprintf("\"data\": %s, "
+		   "\"cores\": [0]", nt));
+		st(&bd, "breq", "cmpBranch", br("ri", "", 3, "eq_imm", "empty",
+						"bad"));
+		b2 = block("check", &bd);
+		st(&bd, "ms_bad", "memSet", lm_xasprintf("\"dst\": %s, \"value\": "
+		   "{\"float\": -1}, \"dtype\": \"float32\"", acc));
+		b3 = block("bad", &bd);
+		b4 = block("empty", &bd);
+		store(&bd, "st_acc", "acc", 0);
+		st(&bd, "save", "tensorStore", lm_xasprintf("\"dst\": %s, "
+		   "\"src\": \"ri\"", cnt));
+		st(&bd, "cnt_f", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+							cf, cnt));
+		st(&bd, "st_cnt", "ncDmaCopy", lm_xasprintf("\"dst\": %s, "
+		   "\"src\": %s", ko, cf));
+		b5 = block("ok", &bd);
+		blocks = lm_xasprintf("%s%s%s%s%s", b1, b2, b3, b4, b5);
+		lm_buf_puts(&bd.b, stmts);
+		bd.n = n;
+		free(stmts);
+	}
+	r = kernel("k_loop", &bd, blocks);
+	frees(acc, a64, blocks, b1, b2, b3, b4, b5, nt, cnt, cf, ko, NULL);
+	return r;
+}
+
+START_TEST(test_register_loop)
+{
+	char *k = loop_kernel(), *dir = tu_tmpdir("klrops-loop");
+	lm_module *m = setup(dir, k), *lo = lower_ok(m, 0), *out = NULL;
+	lp_lower_opts o;
+	lm_error err;
+	ls_result r;
+
+	run(lo, &r);
+	/* the blocks branch to each other: inlining is refused */
+	memset(&o, 0, sizeof o);
+	o.inline_kernels = 1;
+	ck_assert_int_ne(lp_lower(&out, m, &o, NULL, &err), 0);
+	ck_assert_ptr_null(out);
+	ck_assert_msg(strstr(err.msg, "NKIKernel function 'k_loop' branches "
+			     "between its blocks (UnconditionalBranch 'jmp')")
+		      != NULL, "%s", err.msg);
+	lm_module_free(lo);
+	lm_module_free(m);
+	tu_rmtree(dir);
+	free(dir);
+	for (int p = 0; p < P; p++)
+		for (int j = 0; j < FW; j++) {
+			float x = xval(p, j), want = ((0.0f + x) + x) + x;
+			EQ_F(yv(&r, p, j), want, "loop sum", p, j);
+		}
+	EQ_F(yv(&r, 16, 0), 3.0f, "loop counter", 16, 0);
+	ls_result_free(&r);
+	free(k);
+}
+END_TEST
+
+/* A one-row birPattern of tensor [tp, 64] at static offset off with the
+** register reg as its scalarOffset. */
+static char *dyn(const char *name, const char *mem, int tp, int off,
+		 const char *reg)
+{
+	char *t = tn(name, mem, "float32", tp, FW);
+	char *r = lm_xasprintf("{\"abstract\": {\"birPattern\": {\"tensor\": "
+			       "%s, \"offset\": %d, \"pattern\": [{\"step\": "
+			       "%d, \"num\": 1}, {\"step\": 1, \"num\": %d}], "
+			       "\"scalarOffset\": {\"reg\": \"%s\"}}}}", t, off,
+			       FW, FW, reg);
+	free(t);
+	return r;
+}
+
+/*
+** Register offsets: for i = 0..3 (ro = 64 i, rd = 64 (3 - i), rq = ro +
+** 512): kout row 3-i := kin row i (a DMA placed by registers on both
+** sides), row := xs row i (tensor_copy_dynamic_src), kout row 8+i :=
+** row (a DMA with a register-placed destination). `last` is the loop
+** bound of ro (256; more walks kin past its end).
+*/
+static char *dyn_kernel(int last)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *b1, *b2, *r, *s, *d;
+	char *row = op_("row", "sbuf", "float32", 1, FW, 0, 0, 1, FW);
+
+	st(&bd, "mo", "registerMove", lm_xasprintf("\"dst\": \"ro\", \"imm\": 0"));
+	st(&bd, "md", "registerMove", lm_xasprintf("\"dst\": \"rd\", \"imm\": "
+						   "192"));
+	{
+		char *stmts = lm_buf_detach(&bd.b);
+		int n = bd.n;
+		bd.n = 0;
+		d = dyn("kout", "hbm", 128, 0, "rd");
+		s = dyn("kin", "hbm", 128, 0, "ro");
+		st(&bd, "dma1", "ncDmaCopy", lm_xasprintf("\"dst\": %s, "
+		   "\"src\": %s", d, s));
+		frees(d, s, NULL);
+		s = dyn("xs", "sbuf", 128, 0, "ro");
+		st(&bd, "cp", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						     row, s));
+		free(s);
+		st(&bd, "q", "registerAluOp", lm_xasprintf("\"dst\": \"rq\", "
+		   "\"src\": \"ro\", \"imm\": 512, \"op\": \"add\""));
+		d = dyn("kout", "hbm", 128, 0, "rq");
+		st(&bd, "dma2", "ncDmaCopy", lm_xasprintf("\"dst\": %s, "
+		   "\"src\": %s", d, row));
+		free(d);
+		st(&bd, "inc", "registerAluOp", lm_xasprintf("\"dst\": \"ro\", "
+		   "\"src\": \"ro\", \"imm\": 64, \"op\": \"add\""));
+		st(&bd, "dec", "registerAluOp", lm_xasprintf("\"dst\": \"rd\", "
+		   "\"src\": \"rd\", \"imm\": 64, \"op\": \"subtract\""));
+		st(&bd, "br", "cmpBranch", br("ro", "", last, "lt_imm", "loop",
+					      "done"));
+		b1 = block("loop", &bd);
+		b2 = block("done", &bd);
+		s = lm_xasprintf("%s%s", b1, b2);
+		lm_buf_puts(&bd.b, stmts);
+		bd.n = n;
+		frees(stmts, b1, b2, NULL);
+	}
+	r = kernel("k_dyn", &bd, s);
+	frees(s, row, NULL);
+	return r;
+}
+
+START_TEST(test_register_offsets)
+{
+	char *k = dyn_kernel(256), *dir = tu_tmpdir("klrops-dyn");
+	lm_module *m = setup(dir, k), *lo = lower_ok(m, 0);
+	ls_result r;
+	run(lo, &r);
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < FW; j++) {
+			EQ_F(yv(&r, 3 - i, j), xval(i, j), "dynamic DMA", i, j);
+			EQ_F(yv(&r, 8 + i, j), xval(i, j), "dynamic copy", i, j);
+		}
+	ls_result_free(&r);
+	lm_module_free(lo);
+	lm_module_free(m);
+	tu_rmtree(dir);
+	free(dir);
+	free(k);
+}
+END_TEST
+
+/* A register offset that walks past the tensor is a run error. */
+START_TEST(test_register_offset_out_of_range)
+{
+	char *k = dyn_kernel(64 * 130), *dir = tu_tmpdir("klrops-dyn");
+	lm_module *m = setup(dir, k), *lo = lower_ok(m, 0);
+	ls_tensors in = { 0, NULL };
+	ls_options o;
+	ls_result r;
+	lm_error err;
+	int64_t shape[2] = { 128, FW };
+	float *x = lm_xcalloc(128 * FW, sizeof *x);
+	ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	memset(&o, 0, sizeof o);
+	memset(&r, 0, sizeof r);
+	ck_assert_int_ne(ls_run(lo, &in, &o, &r, &err), 0);
+	ck_assert_msg(strstr(err.msg, "puts the access outside memory "
+			     "location") != NULL, "%s", err.msg);
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	free(x);
+	lm_module_free(lo);
+	lm_module_free(m);
+	tu_rmtree(dir);
+	free(dir);
+	free(k);
+}
+END_TEST
+
+/*
+** Two cores, each with the caller fixture calling one kernel that stores
+** xs, meets the other core at a coreBarrier of cores [0, 1] and stores
+** again: lowered called and inlined, linked by `lncsim diff`, which runs
+** them and checks the outputs bit for bit against its reference run.
+*/
+START_TEST(test_core_barrier_two_cores)
+{
+	char *dir = tu_tmpdir("klrops-lnc2");
+	body bd = { LM_BUF_INIT, 0 };
+	char *nt = op_("nt", "sbuf", "int32", 1, 1, 0, 0, 1, 1), *k;
+	const char *modes[2] = { NULL, "--inline" };
+	tu_run r;
+
+	store(&bd, "st0", "xs16", 0);
+	st(&bd, "bar", "coreBarrier", lm_xasprintf("\"data\": %s, \"cores\": "
+						   "[0, 1]", nt));
+	store(&bd, "st1", "xs16", 16);
+	{
+		/* xs16 := xs[0:16, :] first */
+		char *d = sb("xs16", 0, FW), *s = xs(0, FW), *rest;
+		body b0 = { LM_BUF_INIT, 0 };
+		st(&b0, "cp", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+						     d, s));
+		rest = lm_buf_detach(&bd.b);
+		lm_buf_printf(&b0.b, ", %s", rest);
+		b0.n += bd.n;
+		k = kernel("k_bar", &b0, NULL);
+		frees(d, s, rest, NULL);
+	}
+	pack_text(k, dir);
+	for (int c = 0; c < 2; c++) {
+		char *p = tu_fixture("provision", "a_caller_small.json");
+		char *t = tu_read(p), *t2, *t3, *t4, *path;
+		char *yname = lm_xasprintf("\"y%d\"", c);
+		char *core = lm_xasprintf("\"neuron_core_id\": %d", c);
+		t2 = tu_replace_all(t, "\"y\"", yname);
+		t3 = tu_replace_all(t2, "\"k_small.klr\"",
+				    "\"../../../k_small.klr\"");
+		t4 = tu_replace_all(t3, "\"neuron_core_id\": 0", core);
+		free(t3);
+		/* the kernel writes rows 0..31 of y only */
+		t3 = tu_replace_all(t4, "\"kind\": \"ExternalOutput\"",
+				    "\"kind\": \"ExternalOutput\", "
+				    "\"partial_output\": true");
+		path = lm_xasprintf("cores/nc%d/sg0/def.json", c);
+		free(tu_write(dir, path, t3));
+		frees(path, p, t, t2, t3, t4, yname, core, NULL);
+	}
+	for (int i = 0; i < 2; i++) {
+		char *out = lm_xasprintf("low%d", i);
+		r = modes[i] ? tu_lncsim(dir, "lower", modes[i], "-o", out,
+					 "cores", NULL)
+			     : tu_lncsim(dir, "lower", "-o", out, "cores", NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		r = tu_lncsim(dir, "diff", "--no-db", out, NULL);
+		ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+		ck_assert_msg(strstr(r.out, "PASS") != NULL, "%s", r.out);
+		tu_run_free(&r);
+		free(out);
+	}
+	frees(nt, k, NULL);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* ---- refusals ------------------------------------------------------------------ */
+
+/* A kernel of one statement after the load. */
+static char *one(const char *name, const char *op, char *fields)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	st(&bd, name, op, fields);
+	return kernel("k_bad", &bd, NULL);
+}
+
+START_TEST(test_refusals)
+{
+	char *a16 = xs(0, 16), *d = sb("ys", 0, 16), *c8 = op_("c", "sbuf",
+		"float32", 8, 1, 0, 0, 8, 1), *d2 = sb("ys", 0, 2), *k;
+
+	/* an operator outside the set: its name and its serde tag */
+	k = one("tsr", "tensorScalarReduce", lm_xasprintf("\"dst\": %s, "
+		"\"src\": %s, \"operand0\": {\"imm\": {\"float\": 1}}, "
+		"\"op0\": \"add\", \"reduceOp\": \"add\", \"reduceRes\": %s, "
+		"\"reduceCmd\": \"ZeroAccumulate\"", d, a16, d2));
+	lower_fails(k, "operator 'tensorScalarReduce' (serde tag 181) is not "
+		    "supported");
+	free(k);
+	k = one("stt", "ncScalarTensorTensor", lm_xasprintf("\"dst\": %s, "
+		"\"data\": %s, \"src0\": {\"imm\": {\"float\": 1}}, \"src1\": "
+		"{\"tile\": %s}, \"op0\": \"add\", \"op1\": \"mult\"", d, a16,
+		a16));
+	lower_fails(k, "operator 'ncScalarTensorTensor' (serde tag 167)");
+	free(k);
+	k = one("scan", "tensorTensorScan", lm_xasprintf("\"dst\": %s, "
+		"\"src0\": %s, \"src1\": %s, \"op0\": \"add\", \"op1\": "
+		"\"mult\", \"imm0\": {\"imm\": {\"float\": 0}}", d, a16, a16));
+	lower_fails(k, "operator 'tensorTensorScan' (serde tag 169)");
+	free(k);
+	k = one("ar", "activationReduce", lm_xasprintf("\"dst\": %s, "
+		"\"src\": %s, \"activationFunc\": \"exp\", \"scale\": "
+		"{\"imm\": {\"float\": 1}}, \"reduceOp\": \"add\", "
+		"\"reduceRes\": %s, \"accumulatorCmd\": \"ZeroAccumulate\"",
+		d, a16, d2));
+	lower_fails(k, "operator 'activationReduce' (serde tag 149) is not "
+		    "supported by the KLR lowering: the activation's "
+		    "accumulating row reduction has no BIR form");
+	free(k);
+	/* a tile operand of 8 partitions for data of 16 */
+	k = one("ts", "tensorScalar", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+		"\"imm0\": {\"tile\": %s}, \"op0\": \"add\"", d, a16, c8));
+	lower_fails(k, "imm0 must be a [16, 1] tile: one scalar for each of "
+		    "the 16 partitions of the data (got 8 elements over 8 "
+		    "partitions)");
+	free(k);
+	k = one("rs", "ncRangeSelect", lm_xasprintf("\"dst\": %s, \"compOp0\": "
+		"\"is_ge\", \"compOp1\": \"is_lt\", \"bound0\": %s, \"bound1\": "
+		"%s, \"rangeStart\": {\"float\": 0}, \"onTrueTile\": %s, "
+		"\"onFalseValue\": {\"float\": 0}", d, c8, c8, a16));
+	lower_fails(k, "bound0 must be a [16, 1] tile");
+	free(k);
+	/* a reduce result of two elements per partition */
+	k = one("red", "tensorReduce", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+		"\"op\": \"add\", \"opDim\": \"X\"", d2, a16));
+	lower_fails(k, "tensorReduce dst must hold the 1 reduced element of "
+		    "each of the 16 partitions of src (each reduces 16 "
+		    "elements), got 32 elements over 16 partitions");
+	free(k);
+	/* an out-of-range index (a coordinate past the dimension) */
+	{
+		char *t = tn("xs", "sbuf", "float32", 128, FW);
+		char *ab = lm_xasprintf("{\"abstract\": {\"basic\": {\"tensor\": "
+					"%s, \"indexes\": [{\"coord\": 128}]}}}",
+					t);
+		k = one("red", "tensorReduce", lm_xasprintf("\"dst\": %s, "
+			"\"src\": %s, \"op\": \"add\", \"opDim\": \"X\"", d2,
+			ab));
+		lower_fails(k, "index 128 out of dimension 0 (128)");
+		frees(k, t, ab, NULL);
+	}
+	/* the reduction outputs the BIR instructions lack */
+	k = one("sel", "selectReduce", lm_xasprintf("\"dst\": %s, "
+		"\"predicate\": %s, \"onTrue\": %s, \"onFalse\": {\"imm\": "
+		"{\"float\": 0}}, \"reduceRes\": %s, \"reduceCmd\": "
+		"\"ZeroAccumulate\"", d, a16, a16, c8));
+	lower_fails(k, "selectReduce with a reduction (reduceCmd "
+		    "'ZeroAccumulate', a reduceRes) is not modelled");
+	free(k);
+	k = one("rs", "ncRangeSelect", lm_xasprintf("\"dst\": %s, \"compOp0\": "
+		"\"is_ge\", \"compOp1\": \"is_lt\", \"bound0\": %s, \"bound1\": "
+		"%s, \"rangeStart\": {\"float\": 3}, \"onTrueTile\": %s, "
+		"\"onFalseValue\": {\"float\": 0}", d, c8, c8, a16));
+	lower_fails(k, "ncRangeSelect rangeStart 3 is not modelled");
+	free(k);
+	frees(a16, d, c8, d2, NULL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("klrops");
+	TCase *tc = tcase_create("ops");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_vector_ops);
+	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_register_loop);
+	tcase_add_test(tc, test_register_offsets);
+	tcase_add_test(tc, test_core_barrier_two_cores);
+	tcase_add_test(tc, test_register_offset_out_of_range);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}
