@@ -504,6 +504,15 @@ START_TEST(test_no_generation)
 	free(want);
 	lm_buf_free(&b);
 
+	/* an operator of the July numbering that lncsim does not read */
+	july(&b, 7, 7, NULL);
+	for (size_t i = 0; i + 4 <= b.size; i++)
+		if (!memcmp((char *)b.ptr + i, "\xd9\xad\x06\x81", 4))
+			((uint8_t *)b.ptr)[i + 2] = 20;
+	decode_bad(&b, "Operator 'memSet' (constructor 20) is not supported "
+		   "by lncsim (read as KLR schema generation 2025-07-21b");
+	lm_buf_free(&b);
+
 	/* a count no generation has */
 	july(&b, 6, 6, &at);
 	decode_bad(&b, "TensorName.mk: the array header counts 6 fields");
