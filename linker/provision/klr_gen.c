@@ -521,11 +521,31 @@ static int conv_object(cx *x, const lp_kval *o, const char *cty, lp_kval *v)
 	return rc;
 }
 
+/* The value kind of a field type string. */
+static lp_kkind kind_of(const char *type)
+{
+	switch (type[0]) {
+	case 'n': return LP_KV_NAT;
+	case 'i': return LP_KV_INT;
+	case 'b': return LP_KV_BOOL;
+	case 's': return LP_KV_STR;
+	case 'f': return LP_KV_F32;
+	case '[': return LP_KV_LIST;
+	case '?': return LP_KV_OPTION;
+	default: return LP_KV_OBJ;
+	}
+}
+
 static int conv(cx *x, const lp_kval *o, const char *gty, const char *cty,
 		lp_kval *v)
 {
 	int rc = 0;
 	memset(v, 0, sizeof *v);
+	if (o->kind != kind_of(cty))
+		return lm_errc(x->err, LM_EINTERNAL, x->path, "KLR generation "
+			       "conversion", "a '%s' field of generation %s "
+			       "is a '%s' in the current schema", gty,
+			       x->g->name, cty);
 	switch (cty[0]) {
 	case '[':
 	case '?':
