@@ -147,11 +147,11 @@ static void july(lm_buf *b, int cin, int cout, size_t *at_out)
 
 /* ---- the current numbering, with the shapes of 2025-11-21 .. 2026-03-25 -- */
 
-static void c_tensor(lm_buf *b, const char *name)
+static void c_tensor_dt(lm_buf *b, const char *name, int dtype)
 {
 	obj(b, 114, 0, 8);
 	str(b, name);
-	obj(b, 111, 5, 0);
+	obj(b, 111, dtype, 0);
 	obj(b, 112, 0, 2);
 	nat(b, 128);
 	hd(b, 4, 1);
@@ -168,6 +168,37 @@ static void c_tensor(lm_buf *b, const char *name)
 	flag(b, 1);
 }
 
+static void c_tensor(lm_buf *b, const char *name)
+{
+	c_tensor_dt(b, name, 5);
+}
+
+/*
+** TensorRef abstract of Access birPattern: BirAccessPattern of 6 fields
+** (2025-11-21: no dtypeOverride) over a tensor of Dtype constructor 15
+** (float8_e4m3fn before 2025-12-04).
+*/
+static void c_bir6(lm_buf *b, const char *name)
+{
+	obj(b, 128, 0, 1);
+	obj(b, 125, 3, 1);
+	obj(b, 124, 0, 6);
+	c_tensor_dt(b, name, 15);
+	nat(b, 0);
+	hd(b, 4, 2);
+	obj(b, 119, 0, 3);
+	nat(b, 512);
+	nat(b, 128);
+	nat(b, 0);
+	obj(b, 119, 0, 3);
+	nat(b, 1);
+	nat(b, 512);
+	nat(b, 0);
+	none(b);
+	none(b);
+	nat(b, 0);
+}
+
 static void c_ref(lm_buf *b, const char *name)
 {
 	obj(b, 128, 0, 1);
@@ -176,16 +207,20 @@ static void c_ref(lm_buf *b, const char *name)
 }
 
 /* The operators (Operator 218) the cases use. */
-enum { OP_DMA7, OP_DMA8, OP_BARRIER59, OP_MATMUL3, OP_DMAT5 };
+enum { OP_DMA7, OP_DMA8, OP_BARRIER59, OP_MATMUL3, OP_DMAT5, OP_DMA7_BIR6 };
 
 static void c_op(lm_buf *b, int op)
 {
 	switch (op) {
 	case OP_DMA7:   /* NcDmaCopy without priority */
 	case OP_DMA8:
+	case OP_DMA7_BIR6:
 		obj(b, 218, 11, 1);
-		obj(b, 153, 0, op == OP_DMA7 ? 7 : 8);
-		c_ref(b, "t");
+		obj(b, 153, 0, op == OP_DMA8 ? 8 : 7);
+		if (op == OP_DMA7_BIR6)
+			c_bir6(b, "t");
+		else
+			c_ref(b, "t");
 		c_ref(b, "u");
 		obj(b, 140, 0, 0);
 		obj(b, 141, 1, 0);
@@ -460,6 +495,27 @@ START_TEST(test_late_generations)
 	ck_assert_int_eq(lnc->n, 7);
 	ck_assert_int_eq(fld(lnc, "sharedBuffers")->kind, LP_KV_LIST);
 	ck_assert_int_eq(fld(lnc, "sharedBuffers")->n, 0);
+	writes_current(&f);
+	lp_klr_file_free(&f);
+	lm_buf_free(&b);
+
+	/* 2025-11-21: BirAccessPattern without dtypeOverride (none), and
+	 * the Dtype numbering before float8_e4m3: 15 is float8_e4m3fn */
+	late(&b, 6, 2, OP_DMA7_BIR6, NULL);
+	decode_ok(&b, &f, "2025-11-21");
+	blk = &fld(&f.contents.items[0], "bodies")->items[0].items[0];
+	pl = &fld(&fld(blk, "body")->items[0], "op")->items[0];
+	st = &fld(pl, "dst")->items[0];
+	ck_assert_int_eq(st->type_tag, LP_T_ACCESS);
+	ck_assert_int_eq(st->ctor, 3);
+	st = &st->items[0];
+	ck_assert_int_eq(st->type_tag, LP_T_BIRAP);
+	ck_assert_int_eq(st->n, 7);
+	ck_assert_int_eq(fld(st, "dtypeOverride")->n, 0);
+	ck_assert_int_eq(fld(st, "pattern")->n, 2);
+	st = fld(fld(st, "tensor"), "dtype");
+	ck_assert_int_eq(st->ctor, 16);
+	ck_assert_str_eq(lp_kval_ctor_name(st), "float8_e4m3fn");
 	writes_current(&f);
 	lp_klr_file_free(&f);
 	lm_buf_free(&b);

@@ -130,6 +130,19 @@ static const lp_kgtype g1204[] = {
 	{ 161, 0, &g1204_t[0] }, { 142, 0, &g1204_t[1] }
 };
 
+/* ---- 2025-12-03: Dtype before float8_e4m3 was inserted at 15 -------------- */
+
+static const lp_kctor g1203_c_Dtype[] = {
+	E(0, "bfloat16"), E(1, "float8e3"), E(2, "float8e4"), E(3, "float8e5"),
+	E(4, "float16"), E(5, "float32"), E(6, "float32r"), E(7, "int8"),
+	E(8, "int16"), E(9, "int64"), E(10, "int32"), E(11, "uint8"),
+	E(12, "uint16"), E(13, "uint32"), E(14, "uint64"),
+	E(15, "float8_e4m3fn"), E(16, "float8_e5m2_x4"),
+	E(17, "float8_e4m3fn_x4"), E(18, "float4_e2m1fn_x4")
+};
+static const lp_ktype g1203_t[] = { TY(111, "Dtype", g1203_c_Dtype) };
+static const lp_kgtype g1203[] = { { 111, 0, &g1203_t[0] } };
+
 /* ---- 2025-11-26: DmaTranspose without oobMode ----------------------------- */
 
 static const lp_kfield g1126_DmaTranspose[] = {
@@ -290,10 +303,14 @@ static const lp_kgen gen_1229 = G("2025-12-29", "25933ae..d6586dd^",
 	"constructor 59 with CoreBarrier type tag 201", g1229, &gen_0105, 0);
 static const lp_kgen gen_1212 = G("2025-12-12", "dd15e1b..25933ae^",
 	"LncKernel 6 fields (no sharedBuffers)", g1212, &gen_1229, 0);
-static const lp_kgen gen_1204 = G("2025-12-04", "c3d4530..dd15e1b^",
+static const lp_kgen gen_1204 = G("2025-12-04", "d76e626..dd15e1b^",
 	"MatMul 3 fields (psumAccumulateFlag)", g1204, &gen_1212, 0);
-static const lp_kgen gen_1126 = G("2025-11-26", "b9f5972..c3d4530^",
-	"DmaTranspose 5 fields (no oobMode)", g1126, &gen_1204, 0);
+static const lp_kgen gen_1203 = G("2025-12-03", "5cc9996..c3d4530",
+	"Dtype constructors 15..18 are float8_e4m3fn, float8_e5m2_x4, "
+	"float8_e4m3fn_x4, float4_e2m1fn_x4 (no float8_e4m3)", g1203,
+	&gen_1204, 0);
+static const lp_kgen gen_1126 = G("2025-11-26", "b9f5972..5cc9996^",
+	"DmaTranspose 5 fields (no oobMode)", g1126, &gen_1203, 0);
 static const lp_kgen gen_1121 = G("2025-11-21", "7d7ff0e..b9f5972^",
 	"BirAccessPattern 6 fields (no dtypeOverride)", g1121, &gen_1126, 0);
 static const lp_kgen gen_0721b = G("2025-07-21b", "0d78b62..dca9a7c^",
@@ -305,7 +322,7 @@ static const lp_kgen gen_0721a = G("2025-07-21a", "..eb16439",
 
 const lp_kgen *const lp_klr_gens[] = {
 	&gen_current, &gen_0228, &gen_0105, &gen_1229, &gen_1212, &gen_1204,
-	&gen_1126, &gen_1121, &gen_0721b, &gen_0721a
+	&gen_1203, &gen_1126, &gen_1121, &gen_0721b, &gen_0721a
 };
 const int lp_klr_n_gens = NF(lp_klr_gens);
 
