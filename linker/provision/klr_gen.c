@@ -298,10 +298,12 @@ static const lp_kgen gen_0228 = G("2026-02-28", "90e162d..c1c0c26^",
 	&gen_current, 0);
 static const lp_kgen gen_0105 = G("2026-01-05", "d6586dd..90e162d^",
 	"Block 2 fields (no noReorder)", g0105, &gen_0228, 0);
-static const lp_kgen gen_1229 = G("2025-12-29", "25933ae..d6586dd^",
+static const lp_kgen gen_1229 = G("2025-12-29",
+	"25933ae..d6586dd^ and afdf976..e9b2232^",
 	"Operator numbering before the collectives grew: coreBarrier is "
 	"constructor 59 with CoreBarrier type tag 201", g1229, &gen_0105, 0);
-static const lp_kgen gen_1212 = G("2025-12-12", "dd15e1b..25933ae^",
+static const lp_kgen gen_1212 = G("2025-12-12",
+	"dd15e1b..afdf976^ and e9b2232..25933ae^",
 	"LncKernel 6 fields (no sharedBuffers)", g1212, &gen_1229, 0);
 static const lp_kgen gen_1204 = G("2025-12-04", "d76e626..dd15e1b^",
 	"MatMul 3 fields (psumAccumulateFlag)", g1204, &gen_1212, 0);
