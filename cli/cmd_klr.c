@@ -17,10 +17,13 @@ const char usage_klr[] =
 	"KLR kernel files (CBOR, KLR on-disk format 0.0.12) for the subset of\n"
 	"KLR the kernel provision lowers.\n\n"
 	"  dump   decode K.klr and print it in the JSON rendering of\n"
-	"         docs/klr.md (to stdout, or to OUT.json)\n"
+	"         docs/klr.md (to stdout, or to OUT.json); a file in an older\n"
+	"         KLR 0.0.12 schema generation is read into the current one,\n"
+	"         and \"generation\" says which it was\n"
 	"  pack   encode a kernel written in that JSON rendering as a .klr\n"
-	"         file; pack -> dump -> pack is byte-identical. It prints\n"
-	"         the file it wrote and its size\n\n"
+	"         file in the current schema generation (it prints the\n"
+	"         file it wrote and its size); pack -> dump -> pack is\n"
+	"         byte-identical\n\n"
 	"exit status: 0 ok, 2 bad usage or a malformed / unsupported file\n";
 
 /* dump: CBOR -> JSON. */

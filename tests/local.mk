@@ -119,6 +119,13 @@ tests_test_klrops_CFLAGS = $(TEST_CFLAGS)
 tests_test_klrops_LDADD = $(TEST_LDADD)
 TESTS += tests/test_klr tests/test_provision tests/test_klrops
 
+# the KLR 0.0.12 schema generations
+check_PROGRAMS += tests/test_klrgen
+tests_test_klrgen_SOURCES = tests/test_klrgen.c
+tests_test_klrgen_CFLAGS = $(TEST_CFLAGS)
+tests_test_klrgen_LDADD = $(TEST_LDADD)
+TESTS += tests/test_klrgen
+
 # NKIKernel (IT55) execution in the simulator
 check_PROGRAMS += tests/test_it55
 tests_test_it55_SOURCES = tests/test_it55.c

@@ -128,6 +128,19 @@ START_TEST(test_replay_klr)
 		free(rel);
 	}
 	ck_assert_int_eq(runs, 2 * 50);
+	/* a seed in an older schema generation (KLR 2025-07-21b shapes) */
+	{
+		char *p = tu_srcpath("tests/fixtures/klr/gen-2025-07-21b.klr");
+		char *data;
+		size_t len;
+		lm_error err;
+		ck_assert_msg(lm_read_file(p, &data, &len, &err) == 0, "%s",
+			      err.msg);
+		ck_assert_int_eq(replay(lncsim_fuzz_klr, p,
+					(const uint8_t *)data, len), 50);
+		free(data);
+		free(p);
+	}
 }
 END_TEST
 

@@ -350,7 +350,8 @@ START_TEST(test_decode_errors)
 		if (b[i] == 0xd9 && b[i + 1] == 0x9e && b[i + 3] == 0x84) {
 			b[i + 3] = 0x83;
 			bad_file(b, n, "MemSet.mk: the array header counts 3 "
-				 "fields, expected 4");
+				 "fields, and no KLR 0.0.12 schema generation");
+			bad_file(b, n, "expected: 4 in 2026-03-25..2025-11-21");
 			b[i + 3] = 0x84;
 		}
 	/* a trailing byte */
@@ -600,7 +601,10 @@ START_TEST(test_ncmatmul_flag_layout)
 		ck_assert_int_ne(lp_klr_decode_file(&f, (const uint8_t *)b.ptr,
 						    b.size, "b", &err), 0);
 		ck_assert_contains(err.msg, "NcMatMul.mk: the array header "
-				   "counts 11 fields, expected 9");
+				   "counts 11 fields, and no KLR 0.0.12");
+		ck_assert_contains(err.msg, "expected: 9 or 10 in "
+				   "2026-03-25..2025-11-21, none in "
+				   "2025-07-21b..2025-07-21a");
 		lm_buf_free(&b);
 	}
 }

@@ -74,6 +74,11 @@ typedef struct lp_klr_file {
 	uint64_t version[3];   /* major, minor, patch */
 	char *format;          /* KLRMetaData.format ("NKI") */
 	lp_kval contents;      /* a Contents object (type 236) */
+	/*
+	 * The schema generation the file was read in (lp_klr_gens[i]->name;
+	 * NULL for a file built in memory or from JSON: the current one).
+	 */
+	const char *generation;
 } lp_klr_file;
 
 void lp_klr_file_free(lp_klr_file *f);
@@ -128,6 +133,45 @@ int lp_klr_is_struct(const lp_ktype *t);
 lp_kval *lp_kval_field(const lp_kval *obj, const char *name);
 /* Name of an object's constructor ("?" when unknown). */
 const char *lp_kval_ctor_name(const lp_kval *obj);
+
+/* ---- schema generations (klr_gen.c, docs/klr.md) ---------------------- */
+
+/*
+** A type of an older generation: wire tag `tag` is read with schema type t
+** (NULL: the current type `cur`) and converted into the current type `cur`
+** (0: the same tag).
+*/
+typedef struct lp_kgtype {
+	int tag, cur;
+	const lp_ktype *t;
+} lp_kgtype;
+
+/*
+** One generation of KLR 0.0.12 record shapes: the types whose shape differs
+** from its base (the next newer generation; the current schema when base
+** is NULL and own is 0). own: the generation has a numbering of its own and
+** reads no type it does not list.
+*/
+typedef struct lp_kgen {
+	const char *name;      /* "2025-07-21b": the commit date it starts */
+	const char *commits;   /* KLR commit range */
+	const char *differs;   /* what differs from the next newer one */
+	int n_types;
+	const lp_kgtype *types;
+	const struct lp_kgen *base;
+	int own;
+} lp_kgen;
+
+/* The generations the reader knows, newest (the current one) first. */
+extern const lp_kgen *const lp_klr_gens[];
+extern const int lp_klr_n_gens;
+/* Type read for wire tag `tag` in g (NULL: none); *cur gets its current tag. */
+const lp_ktype *lp_klr_gen_type(const lp_kgen *g, int tag, int *cur);
+/* The type of g that reads into the current type tag `cur` (NULL: none). */
+const lp_ktype *lp_klr_gen_type_cur(const lp_kgen *g, int cur);
+/* Rewrite a Contents value decoded in g into the current in-memory form. */
+int lp_klr_gen_convert(const lp_kgen *g, lp_kval *contents, const char *path,
+		       lm_error *err);
 
 /* ---- CBOR ------------------------------------------------------------- */
 

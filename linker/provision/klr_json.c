@@ -202,6 +202,9 @@ void lp_klr_to_json(const lp_klr_file *f, lm_buf *out)
 		      (unsigned long long)f->version[1],
 		      (unsigned long long)f->version[2]);
 	put_str(out, f->format ? f->format : "");
+	/* the schema generation it was read in (pack writes the current) */
+	lm_buf_puts(out, ",\n  \"generation\": ");
+	put_str(out, f->generation ? f->generation : lp_klr_gens[0]->name);
 	lm_buf_puts(out, ",\n  \"contents\": ");
 	render(out, &f->contents, "T236", 1, 1);
 	lm_buf_puts(out, "\n}\n");
@@ -593,11 +596,28 @@ int lp_klr_from_json(lp_klr_file *out, const char *text, size_t len,
 	}
 	for (const cJSON *k = root->child; k; k = k->next)
 		if (strcmp(k->string, "version") && strcmp(k->string, "format") &&
+		    strcmp(k->string, "generation") &&
 		    strcmp(k->string, "contents")) {
 			rc = jfail(&p, "unknown key '%s' (expected version, "
-				   "format, contents)", k->string);
+				   "format, generation, contents)", k->string);
 			goto done;
 		}
+	/* "generation" says what a dump was read in; the tree is current */
+	{
+		const cJSON *g = cJSON_GetObjectItemCaseSensitive(root,
+								  "generation");
+		int i = 0;
+		while (g && cJSON_IsString(g) && i < lp_klr_n_gens &&
+		       strcmp(g->valuestring, lp_klr_gens[i]->name))
+			i++;
+		if (g && (!cJSON_IsString(g) || i == lp_klr_n_gens)) {
+			push(&p, "generation");
+			rc = jfail(&p, "expected the name of a KLR schema "
+				   "generation (docs/klr.md), e.g. \"%s\"",
+				   lp_klr_gens[0]->name);
+			goto done;
+		}
+	}
 	ver = cJSON_GetObjectItemCaseSensitive(root, "version");
 	fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
 	con = cJSON_GetObjectItemCaseSensitive(root, "contents");

@@ -40,6 +40,16 @@ typedef struct rd {
 	lm_error *err;
 	int depth;
 	char what[160];   /* what is being read, for messages */
+	const lp_kgen *gen;   /* the generation whose record shapes are read */
+	/*
+	 * A record whose shape this generation does not have (a type tag,
+	 * constructor or header count it does not expect): 1 when the error
+	 * is one, with the record's current type tag, constructor name and
+	 * header count (count < 0: a tag or constructor mismatch).
+	 */
+	int shape, shape_cur, shape_count;
+	const char *shape_ctor;
+	size_t shape_at;
 } rd;
 
 /* Report a problem at the current offset. Returns LM_EINPUT. */
@@ -60,24 +70,6 @@ static int truncated(rd *r, size_t need)
 {
 	return bad(r, "truncated CBOR: %zu more byte%s needed, %zu left", need,
 		   need == 1 ? "" : "s", r->n - r->pos);
-}
-
-/* Free a value's contents. */
-void lp_kval_clear(lp_kval *v)
-{
-	if (!v)
-		return;
-	free(v->s);
-	for (int i = 0; i < v->n; i++)
-		lp_kval_clear(&v->items[i]);
-	free(v->items);
-	memset(v, 0, sizeof *v);
-}
-
-void lp_kval_free(lp_kval *v)
-{
-	lp_kval_clear(v);
-	free(v);
 }
 
 void lp_klr_file_free(lp_klr_file *f)
@@ -239,27 +231,45 @@ static int object_head(rd *r, int *type, int *ctor, int *count)
 
 static int read_value(rd *r, const char *type, lp_kval *v);
 
+/* Note that the error being reported is a record shape mismatch. */
+static void shape_mismatch(rd *r, size_t at, int cur, const char *ctor,
+			   int count)
+{
+	r->shape = 1;
+	r->shape_at = at;
+	r->shape_cur = cur;
+	r->shape_ctor = ctor;
+	r->shape_count = count;
+}
+
 /* An object of type tag `want` (any constructor of it). */
 static int read_object(rd *r, int want, lp_kval *v)
 {
-	const lp_ktype *t = lp_klr_type(want);
+	int cur, gcur;
+	const lp_ktype *t = lp_klr_gen_type(r->gen, want, &cur);
 	const lp_kctor *c;
 	int type, ctor, count, rc;
 	size_t at = r->pos;
 	char saved[sizeof r->what];
 
+	if (!t)
+		return lm_errc(r->err, LM_EINTERNAL, r->path, "",
+			       "type tag %d is not in generation %s", want,
+			       r->gen->name);
 	if ((rc = object_head(r, &type, &ctor, &count)) != 0)
 		return rc;
 	if (type != want) {
-		const lp_ktype *got = lp_klr_type(type);
+		const lp_ktype *got = lp_klr_gen_type(r->gen, type, &gcur);
 		r->pos = at;
+		shape_mismatch(r, at, cur, NULL, -1);
 		return bad(r, "expected %s (type tag %d), found type tag %d%s%s",
-			   t ? t->name : "?", want, type, got ? " " : "",
+			   t->name, want, type, got ? " " : "",
 			   got ? got->name : "");
 	}
 	c = lp_klr_ctor(t, ctor);
 	if (!c) {
 		r->pos = at;
+		shape_mismatch(r, at, cur, NULL, -1);
 		return bad(r, "unknown constructor %d of %s", ctor, t->name);
 	}
 	if (c->n_fields < 0) {
@@ -278,6 +288,7 @@ static int read_object(rd *r, int want, lp_kval *v)
 	c = lp_klr_layout_for_count(c, count);
 	if (count != c->wire_count) {
 		r->pos = at;
+		shape_mismatch(r, at, cur, c->name, count);
 		return bad(r, "%s.%s: the array header counts %d fields, "
 			   "expected %d", t->name, c->name, count,
 			   c->wire_count);
@@ -436,41 +447,179 @@ static int read_header(rd *r, lp_klr_file *f)
 	return 0;
 }
 
-/* Decode header, metadata and contents; nothing may follow. */
+/* Metadata and contents from r->pos in generation r->gen; nothing after. */
+static int decode_body(rd *r, lp_klr_file *out)
+{
+	lp_kval meta;
+	int rc;
+	memset(&meta, 0, sizeof meta);
+	r->what[0] = 0;
+	if ((rc = read_value(r, "T235", &meta)) != 0) {
+		lp_kval_clear(&meta);
+		return rc;
+	}
+	out->format = meta.items[0].s;
+	meta.items[0].s = NULL;
+	lp_kval_clear(&meta);
+	r->what[0] = 0;
+	if ((rc = read_value(r, "T236", &out->contents)) != 0)
+		return rc;
+	if (r->pos != r->n) {
+		r->what[0] = 0;
+		return bad(r, "%zu trailing byte%s after the KLR contents",
+			   r->n - r->pos, r->n - r->pos == 1 ? "" : "s");
+	}
+	return 0;
+}
+
+/* What one generation's attempt stopped at. */
+typedef struct attempt {
+	lm_error err;
+	int rc, shape, cur, count;
+	const char *ctor;
+	size_t pos;
+	char what[160];
+} attempt;
+
+/* The header counts generation g expects for constructor `ctor` of the
+ * current type `cur` ("8", "9 or 10", or "none"). */
+static void expected_counts(const lp_kgen *g, int cur, const char *ctor,
+			    char *out, size_t size)
+{
+	const lp_ktype *t = lp_klr_gen_type_cur(g, cur);
+	const lp_kctor *c = lp_klr_ctor_by_name(t, ctor);
+	if (!c || c->n_fields < 0)
+		snprintf(out, size, "none");
+	else if (c->alt)
+		snprintf(out, size, "%d or %d", c->wire_count,
+			 c->alt->wire_count);
+	else
+		snprintf(out, size, "%d", c->wire_count);
+}
+
+/*
+** No generation reads the whole file and the attempt that got furthest
+** stopped at a record shape: name the record, its offset and the header
+** counts seen vs expected in each generation (runs of equal ones joined).
+*/
+static int no_match(const attempt *a, const lp_kgen *g, const char *path,
+		    lm_error *err)
+{
+	const lp_ktype *t = lp_klr_type(a->cur);
+	char where[200], list[700], e[32], prev[32];
+	size_t k = 0;
+	int first = 0;
+	snprintf(where, sizeof where, "byte %zu%s%s", a->pos,
+		 a->what[0] ? " in " : "", a->what);
+	if (a->count < 0) {
+		size_t m;
+		*err = a->err;
+		m = strlen(err->msg);
+		snprintf(err->msg + m, sizeof err->msg - m, "; no KLR 0.0.12 "
+			 "schema generation lncsim knows reads the file up to "
+			 "here (furthest as %s)", g->name);
+		return a->rc;
+	}
+	list[0] = 0;
+	prev[0] = 0;
+	for (int i = 0; i <= lp_klr_n_gens; i++) {
+		if (i < lp_klr_n_gens)
+			expected_counts(lp_klr_gens[i], a->cur, a->ctor, e,
+					sizeof e);
+		if (i > 0 && (i == lp_klr_n_gens || strcmp(e, prev))) {
+			k += (size_t)snprintf(list + k, sizeof list - k,
+				"%s%s in %s%s%s", k ? ", " : "", prev,
+				lp_klr_gens[first]->name, i - 1 > first ?
+				".." : "", i - 1 > first ?
+				lp_klr_gens[i - 1]->name : "");
+			if (k >= sizeof list)
+				k = sizeof list - 1;
+			first = i;
+		}
+		memcpy(prev, e, sizeof prev);
+	}
+	return lm_err(err, path, where, "%s.%s: the array header counts %d "
+		      "fields, and no KLR 0.0.12 schema generation lncsim "
+		      "knows reads the file up to here (furthest as %s); "
+		      "expected: %s", t ? t->name : "?", a->ctor, a->count,
+		      g->name, list);
+}
+
+/*
+** Decode header, metadata and contents; nothing may follow. The record
+** shapes are tried generation by generation, newest first (docs/klr.md);
+** the first that reads the whole file is converted to the current form.
+*/
 int lp_klr_decode_file(lp_klr_file *out, const uint8_t *p, size_t n,
 		       const char *path, lm_error *err)
 {
+	attempt *at;
 	rd r;
-	lp_kval meta;
-	int rc;
+	size_t start;
+	int rc, best = 0;
 
 	memset(out, 0, sizeof *out);
 	memset(&r, 0, sizeof r);
-	memset(&meta, 0, sizeof meta);
 	r.p = p;
 	r.n = n;
 	r.path = path ? path : "";
 	r.err = err;
-	if ((rc = read_header(&r, out)) != 0)
-		goto fail;
-	r.what[0] = 0;
-	if ((rc = read_value(&r, "T235", &meta)) != 0)
-		goto fail;
-	out->format = meta.items[0].s;
-	meta.items[0].s = NULL;
-	lp_kval_clear(&meta);
-	r.what[0] = 0;
-	if ((rc = read_value(&r, "T236", &out->contents)) != 0)
-		goto fail;
-	if (r.pos != r.n) {
-		r.what[0] = 0;
-		rc = bad(&r, "%zu trailing byte%s after the KLR contents",
-			 r.n - r.pos, r.n - r.pos == 1 ? "" : "s");
-		goto fail;
+	if ((rc = read_header(&r, out)) != 0) {
+		lp_klr_file_free(out);
+		return rc;
 	}
-	return 0;
-fail:
-	lp_kval_clear(&meta);
+	start = r.pos;
+	at = lm_xcalloc((size_t)lp_klr_n_gens, sizeof *at);
+	for (int i = 0; i < lp_klr_n_gens; i++) {
+		lp_klr_file f;
+		memset(&f, 0, sizeof f);
+		memcpy(f.version, out->version, sizeof f.version);
+		memset(&r, 0, sizeof r);
+		r.p = p;
+		r.n = n;
+		r.path = path ? path : "";
+		r.err = &at[i].err;
+		r.gen = lp_klr_gens[i];
+		r.pos = start;
+		rc = decode_body(&r, &f);
+		if (rc == 0 && i > 0)
+			rc = lp_klr_gen_convert(r.gen, &f.contents, r.path,
+						&at[i].err);
+		if (rc == 0) {
+			*out = f;
+			out->generation = r.gen->name;
+			free(at);
+			return 0;
+		}
+		lp_klr_file_free(&f);
+		at[i].rc = rc;
+		at[i].shape = r.shape;
+		at[i].cur = r.shape_cur;
+		at[i].count = r.shape_count;
+		at[i].ctor = r.shape_ctor;
+		at[i].pos = r.shape ? r.shape_at : r.pos;
+		memcpy(at[i].what, r.what, sizeof at[i].what);
+		/* a broken file of the current generation: its own error */
+		if (i == 0 && !r.shape && !strstr(at[0].err.msg,
+						  "is not supported by"))
+			break;
+		if (at[i].pos > at[best].pos)
+			best = i;
+	}
+	if (!at[0].shape || !at[best].shape) {
+		int w = at[0].shape ? best : 0;
+		*err = at[w].err;
+		if (w > 0) {
+			size_t k = strlen(err->msg);
+			snprintf(err->msg + k, sizeof err->msg - k, " (read "
+				 "as KLR schema generation %s, the one that "
+				 "got furthest)", lp_klr_gens[w]->name);
+		}
+		rc = at[w].rc;
+	} else {
+		rc = no_match(&at[best], lp_klr_gens[best], r.path, err);
+	}
+	free(at);
 	lp_klr_file_free(out);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include "common.h"
 #include "klr.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* An enum constructor without fields. */
@@ -708,4 +709,22 @@ const char *lp_kval_ctor_name(const lp_kval *obj)
 		return "?";
 	c = lp_klr_ctor(lp_klr_type(obj->type_tag), obj->ctor);
 	return c ? c->name : "?";
+}
+
+/* Free a value's contents. */
+void lp_kval_clear(lp_kval *v)
+{
+	if (!v)
+		return;
+	free(v->s);
+	for (int i = 0; i < v->n; i++)
+		lp_kval_clear(&v->items[i]);
+	free(v->items);
+	memset(v, 0, sizeof *v);
+}
+
+void lp_kval_free(lp_kval *v)
+{
+	lp_kval_clear(v);
+	free(v);
 }

@@ -5,6 +5,7 @@
 #   inline.c klr_codegen.c
 #   codegen_helpers.c klr_json.c
 #   klr_read.c klr_write.c
+#   klr_gen.c
 #   klr_schema.c irutil.c
 noinst_LTLIBRARIES += linker/provision/libprovision.la
 # kernel provision uses model only
@@ -23,4 +24,5 @@ linker_provision_libprovision_la_SOURCES += linker/provision/klr.h
 linker_provision_libprovision_la_SOURCES += linker/provision/klr_json.c
 linker_provision_libprovision_la_SOURCES += linker/provision/klr_read.c
 linker_provision_libprovision_la_SOURCES += linker/provision/klr_write.c
+linker_provision_libprovision_la_SOURCES += linker/provision/klr_gen.c
 linker_provision_libprovision_la_SOURCES += linker/provision/klr_schema.c

@@ -38,7 +38,9 @@ for h in $harnesses; do
 			-size -512k -exec cp -t "$corpus" {} + 2>/dev/null || true ;;
 	npy) find "$top/examples" "$top/tests/fixtures" -name '*.npy' \
 			-size -512k -exec cp -t "$corpus" {} + 2>/dev/null || true ;;
-	klr) # seeds: the KLR JSON fixtures packed by a built lncsim
+	klr) # seeds: the .klr fixtures (older schema generations) and the
+		# KLR JSON fixtures packed by a built lncsim
+		cp -t "$corpus" "$top"/tests/fixtures/klr/*.klr
 		lncsim=${LNCSIM:-$top/lncsim}
 		if [ -x "$lncsim" ]; then
 			for j in "$top"/tests/fixtures/klr/*.json; do
