@@ -43,6 +43,8 @@
 #define OPS_SELECT (OP(SELECT) | OP(COPYPRED) | OP(MAX8) | OP(MAXINDEX) | \
 		    OP(MATCHREPLACE) | OP(MIMR) | OP(BNSTATS) | OP(BNAGGR) | \
 		    OP(RANGESELECT))
+/* The instructions of the accumulator registers (sim/engacc.c). */
+#define OPS_ACC (OP(EXPONENTIAL) | OP(ACTREADACC) | OP(READACTACC))
 #define OPS_EXEC (OPS_DMA | OP(MATMULT) | OP(ACTIVATION) | OP(TENSORTENSOR) | \
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
@@ -53,7 +55,7 @@
 		  OP(AEBARRIER) | OP(DRAIN) | OP(EXIT) | OP(DMATRIGGER) | \
 		  OP(DMABLOCK) | OP(DESC_COPY) | OP(DESC_CCE) | OP(RESETQUEUE) | \
 		  OPS_BRANCH | OP(BRANCHHINT) | OP(TCOMPLETION) | OP(HALT) | \
-		  OPS_TLS | OPS_TCDYN | OPS_SELECT)
+		  OPS_TLS | OPS_TCDYN | OPS_SELECT | OPS_ACC)
 /* The descriptors it executes (in a DMABlock's body only). */
 #define OPS_DESC (OP(DESC_COPY) | OP(DESC_CCE))
 /* TensorCopy with a dynamic source or destination. */
@@ -377,6 +379,47 @@ static int chk_alpha(const lm_inst *in, char *val, size_t n, const char **why)
 	snprintf(val, n, "%.9g", in->alpha);
 	*why = "alpha is modelled for Lrelu and Prelu only";
 	return 1;
+}
+
+/* An accumulator command: all but LoadAccumulate. */
+static int acc_cmd_ok(int cmd, char *val, size_t n, const char **why)
+{
+	const char *name;
+	if (cmd >= LS_ACC_IDLE && cmd <= LS_ACC_ADDACC)
+		return 0;
+	name = lm_enum_name(LM_ET_EngineAccumulationType, cmd);
+	*why = "Idle, Zero, Accumulate, ZeroAccumulate and AddAccumulate are "
+	       "modelled; what LoadAccumulate loads is not documented";
+	if (name)
+		return q(val, n, name);
+	snprintf(val, n, "%d", cmd);
+	return 1;
+}
+
+static int chk_eng_acc(const lm_inst *in, char *val, size_t n,
+		       const char **why)
+{
+	return acc_cmd_ok(in->eng_acc, val, n, why);
+}
+
+/* Activation's reduce_op: add sums the rows into the registers; bypass
+** (the default) only where nothing is summed (acc Idle or Zero). */
+static int chk_act_reduce_op(const lm_inst *in, char *val, size_t n,
+			     const char **why)
+{
+	int sums = in->eng_acc == LS_ACC_ACCUMULATE ||
+		   in->eng_acc == LS_ACC_ZEROACC ||
+		   in->eng_acc == LS_ACC_ADDACC;
+	if (in->reduce_alu == LM_ALU_ADD)
+		return 0;
+	if ((in->reduce_alu == LM_ALU_INVALID ||
+	     in->reduce_alu == LM_ALU_BYPASS) && !sums)
+		return 0;
+	*why = sums ? "an accumulating acc sums with reduce_op add (the "
+	       "registers only add)" : "the accumulator registers only add "
+	       "(reduce_op add or bypass)";
+	return q(val, n, in->reduce_alu == LM_ALU_INVALID ? "bypass"
+		 : lm_aluop_name(in->reduce_alu));
 }
 
 static int alu_ok(lm_aluop op)
@@ -1087,6 +1130,9 @@ static const field_rule checks[] = {
 	{ OPS_TCDYN, "outs", chk_tcdyn_outs },
 	{ OP(ACTIVATION), "func", chk_act_func },
 	{ OP(ACTIVATION), "alpha", chk_alpha },
+	{ OP(ACTIVATION), "acc", chk_eng_acc },
+	{ OP(ACTIVATION), "reduce_op", chk_act_reduce_op },
+	{ OP(EXPONENTIAL), "reduce_cmd", chk_eng_acc },
 	{ OP(TENSORTENSOR), "op", chk_op },
 	{ OP(TENSORSCALAR) | OP(TSPTR), "op0", chk_op0 },
 	{ OP(TENSORSCALAR) | OP(TSPTR), "op1", chk_op1 },
