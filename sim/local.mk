@@ -16,3 +16,4 @@ sim_libsim_la_SOURCES += sim/bnstats.c
 sim_libsim_la_SOURCES += sim/sync.c
 sim_libsim_la_SOURCES += sim/dmablk.c
 sim_libsim_la_SOURCES += sim/engacc.c
+sim_libsim_la_SOURCES += sim/shuffle.c

@@ -694,6 +694,14 @@ int ls_exec_readacc(ls_exec *x);
 void ls_acc_reset(ls_machine *mc);
 void ls_acc_free(ls_machine *mc);
 
+/* ---- shuffle.c ---------------------------------------------------------- */
+
+/* StreamShuffle's mask (its carried `mask` key) into mask[32]: 32 when
+** every entry is 0..31 or 255, else the index of the first that is not
+** (-1: not an array of 32). */
+int ls_shuffle_mask(const lm_inst *in, int *mask);
+int ls_exec_shuffle(ls_exec *x);
+
 /* ---- select.c ----------------------------------------------------------- */
 
 /* 1 if operand ins[i] of op may be an immediate (imm_value). */

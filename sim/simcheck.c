@@ -32,6 +32,7 @@
 #include <cjson/cJSON.h>
 #include <assert.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +46,8 @@
 		    OP(RANGESELECT))
 /* The instructions of the accumulator registers (sim/engacc.c). */
 #define OPS_ACC (OP(EXPONENTIAL) | OP(ACTREADACC) | OP(READACTACC))
+/* StreamShuffle (sim/shuffle.c). */
+#define OPS_SHUF OP(STREAMSHUFFLE)
 #define OPS_EXEC (OPS_DMA | OP(MATMULT) | OP(ACTIVATION) | OP(TENSORTENSOR) | \
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
@@ -55,7 +58,8 @@
 		  OP(AEBARRIER) | OP(DRAIN) | OP(EXIT) | OP(DMATRIGGER) | \
 		  OP(DMABLOCK) | OP(DESC_COPY) | OP(DESC_CCE) | OP(RESETQUEUE) | \
 		  OPS_BRANCH | OP(BRANCHHINT) | OP(TCOMPLETION) | OP(HALT) | \
-		  OPS_TLS | OPS_TCDYN | OPS_SELECT | OPS_ACC)
+		  OPS_TLS | OPS_TCDYN | OPS_SELECT | OPS_ACC | \
+		  OPS_SHUF)
 /* The descriptors it executes (in a DMABlock's body only). */
 #define OPS_DESC (OP(DESC_COPY) | OP(DESC_CCE))
 /* TensorCopy with a dynamic source or destination. */
@@ -173,6 +177,7 @@ static const op_key inst_checked_whole[] = {
 	{ OP(CALL), "arguments", NULL },
 	{ OP(SWITCHQUEUE), "no_rearm", NULL },
 	{ OP(DESC_CCE), "op", NULL },
+	{ OP(STREAMSHUFFLE), "mask", NULL },
 };
 
 /* Documented op keys the simulator evaluates at each issue when given as
@@ -420,6 +425,28 @@ static int chk_act_reduce_op(const lm_inst *in, char *val, size_t n,
 	       "(reduce_op add or bypass)";
 	return q(val, n, in->reduce_alu == LM_ALU_INVALID ? "bypass"
 		 : lm_aluop_name(in->reduce_alu));
+}
+
+/* StreamShuffle's mask: 32 entries, each 0..31 or 255 (leave). */
+static int chk_shuffle_mask(const lm_inst *in, char *val, size_t n,
+			    const char **why)
+{
+	int mask[32], k = ls_shuffle_mask(in, mask);
+	const cJSON *a;
+	char *s;
+	if (k == 32)
+		return 0;
+	a = in->extra ? cJSON_GetObjectItemCaseSensitive(in->extra, "mask")
+		      : NULL;
+	if (k >= 0)
+		a = cJSON_GetArrayItem(a, k);
+	s = a ? cJSON_PrintUnformatted(a) : NULL;
+	snprintf(val, n, "%s", s ? s : "null");
+	free(s);
+	*why = k >= 0 ? "each mask entry is a partition 0..31 of the block, "
+	       "or 255 (the partition is left as it is)" : "the mask is an "
+	       "array of 32 entries";
+	return 1;
 }
 
 static int alu_ok(lm_aluop op)
@@ -1133,6 +1160,7 @@ static const field_rule checks[] = {
 	{ OP(ACTIVATION), "acc", chk_eng_acc },
 	{ OP(ACTIVATION), "reduce_op", chk_act_reduce_op },
 	{ OP(EXPONENTIAL), "reduce_cmd", chk_eng_acc },
+	{ OP(STREAMSHUFFLE), "mask", chk_shuffle_mask },
 	{ OP(TENSORTENSOR), "op", chk_op },
 	{ OP(TENSORSCALAR) | OP(TSPTR), "op0", chk_op0 },
 	{ OP(TENSORSCALAR) | OP(TSPTR), "op1", chk_op1 },

@@ -1397,6 +1397,159 @@ START_TEST(test_act_acc_random)
 }
 END_TEST
 
+
+/* ---- StreamShuffle ------------------------------------------------------- */
+
+/* ys (float32 [P, E], memset to -1 first) = StreamShuffle(xs, mask);
+** y as float32. mask: 32 entries (JSON text). */
+static int shuf_run(int P, int E, const char *mask, const char *ydt,
+		    const float *x, float *y, lm_error *err)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	int rc;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", P, E);
+	tb_dram(&t, "y", "ExternalOutput", ydt, P, E);
+	tb_sb(&t, "xs", "float32", P, E);
+	tb_sb(&t, "ys", ydt, P, E);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", P, E, 0), AP("xs", "float32", P, E, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"mb\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":-1.0}",
+		AP("ys", ydt, P, E, 0));
+	tb_inst(&t, "{\"opcode\":\"StreamShuffle\",\"name\":\"sh\",\"engine\":"
+		"\"DVE\",\"mask\":%s,\"ins\":[%s],\"outs\":[%s],\"wait\":[{"
+		"\"semaphore\":\"s0\",\"value\":1}],\"dependencies\":[\"mb\"]}",
+		mask, AP("xs", "float32", P, E, 0), AP("ys", ydt, P, E, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"sh\"]}", AP("ys", ydt, P, E, 0), AP("y", ydt, P, E, 0));
+	m = tb_module(&t, 0);
+	rc = ls_check_module(m, err);
+	if (rc == 0)
+		rc = tb_run1(m, x, P, E, NULL, &r, err);
+	if (rc == 0) {
+		for (int i = 0; i < P * E; i++)
+			y[i] = tb_out(&r, "y", i);
+		ls_result_free(&r);
+	}
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+/* The mask as JSON text. */
+static void shuf_mask(const int *mask, char *buf, size_t n)
+{
+	size_t k = 0;
+	k += (size_t)snprintf(buf + k, n - k, "[");
+	for (int i = 0; i < 32; i++)
+		k += (size_t)snprintf(buf + k, n - k, "%s%d", i ? "," : "",
+				      mask[i]);
+	snprintf(buf + k, n - k, "]");
+}
+
+/*
+** Two blocks of 32 partitions, each shuffled by the same mask: output
+** partition b + i is input partition b + mask[i]; 255 leaves the output
+** partition as it was (-1 here). mask = [31, 30, ..., 0] but entries 3
+** and 33 -> 255, entry 5 -> 5 (kept in place).
+*/
+START_TEST(test_shuffle_blocks)
+{
+	enum { P = 64, E = 2 };
+	float x[P * E], y[P * E];
+	int mask[32];
+	char mtxt[200];
+	lm_error err;
+	for (int i = 0; i < P * E; i++)
+		x[i] = (float)(i / E * 10 + i % E);
+	for (int i = 0; i < 32; i++)
+		mask[i] = 31 - i;
+	mask[3] = 255;
+	mask[5] = 5;
+	shuf_mask(mask, mtxt, sizeof mtxt);
+	ck_assert_msg(shuf_run(P, E, mtxt, "float32", x, y, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_uint_eq(tb_bits(y[0 * E + 0]), tb_bits(310.0f));
+	ck_assert_uint_eq(tb_bits(y[0 * E + 1]), tb_bits(311.0f));
+	ck_assert_uint_eq(tb_bits(y[3 * E + 0]), tb_bits(-1.0f));
+	ck_assert_uint_eq(tb_bits(y[5 * E + 1]), tb_bits(51.0f));
+	ck_assert_uint_eq(tb_bits(y[32 * E + 0]), tb_bits(630.0f));
+	ck_assert_uint_eq(tb_bits(y[35 * E + 1]), tb_bits(-1.0f));
+	ck_assert_uint_eq(tb_bits(y[63 * E + 0]), tb_bits(320.0f));
+}
+END_TEST
+
+/* Random masks (one entry in 8 a 255) and data against a plain loop. */
+START_TEST(test_shuffle_random)
+{
+	enum { P = 96, E = 5 };
+	float x[P * E], y[P * E];
+	int mask[32];
+	char mtxt[200];
+	uint32_t st = 1234u + 77u * (uint32_t)_i;
+	lm_error err;
+	tb_fill(x, P * E, 900u + (uint32_t)_i);
+	for (int i = 0; i < 32; i++) {
+		st = st * 1103515245u + 12345u;
+		mask[i] = (st >> 16) % 8 == 0 ? 255 : (int)((st >> 8) % 32);
+	}
+	shuf_mask(mask, mtxt, sizeof mtxt);
+	ck_assert_msg(shuf_run(P, E, mtxt, "float32", x, y, &err) == 0, "%s",
+		      err.msg);
+	for (int q = 0; q < P; q++) {
+		int m = mask[q % 32];
+		for (int e = 0; e < E; e++) {
+			float want = m == 255 ? -1.0f
+				     : x[((q / 32) * 32 + m) * E + e];
+			ck_assert_uint_eq(tb_bits(y[q * E + e]),
+					  tb_bits(want));
+		}
+	}
+}
+END_TEST
+
+/* Refused masks (before time 0) and shapes that stop the run. */
+START_TEST(test_shuffle_errors)
+{
+	float x[40 * 2] = { 0 }, y[40 * 2];
+	int mask[32];
+	char mtxt[200];
+	lm_error err;
+	for (int i = 0; i < 32; i++)
+		mask[i] = i;
+	mask[7] = 32;
+	shuf_mask(mask, mtxt, sizeof mtxt);
+	ck_assert_int_eq(shuf_run(40, 2, mtxt, "float32", x, y, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "opcode 'StreamShuffle' key 'mask' = 32 is "
+			   "not modelled by the simulator (each mask entry is "
+			   "a partition 0..31 of the block, or 255");
+	ck_assert_int_eq(shuf_run(40, 2, "[0,1,2]", "float32", x, y, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "key 'mask' = [0,1,2] is not modelled by "
+			   "the simulator (the mask is an array of 32 entries)");
+	/* the second block has 8 partitions: entry 0 -> 20 reaches 52 */
+	mask[7] = 7;
+	mask[0] = 20;
+	shuf_mask(mask, mtxt, sizeof mtxt);
+	ck_assert_int_eq(shuf_run(40, 2, mtxt, "float32", x, y, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "mask[0] = 20 moves partition 52 of ins[0] "
+			   "to 32; ins[0] has 40 partitions (StreamShuffle)");
+	mask[0] = 0;
+	shuf_mask(mask, mtxt, sizeof mtxt);
+	ck_assert_int_eq(shuf_run(40, 2, mtxt, "bfloat16", x, y, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "a stream shuffle does not convert dtypes "
+			   "(float32 to bfloat16) (StreamShuffle)");
+}
+END_TEST
+
 /* ---- the suite ----------------------------------------------------------- */
 
 static Suite *suite(void)
@@ -1460,6 +1613,12 @@ static Suite *suite(void)
 			    (int)(sizeof acc_refusals / sizeof *acc_refusals));
 	tcase_add_test(tc, test_acc_accepted);
 	tcase_add_loop_test(tc, test_act_acc_random, 0, 4);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("stream_shuffle");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_shuffle_blocks);
+	tcase_add_loop_test(tc, test_shuffle_random, 0, 4);
+	tcase_add_test(tc, test_shuffle_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

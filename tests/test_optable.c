@@ -204,7 +204,7 @@ START_TEST(test_op_flags)
 			"MatchReplace", "MaxIndexAndMatchReplace", "BNStats",
 			"BNStatsAggregate", "RangeSelect", "Exponential",
 			"ActivationReadAccumulator",
-			"ReadActivationAccumulator",
+			"ReadActivationAccumulator", "StreamShuffle",
 		};
 		const int n_onchip = (int)(sizeof onchip / sizeof *onchip);
 		int n = 0;
