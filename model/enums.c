@@ -72,6 +72,8 @@ static const char *const opcode_names[LM_OP_COUNT] = {
 	[LM_OP_ACTREADACC] = "ActivationReadAccumulator",
 	[LM_OP_READACTACC] = "ReadActivationAccumulator",
 	[LM_OP_STREAMSHUFFLE] = "StreamShuffle",
+	[LM_OP_DVEREADACC] = "DveReadAccumulator",
+	[LM_OP_TSCACHE] = "TensorScalarCache",
 	[LM_OP_STREAMTRANSPOSE] = "StreamTranspose",
 };
 

@@ -91,6 +91,8 @@ typedef enum lm_opcode {
 	LM_OP_ACTREADACC,   /* ActivationReadAccumulator */
 	LM_OP_READACTACC,   /* ReadActivationAccumulator */
 	LM_OP_STREAMSHUFFLE, /* StreamShuffle */
+	LM_OP_DVEREADACC,   /* DveReadAccumulator */
+	LM_OP_TSCACHE,      /* TensorScalarCache (refused with a note) */
 	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
 	LM_OP_COUNT
 } lm_opcode;

@@ -117,8 +117,10 @@ int ls_acc_readout(ls_exec *x, int k, int64_t P)
 	return 0;
 }
 
-/* ActivationReadAccumulator, ReadActivationAccumulator: outs[0][p] =
-** the register of partition p, rounded once to outs[0]'s dtype. */
+/* ActivationReadAccumulator, ReadActivationAccumulator,
+** DveReadAccumulator (negated false: simcheck.c refuses true):
+** outs[0][p] = the register of partition p of the engine it runs on,
+** rounded once to outs[0]'s dtype. */
 int ls_exec_readacc(ls_exec *x)
 {
 	if (x->si->n_ins != 0 || x->si->n_outs != 1)

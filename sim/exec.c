@@ -1174,6 +1174,7 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_EXPONENTIAL] = exec_exponential,
 	[LM_OP_ACTREADACC] = ls_exec_readacc,
 	[LM_OP_READACTACC] = ls_exec_readacc,
+	[LM_OP_DVEREADACC] = ls_exec_readacc,
 	[LM_OP_STREAMSHUFFLE] = ls_exec_shuffle,
 };
 

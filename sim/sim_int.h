@@ -689,7 +689,8 @@ typedef struct ls_engacc ls_engacc;
 int ls_acc_update(ls_exec *x, int cmd, const float *y, int64_t P,
 		  int64_t fr);
 int ls_acc_readout(ls_exec *x, int k, int64_t P);
-/* ActivationReadAccumulator, ReadActivationAccumulator. */
+/* ActivationReadAccumulator, ReadActivationAccumulator,
+** DveReadAccumulator. */
 int ls_exec_readacc(ls_exec *x);
 void ls_acc_reset(ls_machine *mc);
 void ls_acc_free(ls_machine *mc);

@@ -45,7 +45,8 @@
 		    OP(MATCHREPLACE) | OP(MIMR) | OP(BNSTATS) | OP(BNAGGR) | \
 		    OP(RANGESELECT))
 /* The instructions of the accumulator registers (sim/engacc.c). */
-#define OPS_ACC (OP(EXPONENTIAL) | OP(ACTREADACC) | OP(READACTACC))
+#define OPS_ACC (OP(EXPONENTIAL) | OP(ACTREADACC) | OP(READACTACC) | \
+		 OP(DVEREADACC))
 /* StreamShuffle (sim/shuffle.c). */
 #define OPS_SHUF OP(STREAMSHUFFLE)
 #define OPS_EXEC (OPS_DMA | OP(MATMULT) | OP(ACTIVATION) | OP(TENSORTENSOR) | \
@@ -345,6 +346,9 @@ static const struct {
 	{ LM_OP_DESC_TRANSPOSE, "the DMA transpose is not modelled" },
 	{ LM_OP_DESC_REPLICATE, "the DMA replicate (one source broadcast "
 	  "across partitions) is not modelled" },
+	{ LM_OP_TSCACHE, "its recurrence is not modelled: the references "
+	  "disagree on what op0 reads and on the initial value each acc "
+	  "gives" },
 };
 
 /* ---- parsed fields the simulator models only in part ------------------- */

@@ -1239,6 +1239,25 @@ START_TEST(test_act_read_accumulator)
 }
 END_TEST
 
+/* DveReadAccumulator reads DVE's registers: an Exponential on DVE. */
+START_TEST(test_dve_read_accumulator)
+{
+	tb t;
+	lm_error err;
+	float x[2 * 2] = { 0.0f, 0.0f, 1.0f, -INFINITY }, r[2];
+	acc_begin(&t, 2, 2, "float32");
+	exp_step(&t, 2, 2, "float32", "e0", "DVE", "ZeroAccumulate", 0, 2, 0,
+		 "mb");
+	tb_inst(&t, "{\"opcode\":\"DveReadAccumulator\",\"name\":\"rd\","
+		"\"engine\":\"DVE\",\"ins\":[],\"outs\":[%s],"
+		"\"dependencies\":[\"e0\"]}", AP("rs", "float32", 2, 1, 0));
+	ck_assert_msg(acc_end(&t, 2, 2, "float32", "rd", x, NULL, r, &err)
+		      == 0, "%s", err.msg);
+	ck_assert_uint_eq(tb_bits(r[0]), tb_bits(2.0f));
+	ck_assert_uint_eq(tb_bits(r[1]), tb_bits(expf(1.0f)));
+}
+END_TEST
+
 /* What stops the run: a register read or added to before any clear, a
 ** read-out with Idle, an Exponential's max not [P, 1]. */
 START_TEST(test_act_acc_run_errors)
@@ -1608,6 +1627,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_act_acc_float32_sum);
 	tcase_add_test(tc, test_exponential);
 	tcase_add_test(tc, test_act_read_accumulator);
+	tcase_add_test(tc, test_dve_read_accumulator);
 	tcase_add_test(tc, test_act_acc_run_errors);
 	tcase_add_loop_test(tc, test_acc_refused, 0,
 			    (int)(sizeof acc_refusals / sizeof *acc_refusals));

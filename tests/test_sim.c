@@ -720,6 +720,11 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "opcode 'DMADescriptorReplicate' is not modelled by the simulator "
 	  "(the DMA replicate (one source broadcast across partitions) is not "
 	  "modelled)" },
+	{ "{\"opcode\":\"TensorScalarCache\",\"name\":\"k\",\"engine\""
+	  ":\"DVE\",\"op0\":\"add\",\"op1\":\"add\"}",
+	  "opcode 'TensorScalarCache' is not modelled by the simulator (its "
+	  "recurrence is not modelled: the references disagree on what op0 "
+	  "reads and on the initial value each acc gives)" },
 	{ "{\"opcode\":\"TensorCopyDynamicSrc\",\"name\":\"k\",\"en"
 	  "gine\":\"SP\"}",
 	  "opcode 'TensorCopyDynamicSrc' key 'ins' = 0 operands is not "
