@@ -1258,6 +1258,34 @@ START_TEST(test_dve_read_accumulator)
 }
 END_TEST
 
+/* acc, reduce_op and reduce_cmd are read into the IR and written back. */
+START_TEST(test_acc_keys_roundtrip)
+{
+	tb t;
+	lm_module *m = NULL;
+	lm_error err;
+	char *text, *out;
+	size_t n;
+	acc_begin(&t, 2, 2, "float32");
+	act_step(&t, 2, 2, "float32", "a0", "Identity", "1.0", ZACC, 0, 2, 1,
+		 "mb");
+	exp_step(&t, 2, 2, "float32", "e0", "Activation", "AddAccumulate", 0,
+		 2, 0, "a0");
+	text = tb_json(&t, 0);
+	ck_assert_msg(lm_module_parse(&m, text, strlen(text), "t.json", &err)
+		      == 0, "%s", err.msg);
+	ck_assert_int_eq(lm_module_to_json(m, 0, &out, &n, &err), 0);
+	ck_assert_msg(strstr(out, "\"acc\":\"ZeroAccumulate\""), "acc");
+	ck_assert_msg(strstr(out, "\"reduce_op\":\"add\""), "reduce_op");
+	ck_assert_msg(strstr(out, "\"reduce_cmd\":\"AddAccumulate\""),
+		      "reduce_cmd");
+	free(out);
+	free(text);
+	lm_module_free(m);
+	tb_free(&t);
+}
+END_TEST
+
 /* What stops the run: a register read or added to before any clear, a
 ** read-out with Idle, an Exponential's max not [P, 1]. */
 START_TEST(test_act_acc_run_errors)
@@ -1628,6 +1656,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_exponential);
 	tcase_add_test(tc, test_act_read_accumulator);
 	tcase_add_test(tc, test_dve_read_accumulator);
+	tcase_add_test(tc, test_acc_keys_roundtrip);
 	tcase_add_test(tc, test_act_acc_run_errors);
 	tcase_add_loop_test(tc, test_acc_refused, 0,
 			    (int)(sizeof acc_refusals / sizeof *acc_refusals));
