@@ -1597,6 +1597,59 @@ START_TEST(test_shuffle_errors)
 }
 END_TEST
 
+/*
+** Busy time: an Exponential on DVE (with its accumulator command) and a
+** StreamShuffle on Pool each cost their output's elements per partition
+** plus the engine's fixed cost; a DveReadAccumulator one element.
+*/
+START_TEST(test_acc_shuffle_cost)
+{
+	tb t;
+	lm_module *m;
+	ls_result r;
+	lm_error err;
+	const lm_arch *a = lm_arch_get("gen3");
+	char mask[200];
+	int id[32];
+	for (int i = 0; i < 32; i++)
+		id[i] = i;
+	shuf_mask(id, mask, sizeof mask);
+	ck_assert_ptr_nonnull(a);
+	tb_init(&t);
+	tb_sb(&t, "xs", "float32", 2, 48);
+	tb_sb(&t, "ys", "float32", 2, 48);
+	tb_sb(&t, "rs", "float32", 2, 1);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"m\","
+		"\"engine\":\"SP\",\"outs\":[%s],\"value\":1}",
+		AP("xs", "float32", 2, 48, 0));
+	tb_inst(&t, "{\"opcode\":\"Exponential\",\"name\":\"e\",\"engine\":"
+		"\"DVE\",\"reduce_cmd\":\"ZeroAccumulate\",\"ins\":[%s],"
+		"\"outs\":[%s],\"dependencies\":[\"m\"]}",
+		AP("xs", "float32", 2, 48, 0), AP("ys", "float32", 2, 48, 0));
+	tb_inst(&t, "{\"opcode\":\"DveReadAccumulator\",\"name\":\"rd\","
+		"\"engine\":\"DVE\",\"ins\":[],\"outs\":[%s],"
+		"\"dependencies\":[\"e\"]}", AP("rs", "float32", 2, 1, 0));
+	tb_inst(&t, "{\"opcode\":\"StreamShuffle\",\"name\":\"sh\",\"engine\":"
+		"\"Pool\",\"mask\":%s,\"ins\":[%s],\"outs\":[%s],"
+		"\"dependencies\":[\"e\"]}", mask, AP("ys", "float32", 2, 48, 0),
+		AP("xs", "float32", 2, 48, 0));
+	m = tb_module(&t, 0);
+	ck_assert_msg(tb_run1(m, NULL, 0, 0, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(r.cores[0].busy_ps[LM_ENG_DVE - LM_ENG_PE],
+			 lm_arch_cycles_ps(a, LM_ENG_DVE,
+					   48 + a->elem_fixed[LM_ENG_DVE]) +
+			 lm_arch_cycles_ps(a, LM_ENG_DVE,
+					   1 + a->elem_fixed[LM_ENG_DVE]));
+	ck_assert_int_eq(r.cores[0].busy_ps[LM_ENG_POOL - LM_ENG_PE],
+			 lm_arch_cycles_ps(a, LM_ENG_POOL,
+					   48 + a->elem_fixed[LM_ENG_POOL]));
+	ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+}
+END_TEST
+
 /* ---- the suite ----------------------------------------------------------- */
 
 static Suite *suite(void)
@@ -1668,6 +1721,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_shuffle_blocks);
 	tcase_add_loop_test(tc, test_shuffle_random, 0, 4);
 	tcase_add_test(tc, test_shuffle_errors);
+	tcase_add_test(tc, test_acc_shuffle_cost);
 	suite_add_tcase(s, tc);
 	return s;
 }
