@@ -679,7 +679,8 @@ static int acc_finish(ls_exec *x, int cmd, const float *y, int64_t P,
 /*
 ** Exponential: dst = expf(src - max[p]), the difference one float32
 ** subtraction, max the element of ins[1] ([P, 1]) of the element's
-** partition (0 without ins[1]); then reduce_cmd on the results.
+** partition, or ins[1]'s imm_value rounded to float32 (no subtraction
+** without ins[1]); then reduce_cmd on the results.
 */
 static int exec_exponential(ls_exec *x)
 {
@@ -704,7 +705,13 @@ static int exec_exponential(ls_exec *x)
 		return ls_xfail(x, LM_EINPUT, "integer data (outs[0] %s) is "
 				"not modelled", lm_dtype_name(
 				x->si->outs[0].dtype));
-	if (x->si->n_ins == 2) {
+	if (x->si->n_ins == 2 && x->si->ins[1].space == LS_SP_NONE) {
+		/* an imm_value: the same max for every partition */
+		float c = (float)x->si->in->ins[1].imm;
+		mx = grow_f(&x->fb, &x->cap_b, P);
+		for (int64_t p = 0; p < P; p++)
+			mx[p] = c;
+	} else if (x->si->n_ins == 2) {
 		const ls_opnd *o = &x->si->ins[1];
 		if (o->parts != P || o->count != P)
 			return ls_xfail(x, LM_EINPUT, "ins[1] must be [%lld, "

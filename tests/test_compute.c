@@ -1239,6 +1239,33 @@ START_TEST(test_act_read_accumulator)
 }
 END_TEST
 
+/*
+** An immediate max (an imm_value ins[1], rounded to float32) is
+** subtracted from every element: 0.1 -> 0x3dcccccd, and 1 - that is one
+** float32 subtraction before expf.
+*/
+START_TEST(test_exponential_imm_max)
+{
+	tb t;
+	lm_error err;
+	float x[2] = { 1.0f, 0.1f }, y[2], r[1];
+	acc_begin(&t, 1, 2, "float32");
+	tb_inst(&t, "{\"opcode\":\"Exponential\",\"reduce_cmd\":"
+		"\"ZeroAccumulate\",\"name\":\"e0\",\"engine\":\"Activation\","
+		"\"ins\":[%s,{\"kind\":\"imm_value\",\"dtype\":\"float32\","
+		"\"value\":0.1}],\"outs\":[%s,%s],\"dependencies\":[\"mb\"],"
+		"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}]}",
+		AP("xs", "float32", 1, 2, 0), AP("ys", "float32", 1, 2, 0),
+		AP("rs", "float32", 1, 1, 0));
+	ck_assert_msg(acc_end(&t, 1, 2, "float32", "e0", x, y, r, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(expf(1.0f - 0.1f)));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(1.0f));
+	ck_assert_uint_eq(tb_bits(r[0]), tb_bits(0.0f + (expf(1.0f - 0.1f) +
+							  1.0f)));
+}
+END_TEST
+
 /* DveReadAccumulator reads DVE's registers: an Exponential on DVE. */
 START_TEST(test_dve_read_accumulator)
 {
@@ -1709,6 +1736,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_exponential);
 	tcase_add_test(tc, test_act_read_accumulator);
 	tcase_add_test(tc, test_dve_read_accumulator);
+	tcase_add_test(tc, test_exponential_imm_max);
 	tcase_add_test(tc, test_acc_keys_roundtrip);
 	tcase_add_test(tc, test_act_acc_run_errors);
 	tcase_add_loop_test(tc, test_acc_refused, 0,
