@@ -1083,7 +1083,8 @@ static int acc_end(tb *t, int P, int F, const char *ydt, const char *dep,
 	int rc;
 	tb_inst(t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
 		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
-		"[\"%s\"]}", AP("ys", ydt, P, F, 0), AP("y", ydt, P, F, 0), dep);
+		"[\"%s\"]}", AP("ys", ydt, P, F, 0), AP("y", ydt, P, F, 0),
+		dep);
 	tb_inst(t, "{\"opcode\":\"DMACopy\",\"name\":\"sr\",\"engine\":\"SP\","
 		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
 		"[\"%s\"]}", AP("rs", "float32", P, 1, 0),
@@ -1336,7 +1337,8 @@ START_TEST(test_act_acc_run_errors)
 			 LM_ECHECK);
 	ck_assert_contains(err.msg, "instruction rd: reads the accumulator "
 			   "register of partition 0, which no Zero or "
-			   "ZeroAccumulate cleared (ActivationReadAccumulator)");
+			   "ZeroAccumulate cleared "
+			   "(ActivationReadAccumulator)");
 	acc_begin(&t, 2, 2, "float32");
 	act_step(&t, 2, 2, "float32", "a0", "Identity", "1.0",
 		 "\"acc\":\"Idle\",\"reduce_op\":\"bypass\"", 0, 2, 1,
@@ -1394,9 +1396,11 @@ static int acc_check(const char *op, const char *kv, lm_error *err)
 	if (!strcmp(op, "Activation"))
 		tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"i\","
 			"\"engine\":\"Activation\",\"alpha\":0.0,\"scale\":1.0,"
-			"\"func\":\"Exp\",\"op0\":\"bypass\",\"op1\":\"bypass\","
+			"\"func\":\"Exp\",\"op0\":\"bypass\",\"op1\":"
+			"\"bypass\","
 			"\"ins\":[%s,%s],\"outs\":[%s],%s}",
-			AP("xs", "float32", 2, 4, 0), AP("b", "float32", 2, 1, 0),
+			AP("xs", "float32", 2, 4, 0),
+			AP("b", "float32", 2, 1, 0),
 			AP("ys", "float32", 2, 4, 0), kv);
 	else
 		tb_inst(&t, "{\"opcode\":\"%s\",\"name\":\"i\",\"engine\":"
@@ -1606,7 +1610,8 @@ START_TEST(test_shuffle_errors)
 	ck_assert_int_eq(shuf_run(40, 2, "[0,1,2]", "float32", x, y, &err),
 			 LM_EINPUT);
 	ck_assert_contains(err.msg, "key 'mask' = [0,1,2] is not modelled by "
-			   "the simulator (the mask is an array of 32 entries)");
+			   "the simulator (the mask is an array of 32 "
+			   "entries)");
 	/* the second block has 8 partitions: entry 0 -> 20 reaches 52 */
 	mask[7] = 7;
 	mask[0] = 20;
@@ -1658,8 +1663,8 @@ START_TEST(test_acc_shuffle_cost)
 		"\"dependencies\":[\"e\"]}", AP("rs", "float32", 2, 1, 0));
 	tb_inst(&t, "{\"opcode\":\"StreamShuffle\",\"name\":\"sh\",\"engine\":"
 		"\"Pool\",\"mask\":%s,\"ins\":[%s],\"outs\":[%s],"
-		"\"dependencies\":[\"e\"]}", mask, AP("ys", "float32", 2, 48, 0),
-		AP("xs", "float32", 2, 48, 0));
+		"\"dependencies\":[\"e\"]}", mask,
+		AP("ys", "float32", 2, 48, 0), AP("xs", "float32", 2, 48, 0));
 	m = tb_module(&t, 0);
 	ck_assert_msg(tb_run1(m, NULL, 0, 0, NULL, &r, &err) == 0, "%s",
 		      err.msg);
