@@ -408,6 +408,13 @@ static int acc_cmd_ok(int cmd, char *val, size_t n, const char **why)
 static int chk_eng_acc(const lm_inst *in, char *val, size_t n,
 		       const char **why)
 {
+	if (in->op == LM_OP_ACTIVATION && in->eng_acc != LS_ACC_IDLE &&
+	    in->engine != LM_ENG_ACT && in->engine != LM_ENG_UNASSIGNED) {
+		*why = "Activation's accumulator is the Activation engine's; on "
+		       "another engine it is not modelled";
+		return q(val, n, lm_enum_name(LM_ET_EngineAccumulationType,
+					      in->eng_acc));
+	}
 	return acc_cmd_ok(in->eng_acc, val, n, why);
 }
 

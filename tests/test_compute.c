@@ -1380,6 +1380,10 @@ static const struct { const char *op, *kv, *want; } acc_refusals[] = {
 	{ "Activation", "\"acc\":\"Idle\",\"reduce_op\":\"bypass\","
 	  "\"is_activate2\":true", "key 'is_activate2' = true is not "
 	  "modelled" },
+	{ "Activation@Pool", "\"acc\":\"Zero\",\"reduce_op\":\"bypass\"",
+	  "key 'acc' = \"Zero\" is not modelled by the simulator "
+	  "(Activation's accumulator is the Activation engine's; on another "
+	  "engine it is not modelled)" },
 	{ "Exponential", "\"reduce_cmd\":\"LoadAccumulate\"",
 	  "key 'reduce_cmd' = \"LoadAccumulate\" is not modelled" },
 };
@@ -1393,12 +1397,13 @@ static int acc_check(const char *op, const char *kv, lm_error *err)
 	tb_sb(&t, "xs", "float32", 2, 4);
 	tb_sb(&t, "b", "float32", 2, 1);
 	tb_sb(&t, "ys", "float32", 2, 4);
-	if (!strcmp(op, "Activation"))
+	if (!strncmp(op, "Activation", 10))
 		tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"i\","
-			"\"engine\":\"Activation\",\"alpha\":0.0,\"scale\":1.0,"
+			"\"engine\":\"%s\",\"alpha\":0.0,\"scale\":1.0,"
 			"\"func\":\"Exp\",\"op0\":\"bypass\",\"op1\":"
 			"\"bypass\","
 			"\"ins\":[%s,%s],\"outs\":[%s],%s}",
+			strchr(op, '@') ? strchr(op, '@') + 1 : "Activation",
 			AP("xs", "float32", 2, 4, 0),
 			AP("b", "float32", 2, 1, 0),
 			AP("ys", "float32", 2, 4, 0), kv);
