@@ -68,6 +68,12 @@ static const char *const opcode_names[LM_OP_COUNT] = {
 	[LM_OP_BNSTATS] = "BNStats",
 	[LM_OP_BNAGGR] = "BNStatsAggregate",
 	[LM_OP_RANGESELECT] = "RangeSelect",
+	[LM_OP_EXPONENTIAL] = "Exponential",
+	[LM_OP_ACTREADACC] = "ActivationReadAccumulator",
+	[LM_OP_READACTACC] = "ReadActivationAccumulator",
+	[LM_OP_STREAMSHUFFLE] = "StreamShuffle",
+	[LM_OP_DVEREADACC] = "DveReadAccumulator",
+	[LM_OP_TSCACHE] = "TensorScalarCache",
 	[LM_OP_STREAMTRANSPOSE] = "StreamTranspose",
 };
 

@@ -1905,6 +1905,21 @@ static int rd_apply_transpose(ik *k)
 	return get_ma_bool(k->L, k->c, KEY, &k->in->apply_transpose);
 }
 
+/* Activation acc, Exponential reduce_cmd: an EngineAccumulationType. */
+static int rd_eng_acc(ik *k)
+{
+	int64_t o;
+	if (get_enum_ord(k->L, k->c, KEY, LM_ET_EngineAccumulationType, &o))
+		return LM_EINPUT;
+	k->in->eng_acc = (int)o;
+	return 0;
+}
+
+static int rd_reduce_alu(ik *k)   /* Activation reduce_op */
+{
+	return get_alu(k->L, k->c, KEY, &k->in->reduce_alu);
+}
+
 static int rd_memset_mode(ik *k)
 {
 	int64_t o;
@@ -2329,6 +2344,7 @@ static int vw_func_outs(const lm_inst *in, lm_keyview *v)
 static const ir_key ir_keys[] = {
 	{ "DynamicForLoopAxis", OPM(DYNLOOP), rd_dynloop_axis, vw_axis },
 	{ "LoopAxis", OPM(LOOP), rd_loop_axis, vw_axis },
+	{ "acc", OPM(ACTIVATION), rd_eng_acc, NULL },
 	{ "accumulation_flag", OPM(MATMULT), rd_acc_flag, NULL },
 	{ "alpha", OPM(ACTIVATION), rd_alpha, NULL },
 	{ "apply_transpose", OPM(TENSORREDUCE) | OPM(BNSTATS),
@@ -2391,6 +2407,8 @@ static const ir_key ir_keys[] = {
 	{ "psum_buf_shape", OPM_KERNELS, rd_psum_buf, NULL },
 	{ "psum_zero_region", OPM(MATMULT), rd_psum_zero, NULL },
 	{ "queue", OPM_QUEUE, rd_queue, vw_queue },
+	{ "reduce_cmd", OPM(EXPONENTIAL), rd_eng_acc, NULL },
+	{ "reduce_op", OPM(ACTIVATION), rd_reduce_alu, NULL },
 	{ "registers", OPM(LOOP), rd_loop_regs, vw_loop_regs },
 	{ "renumber", OPM(COREBARRIER), rd_renumber, NULL },
 	{ "reverse0", OPM(TENSORSCALAR) | OPM(TSPTR), rd_reverse0, NULL },

@@ -960,6 +960,23 @@ static void wr_alpha(jw *w, const lm_inst *in, const char *k)
 	kfloat(w, k, in->alpha); /* always written, 0 by default */
 }
 
+/* Activation acc, Exponential reduce_cmd: always written. */
+static void wr_eng_acc(jw *w, const lm_inst *in, const char *k)
+{
+	const char *e = lm_enum_name(LM_ET_EngineAccumulationType,
+				     in->eng_acc);
+	if (!carried(in, k))
+		kstr(w, k, e ? e : "Idle");
+}
+
+/* Activation reduce_op: always written, bypass by default. */
+static void wr_reduce_alu(jw *w, const lm_inst *in, const char *k)
+{
+	if (!carried(in, k))
+		kstr(w, k, in->reduce_alu == LM_ALU_INVALID ? "bypass"
+		     : lm_aluop_name(in->reduce_alu));
+}
+
 static void wr_alu(jw *w, const lm_inst *in, const char *k)
 {
 	kstr(w, k, lm_aluop_name(in->alu));
@@ -1155,6 +1172,7 @@ static void wr_psum_buf(jw *w, const lm_inst *in, const char *k)
 static const iw_key iw_keys[] = {
 	{ "DynamicForLoopAxis", OPM(DYNLOOP), wr_axis },
 	{ "LoopAxis", OPM(LOOP), wr_axis },
+	{ "acc", OPM(ACTIVATION), wr_eng_acc },
 	{ "accumulation_flag", OPM(MATMULT), wr_acc_flag },
 	{ "alpha", OPM(ACTIVATION), wr_alpha },
 	{ "apply_transpose", OPM(TENSORREDUCE) | OPM(BNSTATS),
@@ -1209,6 +1227,8 @@ static const iw_key iw_keys[] = {
 	{ "psum_buf_shape", OPM_KERNELS, wr_psum_buf },
 	{ "psum_zero_region", OPM(MATMULT), wr_psum_zero },
 	{ "queue", OPM_QUEUE, wr_queue },
+	{ "reduce_cmd", OPM(EXPONENTIAL), wr_eng_acc },
+	{ "reduce_op", OPM(ACTIVATION), wr_reduce_alu },
 	{ "registers", OPM(LOOP), wr_loop_regs },
 	{ "renumber", OPM(COREBARRIER), wr_renumber },
 	{ "reverse0", OPM(TENSORSCALAR) | OPM(TSPTR), wr_reverse0 },

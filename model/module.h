@@ -87,6 +87,12 @@ typedef enum lm_opcode {
 	LM_OP_BNSTATS,      /* BNStats */
 	LM_OP_BNAGGR,       /* BNStatsAggregate */
 	LM_OP_RANGESELECT,  /* RangeSelect */
+	LM_OP_EXPONENTIAL,  /* Exponential */
+	LM_OP_ACTREADACC,   /* ActivationReadAccumulator */
+	LM_OP_READACTACC,   /* ReadActivationAccumulator */
+	LM_OP_STREAMSHUFFLE, /* StreamShuffle */
+	LM_OP_DVEREADACC,   /* DveReadAccumulator */
+	LM_OP_TSCACHE,      /* TensorScalarCache (refused with a note) */
 	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
 	LM_OP_COUNT
 } lm_opcode;
@@ -334,6 +340,10 @@ typedef struct lm_inst {
 	lm_actfunc act_func;
 	int has_scale, has_alpha;
 	double scale, alpha;
+	/* Activation acc, Exponential reduce_cmd: an EngineAccumulationType
+	   ordinal (0 Idle); Activation reduce_op (INVALID when absent) */
+	int eng_acc;
+	lm_aluop reduce_alu;
 	/* TensorTensor (op), TensorScalar and TensorScalarPtr (op0/op1),
 	   RangeSelect (compare_op0 / compare_op1 in alu0 / alu1),
 	   AffineSelect (compare_op), TensorReduce (op) */

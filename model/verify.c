@@ -939,8 +939,19 @@ static int check_shapes(vctx *v, const lm_inst *in, const opnd *ins,
 			return rc;
 		return check_same_count(v, &ins[1], 1, &outs[0]);
 	case LM_OP_ACTIVATION:
+		if (in->n_outs < 1 || in->n_outs > 2)
+			return fail(v, "Activation needs 1 output (2 with the "
+				    "read-out of its accumulator), got %d",
+				    in->n_outs);
 		if ((rc = check_same_count(v, &ins[0], 0, &outs[0])) != 0)
 			return rc;
+		if (in->n_outs == 2 && (outs[1].parts != ins[0].parts ||
+					outs[1].free != 1))
+			return fail(v, "Activation's accumulator read-out "
+				    "(outs[1]) must be [P, 1] with P=%lld (got "
+				    "[%lld, %lld])", (long long)ins[0].parts,
+				    (long long)outs[1].parts,
+				    (long long)outs[1].free);
 		if (ins[1].arg->dtype != LM_DT_FLOAT32)
 			return fail(v, "Activation bias (ins[1]) must be "
 				    "float32 (got %s)", dtname(ins[1].arg->dtype));

@@ -58,7 +58,8 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 	case LM_OP_TCDYNSRC: case LM_OP_TCDYNDST:
 	case LM_OP_AFFINESELECT: case LM_OP_TSPTR: case LM_OP_RECIPROCAL:
 	case LM_OP_STREAMTRANSPOSE: case LM_OP_SELECT: case LM_OP_COPYPRED:
-	case LM_OP_RANGESELECT:
+	case LM_OP_RANGESELECT: case LM_OP_EXPONENTIAL: case LM_OP_ACTREADACC:
+	case LM_OP_READACTACC: case LM_OP_STREAMSHUFFLE: case LM_OP_DVEREADACC:
 		if (si->n_outs >= 1 && si->outs[0].space)
 			cyc = si->outs[0].free + a->elem_fixed[e];
 		else

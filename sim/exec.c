@@ -605,6 +605,11 @@ static int exec_matmult(ls_exec *x)
 	return 0;
 }
 
+static int acc_outs(ls_exec *x, int cmd);
+static int acc_finish(ls_exec *x, int cmd, const float *y, int64_t P,
+		      int64_t fr);
+static int is_int_dtype(lm_dtype t);
+
 /*
 ** Activation: dst = func(src * scale + bias[p]), the product rounded to
 ** float32 before the sum (two operations, not a fused multiply-add).
@@ -622,6 +627,8 @@ static int exec_activation(ls_exec *x)
 	if (!ls_act_supported(in->act_func))
 		return fail(x, "activation function '%s' is not supported",
 			    lm_actfunc_name(in->act_func));
+	if ((rc = acc_outs(x, in->eng_acc)) != 0)
+		return rc;
 	s = grow_f(&x->fa, &x->cap_a, n);
 	bias = grow_f(&x->fb, &x->cap_b, x->si->ins[1].count);
 	if ((rc = read_f32(x, 0, s)) != 0 || (rc = read_f32(x, 1, bias)) != 0)
@@ -631,8 +638,100 @@ static int exec_activation(ls_exec *x)
 		v = v + bias[i / fr];
 		s[i] = ls_act_apply(in->act_func, v, alpha);
 	}
-	stage_f32(x, s);
+	return acc_finish(x, in->eng_acc, s, src->parts, fr);
+}
+
+/*
+** The outputs of an instruction with an accumulator command: outs[0],
+** and outs[1] (the registers read out) only with a command other than
+** Idle.
+*/
+static int acc_outs(ls_exec *x, int cmd)
+{
+	if (x->si->n_outs < 1 || x->si->n_outs > 2)
+		return ls_xfail(x, LM_EINPUT, "takes outs [dst] or [dst, "
+				"accumulator], got %d", x->si->n_outs);
+	if (x->si->n_outs == 2 && cmd == LS_ACC_IDLE)
+		return ls_xfail(x, LM_EINPUT, "outs[1] reads the accumulator "
+				"out, but the command is Idle");
 	return 0;
+}
+
+/* Stage outs[0] from the float32 results y (P rows of fr), run the
+** accumulator command on them, stage outs[1] from the registers. */
+static int acc_finish(ls_exec *x, int cmd, const float *y, int64_t P,
+		      int64_t fr)
+{
+	int rc;
+	if (x->si->outs[0].count != P * fr)
+		return ls_xfail(x, LM_EINPUT, "outs[0] must have the %lld "
+				"elements of ins[0], got %lld",
+				(long long)(P * fr),
+				(long long)x->si->outs[0].count);
+	if ((rc = ls_acc_update(x, cmd, y, P, fr)) != 0)
+		return rc;
+	stage_f32(x, y);
+	if (x->si->n_outs == 2)
+		return ls_acc_readout(x, 1, P);
+	return 0;
+}
+
+/*
+** Exponential: dst = expf(src - max[p]), the difference one float32
+** subtraction, max the element of ins[1] ([P, 1]) of the element's
+** partition, or ins[1]'s imm_value rounded to float32 (no subtraction
+** without ins[1]); then reduce_cmd on the results.
+*/
+static int exec_exponential(ls_exec *x)
+{
+	const ls_opnd *src = &x->si->ins[0];
+	int64_t n = src->count, P = src->parts;
+	int64_t fr = src->free > 0 ? src->free : 1;
+	int cmd = x->si->in->eng_acc;
+	float *s, *mx = NULL;
+	int rc;
+
+	if (x->si->n_ins < 1 || x->si->n_ins > 2)
+		return ls_xfail(x, LM_EINPUT, "takes ins [src] or [src, max], "
+				"got %d", x->si->n_ins);
+	if ((rc = acc_outs(x, cmd)) != 0)
+		return rc;
+	for (int k = 0; k < x->si->n_ins; k++)
+		if (is_int_dtype(x->si->ins[k].dtype))
+			return ls_xfail(x, LM_EINPUT, "integer data (ins[%d] "
+					"%s) is not modelled", k, lm_dtype_name(
+					x->si->ins[k].dtype));
+	if (is_int_dtype(x->si->outs[0].dtype))
+		return ls_xfail(x, LM_EINPUT, "integer data (outs[0] %s) is "
+				"not modelled", lm_dtype_name(
+				x->si->outs[0].dtype));
+	if (x->si->n_ins == 2 && x->si->ins[1].space == LS_SP_NONE) {
+		/* an imm_value: the same max for every partition */
+		float c = (float)x->si->in->ins[1].imm;
+		mx = grow_f(&x->fb, &x->cap_b, P);
+		for (int64_t p = 0; p < P; p++)
+			mx[p] = c;
+	} else if (x->si->n_ins == 2) {
+		const ls_opnd *o = &x->si->ins[1];
+		if (o->parts != P || o->count != P)
+			return ls_xfail(x, LM_EINPUT, "ins[1] must be [%lld, "
+					"1]: one max per partition of ins[0] "
+					"(got %lld elements over %lld "
+					"partitions)", (long long)P,
+					(long long)o->count,
+					(long long)o->parts);
+		mx = grow_f(&x->fb, &x->cap_b, P);
+		if ((rc = read_f32(x, 1, mx)) != 0)
+			return rc;
+	}
+	s = grow_f(&x->fa, &x->cap_a, n);
+	if ((rc = read_f32(x, 0, s)) != 0)
+		return rc;
+	for (int64_t i = 0; i < n; i++) {
+		float d = mx ? s[i] - mx[i / fr] : s[i];
+		s[i] = expf(d);
+	}
+	return acc_finish(x, cmd, s, P, fr);
 }
 
 /* TensorTensor: dst = a op b. */
@@ -1079,6 +1178,11 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_BNSTATS] = ls_exec_bnstats,
 	[LM_OP_BNAGGR] = ls_exec_bnaggr,
 	[LM_OP_RANGESELECT] = ls_exec_rangeselect,
+	[LM_OP_EXPONENTIAL] = exec_exponential,
+	[LM_OP_ACTREADACC] = ls_exec_readacc,
+	[LM_OP_READACTACC] = ls_exec_readacc,
+	[LM_OP_DVEREADACC] = ls_exec_readacc,
+	[LM_OP_STREAMSHUFFLE] = ls_exec_shuffle,
 };
 
 int ls_exec_start(ls_exec *x)

@@ -15,3 +15,5 @@ sim_libsim_la_SOURCES += sim/search.c
 sim_libsim_la_SOURCES += sim/bnstats.c
 sim_libsim_la_SOURCES += sim/sync.c
 sim_libsim_la_SOURCES += sim/dmablk.c
+sim_libsim_la_SOURCES += sim/engacc.c
+sim_libsim_la_SOURCES += sim/shuffle.c

@@ -2443,6 +2443,7 @@ void ls_machine_free(ls_machine *mc)
 	layout_free(&mc->psum_layout);
 	ls_regs_free(mc);
 	ls_sync_free_all(mc);
+	ls_acc_free(mc);
 	for (int c = 0; c < LS_MAX_CORES; c++)
 		mem_block_free(mc->mem[c].block, mc->mem[c].bytes,
 			       mc->mem[c].mapped);
@@ -2488,6 +2489,7 @@ void ls_machine_reset(ls_machine *mc)
 	for (int mi = 0; mi < mc->n_mods; mi++)
 		mc->mods[mi].n_slots = 0;
 	ls_regs_reset(mc);
+	ls_acc_reset(mc);
 }
 
 /* dst[i] = src[i] wherever init[i] is set (n bytes), 8 at a time. */

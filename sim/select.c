@@ -39,7 +39,8 @@ static int64_t load_int(lm_dtype t, const uint8_t *p)
 int ls_sel_imm_ok(lm_opcode op, int i)
 {
 	return (op == LM_OP_SELECT && (i == 0 || i == 1)) ||
-	       (op == LM_OP_COPYPRED && i == 0);
+	       (op == LM_OP_COPYPRED && i == 0) ||
+	       (op == LM_OP_EXPONENTIAL && i == 1);
 }
 
 /* ins[k] must walk the shape of outs[0]: as many elements, as many

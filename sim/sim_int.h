@@ -518,6 +518,7 @@ struct ls_machine {
 	const lm_alloc **reg_allocs; /* by slot (borrowed) */
 	ls_core_regs regs[LS_MAX_CORES];
 	ls_core_sync *csync[LS_MAX_CORES]; /* allocated on first use */
+	struct ls_engacc *acc[LS_MAX_CORES]; /* engacc.c, on first use */
 	int n_trigs, cap_trigs; /* DMATriggers (their fire counters) */
 	ls_strig *trigs;
 	ls_layout sb_layout, psum_layout;
@@ -674,6 +675,33 @@ int ls_xuninit_ok(const ls_exec *x);
 int ls_xread_raw(ls_exec *x, const ls_opnd *o, const char *label, void *out);
 void *ls_xscratch(ls_exec *x, int which, int64_t n);
 uint8_t *ls_xstage(ls_exec *x, int k);
+
+/* ---- engacc.c ----------------------------------------------------------- */
+
+/* EngineAccumulationType ordinals. */
+enum { LS_ACC_IDLE, LS_ACC_ZERO, LS_ACC_ACCUMULATE, LS_ACC_ZEROACC,
+       LS_ACC_ADDACC, LS_ACC_LOADACC };
+typedef struct ls_engacc ls_engacc;
+/* The accumulator registers of x's engine on x's core (docs/semantics.md,
+** "The accumulator registers"): command cmd with the P rows of fr float32
+** values y (the row sums, for the accumulating commands); outs[k] staged
+** with the registers of its P partitions. 0 or an error. */
+int ls_acc_update(ls_exec *x, int cmd, const float *y, int64_t P,
+		  int64_t fr);
+int ls_acc_readout(ls_exec *x, int k, int64_t P);
+/* ActivationReadAccumulator, ReadActivationAccumulator,
+** DveReadAccumulator. */
+int ls_exec_readacc(ls_exec *x);
+void ls_acc_reset(ls_machine *mc);
+void ls_acc_free(ls_machine *mc);
+
+/* ---- shuffle.c ---------------------------------------------------------- */
+
+/* StreamShuffle's mask (its carried `mask` key) into mask[32]: 32 when
+** every entry is 0..31 or 255, else the index of the first that is not
+** (-1: not an array of 32). */
+int ls_shuffle_mask(const lm_inst *in, int *mask);
+int ls_exec_shuffle(ls_exec *x);
 
 /* ---- select.c ----------------------------------------------------------- */
 

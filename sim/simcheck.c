@@ -32,6 +32,7 @@
 #include <cjson/cJSON.h>
 #include <assert.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,6 +44,11 @@
 #define OPS_SELECT (OP(SELECT) | OP(COPYPRED) | OP(MAX8) | OP(MAXINDEX) | \
 		    OP(MATCHREPLACE) | OP(MIMR) | OP(BNSTATS) | OP(BNAGGR) | \
 		    OP(RANGESELECT))
+/* The instructions of the accumulator registers (sim/engacc.c). */
+#define OPS_ACC (OP(EXPONENTIAL) | OP(ACTREADACC) | OP(READACTACC) | \
+		 OP(DVEREADACC))
+/* StreamShuffle (sim/shuffle.c). */
+#define OPS_SHUF OP(STREAMSHUFFLE)
 #define OPS_EXEC (OPS_DMA | OP(MATMULT) | OP(ACTIVATION) | OP(TENSORTENSOR) | \
 		  OP(TENSORSCALAR) | OP(TENSORCOPY) | OP(MEMSET) | OP(IOTA) | \
 		  OP(AFFINESELECT) | OP(NOOP) | OP(COREBARRIER) | OP(CALL) | \
@@ -53,7 +59,8 @@
 		  OP(AEBARRIER) | OP(DRAIN) | OP(EXIT) | OP(DMATRIGGER) | \
 		  OP(DMABLOCK) | OP(DESC_COPY) | OP(DESC_CCE) | OP(RESETQUEUE) | \
 		  OPS_BRANCH | OP(BRANCHHINT) | OP(TCOMPLETION) | OP(HALT) | \
-		  OPS_TLS | OPS_TCDYN | OPS_SELECT)
+		  OPS_TLS | OPS_TCDYN | OPS_SELECT | OPS_ACC | \
+		  OPS_SHUF)
 /* The descriptors it executes (in a DMABlock's body only). */
 #define OPS_DESC (OP(DESC_COPY) | OP(DESC_CCE))
 /* TensorCopy with a dynamic source or destination. */
@@ -171,6 +178,7 @@ static const op_key inst_checked_whole[] = {
 	{ OP(CALL), "arguments", NULL },
 	{ OP(SWITCHQUEUE), "no_rearm", NULL },
 	{ OP(DESC_CCE), "op", NULL },
+	{ OP(STREAMSHUFFLE), "mask", NULL },
 };
 
 /* Documented op keys the simulator evaluates at each issue when given as
@@ -338,6 +346,9 @@ static const struct {
 	{ LM_OP_DESC_TRANSPOSE, "the DMA transpose is not modelled" },
 	{ LM_OP_DESC_REPLICATE, "the DMA replicate (one source broadcast "
 	  "across partitions) is not modelled" },
+	{ LM_OP_TSCACHE, "its recurrence is not modelled: the references "
+	  "disagree on what op0 reads and on the initial value each acc "
+	  "gives" },
 };
 
 /* ---- parsed fields the simulator models only in part ------------------- */
@@ -376,6 +387,76 @@ static int chk_alpha(const lm_inst *in, char *val, size_t n, const char **why)
 		return 0;
 	snprintf(val, n, "%.9g", in->alpha);
 	*why = "alpha is modelled for Lrelu and Prelu only";
+	return 1;
+}
+
+/* An accumulator command: all but LoadAccumulate. */
+static int acc_cmd_ok(int cmd, char *val, size_t n, const char **why)
+{
+	const char *name;
+	if (cmd >= LS_ACC_IDLE && cmd <= LS_ACC_ADDACC)
+		return 0;
+	name = lm_enum_name(LM_ET_EngineAccumulationType, cmd);
+	*why = "Idle, Zero, Accumulate, ZeroAccumulate and AddAccumulate are "
+	       "modelled; what LoadAccumulate loads is not documented";
+	if (name)
+		return q(val, n, name);
+	snprintf(val, n, "%d", cmd);
+	return 1;
+}
+
+static int chk_eng_acc(const lm_inst *in, char *val, size_t n,
+		       const char **why)
+{
+	if (in->op == LM_OP_ACTIVATION && in->eng_acc != LS_ACC_IDLE &&
+	    in->engine != LM_ENG_ACT && in->engine != LM_ENG_UNASSIGNED) {
+		*why = "Activation's accumulator is the Activation engine's; on "
+		       "another engine it is not modelled";
+		return q(val, n, lm_enum_name(LM_ET_EngineAccumulationType,
+					      in->eng_acc));
+	}
+	return acc_cmd_ok(in->eng_acc, val, n, why);
+}
+
+/* Activation's reduce_op: add sums the rows into the registers; bypass
+** (the default) only where nothing is summed (acc Idle or Zero). */
+static int chk_act_reduce_op(const lm_inst *in, char *val, size_t n,
+			     const char **why)
+{
+	int sums = in->eng_acc == LS_ACC_ACCUMULATE ||
+		   in->eng_acc == LS_ACC_ZEROACC ||
+		   in->eng_acc == LS_ACC_ADDACC;
+	if (in->reduce_alu == LM_ALU_ADD)
+		return 0;
+	if ((in->reduce_alu == LM_ALU_INVALID ||
+	     in->reduce_alu == LM_ALU_BYPASS) && !sums)
+		return 0;
+	*why = sums ? "an accumulating acc sums with reduce_op add (the "
+	       "registers only add)" : "the accumulator registers only add "
+	       "(reduce_op add or bypass)";
+	return q(val, n, in->reduce_alu == LM_ALU_INVALID ? "bypass"
+		 : lm_aluop_name(in->reduce_alu));
+}
+
+/* StreamShuffle's mask: 32 entries, each 0..31 or 255 (leave). */
+static int chk_shuffle_mask(const lm_inst *in, char *val, size_t n,
+			    const char **why)
+{
+	int mask[32], k = ls_shuffle_mask(in, mask);
+	const cJSON *a;
+	char *s;
+	if (k == 32)
+		return 0;
+	a = in->extra ? cJSON_GetObjectItemCaseSensitive(in->extra, "mask")
+		      : NULL;
+	if (k >= 0)
+		a = cJSON_GetArrayItem(a, k);
+	s = a ? cJSON_PrintUnformatted(a) : NULL;
+	snprintf(val, n, "%s", s ? s : "null");
+	free(s);
+	*why = k >= 0 ? "each mask entry is a partition 0..31 of the block, "
+	       "or 255 (the partition is left as it is)" : "the mask is an "
+	       "array of 32 entries";
 	return 1;
 }
 
@@ -1087,6 +1168,10 @@ static const field_rule checks[] = {
 	{ OPS_TCDYN, "outs", chk_tcdyn_outs },
 	{ OP(ACTIVATION), "func", chk_act_func },
 	{ OP(ACTIVATION), "alpha", chk_alpha },
+	{ OP(ACTIVATION), "acc", chk_eng_acc },
+	{ OP(ACTIVATION), "reduce_op", chk_act_reduce_op },
+	{ OP(EXPONENTIAL), "reduce_cmd", chk_eng_acc },
+	{ OP(STREAMSHUFFLE), "mask", chk_shuffle_mask },
 	{ OP(TENSORTENSOR), "op", chk_op },
 	{ OP(TENSORSCALAR) | OP(TSPTR), "op0", chk_op0 },
 	{ OP(TENSORSCALAR) | OP(TSPTR), "op1", chk_op1 },

@@ -1008,6 +1008,685 @@ START_TEST(test_stream_transpose_errors)
 }
 END_TEST
 
+
+/* ---- the accumulator registers: Activation acc, Exponential -------------- */
+
+/*
+** A module over x [P, F] (float32, loaded into xs): the caller's compute
+** instructions (acc_step) read xs and write ys (ydt) and rs ([P, 1]
+** float32); then ys goes to y and rs to r. bias is a zero [P, 1] tile
+** (Memset mb). The steps run in order on their engine (each waits for
+** the load and depends on the step before it: `dep`).
+*/
+static void acc_begin(tb *t, int P, int F, const char *ydt)
+{
+	tb_init(t);
+	tb_dram(t, "x", "ExternalInput", "float32", P, F);
+	tb_dram(t, "y", "ExternalOutput", ydt, P, F);
+	tb_dram(t, "r", "ExternalOutput", "float32", P, 1);
+	tb_sb(t, "xs", "float32", P, F);
+	tb_sb(t, "ys", ydt, P, F);
+	tb_sb(t, "bias", "float32", P, 1);
+	tb_sb(t, "rs", "float32", P, 1);
+	tb_inst(t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", P, F, 0), AP("xs", "float32", P, F, 0));
+	tb_inst(t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"mb\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":0.0}",
+		AP("bias", "float32", P, 1, 0));
+}
+
+/*
+** Activation `name` (func, scale, keys: acc / reduce_op ...) on columns
+** [off, off + n) of xs into the same columns of ys; with r1, outs[1] is
+** rs. After dep.
+*/
+static void act_step(tb *t, int P, int F, const char *ydt, const char *name,
+		     const char *func, const char *scale, const char *keys,
+		     int off, int n, int r1, const char *dep)
+{
+	char outs[900];
+	snprintf(outs, sizeof outs, "%s%s%s", APS("ys", ydt, P, n, off, F),
+		 r1 ? "," : "", r1 ? AP("rs", "float32", P, 1, 0) : "");
+	tb_inst(t, "{\"opcode\":\"Activation\",\"alpha\":0.0,\"op0\":"
+		"\"bypass\",\"op1\":\"bypass\",%s,\"name\":\"%s\",\"engine\":"
+		"\"Activation\",\"ins\":[%s,%s],\"outs\":[%s],\"func\":\"%s\","
+		"\"scale\":%s,\"wait\":[{\"semaphore\":\"s0\",\"value\":1}],"
+		"\"dependencies\":[\"%s\"]}", keys, name,
+		APS("xs", "float32", P, n, off, F),
+		AP("bias", "float32", P, 1, 0), outs, func, scale, dep);
+}
+
+/* Exponential on engine eng: ys = expf(xs - bias) with reduce_cmd cmd
+** (with r1, outs[1] is rs). */
+static void exp_step(tb *t, int P, int F, const char *ydt, const char *name,
+		     const char *eng, const char *cmd, int off, int n, int r1,
+		     const char *dep)
+{
+	char outs[900];
+	snprintf(outs, sizeof outs, "%s%s%s", APS("ys", ydt, P, n, off, F),
+		 r1 ? "," : "", r1 ? AP("rs", "float32", P, 1, 0) : "");
+	tb_inst(t, "{\"opcode\":\"Exponential\",\"reduce_cmd\":\"%s\","
+		"\"name\":\"%s\",\"engine\":\"%s\",\"ins\":[%s,%s],\"outs\":"
+		"[%s],\"wait\":[{\"semaphore\":\"s0\",\"value\":1}],"
+		"\"dependencies\":[\"%s\"]}", cmd, name, eng,
+		APS("xs", "float32", P, n, off, F),
+		AP("bias", "float32", P, 1, 0), outs, dep);
+}
+
+/* Store ys and rs (after dep), run; y and r as float32 (y may be NULL). */
+static int acc_end(tb *t, int P, int F, const char *ydt, const char *dep,
+		   const float *x, float *y, float *r, lm_error *err)
+{
+	ls_result res;
+	lm_module *m;
+	int rc;
+	tb_inst(t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"%s\"]}", AP("ys", ydt, P, F, 0), AP("y", ydt, P, F, 0),
+		dep);
+	tb_inst(t, "{\"opcode\":\"DMACopy\",\"name\":\"sr\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"%s\"]}", AP("rs", "float32", P, 1, 0),
+		AP("r", "float32", P, 1, 0), dep);
+	m = tb_module(t, 0);
+	rc = tb_run1(m, x, P, F, NULL, &res, err);
+	if (rc == 0) {
+		for (int i = 0; y && i < P * F; i++)
+			y[i] = tb_out(&res, "y", i);
+		for (int i = 0; i < P; i++)
+			r[i] = tb_out(&res, "r", i);
+		ls_result_free(&res);
+	}
+	lm_module_free(m);
+	tb_free(t);
+	return rc;
+}
+
+#define ZACC "\"acc\":\"ZeroAccumulate\",\"reduce_op\":\"add\""
+#define ACC "\"acc\":\"Accumulate\",\"reduce_op\":\"add\""
+
+/*
+** The register state crosses instructions, and each instruction adds its
+** row's own sum (folded from the row's first element) to it: with
+** x = [1, 2^-24, 2^-24], ZeroAccumulate over [1] leaves 1, Accumulate
+** over [2^-24, 2^-24] adds 2^-23 (exact): 1 + 2^-23. Adding element by
+** element into the register would give 1 (each 1 + 2^-24 ties to even).
+*/
+START_TEST(test_act_acc_state)
+{
+	tb t;
+	lm_error err;
+	float x[3] = { 1.0f, 0x1p-24f, 0x1p-24f }, y[3], r[1];
+	acc_begin(&t, 1, 3, "float32");
+	act_step(&t, 1, 3, "float32", "a0", "Identity", "1.0", ZACC, 0, 1, 0,
+		 "mb");
+	act_step(&t, 1, 3, "float32", "a1", "Identity", "1.0", ACC, 1, 2, 1,
+		 "a0");
+	ck_assert_msg(acc_end(&t, 1, 3, "float32", "a1", x, y, r, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_uint_eq(tb_bits(r[0]), tb_bits(1.0f + 0x1p-23f));
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(tb_bits(y[i]), tb_bits(x[i]));
+}
+END_TEST
+
+/*
+** The sum is over the float32 results, before they are rounded to the
+** output's dtype: [1, 2^-9, 2^-9] into bfloat16 stores 1, 1 + 2^-9 ->
+** 1, ... but sums to 1 + 2^-8. ZeroAccumulate adds the sum to +0, so a
+** row of -0 reads out as +0; Zero alone reads out 0; AddAccumulate adds
+** like Accumulate.
+*/
+START_TEST(test_act_acc_float32_sum)
+{
+	tb t;
+	lm_error err;
+	float x[3] = { 1.0f, 0x1p-9f, 0x1p-9f }, y[3], r[2];
+	float z[2 * 2] = { -0.0f, -0.0f, 3.0f, 4.0f };
+	acc_begin(&t, 1, 3, "bfloat16");
+	act_step(&t, 1, 3, "bfloat16", "a0", "Identity", "1.0", ZACC, 0, 3, 1,
+		 "mb");
+	ck_assert_msg(acc_end(&t, 1, 3, "bfloat16", "a0", x, y, r, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_uint_eq(tb_bits(r[0]), tb_bits(1.0f + 0x1p-8f));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(0x1p-9f));
+	/* -0 row: +0; the second partition: 0 + (3 + 4) */
+	acc_begin(&t, 2, 2, "float32");
+	act_step(&t, 2, 2, "float32", "a0", "Identity", "1.0", ZACC, 0, 2, 1,
+		 "mb");
+	ck_assert_msg(acc_end(&t, 2, 2, "float32", "a0", z, NULL, r, &err)
+		      == 0, "%s", err.msg);
+	ck_assert_uint_eq(tb_bits(r[0]), 0x00000000u);
+	ck_assert_uint_eq(tb_bits(r[1]), tb_bits(7.0f));
+	/* Zero, then AddAccumulate of column 1 only: 0 + -0 = +0, 0 + 4 */
+	acc_begin(&t, 2, 2, "float32");
+	act_step(&t, 2, 2, "float32", "a0", "Identity", "1.0",
+		 "\"acc\":\"Zero\",\"reduce_op\":\"bypass\"", 0, 1, 1,
+		 "mb");
+	act_step(&t, 2, 2, "float32", "a1", "Square", "1.0",
+		 "\"acc\":\"AddAccumulate\",\"reduce_op\":\"add\"", 1, 1, 1,
+		 "a0");
+	ck_assert_msg(acc_end(&t, 2, 2, "float32", "a1", z, NULL, r, &err)
+		      == 0, "%s", err.msg);
+	ck_assert_uint_eq(tb_bits(r[0]), 0x00000000u);
+	ck_assert_uint_eq(tb_bits(r[1]), tb_bits(16.0f));
+}
+END_TEST
+
+/*
+** Exponential: expf(x - max[p]) and its row sum; NaN and infinities go
+** through IEEE (expf(-inf) = 0, a NaN makes the sum NaN). Its registers
+** are its engine's: an Accumulate on DVE after a ZeroAccumulate on the
+** Activation engine finds DVE's never cleared.
+*/
+START_TEST(test_exponential)
+{
+	tb t;
+	lm_error err;
+	float x[2 * 3] = { 1.0f, 2.0f, -INFINITY, 0.5f, NAN, 1.0f };
+	float y[6], r[2];
+	acc_begin(&t, 2, 3, "float32");
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+		"\"m1\",\"engine\":\"Pool\",\"outs\":[%s],\"value\":1.0,"
+		"\"dependencies\":[\"mb\"]}", AP("bias", "float32", 2, 1, 0));
+	exp_step(&t, 2, 3, "float32", "e0", "Activation", "ZeroAccumulate", 0,
+		 3, 1, "m1");
+	ck_assert_msg(acc_end(&t, 2, 3, "float32", "e0", x, y, r, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(1.0f));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(expf(1.0f)));
+	ck_assert_uint_eq(tb_bits(y[2]), 0u);
+	ck_assert_uint_eq(tb_bits(y[3]), tb_bits(expf(-0.5f)));
+	ck_assert(isnan(y[4]));
+	ck_assert_uint_eq(tb_bits(r[0]), tb_bits(0.0f + ((1.0f + expf(1.0f))
+							  + 0.0f)));
+	ck_assert(isnan(r[1]));
+	/* the registers are per engine */
+	acc_begin(&t, 2, 3, "float32");
+	exp_step(&t, 2, 3, "float32", "e0", "Activation", "ZeroAccumulate", 0,
+		 3, 0, "mb");
+	exp_step(&t, 2, 3, "float32", "e1", "DVE", "Accumulate", 0, 3, 1,
+		 "e0");
+	ck_assert_int_eq(acc_end(&t, 2, 3, "float32", "e1", x, y, r, &err),
+			 LM_ECHECK);
+	ck_assert_contains(err.msg, "instruction e1: acc 'Accumulate' adds to "
+			   "the accumulator register of partition 0, which no "
+			   "Zero or ZeroAccumulate cleared (Exponential)");
+}
+END_TEST
+
+/*
+** ActivationReadAccumulator reads the registers out later (rounded once
+** to its output's dtype); Idle leaves them as they were.
+*/
+START_TEST(test_act_read_accumulator)
+{
+	tb t;
+	lm_error err;
+	float x[1 * 2] = { 1.0f, 0x1p-10f }, r[1];
+	acc_begin(&t, 1, 2, "float32");
+	act_step(&t, 1, 2, "float32", "a0", "Identity", "1.0", ZACC, 0, 2, 0,
+		 "mb");
+	act_step(&t, 1, 2, "float32", "a1", "Exp", "1.0",
+		 "\"acc\":\"Idle\",\"reduce_op\":\"bypass\"", 0, 2, 0,
+		 "a0");
+	tb_inst(&t, "{\"opcode\":\"ActivationReadAccumulator\",\"name\":"
+		"\"rd\",\"engine\":\"Activation\",\"ins\":[],\"outs\":[%s],"
+		"\"dependencies\":[\"a1\"]}", AP("rs", "float32", 1, 1, 0));
+	ck_assert_msg(acc_end(&t, 1, 2, "float32", "rd", x, NULL, r, &err)
+		      == 0, "%s", err.msg);
+	ck_assert_uint_eq(tb_bits(r[0]), tb_bits(1.0f + 0x1p-10f));
+}
+END_TEST
+
+/*
+** An immediate max (an imm_value ins[1], rounded to float32) is
+** subtracted from every element: 0.1 -> 0x3dcccccd, and 1 - that is one
+** float32 subtraction before expf.
+*/
+START_TEST(test_exponential_imm_max)
+{
+	tb t;
+	lm_error err;
+	float x[2] = { 1.0f, 0.1f }, y[2], r[1];
+	acc_begin(&t, 1, 2, "float32");
+	tb_inst(&t, "{\"opcode\":\"Exponential\",\"reduce_cmd\":"
+		"\"ZeroAccumulate\",\"name\":\"e0\",\"engine\":\"Activation\","
+		"\"ins\":[%s,{\"kind\":\"imm_value\",\"dtype\":\"float32\","
+		"\"value\":0.1}],\"outs\":[%s,%s],\"dependencies\":[\"mb\"],"
+		"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}]}",
+		AP("xs", "float32", 1, 2, 0), AP("ys", "float32", 1, 2, 0),
+		AP("rs", "float32", 1, 1, 0));
+	ck_assert_msg(acc_end(&t, 1, 2, "float32", "e0", x, y, r, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(expf(1.0f - 0.1f)));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(1.0f));
+	ck_assert_uint_eq(tb_bits(r[0]), tb_bits(0.0f + (expf(1.0f - 0.1f) +
+							  1.0f)));
+}
+END_TEST
+
+/* DveReadAccumulator reads DVE's registers: an Exponential on DVE. */
+START_TEST(test_dve_read_accumulator)
+{
+	tb t;
+	lm_error err;
+	float x[2 * 2] = { 0.0f, 0.0f, 1.0f, -INFINITY }, r[2];
+	acc_begin(&t, 2, 2, "float32");
+	exp_step(&t, 2, 2, "float32", "e0", "DVE", "ZeroAccumulate", 0, 2, 0,
+		 "mb");
+	tb_inst(&t, "{\"opcode\":\"DveReadAccumulator\",\"name\":\"rd\","
+		"\"engine\":\"DVE\",\"ins\":[],\"outs\":[%s],"
+		"\"dependencies\":[\"e0\"]}", AP("rs", "float32", 2, 1, 0));
+	ck_assert_msg(acc_end(&t, 2, 2, "float32", "rd", x, NULL, r, &err)
+		      == 0, "%s", err.msg);
+	ck_assert_uint_eq(tb_bits(r[0]), tb_bits(2.0f));
+	ck_assert_uint_eq(tb_bits(r[1]), tb_bits(expf(1.0f)));
+}
+END_TEST
+
+/* acc, reduce_op and reduce_cmd are read into the IR and written back. */
+START_TEST(test_acc_keys_roundtrip)
+{
+	tb t;
+	lm_module *m = NULL;
+	lm_error err;
+	char *text, *out;
+	size_t n;
+	acc_begin(&t, 2, 2, "float32");
+	act_step(&t, 2, 2, "float32", "a0", "Identity", "1.0", ZACC, 0, 2, 1,
+		 "mb");
+	exp_step(&t, 2, 2, "float32", "e0", "Activation", "AddAccumulate", 0,
+		 2, 0, "a0");
+	text = tb_json(&t, 0);
+	ck_assert_msg(lm_module_parse(&m, text, strlen(text), "t.json", &err)
+		      == 0, "%s", err.msg);
+	ck_assert_int_eq(lm_module_to_json(m, 0, &out, &n, &err), 0);
+	ck_assert_msg(strstr(out, "\"acc\":\"ZeroAccumulate\""), "acc");
+	ck_assert_msg(strstr(out, "\"reduce_op\":\"add\""), "reduce_op");
+	ck_assert_msg(strstr(out, "\"reduce_cmd\":\"AddAccumulate\""),
+		      "reduce_cmd");
+	free(out);
+	free(text);
+	lm_module_free(m);
+	tb_free(&t);
+}
+END_TEST
+
+/* What stops the run: a register read or added to before any clear, a
+** read-out with Idle, an Exponential's max not [P, 1]. */
+START_TEST(test_act_acc_run_errors)
+{
+	tb t;
+	lm_error err;
+	float x[2 * 2] = { 1.0f, 2.0f, 3.0f, 4.0f }, r[2];
+	acc_begin(&t, 2, 2, "float32");
+	act_step(&t, 2, 2, "float32", "a0", "Identity", "1.0", ACC, 0, 2, 1,
+		 "mb");
+	ck_assert_int_eq(acc_end(&t, 2, 2, "float32", "a0", x, NULL, r, &err),
+			 LM_ECHECK);
+	ck_assert_contains(err.msg, "instruction a0: acc 'Accumulate' adds to "
+			   "the accumulator register of partition 0, which no "
+			   "Zero or ZeroAccumulate cleared (Activation)");
+	acc_begin(&t, 2, 2, "float32");
+	tb_inst(&t, "{\"opcode\":\"ActivationReadAccumulator\",\"name\":"
+		"\"rd\",\"engine\":\"Activation\",\"ins\":[],\"outs\":[%s],"
+		"\"dependencies\":[\"mb\"]}", AP("rs", "float32", 2, 1, 0));
+	ck_assert_int_eq(acc_end(&t, 2, 2, "float32", "rd", x, NULL, r, &err),
+			 LM_ECHECK);
+	ck_assert_contains(err.msg, "instruction rd: reads the accumulator "
+			   "register of partition 0, which no Zero or "
+			   "ZeroAccumulate cleared "
+			   "(ActivationReadAccumulator)");
+	acc_begin(&t, 2, 2, "float32");
+	act_step(&t, 2, 2, "float32", "a0", "Identity", "1.0",
+		 "\"acc\":\"Idle\",\"reduce_op\":\"bypass\"", 0, 2, 1,
+		 "mb");
+	ck_assert_int_eq(acc_end(&t, 2, 2, "float32", "a0", x, NULL, r, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "outs[1] reads the accumulator out, but "
+			   "the command is Idle (Activation)");
+	acc_begin(&t, 2, 2, "float32");
+	tb_inst(&t, "{\"opcode\":\"Exponential\",\"reduce_cmd\":\"Zero\","
+		"\"name\":\"e0\",\"engine\":\"Activation\",\"ins\":[%s,%s],"
+		"\"outs\":[%s],\"dependencies\":[\"mb\"],\"wait\":[{"
+		"\"semaphore\":\"s0\",\"value\":1}]}",
+		AP("xs", "float32", 2, 2, 0), AP("xs", "float32", 2, 2, 0),
+		AP("ys", "float32", 2, 2, 0));
+	ck_assert_int_eq(acc_end(&t, 2, 2, "float32", "e0", x, NULL, r, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "ins[1] must be [2, 1]: one max per "
+			   "partition of ins[0] (got 4 elements over 2 "
+			   "partitions) (Exponential)");
+}
+END_TEST
+
+/* Refused before time 0, by key and value. */
+static const struct { const char *op, *kv, *want; } acc_refusals[] = {
+	{ "Activation", "\"acc\":\"LoadAccumulate\",\"reduce_op\":\"add\"",
+	  "key 'acc' = \"LoadAccumulate\" is not modelled by the simulator "
+	  "(Idle, Zero, Accumulate, ZeroAccumulate and AddAccumulate are "
+	  "modelled; what LoadAccumulate loads is not documented)" },
+	{ "Activation", "\"acc\":\"ZeroAccumulate\",\"reduce_op\":\"bypass\"",
+	  "key 'reduce_op' = \"bypass\" is not modelled by the simulator (an "
+	  "accumulating acc sums with reduce_op add (the registers only "
+	  "add))" },
+	{ "Activation", "\"acc\":\"Accumulate\",\"reduce_op\":\"max\"",
+	  "key 'reduce_op' = \"max\" is not modelled" },
+	{ "Activation", "\"acc\":\"Idle\",\"reduce_op\":\"mult\"",
+	  "key 'reduce_op' = \"mult\" is not modelled by the simulator (the "
+	  "accumulator registers only add (reduce_op add or bypass))" },
+	{ "Activation", "\"acc\":\"Idle\",\"reduce_op\":\"bypass\","
+	  "\"is_activate2\":true", "key 'is_activate2' = true is not "
+	  "modelled" },
+	{ "Activation@Pool", "\"acc\":\"Zero\",\"reduce_op\":\"bypass\"",
+	  "key 'acc' = \"Zero\" is not modelled by the simulator "
+	  "(Activation's accumulator is the Activation engine's; on another "
+	  "engine it is not modelled)" },
+	{ "Exponential", "\"reduce_cmd\":\"LoadAccumulate\"",
+	  "key 'reduce_cmd' = \"LoadAccumulate\" is not modelled" },
+};
+
+static int acc_check(const char *op, const char *kv, lm_error *err)
+{
+	tb t;
+	lm_module *m;
+	int rc;
+	tb_init(&t);
+	tb_sb(&t, "xs", "float32", 2, 4);
+	tb_sb(&t, "b", "float32", 2, 1);
+	tb_sb(&t, "ys", "float32", 2, 4);
+	if (!strncmp(op, "Activation", 10))
+		tb_inst(&t, "{\"opcode\":\"Activation\",\"name\":\"i\","
+			"\"engine\":\"%s\",\"alpha\":0.0,\"scale\":1.0,"
+			"\"func\":\"Exp\",\"op0\":\"bypass\",\"op1\":"
+			"\"bypass\","
+			"\"ins\":[%s,%s],\"outs\":[%s],%s}",
+			strchr(op, '@') ? strchr(op, '@') + 1 : "Activation",
+			AP("xs", "float32", 2, 4, 0),
+			AP("b", "float32", 2, 1, 0),
+			AP("ys", "float32", 2, 4, 0), kv);
+	else
+		tb_inst(&t, "{\"opcode\":\"%s\",\"name\":\"i\",\"engine\":"
+			"\"Activation\",\"ins\":[%s],\"outs\":[%s],%s}", op,
+			AP("xs", "float32", 2, 4, 0),
+			AP("ys", "float32", 2, 4, 0), kv);
+	m = tb_module(&t, 0);
+	rc = ls_check_module(m, err);
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+START_TEST(test_acc_refused)
+{
+	lm_error err;
+	ck_assert_int_eq(acc_check(acc_refusals[_i].op, acc_refusals[_i].kv,
+				   &err), LM_EINPUT);
+	ck_assert_contains(err.msg, acc_refusals[_i].want);
+}
+END_TEST
+
+START_TEST(test_acc_accepted)
+{
+	static const char *const ok[] = {
+		"\"acc\":\"Idle\",\"reduce_op\":\"bypass\"",
+		"\"acc\":\"Zero\",\"reduce_op\":\"bypass\"",
+		"\"acc\":\"Accumulate\",\"reduce_op\":\"add\"",
+		"\"acc\":\"ZeroAccumulate\",\"reduce_op\":\"add\"",
+		"\"acc\":\"AddAccumulate\",\"reduce_op\":\"add\"",
+	};
+	lm_error err;
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+		ck_assert_msg(acc_check("Activation", ok[i], &err) == 0,
+			      "%s: %s", ok[i], err.msg);
+	ck_assert_msg(acc_check("Exponential", "\"reduce_cmd\":\"Accumulate\"",
+				&err) == 0, "%s", err.msg);
+}
+END_TEST
+
+/*
+** Random data against a plain loop: P = 4, F = 16; ZeroAccumulate over
+** Exp(x * 0.5) of columns 0..6, Accumulate over Tanh(x * 0.5) of
+** columns 7..15, read out with the second.
+*/
+START_TEST(test_act_acc_random)
+{
+	enum { P = 4, F = 16, H = 7 };
+	tb t;
+	lm_error err;
+	float x[P * F], y[P * F], r[P];
+	tb_fill(x, P * F, 77u + (uint32_t)_i);
+	acc_begin(&t, P, F, "float32");
+	act_step(&t, P, F, "float32", "a0", "Exp", "0.5", ZACC, 0, H, 0,
+		 "mb");
+	act_step(&t, P, F, "float32", "a1", "Tanh", "0.5", ACC, H, F - H, 1,
+		 "a0");
+	ck_assert_msg(acc_end(&t, P, F, "float32", "a1", x, y, r, &err) == 0,
+		      "%s", err.msg);
+	for (int p = 0; p < P; p++) {
+		float reg = 0.0f, part = 0.0f;
+		for (int j = 0; j < F; j++) {
+			float v = x[p * F + j] * 0.5f + 0.0f;
+			float want = j < H ? expf(v) : tanhf(v);
+			ck_assert_uint_eq(tb_bits(y[p * F + j]), tb_bits(want));
+			part = j == 0 || j == H ? want : part + want;
+			if (j == H - 1 || j == F - 1)
+				reg = reg + part;
+		}
+		ck_assert_uint_eq(tb_bits(r[p]), tb_bits(reg));
+	}
+}
+END_TEST
+
+
+/* ---- StreamShuffle ------------------------------------------------------- */
+
+/* ys (float32 [P, E], memset to -1 first) = StreamShuffle(xs, mask);
+** y as float32. mask: 32 entries (JSON text). */
+static int shuf_run(int P, int E, const char *mask, const char *ydt,
+		    const float *x, float *y, lm_error *err)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	int rc;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", P, E);
+	tb_dram(&t, "y", "ExternalOutput", ydt, P, E);
+	tb_sb(&t, "xs", "float32", P, E);
+	tb_sb(&t, "ys", ydt, P, E);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", P, E, 0), AP("xs", "float32", P, E, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"mb\","
+		"\"engine\":\"Pool\",\"outs\":[%s],\"value\":-1.0}",
+		AP("ys", ydt, P, E, 0));
+	tb_inst(&t, "{\"opcode\":\"StreamShuffle\",\"name\":\"sh\",\"engine\":"
+		"\"DVE\",\"mask\":%s,\"ins\":[%s],\"outs\":[%s],\"wait\":[{"
+		"\"semaphore\":\"s0\",\"value\":1}],\"dependencies\":[\"mb\"]}",
+		mask, AP("xs", "float32", P, E, 0), AP("ys", ydt, P, E, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"sh\"]}", AP("ys", ydt, P, E, 0), AP("y", ydt, P, E, 0));
+	m = tb_module(&t, 0);
+	rc = ls_check_module(m, err);
+	if (rc == 0)
+		rc = tb_run1(m, x, P, E, NULL, &r, err);
+	if (rc == 0) {
+		for (int i = 0; i < P * E; i++)
+			y[i] = tb_out(&r, "y", i);
+		ls_result_free(&r);
+	}
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+/* The mask as JSON text. */
+static void shuf_mask(const int *mask, char *buf, size_t n)
+{
+	size_t k = 0;
+	k += (size_t)snprintf(buf + k, n - k, "[");
+	for (int i = 0; i < 32; i++)
+		k += (size_t)snprintf(buf + k, n - k, "%s%d", i ? "," : "",
+				      mask[i]);
+	snprintf(buf + k, n - k, "]");
+}
+
+/*
+** Two blocks of 32 partitions, each shuffled by the same mask: output
+** partition b + i is input partition b + mask[i]; 255 leaves the output
+** partition as it was (-1 here). mask = [31, 30, ..., 0] but entries 3
+** and 33 -> 255, entry 5 -> 5 (kept in place).
+*/
+START_TEST(test_shuffle_blocks)
+{
+	enum { P = 64, E = 2 };
+	float x[P * E], y[P * E];
+	int mask[32];
+	char mtxt[200];
+	lm_error err;
+	for (int i = 0; i < P * E; i++)
+		x[i] = (float)(i / E * 10 + i % E);
+	for (int i = 0; i < 32; i++)
+		mask[i] = 31 - i;
+	mask[3] = 255;
+	mask[5] = 5;
+	shuf_mask(mask, mtxt, sizeof mtxt);
+	ck_assert_msg(shuf_run(P, E, mtxt, "float32", x, y, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_uint_eq(tb_bits(y[0 * E + 0]), tb_bits(310.0f));
+	ck_assert_uint_eq(tb_bits(y[0 * E + 1]), tb_bits(311.0f));
+	ck_assert_uint_eq(tb_bits(y[3 * E + 0]), tb_bits(-1.0f));
+	ck_assert_uint_eq(tb_bits(y[5 * E + 1]), tb_bits(51.0f));
+	ck_assert_uint_eq(tb_bits(y[32 * E + 0]), tb_bits(630.0f));
+	ck_assert_uint_eq(tb_bits(y[35 * E + 1]), tb_bits(-1.0f));
+	ck_assert_uint_eq(tb_bits(y[63 * E + 0]), tb_bits(320.0f));
+}
+END_TEST
+
+/* Random masks (one entry in 8 a 255) and data against a plain loop. */
+START_TEST(test_shuffle_random)
+{
+	enum { P = 96, E = 5 };
+	float x[P * E], y[P * E];
+	int mask[32];
+	char mtxt[200];
+	uint32_t st = 1234u + 77u * (uint32_t)_i;
+	lm_error err;
+	tb_fill(x, P * E, 900u + (uint32_t)_i);
+	for (int i = 0; i < 32; i++) {
+		st = st * 1103515245u + 12345u;
+		mask[i] = (st >> 16) % 8 == 0 ? 255 : (int)((st >> 8) % 32);
+	}
+	shuf_mask(mask, mtxt, sizeof mtxt);
+	ck_assert_msg(shuf_run(P, E, mtxt, "float32", x, y, &err) == 0, "%s",
+		      err.msg);
+	for (int q = 0; q < P; q++) {
+		int m = mask[q % 32];
+		for (int e = 0; e < E; e++) {
+			float want = m == 255 ? -1.0f
+				     : x[((q / 32) * 32 + m) * E + e];
+			ck_assert_uint_eq(tb_bits(y[q * E + e]),
+					  tb_bits(want));
+		}
+	}
+}
+END_TEST
+
+/* Refused masks (before time 0) and shapes that stop the run. */
+START_TEST(test_shuffle_errors)
+{
+	float x[40 * 2] = { 0 }, y[40 * 2];
+	int mask[32];
+	char mtxt[200];
+	lm_error err;
+	for (int i = 0; i < 32; i++)
+		mask[i] = i;
+	mask[7] = 32;
+	shuf_mask(mask, mtxt, sizeof mtxt);
+	ck_assert_int_eq(shuf_run(40, 2, mtxt, "float32", x, y, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "opcode 'StreamShuffle' key 'mask' = 32 is "
+			   "not modelled by the simulator (each mask entry is "
+			   "a partition 0..31 of the block, or 255");
+	ck_assert_int_eq(shuf_run(40, 2, "[0,1,2]", "float32", x, y, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "key 'mask' = [0,1,2] is not modelled by "
+			   "the simulator (the mask is an array of 32 "
+			   "entries)");
+	/* the second block has 8 partitions: entry 0 -> 20 reaches 52 */
+	mask[7] = 7;
+	mask[0] = 20;
+	shuf_mask(mask, mtxt, sizeof mtxt);
+	ck_assert_int_eq(shuf_run(40, 2, mtxt, "float32", x, y, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "mask[0] = 20 moves partition 52 of ins[0] "
+			   "to 32; ins[0] has 40 partitions (StreamShuffle)");
+	mask[0] = 0;
+	shuf_mask(mask, mtxt, sizeof mtxt);
+	ck_assert_int_eq(shuf_run(40, 2, mtxt, "bfloat16", x, y, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "a stream shuffle does not convert dtypes "
+			   "(float32 to bfloat16) (StreamShuffle)");
+}
+END_TEST
+
+/*
+** Busy time: an Exponential on DVE (with its accumulator command) and a
+** StreamShuffle on Pool each cost their output's elements per partition
+** plus the engine's fixed cost; a DveReadAccumulator one element.
+*/
+START_TEST(test_acc_shuffle_cost)
+{
+	tb t;
+	lm_module *m;
+	ls_result r;
+	lm_error err;
+	const lm_arch *a = lm_arch_get("gen3");
+	char mask[200];
+	int id[32];
+	for (int i = 0; i < 32; i++)
+		id[i] = i;
+	shuf_mask(id, mask, sizeof mask);
+	ck_assert_ptr_nonnull(a);
+	tb_init(&t);
+	tb_sb(&t, "xs", "float32", 2, 48);
+	tb_sb(&t, "ys", "float32", 2, 48);
+	tb_sb(&t, "rs", "float32", 2, 1);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":\"m\","
+		"\"engine\":\"SP\",\"outs\":[%s],\"value\":1}",
+		AP("xs", "float32", 2, 48, 0));
+	tb_inst(&t, "{\"opcode\":\"Exponential\",\"name\":\"e\",\"engine\":"
+		"\"DVE\",\"reduce_cmd\":\"ZeroAccumulate\",\"ins\":[%s],"
+		"\"outs\":[%s],\"dependencies\":[\"m\"]}",
+		AP("xs", "float32", 2, 48, 0), AP("ys", "float32", 2, 48, 0));
+	tb_inst(&t, "{\"opcode\":\"DveReadAccumulator\",\"name\":\"rd\","
+		"\"engine\":\"DVE\",\"ins\":[],\"outs\":[%s],"
+		"\"dependencies\":[\"e\"]}", AP("rs", "float32", 2, 1, 0));
+	tb_inst(&t, "{\"opcode\":\"StreamShuffle\",\"name\":\"sh\",\"engine\":"
+		"\"Pool\",\"mask\":%s,\"ins\":[%s],\"outs\":[%s],"
+		"\"dependencies\":[\"e\"]}", mask,
+		AP("ys", "float32", 2, 48, 0), AP("xs", "float32", 2, 48, 0));
+	m = tb_module(&t, 0);
+	ck_assert_msg(tb_run1(m, NULL, 0, 0, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(r.cores[0].busy_ps[LM_ENG_DVE - LM_ENG_PE],
+			 lm_arch_cycles_ps(a, LM_ENG_DVE,
+					   48 + a->elem_fixed[LM_ENG_DVE]) +
+			 lm_arch_cycles_ps(a, LM_ENG_DVE,
+					   1 + a->elem_fixed[LM_ENG_DVE]));
+	ck_assert_int_eq(r.cores[0].busy_ps[LM_ENG_POOL - LM_ENG_PE],
+			 lm_arch_cycles_ps(a, LM_ENG_POOL,
+					   48 + a->elem_fixed[LM_ENG_POOL]));
+	ls_result_free(&r);
+	lm_module_free(m);
+	tb_free(&t);
+}
+END_TEST
+
 /* ---- the suite ----------------------------------------------------------- */
 
 static Suite *suite(void)
@@ -1059,6 +1738,28 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_stream_transpose_small);
 	tcase_add_test(tc, test_stream_transpose_blocks);
 	tcase_add_test(tc, test_stream_transpose_errors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("accumulator");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_act_acc_state);
+	tcase_add_test(tc, test_act_acc_float32_sum);
+	tcase_add_test(tc, test_exponential);
+	tcase_add_test(tc, test_act_read_accumulator);
+	tcase_add_test(tc, test_dve_read_accumulator);
+	tcase_add_test(tc, test_exponential_imm_max);
+	tcase_add_test(tc, test_acc_keys_roundtrip);
+	tcase_add_test(tc, test_act_acc_run_errors);
+	tcase_add_loop_test(tc, test_acc_refused, 0,
+			    (int)(sizeof acc_refusals / sizeof *acc_refusals));
+	tcase_add_test(tc, test_acc_accepted);
+	tcase_add_loop_test(tc, test_act_acc_random, 0, 4);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("stream_shuffle");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_shuffle_blocks);
+	tcase_add_loop_test(tc, test_shuffle_random, 0, 4);
+	tcase_add_test(tc, test_shuffle_errors);
+	tcase_add_test(tc, test_acc_shuffle_cost);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -455,10 +455,10 @@ static char *act_module(const char *dir, const char *kv)
 START_TEST(test_run_refuses_unmodelled_key)
 {
 	char *dir = tu_tmpdir("runcli-key");
-	char *p = act_module(dir, ",\"acc\":\"Accumulate\"");
+	char *p = act_module(dir, ",\"acc\":\"LoadAccumulate\"");
 	const char *want = "def.json: function f/block b/instruction act: "
-		"opcode 'Activation' key 'acc' = \"Accumulate\" is not modelled "
-		"by the simulator";
+		"opcode 'Activation' key 'acc' = \"LoadAccumulate\" is not "
+		"modelled by the simulator";
 	tu_run r = tu_lncsim(NULL, "verify", p, NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err); /* a valid module */
 	tu_run_free(&r);

@@ -720,6 +720,11 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "opcode 'DMADescriptorReplicate' is not modelled by the simulator "
 	  "(the DMA replicate (one source broadcast across partitions) is not "
 	  "modelled)" },
+	{ "{\"opcode\":\"TensorScalarCache\",\"name\":\"k\",\"engine\""
+	  ":\"DVE\",\"op0\":\"add\",\"op1\":\"add\"}",
+	  "opcode 'TensorScalarCache' is not modelled by the simulator (its "
+	  "recurrence is not modelled: the references disagree on what op0 "
+	  "reads and on the initial value each acc gives)" },
 	{ "{\"opcode\":\"TensorCopyDynamicSrc\",\"name\":\"k\",\"en"
 	  "gine\":\"SP\"}",
 	  "opcode 'TensorCopyDynamicSrc' key 'ins' = 0 operands is not "
@@ -856,7 +861,7 @@ static const key_case key_cases[] = {
 	{ "Activation", "op0", "\"add\"", "\"bypass\"" },
 	{ "Activation", "op1", "\"mult\"", "\"bypass\"" },
 	{ "Activation", "reduce_op", "\"max\"", "\"bypass\"" },
-	{ "Activation", "acc", "\"Accumulate\"", "\"Idle\"" },
+	{ "Activation", "acc", "\"LoadAccumulate\"", "\"Idle\"" },
 	{ "Activation", "is_activate2", "true", "false" },
 	{ "Activation", "alpha", "0.5", "0" },
 	{ "Activation", "reverse0", "true", "false" },
@@ -933,11 +938,16 @@ END_TEST
 ** form the loader does not read, a key of another opcode.
 */
 static const struct { const char *op, *kv, *want; } note_cases[] = {
-	{ "Activation", ",\"acc\":\"Accumulate\"", "opcode 'Activation' key "
-	  "'acc' = \"Accumulate\" is not modelled by the simulator (it models "
-	  "only \"Idle\")" },
-	{ "Activation", ",\"acc\":2", "opcode 'Activation' key 'acc' = 2 is "
-	  "not modelled by the simulator (it models only \"Idle\")" },
+	{ "Activation", ",\"acc\":\"LoadAccumulate\"", "opcode 'Activation' "
+	  "key 'acc' = \"LoadAccumulate\" is not modelled by the simulator "
+	  "(Idle, Zero, Accumulate, ZeroAccumulate and AddAccumulate are "
+	  "modelled; what LoadAccumulate loads is not documented)" },
+	{ "Activation", ",\"acc\":5", "opcode 'Activation' key 'acc' = "
+	  "\"LoadAccumulate\" is not modelled by the simulator (Idle, Zero, "
+	  "Accumulate" },
+	{ "TensorTensor", ",\"acc\":\"Accumulate\"", "opcode 'TensorTensor' "
+	  "key 'acc' = \"Accumulate\" is not modelled by the simulator (it "
+	  "models only \"Idle\")" },
 	{ "Activation", ",\"is_activate2\":1", "opcode 'Activation' key "
 	  "'is_activate2' = 1 is not modelled by the simulator (it models "
 	  "only false or 0)" },
