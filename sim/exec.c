@@ -635,6 +635,146 @@ static int exec_activation(ls_exec *x)
 	return 0;
 }
 
+/* ---- the ALU on integer data (intalu.c) ---------------------------------- */
+
+static int is_int_dtype(lm_dtype t);
+
+/* 1 if ins[0 .. n_in-1] and outs[0] all have integer dtypes. */
+static int all_int(const ls_exec *x, int n_in)
+{
+	for (int k = 0; k < n_in; k++)
+		if (!is_int_dtype(x->si->ins[k].dtype))
+			return 0;
+	return is_int_dtype(x->si->outs[0].dtype);
+}
+
+/* Input i's elements widened to int64 into a new array (*v, n). */
+static int int_read(ls_exec *x, int i, int64_t **v)
+{
+	const ls_opnd *o = &x->si->ins[i];
+	uint8_t *raw = grow_b(&x->raw, &x->cap_raw, o->count * o->esize);
+	char label[32];
+	int rc;
+	snprintf(label, sizeof label, "ins[%d]", i);
+	*v = lm_xmalloc((size_t)o->count * sizeof **v + 8);
+	if ((rc = read_raw(x, o, label, raw)) != 0)
+		return rc;
+	for (int64_t e = 0; e < o->count; e++)
+		(*v)[e] = ls_int_load(o->dtype, raw + e * o->esize);
+	return 0;
+}
+
+/*
+** out[i] = a(i) op b(i), a(i) = a ? a[i] : ca (likewise b), of dtype adt,
+** fitted into outs[0]'s dtype; uns: unsigned 64-bit.
+*/
+static int int_step(ls_exec *x, lm_aluop op, int uns, lm_dtype adt,
+		    const int64_t *a, int64_t ca, const int64_t *b,
+		    int64_t cb, int64_t *out, int64_t n)
+{
+	lm_dtype od = x->si->outs[0].dtype;
+	int cls = ls_int_alu_class(op);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t r;
+		if (ls_int_alu(op, uns, adt, a ? a[i] : ca, b ? b[i] : cb, &r))
+			return fail(x, "integer %s by zero at element %lld",
+				    lm_aluop_name(op), (long long)i);
+		out[i] = ls_int_fit(od, cls, uns, r);
+	}
+	return 0;
+}
+
+/* Stage int64 values v into outs[0] (an integer dtype). */
+static void int_stage(ls_exec *x, const int64_t *v)
+{
+	const ls_opnd *o = &x->si->outs[0];
+	uint8_t *b = stage_buf(x);
+	for (int64_t i = 0; i < o->count; i++)
+		ls_int_store(o->dtype, b + i * o->esize, v[i]);
+}
+
+/* An integer constant of an op: 0, or an error naming it. */
+static int int_const(ls_exec *x, const char *what, int has, double c,
+		     int64_t *v)
+{
+	*v = 0;
+	if (!has)
+		return 0;
+	if (!(c >= -9223372036854775808.0 && c < 9223372036854775808.0) ||
+	    c != (double)(int64_t)c)
+		return fail(x, "%s %.17g is not a 64-bit integer: an op on "
+			    "integer data takes integer constants", what, c);
+	*v = (int64_t)c;
+	return 0;
+}
+
+/* TensorTensor on integer data: dst = a op b, exact. */
+static int exec_int_tensortensor(ls_exec *x)
+{
+	lm_aluop op = x->si->in->alu;
+	const ls_opnd *a = &x->si->ins[0], *b = &x->si->ins[1];
+	int64_t n = x->si->outs[0].count, *va = NULL, *vb = NULL;
+	int uns = a->dtype == LM_DT_UINT64 || b->dtype == LM_DT_UINT64;
+	int rc;
+
+	if (!ls_int_alu_class(op))
+		return fail(x, "ALU op '%s' is not modelled on integer data",
+			    lm_aluop_name(op));
+	if (a->count != n || b->count != n)
+		return fail(x, "ins[0], ins[1] and outs[0] must have as many "
+			    "elements (%lld, %lld, %lld)", (long long)a->count,
+			    (long long)b->count, (long long)n);
+	if ((rc = int_read(x, 0, &va)) == 0 && (rc = int_read(x, 1, &vb)) == 0
+	    && (rc = int_step(x, op, uns, a->dtype, va, 0, vb, 0, va, n)) == 0)
+		int_stage(x, va);
+	free(va);
+	free(vb);
+	return rc;
+}
+
+/* TensorScalar on integer data: (src op0 const0) op1 const1, each step
+** fitted into the output dtype. */
+static int exec_int_tensorscalar(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const ls_opnd *src = &x->si->ins[0];
+	lm_dtype od = x->si->outs[0].dtype;
+	int64_t n = x->si->outs[0].count, c0, c1, *v = NULL;
+	int rc;
+
+	if (!ls_int_alu_class(in->alu0) || !ls_int_alu_class(in->alu1))
+		return fail(x, "ALU op%d '%s' is not modelled on integer data",
+			    ls_int_alu_class(in->alu0) ? 1 : 0, lm_aluop_name(
+			    ls_int_alu_class(in->alu0) ? in->alu1 : in->alu0));
+	if (src->count != n)
+		return fail(x, "outs[0] must have the %lld elements of ins[0], "
+			    "got %lld", (long long)src->count, (long long)n);
+	if ((rc = int_const(x, "const0", in->has_const0, in->const0, &c0)) ||
+	    (rc = int_const(x, "const1", in->has_const1, in->const1, &c1)))
+		return rc;
+	if ((rc = int_read(x, 0, &v)) != 0)
+		goto done;
+	if (in->reverse0)
+		rc = int_step(x, in->alu0, src->dtype == LM_DT_UINT64,
+			      LM_DT_INT64, NULL, c0, v, 0, v, n);
+	else
+		rc = int_step(x, in->alu0, src->dtype == LM_DT_UINT64,
+			      src->dtype, v, 0, NULL, c0, v, n);
+	if (rc)
+		goto done;
+	if (in->reverse1)
+		rc = int_step(x, in->alu1, od == LM_DT_UINT64, LM_DT_INT64,
+			      NULL, c1, v, 0, v, n);
+	else
+		rc = int_step(x, in->alu1, od == LM_DT_UINT64, od, v, 0, NULL,
+			      c1, v, n);
+	if (rc == 0)
+		int_stage(x, v);
+done:
+	free(v);
+	return rc;
+}
+
 /* TensorTensor: dst = a op b. */
 static int exec_tensortensor(ls_exec *x)
 {
@@ -645,6 +785,8 @@ static int exec_tensortensor(ls_exec *x)
 	int rc;
 	float r;
 
+	if (all_int(x, 2))
+		return exec_int_tensortensor(x);
 	if (!ls_alu(op, 1.0f, 1.0f, &r))
 		return fail(x, "ALU op '%s' is not supported on float data",
 			    lm_aluop_name(op));
@@ -666,6 +808,8 @@ static int exec_tensorscalar(ls_exec *x)
 	float r;
 	int rc;
 
+	if (all_int(x, 1))
+		return exec_int_tensorscalar(x);
 	if (!ls_alu(in->alu0, 1.0f, 1.0f, &r))
 		return fail(x, "ALU op0 '%s' is not supported on float data",
 			    lm_aluop_name(in->alu0));
