@@ -219,11 +219,15 @@ static void alu_sv(lm_aluop op, float c, const float *b, float *out,
 /* ---- the opcode families ------------------------------------------------ */
 
 /* DMACopy / Load / Save: copy with dtype conversion (bit copy if equal). */
+static int int_convert(ls_exec *x);
+
 static int exec_dma(ls_exec *x)
 {
 	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
 	if (src->dtype == dst->dtype)
 		return read_raw(x, src, "ins[0]", stage_buf(x));
+	if (lm_dtype_is_int(src->dtype) && lm_dtype_is_int(dst->dtype))
+		return int_convert(x);
 	float *f = grow_f(&x->fa, &x->cap_a, src->count);
 	int rc = read_f32(x, 0, f);
 	if (rc)
@@ -670,7 +674,7 @@ static int int_read(ls_exec *x, int i, int64_t **v)
 */
 static int int_step(ls_exec *x, lm_aluop op, int uns, lm_dtype adt,
 		    const int64_t *a, int64_t ca, const int64_t *b,
-		    int64_t cb, int64_t *out, int64_t n)
+		    int64_t cb, int64_t *out, int64_t n, int64_t base)
 {
 	lm_dtype od = x->si->outs[0].dtype;
 	int cls = ls_int_alu_class(op);
@@ -678,7 +682,7 @@ static int int_step(ls_exec *x, lm_aluop op, int uns, lm_dtype adt,
 		int64_t r;
 		if (ls_int_alu(op, uns, adt, a ? a[i] : ca, b ? b[i] : cb, &r))
 			return fail(x, "integer %s by zero at element %lld",
-				    lm_aluop_name(op), (long long)i);
+				    lm_aluop_name(op), (long long)(base + i));
 		out[i] = ls_int_fit(od, cls, uns, r);
 	}
 	return 0;
@@ -708,6 +712,72 @@ static int int_const(ls_exec *x, const char *what, int has, double c,
 	return 0;
 }
 
+/* Integer to integer (a DMA or copy): the exact value, saturated. */
+static int int_convert(ls_exec *x)
+{
+	const ls_opnd *src = &x->si->ins[0];
+	int64_t *v = NULL;
+	int rc;
+	if (src->count != x->si->outs[0].count)
+		return fail(x, "ins[0] has %lld elements, outs[0] %lld",
+			    (long long)src->count,
+			    (long long)x->si->outs[0].count);
+	if ((rc = int_read(x, 0, &v)) == 0) {
+		for (int64_t i = 0; i < src->count; i++)
+			v[i] = ls_int_fit(x->si->outs[0].dtype, LS_IA_ARITH,
+					  src->dtype == LM_DT_UINT64, v[i]);
+		int_stage(x, v);
+	}
+	free(v);
+	return rc;
+}
+
+/*
+** TensorScalarPtr on integer data: per partition p, (src op0 s0[p]) op1
+** s1[p], each step fitted into the output dtype (as TensorScalar). The
+** shapes are checked by the caller.
+*/
+static int exec_int_tensorscalarptr(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const ls_opnd *src = &x->si->ins[0];
+	lm_dtype od = x->si->outs[0].dtype, sdt;
+	int ns = x->si->n_ins - 1, rc = 0;
+	int64_t P = src->parts, fr = src->free, *v = NULL, *s[2] = {0, 0};
+	lm_aluop op;
+
+	if (!ls_int_alu_class(in->alu0) || !ls_int_alu_class(in->alu1))
+		return fail(x, "ALU op%d '%s' is not modelled on integer data",
+			    ls_int_alu_class(in->alu0) ? 1 : 0, lm_aluop_name(
+			    ls_int_alu_class(in->alu0) ? in->alu1 : in->alu0));
+	for (int k = 0; k <= ns && rc == 0; k++)
+		rc = int_read(x, k, k ? &s[k - 1] : &v);
+	for (int64_t p = 0; p < P && rc == 0; p++) {
+		int64_t *row = v + p * fr;
+		for (int k = 0; k < ns && rc == 0; k++) {
+			int rev = k ? in->reverse1 : in->reverse0;
+			op = k ? in->alu1 : in->alu0;
+			sdt = x->si->ins[k + 1].dtype;
+			/* step 0 reads the data's dtype, step 1 the output's */
+			lm_dtype adt = rev ? sdt : k ? od : src->dtype;
+			int uns = adt == LM_DT_UINT64 || sdt == LM_DT_UINT64;
+			rc = rev ? int_step(x, op, uns, adt, NULL, s[k][p], row,
+					    0, row, fr, p * fr)
+				 : int_step(x, op, uns, adt, row, 0, NULL,
+					    s[k][p], row, fr, p * fr);
+		}
+		if (rc == 0 && ns < 2) /* op1 is bypass: fit the row */
+			for (int64_t e = 0; e < fr; e++)
+				row[e] = ls_int_fit(od, LS_IA_ARITH, 0, row[e]);
+	}
+	if (rc == 0)
+		int_stage(x, v);
+	free(v);
+	free(s[0]);
+	free(s[1]);
+	return rc;
+}
+
 /* TensorTensor on integer data: dst = a op b, exact. */
 static int exec_int_tensortensor(ls_exec *x)
 {
@@ -725,7 +795,7 @@ static int exec_int_tensortensor(ls_exec *x)
 			    "elements (%lld, %lld, %lld)", (long long)a->count,
 			    (long long)b->count, (long long)n);
 	if ((rc = int_read(x, 0, &va)) == 0 && (rc = int_read(x, 1, &vb)) == 0
-	    && (rc = int_step(x, op, uns, a->dtype, va, 0, vb, 0, va, n)) == 0)
+	    && (rc = int_step(x, op, uns, a->dtype, va, 0, vb, 0, va, n, 0)) == 0)
 		int_stage(x, va);
 	free(va);
 	free(vb);
@@ -756,18 +826,18 @@ static int exec_int_tensorscalar(ls_exec *x)
 		goto done;
 	if (in->reverse0)
 		rc = int_step(x, in->alu0, src->dtype == LM_DT_UINT64,
-			      LM_DT_INT64, NULL, c0, v, 0, v, n);
+			      LM_DT_INT64, NULL, c0, v, 0, v, n, 0);
 	else
 		rc = int_step(x, in->alu0, src->dtype == LM_DT_UINT64,
-			      src->dtype, v, 0, NULL, c0, v, n);
+			      src->dtype, v, 0, NULL, c0, v, n, 0);
 	if (rc)
 		goto done;
 	if (in->reverse1)
 		rc = int_step(x, in->alu1, od == LM_DT_UINT64, LM_DT_INT64,
-			      NULL, c1, v, 0, v, n);
+			      NULL, c1, v, 0, v, n, 0);
 	else
 		rc = int_step(x, in->alu1, od == LM_DT_UINT64, od, v, 0, NULL,
-			      c1, v, n);
+			      c1, v, n, 0);
 	if (rc == 0)
 		int_stage(x, v);
 done:
@@ -967,8 +1037,8 @@ static int exec_tensorscalarptr(ls_exec *x)
 	if (ns < 1 || ns > 2)
 		return fail(x, "needs 2 or 3 inputs (the data and one scalar "
 			    "per step), got %d", x->si->n_ins);
-	if (!ls_alu(in->alu0, 1.0f, 1.0f, &r) || !ls_alu(in->alu1, 1.0f,
-							 1.0f, &r))
+	if (!all_int(x, x->si->n_ins) && (!ls_alu(in->alu0, 1.0f, 1.0f, &r) ||
+					  !ls_alu(in->alu1, 1.0f, 1.0f, &r)))
 		return fail(x, "ALU op '%s' is not supported on float data",
 			    lm_aluop_name(ls_alu(in->alu0, 1.0f, 1.0f, &r) ?
 					  in->alu1 : in->alu0));
@@ -980,6 +1050,17 @@ static int exec_tensorscalarptr(ls_exec *x)
 			    "elements over %lld partitions), got %lld over %lld",
 			    (long long)n, (long long)P, (long long)dst->count,
 			    (long long)dst->parts);
+	if (all_int(x, x->si->n_ins)) {
+		for (int k = 1; k <= ns; k++)
+			if (x->si->ins[k].parts != P || x->si->ins[k].count != P)
+				return fail(x, "ins[%d] must be [%lld, 1]: one "
+					    "scalar per partition of ins[0] (got "
+					    "%lld elements over %lld partitions)",
+					    k, (long long)P, (long long)
+					    x->si->ins[k].count, (long long)
+					    x->si->ins[k].parts);
+		return exec_int_tensorscalarptr(x);
+	}
 	for (int k = 0; k < x->si->n_ins; k++)
 		if (is_int_dtype(x->si->ins[k].dtype) || is_int_dtype(dst->dtype))
 			return fail(x, "integer data (ins[%d] %s, outs[0] %s) is "

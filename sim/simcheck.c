@@ -379,31 +379,30 @@ static int chk_alpha(const lm_inst *in, char *val, size_t n, const char **why)
 	return 1;
 }
 
-/* Computed on float data, or (TensorTensor, TensorScalar) on integer
-** data; refused at run time on the data it does not take. */
-static int alu_ok(const lm_inst *in, lm_aluop op)
+/* Computed on float data or on integer data; refused at run time on the
+** data it does not take. */
+static int alu_ok(lm_aluop op)
 {
 	float r;
-	return ls_alu(op, 1.0f, 1.0f, &r) ||
-	       (in->op != LM_OP_TSPTR && ls_int_alu_class(op));
+	return ls_alu(op, 1.0f, 1.0f, &r) || ls_int_alu_class(op);
 }
 
 static int chk_op(const lm_inst *in, char *val, size_t n, const char **why)
 {
 	(void)why;
-	return alu_ok(in, in->alu) ? 0 : q(val, n, lm_aluop_name(in->alu));
+	return alu_ok(in->alu) ? 0 : q(val, n, lm_aluop_name(in->alu));
 }
 
 static int chk_op0(const lm_inst *in, char *val, size_t n, const char **why)
 {
 	(void)why;
-	return alu_ok(in, in->alu0) ? 0 : q(val, n, lm_aluop_name(in->alu0));
+	return alu_ok(in->alu0) ? 0 : q(val, n, lm_aluop_name(in->alu0));
 }
 
 static int chk_op1(const lm_inst *in, char *val, size_t n, const char **why)
 {
 	(void)why;
-	return alu_ok(in, in->alu1) ? 0 : q(val, n, lm_aluop_name(in->alu1));
+	return alu_ok(in->alu1) ? 0 : q(val, n, lm_aluop_name(in->alu1));
 }
 
 static int chk_compare_op(const lm_inst *in, char *val, size_t n,

@@ -409,6 +409,131 @@ START_TEST(test_int_refused)
 }
 END_TEST
 
+/* ---- TensorScalarPtr on integer data, integer DMA ------------------------ */
+
+/*
+** x [P, F + 2] int32 loaded into SB xs: columns 0..F-1 the data, column F
+** the scalar s0, column F + 1 s1 (both int32); one TensorScalarPtr writes
+** ys [P, F] (out_dt), stored into y.
+*/
+static int tsp_int(const char *out_dt, int P, int F, const char *keys,
+		   const int32_t *x, int64_t *y, lm_error *err)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	ls_tensors host = {0, NULL};
+	int64_t shape[2] = { P, F + 2 };
+	int W = F + 2, rc;
+	char data[200], s0[200], s1[200];
+
+	snprintf(data, sizeof data, "{\"kind\":\"physical_ap\",\"memsetref\":"
+		 "\"xs\",\"memref\":\"xs\",\"offset\":0,\"ap\":[[%d,%d],[1,%d]],"
+		 "\"dtype\":\"int32\"}", W, P, F);
+	snprintf(s0, sizeof s0, "{\"kind\":\"physical_ap\",\"memsetref\":"
+		 "\"xs\",\"memref\":\"xs\",\"offset\":%d,\"ap\":[[%d,%d],[1,1]],"
+		 "\"dtype\":\"int32\"}", F, W, P);
+	snprintf(s1, sizeof s1, "{\"kind\":\"physical_ap\",\"memsetref\":"
+		 "\"xs\",\"memref\":\"xs\",\"offset\":%d,\"ap\":[[%d,%d],[1,1]],"
+		 "\"dtype\":\"int32\"}", F + 1, W, P);
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "int32", P, W);
+	tb_dram(&t, "y", "ExternalOutput", out_dt, P, F);
+	tb_sb(&t, "xs", "int32", P, W);
+	tb_sb(&t, "ys", out_dt, P, F);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "int32", P, W, 0), AP("xs", "int32", P, W, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorScalarPtr\",\"name\":\"tsp\","
+		"\"engine\":\"DVE\",\"ins\":[%s,%s,%s],\"outs\":[%s],%s,"
+		"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}]}", data, s0, s1,
+		AP("ys", out_dt, P, F, 0), keys);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"tsp\"]}", AP("ys", out_dt, P, F, 0), AP("y", out_dt, P, F, 0));
+	m = tb_module(&t, 0);
+	ls_tensors_add(&host, "x", LM_DT_INT32, shape, 2, x);
+	rc = ls_run(m, &host, NULL, &r, err);
+	if (rc == 0) {
+		for (int i = 0; i < P * F; i++)
+			y[i] = out_int(&r, i);
+		ls_result_free(&r);
+	}
+	ls_tensors_free(&host);
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+/* The scalars apply per partition; (x & s0) << s1, then x - s0 into
+** uint8 saturating at 0 with reverse1 making s1 the shifted value. */
+START_TEST(test_tsp_int)
+{
+	static const int32_t x[2 * 6] = {
+		0x7f, 0x13, -1, 0x100, /* s0 */ 0x0f, /* s1 */ 4,
+		5, 6, 7, 8, /* s0 */ 6, /* s1 */ 30,
+	};
+	int64_t y[8];
+	lm_error err;
+
+	ck_assert_msg(tsp_int("int32", 2, 4, "\"op0\":\"bitwise_and\","
+			      "\"reverse0\":false,\"op1\":"
+			      "\"logical_shift_left\",\"reverse1\":false", x,
+			      y, &err) == 0, "%s", err.msg);
+	ck_assert(y[0] == 0xf0 && y[1] == 0x30 && y[2] == 0xf0 && y[3] == 0);
+	/* (5 & 6) << 30 = 4 << 30 = 2^32: the low 32 bits are 0 */
+	ck_assert(y[4] == 0 && y[5] == (int64_t)(int32_t)0x80000000u &&
+		  y[6] == (int64_t)(int32_t)0x80000000u && y[7] == 0);
+	ck_assert_msg(tsp_int("uint8", 2, 4, "\"op0\":\"subtract\","
+			      "\"reverse0\":false,\"op1\":\"arith_shift_right\","
+			      "\"reverse1\":true", x, y, &err) == 0, "%s",
+		      err.msg);
+	/* row 0: s1 >> (x - 15) with x - 15 fitted into uint8 first:
+	** 0x7f - 15 = 112 -> 4 >> 112 = 0; 0x13 - 15 = 4 -> 4 >> 4 = 0;
+	** -1 - 15 saturates to 0 -> 4; 256 - 15 = 241 -> 0 */
+	ck_assert(y[0] == 0 && y[1] == 0 && y[2] == 4 && y[3] == 0);
+	/* row 1: 5 - 6 -> 0, 30 >> 0 = 30; 6 - 6 = 0 -> 30; 1 -> 15; 2 -> 7 */
+	ck_assert(y[4] == 30 && y[5] == 30 && y[6] == 15 && y[7] == 7);
+	ck_assert_int_eq(tsp_int("int32", 2, 4, "\"op0\":\"pow\","
+				 "\"reverse0\":false,\"op1\":\"bypass\","
+				 "\"reverse1\":false", x, y, &err), LM_ECHECK);
+	ck_assert_contains(err.msg, "ALU op0 'pow' is not modelled on integer "
+			   "data (TensorScalarPtr)");
+}
+END_TEST
+
+/* A DMA between integer dtypes converts the exact value, saturating (not
+** through float32: 2^24 + 1 stays). */
+START_TEST(test_dma_int_convert)
+{
+	static const int32_t a[4] = { 16777217, -5, 300, -2147483647 - 1 };
+	const char *dts[1] = { "int32" };
+	const void *dat[1] = { a };
+	ls_result r;
+	lm_error err;
+	char *op;
+	static const struct { const char *dt; int64_t want[4]; } c[] = {
+		{ "int64", { 16777217, -5, 300, -2147483647LL - 1 } },
+		{ "uint32", { 16777217, 0, 300, 0 } },
+		{ "int8", { 127, -5, 127, -128 } },
+		{ "uint16", { 65535, 0, 300, 0 } },
+	};
+	for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+		op = lm_xasprintf("\"opcode\":\"TensorCopy\",\"ins\":[%s],"
+				  "\"outs\":[%s]", AP("s0", "int32", 1, 4, 0),
+				  AP("ys", c[k].dt, 1, 4, 0));
+		ck_assert_msg(run_op(1, dts, dat, 1, 4, c[k].dt, op, &r, &err)
+			      == 0, "%s", err.msg);
+		for (int i = 0; i < 4; i++)
+			ck_assert_msg(out_int(&r, i) == c[k].want[i],
+				      "%s [%d] = %lld", c[k].dt, i,
+				      (long long)out_int(&r, i));
+		ls_result_free(&r);
+		free(op);
+	}
+}
+END_TEST
+
 /* ---- float8 spellings through the ops ------------------------------------- */
 
 /* Output element i of y as float (by its dtype) and as raw byte. */
@@ -548,6 +673,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_tt_random);
 	tcase_add_test(tc, test_ts_int_steps);
 	tcase_add_test(tc, test_int_refused);
+	tcase_add_test(tc, test_tsp_int);
+	tcase_add_test(tc, test_dma_int_convert);
 	tcase_add_test(tc, test_f8_through_ops);
 	tcase_add_test(tc, test_matmul_f8);
 	suite_add_tcase(s, tc);
