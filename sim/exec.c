@@ -778,6 +778,39 @@ static int exec_int_tensorscalarptr(ls_exec *x)
 	return rc;
 }
 
+/*
+** TensorReduce on integer data: each row folded from its first element,
+** every step fitted into the output dtype (saturating), then negated
+** (saturating) if asked.
+*/
+static int int_reduce(ls_exec *x, int64_t rows, int64_t n)
+{
+	const lm_inst *in = x->si->in;
+	lm_dtype sdt = x->si->ins[0].dtype, od = x->si->outs[0].dtype;
+	int uns = sdt == LM_DT_UINT64, rc;
+	int64_t *v = NULL, acc, r;
+
+	if ((rc = int_read(x, 0, &v)) != 0)
+		goto done;
+	for (int64_t i = 0; i < rows; i++) {
+		const int64_t *row = v + i * n;
+		acc = ls_int_fit(od, LS_IA_ARITH, uns, row[0]);
+		for (int64_t j = 1; j < n; j++) {
+			ls_int_alu(in->alu, uns, od, acc, row[j], &r);
+			acc = ls_int_fit(od, LS_IA_ARITH, uns, r);
+		}
+		if (in->negate) {
+			ls_int_alu(LM_ALU_SUBTRACT, uns, od, 0, acc, &r);
+			acc = ls_int_fit(od, LS_IA_ARITH, uns, r);
+		}
+		v[i] = acc;
+	}
+	int_stage(x, v);
+done:
+	free(v);
+	return rc;
+}
+
 /* TensorTensor on integer data: dst = a op b, exact. */
 static int exec_int_tensortensor(ls_exec *x)
 {
@@ -1198,9 +1231,11 @@ static int exec_tensorreduce(ls_exec *x)
 	if (!ls_reduce_supported(in->alu))
 		return fail(x, "op '%s' is not modelled for TensorReduce",
 			    lm_aluop_name(in->alu));
-	if (is_int_dtype(src->dtype) || is_int_dtype(dst->dtype))
+	if (is_int_dtype(src->dtype) != is_int_dtype(dst->dtype))
 		return fail(x, "integer data (%s to %s) is not modelled",
 			    lm_dtype_name(src->dtype), lm_dtype_name(dst->dtype));
+	if (is_int_dtype(src->dtype) && in->alu == LM_ALU_AVERAGE)
+		return fail(x, "op 'average' is not modelled on integer data");
 	if (a->n_ap - 1 < nd)
 		return fail(x, "axis '%s' reduces %d free dimension%s; ins[0] "
 			    "has %d", lm_enum_name(LM_ET_AxisListType,
@@ -1216,6 +1251,8 @@ static int exec_tensorreduce(ls_exec *x)
 			    (long long)rows, (long long)src->parts,
 			    (long long)n, (long long)dst->count,
 			    (long long)dst->parts);
+	if (is_int_dtype(src->dtype))
+		return int_reduce(x, rows, n);
 	f = grow_f(&x->fa, &x->cap_a, src->count);
 	if ((rc = read_f32(x, 0, f)) != 0)
 		return rc;

@@ -534,6 +534,81 @@ START_TEST(test_dma_int_convert)
 }
 END_TEST
 
+/*
+** TensorReduce on integer data, [2, 3] int8 along X into [2, 1] of
+** out_dt: the fold saturates at every step in the output dtype.
+*/
+static int reduce_int(const char *keys, const char *out_dt, const int8_t *x,
+		      int64_t *y, lm_error *err)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	ls_tensors host = {0, NULL};
+	int64_t shape[2] = { 2, 3 };
+	int rc;
+
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "int8", 2, 3);
+	tb_dram(&t, "y", "ExternalOutput", out_dt, 2, 1);
+	tb_sb(&t, "xs", "int8", 2, 3);
+	tb_sb(&t, "ys", out_dt, 2, 1);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "int8", 2, 3, 0), AP("xs", "int8", 2, 3, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorReduce\",\"name\":\"red\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"axis\":\"X\",%s,\"wait\":"
+		"[{\"semaphore\":\"s0\",\"value\":1}]}",
+		AP("xs", "int8", 2, 3, 0), AP("ys", out_dt, 2, 1, 0), keys);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"red\"]}", AP("ys", out_dt, 2, 1, 0), AP("y", out_dt, 2, 1, 0));
+	m = tb_module(&t, 0);
+	ls_tensors_add(&host, "x", LM_DT_INT8, shape, 2, x);
+	rc = ls_run(m, &host, NULL, &r, err);
+	if (rc == 0) {
+		y[0] = out_int(&r, 0);
+		y[1] = out_int(&r, 1);
+		ls_result_free(&r);
+	}
+	ls_tensors_free(&host);
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+START_TEST(test_reduce_int)
+{
+	static const int8_t x[6] = { 100, 100, -100, -128, 1, -1 };
+	int64_t y[2];
+	lm_error err;
+
+	ck_assert_msg(reduce_int("\"op\":\"add\"", "int8", x, y, &err) == 0,
+		      "%s", err.msg);
+	ck_assert(y[0] == 27 && y[1] == -128);  /* 100 + 100 saturates */
+	ck_assert_msg(reduce_int("\"op\":\"add\"", "int32", x, y, &err) == 0,
+		      "%s", err.msg);
+	ck_assert(y[0] == 100 && y[1] == -128);
+	ck_assert_msg(reduce_int("\"op\":\"add\",\"negate\":true", "int8", x,
+				 y, &err) == 0, "%s", err.msg);
+	ck_assert(y[0] == -27 && y[1] == 127);  /* -(-128) saturates */
+	ck_assert_msg(reduce_int("\"op\":\"subtract\"", "int16", x, y, &err)
+		      == 0, "%s", err.msg);
+	ck_assert(y[0] == 100 && y[1] == -128);
+	ck_assert_msg(reduce_int("\"op\":\"mult\"", "int16", x, y, &err) == 0,
+		      "%s", err.msg);
+	ck_assert(y[0] == -32768 && y[1] == 128);
+	ck_assert_msg(reduce_int("\"op\":\"max\"", "uint8", x, y, &err) == 0,
+		      "%s", err.msg);
+	/* the seed is fitted first: -128 -> 0, then max(0, 1, -1) */
+	ck_assert(y[0] == 100 && y[1] == 1);
+	ck_assert_int_eq(reduce_int("\"op\":\"average\"", "int8", x, y, &err),
+			 LM_ECHECK);
+	ck_assert_contains(err.msg, "op 'average' is not modelled on integer "
+			   "data (TensorReduce)");
+}
+END_TEST
+
 /* ---- float8 spellings through the ops ------------------------------------- */
 
 /* Output element i of y as float (by its dtype) and as raw byte. */
@@ -675,6 +750,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_int_refused);
 	tcase_add_test(tc, test_tsp_int);
 	tcase_add_test(tc, test_dma_int_convert);
+	tcase_add_test(tc, test_reduce_int);
 	tcase_add_test(tc, test_f8_through_ops);
 	tcase_add_test(tc, test_matmul_f8);
 	suite_add_tcase(s, tc);
