@@ -766,9 +766,6 @@ static int exec_int_tensorscalarptr(ls_exec *x)
 				 : int_step(x, op, uns, adt, row, 0, NULL,
 					    s[k][p], row, fr, p * fr);
 		}
-		if (rc == 0 && ns < 2) /* op1 is bypass: fit the row */
-			for (int64_t e = 0; e < fr; e++)
-				row[e] = ls_int_fit(od, LS_IA_ARITH, 0, row[e]);
 	}
 	if (rc == 0)
 		int_stage(x, v);
@@ -940,8 +937,22 @@ static int exec_memset(ls_exec *x)
 {
 	const lm_inst *in = x->si->in;
 	int64_t n = x->si->outs[0].count;
-	float v = in->has_value ? (float)in->value : (float)in->constant;
-	float *a = grow_f(&x->fa, &x->cap_a, n);
+	double d = in->has_value ? in->value : in->constant;
+	float v = (float)d;
+	float *a;
+
+	/* an integer value into an integer dtype: exact, saturated */
+	if (is_int_dtype(x->si->outs[0].dtype) && d >= -0x1p63 && d < 0x1p63 &&
+	    d == (double)(int64_t)d) {
+		int64_t *iv = lm_xmalloc((size_t)n * sizeof *iv + 8);
+		for (int64_t i = 0; i < n; i++)
+			iv[i] = ls_int_fit(x->si->outs[0].dtype, LS_IA_ARITH, 0,
+					   (int64_t)d);
+		int_stage(x, iv);
+		free(iv);
+		return 0;
+	}
+	a = grow_f(&x->fa, &x->cap_a, n);
 	for (int64_t i = 0; i < n; i++)
 		a[i] = v;
 	stage_f32(x, a);

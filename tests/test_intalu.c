@@ -609,6 +609,45 @@ START_TEST(test_reduce_int)
 }
 END_TEST
 
+/* Memset of an integer value into an integer dtype is exact (16777217
+** is not a float32) and saturates; a fraction goes through float32. */
+START_TEST(test_memset_int)
+{
+	static const struct { const char *dt, *val; int64_t want; } c[] = {
+		{ "int32", "16777217", 16777217 },
+		{ "int64", "-9007199254740991", -9007199254740991LL },
+		{ "uint8", "300", 255 },
+		{ "int8", "-300", -128 },
+		{ "int32", "2.5", 2 },
+	};
+	for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+		tb t;
+		ls_result r;
+		lm_error err;
+		lm_module *m;
+		tb_init(&t);
+		tb_dram(&t, "y", "ExternalOutput", c[k].dt, 1, 2);
+		tb_sb(&t, "ys", c[k].dt, 1, 2);
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+			"\"ms\",\"engine\":\"Pool\",\"outs\":[%s],\"value\":%s}",
+			AP("ys", c[k].dt, 1, 2, 0), c[k].val);
+		tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":"
+			"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+			"\"dependencies\":[\"ms\"]}", AP("ys", c[k].dt, 1, 2, 0),
+			AP("y", c[k].dt, 1, 2, 0));
+		m = tb_module(&t, 0);
+		ck_assert_msg(tb_run1(m, NULL, 0, 0, NULL, &r, &err) == 0, "%s",
+			      err.msg);
+		ck_assert_msg(out_int(&r, 0) == c[k].want && out_int(&r, 1) ==
+			      c[k].want, "%s %s: %lld", c[k].dt, c[k].val,
+			      (long long)out_int(&r, 0));
+		ls_result_free(&r);
+		lm_module_free(m);
+		tb_free(&t);
+	}
+}
+END_TEST
+
 /* ---- float8 spellings through the ops ------------------------------------- */
 
 /* Output element i of y as float (by its dtype) and as raw byte. */
@@ -751,6 +790,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_tsp_int);
 	tcase_add_test(tc, test_dma_int_convert);
 	tcase_add_test(tc, test_reduce_int);
+	tcase_add_test(tc, test_memset_int);
 	tcase_add_test(tc, test_f8_through_ops);
 	tcase_add_test(tc, test_matmul_f8);
 	suite_add_tcase(s, tc);
