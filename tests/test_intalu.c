@@ -398,6 +398,22 @@ START_TEST(test_int_refused)
 	ck_assert_contains(err.msg, "integer divide by zero at element 1");
 	free(op);
 
+	/* read and written back, refused by name before time 0 */
+	static const char *const unmodelled[] = { "abs_max", "abs_min",
+						  "elemwise_mul", "mod_int" };
+	for (int k = 0; k < 4; k++) {
+		char want[100];
+		op = tt_op(unmodelled[k], "int32", "int32", "int32", 1, 2);
+		ck_assert_int_eq(run_op(2, dts, dat, 1, 2, "int32", op, &r,
+					&err), LM_EINPUT);
+		snprintf(want, sizeof want, "key 'op' = \"%s\" is not modelled "
+			 "by the simulator", unmodelled[k]);
+		ck_assert_contains(err.msg, want);
+		ck_assert_int_eq(lm_aluop_parse(unmodelled[k]), LM_ALU_ABS_MAX + k);
+		ck_assert_str_eq(lm_aluop_name(LM_ALU_ABS_MAX + k), unmodelled[k]);
+		free(op);
+	}
+
 	dts[0] = dts[1] = "float32";
 	dat[0] = dat[1] = f;
 	op = tt_op("bitwise_and", "float32", "float32", "float32", 1, 2);
