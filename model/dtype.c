@@ -62,6 +62,9 @@ static const char *const dtype_names[LM_DT_COUNT] = {
 	[LM_DT_UINT16] = "uint16",
 	[LM_DT_UINT32] = "uint32",
 	[LM_DT_UINT64] = "uint64",
+	[LM_DT_FLOAT8_E4M3] = "float8_e4m3",
+	[LM_DT_FLOAT8_E4M3FN] = "float8_e4m3fn",
+	[LM_DT_FLOAT8_E5M2] = "float8_e5m2",
 };
 
 /* Element sizes indexed by lm_dtype. */
@@ -82,6 +85,9 @@ static const int dtype_sizes[LM_DT_COUNT] = {
 	[LM_DT_UINT16] = 2,
 	[LM_DT_UINT32] = 4,
 	[LM_DT_UINT64] = 8,
+	[LM_DT_FLOAT8_E4M3] = 1,
+	[LM_DT_FLOAT8_E4M3FN] = 1,
+	[LM_DT_FLOAT8_E5M2] = 1,
 };
 
 /*
@@ -125,9 +131,42 @@ int lm_dtype_is_float(lm_dtype t)
 	case LM_DT_FLOAT16:
 	case LM_DT_FLOAT8E4:
 	case LM_DT_FLOAT8E5:
+	case LM_DT_FLOAT8_E4M3:
+	case LM_DT_FLOAT8_E4M3FN:
+	case LM_DT_FLOAT8_E5M2:
 		return 1;
 	default:
 		return 0;
+	}
+}
+
+/* 1 for int8 .. uint64. */
+int lm_dtype_is_int(lm_dtype t)
+{
+	return t >= LM_DT_INT8 && t <= LM_DT_UINT64;
+}
+
+/* 1 for int8 .. int64. */
+int lm_dtype_is_signed_int(lm_dtype t)
+{
+	return t >= LM_DT_INT8 && t <= LM_DT_INT64;
+}
+
+/*
+** The type with t's format. The compiler gives float8e4 and the KLR
+** spelling float8_e4m3 one BIR type, and float8_e4m3fn the same hardware
+** tag; float8_e5m2 is float8e5's NKI spelling.
+*/
+lm_dtype lm_dtype_format(lm_dtype t)
+{
+	switch (t) {
+	case LM_DT_FLOAT8_E4M3:
+	case LM_DT_FLOAT8_E4M3FN:
+		return LM_DT_FLOAT8E4;
+	case LM_DT_FLOAT8_E5M2:
+		return LM_DT_FLOAT8E5;
+	default:
+		return t;
 	}
 }
 
@@ -356,7 +395,7 @@ float lm_load_elem(lm_dtype t, const void *p)
 
 	assert(n > 0);
 	memcpy(&v, p, (size_t)n);
-	switch (t) {
+	switch (lm_dtype_format(t)) {
 	case LM_DT_FLOAT32:
 	case LM_DT_FLOAT32R:
 		return v.f;
@@ -409,7 +448,7 @@ void lm_store_elem(lm_dtype t, void *p, float f)
 	int n = lm_dtype_size(t);
 
 	assert(n > 0);
-	switch (t) {
+	switch (lm_dtype_format(t)) {
 	case LM_DT_FLOAT32:
 	case LM_DT_FLOAT32R:
 		v.f = f;

@@ -29,6 +29,11 @@ typedef enum lm_dtype {
 	LM_DT_UINT16,
 	LM_DT_UINT32,
 	LM_DT_UINT64,
+	/* The NKI / KLR spellings of the float8 formats; after the integer
+	** types so that LM_DT_INT8..LM_DT_UINT64 stays one range. */
+	LM_DT_FLOAT8_E4M3,   /* the format of float8e4 */
+	LM_DT_FLOAT8_E4M3FN, /* the format of float8e4 */
+	LM_DT_FLOAT8_E5M2,   /* the format of float8e5 */
 	LM_DT_COUNT
 } lm_dtype;
 
@@ -38,8 +43,16 @@ lm_dtype lm_dtype_parse(const char *s);
 /* Size in bytes of one element (0 for INVALID). */
 int lm_dtype_size(lm_dtype t);
 /* 1 if the simulator can compute with this type (float32, bfloat16,
-** float16, float8e4, float8e5, float32r treated as float32). */
+** float16, the float8 e4m3 and e5m2 spellings, float32r treated as
+** float32). */
 int lm_dtype_is_float(lm_dtype t);
+/* 1 for int8 .. uint64. */
+int lm_dtype_is_int(lm_dtype t);
+/* 1 for the signed integer types. */
+int lm_dtype_is_signed_int(lm_dtype t);
+/* The type whose format t has: float8e4 for float8_e4m3 and
+** float8_e4m3fn, float8e5 for float8_e5m2, else t. */
+lm_dtype lm_dtype_format(lm_dtype t);
 
 /* Bit-exact conversions. */
 uint16_t lm_f32_to_bf16(float f);

@@ -131,7 +131,7 @@ static const char *const alu_names[LM_ALU_COUNT] = {
 	"divide", "is_equal", "is_ge", "is_gt", "is_le", "is_lt", "logical_and",
 	"logical_or", "logical_shift_left", "logical_shift_right",
 	"logical_xor", "max", "min", "mod", "mult", "not_equal", "pow", "rsqrt",
-	"subtract",
+	"subtract", "abs_max", "abs_min", "elemwise_mul", "mod_int",
 };
 
 const char *lm_aluop_name(lm_aluop op)

@@ -121,6 +121,8 @@ typedef enum lm_aluop {
 	LM_ALU_LOGICAL_OR, LM_ALU_LOGICAL_SHIFT_LEFT, LM_ALU_LOGICAL_SHIFT_RIGHT,
 	LM_ALU_LOGICAL_XOR, LM_ALU_MAX, LM_ALU_MIN, LM_ALU_MOD, LM_ALU_MULT,
 	LM_ALU_NOT_EQUAL, LM_ALU_POW, LM_ALU_RSQRT, LM_ALU_SUBTRACT,
+	/* read and written; the simulator refuses them by name */
+	LM_ALU_ABS_MAX, LM_ALU_ABS_MIN, LM_ALU_ELEMWISE_MUL, LM_ALU_MOD_INT,
 	LM_ALU_COUNT
 } lm_aluop;
 const char *lm_aluop_name(lm_aluop op);

@@ -559,6 +559,9 @@ const char *lm_npy_descr_for(lm_dtype t)
 	case LM_DT_FLOAT8E4:
 	case LM_DT_FLOAT8E5:
 	case LM_DT_FLOAT8E3:
+	case LM_DT_FLOAT8_E4M3:
+	case LM_DT_FLOAT8_E4M3FN:
+	case LM_DT_FLOAT8_E5M2:
 	case LM_DT_UINT8:
 		return "|u1";
 	case LM_DT_INT8:
@@ -693,8 +696,9 @@ int lm_npy_convert(const lm_npy *a, lm_dtype t, void *dst, const char *path,
 	const char *want = lm_npy_descr_for(t);
 	const unsigned char *src = a->data;
 	unsigned char *d = dst;
-	int is_f8 = t == LM_DT_FLOAT8E4 || t == LM_DT_FLOAT8E5 ||
-		    t == LM_DT_FLOAT8E3;
+	lm_dtype ft = lm_dtype_format(t);
+	int is_f8 = ft == LM_DT_FLOAT8E4 || ft == LM_DT_FLOAT8E5 ||
+		    ft == LM_DT_FLOAT8E3;
 	int64_t i;
 	float f;
 	uint16_t h;

@@ -219,11 +219,15 @@ static void alu_sv(lm_aluop op, float c, const float *b, float *out,
 /* ---- the opcode families ------------------------------------------------ */
 
 /* DMACopy / Load / Save: copy with dtype conversion (bit copy if equal). */
+static int int_convert(ls_exec *x);
+
 static int exec_dma(ls_exec *x)
 {
 	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
 	if (src->dtype == dst->dtype)
 		return read_raw(x, src, "ins[0]", stage_buf(x));
+	if (lm_dtype_is_int(src->dtype) && lm_dtype_is_int(dst->dtype))
+		return int_convert(x);
 	float *f = grow_f(&x->fa, &x->cap_a, src->count);
 	int rc = read_f32(x, 0, f);
 	if (rc)
@@ -676,6 +680,33 @@ static int acc_finish(ls_exec *x, int cmd, const float *y, int64_t P,
 	return 0;
 }
 
+/* ---- the ALU on integer data (intalu.c) ---------------------------------- */
+
+/* 1 if ins[0 .. n_in-1] and outs[0] all have integer dtypes. */
+static int all_int(const ls_exec *x, int n_in)
+{
+	for (int k = 0; k < n_in; k++)
+		if (!is_int_dtype(x->si->ins[k].dtype))
+			return 0;
+	return is_int_dtype(x->si->outs[0].dtype);
+}
+
+/* Input i's elements widened to int64 into a new array (*v, n). */
+static int int_read(ls_exec *x, int i, int64_t **v)
+{
+	const ls_opnd *o = &x->si->ins[i];
+	uint8_t *raw = grow_b(&x->raw, &x->cap_raw, o->count * o->esize);
+	char label[32];
+	int rc;
+	snprintf(label, sizeof label, "ins[%d]", i);
+	*v = lm_xmalloc((size_t)o->count * sizeof **v + 8);
+	if ((rc = read_raw(x, o, label, raw)) != 0)
+		return rc;
+	for (int64_t e = 0; e < o->count; e++)
+		(*v)[e] = ls_int_load(o->dtype, raw + e * o->esize);
+	return 0;
+}
+
 /*
 ** Exponential: dst = expf(src - max[p]), the difference one float32
 ** subtraction, max the element of ins[1] ([P, 1]) of the element's
@@ -734,6 +765,213 @@ static int exec_exponential(ls_exec *x)
 	return acc_finish(x, cmd, s, P, fr);
 }
 
+/*
+** out[i] = a(i) op b(i), a(i) = a ? a[i] : ca (likewise b), of dtype adt,
+** fitted into outs[0]'s dtype; uns: unsigned 64-bit.
+*/
+static int int_step(ls_exec *x, lm_aluop op, int uns, lm_dtype adt,
+		    const int64_t *a, int64_t ca, const int64_t *b,
+		    int64_t cb, int64_t *out, int64_t n, int64_t base)
+{
+	lm_dtype od = x->si->outs[0].dtype;
+	int cls = ls_int_alu_class(op);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t r;
+		if (ls_int_alu(op, uns, adt, a ? a[i] : ca, b ? b[i] : cb, &r))
+			return fail(x, "integer %s by zero at element %lld",
+				    lm_aluop_name(op), (long long)(base + i));
+		out[i] = ls_int_fit(od, cls, uns, r);
+	}
+	return 0;
+}
+
+/* Stage int64 values v into outs[0] (an integer dtype). */
+static void int_stage(ls_exec *x, const int64_t *v)
+{
+	const ls_opnd *o = &x->si->outs[0];
+	uint8_t *b = stage_buf(x);
+	for (int64_t i = 0; i < o->count; i++)
+		ls_int_store(o->dtype, b + i * o->esize, v[i]);
+}
+
+/* An integer constant of an op: 0, or an error naming it. */
+static int int_const(ls_exec *x, const char *what, int has, double c,
+		     int64_t *v)
+{
+	*v = 0;
+	if (!has)
+		return 0;
+	if (!(c >= -9223372036854775808.0 && c < 9223372036854775808.0) ||
+	    c != (double)(int64_t)c)
+		return fail(x, "%s %.17g is not a 64-bit integer: an op on "
+			    "integer data takes integer constants", what, c);
+	*v = (int64_t)c;
+	return 0;
+}
+
+/* Integer to integer (a DMA or copy): the exact value, saturated. */
+static int int_convert(ls_exec *x)
+{
+	const ls_opnd *src = &x->si->ins[0];
+	int64_t *v = NULL;
+	int rc;
+	if (src->count != x->si->outs[0].count)
+		return fail(x, "ins[0] has %lld elements, outs[0] %lld",
+			    (long long)src->count,
+			    (long long)x->si->outs[0].count);
+	if ((rc = int_read(x, 0, &v)) == 0) {
+		for (int64_t i = 0; i < src->count; i++)
+			v[i] = ls_int_fit(x->si->outs[0].dtype, LS_IA_ARITH,
+					  src->dtype == LM_DT_UINT64, v[i]);
+		int_stage(x, v);
+	}
+	free(v);
+	return rc;
+}
+
+/*
+** TensorScalarPtr on integer data: per partition p, (src op0 s0[p]) op1
+** s1[p], each step fitted into the output dtype (as TensorScalar). The
+** shapes are checked by the caller.
+*/
+static int exec_int_tensorscalarptr(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const ls_opnd *src = &x->si->ins[0];
+	lm_dtype od = x->si->outs[0].dtype, sdt;
+	int ns = x->si->n_ins - 1, rc = 0;
+	int64_t P = src->parts, fr = src->free, *v = NULL, *s[2] = {0, 0};
+	lm_aluop op;
+
+	if (!ls_int_alu_class(in->alu0) || !ls_int_alu_class(in->alu1))
+		return fail(x, "ALU op%d '%s' is not modelled on integer data",
+			    ls_int_alu_class(in->alu0) ? 1 : 0, lm_aluop_name(
+			    ls_int_alu_class(in->alu0) ? in->alu1 : in->alu0));
+	for (int k = 0; k <= ns && rc == 0; k++)
+		rc = int_read(x, k, k ? &s[k - 1] : &v);
+	for (int64_t p = 0; p < P && rc == 0; p++) {
+		int64_t *row = v + p * fr;
+		for (int k = 0; k < ns && rc == 0; k++) {
+			int rev = k ? in->reverse1 : in->reverse0;
+			op = k ? in->alu1 : in->alu0;
+			sdt = x->si->ins[k + 1].dtype;
+			/* step 0 reads the data's dtype, step 1 the output's */
+			lm_dtype adt = rev ? sdt : k ? od : src->dtype;
+			int uns = adt == LM_DT_UINT64 || sdt == LM_DT_UINT64;
+			rc = rev ? int_step(x, op, uns, adt, NULL, s[k][p], row,
+					    0, row, fr, p * fr)
+				 : int_step(x, op, uns, adt, row, 0, NULL,
+					    s[k][p], row, fr, p * fr);
+		}
+	}
+	if (rc == 0)
+		int_stage(x, v);
+	free(v);
+	free(s[0]);
+	free(s[1]);
+	return rc;
+}
+
+/*
+** TensorReduce on integer data: each row folded from its first element,
+** every step fitted into the output dtype (saturating), then negated
+** (saturating) if asked.
+*/
+static int int_reduce(ls_exec *x, int64_t rows, int64_t n)
+{
+	const lm_inst *in = x->si->in;
+	lm_dtype sdt = x->si->ins[0].dtype, od = x->si->outs[0].dtype;
+	int uns = sdt == LM_DT_UINT64, rc;
+	int64_t *v = NULL, acc, r;
+
+	if ((rc = int_read(x, 0, &v)) != 0)
+		goto done;
+	for (int64_t i = 0; i < rows; i++) {
+		const int64_t *row = v + i * n;
+		acc = ls_int_fit(od, LS_IA_ARITH, uns, row[0]);
+		for (int64_t j = 1; j < n; j++) {
+			ls_int_alu(in->alu, uns, od, acc, row[j], &r);
+			acc = ls_int_fit(od, LS_IA_ARITH, uns, r);
+		}
+		if (in->negate) {
+			ls_int_alu(LM_ALU_SUBTRACT, uns, od, 0, acc, &r);
+			acc = ls_int_fit(od, LS_IA_ARITH, uns, r);
+		}
+		v[i] = acc;
+	}
+	int_stage(x, v);
+done:
+	free(v);
+	return rc;
+}
+
+/* TensorTensor on integer data: dst = a op b, exact. */
+static int exec_int_tensortensor(ls_exec *x)
+{
+	lm_aluop op = x->si->in->alu;
+	const ls_opnd *a = &x->si->ins[0], *b = &x->si->ins[1];
+	int64_t n = x->si->outs[0].count, *va = NULL, *vb = NULL;
+	int uns = a->dtype == LM_DT_UINT64 || b->dtype == LM_DT_UINT64;
+	int rc;
+
+	if (!ls_int_alu_class(op))
+		return fail(x, "ALU op '%s' is not modelled on integer data",
+			    lm_aluop_name(op));
+	if (a->count != n || b->count != n)
+		return fail(x, "ins[0], ins[1] and outs[0] must have as many "
+			    "elements (%lld, %lld, %lld)", (long long)a->count,
+			    (long long)b->count, (long long)n);
+	if ((rc = int_read(x, 0, &va)) == 0 && (rc = int_read(x, 1, &vb)) == 0
+	    && (rc = int_step(x, op, uns, a->dtype, va, 0, vb, 0, va, n, 0)) == 0)
+		int_stage(x, va);
+	free(va);
+	free(vb);
+	return rc;
+}
+
+/* TensorScalar on integer data: (src op0 const0) op1 const1, each step
+** fitted into the output dtype. */
+static int exec_int_tensorscalar(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const ls_opnd *src = &x->si->ins[0];
+	lm_dtype od = x->si->outs[0].dtype;
+	int64_t n = x->si->outs[0].count, c0, c1, *v = NULL;
+	int rc;
+
+	if (!ls_int_alu_class(in->alu0) || !ls_int_alu_class(in->alu1))
+		return fail(x, "ALU op%d '%s' is not modelled on integer data",
+			    ls_int_alu_class(in->alu0) ? 1 : 0, lm_aluop_name(
+			    ls_int_alu_class(in->alu0) ? in->alu1 : in->alu0));
+	if (src->count != n)
+		return fail(x, "outs[0] must have the %lld elements of ins[0], "
+			    "got %lld", (long long)src->count, (long long)n);
+	if ((rc = int_const(x, "const0", in->has_const0, in->const0, &c0)) ||
+	    (rc = int_const(x, "const1", in->has_const1, in->const1, &c1)))
+		return rc;
+	if ((rc = int_read(x, 0, &v)) != 0)
+		goto done;
+	if (in->reverse0)
+		rc = int_step(x, in->alu0, src->dtype == LM_DT_UINT64,
+			      LM_DT_INT64, NULL, c0, v, 0, v, n, 0);
+	else
+		rc = int_step(x, in->alu0, src->dtype == LM_DT_UINT64,
+			      src->dtype, v, 0, NULL, c0, v, n, 0);
+	if (rc)
+		goto done;
+	if (in->reverse1)
+		rc = int_step(x, in->alu1, od == LM_DT_UINT64, LM_DT_INT64,
+			      NULL, c1, v, 0, v, n, 0);
+	else
+		rc = int_step(x, in->alu1, od == LM_DT_UINT64, od, v, 0, NULL,
+			      c1, v, n, 0);
+	if (rc == 0)
+		int_stage(x, v);
+done:
+	free(v);
+	return rc;
+}
+
 /* TensorTensor: dst = a op b. */
 static int exec_tensortensor(ls_exec *x)
 {
@@ -744,6 +982,8 @@ static int exec_tensortensor(ls_exec *x)
 	int rc;
 	float r;
 
+	if (all_int(x, 2))
+		return exec_int_tensortensor(x);
 	if (!ls_alu(op, 1.0f, 1.0f, &r))
 		return fail(x, "ALU op '%s' is not supported on float data",
 			    lm_aluop_name(op));
@@ -765,6 +1005,8 @@ static int exec_tensorscalar(ls_exec *x)
 	float r;
 	int rc;
 
+	if (all_int(x, 1))
+		return exec_int_tensorscalar(x);
 	if (!ls_alu(in->alu0, 1.0f, 1.0f, &r))
 		return fail(x, "ALU op0 '%s' is not supported on float data",
 			    lm_aluop_name(in->alu0));
@@ -792,8 +1034,22 @@ static int exec_memset(ls_exec *x)
 {
 	const lm_inst *in = x->si->in;
 	int64_t n = x->si->outs[0].count;
-	float v = in->has_value ? (float)in->value : (float)in->constant;
-	float *a = grow_f(&x->fa, &x->cap_a, n);
+	double d = in->has_value ? in->value : in->constant;
+	float v = (float)d;
+	float *a;
+
+	/* an integer value into an integer dtype: exact, saturated */
+	if (is_int_dtype(x->si->outs[0].dtype) && d >= -0x1p63 && d < 0x1p63 &&
+	    d == (double)(int64_t)d) {
+		int64_t *iv = lm_xmalloc((size_t)n * sizeof *iv + 8);
+		for (int64_t i = 0; i < n; i++)
+			iv[i] = ls_int_fit(x->si->outs[0].dtype, LS_IA_ARITH, 0,
+					   (int64_t)d);
+		int_stage(x, iv);
+		free(iv);
+		return 0;
+	}
+	a = grow_f(&x->fa, &x->cap_a, n);
 	for (int64_t i = 0; i < n; i++)
 		a[i] = v;
 	stage_f32(x, a);
@@ -922,8 +1178,8 @@ static int exec_tensorscalarptr(ls_exec *x)
 	if (ns < 1 || ns > 2)
 		return fail(x, "needs 2 or 3 inputs (the data and one scalar "
 			    "per step), got %d", x->si->n_ins);
-	if (!ls_alu(in->alu0, 1.0f, 1.0f, &r) || !ls_alu(in->alu1, 1.0f,
-							 1.0f, &r))
+	if (!all_int(x, x->si->n_ins) && (!ls_alu(in->alu0, 1.0f, 1.0f, &r) ||
+					  !ls_alu(in->alu1, 1.0f, 1.0f, &r)))
 		return fail(x, "ALU op '%s' is not supported on float data",
 			    lm_aluop_name(ls_alu(in->alu0, 1.0f, 1.0f, &r) ?
 					  in->alu1 : in->alu0));
@@ -935,6 +1191,17 @@ static int exec_tensorscalarptr(ls_exec *x)
 			    "elements over %lld partitions), got %lld over %lld",
 			    (long long)n, (long long)P, (long long)dst->count,
 			    (long long)dst->parts);
+	if (all_int(x, x->si->n_ins)) {
+		for (int k = 1; k <= ns; k++)
+			if (x->si->ins[k].parts != P || x->si->ins[k].count != P)
+				return fail(x, "ins[%d] must be [%lld, 1]: one "
+					    "scalar per partition of ins[0] (got "
+					    "%lld elements over %lld partitions)",
+					    k, (long long)P, (long long)
+					    x->si->ins[k].count, (long long)
+					    x->si->ins[k].parts);
+		return exec_int_tensorscalarptr(x);
+	}
 	for (int k = 0; k < x->si->n_ins; k++)
 		if (is_int_dtype(x->si->ins[k].dtype) || is_int_dtype(dst->dtype))
 			return fail(x, "integer data (ins[%d] %s, outs[0] %s) is "
@@ -1072,9 +1339,11 @@ static int exec_tensorreduce(ls_exec *x)
 	if (!ls_reduce_supported(in->alu))
 		return fail(x, "op '%s' is not modelled for TensorReduce",
 			    lm_aluop_name(in->alu));
-	if (is_int_dtype(src->dtype) || is_int_dtype(dst->dtype))
+	if (is_int_dtype(src->dtype) != is_int_dtype(dst->dtype))
 		return fail(x, "integer data (%s to %s) is not modelled",
 			    lm_dtype_name(src->dtype), lm_dtype_name(dst->dtype));
+	if (is_int_dtype(src->dtype) && in->alu == LM_ALU_AVERAGE)
+		return fail(x, "op 'average' is not modelled on integer data");
 	if (a->n_ap - 1 < nd)
 		return fail(x, "axis '%s' reduces %d free dimension%s; ins[0] "
 			    "has %d", lm_enum_name(LM_ET_AxisListType,
@@ -1090,6 +1359,8 @@ static int exec_tensorreduce(ls_exec *x)
 			    (long long)rows, (long long)src->parts,
 			    (long long)n, (long long)dst->count,
 			    (long long)dst->parts);
+	if (is_int_dtype(src->dtype))
+		return int_reduce(x, rows, n);
 	f = grow_f(&x->fa, &x->cap_a, src->count);
 	if ((rc = read_f32(x, 0, f)) != 0)
 		return rc;

@@ -13,6 +13,7 @@ sim_libsim_la_SOURCES += sim/regs.c
 sim_libsim_la_SOURCES += sim/select.c
 sim_libsim_la_SOURCES += sim/search.c
 sim_libsim_la_SOURCES += sim/bnstats.c
+sim_libsim_la_SOURCES += sim/intalu.c
 sim_libsim_la_SOURCES += sim/sync.c
 sim_libsim_la_SOURCES += sim/dmablk.c
 sim_libsim_la_SOURCES += sim/engacc.c

@@ -771,6 +771,24 @@ int ls_expr_eval(ls_machine *mc, const ls_sfunc *sf, int loop,
 		 const struct lm_affine *e, const int64_t *iv, int core,
 		 int eng, int64_t *v, char *err, size_t n);
 
+/* ---- intalu.c ----------------------------------------------------------- */
+
+/* The class of an ALU op on integer data (docs/semantics.md): how its
+** result is fitted into the output dtype; LS_IA_NONE: not modelled. */
+enum { LS_IA_NONE, LS_IA_ARITH, LS_IA_BITS, LS_IA_BOOL };
+int ls_int_alu_class(lm_aluop op);
+/* *r := a op b on 64-bit integers (is_unsigned: uint64, else int64), adt
+** a's dtype: 0, -1 for a divide or mod by 0. */
+int ls_int_alu(lm_aluop op, int is_unsigned, lm_dtype adt, int64_t a,
+	       int64_t b, int64_t *r);
+/* v, the result of an op of class cls, stored as integer dtype t and
+** loaded back: saturated (arithmetic), wrapped (bits) or as is (0 / 1). */
+int64_t ls_int_fit(lm_dtype t, int cls, int is_unsigned, int64_t v);
+/* The integer element of dtype t at p, widened by t; store v's low
+** bytes. */
+int64_t ls_int_load(lm_dtype t, const void *p);
+void ls_int_store(lm_dtype t, void *p, int64_t v);
+
 /* ---- regs.c ------------------------------------------------------------- */
 
 /* The lm_aluop of AluOpType ordinal ord (LM_ALU_INVALID: none). */

@@ -460,10 +460,12 @@ static int chk_shuffle_mask(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
+/* Computed on float data or on integer data; refused at run time on the
+** data it does not take. */
 static int alu_ok(lm_aluop op)
 {
 	float r;
-	return ls_alu(op, 1.0f, 1.0f, &r);
+	return ls_alu(op, 1.0f, 1.0f, &r) || ls_int_alu_class(op);
 }
 
 static int chk_op(const lm_inst *in, char *val, size_t n, const char **why)

@@ -236,3 +236,9 @@ tests_test_dmablk_SOURCES = tests/test_dmablk.c
 tests_test_dmablk_CFLAGS = $(TEST_CFLAGS)
 tests_test_dmablk_LDADD = $(TEST_LDADD)
 TESTS += tests/test_dmablk
+
+check_PROGRAMS += tests/test_intalu
+tests_test_intalu_SOURCES = tests/test_intalu.c
+tests_test_intalu_CFLAGS = $(TEST_CFLAGS)
+tests_test_intalu_LDADD = $(TEST_LDADD)
+TESTS += tests/test_intalu

@@ -705,8 +705,6 @@ END_TEST
 
 /* The keys of the other forms, refused by name before time 0. */
 static const struct { const char *kv, *want; } tsp_refusals[] = {
-	{ "\"op0\":\"bitwise_and\"", "key 'op0' = \"bitwise_and\" is not "
-	  "modelled by the simulator" },
 	{ "\"acc\":\"ZeroAccumulate\"", "key 'acc' = \"ZeroAccumulate\" is not "
 	  "modelled by the simulator (it models only \"Idle\")" },
 	{ "\"is_scalar_tensor_tensor\":true", "key 'is_scalar_tensor_tensor' = "

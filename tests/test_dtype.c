@@ -64,12 +64,32 @@ static float wid_e3(uint32_t h)
 	return lm_load_elem(LM_DT_FLOAT8E3, &b);
 }
 
+/* A dtype reached only through the generic element API. */
+#define ELEM_ADAPTERS(NAME, DT)                                             \
+	static uint32_t nar_##NAME(float f)                                  \
+	{                                                                   \
+		uint8_t b;                                                  \
+		lm_store_elem(DT, &b, f);                                   \
+		return b;                                                   \
+	}                                                                   \
+	static float wid_##NAME(uint32_t h)                                  \
+	{                                                                   \
+		uint8_t b = (uint8_t)h;                                     \
+		return lm_load_elem(DT, &b);                                \
+	}
+ELEM_ADAPTERS(e4m3, LM_DT_FLOAT8_E4M3)
+ELEM_ADAPTERS(e4m3fn, LM_DT_FLOAT8_E4M3FN)
+ELEM_ADAPTERS(e5m2, LM_DT_FLOAT8_E5M2)
+
 static const ref_fmt FMTS[] = {
 	{"bfloat16", 8, 7, 1, nar_bf16, wid_bf16},
 	{"float16", 5, 10, 1, nar_f16, wid_f16},
 	{"float8e4", 4, 3, 0, nar_e4, wid_e4},
 	{"float8e5", 5, 2, 1, nar_e5, wid_e5},
 	{"float8e3", 3, 4, 1, nar_e3, wid_e3},
+	{"float8_e4m3", 4, 3, 0, nar_e4m3, wid_e4m3},
+	{"float8_e4m3fn", 4, 3, 0, nar_e4m3fn, wid_e4m3fn},
+	{"float8_e5m2", 5, 2, 1, nar_e5m2, wid_e5m2},
 };
 enum { N_FMTS = sizeof FMTS / sizeof FMTS[0] };
 
@@ -158,6 +178,8 @@ START_TEST(test_names)
 		{"float32r", 4, 1}, {"int8", 1, 0}, {"int16", 2, 0},
 		{"int32", 4, 0}, {"int64", 8, 0}, {"uint8", 1, 0},
 		{"uint16", 2, 0}, {"uint32", 4, 0}, {"uint64", 8, 0},
+		{"float8_e4m3", 1, 1}, {"float8_e4m3fn", 1, 1},
+		{"float8_e5m2", 1, 1},
 	};
 	size_t i;
 	ck_assert_int_eq(sizeof t / sizeof t[0], LM_DT_COUNT - 1);
@@ -222,6 +244,9 @@ START_TEST(test_exhaustive_f8)
 	check_exhaustive(&FMTS[2]);
 	check_exhaustive(&FMTS[3]);
 	check_exhaustive(&FMTS[4]);
+	check_exhaustive(&FMTS[5]);
+	check_exhaustive(&FMTS[6]);
+	check_exhaustive(&FMTS[7]);
 }
 END_TEST
 
@@ -300,6 +325,9 @@ START_TEST(test_boundaries_f8)
 	check_boundaries(&FMTS[2]);
 	check_boundaries(&FMTS[3]);
 	check_boundaries(&FMTS[4]);
+	check_boundaries(&FMTS[5]);
+	check_boundaries(&FMTS[6]);
+	check_boundaries(&FMTS[7]);
 }
 END_TEST
 
@@ -354,6 +382,9 @@ START_TEST(test_sweep_f8)
 	check_sweep(&FMTS[2], 4093);
 	check_sweep(&FMTS[3], 4093);
 	check_sweep(&FMTS[4], 4093);
+	check_sweep(&FMTS[5], 4093);
+	check_sweep(&FMTS[6], 4093);
+	check_sweep(&FMTS[7], 4093);
 }
 END_TEST
 
@@ -476,6 +507,93 @@ START_TEST(test_f8e4_saturation)
 	ck_assert_uint_eq(lm_f32_to_f8e4(lm_bits_f32(0x7f800001u)), 0x7f);
 	ck_assert_uint_eq(lm_f32_to_f8e4(lm_bits_f32(0xffbfffffu)), 0xff);
 	ck_assert(isnan(lm_round_to(LM_DT_FLOAT8E4, NAN)));
+}
+END_TEST
+
+/*
+** The NKI / KLR spellings: float8_e4m3 and float8_e4m3fn have float8e4's
+** format, float8_e5m2 float8e5's (docs/dtypes.md). Hand-decoded codes of
+** each, then every code and every float32 boundary gives the same bits as
+** the legacy name.
+*/
+START_TEST(test_f8_spellings)
+{
+	static const struct { uint8_t b; float e4, e5; } codes[] = {
+		{ 0x00, 0.0f, 0.0f },
+		{ 0x01, 0x1p-9f, 0x1p-16f },    /* least subnormal */
+		{ 0x07, 0x7p-9f, 0x7p-16f },    /* e4: largest subnormal */
+		{ 0x08, 0x1p-6f, 0x1p-13f },
+		{ 0x04, 0x4p-9f, 0x1p-14f },    /* e5: least normal */
+		{ 0x38, 1.0f, 0.5f },
+		{ 0x3c, 1.5f, 1.0f },
+		{ 0x7b, 0x1.6p+8f, 57344.0f },   /* 352; e5 max finite */
+		{ 0x7e, 448.0f, NAN },           /* e4 max finite */
+		{ 0xb8, -1.0f, -0.5f },
+		{ 0xc0, -2.0f, -2.0f },
+	};
+	static const lm_dtype e4[] = { LM_DT_FLOAT8_E4M3, LM_DT_FLOAT8_E4M3FN };
+	uint8_t b, x, y;
+	float f;
+
+	for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) {
+		b = codes[i].b;
+		for (int k = 0; k < 2; k++)
+			ck_assert_msg(lm_load_elem(e4[k], &b) == codes[i].e4,
+				      "%s 0x%02x", lm_dtype_name(e4[k]), b);
+		if (!isnan(codes[i].e5))
+			ck_assert_msg(lm_load_elem(LM_DT_FLOAT8_E5M2, &b) ==
+				      codes[i].e5, "float8_e5m2 0x%02x", b);
+	}
+	b = 0x80; /* -0 */
+	ck_assert(signbit(lm_load_elem(LM_DT_FLOAT8_E4M3FN, &b)));
+	ck_assert(signbit(lm_load_elem(LM_DT_FLOAT8_E5M2, &b)));
+	b = 0x7f;
+	ck_assert(isnan(lm_load_elem(LM_DT_FLOAT8_E4M3, &b)));
+	ck_assert(isnan(lm_load_elem(LM_DT_FLOAT8_E5M2, &b)));
+	b = 0x7c;
+	ck_assert(isinf(lm_load_elem(LM_DT_FLOAT8_E5M2, &b)));
+	ck_assert(lm_load_elem(LM_DT_FLOAT8_E4M3, &b) == 384.0f);
+	/* saturation (e4m3) and overflow to Inf (e5m2) */
+	lm_store_elem(LM_DT_FLOAT8_E4M3, &x, -INFINITY);
+	ck_assert_uint_eq(x, 0xfe);
+	lm_store_elem(LM_DT_FLOAT8_E4M3FN, &x, 1e9f);
+	ck_assert_uint_eq(x, 0x7e);
+	lm_store_elem(LM_DT_FLOAT8_E5M2, &x, 61440.0f);
+	ck_assert_uint_eq(x, 0x7c);
+
+	for (int c = 0; c < 256; c++) {
+		b = (uint8_t)c;
+		for (int k = 0; k < 2; k++) {
+			float w = lm_load_elem(e4[k], &b);
+			float r = lm_f8e4_to_f32(b);
+			HOT_ASSERT(lm_f32_bits(w) == lm_f32_bits(r), "%s 0x%02x",
+				   lm_dtype_name(e4[k]), c);
+		}
+		HOT_ASSERT(lm_f32_bits(lm_load_elem(LM_DT_FLOAT8_E5M2, &b)) ==
+			   lm_f32_bits(lm_f8e5_to_f32(b)), "e5m2 0x%02x", c);
+	}
+	/* every float32 whose top 20 bits vary (the rest a fixed odd tail,
+	** so ties are avoided and exact codes hit through the zero tail) */
+	for (uint32_t u = 0; u < (1u << 20); u++) {
+		for (uint32_t tail = 0; tail < 0x1000; tail += 0xfff) {
+			f = lm_bits_f32(u << 12 | tail);
+			lm_store_elem(LM_DT_FLOAT8_E4M3, &x, f);
+			lm_store_elem(LM_DT_FLOAT8_E4M3FN, &y, f);
+			HOT_ASSERT(x == lm_f32_to_f8e4(f) && y == x,
+				   "e4m3 %#x", u << 12 | tail);
+			lm_store_elem(LM_DT_FLOAT8_E5M2, &x, f);
+			HOT_ASSERT(x == lm_f32_to_f8e5(f), "e5m2 %#x",
+				   u << 12 | tail);
+		}
+	}
+	ck_assert_int_eq(lm_dtype_format(LM_DT_FLOAT8_E4M3), LM_DT_FLOAT8E4);
+	ck_assert_int_eq(lm_dtype_format(LM_DT_FLOAT8_E4M3FN), LM_DT_FLOAT8E4);
+	ck_assert_int_eq(lm_dtype_format(LM_DT_FLOAT8_E5M2), LM_DT_FLOAT8E5);
+	ck_assert_int_eq(lm_dtype_format(LM_DT_INT8), LM_DT_INT8);
+	ck_assert(lm_dtype_is_int(LM_DT_UINT64) && !lm_dtype_is_int(
+		  LM_DT_FLOAT8_E5M2));
+	ck_assert(lm_dtype_is_signed_int(LM_DT_INT16) &&
+		  !lm_dtype_is_signed_int(LM_DT_UINT16));
 }
 END_TEST
 
@@ -713,6 +831,7 @@ static Suite *dtype_suite(void)
 #endif
 	tcase_add_test(tc, test_overflow_thresholds);
 	tcase_add_test(tc, test_f8e4_saturation);
+	tcase_add_test(tc, test_f8_spellings);
 	tcase_add_test(tc, test_subnormals);
 	tcase_add_test(tc, test_signed_zero);
 	tcase_add_test(tc, test_nan_payloads);

@@ -833,6 +833,33 @@ START_TEST(test_convert)
 			 0);
 	for (i = 0; i < 5; i++)
 		ck_assert_uint_eq(b[i], lm_f32_to_f8e5(f[i]));
+	/* the NKI spellings: float8e4's / float8e5's format, raw '|u1' */
+	ck_assert_str_eq(lm_npy_descr_for(LM_DT_FLOAT8_E4M3), "|u1");
+	ck_assert_str_eq(lm_npy_descr_for(LM_DT_FLOAT8_E4M3FN), "|u1");
+	ck_assert_str_eq(lm_npy_descr_for(LM_DT_FLOAT8_E5M2), "|u1");
+	ck_assert_int_eq(lm_npy_convert(&a, LM_DT_FLOAT8_E4M3FN, b, "c.npy",
+					&err), 0);
+	for (i = 0; i < 5; i++)
+		ck_assert_uint_eq(b[i], lm_f32_to_f8e4(f[i]));
+	ck_assert_uint_eq(b[2], 0xfe); /* -70000 saturates */
+	ck_assert_uint_eq(b[3], 0x7f);
+	ck_assert_int_eq(lm_npy_convert(&a, LM_DT_FLOAT8_E5M2, b, "c.npy",
+					&err), 0);
+	for (i = 0; i < 5; i++)
+		ck_assert_uint_eq(b[i], lm_f32_to_f8e5(f[i]));
+	ck_assert_uint_eq(b[2], 0xfc); /* -70000 is beyond 61440: -Inf */
+	ck_assert_uint_eq(b[4], 0x60); /* 500 -> 512 (RNE) */
+	{
+		lm_npy r = view("|u1", 1, 5, b), r2 = view("|i1", 1, 5, b);
+		uint8_t c[5];
+		ck_assert_int_eq(lm_npy_convert(&r, LM_DT_FLOAT8_E4M3, c,
+						"c.npy", &err), 0);
+		ck_assert(memcmp(c, b, 5) == 0);
+		memset(c, 0, 5);
+		ck_assert_int_eq(lm_npy_convert(&r2, LM_DT_FLOAT8_E5M2, c,
+						"c.npy", &err), 0);
+		ck_assert(memcmp(c, b, 5) == 0);
+	}
 	ck_assert_int_eq(lm_npy_convert(&a, LM_DT_FLOAT32R, back, "c.npy",
 					&err), 0);
 	ck_assert(memcmp(back, f, sizeof f) == 0);

@@ -144,6 +144,14 @@ START_TEST(test_matmul_bf16_inputs_and_bf16_result)
 }
 END_TEST
 
+/* float8 inputs (both formats) widen exactly and accumulate in float32 */
+START_TEST(test_matmul_f8_inputs)
+{
+	matmul3("float8_e4m3fn", "float32");
+	matmul3("float8_e5m2", "bfloat16");
+}
+END_TEST
+
 START_TEST(test_matmul_psum_bank_boundary_rejected)
 {
 	/* [64, 512] float32 from byte 1024 of bank 0 crosses into bank 1 */
@@ -2024,6 +2032,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_matmul_three_k_tiles_f32);
 	tcase_add_test(tc, test_matmul_bf16_inputs_and_bf16_result);
+	tcase_add_test(tc, test_matmul_f8_inputs);
 	tcase_add_test(tc, test_matmul_psum_bank_boundary_rejected);
 	tcase_add_test(tc, test_transpose_nan_inf_bit_exact);
 	tcase_add_test(tc, test_transpose_identity_check_fails);

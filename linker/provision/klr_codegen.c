@@ -126,8 +126,8 @@ static lm_dtype map_dtype(int ctor)
 		LM_DT_FLOAT16, LM_DT_FLOAT32, LM_DT_FLOAT32R, LM_DT_INT8,
 		LM_DT_INT16, LM_DT_INT64, LM_DT_INT32, LM_DT_UINT8,
 		LM_DT_UINT16, LM_DT_UINT32, LM_DT_UINT64,
-		LM_DT_INVALID,  /* float8_e4m3: IEEE-style e4m3, not modelled */
-		LM_DT_FLOAT8E4, /* float8_e4m3fn: lncsim's float8e4 */
+		LM_DT_FLOAT8_E4M3,   /* float8e4's format (docs/dtypes.md) */
+		LM_DT_FLOAT8_E4M3FN, /* likewise */
 	};
 	if (ctor < 0 || ctor >= (int)(sizeof t / sizeof t[0]))
 		return LM_DT_INVALID;
