@@ -15,3 +15,4 @@ sim_libsim_la_SOURCES += sim/search.c
 sim_libsim_la_SOURCES += sim/bnstats.c
 sim_libsim_la_SOURCES += sim/sync.c
 sim_libsim_la_SOURCES += sim/dmablk.c
+sim_libsim_la_SOURCES += sim/race.c
