@@ -226,3 +226,9 @@ tests_test_dmablk_SOURCES = tests/test_dmablk.c
 tests_test_dmablk_CFLAGS = $(TEST_CFLAGS)
 tests_test_dmablk_LDADD = $(TEST_LDADD)
 TESTS += tests/test_dmablk
+
+check_PROGRAMS += tests/test_race
+tests_test_race_SOURCES = tests/test_race.c
+tests_test_race_CFLAGS = $(TEST_CFLAGS)
+tests_test_race_LDADD = $(TEST_LDADD)
+TESTS += tests/test_race
