@@ -46,7 +46,7 @@ typedef struct hentry {
 } hentry;
 
 typedef struct hist {
-	int n, head;
+	int n, head, evicted;
 	hentry e[HIST_CAP];
 } hist;
 
@@ -644,6 +644,7 @@ void ls_race_hist_push(ls_race_st *R, int h, int64_t bseq,
 		e = &H->e[H->head];
 		H->head = (H->head + 1) % HIST_CAP;
 		H->n--;
+		H->evicted = 1;
 	} else {
 		e = &H->e[(H->head + H->n) % HIST_CAP];
 		e->vc = vc_alloc(R);
@@ -690,8 +691,15 @@ void ls_race_hist_join(ls_race_st *R, int h, const ls_sfunc *sf, int a,
 		}
 		best = e;
 	}
-	if (!best)
+	if (!best) {
+		/* the instance waited for was dropped: the oldest kept
+		   (later, so this may hide a race, never add one) */
+		if (H->evicted && H->n > 0) {
+			R->overflow++;
+			ls_race_join(R, dst, H->e[H->head].vc);
+		}
 		return;
+	}
 	for (int k = 0; k < H->n; k++) {
 		const hentry *e = &H->e[(H->head + k) % HIST_CAP];
 		ls_pos p = hpos(sf, a, e), bp = hpos(sf, a, best);
