@@ -469,21 +469,45 @@ static uint32_t *shadow_of(ls_race_st *R, int core, const ls_opnd *o,
 	return *p;
 }
 
-static void touch(ls_race_st *R, uint32_t *sh, int64_t g, int r,
-		  const uint32_t *v, int is_write, int space, int core,
-		  int storage)
+/* Would a write by r at clock v race with the write w or the reads rd? */
+static int raced_any(const ls_race_st *R, uint32_t w, uint32_t rd, int r,
+		     const uint32_t *v)
+{
+	const rrec *s;
+	if (w && (int)w != r && !hb(R, (int)w, v))
+		return 1;
+	if (!rd)
+		return 0;
+	s = &R->rec[rd];
+	if (s->agent >= 0)
+		return (int)rd != r && !hb(R, (int)rd, v);
+	for (int k = 0; k < s->nit; k++) {
+		int m = R->setpool[s->it + k];
+		if (m != r && !hb(R, m, v))
+			return 1;
+	}
+	return 0;
+}
+
+/* Granule g accessed by record r at clock v: 1 if a race was found. */
+static int touch(ls_race_st *R, uint32_t *sh, int64_t g, int r,
+		 const uint32_t *v, int is_write, int space, int core,
+		 int storage)
 {
 	uint32_t w = sh[2 * g], rd = sh[2 * g + 1];
+	int64_t n0 = R->n_found;
+	int n1 = R->n_races;
 	if (w && (int)w != r && !hb(R, (int)w, v))
 		race(R, is_write ? 2 : 0, space, core, storage, g, (int)w, r, v);
 	if (!is_write) {
 		if ((int)rd == r)
-			return;
+			return w && (int)w != r && !hb(R, (int)w, v);
 		if (!rd || (R->rec[rd].agent >= 0 && hb(R, (int)rd, v)))
 			sh[2 * g + 1] = (uint32_t)r;
 		else
 			sh[2 * g + 1] = (uint32_t)read_add(R, (int)rd, r, v);
-		return;
+		return R->n_found != n0 || R->n_races != n1 ||
+		       (w && (int)w != r && !hb(R, (int)w, v));
 	}
 	if (rd) {
 		const rrec *s = &R->rec[rd];
@@ -503,6 +527,31 @@ static void touch(ls_race_st *R, uint32_t *sh, int64_t g, int r,
 	}
 	sh[2 * g] = (uint32_t)r;
 	sh[2 * g + 1] = 0;
+	return R->n_found != n0 || R->n_races != n1 || raced_any(R, w, rd, r, v);
+}
+
+/* The last granule's state before and after, when it found no race: a
+** granule in the same state ends in the same state without a check. */
+typedef struct gcache {
+	int have;
+	uint32_t w, rd, nw, nrd;
+} gcache;
+
+static void gran(ls_race_st *R, gcache *c, uint32_t *sh, int64_t g, int r,
+		 const uint32_t *v, int is_write, int space, int core,
+		 int storage)
+{
+	uint32_t w = sh[2 * g], rd = sh[2 * g + 1];
+	if (c->have && w == c->w && rd == c->rd) {
+		sh[2 * g] = c->nw;
+		sh[2 * g + 1] = c->nrd;
+		return;
+	}
+	c->have = !touch(R, sh, g, r, v, is_write, space, core, storage);
+	c->w = w;
+	c->rd = rd;
+	c->nw = sh[2 * g];
+	c->nrd = sh[2 * g + 1];
 }
 
 void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
@@ -511,6 +560,7 @@ void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
 	int64_t ng, idx[LS_MAX_DIMS], last_g = -1;
 	uint32_t *sh;
 	int nd = o->ndim, storage;
+	gcache c;
 	if (o->space != LS_SP_SB && o->space != LS_SP_PSUM &&
 	    o->space != LS_SP_DRAM)
 		return;
@@ -522,6 +572,7 @@ void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
 	if (o->space == LS_SP_DRAM)
 		core = -1;
 	memset(idx, 0, sizeof idx);
+	c.have = 0;
 	for (;;) {
 		int64_t b = o->off, n = o->num[nd - 1], st = o->stride[nd - 1];
 		for (int d = 0; d < nd - 1; d++)
@@ -530,8 +581,8 @@ void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
 			int64_t g0 = b / GRAN, g1 = (b + n * st - 1) / GRAN;
 			for (int64_t g = g0; g <= g1 && g < ng; g++)
 				if (g >= 0 && g != last_g)
-					touch(R, sh, g, r, v, is_write,
-					      o->space, core, storage);
+					gran(R, &c, sh, g, r, v, is_write,
+					     o->space, core, storage);
 			last_g = g1;
 		} else {
 			for (int64_t k = 0; k < n; k++) {
@@ -540,8 +591,9 @@ void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
 							    GRAN;
 				for (int64_t g = g0; g <= g1 && g < ng; g++)
 					if (g >= 0 && g != last_g)
-						touch(R, sh, g, r, v, is_write,
-						      o->space, core, storage);
+						gran(R, &c, sh, g, r, v,
+						     is_write, o->space, core,
+						     storage);
 				last_g = g1;
 			}
 		}
