@@ -103,6 +103,7 @@ struct ls_race_st {
 	int *rh;                /* open hash of races: index + 1 */
 	int cap_rh;
 	int64_t overflow;       /* history / semaphore-log evictions used */
+	lm_error kept;          /* the first uninitialized read (code 0: none) */
 };
 
 static uint32_t *vc_alloc(ls_race_st *R)
@@ -758,6 +759,43 @@ void ls_race_hist_join(ls_race_st *R, int h, const ls_sfunc *sf, int a,
 		if (ls_pos_cmp(sf, &p, &bp) == 0)
 			ls_race_join(R, dst, e->vc);
 	}
+}
+
+/* ---- errors kept --------------------------------------------------------- */
+
+void ls_race_keep_error(ls_race_st *R, const lm_error *e)
+{
+	if (!R->kept.code)
+		R->kept = *e;
+}
+
+const lm_error *ls_race_kept_error(const ls_race_st *R)
+{
+	return R->kept.code && R->n_found == 0 ? &R->kept : NULL;
+}
+
+/* A run that failed with err after races were found: err says so, with
+** the first race ("; --race: N races before it, first: ..."). */
+void ls_race_note_error(ls_race_st *R, lm_error *err)
+{
+	ls_result r;
+	lm_buf b = LM_BUF_INIT;
+	size_t n = strlen(err->msg);
+	if (R->n_found == 0 || R->n_races == 0)
+		return;
+	memset(&r, 0, sizeof r);
+	ls_race_collect(R, &r);
+	lm_buf_printf(&b, "; --race: %lld race%s before it, first: ",
+		      (long long)R->n_found, R->n_found == 1 ? "" : "s");
+	ls_race_format(&r.races[0], &b);
+	ls_races_free(r.races, r.n_races);
+	if (n + b.size + 1 > sizeof err->msg && n > sizeof err->msg / 2) {
+		/* keep the race: the error's own text is cut */
+		n = sizeof err->msg / 2;
+		err->msg[n] = 0;
+	}
+	snprintf(err->msg + n, sizeof err->msg - n, "%s", lm_buf_cstr(&b));
+	lm_buf_free(&b);
 }
 
 /* ---- the result --------------------------------------------------------- */

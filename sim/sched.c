@@ -2924,6 +2924,11 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	t1 = lm_seconds();
 	if (!s->rc)
 		check_finished(s);
+	if (!s->rc && s->R && ls_race_kept_error(s->R)) {
+		/* an uninitialized read no race explains */
+		*err = *ls_race_kept_error(s->R);
+		s->rc = err->code;
+	}
 	if (!s->rc) {
 		char why[600];
 		if (ls_sync_check_end(mc, why, sizeof why))
@@ -2958,6 +2963,8 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	}
 	if (rc && !err->code)
 		err->code = rc;
+	if (rc == LM_ECHECK && s->R)
+		ls_race_note_error(s->R, err);
 	ls_race_free(s->R);
 	mc->race = NULL;
 	sim_free(s);

@@ -960,6 +960,13 @@ void ls_race_hist_push(ls_race_st *R, int h, int64_t bseq,
 		       const int64_t *ords, int depth, const uint32_t *vc);
 void ls_race_hist_join(ls_race_st *R, int h, const ls_sfunc *sf, int a,
 		       const ls_pos *q, uint32_t *dst);
+/* Keep the first uninitialized-read error e of the run (exec.c); the
+** kept error when the run found no race, else NULL. */
+void ls_race_keep_error(ls_race_st *R, const lm_error *e);
+const lm_error *ls_race_kept_error(const ls_race_st *R);
+/* err (the run's error) gets "; --race: N races before it, first: ..."
+** when races were found. */
+void ls_race_note_error(ls_race_st *R, lm_error *err);
 /* The races into out (ls_result's n_races, races, races_found). */
 void ls_race_collect(ls_race_st *R, ls_result *out);
 void ls_races_free(ls_race *r, int n);
