@@ -60,8 +60,9 @@ const char usage_run[] =
 	"                        refuses, one per line (exit 2 if there is\n"
 	"                        any, else 'nothing unsupported' and 0)\n\n"
 	"exit status: 0 ok, 1 runtime error (deadlock, barrier collision,\n"
-	"uninitialized read, limits) or a race (--race), 2 bad usage or input (or, with\n"
-	"--list-unsupported, something unsupported), 3 internal error\n";
+	"uninitialized read, limits) or a race (--race), 2 bad usage or\n"
+	"input (or, with --list-unsupported, something unsupported), 3\n"
+	"internal error\n";
 
 /* Parse a non-negative 64-bit integer option value. */
 static int parse_i64(const char *opt, const char *s, int64_t *out)

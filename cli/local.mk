@@ -24,7 +24,8 @@ endif
 # its sink. The MPI transport stays in the program.
 noinst_LTLIBRARIES += cli/libcli.la
 cli_libcli_la_CPPFLAGS = -I$(srcdir)/cli $(LNCSIM_ALL_INCLUDES)
-cli_libcli_la_SOURCES = cli/diff_case.c cli/diff_case.h cli/race_out.c cli/race_out.h \
+cli_libcli_la_SOURCES = cli/diff_case.c cli/diff_case.h \
+	cli/race_out.c cli/race_out.h \
 	cli/fuzz.h cli/fuzz_rec.c cli/fuzz_sig.c cli/fuzz_case.c \
 	cli/fuzz_coord.h cli/fuzz_coord.c \
 	cli/fuzz_pool.h cli/fuzz_pool.c \

@@ -35,7 +35,8 @@ typedef struct rrec {
 	int32_t agent;          /* -1: a read set (set, n in the set pool) */
 	uint32_t clock;
 	const ls_sinst *si;
-	int32_t core, eng;      /* eng >= LS_ENGINES: queue instance eng - LS_ENGINES */
+	int32_t core, eng;      /* eng >= LS_ENGINES: the queue instance
+				   eng - LS_ENGINES */
 	int32_t it, nit;        /* (loop, iv) pairs in itpool; a set: ids */
 } rrec;
 

@@ -358,6 +358,46 @@ START_TEST(test_call)
 }
 END_TEST
 
+/*
+** The same with an NKIKernel call k (DVE) of kernel k1 bound to xs and
+** ys: k1's kc (Activation) copies ka into kb.
+*/
+static lm_module *nki(const char *eng, int dep)
+{
+	tb t;
+	tb_init(&t);
+	tb_sb(&t, "xs", "float32", 1, 64);
+	tb_sb(&t, "ys", "float32", 1, 64);
+	tb_sb(&t, "v", "float32", 1, 64);
+	memset_(&t, "ms", eng, T64("xs"), "");
+	tb_inst(&t, "{\"opcode\":\"NKIKernel\",\"name\":\"k\",\"engine\":"
+		"\"DVE\",\"func\":\"k1\",\"func_args\":{\"ka\":\"xs\"},"
+		"\"func_outs\":{\"kb\":\"ys\"}}");
+	copy_(&t, "after", "Pool", T64("ys"), T64("v"), dep ?
+	      ",\"dependencies\":[[\"k\",\"Flow\"]]" : "");
+	tb_function(&t, "k1", 1);
+	t.sb_addr = 4096;
+	tb_sb(&t, "ka", "float32", 1, 64);
+	tb_sb(&t, "kb", "float32", 1, 64);
+	copy_(&t, "kc", "Activation", T64("ka"), T64("kb"), "");
+	tb_inst(&t, "{\"opcode\":\"Return\",\"name\":\"kr\",\"engine\":"
+		"\"SP\"}");
+	return tb_module(&t, 0);
+}
+
+START_TEST(test_nki_call)
+{
+	ls_result r;
+	ck_assert_int_eq(races1(nki("DVE", 1), 0, NULL), 0);
+	ck_assert_int_eq(races1(nki("Pool", 1), 0, &r), 1);
+	ck_assert(has(&r, NULL, "ms", "kc"));
+	ls_result_free(&r);
+	ck_assert_int_eq(races1(nki("DVE", 0), 0, &r), 1);
+	ck_assert(has(&r, NULL, "kc", "after"));
+	ls_result_free(&r);
+}
+END_TEST
+
 /* ---- across cores ------------------------------------------------------- */
 
 /*
@@ -707,6 +747,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_trigger);
 	tcase_add_test(tc, test_all_engine_barrier);
 	tcase_add_test(tc, test_call);
+	tcase_add_test(tc, test_nki_call);
 	tcase_add_test(tc, test_cross_core_handoff);
 	tcase_add_test(tc, test_loop_carried);
 	tcase_add_test(tc, test_uninit_kept);
