@@ -5,8 +5,9 @@
 ** program order, every EdgeKind of dependencies, a counting semaphore
 ** satisfied by its second update, events, a DMA's completion (its
 ** semaphore, a dependency, Drain) against a read after its issue only,
-** AllEngineBarrier, a DMATrigger's block, a Call and its Return, a
-** cross-core DRAM hand-off through a CoreBarrier, a loop-carried WAR;
+** AllEngineBarrier, a DMATrigger's block, a Call and its Return, an
+** NKIKernel call, a cross-core DRAM hand-off through a CoreBarrier, a
+** loop-carried WAR, a branch loop; uninitialized reads kept;
 ** the same races under every perturbed schedule; the command line;
 ** generated programs race-free.
 */
@@ -488,6 +489,38 @@ START_TEST(test_loop_carried)
 }
 END_TEST
 
+/*
+** Branches: tests/fixtures/branch/cbrslices.json loads slice k of x into
+** slice k of xs on each pass of a CompareAndBranch loop, tt (DVE)
+** depending on the load of its own pass; race-free. In
+** tests/fixtures/race/cfg_war.json every pass loads into the same slice:
+** the next pass's load races with this pass's read (only that pair: the
+** dependency orders each read after its own pass's load).
+*/
+START_TEST(test_branch_loop)
+{
+	for (uint64_t s = 0; s < 3; s++) {
+		char *p = tu_fixture("branch", "cbrslices.json");
+		ls_result r;
+		ck_assert_int_eq(races1(tu_load(p), s * 31337, NULL), 0);
+		free(p);
+		p = tu_fixture("race", "cfg_war.json");
+		ck_assert_int_gt(races1(tu_load(p), s * 31337, &r), 0);
+		free(p);
+		ck_assert(has(&r, NULL, "ldk", "tt"));
+		ck_assert_int_eq(r.n_races, r.races_found);
+		for (int i = 0; i < r.n_races; i++)
+			ck_assert_msg((!strcmp(r.races[i].a_inst, "ldk") &&
+				       !strcmp(r.races[i].b_inst, "tt")) ||
+				      (!strcmp(r.races[i].a_inst, "tt") &&
+				       !strcmp(r.races[i].b_inst, "ldk")),
+				      "%s vs %s", r.races[i].a_inst,
+				      r.races[i].b_inst);
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
 /* ---- errors ------------------------------------------------------------- */
 
 /*
@@ -750,6 +783,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_nki_call);
 	tcase_add_test(tc, test_cross_core_handoff);
 	tcase_add_test(tc, test_loop_carried);
+	tcase_add_test(tc, test_branch_loop);
 	tcase_add_test(tc, test_uninit_kept);
 	tcase_add_test(tc, test_schedules);
 	suite_add_tcase(s, tc);
