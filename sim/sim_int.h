@@ -19,6 +19,8 @@
 **               waits and updates of sync_info, GroupResetSemaphores.
 **   dmablk.c    DMA blocks: their preparation, the triggers' fire
 **               counters and rewinds (sched.c runs the descriptors).
+**   race.c      the happens-before race detector (--race): vector
+**               clocks, the shadow of SBUF / PSUM / DRAM, the races.
 ** Hot loops live apart: apiter.c (access-pattern element loops and dtype
 ** conversions) and mmkernel.c (the Matmult kernel), actfunc.c (activation
 ** formulas), cost.c (the cost model), trace.c (Chrome trace output).
