@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include "race_out.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,7 +23,7 @@ const char usage_diff[] =
 	"usage: lncsim diff [--inputs DIR | --seed N] [--linked FILE]\n"
 	"                   [--schedules K] [--save-io DIR] [--skip=STEP,...]\n"
 	"                   [--max-time PS] [--max-instructions N]\n"
-	"                   [--max-memory BYTES] [-q]\n"
+	"                   [--max-memory BYTES] [--race [--race-limit N]] [-q]\n"
 	"                   [--db FILE | --no-db] MODULE...\n\n"
 	"Differential check of the linker: the per-core modules run side by\n"
 	"side on an N-core machine (the reference) and the linked module run\n"
@@ -47,10 +48,15 @@ const char usage_diff[] =
 	"                    (instructions: default 1000000000; 0: no limit)\n"
 	"  --max-memory BYTES  simulated memory of each run (suffix K, M, G,\n"
 	"                    T; default 4G)\n"
+	"  --race            detect data races in both runs of the plain\n"
+	"                    schedule (docs/race.md): one line per race; a\n"
+	"                    race fails the check\n"
+	"  --race-limit N    print at most N race lines per run (default\n"
+	"                    100; all are counted)\n"
 	"  -q                print only failures\n"
 	"  --db FILE, --no-db  run log (default ./lncsim.db or $LNCSIM_DB)\n\n"
 	"exit status: 0 pass, 1 the check failed (mismatch, output set, a run\n"
-	"error, a linked module that fails the verifier), 2 bad input\n";
+	"error, a linked module that fails the verifier, a race), 2 bad input\n";
 
 
 /* Write ts into dir/name, a plain directory beneath dir (made when
@@ -138,6 +144,7 @@ int cmd_diff(int argc, char **argv)
 {
 	const char *inputs_dir = NULL, *linked_path = NULL, *save_dir = NULL;
 	uint64_t seed = 0, schedules = 0, x;
+	int64_t race_limit = CLI_RACE_LIMIT_DEFAULT;
 	unsigned skip = 0;
 	int quiet = 0, nmods_arg = 0, has_seed = 0;
 	ls_diff_opts dopts;
@@ -205,6 +212,13 @@ int cmd_diff(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "-q")) {
 			quiet = 1;
+		} else if (!strcmp(a, "--race")) {
+			dopts.run.race = 1;
+		} else if (!strcmp(a, "--race-limit")) {
+			if ((rc = cli_parse_u64("diff", a, v, &x)))
+				goto done;
+			race_limit = (int64_t)x;
+			i++;
 		} else if (a[0] == '-' && a[1]) {
 			rc = cli_usage_error("diff", "unknown or incomplete option '%s'",
 					     a);
@@ -287,6 +301,11 @@ int cmd_diff(int argc, char **argv)
 	/* report */
 	const char *name = lm_module_display_name(mods[0]);
 	const ls_diff_result *res = &dc.res;
+	if (!error && dopts.run.race) {
+		fflush(stdout);
+		cli_print_races(stdout, &res->ref, race_limit, "reference: ");
+		cli_print_races(stdout, &res->linked, race_limit, "linked: ");
+	}
 	if (error) {
 		/* cli_report printed why */
 	} else if (dc.failed) {

@@ -33,7 +33,7 @@
 const char usage_fuzz[] =
 	"usage: lncsim fuzz [--cores A-B] [--count K | --duration T] [--seed S]\n"
 	"                   [--jobs J] [--size small|medium|large] [--loops]\n"
-	"                   [--schedules K]\n"
+	"                   [--schedules K] [--race]\n"
 	"                   [--keep-failures DIR] [--skip=STEP,...] [--stop] [-q]\n"
 	"                   [--campaign NAME] [--resume] [--lost-after SECONDS]\n"
 	"                   [--case-timeout T]\n"
@@ -54,6 +54,9 @@ const char usage_fuzz[] =
 	"                     rank, default 1)\n"
 	"  --size SZ          program size (default small)\n"
 	"  --loops            generate with `lncsim gen --loops`\n"
+	"  --race             detect data races in both runs of each case\n"
+	"                     (docs/race.md): a race fails the case (kinds\n"
+	"                     reference-race, linked-race)\n"
 	"  --schedules K      perturbed schedules per case (default 0)\n"
 	"  --keep-failures DIR  keep the failing case of each failure signature's\n"
 	"                     smallest seed as DIR/case-<seed>/ with its repro\n"
@@ -97,7 +100,8 @@ typedef struct fuzz_opts {
 	const char *campaign;
 	cli_db dbo;
 	/* given on the command line (a resumed campaign's must match) */
-	int has_cores, has_size, has_loops, has_schedules, has_skip, has_seed,
+	int has_cores, has_size, has_loops, has_race, has_schedules, has_skip,
+	    has_seed,
 	    has_count,
 	    has_jobs;
 } fuzz_opts;
@@ -240,6 +244,9 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 		} else if (!strcmp(a, "--loops")) {
 			o->cfg.loops = 1;
 			o->has_loops = 1;
+		} else if (!strcmp(a, "--race")) {
+			o->cfg.race = 1;
+			o->has_race = 1;
 		} else if (!strcmp(a, "--keep-failures")) {
 			if (!v || !*v)
 				return cli_usage_error("fuzz", "--keep-failures needs "
@@ -352,6 +359,7 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 		  "--cores" },
 		{ o->has_size, was.size == o->cfg.size, "--size" },
 		{ o->has_loops, was.loops == o->cfg.loops, "--loops" },
+		{ o->has_race, was.race == o->cfg.race, "--race" },
 		{ o->has_schedules, was.schedules == o->cfg.schedules,
 		  "--schedules" },
 		{ o->has_skip, was.skip == o->cfg.skip, "--skip" },
@@ -370,6 +378,7 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 	o->cfg.hi = was.hi;
 	o->cfg.size = was.size;
 	o->cfg.loops = was.loops;
+	o->cfg.race = was.race;
 	o->cfg.schedules = was.schedules;
 	o->cfg.skip = was.skip;
 	o->seed = k->first_seed;

@@ -20,11 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "race_out.h"
 
 const char usage_run[] =
 	"usage: lncsim run [--inputs DIR | --seed N] [--outputs DIR] [--stats]\n"
 	"                  [--trace FILE] [--max-time PS] [--max-instructions N]\n"
 	"                  [--perturb SEED] [--max-memory BYTES]\n"
+	"                  [--race [--race-limit N]]\n"
 	"                  [--db FILE | --no-db] MODULE...\n"
 	"       lncsim run --list-unsupported MODULE...\n\n"
 	"Simulate modules on NeuronCores. One MODULE runs alone (a\n"
@@ -45,6 +47,11 @@ const char usage_run[] =
 	"  --perturb SEED        perturb latencies and tie-breaks (seeded)\n"
 	"  --max-memory BYTES    refuse a run needing more simulated memory\n"
 	"                        (suffix K, M, G, T; default 4G)\n"
+	"  --race                detect data races by happens-before\n"
+	"                        (docs/race.md): one line per race, exit 1\n"
+	"                        when there is any\n"
+	"  --race-limit N        print at most N race lines (default 100;\n"
+	"                        all are counted)\n"
 	"  --db FILE             log the run into FILE (default $LNCSIM_DB, else\n"
 	"                        ./lncsim.db; docs/database.md)\n"
 	"  --no-db               do not log the run\n"
@@ -53,8 +60,9 @@ const char usage_run[] =
 	"                        refuses, one per line (exit 2 if there is\n"
 	"                        any, else 'nothing unsupported' and 0)\n\n"
 	"exit status: 0 ok, 1 runtime error (deadlock, barrier collision,\n"
-	"uninitialized read, limits), 2 bad usage or input (or, with\n"
-	"--list-unsupported, something unsupported), 3 internal error\n";
+	"uninitialized read, limits) or a race (--race), 2 bad usage or\n"
+	"input (or, with --list-unsupported, something unsupported), 3\n"
+	"internal error\n";
 
 /* Parse a non-negative 64-bit integer option value. */
 static int parse_i64(const char *opt, const char *s, int64_t *out)
@@ -154,7 +162,7 @@ static int list_unsupported(char **paths, int n)
 int cmd_run(int argc, char **argv)
 {
 	const char *inputs_dir = NULL, *outputs_dir = NULL;
-	int64_t seed = 0, perturb = 0;
+	int64_t seed = 0, perturb = 0, race_limit = CLI_RACE_LIMIT_DEFAULT;
 	int stats = 0, has_seed = 0, list = 0, first = 1, rc = 0, n = 0;
 	ls_options opts;
 	char **paths = NULL;
@@ -182,7 +190,8 @@ int cmd_run(int argc, char **argv)
 			continue;
 		const char *v = first + 1 < argc ? argv[first + 1] : NULL;
 		int takes = strcmp(a, "--stats") != 0 && strcmp(a, "--") != 0 &&
-			    strcmp(a, "--list-unsupported") != 0;
+			    strcmp(a, "--list-unsupported") != 0 &&
+			    strcmp(a, "--race") != 0;
 		if (takes && !v)
 			return cli_usage_error("run", "%s needs a value", a);
 		if (!strcmp(a, "--"))  {
@@ -194,6 +203,12 @@ int cmd_run(int argc, char **argv)
 		} else if (!strcmp(a, "--list-unsupported")) {
 			list = 1;
 			continue;
+		} else if (!strcmp(a, "--race")) {
+			opts.race = 1;
+			continue;
+		} else if (!strcmp(a, "--race-limit")) {
+			if (parse_i64(a, v, &race_limit))
+				return EXIT_INPUT;
 		} else if (!strcmp(a, "--inputs")) {
 			inputs_dir = v;
 		} else if (!strcmp(a, "--outputs")) {
@@ -311,6 +326,14 @@ int cmd_run(int argc, char **argv)
 	}
 	if (opts.trace_path)
 		printf("trace: %s\n", opts.trace_path);
+	if (opts.race) {
+		fflush(stdout);
+		if (cli_print_races(stdout, &res, race_limit, NULL) > 0)
+			rc = EXIT_CHECK;
+		else
+			printf("races: none (shadow %lld bytes)\n",
+			       (long long)res.race_shadow_bytes);
+	}
 
 done:
 	rc = log_run(db, argc, argv, first, mods, seed, ran ? &res : NULL, rc,

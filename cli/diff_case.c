@@ -23,6 +23,30 @@ static void fail(diff_case *dc, const char *kind, const char *msg)
 }
 
 
+/*
+** A race in either run of the plain schedule fails the case, of kind
+** reference-race or linked-race; the message names the first race
+** (ls_race_format) and the count.
+*/
+static void race_verdict(diff_case *dc)
+{
+	const ls_result *r[2] = { &dc->res.ref, &dc->res.linked };
+	static const char *const kind[2] = { "reference-race", "linked-race" };
+	for (int i = 0; i < 2; i++) {
+		lm_buf b = LM_BUF_INIT;
+		if (r[i]->races_found == 0 || r[i]->n_races == 0)
+			continue;
+		lm_buf_printf(&b, "%s run: %lld race%s, first: ",
+			      i ? "linked" : "reference",
+			      (long long)r[i]->races_found,
+			      r[i]->races_found == 1 ? "" : "s");
+		ls_race_format(&r[i]->races[0], &b);
+		fail(dc, kind[i], lm_buf_cstr(&b));
+		lm_buf_free(&b);
+		return;
+	}
+}
+
 /* The linker's tensor-map entries as the check's plain ones (borrowed). */
 static ls_tmap_entry *plain_entries(const lk_tensor_entry *t, int n)
 {
@@ -154,6 +178,8 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 	};
 	if (dc->res.status != LS_DIFF_PASS)
 		fail(dc, kinds[dc->res.status], dc->res.message);
+	else if (dc->run.race)
+		race_verdict(dc);
 	return 0;
 }
 

@@ -30,7 +30,8 @@ typedef struct diff_case {
 	ls_diff_result res;
 	int failed;               /* the check failed */
 	char kind[32];            /* link, verifier, mismatch, output-set,
-				     reference-error, linked-error */
+				     reference-error, linked-error,
+				     reference-race, linked-race (run.race) */
 	char message[1200];
 } diff_case;
 

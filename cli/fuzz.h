@@ -29,6 +29,7 @@ typedef struct fz_config {
 				    killed and recorded as a timeout; 0: no
 				    limit */
 	int loops;               /* the generator's --loops */
+	int race;                /* --race: a race in either run fails */
 } fz_config;
 
 /* --case-timeout's default, milliseconds (ten minutes). */
@@ -37,14 +38,15 @@ typedef struct fz_config {
 #define FZ_CASE_TIMEOUT_MAX_MS (7 * 86400 * 1000)
 
 #define FZ_CONFIG_INIT \
-	{ 1, 4, LS_GEN_SMALL, 0, 0, "", 0, FZ_CASE_TIMEOUT_MS, 0 }
+	{ 1, 4, LS_GEN_SMALL, 0, 0, "", 0, FZ_CASE_TIMEOUT_MS, 0, 0 }
 
 /* The core count of case seed s (drawn from lo..hi by a hash of s). */
 int fz_case_cores(const fz_config *c, uint64_t s);
 /*
 ** The generator options as one canonical string, the campaign's
 ** identity in the database: "cores=A-B size=SZ schedules=K skip=S,..."
-** (steps in link order), then " loops" with --loops. Caller frees.
+** (steps in link order), then " loops" with --loops, then " race" with
+** --race. Caller frees.
 */
 char *fz_gen_options(const fz_config *c);
 /*
@@ -58,7 +60,8 @@ char *fz_skip_option(const fz_config *c);
 /*
 ** The command line that reproduces case s: generate it into dir, then
 ** diff it ("lncsim gen --cores N --seed S [--size SZ] -o DIR && lncsim
-** diff [--skip=...] [--schedules K] --seed S DIR/genS"). Caller frees.
+** diff [--skip=...] [--schedules K] [--race] --seed S DIR/genS").
+** Caller frees.
 */
 char *fz_repro(const fz_config *c, uint64_t s, const char *dir);
 

@@ -179,6 +179,8 @@ static int keep_case(const fz_config *c, uint64_t s, lm_module **mods, int n,
 		lm_buf_printf(&b, " %s", skip);
 	if (c->schedules)
 		lm_buf_printf(&b, " --schedules %d", c->schedules);
+	if (c->race)
+		lm_buf_puts(&b, " --race");
 	lm_buf_printf(&b, " --seed %llu %s/gen%llu\n", (unsigned long long)s,
 		      dir, (unsigned long long)s);
 	char *line = lm_buf_detach(&b);
@@ -248,6 +250,7 @@ void fz_case_run(const fz_config *c, uint64_t s, fz_record *r,
 	ls_gen_fileset(files, n_files, dir, &fs);
 	dc.skip = c->skip;
 	dc.schedules = c->schedules;
+	dc.run.race = c->race;
 	dc.seed = s;
 	dc.files = &fs;
 	if (diff_case_run(&dc, mods, n, NULL, &err))

@@ -53,13 +53,15 @@ char *fz_gen_options(const fz_config *c)
 	put_steps(&b, c->skip);
 	if (c->loops)
 		lm_buf_puts(&b, " loops");
+	if (c->race)
+		lm_buf_puts(&b, " race");
 	lm_buf_put(&b, "", 0);
 	return lm_buf_detach(&b);
 }
 
 int fz_gen_options_parse(const char *s, fz_config *c)
 {
-	int lo, hi, sched, n = 0, loops = 0, bad;
+	int lo, hi, sched, n = 0, loops = 0, race = 0, bad;
 	char size[16];
 	if (sscanf(s, "cores=%d-%d size=%15s schedules=%d skip=%n", &lo, &hi,
 		   size, &sched, &n) != 4 || !n)
@@ -70,6 +72,10 @@ int fz_gen_options_parse(const char *s, fz_config *c)
 	/* the steps, then " loops" when the campaign generates loops */
 	char *steps = lm_xstrdup(s + n);
 	size_t k = strlen(steps);
+	if (k >= 5 && !strcmp(steps + k - 5, " race")) {
+		steps[k -= 5] = 0;
+		race = 1;
+	}
 	if (k >= 6 && !strcmp(steps + k - 6, " loops")) {
 		steps[k - 6] = 0;
 		loops = 1;
@@ -80,6 +86,7 @@ int fz_gen_options_parse(const char *s, fz_config *c)
 	if (bad)
 		return -1;
 	c->loops = loops;
+	c->race = race;
 	c->lo = lo;
 	c->hi = hi;
 	c->size = (ls_gen_size)sz;
@@ -115,6 +122,8 @@ char *fz_repro(const fz_config *c, uint64_t s, const char *dir)
 		lm_buf_printf(&b, " %s", skip);
 	if (c->schedules)
 		lm_buf_printf(&b, " --schedules %d", c->schedules);
+	if (c->race)
+		lm_buf_puts(&b, " --race");
 	lm_buf_printf(&b, " --seed %llu %s/gen%llu", seed, dir, seed);
 	free(skip);
 	return lm_buf_detach(&b);

@@ -25,6 +25,7 @@ endif
 noinst_LTLIBRARIES += cli/libcli.la
 cli_libcli_la_CPPFLAGS = -I$(srcdir)/cli $(LNCSIM_ALL_INCLUDES)
 cli_libcli_la_SOURCES = cli/diff_case.c cli/diff_case.h \
+	cli/race_out.c cli/race_out.h \
 	cli/fuzz.h cli/fuzz_rec.c cli/fuzz_sig.c cli/fuzz_case.c \
 	cli/fuzz_coord.h cli/fuzz_coord.c \
 	cli/fuzz_pool.h cli/fuzz_pool.c \

@@ -23,13 +23,13 @@ static const cli_command commands[] = {
 	  usage_verify, "", 0 },
 	{ "run", "simulate modules on NeuronCores", cmd_run, usage_run,
 	  "--inputs --seed --outputs --trace --max-time --max-instructions "
-	  "--perturb --max-memory --db", 0 },
+	  "--perturb --max-memory --race-limit --db", 0 },
 	{ "gen", "write a random per-core module set", cmd_gen, usage_gen,
 	  NULL, 0 },
 	{ "diff", "check a linked module against the per-core modules",
 	  cmd_diff, usage_diff,
 	  "--inputs --seed --linked --schedules --save-io --max-time "
-	  "--max-instructions --max-memory --db", 0 },
+	  "--max-instructions --max-memory --race-limit --db", 0 },
 	{ "fuzz", "gen + diff over many seeds", cmd_fuzz, usage_fuzz, NULL, 0 },
 	{ "report", "plot utilization reports from the run log", cmd_report,
 	  usage_report, NULL, 0 },

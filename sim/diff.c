@@ -324,8 +324,10 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 		memset(&ref, 0, sizeof ref);
 		memset(&lin, 0, sizeof lin);
 		run.perturb_seed = s ? (uint64_t)s * 0x9e3779b97f4a7c15ULL : 0;
-		if (s)
+		if (s) {
 			run.trace_path = NULL;
+			run.race = 0; /* the plain schedule's runs only */
+		}
 		rc = ls_machine_run(refm, &run, &ref, &e);
 		if (rc == LM_EINPUT) {
 			*err = e;

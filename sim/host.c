@@ -78,6 +78,7 @@ void ls_result_free(ls_result *r)
 		free(r->matmuls[i].name);
 	free(r->matmuls);
 	ls_tensors_free(&r->outputs);
+	ls_races_free(r->races, r->n_races);
 	memset(r, 0, sizeof *r);
 }
 

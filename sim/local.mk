@@ -18,3 +18,4 @@ sim_libsim_la_SOURCES += sim/sync.c
 sim_libsim_la_SOURCES += sim/dmablk.c
 sim_libsim_la_SOURCES += sim/engacc.c
 sim_libsim_la_SOURCES += sim/shuffle.c
+sim_libsim_la_SOURCES += sim/race.c

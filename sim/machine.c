@@ -185,6 +185,11 @@ static int64_t layout_unmap(const ls_layout *l, int64_t x)
 	return x;
 }
 
+int64_t ls_layout_unmap(const ls_layout *l, int64_t x)
+{
+	return layout_unmap(l, x);
+}
+
 void ls_describe_byte(ls_machine *mc, int core, const ls_opnd *o,
 		      const uint8_t *p, char *buf, size_t n)
 {

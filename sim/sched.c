@@ -84,6 +84,13 @@ typedef struct act {
 	   that made it first), made: how many */
 	int *blog;
 	int64_t made;
+	/* the race detector: the clock the body starts from (the call's) and
+	   what its items' completions and leaving engines joined (saved
+	   clock ids, 0: none); the engines that joined rent; per dependency
+	   target its history + 1 (0: none) */
+	int rent, racc;
+	unsigned rjoined;
+	int *rh;
 } act;
 
 /* Block entries of an activation checked for divergence (the log). */
@@ -131,6 +138,7 @@ typedef struct engine {
 	int is_blocked;
 	const ls_sinst *halt;   /* the Halt that stopped it, or NULL */
 	ls_pending pend;
+	int rrec;               /* race: the access record of cur */
 } engine;
 
 typedef struct core {
@@ -155,6 +163,8 @@ typedef struct dma {
 	int64_t start;
 	ls_pending pend;
 	int blk, cur, n_fly, opened, owner, next_q;
+	int rvc, rrec;          /* race: the clock it reads (and completes)
+				   after, its access record */
 } dma;
 
 /* A queue instance's DMA blocks and the DMAs behind them, oldest first
@@ -230,9 +240,142 @@ typedef struct sim {
 	ls_sinst dsi;
 	ls_opnd *dop;
 	int cap_dop;
+	ls_race_st *R;          /* the race detector (opts.race), or NULL */
 } sim;
 
 /* ---- helpers ------------------------------------------------------------ */
+
+static ls_sinst *sinst_of(sim *s, item it);
+static void dep_points(sim *s, const frame *F, int b, const ls_sdep *d,
+		       ls_pos *t, ls_pos *q, int64_t *ords, int64_t *po);
+
+/* ---- the race detector's hooks (race.c; none runs when s->R is NULL) -- */
+
+static uint32_t *rvc_eng(sim *s, int c, int e)
+{
+	return ls_race_vc(s->R, ls_race_agent(s->R, c, e));
+}
+
+/* The saved clock *id (made on first use). */
+static uint32_t *rvc_slot(sim *s, int *id)
+{
+	if (!*id)
+		*id = ls_race_vc_new(s->R);
+	return ls_race_vc_get(s->R, *id);
+}
+
+/* Engine e of core c runs an item of activation ai: the body of a call
+** starts after the call. */
+static void race_enter(sim *s, int c, int e, int ai)
+{
+	act *a = &s->acts[ai];
+	if (a->parent_act < 0 || (a->rjoined >> e & 1))
+		return;
+	a->rjoined |= 1u << e;
+	if (a->rent)
+		ls_race_join(s->R, rvc_eng(s, c, e),
+			     ls_race_vc_get(s->R, a->rent));
+}
+
+/* The instance of si (index b) at cursor F of engine e is ordered after
+** the instances of each dependency it waited for. */
+static void race_deps(sim *s, int c, int e, const frame *F,
+		      const ls_sinst *si, int b)
+{
+	const act *A = &s->acts[F->act];
+	const ls_sfunc *sf = &s->mc->fns[A->fn];
+	for (int i = 0; i < si->n_deps && A->rh; i++) {
+		const ls_sdep *d = &si->deps[i];
+		int64_t ords[LS_MAX_NEST], po[LS_MAX_NEST];
+		ls_pos t, q;
+		if (!A->rh[d->a])
+			continue;
+		dep_points(s, F, b, d, &t, &q, ords, po);
+		if (t.bseq < 0)
+			continue;
+		ls_race_hist_join(s->R, A->rh[d->a] - 1, sf, d->a, &q,
+				  rvc_eng(s, c, e));
+	}
+}
+
+/* Instruction it starts on engine e of core c (cursor F): its clock
+** joins what it waits for, ticks; its record is made. */
+static void race_start(sim *s, int c, int e, item it, const frame *F,
+		       const ls_sinst *si)
+{
+	int ag = ls_race_agent(s->R, c, e);
+	uint32_t *v = ls_race_vc(s->R, ag), clk;
+	engine *E = &s->cores[c].eng[e];
+	race_enter(s, c, e, it.act);
+	if (si->n_deps)
+		race_deps(s, c, e, F, si, it.idx);
+	if (si->sy.n_wait) {
+		ls_race_set_tgt(s->R, v);
+		ls_sync_race_join(s->mc, c, e, &si->sy);
+	}
+	if (si->op == LM_OP_DRAIN)
+		ls_race_join(s->R, v, ls_race_drain(s->R, c, e));
+	clk = ls_race_tick(s->R, ag, si);
+	E->rrec = 0;
+	if (si->n_ins || si->n_outs) {
+		int lp[LS_MAX_NEST];
+		int64_t iv[LS_MAX_NEST];
+		for (int j = 0; j < F->nl; j++) {
+			lp[j] = F->l[j].loop;
+			iv[j] = F->l[j].iv;
+		}
+		E->rrec = ls_race_rec(s->R, ag, clk, si, c, e, lp, iv, F->nl);
+	}
+}
+
+/* The reads of si (operands as placed) by record r at clock v. */
+static void race_reads(sim *s, int c, int r, const uint32_t *v,
+		       const ls_sinst *si)
+{
+	for (int i = 0; i < si->n_ins && r; i++)
+		ls_race_access(s->R, r, v, c, &si->ins[i], 0);
+}
+
+/* The write staged in p, by record r at clock v. */
+static void race_writes(sim *s, int c, int r, const uint32_t *v,
+			const ls_pending *p)
+{
+	if (!p->active || !r)
+		return;
+	ls_race_access(s->R, r, v, c, &p->dsto, 1);
+	if (p->has2)
+		ls_race_access(s->R, r, v, c, &p->dsto2, 1);
+}
+
+/* Transfer d completed on its instance: the instance's completion clock
+** joins d's and ticks; d's write is checked; the updates that follow
+** are ordered after it. */
+static uint32_t *race_done(sim *s, dma *d, const ls_sinst *si)
+{
+	int ag = ls_race_qagent(s->R, d->qinst, 1);
+	uint32_t *v = ls_race_vc(s->R, ag), clk;
+	int r;
+	if (d->rvc)
+		ls_race_join(s->R, v, ls_race_vc_get(s->R, d->rvc));
+	clk = ls_race_tick(s->R, ag, si);
+	if (d->rrec) {
+		r = ls_race_rec_as(s->R, d->rrec, ag, clk,
+				   LS_ENGINES + d->qinst);
+		race_writes(s, d->core, r, v, &d->pend);
+	}
+	ls_race_set_cur(s->R, v);
+	return v;
+}
+
+/* Every engine of core c at a join: all arrivals before the release. */
+static void race_join_all(sim *s, int c)
+{
+	uint32_t *v0 = rvc_eng(s, c, 0);
+	for (int e = 1; e < LS_ENGINES; e++)
+		ls_race_join(s->R, v0, rvc_eng(s, c, e));
+	for (int e = 1; e < LS_ENGINES; e++)
+		ls_race_copy(s->R, rvc_eng(s, c, e), v0);
+}
 
 static uint64_t mix64(uint64_t z)
 {
@@ -480,6 +623,13 @@ static void act_check(sim *s, int ai)
 	    a->outstanding > 0)
 		return;
 	a->is_over = 1;
+	if (s->R) {
+		uint32_t *acc = rvc_slot(s, &s->acts[ai].racc);
+		a = &s->acts[ai];
+		if (a->rent)
+			ls_race_join(s->R, acc, ls_race_vc_get(s->R, a->rent));
+		ls_race_set_cur(s->R, acc);
+	}
 	if (fn_returns(&s->mc->fns[a->fn])) {
 		ls_sync_clear_bank(s->mc, a->core);
 		s->dirty = 1;
@@ -523,6 +673,11 @@ static void leave(sim *s, int c, int e)
 	free(E->fr[E->nfr].bin);
 	E->fr[E->nfr].bin = NULL;
 	a->st[e] = 2;
+	if (s->R && a->parent_act >= 0) {
+		uint32_t *acc = rvc_slot(s, &s->acts[ai].racc);
+		a = &s->acts[ai];
+		ls_race_join(s->R, acc, rvc_eng(s, c, e));
+	}
 	if (a->mask >> e & 1) {
 		a->inside--;
 		s->dirty = 1;
@@ -744,6 +899,30 @@ static void complete(sim *s, item it)
 	act *a = &s->acts[it.act];
 	const ls_sinst *si = &s->mc->fns[a->fn].insts[it.idx];
 	core *k = &s->cores[a->core];
+	if (s->R) {
+		if (si->is_target) {
+			const ring *r = a->rings ? &a->rings[it.idx] : NULL;
+			int has = r && r->n > 0 && (si->loop >= 0 || a->blog);
+			const int64_t *o = has ? r->ords + (size_t)r->head *
+					   (size_t)r->depth : NULL;
+			int cfg = a->blog != NULL;
+			if (!a->rh)
+				a->rh = lm_xcalloc((size_t)s->mc->fns[a->fn].n +
+						   1, sizeof *a->rh);
+			if (!a->rh[it.idx])
+				a->rh[it.idx] = ls_race_hist_new(s->R) + 1;
+			ls_race_hist_push(s->R, a->rh[it.idx] - 1,
+					  has && cfg ? o[0] : 0,
+					  has ? o + cfg : NULL,
+					  has ? r->depth - cfg : 0,
+					  ls_race_cur(s->R));
+		}
+		if (a->parent_act >= 0) {
+			uint32_t *acc = rvc_slot(s, &s->acts[it.act].racc);
+			a = &s->acts[it.act];
+			ls_race_join(s->R, acc, ls_race_cur(s->R));
+		}
+	}
 	a->outstanding--;
 	if (si->is_target) {
 		a->nout[it.idx]--;
@@ -901,6 +1080,16 @@ static void barrier_release(sim *s, int gi)
 {
 	group *g = &s->groups[gi];
 	g->released = 1;
+	if (s->R && g->n_arr > 0) {
+		/* every arrival before every release */
+		uint32_t *v0 = rvc_eng(s, g->arr[0].core, g->arr[0].eng);
+		for (int i = 1; i < g->n_arr; i++)
+			ls_race_join(s->R, v0, rvc_eng(s, g->arr[i].core,
+						     g->arr[i].eng));
+		for (int i = 1; i < g->n_arr; i++)
+			ls_race_copy(s->R, rvc_eng(s, g->arr[i].core,
+						   g->arr[i].eng), v0);
+	}
 	for (int i = 0; i < g->n_arr; i++) {
 		arrival *ar = &g->arr[i];
 		core *k = &s->cores[ar->core];
@@ -915,6 +1104,8 @@ static void barrier_release(sim *s, int gi)
 				     sinst_of(s, E->cur), E->cur.act,
 				     E->cur.idx, ar->t, s->now - ar->t);
 		E->busy = 0;
+		if (s->R)
+			ls_race_set_cur(s->R, rvc_eng(s, ar->core, ar->eng));
 		complete(s, E->cur);
 	}
 	for (int i = 0; i < g->n_arr && !s->rc; i++)
@@ -1029,6 +1220,14 @@ static void block_done(sim *s, int ri)
 {
 	dma *r = &s->dmas[ri];
 	const ls_sqinst *q = &s->mc->qinsts[r->qinst];
+	if (s->R) {
+		uint32_t *v = ls_race_vc(s->R, ls_race_qagent(s->R, r->qinst,
+							       1));
+		if (r->rvc)
+			ls_race_join(s->R, v, ls_race_vc_get(s->R, r->rvc));
+		ls_race_join(s->R, ls_race_drain(s->R, r->core, r->eng), v);
+		ls_race_set_cur(s->R, v);
+	}
 	apply_updates(s, r->core, inst_at(s, r->act, r->blk));
 	if (q->sem >= 0)
 		ls_sync_bump(s->mc, q->sem);
@@ -1052,6 +1251,24 @@ static int desc_start(sim *s, int ri)
 	s->x.si = si;
 	s->x.pend = &d->pend;
 	note_reads(s, si);
+	if (s->R) {
+		/* read when its transfer starts: after its block's clock and
+		   its own waits, as the instance's n-th descriptor read */
+		uint32_t *v = rvc_slot(s, &d->rvc);
+		int ag = ls_race_qagent(s->R, r->qinst, 0);
+		uint32_t clk;
+		r = &s->dmas[ri];
+		ls_race_copy(s->R, v, ls_race_vc_get(s->R, r->rvc));
+		if (si->sy.n_wait) {
+			ls_race_set_tgt(s->R, v);
+			ls_sync_race_join(s->mc, r->core, r->eng, &si->sy);
+		}
+		clk = ls_race_tick(s->R, ag, si);
+		v[ag] = clk;
+		d->rrec = ls_race_rec(s->R, ag, clk, si, r->core,
+				      LS_ENGINES + r->qinst, NULL, NULL, 0);
+		race_reads(s, r->core, d->rrec, v, si);
+	}
 	if (ls_exec_start(&s->x))
 		return s->rc = s->err->code;
 	d->act = r->act;
@@ -1092,6 +1309,12 @@ static void dq_pump(sim *s, int qi)
 					return;
 				}
 				r->opened = 1;
+				if (s->R && bs->sy.n_wait) {
+					ls_race_set_tgt(s->R, rvc_slot(s,
+							&s->dmas[ri].rvc));
+					ls_sync_race_join(s->mc, r->core,
+							  r->eng, &bs->sy);
+				}
 				if (consume(s, r->core, bs))
 					return;
 			}
@@ -1147,6 +1370,12 @@ static int dq_fire(sim *s, int c, int e, item it, const ls_sinst *si)
 	r->blk = ls_dmablk_fire(fire_of(s, c), si);
 	r->cur = r->blk + 1;
 	r->n_fly = r->opened = 0;
+	if (s->R) {
+		uint32_t *v = rvc_slot(s, &r->rvc);
+		r = &s->dmas[ri];
+		ls_race_copy(s->R, v, rvc_eng(s, c, e));
+		r->rrec = s->cores[c].eng[e].rrec;
+	}
 	ls_core_syncs(s->mc, c)->dma_out[e]++;
 	dq_append(s, qi, ri);
 	dq_pump(s, qi);
@@ -1167,6 +1396,8 @@ static void desc_event(sim *s, int a, int is_done)
 	d = &s->dmas[a];
 	ri = d->owner;
 	qi = d->qinst;
+	if (s->R)
+		race_done(s, d, inst_at(s, d->act, d->idx));
 	ls_exec_commit(&d->pend);
 	apply_updates(s, d->core, inst_at(s, d->act, d->idx));
 	if (s->tracing)
@@ -1281,6 +1512,8 @@ static void start_inst(sim *s, int c, int e, item it)
 	s->xsi = si;
 	if (si->n_dyn && eval_dyn(s, c, e, si))
 		return;
+	if (s->R)
+		race_start(s, c, e, it, &E->fr[E->nfr - 1], si);
 	E->busy = 1;
 	E->cur = it;
 	E->cur_completes = 1;
@@ -1310,6 +1543,11 @@ static void start_inst(sim *s, int c, int e, item it)
 		}
 		/* the body may start; the call completes with it */
 		s->acts[s->acts[it.act].sub[it.idx]].gate_open = 1;
+		if (s->R) {
+			int sub = s->acts[it.act].sub[it.idx];
+			ls_race_copy(s->R, rvc_slot(s, &s->acts[sub].rent),
+				     rvc_eng(s, c, e));
+		}
 		s->dirty = 1;
 		E->cur_completes = 0;
 		break;
@@ -1338,6 +1576,8 @@ static void start_inst(sim *s, int c, int e, item it)
 		char why[700], where[200];
 		int rc;
 		note_reads(s, si);
+		if (s->R)
+			race_reads(s, c, E->rrec, rvc_eng(s, c, e), s->xsi);
 		E->pend.x = &s->x;
 		rc = si->op == LM_OP_TENSORLOAD
 		     ? ls_tload_exec(s->mc, c, e, s->xsi, why, sizeof why)
@@ -1401,6 +1641,11 @@ static void start_inst(sim *s, int c, int e, item it)
 		}
 		/* the body may start; the call completes with it */
 		s->acts[s->acts[it.act].sub[it.idx]].gate_open = 1;
+		if (s->R) {
+			int sub = s->acts[it.act].sub[it.idx];
+			ls_race_copy(s->R, rvc_slot(s, &s->acts[sub].rent),
+				     rvc_eng(s, c, e));
+		}
 		s->dirty = 1;
 		E->cur_completes = 0;
 		break;
@@ -1428,6 +1673,13 @@ static void start_inst(sim *s, int c, int e, item it)
 		d->core = c;
 		d->eng = e;
 		d->qinst = qi;
+		if (s->R) {
+			race_reads(s, c, E->rrec, rvc_eng(s, c, e), s->xsi);
+			ls_race_copy(s->R, rvc_slot(s, &s->dmas[di].rvc),
+				     rvc_eng(s, c, e));
+			d = &s->dmas[di];
+			d->rrec = E->rrec;
+		}
 		ls_core_syncs(s->mc, c)->dma_out[e]++;
 		k->st.dma_bytes += si->dma_bytes;
 		k->st.dma_transfers++;
@@ -1461,6 +1713,8 @@ static void start_inst(sim *s, int c, int e, item it)
 		s->x.si = s->xsi;
 		s->x.pend = &E->pend;
 		note_reads(s, si);
+		if (s->R)
+			race_reads(s, c, E->rrec, rvc_eng(s, c, e), s->xsi);
 		if (ls_exec_start(&s->x)) {
 			s->rc = s->err->code;
 			return;
@@ -1565,6 +1819,46 @@ static int copies_done(sim *s, int c, int ai, const ls_sfunc *sf, int a,
 ** one before it when a is b or follows it): t is in that entry, and when
 ** there is none nothing of a precedes b.
 */
+/* The points t and q of dependency d of the instance of b at cursor F
+** (ords, po: their storage). */
+static void dep_points(sim *s, const frame *F, int b, const ls_sdep *d,
+		       ls_pos *t, ls_pos *q, int64_t *ords, int64_t *po)
+{
+	const act *A = &s->acts[F->act];
+	const ls_sfunc *sf = &s->mc->fns[A->fn];
+	const ls_sloop *L = d->loop >= 0 ? &sf->loops[d->loop] : NULL;
+	int cd = L ? L->depth + 1 : 0;
+
+	for (int j = 0; j < F->nl; j++)
+		ords[j] = F->l[j].ord;
+	t->loops = q->loops = L ? L->chain : NULL;
+	t->ords = q->ords = ords;
+	t->bseq = q->bseq = F->bseq;
+	if (d->x >= 0) {
+		t->depth = cd;
+		t->idx = d->x;
+		*q = inst_pos(sf, b, F->bseq, ords);
+		if (F->bin && !L) {
+			int ba = sf->insts[d->a].blk, bb = sf->insts[b].blk;
+			t->bseq = ba == bb && d->x <= b ? F->bseq
+				  : F->bin[2 * ba + (ba == bb)];
+		}
+	} else {
+		q->depth = cd;
+		q->idx = L->hdr + 1;
+		if (ords[cd - 1] == 0) {
+			t->depth = cd - 1;
+			t->idx = L->hdr;
+		} else {
+			memcpy(po, ords, LS_MAX_NEST * sizeof *po);
+			po[cd - 1]--;
+			t->depth = cd;
+			t->ords = po;
+			t->idx = L->end;
+		}
+	}
+}
+
 static int dep_met(sim *s, int c, const frame *F, int b, const ls_sdep *d)
 {
 	const act *A = &s->acts[F->act];
@@ -1572,39 +1866,9 @@ static int dep_met(sim *s, int c, const frame *F, int b, const ls_sdep *d)
 	int ea = sf->insts[d->a].eng;
 	int64_t ords[LS_MAX_NEST], po[LS_MAX_NEST];
 	int pl[LS_MAX_NEST];
-	const ls_sloop *L = d->loop >= 0 ? &sf->loops[d->loop] : NULL;
 	ls_pos t, q;
-	int cd = L ? L->depth + 1 : 0;
 
-	for (int j = 0; j < F->nl; j++)
-		ords[j] = F->l[j].ord;
-	/* t and q */
-	t.loops = q.loops = L ? L->chain : NULL;
-	t.ords = q.ords = ords;
-	t.bseq = q.bseq = F->bseq;
-	if (d->x >= 0) {
-		t.depth = cd;
-		t.idx = d->x;
-		q = inst_pos(sf, b, F->bseq, ords);
-		if (F->bin && !L) {
-			int ba = sf->insts[d->a].blk, bb = sf->insts[b].blk;
-			t.bseq = ba == bb && d->x <= b ? F->bseq
-				 : F->bin[2 * ba + (ba == bb)];
-		}
-	} else {
-		q.depth = cd;
-		q.idx = L->hdr + 1;
-		if (ords[cd - 1] == 0) {
-			t.depth = cd - 1;
-			t.idx = L->hdr;
-		} else {
-			memcpy(po, ords, sizeof ords);
-			po[cd - 1]--;
-			t.depth = cd;
-			t.ords = po;
-			t.idx = L->end;
-		}
-	}
+	dep_points(s, F, b, d, &t, &q, ords, po);
 	if (t.bseq < 0) {
 		/* no instance of a before b: none to pass */
 	} else if (sf->insts[d->a].is_all && !sf->insts[d->a].is_join) {
@@ -1939,6 +2203,10 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 			if (deps_unmet(s, c, F, si, idx) >= 0) {
 				set_blocked(s, c, e, 0);
 				return 0;
+			}
+			if (s->R) {
+				race_enter(s, c, e, F->act);
+				race_deps(s, c, e, F, si, idx);
 			}
 			if (E->is_blocked) {
 				ls_wait_end(&s->cores[c].st, e,
@@ -2415,6 +2683,13 @@ static void handle(sim *s, const event *ev)
 		if (E->cur.idx < 0) {
 			/* a back edge */
 		} else if (E->cur_completes) {
+			if (s->R) {
+				if (sinst_of(s, E->cur)->is_join)
+					race_join_all(s, ev->a);
+				race_writes(s, ev->a, E->rrec,
+					    rvc_eng(s, ev->a, ev->b), &E->pend);
+				ls_race_set_cur(s->R, rvc_eng(s, ev->a, ev->b));
+			}
 			ls_exec_commit(&E->pend);
 			complete(s, E->cur);
 			if (sinst_of(s, E->cur)->is_join)
@@ -2432,6 +2707,10 @@ static void handle(sim *s, const event *ev)
 	case EV_DMA: {
 		dma *d = &s->dmas[ev->a];
 		const ls_sqinst *q = &s->mc->qinsts[d->qinst];
+		if (s->R)
+			ls_race_join(s->R, ls_race_drain(s->R, d->core, d->eng),
+				     race_done(s, d, sinst_of(s, (item){d->act,
+								       d->idx})));
 		ls_exec_commit(&d->pend);
 		if (q->sem >= 0)
 			ls_sync_bump(s->mc, q->sem);
@@ -2522,6 +2801,7 @@ static void sim_free(sim *s)
 		free(a->nout);
 		free(a->sub);
 		free(a->blog);
+		free(a->rh);
 	}
 	free(s->fmask);
 	free(s->dop);
@@ -2618,6 +2898,8 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	s->tracing = s->opt.trace_path != NULL;
 	s->x.mc = mc;
 	s->x.err = err;
+	if (s->opt.race)
+		s->R = mc->race = ls_race_new(mc);
 
 	t0 = lm_seconds();
 	launch_entries(s, mc->multi);
@@ -2642,6 +2924,11 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	t1 = lm_seconds();
 	if (!s->rc)
 		check_finished(s);
+	if (!s->rc && s->R && ls_race_kept_error(s->R)) {
+		/* an uninitialized read no race explains */
+		*err = *ls_race_kept_error(s->R);
+		s->rc = err->code;
+	}
 	if (!s->rc) {
 		char why[600];
 		if (ls_sync_check_end(mc, why, sizeof why))
@@ -2661,6 +2948,8 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	if (!rc) {
 		collect(s, out);
 		out->wall_run_s = t1 - t0;
+		if (s->R)
+			ls_race_collect(s->R, out);
 		rc = ls_collect_outputs(mc, &out->outputs, err);
 		for (int i = 0; i < mc->n_storages && !rc; i++) {
 			ls_tensor *t;
@@ -2674,6 +2963,10 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	}
 	if (rc && !err->code)
 		err->code = rc;
+	if (rc == LM_ECHECK && s->R)
+		ls_race_note_error(s->R, err);
+	ls_race_free(s->R);
+	mc->race = NULL;
 	sim_free(s);
 	free(s);
 	if (rc)

@@ -91,6 +91,8 @@ typedef struct ls_options {
 	const lm_fileset *files;   /* non-NULL: Const files are read from this
 				      set (by the path they have beside their
 				      module), never from disk */
+	int race;                  /* 1: run the happens-before race
+				      detector (docs/race.md) */
 } ls_options;
 
 /* The instructions lncsim run and lncsim diff let a run execute unless
@@ -157,6 +159,38 @@ typedef struct ls_matmul_rec {
 	double array_util;         /* K*M / 128^2 */
 } ls_matmul_rec;
 
+/*
+** A race the detector found (docs/race.md): two accesses to overlapping
+** bytes, at least one a write, not ordered by happens-before. a is the
+** access made first in this run, b the later one. memory "SBUF", "PSUM"
+** or "DRAM"; core the memory's core (-1 for DRAM); object the DRAM
+** storage ("" for SBUF / PSUM); [lo, hi) the bytes (the hull of the
+** 4-byte granules where the two met): DRAM the byte offset in the
+** storage, SBUF / PSUM partition * bytes-per-partition of the arch +
+** the byte in the partition. Per access: function, block ("" in a
+** function without blocks), instruction, loop iteration ("i=3,j=0", ""
+** outside loops), core, engine ("SP", ..., or "queue NAME" for a DMA's
+** write at its completion). last_common: the last instruction of a's
+** engine (or queue) that b is ordered after ("" when none).
+*/
+typedef struct ls_race {
+	char *kind;                /* "RAW", "WAR", "WAW" */
+	char *memory;
+	int64_t core;
+	char *object;
+	int64_t lo, hi;
+	char *a_func, *a_block, *a_inst, *a_iter;
+	int64_t a_core;
+	char *a_engine;
+	char *b_func, *b_block, *b_inst, *b_iter;
+	int64_t b_core;
+	char *b_engine;
+	char *last_common;
+} ls_race;
+
+/* "RAW SBUF[0] - [0,4): w (f/b/w - core 0 DVE) vs r (...); last common: x" */
+void ls_race_format(const ls_race *r, lm_buf *b);
+
 typedef struct ls_result {
 	int n_cores;
 	int64_t sim_time_ps;       /* makespan */
@@ -167,6 +201,14 @@ typedef struct ls_result {
 	ls_tensors outputs;        /* external outputs of the run */
 	double wall_run_s;         /* host seconds in the event loop (added;
 				      excludes preparation and teardown) */
+	/* opts->race: the distinct races (one per kind, memory, object and
+	** pair of instructions; sorted by memory, core, object, lo), all
+	** counted in races_found (n_races holds at most 100000 of them);
+	** the shadow's bytes */
+	int n_races;
+	ls_race *races;
+	int64_t races_found;
+	int64_t race_shadow_bytes;
 } ls_result;
 
 void ls_result_free(ls_result *r);

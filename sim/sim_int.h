@@ -19,6 +19,8 @@
 **               waits and updates of sync_info, GroupResetSemaphores.
 **   dmablk.c    DMA blocks: their preparation, the triggers' fire
 **               counters and rewinds (sched.c runs the descriptors).
+**   race.c      the happens-before race detector (--race): vector
+**               clocks, the shadow of SBUF / PSUM / DRAM, the races.
 ** Hot loops live apart: apiter.c (access-pattern element loops and dtype
 ** conversions) and mmkernel.c (the Matmult kernel), actfunc.c (activation
 ** formulas), cost.c (the cost model), trace.c (Chrome trace output).
@@ -524,6 +526,7 @@ struct ls_machine {
 	ls_layout sb_layout, psum_layout;
 	int64_t sb_part_bytes, psum_part_bytes; /* compact (the layouts' pb) */
 	const lm_fileset *files; /* Const files in memory (ls_options) */
+	struct ls_race_st *race; /* the race detector of the run, or NULL */
 	int multi;              /* side by side (ls_run_multi), else ls_run */
 	int runs;               /* runs made: the next one resets first */
 };
@@ -954,6 +957,72 @@ void ls_trace_add(ls_trace *t, int core, int track, const ls_sinst *si,
 int ls_trace_write(const ls_trace *t, const ls_machine *mc, const char *path,
 		   lm_error *err);
 void ls_trace_free(ls_trace *t);
+
+/* ---- race.c ------------------------------------------------------------- */
+
+/*
+** The happens-before race detector of one run (docs/race.md). Agents:
+** engine e of core c (ls_race_agent) and per queue instance its
+** descriptor reads and its completions (ls_race_qagent). The scheduler
+** ticks an agent for each event it runs, joins clocks where it orders
+** things, and reports every access; sync.c logs the semaphore values it
+** writes with the clock set by ls_race_set_cur, and a wait joins into
+** the clock set by ls_race_set_tgt.
+*/
+typedef struct ls_race_st ls_race_st;
+ls_race_st *ls_race_new(ls_machine *mc);
+void ls_race_free(ls_race_st *R);
+int ls_race_agent(const ls_race_st *R, int core, int eng);
+int ls_race_qagent(const ls_race_st *R, int qi, int is_done);
+uint32_t *ls_race_vc(ls_race_st *R, int agent);
+void ls_race_join(const ls_race_st *R, uint32_t *dst, const uint32_t *src);
+void ls_race_copy(const ls_race_st *R, uint32_t *dst, const uint32_t *src);
+/* A saved clock (id >= 1), zero at first. */
+int ls_race_vc_new(ls_race_st *R);
+uint32_t *ls_race_vc_get(ls_race_st *R, int id);
+/* agent's next event is si: its clock + 1, returned. */
+uint32_t ls_race_tick(ls_race_st *R, int agent, const ls_sinst *si);
+void ls_race_set_cur(ls_race_st *R, const uint32_t *vc);
+const uint32_t *ls_race_cur(const ls_race_st *R);
+void ls_race_set_tgt(ls_race_st *R, uint32_t *vc);
+/* The completions of the DMAs engine eng of core issued (Drain). */
+uint32_t *ls_race_drain(ls_race_st *R, int core, int eng);
+/* An access record of si (iteration: depth pairs loop id, iv). */
+int ls_race_rec(ls_race_st *R, int agent, uint32_t clock, const ls_sinst *si,
+		int core, int eng, const int *loops, const int64_t *ivs,
+		int depth);
+/* A copy of record from at another epoch and engine. */
+int ls_race_rec_as(ls_race_st *R, int from, int agent, uint32_t clock,
+		   int eng);
+/* Record r (clock v) reads or writes operand o bound on core. */
+void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
+		    const ls_opnd *o, int is_write);
+int64_t ls_race_shadow_bytes(const ls_race_st *R);
+void ls_race_sem_set(ls_race_st *R, int sem, int32_t value);
+void ls_race_sem_wait(ls_race_st *R, int sem, int64_t thr);
+void ls_race_evt_set(ls_race_st *R, int core, int id);
+void ls_race_evt_wait(ls_race_st *R, int core, int id);
+/* The completed instances of a dependency target (a history). */
+int ls_race_hist_new(ls_race_st *R);
+void ls_race_hist_push(ls_race_st *R, int h, int64_t bseq,
+		       const int64_t *ords, int depth, const uint32_t *vc);
+void ls_race_hist_join(ls_race_st *R, int h, const ls_sfunc *sf, int a,
+		       const ls_pos *q, uint32_t *dst);
+/* Keep the first uninitialized-read error e of the run (exec.c); the
+** kept error when the run found no race, else NULL. */
+void ls_race_keep_error(ls_race_st *R, const lm_error *e);
+const lm_error *ls_race_kept_error(const ls_race_st *R);
+/* err (the run's error) gets "; --race: N races before it, first: ..."
+** when races were found. */
+void ls_race_note_error(ls_race_st *R, lm_error *err);
+/* The races into out (ls_result's n_races, races, races_found). */
+void ls_race_collect(ls_race_st *R, ls_result *out);
+void ls_races_free(ls_race *r, int n);
+/* Join into R's wait clock what the waits of sy (holding now for engine
+** eng of core c) are ordered after (sync.c). */
+void ls_sync_race_join(ls_machine *mc, int c, int eng, const ls_ssyncs *sy);
+/* The arch byte of compact byte x of a partition (machine.c). */
+int64_t ls_layout_unmap(const ls_layout *l, int64_t x);
 
 /* Engine index names ("PE", "Activation", ...). */
 const char *ls_engine_name(int eng);

@@ -422,6 +422,8 @@ int ls_sync_update(ls_machine *mc, int c, const ls_ssyncs *sy,
 			}
 			cs->evt[u->slot >> 6] |= 1ull << (u->slot & 63);
 			cs->evt_by[u->slot] = by;
+			if (mc->race)
+				ls_race_evt_set(mc->race, tc, u->slot);
 			continue;
 		}
 		if ((s = sem_of(mc, c, u)) < 0) {
@@ -430,13 +432,35 @@ int ls_sync_update(ls_machine *mc, int c, const ls_ssyncs *sy,
 		}
 		mc->sems[s].value = apply_mode(u->mode, mc->sems[s].value,
 					       u->value);
+		if (mc->race)
+			ls_race_sem_set(mc->race, s, mc->sems[s].value);
 	}
 	return 0;
+}
+
+void ls_sync_race_join(ls_machine *mc, int c, int eng, const ls_ssyncs *sy)
+{
+	for (int i = 0; i < sy->n_wait; i++) {
+		const ls_ssync *w = &sy->wait[i];
+		int64_t thr;
+		char why[8];
+		int s;
+		if (w->kind == LS_SYNC_EVT) {
+			ls_race_evt_wait(mc->race, c, w->slot);
+			continue;
+		}
+		if ((s = sem_of(mc, c, w)) < 0 ||
+		    threshold(mc, c, eng, w, &thr, why, sizeof why))
+			continue;
+		ls_race_sem_wait(mc->race, s, thr);
+	}
 }
 
 void ls_sync_bump(ls_machine *mc, int i)
 {
 	mc->sems[i].value = apply_mode(LM_UPD_SEM_INC, mc->sems[i].value, 1);
+	if (mc->race)
+		ls_race_sem_set(mc->race, i, mc->sems[i].value);
 }
 
 int ls_sync_group_reset(ls_machine *mc, int c, const ls_sinst *si, char *why,
@@ -453,6 +477,8 @@ int ls_sync_group_reset(ls_machine *mc, int c, const ls_sinst *si, char *why,
 			return -1;
 		}
 		mc->sems[s].value = 0;
+		if (mc->race)
+			ls_race_sem_set(mc->race, s, 0);
 	}
 	return 0;
 }
@@ -463,8 +489,11 @@ void ls_sync_clear_bank(ls_machine *mc, int c)
 	if (!cs)
 		return;
 	for (int id = 0; id < 256; id++)
-		if (cs->bank[id] >= 0)
+		if (cs->bank[id] >= 0) {
 			mc->sems[cs->bank[id]].value = 0;
+			if (mc->race)
+				ls_race_sem_set(mc->race, cs->bank[id], 0);
+		}
 	memset(cs->evt, 0, sizeof cs->evt);
 	memset(cs->evt_by, 0, sizeof cs->evt_by);
 }

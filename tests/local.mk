@@ -242,3 +242,9 @@ tests_test_intalu_SOURCES = tests/test_intalu.c
 tests_test_intalu_CFLAGS = $(TEST_CFLAGS)
 tests_test_intalu_LDADD = $(TEST_LDADD)
 TESTS += tests/test_intalu
+
+check_PROGRAMS += tests/test_race
+tests_test_race_SOURCES = tests/test_race.c
+tests_test_race_CFLAGS = $(TEST_CFLAGS)
+tests_test_race_LDADD = $(TEST_LDADD)
+TESTS += tests/test_race

@@ -511,9 +511,10 @@ START_TEST(test_every_valued_option_after_operands)
 		{ "verify", " " },
 		{ "mmt", " " },
 		{ "run", " --inputs --seed --outputs --trace --max-time "
-		  "--max-instructions --perturb --max-memory --db " },
+		  "--max-instructions --perturb --max-memory --race-limit --db " },
 		{ "diff", " --inputs --seed --linked --schedules --save-io "
-		  "--max-time --max-instructions --max-memory --db " },
+		  "--max-time --max-instructions --max-memory --race-limit "
+		  "--db " },
 		{ "link", " -o --barrier-base " },
 		{ "lower", " -o " },
 		{ "klr", " -o " },
@@ -536,7 +537,8 @@ START_TEST(test_every_valued_option_after_operands)
 	tu_run r = tu_lncsim(d, "run", h2, "--seed", "3", "--outputs", "o",
 			     "--trace", "t.json", "--max-time", "1000000000000",
 			     "--max-instructions", "1000000", "--perturb", "2",
-			     "--max-memory", "1G", "--db", "x.db", NULL);
+			     "--max-memory", "1G", "--race", "--race-limit", "5",
+			     "--db", "x.db", NULL);
 	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
 	ck_assert(exists(d, "o/z.npy") && exists(d, "t.json") &&
 		  exists(d, "x.db"));
@@ -544,7 +546,7 @@ START_TEST(test_every_valued_option_after_operands)
 	r = tu_lncsim(d, "diff", h2, "--seed", "3", "--schedules", "1",
 		      "--save-io", "s", "--max-time", "1000000000000",
 		      "--max-instructions", "1000000", "--max-memory", "1G",
-		      "--db", "x.db", NULL);
+		      "--race", "--race-limit", "5", "--db", "x.db", NULL);
 	ck_assert_msg(r.status == 0, "stderr: %s", r.err);
 	ck_assert_contains(r.out, "reference + 1 perturbed schedule;");
 	ck_assert(exists(d, "s/linked.json"));

@@ -382,6 +382,24 @@ START_TEST(test_config_strings)
 	s = fz_repro(&c, 42, "DIR");
 	ck_assert_contains(s, "--size large --loops -o DIR");
 	free(s);
+	/* --race: the last suffix, a flag of the repro's diff */
+	c.race = 1;
+	s = fz_gen_options(&c);
+	ck_assert_str_eq(s, "cores=2-16 size=large schedules=3 "
+			 "skip=fix_output_kind,verify loops race");
+	ck_assert_int_eq(fz_gen_options_parse(s, &d), 0);
+	ck_assert_int_eq(d.race, 1);
+	ck_assert_int_eq(d.loops, 1);
+	ck_assert_uint_eq(d.skip, c.skip);
+	free(s);
+	ck_assert_int_eq(fz_gen_options_parse("cores=1-4 size=small "
+					      "schedules=0 skip= race", &d), 0);
+	ck_assert_int_eq(d.race, 1);
+	ck_assert_int_eq(d.loops, 0);
+	s = fz_repro(&c, 42, "DIR");
+	ck_assert_contains(s, "--schedules 3 --race --seed 42 DIR/gen42");
+	free(s);
+	c.race = 0;
 	c.loops = 0;
 	/* the cores of a seed are in the range and the same every time */
 	for (uint64_t seed = 0; seed < 200; seed++) {
