@@ -810,13 +810,34 @@ static int check_operand(vctx *v, const lm_arg *a, opnd *o)
 
 /* ---- opcode rules ------------------------------------------------------- */
 
+/* A DMACopy's CopyMode ordinal (carried in extra when not Copy); -1
+** when it names none. */
+static int dma_mode(const lm_inst *in)
+{
+	const cJSON *v = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "mode") : NULL;
+	int64_t o;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (cJSON_IsString(v) && !lm_enum_parse(LM_ET_CopyMode, v->valuestring,
+						&o))
+		return (int)o;
+	if (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+	    v->valuedouble <= 3 && v->valuedouble == (int)v->valuedouble)
+		return (int)v->valuedouble;
+	return -1;
+}
+
 /* Expected operand counts of the instruction's opcode (-1: not
-** checked): the NIN / NOUT columns of ops.def. */
+** checked): the NIN / NOUT columns of ops.def; a DMACopy in mode CCE
+** reads one source or more. */
 static void expected_counts(const lm_inst *in, int *nin, int *nout)
 {
 	const lm_opinfo *o = lm_op_info(lm_inst_it(in));
 	*nin = o ? o->n_ins : -1;
 	*nout = o ? o->n_outs : -1;
+	if (in->op == LM_OP_DMACOPY && dma_mode(in) == 2 && in->n_ins >= 1)
+		*nin = in->n_ins;
 }
 
 /* 1 for opcodes whose tensor operands a compute engine reads and writes
@@ -931,7 +952,25 @@ static int check_shapes(vctx *v, const lm_inst *in, const opnd *ins,
 {
 	int rc;
 	switch (in->op) {
-	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
+	case LM_OP_DMACOPY:
+		if (dma_mode(in) == 2) { /* CCE: every source as the output */
+			for (int i = 0; i < in->n_ins; i++)
+				if ((rc = check_same_count(v, &ins[i], i,
+							   &outs[0])) != 0)
+					return rc;
+			return 0;
+		}
+		if (dma_mode(in) == 3) { /* Replicate: whole copies */
+			if (ins[0].count < 1 || outs[0].count % ins[0].count)
+				return fail(v, "DMACopy mode Replicate writes "
+					    "whole copies of its source: "
+					    "outs[0] has %lld elements, ins[0] "
+					    "%lld", (long long)outs[0].count,
+					    (long long)ins[0].count);
+			return 0;
+		}
+		return check_same_count(v, &ins[0], 0, &outs[0]);
+	case LM_OP_LOAD: case LM_OP_SAVE:
 	case LM_OP_TENSORSCALAR: case LM_OP_TENSORCOPY:
 		return check_same_count(v, &ins[0], 0, &outs[0]);
 	case LM_OP_TENSORTENSOR:

@@ -78,7 +78,8 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		else
 			cyc = a->elem_fixed[e];
 		break;
-	case LM_OP_DESC_COPY: case LM_OP_DESC_CCE:
+	case LM_OP_DESC_COPY: case LM_OP_DESC_CCE: case LM_OP_DESC_TRANSPOSE:
+	case LM_OP_DESC_REPLICATE:
 		/* no engine: its transfer is the bytes it writes at the
 		   widest dtype of its operands, for each source it reads */
 		if (si->n_ins >= 1 && si->n_outs >= 1 && si->outs[0].space) {
@@ -96,9 +97,13 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		cyc = a->dma_issue_cycles > 0 ? a->dma_issue_cycles : 1;
 		if (si->n_ins >= 1 && si->n_outs >= 1 && si->ins[0].space &&
 		    si->outs[0].space) {
-			int es = si->ins[0].esize > si->outs[0].esize ?
-				 si->ins[0].esize : si->outs[0].esize;
-			si->dma_bytes = si->outs[0].count * es;
+			/* a DMACopy in mode CCE reads several sources: as
+			   the CCE descriptor, once per source */
+			int es = si->outs[0].esize;
+			for (int i = 0; i < si->n_ins; i++)
+				if (si->ins[i].esize > es)
+					es = si->ins[i].esize;
+			si->dma_bytes = si->outs[0].count * es * si->n_ins;
 		}
 		break;
 	default:

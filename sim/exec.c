@@ -24,6 +24,11 @@ typedef int (*exec_fn)(ls_exec *x);
 
 /* ---- helpers ------------------------------------------------------------ */
 
+static const char *S(const char *s)
+{
+	return s ? s : "";
+}
+
 static const char *mod_path(const ls_exec *x)
 {
 	return x->mc->mods[x->mc->fns[x->si->fn].mod].path;
@@ -233,22 +238,31 @@ static int exec_dma(ls_exec *x)
 }
 
 /*
-** DMADescriptorCCE: out = op folded over its sources, element by element,
-** in float32 from a zeroed accumulator (acc = 0; acc = acc op in[k] for
-** k in order; max / min as fmaxf / fminf), rounded to the output's dtype
-** (docs/simulator.md, "DMA blocks").
+** CCE: out = op folded over its sources, element by element, in float32
+** from a zeroed accumulator (acc = 0; acc = acc op in[k] for k in order;
+** max / min as fmaxf / fminf), rounded to the output's dtype. With
+** constants (add only) each source is scaled first, acc = acc +
+** c[k] * in[k], the product rounded to float32 before the add
+** (docs/semantics.md, "DMA CCE").
 */
-static int exec_cce(ls_exec *x)
+static int cce_fold(ls_exec *x, lm_aluop op, const char *what,
+		    const float *c, int nc)
 {
 	const ls_sinst *si = x->si;
 	int64_t n = si->outs[0].count;
 	float *acc = grow_f(&x->fb, &x->cap_b, n);
 	float *f = grow_f(&x->fa, &x->cap_a, n);
-	lm_aluop op = si->dq ? (lm_aluop)si->dq->alu : LM_ALU_INVALID;
 	if (op != LM_ALU_ADD && op != LM_ALU_MAX && op != LM_ALU_MIN)
-		return fail(x, "DMADescriptorCCE op '%s' is not modelled (add, "
-			    "max, min)", lm_aluop_name(op) ? lm_aluop_name(op)
-			    : "?");
+		return fail(x, "%s '%s' is not modelled (add, max, min)", what,
+			    lm_aluop_name(op) ? lm_aluop_name(op) : "?");
+	if (nc < 0)
+		return fail(x, "constants is not a list of numbers");
+	if (nc && op != LM_ALU_ADD)
+		return fail(x, "constants scale the sources of an add only "
+			    "(%s is '%s')", what, lm_aluop_name(op));
+	if (nc && nc != si->n_ins)
+		return fail(x, "constants has %d values for %d sources", nc,
+			    si->n_ins);
 	for (int64_t i = 0; i < n; i++)
 		acc[i] = 0.0f;
 	for (int k = 0; k < si->n_ins; k++) {
@@ -259,6 +273,14 @@ static int exec_cce(ls_exec *x)
 				    (long long)n);
 		if ((rc = read_f32(x, k, f)) != 0)
 			return rc;
+		if (nc) {
+			const float ck = c[k];
+			for (int64_t i = 0; i < n; i++) {
+				const float t = ck * f[i];
+				acc[i] = acc[i] + t;
+			}
+			continue;
+		}
 		for (int64_t i = 0; i < n; i++)
 			acc[i] = op == LM_ALU_ADD ? acc[i] + f[i] :
 				 op == LM_ALU_MAX ? fmaxf(acc[i], f[i]) :
@@ -266,6 +288,184 @@ static int exec_cce(ls_exec *x)
 	}
 	stage_f32(x, acc);
 	return 0;
+}
+
+#define MAX_CONSTANTS 64
+
+/* DMADescriptorCCE: its op and constants (docs/simulator.md, "DMA
+** blocks"). */
+static int exec_cce(ls_exec *x)
+{
+	const ls_sinst *si = x->si;
+	float c[MAX_CONSTANTS];
+	lm_aluop op = si->dq ? (lm_aluop)si->dq->alu : LM_ALU_INVALID;
+	int nc = ls_dma_constants(si->in, "constants", c, MAX_CONSTANTS);
+	return cce_fold(x, op, "DMADescriptorCCE op", c, nc);
+}
+
+/*
+** The source of a DMA transpose, replicate or copy as raw elements of
+** the destination's dtype (converted through float32 when the dtypes
+** differ) into x->raw; its element size in *es.
+*/
+static int read_as_dst(ls_exec *x, uint8_t **out, int *es)
+{
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	uint8_t *b = grow_b(&x->raw, &x->cap_raw, src->count * dst->esize);
+	*es = dst->esize;
+	*out = b;
+	if (src->dtype == dst->dtype)
+		return read_raw(x, src, "ins[0]", b);
+	float *f = grow_f(&x->fa, &x->cap_a, src->count);
+	int rc = read_f32(x, 0, f);
+	if (rc)
+		return rc;
+	ls_f32_to_dtype(dst->dtype, f, b, src->count);
+	return 0;
+}
+
+static int one_src_dst(ls_exec *x, const char *what)
+{
+	const ls_sinst *si = x->si;
+	if (si->n_ins == 1 && si->n_outs == 1)
+		return 0;
+	return fail(x, "%s takes ins [src] and outs [dst] (has %d and %d)",
+		    what, si->n_ins, si->n_outs);
+}
+
+/*
+** DMA transpose (DMACopy mode Transpose, DMADescriptorTranspose): both
+** access patterns 4-D, [W, Z, Y, X]; destination axis k walks source
+** axis perm[k] of TransposeOps t, so dst[d0][d1][d2][d3] =
+** src[s] with s[perm[k]] = d[k]. A raw copy between equal dtypes, else
+** converted through float32 (docs/semantics.md, "DMA transpose").
+*/
+static int exec_dma_transpose(ls_exec *x, int t)
+{
+	const ls_sinst *si = x->si;
+	const signed char *perm = ls_dma_perm(t);
+	const lm_arg *sa, *da;
+	int64_t sn[4], dn[4], sst[4], sp[4];
+	uint8_t *src, *dst;
+	int es, rc;
+	if ((rc = one_src_dst(x, "a DMA transpose")) != 0)
+		return rc;
+	if (!perm)
+		return fail(x, "transpose_op %d is no TransposeOps value", t);
+	sa = &si->in->ins[0];
+	da = &si->in->outs[0];
+	if (sa->kind != LM_ARG_PHYSICAL_AP || da->kind != LM_ARG_PHYSICAL_AP ||
+	    sa->n_ap != 4 || da->n_ap != 4)
+		return fail(x, "a DMA transpose takes 4-D physical_ap "
+			    "operands [W, Z, Y, X] (ins[0] has %d pairs, "
+			    "outs[0] %d)", sa->n_ap, da->n_ap);
+	for (int k = 0; k < 4; k++) {
+		sn[k] = sa->ap[k].num;
+		dn[k] = da->ap[k].num;
+	}
+	for (int k = 0; k < 4; k++)
+		if (dn[k] != sn[perm[k]])
+			return fail(x, "transpose_op '%s': outs[0] ap[%d].num "
+				    "%lld is not ins[0] ap[%d].num %lld",
+				    lm_enum_name(LM_ET_TransposeOps, t), k,
+				    (long long)dn[k], perm[k],
+				    (long long)sn[perm[k]]);
+	if ((rc = read_as_dst(x, &src, &es)) != 0)
+		return rc;
+	dst = stage_buf(x);
+	sst[3] = 1;
+	for (int k = 2; k >= 0; k--)
+		sst[k] = sst[k + 1] * sn[k + 1];
+	for (int k = 0; k < 4; k++)
+		sp[k] = sst[perm[k]]; /* source stride of destination axis k */
+	for (int64_t a = 0; a < dn[0]; a++)
+		for (int64_t b = 0; b < dn[1]; b++)
+			for (int64_t c = 0; c < dn[2]; c++) {
+				int64_t s0 = a * sp[0] + b * sp[1] + c * sp[2];
+				for (int64_t d = 0; d < dn[3]; d++) {
+					memcpy(dst, src + (s0 + d * sp[3]) * es,
+					       (size_t)es);
+					dst += es;
+				}
+			}
+	return 0;
+}
+
+/*
+** DMA replicate (DMACopy mode Replicate, DMADescriptorReplicate): 2-D
+** access patterns, the source [P][F] written R = P' / P times down the
+** destination's P' partitions, dst[r * P + p][f] = src[p][f]
+** (docs/semantics.md, "DMA replicate").
+*/
+static int exec_dma_replicate(ls_exec *x)
+{
+	const ls_sinst *si = x->si;
+	const lm_arg *sa, *da;
+	uint8_t *src, *dst;
+	int64_t bytes, reps;
+	int es, rc;
+	if ((rc = one_src_dst(x, "a DMA replicate")) != 0)
+		return rc;
+	sa = &si->in->ins[0];
+	da = &si->in->outs[0];
+	if (sa->kind != LM_ARG_PHYSICAL_AP || da->kind != LM_ARG_PHYSICAL_AP ||
+	    sa->n_ap != 2 || da->n_ap != 2)
+		return fail(x, "a DMA replicate takes 2-D physical_ap operands "
+			    "[partitions, elements] (ins[0] has %d pairs, "
+			    "outs[0] %d)", sa->n_ap, da->n_ap);
+	if (da->ap[1].num != sa->ap[1].num || sa->ap[0].num < 1 ||
+	    da->ap[0].num % sa->ap[0].num)
+		return fail(x, "a DMA replicate writes whole copies of its "
+			    "source: outs[0] is %lld x %lld, ins[0] %lld x "
+			    "%lld", (long long)da->ap[0].num,
+			    (long long)da->ap[1].num, (long long)sa->ap[0].num,
+			    (long long)sa->ap[1].num);
+	if ((rc = read_as_dst(x, &src, &es)) != 0)
+		return rc;
+	dst = stage_buf(x);
+	reps = da->ap[0].num / sa->ap[0].num;
+	bytes = si->ins[0].count * es;
+	for (int64_t r = 0; r < reps; r++)
+		memcpy(dst + r * bytes, src, (size_t)bytes);
+	return 0;
+}
+
+static int exec_desc_transpose(ls_exec *x)
+{
+	return exec_dma_transpose(x, ls_dma_enum(x->si->in, "transpose_op",
+						 LM_ET_TransposeOps));
+}
+
+/*
+** DMACopy: its CopyMode. Copy is the plain copy; Transpose, CCE and
+** Replicate the bodies the descriptors of those kinds run. A key of
+** another mode away from its default is refused by ls_check_module.
+*/
+static int exec_dmacopy(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	float c[MAX_CONSTANTS];
+	int nc;
+	int mode = ls_dma_enum(in, "mode", LM_ET_CopyMode);
+	switch (mode) {
+	case 0:
+		return exec_dma(x);
+	case 1:
+		return exec_dma_transpose(x, ls_dma_enum(in, "transpose_op",
+							 LM_ET_TransposeOps));
+	case 2:
+		nc = ls_dma_constants(in, "constants", c, MAX_CONSTANTS);
+		return cce_fold(x, lm_aluop_parse(S(lm_enum_name(
+			LM_ET_AluOpType, ls_dma_enum(in, "cce_op",
+						     LM_ET_AluOpType)))),
+			"DMACopy cce_op", c, nc);
+	case 3:
+		return exec_dma_replicate(x);
+	default:
+		return fail(x, "DMACopy mode '%s' is not modelled (Copy, "
+			    "Transpose, CCE, Replicate)",
+			    S(lm_enum_name(LM_ET_CopyMode, mode)));
+	}
 }
 
 /* TensorCopy: as DMA, on an engine. */
@@ -1051,7 +1251,7 @@ uint8_t *ls_xstage(ls_exec *x, int k)
 /* ---- dispatch ----------------------------------------------------------- */
 
 static const exec_fn exec_table[LM_OP_COUNT] = {
-	[LM_OP_DMACOPY] = exec_dma,
+	[LM_OP_DMACOPY] = exec_dmacopy,
 	[LM_OP_LOAD] = exec_dma,
 	[LM_OP_SAVE] = exec_dma,
 	[LM_OP_MATMULT] = exec_matmult,
@@ -1070,6 +1270,8 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_STREAMTRANSPOSE] = exec_streamtranspose,
 	[LM_OP_DESC_COPY] = exec_dma,
 	[LM_OP_DESC_CCE] = exec_cce,
+	[LM_OP_DESC_TRANSPOSE] = exec_desc_transpose,
+	[LM_OP_DESC_REPLICATE] = exec_dma_replicate,
 	[LM_OP_SELECT] = ls_exec_select,
 	[LM_OP_COPYPRED] = ls_exec_copypred,
 	[LM_OP_MAX8] = ls_exec_max8,

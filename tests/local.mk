@@ -226,3 +226,9 @@ tests_test_dmablk_SOURCES = tests/test_dmablk.c
 tests_test_dmablk_CFLAGS = $(TEST_CFLAGS)
 tests_test_dmablk_LDADD = $(TEST_LDADD)
 TESTS += tests/test_dmablk
+
+check_PROGRAMS += tests/test_dma
+tests_test_dma_SOURCES = tests/test_dma.c
+tests_test_dma_CFLAGS = $(TEST_CFLAGS)
+tests_test_dma_LDADD = $(TEST_LDADD)
+TESTS += tests/test_dma

@@ -1,0 +1,463 @@
+/*
+** test_dma.c -- the DMA copy modes in the simulator: DMACopy's
+** Transpose (every TransposeOps permutation), Replicate and CCE (with
+** constants), and the descriptors DMADescriptorTranspose and
+** DMADescriptorReplicate fired from a DMA block. Each has a case
+** computed by hand that a wrong element order fails, a randomized
+** comparison with a plain-loop reference written here, and its errors:
+** the refusals before time 0 (a mode or a key value not modelled), the
+** verifier's rows and the run errors of operands of the wrong shape.
+*/
+#include "common.h"
+#include "testutil.h"
+#include "verify.h"
+#include "sim.h"
+#include "simcheck.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- wire text ---------------------------------------------------------- */
+
+/* A 4-D DRAM operand of contiguous row-major dims n (one of 8 rotating
+** buffers). */
+static const char *ap4(const char *name, const int64_t n[4])
+{
+	static char bufs[8][400];
+	static int k;
+	char *b = bufs[k++ % 8];
+	snprintf(b, 400, "{\"kind\":\"physical_ap\",\"memsetref\":\"%s\","
+		 "\"memref\":\"%s\",\"offset\":0,\"ap\":[[%lld,%lld],[%lld,"
+		 "%lld],[%lld,%lld],[1,%lld]],\"dtype\":\"float32\"}", name,
+		 name, (long long)(n[1] * n[2] * n[3]), (long long)n[0],
+		 (long long)(n[2] * n[3]), (long long)n[1], (long long)n[3],
+		 (long long)n[2], (long long)n[3]);
+	return b;
+}
+
+/* A 2-D DRAM operand [rows, cols] from element off. */
+static const char *ap2(const char *name, int rows, int cols, int off)
+{
+	return APS(name, "float32", rows, cols, off, cols);
+}
+
+/* A DMACopy on SP of queue q0 (more: its mode keys). */
+static void dmacopy(tb *t, const char *ins, const char *out,
+		    const char *more)
+{
+	tb_inst(t, "{\"opcode\":\"DMACopy\",\"name\":\"c\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]%s}", ins, out,
+		more);
+}
+
+/* A block b of one descriptor DMADescriptor<kind> and its trigger. */
+static void desc_block(tb *t, const char *kind, const char *in,
+		       const char *out, const char *more)
+{
+	tb_inst(t, "{\"opcode\":\"DMABlock\",\"name\":\"b\",\"engine\":\"DMA\","
+		"\"ins\":[],\"outs\":[],\"blocks\":[{\"name\":\"b_b\","
+		"\"instructions\":[{\"opcode\":\"DMADescriptor%s\",\"name\":"
+		"\"d\",\"engine\":\"DMA\",\"ins\":[%s],\"outs\":[%s]%s}]}]}",
+		kind, in, out, more);
+	tb_inst(t, "{\"opcode\":\"DMATrigger\",\"name\":\"t\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"dma_blocks\":[\"b\"],\"ins\":[],"
+		"\"outs\":[]}");
+}
+
+/* Run m (freed) on input x of n elements; 0 or the error in err. */
+static int run(lm_module *m, const float *x, int n, ls_result *r,
+	       lm_error *err)
+{
+	int rc = tb_run1(m, x, 1, n, NULL, r, err);
+	lm_module_free(m);
+	return rc;
+}
+
+static void run_ok(lm_module *m, const float *x, int n, ls_result *r)
+{
+	lm_error err;
+	ck_assert_msg(run(m, x, n, r, &err) == 0, "%s", err.msg);
+}
+
+/* Run m (freed): a run error containing msg. */
+static void run_fails(lm_module *m, const float *x, int n, const char *msg)
+{
+	ls_result r;
+	lm_error err;
+	ck_assert_int_ne(run(m, x, n, &r, &err), 0);
+	ck_assert_contains(err.msg, msg);
+}
+
+/* ---- transpose -------------------------------------------------------- */
+
+/* The TransposeOps spellings, ordinal order; None is WZYX. */
+static const char *const tops[14] = {
+	"None", "WZXY", "WXZY", "WYXZ", "ZWYX", "ZYWX", "ZYXW", "YXWZ",
+	"YXZW", "YWZX", "XWZY", "XZYW", "XYZW", "XYWZ",
+};
+
+/* A transpose of x (dims sn) into y by op (DMACopy or descriptor). */
+static lm_module *transpose_module(int op, const int64_t sn[4],
+				   const int64_t dn[4], int as_desc)
+{
+	tb t;
+	char more[80];
+	int64_t cnt = sn[0] * sn[1] * sn[2] * sn[3];
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 1, (int)cnt);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 1, (int)cnt);
+	if (as_desc) {
+		snprintf(more, sizeof more, ",\"transpose_op\":\"%s\"",
+			 tops[op]);
+		desc_block(&t, "Transpose", ap4("x", sn), ap4("y", dn), more);
+	} else {
+		snprintf(more, sizeof more, ",\"mode\":\"Transpose\","
+			 "\"transpose_op\":\"%s\"", tops[op]);
+		dmacopy(&t, ap4("x", sn), ap4("y", dn), more);
+	}
+	return tb_module(&t, 0);
+}
+
+/*
+** x = [[0 1 2] [3 4 5]] as [W 2, Z 1, Y 1, X 3]; XYZW reverses the axes,
+** y [3, 1, 1, 2] = x's transpose [0 3 1 4 2 5] (an identity copy or a
+** wrong walk gives another order), by DMACopy and by the descriptor.
+*/
+START_TEST(test_transpose_hand)
+{
+	static const float x[6] = { 0, 1, 2, 3, 4, 5 };
+	static const float want[6] = { 0, 3, 1, 4, 2, 5 };
+	const int64_t sn[4] = { 2, 1, 1, 3 }, dn[4] = { 3, 1, 1, 2 };
+	for (int as_desc = 0; as_desc < 2; as_desc++) {
+		ls_result r;
+		run_ok(transpose_module(12, sn, dn, as_desc), x, 6, &r);
+		for (int i = 0; i < 6; i++)
+			ck_assert_same_f(tb_out(&r, "y", i), want[i]);
+		ck_assert_int_eq(r.cores[0].dma_transfers, 1);
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
+/*
+** Each of the 14 permutations on random dims and data against a
+** reference that reads the permutation off the spelling (destination
+** axis k is letter k of the name, found in "WZYX") and scatters every
+** source element to its destination position.
+*/
+START_TEST(test_transpose_random)
+{
+	uint32_t seed = 12345;
+	for (int op = 0; op < 14; op++)
+		for (int rep = 0; rep < 3; rep++) {
+			const char *nm = op ? tops[op] : "WZYX";
+			int64_t sn[4], dn[4], ax[4], cnt = 1, s[4];
+			float x[256], want[256];
+			ls_result r;
+			for (int k = 0; k < 4; k++) {
+				seed = seed * 1103515245u + 12345u;
+				sn[k] = 1 + (seed >> 16) % 4;
+				cnt *= sn[k];
+			}
+			for (int k = 0; k < 4; k++) {
+				ax[k] = strchr("WZYX", nm[k]) - "WZYX";
+				dn[k] = sn[ax[k]];
+			}
+			tb_fill(x, cnt, seed);
+			for (s[0] = 0; s[0] < sn[0]; s[0]++)
+			for (s[1] = 0; s[1] < sn[1]; s[1]++)
+			for (s[2] = 0; s[2] < sn[2]; s[2]++)
+			for (s[3] = 0; s[3] < sn[3]; s[3]++) {
+				int64_t si = ((s[0] * sn[1] + s[1]) * sn[2] +
+					      s[2]) * sn[3] + s[3];
+				int64_t di = ((s[ax[0]] * dn[1] + s[ax[1]]) *
+					      dn[2] + s[ax[2]]) * dn[3] +
+					     s[ax[3]];
+				want[di] = x[si];
+			}
+			run_ok(transpose_module(op, sn, dn, rep == 2), x,
+			       (int)cnt, &r);
+			for (int64_t i = 0; i < cnt; i++)
+				ck_assert_msg(tb_bits(tb_out(&r, "y", i)) ==
+					      tb_bits(want[i]), "%s dims %lld "
+					      "%lld %lld %lld: y[%lld]", tops[op],
+					      (long long)sn[0], (long long)sn[1],
+					      (long long)sn[2], (long long)sn[3],
+					      (long long)i);
+			ls_result_free(&r);
+		}
+}
+END_TEST
+
+/* Operands that are not 4-D, or whose dims the permutation does not
+** map onto each other: run errors naming what is wrong. */
+START_TEST(test_transpose_errors)
+{
+	static const float x[6] = { 0 };
+	const int64_t sn[4] = { 2, 1, 1, 3 }, bad[4] = { 2, 1, 1, 3 };
+	tb t;
+	run_fails(transpose_module(12, sn, bad, 0), x, 6, "transpose_op "
+		  "'XYZW': outs[0] ap[0].num 2 is not ins[0] ap[3].num 3");
+	run_fails(transpose_module(12, sn, bad, 1), x, 6, "transpose_op "
+		  "'XYZW': outs[0] ap[0].num 2 is not ins[0] ap[3].num 3 "
+		  "(DMADescriptorTranspose)");
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 2, 3);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 3, 2);
+	dmacopy(&t, ap2("x", 2, 3, 0), ap2("y", 3, 2, 0), ",\"mode\":"
+		"\"Transpose\",\"transpose_op\":\"XYZW\"");
+	run_fails(tb_module(&t, 0), x, 6, "a DMA transpose takes 4-D "
+		  "physical_ap operands [W, Z, Y, X] (ins[0] has 2 pairs, "
+		  "outs[0] 2) (DMACopy)");
+}
+END_TEST
+
+/* ---- replicate ---------------------------------------------------------- */
+
+static lm_module *replicate_module(int P, int F, int R, int as_desc)
+{
+	tb t;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", P, F);
+	tb_dram(&t, "y", "ExternalOutput", "float32", P * R, F);
+	if (as_desc)
+		desc_block(&t, "Replicate", ap2("x", P, F, 0),
+			   ap2("y", P * R, F, 0), "");
+	else
+		dmacopy(&t, ap2("x", P, F, 0), ap2("y", P * R, F, 0),
+			",\"mode\":\"Replicate\"");
+	return tb_module(&t, 0);
+}
+
+/* x [2, 3] replicated into y [6, 3]: the two rows three times over,
+** r0 r1 r0 r1 r0 r1 (not r0 r0 r0 r1 r1 r1). */
+START_TEST(test_replicate_hand)
+{
+	static const float x[6] = { 1, 2, 3, 4, 5, 6 };
+	static const float want[18] = {
+		1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6,
+	};
+	for (int as_desc = 0; as_desc < 2; as_desc++) {
+		ls_result r;
+		run_ok(replicate_module(2, 3, 3, as_desc), x, 6, &r);
+		for (int i = 0; i < 18; i++)
+			ck_assert_same_f(tb_out(&r, "y", i), want[i]);
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(test_replicate_random)
+{
+	uint32_t seed = 777;
+	for (int rep = 0; rep < 12; rep++) {
+		int P, F, R;
+		float x[64], want[512];
+		ls_result r;
+		seed = seed * 1103515245u + 12345u;
+		P = 1 + (int)((seed >> 16) % 4);
+		F = 1 + (int)((seed >> 8) % 5);
+		R = 1 + (int)((seed >> 4) % 4);
+		tb_fill(x, P * F, seed);
+		for (int k = 0; k < R; k++)
+			for (int p = 0; p < P; p++)
+				for (int f = 0; f < F; f++)
+					want[(k * P + p) * F + f] = x[p * F + f];
+		run_ok(replicate_module(P, F, R, rep & 1), x, P * F, &r);
+		for (int i = 0; i < P * F * R; i++)
+			ck_assert_same_f(tb_out(&r, "y", i), want[i]);
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(test_replicate_errors)
+{
+	static const float x[6] = { 0 };
+	tb t;
+	lm_module *m;
+	lm_error err;
+	char *txt;
+	/* a destination of other rows than the source's */
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 2, 3);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 3, 4);
+	dmacopy(&t, ap2("x", 2, 3, 0), ap2("y", 3, 4, 0),
+		",\"mode\":\"Replicate\"");
+	run_fails(tb_module(&t, 0), x, 6, "a DMA replicate writes whole "
+		  "copies of its source: outs[0] is 3 x 4, ins[0] 2 x 3");
+	/* the verifier: not a whole number of copies */
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 2, 3);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 3, 3);
+	dmacopy(&t, ap2("x", 2, 3, 0), ap2("y", 3, 3, 0),
+		",\"mode\":\"Replicate\"");
+	txt = tb_json(&t, 0);
+	tb_free(&t);
+	m = tu_parse(txt, &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "DMACopy mode Replicate writes whole "
+			   "copies of its source: outs[0] has 9 elements, "
+			   "ins[0] 6");
+	lm_module_free(m);
+	free(txt);
+}
+END_TEST
+
+/* ---- CCE -------------------------------------------------------------------- */
+
+/* A DMACopy in mode CCE of the n rows of x [n, F] into y [1, F]. */
+static lm_module *cce_module(int n, int F, const char *more)
+{
+	tb t;
+	char ins[4096] = "";
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", n, F);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 1, F);
+	for (int k = 0; k < n; k++) {
+		size_t l = strlen(ins);
+		snprintf(ins + l, sizeof ins - l, "%s%s", k ? "," : "",
+			 ap2("x", 1, F, k * F));
+	}
+	dmacopy(&t, ins, ap2("y", 1, F, 0), more);
+	return tb_module(&t, 0);
+}
+
+/*
+** Rows r0 {1 2 3 4}, r1 {0.5 -1 8 0}, r2 {4 4 -2 1} with constants
+** [2, -1, 0.5]: y = 2 r0 - r1 + 0.5 r2 = {3.5 7 -3 8.5} (the plain add
+** is {5.5 5 9 5}); max from a zeroed accumulator {4 4 8 4}.
+*/
+START_TEST(test_cce_hand)
+{
+	static const float x[12] = { 1, 2, 3, 4, 0.5f, -1, 8, 0, 4, 4, -2, 1 };
+	static const float scaled[4] = { 3.5f, 7, -3, 8.5f };
+	static const float mx[4] = { 4, 4, 8, 4 };
+	ls_result r;
+	run_ok(cce_module(3, 4, ",\"mode\":\"CCE\",\"cce_op\":\"add\","
+			  "\"constants\":[2,-1,0.5]"), x, 12, &r);
+	for (int i = 0; i < 4; i++)
+		ck_assert_same_f(tb_out(&r, "y", i), scaled[i]);
+	ls_result_free(&r);
+	run_ok(cce_module(3, 4, ",\"mode\":\"CCE\",\"cce_op\":\"max\""), x,
+	       12, &r);
+	for (int i = 0; i < 4; i++)
+		ck_assert_same_f(tb_out(&r, "y", i), mx[i]);
+	ls_result_free(&r);
+}
+END_TEST
+
+/* Random sources, ops and constants against a float32 loop here. */
+START_TEST(test_cce_random)
+{
+	uint32_t seed = 99;
+	for (int rep = 0; rep < 12; rep++) {
+		int n, F = 7, op, use_c;
+		float x[64], c[4], want[8];
+		char more[200];
+		ls_result r;
+		seed = seed * 1103515245u + 12345u;
+		n = 1 + (int)((seed >> 16) % 4);
+		op = (int)((seed >> 8) % 3);
+		use_c = op == 0 && (seed >> 4) % 2;
+		tb_fill(x, n * F, seed);
+		tb_fill(c, n, seed + 1);
+		snprintf(more, sizeof more, ",\"mode\":\"CCE\",\"cce_op\":"
+			 "\"%s\"", op == 0 ? "add" : op == 1 ? "max" : "min");
+		if (use_c) {
+			size_t l = strlen(more);
+			snprintf(more + l, sizeof more - l, ",\"constants\":[");
+			for (int k = 0; k < n; k++) {
+				l = strlen(more);
+				snprintf(more + l, sizeof more - l, "%s%.9g",
+					 k ? "," : "", (double)c[k]);
+			}
+			l = strlen(more);
+			snprintf(more + l, sizeof more - l, "]");
+		}
+		for (int i = 0; i < F; i++) {
+			volatile float acc = 0.0f;
+			for (int k = 0; k < n; k++) {
+				float v = x[k * F + i];
+				if (use_c) {
+					volatile float p = c[k] * v;
+					acc = acc + p;
+				} else if (op == 0) {
+					acc = acc + v;
+				} else if (op == 1) {
+					acc = acc > v ? acc : v;
+				} else {
+					acc = acc < v ? acc : v;
+				}
+			}
+			want[i] = acc;
+		}
+		run_ok(cce_module(n, F, more), x, n * F, &r);
+		for (int i = 0; i < F; i++)
+			ck_assert_same_f(tb_out(&r, "y", i), want[i]);
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
+/* ---- refusals before time 0 --------------------------------------------- */
+
+/* A DMACopy of x [2, 3] into y with keys more: refused with msg. */
+static void refused(int n, const char *more, const char *msg)
+{
+	lm_error err;
+	lm_module *m = cce_module(n, 3, more);
+	ck_assert_int_eq(ls_check_module(m, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, msg);
+	lm_module_free(m);
+}
+
+START_TEST(test_refusals)
+{
+	refused(1, ",\"mode\":\"Dynamic\"", "opcode 'DMACopy' key 'mode' = "
+		"\"Dynamic\" is not modelled by the simulator (Copy, "
+		"Transpose, CCE and Replicate are modelled)");
+	refused(1, ",\"transpose_op\":\"XYZW\"", "key 'transpose_op' = "
+		"\"XYZW\" is not modelled by the simulator (read in mode "
+		"\"Transpose\" only)");
+	refused(2, ",\"mode\":\"CCE\",\"cce_op\":\"mult\"", "key 'cce_op' = "
+		"\"mult\" is not modelled by the simulator (mode CCE reduces "
+		"its sources with add, max or min)");
+	refused(2, ",\"mode\":\"CCE\"", "key 'cce_op' = \"bypass\" is not "
+		"modelled");
+	refused(1, ",\"cce_op\":\"add\"", "key 'cce_op' = \"add\" is not "
+		"modelled by the simulator (read in mode \"CCE\" only)");
+	refused(2, ",\"mode\":\"CCE\",\"cce_op\":\"add\",\"constants\":[1]",
+		"key 'constants' = [1] is not modelled by the simulator (one "
+		"constant per source)");
+	refused(2, ",\"mode\":\"CCE\",\"cce_op\":\"max\",\"constants\":"
+		"[1,2]", "(constants scale the sources of an add only)");
+	refused(1, ",\"constants\":[1]", "key 'constants' = [1] is not "
+		"modelled by the simulator (read in mode \"CCE\" only)");
+}
+END_TEST
+
+static Suite *dma_suite(void)
+{
+	Suite *s = suite_create("dma");
+	TCase *tc = tcase_create("modes");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_transpose_hand);
+	tcase_add_test(tc, test_transpose_random);
+	tcase_add_test(tc, test_transpose_errors);
+	tcase_add_test(tc, test_replicate_hand);
+	tcase_add_test(tc, test_replicate_random);
+	tcase_add_test(tc, test_replicate_errors);
+	tcase_add_test(tc, test_cce_hand);
+	tcase_add_test(tc, test_cce_random);
+	tcase_add_test(tc, test_refusals);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(dma_suite());
+}
