@@ -87,6 +87,10 @@ typedef enum lm_opcode {
 	LM_OP_BNSTATS,      /* BNStats */
 	LM_OP_BNAGGR,       /* BNStatsAggregate */
 	LM_OP_RANGESELECT,  /* RangeSelect */
+	/* indirect (index-driven) moves */
+	LM_OP_INDIRECTLOAD, /* IndirectLoad */
+	LM_OP_GATHER,       /* Gather */
+	LM_OP_INDIRECTCOPY, /* IndirectCopy */
 	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
 	LM_OP_COUNT
 } lm_opcode;

@@ -1701,6 +1701,57 @@ static int check_sync(vctx *v, const lm_inst *in)
 	return 0;
 }
 
+/*
+** The index operand of an indirect move (IndirectLoad, Gather,
+** IndirectCopy) given in indirection_ins: one entry, a physical access
+** pattern that resolves and stays in bounds, of an integer dtype of 16
+** bits or more (int16, uint16, int32, uint32, int64, uint64). Without
+** indirection_ins the indices are given in a form lncsim does not read
+** (the simulator refuses it).
+*/
+static int check_indirection(vctx *v, const lm_inst *in)
+{
+	const cJSON *ii = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "indirection_ins") : NULL;
+	const lm_alloc *al;
+	lm_arg a;
+	opnd o;
+	char msg[300];
+	int rc;
+	if ((in->op != LM_OP_INDIRECTLOAD && in->op != LM_OP_GATHER &&
+	     in->op != LM_OP_INDIRECTCOPY) || !ii || cJSON_IsNull(ii))
+		return 0;
+	if (!cJSON_IsArray(ii) || cJSON_GetArraySize(ii) != 1)
+		return fail(v, "%s takes its indices as one indirection_ins "
+			    "operand (has %d)", opname(in), cJSON_IsArray(ii) ?
+			    cJSON_GetArraySize(ii) : 0);
+	if (lm_arg_from_json(&a, ii->child, msg, sizeof msg))
+		return fail(v, "indirection_ins[0]: %s", msg);
+	rc = 0;
+	if (a.kind != LM_ARG_PHYSICAL_AP) {
+		rc = fail(v, "indirection_ins[0] must be a physical_ap");
+		goto done;
+	}
+	switch (a.dtype) {
+	case LM_DT_INT16: case LM_DT_UINT16: case LM_DT_INT32:
+	case LM_DT_UINT32: case LM_DT_INT64: case LM_DT_UINT64:
+		break;
+	default:
+		rc = fail(v, "%s indices (indirection_ins[0]) must be int16, "
+			  "uint16, int32, uint32, int64 or uint64 (got %s)",
+			  opname(in), dtname(a.dtype));
+		goto done;
+	}
+	al = a.memsetref ? lm_strmap_lookup(&v->allocp, a.memsetref) : NULL;
+	if (!a.has_start_partition)
+		lm_arg_unfold(&a, lm_arg_part_elems(&a, al && a.memref ?
+			lm_alloc_find_memloc(al, a.memref) : NULL));
+	rc = check_operand(v, &a, &o);
+done:
+	lm_arg_clear(&a);
+	return rc;
+}
+
 /* Every operand (resolution and bounds), then the opcode's shape rules. */
 static int check_operands(vctx *v, const lm_inst *in)
 {
@@ -1753,6 +1804,8 @@ static int check_operands(vctx *v, const lm_inst *in)
 	}
 	if (rc == 0 && shaped && nin >= 0)
 		rc = check_shapes(v, in, ins, outs);
+	if (rc == 0)
+		rc = check_indirection(v, in);
 	if (ins != small) {
 		free(ins);
 		free(outs);

@@ -58,7 +58,7 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 	case LM_OP_TCDYNSRC: case LM_OP_TCDYNDST:
 	case LM_OP_AFFINESELECT: case LM_OP_TSPTR: case LM_OP_RECIPROCAL:
 	case LM_OP_STREAMTRANSPOSE: case LM_OP_SELECT: case LM_OP_COPYPRED:
-	case LM_OP_RANGESELECT:
+	case LM_OP_RANGESELECT: case LM_OP_GATHER: case LM_OP_INDIRECTCOPY:
 		if (si->n_outs >= 1 && si->outs[0].space)
 			cyc = si->outs[0].free + a->elem_fixed[e];
 		else
@@ -94,6 +94,7 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		cyc = a->dma_issue_cycles > 0 ? a->dma_issue_cycles : 1;
 		break;
 	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
+	case LM_OP_INDIRECTLOAD:
 		cyc = a->dma_issue_cycles > 0 ? a->dma_issue_cycles : 1;
 		if (si->n_ins >= 1 && si->n_outs >= 1 && si->ins[0].space &&
 		    si->outs[0].space) {
@@ -104,6 +105,10 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 				if (si->ins[i].esize > es)
 					es = si->ins[i].esize;
 			si->dma_bytes = si->outs[0].count * es * si->n_ins;
+			/* an IndirectLoad reads its indices too */
+			if (si->dq && si->dq->idx && si->dq->idx->space)
+				si->dma_bytes += si->dq->idx->count *
+						 si->dq->idx->esize;
 		}
 		break;
 	default:

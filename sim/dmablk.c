@@ -38,8 +38,20 @@ static ls_sdq *dq_of(ls_sinst *si)
 	if (!si->dq) {
 		si->dq = lm_xcalloc(1, sizeof *si->dq);
 		si->dq->trig = -1;
+		si->dq->n_valid = -1;
 	}
 	return si->dq;
+}
+
+ls_sdq *ls_dmablk_dq(ls_sinst *si)
+{
+	return dq_of(si);
+}
+
+int ls_op_is_indirect(lm_opcode op)
+{
+	return op == LM_OP_INDIRECTLOAD || op == LM_OP_GATHER ||
+	       op == LM_OP_INDIRECTCOPY;
 }
 
 lm_aluop ls_dmablk_cce_op(const lm_inst *in)
@@ -115,6 +127,7 @@ void ls_dmablk_free(ls_sinst *si)
 	if (!si->dq)
 		return;
 	free(si->dq->blocks);
+	free(si->dq->idx);
 	free(si->dq);
 	si->dq = NULL;
 }

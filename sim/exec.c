@@ -468,6 +468,229 @@ static int exec_dmacopy(ls_exec *x)
 	}
 }
 
+/* ---- indirect moves (docs/semantics.md, "IndirectLoad and
+** IndirectCopy", "Gather") ---------------------------------------------- */
+
+/* Is t an index dtype (an integer of 16 bits or more)? */
+static int is_index_dtype(lm_dtype t)
+{
+	return t == LM_DT_INT16 || t == LM_DT_UINT16 || t == LM_DT_INT32 ||
+	       t == LM_DT_UINT32 || t == LM_DT_INT64 || t == LM_DT_UINT64;
+}
+
+/* Index k of raw indices b (dtype t): 1 when 0 <= value < bound (into
+** *v), else 0 with the value's text in txt. */
+static int index_in(lm_dtype t, const uint8_t *b, int64_t k, int64_t bound,
+		    int64_t *v, char *txt, size_t n)
+{
+	int64_t sv = 0;
+	uint64_t uv = 0;
+	int is_signed = 1;
+	switch (t) {
+	case LM_DT_INT16: { int16_t w; memcpy(&w, b + 2 * k, 2); sv = w; break; }
+	case LM_DT_INT32: { int32_t w; memcpy(&w, b + 4 * k, 4); sv = w; break; }
+	case LM_DT_INT64: memcpy(&sv, b + 8 * k, 8); break;
+	case LM_DT_UINT16: { uint16_t w; memcpy(&w, b + 2 * k, 2); uv = w;
+			     is_signed = 0; break; }
+	case LM_DT_UINT32: { uint32_t w; memcpy(&w, b + 4 * k, 4); uv = w;
+			     is_signed = 0; break; }
+	default: memcpy(&uv, b + 8 * k, 8); is_signed = 0; break;
+	}
+	if (is_signed ? sv >= 0 && sv < bound : uv < (uint64_t)bound) {
+		*v = is_signed ? sv : (int64_t)uv;
+		return 1;
+	}
+	if (is_signed)
+		snprintf(txt, n, "%lld", (long long)sv);
+	else
+		snprintf(txt, n, "%llu", (unsigned long long)uv);
+	return 0;
+}
+
+/* The indices of si (its index operand, read raw) into *out; their
+** count in *n. */
+static int read_indices(ls_exec *x, const uint8_t **out, int64_t *n)
+{
+	const ls_opnd *o = x->si->dq ? x->si->dq->idx : NULL;
+	uint8_t *b;
+	if (!o || !o->space)
+		return fail(x, "%s has no index operand",
+			    lm_opcode_name(x->si->op));
+	if (!is_index_dtype(o->dtype))
+		return fail(x, "indirection_ins[0] has dtype %s: indices are "
+			    "int16, uint16, int32, uint32, int64 or uint64",
+			    lm_dtype_name(o->dtype));
+	b = (uint8_t *)grow_f(&x->fc, &x->cap_c, (o->count * o->esize + 3) / 4);
+	*out = b;
+	*n = o->count;
+	return read_raw(x, o, "indirection_ins[0]", b);
+}
+
+/*
+** Row r of operand o whose access pattern's first pair has n rows: the
+** elements r * (count / n) .. of its walk. The first dimension of o is
+** that pair's, merged with the pairs after it when they are contiguous
+** (a unit pair was dropped).
+*/
+static void row_of(const ls_opnd *o, int64_t n, int64_t r, ls_opnd *row)
+{
+	*row = *o;
+	if (n <= 1)
+		return;
+	int64_t m = o->num[0] / n;
+	row->count = o->count / n;
+	if (m > 1) {
+		row->num[0] = m;
+		row->off += r * m * o->stride[0];
+		return;
+	}
+	row->off += r * o->stride[0];
+	if (o->ndim > 1) {
+		memmove(row->stride, row->stride + 1,
+			(size_t)(o->ndim - 1) * sizeof *row->stride);
+		memmove(row->num, row->num + 1,
+			(size_t)(o->ndim - 1) * sizeof *row->num);
+		row->ndim--;
+	} else {
+		row->num[0] = 1;
+	}
+	if (o->pdim == 0) {
+		row->part += r;
+		row->parts = 1;
+		row->pdim = -1;
+	}
+}
+
+/*
+** IndirectLoad, IndirectCopy: out row k = ins[0] row idx[k], the rows
+** of ins[0] its access pattern's first pair; IndirectCopy writes the
+** first num_valid_indices rows only. A raw copy between equal dtypes,
+** else through float32.
+*/
+static int exec_indirect_rows(ls_exec *x)
+{
+	const ls_sinst *si = x->si;
+	const ls_opnd *src = &si->ins[0], *dst = &si->outs[0];
+	const lm_arg *sa = &si->in->ins[0];
+	const uint8_t *ix;
+	uint8_t *out;
+	int64_t n_rows, rlen, k_n, n_valid;
+	int es = dst->esize, rc;
+	if ((rc = one_src_dst(x, lm_opcode_name(si->op))) != 0)
+		return rc;
+	if (sa->kind != LM_ARG_PHYSICAL_AP || sa->n_ap < 1)
+		return fail(x, "ins[0], the rows gathered from, must be a "
+			    "physical_ap");
+	if ((rc = read_indices(x, &ix, &k_n)) != 0)
+		return rc;
+	n_rows = sa->ap[0].num;
+	rlen = n_rows > 0 ? src->count / n_rows : 0;
+	n_valid = si->dq->n_valid >= 0 ? si->dq->n_valid : k_n;
+	if (n_valid > k_n)
+		return fail(x, "num_valid_indices %lld exceeds the %lld "
+			    "indices of indirection_ins[0]",
+			    (long long)n_valid, (long long)k_n);
+	if (dst->count != k_n * rlen)
+		return fail(x, "outs[0] has %lld elements: %lld indices of "
+			    "rows of %lld elements write %lld",
+			    (long long)dst->count, (long long)k_n,
+			    (long long)rlen, (long long)(k_n * rlen));
+	out = stage_buf(x);
+	for (int64_t k = 0; k < n_valid; k++) {
+		ls_opnd row;
+		ls_view v;
+		const uint8_t *bad;
+		int64_t r;
+		char txt[32];
+		if (!index_in(si->dq->idx->dtype, ix, k, n_rows, &r, txt,
+			      sizeof txt))
+			return fail(x, "index %s (indirection_ins[0] element "
+				    "%lld) is out of range: ins[0] '%s' has "
+				    "%lld rows (0..%lld)", txt, (long long)k,
+				    S(src->alloc), (long long)n_rows,
+				    (long long)n_rows - 1);
+		row_of(src, n_rows, r, &row);
+		ls_bind(x->mc, x->core, &row, &v);
+		if (src->dtype == dst->dtype) {
+			bad = ls_gather_raw(&v, out + k * rlen * es,
+					    can_read_uninit(x));
+		} else {
+			float *f = grow_f(&x->fa, &x->cap_a, rlen);
+			bad = ls_gather_f32(&v, f, can_read_uninit(x));
+			if (!bad)
+				ls_f32_to_dtype(dst->dtype, f,
+						out + k * rlen * es, rlen);
+		}
+		if (bad)
+			return uninit_error(x, "ins[0]", &row, bad);
+	}
+	if (n_valid < k_n) {
+		ls_pending *p = x->pend;
+		if ((size_t)dst->count > p->cap_mask) {
+			p->cap_mask = (size_t)dst->count + 64;
+			free(p->mask);
+			p->mask = lm_xmalloc(p->cap_mask);
+		}
+		memset(p->mask, 1, (size_t)(n_valid * rlen));
+		memset(p->mask + n_valid * rlen, 0,
+		       (size_t)((k_n - n_valid) * rlen));
+		p->is_masked = 1;
+	}
+	return 0;
+}
+
+/*
+** Gather: per partition p, out[p][j] = data[p][idx[p][j]], idx the
+** element index within the partition's data (ins[0]), one index per
+** output element, both walked partition by partition.
+*/
+static int exec_gather(ls_exec *x)
+{
+	const ls_sinst *si = x->si;
+	const ls_opnd *src = &si->ins[0], *dst = &si->outs[0];
+	const ls_opnd *io = si->dq ? si->dq->idx : NULL;
+	const uint8_t *ix;
+	uint8_t *data, *out;
+	int64_t k_n, parts, f_in, f_out;
+	int es, rc;
+	if ((rc = one_src_dst(x, "Gather")) != 0)
+		return rc;
+	if ((rc = read_indices(x, &ix, &k_n)) != 0)
+		return rc;
+	parts = src->parts;
+	if (io->parts != parts || dst->parts != parts ||
+	    k_n != dst->count)
+		return fail(x, "Gather reads one index per output element, "
+			    "partition by partition: ins[0] has %lld "
+			    "partitions, indirection_ins[0] %lld (%lld "
+			    "indices), outs[0] %lld (%lld elements)",
+			    (long long)parts, (long long)io->parts,
+			    (long long)k_n, (long long)dst->parts,
+			    (long long)dst->count);
+	if ((rc = read_as_dst(x, &data, &es)) != 0)
+		return rc;
+	f_in = src->free;
+	f_out = dst->free;
+	out = stage_buf(x);
+	for (int64_t p = 0; p < parts; p++)
+		for (int64_t j = 0; j < f_out; j++) {
+			int64_t k = p * f_out + j, e;
+			char txt[32];
+			if (!index_in(io->dtype, ix, k, f_in, &e, txt,
+				      sizeof txt))
+				return fail(x, "index %s (indirection_ins[0] "
+					    "partition %lld, element %lld) is "
+					    "out of range: ins[0] '%s' has %lld "
+					    "elements per partition (0..%lld)",
+					    txt, (long long)p, (long long)j,
+					    S(src->alloc), (long long)f_in,
+					    (long long)f_in - 1);
+			memcpy(out + k * es, data + (p * f_in + e) * es,
+			       (size_t)es);
+		}
+	return 0;
+}
+
 /* TensorCopy: as DMA, on an engine. */
 static int exec_copy(ls_exec *x)
 {
@@ -1272,6 +1495,9 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_DESC_CCE] = exec_cce,
 	[LM_OP_DESC_TRANSPOSE] = exec_desc_transpose,
 	[LM_OP_DESC_REPLICATE] = exec_dma_replicate,
+	[LM_OP_INDIRECTLOAD] = exec_indirect_rows,
+	[LM_OP_INDIRECTCOPY] = exec_indirect_rows,
+	[LM_OP_GATHER] = exec_gather,
 	[LM_OP_SELECT] = ls_exec_select,
 	[LM_OP_COPYPRED] = ls_exec_copypred,
 	[LM_OP_MAX8] = ls_exec_max8,

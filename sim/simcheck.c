@@ -53,7 +53,9 @@
 		  OP(AEBARRIER) | OP(DRAIN) | OP(EXIT) | OP(DMATRIGGER) | \
 		  OP(DMABLOCK) | OPS_DESC | OP(RESETQUEUE) | \
 		  OPS_BRANCH | OP(BRANCHHINT) | OP(TCOMPLETION) | OP(HALT) | \
-		  OPS_TLS | OPS_TCDYN | OPS_SELECT)
+		  OPS_TLS | OPS_TCDYN | OPS_SELECT | OPS_INDIRECT)
+/* The indirect moves (an index operand in indirection_ins). */
+#define OPS_INDIRECT (OP(INDIRECTLOAD) | OP(GATHER) | OP(INDIRECTCOPY))
 /* The descriptors it executes (in a DMABlock's body only). */
 #define OPS_DESC (OP(DESC_COPY) | OP(DESC_CCE) | OP(DESC_TRANSPOSE) | \
 		  OP(DESC_REPLICATE))
@@ -103,6 +105,7 @@ static const key_rule inst_rules[] = {
 	  NULL },
 	{ OPS_EXEC, "_comment", K_META, NULL, NULL },
 	{ OPS_EXEC, "unroll_dependencies", K_DEFAULT, "[]", NULL },
+	{ OPS_INDIRECT, "indirection_ins", K_MODEL, NULL, NULL },
 	{ OPS_EXEC, "indirection_ins", K_DEFAULT, "[]", NULL },
 	{ OPS_EXEC, "predicates", K_DEFAULT, "[]", NULL },
 	{ OPS_EXEC, "order", K_DEFAULT, "[]", NULL },
@@ -126,7 +129,7 @@ typedef struct op_key {
 
 /* Documented op keys that cannot change the bits of a result. */
 static const op_key inst_meta[] = {
-	{ OPS_DMA | OP(DMATRIGGER), "dge_type", "how and how urgently the "
+	{ OPS_DMA | OP(DMATRIGGER) | OP(INDIRECTLOAD), "dge_type", "how and how urgently the "
 	  "transfer is made, not what it moves" },
 	{ OPS_DMA, "dma_qos", "how and how urgently the transfer is made, "
 	  "not what it moves" },
@@ -176,6 +179,7 @@ static const op_key inst_checked_whole[] = {
 	{ OP(DMACOPY) | OP(DESC_TRANSPOSE), "transpose_op", NULL },
 	{ OP(DMACOPY), "cce_op", NULL },
 	{ OP(DMACOPY) | OP(DESC_CCE), "constants", NULL },
+	{ OP(INDIRECTCOPY), "num_valid_indices", NULL },
 };
 
 /* Documented op keys the simulator evaluates at each issue when given as
@@ -195,7 +199,7 @@ static const op_key inst_affine[] = {
 ** does not read (an affine expression) and is refused there.
 */
 static const op_key inst_model[] = {
-	{ OPS_DMA | OP(DMATRIGGER), "queue", NULL },
+	{ OPS_DMA | OP(DMATRIGGER) | OP(INDIRECTLOAD), "queue", NULL },
 	{ OP(DMATRIGGER), "dma_blocks", "each issue fires the next block, "
 	  "round robin" },
 	{ OP(RESETQUEUE), "queue", NULL },
@@ -992,6 +996,35 @@ static int chk_constants(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
+/* An indirect move's indices: one indirection_ins operand. */
+static int chk_indirection(const lm_inst *in, char *val, size_t n,
+			   const char **why)
+{
+	const cJSON *v = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "indirection_ins") : NULL;
+	int k = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
+	if (k == 1)
+		return 0;
+	*why = "the indices are one operand of indirection_ins";
+	snprintf(val, n, "%d operand%s", k, k == 1 ? "" : "s");
+	return 1;
+}
+
+/* An IndirectCopy's num_valid_indices: a count (an affine expression
+** is not modelled). */
+static int chk_num_valid(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	const cJSON *v = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "num_valid_indices") : NULL;
+	if (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+	    v->valuedouble <= 65535 && v->valuedouble == (int)v->valuedouble)
+		return 0;
+	*why = "a count of 0..65535 (an affine expression is not modelled)";
+	extra_text(in, "num_valid_indices", "null", val, n);
+	return 1;
+}
+
 /* A CompareAndBranch's comp_op: the twelve compares (Unsupported is
 ** not one). */
 static int chk_comp_op(const lm_inst *in, char *val, size_t n,
@@ -1164,6 +1197,8 @@ static const field_rule checks[] = {
 	{ OP(DMACOPY) | OP(DESC_TRANSPOSE), "transpose_op", chk_transpose_op },
 	{ OP(DMACOPY), "cce_op", chk_dma_cce_op },
 	{ OP(DMACOPY) | OP(DESC_CCE), "constants", chk_constants },
+	{ OP(INDIRECTCOPY), "num_valid_indices", chk_num_valid },
+	{ OPS_INDIRECT, "indirection_ins", chk_indirection },
 	{ OP(LOOP), "LoopAxis", chk_loop_axis },
 	{ OP(DYNLOOP), "DynamicForLoopAxis", chk_dynloop_axis },
 	{ OP(DOWHILE), "cond", chk_dowhile_cond },

@@ -439,6 +439,289 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* ---- indirect moves -------------------------------------------------- */
+
+/*
+** Index tile ix [parts, per] of dtype dt in SB, element (p, j) set to
+** v[p * per + j] by a Memset each (m0, m1, ...); the dependencies on all
+** of them into deps.
+*/
+static void indices(tb *t, const char *dt, int parts, int per,
+		    const double *v, char *deps, size_t n)
+{
+	size_t l;
+	tb_sb(t, "ix", dt, parts, per);
+	snprintf(deps, n, ",\"dependencies\":[");
+	for (int k = 0; k < parts * per; k++) {
+		tb_inst(t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+			"\"m%d\",\"engine\":\"DVE\",\"outs\":[%s],\"value\":%.17g}",
+			k, APS("ix", dt, 1, 1, k, per), v[k]);
+		l = strlen(deps);
+		snprintf(deps + l, n - l, "%s[\"m%d\",\"Flow\"]", k ? "," : "",
+			 k);
+	}
+	l = strlen(deps);
+	snprintf(deps + l, n - l, "]");
+}
+
+/* IndirectLoad of rows of x [rows, F] (DRAM) by K indices v (dtype dt)
+** into y [K, F]. */
+static lm_module *iload_module(int rows, int F, int K, const char *dt,
+			       const double *v)
+{
+	tb t;
+	char deps[4096];
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", rows, F);
+	tb_dram(&t, "y", "ExternalOutput", "float32", K, F);
+	indices(&t, dt, 1, K, v, deps, sizeof deps);
+	tb_inst(&t, "{\"opcode\":\"IndirectLoad\",\"name\":\"g\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"indirection_ins\":[%s]%s}", ap2("x", rows, F, 0),
+		ap2("y", K, F, 0), AP("ix", dt, 1, K, 0), deps);
+	return tb_module(&t, 0);
+}
+
+/* x rows r_i = {10 i, 10 i + 1, 10 i + 2}; indices {3, 0, 4, 0} give
+** r3 r0 r4 r0, in index order (a row read twice is read twice). */
+START_TEST(test_iload_hand)
+{
+	static const double v[4] = { 3, 0, 4, 0 };
+	static const int rows[4] = { 3, 0, 4, 0 };
+	const char *dts[3] = { "int32", "uint16", "int64" };
+	float x[15];
+	for (int i = 0; i < 15; i++)
+		x[i] = (float)(10 * (i / 3) + i % 3);
+	for (int d = 0; d < 3; d++) {
+		ls_result r;
+		run_ok(iload_module(5, 3, 4, dts[d], v), x, 15, &r);
+		for (int k = 0; k < 4; k++)
+			for (int f = 0; f < 3; f++)
+				ck_assert_same_f(tb_out(&r, "y", 3 * k + f),
+						 (float)(10 * rows[k] + f));
+		ck_assert_int_eq(r.cores[0].dma_transfers, 1);
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(test_iload_random)
+{
+	uint32_t seed = 4242;
+	for (int rep = 0; rep < 10; rep++) {
+		int rows, F, K;
+		double v[16];
+		float x[128], want[256];
+		ls_result r;
+		seed = seed * 1103515245u + 12345u;
+		rows = 1 + (int)((seed >> 16) % 8);
+		F = 1 + (int)((seed >> 8) % 6);
+		K = 1 + (int)((seed >> 4) % 12);
+		tb_fill(x, rows * F, seed);
+		for (int k = 0; k < K; k++) {
+			seed = seed * 1103515245u + 12345u;
+			v[k] = (double)((seed >> 16) % (uint32_t)rows);
+		}
+		for (int k = 0; k < K; k++)
+			for (int f = 0; f < F; f++)
+				want[k * F + f] = x[(int)v[k] * F + f];
+		run_ok(iload_module(rows, F, K, rep & 1 ? "uint32" : "int32",
+				    v), x, rows * F, &r);
+		for (int i = 0; i < K * F; i++)
+			ck_assert_same_f(tb_out(&r, "y", i), want[i]);
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
+/* IndirectCopy in SB: xs [rows, F] from x, ys [K, F] preset to -7, the
+** first nv rows gathered by the K indices v. */
+static lm_module *icopy_module(int rows, int F, int K, int nv,
+			       const double *v)
+{
+	tb t;
+	char deps[4096], nvs[40];
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", rows, F);
+	tb_dram(&t, "y", "ExternalOutput", "float32", K, F);
+	tb_sb(&t, "xs", "float32", rows, F);
+	tb_sb(&t, "ys", "float32", K, F);
+	indices(&t, "int32", 1, K, v, deps, sizeof deps);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"in\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		ap2("x", rows, F, 0), AP("xs", "float32", rows, F, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+		"\"pre\",\"engine\":\"DVE\",\"outs\":[%s],\"value\":-7}",
+		AP("ys", "float32", K, F, 0));
+	snprintf(nvs, sizeof nvs, "%d", nv);
+	tb_inst(&t, "{\"opcode\":\"IndirectCopy\",\"name\":\"g\",\"engine\":"
+		"\"Pool\",\"ins\":[%s],\"outs\":[%s],\"indirection_ins\":[%s],"
+		"\"num_valid_indices\":%s%.*s,[\"in\",\"Flow\"],[\"pre\","
+		"\"Flow\"]]}", AP("xs", "float32", rows, F, 0),
+		AP("ys", "float32", K, F, 0), AP("ix", "int32", 1, K, 0), nvs,
+		(int)strlen(deps) - 1, deps);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"out\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"dependencies\":[[\"g\",\"Flow\"]]}",
+		AP("ys", "float32", K, F, 0), ap2("y", K, F, 0));
+	return tb_module(&t, 0);
+}
+
+/* Partitions r_i of xs; indices {2, 2, 0, 1} with num_valid_indices 3:
+** ys rows r2 r2 r0, the fourth row keeps -7. */
+START_TEST(test_icopy_hand)
+{
+	static const double v[4] = { 2, 2, 0, 1 };
+	static const int rows[3] = { 2, 2, 0 };
+	float x[6];
+	ls_result r;
+	for (int i = 0; i < 6; i++)
+		x[i] = (float)(10 * (i / 2) + i % 2);
+	run_ok(icopy_module(3, 2, 4, 3, v), x, 6, &r);
+	for (int k = 0; k < 3; k++)
+		for (int f = 0; f < 2; f++)
+			ck_assert_same_f(tb_out(&r, "y", 2 * k + f),
+					 (float)(10 * rows[k] + f));
+	ck_assert_same_f(tb_out(&r, "y", 6), -7.0f);
+	ck_assert_same_f(tb_out(&r, "y", 7), -7.0f);
+	ls_result_free(&r);
+}
+END_TEST
+
+/* Gather: data xs [P, Fin] from x, indices ix [P, Fout] (dtype dt),
+** ys [P, Fout] to y. */
+static lm_module *gather_module(int P, int Fin, int Fout, const char *dt,
+				const double *v)
+{
+	tb t;
+	char deps[8192];
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", P, Fin);
+	tb_dram(&t, "y", "ExternalOutput", "float32", P, Fout);
+	tb_sb(&t, "xs", "float32", P, Fin);
+	tb_sb(&t, "ys", "float32", P, Fout);
+	indices(&t, dt, P, Fout, v, deps, sizeof deps);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"in\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		ap2("x", P, Fin, 0), AP("xs", "float32", P, Fin, 0));
+	tb_inst(&t, "{\"opcode\":\"Gather\",\"name\":\"g\",\"engine\":"
+		"\"Pool\",\"ins\":[%s],\"outs\":[%s],\"indirection_ins\":[%s]"
+		"%.*s,[\"in\",\"Flow\"]]}", AP("xs", "float32", P, Fin, 0),
+		AP("ys", "float32", P, Fout, 0), AP("ix", dt, P, Fout, 0),
+		(int)strlen(deps) - 1, deps);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"out\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"dependencies\":[[\"g\",\"Flow\"]]}",
+		AP("ys", "float32", P, Fout, 0), ap2("y", P, Fout, 0));
+	return tb_module(&t, 0);
+}
+
+/* x = [[0 1 2 3 4] [10 11 12 13 14]], indices [[4 0 2] [1 1 3]]: each
+** partition indexes its own elements, [[4 0 2] [11 11 13]] (indices
+** taken over the whole tile would give [[4 0 2] [1 1 3]]). */
+START_TEST(test_gather_hand)
+{
+	static const float x[10] = { 0, 1, 2, 3, 4, 10, 11, 12, 13, 14 };
+	static const double v[6] = { 4, 0, 2, 1, 1, 3 };
+	static const float want[6] = { 4, 0, 2, 11, 11, 13 };
+	ls_result r;
+	run_ok(gather_module(2, 5, 3, "uint32", v), x, 10, &r);
+	for (int i = 0; i < 6; i++)
+		ck_assert_same_f(tb_out(&r, "y", i), want[i]);
+	ls_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_gather_random)
+{
+	uint32_t seed = 31337;
+	for (int rep = 0; rep < 8; rep++) {
+		int P, Fin, Fout;
+		double v[64];
+		float x[64], want[64];
+		ls_result r;
+		seed = seed * 1103515245u + 12345u;
+		P = 1 + (int)((seed >> 16) % 4);
+		Fin = 1 + (int)((seed >> 8) % 6);
+		Fout = 1 + (int)((seed >> 4) % 5);
+		tb_fill(x, P * Fin, seed);
+		for (int k = 0; k < P * Fout; k++) {
+			seed = seed * 1103515245u + 12345u;
+			v[k] = (double)((seed >> 16) % (uint32_t)Fin);
+		}
+		for (int p = 0; p < P; p++)
+			for (int j = 0; j < Fout; j++)
+				want[p * Fout + j] =
+					x[p * Fin + (int)v[p * Fout + j]];
+		run_ok(gather_module(P, Fin, Fout, "int32", v), x, P * Fin, &r);
+		for (int i = 0; i < P * Fout; i++)
+			ck_assert_same_f(tb_out(&r, "y", i), want[i]);
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
+/* An index out of range stops the run naming its value, the
+** instruction and the bound; a float index dtype is the verifier's; no
+** indirection_ins is refused before time 0; too many valid indices. */
+START_TEST(test_indirect_errors)
+{
+	static const double big[4] = { 3, 0, 5, 0 }, neg[4] = { 3, -1, 0, 0 };
+	static const double gbig[6] = { 4, 0, 2, 1, 5, 3 };
+	float x[15] = { 0 };
+	tb t;
+	lm_module *m;
+	lm_error err;
+	char *txt;
+	run_fails(iload_module(5, 3, 4, "int32", big), x, 15, "instruction "
+		  "g: index 5 (indirection_ins[0] element 2) is out of range: "
+		  "ins[0] 'x' has 5 rows (0..4) (IndirectLoad)");
+	run_fails(iload_module(5, 3, 4, "int32", neg), x, 15, "index -1 "
+		  "(indirection_ins[0] element 1) is out of range");
+	run_fails(gather_module(2, 5, 3, "int32", gbig), x, 10, "instruction "
+		  "g: index 5 (indirection_ins[0] partition 1, element 1) is "
+		  "out of range: ins[0] 'xs' has 5 elements per partition "
+		  "(0..4) (Gather)");
+	run_fails(icopy_module(3, 2, 4, 5, big), x, 6, "num_valid_indices 5 "
+		  "exceeds the 4 indices of indirection_ins[0] (IndirectCopy)");
+	/* float indices: the verifier */
+	m = iload_module(5, 3, 4, "int32", big);
+	lm_module_free(m);
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 5, 3);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 4, 3);
+	tb_sb(&t, "ix", "float32", 1, 4);
+	tb_inst(&t, "{\"opcode\":\"IndirectLoad\",\"name\":\"g\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"indirection_ins\":[%s]}", ap2("x", 5, 3, 0), ap2("y", 4, 3, 0),
+		AP("ix", "float32", 1, 4, 0));
+	txt = tb_json(&t, 0);
+	tb_free(&t);
+	m = tu_parse(txt, &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "instruction g: IndirectLoad indices "
+			   "(indirection_ins[0]) must be int16, uint16, int32, "
+			   "uint32, int64 or uint64 (got float32)");
+	lm_module_free(m);
+	free(txt);
+	/* no indices: refused before time 0 */
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 5, 3);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 4, 3);
+	tb_inst(&t, "{\"opcode\":\"IndirectLoad\",\"name\":\"g\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		ap2("x", 5, 3, 0), ap2("y", 4, 3, 0));
+	m = tb_module(&t, 0);
+	ck_assert_int_eq(ls_check_module(m, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "opcode 'IndirectLoad' key "
+			   "'indirection_ins' = 0 operands is not modelled by the "
+			   "simulator (the indices are one operand of "
+			   "indirection_ins)");
+	lm_module_free(m);
+}
+END_TEST
+
 static Suite *dma_suite(void)
 {
 	Suite *s = suite_create("dma");
@@ -453,6 +736,12 @@ static Suite *dma_suite(void)
 	tcase_add_test(tc, test_cce_hand);
 	tcase_add_test(tc, test_cce_random);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_iload_hand);
+	tcase_add_test(tc, test_iload_random);
+	tcase_add_test(tc, test_icopy_hand);
+	tcase_add_test(tc, test_gather_hand);
+	tcase_add_test(tc, test_gather_random);
+	tcase_add_test(tc, test_indirect_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }
