@@ -84,7 +84,8 @@ void lm_inst_rename_registers(lm_inst *in, const lm_strmap *regs);
 ** allocs, "memref" through memlocs), and every register reference
 ** of its operands, of its own carried keys and of its fields
 ** (lm_inst_rename_registers, through allocs: a register is an
-** allocation).
+** allocation), and the tensor references of the operands it carries in
+** `indirection_ins`.
 ** Map values are the new names (char *); a name a map lacks is kept; a
 ** NULL or empty map renames nothing. The operands' struct members
 ** (memsetref, memref) are the caller's to rename. Every renamer of the

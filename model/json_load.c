@@ -821,6 +821,13 @@ void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
 				lm_json_each_tensorref(as[i].extra,
 						       rename_tensorref, &r);
 	}
+	/* the operands an indirect move carries (its indices) */
+	if (in->extra) {
+		cJSON *ii = cJSON_GetObjectItemCaseSensitive(in->extra,
+							     "indirection_ins");
+		if (ii)
+			lm_json_each_tensorref(ii, rename_tensorref, &r);
+	}
 	if (by_alloc)
 		lm_inst_rename_registers(in, allocs);
 }

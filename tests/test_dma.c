@@ -13,6 +13,9 @@
 #include "verify.h"
 #include "sim.h"
 #include "simcheck.h"
+#include "json.h"
+
+#include <cjson/cJSON.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -685,8 +688,6 @@ START_TEST(test_indirect_errors)
 	run_fails(icopy_module(3, 2, 4, 5, big), x, 6, "num_valid_indices 5 "
 		  "exceeds the 4 indices of indirection_ins[0] (IndirectCopy)");
 	/* float indices: the verifier */
-	m = iload_module(5, 3, 4, "int32", big);
-	lm_module_free(m);
 	tb_init(&t);
 	tb_dram(&t, "x", "ExternalInput", "float32", 5, 3);
 	tb_dram(&t, "y", "ExternalOutput", "float32", 4, 3);
@@ -722,6 +723,36 @@ START_TEST(test_indirect_errors)
 }
 END_TEST
 
+/* The linker's renaming reaches the indices: an allocation renamed is
+** renamed in indirection_ins too. */
+START_TEST(test_indirect_rename)
+{
+	static const double v[4] = { 3, 0, 4, 0 };
+	lm_module *m = iload_module(5, 3, 4, "int32", v);
+	lm_strmap allocs, locs;
+	lm_inst *in = NULL;
+	char *txt;
+	lm_block *b = &m->functions[0].blocks[0];
+	for (int i = 0; i < b->n_insts; i++)
+		if (b->insts[i].op == LM_OP_INDIRECTLOAD)
+			in = &b->insts[i];
+	ck_assert_ptr_nonnull(in);
+	lm_strmap_init(&allocs);
+	lm_strmap_init(&locs);
+	lm_strmap_put(&allocs, "ix", (void *)"ix_1");
+	lm_strmap_put(&locs, "ix", (void *)"ix_1");
+	lm_inst_rename_json_refs(in, &allocs, &locs);
+	txt = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(
+		in->extra, "indirection_ins"));
+	ck_assert_contains(txt, "\"memsetref\":\"ix_1\"");
+	ck_assert_contains(txt, "\"memref\":\"ix_1\"");
+	cJSON_free(txt);
+	lm_strmap_free(&allocs);
+	lm_strmap_free(&locs);
+	lm_module_free(m);
+}
+END_TEST
+
 static Suite *dma_suite(void)
 {
 	Suite *s = suite_create("dma");
@@ -742,6 +773,7 @@ static Suite *dma_suite(void)
 	tcase_add_test(tc, test_gather_hand);
 	tcase_add_test(tc, test_gather_random);
 	tcase_add_test(tc, test_indirect_errors);
+	tcase_add_test(tc, test_indirect_rename);
 	suite_add_tcase(s, tc);
 	return s;
 }
