@@ -7,6 +7,9 @@
 ** comparison with a plain-loop reference written here, and its errors:
 ** the refusals before time 0 (a mode or a key value not modelled), the
 ** verifier's rows and the run errors of operands of the wrong shape.
+** The indirect moves IndirectLoad, IndirectCopy and Gather likewise (an
+** index out of range is named by its value), and the conversions on the
+** way into another dtype.
 */
 #include "common.h"
 #include "testutil.h"
@@ -218,19 +221,25 @@ END_TEST
 
 /* ---- replicate ---------------------------------------------------------- */
 
-static lm_module *replicate_module(int P, int F, int R, int as_desc)
+static lm_module *replicate_dt(int P, int F, int R, int as_desc,
+				const char *dt)
 {
 	tb t;
+	char out[400];
 	tb_init(&t);
 	tb_dram(&t, "x", "ExternalInput", "float32", P, F);
-	tb_dram(&t, "y", "ExternalOutput", "float32", P * R, F);
+	tb_dram(&t, "y", "ExternalOutput", dt, P * R, F);
+	snprintf(out, sizeof out, "%s", APS("y", dt, P * R, F, 0, F));
 	if (as_desc)
-		desc_block(&t, "Replicate", ap2("x", P, F, 0),
-			   ap2("y", P * R, F, 0), "");
+		desc_block(&t, "Replicate", ap2("x", P, F, 0), out, "");
 	else
-		dmacopy(&t, ap2("x", P, F, 0), ap2("y", P * R, F, 0),
-			",\"mode\":\"Replicate\"");
+		dmacopy(&t, ap2("x", P, F, 0), out, ",\"mode\":\"Replicate\"");
 	return tb_module(&t, 0);
+}
+
+static lm_module *replicate_module(int P, int F, int R, int as_desc)
+{
+	return replicate_dt(P, F, R, as_desc, "float32");
 }
 
 /* x [2, 3] replicated into y [6, 3]: the two rows three times over,
@@ -246,6 +255,22 @@ START_TEST(test_replicate_hand)
 		run_ok(replicate_module(2, 3, 3, as_desc), x, 6, &r);
 		for (int i = 0; i < 18; i++)
 			ck_assert_same_f(tb_out(&r, "y", i), want[i]);
+		ls_result_free(&r);
+	}
+}
+END_TEST
+
+/* Into bfloat16: each element rounded once, to nearest even: 1 + 2^-8
+** (a tie) to 1, 1 + 3 * 2^-8 (a tie) to 1 + 2^-6, 3.5 exact. */
+START_TEST(test_replicate_convert)
+{
+	static const float x[3] = { 1.00390625f, 1.01171875f, 3.5f };
+	static const float want[3] = { 1.0f, 1.015625f, 3.5f };
+	for (int as_desc = 0; as_desc < 2; as_desc++) {
+		ls_result r;
+		run_ok(replicate_dt(1, 3, 2, as_desc, "bfloat16"), x, 3, &r);
+		for (int i = 0; i < 6; i++)
+			ck_assert_same_f(tb_out(&r, "y", i), want[i % 3]);
 		ls_result_free(&r);
 	}
 }
@@ -469,20 +494,26 @@ static void indices(tb *t, const char *dt, int parts, int per,
 
 /* IndirectLoad of rows of x [rows, F] (DRAM) by K indices v (dtype dt)
 ** into y [K, F]. */
-static lm_module *iload_module(int rows, int F, int K, const char *dt,
-			       const double *v)
+static lm_module *iload_dt(int rows, int F, int K, const char *dt,
+			   const double *v, const char *ydt)
 {
 	tb t;
 	char deps[4096];
 	tb_init(&t);
 	tb_dram(&t, "x", "ExternalInput", "float32", rows, F);
-	tb_dram(&t, "y", "ExternalOutput", "float32", K, F);
+	tb_dram(&t, "y", "ExternalOutput", ydt, K, F);
 	indices(&t, dt, 1, K, v, deps, sizeof deps);
 	tb_inst(&t, "{\"opcode\":\"IndirectLoad\",\"name\":\"g\",\"engine\":"
 		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
 		"\"indirection_ins\":[%s]%s}", ap2("x", rows, F, 0),
-		ap2("y", K, F, 0), AP("ix", dt, 1, K, 0), deps);
+		APS("y", ydt, K, F, 0, F), AP("ix", dt, 1, K, 0), deps);
 	return tb_module(&t, 0);
+}
+
+static lm_module *iload_module(int rows, int F, int K, const char *dt,
+			       const double *v)
+{
+	return iload_dt(rows, F, K, dt, v, "float32");
 }
 
 /* x rows r_i = {10 i, 10 i + 1, 10 i + 2}; indices {3, 0, 4, 0} give
@@ -505,6 +536,22 @@ START_TEST(test_iload_hand)
 		ck_assert_int_eq(r.cores[0].dma_transfers, 1);
 		ls_result_free(&r);
 	}
+}
+END_TEST
+
+/* Rows gathered into bfloat16, each element rounded once (ties to even):
+** row 1 {1 + 2^-8, 1 + 3 * 2^-8} -> {1, 1 + 2^-6}. */
+START_TEST(test_iload_convert)
+{
+	static const float x[4] = { 2.0f, 3.0f, 1.00390625f, 1.01171875f };
+	static const double v[3] = { 1, 0, 1 };
+	static const float want[6] = { 1.0f, 1.015625f, 2.0f, 3.0f, 1.0f,
+				       1.015625f };
+	ls_result r;
+	run_ok(iload_dt(2, 2, 3, "int16", v, "bfloat16"), x, 4, &r);
+	for (int i = 0; i < 6; i++)
+		ck_assert_same_f(tb_out(&r, "y", i), want[i]);
+	ls_result_free(&r);
 }
 END_TEST
 
@@ -763,12 +810,14 @@ static Suite *dma_suite(void)
 	tcase_add_test(tc, test_transpose_errors);
 	tcase_add_test(tc, test_replicate_hand);
 	tcase_add_test(tc, test_replicate_random);
+	tcase_add_test(tc, test_replicate_convert);
 	tcase_add_test(tc, test_replicate_errors);
 	tcase_add_test(tc, test_cce_hand);
 	tcase_add_test(tc, test_cce_random);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_iload_hand);
 	tcase_add_test(tc, test_iload_random);
+	tcase_add_test(tc, test_iload_convert);
 	tcase_add_test(tc, test_icopy_hand);
 	tcase_add_test(tc, test_gather_hand);
 	tcase_add_test(tc, test_gather_random);
