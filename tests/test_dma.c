@@ -753,6 +753,24 @@ START_TEST(test_indirect_errors)
 			   "uint32, int64 or uint64 (got float32)");
 	lm_module_free(m);
 	free(txt);
+	/* Gather on Pool reads SBUF / PSUM only: the verifier */
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 2, 5);
+	tb_sb(&t, "ix", "int32", 2, 3);
+	tb_sb(&t, "ys", "float32", 2, 3);
+	tb_inst(&t, "{\"opcode\":\"Gather\",\"name\":\"g\",\"engine\":"
+		"\"Pool\",\"ins\":[%s],\"outs\":[%s],\"indirection_ins\":"
+		"[%s]}", ap2("x", 2, 5, 0), AP("ys", "float32", 2, 3, 0),
+		AP("ix", "int32", 2, 3, 0));
+	txt = tb_json(&t, 0);
+	tb_free(&t);
+	m = tu_parse(txt, &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	ck_assert_int_eq(lm_verify(m, NULL, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "Gather operands must be in SBUF or PSUM "
+			   "('x' is");
+	lm_module_free(m);
+	free(txt);
 	/* no indices: refused before time 0 */
 	tb_init(&t);
 	tb_dram(&t, "x", "ExternalInput", "float32", 5, 3);

@@ -202,7 +202,7 @@ START_TEST(test_op_flags)
 			"TensorScalarPtr", "Reciprocal", "StreamTranspose",
 			"Select", "CopyPredicated", "Max", "MaxIndex",
 			"MatchReplace", "MaxIndexAndMatchReplace", "BNStats",
-			"BNStatsAggregate", "RangeSelect",
+			"BNStatsAggregate", "RangeSelect", "IndirectCopy", "Gather",
 		};
 		const int n_onchip = (int)(sizeof onchip / sizeof *onchip);
 		int n = 0;
