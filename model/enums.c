@@ -75,22 +75,25 @@ static const char *const opcode_names[LM_OP_COUNT] = {
 	[LM_OP_DVEREADACC] = "DveReadAccumulator",
 	[LM_OP_TSCACHE] = "TensorScalarCache",
 	[LM_OP_STREAMTRANSPOSE] = "StreamTranspose",
+	[LM_OP_INDIRECTLOAD] = "IndirectLoad",
+	[LM_OP_GATHER] = "Gather",
+	[LM_OP_INDIRECTCOPY] = "IndirectCopy",
 };
 
 /* Schema opcodes that are carried through but not executed. */
 static const char *const other_opcodes[] = {
 	"DMA", "MatmultBase", "MatmultSparse", "TensorScalarPtr",
-	"LoadActFuncSet", "Pool", "Shuffle", "IndirectCopy", "TensorReduce",
+	"LoadActFuncSet", "Pool", "Shuffle", "TensorReduce",
 	"BNStats", "BNBackprop", "BNBackprop2", "StreamShuffle",
 	"CalcVarAddr", "CopyPredicated", "CustomOp", "SetRandState", "Rand",
 	"RangeSelect", "Dropout", "GetCurProcessingRankID", "MatchReplace",
 	"InlineASMBytes", "GenericCopy", "ReadVarAddr", "GenericIndirectLoad",
-	"GenericIndirectSave", "IndirectLoad", "IndirectSave",
+	"GenericIndirectSave", "IndirectSave",
 	"IndirectSaveAccumulate", "Collective", "CollectiveCompute",
 	"CollectiveSend", "CollectiveRecv", "DMADescriptor",
 	"ReadActivationAccumulator", "GetGlobalRankId", "Reciprocal",
 	"BNStatsAggregate", "BNGradients", "StreamTranspose", "Select",
-	"GetRandState", "Max", "MaxIndex", "Gather", "Generic", "GenericRelu",
+	"GetRandState", "Max", "MaxIndex", "Generic", "GenericRelu",
 	"AbstractCopy", "Terminator",
 };
 

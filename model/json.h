@@ -31,6 +31,12 @@ cJSON *lm_json_float(double v);
 */
 typedef int (*lm_regref_fn)(cJSON *member, void *arg);
 int lm_json_each_regref(cJSON *j, lm_regref_fn fn, void *arg);
+/* An operand of the wire form read from j (an entry of a carried
+** operand list such as indirection_ins) into a (zeroed first; the caller
+** clears it with lm_arg_clear). Its offset is as written (the wire's,
+** the start partition folded in: lm_arg_unfold). 0, or LM_EINPUT with
+** the reason in msg. */
+int lm_arg_from_json(lm_arg *a, const cJSON *j, char *msg, size_t n);
 /* The same over an operand's carried JSON (an opaque operand's whole
 ** object; the unknown keys of the others). */
 int lm_arg_each_regref(const lm_arg *a, lm_regref_fn fn, void *arg);
@@ -78,7 +84,8 @@ void lm_inst_rename_registers(lm_inst *in, const lm_strmap *regs);
 ** allocs, "memref" through memlocs), and every register reference
 ** of its operands, of its own carried keys and of its fields
 ** (lm_inst_rename_registers, through allocs: a register is an
-** allocation).
+** allocation), and the tensor references of the operands it carries in
+** `indirection_ins`.
 ** Map values are the new names (char *); a name a map lacks is kept; a
 ** NULL or empty map renames nothing. The operands' struct members
 ** (memsetref, memref) are the caller's to rename. Every renamer of the

@@ -596,6 +596,33 @@ static int load_arg(ld *L, cJSON *j, lm_arg *a)
 	return 0;
 }
 
+int lm_arg_from_json(lm_arg *a, const cJSON *j, char *msg, size_t n)
+{
+	ld L;
+	lm_error err;
+	cJSON *c = cJSON_Duplicate(j, 1);
+	int rc;
+	memset(&L, 0, sizeof L);
+	memset(a, 0, sizeof *a);
+	L.path = "";
+	L.err = &err;
+	L.owned = 1;
+	L.version = 2;
+	err.msg[0] = 0;
+	rc = c ? load_arg(&L, c, a) : FAIL(&L, "expected operand object");
+	cJSON_Delete(c);
+	if (rc) {
+		const char *m = err.msg;
+		/* drop the empty path and place of the message */
+		while (*m == ':' || *m == ' ')
+			m++;
+		snprintf(msg, n, "%s", m);
+		lm_arg_clear(a);
+		return LM_EINPUT;
+	}
+	return 0;
+}
+
 /* ---- register references in carried JSON ------------------------------ */
 
 /* Is key a wire spelling of a register name? */
@@ -793,6 +820,13 @@ void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
 			if (as[i].extra)
 				lm_json_each_tensorref(as[i].extra,
 						       rename_tensorref, &r);
+	}
+	/* the operands an indirect move carries (its indices) */
+	if (in->extra) {
+		cJSON *ii = cJSON_GetObjectItemCaseSensitive(in->extra,
+							     "indirection_ins");
+		if (ii)
+			lm_json_each_tensorref(ii, rename_tensorref, &r);
 	}
 	if (by_alloc)
 		lm_inst_rename_registers(in, allocs);
@@ -1593,8 +1627,8 @@ typedef struct ir_key {
 /* the opcodes that hold nested blocks (LM_OPF_BLOCKS) */
 #define OPM_BLOCKS (OPM(LOOP) | OPM(DYNLOOP) | OPM(DOWHILE) | OPM(DMABLOCK))
 /* the opcodes whose queue the IR holds */
-#define OPM_QUEUE (OPM_DMA | OPM(SWITCHQUEUE) | OPM(RESETQUEUE) | \
-		   OPM(DMATRIGGER) | OPM(DMABLOCK))
+#define OPM_QUEUE (OPM_DMA | OPM(INDIRECTLOAD) | OPM(SWITCHQUEUE) | \
+		   OPM(RESETQUEUE) | OPM(DMATRIGGER) | OPM(DMABLOCK))
 #define KEY (k->c->string)
 
 static int rd_engine(ik *k)

@@ -669,8 +669,8 @@ typedef struct iw_key {
 /* the opcodes that hold nested blocks (LM_OPF_BLOCKS) */
 #define OPM_BLOCKS (OPM(LOOP) | OPM(DYNLOOP) | OPM(DOWHILE) | OPM(DMABLOCK))
 /* the opcodes whose queue the IR holds */
-#define OPM_QUEUE (OPM_DMA | OPM(SWITCHQUEUE) | OPM(RESETQUEUE) | \
-		   OPM(DMATRIGGER) | OPM(DMABLOCK))
+#define OPM_QUEUE (OPM_DMA | OPM(INDIRECTLOAD) | OPM(SWITCHQUEUE) | \
+		   OPM(RESETQUEUE) | OPM(DMATRIGGER) | OPM(DMABLOCK))
 
 /* A Loop's body always; another opcode's when it has one. */
 static void wr_blocks(jw *w, const lm_inst *in, const char *k)

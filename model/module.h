@@ -93,6 +93,10 @@ typedef enum lm_opcode {
 	LM_OP_STREAMSHUFFLE, /* StreamShuffle */
 	LM_OP_DVEREADACC,   /* DveReadAccumulator */
 	LM_OP_TSCACHE,      /* TensorScalarCache (refused with a note) */
+	/* indirect (index-driven) moves */
+	LM_OP_INDIRECTLOAD, /* IndirectLoad */
+	LM_OP_GATHER,       /* Gather */
+	LM_OP_INDIRECTCOPY, /* IndirectCopy */
 	LM_OP_OTHER,        /* a schema opcode the model carries but does not run */
 	LM_OP_COUNT
 } lm_opcode;

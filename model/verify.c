@@ -810,13 +810,34 @@ static int check_operand(vctx *v, const lm_arg *a, opnd *o)
 
 /* ---- opcode rules ------------------------------------------------------- */
 
+/* A DMACopy's CopyMode ordinal (carried in extra when not Copy); -1
+** when it names none. */
+static int dma_mode(const lm_inst *in)
+{
+	const cJSON *v = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "mode") : NULL;
+	int64_t o;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (cJSON_IsString(v) && !lm_enum_parse(LM_ET_CopyMode, v->valuestring,
+						&o))
+		return (int)o;
+	if (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+	    v->valuedouble <= 3 && v->valuedouble == (int)v->valuedouble)
+		return (int)v->valuedouble;
+	return -1;
+}
+
 /* Expected operand counts of the instruction's opcode (-1: not
-** checked): the NIN / NOUT columns of ops.def. */
+** checked): the NIN / NOUT columns of ops.def; a DMACopy in mode CCE
+** reads one source or more. */
 static void expected_counts(const lm_inst *in, int *nin, int *nout)
 {
 	const lm_opinfo *o = lm_op_info(lm_inst_it(in));
 	*nin = o ? o->n_ins : -1;
 	*nout = o ? o->n_outs : -1;
+	if (in->op == LM_OP_DMACOPY && dma_mode(in) == 2 && in->n_ins >= 1)
+		*nin = in->n_ins;
 }
 
 /* 1 for opcodes whose tensor operands a compute engine reads and writes
@@ -931,7 +952,25 @@ static int check_shapes(vctx *v, const lm_inst *in, const opnd *ins,
 {
 	int rc;
 	switch (in->op) {
-	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
+	case LM_OP_DMACOPY:
+		if (dma_mode(in) == 2) { /* CCE: every source as the output */
+			for (int i = 0; i < in->n_ins; i++)
+				if ((rc = check_same_count(v, &ins[i], i,
+							   &outs[0])) != 0)
+					return rc;
+			return 0;
+		}
+		if (dma_mode(in) == 3) { /* Replicate: whole copies */
+			if (ins[0].count < 1 || outs[0].count % ins[0].count)
+				return fail(v, "DMACopy mode Replicate writes "
+					    "whole copies of its source: "
+					    "outs[0] has %lld elements, ins[0] "
+					    "%lld", (long long)outs[0].count,
+					    (long long)ins[0].count);
+			return 0;
+		}
+		return check_same_count(v, &ins[0], 0, &outs[0]);
+	case LM_OP_LOAD: case LM_OP_SAVE:
 	case LM_OP_TENSORSCALAR: case LM_OP_TENSORCOPY:
 		return check_same_count(v, &ins[0], 0, &outs[0]);
 	case LM_OP_TENSORTENSOR:
@@ -1673,6 +1712,57 @@ static int check_sync(vctx *v, const lm_inst *in)
 	return 0;
 }
 
+/*
+** The index operand of an indirect move (IndirectLoad, Gather,
+** IndirectCopy) given in indirection_ins: one entry, a physical access
+** pattern that resolves and stays in bounds, of an integer dtype of 16
+** bits or more (int16, uint16, int32, uint32, int64, uint64). Without
+** indirection_ins the indices are given in a form lncsim does not read
+** (the simulator refuses it).
+*/
+static int check_indirection(vctx *v, const lm_inst *in)
+{
+	const cJSON *ii = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "indirection_ins") : NULL;
+	const lm_alloc *al;
+	lm_arg a;
+	opnd o;
+	char msg[300];
+	int rc;
+	if ((in->op != LM_OP_INDIRECTLOAD && in->op != LM_OP_GATHER &&
+	     in->op != LM_OP_INDIRECTCOPY) || !ii || cJSON_IsNull(ii))
+		return 0;
+	if (!cJSON_IsArray(ii) || cJSON_GetArraySize(ii) != 1)
+		return fail(v, "%s takes its indices as one indirection_ins "
+			    "operand (has %d)", opname(in), cJSON_IsArray(ii) ?
+			    cJSON_GetArraySize(ii) : 0);
+	if (lm_arg_from_json(&a, ii->child, msg, sizeof msg))
+		return fail(v, "indirection_ins[0]: %s", msg);
+	rc = 0;
+	if (a.kind != LM_ARG_PHYSICAL_AP) {
+		rc = fail(v, "indirection_ins[0] must be a physical_ap");
+		goto done;
+	}
+	switch (a.dtype) {
+	case LM_DT_INT16: case LM_DT_UINT16: case LM_DT_INT32:
+	case LM_DT_UINT32: case LM_DT_INT64: case LM_DT_UINT64:
+		break;
+	default:
+		rc = fail(v, "%s indices (indirection_ins[0]) must be int16, "
+			  "uint16, int32, uint32, int64 or uint64 (got %s)",
+			  opname(in), dtname(a.dtype));
+		goto done;
+	}
+	al = a.memsetref ? lm_strmap_lookup(&v->allocp, a.memsetref) : NULL;
+	if (!a.has_start_partition)
+		lm_arg_unfold(&a, lm_arg_part_elems(&a, al && a.memref ?
+			lm_alloc_find_memloc(al, a.memref) : NULL));
+	rc = check_operand(v, &a, &o);
+done:
+	lm_arg_clear(&a);
+	return rc;
+}
+
 /* Every operand (resolution and bounds), then the opcode's shape rules. */
 static int check_operands(vctx *v, const lm_inst *in)
 {
@@ -1725,6 +1815,8 @@ static int check_operands(vctx *v, const lm_inst *in)
 	}
 	if (rc == 0 && shaped && nin >= 0)
 		rc = check_shapes(v, in, ins, outs);
+	if (rc == 0)
+		rc = check_indirection(v, in);
 	if (ins != small) {
 		free(ins);
 		free(outs);

@@ -60,6 +60,7 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 	case LM_OP_STREAMTRANSPOSE: case LM_OP_SELECT: case LM_OP_COPYPRED:
 	case LM_OP_RANGESELECT: case LM_OP_EXPONENTIAL: case LM_OP_ACTREADACC:
 	case LM_OP_READACTACC: case LM_OP_STREAMSHUFFLE: case LM_OP_DVEREADACC:
+	case LM_OP_GATHER: case LM_OP_INDIRECTCOPY:
 		if (si->n_outs >= 1 && si->outs[0].space)
 			cyc = si->outs[0].free + a->elem_fixed[e];
 		else
@@ -79,7 +80,8 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		else
 			cyc = a->elem_fixed[e];
 		break;
-	case LM_OP_DESC_COPY: case LM_OP_DESC_CCE:
+	case LM_OP_DESC_COPY: case LM_OP_DESC_CCE: case LM_OP_DESC_TRANSPOSE:
+	case LM_OP_DESC_REPLICATE:
 		/* no engine: its transfer is the bytes it writes at the
 		   widest dtype of its operands, for each source it reads */
 		if (si->n_ins >= 1 && si->n_outs >= 1 && si->outs[0].space) {
@@ -94,12 +96,21 @@ void ls_cost_prepare(const lm_arch *a, ls_sinst *si)
 		cyc = a->dma_issue_cycles > 0 ? a->dma_issue_cycles : 1;
 		break;
 	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
+	case LM_OP_INDIRECTLOAD:
 		cyc = a->dma_issue_cycles > 0 ? a->dma_issue_cycles : 1;
 		if (si->n_ins >= 1 && si->n_outs >= 1 && si->ins[0].space &&
 		    si->outs[0].space) {
-			int es = si->ins[0].esize > si->outs[0].esize ?
-				 si->ins[0].esize : si->outs[0].esize;
-			si->dma_bytes = si->outs[0].count * es;
+			/* a DMACopy in mode CCE reads several sources: as
+			   the CCE descriptor, once per source */
+			int es = si->outs[0].esize;
+			for (int i = 0; i < si->n_ins; i++)
+				if (si->ins[i].esize > es)
+					es = si->ins[i].esize;
+			si->dma_bytes = si->outs[0].count * es * si->n_ins;
+			/* an IndirectLoad reads its indices too */
+			if (si->dq && si->dq->idx && si->dq->idx->space)
+				si->dma_bytes += si->dq->idx->count *
+						 si->dq->idx->esize;
 		}
 		break;
 	default:

@@ -38,8 +38,20 @@ static ls_sdq *dq_of(ls_sinst *si)
 	if (!si->dq) {
 		si->dq = lm_xcalloc(1, sizeof *si->dq);
 		si->dq->trig = -1;
+		si->dq->n_valid = -1;
 	}
 	return si->dq;
+}
+
+ls_sdq *ls_dmablk_dq(ls_sinst *si)
+{
+	return dq_of(si);
+}
+
+int ls_op_is_indirect(lm_opcode op)
+{
+	return op == LM_OP_INDIRECTLOAD || op == LM_OP_GATHER ||
+	       op == LM_OP_INDIRECTCOPY;
 }
 
 lm_aluop ls_dmablk_cce_op(const lm_inst *in)
@@ -56,6 +68,55 @@ lm_aluop ls_dmablk_cce_op(const lm_inst *in)
 	return name ? lm_aluop_parse(name) : LM_ALU_INVALID;
 }
 
+int ls_dma_enum(const lm_inst *in, const char *key, int et)
+{
+	lm_enumtype t = (lm_enumtype)et;
+	const cJSON *v = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, key) : NULL;
+	int64_t o;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (cJSON_IsString(v) && !lm_enum_parse(t, v->valuestring, &o))
+		return (int)o;
+	if (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+	    v->valuedouble < 65536 && v->valuedouble == (int)v->valuedouble &&
+	    lm_enum_name(t, (int64_t)v->valuedouble))
+		return (int)v->valuedouble;
+	return -1;
+}
+
+int ls_dma_constants(const lm_inst *in, const char *key, float *out,
+		     int cap)
+{
+	const cJSON *v = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, key) : NULL;
+	int n = 0;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsArray(v))
+		return -1;
+	for (const cJSON *c = v->child; c; c = c->next) {
+		if (!cJSON_IsNumber(c) || n >= cap)
+			return -1;
+		out[n++] = (float)c->valuedouble;
+	}
+	return n;
+}
+
+/* The source axis at each destination position of TransposeOps t
+** (None: the identity), t in 0..13. */
+static const signed char transpose_perm[14][4] = {
+	{ 0, 1, 2, 3 }, { 0, 1, 3, 2 }, { 0, 3, 1, 2 }, { 0, 2, 3, 1 },
+	{ 1, 0, 2, 3 }, { 1, 2, 0, 3 }, { 1, 2, 3, 0 }, { 2, 3, 0, 1 },
+	{ 2, 3, 1, 0 }, { 2, 0, 1, 3 }, { 3, 0, 1, 2 }, { 3, 1, 2, 0 },
+	{ 3, 2, 1, 0 }, { 3, 2, 0, 1 },
+};
+
+const signed char *ls_dma_perm(int t)
+{
+	return t >= 0 && t < 14 ? transpose_perm[t] : NULL;
+}
+
 void ls_dmablk_body(ls_sinst *si, int end)
 {
 	dq_of(si)->end = end;
@@ -66,6 +127,7 @@ void ls_dmablk_free(ls_sinst *si)
 	if (!si->dq)
 		return;
 	free(si->dq->blocks);
+	free(si->dq->idx);
 	free(si->dq);
 	si->dq = NULL;
 }

@@ -24,6 +24,11 @@ typedef int (*exec_fn)(ls_exec *x);
 
 /* ---- helpers ------------------------------------------------------------ */
 
+static const char *S(const char *s)
+{
+	return s ? s : "";
+}
+
 static const char *mod_path(const ls_exec *x)
 {
 	return x->mc->mods[x->mc->fns[x->si->fn].mod].path;
@@ -263,22 +268,31 @@ static int exec_dma(ls_exec *x)
 }
 
 /*
-** DMADescriptorCCE: out = op folded over its sources, element by element,
-** in float32 from a zeroed accumulator (acc = 0; acc = acc op in[k] for
-** k in order; max / min as fmaxf / fminf), rounded to the output's dtype
-** (docs/simulator.md, "DMA blocks").
+** CCE: out = op folded over its sources, element by element, in float32
+** from a zeroed accumulator (acc = 0; acc = acc op in[k] for k in order;
+** max / min as fmaxf / fminf), rounded to the output's dtype. With
+** constants (add only) each source is scaled first, acc = acc +
+** c[k] * in[k], the product rounded to float32 before the add
+** (docs/semantics.md, "DMA CCE").
 */
-static int exec_cce(ls_exec *x)
+static int cce_fold(ls_exec *x, lm_aluop op, const char *what,
+		    const float *c, int nc)
 {
 	const ls_sinst *si = x->si;
 	int64_t n = si->outs[0].count;
 	float *acc = grow_f(&x->fb, &x->cap_b, n);
 	float *f = grow_f(&x->fa, &x->cap_a, n);
-	lm_aluop op = si->dq ? (lm_aluop)si->dq->alu : LM_ALU_INVALID;
 	if (op != LM_ALU_ADD && op != LM_ALU_MAX && op != LM_ALU_MIN)
-		return fail(x, "DMADescriptorCCE op '%s' is not modelled (add, "
-			    "max, min)", lm_aluop_name(op) ? lm_aluop_name(op)
-			    : "?");
+		return fail(x, "%s '%s' is not modelled (add, max, min)", what,
+			    lm_aluop_name(op) ? lm_aluop_name(op) : "?");
+	if (nc < 0)
+		return fail(x, "constants is not a list of numbers");
+	if (nc && op != LM_ALU_ADD)
+		return fail(x, "constants scale the sources of an add only "
+			    "(%s is '%s')", what, lm_aluop_name(op));
+	if (nc && nc != si->n_ins)
+		return fail(x, "constants has %d values for %d sources", nc,
+			    si->n_ins);
 	for (int64_t i = 0; i < n; i++)
 		acc[i] = 0.0f;
 	for (int k = 0; k < si->n_ins; k++) {
@@ -289,12 +303,421 @@ static int exec_cce(ls_exec *x)
 				    (long long)n);
 		if ((rc = read_f32(x, k, f)) != 0)
 			return rc;
+		if (nc) {
+			const float ck = c[k];
+			for (int64_t i = 0; i < n; i++) {
+				const float t = ck * f[i];
+				acc[i] = acc[i] + t;
+			}
+			continue;
+		}
 		for (int64_t i = 0; i < n; i++)
 			acc[i] = op == LM_ALU_ADD ? acc[i] + f[i] :
 				 op == LM_ALU_MAX ? fmaxf(acc[i], f[i]) :
 				 fminf(acc[i], f[i]);
 	}
 	stage_f32(x, acc);
+	return 0;
+}
+
+#define MAX_CONSTANTS 64
+
+/* DMADescriptorCCE: its op and constants (docs/simulator.md, "DMA
+** blocks"). */
+static int exec_cce(ls_exec *x)
+{
+	const ls_sinst *si = x->si;
+	float c[MAX_CONSTANTS];
+	lm_aluop op = si->dq ? (lm_aluop)si->dq->alu : LM_ALU_INVALID;
+	int nc = ls_dma_constants(si->in, "constants", c, MAX_CONSTANTS);
+	return cce_fold(x, op, "DMADescriptorCCE op", c, nc);
+}
+
+/*
+** The source of a DMA transpose, replicate or copy as raw elements of
+** the destination's dtype (converted through float32 when the dtypes
+** differ) into x->raw; its element size in *es.
+*/
+static int read_as_dst(ls_exec *x, uint8_t **out, int *es)
+{
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	uint8_t *b = grow_b(&x->raw, &x->cap_raw, src->count * dst->esize);
+	*es = dst->esize;
+	*out = b;
+	if (src->dtype == dst->dtype)
+		return read_raw(x, src, "ins[0]", b);
+	float *f = grow_f(&x->fa, &x->cap_a, src->count);
+	int rc = read_f32(x, 0, f);
+	if (rc)
+		return rc;
+	ls_f32_to_dtype(dst->dtype, f, b, src->count);
+	return 0;
+}
+
+static int one_src_dst(ls_exec *x, const char *what)
+{
+	const ls_sinst *si = x->si;
+	if (si->n_ins == 1 && si->n_outs == 1)
+		return 0;
+	return fail(x, "%s takes ins [src] and outs [dst] (has %d and %d)",
+		    what, si->n_ins, si->n_outs);
+}
+
+/*
+** DMA transpose (DMACopy mode Transpose, DMADescriptorTranspose): both
+** access patterns 4-D, [W, Z, Y, X]; destination axis k walks source
+** axis perm[k] of TransposeOps t, so dst[d0][d1][d2][d3] =
+** src[s] with s[perm[k]] = d[k]. A raw copy between equal dtypes, else
+** converted through float32 (docs/semantics.md, "DMA transpose").
+*/
+static int exec_dma_transpose(ls_exec *x, int t)
+{
+	const ls_sinst *si = x->si;
+	const signed char *perm = ls_dma_perm(t);
+	const lm_arg *sa, *da;
+	int64_t sn[4], dn[4], sst[4], sp[4];
+	uint8_t *src, *dst;
+	int es, rc;
+	if ((rc = one_src_dst(x, "a DMA transpose")) != 0)
+		return rc;
+	if (!perm)
+		return fail(x, "transpose_op %d is no TransposeOps value", t);
+	sa = &si->in->ins[0];
+	da = &si->in->outs[0];
+	if (sa->kind != LM_ARG_PHYSICAL_AP || da->kind != LM_ARG_PHYSICAL_AP ||
+	    sa->n_ap != 4 || da->n_ap != 4)
+		return fail(x, "a DMA transpose takes 4-D physical_ap "
+			    "operands [W, Z, Y, X] (ins[0] has %d pairs, "
+			    "outs[0] %d)", sa->n_ap, da->n_ap);
+	for (int k = 0; k < 4; k++) {
+		sn[k] = sa->ap[k].num;
+		dn[k] = da->ap[k].num;
+	}
+	for (int k = 0; k < 4; k++)
+		if (dn[k] != sn[perm[k]])
+			return fail(x, "transpose_op '%s': outs[0] ap[%d].num "
+				    "%lld is not ins[0] ap[%d].num %lld",
+				    lm_enum_name(LM_ET_TransposeOps, t), k,
+				    (long long)dn[k], perm[k],
+				    (long long)sn[perm[k]]);
+	if ((rc = read_as_dst(x, &src, &es)) != 0)
+		return rc;
+	dst = stage_buf(x);
+	sst[3] = 1;
+	for (int k = 2; k >= 0; k--)
+		sst[k] = sst[k + 1] * sn[k + 1];
+	for (int k = 0; k < 4; k++)
+		sp[k] = sst[perm[k]]; /* source stride of destination axis k */
+	for (int64_t a = 0; a < dn[0]; a++)
+		for (int64_t b = 0; b < dn[1]; b++)
+			for (int64_t c = 0; c < dn[2]; c++) {
+				int64_t s0 = a * sp[0] + b * sp[1] + c * sp[2];
+				for (int64_t d = 0; d < dn[3]; d++) {
+					memcpy(dst, src + (s0 + d * sp[3]) * es,
+					       (size_t)es);
+					dst += es;
+				}
+			}
+	return 0;
+}
+
+/*
+** DMA replicate (DMACopy mode Replicate, DMADescriptorReplicate): 2-D
+** access patterns, the source [P][F] written R = P' / P times down the
+** destination's P' partitions, dst[r * P + p][f] = src[p][f]
+** (docs/semantics.md, "DMA replicate").
+*/
+static int exec_dma_replicate(ls_exec *x)
+{
+	const ls_sinst *si = x->si;
+	const lm_arg *sa, *da;
+	uint8_t *src, *dst;
+	int64_t bytes, reps;
+	int es, rc;
+	if ((rc = one_src_dst(x, "a DMA replicate")) != 0)
+		return rc;
+	sa = &si->in->ins[0];
+	da = &si->in->outs[0];
+	if (sa->kind != LM_ARG_PHYSICAL_AP || da->kind != LM_ARG_PHYSICAL_AP ||
+	    sa->n_ap != 2 || da->n_ap != 2)
+		return fail(x, "a DMA replicate takes 2-D physical_ap operands "
+			    "[partitions, elements] (ins[0] has %d pairs, "
+			    "outs[0] %d)", sa->n_ap, da->n_ap);
+	if (da->ap[1].num != sa->ap[1].num || sa->ap[0].num < 1 ||
+	    da->ap[0].num % sa->ap[0].num)
+		return fail(x, "a DMA replicate writes whole copies of its "
+			    "source: outs[0] is %lld x %lld, ins[0] %lld x "
+			    "%lld", (long long)da->ap[0].num,
+			    (long long)da->ap[1].num, (long long)sa->ap[0].num,
+			    (long long)sa->ap[1].num);
+	if ((rc = read_as_dst(x, &src, &es)) != 0)
+		return rc;
+	dst = stage_buf(x);
+	reps = da->ap[0].num / sa->ap[0].num;
+	bytes = si->ins[0].count * es;
+	for (int64_t r = 0; r < reps; r++)
+		memcpy(dst + r * bytes, src, (size_t)bytes);
+	return 0;
+}
+
+static int exec_desc_transpose(ls_exec *x)
+{
+	return exec_dma_transpose(x, ls_dma_enum(x->si->in, "transpose_op",
+						 LM_ET_TransposeOps));
+}
+
+/*
+** DMACopy: its CopyMode. Copy is the plain copy; Transpose, CCE and
+** Replicate the bodies the descriptors of those kinds run. A key of
+** another mode away from its default is refused by ls_check_module.
+*/
+static int exec_dmacopy(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	float c[MAX_CONSTANTS];
+	int nc;
+	int mode = ls_dma_enum(in, "mode", LM_ET_CopyMode);
+	switch (mode) {
+	case 0:
+		return exec_dma(x);
+	case 1:
+		return exec_dma_transpose(x, ls_dma_enum(in, "transpose_op",
+							 LM_ET_TransposeOps));
+	case 2:
+		nc = ls_dma_constants(in, "constants", c, MAX_CONSTANTS);
+		return cce_fold(x, lm_aluop_parse(S(lm_enum_name(
+			LM_ET_AluOpType, ls_dma_enum(in, "cce_op",
+						     LM_ET_AluOpType)))),
+			"DMACopy cce_op", c, nc);
+	case 3:
+		return exec_dma_replicate(x);
+	default:
+		return fail(x, "DMACopy mode '%s' is not modelled (Copy, "
+			    "Transpose, CCE, Replicate)",
+			    S(lm_enum_name(LM_ET_CopyMode, mode)));
+	}
+}
+
+/* ---- indirect moves (docs/semantics.md, "IndirectLoad and
+** IndirectCopy", "Gather") ---------------------------------------------- */
+
+/* Is t an index dtype (an integer of 16 bits or more)? */
+static int is_index_dtype(lm_dtype t)
+{
+	return t == LM_DT_INT16 || t == LM_DT_UINT16 || t == LM_DT_INT32 ||
+	       t == LM_DT_UINT32 || t == LM_DT_INT64 || t == LM_DT_UINT64;
+}
+
+/* Index k of raw indices b (dtype t): 1 when 0 <= value < bound (into
+** *v), else 0 with the value's text in txt. */
+static int index_in(lm_dtype t, const uint8_t *b, int64_t k, int64_t bound,
+		    int64_t *v, char *txt, size_t n)
+{
+	int64_t sv = 0;
+	uint64_t uv = 0;
+	int is_signed = 1;
+	switch (t) {
+	case LM_DT_INT16: { int16_t w; memcpy(&w, b + 2 * k, 2); sv = w; break; }
+	case LM_DT_INT32: { int32_t w; memcpy(&w, b + 4 * k, 4); sv = w; break; }
+	case LM_DT_INT64: memcpy(&sv, b + 8 * k, 8); break;
+	case LM_DT_UINT16: { uint16_t w; memcpy(&w, b + 2 * k, 2); uv = w;
+			     is_signed = 0; break; }
+	case LM_DT_UINT32: { uint32_t w; memcpy(&w, b + 4 * k, 4); uv = w;
+			     is_signed = 0; break; }
+	default: memcpy(&uv, b + 8 * k, 8); is_signed = 0; break;
+	}
+	if (is_signed ? sv >= 0 && sv < bound : uv < (uint64_t)bound) {
+		*v = is_signed ? sv : (int64_t)uv;
+		return 1;
+	}
+	if (is_signed)
+		snprintf(txt, n, "%lld", (long long)sv);
+	else
+		snprintf(txt, n, "%llu", (unsigned long long)uv);
+	return 0;
+}
+
+/* The indices of si (its index operand, read raw) into *out; their
+** count in *n. */
+static int read_indices(ls_exec *x, const uint8_t **out, int64_t *n)
+{
+	const ls_opnd *o = x->si->dq ? x->si->dq->idx : NULL;
+	uint8_t *b;
+	if (!o || !o->space)
+		return fail(x, "%s has no index operand",
+			    lm_opcode_name(x->si->op));
+	if (!is_index_dtype(o->dtype))
+		return fail(x, "indirection_ins[0] has dtype %s: indices are "
+			    "int16, uint16, int32, uint32, int64 or uint64",
+			    lm_dtype_name(o->dtype));
+	b = (uint8_t *)grow_f(&x->fc, &x->cap_c, (o->count * o->esize + 3) / 4);
+	*out = b;
+	*n = o->count;
+	return read_raw(x, o, "indirection_ins[0]", b);
+}
+
+/*
+** Row r of operand o whose access pattern's first pair has n rows: the
+** elements r * (count / n) .. of its walk. The first dimension of o is
+** that pair's, merged with the pairs after it when they are contiguous
+** (a unit pair was dropped).
+*/
+static void row_of(const ls_opnd *o, int64_t n, int64_t r, ls_opnd *row)
+{
+	*row = *o;
+	if (n <= 1)
+		return;
+	int64_t m = o->num[0] / n;
+	row->count = o->count / n;
+	if (m > 1) {
+		row->num[0] = m;
+		row->off += r * m * o->stride[0];
+		return;
+	}
+	row->off += r * o->stride[0];
+	if (o->ndim > 1) {
+		memmove(row->stride, row->stride + 1,
+			(size_t)(o->ndim - 1) * sizeof *row->stride);
+		memmove(row->num, row->num + 1,
+			(size_t)(o->ndim - 1) * sizeof *row->num);
+		row->ndim--;
+	} else {
+		row->num[0] = 1;
+	}
+	if (o->pdim == 0) {
+		row->part += r;
+		row->parts = 1;
+		row->pdim = -1;
+	}
+}
+
+/*
+** IndirectLoad, IndirectCopy: out row k = ins[0] row idx[k], the rows
+** of ins[0] its access pattern's first pair; IndirectCopy writes the
+** first num_valid_indices rows only. A raw copy between equal dtypes,
+** else through float32.
+*/
+static int exec_indirect_rows(ls_exec *x)
+{
+	const ls_sinst *si = x->si;
+	const ls_opnd *src = &si->ins[0], *dst = &si->outs[0];
+	const lm_arg *sa = &si->in->ins[0];
+	const uint8_t *ix;
+	uint8_t *out;
+	int64_t n_rows, rlen, k_n, n_valid;
+	int es = dst->esize, rc;
+	if ((rc = one_src_dst(x, lm_opcode_name(si->op))) != 0)
+		return rc;
+	if (sa->kind != LM_ARG_PHYSICAL_AP || sa->n_ap < 1)
+		return fail(x, "ins[0], the rows gathered from, must be a "
+			    "physical_ap");
+	if ((rc = read_indices(x, &ix, &k_n)) != 0)
+		return rc;
+	n_rows = sa->ap[0].num;
+	rlen = n_rows > 0 ? src->count / n_rows : 0;
+	n_valid = si->dq->n_valid >= 0 ? si->dq->n_valid : k_n;
+	if (n_valid > k_n)
+		return fail(x, "num_valid_indices %lld exceeds the %lld "
+			    "indices of indirection_ins[0]",
+			    (long long)n_valid, (long long)k_n);
+	if (dst->count != k_n * rlen)
+		return fail(x, "outs[0] has %lld elements: %lld indices of "
+			    "rows of %lld elements write %lld",
+			    (long long)dst->count, (long long)k_n,
+			    (long long)rlen, (long long)(k_n * rlen));
+	out = stage_buf(x);
+	for (int64_t k = 0; k < n_valid; k++) {
+		ls_opnd row;
+		ls_view v;
+		const uint8_t *bad;
+		int64_t r;
+		char txt[32];
+		if (!index_in(si->dq->idx->dtype, ix, k, n_rows, &r, txt,
+			      sizeof txt))
+			return fail(x, "index %s (indirection_ins[0] element "
+				    "%lld) is out of range: ins[0] '%s' has "
+				    "%lld rows (0..%lld)", txt, (long long)k,
+				    S(src->alloc), (long long)n_rows,
+				    (long long)n_rows - 1);
+		row_of(src, n_rows, r, &row);
+		ls_bind(x->mc, x->core, &row, &v);
+		if (src->dtype == dst->dtype) {
+			bad = ls_gather_raw(&v, out + k * rlen * es,
+					    can_read_uninit(x));
+		} else {
+			float *f = grow_f(&x->fa, &x->cap_a, rlen);
+			bad = ls_gather_f32(&v, f, can_read_uninit(x));
+			if (!bad)
+				ls_f32_to_dtype(dst->dtype, f,
+						out + k * rlen * es, rlen);
+		}
+		if (bad)
+			return uninit_error(x, "ins[0]", &row, bad);
+	}
+	if (n_valid < k_n) {
+		ls_pending *p = x->pend;
+		if ((size_t)dst->count > p->cap_mask) {
+			p->cap_mask = (size_t)dst->count + 64;
+			free(p->mask);
+			p->mask = lm_xmalloc(p->cap_mask);
+		}
+		memset(p->mask, 1, (size_t)(n_valid * rlen));
+		memset(p->mask + n_valid * rlen, 0,
+		       (size_t)((k_n - n_valid) * rlen));
+		p->is_masked = 1;
+	}
+	return 0;
+}
+
+/*
+** Gather: per partition p, out[p][j] = data[p][idx[p][j]], idx the
+** element index within the partition's data (ins[0]), one index per
+** output element, both walked partition by partition.
+*/
+static int exec_gather(ls_exec *x)
+{
+	const ls_sinst *si = x->si;
+	const ls_opnd *src = &si->ins[0], *dst = &si->outs[0];
+	const ls_opnd *io = si->dq ? si->dq->idx : NULL;
+	const uint8_t *ix;
+	uint8_t *data, *out;
+	int64_t k_n, parts, f_in, f_out;
+	int es, rc;
+	if ((rc = one_src_dst(x, "Gather")) != 0)
+		return rc;
+	if ((rc = read_indices(x, &ix, &k_n)) != 0)
+		return rc;
+	parts = src->parts;
+	if (io->parts != parts || dst->parts != parts ||
+	    k_n != dst->count)
+		return fail(x, "Gather reads one index per output element, "
+			    "partition by partition: ins[0] has %lld "
+			    "partitions, indirection_ins[0] %lld (%lld "
+			    "indices), outs[0] %lld (%lld elements)",
+			    (long long)parts, (long long)io->parts,
+			    (long long)k_n, (long long)dst->parts,
+			    (long long)dst->count);
+	if ((rc = read_as_dst(x, &data, &es)) != 0)
+		return rc;
+	f_in = src->free;
+	f_out = dst->free;
+	out = stage_buf(x);
+	for (int64_t p = 0; p < parts; p++)
+		for (int64_t j = 0; j < f_out; j++) {
+			int64_t k = p * f_out + j, e;
+			char txt[32];
+			if (!index_in(io->dtype, ix, k, f_in, &e, txt,
+				      sizeof txt))
+				return fail(x, "index %s (indirection_ins[0] "
+					    "partition %lld, element %lld) is "
+					    "out of range: ins[0] '%s' has %lld "
+					    "elements per partition (0..%lld)",
+					    txt, (long long)p, (long long)j,
+					    S(src->alloc), (long long)f_in,
+					    (long long)f_in - 1);
+			memcpy(out + k * es, data + (p * f_in + e) * es,
+			       (size_t)es);
+		}
 	return 0;
 }
 
@@ -1449,7 +1872,7 @@ uint8_t *ls_xstage(ls_exec *x, int k)
 /* ---- dispatch ----------------------------------------------------------- */
 
 static const exec_fn exec_table[LM_OP_COUNT] = {
-	[LM_OP_DMACOPY] = exec_dma,
+	[LM_OP_DMACOPY] = exec_dmacopy,
 	[LM_OP_LOAD] = exec_dma,
 	[LM_OP_SAVE] = exec_dma,
 	[LM_OP_MATMULT] = exec_matmult,
@@ -1468,6 +1891,11 @@ static const exec_fn exec_table[LM_OP_COUNT] = {
 	[LM_OP_STREAMTRANSPOSE] = exec_streamtranspose,
 	[LM_OP_DESC_COPY] = exec_dma,
 	[LM_OP_DESC_CCE] = exec_cce,
+	[LM_OP_DESC_TRANSPOSE] = exec_desc_transpose,
+	[LM_OP_DESC_REPLICATE] = exec_dma_replicate,
+	[LM_OP_INDIRECTLOAD] = exec_indirect_rows,
+	[LM_OP_INDIRECTCOPY] = exec_indirect_rows,
+	[LM_OP_GATHER] = exec_gather,
 	[LM_OP_SELECT] = ls_exec_select,
 	[LM_OP_COPYPRED] = ls_exec_copypred,
 	[LM_OP_MAX8] = ls_exec_max8,

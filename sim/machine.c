@@ -22,6 +22,7 @@
 #include "npy.h"
 #include "dtype.h"
 #include "geometry.h"
+#include "json.h"
 
 #include <cjson/cJSON.h>
 
@@ -1149,6 +1150,47 @@ static int is_join_op(const lm_inst *in)
 
 /* Prepare one instruction of function fi (module mi); its dependencies
 ** are resolved later (prep_deps). */
+/*
+** The index operand of an indirect move (its one indirection_ins entry,
+** read from the wire form and unfolded as the loader does the others)
+** and IndirectCopy's num_valid_indices, into si's DMA-side state.
+*/
+static void prep_indirection(ls_machine *mc, int mi, const ls_sfunc *sf,
+			     ls_sinst *si)
+{
+	const cJSON *ii = si->in->extra ? cJSON_GetObjectItemCaseSensitive(
+		si->in->extra, "indirection_ins") : NULL;
+	const cJSON *nv = si->in->extra ? cJSON_GetObjectItemCaseSensitive(
+		si->in->extra, "num_valid_indices") : NULL;
+	ls_sdq *dq = ls_dmablk_dq(si);
+	const lm_alloc *al;
+	lm_arg a;
+	char msg[300];
+	if (cJSON_IsNumber(nv))
+		dq->n_valid = (int64_t)nv->valuedouble;
+	if (!cJSON_IsArray(ii) || cJSON_GetArraySize(ii) != 1) {
+		if (!si->fault)
+			si->fault = lm_xasprintf("%s takes its indices as one "
+				"indirection_ins operand (has %d)",
+				lm_opcode_name(si->op), cJSON_IsArray(ii) ?
+				cJSON_GetArraySize(ii) : 0);
+		return;
+	}
+	if (lm_arg_from_json(&a, ii->child, msg, sizeof msg)) {
+		if (!si->fault)
+			si->fault = lm_xasprintf("indirection_ins[0]: %s", msg);
+		return;
+	}
+	al = a.memsetref ? lm_strmap_lookup(&mc->mods[mi].allocs, a.memsetref)
+			 : NULL;
+	if (a.kind == LM_ARG_PHYSICAL_AP && !a.has_start_partition)
+		lm_arg_unfold(&a, lm_arg_part_elems(&a, al ?
+			lm_alloc_find_memloc(al, a.memref) : NULL));
+	dq->idx = lm_xcalloc(1, sizeof *dq->idx);
+	prep_opnd(mc, mi, sf, &a, dq->idx, &si->fault);
+	lm_arg_clear(&a);
+}
+
 static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 		      ls_sinst *si, arena *ar)
 {
@@ -1192,6 +1234,8 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 			prep_opnd(mc, mi, sf, &in->outs[i], &si->outs[i],
 				  &si->fault);
 	}
+	if (ls_op_is_indirect(in->op))
+		prep_indirection(mc, mi, sf, si);
 	ls_sync_prepare(mc, mi, in, &si->sy, &si->fault);
 	if (in->queue)
 		si->queue = smap_get(&sm->queues, in->queue);
@@ -1205,7 +1249,8 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	}
 	if (in->op == LM_OP_COREBARRIER)
 		si->group = add_group(mc, in->group ? in->group : S(in->name));
-	if (lm_opcode_is_dma(in->op) && si->queue < 0 && !si->fault)
+	if ((lm_opcode_is_dma(in->op) || in->op == LM_OP_INDIRECTLOAD) &&
+	    si->queue < 0 && !si->fault)
 		si->fault = lm_xasprintf("queue '%s' is unknown", S(in->queue));
 	ls_cost_prepare(mc->arch, si);
 }
@@ -2267,6 +2312,10 @@ static void apply_layouts(ls_machine *mc)
 				    o->space == LS_SP_PSUM)
 					layout_apply(mc, o);
 			}
+			if (si->dq && si->dq->idx &&
+			    (si->dq->idx->space == LS_SP_SB ||
+			     si->dq->idx->space == LS_SP_PSUM))
+				layout_apply(mc, si->dq->idx);
 		}
 }
 

@@ -1649,7 +1649,8 @@ static void start_inst(sim *s, int c, int e, item it)
 		s->dirty = 1;
 		E->cur_completes = 0;
 		break;
-	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE: {
+	case LM_OP_DMACOPY: case LM_OP_LOAD: case LM_OP_SAVE:
+	case LM_OP_INDIRECTLOAD: {
 		int di, qi = si->queue >= 0 ? E->active[si->queue] : -1;
 		dma *d = new_dma(s, &di);
 		ls_sqinst *q;

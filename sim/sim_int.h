@@ -275,7 +275,9 @@ typedef struct ls_ssyncs {
 ** triggers (its fire counter); a DMABlock's body, its descriptors at
 ** indices (its own, end); a SwitchQueueInstance or ResetQueueInstance
 ** that rewinds the triggers of its queue (rewind 0: no_rearm); a
-** DMADescriptorCCE's op (lm_aluop).
+** DMADescriptorCCE's op (lm_aluop); the index operand of an indirect
+** move (IndirectLoad, Gather, IndirectCopy: its indirection_ins, owned)
+** and IndirectCopy's num_valid_indices (-1: absent).
 */
 typedef struct ls_sdq {
 	int n_blocks;
@@ -284,6 +286,8 @@ typedef struct ls_sdq {
 	int end;
 	int rewind;
 	int alu;
+	ls_opnd *idx;
+	int64_t n_valid;
 } ls_sdq;
 
 /* A DMATrigger of the machine: its queue and engine (the rewinds). */
@@ -898,6 +902,20 @@ void ls_sync_free_all(ls_machine *mc);
 int ls_op_is_desc(lm_opcode op);
 /* The op of DMADescriptorCCE in (LM_ALU_BYPASS when it gives none). */
 lm_aluop ls_dmablk_cce_op(const lm_inst *in);
+/* The ordinal of enum key `key` of in (type t) carried in extra: 0 when
+** absent or null, -1 when it names no value of t (an lm_enumtype). */
+int ls_dma_enum(const lm_inst *in, const char *key, int t);
+/* The float list `key` of in (constants) into out (at most cap): its
+** length, 0 when absent, -1 when it is not a list of numbers or longer. */
+int ls_dma_constants(const lm_inst *in, const char *key, float *out,
+		     int cap);
+/* For TransposeOps t (0..13), the source AP axis at each destination
+** position [0..3]; NULL for another value. */
+const signed char *ls_dma_perm(int t);
+/* si's DMA-side state, made on first use (freed by ls_dmablk_free). */
+ls_sdq *ls_dmablk_dq(ls_sinst *si);
+/* Is op an indirect move (an index operand in indirection_ins)? */
+int ls_op_is_indirect(lm_opcode op);
 /* DMABlock si's body is its function's instructions (si, end). */
 void ls_dmablk_body(ls_sinst *si, int end);
 /* The DMA blocks of function sf (module mi) once it is flattened: each

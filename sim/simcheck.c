@@ -57,12 +57,15 @@
 		  OP(STREAMTRANSPOSE) | OP(REGMOVE) | OP(REGALU) | \
 		  OP(DYNLOOP) | OP(DOWHILE) | OP(EVENTSEM) | OP(GROUPRESET) | \
 		  OP(AEBARRIER) | OP(DRAIN) | OP(EXIT) | OP(DMATRIGGER) | \
-		  OP(DMABLOCK) | OP(DESC_COPY) | OP(DESC_CCE) | OP(RESETQUEUE) | \
+		  OP(DMABLOCK) | OPS_DESC | OP(RESETQUEUE) | \
 		  OPS_BRANCH | OP(BRANCHHINT) | OP(TCOMPLETION) | OP(HALT) | \
 		  OPS_TLS | OPS_TCDYN | OPS_SELECT | OPS_ACC | \
-		  OPS_SHUF)
+		  OPS_SHUF | OPS_INDIRECT)
+/* The indirect moves (an index operand in indirection_ins). */
+#define OPS_INDIRECT (OP(INDIRECTLOAD) | OP(GATHER) | OP(INDIRECTCOPY))
 /* The descriptors it executes (in a DMABlock's body only). */
-#define OPS_DESC (OP(DESC_COPY) | OP(DESC_CCE))
+#define OPS_DESC (OP(DESC_COPY) | OP(DESC_CCE) | OP(DESC_TRANSPOSE) | \
+		  OP(DESC_REPLICATE))
 /* TensorCopy with a dynamic source or destination. */
 #define OPS_TCDYN (OP(TCDYNSRC) | OP(TCDYNDST))
 /* Register loads and stores. */
@@ -109,6 +112,7 @@ static const key_rule inst_rules[] = {
 	  NULL },
 	{ OPS_EXEC, "_comment", K_META, NULL, NULL },
 	{ OPS_EXEC, "unroll_dependencies", K_DEFAULT, "[]", NULL },
+	{ OPS_INDIRECT, "indirection_ins", K_MODEL, NULL, NULL },
 	{ OPS_EXEC, "indirection_ins", K_DEFAULT, "[]", NULL },
 	{ OPS_EXEC, "predicates", K_DEFAULT, "[]", NULL },
 	{ OPS_EXEC, "order", K_DEFAULT, "[]", NULL },
@@ -132,7 +136,7 @@ typedef struct op_key {
 
 /* Documented op keys that cannot change the bits of a result. */
 static const op_key inst_meta[] = {
-	{ OPS_DMA | OP(DMATRIGGER), "dge_type", "how and how urgently the "
+	{ OPS_DMA | OP(DMATRIGGER) | OP(INDIRECTLOAD), "dge_type", "how and how urgently the "
 	  "transfer is made, not what it moves" },
 	{ OPS_DMA, "dma_qos", "how and how urgently the transfer is made, "
 	  "not what it moves" },
@@ -179,6 +183,11 @@ static const op_key inst_checked_whole[] = {
 	{ OP(SWITCHQUEUE), "no_rearm", NULL },
 	{ OP(DESC_CCE), "op", NULL },
 	{ OP(STREAMSHUFFLE), "mask", NULL },
+	{ OP(DMACOPY), "mode", NULL },
+	{ OP(DMACOPY) | OP(DESC_TRANSPOSE), "transpose_op", NULL },
+	{ OP(DMACOPY), "cce_op", NULL },
+	{ OP(DMACOPY) | OP(DESC_CCE), "constants", NULL },
+	{ OP(INDIRECTCOPY), "num_valid_indices", NULL },
 };
 
 /* Documented op keys the simulator evaluates at each issue when given as
@@ -198,12 +207,12 @@ static const op_key inst_affine[] = {
 ** does not read (an affine expression) and is refused there.
 */
 static const op_key inst_model[] = {
-	{ OPS_DMA | OP(DMATRIGGER), "queue", NULL },
+	{ OPS_DMA | OP(DMATRIGGER) | OP(INDIRECTLOAD), "queue", NULL },
 	{ OP(DMATRIGGER), "dma_blocks", "each issue fires the next block, "
 	  "round robin" },
 	{ OP(RESETQUEUE), "queue", NULL },
 	{ OPS_DMA | OP(TENSORCOPY) | OP(ACTIVATION) | OP(DESC_COPY) | OPS_TCDYN |
-	  OP(COPYPRED),
+	  OP(COPYPRED) | OP(DESC_TRANSPOSE),
 	  "can_read_uninit", NULL },
 	{ OP(MATMULT), "is_transpose", NULL },
 	{ OP(ACTIVATION), "scale", NULL },
@@ -343,9 +352,6 @@ static const struct {
 	  "a run: lncsim lower" },
 	{ LM_OP_BIRKERNEL, "BIRKernel (IT54) carriers are not executed or "
 	  "lowered by lncsim" },
-	{ LM_OP_DESC_TRANSPOSE, "the DMA transpose is not modelled" },
-	{ LM_OP_DESC_REPLICATE, "the DMA replicate (one source broadcast "
-	  "across partitions) is not modelled" },
 	{ LM_OP_TSCACHE, "its recurrence is not modelled: the references "
 	  "disagree on what op0 reads and on the initial value each acc "
 	  "gives" },
@@ -980,6 +986,128 @@ static int chk_cce_op(const lm_inst *in, char *val, size_t n,
 	return 1;
 }
 
+/* A DMACopy's mode: Copy, Transpose, CCE or Replicate (not the KLR-era
+** Dynamic). */
+static int chk_dma_mode(const lm_inst *in, char *val, size_t n,
+			const char **why)
+{
+	int m = ls_dma_enum(in, "mode", LM_ET_CopyMode);
+	const cJSON *v;
+	if (m >= 0 && m <= 3)
+		return 0;
+	*why = "Copy, Transpose, CCE and Replicate are modelled";
+	v = cJSON_GetObjectItemCaseSensitive(in->extra, "mode");
+	json_text(v, val, n);
+	return 1;
+}
+
+/* The value of key of in as JSON text into val, or dflt when absent. */
+static void extra_text(const lm_inst *in, const char *key, const char *dflt,
+		       char *val, size_t n)
+{
+	const cJSON *v = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, key) : NULL;
+	if (v && !cJSON_IsNull(v))
+		json_text(v, val, n);
+	else
+		snprintf(val, n, "%s", dflt);
+}
+
+/* transpose_op: a TransposeOps value; on a DMACopy read in mode
+** Transpose only (None elsewhere). */
+static int chk_transpose_op(const lm_inst *in, char *val, size_t n,
+			    const char **why)
+{
+	int t = ls_dma_enum(in, "transpose_op", LM_ET_TransposeOps);
+	if (t < 0)
+		*why = "a TransposeOps permutation";
+	else if (t && in->op == LM_OP_DMACOPY &&
+		 ls_dma_enum(in, "mode", LM_ET_CopyMode) != 1)
+		*why = "read in mode \"Transpose\" only";
+	else
+		return 0;
+	extra_text(in, "transpose_op", "\"None\"", val, n);
+	return 1;
+}
+
+/* A DMACopy's cce_op: add, max or min in mode CCE, bypass in any other
+** mode. */
+static int chk_dma_cce_op(const lm_inst *in, char *val, size_t n,
+			  const char **why)
+{
+	int a = ls_dma_enum(in, "cce_op", LM_ET_AluOpType);
+	lm_aluop op = a < 0 ? LM_ALU_INVALID : lm_aluop_parse(
+		lm_enum_name(LM_ET_AluOpType, a));
+	if (ls_dma_enum(in, "mode", LM_ET_CopyMode) == 2) {
+		if (op == LM_ALU_ADD || op == LM_ALU_MAX || op == LM_ALU_MIN)
+			return 0;
+		*why = "mode CCE reduces its sources with add, max or min";
+	} else {
+		if (a == 0)
+			return 0;
+		*why = "read in mode \"CCE\" only";
+	}
+	extra_text(in, "cce_op", "\"bypass\"", val, n);
+	return 1;
+}
+
+/* constants: one number per source, of a CCE add (DMACopy mode CCE,
+** DMADescriptorCCE); [] otherwise. */
+static int chk_constants(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	float c[64];
+	int nc = ls_dma_constants(in, "constants", c, 64);
+	int is_cce = in->op == LM_OP_DESC_CCE ||
+		     ls_dma_enum(in, "mode", LM_ET_CopyMode) == 2;
+	lm_aluop op = in->op == LM_OP_DESC_CCE ? ls_dmablk_cce_op(in) :
+		lm_aluop_parse(lm_enum_name(LM_ET_AluOpType, ls_dma_enum(in,
+			"cce_op", LM_ET_AluOpType)));
+	if (nc == 0)
+		return 0;
+	if (nc < 0)
+		*why = "a list of at most 64 numbers";
+	else if (!is_cce)
+		*why = "read in mode \"CCE\" only";
+	else if (op != LM_ALU_ADD)
+		*why = "constants scale the sources of an add only";
+	else if (nc != in->n_ins)
+		*why = "one constant per source";
+	else
+		return 0;
+	extra_text(in, "constants", "[]", val, n);
+	return 1;
+}
+
+/* An indirect move's indices: one indirection_ins operand. */
+static int chk_indirection(const lm_inst *in, char *val, size_t n,
+			   const char **why)
+{
+	const cJSON *v = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "indirection_ins") : NULL;
+	int k = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
+	if (k == 1)
+		return 0;
+	*why = "the indices are one operand of indirection_ins";
+	snprintf(val, n, "%d operand%s", k, k == 1 ? "" : "s");
+	return 1;
+}
+
+/* An IndirectCopy's num_valid_indices: a count (an affine expression
+** is not modelled). */
+static int chk_num_valid(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	const cJSON *v = in->extra ? cJSON_GetObjectItemCaseSensitive(
+		in->extra, "num_valid_indices") : NULL;
+	if (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+	    v->valuedouble <= 65535 && v->valuedouble == (int)v->valuedouble)
+		return 0;
+	*why = "a count of 0..65535 (an affine expression is not modelled)";
+	extra_text(in, "num_valid_indices", "null", val, n);
+	return 1;
+}
+
 /* A CompareAndBranch's comp_op: the twelve compares (Unsupported is
 ** not one). */
 static int chk_comp_op(const lm_inst *in, char *val, size_t n,
@@ -1148,6 +1276,12 @@ static int chk_tcdyn_outs(const lm_inst *in, char *val, size_t n,
 static const field_rule checks[] = {
 	{ OP(SWITCHQUEUE), "no_rearm", chk_no_rearm },
 	{ OP(DESC_CCE), "op", chk_cce_op },
+	{ OP(DMACOPY), "mode", chk_dma_mode },
+	{ OP(DMACOPY) | OP(DESC_TRANSPOSE), "transpose_op", chk_transpose_op },
+	{ OP(DMACOPY), "cce_op", chk_dma_cce_op },
+	{ OP(DMACOPY) | OP(DESC_CCE), "constants", chk_constants },
+	{ OP(INDIRECTCOPY), "num_valid_indices", chk_num_valid },
+	{ OPS_INDIRECT, "indirection_ins", chk_indirection },
 	{ OP(LOOP), "LoopAxis", chk_loop_axis },
 	{ OP(DYNLOOP), "DynamicForLoopAxis", chk_dynloop_axis },
 	{ OP(DOWHILE), "cond", chk_dowhile_cond },

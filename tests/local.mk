@@ -248,3 +248,9 @@ tests_test_race_SOURCES = tests/test_race.c
 tests_test_race_CFLAGS = $(TEST_CFLAGS)
 tests_test_race_LDADD = $(TEST_LDADD)
 TESTS += tests/test_race
+
+check_PROGRAMS += tests/test_dma
+tests_test_dma_SOURCES = tests/test_dma.c
+tests_test_dma_CFLAGS = $(TEST_CFLAGS)
+tests_test_dma_LDADD = $(TEST_LDADD)
+TESTS += tests/test_dma

@@ -745,13 +745,12 @@ START_TEST(test_bad_simcheck)
 	char *txt;
 	lm_error err;
 	lm_module *m;
-	sim_refuses("DMADescriptorCopy", "DMADescriptorTranspose",
+	sim_refuses("\"opcode\":\"DMADescriptorCopy\"", "\"opcode\":"
+		    "\"DMADescriptorCCE\",\"op\":\"max\",\"constants\":[2]",
 		    "instruction b/block b_b/instruction d: opcode "
-		    "'DMADescriptorTranspose' is not modelled by the simulator "
-		    "(the DMA transpose is not modelled)");
-	sim_refuses("DMADescriptorCopy", "DMADescriptorReplicate",
-		    "opcode 'DMADescriptorReplicate' is not modelled by the "
-		    "simulator (the DMA replicate");
+		    "'DMADescriptorCCE' key 'constants' = [2] is not modelled "
+		    "by the simulator (constants scale the sources of an add "
+		    "only)");
 	sim_refuses("DMADescriptorCopy", "DMADescriptorCCE",
 		    "instruction d: opcode 'DMADescriptorCCE' key 'op' = "
 		    "\"bypass\" is not modelled by the simulator (the "
@@ -760,9 +759,9 @@ START_TEST(test_bad_simcheck)
 		    "\"DMADescriptorCCE\",\"op\":\"mult\"",
 		    "key 'op' = \"mult\" is not modelled");
 	sim_refuses("\"opcode\":\"DMADescriptorCopy\"", "\"opcode\":"
-		    "\"DMADescriptorCCE\",\"op\":\"add\",\"constants\":[2]",
-		    "key 'constants' = [2] is not modelled by the simulator "
-		    "(it models only [])");
+		    "\"DMADescriptorCCE\",\"op\":\"add\",\"constants\":[2,3]",
+		    "key 'constants' = [2,3] is not modelled by the simulator "
+		    "(one constant per source)");
 	sim_refuses("\"name\":\"b\",", "\"name\":\"b\",\"on_wait\":[{\"id\":"
 		    "1}],", "opcode 'DMABlock' key 'on_wait' = [{\"id\":1}] is "
 		    "not modelled by the simulator (it models only its absence "

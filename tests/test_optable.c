@@ -205,7 +205,7 @@ START_TEST(test_op_flags)
 			"BNStatsAggregate", "RangeSelect", "Exponential",
 			"ActivationReadAccumulator",
 			"ReadActivationAccumulator", "StreamShuffle",
-			"DveReadAccumulator",
+			"DveReadAccumulator", "IndirectCopy", "Gather",
 		};
 		const int n_onchip = (int)(sizeof onchip / sizeof *onchip);
 		int n = 0;

@@ -721,13 +721,14 @@ static const struct { const char *inst, *want; } op_cases[] = {
 	  "block)" },
 	{ "{\"opcode\":\"DMADescriptorTranspose\",\"name\":\"k\",\""
 	  "engine\":\"SP\"}",
-	  "opcode 'DMADescriptorTranspose' is not modelled by the simulator "
-	  "(the DMA transpose is not modelled)" },
+	  "opcode 'DMADescriptorTranspose' outside a DMABlock is not modelled "
+	  "by the simulator (a descriptor runs only when a DMATrigger fires "
+	  "its block)" },
 	{ "{\"opcode\":\"DMADescriptorReplicate\",\"name\":\"k\",\""
 	  "engine\":\"SP\"}",
-	  "opcode 'DMADescriptorReplicate' is not modelled by the simulator "
-	  "(the DMA replicate (one source broadcast across partitions) is not "
-	  "modelled)" },
+	  "opcode 'DMADescriptorReplicate' outside a DMABlock is not modelled "
+	  "by the simulator (a descriptor runs only when a DMATrigger fires "
+	  "its block)" },
 	{ "{\"opcode\":\"TensorScalarCache\",\"name\":\"k\",\"engine\""
 	  ":\"DVE\",\"op0\":\"add\",\"op1\":\"add\"}",
 	  "opcode 'TensorScalarCache' is not modelled by the simulator (its "
@@ -873,7 +874,7 @@ static const key_case key_cases[] = {
 	{ "Activation", "is_activate2", "true", "false" },
 	{ "Activation", "alpha", "0.5", "0" },
 	{ "Activation", "reverse0", "true", "false" },
-	{ "DMACopy", "mode", "\"Transpose\"", "\"Copy\"" },
+	{ "DMACopy", "mode", "\"Dynamic\"", "\"Copy\"" },
 	{ "Memset", "mode", "\"Random\"", "\"Const\"" },
 	/* the rest of the table, one row per kind */
 	{ "DMACopy", "transpose_op", "\"WZXY\"", "\"None\"" },
@@ -1002,8 +1003,9 @@ START_TEST(test_default_in_extra_allowed)
 {
 	static const char *const vals[][2] = {
 		{ "\"Copy\"", NULL }, { "0", NULL },
-		{ "\"Transpose\"", "opcode 'DMACopy' key 'mode' = \"Transpose\" "
-		  "is not modelled by the simulator (it models only \"Copy\")" },
+		{ "\"Dynamic\"", "opcode 'DMACopy' key 'mode' = \"Dynamic\" "
+		  "is not modelled by the simulator (Copy, Transpose, CCE and "
+		  "Replicate are modelled)" },
 	};
 	for (size_t v = 0; v < sizeof vals / sizeof *vals; v++) {
 		tb t;

@@ -359,7 +359,7 @@ static const wkey keys[] = {
 
 	/* indirect / gather (their InstDMA base as well) */
 	DMA_KEYS("ReadVarAddr"), DMA_KEYS("GenericIndirectLoad"),
-	DMA_KEYS("IndirectLoad"), DMA_KEYS("GenericIndirectSave"),
+	DMA_RUN_KEYS("IndirectLoad"), DMA_KEYS("GenericIndirectSave"),
 	DMA_KEYS("IndirectSave"), DMA_KEYS("IndirectSaveAccumulate"),
 	{ "GenericIndirectLoad", "indirect_dims", T_V, EM_P, "[]" },
 	{ "GenericIndirectSave", "indirect_dims", T_V, EM_P, "[]" },
