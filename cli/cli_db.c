@@ -5,6 +5,7 @@
 #include "common.h"
 #include "cli.h"
 #include "cli_db.h"
+#include "race_out.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +105,7 @@ char *cli_db_cmdline(int argc, char **argv)
 */
 int cli_db_log(ldb *db, const ldb_run_info *info, int n,
 	       const char *const *modes, const ls_result *const *results,
-	       const ldb_race *const *races, const int *n_races,
+	       int races_checked,
 	       const char *status, const char *message, double wall_seconds,
 	       int64_t *run_id)
 {
@@ -120,9 +121,9 @@ int cli_db_log(ldb *db, const ldb_run_info *info, int n,
 			ldb_run_abort(run);
 			goto fail;
 		}
-	for (int i = 0; n_races && i < n; i++)
-		if (ldb_log_races(run, modes[i], races ? races[i] : NULL,
-				  n_races[i], &err) != 0) {
+	for (int i = 0; races_checked && i < n; i++)
+		if (results[i] &&
+		    cli_log_races(run, modes[i], results[i], &err) != 0) {
 			ldb_run_abort(run);
 			goto fail;
 		}

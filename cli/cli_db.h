@@ -13,7 +13,7 @@
 **     if ((rc = cli_db_open(&dbo, &db)) != 0) return rc;  (db NULL: --no-db)
 **     double t0 = lm_seconds();
 **     ... simulate ...
-**     rc2 = cli_db_log(db, &info, 1, modes, results, NULL, NULL, status,
+**     rc2 = cli_db_log(db, &info, 1, modes, results, 0, status,
 **                      msg, lm_seconds() - t0, NULL);
 **     ldb_close(db);
 */
@@ -45,15 +45,15 @@ int cli_db_open(const cli_db *o, ldb **db);
 char *cli_db_cmdline(int argc, char **argv);
 /*
 ** Log a finished run in one transaction: n executions (modes[i],
-** results[i]; a NULL result is skipped), the races of each mode (n_races
-** NULL: the run was not checked for races; else n_races[i] races at
-** races[i], races NULL when none has any), then status/message/wall time.
+** results[i]; a NULL result is skipped), the races of each result when
+** races_checked (the runs were made with the race detector on; 0: the
+** run was not checked for races), then status/message/wall time.
 ** db NULL: nothing. Returns 0 or the exit code after printing "lncsim:
 ** FILE: ...: ... (run not logged)".
 */
 int cli_db_log(ldb *db, const ldb_run_info *info, int n,
 	       const char *const *modes, const ls_result *const *results,
-	       const ldb_race *const *races, const int *n_races,
+	       int races_checked,
 	       const char *status, const char *message, double wall_seconds,
 	       int64_t *run_id);
 

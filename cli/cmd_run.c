@@ -80,12 +80,13 @@ static int parse_i64(const char *opt, const char *s, int64_t *out)
 
 /*
 ** Log the run (cli_db.h): one execution, "single" for one module and
-** "reference" for several side by side; status pass, or error with the
-** message. Returns rc, or the logging failure's exit code.
+** "reference" for several side by side, with its races when race (the
+** run was checked); status pass, fail when it found races, or error
+** with the message. Returns rc, or the logging failure's exit code.
 */
 static int log_run(ldb *db, int argc, char **argv, int first,
 		   lm_module **mods, int64_t seed, const ls_result *res, int rc,
-		   const lm_error *err, double wall)
+		   const lm_error *err, double wall, int race)
 {
 	if (!db)
 		return rc;
@@ -105,9 +106,17 @@ static int log_run(ldb *db, int argc, char **argv, int first,
 		.arch = n_mods && mods[0]->arch ? mods[0]->arch : "",
 		.cores = res ? res->n_cores : n_mods, .seed = (uint64_t)seed,
 	};
-	int lrc = cli_db_log(db, &info, res ? 1 : 0, &mode, &res, NULL, NULL,
-			     rc ? "error" : "pass", rc ? err->msg : "", wall,
-			     NULL);
+	char msg[64];
+	const char *status = rc ? "error" : "pass", *text = rc ? err->msg : "";
+	if (rc == EXIT_CHECK && race && res && res->races_found > 0) {
+		snprintf(msg, sizeof msg, "%lld race%s found",
+			 (long long)res->races_found,
+			 res->races_found == 1 ? "" : "s");
+		status = "fail";
+		text = msg;
+	}
+	int lrc = cli_db_log(db, &info, res ? 1 : 0, &mode, &res, race, status,
+			     text, wall, NULL);
 	lm_buf_free(&mod);
 	free(cmd);
 	return rc ? rc : lrc;
@@ -337,7 +346,7 @@ int cmd_run(int argc, char **argv)
 
 done:
 	rc = log_run(db, argc, argv, first, mods, seed, ran ? &res : NULL, rc,
-		     &err, lm_seconds() - t0);
+		     &err, lm_seconds() - t0, opts.race);
 	ldb_close(db);
 	ls_result_free(&res);
 	ls_tensors_free(&inputs);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include "sim.h"
 
+struct ldb_run;
+
 /* The default of --race-limit: race lines printed (all are counted). */
 #define CLI_RACE_LIMIT_DEFAULT 100
 
@@ -20,5 +22,14 @@
 */
 int64_t cli_print_races(FILE *f, const ls_result *r, int64_t limit,
 			const char *prefix);
+
+/*
+** Log the races of r, a run of mode ("reference", "linked", "single")
+** made with the race detector on, into the open run (ldb_log_races: a
+** run checked with none found logs that too). The strings are r's.
+** Returns 0 or an lm error code (err set).
+*/
+int cli_log_races(struct ldb_run *run, const char *mode,
+		  const ls_result *r, lm_error *err);
 
 #endif

@@ -659,6 +659,50 @@ START_TEST(test_cli)
 }
 END_TEST
 
+/* run --race and diff --race log their races; a run without --race is
+** "not checked"; a clean run checked is "no races". */
+START_TEST(test_cli_db)
+{
+	char *dir = tu_tmpdir("race-db");
+	char db[4096];
+	snprintf(db, sizeof db, "%s/r.db", dir);
+	char *p = tu_fixture("diff", "racy");
+	char *q = tu_fixture("loops", "lcdep.json");
+	tu_run r = tu_lncsim(NULL, "run", "--db", db, "--race", p, NULL);
+	ck_assert_int_eq(r.status, 1);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--db", db, "--race", p, NULL);
+	ck_assert_int_eq(r.status, 1);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--db", db, q, NULL);
+	ck_assert_int_eq(r.status, 0);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--db", db, "--race", q, NULL);
+	ck_assert_int_eq(r.status, 0);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "db", "races", "--db", db, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "run 1: 1 race\n");
+	ck_assert_contains(r.out, "run 2: 2 races\n");
+	ck_assert(strstr(r.out, "run 3") == NULL);
+	ck_assert_contains(r.out, "run 4: no races\n");
+	ck_assert_contains(r.out, "  linked WAW SBUF core 0 bytes [0, ");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "db", "races", "--db", db, "--run", "3", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "run 3: not checked for races\n");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "db", "runs", "--db", db, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "1 race found");
+	tu_run_free(&r);
+	free(p);
+	free(q);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* Generated sets (both runs of each case) are race-free. */
 START_TEST(test_generated)
 {
@@ -790,6 +834,7 @@ static Suite *suite(void)
 	tc = tcase_create("cli");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_cli);
+	tcase_add_test(tc, test_cli_db);
 	tcase_add_test(tc, test_generated);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("teeth");
