@@ -33,6 +33,7 @@
 const char usage_fuzz[] =
 	"usage: lncsim fuzz [--cores A-B] [--count K | --duration T] [--seed S]\n"
 	"                   [--jobs J] [--size small|medium|large] [--loops]\n"
+	"                   [--dynamic] [--sync deps|semaphores]\n"
 	"                   [--schedules K]\n"
 	"                   [--keep-failures DIR] [--skip=STEP,...] [--stop] [-q]\n"
 	"                   [--campaign NAME] [--resume] [--lost-after SECONDS]\n"
@@ -54,6 +55,8 @@ const char usage_fuzz[] =
 	"                     rank, default 1)\n"
 	"  --size SZ          program size (default small)\n"
 	"  --loops            generate with `lncsim gen --loops`\n"
+	"  --dynamic          generate with `lncsim gen --dynamic`\n"
+	"  --sync MODE        generate with `lncsim gen --sync MODE`\n"
 	"  --schedules K      perturbed schedules per case (default 0)\n"
 	"  --keep-failures DIR  keep the failing case of each failure signature's\n"
 	"                     smallest seed as DIR/case-<seed>/ with its repro\n"
@@ -97,7 +100,8 @@ typedef struct fuzz_opts {
 	const char *campaign;
 	cli_db dbo;
 	/* given on the command line (a resumed campaign's must match) */
-	int has_cores, has_size, has_loops, has_schedules, has_skip, has_seed,
+	int has_cores, has_size, has_loops, has_dynamic, has_sync,
+	    has_schedules, has_skip, has_seed,
 	    has_count,
 	    has_jobs;
 } fuzz_opts;
@@ -240,6 +244,17 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 		} else if (!strcmp(a, "--loops")) {
 			o->cfg.loops = 1;
 			o->has_loops = 1;
+		} else if (!strcmp(a, "--dynamic")) {
+			o->cfg.dynamic = 1;
+			o->has_dynamic = 1;
+		} else if (!strcmp(a, "--sync")) {
+			int m = v ? ls_gen_sync_parse(v) : -1;
+			if (m < 0)
+				return cli_usage_error("fuzz", "--sync must be deps or "
+						       "semaphores");
+			o->cfg.sync = m;
+			o->has_sync = 1;
+			i++;
 		} else if (!strcmp(a, "--keep-failures")) {
 			if (!v || !*v)
 				return cli_usage_error("fuzz", "--keep-failures needs "
@@ -352,6 +367,8 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 		  "--cores" },
 		{ o->has_size, was.size == o->cfg.size, "--size" },
 		{ o->has_loops, was.loops == o->cfg.loops, "--loops" },
+		{ o->has_dynamic, was.dynamic == o->cfg.dynamic, "--dynamic" },
+		{ o->has_sync, was.sync == o->cfg.sync, "--sync" },
 		{ o->has_schedules, was.schedules == o->cfg.schedules,
 		  "--schedules" },
 		{ o->has_skip, was.skip == o->cfg.skip, "--skip" },
@@ -370,6 +387,8 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 	o->cfg.hi = was.hi;
 	o->cfg.size = was.size;
 	o->cfg.loops = was.loops;
+	o->cfg.dynamic = was.dynamic;
+	o->cfg.sync = was.sync;
 	o->cfg.schedules = was.schedules;
 	o->cfg.skip = was.skip;
 	o->seed = k->first_seed;

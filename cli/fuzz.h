@@ -29,6 +29,8 @@ typedef struct fz_config {
 				    killed and recorded as a timeout; 0: no
 				    limit */
 	int loops;               /* the generator's --loops */
+	int dynamic;             /* its --dynamic */
+	int sync;                /* its --sync (LS_GEN_SYNC_*) */
 } fz_config;
 
 /* --case-timeout's default, milliseconds (ten minutes). */
@@ -37,14 +39,15 @@ typedef struct fz_config {
 #define FZ_CASE_TIMEOUT_MAX_MS (7 * 86400 * 1000)
 
 #define FZ_CONFIG_INIT \
-	{ 1, 4, LS_GEN_SMALL, 0, 0, "", 0, FZ_CASE_TIMEOUT_MS, 0 }
+	{ 1, 4, LS_GEN_SMALL, 0, 0, "", 0, FZ_CASE_TIMEOUT_MS, 0, 0, 0 }
 
 /* The core count of case seed s (drawn from lo..hi by a hash of s). */
 int fz_case_cores(const fz_config *c, uint64_t s);
 /*
 ** The generator options as one canonical string, the campaign's
 ** identity in the database: "cores=A-B size=SZ schedules=K skip=S,..."
-** (steps in link order), then " loops" with --loops. Caller frees.
+** (steps in link order), then " loops" with --loops, " dynamic" with
+** --dynamic, " sync=semaphores" with --sync semaphores. Caller frees.
 */
 char *fz_gen_options(const fz_config *c);
 /*

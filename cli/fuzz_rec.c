@@ -53,13 +53,17 @@ char *fz_gen_options(const fz_config *c)
 	put_steps(&b, c->skip);
 	if (c->loops)
 		lm_buf_puts(&b, " loops");
+	if (c->dynamic)
+		lm_buf_puts(&b, " dynamic");
+	if (c->sync == LS_GEN_SYNC_SEMAPHORES)
+		lm_buf_puts(&b, " sync=semaphores");
 	lm_buf_put(&b, "", 0);
 	return lm_buf_detach(&b);
 }
 
 int fz_gen_options_parse(const char *s, fz_config *c)
 {
-	int lo, hi, sched, n = 0, loops = 0, bad;
+	int lo, hi, sched, n = 0, loops = 0, dynamic = 0, sync = 0, bad = 0;
 	char size[16];
 	if (sscanf(s, "cores=%d-%d size=%15s schedules=%d skip=%n", &lo, &hi,
 		   size, &sched, &n) != 4 || !n)
@@ -67,19 +71,33 @@ int fz_gen_options_parse(const char *s, fz_config *c)
 	int sz = ls_gen_size_parse(size);
 	unsigned skip = 0;
 	lm_error err;
-	/* the steps, then " loops" when the campaign generates loops */
-	char *steps = lm_xstrdup(s + n);
-	size_t k = strlen(steps);
-	if (k >= 6 && !strcmp(steps + k - 6, " loops")) {
-		steps[k - 6] = 0;
-		loops = 1;
+	/* the steps, then the generator's words: " loops", " dynamic",
+	   " sync=semaphores", in this order */
+	char *steps = lm_xstrdup(s + n), *w = strchr(steps, ' ');
+	if (w) {
+		*w++ = 0;
+		if (!strncmp(w, "loops", 5) && (w[5] == ' ' || !w[5])) {
+			loops = 1;
+			w += w[5] ? 6 : 5;
+		}
+		if (!strncmp(w, "dynamic", 7) && (w[7] == ' ' || !w[7])) {
+			dynamic = 1;
+			w += w[7] ? 8 : 7;
+		}
+		if (!strcmp(w, "sync=semaphores")) {
+			sync = LS_GEN_SYNC_SEMAPHORES;
+			w += strlen(w);
+		}
+		bad = *w != 0;
 	}
-	bad = sz < 0 || lo < 1 || hi < lo || hi > 64 || sched < 0 ||
+	bad = bad || sz < 0 || lo < 1 || hi < lo || hi > 64 || sched < 0 ||
 	      (steps[0] && lk_parse_skip(steps, &skip, &err));
 	free(steps);
 	if (bad)
 		return -1;
 	c->loops = loops;
+	c->dynamic = dynamic;
+	c->sync = sync;
 	c->lo = lo;
 	c->hi = hi;
 	c->size = (ls_gen_size)sz;
@@ -110,6 +128,10 @@ char *fz_repro(const fz_config *c, uint64_t s, const char *dir)
 		lm_buf_printf(&b, " --size %s", size_names[c->size]);
 	if (c->loops)
 		lm_buf_puts(&b, " --loops");
+	if (c->dynamic)
+		lm_buf_puts(&b, " --dynamic");
+	if (c->sync == LS_GEN_SYNC_SEMAPHORES)
+		lm_buf_puts(&b, " --sync semaphores");
 	lm_buf_printf(&b, " -o %s && lncsim diff", dir);
 	if (*skip)
 		lm_buf_printf(&b, " %s", skip);
