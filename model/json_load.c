@@ -778,8 +778,8 @@ void lm_inst_rename_registers(lm_inst *in, const lm_strmap *regs)
 			lm_inst_set_str(in, &in->wait[i].regref, v);
 }
 
-void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
-			      const lm_strmap *memlocs)
+void lm_inst_rename_tensor_refs(lm_inst *in, const lm_strmap *allocs,
+				const lm_strmap *memlocs)
 {
 	int by_alloc = allocs && allocs->n, by_memloc = memlocs && memlocs->n;
 	rename_maps r = { by_alloc ? allocs : NULL,
@@ -794,7 +794,13 @@ void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
 				lm_json_each_tensorref(as[i].extra,
 						       rename_tensorref, &r);
 	}
-	if (by_alloc)
+}
+
+void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
+			      const lm_strmap *memlocs)
+{
+	lm_inst_rename_tensor_refs(in, allocs, memlocs);
+	if (allocs && allocs->n)
 		lm_inst_rename_registers(in, allocs);
 }
 
