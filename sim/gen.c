@@ -22,7 +22,16 @@
 ** With loops (ls_gen_opts.loops) each segment's K tiles are one static
 ** Loop: its body orders itself by dependencies only, and what crosses
 ** iterations (a load overwriting the tile the last Matmult read, the
-** accumulation group) by loop_carried_dependencies.
+** accumulation group) by loop_carried_dependencies. With dynamic loops
+** the Loop is a DynamicForLoop over the register r_trip and the loads
+** address DRAM through registers.
+**
+** With --sync semaphores (ls_gen_opts.sync) the same program, the same
+** draws, is ordered through id-form sync_info semaphores alone: every
+** instruction counts its completion on its engine's or its queue
+** instance's slot, and each name a dependency would list becomes a wait
+** for the count that instruction brought (sync_want); in a loop body
+** the counts that move with the iteration are register waits (k_loop).
 */
 #include "common.h"
 #include "gen.h"
@@ -131,15 +140,17 @@ typedef struct core_b {
 	lm_engine dma_engine;   /* issuing engine of the core's qSyncIO0 DMAs */
 	int next_barrier_id;
 	char last_barrier[48];
-	int in_loop;            /* building a loop body: dependencies only */
+	int in_loop;            /* building a loop body: no queue
+				   semaphore waits */
 	int sync;               /* --sync semaphores */
 	int cur_qi;             /* queue instance of the DMA being finished */
 	int sem_count[N_SSEM];  /* completions counted so far per slot */
 	sdone *done;            /* every instruction that counts, in order */
 	int n_done, cap_done;
 	int has_trip_reg;       /* r_trip allocated (--dynamic) */
-	int n_regop;            /* register instructions, for names (their
-				   own count keeps the others' names) */
+	int n_regop;            /* register and fence instructions, for
+				   names (their own count keeps the others'
+				   names) */
 } core_b;
 
 /* The whole set being built. */
@@ -786,6 +797,34 @@ static void json_sync(lm_buf *j, const int want[N_SSEM], const int *rsem,
 		      own + 1);
 }
 
+/*
+** --sync semaphores, after each K loop: the loop epilogue of the
+** compiler's control lowering, AllEngineBarrier, GroupResetSemaphores of
+** the engines' slots, AllEngineBarrier, all on ALL. Every engine has
+** then issued, so completed, all it had before the fence, and its slot
+** restarts at 0: nothing after waits for those instructions. The queue
+** slots keep counting (DMAs may still be in flight).
+*/
+static void loop_fence(core_b *c)
+{
+	static const int64_t ids[] = { SS_PE + 1, SS_ACT + 1, SS_DVE + 1,
+				       SS_POOL + 1, SS_SP + 1 };
+	char nm[48];
+	lm_inst *o;
+	snprintf(nm, sizeof nm, "aeb_%d", c->n_regop++);
+	lm_b_inst(c->b, LM_OP_AEBARRIER, LM_ENG_ALL, nm);
+	snprintf(nm, sizeof nm, "grs_%d", c->n_regop++);
+	if ((o = lm_b_inst(c->b, LM_OP_GROUPRESET, LM_ENG_ALL, nm)) != NULL)
+		lm_b_set_sema_group(o, ids, 5);
+	snprintf(nm, sizeof nm, "aeb_%d", c->n_regop++);
+	lm_b_inst(c->b, LM_OP_AEBARRIER, LM_ENG_ALL, nm);
+	for (int s = 0; s < SS_Q0; s++)
+		c->sem_count[s] = 0;
+	for (int k = 0; k < c->n_done; k++)
+		if (c->done[k].sem < SS_Q0)
+			c->done[k].count = 0;
+}
+
 /* One K-tile load of the loop body: DRAM src (rows of cols elements,
 ** tile k at rows k*128) into t on queue instance qi. */
 typedef struct kload {
@@ -801,8 +840,8 @@ typedef struct kload {
 	char rt[48];            /* --sync semaphores: the WAR threshold */
 } kload;
 
-/* The load L in the body under construction (mm: the body's Matmult,
-** pe0: the PE count before the loop). */
+/* The load L in the body under construction (mm: the body's Matmult;
+** dyn: addressed through its register L->ra). */
 static void loop_load(core_b *c, lm_buf *j, kload *L, const char *mm,
 		      int T, int dyn)
 {
@@ -997,13 +1036,14 @@ static void k_loop(gen *g, core_b *c, tile *ps, const char *xin,
 	note_write(ps, mm, -1, 0);
 	if (sy) {
 		/* what the loop's last iteration brings */
-		for (int i = 0; i < 2; i++)
-			done_add(c, L[i].nm, SS_Q0 + L[i].qi,
-				 qb[L[i].qi] + (T - 1) * nq[L[i].qi] + L[i].pos);
 		for (int q = 0; q < 3; q++)
 			c->sem_count[SS_Q0 + q] = qb[q] + T * nq[q];
 		c->sem_count[SS_PE] = pe0 + T;
 		done_add(c, mm, SS_PE, pe0 + T);
+		for (int i = 0; i < 2; i++)
+			done_add(c, L[i].nm, SS_Q0 + L[i].qi,
+				 qb[L[i].qi] + (T - 1) * nq[L[i].qi] + L[i].pos);
+		loop_fence(c);
 	}
 }
 

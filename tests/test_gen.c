@@ -372,7 +372,8 @@ static void names_of(const lm_block *b, lm_buf *out)
 {
 	for (int i = 0; i < b->n_insts; i++) {
 		const lm_inst *in = &b->insts[i];
-		if (in->op != LM_OP_REGMOVE && in->op != LM_OP_REGALU) {
+		if (in->op != LM_OP_REGMOVE && in->op != LM_OP_REGALU &&
+		    in->op != LM_OP_AEBARRIER && in->op != LM_OP_GROUPRESET) {
 			lm_buf_puts(out, in->name);
 			lm_buf_puts(out, " ");
 		}
@@ -395,7 +396,9 @@ static void sync_only(const lm_block *b, int *n_reg, int *n_upd)
 		int passive = in->op == LM_OP_REGMOVE ||
 			      in->op == LM_OP_REGALU ||
 			      in->op == LM_OP_LOOP || in->op == LM_OP_DYNLOOP ||
-			      in->op == LM_OP_SWITCHQUEUE;
+			      in->op == LM_OP_SWITCHQUEUE ||
+			      in->op == LM_OP_AEBARRIER ||
+			      in->op == LM_OP_GROUPRESET;
 		ck_assert_msg(in->n_deps == 0 && in->n_lc_deps == 0,
 			      "%s has dependencies", in->name);
 		for (int k = 0; k < in->n_wait; k++) {
@@ -437,7 +440,7 @@ START_TEST(test_sync_structure)
 			ls_gen_opts p = o;
 			lm_module **ms, **mp;
 			ls_gen_file *fs, *fp;
-			int nfs, nfp, n_reg = 0;
+			int nfs, nfp, n_reg = 0, n_fence = 0, n_loops = 0;
 			lm_error err;
 			p.sync = LS_GEN_SYNC_DEPS;
 			ck_assert_msg(ls_gen(&o, "out", &ms, &fs, &nfs, &err) == 0,
@@ -451,8 +454,13 @@ START_TEST(test_sync_structure)
 					if (ms[c]->semaphores[s].has_id)
 						ids |= 1 << ms[c]->semaphores[s].id;
 				ck_assert_int_eq(ids, 0x1fe);
-				sync_only(&ms[c]->functions[0].blocks[0], &n_reg,
-					  &n_upd);
+				const lm_block *b0 = &ms[c]->functions[0].blocks[0];
+				sync_only(b0, &n_reg, &n_upd);
+				for (int i = 0; i < b0->n_insts; i++) {
+					lm_opcode op = b0->insts[i].op;
+					n_fence += op == LM_OP_GROUPRESET;
+					n_loops += op == LM_OP_LOOP;
+				}
 				ck_assert_int_gt(n_upd, 8);
 				names_of(&ms[c]->functions[0].blocks[0], &a);
 				names_of(&mp[c]->functions[0].blocks[0], &b);
@@ -464,10 +472,12 @@ START_TEST(test_sync_structure)
 				lm_module_free(ms[c]);
 				lm_module_free(mp[c]);
 			}
+			/* a loop's waits on registers, its fence after it */
 			if (loops)
 				ck_assert_int_ge(n_reg, 2 * o.cores);
 			else
 				ck_assert_int_eq(n_reg, 0);
+			ck_assert_int_eq(n_fence, n_loops);
 			free(ms);
 			free(mp);
 			ls_gen_files_free(fs, nfs);
