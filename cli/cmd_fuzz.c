@@ -33,7 +33,7 @@
 const char usage_fuzz[] =
 	"usage: lncsim fuzz [--cores A-B] [--count K | --duration T] [--seed S]\n"
 	"                   [--jobs J] [--size small|medium|large] [--loops]\n"
-	"                   [--dynamic] [--sync deps|semaphores]\n"
+	"                   [--dynamic] [--sync deps|semaphores] [--plain]\n"
 	"                   [--schedules K]\n"
 	"                   [--keep-failures DIR] [--skip=STEP,...] [--stop] [-q]\n"
 	"                   [--campaign NAME] [--resume] [--lost-after SECONDS]\n"
@@ -57,6 +57,11 @@ const char usage_fuzz[] =
 	"  --loops            generate with `lncsim gen --loops`\n"
 	"  --dynamic          generate with `lncsim gen --dynamic`\n"
 	"  --sync MODE        generate with `lncsim gen --sync MODE`\n"
+	"  --plain            generate with none of the three\n"
+	"                     (default: each case draws its forms by its seed:\n"
+	"                     no, static or dynamic loops, each with deps or\n"
+	"                     semaphores; any of these four options turns\n"
+	"                     that off)\n"
 	"  --schedules K      perturbed schedules per case (default 0)\n"
 	"  --keep-failures DIR  keep the failing case of each failure signature's\n"
 	"                     smallest seed as DIR/case-<seed>/ with its repro\n"
@@ -100,8 +105,7 @@ typedef struct fuzz_opts {
 	const char *campaign;
 	cli_db dbo;
 	/* given on the command line (a resumed campaign's must match) */
-	int has_cores, has_size, has_loops, has_dynamic, has_sync,
-	    has_schedules, has_skip, has_seed,
+	int has_cores, has_size, has_form, has_schedules, has_skip, has_seed,
 	    has_count,
 	    has_jobs;
 } fuzz_opts;
@@ -243,18 +247,24 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--loops")) {
 			o->cfg.loops = 1;
-			o->has_loops = 1;
+			o->cfg.mix = 0;
+			o->has_form = 1;
 		} else if (!strcmp(a, "--dynamic")) {
 			o->cfg.dynamic = 1;
-			o->has_dynamic = 1;
+			o->cfg.mix = 0;
+			o->has_form = 1;
 		} else if (!strcmp(a, "--sync")) {
 			int m = v ? ls_gen_sync_parse(v) : -1;
 			if (m < 0)
 				return cli_usage_error("fuzz", "--sync must be deps or "
 						       "semaphores");
 			o->cfg.sync = m;
-			o->has_sync = 1;
+			o->cfg.mix = 0;
+			o->has_form = 1;
 			i++;
+		} else if (!strcmp(a, "--plain")) {
+			o->cfg.mix = 0;
+			o->has_form = 1;
 		} else if (!strcmp(a, "--keep-failures")) {
 			if (!v || !*v)
 				return cli_usage_error("fuzz", "--keep-failures needs "
@@ -366,9 +376,9 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 		{ o->has_cores, was.lo == o->cfg.lo && was.hi == o->cfg.hi,
 		  "--cores" },
 		{ o->has_size, was.size == o->cfg.size, "--size" },
-		{ o->has_loops, was.loops == o->cfg.loops, "--loops" },
-		{ o->has_dynamic, was.dynamic == o->cfg.dynamic, "--dynamic" },
-		{ o->has_sync, was.sync == o->cfg.sync, "--sync" },
+		{ o->has_form, was.loops == o->cfg.loops &&
+		  was.dynamic == o->cfg.dynamic && was.sync == o->cfg.sync &&
+		  was.mix == o->cfg.mix, "--loops / --dynamic / --sync / --plain" },
 		{ o->has_schedules, was.schedules == o->cfg.schedules,
 		  "--schedules" },
 		{ o->has_skip, was.skip == o->cfg.skip, "--skip" },
@@ -389,6 +399,7 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 	o->cfg.loops = was.loops;
 	o->cfg.dynamic = was.dynamic;
 	o->cfg.sync = was.sync;
+	o->cfg.mix = was.mix;
 	o->cfg.schedules = was.schedules;
 	o->cfg.skip = was.skip;
 	o->seed = k->first_seed;

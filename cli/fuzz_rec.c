@@ -31,6 +31,21 @@ int fz_case_cores(const fz_config *c, uint64_t s)
 	return c->lo + (int)(mix(s) % (uint64_t)(c->hi - c->lo + 1));
 }
 
+void fz_case_form(const fz_config *c, uint64_t s, int *loops, int *dynamic,
+		  int *sync)
+{
+	if (!c->mix) {
+		*loops = c->loops;
+		*dynamic = c->dynamic;
+		*sync = c->sync;
+		return;
+	}
+	int k = (int)(mix(s ^ 0x6a09e667f3bcc909ULL) % 6);
+	*loops = k >= 2;
+	*dynamic = k >= 4;
+	*sync = k % 2 ? LS_GEN_SYNC_SEMAPHORES : LS_GEN_SYNC_DEPS;
+}
+
 static const char *const size_names[] = { "small", "medium", "large" };
 
 /* The skip mask's step names, comma separated, in link order. */
@@ -51,11 +66,13 @@ char *fz_gen_options(const fz_config *c)
 	lm_buf_printf(&b, "cores=%d-%d size=%s schedules=%d skip=", c->lo,
 		      c->hi, size_names[c->size], c->schedules);
 	put_steps(&b, c->skip);
-	if (c->loops)
+	if (c->mix)
+		lm_buf_puts(&b, " mix");
+	if (c->loops && !c->mix)
 		lm_buf_puts(&b, " loops");
-	if (c->dynamic)
+	if (c->dynamic && !c->mix)
 		lm_buf_puts(&b, " dynamic");
-	if (c->sync == LS_GEN_SYNC_SEMAPHORES)
+	if (c->sync == LS_GEN_SYNC_SEMAPHORES && !c->mix)
 		lm_buf_puts(&b, " sync=semaphores");
 	lm_buf_put(&b, "", 0);
 	return lm_buf_detach(&b);
@@ -63,7 +80,8 @@ char *fz_gen_options(const fz_config *c)
 
 int fz_gen_options_parse(const char *s, fz_config *c)
 {
-	int lo, hi, sched, n = 0, loops = 0, dynamic = 0, sync = 0, bad = 0;
+	int lo, hi, sched, n = 0, loops = 0, dynamic = 0, sync = 0, mixed = 0;
+	int bad = 0;
 	char size[16];
 	if (sscanf(s, "cores=%d-%d size=%15s schedules=%d skip=%n", &lo, &hi,
 		   size, &sched, &n) != 4 || !n)
@@ -84,9 +102,14 @@ int fz_gen_options_parse(const char *s, fz_config *c)
 			dynamic = 1;
 			w += w[7] ? 8 : 7;
 		}
-		if (!strcmp(w, "sync=semaphores")) {
+		if (!strncmp(w, "sync=semaphores", 15) &&
+		    (w[15] == ' ' || !w[15])) {
 			sync = LS_GEN_SYNC_SEMAPHORES;
-			w += strlen(w);
+			w += w[15] ? 16 : 15;
+		}
+		if (!strcmp(w, "mix") && !loops && !dynamic && !sync) {
+			mixed = 1;
+			w += 3;
 		}
 		bad = *w != 0;
 	}
@@ -98,6 +121,7 @@ int fz_gen_options_parse(const char *s, fz_config *c)
 	c->loops = loops;
 	c->dynamic = dynamic;
 	c->sync = sync;
+	c->mix = mixed;
 	c->lo = lo;
 	c->hi = hi;
 	c->size = (ls_gen_size)sz;
@@ -126,11 +150,13 @@ char *fz_repro(const fz_config *c, uint64_t s, const char *dir)
 		      seed);
 	if (c->size != LS_GEN_SMALL)
 		lm_buf_printf(&b, " --size %s", size_names[c->size]);
-	if (c->loops)
+	int loops, dynamic, sync;
+	fz_case_form(c, s, &loops, &dynamic, &sync);
+	if (loops && !dynamic)
 		lm_buf_puts(&b, " --loops");
-	if (c->dynamic)
+	if (dynamic)
 		lm_buf_puts(&b, " --dynamic");
-	if (c->sync == LS_GEN_SYNC_SEMAPHORES)
+	if (sync == LS_GEN_SYNC_SEMAPHORES)
 		lm_buf_puts(&b, " --sync semaphores");
 	lm_buf_printf(&b, " -o %s && lncsim diff", dir);
 	if (*skip)
