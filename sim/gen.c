@@ -148,6 +148,10 @@ typedef struct core_b {
 	sdone *done;            /* every instruction that counts, in order */
 	int n_done, cap_done;
 	int has_trip_reg;       /* r_trip allocated (--dynamic) */
+	int x_id, x_core;       /* --sync semaphores, a hand-off: the next
+				   instruction finished also updates slot
+				   x_id of core x_core (x_core >= 0), or
+				   waits for it >= 1 (x_core -1; 0: none) */
 	int n_regop;            /* register and fence instructions, for
 				   names (their own count keeps the others'
 				   names) */
@@ -374,6 +378,18 @@ static void finish_inst(core_b *c, lm_inst *o, const deps *d)
 			u.mode = LM_UPD_SEM_INC;
 			lm_inst_add_sync(o, 1, &u);
 			done_add(c, o->name, s, ++c->sem_count[s]);
+		}
+		if (c->x_id) {
+			lm_sync x = {0};
+			x.id = c->x_id;
+			x.mode = c->x_core >= 0 ? LM_UPD_SEM_INC
+						: LM_WAIT_SEM_GE_IMM;
+			x.has_value = c->x_core < 0;
+			x.value = 1;
+			x.has_core = c->x_core >= 0;
+			x.core = c->x_core;
+			lm_inst_add_sync(o, c->x_core >= 0, &x);
+			c->x_id = 0;
 		}
 	} else {
 		for (int i = 0; i < d->n; i++)
@@ -1047,7 +1063,29 @@ static void k_loop(gen *g, core_b *c, tile *ps, const char *xin,
 	}
 }
 
-/* Hand-off i on the producer side: save acc to DRAM, then the barrier. */
+/*
+** --sync semaphores: hand-off i's semaphore, id 16 + i, slot of the
+** consumer's bank (the producer declares it with the consumer's core).
+** The save's completion adds 1 to it; the consumer's load waits for 1.
+*/
+static int handoff_sem(core_b *c, const handoff *h, int i)
+{
+	char nm[32];
+	snprintf(nm, sizeof nm, "hs%d", i);
+	lm_semaphore *sm = lm_b_semaphore(c->b, nm, 0);
+	if (sm) {
+		sm->has_id = 1;
+		sm->id = 16 + i;
+		if (c->core != h->cons) {
+			sm->has_core = 1;
+			sm->core = h->cons;
+		}
+	}
+	return 16 + i;
+}
+
+/* Hand-off i on the producer side: save acc to DRAM, then the barrier.
+** With --sync semaphores the save also releases the consumer. */
 static void handoff_produce(gen *g, core_b *c, const handoff *h, int i)
 {
 	char dst[32], st[48], grp[32], nm[48];
@@ -1057,13 +1095,19 @@ static void handoff_produce(gen *g, core_b *c, const handoff *h, int i)
 	add_alloc(c, dst, LM_TK_EXTERNAL_OUTPUT, LM_DT_FLOAT32, g->M, g->N,
 		  h->model_out ? LM_MT_OUTPUT : LM_MT_DRAM,
 		  g->dram_addr + (int64_t)i * 0x100000, NULL, NULL, 0);
+	if (c->sync) {
+		c->x_id = handoff_sem(c, h, i);
+		c->x_core = h->cons;
+	}
 	dma_store(g, c, acc, dst, st, sizeof st);
 	int cores[2] = {h->prod < h->cons ? h->prod : h->cons,
 			h->prod < h->cons ? h->cons : h->prod};
 	barrier(g, c, grp, cores, 2, h->fixed_id, st, nm, sizeof nm);
 }
 
-/* Hand-off i on the consumer side: barrier, load the view, combine. */
+/* Hand-off i on the consumer side: barrier, load the view, combine.
+** With --sync semaphores the load waits for the producer's save through
+** the hand-off's semaphore instead of for the barrier. */
 static void handoff_consume(gen *g, core_b *c, const handoff *h, int i)
 {
 	char view[32], src[32], grp[32], nm[48], bar[48];
@@ -1076,7 +1120,11 @@ static void handoff_consume(gen *g, core_b *c, const handoff *h, int i)
 			h->prod < h->cons ? h->cons : h->prod};
 	barrier(g, c, grp, cores, 2, h->fixed_id, NULL, bar, sizeof bar);
 	tile *hin = get_tile(c, "hin", g->M, g->N, LM_DT_FLOAT32, 0);
-	dma_load(g, c, view, LM_DT_FLOAT32, g->N, 0, hin, bar);
+	if (c->sync) {
+		c->x_id = handoff_sem(c, h, i);
+		c->x_core = -1;
+	}
+	dma_load(g, c, view, LM_DT_FLOAT32, g->N, 0, hin, c->sync ? NULL : bar);
 	tile *acc = get_tile(c, "acc", g->M, g->N, LM_DT_FLOAT32, 0);
 	tile *ins[2] = {acc, hin};
 	deps d = {0};

@@ -405,6 +405,8 @@ static void sync_only(const lm_block *b, int *n_reg, int *n_upd)
 			const lm_sync *w = &in->wait[k];
 			if (w->semaphore)
 				ck_assert(!strncmp(w->semaphore, "s_", 2));
+			else if (w->id >= 16) /* a hand-off's: 1 */
+				ck_assert(w->has_value && w->value == 1);
 			else
 				ck_assert(w->id >= 1 && w->id <= 8);
 			if (w->mode == LM_WAIT_SEM_GE_REG)
@@ -412,7 +414,14 @@ static void sync_only(const lm_block *b, int *n_reg, int *n_upd)
 			else
 				ck_assert_int_eq(w->mode, LM_WAIT_SEM_GE_IMM);
 		}
-		ck_assert_int_eq(in->n_update, passive ? 0 : 1);
+		if (in->n_update == 2) { /* a hand-off's save releases its
+					    consumer's core */
+			ck_assert(in->op == LM_OP_DMACOPY);
+			ck_assert(in->update[1].id >= 16 && in->update[1].has_core);
+			ck_assert_int_eq(in->update[1].mode, LM_UPD_SEM_INC);
+		} else {
+			ck_assert_int_eq(in->n_update, passive ? 0 : 1);
+		}
 		if (!passive) {
 			ck_assert_ptr_null(in->update[0].semaphore);
 			ck_assert(in->update[0].id >= 1 && in->update[0].id <= 8);
@@ -440,7 +449,7 @@ START_TEST(test_sync_structure)
 			ls_gen_opts p = o;
 			lm_module **ms, **mp;
 			ls_gen_file *fs, *fp;
-			int nfs, nfp, n_reg = 0, n_fence = 0, n_loops = 0;
+			int nfs, nfp, n_reg = 0, n_fence = 0, n_loops = 0, n_hs = 0;
 			lm_error err;
 			p.sync = LS_GEN_SYNC_DEPS;
 			ck_assert_msg(ls_gen(&o, "out", &ms, &fs, &nfs, &err) == 0,
@@ -450,9 +459,13 @@ START_TEST(test_sync_structure)
 			for (int c = 0; c < o.cores; c++) {
 				lm_buf a = LM_BUF_INIT, b = LM_BUF_INIT;
 				int ids = 0, n_upd = 0;
-				for (int s = 0; s < ms[c]->n_semaphores; s++)
-					if (ms[c]->semaphores[s].has_id)
-						ids |= 1 << ms[c]->semaphores[s].id;
+				for (int s = 0; s < ms[c]->n_semaphores; s++) {
+					const lm_semaphore *sm = &ms[c]->semaphores[s];
+					if (sm->has_id && sm->id < 16)
+						ids |= 1 << sm->id;
+					else if (sm->has_id)
+						n_hs++;
+				}
 				ck_assert_int_eq(ids, 0x1fe);
 				const lm_block *b0 = &ms[c]->functions[0].blocks[0];
 				sync_only(b0, &n_reg, &n_upd);
@@ -478,6 +491,10 @@ START_TEST(test_sync_structure)
 			else
 				ck_assert_int_eq(n_reg, 0);
 			ck_assert_int_eq(n_fence, n_loops);
+			/* a hand-off's semaphore on both of its cores */
+			ck_assert_int_eq(n_hs % 2, 0);
+			if (o.cores > 1)
+				ck_assert_int_gt(n_hs, 0);
 			free(ms);
 			free(mp);
 			ls_gen_files_free(fs, nfs);
@@ -612,7 +629,7 @@ static cJSON *body_matmult(cJSON *j)
 ** Matmult has one on_wait (its two loads on one queue instance) passes;
 ** with that one on_wait removed the Matmult no longer waits for its
 ** tiles, and diff fails: the reference reads the tile before any load
-** wrote it.
+** wrote it. The same for the on_wait of a cross-core hand-off.
 */
 START_TEST(test_sync_wait_removed)
 {
@@ -659,6 +676,42 @@ START_TEST(test_sync_wait_removed)
 		free(set);
 	}
 	ck_assert(found);
+	/* cross-core: seed 1 on two cores hands core 0's acc to core 1;
+	   without the wait on the hand-off's semaphore core 1 loads the
+	   view before the save wrote it */
+	tu_run r = tu_lncsim(d, "gen", "--cores", "2", "--seed", "1", "--sync",
+			     "semaphores", "-o", "out", "--force", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	char *path = lm_path_join(d, "out/gen1/nc1/sg0/def.json");
+	char *text = tu_read(path);
+	cJSON *j = cJSON_Parse(text), *b, *in;
+	int cut = 0;
+	cJSON_ArrayForEach(b, cJSON_GetObjectItem(cJSON_GetArrayItem(
+		cJSON_GetObjectItem(j, "functions"), 0), "blocks"))
+		cJSON_ArrayForEach(in, cJSON_GetObjectItem(b, "instructions")) {
+			cJSON *w = cJSON_GetObjectItem(cJSON_GetObjectItem(
+				in, "sync_info"), "on_wait");
+			for (int k = cJSON_GetArraySize(w) - 1; k >= 0; k--) {
+				cJSON *id = cJSON_GetObjectItem(
+					cJSON_GetArrayItem(w, k), "id");
+				if (cJSON_IsNumber(id) && id->valueint >= 16) {
+					cJSON_DeleteItemFromArray(w, k);
+					cut++;
+				}
+			}
+		}
+	ck_assert_int_eq(cut, 1);
+	char *out = cJSON_Print(j);
+	free(tu_write(d, "out/gen1/nc1/sg0/def.json", out));
+	r = tu_lncsim(d, "diff", "--no-db", "--seed", "1", "out/gen1", NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.out, "reads uninitialized memory: ins[0] 'h0_in'");
+	tu_run_free(&r);
+	cJSON_free(out);
+	cJSON_Delete(j);
+	free(text);
+	free(path);
 	tu_rmtree(d);
 	free(d);
 }
