@@ -33,6 +33,7 @@
 const char usage_fuzz[] =
 	"usage: lncsim fuzz [--cores A-B] [--count K | --duration T] [--seed S]\n"
 	"                   [--jobs J] [--size small|medium|large] [--loops]\n"
+	"                   [--dynamic] [--sync deps|semaphores] [--plain]\n"
 	"                   [--schedules K] [--race]\n"
 	"                   [--keep-failures DIR] [--skip=STEP,...] [--stop] [-q]\n"
 	"                   [--campaign NAME] [--resume] [--lost-after SECONDS]\n"
@@ -54,6 +55,13 @@ const char usage_fuzz[] =
 	"                     rank, default 1)\n"
 	"  --size SZ          program size (default small)\n"
 	"  --loops            generate with `lncsim gen --loops`\n"
+	"  --dynamic          generate with `lncsim gen --dynamic`\n"
+	"  --sync MODE        generate with `lncsim gen --sync MODE`\n"
+	"  --plain            generate with none of the three\n"
+	"                     (default: each case draws its forms by its seed:\n"
+	"                     no, static or dynamic loops, each with deps or\n"
+	"                     semaphores; any of these four options turns\n"
+	"                     that off)\n"
 	"  --race             detect data races in both runs of each case\n"
 	"                     (docs/race.md): a race fails the case (kinds\n"
 	"                     reference-race, linked-race)\n"
@@ -100,7 +108,7 @@ typedef struct fuzz_opts {
 	const char *campaign;
 	cli_db dbo;
 	/* given on the command line (a resumed campaign's must match) */
-	int has_cores, has_size, has_loops, has_race, has_schedules, has_skip,
+	int has_cores, has_size, has_form, has_race, has_schedules, has_skip,
 	    has_seed,
 	    has_count,
 	    has_jobs;
@@ -243,7 +251,24 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--loops")) {
 			o->cfg.loops = 1;
-			o->has_loops = 1;
+			o->cfg.mix = 0;
+			o->has_form = 1;
+		} else if (!strcmp(a, "--dynamic")) {
+			o->cfg.dynamic = 1;
+			o->cfg.mix = 0;
+			o->has_form = 1;
+		} else if (!strcmp(a, "--sync")) {
+			int m = v ? ls_gen_sync_parse(v) : -1;
+			if (m < 0)
+				return cli_usage_error("fuzz", "--sync must be deps or "
+						       "semaphores");
+			o->cfg.sync = m;
+			o->cfg.mix = 0;
+			o->has_form = 1;
+			i++;
+		} else if (!strcmp(a, "--plain")) {
+			o->cfg.mix = 0;
+			o->has_form = 1;
 		} else if (!strcmp(a, "--race")) {
 			o->cfg.race = 1;
 			o->has_race = 1;
@@ -358,7 +383,9 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 		{ o->has_cores, was.lo == o->cfg.lo && was.hi == o->cfg.hi,
 		  "--cores" },
 		{ o->has_size, was.size == o->cfg.size, "--size" },
-		{ o->has_loops, was.loops == o->cfg.loops, "--loops" },
+		{ o->has_form, was.loops == o->cfg.loops &&
+		  was.dynamic == o->cfg.dynamic && was.sync == o->cfg.sync &&
+		  was.mix == o->cfg.mix, "--loops / --dynamic / --sync / --plain" },
 		{ o->has_race, was.race == o->cfg.race, "--race" },
 		{ o->has_schedules, was.schedules == o->cfg.schedules,
 		  "--schedules" },
@@ -379,6 +406,9 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 	o->cfg.size = was.size;
 	o->cfg.loops = was.loops;
 	o->cfg.race = was.race;
+	o->cfg.dynamic = was.dynamic;
+	o->cfg.sync = was.sync;
+	o->cfg.mix = was.mix;
 	o->cfg.schedules = was.schedules;
 	o->cfg.skip = was.skip;
 	o->seed = k->first_seed;

@@ -14,7 +14,8 @@
 
 const char usage_gen[] =
 	"usage: lncsim gen --cores N --seed S [--size small|medium|large]\n"
-	"                  [--loops] [--name NAME] -o DIR\n\n"
+	"                  [--loops] [--dynamic] [--sync deps|semaphores]\n"
+	"                  [--name NAME] -o DIR\n\n"
 	"Write a random per-core module set DIR/NAME/nc<c>/sg0/def.json (plus\n"
 	"its const .npy files), race-free by construction, exercising every\n"
 	"linker step (see docs/generator.md). Same options, same bytes.\n\n"
@@ -23,6 +24,12 @@ const char usage_gen[] =
 	"  --size SZ   program size: small (default), medium, large\n"
 	"  --loops     each segment's K tiles in a static Loop (affine\n"
 	"              symbolic_ap loads, loop-carried dependencies)\n"
+	"  --dynamic   the K loops as DynamicForLoops over a register trip\n"
+	"              count, loads addressed through registers (register_ap);\n"
+	"              implies --loops\n"
+	"  --sync MODE how instructions are ordered: deps (default:\n"
+	"              dependencies and queue semaphore waits) or semaphores\n"
+	"              (id-form sync_info semaphores only)\n"
 	"  --name NAME set name (default gen<seed>)\n"
 	"  -o DIR      output directory (created; an existing DIR/NAME is\n"
 	"              refused unless --force)\n"
@@ -35,7 +42,7 @@ const char usage_gen[] =
 
 int cmd_gen(int argc, char **argv)
 {
-	ls_gen_opts o = {2, 1, LS_GEN_SMALL, NULL, NULL, 0};
+	ls_gen_opts o = {2, 1, LS_GEN_SMALL, NULL, NULL, 0, 0, 0};
 	const char *out = NULL;
 	int force = 0;
 	for (int i = 1; i < argc; i++) {
@@ -67,6 +74,15 @@ int cmd_gen(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--loops")) {
 			o.loops = 1;
+		} else if (!strcmp(a, "--dynamic")) {
+			o.dynamic = 1;
+		} else if (!strcmp(a, "--sync")) {
+			int m = v ? ls_gen_sync_parse(v) : -1;
+			if (m < 0)
+				return cli_usage_error("gen", "--sync must be deps or "
+						       "semaphores");
+			o.sync = m;
+			i++;
 		} else if (!strcmp(a, "--name")) {
 			if (!v || !*v || strchr(v, '/') || !strcmp(v, "..") ||
 			    !strcmp(v, "."))

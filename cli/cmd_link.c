@@ -33,6 +33,8 @@ const char usage_link[] =
 	"steps, in order (names for --skip):\n"
 	"  copy_modules_as_functions            1  cores -> functions nc<c>\n"
 	"  copy_allocs                          2  unify allocations (inpMap/outMap/memMap)\n"
+	"  remap_registers                      2  register references follow the\n"
+	"                                          renamed registers\n"
 	"  fpass_insert_returns                 3  completion barrier + Return\n"
 	"  fpass_insert_switch_queue_instances  3  I-SQI- queue switches\n"
 	"  build_main_memlocs                   4  external I/O into main\n"

@@ -30,6 +30,11 @@ typedef struct fz_config {
 				    limit */
 	int loops;               /* the generator's --loops */
 	int race;                /* --race: a race in either run fails */
+	int dynamic;             /* its --dynamic */
+	int sync;                /* its --sync (LS_GEN_SYNC_*) */
+	int mix;                 /* each case's loops, dynamic and sync drawn
+				    by a hash of its seed (fz_case_form);
+				    the three fields above unused */
 } fz_config;
 
 /* --case-timeout's default, milliseconds (ten minutes). */
@@ -38,15 +43,21 @@ typedef struct fz_config {
 #define FZ_CASE_TIMEOUT_MAX_MS (7 * 86400 * 1000)
 
 #define FZ_CONFIG_INIT \
-	{ 1, 4, LS_GEN_SMALL, 0, 0, "", 0, FZ_CASE_TIMEOUT_MS, 0, 0 }
+	{ 1, 4, LS_GEN_SMALL, 0, 0, "", 0, FZ_CASE_TIMEOUT_MS, 0, 0, 0, 0, 1 }
 
 /* The core count of case seed s (drawn from lo..hi by a hash of s). */
 int fz_case_cores(const fz_config *c, uint64_t s);
+/* The generator's forms of case seed s: the config's, or with mix one of
+** six drawn by another hash of s: no loops, static loops or dynamic
+** ones, each with dependencies or with sync_info semaphores. */
+void fz_case_form(const fz_config *c, uint64_t s, int *loops, int *dynamic,
+		  int *sync);
 /*
 ** The generator options as one canonical string, the campaign's
 ** identity in the database: "cores=A-B size=SZ schedules=K skip=S,..."
-** (steps in link order), then " loops" with --loops, then " race" with
-** --race. Caller frees.
+** (steps in link order), then " loops" with --loops, " dynamic" with
+** --dynamic, " sync=semaphores" with --sync semaphores, or " mix" when
+** each case draws its forms, then " race" with --race. Caller frees.
 */
 char *fz_gen_options(const fz_config *c);
 /*

@@ -31,6 +31,21 @@ int fz_case_cores(const fz_config *c, uint64_t s)
 	return c->lo + (int)(mix(s) % (uint64_t)(c->hi - c->lo + 1));
 }
 
+void fz_case_form(const fz_config *c, uint64_t s, int *loops, int *dynamic,
+		  int *sync)
+{
+	if (!c->mix) {
+		*loops = c->loops;
+		*dynamic = c->dynamic;
+		*sync = c->sync;
+		return;
+	}
+	int k = (int)(mix(s ^ 0x6a09e667f3bcc909ULL) % 6);
+	*loops = k >= 2;
+	*dynamic = k >= 4;
+	*sync = k % 2 ? LS_GEN_SYNC_SEMAPHORES : LS_GEN_SYNC_DEPS;
+}
+
 static const char *const size_names[] = { "small", "medium", "large" };
 
 /* The skip mask's step names, comma separated, in link order. */
@@ -51,8 +66,14 @@ char *fz_gen_options(const fz_config *c)
 	lm_buf_printf(&b, "cores=%d-%d size=%s schedules=%d skip=", c->lo,
 		      c->hi, size_names[c->size], c->schedules);
 	put_steps(&b, c->skip);
-	if (c->loops)
+	if (c->mix)
+		lm_buf_puts(&b, " mix");
+	if (c->loops && !c->mix)
 		lm_buf_puts(&b, " loops");
+	if (c->dynamic && !c->mix)
+		lm_buf_puts(&b, " dynamic");
+	if (c->sync == LS_GEN_SYNC_SEMAPHORES && !c->mix)
+		lm_buf_puts(&b, " sync=semaphores");
 	if (c->race)
 		lm_buf_puts(&b, " race");
 	lm_buf_put(&b, "", 0);
@@ -61,7 +82,8 @@ char *fz_gen_options(const fz_config *c)
 
 int fz_gen_options_parse(const char *s, fz_config *c)
 {
-	int lo, hi, sched, n = 0, loops = 0, race = 0, bad;
+	int lo, hi, sched, n = 0, loops = 0, dynamic = 0, sync = 0, mixed = 0;
+	int race = 0, bad = 0;
 	char size[16];
 	if (sscanf(s, "cores=%d-%d size=%15s schedules=%d skip=%n", &lo, &hi,
 		   size, &sched, &n) != 4 || !n)
@@ -69,24 +91,46 @@ int fz_gen_options_parse(const char *s, fz_config *c)
 	int sz = ls_gen_size_parse(size);
 	unsigned skip = 0;
 	lm_error err;
-	/* the steps, then " loops" when the campaign generates loops */
-	char *steps = lm_xstrdup(s + n);
+	/* the steps, then the generator's words: " loops", " dynamic",
+	   " sync=semaphores" in this order, or " mix"; then " race" */
+	char *steps = lm_xstrdup(s + n), *w;
 	size_t k = strlen(steps);
 	if (k >= 5 && !strcmp(steps + k - 5, " race")) {
-		steps[k -= 5] = 0;
+		steps[k - 5] = 0;
 		race = 1;
 	}
-	if (k >= 6 && !strcmp(steps + k - 6, " loops")) {
-		steps[k - 6] = 0;
-		loops = 1;
+	w = strchr(steps, ' ');
+	if (w) {
+		*w++ = 0;
+		if (!strncmp(w, "loops", 5) && (w[5] == ' ' || !w[5])) {
+			loops = 1;
+			w += w[5] ? 6 : 5;
+		}
+		if (!strncmp(w, "dynamic", 7) && (w[7] == ' ' || !w[7])) {
+			dynamic = 1;
+			w += w[7] ? 8 : 7;
+		}
+		if (!strncmp(w, "sync=semaphores", 15) &&
+		    (w[15] == ' ' || !w[15])) {
+			sync = LS_GEN_SYNC_SEMAPHORES;
+			w += w[15] ? 16 : 15;
+		}
+		if (!strcmp(w, "mix") && !loops && !dynamic && !sync) {
+			mixed = 1;
+			w += 3;
+		}
+		bad = *w != 0;
 	}
-	bad = sz < 0 || lo < 1 || hi < lo || hi > 64 || sched < 0 ||
+	bad = bad || sz < 0 || lo < 1 || hi < lo || hi > 64 || sched < 0 ||
 	      (steps[0] && lk_parse_skip(steps, &skip, &err));
 	free(steps);
 	if (bad)
 		return -1;
 	c->loops = loops;
 	c->race = race;
+	c->dynamic = dynamic;
+	c->sync = sync;
+	c->mix = mixed;
 	c->lo = lo;
 	c->hi = hi;
 	c->size = (ls_gen_size)sz;
@@ -115,8 +159,14 @@ char *fz_repro(const fz_config *c, uint64_t s, const char *dir)
 		      seed);
 	if (c->size != LS_GEN_SMALL)
 		lm_buf_printf(&b, " --size %s", size_names[c->size]);
-	if (c->loops)
+	int loops, dynamic, sync;
+	fz_case_form(c, s, &loops, &dynamic, &sync);
+	if (loops && !dynamic)
 		lm_buf_puts(&b, " --loops");
+	if (dynamic)
+		lm_buf_puts(&b, " --dynamic");
+	if (sync == LS_GEN_SYNC_SEMAPHORES)
+		lm_buf_puts(&b, " --sync semaphores");
 	lm_buf_printf(&b, " -o %s && lncsim diff", dir);
 	if (*skip)
 		lm_buf_printf(&b, " %s", skip);

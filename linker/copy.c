@@ -344,6 +344,7 @@ int copy_allocs(lk_ctx *x, int ci, lm_function *dst, const lm_function *src)
 	lk_core *c = &x->cores[ci];
 	const census *cs = x->census;
 	int do_allocs = !(x->opts->skip & LK_SKIP(LK_STEP_COPY_ALLOCS));
+	c->remap_regs = !(x->opts->skip & LK_SKIP(LK_STEP_REMAP_REGISTERS));
 	const lk_merge *mg;
 	const lk_handoff *ho = NULL;
 	int rc, param;
@@ -576,7 +577,9 @@ static lm_kv *map_kvs(const lk_core *c, lm_kv *dst, const lm_kv *src, int n)
 ** keys), renamed with the allocations and memory locations. */
 static void map_json_refs(const lk_core *c, lm_inst *in)
 {
-	lm_inst_rename_json_refs(in, &c->alloc_ref, &c->memloc_ref);
+	lm_inst_rename_tensor_refs(in, &c->alloc_ref, &c->memloc_ref);
+	if (c->remap_regs)
+		lm_inst_rename_registers(in, &c->alloc_ref);
 }
 
 static void clone_blocks(lk_copier *cp, lk_core *c, lm_block *dst,
@@ -590,11 +593,13 @@ static void map_block_args(const lk_core *c, lm_block *b)
 	const char *v;
 	for (int i = 0; i < b->n_args; i++) {
 		lm_blockarg *a = &b->args[i];
-		if (a->regref && (v = mapped(&c->alloc_ref, a->regref)) !=
-		    a->regref)
+		if (a->regref && c->remap_regs &&
+		    (v = mapped(&c->alloc_ref, a->regref)) != a->regref)
 			lk_set(&a->regref, v);
 		for (int k = 0; k < a->n_incoming; k++) {
 			lm_incoming *x = &a->incoming[k];
+			if (x->form == LM_IN_REGREF && !c->remap_regs)
+				continue;
 			if ((v = mapped(&c->alloc_ref, x->value)) == x->value &&
 			    x->form != LM_IN_REGREF)
 				v = mapped(&c->memloc_ref, x->value);

@@ -19,6 +19,7 @@
 static const char *const step_names[LK_N_STEPS] = {
 	"copy_modules_as_functions",
 	"copy_allocs",
+	"remap_registers",
 	"fpass_insert_returns",
 	"fpass_insert_switch_queue_instances",
 	"build_main_memlocs",
@@ -410,6 +411,7 @@ int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 	double t0;
 	step_fn steps[LK_N_STEPS] = {
 		copy_modules_as_functions, NULL /* inside step 1 */,
+		NULL /* inside step 1 */,
 		NULL, NULL /* run_function_passes */,
 		build_main_memlocs, move_modules_as_functions,
 		build_main_aliases, fix_output_kind,
@@ -458,7 +460,10 @@ int lk_link(lm_module *const *mods, int n, const lk_options *opts,
 				lk_log(&x, "%s: skipped", step_names[s]);
 			continue;
 		}
-		if (s == LK_STEP_COPY_ALLOCS) {
+		if (s == LK_STEP_COPY_ALLOCS || s == LK_STEP_REMAP_REGISTERS) {
+			if (s == LK_STEP_REMAP_REGISTERS)
+				lk_log(&x, "remap_registers: register references "
+				       "renamed with the registers");
 			rep->ran |= LK_SKIP(s);
 			continue;
 		}

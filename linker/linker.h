@@ -26,6 +26,8 @@
 typedef enum lk_step {
 	LK_STEP_COPY_MODULES_AS_FUNCTIONS = 0, /* 1: clone cores as functions */
 	LK_STEP_COPY_ALLOCS,                   /* 2: inpMap/outMap/memMap */
+	LK_STEP_REMAP_REGISTERS,               /* 2: register references
+						  follow the registers */
 	LK_STEP_FPASS_INSERT_RETURNS,          /* 3: cb_return_ barrier + Return */
 	LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES, /* 3: I-SQI- switches */
 	LK_STEP_BUILD_MAIN_MEMLOCS,            /* 4: external I/O into main */

@@ -30,6 +30,8 @@ typedef struct lk_core {
 	   view maps to its unified producer. */
 	lm_strmap alloc_ref;
 	lm_strmap memloc_ref;
+	int remap_regs;      /* register references through alloc_ref too
+				(remap_registers not skipped) */
 	lm_strmap funcs;      /* function name -> new name (always) */
 	lm_strmap allocs_by_name; /* name -> const lm_alloc * of src */
 	int first_func;      /* index of nc<c> in out->functions (-1: none) */

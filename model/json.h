@@ -94,5 +94,9 @@ void lm_inst_rename_registers(lm_inst *in, const lm_strmap *regs);
 */
 void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
 			      const lm_strmap *memlocs);
+/* Its first half: the operands' tensor references only, no register
+** (the linker with its remap_registers step switched off). */
+void lm_inst_rename_tensor_refs(lm_inst *in, const lm_strmap *allocs,
+				const lm_strmap *memlocs);
 
 #endif

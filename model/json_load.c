@@ -805,8 +805,8 @@ void lm_inst_rename_registers(lm_inst *in, const lm_strmap *regs)
 			lm_inst_set_str(in, &in->wait[i].regref, v);
 }
 
-void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
-			      const lm_strmap *memlocs)
+void lm_inst_rename_tensor_refs(lm_inst *in, const lm_strmap *allocs,
+				const lm_strmap *memlocs)
 {
 	int by_alloc = allocs && allocs->n, by_memloc = memlocs && memlocs->n;
 	rename_maps r = { by_alloc ? allocs : NULL,
@@ -828,7 +828,13 @@ void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
 		if (ii)
 			lm_json_each_tensorref(ii, rename_tensorref, &r);
 	}
-	if (by_alloc)
+}
+
+void lm_inst_rename_json_refs(lm_inst *in, const lm_strmap *allocs,
+			      const lm_strmap *memlocs)
+{
+	lm_inst_rename_tensor_refs(in, allocs, memlocs);
+	if (allocs && allocs->n)
 		lm_inst_rename_registers(in, allocs);
 }
 

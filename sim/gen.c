@@ -22,7 +22,16 @@
 ** With loops (ls_gen_opts.loops) each segment's K tiles are one static
 ** Loop: its body orders itself by dependencies only, and what crosses
 ** iterations (a load overwriting the tile the last Matmult read, the
-** accumulation group) by loop_carried_dependencies.
+** accumulation group) by loop_carried_dependencies. With dynamic loops
+** the Loop is a DynamicForLoop over the register r_trip and the loads
+** address DRAM through registers.
+**
+** With --sync semaphores (ls_gen_opts.sync) the same program, the same
+** draws, is ordered through id-form sync_info semaphores alone: every
+** instruction counts its completion on its engine's or its queue
+** instance's slot, and each name a dependency would list becomes a wait
+** for the count that instruction brought (sync_want); in a loop body
+** the counts that move with the iteration are register waits (k_loop).
 */
 #include "common.h"
 #include "gen.h"
@@ -89,6 +98,27 @@ typedef struct tile {
 	char readers[MAX_READERS][48];
 } tile;
 
+/*
+** The sync semaphores (--sync semaphores): one per compute engine, counting
+** the completions of its instructions (an engine runs one instruction at a
+** time, so they complete in program order), and one per queue instance,
+** counting the completions of its DMAs (FIFO, issued in program order).
+** Slot s has id s + 1 in the core's bank.
+*/
+enum { SS_PE = 0, SS_ACT, SS_DVE, SS_POOL, SS_SP, SS_Q0, N_SSEM = SS_Q0 + 3 };
+
+static const char *const ss_names[N_SSEM] = {
+	"sy_pe", "sy_act", "sy_dve", "sy_pool", "sy_sp", "sy_q0", "sy_qaux_a",
+	"sy_qaux_b",
+};
+
+/* A finished instruction: the sync semaphore its completion counts on
+** and the count it brings. */
+typedef struct sdone {
+	char name[48];
+	int sem, count;
+} sdone;
+
 /* A queue instance of the core's module. */
 typedef struct qinst {
 	const char *queue, *name, *sem;
@@ -110,7 +140,21 @@ typedef struct core_b {
 	lm_engine dma_engine;   /* issuing engine of the core's qSyncIO0 DMAs */
 	int next_barrier_id;
 	char last_barrier[48];
-	int in_loop;            /* building a loop body: dependencies only */
+	int in_loop;            /* building a loop body: no queue
+				   semaphore waits */
+	int sync;               /* --sync semaphores */
+	int cur_qi;             /* queue instance of the DMA being finished */
+	int sem_count[N_SSEM];  /* completions counted so far per slot */
+	sdone *done;            /* every instruction that counts, in order */
+	int n_done, cap_done;
+	int has_trip_reg;       /* r_trip allocated (--dynamic) */
+	int x_id, x_core;       /* --sync semaphores, a hand-off: the next
+				   instruction finished also updates slot
+				   x_id of core x_core (x_core >= 0), or
+				   waits for it >= 1 (x_core -1; 0: none) */
+	int n_regop;            /* register and fence instructions, for
+				   names (their own count keeps the others'
+				   names) */
 } core_b;
 
 /* The whole set being built. */
@@ -120,6 +164,7 @@ typedef struct gen {
 	int M, N, T;            /* matmul shape: out [M, N], T K-tiles */
 	int segments;
 	int loops;              /* --loops: K tiles in a static Loop */
+	int dynamic;            /* --dynamic: ... in a DynamicForLoop */
 	int64_t dram_addr;
 	const char *name;
 	core_b *cores;
@@ -271,13 +316,85 @@ static lm_inst *new_inst(core_b *c, lm_opcode op, lm_engine engine,
 	return lm_b_inst(c->b, op, engine, out);
 }
 
-/* Attach dependencies and waits. */
+static int eng_slot(lm_engine e)
+{
+	switch (e) {
+	case LM_ENG_PE: return SS_PE;
+	case LM_ENG_ACT: return SS_ACT;
+	case LM_ENG_DVE: return SS_DVE;
+	case LM_ENG_POOL: return SS_POOL;
+	default: return SS_SP;
+	}
+}
+
+static void done_add(core_b *c, const char *name, int sem, int count)
+{
+	lm_grow(&c->done, &c->cap_done, c->n_done + 1, sizeof *c->done);
+	sdone *x = &c->done[c->n_done++];
+	snprintf(x->name, sizeof x->name, "%s", name);
+	x->sem = sem;
+	x->count = count;
+}
+
+/* The count each slot must reach before an instruction ordered after
+** every name of d may start (0: no wait on that slot). */
+static void sync_want(const core_b *c, const deps *d, int want[N_SSEM])
+{
+	memset(want, 0, N_SSEM * sizeof *want);
+	for (int i = 0; i < d->n; i++) {
+		int k = c->n_done - 1;
+		while (k >= 0 && strcmp(c->done[k].name, d->names[i]))
+			k--;
+		assert(k >= 0); /* every name ordered on has been finished */
+		if (c->done[k].count > want[c->done[k].sem])
+			want[c->done[k].sem] = c->done[k].count;
+	}
+}
+
+/* Attach dependencies and waits; with --sync semaphores the names of d
+** become on_waits of the sync semaphores, and the instruction's own
+** completion an on_update of its slot. */
 static void finish_inst(core_b *c, lm_inst *o, const deps *d)
 {
 	if (!o)
 		return;
-	for (int i = 0; i < d->n; i++)
-		lm_inst_add_dep(o, 0, d->names[i], LM_EDGE_FLOW);
+	if (c->sync) {
+		int want[N_SSEM];
+		sync_want(c, d, want);
+		for (int s = 0; s < N_SSEM; s++)
+			if (want[s]) {
+				lm_sync e = {0};
+				e.id = s + 1;
+				e.mode = LM_WAIT_SEM_GE_IMM;
+				e.has_value = 1;
+				e.value = want[s];
+				lm_inst_add_sync(o, 0, &e);
+			}
+		if (o->op != LM_OP_SWITCHQUEUE) {
+			int s = lm_opcode_is_dma(o->op) ? SS_Q0 + c->cur_qi
+							: eng_slot(o->engine);
+			lm_sync u = {0};
+			u.id = s + 1;
+			u.mode = LM_UPD_SEM_INC;
+			lm_inst_add_sync(o, 1, &u);
+			done_add(c, o->name, s, ++c->sem_count[s]);
+		}
+		if (c->x_id) {
+			lm_sync x = {0};
+			x.id = c->x_id;
+			x.mode = c->x_core >= 0 ? LM_UPD_SEM_INC
+						: LM_WAIT_SEM_GE_IMM;
+			x.has_value = c->x_core < 0;
+			x.value = 1;
+			x.has_core = c->x_core >= 0;
+			x.core = c->x_core;
+			lm_inst_add_sync(o, c->x_core >= 0, &x);
+			c->x_id = 0;
+		}
+	} else {
+		for (int i = 0; i < d->n; i++)
+			lm_inst_add_dep(o, 0, d->names[i], LM_EDGE_FLOW);
+	}
 	for (int i = 0; i < d->n_wait; i++)
 		lm_b_wait(c->b, o, c->qi[d->wait_inst[i]].sem, d->wait_val[i]);
 }
@@ -323,6 +440,7 @@ static void dma_load(gen *g, core_b *c, const char *src, lm_dtype sdt,
 	operand(c, o, LM_B_IN, src, sdt, cols, t->parts, t->elems, row0 * cols);
 	tile_operand(c, o, LM_B_OUT, t);
 	lm_b_dma_queue(c->b, o, c->qi[qi].queue);
+	c->cur_qi = qi;
 	finish_inst(c, o, &d);
 	c->qi[qi].issued++;
 	note_write(t, nm, qi, c->qi[qi].issued);
@@ -340,6 +458,7 @@ static void dma_store(gen *g, core_b *c, tile *t, const char *dst, char *nm,
 	tile_operand(c, o, LM_B_IN, t);
 	operand(c, o, LM_B_OUT, dst, t->dtype, t->elems, t->parts, t->elems, 0);
 	lm_b_dma_queue(c->b, o, c->qi[qi].queue);
+	c->cur_qi = qi;
 	finish_inst(c, o, &d);
 	c->qi[qi].issued++;
 	note_read(t, nm);
@@ -419,6 +538,13 @@ static void core_module(core_b *c, const char *arch, const char *name,
 	lm_b_core_id(c->b, c->core);
 	for (int q = 0; q < nq; q++)
 		lm_b_semaphore(c->b, c->qi[q].sem, 0);
+	for (int s = 0; c->sync && s < N_SSEM; s++) {
+		lm_semaphore *sm = lm_b_semaphore(c->b, ss_names[s], 0);
+		if (sm) {
+			sm->has_id = 1;
+			sm->id = s + 1;
+		}
+	}
 	for (int q = 0; q < nq; q++) {
 		if (q == 0 || q == 1)
 			lm_b_queue(c->b, c->qi[q].queue);
@@ -610,61 +736,280 @@ static void json_ap(lm_buf *j, const char *name, lm_dtype dt,
 		lm_buf_puts(j, ",\"offset\":0}");
 }
 
-/* The K-tile load of DRAM src (rows of cols elements, tile k at rows
-** k*128) into t, in the body under construction; its name into nm. */
-static void loop_load(gen *g, core_b *c, lm_buf *j, const char *src,
-		      lm_dtype sdt, int64_t cols, tile *t, const char *mm,
-		      int T, char *nm, size_t nmlen)
+/* A register allocation of the core (int32, one REG location). */
+static void reg_alloc(core_b *c, const char *name)
 {
-	int qi = pick_qi(g, c);
-	deps d = {0}, lc = {0};
-	snprintf(nm, nmlen, "ld_%d", c->n_inst++);
-	need_write(&d, t);
-	dep_add(&lc, mm);       /* WAR on t: the previous iteration's Matmult */
-	lm_buf_printf(j, "{\"opcode\":\"DMACopy\",\"name\":\"%s\","
-		      "\"engine\":\"%s\",\"ins\":[", nm,
-		      lm_engine_name(qi ? LM_ENG_SP : c->dma_engine));
-	json_ap(j, src, sdt, cols, t->parts, t->elems, 128 * cols);
-	lm_buf_puts(j, "],\"outs\":[");
-	json_ap(j, t->name, t->dtype, t->elems, t->parts, t->elems, 0);
-	lm_buf_printf(j, "],\"queue\":\"%s\"", c->qi[qi].queue);
-	json_deps(j, "dependencies", &d);
-	json_deps(j, "loop_carried_dependencies", &lc);
-	lm_buf_puts(j, ",\"loopnest\":[\"k\"]},");
-	c->qi[qi].issued += T;
-	note_write(t, nm, -1, 0);
+	char *t = lm_xasprintf("{\"name\":\"%s\",\"kind\":\"Internal\","
+			       "\"dtype\":\"int32\",\"tensor_shape\":[1],"
+			       "\"memorylocations\":[{\"name\":\"%s\","
+			       "\"type\":\"REG\",\"addr\":0}]}", name, name);
+	lm_b_alloc_json(c->b, t);
+	free(t);
+}
+
+/* A RegisterMove (op NULL: dst := imm) or a RegisterAlu (dst := dst op
+** imm) on engine e, its JSON appended to j; named rmv_<n> / ralu_<n>. */
+static void json_regop(core_b *c, lm_buf *j, const char *op, lm_engine e,
+		       const char *dst, int64_t imm)
+{
+	lm_buf_printf(j, "{\"opcode\":\"%s\",\"name\":\"%s_%d\",\"engine\":"
+		      "\"%s\",", op ? "RegisterAlu" : "RegisterMove",
+		      op ? "ralu" : "rmv", c->n_regop++, lm_engine_name(e));
+	if (op)
+		lm_buf_printf(j, "\"op\":\"%s\",\"ins\":[{\"kind\":"
+			      "\"register_access\",\"dtype\":\"int32\","
+			      "\"regref\":\"%s\"},", op, dst);
+	else
+		lm_buf_puts(j, "\"ins\":[");
+	lm_buf_printf(j, "{\"kind\":\"imm_value\",\"dtype\":\"int32\","
+		      "\"value\":%lld}],\"outs\":[{\"kind\":\"register_access\","
+		      "\"dtype\":\"int32\",\"regref\":\"%s\"}]}",
+		      (long long)imm, dst);
+}
+
+/* The same as an instruction of the current block. */
+static void reg_inst(core_b *c, const char *op, lm_engine e, const char *dst,
+		     int64_t imm)
+{
+	lm_buf j = {0};
+	json_regop(c, &j, op, e, dst, imm);
+	lm_b_inst_json(c->b, lm_buf_cstr(&j));
+	lm_buf_free(&j);
+}
+
+/* A semaphore wait in sync_info: on slot s for a constant count, or for
+** the count in register reg. */
+static void json_wait(lm_buf *j, int *first, int s, int count,
+		      const char *reg)
+{
+	lm_buf_printf(j, "%s{\"id\":%d,", *first ? "" : ",", s + 1);
+	if (reg)
+		lm_buf_printf(j, "\"mode\":\"sem-ge-reg\",\"regref\":\"%s\"}",
+			      reg);
+	else
+		lm_buf_printf(j, "\"mode\":\"sem-ge-imm\",\"wait_value\":%d}",
+			      count);
+	*first = 0;
+}
+
+/* `"sync_info"` of a loop body instruction: the constant waits want
+** (but on the slots of the register waits, which are the larger), the
+** register waits (rs[i] on slot rsem[i]), the update of slot own. */
+static void json_sync(lm_buf *j, const int want[N_SSEM], const int *rsem,
+		      char (*rs)[48], int n_rs, int own)
+{
+	int first = 1;
+	lm_buf_puts(j, ",\"sync_info\":{\"on_wait\":[");
+	for (int s = 0; s < N_SSEM; s++) {
+		int by_reg = 0;
+		for (int i = 0; i < n_rs; i++)
+			by_reg |= rsem[i] == s;
+		if (want[s] && !by_reg)
+			json_wait(j, &first, s, want[s], NULL);
+	}
+	for (int i = 0; i < n_rs; i++)
+		json_wait(j, &first, rsem[i], 0, rs[i]);
+	lm_buf_printf(j, "],\"on_update\":[{\"id\":%d,\"mode\":\"sem-inc\"}]}",
+		      own + 1);
 }
 
 /*
-** The K tiles of a segment as one static Loop k in [0, T) (T >= 2): per
-** iteration a load of w tile k and x tile k through symbolic_ap addresses
-** affine in k into the same two SB tiles, and a Matmult into PSUM whose
-** accumulation_flag starts the group on k = 0 and stops it on k = T - 1.
-** Loop-carried dependencies: each load after the previous iteration's
-** Matmult (it overwrites the tile that Matmult read), the Matmult after
-** the previous one (the accumulation crosses iterations).
+** --sync semaphores, after each K loop: the loop epilogue of the
+** compiler's control lowering, AllEngineBarrier, GroupResetSemaphores of
+** the engines' slots, AllEngineBarrier, all on ALL. Every engine has
+** then issued, so completed, all it had before the fence, and its slot
+** restarts at 0: nothing after waits for those instructions. The queue
+** slots keep counting (DMAs may still be in flight).
+*/
+static void loop_fence(core_b *c)
+{
+	static const int64_t ids[] = { SS_PE + 1, SS_ACT + 1, SS_DVE + 1,
+				       SS_POOL + 1, SS_SP + 1 };
+	char nm[48];
+	lm_inst *o;
+	snprintf(nm, sizeof nm, "aeb_%d", c->n_regop++);
+	lm_b_inst(c->b, LM_OP_AEBARRIER, LM_ENG_ALL, nm);
+	snprintf(nm, sizeof nm, "grs_%d", c->n_regop++);
+	if ((o = lm_b_inst(c->b, LM_OP_GROUPRESET, LM_ENG_ALL, nm)) != NULL)
+		lm_b_set_sema_group(o, ids, 5);
+	snprintf(nm, sizeof nm, "aeb_%d", c->n_regop++);
+	lm_b_inst(c->b, LM_OP_AEBARRIER, LM_ENG_ALL, nm);
+	for (int s = 0; s < SS_Q0; s++)
+		c->sem_count[s] = 0;
+	for (int k = 0; k < c->n_done; k++)
+		if (c->done[k].sem < SS_Q0)
+			c->done[k].count = 0;
+}
+
+/* One K-tile load of the loop body: DRAM src (rows of cols elements,
+** tile k at rows k*128) into t on queue instance qi. */
+typedef struct kload {
+	const char *src;
+	lm_dtype dt;
+	int64_t cols;
+	tile *t;
+	int qi;
+	lm_engine eng;
+	int pos;                /* its place among the iteration's DMAs on qi */
+	char nm[48];
+	char ra[48];            /* --dynamic: the address register */
+	char rt[48];            /* --sync semaphores: the WAR threshold */
+} kload;
+
+/* The load L in the body under construction (mm: the body's Matmult;
+** dyn: addressed through its register L->ra). */
+static void loop_load(core_b *c, lm_buf *j, kload *L, const char *mm,
+		      int T, int dyn)
+{
+	tile *t = L->t;
+	deps d = {0}, lc = {0};
+	snprintf(L->nm, sizeof L->nm, "ld_%d", c->n_inst++);
+	need_write(&d, t);
+	dep_add(&lc, mm);       /* WAR on t: the previous iteration's Matmult */
+	lm_buf_printf(j, "{\"opcode\":\"DMACopy\",\"name\":\"%s\","
+		      "\"engine\":\"%s\",\"ins\":[", L->nm,
+		      lm_engine_name(L->eng));
+	if (dyn)
+		lm_buf_printf(j, "{\"kind\":\"register_ap\",\"ap\":[[%lld,%d],"
+			      "[1,%d]],\"dtype\":\"%s\",\"memsetref\":\"%s\","
+			      "\"memref\":\"%s\",\"regref\":\"%s\","
+			      "\"is_regloc_offset\":true,\"const_ap_offset\":0}",
+			      (long long)L->cols, t->parts, t->elems,
+			      lm_dtype_name(L->dt), L->src, L->src, L->ra);
+	else
+		json_ap(j, L->src, L->dt, L->cols, t->parts, t->elems,
+			128 * L->cols);
+	lm_buf_puts(j, "],\"outs\":[");
+	json_ap(j, t->name, t->dtype, t->elems, t->parts, t->elems, 0);
+	lm_buf_printf(j, "],\"queue\":\"%s\"", c->qi[L->qi].queue);
+	if (c->sync) {
+		int want[N_SSEM], rsem[1] = {SS_PE};
+		char rs[1][48];
+		sync_want(c, &d, want);
+		snprintf(rs[0], sizeof rs[0], "%s", L->rt);
+		json_sync(j, want, rsem, rs, 1, SS_Q0 + L->qi);
+	} else {
+		json_deps(j, "dependencies", &d);
+		json_deps(j, "loop_carried_dependencies", &lc);
+	}
+	lm_buf_puts(j, ",\"loopnest\":[\"k\"]},");
+	if (dyn) {
+		json_regop(c, j, "add", L->eng, L->ra, 128 * L->cols);
+		lm_buf_puts(j, ",");
+	}
+	if (c->sync) {
+		json_regop(c, j, "add", L->eng, L->rt, 1);
+		lm_buf_puts(j, ",");
+	}
+	c->qi[L->qi].issued += T;
+	note_write(t, L->nm, -1, 0);
+}
+
+/*
+** The K tiles of a segment as one Loop k in [0, T) (T >= 2): per
+** iteration a load of w tile k and x tile k into the same two SB tiles,
+** their DRAM addresses affine in k (symbolic_ap), and a Matmult into PSUM
+** whose accumulation_flag starts the group on k = 0 and stops it on k = T
+** - 1. Loop-carried dependencies: each load after the previous
+** iteration's Matmult (it overwrites the tile that Matmult read), the
+** Matmult after the previous one (the accumulation crosses iterations).
+**
+** --dynamic: a DynamicForLoop whose ub is register r_trip (T moved there
+** on every engine before the loop); each load's DRAM address is a
+** register_ap on an address register its engine sets to 0 before the loop
+** and advances by one tile after each load.
+**
+** --sync semaphores: no dependencies. Before the loop each load's engine
+** sets a threshold register to the PE count pe0 and PE one register per
+** queue instance the body loads on to the count of its first iteration's
+** last load there; in iteration k a load waits for PE >= pe0 + k (the
+** Matmult of iteration k - 1 done) and the Matmult for each such instance
+** to reach its register (this iteration's loads done); each wait's
+** register advances after the wait, by one (a load) or by the number of
+** loads per iteration on that instance (the Matmult).
 */
 static void k_loop(gen *g, core_b *c, tile *ps, const char *xin,
 		   lm_dtype wdt, int T)
 {
-	int M = g->M, N = g->N;
-	char lname[48], mm[48], lw[48], lx[48];
+	int M = g->M, N = g->N, dyn = g->dynamic, sy = c->sync;
+	char lname[48], mm[48], rm[2][48];
 	tile *wt = get_tile(c, "w0", 128, M, wdt, 0);
 	tile *xt = get_tile(c, "x0", 128, N, LM_DT_FLOAT32, 0);
 	lm_buf j = {0};
-	snprintf(lname, sizeof lname, "kl_%d", c->n_inst++);
+	kload L[2] = {
+		{ "w", wdt, M, wt, 0, LM_ENG_SP, 1, "", "", "" },
+		{ xin, LM_DT_FLOAT32, N, xt, 0, LM_ENG_SP, 1, "", "", "" },
+	};
+	int nq[3] = {0}, qb[3], pe0 = c->sem_count[SS_PE];
+	int rsem[2], n_rs = 0;
+	int ln = c->n_inst++;
+	snprintf(lname, sizeof lname, "kl_%d", ln);
 	snprintf(mm, sizeof mm, "mm_%d", c->n_inst++);
-	lm_buf_printf(&j, "{\"opcode\":\"Loop\",\"name\":\"%s\","
-		      "\"engine\":\"PE\",\"ins\":[],\"outs\":[],"
-		      "\"LoopAxis\":{\"name\":\"k\",\"lb\":0,\"ub\":%d,"
-		      "\"stride\":1},\"blocks\":[{\"name\":\"%s_body\","
-		      "\"instructions\":[", lname, T, lname);
+	for (int i = 0; i < 2; i++) {
+		L[i].qi = pick_qi(g, c);
+		L[i].eng = L[i].qi ? LM_ENG_SP : c->dma_engine;
+		L[i].pos = ++nq[L[i].qi];
+	}
+	for (int q = 0; q < 3; q++)
+		qb[q] = c->sem_count[SS_Q0 + q];
+	/* the registers, set before the loop */
+	if (dyn && !c->has_trip_reg) {
+		reg_alloc(c, "r_trip");
+		c->has_trip_reg = 1;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (dyn) {
+			snprintf(L[i].ra, sizeof L[i].ra, "r%d_a%d", ln, i);
+			reg_alloc(c, L[i].ra);
+		}
+		if (sy) {
+			snprintf(L[i].rt, sizeof L[i].rt, "r%d_t%d", ln, i);
+			reg_alloc(c, L[i].rt);
+		}
+	}
+	for (int q = 0; q < 3 && sy; q++)
+		if (nq[q]) {
+			snprintf(rm[n_rs], sizeof rm[0], "r%d_m%d", ln, q);
+			reg_alloc(c, rm[n_rs]);
+			rsem[n_rs++] = SS_Q0 + q;
+		}
+	if (dyn)
+		reg_inst(c, NULL, LM_ENG_ALL, "r_trip", T);
+	for (int i = 0; i < 2; i++) {
+		if (dyn)
+			reg_inst(c, NULL, L[i].eng, L[i].ra, 0);
+		if (sy)
+			reg_inst(c, NULL, L[i].eng, L[i].rt, pe0);
+	}
+	for (int i = 0; i < n_rs; i++) {
+		int q = rsem[i] - SS_Q0;
+		reg_inst(c, NULL, LM_ENG_PE, rm[i], qb[q] + nq[q]);
+	}
+	if (dyn)
+		lm_buf_printf(&j, "{\"opcode\":\"DynamicForLoop\",\"name\":\"%s\","
+			      "\"engine\":\"PE\",\"ins\":[],\"outs\":[],"
+			      "\"DynamicForLoopAxis\":{\"name\":\"k\",\"lb\":"
+			      "{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":0},"
+			      "\"ub\":{\"kind\":\"AffExprKind\",\"terms\":[{"
+			      "\"idx\":{\"kind\":\"IntRuntimeValueKind\","
+			      "\"regref\":\"r_trip\"},\"coeff\":1}],\"c\":0},"
+			      "\"stride\":{\"kind\":\"AffExprKind\",\"terms\":[],"
+			      "\"c\":1}},\"blocks\":[{\"name\":\"%s_body\","
+			      "\"instructions\":[", lname, lname);
+	else
+		lm_buf_printf(&j, "{\"opcode\":\"Loop\",\"name\":\"%s\","
+			      "\"engine\":\"PE\",\"ins\":[],\"outs\":[],"
+			      "\"LoopAxis\":{\"name\":\"k\",\"lb\":0,\"ub\":%d,"
+			      "\"stride\":1},\"blocks\":[{\"name\":\"%s_body\","
+			      "\"instructions\":[", lname, T, lname);
 	c->in_loop = 1;
-	loop_load(g, c, &j, "w", wdt, M, wt, mm, T, lw, sizeof lw);
-	loop_load(g, c, &j, xin, LM_DT_FLOAT32, N, xt, mm, T, lx, sizeof lx);
+	loop_load(c, &j, &L[0], mm, T, dyn);
+	loop_load(c, &j, &L[1], mm, T, dyn);
 	deps d = {0}, lc = {0};
-	need_read(g, c, &d, wt);
-	need_read(g, c, &d, xt);
+	if (!sy) {
+		need_read(g, c, &d, wt);
+		need_read(g, c, &d, xt);
+	}
 	need_write(&d, ps);
 	dep_add(&lc, mm);
 	lm_buf_printf(&j, "{\"opcode\":\"Matmult\",\"name\":\"%s\","
@@ -684,9 +1029,20 @@ static void k_loop(gen *g, core_b *c, tile *ps, const char *xin,
 		      "\"AffIVKind\",\"axis\":\"k\"},\"denom\":%d},"
 		      "\"scale\":2}]}",
 		      T - 1, T - 1, T - 1);
-	json_deps(&j, "dependencies", &d);
-	json_deps(&j, "loop_carried_dependencies", &lc);
-	lm_buf_puts(&j, ",\"loopnest\":[\"k\"]}]}],\"isBasicBlock\":true,"
+	if (sy) {
+		int want[N_SSEM];
+		sync_want(c, &d, want);
+		json_sync(&j, want, rsem, rm, n_rs, SS_PE);
+	} else {
+		json_deps(&j, "dependencies", &d);
+		json_deps(&j, "loop_carried_dependencies", &lc);
+	}
+	lm_buf_puts(&j, ",\"loopnest\":[\"k\"]}");
+	for (int i = 0; i < n_rs; i++) {
+		lm_buf_puts(&j, ",");
+		json_regop(c, &j, "add", LM_ENG_PE, rm[i], nq[rsem[i] - SS_Q0]);
+	}
+	lm_buf_puts(&j, dyn ? "]}]}" : "]}],\"isBasicBlock\":true,"
 		    "\"unroll\":1}");
 	c->in_loop = 0;
 	lm_b_inst_json(c->b, lm_buf_cstr(&j));
@@ -694,9 +1050,42 @@ static void k_loop(gen *g, core_b *c, tile *ps, const char *xin,
 	note_read(wt, mm);
 	note_read(xt, mm);
 	note_write(ps, mm, -1, 0);
+	if (sy) {
+		/* what the loop's last iteration brings */
+		for (int q = 0; q < 3; q++)
+			c->sem_count[SS_Q0 + q] = qb[q] + T * nq[q];
+		c->sem_count[SS_PE] = pe0 + T;
+		done_add(c, mm, SS_PE, pe0 + T);
+		for (int i = 0; i < 2; i++)
+			done_add(c, L[i].nm, SS_Q0 + L[i].qi,
+				 qb[L[i].qi] + (T - 1) * nq[L[i].qi] + L[i].pos);
+		loop_fence(c);
+	}
 }
 
-/* Hand-off i on the producer side: save acc to DRAM, then the barrier. */
+/*
+** --sync semaphores: hand-off i's semaphore, id 16 + i, slot of the
+** consumer's bank (the producer declares it with the consumer's core).
+** The save's completion adds 1 to it; the consumer's load waits for 1.
+*/
+static int handoff_sem(core_b *c, const handoff *h, int i)
+{
+	char nm[32];
+	snprintf(nm, sizeof nm, "hs%d", i);
+	lm_semaphore *sm = lm_b_semaphore(c->b, nm, 0);
+	if (sm) {
+		sm->has_id = 1;
+		sm->id = 16 + i;
+		if (c->core != h->cons) {
+			sm->has_core = 1;
+			sm->core = h->cons;
+		}
+	}
+	return 16 + i;
+}
+
+/* Hand-off i on the producer side: save acc to DRAM, then the barrier.
+** With --sync semaphores the save also releases the consumer. */
 static void handoff_produce(gen *g, core_b *c, const handoff *h, int i)
 {
 	char dst[32], st[48], grp[32], nm[48];
@@ -706,13 +1095,19 @@ static void handoff_produce(gen *g, core_b *c, const handoff *h, int i)
 	add_alloc(c, dst, LM_TK_EXTERNAL_OUTPUT, LM_DT_FLOAT32, g->M, g->N,
 		  h->model_out ? LM_MT_OUTPUT : LM_MT_DRAM,
 		  g->dram_addr + (int64_t)i * 0x100000, NULL, NULL, 0);
+	if (c->sync) {
+		c->x_id = handoff_sem(c, h, i);
+		c->x_core = h->cons;
+	}
 	dma_store(g, c, acc, dst, st, sizeof st);
 	int cores[2] = {h->prod < h->cons ? h->prod : h->cons,
 			h->prod < h->cons ? h->cons : h->prod};
 	barrier(g, c, grp, cores, 2, h->fixed_id, st, nm, sizeof nm);
 }
 
-/* Hand-off i on the consumer side: barrier, load the view, combine. */
+/* Hand-off i on the consumer side: barrier, load the view, combine.
+** With --sync semaphores the load waits for the producer's save through
+** the hand-off's semaphore instead of for the barrier. */
 static void handoff_consume(gen *g, core_b *c, const handoff *h, int i)
 {
 	char view[32], src[32], grp[32], nm[48], bar[48];
@@ -725,7 +1120,11 @@ static void handoff_consume(gen *g, core_b *c, const handoff *h, int i)
 			h->prod < h->cons ? h->cons : h->prod};
 	barrier(g, c, grp, cores, 2, h->fixed_id, NULL, bar, sizeof bar);
 	tile *hin = get_tile(c, "hin", g->M, g->N, LM_DT_FLOAT32, 0);
-	dma_load(g, c, view, LM_DT_FLOAT32, g->N, 0, hin, bar);
+	if (c->sync) {
+		c->x_id = handoff_sem(c, h, i);
+		c->x_core = -1;
+	}
+	dma_load(g, c, view, LM_DT_FLOAT32, g->N, 0, hin, c->sync ? NULL : bar);
 	tile *acc = get_tile(c, "acc", g->M, g->N, LM_DT_FLOAT32, 0);
 	tile *ins[2] = {acc, hin};
 	deps d = {0};
@@ -744,6 +1143,15 @@ int ls_gen_size_parse(const char *s)
 		return LS_GEN_MEDIUM;
 	if (!strcmp(s, "large"))
 		return LS_GEN_LARGE;
+	return -1;
+}
+
+int ls_gen_sync_parse(const char *s)
+{
+	if (!strcmp(s, "deps"))
+		return LS_GEN_SYNC_DEPS;
+	if (!strcmp(s, "semaphores"))
+		return LS_GEN_SYNC_SEMAPHORES;
 	return -1;
 }
 
@@ -778,7 +1186,8 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 	g.M = Ms[rint_(&g.r, 3)];
 	g.N = Ns[rint_(&g.r, 5)];
 	g.T = 3;
-	g.loops = o->loops;
+	g.loops = o->loops || o->dynamic;
+	g.dynamic = o->dynamic;
 	g.segments = (o->size == LS_GEN_SMALL ? 2 : o->size == LS_GEN_MEDIUM ? 5
 										: 16)
 		     + rint_(&g.r, 2);
@@ -843,6 +1252,7 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 		c->uses_aux = chance(&g.r, 60);
 		c->dma_engine = dma_engine(&g);
 		c->aux_active = 1;
+		c->sync = o->sync == LS_GEN_SYNC_SEMAPHORES;
 		core_module(c, o->arch ? o->arch : "gen3", name, g.out_dir);
 	}
 	for (int ci = 0; ci < g.n; ci++) {
@@ -932,8 +1342,10 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 		if (!g.files[i].bytes)
 			rc = lm_errc(err, LM_EINTERNAL, "", "gen",
 				     "cannot serialize %s", g.files[i].relpath);
-	for (int ci = 0; ci < g.n; ci++)
+	for (int ci = 0; ci < g.n; ci++) {
 		lm_b_free(g.cores[ci].b);
+		free(g.cores[ci].done);
+	}
 	free(g.cores);
 	free(shares);
 	free(hs);

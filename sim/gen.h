@@ -27,7 +27,19 @@ typedef struct ls_gen_opts {
 	const char *name;   /* set name; NULL: "gen<seed>" */
 	const char *arch;   /* NULL: "gen3" */
 	int loops;          /* the K tiles of each segment in a static Loop */
+	int sync;           /* LS_GEN_SYNC_*: how instructions are ordered */
+	int dynamic;        /* the K loops as DynamicForLoops over a register
+			       trip count, their loads register-addressed
+			       (implies loops) */
 } ls_gen_opts;
+
+/* Ordering: `dependencies` (and queue semaphore waits), or id-form
+** `sync_info` semaphores only (on_update at the producer, on_wait at the
+** consumer for the exact count the producer's completion brings). */
+enum { LS_GEN_SYNC_DEPS = 0, LS_GEN_SYNC_SEMAPHORES = 1 };
+
+/* Parse "deps" / "semaphores"; -1 when unknown. */
+int ls_gen_sync_parse(const char *s);
 
 /* Parse "small" / "medium" / "large"; -1 when unknown. */
 int ls_gen_size_parse(const char *s);

@@ -324,7 +324,32 @@ START_TEST(test_config_strings)
 	fz_config c = FZ_CONFIG_INIT, d = FZ_CONFIG_INIT;
 	lm_error err;
 	char *s = fz_gen_options(&c);
+	ck_assert_str_eq(s, "cores=1-4 size=small schedules=0 skip= mix");
+	ck_assert_int_eq(fz_gen_options_parse(s, &d), 0);
+	ck_assert(d.mix == 1 && d.loops == 0 && d.sync == 0);
+	free(s);
+	/* each case draws one of the six forms by its seed, repro says it */
+	int seen = 0;
+	for (uint64_t seed = 1; seed <= 60; seed++) {
+		int l, dy, sy, l2, dy2, sy2;
+		fz_case_form(&c, seed, &l, &dy, &sy);
+		fz_case_form(&c, seed, &l2, &dy2, &sy2);
+		ck_assert(l == l2 && dy == dy2 && sy == sy2);
+		ck_assert(!dy || l);
+		seen |= 1 << (l + dy + 3 * (sy == LS_GEN_SYNC_SEMAPHORES));
+		s = fz_repro(&c, seed, "D");
+		ck_assert_int_eq(strstr(s, " --dynamic ") != NULL, dy);
+		ck_assert_int_eq(strstr(s, " --loops ") != NULL, l && !dy);
+		ck_assert_int_eq(strstr(s, " --sync semaphores ") != NULL,
+				 sy == LS_GEN_SYNC_SEMAPHORES);
+		free(s);
+	}
+	ck_assert_int_eq(seen, 0x3f);
+	c.mix = 0;
+	s = fz_gen_options(&c);
 	ck_assert_str_eq(s, "cores=1-4 size=small schedules=0 skip=");
+	ck_assert_int_eq(fz_gen_options_parse(s, &d), 0);
+	ck_assert_int_eq(d.mix, 0);
 	free(s);
 	c.lo = 2;
 	c.hi = 16;
@@ -400,7 +425,44 @@ START_TEST(test_config_strings)
 	ck_assert_contains(s, "--schedules 3 --race --seed 42 DIR/gen42");
 	free(s);
 	c.race = 0;
-	c.loops = 0;
+	/* --dynamic and --sync semaphores: words after " loops" */
+	c.dynamic = 1;
+	c.sync = LS_GEN_SYNC_SEMAPHORES;
+	s = fz_gen_options(&c);
+	ck_assert_str_eq(s, "cores=2-16 size=large schedules=3 "
+			 "skip=fix_output_kind,verify loops dynamic "
+			 "sync=semaphores");
+	ck_assert_int_eq(fz_gen_options_parse(s, &d), 0);
+	ck_assert(d.loops == 1 && d.dynamic == 1 &&
+		  d.sync == LS_GEN_SYNC_SEMAPHORES);
+	free(s);
+	ck_assert_int_eq(fz_gen_options_parse("cores=1-4 size=small "
+					      "schedules=0 skip= sync=semaphores",
+					      &d), 0);
+	ck_assert(d.loops == 0 && d.dynamic == 0 &&
+		  d.sync == LS_GEN_SYNC_SEMAPHORES);
+	ck_assert_int_eq(fz_gen_options_parse("cores=1-4 size=small "
+					      "schedules=0 skip= sync=deps", &d),
+			 -1);
+	ck_assert_int_eq(fz_gen_options_parse("cores=1-4 size=small "
+					      "schedules=0 skip= dynamic loops",
+					      &d), -1);
+	s = fz_repro(&c, 42, "DIR");
+	ck_assert_contains(s, "--size large --dynamic --sync semaphores -o DIR");
+	free(s);
+	c.loops = c.dynamic = c.sync = 0;
+	/* all the words, race last */
+	c.loops = c.dynamic = c.race = 1;
+	c.sync = LS_GEN_SYNC_SEMAPHORES;
+	s = fz_gen_options(&c);
+	ck_assert_str_eq(s, "cores=2-16 size=large schedules=3 "
+			 "skip=fix_output_kind,verify loops dynamic "
+			 "sync=semaphores race");
+	ck_assert_int_eq(fz_gen_options_parse(s, &d), 0);
+	ck_assert(d.loops == 1 && d.dynamic == 1 && d.race == 1 &&
+		  d.sync == LS_GEN_SYNC_SEMAPHORES);
+	free(s);
+	c.loops = c.dynamic = c.sync = c.race = 0;
 	/* the cores of a seed are in the range and the same every time */
 	for (uint64_t seed = 0; seed < 200; seed++) {
 		int k = fz_case_cores(&c, seed);
@@ -1093,7 +1155,7 @@ START_TEST(test_fuzz_broken_link_signature)
 	r = tu_lncsim(d, "db", "failures", "--db", db, NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_contains(r.out, "campaign brk  (cores=2-3 size=small "
-			   "schedules=0 skip=fix_output_kind,verify, seeds 1..24");
+			   "schedules=0 skip=fix_output_kind,verify mix, seeds 1..24");
 	ck_assert_contains(r.out, "repro: lncsim gen --cores ");
 	tu_run_free(&r);
 	free(db);

@@ -5,10 +5,12 @@
 #include "common.h"
 #include "gen.h"
 #include "verify.h"
+#include "affine.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +46,7 @@ static char *set_text_opts(const ls_gen_opts *op)
 
 static char *set_text(int cores, uint64_t seed, ls_gen_size size)
 {
-	ls_gen_opts o = {cores, seed, size, NULL, NULL, 0};
+	ls_gen_opts o = {cores, seed, size, NULL, NULL, 0, 0, 0};
 	return set_text_opts(&o);
 }
 
@@ -118,7 +120,7 @@ START_TEST(test_valid_and_featureful)
 	for (int seed = 1; seed <= 40; seed++) {
 		int cores = 1 + seed % 16;
 		ls_gen_opts o = {cores, (uint64_t)seed, LS_GEN_SMALL, NULL,
-				 NULL, 0};
+				 NULL, 0, 0, 0};
 		lm_module **mods;
 		ls_gen_file *files;
 		int nf;
@@ -154,7 +156,7 @@ END_TEST
 
 START_TEST(test_bad_cores)
 {
-	ls_gen_opts o = {0, 1, LS_GEN_SMALL, NULL, NULL, 0};
+	ls_gen_opts o = {0, 1, LS_GEN_SMALL, NULL, NULL, 0, 0, 0};
 	lm_module **mods;
 	ls_gen_file *files;
 	int nf;
@@ -278,7 +280,7 @@ START_TEST(test_loops_structure)
 {
 	for (uint64_t seed = 1; seed <= 6; seed++) {
 		ls_gen_opts o = {1 + (int)(seed % 3), seed, LS_GEN_SMALL, NULL,
-				 NULL, 1};
+				 NULL, 1, 0, 0};
 		lm_module **mods;
 		ls_gen_file *files;
 		int nf, loops = 0;
@@ -327,7 +329,7 @@ END_TEST
 ** without them is another (and the golden sets pin that one). */
 START_TEST(test_loops_same_bytes)
 {
-	ls_gen_opts o = {3, 41, LS_GEN_SMALL, NULL, NULL, 1};
+	ls_gen_opts o = {3, 41, LS_GEN_SMALL, NULL, NULL, 1, 0, 0};
 	char *a = set_text_opts(&o), *b = set_text_opts(&o);
 	char *plain = set_text(3, 41, LS_GEN_SMALL);
 	ck_assert_str_eq(a, b);
@@ -363,6 +365,358 @@ START_TEST(test_loops_diff_pass)
 }
 END_TEST
 
+/* ---- --sync semaphores, --dynamic ---------------------------------- */
+
+/* The instruction names of a block and its bodies, in program order. */
+static void names_of(const lm_block *b, lm_buf *out)
+{
+	for (int i = 0; i < b->n_insts; i++) {
+		const lm_inst *in = &b->insts[i];
+		if (in->op != LM_OP_REGMOVE && in->op != LM_OP_REGALU &&
+		    in->op != LM_OP_AEBARRIER && in->op != LM_OP_GROUPRESET) {
+			lm_buf_puts(out, in->name);
+			lm_buf_puts(out, " ");
+		}
+		for (int k = 0; k < in->n_blocks; k++)
+			names_of(&in->blocks[k], out);
+	}
+}
+
+/*
+** Every instruction of a block (and of its bodies) synchronized by
+** sync_info alone: no dependencies, each waits on a declared id (or on a
+** queue instance's own semaphore by name) and every one but the register
+** ops, the loops and the queue switches updates exactly one id in 1..8;
+** counts the register waits (sem-ge-reg) into *n_reg.
+*/
+static void sync_only(const lm_block *b, int *n_reg, int *n_upd)
+{
+	for (int i = 0; i < b->n_insts; i++) {
+		const lm_inst *in = &b->insts[i];
+		int passive = in->op == LM_OP_REGMOVE ||
+			      in->op == LM_OP_REGALU ||
+			      in->op == LM_OP_LOOP || in->op == LM_OP_DYNLOOP ||
+			      in->op == LM_OP_SWITCHQUEUE ||
+			      in->op == LM_OP_AEBARRIER ||
+			      in->op == LM_OP_GROUPRESET;
+		ck_assert_msg(in->n_deps == 0 && in->n_lc_deps == 0,
+			      "%s has dependencies", in->name);
+		for (int k = 0; k < in->n_wait; k++) {
+			const lm_sync *w = &in->wait[k];
+			if (w->semaphore)
+				ck_assert(!strncmp(w->semaphore, "s_", 2));
+			else if (w->id >= 16) /* a hand-off's: 1 */
+				ck_assert(w->has_value && w->value == 1);
+			else
+				ck_assert(w->id >= 1 && w->id <= 8);
+			if (w->mode == LM_WAIT_SEM_GE_REG)
+				(*n_reg)++;
+			else
+				ck_assert_int_eq(w->mode, LM_WAIT_SEM_GE_IMM);
+		}
+		if (in->n_update == 2) { /* a hand-off's save releases its
+					    consumer's core */
+			ck_assert(in->op == LM_OP_DMACOPY);
+			ck_assert(in->update[1].id >= 16 && in->update[1].has_core);
+			ck_assert_int_eq(in->update[1].mode, LM_UPD_SEM_INC);
+		} else {
+			ck_assert_int_eq(in->n_update, passive ? 0 : 1);
+		}
+		if (!passive) {
+			ck_assert_ptr_null(in->update[0].semaphore);
+			ck_assert(in->update[0].id >= 1 && in->update[0].id <= 8);
+			ck_assert_int_eq(in->update[0].mode, LM_UPD_SEM_INC);
+			(*n_upd)++;
+		}
+		for (int k = 0; k < in->n_blocks; k++)
+			sync_only(&in->blocks[k], n_reg, n_upd);
+	}
+}
+
+/*
+** --sync semaphores orders through sync_info only, declares the eight
+** id-form semaphores, and is the same program otherwise: the same
+** instructions in the same order as the plain seed (the generator draws
+** the same numbers). With loops the body's waits are register waits.
+*/
+START_TEST(test_sync_structure)
+{
+	for (uint64_t seed = 1; seed <= 6; seed++)
+		for (int loops = 0; loops < 2; loops++) {
+			ls_gen_opts o = {1 + (int)(seed % 3), seed, LS_GEN_SMALL,
+					 NULL, NULL, loops, LS_GEN_SYNC_SEMAPHORES,
+					 0};
+			ls_gen_opts p = o;
+			lm_module **ms, **mp;
+			ls_gen_file *fs, *fp;
+			int nfs, nfp, n_reg = 0, n_fence = 0, n_loops = 0, n_hs = 0;
+			lm_error err;
+			p.sync = LS_GEN_SYNC_DEPS;
+			ck_assert_msg(ls_gen(&o, "out", &ms, &fs, &nfs, &err) == 0,
+				      "%s", err.msg);
+			ck_assert_msg(ls_gen(&p, "out", &mp, &fp, &nfp, &err) == 0,
+				      "%s", err.msg);
+			for (int c = 0; c < o.cores; c++) {
+				lm_buf a = LM_BUF_INIT, b = LM_BUF_INIT;
+				int ids = 0, n_upd = 0;
+				for (int s = 0; s < ms[c]->n_semaphores; s++) {
+					const lm_semaphore *sm = &ms[c]->semaphores[s];
+					if (sm->has_id && sm->id < 16)
+						ids |= 1 << sm->id;
+					else if (sm->has_id)
+						n_hs++;
+				}
+				ck_assert_int_eq(ids, 0x1fe);
+				const lm_block *b0 = &ms[c]->functions[0].blocks[0];
+				sync_only(b0, &n_reg, &n_upd);
+				for (int i = 0; i < b0->n_insts; i++) {
+					lm_opcode op = b0->insts[i].op;
+					n_fence += op == LM_OP_GROUPRESET;
+					n_loops += op == LM_OP_LOOP;
+				}
+				ck_assert_int_gt(n_upd, 8);
+				names_of(&ms[c]->functions[0].blocks[0], &a);
+				names_of(&mp[c]->functions[0].blocks[0], &b);
+				lm_buf_put(&a, "", 0);
+				lm_buf_put(&b, "", 0);
+				ck_assert_str_eq(lm_buf_cstr(&a), lm_buf_cstr(&b));
+				lm_buf_free(&a);
+				lm_buf_free(&b);
+				lm_module_free(ms[c]);
+				lm_module_free(mp[c]);
+			}
+			/* a loop's waits on registers, its fence after it */
+			if (loops)
+				ck_assert_int_ge(n_reg, 2 * o.cores);
+			else
+				ck_assert_int_eq(n_reg, 0);
+			ck_assert_int_eq(n_fence, n_loops);
+			/* a hand-off's semaphore on both of its cores */
+			ck_assert_int_eq(n_hs % 2, 0);
+			if (o.cores > 1)
+				ck_assert_int_gt(n_hs, 0);
+			free(ms);
+			free(mp);
+			ls_gen_files_free(fs, nfs);
+			ls_gen_files_free(fp, nfp);
+		}
+}
+END_TEST
+
+/* Is expression e one IntRuntimeValueKind term of register reg? */
+static int reg_term(const lm_affine *e, const char *reg)
+{
+	cJSON *j = lm_affine_to_json(e, 2);
+	char *t = j ? cJSON_PrintUnformatted(j) : NULL;
+	int ok = t && strstr(t, "IntRuntimeValueKind") && strstr(t, reg);
+	cJSON_free(t);
+	cJSON_Delete(j);
+	return ok;
+}
+
+/*
+** --dynamic: every K loop is a DynamicForLoop whose ub is register
+** r_trip, moved there (2 or 3) on every engine just before the loop's
+** register set-up; its loads read DRAM through a register_ap.
+*/
+START_TEST(test_dynamic_structure)
+{
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		ls_gen_opts o = {1 + (int)(seed % 3), seed, LS_GEN_SMALL, NULL,
+				 NULL, 0, (int)(seed % 2), 1};
+		lm_module **mods;
+		ls_gen_file *files;
+		int nf, loops = 0;
+		lm_error err;
+		ck_assert_msg(ls_gen(&o, "out", &mods, &files, &nf, &err) == 0,
+			      "%s", err.msg);
+		for (int c = 0; c < o.cores; c++) {
+			const lm_block *b = &mods[c]->functions[0].blocks[0];
+			int64_t trip = -1;
+			for (int i = 0; i < b->n_insts; i++) {
+				const lm_inst *in = &b->insts[i];
+				ck_assert(in->op != LM_OP_MATMULT &&
+					  in->op != LM_OP_LOOP);
+				if (in->op == LM_OP_REGMOVE &&
+				    in->engine == LM_ENG_ALL) {
+					ck_assert_int_eq(in->ins[0].kind, LM_ARG_IMM);
+					trip = (int64_t)in->ins[0].imm;
+				}
+				if (in->op != LM_OP_DYNLOOP)
+					continue;
+				loops++;
+				ck_assert(trip == 2 || trip == 3);
+				ck_assert(reg_term(in->axis.ub_e, "r_trip"));
+				const lm_block *bd = &in->blocks[0];
+				int n_ld = 0;
+				for (int k = 0; k < bd->n_insts; k++)
+					if (bd->insts[k].op == LM_OP_DMACOPY) {
+						ck_assert(arg_is(&bd->insts[k].ins[0],
+								 "register_ap"));
+						n_ld++;
+					}
+				ck_assert_int_eq(n_ld, 2);
+				trip = -1;
+			}
+			lm_module_free(mods[c]);
+		}
+		free(mods);
+		ls_gen_files_free(files, nf);
+		ck_assert_int_ge(loops, 2 * (1 + (int)(seed % 3)));
+	}
+}
+END_TEST
+
+/* gen --dynamic --sync semaphores runs and diffs clean under perturbed
+** schedules; so do fuzz cases with each of the new options. */
+START_TEST(test_sync_diff_pass)
+{
+	char *d = tu_tmpdir("gensync");
+	tu_run r = tu_lncsim(d, "gen", "--cores", "3", "--seed", "9",
+			     "--dynamic", "--sync", "semaphores", "-o", "out",
+			     NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(d, "diff", "--no-db", "--schedules", "3", "--seed", "9",
+		      "out/gen9", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "PASS");
+	tu_run_free(&r);
+	static const char *const modes[][3] = {
+		{ "--sync", "semaphores", NULL },
+		{ "--loops", "--sync", "semaphores" },
+		{ "--dynamic", NULL, NULL },
+	};
+	for (int m = 0; m < 3; m++) {
+		r = tu_lncsim(d, "fuzz", "--no-db", "-q", "--count", "6",
+			      "--cores", "1-4", "--jobs", "1", "--schedules", "2",
+			      modes[m][0], modes[m][1], modes[m][2], NULL);
+		ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+		ck_assert_contains(r.out, "6 passed");
+		tu_run_free(&r);
+	}
+	r = tu_lncsim(d, "gen", "--sync", "dependencies", "-o", "x", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "--sync must be deps or semaphores");
+	tu_run_free(&r);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
+/* The first Matmult inside a loop body of module JSON j (NULL: none). */
+static cJSON *body_matmult(cJSON *j)
+{
+	cJSON *bl = cJSON_GetObjectItem(cJSON_GetArrayItem(
+		cJSON_GetObjectItem(j, "functions"), 0), "blocks"), *b, *in;
+	cJSON_ArrayForEach(b, bl)
+		cJSON_ArrayForEach(in, cJSON_GetObjectItem(b, "instructions")) {
+			cJSON *op = cJSON_GetObjectItem(in, "opcode"), *x;
+			if (!cJSON_IsString(op) || strcmp(op->valuestring, "Loop"))
+				continue;
+			cJSON_ArrayForEach(x, cJSON_GetObjectItem(cJSON_GetArrayItem(
+				cJSON_GetObjectItem(in, "blocks"), 0),
+							    "instructions"))
+				if (!strcmp(cJSON_GetObjectItem(x, "opcode")
+					    ->valuestring, "Matmult"))
+					return x;
+		}
+	return NULL;
+}
+
+/*
+** The teeth of --sync semaphores: a generated case whose first loop's
+** Matmult has one on_wait (its two loads on one queue instance) passes;
+** with that one on_wait removed the Matmult no longer waits for its
+** tiles, and diff fails: the reference reads the tile before any load
+** wrote it. The same for the on_wait of a cross-core hand-off.
+*/
+START_TEST(test_sync_wait_removed)
+{
+	char *d = tu_tmpdir("gensyncw");
+	int found = 0;
+	for (uint64_t seed = 1; seed <= 30 && !found; seed++) {
+		char s[24], *set, *path, *text;
+		snprintf(s, sizeof s, "%llu", (unsigned long long)seed);
+		tu_run r = tu_lncsim(d, "gen", "--cores", "1", "--seed", s,
+				     "--loops", "--sync", "semaphores", "-o", "out",
+				     "--force", NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		set = lm_xasprintf("out/gen%s", s);
+		path = lm_xasprintf("%s/%s/nc0/sg0/def.json", d, set);
+		text = tu_read(path);
+		ck_assert_ptr_nonnull(text);
+		cJSON *j = cJSON_Parse(text), *mm = body_matmult(j);
+		ck_assert_ptr_nonnull(mm);
+		cJSON *w = cJSON_GetObjectItem(cJSON_GetObjectItem(mm,
+								   "sync_info"),
+					       "on_wait");
+		if (cJSON_GetArraySize(w) == 1) {
+			found = 1;
+			r = tu_lncsim(d, "diff", "--no-db", "--seed", s, set, NULL);
+			ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+			tu_run_free(&r);
+			cJSON_DeleteItemFromArray(w, 0);
+			char *out = cJSON_Print(j);
+			char *rel = lm_xasprintf("%s/nc0/sg0/def.json", set);
+			free(tu_write(d, rel, out));
+			r = tu_lncsim(d, "diff", "--no-db", "--seed", s, set, NULL);
+			ck_assert_msg(r.status == 1, "seed %s: not caught: %s%s",
+				      s, r.out, r.err);
+			ck_assert_contains(r.out, "reference run failed: ");
+			ck_assert_contains(r.out, "reads uninitialized memory");
+			tu_run_free(&r);
+			free(rel);
+			cJSON_free(out);
+		}
+		cJSON_Delete(j);
+		free(text);
+		free(path);
+		free(set);
+	}
+	ck_assert(found);
+	/* cross-core: seed 1 on two cores hands core 0's acc to core 1;
+	   without the wait on the hand-off's semaphore core 1 loads the
+	   view before the save wrote it */
+	tu_run r = tu_lncsim(d, "gen", "--cores", "2", "--seed", "1", "--sync",
+			     "semaphores", "-o", "out", "--force", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	char *path = lm_path_join(d, "out/gen1/nc1/sg0/def.json");
+	char *text = tu_read(path);
+	cJSON *j = cJSON_Parse(text), *b, *in;
+	int cut = 0;
+	cJSON_ArrayForEach(b, cJSON_GetObjectItem(cJSON_GetArrayItem(
+		cJSON_GetObjectItem(j, "functions"), 0), "blocks"))
+		cJSON_ArrayForEach(in, cJSON_GetObjectItem(b, "instructions")) {
+			cJSON *w = cJSON_GetObjectItem(cJSON_GetObjectItem(
+				in, "sync_info"), "on_wait");
+			for (int k = cJSON_GetArraySize(w) - 1; k >= 0; k--) {
+				cJSON *id = cJSON_GetObjectItem(
+					cJSON_GetArrayItem(w, k), "id");
+				if (cJSON_IsNumber(id) && id->valueint >= 16) {
+					cJSON_DeleteItemFromArray(w, k);
+					cut++;
+				}
+			}
+		}
+	ck_assert_int_eq(cut, 1);
+	char *out = cJSON_Print(j);
+	free(tu_write(d, "out/gen1/nc1/sg0/def.json", out));
+	r = tu_lncsim(d, "diff", "--no-db", "--seed", "1", "out/gen1", NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.out, "reads uninitialized memory: ins[0] 'h0_in'");
+	tu_run_free(&r);
+	cJSON_free(out);
+	cJSON_Delete(j);
+	free(text);
+	free(path);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("gen");
@@ -376,6 +730,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_loops_structure);
 	tcase_add_test(tc, test_loops_same_bytes);
 	tcase_add_test(tc, test_loops_diff_pass);
+	tcase_add_test(tc, test_sync_structure);
+	tcase_add_test(tc, test_dynamic_structure);
+	tcase_add_test(tc, test_sync_diff_pass);
+	tcase_add_test(tc, test_sync_wait_removed);
 	suite_add_tcase(s, tc);
 	return s;
 }
