@@ -68,6 +68,14 @@ typedef struct lp_kval {
 
 void lp_kval_clear(lp_kval *v);  /* frees the contents, not v itself */
 void lp_kval_free(lp_kval *v);   /* clear + free(v) */
+/*
+** Fill v with the neutral value of a field of type (schema type string)
+** named fname of record tname: none, [], 0, false (addressRotation:
+** true), a record of such values; Address.name is tensor when tensor is
+** not NULL. 0, or -1 when the type has none (v left empty).
+*/
+int lp_kval_default(const char *type, const char *tname, const char *fname,
+		    const char *tensor, lp_kval *v);
 
 /* A whole KLR file: header version, metadata format, contents. */
 typedef struct lp_klr_file {

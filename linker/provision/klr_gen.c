@@ -377,53 +377,6 @@ typedef struct cx {
 	const char *tname;   /* name of the TensorName being converted */
 } cx;
 
-/* The neutral value of a current field the older record lacks. */
-static int fill_default(cx *x, const char *type, const char *tname,
-			const char *fname, lp_kval *v)
-{
-	const lp_ktype *t;
-	const lp_kctor *c;
-	memset(v, 0, sizeof *v);
-	switch (type[0]) {
-	case '?': v->kind = LP_KV_OPTION; return 0;
-	case '[': v->kind = LP_KV_LIST; return 0;
-	case 'n': v->kind = LP_KV_NAT; return 0;
-	case 'i': v->kind = LP_KV_INT; return 0;
-	case 'b':
-		/* the tool's default; the lowering does not read it */
-		v->kind = LP_KV_BOOL;
-		v->b = !strcmp(fname, "addressRotation");
-		return 0;
-	case 's':
-		/* Address.name: the tensor's own name (what KLR writes) */
-		if (!strcmp(tname, "Address") && !strcmp(fname, "name")) {
-			v->kind = LP_KV_STR;
-			v->s = lm_xstrdup(x->tname ? x->tname : "");
-			return 0;
-		}
-		break;
-	case 'T':
-		t = lp_klr_type(atoi(type + 1));
-		c = t ? &t->ctors[0] : NULL;
-		if (!c || c->n_fields < 0 || (c->n_fields && !lp_klr_is_struct(t)))
-			break;
-		v->kind = LP_KV_OBJ;
-		v->type_tag = t->tag;
-		v->ctor = c->tag;
-		v->n = c->n_fields;
-		v->items = v->n ? lm_xcalloc((size_t)v->n, sizeof *v->items)
-				: NULL;
-		for (int i = 0; i < v->n; i++)
-			if (fill_default(x, c->fields[i].type, t->name,
-					 c->fields[i].name, &v->items[i]) != 0) {
-				lp_kval_clear(v);
-				return -1;
-			}
-		return 0;
-	}
-	return -1;
-}
-
 static int conv(cx *x, const lp_kval *o, const char *gty, const char *cty,
 		lp_kval *v);
 
@@ -529,8 +482,9 @@ static int conv_object(cx *x, const lp_kval *o, const char *cty, lp_kval *v)
 				    "conversion", "DmaTranspose of generation "
 				    "%s has no oobMode: its out-of-bounds "
 				    "behaviour is not modelled", x->g->name);
-		} else if (fill_default(x, cf->type, ct->name, cf->name,
-					&v->items[j]) != 0) {
+		} else if (lp_kval_default(cf->type, ct->name, cf->name,
+					   x->tname ? x->tname : "",
+					   &v->items[j]) != 0) {
 			rc = lm_errc(x->err, LM_EINTERNAL, x->path, "KLR "
 				     "generation conversion", "no default for "
 				     "%s.%s", ct->name, cf->name);

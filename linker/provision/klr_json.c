@@ -333,49 +333,6 @@ static int get_f32(jp *p, const cJSON *j, uint32_t *bits)
 
 static int parse_value(jp *p, const cJSON *j, const char *type, lp_kval *v);
 
-/* Fill v with the default of a field type; 0, or -1 when there is none. */
-static int default_value(const char *type, const char *fname, lp_kval *v)
-{
-	const lp_ktype *t;
-	const lp_kctor *c;
-	memset(v, 0, sizeof *v);
-	switch (type[0]) {
-	case '?': v->kind = LP_KV_OPTION; return 0;
-	case '[': v->kind = LP_KV_LIST; return 0;
-	case 'b':
-		v->kind = LP_KV_BOOL;
-		v->b = fname && !strcmp(fname, "addressRotation");
-		return 0;
-	case 'n': v->kind = LP_KV_NAT; return 0;
-	case 'i': v->kind = LP_KV_INT; return 0;
-	case 'T':
-		t = lp_klr_type(atoi(type + 1));
-		if (!t)
-			return -1;
-		c = &t->ctors[0];
-		if (c->n_fields < 0)
-			return -1;
-		v->kind = LP_KV_OBJ;
-		v->type_tag = t->tag;
-		v->ctor = c->tag;
-		if (c->n_fields == 0)
-			return 0;
-		if (!lp_klr_is_struct(t))
-			return -1;
-		v->n = c->n_fields;
-		v->items = lm_xcalloc((size_t)v->n, sizeof *v->items);
-		for (int i = 0; i < v->n; i++)
-			if (default_value(c->fields[i].type, c->fields[i].name,
-					  &v->items[i]) != 0) {
-				lp_kval_clear(v);
-				return -1;
-			}
-		return 0;
-	default:
-		return -1;
-	}
-}
-
 /* Product of Shape.freeDims of a TensorName being built (freeElements). */
 static uint64_t free_elements(const lp_kval *tn, const lp_kctor *c)
 {
@@ -428,7 +385,8 @@ static int parse_fields(jp *p, const cJSON *j, const lp_ktype *t,
 			v->items[i].kind = LP_KV_NAT;
 			v->items[i].u = free_elements(v, c);
 		} else if (!fj) {
-			if (default_value(f->type, f->name, &v->items[i]) != 0)
+			if (lp_kval_default(f->type, t->name, f->name, NULL,
+					    &v->items[i]) != 0)
 				return jfail(p, "missing field '%s' of %s",
 					     f->name, t->name);
 		} else if ((rc = parse_value(p, fj, f->type, &v->items[i])) != 0) {

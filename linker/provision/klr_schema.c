@@ -728,3 +728,51 @@ void lp_kval_free(lp_kval *v)
 	lp_kval_clear(v);
 	free(v);
 }
+
+int lp_kval_default(const char *type, const char *tname, const char *fname,
+		    const char *tensor, lp_kval *v)
+{
+	const lp_ktype *t;
+	const lp_kctor *c;
+	memset(v, 0, sizeof *v);
+	switch (type[0]) {
+	case '?': v->kind = LP_KV_OPTION; return 0;
+	case '[': v->kind = LP_KV_LIST; return 0;
+	case 'n': v->kind = LP_KV_NAT; return 0;
+	case 'i': v->kind = LP_KV_INT; return 0;
+	case 'b':
+		/* the tool's default; the lowering does not read it */
+		v->kind = LP_KV_BOOL;
+		v->b = fname && !strcmp(fname, "addressRotation");
+		return 0;
+	case 's':
+		/* Address.name: the tensor's own name (what KLR writes) */
+		if (tensor && tname && fname && !strcmp(tname, "Address") &&
+		    !strcmp(fname, "name")) {
+			v->kind = LP_KV_STR;
+			v->s = lm_xstrdup(tensor);
+			return 0;
+		}
+		break;
+	case 'T':
+		t = lp_klr_type(atoi(type + 1));
+		c = t ? &t->ctors[0] : NULL;
+		if (!c || c->n_fields < 0 || (c->n_fields && !lp_klr_is_struct(t)))
+			break;
+		v->kind = LP_KV_OBJ;
+		v->type_tag = t->tag;
+		v->ctor = c->tag;
+		v->n = c->n_fields;
+		v->items = v->n ? lm_xcalloc((size_t)v->n, sizeof *v->items)
+				: NULL;
+		for (int i = 0; i < v->n; i++)
+			if (lp_kval_default(c->fields[i].type, t->name,
+					    c->fields[i].name, tensor,
+					    &v->items[i]) != 0) {
+				lp_kval_clear(v);
+				return -1;
+			}
+		return 0;
+	}
+	return -1;
+}
