@@ -889,6 +889,60 @@ START_TEST(test_indirect_linked_queue)
 }
 END_TEST
 
+/*
+** The race detector sees the indices read: m2 overwrites ix with no
+** ordering after the IndirectLoad g that reads it (a write after read
+** on another engine); ordered after g, no race.
+*/
+static lm_module *iload_war(int ordered)
+{
+	tb t;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 4, 2);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 3, 2);
+	tb_sb(&t, "ix", "int32", 1, 3);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+		"\"m1\",\"engine\":\"DVE\",\"outs\":[%s],\"value\":1}",
+		AP("ix", "int32", 1, 3, 0));
+	tb_inst(&t, "{\"opcode\":\"IndirectLoad\",\"name\":\"g\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"indirection_ins\":[%s],\"dependencies\":[[\"m1\","
+		"\"Flow\"]]}", ap2("x", 4, 2, 0), ap2("y", 3, 2, 0),
+		AP("ix", "int32", 1, 3, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+		"\"m2\",\"engine\":\"DVE\",\"outs\":[%s],\"value\":0%s}",
+		AP("ix", "int32", 1, 3, 0), ordered ? ",\"dependencies\":"
+		"[[\"g\",\"Flow\"]]" : "");
+	return tb_module(&t, 0);
+}
+
+START_TEST(test_indirect_race)
+{
+	float x[8] = { 0 };
+	for (int ordered = 0; ordered < 2; ordered++) {
+		lm_module *m = iload_war(ordered);
+		ls_options o;
+		ls_result r;
+		lm_error err;
+		int found = 0;
+		memset(&o, 0, sizeof o);
+		o.race = 1;
+		ck_assert_msg(tb_run1(m, x, 4, 2, &o, &r, &err) == 0, "%s",
+			      err.msg);
+		for (int i = 0; i < r.n_races; i++)
+			if ((!strcmp(r.races[i].a_inst, "g") &&
+			     !strcmp(r.races[i].b_inst, "m2")) ||
+			    (!strcmp(r.races[i].a_inst, "m2") &&
+			     !strcmp(r.races[i].b_inst, "g")))
+				found = 1;
+		ck_assert_int_eq(found, !ordered);
+		ck_assert_int_eq(r.races_found, !ordered);
+		ls_result_free(&r);
+		lm_module_free(m);
+	}
+}
+END_TEST
+
 static Suite *dma_suite(void)
 {
 	Suite *s = suite_create("dma");
@@ -913,6 +967,7 @@ static Suite *dma_suite(void)
 	tcase_add_test(tc, test_indirect_errors);
 	tcase_add_test(tc, test_indirect_rename);
 	tcase_add_test(tc, test_indirect_linked_queue);
+	tcase_add_test(tc, test_indirect_race);
 	suite_add_tcase(s, tc);
 	return s;
 }
