@@ -59,7 +59,7 @@ static void census_blocks(census *cs, lk_core *c, const lm_block *bs, int nb)
 				census_blocks(cs, c, in->blocks, in->n_blocks);
 				continue;
 			}
-			if ((lm_opcode_is_dma(in->op) ||
+			if ((lm_opcode_uses_queue(in->op) ||
 			     in->op == LM_OP_DMATRIGGER) && in->queue &&
 			    lm_strmap_put(&cs->queues, in->queue, NULL)) {
 				const lm_queue *q = lm_module_find_queue(c->src,

@@ -177,7 +177,7 @@ static void note_queue(lk_ctx *x, int ci, lm_inst *in, void *arg)
 	used_set *u = arg;
 	(void)x;
 	(void)ci;
-	if ((!lm_opcode_is_dma(in->op) && in->op != LM_OP_DMATRIGGER) ||
+	if ((!lm_opcode_uses_queue(in->op) && in->op != LM_OP_DMATRIGGER) ||
 	    !in->queue ||
 	    lm_strmap_lookup(&u->seen, in->queue))
 		return;

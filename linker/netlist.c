@@ -829,6 +829,8 @@ static void rename_blocks(lm_block *bs, int nb, const lm_strmap *map)
 			lm_inst *in = &bs[b].insts[i];
 			rename_args(in, in->ins, in->n_ins, map);
 			rename_args(in, in->outs, in->n_outs, map);
+			/* the tensors it carries in JSON (indirection_ins) */
+			lm_inst_rename_json_refs(in, map, NULL);
 			for (int k = 0; k < in->n_func_args + in->n_func_outs;
 			     k++) {
 				lm_kv *kv = k < in->n_func_args ?

@@ -1062,7 +1062,7 @@ int lm_b_dma_queue(lm_builder *b, lm_inst *in, const char *queue)
 {
 	if (have_inst(b, in))
 		return b->rc;
-	if (!lm_opcode_is_dma(in->op) && in->op != LM_OP_DMATRIGGER &&
+	if (!lm_opcode_uses_queue(in->op) && in->op != LM_OP_DMATRIGGER &&
 	    in->op != LM_OP_DMABLOCK)
 		return bfail(b, in->name, "a queue on %s, not a DMA",
 			     lm_opcode_name(in->op));

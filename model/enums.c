@@ -126,6 +126,11 @@ int lm_opcode_is_dma(lm_opcode op)
 	return op == LM_OP_DMACOPY || op == LM_OP_LOAD || op == LM_OP_SAVE;
 }
 
+int lm_opcode_uses_queue(lm_opcode op)
+{
+	return lm_opcode_is_dma(op) || op == LM_OP_INDIRECTLOAD;
+}
+
 /* ---- AluOp ----------------------------------------------------------- */
 
 static const char *const alu_names[LM_ALU_COUNT] = {

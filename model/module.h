@@ -115,6 +115,8 @@ int lm_inst_it(const struct lm_inst *in);
 ** carried through; LM_OP_INVALID for a string that is no BIR opcode. */
 lm_opcode lm_opcode_parse(const char *s);
 int lm_opcode_is_dma(lm_opcode op);
+/* Does op move data on a DMA queue (its `queue`): a DMA or IndirectLoad? */
+int lm_opcode_uses_queue(lm_opcode op);
 
 typedef enum lm_aluop {
 	LM_ALU_INVALID = 0,

@@ -2352,7 +2352,8 @@ static int has_name(const char **q, int n, const char *name)
 	return 0;
 }
 
-/* Collect the distinct queues used by DMA instructions of blocks. */
+/* Collect the distinct queues used by DMA instructions (and IndirectLoad)
+** of blocks. */
 static void used_queues(const lm_block *bs, int nb, const char ***q, int *n,
 			int *cap)
 {
@@ -2361,7 +2362,7 @@ static void used_queues(const lm_block *bs, int nb, const char ***q, int *n,
 			const lm_inst *in = &bs[b].insts[i];
 			if (in->n_blocks)
 				used_queues(in->blocks, in->n_blocks, q, n, cap);
-			if (lm_opcode_is_dma(in->op) && in->queue &&
+			if (lm_opcode_uses_queue(in->op) && in->queue &&
 				 !has_name(*q, *n, in->queue)) {
 				lm_grow(q, cap, *n + 1, sizeof **q);
 				(*q)[(*n)++] = in->queue;

@@ -1249,7 +1249,7 @@ static void prep_inst(ls_machine *mc, int mi, int fi, const lm_inst *in,
 	}
 	if (in->op == LM_OP_COREBARRIER)
 		si->group = add_group(mc, in->group ? in->group : S(in->name));
-	if ((lm_opcode_is_dma(in->op) || in->op == LM_OP_INDIRECTLOAD) &&
+	if (lm_opcode_uses_queue(in->op) &&
 	    si->queue < 0 && !si->fault)
 		si->fault = lm_xasprintf("queue '%s' is unknown", S(in->queue));
 	ls_cost_prepare(mc->arch, si);

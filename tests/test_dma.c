@@ -17,6 +17,8 @@
 #include "sim.h"
 #include "simcheck.h"
 #include "json.h"
+#include "linker.h"
+#include "diff.h"
 
 #include <cjson/cJSON.h>
 
@@ -818,6 +820,129 @@ START_TEST(test_indirect_rename)
 }
 END_TEST
 
+/*
+** A core whose queue carries an IndirectLoad only: the linked core
+** selects its own instance of that queue (a SwitchQueueInstance at the
+** head of nc1), so the load signals nc1's semaphore and the copy that
+** waits for it runs; the linked module computes the per-core bits.
+*/
+START_TEST(test_indirect_linked_queue)
+{
+	static const double v[3] = { 2, 0, 3 };
+	static const float x[4] = { 1, 2, 3, 4 };
+	float w[8];
+	lm_module *m[2], *lk = NULL;
+	lk_options o;
+	lk_report rep;
+	ls_tensors in = {0, NULL};
+	ls_diff_result dr;
+	int64_t xs[2] = {1, 4}, ws[2] = {4, 2};
+	char deps[1024];
+	lm_error e;
+	tb t;
+	int found = 0;
+	for (int i = 0; i < 8; i++)
+		w[i] = (float)(10 * (i / 2) + i % 2);
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 1, 4);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 1, 4);
+	dmacopy(&t, ap2("x", 1, 4, 0), ap2("y", 1, 4, 0), "");
+	m[0] = tb_module(&t, 0);
+	tb_init(&t);
+	tb_dram(&t, "w", "ExternalInput", "float32", 4, 2);
+	tb_dram(&t, "z", "Internal", "float32", 3, 2);
+	tb_dram(&t, "z2", "ExternalOutput", "float32", 3, 2);
+	indices(&t, "int32", 1, 3, v, deps, sizeof deps);
+	tb_inst(&t, "{\"opcode\":\"IndirectLoad\",\"name\":\"g\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"indirection_ins\":[%s]%s}", ap2("w", 4, 2, 0),
+		ap2("z", 3, 2, 0), AP("ix", "int32", 1, 3, 0), deps);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"c2\",\"engine\":"
+		"\"SP\",\"queue\":\"q1\",\"ins\":[%s],\"outs\":[%s],"
+		"\"sync_info\":{\"on_wait\":[{\"mode\":\"sem-ge-imm\","
+		"\"semaphore\":\"s0\",\"value\":1}]}}", ap2("z", 3, 2, 0),
+		ap2("z2", 3, 2, 0));
+	m[1] = tb_module(&t, 1);
+	memset(&o, 0, sizeof o);
+	ck_assert_msg(lk_link(m, 2, &o, &lk, &rep, &e) == 0, "%s", e.msg);
+	lk_report_free(&rep);
+	for (int f = 0; f < lk->n_functions; f++) {
+		const lm_block *b = &lk->functions[f].blocks[0];
+		if (strcmp(lk->functions[f].name, "nc1") != 0)
+			continue;
+		for (int i = 0; i < b->n_insts; i++)
+			if (b->insts[i].op == LM_OP_SWITCHQUEUE &&
+			    !strcmp(b->insts[i].queue, "q0"))
+				found = 1;
+	}
+	ck_assert_msg(found, "nc1 selects no instance of q0");
+	ck_assert_msg(lm_verify(lk, NULL, &e) == 0, "%s", e.msg);
+	ls_tensors_add(&in, "x", LM_DT_FLOAT32, xs, 2, x);
+	ls_tensors_add(&in, "w", LM_DT_FLOAT32, ws, 2, w);
+	ck_assert_msg(ls_diff(m, 2, lk, &in, NULL, &dr, &e) == 0, "%s", e.msg);
+	ck_assert_msg(dr.status == LS_DIFF_PASS, "%s", dr.message);
+	ls_diff_result_free(&dr);
+	ls_tensors_free(&in);
+	lm_module_free(lk);
+	lm_module_free(m[0]);
+	lm_module_free(m[1]);
+}
+END_TEST
+
+/*
+** The race detector sees the indices read: m2 overwrites ix with no
+** ordering after the IndirectLoad g that reads it (a write after read
+** on another engine); ordered after g, no race.
+*/
+static lm_module *iload_war(int ordered)
+{
+	tb t;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 4, 2);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 3, 2);
+	tb_sb(&t, "ix", "int32", 1, 3);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+		"\"m1\",\"engine\":\"DVE\",\"outs\":[%s],\"value\":1}",
+		AP("ix", "int32", 1, 3, 0));
+	tb_inst(&t, "{\"opcode\":\"IndirectLoad\",\"name\":\"g\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"indirection_ins\":[%s],\"dependencies\":[[\"m1\","
+		"\"Flow\"]]}", ap2("x", 4, 2, 0), ap2("y", 3, 2, 0),
+		AP("ix", "int32", 1, 3, 0));
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+		"\"m2\",\"engine\":\"DVE\",\"outs\":[%s],\"value\":0%s}",
+		AP("ix", "int32", 1, 3, 0), ordered ? ",\"dependencies\":"
+		"[[\"g\",\"Flow\"]]" : "");
+	return tb_module(&t, 0);
+}
+
+START_TEST(test_indirect_race)
+{
+	float x[8] = { 0 };
+	for (int ordered = 0; ordered < 2; ordered++) {
+		lm_module *m = iload_war(ordered);
+		ls_options o;
+		ls_result r;
+		lm_error err;
+		int found = 0;
+		memset(&o, 0, sizeof o);
+		o.race = 1;
+		ck_assert_msg(tb_run1(m, x, 4, 2, &o, &r, &err) == 0, "%s",
+			      err.msg);
+		for (int i = 0; i < r.n_races; i++)
+			if ((!strcmp(r.races[i].a_inst, "g") &&
+			     !strcmp(r.races[i].b_inst, "m2")) ||
+			    (!strcmp(r.races[i].a_inst, "m2") &&
+			     !strcmp(r.races[i].b_inst, "g")))
+				found = 1;
+		ck_assert_int_eq(found, !ordered);
+		ck_assert_int_eq(r.races_found, !ordered);
+		ls_result_free(&r);
+		lm_module_free(m);
+	}
+}
+END_TEST
+
 static Suite *dma_suite(void)
 {
 	Suite *s = suite_create("dma");
@@ -841,6 +966,8 @@ static Suite *dma_suite(void)
 	tcase_add_test(tc, test_gather_random);
 	tcase_add_test(tc, test_indirect_errors);
 	tcase_add_test(tc, test_indirect_rename);
+	tcase_add_test(tc, test_indirect_linked_queue);
+	tcase_add_test(tc, test_indirect_race);
 	suite_add_tcase(s, tc);
 	return s;
 }

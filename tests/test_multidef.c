@@ -699,6 +699,69 @@ START_TEST(test_helper_call)
 }
 END_TEST
 
+/* The reference renames the parameters an instruction carries in
+** indirection_ins too: definition 1 loads the rows of b by the indices
+** of its input ix (IndirectLoad); instance 1 binds ix to ix_0. */
+START_TEST(test_reference_indices)
+{
+	static const char net[] = "{\"definitions\":[{\"id\":0,\"subgraph\":"
+		"\"nc0/sg0\"},{\"id\":1,\"subgraph\":\"nc1/sg0\"}],"
+		"\"instances\":[{\"def\":0,\"core\":0,\"arguments\":{\"a\":"
+		"\"a_0\",\"y\":\"y_0\"}},{\"def\":1,\"core\":2,\"arguments\":"
+		"{\"b\":\"b_0\",\"ix\":\"ix_0\",\"z\":\"z_0\"}}]}";
+	set s;
+	lm_module **refs;
+	cJSON *j, *f, *a, *ld = NULL, *ii;
+	char *txt;
+	int n;
+	lm_error e;
+	s.top = setup("reference_ix", net);
+	s.p0 = lm_path_join(s.top, "nc0/sg0/def.json");
+	s.p1 = lm_path_join(s.top, "nc1/sg0/def.json");
+	txt = tu_read(s.p1);
+	j = cJSON_Parse(txt);
+	free(txt);
+	f = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "functions"), 0);
+	a = cJSON_Parse("{\"addr_space\":\"Shared\",\"dtype\":\"int32\","
+		"\"file\":\"\",\"kind\":\"ExternalInput\",\"memorylocations\":"
+		"[{\"addr\":1048576,\"allocated\":true,\"bank\":0,\"base\":0,"
+		"\"dims\":[128,4],\"name\":\"ix\",\"type\":8}],\"name\":\"ix\","
+		"\"tensor_shape\":[128,1]}");
+	cJSON_AddItemToArray(cJSON_GetObjectItem(f, "allocations"), a);
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(cJSON_GetArrayItem(
+		cJSON_GetObjectItem(f, "blocks"), 0), "instructions"))
+		if (!strcmp(cJSON_GetObjectItem(a, "name")->valuestring, "ld_b"))
+			ld = a;
+	ck_assert_ptr_nonnull(ld);
+	cJSON_ReplaceItemInObject(ld, "opcode", cJSON_CreateString(
+		"IndirectLoad"));
+	ii = cJSON_Parse("[{\"ap\":[[1,128],[1,1]],\"dtype\":\"int32\","
+		"\"kind\":\"physical_ap\",\"memref\":\"ix\",\"memsetref\":"
+		"\"ix\",\"offset\":0}]");
+	cJSON_AddItemToObject(ld, "indirection_ins", ii);
+	txt = cJSON_Print(j);
+	cJSON_Delete(j);
+	free(tu_write(s.top, "nc1/sg0/def.json", txt));
+	free(txt);
+	s.m[0] = tu_load(s.p0);
+	s.m[1] = tu_load(s.p1);
+	ck_assert_int_eq(lk_instance_modules(s.m, 2, &refs, &n, &e), 0);
+	ck_assert_int_eq(n, 2);
+	txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(
+		refs[1]->functions[0].blocks[0].insts[0].extra,
+		"indirection_ins"));
+	ck_assert_contains(txt, "\"memsetref\":\"ix_0\"");
+	ck_assert_contains(txt, "\"memref\":\"ix\"");
+	cJSON_free(txt);
+	for (int i = 0; i < n; i++) {
+		ck_assert_msg(lm_verify(refs[i], NULL, &e) == 0, "%s", e.msg);
+		lm_module_free(refs[i]);
+	}
+	free(refs);
+	set_free(&s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("multidef");
@@ -706,6 +769,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_structure);
 	tcase_add_test(tc, test_reference);
+	tcase_add_test(tc, test_reference_indices);
 	tcase_add_test(tc, test_run);
 	tcase_add_test(tc, test_verify_linked);
 	tcase_add_loop_test(tc, test_bad_netlist, 0,
