@@ -933,6 +933,34 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/*
+** tensorScalar with a tile operand and op1 but no imm1: the step-1
+** scalar is 0, as with immediate operands (KLR's own evaluator):
+** ys = max(x - x[p][0], 0) over columns 0..15.
+*/
+START_TEST(test_tile_scalar_op1_alone)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *a16 = xs(0, 16), *s0 = xs(0, 1), *d = sb("ys", 0, 16), *k;
+	ls_result r;
+	zero(&bd, "z_ys", "ys");
+	st(&bd, "ts", "tensorScalar", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"imm0\": {\"tile\": %s}, \"op0\": \"subtract\", \"op1\": "
+	   "\"max\"", d, a16, s0));
+	store(&bd, "st_y", "ys", 0);
+	k = kernel("k_ts", &bd, NULL);
+	lower_run(k, P, &r);
+	for (int p = 0; p < P; p++)
+		for (int j = 0; j < 16; j++) {
+			float t = xval(p, j) - xval(p, 0);
+			EQ_F(yv(&r, p, j), t > 0.0f ? t : 0.0f, "op1 alone", p,
+			     j);
+		}
+	ls_result_free(&r);
+	frees(k, a16, s0, d, NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("klrops");
@@ -940,6 +968,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_vector_ops);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_tile_scalar_op1_alone);
 	tcase_add_test(tc, test_register_loop);
 	tcase_add_test(tc, test_register_offsets);
 	tcase_add_test(tc, test_core_barrier_two_cores);
