@@ -961,6 +961,50 @@ START_TEST(test_tile_scalar_op1_alone)
 }
 END_TEST
 
+/*
+** A coreBarrier is a fence for allocations first used after it too: a
+** memSet of a tile no statement touched before the barrier depends on
+** the barrier (with two cores, what the other core wrote before its
+** barrier is complete when this core's later statements run).
+*/
+START_TEST(test_core_barrier_fences_later_tensors)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *nt = op_("nt", "sbuf", "int32", 1, 1, 0, 0, 1, 1), *k;
+	char *dir = tu_tmpdir("klrops-fence");
+	lm_module *m, *lo;
+	lm_function *f;
+	int found = 0;
+
+	st(&bd, "bar", "coreBarrier", lm_xasprintf("\"data\": %s, \"cores\": "
+						   "[0]", nt));
+	zero(&bd, "ms", "ys");
+	store(&bd, "st", "ys", 0);
+	k = kernel("k_fence", &bd, NULL);
+	m = setup(dir, k);
+	lo = lower_ok(m, 0);
+	f = lm_module_find_function(lo, "k_fence");
+	ck_assert_ptr_nonnull(f);
+	for (int b = 0; b < f->n_blocks; b++)
+		for (int i = 0; i < f->blocks[b].n_insts; i++) {
+			const lm_inst *in = &f->blocks[b].insts[i];
+			int dep = 0;
+			if (strcmp(in->name, "ms") != 0)
+				continue;
+			found = 1;
+			for (int d = 0; d < in->n_deps; d++)
+				dep |= !strcmp(in->deps[d], "bar");
+			ck_assert_msg(dep, "memSet 'ms' after the barrier does "
+				      "not depend on it");
+		}
+	ck_assert(found);
+	lm_module_free(lo);
+	lm_module_free(m);
+	tu_rmtree(dir);
+	frees(dir, nt, k, NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("klrops");
@@ -972,6 +1016,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_register_loop);
 	tcase_add_test(tc, test_register_offsets);
 	tcase_add_test(tc, test_core_barrier_two_cores);
+	tcase_add_test(tc, test_core_barrier_fences_later_tensors);
 	tcase_add_test(tc, test_register_offset_out_of_range);
 	suite_add_tcase(s, tc);
 	return s;
