@@ -929,6 +929,11 @@ START_TEST(test_refusals)
 		"\"onFalseValue\": {\"float\": 0}", d, c8, c8, a16));
 	lower_fails(k, "ncRangeSelect rangeStart 3 is not modelled");
 	free(k);
+	/* a barrier core listed twice */
+	k = one("bar", "coreBarrier", lm_xasprintf("\"data\": %s, \"cores\": "
+		"[0, 1, 0]", c8));
+	lower_fails(k, "coreBarrier lists core 0 twice");
+	free(k);
 	frees(a16, d, c8, d2, NULL);
 }
 END_TEST

@@ -1283,6 +1283,13 @@ static int cg_core_barrier(lp_cg *cg, const lp_kval *op, const char *name)
 				       (long long)cl->items[i].i,
 				       MAX_CORES - 1);
 		}
+		for (int j = 0; j < i; j++)
+			if (cores[j] == cl->items[i].i) {
+				free(cores);
+				return cg_fail(cg, "coreBarrier lists core %lld "
+					       "twice",
+					       (long long)cl->items[i].i);
+			}
 		cores[i] = cl->items[i].i;
 	}
 	cg->n_barriers++;
