@@ -208,7 +208,7 @@ static void c_ref(lm_buf *b, const char *name)
 
 /* The operators (Operator 218) the cases use. */
 enum { OP_DMA7, OP_DMA8, OP_BARRIER59, OP_MATMUL3, OP_DMAT5, OP_DMA7_BIR6,
-       OP_DMA7_F15 };
+       OP_DMA7_F15, OP_REDUCE };
 
 static void c_op(lm_buf *b, int op)
 {
@@ -253,6 +253,17 @@ static void c_op(lm_buf *b, int op)
 		c_ref(b, "t");
 		c_ref(b, "u");
 		obj(b, 142, 3, 0);
+		break;
+	case OP_REDUCE:   /* tensorReduce add X, negated, keepdims false */
+		obj(b, 218, 32, 1);
+		obj(b, 179, 0, 7);
+		c_ref(b, "t");
+		c_ref(b, "u");
+		obj(b, 135, 1, 0);
+		obj(b, 145, 0, 0);
+		flag(b, 1);
+		none(b);
+		flag(b, 0);
 		break;
 	case OP_DMAT5:   /* DmaTranspose without oobMode */
 		obj(b, 218, 12, 1);
@@ -538,6 +549,21 @@ START_TEST(test_late_generations)
 	/* the same dtype where the shapes say the generation: read */
 	late(&b, 7, 3, OP_DMA7_F15, NULL);
 	decode_ok(&b, &f, "2026-02-28");
+	lp_klr_file_free(&f);
+	lm_buf_free(&b);
+
+	/* the operators lowered since (same constructor and payload then):
+	 * tensorReduce in the 2025-12-12 shapes */
+	late(&b, 6, 2, OP_REDUCE, NULL);
+	decode_ok(&b, &f, "2025-12-12");
+	blk = &fld(&f.contents.items[0], "bodies")->items[0].items[0];
+	st = fld(&fld(blk, "body")->items[0], "op");
+	ck_assert_str_eq(lp_kval_ctor_name(st), "tensorReduce");
+	pl = &st->items[0];
+	ck_assert_int_eq(pl->type_tag, 179);
+	ck_assert_str_eq(lp_kval_ctor_name(fld(pl, "op")), "add");
+	ck_assert_int_eq(fld(pl, "negated")->b, 1);
+	writes_current(&f);
 	lp_klr_file_free(&f);
 	lm_buf_free(&b);
 
