@@ -207,7 +207,8 @@ static void c_ref(lm_buf *b, const char *name)
 }
 
 /* The operators (Operator 218) the cases use. */
-enum { OP_DMA7, OP_DMA8, OP_BARRIER59, OP_MATMUL3, OP_DMAT5, OP_DMA7_BIR6 };
+enum { OP_DMA7, OP_DMA8, OP_BARRIER59, OP_MATMUL3, OP_DMAT5, OP_DMA7_BIR6,
+       OP_DMA7_F15, OP_REDUCE };
 
 static void c_op(lm_buf *b, int op)
 {
@@ -215,12 +216,19 @@ static void c_op(lm_buf *b, int op)
 	case OP_DMA7:   /* NcDmaCopy without priority */
 	case OP_DMA8:
 	case OP_DMA7_BIR6:
+	case OP_DMA7_F15:
 		obj(b, 218, 11, 1);
 		obj(b, 153, 0, op == OP_DMA8 ? 8 : 7);
-		if (op == OP_DMA7_BIR6)
+		if (op == OP_DMA7_BIR6) {
 			c_bir6(b, "t");
-		else
+		} else if (op == OP_DMA7_F15) {
+			/* a whole tensor of Dtype constructor 15 */
+			obj(b, 128, 0, 1);
+			obj(b, 125, 0, 1);
+			c_tensor_dt(b, "t", 15);
+		} else {
 			c_ref(b, "t");
+		}
 		c_ref(b, "u");
 		obj(b, 140, 0, 0);
 		obj(b, 141, 1, 0);
@@ -245,6 +253,17 @@ static void c_op(lm_buf *b, int op)
 		c_ref(b, "t");
 		c_ref(b, "u");
 		obj(b, 142, 3, 0);
+		break;
+	case OP_REDUCE:   /* tensorReduce add X, negated, keepdims false */
+		obj(b, 218, 32, 1);
+		obj(b, 179, 0, 7);
+		c_ref(b, "t");
+		c_ref(b, "u");
+		obj(b, 135, 1, 0);
+		obj(b, 145, 0, 0);
+		flag(b, 1);
+		none(b);
+		flag(b, 0);
 		break;
 	case OP_DMAT5:   /* DmaTranspose without oobMode */
 		obj(b, 218, 12, 1);
@@ -516,6 +535,34 @@ START_TEST(test_late_generations)
 	st = fld(fld(st, "tensor"), "dtype");
 	ck_assert_int_eq(st->ctor, 16);
 	ck_assert_str_eq(lp_kval_ctor_name(st), "float8_e4m3fn");
+	writes_current(&f);
+	lp_klr_file_free(&f);
+	lm_buf_free(&b);
+
+	/* Dtype constructor 15 in a file that reads as 2025-12-12 (15 =
+	 * float8_e4m3) and as 2025-12-03 (15 = float8_e4m3fn): refused */
+	late(&b, 6, 2, OP_DMA7_F15, NULL);
+	decode_bad(&b, "Dtype constructor 15 is float8_e4m3 in KLR schema "
+		   "generation 2025-12-12 and float8_e4m3fn in generation "
+		   "2025-12-03, and the file reads in both");
+	lm_buf_free(&b);
+	/* the same dtype where the shapes say the generation: read */
+	late(&b, 7, 3, OP_DMA7_F15, NULL);
+	decode_ok(&b, &f, "2026-02-28");
+	lp_klr_file_free(&f);
+	lm_buf_free(&b);
+
+	/* the operators lowered since (same constructor and payload then):
+	 * tensorReduce in the 2025-12-12 shapes */
+	late(&b, 6, 2, OP_REDUCE, NULL);
+	decode_ok(&b, &f, "2025-12-12");
+	blk = &fld(&f.contents.items[0], "bodies")->items[0].items[0];
+	st = fld(&fld(blk, "body")->items[0], "op");
+	ck_assert_str_eq(lp_kval_ctor_name(st), "tensorReduce");
+	pl = &st->items[0];
+	ck_assert_int_eq(pl->type_tag, 179);
+	ck_assert_str_eq(lp_kval_ctor_name(fld(pl, "op")), "add");
+	ck_assert_int_eq(fld(pl, "negated")->b, 1);
 	writes_current(&f);
 	lp_klr_file_free(&f);
 	lm_buf_free(&b);

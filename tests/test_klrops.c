@@ -929,7 +929,84 @@ START_TEST(test_refusals)
 		"\"onFalseValue\": {\"float\": 0}", d, c8, c8, a16));
 	lower_fails(k, "ncRangeSelect rangeStart 3 is not modelled");
 	free(k);
+	/* a barrier core listed twice */
+	k = one("bar", "coreBarrier", lm_xasprintf("\"data\": %s, \"cores\": "
+		"[0, 1, 0]", c8));
+	lower_fails(k, "coreBarrier lists core 0 twice");
+	free(k);
 	frees(a16, d, c8, d2, NULL);
+}
+END_TEST
+
+/*
+** tensorScalar with a tile operand and op1 but no imm1: the step-1
+** scalar is 0, as with immediate operands (KLR's own evaluator):
+** ys = max(x - x[p][0], 0) over columns 0..15.
+*/
+START_TEST(test_tile_scalar_op1_alone)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *a16 = xs(0, 16), *s0 = xs(0, 1), *d = sb("ys", 0, 16), *k;
+	ls_result r;
+	zero(&bd, "z_ys", "ys");
+	st(&bd, "ts", "tensorScalar", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"imm0\": {\"tile\": %s}, \"op0\": \"subtract\", \"op1\": "
+	   "\"max\"", d, a16, s0));
+	store(&bd, "st_y", "ys", 0);
+	k = kernel("k_ts", &bd, NULL);
+	lower_run(k, P, &r);
+	for (int p = 0; p < P; p++)
+		for (int j = 0; j < 16; j++) {
+			float t = xval(p, j) - xval(p, 0);
+			EQ_F(yv(&r, p, j), t > 0.0f ? t : 0.0f, "op1 alone", p,
+			     j);
+		}
+	ls_result_free(&r);
+	frees(k, a16, s0, d, NULL);
+}
+END_TEST
+
+/*
+** A coreBarrier is a fence for allocations first used after it too: a
+** memSet of a tile no statement touched before the barrier depends on
+** the barrier (with two cores, what the other core wrote before its
+** barrier is complete when this core's later statements run).
+*/
+START_TEST(test_core_barrier_fences_later_tensors)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *nt = op_("nt", "sbuf", "int32", 1, 1, 0, 0, 1, 1), *k;
+	char *dir = tu_tmpdir("klrops-fence");
+	lm_module *m, *lo;
+	lm_function *f;
+	int found = 0;
+
+	st(&bd, "bar", "coreBarrier", lm_xasprintf("\"data\": %s, \"cores\": "
+						   "[0]", nt));
+	zero(&bd, "ms", "ys");
+	store(&bd, "st", "ys", 0);
+	k = kernel("k_fence", &bd, NULL);
+	m = setup(dir, k);
+	lo = lower_ok(m, 0);
+	f = lm_module_find_function(lo, "k_fence");
+	ck_assert_ptr_nonnull(f);
+	for (int b = 0; b < f->n_blocks; b++)
+		for (int i = 0; i < f->blocks[b].n_insts; i++) {
+			const lm_inst *in = &f->blocks[b].insts[i];
+			int dep = 0;
+			if (strcmp(in->name, "ms") != 0)
+				continue;
+			found = 1;
+			for (int d = 0; d < in->n_deps; d++)
+				dep |= !strcmp(in->deps[d], "bar");
+			ck_assert_msg(dep, "memSet 'ms' after the barrier does "
+				      "not depend on it");
+		}
+	ck_assert(found);
+	lm_module_free(lo);
+	lm_module_free(m);
+	tu_rmtree(dir);
+	frees(dir, nt, k, NULL);
 }
 END_TEST
 
@@ -940,9 +1017,11 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_vector_ops);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_tile_scalar_op1_alone);
 	tcase_add_test(tc, test_register_loop);
 	tcase_add_test(tc, test_register_offsets);
 	tcase_add_test(tc, test_core_barrier_two_cores);
+	tcase_add_test(tc, test_core_barrier_fences_later_tensors);
 	tcase_add_test(tc, test_register_offset_out_of_range);
 	suite_add_tcase(s, tc);
 	return s;

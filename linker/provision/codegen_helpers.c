@@ -74,6 +74,7 @@ void lp_cg_free(lp_cg *cg)
 	free(cg->transpose_psum);
 	free(cg->queue);
 	free(cg->unplaced);
+	free(cg->fence);
 	memset(cg, 0, sizeof *cg);
 }
 
@@ -92,6 +93,8 @@ static cg_hazard *hazard(lp_cg *cg, const char *alloc)
 	/* key: the allocation's own name string, alive as long as f */
 	idx = (int)(intptr_t)lm_strmap_lookup(&cg->tensors, alloc) - 1;
 	h = lm_xcalloc(1, sizeof *h);
+	/* an allocation first used after a fence still follows it */
+	h->writer = cg->fence ? lm_xstrdup(cg->fence) : NULL;
 	lm_strmap_put(&cg->hazards, idx >= 0 ? cg->f->allocs[idx].name
 					     : alloc, h);
 	return h;
@@ -170,11 +173,14 @@ void lp_cg_hazards_reset(lp_cg *cg)
 			free(h->readers[k]);
 		h->n_readers = 0;
 	}
+	free(cg->fence);
+	cg->fence = NULL;
 }
 
 /*
 ** A fence: *in depends on every recorded writer and reader, and becomes
-** the writer of every allocation seen, so every later access follows it.
+** the writer of every allocation, seen or first seen later, so every
+** later access follows it.
 */
 void lp_cg_emit_fence(lp_cg *cg, lm_inst *in)
 {
@@ -199,7 +205,8 @@ void lp_cg_emit_fence(lp_cg *cg, lm_inst *in)
 			free(h->readers[k]);
 		h->n_readers = 0;
 	}
-	free(name);
+	free(cg->fence);
+	cg->fence = name;
 }
 
 int lp_cg_add_tensor(lp_cg *cg, const char *name, lm_tensorkind kind,

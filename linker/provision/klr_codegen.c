@@ -1029,7 +1029,7 @@ static int cg_tensor_scalar_ptr(lp_cg *cg, const lp_kval *op,
 			       lp_kval_ctor_name(F(op, "engine")));
 	operand_split(F(op, "imm0"), &t0, &i0);
 	operand_split(imm1, &t1, &i1);
-	inst_init(&in, name, LM_OP_TSPTR, LM_ENG_DVE, imm1 ? 3 : 2, 1);
+	inst_init(&in, name, LM_OP_TSPTR, LM_ENG_DVE, imm1 || op1 ? 3 : 2, 1);
 	in.alu0 = lm_aluop_parse(lp_kval_ctor_name(F(op, "op0")));
 	in.alu1 = op1 ? lm_aluop_parse(lp_kval_ctor_name(op1)) : LM_ALU_BYPASS;
 	in.reverse0 = rev == 1 || rev == 3;
@@ -1042,6 +1042,11 @@ static int cg_tensor_scalar_ptr(lp_cg *cg, const lp_kval *op,
 		rc = scalar_tile(cg, t0, i0, lnc, name, "imm0", P, &in.ins[1]);
 	if (!rc && imm1)
 		rc = scalar_tile(cg, t1, i1, lnc, name, "imm1", P, &in.ins[2]);
+	else if (!rc && op1)
+		/* op1 without imm1: the scalar 0, as with immediates */
+		lm_b_init_ap(&in.ins[2], scalar_scratch(cg, name, "imm1", P, 0),
+			     NULL, LM_DT_FLOAT32, 0, 0,
+			     (lm_appair[2]){ { 1, P }, { 1, 1 } }, 2);
 	if (!rc)
 		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	return finish(cg, &in, rc);
@@ -1278,6 +1283,13 @@ static int cg_core_barrier(lp_cg *cg, const lp_kval *op, const char *name)
 				       (long long)cl->items[i].i,
 				       MAX_CORES - 1);
 		}
+		for (int j = 0; j < i; j++)
+			if (cores[j] == cl->items[i].i) {
+				free(cores);
+				return cg_fail(cg, "coreBarrier lists core %lld "
+					       "twice",
+					       (long long)cl->items[i].i);
+			}
 		cores[i] = cl->items[i].i;
 	}
 	cg->n_barriers++;

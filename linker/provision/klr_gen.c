@@ -57,37 +57,44 @@ static const lp_kctor g0105_c_Block[] = { S(g0105_Block) };
 static const lp_ktype g0105_t[] = { TY(104, "Block", g0105_c_Block) };
 static const lp_kgtype g0105[] = { { 104, 0, &g0105_t[0] } };
 
-/* ---- 2025-12-29: the Operator numbering before the collectives grew ------- */
+/*
+** ---- 2025-12-29: the Operator numbering before the collectives grew -------
+** Constructors 0..50 are the current ones with the current payloads
+** (their records did not change from 2025-11-21 on), except
+** tensorScalarReduce, whose record had 8 fields then (not read).
+*/
 
 static const lp_kctor g1229_c_Operator[] = {
 	P(0, "activate", "T148"), P(1, "ncActivate", "T149"),
 	P(2, "activationReduce", "T149"), P(3, "affineSelect", "T150"),
-	P(4, "ncAffineSelect", "T151"), U(5, "batchNormAggregate"),
-	U(6, "batchNormStats"), P(7, "copy", "T177"), P(8, "ncCopy", "T178"),
-	U(9, "copyPredicated"), P(10, "dmaCopy", "T152"),
-	P(11, "ncDmaCopy", "T153"), P(12, "dmaTranspose", "T154"),
-	U(13, "dropout"), U(14, "findIndex8"), P(15, "iota", "T159"),
+	P(4, "ncAffineSelect", "T151"), P(5, "batchNormAggregate", "T174"),
+	P(6, "batchNormStats", "T175"), P(7, "copy", "T177"),
+	P(8, "ncCopy", "T178"), U(9, "copyPredicated"),
+	P(10, "dmaCopy", "T152"), P(11, "ncDmaCopy", "T153"),
+	P(12, "dmaTranspose", "T154"), U(13, "dropout"),
+	P(14, "findIndex8", "T171"), P(15, "iota", "T159"),
 	U(16, "loadMaskRegister"), P(17, "loadStationary", "T160"),
 	U(18, "localGather"), U(19, "ncLocalGather"), P(20, "matMul", "T161"),
-	P(21, "ncMatMul", "T183"), U(22, "matchReplace8"),
-	U(23, "matchValueLoad"), U(24, "max8"), P(25, "memSet", "T158"),
-	U(26, "rangeSelect"), U(27, "ncRangeSelect"), U(28, "reciprocal"),
-	U(29, "scalarTensorTensor"), U(30, "ncScalarTensorTensor"),
-	U(31, "shuffle"), U(32, "tensorReduce"), P(33, "tensorScalar", "T180"),
-	P(34, "tensorTensor", "T182"), U(35, "tensorTensorScan"),
+	P(21, "ncMatMul", "T183"), P(22, "matchReplace8", "T172"),
+	U(23, "matchValueLoad"), P(24, "max8", "T173"), P(25, "memSet", "T158"),
+	P(26, "rangeSelect", "T164"), P(27, "ncRangeSelect", "T165"),
+	P(28, "reciprocal", "T176"), P(29, "scalarTensorTensor", "T166"),
+	P(30, "ncScalarTensorTensor", "T167"), U(31, "shuffle"),
+	P(32, "tensorReduce", "T179"), P(33, "tensorScalar", "T180"),
+	P(34, "tensorTensor", "T182"), P(35, "tensorTensorScan", "T169"),
 	U(36, "tensorPartitionReduce"), U(37, "tensorScalarReduce"),
-	P(38, "transpose", "T155"), U(39, "selectReduce"),
+	P(38, "transpose", "T155"), P(39, "selectReduce", "T185"),
 	U(40, "sequenceBounds"), U(41, "sendRecv"), U(42, "sendRecvCompute"),
-	U(43, "tensorLoad"), U(44, "tensorStore"), U(45, "registerMove"),
-	U(46, "cmpBranch"), U(47, "registerAluOp"), U(48, "quantizeMX"),
+	P(43, "tensorLoad", "T190"), P(44, "tensorStore", "T191"),
+	P(45, "registerMove", "T192"), P(46, "cmpBranch", "T193"),
+	P(47, "registerAluOp", "T194"), U(48, "quantizeMX"),
 	U(49, "ncMatMulMX"), U(50, "dmaCompute"), U(51, "allReduce"),
-	U(52, "allGather"), U(53, "reduceScatter"),
-	U(54, "collectivePermute"), U(55, "broadcast"), U(56, "allToAll"),
-	U(57, "send"), U(58, "recv"), P(59, "coreBarrier", "T201"),
-	U(60, "rng"), U(61, "rand2"), U(62, "randGetState"),
-	U(63, "setRngSeed"), U(64, "randSetState"), U(65, "extendedInst"),
-	U(66, "tensorScalarCumulative"), U(67, "ncNGather"),
-	U(68, "devicePrint")
+	U(52, "allGather"), U(53, "reduceScatter"), U(54, "collectivePermute"),
+	U(55, "broadcast"), U(56, "allToAll"), U(57, "send"), U(58, "recv"),
+	P(59, "coreBarrier", "T201"), U(60, "rng"), U(61, "rand2"),
+	U(62, "randGetState"), U(63, "setRngSeed"), U(64, "randSetState"),
+	U(65, "extendedInst"), U(66, "tensorScalarCumulative"),
+	U(67, "ncNGather"), U(68, "devicePrint")
 };
 static const lp_kfield g1229_CoreBarrier[] = {
 	{ "data", "T128" }, { "cores", "[i" }, { "engine", "T130" }

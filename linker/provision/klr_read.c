@@ -545,6 +545,92 @@ static int no_match(const attempt *a, const lp_kgen *g, const char *path,
 		      g->name, list);
 }
 
+/* Does generation g number Dtype as 2025-12-03 and older did? */
+static int old_dtypes(const lp_kgen *g)
+{
+	int cur;
+	return lp_klr_gen_type(g, LP_T_DTYPE, &cur) != lp_klr_type(LP_T_DTYPE);
+}
+
+/* The first Dtype of v whose constructor the older numbering gives
+** another meaning (15..18), or NULL. */
+static const lp_kval *moved_dtype(const lp_kval *v)
+{
+	if (v->kind == LP_KV_OBJ && v->type_tag == LP_T_DTYPE &&
+	    v->ctor >= 15 && v->ctor <= 18)
+		return v;
+	for (int i = 0; i < v->n; i++) {
+		const lp_kval *d = moved_dtype(&v->items[i]);
+		if (d)
+			return d;
+	}
+	return NULL;
+}
+
+/* Read the body from `start` in generation g into *f (current form). */
+static int read_as(const uint8_t *p, size_t n, const char *path,
+		   size_t start, const lp_kgen *g, lp_klr_file *f, rd *r,
+		   lm_error *err)
+{
+	int rc;
+	memset(r, 0, sizeof *r);
+	r->p = p;
+	r->n = n;
+	r->path = path ? path : "";
+	r->err = err;
+	r->gen = g;
+	r->pos = start;
+	rc = decode_body(r, f);
+	if (rc == 0 && g != lp_klr_gens[0])
+		rc = lp_klr_gen_convert(g, &f->contents, r->path, err);
+	return rc;
+}
+
+/*
+** f read in generation lp_klr_gens[i], whose Dtype numbering is the
+** current one. When it holds a Dtype constructor 15..18 and a generation
+** of the older numbering reads the file as well, which one wrote it is
+** not known and the dtype would be a guess: refused.
+*/
+static int dtype_ambiguous(const uint8_t *p, size_t n, const char *path,
+			   size_t start, int i, const lp_klr_file *f,
+			   lm_error *err)
+{
+	const lp_kval *d = moved_dtype(&f->contents);
+	if (!d || old_dtypes(lp_klr_gens[i]))
+		return 0;
+	for (int j = i + 1; j < lp_klr_n_gens; j++) {
+		lp_klr_file g;
+		lm_error ignore;
+		const lp_ktype *t;
+		const lp_kctor *c;
+		rd r;
+		int rc, cur;
+		if (!old_dtypes(lp_klr_gens[j]))
+			continue;
+		memset(&g, 0, sizeof g);
+		rc = read_as(p, n, path, start, lp_klr_gens[j], &g, &r,
+			     &ignore);
+		t = lp_klr_gen_type(lp_klr_gens[j], LP_T_DTYPE, &cur);
+		c = lp_klr_ctor(t, d->ctor);
+		if (rc == 0) {
+			rc = lm_err(err, path ? path : "", "Dtype", "Dtype "
+				    "constructor %d is %s in KLR schema "
+				    "generation %s and %s in generation %s, "
+				    "and the file reads in both: which one "
+				    "wrote it is not known (ambiguous, not "
+				    "guessed)", d->ctor,
+				    lp_kval_ctor_name(d),
+				    lp_klr_gens[i]->name, c ? c->name : "?",
+				    lp_klr_gens[j]->name);
+			lp_klr_file_free(&g);
+			return rc;
+		}
+		lp_klr_file_free(&g);
+	}
+	return 0;
+}
+
 /*
 ** Decode header, metadata and contents; nothing may follow. The record
 ** shapes are tried generation by generation, newest first (docs/klr.md);
@@ -574,17 +660,15 @@ int lp_klr_decode_file(lp_klr_file *out, const uint8_t *p, size_t n,
 		lp_klr_file f;
 		memset(&f, 0, sizeof f);
 		memcpy(f.version, out->version, sizeof f.version);
-		memset(&r, 0, sizeof r);
-		r.p = p;
-		r.n = n;
-		r.path = path ? path : "";
-		r.err = &at[i].err;
-		r.gen = lp_klr_gens[i];
-		r.pos = start;
-		rc = decode_body(&r, &f);
-		if (rc == 0 && i > 0)
-			rc = lp_klr_gen_convert(r.gen, &f.contents, r.path,
-						&at[i].err);
+		rc = read_as(p, n, path, start, lp_klr_gens[i], &f, &r,
+			     &at[i].err);
+		if (rc == 0 && (rc = dtype_ambiguous(p, n, path, start, i, &f,
+						     err)) != 0) {
+			lp_klr_file_free(&f);
+			free(at);
+			lp_klr_file_free(out);
+			return rc;
+		}
 		if (rc == 0) {
 			*out = f;
 			out->generation = r.gen->name;

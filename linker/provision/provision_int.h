@@ -55,6 +55,8 @@ typedef struct lp_cg {
 	lm_strmap inst_names;    /* instruction names used in f */
 	int n_insts_made;
 	int n_barriers;          /* coreBarrier statements lowered */
+	char *fence;             /* the last fence, the first writer of an
+				    allocation first seen after it */
 	/* budget (getSbufMaxBytes / getPsumMaxBankId) */
 	int64_t sb_max;
 	int64_t psum_max_bank;   /* -1 when no PSUM tensor */
