@@ -1564,6 +1564,13 @@ START_TEST(test_fuzz_refusals)
 		  "needs a time" },
 		{ { "fuzz", "--case-timeout", "8d", NULL }, "--case-timeout "
 		  "needs a time" },
+		/* --plain is none of the forms, in either order */
+		{ { "fuzz", "--dynamic", "--plain", NULL }, "--plain is the "
+		  "generator without" },
+		{ { "fuzz", "--plain", "--loops", NULL }, "--plain is the "
+		  "generator without" },
+		{ { "fuzz", "--sync", "semaphores", "--plain", NULL }, "--plain "
+		  "is the generator without" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		tu_run r = tu_lncsimv(d, bad[i].a);
