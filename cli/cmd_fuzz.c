@@ -104,6 +104,7 @@ typedef struct fuzz_opts {
 	double duration;          /* seconds, 0: none */
 	double lost_after;
 	int jobs, quiet, stop, resume, mpi;
+	int plain;                /* --plain given */
 	int lock_fd;              /* the campaign's lock (-1: none) */
 	const char *campaign;
 	cli_db dbo;
@@ -267,6 +268,7 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 			o->has_form = 1;
 			i++;
 		} else if (!strcmp(a, "--plain")) {
+			o->plain = 1;
 			o->cfg.mix = 0;
 			o->has_form = 1;
 		} else if (!strcmp(a, "--race")) {
@@ -322,6 +324,10 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 			return cli_usage_error("fuzz", "unknown argument '%s'", a);
 		}
 	}
+	if (o->plain && (o->cfg.loops || o->cfg.dynamic ||
+			 o->cfg.sync == LS_GEN_SYNC_SEMAPHORES))
+		return cli_usage_error("fuzz", "--plain is the generator without "
+				       "--loops, --dynamic and --sync semaphores");
 	/* a duration alone: no seed limit but the time */
 	if (o->duration > 0 && !o->has_count)
 		o->count = 0;

@@ -102,6 +102,8 @@ int fz_gen_options_parse(const char *s, fz_config *c)
 	w = strchr(steps, ' ');
 	if (w) {
 		*w++ = 0;
+		/* words one space apart, none empty */
+		bad = !*w || w[strlen(w) - 1] == ' ';
 		if (!strncmp(w, "loops", 5) && (w[5] == ' ' || !w[5])) {
 			loops = 1;
 			w += w[5] ? 6 : 5;
@@ -119,7 +121,7 @@ int fz_gen_options_parse(const char *s, fz_config *c)
 			mixed = 1;
 			w += 3;
 		}
-		bad = *w != 0;
+		bad = bad || *w != 0;
 	}
 	bad = bad || sz < 0 || lo < 1 || hi < lo || hi > 64 || sched < 0 ||
 	      (steps[0] && lk_parse_skip(steps, &skip, &err));

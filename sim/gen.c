@@ -27,7 +27,8 @@
 ** address DRAM through registers.
 **
 ** With --sync semaphores (ls_gen_opts.sync) the same program, the same
-** draws, is ordered through id-form sync_info semaphores alone: every
+** draws, has no dependencies: what they ordered goes through id-form
+** sync_info semaphores (the queue semaphore waits stay): every
 ** instruction counts its completion on its engine's or its queue
 ** instance's slot, and each name a dependency would list becomes a wait
 ** for the count that instruction brought (sync_want); in a loop body

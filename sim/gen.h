@@ -33,9 +33,11 @@ typedef struct ls_gen_opts {
 			       (implies loops) */
 } ls_gen_opts;
 
-/* Ordering: `dependencies` (and queue semaphore waits), or id-form
-** `sync_info` semaphores only (on_update at the producer, on_wait at the
-** consumer for the exact count the producer's completion brings). */
+/* Ordering: `dependencies` (and queue semaphore waits), or no
+** dependencies but id-form `sync_info` semaphores in their place
+** (on_update at the producer, on_wait at the consumer for the exact
+** count the producer's completion brings; the queue semaphore waits
+** stay). */
 enum { LS_GEN_SYNC_DEPS = 0, LS_GEN_SYNC_SEMAPHORES = 1 };
 
 /* Parse "deps" / "semaphores"; -1 when unknown. */

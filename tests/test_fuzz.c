@@ -447,6 +447,17 @@ START_TEST(test_config_strings)
 	ck_assert_int_eq(fz_gen_options_parse("cores=1-4 size=small "
 					      "schedules=0 skip= dynamic loops",
 					      &d), -1);
+	/* a word list with a stray space is not one this lncsim wrote */
+	static const char *const stray[] = {
+		"cores=1-4 size=small schedules=0 skip= ",
+		"cores=1-4 size=small schedules=0 skip= loops ",
+		"cores=1-4 size=small schedules=0 skip= loops  race",
+		"cores=1-4 size=small schedules=0 skip= sync=semaphores ",
+		"cores=1-4 size=small schedules=0 skip=  race",
+	};
+	for (size_t i = 0; i < sizeof stray / sizeof stray[0]; i++)
+		ck_assert_msg(fz_gen_options_parse(stray[i], &d) == -1, "'%s'",
+			      stray[i]);
 	s = fz_repro(&c, 42, "DIR");
 	ck_assert_contains(s, "--size large --dynamic --sync semaphores -o DIR");
 	free(s);
@@ -1553,6 +1564,13 @@ START_TEST(test_fuzz_refusals)
 		  "needs a time" },
 		{ { "fuzz", "--case-timeout", "8d", NULL }, "--case-timeout "
 		  "needs a time" },
+		/* --plain is none of the forms, in either order */
+		{ { "fuzz", "--dynamic", "--plain", NULL }, "--plain is the "
+		  "generator without" },
+		{ { "fuzz", "--plain", "--loops", NULL }, "--plain is the "
+		  "generator without" },
+		{ { "fuzz", "--sync", "semaphores", "--plain", NULL }, "--plain "
+		  "is the generator without" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		tu_run r = tu_lncsimv(d, bad[i].a);
