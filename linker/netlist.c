@@ -8,6 +8,7 @@
 ** several instances", is the description.
 */
 #include "common.h"
+#include "json.h"
 #include "lk_int.h"
 
 #include <cjson/cJSON.h>
