@@ -166,6 +166,26 @@ START_TEST(test_tt_int32_arith)
 }
 END_TEST
 
+/*
+** int64 mod at its limits: INT64_MAX mod -2 and INT64_MIN mod 3 (floor
+** remainders -1 and 1) must not overflow on the way (b * floor(a / b)
+** is beyond int64 for both).
+*/
+START_TEST(test_tt_int64_mod)
+{
+	static const int64_t a[4] = { INT64_MIN, INT64_MAX, INT64_MIN,
+				      INT64_MAX };
+	static const int64_t b[4] = { -1, -2, 3, 2 };
+	int64_t y[4];
+
+	tt_run("mod", "int64", a, "int64", b, "int64", 4, y);
+	ck_assert(y[0] == 0);
+	ck_assert(y[1] == -1);
+	ck_assert(y[2] == 1);
+	ck_assert(y[3] == 1);
+}
+END_TEST
+
 /* Bit operations keep the low bits of the output dtype; the shifts. */
 START_TEST(test_tt_bits)
 {
@@ -799,6 +819,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_tt_int32_arith);
 	tcase_add_test(tc, test_tt_bits);
+	tcase_add_test(tc, test_tt_int64_mod);
 	tcase_add_test(tc, test_tt_mixed);
 	tcase_add_test(tc, test_tt_random);
 	tcase_add_test(tc, test_ts_int_steps);
