@@ -186,6 +186,27 @@ START_TEST(test_tt_int64_mod)
 }
 END_TEST
 
+/*
+** int64 divide at its limits: the exact floor quotient, saturated.
+** INT64_MIN / -1 is 2^63 (INT64_MAX in int64, INT32_MAX in int32), not
+** the wrapped INT64_MIN.
+*/
+START_TEST(test_tt_int64_divide)
+{
+	static const int64_t a[4] = { INT64_MIN, INT64_MAX, INT64_MIN,
+				      INT64_MIN };
+	static const int64_t b[4] = { -1, -2, 3, -1 };
+	int64_t y[4];
+
+	tt_run("divide", "int64", a, "int64", b, "int64", 4, y);
+	ck_assert(y[0] == INT64_MAX);
+	ck_assert(y[1] == -4611686018427387904LL);  /* floor(-(2^62 - 0.5)) */
+	ck_assert(y[2] == -3074457345618258603LL);  /* floor(-2^63 / 3) */
+	tt_run("divide", "int64", a, "int64", b, "int32", 4, y);
+	ck_assert(y[0] == 2147483647 && y[3] == 2147483647);
+}
+END_TEST
+
 /* Bit operations keep the low bits of the output dtype; the shifts. */
 START_TEST(test_tt_bits)
 {
@@ -820,6 +841,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_tt_int32_arith);
 	tcase_add_test(tc, test_tt_bits);
 	tcase_add_test(tc, test_tt_int64_mod);
+	tcase_add_test(tc, test_tt_int64_divide);
 	tcase_add_test(tc, test_tt_mixed);
 	tcase_add_test(tc, test_tt_random);
 	tcase_add_test(tc, test_ts_int_steps);
