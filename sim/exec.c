@@ -1022,6 +1022,8 @@ static void mm_finish(ls_exec *x, ls_pending *p)
 	undefer(x, p);
 }
 
+static int is_int_dtype(lm_dtype t);
+
 /* Matmult: acc = start ? 0 : dst; acc = fmaf(st[k][m], mv[k][n], acc). */
 static int exec_matmult(ls_exec *x)
 {
@@ -1035,6 +1037,13 @@ static int exec_matmult(ls_exec *x)
 
 	if (x->si->in->is_transpose)
 		return exec_transpose(x);
+	/* the PE array takes float data and uint8 (read as its value) */
+	for (int k = 0; k < 2; k++)
+		if (is_int_dtype(x->si->ins[k].dtype) &&
+		    x->si->ins[k].dtype != LM_DT_UINT8)
+			return fail(x, "ins[%d] %s: integer data other than "
+				    "uint8 is not modelled for the PE array", k,
+				    lm_dtype_name(x->si->ins[k].dtype));
 	if ((rc = mm_defer(x)) != 0)
 		return rc < 0 ? rc : 0;
 	if (!mm_in_place(x, 0, &sa, &lo, &hi) &&
@@ -1063,7 +1072,6 @@ static int exec_matmult(ls_exec *x)
 static int acc_outs(ls_exec *x, int cmd);
 static int acc_finish(ls_exec *x, int cmd, const float *y, int64_t P,
 		      int64_t fr);
-static int is_int_dtype(lm_dtype t);
 
 /*
 ** Activation: dst = func(src * scale + bias[p]), the product rounded to
