@@ -249,13 +249,21 @@ static void alu_sv(lm_aluop op, float c, const float *b, float *out,
 
 /* ---- the opcode families ------------------------------------------------ */
 
-/* DMACopy / Load / Save: copy with dtype conversion (bit copy if equal). */
+/* 1 if a and b are one format (two spellings of a float8 format, say):
+** a move between them copies the bits. */
+static int same_format(lm_dtype a, lm_dtype b)
+{
+	return lm_dtype_format(a) == lm_dtype_format(b);
+}
+
+/* DMACopy / Load / Save: copy with dtype conversion (bit copy if one
+** format). */
 static int int_convert(ls_exec *x);
 
 static int exec_dma(ls_exec *x)
 {
 	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
-	if (src->dtype == dst->dtype)
+	if (same_format(src->dtype, dst->dtype))
 		return read_raw(x, src, "ins[0]", stage_buf(x));
 	if (lm_dtype_is_int(src->dtype) && lm_dtype_is_int(dst->dtype))
 		return int_convert(x);
@@ -344,7 +352,7 @@ static int read_as_dst(ls_exec *x, uint8_t **out, int *es)
 	uint8_t *b = grow_b(&x->raw, &x->cap_raw, src->count * dst->esize);
 	*es = dst->esize;
 	*out = b;
-	if (src->dtype == dst->dtype)
+	if (same_format(src->dtype, dst->dtype))
 		return read_raw(x, src, "ins[0]", b);
 	float *f = grow_f(&x->fa, &x->cap_a, src->count);
 	int rc = read_f32(x, 0, f);
@@ -641,7 +649,7 @@ static int exec_indirect_rows(ls_exec *x)
 				    (long long)n_rows - 1);
 		row_of(src, n_rows, r, &row);
 		ls_bind(x->mc, x->core, &row, &v);
-		if (src->dtype == dst->dtype) {
+		if (same_format(src->dtype, dst->dtype)) {
 			bad = ls_gather_raw(&v, out + k * rlen * es,
 					    can_read_uninit(x));
 		} else {
@@ -776,7 +784,7 @@ static int exec_transpose(ls_exec *x)
 	if ((rc = read_raw(x, mv, "ins[1]", raw)) != 0)
 		return rc;
 	dst = stage_buf(x);
-	if (out->dtype == mv->dtype) {
+	if (same_format(out->dtype, mv->dtype)) {
 		for (int64_t p = 0; p < P; p++)
 			for (int64_t f = 0; f < Fm; f++)
 				memcpy(dst + (f * P + p) * es,

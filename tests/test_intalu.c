@@ -834,6 +834,42 @@ START_TEST(test_matmul_f8)
 END_TEST
 
 /*
+** float8e5 and float8_e5m2 are one format: a copy between them moves the
+** byte, all 256 codes, the signalling NaNs 0x7d / 0xfd (quiet bit clear)
+** included -- a conversion through float32 would quiet them to 0x7f /
+** 0xff.
+*/
+START_TEST(test_f8_e5_spellings_copy)
+{
+	static const char *const pairs[2][2] = {
+		{ "float8e5", "float8_e5m2" }, { "float8_e5m2", "float8e5" },
+	};
+	uint8_t codes[256];
+	const void *dat[1] = { codes };
+	ls_result r;
+	lm_error err;
+
+	for (int i = 0; i < 256; i++)
+		codes[i] = (uint8_t)i;
+	for (int k = 0; k < 2; k++) {
+		const char *dts[1] = { pairs[k][0] };
+		char *op = lm_xasprintf("\"opcode\":\"TensorCopy\",\"ins\":[%s],"
+					"\"outs\":[%s]", AP("s0", pairs[k][0],
+					1, 256, 0), AP("ys", pairs[k][1], 1,
+					256, 0));
+		ck_assert_msg(run_op(1, dts, dat, 1, 256, pairs[k][1], op, &r,
+				     &err) == 0, "%s", err.msg);
+		for (int i = 0; i < 256; i++)
+			ck_assert_msg(out_byte(&r, i) == i, "%s to %s: 0x%02x "
+				      "became 0x%02x", pairs[k][0], pairs[k][1],
+				      i, out_byte(&r, i));
+		ls_result_free(&r);
+		free(op);
+	}
+}
+END_TEST
+
+/*
 ** Matmult of a [2, 1] of dtype da by a [2, 2] of dtype db (raw bytes a,
 ** b) into float32 y [1, 2]. Returns the status.
 */
@@ -928,6 +964,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_reduce_int);
 	tcase_add_test(tc, test_memset_int);
 	tcase_add_test(tc, test_f8_through_ops);
+	tcase_add_test(tc, test_f8_e5_spellings_copy);
 	tcase_add_test(tc, test_matmul_f8);
 	tcase_add_test(tc, test_matmul_int);
 	suite_add_tcase(s, tc);
