@@ -1237,14 +1237,26 @@ static int exec_exponential(ls_exec *x)
 ** fitted into outs[0]'s dtype; uns: unsigned 64-bit.
 */
 static int int_step(ls_exec *x, lm_aluop op, int uns, lm_dtype adt,
-		    const int64_t *a, int64_t ca, const int64_t *b,
-		    int64_t cb, int64_t *out, int64_t n, int64_t base)
+		    lm_dtype bdt, const int64_t *a, int64_t ca,
+		    const int64_t *b, int64_t cb, int64_t *out, int64_t n,
+		    int64_t base)
 {
 	lm_dtype od = x->si->outs[0].dtype;
 	int cls = ls_int_alu_class(op);
+	/* an unsigned 64-bit step reads a negative value as 2^64 + it */
+	int by_value = uns && cls != LS_IA_BITS && op != LM_ALU_LOGICAL_AND &&
+		       op != LM_ALU_LOGICAL_OR && op != LM_ALU_LOGICAL_XOR;
 	for (int64_t i = 0; i < n; i++) {
-		int64_t r;
-		if (ls_int_alu(op, uns, adt, a ? a[i] : ca, b ? b[i] : cb, &r))
+		int64_t r, av = a ? a[i] : ca, bv = b ? b[i] : cb;
+		if (by_value && ((adt != LM_DT_UINT64 && av < 0) ||
+				 (bdt != LM_DT_UINT64 && bv < 0)))
+			return fail(x, "integer %s of %lld and a uint64 operand "
+				    "at element %lld is not modelled (a "
+				    "negative value with uint64)",
+				    lm_aluop_name(op), (long long)(adt !=
+				    LM_DT_UINT64 && av < 0 ? av : bv),
+				    (long long)(base + i));
+		if (ls_int_alu(op, uns, adt, av, bv, &r))
 			return fail(x, "integer %s by zero at element %lld",
 				    lm_aluop_name(op), (long long)(base + i));
 		out[i] = ls_int_fit(od, cls, uns, r);
@@ -1323,12 +1335,13 @@ static int exec_int_tensorscalarptr(ls_exec *x)
 			op = k ? in->alu1 : in->alu0;
 			sdt = x->si->ins[k + 1].dtype;
 			/* step 0 reads the data's dtype, step 1 the output's */
-			lm_dtype adt = rev ? sdt : k ? od : src->dtype;
+			lm_dtype ddt = k ? od : src->dtype;
+			lm_dtype adt = rev ? sdt : ddt, bdt = rev ? ddt : sdt;
 			int uns = adt == LM_DT_UINT64 || sdt == LM_DT_UINT64;
-			rc = rev ? int_step(x, op, uns, adt, NULL, s[k][p], row,
-					    0, row, fr, p * fr)
-				 : int_step(x, op, uns, adt, row, 0, NULL,
-					    s[k][p], row, fr, p * fr);
+			rc = rev ? int_step(x, op, uns, adt, bdt, NULL,
+					    s[k][p], row, 0, row, fr, p * fr)
+				 : int_step(x, op, uns, adt, bdt, row, 0,
+					    NULL, s[k][p], row, fr, p * fr);
 		}
 	}
 	if (rc == 0)
@@ -1389,7 +1402,8 @@ static int exec_int_tensortensor(ls_exec *x)
 			    "elements (%lld, %lld, %lld)", (long long)a->count,
 			    (long long)b->count, (long long)n);
 	if ((rc = int_read(x, 0, &va)) == 0 && (rc = int_read(x, 1, &vb)) == 0
-	    && (rc = int_step(x, op, uns, a->dtype, va, 0, vb, 0, va, n, 0)) == 0)
+	    && (rc = int_step(x, op, uns, a->dtype, b->dtype, va, 0, vb, 0,
+			       va, n, 0)) == 0)
 		int_stage(x, va);
 	free(va);
 	free(vb);
@@ -1420,18 +1434,18 @@ static int exec_int_tensorscalar(ls_exec *x)
 		goto done;
 	if (in->reverse0)
 		rc = int_step(x, in->alu0, src->dtype == LM_DT_UINT64,
-			      LM_DT_INT64, NULL, c0, v, 0, v, n, 0);
+			      LM_DT_INT64, src->dtype, NULL, c0, v, 0, v, n, 0);
 	else
 		rc = int_step(x, in->alu0, src->dtype == LM_DT_UINT64,
-			      src->dtype, v, 0, NULL, c0, v, n, 0);
+			      src->dtype, LM_DT_INT64, v, 0, NULL, c0, v, n, 0);
 	if (rc)
 		goto done;
 	if (in->reverse1)
 		rc = int_step(x, in->alu1, od == LM_DT_UINT64, LM_DT_INT64,
-			      NULL, c1, v, 0, v, n, 0);
+			      od, NULL, c1, v, 0, v, n, 0);
 	else
-		rc = int_step(x, in->alu1, od == LM_DT_UINT64, od, v, 0, NULL,
-			      c1, v, n, 0);
+		rc = int_step(x, in->alu1, od == LM_DT_UINT64, od,
+			      LM_DT_INT64, v, 0, NULL, c1, v, n, 0);
 	if (rc == 0)
 		int_stage(x, v);
 done:

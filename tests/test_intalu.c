@@ -400,6 +400,48 @@ START_TEST(test_ts_int_steps)
 }
 END_TEST
 
+/*
+** A step with a uint64 operand is unsigned 64-bit: exact while every
+** value of a signed operand is >= 0 (uint64 2^63 + int8 5); a negative
+** one (int8 -1 + uint64 5 would be 2^64 + 4, saturated to UINT64_MAX;
+** is_gt(-1, 5) would be 1; uint64 5 + const -1 likewise) is refused by
+** name at the element, not computed.
+*/
+START_TEST(test_int_uint64_signed)
+{
+	static const uint64_t u[2] = { 9223372036854775808ULL, 5 };
+	static const int8_t pos[2] = { 5, 0 }, neg[2] = { 3, -1 };
+	static const uint64_t u5[2] = { 5, 6 };
+	static const char *const dts[2] = { "int8", "uint64" };
+	const void *dat[2] = { neg, u };
+	int64_t y[2];
+	ls_result r;
+	lm_error err;
+	char *op;
+
+	tt_run("add", "uint64", u, "int8", pos, "uint64", 2, y);
+	ck_assert((uint64_t)y[0] == 9223372036854775813ULL && y[1] == 5);
+	tt_run("is_gt", "uint64", u, "int8", pos, "uint8", 2, y);
+	ck_assert(y[0] == 1 && y[1] == 1);
+	tt_run("bitwise_and", "int8", neg, "uint64", u, "uint64", 2, y);
+	ck_assert(y[0] == 0 && y[1] == 5);   /* patterns: -1 & 5 = 5 */
+	for (int k = 0; k < 2; k++) {
+		op = tt_op(k ? "is_gt" : "add", "int8", "uint64", "uint64", 1,
+			   2);
+		ck_assert(run_op(2, (const char *const *)dts, dat, 1, 2,
+				 "uint64", op, &r, &err) != 0);
+		ck_assert_msg(strstr(err.msg, "of -1 and a uint64 operand at "
+				     "element 1 is not modelled"), "%s",
+			      err.msg);
+		free(op);
+	}
+	ck_assert(ts_run("uint64", u5, 2, "uint64", "\"op0\":\"add\","
+			 "\"const0\":-1,\"op1\":\"bypass\"", y, &err) != 0);
+	ck_assert_msg(strstr(err.msg, "integer add of -1 and a uint64 operand "
+			     "at element 0"), "%s", err.msg);
+}
+END_TEST
+
 /* Refusals by name: ops with no integer meaning, non-integer constants,
 ** divide by zero, bit ops on float data. */
 START_TEST(test_int_refused)
@@ -958,6 +1000,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_tt_mixed);
 	tcase_add_test(tc, test_tt_random);
 	tcase_add_test(tc, test_ts_int_steps);
+	tcase_add_test(tc, test_int_uint64_signed);
 	tcase_add_test(tc, test_int_refused);
 	tcase_add_test(tc, test_tsp_int);
 	tcase_add_test(tc, test_dma_int_convert);
