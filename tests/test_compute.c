@@ -1629,6 +1629,12 @@ START_TEST(test_shuffle_errors)
 			 LM_EINPUT);
 	ck_assert_contains(err.msg, "a stream shuffle does not convert dtypes "
 			   "(float32 to bfloat16) (StreamShuffle)");
+	/* an entry beyond int: refused by value, never converted to int
+	** first (undefined behaviour; -fsanitize=float-cast-overflow) */
+	ck_assert_int_eq(shuf_run(40, 2, "[4294967296,0,0,0,0,0,0,0,0,0,0,0,0,"
+				  "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]",
+				  "float32", x, y, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "key 'mask' = 4294967296 is not modelled");
 }
 END_TEST
 
