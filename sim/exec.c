@@ -249,13 +249,21 @@ static void alu_sv(lm_aluop op, float c, const float *b, float *out,
 
 /* ---- the opcode families ------------------------------------------------ */
 
-/* DMACopy / Load / Save: copy with dtype conversion (bit copy if equal). */
+/* 1 if a and b are one format (two spellings of a float8 format, say):
+** a move between them copies the bits. */
+static int same_format(lm_dtype a, lm_dtype b)
+{
+	return lm_dtype_format(a) == lm_dtype_format(b);
+}
+
+/* DMACopy / Load / Save: copy with dtype conversion (bit copy if one
+** format). */
 static int int_convert(ls_exec *x);
 
 static int exec_dma(ls_exec *x)
 {
 	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
-	if (src->dtype == dst->dtype)
+	if (same_format(src->dtype, dst->dtype))
 		return read_raw(x, src, "ins[0]", stage_buf(x));
 	if (lm_dtype_is_int(src->dtype) && lm_dtype_is_int(dst->dtype))
 		return int_convert(x);
@@ -344,7 +352,7 @@ static int read_as_dst(ls_exec *x, uint8_t **out, int *es)
 	uint8_t *b = grow_b(&x->raw, &x->cap_raw, src->count * dst->esize);
 	*es = dst->esize;
 	*out = b;
-	if (src->dtype == dst->dtype)
+	if (same_format(src->dtype, dst->dtype))
 		return read_raw(x, src, "ins[0]", b);
 	float *f = grow_f(&x->fa, &x->cap_a, src->count);
 	int rc = read_f32(x, 0, f);
@@ -641,7 +649,7 @@ static int exec_indirect_rows(ls_exec *x)
 				    (long long)n_rows - 1);
 		row_of(src, n_rows, r, &row);
 		ls_bind(x->mc, x->core, &row, &v);
-		if (src->dtype == dst->dtype) {
+		if (same_format(src->dtype, dst->dtype)) {
 			bad = ls_gather_raw(&v, out + k * rlen * es,
 					    can_read_uninit(x));
 		} else {
@@ -776,7 +784,7 @@ static int exec_transpose(ls_exec *x)
 	if ((rc = read_raw(x, mv, "ins[1]", raw)) != 0)
 		return rc;
 	dst = stage_buf(x);
-	if (out->dtype == mv->dtype) {
+	if (same_format(out->dtype, mv->dtype)) {
 		for (int64_t p = 0; p < P; p++)
 			for (int64_t f = 0; f < Fm; f++)
 				memcpy(dst + (f * P + p) * es,
@@ -1022,6 +1030,8 @@ static void mm_finish(ls_exec *x, ls_pending *p)
 	undefer(x, p);
 }
 
+static int is_int_dtype(lm_dtype t);
+
 /* Matmult: acc = start ? 0 : dst; acc = fmaf(st[k][m], mv[k][n], acc). */
 static int exec_matmult(ls_exec *x)
 {
@@ -1035,6 +1045,13 @@ static int exec_matmult(ls_exec *x)
 
 	if (x->si->in->is_transpose)
 		return exec_transpose(x);
+	/* the PE array takes float data and uint8 (read as its value) */
+	for (int k = 0; k < 2; k++)
+		if (is_int_dtype(x->si->ins[k].dtype) &&
+		    x->si->ins[k].dtype != LM_DT_UINT8)
+			return fail(x, "ins[%d] %s: integer data other than "
+				    "uint8 is not modelled for the PE array", k,
+				    lm_dtype_name(x->si->ins[k].dtype));
 	if ((rc = mm_defer(x)) != 0)
 		return rc < 0 ? rc : 0;
 	if (!mm_in_place(x, 0, &sa, &lo, &hi) &&
@@ -1063,7 +1080,6 @@ static int exec_matmult(ls_exec *x)
 static int acc_outs(ls_exec *x, int cmd);
 static int acc_finish(ls_exec *x, int cmd, const float *y, int64_t P,
 		      int64_t fr);
-static int is_int_dtype(lm_dtype t);
 
 /*
 ** Activation: dst = func(src * scale + bias[p]), the product rounded to
@@ -1221,14 +1237,26 @@ static int exec_exponential(ls_exec *x)
 ** fitted into outs[0]'s dtype; uns: unsigned 64-bit.
 */
 static int int_step(ls_exec *x, lm_aluop op, int uns, lm_dtype adt,
-		    const int64_t *a, int64_t ca, const int64_t *b,
-		    int64_t cb, int64_t *out, int64_t n, int64_t base)
+		    lm_dtype bdt, const int64_t *a, int64_t ca,
+		    const int64_t *b, int64_t cb, int64_t *out, int64_t n,
+		    int64_t base)
 {
 	lm_dtype od = x->si->outs[0].dtype;
 	int cls = ls_int_alu_class(op);
+	/* an unsigned 64-bit step reads a negative value as 2^64 + it */
+	int by_value = uns && cls != LS_IA_BITS && op != LM_ALU_LOGICAL_AND &&
+		       op != LM_ALU_LOGICAL_OR && op != LM_ALU_LOGICAL_XOR;
 	for (int64_t i = 0; i < n; i++) {
-		int64_t r;
-		if (ls_int_alu(op, uns, adt, a ? a[i] : ca, b ? b[i] : cb, &r))
+		int64_t r, av = a ? a[i] : ca, bv = b ? b[i] : cb;
+		if (by_value && ((adt != LM_DT_UINT64 && av < 0) ||
+				 (bdt != LM_DT_UINT64 && bv < 0)))
+			return fail(x, "integer %s of %lld and a uint64 operand "
+				    "at element %lld is not modelled (a "
+				    "negative value with uint64)",
+				    lm_aluop_name(op), (long long)(adt !=
+				    LM_DT_UINT64 && av < 0 ? av : bv),
+				    (long long)(base + i));
+		if (ls_int_alu(op, uns, adt, av, bv, &r))
 			return fail(x, "integer %s by zero at element %lld",
 				    lm_aluop_name(op), (long long)(base + i));
 		out[i] = ls_int_fit(od, cls, uns, r);
@@ -1307,12 +1335,13 @@ static int exec_int_tensorscalarptr(ls_exec *x)
 			op = k ? in->alu1 : in->alu0;
 			sdt = x->si->ins[k + 1].dtype;
 			/* step 0 reads the data's dtype, step 1 the output's */
-			lm_dtype adt = rev ? sdt : k ? od : src->dtype;
+			lm_dtype ddt = k ? od : src->dtype;
+			lm_dtype adt = rev ? sdt : ddt, bdt = rev ? ddt : sdt;
 			int uns = adt == LM_DT_UINT64 || sdt == LM_DT_UINT64;
-			rc = rev ? int_step(x, op, uns, adt, NULL, s[k][p], row,
-					    0, row, fr, p * fr)
-				 : int_step(x, op, uns, adt, row, 0, NULL,
-					    s[k][p], row, fr, p * fr);
+			rc = rev ? int_step(x, op, uns, adt, bdt, NULL,
+					    s[k][p], row, 0, row, fr, p * fr)
+				 : int_step(x, op, uns, adt, bdt, row, 0,
+					    NULL, s[k][p], row, fr, p * fr);
 		}
 	}
 	if (rc == 0)
@@ -1373,7 +1402,8 @@ static int exec_int_tensortensor(ls_exec *x)
 			    "elements (%lld, %lld, %lld)", (long long)a->count,
 			    (long long)b->count, (long long)n);
 	if ((rc = int_read(x, 0, &va)) == 0 && (rc = int_read(x, 1, &vb)) == 0
-	    && (rc = int_step(x, op, uns, a->dtype, va, 0, vb, 0, va, n, 0)) == 0)
+	    && (rc = int_step(x, op, uns, a->dtype, b->dtype, va, 0, vb, 0,
+			       va, n, 0)) == 0)
 		int_stage(x, va);
 	free(va);
 	free(vb);
@@ -1404,18 +1434,18 @@ static int exec_int_tensorscalar(ls_exec *x)
 		goto done;
 	if (in->reverse0)
 		rc = int_step(x, in->alu0, src->dtype == LM_DT_UINT64,
-			      LM_DT_INT64, NULL, c0, v, 0, v, n, 0);
+			      LM_DT_INT64, src->dtype, NULL, c0, v, 0, v, n, 0);
 	else
 		rc = int_step(x, in->alu0, src->dtype == LM_DT_UINT64,
-			      src->dtype, v, 0, NULL, c0, v, n, 0);
+			      src->dtype, LM_DT_INT64, v, 0, NULL, c0, v, n, 0);
 	if (rc)
 		goto done;
 	if (in->reverse1)
 		rc = int_step(x, in->alu1, od == LM_DT_UINT64, LM_DT_INT64,
-			      NULL, c1, v, 0, v, n, 0);
+			      od, NULL, c1, v, 0, v, n, 0);
 	else
-		rc = int_step(x, in->alu1, od == LM_DT_UINT64, od, v, 0, NULL,
-			      c1, v, n, 0);
+		rc = int_step(x, in->alu1, od == LM_DT_UINT64, od,
+			      LM_DT_INT64, v, 0, NULL, c1, v, n, 0);
 	if (rc == 0)
 		int_stage(x, v);
 done:

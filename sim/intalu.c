@@ -139,6 +139,14 @@ int ls_int_alu(lm_aluop op, int is_unsigned, lm_dtype adt, int64_t a,
 	case LM_ALU_ABS:
 		*r = sat64(op, is_unsigned, a, b);
 		return 0;
+	case LM_ALU_DIVIDE:
+		/* 2^63 saturates, as a product does (the 64-bit register ALU
+		** wraps it to INT64_MIN) */
+		if (!is_unsigned && a == INT64_MIN && b == -1) {
+			*r = INT64_MAX;
+			return 0;
+		}
+		break;
 	case LM_ALU_LOGICAL_AND: *r = a != 0 && b != 0; return 0;
 	case LM_ALU_LOGICAL_OR: *r = a != 0 || b != 0; return 0;
 	case LM_ALU_LOGICAL_XOR: *r = (a != 0) != (b != 0); return 0;

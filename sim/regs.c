@@ -52,9 +52,12 @@ static int64_t fdiv(int64_t n, int64_t d)
 	return (n % d != 0 && ((n < 0) != (d < 0))) ? q - 1 : q;
 }
 
+/* n - d * fdiv(n, d), without the product (it can overflow: INT64_MAX
+** mod -2): the truncated remainder moved to d's sign. */
 static int64_t fmod64(int64_t n, int64_t d)
 {
-	return n - d * fdiv(n, d);
+	int64_t r = n % d;
+	return r != 0 && ((r < 0) != (d < 0)) ? r + d : r;
 }
 
 /* A 32-bit value of dtype dt as a 64-bit integer. */

@@ -26,7 +26,7 @@ int ls_shuffle_mask(const lm_inst *in, int *mask)
 		return -1;
 	cJSON_ArrayForEach(e, a) {
 		double v = cJSON_IsNumber(e) ? e->valuedouble : -1;
-		if (v != (int)v || !((v >= 0 && v < SHUF_N) || v == SHUF_KEEP))
+		if (!((v >= 0 && v < SHUF_N) || v == SHUF_KEEP) || v != (int)v)
 			return i;
 		mask[i++] = (int)v;
 	}

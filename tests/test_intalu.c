@@ -166,6 +166,47 @@ START_TEST(test_tt_int32_arith)
 }
 END_TEST
 
+/*
+** int64 mod at its limits: INT64_MAX mod -2 and INT64_MIN mod 3 (floor
+** remainders -1 and 1) must not overflow on the way (b * floor(a / b)
+** is beyond int64 for both).
+*/
+START_TEST(test_tt_int64_mod)
+{
+	static const int64_t a[4] = { INT64_MIN, INT64_MAX, INT64_MIN,
+				      INT64_MAX };
+	static const int64_t b[4] = { -1, -2, 3, 2 };
+	int64_t y[4];
+
+	tt_run("mod", "int64", a, "int64", b, "int64", 4, y);
+	ck_assert(y[0] == 0);
+	ck_assert(y[1] == -1);
+	ck_assert(y[2] == 1);
+	ck_assert(y[3] == 1);
+}
+END_TEST
+
+/*
+** int64 divide at its limits: the exact floor quotient, saturated.
+** INT64_MIN / -1 is 2^63 (INT64_MAX in int64, INT32_MAX in int32), not
+** the wrapped INT64_MIN.
+*/
+START_TEST(test_tt_int64_divide)
+{
+	static const int64_t a[4] = { INT64_MIN, INT64_MAX, INT64_MIN,
+				      INT64_MIN };
+	static const int64_t b[4] = { -1, -2, 3, -1 };
+	int64_t y[4];
+
+	tt_run("divide", "int64", a, "int64", b, "int64", 4, y);
+	ck_assert(y[0] == INT64_MAX);
+	ck_assert(y[1] == -4611686018427387904LL);  /* floor(-(2^62 - 0.5)) */
+	ck_assert(y[2] == -3074457345618258603LL);  /* floor(-2^63 / 3) */
+	tt_run("divide", "int64", a, "int64", b, "int32", 4, y);
+	ck_assert(y[0] == 2147483647 && y[3] == 2147483647);
+}
+END_TEST
+
 /* Bit operations keep the low bits of the output dtype; the shifts. */
 START_TEST(test_tt_bits)
 {
@@ -356,6 +397,48 @@ START_TEST(test_ts_int_steps)
 			     "\"const0\":27,\"op1\":\"bypass\"", y, &err) == 0,
 		      "%s", err.msg);
 	ck_assert(y[0] == 1 && y[1] == 0 && y[2] == 1 && y[3] == 0);
+}
+END_TEST
+
+/*
+** A step with a uint64 operand is unsigned 64-bit: exact while every
+** value of a signed operand is >= 0 (uint64 2^63 + int8 5); a negative
+** one (int8 -1 + uint64 5 would be 2^64 + 4, saturated to UINT64_MAX;
+** is_gt(-1, 5) would be 1; uint64 5 + const -1 likewise) is refused by
+** name at the element, not computed.
+*/
+START_TEST(test_int_uint64_signed)
+{
+	static const uint64_t u[2] = { 9223372036854775808ULL, 5 };
+	static const int8_t pos[2] = { 5, 0 }, neg[2] = { 3, -1 };
+	static const uint64_t u5[2] = { 5, 6 };
+	static const char *const dts[2] = { "int8", "uint64" };
+	const void *dat[2] = { neg, u };
+	int64_t y[2];
+	ls_result r;
+	lm_error err;
+	char *op;
+
+	tt_run("add", "uint64", u, "int8", pos, "uint64", 2, y);
+	ck_assert((uint64_t)y[0] == 9223372036854775813ULL && y[1] == 5);
+	tt_run("is_gt", "uint64", u, "int8", pos, "uint8", 2, y);
+	ck_assert(y[0] == 1 && y[1] == 1);
+	tt_run("bitwise_and", "int8", neg, "uint64", u, "uint64", 2, y);
+	ck_assert(y[0] == 0 && y[1] == 5);   /* patterns: -1 & 5 = 5 */
+	for (int k = 0; k < 2; k++) {
+		op = tt_op(k ? "is_gt" : "add", "int8", "uint64", "uint64", 1,
+			   2);
+		ck_assert(run_op(2, (const char *const *)dts, dat, 1, 2,
+				 "uint64", op, &r, &err) != 0);
+		ck_assert_msg(strstr(err.msg, "of -1 and a uint64 operand at "
+				     "element 1 is not modelled"), "%s",
+			      err.msg);
+		free(op);
+	}
+	ck_assert(ts_run("uint64", u5, 2, "uint64", "\"op0\":\"add\","
+			 "\"const0\":-1,\"op1\":\"bypass\"", y, &err) != 0);
+	ck_assert_msg(strstr(err.msg, "integer add of -1 and a uint64 operand "
+			     "at element 0"), "%s", err.msg);
 }
 END_TEST
 
@@ -792,6 +875,119 @@ START_TEST(test_matmul_f8)
 }
 END_TEST
 
+/*
+** float8e5 and float8_e5m2 are one format: a copy between them moves the
+** byte, all 256 codes, the signalling NaNs 0x7d / 0xfd (quiet bit clear)
+** included -- a conversion through float32 would quiet them to 0x7f /
+** 0xff.
+*/
+START_TEST(test_f8_e5_spellings_copy)
+{
+	static const char *const pairs[2][2] = {
+		{ "float8e5", "float8_e5m2" }, { "float8_e5m2", "float8e5" },
+	};
+	uint8_t codes[256];
+	const void *dat[1] = { codes };
+	ls_result r;
+	lm_error err;
+
+	for (int i = 0; i < 256; i++)
+		codes[i] = (uint8_t)i;
+	for (int k = 0; k < 2; k++) {
+		const char *dts[1] = { pairs[k][0] };
+		char *op = lm_xasprintf("\"opcode\":\"TensorCopy\",\"ins\":[%s],"
+					"\"outs\":[%s]", AP("s0", pairs[k][0],
+					1, 256, 0), AP("ys", pairs[k][1], 1,
+					256, 0));
+		ck_assert_msg(run_op(1, dts, dat, 1, 256, pairs[k][1], op, &r,
+				     &err) == 0, "%s", err.msg);
+		for (int i = 0; i < 256; i++)
+			ck_assert_msg(out_byte(&r, i) == i, "%s to %s: 0x%02x "
+				      "became 0x%02x", pairs[k][0], pairs[k][1],
+				      i, out_byte(&r, i));
+		ls_result_free(&r);
+		free(op);
+	}
+}
+END_TEST
+
+/*
+** Matmult of a [2, 1] of dtype da by a [2, 2] of dtype db (raw bytes a,
+** b) into float32 y [1, 2]. Returns the status.
+*/
+static int mm_int(const char *da, const void *a, const char *db,
+		  const void *b, ls_result *r, lm_error *err)
+{
+	ls_tensors host = {0, NULL};
+	int64_t s1[2] = { 2, 1 }, s2[2] = { 2, 2 };
+	lm_module *m;
+	tb t;
+	int rc;
+
+	tb_init(&t);
+	tb_dram(&t, "a", "ExternalInput", da, 2, 1);
+	tb_dram(&t, "b", "ExternalInput", db, 2, 2);
+	tb_dram(&t, "y", "ExternalOutput", "float32", 1, 2);
+	tb_sb(&t, "as", da, 2, 1);
+	tb_sb(&t, "bs", db, 2, 2);
+	tb_sb(&t, "ys", "float32", 1, 2);
+	tb_psum(&t, "acc", 1, 2, 0);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"la\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("a", da, 2, 1, 0), AP("as", da, 2, 1, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"lb\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("b", db, 2, 2, 0), AP("bs", db, 2, 2, 0));
+	tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"mm\",\"engine\":\"PE\","
+		"\"ins\":[%s,%s],\"outs\":[%s],\"start_tensor_calc\":true,"
+		"\"wait\":[{\"semaphore\":\"s0\",\"value\":2}]}",
+		AP("as", da, 2, 1, 0), AP("bs", db, 2, 2, 0),
+		AP("acc", "float32", 1, 2, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"ev\",\"engine\":"
+		"\"Activation\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"mm\"]}", AP("acc", "float32", 1, 2, 0),
+		AP("ys", "float32", 1, 2, 0));
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"ev\"]}", AP("ys", "float32", 1, 2, 0),
+		AP("y", "float32", 1, 2, 0));
+	m = tb_module(&t, 0);
+	ls_tensors_add(&host, "a", lm_dtype_parse(da), s1, 2, a);
+	ls_tensors_add(&host, "b", lm_dtype_parse(db), s2, 2, b);
+	rc = ls_run(m, &host, NULL, r, err);
+	ls_tensors_free(&host);
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+/*
+** The PE array takes float data and uint8 only: uint8 is read as its
+** value (200 * 250 + 3 * 7 = 50021, exact in float32); an int8 (or any
+** other integer) operand is refused by name, not read through float32.
+*/
+START_TEST(test_matmul_int)
+{
+	static const uint8_t ua[2] = { 200, 3 }, ub[4] = { 250, 1, 7, 2 };
+	static const int8_t ia[2] = { -2, 3 };
+	static const int32_t ib[4] = { 1, 2, 3, 4 };
+	ls_result r;
+	lm_error err;
+
+	ck_assert_msg(mm_int("uint8", ua, "uint8", ub, &r, &err) == 0, "%s",
+		      err.msg);
+	ck_assert(tb_out(&r, "y", 0) == 50021.0f);
+	ck_assert(tb_out(&r, "y", 1) == 206.0f);
+	ls_result_free(&r);
+	ck_assert(mm_int("int8", ia, "uint8", ub, &r, &err) != 0);
+	ck_assert_msg(strstr(err.msg, "ins[0] int8: integer data other than "
+			     "uint8 is not modelled for the PE array"), "%s",
+		      err.msg);
+	ck_assert(mm_int("uint8", ua, "int32", ib, &r, &err) != 0);
+	ck_assert_msg(strstr(err.msg, "ins[1] int32"), "%s", err.msg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("intalu");
@@ -799,16 +995,21 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_tt_int32_arith);
 	tcase_add_test(tc, test_tt_bits);
+	tcase_add_test(tc, test_tt_int64_mod);
+	tcase_add_test(tc, test_tt_int64_divide);
 	tcase_add_test(tc, test_tt_mixed);
 	tcase_add_test(tc, test_tt_random);
 	tcase_add_test(tc, test_ts_int_steps);
+	tcase_add_test(tc, test_int_uint64_signed);
 	tcase_add_test(tc, test_int_refused);
 	tcase_add_test(tc, test_tsp_int);
 	tcase_add_test(tc, test_dma_int_convert);
 	tcase_add_test(tc, test_reduce_int);
 	tcase_add_test(tc, test_memset_int);
 	tcase_add_test(tc, test_f8_through_ops);
+	tcase_add_test(tc, test_f8_e5_spellings_copy);
 	tcase_add_test(tc, test_matmul_f8);
+	tcase_add_test(tc, test_matmul_int);
 	suite_add_tcase(s, tc);
 	return s;
 }
