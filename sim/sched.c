@@ -328,12 +328,15 @@ static void race_start(sim *s, int c, int e, item it, const frame *F,
 	}
 }
 
-/* The reads of si (operands as placed) by record r at clock v. */
+/* The reads of si (operands as placed, and an indirect move's indices)
+** by record r at clock v. */
 static void race_reads(sim *s, int c, int r, const uint32_t *v,
 		       const ls_sinst *si)
 {
 	for (int i = 0; i < si->n_ins && r; i++)
 		ls_race_access(s->R, r, v, c, &si->ins[i], 0);
+	if (r && si->dq && si->dq->idx)
+		ls_race_access(s->R, r, v, c, si->dq->idx, 0);
 }
 
 /* The write staged in p, by record r at clock v. */

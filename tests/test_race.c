@@ -561,6 +561,62 @@ START_TEST(test_uninit_kept)
 }
 END_TEST
 
+/* ---- indirect moves ----------------------------------------------------- */
+
+/*
+** Indirect move g (op) reads its indices ix (indirection_ins), written
+** by mi on DVE, ordered after mi when dep; its rows come from xs (SB)
+** or x (DRAM, IndirectLoad on SP). mx, before g on g's engine, lets mi
+** finish first in time (no uninitialized read either way).
+*/
+static lm_module *indirect(const char *op, int dep)
+{
+	int ga = !strcmp(op, "Gather"), ld = !strcmp(op, "IndirectLoad");
+	tb t;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 4, 16);
+	tb_sb(&t, "ix", "int32", ga ? 4 : 1, ga ? 1 : 4);
+	tb_sb(&t, "xs", "float32", 4, 16);
+	tb_sb(&t, "ys", "float32", 4, ga ? 1 : 16);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+		"\"mi\",\"engine\":\"DVE\",\"ins\":[],\"outs\":[%s],"
+		"\"value\":0}", AP("ix", "int32", ga ? 4 : 1, ga ? 1 : 4, 0));
+	memset_(&t, "mx", ld ? "SP" : "Pool", AP("xs", "float32", 4, 16, 0),
+		"");
+	tb_inst(&t, "{\"opcode\":\"%s\",\"name\":\"g\",\"engine\":\"%s\"%s,"
+		"\"ins\":[%s],\"outs\":[%s],\"indirection_ins\":[%s]%s}", op,
+		ld ? "SP" : "Pool", ld ? ",\"queue\":\"q0\"" : ga ? "" :
+		",\"num_valid_indices\":4",
+		ld ? APS("x", "float32", 4, 16, 0, 16)
+		   : AP("xs", "float32", 4, 16, 0),
+		AP("ys", "float32", 4, ga ? 1 : 16, 0),
+		AP("ix", "int32", ga ? 4 : 1, ga ? 1 : 4, 0),
+		dep ? ",\"dependencies\":[[\"mi\",\"Flow\"]]" : "");
+	return tb_module(&t, 0);
+}
+
+/* The index operand of IndirectLoad, IndirectCopy and Gather is read:
+** written unordered before it, a race. */
+START_TEST(test_indirect)
+{
+	static const char *const ops[] = { "IndirectLoad", "IndirectCopy",
+					   "Gather" };
+	xrows = 4;
+	xcols = 16;
+	for (int k = 0; k < 3; k++) {
+		ls_result r;
+		ck_assert_int_eq(races1(indirect(ops[k], 1), 0, NULL), 0);
+		ck_assert_msg(races1(indirect(ops[k], 0), 0, &r) == 1, "%s",
+			      ops[k]);
+		ck_assert(has(&r, "RAW", "mi", "g"));
+		ck_assert_str_eq(r.races[0].memory, "SBUF");
+		ls_result_free(&r);
+	}
+	xrows = 1;
+	xcols = 64;
+}
+END_TEST
+
 /* ---- schedules ---------------------------------------------------------- */
 
 /* The races of r as sorted lines "memory object pair", the pair sorted
@@ -785,6 +841,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_loop_carried);
 	tcase_add_test(tc, test_branch_loop);
 	tcase_add_test(tc, test_uninit_kept);
+	tcase_add_test(tc, test_indirect);
 	tcase_add_test(tc, test_schedules);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
