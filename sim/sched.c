@@ -334,9 +334,9 @@ static void race_reads(sim *s, int c, int r, const uint32_t *v,
 		       const ls_sinst *si)
 {
 	for (int i = 0; i < si->n_ins && r; i++)
-		ls_race_access(s->R, r, v, c, &si->ins[i], 0);
+		ls_race_access(s->R, r, v, c, &si->ins[i], 0, NULL);
 	if (r && si->dq && si->dq->idx)
-		ls_race_access(s->R, r, v, c, si->dq->idx, 0);
+		ls_race_access(s->R, r, v, c, si->dq->idx, 0, NULL);
 }
 
 /* The write staged in p, by record r at clock v. */
@@ -345,9 +345,10 @@ static void race_writes(sim *s, int c, int r, const uint32_t *v,
 {
 	if (!p->active || !r)
 		return;
-	ls_race_access(s->R, r, v, c, &p->dsto, 1);
+	ls_race_access(s->R, r, v, c, &p->dsto, 1,
+		       p->is_masked && !p->is_deferred ? p->mask : NULL);
 	if (p->has2)
-		ls_race_access(s->R, r, v, c, &p->dsto2, 1);
+		ls_race_access(s->R, r, v, c, &p->dsto2, 1, NULL);
 }
 
 /* Transfer d completed on its instance: the instance's completion clock

@@ -1012,9 +1012,11 @@ int ls_race_rec(ls_race_st *R, int agent, uint32_t clock, const ls_sinst *si,
 /* A copy of record from at another epoch and engine. */
 int ls_race_rec_as(ls_race_st *R, int from, int agent, uint32_t clock,
 		   int eng);
-/* Record r (clock v) reads or writes operand o bound on core. */
+/* Record r (clock v) reads or writes operand o bound on core; mask
+** (when not NULL, one byte per element in walk order): the elements
+** written. */
 void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
-		    const ls_opnd *o, int is_write);
+		    const ls_opnd *o, int is_write, const uint8_t *mask);
 int64_t ls_race_shadow_bytes(const ls_race_st *R);
 void ls_race_sem_set(ls_race_st *R, int sem, int32_t value);
 void ls_race_sem_wait(ls_race_st *R, int sem, int64_t thr);

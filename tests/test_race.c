@@ -617,6 +617,43 @@ START_TEST(test_indirect)
 }
 END_TEST
 
+/* IndirectCopy g writes the first 2 of ys's 4 rows (num_valid_indices);
+** tl on DVE, unordered with it, writes rows from row first on. */
+static lm_module *icopy_tail(int first)
+{
+	tb t;
+	tb_init(&t);
+	tb_sb(&t, "ix", "int32", 1, 4);
+	tb_sb(&t, "xs", "float32", 4, 16);
+	tb_sb(&t, "ys", "float32", 4, 16);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+		"\"mi\",\"engine\":\"DVE\",\"ins\":[],\"outs\":[%s],"
+		"\"value\":0}", AP("ix", "int32", 1, 4, 0));
+	memset_(&t, "mx", "Pool", AP("xs", "float32", 4, 16, 0), "");
+	tb_inst(&t, "{\"opcode\":\"IndirectCopy\",\"name\":\"g\",\"engine\":"
+		"\"Pool\",\"ins\":[%s],\"outs\":[%s],\"indirection_ins\":[%s],"
+		"\"num_valid_indices\":2,\"dependencies\":[[\"mi\",\"Flow\"]]}",
+		AP("xs", "float32", 4, 16, 0), AP("ys", "float32", 4, 16, 0),
+		AP("ix", "int32", 1, 4, 0));
+	memset_(&t, "tl", "DVE", APS("ys", "float32", 4 - first, 16,
+				    16 * first, 16), "");
+	return tb_module(&t, 0);
+}
+
+/* A masked write (IndirectCopy past num_valid_indices) writes only the
+** elements it writes. */
+START_TEST(test_masked_write)
+{
+	ls_result r;
+	ck_assert_int_eq(races1(icopy_tail(2), 0, NULL), 0);
+	ck_assert_int_eq(races1(icopy_tail(1), 0, &r), 1);
+	ck_assert(has(&r, "WAW", "g", "tl"));
+	/* where they met: row 1 only (16 float32 of partition 1) */
+	ck_assert_int_eq(r.races[0].hi - r.races[0].lo, 64);
+	ls_result_free(&r);
+}
+END_TEST
+
 /* ---- schedules ---------------------------------------------------------- */
 
 /* The races of r as sorted lines "memory object pair", the pair sorted
@@ -842,6 +879,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_branch_loop);
 	tcase_add_test(tc, test_uninit_kept);
 	tcase_add_test(tc, test_indirect);
+	tcase_add_test(tc, test_masked_write);
 	tcase_add_test(tc, test_schedules);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
