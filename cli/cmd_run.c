@@ -84,8 +84,8 @@ static int parse_i64(const char *opt, const char *s, int64_t *out)
 ** message. Returns rc, or the logging failure's exit code.
 */
 static int log_run(ldb *db, int argc, char **argv, int first,
-		   lm_module **mods, int64_t seed, const ls_result *res, int rc,
-		   const lm_error *err, double wall)
+		   lm_module **mods, int64_t seed, const ls_result *res,
+		   int race, int rc, const lm_error *err, double wall)
 {
 	if (!db)
 		return rc;
@@ -105,9 +105,22 @@ static int log_run(ldb *db, int argc, char **argv, int first,
 		.arch = n_mods && mods[0]->arch ? mods[0]->arch : "",
 		.cores = res ? res->n_cores : n_mods, .seed = (uint64_t)seed,
 	};
-	int lrc = cli_db_log(db, &info, res ? 1 : 0, &mode, &res, NULL, NULL,
-			     rc ? "error" : "pass", rc ? err->msg : "", wall,
-			     NULL);
+	/* checked for races: its races (a run with any fails) */
+	ldb_race *races = race && res ? cli_ldb_races(res) : NULL;
+	int n_races = res ? res->n_races : 0;
+	char msg[64];
+	const char *status = rc ? "error" : "pass", *text = rc ? err->msg : "";
+	if (races && res->races_found > 0) {
+		snprintf(msg, sizeof msg, "%lld race%s found",
+			 (long long)res->races_found,
+			 res->races_found == 1 ? "" : "s");
+		status = "fail";
+		text = msg;
+	}
+	int lrc = cli_db_log(db, &info, res ? 1 : 0, &mode, &res,
+			     races ? (const ldb_race *const *)&races : NULL,
+			     races ? &n_races : NULL, status, text, wall, NULL);
+	free(races);
 	lm_buf_free(&mod);
 	free(cmd);
 	return rc ? rc : lrc;
@@ -336,8 +349,8 @@ int cmd_run(int argc, char **argv)
 	}
 
 done:
-	rc = log_run(db, argc, argv, first, mods, seed, ran ? &res : NULL, rc,
-		     &err, lm_seconds() - t0);
+	rc = log_run(db, argc, argv, first, mods, seed, ran ? &res : NULL,
+		     opts.race, rc, &err, lm_seconds() - t0);
 	ldb_close(db);
 	ls_result_free(&res);
 	ls_tensors_free(&inputs);

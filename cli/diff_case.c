@@ -3,6 +3,7 @@
 */
 #include "common.h"
 #include "diff_case.h"
+#include "race_out.h"
 #include "db.h"
 #include "linker.h"
 #include "verify.h"
@@ -235,6 +236,8 @@ int diff_case_log(ldb *db, const ldb_run_info *info, const diff_case *dc,
 	int n = diff_case_executions(dc, modes, res);
 	for (int i = 0; !rc && i < n; i++)
 		rc = ldb_log_execution(run, modes[i], res[i], err);
+	for (int i = 0; !rc && dc->run.race && i < n; i++)
+		rc = cli_log_races(run, modes[i], res[i], err);
 	for (int i = 0; !rc && i < r->n_cmp; i++)
 		if (diff_case_logs_tensor(&r->cmp[i]))
 			rc = ldb_log_tensor(run, r->cmp[i].name, r->cmp[i].equal,

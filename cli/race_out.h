@@ -21,4 +21,13 @@
 int64_t cli_print_races(FILE *f, const ls_result *r, int64_t limit,
 			const char *prefix);
 
+struct ldb_race;
+struct ldb_run;
+/* The races of r as the run log takes them (r->n_races, the strings
+** r's); caller frees the array. */
+struct ldb_race *cli_ldb_races(const ls_result *r);
+/* ldb_log_races of the races of r as execution mode of run. */
+int cli_log_races(struct ldb_run *run, const char *mode, const ls_result *r,
+		  lm_error *err);
+
 #endif

@@ -742,6 +742,26 @@ START_TEST(test_cli)
 	ck_assert_contains(r.out, "lncsim: race: linked: WAW");
 	ck_assert_contains(r.out, "FAIL racy (1 core): reference run: 1 race");
 	tu_run_free(&r);
+	/* run --race and diff --race log their races */
+	{
+		char *d = tu_tmpdir("racedb");
+		char *db = lm_xasprintf("%s/r.db", d);
+		r = tu_lncsim(NULL, "run", "--db", db, "--race", p, NULL);
+		ck_assert_int_eq(r.status, 1);
+		tu_run_free(&r);
+		r = tu_lncsim(NULL, "diff", "--db", db, "--race", p, NULL);
+		ck_assert_int_eq(r.status, 1);
+		tu_run_free(&r);
+		r = tu_lncsim(NULL, "db", "races", "--db", db, NULL);
+		ck_assert_int_eq(r.status, 0);
+		ck_assert_contains(r.out, "run 1: 1 race\n  single WAW SBUF");
+		ck_assert_contains(r.out, "run 2: 2 races\n  reference WAW");
+		ck_assert_contains(r.out, "  linked WAW SBUF");
+		ck_assert_contains(r.out, "3 races in 2 runs checked");
+		tu_run_free(&r);
+		free(db);
+		free(d);
+	}
 	free(p);
 	p = tu_fixture("loops", "lcdep.json");
 	r = tu_lncsim(NULL, "run", "--no-db", "--race", p, NULL);
