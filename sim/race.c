@@ -618,13 +618,15 @@ int64_t ls_race_shadow_bytes(const ls_race_st *R)
 
 /* ---- semaphores and events ---------------------------------------------- */
 
-void ls_race_sem_set(ls_race_st *R, int sem, int32_t value)
+void ls_race_sem_set(ls_race_st *R, int sem, int32_t value, int is_write)
 {
 	semlog *l;
 	sentry *e;
 	if (sem < 0 || sem >= R->mc->n_sems)
 		return;
 	l = &R->sl[sem];
+	if (is_write) /* the value written owes nothing to the updates before */
+		memset(l->cum, 0, (size_t)R->nag * sizeof *l->cum);
 	ls_race_join(R, l->cum, R->cur);
 	if (l->n == SEMLOG_CAP) {
 		e = &l->e[l->head];

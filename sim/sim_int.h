@@ -1018,7 +1018,9 @@ int ls_race_rec_as(ls_race_st *R, int from, int agent, uint32_t clock,
 void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
 		    const ls_opnd *o, int is_write, const uint8_t *mask);
 int64_t ls_race_shadow_bytes(const ls_race_st *R);
-void ls_race_sem_set(ls_race_st *R, int sem, int32_t value);
+/* Semaphore sem took value, by an update (is_write: a value written,
+** sem-wr-imm or a reset, not one added to the value before). */
+void ls_race_sem_set(ls_race_st *R, int sem, int32_t value, int is_write);
 void ls_race_sem_wait(ls_race_st *R, int sem, int64_t thr);
 void ls_race_evt_set(ls_race_st *R, int core, int id);
 void ls_race_evt_wait(ls_race_st *R, int core, int id);

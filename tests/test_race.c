@@ -193,6 +193,45 @@ START_TEST(test_counting_semaphore)
 }
 END_TEST
 
+/*
+** p1 (Activation) writes t and sem-incs s3 (to 1); later (after the long
+** px) pb on Pool updates s3 by mode (to 2); w (DVE) reads t after a wait
+** for s3 >= 2. sem-add-imm 1 continues p1's increment: w is ordered after
+** p1 too. sem-wr-imm 2 writes the value over it: w is ordered after pb
+** alone, and p1's write of t races with w.
+*/
+static lm_module *sem_write(const char *mode)
+{
+	tb t;
+	char pb[200];
+	tb_init(&t);
+	tb_sb(&t, "t", "float32", 1, 64);
+	tb_sb(&t, "u", "float32", 1, 64);
+	tb_sb(&t, "v", "float32", 1, 64);
+	tb_sb(&t, "big", "float32", 128, 1024);
+	memset_(&t, "p1", "Activation", T64("t"), ",\"sync_info\":{"
+		"\"on_update\":[{\"semaphore\":\"s3\",\"mode\":\"sem-inc\"}]}");
+	memset_(&t, "px", "Pool", AP("big", "float32", 128, 1024, 0), "");
+	snprintf(pb, sizeof pb, ",\"sync_info\":{\"on_update\":[{"
+		 "\"semaphore\":\"s3\",\"mode\":\"%s\",\"value\":%d}]}",
+		 mode, strcmp(mode, "sem-wr-imm") ? 1 : 2);
+	memset_(&t, "pb", "Pool", T64("u"), pb);
+	copy_(&t, "w", "DVE", T64("t"), T64("v"), ",\"sync_info\":{"
+	      "\"on_wait\":[{\"semaphore\":\"s3\",\"mode\":\"sem-ge-imm\","
+	      "\"value\":2}]}");
+	return tb_module(&t, 0);
+}
+
+START_TEST(test_semaphore_write)
+{
+	ls_result r;
+	ck_assert_int_eq(races1(sem_write("sem-add-imm"), 0, NULL), 0);
+	ck_assert_int_eq(races1(sem_write("sem-wr-imm"), 0, &r), 1);
+	ck_assert(has(&r, "RAW", "p1", "w"));
+	ls_result_free(&r);
+}
+END_TEST
+
 /* p (Activation) writes t and sets event 5; w (DVE) reads t, waiting for
 ** the event when wait. */
 static lm_module *event(int wait)
@@ -888,6 +927,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_order_and_deps);
 	tcase_add_test(tc, test_counting_semaphore);
+	tcase_add_test(tc, test_semaphore_write);
 	tcase_add_test(tc, test_event);
 	tcase_add_test(tc, test_dma);
 	tcase_add_test(tc, test_trigger);
