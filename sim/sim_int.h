@@ -661,6 +661,10 @@ typedef struct ls_exec {
 	struct ls_written { const uint8_t *init; int64_t rows, rb, ld; }
 		written[8];
 	int next_written;
+	/* under the race detector: the rows an indirect move read (set by
+	** ls_exec_start; n_rows -1: none recorded, its ins are read whole) */
+	ls_opnd *rows;
+	int n_rows, cap_rows;
 } ls_exec;
 
 /* Run the read-and-compute half of si; its write is staged in x->pend. */

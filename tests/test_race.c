@@ -656,6 +656,87 @@ START_TEST(test_indirect)
 }
 END_TEST
 
+/*
+** IndirectLoad g (SP) gathers rows 0 and 1 of the table x (indices
+** {0, 1, 1, 0}) into ys while wr (DMA on Pool's queue, unordered with
+** g) writes row row of x: the rows g reads are the rows its indices
+** name.
+*/
+static lm_module *iload_rows(int row)
+{
+	tb t;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 4, 16);
+	tb_sb(&t, "ix", "int32", 1, 4);
+	tb_sb(&t, "ys", "float32", 4, 16);
+	tb_sb(&t, "w", "float32", 1, 16);
+	for (int k = 0; k < 4; k++)
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+			"\"m%d\",\"engine\":\"SP\",\"ins\":[],\"outs\":[%s],"
+			"\"value\":%d}", k, AP("ix", "int32", 1, 1, k),
+			k == 1 || k == 2);
+	memset_(&t, "mw", "Pool", AP("w", "float32", 1, 16, 0), "");
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"wr\",\"engine\":"
+		"\"Pool\",\"queue\":\"q1\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("w", "float32", 1, 16, 0),
+		APS("x", "float32", 1, 16, 16 * row, 16));
+	tb_inst(&t, "{\"opcode\":\"IndirectLoad\",\"name\":\"g\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"indirection_ins\":[%s]}", APS("x", "float32", 4, 16, 0, 16),
+		AP("ys", "float32", 4, 16, 0), AP("ix", "int32", 1, 4, 0));
+	return tb_module(&t, 0);
+}
+
+/* An indirect move reads the rows its indices name, not its whole
+** source. */
+START_TEST(test_indirect_rows)
+{
+	ls_result r;
+	xrows = 4;
+	xcols = 16;
+	ck_assert_int_eq(races1(iload_rows(3), 0, NULL), 0);
+	ck_assert_int_eq(races1(iload_rows(1), 0, &r), 1);
+	ck_assert(has(&r, NULL, "g", "wr"));
+	ck_assert_str_eq(r.races[0].object, "x");
+	ck_assert_int_eq(r.races[0].lo, 64);
+	ck_assert_int_eq(r.races[0].hi, 128);
+	ls_result_free(&r);
+	/* IndirectCopy in SB: wr (Activation) writes row row of xs, the
+	   others are written before g on Pool */
+	for (int row = 1; row <= 3; row += 2) {
+		tb t;
+		tb_init(&t);
+		tb_sb(&t, "ix", "int32", 1, 4);
+		tb_sb(&t, "xs", "float32", 4, 16);
+		tb_sb(&t, "ys", "float32", 4, 16);
+		for (int k = 0; k < 4; k++)
+			tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\","
+				"\"name\":\"m%d\",\"engine\":\"Pool\",\"ins\":[],"
+				"\"outs\":[%s],\"value\":%d}", k,
+				AP("ix", "int32", 1, 1, k), k == 1 || k == 2);
+		/* xs but row row on Pool (a write of both would leave only
+		   the later in the shadow) */
+		memset_(&t, "mx", "Pool", AP("xs", "float32", row, 16, 0), "");
+		if (row < 3)
+			memset_(&t, "my", "Pool", APS("xs", "float32", 3 - row,
+						      16, 16 * (row + 1), 16),
+				"");
+		memset_(&t, "wr", "Activation", APS("xs", "float32", 1, 16,
+						    16 * row, 16), "");
+		tb_inst(&t, "{\"opcode\":\"IndirectCopy\",\"name\":\"g\","
+			"\"engine\":\"Pool\",\"ins\":[%s],\"outs\":[%s],"
+			"\"indirection_ins\":[%s],\"num_valid_indices\":4}",
+			AP("xs", "float32", 4, 16, 0),
+			AP("ys", "float32", 4, 16, 0), AP("ix", "int32", 1, 4, 0));
+		races1(tb_module(&t, 0), 0, &r);
+		ck_assert_int_eq(has(&r, NULL, "g", "wr"), row == 1);
+		ls_result_free(&r);
+	}
+	xrows = 1;
+	xcols = 64;
+}
+END_TEST
+
 /* IndirectCopy g writes the first 2 of ys's 4 rows (num_valid_indices);
 ** tl on DVE, unordered with it, writes rows from row first on. */
 static lm_module *icopy_tail(int first)
@@ -939,6 +1020,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_branch_loop);
 	tcase_add_test(tc, test_uninit_kept);
 	tcase_add_test(tc, test_indirect);
+	tcase_add_test(tc, test_indirect_rows);
 	tcase_add_test(tc, test_masked_write);
 	tcase_add_test(tc, test_schedules);
 	suite_add_tcase(s, tc);
