@@ -2873,7 +2873,8 @@ int ls_machine_prepare(ls_machine **out, lm_module *const *mods, int n_mods,
 	int rc;
 	*out = NULL;
 	lm_error_clear(err);
-	rc = ls_check_memory(mods, n_mods, opts ? opts->max_memory : 0, err);
+	rc = ls_check_memory_race(mods, n_mods, opts ? opts->max_memory : 0,
+				  opts && opts->race, err);
 	if (!rc)
 		rc = ls_machine_new(out, mods, n_mods, multi, inputs,
 				    opts ? opts->files : NULL, err);

@@ -774,6 +774,34 @@ START_TEST(test_masked_write)
 }
 END_TEST
 
+/* --max-memory counts the race shadow of DRAM (twice its bytes): a 4 MiB
+** DRAM tensor needs 8 MiB without the detector, 16 MiB with it. */
+START_TEST(test_memory_limit)
+{
+	ls_options o;
+	ls_result r;
+	lm_error e;
+	lm_module *m;
+	tb t;
+	tb_init(&t);
+	tb_dram(&t, "big", "Internal", "float32", 1024, 1024);
+	tb_sb(&t, "t", "float32", 1, 64);
+	memset_(&t, "ms", "DVE", T64("t"), "");
+	m = tb_module(&t, 0);
+	memset(&o, 0, sizeof o);
+	o.max_memory = 12 << 20;
+	ck_assert_int_eq(tb_run1(m, NULL, 1, 64, &o, &r, &e), 0);
+	ls_result_free(&r);
+	o.race = 1;
+	ck_assert_int_eq(tb_run1(m, NULL, 1, 64, &o, &r, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "big: the allocation needs 16777216 bytes "
+			   "of simulated memory (DRAM storage and "
+			   "initialization shadow, race shadow), over the "
+			   "memory limit of 12582912 bytes");
+	lm_module_free(m);
+}
+END_TEST
+
 /* ---- schedules ---------------------------------------------------------- */
 
 /* The races of r as sorted lines "memory object pair", the pair sorted
@@ -1022,6 +1050,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_indirect);
 	tcase_add_test(tc, test_indirect_rows);
 	tcase_add_test(tc, test_masked_write);
+	tcase_add_test(tc, test_memory_limit);
 	tcase_add_test(tc, test_schedules);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
