@@ -280,7 +280,8 @@ int cmd_run(int argc, char **argv)
 	nr = n_insts ? n_insts : n;
 
 	/* memory (the inputs count), inputs, run */
-	if (ls_check_memory(runm, nr, opts.max_memory, &err) != 0) {
+	if (ls_check_memory_race(runm, nr, opts.max_memory, opts.race,
+				 &err) != 0) {
 		rc = cli_report(&err);
 		goto done;
 	}

@@ -159,9 +159,11 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 	}
 	/* each side's one memory check (ls_diff does not check again): the
 	   inputs are part of a run's memory, so before they exist */
-	if (ls_check_memory(mods, n, dc->run.max_memory, err) ||
-	    (dc->linked && ls_check_memory(&dc->linked, 1, dc->run.max_memory,
-					   err)))
+	if (ls_check_memory_race(mods, n, dc->run.max_memory, dc->run.race,
+				 err) ||
+	    (dc->linked && ls_check_memory_race(&dc->linked, 1,
+						dc->run.max_memory,
+						dc->run.race, err)))
 		return LM_EINPUT;
 	if (ls_make_inputs(mods, n, dc->inputs_dir, dc->seed, &dc->inputs, err))
 		return LM_EINPUT;

@@ -31,27 +31,43 @@ int64_t cli_print_races(FILE *f, const ls_result *r, int64_t limit,
 	return n;
 }
 
-int cli_log_races(struct ldb_run *run, const char *mode,
-		  const ls_result *r, lm_error *err)
+static void access_of(ldb_race_access *a, const char *func, const char *blk,
+		      const char *inst, const char *iter, int64_t core,
+		      const char *eng)
 {
-	ldb_race *v = NULL;
-	int rc;
-	if (r->n_races > 0)
-		v = lm_xmalloc((size_t)r->n_races * sizeof *v);
+	a->function = func;
+	a->block = blk;
+	a->instr = inst;
+	a->iteration = iter;
+	a->core = (int)core;
+	a->engine = eng;
+}
+
+ldb_race *cli_ldb_races(const ls_result *r)
+{
+	ldb_race *v = lm_xcalloc((size_t)r->n_races + 1, sizeof *v);
 	for (int i = 0; i < r->n_races; i++) {
 		const ls_race *x = &r->races[i];
-		v[i] = (ldb_race){
-			.kind = x->kind, .memory = x->memory,
-			.core = (int)x->core, .object = x->object,
-			.lo = x->lo, .hi = x->hi,
-			.a = { x->a_func, x->a_block, x->a_inst, x->a_iter,
-			       (int)x->a_core, x->a_engine },
-			.b = { x->b_func, x->b_block, x->b_inst, x->b_iter,
-			       (int)x->b_core, x->b_engine },
-			.common = x->last_common,
-		};
+		v[i].kind = x->kind;
+		v[i].memory = x->memory;
+		v[i].core = (int)x->core;
+		v[i].object = x->object;
+		v[i].lo = x->lo;
+		v[i].hi = x->hi;
+		access_of(&v[i].a, x->a_func, x->a_block, x->a_inst, x->a_iter,
+			  x->a_core, x->a_engine);
+		access_of(&v[i].b, x->b_func, x->b_block, x->b_inst, x->b_iter,
+			  x->b_core, x->b_engine);
+		v[i].common = x->last_common;
 	}
-	rc = ldb_log_races(run, mode, v, r->n_races, err);
+	return v;
+}
+
+int cli_log_races(ldb_run *run, const char *mode, const ls_result *r,
+		  lm_error *err)
+{
+	ldb_race *v = cli_ldb_races(r);
+	int rc = ldb_log_races(run, mode, v, r->n_races, err);
 	free(v);
 	return rc;
 }

@@ -23,13 +23,13 @@ struct ldb_run;
 int64_t cli_print_races(FILE *f, const ls_result *r, int64_t limit,
 			const char *prefix);
 
-/*
-** Log the races of r, a run of mode ("reference", "linked", "single")
-** made with the race detector on, into the open run (ldb_log_races: a
-** run checked with none found logs that too). The strings are r's.
-** Returns 0 or an lm error code (err set).
-*/
-int cli_log_races(struct ldb_run *run, const char *mode,
-		  const ls_result *r, lm_error *err);
+struct ldb_race;
+struct ldb_run;
+/* The races of r as the run log takes them (r->n_races, the strings
+** r's); caller frees the array. */
+struct ldb_race *cli_ldb_races(const ls_result *r);
+/* ldb_log_races of the races of r as execution mode of run. */
+int cli_log_races(struct ldb_run *run, const char *mode, const ls_result *r,
+		  lm_error *err);
 
 #endif

@@ -621,6 +621,7 @@ static int exec_indirect_rows(ls_exec *x)
 			    "physical_ap");
 	if ((rc = read_indices(x, &ix, &k_n)) != 0)
 		return rc;
+	x->n_rows = 0;
 	n_rows = sa->ap[0].num;
 	rlen = n_rows > 0 ? src->count / n_rows : 0;
 	n_valid = si->dq->n_valid >= 0 ? si->dq->n_valid : k_n;
@@ -648,6 +649,11 @@ static int exec_indirect_rows(ls_exec *x)
 				    S(src->alloc), (long long)n_rows,
 				    (long long)n_rows - 1);
 		row_of(src, n_rows, r, &row);
+		if (x->mc->race) {
+			lm_grow(&x->rows, &x->cap_rows, x->n_rows + 1,
+				sizeof *x->rows);
+			x->rows[x->n_rows++] = row;
+		}
 		ls_bind(x->mc, x->core, &row, &v);
 		if (same_format(src->dtype, dst->dtype)) {
 			bad = ls_gather_raw(&v, out + k * rlen * es,
@@ -1950,6 +1956,7 @@ int ls_exec_start(ls_exec *x)
 	x->pend->is_masked = 0;
 	x->pend->has2 = 0;
 	x->pend->x = x;
+	x->n_rows = -1;
 	if (x->si->fault)
 		return fail(x, "%s", x->si->fault);
 	fn = exec_table[x->si->op];
@@ -2055,6 +2062,7 @@ void ls_pending_free(ls_pending *p)
 
 void ls_exec_free(ls_exec *x)
 {
+	free(x->rows);
 	free(x->fa);
 	free(x->fb);
 	free(x->fc);

@@ -634,6 +634,12 @@ static int64_t sat_add(int64_t a, int64_t b)
 int ls_check_memory(lm_module *const *mods, int n_mods, int64_t max_bytes,
 		    lm_error *err)
 {
+	return ls_check_memory_race(mods, n_mods, max_bytes, 0, err);
+}
+
+int ls_check_memory_race(lm_module *const *mods, int n_mods,
+			 int64_t max_bytes, int race, lm_error *err)
+{
 	const int64_t limit = max_bytes > 0 ? max_bytes : LS_MAX_MEMORY_DEFAULT;
 	int64_t total = 0, big = -1;
 	const char *big_name = NULL, *path0 = "";
@@ -684,11 +690,13 @@ int ls_check_memory(lm_module *const *mods, int n_mods, int64_t max_bytes,
 				}
 				if (dram)
 					need = sat_add(need, sat_add(b, b));
+				if (dram && race)
+					need = sat_add(need, sat_add(b, b));
 				if (need > limit) {
 					rc = lm_err(err, path, S(a->name),
 						    "the allocation needs %lld "
 						    "bytes of simulated memory "
-						    "(%s), over the memory "
+						    "(%s%s), over the memory "
 						    "limit of %lld bytes "
 						    "(--max-memory)",
 						    (long long)need,
@@ -699,6 +707,8 @@ int ls_check_memory(lm_module *const *mods, int n_mods, int64_t max_bytes,
 						      "and host copy"
 						    : "DRAM storage and "
 						      "initialization shadow",
+						    dram && race ? ", race "
+						    "shadow" : "",
 						    (long long)limit);
 					break;
 				}

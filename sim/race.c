@@ -557,7 +557,7 @@ static void gran(ls_race_st *R, gcache *c, uint32_t *sh, int64_t g, int r,
 }
 
 void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
-		    const ls_opnd *o, int is_write)
+		    const ls_opnd *o, int is_write, const uint8_t *mask)
 {
 	int64_t ng, idx[LS_MAX_DIMS], last_g = -1;
 	uint32_t *sh;
@@ -579,7 +579,7 @@ void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
 		int64_t b = o->off, n = o->num[nd - 1], st = o->stride[nd - 1];
 		for (int d = 0; d < nd - 1; d++)
 			b += idx[d] * o->stride[d];
-		if (st == o->esize) {
+		if (st == o->esize && !mask) {
 			int64_t g0 = b / GRAN, g1 = (b + n * st - 1) / GRAN;
 			for (int64_t g = g0; g <= g1 && g < ng; g++)
 				if (g >= 0 && g != last_g)
@@ -591,6 +591,8 @@ void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
 				int64_t e = b + k * st;
 				int64_t g0 = e / GRAN, g1 = (e + o->esize - 1) /
 							    GRAN;
+				if (mask && !mask[k])
+					continue;
 				for (int64_t g = g0; g <= g1 && g < ng; g++)
 					if (g >= 0 && g != last_g)
 						gran(R, &c, sh, g, r, v,
@@ -600,6 +602,8 @@ void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
 			}
 		}
 		int d = nd - 2;
+		if (mask)
+			mask += n;
 		while (d >= 0 && ++idx[d] >= o->num[d])
 			idx[d--] = 0;
 		if (d < 0)
@@ -614,13 +618,15 @@ int64_t ls_race_shadow_bytes(const ls_race_st *R)
 
 /* ---- semaphores and events ---------------------------------------------- */
 
-void ls_race_sem_set(ls_race_st *R, int sem, int32_t value)
+void ls_race_sem_set(ls_race_st *R, int sem, int32_t value, int is_write)
 {
 	semlog *l;
 	sentry *e;
 	if (sem < 0 || sem >= R->mc->n_sems)
 		return;
 	l = &R->sl[sem];
+	if (is_write) /* the value written owes nothing to the updates before */
+		memset(l->cum, 0, (size_t)R->nag * sizeof *l->cum);
 	ls_race_join(R, l->cum, R->cur);
 	if (l->n == SEMLOG_CAP) {
 		e = &l->e[l->head];

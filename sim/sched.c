@@ -328,15 +328,23 @@ static void race_start(sim *s, int c, int e, item it, const frame *F,
 	}
 }
 
-/* The reads of si (operands as placed, an indirect move's indices too)
-** by record r at clock v. */
+/* The reads of si (operands as placed, and an indirect move's indices;
+** of its source the rows it read, after ls_exec_start) by record r at
+** clock v. */
 static void race_reads(sim *s, int c, int r, const uint32_t *v,
 		       const ls_sinst *si)
 {
+	const ls_exec *x = &s->x;
+	int rows = (si->op == LM_OP_INDIRECTLOAD ||
+		    si->op == LM_OP_INDIRECTCOPY) && x->si == si &&
+		   x->n_rows >= 0;
 	for (int i = 0; i < si->n_ins && r; i++)
-		ls_race_access(s->R, r, v, c, &si->ins[i], 0);
+		if (i > 0 || !rows)
+			ls_race_access(s->R, r, v, c, &si->ins[i], 0, NULL);
+	for (int k = 0; r && rows && k < x->n_rows; k++)
+		ls_race_access(s->R, r, v, c, &x->rows[k], 0, NULL);
 	if (r && si->dq && si->dq->idx && si->dq->idx->space)
-		ls_race_access(s->R, r, v, c, si->dq->idx, 0);
+		ls_race_access(s->R, r, v, c, si->dq->idx, 0, NULL);
 }
 
 /* The write staged in p, by record r at clock v. */
@@ -345,9 +353,10 @@ static void race_writes(sim *s, int c, int r, const uint32_t *v,
 {
 	if (!p->active || !r)
 		return;
-	ls_race_access(s->R, r, v, c, &p->dsto, 1);
+	ls_race_access(s->R, r, v, c, &p->dsto, 1,
+		       p->is_masked && !p->is_deferred ? p->mask : NULL);
 	if (p->has2)
-		ls_race_access(s->R, r, v, c, &p->dsto2, 1);
+		ls_race_access(s->R, r, v, c, &p->dsto2, 1, NULL);
 }
 
 /* Transfer d completed on its instance: the instance's completion clock
@@ -1717,12 +1726,12 @@ static void start_inst(sim *s, int c, int e, item it)
 		s->x.si = s->xsi;
 		s->x.pend = &E->pend;
 		note_reads(s, si);
-		if (s->R)
-			race_reads(s, c, E->rrec, rvc_eng(s, c, e), s->xsi);
 		if (ls_exec_start(&s->x)) {
 			s->rc = s->err->code;
 			return;
 		}
+		if (s->R)
+			race_reads(s, c, E->rrec, rvc_eng(s, c, e), s->xsi);
 		if (si->op == LM_OP_MATMULT) {
 			ls_matmul_rec *r;
 			lm_grow(&s->mm, &s->cap_mm, s->n_mm + 1, sizeof *s->mm);
@@ -2864,7 +2873,8 @@ int ls_machine_prepare(ls_machine **out, lm_module *const *mods, int n_mods,
 	int rc;
 	*out = NULL;
 	lm_error_clear(err);
-	rc = ls_check_memory(mods, n_mods, opts ? opts->max_memory : 0, err);
+	rc = ls_check_memory_race(mods, n_mods, opts ? opts->max_memory : 0,
+				  opts && opts->race, err);
 	if (!rc)
 		rc = ls_machine_new(out, mods, n_mods, multi, inputs,
 				    opts ? opts->files : NULL, err);

@@ -117,6 +117,10 @@ typedef struct ls_options {
 */
 int ls_check_memory(lm_module *const *mods, int n_mods, int64_t max_bytes,
 		    lm_error *err);
+/* ls_check_memory for a run with the race detector when race: a DRAM
+** allocation counts twice its bytes more (its race shadow). */
+int ls_check_memory_race(lm_module *const *mods, int n_mods,
+			 int64_t max_bytes, int race, lm_error *err);
 
 /* ---- statistics ------------------------------------------------------ */
 

@@ -661,6 +661,10 @@ typedef struct ls_exec {
 	struct ls_written { const uint8_t *init; int64_t rows, rb, ld; }
 		written[8];
 	int next_written;
+	/* under the race detector: the rows an indirect move read (set by
+	** ls_exec_start; n_rows -1: none recorded, its ins are read whole) */
+	ls_opnd *rows;
+	int n_rows, cap_rows;
 } ls_exec;
 
 /* Run the read-and-compute half of si; its write is staged in x->pend. */
@@ -1012,11 +1016,15 @@ int ls_race_rec(ls_race_st *R, int agent, uint32_t clock, const ls_sinst *si,
 /* A copy of record from at another epoch and engine. */
 int ls_race_rec_as(ls_race_st *R, int from, int agent, uint32_t clock,
 		   int eng);
-/* Record r (clock v) reads or writes operand o bound on core. */
+/* Record r (clock v) reads or writes operand o bound on core; mask
+** (when not NULL, one byte per element in walk order): the elements
+** written. */
 void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
-		    const ls_opnd *o, int is_write);
+		    const ls_opnd *o, int is_write, const uint8_t *mask);
 int64_t ls_race_shadow_bytes(const ls_race_st *R);
-void ls_race_sem_set(ls_race_st *R, int sem, int32_t value);
+/* Semaphore sem took value, by an update (is_write: a value written,
+** sem-wr-imm or a reset, not one added to the value before). */
+void ls_race_sem_set(ls_race_st *R, int sem, int32_t value, int is_write);
 void ls_race_sem_wait(ls_race_st *R, int sem, int64_t thr);
 void ls_race_evt_set(ls_race_st *R, int core, int id);
 void ls_race_evt_wait(ls_race_st *R, int core, int id);

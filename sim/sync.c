@@ -433,7 +433,8 @@ int ls_sync_update(ls_machine *mc, int c, const ls_ssyncs *sy,
 		mc->sems[s].value = apply_mode(u->mode, mc->sems[s].value,
 					       u->value);
 		if (mc->race)
-			ls_race_sem_set(mc->race, s, mc->sems[s].value);
+			ls_race_sem_set(mc->race, s, mc->sems[s].value,
+					u->mode == LM_UPD_SEM_WR_IMM);
 	}
 	return 0;
 }
@@ -460,7 +461,7 @@ void ls_sync_bump(ls_machine *mc, int i)
 {
 	mc->sems[i].value = apply_mode(LM_UPD_SEM_INC, mc->sems[i].value, 1);
 	if (mc->race)
-		ls_race_sem_set(mc->race, i, mc->sems[i].value);
+		ls_race_sem_set(mc->race, i, mc->sems[i].value, 0);
 }
 
 int ls_sync_group_reset(ls_machine *mc, int c, const ls_sinst *si, char *why,
@@ -478,7 +479,7 @@ int ls_sync_group_reset(ls_machine *mc, int c, const ls_sinst *si, char *why,
 		}
 		mc->sems[s].value = 0;
 		if (mc->race)
-			ls_race_sem_set(mc->race, s, 0);
+			ls_race_sem_set(mc->race, s, 0, 1);
 	}
 	return 0;
 }
@@ -492,7 +493,8 @@ void ls_sync_clear_bank(ls_machine *mc, int c)
 		if (cs->bank[id] >= 0) {
 			mc->sems[cs->bank[id]].value = 0;
 			if (mc->race)
-				ls_race_sem_set(mc->race, cs->bank[id], 0);
+				ls_race_sem_set(mc->race, cs->bank[id], 0,
+						1);
 		}
 	memset(cs->evt, 0, sizeof cs->evt);
 	memset(cs->evt_by, 0, sizeof cs->evt_by);

@@ -193,6 +193,45 @@ START_TEST(test_counting_semaphore)
 }
 END_TEST
 
+/*
+** p1 (Activation) writes t and sem-incs s3 (to 1); later (after the long
+** px) pb on Pool updates s3 by mode (to 2); w (DVE) reads t after a wait
+** for s3 >= 2. sem-add-imm 1 continues p1's increment: w is ordered after
+** p1 too. sem-wr-imm 2 writes the value over it: w is ordered after pb
+** alone, and p1's write of t races with w.
+*/
+static lm_module *sem_write(const char *mode)
+{
+	tb t;
+	char pb[200];
+	tb_init(&t);
+	tb_sb(&t, "t", "float32", 1, 64);
+	tb_sb(&t, "u", "float32", 1, 64);
+	tb_sb(&t, "v", "float32", 1, 64);
+	tb_sb(&t, "big", "float32", 128, 1024);
+	memset_(&t, "p1", "Activation", T64("t"), ",\"sync_info\":{"
+		"\"on_update\":[{\"semaphore\":\"s3\",\"mode\":\"sem-inc\"}]}");
+	memset_(&t, "px", "Pool", AP("big", "float32", 128, 1024, 0), "");
+	snprintf(pb, sizeof pb, ",\"sync_info\":{\"on_update\":[{"
+		 "\"semaphore\":\"s3\",\"mode\":\"%s\",\"value\":%d}]}",
+		 mode, strcmp(mode, "sem-wr-imm") ? 1 : 2);
+	memset_(&t, "pb", "Pool", T64("u"), pb);
+	copy_(&t, "w", "DVE", T64("t"), T64("v"), ",\"sync_info\":{"
+	      "\"on_wait\":[{\"semaphore\":\"s3\",\"mode\":\"sem-ge-imm\","
+	      "\"value\":2}]}");
+	return tb_module(&t, 0);
+}
+
+START_TEST(test_semaphore_write)
+{
+	ls_result r;
+	ck_assert_int_eq(races1(sem_write("sem-add-imm"), 0, NULL), 0);
+	ck_assert_int_eq(races1(sem_write("sem-wr-imm"), 0, &r), 1);
+	ck_assert(has(&r, "RAW", "p1", "w"));
+	ls_result_free(&r);
+}
+END_TEST
+
 /* p (Activation) writes t and sets event 5; w (DVE) reads t, waiting for
 ** the event when wait. */
 static lm_module *event(int wait)
@@ -561,6 +600,208 @@ START_TEST(test_uninit_kept)
 }
 END_TEST
 
+/* ---- indirect moves ----------------------------------------------------- */
+
+/*
+** Indirect move g (op) reads its indices ix (indirection_ins), written
+** by mi on DVE, ordered after mi when dep; its rows come from xs (SB)
+** or x (DRAM, IndirectLoad on SP). mx, before g on g's engine, lets mi
+** finish first in time (no uninitialized read either way).
+*/
+static lm_module *indirect(const char *op, int dep)
+{
+	int ga = !strcmp(op, "Gather"), ld = !strcmp(op, "IndirectLoad");
+	tb t;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 4, 16);
+	tb_sb(&t, "ix", "int32", ga ? 4 : 1, ga ? 1 : 4);
+	tb_sb(&t, "xs", "float32", 4, 16);
+	tb_sb(&t, "ys", "float32", 4, ga ? 1 : 16);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+		"\"mi\",\"engine\":\"DVE\",\"ins\":[],\"outs\":[%s],"
+		"\"value\":0}", AP("ix", "int32", ga ? 4 : 1, ga ? 1 : 4, 0));
+	memset_(&t, "mx", ld ? "SP" : "Pool", AP("xs", "float32", 4, 16, 0),
+		"");
+	tb_inst(&t, "{\"opcode\":\"%s\",\"name\":\"g\",\"engine\":\"%s\"%s,"
+		"\"ins\":[%s],\"outs\":[%s],\"indirection_ins\":[%s]%s}", op,
+		ld ? "SP" : "Pool", ld ? ",\"queue\":\"q0\"" : ga ? "" :
+		",\"num_valid_indices\":4",
+		ld ? APS("x", "float32", 4, 16, 0, 16)
+		   : AP("xs", "float32", 4, 16, 0),
+		AP("ys", "float32", 4, ga ? 1 : 16, 0),
+		AP("ix", "int32", ga ? 4 : 1, ga ? 1 : 4, 0),
+		dep ? ",\"dependencies\":[[\"mi\",\"Flow\"]]" : "");
+	return tb_module(&t, 0);
+}
+
+/* The index operand of IndirectLoad, IndirectCopy and Gather is read:
+** written unordered before it, a race. */
+START_TEST(test_indirect)
+{
+	static const char *const ops[] = { "IndirectLoad", "IndirectCopy",
+					   "Gather" };
+	xrows = 4;
+	xcols = 16;
+	for (int k = 0; k < 3; k++) {
+		ls_result r;
+		ck_assert_int_eq(races1(indirect(ops[k], 1), 0, NULL), 0);
+		ck_assert_msg(races1(indirect(ops[k], 0), 0, &r) == 1, "%s",
+			      ops[k]);
+		ck_assert(has(&r, "RAW", "mi", "g"));
+		ck_assert_str_eq(r.races[0].memory, "SBUF");
+		ls_result_free(&r);
+	}
+	xrows = 1;
+	xcols = 64;
+}
+END_TEST
+
+/*
+** IndirectLoad g (SP) gathers rows 0 and 1 of the table x (indices
+** {0, 1, 1, 0}) into ys while wr (DMA on Pool's queue, unordered with
+** g) writes row row of x: the rows g reads are the rows its indices
+** name.
+*/
+static lm_module *iload_rows(int row)
+{
+	tb t;
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", 4, 16);
+	tb_sb(&t, "ix", "int32", 1, 4);
+	tb_sb(&t, "ys", "float32", 4, 16);
+	tb_sb(&t, "w", "float32", 1, 16);
+	for (int k = 0; k < 4; k++)
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+			"\"m%d\",\"engine\":\"SP\",\"ins\":[],\"outs\":[%s],"
+			"\"value\":%d}", k, AP("ix", "int32", 1, 1, k),
+			k == 1 || k == 2);
+	memset_(&t, "mw", "Pool", AP("w", "float32", 1, 16, 0), "");
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"wr\",\"engine\":"
+		"\"Pool\",\"queue\":\"q1\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("w", "float32", 1, 16, 0),
+		APS("x", "float32", 1, 16, 16 * row, 16));
+	tb_inst(&t, "{\"opcode\":\"IndirectLoad\",\"name\":\"g\",\"engine\":"
+		"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"indirection_ins\":[%s]}", APS("x", "float32", 4, 16, 0, 16),
+		AP("ys", "float32", 4, 16, 0), AP("ix", "int32", 1, 4, 0));
+	return tb_module(&t, 0);
+}
+
+/* An indirect move reads the rows its indices name, not its whole
+** source. */
+START_TEST(test_indirect_rows)
+{
+	ls_result r;
+	xrows = 4;
+	xcols = 16;
+	ck_assert_int_eq(races1(iload_rows(3), 0, NULL), 0);
+	ck_assert_int_eq(races1(iload_rows(1), 0, &r), 1);
+	ck_assert(has(&r, NULL, "g", "wr"));
+	ck_assert_str_eq(r.races[0].object, "x");
+	ck_assert_int_eq(r.races[0].lo, 64);
+	ck_assert_int_eq(r.races[0].hi, 128);
+	ls_result_free(&r);
+	/* IndirectCopy in SB: wr (Activation) writes row row of xs, the
+	   others are written before g on Pool */
+	for (int row = 1; row <= 3; row += 2) {
+		tb t;
+		tb_init(&t);
+		tb_sb(&t, "ix", "int32", 1, 4);
+		tb_sb(&t, "xs", "float32", 4, 16);
+		tb_sb(&t, "ys", "float32", 4, 16);
+		for (int k = 0; k < 4; k++)
+			tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\","
+				"\"name\":\"m%d\",\"engine\":\"Pool\",\"ins\":[],"
+				"\"outs\":[%s],\"value\":%d}", k,
+				AP("ix", "int32", 1, 1, k), k == 1 || k == 2);
+		/* xs but row row on Pool (a write of both would leave only
+		   the later in the shadow) */
+		memset_(&t, "mx", "Pool", AP("xs", "float32", row, 16, 0), "");
+		if (row < 3)
+			memset_(&t, "my", "Pool", APS("xs", "float32", 3 - row,
+						      16, 16 * (row + 1), 16),
+				"");
+		memset_(&t, "wr", "Activation", APS("xs", "float32", 1, 16,
+						    16 * row, 16), "");
+		tb_inst(&t, "{\"opcode\":\"IndirectCopy\",\"name\":\"g\","
+			"\"engine\":\"Pool\",\"ins\":[%s],\"outs\":[%s],"
+			"\"indirection_ins\":[%s],\"num_valid_indices\":4}",
+			AP("xs", "float32", 4, 16, 0),
+			AP("ys", "float32", 4, 16, 0), AP("ix", "int32", 1, 4, 0));
+		races1(tb_module(&t, 0), 0, &r);
+		ck_assert_int_eq(has(&r, NULL, "g", "wr"), row == 1);
+		ls_result_free(&r);
+	}
+	xrows = 1;
+	xcols = 64;
+}
+END_TEST
+
+/* IndirectCopy g writes the first 2 of ys's 4 rows (num_valid_indices);
+** tl on DVE, unordered with it, writes rows from row first on. */
+static lm_module *icopy_tail(int first)
+{
+	tb t;
+	tb_init(&t);
+	tb_sb(&t, "ix", "int32", 1, 4);
+	tb_sb(&t, "xs", "float32", 4, 16);
+	tb_sb(&t, "ys", "float32", 4, 16);
+	tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+		"\"mi\",\"engine\":\"DVE\",\"ins\":[],\"outs\":[%s],"
+		"\"value\":0}", AP("ix", "int32", 1, 4, 0));
+	memset_(&t, "mx", "Pool", AP("xs", "float32", 4, 16, 0), "");
+	tb_inst(&t, "{\"opcode\":\"IndirectCopy\",\"name\":\"g\",\"engine\":"
+		"\"Pool\",\"ins\":[%s],\"outs\":[%s],\"indirection_ins\":[%s],"
+		"\"num_valid_indices\":2,\"dependencies\":[[\"mi\",\"Flow\"]]}",
+		AP("xs", "float32", 4, 16, 0), AP("ys", "float32", 4, 16, 0),
+		AP("ix", "int32", 1, 4, 0));
+	memset_(&t, "tl", "DVE", APS("ys", "float32", 4 - first, 16,
+				    16 * first, 16), "");
+	return tb_module(&t, 0);
+}
+
+/* A masked write (IndirectCopy past num_valid_indices) writes only the
+** elements it writes. */
+START_TEST(test_masked_write)
+{
+	ls_result r;
+	ck_assert_int_eq(races1(icopy_tail(2), 0, NULL), 0);
+	ck_assert_int_eq(races1(icopy_tail(1), 0, &r), 1);
+	ck_assert(has(&r, "WAW", "g", "tl"));
+	/* where they met: row 1 only (16 float32 of partition 1) */
+	ck_assert_int_eq(r.races[0].hi - r.races[0].lo, 64);
+	ls_result_free(&r);
+}
+END_TEST
+
+/* --max-memory counts the race shadow of DRAM (twice its bytes): a 4 MiB
+** DRAM tensor needs 8 MiB without the detector, 16 MiB with it. */
+START_TEST(test_memory_limit)
+{
+	ls_options o;
+	ls_result r;
+	lm_error e;
+	lm_module *m;
+	tb t;
+	tb_init(&t);
+	tb_dram(&t, "big", "Internal", "float32", 1024, 1024);
+	tb_sb(&t, "t", "float32", 1, 64);
+	memset_(&t, "ms", "DVE", T64("t"), "");
+	m = tb_module(&t, 0);
+	memset(&o, 0, sizeof o);
+	o.max_memory = 12 << 20;
+	ck_assert_int_eq(tb_run1(m, NULL, 1, 64, &o, &r, &e), 0);
+	ls_result_free(&r);
+	o.race = 1;
+	ck_assert_int_eq(tb_run1(m, NULL, 1, 64, &o, &r, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "big: the allocation needs 16777216 bytes "
+			   "of simulated memory (DRAM storage and "
+			   "initialization shadow, race shadow), over the "
+			   "memory limit of 12582912 bytes");
+	lm_module_free(m);
+}
+END_TEST
+
 /* ---- schedules ---------------------------------------------------------- */
 
 /* The races of r as sorted lines "memory object pair", the pair sorted
@@ -819,6 +1060,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_order_and_deps);
 	tcase_add_test(tc, test_counting_semaphore);
+	tcase_add_test(tc, test_semaphore_write);
 	tcase_add_test(tc, test_event);
 	tcase_add_test(tc, test_dma);
 	tcase_add_test(tc, test_trigger);
@@ -829,6 +1071,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_loop_carried);
 	tcase_add_test(tc, test_branch_loop);
 	tcase_add_test(tc, test_uninit_kept);
+	tcase_add_test(tc, test_indirect);
+	tcase_add_test(tc, test_indirect_rows);
+	tcase_add_test(tc, test_masked_write);
+	tcase_add_test(tc, test_memory_limit);
 	tcase_add_test(tc, test_schedules);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
