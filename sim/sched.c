@@ -624,6 +624,59 @@ static int fn_returns(const ls_sfunc *sf)
 	       sf->insts[sf->n_run - 1].loop < 0;
 }
 
+/* Does function fn use its core's id bank or events: a sync_info entry
+** by id, on an event or on a named semaphore that has an id, or a
+** GroupResetSemaphores? */
+static int fn_uses_bank(const ls_machine *mc, int fn)
+{
+	const ls_sfunc *sf = &mc->fns[fn];
+	for (int i = 0; i < sf->n; i++) {
+		const ls_sinst *si = &sf->insts[i];
+		int n = si->sy.n_wait + si->sy.n_update;
+		if (si->op == LM_OP_GROUPRESET)
+			return 1;
+		for (int k = 0; k < n; k++) {
+			const ls_ssync *e = &si->sy.wait[k];
+			if (e->kind != LS_SYNC_NAMED || mc->sems[e->slot].id >= 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+** The Return ending activation ai is about to clear its core's bank and
+** events: a run error (1) when another activation on the core that uses
+** them has started (its call issued) and is still running (not ai, not
+** one of its callers), since the clear would land at a moment only the
+** schedule decides.
+*/
+static int bank_shared(sim *s, int ai)
+{
+	const act *a = &s->acts[ai];
+	for (int b = 0; b < s->n_acts; b++) {
+		const act *B = &s->acts[b];
+		int up = 0;
+		if (b == ai || B->is_over || !B->gate_open ||
+		    B->core != a->core)
+			continue;
+		for (int p = a->parent_act; p >= 0 && !up;
+		     p = s->acts[p].parent_act)
+			up = p == b;
+		if (up || !fn_uses_bank(s->mc, B->fn))
+			continue;
+		const ls_sfunc *sf = &s->mc->fns[a->fn];
+		fail_at(s, a->core, &sf->insts[sf->n_run - 1],
+			"the Return clears core %d's semaphore bank and events "
+			"while function '%s', which uses them, still runs on "
+			"the core: when the clear lands is up to the schedule "
+			"(a bank shared by calls that overlap is not modelled)",
+			a->core, s->mc->fns[B->fn].f->name);
+		return 1;
+	}
+	return 0;
+}
+
 /* The activation is over when its call's issue is done (a launch: at
 ** once), every engine of its mask has left and nothing issued in it is
 ** incomplete: a Return at its end clears the core's bank, the call
@@ -643,6 +696,8 @@ static void act_check(sim *s, int ai)
 		ls_race_set_cur(s->R, acc);
 	}
 	if (fn_returns(&s->mc->fns[a->fn])) {
+		if (bank_shared(s, ai))
+			return;
 		ls_sync_clear_bank(s->mc, a->core);
 		s->dirty = 1;
 	}

@@ -664,6 +664,63 @@ START_TEST(test_return_clears)
 }
 END_TEST
 
+/*
+** mod_text's module with functions fa and fb called from its entry by
+** 'ca' on SP and 'cb' on Activation (after 'ca' when ordered): fa sets
+** semaphore 'n' (no id) and Returns; fb waits for 'n', then bumps id 4
+** of the bank.
+*/
+static char *calls_text(int ordered)
+{
+	char *calls = list(
+		inst("Call", "ca", "SP", "'target':'fa'"),
+		inst("Call", "cb", "Activation", ordered ? "'target':'fb',"
+		     "'dependencies':['ca']" : "'target':'fb'"), NULL);
+	char *t = mod_text(0, "{'name':'b','init':0,'id':4},"
+			   "{'name':'n','init':0}", calls);
+	char *fns = tu_replace_all(
+		",{'name':'fa','allocations':[],'blocks':[{'name':'ab',"
+		"'instructions':[{'opcode':'NoOp','name':'a1','engine':'DVE',"
+		"'ins':[],'outs':[],'sync_info':{'on_update':[{'semaphore':"
+		"'n','mode':'sem-inc'}]}},{'opcode':'Return','name':'ra',"
+		"'engine':'SP','ins':[],'outs':[]}]}]},"
+		"{'name':'fb','allocations':[],'blocks':[{'name':'bb',"
+		"'instructions':[{'opcode':'NoOp','name':'b1','engine':'Pool',"
+		"'ins':[],'outs':[],'sync_info':{'on_wait':[{'semaphore':'n',"
+		"'mode':'sem-ge-imm','wait_value':1}],'on_update':[{'id':4,"
+		"'mode':'sem-inc'}]}}]}]}]}", "'", "\"");
+	size_t n = strlen(t);
+	char *u;
+	ck_assert(n > 2 && !strcmp(t + n - 2, "]}"));
+	t[n - 2] = 0;
+	u = lm_xasprintf("%s%s", t, fns);
+	free(t);
+	free(fns);
+	return u;
+}
+
+/*
+** A Return clears the bank while another call on the core that uses it
+** still runs: refused, since when the clear lands is the schedule's
+** choice. With the second call ordered after the first, both run.
+*/
+START_TEST(test_return_clear_overlap)
+{
+	run R;
+	for (uint64_t seed = 0; seed < 4; seed++) {
+		run_text(&R, calls_text(0), seed);
+		ck_run_fails(&R, "the Return clears core 0's semaphore bank "
+			     "and events while function 'fb', which uses "
+			     "them, still runs on the core");
+		run_free(&R);
+	}
+	run_text(&R, calls_text(1), 0);
+	ck_run_ok(&R);
+	ck_assert_int_eq(sem(&R, "b"), 1);
+	run_free(&R);
+}
+END_TEST
+
 /* A second run of one machine starts from the initial values. */
 START_TEST(test_rerun)
 {
@@ -980,6 +1037,7 @@ int main(void)
 	tcase_add_test(tc, test_group_reset);
 	tcase_add_test(tc, test_drain);
 	tcase_add_test(tc, test_return_clears);
+	tcase_add_test(tc, test_return_clear_overlap);
 	tcase_add_test(tc, test_rerun);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("diff");
