@@ -145,6 +145,7 @@ int cmd_diff(int argc, char **argv)
 	const char *inputs_dir = NULL, *linked_path = NULL, *save_dir = NULL;
 	uint64_t seed = 0, schedules = 0, x;
 	int64_t race_limit = CLI_RACE_LIMIT_DEFAULT;
+	int has_limit = 0;
 	unsigned skip = 0;
 	int quiet = 0, nmods_arg = 0, has_seed = 0;
 	ls_diff_opts dopts;
@@ -218,6 +219,7 @@ int cmd_diff(int argc, char **argv)
 			if ((rc = cli_parse_u64("diff", a, v, &x)))
 				goto done;
 			race_limit = (int64_t)x;
+			has_limit = 1;
 			i++;
 		} else if (a[0] == '-' && a[1]) {
 			rc = cli_usage_error("diff", "unknown or incomplete option '%s'",
@@ -233,6 +235,10 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (inputs_dir && has_seed) {
 		rc = cli_usage_error("diff", "--inputs and --seed exclude each other");
+		goto done;
+	}
+	if (has_limit && !dopts.run.race) {
+		rc = cli_usage_error("diff", "--race-limit needs --race");
 		goto done;
 	}
 

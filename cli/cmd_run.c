@@ -172,6 +172,7 @@ int cmd_run(int argc, char **argv)
 {
 	const char *inputs_dir = NULL, *outputs_dir = NULL;
 	int64_t seed = 0, perturb = 0, race_limit = CLI_RACE_LIMIT_DEFAULT;
+	int has_limit = 0;
 	int stats = 0, has_seed = 0, list = 0, first = 1, rc = 0, n = 0;
 	ls_options opts;
 	char **paths = NULL;
@@ -218,6 +219,7 @@ int cmd_run(int argc, char **argv)
 		} else if (!strcmp(a, "--race-limit")) {
 			if (parse_i64(a, v, &race_limit))
 				return EXIT_INPUT;
+			has_limit = 1;
 		} else if (!strcmp(a, "--inputs")) {
 			inputs_dir = v;
 		} else if (!strcmp(a, "--outputs")) {
@@ -249,6 +251,8 @@ int cmd_run(int argc, char **argv)
 	if (inputs_dir && has_seed)
 		return cli_usage_error("run", "--inputs and --seed exclude each "
 				       "other");
+	if (has_limit && !opts.race)
+		return cli_usage_error("run", "--race-limit needs --race");
 	if (first >= argc)
 		return cli_usage_error("run", "no MODULE given");
 

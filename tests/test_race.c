@@ -884,6 +884,14 @@ START_TEST(test_cli)
 	ck_assert(strstr(r.out, "lncsim: race: ") == NULL);
 	ck_assert_contains(r.out, "1 race found (0 printed, --race-limit)");
 	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--no-db", "--race-limit", "3", p, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "--race-limit needs --race");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "diff", "--no-db", "--race-limit", "3", p, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "--race-limit needs --race");
+	tu_run_free(&r);
 	r = tu_lncsim(NULL, "diff", "--no-db", "--race", p, NULL);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_contains(r.out, "lncsim: race: reference: WAW");
