@@ -212,6 +212,13 @@ static void print_fail(fz_sink *s, const fz_record *r, int64_t hits)
 	       r->kind, (int)(nl ? nl - msg : (long)strlen(msg)), msg, repro);
 	if (r->kept[0])
 		printf("  kept: %s\n", r->kept);
+	for (int i = 0; i < r->n_exec; i++) {
+		const fz_exec *e = &r->exec[i];
+		if (e->race && e->r.races_found > 0)
+			printf("  races: %s run %lld found, %d logged\n",
+			       e->mode, (long long)e->r.races_found,
+			       e->r.n_races);
+	}
 	if (hits > 1)
 		printf("  signature %s: the smallest of %lld hits so far\n",
 		       r->signature, (long long)hits);

@@ -1242,6 +1242,80 @@ END_TEST
 /* ---- lncsim fuzz, end to end ------------------------------------------ */
 
 /*
+** fuzz --race logs its cases' runs as checked: with init_queues skipped
+** the linked runs race (rows in races, listed by db races) and the cases
+** that do not link have no run to check; a clean campaign's runs are
+** checked with none ("no races"); without --race they are not checked.
+*/
+START_TEST(test_fuzz_race_rows)
+{
+	char *d = tu_tmpdir("fuzz");
+	char *db = lm_path_join(d, "race.db");
+	tu_run r = tu_lncsim(d, "fuzz", "--db", db, "--campaign", "racy",
+			     "--race", "--skip=init_queues", "--count", "5",
+			     NULL);
+	ck_assert_msg(r.status == 1, "%d %s%s", r.status, r.out, r.err);
+	ck_assert_contains(r.out, "  races: linked run ");
+	tu_run_free(&r);
+	/* seeds 3 and 5 fail to link (no executions); 1, 2, 4 ran, their
+	   linked runs racing */
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM cases c JOIN "
+				    "runs r ON r.id = c.run_id WHERE "
+				    "c.campaign = 'racy' AND c.kind = 'link' "
+				    "AND r.races IS NULL"), 2);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM cases c JOIN "
+				    "runs r ON r.id = c.run_id WHERE "
+				    "c.campaign = 'racy' AND r.races > 0"), 3);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM races"),
+			 tu_sql_int(db, "SELECT sum(races) FROM runs"));
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM races WHERE "
+				    "mode <> 'linked' OR a_function = '' OR "
+				    "b_engine = '' OR hi <= lo"), 0);
+	int64_t id = tu_sql_int(db, "SELECT c.run_id FROM cases c WHERE "
+				"c.campaign = 'racy' AND c.seed = 4");
+	int64_t n = tu_sql_int(db, "SELECT races FROM runs WHERE id = (SELECT "
+			       "run_id FROM cases WHERE seed = 4)");
+	ck_assert_int_gt(n, 1);
+	char ids[32], want[64];
+	snprintf(ids, sizeof ids, "%lld", (long long)id);
+	snprintf(want, sizeof want, "run %lld: %lld races\n", (long long)id,
+		 (long long)n);
+	r = tu_lncsim(d, "db", "races", "--db", db, "--run", ids, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, want);
+	ck_assert_contains(r.out, "  linked ");
+	tu_run_free(&r);
+	/* a clean campaign: checked, none */
+	r = tu_lncsim(d, "fuzz", "--db", db, "--campaign", "clean", "-q",
+		      "--race", "--count", "3", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM cases c JOIN "
+				    "runs r ON r.id = c.run_id WHERE "
+				    "c.campaign = 'clean' AND r.races = 0"), 3);
+	id = tu_sql_int(db, "SELECT min(run_id) FROM cases WHERE "
+			"campaign = 'clean'");
+	snprintf(ids, sizeof ids, "%lld", (long long)id);
+	snprintf(want, sizeof want, "run %lld: no races", (long long)id);
+	r = tu_lncsim(d, "db", "races", "--db", db, "--run", ids, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, want);
+	tu_run_free(&r);
+	/* without --race: not checked */
+	r = tu_lncsim(d, "fuzz", "--db", db, "--campaign", "plain", "-q",
+		      "--count", "2", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM cases c JOIN "
+				    "runs r ON r.id = c.run_id WHERE "
+				    "c.campaign = 'plain' AND r.races IS NULL"),
+			 2);
+	free(db);
+	free(d);
+}
+END_TEST
+
+/*
 ** The same seeds give the same stored results whatever the number of
 ** jobs (and in whatever order the cases finish).
 */
@@ -1798,6 +1872,7 @@ static Suite *suite(void)
 	tcase_add_test(e2e, test_fuzz_case_timeout);
 	tcase_add_test(e2e, test_fuzz_one_run_at_a_time);
 	tcase_add_test(e2e, test_fuzz_refusals);
+	tcase_add_test(e2e, test_fuzz_race_rows);
 	suite_add_tcase(s, e2e);
 	return s;
 }
