@@ -84,7 +84,10 @@ int fz_config_decode(const void *p, size_t n, fz_config *c, lm_error *err);
 /* ---- the result record ------------------------------------------------ */
 
 /* Version of the encoding fz_record_encode writes. */
-enum { FZ_RECORD_VERSION = 2 };
+enum { FZ_RECORD_VERSION = 3 };
+/* The races a record carries per execution, at most (the first ones the
+** detector kept; races_found counts them all). */
+enum { FZ_RECORD_RACES = 64 };
 
 typedef enum fz_status {
 	FZ_PASS = 0,
@@ -96,7 +99,10 @@ typedef enum fz_status {
 /* One execution of a case as the run log stores it. */
 typedef struct fz_exec {
 	char mode[12];           /* "reference" or "linked" */
-	ls_result r;             /* stats and matmuls (no outputs) */
+	int race;                /* checked for races (--race) */
+	ls_result r;             /* stats, matmuls, with race the first
+				    FZ_RECORD_RACES races and races_found
+				    (no outputs) */
 } fz_exec;
 
 /* One compared tensor (plain schedule). */

@@ -69,7 +69,42 @@ static int make_case_dir(const char *r, uint64_t s, int *rootfd, char **name,
 	return lm_dir_open_beneath(fd, *rootfd, r, *name, 0, NULL, err);
 }
 
-/* A copy of the statistics and matmuls of a run (not its outputs). */
+static char *sdup(const char *s)
+{
+	return lm_xstrdup(s ? s : "");
+}
+
+/* The first FZ_RECORD_RACES races of a run and their total count. */
+static void copy_races(ls_result *to, const ls_result *from)
+{
+	int n = from->n_races < FZ_RECORD_RACES ? from->n_races
+						: FZ_RECORD_RACES;
+	to->races_found = from->races_found;
+	to->n_races = n;
+	to->races = n ? lm_xcalloc((size_t)n, sizeof *to->races) : NULL;
+	for (int i = 0; i < n; i++) {
+		const ls_race *x = &from->races[i];
+		ls_race *y = &to->races[i];
+		*y = *x;
+		y->kind = sdup(x->kind);
+		y->memory = sdup(x->memory);
+		y->object = sdup(x->object);
+		y->a_func = sdup(x->a_func);
+		y->a_block = sdup(x->a_block);
+		y->a_inst = sdup(x->a_inst);
+		y->a_iter = sdup(x->a_iter);
+		y->a_engine = sdup(x->a_engine);
+		y->b_func = sdup(x->b_func);
+		y->b_block = sdup(x->b_block);
+		y->b_inst = sdup(x->b_inst);
+		y->b_iter = sdup(x->b_iter);
+		y->b_engine = sdup(x->b_engine);
+		y->last_common = sdup(x->last_common);
+	}
+}
+
+/* A copy of the statistics, matmuls and races of a run (not its
+** outputs). */
 static void copy_result(ls_result *to, const ls_result *from)
 {
 	memset(to, 0, sizeof *to);
@@ -103,6 +138,9 @@ static void take_results(fz_record *r, const diff_case *dc)
 	for (int i = 0; i < n; i++) {
 		snprintf(r->exec[i].mode, sizeof r->exec[i].mode, "%s", modes[i]);
 		copy_result(&r->exec[i].r, res[i]);
+		r->exec[i].race = dc->run.race;
+		if (dc->run.race)
+			copy_races(&r->exec[i].r, res[i]);
 	}
 	r->n_exec = n;
 	const ls_diff_result *d = &dc->res;

@@ -3,9 +3,11 @@
 ** result record's encoding (fuzz.h).
 **
 ** The record is little-endian, field by field, after a magic and a
-** version byte: "LFZR" 1, then seed, cores, status, the strings (u32
+** version byte: "LFZR" 3, then seed, cores, status, the strings (u32
 ** length + bytes), start time, wall time (the double's bits), the
-** executions (mode, times, per-core stats, matmuls) and the tensors.
+** executions (mode, times, per-core stats, matmuls, whether it was
+** checked for races, the races found and the first FZ_RECORD_RACES of
+** those kept) and the tensors.
 ** Doubles travel as their bit patterns, so NaN utilizations and the
 ** exact values reach the database unchanged.
 */
@@ -298,6 +300,34 @@ static void put_exec(lm_buf *b, const fz_exec *e)
 		put_u64(b, (uint64_t)m->duration_ps);
 		put_f64(b, m->array_util);
 	}
+	int nr = e->race ? r->n_races : 0;
+	if (nr > FZ_RECORD_RACES)
+		nr = FZ_RECORD_RACES;
+	put_u8(b, e->race ? 1 : 0);
+	put_u64(b, e->race ? (uint64_t)r->races_found : 0);
+	put_u32(b, (uint32_t)nr);
+	for (int i = 0; i < nr; i++) {
+		const ls_race *x = &r->races[i];
+		put_str(b, x->kind);
+		put_str(b, x->memory);
+		put_u64(b, (uint64_t)x->core);
+		put_str(b, x->object);
+		put_u64(b, (uint64_t)x->lo);
+		put_u64(b, (uint64_t)x->hi);
+		put_str(b, x->a_func);
+		put_str(b, x->a_block);
+		put_str(b, x->a_inst);
+		put_str(b, x->a_iter);
+		put_u64(b, (uint64_t)x->a_core);
+		put_str(b, x->a_engine);
+		put_str(b, x->b_func);
+		put_str(b, x->b_block);
+		put_str(b, x->b_inst);
+		put_str(b, x->b_iter);
+		put_u64(b, (uint64_t)x->b_core);
+		put_str(b, x->b_engine);
+		put_str(b, x->last_common);
+	}
 }
 
 void fz_record_encode(const fz_record *r, lm_buf *b)
@@ -404,6 +434,60 @@ static int get_count(rd *r, size_t min_size)
 	return (int)k;
 }
 
+static int one_of(const char *s, const char *a, const char *b,
+		  const char *c)
+{
+	return !strcmp(s, a) || !strcmp(s, b) || !strcmp(s, c);
+}
+
+/*
+** The race part of an execution: checked (0 or 1), found, then at most
+** FZ_RECORD_RACES races, no more than found, none unless checked; each
+** of a kind and memory the run log takes and a non-empty range.
+*/
+static void get_races(rd *r, fz_exec *e)
+{
+	ls_result *x = &e->r;
+	unsigned checked = get_u8(r);
+	int64_t found = (int64_t)get_u64(r);
+	int nr = get_count(r, 14 * 4 + 5 * 8);
+	if (checked > 1 || found < 0 || nr > FZ_RECORD_RACES || nr > found ||
+	    (!checked && found))
+		r->bad = 1;
+	if (r->bad)
+		return;
+	e->race = (int)checked;
+	x->races_found = found;
+	x->races = nr ? lm_xcalloc((size_t)nr, sizeof *x->races) : NULL;
+	x->n_races = nr;
+	for (int i = 0; i < nr; i++) {
+		ls_race *y = &x->races[i];
+		y->kind = get_str(r);
+		y->memory = get_str(r);
+		y->core = (int64_t)get_u64(r);
+		y->object = get_str(r);
+		y->lo = (int64_t)get_u64(r);
+		y->hi = (int64_t)get_u64(r);
+		y->a_func = get_str(r);
+		y->a_block = get_str(r);
+		y->a_inst = get_str(r);
+		y->a_iter = get_str(r);
+		y->a_core = (int64_t)get_u64(r);
+		y->a_engine = get_str(r);
+		y->b_func = get_str(r);
+		y->b_block = get_str(r);
+		y->b_inst = get_str(r);
+		y->b_iter = get_str(r);
+		y->b_core = (int64_t)get_u64(r);
+		y->b_engine = get_str(r);
+		y->last_common = get_str(r);
+		if (!one_of(y->kind, "RAW", "WAR", "WAW") ||
+		    !one_of(y->memory, "SBUF", "PSUM", "DRAM") || y->lo < 0 ||
+		    y->hi <= y->lo)
+			r->bad = 1;
+	}
+}
+
 static void get_exec(rd *r, fz_exec *e)
 {
 	char *mode = get_str(r);
@@ -456,6 +540,7 @@ static void get_exec(rd *r, fz_exec *e)
 		m->duration_ps = (int64_t)get_u64(r);
 		m->array_util = get_f64(r);
 	}
+	get_races(r, e);
 }
 
 int fz_record_decode(const void *p, size_t n, fz_record *out, lm_error *err)

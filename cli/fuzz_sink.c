@@ -9,6 +9,7 @@
 #include "common.h"
 #include "fuzz_run.h"
 #include "db.h"
+#include "race_out.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +153,10 @@ static int log_case(fz_sink *s, const fz_record *r, lm_error *err)
 		goto done;
 	for (int i = 0; !rc && i < r->n_exec; i++)
 		rc = ldb_log_execution(run, r->exec[i].mode, &r->exec[i].r, err);
+	for (int i = 0; !rc && i < r->n_exec; i++)
+		if (r->exec[i].race)
+			rc = cli_log_races(run, r->exec[i].mode, &r->exec[i].r,
+					   err);
 	for (int i = 0; !rc && i < r->n_tensors; i++) {
 		const fz_tensor *t = &r->tensors[i];
 		rc = ldb_log_tensor(run, t->name, t->equal, t->mismatches,
@@ -207,6 +212,13 @@ static void print_fail(fz_sink *s, const fz_record *r, int64_t hits)
 	       r->kind, (int)(nl ? nl - msg : (long)strlen(msg)), msg, repro);
 	if (r->kept[0])
 		printf("  kept: %s\n", r->kept);
+	for (int i = 0; i < r->n_exec; i++) {
+		const fz_exec *e = &r->exec[i];
+		if (e->race && e->r.races_found > 0)
+			printf("  races: %s run %lld found, %d logged\n",
+			       e->mode, (long long)e->r.races_found,
+			       e->r.n_races);
+	}
 	if (hits > 1)
 		printf("  signature %s: the smallest of %lld hits so far\n",
 		       r->signature, (long long)hits);

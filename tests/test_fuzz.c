@@ -118,7 +118,58 @@ static void show_stdout(int saved)
 
 /* ---- the record ------------------------------------------------------- */
 
-/* A record with every field set, doubles of every kind. */
+/* Race i of a record: every field its own value. */
+static void mk_race(ls_race *x, int i)
+{
+	static const char *const kinds[] = { "RAW", "WAR", "WAW" };
+	static const char *const mems[] = { "SBUF", "PSUM", "DRAM" };
+	x->kind = lm_xstrdup(kinds[i % 3]);
+	x->memory = lm_xstrdup(mems[i % 3]);
+	x->core = i % 3 == 2 ? -1 : i;
+	x->object = lm_xstrdup(i % 3 == 2 ? "x" : "");
+	x->lo = 4 * i;
+	x->hi = 4 * i + 8 + ((int64_t)1 << 40);
+	x->a_func = lm_xasprintf("fa%d", i);
+	x->a_block = lm_xasprintf("ba%d", i);
+	x->a_inst = lm_xasprintf("ia%d", i);
+	x->a_iter = lm_xstrdup(i ? "i=3,j=0" : "");
+	x->a_core = 10 + i;
+	x->a_engine = lm_xstrdup("PE");
+	x->b_func = lm_xasprintf("fb%d", i);
+	x->b_block = lm_xstrdup("");
+	x->b_inst = lm_xasprintf("ib%d", i);
+	x->b_iter = lm_xstrdup("k=1");
+	x->b_core = 20 + i;
+	x->b_engine = lm_xstrdup("queue qSyncIO0");
+	x->last_common = lm_xasprintf("lc%d", i);
+}
+
+static void same_race(const ls_race *x, const ls_race *y)
+{
+	ck_assert_str_eq(y->kind, x->kind);
+	ck_assert_str_eq(y->memory, x->memory);
+	ck_assert_int_eq(y->core, x->core);
+	ck_assert_str_eq(y->object, x->object);
+	ck_assert_int_eq(y->lo, x->lo);
+	ck_assert_int_eq(y->hi, x->hi);
+	ck_assert_str_eq(y->a_func, x->a_func);
+	ck_assert_str_eq(y->a_block, x->a_block);
+	ck_assert_str_eq(y->a_inst, x->a_inst);
+	ck_assert_str_eq(y->a_iter, x->a_iter);
+	ck_assert_int_eq(y->a_core, x->a_core);
+	ck_assert_str_eq(y->a_engine, x->a_engine);
+	ck_assert_str_eq(y->b_func, x->b_func);
+	ck_assert_str_eq(y->b_block, x->b_block);
+	ck_assert_str_eq(y->b_inst, x->b_inst);
+	ck_assert_str_eq(y->b_iter, x->b_iter);
+	ck_assert_int_eq(y->b_core, x->b_core);
+	ck_assert_str_eq(y->b_engine, x->b_engine);
+	ck_assert_str_eq(y->last_common, x->last_common);
+}
+
+/* A record with every field set, doubles of every kind; both executions
+** checked for races, the reference with none, the linked with 3 kept of
+** 5 found. */
 static void full_record(fz_record *r)
 {
 	fz_record_init(r);
@@ -180,6 +231,14 @@ static void full_record(fz_record *r)
 			mm->start_ps = 100 * m;
 			mm->duration_ps = 50;
 			mm->array_util = 0.5;
+		}
+		x->race = 1;
+		if (e) {
+			x->r.races_found = 5;
+			x->r.n_races = 3;
+			x->r.races = lm_xcalloc(3, sizeof *x->r.races);
+			for (int i = 0; i < 3; i++)
+				mk_race(&x->r.races[i], i);
 		}
 	}
 	r->n_tensors = 2;
@@ -252,6 +311,11 @@ START_TEST(test_record_roundtrip)
 			ck_assert_int_eq(y->matmuls[m].start_ps,
 					 x->matmuls[m].start_ps);
 		}
+		ck_assert_int_eq(b.exec[e].race, 1);
+		ck_assert_int_eq(y->races_found, e ? 5 : 0);
+		ck_assert_int_eq(y->n_races, e ? 3 : 0);
+		for (int i = 0; i < y->n_races; i++)
+			same_race(&x->races[i], &y->races[i]);
 	}
 	ck_assert_int_eq(b.n_tensors, 2);
 	ck_assert_str_eq(b.tensors[1].name, "y_nc1");
@@ -313,6 +377,86 @@ START_TEST(test_record_roundtrip)
 	fz_record_free(&z);
 	lm_buf_free(&zb);
 	lm_buf_free(&buf);
+	fz_record_free(&a);
+}
+END_TEST
+
+/*
+** The races of a record: not checked (0 races, found 0) stays not
+** checked; more than FZ_RECORD_RACES kept travel as the first
+** FZ_RECORD_RACES with the count found; a race the run log would refuse
+** is refused at decoding.
+*/
+START_TEST(test_record_races)
+{
+	fz_record a, b;
+	lm_buf buf = LM_BUF_INIT;
+	lm_error err;
+	full_record(&a);
+	a.exec[0].race = 0;
+	ls_result *x = &a.exec[1].r;
+	for (int i = 0; i < x->n_races; i++) {
+		/* as ls_result_free does */
+		ls_race *y = &x->races[i];
+		char **f[] = { &y->kind, &y->memory, &y->object, &y->a_func,
+			       &y->a_block, &y->a_inst, &y->a_iter,
+			       &y->a_engine, &y->b_func, &y->b_block,
+			       &y->b_inst, &y->b_iter, &y->b_engine,
+			       &y->last_common };
+		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+			free(*f[k]);
+	}
+	free(x->races);
+	x->n_races = FZ_RECORD_RACES + 6;
+	x->races_found = 1000;
+	x->races = lm_xcalloc((size_t)x->n_races, sizeof *x->races);
+	for (int i = 0; i < x->n_races; i++)
+		mk_race(&x->races[i], i);
+	fz_record_encode(&a, &buf);
+	ck_assert_msg(fz_record_decode(buf.ptr, buf.size, &b, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(b.exec[0].race, 0);
+	ck_assert_int_eq(b.exec[0].r.n_races, 0);
+	ck_assert_int_eq(b.exec[1].race, 1);
+	ck_assert_int_eq(b.exec[1].r.races_found, 1000);
+	ck_assert_int_eq(b.exec[1].r.n_races, FZ_RECORD_RACES);
+	for (int i = 0; i < FZ_RECORD_RACES; i++)
+		same_race(&x->races[i], &b.exec[1].r.races[i]);
+	fz_record_free(&b);
+	/* every truncation refused */
+	for (size_t n = 0; n < buf.size; n++) {
+		ck_assert_int_eq(fz_record_decode(buf.ptr, n, &b, &err),
+				 LM_EINPUT);
+		fz_record_free(&b);
+	}
+	lm_buf_free(&buf);
+	/* a kind, a memory or a range the run log refuses */
+	for (int k = 0; k < 3; k++) {
+		ls_race *y = &x->races[0];
+		char *kind = y->kind, *mem = y->memory;
+		int64_t hi = y->hi;
+		if (k == 0)
+			y->kind = lm_xstrdup("RAR");
+		else if (k == 1)
+			y->memory = lm_xstrdup("HBM");
+		else
+			y->hi = y->lo;
+		fz_record_encode(&a, &buf);
+		ck_assert_int_eq(fz_record_decode(buf.ptr, buf.size, &b, &err),
+				 LM_EINPUT);
+		ck_assert_contains(err.msg, "truncated or malformed");
+		fz_record_free(&b);
+		lm_buf_free(&buf);
+		if (y->kind != kind) {
+			free(y->kind);
+			y->kind = kind;
+		}
+		if (y->memory != mem) {
+			free(y->memory);
+			y->memory = mem;
+		}
+		y->hi = hi;
+	}
 	fz_record_free(&a);
 }
 END_TEST
@@ -1098,6 +1242,80 @@ END_TEST
 /* ---- lncsim fuzz, end to end ------------------------------------------ */
 
 /*
+** fuzz --race logs its cases' runs as checked: with init_queues skipped
+** the linked runs race (rows in races, listed by db races) and the cases
+** that do not link have no run to check; a clean campaign's runs are
+** checked with none ("no races"); without --race they are not checked.
+*/
+START_TEST(test_fuzz_race_rows)
+{
+	char *d = tu_tmpdir("fuzz");
+	char *db = lm_path_join(d, "race.db");
+	tu_run r = tu_lncsim(d, "fuzz", "--db", db, "--campaign", "racy",
+			     "--race", "--skip=init_queues", "--count", "5",
+			     NULL);
+	ck_assert_msg(r.status == 1, "%d %s%s", r.status, r.out, r.err);
+	ck_assert_contains(r.out, "  races: linked run ");
+	tu_run_free(&r);
+	/* seeds 3 and 5 fail to link (no executions); 1, 2, 4 ran, their
+	   linked runs racing */
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM cases c JOIN "
+				    "runs r ON r.id = c.run_id WHERE "
+				    "c.campaign = 'racy' AND c.kind = 'link' "
+				    "AND r.races IS NULL"), 2);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM cases c JOIN "
+				    "runs r ON r.id = c.run_id WHERE "
+				    "c.campaign = 'racy' AND r.races > 0"), 3);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM races"),
+			 tu_sql_int(db, "SELECT sum(races) FROM runs"));
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM races WHERE "
+				    "mode <> 'linked' OR a_function = '' OR "
+				    "b_engine = '' OR hi <= lo"), 0);
+	int64_t id = tu_sql_int(db, "SELECT c.run_id FROM cases c WHERE "
+				"c.campaign = 'racy' AND c.seed = 4");
+	int64_t n = tu_sql_int(db, "SELECT races FROM runs WHERE id = (SELECT "
+			       "run_id FROM cases WHERE seed = 4)");
+	ck_assert_int_gt(n, 1);
+	char ids[32], want[64];
+	snprintf(ids, sizeof ids, "%lld", (long long)id);
+	snprintf(want, sizeof want, "run %lld: %lld races\n", (long long)id,
+		 (long long)n);
+	r = tu_lncsim(d, "db", "races", "--db", db, "--run", ids, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, want);
+	ck_assert_contains(r.out, "  linked ");
+	tu_run_free(&r);
+	/* a clean campaign: checked, none */
+	r = tu_lncsim(d, "fuzz", "--db", db, "--campaign", "clean", "-q",
+		      "--race", "--count", "3", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM cases c JOIN "
+				    "runs r ON r.id = c.run_id WHERE "
+				    "c.campaign = 'clean' AND r.races = 0"), 3);
+	id = tu_sql_int(db, "SELECT min(run_id) FROM cases WHERE "
+			"campaign = 'clean'");
+	snprintf(ids, sizeof ids, "%lld", (long long)id);
+	snprintf(want, sizeof want, "run %lld: no races", (long long)id);
+	r = tu_lncsim(d, "db", "races", "--db", db, "--run", ids, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, want);
+	tu_run_free(&r);
+	/* without --race: not checked */
+	r = tu_lncsim(d, "fuzz", "--db", db, "--campaign", "plain", "-q",
+		      "--count", "2", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM cases c JOIN "
+				    "runs r ON r.id = c.run_id WHERE "
+				    "c.campaign = 'plain' AND r.races IS NULL"),
+			 2);
+	free(db);
+	free(d);
+}
+END_TEST
+
+/*
 ** The same seeds give the same stored results whatever the number of
 ** jobs (and in whatever order the cases finish).
 */
@@ -1629,6 +1847,7 @@ static Suite *suite(void)
 	TCase *unit = tcase_create("unit");
 	tcase_set_timeout(unit, 120);
 	tcase_add_test(unit, test_record_roundtrip);
+	tcase_add_test(unit, test_record_races);
 	tcase_add_test(unit, test_config_strings);
 	tcase_add_test(unit, test_signatures);
 	tcase_add_test(unit, test_coord_handout);
@@ -1653,6 +1872,7 @@ static Suite *suite(void)
 	tcase_add_test(e2e, test_fuzz_case_timeout);
 	tcase_add_test(e2e, test_fuzz_one_run_at_a_time);
 	tcase_add_test(e2e, test_fuzz_refusals);
+	tcase_add_test(e2e, test_fuzz_race_rows);
 	suite_add_tcase(s, e2e);
 	return s;
 }
