@@ -33,6 +33,10 @@
 ** instance's slot, and each name a dependency would list becomes a wait
 ** for the count that instruction brought (sync_want); in a loop body
 ** the counts that move with the iteration are register waits (k_loop).
+**
+** With --compute (ls_gen_opts.compute) each core ends with a tail of
+** TensorReduce, TensorScalarPtr, IndirectLoad and Select on acc
+** (compute_tail), ordered by dependencies, its draws from its own stream.
 */
 #include "common.h"
 #include "gen.h"
