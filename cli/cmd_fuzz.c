@@ -34,7 +34,7 @@ const char usage_fuzz[] =
 	"usage: lncsim fuzz [--cores A-B] [--count K | --duration T] [--seed S]\n"
 	"                   [--jobs J] [--size small|medium|large] [--loops]\n"
 	"                   [--dynamic] [--sync deps|semaphores] [--plain]\n"
-	"                   [--schedules K] [--race]\n"
+	"                   [--schedules K] [--race] [--compute]\n"
 	"                   [--keep-failures DIR] [--skip=STEP,...] [--stop] [-q]\n"
 	"                   [--campaign NAME] [--resume] [--lost-after SECONDS]\n"
 	"                   [--case-timeout T]\n"
@@ -65,6 +65,8 @@ const char usage_fuzz[] =
 	"  --race             detect data races in both runs of each case\n"
 	"                     (docs/race.md): a race fails the case (kinds\n"
 	"                     reference-race, linked-race)\n"
+	"  --compute          generate with `lncsim gen --compute` (the cases\n"
+	"                     ordered by deps; not with --sync semaphores)\n"
 	"  --schedules K      perturbed schedules per case (default 0)\n"
 	"  --keep-failures DIR  keep the failing case of each failure signature's\n"
 	"                     smallest seed as DIR/case-<seed>/ with its repro\n"
@@ -109,8 +111,8 @@ typedef struct fuzz_opts {
 	const char *campaign;
 	cli_db dbo;
 	/* given on the command line (a resumed campaign's must match) */
-	int has_cores, has_size, has_form, has_race, has_schedules, has_skip,
-	    has_seed,
+	int has_cores, has_size, has_form, has_race, has_compute,
+	    has_schedules, has_skip, has_seed,
 	    has_count,
 	    has_jobs;
 } fuzz_opts;
@@ -271,6 +273,9 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 			o->plain = 1;
 			o->cfg.mix = 0;
 			o->has_form = 1;
+		} else if (!strcmp(a, "--compute")) {
+			o->cfg.compute = 1;
+			o->has_compute = 1;
 		} else if (!strcmp(a, "--race")) {
 			o->cfg.race = 1;
 			o->has_race = 1;
@@ -328,6 +333,9 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 			 o->cfg.sync == LS_GEN_SYNC_SEMAPHORES))
 		return cli_usage_error("fuzz", "--plain is the generator without "
 				       "--loops, --dynamic and --sync semaphores");
+	if (o->cfg.compute && !o->cfg.mix &&
+	    o->cfg.sync == LS_GEN_SYNC_SEMAPHORES)
+		return cli_usage_error("fuzz", "--compute takes --sync deps only");
 	/* a duration alone: no seed limit but the time */
 	if (o->duration > 0 && !o->has_count)
 		o->count = 0;
@@ -393,6 +401,7 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 		  was.dynamic == o->cfg.dynamic && was.sync == o->cfg.sync &&
 		  was.mix == o->cfg.mix, "--loops / --dynamic / --sync / --plain" },
 		{ o->has_race, was.race == o->cfg.race, "--race" },
+		{ o->has_compute, was.compute == o->cfg.compute, "--compute" },
 		{ o->has_schedules, was.schedules == o->cfg.schedules,
 		  "--schedules" },
 		{ o->has_skip, was.skip == o->cfg.skip, "--skip" },
@@ -412,6 +421,7 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 	o->cfg.size = was.size;
 	o->cfg.loops = was.loops;
 	o->cfg.race = was.race;
+	o->cfg.compute = was.compute;
 	o->cfg.dynamic = was.dynamic;
 	o->cfg.sync = was.sync;
 	o->cfg.mix = was.mix;

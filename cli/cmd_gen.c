@@ -15,6 +15,7 @@
 const char usage_gen[] =
 	"usage: lncsim gen --cores N --seed S [--size small|medium|large]\n"
 	"                  [--loops] [--dynamic] [--sync deps|semaphores]\n"
+"                  [--compute]\n"
 	"                  [--name NAME] -o DIR\n\n"
 	"Write a random per-core module set DIR/NAME/nc<c>/sg0/def.json (plus\n"
 	"its const .npy files), race-free by construction, exercising every\n"
@@ -31,6 +32,8 @@ const char usage_gen[] =
 	"              dependencies and queue semaphore waits) or semaphores\n"
 	"              (no dependencies: id-form sync_info semaphores\n"
 	"              instead; the queue semaphore waits stay)\n"
+	"  --compute   per core a TensorReduce, TensorScalarPtr, IndirectLoad\n"
+	"              and Select on the data path (with --sync deps only)\n"
 	"  --name NAME set name (default gen<seed>)\n"
 	"  -o DIR      output directory (created; an existing DIR/NAME is\n"
 	"              refused unless --force)\n"
@@ -43,7 +46,7 @@ const char usage_gen[] =
 
 int cmd_gen(int argc, char **argv)
 {
-	ls_gen_opts o = {2, 1, LS_GEN_SMALL, NULL, NULL, 0, 0, 0};
+	ls_gen_opts o = {2, 1, LS_GEN_SMALL, NULL, NULL, 0, 0, 0, 0};
 	const char *out = NULL;
 	int force = 0;
 	for (int i = 1; i < argc; i++) {
@@ -77,6 +80,8 @@ int cmd_gen(int argc, char **argv)
 			o.loops = 1;
 		} else if (!strcmp(a, "--dynamic")) {
 			o.dynamic = 1;
+		} else if (!strcmp(a, "--compute")) {
+			o.compute = 1;
 		} else if (!strcmp(a, "--sync")) {
 			int m = v ? ls_gen_sync_parse(v) : -1;
 			if (m < 0)
@@ -104,6 +109,8 @@ int cmd_gen(int argc, char **argv)
 	}
 	if (!out)
 		return cli_usage_error("gen", "-o DIR is required");
+	if (o.compute && o.sync == LS_GEN_SYNC_SEMAPHORES)
+		return cli_usage_error("gen", "--compute takes --sync deps only");
 	char *name = o.name ? lm_xstrdup(o.name)
 			    : lm_xasprintf("gen%llu", (unsigned long long)o.seed);
 	char *set = lm_path_join(out, name);

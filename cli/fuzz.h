@@ -35,6 +35,8 @@ typedef struct fz_config {
 	int mix;                 /* each case's loops, dynamic and sync drawn
 				    by a hash of its seed (fz_case_form);
 				    the three fields above unused */
+	int compute;             /* the generator's --compute, in the cases
+				    ordered by dependencies */
 } fz_config;
 
 /* --case-timeout's default, milliseconds (ten minutes). */
@@ -43,7 +45,7 @@ typedef struct fz_config {
 #define FZ_CASE_TIMEOUT_MAX_MS (7 * 86400 * 1000)
 
 #define FZ_CONFIG_INIT \
-	{ 1, 4, LS_GEN_SMALL, 0, 0, "", 0, FZ_CASE_TIMEOUT_MS, 0, 0, 0, 0, 1 }
+	{ 1, 4, LS_GEN_SMALL, 0, 0, "", 0, FZ_CASE_TIMEOUT_MS, 0, 0, 0, 0, 1, 0 }
 
 /* The core count of case seed s (drawn from lo..hi by a hash of s). */
 int fz_case_cores(const fz_config *c, uint64_t s);
@@ -57,7 +59,8 @@ void fz_case_form(const fz_config *c, uint64_t s, int *loops, int *dynamic,
 ** identity in the database: "cores=A-B size=SZ schedules=K skip=S,..."
 ** (steps in link order), then " loops" with --loops, " dynamic" with
 ** --dynamic, " sync=semaphores" with --sync semaphores, or " mix" when
-** each case draws its forms, then " race" with --race. Caller frees.
+** each case draws its forms, then " compute" with --compute, then
+** " race" with --race. Caller frees.
 */
 char *fz_gen_options(const fz_config *c);
 /*

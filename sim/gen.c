@@ -33,6 +33,10 @@
 ** instance's slot, and each name a dependency would list becomes a wait
 ** for the count that instruction brought (sync_want); in a loop body
 ** the counts that move with the iteration are register waits (k_loop).
+**
+** With --compute (ls_gen_opts.compute) each core ends with a tail of
+** TensorReduce, TensorScalarPtr, IndirectLoad and Select on acc
+** (compute_tail), ordered by dependencies, its draws from its own stream.
 */
 #include "common.h"
 #include "gen.h"
@@ -558,15 +562,16 @@ static void core_module(core_b *c, const char *arch, const char *name,
 
 /* ---- const files ----------------------------------------------------- */
 
-/* Random tensor of dtype dt written as an .npy under core c's directory. */
-static void const_file(gen *g, int core, const char *fname, lm_dtype dt,
-		       int64_t rows, int64_t cols)
+/* Random tensor of dtype dt (draws from r) written as an .npy under core
+** c's directory. */
+static void const_file_r(gen *g, rng *r, int core, const char *fname,
+			 lm_dtype dt, int64_t rows, int64_t cols)
 {
 	int64_t n = rows * cols;
 	size_t es = (size_t)lm_dtype_size(dt);
 	char *data = lm_xmalloc((size_t)n * es);
 	for (int64_t i = 0; i < n; i++)
-		lm_store_elem(dt, data + (size_t)i * es, runif(&g->r));
+		lm_store_elem(dt, data + (size_t)i * es, runif(r));
 	int64_t shape[2] = {rows, cols};
 	lm_error err;
 	lm_grow(&g->files, &g->cap_files, g->n_files + 1, sizeof *g->files);
@@ -577,6 +582,12 @@ static void const_file(gen *g, int core, const char *fname, lm_dtype dt,
 		f->len = 0;
 	}
 	free(data);
+}
+
+static void const_file(gen *g, int core, const char *fname, lm_dtype dt,
+		       int64_t rows, int64_t cols)
+{
+	const_file_r(g, &g->r, core, fname, dt, rows, cols);
 }
 
 /* ---- the program ----------------------------------------------------- */
@@ -1136,6 +1147,171 @@ static void handoff_consume(gen *g, core_b *c, const handoff *h, int i)
 	compute_done(c, o, &d, ins, 2, acc, nm);
 }
 
+/*
+** --compute: before the final store, a tail on the data path of core c:
+** a row sum of acc (TensorReduce add over the free axis into [M, 1]),
+** acc minus its row sum (TensorScalarPtr with that tile as scalar), a
+** gather of rows of a const table by const int32 indices in range
+** (IndirectLoad), and a Select between acc and the gathered rows by a
+** const 0/1 predicate, added into acc. Ordered by dependencies only;
+** the gather's readers never wait on its queue semaphore. Its draws come
+** from a stream of their own.
+*/
+enum { CT_ROWS = 8 };
+
+static void compute_json(core_b *c, const char *text, deps *d, tile **ins,
+			 int n_ins, tile *out, const char *nm)
+{
+	lm_inst *o = lm_b_inst_json(c->b, text);
+	compute_done(c, o, d, ins, n_ins, out, nm);
+}
+
+static void int_file(gen *g, int core, const char *fname, const int32_t *v,
+		     int64_t rows, int64_t cols)
+{
+	int64_t shape[2] = {rows, cols};
+	lm_error err;
+	lm_grow(&g->files, &g->cap_files, g->n_files + 1, sizeof *g->files);
+	ls_gen_file *f = &g->files[g->n_files++];
+	f->relpath = lm_xasprintf("%s/nc%d/sg0/%s", g->name, core, fname);
+	if (lm_npy_serialize(LM_DT_INT32, shape, 2, v, &f->bytes, &f->len,
+			     &err)) {
+		f->bytes = NULL;
+		f->len = 0;
+	}
+}
+
+static void compute_tail(gen *g, core_b *c, rng *cr)
+{
+	/* the draws of the shared helpers (queue picks, waits) from cr too */
+	rng keep = g->r;
+	g->r = *cr;
+	cr = &g->r;
+	int M = g->M, N = g->N;
+	char nm[48];
+	lm_buf j = LM_BUF_INIT;
+	int32_t *v = lm_xmalloc((size_t)M * (size_t)N * sizeof *v);
+	int64_t base = 0x05000000 + (int64_t)c->core * 0x100000;
+	add_alloc(c, "ctab", LM_TK_CONST, LM_DT_FLOAT32, CT_ROWS, N, LM_MT_DRAM,
+		  base, "ctab.npy", NULL, 0);
+	const_file_r(g, cr, c->core, "ctab.npy", LM_DT_FLOAT32, CT_ROWS,
+		     N);
+	for (int i = 0; i < M; i++)
+		v[i] = rint_(cr, CT_ROWS);
+	add_alloc(c, "cix", LM_TK_CONST, LM_DT_INT32, M, 1, LM_MT_DRAM,
+		  base + 0x40000, "cix.npy", NULL, 0);
+	int_file(g, c->core, "cix.npy", v, M, 1);
+	for (int i = 0; i < M * N; i++)
+		v[i] = chance(cr, 50);
+	add_alloc(c, "cpred", LM_TK_CONST, LM_DT_INT32, M, N, LM_MT_DRAM,
+		  base + 0x80000, "cpred.npy", NULL, 0);
+	int_file(g, c->core, "cpred.npy", v, M, N);
+	free(v);
+
+	tile *acc = get_tile(c, "acc", M, N, LM_DT_FLOAT32, 0);
+	tile *ix = get_tile(c, "c_ix", M, 1, LM_DT_INT32, 0);
+	tile *pred = get_tile(c, "c_pred", M, N, LM_DT_INT32, 0);
+	tile *red = get_tile(c, "c_red", M, 1, LM_DT_FLOAT32, 0);
+	tile *gt = get_tile(c, "c_g", M, N, LM_DT_FLOAT32, 0);
+	tile *sel = get_tile(c, "c_sel", M, N, LM_DT_FLOAT32, 0);
+	dma_load(g, c, "cix", LM_DT_INT32, 1, 0, ix, NULL);
+	dma_load(g, c, "cpred", LM_DT_INT32, N, 0, pred, NULL);
+
+	/* red = row sum of acc */
+	{
+		deps d = {0};
+		need_read(g, c, &d, acc);
+		need_write(&d, red);
+		snprintf(nm, sizeof nm, "red_%d", c->n_inst++);
+		lm_buf_printf(&j, "{\"opcode\":\"TensorReduce\",\"name\":\"%s\","
+			      "\"engine\":\"%s\",\"ins\":[", nm,
+			      chance(cr, 50) ? "DVE" : "Pool");
+		json_ap(&j, acc->name, acc->dtype, N, M, N, 0);
+		lm_buf_puts(&j, "],\"outs\":[");
+		json_ap(&j, red->name, red->dtype, 1, M, 1, 0);
+		lm_buf_puts(&j, "],\"op\":\"add\",\"axis\":\"X\"}");
+		tile *ins[1] = {acc};
+		compute_json(c, lm_buf_cstr(&j), &d, ins, 1, red, nm);
+		lm_buf_free(&j);
+	}
+	/* acc = (acc op0 red) * 0.0625 or acc op0 red */
+	{
+		deps d = {0};
+		need_read(g, c, &d, acc);
+		need_read(g, c, &d, red);
+		need_write(&d, acc);
+		snprintf(nm, sizeof nm, "tsp_%d", c->n_inst++);
+		lm_buf_printf(&j, "{\"opcode\":\"TensorScalarPtr\",\"name\":"
+			      "\"%s\",\"engine\":\"DVE\",\"ins\":[", nm);
+		json_ap(&j, acc->name, acc->dtype, N, M, N, 0);
+		lm_buf_puts(&j, ",");
+		json_ap(&j, red->name, red->dtype, 1, M, 1, 0);
+		lm_buf_puts(&j, "],\"outs\":[");
+		json_ap(&j, acc->name, acc->dtype, N, M, N, 0);
+		lm_buf_printf(&j, "],\"op0\":\"%s\",\"reverse0\":%s,\"op1\":"
+			      "\"bypass\",\"reverse1\":false}",
+			      chance(cr, 50) ? "subtract" : "add",
+			      chance(cr, 50) ? "true" : "false");
+		tile *ins[2] = {acc, red};
+		compute_json(c, lm_buf_cstr(&j), &d, ins, 2, acc, nm);
+		lm_buf_free(&j);
+	}
+	/* c_g row k = ctab row cix[k] */
+	{
+		deps d = {0};
+		need_read(g, c, &d, ix);
+		need_write(&d, gt);
+		snprintf(nm, sizeof nm, "gl_%d", c->n_inst++);
+		lm_buf_printf(&j, "{\"opcode\":\"IndirectLoad\",\"name\":\"%s\","
+			      "\"engine\":\"%s\",\"queue\":\"%s\",\"ins\":[",
+			      nm, lm_engine_name(c->dma_engine),
+			      c->qi[0].queue);
+		json_ap(&j, "ctab", LM_DT_FLOAT32, N, CT_ROWS, N, 0);
+		lm_buf_puts(&j, "],\"outs\":[");
+		json_ap(&j, gt->name, gt->dtype, N, M, N, 0);
+		lm_buf_puts(&j, "],\"indirection_ins\":[");
+		json_ap(&j, ix->name, ix->dtype, 1, M, 1, 0);
+		lm_buf_puts(&j, "]}");
+		tile *ins[1] = {ix};
+		c->cur_qi = 0;
+		compute_json(c, lm_buf_cstr(&j), &d, ins, 1, gt, nm);
+		lm_buf_free(&j);
+	}
+	/* c_sel = pred ? acc : c_g (or the other way), acc += c_sel */
+	{
+		deps d = {0};
+		int swap = chance(cr, 50);
+		tile *ins[3] = {swap ? gt : acc, swap ? acc : gt, pred};
+		for (int i = 0; i < 3; i++)
+			need_read(g, c, &d, ins[i]);
+		need_write(&d, sel);
+		snprintf(nm, sizeof nm, "sel_%d", c->n_inst++);
+		lm_buf_printf(&j, "{\"opcode\":\"Select\",\"name\":\"%s\","
+			      "\"engine\":\"%s\",\"ins\":[", nm,
+			      chance(cr, 50) ? "DVE" : "Pool");
+		for (int i = 0; i < 3; i++) {
+			if (i)
+				lm_buf_puts(&j, ",");
+			json_ap(&j, ins[i]->name, ins[i]->dtype, N, M, N, 0);
+		}
+		lm_buf_puts(&j, "],\"outs\":[");
+		json_ap(&j, sel->name, sel->dtype, N, M, N, 0);
+		lm_buf_puts(&j, "]}");
+		compute_json(c, lm_buf_cstr(&j), &d, ins, 3, sel, nm);
+		lm_buf_free(&j);
+	}
+	{
+		tile *ins[2] = {acc, sel};
+		deps d = {0};
+		lm_inst *o = compute(g, c, LM_OP_TENSORTENSOR, LM_ENG_DVE, ins, 2,
+				     acc, "tt", nm, sizeof nm, &d);
+		if (o)
+			lm_b_set_alu(o, LM_ALU_ADD);
+		compute_done(c, o, &d, ins, 2, acc, nm);
+	}
+	g->r = keep;
+}
+
 int ls_gen_size_parse(const char *s)
 {
 	if (!strcmp(s, "small"))
@@ -1174,6 +1350,9 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 	if (o->cores < 1 || o->cores > 64)
 		return lm_err(err, "", "gen", "--cores must be within 1..64, got %d",
 			      o->cores);
+	if (o->compute && o->sync == LS_GEN_SYNC_SEMAPHORES)
+		return lm_err(err, "", "gen", "--compute is ordered by "
+			      "dependencies only: not with --sync semaphores");
 	gen g;
 	memset(&g, 0, sizeof g);
 	char *name = o->name ? lm_xstrdup(o->name)
@@ -1298,6 +1477,11 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 				else if (hs[i].cons == ci)
 					handoff_consume(&g, c, &hs[i], i);
 			}
+		}
+		if (o->compute) {
+			rng cr = { o->seed * 0xd1342543de82ef95ULL +
+				   0x7f4a7c15ULL * (uint64_t)(ci + 1) };
+			compute_tail(&g, c, &cr);
 		}
 		/* final result */
 		char yname[32], st[48];

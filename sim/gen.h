@@ -31,6 +31,10 @@ typedef struct ls_gen_opts {
 	int dynamic;        /* the K loops as DynamicForLoops over a register
 			       trip count, their loads register-addressed
 			       (implies loops) */
+	int compute;        /* per core a tail of TensorReduce,
+			       TensorScalarPtr, IndirectLoad and Select on
+			       the data path (dependencies only: not with
+			       LS_GEN_SYNC_SEMAPHORES) */
 } ls_gen_opts;
 
 /* Ordering: `dependencies` (and queue semaphore waits), or no

@@ -1841,6 +1841,55 @@ START_TEST(test_fuzz_refusals)
 }
 END_TEST
 
+/* --compute: the word " compute" before " race", read back; a string
+** without it (every campaign made before it) means no compute ops; the
+** repro's gen says --compute in the cases ordered by dependencies. */
+START_TEST(test_config_compute)
+{
+	fz_config c = FZ_CONFIG_INIT, d = FZ_CONFIG_INIT;
+	c.compute = 1;
+	char *s = fz_gen_options(&c);
+	ck_assert_str_eq(s, "cores=1-4 size=small schedules=0 skip= mix "
+			 "compute");
+	ck_assert_int_eq(fz_gen_options_parse(s, &d), 0);
+	ck_assert(d.compute == 1 && d.mix == 1 && d.race == 0);
+	free(s);
+	c.race = 1;
+	c.mix = 0;
+	c.loops = 1;
+	s = fz_gen_options(&c);
+	ck_assert_str_eq(s, "cores=1-4 size=small schedules=0 skip= loops "
+			 "compute race");
+	ck_assert_int_eq(fz_gen_options_parse(s, &d), 0);
+	ck_assert(d.compute == 1 && d.loops == 1 && d.race == 1 && !d.mix);
+	free(s);
+	s = fz_repro(&c, 7, "D");
+	ck_assert_contains(s, " --loops --compute -o D ");
+	free(s);
+	ck_assert_int_eq(fz_gen_options_parse("cores=1-4 size=small "
+					      "schedules=0 skip= loops race",
+					      &d), 0);
+	ck_assert(d.compute == 0 && d.loops == 1 && d.race == 1);
+	ck_assert_int_eq(fz_gen_options_parse("cores=1-4 size=small "
+					      "schedules=0 skip= compute", &d),
+			 0);
+	ck_assert(d.compute == 1 && d.loops == 0 && !d.mix);
+	ck_assert_int_eq(fz_gen_options_parse("cores=1-4 size=small "
+					      "schedules=0 skip= compute loops",
+					      &d), -1);
+	/* a mixed campaign: the cases drawn with semaphores have none */
+	c.mix = 1;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		int l, dy, sy;
+		fz_case_form(&c, seed, &l, &dy, &sy);
+		s = fz_repro(&c, seed, "D");
+		ck_assert_int_eq(strstr(s, " --compute ") != NULL,
+				 sy == LS_GEN_SYNC_DEPS);
+		free(s);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("fuzz");
@@ -1849,6 +1898,7 @@ static Suite *suite(void)
 	tcase_add_test(unit, test_record_roundtrip);
 	tcase_add_test(unit, test_record_races);
 	tcase_add_test(unit, test_config_strings);
+	tcase_add_test(unit, test_config_compute);
 	tcase_add_test(unit, test_signatures);
 	tcase_add_test(unit, test_coord_handout);
 	tcase_add_test(unit, test_coord_resume);
