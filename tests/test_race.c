@@ -982,7 +982,7 @@ END_TEST
 static int teeth_case(lk_step step, uint64_t seed, int loops)
 {
 	ls_gen_opts go = {2 + (int)(seed % 3), seed, LS_GEN_SMALL, NULL, NULL,
-			  loops};
+			  loops, 0, 0, 0};
 	lm_module **mods, *lin = NULL;
 	ls_gen_file *files;
 	lk_options lo;
