@@ -1525,7 +1525,14 @@ static int exec_memset(ls_exec *x)
 	float v = (float)d;
 	float *a;
 
-	/* an integer value into an integer dtype: exact, saturated */
+	/* an integer value into an integer dtype: exact, saturated; past
+	   2^53 the wire's number (a double) no longer names one integer */
+	if (is_int_dtype(x->si->outs[0].dtype) && d == floor(d) &&
+	    fabs(d) > 0x1p53)
+		return ls_xfail(x, LM_EINPUT, "value %.17g is beyond 2^53: the "
+				"JSON number does not hold an integer that "
+				"large exactly (into %s)", d,
+				lm_dtype_name(x->si->outs[0].dtype));
 	if (is_int_dtype(x->si->outs[0].dtype) && d >= -0x1p63 && d < 0x1p63 &&
 	    d == (double)(int64_t)d) {
 		int64_t *iv = lm_xmalloc((size_t)n * sizeof *iv + 8);

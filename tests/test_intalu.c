@@ -744,6 +744,30 @@ START_TEST(test_memset_int)
 		lm_module_free(m);
 		tb_free(&t);
 	}
+	/* past 2^53 the number no longer names one integer: refused */
+	{
+		tb t;
+		ls_result r;
+		lm_error err;
+		lm_module *m;
+		tb_init(&t);
+		tb_dram(&t, "y", "ExternalOutput", "uint64", 1, 2);
+		tb_sb(&t, "ys", "uint64", 1, 2);
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+			"\"ms\",\"engine\":\"Pool\",\"outs\":[%s],\"value\":"
+			"18446744073709551615}", AP("ys", "uint64", 1, 2, 0));
+		tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":"
+			"\"SP\",\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+			"\"dependencies\":[\"ms\"]}", AP("ys", "uint64", 1, 2, 0),
+			AP("y", "uint64", 1, 2, 0));
+		m = tb_module(&t, 0);
+		ck_assert_int_ne(tb_run1(m, NULL, 0, 0, NULL, &r, &err), 0);
+		ck_assert_contains(err.msg, "is beyond 2^53: the JSON number "
+				   "does not hold an integer that large exactly "
+				   "(into uint64)");
+		lm_module_free(m);
+		tb_free(&t);
+	}
 }
 END_TEST
 
