@@ -492,9 +492,11 @@ static void get_races(rd *r, fz_exec *e)
 		y->b_core = (int64_t)get_u64(r);
 		y->b_engine = get_str(r);
 		y->last_common = get_str(r);
-		if (!one_of(y->kind, "RAW", "WAR", "WAW") ||
-		    !one_of(y->memory, "SBUF", "PSUM", "DRAM") || y->lo < 0 ||
-		    y->hi <= y->lo)
+		if ((!one_of(y->kind, "RAW", "WAR", "WAW") ||
+		     !one_of(y->memory, "SBUF", "PSUM", "DRAM")) &&
+		    (strcmp(y->kind, "SLOT") || strcmp(y->memory, "BARRIER")))
+			r->bad = 1;
+		if (y->lo < 0 || y->hi <= y->lo)
 			r->bad = 1;
 	}
 }

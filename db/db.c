@@ -1062,8 +1062,10 @@ int ldb_log_races(ldb_run *run, const char *mode, const ldb_race *races,
 {
 	static const char *const modes[] = { "reference", "linked", "single",
 					     NULL };
-	static const char *const kinds[] = { "RAW", "WAR", "WAW", NULL };
-	static const char *const mems[] = { "SBUF", "PSUM", "DRAM", NULL };
+	static const char *const kinds[] = { "RAW", "WAR", "WAW", "SLOT",
+					      NULL };
+	static const char *const mems[] = { "SBUF", "PSUM", "DRAM", "BARRIER",
+					     NULL };
 	ldb *db = run->db;
 	if (!is_one_of(mode, modes)) {
 		run->failed = 1;
@@ -1084,8 +1086,9 @@ int ldb_log_races(ldb_run *run, const char *mode, const ldb_race *races,
 			return lm_errc(err, LM_EINTERNAL, db->path,
 				       "logging races", "race %d: kind '%s', "
 				       "memory '%s', range [%lld, %lld): a "
-				       "kind RAW/WAR/WAW, a memory SBUF/PSUM/"
-				       "DRAM and a non-empty range expected",
+				       "kind RAW/WAR/WAW/SLOT, a memory SBUF/"
+				       "PSUM/DRAM/BARRIER and a non-empty "
+				       "range expected",
 				       i, r->kind ? r->kind : "(null)",
 				       r->memory ? r->memory : "(null)",
 				       (long long)r->lo, (long long)r->hi);

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The pseudo-space of a barrier id's races (kind SLOT). */
+#define LS_RACE_SLOT (-2)
 /* Granule of the shadow, bytes. */
 #define GRAN 4
 /* Completed instances a dependency target remembers; semaphore values a
@@ -65,12 +67,28 @@ typedef struct semlog {
 } semlog;
 
 typedef struct rrace {
-	int kind;               /* 0 RAW, 1 WAR, 2 WAW */
+	int kind;               /* 0 RAW, 1 WAR, 2 WAW, 3 SLOT */
 	int space, core, storage;
 	int64_t lo, hi;
 	rrec a, b;
 	const ls_sinst *common;
 } rrace;
+
+/* An arrival at a barrier id: its epoch and access record. */
+typedef struct sarr {
+	int32_t agent;
+	uint32_t tick;
+	int rec;
+} sarr;
+
+/* A barrier id of a module: the arrivals of the group holding it now and
+** of the group that held it before. */
+typedef struct bslot {
+	int mod, group, prev_group;
+	int64_t id;
+	sarr *cur, *prev;
+	int n_cur, cap_cur, n_prev, cap_prev;
+} bslot;
 
 struct ls_race_st {
 	ls_machine *mc;
@@ -104,6 +122,8 @@ struct ls_race_st {
 	int *rh;                /* open hash of races: index + 1 */
 	int cap_rh;
 	int64_t overflow;       /* history / semaphore-log evictions used */
+	bslot *slots;           /* barrier ids in use, per module */
+	int n_slots, cap_slots;
 	lm_error kept;          /* the first uninitialized read (code 0: none) */
 };
 
@@ -191,6 +211,11 @@ void ls_race_free(ls_race_st *R)
 	free(R->hs);
 	free(R->races);
 	free(R->rh);
+	for (int i = 0; i < R->n_slots; i++) {
+		free(R->slots[i].cur);
+		free(R->slots[i].prev);
+	}
+	free(R->slots);
 	free(R);
 }
 
@@ -349,15 +374,14 @@ static void gran_bytes(const ls_race_st *R, int space, int64_t g, int64_t *lo,
 	*hi = *lo + GRAN;
 }
 
-static void race(ls_race_st *R, int kind, int space, int core, int storage,
-		 int64_t g, int ra, int rb, const uint32_t *vb)
+static void race_at(ls_race_st *R, int kind, int space, int core,
+		    int storage, int64_t lo, int64_t hi, int ra, int rb,
+		    const uint32_t *vb)
 {
 	const rrec *a = &R->rec[ra], *b = &R->rec[rb];
 	uint64_t h;
-	int64_t lo, hi;
 	size_t i;
 	rrace *x;
-	gran_bytes(R, space, g, &lo, &hi);
 	if (R->n_races * 2 + 2 > R->cap_rh) {
 		int nc = R->cap_rh ? 2 * R->cap_rh : 256;
 		int *n = lm_xcalloc((size_t)nc, sizeof *n);
@@ -403,6 +427,14 @@ static void race(ls_race_st *R, int kind, int space, int core, int storage,
 	if (a->agent >= 0 && vb[a->agent] > 0)
 		x->common = R->tick[a->agent][vb[a->agent] - 1];
 	R->rh[i] = ++R->n_races;
+}
+
+static void race(ls_race_st *R, int kind, int space, int core, int storage,
+		 int64_t g, int ra, int rb, const uint32_t *vb)
+{
+	int64_t lo, hi;
+	gran_bytes(R, space, g, &lo, &hi);
+	race_at(R, kind, space, core, storage, lo, hi, ra, rb, vb);
 }
 
 /* ---- read sets ---------------------------------------------------------- */
@@ -611,6 +643,32 @@ void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
 	}
 }
 
+/*
+** The host reads every output of a dispatched run at its end, ordered
+** after h (docs/race.md, "The end of a linked run"): each granule of
+** storage st whose last write h does not cover is a RAW race against
+** the host's read.
+*/
+void ls_race_host_read(ls_race_st *R, const uint32_t *h, int st)
+{
+	int64_t ng;
+	uint32_t *sh;
+	int r;
+	if (st < 0 || st >= R->mc->n_storages || !(sh = R->shd[st]))
+		return;
+	ng = (R->mc->storages[st].bytes + GRAN - 1) / GRAN;
+	r = new_rec(R);
+	R->rec[r].agent = 0;
+	R->rec[r].clock = UINT32_MAX;
+	R->rec[r].core = -1;
+	R->rec[r].eng = -1;
+	for (int64_t g = 0; g < ng; g++) {
+		uint32_t w = sh[2 * g];
+		if (w && !hb(R, (int)w, h))
+			race(R, 0, LS_SP_DRAM, -1, st, g, (int)w, r, h);
+	}
+}
+
 int64_t ls_race_shadow_bytes(const ls_race_st *R)
 {
 	return R->shadow_bytes;
@@ -768,6 +826,65 @@ void ls_race_hist_join(ls_race_st *R, int h, const ls_sfunc *sf, int a,
 	}
 }
 
+/* ---- barrier ids -------------------------------------------------------- */
+
+static void sarr_add(sarr **v, int *n, int *cap, int32_t agent,
+		     uint32_t tick, int rec)
+{
+	lm_grow(v, cap, *n + 1, sizeof **v);
+	(*v)[*n].agent = agent;
+	(*v)[*n].tick = tick;
+	(*v)[*n].rec = rec;
+	(*n)++;
+}
+
+/*
+** Instruction si (engine agent, core, engine eng; its clock just ticked)
+** arrives at barrier id `id` of module mod for group `group`. An id is
+** held from a group's first arrival to its release: every arrival of the
+** group that takes the id over must be ordered after every arrival of
+** the group that held it before (so after its release), else in some
+** schedule the two hold the id at once -- a SLOT race, whichever order
+** this schedule took (docs/race.md, "Barrier ids").
+*/
+void ls_race_barrier(ls_race_st *R, int mod, int64_t id, int group,
+		     int agent, const ls_sinst *si, int core, int eng)
+{
+	const uint32_t *v = R->vc[agent];
+	bslot *b = NULL;
+	int r;
+	for (int i = 0; i < R->n_slots && !b; i++)
+		if (R->slots[i].mod == mod && R->slots[i].id == id)
+			b = &R->slots[i];
+	if (!b) {
+		lm_grow(&R->slots, &R->cap_slots, R->n_slots + 1,
+			sizeof *R->slots);
+		b = &R->slots[R->n_slots++];
+		memset(b, 0, sizeof *b);
+		b->mod = mod;
+		b->id = id;
+		b->group = b->prev_group = -1;
+	}
+	if (b->group != group) {
+		sarr *t = b->prev;
+		int tc = b->cap_prev;
+		b->prev = b->cur;
+		b->n_prev = b->n_cur;
+		b->cap_prev = b->cap_cur;
+		b->prev_group = b->group;
+		b->cur = t;
+		b->cap_cur = tc;
+		b->n_cur = 0;
+		b->group = group;
+	}
+	r = ls_race_rec(R, agent, v[agent], si, core, eng, NULL, NULL, 0);
+	sarr_add(&b->cur, &b->n_cur, &b->cap_cur, agent, v[agent], r);
+	for (int i = 0; i < b->n_prev; i++)
+		if (b->prev[i].tick > v[b->prev[i].agent])
+			race_at(R, 3, LS_RACE_SLOT, -1, mod, id, id + 1,
+				b->prev[i].rec, r, v);
+}
+
 /* ---- errors kept --------------------------------------------------------- */
 
 void ls_race_keep_error(ls_race_st *R, const lm_error *e)
@@ -807,15 +924,25 @@ void ls_race_note_error(ls_race_st *R, lm_error *err)
 
 /* ---- the result --------------------------------------------------------- */
 
-static const char *kind_name[3] = { "RAW", "WAR", "WAW" };
+static const char *kind_name[4] = { "RAW", "WAR", "WAW", "SLOT" };
 
 static void side(const ls_race_st *R, const rrec *p, char **func,
 		 char **block, char **inst, char **iter, int64_t *core,
 		 char **eng)
 {
 	const ls_machine *mc = R->mc;
-	const ls_sfunc *sf = &mc->fns[p->si->fn];
+	const ls_sfunc *sf;
 	lm_buf b = { 0 };
+	if (!p->si) { /* the host's read of the outputs at the end */
+		*func = lm_xstrdup("(host)");
+		*block = lm_xstrdup("");
+		*inst = lm_xstrdup("end-of-run");
+		*iter = lm_xstrdup("");
+		*core = -1;
+		*eng = lm_xstrdup("host");
+		return;
+	}
+	sf = &mc->fns[p->si->fn];
 	*func = lm_xstrdup(sf->f && sf->f->name ? sf->f->name : "");
 	*block = lm_xstrdup(sf->n_blocks > 0 && p->si->blk >= 0 &&
 			    p->si->blk < sf->n_blocks && sf->bnames[p->si->blk]
@@ -870,11 +997,17 @@ void ls_race_collect(ls_race_st *R, ls_result *out)
 		ls_race *o = &out->races[i];
 		o->kind = lm_xstrdup(kind_name[x->kind]);
 		o->memory = lm_xstrdup(x->space == LS_SP_SB ? "SBUF" :
-				       x->space == LS_SP_PSUM ? "PSUM" : "DRAM");
+				       x->space == LS_SP_PSUM ? "PSUM" :
+				       x->space == LS_RACE_SLOT ? "BARRIER" :
+				       "DRAM");
 		o->core = x->core;
-		o->object = lm_xstrdup(x->space == LS_SP_DRAM &&
-				       R->mc->storages[x->storage].name ?
-				       R->mc->storages[x->storage].name : "");
+		if (x->space == LS_RACE_SLOT)
+			o->object = lm_xasprintf("id %lld", (long long)x->lo);
+		else
+			o->object = lm_xstrdup(x->space == LS_SP_DRAM &&
+					       R->mc->storages[x->storage].name
+					       ? R->mc->storages[x->storage].name
+					       : "");
 		o->lo = x->lo;
 		o->hi = x->hi;
 		side(R, &x->a, &o->a_func, &o->a_block, &o->a_inst, &o->a_iter,

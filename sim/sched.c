@@ -241,6 +241,9 @@ typedef struct sim {
 	ls_opnd *dop;
 	int cap_dop;
 	ls_race_st *R;          /* the race detector (opts.race), or NULL */
+	int dispatched;         /* the entries are a dispatcher's Calls */
+	int rhost;              /* race: the join of the launched functions'
+				   Returns (a saved clock id, 0: none) */
 } sim;
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -316,6 +319,9 @@ static void race_start(sim *s, int c, int e, item it, const frame *F,
 	if (si->op == LM_OP_DRAIN)
 		ls_race_join(s->R, v, ls_race_drain(s->R, c, e));
 	clk = ls_race_tick(s->R, ag, si);
+	if (si->op == LM_OP_RETURN && si->loop < 0 && s->dispatched &&
+	    s->acts[it.act].parent_act < 0)
+		ls_race_join(s->R, rvc_slot(s, &s->rhost), v);
 	E->rrec = 0;
 	if (si->n_ins || si->n_outs) {
 		int lp[LS_MAX_NEST];
@@ -1115,6 +1121,9 @@ static int barrier_arrive(sim *s, int c, int e, item it)
 		sm->slot_id[slot] = in->barrier_id;
 		sm->slot_group[slot] = -1;
 	}
+	if (s->R)
+		ls_race_barrier(s->R, mi, in->barrier_id, si->group,
+				ls_race_agent(s->R, c, e), si, c, e);
 	if (sm->slot_group[slot] >= 0 && sm->slot_group[slot] != si->group) {
 		const ls_sinst *h = &s->mc->fns[sm->slot_inst_fn[slot]]
 					     .insts[sm->slot_inst_idx[slot]];
@@ -2803,6 +2812,22 @@ static void handle(sim *s, const event *ev)
 	}
 }
 
+/*
+** The end of a dispatched run: the host learns that the program is over
+** from the launched functions' Returns, so it reads the outputs ordered
+** after them only (docs/race.md, "The end of a linked run"). A function
+** without a Return never reports back: nothing it did is ordered
+** before the host's read.
+*/
+static void race_host_reads(sim *s)
+{
+	const uint32_t *h = s->rhost ? ls_race_vc_get(s->R, s->rhost)
+				     : rvc_slot(s, &s->rhost);
+	for (int i = 0; i < s->mc->n_storages; i++)
+		if (s->mc->storages[i].is_output)
+			ls_race_host_read(s->R, h, i);
+}
+
 /* Launch the entry functions: a dispatcher's Calls, or each module's entry. */
 static int launch_entries(sim *s, int multi)
 {
@@ -2817,6 +2842,7 @@ static int launch_entries(sim *s, int multi)
 			launch(s, sm->fn_base, (int)sm->core);
 			continue;
 		}
+		s->dispatched = 1;
 		if (multi)
 			return s->rc = lm_err(s->err, sm->path, "module",
 					      "a side-by-side run takes "
@@ -2993,6 +3019,8 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	t1 = lm_seconds();
 	if (!s->rc)
 		check_finished(s);
+	if (!s->rc && s->R && s->dispatched)
+		race_host_reads(s);
 	if (!s->rc && s->R && ls_race_kept_error(s->R)) {
 		/* an uninitialized read no race explains */
 		*err = *ls_race_kept_error(s->R);

@@ -7,7 +7,8 @@
 ** semaphore, a dependency, Drain) against a read after its issue only,
 ** AllEngineBarrier, a DMATrigger's block, a Call and its Return, an
 ** NKIKernel call, a cross-core DRAM hand-off through a CoreBarrier, a
-** loop-carried WAR, a branch loop; uninitialized reads kept;
+** loop-carried WAR, a branch loop, the end of a linked run (the host's
+** read after the Returns), barrier ids; uninitialized reads kept;
 ** the same races under every perturbed schedule; the command line;
 ** generated programs race-free.
 */
@@ -972,76 +973,256 @@ END_TEST
 
 /* ---- teeth -------------------------------------------------------------- */
 
-/*
-** Generated set seed (cores from the seed) linked with step and the
-** linker's verify switched off, the linked module run with the detector
-** as it is (not verified: the verifier would refuse some of these
-** first). 1: a race found; 2: the run failed after a race was found; 0:
-** the run passed race-free; -1 a run error and no race before it.
-*/
-static int teeth_case(lk_step step, uint64_t seed, int loops)
+/* A generated set linked, with what the run needs. */
+typedef struct glink {
+	int cores;
+	lm_module **mods, *lin;
+	ls_gen_file *files;
+	int nf;
+	lm_fileset fs;
+	ls_tensors in;
+} glink;
+
+/* Generated set seed (cores from the seed) linked with the steps of skip
+** and the linker's verify switched off (the verifier would refuse some
+** of these first). */
+static void glink_make(glink *g, uint64_t seed, int loops, uint64_t skip)
 {
 	ls_gen_opts go = {2 + (int)(seed % 3), seed, LS_GEN_SMALL, NULL, NULL,
 			  loops, 0, 0, 0};
-	lm_module **mods, *lin = NULL;
-	ls_gen_file *files;
 	lk_options lo;
 	lk_report rep;
-	lm_fileset fs;
-	ls_tensors in = {0, NULL};
-	ls_options o;
-	ls_result r;
 	lm_error e;
-	int nf, rc, got;
-	ck_assert_msg(ls_gen(&go, "out", &mods, &files, &nf, &e) == 0, "%s",
-		      e.msg);
-	lm_fileset_init(&fs);
-	ls_gen_fileset(files, nf, "out", &fs);
+	memset(g, 0, sizeof *g);
+	ck_assert_msg(ls_gen(&go, "out", &g->mods, &g->files, &g->nf, &e) == 0,
+		      "%s", e.msg);
+	g->cores = go.cores;
+	lm_fileset_init(&g->fs);
+	ls_gen_fileset(g->files, g->nf, "out", &g->fs);
 	memset(&lo, 0, sizeof lo);
 	memset(&rep, 0, sizeof rep);
-	lo.skip = LK_SKIP(step) | LK_SKIP(LK_STEP_VERIFY);
+	lo.skip = skip | LK_SKIP(LK_STEP_VERIFY);
 	lo.abs_file_paths = 1;
 	lo.trust_inputs = 1;
-	lo.files = &fs;
+	lo.files = &g->fs;
 	lo.threads = 1;
-	rc = lk_link(mods, go.cores, &lo, &lin, &rep, &e);
-	ck_assert_msg(rc == 0, "link: %s", e.msg);
+	ck_assert_msg(lk_link(g->mods, go.cores, &lo, &g->lin, &rep, &e) == 0,
+		      "link: %s", e.msg);
 	lk_report_free(&rep);
+	ck_assert_msg(ls_make_inputs(&g->lin, 1, NULL, seed, &g->in, &e) == 0,
+		      "%s", e.msg);
+}
+
+static void glink_free(glink *g)
+{
+	ls_tensors_free(&g->in);
+	lm_module_free(g->lin);
+	for (int c = 0; c < g->cores; c++)
+		lm_module_free(g->mods[c]);
+	free(g->mods);
+	ls_gen_files_free(g->files, g->nf);
+	lm_fileset_free(&g->fs);
+}
+
+/* Run the linked module under the detector (schedule perturbed by
+** seed): 0 and the races in r, or the run's error in e. */
+static int glink_run(glink *g, uint64_t seed, ls_result *r, lm_error *e)
+{
+	ls_options o;
 	memset(&o, 0, sizeof o);
 	o.race = 1;
-	o.files = &fs;
+	o.perturb_seed = seed;
+	o.files = &g->fs;
 	o.max_instructions = 10000000;
-	ck_assert_msg(ls_make_inputs(&lin, 1, NULL, seed, &in, &e) == 0, "%s",
-		      e.msg);
-	rc = ls_run(lin, &in, &o, &r, &e);
-	got = rc ? (strstr(e.msg, "; --race: ") ? 2 : -1) : r.races_found > 0;
+	return ls_run(g->lin, &g->in, &o, r, e);
+}
 
+/*
+** The linked module of a link without step, run with the detector as it
+** is (not verified). 1: a race found; 2: the run failed after a race was
+** found; 0: the run passed race-free; -1 a run error and no race before
+** it.
+*/
+static int teeth_case(lk_step step, uint64_t seed, int loops)
+{
+	glink g;
+	ls_result r;
+	lm_error e;
+	int rc, got;
+	glink_make(&g, seed, loops, LK_SKIP(step));
+	rc = glink_run(&g, 0, &r, &e);
+	got = rc ? (strstr(e.msg, "; --race: ") ? 2 : -1) : r.races_found > 0;
 	if (!rc)
 		ls_result_free(&r);
-	ls_tensors_free(&in);
-	lm_module_free(lin);
-	for (int c = 0; c < go.cores; c++)
-		lm_module_free(mods[c]);
-	free(mods);
-	ls_gen_files_free(files, nf);
-	lm_fileset_free(&fs);
+	glink_free(&g);
 	return got;
 }
+
+/* Each completion barrier of the linked module through f. */
+static void each_completion(glink *g, void (*f)(lm_inst *, int, void *),
+			    void *arg)
+{
+	lm_module *m = g->lin;
+	int k = 0;
+	for (int fi = 0; fi < m->n_functions; fi++)
+		for (int b = 0; b < m->functions[fi].n_blocks; b++)
+			for (int i = 0; i < m->functions[fi].blocks[b].n_insts;
+			     i++) {
+				lm_inst *in = &m->functions[fi].blocks[b]
+						       .insts[i];
+				if (in->op == LM_OP_COREBARRIER && in->group &&
+				    !strcmp(in->group,
+					    LM_LINKED_COMPLETION_GROUP))
+					f(in, k++, arg);
+			}
+}
+
+/* The barrier becomes a NoOp waiting for nothing. */
+static void to_noop(lm_inst *in, int k, void *arg)
+{
+	(void)k;
+	(void)arg;
+	for (int i = 0; i < in->n_deps; i++)
+		free(in->deps[i]);
+	in->n_deps = 0;
+	in->op = LM_OP_NOOP;
+}
+
+/* The Return after the barrier becomes a NoOp too. */
+static void and_return(lm_inst *in, int k, void *arg)
+{
+	to_noop(in, k, arg);
+	ck_assert(in[1].op == LM_OP_RETURN);
+	in[1].op = LM_OP_NOOP;
+}
+
+/*
+** The end of a linked run: the host reads the outputs once the core
+** functions returned. Linked as it is, every output write is ordered
+** before the host's read (the completion barrier depends on each
+** engine's last instruction and meets every core before any Return);
+** with the barriers gone (each a NoOp, the Returns kept) or the Returns
+** gone too, the writes of the engines that did not run the Return race
+** with the host's read: RAW, DRAM, an output, against "end-of-run".
+*/
+START_TEST(test_completion)
+{
+	void (*cut[])(lm_inst *, int, void *) = { NULL, to_noop, and_return };
+	for (size_t v = 0; v < sizeof cut / sizeof cut[0]; v++)
+		for (uint64_t s = 1; s <= 3; s++) {
+			glink g;
+			ls_result r;
+			lm_error e;
+			glink_make(&g, s, 0, 0);
+			if (cut[v])
+				each_completion(&g, cut[v], NULL);
+			ck_assert_msg(glink_run(&g, s, &r, &e) == 0, "%s",
+				      e.msg);
+			if (!cut[v])
+				ck_assert_int_eq(r.races_found, 0);
+			else
+				ck_assert_msg(r.races_found > 0, "variant %d "
+					      "seed %d", (int)v, (int)s);
+			for (int i = 0; i < r.n_races; i++) {
+				const ls_race *x = &r.races[i];
+				ck_assert_str_eq(x->kind, "RAW");
+				ck_assert_str_eq(x->memory, "DRAM");
+				ck_assert_str_eq(x->b_inst, "end-of-run");
+				ck_assert_str_eq(x->b_engine, "host");
+				ck_assert_int_eq(x->b_core, -1);
+				ck_assert(lm_module_find_alloc(g.lin, x->object, NULL));
+			}
+			ls_result_free(&r);
+			glink_free(&g);
+		}
+}
+END_TEST
+
+/* The completion barrier of core k becomes its own group on its own
+** core, at id *arg (+ k when *arg is odd). */
+static void to_solo(lm_inst *in, int k, void *arg)
+{
+	int64_t id = *(const int64_t *)arg;
+	free(in->group);
+	in->group = lm_xasprintf("completion.own%d", k);
+	in->cores[0] = in->cores[k];
+	in->n_cores = 1;
+	in->barrier_id = id + (id & 1 ? k : 0);
+}
+
+/*
+** Barrier ids: a barrier holds its id from its group's first arrival to
+** the release. The completion barriers made one-core groups: at ids of
+** their own they are race-free; at one id they are unordered holders of
+** it, a SLOT race between each and the one that held the id before it,
+** under every schedule -- found in the
+** schedules where the two do not meet (the run passes with the race) and
+** in those where they do (the collision is a run error, the race before
+** it named). Held in turn (one core's barriers ordered by its program)
+** an id is not a race: tests/test_race.c test_teeth's generated sets
+** reuse ids that way without the renumbering.
+*/
+START_TEST(test_barrier_ids)
+{
+	for (int64_t id = 101; id >= 100; id--)
+		for (uint64_t s = 0; s < 6; s++) {
+			glink g;
+			ls_result r;
+			lm_error e;
+			int rc;
+			glink_make(&g, 1 + (s & 1), 0, 0);
+			each_completion(&g, to_solo, &id);
+			rc = glink_run(&g, s, &r, &e);
+			if (id & 1) {
+				ck_assert_msg(rc == 0, "%s", e.msg);
+				ck_assert_int_eq(r.races_found, 0);
+			} else if (rc) {
+				ck_assert_msg(strstr(e.msg, "barrier ID "
+						     "collision") &&
+					      strstr(e.msg, " before it, first: "
+						     "SLOT BARRIER[-1] id 100 "
+						     "[100,101): cb_return_"),
+					      "%s", e.msg);
+			} else {
+				/* each holder against the one before it */
+				ck_assert_int_eq(r.races_found, g.cores - 1);
+				for (int i = 0; i < r.n_races; i++) {
+					const ls_race *x = &r.races[i];
+					ck_assert_str_eq(x->kind, "SLOT");
+					ck_assert_str_eq(x->memory, "BARRIER");
+					ck_assert_str_eq(x->object, "id 100");
+					ck_assert(!strncmp(x->a_inst,
+							   "cb_return_", 10));
+					ck_assert(!strncmp(x->b_inst,
+							   "cb_return_", 10));
+					ck_assert_int_ne(x->a_core, x->b_core);
+				}
+			}
+			if (!rc)
+				ls_result_free(&r);
+			glink_free(&g);
+		}
+}
+END_TEST
 
 /*
 ** The race column of the teeth table (docs/differential.md): the linked
 ** module of a link without init_queues (DMAs signal the wrong
-** semaphores) or without fpass_insert_switch_queue_instances (every
-** core's DMAs on core 0's instances) races, found by the detector alone
-** within 20 seeds (the second mostly ends in a deadlock after the race:
-** the run's error says so); a link without check_barrier_order or
-** post_link_mmt_report (they order nothing) is race-free.
+** semaphores), without fpass_insert_switch_queue_instances (every
+** core's DMAs on core 0's instances; mostly a deadlock after the race:
+** the run's error says so), without fpass_insert_returns (no Return: the
+** host's read of the outputs is ordered after nothing the cores did) or
+** without renumber_core_barriers (unordered groups share a barrier id: a
+** SLOT race) races, found by the detector alone within 20 seeds; a link
+** without check_barrier_order or post_link_mmt_report (they order
+** nothing) is race-free.
 */
 START_TEST(test_teeth)
 {
 	static const lk_step caught[] = {
 		LK_STEP_INIT_QUEUES,
 		LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES,
+		LK_STEP_FPASS_INSERT_RETURNS,
 	};
 	static const lk_step clean[] = {
 		LK_STEP_CHECK_BARRIER_ORDER, LK_STEP_POST_LINK_MMT_REPORT,
@@ -1094,6 +1275,8 @@ static Suite *suite(void)
 	tc = tcase_create("teeth");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_teeth);
+	tcase_add_test(tc, test_completion);
+	tcase_add_test(tc, test_barrier_ids);
 	suite_add_tcase(s, tc);
 	return s;
 }
