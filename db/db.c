@@ -1081,14 +1081,15 @@ int ldb_log_races(ldb_run *run, const char *mode, const ldb_race *races,
 	for (int i = 0; i < n; i++) {
 		const ldb_race *r = &races[i];
 		if (!is_one_of(r->kind, kinds) || !is_one_of(r->memory, mems) ||
+		    !strcmp(r->kind, "SLOT") != !strcmp(r->memory, "BARRIER") ||
 		    r->lo < 0 || r->hi <= r->lo) {
 			run->failed = 1;
 			return lm_errc(err, LM_EINTERNAL, db->path,
 				       "logging races", "race %d: kind '%s', "
 				       "memory '%s', range [%lld, %lld): a "
-				       "kind RAW/WAR/WAW/SLOT, a memory SBUF/"
-				       "PSUM/DRAM/BARRIER and a non-empty "
-				       "range expected",
+				       "kind RAW/WAR/WAW in memory SBUF/PSUM/"
+				       "DRAM or SLOT in BARRIER, and a "
+				       "non-empty range expected",
 				       i, r->kind ? r->kind : "(null)",
 				       r->memory ? r->memory : "(null)",
 				       (long long)r->lo, (long long)r->hi);

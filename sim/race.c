@@ -30,7 +30,7 @@
 ** semaphore remembers. */
 #define HIST_CAP 64
 #define SEMLOG_CAP 64
-/* Distinct races kept (all are counted). */
+/* Distinct races reported (all are counted, each once). */
 #define RACES_KEPT 100000
 
 typedef struct rrec {
@@ -104,6 +104,8 @@ struct ls_race_st {
 	int n_it, cap_it;
 	int32_t *setpool;
 	int n_set, cap_set;
+	int32_t *tmp;           /* read_add's scratch */
+	int cap_tmp;
 	int last_old, last_new, last_res; /* read-set cache */
 	uint32_t *sh[LS_MAX_CORES][2];
 	int64_t sh_n[LS_MAX_CORES][2];
@@ -125,10 +127,22 @@ struct ls_race_st {
 	bslot *slots;           /* barrier ids in use, per module */
 	int n_slots, cap_slots;
 	lm_error kept;          /* the first uninitialized read (code 0: none) */
+	int64_t dyn;            /* bytes allocated, but the DRAM shadow */
+	int64_t budget;         /* what the memory limit leaves for them */
 };
+
+/* lm_grow, the bytes it added counted against the memory limit. */
+static void grow(ls_race_st *R, void *parray, int *pcap, int need,
+		 size_t elem)
+{
+	int old = *pcap;
+	lm_grow(parray, pcap, need, elem);
+	R->dyn += (int64_t)(*pcap - old) * (int64_t)elem;
+}
 
 static uint32_t *vc_alloc(ls_race_st *R)
 {
+	R->dyn += (int64_t)(R->nag + 1) * (int64_t)sizeof(uint32_t);
 	return lm_xcalloc((size_t)R->nag + 1, sizeof(uint32_t));
 }
 
@@ -150,6 +164,7 @@ ls_race_st *ls_race_new(ls_machine *mc)
 	R->vc = lm_xcalloc((size_t)R->nag, sizeof *R->vc);
 	R->tick = lm_xcalloc((size_t)R->nag, sizeof *R->tick);
 	R->cap_tick = lm_xcalloc((size_t)R->nag, sizeof *R->cap_tick);
+	R->budget = INT64_MAX;
 	for (int a = 0; a < R->nag; a++)
 		R->vc[a] = vc_alloc(R);
 	R->shd = lm_xcalloc((size_t)mc->n_storages + 1, sizeof *R->shd);
@@ -159,9 +174,14 @@ ls_race_st *ls_race_new(ls_machine *mc)
 		R->sl[i].cum = vc_alloc(R);
 	}
 	R->evt = lm_xcalloc((size_t)R->ncore * 256, sizeof *R->evt);
+	R->dyn += (int64_t)mc->n_sems * (int64_t)sizeof *R->sl +
+		  (int64_t)R->ncore * 256 * (int64_t)sizeof *R->evt;
 	R->n_rec = 1;           /* record 0: none */
 	R->cap_rec = 1024;
 	R->rec = lm_xcalloc((size_t)R->cap_rec, sizeof *R->rec);
+	R->dyn += (int64_t)R->cap_rec * (int64_t)sizeof *R->rec +
+		  (int64_t)R->nag * (int64_t)(sizeof *R->vc + sizeof *R->tick +
+					      sizeof *R->cap_tick);
 	R->n_vcs = 1;
 	R->last_old = -1;
 	return R;
@@ -184,6 +204,7 @@ void ls_race_free(ls_race_st *R)
 	free(R->rec);
 	free(R->itpool);
 	free(R->setpool);
+	free(R->tmp);
 	for (int c = 0; c < LS_MAX_CORES; c++) {
 		free(R->sh[c][0]);
 		free(R->sh[c][1]);
@@ -254,7 +275,7 @@ void ls_race_copy(const ls_race_st *R, uint32_t *dst, const uint32_t *src)
 
 int ls_race_vc_new(ls_race_st *R)
 {
-	lm_grow(&R->vcs, &R->cap_vcs, R->n_vcs + 1, sizeof *R->vcs);
+	grow(R, &R->vcs, &R->cap_vcs, R->n_vcs + 1, sizeof *R->vcs);
 	R->vcs[R->n_vcs] = vc_alloc(R);
 	return R->n_vcs++;
 }
@@ -267,7 +288,7 @@ uint32_t *ls_race_vc_get(ls_race_st *R, int id)
 uint32_t ls_race_tick(ls_race_st *R, int agent, const ls_sinst *si)
 {
 	uint32_t c = ++R->vc[agent][agent];
-	lm_grow(&R->tick[agent], &R->cap_tick[agent], (int)c + 1,
+	grow(R, &R->tick[agent], &R->cap_tick[agent], (int)c + 1,
 		sizeof *R->tick[agent]);
 	R->tick[agent][c - 1] = si;
 	return c;
@@ -299,7 +320,7 @@ uint32_t *ls_race_drain(ls_race_st *R, int core, int eng)
 
 static int new_rec(ls_race_st *R)
 {
-	lm_grow(&R->rec, &R->cap_rec, R->n_rec + 1, sizeof *R->rec);
+	grow(R, &R->rec, &R->cap_rec, R->n_rec + 1, sizeof *R->rec);
 	memset(&R->rec[R->n_rec], 0, sizeof R->rec[R->n_rec]);
 	return R->n_rec++;
 }
@@ -318,7 +339,7 @@ int ls_race_rec(ls_race_st *R, int agent, uint32_t clock, const ls_sinst *si,
 	p->it = R->n_it;
 	p->nit = depth;
 	if (depth > 0) {
-		lm_grow(&R->itpool, &R->cap_it, R->n_it + 2 * depth,
+		grow(R, &R->itpool, &R->cap_it, R->n_it + 2 * depth,
 			sizeof *R->itpool);
 		for (int j = 0; j < depth; j++) {
 			R->itpool[R->n_it++] = loops[j];
@@ -410,10 +431,10 @@ static void race_at(ls_race_st *R, int kind, int space, int core,
 			return;
 		}
 	}
+	/* every distinct race stays in the table (so none is counted
+	   twice); the first RACES_KEPT are reported */
 	R->n_found++;
-	if (R->n_races >= RACES_KEPT)
-		return;
-	lm_grow(&R->races, &R->cap_races, R->n_races + 1, sizeof *R->races);
+	grow(R, &R->races, &R->cap_races, R->n_races + 1, sizeof *R->races);
 	x = &R->races[R->n_races];
 	x->kind = kind;
 	x->space = space;
@@ -442,10 +463,16 @@ static void race(ls_race_st *R, int kind, int space, int core, int storage,
 /* The reads of old not ordered before v, and r. */
 static int read_add(ls_race_st *R, int old, int r, const uint32_t *v)
 {
-	int32_t tmp[256];
+	int32_t *tmp;
 	int n = 0, res;
 	if (old == R->last_old && r == R->last_new)
 		return R->last_res;
+	/* a set holds at most one read per agent that is not ordered before
+	   a newer one, but r may join a set that has not dropped its
+	   older reads yet: room for all of them and r */
+	grow(R, &R->tmp, &R->cap_tmp, (R->rec[old].agent >= 0 ? 1 :
+				       R->rec[old].nit) + 1, sizeof *R->tmp);
+	tmp = R->tmp;
 	if (R->rec[old].agent >= 0) {
 		if (!hb(R, old, v))
 			tmp[n++] = old;
@@ -453,7 +480,7 @@ static int read_add(ls_race_st *R, int old, int r, const uint32_t *v)
 		const rrec *s = &R->rec[old];
 		for (int k = 0; k < s->nit; k++) {
 			int m = R->setpool[s->it + k];
-			if (m != r && !hb(R, m, v) && n < 255)
+			if (m != r && !hb(R, m, v))
 				tmp[n++] = m;
 		}
 	}
@@ -465,7 +492,7 @@ static int read_add(ls_race_st *R, int old, int r, const uint32_t *v)
 		R->rec[res].agent = -1;
 		R->rec[res].it = R->n_set;
 		R->rec[res].nit = n;
-		lm_grow(&R->setpool, &R->cap_set, R->n_set + n,
+		grow(R, &R->setpool, &R->cap_set, R->n_set + n,
 			sizeof *R->setpool);
 		memcpy(R->setpool + R->n_set, tmp, (size_t)n * sizeof *tmp);
 		R->n_set += n;
@@ -499,6 +526,8 @@ static uint32_t *shadow_of(ls_race_st *R, int core, const ls_opnd *o,
 	if (!*p) {
 		*p = lm_xcalloc((size_t)(2 * *ng + 2), sizeof **p);
 		R->shadow_bytes += 2 * *ng * (int64_t)sizeof **p;
+		if (o->space != LS_SP_DRAM) /* DRAM's is counted before */
+			R->dyn += 2 * *ng * (int64_t)sizeof **p;
 	}
 	return *p;
 }
@@ -669,6 +698,31 @@ void ls_race_host_read(ls_race_st *R, const uint32_t *h, int st)
 	}
 }
 
+/*
+** The memory limit (bytes) the detector's own state shares with the
+** simulated memory: what the storages (with their initialization and
+** race shadows and host copies, as ls_check_memory_race counts them)
+** leave of it.
+*/
+void ls_race_set_limit(ls_race_st *R, int64_t limit)
+{
+	int64_t need = 0;
+	for (int i = 0; i < R->mc->n_storages; i++) {
+		const ls_storage *st = &R->mc->storages[i];
+		need += 4 * st->bytes;
+		if (st->is_input || st->is_output)
+			need += st->bytes;
+	}
+	R->budget = limit - need;
+}
+
+/* Has the detector's state outgrown the limit? Its size in *bytes. */
+int ls_race_over(const ls_race_st *R, int64_t *bytes)
+{
+	*bytes = R->dyn;
+	return R->dyn > R->budget;
+}
+
 int64_t ls_race_shadow_bytes(const ls_race_st *R)
 {
 	return R->shadow_bytes;
@@ -748,8 +802,9 @@ void ls_race_evt_wait(ls_race_st *R, int core, int id)
 
 int ls_race_hist_new(ls_race_st *R)
 {
-	lm_grow(&R->hs, &R->cap_hs, R->n_hs + 1, sizeof *R->hs);
+	grow(R, &R->hs, &R->cap_hs, R->n_hs + 1, sizeof *R->hs);
 	R->hs[R->n_hs] = lm_xcalloc(1, sizeof(hist));
+	R->dyn += (int64_t)sizeof(hist);
 	return R->n_hs++;
 }
 
@@ -828,10 +883,10 @@ void ls_race_hist_join(ls_race_st *R, int h, const ls_sfunc *sf, int a,
 
 /* ---- barrier ids -------------------------------------------------------- */
 
-static void sarr_add(sarr **v, int *n, int *cap, int32_t agent,
-		     uint32_t tick, int rec)
+static void sarr_add(ls_race_st *R, sarr **v, int *n, int *cap,
+		     int32_t agent, uint32_t tick, int rec)
 {
-	lm_grow(v, cap, *n + 1, sizeof **v);
+	grow(R, v, cap, *n + 1, sizeof **v);
 	(*v)[*n].agent = agent;
 	(*v)[*n].tick = tick;
 	(*v)[*n].rec = rec;
@@ -857,7 +912,7 @@ void ls_race_barrier(ls_race_st *R, int mod, int64_t id, int group,
 		if (R->slots[i].mod == mod && R->slots[i].id == id)
 			b = &R->slots[i];
 	if (!b) {
-		lm_grow(&R->slots, &R->cap_slots, R->n_slots + 1,
+		grow(R, &R->slots, &R->cap_slots, R->n_slots + 1,
 			sizeof *R->slots);
 		b = &R->slots[R->n_slots++];
 		memset(b, 0, sizeof *b);
@@ -878,7 +933,7 @@ void ls_race_barrier(ls_race_st *R, int mod, int64_t id, int group,
 		b->group = group;
 	}
 	r = ls_race_rec(R, agent, v[agent], si, core, eng, NULL, NULL, 0);
-	sarr_add(&b->cur, &b->n_cur, &b->cap_cur, agent, v[agent], r);
+	sarr_add(R, &b->cur, &b->n_cur, &b->cap_cur, agent, v[agent], r);
 	for (int i = 0; i < b->n_prev; i++)
 		if (b->prev[i].tick > v[b->prev[i].agent])
 			race_at(R, 3, LS_RACE_SLOT, -1, mod, id, id + 1,
@@ -988,11 +1043,11 @@ static int race_cmp(const void *x, const void *y)
 
 void ls_race_collect(ls_race_st *R, ls_result *out)
 {
-	out->n_races = R->n_races;
+	out->n_races = R->n_races < RACES_KEPT ? R->n_races : RACES_KEPT;
 	out->races_found = R->n_found;
 	out->race_shadow_bytes = R->shadow_bytes;
-	out->races = lm_xcalloc((size_t)R->n_races + 1, sizeof *out->races);
-	for (int i = 0; i < R->n_races; i++) {
+	out->races = lm_xcalloc((size_t)out->n_races + 1, sizeof *out->races);
+	for (int i = 0; i < out->n_races; i++) {
 		const rrace *x = &R->races[i];
 		ls_race *o = &out->races[i];
 		o->kind = lm_xstrdup(kind_name[x->kind]);

@@ -2828,6 +2828,22 @@ static void race_host_reads(sim *s)
 			ls_race_host_read(s->R, h, i);
 }
 
+/* The detector's own state (access records, clocks) shares the memory
+** limit with the simulated memory: past what is left, the run stops. */
+static void race_limit(sim *s)
+{
+	int64_t b, limit = s->opt.max_memory > 0 ? s->opt.max_memory
+						 : LS_MAX_MEMORY_DEFAULT;
+	if (!ls_race_over(s->R, &b))
+		return;
+	s->rc = lm_errc(s->err, LM_EINPUT, s->mc->mods[0].path, "",
+			"the race detector's access records and clocks "
+			"need %lld bytes at %lld ps, more than the memory "
+			"limit of %lld bytes (--max-memory) leaves after "
+			"the simulated memory and its shadows",
+			(long long)b, (long long)s->now, (long long)limit);
+}
+
 /* Launch the entry functions: a dispatcher's Calls, or each module's entry. */
 static int launch_entries(sim *s, int multi)
 {
@@ -2993,8 +3009,11 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	s->tracing = s->opt.trace_path != NULL;
 	s->x.mc = mc;
 	s->x.err = err;
-	if (s->opt.race)
+	if (s->opt.race) {
 		s->R = mc->race = ls_race_new(mc);
+		ls_race_set_limit(s->R, s->opt.max_memory > 0 ?
+				  s->opt.max_memory : LS_MAX_MEMORY_DEFAULT);
+	}
 
 	t0 = lm_seconds();
 	launch_entries(s, mc->multi);
@@ -3015,6 +3034,8 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 		handle(s, &ev);
 		if (s->dirty && !s->rc)
 			rescan(s);
+		if (s->R && !s->rc)
+			race_limit(s);
 	}
 	t1 = lm_seconds();
 	if (!s->rc)

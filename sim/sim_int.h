@@ -1022,6 +1022,8 @@ int ls_race_rec_as(ls_race_st *R, int from, int agent, uint32_t clock,
 void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
 		    const ls_opnd *o, int is_write, const uint8_t *mask);
 void ls_race_host_read(ls_race_st *R, const uint32_t *h, int st);
+void ls_race_set_limit(ls_race_st *R, int64_t limit);
+int ls_race_over(const ls_race_st *R, int64_t *bytes);
 void ls_race_barrier(ls_race_st *R, int mod, int64_t id, int group,
 		     int agent, const ls_sinst *si, int core, int eng);
 int64_t ls_race_shadow_bytes(const ls_race_st *R);

@@ -1228,6 +1228,12 @@ static ldb_race *make_races(int n, int tag, race_bufs **bufs)
 		r->memory = mems[m];
 		r->core = m == 2 ? -1 : i % 4;
 		r->object = m == 2 ? b[i].obj : "";
+		if (i % 5 == 4) { /* a barrier id held unordered */
+			r->kind = "SLOT";
+			r->memory = "BARRIER";
+			r->core = -1;
+			r->object = b[i].obj;
+		}
 		r->lo = ((int64_t)1 << 33) + 64 * i + tag;
 		r->hi = r->lo + 1 + i;
 		r->a = (ldb_race_access){ b[i].fa, "blk", "ins_a", b[i].ia,
@@ -1393,6 +1399,17 @@ START_TEST(test_races_roundtrip)
 	ck_assert_int_eq(ldb_run_end(run, "pass", "", 0, NULL, &err),
 			 LM_EINPUT);
 	ck_assert_contains(err.msg, "run not logged");
+	/* SLOT only in BARRIER, BARRIER only for SLOT */
+	for (int k = 0; k < 2; k++) {
+		v[2].kind = k ? "WAR" : "SLOT";
+		v[2].memory = k ? "BARRIER" : "DRAM";
+		ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+		ck_assert_int_eq(ldb_log_races(run, "single", v, 3, &err),
+				 LM_EINTERNAL);
+		ck_assert_contains(err.msg, "race 2: kind '");
+		ldb_run_abort(run);
+	}
+	v[2].memory = "DRAM";
 	v[2].kind = "WAW";
 	v[1].hi = v[1].lo;   /* an empty range */
 	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);

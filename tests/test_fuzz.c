@@ -123,8 +123,8 @@ static void mk_race(ls_race *x, int i)
 {
 	static const char *const kinds[] = { "RAW", "WAR", "WAW" };
 	static const char *const mems[] = { "SBUF", "PSUM", "DRAM" };
-	x->kind = lm_xstrdup(kinds[i % 3]);
-	x->memory = lm_xstrdup(mems[i % 3]);
+	x->kind = lm_xstrdup(i % 4 == 3 ? "SLOT" : kinds[i % 3]);
+	x->memory = lm_xstrdup(i % 4 == 3 ? "BARRIER" : mems[i % 3]);
 	x->core = i % 3 == 2 ? -1 : i;
 	x->object = lm_xstrdup(i % 3 == 2 ? "x" : "");
 	x->lo = 4 * i;
@@ -430,8 +430,9 @@ START_TEST(test_record_races)
 		fz_record_free(&b);
 	}
 	lm_buf_free(&buf);
-	/* a kind, a memory or a range the run log refuses */
-	for (int k = 0; k < 3; k++) {
+	/* a kind, a memory, a pairing of them or a range the run log
+	   refuses (race 0 is RAW in SBUF) */
+	for (int k = 0; k < 5; k++) {
 		ls_race *y = &x->races[0];
 		char *kind = y->kind, *mem = y->memory;
 		int64_t hi = y->hi;
@@ -439,6 +440,10 @@ START_TEST(test_record_races)
 			y->kind = lm_xstrdup("RAR");
 		else if (k == 1)
 			y->memory = lm_xstrdup("HBM");
+		else if (k == 2)
+			y->kind = lm_xstrdup("SLOT");
+		else if (k == 3)
+			y->memory = lm_xstrdup("BARRIER");
 		else
 			y->hi = y->lo;
 		fz_record_encode(&a, &buf);

@@ -495,6 +495,53 @@ START_TEST(test_cross_core_handoff)
 }
 END_TEST
 
+/*
+** A read set wider than any fixed bound: core 0 writes h (a DMA after a
+** Memset) while each of 63 other cores reads it with a DMA on each of its
+** five engines, none ordered with the write: 315 readers unordered among
+** themselves, each one race with the write.
+*/
+START_TEST(test_read_set_wide)
+{
+	static const char *const eng[] = { "SP", "Activation", "Pool", "DVE",
+					   "PE" };
+	enum { N = 64 };
+	lm_module *m[N];
+	ls_result r;
+	tb t;
+	tb_init(&t);
+	tb_dram(&t, "h", "ExternalOutput", "float32", 1, 64);
+	tb_sb(&t, "t", "float32", 1, 64);
+	memset_(&t, "ms", "DVE", T64("t"), "");
+	dma_(&t, "put", T64("t"), D64("h"), ",\"dependencies\":[[\"ms\","
+	     "\"Flow\"]]");
+	m[0] = tb_module(&t, 0);
+	for (int c = 1; c < N; c++) {
+		tb_init(&t);
+		tb_dram(&t, "h", "ExternalInput", "float32", 1, 64);
+		for (int e = 0; e < 5; e++) {
+			char tn[8], gn[8];
+			snprintf(tn, sizeof tn, "t%d", e);
+			snprintf(gn, sizeof gn, "get%d", e);
+			tb_sb(&t, tn, "float32", 1, 64);
+			tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"%s\","
+				"\"engine\":\"%s\",\"queue\":\"q0\",\"ins\":"
+				"[%s],\"outs\":[%s],\"can_read_uninit\":true}",
+				gn, eng[e], D64("h"), T64(tn));
+		}
+		m[c] = tb_module(&t, c);
+	}
+	run_race(m, N, 0, &r);
+	ck_assert_int_eq(r.races_found, 5 * (N - 1));
+	for (int i = 0; i < r.n_races; i++)
+		ck_assert(!strcmp(r.races[i].a_inst, "put") ||
+			  !strcmp(r.races[i].b_inst, "put"));
+	ls_result_free(&r);
+	for (int c = 0; c < N; c++)
+		lm_module_free(m[c]);
+}
+END_TEST
+
 /* ---- loops -------------------------------------------------------------- */
 
 /*
@@ -799,6 +846,40 @@ START_TEST(test_memory_limit)
 			   "of simulated memory (DRAM storage and "
 			   "initialization shadow, race shadow), over the "
 			   "memory limit of 12582912 bytes");
+	lm_module_free(m);
+}
+END_TEST
+
+/*
+** The detector's own state grows with the instructions run (an access
+** record and a tick per instance): lcdep.json's loop run 50000 times
+** needs a few MB of it, which a limit of 2 MB (the simulated memory
+** being a few KB) does not leave: the run stops with LM_EINPUT naming
+** the limit; with the default limit it runs.
+*/
+START_TEST(test_record_limit)
+{
+	static const char *const many[] = { "\"ub\": 8,", "\"ub\": 50000,",
+					    NULL };
+	ls_options o;
+	ls_result r;
+	lm_error e;
+	lm_module *m = tu_fixture_subst("loops", "lcdep.json", many);
+	lc_shape(1);
+	memset(&o, 0, sizeof o);
+	o.race = 1;
+	o.max_memory = 2 << 20;
+	ck_assert_int_eq(tb_run1(m, xin, xrows, xcols, &o, &r, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "the race detector's access records and "
+			   "clocks need ");
+	ck_assert_contains(e.msg, "more than the memory limit of 2097152 "
+			   "bytes (--max-memory) leaves");
+	o.max_memory = 0;
+	ck_assert_msg(tb_run1(m, xin, xrows, xcols, &o, &r, &e) == 0, "%s",
+		      e.msg);
+	ck_assert_int_eq(r.races_found, 0);
+	ls_result_free(&r);
+	lc_shape(0);
 	lm_module_free(m);
 }
 END_TEST
@@ -1257,6 +1338,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_call);
 	tcase_add_test(tc, test_nki_call);
 	tcase_add_test(tc, test_cross_core_handoff);
+	tcase_add_test(tc, test_read_set_wide);
 	tcase_add_test(tc, test_loop_carried);
 	tcase_add_test(tc, test_branch_loop);
 	tcase_add_test(tc, test_uninit_kept);
@@ -1264,6 +1346,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_indirect_rows);
 	tcase_add_test(tc, test_masked_write);
 	tcase_add_test(tc, test_memory_limit);
+	tcase_add_test(tc, test_record_limit);
 	tcase_add_test(tc, test_schedules);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
