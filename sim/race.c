@@ -600,21 +600,31 @@ typedef struct gcache {
 	uint32_t w, rd, nw, nrd;
 } gcache;
 
-static void gran(ls_race_st *R, gcache *c, uint32_t *sh, int64_t g, int r,
-		 const uint32_t *v, int is_write, int space, int core,
-		 int storage)
+static void gran_slow(ls_race_st *R, gcache *c, uint32_t *sh, int64_t g,
+		      int r, const uint32_t *v, int is_write, int space,
+		      int core, int storage)
 {
 	uint32_t w = sh[2 * g], rd = sh[2 * g + 1];
-	if (c->have && w == c->w && rd == c->rd) {
-		sh[2 * g] = c->nw;
-		sh[2 * g + 1] = c->nrd;
-		return;
-	}
 	c->have = !touch(R, sh, g, r, v, is_write, space, core, storage);
 	c->w = w;
 	c->rd = rd;
 	c->nw = sh[2 * g];
 	c->nrd = sh[2 * g + 1];
+}
+
+/* Granule g: the common case (the state of the granule before it) in
+** line, the rest in gran_slow. */
+static inline void gran(ls_race_st *R, gcache *c, uint32_t *sh, int64_t g,
+			int r, const uint32_t *v, int is_write, int space,
+			int core, int storage)
+{
+	uint32_t *p = sh + 2 * g;
+	if (c->have && p[0] == c->w && p[1] == c->rd) {
+		p[0] = c->nw;
+		p[1] = c->nrd;
+		return;
+	}
+	gran_slow(R, c, sh, g, r, v, is_write, space, core, storage);
 }
 
 void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
@@ -642,11 +652,33 @@ void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
 			b += idx[d] * o->stride[d];
 		if (st == o->esize && !mask) {
 			int64_t g0 = b / GRAN, g1 = (b + n * st - 1) / GRAN;
-			for (int64_t g = g0; g <= g1 && g < ng; g++)
-				if (g >= 0 && g != last_g)
-					gran(R, &c, sh, g, r, v, is_write,
-					     o->space, core, storage);
-			last_g = g1;
+			if (g0 <= last_g)
+				g0 = last_g + 1;
+			if (g0 < 0)
+				g0 = 0;
+			if (g1 >= ng)
+				g1 = ng - 1;
+			for (int64_t g = g0; g <= g1; g++) {
+				/* a run of granules in the state of the last
+				   one checked: the same new state */
+				if (c.have) {
+					const uint32_t w = c.w, rd = c.rd;
+					const uint32_t nw = c.nw, nrd = c.nrd;
+					uint32_t *p = sh + 2 * g;
+					while (g <= g1 && p[0] == w &&
+					       p[1] == rd) {
+						p[0] = nw;
+						p[1] = nrd;
+						p += 2;
+						g++;
+					}
+					if (g > g1)
+						break;
+				}
+				gran_slow(R, &c, sh, g, r, v, is_write,
+					  o->space, core, storage);
+			}
+			last_g = (b + n * st - 1) / GRAN;
 		} else {
 			for (int64_t k = 0; k < n; k++) {
 				int64_t e = b + k * st;
