@@ -86,8 +86,11 @@ int fz_config_decode(const void *p, size_t n, fz_config *c, lm_error *err);
 
 /* ---- the result record ------------------------------------------------ */
 
-/* Version of the encoding fz_record_encode writes. */
-enum { FZ_RECORD_VERSION = 3 };
+/* Version of the encoding fz_record_encode writes (and of the campaign
+** options record): raised whenever a decoder of the previous version
+** would refuse what this one writes -- 4: races of kind SLOT, the options
+** words mix, dynamic, sync=semaphores, compute. */
+enum { FZ_RECORD_VERSION = 4 };
 /* The races a record carries per execution, at most (the first ones the
 ** detector kept; races_found counts them all). */
 enum { FZ_RECORD_RACES = 64 };

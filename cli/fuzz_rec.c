@@ -3,7 +3,7 @@
 ** result record's encoding (fuzz.h).
 **
 ** The record is little-endian, field by field, after a magic and a
-** version byte: "LFZR" 3, then seed, cores, status, the strings (u32
+** version byte: "LFZR" 4, then seed, cores, status, the strings (u32
 ** length + bytes), start time, wall time (the double's bits), the
 ** executions (mode, times, per-core stats, matmuls, whether it was
 ** checked for races, the races found and the first FZ_RECORD_RACES of
