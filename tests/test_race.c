@@ -441,6 +441,17 @@ END_TEST
 
 /* ---- across cores ------------------------------------------------------- */
 
+/* Core 0's start: ms writes t, put copies it into its output h (DRAM). */
+static void put_h(tb *t)
+{
+	tb_init(t);
+	tb_dram(t, "h", "ExternalOutput", "float32", 1, 64);
+	tb_sb(t, "t", "float32", 1, 64);
+	memset_(t, "ms", "DVE", T64("t"), "");
+	dma_(t, "put", T64("t"), D64("h"), ",\"dependencies\":[[\"ms\","
+	     "\"Flow\"]]");
+}
+
 /*
 ** Core 0 writes t, copies it into its output h (DRAM), then reaches
 ** CoreBarrier cb; core 1 reaches cb and copies h into its SBUF, after
@@ -449,12 +460,7 @@ END_TEST
 static void handoff(int bar, lm_module **m)
 {
 	tb t;
-	tb_init(&t);
-	tb_dram(&t, "h", "ExternalOutput", "float32", 1, 64);
-	tb_sb(&t, "t", "float32", 1, 64);
-	memset_(&t, "ms", "DVE", T64("t"), "");
-	dma_(&t, "put", T64("t"), D64("h"), ",\"dependencies\":[[\"ms\","
-	     "\"Flow\"]]");
+	put_h(&t);
 	tb_inst(&t, "{\"opcode\":\"CoreBarrier\",\"name\":\"cb\",\"engine\":"
 		"\"Pool\",\"id\":1,\"cores\":[0,1],\"ins\":[],\"outs\":[],"
 		"\"dependencies\":[[\"put\",\"Flow\"]]}");
@@ -509,12 +515,7 @@ START_TEST(test_read_set_wide)
 	lm_module *m[N];
 	ls_result r;
 	tb t;
-	tb_init(&t);
-	tb_dram(&t, "h", "ExternalOutput", "float32", 1, 64);
-	tb_sb(&t, "t", "float32", 1, 64);
-	memset_(&t, "ms", "DVE", T64("t"), "");
-	dma_(&t, "put", T64("t"), D64("h"), ",\"dependencies\":[[\"ms\","
-	     "\"Flow\"]]");
+	put_h(&t);
 	m[0] = tb_module(&t, 0);
 	for (int c = 1; c < N; c++) {
 		tb_init(&t);
