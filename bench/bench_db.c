@@ -329,7 +329,7 @@ static void bench_big(const char *dbpath, int runs)
 
 static void bench_fuzz(const char *dbpath, int runs)
 {
-	ls_gen_opts go = { 4, 1, LS_GEN_SMALL, NULL, NULL, 0, 0, 0 };
+	ls_gen_opts go = { 4, 1, LS_GEN_SMALL, NULL, NULL, 0, 0, 0, 0, 0 };
 	lm_module **mods = NULL;
 	ls_gen_file *files = NULL;
 	int n_files = 0;

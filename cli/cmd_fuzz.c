@@ -34,7 +34,7 @@ const char usage_fuzz[] =
 	"usage: lncsim fuzz [--cores A-B] [--count K | --duration T] [--seed S]\n"
 	"                   [--jobs J] [--size small|medium|large] [--loops]\n"
 	"                   [--dynamic] [--sync deps|semaphores] [--plain]\n"
-	"                   [--schedules K] [--race] [--compute]\n"
+	"                   [--schedules K] [--race] [--compute] [--by-name]\n"
 	"                   [--keep-failures DIR] [--skip=STEP,...] [--stop] [-q]\n"
 	"                   [--campaign NAME] [--resume] [--lost-after SECONDS]\n"
 	"                   [--case-timeout T]\n"
@@ -67,6 +67,8 @@ const char usage_fuzz[] =
 	"                     reference-race, linked-race)\n"
 	"  --compute          generate with `lncsim gen --compute` (the cases\n"
 	"                     ordered by deps; not with --sync semaphores)\n"
+	"  --by-name          generate with `lncsim gen --by-name` (about half\n"
+	"                     the hand-offs name-matched)\n"
 	"  --schedules K      perturbed schedules per case (default 0)\n"
 	"  --keep-failures DIR  keep the failing case of each failure signature's\n"
 	"                     smallest seed as DIR/case-<seed>/ with its repro\n"
@@ -111,7 +113,7 @@ typedef struct fuzz_opts {
 	const char *campaign;
 	cli_db dbo;
 	/* given on the command line (a resumed campaign's must match) */
-	int has_cores, has_size, has_form, has_race, has_compute,
+	int has_cores, has_size, has_form, has_race, has_compute, has_by_name,
 	    has_schedules, has_skip, has_seed,
 	    has_count,
 	    has_jobs;
@@ -276,6 +278,9 @@ static int parse_args(fuzz_opts *o, int argc, char **argv)
 		} else if (!strcmp(a, "--compute")) {
 			o->cfg.compute = 1;
 			o->has_compute = 1;
+		} else if (!strcmp(a, "--by-name")) {
+			o->cfg.by_name = 1;
+			o->has_by_name = 1;
 		} else if (!strcmp(a, "--race")) {
 			o->cfg.race = 1;
 			o->has_race = 1;
@@ -402,6 +407,7 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 		  was.mix == o->cfg.mix, "--loops / --dynamic / --sync / --plain" },
 		{ o->has_race, was.race == o->cfg.race, "--race" },
 		{ o->has_compute, was.compute == o->cfg.compute, "--compute" },
+		{ o->has_by_name, was.by_name == o->cfg.by_name, "--by-name" },
 		{ o->has_schedules, was.schedules == o->cfg.schedules,
 		  "--schedules" },
 		{ o->has_skip, was.skip == o->cfg.skip, "--skip" },
@@ -422,6 +428,7 @@ static int resume(fuzz_opts *o, ldb *db, const char *path,
 	o->cfg.loops = was.loops;
 	o->cfg.race = was.race;
 	o->cfg.compute = was.compute;
+	o->cfg.by_name = was.by_name;
 	o->cfg.dynamic = was.dynamic;
 	o->cfg.sync = was.sync;
 	o->cfg.mix = was.mix;

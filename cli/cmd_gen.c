@@ -15,7 +15,7 @@
 const char usage_gen[] =
 	"usage: lncsim gen --cores N --seed S [--size small|medium|large]\n"
 	"                  [--loops] [--dynamic] [--sync deps|semaphores]\n"
-"                  [--compute]\n"
+	"                  [--compute] [--by-name]\n"
 	"                  [--name NAME] -o DIR\n\n"
 	"Write a random per-core module set DIR/NAME/nc<c>/sg0/def.json (plus\n"
 	"its const .npy files), race-free by construction, exercising every\n"
@@ -34,6 +34,9 @@ const char usage_gen[] =
 	"              instead; the queue semaphore waits stay)\n"
 	"  --compute   per core a TensorReduce, TensorScalarPtr, IndirectLoad\n"
 	"              and Select on the data path (with --sync deps only)\n"
+	"  --by-name   about half the hand-offs name-matched: the consumer\n"
+	"              declares an ExternalInput named like the producer's\n"
+	"              ExternalOutput instead of a remote_local_target view\n"
 	"  --name NAME set name (default gen<seed>)\n"
 	"  -o DIR      output directory (created; an existing DIR/NAME is\n"
 	"              refused unless --force)\n"
@@ -46,7 +49,7 @@ const char usage_gen[] =
 
 int cmd_gen(int argc, char **argv)
 {
-	ls_gen_opts o = {2, 1, LS_GEN_SMALL, NULL, NULL, 0, 0, 0, 0};
+	ls_gen_opts o = {2, 1, LS_GEN_SMALL, NULL, NULL, 0, 0, 0, 0, 0};
 	const char *out = NULL;
 	int force = 0;
 	for (int i = 1; i < argc; i++) {
@@ -82,6 +85,8 @@ int cmd_gen(int argc, char **argv)
 			o.dynamic = 1;
 		} else if (!strcmp(a, "--compute")) {
 			o.compute = 1;
+		} else if (!strcmp(a, "--by-name")) {
+			o.by_name = 1;
 		} else if (!strcmp(a, "--sync")) {
 			int m = v ? ls_gen_sync_parse(v) : -1;
 			if (m < 0)

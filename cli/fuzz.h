@@ -37,6 +37,7 @@ typedef struct fz_config {
 				    the three fields above unused */
 	int compute;             /* the generator's --compute, in the cases
 				    ordered by dependencies */
+	int by_name;             /* its --by-name */
 } fz_config;
 
 /* --case-timeout's default, milliseconds (ten minutes). */
@@ -45,7 +46,8 @@ typedef struct fz_config {
 #define FZ_CASE_TIMEOUT_MAX_MS (7 * 86400 * 1000)
 
 #define FZ_CONFIG_INIT \
-	{ 1, 4, LS_GEN_SMALL, 0, 0, "", 0, FZ_CASE_TIMEOUT_MS, 0, 0, 0, 0, 1, 0 }
+	{ 1, 4, LS_GEN_SMALL, 0, 0, "", 0, FZ_CASE_TIMEOUT_MS, 0, 0, 0, 0, 1, 0, \
+	  0 }
 
 /* The core count of case seed s (drawn from lo..hi by a hash of s). */
 int fz_case_cores(const fz_config *c, uint64_t s);
@@ -59,8 +61,8 @@ void fz_case_form(const fz_config *c, uint64_t s, int *loops, int *dynamic,
 ** identity in the database: "cores=A-B size=SZ schedules=K skip=S,..."
 ** (steps in link order), then " loops" with --loops, " dynamic" with
 ** --dynamic, " sync=semaphores" with --sync semaphores, or " mix" when
-** each case draws its forms, then " compute" with --compute, then
-** " race" with --race. Caller frees.
+** each case draws its forms, then " compute" with --compute, " by_name"
+** with --by-name, then " race" with --race. Caller frees.
 */
 char *fz_gen_options(const fz_config *c);
 /*
@@ -89,7 +91,7 @@ int fz_config_decode(const void *p, size_t n, fz_config *c, lm_error *err);
 /* Version of the encoding fz_record_encode writes (and of the campaign
 ** options record): raised whenever a decoder of the previous version
 ** would refuse what this one writes -- 4: races of kind SLOT, the options
-** words mix, dynamic, sync=semaphores, compute. */
+** words mix, dynamic, sync=semaphores, compute, by_name. */
 enum { FZ_RECORD_VERSION = 4 };
 /* The races a record carries per execution, at most (the first ones the
 ** detector kept; races_found counts them all). */

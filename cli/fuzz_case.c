@@ -254,9 +254,10 @@ void fz_case_run(const fz_config *c, uint64_t s, fz_record *r,
 	int cores = fz_case_cores(c, s);
 	int rootfd = -1, casefd = -1, kept = 0, n = 0, n_files = 0;
 	char *name = NULL, *dir = NULL, *opts = fz_gen_options(c);
-	ls_gen_opts go = {cores, s, c->size, NULL, NULL, 0, 0, 0, 0};
+	ls_gen_opts go = {cores, s, c->size, NULL, NULL, 0, 0, 0, 0, 0};
 	fz_case_form(c, s, &go.loops, &go.dynamic, &go.sync);
 	go.compute = c->compute && go.sync == LS_GEN_SYNC_DEPS;
+	go.by_name = c->by_name;
 	lm_module **mods = NULL;
 	ls_gen_file *files = NULL;
 	lm_fileset fs;

@@ -78,6 +78,8 @@ char *fz_gen_options(const fz_config *c)
 		lm_buf_puts(&b, " sync=semaphores");
 	if (c->compute)
 		lm_buf_puts(&b, " compute");
+	if (c->by_name)
+		lm_buf_puts(&b, " by_name");
 	if (c->race)
 		lm_buf_puts(&b, " race");
 	lm_buf_put(&b, "", 0);
@@ -87,7 +89,7 @@ char *fz_gen_options(const fz_config *c)
 int fz_gen_options_parse(const char *s, fz_config *c)
 {
 	int lo, hi, sched, n = 0, loops = 0, dynamic = 0, sync = 0, mixed = 0;
-	int race = 0, compute = 0, bad = 0;
+	int race = 0, compute = 0, by_name = 0, bad = 0;
 	char size[16];
 	if (sscanf(s, "cores=%d-%d size=%15s schedules=%d skip=%n", &lo, &hi,
 		   size, &sched, &n) != 4 || !n)
@@ -97,12 +99,17 @@ int fz_gen_options_parse(const char *s, fz_config *c)
 	lm_error err;
 	/* the steps, then the generator's words: " loops", " dynamic",
 	   " sync=semaphores" in this order, or " mix"; then " compute",
-	   then " race" (taken off the end first) */
+	   " by_name", " race" (taken off the end first) */
 	char *steps = lm_xstrdup(s + n), *w;
 	size_t k = strlen(steps);
 	if (k >= 5 && !strcmp(steps + k - 5, " race")) {
 		steps[k - 5] = 0;
 		race = 1;
+	}
+	k = strlen(steps);
+	if (k >= 8 && !strcmp(steps + k - 8, " by_name")) {
+		steps[k - 8] = 0;
+		by_name = 1;
 	}
 	k = strlen(steps);
 	if (k >= 8 && !strcmp(steps + k - 8, " compute")) {
@@ -141,6 +148,7 @@ int fz_gen_options_parse(const char *s, fz_config *c)
 	c->loops = loops;
 	c->race = race;
 	c->compute = compute;
+	c->by_name = by_name;
 	c->dynamic = dynamic;
 	c->sync = sync;
 	c->mix = mixed;
@@ -182,6 +190,8 @@ char *fz_repro(const fz_config *c, uint64_t s, const char *dir)
 		lm_buf_puts(&b, " --sync semaphores");
 	if (c->compute && sync == LS_GEN_SYNC_DEPS)
 		lm_buf_puts(&b, " --compute");
+	if (c->by_name)
+		lm_buf_puts(&b, " --by-name");
 	lm_buf_printf(&b, " -o %s && lncsim diff", dir);
 	if (*skip)
 		lm_buf_printf(&b, " %s", skip);

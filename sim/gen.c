@@ -595,6 +595,7 @@ static void const_file(gen *g, int core, const char *fname, lm_dtype dt,
 typedef struct handoff {
 	int prod, cons, seg, fixed_id;
 	int model_out;  /* h<i> is also a model output (location type Output) */
+	int by_name;    /* the consumer's input is named h<i> (no view) */
 } handoff;
 
 static const lm_actfunc act_funcs[] = {
@@ -1123,11 +1124,17 @@ static void handoff_produce(gen *g, core_b *c, const handoff *h, int i)
 static void handoff_consume(gen *g, core_b *c, const handoff *h, int i)
 {
 	char view[32], src[32], grp[32], nm[48], bar[48];
-	snprintf(view, sizeof view, "h%d_in", i);
+	snprintf(view, sizeof view, h->by_name ? "h%d" : "h%d_in", i);
 	snprintf(src, sizeof src, "h%d", i);
 	snprintf(grp, sizeof grp, "hx%d", i);
-	add_alloc(c, view, LM_TK_INTERNAL, LM_DT_FLOAT32, g->M, g->N, LM_MT_DRAM,
-		  g->dram_addr + (int64_t)i * 0x100000, NULL, src, h->prod);
+	if (h->by_name) /* the producer's output, by its name */
+		add_alloc(c, view, LM_TK_EXTERNAL_INPUT, LM_DT_FLOAT32, g->M,
+			  g->N, LM_MT_DRAM,
+			  g->dram_addr + (int64_t)i * 0x100000, NULL, NULL, 0);
+	else
+		add_alloc(c, view, LM_TK_INTERNAL, LM_DT_FLOAT32, g->M, g->N,
+			  LM_MT_DRAM, g->dram_addr + (int64_t)i * 0x100000,
+			  NULL, src, h->prod);
 	int cores[2] = {h->prod < h->cons ? h->prod : h->cons,
 			h->prod < h->cons ? h->cons : h->prod};
 	barrier(g, c, grp, cores, 2, h->fixed_id, NULL, bar, sizeof bar);
@@ -1414,6 +1421,10 @@ int ls_gen(const ls_gen_opts *o, const char *out_dir, lm_module ***mods_out,
 			peek_of = rint_(&side, g.n);
 		while (peek_of == peek_core);
 	}
+	/* name-matched hand-offs (--by-name), from a stream of their own */
+	rng byn = { o->seed * 0xbf58476d1ce4e5b9ULL + 0xb1a3eULL };
+	for (int i = 0; i < n_h && o->by_name; i++)
+		hs[i].by_name = chance(&byn, 50);
 	/* sort by segment, keeping the order stable (insertion sort) */
 	for (int i = 1; i < n_h; i++)
 		for (int j = i; j > 0 && hs[j].seg < hs[j - 1].seg; j--) {

@@ -35,6 +35,10 @@ typedef struct ls_gen_opts {
 			       TensorScalarPtr, IndirectLoad and Select on
 			       the data path (dependencies only: not with
 			       LS_GEN_SYNC_SEMAPHORES) */
+	int by_name;        /* some hand-offs name-matched: the consumer
+			       declares an ExternalInput named like the
+			       producer's ExternalOutput instead of a
+			       remote_local_target view */
 } ls_gen_opts;
 
 /* Ordering: `dependencies` (and queue semaphore waits), or no

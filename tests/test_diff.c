@@ -490,7 +490,7 @@ START_TEST(test_gen_output_kind_cases)
 	int n_peek = 0, n_model = 0;
 	for (uint64_t seed = 1; seed <= 20; seed++) {
 		ls_gen_opts o = {2 + (int)(seed % 3), seed, LS_GEN_SMALL, NULL,
-				 NULL, 0, 0, 0, 0};
+				 NULL, 0, 0, 0, 0, 0};
 		lm_module **mods;
 		ls_gen_file *files;
 		int nf;

@@ -1895,6 +1895,38 @@ START_TEST(test_config_compute)
 }
 END_TEST
 
+/* --by-name: the word " by_name" after " compute", before " race", read
+** back (in that order only); the repro's gen says --by-name. */
+START_TEST(test_config_by_name)
+{
+	fz_config c = FZ_CONFIG_INIT, d = FZ_CONFIG_INIT;
+	c.by_name = 1;
+	char *s = fz_gen_options(&c);
+	ck_assert_str_eq(s, "cores=1-4 size=small schedules=0 skip= mix "
+			 "by_name");
+	ck_assert_int_eq(fz_gen_options_parse(s, &d), 0);
+	ck_assert(d.by_name == 1 && d.mix == 1 && d.compute == 0);
+	free(s);
+	c.compute = c.race = 1;
+	s = fz_gen_options(&c);
+	ck_assert_str_eq(s, "cores=1-4 size=small schedules=0 skip= mix "
+			 "compute by_name race");
+	ck_assert_int_eq(fz_gen_options_parse(s, &d), 0);
+	ck_assert(d.by_name == 1 && d.compute == 1 && d.race == 1);
+	free(s);
+	s = fz_repro(&c, 7, "D");
+	ck_assert_contains(s, " --by-name -o D ");
+	free(s);
+	ck_assert_int_eq(fz_gen_options_parse("cores=1-4 size=small "
+					      "schedules=0 skip= mix race", &d),
+			 0);
+	ck_assert_int_eq(d.by_name, 0);
+	ck_assert_int_eq(fz_gen_options_parse("cores=1-4 size=small "
+					      "schedules=0 skip= mix by_name "
+					      "compute", &d), -1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("fuzz");
@@ -1904,6 +1936,7 @@ static Suite *suite(void)
 	tcase_add_test(unit, test_record_races);
 	tcase_add_test(unit, test_config_strings);
 	tcase_add_test(unit, test_config_compute);
+	tcase_add_test(unit, test_config_by_name);
 	tcase_add_test(unit, test_signatures);
 	tcase_add_test(unit, test_coord_handout);
 	tcase_add_test(unit, test_coord_resume);

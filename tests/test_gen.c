@@ -46,7 +46,7 @@ static char *set_text_opts(const ls_gen_opts *op)
 
 static char *set_text(int cores, uint64_t seed, ls_gen_size size)
 {
-	ls_gen_opts o = {cores, seed, size, NULL, NULL, 0, 0, 0, 0};
+	ls_gen_opts o = {cores, seed, size, NULL, NULL, 0, 0, 0, 0, 0};
 	return set_text_opts(&o);
 }
 
@@ -120,7 +120,7 @@ START_TEST(test_valid_and_featureful)
 	for (int seed = 1; seed <= 40; seed++) {
 		int cores = 1 + seed % 16;
 		ls_gen_opts o = {cores, (uint64_t)seed, LS_GEN_SMALL, NULL,
-				 NULL, 0, 0, 0, 0};
+				 NULL, 0, 0, 0, 0, 0};
 		lm_module **mods;
 		ls_gen_file *files;
 		int nf;
@@ -156,7 +156,7 @@ END_TEST
 
 START_TEST(test_bad_cores)
 {
-	ls_gen_opts o = {0, 1, LS_GEN_SMALL, NULL, NULL, 0, 0, 0, 0};
+	ls_gen_opts o = {0, 1, LS_GEN_SMALL, NULL, NULL, 0, 0, 0, 0, 0};
 	lm_module **mods;
 	ls_gen_file *files;
 	int nf;
@@ -280,7 +280,7 @@ START_TEST(test_loops_structure)
 {
 	for (uint64_t seed = 1; seed <= 6; seed++) {
 		ls_gen_opts o = {1 + (int)(seed % 3), seed, LS_GEN_SMALL, NULL,
-				 NULL, 1, 0, 0, 0};
+				 NULL, 1, 0, 0, 0, 0};
 		lm_module **mods;
 		ls_gen_file *files;
 		int nf, loops = 0;
@@ -329,7 +329,7 @@ END_TEST
 ** without them is another (and the golden sets pin that one). */
 START_TEST(test_loops_same_bytes)
 {
-	ls_gen_opts o = {3, 41, LS_GEN_SMALL, NULL, NULL, 1, 0, 0, 0};
+	ls_gen_opts o = {3, 41, LS_GEN_SMALL, NULL, NULL, 1, 0, 0, 0, 0};
 	char *a = set_text_opts(&o), *b = set_text_opts(&o);
 	char *plain = set_text(3, 41, LS_GEN_SMALL);
 	ck_assert_str_eq(a, b);
@@ -445,7 +445,7 @@ START_TEST(test_sync_structure)
 		for (int loops = 0; loops < 2; loops++) {
 			ls_gen_opts o = {1 + (int)(seed % 3), seed, LS_GEN_SMALL,
 					 NULL, NULL, loops, LS_GEN_SYNC_SEMAPHORES,
-					 0, 0};
+					 0, 0, 0};
 			ls_gen_opts p = o;
 			lm_module **ms, **mp;
 			ls_gen_file *fs, *fp;
@@ -523,7 +523,7 @@ START_TEST(test_dynamic_structure)
 {
 	for (uint64_t seed = 1; seed <= 6; seed++) {
 		ls_gen_opts o = {1 + (int)(seed % 3), seed, LS_GEN_SMALL, NULL,
-				 NULL, 0, (int)(seed % 2), 1, 0};
+				 NULL, 0, (int)(seed % 2), 1, 0, 0};
 		lm_module **mods;
 		ls_gen_file *files;
 		int nf, loops = 0;
@@ -717,6 +717,112 @@ START_TEST(test_sync_wait_removed)
 }
 END_TEST
 
+/* ---- --by-name ---------------------------------------------------------- */
+
+/* Allocations of core module m whose name starts with h and a digit, of
+** kind k (views: Internal with a remote_local_target). */
+static int handoff_allocs(const lm_module *m, lm_tensorkind k, int views)
+{
+	const lm_function *f = &m->functions[0];
+	int n = 0;
+	for (int a = 0; a < f->n_allocs; a++) {
+		const lm_alloc *x = &f->allocs[a];
+		if (x->name[0] == 'h' && x->name[1] >= '0' &&
+		    x->name[1] <= '9' && x->kind == k &&
+		    !views == !x->has_remote)
+			n++;
+	}
+	return n;
+}
+
+static int n_insts(const lm_module *m)
+{
+	int n = 0;
+	for (int b = 0; b < m->functions[0].n_blocks; b++)
+		n += m->functions[0].blocks[b].n_insts;
+	return n;
+}
+
+/*
+** --by-name: about half the hand-offs name-matched (the consumer's
+** ExternalInput h<i>, no view), the rest views as before; without it none
+** is; the programs are otherwise the same (same instructions per core).
+** gen + diff with perturbed schedules and the race detector pass, and so
+** does a fuzz campaign; skipping copy_allocs refuses the link by name.
+*/
+START_TEST(test_by_name)
+{
+	int named = 0, views = 0;
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		lm_module **mods[2];
+		ls_gen_file *files[2];
+		int nf[2];
+		lm_error e;
+		for (int bn = 0; bn < 2; bn++) {
+			ls_gen_opts o = {2 + (int)(seed % 3), seed, LS_GEN_SMALL,
+					 NULL, NULL, (int)(seed % 2), 0, 0, 0, bn};
+			ck_assert_msg(ls_gen(&o, "out", &mods[bn], &files[bn],
+					     &nf[bn], &e) == 0, "%s", e.msg);
+		}
+		for (int c = 0; c < 2 + (int)(seed % 3); c++) {
+			ck_assert_int_eq(handoff_allocs(mods[0][c],
+						LM_TK_EXTERNAL_INPUT, 0), 0);
+			named += handoff_allocs(mods[1][c],
+						LM_TK_EXTERNAL_INPUT, 0);
+			views += handoff_allocs(mods[1][c], LM_TK_INTERNAL, 1);
+			ck_assert_int_eq(n_insts(mods[0][c]),
+					 n_insts(mods[1][c]));
+			ck_assert_int_eq(handoff_allocs(mods[0][c],
+						LM_TK_INTERNAL, 1) +
+					 handoff_allocs(mods[0][c],
+						LM_TK_EXTERNAL_INPUT, 0),
+					 handoff_allocs(mods[1][c],
+						LM_TK_INTERNAL, 1) +
+					 handoff_allocs(mods[1][c],
+						LM_TK_EXTERNAL_INPUT, 0));
+			lm_module_free(mods[0][c]);
+			lm_module_free(mods[1][c]);
+		}
+		for (int bn = 0; bn < 2; bn++) {
+			free(mods[bn]);
+			ls_gen_files_free(files[bn], nf[bn]);
+		}
+	}
+	ck_assert_int_gt(named, 3);
+	ck_assert_int_gt(views, 3);
+
+	char *d = tu_tmpdir("genbyname");
+	for (int seed = 1; seed <= 8; seed++) {
+		char sd[16], cores[8], set[32];
+		snprintf(sd, sizeof sd, "%d", seed);
+		snprintf(cores, sizeof cores, "%d", 2 + seed % 3);
+		snprintf(set, sizeof set, "out/gen%d", seed);
+		tu_run r = tu_lncsim(d, "gen", "--cores", cores, "--seed", sd,
+				     "--by-name", "-o", "out", NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		r = tu_lncsim(d, "diff", "--no-db", "--schedules", "2", "--race",
+			      "--seed", sd, set, NULL);
+		ck_assert_msg(r.status == 0, "seed %d: %s%s", seed, r.out, r.err);
+		ck_assert_contains(r.out, "PASS");
+		tu_run_free(&r);
+	}
+	tu_run r = tu_lncsim(d, "fuzz", "--no-db", "-q", "--count", "30",
+			     "--jobs", "1", "--race", "--by-name", NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "30 passed");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "diff", "--no-db", "--skip=copy_allocs,verify",
+		      "out/gen1", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "external input 'h");
+	ck_assert_contains(r.err, "is also declared by core");
+	tu_run_free(&r);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
 /* ---- --compute ---------------------------------------------------------- */
 
 /* Each core of a --compute set holds one TensorReduce, TensorScalarPtr,
@@ -731,7 +837,7 @@ START_TEST(test_compute_ops)
 	for (uint64_t seed = 1; seed <= 6; seed++)
 		for (int comp = 0; comp < 2; comp++) {
 			ls_gen_opts o = {1 + (int)(seed % 4), seed, LS_GEN_SMALL,
-					 NULL, NULL, (int)(seed % 2), 0, 0, comp};
+					 NULL, NULL, (int)(seed % 2), 0, 0, comp, 0};
 			lm_module **mods;
 			ls_gen_file *files;
 			int nf, n_npy = 0;
@@ -758,7 +864,7 @@ START_TEST(test_compute_ops)
 			ls_gen_files_free(files, nf);
 		}
 	ls_gen_opts o = {2, 1, LS_GEN_SMALL, NULL, NULL, 0, LS_GEN_SYNC_SEMAPHORES,
-			 0, 1};
+			 0, 1, 0};
 	lm_module **mods;
 	ls_gen_file *files;
 	int nf;
@@ -834,6 +940,10 @@ static Suite *suite(void)
 	tcase_set_timeout(tcc, 240);
 	tcase_add_test(tcc, test_compute_ops);
 	tcase_add_test(tcc, test_compute_diff_pass);
+	suite_add_tcase(s, tcc);
+	tcc = tcase_create("by_name");
+	tcase_set_timeout(tcc, 240);
+	tcase_add_test(tcc, test_by_name);
 	suite_add_tcase(s, tcc);
 	return s;
 }

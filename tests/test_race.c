@@ -1071,7 +1071,7 @@ typedef struct glink {
 static void glink_make(glink *g, uint64_t seed, int loops, uint64_t skip)
 {
 	ls_gen_opts go = {2 + (int)(seed % 3), seed, LS_GEN_SMALL, NULL, NULL,
-			  loops, 0, 0, 0};
+			  loops, 0, 0, 0, 0};
 	lk_options lo;
 	lk_report rep;
 	lm_error e;

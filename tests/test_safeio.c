@@ -256,7 +256,7 @@ START_TEST(test_gen_symlinked_core_dir)
 {
 	scratch s;
 	lm_error e;
-	ls_gen_opts o = {2, 5, LS_GEN_SMALL, "set", NULL, 0, 0, 0, 0};
+	ls_gen_opts o = {2, 5, LS_GEN_SMALL, "set", NULL, 0, 0, 0, 0, 0};
 	scratch_new(&s, "sio-gen");
 	ck_assert_int_eq(mkdir(KA("%s/set", s.in), 0755), 0);
 	ck_assert_int_eq(symlink(s.outside, KA("%s/set/nc1", s.in)), 0);

@@ -1113,7 +1113,7 @@ START_TEST(test_straight_line_figures)
 {
 	for (size_t i = 0; i < sizeof figures / sizeof *figures; i++) {
 		ls_gen_opts go = {3, figures[i].seed, figures[i].size, "g",
-				  NULL, 0, 0, 0, 0};
+				  NULL, 0, 0, 0, 0, 0};
 		lm_module **mods;
 		ls_gen_file *files;
 		lm_fileset fs;

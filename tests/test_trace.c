@@ -512,7 +512,7 @@ END_TEST
 */
 START_TEST(test_trace_generated)
 {
-	ls_gen_opts go = { 8, 3, LS_GEN_MEDIUM, NULL, NULL, 0, 0, 0, 0 };
+	ls_gen_opts go = { 8, 3, LS_GEN_MEDIUM, NULL, NULL, 0, 0, 0, 0, 0 };
 	lm_module **mods = NULL;
 	ls_gen_file *files = NULL;
 	int n_files = 0;
