@@ -121,6 +121,8 @@ struct ls_race_st {
 	rrace *races;
 	int n_races, cap_races;
 	int64_t n_found;
+	int64_t n_found_mem;    /* of them between two instructions' accesses
+				   (not a barrier id, not the host's read) */
 	int *rh;                /* open hash of races: index + 1 */
 	int cap_rh;
 	int64_t overflow;       /* history / semaphore-log evictions used */
@@ -415,6 +417,7 @@ static void race_at(ls_race_st *R, int kind, int space, int core,
 			n[i] = k + 1;
 		}
 		free(R->rh);
+		R->dyn += (int64_t)(nc - R->cap_rh) * (int64_t)sizeof *n;
 		R->rh = n;
 		R->cap_rh = nc;
 	}
@@ -434,6 +437,8 @@ static void race_at(ls_race_st *R, int kind, int space, int core,
 	/* every distinct race stays in the table (so none is counted
 	   twice); the first RACES_KEPT are reported */
 	R->n_found++;
+	if (kind < 3 && b->si)
+		R->n_found_mem++;
 	grow(R, &R->races, &R->cap_races, R->n_races + 1, sizeof *R->races);
 	x = &R->races[R->n_races];
 	x->kind = kind;
@@ -652,7 +657,10 @@ void ls_race_access(ls_race_st *R, int r, const uint32_t *v, int core,
 			b += idx[d] * o->stride[d];
 		if (st == o->esize && !mask) {
 			int64_t g0 = b / GRAN, g1 = (b + n * st - 1) / GRAN;
-			if (g0 <= last_g)
+			/* the granule the row before ended in, touched by
+			   this record already (touching it again changes
+			   nothing): rows need not ascend */
+			if (g0 == last_g)
 				g0 = last_g + 1;
 			if (g0 < 0)
 				g0 = 0;
@@ -742,7 +750,8 @@ void ls_race_set_limit(ls_race_st *R, int64_t limit)
 	for (int i = 0; i < R->mc->n_storages; i++) {
 		const ls_storage *st = &R->mc->storages[i];
 		need += 4 * st->bytes;
-		if (st->is_input || st->is_output)
+		if (st->is_input || st->is_output ||
+		    (st->alloc && st->alloc->kind == LM_TK_CONST))
 			need += st->bytes;
 	}
 	R->budget = limit - need;
@@ -753,6 +762,12 @@ int ls_race_over(const ls_race_st *R, int64_t *bytes)
 {
 	*bytes = R->dyn;
 	return R->dyn > R->budget;
+}
+
+/* The races found so far. */
+int64_t ls_race_found(const ls_race_st *R)
+{
+	return R->n_found;
 }
 
 int64_t ls_race_shadow_bytes(const ls_race_st *R)
@@ -982,7 +997,7 @@ void ls_race_keep_error(ls_race_st *R, const lm_error *e)
 
 const lm_error *ls_race_kept_error(const ls_race_st *R)
 {
-	return R->kept.code && R->n_found == 0 ? &R->kept : NULL;
+	return R->kept.code && R->n_found_mem == 0 ? &R->kept : NULL;
 }
 
 /* A run that failed with err after races were found: err says so, with

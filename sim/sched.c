@@ -3019,6 +3019,8 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	launch_entries(s, mc->multi);
 	if (!s->rc && s->dirty)
 		rescan(s);
+	if (s->R && !s->rc)
+		race_limit(s);
 	while (!s->rc && s->nh > 0) {
 		event ev = pop(s);
 		if (s->opt.max_time_ps > 0 && ev.t > s->opt.max_time_ps) {
@@ -3042,6 +3044,8 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 		check_finished(s);
 	if (!s->rc && s->R && s->dispatched)
 		race_host_reads(s);
+	if (s->R && !s->rc)
+		race_limit(s);
 	if (!s->rc && s->R && ls_race_kept_error(s->R)) {
 		/* an uninitialized read no race explains */
 		*err = *ls_race_kept_error(s->R);
@@ -3081,8 +3085,11 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	}
 	if (rc && !err->code)
 		err->code = rc;
-	if (rc == LM_ECHECK && s->R)
+	if (rc == LM_ECHECK && s->R) {
 		ls_race_note_error(s->R, err);
+		if (s->opt.keep_races && ls_race_found(s->R))
+			ls_race_collect(s->R, out);
+	}
 	ls_race_free(s->R);
 	mc->race = NULL;
 	sim_free(s);

@@ -93,6 +93,11 @@ typedef struct ls_options {
 				      module), never from disk */
 	int race;                  /* 1: run the happens-before race
 				      detector (docs/race.md) */
+	int keep_races;            /* with race: a run that fails (LM_ECHECK)
+				      after races were found leaves them in
+				      *out (races, n_races, races_found,
+				      race_shadow_bytes; nothing else), for
+				      ls_result_free */
 } ls_options;
 
 /* The instructions lncsim run and lncsim diff let a run execute unless

@@ -1027,6 +1027,7 @@ int ls_race_over(const ls_race_st *R, int64_t *bytes);
 void ls_race_barrier(ls_race_st *R, int mod, int64_t id, int group,
 		     int agent, const ls_sinst *si, int core, int eng);
 int64_t ls_race_shadow_bytes(const ls_race_st *R);
+int64_t ls_race_found(const ls_race_st *R);
 /* Semaphore sem took value, by an update (is_write: a value written,
 ** sem-wr-imm or a reset, not one added to the value before). */
 void ls_race_sem_set(ls_race_st *R, int sem, int32_t value, int is_write);

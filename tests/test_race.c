@@ -543,6 +543,35 @@ START_TEST(test_read_set_wide)
 }
 END_TEST
 
+/*
+** Rows that do not ascend: ms writes t's elements 0-3, 8-11, 4-7, 12-15
+** (the middle dimensions swapped); cp reads one element unordered with
+** it. Every element is written, so every cp races with ms -- also those
+** of the row that starts below where the row before it ended.
+*/
+START_TEST(test_rows_out_of_order)
+{
+	for (int off = 0; off < 16; off++) {
+		char dst[300], src[300];
+		tb t;
+		tb_init(&t);
+		tb_sb(&t, "t", "float32", 1, 64);
+		tb_sb(&t, "u", "float32", 1, 64);
+		snprintf(dst, sizeof dst, "{\"kind\":\"physical_ap\",\"ap\":"
+			 "[[64,1],[4,2],[8,2],[1,4]],\"dtype\":\"float32\","
+			 "\"offset\":0,\"memsetref\":\"t\",\"memref\":\"t\"}");
+		snprintf(src, sizeof src, "{\"kind\":\"physical_ap\",\"ap\":"
+			 "[[64,1],[1,1]],\"dtype\":\"float32\",\"offset\":%d,"
+			 "\"memsetref\":\"t\",\"memref\":\"t\"}", off);
+		memset_(&t, "ms", "DVE", dst, "");
+		copy_(&t, "cp", "Activation", src, AP("u", "float32", 1, 1, 0),
+		      "");
+		ck_assert_msg(races1(tb_module(&t, 0), 0, NULL) == 1,
+			      "element %d", off);
+	}
+}
+END_TEST
+
 /* ---- loops -------------------------------------------------------------- */
 
 /*
@@ -1305,6 +1334,7 @@ START_TEST(test_teeth)
 		LK_STEP_INIT_QUEUES,
 		LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES,
 		LK_STEP_FPASS_INSERT_RETURNS,
+		LK_STEP_RENUMBER_CORE_BARRIERS,
 	};
 	static const lk_step clean[] = {
 		LK_STEP_CHECK_BARRIER_ORDER, LK_STEP_POST_LINK_MMT_REPORT,
@@ -1340,6 +1370,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_nki_call);
 	tcase_add_test(tc, test_cross_core_handoff);
 	tcase_add_test(tc, test_read_set_wide);
+	tcase_add_test(tc, test_rows_out_of_order);
 	tcase_add_test(tc, test_loop_carried);
 	tcase_add_test(tc, test_branch_loop);
 	tcase_add_test(tc, test_uninit_kept);
