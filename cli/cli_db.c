@@ -116,7 +116,7 @@ int cli_db_log(ldb *db, const ldb_run_info *info, int n,
 	if (ldb_run_begin(db, info, &run, &err) != 0)
 		goto fail;
 	for (int i = 0; i < n; i++)
-		if (results[i] &&
+		if (results[i] && results[i]->n_cores > 0 &&
 		    ldb_log_execution(run, modes[i], results[i], &err) != 0) {
 			ldb_run_abort(run);
 			goto fail;

@@ -45,7 +45,9 @@ int cli_db_open(const cli_db *o, ldb **db);
 char *cli_db_cmdline(int argc, char **argv);
 /*
 ** Log a finished run in one transaction: n executions (modes[i],
-** results[i]; a NULL result is skipped), the races of each result when
+** results[i]; a NULL result is skipped, a result of no core -- a failed
+** run's, holding only the races it kept -- logs no execution), the races
+** of each result when
 ** races_checked (the runs were made with the race detector on; 0: the
 ** run was not checked for races), then status/message/wall time.
 ** db NULL: nothing. Returns 0 or the exit code after printing "lncsim:

@@ -82,7 +82,8 @@ static int parse_i64(const char *opt, const char *s, int64_t *out)
 ** Log the run (cli_db.h): one execution, "single" for one module and
 ** "reference" for several side by side, with its races when race (the
 ** run was checked); status pass, fail when it found races, or error
-** with the message. Returns rc, or the logging failure's exit code.
+** with the message (a run that failed after races were found: res
+** holds only those, no execution). Returns rc, or the logging failure's exit code.
 */
 static int log_run(ldb *db, int argc, char **argv, int first,
 		   lm_module **mods, int64_t seed, const ls_result *res, int rc,
@@ -108,7 +109,8 @@ static int log_run(ldb *db, int argc, char **argv, int first,
 	};
 	char msg[64];
 	const char *status = rc ? "error" : "pass", *text = rc ? err->msg : "";
-	if (rc == EXIT_CHECK && race && res && res->races_found > 0) {
+	if (rc == EXIT_CHECK && race && res && res->n_cores > 0 &&
+	    res->races_found > 0) {
 		snprintf(msg, sizeof msg, "%lld race%s found",
 			 (long long)res->races_found,
 			 res->races_found == 1 ? "" : "s");
@@ -294,9 +296,13 @@ int cmd_run(int argc, char **argv)
 		rc = cli_report(&err);
 		goto done;
 	}
+	opts.keep_races = opts.race;
 	if ((nr == 1 ? ls_run(runm[0], &inputs, &opts, &res, &err)
 		     : ls_run_multi(runm, nr, &inputs, &opts, &res, &err)) != 0) {
 		rc = cli_report(&err);
+		/* the races found before the run failed (docs/race.md) */
+		fflush(stderr);
+		cli_print_races(stdout, &res, race_limit, NULL);
 		goto done;
 	}
 	ran = 1;
@@ -350,8 +356,9 @@ int cmd_run(int argc, char **argv)
 	}
 
 done:
-	rc = log_run(db, argc, argv, first, mods, seed, ran ? &res : NULL, rc,
-		     &err, lm_seconds() - t0, opts.race);
+	rc = log_run(db, argc, argv, first, mods, seed,
+		     ran || res.races_found > 0 ? &res : NULL, rc, &err,
+		     lm_seconds() - t0, opts.race);
 	ldb_close(db);
 	ls_result_free(&res);
 	ls_tensors_free(&inputs);

@@ -174,6 +174,7 @@ int diff_case_run(diff_case *dc, lm_module *const *mods, int n,
 	o.schedules = dc->schedules;
 	o.run = dc->run;
 	o.run.files = dc->files;
+	o.run.keep_races = dc->run.race;
 	if (ls_diff(mods, n, dc->linked, &dc->inputs, &o, &dc->res, err))
 		return LM_EINPUT;
 	static const char *const kinds[] = {
@@ -240,6 +241,11 @@ int diff_case_log(ldb *db, const ldb_run_info *info, const diff_case *dc,
 		rc = ldb_log_execution(run, modes[i], res[i], err);
 	for (int i = 0; !rc && dc->run.race && i < n; i++)
 		rc = cli_log_races(run, modes[i], res[i], err);
+	/* a run that failed after races were found: no execution, its races */
+	if (!rc && dc->run.race && !r->ref.n_cores && r->ref.races_found)
+		rc = cli_log_races(run, "reference", &r->ref, err);
+	if (!rc && dc->run.race && !r->linked.n_cores && r->linked.races_found)
+		rc = cli_log_races(run, "linked", &r->linked, err);
 	for (int i = 0; !rc && i < r->n_cmp; i++)
 		if (diff_case_logs_tensor(&r->cmp[i]))
 			rc = ldb_log_tensor(run, r->cmp[i].name, r->cmp[i].equal,

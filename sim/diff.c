@@ -338,7 +338,10 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 			snprintf(out->message, sizeof out->message,
 				 "reference run%s failed: %.900s",
 				 s ? " (perturbed schedule)" : "", e.msg);
-			ls_result_free(&ref);
+			if (s == 0) /* the races it kept (keep_races) */
+				out->ref = ref;
+			else
+				ls_result_free(&ref);
 			rc = 0;
 			break;
 		}
@@ -358,11 +361,13 @@ int ls_diff(lm_module *const *mods, int n_mods, const lm_module *linked,
 			snprintf(out->message, sizeof out->message,
 				 "linked run%s failed: %.900s",
 				 s ? " (perturbed schedule)" : "", e.msg);
-			if (s == 0)
+			if (s == 0) {
 				out->ref = ref;
-			else
+				out->linked = lin; /* its kept races */
+			} else {
 				ls_result_free(&ref);
-			ls_result_free(&lin);
+				ls_result_free(&lin);
+			}
 			rc = 0;
 			break;
 		}

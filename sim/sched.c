@@ -3085,17 +3085,26 @@ int ls_machine_run(ls_machine *mc, const ls_options *opts, ls_result *out,
 	}
 	if (rc && !err->code)
 		err->code = rc;
+	ls_result kept;
+	memset(&kept, 0, sizeof kept);
 	if (rc == LM_ECHECK && s->R) {
 		ls_race_note_error(s->R, err);
 		if (s->opt.keep_races && ls_race_found(s->R))
-			ls_race_collect(s->R, out);
+			ls_race_collect(s->R, &kept);
 	}
 	ls_race_free(s->R);
 	mc->race = NULL;
 	sim_free(s);
 	free(s);
-	if (rc)
+	if (rc) {
 		ls_result_free(out);
+		memset(out, 0, sizeof *out);
+		/* a failed run's result: the races it found (keep_races) */
+		out->races = kept.races;
+		out->n_races = kept.n_races;
+		out->races_found = kept.races_found;
+		out->race_shadow_bytes = kept.race_shadow_bytes;
+	}
 	return rc;
 }
 

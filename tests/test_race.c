@@ -16,6 +16,7 @@
 #include "testutil.h"
 #include "sim.h"
 #include "gen.h"
+#include "diff.h"
 #include "linker.h"
 
 #include <stdio.h>
@@ -1064,6 +1065,44 @@ START_TEST(test_cli_db)
 }
 END_TEST
 
+/*
+** A run that fails after races were found (a link without
+** fpass_insert_switch_queue_instances: every core's DMAs on core 0's
+** instances race, then deadlock): `run --race` prints the races and the
+** error, and logs the run as an error with its races (no execution).
+*/
+START_TEST(test_cli_failed_races)
+{
+	char *dir = tu_tmpdir("race-fail");
+	tu_run r = tu_lncsim(dir, "gen", "--cores", "3", "--seed", "2", "-o",
+			     "g", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "link", "--skip=fpass_insert_switch_queue_instances,"
+		      "verify", "-o", "l", "g/gen2", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "run", "--race", "--db", "r.db",
+		      "l/gen2/sgLnk/def.json", NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.err, "deadlock");
+	ck_assert_contains(r.err, "; --race: 7 races before it, first: ");
+	ck_assert_contains(r.out, "lncsim: race: WAR SBUF[0] ");
+	ck_assert_contains(r.out, "lncsim: 7 races found");
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "db", "races", "--db", "r.db", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "run 1: 7 races\n");
+	tu_run_free(&r);
+	r = tu_lncsim(dir, "db", "runs", "--db", "r.db", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_contains(r.out, "deadlock");
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* Generated sets (both runs of each case) are race-free. */
 START_TEST(test_generated)
 {
@@ -1354,6 +1393,43 @@ START_TEST(test_teeth)
 }
 END_TEST
 
+/*
+** ls_diff of a link without fpass_insert_switch_queue_instances (not
+** verified): the linked run fails after races; with keep_races its
+** result holds them (the CLI logs them), without it nothing.
+*/
+START_TEST(test_diff_failed_races)
+{
+	for (int keep = 0; keep < 2; keep++) {
+		glink g;
+		ls_diff_opts o;
+		ls_diff_result d;
+		lm_error e;
+		glink_make(&g, 2, 0,
+			   LK_SKIP(LK_STEP_FPASS_INSERT_SWITCH_QUEUE_INSTANCES));
+		memset(&o, 0, sizeof o);
+		o.run.race = 1;
+		o.run.keep_races = keep;
+		o.run.files = &g.fs;
+		ck_assert_msg(ls_diff(g.mods, g.cores, g.lin, &g.in, &o, &d,
+				      &e) == 0, "%s", e.msg);
+		ck_assert_int_eq(d.status, LS_DIFF_LINKED_ERROR);
+		ck_assert_contains(d.message, "; --race: ");
+		if (keep) {
+			ck_assert_int_gt(d.linked.races_found, 0);
+			ck_assert_int_eq(d.linked.n_races,
+					 d.linked.races_found);
+			ck_assert_int_eq(d.linked.n_cores, 0);
+		} else {
+			ck_assert_int_eq(d.linked.races_found, 0);
+			ck_assert_ptr_null(d.linked.races);
+		}
+		ls_diff_result_free(&d);
+		glink_free(&g);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("race");
@@ -1385,6 +1461,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_cli);
 	tcase_add_test(tc, test_cli_db);
+	tcase_add_test(tc, test_cli_failed_races);
 	tcase_add_test(tc, test_generated);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("teeth");
@@ -1392,6 +1469,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_teeth);
 	tcase_add_test(tc, test_completion);
 	tcase_add_test(tc, test_barrier_ids);
+	tcase_add_test(tc, test_diff_failed_races);
 	suite_add_tcase(s, tc);
 	return s;
 }
