@@ -117,7 +117,7 @@ static void ref_layernorm(const nk *k, const nk_in *in, int p, double *y)
 }
 
 /*
-** The tolerance of one element (examples/nki/README.md, "Tolerances"):
+** The tolerance of one element (each kernel's README, "Tolerance"):
 ** |got - ref| <= (cols + 16) * 2^-24 * scale, the a-priori bound of the
 ** float32 row sum (cols - 1 roundings of a sum of same-signed terms)
 ** plus a few roundings of the element-wise steps; scale is |ref| for
