@@ -72,7 +72,7 @@ static void inputs_free(nk_in *in)
 	free(in->v[1]);
 }
 
-/* ---- float64 references ---------------------------------------------------- */
+/* ---- float64 references ------------------------------------------------ */
 
 /* softmax(x) = exp(x - max x) / sum exp(x - max x), per row. */
 static void ref_softmax(const nk *k, const nk_in *in, int p, double *y)
@@ -178,7 +178,7 @@ static double check_ref(const nk *k, const nk_in *in, const ls_result *r)
 	return worst;
 }
 
-/* ---- lowering and running -------------------------------------------------- */
+/* ---- lowering and running ---------------------------------------------- */
 
 static lm_module *lower_ok(const lm_module *m, int do_inline)
 {
@@ -362,7 +362,8 @@ START_TEST(test_cli_db_report)
 	tu_run r;
 
 	for (int i = 0; i < 3; i++) {
-		char *rel = lm_xasprintf("examples/nki/%s/def.json", ks[i]->dir);
+		char *rel = lm_xasprintf("examples/nki/%s/def.json",
+					 ks[i]->dir);
 		char *rel2 = lm_xasprintf("examples/nki/%s/lnc2", ks[i]->dir);
 		char *src = tu_srcpath(rel), *src2 = tu_srcpath(rel2);
 		char *low = lm_xasprintf("%s/%s.json", dir, ks[i]->dir);
