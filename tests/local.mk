@@ -119,6 +119,13 @@ tests_test_klrops_CFLAGS = $(TEST_CFLAGS)
 tests_test_klrops_LDADD = $(TEST_LDADD)
 TESTS += tests/test_klr tests/test_provision tests/test_klrops
 
+# the NKI example kernels softmax, layernorm, rmsnorm (examples/nki/)
+check_PROGRAMS += tests/test_nki_norm
+tests_test_nki_norm_SOURCES = tests/test_nki_norm.c
+tests_test_nki_norm_CFLAGS = $(TEST_CFLAGS)
+tests_test_nki_norm_LDADD = $(TEST_LDADD)
+TESTS += tests/test_nki_norm
+
 # the KLR 0.0.12 schema generations
 check_PROGRAMS += tests/test_klrgen
 tests_test_klrgen_SOURCES = tests/test_klrgen.c
