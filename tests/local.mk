@@ -126,6 +126,13 @@ tests_test_nki_norm_CFLAGS = $(TEST_CFLAGS)
 tests_test_nki_norm_LDADD = $(TEST_LDADD)
 TESTS += tests/test_nki_norm
 
+# the NKI example kernels (examples/nki): tiled matmul, PE transpose
+check_PROGRAMS += tests/test_nki_mm
+tests_test_nki_mm_SOURCES = tests/test_nki_mm.c
+tests_test_nki_mm_CFLAGS = $(TEST_CFLAGS)
+tests_test_nki_mm_LDADD = $(TEST_LDADD)
+TESTS += tests/test_nki_mm
+
 # the KLR 0.0.12 schema generations
 check_PROGRAMS += tests/test_klrgen
 tests_test_klrgen_SOURCES = tests/test_klrgen.c

@@ -564,7 +564,7 @@ static int same_outputs(const char *a, const char *b)
 ** is the way back for an example kept in the legacy form. The table
 ** must name every directory of examples/, so a new example is added here;
 ** NOT_RUN: kernels/ and nki/ hold carrier modules, which run only once
-** lowered (test_cli and test_nki_norm lower and run them).
+** lowered (test_cli and the test_nki_* tests lower and run them).
 */
 START_TEST(test_every_example_both_spellings)
 {

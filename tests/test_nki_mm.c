@@ -1,0 +1,362 @@
+/*
+** test_nki_mm.c -- the NKI example kernels of examples/nki/matmul and
+** examples/nki/transpose: each carrier module is lowered (called and
+** inlined) and run on inputs made here; every output element is checked
+** against a float64 reference computed here (the matmul within the
+** bound examples/nki/matmul/README.md gives, the transpose exactly); the
+** called, inlined and two-core linked forms must agree bit for bit; and
+** a run logged into a scratch database has its matmul rows and PE
+** utilization, and `lncsim report` on that database succeeds.
+*/
+#include "common.h"
+#include "testutil.h"
+#include "module.h"
+#include "verify.h"
+#include "dtype.h"
+#include "provision.h"
+#include "linker.h"
+#include "sim.h"
+#include "diff.h"
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* matmul: lhsT [K, M], rhs [K, N] -> result [M, N] */
+#define MK 512
+#define MM 256
+#define MN 512
+/* transpose: ref [D0 * B, N] -> dst [D0 * N, B] */
+#define TD0 2
+#define TB 128
+#define TN 256
+
+static lm_module *load_example(const char *rel)
+{
+	char *p = tu_srcpath(rel);
+	lm_module *m = tu_load(p);
+	free(p);
+	return m;
+}
+
+static lm_module *lower(const lm_module *m, int do_inline)
+{
+	lm_module *out = NULL;
+	lp_lower_opts o;
+	lp_warnings w = { 0, 0, NULL };
+	lm_error err;
+	memset(&o, 0, sizeof o);
+	o.inline_kernels = do_inline;
+	ck_assert_msg(lp_lower(&out, m, &o, &w, &err) == 0, "%s", err.msg);
+	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "lowered module does "
+		      "not verify: %s", err.msg);
+	lp_warnings_free(&w);
+	return out;
+}
+
+/* Every tensor of a also in b with the same bytes (and the same sets). */
+static void same_outputs(const ls_tensors *a, const ls_tensors *b)
+{
+	ck_assert_int_eq(a->n, b->n);
+	ck_assert_int_gt(a->n, 0);
+	for (int i = 0; i < a->n; i++) {
+		const ls_tensor *x = &a->t[i];
+		const ls_tensor *y = ls_tensors_find(b, x->name);
+		ck_assert_msg(y != NULL, "output %s missing", x->name);
+		ck_assert_int_eq(x->dtype, y->dtype);
+		ck_assert_int_eq(x->count, y->count);
+		ck_assert_msg(memcmp(x->data, y->data, (size_t)x->count *
+				     (size_t)lm_dtype_size(x->dtype)) == 0,
+			      "output %s differs", x->name);
+	}
+}
+
+static const float *out_f32(const ls_tensors *ts, const char *name,
+			    int64_t count)
+{
+	const ls_tensor *t = ls_tensors_find(ts, name);
+	ck_assert_msg(t != NULL, "no output %s", name);
+	ck_assert_int_eq(t->dtype, LM_DT_FLOAT32);
+	ck_assert_int_eq(t->count, count);
+	return t->data;
+}
+
+static void add_input(ls_tensors *in, const char *name, int rows, int cols,
+		      uint32_t seed, float **keep)
+{
+	int64_t shape[2] = { rows, cols };
+	float *v = lm_xmalloc((size_t)rows * cols * sizeof *v);
+	tb_fill(v, (int64_t)rows * cols, seed);
+	ls_tensors_add(in, name, LM_DT_FLOAT32, shape, 2, v);
+	*keep = v;
+}
+
+static void run1(const lm_module *m, const ls_tensors *in, ls_result *r)
+{
+	ls_options o;
+	lm_error err;
+	memset(&o, 0, sizeof o);
+	memset(r, 0, sizeof *r);
+	ck_assert_msg(ls_run(m, in, &o, r, &err) == 0, "run: %s", err.msg);
+}
+
+/*
+** The two-core form of an example (DIR/lnc2/nc<c>/sg0/def.json): both
+** cores lowered called and inlined; the called ones linked and checked by
+** the differential checker against their side-by-side run; the inlined
+** ones run side by side and agree with it. The checker's result is
+** returned (the caller frees it).
+*/
+static void two_cores(const char *dir, const ls_tensors *in,
+		      ls_diff_result *dr)
+{
+	lm_module *src[2], *called[2], *inl[2], *linked = NULL;
+	lk_options lo;
+	lk_report rep;
+	ls_diff_opts dopt;
+	ls_result ri;
+	lm_error err;
+
+	for (int c = 0; c < 2; c++) {
+		char *rel = lm_xasprintf("%s/lnc2/nc%d/sg0/def.json", dir, c);
+		src[c] = load_example(rel);
+		called[c] = lower(src[c], 0);
+		inl[c] = lower(src[c], 1);
+		ck_assert_int_eq(tu_count_op(called[c], LM_OP_NKIKERNEL), 1);
+		ck_assert_int_eq(tu_count_op(inl[c], LM_OP_NKIKERNEL), 0);
+		free(rel);
+	}
+	memset(&lo, 0, sizeof lo);
+	memset(&rep, 0, sizeof rep);
+	lo.abs_file_paths = 1;
+	ck_assert_msg(lk_link(called, 2, &lo, &linked, &rep, &err) == 0, "%s",
+		      err.msg);
+	memset(&dopt, 0, sizeof dopt);
+	dopt.schedules = 1;
+	memset(dr, 0, sizeof *dr);
+	ck_assert_msg(ls_diff(called, 2, linked, in, &dopt, dr, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_msg(dr->status == LS_DIFF_PASS, "%s", dr->message);
+	ck_assert_int_eq(dr->n_expected, 2);
+	memset(&ri, 0, sizeof ri);
+	ck_assert_msg(ls_run_multi(inl, 2, in, NULL, &ri, &err) == 0, "%s",
+		      err.msg);
+	same_outputs(&dr->ref.outputs, &ri.outputs);
+	same_outputs(&dr->ref.outputs, &dr->linked.outputs);
+	ls_result_free(&ri);
+	lk_report_free(&rep);
+	lm_module_free(linked);
+	for (int c = 0; c < 2; c++) {
+		lm_module_free(src[c]);
+		lm_module_free(called[c]);
+		lm_module_free(inl[c]);
+	}
+}
+
+/*
+** The tiled matmul: result = lhsT^T rhs over K = 512 in four 128-deep
+** ncMatMuls accumulated in one PSUM bank per output tile. Reference: the
+** float64 sum; bound (README): |got - ref| <= gamma_K * sum |a b| with
+** gamma_K = K u / (1 - K u), u = 2^-24, for float32 accumulation of K
+** products in any order. And the simulator's own order: bit for bit the
+** in-order float32 fmaf chain over k = 0..511, which says the four
+** matmuls of a tile formed one accumulation group.
+*/
+START_TEST(test_matmul)
+{
+	lm_module *m = load_example("examples/nki/matmul/def.json");
+	lm_module *called = lower(m, 0), *inl = lower(m, 1);
+	ls_tensors in = { 0, NULL };
+	ls_result rc, ri;
+	ls_diff_result dr;
+	float *a, *b;
+	const float *y, *h0, *h1;
+	const double u = ldexp(1.0, -24), gamma = MK * u / (1 - MK * u);
+	double worst = 0;
+
+	ck_assert_int_eq(tu_count_op(called, LM_OP_NKIKERNEL), 1);
+	ck_assert_int_eq(tu_count_op(inl, LM_OP_MATMULT), 8);
+	add_input(&in, "lhsT", MK, MM, 3, &a);
+	add_input(&in, "rhs", MK, MN, 4, &b);
+	run1(called, &in, &rc);
+	run1(inl, &in, &ri);
+	same_outputs(&rc.outputs, &ri.outputs);
+	ck_assert_int_eq(ri.n_matmuls, 8);
+	y = out_f32(&ri.outputs, "result", (int64_t)MM * MN);
+	for (int i = 0; i < MM; i++)
+		for (int j = 0; j < MN; j++) {
+			double ref = 0, mag = 0, err;
+			float chain = 0.0f, got = y[i * MN + j];
+			for (int k = 0; k < MK; k++) {
+				double p = (double)a[k * MM + i] *
+					   (double)b[k * MN + j];
+				ref += p;
+				mag += fabs(p);
+				chain = fmaf(a[k * MM + i], b[k * MN + j],
+					     chain);
+			}
+			err = fabs((double)got - ref);
+			ck_assert_msg(err <= gamma * mag, "result[%d][%d] = "
+				      "%.9g, float64 reference %.17g: error "
+				      "%.3g over the bound %.3g", i, j,
+				      (double)got, ref, err, gamma * mag);
+			if (mag > 0 && err / mag > worst)
+				worst = err / mag;
+			ck_assert_msg(tb_bits(got) == tb_bits(chain),
+				      "result[%d][%d] = %.9g, the in-order "
+				      "fmaf chain %.9g", i, j, (double)got,
+				      (double)chain);
+		}
+	/* the bound is far from tight: the worst element used a small part */
+	ck_assert_msg(worst < gamma / 8, "worst relative error %.3g", worst);
+
+	/* two cores, each rows [128 c, 128 c + 128) of the result */
+	two_cores("examples/nki/matmul", &in, &dr);
+	h0 = out_f32(&dr.linked.outputs, "result_nc0", (int64_t)128 * MN);
+	h1 = out_f32(&dr.linked.outputs, "result_nc1", (int64_t)128 * MN);
+	ck_assert(memcmp(h0, y, (size_t)128 * MN * sizeof *y) == 0);
+	ck_assert(memcmp(h1, y + 128 * MN, (size_t)128 * MN * sizeof *y) ==
+		  0);
+	ls_diff_result_free(&dr);
+	ls_result_free(&rc);
+	ls_result_free(&ri);
+	ls_tensors_free(&in);
+	free(a);
+	free(b);
+	lm_module_free(called);
+	lm_module_free(inl);
+	lm_module_free(m);
+}
+END_TEST
+
+/*
+** The PE transpose: dst[d0 N + n][b] = ref[d0 B + b][n], exactly (a
+** float32 identity matmul adds x * 1 to products 0 * y = +-0: no
+** rounding for finite inputs).
+*/
+START_TEST(test_transpose)
+{
+	lm_module *m = load_example("examples/nki/transpose/def.json");
+	lm_module *called = lower(m, 0), *inl = lower(m, 1);
+	ls_tensors in = { 0, NULL };
+	ls_result rc, ri;
+	ls_diff_result dr;
+	float *x;
+	const float *y, *h[2];
+
+	ck_assert_int_eq(tu_count_op(inl, LM_OP_MATMULT), 4);
+	add_input(&in, "ref", TD0 * TB, TN, 5, &x);
+	run1(called, &in, &rc);
+	run1(inl, &in, &ri);
+	same_outputs(&rc.outputs, &ri.outputs);
+	y = out_f32(&ri.outputs, "dst", (int64_t)TD0 * TN * TB);
+	for (int d = 0; d < TD0; d++)
+		for (int n = 0; n < TN; n++)
+			for (int b = 0; b < TB; b++) {
+				float got = y[(d * TN + n) * TB + b];
+				float want = x[(d * TB + b) * TN + n];
+				ck_assert_msg(tb_bits(got) == tb_bits(want),
+					      "dst[%d][%d][%d] = %.9g, want "
+					      "%.9g", d, n, b, (double)got,
+					      (double)want);
+			}
+	two_cores("examples/nki/transpose", &in, &dr);
+	h[0] = out_f32(&dr.linked.outputs, "dst_nc0", (int64_t)TN * TB);
+	h[1] = out_f32(&dr.linked.outputs, "dst_nc1", (int64_t)TN * TB);
+	for (int c = 0; c < 2; c++)
+		ck_assert_msg(memcmp(h[c], y + c * TN * TB, (size_t)TN * TB *
+				     sizeof *y) == 0, "core %d differs", c);
+	ls_diff_result_free(&dr);
+	ls_result_free(&rc);
+	ls_result_free(&ri);
+	ls_tensors_free(&in);
+	free(x);
+	lm_module_free(called);
+	lm_module_free(inl);
+	lm_module_free(m);
+}
+END_TEST
+
+/*
+** `lncsim lower` then `lncsim run --db` of the matmul into a scratch
+** database: 8 matmul rows of a full 128 x 128 array, a PE utilization,
+** and `lncsim report` on that database writes an index naming the run.
+*/
+START_TEST(test_matmul_logged_and_reported)
+{
+	char *dir = tu_tmpdir("nki-mm-db");
+	char *src = tu_srcpath("examples/nki/matmul/def.json");
+	char *db = lm_xasprintf("%s/x.db", dir);
+	char *low = lm_xasprintf("%s/low/", dir);
+	char *def = lm_xasprintf("%s/low/def.json", dir);
+	char *rep = lm_xasprintf("%s/rep", dir);
+	char *idx = lm_xasprintf("%s/rep/index.html", dir), *html, *want;
+	char *gp = NULL;
+	lm_error err;
+	tu_run r;
+
+	r = tu_lncsim(NULL, "lower", "-o", low, src, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--db", db, def, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM runs"), 1);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM matmuls"), 8);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM matmuls WHERE "
+				    "array_util = 1.0 AND duration_ps > 0"),
+			 8);
+	ck_assert_int_eq(tu_sql_int(db, "SELECT count(*) FROM core_stats "
+				    "WHERE matmuls = 8 AND macs = 67108864 "
+				    "AND pe_util > 0 AND pe_util <= 1"), 1);
+	if (lr_find_gnuplot(NULL, &gp, &err) != 0) {
+		/* the report renders with gnuplot: without it, skip */
+		printf("# skip: %s\n", err.msg);
+		goto done;
+	}
+	free(gp);
+	r = tu_lncsim(NULL, "report", "--db", db, "-o", rep, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	html = tu_read(idx);
+	ck_assert_msg(html != NULL, "no %s", idx);
+	/* the runs table's row of run 1 names its module */
+	want = lm_xasprintf("<td class=\"num\">1</td>");
+	ck_assert_msg(strstr(html, want) != NULL, "index.html lacks run 1");
+	free(want);
+	want = lm_xasprintf("<td>%s</td>", def);
+	ck_assert_msg(strstr(html, want) != NULL, "index.html does not name "
+		      "%s", def);
+	free(want);
+	free(html);
+done:
+	tu_rmtree(dir);
+	free(idx);
+	free(rep);
+	free(def);
+	free(low);
+	free(db);
+	free(src);
+	free(dir);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("nki_mm");
+	TCase *tc = tcase_create("examples");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_matmul);
+	tcase_add_test(tc, test_transpose);
+	tcase_add_test(tc, test_matmul_logged_and_reported);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_main(suite());
+}
