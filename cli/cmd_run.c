@@ -105,7 +105,7 @@ static int log_run(ldb *db, int argc, char **argv, int first,
 	ldb_run_info info = {
 		.command = cmd, .module = lm_buf_cstr(&mod),
 		.arch = n_mods && mods[0]->arch ? mods[0]->arch : "",
-		.cores = res ? res->n_cores : n_mods, .seed = (uint64_t)seed,
+		.cores = res && res->n_cores ? res->n_cores : n_mods, .seed = (uint64_t)seed,
 	};
 	char msg[64];
 	const char *status = rc ? "error" : "pass", *text = rc ? err->msg : "";

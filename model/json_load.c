@@ -1846,6 +1846,16 @@ static int rd_is_transpose(ik *k)
 	return get_bool(k->L, k->c, KEY, &k->in->is_transpose);
 }
 
+static int rd_weight_onezero(ik *k)
+{
+	return get_bool(k->L, k->c, KEY, &k->in->is_weight_onezero);
+}
+
+static int rd_fmap_onezero(ik *k)
+{
+	return get_bool(k->L, k->c, KEY, &k->in->is_fmap_onezero);
+}
+
 static int rd_act_func(ik *k)
 {
 	if (!cJSON_IsString(k->c))
@@ -2423,7 +2433,9 @@ static const ir_key ir_keys[] = {
 	  vw_instance },
 	{ "instance_name", OPM(SWITCHQUEUE), rd_instance, NULL },
 	{ "is_64bit", OPM(REGALU), rd_is_64bit, NULL },
+	{ "is_fmap_onezero", OPM(MATMULT), rd_fmap_onezero, NULL },
 	{ "is_transpose", OPM(MATMULT), rd_is_transpose, NULL },
+	{ "is_weight_onezero", OPM(MATMULT), rd_weight_onezero, NULL },
 	{ "kernel_format", OPM(NKIKLIRKERNEL), rd_kernel_format,
 	  vw_kernel_format },
 	{ "kernel_source", OPM(NKIKERNEL), rd_kernel_source, NULL },

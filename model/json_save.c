@@ -945,6 +945,18 @@ static void wr_is_transpose(jw *w, const lm_inst *in, const char *k)
 		kbool(w, k, in->is_transpose);
 }
 
+static void wr_weight_onezero(jw *w, const lm_inst *in, const char *k)
+{
+	if (!carried(in, k))
+		kbool(w, k, in->is_weight_onezero);
+}
+
+static void wr_fmap_onezero(jw *w, const lm_inst *in, const char *k)
+{
+	if (!carried(in, k))
+		kbool(w, k, in->is_fmap_onezero);
+}
+
 static void wr_act_func(jw *w, const lm_inst *in, const char *k)
 {
 	kstr(w, k, lm_actfunc_name(in->act_func));
@@ -1206,7 +1218,9 @@ static const iw_key iw_keys[] = {
 	{ "ins", 0, wr_ins },
 	{ "instance", OPM(SWITCHQUEUE) | OPM(RESETQUEUE), wr_instance },
 	{ "is_64bit", OPM(REGALU), wr_is_64bit },
+	{ "is_fmap_onezero", OPM(MATMULT), wr_fmap_onezero },
 	{ "is_transpose", OPM(MATMULT), wr_is_transpose },
+	{ "is_weight_onezero", OPM(MATMULT), wr_weight_onezero },
 	{ "kernel_format", OPM(NKIKLIRKERNEL), wr_kernel_format },
 	{ "kernel_source", OPM(NKIKERNEL), wr_kernel_source },
 	{ "klir_binary", OPM(NKIKLIRKERNEL), wr_klir_binary },

@@ -344,6 +344,9 @@ typedef struct lm_inst {
 	int acc_flag_rest;
 	int64_t psum_zero_region;
 	int has_is_transpose, is_transpose;
+	/* is_weight_onezero / is_fmap_onezero: the stationary / moving
+	   operand holds only 0 and 1 (a promise, checked when it runs) */
+	int is_weight_onezero, is_fmap_onezero;
 	/* Activation */
 	lm_actfunc act_func;
 	int has_scale, has_alpha;

@@ -761,6 +761,35 @@ static int exec_tcdynamic(ls_exec *x)
 	return exec_dma(x);
 }
 
+/*
+** is_weight_onezero / is_fmap_onezero: the hardware may take operand k
+** (0 stationary, 1 moving) for 0s and 1s; the product is the same when
+** it is, so the simulator computes it as usual after checking that every
+** element is +0, -0 or 1 (a NaN or any other value is a run error).
+*/
+static int check_onezero(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const char *key[2] = { "is_weight_onezero", "is_fmap_onezero" };
+	int on[2] = { in->is_weight_onezero, in->is_fmap_onezero };
+	for (int k = 0; k < 2; k++) {
+		const ls_opnd *o = &x->si->ins[k];
+		float *v;
+		int rc;
+		if (!on[k])
+			continue;
+		v = grow_f(&x->fa, &x->cap_a, o->count);
+		if ((rc = read_f32(x, k, v)) != 0)
+			return rc;
+		for (int64_t i = 0; i < o->count; i++)
+			if (!(v[i] == 0.0f || v[i] == 1.0f))
+				return fail(x, "%s: ins[%d] holds %g at "
+					    "element %lld, not 0 or 1", key[k],
+					    k, (double)v[i], (long long)i);
+	}
+	return 0;
+}
+
 /* PE transpose: out[f][p] = mv[p][f] bit-exactly, stationary = identity. */
 static int exec_transpose(ls_exec *x)
 {
@@ -1049,6 +1078,8 @@ static int exec_matmult(ls_exec *x)
 	float *c;
 	int rc;
 
+	if ((rc = check_onezero(x)) != 0)
+		return rc;
 	if (x->si->in->is_transpose)
 		return exec_transpose(x);
 	/* the PE array takes float data and uint8 (read as its value) */

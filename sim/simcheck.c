@@ -215,6 +215,10 @@ static const op_key inst_model[] = {
 	  OP(COPYPRED) | OP(DESC_TRANSPOSE),
 	  "can_read_uninit", NULL },
 	{ OP(MATMULT), "is_transpose", NULL },
+	{ OP(MATMULT), "is_weight_onezero", "a promise that the stationary "
+	  "holds only 0 and 1, checked when the matmul runs" },
+	{ OP(MATMULT), "is_fmap_onezero", "a promise that the moving data "
+	  "holds only 0 and 1, checked when the matmul runs" },
 	{ OP(ACTIVATION), "scale", NULL },
 	{ OP(TENSORSCALAR), "const0", NULL },
 	{ OP(TENSORSCALAR), "const1", NULL },

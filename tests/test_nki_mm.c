@@ -344,6 +344,69 @@ done:
 }
 END_TEST
 
+/*
+** The ncMatMul keys the lowering carries on: a perfMode other than None
+** becomes the Matmult's perf_mode, which the simulator refuses by name;
+** a tilePosition / tileSize becomes tile_position / tile_size (where the
+** matmul sits in the PE array: the run gives the same bits).
+*/
+START_TEST(test_matmul_keys_carried)
+{
+	char *dir = tu_tmpdir("nki-mm-keys");
+	char *kp = tu_srcpath("examples/nki/matmul/kernel.klr.json");
+	char *dp = tu_srcpath("examples/nki/matmul/def.json");
+	char *kj = tu_read(kp), *dj = tu_read(dp);
+	static const char *const sub[2][2] = {
+		{ "\"perfMode\": \"None\"", "\"perfMode\": \"DoubleRow\"" },
+		{ "\"tilePosition\": []", "\"tilePosition\": [0, 64]" },
+	};
+	ck_assert_ptr_nonnull(kj);
+	ck_assert_ptr_nonnull(dj);
+	for (int v = 0; v < 2; v++) {
+		char *k = tu_replace_all(kj, sub[v][0], sub[v][1]);
+		tu_run r;
+		ck_assert_msg(strcmp(k, kj) != 0, "%s not in the kernel",
+			      sub[v][0]);
+		free(tu_write(dir, "m/kernel.klr.json", k));
+		free(tu_write(dir, "m/def.json", dj));
+		r = tu_lncsim(dir, "klr", "pack", "-o", "m/kernel.klr",
+			      "m/kernel.klr.json", NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		r = tu_lncsim(dir, "lower", "-o", "low/", "m/def.json", NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		char *low = tu_read(lm_path_join(dir, "low/def.json"));
+		r = tu_lncsim(dir, "run", "--no-db", "low/def.json", NULL);
+		if (v == 0) {
+			ck_assert_msg(strstr(low, "\"DoubleRow\"") != NULL,
+				      "no perf_mode DoubleRow in the lowered "
+				      "module");
+			ck_assert_int_eq(r.status, 2);
+			ck_assert_contains(r.err, "perf_mode");
+		} else {
+			char *t = tu_replace_all(low, " ", "");
+			char *u = tu_replace_all(t, "\t", "");
+			ck_assert_msg(strstr(u, "\"tile_position\":[0,64]") !=
+				      NULL, "no tile_position [0, 64] in the "
+				      "lowered module");
+			free(t);
+			free(u);
+			ck_assert_msg(r.status == 0, "%s", r.err);
+		}
+		tu_run_free(&r);
+		free(low);
+		free(k);
+	}
+	tu_rmtree(dir);
+	free(kj);
+	free(dj);
+	free(kp);
+	free(dp);
+	free(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nki_mm");
@@ -352,6 +415,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_matmul);
 	tcase_add_test(tc, test_transpose);
 	tcase_add_test(tc, test_matmul_logged_and_reported);
+	tcase_add_test(tc, test_matmul_keys_carried);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -201,6 +201,9 @@ static void build_identity(tb *t, const char *name, const char *dt, int F)
 		AP(name, dt, F, F, 0), F);
 }
 
+/* More keys of the transpose's Matmult (",\"key\":value"). */
+static const char *tr_extra = "";
+
 /* PE transpose: [P, F] -> [F, P], bit-exact, NaN / Inf / -0 preserved. */
 static void transpose_case(const char *dt, int break_identity, const char **msg)
 {
@@ -236,10 +239,10 @@ static void transpose_case(const char *dt, int break_identity, const char **msg)
 	tb_inst(&t, "{\"opcode\":\"Matmult\",\"name\":\"tr\",\"engine\":\"PE\","
 		"\"ins\":[%s,%s],\"outs\":[%s],\"is_transpose\":true,"
 		"\"start_tensor_calc\":true,\"wait\":[{\"semaphore\":\"s0\","
-		"\"value\":1}],\"dependencies\":[\"%s\"]}",
+		"\"value\":1}],\"dependencies\":[\"%s\"]%s}",
 		AP("ident", dt, F, F, 0), AP("xs", dt, P, F, 0),
 		APS("tp", dt, F, P, 0, P * 4 / tb_esize(dt)),
-		break_identity ? "spoil" : "ident_sel");
+		break_identity ? "spoil" : "ident_sel", tr_extra);
 	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"ev\",\"engine\":"
 		"\"DVE\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":[\"tr\"]}",
 		APS("tp", dt, F, P, 0, P * 4 / tb_esize(dt)),
@@ -268,6 +271,29 @@ static void transpose_case(const char *dt, int break_identity, const char **msg)
 	ls_result_free(&r);
 	tb_free(&t);
 }
+
+/*
+** is_weight_onezero / is_fmap_onezero: a promise that the operand holds
+** only 0 and 1, checked when the matmul runs. The identity keeps the
+** stationary's promise (the same bits as without it); x breaks the moving
+** one at its first element (-3), a spoiled identity the stationary's.
+*/
+START_TEST(test_matmul_onezero)
+{
+	const char *msg = NULL;
+	tr_extra = ",\"is_weight_onezero\":true";
+	transpose_case("float32", 0, NULL);
+	transpose_case("bfloat16", 0, NULL);
+	transpose_case("float32", 1, &msg);
+	ck_assert_contains(msg, "is_weight_onezero: ins[0] holds 0.5 at "
+			   "element 2, not 0 or 1");
+	tr_extra = ",\"is_fmap_onezero\":true";
+	transpose_case("float32", 0, &msg);
+	ck_assert_contains(msg, "is_fmap_onezero: ins[1] holds -3 at element "
+			   "0, not 0 or 1");
+	tr_extra = "";
+}
+END_TEST
 
 START_TEST(test_transpose_nan_inf_bit_exact)
 {
@@ -2037,6 +2063,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_matmul_f8_inputs);
 	tcase_add_test(tc, test_matmul_psum_bank_boundary_rejected);
 	tcase_add_test(tc, test_transpose_nan_inf_bit_exact);
+	tcase_add_test(tc, test_matmul_onezero);
 	tcase_add_test(tc, test_transpose_identity_check_fails);
 	tcase_add_test(tc, test_activation_functions);
 	tcase_add_test(tc, test_activation_scale_bias);

@@ -676,6 +676,38 @@ static int cg_activate(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 enum { PSUM_FLAG_WHOLE = 3, PSUM_FLAG_ACCUMULATE = 1 << 7 };
 
 /*
+** The keys of an ncMatMul the Matmult carries as they are: tilePosition
+** and tileSize (where in the PE array it runs) as tile_position /
+** tile_size when given, perfMode as perf_mode when not None (the
+** simulator refuses a mode it does not model, by name).
+*/
+static void mm_passthrough(lm_inst *in, const lp_kval *op)
+{
+	static const char *const key[2][2] = {
+		{ "tilePosition", "tile_position" }, { "tileSize", "tile_size" },
+	};
+	const lp_kval *pm = F(op, "perfMode");
+	for (int k = 0; k < 2; k++) {
+		const lp_kval *l = F(op, key[k][0]);
+		cJSON *a;
+		if (!l->n)
+			continue;
+		if (!in->extra)
+			in->extra = cJSON_CreateObject();
+		a = cJSON_AddArrayToObject(in->extra, key[k][1]);
+		for (int i = 0; i < l->n; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateNumber(
+				(double)l->items[i].u));
+	}
+	if (pm->ctor != 0) {
+		if (!in->extra)
+			in->extra = cJSON_CreateObject();
+		cJSON_AddStringToObject(in->extra, "perf_mode",
+					lp_kval_ctor_name(pm));
+	}
+}
+
+/*
 ** nisa.nc_matmul: Matmult (transpose mode when isTranspose). The start /
 ** stop bits are set by the group inference after the statement (psum_note);
 ** a psumAccumulateFlag (the schema generation that carried it) is checked
@@ -706,6 +738,10 @@ static int cg_matmul(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	}
 	inst_init(&in, name, LM_OP_MATMULT, LM_ENG_PE, 2, 1);
 	lm_b_set_matmult(&in, 1, 1, F(op, "isTranspose")->b);
+	/* the 0/1 promises (checked by the simulator when it runs) */
+	in.is_weight_onezero = F(op, "isStationaryOneZero")->b;
+	in.is_fmap_onezero = F(op, "isMovingZero")->b;
+	mm_passthrough(&in, op);
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	if (!rc)
 		rc = operand(cg, F(op, "stationary"), lnc, &in.ins[0], &ti);
