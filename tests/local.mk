@@ -119,6 +119,12 @@ tests_test_klrops_CFLAGS = $(TEST_CFLAGS)
 tests_test_klrops_LDADD = $(TEST_LDADD)
 TESTS += tests/test_klr tests/test_provision tests/test_klrops
 
+check_PROGRAMS += tests/test_nki_attn
+tests_test_nki_attn_SOURCES = tests/test_nki_attn.c
+tests_test_nki_attn_CFLAGS = $(TEST_CFLAGS)
+tests_test_nki_attn_LDADD = $(TEST_LDADD)
+TESTS += tests/test_nki_attn
+
 # the KLR 0.0.12 schema generations
 check_PROGRAMS += tests/test_klrgen
 tests_test_klrgen_SOURCES = tests/test_klrgen.c
