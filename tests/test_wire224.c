@@ -563,8 +563,8 @@ static int same_outputs(const char *a, const char *b)
 ** keys, runs to the same output bits; TO_224 (load and save by lncsim)
 ** is the way back for an example kept in the legacy form. The table
 ** must name every directory of examples/, so a new example is added here;
-** NOT_RUN: kernels/ holds carrier modules, which run only once lowered
-** (test_cli lowers and runs them).
+** NOT_RUN: kernels/ and nki/ hold carrier modules, which run only once
+** lowered (test_cli and test_nki_attn lower and run them).
 */
 START_TEST(test_every_example_both_spellings)
 {
@@ -575,6 +575,7 @@ START_TEST(test_every_example_both_spellings)
 		{ "handoff224", TO_LEGACY, 2, 2 },
 		{ "multidef", TO_LEGACY, 2, 3 },
 		{ "kernels", NOT_RUN, 0, 0 },
+		{ "nki", NOT_RUN, 0, 0 },
 	};
 	enum { N_EX = sizeof ex / sizeof *ex };
 	char *exdir = tu_srcpath("examples");
