@@ -5,8 +5,8 @@
 ** kernel is lowered called and inlined and run; both outputs must agree
 ** bit for bit and match two float64 references within the tolerances
 ** the example's README gives; the two-core form (each core half of the
-** query rows) is lowered, run side by side and must give the single-core
-** rows bit for bit, and `lncsim diff` must pass it linked.
+** query rows) is lowered, run side by side and linked and must give the
+** single-core rows bit for bit, and `lncsim diff` must pass it.
 */
 #include "common.h"
 #include "testutil.h"
@@ -14,6 +14,7 @@
 #include "verify.h"
 #include "dtype.h"
 #include "provision.h"
+#include "linker.h"
 #include "klr.h"
 #include "safeio.h"
 #include "sim.h"
@@ -217,9 +218,9 @@ START_TEST(test_attn_against_reference)
 END_TEST
 
 /*
-** The two-core form, lowered called and inlined and run side by side:
-** out0 / out1 are rows [0, 128) / [128, 256) of the single-core out, bit
-** for bit.
+** The two-core form, lowered called and inlined, run side by side and
+** linked (lk_link) and run: out0 / out1 are rows [0, 128) / [128, 256)
+** of the single-core out, bit for bit, in all four.
 */
 START_TEST(test_attn_two_cores_bit_identical)
 {
@@ -227,8 +228,12 @@ START_TEST(test_attn_two_cores_bit_identical)
 	make_inputs();
 	run_single(1, &one);
 	for (int inl = 0; inl < 2; inl++) {
-		lm_module *m[2], *low[2];
-		ls_result two;
+		lm_module *m[2], *low[2], *lk = NULL;
+		ls_result two, linked;
+		lk_options lo;
+		lk_report rep;
+		lm_error err;
+		memset(&lo, 0, sizeof lo);
 		for (int c = 0; c < 2; c++) {
 			char *rel = lm_xasprintf("examples/nki/attention/lnc2/"
 						 "nc%d/sg0/def.json", c);
@@ -239,16 +244,25 @@ START_TEST(test_attn_two_cores_bit_identical)
 			free(rel);
 		}
 		run(low, 2, &two);
+		ck_assert_msg(lk_link(low, 2, &lo, &lk, &rep, &err) == 0, "%s",
+			      err.msg);
+		lk_report_free(&rep);
+		run(&lk, 1, &linked);
 		for (int i = 0; i < SEQ * DH; i++) {
 			const char *name = i < SEQ * DH / 2 ? "out0" : "out1";
 			float a = tb_out(&two, name, i % (SEQ * DH / 2));
+			float l = tb_out(&linked, name, i % (SEQ * DH / 2));
 			float b = tb_out(&one, "out", i);
-			ck_assert_msg(tb_bits(a) == tb_bits(b), "two cores (%s) "
-				      "differ from one at out[%d][%d]: %.9g, "
-				      "%.9g", inl ? "inlined" : "called",
-				      i / DH, i % DH, (double)a, (double)b);
+			ck_assert_msg(tb_bits(a) == tb_bits(b) &&
+				      tb_bits(l) == tb_bits(b), "two cores "
+				      "(%s; side by side, linked) differ from "
+				      "one at out[%d][%d]: %.9g, %.9g, %.9g",
+				      inl ? "inlined" : "called", i / DH,
+				      i % DH, (double)a, (double)l, (double)b);
 		}
 		ls_result_free(&two);
+		ls_result_free(&linked);
+		lm_module_free(lk);
 		for (int c = 0; c < 2; c++) {
 			lm_module_free(low[c]);
 			lm_module_free(m[c]);
