@@ -39,3 +39,21 @@ BENCH_PROGS += bench/bench_db_open
 bench_bench_db_open_SOURCES = bench/bench_db_open.c
 bench_bench_db_open_CPPFLAGS = $(BENCH_CPPFLAGS)
 bench_bench_db_open_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
+
+EXTRA_PROGRAMS += bench/bench_attn
+BENCH_PROGS += bench/bench_attn
+bench_bench_attn_SOURCES = bench/bench_attn.c bench/attn_klr.c bench/attn_klr.h
+bench_bench_attn_CPPFLAGS = $(BENCH_CPPFLAGS)
+bench_bench_attn_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
+if HAVE_OPENBLAS
+bench_bench_attn_CPPFLAGS += -DLNCSIM_BENCH_OPENBLAS
+bench_bench_attn_LDADD += -lopenblas
+endif
+
+
+# writes examples/nki/attention (not run by make bench)
+EXTRA_PROGRAMS += bench/gen_attn
+bench_gen_attn_SOURCES = bench/gen_attn.c bench/attn_klr.c bench/attn_klr.h
+bench_gen_attn_CPPFLAGS = $(BENCH_CPPFLAGS)
+bench_gen_attn_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
+CLEANFILES += bench/gen_attn

@@ -133,6 +133,12 @@ tests_test_nki_mm_CFLAGS = $(TEST_CFLAGS)
 tests_test_nki_mm_LDADD = $(TEST_LDADD)
 TESTS += tests/test_nki_mm
 
+check_PROGRAMS += tests/test_nki_attn
+tests_test_nki_attn_SOURCES = tests/test_nki_attn.c
+tests_test_nki_attn_CFLAGS = $(TEST_CFLAGS)
+tests_test_nki_attn_LDADD = $(TEST_LDADD)
+TESTS += tests/test_nki_attn
+
 # the KLR 0.0.12 schema generations
 check_PROGRAMS += tests/test_klrgen
 tests_test_klrgen_SOURCES = tests/test_klrgen.c
