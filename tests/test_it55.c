@@ -27,38 +27,6 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-/* Lower m (inlined or not) and verify the result. */
-static lm_module *lower(const lm_module *m, int do_inline)
-{
-	lm_module *out = NULL;
-	lp_lower_opts o;
-	lp_warnings w = { 0, 0, NULL };
-	lm_error err;
-	memset(&o, 0, sizeof o);
-	o.inline_kernels = do_inline;
-	ck_assert_msg(lp_lower(&out, m, &o, &w, &err) == 0, "%s", err.msg);
-	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "%s", err.msg);
-	lp_warnings_free(&w);
-	return out;
-}
-
-/* Every tensor of a also in b with the same bytes (and the same sets). */
-static void same_outputs(const ls_tensors *a, const ls_tensors *b)
-{
-	ck_assert_int_eq(a->n, b->n);
-	ck_assert_int_gt(a->n, 0);
-	for (int i = 0; i < a->n; i++) {
-		const ls_tensor *x = &a->t[i];
-		const ls_tensor *y = ls_tensors_find(b, x->name);
-		ck_assert_msg(y != NULL, "output %s missing", x->name);
-		ck_assert_int_eq(x->dtype, y->dtype);
-		ck_assert_int_eq(x->count, y->count);
-		ck_assert_msg(memcmp(x->data, y->data, (size_t)x->count *
-				     (size_t)lm_dtype_size(x->dtype)) == 0,
-			      "output %s differs", x->name);
-	}
-}
-
 /* Run m with seeded inputs under perturbation seed ps. */
 static void run_seeded(const lm_module *m, uint64_t seed, uint64_t ps,
 		       ls_result *r)
@@ -80,14 +48,14 @@ static void run_seeded(const lm_module *m, uint64_t seed, uint64_t ps,
 ** plain cost model and two perturbed schedules. */
 static void called_equals_inlined(const lm_module *m, int n_calls)
 {
-	lm_module *called = lower(m, 0), *inl = lower(m, 1);
+	lm_module *called = tu_lower_ok(m, 0, NULL), *inl = tu_lower_ok(m, 1, NULL);
 	ck_assert_int_eq(tu_count_op(called, LM_OP_NKIKERNEL), n_calls);
 	ck_assert_int_eq(tu_count_op(inl, LM_OP_NKIKERNEL), 0);
 	for (uint64_t ps = 0; ps < 3; ps++) {
 		ls_result rc, ri;
 		run_seeded(called, 7, ps, &rc);
 		run_seeded(inl, 7, ps, &ri);
-		same_outputs(&rc.outputs, &ri.outputs);
+		tu_same_outputs(&rc.outputs, &ri.outputs);
 		ck_assert_int_gt(rc.instructions, 0);
 		ls_result_free(&rc);
 		ls_result_free(&ri);
@@ -134,7 +102,7 @@ START_TEST(test_called_values)
 	/* the called form's values, computed here (Mechanism B: relu(2x +
 	** bias[p]) with the kernel's Const bias) */
 	char *p = tu_fixture("provision", "b_caller.json");
-	lm_module *m = tu_load(p), *lo = lower(m, 0);
+	lm_module *m = tu_load(p), *lo = tu_lower_ok(m, 0, NULL);
 	ls_tensors in = { 0, NULL };
 	ls_result r;
 	lm_error err;
@@ -306,7 +274,7 @@ START_TEST(test_nested_sb_formals)
 	ck_assert_int_eq(tu_count_op(inl, LM_OP_NKIKERNEL), 0);
 	ck_assert_msg(tb_run1(inl, x, P_, F_, NULL, &ri, &err) == 0, "%s",
 		      err.msg);
-	same_outputs(&r.outputs, &ri.outputs);
+	tu_same_outputs(&r.outputs, &ri.outputs);
 	ls_result_free(&r);
 	ls_result_free(&ri);
 	lm_module_free(inl);
@@ -320,7 +288,7 @@ START_TEST(test_nested_sb_formals)
 	ck_assert_int_eq(tu_count_op(inl, LM_OP_NKIKERNEL), 0);
 	ck_assert_msg(tb_run1(inl, x, P_, F_, NULL, &ri, &err) == 0, "%s",
 		      err.msg);
-	same_outputs(&r.outputs, &ri.outputs);
+	tu_same_outputs(&r.outputs, &ri.outputs);
 	ls_result_free(&r);
 	ls_result_free(&ri);
 	lm_module_free(inl);
@@ -457,8 +425,8 @@ START_TEST(test_two_cores_link_diff)
 	for (int c = 0; c < 2; c++) {
 		char *p = lm_xasprintf("%s/cores/nc%d/sg0/def.json", dir, c);
 		src[c] = tu_load(p);
-		called[c] = lower(src[c], 0);
-		inl[c] = lower(src[c], 1);
+		called[c] = tu_lower_ok(src[c], 0, NULL);
+		inl[c] = tu_lower_ok(src[c], 1, NULL);
 		ck_assert_int_eq(tu_count_op(called[c], LM_OP_NKIKERNEL), 1);
 		free(p);
 	}
@@ -481,7 +449,7 @@ START_TEST(test_two_cores_link_diff)
 	/* and the inlined per-core modules agree with the called ones */
 	ck_assert_msg(ls_run_multi(inl, 2, &in, NULL, &ri, &err) == 0, "%s",
 		      err.msg);
-	same_outputs(&dr.ref.outputs, &ri.outputs);
+	tu_same_outputs(&dr.ref.outputs, &ri.outputs);
 	ls_result_free(&ri);
 	ls_diff_result_free(&dr);
 	ls_tensors_free(&in);
@@ -520,7 +488,7 @@ START_TEST(test_inline_linked)
 	for (int c = 0; c < 2; c++) {
 		char *p = lm_xasprintf("%s/cores/nc%d/sg0/def.json", dir, c);
 		lm_module *src = tu_load(p);
-		called[c] = lower(src, 0);
+		called[c] = tu_lower_ok(src, 0, NULL);
 		lm_module_free(src);
 		free(p);
 	}

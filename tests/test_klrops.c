@@ -170,19 +170,6 @@ static lm_module *setup(const char *dir, const char *json)
 	return m;
 }
 
-static lm_module *lower_ok(const lm_module *m, int do_inline)
-{
-	lm_module *out = NULL;
-	lp_lower_opts o;
-	lm_error err;
-	memset(&o, 0, sizeof o);
-	o.inline_kernels = do_inline;
-	ck_assert_msg(lp_lower(&out, m, &o, NULL, &err) == 0, "%s", err.msg);
-	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "lowered module does "
-		      "not verify: %s", err.msg);
-	return out;
-}
-
 /* Lowering fails with an input error (exit 2) whose text holds want. */
 static void lower_fails(const char *json, const char *want)
 {
@@ -233,8 +220,8 @@ static void run(const lm_module *m, ls_result *res)
 static void lower_run(const char *json, int rows, ls_result *r)
 {
 	char *dir = tu_tmpdir("klrops");
-	lm_module *m = setup(dir, json), *called = lower_ok(m, 0);
-	lm_module *inl = lower_ok(m, 1);
+	lm_module *m = setup(dir, json), *called = tu_lower_ok(m, 0, NULL);
+	lm_module *inl = tu_lower_ok(m, 1, NULL);
 	ls_result rc;
 	run(called, &rc);
 	run(inl, r);
@@ -627,7 +614,7 @@ static char *loop_kernel(void)
 START_TEST(test_register_loop)
 {
 	char *k = loop_kernel(), *dir = tu_tmpdir("klrops-loop");
-	lm_module *m = setup(dir, k), *lo = lower_ok(m, 0), *out = NULL;
+	lm_module *m = setup(dir, k), *lo = tu_lower_ok(m, 0, NULL), *out = NULL;
 	lp_lower_opts o;
 	lm_error err;
 	ls_result r;
@@ -727,7 +714,7 @@ static char *dyn_kernel(int last)
 START_TEST(test_register_offsets)
 {
 	char *k = dyn_kernel(256), *dir = tu_tmpdir("klrops-dyn");
-	lm_module *m = setup(dir, k), *lo = lower_ok(m, 0);
+	lm_module *m = setup(dir, k), *lo = tu_lower_ok(m, 0, NULL);
 	ls_result r;
 	run(lo, &r);
 	for (int i = 0; i < 4; i++)
@@ -748,7 +735,7 @@ END_TEST
 START_TEST(test_register_offset_out_of_range)
 {
 	char *k = dyn_kernel(64 * 130), *dir = tu_tmpdir("klrops-dyn");
-	lm_module *m = setup(dir, k), *lo = lower_ok(m, 0);
+	lm_module *m = setup(dir, k), *lo = tu_lower_ok(m, 0, NULL);
 	ls_tensors in = { 0, NULL };
 	ls_options o;
 	ls_result r;
@@ -987,7 +974,7 @@ START_TEST(test_core_barrier_fences_later_tensors)
 	store(&bd, "st", "ys", 0);
 	k = kernel("k_fence", &bd, NULL);
 	m = setup(dir, k);
-	lo = lower_ok(m, 0);
+	lo = tu_lower_ok(m, 0, NULL);
 	f = lm_module_find_function(lo, "k_fence");
 	ck_assert_ptr_nonnull(f);
 	for (int b = 0; b < f->n_blocks; b++)

@@ -90,19 +90,6 @@ static void reference(double *ref, int round_bf16)
 	}
 }
 
-static lm_module *lower_ok(const lm_module *m, int do_inline)
-{
-	lm_module *out = NULL;
-	lp_lower_opts o;
-	lm_error err;
-	memset(&o, 0, sizeof o);
-	o.inline_kernels = do_inline;
-	ck_assert_msg(lp_lower(&out, m, &o, NULL, &err) == 0, "%s", err.msg);
-	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "lowered module does "
-		      "not verify: %s", err.msg);
-	return out;
-}
-
 static void inputs(ls_tensors *in)
 {
 	int64_t shape[2] = { SEQ, DH };
@@ -134,7 +121,7 @@ static void run(lm_module *const *mods, int n, ls_result *res)
 static void run_single(int do_inline, ls_result *r)
 {
 	char *p = tu_srcpath("examples/nki/attention/def.json");
-	lm_module *m = tu_load(p), *low = lower_ok(m, do_inline);
+	lm_module *m = tu_load(p), *low = tu_lower_ok(m, do_inline, NULL);
 	run(&low, 1, r);
 	lm_module_free(low);
 	lm_module_free(m);
@@ -239,7 +226,7 @@ START_TEST(test_attn_two_cores_bit_identical)
 						 "nc%d/sg0/def.json", c);
 			char *p = tu_srcpath(rel);
 			m[c] = tu_load(p);
-			low[c] = lower_ok(m[c], inl);
+			low[c] = tu_lower_ok(m[c], inl, NULL);
 			free(p);
 			free(rel);
 		}

@@ -42,38 +42,6 @@ static lm_module *load_example(const char *rel)
 	return m;
 }
 
-static lm_module *lower(const lm_module *m, int do_inline)
-{
-	lm_module *out = NULL;
-	lp_lower_opts o;
-	lp_warnings w = { 0, 0, NULL };
-	lm_error err;
-	memset(&o, 0, sizeof o);
-	o.inline_kernels = do_inline;
-	ck_assert_msg(lp_lower(&out, m, &o, &w, &err) == 0, "%s", err.msg);
-	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "lowered module does "
-		      "not verify: %s", err.msg);
-	lp_warnings_free(&w);
-	return out;
-}
-
-/* Every tensor of a also in b with the same bytes (and the same sets). */
-static void same_outputs(const ls_tensors *a, const ls_tensors *b)
-{
-	ck_assert_int_eq(a->n, b->n);
-	ck_assert_int_gt(a->n, 0);
-	for (int i = 0; i < a->n; i++) {
-		const ls_tensor *x = &a->t[i];
-		const ls_tensor *y = ls_tensors_find(b, x->name);
-		ck_assert_msg(y != NULL, "output %s missing", x->name);
-		ck_assert_int_eq(x->dtype, y->dtype);
-		ck_assert_int_eq(x->count, y->count);
-		ck_assert_msg(memcmp(x->data, y->data, (size_t)x->count *
-				     (size_t)lm_dtype_size(x->dtype)) == 0,
-			      "output %s differs", x->name);
-	}
-}
-
 static const float *out_f32(const ls_tensors *ts, const char *name,
 			    int64_t count)
 {
@@ -123,8 +91,8 @@ static void two_cores(const char *dir, const ls_tensors *in,
 	for (int c = 0; c < 2; c++) {
 		char *rel = lm_xasprintf("%s/lnc2/nc%d/sg0/def.json", dir, c);
 		src[c] = load_example(rel);
-		called[c] = lower(src[c], 0);
-		inl[c] = lower(src[c], 1);
+		called[c] = tu_lower_ok(src[c], 0, NULL);
+		inl[c] = tu_lower_ok(src[c], 1, NULL);
 		ck_assert_int_eq(tu_count_op(called[c], LM_OP_NKIKERNEL), 1);
 		ck_assert_int_eq(tu_count_op(inl[c], LM_OP_NKIKERNEL), 0);
 		free(rel);
@@ -144,8 +112,8 @@ static void two_cores(const char *dir, const ls_tensors *in,
 	memset(&ri, 0, sizeof ri);
 	ck_assert_msg(ls_run_multi(inl, 2, in, NULL, &ri, &err) == 0, "%s",
 		      err.msg);
-	same_outputs(&dr->ref.outputs, &ri.outputs);
-	same_outputs(&dr->ref.outputs, &dr->linked.outputs);
+	tu_same_outputs(&dr->ref.outputs, &ri.outputs);
+	tu_same_outputs(&dr->ref.outputs, &dr->linked.outputs);
 	ls_result_free(&ri);
 	lk_report_free(&rep);
 	lm_module_free(linked);
@@ -168,7 +136,7 @@ static void two_cores(const char *dir, const ls_tensors *in,
 START_TEST(test_matmul)
 {
 	lm_module *m = load_example("examples/nki/matmul/def.json");
-	lm_module *called = lower(m, 0), *inl = lower(m, 1);
+	lm_module *called = tu_lower_ok(m, 0, NULL), *inl = tu_lower_ok(m, 1, NULL);
 	ls_tensors in = { 0, NULL };
 	ls_result rc, ri;
 	ls_diff_result dr;
@@ -183,7 +151,7 @@ START_TEST(test_matmul)
 	add_input(&in, "rhs", MK, MN, 4, &b);
 	run1(called, &in, &rc);
 	run1(inl, &in, &ri);
-	same_outputs(&rc.outputs, &ri.outputs);
+	tu_same_outputs(&rc.outputs, &ri.outputs);
 	ck_assert_int_eq(ri.n_matmuls, 8);
 	y = out_f32(&ri.outputs, "result", (int64_t)MM * MN);
 	for (int i = 0; i < MM; i++)
@@ -240,7 +208,7 @@ END_TEST
 START_TEST(test_transpose)
 {
 	lm_module *m = load_example("examples/nki/transpose/def.json");
-	lm_module *called = lower(m, 0), *inl = lower(m, 1);
+	lm_module *called = tu_lower_ok(m, 0, NULL), *inl = tu_lower_ok(m, 1, NULL);
 	ls_tensors in = { 0, NULL };
 	ls_result rc, ri;
 	ls_diff_result dr;
@@ -251,7 +219,7 @@ START_TEST(test_transpose)
 	add_input(&in, "ref", TD0 * TB, TN, 5, &x);
 	run1(called, &in, &rc);
 	run1(inl, &in, &ri);
-	same_outputs(&rc.outputs, &ri.outputs);
+	tu_same_outputs(&rc.outputs, &ri.outputs);
 	y = out_f32(&ri.outputs, "dst", (int64_t)TD0 * TN * TB);
 	for (int d = 0; d < TD0; d++)
 		for (int n = 0; n < TN; n++)

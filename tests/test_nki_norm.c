@@ -180,19 +180,6 @@ static double check_ref(const nk *k, const nk_in *in, const ls_result *r)
 
 /* ---- lowering and running ---------------------------------------------- */
 
-static lm_module *lower_ok(const lm_module *m, int do_inline)
-{
-	lm_module *out = NULL;
-	lp_lower_opts o;
-	lm_error err;
-	memset(&o, 0, sizeof o);
-	o.inline_kernels = do_inline;
-	ck_assert_msg(lp_lower(&out, m, &o, NULL, &err) == 0, "%s", err.msg);
-	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "lowered module does "
-		      "not verify: %s", err.msg);
-	return out;
-}
-
 static void run_ok(const lm_module *m, const nk_in *in, ls_result *r)
 {
 	ls_options o;
@@ -268,8 +255,8 @@ static void kernel_case(const nk *k)
 	char *rel = lm_xasprintf("examples/nki/%s/def.json", k->dir);
 	char *lnc2 = lm_xasprintf("examples/nki/%s/lnc2", k->dir);
 	char *path = tu_srcpath(rel), *sub;
-	lm_module *m = tu_load(path), *called = lower_ok(m, 0);
-	lm_module *inl = lower_ok(m, 1);
+	lm_module *m = tu_load(path), *called = tu_lower_ok(m, 0, NULL);
+	lm_module *inl = tu_lower_ok(m, 1, NULL);
 	ls_result rc, ri;
 	nk_in in;
 	double worst;
@@ -297,7 +284,7 @@ static void kernel_case(const nk *k)
 		tu_load_example(lnc2, pc, &n);
 		ck_assert_int_eq(n, 2);
 		for (int c = 0; c < 2; c++)
-			low[c] = lower_ok(pc[c], mode);
+			low[c] = tu_lower_ok(pc[c], mode, NULL);
 		memset(&lo, 0, sizeof lo);
 		ck_assert_msg(lk_link(low, 2, &lo, &lk, &rep, &err) == 0, "%s",
 			      err.msg);

@@ -49,21 +49,6 @@ static lm_module *setup_a(const char *dir, const char *caller,
 	return m;
 }
 
-/* Lower (and verify); fails the test on error. */
-static lm_module *lower_ok(const lm_module *m, int do_inline,
-			   lp_warnings *w)
-{
-	lm_module *out = NULL;
-	lp_lower_opts o;
-	lm_error err;
-	memset(&o, 0, sizeof o);
-	o.inline_kernels = do_inline;
-	ck_assert_msg(lp_lower(&out, m, &o, w, &err) == 0, "%s", err.msg);
-	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "lowered module does "
-		      "not verify: %s", err.msg);
-	return out;
-}
-
 /* Lower expecting an error containing want. */
 static void lower_fails(const lm_module *m, const char *want)
 {
@@ -170,7 +155,7 @@ START_TEST(test_bir_lower_structure)
 	lm_inst *call, *after;
 	lp_warnings w = { 0, 0, NULL };
 
-	lo = lower_ok(m, 0, &w);
+	lo = tu_lower_ok(m, 0, &w);
 	ck_assert_int_eq(w.n, 0);
 	ck_assert_int_eq(tu_count_op(lo, LM_OP_NKIKLIRKERNEL), 0);
 	ck_assert_ptr_null(find_inst(lo, "kern", NULL));
@@ -218,7 +203,7 @@ START_TEST(test_bir_inline_runs)
 {
 	lm_module *m = load_fx("b_caller.json"), *lo;
 	ls_result r;
-	lo = lower_ok(m, 1, NULL);
+	lo = tu_lower_ok(m, 1, NULL);
 	ck_assert_int_eq(lo->n_functions, 1);
 	ck_assert_int_eq(tu_count_op(lo, LM_OP_NKIKERNEL), 0);
 	/* the call's name survives as the closing NoOp */
@@ -496,11 +481,11 @@ START_TEST(test_lnc_gate)
 	/* core 1 picks functions[1] (scale 3) */
 	m->has_core_id = 1;
 	m->neuron_core_id = 1;
-	lo = lower_ok(m, 0, &w);
+	lo = tu_lower_ok(m, 0, &w);
 	ck_assert_ptr_nonnull(lm_module_find_function(lo, "lnc_k1"));
 	ck_assert_ptr_null(lm_module_find_function(lo, "lnc_k0"));
 	lm_module_free(lo);
-	lo = lower_ok(m, 1, &w);
+	lo = tu_lower_ok(m, 1, &w);
 	ck_assert_int_eq(w.n, 0);
 	run(lo, 128, 64, &r);
 	for (int i = 0; i < 128 * 64; i += 7) {
@@ -511,12 +496,12 @@ START_TEST(test_lnc_gate)
 	lm_module_free(lo);
 	/* core 0 picks functions[0] */
 	m->neuron_core_id = 0;
-	lo = lower_ok(m, 0, &w);
+	lo = tu_lower_ok(m, 0, &w);
 	ck_assert_ptr_nonnull(lm_module_find_function(lo, "lnc_k0"));
 	lm_module_free(lo);
 	/* core 2 >= count: skipped with the seed's message, not an error */
 	m->neuron_core_id = 2;
-	lo = lower_ok(m, 0, &w);
+	lo = tu_lower_ok(m, 0, &w);
 	ck_assert_int_eq(w.n, 1);
 	ck_assert_contains(w.msgs[0], "The kernel is compiled for LNC count "
 			   "lower than the current core_id 2 skip lowering");
@@ -529,7 +514,7 @@ START_TEST(test_lnc_gate)
 	/* a function's own core id wins over the module's */
 	m->functions[0].has_core_id = 1;
 	m->functions[0].neuron_core_id = 1;
-	lo = lower_ok(m, 0, &w);
+	lo = tu_lower_ok(m, 0, &w);
 	ck_assert_ptr_nonnull(lm_module_find_function(lo, "lnc_k1"));
 	lm_module_free(lo);
 	lm_module_free(m);
@@ -541,7 +526,7 @@ START_TEST(test_bir_single_function_without_core)
 {
 	lm_module *m = load_fx("b_caller.json"), *lo;
 	m->has_core_id = 0;   /* one function: no core id needed */
-	lo = lower_ok(m, 0, NULL);
+	lo = tu_lower_ok(m, 0, NULL);
 	ck_assert_ptr_nonnull(lm_module_find_function(lo, "relu_k"));
 	lm_module_free(lo);
 	lm_module_free(m);
@@ -589,7 +574,7 @@ START_TEST(test_klr_lower_structure)
 	lm_inst *call;
 	lm_alloc *a;
 
-	lo = lower_ok(m, 0, &w);
+	lo = tu_lower_ok(m, 0, &w);
 	call = find_inst(lo, "inst__k_all", NULL);
 	ck_assert_ptr_nonnull(call);
 	ck_assert_str_eq(call->kernel_source, "Beta2");
@@ -667,7 +652,7 @@ START_TEST(test_klr_inline_runs)
 	float a[64][32], tt[64][32];
 	ls_result r;
 
-	lo = lower_ok(m, 1, NULL);
+	lo = tu_lower_ok(m, 1, NULL);
 	ck_assert_int_eq(lo->n_functions, 1);
 	run(lo, 64, 32, &r);
 	/* the kernel's program, computed here */
@@ -743,7 +728,7 @@ START_TEST(test_two_kernels_one_module)
 			       sizeof *b->insts);
 	b->insts[b->n_insts++] = k2;
 
-	lo = lower_ok(m, 0, NULL);
+	lo = tu_lower_ok(m, 0, NULL);
 	ck_assert_ptr_nonnull(lm_module_find_function(lo, "k_small"));
 	ck_assert_ptr_nonnull(lm_module_find_function(lo, "k_small_1"));
 	ck_assert_ptr_nonnull(find_inst(lo, "inst__k_small", NULL));
@@ -760,7 +745,7 @@ START_TEST(test_two_kernels_one_module)
 				1, "kin_1"), "x");
 	lm_module_free(lo);
 
-	lo = lower_ok(m, 1, NULL);
+	lo = tu_lower_ok(m, 1, NULL);
 	run(lo, 128, 64, &r);
 	for (int i = 0; i < 128 * 64; i += 5) {
 		float v = fmaf(xval(i / 64, i % 64), 3.0f, 0.0f);
@@ -853,7 +838,7 @@ START_TEST(test_inline_errors)
 	lm_module *m = load_fx("b_caller.json"), *lo;
 	lm_inst *call;
 	lm_error err;
-	lo = lower_ok(m, 0, NULL);
+	lo = tu_lower_ok(m, 0, NULL);
 	call = find_inst(lo, "inst__relu_k", NULL);
 	/* bind the DRAM formal to the caller's SB tensor */
 	free(call->func_args[0].value);
@@ -861,7 +846,7 @@ START_TEST(test_inline_errors)
 	ck_assert_int_ne(lp_inline_nki(lo, &err), 0);
 	ck_assert_contains(err.msg, "cannot bind formal 'kin'");
 	lm_module_free(lo);
-	lo = lower_ok(m, 0, NULL);
+	lo = tu_lower_ok(m, 0, NULL);
 	call = find_inst(lo, "inst__relu_k", NULL);
 	free(call->func);
 	call->func = lm_xstrdup("ghost");
@@ -877,7 +862,7 @@ START_TEST(test_called_form_in_simulator)
 {
 	/* The simulator executes IT55: the called form runs (its bits are
 	** compared with the inlined form's in tests/test_it55.c). */
-	lm_module *m = load_fx("b_caller.json"), *lo = lower_ok(m, 0, NULL);
+	lm_module *m = load_fx("b_caller.json"), *lo = tu_lower_ok(m, 0, NULL);
 	ls_tensors in = { 0, NULL };
 	ls_options o;
 	ls_result r;
@@ -1320,7 +1305,7 @@ START_TEST(test_klr_partition_step_is_pe)
 	lm_module *m = setup_text(dir, k), *lo;
 	lm_inst *ld, *st;
 	ls_result r;
-	lo = lower_ok(m, 0, NULL);
+	lo = tu_lower_ok(m, 0, NULL);
 	ld = find_inst(lo, "ld", NULL);
 	st = find_inst(lo, "st", NULL);
 	ck_assert_int_eq(lm_module_find_alloc(lo, "xs", NULL)->memlocs[0].dims[1],
@@ -1329,7 +1314,7 @@ START_TEST(test_klr_partition_step_is_pe)
 	ck_assert_int_eq(st->ins[0].ap[0].step, 128);
 	ck_assert_int_eq(ld->ins[0].ap[0].step, 64); /* DRAM: the row */
 	lm_module_free(lo);
-	lo = lower_ok(m, 1, NULL);
+	lo = tu_lower_ok(m, 1, NULL);
 	run(lo, 128, 64, &r);
 	for (int p = 0; p < 128; p++)
 		for (int j = 0; j < 64; j++)
@@ -1351,12 +1336,12 @@ START_TEST(test_klr_psum_accumulate_3_tiles)
 		char *dir = tu_tmpdir("prov-acc3"), *k = acc3_kernel(flags[v]);
 		lm_module *m = setup_text(dir, k), *lo;
 		ls_result r;
-		lo = lower_ok(m, 0, NULL);
+		lo = tu_lower_ok(m, 0, NULL);
 		check_bits(lo, "mm0", 1, 0);
 		check_bits(lo, "mm1", 0, 0);
 		check_bits(lo, "mm2", 0, 1);
 		lm_module_free(lo);
-		lo = lower_ok(m, 1, NULL);
+		lo = tu_lower_ok(m, 1, NULL);
 		run(lo, 128, 64, &r);
 		/* one fmaf chain over the 384-deep contraction, as here */
 		check_block(&r, 0, all, 3);
@@ -1379,14 +1364,14 @@ START_TEST(test_klr_psum_separate_groups)
 		char *k = sep_kernel(v ? ", \"psumAccumulateFlag\": 128" : "");
 		lm_module *m = setup_text(dir, k), *lo;
 		ls_result r;
-		lo = lower_ok(m, 0, NULL);
+		lo = tu_lower_ok(m, 0, NULL);
 		check_bits(lo, "mm0", 1, 1);
 		check_bits(lo, "mm1", v ? 0 : 1, 1);
 		check_bits(lo, "mm2", 1, 0);
 		check_bits(lo, "mm3", 1, 1);
 		check_bits(lo, "mm4", 0, 1);
 		lm_module_free(lo);
-		lo = lower_ok(m, 1, NULL);
+		lo = tu_lower_ok(m, 1, NULL);
 		run(lo, 128, 64, &r);
 		check_block(&r, 0, t0, 1);
 		if (v)
@@ -1583,7 +1568,7 @@ START_TEST(test_klr_nan_per_operator)
 			x[p * 64 + j] = xval(p, j);
 	for (int i = 0; i < 5; i++)
 		x[i * 64 + i] = lm_bits_f32(sp[i]);
-	lo = lower_ok(m, 1, NULL);
+	lo = tu_lower_ok(m, 1, NULL);
 	ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
 	memset(&o, 0, sizeof o);
 	ck_assert_msg(ls_run(lo, &in, &o, &r, &err) == 0, "run: %s", err.msg);
@@ -1804,7 +1789,7 @@ static void reg_round_trip(const lm_module *lo)
 START_TEST(test_bir_lower_registers_renamed)
 {
 	char *dir;
-	lm_module *m = reg_setup(&dir, 1), *lo = lower_ok(m, 0, NULL);
+	lm_module *m = reg_setup(&dir, 1), *lo = tu_lower_ok(m, 0, NULL);
 	lm_function *kf = lm_module_find_function(lo, "reg_k");
 	lm_inst *call = find_inst(lo, "inst__reg_k", NULL);
 	ck_assert_ptr_nonnull(kf);
@@ -1837,7 +1822,7 @@ END_TEST
 START_TEST(test_bir_inline_registers_rebound)
 {
 	char *dir;
-	lm_module *m = reg_setup(&dir, 1), *lo = lower_ok(m, 1, NULL);
+	lm_module *m = reg_setup(&dir, 1), *lo = tu_lower_ok(m, 1, NULL);
 	lm_inst *nop = find_inst(lo, "inst__reg_k", NULL);
 	lm_function *f = &lo->functions[0];
 	ck_assert_int_eq(lo->n_functions, 1);
@@ -1987,9 +1972,9 @@ START_TEST(test_inline_kernel_ending_in_loop)
 		pc = tu_write(dir, "loop_caller.json", c);
 		m = tu_load(pc);
 		/* lowered only: the kernel function keeps its Loop */
-		lo = lower_ok(m, 0, NULL);
+		lo = tu_lower_ok(m, 0, NULL);
 		lm_module_free(lo);
-		lo = lower_ok(m, 1, NULL);
+		lo = tu_lower_ok(m, 1, NULL);
 		ck_assert_int_eq(lo->n_functions, 1);
 		f = &lo->functions[0];
 		ck_assert_int_eq(f->n_blocks, 1);

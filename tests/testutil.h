@@ -232,4 +232,15 @@ int64_t tu_sql_int(const char *path, const char *sql);
 		      hay_ ? hay_ : "(null)"); \
 } while (0)
 
+/* ---- kernel lowering ------------------------------------------------------ */
+
+struct lp_warnings;
+/* m lowered (kernels inlined when do_inline), verified; the test fails
+** otherwise. Warnings into w (NULL: dropped). Caller frees. */
+lm_module *tu_lower_ok(const lm_module *m, int do_inline,
+		       struct lp_warnings *w);
+/* Every tensor of a also in b with the same dtype, count and bytes, and
+** no other (a not empty). */
+void tu_same_outputs(const ls_tensors *a, const ls_tensors *b);
+
 #endif

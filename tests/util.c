@@ -5,6 +5,7 @@
 #include "testutil.h"
 #include "build.h"
 #include "klr.h"
+#include "provision.h"
 #include "verify.h"
 
 #include <dirent.h>
@@ -910,4 +911,38 @@ void tu_load_example(const char *rel, lm_module **m, int *n)
 	}
 	free(paths);
 	free(dir);
+}
+
+/* ---- kernel lowering ------------------------------------------------------ */
+
+lm_module *tu_lower_ok(const lm_module *m, int do_inline, lp_warnings *w)
+{
+	lm_module *out = NULL;
+	lp_lower_opts o;
+	lp_warnings mine = { 0, 0, NULL };
+	lm_error err;
+	memset(&o, 0, sizeof o);
+	o.inline_kernels = do_inline;
+	ck_assert_msg(lp_lower(&out, m, &o, w ? w : &mine, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_msg(lm_verify(out, NULL, &err) == 0, "lowered module does "
+		      "not verify: %s", err.msg);
+	lp_warnings_free(&mine);
+	return out;
+}
+
+void tu_same_outputs(const ls_tensors *a, const ls_tensors *b)
+{
+	ck_assert_int_eq(a->n, b->n);
+	ck_assert_int_gt(a->n, 0);
+	for (int i = 0; i < a->n; i++) {
+		const ls_tensor *x = &a->t[i];
+		const ls_tensor *y = ls_tensors_find(b, x->name);
+		ck_assert_msg(y != NULL, "output %s missing", x->name);
+		ck_assert_int_eq(x->dtype, y->dtype);
+		ck_assert_int_eq(x->count, y->count);
+		ck_assert_msg(memcmp(x->data, y->data, (size_t)x->count *
+				     (size_t)lm_dtype_size(x->dtype)) == 0,
+			      "output %s differs", x->name);
+	}
 }
