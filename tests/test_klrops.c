@@ -954,6 +954,43 @@ START_TEST(test_tile_scalar_op1_alone)
 END_TEST
 
 /*
+** dmaTranspose (nisa.dma_transpose): a 16 x 16 block of xs into ys,
+** ys[j][p] = xs[p][j] bit for bit, the rest of ys untouched (0); a dtype
+** other than the destination's and bounds from a register are refused.
+*/
+START_TEST(test_dma_transpose)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *src = op_("xs", "sbuf", "float32", 128, FW, 0, 0, 16, 16);
+	char *dst = op_("ys", "sbuf", "float32", P, FW, 0, 0, 16, 16), *k;
+	ls_result r;
+	zero(&bd, "z_ys", "ys");
+	st(&bd, "tr", "dmaTranspose", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"axes\": \"XYZW\"", dst, src));
+	store(&bd, "st_y", "ys", 0);
+	k = kernel("k_dt", &bd, NULL);
+	lower_run(k, P, &r);
+	for (int p = 0; p < P; p++)
+		for (int j = 0; j < FW; j++)
+			EQ_F(yv(&r, p, j), p < 16 && j < 16 ? xval(j, p) : 0.0f,
+			     "dma transpose", p, j);
+	ls_result_free(&r);
+	free(k);
+	st(&bd, "tr", "dmaTranspose", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"axes\": \"XYZW\", \"dtype\": \"bfloat16\"", dst, src));
+	k = kernel("k_dt", &bd, NULL);
+	lower_fails(k, "dmaTranspose dtype bfloat16 differs from its "
+		    "destination's float32");
+	free(k);
+	st(&bd, "tr", "dmaTranspose", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"axes\": \"XYZW\", \"oobMode\": {\"reg\": 3}", dst, src));
+	k = kernel("k_dt", &bd, NULL);
+	lower_fails(k, "dmaTranspose oobMode 'reg'");
+	frees(k, src, dst, NULL);
+}
+END_TEST
+
+/*
 ** A coreBarrier is a fence for allocations first used after it too: a
 ** memSet of a tile no statement touched before the barrier depends on
 ** the barrier (with two cores, what the other core wrote before its
@@ -1005,6 +1042,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_vector_ops);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_tile_scalar_op1_alone);
+	tcase_add_test(tc, test_dma_transpose);
 	tcase_add_test(tc, test_register_loop);
 	tcase_add_test(tc, test_register_offsets);
 	tcase_add_test(tc, test_core_barrier_two_cores);

@@ -825,7 +825,7 @@ START_TEST(test_klr_errors)
 	tu_pack_klr("k_unsupported", dir, NULL);
 	free(k->klir_binary);
 	k->klir_binary = lm_xstrdup("k_unsupported.klr");
-	lower_fails(m, "operator 'dmaTranspose' (serde tag 154) is not "
+	lower_fails(m, "operator 'loadStationary' (serde tag 160) is not "
 		    "supported by the KLR lowering");
 	lower_fails(m, "kernel k_unsup/block main/statement #0 dt");
 	lm_module_free(m);

@@ -45,6 +45,7 @@
 enum {
 	OP_NCACTIVATE = 1, OP_NCAFFINESELECT = 4, OP_BNAGGR = 5, OP_BNSTATS = 6,
 	OP_COPY = 7, OP_NCCOPY = 8, OP_DMACOPY = 10, OP_NCDMACOPY = 11,
+	OP_DMATRANSPOSE = 12,
 	OP_FINDINDEX8 = 14, OP_IOTA = 15, OP_NCMATMUL = 21,
 	OP_MATCHREPLACE8 = 22, OP_MAX8 = 24, OP_MEMSET = 25,
 	OP_RANGESELECT = 26, OP_NCRANGESELECT = 27, OP_RECIPROCAL = 28,
@@ -768,6 +769,70 @@ static int cg_dma(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	if (!rc)
 		rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	return finish(cg, &in, rc);
+}
+
+/* a's pattern as four pairs: unit pairs inserted after the first. */
+static void pad4(lm_arg *a)
+{
+	int k = 4 - a->n_ap;
+	if (k <= 0 || a->n_ap < 1)
+		return;
+	a->ap = lm_xrealloc(a->ap, 4 * sizeof *a->ap);
+	memmove(a->ap + 1 + k, a->ap + 1,
+		(size_t)(a->n_ap - 1) * sizeof *a->ap);
+	for (int i = 1; i <= k; i++)
+		a->ap[i] = (lm_appair){ 0, 1 };
+	a->n_ap = 4;
+}
+
+/*
+** nisa.dma_transpose: DMACopy in mode Transpose with transpose_op =
+** axes (docs/semantics.md, "DMA transpose"). The BIR transpose reads
+** both patterns as four axes [W, Z, Y, X]: an operand of fewer pairs gets
+** unit pairs after its first (a 2-D [P, F] is [P, 1, 1, F], so XYZW is the
+** matrix transpose). A dtype other than the destination's, a register
+** bound (oobMode reg) and more than four pairs are refused; skip / error
+** bounds leave in-bounds transfers as they are (an out-of-bounds access
+** is a run error in lncsim either way); dgeMode and priority say how the
+** transfer is driven, not what it moves.
+*/
+static int cg_dma_transpose(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+			    const char *name)
+{
+	const lp_kval *dt = some(F(op, "dtype")), *oob = F(op, "oobMode");
+	lm_inst in;
+	tinfo ti;
+	int rc;
+	if (oob->ctor == 2)
+		return cg_fail(cg, "dmaTranspose oobMode 'reg' (bounds from a "
+			       "register) is not modelled");
+	inst_init(&in, name, LM_OP_DMACOPY, LM_ENG_SP, 1, 1);
+	in.queue = lm_xstrdup(lp_cg_queue(cg));
+	in.extra = cJSON_CreateObject();
+	cJSON_AddStringToObject(in.extra, "mode", "Transpose");
+	cJSON_AddStringToObject(in.extra, "transpose_op",
+				lp_kval_ctor_name(F(op, "axes")));
+	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	if (!rc)
+		rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	if (!rc && dt) {
+		lm_dtype want;
+		rc = dtype_of(cg, dt, &want);
+		if (!rc && want != in.outs[0].dtype)
+			rc = cg_fail(cg, "dmaTranspose dtype %s differs from "
+				     "its destination's %s",
+				     lm_dtype_name(want),
+				     lm_dtype_name(in.outs[0].dtype));
+	}
+	if (!rc && (in.ins[0].n_ap > 4 || in.outs[0].n_ap > 4))
+		rc = cg_fail(cg, "dmaTranspose of more than four axes (src %d "
+			     "pairs, dst %d)", in.ins[0].n_ap,
+			     in.outs[0].n_ap);
+	if (!rc) {
+		pad4(&in.ins[0]);
+		pad4(&in.outs[0]);
+	}
 	return finish(cg, &in, rc);
 }
 
@@ -1693,6 +1758,9 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 	case OP_NCMATMUL: rc = cg_matmul(cg, payload, lnc, name, mg); break;
 	case OP_DMACOPY:
 	case OP_NCDMACOPY: rc = cg_dma(cg, payload, lnc, name); break;
+	case OP_DMATRANSPOSE:
+		rc = cg_dma_transpose(cg, payload, lnc, name);
+		break;
 	case OP_TENSORTENSOR:
 		rc = cg_tensor_tensor(cg, payload, lnc, name);
 		break;
