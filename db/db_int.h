@@ -32,6 +32,8 @@ enum {
 	ST_INS_TENSOR,
 	ST_INS_CASE,
 	ST_INS_RACE,
+	ST_INS_KERNEL,
+	ST_INS_KENGINE,
 	ST_UPSERT_FAILURE,
 	ST_SAVEPOINT,          /* a run inside a batch */
 	ST_RELEASE,
