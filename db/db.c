@@ -267,6 +267,22 @@ int ldb_probe_races(ldb *db, lm_error *err)
 }
 
 /*
+** The same check for the kernels tables (written only by executions
+** that made NKIKernel calls, and by db merge): their rightmost paths.
+*/
+int ldb_probe_kernels(ldb *db, lm_error *err)
+{
+	if (db->kernels_probed)
+		return 0;
+	if (run_probe(db, "SELECT (SELECT max(execution_id) FROM kernels), "
+		      "(SELECT max(execution_id) FROM kernel_engines)",
+		      err) != 0)
+		return LM_EINPUT;
+	db->kernels_probed = 1;
+	return 0;
+}
+
+/*
 ** Bring the schema to LDB_SCHEMA_VERSION: every missing migration, then
 ** the new user_version, in one BEGIN IMMEDIATE transaction (a concurrent
 ** opener waits, then sees the migrated schema and does nothing).
@@ -933,6 +949,8 @@ static int log_kernels(ldb *db, int64_t exec_id, const ls_result *r,
 	sqlite3_stmt *sk, *se;
 	if (r->n_kernels == 0)
 		return 0;
+	if (ldb_probe_kernels(db, err) != 0)
+		return LM_EINPUT;
 	if (!(sk = ldb_stmt(db, ST_INS_KERNEL, err)) ||
 	    !(se = ldb_stmt(db, ST_INS_KENGINE, err)))
 		return LM_EINPUT;

@@ -159,10 +159,12 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 	** shard is only read: it may be read-only); attached by the same URI */
 	if (ldb_probe_campaigns(db, err) != 0 ||
 	    ldb_probe_races(db, err) != 0 ||
+	    ldb_probe_kernels(db, err) != 0 ||
 	    ldb_open(&in, in_path, LDB_READ, err) != 0)
 		return LM_EINPUT;
 	if (ldb_probe_campaigns(in, err) != 0 ||
-	    ldb_probe_races(in, err) != 0) {
+	    ldb_probe_races(in, err) != 0 ||
+	    ldb_probe_kernels(in, err) != 0) {
 		ldb_close(in);
 		return LM_EINPUT;
 	}
