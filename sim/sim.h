@@ -4,9 +4,9 @@
 ** A run takes either ONE module (a per-core module, or a linked module whose
 ** entry is a dispatcher) or N per-core modules side by side on an N-core
 ** machine (the reference run of the differential checker). It returns the
-** external outputs, per-core statistics and one record per executed
-** Matmult. Runs are deterministic: same inputs and options, same bits and
-** same times.
+** external outputs, per-core statistics, one record per executed
+** Matmult and one per NKIKernel call. Runs are deterministic: same
+** inputs and options, same bits and same times.
 **
 ** Ownership: ls_result and everything in it belong to the caller after
 ** ls_run returns; free with ls_result_free. The modules are only read.
