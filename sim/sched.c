@@ -736,8 +736,10 @@ static void act_check(sim *s, int ai)
 		ls_sync_clear_bank(s->mc, a->core);
 		s->dirty = 1;
 	}
-	if (a->kern >= 0 && s->kern[a->kern].body == ai)
+	if (a->kern >= 0 && s->kern[a->kern].body == ai) {
 		s->kern[a->kern].st.end_ps = s->now;
+		s->kern[a->kern].done = 1;
+	}
 	if (a->parent_act >= 0)
 		complete(s, (item){a->parent_act, a->parent_idx});
 }
@@ -2181,7 +2183,8 @@ static int back_edge(sim *s, int c, int e, const ls_sfunc *sf,
 			       (long long)s->now, where);
 	}
 	if (E->is_blocked) {
-		ls_wait_end(&s->cores[c].st, s->kern, e, &s->cores[c].wait[e], s->now);
+		ls_wait_end(&s->cores[c].st, s->kern, e, &s->cores[c].wait[e],
+			    s->now);
 		E->is_blocked = 0;
 	}
 	E->busy = 1;
@@ -2413,7 +2416,8 @@ static void unblock(sim *s, int c, int e)
 {
 	engine *E = &s->cores[c].eng[e];
 	if (E->is_blocked) {
-		ls_wait_end(&s->cores[c].st, s->kern, e, &s->cores[c].wait[e], s->now);
+		ls_wait_end(&s->cores[c].st, s->kern, e, &s->cores[c].wait[e],
+			    s->now);
 		E->is_blocked = 0;
 	}
 }
@@ -3030,6 +3034,10 @@ static void collect_kernels(sim *s, ls_result *out)
 		pos[ord[j].i] = j;
 	for (int j = 0; j < n; j++) {
 		ls_kacc *k = &s->kern[ord[j].i];
+		/* a call whose body never completed (stopped by a Halt)
+		   lasts to the end of the run */
+		if (!k->done)
+			k->st.end_ps = s->last;
 		ls_kern_finish(k);
 		out->kernels[j] = k->st;
 		/* a started call's enclosing call started before it */

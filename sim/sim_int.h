@@ -955,13 +955,13 @@ typedef struct ls_kxfer {
 } ls_kxfer;
 
 /* A kernel call being measured: its statistics (sim.h), the kernel it
-** is nested in (-1), its body's activation, whether the call started,
-** its DMA transfers so far. */
+** is nested in (-1), its body's activation, whether the call started
+** and completed, its DMA transfers so far. */
 typedef struct ls_kacc {
 	ls_kernel_stats st;
 	int parent;
 	int body;
-	int started;
+	int started, done;
 	ls_kxfer *xf;
 	int n_xf, cap_xf;
 } ls_kacc;
