@@ -496,6 +496,60 @@ START_TEST(test_kernel_stats)
 }
 END_TEST
 
+/*
+** A kernel whose body halts its DVE: the call never completes, nothing
+** waits for it, the run ends normally and the call lasts to its end.
+*/
+START_TEST(test_kernel_stats_halted)
+{
+	tb c;
+	lm_module *m;
+	float x[P_ * F_] = { 0 };
+	lm_error err;
+	ls_result r;
+	tb_init(&c);
+	tb_dram(&c, "x", "ExternalInput", "float32", P_, F_);
+	tb_dram(&c, "y", "ExternalOutput", "float32", P_, F_);
+	tb_sb(&c, "xs", "float32", P_, F_);
+	tb_sb(&c, "ys", "float32", P_, F_);
+	tb_inst(&c, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", P_, F_, 0), AP("xs", "float32", P_, F_, 0));
+	tb_inst(&c, "{\"opcode\":\"NKIKernel\",\"name\":\"hcall\",\"engine\":"
+		"\"SP\",\"func\":\"kh\",\"func_args\":{\"ka\":\"xs\"},"
+		"\"func_outs\":{\"kb\":\"ys\"},\"dependencies\":[\"ld\"],"
+		"\"kernel_source\":\"Beta3\"}");
+	tb_inst(&c, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"dependencies\":[\"ld\"]}",
+		AP("xs", "float32", P_, F_, 0), AP("y", "float32", P_, F_, 0));
+	tb_function(&c, "kh", 1);
+	c.sb_addr = 8192;
+	tb_sb(&c, "ka", "float32", P_, F_);
+	tb_sb(&c, "kb", "float32", P_, F_);
+	tb_inst(&c, "{\"opcode\":\"TensorScalar\","
+		"\"reverse0\":false,\"reverse1\":false,\"name\":\"ts\",\"engine\":"
+		"\"DVE\",\"op0\":\"mult\",\"const0\":2,\"op1\":\"add\","
+		"\"const1\":1,\"ins\":[%s],\"outs\":[%s]}",
+		AP("ka", "float32", P_, F_, 0), AP("kb", "float32", P_, F_, 0));
+	tb_inst(&c, "{\"opcode\":\"Halt\",\"name\":\"h\",\"engine\":\"DVE\","
+		"\"dependencies\":[\"ts\"]}");
+	tb_inst(&c, "{\"opcode\":\"Return\",\"name\":\"kh_ret\",\"engine\":"
+		"\"SP\"}");
+	m = tb_module(&c, 0);
+	tb_free(&c);
+	ck_assert_msg(tb_run1(m, x, P_, F_, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(r.n_kernels, 1);
+	ck_assert_str_eq(r.kernels[0].call, "hcall");
+	ck_assert_int_eq(r.kernels[0].end_ps, r.sim_time_ps);
+	ck_assert_int_gt(r.kernels[0].busy_ps[2], 0);
+	kernel_adds_up(&r.kernels[0]);
+	ls_result_free(&r);
+	lm_module_free(m);
+}
+END_TEST
+
 START_TEST(test_call_errors)
 {
 	lm_module *m;
@@ -742,6 +796,7 @@ static Suite *suite(void)
 	tcase_add_test(c, test_nested_sb_formals);
 	tcase_add_test(c, test_call_waits_for_body_dma);
 	tcase_add_test(c, test_kernel_stats);
+	tcase_add_test(c, test_kernel_stats_halted);
 	tcase_add_test(c, test_call_errors);
 	tcase_add_test(c, test_two_cores_link_diff);
 	tcase_add_test(c, test_inline_linked);
