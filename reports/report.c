@@ -1442,9 +1442,9 @@ static int one_of(const char *s, size_t n, const char *const *words)
 /*
 ** Whether name is a file some report writes: a .gp script, index.html,
 ** replot.sh, or STEM.EXT of the data and images (STEM util, timeline,
-** shapes, history, waits-MODE, kernels-MODE; EXT tsv, png, svg). Only such names are
-** ever removed, whatever a manifest lists: a user's file in the
-** directory is not one.
+** shapes, history, waits-MODE, kernels-MODE; EXT tsv, png, svg). Only
+** such names are ever removed, whatever a manifest lists: a user's file
+** in the directory is not one.
 */
 static int own_name(const char *name)
 {
