@@ -139,7 +139,8 @@ void ls_kern_finish(ls_kacc *k)
 	if (ki->dma_transfers > 0 && ki->dma_end_ps > last)
 		ki->critical = LS_ENGINES;
 	/* the union of the transfers' intervals */
-	qsort(k->xf, (size_t)k->n_xf, sizeof *k->xf, xfer_cmp);
+	if (k->n_xf > 1)
+		qsort(k->xf, (size_t)k->n_xf, sizeof *k->xf, xfer_cmp);
 	for (int i = 0; i < k->n_xf; i++) {
 		if (k->xf[i].start > cur_e) {
 			if (cur_e > cur_s)
