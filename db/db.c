@@ -56,6 +56,16 @@ static const char *const stmt_sql[ST_COUNT] = {
 	"b_function, b_block, b_instr, b_iter, b_core, b_engine, common) "
 	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
 	"?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+	[ST_INS_KERNEL] =
+	"INSERT INTO kernels(execution_id, seq, core, call, func, caller, "
+	"parent, depth, start_ps, end_ps, instructions, critical, dma_bytes, "
+	"dma_transfers, dma_xfer_ps, dma_active_ps, dma_end_ps) "
+	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+	"?15, ?16, ?17)",
+	[ST_INS_KENGINE] =
+	"INSERT INTO kernel_engines(execution_id, seq, engine, busy_ps, "
+	"wait_sem_ps, wait_barrier_ps, wait_dep_ps, idle_ps, last_end_ps) "
+	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	/* every assignment reads the old row: the seed compared is the old */
 	[ST_UPSERT_FAILURE] =
 	"INSERT INTO failures(campaign, signature, kind, seed, hits, message, "
@@ -253,6 +263,22 @@ int ldb_probe_races(ldb *db, lm_error *err)
 	if (run_probe(db, "SELECT (SELECT max(run_id) FROM races)", err) != 0)
 		return LM_EINPUT;
 	db->races_probed = 1;
+	return 0;
+}
+
+/*
+** The same check for the kernels tables (written only by executions
+** that made NKIKernel calls, and by db merge): their rightmost paths.
+*/
+int ldb_probe_kernels(ldb *db, lm_error *err)
+{
+	if (db->kernels_probed)
+		return 0;
+	if (run_probe(db, "SELECT (SELECT max(execution_id) FROM kernels), "
+		      "(SELECT max(execution_id) FROM kernel_engines)",
+		      err) != 0)
+		return LM_EINPUT;
+	db->kernels_probed = 1;
 	return 0;
 }
 
@@ -915,9 +941,60 @@ static void bind_matmul(sqlite3_stmt *st, int base, int64_t exec_id,
 	bind_real(st, base + 10, mm->array_util);
 }
 
+/* The kernels rows of execution exec_id and their kernel_engines rows
+** (nothing when the program made no NKIKernel call). */
+static int log_kernels(ldb *db, int64_t exec_id, const ls_result *r,
+		       lm_error *err)
+{
+	sqlite3_stmt *sk, *se;
+	if (r->n_kernels == 0)
+		return 0;
+	if (ldb_probe_kernels(db, err) != 0)
+		return LM_EINPUT;
+	if (!(sk = ldb_stmt(db, ST_INS_KERNEL, err)) ||
+	    !(se = ldb_stmt(db, ST_INS_KENGINE, err)))
+		return LM_EINPUT;
+	for (int i = 0; i < r->n_kernels; i++) {
+		const ls_kernel_stats *k = &r->kernels[i];
+		sqlite3_bind_int64(sk, 1, exec_id);
+		sqlite3_bind_int(sk, 2, i);
+		sqlite3_bind_int(sk, 3, k->core);
+		ldb_bind_text(sk, 4, k->call ? k->call : "");
+		ldb_bind_text(sk, 5, k->func ? k->func : "");
+		ldb_bind_text(sk, 6, k->caller ? k->caller : "");
+		sqlite3_bind_int(sk, 7, k->parent);
+		sqlite3_bind_int(sk, 8, k->depth);
+		sqlite3_bind_int64(sk, 9, k->start_ps);
+		sqlite3_bind_int64(sk, 10, k->end_ps);
+		sqlite3_bind_int64(sk, 11, k->instructions);
+		ldb_bind_text(sk, 12, ls_kernel_engine_name(k->critical));
+		sqlite3_bind_int64(sk, 13, k->dma_bytes);
+		sqlite3_bind_int64(sk, 14, k->dma_transfers);
+		sqlite3_bind_int64(sk, 15, k->dma_xfer_ps);
+		sqlite3_bind_int64(sk, 16, k->dma_active_ps);
+		sqlite3_bind_int64(sk, 17, k->dma_end_ps);
+		if (ldb_step_done(db, sk, "logging kernels", err) != 0)
+			return LM_EINPUT;
+		for (int e = 0; e < LS_ENGINES; e++) {
+			sqlite3_bind_int64(se, 1, exec_id);
+			sqlite3_bind_int(se, 2, i);
+			ldb_bind_text(se, 3, ls_kernel_engine_name(e));
+			sqlite3_bind_int64(se, 4, k->busy_ps[e]);
+			sqlite3_bind_int64(se, 5, k->wait_sem_ps[e]);
+			sqlite3_bind_int64(se, 6, k->wait_barrier_ps[e]);
+			sqlite3_bind_int64(se, 7, k->wait_dep_ps[e]);
+			sqlite3_bind_int64(se, 8, k->idle_ps[e]);
+			sqlite3_bind_int64(se, 9, k->last_end_ps[e]);
+			if (ldb_step_done(db, se, "logging kernels", err) != 0)
+				return LM_EINPUT;
+		}
+	}
+	return 0;
+}
+
 /*
-** Insert the executions row, the core_stats rows and the matmuls rows of
-** one simulated program.
+** Insert the executions row, the core_stats rows, the matmuls rows and
+** the kernels rows of one simulated program.
 */
 int ldb_log_execution(ldb_run *run, const char *mode, const ls_result *r,
 		      lm_error *err)
@@ -930,8 +1007,9 @@ int ldb_log_execution(ldb_run *run, const char *mode, const ls_result *r,
 			      "unknown execution mode '%s' (reference, linked "
 			      "or single)", mode ? mode : "(null)");
 	}
-	if (r->n_cores < 0 || r->n_matmuls < 0 ||
-	    (r->n_cores && !r->cores) || (r->n_matmuls && !r->matmuls)) {
+	if (r->n_cores < 0 || r->n_matmuls < 0 || r->n_kernels < 0 ||
+	    (r->n_cores && !r->cores) || (r->n_matmuls && !r->matmuls) ||
+	    (r->n_kernels && !r->kernels)) {
 		run->failed = 1;
 		return lm_errc(err, LM_EINTERNAL, db->path, "logging",
 			       "inconsistent result counts");
@@ -1002,6 +1080,8 @@ int ldb_log_execution(ldb_run *run, const char *mode, const ls_result *r,
 		}
 		sqlite3_reset(st);
 	}
+	if (log_kernels(db, exec_id, r, err) != 0)
+		goto fail;
 	return 0;
 fail:
 	run->failed = 1;

@@ -35,7 +35,7 @@
 #include "sim.h"
 
 /* The schema version this lncsim writes (PRAGMA user_version). */
-enum { LDB_SCHEMA_VERSION = 5 };
+enum { LDB_SCHEMA_VERSION = 6 };
 
 /* The default database path, and the environment variable overriding it. */
 #define LDB_DEFAULT_PATH "lncsim.db"

@@ -32,6 +32,8 @@ enum {
 	ST_INS_TENSOR,
 	ST_INS_CASE,
 	ST_INS_RACE,
+	ST_INS_KERNEL,
+	ST_INS_KENGINE,
 	ST_UPSERT_FAILURE,
 	ST_SAVEPOINT,          /* a run inside a batch */
 	ST_RELEASE,
@@ -51,6 +53,7 @@ struct ldb {
 				       (0: a reader, never) */
 	int wal_frames;             /* its length after the last commit */
 	int races_probed;           /* the races table was probed */
+	int kernels_probed;         /* the kernels tables were probed */
 };
 
 struct ldb_run {
@@ -79,6 +82,7 @@ int ldb_probe_campaigns(ldb *db, lm_error *err);
 /* The same for the races table (once per connection: before the first
 ** race is logged, and by db merge). */
 int ldb_probe_races(ldb *db, lm_error *err);
+int ldb_probe_kernels(ldb *db, lm_error *err);
 /* Execute SQL text (no result rows expected). */
 int ldb_exec(ldb *db, const char *sql, const char *where, lm_error *err);
 

@@ -5,7 +5,7 @@
 ** merging a shard twice adds nothing. Ids are re-keyed by offsets: a new
 ** run gets id + max(runs.id) of the target, an execution id +
 ** max(executions.id); matmuls and tensors get fresh ids, races keep their
-** place in the run.
+** place in the run, kernels theirs in the execution.
 */
 #include "common.h"
 #include "db_int.h"
@@ -27,6 +27,14 @@
 #define RACE_ACCESS_COLS \
 	"a_function, a_block, a_instr, a_iter, a_core, a_engine, " \
 	"b_function, b_block, b_instr, b_iter, b_core, b_engine"
+
+/* The columns of kernels and kernel_engines copied as they are
+** (schema 6). */
+#define KERNEL_DMA_COLS \
+	"dma_bytes, dma_transfers, dma_xfer_ps, dma_active_ps, dma_end_ps"
+#define KERNEL_ENGINE_COLS \
+	"busy_ps, wait_sem_ps, wait_barrier_ps, wait_dep_ps, idle_ps, " \
+	"last_end_ps"
 
 /*
 ** Run one INSERT ... SELECT with the two offsets bound as ?1 (runs) and ?2
@@ -151,10 +159,12 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 	** shard is only read: it may be read-only); attached by the same URI */
 	if (ldb_probe_campaigns(db, err) != 0 ||
 	    ldb_probe_races(db, err) != 0 ||
+	    ldb_probe_kernels(db, err) != 0 ||
 	    ldb_open(&in, in_path, LDB_READ, err) != 0)
 		return LM_EINPUT;
 	if (ldb_probe_campaigns(in, err) != 0 ||
-	    ldb_probe_races(in, err) != 0) {
+	    ldb_probe_races(in, err) != 0 ||
+	    ldb_probe_kernels(in, err) != 0) {
 		ldb_close(in);
 		return LM_EINPUT;
 	}
@@ -269,6 +279,27 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 		      "FROM src.races WHERE run_id IN temp.merge_runs "
 		      "ORDER BY run_id, seq",
 		      off_run, off_exec, &local.races, err) != 0 ||
+	    copy_rows(db,
+		      "INSERT INTO main.kernels(execution_id, seq, core, call, "
+		      "func, caller, parent, depth, start_ps, end_ps, "
+		      "instructions, critical, " KERNEL_DMA_COLS ") "
+		      "SELECT k.execution_id + ?2, k.seq, k.core, k.call, "
+		      "k.func, k.caller, k.parent, k.depth, k.start_ps, "
+		      "k.end_ps, k.instructions, k.critical, " KERNEL_DMA_COLS
+		      " FROM src.kernels k JOIN src.executions e "
+		      "ON k.execution_id = e.id "
+		      "WHERE e.run_id IN temp.merge_runs "
+		      "ORDER BY k.execution_id, k.seq",
+		      off_run, off_exec, NULL, err) != 0 ||
+	    copy_rows(db,
+		      "INSERT INTO main.kernel_engines(execution_id, seq, "
+		      "engine, " KERNEL_ENGINE_COLS ") "
+		      "SELECT k.execution_id + ?2, k.seq, k.engine, "
+		      KERNEL_ENGINE_COLS " FROM src.kernel_engines k "
+		      "JOIN src.executions e ON k.execution_id = e.id "
+		      "WHERE e.run_id IN temp.merge_runs "
+		      "ORDER BY k.execution_id, k.seq, k.engine",
+		      off_run, off_exec, NULL, err) != 0 ||
 	    merge_campaigns(db, off_run, &local, err) != 0 ||
 	    ldb_exec(db, "DROP TABLE temp.merge_runs", "merging", err) != 0 ||
 	    ldb_exec(db, "COMMIT", "merging", err) != 0)

@@ -160,4 +160,42 @@ const char *const ldb_migrations[LDB_SCHEMA_VERSION] = {
 	"  common TEXT NOT NULL,\n"
 	"  PRIMARY KEY (run_id, seq)\n"
 	") STRICT, WITHOUT ROWID;\n",
+
+	/* 5 -> 6: the NKIKernel calls of an execution and where each
+	** engine's time went inside them; keyed by execution, no index of
+	** their own */
+	"CREATE TABLE kernels(\n"
+	"  execution_id INTEGER NOT NULL REFERENCES executions(id) ON DELETE CASCADE,\n"
+	"  seq INTEGER NOT NULL,\n"
+	"  core INTEGER NOT NULL,\n"
+	"  call TEXT NOT NULL,\n"
+	"  func TEXT NOT NULL,\n"
+	"  caller TEXT NOT NULL,\n"
+	"  parent INTEGER NOT NULL,\n"
+	"  depth INTEGER NOT NULL,\n"
+	"  start_ps INTEGER NOT NULL,\n"
+	"  end_ps INTEGER NOT NULL,\n"
+	"  instructions INTEGER NOT NULL,\n"
+	"  critical TEXT NOT NULL,\n"
+	"  dma_bytes INTEGER NOT NULL,\n"
+	"  dma_transfers INTEGER NOT NULL,\n"
+	"  dma_xfer_ps INTEGER NOT NULL,\n"
+	"  dma_active_ps INTEGER NOT NULL,\n"
+	"  dma_end_ps INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (execution_id, seq)\n"
+	") STRICT, WITHOUT ROWID;\n"
+	"CREATE TABLE kernel_engines(\n"
+	"  execution_id INTEGER NOT NULL,\n"
+	"  seq INTEGER NOT NULL,\n"
+	"  engine TEXT NOT NULL,\n"
+	"  busy_ps INTEGER NOT NULL,\n"
+	"  wait_sem_ps INTEGER NOT NULL,\n"
+	"  wait_barrier_ps INTEGER NOT NULL,\n"
+	"  wait_dep_ps INTEGER NOT NULL,\n"
+	"  idle_ps INTEGER NOT NULL,\n"
+	"  last_end_ps INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (execution_id, seq, engine),\n"
+	"  FOREIGN KEY (execution_id, seq) REFERENCES kernels(execution_id, seq)\n"
+	"    ON DELETE CASCADE\n"
+	") STRICT, WITHOUT ROWID;\n",
 };

@@ -9,7 +9,10 @@
 ** shape K x M over the whole database) and history (status, simulated
 ** time and utilization of the last runs, filtered). A headline names the
 ** engine that waited longest on the core that finished last; a section
-** lists the run's races (or says it was not checked for them).
+** lists the run's races (or says it was not checked for them); a section
+** shows each NKIKernel call of the run: kernels-MODE (each engine's time
+** inside the call split like waits-MODE) and a table of utilizations and
+** the critical engine (or says the run made no kernel call).
 */
 #include "common.h"
 #include "report_int.h"
@@ -44,6 +47,9 @@ typedef struct ctx {
 	int cap_images, cap_files;
 	lm_buf head;     /* the headline of index.html */
 	lm_buf races;    /* its races section */
+	lm_buf kerns;    /* its kernels section */
+	lm_buf *to;      /* where plot puts its figure (NULL: figs, as a
+			    section of its own; else a part of that one) */
 	lm_buf figs;     /* the plots' sections of index.html */
 	lm_buf replot;   /* replot.sh */
 	ldb_run_filter filter; /* of the history and the default run */
@@ -251,10 +257,11 @@ done:
 	}
 	lm_buf_puts(&c->replot, "\n");
 
-	lm_buf *b = &c->figs;
-	lm_buf_puts(b, "<section>\n<h2>");
+	lm_buf *b = c->to ? c->to : &c->figs;
+	lm_buf_puts(b, c->to ? "<h3>" : "<section>\n<h2>");
 	html_escape(b, heading);
-	lm_buf_puts(b, "</h2>\n<figure><img src=\"");
+	lm_buf_puts(b, c->to ? "</h3>\n<figure><img src=\"" :
+		    "</h2>\n<figure><img src=\"");
 	html_escape(b, image);
 	lm_buf_puts(b, "\" alt=\"");
 	html_escape(b, title);
@@ -268,7 +275,8 @@ done:
 	html_escape(b, script);
 	lm_buf_puts(b, "\">");
 	html_escape(b, script);
-	lm_buf_puts(b, "</a>.</figcaption></figure>\n</section>\n");
+	lm_buf_puts(b, c->to ? "</a>.</figcaption></figure>\n" :
+		    "</a>.</figcaption></figure>\n</section>\n");
 	return 0;
 }
 
@@ -968,6 +976,281 @@ static int races_section(ctx *c, int64_t run_id, const exec_ref *ex,
 	return 0;
 }
 
+
+/* ---- kernels ---------------------------------------------------------- */
+
+/* The kernel calls of one execution plotted at most (the table lists up
+** to MAX_KERNEL_ROWS). */
+#define MAX_KERNEL_PLOT 24
+#define MAX_KERNEL_ROWS 1000
+
+/* One NKIKernel call of an execution (kernels, kernel_engines). */
+typedef struct kernel_row {
+	int seq, core, depth;
+	char call[128], func[128], caller[128], critical[8];
+	int64_t start_ps, end_ps, instructions;
+	int64_t dma_bytes, dma_transfers, dma_active_ps;
+	int64_t part[LS_ENGINES][N_PARTS];
+} kernel_row;
+
+/* Copy column i of st into buf (n bytes, cut). */
+static void col_text(sqlite3_stmt *st, int i, char *buf, size_t n)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	snprintf(buf, n, "%s", t ? (const char *)t : "");
+}
+
+/*
+** The kernel calls of execution e in their order (at most
+** MAX_KERNEL_ROWS; *total: how many it has). *out caller frees.
+*/
+static int load_kernels(ctx *c, const exec_ref *e, kernel_row **out, int *n,
+			int64_t *total)
+{
+	sqlite3_stmt *st = NULL;
+	int cap = 0, rc;
+	*out = NULL;
+	*n = 0;
+	if (query_int(c, "SELECT count(*) FROM kernels WHERE execution_id = ?1",
+		      e->id, total, NULL) != 0)
+		return LM_EINPUT;
+	if (*total == 0)
+		return 0;
+	if (sqlite3_prepare_v2(c->h, "SELECT seq, core, depth, call, func, "
+			       "caller, critical, start_ps, end_ps, "
+			       "instructions, dma_bytes, dma_transfers, "
+			       "dma_active_ps FROM kernels WHERE execution_id "
+			       "= ?1 ORDER BY seq", -1, &st, NULL) != SQLITE_OK)
+		return sqlfail(c, "report");
+	sqlite3_bind_int64(st, 1, e->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < MAX_KERNEL_ROWS) {
+		kernel_row *k;
+		lm_grow(out, &cap, *n + 1, sizeof **out);
+		k = &(*out)[(*n)++];
+		memset(k, 0, sizeof *k);
+		k->seq = sqlite3_column_int(st, 0);
+		k->core = sqlite3_column_int(st, 1);
+		k->depth = sqlite3_column_int(st, 2);
+		col_text(st, 3, k->call, sizeof k->call);
+		col_text(st, 4, k->func, sizeof k->func);
+		col_text(st, 5, k->caller, sizeof k->caller);
+		col_text(st, 6, k->critical, sizeof k->critical);
+		k->start_ps = sqlite3_column_int64(st, 7);
+		k->end_ps = sqlite3_column_int64(st, 8);
+		k->instructions = sqlite3_column_int64(st, 9);
+		k->dma_bytes = sqlite3_column_int64(st, 10);
+		k->dma_transfers = sqlite3_column_int64(st, 11);
+		k->dma_active_ps = sqlite3_column_int64(st, 12);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		goto fail;
+	if (sqlite3_prepare_v2(c->h, "SELECT engine, busy_ps, wait_sem_ps, "
+			       "wait_barrier_ps, wait_dep_ps, idle_ps FROM "
+			       "kernel_engines WHERE execution_id = ?1 AND "
+			       "seq = ?2", -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	for (int i = 0; i < *n; i++) {
+		kernel_row *k = &(*out)[i];
+		sqlite3_bind_int64(st, 1, e->id);
+		sqlite3_bind_int(st, 2, k->seq);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const unsigned char *en = sqlite3_column_text(st, 0);
+			int g = 0;
+			while (g < LS_ENGINES && (!en || strcmp((const char *)
+				en, ls_kernel_engine_name(g))))
+				g++;
+			if (g == LS_ENGINES)
+				continue;
+			for (int p = 0; p < N_PARTS; p++)
+				k->part[g][p] = sqlite3_column_int64(st, 1 + p);
+		}
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			goto fail;
+	}
+	sqlite3_finalize(st);
+	return 0;
+fail:
+	rc = sqlfail(c, "report");
+	sqlite3_finalize(st);
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return rc;
+}
+
+/* A percentage of part in whole ("-" when whole is 0). */
+static void put_pct(lm_buf *b, int64_t part, int64_t whole)
+{
+	if (whole > 0)
+		lm_buf_printf(b, "<td class=\"num\">%.1f</td>",
+			      100.0 * (double)part / (double)whole);
+	else
+		lm_buf_puts(b, "<td class=\"num\">-</td>");
+}
+
+/* The kernel calls of execution e: their chart and their table. */
+static int kernels_of(ctx *c, int64_t run_id, const exec_ref *e,
+		      const kernel_row *ks, int n, int64_t total,
+		      const char *what)
+{
+	lm_buf *b = &c->kerns;
+	int np = n < MAX_KERNEL_PLOT ? n : MAX_KERNEL_PLOT, rc;
+	int64_t longest = 0;
+	char num[64];
+	lm_buf_puts(b, "<h3>");
+	html_escape(b, e->mode);
+	lm_buf_printf(b, ": %lld kernel call%s</h3>\n", (long long)total,
+		      total == 1 ? "" : "s");
+	for (int i = 0; i < np; i++)
+		if (ks[i].end_ps - ks[i].start_ps > longest)
+			longest = ks[i].end_ps - ks[i].start_ps;
+	double div;
+	const char *unit = pick_unit(longest, &div);
+	lm_buf t = LM_BUF_INIT;
+	lm_buf_puts(&t, "engine");
+	for (int p = 0; p < N_PARTS; p++)
+		lm_buf_printf(&t, "\t%s", part_names[p]);
+	lm_buf_puts(&t, "\n");
+	for (int i = 0; i < np; i++) {
+		if (i > 0)
+			lm_buf_puts(&t, " \t0\t0\t0\t0\t0\n");
+		for (int g = 0; g < LS_ENGINES; g++) {
+			/* '#' would start a comment in gnuplot's data */
+			lm_buf_printf(&t, "k%d %s", ks[i].seq,
+				      engine_names[g]);
+			for (int p = 0; p < N_PARTS; p++)
+				lm_buf_printf(&t, "\t%.6g",
+					      (double)ks[i].part[g][p] / div);
+			lm_buf_puts(&t, "\n");
+		}
+	}
+	char *data = lm_xasprintf("kernels-%s.tsv", e->mode);
+	char *image = lm_xasprintf("kernels-%s.%s", e->mode, c->fmt);
+	char *title = lm_xasprintf("Engine time in each kernel call, run %lld "
+				   "(%s): %s", (long long)run_id, e->mode,
+				   what);
+	const char *extra[] = { unit, "*", NULL };
+	char heading[96], caption[512];
+	snprintf(heading, sizeof heading, "Where each engine's time went in "
+		 "each kernel call (%s)", e->mode);
+	snprintf(caption, sizeof caption, "For each NKIKernel call kN of the "
+		 "%s execution (%d of %lld shown) and each engine: the time "
+		 "its body's instructions ran (busy), waited for a semaphore, "
+		 "at a core barrier, for a dependency, and the rest of the "
+		 "call (idle); each bar adds up to the call's time, from its "
+		 "start to its completion.", e->mode, np, (long long)total);
+	rc = write_file(c, data, t.ptr, t.size);
+	if (rc == 0) {
+		c->to = b;
+		rc = plot(c, "waits.gp", data, image, title, extra, heading,
+			  caption);
+		c->to = NULL;
+	}
+	lm_buf_free(&t);
+	free(data);
+	free(image);
+	free(title);
+	if (rc)
+		return rc;
+
+	lm_buf_puts(b, "<table class=\"kernels\">\n<tr><th>call</th>"
+		    "<th>core</th><th>instruction</th><th>kernel</th><th>called "
+		    "from</th><th>start (ns)</th><th>time (ns)</th>"
+		    "<th>instructions</th>");
+	for (int g = 0; g < LS_ENGINES; g++)
+		lm_buf_printf(b, "<th>%s util (%%)</th>", engine_names[g]);
+	lm_buf_puts(b, "<th>DMA util (%)</th><th>DMA bytes</th>"
+		    "<th>DMA transfers</th><th>semaphore wait (ns)</th>"
+		    "<th>barrier wait (ns)</th><th>dependency wait (ns)</th>"
+		    "<th>critical engine</th></tr>\n");
+	for (int i = 0; i < n; i++) {
+		const kernel_row *k = &ks[i];
+		int64_t len = k->end_ps - k->start_ps, w[3] = { 0, 0, 0 };
+		lm_buf_puts(b, "<tr>");
+		snprintf(num, sizeof num, "k%d", k->seq);
+		td(b, NULL, num);
+		snprintf(num, sizeof num, "%d", k->core);
+		td(b, "num", num);
+		td(b, NULL, k->call);
+		td(b, NULL, k->func);
+		td(b, NULL, k->caller);
+		snprintf(num, sizeof num, "%.3f", (double)k->start_ps / 1e3);
+		td(b, "num", num);
+		snprintf(num, sizeof num, "%.3f", (double)len / 1e3);
+		td(b, "num", num);
+		snprintf(num, sizeof num, "%lld", (long long)k->instructions);
+		td(b, "num", num);
+		for (int g = 0; g < LS_ENGINES; g++) {
+			put_pct(b, k->part[g][PART_BUSY], len);
+			w[0] += k->part[g][PART_SEM];
+			w[1] += k->part[g][PART_BARRIER];
+			w[2] += k->part[g][PART_DEP];
+		}
+		put_pct(b, k->dma_active_ps, len);
+		snprintf(num, sizeof num, "%lld", (long long)k->dma_bytes);
+		td(b, "num", num);
+		snprintf(num, sizeof num, "%lld", (long long)k->dma_transfers);
+		td(b, "num", num);
+		for (int j = 0; j < 3; j++) {
+			snprintf(num, sizeof num, "%.3f", (double)w[j] / 1e3);
+			td(b, "num", num);
+		}
+		lm_buf_puts(b, "<td><strong>");
+		html_escape(b, k->critical);
+		lm_buf_puts(b, "</strong></td></tr>\n");
+	}
+	lm_buf_puts(b, "</table>\n");
+	if (total > n)
+		lm_buf_printf(b, "<p class=\"note\">The first %d of %lld "
+			      "kernel calls are listed.</p>\n", n,
+			      (long long)total);
+	return 0;
+}
+
+/*
+** The Kernels section: per execution of the run, its NKIKernel calls
+** (docs/reports.md, "Kernels"); one line when the run made none.
+*/
+static int kernels_section(ctx *c, int64_t run_id, const exec_ref *ex,
+			   int n_ex, const char *what)
+{
+	lm_buf *b = &c->kerns;
+	int any = 0, rc = 0;
+	lm_buf_puts(b, "<section id=\"kernels\">\n<h2>Kernels</h2>\n");
+	for (int i = 0; i < n_ex && rc == 0; i++) {
+		kernel_row *ks = NULL;
+		int n = 0;
+		int64_t total = 0;
+		if ((rc = load_kernels(c, &ex[i], &ks, &n, &total)) != 0)
+			break;
+		if (total > 0) {
+			if (!any)
+				lm_buf_puts(b, "<p>Each NKIKernel call: where "
+					    "each engine's time went between "
+					    "the call's start and its "
+					    "completion, each engine's "
+					    "utilization (busy / the call's "
+					    "time; DMA: the time a transfer "
+					    "of the body was in flight), and "
+					    "the critical engine: the one "
+					    "whose last work in the body "
+					    "ended last.</p>\n");
+			any = 1;
+			rc = kernels_of(c, run_id, &ex[i], ks, n, total,
+				       what);
+		}
+		free(ks);
+	}
+	if (rc == 0 && !any)
+		lm_buf_printf(b, "<p class=\"note\">Run %lld made no NKIKernel "
+			      "call.</p>\n", (long long)run_id);
+	lm_buf_puts(b, "</section>\n");
+	return rc;
+}
+
 /* ---- history and the summary table ----------------------------------- */
 
 /*
@@ -1084,6 +1367,7 @@ static int write_index(ctx *c, int64_t run_id, const ldb_run_row *rows,
 	lm_buf_puts(&b, "</p>\n");
 	lm_buf_put(&b, c->head.ptr ? c->head.ptr : "", c->head.size);
 	lm_buf_put(&b, c->races.ptr ? c->races.ptr : "", c->races.size);
+	lm_buf_put(&b, c->kerns.ptr ? c->kerns.ptr : "", c->kerns.size);
 	lm_buf_put(&b, c->figs.ptr ? c->figs.ptr : "", c->figs.size);
 
 	lm_buf_puts(&b, "<section>\n<h2>Runs</h2>\n<table>\n<tr><th>run</th>"
@@ -1158,15 +1442,16 @@ static int one_of(const char *s, size_t n, const char *const *words)
 /*
 ** Whether name is a file some report writes: a .gp script, index.html,
 ** replot.sh, or STEM.EXT of the data and images (STEM util, timeline,
-** shapes, history, waits-MODE; EXT tsv, png, svg). Only such names are
-** ever removed, whatever a manifest lists: a user's file in the
-** directory is not one.
+** shapes, history, waits-MODE, kernels-MODE; EXT tsv, png, svg). Only
+** such names are ever removed, whatever a manifest lists: a user's file
+** in the directory is not one.
 */
 static int own_name(const char *name)
 {
 	static const char *const stems[] = {
 		"util", "timeline", "shapes", "history", "waits-reference",
-		"waits-linked", "waits-single", NULL };
+		"waits-linked", "waits-single", "kernels-reference",
+		"kernels-linked", "kernels-single", NULL };
 	static const char *const exts[] = { "tsv", "png", "svg", NULL };
 	const char *dot = strrchr(name, '.');
 	if (!strcmp(name, "index.html") || !strcmp(name, "replot.sh"))
@@ -1359,7 +1644,9 @@ int lr_write(ldb *db, const lr_options *o, lr_report *out, lm_error *err)
 			ymax = ex[i].sim_time_ps;
 	}
 	headline(&c, ex, n_ex, sp, n_sp);
-	if ((rc = races_section(&c, run_id, ex, n_ex)) != 0)
+	if ((rc = races_section(&c, run_id, ex, n_ex)) != 0 ||
+	    (rc = kernels_section(&c, run_id, ex, n_ex,
+				  lm_buf_cstr(&rs))) != 0)
 		goto done;
 	if ((rc = query_int(&c, "SELECT count(*) FROM matmuls x JOIN "
 			    "executions e ON x.execution_id = e.id WHERE "
@@ -1402,6 +1689,7 @@ done:
 	lm_buf_free(&rs);
 	lm_buf_free(&c.head);
 	lm_buf_free(&c.races);
+	lm_buf_free(&c.kerns);
 	lm_buf_free(&c.figs);
 	lm_buf_free(&c.replot);
 	ldb_run_rows_free(rows, n_rows);

@@ -79,6 +79,12 @@ void ls_result_free(ls_result *r)
 	free(r->matmuls);
 	ls_tensors_free(&r->outputs);
 	ls_races_free(r->races, r->n_races);
+	for (int i = 0; i < r->n_kernels; i++) {
+		free(r->kernels[i].call);
+		free(r->kernels[i].func);
+		free(r->kernels[i].caller);
+	}
+	free(r->kernels);
 	memset(r, 0, sizeof *r);
 }
 

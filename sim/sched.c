@@ -84,6 +84,8 @@ typedef struct act {
 	   that made it first), made: how many */
 	int *blog;
 	int64_t made;
+	int kern;               /* the kernel call whose body this is or is
+				   inside (an index of sim.kern), -1: none */
 	/* the race detector: the clock the body starts from (the call's) and
 	   what its items' completions and leaving engines joined (saved
 	   clock ids, 0: none); the engines that joined rent; per dependency
@@ -244,6 +246,8 @@ typedef struct sim {
 	int dispatched;         /* the entries are a dispatcher's Calls */
 	int rhost;              /* race: the join of the launched functions'
 				   Returns (a saved clock id, 0: none) */
+	ls_kacc *kern;          /* the NKIKernel calls reached (NULL: none) */
+	int n_kern, cap_kern;
 } sim;
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -570,6 +574,27 @@ static unsigned fn_mask(sim *s, int fn, int c, int depth)
 	return m;
 }
 
+/* A kernel call record for body activation ai (its parent: the call). */
+static int new_kern(sim *s, int ai)
+{
+	const act *a = &s->acts[ai];
+	const act *p = &s->acts[a->parent_act];
+	const ls_sinst *si = &s->mc->fns[p->fn].insts[a->parent_idx];
+	ls_kacc *k;
+	lm_grow(&s->kern, &s->cap_kern, s->n_kern + 1, sizeof *s->kern);
+	k = &s->kern[s->n_kern];
+	memset(k, 0, sizeof *k);
+	k->parent = p->kern;
+	k->body = ai;
+	k->st.core = a->core;
+	k->st.call = lm_xstrdup(S(si->in->name));
+	k->st.func = lm_xstrdup(S(si->in->func));
+	k->st.caller = lm_xstrdup(S(s->mc->fns[p->fn].f->name));
+	k->st.parent = p->kern;
+	k->st.depth = p->kern < 0 ? 0 : s->kern[p->kern].st.depth + 1;
+	return s->n_kern++;
+}
+
 /* A new activation of fn on core c (parent: the call, or -1). */
 static int new_act(sim *s, int fn, int c, int parent_act, int parent_idx,
 		   int depth)
@@ -602,6 +627,10 @@ static int new_act(sim *s, int fn, int c, int parent_act, int parent_idx,
 		a->blog = lm_xcalloc(LS_BLOG, sizeof *a->blog);
 		a->made = 1; /* every engine starts in block 0 */
 	}
+	a->kern = parent_act < 0 ? -1 : s->acts[parent_act].kern;
+	if (parent_act >= 0 && s->mc->fns[s->acts[parent_act].fn]
+				       .insts[parent_idx].op == LM_OP_NKIKERNEL)
+		a->kern = new_kern(s, ai);
 	return ai;
 }
 
@@ -706,6 +735,10 @@ static void act_check(sim *s, int ai)
 			return;
 		ls_sync_clear_bank(s->mc, a->core);
 		s->dirty = 1;
+	}
+	if (a->kern >= 0 && s->kern[a->kern].body == ai) {
+		s->kern[a->kern].st.end_ps = s->now;
+		s->kern[a->kern].done = 1;
 	}
 	if (a->parent_act >= 0)
 		complete(s, (item){a->parent_act, a->parent_idx});
@@ -1030,8 +1063,10 @@ static void set_blocked(sim *s, int c, int e, int on_sem)
 			sizeof *s->blocked);
 		s->blocked[s->n_blocked++] = c * LS_ENGINES + e;
 	}
-	ls_wait_begin(&s->cores[c].st, e, &s->cores[c].wait[e],
-		      on_sem ? LS_WAIT_SEM : LS_WAIT_DEP, s->now);
+	ls_wait_begin(&s->cores[c].st, s->kern,
+		      E->nfr > 0 ? s->acts[E->fr[E->nfr - 1].act].kern : -1, e,
+		      &s->cores[c].wait[e], on_sem ? LS_WAIT_SEM : LS_WAIT_DEP,
+		      s->now);
 }
 
 /* ---- barriers ----------------------------------------------------------- */
@@ -1174,7 +1209,8 @@ static void barrier_release(sim *s, int gi)
 		for (int j = 0; j < sm->n_slots; j++)
 			if (sm->slot_group[j] == gi)
 				sm->slot_group[j] = -1;
-		ls_wait_barrier(&k->st, ar->eng, ar->t, s->now);
+		ls_wait_barrier(&k->st, s->kern, s->acts[ar->act].kern,
+				ar->eng, ar->t, s->now);
 		if (s->tracing)
 			ls_trace_add(&s->trace, ar->core, ar->eng,
 				     sinst_of(s, E->cur), E->cur.act,
@@ -1480,6 +1516,10 @@ static void desc_event(sim *s, int a, int is_done)
 		ls_trace_add(&s->trace, d->core, LS_ENGINES + qi,
 			     inst_at(s, d->act, d->idx), d->act, d->idx,
 			     d->start, s->now - d->start);
+	if (s->acts[d->act].kern >= 0)
+		ls_kern_dma(s->kern, s->acts[d->act].kern,
+			    inst_at(s, d->act, d->idx)->dma_bytes, d->start,
+			    s->now);
 	if (s->now > s->cores[d->core].st.end_ps)
 		s->cores[d->core].st.end_ps = s->now;
 	dma_release(s, a);
@@ -1619,6 +1659,12 @@ static void start_inst(sim *s, int c, int e, item it)
 		}
 		/* the body may start; the call completes with it */
 		s->acts[s->acts[it.act].sub[it.idx]].gate_open = 1;
+		{
+			ls_kacc *ka = &s->kern[s->acts[s->acts[it.act]
+					       .sub[it.idx]].kern];
+			ka->started = 1;
+			ka->st.start_ps = s->now;
+		}
 		if (s->R) {
 			int sub = s->acts[it.act].sub[it.idx];
 			ls_race_copy(s->R, rvc_slot(s, &s->acts[sub].rent),
@@ -1816,6 +1862,9 @@ static void start_inst(sim *s, int c, int e, item it)
 		break;
 	}
 	k->st.busy_ps[e] += dur;
+	if (s->acts[it.act].kern >= 0)
+		ls_kern_busy(s->kern, s->acts[it.act].kern, e, s->now,
+			     s->now + dur, 1);
 	if (s->tracing)
 		ls_trace_add(&s->trace, c, e, si, it.act, it.idx, s->now,
 			     dur);
@@ -2134,7 +2183,8 @@ static int back_edge(sim *s, int c, int e, const ls_sfunc *sf,
 			       (long long)s->now, where);
 	}
 	if (E->is_blocked) {
-		ls_wait_end(&s->cores[c].st, e, &s->cores[c].wait[e], s->now);
+		ls_wait_end(&s->cores[c].st, s->kern, e, &s->cores[c].wait[e],
+			    s->now);
 		E->is_blocked = 0;
 	}
 	E->busy = 1;
@@ -2142,6 +2192,9 @@ static int back_edge(sim *s, int c, int e, const ls_sfunc *sf,
 	E->cur.idx = -1;
 	E->cur_completes = 0;
 	s->cores[c].st.busy_ps[e] += dur;
+	if (s->acts[F->act].kern >= 0)
+		ls_kern_busy(s->kern, s->acts[F->act].kern, e, s->now,
+			     s->now + dur, 0);
 	push(s, s->now + dur, EV_ENG, c, e);
 	return 0;
 }
@@ -2286,7 +2339,7 @@ static int ctrl_next(sim *s, int c, int e, item *it)
 				race_deps(s, c, e, F, si, idx);
 			}
 			if (E->is_blocked) {
-				ls_wait_end(&s->cores[c].st, e,
+				ls_wait_end(&s->cores[c].st, s->kern, e,
 					    &s->cores[c].wait[e], s->now);
 				E->is_blocked = 0;
 					}
@@ -2363,7 +2416,8 @@ static void unblock(sim *s, int c, int e)
 {
 	engine *E = &s->cores[c].eng[e];
 	if (E->is_blocked) {
-		ls_wait_end(&s->cores[c].st, e, &s->cores[c].wait[e], s->now);
+		ls_wait_end(&s->cores[c].st, s->kern, e, &s->cores[c].wait[e],
+			    s->now);
 		E->is_blocked = 0;
 	}
 }
@@ -2473,7 +2527,8 @@ static void join_release(sim *s, int c, int ex, item it)
 		engine *E = &k->eng[e];
 		if (e == ex)
 			continue;
-		ls_wait_barrier(&k->st, e, J->t[e], s->now);
+		ls_wait_barrier(&k->st, s->kern, s->acts[J->act].kern, e,
+				J->t[e], s->now);
 		E->fr[E->nfr - 1].pos++;
 	}
 	*J = s->joins[--s->n_joins];
@@ -2797,6 +2852,10 @@ static void handle(sim *s, const event *ev)
 				     sinst_of(s, (item){d->act, d->idx}),
 				     d->act, d->idx, d->start,
 				     s->now - d->start);
+		if (s->acts[d->act].kern >= 0)
+			ls_kern_dma(s->kern, s->acts[d->act].kern,
+				    sinst_of(s, (item){d->act, d->idx})
+				    ->dma_bytes, d->start, s->now);
 		complete(s, (item){d->act, d->idx});
 		d->next_free = s->free_dma;
 		s->free_dma = ev->a;
@@ -2913,6 +2972,13 @@ static void sim_free(sim *s)
 		free(a->blog);
 		free(a->rh);
 	}
+	for (int i = 0; i < s->n_kern; i++) {
+		free(s->kern[i].st.call);
+		free(s->kern[i].st.func);
+		free(s->kern[i].st.caller);
+		free(s->kern[i].xf);
+	}
+	free(s->kern);
 	free(s->fmask);
 	free(s->dop);
 	free(s->acts);
@@ -2930,6 +2996,56 @@ static void sim_free(sim *s)
 	for (int i = 0; i < s->n_mm; i++)
 		free(s->mm[i].name);
 	free(s->mm);
+}
+
+/* A kernel record's place in the list: its start, then its creation. */
+typedef struct kern_key {
+	int64_t start;
+	int i;
+} kern_key;
+
+static int kern_cmp(const void *pa, const void *pb)
+{
+	const kern_key *a = pa, *b = pb;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Move the kernel calls that started into out, by start (their names
+** move with them; parent renumbered). */
+static void collect_kernels(sim *s, ls_result *out)
+{
+	kern_key *ord;
+	int *pos, n = 0;
+	if (!s->n_kern)
+		return;
+	ord = lm_xcalloc((size_t)s->n_kern, sizeof *ord);
+	pos = lm_xcalloc((size_t)s->n_kern, sizeof *pos);
+	for (int i = 0; i < s->n_kern; i++)
+		if (s->kern[i].started)
+			ord[n++] = (kern_key){ s->kern[i].st.start_ps, i };
+	qsort(ord, (size_t)n, sizeof *ord, kern_cmp);
+	out->kernels = lm_xcalloc((size_t)n + 1, sizeof *out->kernels);
+	out->n_kernels = n;
+	for (int i = 0; i < s->n_kern; i++)
+		pos[i] = -1;
+	for (int j = 0; j < n; j++)
+		pos[ord[j].i] = j;
+	for (int j = 0; j < n; j++) {
+		ls_kacc *k = &s->kern[ord[j].i];
+		/* a call whose body never completed (stopped by a Halt)
+		   lasts to the end of the run */
+		if (!k->done)
+			k->st.end_ps = s->last;
+		ls_kern_finish(k);
+		out->kernels[j] = k->st;
+		/* a started call's enclosing call started before it */
+		out->kernels[j].parent = k->parent < 0 ? -1 : pos[k->parent];
+		k->st.call = k->st.func = k->st.caller = NULL;
+	}
+	free(ord);
+	free(pos);
 }
 
 /* Move the statistics into out. */
@@ -2961,6 +3077,7 @@ static void collect(sim *s, ls_result *out)
 	out->matmuls = s->mm;
 	s->mm = NULL;
 	s->n_mm = 0;
+	collect_kernels(s, out);
 }
 
 int ls_machine_prepare(ls_machine **out, lm_module *const *mods, int n_mods,

@@ -4,9 +4,9 @@
 ** A run takes either ONE module (a per-core module, or a linked module whose
 ** entry is a dispatcher) or N per-core modules side by side on an N-core
 ** machine (the reference run of the differential checker). It returns the
-** external outputs, per-core statistics and one record per executed
-** Matmult. Runs are deterministic: same inputs and options, same bits and
-** same times.
+** external outputs, per-core statistics, one record per executed
+** Matmult and one per NKIKernel call. Runs are deterministic: same
+** inputs and options, same bits and same times.
 **
 ** Ownership: ls_result and everything in it belong to the caller after
 ** ls_run returns; free with ls_result_free. The modules are only read.
@@ -159,6 +159,48 @@ typedef struct ls_core_stats {
 	int64_t idle_ps[LS_ENGINES];
 } ls_core_stats;
 
+/*
+** One NKIKernel (IT55) call the run made (docs/simulator.md, "Kernel
+** statistics"): the call instruction, the kernel function it runs, the
+** function the call stands in, on which core. Its interval runs from
+** the call's start (when its body may start) to the call's completion
+** (every body instruction complete, DMAs included). Per engine, over the
+** instructions of the body (nested Call and NKIKernel bodies included):
+** busy, semaphore, barrier and dependency wait, and idle (the rest of
+** the interval), adding up to end_ps - start_ps. The DMAs of the body:
+** bytes, transfers, the sum of their transfer times (transfer start to
+** completion) and dma_active_ps, the time at least one was in flight.
+** critical: the engine whose last body instruction ended last
+** (0..LS_ENGINES-1, index = lm_engine - 1), LS_ENGINES when the body's
+** last DMA completed after every engine's last instruction, -1 when
+** nothing of the body ran. parent: the index of the kernel call this one
+** is nested in, -1 when none. Kernels are listed by start, then by the
+** order their calls were reached.
+*/
+typedef struct ls_kernel_stats {
+	int core;
+	char *call;                /* the NKIKernel instruction's name */
+	char *func;                /* the kernel function */
+	char *caller;              /* the function the call is in */
+	int parent, depth;         /* depth 0: called from a non-kernel */
+	int64_t start_ps, end_ps;
+	int64_t instructions;
+	int64_t busy_ps[LS_ENGINES];
+	int64_t wait_sem_ps[LS_ENGINES];
+	int64_t wait_barrier_ps[LS_ENGINES];
+	int64_t wait_dep_ps[LS_ENGINES];
+	int64_t idle_ps[LS_ENGINES];
+	int64_t last_end_ps[LS_ENGINES]; /* its last body instruction's end
+					    (0: none) */
+	int64_t dma_bytes, dma_transfers;
+	int64_t dma_xfer_ps, dma_active_ps, dma_end_ps;
+	int critical;
+} ls_kernel_stats;
+
+/* The name of kernel engine index e of ls_kernel_stats.critical: "PE",
+** "ACT", "DVE", "POOL", "SP", "DMA" (e == LS_ENGINES) or "-". */
+const char *ls_kernel_engine_name(int e);
+
 typedef struct ls_matmul_rec {
 	int core;
 	char *name;                /* instruction name */
@@ -218,6 +260,9 @@ typedef struct ls_result {
 	ls_race *races;
 	int64_t races_found;
 	int64_t race_shadow_bytes;
+	/* the NKIKernel calls the run made (none: NULL, 0) */
+	int n_kernels;
+	ls_kernel_stats *kernels;
 } ls_result;
 
 void ls_result_free(ls_result *r);

@@ -940,23 +940,57 @@ void ls_dmablk_free(ls_sinst *si);
 /* Why an engine waits (its head instruction cannot start). */
 enum { LS_WAIT_NONE = 0, LS_WAIT_DEP, LS_WAIT_SEM };
 
-/* The open wait of one engine. */
+/* The open wait of one engine: its reason, since when, and the kernel
+** call (an index of the scheduler's ls_kacc array, -1: none) whose body
+** holds the instruction it waits to start. */
 typedef struct ls_waitclock {
 	int why;                /* LS_WAIT_*; NONE: not waiting */
+	int kern;
 	int64_t since;
 } ls_waitclock;
 
-/* The engine starts waiting for why at now, or its reason changes (the
-** time so far goes to the old reason); same reason: nothing. */
-void ls_wait_begin(ls_core_stats *st, int eng, ls_waitclock *w, int why,
-		   int64_t now);
+/* One DMA transfer of a kernel body, for its time in flight. */
+typedef struct ls_kxfer {
+	int64_t start, end;
+} ls_kxfer;
+
+/* A kernel call being measured: its statistics (sim.h), the kernel it
+** is nested in (-1), its body's activation, whether the call started
+** and completed, its DMA transfers so far. */
+typedef struct ls_kacc {
+	ls_kernel_stats st;
+	int parent;
+	int body;
+	int started, done;
+	ls_kxfer *xf;
+	int n_xf, cap_xf;
+} ls_kacc;
+
+/* The engine starts waiting for why at now, or its reason or its kernel
+** changes (the time so far goes to the old ones); same: nothing. ks: the
+** kernel calls (kern an index, -1: none; NULL when there are none). */
+void ls_wait_begin(ls_core_stats *st, ls_kacc *ks, int kern, int eng,
+		   ls_waitclock *w, int why, int64_t now);
 /* The engine's head instruction starts at now: close the open wait. */
-void ls_wait_end(ls_core_stats *st, int eng, ls_waitclock *w, int64_t now);
-/* A CoreBarrier on eng held from arrived to released. */
-void ls_wait_barrier(ls_core_stats *st, int eng, int64_t arrived,
-		     int64_t released);
+void ls_wait_end(ls_core_stats *st, ls_kacc *ks, int eng, ls_waitclock *w,
+		 int64_t now);
+/* A CoreBarrier (or a join) of kernel kern (-1: none) on eng held from
+** arrived to released. */
+void ls_wait_barrier(ls_core_stats *st, ls_kacc *ks, int kern, int eng,
+		     int64_t arrived, int64_t released);
 /* At the end of a run of run_ps: each engine's idle time (the rest). */
 void ls_wait_finish(ls_core_stats *st, int64_t run_ps);
+/* Kernel kern and those it is nested in: engine eng busy from t0 to t1
+** (count: an instruction, not a back edge). */
+void ls_kern_busy(ls_kacc *ks, int kern, int eng, int64_t t0, int64_t t1,
+		  int count);
+/* Kernel kern and those it is nested in: a body DMA of bytes moved from
+** start to end. */
+void ls_kern_dma(ls_kacc *ks, int kern, int64_t bytes, int64_t start,
+		 int64_t end);
+/* The kernel's idle times, DMA time in flight and critical engine, at
+** the end of the run (its xfer list freed). */
+void ls_kern_finish(ls_kacc *k);
 
 /* ---- trace.c ------------------------------------------------------------ */
 

@@ -69,6 +69,38 @@ static ls_result make_result(int n_cores, int n_mm, int tag)
 		m->duration_ps = 800 + j % 7;
 		m->array_util = (double)m->k * m->m / 16384.0;
 	}
+	/* with cores: an NKIKernel call and one nested in it (odd tags) */
+	r.n_kernels = n_cores ? 1 + (tag & 1) : 0;
+	r.kernels = r.n_kernels ? lm_xcalloc((size_t)r.n_kernels,
+					     sizeof *r.kernels) : NULL;
+	for (int j = 0; j < r.n_kernels; j++) {
+		ls_kernel_stats *k = &r.kernels[j];
+		k->core = n_cores - 1;
+		k->call = lm_xasprintf("inst__k%d_%d", tag, j);
+		k->func = lm_xasprintf("k%d", j);
+		k->caller = lm_xstrdup(j ? "k0" : "sg0000");
+		k->parent = j - 1;
+		k->depth = j;
+		k->start_ps = 1000 + 10 * j + tag;
+		k->end_ps = 900000 - 10 * j;
+		k->instructions = 20 - j;
+		for (int e = 0; e < LS_ENGINES; e++) {
+			k->busy_ps[e] = 100 * tag + 10 * e + j + 1;
+			k->wait_sem_ps[e] = 200 + e;
+			k->wait_barrier_ps[e] = 300 + e;
+			k->wait_dep_ps[e] = 400 + e + tag;
+			k->idle_ps[e] = k->end_ps - k->start_ps - k->busy_ps[e] -
+					k->wait_sem_ps[e] - k->wait_barrier_ps[e] -
+					k->wait_dep_ps[e];
+			k->last_end_ps[e] = k->end_ps - e;
+		}
+		k->dma_bytes = (int64_t)1 << 33 | tag;
+		k->dma_transfers = 7 + j;
+		k->dma_xfer_ps = 50000 + tag;
+		k->dma_active_ps = 40000 + j;
+		k->dma_end_ps = k->end_ps - 1;
+		k->critical = j ? LS_ENGINES : 2;
+	}
 	return r;
 }
 
@@ -325,7 +357,7 @@ START_TEST(test_newer_refused)
 	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), LM_EINPUT);
 	ck_assert_ptr_null(db);
 	ck_assert_contains(err.msg, "future.db: schema version 99 is newer "
-			   "than this lncsim supports (5)");
+			   "than this lncsim supports (6)");
 	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 99);
 	/* the CLI says the same and exits 2 */
 	tu_run r = tu_lncsim(NULL, "db", "runs", "--db", path, NULL);
@@ -1028,6 +1060,19 @@ static char *dump(const char *path)
 		"'|' || t.mismatches || '|' || t.first_index || '|' || "
 		"quote(t.max_abs_diff) FROM tensors t JOIN runs r ON "
 		"t.run_id = r.id",
+		"SELECT 'kern|' || r.uuid || '|' || e.mode || '|' || k.seq || '|' "
+		"|| k.core || '|' || k.call || '|' || k.func || '|' || k.caller "
+		"|| '|' || k.parent || '|' || k.depth || '|' || k.start_ps || '|' "
+		"|| k.end_ps || '|' || k.instructions || '|' || k.critical || '|' "
+		"|| k.dma_bytes || '|' || k.dma_transfers || '|' || k.dma_xfer_ps "
+		"|| '|' || k.dma_active_ps || '|' || k.dma_end_ps FROM kernels k "
+		"JOIN executions e ON k.execution_id = e.id JOIN runs r ON "
+		"e.run_id = r.id",
+		"SELECT 'keng|' || r.uuid || '|' || e.mode || '|' || k.seq || '|' "
+		"|| k.engine || '|' || k.busy_ps || '|' || k.wait_sem_ps || '|' "
+		"|| k.wait_barrier_ps || '|' || k.wait_dep_ps || '|' || k.idle_ps "
+		"|| '|' || k.last_end_ps FROM kernel_engines k JOIN executions e "
+		"ON k.execution_id = e.id JOIN runs r ON e.run_id = r.id",
 		"SELECT 'case|' || r.uuid || '|' || c.campaign || '|' || c.seed "
 		"|| '|' || c.gen_options || '|' || c.kind || '|' || c.signature "
 		"FROM cases c JOIN runs r ON r.id = c.run_id",
@@ -1468,7 +1513,8 @@ START_TEST(test_migrate_v4)
 				 "WHERE name = 'races'"), 0);
 	ldb *db = NULL;
 	ck_assert_msg(ldb_open(&db, path, 0, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 5);
+	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"),
+			 LDB_SCHEMA_VERSION);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 2);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs WHERE "
 				 "races IS NULL"), 2);
@@ -1484,6 +1530,106 @@ START_TEST(test_migrate_v4)
 	sql_exec(path, "PRAGMA foreign_keys = ON; DELETE FROM runs WHERE id = 3");
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM races"), 0);
 	ldb_close(db);
+	free(path);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
+/*
+** The kernels of an execution: every field of each call and of each of
+** its engines round-trips; a run's kernels go with it.
+*/
+START_TEST(test_kernels_roundtrip)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "k.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	log_run(db, 2, 2, 2, 3, "pass"); /* tags 3 (two calls), 4 (one) */
+	ldb_close(db);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernels"), 3);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernel_engines"),
+			 15);
+	char *t = sql_text(path, "SELECT group_concat(call || '/' || func || "
+			   "'/' || caller || '/' || parent || '/' || depth || "
+			   "'/' || core || '/' || start_ps || '/' || end_ps || "
+			   "'/' || instructions || '/' || critical || '/' || "
+			   "dma_bytes || '/' || dma_transfers || '/' || "
+			   "dma_xfer_ps || '/' || dma_active_ps || '/' || "
+			   "dma_end_ps, ' ') FROM (SELECT * FROM kernels ORDER "
+			   "BY execution_id, seq)");
+	ck_assert_str_eq(t, "inst__k3_0/k0/sg0000/-1/0/1/1003/900000/20/DVE/"
+			 "8589934595/7/50003/40000/899999 "
+			 "inst__k3_1/k1/k0/0/1/1/1013/899990/19/DMA/"
+			 "8589934595/8/50003/40001/899989 "
+			 "inst__k4_0/k0/sg0000/-1/0/1/1004/900000/20/DVE/"
+			 "8589934596/7/50004/40000/899999");
+	free(t);
+	t = sql_text(path, "SELECT group_concat(engine || '=' || busy_ps || "
+		     "'/' || wait_sem_ps || '/' || wait_barrier_ps || '/' || "
+		     "wait_dep_ps || '/' || idle_ps || '/' || last_end_ps, ' ') "
+		     "FROM (SELECT * FROM kernel_engines WHERE execution_id = 1 "
+		     "AND seq = 1 ORDER BY engine)");
+	ck_assert_str_eq(t, "ACT=312/201/301/404/897759/899989 "
+			 "DVE=322/202/302/405/897746/899988 "
+			 "PE=302/200/300/403/897772/899990 "
+			 "POOL=332/203/303/406/897733/899987 "
+			 "SP=342/204/304/407/897720/899986");
+	free(t);
+	/* the engine times of a call add up to its time */
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernel_engines x "
+				 "JOIN kernels k USING (execution_id, seq) WHERE "
+				 "busy_ps + wait_sem_ps + wait_barrier_ps + "
+				 "wait_dep_ps + idle_ps <> end_ps - start_ps"), 0);
+	sql_exec(path, "PRAGMA foreign_keys = ON; DELETE FROM runs");
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernels"), 0);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernel_engines"),
+			 0);
+	free(path);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
+/*
+** A version-5 file (before kernels) migrates: its executions stay,
+** without kernels; the two tables are there, STRICT, and take rows.
+*/
+START_TEST(test_migrate_v5)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "v5.db");
+	sql_exec(path, v1_schema);
+	char *up = lm_xasprintf("%s%s%s%s PRAGMA user_version = 5;",
+				ldb_migrations[1], ldb_migrations[2],
+				ldb_migrations[3], ldb_migrations[4]);
+	sql_exec(path, up);
+	free(up);
+	int v = -1;
+	lm_error err;
+	ck_assert_int_eq(ldb_file_version(path, &v, &err), 0);
+	ck_assert_int_eq(v, 5);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_master "
+				 "WHERE name IN ('kernels', 'kernel_engines')"),
+			 0);
+	int64_t n_exec = sql_int(path, "SELECT count(*) FROM executions");
+	ldb *db = NULL;
+	ck_assert_msg(ldb_open(&db, path, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 6);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM executions"),
+			 n_exec);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM pragma_table_list "
+				 "WHERE schema = 'main' AND strict = 1 AND "
+				 "wr = 1 AND name IN ('kernels', "
+				 "'kernel_engines')"), 2);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernels"), 0);
+	log_run(db, 1, 1, 1, 5, "pass");
+	ldb_close(db);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernels"), 2);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernel_engines"),
+			 10);
 	free(path);
 	tu_rmtree(d);
 	free(d);
@@ -2718,6 +2864,8 @@ static Suite *db_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_races_roundtrip);
 	tcase_add_test(tc, test_migrate_v4);
+	tcase_add_test(tc, test_kernels_roundtrip);
+	tcase_add_test(tc, test_migrate_v5);
 	tcase_add_test(tc, test_merge_races);
 	tcase_add_test(tc, test_corrupt_races);
 	suite_add_tcase(s, tc);

@@ -354,6 +354,170 @@ START_TEST(test_call_waits_for_body_dma)
 }
 END_TEST
 
+/* The engine times of kernel call k add up to its time. */
+static void kernel_adds_up(const ls_kernel_stats *k)
+{
+	ck_assert_int_lt(k->start_ps, k->end_ps);
+	for (int e = 0; e < LS_ENGINES; e++) {
+		ck_assert_int_ge(k->idle_ps[e], 0);
+		ck_assert_int_eq(k->busy_ps[e] + k->wait_sem_ps[e] +
+				 k->wait_barrier_ps[e] + k->wait_dep_ps[e] +
+				 k->idle_ps[e], k->end_ps - k->start_ps);
+		ck_assert_int_le(k->last_end_ps[e], k->end_ps);
+	}
+	ck_assert_int_le(k->dma_active_ps, k->dma_xfer_ps);
+	ck_assert_int_le(k->dma_active_ps, k->end_ps - k->start_ps);
+}
+
+START_TEST(test_kernel_stats)
+{
+	/* call0 (kload), call1 and call2 (k1), each k1 calling k2 (inner):
+	** five kernel calls, listed by start */
+	lm_module *m = hand_module(NULL, "float32", 0), *inl;
+	float x[P_ * F_];
+	lm_error err;
+	ls_result r;
+	for (int i = 0; i < P_ * F_; i++)
+		x[i] = hx(i);
+	ck_assert_msg(tb_run1(m, x, P_, F_, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(r.n_kernels, 5);
+	static const char *const call[] = { "call0", "call1", "inner",
+					    "call2", "inner" };
+	static const char *const func[] = { "kload", "k1", "k2", "k1", "k2" };
+	static const int parent[] = { -1, -1, 1, -1, 3 };
+	static const int64_t instrs[] = { 2, 6, 2, 6, 2 };
+	for (int i = 0; i < 5; i++) {
+		const ls_kernel_stats *k = &r.kernels[i];
+		ck_assert_str_eq(k->call, call[i]);
+		ck_assert_str_eq(k->func, func[i]);
+		ck_assert_int_eq(k->parent, parent[i]);
+		ck_assert_int_eq(k->depth, parent[i] >= 0);
+		ck_assert_int_eq(k->instructions, instrs[i]);
+		ck_assert_int_eq(k->core, 0);
+		kernel_adds_up(k);
+		if (i > 0)
+			ck_assert_int_ge(k->start_ps, r.kernels[i - 1].start_ps);
+	}
+	ck_assert_str_eq(r.kernels[2].caller, "k1");
+	/* call1 starts when call0 is complete (its dependency) */
+	ck_assert_int_ge(r.kernels[1].start_ps, r.kernels[0].end_ps);
+	/* kload: one DMA, the call ends when it lands, after its Return */
+	ck_assert_int_eq(r.kernels[0].dma_transfers, 1);
+	ck_assert_int_eq(r.kernels[0].dma_bytes, P_ * F_ * 4);
+	ck_assert_int_gt(r.kernels[0].dma_active_ps, 0);
+	ck_assert_int_eq(r.kernels[0].dma_end_ps, r.kernels[0].end_ps);
+	ck_assert_int_eq(r.kernels[0].critical, LS_ENGINES);
+	ck_assert_str_eq(ls_kernel_engine_name(r.kernels[0].critical), "DMA");
+	for (int i = 1; i < 5; i++)
+		ck_assert_int_eq(r.kernels[i].dma_transfers, 0);
+	/* k2 runs only on Pool: Pool is its critical engine */
+	for (int e = 0; e < LS_ENGINES; e++)
+		ck_assert(e == 3 ? r.kernels[2].busy_ps[e] > 0 :
+			  r.kernels[2].busy_ps[e] == 0);
+	ck_assert_int_eq(r.kernels[2].critical, 3);
+	/* a nested call counts in the call around it: inside it, and its
+	** busy time part of the outer's */
+	for (int j = 1; j <= 3; j += 2) {
+		const ls_kernel_stats *o = &r.kernels[j], *n = &r.kernels[j + 1];
+		ck_assert_int_ge(n->start_ps, o->start_ps);
+		ck_assert_int_le(n->end_ps, o->end_ps);
+		ck_assert_int_ge(o->busy_ps[3], n->busy_ps[3]);
+		/* cp (Activation) waits for inner: a dependency wait of k1 */
+		ck_assert_int_gt(o->wait_dep_ps[1], 0);
+		ck_assert_int_le(o->wait_dep_ps[1] + o->busy_ps[1],
+				 r.cores[0].wait_dep_ps[1] + r.cores[0].busy_ps[1]);
+	}
+	/* the body busy time is part of the core's */
+	for (int e = 0; e < LS_ENGINES; e++) {
+		int64_t sum = 0;
+		for (int i = 0; i < 5; i++)
+			sum += r.kernels[i].parent < 0 ? r.kernels[i].busy_ps[e]
+							: 0;
+		ck_assert_int_le(sum, r.cores[0].busy_ps[e]);
+	}
+	ls_result_free(&r);
+	ck_assert_int_eq(r.n_kernels, 0);
+	ck_assert_ptr_null(r.kernels);
+	/* the same program inlined makes no kernel call */
+	inl = lm_module_clone(m);
+	ck_assert_msg(lp_inline_nki(inl, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tb_run1(inl, x, P_, F_, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(r.n_kernels, 0);
+	ck_assert_ptr_null(r.kernels);
+	ls_result_free(&r);
+	/* perturbed schedules: the same calls, adding up */
+	for (uint64_t ps = 1; ps <= 3; ps++) {
+		ls_options o;
+		memset(&o, 0, sizeof o);
+		o.perturb_seed = ps;
+		ck_assert_msg(tb_run1(m, x, P_, F_, &o, &r, &err) == 0, "%s",
+			      err.msg);
+		ck_assert_int_eq(r.n_kernels, 5);
+		for (int i = 0; i < 5; i++)
+			kernel_adds_up(&r.kernels[i]);
+		ls_result_free(&r);
+	}
+	lm_module_free(inl);
+	lm_module_free(m);
+}
+END_TEST
+
+/*
+** A kernel whose body halts its DVE: the call never completes, nothing
+** waits for it, the run ends normally and the call lasts to its end.
+*/
+START_TEST(test_kernel_stats_halted)
+{
+	tb c;
+	lm_module *m;
+	float x[P_ * F_] = { 0 };
+	lm_error err;
+	ls_result r;
+	tb_init(&c);
+	tb_dram(&c, "x", "ExternalInput", "float32", P_, F_);
+	tb_dram(&c, "y", "ExternalOutput", "float32", P_, F_);
+	tb_sb(&c, "xs", "float32", P_, F_);
+	tb_sb(&c, "ys", "float32", P_, F_);
+	tb_inst(&c, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", P_, F_, 0), AP("xs", "float32", P_, F_, 0));
+	tb_inst(&c, "{\"opcode\":\"NKIKernel\",\"name\":\"hcall\",\"engine\":"
+		"\"SP\",\"func\":\"kh\",\"func_args\":{\"ka\":\"xs\"},"
+		"\"func_outs\":{\"kb\":\"ys\"},\"dependencies\":[\"ld\"],"
+		"\"kernel_source\":\"Beta3\"}");
+	tb_inst(&c, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],"
+		"\"dependencies\":[\"ld\"]}",
+		AP("xs", "float32", P_, F_, 0), AP("y", "float32", P_, F_, 0));
+	tb_function(&c, "kh", 1);
+	c.sb_addr = 8192;
+	tb_sb(&c, "ka", "float32", P_, F_);
+	tb_sb(&c, "kb", "float32", P_, F_);
+	tb_inst(&c, "{\"opcode\":\"TensorScalar\","
+		"\"reverse0\":false,\"reverse1\":false,\"name\":\"ts\",\"engine\":"
+		"\"DVE\",\"op0\":\"mult\",\"const0\":2,\"op1\":\"add\","
+		"\"const1\":1,\"ins\":[%s],\"outs\":[%s]}",
+		AP("ka", "float32", P_, F_, 0), AP("kb", "float32", P_, F_, 0));
+	tb_inst(&c, "{\"opcode\":\"Halt\",\"name\":\"h\",\"engine\":\"DVE\","
+		"\"dependencies\":[\"ts\"]}");
+	tb_inst(&c, "{\"opcode\":\"Return\",\"name\":\"kh_ret\",\"engine\":"
+		"\"SP\"}");
+	m = tb_module(&c, 0);
+	tb_free(&c);
+	ck_assert_msg(tb_run1(m, x, P_, F_, NULL, &r, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(r.n_kernels, 1);
+	ck_assert_str_eq(r.kernels[0].call, "hcall");
+	ck_assert_int_eq(r.kernels[0].end_ps, r.sim_time_ps);
+	ck_assert_int_gt(r.kernels[0].busy_ps[2], 0);
+	kernel_adds_up(&r.kernels[0]);
+	ls_result_free(&r);
+	lm_module_free(m);
+}
+END_TEST
+
 START_TEST(test_call_errors)
 {
 	lm_module *m;
@@ -599,6 +763,8 @@ static Suite *suite(void)
 	tcase_add_test(c, test_called_values);
 	tcase_add_test(c, test_nested_sb_formals);
 	tcase_add_test(c, test_call_waits_for_body_dma);
+	tcase_add_test(c, test_kernel_stats);
+	tcase_add_test(c, test_kernel_stats_halted);
 	tcase_add_test(c, test_call_errors);
 	tcase_add_test(c, test_two_cores_link_diff);
 	tcase_add_test(c, test_inline_linked);

@@ -754,6 +754,101 @@ START_TEST(test_report_no_matmuls)
 }
 END_TEST
 
+/*
+** The Kernels section: a run of each NKIKernel example (lowered, then
+** run with --db) shows each call's engine-time chart and its table row
+** with the critical engine; a run without kernel calls says so in one
+** line and writes no kernels image.
+*/
+START_TEST(test_report_kernels)
+{
+	if (!have_gnuplot())
+		return;
+	static const char *const ex[] = { "klr", "bir" };
+	static const char *const call[] = { "inst__k_all", "inst__relu_k" };
+	char *d = tu_tmpdir("rep-kern");
+	lm_error err;
+	for (int i = 0; i < 2; i++) {
+		char *rel = lm_xasprintf("examples/kernels/%s/def.json", ex[i]);
+		char *src = tu_srcpath(rel);
+		char *low = lm_xasprintf("%s.json", ex[i]);
+		tu_run r = tu_lncsim(d, "lower", src, "-o", low, NULL);
+		ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+		tu_run_free(&r);
+		r = tu_lncsim(d, "run", low, "--db", "k.db", NULL);
+		ck_assert_msg(r.status == 0, "stderr: %s", r.err);
+		tu_run_free(&r);
+		free(low);
+		free(src);
+		free(rel);
+	}
+	char *path = lm_path_join(d, "k.db");
+	ldb *db = NULL;
+	lr_report rep;
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	for (int i = 0; i < 2; i++) {
+		char *out = lm_path_join(d, ex[i]);
+		lr_options o = { .out_dir = out, .run_id = i + 1 };
+		ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+		int found = 0;
+		for (int j = 0; j < rep.n_images; j++)
+			found += !strcmp(rep.images[j], "kernels-single.png");
+		ck_assert_int_eq(found, 1);
+		check_png(out, "kernels-single.png", 1000);
+		check_page_images(out);
+		char *p = lm_path_join(out, "index.html");
+		char *t = tu_read(p);
+		ck_assert_contains(t, "<section id=\"kernels\">\n<h2>Kernels"
+				   "</h2>");
+		ck_assert_contains(t, "single: 1 kernel call</h3>");
+		ck_assert_contains(t, "<img src=\"kernels-single.png\"");
+		char *row = lm_xasprintf("<tr><td>k0</td><td class=\"num\">0"
+					 "</td><td>%s</td>", call[i]);
+		ck_assert_contains(t, row);
+		ck_assert_contains(t, "critical engine</th>");
+		ck_assert(strstr(t, "made no NKIKernel call") == NULL);
+		/* the chart's data: five engines of call k0 */
+		char *tsv = lm_path_join(out, "kernels-single.tsv");
+		char *data = tu_read(tsv);
+		ck_assert_contains(data, "k0 PE\t");
+		ck_assert_contains(data, "k0 SP\t");
+		free(data);
+		free(tsv);
+		free(row);
+		free(t);
+		free(p);
+		lr_report_free(&rep);
+		free(out);
+	}
+	ldb_close(db);
+	free(path);
+
+	/* a run without kernel calls: one line, no image */
+	char *p2 = lm_path_join(d, "plain.db");
+	char *out = lm_path_join(d, "plain");
+	ck_assert_int_eq(ldb_open(&db, p2, LDB_CREATE, &err), 0);
+	add_run(db, "reference,linked", 2, 8, "pass", "examples/handoff2");
+	lr_options o = { .out_dir = out };
+	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
+	for (int j = 0; j < rep.n_images; j++)
+		ck_assert(strncmp(rep.images[j], "kernels-", 8) != 0);
+	ck_assert(!exists(out, "kernels-reference.png"));
+	char *p = lm_path_join(out, "index.html");
+	char *t = tu_read(p);
+	ck_assert_contains(t, "<section id=\"kernels\">\n<h2>Kernels</h2>\n"
+			   "<p class=\"note\">Run 1 made no NKIKernel call."
+			   "</p>\n</section>");
+	free(t);
+	free(p);
+	lr_report_free(&rep);
+	ldb_close(db);
+	free(out);
+	free(p2);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
 /* Log a run of the given modes whose races were checked (n_races < 0:
 ** not checked; else the races go to the last mode, the others have none). */
 static int64_t add_race_run(ldb *db, const char *modes, int n_races)
@@ -1088,6 +1183,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_report_cli_errors);
 	tcase_add_test(tc, test_report_page_images);
 	tcase_add_test(tc, test_report_no_matmuls);
+	tcase_add_test(tc, test_report_kernels);
 	tcase_add_test(tc, test_report_races);
 	tcase_add_test(tc, test_report_manifest);
 	tcase_add_test(tc, test_run_kind);
