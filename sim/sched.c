@@ -595,6 +595,26 @@ static int new_kern(sim *s, int ai)
 	return s->n_kern++;
 }
 
+/*
+** A Call or NKIKernel started again from the same activation (its block
+** entered once more through a branch): its body activation would be
+** reused, already open and over, so the second run's body would neither
+** wait for the call nor hold back its completion. Not modelled: a run
+** error (1) instead of a silently wrong order.
+*/
+static int call_again(sim *s, int c, item it, const ls_sinst *si)
+{
+	const act *a = &s->acts[it.act];
+	if (!a->sub || a->sub[it.idx] < 0 || !s->acts[a->sub[it.idx]].gate_open)
+		return 0;
+	fail_at(s, c, si, "%s '%s' reached again (its block entered once "
+		"more through a branch): a call whose body runs more than "
+		"once from one activation is not modelled",
+		si->op == LM_OP_CALL ? "Call" : "NKIKernel call",
+		S(si->in->name));
+	return 1;
+}
+
 /* A new activation of fn on core c (parent: the call, or -1). */
 static int new_act(sim *s, int fn, int c, int parent_act, int parent_idx,
 		   int depth)
@@ -1651,6 +1671,8 @@ static void start_inst(sim *s, int c, int e, item it)
 			"by lncsim");
 		return;
 	case LM_OP_NKIKERNEL:
+		if (call_again(s, c, it, si))
+			return;
 		if (si->fault || child_of(s, it.act, it.idx) < 0) {
 			fail_at(s, c, si, "NKIKernel (IT55) call of '%s': %s",
 				S(si->in->func), si->fault ? si->fault :
@@ -1741,6 +1763,8 @@ static void start_inst(sim *s, int c, int e, item it)
 		barrier_arrive(s, c, e, it);
 		return; /* completes at release */
 	case LM_OP_CALL:
+		if (call_again(s, c, it, si))
+			return;
 		if (si->target < 0) {
 			fail_at(s, c, si, "Call target '%s' is not a function",
 				S(si->in->target));

@@ -569,6 +569,39 @@ START_TEST(test_cbr_two_cores)
 END_TEST
 
 /*
+** tests/fixtures/branch/kcall_loop.json: cbrloop.json with an NKIKernel
+** call kc at the top of the loop's block. One pass runs; a second would
+** reuse the call's body activation (open and over already): refused by
+** name instead of running the body unordered with its call.
+*/
+START_TEST(test_call_again)
+{
+	char *p = tu_fixture("branch", "kcall_loop.json");
+	char *dir = tu_tmpdir("branch-again"), *text = tu_read(p), *one, *q;
+	tu_run r = tu_lncsim(NULL, "run", "--no-db", p, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_contains(r.err, "instruction kc: NKIKernel call 'kc' "
+			   "reached again (its block entered once more "
+			   "through a branch): a call whose body runs more "
+			   "than once from one activation is not modelled");
+	tu_run_free(&r);
+	ck_assert_ptr_nonnull(text);
+	one = tu_replace_all(text, "\"value\": 5\n", "\"value\": 1\n");
+	ck_assert(strcmp(one, text) != 0);
+	q = tu_write(dir, "once.json", one);
+	r = tu_lncsim(NULL, "run", "--no-db", q, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(q);
+	free(one);
+	free(text);
+	free(dir);
+	free(p);
+}
+END_TEST
+
+/*
 ** cbrloop.json leaves through the Return in block 'done' (the last block,
 ** 'tail', is never reached): linked on two cores, each core gets a
 ** completion barrier before that Return too, depending on the last
@@ -1157,6 +1190,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_block_args);
 	tcase_add_test(tc, test_cbr_two_cores);
 	tcase_add_test(tc, test_return_barrier);
+	tcase_add_test(tc, test_call_again);
 	tcase_add_test(tc, test_tensorload_trips);
 	tcase_add_test(tc, test_tensorload_pair);
 	tcase_add_test(tc, test_tensorload_errors);

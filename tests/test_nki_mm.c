@@ -313,28 +313,51 @@ done:
 END_TEST
 
 /*
-** The ncMatMul keys the lowering carries on: a perfMode other than None
-** becomes the Matmult's perf_mode, which the simulator refuses by name;
-** a tilePosition / tileSize becomes tile_position / tile_size (where the
-** matmul sits in the PE array: the run gives the same bits).
+** The ncMatMul keys the lowering carries on, one variant each: the
+** text the lowered module must hold (spaces and tabs removed; NULL:
+** none), the run's exit status and what its error must say. A perfMode
+** other than None becomes perf_mode, refused by the simulator by name; a
+** tilePosition / tileSize becomes tile_position / tile_size (where the
+** matmul sits in the PE array: the run gives the same bits); the 0/1
+** promises reach is_weight_onezero / is_fmap_onezero, which the data
+** (not 0/1) breaks at run time; a tilePosition that is not a pair is
+** refused by the lowering.
 */
 START_TEST(test_matmul_keys_carried)
 {
+	static const struct {
+		const char *from, *to, *low, *err;
+		int lower_rc, run_rc;
+	} v[] = {
+		{ "\"perfMode\": \"None\"", "\"perfMode\": \"DoubleRow\"",
+		  "\"perf_mode\":\"DoubleRow\"", "perf_mode", 0, 2 },
+		{ "\"tilePosition\": []", "\"tilePosition\": [0, 64]",
+		  "\"tile_position\":[0,64]", NULL, 0, 0 },
+		{ "\"tileSize\": []", "\"tileSize\": [128, 128]",
+		  "\"tile_size\":[128,128]", NULL, 0, 0 },
+		{ "\"isStationaryOneZero\": false",
+		  "\"isStationaryOneZero\": true",
+		  "\"is_weight_onezero\":true",
+		  "is_weight_onezero: ins[0] holds ", 0, 1 },
+		{ "\"isMovingZero\": false", "\"isMovingZero\": true",
+		  "\"is_fmap_onezero\":true",
+		  "is_fmap_onezero: ins[1] holds ", 0, 1 },
+		{ "\"tilePosition\": []", "\"tilePosition\": [0, 64, 7]", NULL,
+		  "ncMatMul tilePosition has 3 values (a pair [row, column] "
+		  "or none)", 2, 0 },
+	};
 	char *dir = tu_tmpdir("nki-mm-keys");
 	char *kp = tu_srcpath("examples/nki/matmul/kernel.klr.json");
 	char *dp = tu_srcpath("examples/nki/matmul/def.json");
 	char *kj = tu_read(kp), *dj = tu_read(dp);
-	static const char *const sub[2][2] = {
-		{ "\"perfMode\": \"None\"", "\"perfMode\": \"DoubleRow\"" },
-		{ "\"tilePosition\": []", "\"tilePosition\": [0, 64]" },
-	};
 	ck_assert_ptr_nonnull(kj);
 	ck_assert_ptr_nonnull(dj);
-	for (int v = 0; v < 2; v++) {
-		char *k = tu_replace_all(kj, sub[v][0], sub[v][1]);
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		char *k = tu_replace_all(kj, v[i].from, v[i].to);
+		char *lp = lm_path_join(dir, "low/def.json");
 		tu_run r;
 		ck_assert_msg(strcmp(k, kj) != 0, "%s not in the kernel",
-			      sub[v][0]);
+			      v[i].from);
 		free(tu_write(dir, "m/kernel.klr.json", k));
 		free(tu_write(dir, "m/def.json", dj));
 		r = tu_lncsim(dir, "klr", "pack", "-o", "m/kernel.klr",
@@ -342,28 +365,30 @@ START_TEST(test_matmul_keys_carried)
 		ck_assert_msg(r.status == 0, "%s", r.err);
 		tu_run_free(&r);
 		r = tu_lncsim(dir, "lower", "-o", "low/", "m/def.json", NULL);
-		ck_assert_msg(r.status == 0, "%s", r.err);
-		tu_run_free(&r);
-		char *low = tu_read(lm_path_join(dir, "low/def.json"));
-		r = tu_lncsim(dir, "run", "--no-db", "low/def.json", NULL);
-		if (v == 0) {
-			ck_assert_msg(strstr(low, "\"DoubleRow\"") != NULL,
-				      "no perf_mode DoubleRow in the lowered "
-				      "module");
-			ck_assert_int_eq(r.status, 2);
-			ck_assert_contains(r.err, "perf_mode");
-		} else {
-			char *t = tu_replace_all(low, " ", "");
-			char *u = tu_replace_all(t, "\t", "");
-			ck_assert_msg(strstr(u, "\"tile_position\":[0,64]") !=
-				      NULL, "no tile_position [0, 64] in the "
-				      "lowered module");
-			free(t);
-			free(u);
-			ck_assert_msg(r.status == 0, "%s", r.err);
+		ck_assert_msg(r.status == v[i].lower_rc, "variant %d: %s",
+			      (int)i, r.err);
+		if (v[i].lower_rc) {
+			ck_assert_contains(r.err, v[i].err);
+			tu_run_free(&r);
+			free(lp);
+			free(k);
+			continue;
 		}
 		tu_run_free(&r);
+		char *low = tu_read(lp), *t = tu_replace_all(low, " ", "");
+		char *u = tu_replace_all(t, "\t", "");
+		ck_assert_msg(strstr(u, v[i].low) != NULL, "variant %d: no %s "
+			      "in the lowered module", (int)i, v[i].low);
+		r = tu_lncsim(dir, "run", "--no-db", "low/def.json", NULL);
+		ck_assert_msg(r.status == v[i].run_rc, "variant %d: %s",
+			      (int)i, r.err);
+		if (v[i].err)
+			ck_assert_contains(r.err, v[i].err);
+		tu_run_free(&r);
+		free(u);
+		free(t);
 		free(low);
+		free(lp);
 		free(k);
 	}
 	tu_rmtree(dir);

@@ -682,7 +682,7 @@ enum { PSUM_FLAG_WHOLE = 3, PSUM_FLAG_ACCUMULATE = 1 << 7 };
 ** tile_size when given, perfMode as perf_mode when not None (the
 ** simulator refuses a mode it does not model, by name).
 */
-static void mm_passthrough(lm_inst *in, const lp_kval *op)
+static int mm_passthrough(lp_cg *cg, lm_inst *in, const lp_kval *op)
 {
 	static const char *const key[2][2] = {
 		{ "tilePosition", "tile_position" }, { "tileSize", "tile_size" },
@@ -693,6 +693,16 @@ static void mm_passthrough(lm_inst *in, const lp_kval *op)
 		cJSON *a;
 		if (!l->n)
 			continue;
+		if (l->n != 2)
+			return cg_fail(cg, "ncMatMul %s has %d values (a pair "
+				       "[row, column] or none)", key[k][0],
+				       l->n);
+		for (int i = 0; i < 2; i++)
+			if (l->items[i].u > INT32_MAX)
+				return cg_fail(cg, "ncMatMul %s value %llu is "
+					       "too large", key[k][0],
+					       (unsigned long long)
+					       l->items[i].u);
 		if (!in->extra)
 			in->extra = cJSON_CreateObject();
 		a = cJSON_AddArrayToObject(in->extra, key[k][1]);
@@ -706,6 +716,7 @@ static void mm_passthrough(lm_inst *in, const lp_kval *op)
 		cJSON_AddStringToObject(in->extra, "perf_mode",
 					lp_kval_ctor_name(pm));
 	}
+	return 0;
 }
 
 /*
@@ -742,7 +753,8 @@ static int cg_matmul(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	/* the 0/1 promises (checked by the simulator when it runs) */
 	in.is_weight_onezero = F(op, "isStationaryOneZero")->b;
 	in.is_fmap_onezero = F(op, "isMovingZero")->b;
-	mm_passthrough(&in, op);
+	if ((rc = mm_passthrough(cg, &in, op)) != 0)
+		return finish(cg, &in, rc);
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	if (!rc)
 		rc = operand(cg, F(op, "stationary"), lnc, &in.ins[0], &ti);
