@@ -1846,16 +1846,6 @@ static int rd_is_transpose(ik *k)
 	return get_bool(k->L, k->c, KEY, &k->in->is_transpose);
 }
 
-static int rd_weight_onezero(ik *k)
-{
-	return get_bool(k->L, k->c, KEY, &k->in->is_weight_onezero);
-}
-
-static int rd_fmap_onezero(ik *k)
-{
-	return get_bool(k->L, k->c, KEY, &k->in->is_fmap_onezero);
-}
-
 static int rd_act_func(ik *k)
 {
 	if (!cJSON_IsString(k->c))
@@ -1919,6 +1909,16 @@ static int get_ma_bool(ld *L, const cJSON *j, const char *key, int *out)
 			    "expression, got %s", key, type_name(j));
 	*out = cJSON_IsTrue(j) ? 1 : 0;
 	return 0;
+}
+
+static int rd_weight_onezero(ik *k)
+{
+	return get_ma_bool(k->L, k->c, KEY, &k->in->is_weight_onezero);
+}
+
+static int rd_fmap_onezero(ik *k)
+{
+	return get_ma_bool(k->L, k->c, KEY, &k->in->is_fmap_onezero);
 }
 
 static int rd_reverse0(ik *k)
