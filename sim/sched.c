@@ -1084,7 +1084,8 @@ static void set_blocked(sim *s, int c, int e, int on_sem)
 		s->blocked[s->n_blocked++] = c * LS_ENGINES + e;
 	}
 	ls_wait_begin(&s->cores[c].st, s->kern,
-		      E->nfr > 0 ? s->acts[E->fr[E->nfr - 1].act].kern : -1, e,
+		      s->n_kern && E->nfr > 0 ?
+		      s->acts[E->fr[E->nfr - 1].act].kern : -1, e,
 		      &s->cores[c].wait[e], on_sem ? LS_WAIT_SEM : LS_WAIT_DEP,
 		      s->now);
 }

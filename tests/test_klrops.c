@@ -956,7 +956,8 @@ END_TEST
 /*
 ** dmaTranspose (nisa.dma_transpose): a 16 x 16 block of xs into ys,
 ** ys[j][p] = xs[p][j] bit for bit, the rest of ys untouched (0); a dtype
-** other than the destination's and bounds from a register are refused.
+** other than the destination's and bounds from a register are refused
+** (the latter on an ncDmaCopy too).
 */
 START_TEST(test_dma_transpose)
 {
@@ -986,6 +987,11 @@ START_TEST(test_dma_transpose)
 	   "\"axes\": \"XYZW\", \"oobMode\": {\"reg\": 3}", dst, src));
 	k = kernel("k_dt", &bd, NULL);
 	lower_fails(k, "dmaTranspose oobMode 'reg'");
+	free(k);
+	st(&bd, "cp", "ncDmaCopy", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"oobMode\": {\"reg\": 3}", dst, src));
+	k = kernel("k_dt", &bd, NULL);
+	lower_fails(k, "ncDmaCopy oobMode 'reg'");
 	frees(k, src, dst, NULL);
 }
 END_TEST

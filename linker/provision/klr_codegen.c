@@ -773,6 +773,10 @@ static int cg_dma(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	if (F(op, "compute_op")->ctor != 0)
 		return cg_fail(cg, "DMA with compute_op '%s' is not supported",
 			       lp_kval_ctor_name(F(op, "compute_op")));
+	if (lp_kval_field(op, "oobMode") &&
+	    lp_kval_field(op, "oobMode")->ctor == 2)
+		return cg_fail(cg, "ncDmaCopy oobMode 'reg' (bounds from a "
+			       "register) is not modelled");
 	inst_init(&in, name, LM_OP_DMACOPY,
 		  map_engine(lp_kval_field(op, "engine"), LM_ENG_SP), 1, 1);
 	in.queue = lm_xstrdup(lp_cg_queue(cg));
