@@ -915,6 +915,45 @@ START_TEST(test_record_limit)
 }
 END_TEST
 
+/*
+** Only a race between two accesses excuses an uninitialized read: rd
+** reads u, which nothing writes, while two one-core barriers b1 (Pool)
+** and b2 (Activation, after a long copy) hold barrier id 1 unordered (a
+** SLOT race, found without a collision: b1 is released before b2
+** arrives). The run fails with the uninitialized read, its message
+** naming the race before it.
+*/
+START_TEST(test_uninit_not_excused_by_slot)
+{
+	ls_options o;
+	ls_result r;
+	lm_error e;
+	tb t;
+	tb_init(&t);
+	tb_sb(&t, "u", "float32", 1, 64);
+	tb_sb(&t, "v", "float32", 1, 64);
+	tb_sb(&t, "big", "float32", 128, 2048);
+	tb_sb(&t, "big2", "float32", 128, 2048);
+	tb_inst(&t, "{\"opcode\":\"CoreBarrier\",\"name\":\"b1\",\"engine\":"
+		"\"Pool\",\"id\":1,\"cores\":[0],\"ins\":[],\"outs\":[]}");
+	copy_(&t, "long", "Activation", AP("big", "float32", 128, 2048, 0),
+	      AP("big2", "float32", 128, 2048, 0), "");
+	tb_inst(&t, "{\"opcode\":\"CoreBarrier\",\"name\":\"b2\",\"engine\":"
+		"\"Activation\",\"id\":1,\"cores\":[0],\"ins\":[],\"outs\":"
+		"[]}");
+	tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"rd\",\"engine\":"
+		"\"DVE\",\"ins\":[%s],\"outs\":[%s]}", T64("u"), T64("v"));
+	lm_module *m = tb_module(&t, 0);
+	memset(&o, 0, sizeof o);
+	o.race = 1;
+	ck_assert_int_eq(tb_run1(m, NULL, 1, 64, &o, &r, &e), LM_ECHECK);
+	ck_assert_contains(e.msg, "uninitialized");
+	ck_assert_contains(e.msg, "; --race: 1 race before it, first: SLOT "
+			   "BARRIER[-1] id 1 [1,2): b1 ");
+	lm_module_free(m);
+}
+END_TEST
+
 /* ---- schedules ---------------------------------------------------------- */
 
 /* The races of r as sorted lines "memory object pair", the pair sorted
@@ -1455,6 +1494,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_masked_write);
 	tcase_add_test(tc, test_memory_limit);
 	tcase_add_test(tc, test_record_limit);
+	tcase_add_test(tc, test_uninit_not_excused_by_slot);
 	tcase_add_test(tc, test_schedules);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
