@@ -997,6 +997,77 @@ START_TEST(test_dma_transpose)
 END_TEST
 
 /*
+** exponential (nisa.exponential): ys[:, 8..24) = expf(x - rowmax) (the
+** max a [P, 1] tile from a tensorReduce), bit for bit, and their sum read
+** into ys[:, 1] (reducecmd ZeroAccumulate, summed in float32); an
+** immediate maxValue goes through a scratch tile. LoadAccumulate, a
+** reduceInit other than 0 and a reduceRes with Idle are refused.
+*/
+static char *exp_kernel(const char *maxv, const char *cmd, const char *init,
+			int with_res)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *a64 = xs(0, FW), *a16 = xs(0, 16), *d = sb("ys", 0, 1);
+	char *e = sb("ys", 8, 16), *rr = sb("ys", 1, 1), *k, *res;
+	zero(&bd, "z_ys", "ys");
+	st(&bd, "red_max", "tensorReduce", lm_xasprintf("\"dst\": %s, \"src\": "
+	   "%s, \"op\": \"max\", \"opDim\": \"X\"", d, a16));
+	res = with_res ? lm_xasprintf(", \"reduceRes\": %s", rr)
+		       : lm_xstrdup("");
+	st(&bd, "ex", "exponential", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"maxValue\": %s, \"reducecmd\": \"%s\", \"reduceInit\": "
+	   "{\"imm\": {\"float\": %s}}%s", e, a16, maxv ? maxv : "", cmd,
+	   init, res));
+	store(&bd, "st_y", "ys", 0);
+	k = kernel("k_exp", &bd, NULL);
+	frees(a64, a16, d, e, rr, res, NULL);
+	return k;
+}
+
+START_TEST(test_exponential)
+{
+	char *m = sb("ys", 0, 1);
+	char *tile = lm_xasprintf("{\"tile\": %s}", m);
+	char *k = exp_kernel(tile, "ZeroAccumulate", "0", 1);
+	ls_result r;
+	lower_run(k, P, &r);
+	for (int p = 0; p < P; p++) {
+		float mx = xval(p, 0), sum = 0.0f;
+		for (int j = 1; j < 16; j++)
+			mx = xval(p, j) > mx ? xval(p, j) : mx;
+		for (int j = 0; j < 16; j++) {
+			float y = expf(xval(p, j) - mx);
+			EQ_F(yv(&r, p, 8 + j), y, "exp", p, j);
+			sum += y;
+		}
+		ck_assert_msg(fabsf(yv(&r, p, 1) - sum) <= 1e-6f * sum,
+			      "row %d: sum %.9g, want %.9g", p,
+			      (double)yv(&r, p, 1), (double)sum);
+	}
+	ls_result_free(&r);
+	free(k);
+	/* an immediate max, no reduction */
+	k = exp_kernel("{\"imm\": {\"float\": 0.5}}", "Idle", "0", 0);
+	lower_run(k, P, &r);
+	for (int p = 0; p < P; p++)
+		for (int j = 0; j < 16; j++)
+			EQ_F(yv(&r, p, 8 + j), expf(xval(p, j) - 0.5f), "exp imm",
+			     p, j);
+	ls_result_free(&r);
+	free(k);
+	k = exp_kernel(tile, "LoadAccumulate", "0", 1);
+	lower_fails(k, "exponential reducecmd LoadAccumulate is not modelled");
+	free(k);
+	k = exp_kernel(tile, "ZeroAccumulate", "1.5", 1);
+	lower_fails(k, "exponential reduceInit other than 0 is not modelled");
+	free(k);
+	k = exp_kernel(tile, "Idle", "0", 1);
+	lower_fails(k, "exponential reduceRes with reducecmd Idle");
+	frees(k, tile, m, NULL);
+}
+END_TEST
+
+/*
 ** A coreBarrier is a fence for allocations first used after it too: a
 ** memSet of a tile no statement touched before the barrier depends on
 ** the barrier (with two cores, what the other core wrote before its
@@ -1049,6 +1120,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_tile_scalar_op1_alone);
 	tcase_add_test(tc, test_dma_transpose);
+	tcase_add_test(tc, test_exponential);
 	tcase_add_test(tc, test_register_loop);
 	tcase_add_test(tc, test_register_offsets);
 	tcase_add_test(tc, test_core_barrier_two_cores);

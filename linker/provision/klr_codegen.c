@@ -52,7 +52,8 @@ enum {
 	OP_TENSORREDUCE = 32, OP_TENSORSCALAR = 33, OP_TENSORTENSOR = 34,
 	OP_TRANSPOSE = 38, OP_SELECTREDUCE = 39, OP_TENSORLOAD = 43,
 	OP_TENSORSTORE = 44, OP_REGISTERMOVE = 45,
-	OP_CMPBRANCH = 46, OP_REGISTERALUOP = 47, OP_COREBARRIER = 63
+	OP_CMPBRANCH = 46, OP_REGISTERALUOP = 47, OP_COREBARRIER = 63,
+	OP_EXPONENTIAL = 74
 };
 
 /* KLR Engine constructors. */
@@ -1169,6 +1170,60 @@ static int cg_tensor_scalar_ptr(lp_cg *cg, const lp_kval *op,
 	return finish(cg, &in, rc);
 }
 
+/* Is the Operand the immediate 0 (int or float, either sign)? */
+static int operand_is_zero(const lp_kval *op)
+{
+	const lp_kval *t, *i;
+	operand_split(op, &t, &i);
+	if (!i)
+		return 0;
+	if (i->ctor == 2)
+		return i->items[0].i == 0;
+	return i->ctor == 3 && (i->items[0].fbits & 0x7fffffffu) == 0;
+}
+
+/*
+** nisa.exponential: Exponential on the vector engine (docs/semantics.md,
+** "Exponential"): dst = exp(src - maxValue[p]), maxValue a [P, 1] tile
+** or an immediate (through a scratch tile); with reduceRes, the sum of
+** the results into the engine's accumulator registers by reducecmd and
+** read out into reduceRes (outs[1]). KLR's AccumCmd Idle / Zero /
+** Accumulate / ZeroAccumulate are the BIR values of the same names;
+** LoadAccumulate, a reduceInit other than 0 (BIR has no operand for the
+** initial value) and a reduceRes with reducecmd Idle are refused.
+*/
+static int cg_exponential(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+			  const char *name)
+{
+	const lp_kval *res = some(F(op, "reduceRes")), *t, *i;
+	int cmd = F(op, "reducecmd")->ctor, rc;
+	lm_inst in;
+	tinfo ti;
+	int64_t P;
+	if (cmd == 4)
+		return cg_fail(cg, "exponential reducecmd LoadAccumulate is not "
+			       "modelled (its initial value has no operand)");
+	if (!operand_is_zero(F(op, "reduceInit")))
+		return cg_fail(cg, "exponential reduceInit other than 0 is not "
+			       "modelled");
+	if (res && cmd == 0)
+		return cg_fail(cg, "exponential reduceRes with reducecmd Idle "
+			       "(nothing is accumulated to read out)");
+	inst_init(&in, name, LM_OP_EXPONENTIAL, LM_ENG_DVE, 2, res ? 2 : 1);
+	in.eng_acc = cmd;
+	rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	P = parts_of(&in.ins[0]);
+	operand_split(F(op, "maxValue"), &t, &i);
+	if (!rc)
+		rc = scalar_tile(cg, t, i, lnc, name, "maxValue", P,
+				 &in.ins[1]);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	if (!rc && res)
+		rc = operand(cg, res, lnc, &in.outs[1], &ti);
+	return finish(cg, &in, rc);
+}
+
 /*
 ** nisa.tensor_reduce: TensorReduce on the vector engine, opDim X / XY /
 ** XYZ / XYZW -> axis of the same name (the innermost free dimensions),
@@ -1820,6 +1875,7 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 				     op->ctor == OP_NCRANGESELECT);
 		break;
 	case OP_COREBARRIER: rc = cg_core_barrier(cg, payload, name); break;
+	case OP_EXPONENTIAL: rc = cg_exponential(cg, payload, lnc, name); break;
 	case OP_REGISTERMOVE: rc = cg_reg_move(cg, payload, name); break;
 	case OP_REGISTERALUOP: rc = cg_reg_alu(cg, payload, name); break;
 	case OP_TENSORLOAD: rc = cg_reg_mem(cg, payload, lnc, name, 1); break;

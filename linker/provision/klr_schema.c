@@ -67,6 +67,7 @@ static const lp_kfield w191[] = { { "op", "T191" } };
 static const lp_kfield w192[] = { { "op", "T192" } };
 static const lp_kfield w193[] = { { "op", "T193" } };
 static const lp_kfield w194[] = { { "op", "T194" } };
+static const lp_kfield w216[] = { { "op", "T216" } };
 
 static const lp_kctor c_Memory[] = {
 	E(0, "hbm"), E(1, "sbuf"), E(2, "psum"), E(3, "reg"), E(4, "shared_hbm"),
@@ -209,7 +210,7 @@ static const lp_kctor c_Operator[] = {
 	U(71, "ncNGather", 212),
 	U(72, "nonzeroWithCount", 213),
 	U(73, "devicePrint", 215),
-	U(74, "exponential", 216),
+	P(74, "exponential", 216),
 	U(75, "activate2", 217),
 };
 
@@ -372,6 +373,11 @@ static const lp_kfield f_NcMatMulFlag[] = {
 	{ "isTranspose", "b" }, { "tilePosition", "[n" }, { "tileSize", "[n" },
 	{ "psumAccumulateFlag", "n" }, { "perfMode", "T129" }
 };
+static const lp_kfield f_Exponential[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "maxValue", "T133" },
+	{ "reduceRes", "?T128" }, { "reducecmd", "T137" },
+	{ "reduceInit", "T133" }
+};
 static const lp_kfield f_CoreBarrier[] = {
 	{ "data", "T128" }, { "cores", "[i" }, { "engine", "T130" }
 };
@@ -528,6 +534,7 @@ static const lp_kctor c_NcMatMul[] = {
 	{ 0, "mk", NF(f_NcMatMul), f_NcMatMul, NF(f_NcMatMul), &c_NcMatMulFlag }
 };
 static const lp_kctor c_CoreBarrier[] = { S(f_CoreBarrier) };
+static const lp_kctor c_Exponential[] = { S(f_Exponential) };
 static const lp_kctor c_RangeSelect[] = { S(f_RangeSelect) };
 static const lp_kctor c_NcRangeSelect[] = { S(f_NcRangeSelect) };
 static const lp_kctor c_ScalarTensorTensor[] = { S(f_ScalarTensorTensor) };
@@ -630,6 +637,7 @@ static const lp_ktype types[] = {
 	T(193, "CmpBranch", c_CmpBranch),
 	T(194, "RegisterAluOp", c_RegisterAluOp),
 	T(204, "CoreBarrier", c_CoreBarrier),
+	T(216, "Exponential", c_Exponential),
 	T(218, "Operator", c_Operator),
 	T(235, "KLRMetaData", c_Meta),
 	T(236, "Contents", c_Contents),
