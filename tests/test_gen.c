@@ -717,6 +717,16 @@ START_TEST(test_sync_wait_removed)
 }
 END_TEST
 
+/* `lncsim diff --schedules 2 --race --seed SD SET` in d passes. */
+static void diff_passes(const char *d, const char *sd, const char *set)
+{
+	tu_run r = tu_lncsim(d, "diff", "--no-db", "--schedules", "2",
+			     "--race", "--seed", sd, set, NULL);
+	ck_assert_msg(r.status == 0, "seed %s: %s%s", sd, r.out, r.err);
+	ck_assert_contains(r.out, "PASS");
+	tu_run_free(&r);
+}
+
 /* ---- --by-name ---------------------------------------------------------- */
 
 /* Allocations of core module m whose name starts with h and a digit, of
@@ -801,11 +811,7 @@ START_TEST(test_by_name)
 				     "--by-name", "-o", "out", NULL);
 		ck_assert_msg(r.status == 0, "%s", r.err);
 		tu_run_free(&r);
-		r = tu_lncsim(d, "diff", "--no-db", "--schedules", "2", "--race",
-			      "--seed", sd, set, NULL);
-		ck_assert_msg(r.status == 0, "seed %d: %s%s", seed, r.out, r.err);
-		ck_assert_contains(r.out, "PASS");
-		tu_run_free(&r);
+		diff_passes(d, sd, set);
 	}
 	tu_run r = tu_lncsim(d, "fuzz", "--no-db", "-q", "--count", "30",
 			     "--jobs", "1", "--race", "--by-name", NULL);
@@ -891,11 +897,7 @@ START_TEST(test_compute_diff_pass)
 				     "out", NULL);
 		ck_assert_msg(r.status == 0, "%s", r.err);
 		tu_run_free(&r);
-		r = tu_lncsim(d, "diff", "--no-db", "--schedules", "2", "--race",
-			      "--seed", sd, set, NULL);
-		ck_assert_msg(r.status == 0, "seed %d: %s%s", seed, r.out, r.err);
-		ck_assert_contains(r.out, "PASS");
-		tu_run_free(&r);
+		diff_passes(d, sd, set);
 	}
 	tu_run r = tu_lncsim(d, "fuzz", "--no-db", "-q", "--count", "30",
 			     "--jobs", "1", "--race", "--compute", "--sync",
