@@ -861,15 +861,6 @@ START_TEST(test_refusals)
 		"\"mult\", \"imm0\": {\"imm\": {\"float\": 0}}", d, a16, a16));
 	lower_fails(k, "operator 'tensorTensorScan' (serde tag 169)");
 	free(k);
-	k = one("ar", "activationReduce", lm_xasprintf("\"dst\": %s, "
-		"\"src\": %s, \"activationFunc\": \"exp\", \"scale\": "
-		"{\"imm\": {\"float\": 1}}, \"reduceOp\": \"add\", "
-		"\"reduceRes\": %s, \"accumulatorCmd\": \"ZeroAccumulate\"",
-		d, a16, d2));
-	lower_fails(k, "operator 'activationReduce' (serde tag 149) is not "
-		    "supported by the KLR lowering: the activation's "
-		    "accumulating row reduction has no BIR form");
-	free(k);
 	/* a tile operand of 8 partitions for data of 16 */
 	k = one("ts", "tensorScalar", lm_xasprintf("\"dst\": %s, \"src\": %s, "
 		"\"imm0\": {\"tile\": %s}, \"op0\": \"add\"", d, a16, c8));
@@ -1111,6 +1102,82 @@ START_TEST(test_core_barrier_fences_later_tensors)
 }
 END_TEST
 
+/*
+** activationReduce (nisa.activation_reduce): exp of two 16-column slices
+** into ys[:, 8..24) and ys[:, 24..40), each row's float32 results summed
+** from its first element into the activation engine's registers
+** (ZeroAccumulate, then Accumulate) and read out into ys[:, 1] and
+** ys[:, 2], bit for bit. A reduceOp other than add, LoadAccumulate, no
+** reduceRes, reduceRes with Idle, and an ncActivate that accumulates are
+** refused.
+*/
+static char *ar_kernel(const char *cmd1, const char *rop, int with_res)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *a = xs(0, 16), *b = xs(16, 16), *e1 = sb("ys", 8, 16);
+	char *e2 = sb("ys", 24, 16), *r1 = sb("ys", 1, 1), *r2 = sb("ys", 2, 1);
+	char *res = with_res ? lm_xasprintf(", \"reduceRes\": %s", r1)
+			     : lm_xstrdup("");
+	char *k;
+	zero(&bd, "z_ys", "ys");
+	st(&bd, "ar1", "activationReduce", lm_xasprintf("\"dst\": %s, "
+	   "\"src\": %s, \"activationFunc\": \"exp\", \"scale\": {\"imm\": "
+	   "{\"float\": 1}}, \"reduceOp\": \"%s\"%s, \"accumulatorCmd\": "
+	   "\"%s\"", e1, a, rop, res, cmd1));
+	st(&bd, "ar2", "activationReduce", lm_xasprintf("\"dst\": %s, "
+	   "\"src\": %s, \"activationFunc\": \"exp\", \"scale\": {\"imm\": "
+	   "{\"float\": 0.5}}, \"reduceOp\": \"add\", \"reduceRes\": %s, "
+	   "\"accumulatorCmd\": \"Accumulate\"", e2, b, r2));
+	store(&bd, "st_y", "ys", 0);
+	k = kernel("k_ar", &bd, NULL);
+	frees(a, b, e1, e2, r1, r2, res, NULL);
+	return k;
+}
+
+START_TEST(test_activation_reduce)
+{
+	char *k = ar_kernel("ZeroAccumulate", "add", 1), *d, *a;
+	ls_result r;
+	lower_run(k, P, &r);
+	for (int p = 0; p < P; p++) {
+		float s1 = yv(&r, p, 8), s2 = yv(&r, p, 24), reg;
+		for (int j = 1; j < 16; j++) {
+			s1 += yv(&r, p, 8 + j);
+			s2 += yv(&r, p, 24 + j);
+		}
+		/* the results are the activation's (exp), not a copy */
+		ck_assert(yv(&r, p, 8) > 0.0f && yv(&r, p, 8) != xval(p, 0));
+		reg = 0.0f + s1;
+		EQ_F(yv(&r, p, 1), reg, "ZeroAccumulate read-out", p, 1);
+		reg = reg + s2;
+		EQ_F(yv(&r, p, 2), reg, "Accumulate read-out", p, 2);
+	}
+	ls_result_free(&r);
+	free(k);
+	k = ar_kernel("ZeroAccumulate", "max", 1);
+	lower_fails(k, "activationReduce reduceOp 'max' is not modelled");
+	free(k);
+	k = ar_kernel("LoadAccumulate", "add", 1);
+	lower_fails(k, "activationReduce accumulatorCmd 'LoadAccumulate' is "
+		    "not modelled");
+	free(k);
+	k = ar_kernel("ZeroAccumulate", "add", 0);
+	lower_fails(k, "activationReduce without a reduceRes");
+	free(k);
+	k = ar_kernel("Idle", "add", 1);
+	lower_fails(k, "activationReduce reduceRes with accumulatorCmd Idle");
+	free(k);
+	d = sb("ys", 8, 16);
+	a = xs(0, 16);
+	k = one("act", "ncActivate", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+		"\"activationFunc\": \"exp\", \"scale\": {\"imm\": "
+		"{\"float\": 1}}, \"accumulatorCmd\": \"ZeroAccumulate\"", d, a));
+	lower_fails(k, "activation accumulatorCmd 'ZeroAccumulate' is not "
+		    "supported (only Idle; activationReduce accumulates)");
+	frees(k, d, a, NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("klrops");
@@ -1121,6 +1188,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_tile_scalar_op1_alone);
 	tcase_add_test(tc, test_dma_transpose);
 	tcase_add_test(tc, test_exponential);
+	tcase_add_test(tc, test_activation_reduce);
 	tcase_add_test(tc, test_register_loop);
 	tcase_add_test(tc, test_register_offsets);
 	tcase_add_test(tc, test_core_barrier_two_cores);

@@ -43,7 +43,7 @@
 
 /* Operator constructors lowered here (KLR's operator serde tags). */
 enum {
-	OP_NCACTIVATE = 1, OP_NCAFFINESELECT = 4, OP_BNAGGR = 5, OP_BNSTATS = 6,
+	OP_NCACTIVATE = 1, OP_ACTIVATIONREDUCE = 2, OP_NCAFFINESELECT = 4, OP_BNAGGR = 5, OP_BNSTATS = 6,
 	OP_COPY = 7, OP_NCCOPY = 8, OP_DMACOPY = 10, OP_NCDMACOPY = 11,
 	OP_DMATRANSPOSE = 12,
 	OP_FINDINDEX8 = 14, OP_IOTA = 15, OP_NCMATMUL = 21,
@@ -621,9 +621,19 @@ static int finish(lp_cg *cg, lm_inst *in, int rc)
 	return 0;
 }
 
-/* nisa.activation: Activation with the zero-bias helper when bias-less. */
+/*
+** nisa.activation: Activation with the zero-bias helper when bias-less.
+** nisa.activation_reduce (reduce set): the same with the results' row
+** sums into the activation engine's accumulator registers by
+** accumulatorCmd (KLR's AccumCmd Idle / Zero / Accumulate /
+** ZeroAccumulate are the BIR EngineAccumulationType values of the same
+** names), reduce_op add, and the registers read out into reduceRes
+** (outs[1]). The registers only add: a reduceOp other than add, a
+** LoadAccumulate (its initial value has no operand) and a missing
+** reduceRes are refused.
+*/
 static int cg_activate(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
-		       const char *name)
+		       const char *name, int reduce)
 {
 	static const char *const funcs[] = {
 		"Abs", "Arctan", "Copy", "Erf", "Derivative_Erf", "Exp", "Gelu",
@@ -633,29 +643,52 @@ static int cg_activate(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 		"Gelu_apprx_sigmoid", NULL /* gelu_apprx_sigmoid_dx */
 	};
 	const lp_kval *fn = F(op, "activationFunc"), *bias;
+	const lp_kval *cmd = F(op, "accumulatorCmd"), *rop = some(F(op,
+		"reduceOp")), *res = some(F(op, "reduceRes"));
 	lm_inst in;
 	tinfo ti;
 	int rc;
 	double scale;
 
-	if (F(op, "accumulatorCmd")->ctor != 0)
+	if (!reduce && cmd->ctor != 0)
 		return cg_fail(cg, "activation accumulatorCmd '%s' is not "
-			       "supported (only Idle)",
-			       lp_kval_ctor_name(F(op, "accumulatorCmd")));
-	if (some(F(op, "reduceOp")) || some(F(op, "reduceRes")))
+			       "supported (only Idle; activationReduce "
+			       "accumulates)", lp_kval_ctor_name(cmd));
+	if (!reduce && (rop || res))
 		return cg_fail(cg, "activation with a reduction is not "
-			       "supported");
+			       "supported (activationReduce reduces)");
+	if (reduce && (cmd->ctor < 0 || cmd->ctor > 3))
+		return cg_fail(cg, "activationReduce accumulatorCmd '%s' is "
+			       "not modelled (Idle, Zero, Accumulate and "
+			       "ZeroAccumulate are; a LoadAccumulate's initial "
+			       "value has no operand)", lp_kval_ctor_name(cmd));
+	if (reduce && rop && strcmp(lp_kval_ctor_name(rop), "add"))
+		return cg_fail(cg, "activationReduce reduceOp '%s' is not "
+			       "modelled (the accumulator registers only "
+			       "add)", lp_kval_ctor_name(rop));
+	if (reduce && !res)
+		return cg_fail(cg, "activationReduce without a reduceRes");
+	if (reduce && cmd->ctor == 0)
+		return cg_fail(cg, "activationReduce reduceRes with "
+			       "accumulatorCmd Idle (nothing is accumulated "
+			       "to read out)");
 	if (fn->ctor < 0 || fn->ctor >= (int)(sizeof funcs / sizeof *funcs) ||
 	    !funcs[fn->ctor])
 		return cg_fail(cg, "activation function '%s' has no BIR "
 			       "counterpart", lp_kval_ctor_name(fn));
 	if ((rc = operand_imm(cg, F(op, "scale"), &scale)) != 0)
 		return rc;
-	inst_init(&in, name, LM_OP_ACTIVATION, LM_ENG_ACT, 2, 1);
+	inst_init(&in, name, LM_OP_ACTIVATION, LM_ENG_ACT, 2, reduce ? 2 : 1);
 	in.act_func = lm_actfunc_parse(funcs[fn->ctor]);
 	in.has_scale = 1;
 	in.scale = scale;
+	if (reduce) {
+		in.eng_acc = cmd->ctor;
+		in.reduce_alu = LM_ALU_ADD;
+	}
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	if (!rc && reduce)
+		rc = operand(cg, res, lnc, &in.outs[1], &ti);
 	if (!rc)
 		rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
 	bias = some(F(op, "bias"));
@@ -1780,8 +1813,6 @@ static void mm_groups_clear(mm_groups *mg)
 static int refuse(lp_cg *cg, const char *opname, const lp_kval *payload)
 {
 	static const struct { const char *op, *why; } why[] = {
-		{ "activationReduce", "the activation's accumulating row "
-		  "reduction has no BIR form the simulator runs" },
 		{ "tensorScalarReduce", "TensorScalarPtr's accumulated "
 		  "reduction output is not modelled by the simulator" },
 		{ "scalarTensorTensor", "TensorScalarPtr's scalar-tensor-tensor "
@@ -1825,7 +1856,10 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 	name = lp_cg_inst_name(cg, base);
 	free(base);
 	switch (payload ? op->ctor : -1) {
-	case OP_NCACTIVATE: rc = cg_activate(cg, payload, lnc, name); break;
+	case OP_NCACTIVATE: rc = cg_activate(cg, payload, lnc, name, 0); break;
+	case OP_ACTIVATIONREDUCE:
+		rc = cg_activate(cg, payload, lnc, name, 1);
+		break;
 	case OP_NCMATMUL: rc = cg_matmul(cg, payload, lnc, name, mg); break;
 	case OP_DMACOPY:
 	case OP_NCDMACOPY: rc = cg_dma(cg, payload, lnc, name); break;
