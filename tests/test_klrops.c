@@ -843,13 +843,6 @@ START_TEST(test_refusals)
 		"float32", 8, 1, 0, 0, 8, 1), *d2 = sb("ys", 0, 2), *k;
 
 	/* an operator outside the set: its name and its serde tag */
-	k = one("tsr", "tensorScalarReduce", lm_xasprintf("\"dst\": %s, "
-		"\"src\": %s, \"operand0\": {\"imm\": {\"float\": 1}}, "
-		"\"op0\": \"add\", \"reduceOp\": \"add\", \"reduceRes\": %s, "
-		"\"reduceCmd\": \"ZeroAccumulate\"", d, a16, d2));
-	lower_fails(k, "operator 'tensorScalarReduce' (serde tag 181) is not "
-		    "supported");
-	free(k);
 	k = one("stt", "ncScalarTensorTensor", lm_xasprintf("\"dst\": %s, "
 		"\"data\": %s, \"src0\": {\"imm\": {\"float\": 1}}, \"src1\": "
 		"{\"tile\": %s}, \"op0\": \"add\", \"op1\": \"mult\"", d, a16,
@@ -1178,6 +1171,71 @@ START_TEST(test_activation_reduce)
 }
 END_TEST
 
+/*
+** tensorScalarReduce (nisa.tensor_scalar_reduce): ys[:, 8..24) = 0.75 - x
+** (reverse0) with the row's float32 sum into ys[:, 1]; then ys[:, 24..40)
+** = x * ys[p][1] (a tile operand) with the row's max into ys[:, 2]; bit
+** for bit, folded from the first element. Another reduceCmd, a
+** reduceInit, no reduceOp and a reduceRes of two elements per partition
+** are refused.
+*/
+static char *tsr_kernel(const char *cmd, const char *init, int res_w)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *a = xs(0, 16), *b = xs(16, 16), *e1 = sb("ys", 8, 16);
+	char *e2 = sb("ys", 24, 16), *r1 = sb("ys", 1, res_w);
+	char *r2 = sb("ys", 2, 1), *t = sb("ys", 1, 1), *k;
+	zero(&bd, "z_ys", "ys");
+	st(&bd, "tsr1", "tensorScalarReduce", lm_xasprintf("\"dst\": %s, "
+	   "\"src\": %s, \"operand0\": {\"imm\": {\"float\": 0.75}}, "
+	   "\"op0\": \"subtract\", \"reverse0\": true, \"reduceOp\": "
+	   "\"add\", \"reduceRes\": %s, \"reduceCmd\": \"%s\"%s", e1, a, r1,
+	   cmd, init));
+	st(&bd, "tsr2", "tensorScalarReduce", lm_xasprintf("\"dst\": %s, "
+	   "\"src\": %s, \"operand0\": {\"tile\": %s}, \"op0\": \"mult\", "
+	   "\"reverse0\": false, \"reduceOp\": \"max\", \"reduceRes\": %s, "
+	   "\"reduceCmd\": \"ZeroAccumulate\"", e2, b, t, r2));
+	store(&bd, "st_y", "ys", 0);
+	k = kernel("k_tsr", &bd, NULL);
+	frees(a, b, e1, e2, r1, r2, t, NULL);
+	return k;
+}
+
+START_TEST(test_tensor_scalar_reduce)
+{
+	char *k = tsr_kernel("ZeroAccumulate", "", 1);
+	ls_result r;
+	lower_run(k, P, &r);
+	for (int p = 0; p < P; p++) {
+		float sum = 0.0f, mx = 0.0f;
+		for (int j = 0; j < 16; j++) {
+			float y = 0.75f - xval(p, j);
+			EQ_F(yv(&r, p, 8 + j), y, "0.75 - x", p, j);
+			sum = j ? sum + y : y;
+		}
+		EQ_F(yv(&r, p, 1), sum, "row sum", p, 1);
+		for (int j = 0; j < 16; j++) {
+			float y = xval(p, 16 + j) * sum;
+			EQ_F(yv(&r, p, 24 + j), y, "x * sum", p, j);
+			mx = j && !(y > mx) ? mx : y;
+		}
+		EQ_F(yv(&r, p, 2), mx, "row max", p, 2);
+	}
+	ls_result_free(&r);
+	free(k);
+	k = tsr_kernel("Accumulate", "", 1);
+	lower_fails(k, "tensorScalarReduce reduceCmd 'Accumulate' is not "
+		    "modelled");
+	free(k);
+	k = tsr_kernel("ZeroAccumulate", ", \"reduceInit\": {\"float\": 0}", 1);
+	lower_fails(k, "tensorScalarReduce reduceInit is not modelled");
+	free(k);
+	k = tsr_kernel("ZeroAccumulate", "", 2);
+	lower_fails(k, "tensorScalarReduce reduceRes must be a [16, 1] tile");
+	free(k);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("klrops");
@@ -1189,6 +1247,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dma_transpose);
 	tcase_add_test(tc, test_exponential);
 	tcase_add_test(tc, test_activation_reduce);
+	tcase_add_test(tc, test_tensor_scalar_reduce);
 	tcase_add_test(tc, test_register_loop);
 	tcase_add_test(tc, test_register_offsets);
 	tcase_add_test(tc, test_core_barrier_two_cores);

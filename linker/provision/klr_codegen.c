@@ -50,6 +50,7 @@ enum {
 	OP_MATCHREPLACE8 = 22, OP_MAX8 = 24, OP_MEMSET = 25,
 	OP_RANGESELECT = 26, OP_NCRANGESELECT = 27, OP_RECIPROCAL = 28,
 	OP_TENSORREDUCE = 32, OP_TENSORSCALAR = 33, OP_TENSORTENSOR = 34,
+	OP_TENSORSCALARREDUCE = 37,
 	OP_TRANSPOSE = 38, OP_SELECTREDUCE = 39, OP_TENSORLOAD = 43,
 	OP_TENSORSTORE = 44, OP_REGISTERMOVE = 45,
 	OP_CMPBRANCH = 46, OP_REGISTERALUOP = 47, OP_COREBARRIER = 63,
@@ -1258,6 +1259,127 @@ static int cg_exponential(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 }
 
 /*
+** nisa.tensor_scalar_reduce: no one BIR instruction the simulator runs
+** computes it, so three on the vector engine (docs/provision.md):
+** TensorScalar (an immediate operand0) or TensorScalarPtr (a [P, 1]
+** tile) of src into a float32 scratch tile [P, n] (n the elements per
+** partition), TensorCopy of the scratch into dst (the one rounding to
+** dst's dtype), TensorReduce (reduceOp, axis X, from the first element)
+** of the scratch into reduceRes: the reduction over the float32 results.
+** reduceCmd other than ZeroAccumulate (a fresh reduction), a reduceInit,
+** a missing reduceOp and a dtype other than dst's are refused.
+*/
+static int cg_tensor_scalar_reduce(lp_cg *cg, const lp_kval *op,
+				   const lp_kval *lnc, const char *name)
+{
+	const lp_kval *rop = some(F(op, "reduceOp")), *t0, *i0, *dt;
+	const lp_kval *cmd = F(op, "reduceCmd");
+	lm_inst ts, cp, red;
+	tinfo ti;
+	int rc, idx;
+	int64_t P, n, shape[2];
+	lm_appair ap[2];
+	char *tname, *iname, *nm;
+	const char *scr;
+
+	if (cmd->ctor != 3)
+		return cg_fail(cg, "tensorScalarReduce reduceCmd '%s' is not "
+			       "modelled (only ZeroAccumulate, a fresh "
+			       "reduction)", lp_kval_ctor_name(cmd));
+	if (some(F(op, "reduceInit")))
+		return cg_fail(cg, "tensorScalarReduce reduceInit is not "
+			       "modelled");
+	if (!rop)
+		return cg_fail(cg, "tensorScalarReduce without a reduceOp");
+	operand_split(F(op, "operand0"), &t0, &i0);
+	inst_init(&ts, "", t0 ? LM_OP_TSPTR : LM_OP_TENSORSCALAR, LM_ENG_DVE,
+		  t0 ? 2 : 1, 1);
+	ts.alu0 = lm_aluop_parse(lp_kval_ctor_name(F(op, "op0")));
+	ts.alu1 = LM_ALU_BYPASS;
+	ts.reverse0 = F(op, "reverse0")->b;
+	rc = operand(cg, F(op, "src"), lnc, &ts.ins[0], &ti);
+	if (!rc && ti.mt == LM_MT_DRAM)
+		rc = cg_fail(cg, "tensorScalarReduce data in HBM");
+	P = parts_of(&ts.ins[0]);
+	n = P ? lm_arg_count(&ts.ins[0]) / P : 0;
+	if (!rc && t0)
+		rc = scalar_tile(cg, t0, NULL, lnc, name, "operand0", P,
+				 &ts.ins[1]);
+	else if (!rc) {
+		ts.has_const0 = ts.has_const1 = 1;
+		rc = operand_imm(cg, F(op, "operand0"), &ts.const0);
+	}
+	if (!rc && (P < 1 || P > cg->n_partitions || n < 1 || n > MAX_DIM))
+		rc = cg_fail(cg, "tensorScalarReduce over %lld partitions of "
+			     "%lld elements", (long long)P, (long long)n);
+	if (rc) {
+		lm_inst_clear(&ts);
+		return rc;
+	}
+	inst_init(&cp, name, LM_OP_TENSORCOPY, LM_ENG_DVE, 1, 1);
+	rc = operand(cg, F(op, "dst"), lnc, &cp.outs[0], &ti);
+	dt = some(F(op, "dtype"));
+	if (!rc && dt) {
+		lm_dtype want;
+		rc = dtype_of(cg, dt, &want);
+		if (!rc && want != cp.outs[0].dtype)
+			rc = cg_fail(cg, "tensorScalarReduce dtype %s differs "
+				     "from its destination's %s",
+				     lm_dtype_name(want),
+				     lm_dtype_name(cp.outs[0].dtype));
+	}
+	if (!rc && (parts_of(&cp.outs[0]) != P ||
+		    lm_arg_count(&cp.outs[0]) != P * n))
+		rc = cg_fail(cg, "tensorScalarReduce dst must hold the %lld x "
+			     "%lld elements of src", (long long)P,
+			     (long long)n);
+	inst_init(&red, "", LM_OP_TENSORREDUCE, LM_ENG_DVE, 1, 1);
+	red.alu = lm_aluop_parse(lp_kval_ctor_name(rop));
+	red.reduce_axis = 0;
+	if (!rc)
+		rc = operand(cg, F(op, "reduceRes"), lnc, &red.outs[0], &ti);
+	if (!rc && (parts_of(&red.outs[0]) != P ||
+		    lm_arg_count(&red.outs[0]) != P))
+		rc = cg_fail(cg, "tensorScalarReduce reduceRes must be a "
+			     "[%lld, 1] tile: one result for each partition of "
+			     "src (got %lld elements over %lld partitions)",
+			     (long long)P, (long long)lm_arg_count(&red.outs[0]),
+			     (long long)parts_of(&red.outs[0]));
+	if (rc) {
+		lm_inst_clear(&ts);
+		lm_inst_clear(&cp);
+		lm_inst_clear(&red);
+		return rc;
+	}
+	shape[0] = P;
+	shape[1] = n;
+	ap[0] = (lm_appair){ n, P };
+	ap[1] = (lm_appair){ 1, n };
+	tname = lm_xasprintf("COMPILER-GENERATED-reduce_%d",
+			     cg->lc->next_id++);
+	idx = lp_cg_add_tensor(cg, tname, LM_TK_INTERNAL, LM_DT_FLOAT32,
+			       LM_MT_SB, shape, 2, P, 4 * n, 0, 0, 0);
+	scr = cg->f->allocs[idx].name;
+	lm_b_init_ap(&ts.outs[0], scr, NULL, LM_DT_FLOAT32, 0, 0, ap, 2);
+	lm_b_init_ap(&cp.ins[0], scr, NULL, LM_DT_FLOAT32, 0, 0, ap, 2);
+	lm_b_init_ap(&red.ins[0], scr, NULL, LM_DT_FLOAT32, 0, 0, ap, 2);
+	iname = lm_xasprintf("%s.scalar", name);
+	nm = lp_cg_inst_name(cg, iname);
+	free(ts.name);
+	ts.name = nm;
+	free(iname);
+	iname = lm_xasprintf("%s.reduce", name);
+	nm = lp_cg_inst_name(cg, iname);
+	free(red.name);
+	red.name = nm;
+	free(iname);
+	free(tname);
+	if ((rc = finish(cg, &ts, 0)) != 0 || (rc = finish(cg, &cp, 0)) != 0)
+		lm_inst_clear(&red);
+	return rc ? rc : finish(cg, &red, 0);
+}
+
+/*
 ** nisa.tensor_reduce: TensorReduce on the vector engine, opDim X / XY /
 ** XYZ / XYZW -> axis of the same name (the innermost free dimensions),
 ** negated -> negate. The destination holds one element per row.
@@ -1813,8 +1935,6 @@ static void mm_groups_clear(mm_groups *mg)
 static int refuse(lp_cg *cg, const char *opname, const lp_kval *payload)
 {
 	static const struct { const char *op, *why; } why[] = {
-		{ "tensorScalarReduce", "TensorScalarPtr's accumulated "
-		  "reduction output is not modelled by the simulator" },
 		{ "scalarTensorTensor", "TensorScalarPtr's scalar-tensor-tensor "
 		  "form is not modelled by the simulator" },
 		{ "ncScalarTensorTensor", "TensorScalarPtr's "
@@ -1868,6 +1988,9 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 		break;
 	case OP_TENSORTENSOR:
 		rc = cg_tensor_tensor(cg, payload, lnc, name);
+		break;
+	case OP_TENSORSCALARREDUCE:
+		rc = cg_tensor_scalar_reduce(cg, payload, lnc, name);
 		break;
 	case OP_TENSORSCALAR:
 		if (F(payload, "imm0")->ctor == 1 ||
