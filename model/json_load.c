@@ -1931,6 +1931,16 @@ static int rd_reverse1(ik *k)
 	return get_ma_bool(k->L, k->c, KEY, &k->in->reverse1);
 }
 
+static int rd_is_stt(ik *k)
+{
+	return get_ma_bool(k->L, k->c, KEY, &k->in->is_scalar_tensor_tensor);
+}
+
+static int rd_is_tts(ik *k)
+{
+	return get_ma_bool(k->L, k->c, KEY, &k->in->is_tensor_tensor_scan);
+}
+
 static int rd_reverse_pred(ik *k)
 {
 	return get_ma_bool(k->L, k->c, KEY, &k->in->reverse_pred);
@@ -2434,6 +2444,8 @@ static const ir_key ir_keys[] = {
 	{ "instance_name", OPM(SWITCHQUEUE), rd_instance, NULL },
 	{ "is_64bit", OPM(REGALU), rd_is_64bit, NULL },
 	{ "is_fmap_onezero", OPM(MATMULT), rd_fmap_onezero, NULL },
+	{ "is_scalar_tensor_tensor", OPM(TSPTR), rd_is_stt, NULL },
+	{ "is_tensor_tensor_scan", OPM(TSPTR), rd_is_tts, NULL },
 	{ "is_transpose", OPM(MATMULT), rd_is_transpose, NULL },
 	{ "is_weight_onezero", OPM(MATMULT), rd_weight_onezero, NULL },
 	{ "kernel_format", OPM(NKIKLIRKERNEL), rd_kernel_format,

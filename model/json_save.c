@@ -1039,6 +1039,18 @@ static void wr_reverse1(jw *w, const lm_inst *in, const char *k)
 		kbool(w, k, in->reverse1);
 }
 
+static void wr_is_stt(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->is_scalar_tensor_tensor && !carried(in, k))
+		kbool(w, k, 1);
+}
+
+static void wr_is_tts(jw *w, const lm_inst *in, const char *k)
+{
+	if (in->is_tensor_tensor_scan && !carried(in, k))
+		kbool(w, k, 1);
+}
+
 static void wr_reverse_pred(jw *w, const lm_inst *in, const char *k)
 {
 	if (in->reverse_pred && !carried(in, k))
@@ -1219,6 +1231,8 @@ static const iw_key iw_keys[] = {
 	{ "instance", OPM(SWITCHQUEUE) | OPM(RESETQUEUE), wr_instance },
 	{ "is_64bit", OPM(REGALU), wr_is_64bit },
 	{ "is_fmap_onezero", OPM(MATMULT), wr_fmap_onezero },
+	{ "is_scalar_tensor_tensor", OPM(TSPTR), wr_is_stt },
+	{ "is_tensor_tensor_scan", OPM(TSPTR), wr_is_tts },
 	{ "is_transpose", OPM(MATMULT), wr_is_transpose },
 	{ "is_weight_onezero", OPM(MATMULT), wr_weight_onezero },
 	{ "kernel_format", OPM(NKIKLIRKERNEL), wr_kernel_format },

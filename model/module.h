@@ -362,6 +362,10 @@ typedef struct lm_inst {
 	int has_const0, has_const1; /* TensorScalar */
 	double const0, const1;
 	int reverse0, reverse1;     /* TensorScalar, TensorScalarPtr */
+	/* TensorScalarPtr's other datapaths: scalar_tensor_tensor (ins[2] a
+	   tensor like ins[0]) and tensor_tensor_scan (a running value per
+	   partition) */
+	int is_scalar_tensor_tensor, is_tensor_tensor_scan;
 	int reverse_pred;           /* CopyPredicated */
 	/* TensorReduce: axis (an AxisListType ordinal), negate,
 	   apply_transpose (BNStats: apply_transpose) */

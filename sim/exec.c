@@ -1359,6 +1359,10 @@ static int exec_int_tensorscalarptr(ls_exec *x)
 	int64_t P = src->parts, fr = src->free, *v = NULL, *s[2] = {0, 0};
 	lm_aluop op;
 
+	if (in->is_scalar_tensor_tensor || in->is_tensor_tensor_scan)
+		return fail(x, "%s on integer data is not modelled",
+			    in->is_scalar_tensor_tensor ?
+			    "is_scalar_tensor_tensor" : "is_tensor_tensor_scan");
 	if (!ls_int_alu_class(in->alu0) || !ls_int_alu_class(in->alu1))
 		return fail(x, "ALU op%d '%s' is not modelled on integer data",
 			    ls_int_alu_class(in->alu0) ? 1 : 0, lm_aluop_name(
@@ -1686,6 +1690,98 @@ static int exec_affine_select(ls_exec *x)
 }
 
 /*
+** The two tensor datapaths of TensorScalarPtr, float data only:
+** is_scalar_tensor_tensor: out = (data op0 s0[p]) op1 data1, elementwise,
+** s0 the element of ins[1] ([P, 1]) of the element's partition p, data1
+** (ins[2]) shaped as ins[0];
+** is_tensor_tensor_scan: per partition r = initial[p] (ins[2], [P, 1]),
+** then along the partition's elements in order r = (data0[i] op0 r) op1
+** data1[i], out[i] = r, r carried in float32.
+** reverseN swaps step N's operands; each step is rounded to float32, the
+** result once to the output dtype.
+*/
+static int exec_tsp_tensor(ls_exec *x)
+{
+	const lm_inst *in = x->si->in;
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	int scan = in->is_tensor_tensor_scan;
+	const char *form = scan ? "is_tensor_tensor_scan"
+				: "is_scalar_tensor_tensor";
+	/* the input shaped as ins[0] and the one with a value per partition */
+	int kt = scan ? 1 : 2, kp = scan ? 2 : 1;
+	int64_t n = src->count, P = src->parts, fr = src->free;
+	float *a, *t, *s, r;
+	int rc;
+
+	if (x->si->n_ins != 3)
+		return fail(x, "with %s true needs 3 inputs, got %d", form,
+			    x->si->n_ins);
+	for (int k = 0; k < 3; k++)
+		if (is_int_dtype(x->si->ins[k].dtype) || is_int_dtype(dst->dtype))
+			return fail(x, "with %s true integer data (ins[%d] %s, "
+				    "outs[0] %s) is not modelled", form, k,
+				    lm_dtype_name(x->si->ins[k].dtype),
+				    lm_dtype_name(dst->dtype));
+	if (!ls_alu(in->alu0, 1.0f, 1.0f, &r) ||
+	    !ls_alu(in->alu1, 1.0f, 1.0f, &r))
+		return fail(x, "ALU op '%s' is not supported on float data",
+			    lm_aluop_name(ls_alu(in->alu0, 1.0f, 1.0f, &r) ?
+					  in->alu1 : in->alu0));
+	if (dst->count != n || dst->parts != P)
+		return fail(x, "outs[0] must have the shape of ins[0] (%lld "
+			    "elements over %lld partitions), got %lld over %lld",
+			    (long long)n, (long long)P, (long long)dst->count,
+			    (long long)dst->parts);
+	if (x->si->ins[kt].count != n || x->si->ins[kt].parts != P)
+		return fail(x, "with %s true ins[%d] must have the shape of "
+			    "ins[0] (%lld elements over %lld partitions), got "
+			    "%lld over %lld", form, kt, (long long)n,
+			    (long long)P, (long long)x->si->ins[kt].count,
+			    (long long)x->si->ins[kt].parts);
+	if (x->si->ins[kp].count != P || x->si->ins[kp].parts != P)
+		return fail(x, "ins[%d] must be [%lld, 1]: one %s per "
+			    "partition of ins[0] (got %lld elements over %lld "
+			    "partitions)", kp, (long long)P,
+			    scan ? "initial value" : "scalar",
+			    (long long)x->si->ins[kp].count,
+			    (long long)x->si->ins[kp].parts);
+	a = grow_f(&x->fa, &x->cap_a, n);
+	t = grow_f(&x->fb, &x->cap_b, n);
+	s = grow_f(&x->fc, &x->cap_c, P);
+	if ((rc = read_f32(x, 0, a)) != 0 || (rc = read_f32(x, kt, t)) != 0 ||
+	    (rc = read_f32(x, kp, s)) != 0)
+		return rc;
+	for (int64_t p = 0; p < P && !scan; p++) {
+		float *row = a + p * fr, *row1 = t + p * fr;
+		if (in->reverse0)
+			alu_sv(in->alu0, s[p], row, row, fr);
+		else
+			alu_vs(in->alu0, row, s[p], row, fr);
+		if (in->reverse1)
+			alu_vv(in->alu1, row1, row, row, fr);
+		else
+			alu_vv(in->alu1, row, row1, row, fr);
+	}
+	for (int64_t p = 0; p < P && scan; p++) {
+		float *row = a + p * fr, *row1 = t + p * fr, v;
+		r = s[p];
+		for (int64_t i = 0; i < fr; i++) {
+			if (in->reverse0)
+				ls_alu(in->alu0, r, row[i], &v);
+			else
+				ls_alu(in->alu0, row[i], r, &v);
+			if (in->reverse1)
+				ls_alu(in->alu1, row1[i], v, &r);
+			else
+				ls_alu(in->alu1, v, row1[i], &r);
+			row[i] = r;
+		}
+	}
+	stage_f32(x, a);
+	return 0;
+}
+
+/*
 ** TensorScalarPtr: out = (src op0 s0[p]) op1 s1[p], each step in float32,
 ** s0 / s1 the element of ins[1] / ins[2] ([P, 1]) of the element's
 ** partition p; reverseN swaps step N's operands; without ins[2], op1 must
@@ -1700,6 +1796,8 @@ static int exec_tensorscalarptr(ls_exec *x)
 	float *s[2], *a, r;
 	int rc;
 
+	if (in->is_scalar_tensor_tensor || in->is_tensor_tensor_scan)
+		return exec_tsp_tensor(x);
 	if (ns < 1 || ns > 2)
 		return fail(x, "needs 2 or 3 inputs (the data and one scalar "
 			    "per step), got %d", x->si->n_ins);

@@ -224,6 +224,7 @@ static const op_key inst_model[] = {
 	{ OP(TENSORSCALAR), "const1", NULL },
 	{ OP(TENSORSCALAR) | OP(TSPTR), "reverse0", NULL },
 	{ OP(TENSORSCALAR) | OP(TSPTR), "reverse1", NULL },
+	{ OP(TSPTR), "is_scalar_tensor_tensor", NULL },
 	{ OP(MEMSET), "constant", NULL },
 	{ OP(IOTA) | OP(AFFINESELECT), "base", NULL },
 	{ OP(IOTA) | OP(AFFINESELECT), "channel_multiplier", NULL },
@@ -563,6 +564,17 @@ static int chk_apply_transpose(const lm_inst *in, char *val, size_t n,
 	if (!in->apply_transpose)
 		return 0;
 	*why = "the partition transpose before the reduction is not modelled";
+	snprintf(val, n, "true");
+	return 1;
+}
+
+static int chk_tts_alone(const lm_inst *in, char *val, size_t n,
+			 const char **why)
+{
+	if (!in->is_tensor_tensor_scan || !in->is_scalar_tensor_tensor)
+		return 0;
+	*why = "it is modelled alone; with is_scalar_tensor_tensor also true "
+	       "the datapath is not defined";
 	snprintf(val, n, "true");
 	return 1;
 }
@@ -1320,6 +1332,7 @@ static const field_rule checks[] = {
 	{ OP(TENSORREDUCE), "op", chk_reduce_op },
 	{ OP(TENSORREDUCE), "axis", chk_reduce_axis },
 	{ OP(TENSORREDUCE), "apply_transpose", chk_apply_transpose },
+	{ OP(TSPTR), "is_tensor_tensor_scan", chk_tts_alone },
 	{ OP(BNSTATS), "apply_transpose", chk_apply_transpose },
 	{ OP(RANGESELECT), "compare_op0", chk_range_cmp0 },
 	{ OP(RANGESELECT), "compare_op1", chk_range_cmp1 },

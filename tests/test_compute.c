@@ -703,20 +703,38 @@ START_TEST(test_tsp_random)
 }
 END_TEST
 
-/* The keys of the other forms, refused by name before time 0. */
+/* The keys of the other forms, refused by name before time 0; the two
+** tensor datapaths only alone and with every other form's key at its
+** default. */
 static const struct { const char *kv, *want; } tsp_refusals[] = {
 	{ "\"acc\":\"ZeroAccumulate\"", "key 'acc' = \"ZeroAccumulate\" is not "
 	  "modelled by the simulator (it models only \"Idle\")" },
-	{ "\"is_scalar_tensor_tensor\":true", "key 'is_scalar_tensor_tensor' = "
-	  "true is not modelled by the simulator (it models only false or 0)" },
 	{ "\"is_tensor_scalar_addr\":true", "key 'is_tensor_scalar_addr' = true "
-	  "is not modelled" },
-	{ "\"is_tensor_tensor_scan\":true", "key 'is_tensor_tensor_scan' = true "
 	  "is not modelled" },
 	{ "\"apply_transpose\":true", "key 'apply_transpose' = true is not "
 	  "modelled" },
 	{ "\"negate_second_output\":true", "key 'negate_second_output' = true "
 	  "is not modelled" },
+	{ "\"is_scalar_tensor_tensor\":true,\"is_tensor_tensor_scan\":true",
+	  "key 'is_tensor_tensor_scan' = true is not modelled by the simulator "
+	  "(it is modelled alone; with is_scalar_tensor_tensor also true the "
+	  "datapath is not defined)" },
+	{ "\"is_scalar_tensor_tensor\":true,\"is_tensor_scalar_addr\":true",
+	  "key 'is_tensor_scalar_addr' = true is not modelled" },
+	{ "\"is_tensor_tensor_scan\":true,\"is_tensor_scalar_addr\":1",
+	  "key 'is_tensor_scalar_addr' = 1 is not modelled" },
+	{ "\"is_scalar_tensor_tensor\":true,\"apply_transpose\":true",
+	  "key 'apply_transpose' = true is not modelled" },
+	{ "\"is_tensor_tensor_scan\":true,\"apply_transpose\":true",
+	  "key 'apply_transpose' = true is not modelled" },
+	{ "\"is_scalar_tensor_tensor\":true,\"negate_second_output\":true",
+	  "key 'negate_second_output' = true is not modelled" },
+	{ "\"is_tensor_tensor_scan\":true,\"negate_second_output\":true",
+	  "key 'negate_second_output' = true is not modelled" },
+	{ "\"is_scalar_tensor_tensor\":true,\"acc\":\"AddAccumulate\"",
+	  "key 'acc' = \"AddAccumulate\" is not modelled" },
+	{ "\"is_tensor_tensor_scan\":true,\"acc\":\"ZeroAccumulate\"",
+	  "key 'acc' = \"ZeroAccumulate\" is not modelled" },
 	{ "\"reverse0\":{\"kind\":\"AffExprKind\",\"terms\":[],\"c\":1}",
 	  "key 'reverse0' = {\"kind\":\"AffExprKind\",\"terms\":[],\"c\":1} is "
 	  "not modelled by the simulator (affine expressions are not "
@@ -766,6 +784,13 @@ START_TEST(test_tsp_accepted)
 	ck_assert_msg(tsp_check("\"acc\":\"Idle\",\"apply_transpose\":false,"
 				"\"is_tensor_scalar_addr\":0", &err) == 0,
 		      "%s", err.msg);
+	ck_assert_msg(tsp_check("\"is_scalar_tensor_tensor\":true,"
+				"\"is_tensor_tensor_scan\":false,\"acc\":"
+				"\"Idle\"", &err) == 0, "%s", err.msg);
+	ck_assert_msg(tsp_check("\"is_tensor_tensor_scan\":true,"
+				"\"is_scalar_tensor_tensor\":0,"
+				"\"apply_transpose\":false", &err) == 0,
+		      "%s", err.msg);
 }
 END_TEST
 
@@ -806,6 +831,308 @@ START_TEST(test_tsp_run_errors)
 		ck_assert_int_eq(tb_run1(m, NULL, 0, 0, NULL, &r, &err),
 				 LM_ECHECK);
 		ck_assert_contains(err.msg, c[i].want);
+		lm_module_free(m);
+		tb_free(&t);
+	}
+}
+END_TEST
+
+/* ---- TensorScalarPtr: scalar_tensor_tensor and tensor_tensor_scan ------- */
+
+/*
+** x [P, 2F + 1] is loaded into SB xs: columns 0..F-1 the data (ins[0]),
+** columns F..2F-1 the second tensor, column 2F the value per partition.
+** scan 0: is_scalar_tensor_tensor, ins = [data, column 2F, tensor];
+** scan 1: is_tensor_tensor_scan, ins = [data, tensor, column 2F]. ys [P, F]
+** (out_dt) is stored into y. tap / pap replace the access pattern of the
+** tensor / the per-partition operand when not NULL; two leaves out the
+** third input.
+*/
+static int tt_run(int scan, const char *out_dt, int P, int F,
+		  const char *keys, const char *tap, const char *pap, int two,
+		  const float *x, float *y, lm_error *err)
+{
+	tb t;
+	ls_result r;
+	lm_module *m;
+	int W = 2 * F + 1, rc;
+	char data[200], ten[200], per[200], tapd[40], papd[40];
+
+	snprintf(tapd, sizeof tapd, "[[%d,%d],[1,%d]]", W, P, F);
+	snprintf(papd, sizeof papd, "[[%d,%d],[1,1]]", W, P);
+	snprintf(data, sizeof data, "{\"kind\":\"physical_ap\",\"memsetref\":"
+		 "\"xs\",\"memref\":\"xs\",\"offset\":0,\"ap\":[[%d,%d],[1,%d]],"
+		 "\"dtype\":\"float32\"}", W, P, F);
+	snprintf(ten, sizeof ten, "{\"kind\":\"physical_ap\",\"memsetref\":"
+		 "\"xs\",\"memref\":\"xs\",\"offset\":%d,\"ap\":%s,"
+		 "\"dtype\":\"float32\"}", F, tap ? tap : tapd);
+	snprintf(per, sizeof per, "{\"kind\":\"physical_ap\",\"memsetref\":"
+		 "\"xs\",\"memref\":\"xs\",\"offset\":%d,\"ap\":%s,"
+		 "\"dtype\":\"float32\"}", 2 * F, pap ? pap : papd);
+	tb_init(&t);
+	tb_dram(&t, "x", "ExternalInput", "float32", P, W);
+	tb_dram(&t, "y", "ExternalOutput", out_dt, P, F);
+	tb_sb(&t, "xs", "float32", P, W);
+	tb_sb(&t, "ys", out_dt, P, F);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s]}",
+		AP("x", "float32", P, W, 0), AP("xs", "float32", P, W, 0));
+	tb_inst(&t, "{\"opcode\":\"TensorScalarPtr\",\"name\":\"tsp\","
+		"\"engine\":\"DVE\",\"ins\":[%s,%s%s%s],\"outs\":[%s],\"%s\":"
+		"true,%s,\"wait\":[{\"semaphore\":\"s0\",\"value\":1}]}", data,
+		scan ? ten : per, two ? "" : ",", two ? "" : scan ? per : ten,
+		AP("ys", out_dt, P, F, 0), scan ? "is_tensor_tensor_scan"
+		: "is_scalar_tensor_tensor", keys);
+	tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\",\"engine\":\"SP\","
+		"\"queue\":\"q0\",\"ins\":[%s],\"outs\":[%s],\"dependencies\":"
+		"[\"tsp\"]}", AP("ys", out_dt, P, F, 0), AP("y", out_dt, P, F, 0));
+	m = tb_module(&t, 0);
+	rc = tb_run1(m, x, P, W, NULL, &r, err);
+	if (rc == 0) {
+		for (int i = 0; i < P * F; i++)
+			y[i] = tb_out(&r, "y", i);
+		ls_result_free(&r);
+	}
+	lm_module_free(m);
+	tb_free(&t);
+	return rc;
+}
+
+static void tt_ok(int scan, const char *out_dt, int P, int F,
+		  const char *keys, const float *x, float *y)
+{
+	lm_error err;
+	ck_assert_msg(tt_run(scan, out_dt, P, F, keys, NULL, NULL, 0, x, y,
+			     &err) == 0, "run: %s", err.msg);
+}
+
+static void rev_keys(char *k, size_t n, const char *op0, const char *op1,
+		     int rev)
+{
+	snprintf(k, n, "\"op0\":\"%s\",\"reverse0\":%s,\"op1\":\"%s\","
+		 "\"reverse1\":%s", op0, rev & 1 ? "true" : "false", op1,
+		 rev & 2 ? "true" : "false");
+}
+
+/*
+** scalar_tensor_tensor, op0 subtract, op1 divide, each reverse flag
+** (loop index: bit 0 reverse0, bit 1 reverse1). Partition 0: data 5, 3,
+** s0 1, data1 2, 8; partition 1: data 1, -2, s0 4, data1 3, 3.
+*/
+START_TEST(test_stt_reverse)
+{
+	static const float want[4][4] = {
+		{ 2.0f, 0.25f, -1.0f, -2.0f },   /* (d - s0) / d1 */
+		{ -2.0f, -0.25f, 1.0f, 2.0f },   /* (s0 - d) / d1 */
+		{ 0.5f, 4.0f, -1.0f, -0.5f },    /* d1 / (d - s0) */
+		{ -0.5f, -4.0f, 1.0f, 0.5f },    /* d1 / (s0 - d) */
+	};
+	float x[2 * 5] = {
+		5.0f, 3.0f, 2.0f, 8.0f, 1.0f,
+		1.0f, -2.0f, 3.0f, 3.0f, 4.0f,
+	};
+	float y[4];
+	char keys[160];
+	rev_keys(keys, sizeof keys, "subtract", "divide", _i);
+	tt_ok(0, "float32", 2, 2, keys, x, y);
+	for (int i = 0; i < 4; i++)
+		ck_assert_uint_eq(tb_bits(y[i]), tb_bits(want[_i][i]));
+}
+END_TEST
+
+/*
+** scalar_tensor_tensor keeps float32 between the steps and rounds once:
+** (1 + 2^-8) * 3 = 3 + 3 * 2^-8 is bfloat16 3.015625 (the nearer of 3 and
+** 3 + 2^-6); rounding 1 + 2^-8 to bfloat16 first (a tie, to even: 1)
+** would give 3.
+*/
+START_TEST(test_stt_bf16_once)
+{
+	float x[1 * 3] = { 1.0f, 3.0f, 0x1p-8f };
+	float y[1];
+	tt_ok(0, "bfloat16", 1, 1, "\"op0\":\"add\",\"reverse0\":false,"
+	      "\"op1\":\"mult\",\"reverse1\":false", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(3.015625f));
+}
+END_TEST
+
+/*
+** tensor_tensor_scan, op0 subtract, op1 divide, each reverse flag (bit 0
+** reverse0, bit 1 reverse1): initial 4, data0 2, 0, 3, data1 1, 2, 2;
+** partition 1 with initial 1, data0 0, 0, 0, data1 1, 1, 1.
+*/
+START_TEST(test_tts_reverse)
+{
+	static const float want[4][6] = {
+		/* r = (d0 - r) / d1 */
+		{ -2.0f, 1.0f, 1.0f, -1.0f, 1.0f, -1.0f },
+		/* r = (r - d0) / d1 */
+		{ 2.0f, 1.0f, -1.0f, 1.0f, 1.0f, 1.0f },
+		/* r = d1 / (d0 - r) */
+		{ -0.5f, 4.0f, -2.0f, -1.0f, 1.0f, -1.0f },
+		/* r = d1 / (r - d0) */
+		{ 0.5f, 4.0f, 2.0f, 1.0f, 1.0f, 1.0f },
+	};
+	float x[2 * 7] = {
+		2.0f, 0.0f, 3.0f, 1.0f, 2.0f, 2.0f, 4.0f,
+		0.0f, 0.0f, 0.0f, 1.0f, 1.0f, 1.0f, 1.0f,
+	};
+	float y[6];
+	char keys[160];
+	rev_keys(keys, sizeof keys, "subtract", "divide", _i);
+	tt_ok(1, "float32", 2, 3, keys, x, y);
+	for (int i = 0; i < 6; i++)
+		ck_assert_uint_eq(tb_bits(y[i]), tb_bits(want[_i][i]));
+}
+END_TEST
+
+/*
+** The scan carries its running value in float32, rounding only what it
+** writes: initial 1, data0 2^-8, 2^-8, 0 added, data1 0 added. r goes
+** 1 + 2^-8 (written as bfloat16 1, a tie to even), 1 + 2^-7, 1 + 2^-7;
+** carrying the rounded bfloat16 value would give 1, 1, 1.
+*/
+START_TEST(test_tts_f32_carry)
+{
+	float x[1 * 7] = { 0x1p-8f, 0x1p-8f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f };
+	float y[3];
+	tt_ok(1, "bfloat16", 1, 3, "\"op0\":\"add\",\"reverse0\":false,"
+	      "\"op1\":\"add\",\"reverse1\":false", x, y);
+	ck_assert_uint_eq(tb_bits(y[0]), tb_bits(1.0f));
+	ck_assert_uint_eq(tb_bits(y[1]), tb_bits(1.0f + 0x1p-7f));
+	ck_assert_uint_eq(tb_bits(y[2]), tb_bits(1.0f + 0x1p-7f));
+}
+END_TEST
+
+/* Inputs of the wrong shape or count stop the run before anything is
+** written, naming the input. */
+START_TEST(test_tt_shapes)
+{
+	static const struct {
+		int scan, two;
+		const char *tap, *pap, *want;
+	} c[] = {
+		{ 0, 0, "[[5,2],[1,1]]", NULL, "instruction tsp: with "
+		  "is_scalar_tensor_tensor true ins[2] must have the shape of "
+		  "ins[0] (4 elements over 2 partitions), got 2 over 2" },
+		{ 0, 0, NULL, "[[5,1],[1,1]]", "instruction tsp: ins[1] must be "
+		  "[2, 1]: one scalar per partition of ins[0] (got 1 elements "
+		  "over 1 partitions)" },
+		{ 1, 0, "[[5,1],[1,2]]", NULL, "instruction tsp: with "
+		  "is_tensor_tensor_scan true ins[1] must have the shape of "
+		  "ins[0] (4 elements over 2 partitions), got 2 over 1" },
+		{ 1, 0, NULL, "[[5,1],[1,1]]", "instruction tsp: ins[2] must be "
+		  "[2, 1]: one initial value per partition of ins[0] (got 1 "
+		  "elements over 1 partitions)" },
+		{ 0, 1, NULL, NULL, "instruction tsp: with "
+		  "is_scalar_tensor_tensor true needs 3 inputs, got 2" },
+		{ 1, 1, NULL, NULL, "instruction tsp: with "
+		  "is_tensor_tensor_scan true needs 3 inputs, got 2" },
+	};
+	float x[2 * 5] = { 0 }, y[4];
+	lm_error err;
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		ck_assert_int_eq(tt_run(c[i].scan, "float32", 2, 2,
+					"\"op0\":\"add\",\"reverse0\":false,"
+					"\"op1\":\"add\",\"reverse1\":false",
+					c[i].tap, c[i].pap, c[i].two, x, y,
+					&err), LM_ECHECK);
+		ck_assert_contains(err.msg, c[i].want);
+	}
+}
+END_TEST
+
+/* Integer data on either datapath is refused by name. */
+START_TEST(test_tt_int_refused)
+{
+	tb t;
+	lm_module *m;
+	ls_result r;
+	lm_error err;
+	for (int scan = 0; scan < 2; scan++) {
+		tb_init(&t);
+		tb_sb(&t, "xs", "int32", 2, 4);
+		tb_sb(&t, "sc", "int32", 2, 1);
+		tb_sb(&t, "ys", "int32", 2, 4);
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+			"\"m1\",\"engine\":\"Pool\",\"outs\":[%s],\"value\":1}",
+			AP("xs", "int32", 2, 4, 0));
+		tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\",\"name\":"
+			"\"m2\",\"engine\":\"Pool\",\"outs\":[%s],\"value\":1}",
+			AP("sc", "int32", 2, 1, 0));
+		tb_inst(&t, "{\"opcode\":\"TensorScalarPtr\",\"name\":\"tsp\","
+			"\"engine\":\"DVE\",\"ins\":[%s,%s,%s],\"outs\":[%s],"
+			"\"op0\":\"add\",\"reverse0\":false,\"op1\":\"add\","
+			"\"reverse1\":false,\"%s\":true,\"dependencies\":"
+			"[\"m1\",\"m2\"]}", AP("xs", "int32", 2, 4, 0),
+			scan ? AP("xs", "int32", 2, 4, 0) : AP("sc", "int32", 2,
+			1, 0), scan ? AP("sc", "int32", 2, 1, 0) : AP("xs",
+			"int32", 2, 4, 0), AP("ys", "int32", 2, 4, 0), scan ?
+			"is_tensor_tensor_scan" : "is_scalar_tensor_tensor");
+		m = tb_module(&t, 0);
+		ck_assert_int_eq(tb_run1(m, NULL, 0, 0, NULL, &r, &err),
+				 LM_ECHECK);
+		ck_assert_contains(err.msg, scan ? "with is_tensor_tensor_scan "
+				   "true integer data (ins[0] int32, outs[0] "
+				   "int32) is not modelled" : "with "
+				   "is_scalar_tensor_tensor true integer data "
+				   "(ins[0] int32, outs[0] int32) is not "
+				   "modelled");
+		lm_module_free(m);
+		tb_free(&t);
+	}
+}
+END_TEST
+
+/* The two keys survive a save and a load; at false they are not written. */
+START_TEST(test_tt_json_round_trip)
+{
+	for (int scan = 0; scan < 3; scan++) {
+		const char *key = scan == 1 ? "is_tensor_tensor_scan"
+					    : "is_scalar_tensor_tensor";
+		tb t;
+		lm_module *m, *m2;
+		lm_error err;
+		char *text, *text2, want[60];
+		size_t len, len2;
+		const lm_inst *in = NULL;
+		tb_init(&t);
+		tb_sb(&t, "xs", "float32", 2, 4);
+		tb_sb(&t, "sc", "float32", 2, 1);
+		tb_inst(&t, "{\"opcode\":\"TensorScalarPtr\",\"name\":\"tsp\","
+			"\"engine\":\"DVE\",\"ins\":[%s,%s,%s],\"outs\":[%s],"
+			"\"op0\":\"add\",\"reverse0\":true,\"op1\":\"add\","
+			"\"reverse1\":false,\"%s\":%s}",
+			AP("xs", "float32", 2, 4, 0), AP("sc", "float32", 2, 1,
+			0), AP("xs", "float32", 2, 4, 0), AP("xs", "float32", 2,
+			4, 0), key, scan == 2 ? "false" : "true");
+		m = tb_module(&t, 0);
+		ck_assert_int_eq(lm_module_to_json(m, 0, &text, &len, &err), 0);
+		snprintf(want, sizeof want, "\"%s\":true", key);
+		if (scan == 2)
+			ck_assert_ptr_null(strstr(text, "is_scalar_tensor"));
+		else
+			ck_assert_contains(text, want);
+		ck_assert_msg(lm_module_parse(&m2, text, len, NULL, &err) == 0,
+			      "%s", err.msg);
+		for (int f = 0; f < m2->n_functions; f++)
+			for (int b = 0; b < m2->functions[f].n_blocks; b++)
+				for (int i = 0; i < m2->functions[f].blocks[b]
+				     .n_insts; i++)
+					if (!strcmp(m2->functions[f].blocks[b]
+						    .insts[i].name, "tsp"))
+						in = &m2->functions[f]
+						     .blocks[b].insts[i];
+		ck_assert_ptr_nonnull(in);
+		ck_assert_int_eq(in->is_scalar_tensor_tensor, scan == 0);
+		ck_assert_int_eq(in->is_tensor_tensor_scan, scan == 1);
+		ck_assert_int_eq(in->reverse0, 1);
+		ck_assert_int_eq(lm_module_to_json(m2, 0, &text2, &len2, &err),
+				 0);
+		ck_assert_str_eq(text, text2);
+		free(text);
+		free(text2);
+		lm_module_free(m2);
 		lm_module_free(m);
 		tb_free(&t);
 	}
@@ -1736,6 +2063,16 @@ static Suite *suite(void)
 			    (int)(sizeof tsp_refusals / sizeof *tsp_refusals));
 	tcase_add_test(tc, test_tsp_accepted);
 	tcase_add_test(tc, test_tsp_run_errors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("tensor_scalar_ptr_tensor");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_stt_reverse, 0, 4);
+	tcase_add_test(tc, test_stt_bf16_once);
+	tcase_add_loop_test(tc, test_tts_reverse, 0, 4);
+	tcase_add_test(tc, test_tts_f32_carry);
+	tcase_add_test(tc, test_tt_shapes);
+	tcase_add_test(tc, test_tt_int_refused);
+	tcase_add_test(tc, test_tt_json_round_trip);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reciprocal");
 	tcase_set_timeout(tc, 60);
