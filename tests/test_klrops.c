@@ -843,17 +843,6 @@ START_TEST(test_refusals)
 		"float32", 8, 1, 0, 0, 8, 1), *d2 = sb("ys", 0, 2), *k;
 
 	/* an operator outside the set: its name and its serde tag */
-	k = one("stt", "ncScalarTensorTensor", lm_xasprintf("\"dst\": %s, "
-		"\"data\": %s, \"src0\": {\"imm\": {\"float\": 1}}, \"src1\": "
-		"{\"tile\": %s}, \"op0\": \"add\", \"op1\": \"mult\"", d, a16,
-		a16));
-	lower_fails(k, "operator 'ncScalarTensorTensor' (serde tag 167)");
-	free(k);
-	k = one("scan", "tensorTensorScan", lm_xasprintf("\"dst\": %s, "
-		"\"src0\": %s, \"src1\": %s, \"op0\": \"add\", \"op1\": "
-		"\"mult\", \"imm0\": {\"imm\": {\"float\": 0}}", d, a16, a16));
-	lower_fails(k, "operator 'tensorTensorScan' (serde tag 169)");
-	free(k);
 	/* a tile operand of 8 partitions for data of 16 */
 	k = one("ts", "tensorScalar", lm_xasprintf("\"dst\": %s, \"src\": %s, "
 		"\"imm0\": {\"tile\": %s}, \"op0\": \"add\"", d, a16, c8));
@@ -1236,6 +1225,71 @@ START_TEST(test_tensor_scalar_reduce)
 }
 END_TEST
 
+/*
+** ncScalarTensorTensor (nisa.scalar_tensor_tensor): ys[:, 8..24) =
+** (0.75 - x) * x' (reverse0: the immediate on the left, x' the next 16
+** columns); the legacy scalarTensorTensor: ys[:, 24..40) = x' / (x +
+** 0.5) (reverse1); tensorTensorScan (nisa.tensor_tensor_scan):
+** ys[:, 40..56) with r = ys[p][8] (a tile initial), r = (x[j] + r) * 0.5
+** ... (op0 add, op1 mult by x' halved). Bit for bit against float32.
+*/
+static char *stt_kernel(const char *src1, const char *acc)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *a = xs(0, 16), *b = xs(16, 16), *e1 = sb("ys", 8, 16);
+	char *e2 = sb("ys", 24, 16), *e3 = sb("ys", 40, 16), *t = sb("ys", 8, 1);
+	char *k, *bt = lm_xasprintf("{\"tile\": %s}", b);
+	zero(&bd, "z_ys", "ys");
+	st(&bd, "stt", "ncScalarTensorTensor", lm_xasprintf("\"dst\": %s, "
+	   "\"data\": %s, \"src0\": {\"imm\": {\"float\": 0.75}}, "
+	   "\"src1\": %s, \"op0\": \"subtract\", \"op1\": \"mult\", "
+	   "\"reverseOperands\": \"first\"", e1, a, src1 ? src1 : bt));
+	st(&bd, "stt_old", "scalarTensorTensor", lm_xasprintf("\"dst\": %s, "
+	   "\"src0\": %s, \"src1\": %s, \"op0\": \"add\", \"op1\": "
+	   "\"divide\", \"reverseOperands\": \"second\", \"imm0\": {\"float\": "
+	   "0.5}, \"accumulatorCmd\": \"%s\"", e2, a, b, acc));
+	st(&bd, "scan", "tensorTensorScan", lm_xasprintf("\"dst\": %s, "
+	   "\"src0\": %s, \"src1\": %s, \"op0\": \"add\", \"op1\": "
+	   "\"mult\", \"reverseOperands\": \"none\", \"imm0\": {\"tile\": %s}, "
+	   "\"accumulatorCmd\": \"Idle\"", e3, a, b, t));
+	store(&bd, "st_y", "ys", 0);
+	k = kernel("k_stt", &bd, NULL);
+	frees(a, b, bt, e1, e2, e3, t, NULL);
+	return k;
+}
+
+START_TEST(test_scalar_tensor_tensor_and_scan)
+{
+	char *k = stt_kernel(NULL, "Idle");
+	ls_result r;
+	lower_run(k, P, &r);
+	for (int p = 0; p < P; p++) {
+		float run;
+		for (int j = 0; j < 16; j++) {
+			float x = xval(p, j), x1 = xval(p, 16 + j);
+			EQ_F(yv(&r, p, 8 + j), (0.75f - x) * x1, "stt", p, j);
+			EQ_F(yv(&r, p, 24 + j), x1 / (x + 0.5f), "stt legacy",
+			     p, j);
+		}
+		run = yv(&r, p, 8);
+		for (int j = 0; j < 16; j++) {
+			run = (xval(p, j) + run) * xval(p, 16 + j);
+			EQ_F(yv(&r, p, 40 + j), run, "scan", p, j);
+		}
+	}
+	ls_result_free(&r);
+	free(k);
+	k = stt_kernel("{\"imm\": {\"float\": 1}}", "Idle");
+	lower_fails(k, "ncScalarTensorTensor src1 must be a tile of the data's "
+		    "shape, not an immediate");
+	free(k);
+	k = stt_kernel(NULL, "ZeroAccumulate");
+	lower_fails(k, "scalarTensorTensor accumulatorCmd 'ZeroAccumulate' is "
+		    "not modelled (only Idle)");
+	free(k);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("klrops");
@@ -1248,6 +1302,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_exponential);
 	tcase_add_test(tc, test_activation_reduce);
 	tcase_add_test(tc, test_tensor_scalar_reduce);
+	tcase_add_test(tc, test_scalar_tensor_tensor_and_scan);
 	tcase_add_test(tc, test_register_loop);
 	tcase_add_test(tc, test_register_offsets);
 	tcase_add_test(tc, test_core_barrier_two_cores);

@@ -50,7 +50,8 @@ enum {
 	OP_MATCHREPLACE8 = 22, OP_MAX8 = 24, OP_MEMSET = 25,
 	OP_RANGESELECT = 26, OP_NCRANGESELECT = 27, OP_RECIPROCAL = 28,
 	OP_TENSORREDUCE = 32, OP_TENSORSCALAR = 33, OP_TENSORTENSOR = 34,
-	OP_TENSORSCALARREDUCE = 37,
+	OP_TENSORTENSORSCAN = 35, OP_TENSORSCALARREDUCE = 37,
+	OP_SCALARTENSORTENSOR = 29, OP_NCSCALARTENSORTENSOR = 30,
 	OP_TRANSPOSE = 38, OP_SELECTREDUCE = 39, OP_TENSORLOAD = 43,
 	OP_TENSORSTORE = 44, OP_REGISTERMOVE = 45,
 	OP_CMPBRANCH = 46, OP_REGISTERALUOP = 47, OP_COREBARRIER = 63,
@@ -1259,6 +1260,75 @@ static int cg_exponential(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 }
 
 /*
+** nisa.scalar_tensor_tensor (ncScalarTensorTensor, and the legacy
+** scalarTensorTensor) and nisa.tensor_tensor_scan: TensorScalarPtr with
+** is_scalar_tensor_tensor / is_tensor_tensor_scan (docs/semantics.md).
+** Scalar-tensor-tensor: ins[0] the data, ins[1] operand0 (a [P, 1] tile,
+** an immediate through a scratch tile), ins[2] operand1, a tile of the
+** data's shape. Scan: ins[0] data0, ins[1] data1, ins[2] the initial
+** value (a [P, 1] tile or an immediate). reverseOperands as for
+** tensorScalar; an accumulatorCmd other than Idle is refused.
+*/
+enum { STT_NC, STT_LEGACY, STT_SCAN };
+static int cg_stt_scan(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+		       const char *name, int kind)
+{
+	static const char *const opname[] = {
+		"ncScalarTensorTensor", "scalarTensorTensor", "tensorTensorScan"
+	};
+	const lp_kval *acc = kind == STT_NC ? NULL : F(op, "accumulatorCmd");
+	const lp_kval *t0 = NULL, *i0 = NULL, *t1 = NULL, *i1 = NULL;
+	int rev = F(op, "reverseOperands")->ctor, rc;
+	lm_inst in;
+	tinfo ti;
+	int64_t P;
+
+	if (acc && acc->ctor != 0)
+		return cg_fail(cg, "%s accumulatorCmd '%s' is not modelled "
+			       "(only Idle)", opname[kind],
+			       lp_kval_ctor_name(acc));
+	if (kind == STT_NC) {
+		operand_split(F(op, "src0"), &t0, &i0);
+		operand_split(F(op, "src1"), &t1, &i1);
+		if (!t1)
+			return cg_fail(cg, "ncScalarTensorTensor src1 must be a "
+				       "tile of the data's shape, not an "
+				       "immediate");
+	} else if (kind == STT_LEGACY) {
+		i0 = F(op, "imm0");
+	} else {
+		operand_split(F(op, "imm0"), &t0, &i0);
+	}
+	inst_init(&in, name, LM_OP_TSPTR, LM_ENG_DVE, 3, 1);
+	in.alu0 = lm_aluop_parse(lp_kval_ctor_name(F(op, "op0")));
+	in.alu1 = lm_aluop_parse(lp_kval_ctor_name(F(op, "op1")));
+	in.reverse0 = rev == 1 || rev == 3;
+	in.reverse1 = rev == 2 || rev == 3;
+	in.is_scalar_tensor_tensor = kind != STT_SCAN;
+	in.is_tensor_tensor_scan = kind == STT_SCAN;
+	rc = operand(cg, F(op, kind == STT_NC ? "data" : "src0"), lnc,
+		     &in.ins[0], &ti);
+	P = parts_of(&in.ins[0]);
+	if (!rc && ti.mt == LM_MT_DRAM)
+		rc = cg_fail(cg, "%s data in HBM", opname[kind]);
+	if (!rc && kind == STT_SCAN) {
+		rc = operand(cg, F(op, "src1"), lnc, &in.ins[1], &ti);
+		if (!rc)
+			rc = scalar_tile(cg, t0, i0, lnc, name, "imm0", P,
+					 &in.ins[2]);
+	} else if (!rc) {
+		rc = scalar_tile(cg, t0, i0, lnc, name, kind == STT_NC ?
+				 "src0" : "imm0", P, &in.ins[1]);
+		if (!rc)
+			rc = operand(cg, kind == STT_NC ? t1 : F(op, "src1"),
+				     lnc, &in.ins[2], &ti);
+	}
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	return finish(cg, &in, rc);
+}
+
+/*
 ** nisa.tensor_scalar_reduce: no one BIR instruction the simulator runs
 ** computes it, so three on the vector engine (docs/provision.md):
 ** TensorScalar (an immediate operand0) or TensorScalarPtr (a [P, 1]
@@ -1929,27 +1999,15 @@ static void mm_groups_clear(mm_groups *mg)
 }
 
 /*
-** An operator the lowering does not take: its name, its payload's serde
-** tag, and why when the reason is a BIR instruction the simulator lacks.
+** An operator the lowering does not take: its name and its payload's
+** serde tag.
 */
 static int refuse(lp_cg *cg, const char *opname, const lp_kval *payload)
 {
-	static const struct { const char *op, *why; } why[] = {
-		{ "scalarTensorTensor", "TensorScalarPtr's scalar-tensor-tensor "
-		  "form is not modelled by the simulator" },
-		{ "ncScalarTensorTensor", "TensorScalarPtr's "
-		  "scalar-tensor-tensor form is not modelled by the simulator" },
-		{ "tensorTensorScan", "TensorScalarPtr's scan form is not "
-		  "modelled by the simulator" },
-	};
-	const char *w = NULL;
-	for (size_t i = 0; i < sizeof why / sizeof *why; i++)
-		if (!strcmp(why[i].op, opname))
-			w = why[i].why;
 	if (payload && payload->kind == LP_KV_OBJ)
 		return cg_fail(cg, "operator '%s' (serde tag %d) is not "
-			       "supported by the KLR lowering%s%s", opname,
-			       payload->type_tag, w ? ": " : "", w ? w : "");
+			       "supported by the KLR lowering", opname,
+			       payload->type_tag);
 	return cg_fail(cg, "operator '%s' is not supported by the KLR "
 		       "lowering", opname);
 }
@@ -1988,6 +2046,15 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 		break;
 	case OP_TENSORTENSOR:
 		rc = cg_tensor_tensor(cg, payload, lnc, name);
+		break;
+	case OP_NCSCALARTENSORTENSOR:
+		rc = cg_stt_scan(cg, payload, lnc, name, STT_NC);
+		break;
+	case OP_SCALARTENSORTENSOR:
+		rc = cg_stt_scan(cg, payload, lnc, name, STT_LEGACY);
+		break;
+	case OP_TENSORTENSORSCAN:
+		rc = cg_stt_scan(cg, payload, lnc, name, STT_SCAN);
 		break;
 	case OP_TENSORSCALARREDUCE:
 		rc = cg_tensor_scalar_reduce(cg, payload, lnc, name);
