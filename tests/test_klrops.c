@@ -1290,6 +1290,78 @@ START_TEST(test_scalar_tensor_tensor_and_scan)
 }
 END_TEST
 
+/*
+** dmaCompute (nisa.dma_compute): ys[:, 8..24) = a + 0.5 * b (scales [1,
+** 0.5], add) and ys[:, 24..40) = fmaxf(fmaxf(0, a), b) (max: the CCE
+** accumulator starts at 0), a and b the first two 16-column slices of x;
+** shuffle (nisa.nc_stream_shuffle): ys[p, 40..56) = x[mask[p]] with
+** mask[i] = 15 - i on the 16 partitions of the tile, 255 elsewhere.
+** Bit for bit; bad scales, reduce ops and masks are refused.
+*/
+static char *dc_kernel(const char *scales, const char *rop2,
+		       const char *mask)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *a = xs(0, 16), *b = xs(16, 16), *e1 = sb("ys", 8, 16);
+	char *e2 = sb("ys", 24, 16), *e3 = sb("ys", 40, 16), *k;
+	zero(&bd, "z_ys", "ys");
+	st(&bd, "dc", "dmaCompute", lm_xasprintf("\"dst\": %s, \"srcs\": [%s, "
+	   "%s], \"scales\": %s, \"reduceOp\": \"add\"", e1, a, b, scales));
+	st(&bd, "dc_max", "dmaCompute", lm_xasprintf("\"dst\": %s, \"srcs\": "
+	   "[%s, %s], \"scales\": [], \"reduceOp\": \"%s\"", e2, a, b, rop2));
+	st(&bd, "sh", "shuffle", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"shuffleMask\": %s", e3, a, mask));
+	store(&bd, "st_y", "ys", 0);
+	k = kernel("k_dc", &bd, NULL);
+	frees(a, b, e1, e2, e3, NULL);
+	return k;
+}
+
+static char *rev_mask(int n, const char *first)
+{
+	lm_buf b = LM_BUF_INIT;
+	lm_buf_printf(&b, "[%s", first ? first : "{\"int\": 15}");
+	for (int i = 1; i < n; i++)
+		lm_buf_printf(&b, ", {\"int\": %d}", i < 16 ? 15 - i : 255);
+	lm_buf_printf(&b, "]");
+	return lm_buf_detach(&b);
+}
+
+START_TEST(test_dma_compute_and_shuffle)
+{
+	char *m32 = rev_mask(32, NULL), *m31 = rev_mask(31, NULL);
+	char *mbad = rev_mask(32, "{\"int\": 40}");
+	const char *sc = "[{\"float\": 1}, {\"float\": 0.5}]";
+	char *k = dc_kernel(sc, "max", m32);
+	ls_result r;
+	lower_run(k, P, &r);
+	for (int p = 0; p < P; p++)
+		for (int j = 0; j < 16; j++) {
+			float a = xval(p, j), b = xval(p, 16 + j);
+			float half = 0.5f * b;
+			EQ_F(yv(&r, p, 8 + j), (0.0f + a) + half, "add", p, j);
+			EQ_F(yv(&r, p, 24 + j), fmaxf(fmaxf(0.0f, a), b), "max",
+			     p, j);
+			EQ_F(yv(&r, p, 40 + j), xval(15 - p, j), "shuffle", p,
+			     j);
+		}
+	ls_result_free(&r);
+	free(k);
+	k = dc_kernel(sc, "mult", m32);
+	lower_fails(k, "dmaCompute reduceOp 'mult' is not modelled");
+	free(k);
+	k = dc_kernel("[{\"float\": 1}]", "max", m32);
+	lower_fails(k, "dmaCompute has 1 scales for 2 sources");
+	free(k);
+	k = dc_kernel(sc, "max", m31);
+	lower_fails(k, "shuffle shuffleMask has 31 entries (32)");
+	free(k);
+	k = dc_kernel(sc, "max", mbad);
+	lower_fails(k, "shuffle shuffleMask[0] must be an int 0..31 or 255");
+	frees(k, m32, m31, mbad, NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("klrops");
@@ -1303,6 +1375,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_activation_reduce);
 	tcase_add_test(tc, test_tensor_scalar_reduce);
 	tcase_add_test(tc, test_scalar_tensor_tensor_and_scan);
+	tcase_add_test(tc, test_dma_compute_and_shuffle);
 	tcase_add_test(tc, test_register_loop);
 	tcase_add_test(tc, test_register_offsets);
 	tcase_add_test(tc, test_core_barrier_two_cores);

@@ -52,6 +52,7 @@ enum {
 	OP_TENSORREDUCE = 32, OP_TENSORSCALAR = 33, OP_TENSORTENSOR = 34,
 	OP_TENSORTENSORSCAN = 35, OP_TENSORSCALARREDUCE = 37,
 	OP_SCALARTENSORTENSOR = 29, OP_NCSCALARTENSORTENSOR = 30,
+	OP_SHUFFLE = 31, OP_DMACOMPUTE = 50,
 	OP_TRANSPOSE = 38, OP_SELECTREDUCE = 39, OP_TENSORLOAD = 43,
 	OP_TENSORSTORE = 44, OP_REGISTERMOVE = 45,
 	OP_CMPBRANCH = 46, OP_REGISTERALUOP = 47, OP_COREBARRIER = 63,
@@ -821,6 +822,107 @@ static int cg_dma(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	if (!rc)
 		rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	return finish(cg, &in, rc);
+}
+
+/*
+** nisa.dma_compute: DMACopy in mode CCE (docs/semantics.md, "DMA CCE"):
+** srcs as ins in their order, reduceOp as cce_op (add, max, min), scales
+** as constants when one of them is not 1 (add only: a scale with max or
+** min has no BIR form). The CCE accumulator starts at 0 in float32 and
+** folds the sources in order; each scaled source is rounded to float32
+** before it is added.
+*/
+static int cg_dma_compute(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+			  const char *name)
+{
+	const lp_kval *srcs = F(op, "srcs"), *sc = F(op, "scales");
+	const char *rop = lp_kval_ctor_name(F(op, "reduceOp"));
+	int scaled = 0, rc = 0;
+	lm_inst in;
+	tinfo ti;
+
+	if (strcmp(rop, "add") && strcmp(rop, "max") && strcmp(rop, "min"))
+		return cg_fail(cg, "dmaCompute reduceOp '%s' is not modelled "
+			       "(add, max and min are)", rop);
+	if (srcs->n < 1 || srcs->n > 64)
+		return cg_fail(cg, "dmaCompute with %d sources (1 to 64)",
+			       srcs->n);
+	if (sc->n && sc->n != srcs->n)
+		return cg_fail(cg, "dmaCompute has %d scales for %d sources "
+			       "(one per source, or none)", sc->n, srcs->n);
+	for (int i = 0; i < sc->n; i++) {
+		double v;
+		if ((rc = immediate(cg, &sc->items[i], &v)) != 0)
+			return rc;
+		scaled |= (float)v != 1.0f;
+	}
+	if (scaled && strcmp(rop, "add"))
+		return cg_fail(cg, "dmaCompute scales with reduceOp '%s' are "
+			       "not modelled (a CCE scales the sources of an "
+			       "add only)", rop);
+	inst_init(&in, name, LM_OP_DMACOPY, LM_ENG_SP, srcs->n, 1);
+	in.queue = lm_xstrdup(lp_cg_queue(cg));
+	in.extra = cJSON_CreateObject();
+	cJSON_AddStringToObject(in.extra, "mode", "CCE");
+	cJSON_AddStringToObject(in.extra, "cce_op", rop);
+	if (scaled) {
+		cJSON *a = cJSON_AddArrayToObject(in.extra, "constants");
+		for (int i = 0; i < sc->n; i++) {
+			double v;
+			immediate(cg, &sc->items[i], &v);
+			cJSON_AddItemToArray(a, cJSON_CreateNumber(
+				(double)(float)v));
+		}
+	}
+	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	for (int i = 0; !rc && i < srcs->n; i++)
+		rc = operand(cg, &srcs->items[i], lnc, &in.ins[i], &ti);
+	return finish(cg, &in, rc);
+}
+
+/*
+** nisa.nc_stream_shuffle: StreamShuffle on the vector engine, the
+** 32-entry shuffleMask as mask (each a partition 0..31 of the block, or
+** 255: that partition of dst left as it is). A dtype other than dst's
+** is refused (StreamShuffle converts nothing).
+*/
+static int cg_shuffle(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+		      const char *name)
+{
+	const lp_kval *m = F(op, "shuffleMask"), *dt = some(F(op, "dtype"));
+	lm_inst in;
+	tinfo ti;
+	cJSON *a;
+	int rc;
+
+	if (m->n != 32)
+		return cg_fail(cg, "shuffle shuffleMask has %d entries (32)",
+			       m->n);
+	for (int i = 0; i < 32; i++) {
+		const lp_kval *e = &m->items[i];
+		if (e->ctor != 2 || ((e->items[0].i < 0 || e->items[0].i > 31)
+				     && e->items[0].i != 255))
+			return cg_fail(cg, "shuffle shuffleMask[%d] must be an "
+				       "int 0..31 or 255", i);
+	}
+	inst_init(&in, name, LM_OP_STREAMSHUFFLE, LM_ENG_DVE, 1, 1);
+	in.extra = cJSON_CreateObject();
+	a = cJSON_AddArrayToObject(in.extra, "mask");
+	for (int i = 0; i < 32; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(
+			(double)m->items[i].items[0].i));
+	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
+	if (!rc)
+		rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
+	if (!rc && dt) {
+		lm_dtype want;
+		rc = dtype_of(cg, dt, &want);
+		if (!rc && want != in.outs[0].dtype)
+			rc = cg_fail(cg, "shuffle dtype %s differs from its "
+				     "destination's %s", lm_dtype_name(want),
+				     lm_dtype_name(in.outs[0].dtype));
+	}
 	return finish(cg, &in, rc);
 }
 
@@ -2047,6 +2149,8 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 	case OP_TENSORTENSOR:
 		rc = cg_tensor_tensor(cg, payload, lnc, name);
 		break;
+	case OP_SHUFFLE: rc = cg_shuffle(cg, payload, lnc, name); break;
+	case OP_DMACOMPUTE: rc = cg_dma_compute(cg, payload, lnc, name); break;
 	case OP_NCSCALARTENSORTENSOR:
 		rc = cg_stt_scan(cg, payload, lnc, name, STT_NC);
 		break;

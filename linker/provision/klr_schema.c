@@ -67,6 +67,8 @@ static const lp_kfield w191[] = { { "op", "T191" } };
 static const lp_kfield w192[] = { { "op", "T192" } };
 static const lp_kfield w193[] = { { "op", "T193" } };
 static const lp_kfield w194[] = { { "op", "T194" } };
+static const lp_kfield w157[] = { { "op", "T157" } };
+static const lp_kfield w197[] = { { "op", "T197" } };
 static const lp_kfield w216[] = { { "op", "T216" } };
 
 static const lp_kctor c_Memory[] = {
@@ -167,7 +169,7 @@ static const lp_kctor c_Operator[] = {
 	P(28, "reciprocal", 176),
 	P(29, "scalarTensorTensor", 166),
 	P(30, "ncScalarTensorTensor", 167),
-	U(31, "shuffle", 157),
+	P(31, "shuffle", 157),
 	P(32, "tensorReduce", 179),
 	P(33, "tensorScalar", 180),
 	P(34, "tensorTensor", 182),
@@ -186,7 +188,7 @@ static const lp_kctor c_Operator[] = {
 	P(47, "registerAluOp", 194),
 	U(48, "quantizeMX", 195),
 	U(49, "ncMatMulMX", 196),
-	U(50, "dmaCompute", 197),
+	P(50, "dmaCompute", 197),
 	U(51, "allReduce", 199),
 	U(52, "allGather", 199),
 	U(53, "reduceScatter", 199),
@@ -373,6 +375,14 @@ static const lp_kfield f_NcMatMulFlag[] = {
 	{ "isTranspose", "b" }, { "tilePosition", "[n" }, { "tileSize", "[n" },
 	{ "psumAccumulateFlag", "n" }, { "perfMode", "T129" }
 };
+static const lp_kfield f_Shuffle[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "shuffleMask", "[T131" },
+	{ "dtype", "?T111" }
+};
+static const lp_kfield f_DmaCompute[] = {
+	{ "dst", "T128" }, { "srcs", "[T128" }, { "scales", "[T131" },
+	{ "reduceOp", "T135" }
+};
 static const lp_kfield f_Exponential[] = {
 	{ "dst", "T128" }, { "src", "T128" }, { "maxValue", "T133" },
 	{ "reduceRes", "?T128" }, { "reducecmd", "T137" },
@@ -534,6 +544,8 @@ static const lp_kctor c_NcMatMul[] = {
 	{ 0, "mk", NF(f_NcMatMul), f_NcMatMul, NF(f_NcMatMul), &c_NcMatMulFlag }
 };
 static const lp_kctor c_CoreBarrier[] = { S(f_CoreBarrier) };
+static const lp_kctor c_Shuffle[] = { S(f_Shuffle) };
+static const lp_kctor c_DmaCompute[] = { S(f_DmaCompute) };
 static const lp_kctor c_Exponential[] = { S(f_Exponential) };
 static const lp_kctor c_RangeSelect[] = { S(f_RangeSelect) };
 static const lp_kctor c_NcRangeSelect[] = { S(f_NcRangeSelect) };
@@ -607,6 +619,7 @@ static const lp_ktype types[] = {
 	T(153, "NcDmaCopy", c_NcDmaCopy),
 	T(154, "DmaTranspose", c_DmaTranspose),
 	T(155, "Transpose", c_Transpose),
+	T(157, "Shuffle", c_Shuffle),
 	T(158, "MemSet", c_MemSet),
 	T(159, "Iota", c_Iota),
 	T(160, "LoadStationary", c_LoadStationary),
@@ -636,6 +649,7 @@ static const lp_ktype types[] = {
 	T(192, "RegisterMove", c_RegisterMove),
 	T(193, "CmpBranch", c_CmpBranch),
 	T(194, "RegisterAluOp", c_RegisterAluOp),
+	T(197, "DmaCompute", c_DmaCompute),
 	T(204, "CoreBarrier", c_CoreBarrier),
 	T(216, "Exponential", c_Exponential),
 	T(218, "Operator", c_Operator),
