@@ -104,9 +104,9 @@ END_TEST
 
 START_TEST(test_replay_klr)
 {
-	const char *names[] = { "k_small.json", "k_all.json" };
+	const char *names[] = { "k_small.json", "k_all.json", "k_ops.json" };
 	int runs = 0;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		char *rel = lm_xasprintf("tests/fixtures/klr/%s", names[i]);
 		char *p = tu_srcpath(rel), *text;
 		size_t len;
@@ -127,7 +127,7 @@ START_TEST(test_replay_klr)
 		free(p);
 		free(rel);
 	}
-	ck_assert_int_eq(runs, 2 * 50);
+	ck_assert_int_eq(runs, 3 * 50);
 	/* a seed in an older schema generation (KLR 2025-07-21b shapes) */
 	{
 		char *p = tu_srcpath("tests/fixtures/klr/gen-2025-07-21b.klr");
