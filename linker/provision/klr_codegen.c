@@ -825,6 +825,23 @@ static int cg_dma(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	return finish(cg, &in, rc);
 }
 
+/* An operator's optional dtype, which must be its destination's. */
+static int dtype_is_dst(lp_cg *cg, const lp_kval *dt, const lm_arg *dst,
+			const char *what)
+{
+	lm_dtype want;
+	int rc;
+	if (!dt)
+		return 0;
+	if ((rc = dtype_of(cg, dt, &want)) != 0)
+		return rc;
+	if (want != dst->dtype)
+		return cg_fail(cg, "%s dtype %s differs from its destination's "
+			       "%s", what, lm_dtype_name(want),
+			       lm_dtype_name(dst->dtype));
+	return 0;
+}
+
 /*
 ** nisa.dma_compute: DMACopy in mode CCE (docs/semantics.md, "DMA CCE"):
 ** srcs as ins in their order, reduceOp as cce_op (add, max, min), scales
@@ -915,14 +932,8 @@ static int cg_shuffle(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	if (!rc)
 		rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
-	if (!rc && dt) {
-		lm_dtype want;
-		rc = dtype_of(cg, dt, &want);
-		if (!rc && want != in.outs[0].dtype)
-			rc = cg_fail(cg, "shuffle dtype %s differs from its "
-				     "destination's %s", lm_dtype_name(want),
-				     lm_dtype_name(in.outs[0].dtype));
-	}
+	if (!rc)
+		rc = dtype_is_dst(cg, dt, &in.outs[0], "shuffle");
 	return finish(cg, &in, rc);
 }
 
@@ -970,15 +981,8 @@ static int cg_dma_transpose(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 	rc = operand(cg, F(op, "dst"), lnc, &in.outs[0], &ti);
 	if (!rc)
 		rc = operand(cg, F(op, "src"), lnc, &in.ins[0], &ti);
-	if (!rc && dt) {
-		lm_dtype want;
-		rc = dtype_of(cg, dt, &want);
-		if (!rc && want != in.outs[0].dtype)
-			rc = cg_fail(cg, "dmaTranspose dtype %s differs from "
-				     "its destination's %s",
-				     lm_dtype_name(want),
-				     lm_dtype_name(in.outs[0].dtype));
-	}
+	if (!rc)
+		rc = dtype_is_dst(cg, dt, &in.outs[0], "dmaTranspose");
 	if (!rc && (in.ins[0].n_ap > 4 || in.outs[0].n_ap > 4))
 		rc = cg_fail(cg, "dmaTranspose of more than four axes (src %d "
 			     "pairs, dst %d)", in.ins[0].n_ap,
@@ -1491,15 +1495,8 @@ static int cg_tensor_scalar_reduce(lp_cg *cg, const lp_kval *op,
 	inst_init(&cp, name, LM_OP_TENSORCOPY, LM_ENG_DVE, 1, 1);
 	rc = operand(cg, F(op, "dst"), lnc, &cp.outs[0], &ti);
 	dt = some(F(op, "dtype"));
-	if (!rc && dt) {
-		lm_dtype want;
-		rc = dtype_of(cg, dt, &want);
-		if (!rc && want != cp.outs[0].dtype)
-			rc = cg_fail(cg, "tensorScalarReduce dtype %s differs "
-				     "from its destination's %s",
-				     lm_dtype_name(want),
-				     lm_dtype_name(cp.outs[0].dtype));
-	}
+	if (!rc)
+		rc = dtype_is_dst(cg, dt, &cp.outs[0], "tensorScalarReduce");
 	if (!rc && (parts_of(&cp.outs[0]) != P ||
 		    lm_arg_count(&cp.outs[0]) != P * n))
 		rc = cg_fail(cg, "tensorScalarReduce dst must hold the %lld x "
