@@ -57,3 +57,9 @@ bench_gen_attn_SOURCES = bench/gen_attn.c bench/attn_klr.c bench/attn_klr.h
 bench_gen_attn_CPPFLAGS = $(BENCH_CPPFLAGS)
 bench_gen_attn_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
 CLEANFILES += bench/gen_attn
+
+EXTRA_PROGRAMS += bench/bench_elem
+BENCH_PROGS += bench/bench_elem
+bench_bench_elem_SOURCES = bench/bench_elem.c
+bench_bench_elem_CPPFLAGS = $(BENCH_CPPFLAGS)
+bench_bench_elem_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
