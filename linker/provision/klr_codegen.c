@@ -1543,9 +1543,16 @@ static int cg_tensor_scalar_reduce(lp_cg *cg, const lp_kval *op,
 	red.name = nm;
 	free(iname);
 	free(tname);
-	if ((rc = finish(cg, &ts, 0)) != 0 || (rc = finish(cg, &cp, 0)) != 0)
+	if ((rc = finish(cg, &ts, 0)) != 0) {
+		lm_inst_clear(&cp);
 		lm_inst_clear(&red);
-	return rc ? rc : finish(cg, &red, 0);
+		return rc;
+	}
+	if ((rc = finish(cg, &cp, 0)) != 0) {
+		lm_inst_clear(&red);
+		return rc;
+	}
+	return finish(cg, &red, 0);
 }
 
 /*
