@@ -32,7 +32,7 @@ int ldb_campaign_add(ldb *db, const ldb_campaign *c, lm_error *err)
 	if (db->open_run || db->in_batch)
 		return lm_errc(err, LM_EINTERNAL, db->path, "adding a campaign",
 			       "a run or a batch is open");
-	if (ldb_probe_campaigns(db, err) != 0 ||
+	if (ldb_group(db, LDB_G_CAMPAIGNS, err) != 0 ||
 	    ldb_exec(db, "BEGIN IMMEDIATE", "adding a campaign", err) != 0)
 		return LM_EINPUT;
 	ldb_utc(0, started);
@@ -84,9 +84,13 @@ int ldb_campaign_get(ldb *db, const char *name, ldb_campaign *out,
 	sqlite3_stmt *st = NULL;
 	*found = 0;
 	/* a resumed campaign appends to these tables: probed as when one
-	   is added */
-	if (ldb_probe_campaigns(db, err) != 0)
+	   is added; a file without them has no campaign */
+	int has = 0;
+	if (ldb_group_in(db, "main", LDB_G_CAMPAIGNS, &has, err) != 0 ||
+	    (has && ldb_group(db, LDB_G_CAMPAIGNS, err) != 0))
 		return LM_EINPUT;
+	if (!has)
+		return 0;
 	if (sqlite3_prepare_v2(db->h, name ? by_name : newest, -1, &st,
 			       NULL) != SQLITE_OK)
 		return ldb_sqlerr(err, db, "reading campaigns");
@@ -139,6 +143,8 @@ int ldb_campaign_seeds(ldb *db, const char *name, ldb_seed_range **r,
 	int64_t all = 0;
 	*r = NULL;
 	*n = 0;
+	if (ldb_see(db, LDB_G_CAMPAIGNS, err) != 0)
+		return LM_EINPUT;
 	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
 		return ldb_sqlerr(err, db, "reading a campaign's seeds");
 	ldb_bind_text(st, 1, name);

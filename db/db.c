@@ -197,17 +197,18 @@ static int read_version(ldb *db, int *v, lm_error *err)
 }
 
 /*
-** Run a probe: one row of max() subqueries, each reading the rightmost
-** path of one b-tree.
+** Run a probe: max() queries joined by UNION ALL, each reading the
+** rightmost path of one b-tree (one row each: every row is read). A
+** compound compiles cheaper than as many scalar subqueries.
 */
 static int run_probe(ldb *db, const char *sql, lm_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
+	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		rc = SQLITE_OK;
 	sqlite3_finalize(st);
-	if (rc == SQLITE_ROW)
+	if (rc == SQLITE_DONE)
 		return 0;
 	return ldb_sqlerr(err, db, "checking the database");
 }
@@ -219,79 +220,210 @@ static int run_probe(ldb *db, const char *sql, lm_error *err)
 ** page and when it reads the whole schema table (every open does). A
 ** full PRAGMA quick_check reads every page (0.6 s for 100 MB); this
 ** reads a handful (docs/database.md, "Damaged databases"). The tables
-** of fuzz campaigns are probed by ldb_probe_campaigns, before a
-** campaign is added.
+** made on first use are probed by ldb_group, before they are first
+** written.
 */
 static int probe(ldb *db, lm_error *err)
 {
 	static const char sql[] =
-		"SELECT (SELECT max(id) FROM runs),"
-		" (SELECT max(started_utc) FROM runs),"
-		" (SELECT max(id) FROM executions),"
-		" (SELECT max(run_id) FROM executions),"
-		" (SELECT max(rowid) FROM core_stats),"
-		" (SELECT max(execution_id) FROM core_stats),"
-		" (SELECT max(id) FROM matmuls),"
-		" (SELECT max(execution_id) FROM matmuls),"
-		" (SELECT max(id) FROM tensors), (SELECT max(run_id) FROM tensors)";
+		"SELECT max(id) FROM runs"
+		" UNION ALL SELECT max(started_utc) FROM runs"
+		" UNION ALL SELECT max(id) FROM executions"
+		" UNION ALL SELECT max(run_id) FROM executions"
+		" UNION ALL SELECT max(rowid) FROM core_stats"
+		" UNION ALL SELECT max(execution_id) FROM core_stats"
+		" UNION ALL SELECT max(id) FROM matmuls"
+		" UNION ALL SELECT max(execution_id) FROM matmuls"
+		" UNION ALL SELECT max(id) FROM tensors"
+		" UNION ALL SELECT max(run_id) FROM tensors";
 	return run_probe(db, sql, err);
 }
 
 /*
-** The same check for the tables and indexes of fuzz campaigns (only
-** fuzz and db merge write them).
+** The same check for each group of tables made on first use (the
+** campaign tables are written only by fuzz and db merge, races by runs
+** checked for races that found some, kernels by executions that made
+** NKIKernel calls).
 */
-int ldb_probe_campaigns(ldb *db, lm_error *err)
-{
-	static const char sql[] =
-		"SELECT (SELECT max(id) FROM campaigns),"
-		" (SELECT max(name) FROM campaigns),"
-		" (SELECT max(run_id) FROM cases), (SELECT max(campaign) FROM cases),"
-		" (SELECT max(campaign) FROM cases WHERE signature <> ''),"
-		" (SELECT max(campaign) FROM failures)";
-	return run_probe(db, sql, err);
-}
+static const char *const group_probe[LDB_N_GROUPS] = {
+	[LDB_G_CAMPAIGNS] =
+		"SELECT max(id) FROM campaigns"
+		" UNION ALL SELECT max(name) FROM campaigns"
+		" UNION ALL SELECT max(run_id) FROM cases"
+		" UNION ALL SELECT max(campaign) FROM cases"
+		" UNION ALL SELECT max(campaign) FROM cases WHERE signature <> ''"
+		" UNION ALL SELECT max(campaign) FROM failures",
+	[LDB_G_RACES] = "SELECT max(run_id) FROM races",
+	[LDB_G_KERNELS] = "SELECT max(execution_id) FROM kernels"
+			  " UNION ALL SELECT max(execution_id) FROM "
+			  "kernel_engines",
+};
 
-/*
-** The same check for the races table (written only by runs checked for
-** races that found some, and by db merge): its rightmost path.
-*/
-int ldb_probe_races(ldb *db, lm_error *err)
+int ldb_group_in(ldb *db, const char *schema, int g, int *has,
+		 lm_error *err)
 {
-	if (db->races_probed)
-		return 0;
-	if (run_probe(db, "SELECT (SELECT max(run_id) FROM races)", err) != 0)
-		return LM_EINPUT;
-	db->races_probed = 1;
+	const ldb_group_def *gr = &ldb_groups[g];
+	char sql[96];
+	snprintf(sql, sizeof sql, "SELECT name FROM %s.sqlite_schema WHERE "
+		 "type = 'table'", schema);
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	unsigned seen = 0;
+	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		for (int i = 0; name && i < gr->n_tables; i++)
+			if (!strcmp(name, gr->tables[i]))
+				seen |= 1u << i;
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return ldb_sqlerr(err, db, "checking the database");
+	*has = seen != 0;
+	for (int i = 0; seen && i < gr->n_tables; i++)
+		if (!(seen & (1u << i)))
+			return lm_err(err, db->path, "", "not an lncsim "
+				      "database: table %s is missing (the %s "
+				      "tables come together)", gr->tables[i],
+				      gr->name);
 	return 0;
 }
 
 /*
-** The same check for the kernels tables (written only by executions
-** that made NKIKernel calls, and by db merge): their rightmost paths.
+** A connection reading a file without group g sees it empty: its tables
+** as TEMP tables (searched before the file's own; no indexes), until
+** ldb_group makes the file's own.
 */
-int ldb_probe_kernels(ldb *db, lm_error *err)
+int ldb_see(ldb *db, int g, lm_error *err)
 {
-	if (db->kernels_probed)
-		return 0;
-	if (run_probe(db, "SELECT (SELECT max(execution_id) FROM kernels), "
-		      "(SELECT max(execution_id) FROM kernel_engines)",
-		      err) != 0)
+	int has = 0;
+	if (ldb_group_in(db, "main", g, &has, err) != 0 ||
+	    (!has && ldb_group_in(db, "temp", g, &has, err) != 0))
 		return LM_EINPUT;
-	db->kernels_probed = 1;
+	if (has)
+		return 0;
+	lm_buf b = LM_BUF_INIT;
+	static const char create[] = "CREATE TABLE ";
+	for (const char *p = ldb_group_sql(g); (p = strstr(p, create));) {
+		const char *end = strstr(p, ";\n");
+		lm_buf_puts(&b, "CREATE TEMP TABLE ");
+		p += sizeof create - 1;
+		lm_buf_put(&b, p, (size_t)(end + 2 - p));
+		p = end;
+	}
+	lm_buf_put(&b, "", 0);
+	int rc = ldb_exec(db, b.ptr, "reading", err);
+	lm_buf_free(&b);
+	return rc;
+}
+
+int ldb_readable(ldb *db, lm_error *err)
+{
+	for (int g = 0; g < LDB_N_GROUPS; g++)
+		if (ldb_see(db, g, err) != 0)
+			return LM_EINPUT;
+	return 0;
+}
+
+/* Drop the TEMP tables ldb_see made for group g. */
+static int unsee(ldb *db, int g, const char *where, lm_error *err)
+{
+	const ldb_group_def *gr = &ldb_groups[g];
+	for (int i = gr->n_tables - 1; i >= 0; i--) {
+		char sql[64];
+		snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS temp.%s",
+			 gr->tables[i]);
+		if (ldb_exec(db, sql, where, err) != 0)
+			return LM_EINPUT;
+	}
+	return 0;
+}
+
+int ldb_group(ldb *db, int g, lm_error *err)
+{
+	if (db->ready[g])
+		return 0;
+	int has = 0, own = 0;
+	if (ldb_group_in(db, "main", g, &has, err) != 0)
+		return LM_EINPUT;
+	if (!has && !db->reader) {
+		/* in the open transaction, or in one of its own that checks
+		** again under the write lock (another process may have made
+		** them meanwhile) */
+		own = sqlite3_get_autocommit(db->h);
+		char where[64];
+		snprintf(where, sizeof where, "making the %s tables",
+			 ldb_groups[g].name);
+		if (own && (ldb_exec(db, "BEGIN IMMEDIATE", where, err) != 0 ||
+			    ldb_group_in(db, "main", g, &has, err) != 0))
+			goto rollback;
+		if (!has && (unsee(db, g, where, err) != 0 ||
+			     ldb_exec(db, ldb_group_sql(g), where, err) != 0))
+			goto rollback;
+		if (own && ldb_exec(db, "COMMIT", where, err) != 0)
+			goto rollback;
+		db->ready[g] = 1;
+		return 0;
+	}
+	if (has && run_probe(db, group_probe[g], err) != 0)
+		return LM_EINPUT;
+	db->ready[g] = 1;
+	return 0;
+rollback:
+	if (own && !sqlite3_get_autocommit(db->h))
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	return LM_EINPUT;
+}
+
+/*
+** 6 -> 7: drop each group of tables a file holds but never wrote (they
+** are made when first written now, and cost every open their parsing).
+*/
+static int drop_unused_groups(ldb *db, lm_error *err)
+{
+	for (int g = 0; g < LDB_N_GROUPS; g++) {
+		const ldb_group_def *gr = &ldb_groups[g];
+		int has = 0;
+		if (ldb_group_in(db, "main", g, &has, err) != 0)
+			return LM_EINPUT;
+		if (!has)
+			continue;
+		lm_buf q = LM_BUF_INIT;
+		lm_buf_puts(&q, "SELECT 0");
+		for (int i = 0; i < gr->n_tables; i++)
+			lm_buf_printf(&q, " OR EXISTS (SELECT 1 FROM main.%s)",
+				      gr->tables[i]);
+		lm_buf_put(&q, "", 0);
+		sqlite3_stmt *st = NULL;
+		int rc = sqlite3_prepare_v2(db->h, q.ptr, -1, &st, NULL);
+		lm_buf_free(&q);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_step(st);
+		int used = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_ROW)
+			return ldb_sqlerr(err, db, "migrating to schema 7");
+		if (used)
+			continue;
+		for (int i = gr->n_tables - 1; i >= 0; i--) {
+			char sql[64];
+			snprintf(sql, sizeof sql, "DROP TABLE main.%s",
+				 gr->tables[i]);
+			if (ldb_exec(db, sql, "migrating to schema 7", err) != 0)
+				return LM_EINPUT;
+		}
+	}
 	return 0;
 }
 
 /*
-** Bring the schema to LDB_SCHEMA_VERSION: every missing migration, then
-** the new user_version, in one BEGIN IMMEDIATE transaction (a concurrent
-** opener waits, then sees the migrated schema and does nothing).
+** Bring the schema from version v (read at open) to LDB_SCHEMA_VERSION:
+** every missing migration, then the new user_version, in one BEGIN
+** IMMEDIATE transaction (a concurrent opener waits, then sees the
+** migrated schema and does nothing).
 */
-static int migrate(ldb *db, lm_error *err)
+static int migrate(ldb *db, int v, lm_error *err)
 {
-	int v = 0;
-	if (read_version(db, &v, err) != 0)
-		return LM_EINPUT;
 	if (v == LDB_SCHEMA_VERSION)
 		return 0;
 	if (v > LDB_SCHEMA_VERSION || v < 0)
@@ -307,7 +439,8 @@ static int migrate(ldb *db, lm_error *err)
 	for (; v < LDB_SCHEMA_VERSION; v++) {
 		char where[64];
 		snprintf(where, sizeof where, "migrating to schema %d", v + 1);
-		if (ldb_exec(db, ldb_migrations[v], where, err) != 0)
+		if (ldb_exec(db, ldb_migrations[v], where, err) != 0 ||
+		    (v + 1 == 7 && drop_unused_groups(db, err) != 0))
 			goto rollback;
 	}
 	char sql[64];
@@ -347,6 +480,13 @@ static char *file_uri(const char *path, const char *q)
 	return lm_buf_detach(&b);
 }
 
+/* A rollback undoes tables ldb_group made in the transaction. */
+static void on_rollback(void *arg)
+{
+	ldb *db = arg;
+	memset(db->ready, 0, sizeof db->ready);
+}
+
 /*
 ** Open db->h on the URI for db->path with query q and the open flags.
 */
@@ -363,6 +503,7 @@ static int connect(ldb *db, const char *q, int oflags, lm_error *err)
 			      db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
 	sqlite3_extended_result_codes(db->h, 1);
 	sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
+	sqlite3_rollback_hook(db->h, on_rollback, db);
 	return 0;
 }
 
@@ -465,7 +606,7 @@ static int open_write(ldb *db, int flags, int is_new, lm_error *err)
 	sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	db->ckpt_frames = LDB_CKPT_FRAMES;
 	sqlite3_wal_hook(db->h, wal_hook, db);
-	if (migrate(db, err) != 0)
+	if (migrate(db, v, err) != 0)
 		return LM_EINPUT;
 	return is_new ? 0 : probe(db, err);
 }
@@ -560,6 +701,9 @@ int ldb_open(ldb **out, const char *path, int flags, lm_error *err)
 			       LDB_SCHEMA_VERSION, why);
 			goto fail;
 		}
+		db->reader = 1;
+		if (ldb_readable(db, err) != 0)
+			goto fail;
 	} else if (open_write(db, flags, is_new, err) != 0)
 		goto fail;
 	*out = db;
@@ -799,6 +943,8 @@ static void note_batch(ldb *db, const lm_error *err)
 */
 static void undo(ldb *db, const lm_error *err)
 {
+	/* tables made in the transaction or savepoint are gone again */
+	memset(db->ready, 0, sizeof db->ready);
 	if (!db->in_batch) {
 		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 		return;
@@ -949,7 +1095,7 @@ static int log_kernels(ldb *db, int64_t exec_id, const ls_result *r,
 	sqlite3_stmt *sk, *se;
 	if (r->n_kernels == 0)
 		return 0;
-	if (ldb_probe_kernels(db, err) != 0)
+	if (ldb_group(db, LDB_G_KERNELS, err) != 0)
 		return LM_EINPUT;
 	if (!(sk = ldb_stmt(db, ST_INS_KERNEL, err)) ||
 	    !(se = ldb_stmt(db, ST_INS_KENGINE, err)))
@@ -1179,7 +1325,7 @@ int ldb_log_races(ldb_run *run, const char *mode, const ldb_race *races,
 	if (n == 0)
 		return 0;
 	sqlite3_stmt *st;
-	if (ldb_probe_races(db, err) != 0 ||
+	if (ldb_group(db, LDB_G_RACES, err) != 0 ||
 	    !(st = ldb_stmt(db, ST_INS_RACE, err)))
 		goto fail;
 	for (int i = 0; i < n; i++) {

@@ -35,7 +35,7 @@
 #include "sim.h"
 
 /* The schema version this lncsim writes (PRAGMA user_version). */
-enum { LDB_SCHEMA_VERSION = 6 };
+enum { LDB_SCHEMA_VERSION = 7 };
 
 /* The default database path, and the environment variable overriding it. */
 #define LDB_DEFAULT_PATH "lncsim.db"
@@ -73,6 +73,13 @@ int ldb_open(ldb **out, const char *path, int flags, lm_error *err);
 int ldb_check_file(const char *path, char **problems, lm_error *err);
 /* Close; an open run is rolled back. NULL is allowed. */
 void ldb_close(ldb *db);
+
+/*
+** Make every table readable on db: the tables only some runs write
+** (campaigns, races, kernels), which a file may not have, read as empty
+** (ldb_open does it for LDB_READ; for queries on a handle that logs).
+*/
+int ldb_readable(ldb *db, lm_error *err);
 /* The path the database was opened with. */
 const char *ldb_path(const ldb *db);
 /* The underlying connection (for the reports' read-only queries). */

@@ -21,6 +21,21 @@ enum { MATMUL_BATCH = 64 };
 */
 enum { LDB_CKPT_FRAMES = 256, LDB_WAL_SIZE_LIMIT = 1024 * 1024 };
 
+/*
+** The groups of tables only some runs write, made when first written
+** (a file without them reads as if they were empty): fuzz campaigns,
+** races, kernel calls.
+*/
+enum { LDB_G_CAMPAIGNS, LDB_G_RACES, LDB_G_KERNELS, LDB_N_GROUPS };
+
+typedef struct {
+	const char *name;
+	int migration;          /* ldb_migrations[migration] makes them ... */
+	const char *from;       /* ... from this text to its end */
+	const char *tables[3];  /* referenced ones first */
+	int n_tables;
+} ldb_group_def;
+
 /* The prepared statements of a connection, prepared once, reused. */
 enum {
 	ST_INS_RUN,
@@ -52,8 +67,8 @@ struct ldb {
 	int ckpt_frames;            /* checkpoint the log at this length
 				       (0: a reader, never) */
 	int wal_frames;             /* its length after the last commit */
-	int races_probed;           /* the races table was probed */
-	int kernels_probed;         /* the kernels tables were probed */
+	int reader;                 /* opened with LDB_READ */
+	int ready[LDB_N_GROUPS];    /* ldb_group done (reset by a rollback) */
 };
 
 struct ldb_run {
@@ -76,13 +91,26 @@ void ldb_utc(time_t t, char buf[32]);
 
 /* Fill err with "PATH: where: <sqlite message>" (LM_EINPUT). */
 int ldb_sqlerr(lm_error *err, ldb *db, const char *where);
-/* The corruption probe of the campaign tables (ldb_open probes the
-** rest): 0, or err worded for a corrupt file. */
-int ldb_probe_campaigns(ldb *db, lm_error *err);
-/* The same for the races table (once per connection: before the first
-** race is logged, and by db merge). */
-int ldb_probe_races(ldb *db, lm_error *err);
-int ldb_probe_kernels(ldb *db, lm_error *err);
+
+extern const ldb_group_def ldb_groups[LDB_N_GROUPS];
+/* The CREATE statements of group g. */
+const char *ldb_group_sql(int g);
+
+/*
+** Make group g's tables usable, once per connection: on a connection
+** that writes, create them when the file has none (in the open
+** transaction, else in one of their own), else run the corruption probe
+** of their rightmost pages; on a reader only the probe, when they exist.
+** 0, or err (a corrupt file, a file with part of a group).
+*/
+int ldb_group(ldb *db, int g, lm_error *err);
+/* Make group g readable: when the file has none, empty TEMP tables in
+** their place (for queries; ldb_group drops them when it makes the
+** file's own). */
+int ldb_see(ldb *db, int g, lm_error *err);
+/* Whether the attached database `schema` holds group g (*has 0 or 1). */
+int ldb_group_in(ldb *db, const char *schema, int g, int *has,
+		 lm_error *err);
 /* Execute SQL text (no result rows expected). */
 int ldb_exec(ldb *db, const char *sql, const char *where, lm_error *err);
 

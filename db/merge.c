@@ -157,17 +157,13 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 			       "a run is open");
 	/* validates the shard and brings it to the current schema (a current
 	** shard is only read: it may be read-only); attached by the same URI */
-	if (ldb_probe_campaigns(db, err) != 0 ||
-	    ldb_probe_races(db, err) != 0 ||
-	    ldb_probe_kernels(db, err) != 0 ||
-	    ldb_open(&in, in_path, LDB_READ, err) != 0)
+	if (ldb_open(&in, in_path, LDB_READ, err) != 0)
 		return LM_EINPUT;
-	if (ldb_probe_campaigns(in, err) != 0 ||
-	    ldb_probe_races(in, err) != 0 ||
-	    ldb_probe_kernels(in, err) != 0) {
-		ldb_close(in);
-		return LM_EINPUT;
-	}
+	for (int g = 0; g < LDB_N_GROUPS; g++)
+		if (ldb_group(in, g, err) != 0) {
+			ldb_close(in);
+			return LM_EINPUT;
+		}
 	char *in_uri = lm_xstrdup(in->uri);
 	ldb_close(in);
 	/* a database merged into itself: every run is already there (and
@@ -206,6 +202,12 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 		rc = LM_EINPUT;
 		goto detach;
 	}
+	/* the groups of tables the shard has, made here when missing */
+	int has[LDB_N_GROUPS] = {0};
+	for (int g = 0; g < LDB_N_GROUPS; g++)
+		if (ldb_group_in(db, "src", g, &has[g], err) != 0 ||
+		    (has[g] && ldb_group(db, g, err) != 0))
+			goto rollback;
 	if (query_int(db, "SELECT coalesce(max(id), 0) FROM main.runs",
 		      &off_run, err) != 0 ||
 	    query_int(db, "SELECT coalesce(max(id), 0) FROM main.executions",
@@ -271,15 +273,15 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 		      "first_index, max_abs_diff FROM src.tensors "
 		      "WHERE run_id IN temp.merge_runs ORDER BY id",
 		      off_run, off_exec, &local.tensors, err) != 0 ||
-	    copy_rows(db,
+	    (has[LDB_G_RACES] && copy_rows(db,
 		      "INSERT INTO main.races(run_id, seq, mode, kind, memory, "
 		      "core, object, lo, hi, " RACE_ACCESS_COLS ", common) "
 		      "SELECT run_id + ?1, seq, mode, kind, memory, core, "
 		      "object, lo, hi, " RACE_ACCESS_COLS ", common "
 		      "FROM src.races WHERE run_id IN temp.merge_runs "
 		      "ORDER BY run_id, seq",
-		      off_run, off_exec, &local.races, err) != 0 ||
-	    copy_rows(db,
+		      off_run, off_exec, &local.races, err) != 0) ||
+	    (has[LDB_G_KERNELS] && (copy_rows(db,
 		      "INSERT INTO main.kernels(execution_id, seq, core, call, "
 		      "func, caller, parent, depth, start_ps, end_ps, "
 		      "instructions, critical, " KERNEL_DMA_COLS ") "
@@ -299,8 +301,9 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 		      "JOIN src.executions e ON k.execution_id = e.id "
 		      "WHERE e.run_id IN temp.merge_runs "
 		      "ORDER BY k.execution_id, k.seq, k.engine",
-		      off_run, off_exec, NULL, err) != 0 ||
-	    merge_campaigns(db, off_run, &local, err) != 0 ||
+		      off_run, off_exec, NULL, err) != 0)) ||
+	    (has[LDB_G_CAMPAIGNS] &&
+	     merge_campaigns(db, off_run, &local, err) != 0) ||
 	    ldb_exec(db, "DROP TABLE temp.merge_runs", "merging", err) != 0 ||
 	    ldb_exec(db, "COMMIT", "merging", err) != 0)
 		goto rollback;

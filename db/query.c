@@ -109,7 +109,8 @@ int ldb_query_runs_where(ldb *db, int last, const ldb_run_filter *f,
 	const char *kind = f && f->kind ? f->kind : NULL;
 	*rows = NULL;
 	*n = 0;
-	if (f && f->since && ldb_check_since(f->since, err))
+	if ((f && f->since && ldb_check_since(f->since, err)) ||
+	    ldb_see(db, LDB_G_CAMPAIGNS, err) != 0)
 		return LM_EINPUT;
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
@@ -219,6 +220,8 @@ int ldb_query_campaigns(ldb *db, const char *name, ldb_campaign_row **rows,
 		"FROM campaigns k WHERE ?1 IS NULL OR k.name = ?1 ORDER BY k.id";
 	*rows = NULL;
 	*n = 0;
+	if (ldb_see(db, LDB_G_CAMPAIGNS, err) != 0)
+		return LM_EINPUT;
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
 		return ldb_sqlerr(err, db, "listing campaigns");
@@ -274,6 +277,8 @@ int ldb_query_failures(ldb *db, const char *campaign, ldb_failure_row **rows,
 		"ORDER BY k.id, f.hits DESC, f.signature";
 	*rows = NULL;
 	*n = 0;
+	if (ldb_see(db, LDB_G_CAMPAIGNS, err) != 0)
+		return LM_EINPUT;
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
 		return ldb_sqlerr(err, db, "listing failures");
@@ -329,6 +334,8 @@ int ldb_query_races(ldb *db, int64_t run_id, ldb_race_row **rows, int *n,
 	enum { FIRST_TEXT = 8, N_TEXT = 14 };
 	*rows = NULL;
 	*n = 0;
+	if (ldb_see(db, LDB_G_RACES, err) != 0)
+		return LM_EINPUT;
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
 		return ldb_sqlerr(err, db, "listing races");

@@ -6,6 +6,8 @@
 #include "common.h"
 #include "db_int.h"
 
+#include <string.h>
+
 /* A version-4 UUID as text, computed by SQLite (used for backfills). */
 #define SQL_UUID \
 	"lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || " \
@@ -198,4 +200,30 @@ const char *const ldb_migrations[LDB_SCHEMA_VERSION] = {
 	"  FOREIGN KEY (execution_id, seq) REFERENCES kernels(execution_id, seq)\n"
 	"    ON DELETE CASCADE\n"
 	") STRICT, WITHOUT ROWID;\n",
+
+	/* 6 -> 7: the tables only some runs write (campaigns, races,
+	** kernels) are made when first written; migrate() drops them here
+	** when they are empty (ldb_groups) */
+	"",
 };
+
+/*
+** The tables made on first use: their CREATE text is the tail of the
+** migration that first made them, from `from` on, so a table made late
+** is the table an older file has.
+*/
+const ldb_group_def ldb_groups[LDB_N_GROUPS] = {
+	[LDB_G_CAMPAIGNS] = { "campaigns", 2, "CREATE TABLE campaigns(",
+			      { "campaigns", "cases", "failures" }, 3 },
+	[LDB_G_RACES] = { "races", 4, "CREATE TABLE races(",
+			  { "races" }, 1 },
+	[LDB_G_KERNELS] = { "kernels", 5, "CREATE TABLE kernels(",
+			    { "kernels", "kernel_engines" }, 2 },
+};
+
+/* The CREATE statements of group g (a tail of one migration). */
+const char *ldb_group_sql(int g)
+{
+	const ldb_group_def *gr = &ldb_groups[g];
+	return strstr(ldb_migrations[gr->migration], gr->from);
+}

@@ -1606,7 +1606,8 @@ int lr_write(ldb *db, const lr_options *o, lr_report *out, lm_error *err)
 	    strcmp(c.filter.kind, "diff") && strcmp(c.filter.kind, "fuzz"))
 		return lm_err(err, "", "report", "--command '%s': run, diff or "
 			      "fuzz", c.filter.kind);
-	if ((rc = ldb_query_runs_where(db, o->history > 0 ? o->history : 200,
+	if ((rc = ldb_readable(db, err)) != 0 ||
+	    (rc = ldb_query_runs_where(db, o->history > 0 ? o->history : 200,
 				       &c.filter, &rows, &n_rows, err)) != 0)
 		goto done;
 	/* with filters, the default run is the last matching one that ran */

@@ -305,7 +305,8 @@ END_TEST
 
 /*
 ** A version-2 database (before fuzz campaigns) opens and upgrades: its
-** runs stay, the campaign tables are there, and a campaign goes in.
+** runs stay, the campaign tables are not made until a campaign goes in,
+** and then they are the tables a file made at version 3 has.
 */
 START_TEST(test_migrate_v2)
 {
@@ -328,17 +329,21 @@ START_TEST(test_migrate_v2)
 	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"),
 			 LDB_SCHEMA_VERSION);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 2);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_master "
+				 "WHERE name IN ('campaigns', 'cases', "
+				 "'failures', 'cases_seed', 'cases_signature')"),
+			 0);
+	/* and a campaign goes in */
+	r = tu_lncsim(NULL, "fuzz", "--db", path, "--count", "2", "--jobs", "1",
+		      "-q", "--campaign", "after-v2", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM pragma_table_list "
 				 "WHERE schema = 'main' AND strict = 1 AND name IN "
 				 "('campaigns', 'cases', 'failures')"), 3);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_master "
 				 "WHERE type = 'index' AND name IN ('cases_seed', "
 				 "'cases_signature')"), 2);
-	/* and a campaign goes in */
-	r = tu_lncsim(NULL, "fuzz", "--db", path, "--count", "2", "--jobs", "1",
-		      "-q", "--campaign", "after-v2", NULL);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	tu_run_free(&r);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM cases WHERE "
 				 "campaign = 'after-v2'"), 2);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 5);
@@ -356,8 +361,10 @@ START_TEST(test_newer_refused)
 	lm_error err;
 	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), LM_EINPUT);
 	ck_assert_ptr_null(db);
-	ck_assert_contains(err.msg, "future.db: schema version 99 is newer "
-			   "than this lncsim supports (6)");
+	char want[96];
+	snprintf(want, sizeof want, "future.db: schema version 99 is newer "
+		 "than this lncsim supports (%d)", LDB_SCHEMA_VERSION);
+	ck_assert_contains(err.msg, want);
 	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 99);
 	/* the CLI says the same and exits 2 */
 	tu_run r = tu_lncsim(NULL, "db", "runs", "--db", path, NULL);
@@ -1023,6 +1030,21 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Whether an SQLite error names a missing table of those made on first
+** use. */
+static int lazy_missing(const char *msg)
+{
+	static const char *const lazy[] = { "races", "kernels",
+		"kernel_engines", "cases", "campaigns", "failures" };
+	for (size_t i = 0; i < sizeof lazy / sizeof lazy[0]; i++) {
+		char want[48];
+		snprintf(want, sizeof want, "no such table: %s", lazy[i]);
+		if (!strcmp(msg, want))
+			return 1;
+	}
+	return 0;
+}
+
 /*
 ** Every row of a database as text keyed by run uuid instead of ids, one
 ** line per row, sorted: equal dumps mean nothing was lost or changed.
@@ -1089,8 +1111,11 @@ static char *dump(const char *path)
 	int n = 0, cap = 0;
 	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
 		sqlite3_stmt *st = NULL;
-		ck_assert_msg(sqlite3_prepare_v2(h, q[i], -1, &st, NULL) ==
-			      SQLITE_OK, "%s", sqlite3_errmsg(h));
+		/* the tables made on first use read as empty when missing */
+		if (sqlite3_prepare_v2(h, q[i], -1, &st, NULL) != SQLITE_OK &&
+		    lazy_missing(sqlite3_errmsg(h)))
+			continue;
+		ck_assert_msg(st, "%s", sqlite3_errmsg(h));
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			lm_grow(&lines, &cap, n + 1, sizeof *lines);
 			lines[n++] = lm_xstrdup((const char *)
@@ -1400,7 +1425,9 @@ START_TEST(test_races_roundtrip)
 	lm_error err;
 	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
 	int64_t clean = race_run(db, "reference,linked", 0, 1);
-	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM races"), 0);
+	/* checked without races: no races table yet */
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_master "
+				 "WHERE name = 'races'"), 0);
 	int64_t racy = race_run(db, "reference,linked", 7, 2);
 	int64_t unchecked = race_run(db, "single", -1, 3);
 	int64_t many = race_run(db, "single", 1000, 4);
@@ -1470,21 +1497,23 @@ START_TEST(test_races_roundtrip)
 			 LM_EINPUT);
 	free(v);
 	free(b);
-	/* an insert that fails (the table is gone): reported, nothing kept */
-	sql_exec(path, "ALTER TABLE races RENAME TO races_gone");
+	/* an insert that fails (refused by a trigger): reported, nothing
+	** kept */
+	sql_exec(path, "CREATE TRIGGER no_races BEFORE INSERT ON races "
+		 "BEGIN SELECT RAISE(ABORT, 'races refused here'); END");
 	ldb_close(db);
 	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
 	v = make_races(2, 6, &b);
 	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
 	ck_assert_int_eq(ldb_log_races(run, "single", v, 2, &err), LM_EINPUT);
-	ck_assert_contains(err.msg, "no such table: races");
+	ck_assert_contains(err.msg, "races refused here");
 	ck_assert_int_eq(ldb_run_end(run, "pass", "", 0, NULL, &err),
 			 LM_EINPUT);
 	free(v);
 	free(b);
 	ldb_close(db);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 4);
-	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM races_gone"), 1007);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM races"), 1007);
 	free(path);
 	tu_rmtree(d);
 	free(d);
@@ -1493,7 +1522,7 @@ END_TEST
 
 /*
 ** A version-4 file (before races) migrates: its runs stay, not checked
-** for races; the races table is there and takes races.
+** for races; the races table is made by the first run with races.
 */
 START_TEST(test_migrate_v4)
 {
@@ -1518,12 +1547,14 @@ START_TEST(test_migrate_v4)
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs"), 2);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM runs WHERE "
 				 "races IS NULL"), 2);
-	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM pragma_table_list "
-				 "WHERE schema = 'main' AND strict = 1 AND "
-				 "wr = 1 AND name = 'races'"), 1);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_master "
+				 "WHERE name = 'races'"), 0);
 	ck_assert_int_eq(race_count(db, 1), -1);
 	int64_t id = race_run(db, "single", 4, 7);
 	ck_assert_int_eq(id, 3);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM pragma_table_list "
+				 "WHERE schema = 'main' AND strict = 1 AND "
+				 "wr = 1 AND name = 'races'"), 1);
 	check_races(db, id, "single", 4, 7);
 	ck_assert_int_eq(race_count(db, id), 4);
 	/* a run's races go with it */
@@ -1595,7 +1626,8 @@ END_TEST
 
 /*
 ** A version-5 file (before kernels) migrates: its executions stay,
-** without kernels; the two tables are there, STRICT, and take rows.
+** without kernels; the two tables are made, STRICT, by the first
+** execution with kernels.
 */
 START_TEST(test_migrate_v5)
 {
@@ -1617,16 +1649,19 @@ START_TEST(test_migrate_v5)
 	int64_t n_exec = sql_int(path, "SELECT count(*) FROM executions");
 	ldb *db = NULL;
 	ck_assert_msg(ldb_open(&db, path, 0, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 6);
+	ck_assert_int_eq(sql_int(path, "PRAGMA user_version"),
+			 LDB_SCHEMA_VERSION);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM executions"),
 			 n_exec);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_master "
+				 "WHERE name IN ('kernels', 'kernel_engines')"),
+			 0);
+	log_run(db, 1, 1, 1, 5, "pass");
+	ldb_close(db);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM pragma_table_list "
 				 "WHERE schema = 'main' AND strict = 1 AND "
 				 "wr = 1 AND name IN ('kernels', "
 				 "'kernel_engines')"), 2);
-	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernels"), 0);
-	log_run(db, 1, 1, 1, 5, "pass");
-	ldb_close(db);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernels"), 2);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernel_engines"),
 			 10);
@@ -2831,6 +2866,181 @@ START_TEST(test_failed_runs_logged)
 }
 END_TEST
 
+/* How many of the tables made on first use the file at path has. */
+static int64_t lazy_tables(const char *path)
+{
+	return sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name "
+		       "IN ('races', 'kernels', 'kernel_engines', 'campaigns', "
+		       "'cases', 'failures')");
+}
+
+/*
+** A run of one execution without kernel calls, with n races (-1: not
+** checked).
+*/
+static int64_t plain_run(ldb *db, int n, int tag)
+{
+	lm_error err;
+	ldb_run_info info = { .command = "lncsim diff x", .module = "x",
+			      .arch = "trn2", .cores = 2 };
+	ldb_run *run = NULL;
+	ck_assert_msg(ldb_run_begin(db, &info, &run, &err) == 0, "%s", err.msg);
+	ls_result r = make_result(2, 3, tag);
+	ls_kernel_stats *k = r.kernels;
+	int nk = r.n_kernels;
+	r.kernels = NULL;
+	r.n_kernels = 0;
+	ck_assert_int_eq(ldb_log_execution(run, "single", &r, &err), 0);
+	r.kernels = k;
+	r.n_kernels = nk;
+	ls_result_free(&r);
+	race_bufs *b = NULL;
+	ldb_race *v = n >= 0 ? make_races(n, tag, &b) : NULL;
+	if (n >= 0)
+		ck_assert_msg(ldb_log_races(run, "single", v, n, &err) == 0,
+			      "%s", err.msg);
+	free(v);
+	free(b);
+	int64_t id = 0;
+	ck_assert_msg(ldb_run_end(run, "pass", "", 0.1, &id, &err) == 0, "%s",
+		      err.msg);
+	return id;
+}
+
+/*
+** The tables only some runs write are made when first written: a file
+** of plain runs has none and reads as if they were empty (queries on the
+** writer, the db commands, a report); a run that made one and was rolled
+** back takes it with it, and the next run makes it again (alone and
+** inside a batch); a version-6 file keeps the groups it wrote and loses
+** the empty ones; a file holding part of a group is refused by name;
+** merging carries a group only when the shard has it.
+*/
+START_TEST(test_tables_on_first_use)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "lazy.db");
+	ldb *db = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&db, path, LDB_CREATE, &err), 0);
+	int64_t plain = plain_run(db, -1, 1);
+	ck_assert_int_eq(lazy_tables(path), 0);
+	ck_assert_int_eq(race_count(db, plain), -1);
+	check_races(db, plain, "single", 0, 1);
+	ldb_failure_row *fr = NULL;
+	int n = -1;
+	ck_assert_int_eq(ldb_query_failures(db, NULL, &fr, &n, &err), 0);
+	ck_assert_int_eq(n, 0);
+	ldb_failure_rows_free(fr, n);
+	ldb_run_row *rr = NULL;
+	ck_assert_int_eq(ldb_query_runs(db, 0, &rr, &n, &err), 0);
+	ck_assert_int_eq(n, 1);
+	ldb_run_rows_free(rr, n);
+	ck_assert_int_eq(lazy_tables(path), 0);  /* reading made nothing */
+
+	/* made in the run's transaction, gone with it, made again */
+	ldb_run_info info = { .command = "x", .cores = 1 };
+	ldb_run *run = NULL;
+	race_bufs *b = NULL;
+	ldb_race *v = make_races(2, 5, &b);
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_races(run, "single", v, 2, &err), 0);
+	ldb_run_abort(run);
+	ck_assert_int_eq(lazy_tables(path), 0);
+	int64_t clean = plain_run(db, 0, 2);
+	ck_assert_int_eq(race_count(db, clean), 0);
+	ck_assert_int_eq(lazy_tables(path), 0);
+	int64_t racy = plain_run(db, 3, 6);
+	check_races(db, racy, "single", 3, 6);
+	ck_assert_int_eq(lazy_tables(path), 1);
+	/* in a batch: a run's savepoint takes the table it made */
+	ck_assert_int_eq(ldb_batch_begin(db, &err), 0);
+	log_run(db, 1, 1, 1, 3, "pass");  /* with kernels: makes them */
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_races(run, "single", v, 2, &err), 0);
+	ldb_run_abort(run);
+	ck_assert_int_eq(ldb_batch_commit(db, &err), 0);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernels"), 2);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM races"), 3);
+	ck_assert_int_eq(ldb_batch_begin(db, &err), 0);
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ck_assert_int_eq(ldb_log_races(run, "single", v, 2, &err), 0);
+	ldb_run_abort(run);
+	ldb_batch_abort(db);
+	ldb_close(db);
+	free(v);
+	free(b);
+	/* the db commands and a reader see empty campaign tables */
+	tu_run r = tu_lncsim(NULL, "db", "failures", "--db", path, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "db", "races", "--db", path, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "3 races in 2 runs checked");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "db", "runs", "--db", path, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(lazy_tables(path), 3);
+
+	/* merging: a shard without a group adds none, one with it does */
+	char *out = lm_path_join(d, "out.db"), *bare = lm_path_join(d, "b.db");
+	ck_assert_int_eq(ldb_open(&db, bare, LDB_CREATE, &err), 0);
+	plain_run(db, -1, 7);
+	ldb_close(db);
+	ck_assert_int_eq(ldb_open(&db, out, LDB_CREATE, &err), 0);
+	ck_assert_msg(ldb_merge(db, bare, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(lazy_tables(out), 0);
+	ck_assert_msg(ldb_merge(db, path, NULL, &err) == 0, "%s", err.msg);
+	ldb_close(db);
+	ck_assert_int_eq(lazy_tables(out), 3);
+	ck_assert_int_eq(sql_int(out, "SELECT count(*) FROM races"), 3);
+	ck_assert_int_eq(sql_int(out, "SELECT count(*) FROM runs"), 5);
+
+	/* part of a group: refused by name, by a reader and a writer */
+	sql_exec(path, "DROP TABLE kernel_engines");
+	ck_assert_int_eq(ldb_open(&db, path, LDB_READ, &err), LM_EINPUT);
+	ck_assert_contains(err.msg, "lazy.db: not an lncsim database: table "
+			   "kernel_engines is missing");
+	ck_assert_int_eq(ldb_open(&db, path, 0, &err), 0);
+	ck_assert_int_eq(ldb_run_begin(db, &info, &run, &err), 0);
+	ls_result res = make_result(1, 1, 3);
+	ck_assert_int_eq(ldb_log_execution(run, "single", &res, &err),
+			 LM_EINPUT);
+	ck_assert_contains(err.msg, "table kernel_engines is missing");
+	ls_result_free(&res);
+	ldb_run_abort(run);
+	ldb_close(db);
+
+	/* a version-6 file: the groups it wrote stay, the empty ones go */
+	char *v6 = lm_path_join(d, "v6.db");
+	lm_buf up = LM_BUF_INIT;
+	lm_buf_puts(&up, v1_schema);
+	for (int i = 1; i < 6; i++)
+		lm_buf_puts(&up, ldb_migrations[i]);
+	lm_buf_puts(&up, "INSERT INTO races VALUES (1, 0, 'single', 'RAW', "
+		    "'SBUF', 0, '', 0, 4, 'f', 'b', 'i', '', 0, 'PE', 'f', "
+		    "'b', 'j', '', 0, 'ACT', ''); UPDATE runs SET races = 1 "
+		    "WHERE id = 1; PRAGMA user_version = 6;");
+	lm_buf_put(&up, "", 0);
+	sql_exec(v6, up.ptr);
+	lm_buf_free(&up);
+	ck_assert_int_eq(lazy_tables(v6), 6);
+	ck_assert_int_eq(ldb_open(&db, v6, 0, &err), 0);
+	ldb_close(db);
+	ck_assert_int_eq(sql_int(v6, "PRAGMA user_version"), LDB_SCHEMA_VERSION);
+	ck_assert_int_eq(lazy_tables(v6), 1);
+	ck_assert_int_eq(sql_int(v6, "SELECT count(*) FROM races"), 1);
+	ck_assert_int_eq(sql_int(v6, "SELECT count(*) FROM runs"), 2);
+	free(v6);
+	free(out);
+	free(bare);
+	free(path);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
 static Suite *db_suite(void)
 {
 	Suite *s = suite_create("db");
@@ -2868,6 +3078,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_migrate_v5);
 	tcase_add_test(tc, test_merge_races);
 	tcase_add_test(tc, test_corrupt_races);
+	tcase_add_test(tc, test_tables_on_first_use);
 	suite_add_tcase(s, tc);
 	return s;
 }
