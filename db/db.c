@@ -66,6 +66,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	"INSERT INTO kernel_engines(execution_id, seq, engine, busy_ps, "
 	"wait_sem_ps, wait_barrier_ps, wait_dep_ps, idle_ps, last_end_ps) "
 	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_INS_KQUEUE] =
+	"INSERT INTO kernel_queues(execution_id, seq, queue, bytes, transfers, "
+	"xfer_ps, active_ps) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	/* every assignment reads the old row: the seed compared is the old */
 	[ST_UPSERT_FAILURE] =
 	"INSERT INTO failures(campaign, signature, kind, seed, hits, message, "
@@ -256,7 +259,9 @@ static const char *const group_probe[LDB_N_GROUPS] = {
 	[LDB_G_RACES] = "SELECT max(run_id) FROM races",
 	[LDB_G_KERNELS] = "SELECT max(execution_id) FROM kernels"
 			  " UNION ALL SELECT max(execution_id) FROM "
-			  "kernel_engines",
+			  "kernel_engines"
+			  " UNION ALL SELECT max(execution_id) FROM "
+			  "kernel_queues",
 };
 
 int ldb_group_in(ldb *db, const char *schema, int g, int *has,
@@ -302,9 +307,10 @@ int ldb_see(ldb *db, int g, lm_error *err)
 		return LM_EINPUT;
 	if (has)
 		return 0;
-	lm_buf b = LM_BUF_INIT;
+	lm_buf b = LM_BUF_INIT, sql = LM_BUF_INIT;
 	static const char create[] = "CREATE TABLE ";
-	for (const char *p = ldb_group_sql(g); (p = strstr(p, create));) {
+	ldb_group_sql(g, &sql);
+	for (const char *p = sql.ptr; (p = strstr(p, create));) {
 		const char *end = strstr(p, ";\n");
 		lm_buf_puts(&b, "CREATE TEMP TABLE ");
 		p += sizeof create - 1;
@@ -314,6 +320,7 @@ int ldb_see(ldb *db, int g, lm_error *err)
 	lm_buf_put(&b, "", 0);
 	int rc = ldb_exec(db, b.ptr, "reading", err);
 	lm_buf_free(&b);
+	lm_buf_free(&sql);
 	return rc;
 }
 
@@ -357,15 +364,24 @@ int ldb_group(ldb *db, int g, lm_error *err)
 		if (own && (ldb_exec(db, "BEGIN IMMEDIATE", where, err) != 0 ||
 			    ldb_group_in(db, "main", g, &has, err) != 0))
 			goto rollback;
-		if (!has && (unsee(db, g, where, err) != 0 ||
-			     ldb_exec(db, ldb_group_sql(g), where, err) != 0))
+		lm_buf sql = LM_BUF_INIT;
+		if (!has)
+			ldb_group_sql(g, &sql);
+		int bad = !has && (unsee(db, g, where, err) != 0 ||
+				   ldb_exec(db, sql.ptr, where, err) != 0);
+		lm_buf_free(&sql);
+		if (bad)
 			goto rollback;
 		if (own && ldb_exec(db, "COMMIT", where, err) != 0)
 			goto rollback;
 		db->ready[g] = 1;
 		return 0;
 	}
-	if (has && run_probe(db, group_probe[g], err) != 0)
+	/* a writer's TEMP tables (ldb_see, before another process made
+	** the file's) would hide them */
+	if (has && ((!db->reader && unsee(db, g, "checking the database",
+					  err) != 0) ||
+		    run_probe(db, group_probe[g], err) != 0))
 		return LM_EINPUT;
 	db->ready[g] = 1;
 	return 0;
@@ -1087,18 +1103,19 @@ static void bind_matmul(sqlite3_stmt *st, int base, int64_t exec_id,
 	bind_real(st, base + 10, mm->array_util);
 }
 
-/* The kernels rows of execution exec_id and their kernel_engines rows
-** (nothing when the program made no NKIKernel call). */
+/* The kernels rows of execution exec_id and their kernel_engines and
+** kernel_queues rows (nothing when the program made no NKIKernel call). */
 static int log_kernels(ldb *db, int64_t exec_id, const ls_result *r,
 		       lm_error *err)
 {
-	sqlite3_stmt *sk, *se;
+	sqlite3_stmt *sk, *se, *sq;
 	if (r->n_kernels == 0)
 		return 0;
 	if (ldb_group(db, LDB_G_KERNELS, err) != 0)
 		return LM_EINPUT;
 	if (!(sk = ldb_stmt(db, ST_INS_KERNEL, err)) ||
-	    !(se = ldb_stmt(db, ST_INS_KENGINE, err)))
+	    !(se = ldb_stmt(db, ST_INS_KENGINE, err)) ||
+	    !(sq = ldb_stmt(db, ST_INS_KQUEUE, err)))
 		return LM_EINPUT;
 	for (int i = 0; i < r->n_kernels; i++) {
 		const ls_kernel_stats *k = &r->kernels[i];
@@ -1132,6 +1149,18 @@ static int log_kernels(ldb *db, int64_t exec_id, const ls_result *r,
 			sqlite3_bind_int64(se, 8, k->idle_ps[e]);
 			sqlite3_bind_int64(se, 9, k->last_end_ps[e]);
 			if (ldb_step_done(db, se, "logging kernels", err) != 0)
+				return LM_EINPUT;
+		}
+		for (int q = 0; q < k->n_queues; q++) {
+			const ls_kernel_queue *kq = &k->queues[q];
+			sqlite3_bind_int64(sq, 1, exec_id);
+			sqlite3_bind_int(sq, 2, i);
+			ldb_bind_text(sq, 3, kq->queue ? kq->queue : "");
+			sqlite3_bind_int64(sq, 4, kq->bytes);
+			sqlite3_bind_int64(sq, 5, kq->transfers);
+			sqlite3_bind_int64(sq, 6, kq->xfer_ps);
+			sqlite3_bind_int64(sq, 7, kq->active_ps);
+			if (ldb_step_done(db, sq, "logging kernels", err) != 0)
 				return LM_EINPUT;
 		}
 	}

@@ -30,8 +30,10 @@ enum { LDB_G_CAMPAIGNS, LDB_G_RACES, LDB_G_KERNELS, LDB_N_GROUPS };
 
 typedef struct {
 	const char *name;
-	int migration;          /* ldb_migrations[migration] makes them ... */
-	const char *from;       /* ... from this text to its end */
+	struct {
+		int migration;  /* ldb_migrations[migration] makes some ... */
+		const char *from; /* ... from this text to its end */
+	} part[2];              /* from NULL: no second part */
 	const char *tables[3];  /* referenced ones first */
 	int n_tables;
 } ldb_group_def;
@@ -49,6 +51,7 @@ enum {
 	ST_INS_RACE,
 	ST_INS_KERNEL,
 	ST_INS_KENGINE,
+	ST_INS_KQUEUE,
 	ST_UPSERT_FAILURE,
 	ST_SAVEPOINT,          /* a run inside a batch */
 	ST_RELEASE,
@@ -93,8 +96,8 @@ void ldb_utc(time_t t, char buf[32]);
 int ldb_sqlerr(lm_error *err, ldb *db, const char *where);
 
 extern const ldb_group_def ldb_groups[LDB_N_GROUPS];
-/* The CREATE statements of group g. */
-const char *ldb_group_sql(int g);
+/* The CREATE statements of group g into out (reset first; NUL-ended). */
+void ldb_group_sql(int g, lm_buf *out);
 
 /*
 ** Make group g's tables usable, once per connection: on a connection

@@ -301,6 +301,16 @@ int ldb_merge(ldb *db, const char *in_path, ldb_merge_stats *st,
 		      "JOIN src.executions e ON k.execution_id = e.id "
 		      "WHERE e.run_id IN temp.merge_runs "
 		      "ORDER BY k.execution_id, k.seq, k.engine",
+		      off_run, off_exec, NULL, err) != 0 ||
+	      copy_rows(db,
+		      "INSERT INTO main.kernel_queues(execution_id, seq, "
+		      "queue, bytes, transfers, xfer_ps, active_ps) "
+		      "SELECT k.execution_id + ?2, k.seq, k.queue, k.bytes, "
+		      "k.transfers, k.xfer_ps, k.active_ps "
+		      "FROM src.kernel_queues k "
+		      "JOIN src.executions e ON k.execution_id = e.id "
+		      "WHERE e.run_id IN temp.merge_runs "
+		      "ORDER BY k.execution_id, k.seq, k.queue",
 		      off_run, off_exec, NULL, err) != 0)) ||
 	    (has[LDB_G_CAMPAIGNS] &&
 	     merge_campaigns(db, off_run, &local, err) != 0) ||

@@ -201,29 +201,47 @@ const char *const ldb_migrations[LDB_SCHEMA_VERSION] = {
 	"    ON DELETE CASCADE\n"
 	") STRICT, WITHOUT ROWID;\n",
 
-	/* 6 -> 7: the tables only some runs write (campaigns, races,
-	** kernels) are made when first written; migrate() drops them here
-	** when they are empty (ldb_groups) */
-	"",
+	/* 6 -> 7: each kernel call's DMA per queue instance; the tables
+	** only some runs write (campaigns, races, kernels) are made when
+	** first written from now on: migrate() drops the groups that hold
+	** no row (ldb_groups) */
+	"CREATE TABLE kernel_queues(\n"
+	"  execution_id INTEGER NOT NULL,\n"
+	"  seq INTEGER NOT NULL,\n"
+	"  queue TEXT NOT NULL,\n"
+	"  bytes INTEGER NOT NULL,\n"
+	"  transfers INTEGER NOT NULL,\n"
+	"  xfer_ps INTEGER NOT NULL,\n"
+	"  active_ps INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (execution_id, seq, queue),\n"
+	"  FOREIGN KEY (execution_id, seq) REFERENCES kernels(execution_id, seq)\n"
+	"    ON DELETE CASCADE\n"
+	") STRICT, WITHOUT ROWID;\n",
 };
 
 /*
-** The tables made on first use: their CREATE text is the tail of the
-** migration that first made them, from `from` on, so a table made late
-** is the table an older file has.
+** The tables made on first use: their CREATE text is the tails of the
+** migrations that first made them, each from its `from` on, so a table
+** made late is the table an older file has.
 */
 const ldb_group_def ldb_groups[LDB_N_GROUPS] = {
-	[LDB_G_CAMPAIGNS] = { "campaigns", 2, "CREATE TABLE campaigns(",
+	[LDB_G_CAMPAIGNS] = { "campaigns", {{ 2, "CREATE TABLE campaigns(" }},
 			      { "campaigns", "cases", "failures" }, 3 },
-	[LDB_G_RACES] = { "races", 4, "CREATE TABLE races(",
+	[LDB_G_RACES] = { "races", {{ 4, "CREATE TABLE races(" }},
 			  { "races" }, 1 },
-	[LDB_G_KERNELS] = { "kernels", 5, "CREATE TABLE kernels(",
-			    { "kernels", "kernel_engines" }, 2 },
+	[LDB_G_KERNELS] = { "kernels", {{ 5, "CREATE TABLE kernels(" },
+					{ 6, "CREATE TABLE kernel_queues(" }},
+			    { "kernels", "kernel_engines", "kernel_queues" },
+			    3 },
 };
 
-/* The CREATE statements of group g (a tail of one migration). */
-const char *ldb_group_sql(int g)
+/* The CREATE statements of group g into out (reset first). */
+void ldb_group_sql(int g, lm_buf *out)
 {
 	const ldb_group_def *gr = &ldb_groups[g];
-	return strstr(ldb_migrations[gr->migration], gr->from);
+	out->size = 0;
+	for (int i = 0; i < 2 && gr->part[i].from; i++)
+		lm_buf_puts(out, strstr(ldb_migrations[gr->part[i].migration],
+					gr->part[i].from));
+	lm_buf_put(out, "", 0);
 }

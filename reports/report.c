@@ -1091,6 +1091,71 @@ static void put_pct(lm_buf *b, int64_t part, int64_t whole)
 		lm_buf_puts(b, "<td class=\"num\">-</td>");
 }
 
+/*
+** The DMA of the listed kernel calls of execution e per queue instance:
+** a table (nothing when no listed call moved data).
+*/
+static int kernel_queues_of(ctx *c, const exec_ref *e, const kernel_row *ks,
+			    int n)
+{
+	lm_buf *b = &c->kerns;
+	sqlite3_stmt *st = NULL;
+	int rc, rows = 0;
+	char num[64];
+	if (n == 0)
+		return 0;
+	if (sqlite3_prepare_v2(c->h, "SELECT seq, queue, bytes, transfers, "
+			       "xfer_ps, active_ps FROM kernel_queues WHERE "
+			       "execution_id = ?1 AND seq <= ?2 ORDER BY seq, "
+			       "queue", -1, &st, NULL) != SQLITE_OK)
+		return sqlfail(c, "report");
+	sqlite3_bind_int64(st, 1, e->id);
+	sqlite3_bind_int(st, 2, ks[n - 1].seq);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int seq = sqlite3_column_int(st, 0), i = 0;
+		while (i < n && ks[i].seq != seq)
+			i++;
+		if (i == n)
+			continue;
+		if (rows++ == 0)
+			lm_buf_puts(b, "<table class=\"kernels\">\n<tr>"
+				    "<th>call</th><th>DMA queue instance</th>"
+				    "<th>util (%)</th><th>bytes</th>"
+				    "<th>transfers</th><th>transfer time "
+				    "(ns)</th></tr>\n");
+		char q[256];
+		col_text(st, 1, q, sizeof q);
+		lm_buf_puts(b, "<tr>");
+		snprintf(num, sizeof num, "k%d", seq);
+		td(b, NULL, num);
+		td(b, NULL, q);
+		put_pct(b, sqlite3_column_int64(st, 5),
+			ks[i].end_ps - ks[i].start_ps);
+		snprintf(num, sizeof num, "%lld",
+			 (long long)sqlite3_column_int64(st, 2));
+		td(b, "num", num);
+		snprintf(num, sizeof num, "%lld",
+			 (long long)sqlite3_column_int64(st, 3));
+		td(b, "num", num);
+		snprintf(num, sizeof num, "%.3f",
+			 (double)sqlite3_column_int64(st, 4) / 1e3);
+		td(b, "num", num);
+		lm_buf_puts(b, "</tr>\n");
+	}
+	if (rc != SQLITE_DONE) {
+		rc = sqlfail(c, "report");
+		sqlite3_finalize(st);
+		return rc;
+	}
+	sqlite3_finalize(st);
+	if (rows)
+		lm_buf_puts(b, "</table>\n<p class=\"note\">Each queue "
+			    "instance's share of the call's time with a "
+			    "transfer in flight (util), the bytes it moved "
+			    "and its transfers' times summed.</p>\n");
+	return 0;
+}
+
 /* The kernel calls of execution e: their chart and their table. */
 static int kernels_of(ctx *c, int64_t run_id, const exec_ref *e,
 		      const kernel_row *ks, int n, int64_t total,
@@ -1207,7 +1272,7 @@ static int kernels_of(ctx *c, int64_t run_id, const exec_ref *e,
 		lm_buf_printf(b, "<p class=\"note\">The first %d of %lld "
 			      "kernel calls are listed.</p>\n", n,
 			      (long long)total);
-	return 0;
+	return kernel_queues_of(c, e, ks, n);
 }
 
 /*

@@ -83,6 +83,9 @@ void ls_result_free(ls_result *r)
 		free(r->kernels[i].call);
 		free(r->kernels[i].func);
 		free(r->kernels[i].caller);
+		for (int q = 0; q < r->kernels[i].n_queues; q++)
+			free(r->kernels[i].queues[q].queue);
+		free(r->kernels[i].queues);
 	}
 	free(r->kernels);
 	memset(r, 0, sizeof *r);
@@ -338,6 +341,57 @@ int ls_write_outputs(const ls_tensors *ts, const char *dir, lm_error *err)
 
 /* ---- the statistics table ----------------------------------------------- */
 
+/* A percentage of part in whole, "-" when whole is 0. */
+static void put_pct(lm_buf *b, int width, int64_t part, int64_t whole)
+{
+	if (whole > 0)
+		lm_buf_printf(b, " %*.1f", width, 100.0 * (double)part /
+			      (double)whole);
+	else
+		lm_buf_printf(b, " %*s", width, "-");
+}
+
+/*
+** The kernel calls of r: one line each (engine and DMA utilization in
+** percent of the call's time, as the report's kernel table), then one
+** line per DMA queue instance the call used.
+*/
+static void format_kernels(const ls_result *r, lm_buf *b)
+{
+	static const char *const util[LS_ENGINES] = { "PE%", "ACT%", "DVE%",
+						       "Pool%", "SP%" };
+	lm_buf_printf(b, "%d kernel call%s\n", r->n_kernels,
+		      r->n_kernels == 1 ? "" : "s");
+	lm_buf_printf(b, "%-5s %-4s %-5s %-24s %-16s %10s %10s", "call", "core",
+		      "depth", "instruction", "kernel", "start_us", "time_us");
+	for (int e = 0; e < LS_ENGINES; e++)
+		lm_buf_printf(b, " %6s", util[e]);
+	lm_buf_printf(b, " %6s %10s %s\n", "DMA%", "DMA_bytes", "critical");
+	for (int i = 0; i < r->n_kernels; i++) {
+		const ls_kernel_stats *k = &r->kernels[i];
+		int64_t len = k->end_ps - k->start_ps;
+		char seq[16];
+		snprintf(seq, sizeof seq, "k%d", i);
+		lm_buf_printf(b, "%-5s %-4d %-5d %-24s %-16s %10.3f %10.3f", seq,
+			      k->core, k->depth, k->call ? k->call : "",
+			      k->func ? k->func : "",
+			      (double)k->start_ps / 1e6, (double)len / 1e6);
+		for (int e = 0; e < LS_ENGINES; e++)
+			put_pct(b, 6, k->busy_ps[e], len);
+		put_pct(b, 6, k->dma_active_ps, len);
+		lm_buf_printf(b, " %10lld %s\n", (long long)k->dma_bytes,
+			      ls_kernel_engine_name(k->critical));
+		for (int q = 0; q < k->n_queues; q++) {
+			const ls_kernel_queue *kq = &k->queues[q];
+			lm_buf_printf(b, "      queue %s: in flight", kq->queue);
+			put_pct(b, 0, kq->active_ps, len);
+			lm_buf_printf(b, "%%, %lld bytes, %lld transfers\n",
+				      (long long)kq->bytes,
+				      (long long)kq->transfers);
+		}
+	}
+}
+
 void ls_format_stats(const ls_result *r, lm_buf *b)
 {
 	lm_buf_printf(b, "simulated time %.3f us (%lld ps), %lld instructions, "
@@ -365,4 +419,6 @@ void ls_format_stats(const ls_result *r, lm_buf *b)
 			      (double)c->semaphore_wait_ps / 1e6,
 			      (double)c->end_ps / 1e6);
 	}
+	if (r->n_kernels > 0)
+		format_kernels(r, b);
 }

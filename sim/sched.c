@@ -1538,7 +1538,7 @@ static void desc_event(sim *s, int a, int is_done)
 			     inst_at(s, d->act, d->idx), d->act, d->idx,
 			     d->start, s->now - d->start);
 	if (s->acts[d->act].kern >= 0)
-		ls_kern_dma(s->kern, s->acts[d->act].kern,
+		ls_kern_dma(s->kern, s->acts[d->act].kern, qi,
 			    inst_at(s, d->act, d->idx)->dma_bytes, d->start,
 			    s->now);
 	if (s->now > s->cores[d->core].st.end_ps)
@@ -2878,7 +2878,7 @@ static void handle(sim *s, const event *ev)
 				     d->act, d->idx, d->start,
 				     s->now - d->start);
 		if (s->acts[d->act].kern >= 0)
-			ls_kern_dma(s->kern, s->acts[d->act].kern,
+			ls_kern_dma(s->kern, s->acts[d->act].kern, d->qinst,
 				    sinst_of(s, (item){d->act, d->idx})
 				    ->dma_bytes, d->start, s->now);
 		complete(s, (item){d->act, d->idx});
@@ -3001,6 +3001,9 @@ static void sim_free(sim *s)
 		free(s->kern[i].st.call);
 		free(s->kern[i].st.func);
 		free(s->kern[i].st.caller);
+		for (int q = 0; q < s->kern[i].st.n_queues; q++)
+			free(s->kern[i].st.queues[q].queue);
+		free(s->kern[i].st.queues);
 		free(s->kern[i].xf);
 	}
 	free(s->kern);
@@ -3063,11 +3066,13 @@ static void collect_kernels(sim *s, ls_result *out)
 		   lasts to the end of the run */
 		if (!k->done)
 			k->st.end_ps = s->last;
-		ls_kern_finish(k);
+		ls_kern_finish(k, s->mc);
 		out->kernels[j] = k->st;
 		/* a started call's enclosing call started before it */
 		out->kernels[j].parent = k->parent < 0 ? -1 : pos[k->parent];
 		k->st.call = k->st.func = k->st.caller = NULL;
+		k->st.queues = NULL;
+		k->st.n_queues = 0;
 	}
 	free(ord);
 	free(pos);

@@ -177,6 +177,14 @@ typedef struct ls_core_stats {
 ** is nested in, -1 when none. Kernels are listed by start, then by the
 ** order their calls were reached.
 */
+/* One DMA queue instance's transfers inside a kernel call. */
+typedef struct ls_kernel_queue {
+	char *queue;               /* "QUEUE/INSTANCE", as the trace names it */
+	int64_t bytes, transfers;
+	int64_t xfer_ps;           /* the transfers' times summed */
+	int64_t active_ps;         /* the union of their intervals */
+} ls_kernel_queue;
+
 typedef struct ls_kernel_stats {
 	int core;
 	char *call;                /* the NKIKernel instruction's name */
@@ -195,6 +203,9 @@ typedef struct ls_kernel_stats {
 	int64_t dma_bytes, dma_transfers;
 	int64_t dma_xfer_ps, dma_active_ps, dma_end_ps;
 	int critical;
+	/* the same DMA figures per queue instance, by name */
+	int n_queues;
+	ls_kernel_queue *queues;
 } ls_kernel_stats;
 
 /* The name of kernel engine index e of ls_kernel_stats.critical: "PE",

@@ -951,7 +951,8 @@ typedef struct ls_waitclock {
 
 /* One DMA transfer of a kernel body, for its time in flight. */
 typedef struct ls_kxfer {
-	int64_t start, end;
+	int64_t start, end, bytes;
+	int qinst;              /* its queue instance (ls_machine.qinsts) */
 } ls_kxfer;
 
 /* A kernel call being measured: its statistics (sim.h), the kernel it
@@ -985,12 +986,13 @@ void ls_wait_finish(ls_core_stats *st, int64_t run_ps);
 void ls_kern_busy(ls_kacc *ks, int kern, int eng, int64_t t0, int64_t t1,
 		  int count);
 /* Kernel kern and those it is nested in: a body DMA of bytes moved from
-** start to end. */
-void ls_kern_dma(ls_kacc *ks, int kern, int64_t bytes, int64_t start,
-		 int64_t end);
-/* The kernel's idle times, DMA time in flight and critical engine, at
-** the end of the run (its xfer list freed). */
-void ls_kern_finish(ls_kacc *k);
+** start to end on queue instance qinst. */
+void ls_kern_dma(ls_kacc *ks, int kern, int qinst, int64_t bytes,
+		 int64_t start, int64_t end);
+/* The kernel's idle times, DMA time in flight (in all and per queue
+** instance of mc) and critical engine, at the end of the run (its xfer
+** list freed). */
+void ls_kern_finish(ls_kacc *k, const ls_machine *mc);
 
 /* ---- trace.c ------------------------------------------------------------ */
 

@@ -93,8 +93,8 @@ void ls_kern_busy(ls_kacc *ks, int kern, int eng, int64_t t0, int64_t t1,
 	}
 }
 
-void ls_kern_dma(ls_kacc *ks, int kern, int64_t bytes, int64_t start,
-		 int64_t end)
+void ls_kern_dma(ls_kacc *ks, int kern, int qinst, int64_t bytes,
+		 int64_t start, int64_t end)
 {
 	for (int k = kern; k >= 0; k = ks[k].parent) {
 		ls_kacc *ka = &ks[k];
@@ -104,11 +104,41 @@ void ls_kern_dma(ls_kacc *ks, int kern, int64_t bytes, int64_t start,
 		if (end > ka->st.dma_end_ps)
 			ka->st.dma_end_ps = end;
 		lm_grow(&ka->xf, &ka->cap_xf, ka->n_xf + 1, sizeof *ka->xf);
-		ka->xf[ka->n_xf++] = (ls_kxfer){ start, end };
+		ka->xf[ka->n_xf++] = (ls_kxfer){ start, end, bytes, qinst };
 	}
 }
 
+/* By queue instance, then by start, then by end. */
 static int xfer_cmp(const void *a, const void *b)
+{
+	const ls_kxfer *x = a, *y = b;
+	if (x->qinst != y->qinst)
+		return x->qinst < y->qinst ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->end > y->end) - (x->end < y->end);
+}
+
+/* The union of the intervals of xf[0..n) (sorted by start). */
+static int64_t union_ps(const ls_kxfer *xf, int n)
+{
+	int64_t sum = 0, cur_s = 0, cur_e = -1;
+	for (int i = 0; i < n; i++) {
+		if (xf[i].start > cur_e) {
+			if (cur_e > cur_s)
+				sum += cur_e - cur_s;
+			cur_s = xf[i].start;
+			cur_e = xf[i].end;
+		} else if (xf[i].end > cur_e) {
+			cur_e = xf[i].end;
+		}
+	}
+	if (cur_e > cur_s)
+		sum += cur_e - cur_s;
+	return sum;
+}
+
+static int start_cmp(const void *a, const void *b)
 {
 	const ls_kxfer *x = a, *y = b;
 	if (x->start != y->start)
@@ -116,11 +146,10 @@ static int xfer_cmp(const void *a, const void *b)
 	return (x->end > y->end) - (x->end < y->end);
 }
 
-void ls_kern_finish(ls_kacc *k)
+void ls_kern_finish(ls_kacc *k, const ls_machine *mc)
 {
 	ls_kernel_stats *ki = &k->st;
-	int64_t len = ki->end_ps - ki->start_ps, last = -1, cur_s = 0,
-		cur_e = -1;
+	int64_t len = ki->end_ps - ki->start_ps, last = -1;
 	ki->critical = -1;
 	for (int e = 0; e < LS_ENGINES; e++) {
 		ki->idle_ps[e] = len - ki->busy_ps[e] - ki->wait_sem_ps[e] -
@@ -138,21 +167,28 @@ void ls_kern_finish(ls_kacc *k)
 	}
 	if (ki->dma_transfers > 0 && ki->dma_end_ps > last)
 		ki->critical = LS_ENGINES;
-	/* the union of the transfers' intervals */
+	/* per queue instance, then the union of all the transfers */
 	if (k->n_xf > 1)
 		qsort(k->xf, (size_t)k->n_xf, sizeof *k->xf, xfer_cmp);
-	for (int i = 0; i < k->n_xf; i++) {
-		if (k->xf[i].start > cur_e) {
-			if (cur_e > cur_s)
-				ki->dma_active_ps += cur_e - cur_s;
-			cur_s = k->xf[i].start;
-			cur_e = k->xf[i].end;
-		} else if (k->xf[i].end > cur_e) {
-			cur_e = k->xf[i].end;
+	for (int i = 0, j; i < k->n_xf; i = j) {
+		ls_kernel_queue q = { 0 };
+		const ls_sqinst *qi = &mc->qinsts[k->xf[i].qinst];
+		q.queue = lm_xasprintf("%s/%s", mc->queues[qi->queue].name,
+				       qi->name);
+		for (j = i; j < k->n_xf && k->xf[j].qinst == k->xf[i].qinst;
+		     j++) {
+			q.bytes += k->xf[j].bytes;
+			q.transfers++;
+			q.xfer_ps += k->xf[j].end - k->xf[j].start;
 		}
+		q.active_ps = union_ps(k->xf + i, j - i);
+		ki->queues = lm_xrealloc(ki->queues, (size_t)(ki->n_queues + 1) *
+					 sizeof *ki->queues);
+		ki->queues[ki->n_queues++] = q;
 	}
-	if (cur_e > cur_s)
-		ki->dma_active_ps += cur_e - cur_s;
+	if (k->n_xf > 1)
+		qsort(k->xf, (size_t)k->n_xf, sizeof *k->xf, start_cmp);
+	ki->dma_active_ps += union_ps(k->xf, k->n_xf);
 	free(k->xf);
 	k->xf = NULL;
 	k->n_xf = k->cap_xf = 0;

@@ -100,6 +100,17 @@ static ls_result make_result(int n_cores, int n_mm, int tag)
 		k->dma_active_ps = 40000 + j;
 		k->dma_end_ps = k->end_ps - 1;
 		k->critical = j ? LS_ENGINES : 2;
+		/* DMA on two queue instances (the nested call on one) */
+		k->n_queues = 2 - j;
+		k->queues = lm_xcalloc((size_t)k->n_queues, sizeof *k->queues);
+		for (int q = 0; q < k->n_queues; q++) {
+			ls_kernel_queue *kq = &k->queues[q];
+			kq->queue = lm_xasprintf("dq%d/i%d", q, j);
+			kq->bytes = 1000 * (q + 1) + tag;
+			kq->transfers = 3 + q;
+			kq->xfer_ps = 30000 + q;
+			kq->active_ps = 20000 + j;
+		}
 	}
 	return r;
 }
@@ -1035,7 +1046,8 @@ static int cmp_line(const void *a, const void *b)
 static int lazy_missing(const char *msg)
 {
 	static const char *const lazy[] = { "races", "kernels",
-		"kernel_engines", "cases", "campaigns", "failures" };
+		"kernel_engines", "kernel_queues", "cases", "campaigns",
+		"failures" };
 	for (size_t i = 0; i < sizeof lazy / sizeof lazy[0]; i++) {
 		char want[48];
 		snprintf(want, sizeof want, "no such table: %s", lazy[i]);
@@ -1095,6 +1107,11 @@ static char *dump(const char *path)
 		"|| k.wait_barrier_ps || '|' || k.wait_dep_ps || '|' || k.idle_ps "
 		"|| '|' || k.last_end_ps FROM kernel_engines k JOIN executions e "
 		"ON k.execution_id = e.id JOIN runs r ON e.run_id = r.id",
+		"SELECT 'kq|' || r.uuid || '|' || e.mode || '|' || k.seq || '|' "
+		"|| k.queue || '|' || k.bytes || '|' || k.transfers || '|' || "
+		"k.xfer_ps || '|' || k.active_ps FROM kernel_queues k JOIN "
+		"executions e ON k.execution_id = e.id JOIN runs r ON "
+		"e.run_id = r.id",
 		"SELECT 'case|' || r.uuid || '|' || c.campaign || '|' || c.seed "
 		"|| '|' || c.gen_options || '|' || c.kind || '|' || c.signature "
 		"FROM cases c JOIN runs r ON r.id = c.run_id",
@@ -1614,9 +1631,20 @@ START_TEST(test_kernels_roundtrip)
 				 "JOIN kernels k USING (execution_id, seq) WHERE "
 				 "busy_ps + wait_sem_ps + wait_barrier_ps + "
 				 "wait_dep_ps + idle_ps <> end_ps - start_ps"), 0);
+	/* per queue instance, by name */
+	t = sql_text(path, "SELECT group_concat(seq || ':' || queue || '=' || "
+		     "bytes || '/' || transfers || '/' || xfer_ps || '/' || "
+		     "active_ps, ' ') FROM (SELECT * FROM kernel_queues WHERE "
+		     "execution_id = 1 ORDER BY seq, queue)");
+	ck_assert_str_eq(t, "0:dq0/i0=1003/3/30000/20000 "
+			 "0:dq1/i0=2003/4/30001/20000 "
+			 "1:dq0/i1=1003/3/30000/20001");
+	free(t);
 	sql_exec(path, "PRAGMA foreign_keys = ON; DELETE FROM runs");
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernels"), 0);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernel_engines"),
+			 0);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernel_queues"),
 			 0);
 	free(path);
 	tu_rmtree(d);
@@ -1661,7 +1689,7 @@ START_TEST(test_migrate_v5)
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM pragma_table_list "
 				 "WHERE schema = 'main' AND strict = 1 AND "
 				 "wr = 1 AND name IN ('kernels', "
-				 "'kernel_engines')"), 2);
+				 "'kernel_engines', 'kernel_queues')"), 3);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernels"), 2);
 	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM kernel_engines"),
 			 10);
@@ -2870,8 +2898,8 @@ END_TEST
 static int64_t lazy_tables(const char *path)
 {
 	return sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name "
-		       "IN ('races', 'kernels', 'kernel_engines', 'campaigns', "
-		       "'cases', 'failures')");
+		       "IN ('races', 'kernels', 'kernel_engines', "
+		       "'kernel_queues', 'campaigns', 'cases', 'failures')");
 }
 
 /*
@@ -2981,7 +3009,7 @@ START_TEST(test_tables_on_first_use)
 	r = tu_lncsim(NULL, "db", "runs", "--db", path, NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
-	ck_assert_int_eq(lazy_tables(path), 3);
+	ck_assert_int_eq(lazy_tables(path), 4);
 
 	/* merging: a shard without a group adds none, one with it does */
 	char *out = lm_path_join(d, "out.db"), *bare = lm_path_join(d, "b.db");
@@ -2993,7 +3021,7 @@ START_TEST(test_tables_on_first_use)
 	ck_assert_int_eq(lazy_tables(out), 0);
 	ck_assert_msg(ldb_merge(db, path, NULL, &err) == 0, "%s", err.msg);
 	ldb_close(db);
-	ck_assert_int_eq(lazy_tables(out), 3);
+	ck_assert_int_eq(lazy_tables(out), 4);
 	ck_assert_int_eq(sql_int(out, "SELECT count(*) FROM races"), 3);
 	ck_assert_int_eq(sql_int(out, "SELECT count(*) FROM runs"), 5);
 

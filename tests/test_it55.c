@@ -367,6 +367,25 @@ static void kernel_adds_up(const ls_kernel_stats *k)
 	}
 	ck_assert_int_le(k->dma_active_ps, k->dma_xfer_ps);
 	ck_assert_int_le(k->dma_active_ps, k->end_ps - k->start_ps);
+	/* per queue instance: the totals split, each union inside the
+	** union of all */
+	int64_t bytes = 0, n = 0, xfer = 0, act = 0;
+	for (int q = 0; q < k->n_queues; q++) {
+		const ls_kernel_queue *kq = &k->queues[q];
+		ck_assert_int_gt(kq->transfers, 0);
+		ck_assert_int_le(kq->active_ps, kq->xfer_ps);
+		ck_assert_int_le(kq->active_ps, k->dma_active_ps);
+		for (int o = 0; o < q; o++)
+			ck_assert_str_ne(k->queues[o].queue, kq->queue);
+		bytes += kq->bytes;
+		n += kq->transfers;
+		xfer += kq->xfer_ps;
+		act += kq->active_ps;
+	}
+	ck_assert_int_eq(bytes, k->dma_bytes);
+	ck_assert_int_eq(n, k->dma_transfers);
+	ck_assert_int_eq(xfer, k->dma_xfer_ps);
+	ck_assert_int_ge(act, k->dma_active_ps);
 }
 
 START_TEST(test_kernel_stats)
@@ -407,10 +426,17 @@ START_TEST(test_kernel_stats)
 	ck_assert_int_eq(r.kernels[0].dma_bytes, P_ * F_ * 4);
 	ck_assert_int_gt(r.kernels[0].dma_active_ps, 0);
 	ck_assert_int_eq(r.kernels[0].dma_end_ps, r.kernels[0].end_ps);
+	ck_assert_int_eq(r.kernels[0].n_queues, 1);
+	ck_assert_str_eq(r.kernels[0].queues[0].queue, "q1/q1a");
+	ck_assert_int_eq(r.kernels[0].queues[0].bytes, P_ * F_ * 4);
+	ck_assert_int_eq(r.kernels[0].queues[0].active_ps,
+			 r.kernels[0].dma_active_ps);
 	ck_assert_int_eq(r.kernels[0].critical, LS_ENGINES);
 	ck_assert_str_eq(ls_kernel_engine_name(r.kernels[0].critical), "DMA");
-	for (int i = 1; i < 5; i++)
+	for (int i = 1; i < 5; i++) {
 		ck_assert_int_eq(r.kernels[i].dma_transfers, 0);
+		ck_assert_int_eq(r.kernels[i].n_queues, 0);
+	}
 	/* k2 runs only on Pool: Pool is its critical engine */
 	for (int e = 0; e < LS_ENGINES; e++)
 		ck_assert(e == 3 ? r.kernels[2].busy_ps[e] > 0 :
@@ -717,12 +743,21 @@ START_TEST(test_cli_run_called_form)
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_run_free(&r);
 	r = tu_lncsim(dir, "run", "--no-db", "--seed", "3", "--outputs",
-		      "out_called", "called.json", NULL);
+		      "out_called", "--stats", "called.json", NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err);
+	/* --stats: the call, its DMA per queue instance */
+	ck_assert_contains(r.out, "\n1 kernel call\ncall  core depth "
+			   "instruction");
+	ck_assert_contains(r.out, "\nk0    0    0     inst__relu_k             "
+			   "relu_k   ");
+	ck_assert_contains(r.out, "\n      queue qSyncIO0_1/qSyncIO0_2: in "
+			   "flight ");
+	ck_assert_contains(r.out, "%, 66048 bytes, 3 transfers\n");
 	tu_run_free(&r);
 	r = tu_lncsim(dir, "run", "--no-db", "--seed", "3", "--outputs",
-		      "out_inl", "inl.json", NULL);
+		      "out_inl", "--stats", "inl.json", NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert(strstr(r.out, "kernel call") == NULL);
 	tu_run_free(&r);
 	a = lm_xasprintf("%s/out_called/y.npy", dir);
 	b = lm_xasprintf("%s/out_inl/y.npy", dir);

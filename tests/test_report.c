@@ -9,6 +9,7 @@
 #include "db.h"
 #include "dtype.h"
 #include "report.h"
+#include <sqlite3.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -760,12 +761,33 @@ END_TEST
 ** with the critical engine; a run without kernel calls says so in one
 ** line and writes no kernels image.
 */
+/* The text of the first row of sql (binding ?1 to id) on the file. */
+static char *sql_text_of(const char *path, int64_t id, const char *sql)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL),
+			 SQLITE_OK);
+	ck_assert_msg(sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK,
+		      "%s", sqlite3_errmsg(h));
+	sqlite3_bind_int64(st, 1, id);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	char *t = lm_xstrdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return t;
+}
+
 START_TEST(test_report_kernels)
 {
 	if (!have_gnuplot())
 		return;
 	static const char *const ex[] = { "klr", "bir" };
 	static const char *const call[] = { "inst__k_all", "inst__relu_k" };
+	/* each call's DMA on its one queue instance: util = time in flight
+	** over the call's time, from the kernels rows */
+	static const char *const queue[] = { "qNKI_k_all/qNKI_k_all",
+					     "qSyncIO0_1/qSyncIO0_2" };
 	char *d = tu_tmpdir("rep-kern");
 	lm_error err;
 	for (int i = 0; i < 2; i++) {
@@ -807,6 +829,21 @@ START_TEST(test_report_kernels)
 		ck_assert_contains(t, row);
 		ck_assert_contains(t, "critical engine</th>");
 		ck_assert(strstr(t, "made no NKIKernel call") == NULL);
+		ck_assert_contains(t, "<th>DMA queue instance</th>");
+		char *act = sql_text_of(path, i + 1, "SELECT printf('%.1f', "
+					"100.0 * dma_active_ps / (end_ps - "
+					"start_ps)) || '|' || dma_bytes || '|' "
+					"|| dma_transfers FROM kernels WHERE "
+					"execution_id = ?1");
+		char *f1 = strtok(act, "|"), *f2 = strtok(NULL, "|"),
+		     *f3 = strtok(NULL, "|");
+		char *qrow = lm_xasprintf("<tr><td>k0</td><td>%s</td><td "
+					  "class=\"num\">%s</td><td class="
+					  "\"num\">%s</td><td class=\"num\">"
+					  "%s</td>", queue[i], f1, f2, f3);
+		ck_assert_contains(t, qrow);
+		free(qrow);
+		free(act);
 		/* the chart's data: five engines of call k0 */
 		char *tsv = lm_path_join(out, "kernels-single.tsv");
 		char *data = tu_read(tsv);
