@@ -16,6 +16,7 @@
 #include "verify.h"
 #include "sim.h"
 #include "simcheck.h"
+#include "provision.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1173,6 +1174,69 @@ START_TEST(test_alu64)
 }
 END_TEST
 
+/*
+** kbranch.json: sg0000 loads x[0..8) (its queue's semaphore counts it),
+** calls kf (waiting for that semaphore), stores acc; kf zeroes kacc, adds
+** kxs five times in a CompareAndBranch loop, then checks the count: 5
+** returns from block kok (in the middle of the kernel), anything else
+** falls into kbad, which would write -1s. Inlined, the kernel's blocks
+** join the caller's (renamed kc.BLOCK), the Return in kok becomes a
+** branch to the continuation kc.return (the last Return is dropped), the
+** call's wait moves to the NoOp kc.entry; the outputs are the called
+** form's bits, 5 x in float32. Inside a Loop the call is refused.
+*/
+START_TEST(test_inline_branching)
+{
+	static const char *const blocks[] = { "entry", "kc.k0", "kc.kb",
+		"kc.kx", "kc.kok", "kc.kbad", "kc.return" };
+	lm_module *m = fixture("kbranch.json", NULL);
+	lm_module *il = lm_module_clone(m);
+	ls_result rc, ri;
+	lm_error err;
+	float w[8];
+	ck_assert_msg(run(m, 0, &rc, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(rc.n_kernels, 1);
+	ck_assert_msg(lp_inline_nki(il, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(il->n_functions, 1);
+	const lm_function *f = &il->functions[0];
+	ck_assert_int_eq(f->n_blocks, 7);
+	for (int b = 0; b < 7; b++)
+		ck_assert_str_eq(f->blocks[b].name, blocks[b]);
+	const lm_block *e = &f->blocks[0], *ok = &f->blocks[4],
+		       *bad = &f->blocks[5], *ret = &f->blocks[6];
+	ck_assert_int_eq(e->n_insts, 2);
+	ck_assert_int_eq(e->insts[1].op, LM_OP_NOOP);
+	ck_assert_str_eq(e->insts[1].name, "kc.entry");
+	ck_assert_int_eq(e->insts[1].n_wait, 1);
+	ck_assert_int_eq(ok->n_insts, 1);
+	ck_assert_int_eq(ok->insts[0].op, LM_OP_UBRANCH);
+	ck_assert_str_eq(ok->insts[0].branch_target, "kc.return");
+	ck_assert_int_eq(bad->n_insts, 1);
+	ck_assert_int_eq(bad->insts[0].op, LM_OP_MEMSET);
+	ck_assert_str_eq(f->blocks[2].insts[2].on_true, "kc.kb");
+	ck_assert_str_eq(f->blocks[2].insts[2].on_false, "kc.kx");
+	ck_assert_int_eq(ret->insts[0].op, LM_OP_NOOP);
+	ck_assert_str_eq(ret->insts[0].name, "kc");
+	ck_assert_int_gt(ret->insts[0].n_deps, 0);
+	ck_assert_msg(run(il, 0, &ri, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(ri.n_kernels, 0);
+	want_sum(5, w);
+	ck_assert(memcmp(out_y(&rc), w, sizeof w) == 0);
+	ck_assert(memcmp(out_y(&ri), w, sizeof w) == 0);
+	ls_result_free(&ri);
+	ls_result_free(&rc);
+	lm_module_free(il);
+	lm_module_free(m);
+
+	m = fixture("kbranch_loop.json", NULL);
+	ck_assert_int_ne(lp_inline_nki(m, &err), 0);
+	ck_assert_contains(err.msg, "kc: NKIKernel function 'kf' branches "
+			   "between its blocks (CompareAndBranch 'kcb') and is "
+			   "called inside a Loop, where a branch cannot go");
+	lm_module_free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("branch");
@@ -1191,6 +1255,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_cbr_two_cores);
 	tcase_add_test(tc, test_return_barrier);
 	tcase_add_test(tc, test_call_again);
+	tcase_add_test(tc, test_inline_branching);
 	tcase_add_test(tc, test_tensorload_trips);
 	tcase_add_test(tc, test_tensorload_pair);
 	tcase_add_test(tc, test_tensorload_errors);

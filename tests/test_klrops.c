@@ -611,23 +611,54 @@ static char *loop_kernel(void)
 	return r;
 }
 
+/* The outputs of two runs are the same bits. */
+static void same_outputs(const ls_result *a, const ls_result *b)
+{
+	ck_assert_int_eq(a->outputs.n, b->outputs.n);
+	for (int i = 0; i < a->outputs.n; i++) {
+		const ls_tensor *x = &a->outputs.t[i], *y = &b->outputs.t[i];
+		ck_assert_str_eq(x->name, y->name);
+		ck_assert_int_eq(x->dtype, y->dtype);
+		ck_assert_int_eq(x->count, y->count);
+		ck_assert(memcmp(x->data, y->data, (size_t)x->count *
+				 lm_dtype_size(x->dtype)) == 0);
+	}
+}
+
 START_TEST(test_register_loop)
 {
 	char *k = loop_kernel(), *dir = tu_tmpdir("klrops-loop");
-	lm_module *m = setup(dir, k), *lo = tu_lower_ok(m, 0, NULL), *out = NULL;
-	lp_lower_opts o;
-	lm_error err;
-	ls_result r;
+	lm_module *m = setup(dir, k), *lo = tu_lower_ok(m, 0, NULL);
+	lm_module *il = tu_lower_ok(m, 1, NULL);
+	ls_result r, ri;
 
 	run(lo, &r);
-	/* the blocks branch to each other: inlining is refused */
-	memset(&o, 0, sizeof o);
-	o.inline_kernels = 1;
-	ck_assert_int_ne(lp_lower(&out, m, &o, NULL, &err), 0);
-	ck_assert_ptr_null(out);
-	ck_assert_msg(strstr(err.msg, "NKIKernel function 'k_loop' branches "
-			     "between its blocks (UnconditionalBranch 'jmp')")
-		      != NULL, "%s", err.msg);
+	/* inlined: the kernel's blocks in the caller's, the loop kept */
+	run(il, &ri);
+	same_outputs(&r, &ri);
+	ck_assert_int_eq(ri.n_kernels, 0);
+	const lm_function *f = &il->functions[0];
+	ck_assert_int_eq(il->n_functions, 1);
+	int loop = -1, ret = -1;
+	for (int b = 0; b < f->n_blocks; b++) {
+		if (!strcmp(f->blocks[b].name, "inst__k_loop.loop"))
+			loop = b;
+		if (!strcmp(f->blocks[b].name, "inst__k_loop.return"))
+			ret = b;
+	}
+	ck_assert_int_gt(loop, 0);
+	ck_assert_int_gt(ret, loop);
+	/* the back edge names the renamed block; the continuation starts
+	   with the call's NoOp */
+	const lm_block *lb = &f->blocks[loop];
+	const lm_inst *br = &lb->insts[lb->n_insts - 1];
+	ck_assert_int_eq(br->op, LM_OP_CMPBRANCH);
+	ck_assert_str_eq(br->on_true, "inst__k_loop.loop");
+	ck_assert_str_eq(br->on_false, "inst__k_loop.check");
+	ck_assert_int_eq(f->blocks[ret].insts[0].op, LM_OP_NOOP);
+	ck_assert_str_eq(f->blocks[ret].insts[0].name, "inst__k_loop");
+	ls_result_free(&ri);
+	lm_module_free(il);
 	lm_module_free(lo);
 	lm_module_free(m);
 	tu_rmtree(dir);
@@ -715,14 +746,20 @@ START_TEST(test_register_offsets)
 {
 	char *k = dyn_kernel(256), *dir = tu_tmpdir("klrops-dyn");
 	lm_module *m = setup(dir, k), *lo = tu_lower_ok(m, 0, NULL);
-	ls_result r;
+	lm_module *il = tu_lower_ok(m, 1, NULL);
+	ls_result r, ri;
 	run(lo, &r);
 	for (int i = 0; i < 4; i++)
 		for (int j = 0; j < FW; j++) {
 			EQ_F(yv(&r, 3 - i, j), xval(i, j), "dynamic DMA", i, j);
 			EQ_F(yv(&r, 8 + i, j), xval(i, j), "dynamic copy", i, j);
 		}
+	/* inlined (its loop a branch of the caller now): the same bits */
+	run(il, &ri);
+	same_outputs(&r, &ri);
+	ls_result_free(&ri);
 	ls_result_free(&r);
+	lm_module_free(il);
 	lm_module_free(lo);
 	lm_module_free(m);
 	tu_rmtree(dir);

@@ -19,10 +19,14 @@
 **     splice, so dependencies on the call still mean "the kernel is done".
 **     A Loop among them is represented by the sinks of its body (no
 **     dependency may name a Loop).
+** A kernel whose blocks branch to each other keeps its blocks instead
+** (expand_blocks): the caller's block is cut at the call and the
+** kernel's blocks, renamed, go in between.
 */
 #include "common.h"
 #include "provision_int.h"
 #include "json.h"
+#include "build.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,47 +195,32 @@ static void ilist_push(ilist *l, lm_inst *in)
 	memset(in, 0, sizeof *in);
 }
 
-/*
-** Splice one call (moved out of *call) into list out of function ci.
-*/
-/*
-** The splice puts a kernel's blocks one after the other into the call's
-** block, so a kernel whose blocks branch to each other (a KLR cmpBranch
-** loop) cannot be inlined: refused, it runs called.
-*/
-static int no_branches(lm_module *m, const lm_inst *call,
-		       const lm_function *k, lm_error *err)
+/* The first branch between k's blocks (NULL: none). */
+static const lm_inst *first_branch(const lm_function *k)
 {
 	for (int b = 0; b < k->n_blocks; b++)
 		for (int i = 0; i < k->blocks[b].n_insts; i++) {
 			const lm_inst *in = &k->blocks[b].insts[i];
 			if (in->op == LM_OP_CMPBRANCH || in->op == LM_OP_UBRANCH)
-				return lm_err(err, m->path, call->name,
-					      "NKIKernel function '%s' "
-					      "branches between its blocks "
-					      "(%s '%s'), which inlining "
-					      "cannot keep: lower without "
-					      "--inline", k->name,
-					      lm_opcode_name(in->op),
-					      in->name ? in->name : "");
+				return in;
 		}
-	return 0;
+	return NULL;
 }
 
-static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
-		  lm_strmap *callees, char ***cnames, int *n_cn, int *cap_cn,
-		  lm_error *err)
+/*
+** The kernel a call runs, ready to splice into function ci: checked,
+** bound, a copy with names adopted into the module and its formals
+** rebound to the caller's operands (*k, free with lm_function_clear; *b
+** the bindings, freed by the caller). The callee is noted for removal.
+*/
+static int take_kernel(lm_module *m, int ci, lm_inst *call, lm_function *k,
+		       binding **b, int *nb, lm_strmap *callees,
+		       char ***cnames, int *n_cn, int *cap_cn, lm_error *err)
 {
-	int ki = func_index(m, call->func), nb = 0, rc, start = out->n;
-	lm_function k;
-	binding *b = NULL;
+	int ki = func_index(m, call->func), rc;
 	rebind rb;
-	lm_strmap dropped, used;
-	lm_inst nop;
-	char **sinks = NULL;
-	int n_sinks = 0, cap_sinks = 0;
-
-	lm_inst_unpack(call); /* no-op: inline_blocks did it (fields move) */
+	*b = NULL;
+	*nb = 0;
 	if (ki < 0)
 		return lm_err(err, m->path, call->name, "NKIKernel calls '%s', "
 			      "which is not a function of the module",
@@ -239,44 +228,55 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 	if (ki == ci)
 		return lm_err(err, m->path, call->name, "NKIKernel function "
 			      "'%s' calls itself", call->func);
-	if ((rc = no_branches(m, call, &m->functions[ki], err)) != 0)
-		return rc;
-	if ((rc = bindings(m, call, &m->functions[ki], &b, &nb, err)) != 0) {
-		free(b);
+	if ((rc = bindings(m, call, &m->functions[ki], b, nb, err)) != 0) {
+		free(*b);
+		*b = NULL;
 		return rc;
 	}
 	if (!lm_strmap_lookup(callees, call->func)) {
 		add_name(cnames, n_cn, cap_cn, call->func);
 		lm_strmap_put(callees, (*cnames)[*n_cn - 1], (void *)1);
 	}
-	lm_function_copy(&k, &m->functions[ki]);
-	lp_ir_adopt_names(m, ki, &k);
+	lm_function_copy(k, &m->functions[ki]);
+	lp_ir_adopt_names(m, ki, k);
 	/* formal -> caller (formal indexes survive the renaming) */
 	lm_strmap_init(&rb.allocs);
 	lm_strmap_init(&rb.memlocs);
-	for (int i = 0; i < nb; i++) {
-		lm_alloc *fa = &k.allocs[b[i].formal];
-		lm_strmap_put(&rb.allocs, fa->name, b[i].caller->name);
+	for (int i = 0; i < *nb; i++) {
+		lm_alloc *fa = &k->allocs[(*b)[i].formal];
+		const lm_alloc *ca = (*b)[i].caller;
+		lm_strmap_put(&rb.allocs, fa->name, ca->name);
 		for (int l = 0; l < fa->n_memlocs; l++)
 			lm_strmap_put(&rb.memlocs, fa->memlocs[l].name,
-				      b[i].caller->memlocs[l <
-				      b[i].caller->n_memlocs ? l : 0].name);
+				      ca->memlocs[l < ca->n_memlocs ? l :
+						  0].name);
 	}
-	lp_ir_walk_loops(k.blocks, k.n_blocks, rebind_inst, &rb);
+	lp_ir_walk_loops(k->blocks, k->n_blocks, rebind_inst, &rb);
 	lm_strmap_free(&rb.allocs);
 	lm_strmap_free(&rb.memlocs);
+	return 0;
+}
 
-	/* the kernel's instructions, without Returns */
+/*
+** Dependencies on the kernel's Returns go (the Returns are dropped or
+** become branches); an instruction that had none takes the call's
+** dependencies and waits, or, with entry non-NULL, a dependency on that
+** NoOp instead (which carries them).
+*/
+static void rebase_deps(lm_function *k, const lm_inst *call,
+			const char *entry)
+{
+	lm_strmap dropped;
 	lm_strmap_init(&dropped);
-	for (int bl = 0; bl < k.n_blocks; bl++)
-		for (int i = 0; i < k.blocks[bl].n_insts; i++)
-			if (k.blocks[bl].insts[i].op == LM_OP_RETURN)
+	for (int bl = 0; bl < k->n_blocks; bl++)
+		for (int i = 0; i < k->blocks[bl].n_insts; i++)
+			if (k->blocks[bl].insts[i].op == LM_OP_RETURN)
 				lm_strmap_put(&dropped,
-					      k.blocks[bl].insts[i].name,
+					      k->blocks[bl].insts[i].name,
 					      (void *)1);
-	for (int bl = 0; bl < k.n_blocks; bl++)
-		for (int i = 0; i < k.blocks[bl].n_insts; i++) {
-			lm_inst *in = &k.blocks[bl].insts[i];
+	for (int bl = 0; bl < k->n_blocks; bl++)
+		for (int i = 0; i < k->blocks[bl].n_insts; i++) {
+			lm_inst *in = &k->blocks[bl].insts[i];
 			int had = in->n_deps;
 			if (in->op == LM_OP_RETURN)
 				continue;
@@ -285,71 +285,348 @@ static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
 					lm_inst_remove_dep(in, 0, d);
 					d--;
 				}
-			if (in->n_deps == 0 && had == 0) {
+			if (in->n_deps == 0 && had == 0 && entry) {
+				lp_ir_add_dep(in, entry);
+			} else if (in->n_deps == 0 && had == 0) {
 				for (int d = 0; d < call->n_deps; d++)
 					lp_ir_add_dep(in, call->deps[d]);
 				for (int w = 0; w < call->n_wait; w++)
 					lm_inst_add_sync(in, 0, &call->wait[w]);
 			}
 			in->has_dependencies = in->n_deps > 0;
-			ilist_push(out, in);
 		}
 	lm_strmap_free(&dropped);
+}
 
-	/* the kernel's own allocations join the caller */
-	for (int a = 0; a < k.n_allocs; a++) {
+/* The kernel's own allocations (not its formals) join function ci. */
+static void move_allocs(lm_module *m, int ci, lm_function *k,
+			const binding *b, int nb)
+{
+	for (int a = 0; a < k->n_allocs; a++) {
 		int formal = 0;
 		for (int i = 0; i < nb && !formal; i++)
 			formal = b[i].formal == a;
 		if (!formal)
-			lp_ir_add_alloc(&m->functions[ci], &k.allocs[a]);
+			lp_ir_add_alloc(&m->functions[ci], &k->allocs[a]);
 	}
+}
 
-	/* the closing NoOp: the call's name, signals, and the sinks */
+/*
+** The closing NoOp into *nop: the call's name and signals, depending on
+** the sinks of the spliced instructions (blocks v[0..nv), each n[j]
+** long); an empty kernel's NoOp takes the call's own dependencies and
+** waits. The call's fields move.
+*/
+static void closing_nop(lm_inst *call, lm_inst *const *v, const int *n,
+			int nv, lm_inst *nop)
+{
+	lm_strmap used;
+	char **sinks = NULL;
+	int n_sinks = 0, cap_sinks = 0;
 	lm_strmap_init(&used);
-	note_deps(&used, out->v + start, out->n - start);
-	add_sinks(&sinks, &n_sinks, &cap_sinks, &used, out->v + start,
-		  out->n - start);
+	for (int j = 0; j < nv; j++)
+		note_deps(&used, v[j], n[j]);
+	for (int j = 0; j < nv; j++)
+		add_sinks(&sinks, &n_sinks, &cap_sinks, &used, v[j], n[j]);
 	lm_strmap_free(&used);
-	memset(&nop, 0, sizeof nop);
-	nop.name = call->name;
+	memset(nop, 0, sizeof *nop);
+	nop->name = call->name;
 	call->name = NULL;
-	nop.op = LM_OP_NOOP;
-	nop.engine = call->engine != LM_ENG_UNASSIGNED ? call->engine
+	nop->op = LM_OP_NOOP;
+	nop->engine = call->engine != LM_ENG_UNASSIGNED ? call->engine
 						       : LM_ENG_SP;
-	nop.renumber = 1;
+	nop->renumber = 1;
 	if (n_sinks == 0) {
 		/* an empty kernel (or only empty Loops): the NoOp is the
 		   whole call */
-		nop.deps = call->deps;
-		nop.n_deps = call->n_deps;
-		nop.dep_kind = call->dep_kind;
-		nop.wait = call->wait;
-		nop.n_wait = call->n_wait;
+		nop->deps = call->deps;
+		nop->n_deps = call->n_deps;
+		nop->dep_kind = call->dep_kind;
+		nop->wait = call->wait;
+		nop->n_wait = call->n_wait;
 		call->deps = NULL;
 		call->n_deps = 0;
 		call->dep_kind = NULL;
 		call->wait = NULL;
 		call->n_wait = 0;
 	} else {
-		nop.deps = sinks;
-		nop.n_deps = n_sinks;
+		nop->deps = sinks;
+		nop->n_deps = n_sinks;
 		sinks = NULL;
 		n_sinks = 0;
 	}
-	nop.has_dependencies = nop.n_deps > 0;
-	nop.update = call->update;
-	nop.n_update = call->n_update;
+	nop->has_dependencies = nop->n_deps > 0;
+	nop->update = call->update;
+	nop->n_update = call->n_update;
 	call->update = NULL;
 	call->n_update = 0;
-	ilist_push(out, &nop);
-
-	for (int i = 0; i < n_sinks; i++)
-		free(sinks[i]);
 	free(sinks);
+}
+
+/*
+** Splice one call (moved out of *call) into list out of function ci: a
+** kernel without branches, its blocks one after the other.
+*/
+static int expand(lm_module *m, int ci, lm_inst *call, ilist *out,
+		  lm_strmap *callees, char ***cnames, int *n_cn, int *cap_cn,
+		  lm_error *err)
+{
+	int nb = 0, rc, start = out->n;
+	lm_function k;
+	binding *b = NULL;
+	lm_inst nop, *v;
+
+	lm_inst_unpack(call); /* no-op: inline_blocks did it (fields move) */
+	if ((rc = take_kernel(m, ci, call, &k, &b, &nb, callees, cnames,
+			      n_cn, cap_cn, err)) != 0)
+		return rc;
+	/* the kernel's instructions, without Returns */
+	rebase_deps(&k, call, NULL);
+	for (int bl = 0; bl < k.n_blocks; bl++)
+		for (int i = 0; i < k.blocks[bl].n_insts; i++)
+			if (k.blocks[bl].insts[i].op != LM_OP_RETURN)
+				ilist_push(out, &k.blocks[bl].insts[i]);
+	move_allocs(m, ci, &k, b, nb);
+	v = out->v + start;
+	int nv = out->n - start;
+	closing_nop(call, &v, &nv, 1, &nop);
+	ilist_push(out, &nop);
 	free(b);
 	lm_function_clear(&k);
 	lm_inst_clear(call);
+	return 0;
+}
+
+/* The block names of f, and those given so far (for unique names). */
+static void block_names(const lm_function *f, lm_strmap *names)
+{
+	lm_strmap_init(names);
+	for (int i = 0; i < f->n_blocks; i++)
+		if (f->blocks[i].name)
+			lm_strmap_put(names, f->blocks[i].name, (void *)1);
+}
+
+/* A block name of the function new in names (added to it), from base. */
+static char *new_block_name(lm_strmap *names, const char *base)
+{
+	char *nn = lp_ir_unique_name(base, names, NULL);
+	lm_strmap_put(names, nn, (void *)1);
+	return nn;
+}
+
+/* Rename a block reference through map (nothing when not in it). */
+static void remap_block(char **ref, const lm_strmap *map)
+{
+	const char *to = *ref ? lm_strmap_lookup(map, *ref) : NULL;
+	if (to) {
+		free(*ref);
+		*ref = lm_xstrdup(to);
+	}
+}
+
+/*
+** Splice the call at instruction i of block bi of function ci (at the
+** top of the function: a branch inside a Loop is not modelled) when its
+** kernel branches between its blocks (a KLR cmpBranch loop), keeping
+** the kernel's blocks: block bi is cut at the call and keeps what came
+** before it; the kernel's blocks follow, renamed CALL.BLOCK; then a new
+** block CALL.return holds the closing NoOp and what came after the
+** call. A Return of the kernel becomes an UnconditionalBranch on ALL to
+** CALL.return (the one ending the last block is dropped: it falls
+** through). The call's dependencies go to the kernel's instructions that
+** have none, as in the straight splice; its semaphore waits, which a
+** block entered again would wait for again, go to a NoOp CALL.entry in
+** the call's place at the end of block bi (run once, as the call), on
+** which those instructions depend instead. *next: the index of the
+** block CALL.return.
+*/
+static int expand_blocks(lm_module *m, int ci, int bi, int i, int *next,
+			 lm_strmap *callees, char ***cnames, int *n_cn,
+			 int *cap_cn, lm_error *err)
+{
+	lm_function *f = &m->functions[ci];
+	lm_inst *call = &f->blocks[bi].insts[i];
+	lm_function k;
+	binding *b = NULL;
+	lm_strmap names, map;
+	lm_inst nop, entry;
+	int nb = 0, rc;
+	char *cont, *entry_name = NULL;
+
+	lm_inst_unpack(call);
+	if ((rc = take_kernel(m, ci, call, &k, &b, &nb, callees, cnames,
+			      n_cn, cap_cn, err)) != 0)
+		return rc;
+	if (k.n_blocks > 0 && k.blocks[0].n_args > 0) {
+		rc = lm_err(err, m->path, call->name, "NKIKernel function '%s' "
+			    "has block arguments on its first block, which "
+			    "inlining cannot bind: lower without --inline",
+			    call->func);
+		free(b);
+		lm_function_clear(&k);
+		return rc;
+	}
+	/* block names unique in the caller */
+	const char *cname = call->name ? call->name : "call";
+	block_names(f, &names);
+	lm_strmap_init(&map);
+	char **old_names = lm_xcalloc((size_t)k.n_blocks + 1,
+				      sizeof *old_names);
+	for (int bl = 0; bl < k.n_blocks; bl++) {
+		char *base = lm_xasprintf("%s.%s", cname, k.blocks[bl].name ?
+					  k.blocks[bl].name : "b");
+		char *nn = new_block_name(&names, base);
+		free(base);
+		old_names[bl] = k.blocks[bl].name;
+		if (old_names[bl])
+			lm_strmap_put(&map, old_names[bl], nn);
+		k.blocks[bl].name = nn;
+	}
+	{
+		char *base = lm_xasprintf("%s.return", cname);
+		cont = new_block_name(&names, base);
+		free(base);
+	}
+	/* the map holds the old names as keys and the blocks' new names as
+	   values: remap before those strings change hands */
+	for (int bl = 0; bl < k.n_blocks; bl++) {
+		lm_block *kb = &k.blocks[bl];
+		for (int j = 0; j < kb->n_insts; j++) {
+			lm_inst *in = &kb->insts[j];
+			remap_block(&in->on_true, &map);
+			remap_block(&in->on_false, &map);
+			remap_block(&in->branch_target, &map);
+		}
+		for (int a = 0; a < kb->n_args; a++)
+			for (int x = 0; x < kb->args[a].n_incoming; x++)
+				remap_block(&kb->args[a].incoming[x].block,
+					    &map);
+	}
+	lm_strmap_free(&map);
+	for (int bl = 0; bl < k.n_blocks; bl++)
+		free(old_names[bl]);
+	free(old_names);
+	if (call->n_wait > 0) {
+		lp_ir_names mod;
+		lp_ir_names_of(&mod, m, -1);
+		char *base = lm_xasprintf("%s.entry", cname);
+		entry_name = lp_ir_unique_name(base, &mod.insts, NULL);
+		free(base);
+		lp_ir_names_free(&mod);
+	}
+	rebase_deps(&k, call, entry_name);
+	/* Returns: dropped at the very end, elsewhere branches out */
+	for (int bl = 0; bl < k.n_blocks; bl++) {
+		lm_block *kb = &k.blocks[bl];
+		for (int j = 0; j < kb->n_insts; j++) {
+			lm_inst *in = &kb->insts[j];
+			if (in->op != LM_OP_RETURN)
+				continue;
+			if (bl == k.n_blocks - 1 && j == kb->n_insts - 1) {
+				lm_inst_clear(in);
+				kb->n_insts--;
+				break;
+			}
+			lm_inst br;
+			lm_b_init_inst(&br, LM_OP_UBRANCH, LM_ENG_ALL, in->name);
+			lm_b_set_jump(&br, cont);
+			lm_inst_clear(in);
+			*in = br;
+		}
+	}
+	if (entry_name) {
+		memset(&entry, 0, sizeof entry);
+		entry.name = entry_name;
+		entry.op = LM_OP_NOOP;
+		entry.engine = call->engine != LM_ENG_UNASSIGNED ? call->engine
+								 : LM_ENG_SP;
+		entry.renumber = 1;
+		for (int d = 0; d < call->n_deps; d++)
+			lp_ir_add_dep(&entry, call->deps[d]);
+		for (int w = 0; w < call->n_wait; w++)
+			lm_inst_add_sync(&entry, 0, &call->wait[w]);
+		entry.has_dependencies = entry.n_deps > 0;
+	}
+	move_allocs(m, ci, &k, b, nb);
+	free(b);
+
+	/* the closing NoOp over every kernel block */
+	lm_inst **vs = lm_xcalloc((size_t)k.n_blocks + 1, sizeof *vs);
+	int *ns = lm_xcalloc((size_t)k.n_blocks + 1, sizeof *ns);
+	for (int bl = 0; bl < k.n_blocks; bl++) {
+		vs[bl] = k.blocks[bl].insts;
+		ns[bl] = k.blocks[bl].n_insts;
+	}
+	closing_nop(call, vs, ns, k.n_blocks, &nop);
+	free(vs);
+	free(ns);
+
+	/* the continuation block: the NoOp, then the rest of block bi */
+	lm_block after;
+	lm_block *cut = &f->blocks[bi];
+	memset(&after, 0, sizeof after);
+	after.name = cont;
+	after.n_insts = cut->n_insts - i;
+	after.insts = lm_xcalloc((size_t)after.n_insts, sizeof *after.insts);
+	after.insts[0] = nop;
+	memcpy(after.insts + 1, cut->insts + i + 1,
+	       (size_t)(cut->n_insts - i - 1) * sizeof *after.insts);
+	lm_inst_clear(call);
+	cut->n_insts = i;
+	if (entry_name)
+		cut->insts[cut->n_insts++] = entry;
+
+	/* blocks: [0, bi], the kernel's, the continuation, the rest */
+	int add = k.n_blocks + 1, old = f->n_blocks;
+	f->blocks = lm_xrealloc(f->blocks, (size_t)(old + add) *
+				sizeof *f->blocks);
+	memmove(f->blocks + bi + 1 + add, f->blocks + bi + 1,
+		(size_t)(old - bi - 1) * sizeof *f->blocks);
+	memcpy(f->blocks + bi + 1, k.blocks,
+	       (size_t)k.n_blocks * sizeof *f->blocks);
+	f->blocks[bi + 1 + k.n_blocks] = after;
+	f->n_blocks = old + add;
+	*next = bi + 1 + k.n_blocks;
+	/* the blocks moved: k keeps none of them */
+	free(k.blocks);
+	k.blocks = NULL;
+	k.n_blocks = 0;
+	lm_function_clear(&k);
+	lm_strmap_free(&names);
+	return 0;
+}
+
+/*
+** The calls of kernels that branch, at the top of every function's
+** blocks: spliced with their blocks (expand_blocks). The blocks spliced
+** in are not looked into again this pass (the next pass does, as for the
+** straight splice).
+*/
+static int inline_branching(lm_module *m, lm_strmap *callees, char ***cnames,
+			    int *n_cn, int *cap_cn, int *found, lm_error *err)
+{
+	for (int ci = 0; ci < m->n_functions; ci++)
+		for (int bi = 0; bi < m->functions[ci].n_blocks; bi++)
+			for (int i = 0; i < m->functions[ci].blocks[bi].n_insts;
+			     i++) {
+				const lm_inst *in =
+					&m->functions[ci].blocks[bi].insts[i];
+				int ki, next, rc;
+				if (in->op != LM_OP_NKIKERNEL)
+					continue;
+				ki = func_index(m, in->func);
+				if (ki < 0 || ki == ci ||
+				    !first_branch(&m->functions[ki]))
+					continue;
+				*found = 1;
+				rc = expand_blocks(m, ci, bi, i, &next, callees,
+						   cnames, n_cn, cap_cn, err);
+				if (rc)
+					return rc;
+				/* on in the continuation, after its NoOp */
+				bi = next;
+				i = 0;
+			}
 	return 0;
 }
 
@@ -373,6 +650,25 @@ static int inline_blocks(lm_module *m, int ci, lm_block *bs, int nb,
 				continue;
 			}
 			*found = 1;
+			{
+				int ki = func_index(m, in->func);
+				const lm_inst *br = ki >= 0 ?
+					first_branch(&m->functions[ki]) : NULL;
+				if (br) {
+					rc = lm_err(err, m->path, in->name,
+						    "NKIKernel function '%s' "
+						    "branches between its "
+						    "blocks (%s '%s') and is "
+						    "called inside a Loop, "
+						    "where a branch cannot go: "
+						    "lower without --inline",
+						    in->func,
+						    lm_opcode_name(br->op),
+						    br->name ? br->name : "");
+					ilist_push(&out, in);
+					continue;
+				}
+			}
 			/* its fields move to the closing NoOp: own them first,
 			   before the view below copies the struct */
 			lm_inst_unpack(in);
@@ -418,6 +714,8 @@ int lp_inline_nki(lm_module *m, lm_error *err)
 	lm_strmap_init(&callees);
 	for (pass = 0; found && !rc && pass < MAX_PASSES; pass++) {
 		found = 0;
+		rc = inline_branching(m, &callees, &cnames, &n_cn, &cap_cn,
+				      &found, err);
 		for (int fi = 0; fi < m->n_functions && !rc; fi++)
 			rc = inline_blocks(m, fi, m->functions[fi].blocks,
 					   m->functions[fi].n_blocks, &callees,
