@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define NET_OK \
@@ -784,6 +785,39 @@ START_TEST(test_reference_indices)
 }
 END_TEST
 
+/* A netlist that is not a regular file is refused by the CLI with exit
+** 2, never read (a FIFO would hang the read). */
+START_TEST(test_netlist_special)
+{
+	set s;
+	tu_run r;
+	char *np;
+	set_load(&s, "special", NULL);
+	np = lm_path_join(s.top, "hlo_netlist.json");
+	ck_assert_int_eq(mkfifo(np, 0600), 0);
+	r = tu_lncsim(NULL, "link", "--dry-run", s.p0, s.p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "hlo_netlist.json: not a regular file "
+			   "(a FIFO)");
+	tu_run_free(&r);
+	ck_assert_int_eq(unlink(np), 0);
+	ck_assert_int_eq(mkdir(np, 0700), 0);
+	r = tu_lncsim(NULL, "diff", "--no-db", s.p0, s.p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "hlo_netlist.json: is a directory");
+	tu_run_free(&r);
+	ck_assert_int_eq(rmdir(np), 0);
+	/* a dangling symlink is a netlist that cannot be opened, not none */
+	ck_assert_int_eq(symlink("nowhere.json", np), 0);
+	r = tu_lncsim(NULL, "link", "--dry-run", s.p0, s.p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "hlo_netlist.json: cannot open");
+	tu_run_free(&r);
+	free(np);
+	set_free(&s);
+}
+END_TEST
+
 /* ---- two subgraphs of one core (tests/fixtures/modflow) ------------- */
 
 /* The fixture's modules: nc0/sg0 and nc0/sg1, both of core 0. */
@@ -975,6 +1009,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_diff);
 	tcase_add_test(tc, test_bad_cli);
 	tcase_add_test(tc, test_one_core_diff);
+	tcase_add_test(tc, test_netlist_special);
 	suite_add_tcase(s, tc);
 	return s;
 }
