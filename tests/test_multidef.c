@@ -964,10 +964,13 @@ START_TEST(test_one_core_diff)
 	r = tu_lncsim(NULL, "diff", "--no-db", p0, p1, NULL);
 	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
 	ck_assert_contains(r.out, "PASS");
-	ck_assert_contains(r.out, "4 outputs bit-identical");
+	ck_assert_contains(r.out, "PASS modflow (2 module definitions, 4 "
+			   "instances): 4 outputs bit-identical");
 	tu_run_free(&r);
 	r = tu_lncsim(NULL, "link", "-o", dir, p0, p1, NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "modflow/sgLnk: 2 module definitions -> 3 "
+			   "functions");
 	ck_assert_contains(r.out, "modular flow: 2 module definitions, 4 "
 			   "instances");
 	tu_run_free(&r);
