@@ -908,6 +908,63 @@ START_TEST(test_one_core_two_defs)
 }
 END_TEST
 
+/* Definition ids are the netlist's own, not cores nor positions: ids 63
+** and 5 name the functions nc5 and nc63 and their Calls, in id order. */
+START_TEST(test_def_ids)
+{
+	char *dir = tu_tmpdir("ids"), *p[2];
+	static const char *const files[] = {
+		"nc0/sg0/def.json", "nc0/sg0/w.npy", "nc0/sg1/def.json",
+	};
+	lm_module *m[2], *out = NULL;
+	lk_options o;
+	lk_report rep;
+	lm_error e;
+	lm_verify_opts vo = { 1 };
+	const lm_block *d;
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		char *rel = lm_xasprintf("tests/fixtures/modflow/%s", files[i]);
+		char *src = tu_srcpath(rel);
+		free(tu_write(dir, files[i], ""));
+		tu_copy(src, dir, files[i]);
+		free(src);
+		free(rel);
+	}
+	free(tu_write(dir, "hlo_netlist.json",
+		"{\"definitions\":[{\"id\":63,\"subgraph\":\"nc0/sg0\"},"
+		"{\"id\":5,\"subgraph\":\"nc0/sg1\"}],\"instances\":["
+		"{\"def\":63,\"core\":0,\"arguments\":{\"a\":\"a_0\",\"y\":\"y_0\"}},"
+		"{\"def\":5,\"core\":7,\"arguments\":{\"b\":\"b_0\",\"z\":\"z_0\"}}]}"));
+	p[0] = lm_path_join(dir, "nc0/sg0/def.json");
+	p[1] = lm_path_join(dir, "nc0/sg1/def.json");
+	m[0] = tu_load(p[0]);
+	m[1] = tu_load(p[1]);
+	memset(&o, 0, sizeof o);
+	o.abs_file_paths = 1;
+	ck_assert_msg(lk_link(m, 2, &o, &out, &rep, &e) == 0, "%s", e.msg);
+	ck_assert_str_eq(out->functions[1].name, "nc5");
+	ck_assert_str_eq(out->functions[2].name, "nc63");
+	ck_assert_ptr_nonnull(alloc_in(&out->functions[1], "nc5.b"));
+	ck_assert_ptr_nonnull(alloc_in(&out->functions[2], "nc63.a"));
+	d = &out->functions[0].blocks[0];
+	ck_assert_int_eq(d->n_insts, 2);
+	ck_assert_str_eq(d->insts[0].name, "call_def_5_instance_0");
+	ck_assert_str_eq(d->insts[0].target, "nc5");
+	ck_assert_int_eq(core_of(&d->insts[0]), 7);
+	ck_assert_str_eq(arg_of(&d->insts[0], "nc5.z"), "z_0");
+	ck_assert_str_eq(d->insts[1].name, "call_def_63_instance_0");
+	ck_assert_int_eq(core_of(&d->insts[1]), 0);
+	ck_assert_msg(lm_verify(out, &vo, &e) == 0, "%s", e.msg);
+	lk_report_free(&rep);
+	lm_module_free(out);
+	lm_module_free(m[0]);
+	lm_module_free(m[1]);
+	free(p[0]);
+	free(p[1]);
+	free(dir);
+}
+END_TEST
+
 /* Without a netlist two modules of one core are refused: each module
 ** would be its own definition with one instance on its core. */
 START_TEST(test_one_core_no_netlist)
@@ -1006,6 +1063,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_helper_call);
 	tcase_add_test(tc, test_one_core_two_defs);
 	tcase_add_test(tc, test_one_core_no_netlist);
+	tcase_add_test(tc, test_def_ids);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_set_timeout(tc, 300);
