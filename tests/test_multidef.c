@@ -965,6 +965,27 @@ START_TEST(test_def_ids)
 }
 END_TEST
 
+/* A definition's directory nc<c> is its module's core: a module of
+** another core there is refused. */
+START_TEST(test_dir_core)
+{
+	set s;
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	set_load(&s, "dircore", NET_OK);
+	s.m[1]->neuron_core_id = 3;
+	ck_assert_int_eq(link_set(&s, 0, &out, &rep, NULL, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "hlo_netlist.json: definitions[1]: "
+			   "definition 1: module ");
+	ck_assert_contains(e.msg, "has neuron_core_id 3 (its directory says "
+			   "1)");
+	ck_assert_ptr_null(out);
+	lk_report_free(&rep);
+	set_free(&s);
+}
+END_TEST
+
 /* Without a netlist two modules of one core are refused: each module
 ** would be its own definition with one instance on its core. */
 START_TEST(test_one_core_no_netlist)
@@ -1064,6 +1085,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_one_core_two_defs);
 	tcase_add_test(tc, test_one_core_no_netlist);
 	tcase_add_test(tc, test_def_ids);
+	tcase_add_test(tc, test_dir_core);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_set_timeout(tc, 300);
