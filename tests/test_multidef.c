@@ -1039,9 +1039,10 @@ START_TEST(test_one_core_diff)
 	char *lp = lm_path_join(dir, "modflow/sgLnk/def.json");
 	tu_run r;
 	fixture_paths(&p0, &p1);
-	r = tu_lncsim(NULL, "diff", "--no-db", p0, p1, NULL);
+	r = tu_lncsim(NULL, "diff", "--no-db", "--schedules", "2", "--race",
+		      p0, p1, NULL);
 	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
-	ck_assert_contains(r.out, "PASS");
+	ck_assert_contains(r.out, "reference + 2 perturbed schedules");
 	ck_assert_contains(r.out, "PASS modflow (2 module definitions, 4 "
 			   "instances): 4 outputs bit-identical");
 	tu_run_free(&r);
