@@ -307,6 +307,14 @@ int cmd_diff(int argc, char **argv)
 	/* report */
 	const char *name = lm_module_display_name(mods[0]);
 	const ls_diff_result *res = &dc.res;
+	/* what was linked: cores, or module definitions and instances */
+	char what[64];
+	if (dc.n_refs)
+		snprintf(what, sizeof what, "%d module definition%s, %d "
+			 "instance%s", n, n == 1 ? "" : "s", dc.n_refs,
+			 dc.n_refs == 1 ? "" : "s");
+	else
+		snprintf(what, sizeof what, "%d core%s", n, n == 1 ? "" : "s");
 	if (!error && dopts.run.race) {
 		fflush(stdout);
 		cli_print_races(stdout, &res->ref, race_limit, "reference: ");
@@ -315,8 +323,7 @@ int cmd_diff(int argc, char **argv)
 	if (error) {
 		/* cli_report printed why */
 	} else if (dc.failed) {
-		printf("FAIL %s (%d core%s): %s\n", name, n, n == 1 ? "" : "s",
-		       dc.message);
+		printf("FAIL %s (%s): %s\n", name, what, dc.message);
 	} else if (!quiet) {
 		char sched[64];
 		if (res->schedules_run > 1)
@@ -325,9 +332,9 @@ int cmd_diff(int argc, char **argv)
 				 res->schedules_run == 2 ? "" : "s");
 		else
 			snprintf(sched, sizeof sched, "1 schedule");
-		printf("PASS %s (%d core%s): %d output%s bit-identical, %d "
+		printf("PASS %s (%s): %d output%s bit-identical, %d "
 		       "hand-off%s, %s; reference %.3f us, linked %.3f us\n",
-		       name, n, n == 1 ? "" : "s", res->n_expected,
+		       name, what, res->n_expected,
 		       res->n_expected == 1 ? "" : "s", res->n_handoffs,
 		       res->n_handoffs == 1 ? "" : "s", sched,
 		       (double)res->ref.sim_time_ps / 1e6,

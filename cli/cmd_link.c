@@ -57,9 +57,11 @@ const char usage_link[] =
 /* Print the one-paragraph report of a link. */
 static void print_report(const lk_report *rep, const char *od, int dry)
 {
-	printf("%s: %d core%s -> %d functions, %d instructions; %d alias%s, "
+	/* a modular link's inputs are module definitions, not cores */
+	printf("%s: %d %s%s -> %d functions, %d instructions; %d alias%s, "
 	       "%d shared input%s, %d output%s demoted, %d semaphores, %d "
 	       "barrier%s renumbered, %d artifact%s\n", rep->name, rep->n_cores,
+	       rep->n_instances ? "module definition" : "core",
 	       rep->n_cores == 1 ? "" : "s", rep->n_functions, rep->n_insts,
 	       rep->n_aliases, rep->n_aliases == 1 ? "" : "es",
 	       rep->n_shared_inputs, rep->n_shared_inputs == 1 ? "" : "s",

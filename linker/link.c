@@ -127,8 +127,9 @@ static const char *mpath(const lm_module *m)
 
 /*
 ** The seed's diagnostics of run() and initDefInfo: the working directory,
-** the definition table -- one definition per input module, its id the
-** module's core (as in call_def_<c>), one instance each.
+** the definition table -- the netlist's, or one definition per input
+** module, its id the module's core (as in call_def_<c>), one instance
+** each.
 */
 static void log_def_info(lk_ctx *x)
 {
@@ -163,7 +164,7 @@ static void log_def_info(lk_ctx *x)
 /*
 ** The seed's loadJsonFile("hlo_netlist.json") + initDefInfo: the module
 ** definitions and their instances when the modules lie beside a netlist
-** (netlist.c), each definition's core index; none else.
+** (netlist.c); none else. x->cores is still in the order of mods.
 */
 static int load_netlist(lk_ctx *x, lm_module *const *mods, int n)
 {
@@ -177,20 +178,48 @@ static int load_netlist(lk_ctx *x, lm_module *const *mods, int n)
 		return rc;
 	}
 	x->net = nl;
-	x->def_of = lm_xcalloc((size_t)n, sizeof *x->def_of);
-	for (int ci = 0; ci < n; ci++)
-		for (int d = 0; d < nl->n_defs; d++)
-			if (mods[nl->def_mod[d]] == x->cores[ci].src)
-				x->def_of[ci] = d;
 	x->rep->n_defs = nl->n_defs;
 	x->rep->n_instances = nl->n_inst;
 	return 0;
 }
 
 /*
+** The definition table (ModuleDefInfo): with a netlist, each module is
+** the definition naming its directory, keyed by the definition's id (so
+** two subgraphs of one core are two definitions); without one, each
+** module is a definition of its own keyed by its core, which must then
+** be distinct. x->cores is in the order of mods.
+*/
+static int key_definitions(lk_ctx *x, lm_module *const *mods, int n)
+{
+	if (x->net) {
+		for (int d = 0; d < x->net->n_defs; d++)
+			x->cores[x->net->def_mod[d]].core = x->net->def_id[d];
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (lm_module_core_id(mods[j]) ==
+			    lm_module_core_id(mods[i]))
+				return lm_err(x->err, mpath(mods[i]), "module",
+					      "duplicate neuron_core_id %lld "
+					      "(also in %s): two modules of one "
+					      "core link only as module "
+					      "definitions of an "
+					      "hlo_netlist.json beside them",
+					      (long long)lm_module_core_id(
+						      mods[i]),
+					      mpath(mods[j]));
+	for (int i = 0; i < n; i++)
+		x->cores[i].core = lm_module_core_id(mods[i]);
+	return 0;
+}
+
+/*
 ** The inputs (seed initDefInfo): each passes the per-core verifier, none is
 ** already linked, the arch agrees, and with N > 1 every module carries a
-** distinct neuron_core_id. Fills x->cores in core order.
+** neuron_core_id; then the definition table (key_definitions). Fills
+** x->cores in definition order (core order without a netlist).
 */
 static int check_inputs(lk_ctx *x, lm_module *const *mods, int n)
 {
@@ -231,22 +260,22 @@ static int check_inputs(lk_ctx *x, lm_module *const *mods, int n)
 			return lm_err(x->err, mpath(m), "module", "arch '%s' "
 				      "differs from '%s' of %s", m->arch,
 				      mods[0]->arch, mpath(mods[0]));
-		for (int j = 0; j < i; j++)
-			if (lm_module_core_id(mods[j]) == lm_module_core_id(m))
-				return lm_err(x->err, mpath(m), "module",
-					      "duplicate neuron_core_id %lld "
-					      "(also in %s)",
-					      (long long)lm_module_core_id(m),
-					      mpath(mods[j]));
 		x->cores[i].src = m;
-		x->cores[i].core = lm_module_core_id(m);
 		x->cores[i].first_func = -1;
 	}
+	if ((rc = load_netlist(x, mods, n)) != 0 ||
+	    (rc = key_definitions(x, mods, n)) != 0)
+		return rc;
 	qsort(x->cores, (size_t)n, sizeof *x->cores, cmp_core);
 	for (int i = 0; i < n; i++)
 		x->cores[i].idx = i;
-	if ((rc = load_netlist(x, mods, n)) != 0)
-		return rc;
+	if (x->net) {
+		x->def_of = lm_xcalloc((size_t)n, sizeof *x->def_of);
+		for (int ci = 0; ci < n; ci++)
+			for (int d = 0; d < x->net->n_defs; d++)
+				if (mods[x->net->def_mod[d]] == x->cores[ci].src)
+					x->def_of[ci] = d;
+	}
 	log_def_info(x);
 	return 0;
 }

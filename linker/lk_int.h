@@ -22,7 +22,8 @@ typedef struct lk_recent {
 /* Per-core state: the source module and its name maps (orig -> new). */
 typedef struct lk_core {
 	const lm_module *src;
-	int64_t core;        /* neuron_core_id */
+	int64_t core;        /* the key <c> of nc<c>: neuron_core_id; in a
+				modular link the definition's id */
 	int idx;             /* position in core order */
 	/* name maps (orig -> the name to reference in the linked module);
 	   values are ctx-owned strings, keys live in src. A name renamed
@@ -84,7 +85,8 @@ typedef struct lk_decl {
 /* One instance of a module definition (hlo_netlist.json). */
 typedef struct lk_instance {
 	int def;             /* index into the netlist's definitions */
-	int64_t def_id;      /* the definition's id (its module's core) */
+	int64_t def_id;      /* the definition's id (the netlist's; the key of
+				its function nc<d>, not a core) */
 	int seq;             /* position in the netlist's instances */
 	int ordinal;         /* <i> of call_def_<d>_instance_<i> */
 	int64_t core;        /* the core it runs on */

@@ -222,12 +222,6 @@ static int read_definition(const char *path, const cJSON *e, int k,
 		    !numbered(slash + 1, strlen(slash + 1), "sg", NULL))
 			return lm_err(err, path, where, "subgraph '%.80s' is "
 				      "not of the form nc<c>/sg<s>", s);
-		if (c != id)
-			return lm_err(err, path, where, "subgraph '%s' is on "
-				      "core %lld but the definition's id is "
-				      "%lld (a definition is named by its "
-				      "module's core)", s, (long long)c,
-				      (long long)id);
 	}
 	for (int j = 0; j < k; j++)
 		if (ids[j] == id)
@@ -247,12 +241,12 @@ static int read_definition(const char *path, const cJSON *e, int k,
 				      "named by two definitions",
 				      sg->valuestring);
 	if (!mods[found]->has_core_id ||
-	    lm_module_core_id(mods[found]) != id)
+	    lm_module_core_id(mods[found]) != c)
 		return lm_err(err, path, where, "definition %lld: module %s "
 			      "has neuron_core_id %lld (its directory says "
 			      "%lld)", (long long)id, mods[found]->path,
 			      (long long)lm_module_core_id(mods[found]),
-			      (long long)id);
+			      (long long)c);
 	ids[k] = id;
 	def_mod[k] = found;
 	return 0;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define NET_OK \
@@ -454,9 +455,31 @@ static const struct {
 	  "\"instances\":[" I0 "]}",
 	  "1 module definitions but 2 modules given" },
 	{ "{" DEFS ",\"instances\":[" I0 "]}", "definition 1 has no instance" },
+	/* a definition's id is not its core: swapped ids are accepted, and
+	   then I0's bindings do not fit definition 0 (nc1/sg0) */
 	{ "{\"definitions\":[{\"id\":1,\"subgraph\":\"nc0/sg0\"},{\"id\":0,"
 	  "\"subgraph\":\"nc1/sg0\"}],\"instances\":[" I0 "]}",
-	  "subgraph 'nc0/sg0' is on core 0 but the definition's id is 1" },
+	  "is not an external input or output of definition 0" },
+	/* numDefs != modules.size(), more definitions than modules */
+	{ "{\"definitions\":[{\"id\":0,\"subgraph\":\"nc0/sg0\"},{\"id\":1,"
+	  "\"subgraph\":\"nc1/sg0\"},{\"id\":2,\"subgraph\":\"nc2/sg0\"}],"
+	  "\"instances\":[" I0 "]}", "3 module definitions but 2 modules "
+	  "given (one module per definition)" },
+	{ "{\"definitions\":[{\"id\":0,\"subgraph\":\"nc0/sg0\"},{\"id\":1,"
+	  "\"subgraph\":\"nc1/sg0\",\"core\":1}],\"instances\":[" I0 "]}",
+	  "definitions[1]: unknown key 'core'" },
+	{ "{\"definitions\":[{\"id\":0,\"subgraph\":\"nc0/sg0\"},{\"id\":1,"
+	  "\"subgraph\":\"nc1/sg0/../../etc\"}],\"instances\":[" I0 "]}",
+	  "is not of the form nc<c>/sg<s>" },
+	{ "{\"definitions\":[{\"id\":0,\"subgraph\":\"nc0/sg0\"},{\"id\":1,"
+	  "\"subgraph\":\"/nc1/sg0\"}],\"instances\":[" I0 "]}",
+	  "is not of the form nc<c>/sg<s>" },
+	{ "{\"definitions\":[{\"id\":0,\"subgraph\":\"nc0/sg0\"},{\"id\":1,"
+	  "\"subgraph\":7}],\"instances\":[" I0 "]}",
+	  "subgraph must be a string" },
+	{ "{\"definitions\":[{\"id\":0,\"subgraph\":\"nc0/sg0\"},{\"id\":64,"
+	  "\"subgraph\":\"nc1/sg0\"}],\"instances\":[" I0 "]}",
+	  "id must be an integer in [0, 63]" },
 	/* wrong types */
 	{ "[]", "the netlist must be an object" },
 	{ "{\"definitions\":{},\"instances\":[]}", "must be arrays" },
@@ -762,6 +785,289 @@ START_TEST(test_reference_indices)
 }
 END_TEST
 
+/* A netlist that is not a regular file is refused by the CLI with exit
+** 2, never read (a FIFO would hang the read). */
+START_TEST(test_netlist_special)
+{
+	set s;
+	tu_run r;
+	char *np;
+	set_load(&s, "special", NULL);
+	np = lm_path_join(s.top, "hlo_netlist.json");
+	ck_assert_int_eq(mkfifo(np, 0600), 0);
+	r = tu_lncsim(NULL, "link", "--dry-run", s.p0, s.p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "hlo_netlist.json: not a regular file "
+			   "(a FIFO)");
+	tu_run_free(&r);
+	ck_assert_int_eq(unlink(np), 0);
+	ck_assert_int_eq(mkdir(np, 0700), 0);
+	r = tu_lncsim(NULL, "diff", "--no-db", s.p0, s.p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "hlo_netlist.json: is a directory");
+	tu_run_free(&r);
+	ck_assert_int_eq(rmdir(np), 0);
+	/* a dangling symlink is a netlist that cannot be opened, not none */
+	ck_assert_int_eq(symlink("nowhere.json", np), 0);
+	r = tu_lncsim(NULL, "link", "--dry-run", s.p0, s.p1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "hlo_netlist.json: cannot open");
+	tu_run_free(&r);
+	free(np);
+	set_free(&s);
+}
+END_TEST
+
+/* ---- two subgraphs of one core (tests/fixtures/modflow) ------------- */
+
+/* The fixture's modules: nc0/sg0 and nc0/sg1, both of core 0. */
+static void fixture_paths(char **p0, char **p1)
+{
+	*p0 = tu_srcpath("tests/fixtures/modflow/nc0/sg0/def.json");
+	*p1 = tu_srcpath("tests/fixtures/modflow/nc0/sg1/def.json");
+}
+
+/* Two module definitions laid out on one core, each with two instances
+** on other cores: the definition table is keyed by the netlist's ids,
+** not by the modules' core. */
+START_TEST(test_one_core_two_defs)
+{
+	char *p0, *p1;
+	lm_module *m[2], *out = NULL;
+	lk_options o;
+	lk_report rep;
+	lm_buf log = LM_BUF_INIT;
+	lm_error e;
+	lm_verify_opts vo = { 1 };
+	const lm_block *d;
+	/* dispatcher order: definition 0's instances in netlist order, then
+	   definition 1's (listed first in the netlist, core 3 before 2) */
+	static const struct {
+		const char *name, *target, *formal, *actual;
+		int core;
+	} calls[4] = {
+		{ "call_def_0_instance_0", "nc0", "nc0.a", "a_0", 0 },
+		{ "call_def_0_instance_1", "nc0", "nc0.a", "a_1", 1 },
+		{ "call_def_1_instance_0", "nc1", "nc1.b", "b_0", 3 },
+		{ "call_def_1_instance_1", "nc1", "nc1.b", "b_1", 2 },
+	};
+	fixture_paths(&p0, &p1);
+	m[0] = tu_load(p1); /* given in either order */
+	m[1] = tu_load(p0);
+	memset(&o, 0, sizeof o);
+	o.abs_file_paths = 1;
+	o.log = &log;
+	ck_assert_msg(lk_link(m, 2, &o, &out, &rep, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(rep.n_defs, 2);
+	ck_assert_int_eq(rep.n_instances, 4);
+	ck_assert_int_eq(out->n_functions, 3);
+	ck_assert_str_eq(out->functions[1].name, "nc0");
+	ck_assert_str_eq(out->functions[2].name, "nc1");
+	/* nc1 is sg1's program (its parameters b, z), keyed by its id */
+	ck_assert_ptr_nonnull(alloc_in(&out->functions[2], "nc1.b"));
+	ck_assert_ptr_null(alloc_in(&out->functions[1], "nc0.b"));
+	ck_assert_int_eq(out->functions[2].neuron_core_id, 1);
+	d = &out->functions[0].blocks[0];
+	ck_assert_int_eq(d->n_insts, 4);
+	for (int i = 0; i < 4; i++) {
+		const lm_inst *c = &d->insts[i];
+		ck_assert_int_eq(c->op, LM_OP_CALL);
+		ck_assert_str_eq(c->name, calls[i].name);
+		ck_assert_str_eq(c->target, calls[i].target);
+		ck_assert_int_eq(core_of(c), calls[i].core);
+		ck_assert_str_eq(arg_of(c, calls[i].formal), calls[i].actual);
+	}
+	ck_assert_msg(lm_verify(out, &vo, &e) == 0, "%s", e.msg);
+	ck_assert_contains(lm_buf_cstr(&log), "Num Module Definitions 2\n");
+	ck_assert_contains(lm_buf_cstr(&log), "Module Instance "
+			   "call_def_1_instance_0 DefID 1 (");
+	ck_assert_contains(lm_buf_cstr(&log), "sg1/def.json) on core 3, 2 "
+			   "arguments\n");
+	ck_assert_contains(lm_buf_cstr(&log), "Module Instance "
+			   "call_def_1_instance_1 DefID 1 (");
+	/* the per-instance reference: sg1's module on cores 3 and 2 */
+	{
+		lm_module **refs;
+		int nr;
+		ck_assert_int_eq(lk_instance_modules(m, 2, &refs, &nr, &e), 0);
+		ck_assert_int_eq(nr, 4);
+		ck_assert_int_eq(refs[2]->neuron_core_id, 3);
+		ck_assert_int_eq(refs[3]->neuron_core_id, 2);
+		ck_assert_ptr_nonnull(alloc_in(&refs[3]->functions[0], "b_1"));
+		for (int i = 0; i < nr; i++)
+			lm_module_free(refs[i]);
+		free(refs);
+	}
+	lm_buf_free(&log);
+	lk_report_free(&rep);
+	lm_module_free(out);
+	lm_module_free(m[0]);
+	lm_module_free(m[1]);
+	free(p0);
+	free(p1);
+}
+END_TEST
+
+/* Definition ids are the netlist's own, not cores nor positions: ids 63
+** and 5 name the functions nc5 and nc63 and their Calls, in id order. */
+START_TEST(test_def_ids)
+{
+	char *dir = tu_tmpdir("ids"), *p[2];
+	static const char *const files[] = {
+		"nc0/sg0/def.json", "nc0/sg0/w.npy", "nc0/sg1/def.json",
+	};
+	lm_module *m[2], *out = NULL;
+	lk_options o;
+	lk_report rep;
+	lm_error e;
+	lm_verify_opts vo = { 1 };
+	const lm_block *d;
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		char *rel = lm_xasprintf("tests/fixtures/modflow/%s", files[i]);
+		char *src = tu_srcpath(rel);
+		free(tu_write(dir, files[i], ""));
+		tu_copy(src, dir, files[i]);
+		free(src);
+		free(rel);
+	}
+	free(tu_write(dir, "hlo_netlist.json",
+		"{\"definitions\":[{\"id\":63,\"subgraph\":\"nc0/sg0\"},"
+		"{\"id\":5,\"subgraph\":\"nc0/sg1\"}],\"instances\":["
+		"{\"def\":63,\"core\":0,\"arguments\":{\"a\":\"a_0\",\"y\":\"y_0\"}},"
+		"{\"def\":5,\"core\":7,\"arguments\":{\"b\":\"b_0\",\"z\":\"z_0\"}}]}"));
+	p[0] = lm_path_join(dir, "nc0/sg0/def.json");
+	p[1] = lm_path_join(dir, "nc0/sg1/def.json");
+	m[0] = tu_load(p[0]);
+	m[1] = tu_load(p[1]);
+	memset(&o, 0, sizeof o);
+	o.abs_file_paths = 1;
+	ck_assert_msg(lk_link(m, 2, &o, &out, &rep, &e) == 0, "%s", e.msg);
+	ck_assert_str_eq(out->functions[1].name, "nc5");
+	ck_assert_str_eq(out->functions[2].name, "nc63");
+	ck_assert_ptr_nonnull(alloc_in(&out->functions[1], "nc5.b"));
+	ck_assert_ptr_nonnull(alloc_in(&out->functions[2], "nc63.a"));
+	d = &out->functions[0].blocks[0];
+	ck_assert_int_eq(d->n_insts, 2);
+	ck_assert_str_eq(d->insts[0].name, "call_def_5_instance_0");
+	ck_assert_str_eq(d->insts[0].target, "nc5");
+	ck_assert_int_eq(core_of(&d->insts[0]), 7);
+	ck_assert_str_eq(arg_of(&d->insts[0], "nc5.z"), "z_0");
+	ck_assert_str_eq(d->insts[1].name, "call_def_63_instance_0");
+	ck_assert_int_eq(core_of(&d->insts[1]), 0);
+	ck_assert_msg(lm_verify(out, &vo, &e) == 0, "%s", e.msg);
+	lk_report_free(&rep);
+	lm_module_free(out);
+	lm_module_free(m[0]);
+	lm_module_free(m[1]);
+	free(p[0]);
+	free(p[1]);
+	free(dir);
+}
+END_TEST
+
+/* A definition's directory nc<c> is its module's core: a module of
+** another core there is refused. */
+START_TEST(test_dir_core)
+{
+	set s;
+	lm_module *out = NULL;
+	lk_report rep;
+	lm_error e;
+	set_load(&s, "dircore", NET_OK);
+	s.m[1]->neuron_core_id = 3;
+	ck_assert_int_eq(link_set(&s, 0, &out, &rep, NULL, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "hlo_netlist.json: definitions[1]: "
+			   "definition 1: module ");
+	ck_assert_contains(e.msg, "has neuron_core_id 3 (its directory says "
+			   "1)");
+	ck_assert_ptr_null(out);
+	lk_report_free(&rep);
+	set_free(&s);
+}
+END_TEST
+
+/* Without a netlist two modules of one core are refused: each module
+** would be its own definition with one instance on its core. */
+START_TEST(test_one_core_no_netlist)
+{
+	char *p0, *p1, *dir = tu_tmpdir("nonet");
+	lm_module *m[2], *out = NULL;
+	lk_options o;
+	lk_report rep;
+	lm_error e;
+	tu_run r;
+	char *q0 = lm_path_join(dir, "md/nc0/sg0/def.json");
+	char *q1 = lm_path_join(dir, "md/nc0/sg1/def.json");
+	fixture_paths(&p0, &p1);
+	free(tu_write(dir, "md/nc0/sg0/def.json", ""));
+	free(tu_write(dir, "md/nc0/sg1/def.json", ""));
+	tu_copy(p0, dir, "md/nc0/sg0/def.json");
+	tu_copy(p1, dir, "md/nc0/sg1/def.json");
+	{
+		char *w = tu_srcpath("tests/fixtures/modflow/nc0/sg0/w.npy");
+		tu_copy(w, dir, "md/nc0/sg0/w.npy");
+		free(w);
+	}
+	m[0] = tu_load(q0);
+	m[1] = tu_load(q1);
+	memset(&o, 0, sizeof o);
+	o.dry_run = 1;
+	ck_assert_int_eq(lk_link(m, 2, &o, &out, &rep, &e), LM_EINPUT);
+	ck_assert_contains(e.msg, "duplicate neuron_core_id 0");
+	ck_assert_contains(e.msg, "hlo_netlist.json");
+	ck_assert_ptr_null(out);
+	lk_report_free(&rep);
+	r = tu_lncsim(NULL, "link", "--dry-run", q0, q1, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_contains(r.err, "duplicate neuron_core_id 0");
+	tu_run_free(&r);
+	lm_module_free(m[0]);
+	lm_module_free(m[1]);
+	free(q0);
+	free(q1);
+	free(p0);
+	free(p1);
+	free(dir);
+}
+END_TEST
+
+/* End to end: diff proves the link of the fixture against its four
+** instances; link, verify --linked and run of the file. */
+START_TEST(test_one_core_diff)
+{
+	char *p0, *p1, *dir = tu_tmpdir("modflow");
+	char *lp = lm_path_join(dir, "modflow/sgLnk/def.json");
+	tu_run r;
+	fixture_paths(&p0, &p1);
+	r = tu_lncsim(NULL, "diff", "--no-db", "--schedules", "2", "--race",
+		      p0, p1, NULL);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_contains(r.out, "reference + 2 perturbed schedules");
+	ck_assert_contains(r.out, "PASS modflow (2 module definitions, 4 "
+			   "instances): 4 outputs bit-identical");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "link", "-o", dir, p0, p1, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "modflow/sgLnk: 2 module definitions -> 3 "
+			   "functions");
+	ck_assert_contains(r.out, "modular flow: 2 module definitions, 4 "
+			   "instances");
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "verify", "--linked", lp, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_lncsim(NULL, "run", "--no-db", lp, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "4 cores");
+	ck_assert_contains(r.out, "output z_1: float32 [128, 64]");
+	tu_run_free(&r);
+	free(lp);
+	free(p0);
+	free(p1);
+	free(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("multidef");
@@ -777,11 +1083,17 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_shared_semaphore);
 	tcase_add_test(tc, test_param_view);
 	tcase_add_test(tc, test_helper_call);
+	tcase_add_test(tc, test_one_core_two_defs);
+	tcase_add_test(tc, test_one_core_no_netlist);
+	tcase_add_test(tc, test_def_ids);
+	tcase_add_test(tc, test_dir_core);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_diff);
 	tcase_add_test(tc, test_bad_cli);
+	tcase_add_test(tc, test_one_core_diff);
+	tcase_add_test(tc, test_netlist_special);
 	suite_add_tcase(s, tc);
 	return s;
 }
