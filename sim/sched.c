@@ -229,6 +229,9 @@ typedef struct sim {
 				module's instruction read */
 	int *blocked;        /* core * LS_ENGINES + eng */
 	int n_blocked, cap_blocked;
+	/* rescan's stamp of the engines it kept (kept_gen: this rescan) */
+	unsigned kept_gen;
+	unsigned kept[LS_MAX_CORES * LS_ENGINES];
 	int dirty;
 	ls_exec x;
 	ls_trace trace;
@@ -2637,17 +2640,20 @@ static void rescan(sim *s)
 		int id = s->blocked[i];
 		try_start(s, id / LS_ENGINES, id % LS_ENGINES);
 	}
-	/* keep the ones still blocked (new ones were appended past n) */
+	/* keep the ones still blocked, each once, in order (new ones were
+	   appended past n; one unblocked and blocked again is there twice):
+	   a stamp per engine, not a search of the kept ones */
+	if (++s->kept_gen == 0) {
+		memset(s->kept, 0, sizeof s->kept);
+		s->kept_gen = 1;
+	}
 	for (int i = 0; i < s->n_blocked; i++) {
 		int id = s->blocked[i];
 		engine *E = &s->cores[id / LS_ENGINES].eng[id % LS_ENGINES];
-		int dup = 0;
-		if (!E->is_blocked)
+		if (!E->is_blocked || s->kept[id] == s->kept_gen)
 			continue;
-		for (int j = 0; j < w && !dup; j++)
-			dup = s->blocked[j] == id;
-		if (!dup)
-			s->blocked[w++] = id;
+		s->kept[id] = s->kept_gen;
+		s->blocked[w++] = id;
 	}
 	s->n_blocked = w;
 }
