@@ -3069,6 +3069,45 @@ START_TEST(test_tables_on_first_use)
 }
 END_TEST
 
+/*
+** A connection that read a file without a group (its TEMP tables in
+** place of the group) after another connection made the group: what it
+** writes goes to the file, and it reads what the other wrote.
+*/
+START_TEST(test_group_made_elsewhere)
+{
+	char *d = tu_tmpdir("db");
+	char *path = lm_path_join(d, "elsewhere.db");
+	ldb *a = NULL, *b = NULL;
+	lm_error err;
+	ck_assert_int_eq(ldb_open(&a, path, LDB_CREATE, &err), 0);
+	plain_run(a, -1, 1);
+	ck_assert_msg(ldb_readable(a, &err) == 0, "%s", err.msg);
+	/* another process makes the groups */
+	ck_assert_int_eq(ldb_open(&b, path, 0, &err), 0);
+	int64_t by_b = plain_run(b, 2, 2);
+	ldb_campaign kb = { .name = "by-b", .gen_options = "o",
+			    .first_seed = 1, .count = 5 };
+	ck_assert_msg(ldb_campaign_add(b, &kb, &err) == 0, "%s", err.msg);
+	ldb_close(b);
+	/* a's campaign reaches the file */
+	ldb_campaign ka = { .name = "by-a", .gen_options = "o",
+			    .first_seed = 1, .count = 5 };
+	ck_assert_msg(ldb_campaign_add(a, &ka, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM campaigns"), 2);
+	/* a reads b's races, and logs its own */
+	check_races(a, by_b, "single", 2, 2);
+	int64_t by_a = plain_run(a, 3, 3);
+	ldb_close(a);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM races"), 5);
+	ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM races WHERE "
+				 "run_id = 3"), by_a == 3 ? 3 : 0);
+	free(path);
+	tu_rmtree(d);
+	free(d);
+}
+END_TEST
+
 static Suite *db_suite(void)
 {
 	Suite *s = suite_create("db");
@@ -3107,6 +3146,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_merge_races);
 	tcase_add_test(tc, test_corrupt_races);
 	tcase_add_test(tc, test_tables_on_first_use);
+	tcase_add_test(tc, test_group_made_elsewhere);
 	suite_add_tcase(s, tc);
 	return s;
 }
