@@ -294,6 +294,8 @@ int ldb_group_in(ldb *db, const char *schema, int g, int *has,
 	return 0;
 }
 
+static int unsee(ldb *db, int g, const char *where, lm_error *err);
+
 /*
 ** A connection reading a file without group g sees it empty: its tables
 ** as TEMP tables (searched before the file's own; no indexes), until
@@ -301,11 +303,15 @@ int ldb_group_in(ldb *db, const char *schema, int g, int *has,
 */
 int ldb_see(ldb *db, int g, lm_error *err)
 {
-	int has = 0;
+	int has = 0, temp = 0;
 	if (ldb_group_in(db, "main", g, &has, err) != 0 ||
-	    (!has && ldb_group_in(db, "temp", g, &has, err) != 0))
+	    ldb_group_in(db, "temp", g, &temp, err) != 0)
 		return LM_EINPUT;
-	if (has)
+	/* the file's own, made by another process since: a writer drops
+	** its TEMP copies (a reader sees the file as it opened it) */
+	if (has && temp && !db->reader)
+		return unsee(db, g, "reading", err);
+	if (has || temp)
 		return 0;
 	lm_buf b = LM_BUF_INIT, sql = LM_BUF_INIT;
 	static const char create[] = "CREATE TABLE ";
@@ -374,8 +380,11 @@ int ldb_group(ldb *db, int g, lm_error *err)
 			goto rollback;
 		if (own && ldb_exec(db, "COMMIT", where, err) != 0)
 			goto rollback;
-		db->ready[g] = 1;
-		return 0;
+		if (!has) {
+			db->ready[g] = 1;
+			return 0;
+		}
+		/* made meanwhile by another process: as if found at once */
 	}
 	/* a writer's TEMP tables (ldb_see, before another process made
 	** the file's) would hide them */
@@ -710,6 +719,9 @@ int ldb_open(ldb **out, const char *path, int flags, lm_error *err)
 		if (open_read(db, &reopen, err) != 0)
 			goto fail;
 		if (reopen && open_write(db, 0, is_new, err) != 0) {
+			/* a writable file failed for another reason: that */
+			if (access(path, W_OK) == 0)
+				goto fail;
 			char why[sizeof err->msg];
 			snprintf(why, sizeof why, "%s", err->msg);
 			lm_err(err, path, "", "the schema must be migrated to "
