@@ -127,6 +127,9 @@ typedef struct frame {
 	int64_t *bin;           /* owned */
 } frame;
 
+/* Why rescan may skip a blocked engine (engine.skip). */
+enum { SKIP_NO = 0, SKIP_DEP, SKIP_SYNC };
+
 typedef struct engine {
 	frame *fr;              /* cursors, the innermost activation last */
 	int nfr, cap_fr;
@@ -138,6 +141,11 @@ typedef struct engine {
 	item cur;               /* idx -1: a loop's back edge */
 	int cur_completes;   /* engine-done completes the instruction */
 	int is_blocked;
+	/* blocked on a dependency (SKIP_DEP) or a semaphore or event wait
+	   (SKIP_SYNC), seen so at these epochs: rescan skips the engine
+	   until one of them moves (0: try it) */
+	int skip;
+	unsigned seen_epoch, seen_gepoch, seen_sync;
 	const ls_sinst *halt;   /* the Halt that stopped it, or NULL */
 	ls_pending pend;
 	int rrec;               /* race: the access record of cur */
@@ -232,6 +240,12 @@ typedef struct sim {
 	/* rescan's stamp of the engines it kept (kept_gen: this rescan) */
 	unsigned kept_gen;
 	unsigned kept[LS_MAX_CORES * LS_ENGINES];
+	/* moves whenever anything a dependency check reads may have
+	   changed: per core (an engine's cursor moved or started, an
+	   instruction of the core's activations completed) and for all
+	   (a barrier or DMA-block event) */
+	unsigned epoch[LS_MAX_CORES];
+	unsigned gepoch;
 	int dirty;
 	ls_exec x;
 	ls_trace trace;
@@ -1026,6 +1040,7 @@ static void note_issue(sim *s, const frame *F, item it, const ls_sinst *si)
 static void complete(sim *s, item it)
 {
 	act *a = &s->acts[it.act];
+	s->epoch[a->core]++;
 	const ls_sinst *si = &s->mc->fns[a->fn].insts[it.idx];
 	core *k = &s->cores[a->core];
 	if (s->R) {
@@ -2568,6 +2583,52 @@ static void join_release(sim *s, int c, int ex, item it)
 			try_start(s, c, e);
 }
 
+/* Where an engine's cursor stands: what ctrl_next may move. */
+typedef struct cursor_at {
+	int nfr, lhead, act, pos, call_issued, nl, blk;
+	int64_t bseq;
+	lframe l[LS_MAX_NEST];
+} cursor_at;
+
+static void cursor_get(const engine *E, cursor_at *c)
+{
+	c->nfr = E->nfr;
+	c->lhead = E->lhead;
+	if (E->nfr > 0) {
+		const frame *F = &E->fr[E->nfr - 1];
+		c->act = F->act;
+		c->pos = F->pos;
+		c->call_issued = F->call_issued;
+		c->nl = F->nl;
+		c->blk = F->blk;
+		c->bseq = F->bseq;
+		memcpy(c->l, F->l, (size_t)F->nl * sizeof *F->l);
+	}
+}
+
+/* Whether E's cursor still stands at c. */
+static int cursor_at_same(const engine *E, const cursor_at *c)
+{
+	if (E->nfr != c->nfr || E->lhead != c->lhead)
+		return 0;
+	if (E->nfr == 0)
+		return 1;
+	const frame *F = &E->fr[E->nfr - 1];
+	return F->act == c->act && F->pos == c->pos &&
+	       F->call_issued == c->call_issued && F->nl == c->nl &&
+	       F->blk == c->blk && F->bseq == c->bseq &&
+	       !memcmp(F->l, c->l, (size_t)F->nl * sizeof *F->l);
+}
+
+/* E blocked for reason why (SKIP_*): what rescan compares. */
+static void seen_blocked(sim *s, engine *E, int c, int why)
+{
+	E->skip = why;
+	E->seen_epoch = s->epoch[c];
+	E->seen_gepoch = s->gepoch;
+	E->seen_sync = s->mc->sync_epoch;
+}
+
 /* Start engine e's next instruction if it may start now. */
 static void try_start(sim *s, int c, int e)
 {
@@ -2576,10 +2637,18 @@ static void try_start(sim *s, int c, int e)
 	const act *a;
 	const ls_sinst *si;
 	frame *F;
+	cursor_at before;
 
 	if (E->busy || s->rc)
 		return;
-	if (!ctrl_next(s, c, e, &it))
+	E->skip = 0;
+	cursor_get(E, &before);
+	int more = ctrl_next(s, c, e, &it);
+	/* a cursor that moved changes what its activations' dependency
+	   checks read */
+	if (!cursor_at_same(E, &before))
+		s->epoch[c]++;
+	if (!more)
 		return;
 	F = &E->fr[E->nfr - 1];
 	a = &s->acts[it.act];
@@ -2594,6 +2663,7 @@ static void try_start(sim *s, int c, int e)
 	}
 	if (si->n_deps && deps_unmet(s, c, F, si, it.idx) >= 0) {
 		set_blocked(s, c, e, 0);
+		seen_blocked(s, E, c, SKIP_DEP);
 		return;
 	}
 	if (si->op == LM_OP_DRAIN && s->mc->csync[c] &&
@@ -2601,8 +2671,11 @@ static void try_start(sim *s, int c, int e)
 		set_blocked(s, c, e, 0);
 		return;
 	}
-	if (!waits_hold(s, c, e, si))
+	if (!waits_hold(s, c, e, si)) {
+		if (E->is_blocked)
+			seen_blocked(s, E, c, SKIP_SYNC);
 		return;
+	}
 	if (si->fault && si->op != LM_OP_COREBARRIER) {
 		/* reported by the semantics (operands) or here */
 		if (si->op == LM_OP_CALL || si->op == LM_OP_NOOP ||
@@ -2613,6 +2686,7 @@ static void try_start(sim *s, int c, int e)
 		}
 	}
 	unblock(s, c, e);
+	s->epoch[c]++;
 	if (consume(s, c, si))
 		return;
 	if (si->op == LM_OP_SWITCHQUEUE && si->queue >= 0 && si->qinst >= 0)
@@ -2637,8 +2711,17 @@ static void rescan(sim *s)
 	s->dirty = 0;
 	dq_rescan(s);
 	for (int i = 0; i < n && !s->rc; i++) {
-		int id = s->blocked[i];
-		try_start(s, id / LS_ENGINES, id % LS_ENGINES);
+		int id = s->blocked[i], c = id / LS_ENGINES;
+		const engine *E = &s->cores[c].eng[id % LS_ENGINES];
+		/* a dependency unmet, or a wait that does not hold, and
+		   nothing either reads has moved since: trying it again
+		   would find the same */
+		if (E->is_blocked && E->skip && E->seen_epoch == s->epoch[c] &&
+		    E->seen_gepoch == s->gepoch &&
+		    (E->skip == SKIP_DEP ||
+		     E->seen_sync == s->mc->sync_epoch))
+			continue;
+		try_start(s, c, id % LS_ENGINES);
 	}
 	/* keep the ones still blocked, each once, in order (new ones were
 	   appended past n; one unblocked and blocked again is there twice):
@@ -2841,6 +2924,7 @@ static void handle(sim *s, const event *ev)
 	switch (ev->kind) {
 	case EV_ENG: {
 		core *k = &s->cores[ev->a];
+		s->epoch[ev->a]++;
 		engine *E = &k->eng[ev->b];
 		E->busy = 0;
 		if (E->cur.idx < 0) {
@@ -2870,6 +2954,7 @@ static void handle(sim *s, const event *ev)
 	case EV_DMA: {
 		dma *d = &s->dmas[ev->a];
 		const ls_sqinst *q = &s->mc->qinsts[d->qinst];
+		s->epoch[d->core]++;
 		if (s->R)
 			ls_race_join(s->R, ls_race_drain(s->R, d->core, d->eng),
 				     race_done(s, d, sinst_of(s, (item){d->act,
@@ -2894,9 +2979,11 @@ static void handle(sim *s, const event *ev)
 		break;
 	}
 	case EV_BAR:
+		s->gepoch++;
 		barrier_release(s, ev->a);
 		break;
 	case EV_DESC:
+		s->gepoch++;
 		desc_event(s, ev->a, ev->b);
 		break;
 	}

@@ -503,6 +503,8 @@ typedef struct ls_core_regs {
 
 /* The machine: everything prepared for a run (ls_machine in sim.h). */
 struct ls_machine {
+	/* moves at every change of a semaphore or event (sync.c) */
+	unsigned sync_epoch;
 	const lm_arch *arch;
 	int n_mods;
 	ls_smod *mods;

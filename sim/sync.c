@@ -334,6 +334,7 @@ int ls_sync_ready(ls_machine *mc, int c, int eng, const ls_ssyncs *sy,
 int ls_sync_consume(ls_machine *mc, int c, const ls_ssyncs *sy,
 		    const ls_sinst *by, char *why, size_t n)
 {
+	mc->sync_epoch++;
 	for (int i = 0; i < sy->n_wait; i++) {
 		const ls_ssync *w = &sy->wait[i];
 		ls_core_sync *cs;
@@ -406,6 +407,7 @@ static int32_t apply_mode(int mode, int32_t v, int64_t amount)
 int ls_sync_update(ls_machine *mc, int c, const ls_ssyncs *sy,
 		   const ls_sinst *by, char *why, size_t n)
 {
+	mc->sync_epoch++;
 	for (int i = 0; i < sy->n_update; i++) {
 		const ls_ssync *u = &sy->update[i];
 		int tc = u->core >= 0 ? u->core : c, s;
@@ -459,6 +461,7 @@ void ls_sync_race_join(ls_machine *mc, int c, int eng, const ls_ssyncs *sy)
 
 void ls_sync_bump(ls_machine *mc, int i)
 {
+	mc->sync_epoch++;
 	mc->sems[i].value = apply_mode(LM_UPD_SEM_INC, mc->sems[i].value, 1);
 	if (mc->race)
 		ls_race_sem_set(mc->race, i, mc->sems[i].value, 0);
@@ -467,6 +470,7 @@ void ls_sync_bump(ls_machine *mc, int i)
 int ls_sync_group_reset(ls_machine *mc, int c, const ls_sinst *si, char *why,
 			size_t n)
 {
+	mc->sync_epoch++;
 	const lm_inst *in = si->in;
 	for (int i = 0; i < in->n_sema_group; i++) {
 		int s = bank_slot(mc, c, in->sema_group[i] > 255 ? -1 :
@@ -486,6 +490,7 @@ int ls_sync_group_reset(ls_machine *mc, int c, const ls_sinst *si, char *why,
 
 void ls_sync_clear_bank(ls_machine *mc, int c)
 {
+	mc->sync_epoch++;
 	ls_core_sync *cs = mc->csync[c];
 	if (!cs)
 		return;
@@ -520,6 +525,7 @@ int ls_sync_check_end(ls_machine *mc, char *why, size_t n)
 
 void ls_sync_reset(ls_machine *mc)
 {
+	mc->sync_epoch++;
 	for (int i = 0; i < mc->n_sems; i++)
 		mc->sems[i].value = mc->sems[i].init;
 	for (int c = 0; c < LS_MAX_CORES; c++) {
