@@ -146,6 +146,7 @@ typedef struct engine {
 	   until one of them moves (0: try it) */
 	int skip;
 	unsigned seen_epoch, seen_gepoch, seen_sync;
+	int sync_key;           /* SKIP_SYNC: the wait's resource */
 	const ls_sinst *halt;   /* the Halt that stopped it, or NULL */
 	ls_pending pend;
 	int rrec;               /* race: the access record of cur */
@@ -1244,6 +1245,7 @@ static void barrier_release(sim *s, int gi)
 		arrival *ar = &g->arr[i];
 		core *k = &s->cores[ar->core];
 		engine *E = &k->eng[ar->eng];
+		s->epoch[ar->core]++;
 		ls_smod *sm = &s->mc->mods[ar->mod];
 		for (int j = 0; j < sm->n_slots; j++)
 			if (sm->slot_group[j] == gi)
@@ -2479,8 +2481,13 @@ static int waits_hold(sim *s, int c, int e, const ls_sinst *si)
 		fail_at(s, c, si, "%s", why);
 		return 0;
 	}
-	if (r == 0)
+	if (r == 0) {
+		engine *E = &s->cores[c].eng[e];
 		set_blocked(s, c, e, 1);
+		/* what rescan compares (seen_blocked takes the rest) */
+		E->seen_sync = ls_sync_wait_key(s->mc, c, &si->sy, first,
+						&E->sync_key);
+	}
 	return r;
 }
 
@@ -2626,7 +2633,6 @@ static void seen_blocked(sim *s, engine *E, int c, int why)
 	E->skip = why;
 	E->seen_epoch = s->epoch[c];
 	E->seen_gepoch = s->gepoch;
-	E->seen_sync = s->mc->sync_epoch;
 }
 
 /* Start engine e's next instruction if it may start now. */
@@ -2719,7 +2725,7 @@ static void rescan(sim *s)
 		if (E->is_blocked && E->skip && E->seen_epoch == s->epoch[c] &&
 		    E->seen_gepoch == s->gepoch &&
 		    (E->skip == SKIP_DEP ||
-		     E->seen_sync == s->mc->sync_epoch))
+		     E->seen_sync == ls_sync_key_ver(s->mc, c, E->sync_key)))
 			continue;
 		try_start(s, c, id % LS_ENGINES);
 	}
@@ -2979,7 +2985,6 @@ static void handle(sim *s, const event *ev)
 		break;
 	}
 	case EV_BAR:
-		s->gepoch++;
 		barrier_release(s, ev->a);
 		break;
 	case EV_DESC:

@@ -406,6 +406,7 @@ typedef struct ls_ssem {
 	int32_t value;
 	int32_t init;           /* the value a run starts from */
 	int id, core;
+	unsigned ver;           /* moves at every write of value */
 } ls_ssem;
 
 /*
@@ -419,6 +420,7 @@ typedef struct ls_core_sync {
 	uint64_t evt[4];
 	const struct ls_sinst *evt_by[256];
 	int64_t dma_out[LS_ENGINES];
+	unsigned evt_ver;       /* moves at every change of evt */
 } ls_core_sync;
 
 /* DRAM storage: one per root allocation. */
@@ -503,8 +505,6 @@ typedef struct ls_core_regs {
 
 /* The machine: everything prepared for a run (ls_machine in sim.h). */
 struct ls_machine {
-	/* moves at every change of a semaphore or event (sync.c) */
-	unsigned sync_epoch;
 	const lm_arch *arch;
 	int n_mods;
 	ls_smod *mods;
@@ -871,6 +871,12 @@ int ls_sync_declare(ls_machine *mc, int mi, char *why, size_t n);
 void ls_sync_prepare(ls_machine *mc, int mi, const lm_inst *in,
 		     ls_ssyncs *sy, char **fault);
 void ls_sync_free(ls_ssyncs *sy);
+/* The resource of wait first of sy on core c, as a key (a semaphore
+** slot, or -1: the core's events) and its version now: while the version
+** stays, the wait's outcome stays (ls_sync_key_ver reads it again). */
+unsigned ls_sync_wait_key(const ls_machine *mc, int c, const ls_ssyncs *sy,
+			  int first, int *key);
+unsigned ls_sync_key_ver(const ls_machine *mc, int c, int key);
 /* Do the waits of sy hold now for engine eng of core c (all at once)?
 ** 1 yes, 0 no (*first: the first that does not), -1 a run error in why. */
 int ls_sync_ready(ls_machine *mc, int c, int eng, const ls_ssyncs *sy,

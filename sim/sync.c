@@ -331,10 +331,28 @@ int ls_sync_ready(ls_machine *mc, int c, int eng, const ls_ssyncs *sy,
 	return 1;
 }
 
+unsigned ls_sync_wait_key(const ls_machine *mc, int c, const ls_ssyncs *sy,
+			   int first, int *key)
+{
+	const ls_ssync *w = &sy->wait[first];
+	if (w->kind == LS_SYNC_EVT) {
+		*key = -1;
+		return ls_sync_key_ver(mc, c, -1);
+	}
+	*key = sem_of(mc, c, w);
+	return ls_sync_key_ver(mc, c, *key);
+}
+
+unsigned ls_sync_key_ver(const ls_machine *mc, int c, int key)
+{
+	if (key >= 0)
+		return mc->sems[key].ver;
+	return mc->csync[c] ? mc->csync[c]->evt_ver : 0;
+}
+
 int ls_sync_consume(ls_machine *mc, int c, const ls_ssyncs *sy,
 		    const ls_sinst *by, char *why, size_t n)
 {
-	mc->sync_epoch++;
 	for (int i = 0; i < sy->n_wait; i++) {
 		const ls_ssync *w = &sy->wait[i];
 		ls_core_sync *cs;
@@ -349,6 +367,7 @@ int ls_sync_consume(ls_machine *mc, int c, const ls_ssyncs *sy,
 		}
 		cs = ls_core_syncs(mc, c);
 		cs->evt[w->slot >> 6] &= ~(1ull << (w->slot & 63));
+		cs->evt_ver++;
 		cs->evt_by[w->slot] = NULL;
 	}
 	return 0;
@@ -407,7 +426,6 @@ static int32_t apply_mode(int mode, int32_t v, int64_t amount)
 int ls_sync_update(ls_machine *mc, int c, const ls_ssyncs *sy,
 		   const ls_sinst *by, char *why, size_t n)
 {
-	mc->sync_epoch++;
 	for (int i = 0; i < sy->n_update; i++) {
 		const ls_ssync *u = &sy->update[i];
 		int tc = u->core >= 0 ? u->core : c, s;
@@ -423,6 +441,7 @@ int ls_sync_update(ls_machine *mc, int c, const ls_ssyncs *sy,
 				return -1;
 			}
 			cs->evt[u->slot >> 6] |= 1ull << (u->slot & 63);
+			cs->evt_ver++;
 			cs->evt_by[u->slot] = by;
 			if (mc->race)
 				ls_race_evt_set(mc->race, tc, u->slot);
@@ -434,6 +453,7 @@ int ls_sync_update(ls_machine *mc, int c, const ls_ssyncs *sy,
 		}
 		mc->sems[s].value = apply_mode(u->mode, mc->sems[s].value,
 					       u->value);
+		mc->sems[s].ver++;
 		if (mc->race)
 			ls_race_sem_set(mc->race, s, mc->sems[s].value,
 					u->mode == LM_UPD_SEM_WR_IMM);
@@ -461,8 +481,8 @@ void ls_sync_race_join(ls_machine *mc, int c, int eng, const ls_ssyncs *sy)
 
 void ls_sync_bump(ls_machine *mc, int i)
 {
-	mc->sync_epoch++;
 	mc->sems[i].value = apply_mode(LM_UPD_SEM_INC, mc->sems[i].value, 1);
+	mc->sems[i].ver++;
 	if (mc->race)
 		ls_race_sem_set(mc->race, i, mc->sems[i].value, 0);
 }
@@ -470,7 +490,6 @@ void ls_sync_bump(ls_machine *mc, int i)
 int ls_sync_group_reset(ls_machine *mc, int c, const ls_sinst *si, char *why,
 			size_t n)
 {
-	mc->sync_epoch++;
 	const lm_inst *in = si->in;
 	for (int i = 0; i < in->n_sema_group; i++) {
 		int s = bank_slot(mc, c, in->sema_group[i] > 255 ? -1 :
@@ -482,6 +501,7 @@ int ls_sync_group_reset(ls_machine *mc, int c, const ls_sinst *si, char *why,
 			return -1;
 		}
 		mc->sems[s].value = 0;
+		mc->sems[s].ver++;
 		if (mc->race)
 			ls_race_sem_set(mc->race, s, 0, 1);
 	}
@@ -490,18 +510,19 @@ int ls_sync_group_reset(ls_machine *mc, int c, const ls_sinst *si, char *why,
 
 void ls_sync_clear_bank(ls_machine *mc, int c)
 {
-	mc->sync_epoch++;
 	ls_core_sync *cs = mc->csync[c];
 	if (!cs)
 		return;
 	for (int id = 0; id < 256; id++)
 		if (cs->bank[id] >= 0) {
 			mc->sems[cs->bank[id]].value = 0;
+			mc->sems[cs->bank[id]].ver++;
 			if (mc->race)
 				ls_race_sem_set(mc->race, cs->bank[id], 0,
 						1);
 		}
 	memset(cs->evt, 0, sizeof cs->evt);
+	cs->evt_ver++;
 	memset(cs->evt_by, 0, sizeof cs->evt_by);
 }
 
@@ -525,14 +546,16 @@ int ls_sync_check_end(ls_machine *mc, char *why, size_t n)
 
 void ls_sync_reset(ls_machine *mc)
 {
-	mc->sync_epoch++;
-	for (int i = 0; i < mc->n_sems; i++)
+	for (int i = 0; i < mc->n_sems; i++) {
 		mc->sems[i].value = mc->sems[i].init;
+		mc->sems[i].ver++;
+	}
 	for (int c = 0; c < LS_MAX_CORES; c++) {
 		ls_core_sync *cs = mc->csync[c];
 		if (!cs)
 			continue;
 		memset(cs->evt, 0, sizeof cs->evt);
+		cs->evt_ver++;
 		memset(cs->evt_by, 0, sizeof cs->evt_by);
 		memset(cs->dma_out, 0, sizeof cs->dma_out);
 	}
