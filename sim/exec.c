@@ -67,6 +67,67 @@ static uint8_t *grow_b(uint8_t **p, size_t *cap, int64_t n)
 	return *p;
 }
 
+#define N_WRITTEN ((int)(sizeof ((ls_exec *)0)->written / \
+			   sizeof ((ls_exec *)0)->written[0]))
+
+/* 1 if an entry of x's cache says these shadow rows are all written. */
+static int known_written(const ls_exec *x, const uint8_t *init, int64_t rows,
+			 int64_t rb, int64_t ld)
+{
+	for (int i = 0; i < N_WRITTEN; i++) {
+		const struct ls_written *w = &x->written[i];
+		if (w->init == init && w->rows == rows && w->rb == rb &&
+		    w->ld == ld)
+			return 1;
+	}
+	return 0;
+}
+
+static void remember_written(ls_exec *x, const uint8_t *init, int64_t rows,
+			     int64_t rb, int64_t ld)
+{
+	struct ls_written *w = &x->written[x->next_written];
+	x->next_written = (x->next_written + 1) % N_WRITTEN;
+	w->init = init;
+	w->rows = rows;
+	w->rb = rb;
+	w->ld = ld;
+}
+
+/*
+** 1 if rows rows of rb shadow bytes, ld bytes apart from init, are all
+** written. Shadow bytes are only ever set during a run, so a range found
+** written is remembered and not scanned again.
+*/
+static int rows_written(ls_exec *x, const uint8_t *init, int64_t rows,
+			int64_t rb, int64_t ld)
+{
+	if (known_written(x, init, rows, rb, ld))
+		return 1;
+	for (int64_t r = 0; r < rows; r++)
+		if (!ls_all_written(init + r * ld, rb))
+			return 0;
+	remember_written(x, init, rows, rb, ld);
+	return 1;
+}
+
+/*
+** The element stride between the partitions of o when each partition's
+** free elements are contiguous (rows), else 0.
+*/
+static int64_t row_ld(const ls_opnd *o)
+{
+	if (o->parts < 1 || o->free < 1 || o->parts * o->free != o->count)
+		return 0;
+	if (o->ndim == 2 && o->stride[1] == o->esize && o->num[1] == o->free &&
+	    o->num[0] == o->parts && o->stride[0] > 0 &&
+	    o->stride[0] % o->esize == 0)
+		return o->stride[0] / o->esize;
+	if (o->ndim == 1 && o->stride[0] == o->esize)
+		return o->free;
+	return 0;
+}
+
 static int can_read_uninit(const ls_exec *x)
 {
 	for (int i = 0; i < x->si->n_dyn; i++)
@@ -102,13 +163,33 @@ static int uninit_kept(ls_exec *x, const char *label, const ls_opnd *o,
 	return 1;
 }
 
+/*
+** 1 if operand o (bound as v) is rows (row_ld) whose bytes are all
+** written (the cache of rows_written): its element loops may skip the
+** shadow. *ld: the bytes between its rows.
+*/
+static int opnd_written(ls_exec *x, const ls_opnd *o, const ls_view *v,
+			int64_t *ld)
+{
+	int64_t rl = row_ld(o);
+	*ld = rl * o->esize;
+	return rl && rows_written(x, v->init, o->parts, o->free * o->esize,
+				  *ld);
+}
+
 /* Gather input operand i as float32 into out. */
 static int read_f32(ls_exec *x, int i, float *out)
 {
+	const ls_opnd *o = &x->si->ins[i];
 	ls_view v;
 	const uint8_t *bad;
 	char label[32];
-	ls_bind(x->mc, x->core, &x->si->ins[i], &v);
+	int64_t ld;
+	ls_bind(x->mc, x->core, o, &v);
+	if (opnd_written(x, o, &v, &ld)) {
+		ls_rows_to_f32(&v, o->parts, o->free, ld, out);
+		return 0;
+	}
 	bad = ls_gather_f32(&v, out, can_read_uninit(x));
 	if (!bad)
 		return 0;
@@ -126,13 +207,47 @@ static int read_raw(ls_exec *x, const ls_opnd *o, const char *label,
 {
 	ls_view v;
 	const uint8_t *bad;
+	int64_t ld;
 	ls_bind(x->mc, x->core, o, &v);
+	if (opnd_written(x, o, &v, &ld)) {
+		ls_rows_get_raw(&v, o->parts, o->free, ld, out);
+		return 0;
+	}
 	bad = ls_gather_raw(&v, out, can_read_uninit(x));
 	if (bad && uninit_kept(x, label, o, bad)) {
 		ls_gather_raw(&v, out, 1);
 		return 0;
 	}
 	return bad ? uninit_error(x, label, o, bad) : 0;
+}
+
+/*
+** Input i as float32 rows of L elements, row r at *p + r * *ld: read in
+** place when it is float32 rows of L elements (aligned) whose bytes are
+** all written, else gathered into *buf (grown; *ld = L).
+*/
+static int in_rows(ls_exec *x, int i, int64_t L, float **buf, size_t *cap,
+		   const float **p, int64_t *ld)
+{
+	const ls_opnd *o = &x->si->ins[i];
+	int64_t rl = row_ld(o);
+	int rc;
+	if ((o->dtype == LM_DT_FLOAT32 || o->dtype == LM_DT_FLOAT32R) && rl &&
+	    o->free == L) {
+		ls_view v;
+		ls_bind(x->mc, x->core, o, &v);
+		if ((uintptr_t)v.data % sizeof(float) == 0 &&
+		    rows_written(x, v.init, o->parts, L * 4, rl * 4)) {
+			*p = (const float *)(const void *)v.data;
+			*ld = rl;
+			return 0;
+		}
+	}
+	if ((rc = read_f32(x, i, grow_f(buf, cap, o->count))) != 0)
+		return rc;
+	*p = *buf;
+	*ld = L;
+	return 0;
 }
 
 /* The staging buffer of outs[0], bound and sized. */
@@ -152,6 +267,25 @@ static void stage_f32(ls_exec *x, const float *vals)
 {
 	uint8_t *b = stage_buf(x);
 	ls_f32_to_dtype(x->si->outs[0].dtype, vals, b, x->si->outs[0].count);
+}
+
+/*
+** Where to compute outs[0]'s float32 values: its staging buffer itself
+** when it is float32, else the scratch x->fc; out_done stages them then.
+** Called once every read of the instruction is done.
+*/
+static float *out_f32(ls_exec *x)
+{
+	const ls_opnd *o = &x->si->outs[0];
+	if (o->dtype == LM_DT_FLOAT32 || o->dtype == LM_DT_FLOAT32R)
+		return (float *)(void *)stage_buf(x);
+	return grow_f(&x->fc, &x->cap_c, o->count);
+}
+
+static void out_done(ls_exec *x, const float *vals)
+{
+	if (!x->pend->active || vals != (const float *)(void *)x->pend->buf)
+		stage_f32(x, vals);
 }
 
 int ls_alu(lm_aluop op, float a, float b, float *r)
@@ -194,12 +328,27 @@ int ls_alu(lm_aluop op, float a, float b, float *r)
 		out[i_] = (EXPR); \
 	} \
 } while (0)
+/* the four arithmetic ops eight lanes at a time: one IEEE operation per
+** lane, the same as the scalar loop */
+typedef float v8f __attribute__((vector_size(32)));
+#define ALU_VLOOP(OP) do { \
+	int64_t i_ = 0; \
+	for (; i_ + 8 <= n; i_ += 8) { \
+		v8f va_, vb_; \
+		memcpy(&va_, a + i_, sizeof va_); \
+		VB(vb_, i_); \
+		va_ = va_ OP vb_; \
+		memcpy(out + i_, &va_, sizeof va_); \
+	} \
+	for (; i_ < n; i_++) \
+		out[i_] = a[i_] OP B(i_); \
+} while (0)
 #define ALU_OPS() \
 	switch (op) { \
-	case LM_ALU_ADD: ALU_LOOP(x + y); return; \
-	case LM_ALU_SUBTRACT: ALU_LOOP(x - y); return; \
-	case LM_ALU_MULT: ALU_LOOP(x * y); return; \
-	case LM_ALU_DIVIDE: ALU_LOOP(x / y); return; \
+	case LM_ALU_ADD: ALU_VLOOP(+); return; \
+	case LM_ALU_SUBTRACT: ALU_VLOOP(-); return; \
+	case LM_ALU_MULT: ALU_VLOOP(*); return; \
+	case LM_ALU_DIVIDE: ALU_VLOOP(/); return; \
 	case LM_ALU_MAX: \
 		ALU_LOOP(isnan(x) ? x : isnan(y) ? y : (x > y ? x : y)); \
 		return; \
@@ -217,7 +366,9 @@ static void alu_vv(lm_aluop op, const float *a, const float *b, float *out,
 		   int64_t n)
 {
 #define B(i) b[i]
+#define VB(v, i) memcpy(&(v), b + (i), sizeof(v))
 	ALU_OPS()
+#undef VB
 #undef B
 }
 
@@ -225,8 +376,11 @@ static void alu_vv(lm_aluop op, const float *a, const float *b, float *out,
 static void alu_vs(lm_aluop op, const float *a, float c, float *out,
 		   int64_t n)
 {
+	const v8f cv = { c, c, c, c, c, c, c, c };
 #define B(i) c
+#define VB(v, i) ((v) = cv)
 	ALU_OPS()
+#undef VB
 #undef B
 }
 
@@ -245,6 +399,7 @@ static void alu_sv(lm_aluop op, float c, const float *b, float *out,
 }
 
 #undef ALU_OPS
+#undef ALU_VLOOP
 #undef ALU_LOOP
 
 /* ---- the opcode families ------------------------------------------------ */
@@ -839,67 +994,6 @@ static int exec_transpose(ls_exec *x)
 
 /* ---- Matmult ------------------------------------------------------------ */
 
-#define N_WRITTEN ((int)(sizeof ((ls_exec *)0)->written / \
-			   sizeof ((ls_exec *)0)->written[0]))
-
-/* 1 if an entry of x's cache says these shadow rows are all written. */
-static int known_written(const ls_exec *x, const uint8_t *init, int64_t rows,
-			 int64_t rb, int64_t ld)
-{
-	for (int i = 0; i < N_WRITTEN; i++) {
-		const struct ls_written *w = &x->written[i];
-		if (w->init == init && w->rows == rows && w->rb == rb &&
-		    w->ld == ld)
-			return 1;
-	}
-	return 0;
-}
-
-static void remember_written(ls_exec *x, const uint8_t *init, int64_t rows,
-			     int64_t rb, int64_t ld)
-{
-	struct ls_written *w = &x->written[x->next_written];
-	x->next_written = (x->next_written + 1) % N_WRITTEN;
-	w->init = init;
-	w->rows = rows;
-	w->rb = rb;
-	w->ld = ld;
-}
-
-/*
-** 1 if rows rows of rb shadow bytes, ld bytes apart from init, are all
-** written. Shadow bytes are only ever set during a run, so a range found
-** written is remembered and not scanned again.
-*/
-static int rows_written(ls_exec *x, const uint8_t *init, int64_t rows,
-			int64_t rb, int64_t ld)
-{
-	if (known_written(x, init, rows, rb, ld))
-		return 1;
-	for (int64_t r = 0; r < rows; r++)
-		if (!ls_all_written(init + r * ld, rb))
-			return 0;
-	remember_written(x, init, rows, rb, ld);
-	return 1;
-}
-
-/*
-** The element stride between the partitions of o when each partition's
-** free elements are contiguous (rows), else 0.
-*/
-static int64_t row_ld(const ls_opnd *o)
-{
-	if (o->parts < 1 || o->free < 1 || o->parts * o->free != o->count)
-		return 0;
-	if (o->ndim == 2 && o->stride[1] == o->esize && o->num[1] == o->free &&
-	    o->num[0] == o->parts && o->stride[0] > 0 &&
-	    o->stride[0] % o->esize == 0)
-		return o->stride[0] / o->esize;
-	if (o->ndim == 1 && o->stride[0] == o->esize)
-		return o->free;
-	return 0;
-}
-
 /*
 ** Matmult operand i read in place: float32 or bfloat16, each partition's
 ** free elements contiguous, every byte written (checked per row). Else 0:
@@ -1118,6 +1212,26 @@ static int acc_outs(ls_exec *x, int cmd);
 static int acc_finish(ls_exec *x, int cmd, const float *y, int64_t P,
 		      int64_t fr);
 
+/* One row of Activation: out[j] = f(s[j] * scale + b), the steps of
+** exec_activation's element loop. */
+static void act_row(lm_actfunc f, const float *s, float scale, float b,
+		    float alpha, float *out, int64_t n)
+{
+	if (f == LM_ACT_EXP) {
+		for (int64_t j = 0; j < n; j++) {
+			float v = s[j] * scale;
+			v = v + b;
+			out[j] = expf(v);
+		}
+		return;
+	}
+	for (int64_t j = 0; j < n; j++) {
+		float v = s[j] * scale;
+		v = v + b;
+		out[j] = ls_act_apply(f, v, alpha);
+	}
+}
+
 /*
 ** Activation: dst = func(src * scale + bias[p]), the product rounded to
 ** float32 before the sum (two operations, not a fused multiply-add).
@@ -1137,8 +1251,24 @@ static int exec_activation(ls_exec *x)
 			    lm_actfunc_name(in->act_func));
 	if ((rc = acc_outs(x, in->eng_acc)) != 0)
 		return rc;
-	s = grow_f(&x->fa, &x->cap_a, n);
 	bias = grow_f(&x->fb, &x->cap_b, x->si->ins[1].count);
+	if (n > 0 && src->free > 0 && n % src->free == 0 &&
+	    x->si->outs[0].count == n) {
+		/* row by row, a float32 source read in place; Exp calls
+		** expf as ls_act_apply does */
+		const float *ps;
+		int64_t lds;
+		float *o;
+		if ((rc = in_rows(x, 0, fr, &x->fa, &x->cap_a, &ps, &lds)) ||
+		    (rc = read_f32(x, 1, bias)) != 0)
+			return rc;
+		o = out_f32(x);
+		for (int64_t r = 0; r < n / fr; r++)
+			act_row(in->act_func, ps + r * lds, scale, bias[r],
+				alpha, o + r * fr, fr);
+		return acc_finish(x, in->eng_acc, o, src->parts, fr);
+	}
+	s = grow_f(&x->fa, &x->cap_a, n);
 	if ((rc = read_f32(x, 0, s)) != 0 || (rc = read_f32(x, 1, bias)) != 0)
 		return rc;
 	for (int64_t i = 0; i < n; i++) {
@@ -1178,7 +1308,7 @@ static int acc_finish(ls_exec *x, int cmd, const float *y, int64_t P,
 				(long long)x->si->outs[0].count);
 	if ((rc = ls_acc_update(x, cmd, y, P, fr)) != 0)
 		return rc;
-	stage_f32(x, y);
+	out_done(x, y);
 	if (x->si->n_outs == 2)
 		return ls_acc_readout(x, 1, P);
 	return 0;
@@ -1258,6 +1388,28 @@ static int exec_exponential(ls_exec *x)
 		mx = grow_f(&x->fb, &x->cap_b, P);
 		if ((rc = read_f32(x, 1, mx)) != 0)
 			return rc;
+	}
+	if (n > 0 && n % fr == 0 && x->si->outs[0].count == n) {
+		/* row by row, a float32 source read in place */
+		const float *ps;
+		int64_t lds;
+		float *o;
+		if ((rc = in_rows(x, 0, fr, &x->fa, &x->cap_a, &ps, &lds)) != 0)
+			return rc;
+		o = out_f32(x);
+		for (int64_t r = 0; r < n / fr; r++) {
+			const float *srow = ps + r * lds;
+			float *orow = o + r * fr;
+			if (mx) {
+				const float m = mx[r];
+				for (int64_t j = 0; j < fr; j++)
+					orow[j] = expf(srow[j] - m);
+			} else {
+				for (int64_t j = 0; j < fr; j++)
+					orow[j] = expf(srow[j]);
+			}
+		}
+		return acc_finish(x, cmd, o, P, fr);
 	}
 	s = grow_f(&x->fa, &x->cap_a, n);
 	if ((rc = read_f32(x, 0, s)) != 0)
@@ -1509,6 +1661,22 @@ static int exec_tensortensor(ls_exec *x)
 	if (!ls_alu(op, 1.0f, 1.0f, &r))
 		return fail(x, "ALU op '%s' is not supported on float data",
 			    lm_aluop_name(op));
+	if (n > 0 && x->si->ins[0].count == n && x->si->ins[1].count == n &&
+	    x->si->ins[0].free > 0 && n % x->si->ins[0].free == 0) {
+		/* row by row, float32 rows read in place */
+		const int64_t L = x->si->ins[0].free;
+		const float *pa, *pb;
+		int64_t lda, ldb;
+		float *o;
+		if ((rc = in_rows(x, 0, L, &x->fa, &x->cap_a, &pa, &lda)) ||
+		    (rc = in_rows(x, 1, L, &x->fb, &x->cap_b, &pb, &ldb)))
+			return rc;
+		o = out_f32(x);
+		for (int64_t k = 0; k < n / L; k++)
+			alu_vv(op, pa + k * lda, pb + k * ldb, o + k * L, L);
+		out_done(x, o);
+		return 0;
+	}
 	if ((rc = read_f32(x, 0, a)) != 0 || (rc = read_f32(x, 1, b)) != 0)
 		return rc;
 	alu_vv(op, a, b, a, n);
@@ -1535,6 +1703,31 @@ static int exec_tensorscalar(ls_exec *x)
 	if (!ls_alu(in->alu1, 1.0f, 1.0f, &r))
 		return fail(x, "ALU op1 '%s' is not supported on float data",
 			    lm_aluop_name(in->alu1));
+	if (n > 0 && x->si->ins[0].count == n && x->si->ins[0].free > 0 &&
+	    n % x->si->ins[0].free == 0) {
+		/* row by row (each step rounded to float32 either way), a
+		** float32 source read in place */
+		const int64_t L = x->si->ins[0].free;
+		const float *pa;
+		int64_t lda;
+		float *o;
+		if ((rc = in_rows(x, 0, L, &x->fa, &x->cap_a, &pa, &lda)) != 0)
+			return rc;
+		o = out_f32(x);
+		for (int64_t k = 0; k < n / L; k++) {
+			float *orow = o + k * L;
+			if (in->reverse0)
+				alu_sv(in->alu0, c0, pa + k * lda, orow, L);
+			else
+				alu_vs(in->alu0, pa + k * lda, c0, orow, L);
+			if (in->reverse1)
+				alu_sv(in->alu1, c1, orow, orow, L);
+			else
+				alu_vs(in->alu1, orow, c1, orow, L);
+		}
+		out_done(x, o);
+		return 0;
+	}
 	if ((rc = read_f32(x, 0, a)) != 0)
 		return rc;
 	/* step by step over the whole tile: each step is rounded to fp32
@@ -1952,8 +2145,9 @@ static int exec_tensorreduce(ls_exec *x)
 	const lm_arg *a = &in->ins[0];
 	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
 	int nd = reduce_dims(in->reduce_axis);
-	int64_t n = 1, rows;
-	float *f;
+	int64_t n = 1, rows, ld;
+	const float *f;
+	float *o;
 	int rc;
 
 	if (!nd)
@@ -1984,11 +2178,12 @@ static int exec_tensorreduce(ls_exec *x)
 			    (long long)dst->parts);
 	if (is_int_dtype(src->dtype))
 		return int_reduce(x, rows, n);
-	f = grow_f(&x->fa, &x->cap_a, src->count);
-	if ((rc = read_f32(x, 0, f)) != 0)
+	/* a float32 source of rows of n read in place */
+	if ((rc = in_rows(x, 0, n, &x->fa, &x->cap_a, &f, &ld)) != 0)
 		return rc;
-	ls_reduce_rows(in->alu, in->negate, f, rows, n, f);
-	stage_f32(x, f);
+	o = out_f32(x);
+	ls_reduce_rows(in->alu, in->negate, f, rows, n, ld, o);
+	out_done(x, o);
 	return 0;
 }
 
@@ -2160,6 +2355,26 @@ static void settle(ls_exec *x, const ls_pending *p)
 	}
 }
 
+/*
+** Scatter a staged write: into rows known written, the data only; rows
+** just written are remembered (the shadow is only ever set in a run).
+*/
+static void scatter(ls_exec *x, const ls_view *v, const void *buf)
+{
+	const ls_opnd *o = v->o;
+	int64_t rl = row_ld(o), rb = o->free * o->esize, ld = rl * o->esize;
+	if (!x || !rl) {
+		ls_scatter_raw(v, buf);
+		return;
+	}
+	if (known_written(x, v->init, o->parts, rb, ld)) {
+		ls_rows_put_raw(v, o->parts, o->free, ld, buf);
+		return;
+	}
+	ls_scatter_raw(v, buf);
+	remember_written(x, v->init, o->parts, rb, ld);
+}
+
 void ls_exec_commit(ls_pending *p)
 {
 	if (!p->active)
@@ -2174,7 +2389,7 @@ void ls_exec_commit(ls_pending *p)
 	else if (p->is_masked)
 		ls_scatter_masked(&p->dst, p->buf, p->mask);
 	else
-		ls_scatter_raw(&p->dst, p->buf);
+		scatter(p->x, &p->dst, p->buf);
 	if (p->has2)
 		ls_scatter_raw(&p->dst2, p->buf2);
 	/* the mask and the second output are this write's: a write staged

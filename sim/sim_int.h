@@ -593,6 +593,17 @@ int ls_all_written(const uint8_t *init, int64_t n);
 void ls_scatter_raw(const ls_view *v, const void *in);
 /* The same for the elements i whose mask[i] is set only. */
 void ls_scatter_masked(const ls_view *v, const void *in, const uint8_t *mask);
+/*
+** The same for rows rows of n elements, ld bytes apart from v->data, that
+** the caller knows are all written: read (as float32, or raw) or written
+** without touching the shadow.
+*/
+void ls_rows_to_f32(const ls_view *v, int64_t rows, int64_t n, int64_t ld,
+		    float *out);
+void ls_rows_get_raw(const ls_view *v, int64_t rows, int64_t n, int64_t ld,
+		     void *out);
+void ls_rows_put_raw(const ls_view *v, int64_t rows, int64_t n, int64_t ld,
+		     const void *in);
 /* Contiguous conversions (RNE on narrowing). */
 void ls_f32_to_dtype(lm_dtype t, const float *in, void *out, int64_t n);
 void ls_dtype_to_f32(lm_dtype t, const void *in, float *out, int64_t n);
@@ -632,10 +643,11 @@ float ls_act_apply(lm_actfunc f, float x, float alpha);
 
 /* 1 if TensorReduce folds with op. */
 int ls_reduce_supported(lm_aluop op);
-/* out[r] = the fold of in[r*n .. r*n+n-1] by op (negated when negate),
-** r = 0..rows-1, in float32 (docs/semantics.md, "TensorReduce"). */
+/* out[r] = the fold of in[r*ld .. r*ld+n-1] by op (negated when negate),
+** r = 0..rows-1, in float32 (docs/semantics.md, "TensorReduce"); out may
+** be in when ld is n. */
 void ls_reduce_rows(lm_aluop op, int negate, const float *in, int64_t rows,
-		    int64_t n, float *out);
+		    int64_t n, int64_t ld, float *out);
 
 /* ---- exec.c ------------------------------------------------------------- */
 
