@@ -328,27 +328,38 @@ int ls_alu(lm_aluop op, float a, float b, float *r)
 		out[i_] = (EXPR); \
 	} \
 } while (0)
-/* the four arithmetic ops eight lanes at a time: one IEEE operation per
-** lane, the same as the scalar loop */
-typedef float v8f __attribute__((vector_size(32)));
-#define ALU_VLOOP(OP) do { \
+/*
+** On x86-64 the four arithmetic ops run four lanes at a time: one IEEE
+** operation per lane, as the scalar loop. The instruction is written
+** out because its operand order decides which NaN a NaN op NaN returns
+** (the first source's, quieted): x first, as the scalar code compiles;
+** the compiler would be free to swap the operands of a C + or *.
+*/
+#if defined(__x86_64__) && defined(__SSE2__)
+typedef float v4f __attribute__((vector_size(16)));
+#define ALU_VLOOP(OP, INSN) do { \
 	int64_t i_ = 0; \
-	for (; i_ + 8 <= n; i_ += 8) { \
-		v8f va_, vb_; \
+	for (; i_ + 4 <= n; i_ += 4) { \
+		v4f va_, vb_; \
 		memcpy(&va_, a + i_, sizeof va_); \
 		VB(vb_, i_); \
-		va_ = va_ OP vb_; \
+		__asm__(INSN " %1, %0" : "+x"(va_) : "x"(vb_)); \
 		memcpy(out + i_, &va_, sizeof va_); \
 	} \
-	for (; i_ < n; i_++) \
-		out[i_] = a[i_] OP B(i_); \
+	for (; i_ < n; i_++) { \
+		const float x = a[i_], y = B(i_); \
+		out[i_] = x OP y; \
+	} \
 } while (0)
+#else
+#define ALU_VLOOP(OP, INSN) ALU_LOOP(x OP y)
+#endif
 #define ALU_OPS() \
 	switch (op) { \
-	case LM_ALU_ADD: ALU_VLOOP(+); return; \
-	case LM_ALU_SUBTRACT: ALU_VLOOP(-); return; \
-	case LM_ALU_MULT: ALU_VLOOP(*); return; \
-	case LM_ALU_DIVIDE: ALU_VLOOP(/); return; \
+	case LM_ALU_ADD: ALU_VLOOP(+, "addps"); return; \
+	case LM_ALU_SUBTRACT: ALU_VLOOP(-, "subps"); return; \
+	case LM_ALU_MULT: ALU_VLOOP(*, "mulps"); return; \
+	case LM_ALU_DIVIDE: ALU_VLOOP(/, "divps"); return; \
 	case LM_ALU_MAX: \
 		ALU_LOOP(isnan(x) ? x : isnan(y) ? y : (x > y ? x : y)); \
 		return; \
@@ -376,7 +387,9 @@ static void alu_vv(lm_aluop op, const float *a, const float *b, float *out,
 static void alu_vs(lm_aluop op, const float *a, float c, float *out,
 		   int64_t n)
 {
-	const v8f cv = { c, c, c, c, c, c, c, c };
+#if defined(__x86_64__) && defined(__SSE2__)
+	const v4f cv = { c, c, c, c };
+#endif
 #define B(i) c
 #define VB(v, i) ((v) = cv)
 	ALU_OPS()
