@@ -415,6 +415,69 @@ static void alu_sv(lm_aluop op, float c, const float *b, float *out,
 #undef ALU_VLOOP
 #undef ALU_LOOP
 
+/* 0..3 for add, subtract, mult, divide; else -1. */
+static int arith_code(lm_aluop op)
+{
+	switch (op) {
+	case LM_ALU_ADD: return 0;
+	case LM_ALU_SUBTRACT: return 1;
+	case LM_ALU_MULT: return 2;
+	case LM_ALU_DIVIDE: return 3;
+	default: return -1;
+	}
+}
+
+/*
+** TensorScalar's two steps out[i] = (a[i] op0 c0) op1 c1 in one pass,
+** four lanes at a time, for the arithmetic ops with the constants on
+** the right and not NaN (so one operand at most is NaN and the operand
+** order cannot change a bit). Each step is rounded to float32 as in the
+** two passes. 0 if the ops are not such.
+*/
+typedef float ts_v4 __attribute__((vector_size(16)));
+#define TS2(O0, O1) do { \
+	const ts_v4 c0v_ = { c0, c0, c0, c0 }, c1v_ = { c1, c1, c1, c1 }; \
+	int64_t i_ = 0; \
+	for (; i_ + 4 <= n; i_ += 4) { \
+		ts_v4 v_; \
+		memcpy(&v_, a + i_, sizeof v_); \
+		v_ = v_ O0 c0v_; \
+		v_ = v_ O1 c1v_; \
+		memcpy(out + i_, &v_, sizeof v_); \
+	} \
+	for (; i_ < n; i_++) { \
+		float v_ = a[i_] O0 c0; \
+		v_ = v_ O1 c1; \
+		out[i_] = v_; \
+	} \
+} while (0)
+#define TS_OP1(O0) do { \
+	switch (k1) { \
+	case 0: TS2(O0, +); break; \
+	case 1: TS2(O0, -); break; \
+	case 2: TS2(O0, *); break; \
+	default: TS2(O0, /); break; \
+	} \
+} while (0)
+
+static int ts_fused(lm_aluop op0, float c0, lm_aluop op1, float c1,
+		    const float *a, float *out, int64_t n)
+{
+	const int k0 = arith_code(op0), k1 = arith_code(op1);
+	if (k0 < 0 || k1 < 0 || isnan(c0) || isnan(c1))
+		return 0;
+	switch (k0) {
+	case 0: TS_OP1(+); break;
+	case 1: TS_OP1(-); break;
+	case 2: TS_OP1(*); break;
+	default: TS_OP1(/); break;
+	}
+	return 1;
+}
+
+#undef TS_OP1
+#undef TS2
+
 /* ---- the opcode families ------------------------------------------------ */
 
 /* 1 if a and b are one format (two spellings of a float8 format, say):
@@ -1727,8 +1790,12 @@ static int exec_tensorscalar(ls_exec *x)
 		if ((rc = in_rows(x, 0, L, &x->fa, &x->cap_a, &pa, &lda)) != 0)
 			return rc;
 		o = out_f32(x);
+		const int fuse = !in->reverse0 && !in->reverse1;
 		for (int64_t k = 0; k < n / L; k++) {
 			float *orow = o + k * L;
+			if (fuse && ts_fused(in->alu0, c0, in->alu1, c1,
+					     pa + k * lda, orow, L))
+				continue;
 			if (in->reverse0)
 				alu_sv(in->alu0, c0, pa + k * lda, orow, L);
 			else
