@@ -967,8 +967,12 @@ static int exec_gather(ls_exec *x)
 }
 
 /* TensorCopy: as DMA, on an engine. */
+static int copy_defer(ls_exec *x);
+
 static int exec_copy(ls_exec *x)
 {
+	if (copy_defer(x))
+		return 0;
 	return exec_dma(x);
 }
 
@@ -1134,6 +1138,8 @@ static int acc_start(const ls_exec *x)
 ** all written (unless it starts), or an operand read in place overlaps it
 ** (then the caller stages it the plain way), or an error.
 */
+static void defer(ls_exec *x, ls_pending *p);
+
 static int mm_defer(ls_exec *x)
 {
 	const ls_opnd *st = &x->si->ins[0], *mv = &x->si->ins[1];
@@ -1177,11 +1183,8 @@ static int mm_defer(ls_exec *x)
 	p->dsto = *v.o;
 	p->dst = v;
 	p->dst.o = &p->dsto;
-	p->active = 1;
-	p->is_deferred = 1;
-	lm_grow(&x->deferred, &x->cap_deferred, x->n_deferred + 1,
-		sizeof *x->deferred);
-	x->deferred[x->n_deferred++] = p;
+	p->is_copy = 0;
+	defer(x, p);
 	return 1;
 }
 
@@ -1193,6 +1196,103 @@ static void undefer(ls_exec *x, ls_pending *p)
 			break;
 		}
 	p->is_deferred = 0;
+	p->is_copy = 0;
+}
+
+static void defer(ls_exec *x, ls_pending *p)
+{
+	p->active = 1;
+	p->is_deferred = 1;
+	lm_grow(&x->deferred, &x->cap_deferred, x->n_deferred + 1,
+		sizeof *x->deferred);
+	x->deferred[x->n_deferred++] = p;
+}
+
+/*
+** 1 if no row of rb bytes at a + k * sa meets one at b + k * sb when the
+** rows are interleaved: both strides the same (the partition stride)
+** and each row of one inside the gap between two rows of the other.
+*/
+static int rows_apart(uintptr_t a, uintptr_t b, int64_t rb, int64_t sa,
+		      int64_t sb)
+{
+	int64_t d;
+	if (sa != sb || sa < 2 * rb)
+		return 0;
+	d = (int64_t)((b > a ? b - a : a - b) % (uint64_t)sa);
+	return d >= rb && sa - d >= rb;
+}
+
+/*
+** A TensorCopy between rows of one format, its source all written and
+** apart from its destination, copies at its commit straight from the
+** source (one copy instead of two through the staging buffer): exact as
+** long as nothing writes the source in between, and a commit that would
+** has the copy stage its rows first (copy_stage_now). 1 if deferred.
+*/
+static int copy_defer(ls_exec *x)
+{
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	const int64_t sl = row_ld(src), dl = row_ld(dst);
+	const int64_t rb = src->free * src->esize;
+	ls_pending *p = x->pend;
+	uintptr_t slo, shi, dlo, dhi;
+	ls_view sv;
+
+	if (x->si->n_ins != 1 || !same_format(src->dtype, dst->dtype) ||
+	    src->esize != dst->esize || !sl || !dl ||
+	    src->parts != dst->parts || src->free != dst->free)
+		return 0;
+	ls_bind(x->mc, x->core, src, &sv);
+	if (!rows_written(x, sv.init, src->parts, rb, sl * src->esize))
+		return 0;
+	slo = (uintptr_t)sv.data;
+	shi = slo + (uintptr_t)((src->parts - 1) * sl * src->esize + rb);
+	p->dsto = *dst;
+	ls_bind(x->mc, x->core, &p->dsto, &p->dst);
+	dlo = (uintptr_t)p->dst.data;
+	dhi = dlo + (uintptr_t)((dst->parts - 1) * dl * dst->esize + rb);
+	if (overlaps(slo, shi, dlo, dhi) && !rows_apart(slo, dlo, rb,
+							 sl * src->esize,
+							 dl * dst->esize))
+		return 0;
+	p->mm.lo[0] = slo;
+	p->mm.hi[0] = shi;
+	p->mm.n_rng = 1;
+	p->cp_src = sv.data;
+	p->cp_ld = sl * src->esize;
+	p->is_copy = 1;
+	defer(x, p);
+	return 1;
+}
+
+/* A deferred copy reads its source now (nothing wrote it since its
+** start) into its staging buffer: from here an ordinary staged write. */
+static void copy_stage_now(ls_exec *x, ls_pending *p)
+{
+	const ls_opnd *o = &p->dsto;
+	const int64_t rb = o->free * o->esize;
+	uint8_t *b = grow_b(&p->buf, &p->cap, o->count * o->esize);
+	for (int64_t r = 0; r < o->parts; r++)
+		memcpy(b + r * rb, p->cp_src + r * p->cp_ld, (size_t)rb);
+	undefer(x, p);
+}
+
+/* Complete a deferred copy: the rows from the source, marked written. */
+static void copy_finish(ls_exec *x, ls_pending *p)
+{
+	const ls_opnd *o = &p->dsto;
+	const int64_t rb = o->free * o->esize, ld = row_ld(o) * o->esize;
+	const int is_known = known_written(x, p->dst.init, o->parts, rb, ld);
+	for (int64_t r = 0; r < o->parts; r++) {
+		memcpy(p->dst.data + r * ld, p->cp_src + r * p->cp_ld,
+		       (size_t)rb);
+		if (!is_known)
+			memset(p->dst.init + r * ld, 1, (size_t)rb);
+	}
+	if (!is_known)
+		remember_written(x, p->dst.init, o->parts, rb, ld);
+	undefer(x, p);
 }
 
 /*
@@ -2402,7 +2502,7 @@ static void view_extent(const ls_view *v, uintptr_t *lo, uintptr_t *hi)
 /* The bytes staged write p covers (its first output): [*lo, *hi). */
 static void write_extent(const ls_pending *p, uintptr_t *lo, uintptr_t *hi)
 {
-	if (p->is_deferred) {
+	if (p->is_deferred && !p->is_copy) {
 		*lo = p->mm.lo[0];
 		*hi = p->mm.hi[0];
 		return;
@@ -2430,7 +2530,9 @@ static void settle(ls_exec *x, const ls_pending *p)
 			for (int w = 0; w < nw && !hit; w++)
 				hit = overlaps(lo[w], hi[w], q->mm.lo[r],
 					       q->mm.hi[r]);
-		if (hit)
+		if (hit && q->is_copy)
+			copy_stage_now(x, q);
+		else if (hit)
 			mm_stage_now(x, q);
 	}
 }
@@ -2464,7 +2566,9 @@ void ls_exec_commit(ls_pending *p)
 		p->dst2.o = &p->dsto2;
 	if (p->x && p->x->n_deferred)
 		settle(p->x, p);
-	if (p->is_deferred)
+	if (p->is_deferred && p->is_copy)
+		copy_finish(p->x, p);
+	else if (p->is_deferred)
 		mm_finish(p->x, p);
 	else if (p->is_masked)
 		ls_scatter_masked(&p->dst, p->buf, p->mask);

@@ -128,6 +128,13 @@ typedef struct ls_pending {
 	size_t cap2;
 	int is_deferred;        /* mm holds the write (buf unused) */
 	ls_mm_defer mm;
+	/* is_deferred and is_copy: a TensorCopy whose rows are copied from
+	** cp_src (rows cp_ld bytes apart, dst's shape) at the commit;
+	** mm.lo / hi[0] are the source's bytes, which nothing may write
+	** before (ls_exec_commit) */
+	int is_copy;
+	const uint8_t *cp_src;
+	int64_t cp_ld;
 	struct ls_exec *x;      /* the run it was started in */
 	/* copies of the operands dst and dst2 were bound to: an operand
 	** placed at the issue lives in scratch the next issue reuses, and a

@@ -641,6 +641,66 @@ START_TEST(test_partly_written_refused)
 }
 END_TEST
 
+/*
+** A TensorCopy (copied at its commit straight from its source) while a
+** short Memset on another engine writes part of its source (what = 0) or
+** of its destination (what = 1) before the copy completes: the copy
+** writes what it read at its start, after the Memset.
+*/
+START_TEST(test_copy_source_written_in_flight)
+{
+	enum { P = 4, F = 512 };
+	for (int what = 0; what < 2; what++)
+		for (int dt = 0; dt < 2; dt++) {
+			const char *d = dt ? "bfloat16" : "float32";
+			float x[P * F];
+			tb t;
+			ls_result r;
+			lm_module *m;
+			lm_error err;
+			tb_fill(x, P * F, 61 + what);
+			tb_init(&t);
+			tb_dram(&t, "x", "ExternalInput", d, P, F);
+			tb_dram(&t, "y", "ExternalOutput", d, P, F);
+			tb_sb(&t, "xs", d, P, F);
+			tb_sb(&t, "ys", d, P, F);
+			tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"ld\","
+				"\"engine\":\"SP\",\"queue\":\"q0\",\"ins\":[%s],"
+				"\"outs\":[%s]}", AP("x", d, P, F, 0),
+				AP("xs", d, P, F, 0));
+			/* 512 elements a partition on DVE against a Memset of
+			** 4 on Pool, both started by the load */
+			tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\","
+				"\"engine\":\"DVE\",\"ins\":[%s],\"outs\":[%s],"
+				"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}]}",
+				AP("xs", d, P, F, 0), AP("ys", d, P, F, 0));
+			tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\","
+				"\"name\":\"w1\",\"engine\":\"Pool\",\"outs\":"
+				"[%s],\"constant\":7,\"wait\":[{\"semaphore\":"
+				"\"s0\",\"value\":1}]}",
+				APS(what ? "ys" : "xs", d, P, 4, 8, F));
+			tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\","
+				"\"engine\":\"SP\",\"queue\":\"q0\",\"ins\":[%s],"
+				"\"outs\":[%s],\"dependencies\":[\"cp\",\"w1\"]}",
+				AP("ys", d, P, F, 0), AP("y", d, P, F, 0));
+			m = tb_module(&t, 0);
+			ck_assert_msg(tb_run1(m, x, P, F, NULL, &r, &err) == 0,
+				      "run: %s", err.msg);
+			for (int i = 0; i < P * F; i++) {
+				float want = dt ? via_bf16(x[i]) : x[i];
+				ck_assert_msg(f_bits(tb_out(&r, "y", i)) ==
+					      f_bits(want), "what %d %s: "
+					      "element %d is %g, want %g", what,
+					      d, i, (double)tb_out(&r, "y", i),
+					      (double)want);
+			}
+			ls_result_free(&r);
+			lm_module_free(m);
+			tb_free(&t);
+		}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("elemfast");
@@ -654,6 +714,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_exponential_shapes);
 	tcase_add_test(tc, test_partly_written);
 	tcase_add_test(tc, test_partly_written_refused);
+	tcase_add_test(tc, test_copy_source_written_in_flight);
 	suite_add_tcase(s, tc);
 	return s;
 }
