@@ -478,6 +478,38 @@ static int ts_fused(lm_aluop op0, float c0, lm_aluop op1, float c1,
 #undef TS_OP1
 #undef TS2
 
+/* TensorTensor's rows: out row k = a row k op b row k, rows of L. */
+static void tt_rows(lm_aluop op, const float *a, int64_t lda, const float *b,
+		    int64_t ldb, int64_t rows, int64_t L, float *out,
+		    int64_t ldo)
+{
+	for (int64_t k = 0; k < rows; k++)
+		alu_vv(op, a + k * lda, b + k * ldb, out + k * ldo, L);
+}
+
+/* TensorScalar's rows: (a op0 const0) op1 const1, each step float32. */
+static void ts_rows(const lm_inst *in, const float *a, int64_t lda,
+		    int64_t rows, int64_t L, float *out, int64_t ldo)
+{
+	const float c0 = in->has_const0 ? (float)in->const0 : 0.0f;
+	const float c1 = in->has_const1 ? (float)in->const1 : 0.0f;
+	const int fuse = !in->reverse0 && !in->reverse1;
+	for (int64_t k = 0; k < rows; k++) {
+		float *orow = out + k * ldo;
+		if (fuse && ts_fused(in->alu0, c0, in->alu1, c1, a + k * lda,
+				     orow, L))
+			continue;
+		if (in->reverse0)
+			alu_sv(in->alu0, c0, a + k * lda, orow, L);
+		else
+			alu_vs(in->alu0, a + k * lda, c0, orow, L);
+		if (in->reverse1)
+			alu_sv(in->alu1, c1, orow, orow, L);
+		else
+			alu_vs(in->alu1, orow, c1, orow, L);
+	}
+}
+
 /* ---- the opcode families ------------------------------------------------ */
 
 /* 1 if a and b are one format (two spellings of a float8 format, say):
@@ -1184,6 +1216,7 @@ static int mm_defer(ls_exec *x)
 	p->dst = v;
 	p->dst.o = &p->dsto;
 	p->is_copy = 0;
+	p->is_ew = 0;
 	defer(x, p);
 	return 1;
 }
@@ -1197,6 +1230,7 @@ static void undefer(ls_exec *x, ls_pending *p)
 		}
 	p->is_deferred = 0;
 	p->is_copy = 0;
+	p->is_ew = 0;
 }
 
 static void defer(ls_exec *x, ls_pending *p)
@@ -1292,6 +1326,93 @@ static void copy_finish(ls_exec *x, ls_pending *p)
 	}
 	if (!is_known)
 		remember_written(x, p->dst.init, o->parts, rb, ld);
+	undefer(x, p);
+}
+
+/*
+** A float32 TensorTensor / TensorScalar whose sources are read in place
+** (a, and b unless NULL; rows of L floats, lda / ldb apart) and whose
+** destination is float32 rows of L, each apart from every source row or
+** the very same row: computed at its commit straight into the
+** destination (no staging buffer), exact while nothing writes a source
+** in between (settle stages it first: ew_stage_now). 1 if deferred.
+*/
+static int ew_defer(ls_exec *x, const float *a, int64_t lda, const float *b,
+		    int64_t ldb, int64_t L)
+{
+	const ls_opnd *dst = &x->si->outs[0];
+	const int64_t dl = row_ld(dst), rb = L * 4;
+	ls_pending *p = x->pend;
+	const float *src[2] = { a, b };
+	const int64_t sld[2] = { lda, ldb };
+	uintptr_t dlo, dhi;
+	int n_src = b ? 2 : 1;
+
+	if ((dst->dtype != LM_DT_FLOAT32 && dst->dtype != LM_DT_FLOAT32R) ||
+	    !dl || dst->free != L || dst->parts * L != dst->count)
+		return 0;
+	p->dsto = *dst;
+	ls_bind(x->mc, x->core, &p->dsto, &p->dst);
+	if ((uintptr_t)p->dst.data % sizeof(float) != 0)
+		return 0;
+	dlo = (uintptr_t)p->dst.data;
+	dhi = dlo + (uintptr_t)(((dst->parts - 1) * dl + L) * 4);
+	for (int i = 0; i < n_src; i++) {
+		uintptr_t lo = (uintptr_t)src[i];
+		uintptr_t hi = lo + (uintptr_t)(((dst->parts - 1) * sld[i] + L) *
+						4);
+		if (overlaps(lo, hi, dlo, dhi) && !(lo == dlo &&
+		    sld[i] == dl) && !rows_apart(lo, dlo, rb, sld[i] * 4,
+						 dl * 4))
+			return 0;
+		p->mm.lo[i] = lo;
+		p->mm.hi[i] = hi;
+	}
+	p->mm.n_rng = n_src;
+	p->ew_in = x->si->in;
+	p->ew_a = a;
+	p->ew_b = b;
+	p->ew_lda = lda;
+	p->ew_ldb = ldb;
+	p->ew_rows = dst->parts;
+	p->ew_L = L;
+	p->is_ew = 1;
+	defer(x, p);
+	return 1;
+}
+
+/* The rows of deferred p into out, rows ldo floats apart. */
+static void ew_compute(const ls_pending *p, float *out, int64_t ldo)
+{
+	if (p->ew_b)
+		tt_rows(p->ew_in->alu, p->ew_a, p->ew_lda, p->ew_b, p->ew_ldb,
+			p->ew_rows, p->ew_L, out, ldo);
+	else
+		ts_rows(p->ew_in, p->ew_a, p->ew_lda, p->ew_rows, p->ew_L, out,
+			ldo);
+}
+
+/* A deferred op computes now (nothing wrote its sources since its
+** start) into its staging buffer: from here an ordinary staged write. */
+static void ew_stage_now(ls_exec *x, ls_pending *p)
+{
+	uint8_t *b = grow_b(&p->buf, &p->cap, p->ew_rows * p->ew_L * 4);
+	ew_compute(p, (float *)(void *)b, p->ew_L);
+	undefer(x, p);
+}
+
+/* Complete a deferred op: its rows into the destination, marked
+** written. */
+static void ew_finish(ls_exec *x, ls_pending *p)
+{
+	const ls_opnd *o = &p->dsto;
+	const int64_t rb = p->ew_L * 4, ld = row_ld(o) * 4;
+	ew_compute(p, (float *)(void *)p->dst.data, ld / 4);
+	if (!known_written(x, p->dst.init, o->parts, rb, ld)) {
+		for (int64_t r = 0; r < o->parts; r++)
+			memset(p->dst.init + r * ld, 1, (size_t)rb);
+		remember_written(x, p->dst.init, o->parts, rb, ld);
+	}
 	undefer(x, p);
 }
 
@@ -1823,6 +1944,9 @@ done:
 }
 
 /* TensorTensor: dst = a op b. */
+static int ew_defer(ls_exec *x, const float *a, int64_t lda, const float *b,
+		    int64_t ldb, int64_t L);
+
 static int exec_tensortensor(ls_exec *x)
 {
 	lm_aluop op = x->si->in->alu;
@@ -1847,9 +1971,11 @@ static int exec_tensortensor(ls_exec *x)
 		if ((rc = in_rows(x, 0, L, &x->fa, &x->cap_a, &pa, &lda)) ||
 		    (rc = in_rows(x, 1, L, &x->fb, &x->cap_b, &pb, &ldb)))
 			return rc;
+		if (pa != x->fa && pb != x->fb && ew_defer(x, pa, lda, pb, ldb,
+							   L))
+			return 0;
 		o = out_f32(x);
-		for (int64_t k = 0; k < n / L; k++)
-			alu_vv(op, pa + k * lda, pb + k * ldb, o + k * L, L);
+		tt_rows(op, pa, lda, pb, ldb, n / L, L, o, L);
 		out_done(x, o);
 		return 0;
 	}
@@ -1889,22 +2015,10 @@ static int exec_tensorscalar(ls_exec *x)
 		float *o;
 		if ((rc = in_rows(x, 0, L, &x->fa, &x->cap_a, &pa, &lda)) != 0)
 			return rc;
+		if (pa != x->fa && ew_defer(x, pa, lda, NULL, 0, L))
+			return 0;
 		o = out_f32(x);
-		const int fuse = !in->reverse0 && !in->reverse1;
-		for (int64_t k = 0; k < n / L; k++) {
-			float *orow = o + k * L;
-			if (fuse && ts_fused(in->alu0, c0, in->alu1, c1,
-					     pa + k * lda, orow, L))
-				continue;
-			if (in->reverse0)
-				alu_sv(in->alu0, c0, pa + k * lda, orow, L);
-			else
-				alu_vs(in->alu0, pa + k * lda, c0, orow, L);
-			if (in->reverse1)
-				alu_sv(in->alu1, c1, orow, orow, L);
-			else
-				alu_vs(in->alu1, orow, c1, orow, L);
-		}
+		ts_rows(in, pa, lda, n / L, L, o, L);
 		out_done(x, o);
 		return 0;
 	}
@@ -2502,7 +2616,7 @@ static void view_extent(const ls_view *v, uintptr_t *lo, uintptr_t *hi)
 /* The bytes staged write p covers (its first output): [*lo, *hi). */
 static void write_extent(const ls_pending *p, uintptr_t *lo, uintptr_t *hi)
 {
-	if (p->is_deferred && !p->is_copy) {
+	if (p->is_deferred && !p->is_copy && !p->is_ew) {
 		*lo = p->mm.lo[0];
 		*hi = p->mm.hi[0];
 		return;
@@ -2532,6 +2646,8 @@ static void settle(ls_exec *x, const ls_pending *p)
 					       q->mm.hi[r]);
 		if (hit && q->is_copy)
 			copy_stage_now(x, q);
+		else if (hit && q->is_ew)
+			ew_stage_now(x, q);
 		else if (hit)
 			mm_stage_now(x, q);
 	}
@@ -2568,6 +2684,8 @@ void ls_exec_commit(ls_pending *p)
 		settle(p->x, p);
 	if (p->is_deferred && p->is_copy)
 		copy_finish(p->x, p);
+	else if (p->is_deferred && p->is_ew)
+		ew_finish(p->x, p);
 	else if (p->is_deferred)
 		mm_finish(p->x, p);
 	else if (p->is_masked)

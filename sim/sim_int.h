@@ -135,6 +135,14 @@ typedef struct ls_pending {
 	int is_copy;
 	const uint8_t *cp_src;
 	int64_t cp_ld;
+	/* is_deferred and is_ew: a float32 TensorTensor / TensorScalar
+	** (ew_in) whose rows ew_rows x ew_L are computed at the commit
+	** from ew_a (and ew_b), rows ew_lda (ew_ldb) floats apart, read in
+	** place; mm.lo / hi: their bytes */
+	int is_ew;
+	const struct lm_inst *ew_in;
+	const float *ew_a, *ew_b;
+	int64_t ew_lda, ew_ldb, ew_rows, ew_L;
 	struct ls_exec *x;      /* the run it was started in */
 	/* copies of the operands dst and dst2 were bound to: an operand
 	** placed at the issue lives in scratch the next issue reuses, and a

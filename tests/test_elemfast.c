@@ -642,18 +642,30 @@ START_TEST(test_partly_written_refused)
 END_TEST
 
 /*
-** A TensorCopy (copied at its commit straight from its source) while a
-** short Memset on another engine writes part of its source (what = 0) or
-** of its destination (what = 1) before the copy completes: the copy
-** writes what it read at its start, after the Memset.
+** A TensorCopy, TensorTensor add or TensorScalar mult+add (computed at
+** its commit straight from its sources) while a short Memset on another
+** engine writes part of its source (what = 0) or of its destination
+** (what = 1) before it completes: it writes what its sources held at its
+** start, after the Memset. what = 2: the op writes its own source (the
+** same rows), no Memset.
 */
-START_TEST(test_copy_source_written_in_flight)
+START_TEST(test_source_written_in_flight)
 {
 	enum { P = 4, F = 512 };
-	for (int what = 0; what < 2; what++)
+	static const char *const ops[] = {
+		"\"opcode\":\"TensorCopy\"",
+		"\"opcode\":\"TensorTensor\",\"op\":\"add\"",
+		"\"opcode\":\"TensorScalar\",\"op0\":\"mult\",\"const0\":2,"
+		"\"op1\":\"add\",\"const1\":1,\"reverse0\":false,"
+		"\"reverse1\":false",
+	};
+	for (int op = 0; op < 3; op++)
+	for (int what = 0; what < 3; what++)
 		for (int dt = 0; dt < 2; dt++) {
 			const char *d = dt ? "bfloat16" : "float32";
+			const char *out = what == 2 ? "xs" : "ys";
 			float x[P * F];
+			char ins[800];
 			tb t;
 			ls_result r;
 			lm_module *m;
@@ -668,12 +680,15 @@ START_TEST(test_copy_source_written_in_flight)
 				"\"engine\":\"SP\",\"queue\":\"q0\",\"ins\":[%s],"
 				"\"outs\":[%s]}", AP("x", d, P, F, 0),
 				AP("xs", d, P, F, 0));
+			snprintf(ins, sizeof ins, "%s%s%s", AP("xs", d, P, F, 0),
+				 op == 1 ? "," : "", op == 1 ? AP("xs", d, P,
+				 F, 0) : "");
 			/* 512 elements a partition on DVE against a Memset of
 			** 4 on Pool, both started by the load */
-			tb_inst(&t, "{\"opcode\":\"TensorCopy\",\"name\":\"cp\","
-				"\"engine\":\"DVE\",\"ins\":[%s],\"outs\":[%s],"
-				"\"wait\":[{\"semaphore\":\"s0\",\"value\":1}]}",
-				AP("xs", d, P, F, 0), AP("ys", d, P, F, 0));
+			tb_inst(&t, "{%s,\"name\":\"cp\",\"engine\":\"DVE\","
+				"\"ins\":[%s],\"outs\":[%s],\"wait\":[{"
+				"\"semaphore\":\"s0\",\"value\":1}]}", ops[op],
+				ins, AP(out, d, P, F, 0));
 			tb_inst(&t, "{\"opcode\":\"Memset\",\"mode\":\"Const\","
 				"\"name\":\"w1\",\"engine\":\"Pool\",\"outs\":"
 				"[%s],\"constant\":7,\"wait\":[{\"semaphore\":"
@@ -682,16 +697,23 @@ START_TEST(test_copy_source_written_in_flight)
 			tb_inst(&t, "{\"opcode\":\"DMACopy\",\"name\":\"st\","
 				"\"engine\":\"SP\",\"queue\":\"q0\",\"ins\":[%s],"
 				"\"outs\":[%s],\"dependencies\":[\"cp\",\"w1\"]}",
-				AP("ys", d, P, F, 0), AP("y", d, P, F, 0));
+				AP(out, d, P, F, 0), AP("y", d, P, F, 0));
 			m = tb_module(&t, 0);
 			ck_assert_msg(tb_run1(m, x, P, F, NULL, &r, &err) == 0,
 				      "run: %s", err.msg);
 			for (int i = 0; i < P * F; i++) {
-				float want = dt ? via_bf16(x[i]) : x[i];
+				float v = dt ? via_bf16(x[i]) : x[i], want;
+				if (op == 1)
+					v = alu("add", v, v);
+				else if (op == 2)
+					v = alu("add", alu("mult", v, 2.0f),
+						1.0f);
+				want = dt ? via_bf16(v) : v;
 				ck_assert_msg(f_bits(tb_out(&r, "y", i)) ==
-					      f_bits(want), "what %d %s: "
-					      "element %d is %g, want %g", what,
-					      d, i, (double)tb_out(&r, "y", i),
+					      f_bits(want), "op %d what %d %s: "
+					      "element %d is %g, want %g", op,
+					      what, d, i,
+					      (double)tb_out(&r, "y", i),
 					      (double)want);
 			}
 			ls_result_free(&r);
@@ -714,7 +736,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_exponential_shapes);
 	tcase_add_test(tc, test_partly_written);
 	tcase_add_test(tc, test_partly_written_refused);
-	tcase_add_test(tc, test_copy_source_written_in_flight);
+	tcase_add_test(tc, test_source_written_in_flight);
 	suite_add_tcase(s, tc);
 	return s;
 }
