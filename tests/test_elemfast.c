@@ -727,7 +727,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("elemfast");
 	TCase *tc = tcase_create("elemfast");
-	tcase_set_timeout(tc, 600);
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_copy_shapes);
 	tcase_add_test(tc, test_tensortensor_shapes);
 	tcase_add_test(tc, test_tensorscalar_shapes);
