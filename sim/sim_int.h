@@ -126,7 +126,10 @@ typedef struct ls_pending {
 	ls_view dst2;
 	uint8_t *buf2;
 	size_t cap2;
-	int is_deferred;        /* mm holds the write (buf unused) */
+	/* is_deferred: the write is made at the commit from memory read in
+	** place, by a Matmult (mm), a copy (is_copy) or an elementwise op
+	** (is_ew); buf unused */
+	int is_deferred;
 	ls_mm_defer mm;
 	/* is_deferred and is_copy: a TensorCopy whose rows are copied from
 	** cp_src (rows cp_ld bytes apart, dst's shape) at the commit;
