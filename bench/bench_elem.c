@@ -1,13 +1,15 @@
 /*
 ** bench_elem.c -- elementwise, reduce and activation ops over a
 ** 128 x 2048 fp32 SBUF tile against a memcpy of the same bytes in the
-** same run (median of 5).
+** same run (median of 5); last, libm's expf alone over the same tile,
+** the ceiling of the ops that call it once per element.
 */
 #include "common.h"
 #include "module.h"
 #include "verify.h"
 #include "sim.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +201,35 @@ int main(void)
 		       el / s, el / mc, mc / s, ops[k].goal,
 		       mc / s >= ops[k].goal ? "PASS" : "BELOW");
 		lm_module_free(m);
+	}
+	/* the ceiling of the transcendental ops: libm's expf alone, one call
+	** per element over the same tile of zeros (the ops' input) */
+	{
+		const size_t ne = bytes / sizeof(float);
+		float *fi = calloc(ne, sizeof *fi), *fo = malloc(bytes);
+		double ts[REPS], tm[REPS];
+		for (int rep = 0; rep < REPS; rep++) {
+			double t0 = now();
+			for (int i = 0; i < n; i++) {
+				for (size_t e = 0; e < ne; e++)
+					fo[e] = expf(fi[e]);
+				__asm__ volatile("" : : "r"(fo) : "memory");
+			}
+			ts[rep] = now() - t0;
+			t0 = now();
+			for (int i = 0; i < n; i++) {
+				memcpy(dst, src, bytes);
+				__asm__ volatile("" : : "r"(dst) : "memory");
+			}
+			tm[rep] = now() - t0;
+		}
+		qsort(ts, REPS, sizeof ts[0], cmp);
+		qsort(tm, REPS, sizeof tm[0], cmp);
+		printf("%-22s %12.3g %12.3g %7.3f   (a plain loop, no "
+		       "simulation)\n", "libm expf loop", el / ts[REPS / 2],
+		       el / tm[REPS / 2], tm[REPS / 2] / ts[REPS / 2]);
+		free(fi);
+		free(fo);
 	}
 	free(src);
 	free(dst);

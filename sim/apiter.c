@@ -258,3 +258,33 @@ void ls_scatter_masked(const ls_view *v, const void *inv, const uint8_t *mask)
 		NEXT_RUN(o, idx, off);
 	}
 }
+
+/*
+** Rows whose shadow the caller knows to be all written (rows rows of n
+** elements, ld bytes apart from v->data): the same copies and
+** conversions as the loops above, without reading or setting the shadow.
+*/
+void ls_rows_to_f32(const ls_view *v, int64_t rows, int64_t n, int64_t ld,
+		    float *out)
+{
+	for (int64_t r = 0; r < rows; r++)
+		ls_dtype_to_f32(v->o->dtype, v->data + r * ld, out + r * n, n);
+}
+
+void ls_rows_get_raw(const ls_view *v, int64_t rows, int64_t n, int64_t ld,
+		     void *outv)
+{
+	const size_t rb = (size_t)(n * v->o->esize);
+	uint8_t *out = outv;
+	for (int64_t r = 0; r < rows; r++)
+		memcpy(out + (size_t)r * rb, v->data + r * ld, rb);
+}
+
+void ls_rows_put_raw(const ls_view *v, int64_t rows, int64_t n, int64_t ld,
+		     const void *inv)
+{
+	const size_t rb = (size_t)(n * v->o->esize);
+	const uint8_t *in = inv;
+	for (int64_t r = 0; r < rows; r++)
+		memcpy(v->data + r * ld, in + (size_t)r * rb, rb);
+}

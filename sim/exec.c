@@ -67,6 +67,67 @@ static uint8_t *grow_b(uint8_t **p, size_t *cap, int64_t n)
 	return *p;
 }
 
+#define N_WRITTEN ((int)(sizeof ((ls_exec *)0)->written / \
+			   sizeof ((ls_exec *)0)->written[0]))
+
+/* 1 if an entry of x's cache says these shadow rows are all written. */
+static int known_written(const ls_exec *x, const uint8_t *init, int64_t rows,
+			 int64_t rb, int64_t ld)
+{
+	for (int i = 0; i < N_WRITTEN; i++) {
+		const struct ls_written *w = &x->written[i];
+		if (w->init == init && w->rows == rows && w->rb == rb &&
+		    w->ld == ld)
+			return 1;
+	}
+	return 0;
+}
+
+static void remember_written(ls_exec *x, const uint8_t *init, int64_t rows,
+			     int64_t rb, int64_t ld)
+{
+	struct ls_written *w = &x->written[x->next_written];
+	x->next_written = (x->next_written + 1) % N_WRITTEN;
+	w->init = init;
+	w->rows = rows;
+	w->rb = rb;
+	w->ld = ld;
+}
+
+/*
+** 1 if rows rows of rb shadow bytes, ld bytes apart from init, are all
+** written. Shadow bytes are only ever set during a run, so a range found
+** written is remembered and not scanned again.
+*/
+static int rows_written(ls_exec *x, const uint8_t *init, int64_t rows,
+			int64_t rb, int64_t ld)
+{
+	if (known_written(x, init, rows, rb, ld))
+		return 1;
+	for (int64_t r = 0; r < rows; r++)
+		if (!ls_all_written(init + r * ld, rb))
+			return 0;
+	remember_written(x, init, rows, rb, ld);
+	return 1;
+}
+
+/*
+** The element stride between the partitions of o when each partition's
+** free elements are contiguous (rows), else 0.
+*/
+static int64_t row_ld(const ls_opnd *o)
+{
+	if (o->parts < 1 || o->free < 1 || o->parts * o->free != o->count)
+		return 0;
+	if (o->ndim == 2 && o->stride[1] == o->esize && o->num[1] == o->free &&
+	    o->num[0] == o->parts && o->stride[0] > 0 &&
+	    o->stride[0] % o->esize == 0)
+		return o->stride[0] / o->esize;
+	if (o->ndim == 1 && o->stride[0] == o->esize)
+		return o->free;
+	return 0;
+}
+
 static int can_read_uninit(const ls_exec *x)
 {
 	for (int i = 0; i < x->si->n_dyn; i++)
@@ -102,13 +163,33 @@ static int uninit_kept(ls_exec *x, const char *label, const ls_opnd *o,
 	return 1;
 }
 
+/*
+** 1 if operand o (bound as v) is rows (row_ld) whose bytes are all
+** written (the cache of rows_written): its element loops may skip the
+** shadow. *ld: the bytes between its rows.
+*/
+static int opnd_written(ls_exec *x, const ls_opnd *o, const ls_view *v,
+			int64_t *ld)
+{
+	int64_t rl = row_ld(o);
+	*ld = rl * o->esize;
+	return rl && rows_written(x, v->init, o->parts, o->free * o->esize,
+				  *ld);
+}
+
 /* Gather input operand i as float32 into out. */
 static int read_f32(ls_exec *x, int i, float *out)
 {
+	const ls_opnd *o = &x->si->ins[i];
 	ls_view v;
 	const uint8_t *bad;
 	char label[32];
-	ls_bind(x->mc, x->core, &x->si->ins[i], &v);
+	int64_t ld;
+	ls_bind(x->mc, x->core, o, &v);
+	if (opnd_written(x, o, &v, &ld)) {
+		ls_rows_to_f32(&v, o->parts, o->free, ld, out);
+		return 0;
+	}
 	bad = ls_gather_f32(&v, out, can_read_uninit(x));
 	if (!bad)
 		return 0;
@@ -126,13 +207,47 @@ static int read_raw(ls_exec *x, const ls_opnd *o, const char *label,
 {
 	ls_view v;
 	const uint8_t *bad;
+	int64_t ld;
 	ls_bind(x->mc, x->core, o, &v);
+	if (opnd_written(x, o, &v, &ld)) {
+		ls_rows_get_raw(&v, o->parts, o->free, ld, out);
+		return 0;
+	}
 	bad = ls_gather_raw(&v, out, can_read_uninit(x));
 	if (bad && uninit_kept(x, label, o, bad)) {
 		ls_gather_raw(&v, out, 1);
 		return 0;
 	}
 	return bad ? uninit_error(x, label, o, bad) : 0;
+}
+
+/*
+** Input i as float32 rows of L elements, row r at *p + r * *ld: read in
+** place when it is float32 rows of L elements (aligned) whose bytes are
+** all written, else gathered into *buf (grown; *ld = L).
+*/
+static int in_rows(ls_exec *x, int i, int64_t L, float **buf, size_t *cap,
+		   const float **p, int64_t *ld)
+{
+	const ls_opnd *o = &x->si->ins[i];
+	int64_t rl = row_ld(o);
+	int rc;
+	if ((o->dtype == LM_DT_FLOAT32 || o->dtype == LM_DT_FLOAT32R) && rl &&
+	    o->free == L) {
+		ls_view v;
+		ls_bind(x->mc, x->core, o, &v);
+		if ((uintptr_t)v.data % sizeof(float) == 0 &&
+		    rows_written(x, v.init, o->parts, L * 4, rl * 4)) {
+			*p = (const float *)(const void *)v.data;
+			*ld = rl;
+			return 0;
+		}
+	}
+	if ((rc = read_f32(x, i, grow_f(buf, cap, o->count))) != 0)
+		return rc;
+	*p = *buf;
+	*ld = L;
+	return 0;
 }
 
 /* The staging buffer of outs[0], bound and sized. */
@@ -152,6 +267,25 @@ static void stage_f32(ls_exec *x, const float *vals)
 {
 	uint8_t *b = stage_buf(x);
 	ls_f32_to_dtype(x->si->outs[0].dtype, vals, b, x->si->outs[0].count);
+}
+
+/*
+** Where to compute outs[0]'s float32 values: its staging buffer itself
+** when it is float32, else the scratch x->fc; out_done stages them then.
+** Called once every read of the instruction is done.
+*/
+static float *out_f32(ls_exec *x)
+{
+	const ls_opnd *o = &x->si->outs[0];
+	if (o->dtype == LM_DT_FLOAT32 || o->dtype == LM_DT_FLOAT32R)
+		return (float *)(void *)stage_buf(x);
+	return grow_f(&x->fc, &x->cap_c, o->count);
+}
+
+static void out_done(ls_exec *x, const float *vals)
+{
+	if (!x->pend->active || vals != (const float *)(void *)x->pend->buf)
+		stage_f32(x, vals);
 }
 
 int ls_alu(lm_aluop op, float a, float b, float *r)
@@ -194,12 +328,38 @@ int ls_alu(lm_aluop op, float a, float b, float *r)
 		out[i_] = (EXPR); \
 	} \
 } while (0)
+/*
+** On x86-64 the four arithmetic ops run four lanes at a time: one IEEE
+** operation per lane, as the scalar loop. The instruction is written
+** out because its operand order decides which NaN a NaN op NaN returns
+** (the first source's, quieted): x first, as the scalar code compiles;
+** the compiler would be free to swap the operands of a C + or *.
+*/
+#if defined(__x86_64__) && defined(__SSE2__)
+typedef float v4f __attribute__((vector_size(16)));
+#define ALU_VLOOP(OP, INSN) do { \
+	int64_t i_ = 0; \
+	for (; i_ + 4 <= n; i_ += 4) { \
+		v4f va_, vb_; \
+		memcpy(&va_, a + i_, sizeof va_); \
+		VB(vb_, i_); \
+		__asm__(INSN " %1, %0" : "+x"(va_) : "x"(vb_)); \
+		memcpy(out + i_, &va_, sizeof va_); \
+	} \
+	for (; i_ < n; i_++) { \
+		const float x = a[i_], y = B(i_); \
+		out[i_] = x OP y; \
+	} \
+} while (0)
+#else
+#define ALU_VLOOP(OP, INSN) ALU_LOOP(x OP y)
+#endif
 #define ALU_OPS() \
 	switch (op) { \
-	case LM_ALU_ADD: ALU_LOOP(x + y); return; \
-	case LM_ALU_SUBTRACT: ALU_LOOP(x - y); return; \
-	case LM_ALU_MULT: ALU_LOOP(x * y); return; \
-	case LM_ALU_DIVIDE: ALU_LOOP(x / y); return; \
+	case LM_ALU_ADD: ALU_VLOOP(+, "addps"); return; \
+	case LM_ALU_SUBTRACT: ALU_VLOOP(-, "subps"); return; \
+	case LM_ALU_MULT: ALU_VLOOP(*, "mulps"); return; \
+	case LM_ALU_DIVIDE: ALU_VLOOP(/, "divps"); return; \
 	case LM_ALU_MAX: \
 		ALU_LOOP(isnan(x) ? x : isnan(y) ? y : (x > y ? x : y)); \
 		return; \
@@ -217,7 +377,9 @@ static void alu_vv(lm_aluop op, const float *a, const float *b, float *out,
 		   int64_t n)
 {
 #define B(i) b[i]
+#define VB(v, i) memcpy(&(v), b + (i), sizeof(v))
 	ALU_OPS()
+#undef VB
 #undef B
 }
 
@@ -225,8 +387,13 @@ static void alu_vv(lm_aluop op, const float *a, const float *b, float *out,
 static void alu_vs(lm_aluop op, const float *a, float c, float *out,
 		   int64_t n)
 {
+#if defined(__x86_64__) && defined(__SSE2__)
+	const v4f cv = { c, c, c, c };
+#endif
 #define B(i) c
+#define VB(v, i) ((v) = cv)
 	ALU_OPS()
+#undef VB
 #undef B
 }
 
@@ -245,7 +412,103 @@ static void alu_sv(lm_aluop op, float c, const float *b, float *out,
 }
 
 #undef ALU_OPS
+#undef ALU_VLOOP
 #undef ALU_LOOP
+
+/* 0..3 for add, subtract, mult, divide; else -1. */
+static int arith_code(lm_aluop op)
+{
+	switch (op) {
+	case LM_ALU_ADD: return 0;
+	case LM_ALU_SUBTRACT: return 1;
+	case LM_ALU_MULT: return 2;
+	case LM_ALU_DIVIDE: return 3;
+	default: return -1;
+	}
+}
+
+/*
+** TensorScalar's two steps out[i] = (a[i] op0 c0) op1 c1 in one pass,
+** four lanes at a time, for the arithmetic ops with the constants on
+** the right and not NaN (so one operand at most is NaN and the operand
+** order cannot change a bit). Each step is rounded to float32 as in the
+** two passes. 0 if the ops are not such.
+*/
+typedef float ts_v4 __attribute__((vector_size(16)));
+#define TS2(O0, O1) do { \
+	const ts_v4 c0v_ = { c0, c0, c0, c0 }, c1v_ = { c1, c1, c1, c1 }; \
+	int64_t i_ = 0; \
+	for (; i_ + 4 <= n; i_ += 4) { \
+		ts_v4 v_; \
+		memcpy(&v_, a + i_, sizeof v_); \
+		v_ = v_ O0 c0v_; \
+		v_ = v_ O1 c1v_; \
+		memcpy(out + i_, &v_, sizeof v_); \
+	} \
+	for (; i_ < n; i_++) { \
+		float v_ = a[i_] O0 c0; \
+		v_ = v_ O1 c1; \
+		out[i_] = v_; \
+	} \
+} while (0)
+#define TS_OP1(O0) do { \
+	switch (k1) { \
+	case 0: TS2(O0, +); break; \
+	case 1: TS2(O0, -); break; \
+	case 2: TS2(O0, *); break; \
+	default: TS2(O0, /); break; \
+	} \
+} while (0)
+
+static int ts_fused(lm_aluop op0, float c0, lm_aluop op1, float c1,
+		    const float *a, float *out, int64_t n)
+{
+	const int k0 = arith_code(op0), k1 = arith_code(op1);
+	if (k0 < 0 || k1 < 0 || isnan(c0) || isnan(c1))
+		return 0;
+	switch (k0) {
+	case 0: TS_OP1(+); break;
+	case 1: TS_OP1(-); break;
+	case 2: TS_OP1(*); break;
+	default: TS_OP1(/); break;
+	}
+	return 1;
+}
+
+#undef TS_OP1
+#undef TS2
+
+/* TensorTensor's rows: out row k = a row k op b row k, rows of L. */
+static void tt_rows(lm_aluop op, const float *a, int64_t lda, const float *b,
+		    int64_t ldb, int64_t rows, int64_t L, float *out,
+		    int64_t ldo)
+{
+	for (int64_t k = 0; k < rows; k++)
+		alu_vv(op, a + k * lda, b + k * ldb, out + k * ldo, L);
+}
+
+/* TensorScalar's rows: (a op0 const0) op1 const1, each step float32. */
+static void ts_rows(const lm_inst *in, const float *a, int64_t lda,
+		    int64_t rows, int64_t L, float *out, int64_t ldo)
+{
+	const float c0 = in->has_const0 ? (float)in->const0 : 0.0f;
+	const float c1 = in->has_const1 ? (float)in->const1 : 0.0f;
+	const int fuse = !in->reverse0 && !in->reverse1;
+	for (int64_t k = 0; k < rows; k++) {
+		float *orow = out + k * ldo;
+		if (fuse && ts_fused(in->alu0, c0, in->alu1, c1, a + k * lda,
+				     orow, L))
+			continue;
+		if (in->reverse0)
+			alu_sv(in->alu0, c0, a + k * lda, orow, L);
+		else
+			alu_vs(in->alu0, a + k * lda, c0, orow, L);
+		if (in->reverse1)
+			alu_sv(in->alu1, c1, orow, orow, L);
+		else
+			alu_vs(in->alu1, orow, c1, orow, L);
+	}
+}
 
 /* ---- the opcode families ------------------------------------------------ */
 
@@ -736,8 +999,12 @@ static int exec_gather(ls_exec *x)
 }
 
 /* TensorCopy: as DMA, on an engine. */
+static int copy_defer(ls_exec *x);
+
 static int exec_copy(ls_exec *x)
 {
+	if (copy_defer(x))
+		return 0;
 	return exec_dma(x);
 }
 
@@ -839,67 +1106,6 @@ static int exec_transpose(ls_exec *x)
 
 /* ---- Matmult ------------------------------------------------------------ */
 
-#define N_WRITTEN ((int)(sizeof ((ls_exec *)0)->written / \
-			   sizeof ((ls_exec *)0)->written[0]))
-
-/* 1 if an entry of x's cache says these shadow rows are all written. */
-static int known_written(const ls_exec *x, const uint8_t *init, int64_t rows,
-			 int64_t rb, int64_t ld)
-{
-	for (int i = 0; i < N_WRITTEN; i++) {
-		const struct ls_written *w = &x->written[i];
-		if (w->init == init && w->rows == rows && w->rb == rb &&
-		    w->ld == ld)
-			return 1;
-	}
-	return 0;
-}
-
-static void remember_written(ls_exec *x, const uint8_t *init, int64_t rows,
-			     int64_t rb, int64_t ld)
-{
-	struct ls_written *w = &x->written[x->next_written];
-	x->next_written = (x->next_written + 1) % N_WRITTEN;
-	w->init = init;
-	w->rows = rows;
-	w->rb = rb;
-	w->ld = ld;
-}
-
-/*
-** 1 if rows rows of rb shadow bytes, ld bytes apart from init, are all
-** written. Shadow bytes are only ever set during a run, so a range found
-** written is remembered and not scanned again.
-*/
-static int rows_written(ls_exec *x, const uint8_t *init, int64_t rows,
-			int64_t rb, int64_t ld)
-{
-	if (known_written(x, init, rows, rb, ld))
-		return 1;
-	for (int64_t r = 0; r < rows; r++)
-		if (!ls_all_written(init + r * ld, rb))
-			return 0;
-	remember_written(x, init, rows, rb, ld);
-	return 1;
-}
-
-/*
-** The element stride between the partitions of o when each partition's
-** free elements are contiguous (rows), else 0.
-*/
-static int64_t row_ld(const ls_opnd *o)
-{
-	if (o->parts < 1 || o->free < 1 || o->parts * o->free != o->count)
-		return 0;
-	if (o->ndim == 2 && o->stride[1] == o->esize && o->num[1] == o->free &&
-	    o->num[0] == o->parts && o->stride[0] > 0 &&
-	    o->stride[0] % o->esize == 0)
-		return o->stride[0] / o->esize;
-	if (o->ndim == 1 && o->stride[0] == o->esize)
-		return o->free;
-	return 0;
-}
-
 /*
 ** Matmult operand i read in place: float32 or bfloat16, each partition's
 ** free elements contiguous, every byte written (checked per row). Else 0:
@@ -964,6 +1170,8 @@ static int acc_start(const ls_exec *x)
 ** all written (unless it starts), or an operand read in place overlaps it
 ** (then the caller stages it the plain way), or an error.
 */
+static void defer(ls_exec *x, ls_pending *p);
+
 static int mm_defer(ls_exec *x)
 {
 	const ls_opnd *st = &x->si->ins[0], *mv = &x->si->ins[1];
@@ -1007,11 +1215,9 @@ static int mm_defer(ls_exec *x)
 	p->dsto = *v.o;
 	p->dst = v;
 	p->dst.o = &p->dsto;
-	p->active = 1;
-	p->is_deferred = 1;
-	lm_grow(&x->deferred, &x->cap_deferred, x->n_deferred + 1,
-		sizeof *x->deferred);
-	x->deferred[x->n_deferred++] = p;
+	p->is_copy = 0;
+	p->is_ew = 0;
+	defer(x, p);
 	return 1;
 }
 
@@ -1023,6 +1229,191 @@ static void undefer(ls_exec *x, ls_pending *p)
 			break;
 		}
 	p->is_deferred = 0;
+	p->is_copy = 0;
+	p->is_ew = 0;
+}
+
+static void defer(ls_exec *x, ls_pending *p)
+{
+	p->active = 1;
+	p->is_deferred = 1;
+	lm_grow(&x->deferred, &x->cap_deferred, x->n_deferred + 1,
+		sizeof *x->deferred);
+	x->deferred[x->n_deferred++] = p;
+}
+
+/*
+** 1 if no row of rb bytes at a + k * sa meets one at b + k * sb when the
+** rows are interleaved: both strides the same (the partition stride)
+** and each row of one inside the gap between two rows of the other.
+*/
+static int rows_apart(uintptr_t a, uintptr_t b, int64_t rb, int64_t sa,
+		      int64_t sb)
+{
+	int64_t d;
+	if (sa != sb || sa < 2 * rb)
+		return 0;
+	d = (int64_t)((b > a ? b - a : a - b) % (uint64_t)sa);
+	return d >= rb && sa - d >= rb;
+}
+
+/*
+** A TensorCopy between rows of one format, its source all written and
+** apart from its destination, copies at its commit straight from the
+** source (one copy instead of two through the staging buffer): exact as
+** long as nothing writes the source in between, and a commit that would
+** has the copy stage its rows first (copy_stage_now). 1 if deferred.
+*/
+static int copy_defer(ls_exec *x)
+{
+	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
+	const int64_t sl = row_ld(src), dl = row_ld(dst);
+	const int64_t rb = src->free * src->esize;
+	ls_pending *p = x->pend;
+	uintptr_t slo, shi, dlo, dhi;
+	ls_view sv;
+
+	if (x->si->n_ins != 1 || !same_format(src->dtype, dst->dtype) ||
+	    src->esize != dst->esize || !sl || !dl ||
+	    src->parts != dst->parts || src->free != dst->free)
+		return 0;
+	ls_bind(x->mc, x->core, src, &sv);
+	if (!rows_written(x, sv.init, src->parts, rb, sl * src->esize))
+		return 0;
+	slo = (uintptr_t)sv.data;
+	shi = slo + (uintptr_t)((src->parts - 1) * sl * src->esize + rb);
+	p->dsto = *dst;
+	ls_bind(x->mc, x->core, &p->dsto, &p->dst);
+	dlo = (uintptr_t)p->dst.data;
+	dhi = dlo + (uintptr_t)((dst->parts - 1) * dl * dst->esize + rb);
+	if (overlaps(slo, shi, dlo, dhi) && !rows_apart(slo, dlo, rb,
+							 sl * src->esize,
+							 dl * dst->esize))
+		return 0;
+	p->mm.lo[0] = slo;
+	p->mm.hi[0] = shi;
+	p->mm.n_rng = 1;
+	p->cp_src = sv.data;
+	p->cp_ld = sl * src->esize;
+	p->is_copy = 1;
+	defer(x, p);
+	return 1;
+}
+
+/* A deferred copy reads its source now (nothing wrote it since its
+** start) into its staging buffer: from here an ordinary staged write. */
+static void copy_stage_now(ls_exec *x, ls_pending *p)
+{
+	const ls_opnd *o = &p->dsto;
+	const int64_t rb = o->free * o->esize;
+	uint8_t *b = grow_b(&p->buf, &p->cap, o->count * o->esize);
+	for (int64_t r = 0; r < o->parts; r++)
+		memcpy(b + r * rb, p->cp_src + r * p->cp_ld, (size_t)rb);
+	undefer(x, p);
+}
+
+/* Complete a deferred copy: the rows from the source, marked written. */
+static void copy_finish(ls_exec *x, ls_pending *p)
+{
+	const ls_opnd *o = &p->dsto;
+	const int64_t rb = o->free * o->esize, ld = row_ld(o) * o->esize;
+	const int is_known = known_written(x, p->dst.init, o->parts, rb, ld);
+	for (int64_t r = 0; r < o->parts; r++) {
+		memcpy(p->dst.data + r * ld, p->cp_src + r * p->cp_ld,
+		       (size_t)rb);
+		if (!is_known)
+			memset(p->dst.init + r * ld, 1, (size_t)rb);
+	}
+	if (!is_known)
+		remember_written(x, p->dst.init, o->parts, rb, ld);
+	undefer(x, p);
+}
+
+/*
+** A float32 TensorTensor / TensorScalar whose sources are read in place
+** (a, and b unless NULL; rows of L floats, lda / ldb apart) and whose
+** destination is float32 rows of L, each apart from every source row or
+** the very same row: computed at its commit straight into the
+** destination (no staging buffer), exact while nothing writes a source
+** in between (settle stages it first: ew_stage_now). 1 if deferred.
+*/
+static int ew_defer(ls_exec *x, const float *a, int64_t lda, const float *b,
+		    int64_t ldb, int64_t L)
+{
+	const ls_opnd *dst = &x->si->outs[0];
+	const int64_t dl = row_ld(dst), rb = L * 4;
+	ls_pending *p = x->pend;
+	const float *src[2] = { a, b };
+	const int64_t sld[2] = { lda, ldb };
+	uintptr_t dlo, dhi;
+	int n_src = b ? 2 : 1;
+
+	if ((dst->dtype != LM_DT_FLOAT32 && dst->dtype != LM_DT_FLOAT32R) ||
+	    !dl || dst->free != L || dst->parts * L != dst->count)
+		return 0;
+	p->dsto = *dst;
+	ls_bind(x->mc, x->core, &p->dsto, &p->dst);
+	if ((uintptr_t)p->dst.data % sizeof(float) != 0)
+		return 0;
+	dlo = (uintptr_t)p->dst.data;
+	dhi = dlo + (uintptr_t)(((dst->parts - 1) * dl + L) * 4);
+	for (int i = 0; i < n_src; i++) {
+		uintptr_t lo = (uintptr_t)src[i];
+		uintptr_t hi = lo + (uintptr_t)(((dst->parts - 1) * sld[i] + L) *
+						4);
+		if (overlaps(lo, hi, dlo, dhi) && !(lo == dlo &&
+		    sld[i] == dl) && !rows_apart(lo, dlo, rb, sld[i] * 4,
+						 dl * 4))
+			return 0;
+		p->mm.lo[i] = lo;
+		p->mm.hi[i] = hi;
+	}
+	p->mm.n_rng = n_src;
+	p->ew_in = x->si->in;
+	p->ew_a = a;
+	p->ew_b = b;
+	p->ew_lda = lda;
+	p->ew_ldb = ldb;
+	p->ew_rows = dst->parts;
+	p->ew_L = L;
+	p->is_ew = 1;
+	defer(x, p);
+	return 1;
+}
+
+/* The rows of deferred p into out, rows ldo floats apart. */
+static void ew_compute(const ls_pending *p, float *out, int64_t ldo)
+{
+	if (p->ew_b)
+		tt_rows(p->ew_in->alu, p->ew_a, p->ew_lda, p->ew_b, p->ew_ldb,
+			p->ew_rows, p->ew_L, out, ldo);
+	else
+		ts_rows(p->ew_in, p->ew_a, p->ew_lda, p->ew_rows, p->ew_L, out,
+			ldo);
+}
+
+/* A deferred op computes now (nothing wrote its sources since its
+** start) into its staging buffer: from here an ordinary staged write. */
+static void ew_stage_now(ls_exec *x, ls_pending *p)
+{
+	uint8_t *b = grow_b(&p->buf, &p->cap, p->ew_rows * p->ew_L * 4);
+	ew_compute(p, (float *)(void *)b, p->ew_L);
+	undefer(x, p);
+}
+
+/* Complete a deferred op: its rows into the destination, marked
+** written. */
+static void ew_finish(ls_exec *x, ls_pending *p)
+{
+	const ls_opnd *o = &p->dsto;
+	const int64_t rb = p->ew_L * 4, ld = row_ld(o) * 4;
+	ew_compute(p, (float *)(void *)p->dst.data, ld / 4);
+	if (!known_written(x, p->dst.init, o->parts, rb, ld)) {
+		for (int64_t r = 0; r < o->parts; r++)
+			memset(p->dst.init + r * ld, 1, (size_t)rb);
+		remember_written(x, p->dst.init, o->parts, rb, ld);
+	}
+	undefer(x, p);
 }
 
 /*
@@ -1118,6 +1509,26 @@ static int acc_outs(ls_exec *x, int cmd);
 static int acc_finish(ls_exec *x, int cmd, const float *y, int64_t P,
 		      int64_t fr);
 
+/* One row of Activation: out[j] = f(s[j] * scale + b), the steps of
+** exec_activation's element loop. */
+static void act_row(lm_actfunc f, const float *s, float scale, float b,
+		    float alpha, float *out, int64_t n)
+{
+	if (f == LM_ACT_EXP) {
+		for (int64_t j = 0; j < n; j++) {
+			float v = s[j] * scale;
+			v = v + b;
+			out[j] = expf(v);
+		}
+		return;
+	}
+	for (int64_t j = 0; j < n; j++) {
+		float v = s[j] * scale;
+		v = v + b;
+		out[j] = ls_act_apply(f, v, alpha);
+	}
+}
+
 /*
 ** Activation: dst = func(src * scale + bias[p]), the product rounded to
 ** float32 before the sum (two operations, not a fused multiply-add).
@@ -1137,8 +1548,24 @@ static int exec_activation(ls_exec *x)
 			    lm_actfunc_name(in->act_func));
 	if ((rc = acc_outs(x, in->eng_acc)) != 0)
 		return rc;
-	s = grow_f(&x->fa, &x->cap_a, n);
 	bias = grow_f(&x->fb, &x->cap_b, x->si->ins[1].count);
+	if (n > 0 && src->free > 0 && n % src->free == 0 &&
+	    x->si->outs[0].count == n) {
+		/* row by row, a float32 source read in place; Exp calls
+		** expf as ls_act_apply does */
+		const float *ps;
+		int64_t lds;
+		float *o;
+		if ((rc = in_rows(x, 0, fr, &x->fa, &x->cap_a, &ps, &lds)) ||
+		    (rc = read_f32(x, 1, bias)) != 0)
+			return rc;
+		o = out_f32(x);
+		for (int64_t r = 0; r < n / fr; r++)
+			act_row(in->act_func, ps + r * lds, scale, bias[r],
+				alpha, o + r * fr, fr);
+		return acc_finish(x, in->eng_acc, o, src->parts, fr);
+	}
+	s = grow_f(&x->fa, &x->cap_a, n);
 	if ((rc = read_f32(x, 0, s)) != 0 || (rc = read_f32(x, 1, bias)) != 0)
 		return rc;
 	for (int64_t i = 0; i < n; i++) {
@@ -1178,7 +1605,7 @@ static int acc_finish(ls_exec *x, int cmd, const float *y, int64_t P,
 				(long long)x->si->outs[0].count);
 	if ((rc = ls_acc_update(x, cmd, y, P, fr)) != 0)
 		return rc;
-	stage_f32(x, y);
+	out_done(x, y);
 	if (x->si->n_outs == 2)
 		return ls_acc_readout(x, 1, P);
 	return 0;
@@ -1258,6 +1685,28 @@ static int exec_exponential(ls_exec *x)
 		mx = grow_f(&x->fb, &x->cap_b, P);
 		if ((rc = read_f32(x, 1, mx)) != 0)
 			return rc;
+	}
+	if (n > 0 && n % fr == 0 && x->si->outs[0].count == n) {
+		/* row by row, a float32 source read in place */
+		const float *ps;
+		int64_t lds;
+		float *o;
+		if ((rc = in_rows(x, 0, fr, &x->fa, &x->cap_a, &ps, &lds)) != 0)
+			return rc;
+		o = out_f32(x);
+		for (int64_t r = 0; r < n / fr; r++) {
+			const float *srow = ps + r * lds;
+			float *orow = o + r * fr;
+			if (mx) {
+				const float m = mx[r];
+				for (int64_t j = 0; j < fr; j++)
+					orow[j] = expf(srow[j] - m);
+			} else {
+				for (int64_t j = 0; j < fr; j++)
+					orow[j] = expf(srow[j]);
+			}
+		}
+		return acc_finish(x, cmd, o, P, fr);
 	}
 	s = grow_f(&x->fa, &x->cap_a, n);
 	if ((rc = read_f32(x, 0, s)) != 0)
@@ -1495,6 +1944,9 @@ done:
 }
 
 /* TensorTensor: dst = a op b. */
+static int ew_defer(ls_exec *x, const float *a, int64_t lda, const float *b,
+		    int64_t ldb, int64_t L);
+
 static int exec_tensortensor(ls_exec *x)
 {
 	lm_aluop op = x->si->in->alu;
@@ -1509,6 +1961,24 @@ static int exec_tensortensor(ls_exec *x)
 	if (!ls_alu(op, 1.0f, 1.0f, &r))
 		return fail(x, "ALU op '%s' is not supported on float data",
 			    lm_aluop_name(op));
+	if (n > 0 && x->si->ins[0].count == n && x->si->ins[1].count == n &&
+	    x->si->ins[0].free > 0 && n % x->si->ins[0].free == 0) {
+		/* row by row, float32 rows read in place */
+		const int64_t L = x->si->ins[0].free;
+		const float *pa, *pb;
+		int64_t lda, ldb;
+		float *o;
+		if ((rc = in_rows(x, 0, L, &x->fa, &x->cap_a, &pa, &lda)) ||
+		    (rc = in_rows(x, 1, L, &x->fb, &x->cap_b, &pb, &ldb)))
+			return rc;
+		if (pa != x->fa && pb != x->fb && ew_defer(x, pa, lda, pb, ldb,
+							   L))
+			return 0;
+		o = out_f32(x);
+		tt_rows(op, pa, lda, pb, ldb, n / L, L, o, L);
+		out_done(x, o);
+		return 0;
+	}
 	if ((rc = read_f32(x, 0, a)) != 0 || (rc = read_f32(x, 1, b)) != 0)
 		return rc;
 	alu_vv(op, a, b, a, n);
@@ -1535,6 +2005,23 @@ static int exec_tensorscalar(ls_exec *x)
 	if (!ls_alu(in->alu1, 1.0f, 1.0f, &r))
 		return fail(x, "ALU op1 '%s' is not supported on float data",
 			    lm_aluop_name(in->alu1));
+	if (n > 0 && x->si->ins[0].count == n && x->si->ins[0].free > 0 &&
+	    n % x->si->ins[0].free == 0) {
+		/* row by row (each step rounded to float32 either way), a
+		** float32 source read in place */
+		const int64_t L = x->si->ins[0].free;
+		const float *pa;
+		int64_t lda;
+		float *o;
+		if ((rc = in_rows(x, 0, L, &x->fa, &x->cap_a, &pa, &lda)) != 0)
+			return rc;
+		if (pa != x->fa && ew_defer(x, pa, lda, NULL, 0, L))
+			return 0;
+		o = out_f32(x);
+		ts_rows(in, pa, lda, n / L, L, o, L);
+		out_done(x, o);
+		return 0;
+	}
 	if ((rc = read_f32(x, 0, a)) != 0)
 		return rc;
 	/* step by step over the whole tile: each step is rounded to fp32
@@ -1952,8 +2439,9 @@ static int exec_tensorreduce(ls_exec *x)
 	const lm_arg *a = &in->ins[0];
 	const ls_opnd *src = &x->si->ins[0], *dst = &x->si->outs[0];
 	int nd = reduce_dims(in->reduce_axis);
-	int64_t n = 1, rows;
-	float *f;
+	int64_t n = 1, rows, ld;
+	const float *f;
+	float *o;
 	int rc;
 
 	if (!nd)
@@ -1984,11 +2472,12 @@ static int exec_tensorreduce(ls_exec *x)
 			    (long long)dst->parts);
 	if (is_int_dtype(src->dtype))
 		return int_reduce(x, rows, n);
-	f = grow_f(&x->fa, &x->cap_a, src->count);
-	if ((rc = read_f32(x, 0, f)) != 0)
+	/* a float32 source of rows of n read in place */
+	if ((rc = in_rows(x, 0, n, &x->fa, &x->cap_a, &f, &ld)) != 0)
 		return rc;
-	ls_reduce_rows(in->alu, in->negate, f, rows, n, f);
-	stage_f32(x, f);
+	o = out_f32(x);
+	ls_reduce_rows(in->alu, in->negate, f, rows, n, ld, o);
+	out_done(x, o);
 	return 0;
 }
 
@@ -2127,7 +2616,7 @@ static void view_extent(const ls_view *v, uintptr_t *lo, uintptr_t *hi)
 /* The bytes staged write p covers (its first output): [*lo, *hi). */
 static void write_extent(const ls_pending *p, uintptr_t *lo, uintptr_t *hi)
 {
-	if (p->is_deferred) {
+	if (p->is_deferred && !p->is_copy && !p->is_ew) {
 		*lo = p->mm.lo[0];
 		*hi = p->mm.hi[0];
 		return;
@@ -2155,9 +2644,33 @@ static void settle(ls_exec *x, const ls_pending *p)
 			for (int w = 0; w < nw && !hit; w++)
 				hit = overlaps(lo[w], hi[w], q->mm.lo[r],
 					       q->mm.hi[r]);
-		if (hit)
+		if (hit && q->is_copy)
+			copy_stage_now(x, q);
+		else if (hit && q->is_ew)
+			ew_stage_now(x, q);
+		else if (hit)
 			mm_stage_now(x, q);
 	}
+}
+
+/*
+** Scatter a staged write: into rows known written, the data only; rows
+** just written are remembered (the shadow is only ever set in a run).
+*/
+static void scatter(ls_exec *x, const ls_view *v, const void *buf)
+{
+	const ls_opnd *o = v->o;
+	int64_t rl = row_ld(o), rb = o->free * o->esize, ld = rl * o->esize;
+	if (!x || !rl) {
+		ls_scatter_raw(v, buf);
+		return;
+	}
+	if (known_written(x, v->init, o->parts, rb, ld)) {
+		ls_rows_put_raw(v, o->parts, o->free, ld, buf);
+		return;
+	}
+	ls_scatter_raw(v, buf);
+	remember_written(x, v->init, o->parts, rb, ld);
 }
 
 void ls_exec_commit(ls_pending *p)
@@ -2169,12 +2682,16 @@ void ls_exec_commit(ls_pending *p)
 		p->dst2.o = &p->dsto2;
 	if (p->x && p->x->n_deferred)
 		settle(p->x, p);
-	if (p->is_deferred)
+	if (p->is_deferred && p->is_copy)
+		copy_finish(p->x, p);
+	else if (p->is_deferred && p->is_ew)
+		ew_finish(p->x, p);
+	else if (p->is_deferred)
 		mm_finish(p->x, p);
 	else if (p->is_masked)
 		ls_scatter_masked(&p->dst, p->buf, p->mask);
 	else
-		ls_scatter_raw(&p->dst, p->buf);
+		scatter(p->x, &p->dst, p->buf);
 	if (p->has2)
 		ls_scatter_raw(&p->dst2, p->buf2);
 	/* the mask and the second output are this write's: a write staged

@@ -126,8 +126,26 @@ typedef struct ls_pending {
 	ls_view dst2;
 	uint8_t *buf2;
 	size_t cap2;
-	int is_deferred;        /* mm holds the write (buf unused) */
+	/* is_deferred: the write is made at the commit from memory read in
+	** place, by a Matmult (mm), a copy (is_copy) or an elementwise op
+	** (is_ew); buf unused */
+	int is_deferred;
 	ls_mm_defer mm;
+	/* is_deferred and is_copy: a TensorCopy whose rows are copied from
+	** cp_src (rows cp_ld bytes apart, dst's shape) at the commit;
+	** mm.lo / hi[0] are the source's bytes, which nothing may write
+	** before (ls_exec_commit) */
+	int is_copy;
+	const uint8_t *cp_src;
+	int64_t cp_ld;
+	/* is_deferred and is_ew: a float32 TensorTensor / TensorScalar
+	** (ew_in) whose rows ew_rows x ew_L are computed at the commit
+	** from ew_a (and ew_b), rows ew_lda (ew_ldb) floats apart, read in
+	** place; mm.lo / hi: their bytes */
+	int is_ew;
+	const struct lm_inst *ew_in;
+	const float *ew_a, *ew_b;
+	int64_t ew_lda, ew_ldb, ew_rows, ew_L;
 	struct ls_exec *x;      /* the run it was started in */
 	/* copies of the operands dst and dst2 were bound to: an operand
 	** placed at the issue lives in scratch the next issue reuses, and a
@@ -595,6 +613,17 @@ int ls_all_written(const uint8_t *init, int64_t n);
 void ls_scatter_raw(const ls_view *v, const void *in);
 /* The same for the elements i whose mask[i] is set only. */
 void ls_scatter_masked(const ls_view *v, const void *in, const uint8_t *mask);
+/*
+** The same for rows rows of n elements, ld bytes apart from v->data, that
+** the caller knows are all written: read (as float32, or raw) or written
+** without touching the shadow.
+*/
+void ls_rows_to_f32(const ls_view *v, int64_t rows, int64_t n, int64_t ld,
+		    float *out);
+void ls_rows_get_raw(const ls_view *v, int64_t rows, int64_t n, int64_t ld,
+		     void *out);
+void ls_rows_put_raw(const ls_view *v, int64_t rows, int64_t n, int64_t ld,
+		     const void *in);
 /* Contiguous conversions (RNE on narrowing). */
 void ls_f32_to_dtype(lm_dtype t, const float *in, void *out, int64_t n);
 void ls_dtype_to_f32(lm_dtype t, const void *in, float *out, int64_t n);
@@ -634,10 +663,11 @@ float ls_act_apply(lm_actfunc f, float x, float alpha);
 
 /* 1 if TensorReduce folds with op. */
 int ls_reduce_supported(lm_aluop op);
-/* out[r] = the fold of in[r*n .. r*n+n-1] by op (negated when negate),
-** r = 0..rows-1, in float32 (docs/semantics.md, "TensorReduce"). */
+/* out[r] = the fold of in[r*ld .. r*ld+n-1] by op (negated when negate),
+** r = 0..rows-1, in float32 (docs/semantics.md, "TensorReduce"); out may
+** be in when ld is n. */
 void ls_reduce_rows(lm_aluop op, int negate, const float *in, int64_t rows,
-		    int64_t n, float *out);
+		    int64_t n, int64_t ld, float *out);
 
 /* ---- exec.c ------------------------------------------------------------- */
 

@@ -274,3 +274,9 @@ tests_test_dma_SOURCES = tests/test_dma.c
 tests_test_dma_CFLAGS = $(TEST_CFLAGS)
 tests_test_dma_LDADD = $(TEST_LDADD)
 TESTS += tests/test_dma
+
+check_PROGRAMS += tests/test_elemfast
+tests_test_elemfast_SOURCES = tests/test_elemfast.c
+tests_test_elemfast_CFLAGS = $(TEST_CFLAGS)
+tests_test_elemfast_LDADD = $(TEST_LDADD)
+TESTS += tests/test_elemfast
