@@ -283,18 +283,37 @@ static void fill(float *p, int64_t n, uint32_t seed)
 
 /* c[m][n] = fmaf(a[k][m], b[k][n], c) for k = 0..K-1 in order, from 0:
 ** what the Matmults compute, tile after tile in one PSUM chain. */
+#define REFERENCE_BODY							\
+	memset(c, 0, sizeof(float) * M_ * N_);				\
+	for (int m = 0; m < M_; m++) {					\
+		float *cr = c + (int64_t)m * N_;			\
+		for (int64_t k = 0; k < K; k++) {			\
+			float av = a[k * M_ + m];			\
+			const float *br = b + k * N_;			\
+			for (int n = 0; n < N_; n++)			\
+				cr[n] = fmaf(av, br[n], cr[n]);		\
+		}							\
+	}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same with fmaf an instruction (the FMA of the CPU, not a libm call):
+** the same rounding, many times faster. */
+__attribute__((target("fma")))
+static void reference_fma(const float *a, const float *b, float *c, int64_t K)
+{
+	REFERENCE_BODY
+}
+#endif
+
 static void reference(const float *a, const float *b, float *c, int64_t K)
 {
-	memset(c, 0, sizeof(float) * M_ * N_);
-	for (int m = 0; m < M_; m++) {
-		float *cr = c + (int64_t)m * N_;
-		for (int64_t k = 0; k < K; k++) {
-			float av = a[k * M_ + m];
-			const float *br = b + k * N_;
-			for (int n = 0; n < N_; n++)
-				cr[n] = fmaf(av, br[n], cr[n]);
-		}
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (bench_cpu_has("fma")) {
+		reference_fma(a, b, c, K);
+		return;
 	}
+#endif
+	REFERENCE_BODY
 }
 
 /* The host inputs a and b of dtype dt from the float32 values. */
