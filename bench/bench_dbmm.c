@@ -31,7 +31,7 @@
 ** utilization; float32 and bfloat16 operands (sgemm is float32 in both
 ** ratios). Best of interleaved rounds.
 **
-** Usage: bench_dbmm [T]   (K tiles, even, >= 4; default 16)
+** Usage: bench_dbmm [T]   (K tiles of 128, even, 4..1024; default 16)
 */
 #include "common.h"
 #include "module.h"
@@ -133,6 +133,8 @@ static void acc_flag(lm_buf *b, int h, int J)
 			      "\"axis\":\"j\"},\"denom\":%d},\"scale\":2}", J - 1);
 }
 
+/* DMACopy NAMEh: K tile 2j + h of DRAM operand dram [K][cols] into its
+** buffer dram_sb<h>, then full_h + 1. */
 static void dma(lm_buf *b, const char *name, const char *dram,
 		const char *dt, int cols, int h)
 {
@@ -356,7 +358,7 @@ static double run(const lm_module *m, const ls_tensors *in, int race,
 	return now() - t;
 }
 
-/* Check a run's output against the reference, bit for bit; its races. */
+/* Stop unless the run's output y equals the reference bit for bit. */
 static void check(const ls_result *r, const float *ref, const char *dt)
 {
 	const ls_tensor *y = ls_tensors_find(&r->outputs, "y");
@@ -411,9 +413,9 @@ int main(int argc, char **argv)
 	ls_tensors ins[2] = { { 0, NULL }, { 0, NULL } };
 	char model[256];
 
-	if (T < 4 || T % 2 || T > 4096) {
+	if (T < 4 || T % 2 || T > 1024) {
 		fprintf(stderr, "usage: bench_dbmm [T: K tiles of 128, even, "
-			"4..4096]\n");
+			"4..1024]\n");
 		return 2;
 	}
 #ifdef LNCSIM_BENCH_OPENBLAS
