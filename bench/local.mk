@@ -20,12 +20,22 @@ bench_bench_sim_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
 
 EXTRA_PROGRAMS += bench/bench_mm
 BENCH_PROGS += bench/bench_mm
-bench_bench_mm_SOURCES = bench/bench_mm.c
+bench_bench_mm_SOURCES = bench/bench_mm.c bench/blascpu.c bench/blascpu.h
 bench_bench_mm_CPPFLAGS = $(BENCH_CPPFLAGS)
 bench_bench_mm_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
 if HAVE_OPENBLAS
 bench_bench_mm_CPPFLAGS += -DLNCSIM_BENCH_OPENBLAS
 bench_bench_mm_LDADD += -lopenblas
+endif
+
+EXTRA_PROGRAMS += bench/bench_dbmm
+BENCH_PROGS += bench/bench_dbmm
+bench_bench_dbmm_SOURCES = bench/bench_dbmm.c bench/blascpu.c bench/blascpu.h
+bench_bench_dbmm_CPPFLAGS = $(BENCH_CPPFLAGS)
+bench_bench_dbmm_LDADD = $(LNCSIM_LIBS) $(LNCSIM_EXT_LIBS)
+if HAVE_OPENBLAS
+bench_bench_dbmm_CPPFLAGS += -DLNCSIM_BENCH_OPENBLAS
+bench_bench_dbmm_LDADD += -lopenblas
 endif
 
 EXTRA_PROGRAMS += bench/bench_link
