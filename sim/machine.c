@@ -1354,12 +1354,13 @@ static const struct {
 
 /* The values of si given as affine expressions (affine_keys, symbolic_ap
 ** addresses), prepared. */
-static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
+static int prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
 {
 	const cJSON *v;
 	lm_affine *e;
 	ls_dyn *d;
 	char err[200];
+	int placed = 0;
 	for (int k = 0; k < si->in->n_ins + si->in->n_outs; k++) {
 		int is_out = k >= si->in->n_ins, i = is_out ? k - si->in->n_ins
 							     : k;
@@ -1373,6 +1374,7 @@ static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
 			si->fault = why;
 		else
 			free(why);
+		placed++;
 	}
 	for (size_t r = 0; si->in->extra && r < sizeof affine_keys /
 	     sizeof *affine_keys; r++) {
@@ -1387,7 +1389,7 @@ static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
 				si->fault = lm_xasprintf("%s: %s",
 							 affine_keys[r].key,
 							 err);
-			return;
+			return placed;
 		}
 		if (!si->dyn)
 			si->dyn = lm_xcalloc(LS_MAX_DYN, sizeof *si->dyn);
@@ -1396,7 +1398,7 @@ static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
 			if (!si->fault)
 				si->fault = lm_xasprintf("more than %d values "
 					"evaluated per issue", LS_MAX_DYN);
-			return;
+			return placed;
 		}
 		d = &si->dyn[si->n_dyn++];
 		memset(d, 0, sizeof *d);
@@ -1407,6 +1409,7 @@ static void prep_dyn(ls_machine *mc, ls_sfunc *sf, ls_sinst *si)
 		ls_dyn_prepare(sf, si, d, e);
 		lm_affine_free(e);
 	}
+	return placed;
 }
 
 /*
@@ -1811,7 +1814,10 @@ static void flatten(flat *F, ls_sfunc *sf, const lm_block *bs, int nb,
 			si->blk = blk < 0 ? b : blk;
 			if (in->op == LM_OP_CMPBRANCH || in->op == LM_OP_UBRANCH)
 				prep_branch(sf, si);
-			prep_dyn(F->mc, sf, si);
+			/* a symbolic operand is placed only now: its bytes
+			   and elements enter the cost then */
+			if (prep_dyn(F->mc, sf, si) > 0)
+				ls_cost_prepare(F->mc->arch, si);
 			if (in->op == LM_OP_DMABLOCK) {
 				flatten(F, sf, in->blocks, in->n_blocks, loop,
 					si->blk);

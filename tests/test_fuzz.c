@@ -1738,9 +1738,11 @@ START_TEST(test_fuzz_one_run_at_a_time)
 {
 	char *d = tu_tmpdir("fuzz");
 	char *db = lm_path_join(d, "one.db");
+	/* medium cases: the campaign must outlast the three commands
+	   below by far, however fast the simulator gets */
 	const char *argv[] = { "fuzz", "--db", db, "--campaign", "solo", "-q",
-			       "--count", "400", "--cores", "2-3", "--jobs", "1",
-			       NULL };
+			       "--count", "400", "--cores", "2-3", "--size",
+			       "medium", "--jobs", "1", NULL };
 	tu_proc p;
 	tu_start(NULL, d, argv, &p);
 	wait_cases(db, "solo", 2);

@@ -346,7 +346,9 @@ END_TEST
 /*
 ** Four DMAs of one instruction in flight at once (row i of x to partition
 ** i of a_sb through symbolic_ap addresses); the copy after the loop
-** depends on the DMA, so it waits for every iteration's transfer.
+** depends on the DMA, so it waits for every iteration's transfer; the
+** loads' bytes count (a symbolic operand is placed after the rest of the
+** instruction, and the cost is taken again then).
 */
 START_TEST(test_dma_instances_in_flight)
 {
@@ -361,6 +363,10 @@ START_TEST(test_dma_instances_in_flight)
 	run_all(m, &in, x, 32, &r);
 	/* 4 DMAs and their back edges on SP, the copy, the store */
 	ck_assert_int_eq(r.instructions, 4 + 4 + 2);
+	/* the bytes of each symbolic_ap load are costed (a row of 8
+	   float32 each time), and the store's 32 floats */
+	ck_assert_int_eq(r.n_cores, 1);
+	ck_assert_int_eq(r.cores[0].dma_bytes, 4 * 8 * 4 + 32 * 4);
 	ls_result_free(&r);
 	ls_tensors_free(&in);
 	lm_module_free(m);
