@@ -1237,6 +1237,83 @@ START_TEST(test_inline_branching)
 }
 END_TEST
 
+/* The called and inlined forms of fixture name give the same y. */
+static void inline_same(const char *name)
+{
+	lm_module *m = fixture(name, NULL);
+	lm_module *il = lm_module_clone(m);
+	ls_result rc, ri;
+	lm_error err;
+	ck_assert_msg(run(m, 0, &rc, &err) == 0, "%s: %s", name, err.msg);
+	ck_assert_msg(lp_inline_nki(il, &err) == 0, "%s: %s", name, err.msg);
+	ck_assert_int_eq(il->n_functions, 1);
+	ck_assert_msg(run(il, 0, &ri, &err) == 0, "%s inlined: %s", name,
+		      err.msg);
+	ck_assert_int_eq(ri.n_kernels, 0);
+	ck_assert(memcmp(out_y(&rc), out_y(&ri), 8 * sizeof(float)) == 0);
+	ls_result_free(&ri);
+	ls_result_free(&rc);
+	lm_module_free(il);
+	lm_module_free(m);
+}
+
+/*
+** A branching kernel inlined at the top of a function when reached
+** through a straight kernel (kbranch_outer.json: sg0000 -> kouter -> kf),
+** from a branching kernel (kbranch_nested.json: kf's block kok calls kf2,
+** a renamed kf), with a BranchHint naming its own block
+** (kbranch_hint.json), with an early Return that signals the semaphore
+** the caller's store waits for (kbranch_retsync.json: inlined, or
+** refused naming the Return's sync_info); and the caller's block after
+** the call takes a block argument from the cut block (kbranch_phi.json):
+** its predecessor is then kc.return.
+*/
+START_TEST(test_inline_branching_outer)
+{
+	inline_same("kbranch_outer.json");
+}
+END_TEST
+
+START_TEST(test_inline_branching_nested)
+{
+	inline_same("kbranch_nested.json");
+}
+END_TEST
+
+START_TEST(test_inline_branching_hint)
+{
+	inline_same("kbranch_hint.json");
+}
+END_TEST
+
+START_TEST(test_inline_branching_retsync)
+{
+	lm_error err;
+	lm_module *m = fixture("kbranch_retsync.json", NULL);
+	if (lp_inline_nki(m, &err) != 0)
+		ck_assert_contains(err.msg, "sync_info");
+	else
+		inline_same("kbranch_retsync.json");
+	lm_module_free(m);
+}
+END_TEST
+
+START_TEST(test_inline_branching_phi)
+{
+	lm_error err;
+	lm_module *m = fixture("kbranch_phi.json", NULL);
+	ck_assert_msg(lp_inline_nki(m, &err) == 0, "%s", err.msg);
+	const lm_function *f = &m->functions[0];
+	const lm_block *b2 = &f->blocks[f->n_blocks - 1];
+	ck_assert_str_eq(b2->name, "b2");
+	ck_assert_str_eq(f->blocks[f->n_blocks - 2].name, "kc.return");
+	ck_assert_int_eq(b2->n_args, 1);
+	ck_assert_int_eq(b2->args[0].n_incoming, 1);
+	ck_assert_str_eq(b2->args[0].incoming[0].block, "kc.return");
+	lm_module_free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("branch");
@@ -1256,6 +1333,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_return_barrier);
 	tcase_add_test(tc, test_call_again);
 	tcase_add_test(tc, test_inline_branching);
+	tcase_add_test(tc, test_inline_branching_outer);
+	tcase_add_test(tc, test_inline_branching_nested);
+	tcase_add_test(tc, test_inline_branching_hint);
+	tcase_add_test(tc, test_inline_branching_retsync);
+	tcase_add_test(tc, test_inline_branching_phi);
 	tcase_add_test(tc, test_tensorload_trips);
 	tcase_add_test(tc, test_tensorload_pair);
 	tcase_add_test(tc, test_tensorload_errors);
