@@ -228,6 +228,21 @@ static int take_kernel(lm_module *m, int ci, lm_inst *call, lm_function *k,
 	if (ki == ci)
 		return lm_err(err, m->path, call->name, "NKIKernel function "
 			      "'%s' calls itself", call->func);
+	/* the Returns are dropped or become branches: what they wait for
+	   or signal would be lost */
+	const lm_function *kf = &m->functions[ki];
+	for (int bl = 0; bl < kf->n_blocks; bl++)
+		for (int i = 0; i < kf->blocks[bl].n_insts; i++) {
+			const lm_inst *r = &kf->blocks[bl].insts[i];
+			if (r->op == LM_OP_RETURN && (r->n_wait || r->n_update))
+				return lm_err(err, m->path, call->name,
+					      "NKIKernel function '%s': its "
+					      "Return '%s' carries sync_info, "
+					      "which inlining cannot keep: "
+					      "lower without --inline",
+					      call->func, r->name ? r->name
+								: "");
+		}
 	if ((rc = bindings(m, call, &m->functions[ki], b, nb, err)) != 0) {
 		free(*b);
 		*b = NULL;
@@ -496,6 +511,14 @@ static int expand_blocks(lm_module *m, int ci, int bi, int i, int *next,
 			remap_block(&in->on_true, &map);
 			remap_block(&in->on_false, &map);
 			remap_block(&in->branch_target, &map);
+			/* a BranchHint names its branch's block (a carried
+			   key) */
+			cJSON *h = in->extra ? cJSON_GetObjectItemCaseSensitive(
+				in->extra, "associate_branch") : NULL;
+			const char *to = cJSON_IsString(h) ?
+				lm_strmap_lookup(&map, h->valuestring) : NULL;
+			if (to)
+				cJSON_SetValuestring(h, to);
 		}
 		for (int a = 0; a < kb->n_args; a++)
 			for (int x = 0; x < kb->args[a].n_incoming; x++)
@@ -587,6 +610,22 @@ static int expand_blocks(lm_module *m, int ci, int bi, int i, int *next,
 	f->blocks[bi + 1 + k.n_blocks] = after;
 	f->n_blocks = old + add;
 	*next = bi + 1 + k.n_blocks;
+	/* what left block bi at its end leaves CALL.return now: the
+	   caller's block arguments name it as their predecessor */
+	for (int b2 = 0; b2 < f->n_blocks; b2++) {
+		if (b2 > bi && b2 <= bi + k.n_blocks)
+			continue;
+		for (int a = 0; a < f->blocks[b2].n_args; a++) {
+			lm_blockarg *ba = &f->blocks[b2].args[a];
+			for (int x = 0; x < ba->n_incoming; x++)
+				if (ba->incoming[x].block && f->blocks[bi].name &&
+				    !strcmp(ba->incoming[x].block,
+					    f->blocks[bi].name)) {
+					free(ba->incoming[x].block);
+					ba->incoming[x].block = lm_xstrdup(cont);
+				}
+		}
+	}
 	/* the blocks moved: k keeps none of them */
 	free(k.blocks);
 	k.blocks = NULL;
@@ -652,8 +691,16 @@ static int inline_blocks(lm_module *m, int ci, lm_block *bs, int nb,
 			*found = 1;
 			{
 				int ki = func_index(m, in->func);
-				const lm_inst *br = ki >= 0 ?
+				const lm_inst *br = ki >= 0 && ki != ci ?
 					first_branch(&m->functions[ki]) : NULL;
+				if (br && ki != ci &&
+				    bs == m->functions[ci].blocks) {
+					/* at the top of the function: the
+					   next pass splices it with its
+					   blocks */
+					ilist_push(&out, in);
+					continue;
+				}
 				if (br) {
 					rc = lm_err(err, m->path, in->name,
 						    "NKIKernel function '%s' "
