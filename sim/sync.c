@@ -201,6 +201,14 @@ static void prep_entry(ls_machine *mc, int mi, const lm_sync *e, int upd,
 			if (!e->has_value)
 				why = lm_xasprintf("on_update %s: no "
 						   "update_value", mname);
+			/* a 32-bit counter: an amount of more bits has no
+			   meaning (read signed or unsigned, it fits) */
+			else if (e->value < INT32_MIN ||
+				 e->value > (int64_t)UINT32_MAX)
+				why = lm_xasprintf("on_update %s: update_value "
+					"%lld does not fit the 32 bits of a "
+					"semaphore", mname,
+					(long long)e->value);
 			break;
 		case LM_UPD_SEM_INC: case LM_UPD_SEM_DEC:
 			if (e->has_value && e->value != 1)

@@ -213,8 +213,9 @@ START_TEST(test_update_modes)
 	ck_assert_int_eq(after_update(INT_MIN, "sem-dec", NULL), INT_MAX);
 	ck_assert_int_eq(after_update(7, "sem-wr-imm", "42"), 42);
 	ck_assert_int_eq(after_update(7, "sem-wr-imm", "-5"), -5);
-	/* an amount beyond 32 bits is taken modulo 2^32 */
-	ck_assert_int_eq(after_update(0, "sem-add-imm", "4294967297"), 1);
+	/* an amount of 32 bits read unsigned wraps like any other
+	   (beyond 32 bits it is refused: test_update_range) */
+	ck_assert_int_eq(after_update(1, "sem-add-imm", "4294967295"), 0);
 }
 END_TEST
 
@@ -1020,6 +1021,41 @@ START_TEST(test_wait_range)
 }
 END_TEST
 
+/* An update amount of more than 32 bits is refused by name; the edges of
+** both 32-bit readings are taken (they wrap as documented). */
+START_TEST(test_update_range)
+{
+	static const char *const mode[] = { "sem-add-imm", "sem-sub-imm",
+					    "sem-wr-imm" };
+	static const char *const bad[] = { "4294967296", "-2147483649" };
+	static const char *const good[] = { "4294967295", "-2147483648" };
+	char up[200], want[200];
+	run R;
+	for (int m = 0; m < 3; m++) {
+		for (int k = 0; k < 2; k++) {
+			snprintf(up, sizeof up, "'sync_info':{'on_update':[{"
+				 "'id':3,'mode':'%s','update_value':%s}]}",
+				 mode[m], bad[k]);
+			snprintf(want, sizeof want, "instruction u: on_update "
+				 "%s: update_value %s does not fit the 32 bits "
+				 "of a semaphore", mode[m], bad[k]);
+			run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}",
+				 list(inst("NoOp", "u", "DVE", up), NULL)), 0);
+			ck_run_fails(&R, want);
+			run_free(&R);
+			snprintf(up, sizeof up, "'sync_info':{'on_update':[{"
+				 "'id':3,'mode':'%s','update_value':%s}]}",
+				 mode[m], good[k]);
+			run_text(&R, mod_text(0, "{'name':'a','init':0,'id':3}",
+				 list(inst("NoOp", "u", "DVE", up), NULL)), 0);
+			ck_assert_msg(R.rc == 0, "%s %s: %s", mode[m], good[k],
+				      R.err.msg);
+			run_free(&R);
+		}
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sync");
@@ -1048,6 +1084,7 @@ int main(void)
 	tcase_add_test(tc, test_desc_update_id);
 	tcase_add_test(tc, test_drain_block);
 	tcase_add_test(tc, test_wait_range);
+	tcase_add_test(tc, test_update_range);
 	suite_add_tcase(s, tc);
 	return tu_main(s);
 }
