@@ -93,7 +93,7 @@ static int lower_one(const char *path, const char *out_path, int do_inline,
 	lp_lower_opts opts;
 	lm_error err;
 	char *dir = lm_dirname(out_path);
-	int rc = 0, n_carriers, n_calls;
+	int rc = 0, n_carriers, n_calls, n_own;
 
 	memset(&opts, 0, sizeof opts);
 	opts.out_dir = dir;
@@ -112,8 +112,8 @@ static int lower_one(const char *path, const char *out_path, int do_inline,
 	}
 	for (int i = 0; i < warn.n; i++)
 		fprintf(stderr, "lncsim: warning: %s\n", warn.msgs[i]);
-	n_calls = count_module(lo, LM_OP_NKIKERNEL) -
-		  count_module(m, LM_OP_NKIKERNEL);
+	n_own = count_module(m, LM_OP_NKIKERNEL);
+	n_calls = count_module(lo, LM_OP_NKIKERNEL) - n_own;
 	if (do_inline && lp_inline_nki(lo, &err) != 0) {
 		rc = cli_report(&err);
 		goto done;
@@ -141,9 +141,14 @@ static int lower_one(const char *path, const char *out_path, int do_inline,
 		rc = cli_report(&err);
 		goto done;
 	}
-	printf("%s: %d kernel carrier%s: %d lowered%s, %d skipped\n",
+	printf("%s: %d kernel carrier%s: %d lowered%s, %d skipped",
 	       out_path, n_carriers, n_carriers == 1 ? "" : "s", n_calls,
 	       do_inline ? " and inlined" : "", n_carriers - n_calls);
+	/* the module's own calls (already lowered) inlined too */
+	if (do_inline && n_own > 0)
+		printf("; %d NKIKernel call%s of the module inlined", n_own,
+		       n_own == 1 ? "" : "s");
+	printf("\n");
 done:
 	lp_warnings_free(&warn);
 	lm_module_free(m);

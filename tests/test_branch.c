@@ -1228,6 +1228,20 @@ START_TEST(test_inline_branching)
 	lm_module_free(il);
 	lm_module_free(m);
 
+	/* the command says what it inlined: no carrier, the module's call */
+	char *dir = tu_tmpdir("branch-inl"), *src = tu_fixture("branch",
+							     "kbranch.json");
+	tu_run r = tu_lncsim(dir, "lower", "--inline", "-o", "inl.json", src,
+			     NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "inl.json: 0 kernel carriers: 0 lowered and "
+			   "inlined, 0 skipped; 1 NKIKernel call of the module "
+			   "inlined\n");
+	tu_run_free(&r);
+	tu_rmtree(dir);
+	free(dir);
+	free(src);
+
 	m = fixture("kbranch_loop.json", NULL);
 	ck_assert_int_ne(lp_inline_nki(m, &err), 0);
 	ck_assert_contains(err.msg, "kc: NKIKernel function 'kf' branches "
