@@ -335,8 +335,9 @@ int ls_alu(lm_aluop op, float a, float b, float *r)
 ** (the first source's, quieted): x first, as the scalar code compiles;
 ** the compiler would be free to swap the operands of a C + or *.
 */
-#if defined(__x86_64__) && defined(__SSE2__)
+/* Four float32 lanes (GCC / clang vector extension). */
 typedef float v4f __attribute__((vector_size(16)));
+#if defined(__x86_64__) && defined(__SSE2__)
 #define ALU_VLOOP(OP, INSN) do { \
 	int64_t i_ = 0; \
 	for (; i_ + 4 <= n; i_ += 4) { \
@@ -434,12 +435,11 @@ static int arith_code(lm_aluop op)
 ** order cannot change a bit). Each step is rounded to float32 as in the
 ** two passes. 0 if the ops are not such.
 */
-typedef float ts_v4 __attribute__((vector_size(16)));
 #define TS2(O0, O1) do { \
-	const ts_v4 c0v_ = { c0, c0, c0, c0 }, c1v_ = { c1, c1, c1, c1 }; \
+	const v4f c0v_ = { c0, c0, c0, c0 }, c1v_ = { c1, c1, c1, c1 }; \
 	int64_t i_ = 0; \
 	for (; i_ + 4 <= n; i_ += 4) { \
-		ts_v4 v_; \
+		v4f v_; \
 		memcpy(&v_, a + i_, sizeof v_); \
 		v_ = v_ O0 c0v_; \
 		v_ = v_ O1 c1v_; \

@@ -108,15 +108,22 @@ void ls_kern_dma(ls_kacc *ks, int kern, int qinst, int64_t bytes,
 	}
 }
 
-/* By queue instance, then by start, then by end. */
+/* By start, then by end. */
+static int start_cmp(const void *a, const void *b)
+{
+	const ls_kxfer *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->end > y->end) - (x->end < y->end);
+}
+
+/* By queue instance, then as start_cmp. */
 static int xfer_cmp(const void *a, const void *b)
 {
 	const ls_kxfer *x = a, *y = b;
 	if (x->qinst != y->qinst)
 		return x->qinst < y->qinst ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return (x->end > y->end) - (x->end < y->end);
+	return start_cmp(a, b);
 }
 
 /* The union of the intervals of xf[0..n) (sorted by start). */
@@ -136,14 +143,6 @@ static int64_t union_ps(const ls_kxfer *xf, int n)
 	if (cur_e > cur_s)
 		sum += cur_e - cur_s;
 	return sum;
-}
-
-static int start_cmp(const void *a, const void *b)
-{
-	const ls_kxfer *x = a, *y = b;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return (x->end > y->end) - (x->end < y->end);
 }
 
 void ls_kern_finish(ls_kacc *k, const ls_machine *mc)

@@ -326,6 +326,18 @@ static void move_allocs(lm_module *m, int ci, lm_function *k,
 	}
 }
 
+/* A NoOp named name (owned from here) on the call's engine (SP when it
+** has none), renumbered, with nothing else yet. */
+static void nop_for(const lm_inst *call, char *name, lm_inst *nop)
+{
+	memset(nop, 0, sizeof *nop);
+	nop->name = name;
+	nop->op = LM_OP_NOOP;
+	nop->engine = call->engine != LM_ENG_UNASSIGNED ? call->engine
+						       : LM_ENG_SP;
+	nop->renumber = 1;
+}
+
 /*
 ** The closing NoOp into *nop: the call's name and signals, depending on
 ** the sinks of the spliced instructions (blocks v[0..nv), each n[j]
@@ -344,13 +356,8 @@ static void closing_nop(lm_inst *call, lm_inst *const *v, const int *n,
 	for (int j = 0; j < nv; j++)
 		add_sinks(&sinks, &n_sinks, &cap_sinks, &used, v[j], n[j]);
 	lm_strmap_free(&used);
-	memset(nop, 0, sizeof *nop);
-	nop->name = call->name;
+	nop_for(call, call->name, nop);
 	call->name = NULL;
-	nop->op = LM_OP_NOOP;
-	nop->engine = call->engine != LM_ENG_UNASSIGNED ? call->engine
-						       : LM_ENG_SP;
-	nop->renumber = 1;
 	if (n_sinks == 0) {
 		/* an empty kernel (or only empty Loops): the NoOp is the
 		   whole call */
@@ -558,12 +565,7 @@ static int expand_blocks(lm_module *m, int ci, int bi, int i, int *next,
 		}
 	}
 	if (entry_name) {
-		memset(&entry, 0, sizeof entry);
-		entry.name = entry_name;
-		entry.op = LM_OP_NOOP;
-		entry.engine = call->engine != LM_ENG_UNASSIGNED ? call->engine
-								 : LM_ENG_SP;
-		entry.renumber = 1;
+		nop_for(call, entry_name, &entry);
 		for (int d = 0; d < call->n_deps; d++)
 			lp_ir_add_dep(&entry, call->deps[d]);
 		for (int w = 0; w < call->n_wait; w++)
