@@ -17,6 +17,11 @@
 ** read where they are (a row stride per operand, ls_mm_src), float32 or
 ** bfloat16: the packing widens bfloat16 exactly, so the simulator does not
 ** gather contiguous tiles into a float32 copy first.
+**
+** The blocked kernel and its packing are inlined into one function per
+** variant (mm_avx512, ...): the block shape is a constant there, so each
+** piece of a panel is a few vector moves of that instruction set rather
+** than a call to memcpy, and the panels of st are written in order.
 */
 #include "common.h"
 #include "sim_int.h"
@@ -30,61 +35,97 @@
 #define HAVE_X86_KERNELS 1
 #endif
 
+#define INLINE static inline __attribute__((always_inline))
+
+/*
+** n bfloat16 at h -> float32 at o: a bfloat16 is the top half of its
+** float32, so widening is a 16-bit shift (exact), 16 or 8 at a time.
+** Inlined into each variant's packing, so it runs with its vector width.
+*/
+INLINE void widen_bf16(const uint8_t *h, float *o, int n)
+{
+	typedef uint16_t v16h __attribute__((vector_size(32)));
+	typedef uint32_t v16w __attribute__((vector_size(64)));
+	typedef uint16_t v8h __attribute__((vector_size(16)));
+	typedef uint32_t v8w __attribute__((vector_size(32)));
+	uint8_t *ob = (uint8_t *)o;
+	int j = 0;
+	for (; j + 16 <= n; j += 16) {
+		v16h x;
+		v16w w;
+		memcpy(&x, h + 2 * j, 32);
+		w = __builtin_convertvector(x, v16w) << 16;
+		memcpy(ob + 4 * j, &w, 64);
+	}
+	for (; j + 8 <= n; j += 8) {
+		v8h x;
+		v8w w;
+		memcpy(&x, h + 2 * j, 16);
+		w = __builtin_convertvector(x, v8w) << 16;
+		memcpy(ob + 4 * j, &w, 32);
+	}
+	for (; j + 4 <= n; j += 4) {
+		uint64_t x;
+		uint32_t w[4];
+		memcpy(&x, h + 2 * j, 8);
+		for (int i = 0; i < 4; i++)
+			w[i] = (uint32_t)(x >> (16 * i)) << 16;
+		memcpy(ob + 4 * j, w, 16);
+	}
+	for (; j < n; j++) {
+		uint16_t x;
+		uint32_t w;
+		memcpy(&x, h + 2 * j, 2);
+		w = (uint32_t)x << 16;
+		memcpy(ob + 4 * j, &w, 4);
+	}
+}
+
 /* n elements of row k of src from column j0 -> float32 out. */
-static void src_row(const ls_mm_src *s, int k, int j0, int n, float *out)
+INLINE void src_row(const ls_mm_src *s, int k, int j0, int n, float *out)
 {
 	size_t i = (size_t)k * (size_t)s->ld + (size_t)j0;
-	if (!s->is_bf16) {
+	if (s->is_bf16)
+		widen_bf16((const uint8_t *)s->p + 2 * i, out, n);
+	else
 		memcpy(out, (const float *)s->p + i, (size_t)n * sizeof(float));
-		return;
-	}
-	{
-		/* bfloat16 -> float32 is a 16-bit shift: 8 at a time */
-		typedef uint16_t v8h __attribute__((vector_size(16)));
-		typedef uint32_t v8w __attribute__((vector_size(32)));
-		const uint8_t *h = (const uint8_t *)s->p + 2 * i;
-		uint8_t *o = (uint8_t *)out;
-		int j = 0;
-		for (; j + 8 <= n; j += 8) {
-			v8h x;
-			v8w w;
-			memcpy(&x, h + 2 * j, 16);
-			w = __builtin_convertvector(x, v8w) << 16;
-			memcpy(o + 4 * j, &w, 32);
-		}
-		for (; j < n; j++) {
-			uint16_t x;
-			uint32_t w;
-			memcpy(&x, h + 2 * j, 2);
-			w = (uint32_t)x << 16;
-			memcpy(o + 4 * j, &w, 4);
-		}
-	}
 }
 
 /*
 ** st [K][M] -> panels of MR rows: out[(mb * K + k) * MR + r], zero
-** padded; row is scratch for MR * ceil(M / MR) floats.
+** padded; panel by panel, so the writes run in order. MR is a constant
+** where this is inlined: each piece is a few moves.
 */
-static void pack_st(int K, int M, const ls_mm_src *st, int MR, float *out,
-		    float *row)
+INLINE void pack_st(int K, int M, const ls_mm_src *st, const int MR,
+		    float *out)
 {
-	int nmb = (M + MR - 1) / MR, Mp = nmb * MR;
-	for (int m = M; m < Mp; m++)
-		row[m] = 0.0f;
-	for (int k = 0; k < K; k++) {
-		src_row(st, k, 0, M, row);
-		for (int mb = 0; mb < nmb; mb++)
-			memcpy(out + ((size_t)mb * K + k) * MR, row + MR * mb,
-			       (size_t)MR * sizeof(float));
+	const int nmb = (M + MR - 1) / MR;
+	for (int mb = 0; mb < nmb; mb++) {
+		const int w = M - mb * MR < MR ? M - mb * MR : MR;
+		float *o = out + (size_t)mb * K * MR;
+		if (w == MR) {
+			for (int k = 0; k < K; k++)
+				src_row(st, k, mb * MR, MR, o + (size_t)k * MR);
+			continue;
+		}
+		for (int k = 0; k < K; k++) {
+			src_row(st, k, mb * MR, w, o + (size_t)k * MR);
+			for (int j = w; j < MR; j++)
+				o[(size_t)k * MR + j] = 0.0f;
+		}
 	}
 }
 
 /* Columns n0..n0+NR-1 of mv [K][N] -> out[k * NR + j], zero padded. */
-static void pack_mv(int K, int N, const ls_mm_src *mv, int n0, int NR,
+INLINE void pack_mv(int K, int N, const ls_mm_src *mv, int n0, const int NR,
 		    float *out)
 {
 	int w = N - n0 < NR ? N - n0 : NR;
+	if (w == NR) {
+		for (int k = 0; k < K; k++)
+			src_row(mv, k, n0, NR, out + (size_t)k * NR);
+		return;
+	}
 	for (int k = 0; k < K; k++) {
 		src_row(mv, k, n0, w, out + (size_t)k * NR);
 		for (int j = w; j < NR; j++)
@@ -99,11 +140,15 @@ static void pack_mv(int K, int N, const ls_mm_src *mv, int n0, int NR,
 typedef void (*micro_fn)(int K, const float *stp, const float *mvp, float *c,
 			 int64_t ldc);
 
-/* A kernel variant: its block shape and micro-kernel (NULL: generic). */
+/* A whole kernel: acc (rows ldc floats apart) += st^T mv, k in order. */
+typedef void (*kernel_fn)(int K, int M, int N, const ls_mm_src *st,
+			  const ls_mm_src *mv, float *acc, int64_t ldc);
+
+/* A kernel variant: its name (the block shape, unless the first of its
+** instruction set) and kernel. */
 typedef struct mm_variant {
 	const char *name;
-	int mr, nr;
-	micro_fn micro;
+	kernel_fn run;
 	int (*runs)(void);      /* 1 if this CPU runs it */
 } mm_variant;
 
@@ -130,19 +175,20 @@ static void mm_generic(int K, int M, int N, const ls_mm_src *st,
 ** The blocked kernel: st packed once, then per mv panel (kept in L1) every
 ** MR x NR block of acc; a block cut by the edge of acc runs in a padded
 ** tile (its elements' chains are the same, the padding is thrown away).
+** Inlined into one function per variant (MR, NR and micro constant, the
+** packing compiled for the variant's instruction set).
 */
-static void mm_blocked(const mm_variant *v, int K, int M, int N,
-		       const ls_mm_src *st, const ls_mm_src *mv, float *acc,
-		       int64_t ldc)
+INLINE void mm_blocked(const int MR, const int NR, micro_fn micro, int K,
+		       int M, int N, const ls_mm_src *st, const ls_mm_src *mv,
+		       float *acc, int64_t ldc)
 {
-	const int MR = v->mr, NR = v->nr;
 	int nmb = (M + MR - 1) / MR, nnb = (N + NR - 1) / NR;
 	size_t Mp = (size_t)nmb * MR;
-	float *stp = lm_xmalloc((Mp * K + Mp) * sizeof(float));
+	float *stp = lm_xmalloc(Mp * K * sizeof(float));
 	float *mvp = lm_xmalloc((size_t)NR * K * sizeof(float));
 	float tile[LS_MM_MAX_TILE];
 
-	pack_st(K, M, st, MR, stp, stp + Mp * K);
+	pack_st(K, M, st, MR, stp);
 	for (int nb = 0; nb < nnb; nb++) {
 		int cols = N - nb * NR < NR ? N - nb * NR : NR;
 		pack_mv(K, N, mv, nb * NR, NR, mvp);
@@ -151,14 +197,14 @@ static void mm_blocked(const mm_variant *v, int K, int M, int N,
 			int rows = M - mb * MR < MR ? M - mb * MR : MR;
 			float *c = acc + (size_t)mb * MR * ldc + (size_t)nb * NR;
 			if (rows == MR && cols == NR) {
-				v->micro(K, sp, mvp, c, ldc);
+				micro(K, sp, mvp, c, ldc);
 				continue;
 			}
 			memset(tile, 0, sizeof(float) * (size_t)(MR * NR));
 			for (int r = 0; r < rows; r++)
 				memcpy(tile + r * NR, c + (size_t)r * ldc,
 				       sizeof(float) * (size_t)cols);
-			v->micro(K, sp, mvp, tile, NR);
+			micro(K, sp, mvp, tile, NR);
 			for (int r = 0; r < rows; r++)
 				memcpy(c + (size_t)r * ldc, tile + r * NR,
 				       sizeof(float) * (size_t)cols);
@@ -285,6 +331,28 @@ static void micro_avx512(int K, const float *stp, const float *mvp, float *c,
 	ST4(3);
 }
 
+/* The variants' kernels: the blocked kernel with their micro-kernel. */
+__attribute__((target("avx512f")))
+static void mm_avx512(int K, int M, int N, const ls_mm_src *st,
+		      const ls_mm_src *mv, float *acc, int64_t ldc)
+{
+	mm_blocked(4, 64, micro_avx512, K, M, N, st, mv, acc, ldc);
+}
+
+__attribute__((target("avx2,fma")))
+static void mm_avx2(int K, int M, int N, const ls_mm_src *st,
+		    const ls_mm_src *mv, float *acc, int64_t ldc)
+{
+	mm_blocked(6, 16, micro_avx2, K, M, N, st, mv, acc, ldc);
+}
+
+__attribute__((target("avx2,fma")))
+static void mm_avx2_4x16(int K, int M, int N, const ls_mm_src *st,
+			 const ls_mm_src *mv, float *acc, int64_t ldc)
+{
+	mm_blocked(4, 16, micro_avx2_4x16, K, M, N, st, mv, acc, ldc);
+}
+
 static int runs_avx2(void)
 {
 	__builtin_cpu_init();
@@ -307,11 +375,11 @@ static int runs_always(void)
 /* Every variant, the preferred first; the generic one last. */
 static const mm_variant variants[] = {
 #ifdef HAVE_X86_KERNELS
-	{ "avx512", 4, 64, micro_avx512, runs_avx512 },
-	{ "avx2", 6, 16, micro_avx2, runs_avx2 },
-	{ "avx2-4x16", 4, 16, micro_avx2_4x16, runs_avx2 },
+	{ "avx512", mm_avx512, runs_avx512 },
+	{ "avx2", mm_avx2, runs_avx2 },
+	{ "avx2-4x16", mm_avx2_4x16, runs_avx2 },
 #endif
-	{ "generic", 0, 0, NULL, runs_always },
+	{ "generic", mm_generic, runs_always },
 };
 #define N_VARIANTS ((int)(sizeof variants / sizeof variants[0]))
 
@@ -361,10 +429,7 @@ void ls_mm_kernel_ld(int K, int M, int N, const ls_mm_src *st,
 		chosen = best();
 	if (K <= 0 || M <= 0 || N <= 0)
 		return;
-	if (chosen->micro)
-		mm_blocked(chosen, K, M, N, st, mv, acc, ldc);
-	else
-		mm_generic(K, M, N, st, mv, acc, ldc);
+	chosen->run(K, M, N, st, mv, acc, ldc);
 }
 
 void ls_mm_kernel_src(int K, int M, int N, const ls_mm_src *st,

@@ -1577,20 +1577,39 @@ static void mm_ref(int K, int M, int N, const float *st, const float *mv,
 							acc[m * ldc + n]);
 }
 
+/* src [K][W] -> rows ld elements apart, the gap filled with NaN (a
+** kernel that read it would give NaN); float32 (es 4) or bfloat16. */
+static void *mm_strided(const void *src, int K, int W, int ld, int es)
+{
+	uint8_t *p = malloc((size_t)es * K * ld);
+	const uint16_t nan16 = 0x7fc0;
+	const float nan32 = NAN;
+	for (int k = 0; k < K; k++)
+		for (int j = 0; j < ld; j++)
+			memcpy(p + (size_t)es * (k * ld + j), j < W ?
+			       (const uint8_t *)src + (size_t)es * (k * W + j) :
+			       es == 4 ? (const void *)&nan32 :
+			       (const void *)&nan16, (size_t)es);
+	return p;
+}
+
 START_TEST(test_mm_kernel_variants_identical)
 {
 	/* every variant this CPU runs (the generic one always) gives the
 	** reference's bits, on shapes cut at every block edge (6x16, 4x16,
-	** 4x64), float32 and bfloat16 operands, into an accumulator whose
-	** rows are apart by more than N (PSUM rows; the gap stays as is) */
+	** 4x64) and at every step of the bfloat16 widening (16, 8, 4, 1),
+	** float32 and bfloat16 operands, rows of each operand contiguous or
+	** apart by more than their width, into an accumulator whose rows are
+	** apart by more than N (PSUM rows; the gap stays as is) */
 	static const int shapes[][3] = {
 		{128, 128, 512}, {3, 5, 17}, {128, 7, 100}, {1, 128, 1},
 		{64, 130, 65}, {9, 6, 16}, {5, 13, 47}, {2, 1, 70},
+		{7, 11, 129}, {33, 67, 31}, {17, 3, 95},
 	};
 	int n_run = 0;
 	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
 		int K = shapes[s][0], M = shapes[s][1], N = shapes[s][2];
-		int ldc = N + 3;
+		int ldc = N + 3, lda = M + 5, ldb = N + 7;
 		float *st = malloc(sizeof(float) * K * M);
 		float *mv = malloc(sizeof(float) * K * N);
 		float *stb = malloc(sizeof(float) * K * M);
@@ -1601,6 +1620,7 @@ START_TEST(test_mm_kernel_variants_identical)
 		float *c1 = malloc(sizeof(float) * M * ldc);
 		float *ref = malloc(sizeof(float) * M * ldc);
 		float *ref16 = malloc(sizeof(float) * M * ldc);
+		void *sts, *mvs, *st16s, *mv16s;
 		tb_fill(st, K * M, 11);
 		tb_fill(mv, K * N, 12);
 		tb_fill(c0, M * ldc, 13);
@@ -1608,22 +1628,40 @@ START_TEST(test_mm_kernel_variants_identical)
 			stb[i] = lm_bf16_to_f32(st16[i] = lm_f32_to_bf16(st[i]));
 		for (int i = 0; i < K * N; i++)
 			mvb[i] = lm_bf16_to_f32(mv16[i] = lm_f32_to_bf16(mv[i]));
+		sts = mm_strided(st, K, M, lda, 4);
+		mvs = mm_strided(mv, K, N, ldb, 4);
+		st16s = mm_strided(st16, K, M, lda, 2);
+		mv16s = mm_strided(mv16, K, N, ldb, 2);
 		memcpy(ref, c0, sizeof(float) * M * ldc);
 		mm_ref(K, M, N, st, mv, ref, ldc);
 		memcpy(ref16, c0, sizeof(float) * M * ldc);
 		mm_ref(K, M, N, stb, mvb, ref16, ldc);
 		for (int v = 0; ls_mm_kernel_variant(v); v++) {
-			ls_mm_src a = { st16, M, 1 }, b = { mv16, N, 1 };
+			const struct {
+				ls_mm_src a, b;
+				const float *want;
+			} runs[3] = {
+				{ { st16, M, 1 }, { mv16, N, 1 }, ref16 },
+				{ { st16s, lda, 1 }, { mv16s, ldb, 1 }, ref16 },
+				{ { sts, lda, 0 }, { mvs, ldb, 0 }, ref },
+			};
 			if (ls_mm_kernel_force(ls_mm_kernel_variant(v)) != 0)
 				continue; /* this CPU lacks it */
 			n_run++;
 			ck_assert_str_eq(ls_mm_kernel_name(),
 					 ls_mm_kernel_variant(v));
-			memcpy(c1, c0, sizeof(float) * M * ldc);
-			ls_mm_kernel_ld(K, M, N, &a, &b, c1, ldc);
-			ck_assert_msg(memcmp(c1, ref16, sizeof(float) * M * ldc)
-				      == 0, "kernel %s differs for bfloat16 "
-				      "%dx%dx%d", ls_mm_kernel_name(), K, M, N);
+			for (int r = 0; r < 3; r++) {
+				memcpy(c1, c0, sizeof(float) * M * ldc);
+				ls_mm_kernel_ld(K, M, N, &runs[r].a, &runs[r].b,
+						c1, ldc);
+				ck_assert_msg(memcmp(c1, runs[r].want,
+						     sizeof(float) * M * ldc)
+					      == 0, "kernel %s differs for %s "
+					      "%dx%dx%d (operand rows %s)",
+					      ls_mm_kernel_name(), r < 2 ?
+					      "bfloat16" : "float32", K, M, N,
+					      r ? "apart" : "contiguous");
+			}
 			/* float32 through the plain entry point, rows N apart,
 			   into a buffer of exactly M x N (an overrun is a
 			   sanitizer's or valgrind's error) */
@@ -1646,12 +1684,16 @@ START_TEST(test_mm_kernel_variants_identical)
 		free(mvb);
 		free(st16);
 		free(mv16);
+		free(sts);
+		free(mvs);
+		free(st16s);
+		free(mv16s);
 		free(c0);
 		free(c1);
 		free(ref);
 		free(ref16);
 	}
-	ck_assert_int_ge(n_run, 8); /* the generic one, on every shape */
+	ck_assert_int_ge(n_run, 11); /* the generic one, on every shape */
 }
 END_TEST
 
