@@ -249,7 +249,8 @@ START_TEST(test_matmul_bf16)
 {
 	lm_module *m = load_example("examples/nki/matmul/bf16/def.json");
 	lm_module *m32 = load_example("examples/nki/matmul/def.json");
-	lm_module *called = tu_lower_ok(m, 0, NULL), *inl = tu_lower_ok(m, 1, NULL);
+	lm_module *called = tu_lower_ok(m, 0, NULL);
+	lm_module *inl = tu_lower_ok(m, 1, NULL);
 	lm_module *inl32 = tu_lower_ok(m32, 1, NULL);
 	ls_tensors in = { 0, NULL }, in32 = { 0, NULL };
 	ls_result rc, ri, r32;
@@ -290,9 +291,9 @@ START_TEST(test_matmul_bf16)
 			err = fabs((double)got - ref);
 			bound = gamma * mag + ub * (fabs(ref) + gamma * mag);
 			ck_assert_msg(err <= bound, "result[%d][%d] = %.9g, "
-				      "float64 reference %.17g: error %.3g over "
-				      "the bound %.3g", i, j, (double)got, ref,
-				      err, bound);
+				      "float64 reference %.17g: error %.3g "
+				      "over the bound %.3g", i, j, (double)got,
+				      ref, err, bound);
 			if (err / bound > worst)
 				worst = err / bound;
 			ck_assert_msg(y[i * MN + j] == lm_f32_to_bf16(chain),
