@@ -1,9 +1,11 @@
 /*
-** test_nki_mm.c -- the NKI example kernels of examples/nki/matmul and
-** examples/nki/transpose: each carrier module is lowered (called and
-** inlined) and run on inputs made here; every output element is checked
-** against a float64 reference computed here (the matmul within the
-** bound examples/nki/matmul/README.md gives, the transpose exactly); the
+** test_nki_mm.c -- the NKI example kernels of examples/nki/matmul (float32
+** and its bfloat16 variant matmul/bf16) and examples/nki/transpose: each
+** carrier module is lowered (called and inlined) and run on inputs made
+** here; every output element is checked against a float64 reference
+** computed here (the matmul within the bound its README gives, the
+** transpose exactly); the committed matmul .klr files are `lncsim klr
+** pack` of their JSON; the
 ** called, inlined and two-core linked forms must agree bit for bit; and
 ** a run logged into a scratch database has its matmul rows and PE
 ** utilization, and `lncsim report` on that database succeeds.
@@ -60,6 +62,34 @@ static void add_input(ls_tensors *in, const char *name, int rows, int cols,
 	tb_fill(v, (int64_t)rows * cols, seed);
 	ls_tensors_add(in, name, LM_DT_FLOAT32, shape, 2, v);
 	*keep = v;
+}
+
+/* As add_input, in bfloat16: the values rounded to bfloat16 (*keep holds
+** them, exactly, as float32) and added as bfloat16 bits. */
+static void add_input_bf16(ls_tensors *in, const char *name, int rows,
+			   int cols, uint32_t seed, float **keep)
+{
+	int64_t shape[2] = { rows, cols }, n = (int64_t)rows * cols;
+	float *v = lm_xmalloc((size_t)n * sizeof *v);
+	uint16_t *h = lm_xmalloc((size_t)n * sizeof *h);
+	tb_fill(v, n, seed);
+	for (int64_t i = 0; i < n; i++) {
+		h[i] = lm_f32_to_bf16(v[i]);
+		v[i] = lm_bf16_to_f32(h[i]);
+	}
+	ls_tensors_add(in, name, LM_DT_BFLOAT16, shape, 2, h);
+	free(h);
+	*keep = v;
+}
+
+static const uint16_t *out_bf16(const ls_tensors *ts, const char *name,
+				int64_t count)
+{
+	const ls_tensor *t = ls_tensors_find(ts, name);
+	ck_assert_msg(t != NULL, "no output %s", name);
+	ck_assert_int_eq(t->dtype, LM_DT_BFLOAT16);
+	ck_assert_int_eq(t->count, count);
+	return t->data;
 }
 
 static void run1(const lm_module *m, const ls_tensors *in, ls_result *r)
@@ -145,6 +175,10 @@ START_TEST(test_matmul)
 	const double u = ldexp(1.0, -24), gamma = MK * u / (1 - MK * u);
 	double worst = 0;
 
+	tu_check_packed("examples/nki/matmul/kernel.klr.json",
+			"examples/nki/matmul/kernel.klr");
+	tu_check_packed("examples/nki/matmul/kernel_lnc2.klr.json",
+			"examples/nki/matmul/kernel_lnc2.klr");
 	ck_assert_int_eq(tu_count_op(called, LM_OP_NKIKERNEL), 1);
 	ck_assert_int_eq(tu_count_op(inl, LM_OP_MATMULT), 8);
 	add_input(&in, "lhsT", MK, MM, 3, &a);
@@ -197,6 +231,114 @@ START_TEST(test_matmul)
 	lm_module_free(called);
 	lm_module_free(inl);
 	lm_module_free(m);
+}
+END_TEST
+
+/*
+** The bfloat16 variant (examples/nki/matmul/bf16): lhsT, rhs, their SBUF
+** tiles, res_sb and result bfloat16, res_psum float32. Each product of
+** two bfloat16 values is exact in float32, PSUM sums them in float32 and
+** the ncCopy to res_sb rounds once to bfloat16 (u = 2^-8): bound
+** (README) |got - ref| <= g M + u (|ref| + g M), g = gamma_K, M = sum |a
+** b|. And bit for bit: the in-order float32 fmaf chain over k rounded
+** once to bfloat16. The same inputs give the float32 kernel's sums, so
+** its output rounded to bfloat16 is this one (the accumulation is the
+** float32 one; only the copy rounds).
+*/
+START_TEST(test_matmul_bf16)
+{
+	lm_module *m = load_example("examples/nki/matmul/bf16/def.json");
+	lm_module *m32 = load_example("examples/nki/matmul/def.json");
+	lm_module *called = tu_lower_ok(m, 0, NULL);
+	lm_module *inl = tu_lower_ok(m, 1, NULL);
+	lm_module *inl32 = tu_lower_ok(m32, 1, NULL);
+	ls_tensors in = { 0, NULL }, in32 = { 0, NULL };
+	ls_result rc, ri, r32;
+	ls_diff_result dr;
+	float *a, *b;
+	const uint16_t *y, *h0, *h1;
+	const float *y32;
+	const double u = ldexp(1.0, -24), gamma = MK * u / (1 - MK * u);
+	const double ub = ldexp(1.0, -8);
+	double worst = 0;
+	int64_t shp[2];
+
+	tu_check_packed("examples/nki/matmul/bf16/kernel.klr.json",
+			"examples/nki/matmul/bf16/kernel.klr");
+	tu_check_packed("examples/nki/matmul/bf16/kernel_lnc2.klr.json",
+			"examples/nki/matmul/bf16/kernel_lnc2.klr");
+	ck_assert_int_eq(tu_count_op(called, LM_OP_NKIKERNEL), 1);
+	ck_assert_int_eq(tu_count_op(inl, LM_OP_MATMULT), 8);
+	add_input_bf16(&in, "lhsT", MK, MM, 3, &a);
+	add_input_bf16(&in, "rhs", MK, MN, 4, &b);
+	run1(called, &in, &rc);
+	run1(inl, &in, &ri);
+	tu_same_outputs(&rc.outputs, &ri.outputs);
+	ck_assert_int_eq(ri.n_matmuls, 8);
+	y = out_bf16(&ri.outputs, "result", (int64_t)MM * MN);
+	for (int i = 0; i < MM; i++)
+		for (int j = 0; j < MN; j++) {
+			double ref = 0, mag = 0, err, bound;
+			float chain = 0.0f, got = lm_bf16_to_f32(y[i * MN + j]);
+			for (int k = 0; k < MK; k++) {
+				double p = (double)a[k * MM + i] *
+					   (double)b[k * MN + j];
+				ref += p;
+				mag += fabs(p);
+				chain = fmaf(a[k * MM + i], b[k * MN + j],
+					     chain);
+			}
+			err = fabs((double)got - ref);
+			bound = gamma * mag + ub * (fabs(ref) + gamma * mag);
+			ck_assert_msg(err <= bound, "result[%d][%d] = %.9g, "
+				      "float64 reference %.17g: error %.3g "
+				      "over the bound %.3g", i, j, (double)got,
+				      ref, err, bound);
+			if (err / bound > worst)
+				worst = err / bound;
+			ck_assert_msg(y[i * MN + j] == lm_f32_to_bf16(chain),
+				      "result[%d][%d] = %.9g, the in-order "
+				      "fmaf chain rounded to bfloat16 %.9g", i,
+				      j, (double)got,
+				      (double)lm_round_to(LM_DT_BFLOAT16,
+							  chain));
+		}
+	fprintf(stderr, "# matmul/bf16: largest error %.3f of the bound\n",
+		worst);
+
+	/* the float32 kernel on the same values, rounded once */
+	shp[0] = MK;
+	shp[1] = MM;
+	ls_tensors_add(&in32, "lhsT", LM_DT_FLOAT32, shp, 2, a);
+	shp[1] = MN;
+	ls_tensors_add(&in32, "rhs", LM_DT_FLOAT32, shp, 2, b);
+	run1(inl32, &in32, &r32);
+	y32 = out_f32(&r32.outputs, "result", (int64_t)MM * MN);
+	for (int64_t i = 0; i < (int64_t)MM * MN; i++)
+		ck_assert_msg(y[i] == lm_f32_to_bf16(y32[i]), "result[%lld] "
+			      "is not the float32 kernel's rounded",
+			      (long long)i);
+
+	/* two cores, each rows [128 c, 128 c + 128) of the result */
+	two_cores("examples/nki/matmul/bf16", &in, &dr);
+	h0 = out_bf16(&dr.linked.outputs, "result_nc0", (int64_t)128 * MN);
+	h1 = out_bf16(&dr.linked.outputs, "result_nc1", (int64_t)128 * MN);
+	ck_assert(memcmp(h0, y, (size_t)128 * MN * sizeof *y) == 0);
+	ck_assert(memcmp(h1, y + 128 * MN, (size_t)128 * MN * sizeof *y) ==
+		  0);
+	ls_diff_result_free(&dr);
+	ls_result_free(&rc);
+	ls_result_free(&ri);
+	ls_result_free(&r32);
+	ls_tensors_free(&in);
+	ls_tensors_free(&in32);
+	free(a);
+	free(b);
+	lm_module_free(called);
+	lm_module_free(inl);
+	lm_module_free(inl32);
+	lm_module_free(m);
+	lm_module_free(m32);
 }
 END_TEST
 
@@ -406,6 +548,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("examples");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_matmul);
+	tcase_add_test(tc, test_matmul_bf16);
 	tcase_add_test(tc, test_transpose);
 	tcase_add_test(tc, test_matmul_logged_and_reported);
 	tcase_add_test(tc, test_matmul_keys_carried);

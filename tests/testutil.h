@@ -136,6 +136,9 @@ int tu_count_op(const lm_module *m, lm_opcode op);
 /* tests/fixtures/klr/<name>.json packed into dir/<name>.klr, its version
 ** replaced by "A.B.C" when version is not NULL. */
 void tu_pack_klr(const char *name, const char *dir, const char *version);
+/* The committed KLR file klr_rel (relative to the source tree) is what
+** `lncsim klr pack` makes of json_rel, byte for byte. */
+void tu_check_packed(const char *json_rel, const char *klr_rel);
 
 /* ---- the simulator suites' module bench ---------------------------------- */
 

@@ -638,6 +638,39 @@ void tu_pack_klr(const char *name, const char *dir, const char *version)
 	free(out);
 }
 
+void tu_check_packed(const char *json_rel, const char *klr_rel)
+{
+	char *jf = tu_srcpath(json_rel), *kf = tu_srcpath(klr_rel);
+	char *json = tu_read(jf);
+	FILE *f;
+	lp_klr_file kl;
+	lm_buf b = LM_BUF_INIT;
+	lm_error err;
+	char *disk;
+	long n;
+	ck_assert_msg(json != NULL, "%s missing", jf);
+	ck_assert_msg(lp_klr_from_json(&kl, json, strlen(json), jf, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(lp_klr_encode_file(&kl, &b, &err), 0);
+	f = fopen(kf, "rb");
+	ck_assert_msg(f != NULL, "%s missing", kf);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	disk = lm_xmalloc((size_t)n + 1);
+	ck_assert_int_eq(fread(disk, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	ck_assert_msg((size_t)n == b.size && !memcmp(disk, b.ptr, b.size),
+		      "%s is not `lncsim klr pack` of %s (%ld bytes, packed "
+		      "%zu)", kf, jf, n, b.size);
+	free(disk);
+	lm_buf_free(&b);
+	lp_klr_file_free(&kl);
+	free(json);
+	free(jf);
+	free(kf);
+}
+
 /* ---- the simulator suites' module bench ---------------------------------- */
 
 /* Stop the test when the builder failed (what is the builder's message). */
