@@ -687,14 +687,20 @@ START_TEST(test_report_in_browser)
 	ck_assert_msg(lr_write(db, &o, &rep, &err) == 0, "%s", err.msg);
 	lr_report_free(&rep);
 	ldb_close(db);
-	/* no sandbox: the tests may run as root, where chromium needs it off */
+	/* no sandbox: the tests may run as root, where chromium needs it
+	   off; a home of its own, so that nothing it saves (crash reports,
+	   desktop settings) lands in the user's */
 	char *abs = realpath(out, NULL);
 	ck_assert_ptr_nonnull(abs);
-	char *cmd = lm_xasprintf("timeout 100 '%s' --headless --no-sandbox "
+	char *home = lm_path_join(d, "home");
+	char *env = tu_browser_env(home);
+	char *cmd = lm_xasprintf("%s timeout 100 '%s' --headless --no-sandbox "
 				 "--disable-gpu --user-data-dir='%s' "
 				 "--window-size=1100,3000 --screenshot='%s' "
 				 "'file://%s/index.html' >/dev/null 2>&1",
-				 chromium, profile, shot, abs);
+				 env, chromium, profile, shot, abs);
+	free(env);
+	free(home);
 	free(abs);
 	int st = system(cmd);
 	ck_assert_msg(st == 0, "chromium --headless --screenshot failed "

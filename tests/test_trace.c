@@ -846,15 +846,14 @@ static cJSON *speedscope_load(const char *chromium, const char *ssdir,
 	   off; the virtual time lets the probe's retries run to the end; a
 	   home of its own, so that nothing it saves (a download, its
 	   desktop settings) lands in the user's */
-	char *cmd = lm_xasprintf("HOME='%s' XDG_CONFIG_HOME='%s/.config' "
-				 "XDG_CACHE_HOME='%s/.cache' "
-				 "XDG_DATA_HOME='%s/.local/share' "
-				 "timeout 100 '%s' --headless --no-sandbox "
+	char *env = tu_browser_env(home);
+	char *cmd = lm_xasprintf("%s timeout 100 '%s' --headless --no-sandbox "
 				 "--disable-gpu --user-data-dir='%s' "
 				 "--virtual-time-budget=30000 --dump-dom "
 				 "'file://%s#localProfilePath=%s' >'%s' "
-				 "2>/dev/null", home, home, home, home,
-				 chromium, profile, abs_index, abs_load, html);
+				 "2>/dev/null", env, chromium, profile,
+				 abs_index, abs_load, html);
+	free(env);
 	int st = system(cmd);
 	ck_assert_msg(st == 0, "chromium --headless --dump-dom of speedscope "
 		      "failed (status %d): %s", st, cmd);

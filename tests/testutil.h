@@ -29,6 +29,11 @@ char *tu_sharedpath(const char *rel);
 ** when a case failed; it also points LNCSIM_DB into it.
 */
 char *tu_tmpdir(const char *tag);
+/* The environment a browser run from a test gets: HOME and the XDG
+** config, cache and data directories all under home, so that nothing it
+** saves (a profile, a crash report, desktop settings) lands in the
+** user's. A shell word list to put before the command; free it. */
+char *tu_browser_env(const char *home);
 /* Remove a directory tree without following symbolic links; 0 or -1. */
 int tu_rm_tree(const char *dir);
 /* Write text to dir/name (creating dirs); returns the malloc'd path. */

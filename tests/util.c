@@ -979,3 +979,11 @@ void tu_same_outputs(const ls_tensors *a, const ls_tensors *b)
 			      "output %s differs", x->name);
 	}
 }
+
+char *tu_browser_env(const char *home)
+{
+	return lm_xasprintf("HOME='%s' XDG_CONFIG_HOME='%s/.config' "
+			    "XDG_CACHE_HOME='%s/.cache' "
+			    "XDG_DATA_HOME='%s/.local/share'", home, home, home,
+			    home);
+}
