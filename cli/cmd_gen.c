@@ -1,6 +1,6 @@
 /*
-** cmd_gen.c -- `lncsim gen --cores N --seed S [--size small|medium|large]
-** [--name NAME] -o DIR`: write a random per-core module set.
+** cmd_gen.c -- `lncsim gen [--cores N] [--seed S] [--size small|medium|large]
+** ... [--name NAME] [--force] -o DIR`: write a random per-core module set.
 */
 #include "common.h"
 #include "cli.h"
@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 
 const char usage_gen[] =
-	"usage: lncsim gen --cores N --seed S [--size small|medium|large]\n"
+	"usage: lncsim gen [--cores N] [--seed S] [--size small|medium|large]\n"
 	"                  [--loops] [--dynamic] [--sync deps|semaphores]\n"
 	"                  [--compute] [--by-name]\n"
-	"                  [--name NAME] -o DIR\n\n"
+	"                  [--name NAME] [--force] -o DIR\n\n"
 	"Write a random per-core module set DIR/NAME/nc<c>/sg0/def.json (plus\n"
 	"its const .npy files), race-free by construction, exercising every\n"
 	"linker step (see docs/generator.md). Same options, same bytes.\n\n"
