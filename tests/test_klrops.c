@@ -1399,6 +1399,249 @@ START_TEST(test_dma_compute_and_shuffle)
 }
 END_TEST
 
+/* ---- local gather (nisa.local_gather) ------------------------------------ */
+
+#define LG_P 32   /* two 16-partition groups */
+#define LG_F 100  /* src elements per partition */
+#define LG_J 3    /* index elements per partition */
+
+/* src [32, 100] float32 = 1000 p + f, index [32, 3] uint16 = base + 2 p
+** + 5 j (both by iota), out [32, 64] zeroed, then local_gather with
+** numElemPerIdx n and numValidIndicies nv (text, or NULL for none) into
+** out[:, 0 .. V n), out stored to kout rows 0..31. */
+static char *lg_kernel(int n, const char *nv, int V, int base)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *s = op_("lsrc", "sbuf", "float32", LG_P, LG_F, 0, 0, LG_P, LG_F);
+	char *ix = op_("lidx", "sbuf", "uint16", LG_P, LG_J, 0, 0, LG_P, LG_J);
+	char *o = op_("lout", "sbuf", "float32", LG_P, FW, 0, 0, LG_P, FW);
+	char *d = op_("lout", "sbuf", "float32", LG_P, FW, 0, 0, LG_P, V * n);
+	char *ko = op_("kout", "hbm", "float32", 128, FW, 0, 0, LG_P, FW), *k;
+	st(&bd, "src_iota", "iota", lm_xasprintf("\"dst\": %s, \"pattern\": "
+	   "{\"offset\": 0, \"channelMultiplier\": 1000, \"pattern\": "
+	   "[{\"step\": 1, \"num\": %d}]}", s, LG_F));
+	st(&bd, "idx_iota", "iota", lm_xasprintf("\"dst\": %s, \"pattern\": "
+	   "{\"offset\": %d, \"channelMultiplier\": 2, \"pattern\": "
+	   "[{\"step\": 5, \"num\": %d}]}", ix, base, LG_J));
+	st(&bd, "z_out", "memSet", lm_xasprintf("\"dst\": %s, \"value\": "
+	   "{\"float\": 0}, \"dtype\": \"float32\"", o));
+	st(&bd, "lg", "ncLocalGather", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"index\": %s, \"numElemPerIdx\": {\"int\": %d}%s%s", d, s, ix, n,
+	   nv ? ", \"numValidIndicies\": " : "", nv ? nv : ""));
+	st(&bd, "st_out", "ncDmaCopy", lm_xasprintf("\"dst\": %s, \"src\": %s",
+	   ko, o));
+	k = kernel("k_lg", &bd, NULL);
+	frees(s, ix, o, d, ko, NULL);
+	return k;
+}
+
+/* The documented operation, in C: group g's indices flattened partition
+** first, every partition of the group reading its own src partition. */
+static float lg_ref(int p, int col, int n, int V, int base)
+{
+	int g = p / 16, k = col / n, e = col % n, q;
+	unsigned idx;
+	if (col >= V * n)
+		return 0.0f;
+	q = 16 * g + k % 16;                      /* the index's partition */
+	idx = (unsigned)(base + 2 * q + 5 * (k / 16));
+	return (float)(1000 * p) + (float)(idx + (unsigned)e);
+}
+
+/*
+** local_gather bit for bit against the documented operation: one
+** element per index with all 48 indices of a group (16 q, no tail), two
+** per index with 21 (16 + 5), four per index with 13 (a tail only), one
+** with 37; partitions read indices held by the other 15 partitions of
+** their group, never the other group's. Called and inlined agree.
+*/
+START_TEST(test_local_gather)
+{
+	static const struct { int n, V; const char *nv; } c[] = {
+		{ 1, 48, NULL }, { 2, 21, "{\"int\": 21}" },
+		{ 4, 13, "{\"int\": 13}" }, { 1, 37, "{\"int\": 37}" },
+		{ 1, 48, "{\"int\": 0}" },
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		char *k = lg_kernel(c[i].n, c[i].nv, c[i].V, 1);
+		ls_result r;
+		lower_run(k, LG_P, &r);
+		for (int p = 0; p < LG_P; p++)
+			for (int j = 0; j < FW; j++)
+				EQ_F(yv(&r, p, j), lg_ref(p, j, c[i].n, c[i].V,
+							  1), "local gather",
+				     p, j);
+		/* partition 3 of group 1 read partition 17's first index */
+		ck_assert(yv(&r, 19, c[i].n) == 19000.0f + 1 + 2 * 17);
+		ls_result_free(&r);
+		free(k);
+	}
+}
+END_TEST
+
+/* Lowered, the kernel's run fails with an error holding want. */
+static void run_fails(const char *json, const char *want)
+{
+	char *dir = tu_tmpdir("klrops-runbad");
+	lm_module *m = setup(dir, json), *lo = tu_lower_ok(m, 0, NULL);
+	ls_tensors in = { 0, NULL };
+	ls_options o;
+	ls_result r;
+	lm_error err;
+	int64_t shape[2] = { 128, FW };
+	float *x = lm_xcalloc(128 * FW, sizeof *x);
+	ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	memset(&o, 0, sizeof o);
+	memset(&r, 0, sizeof r);
+	ck_assert_int_ne(ls_run(lo, &in, &o, &r, &err), 0);
+	ck_assert_msg(strstr(err.msg, want) != NULL, "'%s' lacks '%s'",
+		      err.msg, want);
+	ls_result_free(&r);
+	ls_tensors_free(&in);
+	free(x);
+	lm_module_free(lo);
+	lm_module_free(m);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* An index past src (I + e >= 100) is a run error of the Gather that
+** reads it: element 0 at index 100, element 1 at index 99. */
+START_TEST(test_local_gather_out_of_range)
+{
+	char *k = lg_kernel(1, "{\"int\": 1}", 1, 100);
+	run_fails(k, "index 100 (indirection_ins[0] partition 0, element 0) "
+		  "is out of range: ins[0] 'lsrc' has 100 elements per "
+		  "partition (0..99) (Gather)");
+	free(k);
+	/* group 1's first index is 67 + 2 * 16 = 99: element 0 is in
+	** src, element 1 (99 + 1) is not */
+	k = lg_kernel(4, "{\"int\": 1}", 1, 67);
+	run_fails(k, "instruction lg.elem1: index 99 (indirection_ins[0] "
+		  "partition 16, element 0) is out of range: ins[0] 'lsrc' has "
+		  "99 elements per partition (0..98) (Gather)");
+	free(k);
+}
+END_TEST
+
+/* ncLocalGather with its operands replaced (NULL keeps the default). */
+static char *lg_bad(const char *dst, const char *src, const char *ix,
+		    const char *n, const char *nv)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *s = op_("lsrc", "sbuf", "float32", LG_P, LG_F, 0, 0, LG_P, LG_F);
+	char *i = op_("lidx", "sbuf", "uint16", LG_P, LG_J, 0, 0, LG_P, LG_J);
+	char *d = op_("lout", "sbuf", "float32", LG_P, FW, 0, 0, LG_P, 48);
+	char *k;
+	st(&bd, "lg", "ncLocalGather", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"index\": %s, \"numElemPerIdx\": %s%s%s", dst ? dst : d,
+	   src ? src : s, ix ? ix : i, n ? n : "{\"int\": 1}",
+	   nv ? ", \"numValidIndicies\": " : "", nv ? nv : ""));
+	k = kernel("k_lg_bad", &bd, NULL);
+	frees(s, i, d, NULL);
+	return k;
+}
+
+START_TEST(test_local_gather_refusals)
+{
+	char *k, *t, *u;
+	k = lg_bad(NULL, NULL, NULL, "{\"int\": 3}", NULL);
+	lower_fails(k, "ncLocalGather numElemPerIdx 3 is not one of 1, 2, 4, "
+		    "8, 16, 32");
+	free(k);
+	k = lg_bad(NULL, NULL, NULL, "{\"float\": 1}", NULL);
+	lower_fails(k, "ncLocalGather numElemPerIdx must be an int immediate "
+		    "(got 'float')");
+	free(k);
+	k = lg_bad(NULL, NULL, NULL, NULL, "{\"float\": 4}");
+	lower_fails(k, "ncLocalGather numValidIndicies must be an int "
+		    "immediate (got 'float')");
+	free(k);
+	k = lg_bad(NULL, NULL, NULL, NULL, "{\"int\": 49}");
+	lower_fails(k, "ncLocalGather numValidIndicies 49 exceeds the 48 "
+		    "indices of a 16-partition group of index");
+	free(k);
+	t = op_("lidx", "sbuf", "uint32", LG_P, LG_J, 0, 0, LG_P, LG_J);
+	k = lg_bad(NULL, NULL, t, NULL, NULL);
+	lower_fails(k, "ncLocalGather index has dtype uint32: the indices are "
+		    "uint16");
+	frees(k, t, NULL);
+	t = op_("lout", "sbuf", "int32", LG_P, FW, 0, 0, LG_P, 48);
+	k = lg_bad(t, NULL, NULL, NULL, NULL);
+	lower_fails(k, "ncLocalGather dst dtype int32 differs from src's "
+		    "float32 (local_gather does not convert)");
+	frees(k, t, NULL);
+	t = op_("lout", "sbuf", "float32", LG_P, FW, 0, 0, LG_P, 40);
+	k = lg_bad(t, NULL, NULL, NULL, NULL);
+	lower_fails(k, "ncLocalGather dst must hold 32 x 48 elements (48 "
+		    "indices of 1 elements per partition), got 1280");
+	frees(k, t, NULL);
+	t = op_("lsrc", "sbuf", "float32", LG_P, LG_F, 0, 0, 8, LG_F);
+	u = op_("lidx", "sbuf", "uint16", LG_P, LG_J, 0, 0, 8, LG_J);
+	k = lg_bad(NULL, t, u, NULL, NULL);
+	lower_fails(k, "ncLocalGather src, index and dst must span the same "
+		    "partitions, a multiple of 16 (got 8, 8 and 32)");
+	frees(k, t, u, NULL);
+	t = op_("lsrc", "sbuf", "float32", 48, LG_F, 16, 0, LG_P, LG_F);
+	k = lg_bad(NULL, t, NULL, NULL, NULL);
+	lower_fails(k, "ncLocalGather src, index and dst must start at the "
+		    "same partition, a multiple of 16 (the first of a GpSimd "
+		    "core's 16): got 16, 0 and 0");
+	frees(k, t, NULL);
+	t = op_("lout", "hbm", "float32", LG_P, 48, 0, 0, LG_P, 48);
+	k = lg_bad(t, NULL, NULL, NULL, NULL);
+	lower_fails(k, "ncLocalGather src, index and dst must be in SBUF");
+	frees(k, t, NULL);
+	/* an index [32, 2, 3]: free pairs [6, 2] [1, 3] are one run; [8, 2]
+	** [1, 3] of a [32, 16] tensor are two */
+	t = lm_xasprintf("{\"abstract\": {\"birPattern\": {\"tensor\": %s, "
+			 "\"offset\": 0, \"pattern\": [{\"step\": 16, \"num\": "
+			 "32}, {\"step\": 8, \"num\": 2}, {\"step\": 1, "
+			 "\"num\": 3}]}}}", u = tn("lidx2", "sbuf", "uint16",
+						   LG_P, 16));
+	free(u);
+	k = lg_bad(NULL, NULL, t, NULL, NULL);
+	lower_fails(k, "ncLocalGather index with 2 free dimensions is not "
+		    "modelled (the documents flatten a [P, J] index tile, "
+		    "partition first)");
+	frees(k, t, NULL);
+	/* two elements per index from a src of two runs per partition */
+	t = lm_xasprintf("{\"abstract\": {\"birPattern\": {\"tensor\": %s, "
+			 "\"offset\": 0, \"pattern\": [{\"step\": %d, \"num\": "
+			 "32}, {\"step\": 50, \"num\": 2}, {\"step\": 1, "
+			 "\"num\": 40}]}}}", u = tn("lsrc", "sbuf", "float32",
+						   LG_P, LG_F), LG_F);
+	free(u);
+	u = op_("lout", "sbuf", "float32", LG_P, FW, 0, 0, LG_P, 16);
+	k = lg_bad(u, t, NULL, "{\"int\": 2}", "{\"int\": 8}");
+	lower_fails(k, "ncLocalGather with numElemPerIdx 2 needs src and dst "
+		    "patterns of one run of elements per partition (src has 2, "
+		    "dst 1)");
+	frees(k, t, u, NULL);
+}
+END_TEST
+
+/* localGather (the pool-buffer record without an index operand) stays
+** refused when the kernel is read: its name and payload serde tag. */
+START_TEST(test_local_gather_pool_record_refused)
+{
+	char *s = sb("ys", 0, 16), *d = sb("zs", 0, 16);
+	body bd = { LM_BUF_INIT, 0 };
+	char *k;
+	lp_klr_file f;
+	lm_error err;
+	st(&bd, "pg", "localGather", lm_xasprintf("\"dst\": %s, \"src\": %s, "
+	   "\"indexMissBehavior\": \"skip\", \"freePoolBuffer\": true", d, s));
+	k = kernel("k_pg", &bd, NULL);
+	ck_assert_int_ne(lp_klr_from_json(&f, k, strlen(k), "k.json", &err),
+			 0);
+	ck_assert_msg(strstr(err.msg, "Operator 'localGather' (payload serde "
+			     "tag 162) is not supported by lncsim") != NULL,
+		      "%s", err.msg);
+	frees(s, d, k, NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("klrops");
@@ -1418,6 +1661,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_core_barrier_two_cores);
 	tcase_add_test(tc, test_core_barrier_fences_later_tensors);
 	tcase_add_test(tc, test_register_offset_out_of_range);
+	tcase_add_test(tc, test_local_gather);
+	tcase_add_test(tc, test_local_gather_out_of_range);
+	tcase_add_test(tc, test_local_gather_refusals);
+	tcase_add_test(tc, test_local_gather_pool_record_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

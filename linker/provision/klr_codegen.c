@@ -46,7 +46,8 @@ enum {
 	OP_NCACTIVATE = 1, OP_ACTIVATIONREDUCE = 2, OP_NCAFFINESELECT = 4, OP_BNAGGR = 5, OP_BNSTATS = 6,
 	OP_COPY = 7, OP_NCCOPY = 8, OP_DMACOPY = 10, OP_NCDMACOPY = 11,
 	OP_DMATRANSPOSE = 12,
-	OP_FINDINDEX8 = 14, OP_IOTA = 15, OP_NCMATMUL = 21,
+	OP_FINDINDEX8 = 14, OP_IOTA = 15, OP_NCLOCALGATHER = 19,
+	OP_NCMATMUL = 21,
 	OP_MATCHREPLACE8 = 22, OP_MAX8 = 24, OP_MEMSET = 25,
 	OP_RANGESELECT = 26, OP_NCRANGESELECT = 27, OP_RECIPROCAL = 28,
 	OP_TENSORREDUCE = 32, OP_TENSORSCALAR = 33, OP_TENSORTENSOR = 34,
@@ -1555,6 +1556,287 @@ static int cg_tensor_scalar_reduce(lp_cg *cg, const lp_kval *op,
 	return finish(cg, &red, 0);
 }
 
+/* ---- nisa.local_gather (docs/provision.md, "Local gather") -------------- */
+
+/* The free pairs of a (after its partition pair): unit pairs dropped,
+** contiguous neighbours merged, into f; their number. */
+static int free_runs(const lm_arg *a, lm_appair *f)
+{
+	int n = 0;
+	for (int i = 1; i < a->n_ap; i++) {
+		if (a->ap[i].num == 1)
+			continue;
+		if (n > 0 && f[n - 1].step == a->ap[i].step * a->ap[i].num) {
+			f[n - 1].step = a->ap[i].step;
+			f[n - 1].num *= a->ap[i].num;
+			continue;
+		}
+		f[n++] = a->ap[i];
+	}
+	return n;
+}
+
+/* The first partition of SB operand a in the SBUF. */
+static int64_t first_partition(lp_cg *cg, const lm_arg *a)
+{
+	int idx = (int)(intptr_t)lm_strmap_lookup(&cg->tensors, a->memsetref)
+		  - 1;
+	int64_t base = idx >= 0 && cg->f->allocs[idx].n_memlocs > 0 ?
+		       cg->f->allocs[idx].memlocs[0].base : 0;
+	return base + a->start_partition;
+}
+
+/* A physical_ap JSON object of alloc name over pairs ap (the form of an
+** indirection_ins entry). */
+static cJSON *ap_json(const char *alloc, lm_dtype dt, const lm_appair *ap,
+		      int n_ap)
+{
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_CreateArray();
+	for (int i = 0; i < n_ap; i++) {
+		cJSON *pr = cJSON_CreateArray();
+		cJSON_AddItemToArray(pr, cJSON_CreateNumber((double)ap[i].step));
+		cJSON_AddItemToArray(pr, cJSON_CreateNumber((double)ap[i].num));
+		cJSON_AddItemToArray(a, pr);
+	}
+	cJSON_AddItemToObject(o, "ap", a);
+	cJSON_AddStringToObject(o, "dtype", lm_dtype_name(dt));
+	cJSON_AddStringToObject(o, "kind", "physical_ap");
+	cJSON_AddStringToObject(o, "memref", alloc);
+	cJSON_AddStringToObject(o, "memsetref", alloc);
+	cJSON_AddNumberToObject(o, "offset", 0);
+	return o;
+}
+
+/* A DMACopy name.what on the kernel queue of from into to (both owned by
+** the instruction from here on). */
+static int lg_dma(lp_cg *cg, const char *name, const char *what,
+		  lm_arg *from, lm_arg *to, char **made)
+{
+	lm_inst in;
+	char *base = lm_xasprintf("%s.%s", name, what);
+	char *nm = lp_cg_inst_name(cg, base);
+	free(base);
+	inst_init(&in, nm, LM_OP_DMACOPY, LM_ENG_SP, 1, 1);
+	in.queue = lm_xstrdup(lp_cg_queue(cg));
+	in.extra = cJSON_CreateObject();
+	cJSON_AddStringToObject(in.extra, "mode", "Copy");
+	in.ins[0] = *from;
+	in.outs[0] = *to;
+	memset(from, 0, sizeof *from);
+	memset(to, 0, sizeof *to);
+	*made = nm;
+	return finish(cg, &in, 0);
+}
+
+/*
+** nisa.local_gather (ncLocalGather). The documented operation: the
+** partitions are in groups of 16 (one GpSimd core each); group g's
+** indices are its 16 partitions of `index` flattened partition first,
+** I_g[k] = index[16g + k % 16][k / 16], the first V of them used
+** (numValidIndicies, else all 16 J); every partition p of the group
+** reads its own partition of src at those indices, n = numElemPerIdx
+** contiguous elements each:
+**
+**     dst[p][k n + e] = src[p][I_g[k] + e]   (k < V, e < n)
+**
+** No BIR instruction the simulator runs is that operation, so it is
+** lowered into ones that compute it bit for bit: a DMACopy of the index
+** tile into a uint16 DRAM scratch [P, J] (name.spill), one or two
+** DMACopies of the scratch back into an SBUF scratch A [P, V] with
+** A[p][k] = I_{p/16}[k] (name.index, name.index_tail: V = 16 q + r,
+** the first 16 q and the last r), then n Gathers on Pool (name for e 0,
+** name.elem<e> after it), Gather e reading src from element e
+** (src[p][e ..]) at the indices A into the elements e, e + n, ... of dst:
+** an index with I + e outside src stops the run in Gather e.
+*/
+static int cg_local_gather(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+			   const char *name)
+{
+	const lp_kval *ne = F(op, "numElemPerIdx");
+	const lp_kval *nv = some(F(op, "numValidIndicies"));
+	lm_arg src, ix, dst, a_from, a_to;
+	lm_appair fs[8], fi[8], fd[8], ap[4];
+	tinfo ts, tx, td;
+	int64_t n, V, P, J, F_, shape[2], q, r;
+	int nfs, nfi, nfd, rc, idx;
+	char *dname, *aname, *dma1 = NULL, *dma2 = NULL, *dma3 = NULL;
+
+	memset(&src, 0, sizeof src);
+	memset(&ix, 0, sizeof ix);
+	memset(&dst, 0, sizeof dst);
+	if (ne->ctor != 2)
+		return cg_fail(cg, "ncLocalGather numElemPerIdx must be an int "
+			       "immediate (got '%s')", lp_kval_ctor_name(ne));
+	n = ne->items[0].i;
+	if (n != 1 && n != 2 && n != 4 && n != 8 && n != 16 && n != 32)
+		return cg_fail(cg, "ncLocalGather numElemPerIdx %lld is not one "
+			       "of 1, 2, 4, 8, 16, 32", (long long)n);
+	if (nv && nv->ctor != 2)
+		return cg_fail(cg, "ncLocalGather numValidIndicies must be an "
+			       "int immediate (got '%s')",
+			       lp_kval_ctor_name(nv));
+	rc = operand(cg, F(op, "src"), lnc, &src, &ts);
+	if (!rc)
+		rc = operand(cg, F(op, "index"), lnc, &ix, &tx);
+	if (!rc)
+		rc = operand(cg, F(op, "dst"), lnc, &dst, &td);
+	if (!rc && (is_dynamic(&src) || is_dynamic(&ix) || is_dynamic(&dst)))
+		rc = cg_fail(cg, "a register offset (scalarOffset) on "
+			     "ncLocalGather is not supported");
+	if (!rc && (ts.mt != LM_MT_SB || tx.mt != LM_MT_SB ||
+		    td.mt != LM_MT_SB))
+		rc = cg_fail(cg, "ncLocalGather src, index and dst must be in "
+			     "SBUF");
+	if (!rc && ix.dtype != LM_DT_UINT16)
+		rc = cg_fail(cg, "ncLocalGather index has dtype %s: the "
+			     "indices are uint16", lm_dtype_name(ix.dtype));
+	if (!rc && dst.dtype != src.dtype)
+		rc = cg_fail(cg, "ncLocalGather dst dtype %s differs from "
+			     "src's %s (local_gather does not convert)",
+			     lm_dtype_name(dst.dtype), lm_dtype_name(src.dtype));
+	P = parts_of(&src);
+	if (!rc && (P < 16 || P % 16 || parts_of(&ix) != P ||
+		    parts_of(&dst) != P))
+		rc = cg_fail(cg, "ncLocalGather src, index and dst must span "
+			     "the same partitions, a multiple of 16 (got %lld, "
+			     "%lld and %lld)", (long long)P,
+			     (long long)parts_of(&ix),
+			     (long long)parts_of(&dst));
+	if (!rc && (first_partition(cg, &src) % 16 ||
+		    first_partition(cg, &ix) != first_partition(cg, &src) ||
+		    first_partition(cg, &dst) != first_partition(cg, &src)))
+		rc = cg_fail(cg, "ncLocalGather src, index and dst must start "
+			     "at the same partition, a multiple of 16 (the "
+			     "first of a GpSimd core's 16): got %lld, %lld and "
+			     "%lld", (long long)first_partition(cg, &src),
+			     (long long)first_partition(cg, &ix),
+			     (long long)first_partition(cg, &dst));
+	nfi = rc ? 0 : free_runs(&ix, fi);
+	if (!rc && nfi > 1)
+		rc = cg_fail(cg, "ncLocalGather index with %d free dimensions "
+			     "is not modelled (the documents flatten a [P, J] "
+			     "index tile, partition first)", nfi);
+	J = P ? lm_arg_count(&ix) / P : 0;
+	F_ = P ? lm_arg_count(&src) / P : 0;
+	V = nv ? nv->items[0].i : 0;
+	if (!rc && (V < 0 || V > 16 * J))
+		rc = cg_fail(cg, "ncLocalGather numValidIndicies %lld exceeds "
+			     "the %lld indices of a 16-partition group of "
+			     "index", (long long)V, (long long)(16 * J));
+	if (V == 0)
+		V = 16 * J; /* the documents' reference reads 0 as all */
+	if (!rc && (V < 1 || V > 4096))
+		rc = cg_fail(cg, "ncLocalGather uses %lld indices per "
+			     "16-partition group (1 to 4096)", (long long)V);
+	if (!rc && lm_arg_count(&dst) != P * V * n)
+		rc = cg_fail(cg, "ncLocalGather dst must hold %lld x %lld "
+			     "elements (%lld indices of %lld elements per "
+			     "partition), got %lld", (long long)P,
+			     (long long)(V * n), (long long)V, (long long)n,
+			     (long long)lm_arg_count(&dst));
+	nfs = rc ? 0 : free_runs(&src, fs);
+	nfd = rc ? 0 : free_runs(&dst, fd);
+	if (!rc && n > 1 && (nfs != 1 || nfd != 1))
+		rc = cg_fail(cg, "ncLocalGather with numElemPerIdx %lld needs "
+			     "src and dst patterns of one run of elements per "
+			     "partition (src has %d, dst %d)", (long long)n,
+			     nfs, nfd);
+	if (rc) {
+		lm_arg_clear(&src);
+		lm_arg_clear(&ix);
+		lm_arg_clear(&dst);
+		return rc;
+	}
+
+	/* the index tile spilled to DRAM, row-major [P, J] */
+	dname = lm_xasprintf("COMPILER-GENERATED-lgather_%d",
+			     cg->lc->next_id++);
+	shape[0] = P;
+	shape[1] = J;
+	idx = lp_cg_add_tensor(cg, dname, LM_TK_INTERNAL, LM_DT_UINT16,
+			       LM_MT_DRAM, shape, 2, P, 2 * J, 1, 0, 0);
+	free(dname);
+	dname = lm_xstrdup(cg->f->allocs[idx].name);
+	ap[0] = (lm_appair){ J, P };
+	ap[1] = (lm_appair){ 1, J };
+	lm_b_init_ap(&a_to, dname, NULL, LM_DT_UINT16, 0, 0, ap, 2);
+	rc = lg_dma(cg, name, "spill", &ix, &a_to, &dma1);
+
+	/* A [P, V]: each partition its group's V indices, in order */
+	aname = lm_xasprintf("COMPILER-GENERATED-lgather_%d",
+			     cg->lc->next_id++);
+	shape[1] = V;
+	idx = lp_cg_add_tensor(cg, aname, LM_TK_INTERNAL, LM_DT_UINT16,
+			       LM_MT_SB, shape, 2, P, 2 * V, 0, 0, 0);
+	free(aname);
+	aname = lm_xstrdup(cg->f->allocs[idx].name);
+	q = V / 16;
+	r = V % 16;
+	if (!rc && q > 0) {
+		lm_appair s[4] = { { 16 * J, P / 16 }, { 0, 16 }, { 1, q },
+				   { J, 16 } };
+		lm_b_init_ap(&a_from, dname, NULL, LM_DT_UINT16, 0, 0, s, 4);
+		ap[0] = (lm_appair){ V, P };
+		ap[1] = (lm_appair){ 1, 16 * q };
+		lm_b_init_ap(&a_to, aname, NULL, LM_DT_UINT16, 0, 0, ap, 2);
+		rc = lg_dma(cg, name, "index", &a_from, &a_to, &dma2);
+	}
+	if (!rc && r > 0) {
+		lm_appair s[3] = { { 16 * J, P / 16 }, { 0, 16 }, { J, r } };
+		lm_b_init_ap(&a_from, dname, NULL, LM_DT_UINT16, 0, q, s, 3);
+		ap[0] = (lm_appair){ V, P };
+		ap[1] = (lm_appair){ 1, r };
+		lm_b_init_ap(&a_to, aname, NULL, LM_DT_UINT16, 0, 16 * q, ap,
+			     2);
+		rc = lg_dma(cg, name, "index_tail", &a_from, &a_to, &dma3);
+	}
+
+	/* the n Gathers */
+	for (int64_t e = 0; !rc && e < n; e++) {
+		lm_inst g;
+		cJSON *ii;
+		char *base = e ? lm_xasprintf("%s.elem%lld", name, (long long)e)
+			       : lm_xstrdup(name);
+		char *gname = e ? lp_cg_inst_name(cg, base) : lm_xstrdup(name);
+		free(base);
+		inst_init(&g, gname, LM_OP_GATHER, LM_ENG_POOL, 1, 1);
+		free(gname);
+		lm_arg_copy(&g.ins[0], &src);
+		lm_arg_copy(&g.outs[0], &dst);
+		if (n > 1) {
+			lm_appair sp[2] = { src.ap[0], { fs[0].step, F_ - e } };
+			lm_appair dp[2] = { dst.ap[0], { fd[0].step * n, V } };
+			lm_arg_clear(&g.ins[0]);
+			lm_arg_clear(&g.outs[0]);
+			lm_b_init_ap(&g.ins[0], src.memsetref, NULL, src.dtype,
+				     src.start_partition,
+				     src.offset + e * fs[0].step, sp, 2);
+			lm_b_init_ap(&g.outs[0], dst.memsetref, NULL, dst.dtype,
+				     dst.start_partition,
+				     dst.offset + e * fd[0].step, dp, 2);
+		}
+		g.extra = cJSON_CreateObject();
+		ii = cJSON_AddArrayToObject(g.extra, "indirection_ins");
+		ap[0] = (lm_appair){ V, P };
+		ap[1] = (lm_appair){ 1, V };
+		cJSON_AddItemToArray(ii, ap_json(aname, LM_DT_UINT16, ap, 2));
+		if (dma2)
+			lp_ir_add_dep(&g, dma2);
+		if (dma3)
+			lp_ir_add_dep(&g, dma3);
+		rc = finish(cg, &g, 0);
+	}
+	lm_arg_clear(&src);
+	lm_arg_clear(&ix);
+	lm_arg_clear(&dst);
+	free(dname);
+	free(aname);
+	free(dma1);
+	free(dma2);
+	free(dma3);
+	return rc;
+}
+
 /*
 ** nisa.tensor_reduce: TensorReduce on the vector engine, opDim X / XY /
 ** XYZ / XYZW -> axis of the same name (the innermost free dimensions),
@@ -2179,6 +2461,9 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 	case OP_NCCOPY: rc = cg_copy(cg, payload, lnc, name); break;
 	case OP_MEMSET: rc = cg_memset(cg, payload, lnc, name); break;
 	case OP_IOTA: rc = cg_iota(cg, payload, lnc, name); break;
+	case OP_NCLOCALGATHER:
+		rc = cg_local_gather(cg, payload, lnc, name);
+		break;
 	case OP_NCAFFINESELECT:
 		rc = cg_affine_select(cg, payload, lnc, name);
 		break;

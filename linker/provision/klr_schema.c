@@ -42,6 +42,7 @@ static const lp_kfield w158[] = { { "op", "T158" } };
 static const lp_kfield w159[] = { { "op", "T159" } };
 static const lp_kfield w160[] = { { "op", "T160" } };
 static const lp_kfield w161[] = { { "op", "T161" } };
+static const lp_kfield w163[] = { { "op", "T163" } };
 static const lp_kfield w177[] = { { "op", "T177" } };
 static const lp_kfield w178[] = { { "op", "T178" } };
 static const lp_kfield w180[] = { { "op", "T180" } };
@@ -157,7 +158,7 @@ static const lp_kctor c_Operator[] = {
 	U(16, "loadMaskRegister", 156),
 	P(17, "loadStationary", 160),
 	U(18, "localGather", 162),
-	U(19, "ncLocalGather", 163),
+	P(19, "ncLocalGather", 163),
 	P(20, "matMul", 161),
 	P(21, "ncMatMul", 183),
 	P(22, "matchReplace8", 172),
@@ -333,6 +334,10 @@ static const lp_kfield f_MemSet[] = {
 };
 static const lp_kfield f_Iota[] = {
 	{ "dst", "T128" }, { "pattern", "T134" }, { "dtype", "?T111" }
+};
+static const lp_kfield f_NcLocalGather[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "index", "T128" },
+	{ "numElemPerIdx", "T131" }, { "numValidIndicies", "?T131" }
 };
 static const lp_kfield f_LoadStationary[] = {
 	{ "src", "T128" }, { "isTranspose", "b" }
@@ -534,6 +539,7 @@ static const lp_kctor c_Transpose[] = { S(f_Transpose) };
 static const lp_kctor c_MemSet[] = { S(f_MemSet) };
 static const lp_kctor c_Iota[] = { S(f_Iota) };
 static const lp_kctor c_LoadStationary[] = { S(f_LoadStationary) };
+static const lp_kctor c_NcLocalGather[] = { S(f_NcLocalGather) };
 static const lp_kctor c_MatMul[] = { S(f_MatMul) };
 static const lp_kctor c_Copy[] = { S(f_Copy) };
 static const lp_kctor c_NcCopy[] = { S(f_NcCopy) };
@@ -624,6 +630,7 @@ static const lp_ktype types[] = {
 	T(159, "Iota", c_Iota),
 	T(160, "LoadStationary", c_LoadStationary),
 	T(161, "MatMul", c_MatMul),
+	T(163, "NcLocalGather", c_NcLocalGather),
 	T(164, "RangeSelect", c_RangeSelect),
 	T(165, "NcRangeSelect", c_NcRangeSelect),
 	T(166, "ScalarTensorTensor", c_ScalarTensorTensor),
