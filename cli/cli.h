@@ -15,8 +15,11 @@ typedef struct cli_command {
 	const char *summary;
 	int (*run)(int argc, char **argv); /* argv[0] is the command name */
 	const char *usage;                 /* full --help text */
-	const char *valued;  /* options with a separate value; NULL: no
-				operands, argv is not permuted */
+	const char *valued;  /* the options that take a value, space
+				separated: "--opt=VALUE" is split into two
+				arguments for them */
+	int permutes;        /* the command takes operands: the options move
+				in front of them (GNU-style) */
 	int has_subcommand;  /* argv[1] is a subcommand word, kept first */
 } cli_command;
 

@@ -13,36 +13,38 @@
 #include <string.h>
 
 /*
-** The commands. The last two fields drive the option permutation
-** (permute() below): the options that take their value as the next
-** argument, space separated (NULL: the command takes no operands, nothing
-** is moved), and whether a subcommand word comes first (klr dump|pack).
+** The commands. The last three fields drive the option handling (see
+** split_equals() and permute() below): the options that take a value,
+** whether the command takes operands (its options are then moved in front
+** of them) and whether a subcommand word comes first (klr dump|pack).
 */
 static const cli_command commands[] = {
 	{ "verify", "check modules against the verifier rules", cmd_verify,
-	  usage_verify, "", 0 },
+	  usage_verify, "", 1, 0 },
 	{ "run", "simulate modules on NeuronCores", cmd_run, usage_run,
 	  "--inputs --seed --outputs --trace --max-time --max-instructions "
-	  "--perturb --max-memory --race-limit --db", 0 },
+	  "--perturb --max-memory --race-limit --db", 1, 0 },
 	{ "gen", "write a random per-core module set", cmd_gen, usage_gen,
-	  NULL, 0 },
+	  "--cores --seed --size --sync --name -o", 0, 0 },
 	{ "diff", "check a linked module against the per-core modules",
 	  cmd_diff, usage_diff,
 	  "--inputs --seed --linked --schedules --save-io --max-time "
-	  "--max-instructions --max-memory --race-limit --db", 0 },
-	{ "fuzz", "gen + diff over many seeds", cmd_fuzz, usage_fuzz, NULL, 0 },
+	  "--max-instructions --max-memory --race-limit --db", 1, 0 },
+	{ "fuzz", "gen + diff over many seeds", cmd_fuzz, usage_fuzz,
+	  "--cores --count --duration --seed --jobs --size --sync --schedules "
+	  "--keep-failures --campaign --lost-after --case-timeout --db", 0, 0 },
 	{ "report", "plot utilization reports from the run log", cmd_report,
-	  usage_report, NULL, 0 },
+	  usage_report, "--db -o --run --since --format --command", 0, 0 },
 	{ "db", "list, merge or check run-log databases", cmd_db, usage_db,
-	  NULL, 0 },
+	  "--db --last --campaign --run", 0, 0 },
 	{ "link", "link per-core modules into one <name>/sgLnk module",
-	  cmd_link, usage_link, "-o --out --skip --barrier-base", 0 },
+	  cmd_link, usage_link, "-o --out --skip --barrier-base", 1, 0 },
 	{ "mmt", "static matmul report (matmuls, MACs, PE cycles, fill)",
-	  cmd_mmt, usage_mmt, "", 0 },
+	  cmd_mmt, usage_mmt, "", 1, 0 },
 	{ "lower", "kernel provision: NKI carriers -> functions and calls",
-	  cmd_lower, usage_lower, "-o", 0 },
+	  cmd_lower, usage_lower, "-o", 1, 0 },
 	{ "klr", "dump or pack KLR kernel files (CBOR)", cmd_klr, usage_klr,
-	  "-o", 1 },
+	  "-o", 1, 1 },
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -232,6 +234,62 @@ static int permute(int argc, char **argv, int from, const char *valued)
 	return argc;
 }
 
+/*
+** "--opt=VALUE" as two arguments, "--opt" and "VALUE", for the options in
+** valued (GNU's long-option form), in argv[from..argc) before "--". Any
+** other "--x=y" is left for the command to take or refuse. Returns argv
+** or a new array (*fresh set to it, to be freed; the strings are argv's
+** or, for the split ones, in *fresh's trailing space); *argc is updated.
+*/
+static char **split_equals(int *argc, char **argv, int from,
+			   const char *valued, char ***fresh)
+{
+	int n = 0, i;
+	size_t bytes = 0;
+	for (i = from; i < *argc && strcmp(argv[i], "--"); i++) {
+		const char *eq = strchr(argv[i], '=');
+		if (!strncmp(argv[i], "--", 2) && eq) {
+			char *o = lm_xasprintf("%.*s", (int)(eq - argv[i]),
+					       argv[i]);
+			if (takes_value(valued, o)) {
+				n++;
+				bytes += strlen(argv[i]) + 2;
+			}
+			free(o);
+		}
+	}
+	*fresh = NULL;
+	if (!n)
+		return argv;
+	size_t slots = (size_t)(*argc + n + 1);
+	char **v = lm_xmalloc(slots * sizeof *v + bytes);
+	char *text = (char *)(v + slots);
+	int m = 0, in_opts = 1;
+	for (i = 0; i < *argc; i++) {
+		const char *a = argv[i], *eq = strchr(a, '=');
+		if (i >= from && !strcmp(a, "--"))
+			in_opts = 0;
+		if (i >= from && in_opts && !strncmp(a, "--", 2) && eq) {
+			size_t k = (size_t)(eq - a);
+			memcpy(text, a, k);
+			text[k] = 0;
+			if (takes_value(valued, text)) {
+				v[m++] = text;
+				text += k + 1;
+				strcpy(text, eq + 1);
+				v[m++] = text;
+				text += strlen(eq + 1) + 1;
+				continue;
+			}
+		}
+		v[m++] = argv[i];
+	}
+	v[m] = NULL;
+	*argc = m;
+	*fresh = v;
+	return v;
+}
+
 /* The command line as given, before permute(): argv[1..] of main. */
 static int given_argc;
 static char **given_argv;
@@ -271,10 +329,14 @@ int main(int argc, char **argv)
 		given_argv = lm_xcalloc((size_t)argc, sizeof *given_argv);
 		memcpy(given_argv, argv + 1, (size_t)given_argc *
 		       sizeof *given_argv);
-		if (c->valued && argc > 2 + c->has_subcommand)
+		char **fresh;
+		argv = split_equals(&argc, argv, 2 + c->has_subcommand,
+				    c->valued, &fresh);
+		if (c->permutes && argc > 2 + c->has_subcommand)
 			argc = permute(argc, argv, 2 + c->has_subcommand,
 				       c->valued);
 		int rc = c->run(argc - 1, argv + 1);
+		free(fresh);
 		free(given_argv);
 		return rc;
 	}

@@ -505,6 +505,79 @@ static int exists(const char *dir, const char *rel)
 ** after the operand: the permutation knows each one. The list of those
 ** options is their --help's, so a new one fails here until it is added
 ** to the runs below (and to cli/main.c's table). */
+/*
+** "--opt=VALUE" is "--opt VALUE" for every long option a --help shows
+** with a value: the two spellings, each followed by an option no command
+** has, give the same exit status and the same messages. An option the
+** command table does not know to take a value would be left whole and
+** refused as "unknown option '--opt=...'".
+*/
+START_TEST(test_equals_form_of_every_valued_option)
+{
+	static const char *const cmds[] = { "verify", "run", "gen", "diff",
+		"fuzz", "report", "db", "link", "mmt", "lower", "klr" };
+	char *d = tu_tmpdir("equals");
+	int checked = 0;
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+		tu_run h = tu_lncsim(NULL, cmds[i], "--help", NULL);
+		lm_buf set = LM_BUF_INIT;
+		help_valued(h.out, &set);
+		char *list = lm_xstrdup(lm_buf_cstr(&set));
+		for (char *o = strtok(list, " "); o; o = strtok(NULL, " ")) {
+			if (strncmp(o, "--", 2))
+				continue;
+			/* db's options belong to its subcommands */
+			const char *sub = NULL;
+			if (!strcmp(cmds[i], "db"))
+				sub = !strcmp(o, "--campaign") ? "failures" :
+				      !strcmp(o, "--run") ? "races" : "runs";
+			char *eq = lm_xasprintf("%s=x7", o);
+			const char *a1[6] = { cmds[i] }, *a2[7] = { cmds[i] };
+			int n1 = 1, n2 = 1;
+			if (sub)
+				a1[n1++] = a2[n2++] = sub;
+			a1[n1++] = eq;
+			a2[n2++] = o;
+			a2[n2++] = "x7";
+			a1[n1++] = a2[n2++] = "--zz-no-such-option";
+			a1[n1] = a2[n2] = NULL;
+			tu_run r1 = tu_lncsimv(d, a1), r2 = tu_lncsimv(d, a2);
+			ck_assert_msg(r1.status == r2.status &&
+				      !strcmp(r1.err, r2.err),
+				      "%s %s: '%s=x7' gave %d '%s', '%s x7' "
+				      "gave %d '%s'", cmds[i], sub ? sub : "",
+				      o, r1.status, r1.err, o, r2.status,
+				      r2.err);
+			ck_assert_msg(r2.status == 2, "%s %s x7: %d", cmds[i],
+				      o, r2.status);
+			checked++;
+			tu_run_free(&r1);
+			tu_run_free(&r2);
+			free(eq);
+		}
+		free(list);
+		lm_buf_free(&set);
+		tu_run_free(&h);
+	}
+	ck_assert_int_ge(checked, 40);
+	/* the value may hold '=' and be empty; "--" ends the splitting */
+	tu_run r = tu_lncsim(d, "gen", "--name=a=b", "-o", "g", NULL);
+	ck_assert_contains(r.out, "g/a=b: 2 per-core modules");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "run", "--seed=", NULL);
+	ck_assert_contains(r.err, "--seed needs");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "run", "--no-db", "--", "--seed=1", NULL);
+	ck_assert_contains(r.err, "--seed=1: no such file or directory");
+	tu_run_free(&r);
+	r = tu_lncsim(d, "gen", "--seed=9", "--cores=3", "-o", "g", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_contains(r.out, "g/gen9: 3 per-core modules");
+	tu_run_free(&r);
+	free(d);
+}
+END_TEST
+
 START_TEST(test_every_valued_option_after_operands)
 {
 	static const struct { const char *cmd, *valued; } want[] = {
@@ -1004,6 +1077,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_verify_bad_inputs);
 	tcase_add_test(tc, test_options_after_operands);
 	tcase_add_test(tc, test_every_valued_option_after_operands);
+	tcase_add_test(tc, test_equals_form_of_every_valued_option);
 	tcase_add_test(tc, test_logged_command_line);
 	tcase_add_test(tc, test_missing_inputs_dir);
 	tcase_add_test(tc, test_run_and_diff_share_the_default_seed);
