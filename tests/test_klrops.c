@@ -892,7 +892,8 @@ static char *src_fields(char *dst, char *src, int to, int from,
 
 /*
 ** The statements of core c: a := xs rows 16c..16c+15; r := the peer's a
-** (sendRecv; core 1 through the GpSimd DMA); s := a + the peer's a and
+** (sendRecv; core 1 through the GpSimd DMA); a coreBarrier; s := a +
+** the peer's a and
 ** a := max(a, the peer's a), in place (sendRecvCompute); r, s and a go
 ** to kout rows 0..15, 16..31 and 32..47.
 */
@@ -907,6 +908,10 @@ static char *sr_body(int c)
 	st(&bd, "sr", "sendRecv", sr_fields(sb("r", 0, FW), sb("a", 0, FW),
 					    1 - c, 1 - c, c == 1));
 	store(&bd, "st_r", "r", 0);
+	s = op_("nt", "sbuf", "int32", 1, 1, 0, 0, 1, 1);
+	st(&bd, "bar", "coreBarrier", lm_xasprintf("\"data\": %s, \"cores\": "
+						   "[0, 1]", s));
+	free(s);
 	st(&bd, "sra", "sendRecvCompute", src_fields(sb("s", 0, FW),
 		sb("a", 0, FW), 1 - c, 1 - c, "add"));
 	store(&bd, "st_s", "s", 16);
@@ -1014,11 +1019,12 @@ static void sr_run(const char *dir, int do_inline, int twice, ls_result *res)
 		      err.msg);
 	if (!do_inline && !twice) {
 		/* each exchange: DMA, barrier, DMA, barrier; core 1's
-		   sendRecv issued from Pool (useGpsimdDma) */
+		   sendRecv issued from Pool (useGpsimdDma); the coreBarrier
+		   between is the kernel's first, with the next id */
 		for (int c = 0; c < 2; c++) {
-			const lm_inst *snd = NULL;
+			const lm_inst *snd = NULL, *bar = NULL;
 			ck_assert_int_eq(tu_count_op(lo[c], LM_OP_COREBARRIER),
-					 6);
+					 7);
 			for (int f = 0; f < lo[c]->n_functions; f++) {
 				const lm_function *fn = &lo[c]->functions[f];
 				for (int b = 0; b < fn->n_blocks; b++)
@@ -1028,8 +1034,15 @@ static void sr_run(const char *dir, int do_inline, int twice, ls_result *res)
 							    .name, "sr.send"))
 							snd = &fn->blocks[b]
 								.insts[i];
+						else if (!strcmp(fn->blocks[b]
+							 .insts[i].name, "bar"))
+							bar = &fn->blocks[b]
+								.insts[i];
 			}
 			ck_assert_ptr_nonnull(snd);
+			ck_assert_ptr_nonnull(bar);
+			ck_assert_str_eq(bar->group, "k_sr.core_barrier_1");
+			ck_assert_int_eq(bar->barrier_id, 3);
 			ck_assert_int_eq(snd->engine, c ? LM_ENG_POOL
 							: LM_ENG_SP);
 		}

@@ -1763,8 +1763,9 @@ static int cg_range_select(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 
 /*
 ** nisa.lnc_barrier (coreBarrier): CoreBarrier on the engine named
-** (unassigned -> Pool) with the kernel's n-th barrier id (1, 2, ...) and
-** the group `<kernel>.core_barrier_<n>`, so the n-th barrier of every
+** (unassigned -> Pool) with the kernel's next barrier id (1, 2, ...,
+** shared with the barriers of sendRecv) and, for the n-th coreBarrier,
+** the group `<kernel>.core_barrier_<n>`, so the n-th coreBarrier of every
 ** core's body meets the others' n-th. `data` has no BIR operand: it is
 ** not read. KLR is sequential, so the barrier is a fence: it follows
 ** every earlier statement and precedes every later one.
@@ -1797,7 +1798,9 @@ static int cg_core_barrier(lp_cg *cg, const lp_kval *op, const char *name)
 		cores[i] = cl->items[i].i;
 	}
 	cg->n_barriers++;
-	group = lm_xasprintf("%s.core_barrier_%d", cg->kname, cg->n_barriers);
+	cg->n_core_barriers++;
+	group = lm_xasprintf("%s.core_barrier_%d", cg->kname,
+			     cg->n_core_barriers);
 	inst_init(&in, name, LM_OP_COREBARRIER,
 		  map_engine(F(op, "engine"), LM_ENG_POOL), 0, 0);
 	lm_b_set_barrier(&in, cg->n_barriers, cores, cl->n, group);
