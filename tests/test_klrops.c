@@ -1059,7 +1059,7 @@ static void sr_run(const char *dir, int do_inline, int twice, ls_result *res)
 ** Two cores exchange tiles: sendRecv, sendRecvCompute add and max (in
 ** place). The called and inlined forms run side by side give the bits
 ** computed here; both forms, linked by `lncsim diff`, give its reference
-** run's bits.
+** run's bits; the race detector finds no race.
 */
 START_TEST(test_sendrecv_two_cores)
 {
@@ -1109,6 +1109,11 @@ START_TEST(test_sendrecv_two_cores)
 		r = tu_lncsim(dir, "diff", "--no-db", out, NULL);
 		ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
 		ck_assert_msg(strstr(r.out, "PASS") != NULL, "%s", r.out);
+		tu_run_free(&r);
+		/* the barriers order every cross-core access (happens-before) */
+		r = tu_lncsim(dir, "run", "--race", "--no-db", out, NULL);
+		ck_assert_msg(r.status == 0 && strstr(r.out, "races: none"),
+			      "%s%s", r.out, r.err);
 		tu_run_free(&r);
 		free(out);
 	}
