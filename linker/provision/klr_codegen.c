@@ -1810,7 +1810,7 @@ static int cg_core_barrier(lp_cg *cg, const lp_kval *op, const char *name)
 	return 0;
 }
 
-/* ---- sendRecv and sendRecvCompute ----------------------------------------- */
+/* ---- sendRecv and sendRecvCompute ---------------------------------------- */
 
 /*
 ** A rank of sendRecv: an int immediate, 0 or 1 (the two physical cores of
