@@ -864,6 +864,265 @@ START_TEST(test_core_barrier_two_cores)
 }
 END_TEST
 
+/* ---- sendRecv, sendRecvCompute ------------------------------------------------ */
+
+/* sendRecv fields: dst, src, ranks to / from, useGpsimdDma (freed). */
+static char *sr_fields(char *dst, char *src, int to, int from, int gpsimd)
+{
+	char *r = lm_xasprintf("\"dst\": %s, \"src\": %s, \"sendToRank\": "
+			       "{\"int\": %d}, \"recvFromRank\": {\"int\": %d}, "
+			       "\"pipeId\": {\"int\": 0}, \"useGpsimdDma\": %s",
+			       dst, src, to, from, gpsimd ? "true" : "false");
+	frees(dst, src, NULL);
+	return r;
+}
+
+/* sendRecvCompute fields (lists of one; freed). */
+static char *src_fields(char *dst, char *src, int to, int from,
+			const char *op)
+{
+	char *r = lm_xasprintf("\"dsts\": [%s], \"srcs\": [%s], "
+			       "\"sendToRanks\": [{\"int\": %d}], "
+			       "\"recvFromRanks\": [{\"int\": %d}], \"pipeId\": "
+			       "{\"int\": 3}, \"op\": \"%s\"", dst, src, to,
+			       from, op);
+	frees(dst, src, NULL);
+	return r;
+}
+
+/*
+** The statements of core c: a := xs rows 16c..16c+15; r := the peer's a
+** (sendRecv; core 1 through the GpSimd DMA); a coreBarrier; s := a +
+** the peer's a and
+** a := max(a, the peer's a), in place (sendRecvCompute); r, s and a go
+** to kout rows 0..15, 16..31 and 32..47.
+*/
+static char *sr_body(int c)
+{
+	body bd = { LM_BUF_INIT, 0 };
+	char *d = sb("a", 0, FW);
+	char *s = op_("xs", "sbuf", "float32", 128, FW, 16 * c, 0, P, FW);
+	st(&bd, "cp", "ncCopy", lm_xasprintf("\"dst\": %s, \"src\": %s", d,
+					     s));
+	frees(d, s, NULL);
+	st(&bd, "sr", "sendRecv", sr_fields(sb("r", 0, FW), sb("a", 0, FW),
+					    1 - c, 1 - c, c == 1));
+	store(&bd, "st_r", "r", 0);
+	s = op_("nt", "sbuf", "int32", 1, 1, 0, 0, 1, 1);
+	st(&bd, "bar", "coreBarrier", lm_xasprintf("\"data\": %s, \"cores\": "
+						   "[0, 1]", s));
+	free(s);
+	st(&bd, "sra", "sendRecvCompute", src_fields(sb("s", 0, FW),
+		sb("a", 0, FW), 1 - c, 1 - c, "add"));
+	store(&bd, "st_s", "s", 16);
+	st(&bd, "srm", "sendRecvCompute", src_fields(sb("a", 0, FW),
+		sb("a", 0, FW), 1 - c, 1 - c, "max"));
+	store(&bd, "st_a", "a", 32);
+	return lm_buf_detach(&bd.b);
+}
+
+/* The kernel k_sr with one body per core (kin -> xs first in each). */
+static char *sr_kernel(void)
+{
+	char *kin = tn("kin", "hbm", "float32", 128, FW);
+	char *kout = tn("kout", "hbm", "float32", 128, FW);
+	char *xd = op_("xs", "sbuf", "float32", 128, FW, 0, 0, 128, FW);
+	char *xsrc = op_("kin", "hbm", "float32", 128, FW, 0, 0, 128, FW);
+	char *b0 = sr_body(0), *b1 = sr_body(1), *r;
+	char *ld = lm_xasprintf("{\"name\": \"ld\", \"op\": {\"ncDmaCopy\": "
+				"{\"dst\": %s, \"src\": %s}}}", xd, xsrc);
+	r = lm_xasprintf("{\"contents\": {\"lnc\": {\"name\": \"k_sr\", "
+			 "\"inputs\": [%s], \"outputs\": [%s], \"bodies\": "
+			 "[[{\"label\": \"main\", \"body\": [%s, %s]}], "
+			 "[{\"label\": \"main\", \"body\": [%s, %s]}]]}}}",
+			 kin, kout, ld, b0, ld, b1);
+	frees(kin, kout, xd, xsrc, b0, b1, ld, NULL);
+	return r;
+}
+
+/* Write cores/nc<c>/sg0/def.json: the caller fixture on core c, output
+** y<c> (partial), calling ../../../k_small.klr. */
+static void sr_cores(const char *dir)
+{
+	for (int c = 0; c < 2; c++) {
+		char *p = tu_fixture("provision", "a_caller_small.json");
+		char *t = tu_read(p), *t2, *t3, *t4, *path;
+		char *yname = lm_xasprintf("\"y%d\"", c);
+		char *core = lm_xasprintf("\"neuron_core_id\": %d", c);
+		t2 = tu_replace_all(t, "\"y\"", yname);
+		t3 = tu_replace_all(t2, "\"k_small.klr\"",
+				    "\"../../../k_small.klr\"");
+		t4 = tu_replace_all(t3, "\"neuron_core_id\": 0", core);
+		free(t3);
+		t3 = tu_replace_all(t4, "\"kind\": \"ExternalOutput\"",
+				    "\"kind\": \"ExternalOutput\", "
+				    "\"partial_output\": true");
+		path = lm_xasprintf("cores/nc%d/sg0/def.json", c);
+		free(tu_write(dir, path, t3));
+		frees(path, p, t, t2, t3, t4, yname, core, NULL);
+	}
+}
+
+/* The caller's carrier 'kern' once more, as 'kern2' after it. */
+static void call_twice(lm_module *m)
+{
+	lm_block *blk = &m->functions[0].blocks[0];
+	int k = -1;
+	lm_inst *n;
+	for (int i = 0; i < blk->n_insts; i++)
+		if (!strcmp(blk->insts[i].name, "kern"))
+			k = i;
+	ck_assert_int_ge(k, 0);
+	n = lm_b_append_inst(blk, LM_OP_NOOP, LM_ENG_SP, "kern2");
+	lm_inst_clear(n);
+	lm_inst_copy(n, &blk->insts[k]);
+	lm_inst_set_str(n, &n->name, "kern2");
+	ck_assert_int_eq(n->n_deps, 1);
+	lm_inst_set_dep(n, 0, 0, "kern");
+}
+
+/* The two cores' modules (calling the kernel twice when twice) lowered
+** (inlined when do_inline), run side by side into *res. */
+static void sr_run(const char *dir, int do_inline, int twice, ls_result *res)
+{
+	lm_module *m[2], *lo[2];
+	ls_tensors in = { 0, NULL };
+	ls_options o;
+	lm_error err;
+	int64_t shape[2] = { 128, FW };
+	float *x = lm_xmalloc(128 * FW * sizeof *x);
+	for (int c = 0; c < 2; c++) {
+		char *p = lm_xasprintf("%s/cores/nc%d/sg0/def.json", dir, c);
+		m[c] = tu_load(p);
+		if (twice)
+			call_twice(m[c]);
+		lo[c] = tu_lower_ok(m[c], do_inline, NULL);
+		free(p);
+		if (twice) {
+			/* the second call's view names the second call's
+			   stage on the peer */
+			const lm_alloc *v = lm_module_find_alloc(lo[c],
+				"k_sr.sendrecv_1.peer_1", NULL);
+			ck_assert_ptr_nonnull(v);
+			ck_assert(v->has_remote);
+			ck_assert_str_eq(v->remote_name,
+					 "k_sr.sendrecv_1.stage_1");
+		}
+	}
+	for (int p = 0; p < 128; p++)
+		for (int j = 0; j < FW; j++)
+			x[p * FW + j] = xval(p, j);
+	ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+	memset(&o, 0, sizeof o);
+	memset(res, 0, sizeof *res);
+	ck_assert_msg(ls_run_multi(lo, 2, &in, &o, res, &err) == 0, "run: %s",
+		      err.msg);
+	if (!do_inline && !twice) {
+		/* each exchange: DMA, barrier, DMA, barrier; core 1's
+		   sendRecv issued from Pool (useGpsimdDma); the coreBarrier
+		   between is the kernel's first, with the next id */
+		for (int c = 0; c < 2; c++) {
+			const lm_inst *snd = NULL, *bar = NULL;
+			ck_assert_int_eq(tu_count_op(lo[c], LM_OP_COREBARRIER),
+					 7);
+			for (int f = 0; f < lo[c]->n_functions; f++) {
+				const lm_function *fn = &lo[c]->functions[f];
+				for (int b = 0; b < fn->n_blocks; b++)
+					for (int i = 0; i < fn->blocks[b].n_insts;
+					     i++)
+						if (!strcmp(fn->blocks[b].insts[i]
+							    .name, "sr.send"))
+							snd = &fn->blocks[b]
+								.insts[i];
+						else if (!strcmp(fn->blocks[b]
+							 .insts[i].name, "bar"))
+							bar = &fn->blocks[b]
+								.insts[i];
+			}
+			ck_assert_ptr_nonnull(snd);
+			ck_assert_ptr_nonnull(bar);
+			ck_assert_str_eq(bar->group, "k_sr.core_barrier_1");
+			ck_assert_int_eq(bar->barrier_id, 3);
+			ck_assert_int_eq(snd->engine, c ? LM_ENG_POOL
+							: LM_ENG_SP);
+		}
+	}
+	for (int c = 0; c < 2; c++) {
+		lm_module_free(lo[c]);
+		lm_module_free(m[c]);
+	}
+	ls_tensors_free(&in);
+	free(x);
+}
+
+/*
+** Two cores exchange tiles: sendRecv, sendRecvCompute add and max (in
+** place). The called and inlined forms run side by side give the bits
+** computed here; both forms, linked by `lncsim diff`, give its reference
+** run's bits; the race detector finds no race.
+*/
+START_TEST(test_sendrecv_two_cores)
+{
+	char *dir = tu_tmpdir("klrops-sr"), *k = sr_kernel();
+	const char *modes[2] = { NULL, "--inline" };
+	ls_result rc, ri;
+	tu_run r;
+
+	pack_text(k, dir);
+	sr_cores(dir);
+	sr_run(dir, 0, 0, &rc);
+	sr_run(dir, 1, 0, &ri);
+	same_outputs(&rc, &ri);
+	ls_result_free(&ri);
+	/* a kernel called twice on each core: both calls exchange */
+	sr_run(dir, 0, 1, &ri);
+	same_outputs(&rc, &ri);
+	ls_result_free(&ri);
+	sr_run(dir, 1, 1, &ri);
+	same_outputs(&rc, &ri);
+	for (int c = 0; c < 2; c++) {
+		char yn[4];
+		snprintf(yn, sizeof yn, "y%d", c);
+		for (int p = 0; p < P; p++)
+			for (int j = 0; j < FW; j++) {
+				float mine = xval(16 * c + p, j);
+				float theirs = xval(16 * (1 - c) + p, j);
+				float x0 = xval(p, j), x1 = xval(16 + p, j);
+				EQ_F(tb_out(&rc, yn, p * FW + j), theirs,
+				     "sendRecv", p, j);
+				EQ_F(tb_out(&rc, yn, (16 + p) * FW + j),
+				     x0 + x1, "sendRecvCompute add", p, j);
+				EQ_F(tb_out(&rc, yn, (32 + p) * FW + j),
+				     fmaxf(mine, theirs), "sendRecvCompute max",
+				     p, j);
+			}
+	}
+	ls_result_free(&rc);
+	ls_result_free(&ri);
+	for (int i = 0; i < 2; i++) {
+		char *out = lm_xasprintf("low%d", i);
+		r = modes[i] ? tu_lncsim(dir, "lower", modes[i], "-o", out,
+					 "cores", NULL)
+			     : tu_lncsim(dir, "lower", "-o", out, "cores", NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_run_free(&r);
+		r = tu_lncsim(dir, "diff", "--no-db", out, NULL);
+		ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+		ck_assert_msg(strstr(r.out, "PASS") != NULL, "%s", r.out);
+		tu_run_free(&r);
+		/* the barriers order every cross-core access (happens-before) */
+		r = tu_lncsim(dir, "run", "--race", "--no-db", out, NULL);
+		ck_assert_msg(r.status == 0 && strstr(r.out, "races: none"),
+			      "%s%s", r.out, r.err);
+		tu_run_free(&r);
+		free(out);
+	}
+	free(k);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* ---- refusals ------------------------------------------------------------------ */
 
 /* A kernel of one statement after the load. */
@@ -932,6 +1191,101 @@ START_TEST(test_refusals)
 	lower_fails(k, "coreBarrier lists core 0 twice");
 	free(k);
 	frees(a16, d, c8, d2, NULL);
+}
+END_TEST
+
+/* Each sendRecv / sendRecvCompute refusal, by its message. */
+START_TEST(test_sendrecv_refusals)
+{
+	char *k;
+	struct { char *fields; const char *want; int compute; } c[] = {
+		{ sr_fields(sb("r", 0, FW), sb("a", 0, FW), 2, 1, 0),
+		  "sendRecv sendToRank 2 is not a rank of the Logical "
+		  "NeuronCore (0 or 1)", 0 },
+		{ sr_fields(sb("r", 0, FW), sb("a", 0, FW), 1, 0, 0),
+		  "sendRecv recvFromRank 0 is the kernel's own core: the "
+		  "exchange is with the peer core 1", 0 },
+		{ sr_fields(sb("r", 0, FW), sb("a", 0, 16), 1, 1, 0),
+		  "sendRecv src [16, 16] and dst [16, 64] differ in shape", 0 },
+		{ sr_fields(op_("r", "sbuf", "bfloat16", P, FW, 0, 0, P, FW),
+			    sb("a", 0, FW), 1, 1, 0),
+		  "sendRecv src is float32 and dst bfloat16", 0 },
+		{ sr_fields(sb("r", 0, FW), op_("kin", "hbm", "float32", 128,
+						 FW, 0, 0, P, FW), 1, 1, 0),
+		  "sendRecv src 'kin' is not in SBUF", 0 },
+		{ src_fields(sb("r", 0, FW), sb("a", 0, FW), 1, 1, "mult"),
+		  "sendRecvCompute op 'mult' is not modelled (add, max and "
+		  "min are)", 1 },
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		k = one("sr", c[i].compute ? "sendRecvCompute" : "sendRecv",
+			c[i].fields);
+		lower_fails(k, c[i].want);
+		free(k);
+	}
+	/* two tiles in one sendRecvCompute */
+	{
+		char *d = sb("r", 0, FW), *s = sb("a", 0, FW);
+		k = one("sr", "sendRecvCompute", lm_xasprintf("\"dsts\": [%s, "
+			"%s], \"srcs\": [%s, %s], \"sendToRanks\": [{\"int\": "
+			"1}, {\"int\": 1}], \"recvFromRanks\": [{\"int\": 1}, "
+			"{\"int\": 1}], \"pipeId\": {\"int\": 0}, \"op\": "
+			"\"add\"", d, d, s, s));
+		lower_fails(k, "sendRecvCompute with 2 srcs is not modelled "
+			    "(one src, one dst, one rank each way)");
+		frees(k, d, s, NULL);
+	}
+	/* a carrier without a core id: not one of the two cores */
+	{
+		char *dir = tu_tmpdir("klrops-sr-nocore");
+		lm_module *m, *out = NULL;
+		lm_error err;
+		lp_warnings w = { 0, 0, NULL };
+		k = one("sr", "sendRecv", sr_fields(sb("r", 0, FW),
+						    sb("a", 0, FW), 1, 1, 0));
+		m = setup(dir, k);
+		m->has_core_id = 0;
+		ck_assert_int_ne(lp_lower(&out, m, NULL, &w, &err), 0);
+		ck_assert_int_eq(err.code, LM_EINPUT);
+		ck_assert_msg(strstr(err.msg, "sendRecv exchanges tiles between "
+				     "the two cores of a Logical NeuronCore "
+				     "(LNC=2): the kernel must run on core 0 "
+				     "or 1, and its carrier has no core id"),
+			      "%s", err.msg);
+		lp_warnings_free(&w);
+		lm_module_free(m);
+		tu_rmtree(dir);
+		frees(dir, k, NULL);
+	}
+	/* one core alone: the peer's stage is not part of the run */
+	{
+		char *dir = tu_tmpdir("klrops-sr-alone");
+		lm_module *m, *lo;
+		ls_tensors in = { 0, NULL };
+		ls_options o;
+		ls_result res;
+		lm_error err;
+		int64_t shape[2] = { 128, FW };
+		float *x = lm_xcalloc(128 * FW, sizeof *x);
+		k = one("sr", "sendRecv", sr_fields(sb("r", 0, FW),
+						    xs(0, FW), 1, 1, 0));
+		m = setup(dir, k);
+		lo = tu_lower_ok(m, 0, NULL);
+		ls_tensors_add(&in, "x", LM_DT_FLOAT32, shape, 2, x);
+		memset(&o, 0, sizeof o);
+		memset(&res, 0, sizeof res);
+		ck_assert_int_ne(ls_run(lo, &in, &o, &res, &err), 0);
+		ck_assert_msg(strstr(err.msg, "remote_local_target names "
+				     "allocation 'k_bad.sendrecv_1.stage' of "
+				     "core 1, which is not part of this run"),
+			      "%s", err.msg);
+		ls_result_free(&res);
+		ls_tensors_free(&in);
+		lm_module_free(lo);
+		lm_module_free(m);
+		tu_rmtree(dir);
+		frees(dir, k, x, NULL);
+	}
 }
 END_TEST
 
@@ -1659,6 +2013,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_register_loop);
 	tcase_add_test(tc, test_register_offsets);
 	tcase_add_test(tc, test_core_barrier_two_cores);
+	tcase_add_test(tc, test_sendrecv_two_cores);
+	tcase_add_test(tc, test_sendrecv_refusals);
 	tcase_add_test(tc, test_core_barrier_fences_later_tensors);
 	tcase_add_test(tc, test_register_offset_out_of_range);
 	tcase_add_test(tc, test_local_gather);

@@ -247,6 +247,25 @@ static void collect_inst_map(lm_inst *in, void *ud)
 		lm_strmap_put(ud, in->name, (void *)1);
 }
 
+/* A CoreBarrier group the codegen named after the function (`F.rest`)
+** follows the function's new name. */
+typedef struct group_rename {
+	const char *old_name, *new_name;
+} group_rename;
+
+static void rename_group(lm_inst *in, void *ud)
+{
+	const group_rename *g = ud;
+	size_t n = strlen(g->old_name);
+	char *ng;
+	if (in->op != LM_OP_COREBARRIER || !in->group ||
+	    strncmp(in->group, g->old_name, n) != 0 || in->group[n] != '.')
+		return;
+	ng = lm_xasprintf("%s%s", g->new_name, in->group + n);
+	lm_inst_set_str(in, &in->group, ng);
+	free(ng);
+}
+
 void lp_ir_adopt_names(lm_module *m, int skip, lm_function *f)
 {
 	lp_ir_names mod;
@@ -296,9 +315,18 @@ void lp_ir_adopt_names(lm_module *m, int skip, lm_function *f)
 		for (int l = 0; l < f->allocs[a].n_memlocs; l++)
 			lp_ir_remap(&f->allocs[a].memlocs[l].name, &r.memlocs);
 		lp_ir_remap(&f->allocs[a].name, &r.allocs);
+		/* a view of another core's copy of one of f's own allocations
+		   (a sendRecv stage) follows it: that core, lowering alike,
+		   renames its copy the same way */
+		if (f->allocs[a].has_remote)
+			lp_ir_remap(&f->allocs[a].remote_name, &r.allocs);
 	}
 	if (f->name && lm_strmap_lookup(&mod.funcs, f->name)) {
 		char *nn = lp_ir_unique_name(f->name, &mod.funcs, NULL);
+		/* a kernel lowered twice meets the peer's second copy at
+		   barriers of its own */
+		group_rename g = { f->name, nn };
+		lp_ir_walk(f->blocks, f->n_blocks, rename_group, &g);
 		free(f->name);
 		f->name = nn;
 	}

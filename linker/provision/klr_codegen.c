@@ -56,6 +56,7 @@ enum {
 	OP_SHUFFLE = 31, OP_DMACOMPUTE = 50,
 	OP_TRANSPOSE = 38, OP_SELECTREDUCE = 39, OP_TENSORLOAD = 43,
 	OP_TENSORSTORE = 44, OP_REGISTERMOVE = 45,
+	OP_SENDRECV = 41, OP_SENDRECVCOMPUTE = 42,
 	OP_CMPBRANCH = 46, OP_REGISTERALUOP = 47, OP_COREBARRIER = 63,
 	OP_EXPONENTIAL = 74
 };
@@ -2044,8 +2045,9 @@ static int cg_range_select(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
 
 /*
 ** nisa.lnc_barrier (coreBarrier): CoreBarrier on the engine named
-** (unassigned -> Pool) with the kernel's n-th barrier id (1, 2, ...) and
-** the group `<kernel>.core_barrier_<n>`, so the n-th barrier of every
+** (unassigned -> Pool) with the kernel's next barrier id (1, 2, ...,
+** shared with the barriers of sendRecv) and, for the n-th coreBarrier,
+** the group `<kernel>.core_barrier_<n>`, so the n-th coreBarrier of every
 ** core's body meets the others' n-th. `data` has no BIR operand: it is
 ** not read. KLR is sequential, so the barrier is a fence: it follows
 ** every earlier statement and precedes every later one.
@@ -2078,7 +2080,9 @@ static int cg_core_barrier(lp_cg *cg, const lp_kval *op, const char *name)
 		cores[i] = cl->items[i].i;
 	}
 	cg->n_barriers++;
-	group = lm_xasprintf("%s.core_barrier_%d", cg->kname, cg->n_barriers);
+	cg->n_core_barriers++;
+	group = lm_xasprintf("%s.core_barrier_%d", cg->kname,
+			     cg->n_core_barriers);
 	inst_init(&in, name, LM_OP_COREBARRIER,
 		  map_engine(F(op, "engine"), LM_ENG_POOL), 0, 0);
 	lm_b_set_barrier(&in, cg->n_barriers, cores, cl->n, group);
@@ -2086,6 +2090,272 @@ static int cg_core_barrier(lp_cg *cg, const lp_kval *op, const char *name)
 	free(cores);
 	lp_cg_emit_fence(cg, &in);
 	return 0;
+}
+
+/* ---- sendRecv and sendRecvCompute ---------------------------------------- */
+
+/*
+** A rank of sendRecv: an int immediate, 0 or 1 (the two physical cores of
+** the Logical NeuronCore), and not this core (the exchange is with the
+** peer).
+*/
+static int sr_rank(lp_cg *cg, const char *opn, const char *what,
+		   const lp_kval *imm, int64_t *out)
+{
+	int64_t r;
+	if (imm->ctor != 2)
+		return cg_fail(cg, "%s %s must be an int immediate (rank 0 or "
+			       "1), got '%s'", opn, what,
+			       lp_kval_ctor_name(imm));
+	r = imm->items[0].i;
+	if (r != 0 && r != 1)
+		return cg_fail(cg, "%s %s %lld is not a rank of the Logical "
+			       "NeuronCore (0 or 1)", opn, what, (long long)r);
+	if (r == cg->core)
+		return cg_fail(cg, "%s %s %lld is the kernel's own core: the "
+			       "exchange is with the peer core %lld", opn, what,
+			       (long long)r, (long long)(1 - cg->core));
+	*out = r;
+	return 0;
+}
+
+/* Partitions and elements per partition an SB operand walks. */
+static void sr_shape(const lm_arg *a, int64_t *parts, int64_t *free_elems)
+{
+	*parts = a->n_ap > 0 ? a->ap[0].num : 1;
+	*free_elems = 1;
+	for (int i = 1; i < a->n_ap; i++)
+		*free_elems *= a->ap[i].num;
+}
+
+/* A contiguous [parts, n] operand of allocation alloc. */
+static void sr_whole(lm_arg *a, const char *alloc, lm_dtype dt,
+		     int64_t parts, int64_t n)
+{
+	lm_appair p[2] = { { n, parts }, { 1, n } };
+	lm_b_init_ap(a, alloc, NULL, dt, 0, 0, p, 2);
+}
+
+/* A CoreBarrier of cores [0, 1] with the next barrier id, after dep. */
+static void sr_barrier(lp_cg *cg, const char *name, const char *group,
+		       const char *dep)
+{
+	static const int64_t cores[2] = { 0, 1 };
+	lm_inst in;
+	cg->n_barriers++;
+	inst_init(&in, name, LM_OP_COREBARRIER, LM_ENG_POOL, 0, 0);
+	lm_b_set_barrier(&in, cg->n_barriers, cores, 2, group);
+	lp_ir_add_dep(&in, dep);
+	lp_cg_emit(cg, &in);
+}
+
+/*
+** nki.isa.sendrecv / nki.lnc.sendrecv (sendRecv) and sendrecv_compute
+** (sendRecvCompute, compute set): the two cores of an LNC=2 Logical
+** NeuronCore exchange a tile; the n-th of either form on one core meets
+** the n-th on the other. The simulator keeps each core's SBUF to itself,
+** so the tile goes through the sender's HBM (docs/provision.md,
+** "sendRecv"): on each core, with k = n
+**   NAME.send  DMACopy src -> K.sendrecv_k.stage (this core's DRAM)
+**   NAME.sent  CoreBarrier [0, 1], group K.sendrecv_k.sent, after send:
+**              both stages hold their tiles
+**   NAME.recv  DMACopy K.sendrecv_k.peer (remote_local_target view of
+**              the peer's stage) -> dst (sendRecv) or a scratch SB tile
+**              K.sendrecv_k.recv (sendRecvCompute), after sent
+**   NAME[.done] CoreBarrier [0, 1], group K.sendrecv_k.recvd, after recv:
+**              both cores have read the peer's stage, which may be
+**              written again (a loop's next pass)
+**   NAME       (sendRecvCompute) TensorTensor dst = op(src, received) on
+**              the vector engine, op add / max / min.
+** Refused: a kernel not on core 0 or 1, a rank that is not the peer,
+** operands outside SBUF, src and dst of another dtype or shape, a
+** register offset, a list of more than one tile, another op.
+*/
+static int cg_sendrecv(lp_cg *cg, const lp_kval *op, const lp_kval *lnc,
+		       const char *name, int compute)
+{
+	const char *opn = compute ? "sendRecvCompute" : "sendRecv";
+	const lp_kval *src, *dst, *to, *from;
+	int64_t rto, rfrom, sp, sf, dp, df, shape[2];
+	lm_arg a_src, a_dst;
+	tinfo ti;
+	lm_engine eng = LM_ENG_SP;
+	lm_aluop alu = LM_ALU_ADD;
+	char *stage = NULL, *peer = NULL, *scratch = NULL, *group = NULL;
+	char *n_send = NULL, *n_sent = NULL, *n_recv = NULL, *n_done = NULL;
+	lm_inst in;
+	int rc, k, idx;
+
+	if (!cg->has_core || (cg->core != 0 && cg->core != 1))
+		return cg_fail(cg, "%s exchanges tiles between the two cores of "
+			       "a Logical NeuronCore (LNC=2): the kernel must "
+			       "run on core 0 or 1, and its carrier %s", opn,
+			       cg->has_core ? "is on another core"
+					    : "has no core id");
+	if (compute) {
+		const lp_kval *l[4] = { F(op, "srcs"), F(op, "dsts"),
+					F(op, "sendToRanks"),
+					F(op, "recvFromRanks") };
+		const char *ln[4] = { "srcs", "dsts", "sendToRanks",
+				      "recvFromRanks" };
+		const char *aop = lp_kval_ctor_name(F(op, "op"));
+		for (int i = 0; i < 4; i++)
+			if (l[i]->n != 1)
+				return cg_fail(cg, "sendRecvCompute with %d %s "
+					       "is not modelled (one src, one "
+					       "dst, one rank each way)",
+					       l[i]->n, ln[i]);
+		if (strcmp(aop, "add") && strcmp(aop, "max") &&
+		    strcmp(aop, "min"))
+			return cg_fail(cg, "sendRecvCompute op '%s' is not "
+				       "modelled (add, max and min are)", aop);
+		alu = lm_aluop_parse(aop);
+		src = &l[0]->items[0];
+		dst = &l[1]->items[0];
+		to = &l[2]->items[0];
+		from = &l[3]->items[0];
+	} else {
+		src = F(op, "src");
+		dst = F(op, "dst");
+		to = F(op, "sendToRank");
+		from = F(op, "recvFromRank");
+		if (F(op, "useGpsimdDma")->b)
+			eng = LM_ENG_POOL;
+	}
+	if ((rc = sr_rank(cg, opn, compute ? "sendToRanks[0]" : "sendToRank",
+			  to, &rto)) != 0 ||
+	    (rc = sr_rank(cg, opn, compute ? "recvFromRanks[0]"
+					   : "recvFromRank", from, &rfrom)) != 0)
+		return rc;
+	memset(&a_src, 0, sizeof a_src);
+	memset(&a_dst, 0, sizeof a_dst);
+	if ((rc = operand(cg, src, lnc, &a_src, &ti)) != 0)
+		goto done;
+	if (ti.mt != LM_MT_SB) {
+		rc = cg_fail(cg, "%s src '%s' is not in SBUF (only SBUF tiles "
+			     "are modelled)", opn, ti.alloc);
+		goto done;
+	}
+	if ((rc = operand(cg, dst, lnc, &a_dst, &ti)) != 0)
+		goto done;
+	if (ti.mt != LM_MT_SB) {
+		rc = cg_fail(cg, "%s dst '%s' is not in SBUF (only SBUF tiles "
+			     "are modelled)", opn, ti.alloc);
+		goto done;
+	}
+	if (is_dynamic(&a_src) || is_dynamic(&a_dst)) {
+		rc = cg_fail(cg, "a register offset (scalarOffset) on %s is "
+			     "not supported", opn);
+		goto done;
+	}
+	if (a_src.dtype != a_dst.dtype) {
+		rc = cg_fail(cg, "%s src is %s and dst %s (the tiles must have "
+			     "one dtype)", opn, lm_dtype_name(a_src.dtype),
+			     lm_dtype_name(a_dst.dtype));
+		goto done;
+	}
+	sr_shape(&a_src, &sp, &sf);
+	sr_shape(&a_dst, &dp, &df);
+	if (sp != dp || sf != df) {
+		rc = cg_fail(cg, "%s src [%lld, %lld] and dst [%lld, %lld] "
+			     "differ in shape (partitions, elements per "
+			     "partition)", opn, (long long)sp, (long long)sf,
+			     (long long)dp, (long long)df);
+		goto done;
+	}
+	k = ++cg->n_sendrecvs;
+	stage = lm_xasprintf("%s.sendrecv_%d.stage", cg->kname, k);
+	peer = lm_xasprintf("%s.sendrecv_%d.peer", cg->kname, k);
+	if (lm_strmap_lookup(&cg->tensors, stage) ||
+	    lm_strmap_lookup(&cg->tensors, peer)) {
+		rc = cg_fail(cg, "%s needs the tensor names '%s' and '%s', "
+			     "which the kernel uses", opn, stage, peer);
+		goto done;
+	}
+	shape[0] = sp;
+	shape[1] = sf;
+	lp_cg_add_tensor(cg, stage, LM_TK_INTERNAL, a_src.dtype, LM_MT_DRAM,
+			 shape, 2, sp, sf * lm_dtype_size(a_src.dtype), 1, 0, 0);
+	idx = lp_cg_add_tensor(cg, peer, LM_TK_INTERNAL, a_src.dtype,
+			       LM_MT_DRAM, shape, 2, sp,
+			       sf * lm_dtype_size(a_src.dtype), 1, 0, 0);
+	lm_b_set_view(&cg->f->allocs[idx], stage, rfrom);
+	{
+		char *b = lm_xasprintf("%s.send", name);
+		n_send = lp_cg_inst_name(cg, b);
+		free(b);
+		b = lm_xasprintf("%s.sent", name);
+		n_sent = lp_cg_inst_name(cg, b);
+		free(b);
+		b = lm_xasprintf("%s.recv", name);
+		n_recv = lp_cg_inst_name(cg, b);
+		free(b);
+		if (compute) {
+			b = lm_xasprintf("%s.done", name);
+			n_done = lp_cg_inst_name(cg, b);
+			free(b);
+		} else {
+			n_done = lm_xstrdup(name);
+		}
+	}
+	/* 1. this core's tile into its stage */
+	inst_init(&in, n_send, LM_OP_DMACOPY, eng, 1, 1);
+	in.queue = lm_xstrdup(lp_cg_queue(cg));
+	in.extra = cJSON_CreateObject();
+	cJSON_AddStringToObject(in.extra, "mode", "Copy");
+	in.ins[0] = a_src;
+	memset(&a_src, 0, sizeof a_src);
+	sr_whole(&in.outs[0], stage, in.ins[0].dtype, sp, sf);
+	lp_cg_emit(cg, &in);
+	/* 2. both stages written */
+	group = lm_xasprintf("%s.sendrecv_%d.sent", cg->kname, k);
+	sr_barrier(cg, n_sent, group, n_send);
+	free(group);
+	/* 3. the peer's stage into dst (or the scratch) */
+	inst_init(&in, n_recv, LM_OP_DMACOPY, eng, 1, 1);
+	in.queue = lm_xstrdup(lp_cg_queue(cg));
+	in.extra = cJSON_CreateObject();
+	cJSON_AddStringToObject(in.extra, "mode", "Copy");
+	sr_whole(&in.ins[0], peer, a_dst.dtype, sp, sf);
+	if (compute) {
+		scratch = lm_xasprintf("%s.sendrecv_%d.recv", cg->kname, k);
+		lp_cg_add_tensor(cg, scratch, LM_TK_INTERNAL, a_dst.dtype,
+				 LM_MT_SB, shape, 2, sp,
+				 sf * lm_dtype_size(a_dst.dtype), 0, 0, 0);
+		sr_whole(&in.outs[0], scratch, a_dst.dtype, sp, sf);
+	} else {
+		in.outs[0] = a_dst;
+		memset(&a_dst, 0, sizeof a_dst);
+	}
+	lp_ir_add_dep(&in, n_sent);
+	lp_cg_emit(cg, &in);
+	/* 4. both cores have read the peer's stage */
+	group = lm_xasprintf("%s.sendrecv_%d.recvd", cg->kname, k);
+	sr_barrier(cg, n_done, group, n_recv);
+	free(group);
+	/* 5. sendRecvCompute: dst = op(src, received) */
+	if (compute) {
+		inst_init(&in, name, LM_OP_TENSORTENSOR, LM_ENG_DVE, 2, 1);
+		in.alu = alu;
+		rc = operand(cg, src, lnc, &in.ins[0], &ti);
+		if (!rc) {
+			sr_whole(&in.ins[1], scratch, a_dst.dtype, sp, sf);
+			in.outs[0] = a_dst;
+			memset(&a_dst, 0, sizeof a_dst);
+		}
+		rc = finish(cg, &in, rc);
+	}
+done:
+	lm_arg_clear(&a_src);
+	lm_arg_clear(&a_dst);
+	free(stage);
+	free(peer);
+	free(scratch);
+	free(n_send);
+	free(n_sent);
+	free(n_recv);
+	free(n_done);
+	return rc;
 }
 
 /* A KLR register name -> its register allocation (int32, REG). */
@@ -2492,6 +2762,10 @@ static int cg_stmt(lp_cg *cg, const lp_kval *stmt, const lp_kval *lnc,
 				     op->ctor == OP_NCRANGESELECT);
 		break;
 	case OP_COREBARRIER: rc = cg_core_barrier(cg, payload, name); break;
+	case OP_SENDRECV: rc = cg_sendrecv(cg, payload, lnc, name, 0); break;
+	case OP_SENDRECVCOMPUTE:
+		rc = cg_sendrecv(cg, payload, lnc, name, 1);
+		break;
 	case OP_EXPONENTIAL: rc = cg_exponential(cg, payload, lnc, name); break;
 	case OP_REGISTERMOVE: rc = cg_reg_move(cg, payload, name); break;
 	case OP_REGISTERALUOP: rc = cg_reg_alu(cg, payload, name); break;
@@ -2544,6 +2818,7 @@ int lp_codegen_lnc(lp_cg *cg, const lp_kval *lnc, int64_t core)
 		return cg_fail(cg, "the kernel has %d per-core bodies, none for "
 			       "core %lld", bodies->n, (long long)core);
 	body = &bodies->items[bodies->n > 1 ? core : 0];
+	cg->core = core;
 	branches = has_branch(body);
 	cg->f->name = lm_xstrdup(cg->kname);
 	lm_b_set_kind(cg->f, LM_FK_NKI);

@@ -49,6 +49,8 @@ static const lp_kfield w180[] = { { "op", "T180" } };
 static const lp_kfield w182[] = { { "op", "T182" } };
 static const lp_kfield w183[] = { { "op", "T183" } };
 static const lp_kfield w204[] = { { "op", "T204" } };
+static const lp_kfield w187[] = { { "op", "T187" } };
+static const lp_kfield w188[] = { { "op", "T188" } };
 static const lp_kfield w164[] = { { "op", "T164" } };
 static const lp_kfield w165[] = { { "op", "T165" } };
 static const lp_kfield w166[] = { { "op", "T166" } };
@@ -180,8 +182,8 @@ static const lp_kctor c_Operator[] = {
 	P(38, "transpose", 155),
 	P(39, "selectReduce", 185),
 	U(40, "sequenceBounds", 186),
-	U(41, "sendRecv", 187),
-	U(42, "sendRecvCompute", 188),
+	P(41, "sendRecv", 187),
+	P(42, "sendRecvCompute", 188),
 	P(43, "tensorLoad", 190),
 	P(44, "tensorStore", 191),
 	P(45, "registerMove", 192),
@@ -393,6 +395,15 @@ static const lp_kfield f_Exponential[] = {
 	{ "reduceRes", "?T128" }, { "reducecmd", "T137" },
 	{ "reduceInit", "T133" }
 };
+static const lp_kfield f_SendRecv[] = {
+	{ "dst", "T128" }, { "src", "T128" }, { "sendToRank", "T131" },
+	{ "recvFromRank", "T131" }, { "pipeId", "T131" },
+	{ "useGpsimdDma", "b" }
+};
+static const lp_kfield f_SendRecvCompute[] = {
+	{ "dsts", "[T128" }, { "srcs", "[T128" }, { "sendToRanks", "[T131" },
+	{ "recvFromRanks", "[T131" }, { "pipeId", "T131" }, { "op", "T135" }
+};
 static const lp_kfield f_CoreBarrier[] = {
 	{ "data", "T128" }, { "cores", "[i" }, { "engine", "T130" }
 };
@@ -549,6 +560,8 @@ static const lp_kctor c_NcMatMulFlag = S(f_NcMatMulFlag);
 static const lp_kctor c_NcMatMul[] = {
 	{ 0, "mk", NF(f_NcMatMul), f_NcMatMul, NF(f_NcMatMul), &c_NcMatMulFlag }
 };
+static const lp_kctor c_SendRecv[] = { S(f_SendRecv) };
+static const lp_kctor c_SendRecvCompute[] = { S(f_SendRecvCompute) };
 static const lp_kctor c_CoreBarrier[] = { S(f_CoreBarrier) };
 static const lp_kctor c_Shuffle[] = { S(f_Shuffle) };
 static const lp_kctor c_DmaCompute[] = { S(f_DmaCompute) };
@@ -650,6 +663,8 @@ static const lp_ktype types[] = {
 	T(182, "TensorTensor", c_TensorTensor),
 	T(183, "NcMatMul", c_NcMatMul),
 	T(185, "SelectReduce", c_SelectReduce),
+	T(187, "SendRecv", c_SendRecv),
+	T(188, "SendRecvCompute", c_SendRecvCompute),
 	T(189, "BrCmpOp", c_BrCmpOp),
 	T(190, "TensorLoad", c_TensorLoad),
 	T(191, "TensorStore", c_TensorStore),

@@ -535,6 +535,7 @@ static int lower_klr(lp_lower_ctx *lc, int fi, const lm_inst *carrier,
 		goto done;
 	}
 	lp_cg_init(&cg, lc, path, err);
+	cg.has_core = has_core;
 	if ((rc = lp_codegen_lnc(&cg, &kf.contents.items[0], core)) != 0)
 		goto done;
 	f = cg.f;

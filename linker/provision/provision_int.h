@@ -54,7 +54,11 @@ typedef struct lp_cg {
 	lm_strmap hazards;       /* allocation name -> cg_hazard */
 	lm_strmap inst_names;    /* instruction names used in f */
 	int n_insts_made;
-	int n_barriers;          /* coreBarrier statements lowered */
+	int n_barriers;          /* barrier ids given (coreBarrier, sendRecv) */
+	int n_core_barriers;     /* coreBarrier statements lowered */
+	int n_sendrecvs;         /* sendRecv / sendRecvCompute lowered */
+	int64_t core;            /* the carrier's core id (0 when unset) */
+	int has_core;            /* the carrier has a core id */
 	char *fence;             /* the last fence, the first writer of an
 				    allocation first seen after it */
 	/* budget (getSbufMaxBytes / getPsumMaxBankId) */
