@@ -1501,6 +1501,21 @@ static char proc_state(int pid)
 	return rp && rp[1] == ' ' ? rp[2] : 0;
 }
 
+/* Wait until what p wrote to its standard error holds text. */
+static void wait_stderr(const tu_proc *p, const char *text)
+{
+	char buf[16384];
+	int i;
+	for (i = 0; i < 12000; i++) {
+		ssize_t n = pread(p->err_fd, buf, sizeof buf - 1, 0);
+		buf[n > 0 ? n : 0] = 0;
+		if (strstr(buf, text))
+			break;
+		nap_ms(10);
+	}
+	ck_assert_msg(i < 12000, "no '%s' on standard error: %s", text, buf);
+}
+
 /* The pids of lncsim's case servers (its children) and their cases. */
 static int case_processes(int pid, int *out, int max)
 {
@@ -1547,7 +1562,11 @@ START_TEST(test_fuzz_killed_case_and_server)
 	}
 	ck_assert_msg(killed, "no case process to kill");
 	/* the killed case's second try logged before a server is killed:
-	   else that server may be running it, and it is lost twice */
+	   else that server may be running it, and it is lost twice. First
+	   its server's report of the loss: until then the cases may look
+	   settled with the killed one simply not logged yet, and killing
+	   that server would lose the report */
+	wait_stderr(&p, "the case's process was killed by signal 9");
 	wait_settled(db, "k", 10);
 	int servers[8];
 	ck_assert_int_eq(tu_children(p.pid, servers, 8), 2);
